@@ -1,0 +1,122 @@
+// Package transport defines the point-to-point interface that every gocoll
+// collective algorithm is written against, and nothing else.
+//
+// An [Endpoint] is one rank's view of a world of Size ranks. It moves opaque
+// byte messages to and from peer ranks without blocking: [Endpoint.Send] and
+// [Endpoint.Recv] post an operation and return a [Request] at once; the
+// caller waits for it with [Request.Wait], which takes a context.Context so
+// that every wait has a deadline.
+//
+// Matching. A message is matched to a receive by (source rank, [Tag]).
+// Messages with the same (source, destination, tag) are matched in the order
+// they were sent and posted. Messages with different tags are independent:
+// neither waits for the other.
+//
+// Buffers. A receive writes straight into the caller's buffer; no copy is
+// kept. The buffer of a posted send or receive belongs to the transport until
+// its Request completes or is cancelled, and the caller must neither read nor
+// write it in that time. A message longer than the receive buffer fails that
+// receive with an error wrapping [ErrTruncated]; a shorter one completes it
+// with the number of bytes received.
+//
+// Aborts. [Endpoint.Abort] ends one operation (all tags with the same
+// [OpKey]) on this rank and tells the given peers, whose current and future
+// receives for that operation from this rank then fail with a
+// [*RemoteAbortError]. This is how one rank's error (a mismatch, a cancelled
+// context) reaches every other rank instead of leaving them to hang.
+//
+// Implementations: [github.com/gocoll/gocoll/transport/inproc] (N ranks in one
+// process) and, over the network, MetaRoCE and TCP.
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// OpKey names one collective or point-to-point operation: the communicator it
+// belongs to and its sequence number there. All messages of one operation
+// share an OpKey, so an abort covers them all.
+type OpKey struct {
+	Comm uint64 // communicator id, equal on every member
+	Op   uint64 // operation sequence number within the communicator
+}
+
+// Tag is the matching key of one message: its operation and the message's
+// index within that operation for one ordered pair of ranks.
+type Tag struct {
+	OpKey
+	Seq uint32 // message index within the operation for this (src, dst) pair
+}
+
+func (t Tag) String() string {
+	return fmt.Sprintf("comm=%#x op=%d seq=%d", t.Comm, t.Op, t.Seq)
+}
+
+// Request is the completion handle of a posted send or receive.
+type Request interface {
+	// Wait blocks until the operation completes, fails, or ctx is done. It
+	// returns the number of bytes sent or received. If ctx ends first, Wait
+	// returns ctx's error and the operation stays posted: call Cancel to take
+	// the buffer back. Wait may be called again after it returned ctx's error.
+	Wait(ctx context.Context) (int, error)
+	// Done returns a channel closed when the operation has completed or failed.
+	Done() <-chan struct{}
+	// Cancel withdraws the operation if it has not completed. When Cancel
+	// returns, the transport no longer touches the buffer. A cancelled
+	// request fails with ErrCancelled. Cancel after completion is a no-op.
+	Cancel()
+}
+
+// Endpoint is one rank's point-to-point interface to a world of ranks.
+// All methods are safe for concurrent use.
+type Endpoint interface {
+	// Rank is this endpoint's rank in [0, Size).
+	Rank() int
+	// Size is the number of ranks in the world.
+	Size() int
+	// Send posts the message buf to rank peer under tag. It never blocks.
+	// A send to one's own rank is allowed and matches a Recv from oneself.
+	Send(peer int, tag Tag, buf []byte) Request
+	// Recv posts a receive of one message from rank peer under tag into buf.
+	// It never blocks.
+	Recv(peer int, tag Tag, buf []byte) Request
+	// Abort ends operation op on this rank: its pending requests fail with
+	// an error wrapping reason, messages that arrive for it later are
+	// dropped, and each rank in peers is told, so that its receives from this
+	// rank for op fail with a *RemoteAbortError carrying reason's text. Abort
+	// is best effort and does not block; the state it keeps is bounded.
+	Abort(op OpKey, peers []int, reason error)
+	// Close releases the endpoint. Pending requests fail with ErrClosed, and
+	// every later call fails with ErrClosed.
+	Close() error
+}
+
+// Errors common to every transport. Test with errors.Is.
+var (
+	ErrClosed    = errors.New("transport: endpoint closed")
+	ErrCancelled = errors.New("transport: request cancelled")
+	ErrTruncated = errors.New("transport: message longer than receive buffer")
+	ErrBadRank   = errors.New("transport: rank out of range")
+)
+
+// RemoteAbortError is the error of a receive whose operation a peer aborted.
+type RemoteAbortError struct {
+	Rank   int    // the rank that aborted
+	Op     OpKey  // the operation it aborted
+	Reason string // the text of its reason
+}
+
+func (e *RemoteAbortError) Error() string {
+	return fmt.Sprintf("rank %d aborted the operation: %s", e.Rank, e.Reason)
+}
+
+// PeerError reports that a peer rank failed or became unreachable.
+type PeerError struct {
+	Rank int
+	Err  error
+}
+
+func (e *PeerError) Error() string { return fmt.Sprintf("rank %d: %v", e.Rank, e.Err) }
+func (e *PeerError) Unwrap() error { return e.Err }
