@@ -1,0 +1,96 @@
+// Package store is gocoll's rendezvous store: a small key-value store that
+// the ranks of one job use to find each other before the fast transport is
+// up, and the bootstrap collectives built on it.
+//
+// The [Store] interface has Set, Get (which waits for the key), TryGet, Add
+// (an atomic counter), CompareAndSet, Wait (for several keys) and Delete.
+// Every call takes a context.Context, and every wait ends at ctx's deadline
+// with a [*MissingKeysError] naming the keys still missing. Implementations:
+//
+//   - [MemStore], in this process's memory, for tests and for ranks that are
+//     goroutines of one process;
+//   - [Server] and [Client]: the same store served over TCP by the launcher
+//     or by rank 0, like PyTorch's TCPStore. Every request carries the job's
+//     secret key, which the server compares in constant time; a request with
+//     a wrong or missing key is answered with [ErrBadJobKey] and its
+//     connection closed;
+//   - [Prefixed], a namespaced view of another Store, so that jobs, restart
+//     rounds and communicators do not see each other's keys.
+//
+// On top of any Store, [AllGather], [Barrier] and [Broadcast] are the
+// bootstrap collectives (exchanging endpoint addresses, for one), and
+// [Heartbeat] with [Liveness] and [Watch] tell which ranks stopped beating.
+//
+// # Limits
+//
+// Every store is bounded by [Limits] (key and value sizes, number of keys,
+// bytes stored, blocked waits); a [Server] also by [Config] (connections,
+// frame size). Exceeding a limit fails that one call with [ErrLimit], never
+// the store.
+//
+// # Wire protocol
+//
+// A [Client] keeps one TCP connection to the [Server] and may have many
+// requests in flight on it; each request carries an id that its response
+// repeats, and responses may come in any order. All integers are big-endian.
+// A frame is a 4-byte length L followed by L bytes; L is at most the
+// server's [Config.MaxFrameBytes] (which the server announces in its answer
+// to hello) for requests and the client's [ClientConfig.MaxFrameBytes] for
+// responses.
+//
+// Request frame:
+//
+//	offset  size  field
+//	0       4     L, the length of the rest of the frame
+//	4       1     protocol version: 1
+//	5       1     op (table below)
+//	6       8     request id, unique among the connection's pending requests
+//	14      4     wait timeout in milliseconds, 0 for none (get and wait only)
+//	18      2     job key length J, at most 1024
+//	20      J     job key
+//	20+J    2     item count N
+//	22+J    ...   N items, each a 4-byte length and that many bytes
+//
+// Response frame:
+//
+//	offset  size  field
+//	0       4     L, the length of the rest of the frame
+//	4       1     protocol version: 1
+//	5       1     status (table below)
+//	6       8     id of the request answered; 0 for an error about the whole
+//	              connection, after which the server closes it
+//	14      2     item count N
+//	16      ...   N items, each a 4-byte length and that many bytes
+//
+// Ops, with the items of the request and of an OK response (flags are one
+// byte, 0 or 1; integers are 8-byte two's complement):
+//
+//	op  name     request items                       OK response items
+//	1   hello    (none)                              server's MaxFrameBytes (4 bytes)
+//	2   set      key, value                          (none)
+//	3   get      key                                 value
+//	4   tryget   key                                 found flag, value (empty if not found)
+//	5   add      key, delta                          new counter value
+//	6   cas      key, old-present flag, old, new     swapped flag, present flag, current value
+//	7   wait     zero or more keys                   (none)
+//	8   delete   key                                 existed flag
+//	9   cancel   (none); its id is that of a pending  (no response of its own)
+//	             get or wait, which then ends at once
+//
+// Statuses:
+//
+//	0  ok
+//	1  missing: a get or wait ended first; the items are the keys still missing
+//	2  closed        (ErrClosed)        the items of 2 to 8 are one error message
+//	3  bad job key   (ErrBadJobKey)     and the connection is closed after it
+//	4  limit         (ErrLimit)
+//	5  protocol      (ErrProtocol)      malformed request; for a malformed frame
+//	                                     the connection is closed after it
+//	6  invalid       (ErrInvalid)
+//	7  not counter   (ErrNotCounter)
+//	8  overflow      (ErrOverflow)
+//
+// A client first sends hello, so that a wrong job key fails [Dial] at once.
+// When a waiting call's context ends, the client sends cancel and returns the
+// missing keys the server answers with.
+package store
