@@ -51,12 +51,23 @@ func (f format) overflowThreshold() float64 {
 // magnitude returns the exact value of the non-negative pattern h, where
 // the Inf pattern stands for 2^(emax+1), the value a finite rounding would
 // have if the exponent range went on.
-func (f format) magnitude(h uint16) *big.Rat {
+func (f format) magnitude(h uint16) float64 {
 	if h == f.infBits() {
 		maxFinite := f.toF64(f.infBits() - 1)
-		return new(big.Rat).SetFloat64(maxFinite + (maxFinite - f.toF64(f.infBits()-2)))
+		return maxFinite + (maxFinite - f.toF64(f.infBits()-2))
 	}
-	return new(big.Rat).SetFloat64(f.toF64(h))
+	return f.toF64(h)
+}
+
+// exactPrec is a big.Float precision at which the difference of any two
+// finite float64 values is exact (they span 2^1024 down to 2^-1074).
+const exactPrec = 2200
+
+// distance returns |x - y| exactly.
+func distance(x, y float64) *big.Float {
+	d := new(big.Float).SetPrec(exactPrec).SetFloat64(x)
+	d.Sub(d, new(big.Float).SetFloat64(y))
+	return d.Abs(d)
 }
 
 // checkNearest fails t unless got is x rounded to nearest, ties to even, in
@@ -88,8 +99,7 @@ func checkNearest(t *testing.T, f format, x float64, got uint16) {
 	case mag >= f.infBits():
 		t.Fatalf("%s(%v): got %#04x, want a finite value", f.name, x, got)
 	}
-	ax := new(big.Rat).SetFloat64(math.Abs(x))
-	dist := func(h uint16) *big.Rat { return new(big.Rat).Abs(new(big.Rat).Sub(ax, f.magnitude(h))) }
+	dist := func(h uint16) *big.Float { return distance(math.Abs(x), f.magnitude(h)) }
 	d := dist(mag)
 	neighbours := []uint16{mag + 1}
 	if mag > 0 {
