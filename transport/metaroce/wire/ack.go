@@ -1,0 +1,141 @@
+package wire
+
+import (
+	"encoding/binary"
+	"time"
+)
+
+// BitmapBits is the width of a path's SACK bitmap.
+const BitmapBits = 256
+
+// AckBlockLen is the encoded size of one AckBlock.
+const AckBlockLen = 1 + 8 + BitmapBits/8 + 8 + 4 + 4
+
+// ackFixedLen is the size of an ACK body before its blocks and grants.
+const ackFixedLen = 3*8 + 2 + 2
+
+// AckBlock reports what the receiver holds of one path's sequence space.
+type AckBlock struct {
+	Path uint8
+	// Cum is cumulative: every sequence number below it was received, or
+	// lies more than BitmapBits below the highest one received and was
+	// given up on (the sender has resolved those; see the package doc).
+	Cum uint64
+	// Bitmap has bit i (word i/64, bit i%64) set if Cum+1+i was received.
+	Bitmap [BitmapBits / 64]uint64
+	// Echo is the SentAt of the packet that most recently arrived on the
+	// path, and Delay how long the receiver held it before this ACK; the
+	// sender's RTT sample is now - Echo - Delay.
+	Echo  time.Duration
+	Delay time.Duration
+	// CE counts the ECN-CE marked packets received on the path, modulo 2^32.
+	CE uint32
+}
+
+// Has reports whether the block says seq was received (or given up on, for
+// seq below Cum).
+func (a *AckBlock) Has(seq uint64) bool {
+	if seq < a.Cum {
+		return true
+	}
+	i := seq - a.Cum - 1
+	if seq == a.Cum || i >= BitmapBits {
+		return false
+	}
+	return a.Bitmap[i/64]&(1<<(i%64)) != 0
+}
+
+// Ack is an ACK packet. Its blocks and grants stay encoded in the packet
+// and are read with Block and Grant, so parsing does not allocate.
+type Ack struct {
+	Conn   uint64
+	Path   uint8  // the path the ACK travels on
+	Rate   uint64 // the receiver's target rate for this sender in bytes/s; 0 means no limit
+	Credit uint64 // the sender may have sent at most this many unconfirmed bytes in total
+	// FinBase is the receiver's lowest message sequence number not yet
+	// finished; the sender starts no message at or beyond FinBase plus the
+	// receiver's message window.
+	FinBase uint64
+	blocks  []byte
+	grants  []byte
+}
+
+// NumBlocks returns the number of path blocks.
+func (a *Ack) NumBlocks() int { return len(a.blocks) / AckBlockLen }
+
+// Block decodes path block i into blk; i must be below NumBlocks.
+func (a *Ack) Block(i int, blk *AckBlock) {
+	r := reader{b: a.blocks[i*AckBlockLen : (i+1)*AckBlockLen]}
+	blk.Path = r.u8()
+	blk.Cum = r.u64()
+	for w := range blk.Bitmap {
+		blk.Bitmap[w] = r.u64()
+	}
+	blk.Echo = time.Duration(r.u64())
+	blk.Delay = time.Duration(r.u32())
+	blk.CE = r.u32()
+}
+
+// NumGrants returns the number of grants.
+func (a *Ack) NumGrants() int { return len(a.grants) / 8 }
+
+// Grant returns grant i, the MsgSeq of a message the receiver has matched
+// to a posted buffer, so the sender may send all of it without credit.
+func (a *Ack) Grant(i int) uint64 { return binary.BigEndian.Uint64(a.grants[i*8:]) }
+
+// MaxAckDelay is the largest Delay an AckBlock can carry.
+const MaxAckDelay = time.Duration(1<<32 - 1)
+
+// AckLen returns the size of an ACK packet with the given numbers of blocks
+// and grants.
+func AckLen(blocks, grants int) int {
+	return HeaderLen + ackFixedLen + blocks*AckBlockLen + grants*8 + CRCLen
+}
+
+// AppendAck appends an ACK packet to b. At most 65535 blocks and grants each
+// are encoded; the caller sizes them to its datagram with AckLen.
+func AppendAck(b []byte, a *Ack, blocks []AckBlock, grants []uint64) []byte {
+	blocks = blocks[:min(len(blocks), 65535)]
+	grants = grants[:min(len(grants), 65535)]
+	start := len(b)
+	b = appendHeader(b, Header{Type: TypeAck, Path: a.Path, Conn: a.Conn})
+	b = binary.BigEndian.AppendUint64(b, a.Rate)
+	b = binary.BigEndian.AppendUint64(b, a.Credit)
+	b = binary.BigEndian.AppendUint64(b, a.FinBase)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(blocks)))
+	b = binary.BigEndian.AppendUint16(b, uint16(len(grants)))
+	for i := range blocks {
+		blk := &blocks[i]
+		b = append(b, blk.Path)
+		b = binary.BigEndian.AppendUint64(b, blk.Cum)
+		for _, w := range blk.Bitmap {
+			b = binary.BigEndian.AppendUint64(b, w)
+		}
+		b = binary.BigEndian.AppendUint64(b, uint64(blk.Echo))
+		b = binary.BigEndian.AppendUint32(b, uint32(min(max(blk.Delay, 0), MaxAckDelay)))
+		b = binary.BigEndian.AppendUint32(b, blk.CE)
+	}
+	for _, g := range grants {
+		b = binary.BigEndian.AppendUint64(b, g)
+	}
+	return appendCRC(b, start)
+}
+
+// ParseAck parses an ACK packet into a without allocating; a keeps
+// references into b. Flags must be zero and the counts must match the size.
+func ParseAck(b []byte, a *Ack) error {
+	h, body, err := openType(b, TypeAck)
+	if err != nil {
+		return err
+	}
+	if h.Flags != 0 {
+		return ErrMalformed
+	}
+	r := reader{b: body}
+	*a = Ack{Conn: h.Conn, Path: h.Path}
+	a.Rate, a.Credit, a.FinBase = r.u64(), r.u64(), r.u64()
+	nb, ng := int(r.u16()), int(r.u16())
+	a.blocks = r.take(nb * AckBlockLen)
+	a.grants = r.take(ng * 8)
+	return r.done()
+}

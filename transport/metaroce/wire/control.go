@@ -1,0 +1,143 @@
+package wire
+
+import (
+	"encoding/binary"
+	"time"
+)
+
+// Hello is a HELLO (connection request) or HELLO-ACK (acceptance). Both
+// carry the sender's parameters; the connection uses the smaller of the two
+// sides' Paths and MaxDatagram, and each side honours the other's
+// MsgWindow and Budget.
+type Hello struct {
+	Ack  bool   // HELLO-ACK rather than HELLO
+	Conn uint64 // receiver's connection id: 0 in a HELLO, the initiator's in a HELLO-ACK
+	Path uint8  // path the packet travels on
+	// Src is the sender's own connection id, which the peer puts in the
+	// Conn field of every later packet.
+	Src         uint64
+	Node        uint64 // the sender's node id (for example its rank)
+	Paths       uint16 // paths the sender offers, 1 to 256
+	MaxDatagram uint32 // largest datagram the sender accepts
+	MsgWindow   uint32 // the sender's receive message window
+	Budget      uint64 // the sender's unexpected-message byte budget (initial credit)
+}
+
+const helloBodyLen = 8 + 8 + 2 + 4 + 4 + 8
+
+// AppendHello appends a HELLO or HELLO-ACK packet to b.
+func AppendHello(b []byte, h *Hello) []byte {
+	start := len(b)
+	t := TypeHello
+	if h.Ack {
+		t = TypeHelloAck
+	}
+	b = appendHeader(b, Header{Type: t, Path: h.Path, Conn: h.Conn})
+	b = binary.BigEndian.AppendUint64(b, h.Src)
+	b = binary.BigEndian.AppendUint64(b, h.Node)
+	b = binary.BigEndian.AppendUint16(b, h.Paths)
+	b = binary.BigEndian.AppendUint32(b, h.MaxDatagram)
+	b = binary.BigEndian.AppendUint32(b, h.MsgWindow)
+	b = binary.BigEndian.AppendUint64(b, h.Budget)
+	return appendCRC(b, start)
+}
+
+// ParseHello parses a HELLO or HELLO-ACK packet. It rejects flags, a zero
+// Src, Paths outside 1..256, and a HELLO whose Conn is not 0.
+func ParseHello(b []byte, h *Hello) error {
+	hd, body, err := Open(b)
+	if err != nil {
+		return err
+	}
+	if hd.Type != TypeHello && hd.Type != TypeHelloAck {
+		return ErrType
+	}
+	r := reader{b: body}
+	*h = Hello{Ack: hd.Type == TypeHelloAck, Conn: hd.Conn, Path: hd.Path}
+	h.Src, h.Node = r.u64(), r.u64()
+	h.Paths, h.MaxDatagram, h.MsgWindow, h.Budget = r.u16(), r.u32(), r.u32(), r.u64()
+	if err := r.done(); err != nil {
+		return err
+	}
+	if hd.Flags != 0 || h.Src == 0 || h.Paths == 0 || h.Paths > 256 || (!h.Ack && h.Conn != 0) || (h.Ack && h.Conn == 0) {
+		return ErrMalformed
+	}
+	return nil
+}
+
+// FlagReply marks a PROBE that answers another.
+const FlagReply = 1
+
+// Probe asks the peer to answer on the same path, proving the path works
+// in both directions; the answer echoes Nonce and SentAt.
+type Probe struct {
+	Conn   uint64
+	Path   uint8
+	Reply  bool
+	Nonce  uint64
+	SentAt time.Duration // the prober's clock, echoed unchanged in the reply
+}
+
+// AppendProbe appends a PROBE packet to b.
+func AppendProbe(b []byte, p *Probe) []byte {
+	start := len(b)
+	var flags uint8
+	if p.Reply {
+		flags = FlagReply
+	}
+	b = appendHeader(b, Header{Type: TypeProbe, Flags: flags, Path: p.Path, Conn: p.Conn})
+	b = binary.BigEndian.AppendUint64(b, p.Nonce)
+	b = binary.BigEndian.AppendUint64(b, uint64(p.SentAt))
+	return appendCRC(b, start)
+}
+
+// ParseProbe parses a PROBE packet.
+func ParseProbe(b []byte, p *Probe) error {
+	h, body, err := openType(b, TypeProbe)
+	if err != nil {
+		return err
+	}
+	if h.Flags&^FlagReply != 0 {
+		return ErrMalformed
+	}
+	r := reader{b: body}
+	*p = Probe{Conn: h.Conn, Path: h.Path, Reply: h.Flags&FlagReply != 0}
+	p.Nonce, p.SentAt = r.u64(), time.Duration(r.u64())
+	return r.done()
+}
+
+// Close tears a connection down; Code says why (0: normal close).
+type Close struct {
+	Conn uint64
+	Path uint8
+	Code uint32
+}
+
+// Close codes.
+const (
+	CloseNormal   = 0 // the application closed the connection
+	CloseIdle     = 1 // the sender timed the connection out
+	CloseProtocol = 2 // the peer broke the protocol
+)
+
+// AppendClose appends a CLOSE packet to b.
+func AppendClose(b []byte, c *Close) []byte {
+	start := len(b)
+	b = appendHeader(b, Header{Type: TypeClose, Path: c.Path, Conn: c.Conn})
+	b = binary.BigEndian.AppendUint32(b, c.Code)
+	return appendCRC(b, start)
+}
+
+// ParseClose parses a CLOSE packet.
+func ParseClose(b []byte, c *Close) error {
+	h, body, err := openType(b, TypeClose)
+	if err != nil {
+		return err
+	}
+	if h.Flags != 0 {
+		return ErrMalformed
+	}
+	r := reader{b: body}
+	*c = Close{Conn: h.Conn, Path: h.Path, Code: r.u32()}
+	return r.done()
+}

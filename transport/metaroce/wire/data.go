@@ -1,0 +1,110 @@
+package wire
+
+import (
+	"encoding/binary"
+	"time"
+)
+
+// DATA flags.
+const (
+	FlagFirst       = 1 << 0 // the piece starts at offset 0
+	FlagLast        = 1 << 1 // the piece ends at the message's total length
+	FlagRetransmit  = 1 << 2 // a resend of a piece declared lost
+	FlagUnconfirmed = 1 << 3 // sent before the receiver granted the message; counts against credit
+	FlagAnnounce    = 1 << 4 // carries no payload; tells the receiver the message exists
+	FlagAbort       = 1 << 5 // the sender cancelled the message; Offset holds its unconfirmed bytes sent
+
+	dataFlagsKnown = FlagFirst | FlagLast | FlagRetransmit | FlagUnconfirmed | FlagAnnounce | FlagAbort
+)
+
+// DataFixedLen is the size of a DATA body without its payload.
+const DataFixedLen = 7*8 + 4
+
+// DataOverhead is the size of a DATA packet with an empty payload.
+const DataOverhead = HeaderLen + DataFixedLen + CRCLen
+
+// MaxMessageLen bounds a message's total length (1 TiB), so that offsets and
+// lengths never overflow.
+const MaxMessageLen = 1 << 40
+
+// Data is one piece of a message.
+type Data struct {
+	Conn    uint64        // receiver's connection id
+	Path    uint8         // path whose sequence space Seq belongs to
+	Flags   uint8         // Flag* bits
+	Seq     uint64        // per-path sequence number
+	SentAt  time.Duration // sender's clock when sent, echoed in ACKs
+	Stream  uint64        // match key, part 1 (communicator or tag)
+	Msg     uint64        // match key, part 2
+	MsgSeq  uint64        // sender-assigned number of the message on this connection
+	Total   uint64        // the message's total length in bytes
+	Offset  uint64        // where Payload goes in the message
+	Payload []byte        // the bytes; aliases the packet after ParseData
+}
+
+// AppendData appends d as a packet to b and returns the extended slice.
+func AppendData(b []byte, d *Data) []byte {
+	start := len(b)
+	b = appendHeader(b, Header{Type: TypeData, Flags: d.Flags, Path: d.Path, Conn: d.Conn})
+	b = binary.BigEndian.AppendUint64(b, d.Seq)
+	b = binary.BigEndian.AppendUint64(b, uint64(d.SentAt))
+	b = binary.BigEndian.AppendUint64(b, d.Stream)
+	b = binary.BigEndian.AppendUint64(b, d.Msg)
+	b = binary.BigEndian.AppendUint64(b, d.MsgSeq)
+	b = binary.BigEndian.AppendUint64(b, d.Total)
+	b = binary.BigEndian.AppendUint64(b, d.Offset)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(d.Payload)))
+	b = append(b, d.Payload...)
+	return appendCRC(b, start)
+}
+
+// ParseData parses a DATA packet into d without allocating; d.Payload
+// aliases b. Besides the checks of Open, it rejects unknown flags, a length
+// field that disagrees with the packet size, a piece that does not fit in
+// the message, a total above MaxMessageLen, First/Last flags that disagree
+// with the offsets, and payload on an announce or abort.
+func ParseData(b []byte, d *Data) error {
+	h, body, err := openType(b, TypeData)
+	if err != nil {
+		return err
+	}
+	r := reader{b: body}
+	*d = Data{Conn: h.Conn, Path: h.Path, Flags: h.Flags}
+	d.Seq = r.u64()
+	d.SentAt = time.Duration(r.u64())
+	d.Stream, d.Msg, d.MsgSeq = r.u64(), r.u64(), r.u64()
+	d.Total, d.Offset = r.u64(), r.u64()
+	n := r.u32()
+	if r.bad {
+		return ErrShort
+	}
+	if uint64(n) != uint64(len(r.b)) {
+		return ErrMalformed
+	}
+	d.Payload = r.take(int(n))
+	return d.validate()
+}
+
+func (d *Data) validate() error {
+	n := uint64(len(d.Payload))
+	switch {
+	case d.Flags&^dataFlagsKnown != 0, d.Total > MaxMessageLen:
+		return ErrMalformed
+	case d.Flags&(FlagAnnounce|FlagAbort) != 0:
+		// Control pieces: no payload; an abort's Offset is a byte count.
+		if n != 0 || d.Flags&(FlagFirst|FlagLast) != 0 || (d.Flags&FlagAbort == 0 && d.Offset != 0) {
+			return ErrMalformed
+		}
+		if d.Flags&FlagAbort != 0 && d.Offset > d.Total {
+			return ErrMalformed
+		}
+		return nil
+	case d.Offset > d.Total || n > d.Total-d.Offset:
+		return ErrMalformed
+	case (d.Offset == 0) != (d.Flags&FlagFirst != 0):
+		return ErrMalformed
+	case (d.Offset+n == d.Total) != (d.Flags&FlagLast != 0):
+		return ErrMalformed
+	}
+	return nil
+}
