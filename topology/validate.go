@@ -229,6 +229,9 @@ func checkName(field, s string) error {
 		return fmt.Errorf("%s %q has leading or trailing space", field, s)
 	}
 	for _, r := range s {
+		if r == utf8.RuneError {
+			return fmt.Errorf("%s %q contains U+FFFD, the mark of a bad encoding", field, s)
+		}
 		if !unicode.IsPrint(r) {
 			return fmt.Errorf("%s %q contains the unprintable character %U", field, s, r)
 		}

@@ -1,0 +1,187 @@
+package topology
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// FileVersion is the version of the topology file format that Marshal writes
+// and Parse accepts.
+const FileVersion = 1
+
+// MaxFileBytes is the largest topology file Parse and Load accept.
+const MaxFileBytes = 256 << 20
+
+// maxJSONDepth bounds the nesting of a topology file; the format itself
+// nests 5 deep (file, ranks, rank, nics, nic, addrs).
+const maxJSONDepth = 16
+
+// fileJSON is the top level of a topology file. Pointers mark required
+// fields, so that a missing one is an error rather than a zero.
+type fileJSON struct {
+	Version *int       `json:"version"`
+	Ranks   []rankJSON `json:"ranks"`
+}
+
+// rankJSON is RankInfo as stored in a file; the keys match RankInfo's tags.
+type rankJSON struct {
+	Rank      *int    `json:"rank"`
+	Host      string  `json:"host"`
+	Site      string  `json:"site,omitempty"`
+	LocalRank *int    `json:"local_rank"`
+	Addr      string  `json:"addr,omitempty"`
+	NICs      []NIC   `json:"nics,omitempty"`
+	CPU       CPUInfo `json:"cpu,omitzero"`
+}
+
+// Marshal returns t as an indented JSON topology file that [Parse] reads
+// back to the topology New(t.Ranks) returns: ranks sorted by rank, every
+// site named. The output depends only on that topology. Marshal returns an
+// error wrapping ErrInvalid if t is not valid, so every file it writes can
+// be loaded.
+//
+// The file is an object {"version": 1, "ranks": [...]}, each rank an object
+// with the keys of RankInfo's JSON tags; "rank", "host" and "local_rank"
+// are required.
+func Marshal(t Topology) ([]byte, error) {
+	t, err := New(t.Ranks)
+	if err != nil {
+		return nil, err
+	}
+	version := FileVersion
+	file := fileJSON{Version: &version, Ranks: make([]rankJSON, len(t.Ranks))}
+	for i := range t.Ranks {
+		ri := &t.Ranks[i]
+		file.Ranks[i] = rankJSON{
+			Rank: &ri.Rank, Host: ri.Host, Site: ri.Site, LocalRank: &ri.LocalRank,
+			Addr: ri.Addr, NICs: ri.NICs, CPU: ri.CPU,
+		}
+	}
+	out, err := json.MarshalIndent(file, "", "  ")
+	if err != nil {
+		panic("topology: marshal a validated topology: " + err.Error())
+	}
+	return append(out, '\n'), nil
+}
+
+// Load reads and parses the topology file at path; see [Parse].
+func Load(path string) (Topology, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Topology{}, fmt.Errorf("topology: load: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return Topology{}, fmt.Errorf("topology: load: %w", err)
+	}
+	t, err := Parse(data)
+	if err != nil {
+		return Topology{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return t, nil
+}
+
+// Parse reads a topology file as written by [Marshal] and returns the valid
+// topology it describes, as [New] returns it.
+//
+// Parsing is strict. Parse rejects, with an error wrapping ErrInvalid that
+// says what and, where it can, at which byte offset: input over
+// MaxFileBytes, invalid UTF-8, malformed JSON, data after the top-level
+// object, keys that are unknown, misspelt in case or repeated within an
+// object, values of the wrong JSON type (including fractions for integers),
+// a missing or unsupported "version", a rank missing "rank" or
+// "local_rank", nesting deeper than the format needs, and any topology that
+// fails [Topology.Validate].
+func Parse(data []byte) (Topology, error) {
+	if len(data) > MaxFileBytes {
+		return Topology{}, invalidf("file: more than %d bytes", MaxFileBytes)
+	}
+	if !utf8.Valid(data) {
+		return Topology{}, invalidf("file: not valid UTF-8")
+	}
+	if err := checkKeys(data); err != nil {
+		return Topology{}, fmt.Errorf("%w: file: %v", ErrInvalid, err)
+	}
+	var file fileJSON
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&file); err != nil {
+		return Topology{}, fmt.Errorf("%w: file: %s", ErrInvalid, describeJSONError(err))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Topology{}, invalidf("file: offset %d: data after the topology object", dec.InputOffset())
+	}
+	if file.Version == nil {
+		return Topology{}, invalidf("file: missing \"version\"")
+	}
+	if *file.Version != FileVersion {
+		return Topology{}, invalidf("file: version %d, want %d", *file.Version, FileVersion)
+	}
+	if len(file.Ranks) > MaxRanks {
+		return Topology{}, invalidf("file: %d ranks, more than the limit of %d", len(file.Ranks), MaxRanks)
+	}
+	ranks := make([]RankInfo, len(file.Ranks))
+	for i, r := range file.Ranks {
+		if r.Rank == nil {
+			return Topology{}, invalidf("ranks[%d]: missing \"rank\"", i)
+		}
+		if r.LocalRank == nil {
+			return Topology{}, invalidf("ranks[%d] (rank %d): missing \"local_rank\"", i, *r.Rank)
+		}
+		ranks[i] = RankInfo{
+			Rank: *r.Rank, Host: r.Host, Site: r.Site, LocalRank: *r.LocalRank,
+			Addr: r.Addr, NICs: r.NICs, CPU: r.CPU,
+		}
+	}
+	return New(ranks)
+}
+
+// describeJSONError rewords encoding/json's errors in terms of the file.
+func describeJSONError(err error) string {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return fmt.Sprintf("offset %d: %v", syntax.Offset, syntax)
+	case errors.As(err, &typ):
+		field := "the file"
+		if typ.Field != "" {
+			field = strconv.Quote(typ.Field)
+		}
+		return fmt.Sprintf("offset %d: %s is a JSON %s, want %s", typ.Offset, field, typ.Value, jsonKind(typ.Type))
+	case errors.Is(err, io.EOF):
+		return "empty"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "truncated"
+	}
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// jsonKind names the JSON value a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		return "an object"
+	case reflect.Slice:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int:
+		return "an integer"
+	}
+	return t.String()
+}
