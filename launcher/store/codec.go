@@ -217,3 +217,11 @@ func responseError(r response, cause error) error {
 	}
 	return &remoteError{sentinel: statusErrors[r.status], msg: string(r.items[0])}
 }
+
+func encodeUint32(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
+
+// isProtocolError reports whether err is one the server answers before
+// closing a connection (as opposed to the connection just ending).
+func isProtocolError(err error) bool {
+	return errors.Is(err, ErrProtocol) || errors.Is(err, ErrLimit) || errors.Is(err, ErrBadJobKey)
+}

@@ -1,0 +1,234 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// Default values of the Config fields.
+const (
+	DefaultMaxConns      = 1024
+	DefaultMaxFrameBytes = 4 << 20
+	DefaultWriteTimeout  = 10 * time.Second
+)
+
+// frameOverheadBytes is what a frame needs besides its keys and values:
+// headers, the job key and item lengths.
+const frameOverheadBytes = 4096
+
+// Config configures a Server. JobKey is required; a zero or negative field
+// other than JobKey takes its default.
+type Config struct {
+	// JobKey is the job's secret, 1 to 1024 bytes. Every request must carry
+	// it; requests without it are refused with ErrBadJobKey.
+	JobKey []byte
+	// Limits bound the store's memory (see Limits for the defaults).
+	Limits Limits
+	// MaxConns is the number of client connections served at once. A
+	// connection beyond it is sent an ErrLimit error and closed. Default 1024.
+	MaxConns int
+	// MaxFrameBytes bounds a request frame, and so the number of keys one
+	// Wait may name. It must be at least 2*MaxValueBytes + MaxKeyBytes +
+	// 4096, so that a compare-and-set of the largest value fits. A larger
+	// frame is refused with ErrLimit and its connection closed. Default 4 MiB.
+	MaxFrameBytes int
+	// WriteTimeout bounds the writing of one response; a client that does
+	// not read its responses for that long is disconnected. Default 10 s.
+	WriteTimeout time.Duration
+}
+
+// withDefaults fills in defaults and checks the configuration.
+func (c Config) withDefaults() (Config, error) {
+	c.Limits = c.Limits.withDefaults()
+	if c.MaxConns <= 0 {
+		c.MaxConns = DefaultMaxConns
+	}
+	if c.MaxFrameBytes <= 0 {
+		c.MaxFrameBytes = DefaultMaxFrameBytes
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if len(c.JobKey) == 0 || len(c.JobKey) > maxJobKeyBytes {
+		return c, fmt.Errorf("%w: Config.JobKey of %d bytes, want 1 to %d", ErrInvalid, len(c.JobKey), maxJobKeyBytes)
+	}
+	need := 2*int64(c.Limits.MaxValueBytes) + int64(c.Limits.MaxKeyBytes) + frameOverheadBytes
+	if int64(c.MaxFrameBytes) < need || c.MaxFrameBytes > 1<<31-1 {
+		return c, fmt.Errorf("%w: Config.MaxFrameBytes %d, want %d to 2^31-1 for these Limits",
+			ErrInvalid, c.MaxFrameBytes, need)
+	}
+	return c, nil
+}
+
+// Server serves one job's store over TCP. Create it with Listen or Serve;
+// stop it with Close. All methods are safe for concurrent use.
+type Server struct {
+	cfg        Config
+	tab        *table
+	ln         net.Listener
+	jobKeyHash [sha256.Size]byte
+	stopAfter  func() bool // stops the context.AfterFunc that closes s
+
+	wg        sync.WaitGroup // the accept loop and connection goroutines
+	mu        sync.Mutex
+	conns     map[*serverConn]struct{}
+	closed    bool
+	closeOnce sync.Once
+}
+
+// Listen listens on the TCP address addr (such as "127.0.0.1:0") and serves
+// the store there, as Serve does.
+func Listen(ctx context.Context, addr string, cfg Config) (*Server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("store: listen: %w", err)
+	}
+	s, err := Serve(ctx, ln, cfg)
+	if err != nil {
+		_ = ln.Close()
+	}
+	return s, err
+}
+
+// Serve serves the store on ln in background goroutines and returns at once.
+// The server owns ln from then on. It runs until Close is called or ctx ends,
+// whichever comes first.
+func Serve(ctx context.Context, ln net.Listener, cfg Config) (*Server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:        cfg,
+		tab:        newTable(cfg.Limits),
+		ln:         ln,
+		jobKeyHash: sha256.Sum256(cfg.JobKey),
+		conns:      make(map[*serverConn]struct{}),
+	}
+	s.wg.Go(s.acceptLoop)
+	s.stopAfter = context.AfterFunc(ctx, func() { _ = s.Close() })
+	return s, nil
+}
+
+// Addr returns the address the server listens on, to be passed to Dial.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Local returns a Store that works on the server's data directly, without
+// TCP or job key, for the process that runs the server. Closing it does
+// nothing; its calls fail with ErrClosed once the server is closed.
+func (s *Server) Local() Store { return &MemStore{t: s.tab, borrowed: true} }
+
+// Close stops the server: it stops accepting, ends the pending waits with
+// ErrClosed, closes every connection and returns once all of the server's
+// goroutines have exited. Closing twice is a no-op.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		conns := make([]*serverConn, 0, len(s.conns))
+		for c := range s.conns {
+			conns = append(conns, c)
+		}
+		s.mu.Unlock()
+		_ = s.ln.Close()
+		s.tab.close()
+		for _, c := range conns {
+			c.stop()
+		}
+		s.wg.Wait()
+		s.stopAfter()
+	})
+	return nil
+}
+
+// authorized reports, in constant time, whether key is the job key.
+func (s *Server) authorized(key []byte) bool {
+	h := sha256.Sum256(key)
+	return subtle.ConstantTimeCompare(h[:], s.jobKeyHash[:]) == 1
+}
+
+// acceptLoop accepts connections until the listener is closed. Other accept
+// errors (such as running out of file descriptors) are retried with backoff.
+func (s *Server) acceptLoop() {
+	backoff := 5 * time.Millisecond
+	for {
+		conn, err := s.ln.Accept()
+		if err != nil {
+			if s.isClosed() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(backoff)
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = 5 * time.Millisecond
+		s.admit(conn)
+	}
+}
+
+func (s *Server) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// admit starts serving conn, or refuses it if the server is closed or full.
+func (s *Server) admit(conn net.Conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		_ = conn.Close()
+		return
+	}
+	if len(s.conns) >= s.cfg.MaxConns {
+		err := fmt.Errorf("%w: server has MaxConns %d connections", ErrLimit, s.cfg.MaxConns)
+		s.wg.Go(func() { refuse(conn, err, s.cfg.WriteTimeout) })
+		return
+	}
+	c := newServerConn(s, conn)
+	s.conns[c] = struct{}{}
+	s.wg.Go(c.serve)
+}
+
+// refuse sends err as a connection-level error and closes conn.
+func refuse(conn net.Conn, err error, timeout time.Duration) {
+	frame, _ := appendResponse(nil, errorResponse(0, err))
+	_ = conn.SetWriteDeadline(time.Now().Add(timeout))
+	_, _ = conn.Write(frame)
+	closeGracefully(conn)
+}
+
+// lingerTimeout bounds how long closeGracefully drains a connection.
+const lingerTimeout = 500 * time.Millisecond
+
+// closeGracefully closes conn after its last response: it shuts down the
+// sending side, then discards what the peer still sends until the peer
+// closes or lingerTimeout passes. Closing at once with unread input would
+// make the kernel reset the connection, and the peer could lose the
+// response that explains why it was closed.
+func closeGracefully(conn net.Conn) {
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.CloseWrite()
+		_ = tc.SetReadDeadline(time.Now().Add(lingerTimeout))
+		_, _ = io.Copy(io.Discard, io.LimitReader(tc, 1<<20))
+	}
+	_ = conn.Close()
+}
+
+func (s *Server) removeConn(c *serverConn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, c)
+}
