@@ -25,7 +25,7 @@ func TestStoreAndForwardTiming(t *testing.T) {
 	n.sendSized(two, 0, 1000) // 1 ms + 1 ms on l1, then again on l2
 	start := n.Now()
 	n.drain()
-	require.Len(t, n.log, 1)
+	require.Equal(t, 1, len(n.log))
 	require.Equal(t, start+4*time.Millisecond, n.log[0].At)
 	require.Equal(t, Delivery{From: a, To: b, Path: two, Data: n.log[0].Data, At: n.log[0].At}, n.log[0])
 	requireConserved(t, n.Fabric)
@@ -54,7 +54,7 @@ func TestZeroDelayDeliversAtSendTime(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, 5*time.Millisecond, next)
 	n.advance(5 * time.Millisecond)
-	require.Len(t, n.log, 1)
+	require.Equal(t, 1, len(n.log))
 	require.Equal(t, 5*time.Millisecond, n.log[0].At)
 	_, ok = n.NextEventTime()
 	require.False(t, ok)
@@ -174,6 +174,6 @@ func TestLimitErrors(t *testing.T) {
 	from, to, err := n.PathEnds(p)
 	require.NoError(t, err)
 	require.Equal(t, [2]NodeID{a, b}, [2]NodeID{from, to})
-	require.Len(t, n.log, 2)
+	require.Equal(t, 2, len(n.log))
 	require.NoError(t, n.Send(p, nil))
 }
