@@ -73,7 +73,13 @@ func (f *Fabric) Schedule(faults ...Fault) error {
 			}
 		}
 	}
-	if f.faults.len()+len(faults) > f.cfg.MaxFaults {
+	future := 0
+	for _, ft := range faults {
+		if ft.At > f.now {
+			future++
+		}
+	}
+	if f.faults.len()+future > f.cfg.MaxFaults {
 		return fmt.Errorf("%w: MaxFaults=%d", ErrLimit, f.cfg.MaxFaults)
 	}
 	for _, ft := range faults {
