@@ -10,9 +10,9 @@ import "fmt"
 // So the ring enters and leaves every site exactly once, and likewise every
 // host. A ring over ranks on S > 1 sites must leave each site at least once,
 // so this ring's S site crossings (see [SiteCrossings]) are the fewest
-// possible; with a single site it has none. The same holds for hosts. A ring
-// allreduce over it sends 2(n-1) steps over each of those S links instead of
-// over up to n of them.
+// possible; with a single site it has none. The same holds for hosts. In a
+// ring allreduce every link carries the same traffic, so this puts S links,
+// rather than up to n, on the slow paths between sites.
 //
 // RingOrder returns an error wrapping ErrInvalid if t is not valid.
 func RingOrder(t Topology) ([]int, error) {
