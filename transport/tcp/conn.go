@@ -1,0 +1,261 @@
+package tcp
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+
+	"github.com/gocoll/gocoll/transport"
+)
+
+// conn is one TCP connection to a peer, with a reader goroutine that
+// dispatches incoming frames and a writer goroutine that owns all writes.
+//
+// The writer's queues hold references to callers' buffers, never copies:
+// one frame per posted request plus small control frames, so their length
+// is bounded by the requests the caller has posted.
+type conn struct {
+	ep    *Endpoint
+	peer  *peer
+	index int // 0 carries control frames and eager messages
+	nc    net.Conn
+	br    *bufio.Reader
+	bw    *bufio.Writer
+
+	qmu      sync.Mutex
+	ctrl     []outFrame // control frames and eager messages, in order
+	bulk     []*bulkJob // rendezvous transfers, served one chunk each in turn
+	wake     chan struct{}
+	stop     chan struct{}
+	stopOnce sync.Once
+}
+
+// outFrame is a queued frame. For kindData the body is req's buffer,
+// written between req.begin and req.end; for kindRTS the frame is skipped
+// if req has completed; other frames carry body.
+type outFrame struct {
+	h    header
+	req  *request
+	body []byte
+}
+
+// bulkJob sends the chunks of one rendezvous message that belong to one
+// connection: offsets next, next+stride, ... below len(req.buf).
+type bulkJob struct {
+	req       *request
+	msgID     uint64
+	tag       transport.Tag
+	next      int
+	stride    int
+	chunk     int
+	withdrawn bool
+}
+
+func newConn(e *Endpoint, p *peer, index int, nc net.Conn) *conn {
+	return &conn{ep: e, peer: p, index: index, nc: nc,
+		br:   bufio.NewReaderSize(nc, e.cfg.IOBufferBytes),
+		bw:   bufio.NewWriterSize(nc, e.cfg.IOBufferBytes),
+		wake: make(chan struct{}, 1), stop: make(chan struct{})}
+}
+
+func (c *conn) enqueue(f outFrame) {
+	c.qmu.Lock()
+	c.ctrl = append(c.ctrl, f)
+	c.qmu.Unlock()
+	c.signal()
+}
+
+func (c *conn) enqueueBulk(j *bulkJob) {
+	c.qmu.Lock()
+	c.bulk = append(c.bulk, j)
+	c.qmu.Unlock()
+	c.signal()
+}
+
+func (c *conn) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// shutdown stops the writer and closes the socket, which ends the reader.
+func (c *conn) shutdown() {
+	c.stopOnce.Do(func() {
+		close(c.stop)
+		_ = c.nc.Close()
+	})
+}
+
+// readLoop reads and dispatches frames until the connection fails.
+func (c *conn) readLoop() {
+	defer c.ep.wg.Done()
+	var buf [headerLen]byte
+	for {
+		err := c.readFrame(buf[:])
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			err = fmt.Errorf("connection %d closed by the peer", c.index)
+		} else if !errors.Is(err, errProtocol) {
+			err = fmt.Errorf("connection %d: %w", c.index, err)
+		}
+		c.ep.peerFailed(c.peer, err)
+		c.shutdown()
+		return
+	}
+}
+
+func (c *conn) readFrame(buf []byte) error {
+	if _, err := io.ReadFull(c.br, buf); err != nil {
+		return err
+	}
+	h, err := parseHeader(buf)
+	if err != nil {
+		return err
+	}
+	if c.index != 0 && h.kind != kindRData {
+		return fmt.Errorf("%w: %s frame on data connection %d", errProtocol, h.kind, c.index)
+	}
+	switch h.kind {
+	case kindData:
+		return c.onData(h)
+	case kindRTS:
+		return c.onRTS(h)
+	case kindCTS:
+		c.onCTS(h)
+		return nil
+	case kindRData:
+		return c.onRData(h)
+	case kindCredit:
+		return c.onCredit(h)
+	case kindAbort:
+		return c.onAbort(h)
+	}
+	panic("tcp: parseHeader accepted an unknown frame kind")
+}
+
+// readBody reads exactly len(b) body bytes into b.
+func (c *conn) readBody(b []byte) error {
+	_, err := io.ReadFull(c.br, b)
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// discard skips n body bytes.
+func (c *conn) discard(n int) error {
+	_, err := c.br.Discard(n)
+	if errors.Is(err, io.EOF) {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// writeLoop writes queued frames until the connection stops: all control
+// frames first, then one chunk of the next rendezvous transfer, flushing
+// the write buffer whenever the queues run empty.
+func (c *conn) writeLoop() {
+	defer c.ep.wg.Done()
+	var frames []outFrame
+	var hdr []byte
+	for {
+		c.qmu.Lock()
+		frames = append(frames[:0], c.ctrl...)
+		clear(c.ctrl)
+		c.ctrl = c.ctrl[:0]
+		job, off := c.nextChunk()
+		c.qmu.Unlock()
+		var err error
+		if len(frames) == 0 && job == nil {
+			if err = c.bw.Flush(); err == nil {
+				select {
+				case <-c.wake:
+					continue
+				case <-c.stop:
+					return
+				}
+			}
+		}
+		for i := 0; i < len(frames) && err == nil; i++ {
+			hdr, err = c.writeFrame(hdr, &frames[i])
+		}
+		clear(frames)
+		if job != nil && err == nil {
+			hdr, err = c.writeChunk(hdr, job, off)
+		}
+		if err != nil {
+			c.ep.peerFailed(c.peer, fmt.Errorf("connection %d: write: %w", c.index, err))
+			c.shutdown()
+			return
+		}
+	}
+}
+
+// nextChunk picks the next rendezvous chunk to write, rotating among the
+// transfers; c.qmu is held.
+func (c *conn) nextChunk() (*bulkJob, int) {
+	for len(c.bulk) > 0 {
+		j := c.bulk[0]
+		c.bulk[0] = nil
+		c.bulk = c.bulk[1:]
+		if j.withdrawn {
+			continue
+		}
+		off := j.next
+		j.next += j.stride
+		if j.next < len(j.req.buf) {
+			c.bulk = append(c.bulk, j)
+		}
+		return j, off
+	}
+	return nil, 0
+}
+
+func (c *conn) writeFrame(hdr []byte, f *outFrame) ([]byte, error) {
+	body := f.body
+	switch {
+	case f.h.kind == kindData:
+		if !f.req.begin() {
+			c.ep.refundCredit(c.peer, len(f.req.buf))
+			return hdr, nil
+		}
+		body = f.req.buf
+	case f.req != nil && f.req.isDone():
+		return hdr, nil // an RTS of a send that has ended
+	}
+	hdr = appendHeader(hdr[:0], f.h)
+	_, err := c.bw.Write(hdr)
+	if err == nil {
+		_, err = c.bw.Write(body)
+	}
+	if f.h.kind == kindData {
+		f.req.end(len(body), err == nil)
+	}
+	return hdr, err
+}
+
+func (c *conn) writeChunk(hdr []byte, j *bulkJob, off int) ([]byte, error) {
+	h := header{kind: kindRData, tag: j.tag, msgID: j.msgID, arg: uint64(off)}
+	if !j.req.begin() {
+		j.withdrawn = true
+		h.flags = rdataWithdrawn
+		hdr = appendHeader(hdr[:0], h)
+		_, err := c.bw.Write(hdr)
+		return hdr, err
+	}
+	body := j.req.buf[off:min(off+j.chunk, len(j.req.buf))]
+	h.body = uint32(len(body))
+	hdr = appendHeader(hdr[:0], h)
+	_, err := c.bw.Write(hdr)
+	if err == nil {
+		_, err = c.bw.Write(body)
+	}
+	j.req.end(len(body), err == nil)
+	return hdr, err
+}

@@ -1,0 +1,62 @@
+// Package tcp is a [transport.Endpoint] over TCP: the fallback where UDP is
+// blocked, and the baseline the MetaRoCE transport must beat.
+//
+// # Set-up
+//
+// Each rank calls [Listen], shares [Listener.Addr] with the others through
+// its launcher, and calls [Listener.Connect] with every rank's address
+// (index = rank). Lower ranks dial higher ones, Config.ConnsPerPeer
+// connections per pair, and each connection opens with a handshake (magic,
+// version, job id, world size, ranks, connection index) so that a stray
+// connection or one from another job is refused with an error wrapping
+// [ErrRefused]. [NewLocalWorld] does all of this for n ranks on loopback.
+//
+// # Protocol
+//
+// Every frame starts with a 44-byte header (kind, flags, tag, message id,
+// length or offset, body length). Control frames and eager messages travel
+// on a peer's first connection, so one peer's messages are matched in the
+// order they were sent. A receive reads its message straight from the
+// socket into the caller's buffer when the receive was posted first; only a
+// message that arrives before its receive is buffered, and then copied
+// once.
+//
+// Messages up to Config.EagerLimit are sent at once (eager), as long as
+// the receiver has granted enough credit: each receiver lets each peer have
+// Config.UnexpectedBytesMax/(Size-1) eager bytes outstanding, and returns
+// credit as messages are received. Larger messages, and any message beyond
+// the credit, use a rendezvous: the sender sends a request-to-send (RTS)
+// with the length; when a receive matches it the receiver answers
+// clear-to-send (CTS), and only then does the data flow, in
+// Config.ChunkBytes chunks that alternate over all connections to the peer
+// and into the receive buffer at their offsets.
+//
+// The rendezvous avoids a deadlock. Suppose rank 0 sends a large message
+// with tag A and then a small one with tag B, and rank 1 receives B before
+// A, as the contract allows. If the large message went eagerly, rank 1's
+// reader would find no receive for it and could either buffer all of it
+// (unbounded memory: a peer could send gigabytes nobody asked for) or stop
+// reading until the receive for A is posted. Stopping would leave the
+// message for B stuck behind A in the same TCP stream, and rank 1 would
+// wait for B forever while A waits for rank 1: a deadlock. With a
+// rendezvous only the small RTS sits in front of B, the reader moves on,
+// and the bulk data waits on the sender's side until it has somewhere to
+// go. The credit bound plays the same role for eager messages, so that a
+// reader never has to stop reading.
+//
+// Abort travels as a control frame carrying the reason's text (up to
+// [MaxReasonBytes]). A receiver drops data for aborted operations and
+// refuses their rendezvous requests, so senders are not left waiting.
+//
+// # Goroutines and failure
+//
+// Each connection has a reader goroutine and a writer goroutine; writes of
+// control frames are batched in a bufio.Writer and flushed when the queue
+// runs empty. When a connection breaks, every pending request with that
+// peer fails with a [*transport.PeerError] naming its rank. Close fails
+// pending requests with [transport.ErrClosed], closes every socket and
+// waits for every goroutine to end.
+//
+// Cancel of a request whose buffer is being read or written waits for that
+// one eager message or chunk to finish.
+package tcp

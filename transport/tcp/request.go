@@ -1,0 +1,182 @@
+package tcp
+
+import (
+	"context"
+	"sync"
+
+	"github.com/gocoll/gocoll/transport"
+)
+
+// request is the transport.Request of a send or receive.
+//
+// I/O goroutines that move bytes into or out of buf bracket it with begin
+// and end; while any is between them the request is busy, and Cancel (or a
+// failure) waits for, or is deferred until, the end of that I/O. So once a
+// request has completed, no goroutine touches its buffer.
+type request struct {
+	ep     *Endpoint
+	isSend bool
+	peer   int
+	tag    transport.Tag
+	buf    []byte
+	msgID  uint64 // a remote send's message number
+	done   chan struct{}
+
+	mu        sync.Mutex
+	idle      sync.Cond // signalled when busy drops to 0
+	busy      int       // I/O goroutines between begin and end
+	stopping  error     // failure requested while busy
+	remaining int       // bytes still to move before the request completes
+	size      int       // the result on success
+	finished  bool
+	n         int
+	err       error
+}
+
+var _ transport.Request = (*request)(nil)
+
+func newRequest(ep *Endpoint, isSend bool, peer int, tag transport.Tag, buf []byte) *request {
+	r := &request{ep: ep, isSend: isSend, peer: peer, tag: tag, buf: buf, done: make(chan struct{})}
+	r.idle.L = &r.mu
+	return r
+}
+
+// failedRequest returns a request that has already failed with err.
+func failedRequest(err error) *request {
+	r := newRequest(nil, false, -1, transport.Tag{}, nil)
+	r.finished, r.err = true, err
+	close(r.done)
+	return r
+}
+
+// Wait implements transport.Request.
+func (r *request) Wait(ctx context.Context) (int, error) {
+	select {
+	case <-r.done:
+	default:
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n, r.err
+}
+
+// Done implements transport.Request.
+func (r *request) Done() <-chan struct{} { return r.done }
+
+// Cancel implements transport.Request. It unhooks the request from the
+// endpoint, then waits for I/O in progress on its buffer (at most one eager
+// message or one rendezvous chunk) before failing it with ErrCancelled.
+func (r *request) Cancel() {
+	if r.isDone() {
+		return
+	}
+	if r.ep != nil {
+		r.ep.unhook(r)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finished {
+		return
+	}
+	if r.stopping == nil {
+		r.stopping = transport.ErrCancelled
+	}
+	for r.busy > 0 {
+		r.idle.Wait()
+	}
+	if !r.finished {
+		r.finishLocked(0, r.stopping)
+	}
+}
+
+func (r *request) isDone() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// begin marks the start of I/O on r's buffer. It returns false if r has
+// completed or is being cancelled or failed; then the caller must not touch
+// the buffer.
+func (r *request) begin() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finished || r.stopping != nil {
+		return false
+	}
+	r.busy++
+	return true
+}
+
+// end marks the end of I/O on r's buffer that moved moved bytes, or that
+// failed if !ok. The request completes with its size once no bytes remain,
+// or, when idle, with a failure requested meanwhile. A failed I/O never
+// completes r by itself: the failure of the peer or endpoint does.
+func (r *request) end(moved int, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.busy--
+	if ok {
+		r.remaining -= moved
+	}
+	switch {
+	case r.finished:
+	case ok && r.remaining <= 0 && r.busy == 0:
+		r.finishLocked(r.size, nil)
+	case r.busy == 0 && r.stopping != nil:
+		r.finishLocked(0, r.stopping)
+	}
+	if r.busy == 0 {
+		r.idle.Broadcast()
+	}
+}
+
+// expect sets the number of bytes to move and the result on success.
+func (r *request) expect(size int) {
+	r.mu.Lock()
+	r.remaining, r.size = size, size
+	r.mu.Unlock()
+}
+
+// fail completes r with err, or, if I/O on its buffer is in progress,
+// when that I/O ends. It never blocks on I/O.
+func (r *request) fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finished {
+		return
+	}
+	if r.busy > 0 {
+		if r.stopping == nil {
+			r.stopping = err
+		}
+		return
+	}
+	r.finishLocked(0, err)
+}
+
+// complete completes r with (n, err) unless it has already completed. The
+// caller must not be between begin and end.
+func (r *request) complete(n int, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.finished {
+		r.finishLocked(n, err)
+	}
+}
+
+func (r *request) finishLocked(n int, err error) {
+	r.finished, r.n, r.err = true, n, err
+	close(r.done)
+	if r.ep != nil {
+		r.ep.forget(r)
+	}
+}
