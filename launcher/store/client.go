@@ -215,8 +215,7 @@ func (c *Client) call(ctx context.Context, req *request, waitKeys []string) (res
 	case resp := <-ch:
 		return resp, checkStatus(resp, ctx)
 	case <-c.done:
-		c.unregister(req.id)
-		return response{}, c.lostErr()
+		return c.lastResponse(req.id, ch, ctx)
 	case <-ctx.Done():
 	}
 	if waitKeys == nil {
@@ -238,11 +237,25 @@ func (c *Client) cancelWait(ctx context.Context, id uint64, ch chan response, ke
 		case resp := <-ch:
 			return resp, checkStatus(resp, ctx)
 		case <-c.done:
+			return c.lastResponse(id, ch, ctx)
 		case <-grace.Done():
 		}
 	}
 	c.unregister(id)
 	return response{}, &MissingKeysError{Keys: keys, Err: ctx.Err()}
+}
+
+// lastResponse returns the response to request id if it arrived before the
+// connection ended (the reading goroutine delivers it before it exits), or
+// else why the connection ended.
+func (c *Client) lastResponse(id uint64, ch chan response, ctx context.Context) (response, error) {
+	select {
+	case resp := <-ch:
+		return resp, checkStatus(resp, ctx)
+	default:
+		c.unregister(id)
+		return response{}, c.lostErr()
+	}
 }
 
 // checkStatus returns the error a response carries. The keys of a missing

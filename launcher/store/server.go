@@ -114,7 +114,7 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config) (*Server, error) {
 		cfg:        cfg,
 		tab:        newTable(cfg.Limits),
 		ln:         ln,
-		jobKeyHash: sha256.Sum256(cfg.JobKey),
+		jobKeyHash: sha256Sum(cfg.JobKey),
 		conns:      make(map[*serverConn]struct{}),
 	}
 	s.wg.Go(s.acceptLoop)
@@ -232,3 +232,5 @@ func (s *Server) removeConn(c *serverConn) {
 	defer s.mu.Unlock()
 	delete(s.conns, c)
 }
+
+func sha256Sum(b []byte) [sha256.Size]byte { return sha256.Sum256(b) }
