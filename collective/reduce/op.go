@@ -1,5 +1,3 @@
-// Package reduce holds the element-wise reduction kernels of gocoll: one per
-// (data type, operation) pair, operating on raw little-endian bytes.
 package reduce
 
 import "fmt"

@@ -1,0 +1,78 @@
+package reduce
+
+import "github.com/gocoll/gocoll/collective/dtype"
+
+// The 16-bit float kernels widen each element to float32 (exact), combine
+// there and round once to nearest even. For sum and prod this is the exactly
+// rounded result: float32 carries more than twice the 16-bit formats'
+// precision plus two bits, so rounding twice equals rounding once (see
+// bfloat16Prod for float32's subnormal range).
+// The loops are written out per type: a generic loop over both uint16-shaped
+// types would call the conversions through a dictionary, not inline them.
+
+func bfloat16Kernels() [numOps]Kernel {
+	return [numOps]Kernel{
+		Sum: typed(func(dst, a, b []dtype.BFloat16) {
+			a, b = a[:len(dst)], b[:len(dst)]
+			for i := range dst {
+				dst[i] = dtype.BFloat16FromFloat32(a[i].Float32() + b[i].Float32())
+			}
+		}),
+		Prod: typed(bfloat16Prod),
+		Min: typed(func(dst, a, b []dtype.BFloat16) {
+			a, b = a[:len(dst)], b[:len(dst)]
+			for i := range dst {
+				dst[i] = dtype.BFloat16FromFloat32(min(a[i].Float32(), b[i].Float32()))
+			}
+		}),
+		Max: typed(func(dst, a, b []dtype.BFloat16) {
+			a, b = a[:len(dst)], b[:len(dst)]
+			for i := range dst {
+				dst[i] = dtype.BFloat16FromFloat32(max(a[i].Float32(), b[i].Float32()))
+			}
+		}),
+	}
+}
+
+// bfloat16Prod needs no special case where float32 products are subnormal:
+// a product of two 8-bit significands has at most 16 significant bits, so
+// float32 rounds it only when it lies below 2^-134, half the smallest
+// bfloat16 subnormal, and it then stays below that (65535 is no product of
+// two 8-bit numbers) and becomes a zero of the right sign as it should.
+func bfloat16Prod(dst, a, b []dtype.BFloat16) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] = dtype.BFloat16FromFloat32(a[i].Float32() * b[i].Float32())
+	}
+}
+
+func float16Kernels() [numOps]Kernel {
+	return [numOps]Kernel{
+		Sum: typed(func(dst, a, b []dtype.Float16) {
+			a, b = a[:len(dst)], b[:len(dst)]
+			for i := range dst {
+				dst[i] = dtype.Float16FromFloat32(a[i].Float32() + b[i].Float32())
+			}
+		}),
+		// Products of two 11-bit significands are exact in float32, and
+		// never subnormal there (at least 2^-48).
+		Prod: typed(func(dst, a, b []dtype.Float16) {
+			a, b = a[:len(dst)], b[:len(dst)]
+			for i := range dst {
+				dst[i] = dtype.Float16FromFloat32(a[i].Float32() * b[i].Float32())
+			}
+		}),
+		Min: typed(func(dst, a, b []dtype.Float16) {
+			a, b = a[:len(dst)], b[:len(dst)]
+			for i := range dst {
+				dst[i] = dtype.Float16FromFloat32(min(a[i].Float32(), b[i].Float32()))
+			}
+		}),
+		Max: typed(func(dst, a, b []dtype.Float16) {
+			a, b = a[:len(dst)], b[:len(dst)]
+			for i := range dst {
+				dst[i] = dtype.Float16FromFloat32(max(a[i].Float32(), b[i].Float32()))
+			}
+		}),
+	}
+}

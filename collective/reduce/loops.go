@@ -1,0 +1,72 @@
+package reduce
+
+import "encoding/binary"
+
+// number is the set of element types reduced with Go's own arithmetic.
+type number interface {
+	~float32 | ~float64 | ~int8 | ~uint8 | ~int32 | ~uint32 | ~int64 | ~uint64
+}
+
+// numberKernels returns the Sum, Prod, Min and Max kernels of T.
+func numberKernels[T number]() [numOps]Kernel {
+	return [numOps]Kernel{
+		Sum:  typed(sumLoop[T]),
+		Prod: typed(prodLoop[T]),
+		Min:  typed(minLoop[T]),
+		Max:  typed(maxLoop[T]),
+	}
+}
+
+// The loops below reslice a and b to len(dst) so the compiler drops the
+// bounds checks, and read both inputs of an element before writing it, so
+// dst may be a or b. Unrolling them by hand measured no faster (the Go
+// compiler does not vectorise; the loop is bound by one load-load-op-store
+// chain per element either way), so they stay plain.
+
+func sumLoop[T number](dst, a, b []T) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] = a[i] + b[i]
+	}
+}
+
+func prodLoop[T number](dst, a, b []T) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] = a[i] * b[i]
+	}
+}
+
+// minLoop and maxLoop use Go's builtin min and max, which for floats
+// propagate NaN and order -0 below +0 (on amd64 they compile to branch-free
+// MINSS/MAXSS pairs).
+func minLoop[T number](dst, a, b []T) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] = min(a[i], b[i])
+	}
+}
+
+func maxLoop[T number](dst, a, b []T) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		dst[i] = max(a[i], b[i])
+	}
+}
+
+// sumBytes adds 8-bit integers (signed or not: wrapping addition is the
+// same) eight at a time in a uint64 (SWAR): the low 7 bits of each byte are
+// added with the carries kept inside the byte, and the top bits are put
+// back with XOR, which drops the carry out of each byte.
+func sumBytes(d, x, y []byte) {
+	const top = 0x8080808080808080
+	x, y = x[:len(d)], y[:len(d)]
+	i := 0
+	for ; i+8 <= len(d); i += 8 {
+		u, v := binary.LittleEndian.Uint64(x[i:]), binary.LittleEndian.Uint64(y[i:])
+		binary.LittleEndian.PutUint64(d[i:], (u&^top+v&^top)^(u^v)&top)
+	}
+	for ; i < len(d); i++ {
+		d[i] = x[i] + y[i]
+	}
+}
