@@ -1,0 +1,165 @@
+package metaroce
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gocoll/gocoll/transport/metaroce/wire"
+)
+
+// Config configures an [Endpoint]. A zero field takes its documented
+// default; a field outside its documented range makes [NewEndpoint] fail.
+type Config struct {
+	// NodeID identifies this endpoint to its peers (for example its rank);
+	// it is sent in HELLO and reported as Event.Peer by the accepting side.
+	NodeID uint64
+	// IDSeed seeds the connection ids this endpoint hands out. Use a random
+	// value in production so that a restarted process does not reuse ids;
+	// any fixed value keeps simulations reproducible.
+	IDSeed uint64
+
+	// Paths is the number of paths a connection offers, 1 to 256. Default 4.
+	// A connection uses the smaller of its two sides' values.
+	Paths int
+	// MaxDatagram is the largest datagram sent or accepted, in bytes, from
+	// 256 to 65507. Default 1452. A connection uses the smaller of its two
+	// sides' values; a DATA piece carries MaxDatagram - wire.DataOverhead
+	// bytes of message.
+	MaxDatagram int
+
+	// MaxConns bounds the connections of the endpoint. Default 1024, at
+	// most 1<<20.
+	MaxConns int
+	// MaxSends bounds the messages queued or in flight for sending on one
+	// connection; Send fails with ErrLimit beyond it. Default 4096, at most
+	// 1<<20.
+	MaxSends int
+	// MaxRecvs bounds the posted receives not yet matched on one
+	// connection; PostRecv fails with ErrLimit beyond it. Default 4096, at
+	// most 1<<20.
+	MaxRecvs int
+	// MsgWindow bounds the messages a peer may have started on a connection
+	// that this side has not finished (matched and complete, or discarded);
+	// it bounds the receiver's per-message state. Default 4096, from 16 to
+	// 1<<20.
+	MsgWindow int
+	// UnexpectedBytes is the per-connection budget for message bytes that
+	// arrive before their receive is posted. The peer may send at most this
+	// many such bytes ahead of what this side has consumed (the credit).
+	// Default 4 MiB, from 0 to 1<<34.
+	UnexpectedBytes int64
+
+	// RecvCapacity is this endpoint's receive capacity in bytes/s, divided
+	// equally among the connections that sent data within SenderIdle; each
+	// sender learns its share in every ACK. 0 (default) means unlimited:
+	// ACKs then carry no rate limit.
+	RecvCapacity int64
+	// SenderIdle is how long after its last DATA a sender still counts as
+	// active for the rate share. Default 1ms.
+	SenderIdle time.Duration
+
+	// InitialWindow is a path's first congestion window in packets.
+	// Default 16, from 1 to 256.
+	InitialWindow int
+	// DelayTarget is how far a path's RTT may rise above its minimum before
+	// the path's window is cut; the target used is the larger of this and
+	// half the minimum RTT. Default 20µs.
+	DelayTarget time.Duration
+	// InitialRTT is the RTT assumed before a path has a sample. Default 1ms.
+	InitialRTT time.Duration
+	// MinRTO and MaxRTO bound the retransmission timeout. Defaults 200µs
+	// and 1s.
+	MinRTO, MaxRTO time.Duration
+	// DeadAfter is the number of unanswered probes, one per RTO, after
+	// which a suspect path is declared dead. Default 3, from 1 to 100.
+	DeadAfter int
+	// ProbeInterval is how often a dead path is probed. Default 10ms.
+	ProbeInterval time.Duration
+	// AckEvery is the number of DATA packets after which an ACK is sent at
+	// once. Default 2, from 1 to 64.
+	AckEvery int
+	// AckDelay is the longest an ACK is held back. Default 20µs.
+	AckDelay time.Duration
+	// IdleTimeout fails a connection that has received nothing valid for
+	// this long (keepalive probes are sent at a quarter of it). It also
+	// bounds connection set-up. Default 10s.
+	IdleTimeout time.Duration
+}
+
+// Limits of Config fields.
+const (
+	MaxPaths        = 256
+	minDatagram     = 256
+	maxDatagram     = 65507
+	maxConnsLimit   = 1 << 20
+	maxQueueLimit   = 1 << 20
+	maxBudget       = 1 << 34
+	minMsgWindow    = 16
+	maxWindowPkts   = wire.BitmapBits
+	maxDeadAfter    = 100
+	maxAckEvery     = 64
+	defaultBudget   = 4 << 20
+	defaultMaxQueue = 4096
+)
+
+// withDefaults returns c with zero fields replaced by defaults, or an error
+// naming the first field out of range.
+func (c Config) withDefaults() (Config, error) {
+	ints := []struct {
+		name          string
+		v             *int
+		def, min, max int
+	}{
+		{"Paths", &c.Paths, 4, 1, MaxPaths},
+		{"MaxDatagram", &c.MaxDatagram, 1452, minDatagram, maxDatagram},
+		{"MaxConns", &c.MaxConns, 1024, 1, maxConnsLimit},
+		{"MaxSends", &c.MaxSends, defaultMaxQueue, 1, maxQueueLimit},
+		{"MaxRecvs", &c.MaxRecvs, defaultMaxQueue, 1, maxQueueLimit},
+		{"MsgWindow", &c.MsgWindow, defaultMaxQueue, minMsgWindow, maxQueueLimit},
+		{"InitialWindow", &c.InitialWindow, 16, 1, maxWindowPkts},
+		{"DeadAfter", &c.DeadAfter, 3, 1, maxDeadAfter},
+		{"AckEvery", &c.AckEvery, 2, 1, maxAckEvery},
+	}
+	for _, f := range ints {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+		if *f.v < f.min || *f.v > f.max {
+			return c, fmt.Errorf("%w: %s=%d not in [%d, %d]", ErrConfig, f.name, *f.v, f.min, f.max)
+		}
+	}
+	durs := []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"SenderIdle", &c.SenderIdle, time.Millisecond},
+		{"DelayTarget", &c.DelayTarget, 20 * time.Microsecond},
+		{"InitialRTT", &c.InitialRTT, time.Millisecond},
+		{"MinRTO", &c.MinRTO, 200 * time.Microsecond},
+		{"MaxRTO", &c.MaxRTO, time.Second},
+		{"ProbeInterval", &c.ProbeInterval, 10 * time.Millisecond},
+		{"AckDelay", &c.AckDelay, 20 * time.Microsecond},
+		{"IdleTimeout", &c.IdleTimeout, 10 * time.Second},
+	}
+	for _, f := range durs {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+		if *f.v < 0 || *f.v > time.Hour {
+			return c, fmt.Errorf("%w: %s=%v not in (0, 1h]", ErrConfig, f.name, *f.v)
+		}
+	}
+	if c.UnexpectedBytes == 0 {
+		c.UnexpectedBytes = defaultBudget
+	}
+	switch {
+	case c.UnexpectedBytes < 0 || c.UnexpectedBytes > maxBudget:
+		return c, fmt.Errorf("%w: UnexpectedBytes=%d not in [0, %d]", ErrConfig, c.UnexpectedBytes, int64(maxBudget))
+	case c.RecvCapacity < 0:
+		return c, fmt.Errorf("%w: RecvCapacity=%d is negative", ErrConfig, c.RecvCapacity)
+	case c.MinRTO > c.MaxRTO:
+		return c, fmt.Errorf("%w: MinRTO=%v above MaxRTO=%v", ErrConfig, c.MinRTO, c.MaxRTO)
+	}
+	return c, nil
+}

@@ -1,0 +1,348 @@
+package metaroce
+
+import (
+	"time"
+
+	"github.com/gocoll/gocoll/transport/metaroce/wire"
+)
+
+// ConnID names a connection of an Endpoint. It is also the id the peer puts
+// in every packet it sends on the connection.
+type ConnID uint64
+
+type connPhase uint8
+
+const (
+	phaseConnecting connPhase = iota // HELLO sent, no HELLO-ACK yet
+	phaseOpen                        // set up; data may flow
+)
+
+// probeReply is a PROBE answer owed on a path.
+type probeReply struct {
+	due    bool
+	nonce  uint64
+	sentAt time.Duration
+}
+
+// conn is one connection: its paths, its message layer, and its timers.
+type conn struct {
+	ep        *Endpoint
+	cfg       *Config
+	id        ConnID
+	peer      uint64 // the peer's node id
+	peerConn  uint64 // the peer's id for this connection
+	initiator bool
+	phase     connPhase
+	confirmed bool // the peer is known to have our id (always, for the initiator)
+	createdAt time.Duration
+
+	paths    []*path
+	replies  []probeReply // per path
+	probeDue []bool       // per path
+	datagram int
+	snd      sender
+	rcv      receiver
+
+	helloAt    time.Duration // next HELLO or HELLO-ACK resend
+	helloTries int
+	helloAck   bool // a HELLO-ACK is owed at once
+
+	ackAt    time.Duration // when an ACK is due; 0: none
+	ackPath  int
+	lastRecv time.Duration
+	keepAt   time.Duration // next keepalive probe
+	blockAt  time.Duration // next probe while blocked on grant or credit; 0: none
+	nonce    uint64
+
+	peerRate uint64        // the peer's target rate for us; 0: none
+	paceAt   time.Duration // earliest next DATA under pacing
+	paceWait bool          // the last poll was held back by pacing only
+	lastData time.Duration // last DATA received, for the rate share
+	active   bool          // counted among the endpoint's active senders
+	cursor   int           // rotates tie-breaks among paths
+
+	st ConnStats
+}
+
+func newConn(ep *Endpoint, id ConnID, peer uint64, initiator bool, now time.Duration) *conn {
+	c := &conn{
+		ep: ep, cfg: &ep.cfg, id: id, peer: peer, initiator: initiator, confirmed: initiator,
+		createdAt: now, lastRecv: now, helloAt: now, datagram: ep.cfg.MaxDatagram,
+	}
+	c.snd = newSender(0, ep.cfg.MaxSends, 0, 0, c.sendDone)
+	c.rcv = newReceiver(1, uint64(ep.cfg.UnexpectedBytes), ep.cfg.MaxRecvs, ep.cfg.MsgWindow, c.recvDone)
+	return c
+}
+
+// open sets the connection up with the peer's parameters from its HELLO or
+// HELLO-ACK.
+func (c *conn) open(h *wire.Hello, now time.Duration) {
+	c.phase, c.peerConn = phaseOpen, h.Src
+	n := min(c.cfg.Paths, int(h.Paths))
+	c.datagram = min(c.cfg.MaxDatagram, int(h.MaxDatagram))
+	chunk := c.datagram - wire.DataOverhead
+	c.paths = make([]*path, n)
+	for i := range c.paths {
+		c.paths[i] = newPath(i, c.cfg, c.datagram)
+	}
+	c.replies, c.probeDue = make([]probeReply, n), make([]bool, n)
+	c.snd.chunk, c.snd.creditLimit, c.snd.peerWindow = chunk, h.Budget, uint64(h.MsgWindow)
+	c.rcv.chunk = uint64(chunk)
+	c.keepAt = now + c.cfg.IdleTimeout/4
+	c.st.Established, c.st.Paths, c.st.Peer = true, n, c.peer
+}
+
+// helloPacket describes this side's HELLO or HELLO-ACK.
+func (c *conn) helloPacket(ack bool, path int) wire.Hello {
+	return wire.Hello{
+		Ack: ack, Conn: c.peerConn, Path: uint8(path), Src: uint64(c.id), Node: c.cfg.NodeID,
+		Paths: uint16(c.cfg.Paths), MaxDatagram: uint32(c.cfg.MaxDatagram),
+		MsgWindow: uint32(c.cfg.MsgWindow), Budget: uint64(c.cfg.UnexpectedBytes),
+	}
+}
+
+// handle processes a datagram for this connection whose header h was
+// checked. It returns a drop reason counter to bump, or nil.
+func (c *conn) handle(now time.Duration, pathIdx int, ce bool, h wire.Header, b []byte) *int64 {
+	if c.phase == phaseOpen && pathIdx >= len(c.paths) {
+		return &c.ep.st.DropBadPath
+	}
+	switch h.Type {
+	case wire.TypeHelloAck:
+		return c.handleHelloAck(now, b)
+	case wire.TypeData:
+		return c.handleData(now, pathIdx, ce, b)
+	case wire.TypeAck:
+		return c.handleAck(now, b)
+	case wire.TypeProbe:
+		return c.handleProbe(now, pathIdx, b)
+	case wire.TypeClose:
+		var cl wire.Close
+		if wire.ParseClose(b, &cl) != nil {
+			return &c.ep.st.DropMalformed
+		}
+		c.ep.fail(c, ErrPeerClosed, false)
+		return nil
+	}
+	return &c.ep.st.DropMalformed
+}
+
+// heard notes a valid packet from the peer.
+func (c *conn) heard(now time.Duration) {
+	c.lastRecv = now
+	c.confirmed = true
+}
+
+func (c *conn) handleHelloAck(now time.Duration, b []byte) *int64 {
+	var h wire.Hello
+	if wire.ParseHello(b, &h) != nil || !h.Ack {
+		return &c.ep.st.DropMalformed
+	}
+	c.heard(now)
+	if c.phase == phaseConnecting {
+		c.open(&h, now)
+		c.ep.emit(Event{Kind: EventConnected, Conn: c.id, Peer: c.peer})
+	}
+	c.ackAt = now // confirms to the acceptor that we are set up
+	return nil
+}
+
+func (c *conn) handleData(now time.Duration, pathIdx int, ce bool, b []byte) *int64 {
+	d := &c.ep.data
+	if wire.ParseData(b, d) != nil {
+		return &c.ep.st.DropMalformed
+	}
+	if c.phase != phaseOpen || int(d.Path) != pathIdx {
+		return &c.ep.st.DropBadPath
+	}
+	c.heard(now)
+	p := c.paths[pathIdx]
+	if d.Seq < p.recv.cum || (d.Seq-p.recv.cum < recvWords*64 && p.recv.has(d.Seq-p.recv.cum)) {
+		p.recv.dups++ // a copy made by the network: acknowledge again, place nothing
+		c.ackSoon(now, pathIdx, true)
+		return nil
+	}
+	if !c.rcv.piece(d, now) {
+		c.st.Discarded = c.rcv.discarded
+		return nil
+	}
+	p.recv.receive(d.Seq, d.SentAt, now, ce)
+	c.lastData = now
+	c.ep.markActive(c, now)
+	urgent := p.recv.unacked >= c.cfg.AckEvery || p.recv.gap ||
+		d.Flags&(wire.FlagLast|wire.FlagAnnounce|wire.FlagAbort) != 0
+	c.ackSoon(now, pathIdx, urgent)
+	return nil
+}
+
+// ackSoon schedules an ACK, at once if urgent, else within AckDelay.
+func (c *conn) ackSoon(now time.Duration, pathIdx int, urgent bool) {
+	c.ackPath = pathIdx
+	switch {
+	case urgent:
+		c.ackAt = now
+	case c.ackAt == 0:
+		c.ackAt = now + c.cfg.AckDelay
+	}
+}
+
+func (c *conn) handleAck(now time.Duration, b []byte) *int64 {
+	a := &c.ep.ack
+	if wire.ParseAck(b, a) != nil {
+		return &c.ep.st.DropMalformed
+	}
+	if c.phase != phaseOpen {
+		return &c.ep.st.DropBadPath
+	}
+	c.heard(now)
+	c.peerRate = a.Rate
+	if a.Credit > c.snd.creditLimit || a.NumGrants() > 0 {
+		c.blockAt = 0
+	}
+	c.snd.creditLimit = max(c.snd.creditLimit, a.Credit)
+	c.snd.peerFinBase = max(c.snd.peerFinBase, a.FinBase)
+	for i := range a.NumGrants() {
+		c.snd.grant(a.Grant(i))
+	}
+	blk := &c.ep.block
+	for i := range a.NumBlocks() {
+		a.Block(i, blk)
+		if int(blk.Path) >= len(c.paths) {
+			continue
+		}
+		p := c.paths[blk.Path]
+		before := p.state
+		p.onBlock(blk, now, c.cfg, &c.snd)
+		c.notePath(p, before)
+	}
+	return nil
+}
+
+func (c *conn) handleProbe(now time.Duration, pathIdx int, b []byte) *int64 {
+	var pr wire.Probe
+	if wire.ParseProbe(b, &pr) != nil {
+		return &c.ep.st.DropMalformed
+	}
+	if c.phase != phaseOpen || int(pr.Path) != pathIdx {
+		return &c.ep.st.DropBadPath
+	}
+	c.heard(now)
+	if !pr.Reply {
+		c.replies[pathIdx] = probeReply{due: true, nonce: pr.Nonce, sentAt: pr.SentAt}
+		c.ackSoon(now, pathIdx, true) // a prober may wait for credit or grants
+		return nil
+	}
+	p := c.paths[pathIdx]
+	if pr.Nonce == p.probeNonce && pr.SentAt <= now {
+		p.rtt.sample(now - pr.SentAt)
+		before := p.state
+		p.heardFrom()
+		c.notePath(p, before)
+	}
+	return nil
+}
+
+// notePath reports a change of a path between good, suspect and dead.
+func (c *conn) notePath(p *path, before PathState) {
+	norm := func(s PathState) PathState {
+		if s == PathSkip {
+			return PathGood
+		}
+		return s
+	}
+	if norm(before) != norm(p.state) {
+		c.ep.emit(Event{Kind: EventPathState, Conn: c.id, Peer: c.peer, Path: int(p.idx), State: norm(p.state)})
+	}
+}
+
+// onTimeout runs the connection's timers due at now. It returns an error
+// if the connection must fail.
+func (c *conn) onTimeout(now time.Duration) error {
+	if now-c.lastRecv >= c.cfg.IdleTimeout {
+		return ErrIdleTimeout
+	}
+	if c.phase != phaseOpen {
+		return nil
+	}
+	for i, p := range c.paths {
+		before := p.state
+		if p.onTimer(now, c.cfg, &c.snd) {
+			c.probeDue[i] = true
+		}
+		c.notePath(p, before)
+	}
+	if now >= c.keepAt {
+		c.keepAt = now + c.cfg.IdleTimeout/4
+		if now-c.lastRecv >= c.cfg.IdleTimeout/4 {
+			c.probeBest()
+		}
+	}
+	if c.blockAt != 0 && now >= c.blockAt {
+		c.probeBest()
+		c.blockAt = now + 2*c.rto()
+	}
+	return nil
+}
+
+// probeBest queues a probe on the best usable path (path 0 if none).
+func (c *conn) probeBest() {
+	best := 0
+	for i, p := range c.paths {
+		if p.usable() && (!c.paths[best].usable() || p.rtt.srtt < c.paths[best].rtt.srtt) {
+			best = i
+		}
+	}
+	c.probeDue[best] = true
+}
+
+// rto returns the smallest retransmission timeout among usable paths.
+func (c *conn) rto() time.Duration {
+	t := c.cfg.MaxRTO
+	for _, p := range c.paths {
+		if p.usable() {
+			t = min(t, p.rtt.rto(c.cfg.MinRTO, c.cfg.MaxRTO))
+		}
+	}
+	return t
+}
+
+// nextTimeout returns the connection's earliest timer.
+func (c *conn) nextTimeout() time.Duration {
+	t := c.lastRecv + c.cfg.IdleTimeout
+	consider := func(x time.Duration) {
+		if x != 0 && x < t {
+			t = x
+		}
+	}
+	if c.phase == phaseConnecting || (!c.confirmed && c.snd.hasWork()) || c.helloAck {
+		consider(c.helloAt)
+	}
+	consider(c.ackAt)
+	if c.paceWait {
+		consider(c.paceAt)
+	}
+	if c.phase == phaseOpen {
+		consider(c.keepAt)
+		consider(c.blockAt)
+		for _, p := range c.paths {
+			consider(p.nextTimer())
+		}
+	}
+	return t
+}
+
+func (c *conn) sendDone(m *outMsg, err error) {
+	if err == nil {
+		c.st.MsgsSent++
+		c.st.BytesSent += int64(len(m.data))
+	}
+	c.ep.emit(Event{Kind: EventSendDone, Conn: c.id, Peer: c.peer, Stream: m.key.stream, Msg: m.key.msg, N: len(m.data), Err: err})
+}
+
+func (c *conn) recvDone(m *inMsg, n int, err error) {
+	if err == nil {
+		c.st.MsgsRecv++
+		c.st.BytesRecv += int64(n)
+	}
+	c.ep.emit(Event{Kind: EventRecvDone, Conn: c.id, Peer: c.peer, Stream: m.key.stream, Msg: m.key.msg, N: n, Err: err})
+}

@@ -1,0 +1,216 @@
+package metaroce
+
+import (
+	"time"
+
+	"github.com/gocoll/gocoll/transport/metaroce/wire"
+)
+
+// poll writes the connection's next datagram into buf[:0] and returns it
+// with its path, or false if nothing may be sent at now. Order: handshake,
+// probe replies, probes, ACK, data.
+func (c *conn) poll(now time.Duration, buf []byte) ([]byte, int, bool) {
+	if b, path, ok := c.pollHandshake(now, buf); ok {
+		return b, path, true
+	}
+	if c.phase != phaseOpen {
+		return nil, 0, false
+	}
+	for i := range c.replies {
+		if r := &c.replies[i]; r.due {
+			r.due = false
+			pr := wire.Probe{Conn: c.peerConn, Path: uint8(i), Reply: true, Nonce: r.nonce, SentAt: r.sentAt}
+			return wire.AppendProbe(buf[:0], &pr), i, true
+		}
+	}
+	for i, due := range c.probeDue {
+		if due {
+			c.probeDue[i] = false
+			c.nonce++
+			c.paths[i].probeNonce = c.nonce
+			pr := wire.Probe{Conn: c.peerConn, Path: uint8(i), Nonce: c.nonce, SentAt: now}
+			return wire.AppendProbe(buf[:0], &pr), i, true
+		}
+	}
+	if c.ackAt != 0 && now >= c.ackAt {
+		return c.buildAck(now, buf), c.ackRoute(), true
+	}
+	if !c.confirmed {
+		return nil, 0, false
+	}
+	return c.pollData(now, buf)
+}
+
+// pollHandshake sends a due HELLO or HELLO-ACK, resending with backoff.
+func (c *conn) pollHandshake(now time.Duration, buf []byte) ([]byte, int, bool) {
+	due := c.helloAck ||
+		(now >= c.helloAt && (c.phase == phaseConnecting || (!c.confirmed && c.snd.hasWork())))
+	if !due {
+		return nil, 0, false
+	}
+	c.helloAck = false
+	n := c.cfg.Paths
+	if c.phase == phaseOpen {
+		n = len(c.paths)
+	}
+	path := c.helloTries % n
+	c.helloTries++
+	c.helloAt = now + min(c.cfg.InitialRTT<<min(c.helloTries, 20), c.cfg.MaxRTO)
+	h := c.helloPacket(c.phase == phaseOpen, path)
+	return wire.AppendHello(buf[:0], &h), path, true
+}
+
+// ackRoute picks the path for an ACK: the one the data came on, unless this
+// side knows it to be broken.
+func (c *conn) ackRoute() int {
+	if c.paths[c.ackPath].usable() {
+		return c.ackPath
+	}
+	for i, p := range c.paths {
+		if p.usable() {
+			return i
+		}
+	}
+	return c.ackPath
+}
+
+// buildAck writes an ACK with a block for every path that received data
+// (those with unacknowledged packets first), the grants owed, the credit
+// and this sender's rate share.
+func (c *conn) buildAck(now time.Duration, buf []byte) []byte {
+	c.ackAt = 0
+	maxBlocks := min((c.datagram-wire.AckLen(0, 0))/wire.AckBlockLen, len(c.paths))
+	blocks := c.ep.blocks[:0]
+	for pass := range 2 {
+		for i, p := range c.paths {
+			fresh := p.recv.unacked > 0 || p.recv.gap
+			if len(blocks) < maxBlocks && p.recv.received > 0 && fresh == (pass == 0) {
+				blocks = append(blocks, wire.AckBlock{})
+				p.recv.block(uint8(i), now, &blocks[len(blocks)-1])
+			}
+		}
+	}
+	c.ep.blocks = blocks
+	maxGrants := (c.datagram - wire.AckLen(len(blocks), 0)) / 8
+	grants := c.rcv.takeGrants(c.ep.grants[:0], now, c.srtt(), maxGrants)
+	c.ep.grants = grants
+	a := wire.Ack{
+		Conn: c.peerConn, Path: uint8(c.ackRoute()), Rate: c.ep.share(now),
+		Credit: c.rcv.credit(), FinBase: c.rcv.finBase,
+	}
+	c.st.Share = int64(a.Rate)
+	return wire.AppendAck(buf[:0], &a, blocks, grants)
+}
+
+// srtt returns the smallest smoothed RTT among the paths.
+func (c *conn) srtt() time.Duration {
+	t := c.cfg.MaxRTO
+	for _, p := range c.paths {
+		t = min(t, p.rtt.srtt)
+	}
+	return t
+}
+
+// inflight returns the datagram bytes in flight on all paths.
+func (c *conn) inflight() int {
+	n := 0
+	for _, p := range c.paths {
+		n += p.inflight
+	}
+	return n
+}
+
+// windowCap is the connection's total window under the peer's target rate:
+// rate x base RTT, at least two datagrams; 0 means no cap.
+func (c *conn) windowCap() int {
+	if c.peerRate == 0 {
+		return 0
+	}
+	var base time.Duration
+	for _, p := range c.paths {
+		if p.usable() {
+			base = max(base, p.rtt.base())
+		}
+	}
+	return max(int(float64(c.peerRate)*base.Seconds()), 2*c.datagram)
+}
+
+// pickPath returns the usable path with the most room, good paths before
+// skipped ones, or nil.
+func (c *conn) pickPath(now time.Duration) *path {
+	var best *path
+	bestRoom := 0
+	n := len(c.paths)
+	for k := range n {
+		p := c.paths[(c.cursor+k)%n]
+		p.refreshState(now)
+		room := p.room()
+		if room <= 0 {
+			continue
+		}
+		better := best == nil ||
+			(p.state == PathGood && best.state == PathSkip) ||
+			(p.state == best.state && room > bestRoom)
+		if better {
+			best, bestRoom = p, room
+		}
+	}
+	if best != nil {
+		c.cursor = (int(best.idx) + 1) % n
+	}
+	return best
+}
+
+// pollData sends the next piece, if the window, the target rate and the
+// message layer allow.
+func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
+	c.paceWait = false
+	if !c.snd.hasWork() {
+		return nil, 0, false
+	}
+	if cp := c.windowCap(); cp > 0 && c.inflight() >= cp {
+		return nil, 0, false
+	}
+	p := c.pickPath(now)
+	if p == nil {
+		return nil, 0, false
+	}
+	if c.peerRate > 0 && now < c.paceAt {
+		c.paceWait = true
+		return nil, 0, false
+	}
+	pc, ok := c.snd.nextPiece()
+	if !ok {
+		if c.snd.blocked() && c.inflight() == 0 && c.blockAt == 0 {
+			c.blockAt = now + c.rto()
+		}
+		return nil, 0, false
+	}
+	m := c.snd.msgs[pc.msgSeq]
+	d := &c.ep.data
+	*d = wire.Data{
+		Conn: c.peerConn, Path: p.idx, Flags: pc.flags, SentAt: now,
+		Stream: m.key.stream, Msg: m.key.msg, MsgSeq: m.seq, Total: m.total(), Offset: pc.offset,
+	}
+	if pc.flags&(wire.FlagAnnounce|wire.FlagAbort) == 0 {
+		d.Payload = m.data[pc.offset : pc.offset+uint64(pc.length)]
+	}
+	d.Seq = p.next
+	out := wire.AppendData(buf[:0], d)
+	p.onSent(sentPacket{
+		sentAt: now, msgSeq: pc.msgSeq, offset: pc.offset, length: pc.length,
+		size: int32(len(out)), flags: pc.flags,
+	}, now, p.rtt.rto(c.cfg.MinRTO, c.cfg.MaxRTO))
+	c.pace(now, len(out))
+	return out, int(p.idx), true
+}
+
+// pace moves the pacing clock on by one datagram at the peer's target rate,
+// allowing a burst of two datagrams.
+func (c *conn) pace(now time.Duration, size int) {
+	if c.peerRate == 0 {
+		return
+	}
+	gap := time.Duration(float64(size) / float64(c.peerRate) * float64(time.Second))
+	c.paceAt = max(c.paceAt, now-2*gap) + gap
+}

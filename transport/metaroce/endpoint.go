@@ -1,0 +1,400 @@
+package metaroce
+
+import (
+	"time"
+
+	"github.com/gocoll/gocoll/transport/metaroce/wire"
+)
+
+// Endpoint is one node's MetaRoCE state: its connections, their paths and
+// messages. It is a pure state machine: it never reads a clock, starts a
+// goroutine or touches a socket. The driver feeds it datagrams and the time
+// and polls it for datagrams to send, timers and events:
+//
+//   - after HandleDatagram, HandleTimeout, Connect, Send, PostRecv, a
+//     cancel or Close, call PollTransmit until it returns false and
+//     PollEvent until it returns false;
+//   - call HandleTimeout at the time NextTimeout returns (or later).
+//
+// All times are time.Duration values since an epoch the driver chooses,
+// and must never go backwards. An Endpoint is not safe for concurrent use.
+type Endpoint struct {
+	cfg    Config
+	conns  map[ConnID]*conn
+	order  []*conn // connections in creation order, for fair polling
+	cursor int
+	nextID uint64
+
+	accepted map[acceptKey]*conn // HELLOs seen, for resends
+	closes   []pendingClose      // CLOSE packets to send for removed connections
+	events   []Event
+	evHead   int
+
+	nActive int // connections counted in the rate share
+	recount time.Duration
+	st      EndpointStats
+	data    wire.Data // scratch, so that parsing does not allocate
+	ack     wire.Ack
+	block   wire.AckBlock
+	blocks  []wire.AckBlock
+	grants  []uint64
+}
+
+type acceptKey struct{ node, conn uint64 }
+
+type pendingClose struct {
+	peer, conn uint64
+	path       uint8
+	code       uint32
+}
+
+// Transmit describes a datagram returned by PollTransmit.
+type Transmit struct {
+	Conn ConnID // the connection it belongs to (0 for a CLOSE of a removed one)
+	Peer uint64 // the peer's node id
+	// Path is the path index: send from this endpoint's socket Path to the
+	// peer's socket Path.
+	Path int
+	N    int // datagram length, at the start of the buffer
+}
+
+// NewEndpoint returns an Endpoint with no connections, or an error if cfg
+// has a field out of range.
+func NewEndpoint(cfg Config) (*Endpoint, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Endpoint{
+		cfg: cfg, conns: make(map[ConnID]*conn), accepted: make(map[acceptKey]*conn),
+		nextID: cfg.IDSeed,
+	}, nil
+}
+
+// Config returns the endpoint's configuration with defaults filled in.
+func (e *Endpoint) Config() Config { return e.cfg }
+
+// newID returns a fresh non-zero connection id (a splitmix64 sequence from
+// IDSeed).
+func (e *Endpoint) newID() ConnID {
+	for {
+		e.nextID += 0x9e3779b97f4a7c15
+		z := e.nextID
+		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		z ^= z >> 31
+		if id := ConnID(z); id != 0 && e.conns[id] == nil {
+			return id
+		}
+	}
+}
+
+func (e *Endpoint) addConn(c *conn) {
+	e.conns[c.id] = c
+	e.order = append(e.order, c)
+	e.st.Conns = len(e.conns)
+}
+
+// Connect opens a connection to the peer with node id peer. Sends and
+// receives may be posted at once; data flows once EventConnected arrives.
+// The connection fails with ErrIdleTimeout if the peer does not answer
+// within Config.IdleTimeout.
+func (e *Endpoint) Connect(now time.Duration, peer uint64) (ConnID, error) {
+	if len(e.conns) >= e.cfg.MaxConns {
+		return 0, ErrLimit
+	}
+	c := newConn(e, e.newID(), peer, true, now)
+	e.addConn(c)
+	return c.id, nil
+}
+
+func (e *Endpoint) conn(id ConnID) (*conn, error) {
+	if c := e.conns[id]; c != nil {
+		return c, nil
+	}
+	return nil, ErrUnknownConn
+}
+
+// Send queues data as message (stream, msg) on the connection. data is
+// borrowed until the EventSendDone for (stream, msg); the caller must not
+// change it before. The key must not be in use by another message of the
+// connection still in flight. A 0-byte message is allowed.
+func (e *Endpoint) Send(now time.Duration, id ConnID, stream, msg uint64, data []byte) error {
+	c, err := e.conn(id)
+	if err != nil {
+		return err
+	}
+	return c.snd.send(msgKey{stream, msg}, data)
+}
+
+// PostRecv posts buf to receive message (stream, msg) from the peer of the
+// connection. EventRecvDone reports the byte count when the whole message
+// is in buf, or ErrTruncated if it is longer than buf. buf is borrowed
+// until then (or until CancelRecv).
+func (e *Endpoint) PostRecv(now time.Duration, id ConnID, stream, msg uint64, buf []byte) error {
+	c, err := e.conn(id)
+	if err != nil {
+		return err
+	}
+	before := c.rcv.credit()
+	if err := c.rcv.post(msgKey{stream, msg}, buf); err != nil {
+		return err
+	}
+	if c.phase == phaseOpen && (c.rcv.credit() != before || len(c.rcv.grants) > 0) {
+		c.ackSoon(now, c.ackPath, true) // tell the sender about credit and grants
+	}
+	return nil
+}
+
+// CancelSend withdraws a queued or in-flight send; no event follows for
+// it. When it returns, the core no longer reads the buffer. A message that
+// had started is aborted at the receiver, whose receive fails with
+// ErrRemoteCancelled. It reports whether there was such a send.
+func (e *Endpoint) CancelSend(now time.Duration, id ConnID, stream, msg uint64) bool {
+	c := e.conns[id]
+	return c != nil && c.snd.cancel(msgKey{stream, msg})
+}
+
+// CancelRecv withdraws a posted receive; no event follows for it. When it
+// returns, the core no longer writes the buffer. It reports whether there
+// was such a receive.
+func (e *Endpoint) CancelRecv(now time.Duration, id ConnID, stream, msg uint64) bool {
+	c := e.conns[id]
+	return c != nil && c.rcv.cancel(msgKey{stream, msg})
+}
+
+// Close closes the connection: its pending operations fail with ErrClosed,
+// the peer is sent a CLOSE, and EventClosed follows.
+func (e *Endpoint) Close(now time.Duration, id ConnID) error {
+	c, err := e.conn(id)
+	if err != nil {
+		return err
+	}
+	e.fail(c, ErrClosed, true)
+	return nil
+}
+
+// fail removes a connection after failing its operations with err;
+// tellPeer queues a CLOSE.
+func (e *Endpoint) fail(c *conn, err error, tellPeer bool) {
+	c.snd.fail(err)
+	c.rcv.fail(err)
+	if tellPeer && c.phase == phaseOpen && len(e.closes) < e.cfg.MaxConns {
+		code := uint32(wire.CloseNormal)
+		if err == ErrIdleTimeout {
+			code = wire.CloseIdle
+		}
+		e.closes = append(e.closes, pendingClose{peer: c.peer, conn: c.peerConn, path: uint8(c.ackRoute()), code: code})
+	}
+	delete(e.conns, c.id)
+	for k, v := range e.accepted {
+		if v == c {
+			delete(e.accepted, k)
+			break
+		}
+	}
+	for i, o := range e.order {
+		if o == c {
+			e.order = append(e.order[:i], e.order[i+1:]...)
+			break
+		}
+	}
+	if c.active {
+		e.nActive--
+	}
+	e.st.Conns = len(e.conns)
+	e.emit(Event{Kind: EventClosed, Conn: c.id, Peer: c.peer, Err: err})
+}
+
+func (e *Endpoint) emit(ev Event) { e.events = append(e.events, ev) }
+
+// PollEvent returns the next event, or false if there is none.
+func (e *Endpoint) PollEvent() (Event, bool) {
+	if e.evHead == len(e.events) {
+		e.events, e.evHead = e.events[:0], 0
+		return Event{}, false
+	}
+	ev := e.events[e.evHead]
+	e.events[e.evHead] = Event{}
+	e.evHead++
+	return ev, true
+}
+
+// HandleDatagram processes a datagram that arrived at time now on the
+// socket of path index path, with ecnCE set if its IP header carried
+// ECN-CE. The core does not keep b. Bad datagrams are counted in Stats and
+// dropped.
+func (e *Endpoint) HandleDatagram(now time.Duration, path int, ecnCE bool, b []byte) {
+	if len(b) > e.cfg.MaxDatagram {
+		e.st.DropTooLarge++
+		return
+	}
+	if path < 0 || path >= e.cfg.Paths {
+		e.st.DropBadPath++
+		return
+	}
+	h, _, err := wire.Open(b)
+	if err != nil {
+		e.countOpenError(err)
+		return
+	}
+	if h.Type == wire.TypeHello {
+		e.handleHello(now, path, b)
+		return
+	}
+	c := e.conns[ConnID(h.Conn)]
+	if c == nil {
+		e.st.DropUnknownConn++
+		return
+	}
+	if drop := c.handle(now, path, ecnCE, h, b); drop != nil {
+		*drop++
+	}
+}
+
+func (e *Endpoint) countOpenError(err error) {
+	switch err {
+	case wire.ErrShort:
+		e.st.DropShort++
+	case wire.ErrVersion:
+		e.st.DropVersion++
+	case wire.ErrChecksum:
+		e.st.DropChecksum++
+	default:
+		e.st.DropMalformed++
+	}
+}
+
+// handleHello accepts a connection, or owes a HELLO-ACK again for one
+// already accepted.
+func (e *Endpoint) handleHello(now time.Duration, path int, b []byte) {
+	var h wire.Hello
+	if wire.ParseHello(b, &h) != nil || h.Ack {
+		e.st.DropMalformed++
+		return
+	}
+	key := acceptKey{h.Node, h.Src}
+	if c := e.accepted[key]; c != nil {
+		c.helloAck, c.lastRecv = true, now
+		return
+	}
+	if len(e.conns) >= e.cfg.MaxConns {
+		e.st.DropMalformed++ // no room: the peer retries until its timeout
+		return
+	}
+	c := newConn(e, e.newID(), h.Node, false, now)
+	c.open(&h, now)
+	c.helloAck, c.helloTries = true, path
+	e.addConn(c)
+	e.accepted[key] = c
+	e.emit(Event{Kind: EventAccepted, Conn: c.id, Peer: c.peer})
+}
+
+// HandleTimeout runs every timer due at or before now.
+func (e *Endpoint) HandleTimeout(now time.Duration) {
+	for i := 0; i < len(e.order); i++ {
+		c := e.order[i]
+		if err := c.onTimeout(now); err != nil {
+			e.fail(c, err, true)
+			i--
+		}
+	}
+}
+
+// NextTimeout returns the earliest time at which HandleTimeout has work,
+// or false if there is none.
+func (e *Endpoint) NextTimeout() (time.Duration, bool) {
+	var t time.Duration
+	ok := false
+	for _, c := range e.order {
+		if ct := c.nextTimeout(); !ok || ct < t {
+			t, ok = ct, true
+		}
+	}
+	return t, ok
+}
+
+// PollTransmit writes the next datagram to send into buf, which must be at
+// least Config.MaxDatagram long (it returns false for a shorter one), and
+// says where it goes. It returns false when nothing is to be sent at now.
+// Connections take turns.
+func (e *Endpoint) PollTransmit(now time.Duration, buf []byte) (Transmit, bool) {
+	if len(buf) < e.cfg.MaxDatagram {
+		return Transmit{}, false
+	}
+	buf = buf[:0]
+	if n := len(e.closes); n > 0 {
+		pc := e.closes[n-1]
+		e.closes = e.closes[:n-1]
+		out := wire.AppendClose(buf, &wire.Close{Conn: pc.conn, Path: pc.path, Code: pc.code})
+		return Transmit{Peer: pc.peer, Path: int(pc.path), N: len(out)}, true
+	}
+	n := len(e.order)
+	for k := range n {
+		c := e.order[(e.cursor+k)%n]
+		if out, path, ok := c.poll(now, buf); ok {
+			e.cursor = (e.cursor + k + 1) % n
+			return Transmit{Conn: c.id, Peer: c.peer, Path: path, N: len(out)}, true
+		}
+	}
+	return Transmit{}, false
+}
+
+// markActive counts a connection that just delivered data in the rate share.
+func (e *Endpoint) markActive(c *conn, now time.Duration) {
+	if !c.active {
+		c.active = true
+		e.nActive++
+	}
+}
+
+// share returns the rate share of one active sender: the receive capacity
+// divided by the number of senders heard from within SenderIdle. 0 means
+// no limit.
+func (e *Endpoint) share(now time.Duration) uint64 {
+	if e.cfg.RecvCapacity == 0 {
+		return 0
+	}
+	if now >= e.recount {
+		e.recount = now + e.cfg.SenderIdle/4
+		for _, c := range e.order {
+			if c.active && now-c.lastData > e.cfg.SenderIdle {
+				c.active = false
+				e.nActive--
+			}
+		}
+	}
+	e.st.ActiveSenders = e.nActive
+	return uint64(e.cfg.RecvCapacity) / uint64(max(e.nActive, 1))
+}
+
+// Stats returns the endpoint's drop counters.
+func (e *Endpoint) Stats() EndpointStats { return e.st }
+
+// ConnStats returns a connection's counters and appends its paths' to
+// paths, or false for an unknown connection.
+func (e *Endpoint) ConnStats(id ConnID, paths []PathStats) (ConnStats, []PathStats, bool) {
+	c := e.conns[id]
+	if c == nil {
+		return ConnStats{}, paths, false
+	}
+	s := c.st
+	s.PendingSends, s.PostedRecvs = len(c.snd.msgs), len(c.rcv.posted)
+	s.UnexpectedBytes = int64(c.rcv.held)
+	s.PeerRate, s.Discarded = int64(c.peerRate), c.rcv.discarded
+	s.Credit = int64(c.snd.creditLimit - c.snd.creditUsed)
+	s.RetransmitQueue = len(c.snd.rtx) - c.snd.rtxHead
+	for _, p := range c.paths {
+		paths = append(paths, p.stats())
+	}
+	return s, paths, true
+}
+
+// Conns returns the ids of the open connections, oldest first.
+func (e *Endpoint) Conns() []ConnID {
+	ids := make([]ConnID, len(e.order))
+	for i, c := range e.order {
+		ids[i] = c.id
+	}
+	return ids
+}

@@ -1,0 +1,30 @@
+package metaroce
+
+import "errors"
+
+// Errors of the core. Test with errors.Is.
+var (
+	// ErrConfig reports a Config field out of range.
+	ErrConfig = errors.New("metaroce: bad configuration")
+	// ErrLimit reports a documented bound reached (connections, queued
+	// sends, posted receives).
+	ErrLimit = errors.New("metaroce: limit reached")
+	// ErrUnknownConn reports a connection id this endpoint does not have.
+	ErrUnknownConn = errors.New("metaroce: unknown connection")
+	// ErrDuplicate reports a send or receive whose (stream, msg) key is
+	// already in use on the connection.
+	ErrDuplicate = errors.New("metaroce: (stream, msg) already in use")
+	// ErrTooLong reports a message longer than wire.MaxMessageLen.
+	ErrTooLong = errors.New("metaroce: message too long")
+	// ErrTruncated fails a receive whose message is longer than its buffer.
+	ErrTruncated = errors.New("metaroce: message longer than receive buffer")
+	// ErrRemoteCancelled fails a receive whose sender cancelled the message.
+	ErrRemoteCancelled = errors.New("metaroce: sender cancelled the message")
+	// ErrClosed fails the operations of a connection closed by this side.
+	ErrClosed = errors.New("metaroce: connection closed")
+	// ErrPeerClosed fails the operations of a connection the peer closed.
+	ErrPeerClosed = errors.New("metaroce: connection closed by peer")
+	// ErrIdleTimeout fails a connection that heard nothing from its peer
+	// for Config.IdleTimeout, or could not be set up within it.
+	ErrIdleTimeout = errors.New("metaroce: peer silent, connection timed out")
+)

@@ -1,0 +1,158 @@
+package metaroce
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// testNet is a tiny in-test network for two endpoints: every path has the
+// same one-way delay, and a drop function may lose datagrams. It is enough
+// for unit tests; the figure tests run over simfabric.
+type testNet struct {
+	t       *testing.T
+	now     time.Duration
+	eps     [2]*Endpoint
+	delay   time.Duration
+	flights []flight
+	seq     int
+	drop    func(from, path int, b []byte) bool
+	events  [2][]Event
+	buf     []byte
+}
+
+type flight struct {
+	at       time.Duration
+	seq      int
+	to, path int
+	data     []byte
+}
+
+func newTestNet(t *testing.T, cfg Config) *testNet {
+	n := &testNet{t: t, delay: 10 * time.Microsecond, buf: make([]byte, 65536)}
+	for i := range n.eps {
+		c := cfg
+		c.NodeID, c.IDSeed = uint64(i), uint64(100+i)
+		ep, err := NewEndpoint(c)
+		require.NoError(t, err)
+		n.eps[i] = ep
+	}
+	return n
+}
+
+// connect opens a connection from endpoint 0 to 1 and returns both ids.
+func (n *testNet) connect() (ConnID, ConnID) {
+	a, err := n.eps[0].Connect(n.now, 1)
+	require.NoError(n.t, err)
+	n.runUntil(func() bool { return n.has(0, EventConnected) && n.has(1, EventAccepted) }, time.Second)
+	var b ConnID
+	for _, ev := range n.events[1] {
+		if ev.Kind == EventAccepted {
+			b = ev.Conn
+		}
+	}
+	return a, b
+}
+
+func (n *testNet) has(ep int, kind EventKind) bool {
+	return slices.ContainsFunc(n.events[ep], func(e Event) bool { return e.Kind == kind })
+}
+
+func (n *testNet) flush() {
+	for i, ep := range n.eps {
+		for {
+			tx, ok := ep.PollTransmit(n.now, n.buf)
+			if !ok {
+				break
+			}
+			data := append([]byte(nil), n.buf[:tx.N]...)
+			if n.drop != nil && n.drop(i, tx.Path, data) {
+				continue
+			}
+			n.seq++
+			n.flights = append(n.flights, flight{at: n.now + n.delay, seq: n.seq, to: 1 - i, path: tx.Path, data: data})
+		}
+		for {
+			ev, ok := ep.PollEvent()
+			if !ok {
+				break
+			}
+			n.events[i] = append(n.events[i], ev)
+		}
+	}
+}
+
+// step advances to the next datagram arrival or timer and handles it.
+func (n *testNet) step() bool {
+	n.flush()
+	next, ok := time.Duration(0), false
+	for _, f := range n.flights {
+		if !ok || f.at < next {
+			next, ok = f.at, true
+		}
+	}
+	for _, ep := range n.eps {
+		if t, tok := ep.NextTimeout(); tok && (!ok || t < next) {
+			next, ok = t, true
+		}
+	}
+	if !ok {
+		return false
+	}
+	n.now = max(n.now, next)
+	slices.SortFunc(n.flights, func(a, b flight) int {
+		if a.at != b.at {
+			return int(a.at - b.at)
+		}
+		return a.seq - b.seq
+	})
+	for len(n.flights) > 0 && n.flights[0].at <= n.now {
+		f := n.flights[0]
+		n.flights = n.flights[1:]
+		n.eps[f.to].HandleDatagram(n.now, f.path, false, f.data)
+	}
+	for _, ep := range n.eps {
+		ep.HandleTimeout(n.now)
+	}
+	n.flush()
+	return true
+}
+
+func (n *testNet) runUntil(cond func() bool, limit time.Duration) {
+	n.t.Helper()
+	end := n.now + limit
+	for !cond() {
+		if n.now > end || !n.step() {
+			n.t.Fatalf("condition not met by %v (now %v)", end, n.now)
+		}
+	}
+}
+
+func (n *testNet) runFor(d time.Duration) {
+	end := n.now + d
+	for n.now < end && n.step() {
+	}
+}
+
+// done returns the completion event of (stream, msg) on endpoint ep.
+func (n *testNet) done(ep int, kind EventKind, stream, msg uint64) (Event, bool) {
+	for _, e := range n.events[ep] {
+		if e.Kind == kind && e.Stream == stream && e.Msg == msg {
+			return e, true
+		}
+	}
+	return Event{}, false
+}
+
+func pattern(n int, seed byte) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7) ^ seed ^ byte(i>>9)
+	}
+	return b
+}
+
+func (n *testNet) String() string { return fmt.Sprintf("testNet@%v", n.now) }

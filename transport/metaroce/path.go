@@ -1,0 +1,303 @@
+package metaroce
+
+import (
+	"time"
+
+	"github.com/gocoll/gocoll/transport/metaroce/wire"
+)
+
+// PathState is a path's health as its sender sees it.
+type PathState uint8
+
+const (
+	// PathGood carries data normally.
+	PathGood PathState = iota
+	// PathSkip saw congestion (ECN-CE or loss) within the last RTT; the
+	// scheduler uses it only when no good path has room.
+	PathSkip
+	// PathSuspect timed out: its packets were moved to other paths and it
+	// carries only probes until one is answered.
+	PathSuspect
+	// PathDead left DeadAfter probes unanswered; it is probed every
+	// ProbeInterval and comes back when a probe is answered.
+	PathDead
+)
+
+func (s PathState) String() string {
+	switch s {
+	case PathGood:
+		return "good"
+	case PathSkip:
+		return "skip"
+	case PathSuspect:
+		return "suspect"
+	case PathDead:
+		return "dead"
+	}
+	return "unknown"
+}
+
+// sentPacket is the sender's record of one DATA packet on a path.
+type sentPacket struct {
+	sentAt   time.Duration
+	msgSeq   uint64
+	offset   uint64
+	length   int32 // payload bytes
+	size     int32 // datagram bytes, counted in the window
+	flags    uint8 // wire.Flag* bits of the piece
+	inflight bool
+}
+
+// ringSize bounds a path's unresolved packets: sequence numbers from the
+// oldest unresolved one to the next one span at most this many, so that
+// every ACK's bitmap covers all of them.
+const ringSize = wire.BitmapBits
+
+// path is one path of a connection: the sending side's sequence space,
+// window and health, and the receiving side's SACK state.
+type path struct {
+	idx   uint8
+	state PathState
+	rtt   rttEstimator
+	win   window
+
+	ring       [ringSize]sentPacket
+	base, next uint64 // oldest unresolved and next sequence number
+	inflight   int    // datagram bytes of in-flight packets
+	largest    uint64 // highest sequence number acknowledged
+	hasLargest bool
+	lossAt     time.Duration // when an early-acked hole turns into a loss; 0: none
+	rtoAt      time.Duration // when the in-flight packets time out; 0: none
+	skipUntil  time.Duration
+	ceSeen     uint32 // the receiver's CE count at the last ACK
+
+	// Probing while suspect or dead.
+	probes     int           // unanswered probes
+	probeAt    time.Duration // next probe; 0: none
+	probeNonce uint64
+
+	recv recvPath
+	st   PathStats
+}
+
+func newPath(idx int, cfg *Config, mss int) *path {
+	return &path{
+		idx: uint8(idx),
+		rtt: newRTT(cfg.InitialRTT),
+		win: newWindow(mss, cfg.InitialWindow, ringSize),
+	}
+}
+
+// usable reports whether data may be scheduled on the path.
+func (p *path) usable() bool { return p.state == PathGood || p.state == PathSkip }
+
+// room returns how many more datagram bytes the window allows, or -1 if the
+// path cannot take a packet now.
+func (p *path) room() int {
+	if !p.usable() || p.next-p.base >= ringSize {
+		return -1
+	}
+	return p.win.cwnd - p.inflight
+}
+
+// onSent records a DATA packet sent with sequence number seq = p.next.
+func (p *path) onSent(rec sentPacket, now, rto time.Duration) uint64 {
+	seq := p.next
+	rec.inflight = true
+	p.ring[seq%ringSize] = rec
+	p.next++
+	p.inflight += int(rec.size)
+	if p.rtoAt == 0 {
+		p.rtoAt = now + rto
+	}
+	p.st.PacketsSent++
+	p.st.BytesSent += int64(rec.length)
+	if rec.flags&wire.FlagRetransmit != 0 {
+		p.st.Retransmits++
+	}
+	return seq
+}
+
+// packetSink receives the outcome of a path's packets.
+type packetSink interface {
+	packetAcked(rec *sentPacket)
+	packetLost(rec *sentPacket)
+}
+
+// resolve takes seq out of flight as acknowledged or lost and moves base
+// past resolved packets.
+func (p *path) resolve(seq uint64, acked bool, sink packetSink) {
+	rec := &p.ring[seq%ringSize]
+	rec.inflight = false
+	p.inflight -= int(rec.size)
+	if acked {
+		p.st.PacketsAcked++
+		sink.packetAcked(rec)
+	} else {
+		p.st.PacketsLost++
+		sink.packetLost(rec)
+	}
+	for p.base < p.next && !p.ring[p.base%ringSize].inflight {
+		p.base++
+	}
+}
+
+// onBlock processes an ACK block for this path: it takes acknowledged
+// packets out of flight, samples the RTT, reacts to new CE marks and rising
+// delay, and detects losses.
+func (p *path) onBlock(blk *wire.AckBlock, now time.Duration, cfg *Config, sink packetSink) {
+	newly := 0
+	var newestSent time.Duration = -1
+	for seq := p.base; seq < p.next; seq++ {
+		rec := &p.ring[seq%ringSize]
+		if !rec.inflight || !blk.Has(seq) {
+			continue
+		}
+		newly += int(rec.size)
+		newestSent = max(newestSent, rec.sentAt)
+		if !p.hasLargest || seq > p.largest {
+			p.largest, p.hasLargest = seq, true
+		}
+		p.resolve(seq, true, sink)
+	}
+	if newly == 0 {
+		return
+	}
+	p.heardFrom()
+	if s := now - blk.Echo - blk.Delay; blk.Echo > 0 && blk.Echo <= now {
+		p.rtt.sample(s)
+	}
+	p.congestion(blk, newestSent, now, cfg)
+	p.win.onAck(newly)
+	p.st.BytesAcked += int64(newly)
+	p.detectLoss(now, cfg, sink)
+	p.rtoAt = 0
+	if p.inflight > 0 {
+		p.rtoAt = now + p.rtt.rto(cfg.MinRTO, cfg.MaxRTO)
+	}
+}
+
+// congestion applies the ECN and delay signals carried by an ACK.
+func (p *path) congestion(blk *wire.AckBlock, sentAt, now time.Duration, cfg *Config) {
+	if ce := blk.CE - p.ceSeen; ce != 0 && ce < 1<<31 {
+		p.ceSeen = blk.CE
+		p.st.ECNEchoed += int64(ce)
+		if p.win.onSignal(signalECN, sentAt, now) {
+			p.skipUntil = now + p.rtt.srtt
+		}
+	}
+	if p.rtt.has && p.rtt.latest > p.rtt.min+p.delayTarget(cfg) {
+		p.win.onSignal(signalDelay, sentAt, now)
+	}
+}
+
+func (p *path) delayTarget(cfg *Config) time.Duration {
+	return max(cfg.DelayTarget, p.rtt.min/2)
+}
+
+// queueing reports whether the path shows a standing queue, which makes a
+// loss look like congestion rather than corruption or random drop.
+func (p *path) queueing(cfg *Config) bool {
+	return p.rtt.has && p.rtt.srtt > p.rtt.min+p.delayTarget(cfg)/2
+}
+
+// reorderThreshold is how many later packets on the same path must be
+// acknowledged before a hole is a loss without waiting.
+const reorderThreshold = 3
+
+// detectLoss declares lost every in-flight packet older than the largest
+// acknowledged one by reorderThreshold, or sent more than 9/8 RTT before
+// now; for the rest it arms the loss timer.
+func (p *path) detectLoss(now time.Duration, cfg *Config, sink packetSink) {
+	p.lossAt = 0
+	if !p.hasLargest {
+		return
+	}
+	delay := max(p.rtt.srtt, p.rtt.latest) * 9 / 8
+	for seq := p.base; seq < p.next && seq < p.largest; seq++ {
+		rec := &p.ring[seq%ringSize]
+		if !rec.inflight {
+			continue
+		}
+		if p.largest-seq >= reorderThreshold || now-rec.sentAt >= delay {
+			if p.queueing(cfg) && p.win.onSignal(signalLoss, rec.sentAt, now) {
+				p.skipUntil = now + p.rtt.srtt
+			}
+			p.resolve(seq, false, sink)
+			continue
+		}
+		if t := rec.sentAt + delay; p.lossAt == 0 || t < p.lossAt {
+			p.lossAt = t
+		}
+	}
+}
+
+// loseAll declares every in-flight packet lost, as after a timeout.
+func (p *path) loseAll(sink packetSink) {
+	for seq := p.base; seq < p.next; seq++ {
+		if p.ring[seq%ringSize].inflight {
+			p.resolve(seq, false, sink)
+		}
+	}
+	p.lossAt, p.rtoAt = 0, 0
+}
+
+// heardFrom brings a suspect, dead or skipped path back on any sign of life
+// in the forward direction.
+func (p *path) heardFrom() {
+	if p.state == PathDead {
+		p.win.reset(1)
+	}
+	if p.state == PathSuspect || p.state == PathDead {
+		p.state = PathGood
+		p.probes, p.probeAt = 0, 0
+	}
+}
+
+// refreshState turns skip back into good when its time is up.
+func (p *path) refreshState(now time.Duration) {
+	switch {
+	case p.state == PathGood && now < p.skipUntil:
+		p.state = PathSkip
+	case p.state == PathSkip && now >= p.skipUntil:
+		p.state = PathGood
+	}
+}
+
+// onTimer handles the path's loss, retransmission and probe timers due at
+// now. It reports whether a probe should be sent.
+func (p *path) onTimer(now time.Duration, cfg *Config, sink packetSink) (probe bool) {
+	if p.lossAt != 0 && now >= p.lossAt {
+		p.detectLoss(now, cfg, sink)
+	}
+	if p.rtoAt != 0 && now >= p.rtoAt {
+		p.st.Timeouts++
+		p.loseAll(sink)
+		p.win.onSignal(signalLoss, now, now)
+		p.state, p.probes, p.probeAt = PathSuspect, 0, now
+	}
+	if p.probeAt == 0 || now < p.probeAt {
+		return false
+	}
+	if p.probes >= cfg.DeadAfter && p.state == PathSuspect {
+		p.state = PathDead
+	}
+	p.probes++
+	if p.state == PathDead {
+		p.probeAt = now + cfg.ProbeInterval
+	} else {
+		p.probeAt = now + p.rtt.rto(cfg.MinRTO, cfg.MaxRTO)
+	}
+	return true
+}
+
+// nextTimer returns the earliest of the path's timers, or 0.
+func (p *path) nextTimer() time.Duration {
+	t := time.Duration(0)
+	for _, c := range []time.Duration{p.lossAt, p.rtoAt, p.probeAt} {
+		if c != 0 && (t == 0 || c < t) {
+			t = c
+		}
+	}
+	return t
+}

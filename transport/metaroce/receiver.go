@@ -1,0 +1,354 @@
+package metaroce
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/gocoll/gocoll/transport/metaroce/wire"
+)
+
+// inMsg is a message being received.
+type inMsg struct {
+	key     msgKey
+	seq     uint64
+	total   uint64
+	buf     []byte   // the posted buffer, once matched
+	matched bool     // a receive was posted for it
+	discard bool     // its bytes are dropped (truncated or cancelled)
+	got     []uint64 // bitmap of pieces received, once matched
+	gotN    uint64
+	held    map[uint64][]byte // pieces received before the match, by index
+	heldN   uint64            // bytes in held
+
+	counted  uint64 // unconfirmed bytes received (each piece once)
+	released uint64 // of those, bytes given back as credit
+	owed     bool   // a grant is owed to the sender
+	grantAt  time.Duration
+	sameKey  *inMsg // next unexpected message with the same key
+}
+
+func (m *inMsg) pieces(chunk uint64) uint64 { return max(1, (m.total+chunk-1)/chunk) }
+
+// receiver is the receiving half of a connection's message layer: posted
+// receives, unexpected messages, placement, credit and grants.
+type receiver struct {
+	chunk      uint64
+	budget     uint64
+	maxRecvs   int
+	window     uint64
+	posted     map[msgKey][]byte // receives not yet matched
+	active     map[uint64]*inMsg // by MsgSeq
+	matched    map[msgKey]*inMsg // matched and unfinished, for cancel
+	unexpected map[msgKey]*inMsg // first of a chain of unmatched messages
+
+	finBase uint64   // lowest MsgSeq not finished
+	fin     []uint64 // finished bits for MsgSeq finBase.., indexed MsgSeq mod window
+
+	held     uint64   // unexpected bytes held
+	released uint64   // unconfirmed bytes given back as credit, ever
+	grants   []uint64 // MsgSeqs that may be owed a grant
+
+	discarded int64
+	done      func(m *inMsg, n int, err error)
+}
+
+func newReceiver(chunk int, budget uint64, maxRecvs, window int, done func(*inMsg, int, error)) receiver {
+	return receiver{
+		chunk: uint64(chunk), budget: budget, maxRecvs: maxRecvs, window: uint64(window), done: done,
+		posted: make(map[msgKey][]byte), active: make(map[uint64]*inMsg),
+		matched: make(map[msgKey]*inMsg), unexpected: make(map[msgKey]*inMsg),
+		fin: make([]uint64, (window+63)/64),
+	}
+}
+
+// credit is the total of unconfirmed bytes the sender may have sent.
+func (r *receiver) credit() uint64 { return r.budget + r.released }
+
+func (r *receiver) finished(seq uint64) bool {
+	if seq < r.finBase {
+		return true
+	}
+	i := seq % r.window
+	return r.fin[i/64]&(1<<(i%64)) != 0
+}
+
+// piece handles one DATA packet. It returns false if the packet must not be
+// acknowledged: beyond the message window or budget, or inconsistent with
+// what is known of its message.
+func (r *receiver) piece(d *wire.Data, now time.Duration) bool {
+	s := d.MsgSeq
+	if r.finished(s) {
+		return true // a late copy of a finished message
+	}
+	if s >= r.finBase+r.window {
+		r.discarded++
+		return false
+	}
+	m := r.active[s]
+	if m == nil {
+		m = r.open(d)
+	}
+	if d.Total != m.total {
+		r.discarded++
+		return false
+	}
+	switch {
+	case d.Flags&wire.FlagAbort != 0:
+		r.abort(m, d.Offset)
+		return true
+	case d.Flags&wire.FlagAnnounce != 0:
+		if m.matched {
+			r.owe(m)
+		}
+		return true
+	}
+	return r.data(m, d)
+}
+
+// data places or holds one piece of payload.
+func (r *receiver) data(m *inMsg, d *wire.Data) bool {
+	n := uint64(len(d.Payload))
+	if d.Offset%r.chunk != 0 || n != min(r.chunk, m.total-d.Offset) {
+		r.discarded++
+		return false
+	}
+	idx := d.Offset / r.chunk
+	unconf := d.Flags&wire.FlagUnconfirmed != 0
+	if !m.matched {
+		if _, dup := m.held[idx]; dup {
+			return true
+		}
+		if !unconf || r.held+n > r.budget {
+			r.discarded++
+			return false
+		}
+		if m.held == nil {
+			m.held = make(map[uint64][]byte)
+		}
+		m.held[idx] = append([]byte(nil), d.Payload...)
+		m.heldN += n
+		r.held += n
+		m.counted += n
+		return true
+	}
+	if m.got[idx/64]&(1<<(idx%64)) != 0 {
+		return true
+	}
+	m.got[idx/64] |= 1 << (idx % 64)
+	m.gotN++
+	if !m.discard {
+		copy(m.buf[d.Offset:], d.Payload)
+	}
+	if unconf {
+		m.counted += n
+		r.release(m, n)
+		r.owe(m)
+	} else {
+		m.owed = false
+	}
+	r.maybeComplete(m)
+	return true
+}
+
+// open starts the record of a message seen for the first time, matching it
+// to a posted receive if there is one.
+func (r *receiver) open(d *wire.Data) *inMsg {
+	m := &inMsg{key: msgKey{d.Stream, d.Msg}, seq: d.MsgSeq, total: d.Total}
+	r.active[m.seq] = m
+	if buf, ok := r.posted[m.key]; ok {
+		delete(r.posted, m.key)
+		r.match(m, buf)
+		return m
+	}
+	if head := r.unexpected[m.key]; head != nil {
+		for head.sameKey != nil {
+			head = head.sameKey
+		}
+		head.sameKey = m
+	} else {
+		r.unexpected[m.key] = m
+	}
+	return m
+}
+
+// match binds m to a posted buffer, moving any held pieces into it.
+func (r *receiver) match(m *inMsg, buf []byte) {
+	m.matched = true
+	r.matched[m.key] = m
+	if m.total > uint64(len(buf)) {
+		m.discard = true
+		r.done(m, 0, ErrTruncated)
+	} else {
+		m.buf = buf[:m.total]
+	}
+	m.got = make([]uint64, (m.pieces(r.chunk)+63)/64)
+	for idx, p := range m.held {
+		m.got[idx/64] |= 1 << (idx % 64)
+		m.gotN++
+		if !m.discard {
+			copy(m.buf[idx*r.chunk:], p)
+		}
+	}
+	r.held -= m.heldN
+	r.release(m, m.heldN)
+	m.held, m.heldN = nil, 0
+	r.owe(m)
+	r.maybeComplete(m)
+}
+
+func (r *receiver) release(m *inMsg, n uint64) {
+	m.released += n
+	r.released += n
+}
+
+func (r *receiver) owe(m *inMsg) {
+	if !m.owed {
+		m.owed = true
+		r.grants = append(r.grants, m.seq)
+	}
+}
+
+func (r *receiver) maybeComplete(m *inMsg) {
+	if m.gotN < m.pieces(r.chunk) {
+		return
+	}
+	if !m.discard {
+		r.done(m, int(m.total), nil)
+	}
+	r.finish(m)
+}
+
+// abort ends a message its sender cancelled; unconfSent is the unconfirmed
+// bytes the sender counted for it, all of which become credit again.
+func (r *receiver) abort(m *inMsg, unconfSent uint64) {
+	if m.matched && !m.discard {
+		r.done(m, 0, ErrRemoteCancelled)
+	}
+	r.held -= m.heldN
+	if unconfSent > m.released {
+		r.release(m, unconfSent-m.released)
+	}
+	r.finish(m)
+}
+
+// finish forgets m and marks its MsgSeq finished.
+func (r *receiver) finish(m *inMsg) {
+	delete(r.active, m.seq)
+	if r.matched[m.key] == m {
+		delete(r.matched, m.key)
+	}
+	if !m.matched {
+		r.unlinkUnexpected(m)
+	}
+	m.owed, m.held, m.heldN = false, nil, 0
+	i := m.seq % r.window
+	r.fin[i/64] |= 1 << (i % 64)
+	for {
+		j := r.finBase % r.window
+		if r.fin[j/64]&(1<<(j%64)) == 0 {
+			break
+		}
+		r.fin[j/64] &^= 1 << (j % 64)
+		r.finBase++
+	}
+}
+
+func (r *receiver) unlinkUnexpected(m *inMsg) {
+	head := r.unexpected[m.key]
+	if head == m {
+		if m.sameKey != nil {
+			r.unexpected[m.key] = m.sameKey
+		} else {
+			delete(r.unexpected, m.key)
+		}
+		return
+	}
+	for p := head; p != nil; p = p.sameKey {
+		if p.sameKey == m {
+			p.sameKey = m.sameKey
+			return
+		}
+	}
+}
+
+// post posts a receive, matching an unexpected message if one waits.
+func (r *receiver) post(k msgKey, buf []byte) error {
+	if _, dup := r.posted[k]; dup || r.matched[k] != nil {
+		return ErrDuplicate
+	}
+	if m := r.unexpected[k]; m != nil {
+		r.unlinkUnexpected(m)
+		m.sameKey = nil
+		r.match(m, buf)
+		return nil
+	}
+	if len(r.posted) >= r.maxRecvs {
+		return ErrLimit
+	}
+	r.posted[k] = buf
+	return nil
+}
+
+// cancel withdraws a posted receive; a message already matched to it is
+// received on and dropped.
+func (r *receiver) cancel(k msgKey) bool {
+	if _, ok := r.posted[k]; ok {
+		delete(r.posted, k)
+		return true
+	}
+	m := r.matched[k]
+	if m == nil || m.discard {
+		return false
+	}
+	m.discard, m.buf = true, nil
+	delete(r.matched, k)
+	return true
+}
+
+// takeGrants appends to dst the grants owed and not sent within resend,
+// up to max of them, and forgets grants no longer owed.
+func (r *receiver) takeGrants(dst []uint64, now, resend time.Duration, limit int) []uint64 {
+	keep := r.grants[:0]
+	for _, seq := range r.grants {
+		m := r.active[seq]
+		if m == nil || !m.owed {
+			continue
+		}
+		keep = append(keep, seq)
+		if len(dst) < limit && (m.grantAt == 0 || now-m.grantAt >= resend) {
+			m.grantAt = now
+			dst = append(dst, seq)
+		}
+	}
+	r.grants = keep
+	return dst
+}
+
+// fail ends every posted and matched receive with err.
+func (r *receiver) fail(err error) {
+	keys := make([]msgKey, 0, len(r.posted))
+	for k := range r.posted {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b msgKey) int {
+		return cmp.Or(cmp.Compare(a.stream, b.stream), cmp.Compare(a.msg, b.msg))
+	})
+	for _, k := range keys {
+		r.done(&inMsg{key: k}, 0, err)
+	}
+	ms := make([]*inMsg, 0, len(r.matched))
+	for _, m := range r.matched {
+		if !m.discard {
+			ms = append(ms, m)
+		}
+	}
+	slices.SortFunc(ms, func(a, b *inMsg) int { return cmp.Compare(a.seq, b.seq) })
+	for _, m := range ms {
+		r.done(m, 0, err)
+	}
+	clear(r.posted)
+	clear(r.matched)
+	clear(r.active)
+	clear(r.unexpected)
+}

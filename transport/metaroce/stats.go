@@ -1,0 +1,75 @@
+package metaroce
+
+import "time"
+
+// PathStats are the counters and congestion state of one path of a
+// connection.
+type PathStats struct {
+	State        PathState
+	SRTT, RTTVar time.Duration // smoothed RTT and its mean deviation
+	MinRTT       time.Duration // lowest RTT sampled
+	Cwnd         int           // congestion window in bytes
+	Inflight     int           // datagram bytes in flight
+
+	PacketsSent  int64 // DATA packets sent, retransmissions included
+	BytesSent    int64 // payload bytes sent, retransmissions included
+	Retransmits  int64 // DATA packets that were resends
+	PacketsAcked int64
+	PacketsLost  int64 // packets declared lost (by SACK gap or timeout)
+	BytesAcked   int64 // datagram bytes acknowledged
+	Timeouts     int64 // retransmission timeouts
+	ECNEchoed    int64 // CE marks the peer reported for our packets
+	CutsECN      int64 // window cuts for CE marks
+	CutsLoss     int64 // window cuts for loss
+	CutsDelay    int64 // window cuts for RTT above target
+
+	PacketsRecv int64 // DATA packets received new on this path
+	DupsRecv    int64 // DATA packets received again
+	ECNRecv     int64 // CE-marked packets received (mod 2^32)
+}
+
+// ConnStats are the counters of one connection.
+type ConnStats struct {
+	Peer        uint64 // the peer's node id
+	Established bool
+	Paths       int // paths in use
+
+	MsgsSent, MsgsRecv   int64 // messages completed
+	BytesSent, BytesRecv int64 // message bytes completed
+	PendingSends         int   // messages queued or in flight
+	PostedRecvs          int   // receives posted and not yet matched
+	UnexpectedBytes      int64 // bytes held for receives not yet posted
+
+	// PeerRate is the target rate the peer last gave us (bytes/s, 0: none);
+	// Share the rate this side gives the peer.
+	PeerRate, Share int64
+	// Credit is the unconfirmed bytes we may still send to the peer.
+	Credit int64
+	// RetransmitQueue is the pieces waiting to be resent.
+	RetransmitQueue int
+	// Discarded counts DATA dropped by the message layer: beyond the message
+	// window, malformed pieces, or beyond the unexpected budget.
+	Discarded int64
+}
+
+// EndpointStats counts what an Endpoint dropped, by reason.
+type EndpointStats struct {
+	DropShort       int64 // shorter than a header, or a truncated field
+	DropVersion     int64 // unknown version byte
+	DropChecksum    int64 // CRC32C mismatch
+	DropMalformed   int64 // bad type, flags or field values
+	DropUnknownConn int64 // connection id not ours (or closed)
+	DropBadPath     int64 // path index beyond the connection's paths
+	DropTooLarge    int64 // larger than MaxDatagram
+	Conns           int   // open connections
+	ActiveSenders   int   // connections counted in the rate share
+}
+
+func (p *path) stats() PathStats {
+	s := p.st
+	s.State, s.SRTT, s.RTTVar, s.MinRTT = p.state, p.rtt.srtt, p.rtt.rttvar, p.rtt.min
+	s.Cwnd, s.Inflight = p.win.cwnd, p.inflight
+	s.CutsECN, s.CutsLoss, s.CutsDelay = p.win.cuts[signalECN], p.win.cuts[signalLoss], p.win.cuts[signalDelay]
+	s.PacketsRecv, s.DupsRecv, s.ECNRecv = p.recv.received, p.recv.dups, int64(p.recv.ce)
+	return s
+}
