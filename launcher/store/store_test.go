@@ -21,6 +21,8 @@ type fixture struct {
 	shutdown func()
 	// pending returns the number of waits blocked in the shared store.
 	pending func() int
+	// keys returns the number of keys in the shared store.
+	keys func() int
 }
 
 // backend makes fixtures; every test in this file runs on each backend.
@@ -39,6 +41,7 @@ func openMem(t *testing.T, lim Limits) fixture {
 		handle:   func() Store { return m },
 		shutdown: func() { _ = m.Close() },
 		pending:  m.t.pendingWaits,
+		keys:     m.t.keyCount,
 	}
 }
 

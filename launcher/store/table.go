@@ -194,3 +194,10 @@ func (t *table) pendingWaits() int {
 	defer t.mu.Unlock()
 	return t.pending
 }
+
+// keyCount returns the number of keys stored.
+func (t *table) keyCount() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.data)
+}

@@ -39,5 +39,6 @@ func openTCP(t *testing.T, lim Limits) fixture {
 		handle:   func() Store { return dial(t, srv) },
 		shutdown: func() { _ = srv.Close() },
 		pending:  srv.tab.pendingWaits,
+		keys:     srv.tab.keyCount,
 	}
 }
