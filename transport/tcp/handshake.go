@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Handshake. The dialing rank sends a hello; the accepting rank checks it
@@ -111,7 +112,7 @@ func appendReply(b []byte, h hello, refusal error) []byte {
 	if refusal == nil {
 		return append(b, statusAccepted, 0)
 	}
-	reason := refusal.Error()
+	reason := strings.TrimPrefix(refusal.Error(), ErrRefused.Error()+": ")
 	if len(reason) > 255 {
 		reason = reason[:255]
 	}
@@ -141,5 +142,5 @@ func readReply(r io.Reader) (hello, error) {
 	if status != statusRefused {
 		return hello{}, fmt.Errorf("%w: bad handshake status %d", ErrRefused, status)
 	}
-	return hello{}, fmt.Errorf("%w by rank %d: %s", ErrRefused, h.from, reason)
+	return hello{}, fmt.Errorf("%w: rank %d says: %s", ErrRefused, h.from, reason)
 }

@@ -194,11 +194,7 @@ func (m *mesher) acceptHandshake(ctx context.Context, nc net.Conn) (link, error)
 	_ = nc.SetDeadline(time.Now().Add(m.cfg.DialTimeout))
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Now()) })
 	defer stop()
-	b := make([]byte, helloLen)
-	if _, err := io.ReadFull(nc, b); err != nil {
-		return link{}, fmt.Errorf("%w: reading hello from %s: %v", ErrRefused, nc.RemoteAddr(), err)
-	}
-	got, err := parseHello(b)
+	got, err := readHello(nc)
 	if err == nil {
 		want := m.hello(int(got.from), int(got.connIndex))
 		want.from, want.to = got.from, uint32(m.cfg.Rank)
@@ -219,6 +215,21 @@ func (m *mesher) acceptHandshake(ctx context.Context, nc net.Conn) (link, error)
 	}
 	_ = nc.SetDeadline(time.Time{})
 	return link{peer: int(got.from), index: int(got.connIndex), nc: nc, credit: int64(got.credit)}, nil
+}
+
+// readHello reads a hello, checking the magic before reading the rest so
+// that a stranger who sent fewer bytes is refused at once.
+func readHello(r io.Reader) (hello, error) {
+	b := make([]byte, helloLen)
+	if _, err := io.ReadFull(r, b[:len(helloMagic)]); err != nil {
+		return hello{}, fmt.Errorf("%w: reading hello: %v", ErrRefused, err)
+	}
+	if string(b[:len(helloMagic)]) == helloMagic {
+		if _, err := io.ReadFull(r, b[len(helloMagic):]); err != nil {
+			return hello{}, fmt.Errorf("%w: reading hello: %v", ErrRefused, err)
+		}
+	}
+	return parseHello(b)
 }
 
 // tune sets the socket options of a new connection.
