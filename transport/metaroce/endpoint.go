@@ -382,6 +382,7 @@ func (e *Endpoint) ConnStats(id ConnID, paths []PathStats) (ConnStats, []PathSta
 	s.PendingSends, s.PostedRecvs = len(c.snd.msgs), len(c.rcv.posted)
 	s.UnexpectedBytes = int64(c.rcv.held)
 	s.PeerRate, s.Discarded = int64(c.peerRate), c.rcv.discarded
+	s.BytesArrived = c.rcv.placed
 	s.Credit = int64(c.snd.creditLimit - c.snd.creditUsed)
 	s.RetransmitQueue = len(c.snd.rtx) - c.snd.rtxHead
 	for _, p := range c.paths {

@@ -50,6 +50,7 @@ type receiver struct {
 	grants   []uint64 // MsgSeqs that may be owed a grant
 
 	discarded int64
+	placed    int64 // message bytes received for the first time
 	done      func(m *inMsg, n int, err error)
 }
 
@@ -127,6 +128,7 @@ func (r *receiver) data(m *inMsg, d *wire.Data) bool {
 			m.held = make(map[uint64][]byte)
 		}
 		m.held[idx] = append([]byte(nil), d.Payload...)
+		r.placed += int64(n)
 		m.heldN += n
 		r.held += n
 		m.counted += n
@@ -137,6 +139,7 @@ func (r *receiver) data(m *inMsg, d *wire.Data) bool {
 	}
 	m.got[idx/64] |= 1 << (idx % 64)
 	m.gotN++
+	r.placed += int64(n)
 	if !m.discard {
 		copy(m.buf[d.Offset:], d.Payload)
 	}

@@ -36,6 +36,9 @@ type ConnStats struct {
 
 	MsgsSent, MsgsRecv   int64 // messages completed
 	BytesSent, BytesRecv int64 // message bytes completed
+	// BytesArrived counts message bytes received for the first time
+	// (placed, held or discarded), as they arrive.
+	BytesArrived int64
 	PendingSends         int   // messages queued or in flight
 	PostedRecvs          int   // receives posted and not yet matched
 	UnexpectedBytes      int64 // bytes held for receives not yet posted

@@ -1,0 +1,221 @@
+package metaroce_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/gocoll/gocoll/transport/metaroce"
+	"github.com/gocoll/gocoll/transport/metaroce/simfabric"
+	"github.com/stretchr/testify/require"
+)
+
+// sim runs MetaRoCE endpoints over a simfabric network in virtual time.
+// Node i of the fabric runs endpoint i, whose node id is i.
+type sim struct {
+	t     *testing.T
+	seed  int64
+	fab   *simfabric.Fabric
+	eps   []*metaroce.Endpoint
+	route map[routeKey]simfabric.PathID // (from, to, path index) -> fabric path
+	index map[simfabric.PathID]int      // fabric path -> path index
+	log   []timedEvent
+	buf   []byte
+	// onEvent, if set, sees every event as it is polled.
+	onEvent func(node int, at time.Duration, ev metaroce.Event)
+}
+
+type routeKey struct{ from, to, idx int }
+
+type timedEvent struct {
+	at   time.Duration
+	node int
+	ev   metaroce.Event
+}
+
+// newSim makes a fabric with n nodes, each running an endpoint with cfg.
+// Any later failure of the test prints the seed.
+func newSim(t *testing.T, seed int64, n int, cfg metaroce.Config) *sim {
+	t.Helper()
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("simulation seed: %d", seed)
+		}
+	})
+	fab, err := simfabric.New(simfabric.Config{Seed: seed})
+	require.NoError(t, err)
+	s := &sim{t: t, seed: seed, fab: fab, route: map[routeKey]simfabric.PathID{},
+		index: map[simfabric.PathID]int{}, buf: make([]byte, 65536)}
+	for i := range n {
+		_, err := fab.AddNode()
+		require.NoError(t, err)
+		c := cfg
+		c.NodeID, c.IDSeed = uint64(i), uint64(seed)*1000+uint64(i)
+		ep, err := metaroce.NewEndpoint(c)
+		require.NoError(t, err)
+		s.eps = append(s.eps, ep)
+	}
+	return s
+}
+
+// link adds a link and returns its id.
+func (s *sim) link(cfg simfabric.LinkConfig) simfabric.LinkID {
+	id, err := s.fab.AddLink(cfg)
+	require.NoError(s.t, err)
+	return id
+}
+
+// path registers a route for path index idx from one node to another.
+func (s *sim) path(from, to, idx int, links ...simfabric.LinkID) {
+	p, err := s.fab.AddPath(simfabric.NodeID(from), simfabric.NodeID(to), links...)
+	require.NoError(s.t, err)
+	s.route[routeKey{from, to, idx}] = p
+	s.index[p] = idx
+}
+
+// pair gives nodes a and b one path per config, each over its own link in
+// each direction; the reverse links copy the forward ones without faults.
+// It returns the forward links.
+func (s *sim) pair(a, b int, fwd ...simfabric.LinkConfig) []simfabric.LinkID {
+	var links []simfabric.LinkID
+	for i, cfg := range fwd {
+		l := s.link(cfg)
+		rev := simfabric.LinkConfig{Rate: cfg.Rate, Delay: cfg.Delay, QueueBytes: cfg.QueueBytes}
+		s.path(a, b, i, l)
+		s.path(b, a, i, s.link(rev))
+		links = append(links, l)
+	}
+	return links
+}
+
+func (s *sim) flush(node int) {
+	ep := s.eps[node]
+	now := s.fab.Now()
+	for {
+		tx, ok := ep.PollTransmit(now, s.buf)
+		if !ok {
+			break
+		}
+		p, ok := s.route[routeKey{node, int(tx.Peer), tx.Path}]
+		require.True(s.t, ok, "no route %d->%d path %d", node, tx.Peer, tx.Path)
+		require.NoError(s.t, s.fab.Send(p, s.buf[:tx.N]))
+	}
+	for {
+		ev, ok := ep.PollEvent()
+		if !ok {
+			break
+		}
+		s.log = append(s.log, timedEvent{now, node, ev})
+		if s.onEvent != nil {
+			s.onEvent(node, now, ev)
+		}
+	}
+}
+
+// runUntil advances virtual time until cond holds, failing the test if it
+// does not by the absolute time limit.
+func (s *sim) runUntil(limit time.Duration, cond func() bool) {
+	s.t.Helper()
+	if !s.advance(limit, cond) {
+		s.t.Fatalf("not done by %v (seed %d)", limit, s.seed)
+	}
+}
+
+// runTo advances virtual time to end.
+func (s *sim) runTo(end time.Duration) { s.advance(end, func() bool { return false }) }
+
+func (s *sim) advance(limit time.Duration, cond func() bool) bool {
+	deliver := func(d simfabric.Delivery) {
+		s.eps[d.To].HandleDatagram(d.At, s.index[d.Path], d.CE, d.Data)
+		s.flush(int(d.To))
+	}
+	for i := range s.eps {
+		s.flush(i)
+	}
+	for !cond() {
+		t, ok := s.fab.NextEventTime()
+		for _, ep := range s.eps {
+			if et, eok := ep.NextTimeout(); eok && (!ok || et < t) {
+				t, ok = et, true
+			}
+		}
+		if !ok || t > limit {
+			_ = s.fab.AdvanceTo(max(limit, s.fab.Now()), deliver)
+			return cond()
+		}
+		t = max(t, s.fab.Now())
+		require.NoError(s.t, s.fab.AdvanceTo(t, deliver))
+		for i, ep := range s.eps {
+			if et, eok := ep.NextTimeout(); eok && et <= t {
+				ep.HandleTimeout(t)
+			}
+			s.flush(i)
+		}
+	}
+	return true
+}
+
+// connect opens a connection from a to b and returns both ends' ids.
+func (s *sim) connect(a, b int) (metaroce.ConnID, metaroce.ConnID) {
+	s.t.Helper()
+	ca, err := s.eps[a].Connect(s.fab.Now(), uint64(b))
+	require.NoError(s.t, err)
+	var cb metaroce.ConnID
+	start := len(s.log)
+	s.runUntil(s.fab.Now()+100*time.Millisecond, func() bool {
+		up := false
+		for _, e := range s.log[start:] {
+			if e.node == b && e.ev.Kind == metaroce.EventAccepted && e.ev.Peer == uint64(a) {
+				cb = e.ev.Conn
+			}
+			if e.node == a && e.ev.Kind == metaroce.EventConnected && e.ev.Conn == ca {
+				up = true
+			}
+		}
+		return up && cb != 0
+	})
+	return ca, cb
+}
+
+// find returns the first logged event on node matching kind, stream, msg.
+func (s *sim) find(node int, kind metaroce.EventKind, stream, msg uint64) (timedEvent, bool) {
+	for _, e := range s.log {
+		if e.node == node && e.ev.Kind == kind && e.ev.Stream == stream && e.ev.Msg == msg {
+			return e, true
+		}
+	}
+	return timedEvent{}, false
+}
+
+// count returns how many logged events on node match kind, stream, msg.
+func (s *sim) count(node int, kind metaroce.EventKind, stream, msg uint64) int {
+	n := 0
+	for _, e := range s.log {
+		if e.node == node && e.ev.Kind == kind && e.ev.Stream == stream && e.ev.Msg == msg {
+			n++
+		}
+	}
+	return n
+}
+
+// pathStats returns the path stats of a connection.
+func (s *sim) pathStats(node int, c metaroce.ConnID) (metaroce.ConnStats, []metaroce.PathStats) {
+	cs, ps, ok := s.eps[node].ConnStats(c, nil)
+	require.True(s.t, ok)
+	return cs, ps
+}
+
+func fill(n int, seed byte) []byte {
+	b := make([]byte, n)
+	x := uint32(seed)*2654435761 + 1
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		b[i] = byte(x)
+	}
+	return b
+}
+
+// mbps formats a rate in bytes/s.
+func gbps(bytesPerSec float64) string { return fmt.Sprintf("%.2f Gb/s", bytesPerSec*8/1e9) }
