@@ -17,6 +17,7 @@ func BenchmarkGoodput64MiB(b *testing.B) {
 		{"conns=4", Config{ConnsPerPeer: 4}},
 		{"conns=1/autotune", Config{SocketBufferBytes: -1}},
 		{"conns=4/autotune", Config{ConnsPerPeer: 4, SocketBufferBytes: -1}},
+		{"conns=1/mptcp", Config{MultipathTCP: true}},
 	} {
 		b.Run(cfg.name, func(b *testing.B) { benchGoodput(b, cfg.cfg) })
 	}
