@@ -25,32 +25,26 @@ const (
 func Float16FromFloat32(f float32) Float16 {
 	b := math.Float32bits(f)
 	sign := uint16(b>>16) & 0x8000
-	exp := int(b>>23&0xff) - 127
-	frac := b & (1<<23 - 1)
+	abs := b & 0x7fffffff
 	switch {
-	case exp == 128: // Inf or NaN
-		if frac == 0 {
-			return Float16(sign | 0x7c00)
+	case abs >= 0x47800000: // |f| >= 2^16, Inf or NaN
+		if abs > 0x7f800000 {
+			return Float16(sign | 0x7c00 | fp16Quiet | uint16(abs>>13)&0x3ff)
 		}
-		return Float16(sign | 0x7c00 | fp16Quiet | uint16(frac>>13))
-	case exp > 15:
 		return Float16(sign | 0x7c00)
-	case exp < -25:
-		return Float16(sign) // includes zeros and float32 subnormals
+	case abs < 0x38800000: // |f| < 2^-14: the result is subnormal or zero
+		// 0.5 + |f| lies in [0.5, 1), where float32's spacing is 2^-24,
+		// the float16 subnormal spacing: the FPU's addition rounds |f| to
+		// a multiple k of 2^-24, nearest even, and the low bits hold k
+		// (k = 1024 is the smallest normal, whose pattern is also 1024).
+		v := math.Float32frombits(abs) + 0.5
+		return Float16(sign | uint16(math.Float32bits(v)-0x3f000000))
 	}
-	sig := frac | 1<<23
-	shift := uint(13)
-	if exp < -14 {
-		shift += uint(-14 - exp)
-	}
-	out := roundShift32(sig, shift)
-	if exp >= -14 {
-		out += uint32(exp+14) << 10 // see narrowFloat64
-	}
-	if out >= 0x7c00 {
-		return Float16(sign | 0x7c00)
-	}
-	return Float16(sign | uint16(out))
+	// Normal: rebias the exponent and round away the 13 low bits to
+	// nearest even with one addition (no data-dependent branch); a carry
+	// moves into the exponent, up to Inf for |f| >= 65520.
+	odd := abs >> 13 & 1
+	return Float16(sign | uint16((abs-(127-15)<<23+0xfff+odd)>>13))
 }
 
 // Float16FromFloat64 rounds f to the nearest Float16 in one step (never
@@ -64,18 +58,17 @@ func Float16FromFloat64(f float64) Float16 {
 // sign and payload bit for bit (a signaling NaN stays signaling).
 func (h Float16) Float32() float32 {
 	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1f
-	frac := uint32(h & 0x3ff)
-	switch exp {
-	case 0x1f:
-		return math.Float32frombits(sign | 0x7f800000 | frac<<13)
-	case 0:
-		// frac × 2^-24, exact: frac has at most 10 bits and the
-		// product is a normal float32.
-		v := float32(frac) * (1.0 / (1 << 24))
-		return math.Float32frombits(sign | math.Float32bits(v))
+	bits := uint32(h&0x7fff) << 13 // exponent and significand in float32's places
+	switch bits & 0x0f800000 {
+	case 0x0f800000: // Inf or NaN: exponent all ones
+		bits |= 0x70000000
+	case 0: // zero or subnormal: frac × 2^-24, computed exactly as
+		// (2^-14 + frac × 2^-24) - 2^-14
+		bits = math.Float32bits(math.Float32frombits(bits+(127-14)<<23) - 0x1p-14)
+	default: // normal: rebias the exponent from 15 to 127
+		bits += (127 - 15) << 23
 	}
-	return math.Float32frombits(sign | (exp+127-15)<<23 | frac<<13)
+	return math.Float32frombits(sign | bits)
 }
 
 // Float64 returns h as a float64. The conversion is exact; a NaN keeps its
