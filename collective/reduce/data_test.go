@@ -38,6 +38,10 @@ func randomPair(rng *rand.Rand, t dtype.DataType, n int) (a, b []byte) {
 }
 
 func fillRandom(rng *rand.Rand, b []byte) {
+	for len(b) >= 8 {
+		le.PutUint64(b, rng.Uint64())
+		b = b[8:]
+	}
 	for i := range b {
 		b[i] = byte(rng.Uint32())
 	}

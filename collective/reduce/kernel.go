@@ -68,6 +68,8 @@ func buildPortable() table {
 	tab[dtype.Uint64] = numberKernels[uint64]()
 	tab[dtype.Int8][Sum] = typed(sumBytes)
 	tab[dtype.Uint8][Sum] = typed(sumBytes)
+	tab[dtype.Int8][Min], tab[dtype.Int8][Max] = typed(minSmall[int8]), typed(maxSmall[int8])
+	tab[dtype.Uint8][Min], tab[dtype.Uint8][Max] = typed(minSmall[uint8]), typed(maxSmall[uint8])
 	tab[dtype.BFloat16Type] = bfloat16Kernels()
 	tab[dtype.Float16Type] = float16Kernels()
 	for _, t := range dtype.All() {

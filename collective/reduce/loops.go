@@ -70,3 +70,25 @@ func sumBytes(d, x, y []byte) {
 		d[i] = x[i] + y[i]
 	}
 }
+
+// minSmall and maxSmall are min and max for 8-bit integers without a
+// branch: the compiler turns the builtin into a compare and jump for them,
+// which mispredicts on random data. The difference of two 8-bit values
+// fits an int64, and its sign spread over all bits (d>>63) selects.
+func minSmall[T ~int8 | ~uint8](dst, a, b []T) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		x, y := int64(a[i]), int64(b[i])
+		d := x - y
+		dst[i] = T(y + d&(d>>63))
+	}
+}
+
+func maxSmall[T ~int8 | ~uint8](dst, a, b []T) {
+	a, b = a[:len(dst)], b[:len(dst)]
+	for i := range dst {
+		x, y := int64(a[i]), int64(b[i])
+		d := x - y
+		dst[i] = T(x - d&(d>>63))
+	}
+}
