@@ -61,7 +61,7 @@ func (e *Endpoint) deliverLocked(p *peer, u *unexpected, r *request) {
 		e.releaseLocked(p, u.size)
 	default: // the body is still arriving: the reader delivers it
 		r.expect(u.size)
-		r.begin()
+		mustBegin(r)
 		u.claim = r
 	}
 }
@@ -125,7 +125,7 @@ func (c *conn) onData(h header) error {
 	}
 	if r != nil {
 		r.expect(n)
-		r.begin()
+		mustBegin(r)
 		e.mu.Unlock()
 		if err := c.readBody(r.buf[:n]); err != nil {
 			r.end(0, false)
@@ -257,4 +257,13 @@ func (e *Endpoint) refundCredit(p *peer, n int) {
 	e.mu.Lock()
 	p.credit += int64(n)
 	e.mu.Unlock()
+}
+
+// mustBegin begins I/O on a receive just taken from the posted queue (or
+// just posted) under Endpoint.mu. Such a receive cannot be completing:
+// Cancel unhooks it under the same lock before it fails it.
+func mustBegin(r *request) {
+	if !r.begin() {
+		panic("tcp: a posted receive was already completing")
+	}
 }

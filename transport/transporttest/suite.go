@@ -6,6 +6,20 @@
 // large messages, short and truncated receives, Wait with an ended context,
 // Cancel, Abort, Close, bad ranks and concurrent use.
 //
+// A transport's test looks like this:
+//
+//	func TestConformance(t *testing.T) {
+//		transporttest.Run(t, func(t *testing.T, size int) []transport.Endpoint {
+//			eps := newWorld(size) // the transport's own constructor
+//			t.Cleanup(func() {
+//				for _, ep := range eps {
+//					ep.Close()
+//				}
+//			})
+//			return eps
+//		})
+//	}
+//
 // Every wait in the suite has a deadline ([WaitTimeout]), so a transport that
 // loses a message fails the subtest instead of hanging. Message counts are
 // modest so that a transport over a real network finishes in seconds.
