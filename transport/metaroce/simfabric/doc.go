@@ -24,25 +24,36 @@
 //
 // # Driving a sans-I/O core
 //
-// A typical driver loop interleaves the fabric's next event with the core's
-// next timer:
+// A driver loop interleaves the fabric's next event with the endpoints'
+// next timers, here for MetaRoCE endpoints (one per node):
 //
-//	for {
-//		t, ok := fab.NextEventTime()
-//		if ct, cok := core.NextTimeout(); cok && (!ok || ct < t) {
-//			t, ok = ct, true
+//	deliver := func(d simfabric.Delivery) {
+//		eps[d.To].HandleDatagram(d.At, pathIndex[d.Path], d.CE, d.Data)
+//		flush(d.To) // PollTransmit into fab.Send, PollEvent: allowed here
+//	}
+//	for !done() {
+//		next, ok := fab.NextEventTime()
+//		for _, ep := range eps {
+//			if t, tok := ep.NextTimeout(); tok && (!ok || t < next) {
+//				next, ok = t, true
+//			}
 //		}
-//		if !ok || t > end {
+//		if !ok || next > limit {
 //			break
 //		}
-//		err := fab.AdvanceTo(t, func(d simfabric.Delivery) {
-//			core.HandleDatagram(d.At, d.Path, d.Data)
-//			flush(core) // PollTransmit and fab.Send: allowed inside deliver
-//		})
-//		...
-//		core.HandleTimeout(t)
-//		flush(core)
+//		next = max(next, fab.Now()) // a timer already due runs now
+//		if err := fab.AdvanceTo(next, deliver); err != nil {
+//			return err
+//		}
+//		for n, ep := range eps {
+//			ep.HandleTimeout(next)
+//			flush(n)
+//		}
 //	}
+//
+// PathIDs are numbered across the whole fabric, so a driver keeps its own
+// map between them and the endpoint's per-peer path indexes. Example_metaroce
+// is a complete driver.
 //
 // The deliver callback may call Send, Schedule, Now and Stats; packets it
 // sends enter the fabric at the delivery time and are delivered by the same
