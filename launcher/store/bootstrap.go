@@ -74,7 +74,9 @@ func newGroup(op, name string, rank, size int) (group, error) {
 	return g, nil
 }
 
-func (g group) base() string { return "boot/" + g.op + "/" + strconv.Itoa(len(g.name)) + ":" + g.name + "/" }
+func (g group) base() string {
+	return "boot/" + g.op + "/" + strconv.Itoa(len(g.name)) + ":" + g.name + "/"
+}
 
 // key names part of generation gen.
 func (g group) key(gen int64, part string) string {

@@ -88,6 +88,15 @@ func TestBootstrapSizeOne(t *testing.T) {
 	require.Equal(t, []byte("x"), v)
 }
 
+// expireWhenPending expires ctx once f's store has n blocked waits, so
+// that the ranks present are all waiting when their deadline passes.
+func expireWhenPending(f fixture, n int, ctx *expiringCtx) {
+	go func() {
+		waitFor(func() bool { return f.pending() == n })
+		ctx.expire()
+	}()
+}
+
 func TestBootstrapMissingRank(t *testing.T) {
 	const size, absent = 5, 3
 	eachBackend(t, Limits{}, func(t *testing.T, f fixture) {
@@ -104,30 +113,41 @@ func TestBootstrapMissingRank(t *testing.T) {
 				require.Contains(t, err.Error(), fmt.Sprintf("ranks %v missing", want))
 			}
 		}
+		ctx := newExpiringCtx(t)
+		expireWhenPending(f, size-1, ctx)
 		errs := eachRank(f, size, func(s Store, rank int) error {
 			if rank == absent {
 				return nil
 			}
-			_, err := AllGather(testCtx(t, short), s, rank, size, "ag", []byte("v"))
+			_, err := AllGather(ctx, s, rank, size, "ag", []byte("v"))
 			return err
 		})
 		check(t, errs, "allgather", []int{absent})
+
+		ctx = newExpiringCtx(t)
+		expireWhenPending(f, size-2, ctx)
 		errs = eachRank(f, size, func(s Store, rank int) error {
 			if rank == absent || rank == 1 {
 				return nil
 			}
-			return Barrier(testCtx(t, short), s, rank, size, "b")
+			return Barrier(ctx, s, rank, size, "b")
 		})
 		check(t, errs, "barrier", []int{1, absent})
+
+		ctx = newExpiringCtx(t)
+		expireWhenPending(f, size-1, ctx)
 		errs = eachRank(f, size, func(s Store, rank int) error {
 			if rank == absent {
 				return nil
 			}
-			_, err := Broadcast(testCtx(t, short), s, rank, size, absent, "bc", nil)
+			_, err := Broadcast(ctx, s, rank, size, absent, "bc", nil)
 			return err
 		})
 		check(t, errs, "broadcast", []int{absent}) // absent is the root
-		_, err := Broadcast(testCtx(t, short), f.handle(), 0, size, 0, "bc-root", []byte("v"))
+
+		ctx = newExpiringCtx(t)
+		expireWhenPending(f, 1, ctx)
+		_, err := Broadcast(ctx, f.handle(), 0, size, 0, "bc-root", []byte("v"))
 		var mr *MissingRanksError
 		require.ErrorAs(t, err, &mr)
 		require.Equal(t, []int{1, 2, 3, 4}, mr.Ranks, "root names every rank that did not receive")

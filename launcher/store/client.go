@@ -189,6 +189,9 @@ func (c *Client) readLoop() {
 // returned as an error.
 func (c *Client) call(ctx context.Context, req *request, waitKeys []string) (response, error) {
 	if err := ctx.Err(); err != nil {
+		if waitKeys != nil {
+			return response{}, &MissingKeysError{Keys: waitKeys, Err: err}
+		}
 		return response{}, err
 	}
 	req.id, req.jobKey = c.nextID.Add(1), c.cfg.JobKey
@@ -213,9 +216,9 @@ func (c *Client) call(ctx context.Context, req *request, waitKeys []string) (res
 	}
 	select {
 	case resp := <-ch:
-		return resp, checkStatus(resp, ctx)
+		return resp, checkStatus(ctx, resp)
 	case <-c.done:
-		return c.lastResponse(req.id, ch, ctx)
+		return c.lastResponse(ctx, req.id, ch)
 	case <-ctx.Done():
 	}
 	if waitKeys == nil {
@@ -235,9 +238,9 @@ func (c *Client) cancelWait(ctx context.Context, id uint64, ch chan response, ke
 	if err := c.write(grace, frame); err == nil {
 		select {
 		case resp := <-ch:
-			return resp, checkStatus(resp, ctx)
+			return resp, checkStatus(ctx, resp)
 		case <-c.done:
-			return c.lastResponse(id, ch, ctx)
+			return c.lastResponse(ctx, id, ch)
 		case <-grace.Done():
 		}
 	}
@@ -248,10 +251,10 @@ func (c *Client) cancelWait(ctx context.Context, id uint64, ch chan response, ke
 // lastResponse returns the response to request id if it arrived before the
 // connection ended (the reading goroutine delivers it before it exits), or
 // else why the connection ended.
-func (c *Client) lastResponse(id uint64, ch chan response, ctx context.Context) (response, error) {
+func (c *Client) lastResponse(ctx context.Context, id uint64, ch chan response) (response, error) {
 	select {
 	case resp := <-ch:
-		return resp, checkStatus(resp, ctx)
+		return resp, checkStatus(ctx, resp)
 	default:
 		c.unregister(id)
 		return response{}, c.lostErr()
@@ -261,7 +264,7 @@ func (c *Client) lastResponse(id uint64, ch chan response, ctx context.Context) 
 // checkStatus returns the error a response carries. The keys of a missing
 // response are attributed to ctx's error, or to a deadline if the server's
 // copy of the timeout ran out first.
-func checkStatus(resp response, ctx context.Context) error {
+func checkStatus(ctx context.Context, resp response) error {
 	if resp.status == statusOK {
 		return nil
 	}

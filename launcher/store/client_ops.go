@@ -39,9 +39,6 @@ func (c *Client) CompareAndSet(ctx context.Context, key string, expected, desire
 // Wait implements Store. While it waits, the server holds one of its
 // MaxPendingWaits slots.
 func (c *Client) Wait(ctx context.Context, keys ...string) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	if len(keys) == 0 {
 		return nil
 	}

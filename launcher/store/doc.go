@@ -77,18 +77,20 @@
 //	9   cancel   (none); its id is that of a pending  (no response of its own)
 //	             get or wait, which then ends at once
 //
-// Statuses:
+// Statuses. An ok response carries the op's items; a missing response
+// carries the keys still missing; every other status carries one item, the
+// error message, and maps to the sentinel error shown:
 //
-//	0  ok
-//	1  missing: a get or wait ended first; the items are the keys still missing
-//	2  closed        (ErrClosed)        the items of 2 to 8 are one error message
-//	3  bad job key   (ErrBadJobKey)     and the connection is closed after it
-//	4  limit         (ErrLimit)
-//	5  protocol      (ErrProtocol)      malformed request; for a malformed frame
-//	                                     the connection is closed after it
-//	6  invalid       (ErrInvalid)
-//	7  not counter   (ErrNotCounter)
-//	8  overflow      (ErrOverflow)
+//	status  name         error          connection
+//	0       ok           -              kept
+//	1       missing      -              kept (a get or wait ended first)
+//	2       closed       ErrClosed      kept, but the server is shutting down
+//	3       bad job key  ErrBadJobKey   closed after the response
+//	4       limit        ErrLimit       kept; closed if the frame was too large
+//	5       protocol     ErrProtocol    kept; closed if the frame was malformed
+//	6       invalid      ErrInvalid     kept
+//	7       not counter  ErrNotCounter  kept
+//	8       overflow     ErrOverflow    kept
 //
 // A client first sends hello, so that a wrong job key fails [Dial] at once.
 // When a waiting call's context ends, the client sends cancel and returns the

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -95,6 +96,51 @@ func noEOF(err error) error {
 		return io.ErrUnexpectedEOF
 	}
 	return err
+}
+
+// requestHeadBytes is the size of a request frame up to its job key,
+// length included.
+const requestHeadBytes = frameLenBytes + 1 + 1 + 8 + 4 + 2
+
+// peekRequestHead returns the id and job key of the next request frame in
+// br without consuming anything, so that the server can refuse a frame
+// without the right job key before it buffers the frame's body. It checks
+// the frame's length against maxBytes and against the job key's length.
+// An EOF before the frame starts is returned as io.EOF.
+func peekRequestHead(br *bufio.Reader, maxBytes int) (id uint64, jobKey []byte, err error) {
+	lenBytes, err := br.Peek(frameLenBytes)
+	if err != nil {
+		if len(lenBytes) > 0 {
+			err = noEOF(err)
+		}
+		return 0, nil, err
+	}
+	n := binary.BigEndian.Uint32(lenBytes)
+	if uint64(n) > uint64(maxBytes) {
+		return 0, nil, fmt.Errorf("%w: frame of %d bytes exceeds MaxFrameBytes %d", ErrLimit, n, maxBytes)
+	}
+	if n < minRequestBytes {
+		return 0, nil, fmt.Errorf("%w: request frame of %d bytes is shorter than its header", ErrProtocol, n)
+	}
+	head, err := br.Peek(requestHeadBytes) // within the frame, since n >= minRequestBytes
+	if err != nil {
+		return 0, nil, noEOF(err)
+	}
+	keyLen := int(binary.BigEndian.Uint16(head[requestHeadBytes-2:]))
+	switch {
+	case head[frameLenBytes] != protocolVersion:
+		return 0, nil, fmt.Errorf("%w: unsupported version %d", ErrProtocol, head[frameLenBytes])
+	case keyLen > maxJobKeyBytes:
+		return 0, nil, fmt.Errorf("%w: job key of %d bytes exceeds %d", ErrProtocol, keyLen, maxJobKeyBytes)
+	case int(n) < minRequestBytes+keyLen:
+		return 0, nil, fmt.Errorf("%w: request frame of %d bytes cannot hold its %d-byte job key", ErrProtocol, n, keyLen)
+	}
+	id = binary.BigEndian.Uint64(head[frameLenBytes+2:])
+	full, err := br.Peek(requestHeadBytes + keyLen)
+	if err != nil {
+		return 0, nil, noEOF(err)
+	}
+	return id, full[requestHeadBytes:], nil
 }
 
 // appendRequest appends r as a whole frame, length included. It fails if r

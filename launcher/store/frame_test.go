@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"net"
@@ -154,9 +155,9 @@ func FuzzParseResponse(f *testing.F) {
 	})
 }
 
-// FuzzServerConn runs arbitrary request frames through a server
-// connection's dispatch, against a store with small limits: any input must
-// be answered or refused, never panic or leave a goroutine behind.
+// FuzzServerConn runs arbitrary bytes through a server connection's
+// reading (job key check first) and dispatch, against a store with small
+// limits: any input must be answered or refused, never panic or hang.
 func FuzzServerConn(f *testing.F) {
 	for _, r := range seedRequests() {
 		frame, err := appendRequest(nil, r)
@@ -171,16 +172,13 @@ func FuzzServerConn(f *testing.F) {
 		near, far := net.Pipe()
 		go func() { _, _ = io.Copy(io.Discard, far) }()
 		c := newServerConn(srv, near)
-		br := bytes.NewReader(data)
+		br := bufio.NewReader(bytes.NewReader(data))
 		for {
-			body, err := readFrame(br, 1<<16)
+			req, err := c.readRequest(br)
 			if err != nil {
-				break
+				break // the server answers and closes the connection
 			}
-			req, err := parseRequest(body)
-			if err != nil || !srv.authorized(req.jobKey) {
-				continue
-			}
+			require.True(t, srv.authorized(req.jobKey))
 			c.handle(&req)
 		}
 		c.cancel()

@@ -39,8 +39,8 @@ func (m *MemStore) Set(ctx context.Context, key string, value []byte) error {
 
 // Get implements Store.
 func (m *MemStore) Get(ctx context.Context, key string) ([]byte, error) {
-	if err := enter(ctx); err != nil {
-		return nil, err
+	if err := ctx.Err(); err != nil {
+		return nil, &MissingKeysError{Keys: []string{key}, Err: err}
 	}
 	w, err := m.t.await(ctx, []string{key})
 	if err != nil {
@@ -75,11 +75,11 @@ func (m *MemStore) CompareAndSet(ctx context.Context, key string, expected, desi
 
 // Wait implements Store.
 func (m *MemStore) Wait(ctx context.Context, keys ...string) error {
-	if err := enter(ctx); err != nil {
-		return err
-	}
 	if len(keys) == 0 {
 		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return &MissingKeysError{Keys: append([]string(nil), keys...), Err: err}
 	}
 	_, err := m.t.await(ctx, append([]string(nil), keys...))
 	return err

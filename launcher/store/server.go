@@ -74,7 +74,7 @@ type Server struct {
 	tab        *table
 	ln         net.Listener
 	jobKeyHash [sha256.Size]byte
-	stopAfter  func() bool // stops the context.AfterFunc that closes s
+	stopAfter  func() bool // stops the context.AfterFunc that closes s; guarded by mu
 
 	wg        sync.WaitGroup // the accept loop and connection goroutines
 	mu        sync.Mutex
@@ -118,7 +118,10 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config) (*Server, error) {
 		conns:      make(map[*serverConn]struct{}),
 	}
 	s.wg.Go(s.acceptLoop)
-	s.stopAfter = context.AfterFunc(ctx, func() { _ = s.Close() })
+	stop := context.AfterFunc(ctx, func() { _ = s.Close() })
+	s.mu.Lock()
+	s.stopAfter = stop // nil in Close if ctx had already ended
+	s.mu.Unlock()
 	return s, nil
 }
 
@@ -137,6 +140,7 @@ func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.closed = true
+		stopAfter := s.stopAfter
 		conns := make([]*serverConn, 0, len(s.conns))
 		for c := range s.conns {
 			conns = append(conns, c)
@@ -148,7 +152,9 @@ func (s *Server) Close() error {
 			c.stop()
 		}
 		s.wg.Wait()
-		s.stopAfter()
+		if stopAfter != nil {
+			stopAfter()
+		}
 	})
 	return nil
 }

@@ -2,8 +2,11 @@ package store
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"runtime"
 	"sync"
@@ -300,4 +303,93 @@ func waitFor(cond func() bool) bool {
 		}
 	}
 	return false
+}
+
+func TestServeEndedContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	srv, err := Listen(ctx, "127.0.0.1:0", Config{JobKey: testJobKey})
+	if err == nil {
+		require.NoError(t, srv.Close(), "a server whose ctx already ended closes itself")
+	}
+}
+
+// TestServerSideTimeout checks the server's own copy of a wait's deadline,
+// which ends the wait even if the client's cancel never comes.
+func TestServerSideTimeout(t *testing.T) {
+	srv := startServer(t, Config{})
+	require.NoError(t, srv.Local().Set(t.Context(), "b", nil))
+	frame, err := appendRequest(nil, &request{op: opWait, id: 3, timeoutMs: 1, jobKey: testJobKey,
+		items: [][]byte{[]byte("a"), []byte("b"), []byte("c")}})
+	require.NoError(t, err)
+	resp, closed := rawExchangeOpen(t, srv, frame)
+	require.False(t, closed)
+	require.Equal(t, statusMissing, resp.status)
+	require.Equal(t, uint64(3), resp.id)
+	err = responseError(resp, context.DeadlineExceeded)
+	var mk *MissingKeysError
+	require.ErrorAs(t, err, &mk)
+	require.Equal(t, []string{"a", "c"}, mk.Keys)
+}
+
+// rawExchangeOpen sends frame on a fresh connection and returns the
+// server's first response, and whether the server closed the connection
+// after it (judged from a short read).
+func rawExchangeOpen(t *testing.T, srv *Server, frame []byte) (response, bool) {
+	t.Helper()
+	conn, err := net.Dial("tcp", srv.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(long)))
+	_, err = conn.Write(frame)
+	require.NoError(t, err)
+	br := bufio.NewReader(conn)
+	body, err := readFrame(br, DefaultMaxFrameBytes)
+	require.NoError(t, err)
+	resp, err := parseResponse(body)
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(20*time.Millisecond)))
+	_, err = br.ReadByte()
+	var ne net.Error
+	return resp, !(errors.As(err, &ne) && ne.Timeout())
+}
+
+// TestJobKeyCheckedBeforeBody checks that a frame without the job key is
+// refused from its head, before the server waits for (and buffers) its
+// body.
+func TestJobKeyCheckedBeforeBody(t *testing.T) {
+	srv := startServer(t, Config{})
+	frame, err := appendRequest(nil, &request{op: opSet, id: 11, jobKey: []byte("guess"),
+		items: [][]byte{[]byte("k"), make([]byte, 3<<20)}})
+	require.NoError(t, err)
+	head := frame[:requestHeadBytes+len("guess")] // the 3 MiB body is never sent
+	resp, closed := rawExchange(t, srv, head)
+	require.Equal(t, statusBadJobKey, resp.status)
+	require.Equal(t, uint64(11), resp.id)
+	require.True(t, closed)
+}
+
+func TestPeekRequestHead(t *testing.T) {
+	frame, err := appendRequest(nil, &request{op: opHello, id: 5, jobKey: testJobKey})
+	require.NoError(t, err)
+	br := bufio.NewReader(bytes.NewReader(frame))
+	id, key, err := peekRequestHead(br, 1<<10)
+	require.NoError(t, err)
+	require.Equal(t, uint64(5), id)
+	require.Equal(t, testJobKey, key)
+	body, err := readFrame(br, 1<<10)
+	require.NoError(t, err, "peeking consumed nothing")
+	_, err = parseRequest(body)
+	require.NoError(t, err)
+
+	_, _, err = peekRequestHead(bufio.NewReader(bytes.NewReader(nil)), 1<<10)
+	require.ErrorIs(t, err, io.EOF)
+	_, _, err = peekRequestHead(bufio.NewReader(bytes.NewReader(frame[:10])), 1<<10)
+	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	_, _, err = peekRequestHead(bufio.NewReader(bytes.NewReader(frame)), 20)
+	require.ErrorIs(t, err, ErrLimit)
+	short := bytes.Clone(frame)
+	short[3] = byte(minRequestBytes + len(testJobKey) - 1)
+	_, _, err = peekRequestHead(bufio.NewReader(bytes.NewReader(short)), 1<<10)
+	require.ErrorIs(t, err, ErrProtocol)
 }

@@ -53,22 +53,32 @@ func (c *serverConn) serve() {
 	}()
 	br := bufio.NewReaderSize(c.conn, readBufferBytes)
 	for {
-		body, err := readFrame(br, c.srv.cfg.MaxFrameBytes)
+		req, err := c.readRequest(br)
 		if err != nil {
-			graceful = c.replyFatal(0, err)
-			return
-		}
-		req, err := parseRequest(body)
-		if err != nil {
-			graceful = c.replyFatal(0, err)
-			return
-		}
-		if !c.srv.authorized(req.jobKey) {
-			graceful = c.replyFatal(req.id, fmt.Errorf("%w: request %d carries a wrong or missing job key", ErrBadJobKey, req.id))
+			graceful = c.replyFatal(req.id, err)
 			return
 		}
 		c.handle(&req)
 	}
+}
+
+// readRequest reads the next request. It checks the job key in the frame's
+// head before it reads the body, so that a client without the key cannot
+// make the server buffer a large frame. On error, the request's id is set
+// if it is known.
+func (c *serverConn) readRequest(br *bufio.Reader) (request, error) {
+	id, jobKey, err := peekRequestHead(br, c.srv.cfg.MaxFrameBytes)
+	if err != nil {
+		return request{}, err
+	}
+	if !c.srv.authorized(jobKey) {
+		return request{id: id}, fmt.Errorf("%w: request %d carries a wrong or missing job key", ErrBadJobKey, id)
+	}
+	body, err := readFrame(br, c.srv.cfg.MaxFrameBytes)
+	if err != nil {
+		return request{}, err
+	}
+	return parseRequest(body)
 }
 
 // replyFatal answers an error after which the connection is closed. Read

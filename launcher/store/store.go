@@ -13,9 +13,10 @@ import (
 //
 // Every method takes a context. Methods that wait (Get, Wait) end at ctx's
 // deadline or cancellation with a [*MissingKeysError] that names the keys
-// still missing and wraps ctx's error. A method that does not wait returns
-// ctx's error if ctx ends before the answer arrives; the operation may then
-// have been applied or not.
+// still missing and wraps ctx's error; they fail that way at once if ctx has
+// already ended. A method that does not wait fails with ctx's error if ctx
+// has ended before the call, or ends before the answer arrives (then the
+// operation may or may not have been applied).
 type Store interface {
 	// Set stores value under key, replacing any previous value, and wakes
 	// every Get and Wait that was waiting for key.
@@ -73,8 +74,9 @@ var (
 // keys existed.
 type MissingKeysError struct {
 	// Keys lists the keys that did not exist when the wait ended, in the
-	// order they were asked for. If a Client could not learn the server's
-	// answer in time, it lists every key asked for.
+	// order they were asked for. If ctx had ended before the call, or a
+	// Client could not learn the server's answer in time, it lists every key
+	// asked for.
 	Keys []string
 	// Err is why the wait ended: ctx's error (context.DeadlineExceeded or
 	// context.Canceled).

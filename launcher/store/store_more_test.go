@@ -168,7 +168,12 @@ func TestPrefixed(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ok)
 
-		err = job1.Wait(testCtx(t, short), "k", "absent")
+		wctx := newExpiringCtx(t)
+		go func() {
+			waitFor(func() bool { return f.pending() == 1 })
+			wctx.expire()
+		}()
+		err = job1.Wait(wctx, "k", "absent")
 		var mk *MissingKeysError
 		require.ErrorAs(t, err, &mk)
 		require.Equal(t, []string{"absent"}, mk.Keys, "keys are named without the prefix")

@@ -166,19 +166,72 @@ func TestWaitDeadlineNamesMissingKeys(t *testing.T) {
 	eachBackend(t, Limits{}, func(t *testing.T, f fixture) {
 		s := f.handle()
 		require.NoError(t, s.Set(testCtx(t, long), "b", nil))
-		err := s.Wait(testCtx(t, short), "a", "b", "c")
+		ctx := newExpiringCtx(t)
+		done := make(chan error, 1)
+		go func() { done <- s.Wait(ctx, "a", "b", "c") }()
+		waitPending(t, f, 1)
+		ctx.expire()
+		err := <-done
 		var mk *MissingKeysError
 		require.ErrorAs(t, err, &mk)
 		require.Equal(t, []string{"a", "c"}, mk.Keys)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		require.Contains(t, err.Error(), `["a" "c"]`)
+		waitPending(t, f, 0)
 
+		// The same on the real clock.
 		_, err = s.Get(testCtx(t, short), "nope")
 		require.ErrorAs(t, err, &mk)
 		require.Equal(t, []string{"nope"}, mk.Keys)
 		require.ErrorIs(t, err, context.DeadlineExceeded)
 		waitPending(t, f, 0)
 	})
+}
+
+func TestWaitOnEndedContext(t *testing.T) {
+	eachBackend(t, Limits{}, func(t *testing.T, f fixture) {
+		s := f.handle()
+		require.NoError(t, s.Set(testCtx(t, long), "b", nil))
+		ctx := newExpiringCtx(t)
+		ctx.expire()
+		err := s.Wait(ctx, "a", "b")
+		var mk *MissingKeysError
+		require.ErrorAs(t, err, &mk)
+		require.Equal(t, []string{"a", "b"}, mk.Keys, "an ended wait names every key")
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		_, err = s.Get(ctx, "b")
+		require.ErrorAs(t, err, &mk)
+		require.NoError(t, s.Wait(ctx), "no keys: nothing to wait for")
+		_, _, err = s.TryGet(ctx, "b")
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	})
+}
+
+// expiringCtx is a context whose deadline passes when the test calls
+// expire, so that deadline tests do not race the clock. Its Deadline is an
+// hour away, so a server's copy of the timeout never fires first.
+type expiringCtx struct {
+	context.Context
+	deadline time.Time
+	done     chan struct{}
+	once     sync.Once
+}
+
+func newExpiringCtx(t *testing.T) *expiringCtx {
+	return &expiringCtx{Context: t.Context(), deadline: time.Now().Add(time.Hour), done: make(chan struct{})}
+}
+
+func (c *expiringCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+func (c *expiringCtx) Done() <-chan struct{}       { return c.done }
+func (c *expiringCtx) expire()                     { c.once.Do(func() { close(c.done) }) }
+
+func (c *expiringCtx) Err() error {
+	select {
+	case <-c.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
 }
 
 func TestWaitCancelled(t *testing.T) {

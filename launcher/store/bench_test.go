@@ -1,0 +1,83 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+)
+
+func benchServer(b *testing.B) (*Server, func() *Client) {
+	srv, err := Listen(b.Context(), "127.0.0.1:0", Config{JobKey: testJobKey})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = srv.Close() })
+	return srv, func() *Client {
+		c, err := Dial(b.Context(), srv.Addr().String(), ClientConfig{JobKey: testJobKey})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+}
+
+// BenchmarkSetGet measures one Set and one Get of a 64-byte value.
+func BenchmarkSetGet(b *testing.B) {
+	value := make([]byte, 64)
+	run := func(b *testing.B, s Store) {
+		ctx := context.Background()
+		for b.Loop() {
+			if err := s.Set(ctx, "k", value); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := s.Get(ctx, "k"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("mem", func(b *testing.B) { run(b, NewMemStore(Limits{})) })
+	b.Run("tcp", func(b *testing.B) {
+		_, dial := benchServer(b)
+		run(b, dial())
+	})
+}
+
+// BenchmarkAddParallel measures Adds from many goroutines sharing one
+// Client's connection.
+func BenchmarkAddParallel(b *testing.B) {
+	_, dial := benchServer(b)
+	c := dial()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := c.Add(context.Background(), "n", 1); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkAllGather16 measures one AllGather of 16 ranks, each with its
+// own connection, exchanging 32-byte addresses.
+func BenchmarkAllGather16(b *testing.B) {
+	const size = 16
+	_, dial := benchServer(b)
+	clients := make([]*Client, size)
+	for r := range clients {
+		clients[r] = dial()
+	}
+	value := make([]byte, 32)
+	for i := 0; b.Loop(); i++ {
+		var wg sync.WaitGroup
+		for r := range size {
+			wg.Go(func() {
+				if _, err := AllGather(context.Background(), clients[r], r, size, fmt.Sprint("ag", i%4), value); err != nil {
+					b.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+}
