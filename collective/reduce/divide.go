@@ -91,7 +91,9 @@ func divideFloat32(s []float32, n int) {
 }
 
 // halfDivideFloat32Max bounds the divisors for which dividing a 16-bit
-// float in float32 and rounding again gives the exactly rounded quotient.
+// float in float32 and rounding again gives the exactly rounded quotient
+// (checked once for every pattern of both types and every n up to it;
+// divide_test.go rechecks a sample of divisors on every run).
 const halfDivideFloat32Max = 1<<11 - 1
 
 func divideBFloat16(s []dtype.BFloat16, n int) {

@@ -2,6 +2,7 @@ package reduce
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -150,4 +151,35 @@ func TestKernelPanicsOnBadLengths(t *testing.T) {
 	require.PanicsWithValue(t, "reduce: kernel called with len(dst)=8, len(a)=8, len(b)=4, element size 4",
 		func() { k(make([]byte, 8), make([]byte, 8), make([]byte, 4)) })
 	require.Panics(t, func() { k(make([]byte, 6), make([]byte, 6), make([]byte, 6)) })
+}
+
+// TestOverrideReplacesActiveOnly checks the seam for accelerated kernels:
+// an override changes what Lookup returns (for Avg too) but not Portable,
+// and bad overrides are refused.
+func TestOverrideReplacesActiveOnly(t *testing.T) {
+	saved := active
+	defer func() { active = saved }()
+	calls := 0
+	override(dtype.Float32, Sum, func(dst, a, b []byte) { calls++ })
+	for _, op := range []Op{Sum, Avg} {
+		k, err := Lookup(dtype.Float32, op)
+		require.NoError(t, err)
+		k(nil, nil, nil)
+	}
+	require.Equal(t, 2, calls)
+	p, err := Portable(dtype.Float32, Sum)
+	require.NoError(t, err)
+	a := float32Bytes(1.5)
+	p(a, a, a)
+	require.Equal(t, float32Bytes(3), a)
+	require.Equal(t, 2, calls)
+	require.Panics(t, func() { override(dtype.Float32, Avg, p) })
+	require.Panics(t, func() { override(dtype.Invalid, Sum, p) })
+	require.Panics(t, func() { override(dtype.Int8, Max, nil) })
+}
+
+func float32Bytes(v float32) []byte {
+	b := make([]byte, 4)
+	le.PutUint32(b, math.Float32bits(v))
+	return b
 }
