@@ -1,0 +1,186 @@
+package collective
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gocoll/gocoll/collective/dtype"
+	"github.com/gocoll/gocoll/collective/reduce"
+)
+
+// allReduce validates and launches an AllReduce of send into recv.
+func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataType, op reduce.Op, sync bool) *Handle {
+	count := len(send) / esize(dt)
+	algo := c.cfg.AllReduce
+	if algo == AlgoAuto {
+		algo = AlgoRing
+		if len(send) <= c.cfg.SmallBytes {
+			algo = AlgoRecursiveDoubling
+		}
+	}
+	h := header{kind: KindAllReduce, dt: dt, op: op, root: -1, count: uint64(count), algo: algo, chunk: uint32(c.cfg.ChunkBytes)}
+	return c.launch(ctx, h, nil, sync, func(o *operation) error {
+		spec, err := lookupReduce(dt, op)
+		if err != nil {
+			return err
+		}
+		if err := firstErr(checkWhole("send", send, dt), checkLen("recv", recv, len(send), dt),
+			checkAlias("send", send, "recv", recv)); err != nil {
+			return err
+		}
+		if c.Size() == 1 {
+			copy(recv, send)
+			return finishAvg(spec, recv, 1)
+		}
+		switch algo {
+		case AlgoRing:
+			return c.allReduceRing(o, send, recv, count, spec)
+		case AlgoRecursiveDoubling:
+			return c.allReduceRecursiveDoubling(o, send, recv, spec)
+		}
+		return fmt.Errorf("algorithm %v does not do AllReduce (use ring or recursive-doubling)", algo)
+	})
+}
+
+// finishAvg divides by n when the operation is Avg.
+func finishAvg(spec reduceSpec, buf []byte, n int) error {
+	if spec.op != reduce.Avg {
+		return nil
+	}
+	return reduce.DivideBy(spec.dt, buf, n)
+}
+
+// allReduceRecursiveDoubling reduces whole buffers in log2(p) rounds of
+// pairwise exchange, p the largest power of two not above n; the n-p extra
+// ranks first fold their data into a neighbour and get the result back at
+// the end. Each exchange combines lower rank op higher rank, so every rank
+// computes the very same bits.
+func (c *Comm) allReduceRecursiveDoubling(o *operation, send, recv []byte, spec reduceSpec) error {
+	n, r := c.Size(), c.rank
+	copy(recv, send)
+	tmp, release := c.tempBuffer(len(recv))
+	defer release()
+	p := 1
+	for p*2 <= n {
+		p *= 2
+	}
+	rem := n - p
+	var v int // rank among the p that take part in the doubling, or -1
+	switch {
+	case r < 2*rem && r%2 == 0: // folds into r+1 and waits for the result
+		if err := o.wait(o.send(r+1, recv), r+1); err != nil {
+			return err
+		}
+		return o.waitRecv(o.recv(r+1, recv)) // already finished (Avg) by r+1
+	case r < 2*rem:
+		if err := o.waitRecv(o.recv(r-1, tmp)); err != nil {
+			return err
+		}
+		spec.kernel(recv, tmp, recv) // lower rank first
+		v = r / 2
+	default:
+		v = r - rem
+	}
+	real := func(v int) int {
+		if v < rem {
+			return 2*v + 1
+		}
+		return v + rem
+	}
+	for mask := 1; mask < p; mask <<= 1 {
+		partner := real(v ^ mask)
+		pr := o.recv(partner, tmp)
+		sr := o.send(partner, recv)
+		if err := o.waitRecv(pr); err != nil {
+			return err
+		}
+		if err := o.wait(sr, partner); err != nil {
+			return err
+		}
+		if partner < r {
+			spec.kernel(recv, tmp, recv)
+		} else {
+			spec.kernel(recv, recv, tmp)
+		}
+	}
+	if err := finishAvg(spec, recv, n); err != nil {
+		return err
+	}
+	if r < 2*rem {
+		return o.wait(o.send(r-1, recv), r-1)
+	}
+	return nil
+}
+
+// tempBuffer lends a buffer of n bytes: a scratch chunk when it fits.
+func (c *Comm) tempBuffer(n int) ([]byte, func()) {
+	if n <= c.scratch.size {
+		bufs := c.scratch.get(1)
+		return bufs[0][:n], func() { c.scratch.put(bufs) }
+	}
+	return make([]byte, n), func() {}
+}
+
+// reduceScatter validates and launches a ReduceScatter: send holds n blocks
+// of len(recv) bytes; rank r receives the reduction of every rank's block r.
+func (c *Comm) reduceScatter(ctx context.Context, send, recv []byte, dt dtype.DataType, op reduce.Op, sync bool) *Handle {
+	n := c.Size()
+	count := len(recv) / esize(dt)
+	h := header{kind: KindReduceScatter, dt: dt, op: op, root: -1, count: uint64(count), algo: AlgoRing, chunk: uint32(c.cfg.ChunkBytes)}
+	return c.launch(ctx, h, nil, sync, func(o *operation) error {
+		spec, err := lookupReduce(dt, op)
+		if err != nil {
+			return err
+		}
+		if err := firstErr(checkWhole("recv", recv, dt), checkLen("send", send, n*len(recv), dt)); err != nil {
+			return err
+		}
+		mine := send[c.rank*len(recv) : (c.rank+1)*len(recv)]
+		if !sameRegion(mine, recv) { // in place is recv = this rank's block of send
+			if err := checkAlias("send", send, "recv", recv); err != nil {
+				return err
+			}
+		}
+		if n == 1 {
+			copy(recv, mine)
+			return finishAvg(spec, recv, 1)
+		}
+		return c.reduceScatterRing(o, send, recv, count, spec)
+	})
+}
+
+// allGather validates and launches an AllGather: recv gets every rank's
+// send, rank r's at block r. In place: send is recv's block of this rank.
+func (c *Comm) allGather(ctx context.Context, send, recv []byte, dt dtype.DataType, sync bool) *Handle {
+	n := c.Size()
+	count := len(send) / esize(dt)
+	h := header{kind: KindAllGather, dt: dt, root: -1, count: uint64(count), algo: AlgoRing, chunk: uint32(c.cfg.ChunkBytes)}
+	return c.launch(ctx, h, nil, sync, func(o *operation) error {
+		if err := firstErr(checkType(dt), checkWhole("send", send, dt), checkLen("recv", recv, n*len(send), dt)); err != nil {
+			return err
+		}
+		mine := recv[c.rank*len(send) : (c.rank+1)*len(send)]
+		if !sameRegion(send, mine) {
+			if err := checkAlias("send", send, "recv", recv); err != nil {
+				return err
+			}
+			copy(mine, send)
+		}
+		if n == 1 {
+			return nil
+		}
+		return c.allGatherRing(o, recv, count, esize(dt))
+	})
+}
+
+// allGatherRaw is a blocking AllGather used by the communicator itself.
+func (c *Comm) allGatherRaw(ctx context.Context, kind Kind, send, recv []byte) error {
+	h := header{kind: kind, dt: dtype.Uint8, root: -1, count: uint64(len(send)), algo: AlgoRing, chunk: uint32(c.cfg.ChunkBytes)}
+	return c.launch(ctx, h, nil, true, func(o *operation) error {
+		copy(recv[c.rank*len(send):], send)
+		if c.Size() == 1 {
+			return nil
+		}
+		return c.allGatherRing(o, recv, len(send), 1)
+	}).err
+}

@@ -1,0 +1,124 @@
+package collective
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gocoll/gocoll/collective/dtype"
+)
+
+// allToAll validates and launches an AllToAll: block j of send goes to rank
+// j, and block i of recv comes from rank i; blocks are len(send)/n bytes.
+func (c *Comm) allToAll(ctx context.Context, send, recv []byte, dt dtype.DataType, sync bool) *Handle {
+	n := c.Size()
+	count := len(send) / esize(dt) / n
+	h := header{kind: KindAllToAll, dt: dt, root: -1, count: uint64(count), algo: AlgoPairwise}
+	return c.launch(ctx, h, nil, sync, func(o *operation) error {
+		if err := firstErr(checkType(dt), checkWhole("send", send, dt)); err != nil {
+			return err
+		}
+		if len(send)%(n*esize(dt)) != 0 {
+			return fmt.Errorf("send buffer of %d elements does not split into %d equal blocks", len(send)/esize(dt), n)
+		}
+		if err := firstErr(checkLen("recv", recv, len(send), dt), checkDisjoint("send", send, "recv", recv)); err != nil {
+			return err
+		}
+		b := len(send) / n
+		block := func(buf []byte, i int) []byte { return buf[i*b : (i+1)*b] }
+		return c.pairwise(o, func(p int) []byte { return block(send, p) }, func(p int) []byte { return block(recv, p) })
+	})
+}
+
+// checkDisjoint reports buffers that share memory (AllToAll has no in-place
+// form: a block would be overwritten before it is sent).
+func checkDisjoint(aName string, a []byte, bName string, b []byte) error {
+	if len(a) > 0 && sameRegion(a, b) {
+		return fmt.Errorf("%s and %s are the same buffer; AllToAll needs separate ones", aName, bName)
+	}
+	return checkAlias(aName, a, bName, b)
+}
+
+// pairwise exchanges blocks in n-1 rounds: in round k, rank r sends to r+k
+// and receives from r-k, so every rank sends to and receives from exactly
+// one peer per round and no rank is a hot spot. Two rounds are kept in
+// flight so the next round's transfer overlaps this round's wait.
+func (c *Comm) pairwise(o *operation, sendBlock, recvBlock func(peer int) []byte) error {
+	n, r := c.Size(), c.rank
+	copy(recvBlock(r), sendBlock(r))
+	const inFlight = 2
+	type round struct {
+		pr   pendingRecv
+		to   int
+		sent pendingSend
+	}
+	rounds := make([]round, 0, n)
+	post := func(k int) {
+		to, from := mod(r+k, n), mod(r-k, n)
+		pr := o.recv(from, recvBlock(from))
+		rounds = append(rounds, round{pr: pr, to: to, sent: pendingSend{o.send(to, sendBlock(to)), to}})
+	}
+	for k := 1; k < n && k <= inFlight; k++ {
+		post(k)
+	}
+	for k := 1; k < n; k++ {
+		rd := &rounds[k-1]
+		if err := o.waitRecv(rd.pr); err != nil {
+			return err
+		}
+		if err := rd.sent.wait(o); err != nil {
+			return err
+		}
+		if next := k + inFlight; next < n {
+			post(next)
+		}
+	}
+	return nil
+}
+
+// allToAllV validates and launches an AllToAllV: rank r sends sendCounts[j]
+// elements from send[sendDispls[j]:] to rank j, and receives recvCounts[i]
+// elements from rank i into recv[recvDispls[i]:]. Each pair's counts are
+// checked against each other.
+func (c *Comm) allToAllV(ctx context.Context, send []byte, sendCounts, sendDispls []int,
+	recv []byte, recvCounts, recvDispls []int, dt dtype.DataType, sync bool) *Handle {
+	n := c.Size()
+	pairs := func(p int) (uint64, uint64) {
+		if p < len(sendCounts) && p < len(recvCounts) {
+			return uint64(sendCounts[p]), uint64(recvCounts[p])
+		}
+		return 0, 0
+	}
+	h := header{kind: KindAllToAllV, dt: dt, root: -1, count: 0, algo: AlgoPairwise}
+	return c.launch(ctx, h, pairs, sync, func(o *operation) error {
+		if err := checkType(dt); err != nil {
+			return err
+		}
+		if err := firstErr(checkLayout("send", send, sendCounts, sendDispls, n, dt),
+			checkLayout("recv", recv, recvCounts, recvDispls, n, dt), checkDisjoint("send", send, "recv", recv)); err != nil {
+			return err
+		}
+		if sendCounts[c.rank] != recvCounts[c.rank] {
+			return fmt.Errorf("sendCounts[%d]=%d but recvCounts[%d]=%d for this rank's own block", c.rank, sendCounts[c.rank], c.rank, recvCounts[c.rank])
+		}
+		es := esize(dt)
+		region := func(buf []byte, counts, displs []int, p int) []byte {
+			return buf[displs[p]*es : (displs[p]+counts[p])*es]
+		}
+		return c.pairwise(o, func(p int) []byte { return region(send, sendCounts, sendDispls, p) },
+			func(p int) []byte { return region(recv, recvCounts, recvDispls, p) })
+	})
+}
+
+// checkLayout validates AllToAllV counts and displacements against buf.
+func checkLayout(name string, buf []byte, counts, displs []int, n int, dt dtype.DataType) error {
+	if len(counts) != n || len(displs) != n {
+		return fmt.Errorf("%s counts and displacements need %d entries each, have %d and %d", name, n, len(counts), len(displs))
+	}
+	elems := len(buf) / esize(dt)
+	for p := 0; p < n; p++ {
+		if counts[p] < 0 || displs[p] < 0 || displs[p]+counts[p] > elems {
+			return fmt.Errorf("%s block for rank %d (displacement %d, count %d) outside the %d-element buffer", name, p, displs[p], counts[p], elems)
+		}
+	}
+	return checkWhole(name, buf, dt)
+}

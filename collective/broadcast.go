@@ -1,0 +1,139 @@
+package collective
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gocoll/gocoll/collective/dtype"
+)
+
+// Rooted operations (Broadcast, Reduce, Gather, Scatter) end with a
+// dissemination round among all ranks (confirm), because some of their ranks
+// finish without hearing from every other: without it a rank could return
+// success while another found a mismatch. It costs ceil(log2 n) small
+// messages per rank.
+
+// broadcast validates and launches a Broadcast of root's send into every
+// rank's recv (root's too, unless in place).
+func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataType, root int, sync bool) *Handle {
+	count := len(recv) / esize(dt)
+	algo := c.cfg.Broadcast
+	if algo == AlgoAuto {
+		algo = AlgoChain
+		if len(recv) <= c.cfg.SmallBytes {
+			algo = AlgoBinomial
+		}
+	}
+	h := header{kind: KindBroadcast, dt: dt, root: int32(root), count: uint64(count), algo: algo, chunk: uint32(c.cfg.ChunkBytes)}
+	return c.launch(ctx, h, nil, sync, func(o *operation) error {
+		if err := firstErr(checkType(dt), checkRoot(root, c.Size()), checkWhole("recv", recv, dt)); err != nil {
+			return err
+		}
+		if c.rank == root && !sameRegion(send, recv) {
+			if err := firstErr(checkLen("send", send, len(recv), dt), checkAlias("send", send, "recv", recv)); err != nil {
+				return err
+			}
+			copy(recv, send)
+		}
+		if c.Size() == 1 {
+			return nil
+		}
+		var err error
+		switch algo {
+		case AlgoChain:
+			err = c.broadcastChain(o, recv, root)
+		case AlgoBinomial:
+			err = c.broadcastBinomial(o, recv, root)
+		default:
+			err = fmt.Errorf("algorithm %v does not do Broadcast (use chain or binomial)", algo)
+		}
+		if err != nil {
+			return err
+		}
+		return o.confirm()
+	})
+}
+
+// broadcastChain pipelines buf down the chain root, root+1, ...: each rank
+// forwards a chunk as soon as it has it, keeping depth receives posted.
+func (c *Comm) broadcastChain(o *operation, buf []byte, root int) error {
+	n := c.Size()
+	pos := mod(c.rank-root, n)
+	prev, next := mod(c.rank-1, n), mod(c.rank+1, n)
+	last := pos == n-1
+	g := newGeometry(len(buf), 1, 1, c.cfg.ChunkBytes)
+	if pos == 0 {
+		for i := 0; i < g.k; i++ {
+			lo, hi := g.span(0, i)
+			o.send(next, buf[lo:hi])
+		}
+		return nil
+	}
+	depth := c.cfg.PipelineDepth
+	pending := make([]pendingRecv, depth)
+	posted := 0
+	for i := 0; i < g.k; i++ {
+		for ; posted < g.k && posted < i+depth; posted++ {
+			lo, hi := g.span(0, posted)
+			pending[posted%depth] = o.recv(prev, buf[lo:hi])
+		}
+		if err := o.waitRecv(pending[i%depth]); err != nil {
+			return err
+		}
+		if !last {
+			lo, hi := g.span(0, i)
+			o.send(next, buf[lo:hi])
+		}
+	}
+	return nil
+}
+
+// binomialParent returns the parent of relative rank v in a binomial tree
+// rooted at 0 (v with its lowest set bit cleared), and that bit.
+func binomialParent(v int) (parent, bit int) {
+	bit = v & -v
+	return v - bit, bit
+}
+
+// broadcastBinomial sends buf down a binomial tree: log2(n) rounds.
+func (c *Comm) broadcastBinomial(o *operation, buf []byte, root int) error {
+	n := c.Size()
+	v := mod(c.rank-root, n)
+	top := 1
+	for top < n {
+		top <<= 1
+	}
+	if v != 0 {
+		parent, bit := binomialParent(v)
+		if err := o.waitRecv(o.recv(mod(parent+root, n), buf)); err != nil {
+			return err
+		}
+		top = bit
+	}
+	for bit := top >> 1; bit > 0; bit >>= 1 {
+		if child := v + bit; child < n {
+			o.send(mod(child+root, n), buf)
+		}
+	}
+	return nil
+}
+
+// confirm is a dissemination round: a rank leaves it only once every rank
+// has entered it, so no rank reports success while another has failed.
+func (o *operation) confirm() error {
+	n, r := o.c.Size(), o.c.rank
+	for dist := 1; dist < n; dist <<= 1 {
+		pr := o.recv(mod(r-dist, n), nil)
+		o.send(mod(r+dist, n), nil)
+		if err := o.waitRecv(pr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// barrier launches a dissemination Barrier.
+func (c *Comm) barrier(ctx context.Context, sync bool) *Handle {
+	h := header{kind: KindBarrier, root: -1, algo: AlgoDissemination}
+	return c.launch(ctx, h, nil, sync, func(o *operation) error { return o.confirm() })
+}

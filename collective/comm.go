@@ -1,0 +1,279 @@
+package collective
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/gocoll/gocoll/transport"
+)
+
+// Algorithm selects how an operation moves data.
+type Algorithm uint8
+
+// Algorithms. AlgoAuto lets the communicator choose by message size.
+const (
+	AlgoAuto Algorithm = iota
+	AlgoRing
+	AlgoRecursiveDoubling // AllReduce for small messages: log2(n) rounds
+	AlgoChain             // Broadcast/Reduce for large messages: a pipelined chain
+	AlgoBinomial          // Broadcast/Reduce for small messages: a binomial tree
+	AlgoPairwise          // AllToAll: n-1 rounds of pairwise exchange
+	AlgoDissemination     // Barrier
+	AlgoDirect            // Gather/Scatter/Send/Recv: straight to or from the peer
+	numAlgos
+)
+
+var algoNames = [numAlgos]string{"auto", "ring", "recursive-doubling", "chain", "binomial", "pairwise", "dissemination", "direct"}
+
+func (a Algorithm) String() string {
+	if a < numAlgos {
+		return algoNames[a]
+	}
+	return fmt.Sprintf("algo(%d)", uint8(a))
+}
+
+// ParseAlgorithm returns the Algorithm named s.
+func ParseAlgorithm(s string) (Algorithm, error) {
+	for a := AlgoAuto; a < numAlgos; a++ {
+		if algoNames[a] == s {
+			return a, nil
+		}
+	}
+	return AlgoAuto, fmt.Errorf("collective: unknown algorithm %q", s)
+}
+
+// Config tunes a communicator. The zero value gives the defaults; every
+// field must be set identically on every rank (the operation headers check
+// the ones that change the wire traffic).
+type Config struct {
+	// ChunkBytes is the pipelining unit of ring and chain algorithms.
+	// Default 512 KiB; range [4 KiB, 64 MiB].
+	ChunkBytes int
+	// PipelineDepth is how many chunks a ring step keeps in flight, and so
+	// how many chunk-sized scratch buffers an operation holds. Default 4;
+	// range [1, 64].
+	PipelineDepth int
+	// SmallBytes is the message size at or below which AllReduce uses
+	// recursive doubling and Broadcast/Reduce a binomial tree. Default 64 KiB.
+	SmallBytes int
+	// AllReduce, Broadcast and Reduce force an algorithm (AlgoAuto: by size).
+	AllReduce, Broadcast, Reduce Algorithm
+	// Timeout bounds an operation whose context has no deadline. Default 10
+	// minutes; a negative value is an error. Every wait has a deadline.
+	Timeout time.Duration
+}
+
+// Limits of Config.
+const (
+	ChunkBytesMin    = 4 << 10
+	ChunkBytesMax    = 64 << 20
+	PipelineDepthMax = 64
+)
+
+func (c Config) withDefaults() (Config, error) {
+	if c.ChunkBytes == 0 {
+		c.ChunkBytes = 512 << 10
+	}
+	if c.PipelineDepth == 0 {
+		c.PipelineDepth = 4
+	}
+	if c.SmallBytes == 0 {
+		c.SmallBytes = 64 << 10
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 10 * time.Minute
+	}
+	switch {
+	case c.ChunkBytes < ChunkBytesMin || c.ChunkBytes > ChunkBytesMax:
+		return c, fmt.Errorf("collective: ChunkBytes %d out of range [%d, %d]", c.ChunkBytes, ChunkBytesMin, ChunkBytesMax)
+	case c.PipelineDepth < 1 || c.PipelineDepth > PipelineDepthMax:
+		return c, fmt.Errorf("collective: PipelineDepth %d out of range [1, %d]", c.PipelineDepth, PipelineDepthMax)
+	case c.SmallBytes < 0:
+		return c, fmt.Errorf("collective: SmallBytes %d is negative", c.SmallBytes)
+	case c.Timeout < 0:
+		return c, fmt.Errorf("collective: Timeout %v is negative", c.Timeout)
+	}
+	for _, a := range []Algorithm{c.AllReduce, c.Broadcast, c.Reduce} {
+		if a >= numAlgos {
+			return c, fmt.Errorf("collective: unknown algorithm %d", a)
+		}
+	}
+	return c, nil
+}
+
+// ErrClosed is returned by every operation on a closed communicator.
+var ErrClosed = errors.New("collective: communicator closed")
+
+// Comm is a communicator: a group of ranks that run collectives together.
+// Every member must issue the same collectives in the same order (as with
+// NCCL and MPI); the async forms let them overlap in flight. Methods are safe
+// for concurrent use, but concurrent calls on one communicator are ordered
+// by when they take their sequence number, which must agree across ranks.
+type Comm struct {
+	ep    transport.Endpoint
+	id    uint64
+	ranks []int // communicator rank -> endpoint rank
+	rank  int   // this rank in the communicator
+	cfg   Config
+	owned io.Closer // closed by Close, if set
+
+	mu       sync.Mutex
+	closed   bool
+	nextOp   uint64
+	splits   uint64
+	p2pSent  []uint64 // user Send count per peer
+	p2pRecvd []uint64 // user Recv count per peer
+
+	scratch scratchPool
+}
+
+// New returns the world communicator over ep: every rank of the endpoint's
+// world, in endpoint rank order. Every rank must call New with an equal id
+// (any value; it separates communicators that share an endpoint) and an
+// equal Config.
+func New(ep transport.Endpoint, id uint64, cfg Config) (*Comm, error) {
+	if ep == nil {
+		return nil, errors.New("collective: nil endpoint")
+	}
+	ranks := make([]int, ep.Size())
+	for i := range ranks {
+		ranks[i] = i
+	}
+	return newComm(ep, id, ranks, ep.Rank(), cfg)
+}
+
+// NewOwning is New, and Close of the returned communicator also closes c.
+func NewOwning(ep transport.Endpoint, id uint64, cfg Config, c io.Closer) (*Comm, error) {
+	comm, err := New(ep, id, cfg)
+	if err != nil {
+		return nil, err
+	}
+	comm.owned = c
+	return comm, nil
+}
+
+func newComm(ep transport.Endpoint, id uint64, ranks []int, rank int, cfg Config) (*Comm, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	c := &Comm{ep: ep, id: id, ranks: ranks, rank: rank, cfg: cfg,
+		p2pSent: make([]uint64, len(ranks)), p2pRecvd: make([]uint64, len(ranks))}
+	c.scratch.size = cfg.ChunkBytes
+	return c, nil
+}
+
+// Rank is this process's rank in the communicator, in [0, Size).
+func (c *Comm) Rank() int { return c.rank }
+
+// Size is the number of ranks in the communicator.
+func (c *Comm) Size() int { return len(c.ranks) }
+
+// ID is the communicator's id, equal on every member.
+func (c *Comm) ID() uint64 { return c.id }
+
+// Config returns the communicator's configuration, defaults filled in.
+func (c *Comm) Config() Config { return c.cfg }
+
+// Close ends the communicator: later operations fail with ErrClosed.
+// Operations already issued run to completion. Close is idempotent.
+func (c *Comm) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	c.mu.Unlock()
+	if c.owned != nil {
+		return c.owned.Close()
+	}
+	return nil
+}
+
+// NoColor passed to Split leaves the caller out of every new communicator.
+const NoColor = -1
+
+// Split partitions the communicator: ranks that pass the same color form a
+// new communicator, ordered by key and then by rank here (like
+// ncclCommSplit and MPI_Comm_split). A rank passing NoColor gets nil. Split
+// is a collective: every rank must call it.
+func (c *Comm) Split(ctx context.Context, color, key int) (*Comm, error) {
+	if color < NoColor {
+		return nil, fmt.Errorf("collective: Split color %d is negative (NoColor is %d)", color, NoColor)
+	}
+	c.mu.Lock()
+	seq := c.splits
+	c.splits++
+	c.mu.Unlock()
+
+	mine := []int64{int64(color), int64(key)}
+	all := make([]int64, 2*c.Size())
+	if err := c.allGatherRaw(ctx, KindSplit, asBytes(mine), asBytes(all)); err != nil {
+		return nil, fmt.Errorf("collective: Split: %w", err)
+	}
+	if color == NoColor {
+		return nil, nil
+	}
+	members := splitMembers(all, color)
+	ranks := make([]int, len(members))
+	newRank := -1
+	for i, m := range members {
+		ranks[i] = c.ranks[m]
+		if m == c.rank {
+			newRank = i
+		}
+	}
+	return newComm(c.ep, splitID(c.id, seq, color), ranks, newRank, c.cfg)
+}
+
+// splitMembers returns the parent ranks with the given color, sorted by
+// (key, parent rank). all holds (color, key) pairs by parent rank.
+func splitMembers(all []int64, color int) []int {
+	var members []int
+	for r := 0; r < len(all)/2; r++ {
+		if all[2*r] == int64(color) {
+			members = append(members, r)
+		}
+	}
+	// Insertion sort: stable, and member lists are short.
+	for i := 1; i < len(members); i++ {
+		for j := i; j > 0 && all[2*members[j]+1] < all[2*members[j-1]+1]; j-- {
+			members[j], members[j-1] = members[j-1], members[j]
+		}
+	}
+	return members
+}
+
+func splitID(parent, seq uint64, color int) uint64 {
+	h := fnv.New64a()
+	var b [24]byte
+	putU64(b[0:], parent)
+	putU64(b[8:], seq)
+	putU64(b[16:], uint64(color))
+	h.Write(b[:])
+	return h.Sum64()
+}
+
+func putU64(b []byte, v uint64) {
+	for i := 0; i < 8; i++ {
+		b[i] = byte(v >> (8 * i))
+	}
+}
+
+// take reserves the next operation sequence number, or fails if closed.
+func (c *Comm) take() (uint64, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return 0, ErrClosed
+	}
+	n := c.nextOp
+	c.nextOp++
+	return n, nil
+}

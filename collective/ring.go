@@ -1,0 +1,249 @@
+package collective
+
+import (
+	"github.com/gocoll/gocoll/collective/reduce"
+	"github.com/gocoll/gocoll/transport"
+)
+
+// ringSchedule says what a pipelined ring moves at each index i = step*k +
+// chunk: which bytes to send to the right neighbour, where to receive the
+// left neighbour's, and what to do once they have arrived.
+type ringSchedule interface {
+	// sendBuf is the message of index i. For i >= k it is called only after
+	// afterRecv(i-k), since step s forwards what step s-1 produced.
+	sendBuf(i int) []byte
+	// recvBuf is where the message of index i lands. It may first wait for
+	// an earlier send that still reads that memory.
+	recvBuf(i int) ([]byte, error)
+	// afterRecv runs when the message of index i has arrived.
+	afterRecv(i int) error
+}
+
+// ring drives a ring of n ranks through steps*k indices, keeping depth
+// receives posted ahead, so that sending, receiving and reducing overlap.
+type ring struct {
+	o           *operation
+	left, right int
+	steps, k    int
+	depth       int
+	sends       []transport.Request // by index
+}
+
+func newRing(o *operation, steps, k int) *ring {
+	n, r := o.c.Size(), o.c.rank
+	return &ring{o: o, left: mod(r-1, n), right: mod(r+1, n), steps: steps, k: k,
+		depth: o.c.cfg.PipelineDepth, sends: make([]transport.Request, steps*k)}
+}
+
+// waitSend waits until the send of index i (if any was posted) is done.
+func (g *ring) waitSend(i int) error {
+	if i < 0 || i >= len(g.sends) || g.sends[i] == nil {
+		return nil
+	}
+	return g.o.wait(g.sends[i], g.right)
+}
+
+func (g *ring) run(s ringSchedule) error {
+	total := g.steps * g.k
+	for i := 0; i < min(g.k, total); i++ {
+		g.sends[i] = g.o.send(g.right, s.sendBuf(i))
+	}
+	pending := make([]pendingRecv, g.depth)
+	posted := 0
+	for i := 0; i < total; i++ {
+		for ; posted < total && posted < i+g.depth; posted++ {
+			buf, err := s.recvBuf(posted)
+			if err != nil {
+				return err
+			}
+			pending[posted%g.depth] = g.o.recv(g.left, buf)
+		}
+		if err := g.o.waitRecv(pending[i%g.depth]); err != nil {
+			return err
+		}
+		if err := s.afterRecv(i); err != nil {
+			return err
+		}
+		if j := i + g.k; j < total {
+			g.sends[j] = g.o.send(g.right, s.sendBuf(j))
+		}
+	}
+	return nil
+}
+
+// allReduceRing is a ring reduce-scatter followed by a ring all-gather,
+// pipelined as one pass of 2(n-1) steps. Partial sums live in recv, so an
+// out-of-place call needs no copy of send. Rank r ends the reduce-scatter
+// owning segment r+1, which it finishes (Avg) before passing it on.
+type allReduceRing struct {
+	g          geometry
+	n, r       int
+	send, recv []byte
+	spec       reduceSpec
+	ring       *ring
+	tmp        [][]byte // depth chunk buffers for reduce-scatter receives
+}
+
+func (a *allReduceRing) segs(i int) (step, c, sendSeg, recvSeg int) {
+	step, c = i/a.g.k, i%a.g.k
+	if step < a.n-1 {
+		return step, c, mod(a.r-step, a.n), mod(a.r-step-1, a.n)
+	}
+	t := step - (a.n - 1)
+	return step, c, mod(a.r+1-t, a.n), mod(a.r-t, a.n)
+}
+
+func (a *allReduceRing) sendBuf(i int) []byte {
+	step, c, seg, _ := a.segs(i)
+	lo, hi := a.g.span(seg, c)
+	if step == 0 {
+		return a.send[lo:hi]
+	}
+	return a.recv[lo:hi]
+}
+
+func (a *allReduceRing) recvBuf(i int) ([]byte, error) {
+	step, c, _, seg := a.segs(i)
+	lo, hi := a.g.span(seg, c)
+	if step < a.n-1 {
+		return a.tmp[i%len(a.tmp)][:hi-lo], nil
+	}
+	// The reduce-scatter sent from this region (n-1) steps earlier.
+	if err := a.ring.waitSend(i - (a.n-1)*a.g.k); err != nil {
+		return nil, err
+	}
+	return a.recv[lo:hi], nil
+}
+
+func (a *allReduceRing) afterRecv(i int) error {
+	step, c, _, seg := a.segs(i)
+	if step >= a.n-1 {
+		return nil
+	}
+	lo, hi := a.g.span(seg, c)
+	a.spec.kernel(a.recv[lo:hi], a.send[lo:hi], a.tmp[i%len(a.tmp)][:hi-lo])
+	if step == a.n-2 && a.spec.op == reduce.Avg {
+		return reduce.DivideBy(a.spec.dt, a.recv[lo:hi], a.n)
+	}
+	return nil
+}
+
+func (c *Comm) allReduceRing(o *operation, send, recv []byte, count int, spec reduceSpec) error {
+	n := c.Size()
+	a := &allReduceRing{g: newGeometry(count, n, spec.dt.Size(), c.cfg.ChunkBytes),
+		n: n, r: c.rank, send: send, recv: recv, spec: spec}
+	a.ring = newRing(o, 2*(n-1), a.g.k)
+	bufs := c.scratch.get(c.cfg.PipelineDepth)
+	defer c.scratch.put(bufs)
+	a.tmp = bufs
+	return a.ring.run(a)
+}
+
+// reduceScatterRing reduces n blocks of count elements so that rank r ends
+// with block r in recv. A step's partial sums go to acc, one block long,
+// from where the next step forwards them; a chunk of acc is overwritten only
+// once its previous partial has been sent.
+type reduceScatterRing struct {
+	g          geometry
+	n, r       int
+	send, recv []byte
+	spec       reduceSpec
+	ring       *ring
+	tmp        [][]byte // depth chunk buffers for receives
+	acc        []byte   // partial sums, one block
+}
+
+func (a *reduceScatterRing) segs(i int) (step, c, sendSeg, recvSeg int) {
+	step, c = i/a.g.k, i%a.g.k
+	return step, c, mod(a.r-step-1, a.n), mod(a.r-step-2, a.n)
+}
+
+// accSpan is the range of acc that chunk c of a block occupies.
+func (a *reduceScatterRing) accSpan(seg, c int) []byte {
+	lo, hi := a.g.span(seg, c)
+	base, _ := a.g.seg(seg)
+	return a.acc[lo-base : hi-base]
+}
+
+func (a *reduceScatterRing) sendBuf(i int) []byte {
+	step, c, seg, _ := a.segs(i)
+	if step == 0 {
+		lo, hi := a.g.span(seg, c)
+		return a.send[lo:hi]
+	}
+	return a.accSpan(seg, c)
+}
+
+func (a *reduceScatterRing) recvBuf(i int) ([]byte, error) {
+	_, c, _, seg := a.segs(i)
+	lo, hi := a.g.span(seg, c)
+	return a.tmp[i%len(a.tmp)][:hi-lo], nil
+}
+
+func (a *reduceScatterRing) afterRecv(i int) error {
+	step, c, _, seg := a.segs(i)
+	lo, hi := a.g.span(seg, c)
+	t := a.tmp[i%len(a.tmp)][:hi-lo]
+	if step < a.n-2 {
+		// send(i) forwards the previous partial from this chunk of acc.
+		if err := a.ring.waitSend(i); err != nil {
+			return err
+		}
+		a.spec.kernel(a.accSpan(seg, c), a.send[lo:hi], t)
+		return nil
+	}
+	base, _ := a.g.seg(a.r)
+	dst := a.recv[lo-base : hi-base]
+	a.spec.kernel(dst, a.send[lo:hi], t)
+	if a.spec.op == reduce.Avg {
+		return reduce.DivideBy(a.spec.dt, dst, a.n)
+	}
+	return nil
+}
+
+func (c *Comm) reduceScatterRing(o *operation, send, recv []byte, count int, spec reduceSpec) error {
+	n := c.Size()
+	a := &reduceScatterRing{g: uniformGeometry(count, n, spec.dt.Size(), c.cfg.ChunkBytes),
+		n: n, r: c.rank, send: send, recv: recv, spec: spec}
+	a.ring = newRing(o, n-1, a.g.k)
+	bufs := c.scratch.get(c.cfg.PipelineDepth)
+	defer c.scratch.put(bufs)
+	a.tmp = bufs
+	acc, release := c.tempBuffer(len(recv))
+	defer release()
+	a.acc = acc
+	return a.ring.run(a)
+}
+
+// allGatherRing passes every block once around the ring, each received
+// straight into its place in recv. recv must already hold this rank's block.
+type allGatherRing struct {
+	g    geometry
+	n, r int
+	recv []byte
+}
+
+func (a *allGatherRing) segs(i int) (c, sendSeg, recvSeg int) {
+	step, c := i/a.g.k, i%a.g.k
+	return c, mod(a.r-step, a.n), mod(a.r-step-1, a.n)
+}
+
+func (a *allGatherRing) sendBuf(i int) []byte {
+	c, seg, _ := a.segs(i)
+	lo, hi := a.g.span(seg, c)
+	return a.recv[lo:hi]
+}
+
+func (a *allGatherRing) recvBuf(i int) ([]byte, error) {
+	c, _, seg := a.segs(i)
+	lo, hi := a.g.span(seg, c)
+	return a.recv[lo:hi], nil
+}
+
+func (a *allGatherRing) afterRecv(int) error { return nil }
+
+func (c *Comm) allGatherRing(o *operation, recv []byte, count, esize int) error {
+	n := c.Size()
+	a := &allGatherRing{g: uniformGeometry(count, n, esize, c.cfg.ChunkBytes), n: n, r: c.rank, recv: recv}
+	return newRing(o, n-1, a.g.k).run(a)
+}
