@@ -133,11 +133,13 @@ type LinkConfig struct {
 	// QueueBytes bounds the bytes queued at the link (the packet being
 	// serialised included). A packet that would exceed it is dropped (tail
 	// drop); so is any packet larger than it. Default DefaultQueueBytes,
-	// at most LimitQueueBytes. Without a Rate the queue never fills.
+	// at most LimitQueueBytes. A link without a Rate has no queue: it
+	// never drops for a full queue nor marks ECN.
 	QueueBytes int
 	// ECNThresholdBytes marks a packet Congestion Experienced when the bytes
-	// already queued ahead of it on arrival exceed it. 0 turns marking off;
-	// otherwise it must be below QueueBytes.
+	// already queued ahead of it on arrival exceed it (the packet being
+	// serialised counts whole). 0 turns marking off; otherwise it must be
+	// below QueueBytes.
 	ECNThresholdBytes int
 	// Loss is the probability that a packet is lost on the wire after
 	// serialisation (it still uses the link's time). In [0, 1].

@@ -177,3 +177,16 @@ func TestLimitErrors(t *testing.T) {
 	require.Equal(t, 2, len(n.log))
 	require.NoError(t, n.Send(p, nil))
 }
+
+func TestInfiniteRateHasNoQueue(t *testing.T) {
+	n := newTestNet(t, Config{})
+	p, l, err := n.Connect(n.node(), n.node(), LinkConfig{QueueBytes: 100, ECNThresholdBytes: 10})
+	require.NoError(t, err)
+	for range 5 {
+		n.send(p, make([]byte, 1000))
+	}
+	n.drain()
+	require.Equal(t, 5, len(n.log))
+	s := n.Stats().Links[l]
+	require.Zero(t, s.Dropped().Packets+s.ECNMarked.Packets+int64(s.MaxQueueBytes))
+}

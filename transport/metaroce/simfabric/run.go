@@ -36,15 +36,8 @@ func (f *Fabric) enterLink(pkt *packet, t time.Duration) {
 		f.drop(pkt, l, dropCut)
 		return
 	}
-	queued := l.drain(t)
-	if queued+size > l.cfg.QueueBytes {
-		f.drop(pkt, l, dropQueueFull)
+	if !f.enqueue(pkt, l, t) {
 		return
-	}
-	l.stats.MaxQueueBytes = max(l.stats.MaxQueueBytes, queued+size)
-	if l.cfg.ECNThresholdBytes > 0 && queued > l.cfg.ECNThresholdBytes {
-		pkt.ce = true
-		l.stats.ECNMarked.add(size)
 	}
 	finish := l.serialise(t, size)
 	if l.chance(l.cfg.Loss) {
@@ -66,6 +59,27 @@ func (f *Fabric) enterLink(pkt *packet, t time.Duration) {
 		f.paths[pkt.path].stats.Duplicated.add(size)
 		f.schedule(&dup, l.arrival(finish))
 	}
+}
+
+// enqueue applies l's queue to pkt arriving at t: tail drop if it does not
+// fit, ECN marking above the threshold. It reports whether pkt was queued.
+// A link without a rate has no queue.
+func (f *Fabric) enqueue(pkt *packet, l *link, t time.Duration) bool {
+	if l.cfg.Rate == 0 {
+		return true
+	}
+	size := len(pkt.data)
+	queued := l.drain(t)
+	if queued+size > l.cfg.QueueBytes {
+		f.drop(pkt, l, dropQueueFull)
+		return false
+	}
+	l.stats.MaxQueueBytes = max(l.stats.MaxQueueBytes, queued+size)
+	if l.cfg.ECNThresholdBytes > 0 && queued > l.cfg.ECNThresholdBytes {
+		pkt.ce = true
+		l.stats.ECNMarked.add(size)
+	}
+	return true
 }
 
 func (f *Fabric) schedule(pkt *packet, at time.Duration) {

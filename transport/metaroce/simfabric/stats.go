@@ -45,7 +45,8 @@ type Stats struct {
 	ECNMarked Count
 
 	// MaxQueueBytes is the largest queue occupancy seen on a link, counting
-	// the arriving packet. Always 0 for a path.
+	// the arriving packet. Always 0 for a path and for a link without a
+	// Rate.
 	MaxQueueBytes int
 }
 
