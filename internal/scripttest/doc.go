@@ -32,8 +32,8 @@
 //
 // # Running
 //
-// [Walk] runs every script in a directory as a subtest, and [RunFile] runs
-// one. Each block's command is passed to the test's handler as a [Cmd],
+// [Walk] runs every script in a directory as a subtest, [WalkFiles] does so
+// with fresh state per script, and [RunFile] runs one. Each block's command is passed to the test's handler as a [Cmd],
 // and the handler returns the block's output. A mismatch fails the test
 // with a diff naming the script file and line. Run the tests with -update
 // (a flag this package registers) to rewrite the expected outputs in place

@@ -3,6 +3,7 @@ package scripttest
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -137,4 +138,21 @@ func TestWalkRunsEveryScriptInOrder(t *testing.T) {
 		return c.Input
 	})
 	require.Equal(t, []string{"TestWalkRunsEveryScriptInOrder/a:A", "TestWalkRunsEveryScriptInOrder/b:B"}, seen)
+}
+
+func TestWalkFilesGivesEachScriptFreshState(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"a.txt", "b.txt"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("count\n----\n1\n\ncount\n----\n2\n"), 0o644))
+	}
+	files := 0
+	WalkFiles(t, dir, func(t *testing.T, file string) {
+		files++
+		n := 0 // per-script state
+		RunFile(t, file, func(t *testing.T, c *Cmd) string {
+			n++
+			return strconv.Itoa(n)
+		})
+	})
+	require.Equal(t, 2, files)
 }

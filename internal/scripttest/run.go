@@ -33,8 +33,18 @@ func updating() bool {
 type Handler func(t *testing.T, cmd *Cmd) string
 
 // Walk runs every *.txt script in dir, in name order, each as a subtest
-// named after the file. It fails the test if there is none.
+// named after the file, with the same handler. It fails the test if there
+// is none.
 func Walk(t *testing.T, dir string, h Handler) {
+	t.Helper()
+	WalkFiles(t, dir, func(t *testing.T, file string) { RunFile(t, file, h) })
+}
+
+// WalkFiles calls run for every *.txt script in dir, in name order, each on
+// a subtest named after the file. Use it when each script needs fresh
+// state: run builds it and calls RunFile with a handler bound to it. It
+// fails the test if there is no script.
+func WalkFiles(t *testing.T, dir string, run func(t *testing.T, file string)) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(dir, "*.txt"))
 	if err != nil {
@@ -44,9 +54,7 @@ func Walk(t *testing.T, dir string, h Handler) {
 		t.Fatalf("scripttest: no *.txt scripts in %s", dir)
 	}
 	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
-			RunFile(t, file, h)
-		})
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) { run(t, file) })
 	}
 }
 

@@ -24,24 +24,12 @@ import (
 //	cut ab at=10ms / restore ab at=20ms / set ab at=5ms loss=100% rate=2MB
 //	stats ab p
 func TestScripts(t *testing.T) {
-	scripttest.Walk(t, "testdata", func(t *testing.T, cmd *scripttest.Cmd) string {
-		return newScriptEnv(t).handle(t, cmd)
+	scripttest.WalkFiles(t, "testdata", func(t *testing.T, file string) {
+		f, err := New(Config{Seed: 1})
+		require.NoError(t, err)
+		e := &scriptEnv{fab: f, links: map[string]LinkID{}, paths: map[string]PathID{}}
+		scripttest.RunFile(t, file, e.handle)
 	})
-}
-
-// scriptEnvs keeps one environment per script (per subtest).
-var scriptEnvs = map[*testing.T]*scriptEnv{}
-
-func newScriptEnv(t *testing.T) *scriptEnv {
-	if e := scriptEnvs[t]; e != nil {
-		return e
-	}
-	f, err := New(Config{Seed: 1})
-	require.NoError(t, err)
-	e := &scriptEnv{fab: f, links: map[string]LinkID{}, paths: map[string]PathID{}}
-	scriptEnvs[t] = e
-	t.Cleanup(func() { delete(scriptEnvs, t) })
-	return e
 }
 
 type scriptEnv struct {
