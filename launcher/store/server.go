@@ -37,7 +37,9 @@ type Config struct {
 	// MaxFrameBytes bounds a request frame, and so the number of keys one
 	// Wait may name. It must be at least 2*MaxValueBytes + MaxKeyBytes +
 	// 4096, so that a compare-and-set of the largest value fits. A larger
-	// frame is refused with ErrLimit and its connection closed. Default 4 MiB.
+	// frame is refused with ErrLimit and its connection closed. The server
+	// buffers one frame per connection, and only after checking the frame's
+	// job key. Default 4 MiB.
 	MaxFrameBytes int
 	// WriteTimeout bounds the writing of one response; a client that does
 	// not read its responses for that long is disconnected. Default 10 s.
