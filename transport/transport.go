@@ -20,10 +20,13 @@
 // with the number of bytes received.
 //
 // Aborts. [Endpoint.Abort] ends one operation (all tags with the same
-// [OpKey]) on this rank and tells the given peers, whose current and future
-// receives for that operation from this rank then fail with a
-// [*RemoteAbortError]. This is how one rank's error (a mismatch, a cancelled
-// context) reaches every other rank instead of leaving them to hang.
+// [OpKey]) on this rank and on the given peers. On each peer, every pending
+// and future request of that operation, to or from any rank, fails with a
+// [*RemoteAbortError], and the operation's messages that arrive later are
+// dropped. An operation is one collective call shared by all its ranks, so
+// once one rank gives up on it (a mismatch, a cancelled context), no rank
+// may go on waiting for it: not for a receive, and not for a send to a third
+// rank that will never come.
 //
 // Implementations: [github.com/gocoll/gocoll/transport/inproc] (N ranks in one
 // process) and, over the network, MetaRoCE and TCP.
@@ -82,11 +85,12 @@ type Endpoint interface {
 	// Recv posts a receive of one message from rank peer under tag into buf.
 	// It never blocks.
 	Recv(peer int, tag Tag, buf []byte) Request
-	// Abort ends operation op on this rank: its pending requests fail with
-	// an error wrapping reason, messages that arrive for it later are
-	// dropped, and each rank in peers is told, so that its receives from this
-	// rank for op fail with a *RemoteAbortError carrying reason's text. Abort
-	// is best effort and does not block; the state it keeps is bounded.
+	// Abort ends operation op on this rank: its pending and later requests
+	// for op fail with an error wrapping reason, and messages that arrive
+	// for op are dropped. Each rank in peers is told, and ends op the same
+	// way, its requests failing with a *RemoteAbortError carrying reason's
+	// text (a peer that already ended op keeps its first error). Abort does
+	// not wait for the peers; the state it keeps is bounded.
 	Abort(op OpKey, peers []int, reason error)
 	// Close releases the endpoint. Pending requests fail with ErrClosed, and
 	// every later call fails with ErrClosed.

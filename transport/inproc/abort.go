@@ -6,26 +6,41 @@ import (
 	"github.com/gocoll/gocoll/transport"
 )
 
-// Abort implements transport.Endpoint: it fails this rank's pending requests
-// for op, drops op's messages that reach it later, and tells each rank in
-// peers, whose receives from this rank for op then fail.
+// Abort implements transport.Endpoint: it ends op on this rank and on each
+// rank in peers. On every one of them, pending requests for op fail, later
+// requests for op fail at once, and op's messages that arrive are dropped.
 func (e *Endpoint) Abort(op transport.OpKey, peers []int, reason error) {
-	text := "aborted"
-	if reason != nil {
-		text = reason.Error()
+	if reason == nil {
+		reason = fmt.Errorf("no reason given")
 	}
-	localErr := fmt.Errorf("inproc: rank %d: operation aborted: %w", e.rank, reasonOrDefault(reason))
+	e.end(op, fmt.Errorf("inproc: rank %d: operation aborted: %w", e.rank, reason))
+	remote := &transport.RemoteAbortError{Rank: e.rank, Op: op, Reason: reason.Error()}
+	for _, p := range peers {
+		if p >= 0 && p < e.Size() && p != e.rank {
+			e.world.eps[p].end(op, remote)
+		}
+	}
+}
 
+// end fails every request of this rank for op with err, remembers op as
+// ended (so later requests fail with err and its messages are dropped), and
+// waits until no transfer for op touches this rank's buffers.
+func (e *Endpoint) end(op transport.OpKey, err error) {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
 		return
 	}
-	e.remember(abortKey{e.rank, op}, text)
-	recvs := e.takeQueued(e.recvs, func(k matchKey) bool { return k.tag.OpKey == op })
-	sends := e.takeQueued(e.sends, func(k matchKey) bool { return k.tag.OpKey == op })
+	if _, ok := e.aborted[op]; ok {
+		e.mu.Unlock()
+		return
+	}
+	e.remember(op, err)
+	match := func(k matchKey) bool { return k.tag.OpKey == op }
+	recvs := e.takeQueued(e.recvs, match)
+	sends := e.takeQueued(e.sends, match)
 	for _, r := range recvs {
-		r.complete(0, localErr)
+		r.complete(0, err)
 	}
 	for _, s := range sends {
 		s.complete(len(s.buf), nil) // dropped, as a network peer would
@@ -42,34 +57,7 @@ func (e *Endpoint) Abort(op transport.OpKey, peers []int, reason error) {
 		s.owner.unregister(s)
 	}
 	for _, s := range mine {
-		s.withdraw(localErr)
-	}
-	for _, p := range peers {
-		if p >= 0 && p < e.Size() && p != e.rank {
-			e.world.eps[p].remoteAbort(e.rank, op, text)
-		}
-	}
-}
-
-func reasonOrDefault(err error) error {
-	if err == nil {
-		return fmt.Errorf("no reason given")
-	}
-	return err
-}
-
-// remoteAbort records at e that rank src aborted op, failing e's pending
-// receives from src for it.
-func (e *Endpoint) remoteAbort(src int, op transport.OpKey, text string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return
-	}
-	e.remember(abortKey{src, op}, text)
-	recvs := e.takeQueued(e.recvs, func(k matchKey) bool { return k.src == src && k.tag.OpKey == op })
-	for _, r := range recvs {
-		r.complete(0, &transport.RemoteAbortError{Rank: src, Op: op, Reason: text})
+		s.withdraw(err)
 	}
 }
 
@@ -86,35 +74,19 @@ func (e *Endpoint) takeQueued(m map[matchKey][]*request, match func(matchKey) bo
 	return out
 }
 
-// remember records an aborted operation, forgetting the oldest beyond
+// remember records an ended operation, forgetting the oldest beyond
 // AbortMemory. The caller holds e.mu.
-func (e *Endpoint) remember(k abortKey, text string) {
-	if _, ok := e.aborted[k]; ok {
-		return
-	}
-	e.aborted[k] = text
-	e.abortOrder = append(e.abortOrder, k)
+func (e *Endpoint) remember(op transport.OpKey, err error) {
+	e.aborted[op] = err
+	e.abortOrder = append(e.abortOrder, op)
 	if len(e.abortOrder) > AbortMemory {
 		delete(e.aborted, e.abortOrder[0])
 		e.abortOrder = e.abortOrder[1:]
 	}
 }
 
-// hasAborted reports whether src aborted op, as known at e. The caller
-// holds e.mu.
-func (e *Endpoint) hasAborted(src int, op transport.OpKey) bool {
-	_, ok := e.aborted[abortKey{src, op}]
-	return ok
-}
-
-// abortError is the error of a new request for op involving peer, or nil if
-// neither this rank nor peer aborted op. The caller holds e.mu.
-func (e *Endpoint) abortError(peer int, op transport.OpKey) error {
-	if text, ok := e.aborted[abortKey{e.rank, op}]; ok {
-		return fmt.Errorf("inproc: rank %d: operation aborted: %s", e.rank, text)
-	}
-	if text, ok := e.aborted[abortKey{peer, op}]; ok {
-		return &transport.RemoteAbortError{Rank: peer, Op: op, Reason: text}
-	}
-	return nil
+// abortError is the error of a new request for op, or nil if op has not
+// ended here. The caller holds e.mu.
+func (e *Endpoint) abortError(op transport.OpKey) error {
+	return e.aborted[op]
 }

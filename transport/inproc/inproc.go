@@ -44,7 +44,7 @@ func NewWorld(size int) (*World, error) {
 			rank:    r,
 			recvs:   make(map[matchKey][]*request),
 			sends:   make(map[matchKey][]*request),
-			aborted: make(map[abortKey]string),
+			aborted: make(map[transport.OpKey]error),
 			mine:    make(map[*request]struct{}),
 		}
 	}
@@ -77,13 +77,6 @@ type matchKey struct {
 	tag transport.Tag
 }
 
-// abortKey names an aborted operation as seen by one rank: src is the rank
-// that aborted it (or the rank itself, for a local abort).
-type abortKey struct {
-	src int
-	op  transport.OpKey
-}
-
 // Endpoint is one rank of a [World]. Its mailbox holds the receives it has
 // posted and the sends other ranks have posted to it that found no receive.
 type Endpoint struct {
@@ -92,11 +85,11 @@ type Endpoint struct {
 
 	mu         sync.Mutex
 	closed     bool
-	recvs      map[matchKey][]*request // posted receives without a message
-	sends      map[matchKey][]*request // messages without a posted receive
-	aborted    map[abortKey]string     // aborted operations, with reasons
-	abortOrder []abortKey              // FIFO of aborted keys, for eviction
-	mine       map[*request]struct{}   // this rank's sends waiting in other mailboxes
+	recvs      map[matchKey][]*request   // posted receives without a message
+	sends      map[matchKey][]*request   // messages without a posted receive
+	aborted    map[transport.OpKey]error // ended operations, with their errors
+	abortOrder []transport.OpKey         // FIFO of aborted keys, for eviction
+	mine       map[*request]struct{}     // this rank's sends waiting in other mailboxes
 }
 
 var _ transport.Endpoint = (*Endpoint)(nil)
@@ -129,7 +122,7 @@ func (e *Endpoint) register(r *request) error {
 	if e.closed {
 		return transport.ErrClosed
 	}
-	if err := e.abortError(e.rank, r.key.tag.OpKey); err != nil {
+	if err := e.abortError(r.key.tag.OpKey); err != nil {
 		return err
 	}
 	e.mine[r] = struct{}{}
@@ -155,7 +148,7 @@ func (e *Endpoint) deliver(s *request) {
 		e.mu.Unlock()
 		s.owner.unregister(s)
 		return
-	case e.hasAborted(e.rank, s.key.tag.OpKey):
+	case e.abortError(s.key.tag.OpKey) != nil:
 		s.complete(len(s.buf), nil) // dropped on arrival, as a network peer would
 		e.mu.Unlock()
 		s.owner.unregister(s)
@@ -185,7 +178,7 @@ func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Reque
 		e.mu.Unlock()
 		return failed(transport.ErrClosed)
 	}
-	if err := e.abortError(peer, tag.OpKey); err != nil {
+	if err := e.abortError(tag.OpKey); err != nil {
 		e.mu.Unlock()
 		return failed(err)
 	}
