@@ -277,3 +277,14 @@ func (c *Comm) take() (uint64, error) {
 	c.nextOp++
 	return n, nil
 }
+
+// commRank returns the communicator rank of endpoint rank ep (or ep itself
+// if it is not a member, which only an error message would show).
+func (c *Comm) commRank(ep int) int {
+	for i, r := range c.ranks {
+		if r == ep {
+			return i
+		}
+	}
+	return ep
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/gocoll/gocoll/transport"
 )
@@ -33,6 +34,7 @@ type operation struct {
 type peerState struct {
 	touched          bool
 	checked          bool
+	checking         bool // a wait for this header is under way
 	sendSeq, recvSeq uint32
 	hdrOut, hdrIn    [headerLen]byte
 	hdrReq           transport.Request
@@ -107,12 +109,69 @@ func (o *operation) recv(peer int, buf []byte) pendingRecv {
 	return pendingRecv{peer: peer, want: len(buf), req: r}
 }
 
+// await waits for r. While it waits it looks, at growing intervals, at the
+// headers that have arrived from other peers, so that a mismatch elsewhere
+// ends this wait instead of leaving it to the deadline.
+func (o *operation) await(r transport.Request) (int, error) {
+	select {
+	case <-r.Done():
+		return r.Wait(o.ctx)
+	default:
+	}
+	interval := time.Millisecond
+	timer := time.NewTimer(interval)
+	defer timer.Stop()
+	for {
+		select {
+		case <-r.Done():
+			return r.Wait(o.ctx)
+		case <-o.ctx.Done():
+			return r.Wait(o.ctx)
+		case <-timer.C:
+			if err := o.scanHeaders(); err != nil {
+				return 0, err
+			}
+			interval = min(2*interval, 100*time.Millisecond)
+			timer.Reset(interval)
+		}
+	}
+}
+
+// scanHeaders checks every header that has arrived and not been checked.
+func (o *operation) scanHeaders() error {
+	for peer := range o.peers {
+		p := &o.peers[peer]
+		if !p.touched || p.checked {
+			continue
+		}
+		select {
+		case <-p.hdrReq.Done():
+			if err := o.checkHeader(peer); err != nil {
+				return err
+			}
+		default:
+		}
+	}
+	return nil
+}
+
+// touchPartners exchanges headers with the dissemination partners r±2^k,
+// which depend on nothing but the communicator, so that ranks that called
+// different operations still exchange headers, over a connected graph.
+func (o *operation) touchPartners() {
+	n, r := o.c.Size(), o.c.rank
+	for dist := 1; dist < n; dist <<= 1 {
+		o.touch(mod(r+dist, n))
+		o.touch(mod(r-dist, n))
+	}
+}
+
 // waitRecv waits for a posted receive, checking the sender's header first.
 func (o *operation) waitRecv(pr pendingRecv) error {
 	if err := o.checkHeader(pr.peer); err != nil {
 		return err
 	}
-	n, err := pr.req.Wait(o.ctx)
+	n, err := o.await(pr.req)
 	if err != nil {
 		return o.fail(o.peerErr(pr.peer, err))
 	}
@@ -122,9 +181,13 @@ func (o *operation) waitRecv(pr pendingRecv) error {
 	return nil
 }
 
-// wait waits for a posted send.
+// wait waits for a posted send to peer, checking peer's header first: a
+// peer that called another operation may never take the message.
 func (o *operation) wait(r transport.Request, peer int) error {
-	if _, err := r.Wait(o.ctx); err != nil {
+	if err := o.checkHeader(peer); err != nil {
+		return err
+	}
+	if _, err := o.await(r); err != nil {
 		return o.fail(o.peerErr(peer, err))
 	}
 	return nil
@@ -139,7 +202,12 @@ func (o *operation) checkHeader(peer int) error {
 	if p.checked {
 		return nil
 	}
-	n, err := p.hdrReq.Wait(o.ctx)
+	if p.checking {
+		return nil // scanHeaders called from the wait below
+	}
+	p.checking = true
+	n, err := o.await(p.hdrReq)
+	p.checking = false
 	if err != nil {
 		return o.fail(o.peerErr(peer, err))
 	}
@@ -171,7 +239,7 @@ func (o *operation) finish() error {
 		}
 	}
 	for _, r := range o.reqs {
-		if _, err := r.Wait(o.ctx); err != nil {
+		if _, err := o.await(r); err != nil {
 			return o.fail(err)
 		}
 	}
@@ -200,9 +268,13 @@ func (o *operation) fail(err error) error {
 
 // peerErr names the communicator rank in a transport error about it.
 func (o *operation) peerErr(peer int, err error) error {
+	if ctxErr := o.ctx.Err(); ctxErr != nil {
+		// Our own deadline passed too: that is the error to report.
+		return fmt.Errorf("waiting for rank %d: %w", peer, ctxErr)
+	}
 	var ra *transport.RemoteAbortError
 	if errors.As(err, &ra) {
-		return fmt.Errorf("rank %d failed: %s", peer, ra.Reason)
+		return fmt.Errorf("rank %d failed: %s", o.c.commRank(ra.Rank), ra.Reason)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return fmt.Errorf("waiting for rank %d: %w", peer, err)

@@ -104,7 +104,9 @@ func (c *Comm) reduceChain(o *operation, send, recv []byte, root int, spec reduc
 
 // pendingSend is a posted send that a buffer's reuse must wait for.
 type pendingSend struct {
-	req  interface{ Wait(context.Context) (int, error) }
+	req interface {
+		Wait(context.Context) (int, error)
+	}
 	peer int
 }
 
