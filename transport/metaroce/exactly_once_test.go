@@ -73,6 +73,7 @@ func exactlyOnce(t *testing.T, paths int, seed int64, loss float64) {
 		}
 		return true
 	})
+	finished := s.fab.Now()
 	s.runTo(s.fab.Now() + 5*time.Millisecond) // late duplicates must change nothing
 	for _, m := range msgs {
 		size := sizes[m.id]
@@ -89,5 +90,5 @@ func exactlyOnce(t *testing.T, paths int, seed int64, loss float64) {
 	cs, _ := s.pathStats(1, cb)
 	require.Zero(t, cs.UnexpectedBytes)
 	st := s.eps[1].Stats()
-	t.Logf("dropped at receiver: checksum %d, malformed %d; discarded by message layer %d", st.DropChecksum, st.DropMalformed, cs.Discarded)
+	t.Logf("all done at %v virtual; dropped at receiver: checksum %d, malformed %d; discarded by message layer %d", finished, st.DropChecksum, st.DropMalformed, cs.Discarded)
 }

@@ -22,6 +22,8 @@ type testNet struct {
 	drop    func(from, path int, b []byte) bool
 	events  [2][]Event
 	buf     []byte
+	stuck   int // steps without time moving
+	steps   int
 }
 
 type flight struct {
@@ -101,6 +103,17 @@ func (n *testNet) step() bool {
 	}
 	if !ok {
 		return false
+	}
+	if n.steps++; n.steps > 2_000_000 {
+		n.t.Fatalf("more than 2M steps by %v: runaway", n.now)
+	}
+	if next <= n.now {
+		n.stuck++
+		if n.stuck > 10000 {
+			n.t.Fatalf("livelock at %v: timers do not advance", n.now)
+		}
+	} else {
+		n.stuck = 0
 	}
 	n.now = max(n.now, next)
 	slices.SortFunc(n.flights, func(a, b flight) int {

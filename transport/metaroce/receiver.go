@@ -16,8 +16,7 @@ type inMsg struct {
 	buf     []byte   // the posted buffer, once matched
 	matched bool     // a receive was posted for it
 	discard bool     // its bytes are dropped (truncated or cancelled)
-	got     []uint64 // bitmap of pieces received, once matched
-	gotN    uint64
+	got     pieceSet // pieces received, once matched
 	held    map[uint64][]byte // pieces received before the match, by index
 	heldN   uint64            // bytes in held
 
@@ -134,11 +133,9 @@ func (r *receiver) data(m *inMsg, d *wire.Data) bool {
 		m.counted += n
 		return true
 	}
-	if m.got[idx/64]&(1<<(idx%64)) != 0 {
+	if !m.got.add(idx) {
 		return true
 	}
-	m.got[idx/64] |= 1 << (idx % 64)
-	m.gotN++
 	r.placed += int64(n)
 	if !m.discard {
 		copy(m.buf[d.Offset:], d.Payload)
@@ -185,10 +182,8 @@ func (r *receiver) match(m *inMsg, buf []byte) {
 	} else {
 		m.buf = buf[:m.total]
 	}
-	m.got = make([]uint64, (m.pieces(r.chunk)+63)/64)
 	for idx, p := range m.held {
-		m.got[idx/64] |= 1 << (idx % 64)
-		m.gotN++
+		m.got.add(idx)
 		if !m.discard {
 			copy(m.buf[idx*r.chunk:], p)
 		}
@@ -213,7 +208,7 @@ func (r *receiver) owe(m *inMsg) {
 }
 
 func (r *receiver) maybeComplete(m *inMsg) {
-	if m.gotN < m.pieces(r.chunk) {
+	if m.got.n < m.pieces(r.chunk) {
 		return
 	}
 	if !m.discard {

@@ -4,7 +4,9 @@
 // is then checked in a subtest: matching by (peer, tag) with FIFO order per
 // tag, receives posted before and after the message arrives, 0-byte and
 // large messages, short and truncated receives, Wait with an ended context,
-// Cancel, Abort, Close, bad ranks and concurrent use.
+// Cancel, Abort, Close, bad ranks and concurrent use. The Abort subtests
+// check that an abort ends its operation on the aborting rank and on every
+// told peer, for requests to and from any rank (see [transport.Endpoint]).
 //
 // A transport's test looks like this:
 //
@@ -77,7 +79,9 @@ var cases = []testCase{
 	{"Cancel", testCancel},
 	{"CancelSend", testCancelSend},
 	{"Abort", testAbort},
+	{"AbortEndsSends", testAbortEndsSends},
 	{"AbortDropsLateMessages", testAbortDropsLate},
+	{"AbortKeepsFirstError", testAbortKeepsFirstError},
 	{"Close", testClose},
 	{"BadRank", testBadRank},
 	{"Concurrent", testConcurrent},
