@@ -13,10 +13,10 @@ type inMsg struct {
 	key     msgKey
 	seq     uint64
 	total   uint64
-	buf     []byte   // the posted buffer, once matched
-	matched bool     // a receive was posted for it
-	discard bool     // its bytes are dropped (truncated or cancelled)
-	got     pieceSet // pieces received, once matched
+	buf     []byte            // the posted buffer, once matched
+	matched bool              // a receive was posted for it
+	discard bool              // its bytes are dropped (truncated or cancelled)
+	got     pieceSet          // pieces received, once matched
 	held    map[uint64][]byte // pieces received before the match, by index
 	heldN   uint64            // bytes in held
 

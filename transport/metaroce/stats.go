@@ -38,10 +38,10 @@ type ConnStats struct {
 	BytesSent, BytesRecv int64 // message bytes completed
 	// BytesArrived counts message bytes received for the first time
 	// (placed, held or discarded), as they arrive.
-	BytesArrived int64
-	PendingSends         int   // messages queued or in flight
-	PostedRecvs          int   // receives posted and not yet matched
-	UnexpectedBytes      int64 // bytes held for receives not yet posted
+	BytesArrived    int64
+	PendingSends    int   // messages queued or in flight
+	PostedRecvs     int   // receives posted and not yet matched
+	UnexpectedBytes int64 // bytes held for receives not yet posted
 
 	// PeerRate is the target rate the peer last gave us (bytes/s, 0: none);
 	// Share the rate this side gives the peer.
