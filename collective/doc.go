@@ -1,0 +1,57 @@
+// Package collective is gocoll's communicator and its collectives: what NCCL,
+// Gloo and MPI offer to C and C++ programs, for Go.
+//
+// A [Comm] is a group of ranks over a [transport.Endpoint]. Its collectives
+// are generic over the element types of [dtype] (float32, float64, bfloat16,
+// float16, int8, uint8, int32, uint32, int64, uint64) and reduce with Sum,
+// Prod, Min, Max or Avg:
+//
+//	AllReduce, Broadcast, Reduce, AllGather, ReduceScatter,
+//	AllToAll, AllToAllV, Gather, Scatter, Barrier, Send/Recv
+//
+// Each has an Async form that returns a [Handle]; the blocking form is the
+// Async form waited for. In-place forms are the same calls with the same
+// slice passed as send and receive buffer (for AllGather and ReduceScatter,
+// this rank's block of the larger buffer), as in NCCL.
+//
+// # Algorithms
+//
+// AllReduce: a ring (reduce-scatter then all-gather, one pipelined pass of
+// 2(n-1) steps cut into Config.ChunkBytes chunks with Config.PipelineDepth of
+// them in flight) for large messages, recursive doubling (log2 n rounds) at or
+// below Config.SmallBytes. AllGather and ReduceScatter: rings. Broadcast and
+// Reduce: a pipelined chain for large messages, a binomial tree for small
+// ones. AllToAll(V): n-1 rounds of pairwise exchange. Barrier: dissemination.
+// Gather and Scatter: direct. Config forces an algorithm where there is a
+// choice.
+//
+// # Determinism
+//
+// For a given world size, algorithm, chunk size and root, results are bitwise
+// identical from run to run: every algorithm combines the contributions in an
+// order fixed by those alone (never by arrival order), and the recursive
+// doubling combines lower rank with higher so that all ranks compute the same
+// bits. Changing the world size, the algorithm (including through
+// Config.SmallBytes) or the chunk size may change the rounding of
+// floating-point sums. Avg is Sum followed by one division by n.
+//
+// # Errors
+//
+// No call panics on bad input or hangs silently. Every operation has a
+// deadline: its context's, or Config.Timeout. Before trusting a peer's data,
+// a rank checks the peer's operation header (operation, count, type,
+// reduction, root, algorithm, chunk size); ranks that called different
+// operations, or the same one with different arguments, get a
+// [*MismatchError] naming both calls, and the ranks that did not see the
+// mismatch themselves get an error naming the rank that did. Invalid
+// arguments on one rank (root out of range, short or nil buffers, partly
+// overlapping buffers) are an error there and, through an abort of the
+// operation, on every other rank; so is a cancelled context. After such a
+// failure the communicator stays usable. Operations on a closed
+// communicator fail with [ErrClosed].
+//
+// Every member must issue collectives on a communicator in the same order, as
+// with NCCL and MPI; independent orders belong on separate communicators
+// (see [Comm.Split]).
+package collective
+
