@@ -164,7 +164,7 @@ func (p *path) onBlock(blk *wire.AckBlock, now time.Duration, cfg *Config, sink 
 		return
 	}
 	p.heardFrom()
-	if s := now - blk.Echo - blk.Delay; blk.Echo > 0 && blk.Echo <= now {
+	if s := now - blk.Echo - blk.Delay; blk.Echo <= now {
 		p.rtt.sample(s)
 	}
 	p.congestion(blk, newestSent, now, cfg)

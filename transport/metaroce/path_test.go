@@ -1,0 +1,177 @@
+package metaroce
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gocoll/gocoll/transport/metaroce/wire"
+	"github.com/stretchr/testify/require"
+)
+
+// pathStory drives one path with a fake clock: it sends packets, builds
+// the ACK blocks a receiver would send, and records which packets were
+// acknowledged or lost.
+type pathStory struct {
+	t     *testing.T
+	cfg   Config
+	p     *path
+	now   time.Duration
+	rcv   recvPath // the far end's view
+	acked []uint64 // offsets acknowledged
+	lost  []uint64 // offsets declared lost
+}
+
+func newPathStory(t *testing.T) *pathStory {
+	cfg, err := Config{MinRTO: 100 * time.Microsecond}.withDefaults()
+	require.NoError(t, err)
+	return &pathStory{t: t, cfg: cfg, p: newPath(0, &cfg, 1000)}
+}
+
+func (s *pathStory) packetAcked(rec *sentPacket) { s.acked = append(s.acked, rec.offset) }
+func (s *pathStory) packetLost(rec *sentPacket)  { s.lost = append(s.lost, rec.offset) }
+
+// send sends n packets now; packet k carries offset = its sequence number.
+func (s *pathStory) send(n int) {
+	for range n {
+		s.p.onSent(sentPacket{sentAt: s.now, offset: s.p.next, size: 1000}, s.now, s.p.rtt.rto(s.cfg.MinRTO, s.cfg.MaxRTO))
+	}
+}
+
+// arrive makes the far end receive seqs (sent at sentAt) and returns the
+// ACK block it would send at now.
+func (s *pathStory) arrive(sentAt time.Duration, ce bool, seqs ...uint64) *wire.AckBlock {
+	for _, q := range seqs {
+		s.rcv.receive(q, sentAt, s.now, ce)
+	}
+	var blk wire.AckBlock
+	s.rcv.block(0, s.now, &blk)
+	return &blk
+}
+
+func (s *pathStory) ack(blk *wire.AckBlock) { s.p.onBlock(blk, s.now, &s.cfg, s) }
+
+func TestStorySlowStartThenAdditiveIncrease(t *testing.T) {
+	s := newPathStory(t)
+	require.Equal(t, 16_000, s.p.win.cwnd, "starts at InitialWindow packets")
+	s.send(16)
+	s.now = 100 * time.Microsecond
+	s.ack(s.arrive(0, false, seqs(0, 16)...))
+	require.Equal(t, 32_000, s.p.win.cwnd, "slow start doubles per round trip")
+	require.Equal(t, 100*time.Microsecond, s.p.rtt.srtt)
+
+	// A congestion signal ends slow start; from then on one packet per window.
+	s.p.win.onSignal(signalECN, s.now, s.now)
+	w := s.p.win.cwnd
+	n := uint64(w/1000 + 1) // a window's worth of acknowledgements
+	s.send(int(n))
+	s.now += 100 * time.Microsecond
+	s.ack(s.arrive(100*time.Microsecond, false, seqs(16, 16+n)...))
+	require.Equal(t, w+1000, s.p.win.cwnd)
+}
+
+func TestStoryECNCutsOncePerRoundTrip(t *testing.T) {
+	s := newPathStory(t)
+	s.send(10)
+	s.now = 100 * time.Microsecond
+	s.ack(s.arrive(0, true, 0, 1))
+	require.Equal(t, 12_800, s.p.win.cwnd, "16 packets (+2 acked) cut by 0.8")
+	require.Equal(t, PathSkip, func() PathState { s.p.refreshState(s.now); return s.p.state }())
+	// More marks on packets sent before the cut are the same episode.
+	s.ack(s.arrive(0, true, 2, 3))
+	require.Equal(t, int64(1), s.p.win.cuts[signalECN])
+	// A mark on a packet sent after the cut is a new episode.
+	s.now = 200 * time.Microsecond
+	s.send(2)
+	s.now = 300 * time.Microsecond
+	s.ack(s.arrive(200*time.Microsecond, true, 10, 11))
+	require.Equal(t, int64(2), s.p.win.cuts[signalECN])
+	s.p.refreshState(s.now + time.Millisecond)
+	require.Equal(t, PathGood, s.p.state, "skip lasts about one RTT")
+}
+
+func TestStoryRisingDelayCutsTheWindow(t *testing.T) {
+	s := newPathStory(t)
+	s.send(4)
+	s.now = 100 * time.Microsecond
+	s.ack(s.arrive(0, false, 0, 1)) // min RTT 100µs; target max(20µs, 50µs)
+	require.Zero(t, s.p.win.cuts[signalDelay])
+	s.send(2)
+	s.now = 100*time.Microsecond + 160*time.Microsecond // RTT 160µs > 150µs
+	s.ack(s.arrive(100*time.Microsecond, false, 2, 3, 4, 5))
+	require.Equal(t, int64(1), s.p.win.cuts[signalDelay])
+}
+
+func TestStoryGapOnOnePathIsLossOnlyAfterThreePacketsOrTime(t *testing.T) {
+	s := newPathStory(t)
+	s.send(6)
+	s.now = 100 * time.Microsecond
+	s.ack(s.arrive(0, false, 0, 2, 3)) // 1 missing, 2 later packets acked
+	require.Empty(t, s.lost, "two later packets could be reordering")
+	require.NotZero(t, s.p.lossAt, "but a loss timer is armed")
+	s.ack(s.arrive(0, false, 4))
+	require.Equal(t, []uint64{1}, s.lost, "three later packets acked: lost")
+	require.Equal(t, []uint64{0, 2, 3, 4}, s.acked)
+	require.Zero(t, s.p.win.cuts[signalLoss], "no queue: a random loss does not cut the window")
+}
+
+func TestStoryLossTimerCatchesTheLastHole(t *testing.T) {
+	s := newPathStory(t)
+	s.send(3)
+	s.now = 100 * time.Microsecond
+	s.ack(s.arrive(0, false, 0, 2)) // 1 missing, only one later packet
+	require.Empty(t, s.lost)
+	s.now = s.p.lossAt
+	s.p.onTimer(s.now, &s.cfg, s)
+	require.Equal(t, []uint64{1}, s.lost)
+}
+
+func TestStorySilentPathGoesSuspectThenDeadThenRevives(t *testing.T) {
+	s := newPathStory(t)
+	s.send(1)
+	s.now = 100 * time.Microsecond
+	s.ack(s.arrive(0, false, 0))
+	s.send(5) // the path now drops everything
+	require.NotZero(t, s.p.rtoAt)
+	s.now = s.p.rtoAt
+	require.True(t, s.p.onTimer(s.now, &s.cfg, s), "first probe goes at once")
+	require.Equal(t, PathSuspect, s.p.state)
+	require.Equal(t, []uint64{1, 2, 3, 4, 5}, s.lost, "its packets move to other paths")
+	require.Equal(t, -1, s.p.room(), "no data on a suspect path")
+	for range s.cfg.DeadAfter {
+		s.now = s.p.probeAt
+		require.True(t, s.p.onTimer(s.now, &s.cfg, s))
+	}
+	require.Equal(t, PathDead, s.p.state)
+	require.Equal(t, s.now+s.cfg.ProbeInterval, s.p.probeAt, "dead paths are probed slowly")
+	s.p.heardFrom() // a probe reply
+	require.Equal(t, PathGood, s.p.state)
+	require.Equal(t, 1000, s.p.win.cwnd, "a revived dead path starts from one packet")
+}
+
+func TestStoryReceiverWindowSlidesPastOldHoles(t *testing.T) {
+	var r recvPath
+	r.receive(0, 0, 0, false)
+	require.Equal(t, uint64(1), r.cum)
+	r.receive(2, 0, 0, false)
+	r.receive(3, 0, 0, false)
+	var blk wire.AckBlock
+	r.block(0, 0, &blk)
+	require.Equal(t, uint64(1), blk.Cum)
+	require.False(t, blk.Has(1))
+	require.True(t, blk.Has(2) && blk.Has(3))
+	require.False(t, r.receive(3, 0, 0, false), "duplicate")
+	// A packet far ahead gives up on hole 1 (the sender resolved it).
+	r.receive(1+wire.BitmapBits+5, 0, 0, false)
+	r.block(0, 0, &blk)
+	require.Equal(t, uint64(6), blk.Cum)
+	require.True(t, blk.Has(1+wire.BitmapBits+5))
+	require.False(t, blk.Has(1+wire.BitmapBits+4))
+}
+
+func seqs(from, to uint64) []uint64 {
+	var out []uint64
+	for q := from; q < to; q++ {
+		out = append(out, q)
+	}
+	return out
+}
