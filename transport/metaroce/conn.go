@@ -58,8 +58,14 @@ type conn struct {
 	paceAt   time.Duration // earliest next DATA under pacing
 	paceWait bool          // the last poll was held back by pacing only
 	lastData time.Duration // last DATA received, for the rate share
-	active   bool          // counted among the endpoint's active senders
-	cursor   int           // rotates tie-breaks among paths
+	// owd and owdMin are the latest and the lowest relative one-way delay
+	// (arrival minus the sender's timestamp; the clock offset cancels in
+	// their difference, which is the queueing on the way in).
+	owd, owdMin time.Duration
+	owdSeen     bool
+	qMin        time.Duration // smallest owd-owdMin in the current share interval; -1: none
+	active      bool          // counted among the endpoint's active senders
+	cursor      int           // rotates tie-breaks among paths
 
 	st ConnStats
 }
@@ -67,7 +73,7 @@ type conn struct {
 func newConn(ep *Endpoint, id ConnID, peer uint64, initiator bool, now time.Duration) *conn {
 	c := &conn{
 		ep: ep, cfg: &ep.cfg, id: id, peer: peer, initiator: initiator, confirmed: initiator,
-		createdAt: now, lastRecv: now, helloAt: now, datagram: ep.cfg.MaxDatagram,
+		createdAt: now, lastRecv: now, helloAt: now, datagram: ep.cfg.MaxDatagram, qMin: -1,
 	}
 	c.snd = newSender(0, ep.cfg.MaxSends, 0, 0, c.sendDone)
 	c.rcv = newReceiver(1, uint64(ep.cfg.UnexpectedBytes), ep.cfg.MaxRecvs, ep.cfg.MsgWindow, c.recvDone)
@@ -167,7 +173,13 @@ func (c *conn) handleData(now time.Duration, pathIdx int, ce bool, b []byte) *in
 		return nil
 	}
 	p.recv.receive(d.Seq, d.SentAt, now, ce)
-	c.lastData = now
+	c.lastData, c.owd = now, now-d.SentAt
+	if !c.owdSeen || c.owd < c.owdMin {
+		c.owdMin, c.owdSeen = c.owd, true
+	}
+	if q := c.owd - c.owdMin; c.qMin < 0 || q < c.qMin {
+		c.qMin = q
+	}
 	c.ep.markActive(c, now)
 	urgent := p.recv.unacked >= c.cfg.AckEvery || p.recv.gap ||
 		d.Flags&(wire.FlagLast|wire.FlagAnnounce|wire.FlagAbort) != 0

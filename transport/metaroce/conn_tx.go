@@ -121,7 +121,8 @@ func (c *conn) inflight() int {
 }
 
 // windowCap is the connection's total window under the peer's target rate:
-// rate x base RTT, at least two datagrams; 0 means no cap.
+// rate x (base RTT + the peer's ACK delay), at least two datagrams so that
+// delayed ACKs do not stall it; 0 means no cap.
 func (c *conn) windowCap() int {
 	if c.peerRate == 0 {
 		return 0
@@ -132,7 +133,7 @@ func (c *conn) windowCap() int {
 			base = max(base, p.rtt.base())
 		}
 	}
-	return max(int(float64(c.peerRate)*base.Seconds()), 2*c.datagram)
+	return max(int(float64(c.peerRate)*(base+c.cfg.AckDelay).Seconds()), 2*c.datagram)
 }
 
 // pickPath returns the usable path with the most room, good paths before

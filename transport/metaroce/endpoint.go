@@ -30,7 +30,8 @@ type Endpoint struct {
 	events   []Event
 	evHead   int
 
-	nActive int // connections counted in the rate share
+	nActive int     // connections counted in the rate share
+	drain   float64 // part of the capacity withheld to drain a standing queue
 	recount time.Duration
 	st      EndpointStats
 	data    wire.Data // scratch, so that parsing does not allocate
@@ -349,23 +350,40 @@ func (e *Endpoint) markActive(c *conn, now time.Duration) {
 }
 
 // share returns the rate share of one active sender: the receive capacity
-// divided by the number of senders heard from within SenderIdle. 0 means
-// no limit.
+// divided by the number of senders heard from within SenderIdle, less a
+// part that drains a queue standing in front of this receiver. 0 means no
+// limit.
+//
+// A standing queue is measured as in CoDel: in each interval of
+// SenderIdle/4, each sender's smallest queueing delay (relative one-way
+// delay above its minimum) is kept, and the largest of those is the
+// standing queue q. The next interval hands out the capacity times
+// 1 - (q - DelayTarget)/(4 intervals), at least half of it, so a standing
+// queue drains with a time constant of about four intervals.
 func (e *Endpoint) share(now time.Duration) uint64 {
 	if e.cfg.RecvCapacity == 0 {
 		return 0
 	}
 	if now >= e.recount {
-		e.recount = now + e.cfg.SenderIdle/4
+		interval := e.cfg.SenderIdle / 4
+		e.recount = now + interval
+		var standing time.Duration
 		for _, c := range e.order {
 			if c.active && now-c.lastData > e.cfg.SenderIdle {
 				c.active = false
 				e.nActive--
 			}
+			if c.active {
+				standing = max(standing, c.qMin)
+			}
+			c.qMin = -1
 		}
+		excess := float64(standing-e.cfg.DelayTarget) / float64(4*interval)
+		e.drain = min(max(excess, 0), 0.5)
 	}
 	e.st.ActiveSenders = e.nActive
-	return uint64(e.cfg.RecvCapacity) / uint64(max(e.nActive, 1))
+	capacity := float64(e.cfg.RecvCapacity) * (1 - e.drain)
+	return uint64(capacity / float64(max(e.nActive, 1)))
 }
 
 // Stats returns the endpoint's drop counters.

@@ -107,6 +107,6 @@ func TestFigureIncast(t *testing.T) {
 	require.Greater(t, total, 0.9*unitRate)
 	require.LessOrEqual(t, st.MaxQueueBytes, senders*cfg.MaxDatagram*16+cfg.MaxDatagram)
 	require.Less(t, queueDelay, 100*time.Microsecond)
-	require.Equal(t, int64(share), cs.PeerRate)
+	require.InDelta(t, share, float64(cs.PeerRate), 0.05*share, "told share (less any drain)")
 	require.GreaterOrEqual(t, newRate, 0.8*share)
 }
