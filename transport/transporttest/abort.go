@@ -49,8 +49,8 @@ func cancelPromptly(t testing.TB, r transport.Request, what string) {
 	}()
 	select {
 	case <-returned:
-	case <-time.After(WaitTimeout):
-		t.Fatalf("%s: Cancel still blocked after %v", what, WaitTimeout)
+	case <-time.After(waitTimeout):
+		t.Fatalf("%s: Cancel still blocked after %v", what, waitTimeout)
 	}
 }
 

@@ -2,34 +2,40 @@ package transporttest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/gocoll/gocoll/transport"
 )
 
-// refWorld is a minimal in-memory transport used to check the suite itself:
-// sends copy the message and complete at once. Its mutation knob breaks one
-// promise on purpose, to show that the suite notices.
+// refWorld is a minimal in-memory transport used to check the suite itself.
+// A send of at most refEagerLimit bytes copies the message and completes at
+// once; a larger one stays pending until a receive matches it, as a
+// rendezvous would. Its mutation knob breaks one promise on purpose, to
+// show that the suite notices. Test-only: its state is not bounded.
 type refWorld struct {
 	mu       sync.Mutex
 	size     int
 	mutation string
-	queues   map[refKey][][]byte  // unmatched messages
+	queues   map[refKey][]*refMsg // unmatched messages, in send order
 	posted   map[refKey][]*refReq // unmatched receives
-	aborted  map[refAbortKey]string
+	ended    map[refEndKey]refEnd // operations ended on a rank
 	closed   []bool
 }
+
+// refEagerLimit is the largest send the reference completes before it is
+// matched.
+const refEagerLimit = 64 << 10
 
 type refKey struct {
 	src, dst int
 	tag      transport.Tag
 }
 
-type refAbortKey struct {
-	rank int
-	op   transport.OpKey
+// refMsg is an unmatched message: a copy of a small one, or a pending send.
+type refMsg struct {
+	data []byte
+	send *refReq
 }
 
 type refEndpoint struct {
@@ -38,17 +44,18 @@ type refEndpoint struct {
 }
 
 type refReq struct {
-	done chan struct{}
-	buf  []byte
-	key  refKey
-	n    int
-	err  error
-	w    *refWorld
+	done   chan struct{}
+	isSend bool
+	buf    []byte
+	key    refKey
+	n      int
+	err    error
+	w      *refWorld
 }
 
 func newRefWorld(size int, mutation string) []transport.Endpoint {
-	w := &refWorld{size: size, mutation: mutation, queues: map[refKey][][]byte{},
-		posted: map[refKey][]*refReq{}, aborted: map[refAbortKey]string{}, closed: make([]bool, size)}
+	w := &refWorld{size: size, mutation: mutation, queues: map[refKey][]*refMsg{},
+		posted: map[refKey][]*refReq{}, ended: map[refEndKey]refEnd{}, closed: make([]bool, size)}
 	eps := make([]transport.Endpoint, size)
 	for i := range eps {
 		eps[i] = &refEndpoint{w: w, rank: i}
@@ -73,22 +80,30 @@ func (e *refEndpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Re
 	w := e.w
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	r := &refReq{done: make(chan struct{}), w: w}
+	r := &refReq{done: make(chan struct{}), w: w, isSend: true, buf: buf, key: refKey{e.rank, peer, tag}}
 	if err := e.check(peer); err != nil {
 		r.finish(0, err)
 		return r
 	}
-	key := refKey{e.rank, peer, tag}
-	if _, ok := w.aborted[refAbortKey{peer, tag.OpKey}]; ok || w.closed[peer] {
+	if err := w.endedErr(e.rank, peer, tag.OpKey, true); err != nil {
+		r.finish(0, err)
+		return r
+	}
+	if w.closed[peer] || w.endedErr(peer, e.rank, tag.OpKey, false) != nil {
 		r.finish(len(buf), nil) // dropped
 		return r
 	}
-	if recvs := w.posted[key]; len(recvs) > 0 {
-		w.posted[key] = recvs[1:]
+	if recvs := w.posted[r.key]; len(recvs) > 0 {
+		w.posted[r.key] = recvs[1:]
 		recvs[0].deliver(buf)
-	} else {
-		w.queues[key] = append(w.queues[key], append([]byte{}, buf...))
+		r.finish(len(buf), nil)
+		return r
 	}
+	if len(buf) > refEagerLimit {
+		w.queues[r.key] = append(w.queues[r.key], &refMsg{send: r})
+		return r
+	}
+	w.queues[r.key] = append(w.queues[r.key], &refMsg{data: append([]byte{}, buf...)})
 	r.finish(len(buf), nil)
 	return r
 }
@@ -102,8 +117,8 @@ func (e *refEndpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Re
 		r.finish(0, err)
 		return r
 	}
-	if reason, ok := w.aborted[refAbortKey{peer, tag.OpKey}]; ok && peer != e.rank {
-		r.finish(0, w.remoteAbort(peer, tag.OpKey, reason))
+	if err := w.endedErr(e.rank, peer, tag.OpKey, false); err != nil {
+		r.finish(0, err)
 		return r
 	}
 	if msgs := w.queues[r.key]; len(msgs) > 0 {
@@ -113,56 +128,41 @@ func (e *refEndpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Re
 		}
 		msg := msgs[i]
 		w.queues[r.key] = append(msgs[:i:i], msgs[i+1:]...)
-		r.deliver(msg)
+		if msg.send == nil {
+			r.deliver(msg.data)
+			return r
+		}
+		r.deliver(msg.send.buf)
+		msg.send.finish(len(msg.send.buf), nil)
 		return r
 	}
 	w.posted[r.key] = append(w.posted[r.key], r)
 	return r
 }
 
-func (w *refWorld) remoteAbort(rank int, op transport.OpKey, reason string) error {
-	if w.mutation == "plainabort" {
-		return errors.New(reason)
-	}
-	return &transport.RemoteAbortError{Rank: rank, Op: op, Reason: reason}
-}
-
-func (e *refEndpoint) Abort(op transport.OpKey, peers []int, reason error) {
-	w := e.w
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.aborted[refAbortKey{e.rank, op}] = reason.Error()
-	for key, recvs := range w.posted {
-		if key.tag.OpKey != op {
-			continue
-		}
-		for _, r := range recvs {
-			switch {
-			case key.dst == e.rank:
-				r.finish(0, fmt.Errorf("aborted: %w", reason))
-			case key.src == e.rank:
-				r.finish(0, w.remoteAbort(e.rank, op, reason.Error()))
-			default:
-				continue
-			}
-			w.unpost(r)
-		}
-	}
-	for key := range w.queues {
-		if key.tag.OpKey == op && key.dst == e.rank {
-			delete(w.queues, key)
-		}
-	}
-}
-
+// unpost removes r from the posted receives or the queued sends; w.mu is
+// held.
 func (w *refWorld) unpost(r *refReq) {
-	recvs := w.posted[r.key]
-	for i, p := range recvs {
-		if p == r {
-			w.posted[r.key] = append(recvs[:i:i], recvs[i+1:]...)
+	if !r.isSend {
+		w.posted[r.key] = removeRef(w.posted[r.key], r)
+		return
+	}
+	msgs := w.queues[r.key]
+	for i, m := range msgs {
+		if m.send == r {
+			w.queues[r.key] = append(msgs[:i:i], msgs[i+1:]...)
 			return
 		}
 	}
+}
+
+func removeRef(list []*refReq, r *refReq) []*refReq {
+	for i, p := range list {
+		if p == r {
+			return append(list[:i:i], list[i+1:]...)
+		}
+	}
+	return list
 }
 
 func (e *refEndpoint) Close() error {
@@ -176,6 +176,19 @@ func (e *refEndpoint) Close() error {
 				r.finish(0, transport.ErrClosed)
 			}
 			delete(w.posted, key)
+		}
+	}
+	for key, msgs := range w.queues {
+		switch {
+		case key.dst == e.rank:
+			for _, m := range msgs {
+				if m.send != nil {
+					m.send.finish(0, &transport.PeerError{Rank: e.rank, Err: transport.ErrClosed})
+				}
+			}
+			delete(w.queues, key)
+		case key.src == e.rank: // copies already sent stay receivable
+			w.failPendingSends(key, transport.ErrClosed)
 		}
 	}
 	return nil

@@ -42,6 +42,11 @@ import (
 // completed by then fails the subtest.
 const WaitTimeout = 10 * time.Second
 
+// waitTimeout is the deadline the suite uses: WaitTimeout, shortened only
+// by the suite's own tests of broken transports, which are expected to
+// get stuck.
+var waitTimeout = WaitTimeout
+
 // LargeBytes is the size of the suite's large messages (8 MiB).
 const LargeBytes = 8 << 20
 
@@ -143,11 +148,11 @@ var errStuck = errors.New("request still pending after WaitTimeout")
 // waitErr waits for r with the suite's deadline; a request still pending
 // then yields an error wrapping errStuck. Safe to call from any goroutine.
 func waitErr(r transport.Request) (int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), WaitTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), waitTimeout)
 	defer cancel()
 	n, err := r.Wait(ctx)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		return n, fmt.Errorf("%w (%v)", errStuck, WaitTimeout)
+		return n, fmt.Errorf("%w (%v)", errStuck, waitTimeout)
 	}
 	return n, err
 }
