@@ -1,0 +1,112 @@
+// Package metaroce is the core of MetaRoCE, gocoll's multipath transport
+// over UDP, written as a pure state machine in the manner of quinn-proto:
+// it reads no clock, starts no goroutine and touches no socket. A driver (a
+// UDP adapter, or a simulated fabric in tests) feeds an [Endpoint] the
+// datagrams that arrive and the time, and polls it for datagrams to send
+// ([Endpoint.PollTransmit]), for the next timer ([Endpoint.NextTimeout]) and
+// for events ([Endpoint.PollEvent]). Times are time.Duration values since
+// any epoch the driver picks. The packet formats are in package wire.
+//
+// # Connections, streams and messages
+//
+// An Endpoint holds one connection per peer node. [Endpoint.Connect] sends
+// HELLO; the peer answers HELLO-ACK, and both use the smaller of their path
+// counts and datagram sizes and learn each other's message window and
+// unexpected-byte budget. Each side names the connection by its own id and
+// puts the other's id in every packet. CLOSE tears a connection down, and a
+// peer silent for Config.IdleTimeout fails it (keepalive probes keep a
+// healthy idle connection alive).
+//
+// A connection carries any number of messages, 0 bytes to 1 TiB, matched to
+// posted receives by a (stream, msg) key the caller keeps unique among the
+// connection's messages in flight ([Endpoint.Send], [Endpoint.PostRecv]).
+// The sender also numbers its messages (MsgSeq). A message travels as
+// pieces of one datagram each; every piece carries the key, MsgSeq, the
+// total length and its offset, so the receiver copies it straight into the
+// posted buffer wherever it lands, in any order, with no reorder buffer. A
+// message completes when its last piece has arrived; the send completes
+// when the receiver has acknowledged every piece.
+//
+// Pieces that arrive before their receive is posted are held, within
+// Config.UnexpectedBytes per connection. The sender keeps to that budget by
+// credit: a piece sent before the receiver confirmed the message (flag
+// "unconfirmed") counts against a credit limit that every ACK carries and
+// that grows as the receiver places or drops such bytes. When a receive is
+// matched, the receiver grants the message's MsgSeq in its ACKs and the
+// rest flows without credit. A message that finds no credit is announced
+// with an empty piece, so a later message whose receive is posted is never
+// stuck behind earlier unexpected ones. The receiver's message window
+// (Config.MsgWindow) bounds the messages a sender may have started beyond
+// the oldest one the receiver has not finished.
+//
+// # Paths
+//
+// A connection has 1 to 256 paths (Config.Paths). Path i runs from the
+// local socket i to the peer's socket i, so each path has its own UDP
+// source port and so its own ECMP route. Each path has its own sequence
+// space, SACK state, RTT estimate (smoothed, variance, minimum) and
+// congestion window. The scheduler sends each piece on the usable path with
+// the most room in its window, so faster and emptier paths carry more.
+//
+// The window starts at Config.InitialWindow packets, grows by slow start
+// until the first congestion signal, then by one packet per window
+// acknowledged. It is cut at most once per round trip: by 0.8 when the
+// receiver reports new ECN-CE marks on the path, by 0.85 when an RTT sample
+// exceeds the minimum by the delay target (the larger of Config.DelayTarget
+// and half the minimum RTT; the fabric may not mark ECN), and by 0.7 for a
+// loss while the path shows queueing. A loss on a path without a queue is
+// taken as corruption or random drop and repaired without a cut, which is
+// what keeps goodput at 1-5% random loss.
+//
+// Path states: good; skip, for about an RTT after a CE mark or congestive
+// loss (used only when no good path has room); suspect, after a
+// retransmission timeout, when its packets move to other paths and it
+// carries only probes, one per RTO; dead, after Config.DeadAfter unanswered
+// probes, probed every Config.ProbeInterval. Any acknowledgement or probe
+// reply on a suspect or dead path brings it back.
+//
+// # Acknowledgements and loss recovery
+//
+// The receiver acknowledges every Config.AckEvery DATA packets, at once for
+// an out-of-order arrival, a message's last piece or a control piece, and
+// otherwise within Config.AckDelay. An ACK carries, for each path, the
+// cumulative sequence number, a 256-bit SACK bitmap above it, the echoed
+// send timestamp of the latest arrival with the time it was held, and the
+// count of CE marks seen; plus the target rate, the credit limit, the
+// receiver's lowest unfinished MsgSeq and any grants. A sender never has
+// more than 256 unresolved packets on a path, so every ACK covers all of
+// them; the receiver gives up on holes more than 256 behind the newest
+// arrival, which the sender has resolved by then.
+//
+// Because each path is its own ordered sequence space, reordering across
+// paths is normal and never counts as loss. A packet is lost when three
+// packets sent after it on the same path were acknowledged, or one was and
+// 9/8 of an RTT has passed. Only that packet's piece is resent, on whichever
+// usable path has the most room (never a suspect one), with a new sequence
+// number. A path's retransmission timeout (srtt + 4 rttvar, within
+// Config.MinRTO and MaxRTO) is the last resort. Duplicates, from the
+// network or from resends, are recognised by sequence number and by piece
+// and placed only once. Every datagram carries a CRC32C; damaged, truncated,
+// unknown or malformed datagrams are counted ([EndpointStats]) and dropped.
+//
+// # Receiver-driven rate
+//
+// An endpoint with Config.RecvCapacity set divides it equally among the
+// connections that sent it data within Config.SenderIdle and returns each
+// sender's share in every ACK. It also watches its inbound queue through
+// the relative one-way delay of arriving packets and, while a queue stands
+// above the delay target, hands out proportionally less so that it drains.
+// A sender caps its total window across paths at share x (base RTT + ACK
+// delay) and paces its packets at the share. A new sender learns its share
+// from its first ACK, one round trip after it starts. Without a capacity
+// the ACKs carry no limit and the path windows alone govern.
+//
+// # Limits
+//
+// Every table is bounded: connections (Config.MaxConns), queued sends
+// (MaxSends), posted receives (MaxRecvs), started-but-unfinished incoming
+// messages (MsgWindow), held unexpected bytes (UnexpectedBytes), unresolved
+// packets per path (256), paths (256). Received-piece sets are run-length
+// encoded, so their size follows the holes in flight, not the message
+// length a peer declares.
+package metaroce
