@@ -49,10 +49,13 @@ type Config struct {
 	// Default 4 MiB, from 0 to 1<<34.
 	UnexpectedBytes int64
 
-	// RecvCapacity is this endpoint's receive capacity in bytes/s, divided
-	// equally among the connections that sent data within SenderIdle; each
-	// sender learns its share in every ACK. 0 (default) means unlimited:
-	// ACKs then carry no rate limit.
+	// RecvCapacity is this endpoint's receive capacity in bytes/s (of
+	// datagrams), divided equally among the connections that sent data
+	// within SenderIdle; each sender learns its share in every ACK.
+	// 0 (default) means measured: unlimited (ACKs carry no limit) until the
+	// endpoint sees a queue standing in front of it while two or more
+	// senders are active; the highest aggregate arrival rate seen in such
+	// an interval is the capacity from then on. Negative means never limit.
 	RecvCapacity int64
 	// SenderIdle is how long after its last DATA a sender still counts as
 	// active for the rate share. Default 1ms.
@@ -156,8 +159,6 @@ func (c Config) withDefaults() (Config, error) {
 	switch {
 	case c.UnexpectedBytes < 0 || c.UnexpectedBytes > maxBudget:
 		return c, fmt.Errorf("%w: UnexpectedBytes=%d not in [0, %d]", ErrConfig, c.UnexpectedBytes, int64(maxBudget))
-	case c.RecvCapacity < 0:
-		return c, fmt.Errorf("%w: RecvCapacity=%d is negative", ErrConfig, c.RecvCapacity)
 	case c.MinRTO > c.MaxRTO:
 		return c, fmt.Errorf("%w: MinRTO=%v above MaxRTO=%v", ErrConfig, c.MinRTO, c.MaxRTO)
 	}

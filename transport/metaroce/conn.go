@@ -180,7 +180,7 @@ func (c *conn) handleData(now time.Duration, pathIdx int, ce bool, b []byte) *in
 	if q := c.owd - c.owdMin; c.qMin < 0 || q < c.qMin {
 		c.qMin = q
 	}
-	c.ep.markActive(c, now)
+	c.ep.markActive(c, len(b))
 	urgent := p.recv.unacked >= c.cfg.AckEvery || p.recv.gap ||
 		d.Flags&(wire.FlagLast|wire.FlagAnnounce|wire.FlagAbort) != 0
 	c.ackSoon(now, pathIdx, urgent)

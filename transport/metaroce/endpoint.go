@@ -32,13 +32,17 @@ type Endpoint struct {
 
 	nActive int     // connections counted in the rate share
 	drain   float64 // part of the capacity withheld to drain a standing queue
-	recount time.Duration
-	st      EndpointStats
-	data    wire.Data // scratch, so that parsing does not allocate
-	ack     wire.Ack
-	block   wire.AckBlock
-	blocks  []wire.AckBlock
-	grants  []uint64
+	arrived int64   // DATA datagram bytes accepted, ever
+	// arrivedAt is arrived at the last recount; measured is the capacity
+	// measured when RecvCapacity is 0.
+	arrivedAt, measured int64
+	recount             time.Duration
+	st                  EndpointStats
+	data                wire.Data // scratch, so that parsing does not allocate
+	ack                 wire.Ack
+	block               wire.AckBlock
+	blocks              []wire.AckBlock
+	grants              []uint64
 }
 
 type acceptKey struct{ node, conn uint64 }
@@ -341,8 +345,10 @@ func (e *Endpoint) PollTransmit(now time.Duration, buf []byte) (Transmit, bool) 
 	return Transmit{}, false
 }
 
-// markActive counts a connection that just delivered data in the rate share.
-func (e *Endpoint) markActive(c *conn, now time.Duration) {
+// markActive counts a connection that just delivered a DATA datagram of n
+// bytes in the rate share.
+func (e *Endpoint) markActive(c *conn, n int) {
+	e.arrived += int64(n)
 	if !c.active {
 		c.active = true
 		e.nActive++
@@ -361,11 +367,12 @@ func (e *Endpoint) markActive(c *conn, now time.Duration) {
 // 1 - (q - DelayTarget)/(4 intervals), at least half of it, so a standing
 // queue drains with a time constant of about four intervals.
 func (e *Endpoint) share(now time.Duration) uint64 {
-	if e.cfg.RecvCapacity == 0 {
+	if e.cfg.RecvCapacity < 0 {
 		return 0
 	}
 	if now >= e.recount {
 		interval := e.cfg.SenderIdle / 4
+		elapsed := now - e.recount + interval
 		e.recount = now + interval
 		var standing time.Duration
 		for _, c := range e.order {
@@ -380,9 +387,21 @@ func (e *Endpoint) share(now time.Duration) uint64 {
 		}
 		excess := float64(standing-e.cfg.DelayTarget) / float64(4*interval)
 		e.drain = min(max(excess, 0), 0.5)
+		if excess > 0 && e.nActive >= 2 && elapsed > 0 {
+			rate := float64(e.arrived-e.arrivedAt) / elapsed.Seconds()
+			e.measured = max(e.measured, int64(rate))
+		}
+		e.arrivedAt = e.arrived
 	}
 	e.st.ActiveSenders = e.nActive
-	capacity := float64(e.cfg.RecvCapacity) * (1 - e.drain)
+	e.st.RecvCapacity = e.cfg.RecvCapacity
+	if e.st.RecvCapacity == 0 {
+		e.st.RecvCapacity = e.measured
+	}
+	if e.st.RecvCapacity == 0 {
+		return 0
+	}
+	capacity := float64(e.st.RecvCapacity) * (1 - e.drain)
 	return uint64(capacity / float64(max(e.nActive, 1)))
 }
 

@@ -110,3 +110,48 @@ func TestFigureIncast(t *testing.T) {
 	require.InDelta(t, share, float64(cs.PeerRate), 0.05*share, "told share (less any drain)")
 	require.GreaterOrEqual(t, newRate, 0.8*share)
 }
+
+// TestIncastMeasuresCapacity leaves RecvCapacity unset: the receiver must
+// measure the bottleneck from the standing queue the first burst builds,
+// then share it.
+func TestIncastMeasuresCapacity(t *testing.T) {
+	const senders = 8
+	cfg := figureConfig()
+	cfg.Paths = 1
+	s := newSim(t, 8, senders+1, cfg)
+	half := unitDelay / 2
+	bottleneck := s.link(simfabric.LinkConfig{Rate: unitRate, Delay: half, QueueBytes: 4 << 20})
+	in := make([]metaroce.ConnID, senders+1)
+	out := make([]metaroce.ConnID, senders+1)
+	for i := 1; i <= senders; i++ {
+		s.path(i, 0, 0, s.link(simfabric.LinkConfig{Rate: unitRate, Delay: half, QueueBytes: 4 << 20}), bottleneck)
+		s.path(0, i, 0, s.link(simfabric.LinkConfig{Rate: unitRate, Delay: unitDelay}))
+		out[i], in[i] = s.connect(i, 0)
+	}
+	t0 := s.fab.Now()
+	for i := 1; i <= senders; i++ {
+		for m := range 12 {
+			require.NoError(t, s.eps[0].PostRecv(t0, in[i], 1, uint64(m), make([]byte, 256<<10)))
+			require.NoError(t, s.eps[i].Send(t0, out[i], 1, uint64(m), fill(256<<10, byte(m))))
+		}
+	}
+	s.runTo(t0 + 3*time.Millisecond)
+	before := make([]float64, senders)
+	for i := range before {
+		before[i] = float64(s.arrived(0, in[i+1]))
+	}
+	s.runTo(t0 + 8*time.Millisecond)
+	rates := make([]float64, senders)
+	for i := range rates {
+		rates[i] = (float64(s.arrived(0, in[i+1])) - before[i]) / (5 * time.Millisecond).Seconds()
+	}
+	measured := s.eps[0].Stats().RecvCapacity
+	cs, _ := s.pathStats(1, out[1])
+	st := s.fab.Stats().Links[bottleneck]
+	t.Logf("measured capacity %s (bottleneck %s); sender 1 told %s; Jain %.4f over 3-8 ms; bottleneck drops %d of %d",
+		gbps(float64(measured)), gbps(unitRate), gbps(float64(cs.PeerRate)), jain(rates), st.Dropped().Packets, st.Sent.Packets)
+	require.InDelta(t, unitRate, float64(measured), 0.05*unitRate)
+	require.InDelta(t, float64(measured)/senders, float64(cs.PeerRate), 0.1*float64(measured)/senders)
+	require.GreaterOrEqual(t, jain(rates), 0.95)
+	require.Zero(t, st.Dropped().Packets)
+}

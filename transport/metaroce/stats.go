@@ -66,6 +66,7 @@ type EndpointStats struct {
 	DropTooLarge    int64 // larger than MaxDatagram
 	Conns           int   // open connections
 	ActiveSenders   int   // connections counted in the rate share
+	RecvCapacity    int64 // capacity being shared (configured or measured), bytes/s
 }
 
 func (p *path) stats() PathStats {
