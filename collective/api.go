@@ -99,16 +99,31 @@ func AllToAllV[T Element](ctx context.Context, c *Comm, send []T, sendCounts, se
 	return c.allToAllV(ctx, asBytes(send), sendCounts, sendDispls, asBytes(recv), recvCounts, recvDispls, dtype.Of[T](), true).err
 }
 
+// AllToAllVAsync is AllToAllV without waiting.
+func AllToAllVAsync[T Element](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int) *Handle {
+	return c.allToAllV(ctx, asBytes(send), sendCounts, sendDispls, asBytes(recv), recvCounts, recvDispls, dtype.Of[T](), false)
+}
+
 // Gather collects every rank's send into root's recv, rank r's at
 // recv[r*len(send):]. recv is used only at root.
 func Gather[T Element](ctx context.Context, c *Comm, send, recv []T, root int) error {
 	return c.gather(ctx, asBytes(send), asBytes(recv), dtype.Of[T](), root, true).err
 }
 
+// GatherAsync is Gather without waiting.
+func GatherAsync[T Element](ctx context.Context, c *Comm, send, recv []T, root int) *Handle {
+	return c.gather(ctx, asBytes(send), asBytes(recv), dtype.Of[T](), root, false)
+}
+
 // Scatter sends block r of root's send (Size blocks of len(recv)) to rank
 // r's recv. send is used only at root.
 func Scatter[T Element](ctx context.Context, c *Comm, send, recv []T, root int) error {
 	return c.scatter(ctx, asBytes(send), asBytes(recv), dtype.Of[T](), root, true).err
+}
+
+// ScatterAsync is Scatter without waiting.
+func ScatterAsync[T Element](ctx context.Context, c *Comm, send, recv []T, root int) *Handle {
+	return c.scatter(ctx, asBytes(send), asBytes(recv), dtype.Of[T](), root, false)
 }
 
 // Send sends buf to rank peer. Sends to a peer match its Recvs from this
