@@ -54,4 +54,3 @@
 // with NCCL and MPI; independent orders belong on separate communicators
 // (see [Comm.Split]).
 package collective
-
