@@ -106,7 +106,7 @@ func printReport(w io.Writer, cfg config, rep report) {
 	if r0.total > 0 {
 		share = 100 * r0.comm.Seconds() / r0.total.Seconds()
 	}
-	fmt.Fprintf(w, "time on rank 0: training %v, of which %v (%.0f%%) in %d collective calls; world setup %v\n",
+	fmt.Fprintf(w, "time on rank 0: training %v, of which %v (%.0f%%) in %d collective calls (waits for slower ranks included); world setup %v\n",
 		r0.total.Round(time.Millisecond), r0.comm.Round(time.Millisecond), share, r0.commCalls, rep.setup.Round(time.Millisecond))
 	fmt.Fprintf(w, "single-process reference: %v\n", rep.reference.Round(time.Millisecond))
 	if rep.identicalOK() {
