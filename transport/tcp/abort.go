@@ -42,21 +42,18 @@ func (e *Endpoint) abortError(op transport.OpKey, reason error) error {
 	return fmt.Errorf("rank %d aborted operation comm=%#x op=%d: %w", e.rank, op.Comm, op.Op, reason)
 }
 
-// droppedLocked reports whether messages from p for op are to be dropped:
-// this rank or p aborted op.
-func (e *Endpoint) droppedLocked(p *peer, op transport.OpKey) bool {
-	if _, ok := e.aborts.get(op); ok {
-		return true
-	}
-	_, ok := p.aborts.get(op)
+// opEndedLocked reports whether op has ended on this rank, by its own
+// abort or a peer's: its messages are dropped and new requests refused.
+func (e *Endpoint) opEndedLocked(op transport.OpKey) bool {
+	_, ok := e.ended.get(op)
 	return ok
 }
 
-// Abort implements transport.Endpoint. It fails this rank's pending
-// requests of op, drops op's waiting and later messages (answering pending
-// rendezvous requests with a refusal so their senders do not wait), and
-// queues an abort frame to each rank in peers. The operation is remembered
-// among the last Config.AbortHistoryMax aborts.
+// Abort implements transport.Endpoint. It ends op on this rank with an
+// error wrapping reason (see endOpLocked) and queues an abort frame to each
+// rank in peers, which ends op there in the same way. If op has already
+// ended here, its first error stays, and the peers are told all the same.
+// Ended operations are remembered among the last Config.AbortHistoryMax.
 func (e *Endpoint) Abort(op transport.OpKey, peers []int, reason error) {
 	if reason == nil {
 		reason = errors.New("aborted")
@@ -66,12 +63,7 @@ func (e *Endpoint) Abort(op transport.OpKey, peers []int, reason error) {
 	if e.closed {
 		return
 	}
-	e.aborts.add(op, reason)
-	err := e.abortError(op, reason)
-	e.failPendingLocked(func(r *request) bool { return r.tag.OpKey == op }, err)
-	for _, p := range e.peers {
-		e.dropOpLocked(p, op, true)
-	}
+	e.endOpLocked(op, e.abortError(op, reason))
 	text := reason.Error()
 	if len(text) > MaxReasonBytes {
 		text = text[:MaxReasonBytes]
@@ -87,28 +79,46 @@ func (e *Endpoint) Abort(op transport.OpKey, peers []int, reason error) {
 	}
 }
 
-// onAbort handles a peer's abort of an operation: our receives from it for
-// that operation fail with a *transport.RemoteAbortError, now and later.
+// onAbort handles a peer's abort frame: the operation ends on this rank
+// too, and its requests, with every rank, fail with a
+// *transport.RemoteAbortError naming the peer, now and later. An operation
+// that has already ended here keeps its first error.
 func (c *conn) onAbort(h header) error {
 	reason := make([]byte, h.body)
 	if err := c.readBody(reason); err != nil {
 		return err
 	}
-	e, p, op := c.ep, c.peer, h.tag.OpKey
+	e, op := c.ep, h.tag.OpKey
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	p.aborts.add(op, string(reason))
-	err := &transport.RemoteAbortError{Rank: p.rank, Op: op, Reason: string(reason)}
-	e.failPendingLocked(func(r *request) bool { return !r.isSend && r.peer == p.rank && r.tag.OpKey == op }, err)
-	e.dropOpLocked(p, op, false)
+	if !e.closed {
+		e.endOpLocked(op, &transport.RemoteAbortError{Rank: c.peer.rank, Op: op, Reason: string(reason)})
+	}
 	return nil
 }
 
-// dropOpLocked removes p's queued state for op: posted receives (already
-// failed), waiting messages, and rendezvous transfers. If local, this rank
-// aborted op: its sends are dropped too, and waiting rendezvous requests
-// are refused so that p's sends end.
-func (e *Endpoint) dropOpLocked(p *peer, op transport.OpKey, local bool) {
+// endOpLocked ends op on this rank, unless it has already ended: err
+// becomes the error of its requests; every pending request of op fails
+// with err, sends and receives alike and with every peer (so that a send
+// to a rank that will never receive it does not wait); later requests of
+// op are refused with err; and op's queued messages are dropped.
+func (e *Endpoint) endOpLocked(op transport.OpKey, err error) {
+	if e.opEndedLocked(op) {
+		return
+	}
+	e.ended.add(op, err)
+	e.failPendingLocked(func(r *request) bool { return r.tag.OpKey == op }, err)
+	for _, p := range e.peers {
+		e.dropOpLocked(p, op)
+	}
+}
+
+// dropOpLocked removes p's queued state for op, which has ended on this
+// rank: posted receives (already failed), waiting messages (rendezvous
+// requests are refused so that p's sends end), and rendezvous transfers in
+// both directions (their requests already failed; chunks that still
+// arrive are discarded).
+func (e *Endpoint) dropOpLocked(p *peer, op transport.OpKey) {
 	for tag := range p.posted {
 		if tag.OpKey == op {
 			delete(p.posted, tag)
@@ -121,7 +131,7 @@ func (e *Endpoint) dropOpLocked(p *peer, op transport.OpKey, local bool) {
 		for _, u := range list {
 			p.unexpCount--
 			switch {
-			case u.rts && local && p.failed == nil:
+			case u.rts && p.failed == nil:
 				p.conns[0].enqueue(outFrame{h: header{kind: kindCTS, flags: ctsAborted, tag: tag, msgID: u.msgID}})
 			case !u.rts && u.send == nil:
 				e.consumeEagerLocked(p, u)
@@ -134,11 +144,9 @@ func (e *Endpoint) dropOpLocked(p *peer, op transport.OpKey, local bool) {
 			delete(p.rdvRecv, id)
 		}
 	}
-	if local {
-		for id, r := range p.rdvSend {
-			if r.tag.OpKey == op {
-				delete(p.rdvSend, id)
-			}
+	for id, r := range p.rdvSend {
+		if r.tag.OpKey == op {
+			delete(p.rdvSend, id)
 		}
 	}
 }

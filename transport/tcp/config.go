@@ -72,9 +72,10 @@ type Config struct {
 	// DialTimeout bounds each dial attempt and each handshake. Default 5 s.
 	// Connect retries failed dials until its context ends.
 	DialTimeout time.Duration
-	// AbortHistoryMax is the number of aborted operations remembered, for
-	// this rank's own aborts and separately for each peer's; the oldest is
-	// forgotten first. Default 1024, at least 1.
+	// AbortHistoryMax is the number of ended operations remembered (those
+	// this rank aborted and those a peer's abort ended here); the oldest is
+	// forgotten first, after which its late messages are no longer dropped.
+	// Default 1024, at least 1.
 	AbortHistoryMax int
 }
 

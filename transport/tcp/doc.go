@@ -45,8 +45,13 @@
 // reader never has to stop reading.
 //
 // Abort travels as a control frame carrying the reason's text (up to
-// [MaxReasonBytes]). A receiver drops data for aborted operations and
-// refuses their rendezvous requests, so senders are not left waiting.
+// [MaxReasonBytes]). Its receiver ends the operation as the aborting rank
+// does: every pending request of the operation, a receive or a send, with
+// any rank, fails (with a [*transport.RemoteAbortError]), later ones are
+// refused, and the operation's data that arrives is dropped and its
+// rendezvous requests refused, so that no sender is left waiting. A
+// rendezvous send refused that way fails too. An operation that has
+// already ended keeps its first error.
 //
 // # Goroutines and failure
 //

@@ -17,9 +17,9 @@ type Endpoint struct {
 	peers      []*peer // index = rank; peers[rank] is this rank itself (no conns)
 	wg         sync.WaitGroup
 
-	mu     sync.Mutex // guards closed, aborts and every peer's state
+	mu     sync.Mutex // guards closed, ended and every peer's state
 	closed bool
-	aborts abortLog[error] // operations this rank aborted
+	ended  abortLog[error] // operations ended here (aborted here or by a peer), with their error
 
 	pendMu  sync.Mutex // leaf lock: guards pending
 	pending map[*request]struct{}
@@ -43,7 +43,6 @@ type peer struct {
 	grant      int64                  // eager bytes it may have outstanding here
 	inFlight   int64                  // its eager bytes not yet returned as credit
 	owed       int64                  // of inFlight, bytes released but not returned yet
-	aborts     abortLog[string]       // operations it aborted
 }
 
 // unexpected is a message that arrived before its receive was posted.
@@ -67,12 +66,12 @@ type rdvReceive struct {
 
 func newEndpoint(cfg Config, size int, grant int64) *Endpoint {
 	e := &Endpoint{cfg: cfg, rank: cfg.Rank, size: size, pending: map[*request]struct{}{},
-		aborts: newAbortLog[error](cfg.AbortHistoryMax)}
+		ended: newAbortLog[error](cfg.AbortHistoryMax)}
 	e.peers = make([]*peer, size)
 	for i := range e.peers {
 		e.peers[i] = &peer{rank: i, posted: map[transport.Tag][]*request{},
 			unexpected: map[transport.Tag][]*unexpected{}, rdvSend: map[uint64]*request{},
-			rdvRecv: map[uint64]*rdvReceive{}, grant: grant, aborts: newAbortLog[string](cfg.AbortHistoryMax)}
+			rdvRecv: map[uint64]*rdvReceive{}, grant: grant}
 	}
 	return e
 }
@@ -106,7 +105,7 @@ func (e *Endpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Reque
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	p := e.peers[peer]
-	if err := e.refuseLocked(p, tag.OpKey); err != nil {
+	if err := e.refuseLocked(tag.OpKey); err != nil {
 		r.complete(0, err)
 		return r
 	}
@@ -140,7 +139,7 @@ func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Reque
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	p := e.peers[peer]
-	if err := e.refuseLocked(p, tag.OpKey); err != nil {
+	if err := e.refuseLocked(tag.OpKey); err != nil {
 		r.complete(0, err)
 		return r
 	}
@@ -156,17 +155,15 @@ func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Reque
 	return r
 }
 
-// refuseLocked returns the error of a new request with peer p for op, if
-// the endpoint is closed or the operation was aborted here or by p.
-func (e *Endpoint) refuseLocked(p *peer, op transport.OpKey) error {
+// refuseLocked returns the error of a new request for op, if the endpoint
+// is closed or op has ended here (aborted here, or by a peer that told
+// this rank): then the error op ended with.
+func (e *Endpoint) refuseLocked(op transport.OpKey) error {
 	if e.closed {
 		return transport.ErrClosed
 	}
-	if reason, ok := e.aborts.get(op); ok {
-		return e.abortError(op, reason)
-	}
-	if reason, ok := p.aborts.get(op); ok {
-		return &transport.RemoteAbortError{Rank: p.rank, Op: op, Reason: reason}
+	if err, ok := e.ended.get(op); ok {
+		return err
 	}
 	return nil
 }

@@ -111,7 +111,7 @@ func (c *conn) onData(h header) error {
 		return fmt.Errorf("%w: rank %d sent %d eager bytes beyond its credit of %d",
 			errProtocol, p.rank, p.inFlight-p.grant, p.grant)
 	}
-	if e.droppedLocked(p, h.tag.OpKey) {
+	if e.opEndedLocked(h.tag.OpKey) {
 		e.releaseLocked(p, n)
 		e.mu.Unlock()
 		return c.discard(n)
@@ -192,7 +192,7 @@ func (c *conn) onRTS(h header) error {
 	e, p := c.ep, c.peer
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.droppedLocked(p, h.tag.OpKey) {
+	if e.opEndedLocked(h.tag.OpKey) {
 		c.enqueue(outFrame{h: header{kind: kindCTS, flags: ctsAborted, tag: h.tag, msgID: h.msgID}})
 		return nil
 	}

@@ -100,10 +100,10 @@ func TestAbortHistoryBounded(t *testing.T) {
 	_, err := eps[1].Recv(0, tag(9, 0), nil).Wait(waitCtx(t))
 	var ra *transport.RemoteAbortError
 	require.ErrorAs(t, err, &ra)
-	eps[0].mu.Lock()
-	require.Len(t, eps[0].aborts.byOp, 4)
-	eps[0].mu.Unlock()
-	eps[1].mu.Lock()
-	require.Len(t, eps[1].peers[0].aborts.byOp, 4)
-	eps[1].mu.Unlock()
+	for _, ep := range eps {
+		ep.mu.Lock()
+		require.Len(t, ep.ended.byOp, 4)
+		require.Len(t, ep.ended.order, 4)
+		ep.mu.Unlock()
+	}
 }

@@ -32,19 +32,17 @@ func (c *conn) onCTS(h header) {
 	case ctsTruncated:
 		r.complete(0, fmt.Errorf("rank %d's receive buffer is shorter than the message: %w", p.rank, transport.ErrTruncated))
 	case ctsAborted:
-		r.complete(0, e.remoteAbortError(p, r.tag.OpKey))
+		r.complete(0, refusedByAbort(p, r.tag.OpKey))
 	default:
 		e.scheduleChunksLocked(p, r)
 	}
 }
 
-// remoteAbortError is the error of a request that p's abort of op ended.
-func (e *Endpoint) remoteAbortError(p *peer, op transport.OpKey) error {
-	reason, ok := p.aborts.get(op)
-	if !ok {
-		reason = "operation aborted"
-	}
-	return &transport.RemoteAbortError{Rank: p.rank, Op: op, Reason: reason}
+// refusedByAbort is the error of a rendezvous send that p refused because
+// op has ended there (by p's own abort or one p was told of; the frame
+// does not say which, so the error names p).
+func refusedByAbort(p *peer, op transport.OpKey) error {
+	return &transport.RemoteAbortError{Rank: p.rank, Op: op, Reason: "the receiver ended the operation"}
 }
 
 // scheduleChunksLocked queues the data of rendezvous send r: chunk k goes
