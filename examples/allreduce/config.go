@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 )
 
 // config is one training job, as set by the command line. Every field has a
@@ -93,7 +92,7 @@ func (c config) validate() error {
 			return fmt.Errorf("-%s %d out of range [%d, %d]", k.name, k.v, k.lo, k.hi)
 		}
 	}
-	if !(c.lr > 0 && c.lr <= lrMax) || math.IsNaN(c.lr) {
+	if !(c.lr > 0 && c.lr <= lrMax) { // false for NaN too
 		return fmt.Errorf("-lr %v out of range (0, %v]", c.lr, float64(lrMax))
 	}
 	if _, ok := transports[c.transport]; !ok {
