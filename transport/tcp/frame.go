@@ -33,7 +33,7 @@ const (
 const (
 	ctsOK        = 0 // send the data
 	ctsTruncated = 1 // the matched receive buffer is too small
-	ctsAborted   = 2 // the receiver aborted the operation
+	ctsAborted   = 2 // the operation has ended at the receiver (aborted)
 )
 
 // rdataWithdrawn is the flag of a kindRData frame that ends a message whose
