@@ -1,0 +1,41 @@
+package tcp_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gocoll/gocoll/collective/collectivetest"
+	"github.com/gocoll/gocoll/collective/dtype"
+	"github.com/gocoll/gocoll/transport"
+	"github.com/gocoll/gocoll/transport/tcp"
+)
+
+// TestCollectiveTable runs the collectives' table test over TCP on loopback:
+// every collective, algorithm and op, for a representative part of the world
+// sizes, counts and types (the full table runs over inproc).
+func TestCollectiveTable(t *testing.T) {
+	newWorld := func(t testing.TB, n int) []transport.Endpoint {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		eps, err := tcp.NewLocalWorld(ctx, n, tcp.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]transport.Endpoint, n)
+		for i, ep := range eps {
+			out[i] = ep
+			t.Cleanup(func() { _ = ep.Close() })
+		}
+		return out
+	}
+	opts := collectivetest.Options{
+		Sizes:  []int{1, 2, 3, 5, 8},
+		Counts: []int{0, 1, 7, 1023, 65539},
+		DTypes: []dtype.DataType{dtype.Float32, dtype.BFloat16Type, dtype.Int8, dtype.Uint64},
+	}
+	if testing.Short() {
+		opts.Sizes, opts.Counts = []int{1, 3, 4}, []int{0, 7, 1023}
+	}
+	collectivetest.Run(t, newWorld, opts)
+}
