@@ -416,7 +416,7 @@ func (e *Endpoint) ConnStats(id ConnID, paths []PathStats) (ConnStats, []PathSta
 		return ConnStats{}, paths, false
 	}
 	s := c.st
-	s.PendingSends, s.PostedRecvs = len(c.snd.msgs), len(c.rcv.posted)
+	s.PendingSends, s.PostedRecvs = c.snd.count, len(c.rcv.posted)
 	s.UnexpectedBytes = int64(c.rcv.held)
 	s.PeerRate, s.Discarded = int64(c.peerRate), c.rcv.discarded
 	s.BytesArrived = c.rcv.placed

@@ -13,7 +13,7 @@ type msgKey struct{ stream, msg uint64 }
 // outMsg is a message being sent.
 type outMsg struct {
 	key     msgKey
-	seq     uint64 // MsgSeq on the wire
+	seq     uint64 // MsgSeq on the wire, assigned when the message starts
 	data    []byte // borrowed from the caller until done or cancelled
 	size    uint64 // len(data) at send time
 	next    uint64 // next offset sent for the first time
@@ -41,9 +41,10 @@ type piece struct {
 type sender struct {
 	chunk    int
 	maxSends int
-	msgs     map[uint64]*outMsg // by MsgSeq
-	byKey    map[msgKey]*outMsg
-	order    []*outMsg // messages not all sent, in MsgSeq order
+	msgs     map[uint64]*outMsg // started messages, by MsgSeq
+	byKey    map[msgKey]*outMsg // messages not cancelled, by key
+	count    int                // messages queued or in flight (MaxSends)
+	order    []*outMsg          // messages not all sent, in MsgSeq order
 	nextSeq  uint64
 	rtx      []piece // pieces to resend, oldest first
 	rtxHead  int
@@ -64,16 +65,16 @@ func newSender(chunk, maxSends int, credit, peerWindow uint64, done func(*outMsg
 // send queues a message.
 func (s *sender) send(k msgKey, data []byte) error {
 	switch {
-	case len(s.msgs) >= s.maxSends:
+	case s.count >= s.maxSends:
 		return ErrLimit
 	case uint64(len(data)) > wire.MaxMessageLen:
 		return ErrTooLong
 	case s.byKey[k] != nil:
 		return ErrDuplicate
 	}
-	m := &outMsg{key: k, seq: s.nextSeq, data: data, size: uint64(len(data))}
-	s.nextSeq++
-	s.msgs[m.seq], s.byKey[k] = m, m
+	m := &outMsg{key: k, data: data, size: uint64(len(data))}
+	s.byKey[k] = m
+	s.count++
 	s.order = append(s.order, m)
 	return nil
 }
@@ -88,7 +89,7 @@ func (s *sender) cancel(k msgKey) bool {
 	delete(s.byKey, k)
 	m.data, m.aborted = nil, true
 	if !m.started {
-		delete(s.msgs, m.seq)
+		s.count-- // it never had a MsgSeq: the receiver's window has no hole
 		return true
 	}
 	m.pending++
@@ -141,8 +142,8 @@ func (s *sender) newPiece() (piece, bool) {
 		if m.allSent || m.aborted {
 			continue
 		}
-		if m.seq >= s.peerFinBase+s.peerWindow {
-			break
+		if !m.started && s.nextSeq >= s.peerFinBase+s.peerWindow {
+			break // messages start in order, so later ones wait too
 		}
 		total := m.size
 		n := min(uint64(s.chunk), total-m.next)
@@ -154,7 +155,7 @@ func (s *sender) newPiece() (piece, bool) {
 			s.creditUsed += n
 			m.unconf += n
 		case !m.started:
-			m.started = true
+			s.start(m)
 			m.pending++
 			return piece{msgSeq: m.seq, flags: wire.FlagAnnounce}, true
 		default:
@@ -168,11 +169,21 @@ func (s *sender) newPiece() (piece, bool) {
 			pc.flags |= wire.FlagLast
 			m.allSent = true
 		}
-		m.started = true
+		if !m.started {
+			s.start(m)
+			pc.msgSeq = m.seq
+		}
 		m.pending++
 		return pc, true
 	}
 	return piece{}, false
+}
+
+// start gives m the next MsgSeq.
+func (s *sender) start(m *outMsg) {
+	m.started, m.seq = true, s.nextSeq
+	s.nextSeq++
+	s.msgs[m.seq] = m
 }
 
 // blocked reports whether a started message waits for a grant or credit.
@@ -217,6 +228,7 @@ func (s *sender) settle(m *outMsg) {
 		return
 	}
 	delete(s.msgs, m.seq)
+	s.count--
 	if m.aborted {
 		return
 	}
@@ -231,7 +243,8 @@ func (s *sender) grant(seq uint64) {
 	}
 }
 
-// fail ends every message with err, in MsgSeq order.
+// fail ends every message with err: started ones in MsgSeq order, then
+// the others in the order they were sent.
 func (s *sender) fail(err error) {
 	ms := make([]*outMsg, 0, len(s.msgs))
 	for _, m := range s.msgs {
@@ -240,9 +253,14 @@ func (s *sender) fail(err error) {
 		}
 	}
 	slices.SortFunc(ms, func(a, b *outMsg) int { return cmp.Compare(a.seq, b.seq) })
+	for _, m := range s.order {
+		if !m.started && !m.aborted {
+			ms = append(ms, m)
+		}
+	}
 	clear(s.msgs)
 	clear(s.byKey)
-	s.order, s.rtx, s.rtxHead = nil, nil, 0
+	s.order, s.rtx, s.rtxHead, s.count = nil, nil, 0, 0
 	for _, m := range ms {
 		s.done(m, err)
 	}

@@ -1,0 +1,95 @@
+package udpio
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Defaults and limits of [Config].
+const (
+	// DefaultSocketBuffer is the default socket receive and send buffer size.
+	DefaultSocketBuffer = 8 << 20
+	// MaxSocketBuffer is the largest socket buffer size a Config may ask for.
+	MaxSocketBuffer = 1 << 30
+	// DefaultBatchSize is the default number of messages per system call.
+	DefaultBatchSize = 64
+	// MaxBatchSize is the largest BatchSize.
+	MaxBatchSize = 1024
+)
+
+// ErrConfig is wrapped by the errors [Listen] returns for a bad [Config] or
+// address.
+var ErrConfig = errors.New("udpio: bad config")
+
+// Config sets up a [Socket]. The zero value is valid and means the defaults.
+type Config struct {
+	// ReadBuffer and WriteBuffer are the socket buffer sizes to ask for, in
+	// bytes: 0 means DefaultSocketBuffer (8 MiB), the limit is
+	// MaxSocketBuffer. On Linux the socket first tries SO_RCVBUFFORCE /
+	// SO_SNDBUFFORCE (which need CAP_NET_ADMIN and ignore the rmem_max and
+	// wmem_max sysctls) and falls back to SO_RCVBUF / SO_SNDBUF, which the
+	// kernel caps at those sysctls. [Caps] reports what was granted.
+	ReadBuffer, WriteBuffer int
+	// BatchSize is the largest number of messages moved by one system call:
+	// 0 means DefaultBatchSize (64), the limit is MaxBatchSize (1024). Larger
+	// batches passed to ReadBatch or WriteBatch take several calls. The
+	// socket keeps two batches of headers (about 200 bytes per message).
+	BatchSize int
+	// DisableGSO sends trains as separate datagrams instead of one
+	// UDP_SEGMENT send.
+	DisableGSO bool
+	// DisableGRO keeps the kernel from merging received datagrams into
+	// trains (UDP_GRO).
+	DisableGRO bool
+	// DisableECN neither marks sent datagrams ECT(0) nor reads the ECN bits
+	// of received ones (Message.CE stays false).
+	DisableECN bool
+}
+
+// withDefaults checks c and returns it with zero fields set to defaults.
+func (c Config) withDefaults() (Config, error) {
+	if err := checkRange("ReadBuffer", c.ReadBuffer, MaxSocketBuffer); err != nil {
+		return c, err
+	}
+	if err := checkRange("WriteBuffer", c.WriteBuffer, MaxSocketBuffer); err != nil {
+		return c, err
+	}
+	if err := checkRange("BatchSize", c.BatchSize, MaxBatchSize); err != nil {
+		return c, err
+	}
+	if c.ReadBuffer == 0 {
+		c.ReadBuffer = DefaultSocketBuffer
+	}
+	if c.WriteBuffer == 0 {
+		c.WriteBuffer = DefaultSocketBuffer
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = DefaultBatchSize
+	}
+	return c, nil
+}
+
+func checkRange(name string, v, limit int) error {
+	if v < 0 || v > limit {
+		return fmt.Errorf("%w: %s %d not in [0, %d]", ErrConfig, name, v, limit)
+	}
+	return nil
+}
+
+// Caps tells what a [Socket] got from the kernel.
+type Caps struct {
+	// Batch: ReadBatch and WriteBatch move many datagrams per system call
+	// (recvmmsg/sendmmsg).
+	Batch bool
+	// GSO: trains are sent as one UDP_SEGMENT send. Turns false for good
+	// after a send fails with EIO.
+	GSO bool
+	// GRO: the kernel may merge received datagrams into trains.
+	GRO bool
+	// ECN: datagrams are sent ECT(0) and received CE marks are reported.
+	ECN bool
+	// ReadBuffer and WriteBuffer are the socket buffer sizes granted, in the
+	// units of the request (Linux reports twice the size to cover its
+	// bookkeeping; this is half of what it reports).
+	ReadBuffer, WriteBuffer int
+}

@@ -1,0 +1,54 @@
+// Package udpio is MetaRoCE's batched UDP socket layer: the only code of the
+// transport that touches a socket.
+//
+// A [Socket] moves datagrams in batches. On Linux, [Socket.ReadBatch] is one
+// recvmmsg(2) and [Socket.WriteBatch] one sendmmsg(2) per [Config.BatchSize]
+// messages, made with raw system calls on the socket's file descriptor
+// through the runtime poller (so a blocked read parks its goroutine, and
+// [Socket.Close] wakes it). On other systems the same API moves one datagram
+// per system call.
+//
+// # Segmentation offload
+//
+// A [Message] is one datagram, or a train of datagrams of equal size
+// (Message.Segment bytes each, the last one may be shorter) kept in one
+// buffer:
+//
+//   - On write, a train goes to the kernel as a single UDP_SEGMENT (GSO) send
+//     when the kernel supports it, and the kernel (or the NIC) cuts it into
+//     datagrams. When GSO is off, or a send fails with EIO because the route's
+//     device cannot segment, the socket turns GSO off for good and sends the
+//     train as separate datagrams: trains are always safe to write.
+//   - On read, with UDP_GRO the kernel may hand over several datagrams of one
+//     flow as one train; Message.Segment then tells the segment size, and
+//     [SplitSegments] walks the datagrams. Readers must handle both trains
+//     and single datagrams, since either may arrive.
+//
+// [Coalesce] is a pure function that packs runs of datagrams to the same
+// address into trains, within the kernel's limits ([MaxSegments] segments,
+// [MaxPayload] bytes).
+//
+// # ECN
+//
+// Every datagram is sent with ECN codepoint ECT(0) (IP_TOS / IPV6_TCLASS set
+// to 2 on the socket), and Message.CE reports a datagram that a congested
+// router marked Congestion Experienced.
+//
+// # Limits
+//
+// Nothing here assumes an MTU: datagrams of any size up to [MaxPayload]
+// bytes are passed through. A read buffer of [ReadBufferSize] bytes always
+// holds a whole datagram or GRO train; a shorter buffer may get a datagram
+// cut short, which is reported in Message.Truncated. The batch size is
+// limited to [MaxBatchSize] messages and socket buffers to [MaxSocketBuffer]
+// bytes.
+//
+// # Concurrency
+//
+// One goroutine may read while another writes. Concurrent calls of
+// ReadBatch (or of WriteBatch) are serialised. After [Socket.Close], pending
+// and later calls return an error wrapping [net.ErrClosed]. Neither call
+// takes a context: a reader is ended by Close or by a deadline
+// ([Socket.SetReadDeadline]), which keeps the per-call path free of
+// allocation.
+package udpio

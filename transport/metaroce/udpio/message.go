@@ -1,0 +1,74 @@
+package udpio
+
+import "net/netip"
+
+// Limits of the kernel's UDP segmentation offload and of UDP itself.
+const (
+	// MaxSegments is the largest number of segments in one GSO train that
+	// this package builds ([Coalesce]). Linux accepted 64 until 6.9 and 128
+	// since; 64 works everywhere.
+	MaxSegments = 64
+	// MaxPayload is the largest UDP payload over IPv4 (65535 bytes of IP
+	// packet less 20 bytes of IP header and 8 of UDP header), and the largest
+	// train that [Coalesce] builds.
+	MaxPayload = 65507
+	// MaxSegmentSize is the largest segment size a UDP_SEGMENT control
+	// message can carry (a 16-bit field).
+	MaxSegmentSize = 65535
+	// ReadBufferSize is a read buffer length that always holds a whole
+	// datagram or GRO train (IPv6 allows a payload of up to 65527 bytes).
+	ReadBufferSize = 65536
+)
+
+// Message is one datagram, or with GSO/GRO a train of segments of equal size
+// (the last one may be shorter) held back to back in Buf.
+type Message struct {
+	// Buf holds, on write, the bytes to send (all of len(Buf)); on read, the
+	// buffer to fill (its len is the capacity used).
+	Buf []byte
+	// N is, on read, the number of bytes received into Buf. Ignored on write.
+	N int
+	// Addr is, on read, the source of the datagram; on write, its
+	// destination.
+	Addr netip.AddrPort
+	// Segment is, on write, the size of each datagram of a train (GSO); on
+	// read, the size of each datagram of a train the kernel merged (GRO).
+	// 0 means Buf holds one datagram. On write, a Segment of len(Buf) or
+	// more also means one datagram.
+	Segment int
+	// CE is set on read when the datagram (or all datagrams of the train)
+	// arrived marked ECN Congestion Experienced.
+	CE bool
+	// Truncated is set on read when the datagram or train was longer than
+	// Buf and was cut to len(Buf); its tail is lost.
+	Truncated bool
+}
+
+// Segments returns the number of datagrams m stands for on write: 1 for a
+// plain datagram (an empty one included), or the number of segments of a
+// train.
+func (m *Message) Segments() int {
+	if m.Segment <= 0 || len(m.Buf) <= m.Segment {
+		return 1
+	}
+	return (len(m.Buf) + m.Segment - 1) / m.Segment
+}
+
+// SplitSegments calls fn for each datagram of a received message: once with
+// Buf[:N] when m is a single datagram (Segment 0), or once per segment of a
+// GRO train, in order, the last segment possibly shorter. An N outside
+// [0, len(Buf)] is clamped to it. fn must not keep seg after it returns if
+// the caller reuses Buf.
+func SplitSegments(m Message, fn func(seg []byte)) {
+	n := min(max(m.N, 0), len(m.Buf))
+	data := m.Buf[:n]
+	if m.Segment <= 0 || n <= m.Segment {
+		fn(data)
+		return
+	}
+	for len(data) > m.Segment {
+		fn(data[:m.Segment:m.Segment])
+		data = data[m.Segment:]
+	}
+	fn(data)
+}
