@@ -16,7 +16,7 @@ import (
 // for several seeds. Every message must arrive whole, every byte at its
 // offset, with exactly one completion on each side.
 func TestExactlyOnceUnderFaults(t *testing.T) {
-	for _, paths := range []int{1, 2, 4, 8, 64} {
+	for _, paths := range []int{1, 2, 4, 8, 64, 256} {
 		for seed := int64(1); seed <= 12; seed++ {
 			loss := []float64{0, 0.02, 0.05, 0.1, 0.15, 0.2}[seed%6]
 			t.Run(fmt.Sprintf("paths=%d/seed=%d/loss=%.0f%%", paths, seed, 100*loss), func(t *testing.T) {

@@ -1,0 +1,115 @@
+package udpio
+
+import (
+	"encoding/binary"
+
+	"golang.org/x/sys/unix"
+)
+
+// Control messages (cmsg) in Linux's layout: a header of cmsg_len (a size_t
+// in host byte order), cmsg_level and cmsg_type (int32 each), then the data;
+// each message starts at a multiple of sizeof(long), which on Linux is the
+// size of cmsg_len.
+const (
+	cmsgHdrLen = unix.SizeofCmsghdr
+	cmsgAlign  = cmsgHdrLen - 8
+	// segmentCmsgLen is the space of one UDP_SEGMENT control message.
+	segmentCmsgLen = (cmsgHdrLen+2+cmsgAlign-1)/cmsgAlign*cmsgAlign + 0
+	// readControlLen is the control buffer kept per received message: room
+	// for UDP_GRO (an int), IP_TOS (a byte) and IPV6_TCLASS (an int), each
+	// padded, with some to spare.
+	readControlLen = 4 * (cmsgHdrLen + 8)
+	// ecnCE is the ECN codepoint Congestion Experienced (both ECN bits).
+	ecnCE = 3
+	// ecnECT0 is the ECN codepoint ECT(0).
+	ecnECT0 = 2
+)
+
+// control is what a received message's control data told.
+type control struct {
+	gso int  // UDP_GRO segment size, 0 if none
+	tos byte // IP_TOS or IPV6_TCLASS, 0 if none
+}
+
+// ce reports whether the ECN bits say Congestion Experienced.
+func (c control) ce() bool { return c.tos&3 == ecnCE }
+
+// parseControl reads the control messages in oob that this package asks
+// for, skipping any others. It stops at the first malformed header and
+// returns what it found until then; it never fails.
+func parseControl(oob []byte) control {
+	var c control
+	for len(oob) >= cmsgHdrLen {
+		n := cmsgLen(oob)
+		if n < cmsgHdrLen || n > uint64(len(oob)) {
+			break
+		}
+		level := int32(binary.NativeEndian.Uint32(oob[cmsgAlign:]))
+		typ := int32(binary.NativeEndian.Uint32(oob[cmsgAlign+4:]))
+		c.take(level, typ, oob[cmsgHdrLen:n])
+		next := (n + cmsgAlign - 1) / cmsgAlign * cmsgAlign
+		if next >= uint64(len(oob)) {
+			break
+		}
+		oob = oob[next:]
+	}
+	return c
+}
+
+// take records the data of one control message if it is one we read.
+func (c *control) take(level, typ int32, data []byte) {
+	switch {
+	case level == unix.SOL_UDP && typ == unix.UDP_GRO:
+		c.gso = int(nativeInt(data))
+	case level == unix.IPPROTO_IP && typ == unix.IP_TOS && len(data) >= 1:
+		c.tos = data[0]
+	case level == unix.IPPROTO_IPV6 && typ == unix.IPV6_TCLASS:
+		c.tos = byte(nativeInt(data))
+	}
+}
+
+// nativeInt reads a C int (or, if only two bytes are there, a u16) in host
+// byte order; 0 if data is shorter. Negative values read as 0.
+func nativeInt(data []byte) uint32 {
+	switch {
+	case len(data) >= 4:
+		v := binary.NativeEndian.Uint32(data)
+		if int32(v) < 0 {
+			return 0
+		}
+		return v
+	case len(data) >= 2:
+		return uint32(binary.NativeEndian.Uint16(data))
+	}
+	return 0
+}
+
+// cmsgLen reads the cmsg_len field at the start of b (len(b) >=
+// cmsgHdrLen).
+func cmsgLen(b []byte) uint64 {
+	if cmsgAlign == 8 {
+		return binary.NativeEndian.Uint64(b)
+	}
+	return uint64(binary.NativeEndian.Uint32(b))
+}
+
+// putCmsgHeader writes a control message header for dataLen bytes of data.
+func putCmsgHeader(b []byte, level, typ int32, dataLen int) {
+	n := uint64(cmsgHdrLen + dataLen)
+	if cmsgAlign == 8 {
+		binary.NativeEndian.PutUint64(b, n)
+	} else {
+		binary.NativeEndian.PutUint32(b, uint32(n))
+	}
+	binary.NativeEndian.PutUint32(b[cmsgAlign:], uint32(level))
+	binary.NativeEndian.PutUint32(b[cmsgAlign+4:], uint32(typ))
+}
+
+// putSegmentCmsg writes a UDP_SEGMENT control message for segments of seg
+// bytes into b (at least segmentCmsgLen bytes) and returns its length.
+func putSegmentCmsg(b []byte, seg uint16) int {
+	clear(b[:segmentCmsgLen])
+	putCmsgHeader(b, unix.SOL_UDP, unix.UDP_SEGMENT, 2)
+	binary.NativeEndian.PutUint16(b[cmsgHdrLen:], seg)
+	return segmentCmsgLen
+}
