@@ -201,7 +201,7 @@ func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 	p.onSent(sentPacket{
 		sentAt: now, msgSeq: pc.msgSeq, offset: pc.offset, length: pc.length,
 		size: int32(len(out)), flags: pc.flags,
-	}, now, p.rtt.rto(c.cfg.MinRTO, c.cfg.MaxRTO))
+	}, now, c.cfg)
 	c.pace(now, len(out))
 	return out, int(p.idx), true
 }

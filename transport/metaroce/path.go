@@ -70,6 +70,7 @@ type path struct {
 	rtoAt      time.Duration // when the in-flight packets time out; 0: none
 	skipUntil  time.Duration
 	ceSeen     uint32 // the receiver's CE count at the last ACK
+	backoff    uint8  // the RTO doubles per timeout without an ACK between, up to 2^maxBackoff
 
 	// Probing while suspect or dead.
 	probes     int           // unanswered probes
@@ -88,6 +89,16 @@ func newPath(idx int, cfg *Config, mss int) *path {
 	}
 }
 
+// maxBackoff bounds the RTO's exponential backoff.
+const maxBackoff = 6
+
+// rto returns the path's retransmission timeout: srtt + 4 rttvar within
+// MinRTO and MaxRTO, doubled for each timeout since the last ACK of new
+// data, and at most MaxRTO.
+func (p *path) rto(cfg *Config) time.Duration {
+	return min(p.rtt.rto(cfg.MinRTO, cfg.MaxRTO)<<p.backoff, cfg.MaxRTO)
+}
+
 // usable reports whether data may be scheduled on the path.
 func (p *path) usable() bool { return p.state == PathGood || p.state == PathSkip }
 
@@ -101,14 +112,14 @@ func (p *path) room() int {
 }
 
 // onSent records a DATA packet sent with sequence number seq = p.next.
-func (p *path) onSent(rec sentPacket, now, rto time.Duration) uint64 {
+func (p *path) onSent(rec sentPacket, now time.Duration, cfg *Config) uint64 {
 	seq := p.next
 	rec.inflight = true
 	p.ring[seq%ringSize] = rec
 	p.next++
 	p.inflight += int(rec.size)
 	if p.rtoAt == 0 {
-		p.rtoAt = now + rto
+		p.rtoAt = now + p.rto(cfg)
 	}
 	p.st.PacketsSent++
 	p.st.BytesSent += int64(rec.length)
@@ -163,6 +174,7 @@ func (p *path) onBlock(blk *wire.AckBlock, now time.Duration, cfg *Config, sink 
 	if newly == 0 {
 		return
 	}
+	p.backoff = 0
 	p.heardFrom()
 	if s := now - blk.Echo - blk.Delay; blk.Echo <= now {
 		p.rtt.sample(s)
@@ -173,7 +185,7 @@ func (p *path) onBlock(blk *wire.AckBlock, now time.Duration, cfg *Config, sink 
 	p.detectLoss(now, cfg, sink)
 	p.rtoAt = 0
 	if p.inflight > 0 {
-		p.rtoAt = now + p.rtt.rto(cfg.MinRTO, cfg.MaxRTO)
+		p.rtoAt = now + p.rto(cfg)
 	}
 }
 
@@ -272,6 +284,7 @@ func (p *path) onTimer(now time.Duration, cfg *Config, sink packetSink) (probe b
 	}
 	if p.rtoAt != 0 && now >= p.rtoAt {
 		p.st.Timeouts++
+		p.backoff = min(p.backoff+1, maxBackoff)
 		p.loseAll(sink)
 		p.win.onSignal(signalLoss, now, now)
 		p.state, p.probes, p.probeAt = PathSuspect, 0, now
@@ -286,7 +299,7 @@ func (p *path) onTimer(now time.Duration, cfg *Config, sink packetSink) (probe b
 	if p.state == PathDead {
 		p.probeAt = now + cfg.ProbeInterval
 	} else {
-		p.probeAt = now + p.rtt.rto(cfg.MinRTO, cfg.MaxRTO)
+		p.probeAt = now + p.rtt.rto(cfg.MinRTO, cfg.MaxRTO) // no backoff: find death fast
 	}
 	return true
 }

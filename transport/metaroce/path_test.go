@@ -33,7 +33,7 @@ func (s *pathStory) packetLost(rec *sentPacket)  { s.lost = append(s.lost, rec.o
 // send sends n packets now; packet k carries offset = its sequence number.
 func (s *pathStory) send(n int) {
 	for range n {
-		s.p.onSent(sentPacket{sentAt: s.now, offset: s.p.next, size: 1000}, s.now, s.p.rtt.rto(s.cfg.MinRTO, s.cfg.MaxRTO))
+		s.p.onSent(sentPacket{sentAt: s.now, offset: s.p.next, size: 1000}, s.now, &s.cfg)
 	}
 }
 
@@ -146,6 +146,25 @@ func TestStorySilentPathGoesSuspectThenDeadThenRevives(t *testing.T) {
 	s.p.heardFrom() // a probe reply
 	require.Equal(t, PathGood, s.p.state)
 	require.Equal(t, 1000, s.p.win.cwnd, "a revived dead path starts from one packet")
+}
+
+func TestStoryTimeoutsBackOffUntilAnAck(t *testing.T) {
+	s := newPathStory(t)
+	s.send(1)
+	s.now = 100 * time.Microsecond
+	s.ack(s.arrive(0, false, 0))
+	base := s.p.rto(&s.cfg)
+	s.send(1)
+	first := s.p.rtoAt - s.now
+	require.Equal(t, base, first)
+	s.now = s.p.rtoAt
+	s.p.onTimer(s.now, &s.cfg, s)
+	s.p.heardFrom() // a probe reply: the path is back, but nothing was acknowledged
+	s.send(1)
+	require.Equal(t, 2*base, s.p.rtoAt-s.now, "the second timeout in a row waits twice as long")
+	s.now += 50 * time.Microsecond
+	s.ack(s.arrive(s.now-50*time.Microsecond, false, 2))
+	require.Zero(t, s.p.backoff, "an acknowledgement of new data ends the backoff")
 }
 
 func TestStoryReceiverWindowSlidesPastOldHoles(t *testing.T) {

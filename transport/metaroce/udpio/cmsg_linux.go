@@ -14,7 +14,7 @@ const (
 	cmsgHdrLen = unix.SizeofCmsghdr
 	cmsgAlign  = cmsgHdrLen - 8
 	// segmentCmsgLen is the space of one UDP_SEGMENT control message.
-	segmentCmsgLen = (cmsgHdrLen+2+cmsgAlign-1)/cmsgAlign*cmsgAlign + 0
+	segmentCmsgLen = (cmsgHdrLen + 2 + cmsgAlign - 1) / cmsgAlign * cmsgAlign
 	// readControlLen is the control buffer kept per received message: room
 	// for UDP_GRO (an int), IP_TOS (a byte) and IPV6_TCLASS (an int), each
 	// padded, with some to spare.
