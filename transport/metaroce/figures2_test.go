@@ -41,9 +41,15 @@ func TestFigurePathCutMidTransfer(t *testing.T) {
 	ca, cb := s.connect(0, 1)
 	cutAt := s.fab.Now() + 2*time.Millisecond
 	require.NoError(t, s.fab.Schedule(simfabric.Fault{At: cutAt, Link: links[2], Kind: simfabric.Cut}))
-	var dead time.Duration
+	var suspect, dead time.Duration
 	s.onEvent = func(node int, at time.Duration, ev metaroce.Event) {
-		if node == 0 && ev.Kind == metaroce.EventPathState && ev.Path == 2 && ev.State == metaroce.PathDead && dead == 0 {
+		if node != 0 || ev.Kind != metaroce.EventPathState || ev.Path != 2 {
+			return
+		}
+		if ev.State == metaroce.PathSuspect && suspect == 0 {
+			suspect = at
+		}
+		if ev.State == metaroce.PathDead && dead == 0 {
 			dead = at
 		}
 	}
@@ -77,13 +83,14 @@ func TestFigurePathCutMidTransfer(t *testing.T) {
 		}
 	}
 	_, ps := s.pathStats(0, ca)
-	t.Logf("cut path 2 at %v: before %s; path dead after %v (%.1f RTT); goodput >= 90%% of remaining capacity "+
-		"from %v (%.1f RTT) after the cut, over the next 5 RTT; path 2 lost %d packets, %d timeouts",
-		cutAt, gbps(before), dead-cutAt, float64(dead-cutAt)/float64(rtt), recovered,
+	t.Logf("cut path 2 at %v: before %s; its packets moved to other paths after %v (%.1f RTT), path dead after %v (%.1f RTT); "+
+		"goodput >= 90%% of remaining capacity from %v (%.1f RTT) after the cut, over the next 5 RTT; path 2 lost %d packets, %d timeouts",
+		cutAt, gbps(before), suspect-cutAt, float64(suspect-cutAt)/float64(rtt), dead-cutAt, float64(dead-cutAt)/float64(rtt), recovered,
 		float64(recovered)/float64(rtt), ps[2].PacketsLost, ps[2].Timeouts)
 	require.Equal(t, metaroce.PathDead, ps[2].State)
 	require.GreaterOrEqual(t, recovered, time.Duration(0), "goodput never recovered")
 	require.LessOrEqual(t, recovered, 10*rtt)
+	require.LessOrEqual(t, suspect-cutAt, 4*rtt)
 	require.LessOrEqual(t, dead-cutAt, 10*rtt)
 }
 

@@ -1,0 +1,132 @@
+package udpio
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Socket is a UDP socket that reads and writes datagrams in batches. Its
+// methods are safe for concurrent use; see the package doc.
+type Socket struct {
+	conn  *net.UDPConn
+	raw   syscall.RawConn
+	local netip.AddrPort
+	caps  Caps // as found at Listen
+	// gsoOff is set once a GSO send failed with EIO; from then on trains
+	// go out as single datagrams.
+	gsoOff atomic.Bool
+
+	rmu sync.Mutex // serialises readers; guards rd
+	rd  reader
+	wmu sync.Mutex // serialises writers; guards wr
+	wr  writer
+}
+
+// Listen opens a UDP socket bound to addr (port 0 picks a free port) and
+// sets it up as cfg says. An IPv4 (or v4-mapped) address gives an IPv4
+// socket, the unspecified IPv6 address [::] a dual-stack socket, and any
+// other IPv6 address an IPv6-only one. Options the kernel refuses (GSO, GRO,
+// ECN) are left off and reported by [Socket.Caps]; a bad cfg or addr gives
+// an error wrapping [ErrConfig].
+func Listen(addr netip.AddrPort, cfg Config) (*Socket, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	network, addr, err := listenNetwork(addr)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := net.ListenUDP(network, net.UDPAddrFromAddrPort(addr))
+	if err != nil {
+		return nil, fmt.Errorf("udpio: listen %s: %w", addr, err)
+	}
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("udpio: listen %s: %w", addr, err)
+	}
+	s := &Socket{conn: conn, raw: raw, local: conn.LocalAddr().(*net.UDPAddr).AddrPort()}
+	if err := s.setup(cfg); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("udpio: listen %s: %w", addr, err)
+	}
+	return s, nil
+}
+
+// listenNetwork picks the network for net.ListenUDP.
+func listenNetwork(addr netip.AddrPort) (string, netip.AddrPort, error) {
+	a := addr.Addr()
+	switch {
+	case !a.IsValid():
+		return "", addr, fmt.Errorf("%w: invalid listen address %v", ErrConfig, addr)
+	case a.Is4() || a.Is4In6():
+		return "udp4", netip.AddrPortFrom(a.Unmap(), addr.Port()), nil
+	case a.IsUnspecified():
+		return "udp", addr, nil
+	}
+	return "udp6", addr, nil
+}
+
+// LocalAddr returns the address the socket is bound to.
+func (s *Socket) LocalAddr() netip.AddrPort { return s.local }
+
+// Caps returns what the socket got from the kernel. GSO turns false after a
+// GSO send failed with EIO.
+func (s *Socket) Caps() Caps {
+	c := s.caps
+	if s.gsoOff.Load() {
+		c.GSO = false
+	}
+	return c
+}
+
+// ReadBatch blocks until at least one datagram has arrived, then fills
+// ms[0:n] with up to len(ms) datagrams (at most Config.BatchSize) and
+// returns n. Each ms[i].Buf must be set by the caller; N, Addr, Segment, CE
+// and Truncated are overwritten. Datagrams too long for Buf are cut and
+// marked Truncated (see [ReadBufferSize]). With an empty ms it returns 0 at
+// once. After Close, or past a read deadline, it returns an error wrapping
+// [net.ErrClosed] or [os.ErrDeadlineExceeded].
+func (s *Socket) ReadBatch(ms []Message) (int, error) {
+	if len(ms) == 0 {
+		return 0, nil
+	}
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	return s.rd.read(s, ms)
+}
+
+// WriteBatch sends every message of ms: each is one datagram, or a train
+// of Segment-sized datagrams (sent by GSO if the kernel allows, else one by
+// one). It blocks while the socket's send buffer is full. It returns
+// len(ms) and nil, or the number of leading messages sent in full and the
+// error that stopped it (a train counts as sent only when all of it went).
+// A negative Segment, a Segment above [MaxSegmentSize] on a train, or an
+// invalid Addr is an error. After Close it returns an error wrapping
+// [net.ErrClosed].
+func (s *Socket) WriteBatch(ms []Message) (int, error) {
+	if len(ms) == 0 {
+		return 0, nil
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.wr.write(s, ms)
+}
+
+// SetReadDeadline sets the time after which a pending or later ReadBatch
+// fails with an error wrapping os.ErrDeadlineExceeded; the zero time means
+// none.
+func (s *Socket) SetReadDeadline(t time.Time) error { return s.conn.SetReadDeadline(t) }
+
+// SetWriteDeadline is SetReadDeadline for WriteBatch.
+func (s *Socket) SetWriteDeadline(t time.Time) error { return s.conn.SetWriteDeadline(t) }
+
+// Close closes the socket and wakes pending ReadBatch and WriteBatch calls.
+// Closing twice returns an error wrapping net.ErrClosed.
+func (s *Socket) Close() error { return s.conn.Close() }
