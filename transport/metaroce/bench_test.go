@@ -40,3 +40,33 @@ func BenchmarkTransfer(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIdlePoll measures what a driver pays per input with many open,
+// idle connections: NextTimeout, then PollTransmit and PollEvent finding
+// nothing.
+func BenchmarkIdlePoll(b *testing.B) {
+	n := newTestNet(&testing.T{}, Config{Paths: 8, MaxConns: 2048})
+	for range 1000 {
+		if _, err := n.eps[0].Connect(n.now, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	n.runFor(time.Millisecond)
+	ep := n.eps[0]
+	if len(ep.Conns()) != 1000 {
+		b.Fatalf("%d connections", len(ep.Conns()))
+	}
+	buf := make([]byte, 65536)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		t, _ := ep.NextTimeout()
+		if t <= n.now {
+			b.Fatal("a timer is due")
+		}
+		if _, ok := ep.PollTransmit(n.now, buf); ok {
+			b.Fatal("something to send")
+		}
+		ep.PollEvent()
+	}
+}

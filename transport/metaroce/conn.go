@@ -39,6 +39,7 @@ type conn struct {
 	paths    []*path
 	replies  []probeReply // per path
 	probeDue []bool       // per path
+	ctrlDue  int          // replies and probes due, over all paths
 	datagram int
 	snd      sender
 	rcv      receiver
@@ -66,6 +67,8 @@ type conn struct {
 	qMin        time.Duration // smallest owd-owdMin in the current share interval; -1: none
 	active      bool          // counted among the endpoint's active senders
 	cursor      int           // rotates tie-breaks among paths
+	timer       time.Duration // nextTimeout's result, while timerOK
+	timerOK     bool
 
 	st ConnStats
 }
@@ -240,6 +243,9 @@ func (c *conn) handleProbe(now time.Duration, pathIdx int, b []byte) *int64 {
 	}
 	c.heard(now)
 	if !pr.Reply {
+		if !c.replies[pathIdx].due {
+			c.ctrlDue++
+		}
 		c.replies[pathIdx] = probeReply{due: true, nonce: pr.Nonce, sentAt: pr.SentAt}
 		c.ackSoon(now, pathIdx, true) // a prober may wait for credit or grants
 		return nil
@@ -279,7 +285,7 @@ func (c *conn) onTimeout(now time.Duration) error {
 	for i, p := range c.paths {
 		before := p.state
 		if p.onTimer(now, c.cfg, &c.snd) {
-			c.probeDue[i] = true
+			c.dueProbe(i)
 		}
 		c.notePath(p, before)
 	}
@@ -304,7 +310,22 @@ func (c *conn) probeBest() {
 			best = i
 		}
 	}
-	c.probeDue[best] = true
+	c.dueProbe(best)
+}
+
+// dueProbe queues a probe on path i.
+func (c *conn) dueProbe(i int) {
+	if !c.probeDue[i] {
+		c.probeDue[i] = true
+		c.ctrlDue++
+	}
+}
+
+// quiet reports whether poll would surely send nothing at now, cheaply, so
+// that an endpoint with many idle connections need not poll each.
+func (c *conn) quiet(now time.Duration) bool {
+	return c.phase == phaseOpen && c.confirmed && !c.helloAck && c.ctrlDue == 0 &&
+		(c.ackAt == 0 || c.ackAt > now) && !c.snd.hasWork()
 }
 
 // rto returns the smallest retransmission timeout among usable paths.

@@ -17,15 +17,21 @@ func (c *conn) poll(now time.Duration, buf []byte) ([]byte, int, bool) {
 		return nil, 0, false
 	}
 	for i := range c.replies {
+		if c.ctrlDue == 0 {
+			break
+		}
 		if r := &c.replies[i]; r.due {
-			r.due = false
+			r.due, c.ctrlDue = false, c.ctrlDue-1
 			pr := wire.Probe{Conn: c.peerConn, Path: uint8(i), Reply: true, Nonce: r.nonce, SentAt: r.sentAt}
 			return wire.AppendProbe(buf[:0], &pr), i, true
 		}
 	}
 	for i, due := range c.probeDue {
+		if c.ctrlDue == 0 {
+			break
+		}
 		if due {
-			c.probeDue[i] = false
+			c.probeDue[i], c.ctrlDue = false, c.ctrlDue-1
 			c.nonce++
 			c.paths[i].probeNonce = c.nonce
 			pr := wire.Probe{Conn: c.peerConn, Path: uint8(i), Nonce: c.nonce, SentAt: now}

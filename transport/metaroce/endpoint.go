@@ -113,8 +113,10 @@ func (e *Endpoint) Connect(now time.Duration, peer uint64) (ConnID, error) {
 	return c.id, nil
 }
 
+// conn returns a connection for an operation that may change its timers.
 func (e *Endpoint) conn(id ConnID) (*conn, error) {
 	if c := e.conns[id]; c != nil {
+		c.timerOK = false
 		return c, nil
 	}
 	return nil, ErrUnknownConn
@@ -156,16 +158,16 @@ func (e *Endpoint) PostRecv(now time.Duration, id ConnID, stream, msg uint64, bu
 // had started is aborted at the receiver, whose receive fails with
 // ErrRemoteCancelled. It reports whether there was such a send.
 func (e *Endpoint) CancelSend(now time.Duration, id ConnID, stream, msg uint64) bool {
-	c := e.conns[id]
-	return c != nil && c.snd.cancel(msgKey{stream, msg})
+	c, err := e.conn(id)
+	return err == nil && c.snd.cancel(msgKey{stream, msg})
 }
 
 // CancelRecv withdraws a posted receive; no event follows for it. When it
 // returns, the core no longer writes the buffer. It reports whether there
 // was such a receive.
 func (e *Endpoint) CancelRecv(now time.Duration, id ConnID, stream, msg uint64) bool {
-	c := e.conns[id]
-	return c != nil && c.rcv.cancel(msgKey{stream, msg})
+	c, err := e.conn(id)
+	return err == nil && c.rcv.cancel(msgKey{stream, msg})
 }
 
 // Close closes the connection: its pending operations fail with ErrClosed,
@@ -252,6 +254,7 @@ func (e *Endpoint) HandleDatagram(now time.Duration, path int, ecnCE bool, b []b
 		e.st.DropUnknownConn++
 		return
 	}
+	c.timerOK = false
 	if drop := c.handle(now, path, ecnCE, h, b); drop != nil {
 		*drop++
 	}
@@ -280,7 +283,7 @@ func (e *Endpoint) handleHello(now time.Duration, path int, b []byte) {
 	}
 	key := acceptKey{h.Node, h.Src}
 	if c := e.accepted[key]; c != nil {
-		c.helloAck, c.lastRecv = true, now
+		c.helloAck, c.lastRecv, c.timerOK = true, now, false
 		return
 	}
 	if len(e.conns) >= e.cfg.MaxConns {
@@ -299,6 +302,10 @@ func (e *Endpoint) handleHello(now time.Duration, path int, b []byte) {
 func (e *Endpoint) HandleTimeout(now time.Duration) {
 	for i := 0; i < len(e.order); i++ {
 		c := e.order[i]
+		if c.timerOK && c.timer > now {
+			continue
+		}
+		c.timerOK = false
 		if err := c.onTimeout(now); err != nil {
 			e.fail(c, err, true)
 			i--
@@ -312,8 +319,11 @@ func (e *Endpoint) NextTimeout() (time.Duration, bool) {
 	var t time.Duration
 	ok := false
 	for _, c := range e.order {
-		if ct := c.nextTimeout(); !ok || ct < t {
-			t, ok = ct, true
+		if !c.timerOK {
+			c.timer, c.timerOK = c.nextTimeout(), true
+		}
+		if !ok || c.timer < t {
+			t, ok = c.timer, true
 		}
 	}
 	return t, ok
@@ -337,6 +347,10 @@ func (e *Endpoint) PollTransmit(now time.Duration, buf []byte) (Transmit, bool) 
 	n := len(e.order)
 	for k := range n {
 		c := e.order[(e.cursor+k)%n]
+		if c.quiet(now) {
+			continue
+		}
+		c.timerOK = false
 		if out, path, ok := c.poll(now, buf); ok {
 			e.cursor = (e.cursor + k + 1) % n
 			return Transmit{Conn: c.id, Peer: c.peer, Path: path, N: len(out)}, true

@@ -1,0 +1,56 @@
+//go:build !linux
+
+package udpio
+
+import "fmt"
+
+// The portable fallback: one datagram per system call through the net
+// package, no GSO, GRO or ECN, and truncation not reported.
+
+// setup sets the socket buffers; the granted sizes cannot be read back
+// portably, so Caps reports the sizes asked for.
+func (s *Socket) setup(cfg Config) error {
+	if err := s.conn.SetReadBuffer(cfg.ReadBuffer); err != nil {
+		return err
+	}
+	if err := s.conn.SetWriteBuffer(cfg.WriteBuffer); err != nil {
+		return err
+	}
+	s.caps = Caps{ReadBuffer: cfg.ReadBuffer, WriteBuffer: cfg.WriteBuffer}
+	return nil
+}
+
+// reader reads one datagram per ReadBatch.
+type reader struct{}
+
+func (reader) read(s *Socket, ms []Message) (int, error) {
+	m := &ms[0]
+	n, addr, err := s.conn.ReadFromUDPAddrPort(m.Buf)
+	if err != nil {
+		return 0, err
+	}
+	*m = Message{Buf: m.Buf, N: n, Addr: addr}
+	return 1, nil
+}
+
+// writer sends datagram by datagram, cutting trains into segments.
+type writer struct{}
+
+func (writer) write(s *Socket, ms []Message) (int, error) {
+	for i := range ms {
+		m := &ms[i]
+		if m.Segment < 0 || (m.Segment > MaxSegmentSize && len(m.Buf) > m.Segment) {
+			return i, fmt.Errorf("udpio: message %d: bad segment size %d", i, m.Segment)
+		}
+		var err error
+		SplitSegments(Message{Buf: m.Buf, N: len(m.Buf), Segment: m.Segment}, func(seg []byte) {
+			if err == nil {
+				_, err = s.conn.WriteToUDPAddrPort(seg, m.Addr)
+			}
+		})
+		if err != nil {
+			return i, err
+		}
+	}
+	return len(ms), nil
+}

@@ -1,0 +1,132 @@
+package udpio
+
+import (
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The batches are made with raw recvmmsg/sendmmsg calls rather than
+// golang.org/x/net's ipv4.PacketConn ReadBatch/WriteBatch because x/net
+// returns each source address as a new *net.UDPAddr, two allocations per
+// received datagram; here the addresses are parsed straight into
+// netip.AddrPort values and nothing is allocated per call.
+
+// headers is the reusable state of one recvmmsg or sendmmsg call: a header,
+// an iovec, a socket address and a control buffer per entry.
+type headers struct {
+	v6     bool // the socket is AF_INET6
+	hs     []unix.Mmsghdr
+	iovs   []unix.Iovec
+	names  []byte // sockaddrSlot bytes per entry
+	oob    []byte // oobLen bytes per entry
+	oobLen int
+}
+
+func (h *headers) init(n, oobLen int, v6 bool) {
+	h.v6 = v6
+	h.hs = make([]unix.Mmsghdr, n)
+	h.iovs = make([]unix.Iovec, n)
+	h.names = make([]byte, n*sockaddrSlot)
+	h.oob = make([]byte, n*oobLen)
+	h.oobLen = oobLen
+}
+
+// set fills entry i to move buf, with name bytes of the address buffer and
+// ctl bytes of the control buffer.
+func (h *headers) set(i int, buf []byte, name, ctl int) {
+	iov := &h.iovs[i]
+	iov.Base = nil
+	if len(buf) > 0 {
+		iov.Base = &buf[0]
+	}
+	iov.SetLen(len(buf))
+	hdr := &h.hs[i].Hdr
+	*hdr = unix.Msghdr{Iov: iov}
+	hdr.SetIovlen(1)
+	if name > 0 {
+		hdr.Name = &h.names[i*sockaddrSlot]
+		hdr.Namelen = uint32(name)
+	}
+	if ctl > 0 {
+		hdr.Control = &h.oob[i*h.oobLen]
+		hdr.SetControllen(ctl)
+	}
+	h.hs[i].Len = 0
+}
+
+// release drops the references to the caller's buffers held by the first n
+// entries, so that the socket does not keep them alive.
+func (h *headers) release(n int) {
+	for i := range n {
+		h.iovs[i].Base = nil
+	}
+}
+
+// reader holds the state of ReadBatch.
+type reader struct {
+	headers
+	recvFn func(fd uintptr) bool // r.recv, bound once so calls do not allocate
+	cnt    int                   // entries to receive
+	n      int                   // entries received
+	errno  unix.Errno
+}
+
+func (r *reader) init(batch int, v6 bool) {
+	r.headers.init(batch, readControlLen, v6)
+	r.recvFn = r.recv
+}
+
+// recv runs recvmmsg on fd; it returns false to wait for readability.
+func (r *reader) recv(fd uintptr) bool {
+	for {
+		n, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd,
+			uintptr(unsafe.Pointer(&r.hs[0])), uintptr(r.cnt), 0, 0, 0)
+		switch e {
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return false
+		case 0:
+			r.n, r.errno = int(n), 0
+		default:
+			r.n, r.errno = 0, e
+		}
+		return true
+	}
+}
+
+func (r *reader) read(s *Socket, ms []Message) (int, error) {
+	r.cnt = min(len(ms), len(r.hs))
+	for i := range r.cnt {
+		r.set(i, ms[i].Buf, sockaddrSlot, r.oobLen)
+	}
+	err := s.raw.Read(r.recvFn)
+	r.release(r.cnt)
+	if err != nil {
+		return 0, err
+	}
+	if r.errno != 0 {
+		return 0, os.NewSyscallError("recvmmsg", r.errno)
+	}
+	for i := range r.n {
+		r.unpack(i, &ms[i])
+	}
+	return r.n, nil
+}
+
+// unpack fills m from received entry i.
+func (r *reader) unpack(i int, m *Message) {
+	h := &r.hs[i]
+	m.N = min(int(h.Len), len(m.Buf))
+	m.Truncated = h.Hdr.Flags&unix.MSG_TRUNC != 0
+	name := r.names[i*sockaddrSlot:][:min(int(h.Hdr.Namelen), sockaddrSlot)]
+	m.Addr, _ = parseSockaddr(name) // the kernel always gives AF_INET(6)
+	ctl := parseControl(r.oob[i*r.oobLen:][:min(int(h.Hdr.Controllen), r.oobLen)])
+	m.Segment = 0
+	if ctl.gso > 0 && m.N > ctl.gso {
+		m.Segment = ctl.gso
+	}
+	m.CE = ctl.ce()
+}
