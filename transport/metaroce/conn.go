@@ -32,6 +32,7 @@ type conn struct {
 	peer      uint64 // the peer's node id
 	peerConn  uint64 // the peer's id for this connection
 	initiator bool
+	accepted  acceptKey // the HELLO that opened it, for the acceptor
 	phase     connPhase
 	confirmed bool // the peer is known to have our id (always, for the initiator)
 	createdAt time.Duration
@@ -166,7 +167,7 @@ func (c *conn) handleData(now time.Duration, pathIdx int, ce bool, b []byte) *in
 	}
 	c.heard(now)
 	p := c.paths[pathIdx]
-	if d.Seq < p.recv.cum || (d.Seq-p.recv.cum < recvWords*64 && p.recv.has(d.Seq-p.recv.cum)) {
+	if p.recv.seen(d.Seq) {
 		p.recv.dups++ // a copy made by the network: acknowledge again, place nothing
 		c.ackSoon(now, pathIdx, true)
 		return nil

@@ -194,11 +194,8 @@ func (e *Endpoint) fail(c *conn, err error, tellPeer bool) {
 		e.closes = append(e.closes, pendingClose{peer: c.peer, conn: c.peerConn, path: uint8(c.ackRoute()), code: code})
 	}
 	delete(e.conns, c.id)
-	for k, v := range e.accepted {
-		if v == c {
-			delete(e.accepted, k)
-			break
-		}
+	if !c.initiator {
+		delete(e.accepted, c.accepted)
 	}
 	for i, o := range e.order {
 		if o == c {
@@ -292,7 +289,7 @@ func (e *Endpoint) handleHello(now time.Duration, path int, b []byte) {
 	}
 	c := newConn(e, e.newID(), h.Node, false, now)
 	c.open(&h, now)
-	c.helloAck, c.helloTries = true, path
+	c.helloAck, c.helloTries, c.accepted = true, path, key
 	e.addConn(c)
 	e.accepted[key] = c
 	e.emit(Event{Kind: EventAccepted, Conn: c.id, Peer: c.peer})

@@ -33,7 +33,7 @@ func (r *recvPath) receive(seq uint64, sentAt, now time.Duration, ce bool) bool 
 	if ce {
 		r.ce++
 	}
-	if seq < r.cum || (seq-r.cum < recvWords*64 && r.has(seq-r.cum)) {
+	if r.seen(seq) {
 		r.dups++
 		return false
 	}
@@ -55,6 +55,11 @@ func (r *recvPath) receive(seq uint64, sentAt, now time.Duration, ce bool) bool 
 }
 
 func (r *recvPath) has(i uint64) bool { return r.bits[i/64]&(1<<(i%64)) != 0 }
+
+// seen reports whether seq was received already (or given up on).
+func (r *recvPath) seen(seq uint64) bool {
+	return seq < r.cum || (seq-r.cum < recvWords*64 && r.has(seq-r.cum))
+}
 
 // shift moves the window k sequence numbers forward.
 func (r *recvPath) shift(k uint64) {

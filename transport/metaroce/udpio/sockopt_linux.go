@@ -94,16 +94,3 @@ func enableECN(fd int, v6 bool) error {
 	}
 	return err
 }
-
-// setTOS sets the traffic class byte of outgoing datagrams (tests use it to
-// send CE-marked datagrams).
-func (s *Socket) setTOS(tos int) error {
-	var err error
-	cerr := s.raw.Control(func(fd uintptr) {
-		err = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_TOS, tos)
-		if s.rd.v6 {
-			err = unix.SetsockoptInt(int(fd), unix.IPPROTO_IPV6, unix.IPV6_TCLASS, tos)
-		}
-	})
-	return errors.Join(cerr, err)
-}
