@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocoll/gocoll/transport/metaroce/wire"
 	"github.com/stretchr/testify/require"
 )
 
@@ -164,15 +165,43 @@ func TestCloseTellsPeer(t *testing.T) {
 
 func TestBadDatagramsAreCounted(t *testing.T) {
 	n := newTestNet(t, Config{})
-	a, _ := n.connect()
+	a, b := n.connect()
 	ep := n.eps[1]
+	// A valid DATA packet from the peer, captured on its way.
+	var good []byte
+	n.drop = func(from, path int, pkt []byte) bool {
+		if from == 0 && good == nil && len(pkt) > wire.DataOverhead {
+			good = append([]byte(nil), pkt...)
+		}
+		return false
+	}
+	require.NoError(t, n.eps[1].PostRecv(n.now, b, 1, 1, make([]byte, 100)))
+	require.NoError(t, n.eps[0].Send(n.now, a, 1, 1, pattern(100, 1)))
+	n.runUntil(func() bool { _, ok := n.done(1, EventRecvDone, 1, 1); return ok }, time.Second)
+	require.NotNil(t, good)
+
 	ep.HandleDatagram(n.now, 0, false, []byte{1, 2, 3})
 	ep.HandleDatagram(n.now, 0, false, make([]byte, 40))
-	good := make([]byte, 100)
-	tx, ok := n.eps[0].PollTransmit(n.now, good)
-	require.False(t, ok, "short buffer must be refused, got %+v", tx)
+	flipped := append([]byte(nil), good...)
+	flipped[30] ^= 4
+	ep.HandleDatagram(n.now, 0, false, flipped)
+	stranger := wire.AppendProbe(nil, &wire.Probe{Conn: 12345})
+	ep.HandleDatagram(n.now, 0, false, stranger)
+	ep.HandleDatagram(n.now, 9, false, good)              // no such socket
+	ep.HandleDatagram(n.now, 1-int(good[3]), false, good) // arrived on the wrong path
+	ep.HandleDatagram(n.now, 0, false, make([]byte, ep.Config().MaxDatagram+1))
 	st := ep.Stats()
 	require.Equal(t, int64(1), st.DropShort)
 	require.Equal(t, int64(1), st.DropVersion)
-	_ = a
+	require.Equal(t, int64(1), st.DropChecksum)
+	require.Equal(t, int64(1), st.DropUnknownConn)
+	require.Equal(t, int64(2), st.DropBadPath)
+	require.Equal(t, int64(1), st.DropTooLarge)
+	n.runFor(time.Millisecond)
+	ev, _ := n.done(1, EventRecvDone, 1, 1)
+	require.NoError(t, ev.Err, "the replayed packet changed nothing")
+
+	short := make([]byte, 100)
+	_, ok := n.eps[0].PollTransmit(n.now, short)
+	require.False(t, ok, "a buffer shorter than MaxDatagram is refused")
 }

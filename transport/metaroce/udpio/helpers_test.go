@@ -54,7 +54,7 @@ func readDatagrams(t testing.TB, s *Socket, want int) []received {
 		for _, m := range ms[:n] {
 			require.False(t, m.Truncated)
 			SplitSegments(m, func(seg []byte) {
-				got = append(got, received{append([]byte(nil), seg...), m.Addr, m.CE, m.Segment})
+				got = append(got, received{append([]byte{}, seg...), m.Addr, m.CE, m.Segment})
 			})
 		}
 	}
