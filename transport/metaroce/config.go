@@ -92,8 +92,8 @@ type Config struct {
 // Limits of Config fields.
 const (
 	MaxPaths        = 256
-	minDatagram     = 256
-	maxDatagram     = 65507
+	minDatagram     = wire.MinDatagram
+	maxDatagram     = wire.MaxDatagram
 	maxConnsLimit   = 1 << 20
 	maxQueueLimit   = 1 << 20
 	maxBudget       = 1 << 34

@@ -25,6 +25,14 @@ type Hello struct {
 
 const helloBodyLen = 8 + 8 + 2 + 4 + 4 + 8
 
+// Datagram size bounds a HELLO may announce: room for a DATA header with
+// payload and for ACK blocks at the low end, the largest UDP payload at the
+// high end.
+const (
+	MinDatagram = 256
+	MaxDatagram = 65507
+)
+
 // AppendHello appends a HELLO or HELLO-ACK packet to b.
 func AppendHello(b []byte, h *Hello) []byte {
 	start := len(b)
@@ -43,7 +51,9 @@ func AppendHello(b []byte, h *Hello) []byte {
 }
 
 // ParseHello parses a HELLO or HELLO-ACK packet. It rejects flags, a zero
-// Src, Paths outside 1..256, and a HELLO whose Conn is not 0.
+// Src, Paths outside 1..256, MaxDatagram outside MinDatagram..MaxDatagram,
+// a zero MsgWindow, a HELLO whose Conn is not 0 and a HELLO-ACK whose Conn
+// is 0.
 func ParseHello(b []byte, h *Hello) error {
 	hd, body, err := Open(b)
 	if err != nil {
@@ -59,7 +69,10 @@ func ParseHello(b []byte, h *Hello) error {
 	if err := r.done(); err != nil {
 		return err
 	}
-	if hd.Flags != 0 || h.Src == 0 || h.Paths == 0 || h.Paths > 256 || (!h.Ack && h.Conn != 0) || (h.Ack && h.Conn == 0) {
+	switch {
+	case hd.Flags != 0, h.Src == 0, h.Paths == 0, h.Paths > 256, h.MsgWindow == 0,
+		h.MaxDatagram < MinDatagram, h.MaxDatagram > MaxDatagram,
+		!h.Ack && h.Conn != 0, h.Ack && h.Conn == 0:
 		return ErrMalformed
 	}
 	return nil
