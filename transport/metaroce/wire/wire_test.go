@@ -131,14 +131,21 @@ func TestHelloProbeCloseRoundTrip(t *testing.T) {
 }
 
 func TestHelloRejectsBadFields(t *testing.T) {
-	for name, h := range map[string]Hello{
-		"zero src":         {Src: 0, Paths: 1},
-		"zero paths":       {Src: 1, Paths: 0},
-		"too many paths":   {Src: 1, Paths: 257},
-		"hello with conn":  {Conn: 3, Src: 1, Paths: 1},
-		"ack without conn": {Ack: true, Src: 1, Paths: 1},
+	ok := Hello{Src: 1, Paths: 1, MaxDatagram: 1500, MsgWindow: 16}
+	var got Hello
+	require.NoError(t, ParseHello(AppendHello(nil, &ok), &got))
+	for name, mutate := range map[string]func(h *Hello){
+		"zero src":         func(h *Hello) { h.Src = 0 },
+		"zero paths":       func(h *Hello) { h.Paths = 0 },
+		"too many paths":   func(h *Hello) { h.Paths = 257 },
+		"hello with conn":  func(h *Hello) { h.Conn = 3 },
+		"ack without conn": func(h *Hello) { h.Ack = true },
+		"tiny datagram":    func(h *Hello) { h.MaxDatagram = MinDatagram - 1 },
+		"huge datagram":    func(h *Hello) { h.MaxDatagram = MaxDatagram + 1 },
+		"zero msg window":  func(h *Hello) { h.MsgWindow = 0 },
 	} {
-		var got Hello
+		h := ok
+		mutate(&h)
 		require.ErrorIs(t, ParseHello(AppendHello(nil, &h), &got), ErrMalformed, name)
 	}
 }
