@@ -205,3 +205,29 @@ func TestBadDatagramsAreCounted(t *testing.T) {
 	_, ok := n.eps[0].PollTransmit(n.now, short)
 	require.False(t, ok, "a buffer shorter than MaxDatagram is refused")
 }
+
+// A forged empty piece at the very end of a message must not count as one
+// of its pieces: the message completes only with all of its bytes.
+func TestEmptyPieceAtTheEndIsRejected(t *testing.T) {
+	n := newTestNet(t, Config{Paths: 1})
+	a, b := n.connect()
+	chunk := uint64(n.eps[1].Config().MaxDatagram - wire.DataOverhead)
+	buf := make([]byte, 2*chunk)
+	require.NoError(t, n.eps[1].PostRecv(n.now, b, 1, 1, buf))
+	peerConn := n.eps[0].conns[a].peerConn
+	// Piece 0 arrives, as if from the peer, with path sequence 0.
+	want := pattern(int(2*chunk), 5)
+	for seq, d := range []wire.Data{
+		{Flags: wire.FlagFirst, Offset: 0, Payload: want[:chunk]},
+		{Flags: wire.FlagLast, Offset: 2 * chunk},
+	} {
+		d.Conn, d.Seq, d.Stream, d.Msg, d.Total = peerConn, uint64(seq), 1, 1, 2*chunk
+		d.Flags |= wire.FlagUnconfirmed
+		n.eps[1].HandleDatagram(n.now, 0, false, wire.AppendData(nil, &d))
+	}
+	n.flush()
+	_, done := n.done(1, EventRecvDone, 1, 1)
+	require.False(t, done, "completed without its second chunk")
+	cs, _, _ := n.eps[1].ConnStats(b, nil)
+	require.Equal(t, int64(1), cs.Discarded)
+}

@@ -109,7 +109,9 @@ func (r *receiver) piece(d *wire.Data, now time.Duration) bool {
 // data places or holds one piece of payload.
 func (r *receiver) data(m *inMsg, d *wire.Data) bool {
 	n := uint64(len(d.Payload))
-	if d.Offset%r.chunk != 0 || n != min(r.chunk, m.total-d.Offset) {
+	// Pieces are whole chunks (the last may be shorter); only a 0-byte
+	// message has an empty one.
+	if d.Offset%r.chunk != 0 || n != min(r.chunk, m.total-d.Offset) || (n == 0 && m.total != 0) {
 		r.discarded++
 		return false
 	}
