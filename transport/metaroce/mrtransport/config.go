@@ -1,0 +1,146 @@
+package mrtransport
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"log/slog"
+	"net/netip"
+
+	"github.com/gocoll/gocoll/transport/metaroce"
+)
+
+// Defaults and limits of [Config].
+const (
+	// DefaultPaths is Config.Paths when it is 0.
+	DefaultPaths = 8
+	// DefaultLoopbackDatagram is Config.MaxDatagram on a loopback address:
+	// near the 65507-byte UDP limit, so a 64 MiB message needs about a
+	// thousand datagrams.
+	DefaultLoopbackDatagram = 65000
+	// DefaultNICDatagram is Config.MaxDatagram on other addresses: a
+	// 1500-byte Ethernet MTU less IPv6 and UDP headers and some room.
+	DefaultNICDatagram = 1452
+	// DefaultBatch is Config.Batch when it is 0.
+	DefaultBatch = 32
+	// MaxBatch is the largest Config.Batch.
+	MaxBatch = 1024
+	// DefaultSocketBuffer is Config.SocketBuffer when it is 0.
+	DefaultSocketBuffer = 4 << 20
+	// MaxSocketBuffer is the largest Config.SocketBuffer.
+	MaxSocketBuffer = 256 << 20
+	// DefaultAbortMemory is Config.AbortMemory when it is 0.
+	DefaultAbortMemory = 4096
+	// MaxAbortMemory is the largest Config.AbortMemory.
+	MaxAbortMemory = 1 << 20
+	// MaxSize is the largest world.
+	MaxSize = 1 << 16
+	// MaxReasonBytes is the longest abort reason sent to peers; a longer
+	// reason is cut.
+	MaxReasonBytes = 1024
+)
+
+// Config configures a [Listener] and the [Endpoint] it connects. A zero
+// field takes its documented default; a field out of range makes [Listen]
+// fail.
+type Config struct {
+	// Rank is this endpoint's rank, in [0, Size).
+	Rank int
+	// Size is the number of ranks in the world, 1 to MaxSize.
+	Size int
+	// ListenAddr is the address every path socket binds. Default
+	// 127.0.0.1:0. With port 0 each socket gets its own ephemeral port;
+	// with port p, path i binds port p+i.
+	ListenAddr netip.AddrPort
+	// Paths is the number of paths, one UDP socket each, 1 to
+	// metaroce.MaxPaths. Default DefaultPaths.
+	Paths int
+	// MaxDatagram is the largest datagram, 256 to 65507 bytes. Default
+	// DefaultLoopbackDatagram on a loopback ListenAddr, DefaultNICDatagram
+	// otherwise.
+	MaxDatagram int
+	// Batch is the most datagrams read or written by one system call, 1
+	// to MaxBatch. Default DefaultBatch. Each path's reader holds Batch
+	// buffers of MaxDatagram+1 bytes.
+	Batch int
+	// SocketBuffer is the requested SO_RCVBUF and SO_SNDBUF of each path
+	// socket, 0 to MaxSocketBuffer bytes (the kernel may cap it:
+	// net.core.rmem_max). Default DefaultSocketBuffer; negative leaves the
+	// kernel's default.
+	SocketBuffer int
+	// AbortMemory is how many ended operations are remembered, 1 to
+	// MaxAbortMemory, oldest forgotten first; messages of a forgotten
+	// operation are no longer dropped on arrival. Default
+	// DefaultAbortMemory.
+	AbortMemory int
+	// Core configures the MetaRoCE core. Its NodeID, Paths and MaxDatagram
+	// are set from Rank, Paths and MaxDatagram; an IDSeed of 0 is replaced
+	// by a random one.
+	Core metaroce.Config
+	// Logger receives connection events, peer failures and, on
+	// Endpoint.LogStats, the counters. Default: none.
+	Logger *slog.Logger
+	// OpenSocket opens path i's socket bound to addr. Default: a UDP
+	// socket from OpenUDP with SocketBuffer. Tests use it to interpose on
+	// the sockets or to put a simulated network in their place.
+	OpenSocket SocketOpener
+}
+
+// withDefaults returns c with defaults filled in, or an error naming the
+// first field out of range.
+func (c Config) withDefaults() (Config, error) {
+	bad := func(format string, args ...any) (Config, error) {
+		return c, fmt.Errorf("mrtransport: bad configuration: "+format, args...)
+	}
+	if !c.ListenAddr.IsValid() {
+		c.ListenAddr = netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), 0)
+	}
+	if c.MaxDatagram == 0 {
+		c.MaxDatagram = DefaultNICDatagram
+		if c.ListenAddr.Addr().IsLoopback() {
+			c.MaxDatagram = DefaultLoopbackDatagram
+		}
+	}
+	ints := []struct {
+		name          string
+		v             *int
+		def, min, max int
+	}{
+		{"Paths", &c.Paths, DefaultPaths, 1, metaroce.MaxPaths},
+		{"MaxDatagram", &c.MaxDatagram, DefaultLoopbackDatagram, 256, 65507},
+		{"Batch", &c.Batch, DefaultBatch, 1, MaxBatch},
+		{"AbortMemory", &c.AbortMemory, DefaultAbortMemory, 1, MaxAbortMemory},
+		{"SocketBuffer", &c.SocketBuffer, DefaultSocketBuffer, -1 << 31, MaxSocketBuffer},
+	}
+	for _, f := range ints {
+		if *f.v == 0 {
+			*f.v = f.def
+		}
+		if *f.v < f.min || *f.v > f.max {
+			return bad("%s=%d not in [%d, %d]", f.name, *f.v, f.min, f.max)
+		}
+	}
+	if c.Size < 1 || c.Size > MaxSize {
+		return bad("Size=%d not in [1, %d]", c.Size, MaxSize)
+	}
+	if c.Rank < 0 || c.Rank >= c.Size {
+		return bad("Rank=%d not in [0, Size=%d)", c.Rank, c.Size)
+	}
+	if p := int(c.ListenAddr.Port()); p != 0 && p+c.Paths-1 > 65535 {
+		return bad("ListenAddr port %d leaves no room for %d paths", p, c.Paths)
+	}
+	c.Core.NodeID, c.Core.Paths, c.Core.MaxDatagram = uint64(c.Rank), c.Paths, c.MaxDatagram
+	if c.Core.IDSeed == 0 {
+		var b [8]byte
+		_, _ = rand.Read(b[:]) // never fails (crypto/rand panics instead)
+		c.Core.IDSeed = binary.LittleEndian.Uint64(b[:]) | 1
+	}
+	if c.OpenSocket == nil {
+		buf := max(c.SocketBuffer, 0)
+		c.OpenSocket = func(_ int, addr netip.AddrPort) (PathSocket, error) { return OpenUDP(addr, buf) }
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}

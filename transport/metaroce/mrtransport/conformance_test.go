@@ -1,0 +1,41 @@
+package mrtransport
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gocoll/gocoll/transport"
+	"github.com/gocoll/gocoll/transport/transporttest"
+)
+
+// newTestWorld builds a loopback world with cfg and closes it when t ends.
+func newTestWorld(t testing.TB, size int, cfg Config) []*Endpoint {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	eps, err := NewLocalWorld(ctx, size, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		for _, ep := range eps {
+			require.NoError(t, ep.Close())
+		}
+	})
+	return eps
+}
+
+func asTransport(eps []*Endpoint) []transport.Endpoint {
+	out := make([]transport.Endpoint, len(eps))
+	for i, ep := range eps {
+		out[i] = ep
+	}
+	return out
+}
+
+func TestConformance(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, size int) []transport.Endpoint {
+		return asTransport(newTestWorld(t, size, Config{}))
+	})
+}

@@ -1,0 +1,339 @@
+package mrtransport
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"time"
+
+	"github.com/gocoll/gocoll/transport"
+	"github.com/gocoll/gocoll/transport/metaroce"
+)
+
+// Endpoint is one rank's [transport.Endpoint] over MetaRoCE: one core
+// connection to every other rank, over Config.Paths UDP sockets. It is
+// built by [Listener.Connect] or [NewLocalWorld]. All methods are safe for
+// concurrent use.
+type Endpoint struct {
+	cfg Config
+	eng *engine
+	log *slog.Logger
+
+	// Everything below is guarded by eng.mu.
+	peers     []*peer // by rank; nil at this rank
+	byConn    map[metaroce.ConnID]*peer
+	self      selfBox
+	ended     endedOps
+	closed    bool
+	nUp       int
+	connected chan struct{} // closed when every peer is up
+	nBlocked  int           // receives waiting for a truncated message to drain
+	counters  endpointCounters
+}
+
+var _ transport.Endpoint = (*Endpoint)(nil)
+
+// endpointCounters count what the transport layer ignored or discarded.
+type endpointCounters struct {
+	strayEvents int64 // core events that matched no request
+	badControl  int64 // control messages that failed to parse
+	ctrlDropped int64 // control messages the core refused to queue
+	sinks       int64 // messages of ended operations discarded
+}
+
+// peer is the state of the connection to one other rank.
+type peer struct {
+	rank  int
+	addrs []netip.AddrPort // the peer's path sockets, by path index
+	conn  metaroce.ConnID  // 0 until dialed or accepted
+	up    bool
+	err   error // set when the connection failed; later requests fail with it
+
+	sends, recvs map[msgKey]*queue
+	blocked      []*request // receive heads refused as duplicates, retried after input
+
+	ctrlOut, ctrlIn uint64            // next control message number out and in
+	ctrlSends       map[msgKey][]byte // control messages in flight
+	ctrlBuf         []byte            // the posted control receive's buffer
+	unexpected      map[msgKey]int    // messages the core holds without a receive
+}
+
+func newEndpoint(cfg Config, eng *engine) *Endpoint {
+	e := &Endpoint{cfg: cfg, eng: eng, log: cfg.Logger.With("rank", cfg.Rank),
+		peers: make([]*peer, cfg.Size), byConn: make(map[metaroce.ConnID]*peer),
+		self: newSelfBox(), ended: newEndedOps(cfg.AbortMemory), connected: make(chan struct{})}
+	for r := range e.peers {
+		if r != cfg.Rank {
+			e.peers[r] = &peer{rank: r, sends: make(map[msgKey]*queue), recvs: make(map[msgKey]*queue),
+				ctrlSends: make(map[msgKey][]byte), unexpected: make(map[msgKey]int)}
+		}
+	}
+	if cfg.Size == 1 {
+		close(e.connected)
+	}
+	eng.route, eng.handle, eng.afterInput = e.route, e.handle, e.retryBlocked
+	return e
+}
+
+// Rank is this endpoint's rank.
+func (e *Endpoint) Rank() int { return e.cfg.Rank }
+
+// Size is the number of ranks in the world.
+func (e *Endpoint) Size() int { return e.cfg.Size }
+
+// route maps a transmit to its peer socket's address. The caller holds
+// eng.mu.
+func (e *Endpoint) route(node uint64, path int) (netip.AddrPort, bool) {
+	if node >= uint64(len(e.peers)) || e.peers[node] == nil {
+		return netip.AddrPort{}, false
+	}
+	p := e.peers[node]
+	if path < 0 || path >= len(p.addrs) {
+		return netip.AddrPort{}, false
+	}
+	return p.addrs[path], true
+}
+
+// Send posts buf to peer under tag; see [transport.Endpoint]. Messages
+// with the same tag to the same peer go one at a time, each when the one
+// before it has been acknowledged.
+func (e *Endpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Request {
+	return e.post(true, peer, tag, buf)
+}
+
+// Recv posts a receive from peer under tag into buf; see
+// [transport.Endpoint]. The core writes the message's datagrams straight
+// into buf as they arrive.
+func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Request {
+	return e.post(false, peer, tag, buf)
+}
+
+func (e *Endpoint) post(isSend bool, peer int, tag transport.Tag, buf []byte) transport.Request {
+	if peer < 0 || peer >= e.cfg.Size {
+		what := "receive from"
+		if isSend {
+			what = "send to"
+		}
+		return failed(fmt.Errorf("mrtransport: %s rank %d of %d: %w", what, peer, e.cfg.Size, transport.ErrBadRank))
+	}
+	e.eng.mu.Lock()
+	defer e.eng.mu.Unlock()
+	if err := e.refusal(tag.OpKey, peer); err != nil {
+		return failed(err)
+	}
+	r := newRequest(e, isSend, peer, tag, buf)
+	if peer == e.cfg.Rank {
+		e.self.post(r)
+		return r
+	}
+	now := e.eng.now()
+	e.enqueue(now, e.peers[peer], r)
+	e.eng.process(now)
+	return r
+}
+
+// refusal returns the error of a new request for op with peer, or nil if
+// it may be posted. The caller holds eng.mu.
+func (e *Endpoint) refusal(op transport.OpKey, peer int) error {
+	if e.closed {
+		return transport.ErrClosed
+	}
+	if err := e.ended.get(op); err != nil {
+		return err
+	}
+	if p := e.peers[peer]; p != nil && p.err != nil {
+		return p.err
+	}
+	return nil
+}
+
+// enqueue appends r to its key's queue and hands it to the core if it is
+// the head. The caller holds eng.mu.
+func (e *Endpoint) enqueue(now time.Duration, p *peer, r *request) {
+	qs := p.queues(r.isSend)
+	q := qs[r.key]
+	if q == nil {
+		q = &queue{}
+		qs[r.key] = q
+	}
+	q.reqs = append(q.reqs, r)
+	if len(q.reqs) == 1 {
+		e.submit(now, p, r)
+	}
+}
+
+func (p *peer) queues(isSend bool) map[msgKey]*queue {
+	if isSend {
+		return p.sends
+	}
+	return p.recvs
+}
+
+// submit hands the head of a queue to the core. A receive whose key the
+// core still holds (the rest of a truncated message is arriving) waits in
+// p.blocked and is retried after each input. The caller holds eng.mu.
+func (e *Endpoint) submit(now time.Duration, p *peer, r *request) {
+	if p.err != nil {
+		e.finish(now, p, r, 0, p.err)
+		return
+	}
+	r.state = stateInCore
+	core, k := e.eng.core, r.key
+	var err error
+	if r.isSend {
+		err = core.Send(now, p.conn, k.stream, k.msg, r.buf)
+	} else {
+		err = core.PostRecv(now, p.conn, k.stream, k.msg, r.buf)
+	}
+	switch {
+	case err == nil:
+		if !r.isSend {
+			p.matchedUnexpected(r.key)
+		}
+	case errors.Is(err, metaroce.ErrUnknownConn):
+		r.state = stateQueued // the connection is closing; its EventClosed fails r
+	case !r.isSend && errors.Is(err, metaroce.ErrDuplicate):
+		r.state = stateQueued
+		p.blocked = append(p.blocked, r)
+		e.nBlocked++
+	default:
+		e.finish(now, p, r, 0, fmt.Errorf("mrtransport: rank %d: %w", p.rank, err))
+	}
+}
+
+// finish completes r, takes it out of its queue and hands the next request
+// with its key to the core. The caller holds eng.mu.
+func (e *Endpoint) finish(now time.Duration, p *peer, r *request, n int, err error) {
+	qs := p.queues(r.isSend)
+	q := qs[r.key]
+	wasHead := q != nil && q.head() == r
+	if q != nil {
+		q.remove(r)
+	}
+	if r.sink {
+		e.counters.sinks++
+	}
+	r.complete(n, err)
+	if q == nil || len(q.reqs) > 0 && !wasHead {
+		return
+	}
+	if len(q.reqs) == 0 {
+		delete(qs, r.key)
+		return
+	}
+	e.submit(now, p, q.head())
+}
+
+// withdraw ends r with err wherever it is: in the core (cancelled there, so
+// the core no longer touches its buffer), blocked, or queued. The caller
+// holds eng.mu.
+func (e *Endpoint) withdraw(now time.Duration, p *peer, r *request, err error) {
+	switch r.state {
+	case stateDone:
+		return
+	case stateInCore:
+		k := r.key
+		if r.isSend {
+			e.eng.core.CancelSend(now, p.conn, k.stream, k.msg)
+		} else {
+			e.eng.core.CancelRecv(now, p.conn, k.stream, k.msg)
+		}
+	case stateQueued:
+		e.unblock(p, r)
+	}
+	e.finish(now, p, r, 0, err)
+}
+
+func (e *Endpoint) unblock(p *peer, r *request) {
+	for i, b := range p.blocked {
+		if b == r {
+			p.blocked = append(p.blocked[:i], p.blocked[i+1:]...)
+			e.nBlocked--
+			return
+		}
+	}
+}
+
+// retryBlocked posts again the receives the core refused because a
+// truncated message with their key was still arriving. It runs after every
+// input; it costs nothing when no receive is blocked. The caller holds
+// eng.mu.
+func (e *Endpoint) retryBlocked(now time.Duration) {
+	if e.nBlocked == 0 {
+		return
+	}
+	for _, p := range e.peers {
+		if p == nil || len(p.blocked) == 0 {
+			continue
+		}
+		blocked := p.blocked
+		p.blocked = nil
+		e.nBlocked -= len(blocked)
+		for _, r := range blocked {
+			e.submit(now, p, r)
+		}
+	}
+}
+
+// cancel is Request.Cancel.
+func (e *Endpoint) cancel(r *request) {
+	e.eng.mu.Lock()
+	defer e.eng.mu.Unlock()
+	if r.state == stateDone {
+		return
+	}
+	if r.peer == e.cfg.Rank {
+		e.self.cancel(r, transport.ErrCancelled)
+		return
+	}
+	now := e.eng.now()
+	e.withdraw(now, e.peers[r.peer], r, transport.ErrCancelled)
+	e.eng.process(now)
+}
+
+// Close fails every pending request with transport.ErrClosed, tells every
+// peer (their requests with this rank fail with a *transport.PeerError),
+// closes the sockets and waits for the engine's goroutines to end. It is
+// idempotent.
+func (e *Endpoint) Close() error {
+	e.eng.mu.Lock()
+	if !e.closed {
+		e.closed = true
+		now := e.eng.now()
+		for _, p := range e.peers {
+			if p == nil {
+				continue
+			}
+			p.err = transport.ErrClosed
+			if p.conn != 0 {
+				_ = e.eng.core.Close(now, p.conn)
+			}
+		}
+		e.eng.process(now) // fails the core's requests and sends the CLOSEs
+		for _, p := range e.peers {
+			if p != nil {
+				e.failQueued(now, p, transport.ErrClosed)
+			}
+		}
+		e.self.fail(func(*request) bool { return true }, transport.ErrClosed)
+	}
+	e.eng.mu.Unlock()
+	e.eng.stop()
+	return nil
+}
+
+// failQueued fails every request of p still queued. The caller holds
+// eng.mu.
+func (e *Endpoint) failQueued(now time.Duration, p *peer, err error) {
+	for _, qs := range []map[msgKey]*queue{p.sends, p.recvs} {
+		for k, q := range qs {
+			for _, r := range q.reqs {
+				r.complete(0, err)
+			}
+			delete(qs, k)
+		}
+	}
+	e.nBlocked -= len(p.blocked)
+	p.blocked = nil
+}

@@ -1,0 +1,102 @@
+package mrtransport
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/gocoll/gocoll/transport/metaroce"
+)
+
+// Stats are an endpoint's counters: the engine's socket traffic, the
+// core's drops, the transport layer's own, and each connection's and
+// path's counters and congestion state.
+type Stats struct {
+	Rank   int
+	Engine EngineStats
+	// Core counts the datagrams the core dropped, by reason: garbage
+	// sent to a path socket shows up here (DropChecksum, DropShort, ...).
+	Core metaroce.EndpointStats
+	// StrayEvents counts core events that matched no request;
+	// BadControl control messages that failed to parse; CtrlDropped
+	// control messages the core refused to queue; Sinks messages of ended
+	// operations that were discarded.
+	StrayEvents, BadControl, CtrlDropped, Sinks int64
+	Peers                                       []PeerStats // by rank, this rank left out
+}
+
+// EngineStats count the engine's socket traffic.
+type EngineStats struct {
+	DatagramsRead, BytesRead       int64
+	DatagramsWritten, BytesWritten int64
+	ReadBatches, WriteBatches      int64 // system calls (or socket calls) that moved datagrams
+	ReadErrors, WriteErrors        int64
+	NoRoute                        int64 // datagrams dropped for lack of a peer address
+	TimerRuns                      int64
+}
+
+// PeerStats are the counters of the connection to one rank.
+type PeerStats struct {
+	Rank   int
+	ConnID metaroce.ConnID
+	Up     bool
+	Err    string // why the connection failed, if it did
+	Conn   metaroce.ConnStats
+	Paths  []metaroce.PathStats // by path index: bytes, packets, retransmits, RTT, window, state
+}
+
+// Stats returns a snapshot of the endpoint's counters.
+func (e *Endpoint) Stats() Stats {
+	st := &e.eng.st
+	s := Stats{Rank: e.cfg.Rank, Engine: EngineStats{
+		DatagramsRead: st.datagramsRead.Load(), BytesRead: st.bytesRead.Load(),
+		DatagramsWritten: st.datagramsWritten.Load(), BytesWritten: st.bytesWritten.Load(),
+		ReadBatches: st.readBatches.Load(), WriteBatches: st.writeBatches.Load(),
+		ReadErrors: st.readErrors.Load(), WriteErrors: st.writeErrors.Load(),
+		NoRoute: st.noRoute.Load(), TimerRuns: st.timerRuns.Load(),
+	}}
+	e.eng.mu.Lock()
+	defer e.eng.mu.Unlock()
+	s.Core = e.eng.core.Stats()
+	c := e.counters
+	s.StrayEvents, s.BadControl, s.CtrlDropped, s.Sinks = c.strayEvents, c.badControl, c.ctrlDropped, c.sinks
+	for _, p := range e.peers {
+		if p == nil {
+			continue
+		}
+		ps := PeerStats{Rank: p.rank, ConnID: p.conn, Up: p.up}
+		if p.err != nil {
+			ps.Err = p.err.Error()
+		}
+		if p.conn != 0 {
+			ps.Conn, ps.Paths, _ = e.eng.core.ConnStats(p.conn, nil)
+		}
+		s.Peers = append(s.Peers, ps)
+	}
+	return s
+}
+
+// LogStats writes the counters to the configured Logger at level: one
+// record for the endpoint and one per path of every connection.
+func (e *Endpoint) LogStats(ctx context.Context, level slog.Level) {
+	s := e.Stats()
+	en := s.Engine
+	e.log.Log(ctx, level, "mrtransport: endpoint",
+		"read", en.DatagramsRead, "readBytes", en.BytesRead, "written", en.DatagramsWritten,
+		"writtenBytes", en.BytesWritten, "readErrors", en.ReadErrors, "writeErrors", en.WriteErrors,
+		"noRoute", en.NoRoute, "dropChecksum", s.Core.DropChecksum, "dropShort", s.Core.DropShort,
+		"dropMalformed", s.Core.DropMalformed, "dropUnknownConn", s.Core.DropUnknownConn,
+		"strayEvents", s.StrayEvents, "badControl", s.BadControl, "sinks", s.Sinks)
+	for _, p := range s.Peers {
+		e.log.Log(ctx, level, "mrtransport: connection", "peer", p.Rank, "up", p.Up, "err", p.Err,
+			"msgsSent", p.Conn.MsgsSent, "msgsRecv", p.Conn.MsgsRecv, "bytesSent", p.Conn.BytesSent,
+			"bytesRecv", p.Conn.BytesRecv, "peerRate", p.Conn.PeerRate, "share", p.Conn.Share,
+			"credit", p.Conn.Credit, "discarded", p.Conn.Discarded)
+		for i, ps := range p.Paths {
+			e.log.Log(ctx, level, "mrtransport: path", "peer", p.Rank, "path", i, "state", ps.State.String(),
+				"srtt", ps.SRTT, "minRTT", ps.MinRTT, "cwnd", ps.Cwnd, "inflight", ps.Inflight,
+				"packetsSent", ps.PacketsSent, "bytesSent", ps.BytesSent, "retransmits", ps.Retransmits,
+				"lost", ps.PacketsLost, "timeouts", ps.Timeouts, "packetsRecv", ps.PacketsRecv,
+				"dupsRecv", ps.DupsRecv, "ecnRecv", ps.ECNRecv)
+		}
+	}
+}
