@@ -1,0 +1,95 @@
+package udpio
+
+import (
+	"net/netip"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// controlSeed builds control data as the kernel writes it.
+func controlSeed(gso int, tos byte, v6 bool) []byte {
+	b := make([]byte, readControlLen)
+	off := 0
+	put := func(level, typ int32, data []byte) {
+		putCmsgHeader(b[off:], level, typ, len(data))
+		copy(b[off+cmsgHdrLen:], data)
+		off += (cmsgHdrLen + len(data) + cmsgAlign - 1) / cmsgAlign * cmsgAlign
+	}
+	if gso > 0 {
+		put(unix.SOL_UDP, unix.UDP_GRO, []byte{byte(gso), byte(gso >> 8), 0, 0})
+	}
+	if v6 {
+		put(unix.IPPROTO_IPV6, unix.IPV6_TCLASS, []byte{tos, 0, 0, 0})
+	} else {
+		put(unix.IPPROTO_IP, unix.IP_TOS, []byte{tos})
+	}
+	return b[:off]
+}
+
+func TestParseControl(t *testing.T) {
+	tests := []struct {
+		name string
+		oob  []byte
+		want control
+	}{
+		{"nothing", nil, control{}},
+		{"GRO and TOS", controlSeed(1400, 3, false), control{gso: 1400, tos: 3}},
+		{"TCLASS only", controlSeed(0, 2, true), control{tos: 2}},
+		{"cut header", controlSeed(1400, 3, false)[:cmsgHdrLen-1], control{}},
+		{"cut second message", controlSeed(1400, 3, false)[:cmsgHdrLen+4], control{gso: 1400}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := parseControl(tt.oob); got != tt.want {
+				t.Fatalf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+	if b := make([]byte, segmentCmsgLen); putSegmentCmsg(b, 1452) != unix.CmsgSpace(2) {
+		t.Fatal("UDP_SEGMENT cmsg space differs from CMSG_SPACE(2)")
+	}
+}
+
+// FuzzParseControl feeds random control data: no panic, no hang, and a
+// segment size never negative.
+func FuzzParseControl(f *testing.F) {
+	f.Add(controlSeed(1400, 3, false))
+	f.Add(controlSeed(9000, 2, true))
+	f.Add(controlSeed(0, 0, false))
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, oob []byte) {
+		if c := parseControl(oob); c.gso < 0 {
+			t.Fatalf("negative segment size %d", c.gso)
+		}
+	})
+}
+
+// FuzzSockaddr parses random socket addresses (no panic) and checks that
+// every address written comes back.
+func FuzzSockaddr(f *testing.F) {
+	b := make([]byte, sockaddrSlot)
+	for _, s := range []string{"127.0.0.1:9", "[::1]:443", "[fe80::1%2]:7"} {
+		n, _ := putSockaddr(b, netip.MustParseAddrPort(s), true)
+		f.Add(append([]byte(nil), b[:n]...))
+	}
+	n, _ := putSockaddr(b, netip.MustParseAddrPort("10.1.2.3:65535"), false)
+	f.Add(append([]byte(nil), b[:n]...))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		ap, err := parseSockaddr(raw)
+		if err != nil {
+			return
+		}
+		for _, v6 := range []bool{true, false} {
+			out := make([]byte, sockaddrSlot)
+			n, err := putSockaddr(out, ap, v6)
+			if err != nil {
+				continue
+			}
+			back, err := parseSockaddr(out[:n])
+			if err != nil || back != ap {
+				t.Fatalf("%v came back as %v (%v)", ap, back, err)
+			}
+		}
+	})
+}
