@@ -61,8 +61,11 @@ type Config struct {
 	// active for the rate share. Default 1ms.
 	SenderIdle time.Duration
 
-	// InitialWindow is a path's first congestion window in packets.
-	// Default 16, from 1 to 256.
+	// InitialWindow is a connection's first congestion window in packets,
+	// shared among its paths (each gets at least one). It is what a
+	// connection sends before its first ACK, so it bounds the burst that
+	// many connections opening at once put into the fabric. Default 16,
+	// from 1 to 256.
 	InitialWindow int
 	// DelayTarget is how far a path's RTT may rise above its minimum before
 	// the path's window is cut; the target used is the larger of this and

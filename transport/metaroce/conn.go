@@ -93,7 +93,7 @@ func (c *conn) open(h *wire.Hello, now time.Duration) {
 	chunk := c.datagram - wire.DataOverhead
 	c.paths = make([]*path, n)
 	for i := range c.paths {
-		c.paths[i] = newPath(i, c.cfg, c.datagram)
+		c.paths[i] = newPath(i, n, c.cfg, c.datagram)
 	}
 	c.replies, c.probeDue = make([]probeReply, n), make([]bool, n)
 	c.snd.chunk, c.snd.creditLimit, c.snd.peerWindow = chunk, h.Budget, uint64(h.MsgWindow)

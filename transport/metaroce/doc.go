@@ -48,7 +48,9 @@
 // congestion window. The scheduler sends each piece on the usable path with
 // the most room in its window, so faster and emptier paths carry more.
 //
-// The window starts at Config.InitialWindow packets, grows by slow start
+// A connection's first window, Config.InitialWindow packets, is shared
+// among its paths (so many connections opening at once do not flood the
+// fabric before their first ACK); each path's window grows by slow start
 // until the first congestion signal, then by one packet per window
 // acknowledged. It is cut at most once per round trip: by 0.8 when the
 // receiver reports new ECN-CE marks on the path, by 0.85 when an RTT sample

@@ -81,11 +81,13 @@ type path struct {
 	st   PathStats
 }
 
-func newPath(idx int, cfg *Config, mss int) *path {
+// newPath returns path idx of a connection with n paths, whose initial
+// window is its part of the connection's.
+func newPath(idx, n int, cfg *Config, mss int) *path {
 	return &path{
 		idx: uint8(idx),
 		rtt: newRTT(cfg.InitialRTT),
-		win: newWindow(mss, cfg.InitialWindow, ringSize),
+		win: newWindow(mss, max(1, cfg.InitialWindow/n), ringSize),
 	}
 }
 

@@ -24,7 +24,7 @@ type pathStory struct {
 func newPathStory(t *testing.T) *pathStory {
 	cfg, err := Config{MinRTO: 100 * time.Microsecond}.withDefaults()
 	require.NoError(t, err)
-	return &pathStory{t: t, cfg: cfg, p: newPath(0, &cfg, 1000)}
+	return &pathStory{t: t, cfg: cfg, p: newPath(0, 1, &cfg, 1000)}
 }
 
 func (s *pathStory) packetAcked(rec *sentPacket) { s.acked = append(s.acked, rec.offset) }
@@ -52,7 +52,8 @@ func (s *pathStory) ack(blk *wire.AckBlock) { s.p.onBlock(blk, s.now, &s.cfg, s)
 
 func TestStorySlowStartThenAdditiveIncrease(t *testing.T) {
 	s := newPathStory(t)
-	require.Equal(t, 16_000, s.p.win.cwnd, "starts at InitialWindow packets")
+	require.Equal(t, 16_000, s.p.win.cwnd, "the only path starts with all of InitialWindow")
+	require.Equal(t, 4_000, newPath(1, 4, &s.cfg, 1000).win.cwnd, "four paths share it")
 	s.send(16)
 	s.now = 100 * time.Microsecond
 	s.ack(s.arrive(0, false, seqs(0, 16)...))
