@@ -1,0 +1,231 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/collective/dtype"
+	"github.com/gocoll/gocoll/collective/reduce"
+)
+
+// ErrHelp is returned by ParseArgs for -h or --help.
+var ErrHelp = errors.New("help requested")
+
+// ArgsMax bounds the number of command-line arguments ParseArgs reads.
+const ArgsMax = 1000
+
+// flagSpec is one command-line flag: its names and how it sets Options.
+type flagSpec struct {
+	short, long string // short without its dash ("b", "np"), long without "--"
+	boolean     bool   // takes no value (an "=true"/"=false" suffix is allowed)
+	set         func(o *Options, v string) error
+	help        string
+}
+
+var flagSpecs = []flagSpec{
+	{short: "b", long: "minbytes", set: setSize(func(o *Options) *int64 { return &o.MinBytes }), help: "minimum size in bytes, with K, M or G (default 32M)"},
+	{short: "e", long: "maxbytes", set: setSize(func(o *Options) *int64 { return &o.MaxBytes }), help: "maximum size (default 32M)"},
+	{short: "f", long: "stepfactor", set: setInt64(func(o *Options) *int64 { return &o.StepFactor }), help: "multiply the size by this each step (default 1: add -i)"},
+	{short: "i", long: "stepbytes", set: setSize(func(o *Options) *int64 { return &o.StepBytes }), help: "add this to the size each step when -f is 1 (default 1M)"},
+	{long: "sizes", set: setSizes, help: "comma-separated sizes, instead of -b -e -f -i"},
+	{short: "n", long: "iters", set: setInt(func(o *Options) *int { return &o.Iters }), help: "timed iterations (default 20)"},
+	{short: "w", long: "warmup_iters", set: setInt(func(o *Options) *int { return &o.Warmup }), help: "warm-up iterations (default 1)"},
+	{short: "c", long: "check", set: setInt(func(o *Options) *int { return &o.Check }), help: "verified iterations per measurement, 0 for none (default 1)"},
+	{short: "d", long: "datatype", set: setDataType, help: "data type: float, double, bf16, half, int8, uint8, int32, uint32, int64, uint64 (default float)"},
+	{short: "o", long: "op", set: setOp, help: "reduction: sum, prod, min, max, avg (default sum)"},
+	{short: "r", long: "root", set: setInt(func(o *Options) *int { return &o.Root }), help: "root rank of broadcast and reduce (default 0)"},
+	{short: "np", long: "np", set: setInt(func(o *Options) *int { return &o.Ranks }), help: "ranks to start when run alone (default 4)"},
+	{long: "algo", set: setAlgo, help: "algorithm: auto, ring, recursive-doubling, chain, binomial, pairwise, direct (default auto)"},
+	{long: "transport", set: func(o *Options, v string) error { o.Transport = v; return nil }, help: "tcp, mptcp, inproc or metaroce (default tcp)"},
+	{long: "in-process", boolean: true, set: setBool(func(o *Options) *bool { return &o.InProcess }), help: "run every rank as a goroutine of this process"},
+	{long: "json", boolean: true, set: setBool(func(o *Options) *bool { return &o.JSON }), help: "one JSON object per size instead of the table"},
+	{long: "format", set: func(o *Options, v string) error { o.Format = v; return nil }, help: "nccl (default) or peers (the ../shared/peers table)"},
+	{long: "label", set: func(o *Options, v string) error { o.Label = v; return nil }, help: "label of the peers table (default gocoll)"},
+	{long: "timeout", set: setDuration, help: "bound on each call and on set-up (default 10m)"},
+	{short: "h", long: "help", boolean: true, set: func(*Options, string) error { return ErrHelp }, help: "print this help"},
+}
+
+// ParseArgs reads a gocoll bench command line (without the program and
+// subcommand names): one positional argument naming the collectives (a
+// name, a comma-separated list, or "all"), and flags as "-b 8", "-b8",
+// "-b=8", "--minbytes 8" or "--minbytes=8", in any order; "--" ends the
+// flags. It returns the validated Options, ErrHelp for -h, or an error
+// that fits on one line.
+func ParseArgs(args []string) (Options, error) {
+	o := DefaultOptions()
+	if len(args) > ArgsMax {
+		return o, fmt.Errorf("%d arguments (at most %d)", len(args), ArgsMax)
+	}
+	var positional []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			positional = append(positional, args[i+1:]...)
+			break
+		}
+		if len(a) < 2 || a[0] != '-' {
+			positional = append(positional, a)
+			continue
+		}
+		spec, value, hasValue, err := lookupFlag(a)
+		if err != nil {
+			return o, err
+		}
+		if !spec.boolean && !hasValue {
+			if i+1 >= len(args) {
+				return o, fmt.Errorf("flag %s needs a value", a)
+			}
+			i++
+			value = args[i]
+		}
+		if err := spec.set(&o, value); err != nil {
+			if errors.Is(err, ErrHelp) {
+				return o, err
+			}
+			return o, fmt.Errorf("flag %s: %w", strings.SplitN(a, "=", 2)[0], err)
+		}
+	}
+	if len(positional) != 1 {
+		return o, fmt.Errorf("want one collective (%s, a comma-separated list, or all), got %d arguments", collNames(), len(positional))
+	}
+	colls, err := parseColls(positional[0])
+	if err != nil {
+		return o, err
+	}
+	for _, k := range colls {
+		o.Colls = append(o.Colls, k.String())
+	}
+	return o, o.validate()
+}
+
+// lookupFlag finds the spec of argument a (which starts with '-') and any
+// value attached to it ("-b8", "-b=8", "--minbytes=8").
+func lookupFlag(a string) (spec *flagSpec, value string, hasValue bool, err error) {
+	name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	long := strings.HasPrefix(a, "--")
+	for i := range flagSpecs {
+		s := &flagSpecs[i]
+		if (long && name == s.long) || (!long && s.short != "" && name == s.short) {
+			return s, value, hasValue, nil
+		}
+	}
+	if !long && !hasValue && len(name) > 1 {
+		for i := range flagSpecs { // "-b8": a one-letter flag with its value
+			s := &flagSpecs[i]
+			if len(s.short) == 1 && !s.boolean && name[:1] == s.short {
+				return s, name[1:], true, nil
+			}
+		}
+	}
+	return nil, "", false, fmt.Errorf("unknown flag %s (see -h)", quoteArg(a))
+}
+
+// quoteArg shows an argument in an error, cut to a sane length.
+func quoteArg(a string) string {
+	if len(a) > 40 {
+		a = a[:40] + "..."
+	}
+	return strconv.Quote(a)
+}
+
+func setSize(field func(*Options) *int64) func(*Options, string) error {
+	return func(o *Options, v string) error {
+		n, err := ParseSize(v)
+		*field(o) = n
+		return err
+	}
+}
+
+func setSizes(o *Options, v string) error {
+	o.Sizes = o.Sizes[:0]
+	for part := range strings.SplitSeq(v, ",") {
+		n, err := ParseSize(part)
+		if err != nil {
+			return err
+		}
+		if len(o.Sizes) > 0 && n <= o.Sizes[len(o.Sizes)-1] {
+			return fmt.Errorf("sizes must increase: %s after %d", quoteArg(part), o.Sizes[len(o.Sizes)-1])
+		}
+		if len(o.Sizes) == SizesMax {
+			return fmt.Errorf("more than %d sizes", SizesMax)
+		}
+		o.Sizes = append(o.Sizes, n)
+	}
+	return nil
+}
+
+func setInt64(field func(*Options) *int64) func(*Options, string) error {
+	return func(o *Options, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%s is not an integer", quoteArg(v))
+		}
+		*field(o) = n
+		return nil
+	}
+}
+
+func setInt(field func(*Options) *int) func(*Options, string) error {
+	return func(o *Options, v string) error {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil {
+			return fmt.Errorf("%s is not an integer in the range of int32", quoteArg(v))
+		}
+		*field(o) = int(n)
+		return nil
+	}
+}
+
+func setBool(field func(*Options) *bool) func(*Options, string) error {
+	return func(o *Options, v string) error {
+		switch v {
+		case "", "true", "1":
+			*field(o) = true
+		case "false", "0":
+			*field(o) = false
+		default:
+			return fmt.Errorf("%s is not true or false", quoteArg(v))
+		}
+		return nil
+	}
+}
+
+func setDataType(o *Options, v string) error {
+	t, err := dtype.Parse(v)
+	if err != nil {
+		return fmt.Errorf("unknown data type %s", quoteArg(v))
+	}
+	o.DataType = t
+	return nil
+}
+
+func setOp(o *Options, v string) error {
+	op, err := reduce.ParseOp(v)
+	if err != nil {
+		return fmt.Errorf("unknown op %s (want sum, prod, min, max or avg)", quoteArg(v))
+	}
+	o.Op = op
+	return nil
+}
+
+func setAlgo(o *Options, v string) error {
+	a, err := collective.ParseAlgorithm(v)
+	if err != nil {
+		return fmt.Errorf("unknown algorithm %s", quoteArg(v))
+	}
+	o.Algo = a
+	return nil
+}
+
+func setDuration(o *Options, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return fmt.Errorf("%s is not a duration such as 30s or 5m", quoteArg(v))
+	}
+	o.Timeout = d
+	return nil
+}

@@ -1,0 +1,120 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/gocoll/gocoll/collective"
+)
+
+// newPlan turns validated options into the plan every rank of a world of
+// n ranks runs, or reports an option that does not fit the world.
+func newPlan(o Options, n int) (*plan, error) {
+	if o.Root >= n {
+		return nil, fmt.Errorf("-r (root) %d is not a rank of a world of %d", o.Root, n)
+	}
+	kinds, err := parseColls(joinNames(o.Colls))
+	if err != nil {
+		return nil, err
+	}
+	peers := o.Format == "peers"
+	return &plan{colls: kinds, sizes: o.sweep(), dt: o.DataType, op: o.Op, root: o.Root,
+		iters: o.Iters, warmup: o.Warmup, checks: o.Check, roundUp: peers, peers: peers}, nil
+}
+
+// commConfig is the communicator configuration the options ask for.
+func commConfig(o Options) collective.Config {
+	cfg := collective.Config{Timeout: o.Timeout}
+	switch o.Algo {
+	case collective.AlgoRing, collective.AlgoRecursiveDoubling:
+		cfg.AllReduce = o.Algo
+	case collective.AlgoChain, collective.AlgoBinomial:
+		cfg.Broadcast, cfg.Reduce = o.Algo, o.Algo
+	}
+	return cfg
+}
+
+// progress writes a line to w now and then while a long run goes on.
+type progress struct {
+	w           io.Writer
+	start, last time.Time
+	done, total int
+}
+
+// progressAfter and progressEvery: a run shorter than progressAfter prints
+// no progress; a longer one prints at most one line per progressEvery.
+const (
+	progressAfter = 2 * time.Second
+	progressEvery = time.Second
+)
+
+func (p *progress) step(r result) {
+	p.done++
+	now := time.Now()
+	if p.w == nil || now.Sub(p.start) < progressAfter || now.Sub(p.last) < progressEvery {
+		return
+	}
+	p.last = now
+	fmt.Fprintf(p.w, "# gocoll bench: %s %d B done (%d of %d), %.1f s\n", r.coll, r.geo.bytes, p.done, p.total, now.Sub(p.start).Seconds())
+}
+
+// runMember runs one rank of a benchmark. Rank 0 writes the report to rep
+// and progress lines to progressTo, and returns the number of wrong values
+// over all ranks; other ranks pass nil and return 0.
+func runMember(ctx context.Context, comm *collective.Comm, p *plan, rep reporter, progressTo io.Writer) (int64, error) {
+	size := p.maxBytes(comm.Size())
+	sendBuf, releaseSend, err := allocBuffer(size)
+	if err != nil {
+		return 0, err
+	}
+	recvBuf, releaseRecv, err := allocBuffer(size)
+	if err != nil {
+		releaseSend()
+		return 0, err
+	}
+	poison(sendBuf) // fault every page in before anything is timed
+	poison(recvBuf)
+	m := &member{comm: comm, plan: p, sendBuf: sendBuf, recvBuf: recvBuf}
+	wrong, err := m.runAndReport(ctx, rep, progressTo)
+	if err == nil { // after a failure a transport might still hold a buffer
+		releaseSend()
+		releaseRecv()
+	}
+	return wrong, err
+}
+
+// runAndReport runs the plan and, on rank 0, reports it.
+func (m *member) runAndReport(ctx context.Context, rep reporter, progressTo io.Writer) (int64, error) {
+	var emit func(result) error
+	var wrong int64
+	if rep != nil {
+		if err := rep.begin(); err != nil {
+			return 0, err
+		}
+		now := time.Now()
+		prog := &progress{w: progressTo, start: now, last: now, total: len(m.plan.colls) * len(m.plan.sizes)}
+		emit = func(r result) error {
+			for _, v := range r.meas {
+				wrong += v.wrong
+			}
+			prog.step(r)
+			return rep.row(r)
+		}
+	}
+	if err := m.run(ctx, emit); err != nil {
+		return 0, err
+	}
+	mine := []int64{peakRSS()}
+	all := make([]int64, m.comm.Size())
+	if err := collective.AllGather(ctx, m.comm, mine, all); err != nil {
+		return 0, fmt.Errorf("gathering peak RSS: %w", err)
+	}
+	if rep != nil {
+		if err := rep.end(summary{rssByRank: all}); err != nil {
+			return 0, err
+		}
+	}
+	return wrong, nil
+}

@@ -1,0 +1,89 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/transport"
+	"github.com/gocoll/gocoll/transport/inproc"
+	"github.com/gocoll/gocoll/transport/tcp"
+)
+
+// localWorld builds n connected endpoints in this process over the named
+// transport, and the function that closes them.
+func localWorld(ctx context.Context, name string, n int) ([]transport.Endpoint, func() error, error) {
+	if name == "inproc" {
+		w, err := inproc.NewWorld(n)
+		if err != nil {
+			return nil, nil, err
+		}
+		return w.Endpoints(), w.Close, nil
+	}
+	eps, err := tcp.NewLocalWorld(ctx, n, tcp.Config{MultipathTCP: name == "mptcp"})
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]transport.Endpoint, n)
+	for i, ep := range eps {
+		out[i] = ep
+	}
+	closeAll := func() error {
+		var errs []error
+		for _, ep := range eps {
+			errs = append(errs, ep.Close())
+		}
+		return errors.Join(errs...)
+	}
+	return out, closeAll, nil
+}
+
+// runInProcess runs o.Ranks ranks as goroutines of this process and
+// returns the exit status.
+func runInProcess(ctx context.Context, o Options, stdout, stderr io.Writer) int {
+	p, err := newPlan(o, o.Ranks)
+	if err != nil {
+		return usageError(stderr, err)
+	}
+	setup, cancel := context.WithTimeout(ctx, o.Timeout)
+	eps, closeWorld, err := localWorld(setup, o.Transport, o.Ranks)
+	cancel()
+	if err != nil {
+		return runError(stderr, fmt.Errorf("connecting %d ranks over %s: %w", o.Ranks, o.Transport, err))
+	}
+	defer func() { _ = closeWorld() }()
+
+	info := runInfo{opts: o, ranks: o.Ranks, placement: "goroutines of one process", sharedProc: true}
+	var wrong int64
+	g, gctx := errgroup.WithContext(ctx)
+	for r, ep := range eps {
+		g.Go(func() error {
+			comm, err := collective.New(ep, 0, commConfig(o))
+			if err != nil {
+				return err
+			}
+			defer func() { _ = comm.Close() }()
+			var rep reporter
+			var prog io.Writer
+			if r == 0 {
+				rep, prog = newReporter(stdout, info), stderr
+			}
+			w, err := runMember(gctx, comm, p, rep, prog)
+			if err != nil {
+				return fmt.Errorf("rank %d: %w", r, err)
+			}
+			if r == 0 {
+				wrong = w
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return runError(stderr, err)
+	}
+	return wrongStatus(wrong)
+}

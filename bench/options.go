@@ -1,0 +1,216 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/collective/dtype"
+	"github.com/gocoll/gocoll/collective/reduce"
+)
+
+// Limits of Options.
+const (
+	// RanksMax bounds -np.
+	RanksMax = 1024
+	// SizesMax bounds the number of sizes one run sweeps.
+	SizesMax = 1000
+	// ItersMax bounds -n and -w.
+	ItersMax = 1_000_000_000
+	// ChecksMax bounds -c.
+	ChecksMax = 1000
+)
+
+// Options is a parsed gocoll bench command line. The zero value is not
+// useful; DefaultOptions gives nccl-tests' defaults.
+type Options struct {
+	// Colls are the collectives to run, in order: names from allreduce,
+	// broadcast, reduce, allgather, reducescatter, alltoall, sendrecv.
+	Colls []string
+	// MinBytes and MaxBytes (-b, -e) bound the sizes swept, in bytes per
+	// nccl-tests' definition of each collective. Default 32M each; at most
+	// SizeMax.
+	MinBytes, MaxBytes int64
+	// StepFactor (-f) multiplies the size from one step to the next; 1 (the
+	// default) adds StepBytes (-i, default 1M) instead.
+	StepFactor int64
+	StepBytes  int64
+	// Sizes (--sizes), if not empty, lists the sizes instead of -b/-e/-f/-i.
+	Sizes []int64
+	// Iters (-n, default 20) calls are timed after Warmup (-w, default 1).
+	Iters, Warmup int
+	// Check (-c, default 1) is how many extra calls per measurement are
+	// verified; 0 turns checking off (#wrong prints N/A).
+	Check int
+	// DataType (-d, default float32) and Op (-o, default sum).
+	DataType dtype.DataType
+	Op       reduce.Op
+	// Root (-r, default 0) of Broadcast and Reduce.
+	Root int
+	// Ranks (-np, default 4) is the number of ranks a run started alone
+	// spawns (or, in process, starts as goroutines).
+	Ranks int
+	// Algo (--algo, default auto) forces the collective's algorithm.
+	Algo collective.Algorithm
+	// Transport (--transport): tcp (default), mptcp, inproc or metaroce.
+	Transport string
+	// InProcess (--in-process) runs all ranks as goroutines of this process
+	// over Transport (always so for inproc).
+	InProcess bool
+	// JSON (--json) prints one JSON object per size instead of the table.
+	JSON bool
+	// Format (--format) is nccl (default) or peers: the table of the shared
+	// peer benchmarks (../shared/peers), labelled Label (--label, default
+	// gocoll). The peers format rounds AllToAll sizes up to one element per
+	// rank and times Broadcast in place and the rest out of place, as the
+	// peers do.
+	Format string
+	Label  string
+	// Timeout (--timeout, default 10m) bounds each collective call and the
+	// set-up of the ranks.
+	Timeout time.Duration
+}
+
+// DefaultOptions returns the defaults: nccl-tests' for the flags it has.
+func DefaultOptions() Options {
+	return Options{MinBytes: 32 << 20, MaxBytes: 32 << 20, StepFactor: 1, StepBytes: 1 << 20,
+		Iters: 20, Warmup: 1, Check: 1, DataType: dtype.Float32, Op: reduce.Sum, Ranks: 4,
+		Transport: "tcp", Format: "nccl", Label: "gocoll", Timeout: 10 * time.Minute}
+}
+
+// errNotYet marks a transport that is not built yet.
+var errNotYet = errors.New("not available yet")
+
+// validate checks the options that do not depend on the world size.
+func (o *Options) validate() error {
+	if len(o.Colls) == 0 {
+		return fmt.Errorf("no collective given (want %s or all)", collNames())
+	}
+	kinds, err := parseColls(joinNames(o.Colls))
+	if err != nil {
+		return err
+	}
+	if err := o.validateSizes(); err != nil {
+		return err
+	}
+	checks := []struct {
+		name      string
+		v, lo, hi int64
+	}{
+		{"-n (iterations)", int64(o.Iters), 1, ItersMax},
+		{"-w (warm-up iterations)", int64(o.Warmup), 0, ItersMax},
+		{"-c (check)", int64(o.Check), 0, ChecksMax},
+		{"-np (ranks)", int64(o.Ranks), 1, RanksMax},
+		{"-r (root)", int64(o.Root), 0, RanksMax - 1},
+	}
+	for _, c := range checks {
+		if c.v < c.lo || c.v > c.hi {
+			return fmt.Errorf("%s %d out of range [%d, %d]", c.name, c.v, c.lo, c.hi)
+		}
+	}
+	if o.Timeout <= 0 {
+		return fmt.Errorf("--timeout %v must be positive", o.Timeout)
+	}
+	return o.validateChoices(kinds)
+}
+
+// validateChoices checks type, op, algorithm, transport and format.
+func (o *Options) validateChoices(kinds []collKind) error {
+	if !o.DataType.Valid() {
+		return fmt.Errorf("invalid data type %v", o.DataType)
+	}
+	if !o.Op.Valid() {
+		return fmt.Errorf("invalid op %v", o.Op)
+	}
+	for _, k := range kinds {
+		info := k.info()
+		if info.reduces {
+			if _, err := reduce.Lookup(o.DataType, o.Op); err != nil {
+				return fmt.Errorf("%s: data type %v does not support op %v", info.name, o.DataType, o.Op)
+			}
+		}
+		if err := info.checkAlgo(o.Algo); err != nil {
+			return err
+		}
+	}
+	switch o.Transport {
+	case "tcp", "mptcp", "inproc":
+	case "metaroce":
+		return fmt.Errorf("--transport metaroce: %w (the MetaRoCE UDP transport is still being written; use tcp, mptcp or inproc)", errNotYet)
+	default:
+		return fmt.Errorf("unknown transport %s (want tcp, mptcp, inproc or metaroce)", quoteArg(o.Transport))
+	}
+	switch {
+	case o.Format != "nccl" && o.Format != "peers":
+		return fmt.Errorf("unknown format %s (want nccl or peers)", quoteArg(o.Format))
+	case o.Format == "peers" && o.JSON:
+		return errors.New("--json and --format peers exclude each other")
+	case o.Label == "" || len(o.Label) > 64 || !isWord(o.Label):
+		return fmt.Errorf("--label %s must be 1 to 64 letters, digits, '-', '_' or '.'", quoteArg(o.Label))
+	}
+	return nil
+}
+
+// validateSizes checks -b, -e, -f, -i and --sizes.
+func (o *Options) validateSizes() error {
+	if len(o.Sizes) > 0 {
+		if len(o.Sizes) > SizesMax {
+			return fmt.Errorf("--sizes lists %d sizes (at most %d)", len(o.Sizes), SizesMax)
+		}
+		return nil
+	}
+	switch {
+	case o.MinBytes < 0 || o.MaxBytes < 0:
+		return errors.New("negative size")
+	case o.MaxBytes < o.MinBytes:
+		return fmt.Errorf("-e (maxbytes) %d is below -b (minbytes) %d", o.MaxBytes, o.MinBytes)
+	case o.StepFactor < 1:
+		return fmt.Errorf("-f (step factor) %d must be at least 1", o.StepFactor)
+	case o.StepFactor == 1 && o.StepBytes < 1:
+		return fmt.Errorf("-i (step bytes) %d must be at least 1", o.StepBytes)
+	case o.StepFactor > 1 && o.MinBytes == 0:
+		return errors.New("-b (minbytes) 0 with -f above 1 would never grow; start at 1 or more")
+	}
+	if n := len(o.sweep()); n > SizesMax {
+		return fmt.Errorf("-b %d -e %d sweeps more than %d sizes; raise -f or -i", o.MinBytes, o.MaxBytes, SizesMax)
+	}
+	return nil
+}
+
+// sweep lists the sizes to run, ascending; it stops after SizesMax+1.
+func (o *Options) sweep() []int64 {
+	if len(o.Sizes) > 0 {
+		return o.Sizes
+	}
+	var out []int64
+	for s := o.MinBytes; s <= o.MaxBytes && len(out) <= SizesMax; {
+		out = append(out, s)
+		next := s + o.StepBytes
+		if o.StepFactor > 1 {
+			next = s * o.StepFactor
+		}
+		if o.StepFactor > 1 && s > SizeMax/o.StepFactor {
+			break // the next size would pass SizeMax, and so MaxBytes
+		}
+		if next <= s {
+			break
+		}
+		s = next
+	}
+	return out
+}
+
+func isWord(s string) bool {
+	for _, r := range s {
+		ok := r == '-' || r == '_' || r == '.' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z')
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// joinNames joins collective names into the list form parseColls reads.
+func joinNames(names []string) string { return strings.Join(names, ",") }

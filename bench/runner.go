@@ -1,0 +1,172 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/collective/dtype"
+	"github.com/gocoll/gocoll/collective/reduce"
+)
+
+// plan is a validated benchmark: what every rank runs.
+type plan struct {
+	colls    []collKind
+	sizes    []int64 // requested sizes in bytes, ascending
+	dt       dtype.DataType
+	op       reduce.Op
+	root     int
+	iters    int
+	warmup   int
+	checks  int  // checked calls per measurement (0: no check)
+	roundUp bool // AllToAll rounds a size up to one element per block
+	peers   bool // measure only the variant the peers table shows
+}
+
+// wants reports whether the plan measures variant v of collective k.
+func (p *plan) wants(k collKind, v variant) bool {
+	if v == inPlace && !k.info().inPlace {
+		return false
+	}
+	return !p.peers || v == peersVariant(k)
+}
+
+// maxBytes is the largest buffer any size of the plan needs over n ranks.
+func (p *plan) maxBytes(n int) int64 {
+	var m int64
+	for _, k := range p.colls {
+		for _, s := range p.sizes {
+			m = max(m, k.info().geometryFor(s, p.dt, n, p.roundUp && k == collAllToAll).bytes)
+		}
+	}
+	return m
+}
+
+// measurement is one variant of one size on one rank, or over all ranks.
+type measurement struct {
+	ran    bool
+	timeUs float64 // mean time per call (max over ranks once combined)
+	wrong  int64   // wrong elements in the checked calls (summed over ranks)
+}
+
+// result is one size of one collective, combined over all ranks.
+type result struct {
+	coll    collKind
+	geo     geometry
+	dt      dtype.DataType
+	op      reduce.Op // 0 for collectives that do not reduce
+	root    int       // -1 for collectives without a root
+	ranks   int
+	meas    [numVariants]measurement
+	rssPeak int64 // the largest peak resident set of any rank so far, bytes
+}
+
+// corruptHook, when set (by tests), may damage a checked call's output
+// before it is verified, to prove that wrong values are counted.
+var corruptHook func(k collKind, rank int, recv []byte)
+
+// member is one rank of a benchmark: its communicator and its buffers,
+// allocated once at the plan's largest size and reused for every size.
+type member struct {
+	comm             *collective.Comm
+	plan             *plan
+	sendBuf, recvBuf []byte
+}
+
+// run measures every collective and size of the plan. Rank 0 passes each
+// combined result to emit as soon as it is known; other ranks pass nil.
+func (r *member) run(ctx context.Context, emit func(result) error) error {
+	for _, k := range r.plan.colls {
+		for _, size := range r.plan.sizes {
+			res, err := r.measureSize(ctx, k, size)
+			if err != nil {
+				return fmt.Errorf("%s at %d bytes: %w", k, size, err)
+			}
+			if emit != nil {
+				if err := emit(res); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// measureSize runs both variants of one size and combines them over ranks.
+func (r *member) measureSize(ctx context.Context, k collKind, size int64) (result, error) {
+	p, info, n := r.plan, k.info(), r.comm.Size()
+	res := result{coll: k, dt: p.dt, root: -1, ranks: n,
+		geo: info.geometryFor(size, p.dt, n, p.roundUp && k == collAllToAll)}
+	if info.reduces {
+		res.op = p.op
+	}
+	if info.rooted {
+		res.root = p.root
+	}
+	for v := range numVariants {
+		if !p.wants(k, v) {
+			continue
+		}
+		m, err := r.measure(ctx, k, res.geo, v)
+		if err != nil {
+			return res, fmt.Errorf("%s: %w", v, err)
+		}
+		res.meas[v] = m
+	}
+	return res, r.combine(ctx, &res)
+}
+
+// measure times p.iters calls after p.warmup, then checks p.checks calls.
+func (r *member) measure(ctx context.Context, k collKind, g geometry, v variant) (measurement, error) {
+	p, n, me := r.plan, r.comm.Size(), r.comm.Rank()
+	send, recv := k.buffers(g, n, me, v, r.sendBuf, r.recvBuf)
+	args := opArgs{comm: r.comm, send: send, recv: recv, dt: p.dt, op: p.op, root: p.root}
+	chk := checker{kind: k, pat: newPattern(p.dt, p.op, k.info().reduces, n), codec: codecOf(p.dt),
+		ranks: n, rank: me, root: p.root, block: g.block / int64(p.dt.Size())}
+	chk.prepare(send, recv)
+	for range p.warmup {
+		if err := k.call(ctx, args); err != nil {
+			return measurement{}, err
+		}
+	}
+	if err := r.comm.Barrier(ctx); err != nil {
+		return measurement{}, err
+	}
+	start := time.Now()
+	for range p.iters {
+		if err := k.call(ctx, args); err != nil {
+			return measurement{}, err
+		}
+	}
+	m := measurement{ran: true, timeUs: float64(time.Since(start).Nanoseconds()) / 1e3 / float64(p.iters)}
+	for range p.checks {
+		chk.prepare(send, recv)
+		if err := k.call(ctx, args); err != nil {
+			return measurement{}, err
+		}
+		if corruptHook != nil {
+			corruptHook(k, me, recv)
+		}
+		m.wrong += chk.wrong(recv)
+	}
+	return m, nil
+}
+
+// combine replaces this rank's figures in res by the maximum time and peak
+// RSS and the total wrong count over all ranks.
+func (r *member) combine(ctx context.Context, res *result) error {
+	times := []float64{res.meas[outOfPlace].timeUs, res.meas[inPlace].timeUs, float64(peakRSS())}
+	wrong := []int64{res.meas[outOfPlace].wrong, res.meas[inPlace].wrong}
+	if err := collective.AllReduce(ctx, r.comm, times, times, collective.Max); err != nil {
+		return fmt.Errorf("combining times: %w", err)
+	}
+	if err := collective.AllReduce(ctx, r.comm, wrong, wrong, collective.Sum); err != nil {
+		return fmt.Errorf("combining wrong counts: %w", err)
+	}
+	for v := range numVariants {
+		res.meas[v].timeUs, res.meas[v].wrong = times[v], wrong[v]
+	}
+	res.rssPeak = int64(times[2])
+	return nil
+}
