@@ -18,8 +18,9 @@ import (
 //
 // Modes: "writeto" is the net package one datagram per call on both sides
 // (WriteToUDPAddrPort / ReadFromUDPAddrPort); "batch" is WriteBatch and
-// ReadBatch of 64 messages without GSO; "gso" sends 64 trains per batch,
-// each as many datagrams as fit in 64 KiB, to a receiver with GRO.
+// ReadBatch of up to 64 messages without GSO; "gso" sends trains of as
+// many datagrams as fit in 64 KiB to a receiver with GRO. A batch carries
+// at most benchWindow/4 bytes.
 func BenchmarkLoopback(b *testing.B) {
 	for _, size := range []int{MaxPayload, 9000, 1452} {
 		for _, mode := range []string{"writeto", "batch", "gso"} {
@@ -137,14 +138,16 @@ func sendOneByOne(tx *Socket, to netip.AddrPort, size, count int, f *flow) error
 	return nil
 }
 
-// sendBatches sends count datagrams of size bytes in batches of 64
+// sendBatches sends count datagrams of size bytes in batches of up to 64
 // messages: single datagrams, or with gso trains of up to 64 KiB.
 func sendBatches(tx *Socket, to netip.AddrPort, size, count int, gso bool, f *flow) error {
 	perTrain := 1
 	if gso {
 		perTrain = min(MaxPayload/size, MaxSegments)
 	}
-	ms := make([]Message, 64)
+	// A batch carries at most a quarter of the window, so that the
+	// sender never stops long with a full window.
+	ms := make([]Message, min(64, max(1, benchWindow/4/(perTrain*size))))
 	payload := pattern(1, perTrain*size)
 	for count > 0 {
 		n, datagrams := 0, 0

@@ -39,7 +39,10 @@ type Config struct {
 	// UDP_SEGMENT send.
 	DisableGSO bool
 	// DisableGRO keeps the kernel from merging received datagrams into
-	// trains (UDP_GRO).
+	// trains (UDP_GRO). With GRO on, a NIC or the loopback device may merge
+	// datagrams of one flow into a train of up to 64 KiB, so read buffers
+	// must be ReadBufferSize bytes long; turn GRO off to read into shorter
+	// buffers without truncation.
 	DisableGRO bool
 	// DisableECN neither marks sent datagrams ECT(0) nor reads the ECN bits
 	// of received ones (Message.CE stays false).
