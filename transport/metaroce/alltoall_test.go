@@ -13,6 +13,10 @@ import (
 // nodes, each with one 10 Gb/s link per plane up to and down from a
 // 4-plane fabric, every node sending 256 KiB to every other (240
 // connections, 4 paths each, every receiver an incast of 15 per plane).
+// The switches mark ECN-CE above 32 KiB of queue, as MetaRoCE assumes:
+// the per-path CE signal is what steers each connection's traffic between
+// the planes (without it, with delay alone, the planes drift out of
+// balance and the exchange takes about 1.6x the ideal time).
 // Every byte must arrive, and the exchange should take close to the time
 // the receivers' links need.
 func TestAllToAllOverPlanes(t *testing.T) {
@@ -24,8 +28,8 @@ func TestAllToAllOverPlanes(t *testing.T) {
 	var up, down [nodes][planes]simfabric.LinkID
 	for i := range nodes {
 		for p := range planes {
-			up[i][p] = s.link(simfabric.LinkConfig{Rate: unitRate, Delay: unitDelay / 2, QueueBytes: 4 << 20})
-			down[i][p] = s.link(simfabric.LinkConfig{Rate: unitRate, Delay: unitDelay / 2, QueueBytes: 4 << 20})
+			up[i][p] = s.link(simfabric.LinkConfig{Rate: unitRate, Delay: unitDelay / 2, QueueBytes: 4 << 20, ECNThresholdBytes: 32 << 10})
+			down[i][p] = s.link(simfabric.LinkConfig{Rate: unitRate, Delay: unitDelay / 2, QueueBytes: 4 << 20, ECNThresholdBytes: 32 << 10})
 		}
 	}
 	for i := range nodes {
@@ -77,5 +81,5 @@ func TestAllToAllOverPlanes(t *testing.T) {
 	}
 	t.Logf("all-to-all, %d nodes x %d planes, %d KiB per pair: %v (ideal %v at line rate: %.0f%%), %d packets dropped in the fabric",
 		nodes, planes, size>>10, took, ideal, 100*float64(ideal)/float64(took), drops)
-	require.Less(t, took, 2*ideal+time.Millisecond)
+	require.Less(t, took, ideal*3/2+200*time.Microsecond)
 }
