@@ -93,15 +93,19 @@
 //
 // # Receiver-driven rate
 //
-// An endpoint with Config.RecvCapacity set divides it equally among the
-// connections that sent it data within Config.SenderIdle and returns each
-// sender's share in every ACK. It also watches its inbound queue through
-// the relative one-way delay of arriving packets and, while a queue stands
-// above the delay target, hands out proportionally less so that it drains.
-// A sender caps its total window across paths at share x (base RTT + ACK
-// delay) and paces its packets at the share. A new sender learns its share
-// from its first ACK, one round trip after it starts. Without a capacity
-// the ACKs carry no limit and the path windows alone govern.
+// An endpoint divides its receive capacity equally among the connections
+// that sent it data within Config.SenderIdle and returns each sender's
+// share in every ACK. The capacity is Config.RecvCapacity if set; if not,
+// it is unlimited (ACKs carry no limit) until the endpoint sees a queue
+// standing in front of it while two or more senders are active, and from
+// then on the highest aggregate arrival rate seen in such an interval. The
+// endpoint watches that inbound queue through the relative one-way delay of
+// arriving packets (arrival time minus the sender's timestamp, above its
+// minimum; the clock offset cancels) and, while a queue stands above the
+// delay target, hands out proportionally less so that it drains. A sender
+// caps its total window across paths at share x (base RTT + ACK delay) and
+// paces its packets at the share. A new sender learns its share from its
+// first ACK, one round trip after it starts.
 //
 // # Limits
 //
