@@ -139,3 +139,26 @@ func TestGSOFallbackOnEIO(t *testing.T) {
 		})
 	}
 }
+
+// TestLongTrain writes trains beyond one GSO send's limits: 200 segments,
+// and 64 segments of 1452 bytes (92928 bytes); both go as several sends.
+func TestLongTrain(t *testing.T) {
+	for _, gso := range []bool{true, false} {
+		t.Run(fmt.Sprintf("gso=%v", gso), func(t *testing.T) {
+			rx := listen(t, loopback4, Config{})
+			tx := listen(t, loopback4, Config{DisableGSO: !gso})
+			ms := []Message{
+				{Buf: pattern(1, 200*100+7), Addr: rx.LocalAddr(), Segment: 100},
+				{Buf: pattern(2, 64*1452), Addr: rx.LocalAddr(), Segment: 1452},
+			}
+			n, err := tx.WriteBatch(ms)
+			require.NoError(t, err)
+			require.Equal(t, 2, n)
+			want := flatten(ms)
+			got := readDatagrams(t, rx, len(want))
+			for i := range want {
+				require.Equal(t, want[i], got[i].data, "datagram %d", i)
+			}
+		})
+	}
+}

@@ -103,8 +103,9 @@ func (s *Socket) ReadBatch(ms []Message) (int, error) {
 }
 
 // WriteBatch sends every message of ms: each is one datagram, or a train
-// of Segment-sized datagrams (sent by GSO if the kernel allows, else one by
-// one). It blocks while the socket's send buffer is full. It returns
+// of Segment-sized datagrams, sent by GSO if the kernel allows (a train
+// over [MaxSegments] segments or [MaxPayload] bytes as several GSO sends),
+// else one by one. It blocks while the socket's send buffer is full. It returns
 // len(ms) and nil, or the number of leading messages sent in full and the
 // error that stopped it (a train counts as sent only when all of it went).
 // A negative Segment, a Segment above [MaxSegmentSize] on a train, or an

@@ -127,9 +127,12 @@ func (w *writer) pack(s *Socket, ms []Message, at cursor) (cursor, error) {
 		}
 		ctl := 0
 		switch {
-		case isTrain && gso && at.off == 0:
-			e.gso = true
-			ctl = putSegmentCmsg(w.oob[k*w.oobLen:], uint16(m.Segment))
+		case isTrain && gso:
+			buf = buf[:min(len(buf), gsoSegments(m.Segment)*m.Segment)]
+			if len(buf) > m.Segment {
+				e.gso = true
+				ctl = putSegmentCmsg(w.oob[k*w.oobLen:], uint16(m.Segment))
+			}
 		case isTrain:
 			buf = buf[:m.Segment]
 		}
@@ -143,6 +146,12 @@ func (w *writer) pack(s *Socket, ms []Message, at cursor) (cursor, error) {
 	}
 	w.cnt = k
 	return at, nil
+}
+
+// gsoSegments is the number of segments of seg bytes that one GSO send
+// carries at most: MaxSegments, and no more than MaxPayload bytes.
+func gsoSegments(seg int) int {
+	return max(1, min(MaxSegments, MaxPayload/seg))
 }
 
 var errBadSegment = errors.New("udpio: bad segment size")
