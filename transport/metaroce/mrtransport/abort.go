@@ -17,8 +17,8 @@ func (e *Endpoint) Abort(op transport.OpKey, peers []int, reason error) {
 	if reason == nil {
 		reason = errors.New("no reason given")
 	}
-	e.eng.mu.Lock()
-	defer e.eng.mu.Unlock()
+	e.eng.lock()
+	defer e.eng.unlock()
 	if e.closed {
 		return
 	}

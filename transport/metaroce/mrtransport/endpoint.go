@@ -117,8 +117,8 @@ func (e *Endpoint) post(isSend bool, peer int, tag transport.Tag, buf []byte) tr
 		}
 		return failed(fmt.Errorf("mrtransport: %s rank %d of %d: %w", what, peer, e.cfg.Size, transport.ErrBadRank))
 	}
-	e.eng.mu.Lock()
-	defer e.eng.mu.Unlock()
+	e.eng.lock()
+	defer e.eng.unlock()
 	if err := e.refusal(tag.OpKey, peer); err != nil {
 		return failed(err)
 	}
@@ -278,8 +278,8 @@ func (e *Endpoint) retryBlocked(now time.Duration) {
 
 // cancel is Request.Cancel.
 func (e *Endpoint) cancel(r *request) {
-	e.eng.mu.Lock()
-	defer e.eng.mu.Unlock()
+	e.eng.lock()
+	defer e.eng.unlock()
 	if r.state == stateDone {
 		return
 	}
@@ -297,7 +297,7 @@ func (e *Endpoint) cancel(r *request) {
 // closes the sockets and waits for the engine's goroutines to end. It is
 // idempotent.
 func (e *Endpoint) Close() error {
-	e.eng.mu.Lock()
+	e.eng.lock()
 	if !e.closed {
 		e.closed = true
 		now := e.eng.now()
@@ -318,7 +318,7 @@ func (e *Endpoint) Close() error {
 		}
 		e.self.fail(func(*request) bool { return true }, transport.ErrClosed)
 	}
-	e.eng.mu.Unlock()
+	e.eng.unlock()
 	e.eng.stop()
 	return nil
 }

@@ -15,13 +15,20 @@ import (
 // is the only part of MetaRoCE with goroutines: one reader per path socket,
 // and a timer callback. Everything that touches the core runs under mu:
 // a reader feeds its whole batch of datagrams to the core under one lock,
-// then drains the core's events and transmits before unlocking, so a
-// datagram's answer (an ACK, the next window of DATA) leaves from the
-// reader's goroutine without a hand-off to another goroutine. API calls
-// (Send, Recv, Cancel, Abort) do the same from the caller's goroutine.
+// hands the core's events to the endpoint and polls the datagrams the core
+// has ready, all before unlocking; then it writes them out. So a datagram's
+// answer (an ACK, the next window of DATA) leaves from the reader's
+// goroutine without a hand-off to another goroutine. API calls (Send, Recv,
+// Cancel, Abort) do the same from the caller's goroutine.
+//
 // A single engine goroutine fed by channels was the alternative; it adds a
 // goroutine wake-up (a few microseconds) to every datagram and every call,
-// which is most of an 8-byte message's latency on loopback.
+// which is a large part of an 8-byte message's latency on loopback.
+//
+// Writes happen outside mu, so that one goroutine's system call overlaps
+// another's work in the core, but in the order the datagrams were polled
+// (a ticket per batch), because a path's packets must leave in sequence
+// order: reordering within a path would look like loss to the core.
 type engine struct {
 	mu    sync.Mutex
 	core  *metaroce.Endpoint
@@ -38,7 +45,15 @@ type engine struct {
 
 	timer *time.Timer
 	armed time.Duration // deadline the timer is set for; -1: stopped
-	tx    txBatch
+
+	batch, maxDatagram int
+	pending            *txBatch   // polled under mu, written by unlock
+	free               []*txBatch // batches to reuse
+	txNext             uint64     // ticket of the next batch to be written
+
+	txMu   sync.Mutex // guards txTurn
+	txCond *sync.Cond
+	txTurn uint64 // ticket of the batch whose turn it is to be written
 
 	closed  bool
 	readers sync.WaitGroup
@@ -54,10 +69,11 @@ type engineCounters struct {
 	noRoute, timerRuns             atomic.Int64
 }
 
-// txBatch is the scratch of a flush: up to batch datagram buffers, and the
-// messages grouped by path socket. It is used under mu only.
+// txBatch is up to engine.batch datagrams polled from the core, grouped by
+// path socket.
 type txBatch struct {
-	bufs   [][]byte
+	bufs   [][]byte // datagram buffers, allocated as needed
+	n      int      // buffers in use
 	byPath [][]Message
 }
 
@@ -66,23 +82,50 @@ type txBatch struct {
 const readErrorPause = time.Millisecond
 
 func newEngine(core *metaroce.Endpoint, socks []PathSocket, batch, maxDatagram int) *engine {
-	e := &engine{core: core, socks: socks, start: time.Now(), armed: -1}
-	e.tx.bufs = make([][]byte, batch)
-	for i := range e.tx.bufs {
-		e.tx.bufs[i] = make([]byte, maxDatagram)
-	}
-	e.tx.byPath = make([][]Message, len(socks))
+	e := &engine{core: core, socks: socks, start: time.Now(), armed: -1, batch: batch, maxDatagram: maxDatagram}
+	e.txCond = sync.NewCond(&e.txMu)
 	e.timer = time.AfterFunc(time.Hour, e.onTimer)
 	e.timer.Stop()
 	return e
 }
 
-// run starts one reader goroutine per path socket, reading batches of up
-// to batch datagrams of up to maxDatagram bytes.
-func (e *engine) run(batch, maxDatagram int) {
+// run starts one reader goroutine per path socket.
+func (e *engine) run() {
 	for i, s := range e.socks {
 		e.readers.Add(1)
-		go e.readLoop(i, s, batch, maxDatagram)
+		go e.readLoop(i, s)
+	}
+}
+
+// lock enters the engine's critical section.
+func (e *engine) lock() { e.mu.Lock() }
+
+// unlock leaves the critical section: it writes the datagrams polled in
+// it, outside mu and in their turn, and goes on polling and writing while
+// the core has more ready.
+func (e *engine) unlock() {
+	for {
+		b := e.pending
+		e.pending = nil
+		if b == nil || e.closed {
+			e.recycle(b)
+			e.mu.Unlock()
+			return
+		}
+		ticket := e.txNext
+		e.txNext++
+		full := b.n == e.batch
+		e.mu.Unlock()
+		e.write(ticket, b)
+		e.mu.Lock()
+		e.recycle(b)
+		if !full || e.closed {
+			e.mu.Unlock()
+			return
+		}
+		now := e.now()
+		e.poll(now)
+		e.rearm(now)
 	}
 }
 
@@ -94,13 +137,13 @@ func (e *engine) now() time.Duration {
 	return t
 }
 
-func (e *engine) readLoop(path int, s PathSocket, batch, maxDatagram int) {
+func (e *engine) readLoop(path int, s PathSocket) {
 	defer e.readers.Done()
-	ms := make([]Message, batch)
+	ms := make([]Message, e.batch)
 	for i := range ms {
 		// One byte more than the core accepts, so that an oversized
 		// datagram reaches the core whole enough to be counted as such.
-		ms[i].Buf = make([]byte, maxDatagram+1)
+		ms[i].Buf = make([]byte, e.maxDatagram+1)
 	}
 	for {
 		n, err := s.ReadBatch(ms)
@@ -113,7 +156,7 @@ func (e *engine) readLoop(path int, s PathSocket, batch, maxDatagram int) {
 			continue
 		}
 		e.st.readBatches.Add(1)
-		e.mu.Lock()
+		e.lock()
 		if e.closed {
 			e.mu.Unlock()
 			return
@@ -127,7 +170,7 @@ func (e *engine) readLoop(path int, s PathSocket, batch, maxDatagram int) {
 		e.st.datagramsRead.Add(int64(n))
 		e.st.bytesRead.Add(bytes)
 		e.process(now)
-		e.mu.Unlock()
+		e.unlock()
 	}
 }
 
@@ -139,8 +182,8 @@ func (e *engine) isClosed() bool {
 
 // onTimer runs the core's timers. It is the timer's callback.
 func (e *engine) onTimer() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+	e.lock()
+	defer e.unlock()
 	if e.closed {
 		return
 	}
@@ -152,8 +195,9 @@ func (e *engine) onTimer() {
 }
 
 // process is what follows every input to the core: it hands the core's
-// events to the handler (which may post more work), sends every datagram
-// the core has ready, and re-arms the timer. The caller holds mu.
+// events to the handler (which may post more work), polls a batch of the
+// datagrams the core has ready (unlock writes them and polls the rest),
+// and re-arms the timer. The caller holds mu.
 func (e *engine) process(now time.Duration) {
 	e.afterInput(now)
 	for {
@@ -166,44 +210,76 @@ func (e *engine) process(now time.Duration) {
 			handled = true
 			e.handle(now, ev)
 		}
-		if !e.flush(now) && !handled {
+		e.poll(now)
+		if !handled {
 			break
 		}
 	}
 	e.rearm(now)
 }
 
-// flush sends every datagram the core has ready, in batches, and reports
-// whether there was any. The caller holds mu.
-func (e *engine) flush(now time.Duration) bool {
-	any := false
-	for {
-		n := 0
-		for n < len(e.tx.bufs) {
-			tx, ok := e.core.PollTransmit(now, e.tx.bufs[n])
-			if !ok {
-				break
-			}
-			any = true
-			addr, ok := e.route(tx.Peer, tx.Path)
-			if !ok || tx.Path < 0 || tx.Path >= len(e.socks) {
-				e.st.noRoute.Add(1)
-				continue
-			}
-			e.tx.byPath[tx.Path] = append(e.tx.byPath[tx.Path], Message{Buf: e.tx.bufs[n], N: tx.N, Addr: addr})
-			n++
+// poll fills the pending batch with datagrams the core has ready, up to
+// the batch size. The caller holds mu.
+func (e *engine) poll(now time.Duration) {
+	if e.pending == nil {
+		e.pending = e.newBatch()
+	}
+	b := e.pending
+	for b.n < e.batch {
+		if b.n == len(b.bufs) {
+			b.bufs = append(b.bufs, make([]byte, e.maxDatagram))
 		}
-		e.write()
-		if n < len(e.tx.bufs) {
-			return any
+		buf := b.bufs[b.n]
+		tx, ok := e.core.PollTransmit(now, buf)
+		if !ok {
+			break
 		}
+		addr, ok := e.route(tx.Peer, tx.Path)
+		if !ok || tx.Path < 0 || tx.Path >= len(e.socks) {
+			e.st.noRoute.Add(1)
+			continue
+		}
+		b.byPath[tx.Path] = append(b.byPath[tx.Path], Message{Buf: buf, N: tx.N, Addr: addr})
+		b.n++
+	}
+	if b.n == 0 {
+		e.recycle(b)
+		e.pending = nil
 	}
 }
 
-// write sends the grouped datagrams, one batch per path socket. A datagram
-// the socket refuses is dropped and counted: the core resends what is lost.
-func (e *engine) write() {
-	for path, ms := range e.tx.byPath {
+func (e *engine) newBatch() *txBatch {
+	if n := len(e.free); n > 0 {
+		b := e.free[n-1]
+		e.free = e.free[:n-1]
+		return b
+	}
+	return &txBatch{byPath: make([][]Message, len(e.socks))}
+}
+
+// recycle keeps b for reuse. The caller holds mu.
+func (e *engine) recycle(b *txBatch) {
+	if b == nil {
+		return
+	}
+	for i := range b.byPath {
+		clear(b.byPath[i])
+		b.byPath[i] = b.byPath[i][:0]
+	}
+	b.n = 0
+	e.free = append(e.free, b)
+}
+
+// write sends batch b when its ticket's turn comes, one WriteBatch per
+// path socket. A datagram a socket refuses is dropped and counted: the
+// core resends what is lost. The caller does not hold mu.
+func (e *engine) write(ticket uint64, b *txBatch) {
+	e.txMu.Lock()
+	for e.txTurn != ticket {
+		e.txCond.Wait()
+	}
+	e.txMu.Unlock()
+	for path, ms := range b.byPath {
 		for len(ms) > 0 {
 			n, err := e.socks[path].WriteBatch(ms)
 			e.st.writeBatches.Add(1)
@@ -217,9 +293,11 @@ func (e *engine) write() {
 			}
 			ms = ms[min(n, len(ms)):]
 		}
-		clear(e.tx.byPath[path])
-		e.tx.byPath[path] = e.tx.byPath[path][:0]
 	}
+	e.txMu.Lock()
+	e.txTurn++
+	e.txCond.Broadcast()
+	e.txMu.Unlock()
 }
 
 // rearm sets the timer for the core's next deadline if that is earlier
@@ -245,12 +323,10 @@ func (e *engine) stop() {
 	e.closed = true
 	e.timer.Stop()
 	e.mu.Unlock()
-	if already {
-		e.readers.Wait()
-		return
-	}
-	for _, s := range e.socks {
-		_ = s.Close()
+	if !already {
+		for _, s := range e.socks {
+			_ = s.Close()
+		}
 	}
 	e.readers.Wait()
 }

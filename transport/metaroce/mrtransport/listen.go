@@ -94,7 +94,7 @@ func Listen(ctx context.Context, cfg Config) (*Listener, error) {
 	}
 	eng := newEngine(core, socks, cfg.Batch, cfg.MaxDatagram)
 	ep := newEndpoint(cfg, eng)
-	eng.run(cfg.Batch, cfg.MaxDatagram)
+	eng.run()
 	return &Listener{ep: ep, addr: addr}, nil
 }
 
@@ -129,9 +129,9 @@ func (l *Listener) Connect(ctx context.Context, peers []PeerAddr) (*Endpoint, er
 			return nil, fmt.Errorf("mrtransport: rank %d's address has %d paths", r, len(a.Paths))
 		}
 	}
-	e.eng.mu.Lock()
+	e.eng.lock()
 	if e.closed {
-		e.eng.mu.Unlock()
+		e.eng.unlock()
 		return nil, fmtClosed()
 	}
 	now := e.eng.now()
@@ -145,7 +145,7 @@ func (l *Listener) Connect(ctx context.Context, peers []PeerAddr) (*Endpoint, er
 		}
 	}
 	e.eng.process(now)
-	e.eng.mu.Unlock()
+	e.eng.unlock()
 
 	select {
 	case <-e.connected:
@@ -162,8 +162,8 @@ func fmtClosed() error { return errors.New("mrtransport: listener closed") }
 
 // missing returns the ranks whose connection is not up.
 func (e *Endpoint) missing() []int {
-	e.eng.mu.Lock()
-	defer e.eng.mu.Unlock()
+	e.eng.lock()
+	defer e.eng.unlock()
 	var out []int
 	for r, p := range e.peers {
 		if p != nil && !p.up {

@@ -54,8 +54,8 @@ func (e *Endpoint) Stats() Stats {
 		ReadErrors: st.readErrors.Load(), WriteErrors: st.writeErrors.Load(),
 		NoRoute: st.noRoute.Load(), TimerRuns: st.timerRuns.Load(),
 	}}
-	e.eng.mu.Lock()
-	defer e.eng.mu.Unlock()
+	e.eng.lock()
+	defer e.eng.unlock()
 	s.Core = e.eng.core.Stats()
 	c := e.counters
 	s.StrayEvents, s.BadControl, s.CtrlDropped, s.Sinks = c.strayEvents, c.badControl, c.ctrlDropped, c.sinks
