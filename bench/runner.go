@@ -12,13 +12,13 @@ import (
 
 // plan is a validated benchmark: what every rank runs.
 type plan struct {
-	colls    []collKind
-	sizes    []int64 // requested sizes in bytes, ascending
-	dt       dtype.DataType
-	op       reduce.Op
-	root     int
-	iters    int
-	warmup   int
+	colls   []collKind
+	sizes   []int64 // requested sizes in bytes, ascending
+	dt      dtype.DataType
+	op      reduce.Op
+	root    int
+	iters   int
+	warmup  int
 	checks  int  // checked calls per measurement (0: no check)
 	roundUp bool // AllToAll rounds a size up to one element per block
 	peers   bool // measure only the variant the peers table shows
