@@ -31,17 +31,18 @@ type Config struct {
 	// kernel caps at those sysctls. [Caps] reports what was granted.
 	ReadBuffer, WriteBuffer int
 	// BatchSize is the largest number of messages moved by one system call:
-	// 0 means DefaultBatchSize (64), the limit is MaxBatchSize (1024). Larger
-	// batches passed to ReadBatch or WriteBatch take several calls. The
-	// socket keeps two batches of headers (about 200 bytes per message).
+	// 0 means DefaultBatchSize (64), the limit is MaxBatchSize (1024).
+	// ReadBatch returns at most BatchSize messages; WriteBatch sends a
+	// longer batch with several calls. The socket keeps two batches of
+	// headers (about 200 bytes per message).
 	BatchSize int
 	// DisableGSO sends trains as separate datagrams instead of one
 	// UDP_SEGMENT send.
 	DisableGSO bool
 	// DisableGRO keeps the kernel from merging received datagrams into
-	// trains (UDP_GRO). With GRO on, a NIC or the loopback device may merge
-	// datagrams of one flow into a train of up to 64 KiB, so read buffers
-	// must be ReadBufferSize bytes long; turn GRO off to read into shorter
+	// trains (UDP_GRO). With GRO on, a NIC may merge datagrams of one flow,
+	// and a GSO send over loopback arrives whole, as a train of up to
+	// 64 KiB, so read buffers must be ReadBufferSize bytes long; turn GRO off to read into shorter
 	// buffers without truncation.
 	DisableGRO bool
 	// DisableECN neither marks sent datagrams ECT(0) nor reads the ECN bits

@@ -30,8 +30,8 @@
 //
 // # ECN
 //
-// Every datagram is sent with ECN codepoint ECT(0) (IP_TOS / IPV6_TCLASS set
-// to 2 on the socket), and Message.CE reports a datagram that a congested
+// Unless Config.DisableECN is set, every datagram is sent with ECN codepoint
+// ECT(0) (IP_TOS / IPV6_TCLASS set to 2 on the socket), and Message.CE reports a datagram that a congested
 // router marked Congestion Experienced.
 //
 // # Limits

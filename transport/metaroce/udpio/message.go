@@ -5,8 +5,9 @@ import "net/netip"
 // Limits of the kernel's UDP segmentation offload and of UDP itself.
 const (
 	// MaxSegments is the largest number of segments in one GSO train that
-	// this package builds ([Coalesce]). Linux accepted 64 until 6.9 and 128
-	// since; 64 works everywhere.
+	// this package builds ([Coalesce], and WriteBatch when it cuts a longer
+	// train). Older kernels accept at most 64 segments per send, newer ones
+	// more; 64 works everywhere.
 	MaxSegments = 64
 	// MaxPayload is the largest UDP payload over IPv4 (65535 bytes of IP
 	// packet less 20 bytes of IP header and 8 of UDP header), and the largest
