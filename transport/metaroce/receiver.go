@@ -210,8 +210,13 @@ func (r *receiver) owe(m *inMsg) {
 }
 
 func (r *receiver) maybeComplete(m *inMsg) {
-	if m.got.n < m.pieces(r.chunk) {
+	want := m.pieces(r.chunk)
+	if m.got.n < want {
 		return
+	}
+	if len(m.got.runs) != 1 || m.got.runs[0] != (pieceRun{0, want}) {
+		// Every piece index was checked to be below want on arrival.
+		panic("metaroce: a message completed with pieces outside it")
 	}
 	if !m.discard {
 		r.done(m, int(m.total), nil)
