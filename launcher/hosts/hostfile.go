@@ -175,6 +175,11 @@ func CheckHost(s string) error {
 	return nil
 }
 
+// CheckName reports whether s is acceptable as a site (or other) name:
+// 1 to topology.MaxNameBytes bytes of letters, digits and . - _ :. what
+// names it in the error.
+func CheckName(what, s string) error { return checkWord(what, s) }
+
 // checkWord accepts 1 to topology.MaxNameBytes bytes of [A-Za-z0-9._:-].
 func checkWord(what, s string) error {
 	if s == "" {

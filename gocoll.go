@@ -1,0 +1,40 @@
+// Package gocoll is the entry point of a gocoll program: [Init] joins the
+// job the process was started in (by gocoll run, mpirun, srun, torchrun or
+// by hand) and returns the world communicator.
+//
+//	world, err := gocoll.Init(ctx)
+//	if err != nil {
+//		log.Fatal(err)
+//	}
+//	defer world.Close()
+//	err = collective.AllReduce(ctx, world.Comm, grad, grad, collective.Avg)
+//
+// The collectives are in package collective; the environment variables,
+// the rendezvous and the health checks are described in package launcher.
+package gocoll
+
+import (
+	"context"
+
+	"github.com/gocoll/gocoll/launcher"
+)
+
+// World is a process's membership of a job: the world communicator
+// (embedded) and where every rank runs. See [launcher.World].
+type World = launcher.World
+
+// Options adjust InitWith; see [launcher.Options].
+type Options = launcher.Options
+
+// Init builds the world communicator from the environment: gocoll's own
+// variables, or Open MPI's, Slurm's or torchrun's. Without any of them it
+// returns an error saying what to set. See [launcher.Init].
+func Init(ctx context.Context) (*World, error) {
+	return launcher.Init(ctx, launcher.Options{})
+}
+
+// InitWith is Init with options: a collective configuration, or an explicit
+// environment for ranks that are goroutines of one process.
+func InitWith(ctx context.Context, opts Options) (*World, error) {
+	return launcher.Init(ctx, opts)
+}

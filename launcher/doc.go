@@ -1,0 +1,54 @@
+// Package launcher is the rank side of starting a gocoll job: [Init] reads
+// the environment a launcher left, meets the other ranks at the rendezvous
+// store ([github.com/gocoll/gocoll/launcher/store]), connects the transport
+// and returns the [World]: the world communicator and the topology. The
+// same program starts unchanged under gocoll run, mpirun, srun and torchrun
+// (or by hand):
+//
+//	world, err := launcher.Init(ctx, launcher.Options{}) // gocoll.Init(ctx)
+//	if err != nil {
+//		log.Fatal(err) // one line: what is wrong, what to set
+//	}
+//	defer world.Close()
+//	err = collective.AllReduce(ctx, world.Comm, grad, grad, collective.Sum)
+//
+// # Environment
+//
+// The first launcher whose variables are present wins:
+//
+//	launcher     rank, size, local rank                                store (where GOCOLL_STORE is unset)
+//	gocoll       GOCOLL_RANK, GOCOLL_WORLD_SIZE, GOCOLL_LOCAL_RANK     127.0.0.1:<derived>
+//	Open MPI     OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK              127.0.0.1:<derived> on one host; else set GOCOLL_STORE
+//	torchrun     RANK, WORLD_SIZE, LOCAL_RANK                          MASTER_ADDR:MASTER_PORT (MASTER_ADDR:<derived> when
+//	                                                                   torchrun's agent holds MASTER_PORT)
+//	Slurm        SLURM_PROCID, SLURM_STEP_NUM_TASKS, SLURM_LOCALID     127.0.0.1:<derived> on one node; else the first
+//	                                                                   node of SLURM_STEP_NODELIST:<derived>
+//
+// <derived> is a port in [20000, 32000) hashed from the job id (GOCOLL_JOB_ID,
+// or the launcher's: OMPI_MCA_ess_base_jobid, SLURM_JOB_ID.SLURM_STEP_ID,
+// TORCHELASTIC_RUN_ID), so every rank computes the same one. Rank 0 serves
+// the store there (GOCOLL_STORE_SERVE=0 says another process serves it, as
+// gocoll run does for local jobs). GOCOLL_JOB_KEY is the store's secret;
+// without it the key is derived from the job id, which keeps jobs apart but
+// is no secret.
+//
+// Under every launcher these variables apply too: GOCOLL_SITE (this rank's
+// site), GOCOLL_HOST (its host name in the topology, default the kernel's),
+// GOCOLL_ADDR (the IP the transport listens on, default this host's
+// address on the route to the store), GOCOLL_TRANSPORT (tcp or metaroce),
+// GOCOLL_DEBUG (info, debug or trace: log to stderr at that level),
+// GOCOLL_HEARTBEAT_TIMEOUT (default 30s) and GOCOLL_CONNECT_TIMEOUT
+// (default 120s). This package's env.go is the only code of gocoll that
+// reads environment variables.
+//
+// # Health
+//
+// Every rank adds to a heartbeat counter in the store every
+// GOCOLL_HEARTBEAT_TIMEOUT/10 and watches the others'. A rank whose counter
+// stands still for the timeout, and that did not leave with Close, is
+// declared dead: its peers' pending operations fail at once with an error
+// naming it (a *transport.PeerError wrapping [ErrNoHeartbeat]), and so do
+// later ones, instead of hanging until the collective's deadline. A rank
+// that exits or is killed is noticed sooner, by the transport, when its
+// connections break.
+package launcher

@@ -1,0 +1,478 @@
+package launcher
+
+import (
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gocoll/gocoll/launcher/hosts"
+	"github.com/gocoll/gocoll/transport/tcp"
+)
+
+// This file is the only code of gocoll that reads environment variables
+// (a test checks it). Everything else receives a Job or an explicit list.
+
+// The variables gocoll itself defines. gocoll run sets the first group for
+// every rank; any of them may also be set by hand or with mpirun -x.
+const (
+	EnvRank       = "GOCOLL_RANK"        // this rank, in [0, GOCOLL_WORLD_SIZE)
+	EnvWorldSize  = "GOCOLL_WORLD_SIZE"  // number of ranks
+	EnvLocalRank  = "GOCOLL_LOCAL_RANK"  // index among the ranks of this host
+	EnvStore      = "GOCOLL_STORE"       // host:port of the rendezvous store
+	EnvStoreServe = "GOCOLL_STORE_SERVE" // 1: rank 0 serves the store at GOCOLL_STORE's port; 0: it is served elsewhere
+	EnvJobKey     = "GOCOLL_JOB_KEY"     // the store's secret
+	EnvJobID      = "GOCOLL_JOB_ID"      // names the job (keys, derived port, transport handshake)
+	EnvSite       = "GOCOLL_SITE"        // this rank's site
+	EnvHost       = "GOCOLL_HOST"        // this rank's host name in the topology (default: the kernel's)
+	EnvAddr       = "GOCOLL_ADDR"        // the IP address the transport listens on (default: the route to the store)
+	EnvWatchStdin = "GOCOLL_WATCH_STDIN" // 1: end the process when stdin closes (the launcher went away)
+
+	EnvTransport        = "GOCOLL_TRANSPORT"         // tcp or metaroce
+	EnvDebug            = "GOCOLL_DEBUG"             // info or trace: log to stderr at that level
+	EnvHeartbeatTimeout = "GOCOLL_HEARTBEAT_TIMEOUT" // a rank silent this long is declared dead
+	EnvConnectTimeout   = "GOCOLL_CONNECT_TIMEOUT"   // bound on forming the world
+)
+
+// Defaults and limits of the durations a Job carries.
+const (
+	DefaultHeartbeatTimeout = 30 * time.Second
+	DefaultConnectTimeout   = 120 * time.Second
+	MinHeartbeatTimeout     = 100 * time.Millisecond
+	MaxTimeout              = 24 * time.Hour
+	// MaxJobIDBytes bounds a job id (it prefixes store keys).
+	MaxJobIDBytes = 128
+	// MaxJobKeyBytes bounds a job key (the store's limit).
+	MaxJobKeyBytes = 1024
+)
+
+// Launcher names, as Job.Launcher reports them.
+const (
+	LauncherGocoll   = "gocoll"
+	LauncherOpenMPI  = "openmpi"
+	LauncherSlurm    = "slurm"
+	LauncherTorchrun = "torchrun"
+)
+
+// Transport names accepted in GOCOLL_TRANSPORT.
+const (
+	TransportTCP      = "tcp"
+	TransportMetaRoCE = "metaroce"
+)
+
+// Job is what a rank learns from its environment: who it is, where the
+// store is, and how to behave. [ParseEnv] builds it.
+type Job struct {
+	Launcher  string // one of the Launcher* names: whose variables were read
+	Rank      int    // in [0, Size)
+	Size      int    // in [1, tcp.MaxWorldSize]
+	LocalRank int    // index among the ranks of this host; -1: not given, number them by rank
+
+	Host string // host name for the topology; empty: the kernel's hostname
+	Site string // empty: topology.DefaultSite
+	Addr string // IP the transport listens on; empty: the route toward the store
+
+	Store        string // host:port of the store
+	StoreAtRank0 bool   // rank 0 serves the store (else the launcher or another process does)
+	ServeStore   bool   // this rank serves the store: StoreAtRank0 and Rank 0
+	JobID        string // 1 to MaxJobIDBytes bytes
+	JobKey       []byte // 1 to MaxJobKeyBytes bytes
+
+	Transport        string        // TransportTCP or TransportMetaRoCE
+	LogLevel         slog.Level    // meaningful if Logging
+	Logging          bool          // GOCOLL_DEBUG was set
+	HeartbeatTimeout time.Duration // in [MinHeartbeatTimeout, MaxTimeout]
+	ConnectTimeout   time.Duration // in (0, MaxTimeout]
+	WatchStdin       bool
+}
+
+// LevelTrace is the slog level GOCOLL_DEBUG=trace selects.
+const LevelTrace = slog.LevelDebug - 4
+
+// errNoLauncher is the one-line advice given when no launcher's variables
+// are present.
+const errNoLauncher = "gocoll: no launcher environment: start the program with gocoll run, mpirun, srun or torchrun, " +
+	"or set GOCOLL_RANK and GOCOLL_WORLD_SIZE (and GOCOLL_STORE=host:port when ranks run on several hosts)"
+
+// ReadEnv reads the process environment; see ParseEnv.
+func ReadEnv() (Job, error) { return ParseEnv(os.LookupEnv) }
+
+// Environ returns the process environment (KEY=value entries), which gocoll
+// run passes on to the ranks it starts.
+func Environ() []string { return os.Environ() }
+
+// LookupFunc is os.LookupEnv's signature.
+type LookupFunc func(name string) (string, bool)
+
+// LookupIn returns a LookupFunc over KEY=value entries; a later entry for
+// a key wins, as in os/exec.
+func LookupIn(environ []string) LookupFunc {
+	m := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			m[k] = v
+		}
+	}
+	return func(name string) (string, bool) {
+		v, ok := m[name]
+		return v, ok
+	}
+}
+
+// ParseEnv builds a Job from the variables of the first launcher whose
+// variables are present, in this order: gocoll (GOCOLL_RANK), Open MPI
+// (OMPI_COMM_WORLD_RANK), torchrun (RANK and WORLD_SIZE), Slurm
+// (SLURM_PROCID). The gocoll variables other than rank, size and local rank
+// apply under every launcher. Where no GOCOLL_STORE is given, rank 0 serves
+// the store on a port derived from the job id, on loopback when the job has
+// one host; see the package doc for each launcher's rules. ParseEnv returns
+// a one-line error naming the variable at fault, or saying what to set.
+func ParseEnv(lookup LookupFunc) (Job, error) {
+	e := envReader{lookup: lookup}
+	var j Job
+	var err error
+	switch {
+	case e.has(EnvRank):
+		j, err = e.gocollJob()
+	case e.has("OMPI_COMM_WORLD_RANK"):
+		j, err = e.openMPIJob()
+	case e.has("RANK") && e.has("WORLD_SIZE"):
+		j, err = e.torchrunJob()
+	case e.has("SLURM_PROCID"):
+		j, err = e.slurmJob()
+	default:
+		return Job{}, fmt.Errorf("%s", errNoLauncher)
+	}
+	if err != nil {
+		return Job{}, err
+	}
+	if err := e.common(&j); err != nil {
+		return Job{}, err
+	}
+	return j, nil
+}
+
+// envReader reads and checks variables, remembering the first error.
+type envReader struct {
+	lookup LookupFunc
+}
+
+func (e envReader) get(name string) string {
+	v, _ := e.lookup(name)
+	return strings.TrimSpace(v)
+}
+
+func (e envReader) has(name string) bool { return e.get(name) != "" }
+
+// int reads a required integer in [lo, hi].
+func (e envReader) int(name string, lo, hi int) (int, error) {
+	v := e.get(name)
+	if v == "" {
+		return 0, fmt.Errorf("gocoll: %s is not set", name)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("gocoll: %s=%q is not a whole number from %d to %d", name, v, lo, hi)
+	}
+	return n, nil
+}
+
+// optInt reads an optional integer in [lo, hi], def if unset.
+func (e envReader) optInt(name string, lo, hi, def int) (int, error) {
+	if !e.has(name) {
+		return def, nil
+	}
+	return e.int(name, lo, hi)
+}
+
+// rankSize reads a rank and a world size, and checks rank < size.
+func (e envReader) rankSize(rankVar, sizeVar string) (rank, size int, err error) {
+	if size, err = e.int(sizeVar, 1, tcp.MaxWorldSize); err != nil {
+		return 0, 0, err
+	}
+	if rank, err = e.int(rankVar, 0, tcp.MaxWorldSize-1); err != nil {
+		return 0, 0, err
+	}
+	if rank >= size {
+		return 0, 0, fmt.Errorf("gocoll: %s=%d is not below %s=%d", rankVar, rank, sizeVar, size)
+	}
+	return rank, size, nil
+}
+
+func (e envReader) gocollJob() (Job, error) {
+	j := Job{Launcher: LauncherGocoll}
+	var err error
+	if j.Rank, j.Size, err = e.rankSize(EnvRank, EnvWorldSize); err != nil {
+		return j, err
+	}
+	if j.LocalRank, err = e.optInt(EnvLocalRank, 0, tcp.MaxWorldSize-1, -1); err != nil {
+		return j, err
+	}
+	j.JobID = e.get(EnvJobID)
+	if j.JobID == "" && e.has(EnvJobKey) {
+		j.JobID = "k" + strconv.FormatUint(hash64(e.get(EnvJobKey)), 16)
+	}
+	if j.JobID == "" {
+		j.JobID = "gocoll"
+	}
+	j.Store = loopbackStore(j.JobID)
+	return j, nil
+}
+
+func (e envReader) openMPIJob() (Job, error) {
+	j := Job{Launcher: LauncherOpenMPI}
+	var err error
+	if j.Rank, j.Size, err = e.rankSize("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"); err != nil {
+		return j, err
+	}
+	if j.LocalRank, err = e.optInt("OMPI_COMM_WORLD_LOCAL_RANK", 0, tcp.MaxWorldSize-1, -1); err != nil {
+		return j, err
+	}
+	j.JobID = "ompi-" + firstSet(e, "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "OMPI_MCA_orte_ess_jobid")
+	localSize, err := e.optInt("OMPI_COMM_WORLD_LOCAL_SIZE", 1, tcp.MaxWorldSize, 0)
+	if err != nil {
+		return j, err
+	}
+	if localSize == j.Size || e.get("OMPI_MCA_orte_num_nodes") == "1" {
+		j.Store = loopbackStore(j.JobID)
+	} else if !e.has(EnvStore) {
+		return j, fmt.Errorf("gocoll: an Open MPI job on several hosts needs %s=<rank 0's host>:<port> (mpirun -x %s=...)", EnvStore, EnvStore)
+	}
+	return j, nil
+}
+
+func (e envReader) torchrunJob() (Job, error) {
+	j := Job{Launcher: LauncherTorchrun}
+	var err error
+	if j.Rank, j.Size, err = e.rankSize("RANK", "WORLD_SIZE"); err != nil {
+		return j, err
+	}
+	if j.LocalRank, err = e.optInt("LOCAL_RANK", 0, tcp.MaxWorldSize-1, -1); err != nil {
+		return j, err
+	}
+	addr, port := e.get("MASTER_ADDR"), e.get("MASTER_PORT")
+	j.JobID = "torch-" + firstSet(e, "TORCHELASTIC_RUN_ID")
+	if j.JobID == "torch-" {
+		j.JobID = "torch-" + addr + ":" + port
+	}
+	switch {
+	case addr == "" || port == "":
+		if !e.has(EnvStore) {
+			return j, fmt.Errorf("gocoll: torchrun variables without MASTER_ADDR and MASTER_PORT: set them, or %s=host:port", EnvStore)
+		}
+	case strings.EqualFold(e.get("TORCHELASTIC_USE_AGENT_STORE"), "true"):
+		// torchrun's agent holds MASTER_PORT with its own store.
+		j.Store = net.JoinHostPort(addr, strconv.Itoa(DerivedPort(j.JobID)))
+	default:
+		if _, err := e.int("MASTER_PORT", 1, 65535); err != nil {
+			return j, err
+		}
+		j.Store = net.JoinHostPort(addr, port)
+	}
+	return j, nil
+}
+
+func (e envReader) slurmJob() (Job, error) {
+	j := Job{Launcher: LauncherSlurm}
+	sizeVar := "SLURM_STEP_NUM_TASKS"
+	if !e.has(sizeVar) {
+		sizeVar = "SLURM_NTASKS"
+	}
+	var err error
+	if j.Rank, j.Size, err = e.rankSize("SLURM_PROCID", sizeVar); err != nil {
+		return j, err
+	}
+	if j.LocalRank, err = e.optInt("SLURM_LOCALID", 0, tcp.MaxWorldSize-1, -1); err != nil {
+		return j, err
+	}
+	j.Host = e.get("SLURMD_NODENAME")
+	j.JobID = "slurm-" + firstSet(e, "SLURM_JOB_ID", "SLURM_JOBID") + "." + firstSet(e, "SLURM_STEP_ID", "SLURM_STEPID")
+	nodes := firstSet(e, "SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST", "SLURM_NODELIST")
+	numNodes := firstSet(e, "SLURM_STEP_NUM_NODES", "SLURM_NNODES")
+	switch {
+	case numNodes == "1":
+		j.Store = loopbackStore(j.JobID)
+	case nodes != "":
+		first, err := hosts.ExpandNodeList(nodes, 1)
+		if err != nil {
+			return j, fmt.Errorf("gocoll: SLURM_STEP_NODELIST: %v", err)
+		}
+		j.Store = net.JoinHostPort(first[0], strconv.Itoa(DerivedPort(j.JobID)))
+	case !e.has(EnvStore):
+		return j, fmt.Errorf("gocoll: Slurm job without SLURM_STEP_NODELIST or SLURM_JOB_NODELIST: set %s=host:port", EnvStore)
+	}
+	return j, nil
+}
+
+func firstSet(e envReader, names ...string) string {
+	for _, n := range names {
+		if v := e.get(n); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// common applies the variables every launcher shares.
+func (e envReader) common(j *Job) error {
+	if v := e.get(EnvJobID); v != "" {
+		j.JobID = v
+	}
+	if len(j.JobID) > MaxJobIDBytes {
+		return fmt.Errorf("gocoll: job id %.32q... is longer than %d bytes", j.JobID, MaxJobIDBytes)
+	}
+	if err := e.storeSettings(j); err != nil {
+		return err
+	}
+	if j.Store == "" {
+		return fmt.Errorf("gocoll: no store address: set %s=host:port", EnvStore)
+	}
+	if s := e.get(EnvHost); s != "" {
+		if err := hosts.CheckHost(s); err != nil {
+			return fmt.Errorf("gocoll: %s: %v", EnvHost, err)
+		}
+		j.Host = s
+	}
+	if s := e.get(EnvSite); s != "" {
+		if err := hosts.CheckName("site", s); err != nil {
+			return fmt.Errorf("gocoll: %s: %v", EnvSite, err)
+		}
+		j.Site = s
+	}
+	if a := e.get(EnvAddr); a != "" {
+		if net.ParseIP(a) == nil {
+			return fmt.Errorf("gocoll: %s=%q is not an IP address", EnvAddr, a)
+		}
+		j.Addr = a
+	}
+	var err error
+	if j.WatchStdin, err = e.flag(EnvWatchStdin, false); err != nil {
+		return err
+	}
+	if err := e.behaviour(j); err != nil {
+		return err
+	}
+	return nil
+}
+
+// storeSettings applies GOCOLL_STORE, GOCOLL_STORE_SERVE and GOCOLL_JOB_KEY.
+func (e envReader) storeSettings(j *Job) error {
+	if s := e.get(EnvStore); s != "" {
+		host, port, err := net.SplitHostPort(s)
+		if err != nil || host == "" {
+			return fmt.Errorf("gocoll: %s=%q is not host:port", EnvStore, s)
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+			return fmt.Errorf("gocoll: %s=%q has no valid port", EnvStore, s)
+		}
+		j.Store = s
+	}
+	serve, err := e.flag(EnvStoreServe, true)
+	if err != nil {
+		return err
+	}
+	j.StoreAtRank0 = serve
+	j.ServeStore = serve && j.Rank == 0
+	if strings.HasSuffix(j.Store, ":0") && (j.Size > 1 || !j.ServeStore) {
+		return fmt.Errorf("gocoll: %s=%q: port 0 only works for a world of one rank that serves the store", EnvStore, j.Store)
+	}
+	key := e.get(EnvJobKey)
+	if key == "" {
+		key = "gocoll-job-" + j.JobID // not a secret: set GOCOLL_JOB_KEY for one
+	}
+	if len(key) > MaxJobKeyBytes {
+		return fmt.Errorf("gocoll: %s is longer than %d bytes", EnvJobKey, MaxJobKeyBytes)
+	}
+	j.JobKey = []byte(key)
+	return nil
+}
+
+// behaviour applies the transport, logging and timeout variables.
+func (e envReader) behaviour(j *Job) error {
+	switch t := strings.ToLower(e.get(EnvTransport)); t {
+	case "":
+		j.Transport = DefaultTransport
+	case TransportTCP, TransportMetaRoCE:
+		j.Transport = t
+	default:
+		return fmt.Errorf("gocoll: %s=%q: want %s or %s", EnvTransport, t, TransportTCP, TransportMetaRoCE)
+	}
+	switch d := strings.ToLower(e.get(EnvDebug)); d {
+	case "", "0", "off":
+	case "info", "1":
+		j.Logging, j.LogLevel = true, slog.LevelInfo
+	case "debug":
+		j.Logging, j.LogLevel = true, slog.LevelDebug
+	case "trace":
+		j.Logging, j.LogLevel = true, LevelTrace
+	default:
+		return fmt.Errorf("gocoll: %s=%q: want info, debug or trace", EnvDebug, d)
+	}
+	var err error
+	if j.HeartbeatTimeout, err = e.duration(EnvHeartbeatTimeout, DefaultHeartbeatTimeout, MinHeartbeatTimeout); err != nil {
+		return err
+	}
+	j.ConnectTimeout, err = e.duration(EnvConnectTimeout, DefaultConnectTimeout, time.Millisecond)
+	return err
+}
+
+// duration reads a Go duration ("30s") or a number of seconds, in [lo,
+// MaxTimeout], def if unset.
+func (e envReader) duration(name string, def, lo time.Duration) (time.Duration, error) {
+	v := e.get(name)
+	if v == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		secs, serr := strconv.ParseFloat(v, 64)
+		if serr != nil || secs != secs {
+			return 0, fmt.Errorf("gocoll: %s=%q is not a duration (like 30s)", name, v)
+		}
+		d = time.Duration(min(secs, MaxTimeout.Seconds()+1) * float64(time.Second))
+	}
+	if d < lo || d > MaxTimeout {
+		return 0, fmt.Errorf("gocoll: %s=%q is outside [%v, %v]", name, v, lo, MaxTimeout)
+	}
+	return d, nil
+}
+
+// flag reads 0/1 (or true/false), def if unset.
+func (e envReader) flag(name string, def bool) (bool, error) {
+	switch strings.ToLower(e.get(name)) {
+	case "":
+		return def, nil
+	case "1", "true", "yes":
+		return true, nil
+	case "0", "false", "no":
+		return false, nil
+	}
+	return false, fmt.Errorf("gocoll: %s=%q: want 1 or 0", name, e.get(name))
+}
+
+// Derived store ports lie in [derivedPortBase, derivedPortBase+derivedPorts),
+// below Linux's default ephemeral range (32768 and up).
+const (
+	derivedPortBase = 20000
+	derivedPorts    = 12000
+)
+
+// DerivedPort is the store port of a job whose launcher gave none: a hash
+// of the job id, the same on every rank.
+func DerivedPort(jobID string) int {
+	return derivedPortBase + int(hash64(jobID)%derivedPorts)
+}
+
+func loopbackStore(jobID string) string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(DerivedPort(jobID)))
+}
+
+func hash64(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}

@@ -1,0 +1,187 @@
+package launcher
+
+import (
+	"log/slog"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func envOf(kv ...string) LookupFunc { return LookupIn(kv) }
+
+func TestParseEnvLaunchers(t *testing.T) {
+	ompiPort := strconv.Itoa(DerivedPort("ompi-2105409537"))
+	slurmPort := strconv.Itoa(DerivedPort("slurm-56.0"))
+	cases := []struct {
+		name string
+		env  []string
+		want Job // only the fields compared below
+	}{
+		{"gocoll", []string{"GOCOLL_RANK=2", "GOCOLL_WORLD_SIZE=4", "GOCOLL_LOCAL_RANK=0",
+			"GOCOLL_STORE=10.1.0.11:23456", "GOCOLL_STORE_SERVE=1", "GOCOLL_JOB_KEY=s3cret", "GOCOLL_JOB_ID=j1",
+			"GOCOLL_SITE=paris", "GOCOLL_HOST=s1h2", "GOCOLL_ADDR=10.1.0.12"},
+			Job{Launcher: "gocoll", Rank: 2, Size: 4, LocalRank: 0, Store: "10.1.0.11:23456", StoreAtRank0: true,
+				JobID: "j1", JobKey: []byte("s3cret"), Site: "paris", Host: "s1h2", Addr: "10.1.0.12"}},
+		{"gocoll rank 0 serves", []string{"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=2", "GOCOLL_JOB_ID=x"},
+			Job{Launcher: "gocoll", Rank: 0, Size: 2, LocalRank: -1, Store: "127.0.0.1:" + strconv.Itoa(DerivedPort("x")),
+				StoreAtRank0: true, ServeStore: true, JobID: "x", JobKey: []byte("gocoll-job-x")}},
+		{"gocoll store elsewhere", []string{"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=2", "GOCOLL_STORE=127.0.0.1:999",
+			"GOCOLL_STORE_SERVE=0", "GOCOLL_JOB_ID=x", "GOCOLL_JOB_KEY=k"},
+			Job{Launcher: "gocoll", Rank: 0, Size: 2, LocalRank: -1, Store: "127.0.0.1:999", JobID: "x", JobKey: []byte("k")}},
+		{"openmpi one host", []string{"OMPI_COMM_WORLD_RANK=3", "OMPI_COMM_WORLD_SIZE=4", "OMPI_COMM_WORLD_LOCAL_RANK=3",
+			"OMPI_COMM_WORLD_LOCAL_SIZE=4", "OMPI_MCA_ess_base_jobid=2105409537", "SLURM_PROCID=0", "SLURM_NTASKS=1"},
+			Job{Launcher: "openmpi", Rank: 3, Size: 4, LocalRank: 3, Store: "127.0.0.1:" + ompiPort,
+				StoreAtRank0: true, JobID: "ompi-2105409537", JobKey: []byte("gocoll-job-ompi-2105409537")}},
+		{"openmpi hosts with store", []string{"OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=8", "OMPI_COMM_WORLD_LOCAL_RANK=0",
+			"OMPI_COMM_WORLD_LOCAL_SIZE=4", "OMPI_MCA_ess_base_jobid=7", "GOCOLL_STORE=node1:29500"},
+			Job{Launcher: "openmpi", Rank: 0, Size: 8, Store: "node1:29500", StoreAtRank0: true, ServeStore: true,
+				JobID: "ompi-7", JobKey: []byte("gocoll-job-ompi-7")}},
+		{"slurm one node", []string{"SLURM_PROCID=2", "SLURM_NTASKS=4", "SLURM_STEP_NUM_TASKS=4", "SLURM_LOCALID=2",
+			"SLURM_JOB_NODELIST=vm", "SLURM_STEP_NUM_NODES=1", "SLURM_JOB_ID=56", "SLURM_STEP_ID=0", "SLURMD_NODENAME=vm"},
+			Job{Launcher: "slurm", Rank: 2, Size: 4, LocalRank: 2, Host: "vm", Store: "127.0.0.1:" + slurmPort,
+				StoreAtRank0: true, JobID: "slurm-56.0", JobKey: []byte("gocoll-job-slurm-56.0")}},
+		{"slurm nodes", []string{"SLURM_PROCID=5", "SLURM_NTASKS=8", "SLURM_LOCALID=1", "SLURM_STEP_NODELIST=gnode[10,20-22]",
+			"SLURM_STEP_NUM_NODES=4", "SLURM_JOB_ID=56", "SLURM_STEP_ID=0", "GOCOLL_SITE=east"},
+			Job{Launcher: "slurm", Rank: 5, Size: 8, LocalRank: 1, Site: "east", Store: "gnode10:" + slurmPort,
+				StoreAtRank0: true, JobID: "slurm-56.0", JobKey: []byte("gocoll-job-slurm-56.0")}},
+		{"torchrun", []string{"RANK=1", "WORLD_SIZE=2", "LOCAL_RANK=1", "MASTER_ADDR=10.0.0.1", "MASTER_PORT=29500",
+			"TORCHELASTIC_RUN_ID=abc"},
+			Job{Launcher: "torchrun", Rank: 1, Size: 2, LocalRank: 1, Store: "10.0.0.1:29500", StoreAtRank0: true,
+				JobID: "torch-abc", JobKey: []byte("gocoll-job-torch-abc")}},
+		{"torchrun agent store", []string{"RANK=0", "WORLD_SIZE=2", "MASTER_ADDR=10.0.0.1", "MASTER_PORT=29500",
+			"TORCHELASTIC_RUN_ID=abc", "TORCHELASTIC_USE_AGENT_STORE=True"},
+			Job{Launcher: "torchrun", Rank: 0, Size: 2, LocalRank: -1, Store: "10.0.0.1:" + strconv.Itoa(DerivedPort("torch-abc")),
+				StoreAtRank0: true, ServeStore: true, JobID: "torch-abc", JobKey: []byte("gocoll-job-torch-abc")}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			j, err := ParseEnv(envOf(c.env...))
+			require.NoError(t, err)
+			got := Job{Launcher: j.Launcher, Rank: j.Rank, Size: j.Size, LocalRank: j.LocalRank, Host: j.Host,
+				Site: j.Site, Addr: j.Addr, Store: j.Store, StoreAtRank0: j.StoreAtRank0, ServeStore: j.ServeStore,
+				JobID: j.JobID, JobKey: j.JobKey}
+			require.Equal(t, c.want, got)
+			require.Equal(t, TransportTCP, j.Transport)
+			require.Equal(t, DefaultHeartbeatTimeout, j.HeartbeatTimeout)
+			require.Equal(t, DefaultConnectTimeout, j.ConnectTimeout)
+			require.False(t, j.Logging)
+		})
+	}
+}
+
+func TestParseEnvSettings(t *testing.T) {
+	base := []string{"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1"}
+	j, err := ParseEnv(envOf(append(base, "GOCOLL_DEBUG=trace", "GOCOLL_TRANSPORT=TCP",
+		"GOCOLL_HEARTBEAT_TIMEOUT=2s", "GOCOLL_CONNECT_TIMEOUT=1.5", "GOCOLL_WATCH_STDIN=1")...))
+	require.NoError(t, err)
+	require.True(t, j.Logging)
+	require.Equal(t, LevelTrace, j.LogLevel)
+	require.Equal(t, 2*time.Second, j.HeartbeatTimeout)
+	require.Equal(t, 1500*time.Millisecond, j.ConnectTimeout)
+	require.True(t, j.WatchStdin)
+
+	j, err = ParseEnv(envOf(append(base, "GOCOLL_DEBUG=info")...))
+	require.NoError(t, err)
+	require.Equal(t, slog.LevelInfo, j.LogLevel)
+	j, err = ParseEnv(envOf(append(base, "GOCOLL_TRANSPORT=metaroce")...))
+	require.NoError(t, err)
+	require.Equal(t, TransportMetaRoCE, j.Transport)
+}
+
+func TestParseEnvErrors(t *testing.T) {
+	cases := map[string][]string{
+		"no launcher environment":                 {"PATH=/bin", "HOME=/root"},
+		"GOCOLL_WORLD_SIZE is not set":            {"GOCOLL_RANK=0"},
+		`GOCOLL_RANK="x" is not a whole number`:   {"GOCOLL_RANK=x", "GOCOLL_WORLD_SIZE=2"},
+		"GOCOLL_RANK=4 is not below":              {"GOCOLL_RANK=4", "GOCOLL_WORLD_SIZE=4"},
+		`GOCOLL_WORLD_SIZE="0"`:                   {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=0"},
+		`GOCOLL_WORLD_SIZE="-3"`:                  {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=-3"},
+		`GOCOLL_STORE="nohost" is not host:port`:  {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_STORE=nohost"},
+		`GOCOLL_STORE="h:99999" has no valid`:     {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_STORE=h:99999"},
+		"port 0 only works":                       {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=2", "GOCOLL_STORE=h:0"},
+		`GOCOLL_TRANSPORT="udp": want tcp`:        {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_TRANSPORT=udp"},
+		`GOCOLL_DEBUG="loud"`:                     {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_DEBUG=loud"},
+		`GOCOLL_HEARTBEAT_TIMEOUT="soon"`:         {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_HEARTBEAT_TIMEOUT=soon"},
+		`GOCOLL_HEARTBEAT_TIMEOUT="1ms" is outsi`: {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_HEARTBEAT_TIMEOUT=1ms"},
+		`GOCOLL_CONNECT_TIMEOUT="-1"`:             {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_CONNECT_TIMEOUT=-1"},
+		`GOCOLL_STORE_SERVE="maybe"`:              {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_STORE_SERVE=maybe"},
+		`GOCOLL_ADDR="here"`:                      {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_ADDR=here"},
+		`GOCOLL_SITE: site "a b"`:                 {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_SITE=a b"},
+		"Open MPI job on several hosts needs":     {"OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=8", "OMPI_COMM_WORLD_LOCAL_SIZE=4"},
+		"without MASTER_ADDR and MASTER_PORT":     {"RANK=0", "WORLD_SIZE=2"},
+		`MASTER_PORT="http" is not`:               {"RANK=0", "WORLD_SIZE=2", "MASTER_ADDR=h", "MASTER_PORT=http"},
+		"SLURM_STEP_NODELIST: node list":          {"SLURM_PROCID=0", "SLURM_NTASKS=2", "SLURM_STEP_NODELIST=n[1-", "SLURM_STEP_NUM_NODES=2"},
+		"SLURM_NTASKS is not set":                 {"SLURM_PROCID=0"},
+		"job id":                                  {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_JOB_ID=" + strings.Repeat("j", 200)},
+		"GOCOLL_JOB_KEY is longer":                {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_JOB_KEY=" + strings.Repeat("k", 2000)},
+	}
+	for want, env := range cases {
+		_, err := ParseEnv(envOf(env...))
+		require.Error(t, err, "%v", env)
+		require.Contains(t, err.Error(), want, "%v", env)
+		require.NotContains(t, err.Error(), "\n")
+		require.True(t, strings.HasPrefix(err.Error(), "gocoll: "), err.Error())
+	}
+}
+
+// The gocoll variables win over Open MPI's, Open MPI's over torchrun's,
+// torchrun's over Slurm's (mpirun and torchrun are often run inside a Slurm
+// allocation, whose SLURM_PROCID is then the batch step's).
+func TestParseEnvPrecedence(t *testing.T) {
+	all := []string{"GOCOLL_RANK=1", "GOCOLL_WORLD_SIZE=5", "OMPI_COMM_WORLD_RANK=2", "OMPI_COMM_WORLD_SIZE=6",
+		"OMPI_COMM_WORLD_LOCAL_SIZE=6", "RANK=3", "WORLD_SIZE=7", "MASTER_ADDR=h", "MASTER_PORT=1",
+		"SLURM_PROCID=4", "SLURM_NTASKS=8", "SLURM_STEP_NUM_NODES=1"}
+	for i, want := range []struct {
+		launcher   string
+		rank, size int
+	}{{"gocoll", 1, 5}, {"openmpi", 2, 6}, {"torchrun", 3, 7}, {"slurm", 4, 8}} {
+		var env []string
+		for _, kv := range all {
+			drop := false
+			for _, gone := range []string{"GOCOLL_RANK", "OMPI_COMM_WORLD_RANK", "RANK="}[:i] {
+				drop = drop || strings.HasPrefix(kv, gone)
+			}
+			if !drop {
+				env = append(env, kv)
+			}
+		}
+		j, err := ParseEnv(envOf(env...))
+		require.NoError(t, err)
+		require.Equal(t, want.launcher, j.Launcher)
+		require.Equal(t, want.rank, j.Rank)
+		require.Equal(t, want.size, j.Size)
+	}
+}
+
+func TestDerivedPort(t *testing.T) {
+	seen := map[int]bool{}
+	for i := range 1000 {
+		p := DerivedPort("job-" + strconv.Itoa(i))
+		require.GreaterOrEqual(t, p, 20000)
+		require.Less(t, p, 32000)
+		seen[p] = true
+	}
+	require.Greater(t, len(seen), 900) // spread, not a constant
+	require.Equal(t, DerivedPort("a"), DerivedPort("a"))
+}
+
+func FuzzParseEnv(f *testing.F) {
+	f.Add("GOCOLL_RANK", "1", "GOCOLL_WORLD_SIZE", "4", "GOCOLL_STORE", "h:1")
+	f.Add("SLURM_PROCID", "0", "SLURM_NTASKS", "2", "SLURM_STEP_NODELIST", "n[1-2]")
+	f.Add("RANK", "0", "WORLD_SIZE", "2", "GOCOLL_HEARTBEAT_TIMEOUT", "1e300")
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2, k3, v3 string) {
+		j, err := ParseEnv(envOf(k1+"="+v1, k2+"="+v2, k3+"="+v3, "MASTER_ADDR=h", "MASTER_PORT=2"))
+		if err != nil {
+			require.NotContains(t, err.Error(), "\n")
+			return
+		}
+		require.True(t, j.Rank >= 0 && j.Rank < j.Size)
+		require.NotEmpty(t, j.Store)
+		require.NotEmpty(t, j.JobKey)
+		require.GreaterOrEqual(t, j.HeartbeatTimeout, MinHeartbeatTimeout)
+		require.LessOrEqual(t, j.HeartbeatTimeout, MaxTimeout)
+	})
+}

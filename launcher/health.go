@@ -1,0 +1,159 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/gocoll/gocoll/transport"
+)
+
+// ErrNoHeartbeat is wrapped by the error of a request that failed because
+// its peer stopped heartbeating (test with errors.Is; it travels inside a
+// *transport.PeerError naming the rank).
+var ErrNoHeartbeat = errors.New("stopped answering: no heartbeat")
+
+// recentOpsMax bounds how many distinct operations a guardedEndpoint
+// remembers, and so how many it aborts when a rank is declared dead.
+// Operations in flight at once are far fewer.
+const recentOpsMax = 256
+
+// guardedEndpoint is a transport.Endpoint that the health watcher can tell
+// that a rank is dead. Then every request with that rank fails at once, now
+// and later, with a *transport.PeerError naming it; and every operation
+// recently used on this endpoint is aborted locally with that error, so a
+// collective blocked on a live rank that waits for the dead one ends too
+// (the collective then aborts it on every rank). Without this, a rank that
+// hangs without closing its connections would leave its peers waiting until
+// their operation's deadline.
+type guardedEndpoint struct {
+	inner transport.Endpoint
+
+	mu     sync.Mutex
+	dead   []error // by rank: a *transport.PeerError once declared dead
+	lost   error   // set when every rank is unreachable (the store is gone)
+	recent opRing
+}
+
+var _ transport.Endpoint = (*guardedEndpoint)(nil)
+
+func newGuardedEndpoint(inner transport.Endpoint) *guardedEndpoint {
+	return &guardedEndpoint{inner: inner, dead: make([]error, inner.Size()),
+		recent: opRing{seen: map[transport.OpKey]struct{}{}}}
+}
+
+func (g *guardedEndpoint) Rank() int { return g.inner.Rank() }
+func (g *guardedEndpoint) Size() int { return g.inner.Size() }
+
+func (g *guardedEndpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Request {
+	if err := g.admit(peer, tag.OpKey); err != nil {
+		return failedRequest(err)
+	}
+	return g.inner.Send(peer, tag, buf)
+}
+
+func (g *guardedEndpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Request {
+	if err := g.admit(peer, tag.OpKey); err != nil {
+		return failedRequest(err)
+	}
+	return g.inner.Recv(peer, tag, buf)
+}
+
+func (g *guardedEndpoint) Abort(op transport.OpKey, peers []int, reason error) {
+	g.inner.Abort(op, peers, reason)
+}
+
+func (g *guardedEndpoint) Close() error { return g.inner.Close() }
+
+// admit returns the error of a request with peer, or notes op as recent.
+func (g *guardedEndpoint) admit(peer int, op transport.OpKey) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.lost != nil {
+		return g.lost
+	}
+	if peer >= 0 && peer < len(g.dead) && g.dead[peer] != nil {
+		return g.dead[peer]
+	}
+	g.recent.add(op)
+	return nil
+}
+
+// declareDead fails every request with rank from now on with a
+// *transport.PeerError wrapping cause, and aborts the recent operations
+// here. Only the first declaration of a rank counts; it reports whether
+// this one did.
+func (g *guardedEndpoint) declareDead(rank int, cause error) bool {
+	g.mu.Lock()
+	if rank < 0 || rank >= len(g.dead) || g.dead[rank] != nil || rank == g.inner.Rank() {
+		g.mu.Unlock()
+		return false
+	}
+	err := &transport.PeerError{Rank: rank, Err: cause}
+	g.dead[rank] = err
+	ops := g.recent.list()
+	g.mu.Unlock()
+	for _, op := range ops {
+		g.inner.Abort(op, nil, err)
+	}
+	return true
+}
+
+// isDead reports whether rank has been declared dead.
+func (g *guardedEndpoint) isDead(rank int) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.lost != nil || rank >= 0 && rank < len(g.dead) && g.dead[rank] != nil
+}
+
+// declareLost fails every request from now on with err and aborts the
+// recent operations: no rank can be vouched for any more.
+func (g *guardedEndpoint) declareLost(err error) {
+	g.mu.Lock()
+	if g.lost != nil {
+		g.mu.Unlock()
+		return
+	}
+	g.lost = err
+	ops := g.recent.list()
+	g.mu.Unlock()
+	for _, op := range ops {
+		g.inner.Abort(op, nil, err)
+	}
+}
+
+// opRing is a set of the last recentOpsMax distinct operations.
+type opRing struct {
+	order []transport.OpKey
+	seen  map[transport.OpKey]struct{}
+}
+
+func (r *opRing) add(op transport.OpKey) {
+	if _, ok := r.seen[op]; ok {
+		return
+	}
+	if len(r.order) == recentOpsMax {
+		delete(r.seen, r.order[0])
+		r.order = r.order[1:]
+	}
+	r.order = append(r.order, op)
+	r.seen[op] = struct{}{}
+}
+
+func (r *opRing) list() []transport.OpKey {
+	return append([]transport.OpKey(nil), r.order...)
+}
+
+// doneRequest is a request that failed when it was posted.
+type doneRequest struct {
+	err  error
+	done chan struct{}
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func failedRequest(err error) transport.Request { return &doneRequest{err: err, done: closedChan} }
+
+func (r *doneRequest) Wait(context.Context) (int, error) { return 0, r.err }
+func (r *doneRequest) Done() <-chan struct{}             { return r.done }
+func (r *doneRequest) Cancel()                           {}

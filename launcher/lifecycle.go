@@ -1,0 +1,179 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gocoll/gocoll/launcher/store"
+	"github.com/gocoll/gocoll/topology"
+)
+
+// byePoll is how often the serving rank looks for goodbyes while closing.
+const byePoll = 20 * time.Millisecond
+
+// lifecycle is everything a world runs besides its communicator: the store
+// (served or dialed), the heartbeat and the watcher. It is the closer the
+// world communicator owns.
+type lifecycle struct {
+	job    Job
+	log    *slog.Logger
+	srv    *store.Server // on the serving rank
+	client store.Store   // srv.Local() or a *store.Client
+	kv     store.Store   // the job's prefix of client
+	ln     transportListener
+	topo   topology.Topology
+	guard  *guardedEndpoint
+
+	closing   atomic.Bool
+	stopBeat  context.CancelFunc
+	beatDone  chan struct{}
+	stopWatch context.CancelFunc
+	watchDone chan struct{}
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func byeKey(rank int) string { return "bye/" + strconv.Itoa(rank) }
+
+// heartbeatEvery is the interval of heartbeats and of the watcher's polls.
+func (lc *lifecycle) heartbeatEvery() time.Duration {
+	return max(lc.job.HeartbeatTimeout/10, 10*time.Millisecond)
+}
+
+func (lc *lifecycle) startHeartbeat() {
+	ctx, cancel := context.WithCancel(context.Background())
+	lc.stopBeat, lc.beatDone = cancel, make(chan struct{})
+	go func() {
+		defer close(lc.beatDone)
+		err := store.Heartbeat(ctx, lc.kv, lc.job.Rank, lc.heartbeatEvery())
+		if err != nil && !lc.closing.Load() {
+			lc.log.Warn("gocoll: heartbeat stopped", "err", err)
+		}
+	}()
+}
+
+func (lc *lifecycle) startWatch() {
+	ctx, cancel := context.WithCancel(context.Background())
+	lc.stopWatch, lc.watchDone = cancel, make(chan struct{})
+	go func() {
+		defer close(lc.watchDone)
+		every := lc.heartbeatEvery()
+		err := store.Watch(ctx, lc.kv, lc.job.Size, lc.job.HeartbeatTimeout, every, func(stale []int) {
+			lc.onStale(ctx, stale)
+		})
+		if err != nil && ctx.Err() == nil && !lc.closing.Load() {
+			lc.storeLost(err)
+		}
+	}()
+}
+
+// onStale declares dead the stale ranks that did not say goodbye.
+func (lc *lifecycle) onStale(ctx context.Context, stale []int) {
+	for _, r := range stale {
+		if r == lc.job.Rank {
+			continue
+		}
+		if _, said, err := lc.kv.TryGet(ctx, byeKey(r)); err != nil || said {
+			continue
+		}
+		ri, _ := lc.topo.Rank(r)
+		cause := fmt.Errorf("%w for %v (host %s)", ErrNoHeartbeat, lc.job.HeartbeatTimeout, ri.Host)
+		if lc.guard.declareDead(r, cause) {
+			lc.log.Warn("gocoll: rank declared dead", "dead", r, "host", ri.Host, "timeout", lc.job.HeartbeatTimeout)
+		}
+	}
+}
+
+// storeLost handles the loss of the store while the world is up: if rank 0
+// served it, rank 0 is gone; otherwise nobody can be vouched for.
+func (lc *lifecycle) storeLost(err error) {
+	lc.log.Warn("gocoll: lost the store", "store", lc.job.Store, "err", err)
+	if lc.job.StoreAtRank0 {
+		lc.guard.declareDead(0, fmt.Errorf("the store it serves at %s is unreachable: %v", lc.job.Store, err))
+		return
+	}
+	lc.guard.declareLost(fmt.Errorf("gocoll: lost the store at %s: %v", lc.job.Store, err))
+}
+
+// Close leaves the job (see Join); the world communicator calls it.
+func (lc *lifecycle) Close() error {
+	lc.closeOnce.Do(func() { lc.closeErr = lc.shutdown() })
+	return lc.closeErr
+}
+
+func (lc *lifecycle) shutdown() error {
+	lc.closing.Store(true)
+	ctx, cancel := context.WithTimeout(context.Background(), lc.job.HeartbeatTimeout+time.Second)
+	defer cancel()
+	setCtx, setCancel := context.WithTimeout(ctx, 5*time.Second)
+	byeErr := lc.kv.Set(setCtx, byeKey(lc.job.Rank), nil)
+	setCancel()
+	lc.stopBeat()
+	<-lc.beatDone
+	if lc.srv != nil {
+		lc.awaitGoodbyes(ctx)
+	}
+	lc.stopWatch()
+	<-lc.watchDone
+	err := lc.guard.Close()
+	lc.closeStore()
+	if byeErr != nil && !errors.Is(byeErr, store.ErrClosed) {
+		lc.log.Info("gocoll: could not say goodbye", "err", byeErr)
+	}
+	return err
+}
+
+// awaitGoodbyes waits until every other rank said goodbye or was declared
+// dead, or ctx ends.
+func (lc *lifecycle) awaitGoodbyes(ctx context.Context) {
+	tick := time.NewTicker(byePoll)
+	defer tick.Stop()
+	for r := 0; r < lc.job.Size; {
+		if r == lc.job.Rank || lc.guard.isDead(r) {
+			r++
+			continue
+		}
+		if _, said, err := lc.kv.TryGet(ctx, byeKey(r)); err == nil && said {
+			r++
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			lc.log.Info("gocoll: closing without every rank's goodbye", "missing", r)
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+func (lc *lifecycle) closeStore() {
+	if lc.client != nil {
+		_ = lc.client.Close()
+	}
+	if lc.srv != nil {
+		_ = lc.srv.Close()
+	}
+}
+
+// abandon releases what a failed Join had started.
+func (lc *lifecycle) abandon() {
+	lc.closing.Store(true)
+	if lc.stopBeat != nil {
+		lc.stopBeat()
+		<-lc.beatDone
+	}
+	if lc.ln != nil {
+		_ = lc.ln.Close()
+	}
+	if lc.guard != nil {
+		_ = lc.guard.Close()
+	}
+	lc.closeStore()
+}

@@ -1,0 +1,287 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/launcher/store"
+	"github.com/gocoll/gocoll/topology"
+)
+
+// worldCommID is the id of the world communicator on every rank.
+const worldCommID = 1
+
+// Options adjust Init. The zero value reads the process environment and
+// gives the world communicator collective's default configuration.
+type Options struct {
+	// Comm configures the world communicator; it must be equal on every rank.
+	Comm collective.Config
+	// Environ, if not nil, replaces the process environment (KEY=value
+	// entries): for ranks that are goroutines of one process, and tests.
+	Environ []string
+}
+
+// World is this process's membership of a gocoll job: the world
+// communicator (embedded, so its methods, Rank, Size, Barrier, Split and
+// Close, are World's), and where every rank runs. Close (the
+// communicator's) also leaves the job: see [Join].
+type World struct {
+	*collective.Comm
+	job  Job
+	topo topology.Topology
+	life *lifecycle
+}
+
+// Init joins the job this process was started in and returns its world.
+// It reads the launcher's variables (see [ParseEnv] and the package doc),
+// meets the other ranks at the rendezvous store, and connects the
+// transport; see [Join]. It fails with a one-line error that says what is
+// wrong: no launcher variables, a bad variable, a store that cannot be
+// reached or refuses the job key, or ranks that did not arrive within
+// GOCOLL_CONNECT_TIMEOUT.
+func Init(ctx context.Context, opts Options) (*World, error) {
+	var job Job
+	var err error
+	if opts.Environ != nil {
+		job, err = ParseEnv(LookupIn(opts.Environ))
+	} else {
+		job, err = ReadEnv()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return Join(ctx, job, opts.Comm)
+}
+
+// Join forms the world of job: the serving rank starts the store, every
+// rank dials it, claims its rank, starts heartbeating, publishes where it
+// runs and its transport address, waits for every other rank's, and
+// connects the transport to all of them. ctx and job.ConnectTimeout bound
+// all of this.
+//
+// Afterwards each rank heartbeats to the store every HeartbeatTimeout/10
+// and watches the others' heartbeats; a rank silent for HeartbeatTimeout is
+// declared dead, and every pending and later operation with it fails with
+// a *transport.PeerError naming it and wrapping [ErrNoHeartbeat].
+//
+// Close of the world communicator leaves the job: the rank says goodbye in
+// the store, stops heartbeating and closes its transport. The rank that
+// serves the store first waits, at most HeartbeatTimeout, until every
+// other rank has said goodbye or been declared dead, as MPI_Finalize does.
+func Join(ctx context.Context, job Job, cfg collective.Config) (*World, error) {
+	start := time.Now()
+	if job.WatchStdin {
+		watchStdin(job.Rank)
+	}
+	lc := &lifecycle{job: job, log: newLogger(job)}
+	ctx, cancel := context.WithTimeout(ctx, job.ConnectTimeout)
+	defer cancel()
+	w, err := lc.form(ctx, cfg)
+	if err != nil {
+		lc.abandon()
+		return nil, fmt.Errorf("gocoll: rank %d of %d (%s): %w", job.Rank, job.Size, job.Launcher, err)
+	}
+	lc.log.Info("gocoll: world formed", "size", job.Size, "store", job.Store,
+		"transport", job.Transport, "took", time.Since(start).Round(time.Microsecond))
+	return w, nil
+}
+
+func newLogger(job Job) *slog.Logger {
+	if !job.Logging {
+		return slog.New(slog.DiscardHandler)
+	}
+	h := slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: job.LogLevel})
+	return slog.New(h).With("rank", job.Rank)
+}
+
+// form runs the steps of Join; on error the caller abandons lc.
+func (lc *lifecycle) form(ctx context.Context, cfg collective.Config) (*World, error) {
+	job := lc.job
+	if err := lc.openStore(ctx); err != nil {
+		return nil, err
+	}
+	if err := lc.claimRank(ctx); err != nil {
+		return nil, err
+	}
+	lc.startHeartbeat()
+	mine, ln, err := lc.listen(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lc.ln = ln
+	rec, err := encodeRecord(mine)
+	if err != nil {
+		return nil, err
+	}
+	values, err := store.AllGather(ctx, lc.kv, job.Rank, job.Size, "world", rec)
+	if err != nil {
+		return nil, fmt.Errorf("waiting for the other ranks at the store %s: %w", job.Store, err)
+	}
+	addrs, topo, err := checkRecords(mine, values)
+	if err != nil {
+		return nil, err
+	}
+	lc.topo = topo
+	ep, err := ln.Connect(ctx, addrs)
+	lc.ln = nil // Connect closed it
+	if err != nil {
+		return nil, fmt.Errorf("connecting the %s transport: %w", job.Transport, err)
+	}
+	lc.guard = newGuardedEndpoint(ep)
+	comm, err := collective.NewOwning(lc.guard, worldCommID, cfg, lc)
+	if err != nil {
+		return nil, err
+	}
+	lc.startWatch()
+	return &World{Comm: comm, job: job, topo: topo, life: lc}, nil
+}
+
+// openStore serves the store if this rank should, and connects to it.
+func (lc *lifecycle) openStore(ctx context.Context) error {
+	job := lc.job
+	if job.ServeStore {
+		bind, err := bindAddr(job.Store)
+		if err != nil {
+			return err
+		}
+		// The server lives as long as the world, not as long as ctx.
+		srv, err := store.Listen(context.Background(), bind, store.Config{JobKey: job.JobKey})
+		if err != nil {
+			return fmt.Errorf("serving the store on %s: %w (set %s=host:port to choose another port)", bind, err, EnvStore)
+		}
+		lc.srv, lc.client = srv, srv.Local()
+	} else {
+		c, err := store.Dial(ctx, job.Store, store.ClientConfig{JobKey: job.JobKey, RetryMax: 100 * time.Millisecond})
+		switch {
+		case errors.Is(err, store.ErrBadJobKey):
+			return fmt.Errorf("the store at %s refused this job's key (%s): %w", job.Store, EnvJobKey, err)
+		case err != nil && ctx.Err() != nil:
+			return fmt.Errorf("no store answered at %s within %v (is rank 0 running? is %s right?): %w",
+				job.Store, job.ConnectTimeout, EnvStore, err)
+		case err != nil:
+			return fmt.Errorf("store at %s: %w", job.Store, err)
+		}
+		lc.client = c
+	}
+	lc.kv = store.Prefixed(lc.client, "gocoll/"+strconv.Itoa(len(job.JobID))+":"+job.JobID+"/")
+	return nil
+}
+
+// bindAddr is where the serving rank listens for the store at addr: on
+// loopback if addr is, else on every interface at addr's port.
+func bindAddr(addr string) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("store address %q: %v", addr, err)
+	}
+	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+		return net.JoinHostPort(host, port), nil
+	}
+	return net.JoinHostPort("", port), nil
+}
+
+// claimRank makes sure no other process joined as this rank.
+func (lc *lifecycle) claimRank(ctx context.Context) error {
+	n, err := lc.kv.Add(ctx, "claim/"+strconv.Itoa(lc.job.Rank), 1)
+	if err != nil {
+		return fmt.Errorf("store at %s: %w", lc.job.Store, err)
+	}
+	if n != 1 {
+		return fmt.Errorf("another process already joined job %q as rank %d (two ranks with the same number?)", lc.job.JobID, lc.job.Rank)
+	}
+	return nil
+}
+
+// listen starts this rank's transport and returns the record to publish.
+func (lc *lifecycle) listen(ctx context.Context) (rankRecord, transportListener, error) {
+	job := lc.job
+	host, err := topology.DetectLocal(job.Host, job.Site)
+	if err != nil {
+		return rankRecord{}, nil, err
+	}
+	host.NICs = usefulNICs(host.NICs)
+	ip := job.Addr
+	if ip == "" {
+		if ip, err = routeToward(job.Store); err != nil {
+			return rankRecord{}, nil, fmt.Errorf("finding this host's address toward the store (set %s): %w", EnvAddr, err)
+		}
+	}
+	ln, err := listenTransport(ctx, job.Transport, transportSpec{
+		Rank: job.Rank, JobID: hash64(job.JobID), Host: ip, Logger: lc.log,
+	})
+	if err != nil {
+		return rankRecord{}, nil, err
+	}
+	rec := rankRecord{Version: recordVersion, Launcher: job.Launcher, Size: job.Size,
+		Transport: job.Transport, Addr: ln.Addr(), Info: host.RankInfo(job.Rank, job.LocalRank, ip)}
+	return rec, ln, nil
+}
+
+// usefulNICs keeps the interfaces that are up and have addresses, so that
+// records stay small on hosts with many idle virtual interfaces.
+func usefulNICs(nics []topology.NIC) []topology.NIC {
+	var kept []topology.NIC
+	for _, n := range nics {
+		if n.Up && len(n.Addrs) > 0 {
+			kept = append(kept, n)
+		}
+	}
+	return kept
+}
+
+// routeToward returns this host's IP address on the route to hostport,
+// without sending anything.
+func routeToward(hostport string) (string, error) {
+	c, err := net.Dial("udp", hostport)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).IP.String(), nil
+}
+
+// Topology returns where every rank runs: host, site, local rank, address,
+// network interfaces and CPU. Ranks are numbered site by site when gocoll
+// run placed them; [topology.RingOrder] gives the ring that crosses sites
+// least in any case.
+func (w *World) Topology() topology.Topology {
+	t, err := topology.New(w.topo.Ranks) // a copy the caller may change
+	if err != nil {
+		panic("launcher: the world's topology became invalid: " + err.Error())
+	}
+	return t
+}
+
+// Site is this rank's site.
+func (w *World) Site() string {
+	ri, _ := w.topo.Rank(w.job.Rank)
+	return ri.SiteName()
+}
+
+// Host is this rank's host name in the topology.
+func (w *World) Host() string {
+	ri, _ := w.topo.Rank(w.job.Rank)
+	return ri.Host
+}
+
+// LocalRank is this rank's index among the ranks of its host: the
+// launcher's, or if it gave none, this rank's place among them by rank.
+func (w *World) LocalRank() int {
+	ri, _ := w.topo.Rank(w.job.Rank)
+	return ri.LocalRank
+}
+
+// Job returns what the environment said about this rank.
+func (w *World) Job() Job { return w.job }
+
+// Store returns the job's rendezvous store under a prefix of the
+// application's own, for small values the ranks want to share. It is
+// closed with the world.
+func (w *World) Store() store.Store { return store.Prefixed(w.life.kv, "app/") }
