@@ -26,6 +26,14 @@ type flagSpec struct {
 	help        string
 }
 
+// name is the flag as the help text shows it first.
+func (s *flagSpec) name() string {
+	if s.short != "" {
+		return "-" + s.short
+	}
+	return "--" + s.long
+}
+
 var flagSpecs = []flagSpec{
 	{short: "b", long: "minbytes", set: setSize(func(o *Options) *int64 { return &o.MinBytes }), help: "minimum size in bytes, with K, M or G (default 32M)"},
 	{short: "e", long: "maxbytes", set: setSize(func(o *Options) *int64 { return &o.MaxBytes }), help: "maximum size (default 32M)"},
@@ -77,7 +85,7 @@ func ParseArgs(args []string) (Options, error) {
 		}
 		if !spec.boolean && !hasValue {
 			if i+1 >= len(args) {
-				return o, fmt.Errorf("flag %s needs a value", a)
+				return o, fmt.Errorf("flag %s needs a value", spec.name())
 			}
 			i++
 			value = args[i]
@@ -86,7 +94,7 @@ func ParseArgs(args []string) (Options, error) {
 			if errors.Is(err, ErrHelp) {
 				return o, err
 			}
-			return o, fmt.Errorf("flag %s: %w", strings.SplitN(a, "=", 2)[0], err)
+			return o, fmt.Errorf("flag %s: %w", spec.name(), err)
 		}
 	}
 	if len(positional) != 1 {
@@ -124,12 +132,15 @@ func lookupFlag(a string) (spec *flagSpec, value string, hasValue bool, err erro
 	return nil, "", false, fmt.Errorf("unknown flag %s (see -h)", quoteArg(a))
 }
 
-// quoteArg shows an argument in an error, cut to a sane length.
+// quoteArg shows an argument in an error: quoted (so that it stays on
+// one line) and cut to a sane length.
 func quoteArg(a string) string {
-	if len(a) > 40 {
-		a = a[:40] + "..."
+	const keep = 48
+	q := strconv.Quote(a)
+	if len(q) > keep {
+		return q[:keep] + `"...`
 	}
-	return strconv.Quote(a)
+	return q
 }
 
 func setSize(field func(*Options) *int64) func(*Options, string) error {

@@ -24,6 +24,17 @@ func newPlan(o Options, n int) (*plan, error) {
 		iters: o.Iters, warmup: o.Warmup, checks: o.Check, roundUp: peers, peers: peers}, nil
 }
 
+// checkMemory refuses a plan whose buffers (two per rank, of the largest
+// size) for ranksHere ranks on this machine would not fit in its RAM.
+func checkMemory(p *plan, ranks, ranksHere int) error {
+	need := 2 * p.maxBytes(ranks) * int64(ranksHere)
+	if ram := physicalMemory(); ram > 0 && need > ram {
+		return fmt.Errorf("the buffers of %d ranks need %d MiB, more than this machine's %d MiB of RAM; lower -e",
+			ranksHere, need>>20, ram>>20)
+	}
+	return nil
+}
+
 // commConfig is the communicator configuration the options ask for.
 func commConfig(o Options) collective.Config {
 	cfg := collective.Config{Timeout: o.Timeout}

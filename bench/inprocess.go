@@ -46,6 +46,9 @@ func localWorld(ctx context.Context, name string, n int) ([]transport.Endpoint, 
 // returns the exit status.
 func runInProcess(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	p, err := newPlan(o, o.Ranks)
+	if err == nil {
+		err = checkMemory(p, o.Ranks, o.Ranks)
+	}
 	if err != nil {
 		return usageError(stderr, err)
 	}

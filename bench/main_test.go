@@ -258,7 +258,7 @@ func TestJSONFields(t *testing.T) {
 	require.Equal(t, "inproc", rows[1].Transport)
 	require.Equal(t, 2, rows[1].Ranks)
 	require.Positive(t, rows[1].RSSPeak)
-	require.InDelta(t, rows[1].AlgbwGBs/2, rows[1].BusbwGBs, 1e-9)
+	require.InEpsilon(t, rows[1].AlgbwGBs/2, rows[1].BusbwGBs, 1e-5)
 }
 
 // TestPeersFormat prints the table ../shared/peers/summarize.py reads.
@@ -303,4 +303,16 @@ func TestInProcessTCP(t *testing.T) {
 	code, out, errOut := runBench(t, withQuick("alltoall,reducescatter", "--in-process", "-np", "3", "--json")...)
 	require.Equal(t, ExitOK, code, errOut)
 	require.Equal(t, "tcp", decodeRows(t, out)[0].Transport)
+}
+
+// TestMemoryLimit refuses buffers beyond the machine's RAM before
+// allocating anything.
+func TestMemoryLimit(t *testing.T) {
+	if physicalMemory() == 0 || physicalMemory() > 60<<30 {
+		t.Skip("RAM unknown or too large for the 64 GiB size limit to exceed it")
+	}
+	code, out, errOut := runBench(t, "allreduce", "--transport", "inproc", "-np", "4", "-b", "64G", "-e", "64G")
+	require.Equal(t, ExitUsage, code)
+	require.Empty(t, out)
+	require.Contains(t, errOut, "RAM")
 }

@@ -33,3 +33,12 @@ func peakRSS() int64 {
 	}
 	return ru.Maxrss << 10 // Linux reports KiB
 }
+
+// physicalMemory is the machine's RAM in bytes, or 0 if unknown.
+func physicalMemory() int64 {
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		return 0
+	}
+	return int64(si.Totalram) * int64(si.Unit)
+}

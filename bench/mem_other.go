@@ -9,3 +9,6 @@ func allocBuffer(n int64) ([]byte, func(), error) {
 
 // peakRSS is not measured on this platform: 0.
 func peakRSS() int64 { return 0 }
+
+// physicalMemory is not known on this platform: 0.
+func physicalMemory() int64 { return 0 }

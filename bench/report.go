@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/gocoll/gocoll/collective/reduce"
@@ -238,11 +239,11 @@ func (j *jsonReport) row(r result) error {
 	oop := r.meas[outOfPlace]
 	alg, bus := bandwidths(r, oop)
 	row := jsonRow{Coll: r.coll.String(), Size: r.geo.bytes, Count: r.geo.count, Type: r.dt.String(),
-		Redop: opName(r), Root: r.root, TimeUs: oop.timeUs, AlgbwGBs: alg, BusbwGBs: bus, Wrong: wrong(oop),
+		Redop: opName(r), Root: r.root, TimeUs: round6(oop.timeUs), AlgbwGBs: round6(alg), BusbwGBs: round6(bus), Wrong: wrong(oop),
 		Transport: o.Transport, Algo: o.Algo.String(), Ranks: r.ranks, RSSPeak: r.rssPeak}
 	if ip := r.meas[inPlace]; ip.ran {
 		a, b := bandwidths(r, ip)
-		row.InPlace = &jsonMeasured{TimeUs: ip.timeUs, AlgbwGBs: a, BusbwGBs: b, Wrong: wrong(ip)}
+		row.InPlace = &jsonMeasured{TimeUs: round6(ip.timeUs), AlgbwGBs: round6(a), BusbwGBs: round6(b), Wrong: wrong(ip)}
 	}
 	line, err := json.Marshal(row)
 	if err != nil {
@@ -253,6 +254,15 @@ func (j *jsonReport) row(r result) error {
 }
 
 func (j *jsonReport) end(summary) error { return nil }
+
+// round6 keeps six significant digits (measurements have fewer).
+func round6(x float64) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 6, 64), 64)
+	if err != nil {
+		return x
+	}
+	return r
+}
 
 // peersReport prints the table format of ../shared/peers (run_all.sh's
 // OURS_CMD hook), which its summarize.py reads next to OpenMPI and Gloo.

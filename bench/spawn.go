@@ -137,7 +137,11 @@ func joinSpawned(ctx context.Context, job spawnJob, o Options) (*collective.Comm
 // them a rendezvous store, waits for them all and returns rank 0's exit
 // status (or ExitWrong if only another rank failed).
 func spawnRanks(ctx context.Context, o Options, args []string, stdout, stderr io.Writer) int {
-	if _, err := newPlan(o, o.Ranks); err != nil {
+	p, err := newPlan(o, o.Ranks)
+	if err == nil {
+		err = checkMemory(p, o.Ranks, o.Ranks)
+	}
+	if err != nil {
 		return usageError(stderr, err)
 	}
 	exe, err := os.Executable()
