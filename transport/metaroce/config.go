@@ -90,6 +90,12 @@ type Config struct {
 	// this long (keepalive probes are sent at a quarter of it). It also
 	// bounds connection set-up. Default 10s.
 	IdleTimeout time.Duration
+
+	// ReportUnexpected turns on EventUnexpected, so that a driver can
+	// discard messages nobody will receive (those of an aborted
+	// operation) instead of leaving them to fill the message window and
+	// the unexpected budget. Default off.
+	ReportUnexpected bool
 }
 
 // Limits of Config fields.

@@ -95,6 +95,11 @@ func (e *Endpoint) newID() ConnID {
 }
 
 func (e *Endpoint) addConn(c *conn) {
+	if e.cfg.ReportUnexpected {
+		c.rcv.arrived = func(m *inMsg) {
+			e.emit(Event{Kind: EventUnexpected, Conn: c.id, Peer: c.peer, Stream: m.key.stream, Msg: m.key.msg, N: int(m.total)})
+		}
+	}
 	e.conns[c.id] = c
 	e.order = append(e.order, c)
 	e.st.Conns = len(e.conns)

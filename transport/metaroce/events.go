@@ -22,6 +22,12 @@ const (
 	EventClosed
 	// EventPathState: path Path of the connection changed to State.
 	EventPathState
+	// EventUnexpected: message (Stream, Msg) of N bytes started to arrive
+	// with no receive posted for it; the core holds its pieces (within
+	// Config.UnexpectedBytes) until a receive with its key is posted. Only
+	// with Config.ReportUnexpected. A driver that knows the message is not
+	// wanted posts a receive with an empty buffer, which discards it.
+	EventUnexpected
 )
 
 func (k EventKind) String() string {
@@ -38,6 +44,8 @@ func (k EventKind) String() string {
 		return "closed"
 	case EventPathState:
 		return "path-state"
+	case EventUnexpected:
+		return "unexpected"
 	}
 	return "unknown"
 }

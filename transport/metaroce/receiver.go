@@ -51,6 +51,7 @@ type receiver struct {
 	discarded int64
 	placed    int64 // message bytes received for the first time
 	done      func(m *inMsg, n int, err error)
+	arrived   func(m *inMsg) // reports an unexpected message; may be nil
 }
 
 func newReceiver(chunk int, budget uint64, maxRecvs, window int, done func(*inMsg, int, error)) receiver {
@@ -170,6 +171,9 @@ func (r *receiver) open(d *wire.Data) *inMsg {
 		head.sameKey = m
 	} else {
 		r.unexpected[m.key] = m
+	}
+	if r.arrived != nil {
+		r.arrived(m)
 	}
 	return m
 }
