@@ -47,6 +47,8 @@ type conn struct {
 
 	helloAt    time.Duration // next HELLO or HELLO-ACK resend
 	helloTries int
+	helloSent  time.Duration // when the last HELLO or HELLO-ACK left
+	helloSends int           // how many were sent
 	helloAck   bool // a HELLO-ACK is owed at once
 
 	ackAt    time.Duration // when an ACK is due; 0: none
@@ -137,10 +139,29 @@ func (c *conn) handle(now time.Duration, pathIdx int, ce bool, h wire.Header, b 
 	return &c.ep.st.DropMalformed
 }
 
-// heard notes a valid packet from the peer.
+// heard notes a valid packet from the peer. The first one an acceptor
+// hears after a single HELLO-ACK times the handshake's round trip.
 func (c *conn) heard(now time.Duration) {
 	c.lastRecv = now
+	if !c.confirmed && c.helloSends == 1 {
+		c.seedRTT(now - c.helloSent)
+	}
 	c.confirmed = true
+}
+
+// seedRTT starts the smoothed RTT of every path without a sample from the
+// handshake's round trip instead of Config.InitialRTT. The variance keeps
+// its initial InitialRTT/2, so the first RTO stays conservative: the first
+// window of many connections can queue far longer than the handshake took.
+func (c *conn) seedRTT(rtt time.Duration) {
+	if rtt <= 0 {
+		return
+	}
+	for _, p := range c.paths {
+		if !p.rtt.has {
+			p.rtt.srtt = rtt
+		}
+	}
 }
 
 func (c *conn) handleHelloAck(now time.Duration, b []byte) *int64 {
@@ -151,6 +172,9 @@ func (c *conn) handleHelloAck(now time.Duration, b []byte) *int64 {
 	c.heard(now)
 	if c.phase == phaseConnecting {
 		c.open(&h, now)
+		if c.helloSends == 1 {
+			c.seedRTT(now - c.helloSent)
+		}
 		c.ep.emit(Event{Kind: EventConnected, Conn: c.id, Peer: c.peer})
 	}
 	c.ackAt = now // confirms to the acceptor that we are set up

@@ -231,3 +231,15 @@ func TestEmptyPieceAtTheEndIsRejected(t *testing.T) {
 	cs, _, _ := n.eps[1].ConnStats(b, nil)
 	require.Equal(t, int64(1), cs.Discarded)
 }
+
+func TestHandshakeSeedsPathRTT(t *testing.T) {
+	n := newTestNet(t, Config{Paths: 2})
+	n.delay = 50 * time.Microsecond
+	a, b := n.connect()
+	n.runFor(time.Millisecond) // the acceptor times the HELLO-ACK to the confirming ACK
+	for i, c := range []*conn{n.eps[0].conns[a], n.eps[1].conns[b]} {
+		for _, p := range c.paths {
+			require.Equal(t, 100*time.Microsecond, p.rtt.srtt, "endpoint %d path %d", i, p.idx)
+		}
+	}
+}

@@ -61,6 +61,7 @@ func (c *conn) pollHandshake(now time.Duration, buf []byte) ([]byte, int, bool) 
 	}
 	path := c.helloTries % n
 	c.helloTries++
+	c.helloSent, c.helloSends = now, c.helloSends+1
 	c.helloAt = now + min(c.cfg.InitialRTT<<min(c.helloTries, 20), c.cfg.MaxRTO)
 	h := c.helloPacket(c.phase == phaseOpen, path)
 	return wire.AppendHello(buf[:0], &h), path, true
