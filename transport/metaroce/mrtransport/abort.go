@@ -66,12 +66,16 @@ func (e *Endpoint) end(now time.Duration, op transport.OpKey, err error) {
 		for _, r := range mine {
 			e.withdraw(now, p, r, err)
 		}
+		var held []msgKey
 		for k, n := range p.unexpected {
 			if k.opOf() == low {
 				for range n {
-					e.sink(now, p, k)
+					held = append(held, k)
 				}
 			}
+		}
+		for _, k := range held {
+			e.sink(now, p, k)
 		}
 	}
 	e.self.fail(func(r *request) bool { return r.tag.OpKey == op }, err)

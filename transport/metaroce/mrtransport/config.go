@@ -74,8 +74,8 @@ type Config struct {
 	// DefaultAbortMemory.
 	AbortMemory int
 	// Core configures the MetaRoCE core. Its NodeID, Paths and MaxDatagram
-	// are set from Rank, Paths and MaxDatagram; an IDSeed of 0 is replaced
-	// by a random one.
+	// are set from Rank, Paths and MaxDatagram, and ReportUnexpected is
+	// turned on; an IDSeed of 0 is replaced by a random one.
 	Core metaroce.Config
 	// Logger receives connection events, peer failures and, on
 	// Endpoint.LogStats, the counters. Default: none.
@@ -130,6 +130,7 @@ func (c Config) withDefaults() (Config, error) {
 		return bad("ListenAddr port %d leaves no room for %d paths", p, c.Paths)
 	}
 	c.Core.NodeID, c.Core.Paths, c.Core.MaxDatagram = uint64(c.Rank), c.Paths, c.MaxDatagram
+	c.Core.ReportUnexpected = true
 	if c.Core.IDSeed == 0 {
 		var b [8]byte
 		_, _ = rand.Read(b[:]) // never fails (crypto/rand panics instead)

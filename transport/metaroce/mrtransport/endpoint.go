@@ -82,6 +82,16 @@ func (e *Endpoint) Rank() int { return e.cfg.Rank }
 // Size is the number of ranks in the world.
 func (e *Endpoint) Size() int { return e.cfg.Size }
 
+// Addr returns the addresses of this endpoint's path sockets, as
+// published to the other ranks.
+func (e *Endpoint) Addr() PeerAddr {
+	a := PeerAddr{Paths: make([]netip.AddrPort, len(e.eng.socks))}
+	for i, s := range e.eng.socks {
+		a.Paths[i] = s.LocalAddr()
+	}
+	return a
+}
+
 // route maps a transmit to its peer socket's address. The caller holds
 // eng.mu.
 func (e *Endpoint) route(node uint64, path int) (netip.AddrPort, bool) {

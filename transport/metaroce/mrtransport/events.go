@@ -20,6 +20,10 @@ func (e *Endpoint) handle(now time.Duration, ev metaroce.Event) {
 		e.recvDone(now, ev)
 	case metaroce.EventClosed:
 		e.connDown(now, ev)
+	case metaroce.EventUnexpected:
+		if p := e.byConn[ev.Conn]; p != nil {
+			e.unexpectedArrived(now, p, msgKey{ev.Stream, ev.Msg})
+		}
 	case metaroce.EventPathState:
 		e.log.Info("mrtransport: path state", "peer", ev.Peer, "conn", uint64(ev.Conn), "path", ev.Path, "state", ev.State.String())
 	}
