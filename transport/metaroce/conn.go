@@ -49,7 +49,7 @@ type conn struct {
 	helloTries int
 	helloSent  time.Duration // when the last HELLO or HELLO-ACK left
 	helloSends int           // how many were sent
-	helloAck   bool // a HELLO-ACK is owed at once
+	helloAck   bool          // a HELLO-ACK is owed at once
 
 	ackAt    time.Duration // when an ACK is due; 0: none
 	ackPath  int
