@@ -46,7 +46,7 @@ var flagSpecs = []flagSpec{
 	{short: "d", long: "datatype", set: setDataType, help: "data type: float, double, bf16, half, int8, uint8, int32, uint32, int64, uint64 (default float)"},
 	{short: "o", long: "op", set: setOp, help: "reduction: sum, prod, min, max, avg (default sum)"},
 	{short: "r", long: "root", set: setInt(func(o *Options) *int { return &o.Root }), help: "root rank of broadcast and reduce (default 0)"},
-	{short: "np", long: "np", set: setInt(func(o *Options) *int { return &o.Ranks }), help: "ranks to start when run alone (default 4)"},
+	{short: "np", long: "np", set: setRanks, help: "ranks to start when run alone (default 4)"},
 	{long: "algo", set: setAlgo, help: "algorithm: auto, ring, recursive-doubling, chain, binomial, pairwise, direct (default auto)"},
 	{long: "transport", set: func(o *Options, v string) error { o.Transport = v; return nil }, help: "tcp, mptcp, inproc or metaroce (default tcp)"},
 	{long: "in-process", boolean: true, set: setBool(func(o *Options) *bool { return &o.InProcess }), help: "run every rank as a goroutine of this process"},
@@ -189,6 +189,16 @@ func setInt(field func(*Options) *int) func(*Options, string) error {
 		*field(o) = int(n)
 		return nil
 	}
+}
+
+func setRanks(o *Options, v string) error {
+	if err := setInt(func(o *Options) *int { return &o.Ranks })(o, v); err != nil {
+		return err
+	}
+	if o.Ranks < 1 {
+		return fmt.Errorf("%d ranks: want at least 1", o.Ranks)
+	}
+	return nil
 }
 
 func setBool(field func(*Options) *bool) func(*Options, string) error {

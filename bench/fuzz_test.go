@@ -66,7 +66,7 @@ func FuzzParseArgs(f *testing.F) {
 		require.NotEmpty(t, o.Colls)
 		require.GreaterOrEqual(t, o.Iters, 1)
 		require.GreaterOrEqual(t, o.Warmup, 0)
-		require.True(t, o.Ranks >= 1 && o.Ranks <= RanksMax)
+		require.True(t, o.Ranks >= 0 && o.Ranks <= RanksMax && o.localRanks() >= 1)
 		require.True(t, o.DataType.Valid() && o.Op.Valid())
 		require.Positive(t, o.Timeout)
 	})

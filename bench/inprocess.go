@@ -42,25 +42,29 @@ func localWorld(ctx context.Context, name string, n int) ([]transport.Endpoint, 
 	return out, closeAll, nil
 }
 
-// runInProcess runs o.Ranks ranks as goroutines of this process and
-// returns the exit status.
+// runInProcess runs o.localRanks() ranks as goroutines of this process
+// and returns the exit status.
 func runInProcess(ctx context.Context, o Options, stdout, stderr io.Writer) int {
-	p, err := newPlan(o, o.Ranks)
+	n := o.localRanks()
+	if o.Transport == "" {
+		o.Transport = "tcp"
+	}
+	p, err := newPlan(o, n)
 	if err == nil {
-		err = checkMemory(p, o.Ranks, o.Ranks)
+		err = checkMemory(p, n, n)
 	}
 	if err != nil {
 		return usageError(stderr, err)
 	}
 	setup, cancel := context.WithTimeout(ctx, o.Timeout)
-	eps, closeWorld, err := localWorld(setup, o.Transport, o.Ranks)
+	eps, closeWorld, err := localWorld(setup, o.Transport, n)
 	cancel()
 	if err != nil {
-		return runError(stderr, fmt.Errorf("connecting %d ranks over %s: %w", o.Ranks, o.Transport, err))
+		return runError(stderr, fmt.Errorf("connecting %d ranks over %s: %w", n, o.Transport, err))
 	}
 	defer func() { _ = closeWorld() }()
 
-	info := runInfo{opts: o, ranks: o.Ranks, placement: "goroutines of one process", sharedProc: true}
+	info := runInfo{opts: o, ranks: n, placement: "goroutines of one process", sharedProc: true}
 	var wrong int64
 	g, gctx := errgroup.WithContext(ctx)
 	for r, ep := range eps {

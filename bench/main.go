@@ -19,19 +19,14 @@ const (
 // runs the benchmark and returns the process exit status. The report goes
 // to stdout; errors (one line each) and progress lines go to stderr.
 //
-// Run alone, Main starts the ranks itself: -np processes of this same
-// program (os.Executable with this process's arguments, told by their
-// environment which rank they are; see IsSpawnedRank), connected over TCP,
-// or -np goroutines of this process for --transport inproc and with
-// --in-process. In a process it spawned, Main runs that one rank and takes
-// its arguments from the environment, ignoring args.
+// Started by a launcher (gocoll run, mpirun, srun, torchrun: whatever
+// launcher.Init understands), Main is one rank of the launcher's world;
+// rank 0 prints the report. Run alone, Main starts the ranks itself: -np
+// processes of this same program (os.Executable with this process's
+// arguments, and the environment launcher.Init reads; see EnvArgs),
+// connected over TCP, or -np goroutines of this process for --transport
+// inproc and with --in-process.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if job, ok, err := spawnedJob(); ok || err != nil {
-		if err != nil {
-			return runError(stderr, err)
-		}
-		return runSpawnedRank(ctx, job, stdout, stderr)
-	}
 	o, err := ParseArgs(args)
 	if errors.Is(err, ErrHelp) {
 		writeUsage(stdout)
@@ -39,6 +34,13 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		return usageError(stderr, err)
+	}
+	job, launched, err := launchedJob()
+	if err != nil {
+		return usageError(stderr, err)
+	}
+	if launched {
+		return runLaunchedRank(ctx, o, job, stdout, stderr)
 	}
 	if o.Transport == "inproc" || o.InProcess {
 		return runInProcess(ctx, o, stdout, stderr)

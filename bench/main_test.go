@@ -15,8 +15,12 @@ import (
 
 // TestMain lets this test binary serve as the ranks Main spawns.
 func TestMain(m *testing.M) {
-	if IsSpawnedRank() {
-		os.Exit(Main(context.Background(), nil, os.Stdout, os.Stderr))
+	if js := os.Getenv(EnvArgs); js != "" {
+		var args []string
+		if err := json.Unmarshal([]byte(js), &args); err != nil {
+			os.Exit(ExitUsage)
+		}
+		os.Exit(Main(context.Background(), args, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }

@@ -11,8 +11,10 @@ import (
 	"github.com/gocoll/gocoll/collective/reduce"
 )
 
-// Limits of Options.
+// Limits and defaults of Options.
 const (
+	// DefaultRanks is the number of ranks a run started alone uses.
+	DefaultRanks = 4
 	// RanksMax bounds -np.
 	RanksMax = 1024
 	// SizesMax bounds the number of sizes one run sweeps.
@@ -49,12 +51,14 @@ type Options struct {
 	Op       reduce.Op
 	// Root (-r, default 0) of Broadcast and Reduce.
 	Root int
-	// Ranks (-np, default 4) is the number of ranks a run started alone
-	// spawns (or, in process, starts as goroutines).
+	// Ranks (-np) is the number of ranks a run started alone spawns (or,
+	// in process, starts as goroutines): DefaultRanks if 0. Under a
+	// launcher it is the launcher's, and -np, if given, must agree.
 	Ranks int
 	// Algo (--algo, default auto) forces the collective's algorithm.
 	Algo collective.Algorithm
-	// Transport (--transport): tcp (default), mptcp, inproc or metaroce.
+	// Transport (--transport): tcp, mptcp, inproc or metaroce. Empty means
+	// tcp, or under a launcher the launcher's (GOCOLL_TRANSPORT).
 	Transport string
 	// InProcess (--in-process) runs all ranks as goroutines of this process
 	// over Transport (always so for inproc).
@@ -76,8 +80,8 @@ type Options struct {
 // DefaultOptions returns the defaults: nccl-tests' for the flags it has.
 func DefaultOptions() Options {
 	return Options{MinBytes: 32 << 20, MaxBytes: 32 << 20, StepFactor: 1, StepBytes: 1 << 20,
-		Iters: 20, Warmup: 1, Check: 1, DataType: dtype.Float32, Op: reduce.Sum, Ranks: 4,
-		Transport: "tcp", Format: "nccl", Label: "gocoll", Timeout: 10 * time.Minute}
+		Iters: 20, Warmup: 1, Check: 1, DataType: dtype.Float32, Op: reduce.Sum,
+		Format: "nccl", Label: "gocoll", Timeout: 10 * time.Minute}
 }
 
 // errNotYet marks a transport that is not built yet.
@@ -102,7 +106,7 @@ func (o *Options) validate() error {
 		{"-n (iterations)", int64(o.Iters), 1, ItersMax},
 		{"-w (warm-up iterations)", int64(o.Warmup), 0, ItersMax},
 		{"-c (check)", int64(o.Check), 0, ChecksMax},
-		{"-np (ranks)", int64(o.Ranks), 1, RanksMax},
+		{"-np (ranks)", int64(o.Ranks), 0, RanksMax},
 		{"-r (root)", int64(o.Root), 0, RanksMax - 1},
 	}
 	for _, c := range checks {
@@ -136,7 +140,7 @@ func (o *Options) validateChoices(kinds []collKind) error {
 		}
 	}
 	switch o.Transport {
-	case "tcp", "mptcp", "inproc":
+	case "", "tcp", "mptcp", "inproc":
 	case "metaroce":
 		return fmt.Errorf("--transport metaroce: %w (the MetaRoCE UDP transport is still being written; use tcp, mptcp or inproc)", errNotYet)
 	default:
@@ -210,6 +214,14 @@ func isWord(s string) bool {
 		}
 	}
 	return true
+}
+
+// localRanks is the number of ranks of a run started alone.
+func (o *Options) localRanks() int {
+	if o.Ranks == 0 {
+		return DefaultRanks
+	}
+	return o.Ranks
 }
 
 // joinNames joins collective names into the list form parseColls reads.

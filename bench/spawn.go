@@ -15,131 +15,31 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/launcher"
 	"github.com/gocoll/gocoll/launcher/store"
-	"github.com/gocoll/gocoll/transport/tcp"
 )
 
-// The environment that tells a process Main spawned which rank it is.
-const (
-	envRank  = "GOCOLL_BENCH_RANK"  // this process's rank
-	envRanks = "GOCOLL_BENCH_RANKS" // the number of ranks
-	envStore = "GOCOLL_BENCH_STORE" // host:port of the parent's rendezvous store
-	envKey   = "GOCOLL_BENCH_KEY"   // the job key of that store
-	envArgs  = "GOCOLL_BENCH_ARGS"  // the parent's arguments, a JSON list
-)
+// EnvArgs is set, in every rank Main spawns, to Main's arguments as a JSON
+// list of strings. The ranks are this same program started with this
+// process's command line, which for gocoll leads back to Main with the same
+// arguments; a host whose command line does not (a test binary) must call
+// Main with the arguments in EnvArgs when it is set.
+const EnvArgs = "GOCOLL_BENCH_ARGS"
 
 // spawnGrace is how long the other ranks may run on after one rank failed
 // before the parent kills them.
 const spawnGrace = 10 * time.Second
 
-// IsSpawnedRank reports whether this process is one rank of a benchmark
-// that Main started. A program whose command line does not lead to Main
-// when re-executed with the same arguments (a test binary, say) must call
-// Main at once when it is true; Main then reads its arguments from the
-// environment.
-func IsSpawnedRank() bool { return os.Getenv(envRank) != "" }
-
-// spawnJob is what a spawned rank learns from its environment.
-type spawnJob struct {
-	rank, ranks int
-	store, key  string
-	args        []string
-}
-
-// spawnedJob reads the spawn environment: ok is false if there is none.
-func spawnedJob() (job spawnJob, ok bool, err error) {
-	if !IsSpawnedRank() {
-		return job, false, nil
-	}
-	job.rank, err = strconv.Atoi(os.Getenv(envRank))
-	if err == nil {
-		job.ranks, err = strconv.Atoi(os.Getenv(envRanks))
-	}
-	if err == nil {
-		err = json.Unmarshal([]byte(os.Getenv(envArgs)), &job.args)
-	}
-	job.store, job.key = os.Getenv(envStore), os.Getenv(envKey)
-	if err == nil && (job.ranks < 1 || job.ranks > RanksMax || job.rank < 0 || job.rank >= job.ranks || job.store == "" || job.key == "") {
-		err = errors.New("incomplete spawn environment")
-	}
-	if err != nil {
-		return job, true, fmt.Errorf("%s=%s: bad environment of a spawned rank: %w", envRank, os.Getenv(envRank), err)
-	}
-	return job, true, nil
-}
-
-// runSpawnedRank runs one spawned rank and returns its exit status.
-func runSpawnedRank(ctx context.Context, job spawnJob, stdout, stderr io.Writer) int {
-	o, err := ParseArgs(job.args)
-	if err != nil {
-		return usageError(stderr, err)
-	}
-	p, err := newPlan(o, job.ranks)
-	if err != nil {
-		return usageError(stderr, err)
-	}
-	comm, err := joinSpawned(ctx, job, o)
-	if err != nil {
-		return runError(stderr, fmt.Errorf("rank %d: %w", job.rank, err))
-	}
-	defer func() { _ = comm.Close() }()
-	var rep reporter
-	var prog io.Writer
-	if job.rank == 0 {
-		rep = newReporter(stdout, runInfo{opts: o, ranks: job.ranks, placement: "processes"})
-		prog = stderr
-	}
-	wrong, err := runMember(ctx, comm, p, rep, prog)
-	if err != nil {
-		return runError(stderr, fmt.Errorf("rank %d: %w", job.rank, err))
-	}
-	return wrongStatus(wrong)
-}
-
-// joinSpawned connects this rank to the others: a TCP listener each, the
-// addresses exchanged through the parent's store.
-func joinSpawned(ctx context.Context, job spawnJob, o Options) (*collective.Comm, error) {
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
-	defer cancel()
-	client, err := store.Dial(ctx, job.store, store.ClientConfig{JobKey: []byte(job.key)})
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = client.Close() }()
-	h := fnv.New64a()
-	h.Write([]byte(job.key))
-	l, err := tcp.Listen(ctx, tcp.Config{Rank: job.rank, JobID: h.Sum64(), MultipathTCP: o.Transport == "mptcp"})
-	if err != nil {
-		return nil, err
-	}
-	values, err := store.AllGather(ctx, client, job.rank, job.ranks, "bench/tcp-addrs", []byte(l.Addr()))
-	if err != nil {
-		_ = l.Close()
-		return nil, err
-	}
-	addrs := make([]string, len(values))
-	for i, v := range values {
-		addrs[i] = string(v)
-	}
-	ep, err := l.Connect(ctx, addrs)
-	if err != nil {
-		return nil, err
-	}
-	comm, err := collective.NewOwning(ep, 0, commConfig(o), ep)
-	if err != nil {
-		_ = ep.Close()
-	}
-	return comm, err
-}
-
-// spawnRanks starts o.Ranks processes of this program, one per rank, serves
-// them a rendezvous store, waits for them all and returns rank 0's exit
-// status (or ExitWrong if only another rank failed).
+// spawnRanks starts o.localRanks() processes of this program, one per rank,
+// with the variables launcher.Init reads (gocoll's: GOCOLL_RANK,
+// GOCOLL_WORLD_SIZE, ...), serves them the rendezvous store, waits for
+// them all and returns rank 0's exit status (ExitWrong if only another
+// rank failed).
 func spawnRanks(ctx context.Context, o Options, args []string, stdout, stderr io.Writer) int {
-	p, err := newPlan(o, o.Ranks)
+	n := o.localRanks()
+	p, err := newPlan(o, n)
 	if err == nil {
-		err = checkMemory(p, o.Ranks, o.Ranks)
+		err = checkMemory(p, n, n)
 	}
 	if err != nil {
 		return usageError(stderr, err)
@@ -148,9 +48,9 @@ func spawnRanks(ctx context.Context, o Options, args []string, stdout, stderr io
 	if err != nil {
 		return runError(stderr, fmt.Errorf("finding this program to start the ranks: %w", err))
 	}
-	var keyBytes [16]byte
-	_, _ = rand.Read(keyBytes[:])
-	key := hex.EncodeToString(keyBytes[:])
+	var secret [16]byte
+	_, _ = rand.Read(secret[:])
+	key := hex.EncodeToString(secret[:])
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	srv, err := store.Listen(ctx, "127.0.0.1:0", store.Config{JobKey: []byte(key)})
@@ -158,17 +58,15 @@ func spawnRanks(ctx context.Context, o Options, args []string, stdout, stderr io
 		return runError(stderr, err)
 	}
 	defer func() { _ = srv.Close() }()
-	argsJSON, err := json.Marshal(args)
+	env, err := spawnEnv(o, n, srv.Addr().String(), key, args)
 	if err != nil {
 		return runError(stderr, err)
 	}
-	env := append(os.Environ(), envRanks+"="+strconv.Itoa(o.Ranks), envStore+"="+srv.Addr().String(),
-		envKey+"="+key, envArgs+"="+string(argsJSON))
 	out, errOut := &lockedWriter{w: stdout}, &lockedWriter{w: stderr}
-	cmds := make([]*exec.Cmd, o.Ranks)
+	cmds := make([]*exec.Cmd, n)
 	for r := range cmds {
 		cmd := exec.CommandContext(ctx, exe, os.Args[1:]...)
-		cmd.Env = append(env[:len(env):len(env)], envRank+"="+strconv.Itoa(r))
+		cmd.Env = append(env[:len(env):len(env)], launcher.EnvRank+"="+strconv.Itoa(r), launcher.EnvLocalRank+"="+strconv.Itoa(r))
 		cmd.Stdout, cmd.Stderr = out, errOut
 		cmd.WaitDelay = spawnGrace
 		if err := cmd.Start(); err != nil {
@@ -181,6 +79,27 @@ func spawnRanks(ctx context.Context, o Options, args []string, stdout, stderr io
 	return collectStatuses(cmds, cancel)
 }
 
+// spawnEnv is the environment every spawned rank shares: this process's,
+// plus the job's variables and the arguments.
+func spawnEnv(o Options, n int, storeAddr, key string, args []string) ([]string, error) {
+	argsJSON, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	transport := launcher.TransportTCP
+	if o.Transport != "" && o.Transport != "mptcp" {
+		transport = o.Transport
+	}
+	return append(launcher.Environ(),
+		launcher.EnvWorldSize+"="+strconv.Itoa(n),
+		launcher.EnvStore+"="+storeAddr,
+		launcher.EnvStoreServe+"=0",
+		launcher.EnvJobKey+"="+key,
+		launcher.EnvJobID+"=bench-"+key[:12],
+		launcher.EnvTransport+"="+transport,
+		EnvArgs+"="+string(argsJSON)), nil
+}
+
 // collectStatuses waits for every rank. Once one fails, the others get
 // spawnGrace to end on their own (their transport reports the lost peer)
 // before cancel kills them. The result is rank 0's status, or ExitWrong if
@@ -191,7 +110,7 @@ func collectStatuses(cmds []*exec.Cmd, cancel context.CancelFunc) int {
 	for r, cmd := range cmds {
 		go func() {
 			err := cmd.Wait()
-			code := 0
+			code := ExitOK
 			if err != nil {
 				code = ExitWrong
 				var ee *exec.ExitError
@@ -213,7 +132,7 @@ func collectStatuses(cmds []*exec.Cmd, cancel context.CancelFunc) int {
 			e = <-exits
 		}
 		codes[e.rank] = e.code
-		if e.code != 0 && grace == nil {
+		if e.code != ExitOK && grace == nil {
 			grace = time.After(spawnGrace)
 		}
 	}
@@ -242,4 +161,10 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+func fnvHash(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
 }

@@ -1,0 +1,123 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/launcher"
+	"github.com/gocoll/gocoll/launcher/store"
+	"github.com/gocoll/gocoll/transport/tcp"
+)
+
+// noLauncherPrefix starts launcher.ReadEnv's error when no launcher's
+// variables are set at all (the launcher exports no sentinel for it).
+const noLauncherPrefix = "gocoll: no launcher environment"
+
+// launchedJob returns the job this process is a rank of, as the launcher's
+// variables describe it (gocoll run, mpirun, srun, torchrun, or Main's own
+// spawning). ok is false when no launcher started this process; err
+// reports variables that are set but wrong.
+func launchedJob() (job launcher.Job, ok bool, err error) {
+	job, err = launcher.ReadEnv()
+	if err != nil && strings.HasPrefix(err.Error(), noLauncherPrefix) {
+		return job, false, nil
+	}
+	return job, true, err
+}
+
+// runLaunchedRank runs this process's rank of a job a launcher started.
+func runLaunchedRank(ctx context.Context, o Options, job launcher.Job, stdout, stderr io.Writer) int {
+	if err := fitLauncher(&o, job); err != nil {
+		return usageError(stderr, err)
+	}
+	p, err := newPlan(o, job.Size)
+	if err != nil {
+		return usageError(stderr, err)
+	}
+	comm, err := joinJob(ctx, o, job)
+	if err != nil {
+		return runError(stderr, err)
+	}
+	defer func() { _ = comm.Close() }()
+	var rep reporter
+	var prog io.Writer
+	if job.Rank == 0 {
+		rep = newReporter(stdout, runInfo{opts: o, ranks: job.Size, placement: "processes (" + job.Launcher + ")"})
+		prog = stderr
+	}
+	wrong, err := runMember(ctx, comm, p, rep, prog)
+	if err != nil {
+		return runError(stderr, fmt.Errorf("rank %d: %w", job.Rank, err))
+	}
+	return wrongStatus(wrong)
+}
+
+// fitLauncher checks the options against the job and settles the
+// transport: --transport if given, else the launcher's.
+func fitLauncher(o *Options, job launcher.Job) error {
+	if o.Ranks != 0 && o.Ranks != job.Size {
+		return fmt.Errorf("-np %d, but the launcher started %d ranks", o.Ranks, job.Size)
+	}
+	switch o.Transport {
+	case "":
+		o.Transport = job.Transport
+	case "inproc":
+		return errors.New("--transport inproc runs every rank in one process, not under a launcher; use tcp")
+	case "mptcp":
+		if job.StoreAtRank0 {
+			return errors.New("--transport mptcp works only for ranks gocoll bench starts itself (the launcher's transports are tcp and metaroce)")
+		}
+	}
+	if o.InProcess {
+		return errors.New("--in-process: this process is already one rank of a launched job")
+	}
+	return nil
+}
+
+// joinJob builds the world communicator: through the launcher, except for
+// MPTCP, which the launcher lacks: then over the store this job's parent
+// serves, as the launcher would over TCP.
+func joinJob(ctx context.Context, o Options, job launcher.Job) (*collective.Comm, error) {
+	if o.Transport != "mptcp" {
+		job.Transport = o.Transport
+		w, err := launcher.Join(ctx, job, commConfig(o))
+		if err != nil {
+			return nil, err
+		}
+		return w.Comm, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, job.ConnectTimeout)
+	defer cancel()
+	client, err := store.Dial(ctx, job.Store, store.ClientConfig{JobKey: job.JobKey})
+	if err != nil {
+		return nil, fmt.Errorf("rank %d: store at %s: %w", job.Rank, job.Store, err)
+	}
+	defer func() { _ = client.Close() }()
+	l, err := tcp.Listen(ctx, tcp.Config{Rank: job.Rank, JobID: fnvHash(job.JobID), MultipathTCP: true})
+	if err != nil {
+		return nil, err
+	}
+	kv := store.Prefixed(client, "bench/"+job.JobID+"/")
+	values, err := store.AllGather(ctx, kv, job.Rank, job.Size, "mptcp-addrs", []byte(l.Addr()))
+	if err != nil {
+		_ = l.Close()
+		return nil, fmt.Errorf("rank %d: exchanging addresses: %w", job.Rank, err)
+	}
+	addrs := make([]string, len(values))
+	for i, v := range values {
+		addrs[i] = string(v)
+	}
+	ep, err := l.Connect(ctx, addrs)
+	if err != nil {
+		return nil, fmt.Errorf("rank %d: %w", job.Rank, err)
+	}
+	comm, err := collective.NewOwning(ep, 0, commConfig(o), ep)
+	if err != nil {
+		_ = ep.Close()
+	}
+	return comm, err
+}
