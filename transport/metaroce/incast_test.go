@@ -120,16 +120,23 @@ func joinIncast(t *testing.T, r *incastRun, joiner int) {
 	join := s.fab.Now()
 	r.start(joiner)
 	var series []sample
+	told := time.Duration(-1)
 	s.runUntil(join+5*time.Millisecond, func() bool {
 		series = append(series, sample{s.fab.Now(), s.arrived(0, r.in[joiner])})
+		if cs, _ := s.pathStats(joiner, r.out[joiner]); told < 0 && cs.PeerRate > 0 {
+			told = s.fab.Now() - join
+		}
 		return s.fab.Now() >= join+2*time.Millisecond
 	})
 	cs, ps := s.pathStats(joiner, r.out[joiner])
 	rtt := ps[0].MinRTT
 	share := float64(unitRate) / float64(joiner)
 	newRate := rateBetween(series, join+2*rtt, join+6*rtt)
-	t.Logf("joiner: base RTT %v, told rate %s (share %s), arrival rate over RTT 2-6 after joining %s = %.0f%% of its share",
-		rtt, gbps(float64(cs.PeerRate)), gbps(share), gbps(newRate), 100*newRate/share)
+	t.Logf("joiner: base RTT %v, first told its rate %v (%.1f RTT) after starting; told %s (share %s); "+
+		"arrival rate over RTT 2-6 after starting %s = %.0f%% of its share",
+		rtt, told, float64(told)/float64(rtt), gbps(float64(cs.PeerRate)), gbps(share), gbps(newRate), 100*newRate/share)
+	require.Positive(t, told)
+	require.LessOrEqual(t, told, 2*rtt, "share known within two round trips")
 	require.InDelta(t, share, float64(cs.PeerRate), 0.05*share, "told share (less any drain)")
 	require.GreaterOrEqual(t, newRate, 0.8*share)
 }
