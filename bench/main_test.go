@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gocoll/gocoll/launcher"
 )
 
 // TestMain lets this test binary serve as the ranks Main spawns.
@@ -319,4 +321,26 @@ func TestMemoryLimit(t *testing.T) {
 	require.Equal(t, ExitUsage, code)
 	require.Empty(t, out)
 	require.Contains(t, errOut, "RAM")
+}
+
+// TestFitLauncher: under a launcher the world size and transport are the
+// launcher's; options that contradict them are refused.
+func TestFitLauncher(t *testing.T) {
+	job := launcher.Job{Launcher: launcher.LauncherOpenMPI, Rank: 1, Size: 4, Transport: launcher.TransportTCP, StoreAtRank0: true}
+	o := DefaultOptions()
+	require.NoError(t, fitLauncher(&o, job))
+	require.Equal(t, "tcp", o.Transport)
+	for _, bad := range []func(*Options){
+		func(o *Options) { o.Ranks = 2 },
+		func(o *Options) { o.Transport = "inproc" },
+		func(o *Options) { o.Transport = "mptcp" },
+		func(o *Options) { o.InProcess = true },
+	} {
+		o := DefaultOptions()
+		bad(&o)
+		require.Error(t, fitLauncher(&o, job))
+	}
+	o = DefaultOptions()
+	o.Ranks = 4
+	require.NoError(t, fitLauncher(&o, job))
 }
