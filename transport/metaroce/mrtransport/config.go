@@ -8,6 +8,7 @@ import (
 	"net/netip"
 
 	"github.com/gocoll/gocoll/transport/metaroce"
+	"github.com/gocoll/gocoll/transport/metaroce/udpio"
 )
 
 // Defaults and limits of [Config].
@@ -26,7 +27,7 @@ const (
 	// MaxBatch is the largest Config.Batch.
 	MaxBatch = 1024
 	// DefaultSocketBuffer is Config.SocketBuffer when it is 0.
-	DefaultSocketBuffer = 4 << 20
+	DefaultSocketBuffer = 8 << 20
 	// MaxSocketBuffer is the largest Config.SocketBuffer.
 	MaxSocketBuffer = 256 << 20
 	// DefaultAbortMemory is Config.AbortMemory when it is 0.
@@ -64,9 +65,8 @@ type Config struct {
 	// buffers of MaxDatagram+1 bytes.
 	Batch int
 	// SocketBuffer is the requested SO_RCVBUF and SO_SNDBUF of each path
-	// socket, 0 to MaxSocketBuffer bytes (the kernel may cap it:
-	// net.core.rmem_max). Default DefaultSocketBuffer; negative leaves the
-	// kernel's default.
+	// socket, up to MaxSocketBuffer bytes (the kernel may cap it:
+	// net.core.rmem_max). Default DefaultSocketBuffer.
 	SocketBuffer int
 	// AbortMemory is how many ended operations are remembered, 1 to
 	// MaxAbortMemory, oldest forgotten first; messages of a forgotten
@@ -80,9 +80,10 @@ type Config struct {
 	// Logger receives connection events, peer failures and, on
 	// Endpoint.LogStats, the counters. Default: none.
 	Logger *slog.Logger
-	// OpenSocket opens path i's socket bound to addr. Default: a UDP
-	// socket from OpenUDP with SocketBuffer. Tests use it to interpose on
-	// the sockets or to put a simulated network in their place.
+	// OpenSocket opens path i's socket bound to addr. Default: a udpio
+	// socket (OpenUDPIO) with SocketBuffer and Batch. Tests use it to
+	// interpose on the sockets or to put a simulated network in their
+	// place.
 	OpenSocket SocketOpener
 }
 
@@ -110,7 +111,7 @@ func (c Config) withDefaults() (Config, error) {
 		{"MaxDatagram", &c.MaxDatagram, DefaultLoopbackDatagram, 256, 65507},
 		{"Batch", &c.Batch, DefaultBatch, 1, MaxBatch},
 		{"AbortMemory", &c.AbortMemory, DefaultAbortMemory, 1, MaxAbortMemory},
-		{"SocketBuffer", &c.SocketBuffer, DefaultSocketBuffer, -1 << 31, MaxSocketBuffer},
+		{"SocketBuffer", &c.SocketBuffer, DefaultSocketBuffer, 1, MaxSocketBuffer},
 	}
 	for _, f := range ints {
 		if *f.v == 0 {
@@ -137,8 +138,9 @@ func (c Config) withDefaults() (Config, error) {
 		c.Core.IDSeed = binary.LittleEndian.Uint64(b[:]) | 1
 	}
 	if c.OpenSocket == nil {
-		buf := max(c.SocketBuffer, 0)
-		c.OpenSocket = func(_ int, addr netip.AddrPort) (PathSocket, error) { return OpenUDP(addr, buf) }
+		uc := udpio.Config{ReadBuffer: c.SocketBuffer, WriteBuffer: c.SocketBuffer,
+			BatchSize: min(c.Batch, udpio.MaxBatchSize)}
+		c.OpenSocket = func(_ int, addr netip.AddrPort) (PathSocket, error) { return OpenUDPIO(addr, uc) }
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

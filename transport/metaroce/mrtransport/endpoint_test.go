@@ -196,4 +196,3 @@ func TestConfigErrors(t *testing.T) {
 	_, err := NewLocalWorld(ctx, 0, Config{})
 	require.Error(t, err)
 }
-

@@ -141,9 +141,9 @@ func (e *engine) readLoop(path int, s PathSocket) {
 	defer e.readers.Done()
 	ms := make([]Message, e.batch)
 	for i := range ms {
-		// One byte more than the core accepts, so that an oversized
-		// datagram reaches the core whole enough to be counted as such.
-		ms[i].Buf = make([]byte, e.maxDatagram+1)
+		// Room for a GRO train, and for a datagram longer than the core
+		// accepts (which the core then counts as such).
+		ms[i].Buf = make([]byte, ReadBufferSize)
 	}
 	for {
 		n, err := s.ReadBatch(ms)
@@ -162,12 +162,25 @@ func (e *engine) readLoop(path int, s PathSocket) {
 			return
 		}
 		now := e.now()
-		var bytes int64
+		var bytes, count int64
 		for _, m := range ms[:n] {
-			bytes += int64(m.N)
-			e.core.HandleDatagram(now, path, m.CE, m.Buf[:m.N])
+			b := m.Buf[:min(max(m.N, 0), len(m.Buf))]
+			bytes += int64(len(b))
+			seg := m.Segment // a GRO train holds datagrams of seg bytes
+			if seg <= 0 || seg > len(b) {
+				seg = len(b)
+			}
+			for {
+				e.core.HandleDatagram(now, path, m.CE, b[:seg])
+				count++
+				b = b[seg:]
+				if len(b) == 0 {
+					break
+				}
+				seg = min(seg, len(b))
+			}
 		}
-		e.st.datagramsRead.Add(int64(n))
+		e.st.datagramsRead.Add(count)
 		e.st.bytesRead.Add(bytes)
 		e.process(now)
 		e.unlock()

@@ -25,6 +25,10 @@ type Message struct {
 	// ECN Congestion Experienced mark. Sockets that cannot tell leave it
 	// false.
 	CE bool
+	// Segment is, on a read, the size of each datagram of a train the
+	// kernel merged (GRO): Buf[:N] then holds datagrams of Segment bytes
+	// back to back, the last one possibly shorter. 0 means one datagram.
+	Segment int
 }
 
 // PathSocket is one path's UDP socket as the engine uses it. Each path of
@@ -41,6 +45,7 @@ type PathSocket interface {
 	// ReadBatch blocks until at least one datagram has arrived, fills
 	// ms[:n] and returns n. After Close it returns an error wrapping
 	// net.ErrClosed. A datagram longer than its Buf is cut to len(Buf).
+	// The buffers the engine passes are at least ReadBufferSize long.
 	ReadBatch(ms []Message) (int, error)
 	// WriteBatch sends ms[i].Buf[:ms[i].N] to ms[i].Addr for every i, in
 	// order, and returns how many were handed to the network. An error
@@ -49,6 +54,10 @@ type PathSocket interface {
 	// Close releases the socket and ends a blocked ReadBatch.
 	Close() error
 }
+
+// ReadBufferSize is the length of the engine's read buffers: room for the
+// largest datagram or GRO train.
+const ReadBufferSize = 65536
 
 // SocketOpener opens the socket of path index path, bound to addr.
 type SocketOpener func(path int, addr netip.AddrPort) (PathSocket, error)
@@ -61,7 +70,8 @@ type batchConn interface {
 }
 
 // udpSocket is a PathSocket over a plain *net.UDPConn, reading and writing
-// in batches. It does not report ECN marks.
+// in batches with golang.org/x/net. It does not report ECN marks and uses
+// no segmentation offload; OpenUDPIO's socket does both.
 type udpSocket struct {
 	conn  *net.UDPConn
 	batch batchConn
@@ -79,8 +89,7 @@ type udpSocket struct {
 const maxAddrCache = 4096
 
 // OpenUDP opens a UDP socket bound to addr with read and write buffers of
-// bufBytes each (the kernel may cap them: net.core.rmem_max). It is the
-// default [SocketOpener] of [Config].
+// bufBytes each (the kernel may cap them: net.core.rmem_max).
 func OpenUDP(addr netip.AddrPort, bufBytes int) (PathSocket, error) {
 	network := "udp4"
 	if addr.Addr().Is6() && !addr.Addr().Is4In6() {
@@ -123,7 +132,7 @@ func (s *udpSocket) ReadBatch(ms []Message) (int, error) {
 	}
 	n, err := s.batch.ReadBatch(rd, 0)
 	for i := range n {
-		ms[i].N, ms[i].CE = rd[i].N, false
+		ms[i].N, ms[i].CE, ms[i].Segment = rd[i].N, false, 0
 		if ua, ok := rd[i].Addr.(*net.UDPAddr); ok {
 			ms[i].Addr = ua.AddrPort()
 		}

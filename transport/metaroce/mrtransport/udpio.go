@@ -1,0 +1,85 @@
+package mrtransport
+
+import (
+	"net/netip"
+
+	"github.com/gocoll/gocoll/transport/metaroce/udpio"
+)
+
+// udpioSocket is a PathSocket over udpio: recvmmsg and sendmmsg through
+// the runtime poller, ECN marks (datagrams leave ECT(0), and arriving CE
+// marks reach the core), GRO trains on read and GSO trains on write.
+type udpioSocket struct {
+	s   *udpio.Socket
+	rd  []udpio.Message // read scratch, used by the one reader
+	wr  []udpio.Message // write scratch, used by the one writer
+	gso []udpio.Message // coalesced trains
+	// arena holds the datagrams Coalesce copies into trains; gsoMax is the
+	// largest datagram worth coalescing (bigger ones go alone, since a
+	// train holds at most udpio.MaxPayload bytes).
+	arena []byte
+}
+
+// gsoMax is the largest datagram that udpioSocket packs into GSO trains:
+// at least four fit in one.
+const gsoMax = udpio.MaxPayload / 4
+
+// OpenUDPIO opens a path socket with udpio, bound to addr, with cfg.
+func OpenUDPIO(addr netip.AddrPort, cfg udpio.Config) (PathSocket, error) {
+	s, err := udpio.Listen(addr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &udpioSocket{s: s}, nil
+}
+
+func (u *udpioSocket) LocalAddr() netip.AddrPort { return u.s.LocalAddr() }
+
+func (u *udpioSocket) Close() error { return u.s.Close() }
+
+func (u *udpioSocket) ReadBatch(ms []Message) (int, error) {
+	if len(u.rd) < len(ms) {
+		u.rd = make([]udpio.Message, len(ms))
+	}
+	rd := u.rd[:len(ms)]
+	for i := range ms {
+		rd[i].Buf = ms[i].Buf
+	}
+	n, err := u.s.ReadBatch(rd)
+	for i := range n {
+		ms[i].N, ms[i].Addr, ms[i].CE, ms[i].Segment = rd[i].N, rd[i].Addr, rd[i].CE, rd[i].Segment
+		rd[i].Buf = nil
+	}
+	return n, err
+}
+
+func (u *udpioSocket) WriteBatch(ms []Message) (int, error) {
+	if len(u.wr) < len(ms) {
+		u.wr = make([]udpio.Message, len(ms))
+	}
+	wr := u.wr[:len(ms)]
+	small := false
+	for i, m := range ms {
+		wr[i] = udpio.Message{Buf: m.Buf[:m.N], Addr: m.Addr}
+		small = small || m.N <= gsoMax
+	}
+	if !small || len(ms) == 1 || !u.s.Caps().GSO {
+		n, err := u.s.WriteBatch(wr)
+		clear(wr)
+		return n, err
+	}
+	if u.arena == nil {
+		u.arena = make([]byte, 4*udpio.MaxPayload)
+	}
+	trains, _ := udpio.Coalesce(u.gso[:0], wr, u.arena)
+	u.gso = trains
+	n, err := u.s.WriteBatch(trains)
+	// Count the datagrams the trains that went stand for.
+	sent := 0
+	for _, t := range trains[:n] {
+		sent += t.Segments()
+	}
+	clear(wr)
+	clear(u.gso)
+	return sent, err
+}
