@@ -1,0 +1,37 @@
+// Package job is the launcher side of gocoll run: it starts the ranks of a
+// job on this host and on remote ones, shows their output, and ends the
+// job as a whole.
+//
+// [Run] numbers the slots of the host list site by site, then host by host
+// (topology.AssignRanks), and starts rank r with the gocoll variables
+// (GOCOLL_RANK, GOCOLL_WORLD_SIZE, GOCOLL_LOCAL_RANK, GOCOLL_HOST,
+// GOCOLL_SITE, GOCOLL_ADDR, GOCOLL_STORE, GOCOLL_JOB_ID, GOCOLL_JOB_KEY...)
+// that launcher.Init reads. Ranks on this host are started by fork and exec
+// with the launcher's environment; the others through Spec.Rsh (ssh by
+// default; 'ip netns exec {host}' starts ranks in network namespaces), as
+// `rsh-words env VARS... PROG ARGS...`.
+//
+// The store. When every rank is local the launcher serves the rendezvous
+// store on loopback. Otherwise the launcher may be unreachable from the
+// ranks (a login node behind a firewall), so rank 0 serves the store at its
+// host's address on a port derived from the job id, and the launcher never
+// talks to the ranks: it follows the job through its child processes.
+//
+// Output. Every line a rank writes is copied, whole, to the launcher's
+// stdout or stderr with the prefix "[rank N] " (lines longer than 64 KiB in
+// pieces), or with Spec.OutputDir to the files rank.N.stdout and
+// rank.N.stderr. The last Spec.TailLines lines of each rank are kept for the
+// report.
+//
+// Failure. Each process started here leads a process group of its own and
+// dies with the launcher (PR_SET_PDEATHSIG). When a rank exits non-zero or
+// is killed (for a remote rank: when its rsh command does, as ssh does when
+// the connection drops), the others have Spec.Grace to end on their own
+// (their collectives fail with errors naming the dead rank, which they
+// print); then they get SIGTERM, and a remote rank's stdin is closed (which
+// launcher.Init watches for); after Spec.KillAfter, SIGKILL. Run returns
+// once every process has been reaped, so nothing it started is left
+// running, and [Result.Report] names the rank that failed first, its host,
+// its exit status and its last lines of output. Signals delivered on
+// Spec.Signals are forwarded to every rank's process group.
+package job

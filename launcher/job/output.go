@@ -1,0 +1,82 @@
+package job
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"strconv"
+	"sync"
+)
+
+// Limits of output handling.
+const (
+	// maxLineBytes is the longest line copied as one; a longer line is
+	// copied in pieces of this size, each prefixed.
+	maxLineBytes = 64 << 10
+	// maxTailLineBytes bounds each line kept for the failure report.
+	maxTailLineBytes = 512
+)
+
+// lockedWriter serializes whole lines from many ranks onto one writer.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) writeLine(prefix, line []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	buf := make([]byte, 0, len(prefix)+len(line)+1)
+	buf = append(append(append(buf, prefix...), line...), '\n')
+	_, _ = l.w.Write(buf) // the launcher's own output failing must not stop the job
+}
+
+// tail keeps the last lines of one rank's output, both streams in arrival
+// order, each cut to maxTailLineBytes.
+type tail struct {
+	mu    sync.Mutex
+	max   int
+	lines []string
+}
+
+func (t *tail) add(line []byte) {
+	if len(line) > maxTailLineBytes {
+		line = append(line[:maxTailLineBytes:maxTailLineBytes], "..."...)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.lines) == t.max {
+		t.lines = t.lines[1:]
+	}
+	t.lines = append(t.lines, string(line))
+}
+
+func (t *tail) get() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]string(nil), t.lines...)
+}
+
+// rankPrefix is what each line of rank's output starts with.
+func rankPrefix(rank int) []byte { return []byte("[rank " + strconv.Itoa(rank) + "] ") }
+
+// copyLines reads r to its end and writes each line to dst with prefix,
+// and to tl. A line longer than maxLineBytes is written in pieces; a last
+// line without a newline is written as a line.
+func copyLines(r io.Reader, dst *lockedWriter, prefix []byte, tl *tail) {
+	br := bufio.NewReaderSize(r, maxLineBytes)
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			body := line
+			if body[len(body)-1] == '\n' {
+				body = body[:len(body)-1]
+			}
+			dst.writeLine(prefix, body)
+			tl.add(body)
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+	}
+}

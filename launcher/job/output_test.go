@@ -1,0 +1,25 @@
+package job
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestCopyLines(t *testing.T) {
+	long := strings.Repeat("x", maxLineBytes+10)
+	in := "one\n\ntwo\r\n" + long + "\nlast without newline"
+	var out bytes.Buffer
+	tl := &tail{max: 3}
+	copyLines(strings.NewReader(in), &lockedWriter{w: &out}, rankPrefix(12), tl)
+	want := "[rank 12] one\n[rank 12] \n[rank 12] two\r\n[rank 12] " + long[:maxLineBytes] + "\n[rank 12] " +
+		long[maxLineBytes:] + "\n[rank 12] last without newline\n"
+	require.Equal(t, want, out.String())
+	got := tl.get()
+	require.Len(t, got, 3)
+	require.Equal(t, strings.Repeat("x", maxTailLineBytes)+"...", got[0])
+	require.Equal(t, "xxxxxxxxxx", got[1])
+	require.Equal(t, "last without newline", got[2])
+}

@@ -1,0 +1,188 @@
+package job
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// proc is one rank's process: the rank itself, or the rsh command that
+// runs it remotely. It leads a process group of its own, so that signals
+// reach whatever it started too.
+type proc struct {
+	rank   int
+	host   string
+	remote bool
+	cmd    *exec.Cmd
+	stdin  *os.File // remote: the write end of its stdin, closed to say "stop"
+	out    *tail
+	copies sync.WaitGroup // the goroutines copying its output
+
+	mu      sync.Mutex // guards reaped, so that no signal goes to a reused pid
+	reaped  bool
+	status  syscall.WaitStatus
+	ended   time.Time
+	stopped bool // the launcher signalled it to stop
+}
+
+// outputSinks are where ranks' output goes.
+type outputSinks struct {
+	stdout, stderr *lockedWriter
+	dir            string // non-empty: files per rank instead
+}
+
+// startProc starts rank r with argv and env, its output going to sinks.
+func startProc(r int, host string, remote bool, argv, env []string, sinks outputSinks, tailLines int) (*proc, error) {
+	p := &proc{rank: r, host: host, remote: remote, out: &tail{max: tailLines}}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	var closeAfterStart []*os.File
+	defer func() {
+		for _, f := range closeAfterStart {
+			_ = f.Close()
+		}
+	}()
+	if remote {
+		rd, wr, err := os.Pipe()
+		if err != nil {
+			return nil, err
+		}
+		cmd.Stdin, p.stdin = rd, wr
+		closeAfterStart = append(closeAfterStart, rd)
+	}
+	readers := make([]*os.File, 2) // stdout, stderr
+	for i := range readers {
+		rd, wr, err := os.Pipe()
+		if err != nil {
+			p.closeStdin()
+			return nil, err
+		}
+		readers[i] = rd
+		closeAfterStart = append(closeAfterStart, wr)
+	}
+	cmd.Stdout, cmd.Stderr = closeAfterStart[len(closeAfterStart)-2], closeAfterStart[len(closeAfterStart)-1]
+	if err := cmd.Start(); err != nil {
+		p.closeStdin()
+		for _, rd := range readers {
+			_ = rd.Close()
+		}
+		return nil, fmt.Errorf("starting rank %d on host %s: %v", r, host, unwrapExecError(err))
+	}
+	p.cmd = cmd
+	if err := p.copyOutput(readers, sinks); err != nil {
+		_ = p.signal(syscall.SIGKILL)
+		return p, err
+	}
+	return p, nil
+}
+
+// copyOutput starts the goroutines that copy the rank's output.
+func (p *proc) copyOutput(readers []*os.File, sinks outputSinks) error {
+	dsts := []*lockedWriter{sinks.stdout, sinks.stderr}
+	prefix := rankPrefix(p.rank)
+	var firstErr error
+	for i, rd := range readers {
+		dst := dsts[i]
+		linePrefix := prefix
+		if sinks.dir != "" {
+			name := filepath.Join(sinks.dir, "rank."+strconv.Itoa(p.rank)+[]string{".stdout", ".stderr"}[i])
+			f, err := os.Create(name)
+			if err != nil && firstErr == nil {
+				firstErr = fmt.Errorf("rank %d's output file: %v", p.rank, err)
+			}
+			if err == nil {
+				dst, linePrefix = &lockedWriter{w: f}, nil
+				defer func() { go func() { p.copies.Wait(); _ = f.Close() }() }()
+			}
+		}
+		p.copies.Add(1)
+		go func() {
+			defer p.copies.Done()
+			defer rd.Close()
+			copyLines(rd, dst, linePrefix, p.out)
+		}()
+	}
+	return firstErr
+}
+
+// wait blocks until the process has exited, then reaps it; the exit
+// status is then in p.status. Between the exit and the reaping, the pid
+// stays reserved (a zombie), so signal may still use it.
+func (p *proc) wait() {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, p.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_ = p.cmd.Wait() // the status is in ProcessState whatever the error
+	p.status = p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	p.reaped = true
+	p.ended = time.Now()
+}
+
+// signal sends sig to the process group, unless the process has been
+// reaped (its pid may then belong to someone else).
+func (p *proc) signal(sig syscall.Signal) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.reaped {
+		return nil
+	}
+	return syscall.Kill(-p.cmd.Process.Pid, sig)
+}
+
+// stop asks the rank to end: SIGTERM to its group, and EOF on a remote
+// rank's stdin.
+func (p *proc) stop() {
+	p.mu.Lock()
+	p.stopped = !p.reaped
+	p.mu.Unlock()
+	_ = p.signal(syscall.SIGTERM)
+	p.closeStdin()
+}
+
+func (p *proc) closeStdin() {
+	if p.stdin != nil {
+		_ = p.stdin.Close()
+	}
+}
+
+// failed reports whether the reaped process ended in failure.
+func (p *proc) failed() bool {
+	return p.status.Signaled() || p.status.ExitStatus() != 0
+}
+
+// describe says how the reaped process ended.
+func (p *proc) describe() string {
+	switch {
+	case p.status.Signaled():
+		sig := p.status.Signal()
+		return fmt.Sprintf("killed by signal %d (%v)", int(sig), sig)
+	case p.status.Exited():
+		return fmt.Sprintf("exit status %d", p.status.ExitStatus())
+	}
+	return "ended (" + strconv.Itoa(int(p.status)) + ")"
+}
+
+// waitOutput waits up to d for the output copies to finish.
+func (p *proc) waitOutput(d time.Duration) {
+	done := make(chan struct{})
+	go func() { p.copies.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
+}

@@ -1,0 +1,127 @@
+package job
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// RankEnd is how one rank ended.
+type RankEnd struct {
+	Rank    int
+	Host    string
+	Remote  bool               // started through rsh
+	Status  syscall.WaitStatus // of the process started here (rsh's for a remote rank)
+	Failed  bool               // non-zero exit or killed by a signal
+	Stopped bool               // the launcher had told it to stop
+	How     string             // "exit status 1", "killed by signal 9 (killed)"
+	Ended   time.Time
+	Tail    []string // its last lines of output, stdout and stderr mixed
+}
+
+// Result is how a job ended.
+type Result struct {
+	Ranks       []RankEnd      // by rank
+	First       int            // the rank that failed first, or -1
+	TimedOut    bool           // Spec.Timeout passed, or Run's ctx ended
+	Interrupted syscall.Signal // the first stopping signal forwarded, or 0
+	Elapsed     time.Duration
+}
+
+func (r *Result) fill(procs []*proc) {
+	r.Ranks = make([]RankEnd, len(procs))
+	for i, pr := range procs {
+		r.Ranks[i] = RankEnd{Rank: pr.rank, Host: pr.host, Remote: pr.remote, Status: pr.status,
+			Failed: pr.failed(), Stopped: pr.stopped, How: pr.describe(), Ended: pr.ended, Tail: pr.out.get()}
+	}
+}
+
+// ExitCode is the launcher's exit status: 0 if every rank exited 0; else
+// the first failed rank's exit status, or 128+signal if a signal killed it;
+// 124 for a timeout; 128+signal for a forwarded stopping signal. It is
+// never 0 when a rank failed.
+func (r *Result) ExitCode() int {
+	switch {
+	case r.Interrupted != 0:
+		return 128 + int(r.Interrupted)
+	case r.TimedOut:
+		return 124
+	case r.First >= 0:
+		st := r.Ranks[r.First].Status
+		if st.Signaled() {
+			return 128 + int(st.Signal())
+		}
+		if c := st.ExitStatus(); c > 0 && c < 256 {
+			return c
+		}
+		return 1
+	}
+	for _, e := range r.Ranks {
+		if e.Failed {
+			return 1
+		}
+	}
+	return 0
+}
+
+// Report writes, for a job that did not succeed, which rank failed first,
+// on which host, how, and its last lines of output; then the other ranks
+// that failed, or those a timeout or signal stopped. It writes nothing for
+// a job that succeeded.
+func (r *Result) Report(w io.Writer) {
+	switch {
+	case r.Interrupted != 0:
+		fmt.Fprintf(w, "gocoll run: stopped by signal %d (%v) after %v\n", int(r.Interrupted), r.Interrupted, r.Elapsed.Round(time.Millisecond))
+	case r.TimedOut:
+		fmt.Fprintf(w, "gocoll run: job timed out after %v; stopped ranks %s\n", r.Elapsed.Round(time.Millisecond), r.list(func(e RankEnd) bool { return e.Stopped }))
+	case r.First >= 0:
+		r.reportFirst(w)
+	default:
+		return
+	}
+	if others := r.list(func(e RankEnd) bool { return e.Failed && e.Rank != r.First && !e.Stopped }); others != "none" {
+		fmt.Fprintf(w, "gocoll run: also failed: %s\n", others)
+	}
+	if r.First >= 0 && !r.TimedOut && r.Interrupted == 0 {
+		if stopped := r.list(func(e RankEnd) bool { return e.Stopped }); stopped != "none" {
+			fmt.Fprintf(w, "gocoll run: stopped: %s\n", stopped)
+		}
+	}
+}
+
+func (r *Result) reportFirst(w io.Writer) {
+	e := r.Ranks[r.First]
+	last := ""
+	if n := len(e.Tail); n > 0 {
+		last = ": " + strings.TrimSpace(e.Tail[n-1])
+	}
+	fmt.Fprintf(w, "gocoll run: rank %d on host %s failed: %s%s\n", e.Rank, e.Host, e.How, last)
+	if len(e.Tail) == 0 {
+		fmt.Fprintf(w, "gocoll run: rank %d printed nothing\n", e.Rank)
+		return
+	}
+	fmt.Fprintf(w, "gocoll run: last %d lines of rank %d:\n", len(e.Tail), e.Rank)
+	for _, line := range e.Tail {
+		fmt.Fprintf(w, "    %s\n", line)
+	}
+}
+
+// list names the ranks for which pick is true, "none" if none.
+func (r *Result) list(pick func(RankEnd) bool) string {
+	var parts []string
+	for _, e := range r.Ranks {
+		if pick(e) {
+			parts = append(parts, fmt.Sprintf("rank %d on %s (%s)", e.Rank, e.Host, e.How))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	const maxListed = 8
+	if len(parts) > maxListed {
+		parts = append(parts[:maxListed], fmt.Sprintf("and %d more", len(parts)-maxListed))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,197 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/gocoll/gocoll/launcher/store"
+)
+
+// outputDrain bounds the wait for a rank's output after it exited (a
+// process it left behind may hold the pipe open).
+const outputDrain = 2 * time.Second
+
+// Run starts every rank of s and follows them until all have ended; see
+// the package doc for what it does when one fails. It returns an error,
+// one line, if the job cannot start (bad input, a program or host that
+// does not exist); then no rank is left running. Otherwise it returns the
+// Result, whose ExitCode is the launcher's exit status. ctx ending stops
+// the job like --timeout.
+func Run(ctx context.Context, s Spec) (*Result, error) {
+	start := time.Now()
+	s, err := s.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	p, err := makePlan(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	if s.OutputDir != "" {
+		if err := os.MkdirAll(s.OutputDir, 0o755); err != nil {
+			return nil, fmt.Errorf("--output-dir: %v", err)
+		}
+	}
+	if p.store == StoreLauncher {
+		srv, err := store.Listen(context.Background(), p.storeBind, store.Config{JobKey: []byte(p.jobKey)})
+		if err != nil {
+			return nil, fmt.Errorf("serving the store: %v", err)
+		}
+		defer srv.Close()
+		p.storeAddr = p.launcherStoreAddr(srv.Addr().(*net.TCPAddr))
+	}
+	procs, err := startAll(p)
+	if err != nil {
+		return nil, err
+	}
+	m := &monitor{spec: s, procs: procs, res: &Result{First: -1}}
+	m.follow(ctx)
+	for _, pr := range procs {
+		pr.waitOutput(outputDrain)
+	}
+	m.res.Elapsed = time.Since(start)
+	m.res.fill(procs)
+	return m.res, nil
+}
+
+// startAll starts every rank; if one cannot start, it kills those started.
+func startAll(p *plan) ([]*proc, error) {
+	sinks := outputSinks{stdout: &lockedWriter{w: p.spec.Stdout}, stderr: &lockedWriter{w: p.spec.Stderr},
+		dir: p.spec.OutputDir}
+	procs := make([]*proc, 0, len(p.placements))
+	for r, pl := range p.placements {
+		argv, env := p.command(r)
+		pr, err := startProc(r, pl.Host, !p.local[r], argv, env, sinks, p.spec.TailLines)
+		if pr != nil {
+			procs = append(procs, pr)
+		}
+		if err != nil {
+			for _, started := range procs {
+				_ = started.signal(syscall.SIGKILL)
+				started.closeStdin()
+				started.wait()
+			}
+			return nil, err
+		}
+	}
+	return procs, nil
+}
+
+// monitor follows a running job.
+type monitor struct {
+	spec  Spec
+	procs []*proc
+	res   *Result
+
+	running  int
+	stopping bool             // ranks have been (or will be) told to stop
+	graceC   <-chan time.Time // ends the grace after the first failure
+	killC    <-chan time.Time // SIGKILL time
+}
+
+// follow returns once every rank has been reaped.
+func (m *monitor) follow(ctx context.Context) {
+	exits := make(chan *proc, len(m.procs))
+	for _, pr := range m.procs {
+		go func() { pr.wait(); exits <- pr }()
+	}
+	m.running = len(m.procs)
+	var timeoutC <-chan time.Time
+	if m.spec.Timeout > 0 {
+		t := time.NewTimer(m.spec.Timeout)
+		defer t.Stop()
+		timeoutC = t.C
+	}
+	ctxDone := ctx.Done()
+	for m.running > 0 {
+		select {
+		case pr := <-exits:
+			m.exited(pr)
+		case sig := <-m.spec.Signals:
+			m.forward(sig)
+		case <-timeoutC:
+			m.res.TimedOut = true
+			m.terminate()
+		case <-ctxDone:
+			ctxDone = nil
+			m.res.TimedOut = true
+			m.terminate()
+		case <-m.graceC:
+			m.graceC = nil
+			m.terminate()
+		case <-m.killC:
+			m.killC = nil
+			m.signalAll(syscall.SIGKILL)
+		}
+	}
+}
+
+// exited handles a reaped rank: the first failure starts the grace.
+func (m *monitor) exited(pr *proc) {
+	m.running--
+	pr.closeStdin()
+	if !pr.failed() || m.res.First >= 0 || m.stopping {
+		return
+	}
+	m.res.First = pr.rank
+	m.stopping = true
+	if m.running > 0 {
+		m.graceC = time.After(m.spec.Grace)
+	}
+}
+
+// forward passes sig on to every rank; SIGINT, SIGTERM and SIGHUP also
+// stop the job, and a second SIGINT kills it.
+func (m *monitor) forward(sig os.Signal) {
+	s, ok := sig.(syscall.Signal)
+	if !ok {
+		return
+	}
+	switch s {
+	case syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP:
+		if m.res.Interrupted != 0 && s == syscall.SIGINT {
+			m.signalAll(syscall.SIGKILL)
+			return
+		}
+		if m.res.Interrupted == 0 {
+			m.res.Interrupted = s
+		}
+		m.stopping, m.graceC = true, nil
+		m.signalAll(s)
+		m.closeAllStdin()
+		m.armKill()
+	default:
+		m.signalAll(s)
+	}
+}
+
+// terminate sends SIGTERM to every rank still running and arms SIGKILL.
+func (m *monitor) terminate() {
+	m.stopping = true
+	for _, pr := range m.procs {
+		pr.stop()
+	}
+	m.armKill()
+}
+
+func (m *monitor) armKill() {
+	if m.killC == nil {
+		m.killC = time.After(m.spec.KillAfter)
+	}
+}
+
+func (m *monitor) signalAll(sig syscall.Signal) {
+	for _, pr := range m.procs {
+		_ = pr.signal(sig)
+	}
+}
+
+func (m *monitor) closeAllStdin() {
+	for _, pr := range m.procs {
+		pr.closeStdin()
+	}
+}

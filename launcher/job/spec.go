@@ -1,0 +1,174 @@
+package job
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gocoll/gocoll/topology"
+)
+
+// Where the rendezvous store of a job lives (Spec.Store).
+const (
+	// StoreAuto: with the launcher if every rank runs on this host, else
+	// with rank 0.
+	StoreAuto = "auto"
+	// StoreLauncher: the launcher serves it, on loopback if every rank is
+	// local, else on every interface; the ranks must reach the launcher.
+	StoreLauncher = "launcher"
+	// StoreRank0: rank 0 serves it at its host's address (addr= or the host
+	// name) on a port derived from the job id; the launcher need not be
+	// reachable from the ranks, and follows the job through its children.
+	StoreRank0 = "rank0"
+)
+
+// Defaults of Spec.
+const (
+	DefaultGrace     = 2 * time.Second
+	DefaultKillAfter = 3 * time.Second
+	DefaultTailLines = 10
+	// MaxTailLines bounds Spec.TailLines.
+	MaxTailLines = 1000
+	// MaxExports bounds len(Spec.Export).
+	MaxExports = 1024
+)
+
+// Spec describes a job for Run. Program is required; every other field has
+// a default.
+type Spec struct {
+	Program string   // run on every rank (looked up in PATH for local ranks)
+	Args    []string // its arguments
+
+	// NP is the number of ranks; 0 means every slot of Hosts. Ranks fill
+	// the slots in the order topology.AssignRanks numbers them: site by
+	// site, host by host. NP above the slots in Hosts is an error.
+	NP int
+	// Hosts lists where ranks may run; nil means NP ranks on this host.
+	Hosts []topology.HostSlots
+	// LocalNames are the names of this host (its hostname); ranks on these
+	// hosts, on "localhost" and on loopback addresses are started here by
+	// fork and exec, the others through Rsh.
+	LocalNames []string
+	// Rsh is the command that starts a process on a remote host, with
+	// {host} where the host name goes (appended if absent). Default
+	// DefaultRsh. The rank's command follows as arguments; for ssh and rsh,
+	// which hand them to a remote shell, each is shell-quoted.
+	Rsh string
+	// Store is StoreAuto (the default), StoreLauncher or StoreRank0.
+	Store string
+
+	// Environ is the launcher's environment; local ranks inherit it.
+	Environ []string
+	// Export lists variables to pass to every rank, local and remote:
+	// NAME (its value in Environ) or NAME=value, like mpirun -x.
+	Export []string
+
+	// Timeout ends the job (exit status 124) if it runs longer; 0: never.
+	Timeout time.Duration
+	// Grace is how long, after the first rank fails, the others may end on
+	// their own (reporting their errors) before they are sent SIGTERM.
+	// Default DefaultGrace.
+	Grace time.Duration
+	// KillAfter is how long after SIGTERM a rank still running gets
+	// SIGKILL. Default DefaultKillAfter.
+	KillAfter time.Duration
+
+	// OutputDir, if set, receives each rank's output in its own files,
+	// rank.N.stdout and rank.N.stderr; else every line goes to Stdout or
+	// Stderr prefixed "[rank N] ".
+	OutputDir      string
+	Stdout, Stderr io.Writer // default os.Stdout, os.Stderr
+	// TailLines is how many last lines of output per rank the report
+	// keeps, in [1, MaxTailLines]. Default DefaultTailLines.
+	TailLines int
+
+	// Signals, if not nil, delivers signals to forward to every rank:
+	// SIGINT, SIGTERM and SIGHUP also stop the job; others (SIGUSR1,
+	// SIGUSR2) are only forwarded. A second SIGINT kills every rank.
+	Signals <-chan os.Signal
+	// JobID names the job; default a random one.
+	JobID string
+}
+
+// withDefaults fills in defaults and checks the fields that do not need
+// the host list.
+func (s Spec) withDefaults() (Spec, error) {
+	if s.Program == "" {
+		return s, fmt.Errorf("no program to run (gocoll run [flags] -- PROG ARGS)")
+	}
+	if s.NP < 0 || s.NP == 0 && len(s.Hosts) == 0 {
+		return s, fmt.Errorf("-np %d: want at least 1 rank", s.NP)
+	}
+	if s.Rsh == "" {
+		s.Rsh = DefaultRsh
+	}
+	if s.Store == "" {
+		s.Store = StoreAuto
+	}
+	if s.Store != StoreAuto && s.Store != StoreLauncher && s.Store != StoreRank0 {
+		return s, fmt.Errorf("--store %q: want %s, %s or %s", s.Store, StoreAuto, StoreLauncher, StoreRank0)
+	}
+	if s.Grace <= 0 {
+		s.Grace = DefaultGrace
+	}
+	if s.KillAfter <= 0 {
+		s.KillAfter = DefaultKillAfter
+	}
+	if s.TailLines == 0 {
+		s.TailLines = DefaultTailLines
+	}
+	if s.TailLines < 1 || s.TailLines > MaxTailLines {
+		return s, fmt.Errorf("tail of %d lines: want 1 to %d", s.TailLines, MaxTailLines)
+	}
+	if s.Timeout < 0 {
+		return s, fmt.Errorf("--timeout %v is negative", s.Timeout)
+	}
+	if s.Stdout == nil {
+		s.Stdout = os.Stdout
+	}
+	if s.Stderr == nil {
+		s.Stderr = os.Stderr
+	}
+	if s.JobID == "" {
+		s.JobID = randomHex(8)
+	}
+	return s, checkExports(s.Export)
+}
+
+// checkExports checks -x entries: NAME or NAME=value, NAME a shell name.
+func checkExports(exports []string) error {
+	if len(exports) > MaxExports {
+		return fmt.Errorf("more than %d -x variables", MaxExports)
+	}
+	for _, e := range exports {
+		name, _, _ := strings.Cut(e, "=")
+		if !isShellName(name) {
+			return fmt.Errorf("-x %q: %q is not a variable name", e, name)
+		}
+	}
+	return nil
+}
+
+func isShellName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// randomHex returns n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // never fails on Linux (crypto/rand panics rather than return an error)
+	return hex.EncodeToString(b)
+}
