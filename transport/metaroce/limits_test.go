@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocoll/gocoll/transport/metaroce/wire"
 	"github.com/stretchr/testify/require"
 )
 
@@ -89,4 +90,28 @@ func TestMessageWindowBoundsUnfinishedMessages(t *testing.T) {
 	for i := range msgs {
 		require.Equal(t, pattern(100, byte(i)), bufs[i])
 	}
+}
+
+// The ACK that tells a window-blocked sender that the receiver finished a
+// message (here: a held unexpected message completed by PostRecv, with no
+// packet from the sender to answer) may be lost. The sender must ask
+// again with a probe instead of waiting for a keepalive.
+func TestLostWindowUpdateIsRecovered(t *testing.T) {
+	n := newTestNet(t, Config{MsgWindow: 16, IdleTimeout: 10 * time.Second})
+	a, b := n.connect()
+	for i := range 17 {
+		require.NoError(t, n.eps[0].Send(n.now, a, 1, uint64(i), pattern(10, byte(i))))
+	}
+	n.runFor(time.Millisecond) // 16 messages arrive unexpected and fill the window
+	dropAcks := true
+	n.drop = func(from, path int, b []byte) bool {
+		return from == 1 && dropAcks && b[1] == byte(wire.TypeAck)
+	}
+	for i := range 16 {
+		require.NoError(t, n.eps[1].PostRecv(n.now, b, 1, uint64(i), make([]byte, 10)))
+	}
+	n.runFor(100 * time.Microsecond) // the window updates are lost
+	dropAcks = false
+	require.NoError(t, n.eps[1].PostRecv(n.now, b, 1, 16, make([]byte, 10)))
+	n.runUntil(func() bool { _, ok := n.done(1, EventRecvDone, 1, 16); return ok }, 20*time.Millisecond)
 }

@@ -186,10 +186,13 @@ func (s *sender) start(m *outMsg) {
 	s.msgs[m.seq] = m
 }
 
-// blocked reports whether a started message waits for a grant or credit.
+// blocked reports, when nextPiece found nothing to send, whether some
+// message is held back anyway: by a grant, by credit, or by the message
+// window. Each waits for news that only the peer's ACKs bring, so a
+// blocked sender with nothing in flight must ask with a probe.
 func (s *sender) blocked() bool {
 	for _, m := range s.order {
-		if !m.allSent && !m.aborted && m.started && !m.granted {
+		if !m.allSent && !m.aborted {
 			return true
 		}
 	}
