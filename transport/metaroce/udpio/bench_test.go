@@ -19,12 +19,13 @@ import (
 // Modes: "writeto" is the net package one datagram per call on both sides
 // (WriteToUDPAddrPort / ReadFromUDPAddrPort); "batch" is WriteBatch and
 // ReadBatch of up to 64 messages without GSO; "gso" sends trains of as
-// many datagrams as fit in 64 KiB to a receiver with GRO. A batch carries
-// at most benchWindow/4 bytes.
+// many datagrams as fit in 64 KiB to a receiver with GRO, "gso-nogro" the
+// same to a receiver without GRO (the kernel cuts each train on receive).
+// A batch carries at most benchWindow/4 bytes.
 func BenchmarkLoopback(b *testing.B) {
 	for _, size := range []int{MaxPayload, 9000, 1452} {
-		for _, mode := range []string{"writeto", "batch", "gso"} {
-			if mode == "gso" && size > MaxPayload/2 {
+		for _, mode := range []string{"writeto", "batch", "gso", "gso-nogro"} {
+			if mode != "writeto" && mode != "batch" && size > MaxPayload/2 {
 				continue // a train needs two datagrams
 			}
 			b.Run(fmt.Sprintf("size=%d/%s", size, mode), func(b *testing.B) {
@@ -89,7 +90,7 @@ func (f *flow) drain() {
 }
 
 func benchLoopback(b *testing.B, size int, mode string) {
-	rx := listen(b, loopback4, Config{})
+	rx := listen(b, loopback4, Config{DisableGRO: mode == "gso-nogro"})
 	tx := listen(b, loopback4, Config{})
 	f := &flow{room: make(chan struct{}, 1)}
 	done := make(chan struct{})
@@ -110,7 +111,7 @@ func benchLoopback(b *testing.B, size int, mode string) {
 	case "writeto":
 		err = sendOneByOne(tx, rx.LocalAddr(), size, b.N, f)
 	default:
-		err = sendBatches(tx, rx.LocalAddr(), size, b.N, mode == "gso", f)
+		err = sendBatches(tx, rx.LocalAddr(), size, b.N, mode != "batch", f)
 	}
 	if err != nil {
 		b.Fatal(err)
