@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -343,4 +344,19 @@ func TestFitLauncher(t *testing.T) {
 	o = DefaultOptions()
 	o.Ranks = 4
 	require.NoError(t, fitLauncher(&o, job))
+}
+
+// TestProgress: quiet for short runs, then at most one line per second.
+func TestProgress(t *testing.T) {
+	var w bytes.Buffer
+	start := time.Now()
+	p := &progress{w: &w, start: start, last: start, total: 3}
+	r := result{coll: collAllGather, geo: geometry{bytes: 4096}}
+	p.step(r)
+	require.Empty(t, w.String(), "a run younger than progressAfter prints nothing")
+	p.start, p.last = start.Add(-progressAfter-time.Second), start.Add(-progressEvery)
+	p.step(r)
+	p.step(r)
+	require.Equal(t, 1, strings.Count(w.String(), "\n"), w.String())
+	require.Regexp(t, `^# gocoll bench: allgather 4096 B done \(2 of 3\), [\d.]+ s\n$`, w.String())
 }
