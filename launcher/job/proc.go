@@ -125,12 +125,13 @@ func (p *proc) wait() {
 			break
 		}
 	}
+	ended := time.Now() // as close to the exit as this side can tell
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	_ = p.cmd.Wait() // the status is in ProcessState whatever the error
 	p.status = p.cmd.ProcessState.Sys().(syscall.WaitStatus)
 	p.reaped = true
-	p.ended = time.Now()
+	p.ended = ended
 }
 
 // signal sends sig to the process group, unless the process has been

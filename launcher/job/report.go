@@ -3,6 +3,8 @@ package job
 import (
 	"fmt"
 	"io"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -30,12 +32,99 @@ type Result struct {
 	Elapsed     time.Duration
 }
 
+// fill records how procs ended, and which failed first (see firstFailure).
 func (r *Result) fill(procs []*proc) {
 	r.Ranks = make([]RankEnd, len(procs))
 	for i, pr := range procs {
 		r.Ranks[i] = RankEnd{Rank: pr.rank, Host: pr.host, Remote: pr.remote, Status: pr.status,
 			Failed: pr.failed(), Stopped: pr.stopped, How: pr.describe(), Ended: pr.ended, Tail: pr.out.get()}
 	}
+	r.First = firstFailure(r.Ranks)
+}
+
+// blameWindow is how close after the earliest failure another one counts
+// as simultaneous, for firstFailure.
+const blameWindow = 100 * time.Millisecond
+
+var rankMention = regexp.MustCompile(`\brank (\d+)\b`)
+
+// firstFailure picks the rank that failed first among those that failed
+// before the launcher told them to stop, or -1. The order in which the
+// launcher sees exits is not quite the order of the failures: when a rank
+// dies its peers' collectives fail within a millisecond, and on a busy
+// host one of them may be reaped before it. So among the failures within
+// blameWindow of the earliest, a rank whose last line of output names
+// another of them (as gocoll's errors do: "with rank 2: connection reset")
+// is taken to have failed because of it; of the rest, one killed by a
+// signal comes before one that exited, then the earliest.
+func firstFailure(ranks []RankEnd) int {
+	var cands []int
+	for i, e := range ranks {
+		if e.Failed && !e.Stopped {
+			cands = append(cands, i)
+		}
+	}
+	if len(cands) == 0 {
+		return -1
+	}
+	earliest := ranks[cands[0]].Ended
+	for _, i := range cands {
+		if ranks[i].Ended.Before(earliest) {
+			earliest = ranks[i].Ended
+		}
+	}
+	near := map[int]bool{}
+	for _, i := range cands {
+		if ranks[i].Ended.Sub(earliest) <= blameWindow {
+			near[i] = true
+		}
+	}
+	everyoneBlames := allBlame(ranks, near)
+	best := -1
+	for i := range near {
+		if !everyoneBlames && blamesOther(ranks[i], near) {
+			continue
+		}
+		if best < 0 || earlier(ranks[i], ranks[best]) {
+			best = i
+		}
+	}
+	return best
+}
+
+// earlier orders candidate failures: killed by a signal first, then by
+// the time they ended, then by rank.
+func earlier(a, b RankEnd) bool {
+	if sa, sb := a.Status.Signaled(), b.Status.Signaled(); sa != sb {
+		return sa
+	}
+	if !a.Ended.Equal(b.Ended) {
+		return a.Ended.Before(b.Ended)
+	}
+	return a.Rank < b.Rank
+}
+
+// blamesOther reports whether e's last line of output names a rank in set
+// other than e's own.
+func blamesOther(e RankEnd, set map[int]bool) bool {
+	if len(e.Tail) == 0 {
+		return false
+	}
+	for _, m := range rankMention.FindAllStringSubmatch(e.Tail[len(e.Tail)-1], -1) {
+		if r, err := strconv.Atoi(m[1]); err == nil && r != e.Rank && set[r] {
+			return true
+		}
+	}
+	return false
+}
+
+func allBlame(ranks []RankEnd, set map[int]bool) bool {
+	for i := range set {
+		if !blamesOther(ranks[i], set) {
+			return false
+		}
+	}
+	return true
 }
 
 // ExitCode is the launcher's exit status: 0 if every rank exited 0; else

@@ -48,7 +48,7 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &monitor{spec: s, procs: procs, res: &Result{First: -1}}
+	m := &monitor{spec: s, procs: procs, res: &Result{}}
 	m.follow(ctx)
 	for _, pr := range procs {
 		pr.waitOutput(outputDrain)
@@ -88,6 +88,7 @@ type monitor struct {
 	res   *Result
 
 	running  int
+	failed   bool             // a rank failed on its own
 	stopping bool             // ranks have been (or will be) told to stop
 	graceC   <-chan time.Time // ends the grace after the first failure
 	killC    <-chan time.Time // SIGKILL time
@@ -134,11 +135,10 @@ func (m *monitor) follow(ctx context.Context) {
 func (m *monitor) exited(pr *proc) {
 	m.running--
 	pr.closeStdin()
-	if !pr.failed() || m.res.First >= 0 || m.stopping {
+	if !pr.failed() || m.failed || m.stopping {
 		return
 	}
-	m.res.First = pr.rank
-	m.stopping = true
+	m.failed, m.stopping = true, true
 	if m.running > 0 {
 		m.graceC = time.After(m.spec.Grace)
 	}

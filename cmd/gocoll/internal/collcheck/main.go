@@ -1,0 +1,145 @@
+// Command collcheck is the program the launcher tests start under gocoll
+// run, mpirun and srun: it joins the job with gocoll.Init and checks every
+// collective's result exactly.
+//
+//	collcheck [-mode all|first|loop|exit] [-rank R] [-code C] [-count N]
+//
+// Modes:
+//
+//	all    every collective, each result checked; each rank prints one
+//	       "ok" line, rank 0 also the topology (sites, hosts, site
+//	       crossings of the rank-order ring)
+//	first  one AllReduce, then exit (start-up time to first collective)
+//	loop   AllReduce of -count floats until one fails; prints
+//	       "looping pid=P" after the first, and the error at the end
+//	exit   rank -rank exits with status -code after joining; the others
+//	       wait in a Barrier
+//
+// Errors are one line on stderr; the exit status is 1.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/gocoll/gocoll"
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/topology"
+)
+
+func main() {
+	mode := flag.String("mode", "all", "all, first, loop or exit")
+	exitRank := flag.Int("rank", 0, "exit mode: the rank that exits")
+	exitCode := flag.Int("code", 3, "exit mode: its exit status")
+	count := flag.Int("count", 1<<18, "loop mode: floats per AllReduce")
+	flag.Parse()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	world, err := gocoll.Init(ctx)
+	if err != nil {
+		fail(err)
+	}
+	switch *mode {
+	case "all":
+		err = checkAll(ctx, world)
+	case "first":
+		x := []float32{1}
+		err = collective.AllReduce(ctx, world.Comm, x, x, collective.Sum)
+	case "loop":
+		err = loop(ctx, world, *count)
+	case "exit":
+		if world.Rank() == *exitRank {
+			fmt.Printf("rank %d exits with status %d\n", world.Rank(), *exitCode)
+			os.Exit(*exitCode)
+		}
+		err = world.Barrier(ctx)
+	default:
+		err = fmt.Errorf("unknown -mode %q", *mode)
+	}
+	if err != nil {
+		fail(err)
+	}
+	if err := world.Close(); err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintf(os.Stderr, "collcheck: %v\n", err)
+	os.Exit(1)
+}
+
+// loop runs AllReduce until it fails, and returns that error.
+func loop(ctx context.Context, w *gocoll.World, count int) error {
+	x := make([]float32, count)
+	for i := 0; ; i++ {
+		if err := collective.AllReduce(ctx, w.Comm, x, x, collective.Sum); err != nil {
+			fmt.Printf("allreduce failed after %d rounds\n", i)
+			return err
+		}
+		if i == 0 {
+			fmt.Printf("looping pid=%d\n", os.Getpid())
+		}
+	}
+}
+
+// checkAll runs every collective and checks each result.
+func checkAll(ctx context.Context, w *gocoll.World) error {
+	checks := []struct {
+		name string
+		run  func(context.Context, *collective.Comm) error
+	}{
+		{"AllReduce", checkAllReduce}, {"Broadcast", checkBroadcast}, {"Reduce", checkReduce},
+		{"AllGather", checkAllGather}, {"ReduceScatter", checkReduceScatter}, {"AllToAll", checkAllToAll},
+		{"AllToAllV", checkAllToAllV}, {"Gather", checkGather}, {"Scatter", checkScatter},
+		{"SendRecv", checkSendRecv}, {"Barrier", func(ctx context.Context, c *collective.Comm) error { return c.Barrier(ctx) }},
+	}
+	for _, c := range checks {
+		if err := c.run(ctx, w.Comm); err != nil {
+			return fmt.Errorf("%s: %w", c.name, err)
+		}
+	}
+	if err := checkSiteSplit(ctx, w); err != nil {
+		return fmt.Errorf("Split by site: %w", err)
+	}
+	fmt.Printf("rank %d/%d on %s site %s local %d: all collectives ok\n", w.Rank(), w.Size(), w.Host(), w.Site(), w.LocalRank())
+	if w.Rank() == 0 {
+		return printTopology(w.Topology())
+	}
+	return nil
+}
+
+func printTopology(t topology.Topology) error {
+	ring := make([]int, t.Size())
+	for i := range ring {
+		ring[i] = i
+	}
+	crossings, err := topology.SiteCrossings(t, ring)
+	if err != nil {
+		return err
+	}
+	best, err := topology.RingOrder(t)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("topology: sites %v, hosts %v\n", t.Sites(), t.Hosts())
+	fmt.Printf("rank-order ring crosses sites %d times; RingOrder is rank order: %v\n", crossings, slices.Equal(ring, best))
+	return nil
+}
+
+// mismatch describes the first element where got and want differ.
+func mismatch[T comparable](what string, got, want []T) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%s: %d elements, want %d", what, len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			return fmt.Errorf("%s: element %d is %v, want %v", what, i, got[i], want[i])
+		}
+	}
+	return nil
+}
