@@ -86,7 +86,9 @@
 // 9/8 of an RTT has passed. Only that packet's piece is resent, on whichever
 // usable path has the most room (never a suspect one), with a new sequence
 // number. A path's retransmission timeout (srtt + 4 rttvar, within
-// Config.MinRTO and MaxRTO) is the last resort. Duplicates, from the
+// Config.MinRTO and MaxRTO, doubling with each timeout until an ACK of new
+// data) is the last resort. A sender held back by credit, grants or the
+// message window with nothing in flight probes for the ACK that frees it. Duplicates, from the
 // network or from resends, are recognised by sequence number and by piece
 // and placed only once. Every datagram carries a CRC32C; damaged, truncated,
 // unknown or malformed datagrams are counted ([EndpointStats]) and dropped.
