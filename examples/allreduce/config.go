@@ -35,7 +35,7 @@ const (
 func defaultConfig() config {
 	return config{
 		ranks:     4,
-		transport: "inproc",
+		transport: "metaroce",
 		epochs:    20,
 		hidden:    32,
 		samples:   4000,

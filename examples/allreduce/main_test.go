@@ -56,7 +56,7 @@ func TestGradientMatchesFiniteDifferences(t *testing.T) {
 // samples do not divide among the ranks and the batch does not divide the
 // shard.
 func TestDataParallelMatchesSingleProcess(t *testing.T) {
-	for _, transport := range []string{"inproc", "tcp"} {
+	for _, transport := range []string{"inproc", "tcp", "metaroce"} {
 		for ranks := 1; ranks <= 4; ranks++ {
 			t.Run(fmt.Sprintf("%s/ranks=%d", transport, ranks), func(t *testing.T) {
 				cfg := config{ranks: ranks, transport: transport, epochs: 3, hidden: 8,
@@ -141,13 +141,13 @@ func TestHelp(t *testing.T) {
 	var out, errOut bytes.Buffer
 	require.Equal(t, 0, run([]string{"-h"}, &out, &errOut))
 	require.Contains(t, out.String(), "-transport")
-	require.Contains(t, out.String(), "inproc|tcp")
+	require.Contains(t, out.String(), "inproc|metaroce|tcp")
 	require.Empty(t, errOut.String())
 }
 
 // The whole command, small, over each transport.
 func TestRun(t *testing.T) {
-	for _, transport := range []string{"inproc", "tcp"} {
+	for _, transport := range []string{"inproc", "tcp", "metaroce"} {
 		t.Run(transport, func(t *testing.T) {
 			var out, errOut bytes.Buffer
 			args := []string{"-ranks", "3", "-transport", transport, "-samples", "301", "-epochs", "2", "-hidden", "8", "-batch", "7"}

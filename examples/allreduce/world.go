@@ -8,6 +8,7 @@ import (
 
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/inproc"
+	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
 	"github.com/gocoll/gocoll/transport/tcp"
 )
 
@@ -24,8 +25,9 @@ type openWorldFunc func(ctx context.Context, n int) (world, error)
 // transports maps each -transport name to the function that builds its
 // world. To add a transport, add one entry.
 var transports = map[string]openWorldFunc{
-	"inproc": openInproc,
-	"tcp":    openTCP,
+	"inproc":   openInproc,
+	"tcp":      openTCP,
+	"metaroce": openMetaRoCE,
 }
 
 // transportNames lists the names in transports, sorted, separated by "|".
@@ -58,11 +60,21 @@ func openInproc(_ context.Context, n int) (world, error) {
 
 // openTCP connects n ranks through TCP on loopback, one listener each.
 func openTCP(ctx context.Context, n int) (world, error) {
-	eps, err := tcp.NewLocalWorld(ctx, n, tcp.Config{})
+	return endpointsWorld(tcp.NewLocalWorld(ctx, n, tcp.Config{}))
+}
+
+// openMetaRoCE connects n ranks through MetaRoCE on loopback: one UDP socket
+// per path for each rank.
+func openMetaRoCE(ctx context.Context, n int) (world, error) {
+	return endpointsWorld(mrtransport.NewLocalWorld(ctx, n, mrtransport.Config{}))
+}
+
+// endpointsWorld wraps endpoints that each close on their own.
+func endpointsWorld[E transport.Endpoint](eps []E, err error) (world, error) {
 	if err != nil {
 		return world{}, err
 	}
-	w := world{endpoints: make([]transport.Endpoint, n)}
+	w := world{endpoints: make([]transport.Endpoint, len(eps))}
 	for i, ep := range eps {
 		w.endpoints[i] = ep
 	}
