@@ -360,3 +360,22 @@ func TestProgress(t *testing.T) {
 	require.Equal(t, 1, strings.Count(w.String(), "\n"), w.String())
 	require.Regexp(t, `^# gocoll bench: allgather 4096 B done \(2 of 3\), [\d.]+ s\n$`, w.String())
 }
+
+// TestSpawnedFailure: a rank that fails makes the run fail with status 1
+// and an explanation on stderr.
+func TestSpawnedFailure(t *testing.T) {
+	code, _, errOut := runBench(t, "allreduce", "-np", "2", "--sizes", "1K", "-n", "1", "--timeout", "1ns")
+	require.Equal(t, ExitWrong, code, errOut)
+	require.Contains(t, errOut, "[rank ")
+	require.Contains(t, errOut, "gocoll bench: ")
+}
+
+func TestPrefixStripper(t *testing.T) {
+	var b bytes.Buffer
+	s := &prefixStripper{w: &b, prefix: []byte("[rank 0] ")}
+	_, _ = s.Write([]byte("[rank 0] a\n[rank 0] b"))
+	_, _ = s.Write([]byte("c\n[rank 1] d\n[rank 0] e"))
+	require.Equal(t, "a\nbc\n[rank 1] d\n", b.String())
+	s.flush()
+	require.Equal(t, "a\nbc\n[rank 1] d\ne", b.String())
+}

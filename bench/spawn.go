@@ -1,22 +1,18 @@
 package bench
 
 import (
+	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
 	"os"
-	"os/exec"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/gocoll/gocoll/launcher"
-	"github.com/gocoll/gocoll/launcher/store"
+	"github.com/gocoll/gocoll/launcher/job"
 )
 
 // EnvArgs is set, in every rank Main spawns, to Main's arguments as a JSON
@@ -27,14 +23,18 @@ import (
 const EnvArgs = "GOCOLL_BENCH_ARGS"
 
 // spawnGrace is how long the other ranks may run on after one rank failed
-// before the parent kills them.
+// before they are stopped.
 const spawnGrace = 10 * time.Second
 
-// spawnRanks starts o.localRanks() processes of this program, one per rank,
-// with the variables launcher.Init reads (gocoll's: GOCOLL_RANK,
-// GOCOLL_WORLD_SIZE, ...), serves them the rendezvous store, waits for
-// them all and returns rank 0's exit status (ExitWrong if only another
-// rank failed).
+// rank0Prefix starts every line of rank 0's output that job.Run copies.
+const rank0Prefix = "[rank 0] "
+
+// spawnRanks starts o.localRanks() processes of this program on this host
+// with gocoll run's engine (launcher/job: the store, the variables
+// launcher.Init reads, the output, the stop of the others when one fails),
+// and returns the job's exit status: rank 0's, or the first failed rank's.
+// Rank 0's report reaches stdout without job's "[rank 0] " prefix; other
+// output keeps its prefix.
 func spawnRanks(ctx context.Context, o Options, args []string, stdout, stderr io.Writer) int {
 	n := o.localRanks()
 	p, err := newPlan(o, n)
@@ -48,119 +48,68 @@ func spawnRanks(ctx context.Context, o Options, args []string, stdout, stderr io
 	if err != nil {
 		return runError(stderr, fmt.Errorf("finding this program to start the ranks: %w", err))
 	}
-	var secret [16]byte
-	_, _ = rand.Read(secret[:])
-	key := hex.EncodeToString(secret[:])
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	srv, err := store.Listen(ctx, "127.0.0.1:0", store.Config{JobKey: []byte(key)})
-	if err != nil {
-		return runError(stderr, err)
-	}
-	defer func() { _ = srv.Close() }()
-	env, err := spawnEnv(o, n, srv.Addr().String(), key, args)
-	if err != nil {
-		return runError(stderr, err)
-	}
-	out, errOut := &lockedWriter{w: stdout}, &lockedWriter{w: stderr}
-	cmds := make([]*exec.Cmd, n)
-	for r := range cmds {
-		cmd := exec.CommandContext(ctx, exe, os.Args[1:]...)
-		cmd.Env = append(env[:len(env):len(env)], launcher.EnvRank+"="+strconv.Itoa(r), launcher.EnvLocalRank+"="+strconv.Itoa(r))
-		cmd.Stdout, cmd.Stderr = out, errOut
-		cmd.WaitDelay = spawnGrace
-		if err := cmd.Start(); err != nil {
-			cancel()
-			waitAll(cmds[:r])
-			return runError(stderr, fmt.Errorf("starting rank %d: %w", r, err))
-		}
-		cmds[r] = cmd
-	}
-	return collectStatuses(cmds, cancel)
-}
-
-// spawnEnv is the environment every spawned rank shares: this process's,
-// plus the job's variables and the arguments.
-func spawnEnv(o Options, n int, storeAddr, key string, args []string) ([]string, error) {
 	argsJSON, err := json.Marshal(args)
 	if err != nil {
-		return nil, err
+		return runError(stderr, err)
 	}
 	transport := launcher.TransportTCP
 	if o.Transport != "" && o.Transport != "mptcp" {
 		transport = o.Transport
 	}
-	return append(launcher.Environ(),
-		launcher.EnvWorldSize+"="+strconv.Itoa(n),
-		launcher.EnvStore+"="+storeAddr,
-		launcher.EnvStoreServe+"=0",
-		launcher.EnvJobKey+"="+key,
-		launcher.EnvJobID+"=bench-"+key[:12],
-		launcher.EnvTransport+"="+transport,
-		EnvArgs+"="+string(argsJSON)), nil
+	out := &prefixStripper{w: stdout, prefix: []byte(rank0Prefix)}
+	res, err := job.Run(ctx, job.Spec{
+		Program: exe, Args: os.Args[1:], NP: n, Grace: spawnGrace,
+		Environ: append(launcher.Environ(), launcher.EnvTransport+"="+transport, EnvArgs+"="+string(argsJSON)),
+		Stdout:  out, Stderr: stderr,
+	})
+	out.flush()
+	if err != nil {
+		return runError(stderr, fmt.Errorf("starting %d ranks: %w", n, err))
+	}
+	code := res.ExitCode()
+	if res.First > 0 || code > ExitUsage {
+		res.Report(stderr) // rank 0's own line explains the rest
+	}
+	if code != ExitOK && code != ExitUsage {
+		code = ExitWrong
+	}
+	return code
 }
 
-// collectStatuses waits for every rank. Once one fails, the others get
-// spawnGrace to end on their own (their transport reports the lost peer)
-// before cancel kills them. The result is rank 0's status, or ExitWrong if
-// rank 0 succeeded but another did not.
-func collectStatuses(cmds []*exec.Cmd, cancel context.CancelFunc) int {
-	type exit struct{ rank, code int }
-	exits := make(chan exit, len(cmds))
-	for r, cmd := range cmds {
-		go func() {
-			err := cmd.Wait()
-			code := ExitOK
-			if err != nil {
-				code = ExitWrong
-				var ee *exec.ExitError
-				if errors.As(err, &ee) && ee.ExitCode() > 0 {
-					code = ee.ExitCode()
-				}
-			}
-			exits <- exit{r, code}
-		}()
-	}
-	codes := make([]int, len(cmds))
-	var grace <-chan time.Time
-	for range cmds {
-		var e exit
-		select {
-		case e = <-exits:
-		case <-grace:
-			cancel()
-			e = <-exits
+// prefixStripper forwards whole lines to w, without prefix where a line
+// starts with it.
+type prefixStripper struct {
+	mu      sync.Mutex
+	w       io.Writer
+	prefix  []byte
+	pending []byte // an incomplete last line
+}
+
+func (s *prefixStripper) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pending = append(s.pending, p...)
+	for {
+		i := bytes.IndexByte(s.pending, '\n')
+		if i < 0 {
+			return len(p), nil
 		}
-		codes[e.rank] = e.code
-		if e.code != ExitOK && grace == nil {
-			grace = time.After(spawnGrace)
+		line := bytes.TrimPrefix(s.pending[:i+1], s.prefix)
+		if _, err := s.w.Write(line); err != nil {
+			return len(p), err
 		}
-	}
-	for _, c := range codes[1:] {
-		if codes[0] == ExitOK && c != ExitOK {
-			return ExitWrong
-		}
-	}
-	return codes[0]
-}
-
-// waitAll waits for started commands (after their context was cancelled).
-func waitAll(cmds []*exec.Cmd) {
-	for _, c := range cmds {
-		_ = c.Wait()
+		s.pending = s.pending[i+1:]
 	}
 }
 
-// lockedWriter serialises the writes of several ranks' output copiers.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+// flush forwards an incomplete last line.
+func (s *prefixStripper) flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.pending) > 0 {
+		_, _ = s.w.Write(bytes.TrimPrefix(s.pending, s.prefix))
+		s.pending = nil
+	}
 }
 
 func fnvHash(s string) uint64 {
