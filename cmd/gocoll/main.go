@@ -32,6 +32,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/gocoll/gocoll/bench"
 	"github.com/gocoll/gocoll/launcher"
 	"github.com/gocoll/gocoll/launcher/hosts"
 	"github.com/gocoll/gocoll/launcher/job"
@@ -60,6 +61,9 @@ func run(args, environ []string, stdout, stderr io.Writer, sigs <-chan os.Signal
 			return exitUsage
 		}
 		return 0
+	}
+	if args[0] == "bench" {
+		return bench.Main(context.Background(), args[1:], stdout, stderr) // package bench: nccl-tests for gocoll
 	}
 	if args[0] != "run" {
 		fmt.Fprintf(stderr, "gocoll: unknown command %q (want run)\n", args[0])
