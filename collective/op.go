@@ -155,14 +155,16 @@ func (o *operation) scanHeaders() error {
 	return nil
 }
 
-// touchPartners exchanges headers with the dissemination partners r±2^k,
-// which depend on nothing but the communicator, so that ranks that called
-// different operations still exchange headers, over a connected graph.
+// touchPartners exchanges headers with both ring neighbours, which depend
+// on nothing but the communicator. So ranks that called different operations
+// still exchange headers along a connected graph (the ring): somewhere two
+// neighbours disagree, and each checks the other's header while it waits
+// or when it finishes, so a mismatch is always found.
 func (o *operation) touchPartners() {
 	n, r := o.c.Size(), o.c.rank
-	for dist := 1; dist < n; dist <<= 1 {
-		o.touch(mod(r+dist, n))
-		o.touch(mod(r-dist, n))
+	if n > 1 {
+		o.touch(mod(r+1, n))
+		o.touch(mod(r-1, n))
 	}
 }
 
