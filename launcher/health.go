@@ -3,6 +3,7 @@ package launcher
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/gocoll/gocoll/transport"
@@ -28,6 +29,7 @@ const recentOpsMax = 256
 // their operation's deadline.
 type guardedEndpoint struct {
 	inner transport.Endpoint
+	notes failureNotes // nil: none
 
 	mu     sync.Mutex
 	dead   []error // by rank: a *transport.PeerError once declared dead
@@ -49,18 +51,30 @@ func (g *guardedEndpoint) Send(peer int, tag transport.Tag, buf []byte) transpor
 	if err := g.admit(peer, tag.OpKey); err != nil {
 		return failedRequest(err)
 	}
-	return g.inner.Send(peer, tag, buf)
+	return g.explained(g.inner.Send(peer, tag, buf))
 }
 
 func (g *guardedEndpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Request {
 	if err := g.admit(peer, tag.OpKey); err != nil {
 		return failedRequest(err)
 	}
-	return g.inner.Recv(peer, tag, buf)
+	return g.explained(g.inner.Recv(peer, tag, buf))
 }
 
+// Abort records why this rank gave up on op where its peers can read it
+// (see failureNotes), then aborts op.
 func (g *guardedEndpoint) Abort(op transport.OpKey, peers []int, reason error) {
+	if g.notes != nil && reason != nil {
+		g.notes.publish(reason)
+	}
 	g.inner.Abort(op, peers, reason)
+}
+
+func (g *guardedEndpoint) explained(r transport.Request) transport.Request {
+	if g.notes == nil {
+		return r
+	}
+	return &explainedRequest{Request: r, notes: g.notes}
 }
 
 func (g *guardedEndpoint) Close() error { return g.inner.Close() }
@@ -120,6 +134,44 @@ func (g *guardedEndpoint) declareLost(err error) {
 	for _, op := range ops {
 		g.inner.Abort(op, nil, err)
 	}
+}
+
+// failureNotes is where ranks leave the reason they aborted an operation,
+// so that a peer whose connection to them then breaks (because they exited
+// on that error) can say what went wrong first. Without it, when rank 2
+// dies and rank 3 exits on the error that causes, rank 0 may see only
+// "rank 3 closed the connection": rank 3's abort message, queued just
+// before it exited, need not have left.
+type failureNotes interface {
+	// publish records reason as this rank's latest failure.
+	publish(reason error)
+	// explain returns the latest failure recorded by rank, if any.
+	explain(rank int) (string, bool)
+}
+
+// explainedRequest adds to a *transport.PeerError what the failed peer
+// recorded about its own failure.
+type explainedRequest struct {
+	transport.Request
+	notes failureNotes
+
+	once sync.Once
+	err  error // the explained error, once computed
+}
+
+func (r *explainedRequest) Wait(ctx context.Context) (int, error) {
+	n, err := r.Request.Wait(ctx)
+	var pe *transport.PeerError
+	if err == nil || ctx.Err() != nil || !errors.As(err, &pe) {
+		return n, err
+	}
+	r.once.Do(func() {
+		r.err = err
+		if why, ok := r.notes.explain(pe.Rank); ok {
+			r.err = &transport.PeerError{Rank: pe.Rank, Err: fmt.Errorf("%w (rank %d had failed: %s)", pe.Err, pe.Rank, why)}
+		}
+	})
+	return n, r.err
 }
 
 // opRing is a set of the last recentOpsMax distinct operations.

@@ -17,6 +17,12 @@ import (
 // byePoll is how often the serving rank looks for goodbyes while closing.
 const byePoll = 20 * time.Millisecond
 
+// Bounds of the failure notes ranks leave in the store (see failureNotes).
+const (
+	maxNoteBytes = 1024
+	noteTimeout  = time.Second
+)
+
 // lifecycle is everything a world runs besides its communicator: the store
 // (served or dialed), the heartbeat and the watcher. It is the closer the
 // world communicator owns.
@@ -31,6 +37,7 @@ type lifecycle struct {
 	guard  *guardedEndpoint
 
 	closing   atomic.Bool
+	storeGone atomic.Bool
 	stopBeat  context.CancelFunc
 	beatDone  chan struct{}
 	stopWatch context.CancelFunc
@@ -40,7 +47,38 @@ type lifecycle struct {
 	closeErr  error
 }
 
-func byeKey(rank int) string { return "bye/" + strconv.Itoa(rank) }
+func byeKey(rank int) string  { return "bye/" + strconv.Itoa(rank) }
+func failKey(rank int) string { return "fail/" + strconv.Itoa(rank) }
+
+// publish records reason as this rank's latest failure in the store.
+func (lc *lifecycle) publish(reason error) {
+	if lc.closing.Load() || lc.storeGone.Load() {
+		return
+	}
+	text := reason.Error()
+	if len(text) > maxNoteBytes {
+		text = text[:maxNoteBytes] + "..."
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), noteTimeout)
+	defer cancel()
+	if err := lc.kv.Set(ctx, failKey(lc.job.Rank), []byte(text)); err != nil {
+		lc.log.Info("gocoll: could not record a failure in the store", "err", err)
+	}
+}
+
+// explain returns the failure rank recorded last, if any.
+func (lc *lifecycle) explain(rank int) (string, bool) {
+	if lc.storeGone.Load() {
+		return "", false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), noteTimeout)
+	defer cancel()
+	v, ok, err := lc.kv.TryGet(ctx, failKey(rank))
+	if err != nil || !ok {
+		return "", false
+	}
+	return string(v), true
+}
 
 // heartbeatEvery is the interval of heartbeats and of the watcher's polls.
 func (lc *lifecycle) heartbeatEvery() time.Duration {
@@ -94,6 +132,7 @@ func (lc *lifecycle) onStale(ctx context.Context, stale []int) {
 // storeLost handles the loss of the store while the world is up: if rank 0
 // served it, rank 0 is gone; otherwise nobody can be vouched for.
 func (lc *lifecycle) storeLost(err error) {
+	lc.storeGone.Store(true)
 	lc.log.Warn("gocoll: lost the store", "store", lc.job.Store, "err", err)
 	if lc.job.StoreAtRank0 {
 		lc.guard.declareDead(0, fmt.Errorf("the store it serves at %s is unreachable: %v", lc.job.Store, err))

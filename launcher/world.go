@@ -135,6 +135,7 @@ func (lc *lifecycle) form(ctx context.Context, cfg collective.Config) (*World, e
 		return nil, fmt.Errorf("connecting the %s transport: %w", job.Transport, err)
 	}
 	lc.guard = newGuardedEndpoint(ep)
+	lc.guard.notes = lc
 	comm, err := collective.NewOwning(lc.guard, worldCommID, cfg, lc)
 	if err != nil {
 		return nil, err

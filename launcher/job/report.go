@@ -42,9 +42,9 @@ func (r *Result) fill(procs []*proc) {
 	r.First = firstFailure(r.Ranks)
 }
 
-// blameWindow is how close after the earliest failure another one counts
-// as simultaneous, for firstFailure.
-const blameWindow = 100 * time.Millisecond
+// signalWindow is how close after the earliest failure a failure by a
+// signal still counts as first, for firstFailure.
+const signalWindow = 100 * time.Millisecond
 
 var rankMention = regexp.MustCompile(`\brank (\d+)\b`)
 
@@ -52,37 +52,37 @@ var rankMention = regexp.MustCompile(`\brank (\d+)\b`)
 // before the launcher told them to stop, or -1. The order in which the
 // launcher sees exits is not quite the order of the failures: when a rank
 // dies its peers' collectives fail within a millisecond, and on a busy
-// host one of them may be reaped before it. So among the failures within
-// blameWindow of the earliest, a rank whose last line of output names
-// another of them (as gocoll's errors do: "with rank 2: connection reset")
-// is taken to have failed because of it; of the rest, one killed by a
-// signal comes before one that exited, then the earliest.
+// host one of them may be reaped before it. So a rank whose last line of
+// output names another failed rank (as gocoll's errors do: "with rank 2:
+// connection reset") is taken to have failed because of it, unless every
+// failed rank names another. Of the rest, one killed by a signal within
+// signalWindow of the earliest comes first, then the earliest.
 func firstFailure(ranks []RankEnd) int {
-	var cands []int
+	cands := map[int]bool{}
 	for i, e := range ranks {
 		if e.Failed && !e.Stopped {
-			cands = append(cands, i)
+			cands[i] = true
 		}
 	}
 	if len(cands) == 0 {
 		return -1
 	}
-	earliest := ranks[cands[0]].Ended
-	for _, i := range cands {
-		if ranks[i].Ended.Before(earliest) {
+	if !allBlame(ranks, cands) {
+		for i := range cands {
+			if blamesOther(ranks[i], cands) {
+				delete(cands, i)
+			}
+		}
+	}
+	var earliest time.Time
+	for i := range cands {
+		if earliest.IsZero() || ranks[i].Ended.Before(earliest) {
 			earliest = ranks[i].Ended
 		}
 	}
-	near := map[int]bool{}
-	for _, i := range cands {
-		if ranks[i].Ended.Sub(earliest) <= blameWindow {
-			near[i] = true
-		}
-	}
-	everyoneBlames := allBlame(ranks, near)
 	best := -1
-	for i := range near {
-		if !everyoneBlames && blamesOther(ranks[i], near) {
+	for i := range cands {
+		if ranks[i].Ended.Sub(earliest) > signalWindow {
 			continue
 		}
 		if best < 0 || earlier(ranks[i], ranks[best]) {

@@ -36,9 +36,13 @@ func TestFirstFailure(t *testing.T) {
 			end(0, exitStatus(1), ms(0), "error without names"),
 			end(1, killedBy(syscall.SIGKILL), ms(2), "looping"),
 		}, 1},
-		{"blame outside the window does not count", []RankEnd{
+		{"blame of a rank reaped much later", []RankEnd{
+			end(0, exitStatus(1), ms(0), "with rank 1: reset"),
+			end(1, killedBy(syscall.SIGKILL), ms(500), "looping"),
+		}, 1},
+		{"a signal long after the earliest does not count", []RankEnd{
 			end(0, exitStatus(1), ms(0), "first, on its own"),
-			end(1, exitStatus(1), ms(500), "with rank 0: reset"),
+			end(1, killedBy(syscall.SIGKILL), ms(500), "later"),
 		}, 0},
 		{"everyone blames someone: earliest", []RankEnd{
 			end(0, exitStatus(1), ms(3), "with rank 1"),
