@@ -108,6 +108,7 @@ func checkAll(ctx context.Context, w *gocoll.World) error {
 	}
 	fmt.Printf("rank %d/%d on %s site %s local %d: all collectives ok\n", w.Rank(), w.Size(), w.Host(), w.Site(), w.LocalRank())
 	if w.Rank() == 0 {
+		fmt.Printf("launched by %s, job %s, store %s\n", w.Job().Launcher, w.Job().JobID, w.Job().Store)
 		return printTopology(w.Topology())
 	}
 	return nil
