@@ -6,14 +6,25 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+# command:package pairs; a package is installed only if its command is missing.
+# The launcher tests need mpirun (openmpi-bin) and a one-node Slurm (slurm-wlm, munge).
 need=()
-for pair in ip:iproute2 iptables:iptables; do
-  command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair##*:}")
+for pair in ip:iproute2 iptables:iptables mpirun:openmpi-bin slurmctld:slurm-wlm munged:munge; do
+  PATH="$PATH:/usr/sbin:/sbin" command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair##*:}")
 done
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "test.sh: installing ${need[*]}"
-    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+    # Keep package scripts from starting daemons (the tests start their own).
+    own_policy=
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+      printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && own_policy=1
+    fi
+    if ! { apt-get update -qq >/dev/null &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null; }; then
+      echo "test.sh: installing ${need[*]} failed; tests that need them will say they skip"
+    fi
+    [ -z "$own_policy" ] || rm -f /usr/sbin/policy-rc.d
   else
     echo "test.sh: ${need[*]} missing and not installable here; tests that need them will say they skip"
   fi
