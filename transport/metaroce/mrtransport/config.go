@@ -23,7 +23,7 @@ const (
 	// 1500-byte Ethernet MTU less IPv6 and UDP headers and some room.
 	DefaultNICDatagram = 1452
 	// DefaultBatch is Config.Batch when it is 0.
-	DefaultBatch = 32
+	DefaultBatch = 16
 	// MaxBatch is the largest Config.Batch.
 	MaxBatch = 1024
 	// DefaultSocketBuffer is Config.SocketBuffer when it is 0.
@@ -62,7 +62,8 @@ type Config struct {
 	MaxDatagram int
 	// Batch is the most datagrams read or written by one system call, 1
 	// to MaxBatch. Default DefaultBatch. Each path's reader holds Batch
-	// buffers of MaxDatagram+1 bytes.
+	// buffers of ReadBufferSize (64 KiB) bytes, and each goroutine that
+	// writes holds a batch of up to Batch buffers of MaxDatagram bytes.
 	Batch int
 	// SocketBuffer is the requested SO_RCVBUF and SO_SNDBUF of each path
 	// socket, up to MaxSocketBuffer bytes (the kernel may cap it:

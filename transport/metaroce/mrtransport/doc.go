@@ -1,5 +1,113 @@
-// Package mrtransport is gocoll's [transport.Endpoint] over MetaRoCE on
-// real UDP sockets: the engine that drives the pure MetaRoCE core
-// ([metaroce.Endpoint]) with goroutines, sockets and the real clock, and
-// the mapping of the transport contract onto the core's messages.
+// Package mrtransport is gocoll's [transport.Endpoint] over MetaRoCE on real
+// UDP sockets: the engine that drives the pure MetaRoCE core
+// ([metaroce.Endpoint]) with goroutines, sockets and the clock, and the
+// mapping of the transport contract onto the core's messages.
+//
+// # Set-up
+//
+// Each rank calls [Listen], which opens Config.Paths UDP sockets bound to
+// Config.ListenAddr (one per path, each with its own source port: the ECMP
+// entropy that spreads a connection's paths over a fabric), and publishes
+// [Listener.Addr] (a [PeerAddr], printable and parsable) through its
+// launcher. [Listener.Connect] then connects to every other rank: lower
+// ranks dial higher ones with the core's HELLO handshake, and Connect
+// returns when every connection is up, or when its context ends, with an
+// error naming the missing ranks. [NewLocalWorld] does both for n ranks on
+// loopback.
+//
+// # Engine
+//
+// The engine is the only part of MetaRoCE with goroutines and a clock: a
+// reader goroutine per path socket and a timer. All use of the core is
+// under one mutex. A reader reads a batch of datagrams, feeds them to the
+// core with their ECN marks, hands the core's events to the endpoint (which
+// completes requests and posts the next ones), polls the datagrams the core
+// has ready and, after unlocking, writes them in batches, each from the
+// socket of its path. API calls do the same from the caller's goroutine, so
+// neither an answer to a datagram nor a new message waits for a hand-off to
+// another goroutine. Writes happen outside the lock but in the order they
+// were polled, since reordering within a path would look like loss. The
+// timer is a time.Timer set to the core's NextTimeout after every input, and
+// only moved earlier (a timer that fires early re-arms), so an idle
+// endpoint does not poll. The core's time is time.Since a fixed start,
+// never allowed to go back.
+//
+// The default path socket is [OpenUDPIO]'s (recvmmsg/sendmmsg, ECN, GRO
+// trains split on read, GSO trains for small datagrams); [OpenUDP] is a
+// plain one, and Config.OpenSocket takes any [PathSocket], which is how
+// tests interpose on the network and how [SimNet] replaces it.
+//
+// # Messages
+//
+// A message with tag {Comm, Op, Seq} is the core message with key
+// (stream Comm, msg (Op mod 2^31)<<32 | Seq) on the connection to its peer;
+// operations 2^31 apart share keys and must not be in flight between the
+// same ranks at once. The core wants a key unique among a connection's
+// messages in flight, while the contract allows many messages with one tag,
+// matched in order; so messages with one key go to the core one at a time,
+// in order, each once the one before it completed (a per-key queue on each
+// side, removed when empty). A receive is posted into the core with the
+// caller's buffer, and the core copies each datagram's piece straight into
+// it: the only other copy is the socket read. A send whose receive is not
+// yet posted travels eagerly within the core's unexpected-byte budget and
+// is held by the receiving core. A rank's messages to itself are matched
+// and copied locally.
+//
+// A withdrawn send (Cancel) that had started is aborted in the core; the
+// receive it was matched to is posted again for the next message with its
+// tag, as if the withdrawn message had never been sent. Cancel of a receive
+// cancels it in the core, which no longer writes the buffer when Cancel
+// returns.
+//
+// # Aborts
+//
+// Abort ends an operation locally and sends each told peer a control
+// message (a core message on a key with the top bit set, numbered per
+// connection) carrying the operation and the reason's text, cut to
+// [MaxReasonBytes]. A rank that receives one ends the operation the same
+// way unless it already ended it: pending requests of the operation fail
+// (those in the core are cancelled there first), later ones are refused,
+// and its messages are discarded. Messages the core holds for an ended
+// operation, or that arrive later, are discarded by posting an empty
+// receive for them when the core reports them (metaroce.EventUnexpected);
+// otherwise they would fill the connection's message window and stall it.
+// The last Config.AbortMemory ended operations are remembered.
+//
+// # Failure and close
+//
+// A connection the core fails (idle timeout, CLOSE from the peer) fails
+// every request with that peer, and later ones, with a
+// *transport.PeerError naming the rank. Close fails pending requests with
+// transport.ErrClosed, sends a CLOSE to every peer, closes the sockets and
+// waits for the readers.
+//
+// # Observability
+//
+// [Endpoint.Stats] returns the engine's socket counters, the core's drop
+// counters (garbage datagrams land there), the transport's own counters,
+// and for every connection the core's counters and each path's bytes,
+// packets, retransmissions, RTT, window, state and ECN marks.
+// [Endpoint.LogStats] writes them to Config.Logger, which also gets
+// connection and path-state events.
+//
+// # Simulation
+//
+// [SimNet] replaces the UDP network with a seeded simfabric: [NewSimWorld]
+// builds a world over it. Outside a testing/synctest bubble it runs in real
+// time; inside one, the engine's timers, the fabric's delays and the
+// callers' deadlines all follow the bubble's virtual clock. The fabric's
+// faults are drawn from seeded streams, but the order in which datagrams
+// reach a link follows the scheduling of the endpoints' goroutines, so runs
+// are repeatable only in practice: small worlds (2 and 3 ranks in the
+// tests) have repeated exactly, larger ones vary slightly from run to run.
+//
+// # Limits
+//
+// Per endpoint: Paths sockets, each with a reader holding Batch buffers of
+// 64 KiB; one batch of Batch datagram buffers per goroutine writing at
+// once; the core's limits per connection (MaxSends queued sends and
+// MaxRecvs posted receives, beyond which requests fail with an error
+// wrapping metaroce.ErrLimit, MsgWindow messages, UnexpectedBytes held
+// bytes); AbortMemory ended operations; the per-key queues hold only
+// requests the caller posted.
 package mrtransport
