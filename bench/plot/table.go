@@ -116,9 +116,18 @@ func writeRow(b *strings.Builder, res *results, ours string, labels, others []st
 			b.WriteString(" - |")
 			continue
 		}
-		fmt.Fprintf(b, " %.2f |", mine/theirs)
+		fmt.Fprintf(b, " %s |", formatRatio(mine/theirs))
 	}
 	b.WriteString("\n")
+}
+
+// formatRatio prints a ratio with two decimals, or two significant
+// digits below 0.1.
+func formatRatio(x float64) string {
+	if x < 0.1 {
+		return fmt.Sprintf("%.2g", x)
+	}
+	return fmt.Sprintf("%.2f", x)
 }
 
 // formatBW prints a bandwidth with three significant digits at least.
