@@ -77,7 +77,7 @@ func panel(res *results, coll string, n int, labels []string) (*plot.Plot, error
 	p.Y.Label.Text = "busbw (GB/s)"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker, p.Y.Tick.Marker = sizeTicks{}, plot.LogTicks{Prec: -1}
-	p.Legend.Top, p.Legend.Left = false, false // bottom right: small sizes sit low on the left
+	p.Legend.Top, p.Legend.Left = false, false                          // bottom right: small sizes sit low on the left
 	p.Legend.XOffs, p.Legend.YOffs = -vg.Millimeter*16, vg.Millimeter*3 // the canvas reaches past the data area
 	p.Add(plotter.NewGrid())
 	r := newLogRange()
