@@ -28,6 +28,7 @@ type Endpoint struct {
 	closed    bool
 	nUp       int
 	connected chan struct{} // closed when every peer is up
+	closing   chan struct{} // closed by Close
 	nBlocked  int           // receives waiting for a truncated message to drain
 	counters  endpointCounters
 }
@@ -62,7 +63,8 @@ type peer struct {
 func newEndpoint(cfg Config, eng *engine) *Endpoint {
 	e := &Endpoint{cfg: cfg, eng: eng, log: cfg.Logger.With("rank", cfg.Rank),
 		peers: make([]*peer, cfg.Size), byConn: make(map[metaroce.ConnID]*peer),
-		self: newSelfBox(), ended: newEndedOps(cfg.AbortMemory), connected: make(chan struct{})}
+		self: newSelfBox(), ended: newEndedOps(cfg.AbortMemory), connected: make(chan struct{}),
+		closing: make(chan struct{})}
 	for r := range e.peers {
 		if r != cfg.Rank {
 			e.peers[r] = &peer{rank: r, sends: make(map[msgKey]*queue), recvs: make(map[msgKey]*queue),
@@ -310,6 +312,7 @@ func (e *Endpoint) Close() error {
 	e.eng.lock()
 	if !e.closed {
 		e.closed = true
+		close(e.closing)
 		now := e.eng.now()
 		for _, p := range e.peers {
 			if p == nil {

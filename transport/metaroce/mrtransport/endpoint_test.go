@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"runtime"
 	"testing"
 	"time"
@@ -195,4 +196,32 @@ func TestConfigErrors(t *testing.T) {
 	}
 	_, err := NewLocalWorld(ctx, 0, Config{})
 	require.Error(t, err)
+}
+
+// TestConnectNamesMissingRanks connects a rank whose peers never come up:
+// Connect fails when its context ends, naming them, and Close of the
+// listener ends a Connect in progress.
+func TestConnectNamesMissingRanks(t *testing.T) {
+	l, err := Listen(testCtx(t), Config{Rank: 0, Size: 3, Paths: 2})
+	require.NoError(t, err)
+	defer l.Close()
+	other, err := Listen(testCtx(t), Config{Rank: 1, Size: 3, Paths: 2})
+	require.NoError(t, err)
+	defer other.Close()
+	absent := PeerAddr{Paths: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:9"), netip.MustParseAddrPort("127.0.0.1:9")}}
+	addrs := []PeerAddr{l.Addr(), other.Addr(), absent}
+	go func() { _, _ = other.Connect(context.Background(), addrs) }()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err = l.Connect(ctx, addrs)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Contains(t, err.Error(), "ranks [2] not connected")
+
+	done := make(chan error, 1)
+	go func() { _, err := l.Connect(context.Background(), addrs); done <- err }()
+	time.Sleep(10 * time.Millisecond)
+	require.NoError(t, l.Close())
+	require.Error(t, <-done)
+	_, err = l.Connect(testCtx(t), []PeerAddr{l.Addr()})
+	require.Error(t, err, "wrong number of addresses")
 }

@@ -153,6 +153,8 @@ func (l *Listener) Connect(ctx context.Context, peers []PeerAddr) (*Endpoint, er
 		l.used = true
 		l.mu.Unlock()
 		return e, nil
+	case <-e.closing:
+		return nil, fmtClosed()
 	case <-ctx.Done():
 		return nil, fmt.Errorf("mrtransport: rank %d: ranks %v not connected: %w", e.cfg.Rank, e.missing(), ctx.Err())
 	}
