@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gocoll/gocoll/collective/dtype"
+	"github.com/gocoll/gocoll/collective/reduce"
 	"github.com/gocoll/gocoll/launcher"
 )
 
@@ -378,4 +380,22 @@ func TestPrefixStripper(t *testing.T) {
 	require.Equal(t, "a\nbc\n[rank 1] d\n", b.String())
 	s.flush()
 	require.Equal(t, "a\nbc\n[rank 1] d\ne", b.String())
+}
+
+// TestUnsupportedPair: a type and op without a kernel is a bad command
+// line. Every valid pair has a kernel today, so the test stands one in.
+func TestUnsupportedPair(t *testing.T) {
+	kernelLookup = func(dt dtype.DataType, op reduce.Op) (reduce.Kernel, error) {
+		if dt == dtype.BFloat16Type && op == reduce.Prod {
+			return nil, reduce.ErrUnsupported
+		}
+		return reduce.Lookup(dt, op)
+	}
+	t.Cleanup(func() { kernelLookup = reduce.Lookup })
+	code, out, errOut := runBench(t, "allreduce", "--transport", "inproc", "-d", "bf16", "-o", "prod")
+	require.Equal(t, ExitUsage, code)
+	require.Empty(t, out)
+	require.Equal(t, "gocoll bench: allreduce: data type bfloat16 does not support op prod\n", errOut)
+	code, _, _ = runBench(t, "broadcast", "--transport", "inproc", "-d", "bf16", "-o", "prod", "--sizes", "64", "-n", "1")
+	require.Equal(t, ExitOK, code, "a collective that does not reduce ignores -o")
 }

@@ -84,6 +84,11 @@ func DefaultOptions() Options {
 		Format: "nccl", Label: "gocoll", Timeout: 10 * time.Minute}
 }
 
+// kernelLookup finds the reduction kernel of a type and op (a variable so
+// that a test can stand in a pair gocoll lacks: today every valid pair has
+// a kernel).
+var kernelLookup = reduce.Lookup
+
 // errNotYet marks a transport that is not built yet.
 var errNotYet = errors.New("not available yet")
 
@@ -131,7 +136,7 @@ func (o *Options) validateChoices(kinds []collKind) error {
 	for _, k := range kinds {
 		info := k.info()
 		if info.reduces {
-			if _, err := reduce.Lookup(o.DataType, o.Op); err != nil {
+			if _, err := kernelLookup(o.DataType, o.Op); err != nil {
 				return fmt.Errorf("%s: data type %v does not support op %v", info.name, o.DataType, o.Op)
 			}
 		}
