@@ -5,18 +5,25 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 
 	"github.com/gocoll/gocoll/transport"
+	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
 	"github.com/gocoll/gocoll/transport/tcp"
 )
 
 // DefaultTransport is the transport of a job that does not set
-// GOCOLL_TRANSPORT: TCP until the MetaRoCE transport exists.
+// GOCOLL_TRANSPORT. It stays TCP for now: a TCP connection breaks the
+// moment its peer process dies, so the survivors' collectives fail at once
+// naming it, while MetaRoCE (UDP) notices a dead peer only after its
+// IdleTimeout (10 s by default), later than gocoll run's grace before it
+// stops the other ranks. GOCOLL_TRANSPORT=metaroce selects it.
 const DefaultTransport = TransportTCP
 
 // transportSpec is what every transport needs to set up one rank.
 type transportSpec struct {
 	Rank   int
+	Size   int
 	JobID  uint64       // equal on every rank of the job
 	Host   string       // IP address to listen on
 	Logger *slog.Logger // nil: no logging
@@ -46,8 +53,17 @@ func listenTransport(ctx context.Context, name string, spec transportSpec) (tran
 		}
 		return tcpListener{ln}, nil
 	case TransportMetaRoCE:
-		return nil, fmt.Errorf("%s=%s: the MetaRoCE transport is not available in this build; use %s",
-			EnvTransport, TransportMetaRoCE, TransportTCP)
+		ip, err := netip.ParseAddr(spec.Host)
+		if err != nil {
+			return nil, fmt.Errorf("metaroce: listen address %q: %v", spec.Host, err)
+		}
+		ln, err := mrtransport.Listen(ctx, mrtransport.Config{
+			Rank: spec.Rank, Size: spec.Size, ListenAddr: netip.AddrPortFrom(ip.Unmap(), 0), Logger: spec.Logger,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return mrListener{ln}, nil
 	}
 	return nil, fmt.Errorf("unknown transport %q", name)
 }
@@ -58,6 +74,29 @@ type tcpListener struct{ *tcp.Listener }
 func (l tcpListener) Connect(ctx context.Context, addrs []string) (transport.Endpoint, error) {
 	ep, err := l.Listener.Connect(ctx, addrs)
 	if err != nil {
+		return nil, err
+	}
+	return ep, nil
+}
+
+// mrListener adapts *mrtransport.Listener, whose addresses are lists of
+// path addresses.
+type mrListener struct{ *mrtransport.Listener }
+
+func (l mrListener) Addr() string { return l.Listener.Addr().String() }
+
+func (l mrListener) Connect(ctx context.Context, addrs []string) (transport.Endpoint, error) {
+	peers := make([]mrtransport.PeerAddr, len(addrs))
+	for r, a := range addrs {
+		p, err := mrtransport.ParsePeerAddr(a)
+		if err != nil {
+			return nil, fmt.Errorf("rank %d's address: %w", r, err)
+		}
+		peers[r] = p
+	}
+	ep, err := l.Listener.Connect(ctx, peers)
+	if err != nil {
+		_ = l.Listener.Close()
 		return nil, err
 	}
 	return ep, nil

@@ -215,7 +215,7 @@ func (lc *lifecycle) listen(ctx context.Context) (rankRecord, transportListener,
 		}
 	}
 	ln, err := listenTransport(ctx, job.Transport, transportSpec{
-		Rank: job.Rank, JobID: hash64(job.JobID), Host: ip, Logger: lc.log,
+		Rank: job.Rank, Size: job.Size, JobID: hash64(job.JobID), Host: ip, Logger: lc.log,
 	})
 	if err != nil {
 		return rankRecord{}, nil, err

@@ -260,9 +260,12 @@ func TestJoinErrors(t *testing.T) {
 		_, err := Init(context.Background(), Options{Environ: []string{"HOME=/"}})
 		require.ErrorContains(t, err, "no launcher environment")
 	})
-	t.Run("metaroce not built", func(t *testing.T) {
-		_, err := Init(context.Background(), Options{Environ: rankEnv(t, addr, 0, 1, EnvTransport+"=metaroce")})
-		require.ErrorContains(t, err, "MetaRoCE transport is not available")
+	t.Run("transports differ", func(t *testing.T) {
+		worlds, errs := joinAll(t, 2, func(r int) []string {
+			return rankEnv(t, addr, r, 2, EnvTransport+"="+[]string{"tcp", "metaroce"}[r], EnvConnectTimeout+"=5s")
+		})
+		defer closeAll(t, worlds)
+		require.ErrorContains(t, errs[0], "rank 1 uses transport metaroce, this one tcp (set GOCOLL_TRANSPORT alike everywhere)")
 	})
 	t.Run("ranks disagree", func(t *testing.T) {
 		worlds, errs := joinAll(t, 2, func(r int) []string {
@@ -274,6 +277,29 @@ func TestJoinErrors(t *testing.T) {
 			require.Contains(t, err.Error(), `host "same" is on site "s0" (rank 0) and on site "s1"`)
 		}
 	})
+}
+
+// GOCOLL_TRANSPORT=metaroce builds the world over MetaRoCE (UDP).
+func TestWorldOverMetaRoCE(t *testing.T) {
+	addr := testStore(t)
+	const n = 3
+	worlds, errs := joinAll(t, n, func(r int) []string { return rankEnv(t, addr, r, n, EnvTransport+"=metaroce") })
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	defer closeAll(t, worlds)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for r, w := range worlds {
+		wg.Go(func() {
+			x := []int32{int32(r), 100}
+			require.NoError(t, collective.AllReduce(ctx, w.Comm, x, x, collective.Sum))
+			require.Equal(t, []int32{3, 300}, x)
+		})
+	}
+	wg.Wait()
+	require.Equal(t, TransportMetaRoCE, worlds[0].Job().Transport)
 }
 
 func TestWorldOfOne(t *testing.T) {
