@@ -11,6 +11,7 @@ import (
 	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/inproc"
+	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
 	"github.com/gocoll/gocoll/transport/tcp"
 )
 
@@ -24,17 +25,27 @@ func localWorld(ctx context.Context, name string, n int) ([]transport.Endpoint, 
 		}
 		return w.Endpoints(), w.Close, nil
 	}
+	if name == "metaroce" {
+		eps, err := mrtransport.NewLocalWorld(ctx, n, mrtransport.Config{})
+		return endpoints(eps, err)
+	}
 	eps, err := tcp.NewLocalWorld(ctx, n, tcp.Config{MultipathTCP: name == "mptcp"})
+	return endpoints(eps, err)
+}
+
+// endpoints returns eps as transport endpoints and the function that
+// closes them all.
+func endpoints[E transport.Endpoint](eps []E, err error) ([]transport.Endpoint, func() error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	out := make([]transport.Endpoint, n)
+	out := make([]transport.Endpoint, len(eps))
 	for i, ep := range eps {
 		out[i] = ep
 	}
 	closeAll := func() error {
 		var errs []error
-		for _, ep := range eps {
+		for _, ep := range out {
 			errs = append(errs, ep.Close())
 		}
 		return errors.Join(errs...)

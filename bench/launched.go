@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/launcher"
@@ -38,7 +39,7 @@ func runLaunchedRank(ctx context.Context, o Options, job launcher.Job, stdout, s
 	if err != nil {
 		return usageError(stderr, err)
 	}
-	comm, err := joinJob(ctx, o, job)
+	comm, finish, err := joinJob(ctx, o, job)
 	if err != nil {
 		return runError(stderr, err)
 	}
@@ -50,11 +51,18 @@ func runLaunchedRank(ctx context.Context, o Options, job launcher.Job, stdout, s
 		prog = stderr
 	}
 	wrong, err := runMember(ctx, comm, p, rep, prog)
+	if err == nil {
+		err = finish(ctx, o.Timeout)
+	}
 	if err != nil {
 		return runError(stderr, fmt.Errorf("rank %d: %w", job.Rank, err))
 	}
 	return wrongStatus(wrong)
 }
+
+// doneBarrier is the store key prefix of the barrier every rank passes
+// before it closes its transport.
+const doneBarrier = "gocoll-bench/done"
 
 // fitLauncher checks the options against the job and settles the
 // transport: --transport if given, else the launcher's.
@@ -78,18 +86,38 @@ func fitLauncher(o *Options, job launcher.Job) error {
 	return nil
 }
 
+// finishFunc waits, before a rank closes its transport, until every rank
+// is done with its collectives.
+type finishFunc func(ctx context.Context, timeout time.Duration) error
+
 // joinJob builds the world communicator: through the launcher, except for
 // MPTCP, which the launcher lacks: then over the store this job's parent
-// serves, as the launcher would over TCP.
-func joinJob(ctx context.Context, o Options, job launcher.Job) (*collective.Comm, error) {
+// serves, as the launcher would over TCP. finish is a barrier through the
+// store: a rank whose last collective has completed may still have data on
+// the way to a peer, and a transport may drop it on Close (TCP delivers it,
+// MetaRoCE's datagrams need the peer's acknowledgement).
+func joinJob(ctx context.Context, o Options, job launcher.Job) (*collective.Comm, finishFunc, error) {
 	if o.Transport != "mptcp" {
 		job.Transport = o.Transport
 		w, err := launcher.Join(ctx, job, commConfig(o))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		return w.Comm, nil
+		finish := func(ctx context.Context, timeout time.Duration) error {
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			return store.Barrier(ctx, w.Store(), job.Rank, job.Size, doneBarrier)
+		}
+		return w.Comm, finish, nil
 	}
+	comm, err := joinMPTCP(ctx, o, job)
+	noWait := func(context.Context, time.Duration) error { return nil } // TCP delivers what was sent
+	return comm, noWait, err
+}
+
+// joinMPTCP connects the ranks with MPTCP, exchanging addresses through
+// the store the job's parent serves.
+func joinMPTCP(ctx context.Context, o Options, job launcher.Job) (*collective.Comm, error) {
 	ctx, cancel := context.WithTimeout(ctx, job.ConnectTimeout)
 	defer cancel()
 	client, err := store.Dial(ctx, job.Store, store.ClientConfig{JobKey: job.JobKey})

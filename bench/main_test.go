@@ -209,7 +209,6 @@ func TestBadFlags(t *testing.T) {
 		{"allreduce", "--algo", "chain"},
 		{"allgather", "--algo", "fastest"},
 		{"allreduce", "--transport", "carrier-pigeon"},
-		{"allreduce", "--transport", "metaroce"},
 		{"allreduce", "--json", "--format", "peers"},
 		{"allreduce", "--format", "csv"},
 		{"allreduce", "-g", "1"},
@@ -229,8 +228,6 @@ func TestBadFlags(t *testing.T) {
 		require.Equal(t, 1, strings.Count(errOut, "\n"), "%q: %q", args, errOut)
 		require.True(t, strings.HasPrefix(errOut, "gocoll bench: "), "%q: %q", args, errOut)
 	}
-	_, _, errOut := runBench(t, "allreduce", "--transport", "metaroce")
-	require.Contains(t, errOut, "not available yet")
 }
 
 // TestHelp prints the flags to stdout and exits 0.
@@ -307,11 +304,18 @@ func TestSpawnedProcesses(t *testing.T) {
 	require.Regexp(t, `# Peak RSS per rank \(MiB\) : [\d.]+ [\d.]+\n`, out)
 }
 
-// TestInProcessTCP runs goroutine ranks over TCP sockets.
-func TestInProcessTCP(t *testing.T) {
-	code, out, errOut := runBench(t, withQuick("alltoall,reducescatter", "--in-process", "-np", "3", "--json")...)
-	require.Equal(t, ExitOK, code, errOut)
-	require.Equal(t, "tcp", decodeRows(t, out)[0].Transport)
+// TestInProcessSockets runs goroutine ranks over TCP and MetaRoCE (UDP)
+// sockets on loopback.
+func TestInProcessSockets(t *testing.T) {
+	for _, tr := range []string{"tcp", "metaroce"} {
+		code, out, errOut := runBench(t, withQuick("alltoall,reducescatter,broadcast", "--in-process", "--transport", tr, "-np", "3", "--json")...)
+		require.Equal(t, ExitOK, code, "%s: %s", tr, errOut)
+		rows := decodeRows(t, out)
+		require.Equal(t, tr, rows[0].Transport)
+		for _, r := range rows {
+			require.Zero(t, *r.Wrong, "%s %s %d", tr, r.Coll, r.Size)
+		}
+	}
 }
 
 // TestMemoryLimit refuses buffers beyond the machine's RAM before

@@ -57,8 +57,9 @@ type Options struct {
 	Ranks int
 	// Algo (--algo, default auto) forces the collective's algorithm.
 	Algo collective.Algorithm
-	// Transport (--transport): tcp, mptcp, inproc or metaroce. Empty means
-	// tcp, or under a launcher the launcher's (GOCOLL_TRANSPORT).
+	// Transport (--transport): tcp, mptcp, inproc or metaroce (MetaRoCE
+	// over UDP). Empty means tcp, or under a launcher the launcher's
+	// (GOCOLL_TRANSPORT).
 	Transport string
 	// InProcess (--in-process) runs all ranks as goroutines of this process
 	// over Transport (always so for inproc).
@@ -88,9 +89,6 @@ func DefaultOptions() Options {
 // that a test can stand in a pair gocoll lacks: today every valid pair has
 // a kernel).
 var kernelLookup = reduce.Lookup
-
-// errNotYet marks a transport that is not built yet.
-var errNotYet = errors.New("not available yet")
 
 // validate checks the options that do not depend on the world size.
 func (o *Options) validate() error {
@@ -145,9 +143,7 @@ func (o *Options) validateChoices(kinds []collKind) error {
 		}
 	}
 	switch o.Transport {
-	case "", "tcp", "mptcp", "inproc":
-	case "metaroce":
-		return fmt.Errorf("--transport metaroce: %w (the MetaRoCE UDP transport is still being written; use tcp, mptcp or inproc)", errNotYet)
+	case "", "tcp", "mptcp", "inproc", "metaroce":
 	default:
 		return fmt.Errorf("unknown transport %s (want tcp, mptcp, inproc or metaroce)", quoteArg(o.Transport))
 	}
