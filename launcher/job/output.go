@@ -34,12 +34,13 @@ func (l *lockedWriter) writeLine(prefix, line []byte) {
 // tail keeps the last lines of one rank's output, both streams in arrival
 // order, each cut to maxTailLineBytes.
 type tail struct {
-	mu    sync.Mutex
-	max   int
-	lines []string
+	mu      sync.Mutex
+	max     int
+	lines   []string
+	lastErr string // the last line on stderr, which most likely says why
 }
 
-func (t *tail) add(line []byte) {
+func (t *tail) add(line []byte, stderr bool) {
 	if len(line) > maxTailLineBytes {
 		line = append(line[:maxTailLineBytes:maxTailLineBytes], "..."...)
 	}
@@ -49,6 +50,23 @@ func (t *tail) add(line []byte) {
 		t.lines = t.lines[1:]
 	}
 	t.lines = append(t.lines, string(line))
+	if stderr {
+		t.lastErr = string(line)
+	}
+}
+
+// summary is the line that best says how the rank ended: its last line on
+// stderr, else its last line.
+func (t *tail) summary() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.lastErr != "" {
+		return t.lastErr
+	}
+	if n := len(t.lines); n > 0 {
+		return t.lines[n-1]
+	}
+	return ""
 }
 
 func (t *tail) get() []string {
@@ -61,9 +79,10 @@ func (t *tail) get() []string {
 func rankPrefix(rank int) []byte { return []byte("[rank " + strconv.Itoa(rank) + "] ") }
 
 // copyLines reads r to its end and writes each line to dst with prefix,
-// and to tl. A line longer than maxLineBytes is written in pieces; a last
-// line without a newline is written as a line.
-func copyLines(r io.Reader, dst *lockedWriter, prefix []byte, tl *tail) {
+// and to tl (marked as stderr's if stderr). A line longer than
+// maxLineBytes is written in pieces; a last line without a newline is
+// written as a line.
+func copyLines(r io.Reader, dst *lockedWriter, prefix []byte, tl *tail, stderr bool) {
 	br := bufio.NewReaderSize(r, maxLineBytes)
 	for {
 		line, err := br.ReadSlice('\n')
@@ -73,7 +92,7 @@ func copyLines(r io.Reader, dst *lockedWriter, prefix []byte, tl *tail) {
 				body = body[:len(body)-1]
 			}
 			dst.writeLine(prefix, body)
-			tl.add(body)
+			tl.add(body, stderr)
 		}
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			return

@@ -13,7 +13,7 @@ func TestCopyLines(t *testing.T) {
 	in := "one\n\ntwo\r\n" + long + "\nlast without newline"
 	var out bytes.Buffer
 	tl := &tail{max: 3}
-	copyLines(strings.NewReader(in), &lockedWriter{w: &out}, rankPrefix(12), tl)
+	copyLines(strings.NewReader(in), &lockedWriter{w: &out}, rankPrefix(12), tl, false)
 	want := "[rank 12] one\n[rank 12] \n[rank 12] two\r\n[rank 12] " + long[:maxLineBytes] + "\n[rank 12] " +
 		long[maxLineBytes:] + "\n[rank 12] last without newline\n"
 	require.Equal(t, want, out.String())
@@ -22,4 +22,8 @@ func TestCopyLines(t *testing.T) {
 	require.Equal(t, strings.Repeat("x", maxTailLineBytes)+"...", got[0])
 	require.Equal(t, "xxxxxxxxxx", got[1])
 	require.Equal(t, "last without newline", got[2])
+	require.Equal(t, "last without newline", tl.summary())
+	copyLines(strings.NewReader("why\n"), &lockedWriter{w: &out}, nil, tl, true)
+	copyLines(strings.NewReader("later on stdout\n"), &lockedWriter{w: &out}, nil, tl, false)
+	require.Equal(t, "why", tl.summary())
 }

@@ -108,7 +108,7 @@ func (p *proc) copyOutput(readers []*os.File, sinks outputSinks) error {
 		go func() {
 			defer p.copies.Done()
 			defer rd.Close()
-			copyLines(rd, dst, linePrefix, p.out)
+			copyLines(rd, dst, linePrefix, p.out, i == 1)
 		}()
 	}
 	return firstErr

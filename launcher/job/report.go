@@ -21,6 +21,7 @@ type RankEnd struct {
 	How     string             // "exit status 1", "killed by signal 9 (killed)"
 	Ended   time.Time
 	Tail    []string // its last lines of output, stdout and stderr mixed
+	Summary string   // its last line on stderr, else its last line
 }
 
 // Result is how a job ended.
@@ -37,7 +38,7 @@ func (r *Result) fill(procs []*proc) {
 	r.Ranks = make([]RankEnd, len(procs))
 	for i, pr := range procs {
 		r.Ranks[i] = RankEnd{Rank: pr.rank, Host: pr.host, Remote: pr.remote, Status: pr.status,
-			Failed: pr.failed(), Stopped: pr.stopped, How: pr.describe(), Ended: pr.ended, Tail: pr.out.get()}
+			Failed: pr.failed(), Stopped: pr.stopped, How: pr.describe(), Ended: pr.ended, Tail: pr.out.get(), Summary: pr.out.summary()}
 	}
 	r.First = firstFailure(r.Ranks)
 }
@@ -53,7 +54,7 @@ var rankMention = regexp.MustCompile(`\brank (\d+)\b`)
 // launcher sees exits is not quite the order of the failures: when a rank
 // dies its peers' collectives fail within a millisecond, and on a busy
 // host one of them may be reaped before it. So a rank whose last line of
-// output names another failed rank (as gocoll's errors do: "with rank 2:
+// output on stderr (else on stdout) names another failed rank (as gocoll's errors do: "with rank 2:
 // connection reset") is taken to have failed because of it, unless every
 // failed rank names another. Of the rest, one killed by a signal within
 // signalWindow of the earliest comes first, then the earliest.
@@ -104,13 +105,10 @@ func earlier(a, b RankEnd) bool {
 	return a.Rank < b.Rank
 }
 
-// blamesOther reports whether e's last line of output names a rank in set
-// other than e's own.
+// blamesOther reports whether e's summary line names a rank in set other
+// than e's own.
 func blamesOther(e RankEnd, set map[int]bool) bool {
-	if len(e.Tail) == 0 {
-		return false
-	}
-	for _, m := range rankMention.FindAllStringSubmatch(e.Tail[len(e.Tail)-1], -1) {
+	for _, m := range rankMention.FindAllStringSubmatch(e.Summary, -1) {
 		if r, err := strconv.Atoi(m[1]); err == nil && r != e.Rank && set[r] {
 			return true
 		}
@@ -183,8 +181,8 @@ func (r *Result) Report(w io.Writer) {
 func (r *Result) reportFirst(w io.Writer) {
 	e := r.Ranks[r.First]
 	last := ""
-	if n := len(e.Tail); n > 0 {
-		last = ": " + strings.TrimSpace(e.Tail[n-1])
+	if e.Summary != "" {
+		last = ": " + strings.TrimSpace(e.Summary)
 	}
 	fmt.Fprintf(w, "gocoll run: rank %d on host %s failed: %s%s\n", e.Rank, e.Host, e.How, last)
 	if len(e.Tail) == 0 {

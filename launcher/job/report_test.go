@@ -17,7 +17,7 @@ func TestFirstFailure(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
 	end := func(rank int, st syscall.WaitStatus, at time.Time, last string) RankEnd {
-		return RankEnd{Rank: rank, Status: st, Failed: st != 0, Ended: at, Tail: []string{last}}
+		return RankEnd{Rank: rank, Status: st, Failed: st != 0, Ended: at, Tail: []string{last}, Summary: last}
 	}
 	cases := []struct {
 		name  string
