@@ -37,8 +37,9 @@
 //
 // Started by a launcher, each process is one rank of the launcher's world.
 // Started alone, Main starts -np ranks (default 4): processes of the same
-// program over TCP (or MPTCP), or goroutines of this process over inproc or,
-// with --in-process, TCP. Each rank allocates two buffers of the largest
+// program over TCP, MPTCP or MetaRoCE, started by gocoll run's engine
+// (launcher/job), or goroutines of this process over inproc or, with
+// --in-process, any of the others. Each rank allocates two buffers of the largest
 // size once (outside the Go heap, advised to use transparent huge pages) and
 // touches every page before anything is timed, so that no page fault is
 // timed; the report ends with each rank's peak resident set size.
