@@ -38,8 +38,11 @@
 // address on the route to the store), GOCOLL_TRANSPORT (tcp or metaroce),
 // GOCOLL_DEBUG (info, debug or trace: log to stderr at that level),
 // GOCOLL_HEARTBEAT_TIMEOUT (default 30s) and GOCOLL_CONNECT_TIMEOUT
-// (default 120s). This package's env.go is the only code of gocoll that
-// reads environment variables.
+// (default 120s). gocoll run also sets GOCOLL_WATCH_STDIN=1 for the ranks
+// it starts remotely: the rank then ends (SIGTERM, then exit status 143
+// five seconds later) when its stdin closes, which means the launcher or
+// the ssh connection to it is gone. This package's env.go is the only code
+// of gocoll that reads environment variables.
 //
 // # Health
 //
@@ -51,4 +54,11 @@
 // later ones, instead of hanging until the collective's deadline. A rank
 // that exits or is killed is noticed sooner, by the transport, when its
 // connections break.
+//
+// When a rank aborts an operation it also records why in the store, before
+// its error reaches the program. A peer whose connection to it then breaks
+// (because the program exited on that error) adds that record to its own
+// error, so that every rank's error names the rank that failed first, not
+// just the neighbour that gave up on it. Each rank watches every other's
+// heartbeat: n reads of the store per rank per GOCOLL_HEARTBEAT_TIMEOUT/10.
 package launcher

@@ -59,14 +59,17 @@ func startProc(r int, host string, remote bool, argv, env []string, sinks output
 		cmd.Stdin, p.stdin = rd, wr
 		closeAfterStart = append(closeAfterStart, rd)
 	}
-	readers := make([]*os.File, 2) // stdout, stderr
-	for i := range readers {
+	readers := make([]*os.File, 0, 2) // stdout, stderr
+	for range 2 {
 		rd, wr, err := os.Pipe()
 		if err != nil {
 			p.closeStdin()
+			for _, r := range readers {
+				_ = r.Close()
+			}
 			return nil, err
 		}
-		readers[i] = rd
+		readers = append(readers, rd)
 		closeAfterStart = append(closeAfterStart, wr)
 	}
 	cmd.Stdout, cmd.Stderr = closeAfterStart[len(closeAfterStart)-2], closeAfterStart[len(closeAfterStart)-1]
