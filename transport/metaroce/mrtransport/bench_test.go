@@ -107,7 +107,7 @@ var benchWorlds = []struct {
 // bus bandwidth: busbw = size/time * 2(n-1)/n.
 func BenchmarkAllReduce(b *testing.B) {
 	const n = 4
-	for size := 1 << 10; size <= 64<<20; size <<= 3 {
+	for size := 1 << 10; size <= 64<<20; size <<= 4 {
 		for _, w := range benchWorlds {
 			b.Run(fmt.Sprintf("bytes=%d/%s", size, w.name), func(b *testing.B) {
 				benchAllReduce(b, w.mk(b, n), size)
