@@ -151,11 +151,17 @@ func (p *proc) signal(sig syscall.Signal) error {
 // stop asks the rank to end: SIGTERM to its group, and EOF on a remote
 // rank's stdin.
 func (p *proc) stop() {
-	p.mu.Lock()
-	p.stopped = !p.reaped
-	p.mu.Unlock()
+	p.markStopped()
 	_ = p.signal(syscall.SIGTERM)
 	p.closeStdin()
+}
+
+// markStopped records that the launcher told the rank to stop, if it is
+// still running: how it ends then is not a failure of its own.
+func (p *proc) markStopped() {
+	p.mu.Lock()
+	p.stopped = p.stopped || !p.reaped
+	p.mu.Unlock()
 }
 
 func (p *proc) closeStdin() {

@@ -161,6 +161,9 @@ func (m *monitor) forward(sig os.Signal) {
 			m.res.Interrupted = s
 		}
 		m.stopping, m.graceC = true, nil
+		for _, pr := range m.procs {
+			pr.markStopped()
+		}
 		m.signalAll(s)
 		m.closeAllStdin()
 		m.armKill()

@@ -164,7 +164,12 @@ func TestRunForwardsSignals(t *testing.T) {
 	require.Equal(t, 2, strings.Count(out.String(), "got int"), out.String())
 	for _, e := range res.Ranks {
 		require.Equal(t, 5, e.Status.ExitStatus())
+		require.True(t, e.Stopped)
 	}
+	require.Equal(t, -1, res.First)
+	var b strings.Builder
+	res.Report(&b)
+	require.Regexp(t, `^gocoll run: stopped by signal 2 \(interrupt\) after \S+\n$`, b.String())
 }
 
 // Remote ranks go through the rsh command with their variables on its
