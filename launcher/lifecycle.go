@@ -14,8 +14,9 @@ import (
 	"github.com/gocoll/gocoll/topology"
 )
 
-// byePoll is how often the serving rank looks for goodbyes while closing.
-const byePoll = 20 * time.Millisecond
+// byePoll is how often a closing rank looks again at which ranks are dead
+// while it waits for their goodbyes.
+const byePoll = 200 * time.Millisecond
 
 // Bounds of the failure notes ranks leave in the store (see failureNotes).
 const (
@@ -156,9 +157,7 @@ func (lc *lifecycle) shutdown() error {
 	setCancel()
 	lc.stopBeat()
 	<-lc.beatDone
-	if lc.srv != nil {
-		lc.awaitGoodbyes(ctx)
-	}
+	lc.awaitGoodbyes(ctx)
 	lc.stopWatch()
 	<-lc.watchDone
 	err := lc.guard.Close()
@@ -170,24 +169,32 @@ func (lc *lifecycle) shutdown() error {
 }
 
 // awaitGoodbyes waits until every other rank said goodbye or was declared
-// dead, or ctx ends.
+// dead, or ctx ends, or the store goes away (the serving rank closes it
+// only once every goodbye is in).
 func (lc *lifecycle) awaitGoodbyes(ctx context.Context) {
-	tick := time.NewTicker(byePoll)
-	defer tick.Stop()
-	for r := 0; r < lc.job.Size; {
-		if r == lc.job.Rank || lc.guard.isDead(r) {
-			r++
-			continue
+	for {
+		var keys []string
+		for r := range lc.job.Size {
+			if r != lc.job.Rank && !lc.guard.isDead(r) {
+				keys = append(keys, byeKey(r))
+			}
 		}
-		if _, said, err := lc.kv.TryGet(ctx, byeKey(r)); err == nil && said {
-			r++
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			lc.log.Info("gocoll: closing without every rank's goodbye", "missing", r)
+		if len(keys) == 0 {
 			return
-		case <-tick.C:
+		}
+		// Wait in short rounds, to notice ranks declared dead meanwhile.
+		round, cancel := context.WithTimeout(ctx, byePoll)
+		err := lc.kv.Wait(round, keys...)
+		cancel()
+		var missing *store.MissingKeysError
+		switch {
+		case err == nil:
+			return
+		case ctx.Err() != nil:
+			lc.log.Info("gocoll: closing without every rank's goodbye", "missing", len(keys))
+			return
+		case !errors.As(err, &missing):
+			return // the store is gone
 		}
 	}
 }

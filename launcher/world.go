@@ -71,10 +71,12 @@ func Init(ctx context.Context, opts Options) (*World, error) {
 // declared dead, and every pending and later operation with it fails with
 // a *transport.PeerError naming it and wrapping [ErrNoHeartbeat].
 //
-// Close of the world communicator leaves the job: the rank says goodbye in
-// the store, stops heartbeating and closes its transport. The rank that
-// serves the store first waits, at most HeartbeatTimeout, until every
-// other rank has said goodbye or been declared dead, as MPI_Finalize does.
+// Close of the world communicator leaves the job, as MPI_Finalize does:
+// the rank says goodbye in the store, stops heartbeating, waits (at most
+// HeartbeatTimeout) until every other rank has said goodbye or been
+// declared dead, and only then closes its transport, so that no rank takes
+// its connections away while a peer may still be reading from them. The
+// rank that serves the store closes it last.
 func Join(ctx context.Context, job Job, cfg collective.Config) (*World, error) {
 	start := time.Now()
 	if job.WatchStdin {
