@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gocoll/gocoll/topology"
 	"github.com/gocoll/gocoll/transport"
 )
 
@@ -66,6 +67,10 @@ type Config struct {
 	// Timeout bounds an operation whose context has no deadline. Default 10
 	// minutes; a negative value is an error. Every wait has a deadline.
 	Timeout time.Duration
+	// Topology, if set, says where each rank of the world runs (host, site,
+	// ...), by endpoint rank; it must have one entry per rank. Launchers set
+	// it; see Comm.Topology. Optional.
+	Topology *topology.Topology
 }
 
 // Limits of Config.
@@ -120,7 +125,8 @@ type Comm struct {
 	ranks []int // communicator rank -> endpoint rank
 	rank  int   // this rank in the communicator
 	cfg   Config
-	owned io.Closer // closed by Close, if set
+	owned io.Closer          // closed by Close, if set
+	topo  *topology.Topology // by communicator rank, or nil
 
 	mu       sync.Mutex
 	closed   bool
@@ -144,7 +150,16 @@ func New(ep transport.Endpoint, id uint64, cfg Config) (*Comm, error) {
 	for i := range ranks {
 		ranks[i] = i
 	}
-	return newComm(ep, id, ranks, ep.Rank(), cfg)
+	topo, err := worldTopology(cfg.Topology, len(ranks))
+	if err != nil {
+		return nil, err
+	}
+	c, err := newComm(ep, id, ranks, ep.Rank(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	c.topo = topo
+	return c, nil
 }
 
 // NewOwning is New, and Close of the returned communicator also closes c.
@@ -229,7 +244,12 @@ func (c *Comm) Split(ctx context.Context, color, key int) (*Comm, error) {
 			newRank = i
 		}
 	}
-	return newComm(c.ep, splitID(c.id, seq, color), ranks, newRank, c.cfg)
+	sub, err := newComm(c.ep, splitID(c.id, seq, color), ranks, newRank, c.cfg)
+	if err != nil {
+		return nil, err
+	}
+	sub.topo = subTopology(c.topo, members)
+	return sub, nil
 }
 
 // splitMembers returns the parent ranks with the given color, sorted by

@@ -97,6 +97,10 @@ func TestWorldFormsAndReduces(t *testing.T) {
 	require.Equal(t, 1, w.LocalRank())
 	topo := w.Topology()
 	require.Equal(t, []string{"a", "b"}, topo.Sites())
+	commTopo, ok := w.Comm.Topology() // the communicator carries it too
+	require.True(t, ok)
+	require.Equal(t, topo, commTopo)
+	require.Equal(t, "b", w.Comm.Site())
 	require.Equal(t, []int{2, 3}, topo.RanksOnHost("h1"))
 	ri, _ := topo.Rank(2)
 	require.Equal(t, "127.0.0.1", ri.Addr)

@@ -1,0 +1,69 @@
+package collective
+
+import (
+	"fmt"
+
+	"github.com/gocoll/gocoll/topology"
+)
+
+// Topology returns where each rank of the communicator runs (host, site,
+// local rank, ...), numbered by communicator rank, and true; or false if the
+// communicator was created without Config.Topology. A communicator made by
+// Split gets its members' part of its parent's topology, local ranks
+// renumbered among the members on each host.
+func (c *Comm) Topology() (topology.Topology, bool) {
+	if c.topo == nil {
+		return topology.Topology{}, false
+	}
+	t, err := topology.New(c.topo.Ranks) // a copy the caller may change
+	if err != nil {
+		return topology.Topology{}, false // validated when set; unreachable
+	}
+	return t, true
+}
+
+// Site returns this rank's site, or "" if the communicator has no topology.
+func (c *Comm) Site() string {
+	if c.topo == nil {
+		return ""
+	}
+	ri, _ := c.topo.Rank(c.rank)
+	return ri.SiteName()
+}
+
+// worldTopology validates cfg.Topology for a world of n ranks.
+func worldTopology(t *topology.Topology, n int) (*topology.Topology, error) {
+	if t == nil {
+		return nil, nil
+	}
+	if t.Size() != n {
+		return nil, fmt.Errorf("collective: Config.Topology has %d ranks, the world %d", t.Size(), n)
+	}
+	v, err := topology.New(t.Ranks)
+	if err != nil {
+		return nil, fmt.Errorf("collective: Config.Topology: %w", err)
+	}
+	return &v, nil
+}
+
+// subTopology is parent's placement of the given parent ranks, renumbered
+// 0..len(members)-1 in member order, local ranks renumbered per host.
+func subTopology(parent *topology.Topology, members []int) *topology.Topology {
+	if parent == nil {
+		return nil
+	}
+	ranks := make([]topology.RankInfo, len(members))
+	local := map[string]int{}
+	for i, m := range members {
+		ri, _ := parent.Rank(m)
+		ri.Rank = i
+		ri.LocalRank = local[ri.Host]
+		local[ri.Host]++
+		ranks[i] = ri
+	}
+	t, err := topology.New(ranks)
+	if err != nil {
+		return nil // cannot happen for a subset of a valid topology
+	}
+	return &t
+}
