@@ -113,24 +113,25 @@ func (c *conn) helloPacket(ack bool, path int) wire.Hello {
 	}
 }
 
-// handle processes a datagram for this connection whose header h was
-// checked. It returns a drop reason counter to bump, or nil.
-func (c *conn) handle(now time.Duration, pathIdx int, ce bool, h wire.Header, b []byte) *int64 {
+// handle processes a datagram for this connection that wire.Open accepted,
+// as its header h and body. It returns a drop reason counter to bump, or
+// nil.
+func (c *conn) handle(now time.Duration, pathIdx int, ce bool, h wire.Header, body []byte) *int64 {
 	if c.phase == phaseOpen && pathIdx >= len(c.paths) {
 		return &c.ep.st.DropBadPath
 	}
 	switch h.Type {
 	case wire.TypeHelloAck:
-		return c.handleHelloAck(now, b)
+		return c.handleHelloAck(now, h, body)
 	case wire.TypeData:
-		return c.handleData(now, pathIdx, ce, b)
+		return c.handleData(now, pathIdx, ce, h, body)
 	case wire.TypeAck:
-		return c.handleAck(now, b)
+		return c.handleAck(now, h, body)
 	case wire.TypeProbe:
-		return c.handleProbe(now, pathIdx, b)
+		return c.handleProbe(now, pathIdx, h, body)
 	case wire.TypeClose:
 		var cl wire.Close
-		if wire.ParseClose(b, &cl) != nil {
+		if wire.DecodeClose(h, body, &cl) != nil {
 			return &c.ep.st.DropMalformed
 		}
 		c.ep.fail(c, ErrPeerClosed, false)
@@ -164,9 +165,9 @@ func (c *conn) seedRTT(rtt time.Duration) {
 	}
 }
 
-func (c *conn) handleHelloAck(now time.Duration, b []byte) *int64 {
+func (c *conn) handleHelloAck(now time.Duration, hd wire.Header, body []byte) *int64 {
 	var h wire.Hello
-	if wire.ParseHello(b, &h) != nil || !h.Ack {
+	if wire.DecodeHello(hd, body, &h) != nil || !h.Ack {
 		return &c.ep.st.DropMalformed
 	}
 	c.heard(now)
@@ -181,9 +182,9 @@ func (c *conn) handleHelloAck(now time.Duration, b []byte) *int64 {
 	return nil
 }
 
-func (c *conn) handleData(now time.Duration, pathIdx int, ce bool, b []byte) *int64 {
+func (c *conn) handleData(now time.Duration, pathIdx int, ce bool, h wire.Header, body []byte) *int64 {
 	d := &c.ep.data
-	if wire.ParseData(b, d) != nil {
+	if wire.DecodeData(h, body, d) != nil {
 		return &c.ep.st.DropMalformed
 	}
 	if c.phase != phaseOpen || int(d.Path) != pathIdx {
@@ -208,7 +209,7 @@ func (c *conn) handleData(now time.Duration, pathIdx int, ce bool, b []byte) *in
 	if q := c.owd - c.owdMin; c.qMin < 0 || q < c.qMin {
 		c.qMin = q
 	}
-	c.ep.markActive(c, len(b))
+	c.ep.markActive(c, wire.HeaderLen+len(body)+wire.CRCLen)
 	urgent := p.recv.unacked >= c.cfg.AckEvery || p.recv.gap ||
 		d.Flags&(wire.FlagLast|wire.FlagAnnounce|wire.FlagAbort) != 0
 	c.ackSoon(now, pathIdx, urgent)
@@ -226,9 +227,9 @@ func (c *conn) ackSoon(now time.Duration, pathIdx int, urgent bool) {
 	}
 }
 
-func (c *conn) handleAck(now time.Duration, b []byte) *int64 {
+func (c *conn) handleAck(now time.Duration, h wire.Header, body []byte) *int64 {
 	a := &c.ep.ack
-	if wire.ParseAck(b, a) != nil {
+	if wire.DecodeAck(h, body, a) != nil {
 		return &c.ep.st.DropMalformed
 	}
 	if c.phase != phaseOpen {
@@ -258,9 +259,9 @@ func (c *conn) handleAck(now time.Duration, b []byte) *int64 {
 	return nil
 }
 
-func (c *conn) handleProbe(now time.Duration, pathIdx int, b []byte) *int64 {
+func (c *conn) handleProbe(now time.Duration, pathIdx int, h wire.Header, body []byte) *int64 {
 	var pr wire.Probe
-	if wire.ParseProbe(b, &pr) != nil {
+	if wire.DecodeProbe(h, body, &pr) != nil {
 		return &c.ep.st.DropMalformed
 	}
 	if c.phase != phaseOpen || int(pr.Path) != pathIdx {

@@ -242,13 +242,13 @@ func (e *Endpoint) HandleDatagram(now time.Duration, path int, ecnCE bool, b []b
 		e.st.DropBadPath++
 		return
 	}
-	h, _, err := wire.Open(b)
+	h, body, err := wire.Open(b)
 	if err != nil {
 		e.countOpenError(err)
 		return
 	}
 	if h.Type == wire.TypeHello {
-		e.handleHello(now, path, b)
+		e.handleHello(now, path, h, body)
 		return
 	}
 	c := e.conns[ConnID(h.Conn)]
@@ -257,7 +257,7 @@ func (e *Endpoint) HandleDatagram(now time.Duration, path int, ecnCE bool, b []b
 		return
 	}
 	c.timerOK = false
-	if drop := c.handle(now, path, ecnCE, h, b); drop != nil {
+	if drop := c.handle(now, path, ecnCE, h, body); drop != nil {
 		*drop++
 	}
 }
@@ -277,9 +277,9 @@ func (e *Endpoint) countOpenError(err error) {
 
 // handleHello accepts a connection, or owes a HELLO-ACK again for one
 // already accepted.
-func (e *Endpoint) handleHello(now time.Duration, path int, b []byte) {
+func (e *Endpoint) handleHello(now time.Duration, path int, hd wire.Header, body []byte) {
 	var h wire.Hello
-	if wire.ParseHello(b, &h) != nil || h.Ack {
+	if wire.DecodeHello(hd, body, &h) != nil || h.Ack {
 		e.st.DropMalformed++
 		return
 	}

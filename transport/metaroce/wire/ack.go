@@ -124,9 +124,18 @@ func AppendAck(b []byte, a *Ack, blocks []AckBlock, grants []uint64) []byte {
 // ParseAck parses an ACK packet into a without allocating; a keeps
 // references into b. Flags must be zero and the counts must match the size.
 func ParseAck(b []byte, a *Ack) error {
-	h, body, err := openType(b, TypeAck)
+	h, body, err := Open(b)
 	if err != nil {
 		return err
+	}
+	return DecodeAck(h, body, a)
+}
+
+// DecodeAck decodes an ACK packet that Open accepted, from Open's header and
+// body, with ParseAck's checks after Open's; a keeps references into body.
+func DecodeAck(h Header, body []byte, a *Ack) error {
+	if h.Type != TypeAck {
+		return ErrType
 	}
 	if h.Flags != 0 {
 		return ErrMalformed

@@ -59,6 +59,12 @@ func ParseHello(b []byte, h *Hello) error {
 	if err != nil {
 		return err
 	}
+	return DecodeHello(hd, body, h)
+}
+
+// DecodeHello decodes a HELLO or HELLO-ACK packet that Open accepted, from
+// Open's header and body, with ParseHello's checks after Open's.
+func DecodeHello(hd Header, body []byte, h *Hello) error {
 	if hd.Type != TypeHello && hd.Type != TypeHelloAck {
 		return ErrType
 	}
@@ -106,9 +112,18 @@ func AppendProbe(b []byte, p *Probe) []byte {
 
 // ParseProbe parses a PROBE packet.
 func ParseProbe(b []byte, p *Probe) error {
-	h, body, err := openType(b, TypeProbe)
+	h, body, err := Open(b)
 	if err != nil {
 		return err
+	}
+	return DecodeProbe(h, body, p)
+}
+
+// DecodeProbe decodes a PROBE packet that Open accepted, from Open's header
+// and body, with ParseProbe's checks after Open's.
+func DecodeProbe(h Header, body []byte, p *Probe) error {
+	if h.Type != TypeProbe {
+		return ErrType
 	}
 	if h.Flags&^FlagReply != 0 {
 		return ErrMalformed
@@ -143,9 +158,18 @@ func AppendClose(b []byte, c *Close) []byte {
 
 // ParseClose parses a CLOSE packet.
 func ParseClose(b []byte, c *Close) error {
-	h, body, err := openType(b, TypeClose)
+	h, body, err := Open(b)
 	if err != nil {
 		return err
+	}
+	return DecodeClose(h, body, c)
+}
+
+// DecodeClose decodes a CLOSE packet that Open accepted, from Open's header
+// and body, with ParseClose's checks after Open's.
+func DecodeClose(h Header, body []byte, c *Close) error {
+	if h.Type != TypeClose {
+		return ErrType
 	}
 	if h.Flags != 0 {
 		return ErrMalformed

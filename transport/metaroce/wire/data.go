@@ -64,9 +64,19 @@ func AppendData(b []byte, d *Data) []byte {
 // the message, a total above MaxMessageLen, First/Last flags that disagree
 // with the offsets, and payload on an announce or abort.
 func ParseData(b []byte, d *Data) error {
-	h, body, err := openType(b, TypeData)
+	h, body, err := Open(b)
 	if err != nil {
 		return err
+	}
+	return DecodeData(h, body, d)
+}
+
+// DecodeData decodes a DATA packet that Open accepted, from Open's header
+// and body, with ParseData's checks after Open's; it does not check the
+// CRC again. d.Payload aliases body.
+func DecodeData(h Header, body []byte, d *Data) error {
+	if h.Type != TypeData {
+		return ErrType
 	}
 	r := reader{b: body}
 	*d = Data{Conn: h.Conn, Path: h.Path, Flags: h.Flags}

@@ -153,15 +153,3 @@ func (r *reader) done() error {
 	}
 	return nil
 }
-
-// openType is Open plus a check of the type.
-func openType(b []byte, want Type) (Header, []byte, error) {
-	h, body, err := Open(b)
-	if err != nil {
-		return h, nil, err
-	}
-	if h.Type != want {
-		return h, nil, ErrType
-	}
-	return h, body, nil
-}

@@ -1,0 +1,65 @@
+package wire
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestDecodeAfterOpen checks that each Decode function, given what Open
+// returned, gives what its Parse function gives, and that each refuses a
+// packet of another type.
+func TestDecodeAfterOpen(t *testing.T) {
+	d := sampleData()
+	a, blocks, grants := sampleAck()
+	packets := map[Type][]byte{
+		TypeData:  AppendData(nil, &d),
+		TypeAck:   AppendAck(nil, &a, blocks, grants),
+		TypeHello: AppendHello(nil, &Hello{Src: 5, Node: 2, Paths: 4, MaxDatagram: 1452, MsgWindow: 64}),
+		TypeProbe: AppendProbe(nil, &Probe{Conn: 3, Path: 1, Nonce: 9}),
+		TypeClose: AppendClose(nil, &Close{Conn: 3, Code: CloseIdle}),
+	}
+	for typ, b := range packets {
+		h, body, err := Open(b)
+		require.NoError(t, err)
+		require.Equal(t, typ, h.Type)
+		var (
+			gd, pd Data
+			ga, pa Ack
+			gh, ph Hello
+			gp, pp Probe
+			gc, pc Close
+		)
+		require.NoError(t, ParseData(packets[TypeData], &pd))
+		require.NoError(t, ParseAck(packets[TypeAck], &pa))
+		require.NoError(t, ParseHello(packets[TypeHello], &ph))
+		require.NoError(t, ParseProbe(packets[TypeProbe], &pp))
+		require.NoError(t, ParseClose(packets[TypeClose], &pc))
+		results := map[Type]error{
+			TypeData:  DecodeData(h, body, &gd),
+			TypeAck:   DecodeAck(h, body, &ga),
+			TypeHello: DecodeHello(h, body, &gh),
+			TypeProbe: DecodeProbe(h, body, &gp),
+			TypeClose: DecodeClose(h, body, &gc),
+		}
+		for want, err := range results {
+			if want == typ {
+				require.NoError(t, err, "%v", typ)
+			} else {
+				require.ErrorIs(t, err, ErrType, "%v decoded as %v", typ, want)
+			}
+		}
+		switch typ {
+		case TypeData:
+			require.Equal(t, pd, gd)
+		case TypeAck:
+			require.Equal(t, pa, ga)
+		case TypeHello:
+			require.Equal(t, ph, gh)
+		case TypeProbe:
+			require.Equal(t, pp, gp)
+		case TypeClose:
+			require.Equal(t, pc, gc)
+		}
+	}
+}
