@@ -15,9 +15,12 @@ import (
 //
 // Headers. The first time the operation talks to a peer, in either
 // direction, it sends its header to that peer and posts a receive for the
-// peer's (message 0 of the pair). A data receive from a peer is not trusted
-// until that peer's header matched; finish checks every header. So both ends
-// of every pair that exchanges data check each other.
+// peer's (message 0 of the pair). Every collective starts by doing so with
+// both ring neighbours (touchPartners). A data receive from a peer, and a
+// wait for a send to it, happen only once that peer's header matched; while
+// a rank waits it also checks any other header that has arrived; finish
+// checks every header. So both ends of every pair that exchanges data check
+// each other, and a mismatch anywhere is found along the ring.
 type operation struct {
 	c     *Comm
 	ctx   context.Context
