@@ -86,6 +86,14 @@ type Config struct {
 	AckEvery int
 	// AckDelay is the longest an ACK is held back. Default 20µs.
 	AckDelay time.Duration
+	// DelaySmallAcks lets the receiver hold the ACK of a one-piece
+	// message for up to AckDelay (as for any other piece), so that one ACK
+	// covers the small messages that arrive together, instead of sending
+	// it at once. The send then completes up to AckDelay later; a driver
+	// that completes small sends by copying them (mrtransport's eager
+	// sends) does not wait for it. Default off: the last piece of every
+	// message is acknowledged at once.
+	DelaySmallAcks bool
 	// IdleTimeout fails a connection that has received nothing valid for
 	// this long (keepalive probes are sent at a quarter of it). It also
 	// bounds connection set-up. Default 10s.

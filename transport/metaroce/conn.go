@@ -134,7 +134,7 @@ func (c *conn) handle(now time.Duration, pathIdx int, ce bool, h wire.Header, bo
 		if wire.DecodeClose(h, body, &cl) != nil {
 			return &c.ep.st.DropMalformed
 		}
-		c.ep.fail(c, ErrPeerClosed, false)
+		c.ep.fail(now, c, ErrPeerClosed, false)
 		return nil
 	}
 	return &c.ep.st.DropMalformed
@@ -210,8 +210,12 @@ func (c *conn) handleData(now time.Duration, pathIdx int, ce bool, h wire.Header
 		c.qMin = q
 	}
 	c.ep.markActive(c, wire.HeaderLen+len(body)+wire.CRCLen)
-	urgent := p.recv.unacked >= c.cfg.AckEvery || p.recv.gap ||
-		d.Flags&(wire.FlagLast|wire.FlagAnnounce|wire.FlagAbort) != 0
+	// The last piece of a message is acknowledged at once, so that its
+	// send completes, except with DelaySmallAcks for a one-piece message.
+	last := d.Flags&wire.FlagLast != 0 &&
+		(!c.cfg.DelaySmallAcks || d.Flags&wire.FlagFirst == 0)
+	urgent := p.recv.unacked >= c.cfg.AckEvery || p.recv.gap || last ||
+		d.Flags&(wire.FlagAnnounce|wire.FlagAbort) != 0
 	c.ackSoon(now, pathIdx, urgent)
 	return nil
 }

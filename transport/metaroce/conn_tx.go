@@ -105,8 +105,20 @@ func (c *conn) buildAck(now time.Duration, buf []byte) []byte {
 		Conn: c.peerConn, Path: uint8(c.ackRoute()), Rate: c.ep.share(now),
 		Credit: c.rcv.credit(), FinBase: c.rcv.finBase,
 	}
+	c.rcv.advertised = c.rcv.released
 	c.st.Share = int64(a.Rate)
 	return wire.AppendAck(buf[:0], &a, blocks, grants)
+}
+
+// receivedData reports whether the peer has sent any DATA on the
+// connection, so that an ACK means something to it.
+func (c *conn) receivedData() bool {
+	for _, p := range c.paths {
+		if p.recv.received > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // srtt returns the smallest smoothed RTT among the paths.
@@ -169,6 +181,20 @@ func (c *conn) pickPath(now time.Duration) *path {
 	return best
 }
 
+// homePath returns the path a one-piece message takes: the first good path
+// with room, or p (the scheduler's choice) if there is none. Small messages
+// then share one path, whose ACKs come back on it too, so that a driver
+// with a reader per path socket wakes one reader for a burst of them
+// rather than one per path; large messages still spread over every path.
+func (c *conn) homePath(p *path) *path {
+	for _, q := range c.paths {
+		if q.state == PathGood && q.room() > 0 {
+			return q
+		}
+	}
+	return p
+}
+
 // pollData sends the next piece, if the window, the target rate and the
 // message layer allow.
 func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
@@ -193,6 +219,9 @@ func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 			c.blockAt = now + c.rto()
 		}
 		return nil, 0, false
+	}
+	if pc.flags&(wire.FlagFirst|wire.FlagLast) == wire.FlagFirst|wire.FlagLast {
+		p = c.homePath(p)
 	}
 	m := c.snd.msgs[pc.msgSeq]
 	d := &c.ep.data

@@ -13,7 +13,8 @@
 // HELLO; the peer answers HELLO-ACK, and both use the smaller of their path
 // counts and datagram sizes and learn each other's message window and
 // unexpected-byte budget. Each side names the connection by its own id and
-// puts the other's id in every packet. CLOSE tears a connection down, and a
+// puts the other's id in every packet. CLOSE tears a connection down (preceded by a
+// final ACK, so that the peer completes the sends that arrived whole), and a
 // peer silent for Config.IdleTimeout fails it (keepalive probes keep a
 // healthy idle connection alive).
 //
@@ -46,7 +47,10 @@
 // source port and so its own ECMP route. Each path has its own sequence
 // space, SACK state, RTT estimate (smoothed, variance, minimum) and
 // congestion window. The scheduler sends each piece on the usable path with
-// the most room in its window, so faster and emptier paths carry more.
+// the most room in its window, so faster and emptier paths carry more; a
+// message of one piece takes the first good path with room instead, so that
+// small messages and their ACKs share one path (and one reader, in a driver
+// with a reader per socket).
 //
 // A connection's first window, Config.InitialWindow packets, is shared
 // among its paths (so many connections opening at once do not flood the
@@ -70,8 +74,11 @@
 // # Acknowledgements and loss recovery
 //
 // The receiver acknowledges every Config.AckEvery DATA packets, at once for
-// an out-of-order arrival, a message's last piece or a control piece, and
-// otherwise within Config.AckDelay. An ACK carries, for each path, the
+// an out-of-order arrival, a message's last piece (with
+// Config.DelaySmallAcks, only of a message of more than one piece) or a
+// control piece, and otherwise within Config.AckDelay. Posting a receive
+// sends an ACK at once only if it owes a grant or the sender may be short of
+// credit. An ACK carries, for each path, the
 // cumulative sequence number, a 256-bit SACK bitmap above it, the echoed
 // send timestamp of the latest arrival with the time it was held, and the
 // count of CE marks seen; plus the target rate, the credit limit, the

@@ -1,6 +1,7 @@
 package metaroce
 
 import (
+	"slices"
 	"time"
 
 	"github.com/gocoll/gocoll/transport/metaroce/wire"
@@ -47,10 +48,13 @@ type Endpoint struct {
 
 type acceptKey struct{ node, conn uint64 }
 
+// pendingClose is a CLOSE to send for a removed connection, after its
+// final ACK if ack is not nil.
 type pendingClose struct {
 	peer, conn uint64
 	path       uint8
 	code       uint32
+	ack        []byte
 }
 
 // Transmit describes a datagram returned by PollTransmit.
@@ -148,11 +152,10 @@ func (e *Endpoint) PostRecv(now time.Duration, id ConnID, stream, msg uint64, bu
 	if err != nil {
 		return err
 	}
-	before := c.rcv.credit()
 	if err := c.rcv.post(msgKey{stream, msg}, buf); err != nil {
 		return err
 	}
-	if c.phase == phaseOpen && (c.rcv.credit() != before || len(c.rcv.grants) > 0) {
+	if c.phase == phaseOpen && (c.rcv.creditLow() || len(c.rcv.grants) > 0) {
 		c.ackSoon(now, c.ackPath, true) // tell the sender about credit and grants
 	}
 	return nil
@@ -176,28 +179,34 @@ func (e *Endpoint) CancelRecv(now time.Duration, id ConnID, stream, msg uint64) 
 }
 
 // Close closes the connection: its pending operations fail with ErrClosed,
-// the peer is sent a CLOSE, and EventClosed follows.
+// the peer is sent a final ACK (if it sent any data) and a CLOSE on the
+// same path, and EventClosed follows. The final ACK lets the peer complete
+// the sends whose every piece arrived before it fails the rest.
 func (e *Endpoint) Close(now time.Duration, id ConnID) error {
 	c, err := e.conn(id)
 	if err != nil {
 		return err
 	}
-	e.fail(c, ErrClosed, true)
+	e.fail(now, c, ErrClosed, true)
 	return nil
 }
 
 // fail removes a connection after failing its operations with err;
-// tellPeer queues a CLOSE.
-func (e *Endpoint) fail(c *conn, err error, tellPeer bool) {
-	c.snd.fail(err)
-	c.rcv.fail(err)
+// tellPeer queues a final ACK and a CLOSE.
+func (e *Endpoint) fail(now time.Duration, c *conn, err error, tellPeer bool) {
 	if tellPeer && c.phase == phaseOpen && len(e.closes) < e.cfg.MaxConns {
 		code := uint32(wire.CloseNormal)
 		if err == ErrIdleTimeout {
 			code = wire.CloseIdle
 		}
-		e.closes = append(e.closes, pendingClose{peer: c.peer, conn: c.peerConn, path: uint8(c.ackRoute()), code: code})
+		pc := pendingClose{peer: c.peer, conn: c.peerConn, path: uint8(c.ackRoute()), code: code}
+		if c.receivedData() {
+			pc.ack = slices.Clone(c.buildAck(now, make([]byte, 0, c.datagram)))
+		}
+		e.closes = append(e.closes, pc)
 	}
+	c.snd.fail(err)
+	c.rcv.fail(err)
 	delete(e.conns, c.id)
 	if !c.initiator {
 		delete(e.accepted, c.accepted)
@@ -309,7 +318,7 @@ func (e *Endpoint) HandleTimeout(now time.Duration) {
 		}
 		c.timerOK = false
 		if err := c.onTimeout(now); err != nil {
-			e.fail(c, err, true)
+			e.fail(now, c, err, true)
 			i--
 		}
 	}
@@ -342,6 +351,11 @@ func (e *Endpoint) PollTransmit(now time.Duration, buf []byte) (Transmit, bool) 
 	buf = buf[:0]
 	if n := len(e.closes); n > 0 {
 		pc := e.closes[n-1]
+		if pc.ack != nil {
+			e.closes[n-1].ack = nil
+			out := append(buf, pc.ack...)
+			return Transmit{Peer: pc.peer, Path: int(pc.path), N: len(out)}, true
+		}
 		e.closes = e.closes[:n-1]
 		out := wire.AppendClose(buf, &wire.Close{Conn: pc.conn, Path: pc.path, Code: pc.code})
 		return Transmit{Peer: pc.peer, Path: int(pc.path), N: len(out)}, true

@@ -44,9 +44,11 @@ type receiver struct {
 	finBase uint64   // lowest MsgSeq not finished
 	fin     []uint64 // finished bits for MsgSeq finBase.., indexed MsgSeq mod window
 
-	held     uint64   // unexpected bytes held
-	released uint64   // unconfirmed bytes given back as credit, ever
-	grants   []uint64 // MsgSeqs that may be owed a grant
+	held       uint64   // unexpected bytes held
+	released   uint64   // unconfirmed bytes given back as credit, ever
+	advertised uint64   // released as of the last ACK sent
+	counted    uint64   // unconfirmed bytes received, ever (each piece once)
+	grants     []uint64 // MsgSeqs that may be owed a grant
 
 	discarded int64
 	placed    int64 // message bytes received for the first time
@@ -65,6 +67,15 @@ func newReceiver(chunk int, budget uint64, maxRecvs, window int, done func(*inMs
 
 // credit is the total of unconfirmed bytes the sender may have sent.
 func (r *receiver) credit() uint64 { return r.budget + r.released }
+
+// creditLow reports whether the sender may be short of credit: the credit
+// this side last advertised, less the unconfirmed bytes received, is below
+// half the budget, and more has been released since. Credit released while
+// the sender still has plenty travels in the next ACK that is sent anyway;
+// a sender that runs out with nothing in flight probes for it.
+func (r *receiver) creditLow() bool {
+	return r.released > r.advertised && r.budget+r.advertised < r.counted+r.budget/2
+}
 
 func (r *receiver) finished(seq uint64) bool {
 	if seq < r.finBase {
@@ -134,6 +145,7 @@ func (r *receiver) data(m *inMsg, d *wire.Data) bool {
 		m.heldN += n
 		r.held += n
 		m.counted += n
+		r.counted += n
 		return true
 	}
 	if !m.got.add(idx) {
@@ -145,6 +157,7 @@ func (r *receiver) data(m *inMsg, d *wire.Data) bool {
 	}
 	if unconf {
 		m.counted += n
+		r.counted += n
 		r.release(m, n)
 		r.owe(m)
 	} else {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"time"
 
 	"github.com/gocoll/gocoll/transport/metaroce"
 	"github.com/gocoll/gocoll/transport/metaroce/udpio"
@@ -39,6 +40,18 @@ const (
 	// MaxReasonBytes is the longest abort reason sent to peers; a longer
 	// reason is cut.
 	MaxReasonBytes = 1024
+	// DefaultEagerBytes is Config.EagerBytes when it is 0.
+	DefaultEagerBytes = 8 << 10
+	// MaxEagerBytes is the largest Config.EagerBytes.
+	MaxEagerBytes = 1 << 20
+	// DefaultEagerBuffer is Config.EagerBuffer when it is 0.
+	DefaultEagerBuffer = 1 << 20
+	// MaxEagerBuffer is the largest Config.EagerBuffer.
+	MaxEagerBuffer = 1 << 30
+	// DefaultCloseLinger is Config.CloseLinger when it is 0.
+	DefaultCloseLinger = time.Second
+	// MaxCloseLinger is the longest Config.CloseLinger.
+	MaxCloseLinger = time.Minute
 )
 
 // Config configures a [Listener] and the [Endpoint] it connects. A zero
@@ -69,14 +82,33 @@ type Config struct {
 	// socket, up to MaxSocketBuffer bytes (the kernel may cap it:
 	// net.core.rmem_max). Default DefaultSocketBuffer.
 	SocketBuffer int
+	// EagerBytes is the longest send that is eager, 1 to MaxEagerBytes,
+	// or negative for none. Default DefaultEagerBytes. An eager send's
+	// bytes are copied when it is posted (or when it reaches the head of
+	// its tag's queue) and its Request completes at once, as a TCP send
+	// completes once the kernel has the bytes; the transport keeps the
+	// copy until the peer acknowledges the message. A failure after that
+	// (the peer dies) is not reported to the sender: the peer's receive,
+	// or the sender's next request to the peer, fails instead.
+	EagerBytes int
+	// EagerBuffer bounds the bytes of eager sends held at once, over all
+	// peers, 1 to MaxEagerBuffer. Default DefaultEagerBuffer. A send that
+	// would go beyond it is not eager: it completes when acknowledged.
+	EagerBuffer int
+	// CloseLinger bounds how long Close waits for the peers to
+	// acknowledge the messages already sent (eager sends, control
+	// messages) before it closes the connections, up to MaxCloseLinger;
+	// negative means no wait. Default DefaultCloseLinger.
+	CloseLinger time.Duration
 	// AbortMemory is how many ended operations are remembered, 1 to
 	// MaxAbortMemory, oldest forgotten first; messages of a forgotten
 	// operation are no longer dropped on arrival. Default
 	// DefaultAbortMemory.
 	AbortMemory int
 	// Core configures the MetaRoCE core. Its NodeID, Paths and MaxDatagram
-	// are set from Rank, Paths and MaxDatagram, and ReportUnexpected is
-	// turned on; an IDSeed of 0 is replaced by a random one. A
+	// are set from Rank, Paths and MaxDatagram, ReportUnexpected is
+	// turned on, and so is DelaySmallAcks while sends may be eager (their
+	// requests do not wait for the ACK); an IDSeed of 0 is replaced by a random one. A
 	// RecvCapacity of 0 is replaced by -1 (no receiver-driven rate): the
 	// core's measured capacity mistakes scheduling jitter and reordering
 	// for a standing queue and can lock in a rate far below the link's
@@ -119,6 +151,7 @@ func (c Config) withDefaults() (Config, error) {
 		{"Batch", &c.Batch, DefaultBatch, 1, MaxBatch},
 		{"AbortMemory", &c.AbortMemory, DefaultAbortMemory, 1, MaxAbortMemory},
 		{"SocketBuffer", &c.SocketBuffer, DefaultSocketBuffer, 1, MaxSocketBuffer},
+		{"EagerBuffer", &c.EagerBuffer, DefaultEagerBuffer, 1, MaxEagerBuffer},
 	}
 	for _, f := range ints {
 		if *f.v == 0 {
@@ -127,6 +160,18 @@ func (c Config) withDefaults() (Config, error) {
 		if *f.v < f.min || *f.v > f.max {
 			return bad("%s=%d not in [%d, %d]", f.name, *f.v, f.min, f.max)
 		}
+	}
+	switch {
+	case c.EagerBytes == 0:
+		c.EagerBytes = DefaultEagerBytes
+	case c.EagerBytes > MaxEagerBytes:
+		return bad("EagerBytes=%d above %d", c.EagerBytes, MaxEagerBytes)
+	}
+	switch {
+	case c.CloseLinger == 0:
+		c.CloseLinger = DefaultCloseLinger
+	case c.CloseLinger > MaxCloseLinger:
+		return bad("CloseLinger=%v above %v", c.CloseLinger, MaxCloseLinger)
 	}
 	if c.Size < 1 || c.Size > MaxSize {
 		return bad("Size=%d not in [1, %d]", c.Size, MaxSize)
@@ -139,6 +184,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	c.Core.NodeID, c.Core.Paths, c.Core.MaxDatagram = uint64(c.Rank), c.Paths, c.MaxDatagram
 	c.Core.ReportUnexpected = true
+	c.Core.DelaySmallAcks = c.Core.DelaySmallAcks || c.EagerBytes > 0
 	if c.Core.RecvCapacity == 0 {
 		c.Core.RecvCapacity = -1
 	}

@@ -53,6 +53,14 @@
 // is held by the receiving core. A rank's messages to itself are matched
 // and copied locally.
 //
+// A send of at most Config.EagerBytes is eager: when it goes to the core,
+// its bytes are copied and its request completes at once, as a TCP send
+// completes once the kernel has its bytes; the copy stays at the head of
+// its key's queue until the peer acknowledges it. So a small send's latency
+// is not a round trip, and the core may hold its ACKs for AckDelay
+// (metaroce.Config.DelaySmallAcks) so that one ACK covers several small
+// messages. The copies held at once are bounded by Config.EagerBuffer.
+//
 // A withdrawn send (Cancel) that had started is aborted in the core; the
 // receive it was matched to is posted again for the next message with its
 // tag, as if the withdrawn message had never been sent. Cancel of a receive
@@ -78,8 +86,12 @@
 // A connection the core fails (idle timeout, CLOSE from the peer) fails
 // every request with that peer, and later ones, with a
 // *transport.PeerError naming the rank. Close fails pending requests with
-// transport.ErrClosed, sends a CLOSE to every peer, closes the sockets and
-// waits for the readers.
+// transport.ErrClosed, then lingers, up to Config.CloseLinger, until the
+// peers have acknowledged every message already sent (eager sends, aborts),
+// so that a rank closing right after its last collective does not fail a
+// peer's operation; then the core sends every peer a final ACK (which
+// completes the peer's sends that arrived whole) and a CLOSE, and Close
+// closes the sockets and waits for the readers.
 //
 // # Observability
 //
@@ -108,6 +120,6 @@
 // once; the core's limits per connection (MaxSends queued sends and
 // MaxRecvs posted receives, beyond which requests fail with an error
 // wrapping metaroce.ErrLimit, MsgWindow messages, UnexpectedBytes held
-// bytes); AbortMemory ended operations; the per-key queues hold only
-// requests the caller posted.
+// bytes); AbortMemory ended operations; EagerBuffer bytes of eager sends'
+// copies; the per-key queues hold only requests the caller posted.
 package mrtransport

@@ -30,6 +30,7 @@ type Endpoint struct {
 	connected chan struct{} // closed when every peer is up
 	closing   chan struct{} // closed by Close
 	nBlocked  int           // receives waiting for a truncated message to drain
+	eagerHeld int           // bytes of eager sends' copies held (Config.EagerBuffer)
 	counters  endpointCounters
 }
 
@@ -194,7 +195,14 @@ func (e *Endpoint) submit(now time.Duration, p *peer, r *request) {
 	core, k := e.eng.core, r.key
 	var err error
 	if r.isSend {
-		err = core.Send(now, p.conn, k.stream, k.msg, r.buf)
+		buf, eager := r.buf, e.eager(r)
+		if eager {
+			buf = append([]byte(nil), r.buf...)
+		}
+		err = core.Send(now, p.conn, k.stream, k.msg, buf)
+		if err == nil && eager {
+			r.release(buf)
+		}
 	} else {
 		err = core.PostRecv(now, p.conn, k.stream, k.msg, r.buf)
 	}
@@ -212,6 +220,13 @@ func (e *Endpoint) submit(now time.Duration, p *peer, r *request) {
 	default:
 		e.finish(now, p, r, 0, fmt.Errorf("mrtransport: rank %d: %w", p.rank, err))
 	}
+}
+
+// eager reports whether send r is to be copied and completed at once. The
+// caller holds eng.mu.
+func (e *Endpoint) eager(r *request) bool {
+	n := len(r.buf)
+	return !r.released && !r.sink && n <= e.cfg.EagerBytes && e.eagerHeld+n <= e.cfg.EagerBuffer
 }
 
 // finish completes r, takes it out of its queue and hands the next request
@@ -292,7 +307,7 @@ func (e *Endpoint) retryBlocked(now time.Duration) {
 func (e *Endpoint) cancel(r *request) {
 	e.eng.lock()
 	defer e.eng.unlock()
-	if r.state == stateDone {
+	if r.state == stateDone || r.released {
 		return
 	}
 	if r.peer == e.cfg.Rank {
@@ -304,36 +319,104 @@ func (e *Endpoint) cancel(r *request) {
 	e.eng.process(now)
 }
 
-// Close fails every pending request with transport.ErrClosed, tells every
-// peer (their requests with this rank fail with a *transport.PeerError),
-// closes the sockets and waits for the engine's goroutines to end. It is
-// idempotent.
+// Close fails every pending request with transport.ErrClosed, waits up to
+// Config.CloseLinger for the peers to acknowledge what was already sent
+// (eager sends whose requests completed, control messages), tells every
+// peer (their requests with this rank fail with a *transport.PeerError,
+// except sends this rank received in full, which the core's final ACK
+// completes), closes the sockets and waits for the engine's goroutines to
+// end. It is idempotent.
 func (e *Endpoint) Close() error {
 	e.eng.lock()
-	if !e.closed {
+	first := !e.closed
+	if first {
 		e.closed = true
 		close(e.closing)
 		now := e.eng.now()
 		for _, p := range e.peers {
-			if p == nil {
-				continue
+			if p != nil {
+				p.err = transport.ErrClosed
+				e.withdrawPending(now, p, transport.ErrClosed)
 			}
-			p.err = transport.ErrClosed
-			if p.conn != 0 {
+		}
+		e.self.fail(func(*request) bool { return true }, transport.ErrClosed)
+		e.eng.process(now)
+	}
+	e.eng.unlock()
+	if first {
+		e.linger()
+		e.eng.lock()
+		now := e.eng.now()
+		for _, p := range e.peers {
+			if p != nil && p.conn != 0 {
 				_ = e.eng.core.Close(now, p.conn)
 			}
 		}
-		e.eng.process(now) // fails the core's requests and sends the CLOSEs
+		e.eng.process(now) // fails what is left and sends the final ACKs and CLOSEs
 		for _, p := range e.peers {
 			if p != nil {
 				e.failQueued(now, p, transport.ErrClosed)
 			}
 		}
-		e.self.fail(func(*request) bool { return true }, transport.ErrClosed)
+		e.eng.unlock()
 	}
-	e.eng.unlock()
 	e.eng.stop()
 	return nil
+}
+
+// withdrawPending fails with err every request with p whose caller still
+// waits: all but the eager sends already released. The caller holds
+// eng.mu.
+func (e *Endpoint) withdrawPending(now time.Duration, p *peer, err error) {
+	var pending []*request
+	for _, qs := range []map[msgKey]*queue{p.sends, p.recvs} {
+		for _, q := range qs {
+			for _, r := range q.reqs {
+				if !r.released {
+					pending = append(pending, r)
+				}
+			}
+		}
+	}
+	for _, r := range pending {
+		e.withdraw(now, p, r, err)
+	}
+}
+
+// lingerPoll is how often Close checks whether the peers have acknowledged
+// everything sent.
+const lingerPoll = 100 * time.Microsecond
+
+// linger waits, up to Config.CloseLinger, until the core has no message
+// queued or in flight on any connection. The caller does not hold eng.mu.
+func (e *Endpoint) linger() {
+	if e.cfg.CloseLinger < 0 {
+		return
+	}
+	deadline := time.Now().Add(e.cfg.CloseLinger)
+	for {
+		e.eng.lock()
+		idle := e.sendsSettled()
+		e.eng.unlock()
+		if idle || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(lingerPoll)
+	}
+}
+
+// sendsSettled reports whether no connection has a message queued or in
+// flight. The caller holds eng.mu.
+func (e *Endpoint) sendsSettled() bool {
+	for _, p := range e.peers {
+		if p == nil || p.conn == 0 {
+			continue
+		}
+		if st, _, ok := e.eng.core.ConnStats(p.conn, nil); ok && st.PendingSends > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // failQueued fails every request of p still queued. The caller holds

@@ -23,6 +23,10 @@ type request struct {
 	key    msgKey
 	buf    []byte
 	state  uint8
+	// released is set on an eager send completed for its caller ahead of
+	// the core: buf is then the transport's copy, and r stays at the head
+	// of its queue until the core reports the send done.
+	released bool
 
 	done chan struct{}
 	n    int   // valid after done is closed
@@ -48,8 +52,22 @@ func (r *request) complete(n int, err error) {
 	if r.state == stateDone {
 		return
 	}
-	r.state, r.n, r.err = stateDone, n, err
-	r.buf = nil
+	r.state = stateDone
+	if r.released {
+		r.ep.eagerHeld -= len(r.buf)
+		r.buf = nil
+		return // the caller saw it complete already
+	}
+	r.n, r.err, r.buf = n, err, nil
+	close(r.done)
+}
+
+// release completes an eager send for its caller, whose buffer the
+// transport no longer needs: buf is the transport's copy of it. The caller
+// holds the engine's lock.
+func (r *request) release(copied []byte) {
+	r.released, r.n, r.buf = true, len(copied), copied
+	r.ep.eagerHeld += len(copied)
 	close(r.done)
 }
 

@@ -1,0 +1,104 @@
+package mrtransport
+
+import (
+	"net/netip"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gocoll/gocoll/transport"
+	"github.com/gocoll/gocoll/transport/metaroce/wire"
+	"github.com/gocoll/gocoll/transport/transporttest"
+)
+
+// An eager send completes within Send, before its peer has posted the
+// receive, and the message arrives intact although the caller reuses its
+// buffer at once; a send longer than EagerBytes does not complete before
+// its ACK.
+func TestEagerSendCompletesAtOnce(t *testing.T) {
+	eps := newTestWorld(t, 2, Config{EagerBytes: 1000})
+	ctx := testCtx(t)
+	tag := transport.Tag{OpKey: transport.OpKey{Comm: 5, Op: 1}}
+	buf := transporttest.Pattern(1000, 7)
+	s := eps[0].Send(1, tag, buf)
+	select {
+	case <-s.Done():
+	default:
+		t.Fatal("a 1000-byte send with EagerBytes 1000 did not complete within Send")
+	}
+	n, err := s.Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1000, n)
+	clear(buf)
+
+	got := make([]byte, 1000)
+	n, err = eps[1].Recv(0, tag, got).Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1000, n)
+	require.NoError(t, transporttest.Verify(got, 7))
+
+	big := eps[0].Send(1, transport.Tag{OpKey: tag.OpKey, Seq: 1}, make([]byte, 1001))
+	select {
+	case <-big.Done():
+		t.Fatal("a 1001-byte send with EagerBytes 1000 completed within Send")
+	default:
+	}
+	_, err = eps[1].Recv(0, transport.Tag{OpKey: tag.OpKey, Seq: 1}, make([]byte, 1001)).Wait(ctx)
+	require.NoError(t, err)
+	_, err = big.Wait(ctx)
+	require.NoError(t, err)
+}
+
+// lingerComm is the communicator of the message whose first datagram
+// dropFirstData loses.
+const lingerComm = 0x11ce
+
+// dropFirstData opens UDP sockets that lose the first DATA datagram of
+// communicator lingerComm, so that it arrives only when resent.
+func dropFirstData(dropped *atomic.Bool) SocketOpener {
+	return func(path int, addr netip.AddrPort) (PathSocket, error) {
+		s, err := OpenUDP(addr, DefaultSocketBuffer)
+		return &dataDropper{PathSocket: s, dropped: dropped}, err
+	}
+}
+
+type dataDropper struct {
+	PathSocket
+	dropped *atomic.Bool
+}
+
+func (s *dataDropper) WriteBatch(ms []Message) (int, error) {
+	for i, m := range ms {
+		var d wire.Data
+		if wire.ParseData(m.Buf[:m.N], &d) == nil && d.Stream == lingerComm && s.dropped.CompareAndSwap(false, true) {
+			n, err := s.PathSocket.WriteBatch(ms[:i])
+			if err != nil || n < i {
+				return n, err
+			}
+			n, err = s.PathSocket.WriteBatch(ms[i+1:])
+			return i + 1 + n, err
+		}
+	}
+	return s.PathSocket.WriteBatch(ms)
+}
+
+// A rank that closes right after an eager send whose datagram was lost
+// lingers until the resend is acknowledged, so the peer's receive
+// completes instead of failing with the connection.
+func TestCloseLingersUntilSendsAcknowledged(t *testing.T) {
+	var dropped atomic.Bool
+	eps := newTestWorld(t, 2, Config{OpenSocket: dropFirstData(&dropped)})
+	ctx := testCtx(t)
+	tag := transport.Tag{OpKey: transport.OpKey{Comm: lingerComm, Op: 1}}
+	got := make([]byte, 100)
+	r := eps[1].Recv(0, tag, got)
+	_, err := eps[0].Send(1, tag, transporttest.Pattern(100, 3)).Wait(ctx)
+	require.NoError(t, err)
+	require.NoError(t, eps[0].Close())
+	require.True(t, dropped.Load(), "the first DATA was not dropped")
+	n, err := r.Wait(ctx)
+	require.NoError(t, err, "the peer's receive failed when the sender closed")
+	require.Equal(t, 100, n)
+	require.NoError(t, transporttest.Verify(got, 3))
+}
