@@ -4,7 +4,7 @@ package udpio
 // returns the extended dst and the number of bytes of arena it used.
 //
 // A train is a run of consecutive messages of src that are single datagrams
-// (Segment 0, non-empty Buf) to the same Addr, all of the first one's
+// (Segment 0, non-empty Buf, no Gather) to the same Addr, all of the first one's
 // length except the last, which may be shorter and then ends the run. A
 // train holds at most [MaxSegments] datagrams and [MaxPayload] bytes. Each
 // output message covers one run of src, in order: a train has Segment set to
@@ -61,7 +61,7 @@ func (t *train) start(m *Message) {
 
 // mergeable reports whether m may be part of a train.
 func mergeable(m *Message) bool {
-	return m.Segment == 0 && len(m.Buf) > 0
+	return m.Segment == 0 && len(m.Buf) > 0 && len(m.Gather) == 0
 }
 
 // accepts reports whether m may follow the run, size and limits permitting.

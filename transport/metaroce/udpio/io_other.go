@@ -42,6 +42,19 @@ func (writer) write(s *Socket, ms []Message) (int, error) {
 		if m.Segment < 0 || (m.Segment > MaxSegmentSize && len(m.Buf) > m.Segment) {
 			return i, fmt.Errorf("udpio: message %d: bad segment size %d", i, m.Segment)
 		}
+		if len(m.Gather) > 0 {
+			if m.Segment != 0 || len(m.Gather) > MaxGather {
+				return i, fmt.Errorf("%w: message %d has %d slices", errBadGather, i, len(m.Gather))
+			}
+			d := append([]byte(nil), m.Buf...)
+			for _, g := range m.Gather {
+				d = append(d, g...)
+			}
+			if _, err := s.conn.WriteToUDPAddrPort(d, m.Addr); err != nil {
+				return i, err
+			}
+			continue
+		}
 		var err error
 		SplitSegments(Message{Buf: m.Buf, N: len(m.Buf), Segment: m.Segment}, func(seg []byte) {
 			if err == nil {

@@ -1,6 +1,12 @@
 package udpio
 
-import "net/netip"
+import (
+	"errors"
+	"net/netip"
+)
+
+// errBadGather reports a written Message whose Gather is not allowed.
+var errBadGather = errors.New("udpio: bad gather")
 
 // Limits of the kernel's UDP segmentation offload and of UDP itself.
 const (
@@ -19,6 +25,8 @@ const (
 	// ReadBufferSize is a read buffer length that always holds a whole
 	// datagram or GRO train (IPv6 allows a payload of up to 65527 bytes).
 	ReadBufferSize = 65536
+	// MaxGather is the most slices a written Message may gather after Buf.
+	MaxGather = 3
 )
 
 // Message is one datagram, or with GSO/GRO a train of segments of equal size
@@ -43,6 +51,11 @@ type Message struct {
 	// Truncated is set on read when the datagram or train was longer than
 	// Buf and was cut to len(Buf); its tail is lost.
 	Truncated bool
+	// Gather holds, on write, up to MaxGather more slices sent after Buf
+	// in the same datagram, straight from where they are (the kernel
+	// gathers them: no copy is made). A message with Gather is one
+	// datagram: its Segment must be 0. Ignored on read.
+	Gather [][]byte
 }
 
 // Segments returns the number of datagrams m stands for on write: 1 for a

@@ -13,8 +13,12 @@ import (
 // received datagram; here the addresses are parsed straight into
 // netip.AddrPort values and nothing is allocated per call.
 
+// iovSlots is the number of iovecs per entry: Buf and up to MaxGather
+// more.
+const iovSlots = 1 + MaxGather
+
 // headers is the reusable state of one recvmmsg or sendmmsg call: a header,
-// an iovec, a socket address and a control buffer per entry.
+// iovSlots iovecs, a socket address and a control buffer per entry.
 type headers struct {
 	v6     bool // the socket is AF_INET6
 	hs     []unix.Mmsghdr
@@ -27,24 +31,31 @@ type headers struct {
 func (h *headers) init(n, oobLen int, v6 bool) {
 	h.v6 = v6
 	h.hs = make([]unix.Mmsghdr, n)
-	h.iovs = make([]unix.Iovec, n)
+	h.iovs = make([]unix.Iovec, n*iovSlots)
 	h.names = make([]byte, n*sockaddrSlot)
 	h.oob = make([]byte, n*oobLen)
 	h.oobLen = oobLen
 }
 
-// set fills entry i to move buf, with name bytes of the address buffer and
-// ctl bytes of the control buffer.
-func (h *headers) set(i int, buf []byte, name, ctl int) {
-	iov := &h.iovs[i]
-	iov.Base = nil
-	if len(buf) > 0 {
-		iov.Base = &buf[0]
+// set fills entry i to move buf followed by the gather slices (at most
+// MaxGather), with name bytes of the address buffer and ctl bytes of the
+// control buffer.
+func (h *headers) set(i int, buf []byte, gather [][]byte, name, ctl int) {
+	iovs := h.iovs[i*iovSlots : i*iovSlots+1+len(gather)]
+	for k := range iovs {
+		b := buf
+		if k > 0 {
+			b = gather[k-1]
+		}
+		iovs[k].Base = nil
+		if len(b) > 0 {
+			iovs[k].Base = &b[0]
+		}
+		iovs[k].SetLen(len(b))
 	}
-	iov.SetLen(len(buf))
 	hdr := &h.hs[i].Hdr
-	*hdr = unix.Msghdr{Iov: iov}
-	hdr.SetIovlen(1)
+	*hdr = unix.Msghdr{Iov: &iovs[0]}
+	hdr.SetIovlen(len(iovs))
 	if name > 0 {
 		hdr.Name = &h.names[i*sockaddrSlot]
 		hdr.Namelen = uint32(name)
@@ -59,7 +70,7 @@ func (h *headers) set(i int, buf []byte, name, ctl int) {
 // release drops the references to the caller's buffers held by the first n
 // entries, so that the socket does not keep them alive.
 func (h *headers) release(n int) {
-	for i := range n {
+	for i := range n * iovSlots {
 		h.iovs[i].Base = nil
 	}
 }
@@ -100,7 +111,7 @@ func (r *reader) recv(fd uintptr) bool {
 func (r *reader) read(s *Socket, ms []Message) (int, error) {
 	r.cnt = min(len(ms), len(r.hs))
 	for i := range r.cnt {
-		r.set(i, ms[i].Buf, sockaddrSlot, r.oobLen)
+		r.set(i, ms[i].Buf, nil, sockaddrSlot, r.oobLen)
 	}
 	err := s.raw.Read(r.recvFn)
 	r.release(r.cnt)

@@ -136,7 +136,7 @@ func (w *writer) pack(s *Socket, ms []Message, at cursor) (cursor, error) {
 		case isTrain:
 			buf = buf[:m.Segment]
 		}
-		w.set(k, buf, nameLen, ctl)
+		w.set(k, buf, m.Gather, nameLen, ctl)
 		w.ent[k] = e
 		k++
 		at.off += len(buf)
@@ -156,10 +156,13 @@ func gsoSegments(seg int) int {
 
 var errBadSegment = errors.New("udpio: bad segment size")
 
-// checkSegment checks the Segment field of a message to send.
+// checkSegment checks the Segment and Gather fields of a message to send.
 func checkSegment(m *Message) error {
 	if m.Segment < 0 || (m.Segment > MaxSegmentSize && len(m.Buf) > m.Segment) {
 		return fmt.Errorf("%w %d", errBadSegment, m.Segment)
+	}
+	if len(m.Gather) > 0 && (m.Segment != 0 || len(m.Gather) > MaxGather) {
+		return fmt.Errorf("%w: %d slices with segment %d", errBadGather, len(m.Gather), m.Segment)
 	}
 	return nil
 }
