@@ -39,3 +39,31 @@ func TestCloseSendsFinalAck(t *testing.T) {
 	require.True(t, ok)
 	require.ErrorIs(t, ev.Err, ErrPeerClosed)
 }
+
+// PollTransmitVec leaves payloads of at least minGather bytes out of the
+// buffer; the parts joined make the datagrams that deliver the message,
+// and smaller payloads are copied as by PollTransmit.
+func TestPollTransmitVecGathers(t *testing.T) {
+	n := newTestNet(t, Config{MaxDatagram: 1452})
+	n.gather = 1000
+	a, b := n.connect()
+	msg := pattern(100_000, 4)
+	buf := make([]byte, len(msg))
+	require.NoError(t, n.eps[1].PostRecv(n.now, b, 1, 1, buf))
+	require.NoError(t, n.eps[0].Send(n.now, a, 1, 1, msg))
+	require.NoError(t, n.eps[0].Send(n.now, a, 1, 2, msg[:999]))
+	small := make([]byte, 999)
+	require.NoError(t, n.eps[1].PostRecv(n.now, b, 1, 2, small))
+	n.runUntil(func() bool {
+		_, s1 := n.done(0, EventSendDone, 1, 1)
+		_, s2 := n.done(0, EventSendDone, 1, 2)
+		return s1 && s2
+	}, time.Second)
+	require.Equal(t, msg, buf)
+	require.Equal(t, msg[:999], small)
+	chunk := 1452 - wire.DataOverhead
+	// Every full piece of the large message is gathered; its last piece
+	// (928 bytes) and the 999-byte message are copied.
+	require.Equal(t, len(msg)/chunk, n.gathered)
+	require.Zero(t, n.eps[1].Stats().DropChecksum)
+}

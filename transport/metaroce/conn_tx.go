@@ -233,12 +233,19 @@ func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 		d.Payload = m.data[pc.offset : pc.offset+uint64(pc.length)]
 	}
 	d.Seq = p.next
-	out := wire.AppendData(buf[:0], d)
+	var out []byte
+	size := wire.DataOverhead + len(d.Payload)
+	if g := c.ep.gatherMin; g > 0 && len(d.Payload) >= g {
+		out = wire.AppendDataSplit(buf[:0], d)
+		c.ep.gathered = d.Payload
+	} else {
+		out = wire.AppendData(buf[:0], d)
+	}
 	p.onSent(sentPacket{
 		sentAt: now, msgSeq: pc.msgSeq, offset: pc.offset, length: pc.length,
-		size: int32(len(out)), flags: pc.flags,
+		size: int32(size), flags: pc.flags,
 	}, now, c.cfg)
-	c.pace(now, len(out))
+	c.pace(now, size)
 	return out, int(p.idx), true
 }
 

@@ -44,6 +44,10 @@ type Endpoint struct {
 	block               wire.AckBlock
 	blocks              []wire.AckBlock
 	grants              []uint64
+	// gatherMin is PollTransmitVec's minGather during the call (0 in
+	// PollTransmit); gathered is the payload the polled DATA left out.
+	gatherMin int
+	gathered  []byte
 }
 
 type acceptKey struct{ node, conn uint64 }
@@ -65,6 +69,10 @@ type Transmit struct {
 	// peer's socket Path.
 	Path int
 	N    int // datagram length, at the start of the buffer
+	// Payload, set only by PollTransmitVec, is a DATA payload left out of
+	// the buffer: the datagram is then buf[:N], Payload, and the CRC in
+	// buf[N:N+wire.CRCLen]. It aliases the message being sent.
+	Payload []byte
 }
 
 // NewEndpoint returns an Endpoint with no connections, or an error if cfg
@@ -345,6 +353,22 @@ func (e *Endpoint) NextTimeout() (time.Duration, bool) {
 // says where it goes. It returns false when nothing is to be sent at now.
 // Connections take turns.
 func (e *Endpoint) PollTransmit(now time.Duration, buf []byte) (Transmit, bool) {
+	return e.PollTransmitVec(now, buf, 0)
+}
+
+// PollTransmitVec is PollTransmit for a driver that sends a datagram in
+// parts (a gathering write): a DATA payload of at least minGather bytes is
+// not copied into buf but returned as Transmit.Payload, a slice of the
+// message being sent; the datagram is buf[:N], then Payload, then the CRC
+// in buf[N:N+wire.CRCLen]. minGather 0 or less means never (PollTransmit).
+// The core never writes Payload. It is borrowed from the message's sender
+// like the message itself: after the message's EventSendDone or
+// CancelSend its owner may change it, and a datagram still being written
+// then goes out damaged, which the receiver drops by its CRC (it has or
+// no longer wants that piece).
+func (e *Endpoint) PollTransmitVec(now time.Duration, buf []byte, minGather int) (Transmit, bool) {
+	e.gatherMin, e.gathered = max(minGather, 0), nil
+	defer func() { e.gatherMin, e.gathered = 0, nil }()
 	if len(buf) < e.cfg.MaxDatagram {
 		return Transmit{}, false
 	}
@@ -369,7 +393,11 @@ func (e *Endpoint) PollTransmit(now time.Duration, buf []byte) (Transmit, bool) 
 		c.timerOK = false
 		if out, path, ok := c.poll(now, buf); ok {
 			e.cursor = (e.cursor + k + 1) % n
-			return Transmit{Conn: c.id, Peer: c.peer, Path: path, N: len(out)}, true
+			tx := Transmit{Conn: c.id, Peer: c.peer, Path: path, N: len(out)}
+			if e.gathered != nil {
+				tx.N, tx.Payload = len(out)-wire.CRCLen, e.gathered
+			}
+			return tx, true
 		}
 	}
 	return Transmit{}, false

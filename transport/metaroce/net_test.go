@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gocoll/gocoll/transport/metaroce/wire"
 )
 
 // testNet is a tiny in-test network for two endpoints: every path has the
@@ -20,10 +22,13 @@ type testNet struct {
 	flights []flight
 	seq     int
 	drop    func(from, path int, b []byte) bool
-	events  [2][]Event
-	buf     []byte
-	stuck   int // steps without time moving
-	steps   int
+	// gather, if positive, polls with PollTransmitVec(gather) and joins
+	// the parts; gathered counts the datagrams that came in parts.
+	gather, gathered int
+	events           [2][]Event
+	buf              []byte
+	stuck            int // steps without time moving
+	steps            int
 }
 
 type flight struct {
@@ -66,11 +71,15 @@ func (n *testNet) has(ep int, kind EventKind) bool {
 func (n *testNet) flush() {
 	for i, ep := range n.eps {
 		for {
-			tx, ok := ep.PollTransmit(n.now, n.buf)
+			tx, ok := ep.PollTransmitVec(n.now, n.buf, n.gather)
 			if !ok {
 				break
 			}
 			data := append([]byte(nil), n.buf[:tx.N]...)
+			if tx.Payload != nil {
+				n.gathered++
+				data = append(append(data, tx.Payload...), n.buf[tx.N:tx.N+wire.CRCLen]...)
+			}
 			if n.drop != nil && n.drop(i, tx.Path, data) {
 				continue
 			}

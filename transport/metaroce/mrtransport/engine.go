@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gocoll/gocoll/transport/metaroce"
+	"github.com/gocoll/gocoll/transport/metaroce/wire"
 )
 
 // engine drives one MetaRoCE core over real sockets and the real clock. It
@@ -47,6 +48,7 @@ type engine struct {
 	armed time.Duration // deadline the timer is set for; -1: stopped
 
 	batch, maxDatagram int
+	gatherMin          int        // PollTransmitVec's minGather: 0 unless every socket gathers
 	pending            *txBatch   // polled under mu, written by unlock
 	free               []*txBatch // batches to reuse
 	txNext             uint64     // ticket of the next batch to be written
@@ -84,9 +86,24 @@ const readErrorPause = time.Millisecond
 func newEngine(core *metaroce.Endpoint, socks []PathSocket, batch, maxDatagram int) *engine {
 	e := &engine{core: core, socks: socks, start: time.Now(), armed: -1, batch: batch, maxDatagram: maxDatagram}
 	e.txCond = sync.NewCond(&e.txMu)
+	e.gatherMin = gatherMinOf(socks)
 	e.timer = time.AfterFunc(time.Hour, e.onTimer)
 	e.timer.Stop()
 	return e
+}
+
+// gatherMinOf returns the smallest payload the sockets all gather, or 0 if
+// some socket does not gather.
+func gatherMinOf(socks []PathSocket) int {
+	g := 0
+	for _, s := range socks {
+		gs, ok := s.(gatherer)
+		if !ok {
+			return 0
+		}
+		g = max(g, gs.gatherMin())
+	}
+	return g
 }
 
 // run starts one reader goroutine per path socket.
@@ -243,7 +260,7 @@ func (e *engine) poll(now time.Duration) {
 			b.bufs = append(b.bufs, make([]byte, e.maxDatagram))
 		}
 		buf := b.bufs[b.n]
-		tx, ok := e.core.PollTransmit(now, buf)
+		tx, ok := e.core.PollTransmitVec(now, buf, e.gatherMin)
 		if !ok {
 			break
 		}
@@ -252,7 +269,11 @@ func (e *engine) poll(now time.Duration) {
 			e.st.noRoute.Add(1)
 			continue
 		}
-		b.byPath[tx.Path] = append(b.byPath[tx.Path], Message{Buf: buf, N: tx.N, Addr: addr})
+		m := Message{Buf: buf, N: tx.N, Addr: addr}
+		if tx.Payload != nil {
+			m.gather = [2][]byte{tx.Payload, buf[tx.N : tx.N+wire.CRCLen]}
+		}
+		b.byPath[tx.Path] = append(b.byPath[tx.Path], m)
 		b.n++
 	}
 	if b.n == 0 {
@@ -297,7 +318,7 @@ func (e *engine) write(ticket uint64, b *txBatch) {
 			n, err := e.socks[path].WriteBatch(ms)
 			e.st.writeBatches.Add(1)
 			for _, m := range ms[:n] {
-				e.st.bytesWritten.Add(int64(m.N))
+				e.st.bytesWritten.Add(int64(m.N + len(m.gather[0]) + len(m.gather[1])))
 			}
 			e.st.datagramsWritten.Add(int64(n))
 			if err != nil {

@@ -29,6 +29,19 @@ type Message struct {
 	// kernel merged (GRO): Buf[:N] then holds datagrams of Segment bytes
 	// back to back, the last one possibly shorter. 0 means one datagram.
 	Segment int
+	// gather, on a write to a socket that gathers (see gatherer), is the
+	// rest of the datagram after Buf[:N], sent from where it lies.
+	gather [2][]byte
+}
+
+// gatherer is a PathSocket that sends a Message's gather slices after
+// Buf[:N] in the same datagram; the engine then leaves large payloads in
+// the message being sent instead of copying them into the datagram
+// buffer. Sockets that do not implement it (custom and simulated ones)
+// get whole datagrams in Buf.
+type gatherer interface {
+	// gatherMin is the smallest payload worth gathering.
+	gatherMin() int
 }
 
 // PathSocket is one path's UDP socket as the engine uses it. Each path of

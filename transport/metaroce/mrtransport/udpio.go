@@ -18,7 +18,13 @@ type udpioSocket struct {
 	// largest datagram worth coalescing (bigger ones go alone, since a
 	// train holds at most udpio.MaxPayload bytes).
 	arena []byte
+	// gat backs the Gather slices of wr, two per message.
+	gat [][]byte
 }
+
+// gatherMin implements gatherer: payloads too large to coalesce are
+// gathered; smaller ones are copied, so that they can join GSO trains.
+func (u *udpioSocket) gatherMin() int { return gsoMax }
 
 // gsoMax is the largest datagram that udpioSocket packs into GSO trains:
 // at least four fit in one.
@@ -57,15 +63,25 @@ func (u *udpioSocket) WriteBatch(ms []Message) (int, error) {
 	if len(u.wr) < len(ms) {
 		u.wr = make([]udpio.Message, len(ms))
 	}
+	if len(u.gat) < 2*len(ms) {
+		u.gat = make([][]byte, 2*len(ms))
+	}
 	wr := u.wr[:len(ms)]
 	small := false
 	for i, m := range ms {
 		wr[i] = udpio.Message{Buf: m.Buf[:m.N], Addr: m.Addr}
+		if m.gather[0] != nil {
+			g := u.gat[2*i : 2*i+2]
+			g[0], g[1] = m.gather[0], m.gather[1]
+			wr[i].Gather = g
+			continue
+		}
 		small = small || m.N <= gsoMax
 	}
 	if !small || len(ms) == 1 || !u.s.Caps().GSO {
 		n, err := u.s.WriteBatch(wr)
 		clear(wr)
+		clear(u.gat)
 		return n, err
 	}
 	if u.arena == nil {
@@ -81,5 +97,6 @@ func (u *udpioSocket) WriteBatch(ms []Message) (int, error) {
 	}
 	clear(wr)
 	clear(u.gso)
+	clear(u.gat)
 	return sent, err
 }

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/binary"
+	"hash/crc32"
 	"time"
 )
 
@@ -56,6 +57,26 @@ func AppendData(b []byte, d *Data) []byte {
 	b = binary.BigEndian.AppendUint32(b, uint32(len(d.Payload)))
 	b = append(b, d.Payload...)
 	return appendCRC(b, start)
+}
+
+// AppendDataSplit is AppendData for a sender that gathers the payload from
+// where it is instead of copying it: it appends d's header and fields and
+// then the packet's CRC32C (over those and d.Payload), but not the payload.
+// The packet is out[:len(out)-CRCLen], then d.Payload, then the last CRCLen
+// bytes of out.
+func AppendDataSplit(b []byte, d *Data) []byte {
+	start := len(b)
+	b = appendHeader(b, Header{Type: TypeData, Flags: d.Flags, Path: d.Path, Conn: d.Conn})
+	b = binary.BigEndian.AppendUint64(b, d.Seq)
+	b = binary.BigEndian.AppendUint64(b, uint64(d.SentAt))
+	b = binary.BigEndian.AppendUint64(b, d.Stream)
+	b = binary.BigEndian.AppendUint64(b, d.Msg)
+	b = binary.BigEndian.AppendUint64(b, d.MsgSeq)
+	b = binary.BigEndian.AppendUint64(b, d.Total)
+	b = binary.BigEndian.AppendUint64(b, d.Offset)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(d.Payload)))
+	crc := crc32.Update(crc32.Checksum(b[start:], castagnoli), castagnoli, d.Payload)
+	return binary.BigEndian.AppendUint32(b, crc)
 }
 
 // ParseData parses a DATA packet into d without allocating; d.Payload

@@ -63,3 +63,21 @@ func TestDecodeAfterOpen(t *testing.T) {
 		}
 	}
 }
+
+// AppendDataSplit's header and CRC around the payload make the packet that
+// AppendData makes.
+func TestAppendDataSplit(t *testing.T) {
+	for _, n := range []int{0, 1, 5, 3000} {
+		d := sampleData()
+		d.Payload = make([]byte, n)
+		for i := range d.Payload {
+			d.Payload[i] = byte(i * 7)
+		}
+		d.Offset = d.Total - uint64(n)
+		whole := AppendData([]byte{0xee}, &d)
+		split := AppendDataSplit([]byte{0xee}, &d)
+		head, crc := split[:len(split)-CRCLen], split[len(split)-CRCLen:]
+		joined := append(append(append([]byte(nil), head...), d.Payload...), crc...)
+		require.Equal(t, whole, joined, "payload of %d bytes", n)
+	}
+}
