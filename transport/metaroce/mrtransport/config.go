@@ -20,6 +20,14 @@ const (
 	// near the 65507-byte UDP limit, so a 64 MiB message needs about a
 	// thousand datagrams.
 	DefaultLoopbackDatagram = 65000
+	// DefaultLoopbackMinRTO is Config.Core.MinRTO on a loopback address
+	// when it is 0. On loopback the round trip is the peer's goroutine
+	// scheduling, which stalls a path's reader for milliseconds when the
+	// machine is busy; with the core's 200µs default a 64 MiB transfer
+	// saw a dozen spurious timeouts, each resending a window that had
+	// arrived. Real loss on loopback (a full socket buffer) is repaired by
+	// SACK long before.
+	DefaultLoopbackMinRTO = 10 * time.Millisecond
 	// DefaultNICDatagram is Config.MaxDatagram on other addresses: a
 	// 1500-byte Ethernet MTU less IPv6 and UDP headers and some room.
 	DefaultNICDatagram = 1452
@@ -108,7 +116,8 @@ type Config struct {
 	// Core configures the MetaRoCE core. Its NodeID, Paths and MaxDatagram
 	// are set from Rank, Paths and MaxDatagram, ReportUnexpected is
 	// turned on, and so is DelaySmallAcks while sends may be eager (their
-	// requests do not wait for the ACK); an IDSeed of 0 is replaced by a random one. A
+	// requests do not wait for the ACK); a MinRTO of 0 on a loopback
+	// ListenAddr is DefaultLoopbackMinRTO (at most MaxRTO); an IDSeed of 0 is replaced by a random one. A
 	// RecvCapacity of 0 is replaced by -1 (no receiver-driven rate): the
 	// core's measured capacity mistakes scheduling jitter and reordering
 	// for a standing queue and can lock in a rate far below the link's
@@ -139,6 +148,12 @@ func (c Config) withDefaults() (Config, error) {
 		c.MaxDatagram = DefaultNICDatagram
 		if c.ListenAddr.Addr().IsLoopback() {
 			c.MaxDatagram = DefaultLoopbackDatagram
+		}
+	}
+	if c.Core.MinRTO == 0 && c.ListenAddr.Addr().IsLoopback() {
+		c.Core.MinRTO = DefaultLoopbackMinRTO
+		if c.Core.MaxRTO > 0 {
+			c.Core.MinRTO = min(c.Core.MinRTO, c.Core.MaxRTO)
 		}
 	}
 	ints := []struct {

@@ -4,10 +4,12 @@ import (
 	"net/netip"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/gocoll/gocoll/transport"
+	"github.com/gocoll/gocoll/transport/metaroce"
 	"github.com/gocoll/gocoll/transport/metaroce/wire"
 	"github.com/gocoll/gocoll/transport/transporttest"
 )
@@ -101,4 +103,24 @@ func TestCloseLingersUntilSendsAcknowledged(t *testing.T) {
 	require.NoError(t, err, "the peer's receive failed when the sender closed")
 	require.Equal(t, 100, n)
 	require.NoError(t, transporttest.Verify(got, 3))
+}
+
+// On loopback the core's MinRTO defaults to DefaultLoopbackMinRTO (within
+// MaxRTO); a MinRTO that is set is kept.
+func TestLoopbackMinRTO(t *testing.T) {
+	for _, tc := range []struct {
+		core metaroce.Config
+		want time.Duration
+	}{
+		{metaroce.Config{}, DefaultLoopbackMinRTO},
+		{metaroce.Config{MaxRTO: 3 * time.Millisecond}, 3 * time.Millisecond},
+		{metaroce.Config{MinRTO: time.Millisecond}, time.Millisecond},
+	} {
+		c, err := Config{Size: 2, Core: tc.core}.withDefaults()
+		require.NoError(t, err)
+		require.Equal(t, tc.want, c.Core.MinRTO, "%+v", tc.core)
+	}
+	c, err := Config{Size: 2, ListenAddr: netip.MustParseAddrPort("10.0.0.1:0")}.withDefaults()
+	require.NoError(t, err)
+	require.Zero(t, c.Core.MinRTO, "a NIC address keeps the core's default")
 }
