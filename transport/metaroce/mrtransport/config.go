@@ -49,7 +49,7 @@ const (
 	// reason is cut.
 	MaxReasonBytes = 1024
 	// DefaultEagerBytes is Config.EagerBytes when it is 0.
-	DefaultEagerBytes = 8 << 10
+	DefaultEagerBytes = 64 << 10
 	// MaxEagerBytes is the largest Config.EagerBytes.
 	MaxEagerBytes = 1 << 20
 	// DefaultEagerBuffer is Config.EagerBuffer when it is 0.
