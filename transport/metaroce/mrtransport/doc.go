@@ -33,8 +33,10 @@
 // never allowed to go back.
 //
 // The default path socket is [OpenUDPIO]'s (recvmmsg/sendmmsg, ECN, GRO
-// trains split on read, GSO trains for small datagrams); [OpenUDP] is a
-// plain one, and Config.OpenSocket takes any [PathSocket], which is how
+// trains split on read, GSO trains for small datagrams, and DATA payloads
+// too large for a train sent straight from the message with a gathering
+// write, metaroce.Endpoint.PollTransmitVec, rather than copied into the
+// datagram buffer); [OpenUDP] is a plain one, and Config.OpenSocket takes any [PathSocket], which is how
 // tests interpose on the network and how [SimNet] replaces it.
 //
 // # Messages
