@@ -67,3 +67,24 @@ func TestPollTransmitVecGathers(t *testing.T) {
 	require.Equal(t, len(msg)/chunk, n.gathered)
 	require.Zero(t, n.eps[1].Stats().DropChecksum)
 }
+
+// Posting the receive of a small message that is already held completes
+// it without sending anything: no grant is owed (the message is whole) and
+// the sender is far from short of credit.
+func TestPostRecvOfHeldMessageSendsNoAck(t *testing.T) {
+	n := newTestNet(t, Config{DelaySmallAcks: true})
+	a, b := n.connect()
+	require.NoError(t, n.eps[0].Send(n.now, a, 3, 4, pattern(100, 5)))
+	n.runFor(time.Millisecond)
+	cs, _, _ := n.eps[1].ConnStats(b, nil)
+	require.Equal(t, int64(100), cs.UnexpectedBytes, "the message is not held")
+
+	buf := make([]byte, 100)
+	require.NoError(t, n.eps[1].PostRecv(n.now, b, 3, 4, buf))
+	_, ok := n.eps[1].PollTransmit(n.now, n.buf)
+	require.False(t, ok, "posting the receive of a held message sent a datagram")
+	ev, ok := n.eps[1].PollEvent()
+	require.True(t, ok)
+	require.Equal(t, EventRecvDone, ev.Kind)
+	require.Equal(t, pattern(100, 5), buf)
+}

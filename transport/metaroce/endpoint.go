@@ -163,7 +163,7 @@ func (e *Endpoint) PostRecv(now time.Duration, id ConnID, stream, msg uint64, bu
 	if err := c.rcv.post(msgKey{stream, msg}, buf); err != nil {
 		return err
 	}
-	if c.phase == phaseOpen && (c.rcv.creditLow() || len(c.rcv.grants) > 0) {
+	if c.phase == phaseOpen && (c.rcv.creditLow() || c.rcv.owesGrants()) {
 		c.ackSoon(now, c.ackPath, true) // tell the sender about credit and grants
 	}
 	return nil

@@ -328,6 +328,20 @@ func (r *receiver) cancel(k msgKey) bool {
 	return true
 }
 
+// owesGrants reports whether a grant is owed, forgetting those no longer
+// owed (their message finished: a grant would tell the sender nothing).
+func (r *receiver) owesGrants() bool {
+	keep := r.grants[:0]
+	for _, seq := range r.grants {
+		if m := r.active[seq]; m != nil && m.owed {
+			keep = append(keep, seq)
+		}
+	}
+	clear(r.grants[len(keep):])
+	r.grants = keep
+	return len(keep) > 0
+}
+
 // takeGrants appends to dst the grants owed and not sent within resend,
 // up to max of them, and forgets grants no longer owed.
 func (r *receiver) takeGrants(dst []uint64, now, resend time.Duration, limit int) []uint64 {
