@@ -88,3 +88,31 @@ func TestPostRecvOfHeldMessageSendsNoAck(t *testing.T) {
 	require.Equal(t, EventRecvDone, ev.Kind)
 	require.Equal(t, pattern(100, 5), buf)
 }
+
+// With PiggybackAcks, a reply sent before the ACK of the request is due
+// carries that ACK: the request's send completes on the reply, and the
+// replier sends no ACK datagram of its own.
+func TestAckRidesOnReply(t *testing.T) {
+	n := newTestNet(t, Config{DelaySmallAcks: true, PiggybackAcks: true, AckDelay: time.Millisecond})
+	a, b := n.connect()
+	acksFromB := 0
+	n.drop = func(from, _ int, data []byte) bool {
+		if h, _, err := wire.Open(data); err == nil && from == 1 && h.Type == wire.TypeAck {
+			acksFromB++
+		}
+		return false
+	}
+	req, reply := make([]byte, 10), make([]byte, 20)
+	require.NoError(t, n.eps[1].PostRecv(n.now, b, 1, 1, req))
+	require.NoError(t, n.eps[0].PostRecv(n.now, a, 1, 2, reply))
+	require.NoError(t, n.eps[0].Send(n.now, a, 1, 1, pattern(10, 1)))
+	n.runUntil(func() bool { _, ok := n.done(1, EventRecvDone, 1, 1); return ok }, time.Second)
+	start := n.now
+	require.NoError(t, n.eps[1].Send(n.now, b, 1, 2, pattern(20, 2)))
+	n.runUntil(func() bool { _, ok := n.done(0, EventSendDone, 1, 1); return ok }, time.Second)
+	require.Less(t, n.now-start, time.Millisecond, "the request's send waited for the delayed ACK")
+	require.Zero(t, acksFromB, "the replier sent an ACK datagram")
+	cs, _, _ := n.eps[1].ConnStats(b, nil)
+	require.Equal(t, int64(1), cs.AcksPiggybacked)
+	require.Equal(t, pattern(10, 1), req)
+}

@@ -94,6 +94,12 @@ type Config struct {
 	// sends) does not wait for it. Default off: the last piece of every
 	// message is acknowledged at once.
 	DelaySmallAcks bool
+	// PiggybackAcks lets an ACK that waits for its delay ride on a DATA
+	// packet to the same peer (flag wire.FlagAck) instead of going alone,
+	// when it fits in the datagram; with DelaySmallAcks and traffic both
+	// ways, most ACKs then cost no datagram. Both sides must run a version
+	// that reads it (every version with wire.FlagAck). Default off.
+	PiggybackAcks bool
 	// IdleTimeout fails a connection that has received nothing valid for
 	// this long (keepalive probes are sent at a quarter of it). It also
 	// bounds connection set-up. Default 10s.

@@ -191,6 +191,13 @@ func (c *conn) handleData(now time.Duration, pathIdx int, ce bool, h wire.Header
 		return &c.ep.st.DropBadPath
 	}
 	c.heard(now)
+	if d.Flags&wire.FlagAck != 0 {
+		a := &c.ep.ack
+		if wire.DecodeAck(wire.Header{Type: wire.TypeAck, Path: h.Path, Conn: h.Conn}, d.AckBody, a) != nil {
+			panic("metaroce: DecodeData passed a malformed piggybacked ACK")
+		}
+		c.applyAck(now, a)
+	}
 	p := c.paths[pathIdx]
 	if p.recv.seen(d.Seq) {
 		p.recv.dups++ // a copy made by the network: acknowledge again, place nothing
@@ -211,14 +218,25 @@ func (c *conn) handleData(now time.Duration, pathIdx int, ce bool, h wire.Header
 	}
 	c.ep.markActive(c, wire.HeaderLen+len(body)+wire.CRCLen)
 	// The last piece of a message is acknowledged at once, so that its
-	// send completes, except with DelaySmallAcks for a one-piece message.
-	last := d.Flags&wire.FlagLast != 0 &&
-		(!c.cfg.DelaySmallAcks || d.Flags&wire.FlagFirst == 0)
-	urgent := p.recv.unacked >= c.cfg.AckEvery || p.recv.gap || last ||
+	// send completes, except with DelaySmallAcks for a one-piece message,
+	// which also waits for smallAckEvery packets rather than AckEvery (no
+	// window of a bulk transfer waits on it).
+	small := c.cfg.DelaySmallAcks && d.Flags&(wire.FlagFirst|wire.FlagLast) == wire.FlagFirst|wire.FlagLast
+	every := c.cfg.AckEvery
+	if small {
+		every = max(every, smallAckEvery)
+	}
+	last := d.Flags&wire.FlagLast != 0 && !small
+	urgent := p.recv.unacked >= every || p.recv.gap || last ||
 		d.Flags&(wire.FlagAnnounce|wire.FlagAbort) != 0
 	c.ackSoon(now, pathIdx, urgent)
 	return nil
 }
+
+// smallAckEvery is how many packets a receiver with DelaySmallAcks lets
+// one-piece messages bring before it acknowledges at once: an eighth of
+// the packets a path may have unresolved.
+const smallAckEvery = ringSize / 8
 
 // ackSoon schedules an ACK, at once if urgent, else within AckDelay.
 func (c *conn) ackSoon(now time.Duration, pathIdx int, urgent bool) {
@@ -240,6 +258,12 @@ func (c *conn) handleAck(now time.Duration, h wire.Header, body []byte) *int64 {
 		return &c.ep.st.DropBadPath
 	}
 	c.heard(now)
+	c.applyAck(now, a)
+	return nil
+}
+
+// applyAck acts on an ACK, sent alone or piggybacked on DATA.
+func (c *conn) applyAck(now time.Duration, a *wire.Ack) {
 	c.peerRate = a.Rate
 	if a.Credit > c.snd.creditLimit || a.NumGrants() > 0 {
 		c.blockAt = 0
@@ -260,7 +284,6 @@ func (c *conn) handleAck(now time.Duration, h wire.Header, body []byte) *int64 {
 		p.onBlock(blk, now, c.cfg, &c.snd)
 		c.notePath(p, before)
 	}
-	return nil
 }
 
 func (c *conn) handleProbe(now time.Duration, pathIdx int, h wire.Header, body []byte) *int64 {

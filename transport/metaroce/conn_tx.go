@@ -39,7 +39,7 @@ func (c *conn) poll(now time.Duration, buf []byte) ([]byte, int, bool) {
 		}
 	}
 	if c.ackAt != 0 && now >= c.ackAt {
-		return c.buildAck(now, buf), c.ackRoute(), true
+		return c.buildAck(now, buf, c.datagram), c.ackRoute(), true
 	}
 	if !c.confirmed {
 		return nil, 0, false
@@ -81,12 +81,12 @@ func (c *conn) ackRoute() int {
 	return c.ackPath
 }
 
-// buildAck writes an ACK with a block for every path that received data
-// (those with unacknowledged packets first), the grants owed, the credit
-// and this sender's rate share.
-func (c *conn) buildAck(now time.Duration, buf []byte) []byte {
+// buildAck writes an ACK of at most limit bytes with a block for every path
+// that received data (those with unacknowledged packets first), the grants
+// owed, the credit and this sender's rate share.
+func (c *conn) buildAck(now time.Duration, buf []byte, limit int) []byte {
 	c.ackAt = 0
-	maxBlocks := min((c.datagram-wire.AckLen(0, 0))/wire.AckBlockLen, len(c.paths))
+	maxBlocks := min((limit-wire.AckLen(0, 0))/wire.AckBlockLen, len(c.paths))
 	blocks := c.ep.blocks[:0]
 	for pass := range 2 {
 		for i, p := range c.paths {
@@ -98,7 +98,7 @@ func (c *conn) buildAck(now time.Duration, buf []byte) []byte {
 		}
 	}
 	c.ep.blocks = blocks
-	maxGrants := (c.datagram - wire.AckLen(len(blocks), 0)) / 8
+	maxGrants := (limit - wire.AckLen(len(blocks), 0)) / 8
 	grants := c.rcv.takeGrants(c.ep.grants[:0], now, c.srtt(), maxGrants)
 	c.ep.grants = grants
 	a := wire.Ack{
@@ -239,7 +239,9 @@ func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 		out = wire.AppendDataSplit(buf[:0], d)
 		c.ep.gathered = d.Payload
 	} else {
+		c.piggyback(now, d)
 		out = wire.AppendData(buf[:0], d)
+		size = len(out)
 	}
 	p.onSent(sentPacket{
 		sentAt: now, msgSeq: pc.msgSeq, offset: pc.offset, length: pc.length,
@@ -247,6 +249,26 @@ func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 	}, now, c.cfg)
 	c.pace(now, size)
 	return out, int(p.idx), true
+}
+
+// piggyback attaches the ACK this side owes, if one waits for its delay and
+// Config.PiggybackAcks is on, to DATA d when the whole ACK fits in the
+// datagram.
+func (c *conn) piggyback(now time.Duration, d *wire.Data) {
+	if !c.cfg.PiggybackAcks || c.ackAt == 0 {
+		return
+	}
+	limit := c.datagram - wire.DataOverhead - len(d.Payload) + wire.HeaderLen + wire.CRCLen
+	if limit < wire.AckLen(len(c.paths), 0) {
+		return
+	}
+	if cap(c.ep.ackBuf) < limit {
+		c.ep.ackBuf = make([]byte, 0, c.datagram)
+	}
+	ack := c.buildAck(now, c.ep.ackBuf[:0], limit)
+	d.Flags |= wire.FlagAck
+	d.AckBody = wire.AckBody(ack)
+	c.st.AcksPiggybacked++
 }
 
 // pace moves the pacing clock on by one datagram at the peer's target rate,

@@ -76,9 +76,12 @@
 // The receiver acknowledges every Config.AckEvery DATA packets, at once for
 // an out-of-order arrival, a message's last piece (with
 // Config.DelaySmallAcks, only of a message of more than one piece) or a
-// control piece, and otherwise within Config.AckDelay. Posting a receive
-// sends an ACK at once only if it owes a grant or the sender may be short of
-// credit. An ACK carries, for each path, the
+// control piece, and otherwise within Config.AckDelay (with
+// DelaySmallAcks, one-piece messages count towards 32 packets rather than
+// AckEvery). With Config.PiggybackAcks, an ACK still waiting for its delay
+// rides on the next DATA to the peer that has room for it (flag
+// wire.FlagAck) instead of going alone. Posting a receive sends an ACK at
+// once only if it owes a grant or the sender may be short of credit. An ACK carries, for each path, the
 // cumulative sequence number, a 256-bit SACK bitmap above it, the echoed
 // send timestamp of the latest arrival with the time it was held, and the
 // count of CE marks seen; plus the target rate, the credit limit, the

@@ -48,6 +48,7 @@ type Endpoint struct {
 	// PollTransmit); gathered is the payload the polled DATA left out.
 	gatherMin int
 	gathered  []byte
+	ackBuf    []byte // a piggybacked ACK, before it is copied into the DATA
 }
 
 type acceptKey struct{ node, conn uint64 }
@@ -209,7 +210,7 @@ func (e *Endpoint) fail(now time.Duration, c *conn, err error, tellPeer bool) {
 		}
 		pc := pendingClose{peer: c.peer, conn: c.peerConn, path: uint8(c.ackRoute()), code: code}
 		if c.receivedData() {
-			pc.ack = slices.Clone(c.buildAck(now, make([]byte, 0, c.datagram)))
+			pc.ack = slices.Clone(c.buildAck(now, make([]byte, 0, c.datagram), c.datagram))
 		}
 		e.closes = append(e.closes, pc)
 	}

@@ -53,6 +53,8 @@ type ConnStats struct {
 	// Discarded counts DATA dropped by the message layer: beyond the message
 	// window, malformed pieces, or beyond the unexpected budget.
 	Discarded int64
+	// AcksPiggybacked counts the ACKs sent on DATA (Config.PiggybackAcks).
+	AcksPiggybacked int64
 }
 
 // EndpointStats counts what an Endpoint dropped, by reason.

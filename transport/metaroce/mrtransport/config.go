@@ -28,6 +28,14 @@ const (
 	// arrived. Real loss on loopback (a full socket buffer) is repaired by
 	// SACK long before.
 	DefaultLoopbackMinRTO = 10 * time.Millisecond
+	// DefaultLoopbackAckDelay is Config.Core.AckDelay on a loopback
+	// address when it is 0: long enough that the ACK of a small message
+	// usually rides on the next DATA to its sender (PiggybackAcks) instead
+	// of costing a datagram; small sends are eager, so nobody waits for it,
+	// and a bulk transfer's pieces are acknowledged every AckEvery packets
+	// and at its last piece regardless. 8-byte AllReduce at 4 ranks: 5
+	// datagrams per rank per op instead of 7.8 with the core's 20µs.
+	DefaultLoopbackAckDelay = 500 * time.Microsecond
 	// DefaultNICDatagram is Config.MaxDatagram on other addresses: a
 	// 1500-byte Ethernet MTU less IPv6 and UDP headers and some room.
 	DefaultNICDatagram = 1452
@@ -115,9 +123,10 @@ type Config struct {
 	AbortMemory int
 	// Core configures the MetaRoCE core. Its NodeID, Paths and MaxDatagram
 	// are set from Rank, Paths and MaxDatagram, ReportUnexpected is
-	// turned on, and so is DelaySmallAcks while sends may be eager (their
-	// requests do not wait for the ACK); a MinRTO of 0 on a loopback
-	// ListenAddr is DefaultLoopbackMinRTO (at most MaxRTO); an IDSeed of 0 is replaced by a random one. A
+	// turned on, and so are PiggybackAcks and, while sends may be eager
+	// (their requests do not wait for the ACK), DelaySmallAcks; a MinRTO of 0 on a loopback
+	// ListenAddr is DefaultLoopbackMinRTO (at most MaxRTO), and an
+	// AckDelay of 0 there is DefaultLoopbackAckDelay; an IDSeed of 0 is replaced by a random one. A
 	// RecvCapacity of 0 is replaced by -1 (no receiver-driven rate): the
 	// core's measured capacity mistakes scheduling jitter and reordering
 	// for a standing queue and can lock in a rate far below the link's
@@ -149,6 +158,9 @@ func (c Config) withDefaults() (Config, error) {
 		if c.ListenAddr.Addr().IsLoopback() {
 			c.MaxDatagram = DefaultLoopbackDatagram
 		}
+	}
+	if c.Core.AckDelay == 0 && c.ListenAddr.Addr().IsLoopback() {
+		c.Core.AckDelay = DefaultLoopbackAckDelay
 	}
 	if c.Core.MinRTO == 0 && c.ListenAddr.Addr().IsLoopback() {
 		c.Core.MinRTO = DefaultLoopbackMinRTO
@@ -200,6 +212,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.Core.NodeID, c.Core.Paths, c.Core.MaxDatagram = uint64(c.Rank), c.Paths, c.MaxDatagram
 	c.Core.ReportUnexpected = true
 	c.Core.DelaySmallAcks = c.Core.DelaySmallAcks || c.EagerBytes > 0
+	c.Core.PiggybackAcks = true
 	if c.Core.RecvCapacity == 0 {
 		c.Core.RecvCapacity = -1
 	}

@@ -120,7 +120,12 @@ func TestLoopbackMinRTO(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, tc.want, c.Core.MinRTO, "%+v", tc.core)
 	}
-	c, err := Config{Size: 2, ListenAddr: netip.MustParseAddrPort("10.0.0.1:0")}.withDefaults()
+	c, err := Config{Size: 2}.withDefaults()
+	require.NoError(t, err)
+	require.Equal(t, DefaultLoopbackAckDelay, c.Core.AckDelay)
+	require.True(t, c.Core.PiggybackAcks)
+	c, err = Config{Size: 2, ListenAddr: netip.MustParseAddrPort("10.0.0.1:0")}.withDefaults()
 	require.NoError(t, err)
 	require.Zero(t, c.Core.MinRTO, "a NIC address keeps the core's default")
+	require.Zero(t, c.Core.AckDelay, "a NIC address keeps the core's default")
 }

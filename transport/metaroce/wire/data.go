@@ -14,8 +14,9 @@ const (
 	FlagUnconfirmed = 1 << 3 // sent before the receiver granted the message; counts against credit
 	FlagAnnounce    = 1 << 4 // carries no payload; tells the receiver the message exists
 	FlagAbort       = 1 << 5 // the sender cancelled the message; Offset holds its unconfirmed bytes sent
+	FlagAck         = 1 << 6 // an ACK body follows the payload (a piggybacked ACK)
 
-	dataFlagsKnown = FlagFirst | FlagLast | FlagRetransmit | FlagUnconfirmed | FlagAnnounce | FlagAbort
+	dataFlagsKnown = FlagFirst | FlagLast | FlagRetransmit | FlagUnconfirmed | FlagAnnounce | FlagAbort | FlagAck
 )
 
 // DataFixedLen is the size of a DATA body without its payload.
@@ -41,6 +42,10 @@ type Data struct {
 	Total   uint64        // the message's total length in bytes
 	Offset  uint64        // where Payload goes in the message
 	Payload []byte        // the bytes; aliases the packet after ParseData
+	// AckBody, with FlagAck, is a piggybacked ACK: the body of an ACK
+	// packet (its bytes between header and CRC, as DecodeAck takes them)
+	// after the payload. It aliases the packet after ParseData.
+	AckBody []byte
 }
 
 // AppendData appends d as a packet to b and returns the extended slice.
@@ -56,12 +61,20 @@ func AppendData(b []byte, d *Data) []byte {
 	b = binary.BigEndian.AppendUint64(b, d.Offset)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(d.Payload)))
 	b = append(b, d.Payload...)
+	if d.Flags&FlagAck != 0 {
+		b = append(b, d.AckBody...)
+	}
 	return appendCRC(b, start)
 }
+
+// AckBody returns the body of an ACK packet that AppendAck made: the bytes
+// that Data.AckBody carries.
+func AckBody(packet []byte) []byte { return packet[HeaderLen : len(packet)-CRCLen] }
 
 // AppendDataSplit is AppendData for a sender that gathers the payload from
 // where it is instead of copying it: it appends d's header and fields and
 // then the packet's CRC32C (over those and d.Payload), but not the payload.
+// d must not carry FlagAck.
 // The packet is out[:len(out)-CRCLen], then d.Payload, then the last CRCLen
 // bytes of out.
 func AppendDataSplit(b []byte, d *Data) []byte {
@@ -79,11 +92,13 @@ func AppendDataSplit(b []byte, d *Data) []byte {
 	return binary.BigEndian.AppendUint32(b, crc)
 }
 
-// ParseData parses a DATA packet into d without allocating; d.Payload
-// aliases b. Besides the checks of Open, it rejects unknown flags, a length
-// field that disagrees with the packet size, a piece that does not fit in
-// the message, a total above MaxMessageLen, First/Last flags that disagree
-// with the offsets, and payload on an announce or abort.
+// ParseData parses a DATA packet into d without allocating; d.Payload and
+// d.AckBody alias b. Besides the checks of Open, it rejects unknown flags, a
+// length field that disagrees with the packet size (which, with FlagAck,
+// must leave room for a well-formed ACK body after the payload), a piece
+// that does not fit in the message, a total above MaxMessageLen,
+// First/Last flags that disagree with the offsets, and payload on an
+// announce or abort.
 func ParseData(b []byte, d *Data) error {
 	h, body, err := Open(b)
 	if err != nil {
@@ -109,10 +124,17 @@ func DecodeData(h Header, body []byte, d *Data) error {
 	if r.bad {
 		return ErrShort
 	}
-	if uint64(n) != uint64(len(r.b)) {
+	if uint64(n) > uint64(len(r.b)) || (d.Flags&FlagAck == 0 && uint64(n) != uint64(len(r.b))) {
 		return ErrMalformed
 	}
 	d.Payload = r.take(int(n))
+	if d.Flags&FlagAck != 0 {
+		d.AckBody = r.b
+		var a Ack
+		if DecodeAck(Header{Type: TypeAck, Path: h.Path, Conn: h.Conn}, d.AckBody, &a) != nil {
+			return ErrMalformed
+		}
+	}
 	return d.validate()
 }
 

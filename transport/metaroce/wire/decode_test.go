@@ -81,3 +81,32 @@ func TestAppendDataSplit(t *testing.T) {
 		require.Equal(t, whole, joined, "payload of %d bytes", n)
 	}
 }
+
+// A DATA packet with FlagAck carries an ACK body after its payload, which
+// decodes as the ACK it came from; a malformed body makes the packet
+// malformed.
+func TestDataWithPiggybackedAck(t *testing.T) {
+	a, blocks, grants := sampleAck()
+	a.Conn, a.Path = sampleData().Conn, sampleData().Path
+	ack := AppendAck(nil, &a, blocks, grants)
+	d := sampleData()
+	d.Flags |= FlagAck
+	d.AckBody = AckBody(ack)
+	b := AppendData(nil, &d)
+	var got Data
+	require.NoError(t, ParseData(b, &got))
+	require.Equal(t, d, got)
+	h, body, err := Open(ack)
+	require.NoError(t, err)
+	var want, carried Ack
+	require.NoError(t, DecodeAck(h, body, &want))
+	require.NoError(t, DecodeAck(Header{Type: TypeAck, Path: d.Path, Conn: d.Conn}, got.AckBody, &carried))
+	require.Equal(t, want, carried)
+
+	d.AckBody = d.AckBody[:len(d.AckBody)-1]
+	require.ErrorIs(t, ParseData(AppendData(nil, &d), &got), ErrMalformed)
+	d.Flags &^= FlagAck
+	b = AppendData(nil, &d)
+	b = append(b[:len(b)-CRCLen], 1, 2, 3, 4, 5, 6, 7, 8)
+	require.ErrorIs(t, ParseData(fixCRC(b), &got), ErrMalformed, "trailing bytes without FlagAck")
+}

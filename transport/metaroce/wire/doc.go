@@ -15,12 +15,14 @@
 //	end-4  4    CRC32C over bytes [0, end-4)
 //
 // DATA (flags: 0x01 first, 0x02 last, 0x04 retransmission, 0x08
-// unconfirmed, 0x10 announce, 0x20 abort), 60 bytes + payload:
+// unconfirmed, 0x10 announce, 0x20 abort, 0x40 ACK follows), 60 bytes +
+// payload (+ ACK body):
 //
 //	8 per-path sequence number   8 send timestamp (ns, sender's clock)
 //	8 stream id                  8 message id        (match key)
 //	8 message sequence number    8 message total length
 //	8 byte offset                4 payload length, then the payload
+//	with flag 0x40: the body of an ACK (below), piggybacked
 //
 // ACK (no flags), 28 bytes + 57 per block + 8 per grant:
 //

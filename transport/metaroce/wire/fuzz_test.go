@@ -13,6 +13,9 @@ func seedAll(f *testing.F) {
 	f.Add(AppendData(nil, &Data{Flags: FlagAnnounce | FlagUnconfirmed, Total: 1 << 30}))
 	a, blocks, grants := sampleAck()
 	f.Add(AppendAck(nil, &a, blocks, grants))
+	d.Flags |= FlagAck
+	d.AckBody = AckBody(AppendAck(nil, &a, blocks, grants))
+	f.Add(AppendData(nil, &d))
 	f.Add(AppendHello(nil, &Hello{Src: 5, Paths: 4, MaxDatagram: 9000, MsgWindow: 64}))
 	f.Add(AppendProbe(nil, &Probe{Conn: 1, Nonce: 2}))
 	f.Add(AppendClose(nil, &Close{Conn: 1}))
