@@ -3,25 +3,14 @@ package mrtransport
 import (
 	"context"
 	"fmt"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/collective/collectivetest"
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/inproc"
 	"github.com/gocoll/gocoll/transport/tcp"
 )
-
-// cpuTime returns the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // tcpWorld builds a TCP loopback world for the comparisons.
 func tcpWorld(b testing.TB, n int) []transport.Endpoint {
@@ -69,7 +58,7 @@ func benchGoodput(b *testing.B, eps []transport.Endpoint) {
 	ctx := context.Background()
 	b.SetBytes(size)
 	b.ResetTimer()
-	cpu0 := cpuTime()
+	cpu0 := collectivetest.CPUTime()
 	for i := range b.N {
 		r := eps[1].Recv(0, benchTag(1, uint32(i)), dst)
 		s := eps[0].Send(1, benchTag(1, uint32(i)), src)
@@ -80,7 +69,7 @@ func benchGoodput(b *testing.B, eps []transport.Endpoint) {
 			b.Fatal(err)
 		}
 	}
-	cpu := cpuTime() - cpu0
+	cpu := collectivetest.CPUTime() - cpu0
 	b.ReportMetric(cpu.Seconds()/(float64(b.N)*size/1e9), "cpu-s/GB")
 }
 
@@ -110,7 +99,7 @@ func BenchmarkAllReduce(b *testing.B) {
 	for size := 1 << 10; size <= 64<<20; size <<= 4 {
 		for _, w := range benchWorlds {
 			b.Run(fmt.Sprintf("bytes=%d/%s", size, w.name), func(b *testing.B) {
-				benchAllReduce(b, w.mk(b, n), size)
+				collectivetest.BenchAllReduce(b, w.mk(b, n), size)
 			})
 		}
 	}
@@ -120,50 +109,6 @@ func BenchmarkAllReduce(b *testing.B) {
 // MetaRoCE and TCP; us/op is its latency.
 func BenchmarkAllReduceLatency8B(b *testing.B) {
 	for _, w := range benchWorlds[:2] {
-		b.Run(w.name, func(b *testing.B) { benchAllReduce(b, w.mk(b, 4), 8) })
+		b.Run(w.name, func(b *testing.B) { collectivetest.BenchAllReduce(b, w.mk(b, 4), 8) })
 	}
-}
-
-func benchAllReduce(b *testing.B, eps []transport.Endpoint, size int) {
-	n := len(eps)
-	comms := make([]*collective.Comm, n)
-	for r, ep := range eps {
-		c, err := collective.New(ep, 1, collective.Config{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		comms[r] = c
-	}
-	bufs := make([][]float32, n)
-	for r := range bufs {
-		bufs[r] = make([]float32, size/4)
-		for i := range bufs[r] {
-			bufs[r][i] = float32(i % 7)
-		}
-	}
-	ctx := context.Background()
-	run := func(iters int) {
-		var wg sync.WaitGroup
-		for r, c := range comms {
-			wg.Go(func() {
-				for range iters {
-					if err := collective.AllReduce(ctx, c, bufs[r], bufs[r], collective.Avg); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
-		}
-		wg.Wait()
-	}
-	run(2) // warm up: fault in pages and scratch buffers
-	b.SetBytes(int64(size))
-	b.ResetTimer()
-	cpu0 := cpuTime()
-	run(b.N)
-	b.StopTimer()
-	sec := b.Elapsed().Seconds() / float64(b.N)
-	b.ReportMetric(float64(size)/sec/1e9*2*float64(n-1)/float64(n), "busbw_GB/s")
-	b.ReportMetric(sec*1e6, "us/op")
-	b.ReportMetric((cpuTime()-cpu0).Seconds()/float64(b.N)*1e6, "cpu-us/op")
 }
