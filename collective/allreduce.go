@@ -112,13 +112,16 @@ func (c *Comm) allReduceRecursiveDoubling(o *operation, send, recv []byte, spec 
 	return nil
 }
 
-// tempBuffer lends a buffer of n bytes: a scratch chunk when it fits.
+// tempBuffer lends a buffer of n bytes: a scratch chunk when it fits, else
+// the communicator's large buffer (kept between operations, so that a
+// steady stream of large ReduceScatters does not page-fault a fresh buffer
+// each time), or a fresh one while that is lent out.
 func (c *Comm) tempBuffer(n int) ([]byte, func()) {
 	if n <= c.scratch.size {
 		bufs := c.scratch.get(1)
 		return bufs[0][:n], func() { c.scratch.put(bufs) }
 	}
-	return make([]byte, n), func() {}
+	return c.scratch.getLarge(n)
 }
 
 // reduceScatter validates and launches a ReduceScatter: send holds n blocks

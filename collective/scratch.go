@@ -8,8 +8,10 @@ import "sync"
 type scratchPool struct {
 	size int // bytes per buffer
 
-	mu   sync.Mutex
-	free [][]byte
+	mu        sync.Mutex
+	free      [][]byte
+	large     []byte // kept for getLarge; nil while lent out
+	largeLent bool
 }
 
 // scratchKeepMax bounds the buffers a communicator keeps between operations.
@@ -40,5 +42,27 @@ func (p *scratchPool) put(bufs [][]byte) {
 		if len(p.free) < scratchKeepMax {
 			p.free = append(p.free, b[:p.size])
 		}
+	}
+}
+
+// getLarge lends a buffer of n bytes (n above the chunk size): the pool's
+// large buffer, grown if needed, or a fresh one while it is lent out. The
+// pool keeps one large buffer, the largest asked for, between operations.
+func (p *scratchPool) getLarge(n int) ([]byte, func()) {
+	p.mu.Lock()
+	if p.largeLent {
+		p.mu.Unlock()
+		return make([]byte, n), func() {}
+	}
+	p.largeLent = true
+	b := p.large
+	p.mu.Unlock()
+	if cap(b) < n {
+		b = make([]byte, n)
+	}
+	return b[:n], func() {
+		p.mu.Lock()
+		p.large, p.largeLent = b[:cap(b)], false
+		p.mu.Unlock()
 	}
 }
