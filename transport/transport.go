@@ -124,3 +124,20 @@ type PeerError struct {
 
 func (e *PeerError) Error() string { return fmt.Sprintf("rank %d: %v", e.Rank, e.Err) }
 func (e *PeerError) Unwrap() error { return e.Err }
+
+// WaitDone blocks until done is closed or ctx ends, and returns nil or ctx's
+// error. When both have happened it returns nil: a completed operation is
+// reported as completed. Transports build Request.Wait on it.
+func WaitDone(ctx context.Context, done <-chan struct{}) error {
+	select {
+	case <-done:
+		return nil
+	default:
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

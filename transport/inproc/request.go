@@ -57,17 +57,10 @@ func (r *request) complete(n int, err error) {
 
 // Wait implements transport.Request.
 func (r *request) Wait(ctx context.Context) (int, error) {
-	select {
-	case <-r.done:
-		return r.n, r.err
-	default:
+	if err := transport.WaitDone(ctx, r.done); err != nil {
+		return 0, err
 	}
-	select {
-	case <-r.done:
-		return r.n, r.err
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
+	return r.n, r.err
 }
 
 // Done implements transport.Request.

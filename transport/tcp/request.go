@@ -51,14 +51,8 @@ func failedRequest(err error) *request {
 
 // Wait implements transport.Request.
 func (r *request) Wait(ctx context.Context) (int, error) {
-	select {
-	case <-r.done:
-	default:
-		select {
-		case <-r.done:
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		}
+	if err := transport.WaitDone(ctx, r.done); err != nil {
+		return 0, err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
