@@ -1,11 +1,14 @@
 package collective
 
 import (
+	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -261,29 +264,19 @@ func splitMembers(all []int64, color int) []int {
 			members = append(members, r)
 		}
 	}
-	// Insertion sort: stable, and member lists are short.
-	for i := 1; i < len(members); i++ {
-		for j := i; j > 0 && all[2*members[j]+1] < all[2*members[j-1]+1]; j-- {
-			members[j], members[j-1] = members[j-1], members[j]
-		}
-	}
+	// Stable, so equal keys keep parent rank order.
+	slices.SortStableFunc(members, func(a, b int) int { return cmp.Compare(all[2*a+1], all[2*b+1]) })
 	return members
 }
 
 func splitID(parent, seq uint64, color int) uint64 {
 	h := fnv.New64a()
 	var b [24]byte
-	putU64(b[0:], parent)
-	putU64(b[8:], seq)
-	putU64(b[16:], uint64(color))
+	binary.LittleEndian.PutUint64(b[0:], parent)
+	binary.LittleEndian.PutUint64(b[8:], seq)
+	binary.LittleEndian.PutUint64(b[16:], uint64(color))
 	h.Write(b[:])
 	return h.Sum64()
-}
-
-func putU64(b []byte, v uint64) {
-	for i := 0; i < 8; i++ {
-		b[i] = byte(v >> (8 * i))
-	}
 }
 
 // take reserves the next operation sequence number, or fails if closed.

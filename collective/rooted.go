@@ -6,6 +6,7 @@ import (
 
 	"github.com/gocoll/gocoll/collective/dtype"
 	"github.com/gocoll/gocoll/collective/reduce"
+	"github.com/gocoll/gocoll/transport"
 )
 
 // reduceOp validates and launches a Reduce of every rank's send into root's
@@ -104,9 +105,7 @@ func (c *Comm) reduceChain(o *operation, send, recv []byte, root int, spec reduc
 
 // pendingSend is a posted send that a buffer's reuse must wait for.
 type pendingSend struct {
-	req interface {
-		Wait(context.Context) (int, error)
-	}
+	req  transport.Request
 	peer int
 }
 
@@ -114,12 +113,9 @@ func (p *pendingSend) wait(o *operation) error {
 	if p.req == nil {
 		return nil
 	}
-	_, err := p.req.Wait(o.ctx)
+	err := o.wait(p.req, p.peer)
 	p.req = nil
-	if err != nil {
-		return o.fail(o.peerErr(p.peer, err))
-	}
-	return nil
+	return err
 }
 
 // reduceBinomial reduces whole buffers up a binomial tree in log2(n) rounds.
