@@ -105,6 +105,14 @@ type Config struct {
 	// bounds connection set-up. Default 10s.
 	IdleTimeout time.Duration
 
+	// PayloadUnchecked leaves the payload out of DATA packets' CRC32C
+	// (wire.FlagPayloadUnchecked); headers, fields and piggybacked ACKs
+	// stay covered. Only for links that cannot damage data, such as
+	// loopback, where the kernel skips the UDP checksum too: the CRC would
+	// cost a pass over every byte sent and received and protect nothing.
+	// The receiver accepts both forms. Default off.
+	PayloadUnchecked bool
+
 	// ReportUnexpected turns on EventUnexpected, so that a driver can
 	// discard messages nobody will receive (those of an aborted
 	// operation) instead of leaving them to fill the message window and

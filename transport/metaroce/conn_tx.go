@@ -232,6 +232,9 @@ func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 	if pc.flags&(wire.FlagAnnounce|wire.FlagAbort) == 0 {
 		d.Payload = m.data[pc.offset : pc.offset+uint64(pc.length)]
 	}
+	if c.cfg.PayloadUnchecked {
+		d.Flags |= wire.FlagPayloadUnchecked
+	}
 	d.Seq = p.next
 	var out []byte
 	size := wire.DataOverhead + len(d.Payload)

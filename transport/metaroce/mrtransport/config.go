@@ -70,6 +70,22 @@ const (
 	MaxCloseLinger = time.Minute
 )
 
+// PayloadCRC says whether DATA packets' CRC32C covers their payload.
+type PayloadCRC int
+
+// PayloadCRC values.
+const (
+	// PayloadCRCAuto checks payloads except on a loopback ListenAddr
+	// with the default sockets (no Config.OpenSocket), where nothing can
+	// damage them (the kernel skips the UDP checksum there too) and the
+	// check would cost a pass over every byte at each end.
+	PayloadCRCAuto PayloadCRC = iota
+	// PayloadCRCOn always checks payloads.
+	PayloadCRCOn
+	// PayloadCRCOff never checks payloads (headers and fields still are).
+	PayloadCRCOff
+)
+
 // Config configures a [Listener] and the [Endpoint] it connects. A zero
 // field takes its documented default; a field out of range makes [Listen]
 // fail.
@@ -116,6 +132,10 @@ type Config struct {
 	// messages) before it closes the connections, up to MaxCloseLinger;
 	// negative means no wait. Default DefaultCloseLinger.
 	CloseLinger time.Duration
+	// PayloadCRC says whether the CRC32C of the DATA packets this
+	// endpoint sends covers their payload; it sets Core.PayloadUnchecked.
+	// Default PayloadCRCAuto. Receivers accept both forms.
+	PayloadCRC PayloadCRC
 	// AbortMemory is how many ended operations are remembered, 1 to
 	// MaxAbortMemory, oldest forgotten first; messages of a forgotten
 	// operation are no longer dropped on arrival. Default
@@ -213,6 +233,14 @@ func (c Config) withDefaults() (Config, error) {
 	c.Core.ReportUnexpected = true
 	c.Core.DelaySmallAcks = c.Core.DelaySmallAcks || c.EagerBytes > 0
 	c.Core.PiggybackAcks = true
+	switch c.PayloadCRC {
+	case PayloadCRCAuto:
+		c.Core.PayloadUnchecked = c.ListenAddr.Addr().IsLoopback() && c.OpenSocket == nil
+	case PayloadCRCOn, PayloadCRCOff:
+		c.Core.PayloadUnchecked = c.PayloadCRC == PayloadCRCOff
+	default:
+		return bad("PayloadCRC=%d unknown", c.PayloadCRC)
+	}
 	if c.Core.RecvCapacity == 0 {
 		c.Core.RecvCapacity = -1
 	}

@@ -129,3 +129,27 @@ func TestLoopbackMinRTO(t *testing.T) {
 	require.Zero(t, c.Core.MinRTO, "a NIC address keeps the core's default")
 	require.Zero(t, c.Core.AckDelay, "a NIC address keeps the core's default")
 }
+
+// Payloads go unchecked only on loopback with the real sockets, or when
+// asked; an interposed socket or a NIC address keeps them checked.
+func TestPayloadCRCDefaults(t *testing.T) {
+	nic := netip.MustParseAddrPort("10.0.0.1:0")
+	opener := func(int, netip.AddrPort) (PathSocket, error) { return nil, nil }
+	for _, tc := range []struct {
+		cfg       Config
+		unchecked bool
+	}{
+		{Config{}, true},
+		{Config{PayloadCRC: PayloadCRCOn}, false},
+		{Config{OpenSocket: opener}, false},
+		{Config{ListenAddr: nic}, false},
+		{Config{ListenAddr: nic, PayloadCRC: PayloadCRCOff}, true},
+	} {
+		tc.cfg.Size = 2
+		c, err := tc.cfg.withDefaults()
+		require.NoError(t, err)
+		require.Equal(t, tc.unchecked, c.Core.PayloadUnchecked, "%+v", tc.cfg)
+	}
+	_, err := Config{Size: 2, PayloadCRC: 7}.withDefaults()
+	require.ErrorContains(t, err, "PayloadCRC=7")
+}

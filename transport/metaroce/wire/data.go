@@ -2,7 +2,6 @@ package wire
 
 import (
 	"encoding/binary"
-	"hash/crc32"
 	"time"
 )
 
@@ -15,12 +14,20 @@ const (
 	FlagAnnounce    = 1 << 4 // carries no payload; tells the receiver the message exists
 	FlagAbort       = 1 << 5 // the sender cancelled the message; Offset holds its unconfirmed bytes sent
 	FlagAck         = 1 << 6 // an ACK body follows the payload (a piggybacked ACK)
+	// FlagPayloadUnchecked: the CRC32C covers the packet but not its
+	// payload. Only for links that cannot damage data, such as loopback.
+	FlagPayloadUnchecked = 1 << 7
 
-	dataFlagsKnown = FlagFirst | FlagLast | FlagRetransmit | FlagUnconfirmed | FlagAnnounce | FlagAbort | FlagAck
+	dataFlagsKnown = FlagFirst | FlagLast | FlagRetransmit | FlagUnconfirmed | FlagAnnounce | FlagAbort | FlagAck | FlagPayloadUnchecked
 )
 
 // DataFixedLen is the size of a DATA body without its payload.
 const DataFixedLen = 7*8 + 4
+
+// DataHeadLen is the size of a DATA packet's bytes before its payload: the
+// header and the fixed fields. A receiver that places payloads straight
+// into memory reads this much first (see ParseDataParts).
+const DataHeadLen = HeaderLen + DataFixedLen
 
 // DataOverhead is the size of a DATA packet with an empty payload.
 const DataOverhead = HeaderLen + DataFixedLen + CRCLen
@@ -64,7 +71,11 @@ func AppendData(b []byte, d *Data) []byte {
 	if d.Flags&FlagAck != 0 {
 		b = append(b, d.AckBody...)
 	}
-	return appendCRC(b, start)
+	if d.Flags&FlagPayloadUnchecked == 0 {
+		return appendCRC(b, start)
+	}
+	head, tail := b[start:start+DataHeadLen], b[start+DataHeadLen+len(d.Payload):]
+	return binary.BigEndian.AppendUint32(b, partsCRC(head, nil, tail))
 }
 
 // AckBody returns the body of an ACK packet that AppendAck made: the bytes
@@ -88,8 +99,11 @@ func AppendDataSplit(b []byte, d *Data) []byte {
 	b = binary.BigEndian.AppendUint64(b, d.Total)
 	b = binary.BigEndian.AppendUint64(b, d.Offset)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(d.Payload)))
-	crc := crc32.Update(crc32.Checksum(b[start:], castagnoli), castagnoli, d.Payload)
-	return binary.BigEndian.AppendUint32(b, crc)
+	var payload []byte
+	if d.Flags&FlagPayloadUnchecked == 0 {
+		payload = d.Payload
+	}
+	return binary.BigEndian.AppendUint32(b, partsCRC(b[start:], payload, nil))
 }
 
 // ParseData parses a DATA packet into d without allocating; d.Payload and
@@ -107,6 +121,38 @@ func ParseData(b []byte, d *Data) error {
 	return DecodeData(h, body, d)
 }
 
+// ParseDataParts is ParseData for a DATA packet that was read in three
+// parts: head, its first DataHeadLen bytes; payload, exactly as many bytes
+// as head's length field says (a receiver reads them straight into their
+// destination); and tail, the rest of the packet (a piggybacked ACK body,
+// if any, and the CRC). It makes ParseData's checks; d.Payload aliases
+// payload and d.AckBody tail.
+func ParseDataParts(head, payload, tail []byte, d *Data) error {
+	switch {
+	case len(head) != DataHeadLen || len(tail) < CRCLen:
+		return ErrShort
+	case head[0] != Version:
+		return ErrVersion
+	case uint64(binary.BigEndian.Uint32(head[DataHeadLen-4:])) != uint64(len(payload)):
+		return ErrMalformed
+	}
+	crc := binary.BigEndian.Uint32(tail[len(tail)-CRCLen:])
+	tail = tail[:len(tail)-CRCLen]
+	checked := payload
+	if head[2]&FlagPayloadUnchecked != 0 {
+		checked = nil
+	}
+	if partsCRC(head, checked, tail) != crc {
+		return ErrChecksum
+	}
+	h := Header{Type: Type(head[1]), Flags: head[2], Path: head[3], Conn: binary.BigEndian.Uint64(head[4:12])}
+	if h.Type != TypeData {
+		return ErrType
+	}
+	d.decodeFields(h, head[HeaderLen:])
+	return d.decodeRest(h, payload, tail)
+}
+
 // DecodeData decodes a DATA packet that Open accepted, from Open's header
 // and body, with ParseData's checks after Open's; it does not check the
 // CRC again. d.Payload aliases body.
@@ -114,26 +160,43 @@ func DecodeData(h Header, body []byte, d *Data) error {
 	if h.Type != TypeData {
 		return ErrType
 	}
-	r := reader{b: body}
-	*d = Data{Conn: h.Conn, Path: h.Path, Flags: h.Flags}
-	d.Seq = r.u64()
-	d.SentAt = time.Duration(r.u64())
-	d.Stream, d.Msg, d.MsgSeq = r.u64(), r.u64(), r.u64()
-	d.Total, d.Offset = r.u64(), r.u64()
-	n := r.u32()
-	if r.bad {
+	if len(body) < DataFixedLen {
 		return ErrShort
 	}
-	if uint64(n) > uint64(len(r.b)) || (d.Flags&FlagAck == 0 && uint64(n) != uint64(len(r.b))) {
+	n := uint64(d.decodeFields(h, body))
+	rest := body[DataFixedLen:]
+	if n > uint64(len(rest)) || (d.Flags&FlagAck == 0 && n != uint64(len(rest))) {
 		return ErrMalformed
 	}
-	d.Payload = r.take(int(n))
+	return d.decodeRest(h, rest[:n], rest[n:])
+}
+
+// decodeFields sets d from h and the fixed fields at the start of f (at
+// least DataFixedLen bytes) and returns the payload length field.
+func (d *Data) decodeFields(h Header, f []byte) uint32 {
+	*d = Data{Conn: h.Conn, Path: h.Path, Flags: h.Flags}
+	d.Seq = binary.BigEndian.Uint64(f[0:])
+	d.SentAt = time.Duration(binary.BigEndian.Uint64(f[8:]))
+	d.Stream = binary.BigEndian.Uint64(f[16:])
+	d.Msg = binary.BigEndian.Uint64(f[24:])
+	d.MsgSeq = binary.BigEndian.Uint64(f[32:])
+	d.Total = binary.BigEndian.Uint64(f[40:])
+	d.Offset = binary.BigEndian.Uint64(f[48:])
+	return binary.BigEndian.Uint32(f[56:])
+}
+
+// decodeRest sets d's payload and piggybacked ACK body (which must be
+// empty without FlagAck and well formed with it) and validates d.
+func (d *Data) decodeRest(h Header, payload, ackBody []byte) error {
+	d.Payload = payload
 	if d.Flags&FlagAck != 0 {
-		d.AckBody = r.b
+		d.AckBody = ackBody
 		var a Ack
-		if DecodeAck(Header{Type: TypeAck, Path: h.Path, Conn: h.Conn}, d.AckBody, &a) != nil {
+		if DecodeAck(Header{Type: TypeAck, Path: h.Path, Conn: h.Conn}, ackBody, &a) != nil {
 			return ErrMalformed
 		}
+	} else if len(ackBody) != 0 {
+		return ErrMalformed
 	}
 	return d.validate()
 }

@@ -14,8 +14,14 @@
 //	12     ...  body (per type, below)
 //	end-4  4    CRC32C over bytes [0, end-4)
 //
+// A DATA packet with flag 0x80 (payload unchecked) is the one exception:
+// its CRC32C covers every byte before it except the payload. A sender sets
+// it only on links that cannot damage data (loopback), where checking the
+// payload would cost memory bandwidth and protect nothing.
+//
 // DATA (flags: 0x01 first, 0x02 last, 0x04 retransmission, 0x08
-// unconfirmed, 0x10 announce, 0x20 abort, 0x40 ACK follows), 60 bytes +
+// unconfirmed, 0x10 announce, 0x20 abort, 0x40 ACK follows, 0x80 payload
+// unchecked), 60 bytes +
 // payload (+ ACK body):
 //
 //	8 per-path sequence number   8 send timestamp (ns, sender's clock)

@@ -90,11 +90,34 @@ func Open(b []byte) (Header, []byte, error) {
 		return Header{}, nil, ErrVersion
 	}
 	n := len(b) - CRCLen
-	if crc32.Checksum(b[:n], castagnoli) != binary.BigEndian.Uint32(b[n:]) {
+	if !crcMatches(b) {
 		return Header{}, nil, ErrChecksum
 	}
 	h := Header{Type: Type(b[1]), Flags: b[2], Path: b[3], Conn: binary.BigEndian.Uint64(b[4:12])}
 	return h, b[HeaderLen:n], nil
+}
+
+// crcMatches reports whether packet b (at least MinPacketLen bytes) ends in
+// the CRC32C of the bytes it covers: all before it, less the payload of a
+// DATA packet with FlagPayloadUnchecked.
+func crcMatches(b []byte) bool {
+	n := len(b) - CRCLen
+	want := binary.BigEndian.Uint32(b[n:])
+	if Type(b[1]) != TypeData || b[2]&FlagPayloadUnchecked == 0 || n < DataHeadLen {
+		return crc32.Checksum(b[:n], castagnoli) == want
+	}
+	plen := uint64(binary.BigEndian.Uint32(b[DataHeadLen-4:]))
+	if plen > uint64(n-DataHeadLen) {
+		return false // a damaged length; DecodeData would reject it anyway
+	}
+	return partsCRC(b[:DataHeadLen], nil, b[DataHeadLen+int(plen):n]) == want
+}
+
+// partsCRC is the CRC32C of a, b and c in turn.
+func partsCRC(a, b, c []byte) uint32 {
+	crc := crc32.Checksum(a, castagnoli)
+	crc = crc32.Update(crc, castagnoli, b)
+	return crc32.Update(crc, castagnoli, c)
 }
 
 // reader decodes big-endian fields from a body and remembers the first

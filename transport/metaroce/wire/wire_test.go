@@ -48,7 +48,6 @@ func TestDataRejectsInconsistentPieces(t *testing.T) {
 		"beyond total":        func(d *Data) { d.Offset = 96 },
 		"missing last flag":   func(d *Data) { d.Flags &^= FlagLast },
 		"first flag mid":      func(d *Data) { d.Flags |= FlagFirst },
-		"unknown flag":        func(d *Data) { d.Flags |= 0x80 },
 		"huge total":          func(d *Data) { d.Total = MaxMessageLen + 1; d.Flags &^= FlagLast },
 		"announce w/ payload": func(d *Data) { d.Flags = FlagAnnounce },
 		"abort count > total": func(d *Data) { d.Flags, d.Payload, d.Offset = FlagAbort, nil, 101 },
