@@ -187,14 +187,21 @@ func (c *conn) handleData(now time.Duration, pathIdx int, ce bool, h wire.Header
 	if wire.DecodeData(h, body, d) != nil {
 		return &c.ep.st.DropMalformed
 	}
-	if c.phase != phaseOpen || int(d.Path) != pathIdx {
+	return c.acceptData(now, pathIdx, ce, d, wire.HeaderLen+len(body)+wire.CRCLen)
+}
+
+// acceptData processes DATA packet d, of size bytes on the wire, that
+// arrived on path pathIdx and parsed whole. Its payload may already lie
+// where it belongs (see Endpoint.Placement).
+func (c *conn) acceptData(now time.Duration, pathIdx int, ce bool, d *wire.Data, size int) *int64 {
+	if c.phase != phaseOpen || int(d.Path) != pathIdx || pathIdx >= len(c.paths) {
 		return &c.ep.st.DropBadPath
 	}
 	c.heard(now)
 	if d.Flags&wire.FlagAck != 0 {
 		a := &c.ep.ack
-		if wire.DecodeAck(wire.Header{Type: wire.TypeAck, Path: h.Path, Conn: h.Conn}, d.AckBody, a) != nil {
-			panic("metaroce: DecodeData passed a malformed piggybacked ACK")
+		if wire.DecodeAck(wire.Header{Type: wire.TypeAck, Path: d.Path, Conn: d.Conn}, d.AckBody, a) != nil {
+			panic("metaroce: a parsed DATA packet carries a malformed piggybacked ACK")
 		}
 		c.applyAck(now, a)
 	}
@@ -216,7 +223,7 @@ func (c *conn) handleData(now time.Duration, pathIdx int, ce bool, h wire.Header
 	if q := c.owd - c.owdMin; c.qMin < 0 || q < c.qMin {
 		c.qMin = q
 	}
-	c.ep.markActive(c, wire.HeaderLen+len(body)+wire.CRCLen)
+	c.ep.markActive(c, size)
 	// The last piece of a message is acknowledged at once, so that its
 	// send completes, except with DelaySmallAcks for a one-piece message,
 	// which also waits for smallAckEvery packets rather than AckEvery (no

@@ -25,6 +25,11 @@ type testNet struct {
 	// gather, if positive, polls with PollTransmitVec(gather) and joins
 	// the parts; gathered counts the datagrams that came in parts.
 	gather, gathered int
+	// place, if set, delivers DATA through Placement and
+	// HandleDatagramParts as a driver reading payloads into place would;
+	// placed counts the datagrams whose payload went straight into place.
+	place  bool
+	placed int
 	events           [2][]Event
 	buf              []byte
 	stuck            int // steps without time moving
@@ -134,13 +139,32 @@ func (n *testNet) step() bool {
 	for len(n.flights) > 0 && n.flights[0].at <= n.now {
 		f := n.flights[0]
 		n.flights = n.flights[1:]
-		n.eps[f.to].HandleDatagram(n.now, f.path, false, f.data)
+		n.deliver(n.eps[f.to], f)
 	}
 	for _, ep := range n.eps {
 		ep.HandleTimeout(n.now)
 	}
 	n.flush()
 	return true
+}
+
+// deliver hands f to ep: whole, or with place set the way a scatter read
+// into the slice Placement gives would (head, as much of the payload as
+// the datagram has, the rest).
+func (n *testNet) deliver(ep *Endpoint, f flight) {
+	if !n.place || len(f.data) < wire.DataHeadLen {
+		ep.HandleDatagram(n.now, f.path, false, f.data)
+		return
+	}
+	head, rest := f.data[:wire.DataHeadLen], f.data[wire.DataHeadLen:]
+	dst := ep.Placement(f.path, head)
+	if dst == nil {
+		ep.HandleDatagram(n.now, f.path, false, f.data)
+		return
+	}
+	k := copy(dst, rest)
+	n.placed++
+	ep.HandleDatagramParts(n.now, f.path, false, head, dst[:k], rest[k:])
 }
 
 func (n *testNet) runUntil(cond func() bool, limit time.Duration) {

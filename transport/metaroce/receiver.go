@@ -152,7 +152,7 @@ func (r *receiver) data(m *inMsg, d *wire.Data) bool {
 		return true
 	}
 	r.placed += int64(n)
-	if !m.discard {
+	if !m.discard && !inPlace(m.buf[d.Offset:], d.Payload) {
 		copy(m.buf[d.Offset:], d.Payload)
 	}
 	if unconf {
@@ -165,6 +165,30 @@ func (r *receiver) data(m *inMsg, d *wire.Data) bool {
 	}
 	r.maybeComplete(m)
 	return true
+}
+
+// inPlace reports whether payload already starts at dst[0] (it was read
+// into place; see Endpoint.Placement).
+func inPlace(dst, payload []byte) bool {
+	return len(dst) > 0 && len(payload) > 0 && &dst[0] == &payload[0]
+}
+
+// placement returns where in a posted buffer the payload of the piece d
+// describes, n bytes long, belongs: only for a piece of a matched message
+// that has not arrived yet and is consistent with what is known of the
+// message; nil otherwise.
+func (r *receiver) placement(d *wire.Data, n int) []byte {
+	if n == 0 || d.Flags&(wire.FlagAnnounce|wire.FlagAbort) != 0 || r.finished(d.MsgSeq) {
+		return nil
+	}
+	m := r.active[d.MsgSeq]
+	if m == nil || !m.matched || m.discard || d.Total != m.total || d.Offset >= m.total {
+		return nil
+	}
+	if d.Offset%r.chunk != 0 || uint64(n) != min(r.chunk, m.total-d.Offset) || m.got.has(d.Offset/r.chunk) {
+		return nil
+	}
+	return m.buf[d.Offset : d.Offset+uint64(n)]
 }
 
 // open starts the record of a message seen for the first time, matching it

@@ -121,6 +121,25 @@ func ParseData(b []byte, d *Data) error {
 	return DecodeData(h, body, d)
 }
 
+// PeekDataHead decodes the header and fields of a DATA packet from its
+// first DataHeadLen bytes, before the rest has been read, and returns the
+// payload length the fields give. Nothing is checked beyond the version
+// and the type: the CRC covers bytes not yet read, so the result is only a
+// guess of where the payload goes, which ParseDataParts confirms or
+// refutes once the whole packet is in. d.Payload and d.AckBody are nil.
+func PeekDataHead(head []byte, d *Data) (int, error) {
+	switch {
+	case len(head) < DataHeadLen:
+		return 0, ErrShort
+	case head[0] != Version:
+		return 0, ErrVersion
+	case Type(head[1]) != TypeData:
+		return 0, ErrType
+	}
+	h := Header{Type: TypeData, Flags: head[2], Path: head[3], Conn: binary.BigEndian.Uint64(head[4:12])}
+	return int(d.decodeFields(h, head[HeaderLen:])), nil
+}
+
 // ParseDataParts is ParseData for a DATA packet that was read in three
 // parts: head, its first DataHeadLen bytes; payload, exactly as many bytes
 // as head's length field says (a receiver reads them straight into their

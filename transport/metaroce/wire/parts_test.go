@@ -113,6 +113,10 @@ func FuzzParseDataParts(f *testing.F) {
 	d.Flags |= FlagPayloadUnchecked
 	f.Add(AppendData(nil, &d))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		var peeked Data
+		if n, err := PeekDataHead(b, &peeked); err == nil {
+			require.Equal(t, uint32(n), binary.BigEndian.Uint32(b[DataHeadLen-4:]))
+		}
 		head, payload, tail, ok := splitData(b)
 		if !ok {
 			return

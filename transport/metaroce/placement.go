@@ -1,0 +1,70 @@
+package metaroce
+
+import (
+	"time"
+
+	"github.com/gocoll/gocoll/transport/metaroce/wire"
+)
+
+// Placement lets a driver read a DATA packet's payload straight into the
+// receive buffer it belongs to, so that a receive costs no copy beyond
+// the socket read. head is the first wire.DataHeadLen bytes of a datagram
+// that arrived on path index path (read without taking the datagram off
+// the socket: MSG_PEEK). Placement returns the slice of a posted receive
+// buffer the payload goes to, exactly as long as the payload, or nil if
+// the datagram is to be read whole and handed to HandleDatagram: it is no
+// DATA packet, its payload is empty, its message is not matched yet, the
+// piece is already in, or head disagrees with what is known of the
+// message.
+//
+// head is not trusted: if the datagram turns out damaged, the bytes read
+// into the slice land where the piece is still missing, and the intact
+// copy overwrites them. The driver reads the datagram's head, payload and
+// rest into head, the slice and a buffer of its own, and passes them to
+// HandleDatagramParts before any other call on the endpoint (a cancelled
+// receive's buffer goes back to its owner).
+func (e *Endpoint) Placement(path int, head []byte) []byte {
+	if path < 0 || path >= e.cfg.Paths {
+		return nil
+	}
+	d := &e.data
+	n, err := wire.PeekDataHead(head, d)
+	if err != nil {
+		return nil
+	}
+	c := e.conns[ConnID(d.Conn)]
+	if c == nil || c.phase != phaseOpen || int(d.Path) != path || path >= len(c.paths) {
+		return nil
+	}
+	return c.rcv.placement(d, n)
+}
+
+// HandleDatagramParts is HandleDatagram for a DATA packet read in three
+// parts: head (its first wire.DataHeadLen bytes), payload (read where
+// Placement said) and tail (the rest of the datagram). A datagram that is
+// no well-formed DATA packet is counted and dropped like any other.
+func (e *Endpoint) HandleDatagramParts(now time.Duration, path int, ecnCE bool, head, payload, tail []byte) {
+	size := len(head) + len(payload) + len(tail)
+	if size > e.cfg.MaxDatagram {
+		e.st.DropTooLarge++
+		return
+	}
+	if path < 0 || path >= e.cfg.Paths {
+		e.st.DropBadPath++
+		return
+	}
+	d := &e.data
+	if err := wire.ParseDataParts(head, payload, tail, d); err != nil {
+		e.countOpenError(err)
+		return
+	}
+	c := e.conns[ConnID(d.Conn)]
+	if c == nil {
+		e.st.DropUnknownConn++
+		return
+	}
+	c.timerOK = false
+	if drop := c.acceptData(now, path, ecnCE, d, size); drop != nil {
+		*drop++
+	}
+}
