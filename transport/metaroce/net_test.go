@@ -30,10 +30,10 @@ type testNet struct {
 	// placed counts the datagrams whose payload went straight into place.
 	place  bool
 	placed int
-	events           [2][]Event
-	buf              []byte
-	stuck            int // steps without time moving
-	steps            int
+	events [2][]Event
+	buf    []byte
+	stuck  int // steps without time moving
+	steps  int
 }
 
 type flight struct {
