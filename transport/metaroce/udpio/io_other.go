@@ -2,7 +2,10 @@
 
 package udpio
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // The portable fallback: one datagram per system call through the net
 // package, no GSO, GRO or ECN, and truncation not reported.
@@ -25,12 +28,19 @@ type reader struct{}
 
 func (reader) read(s *Socket, ms []Message) (int, error) {
 	m := &ms[0]
+	if len(m.Gather) > 0 {
+		return 0, fmt.Errorf("%w: scatter reads need Linux", errors.ErrUnsupported)
+	}
 	n, addr, err := s.conn.ReadFromUDPAddrPort(m.Buf)
 	if err != nil {
 		return 0, err
 	}
 	*m = Message{Buf: m.Buf, N: n, Addr: addr}
 	return 1, nil
+}
+
+func (reader) peek(*Socket, *Message) error {
+	return fmt.Errorf("udpio: peek: %w", errors.ErrUnsupported)
 }
 
 // writer sends datagram by datagram, cutting trains into segments.

@@ -54,7 +54,9 @@ type Message struct {
 	// Gather holds, on write, up to MaxGather more slices sent after Buf
 	// in the same datagram, straight from where they are (the kernel
 	// gathers them: no copy is made). A message with Gather is one
-	// datagram: its Segment must be 0. Ignored on read.
+	// datagram: its Segment must be 0. On read (Linux only), the datagram
+	// fills Buf and then each Gather slice in turn (a scatter read, so that
+	// its parts land where they belong), and N counts the bytes in all.
 	Gather [][]byte
 }
 

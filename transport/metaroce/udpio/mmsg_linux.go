@@ -1,6 +1,7 @@
 package udpio
 
 import (
+	"fmt"
 	"os"
 	"unsafe"
 
@@ -80,6 +81,7 @@ type reader struct {
 	headers
 	recvFn func(fd uintptr) bool // r.recv, bound once so calls do not allocate
 	cnt    int                   // entries to receive
+	flags  int                   // recvmmsg flags: MSG_PEEK|MSG_TRUNC for a peek
 	n      int                   // entries received
 	errno  unix.Errno
 }
@@ -93,7 +95,7 @@ func (r *reader) init(batch int, v6 bool) {
 func (r *reader) recv(fd uintptr) bool {
 	for {
 		n, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd,
-			uintptr(unsafe.Pointer(&r.hs[0])), uintptr(r.cnt), 0, 0, 0)
+			uintptr(unsafe.Pointer(&r.hs[0])), uintptr(r.cnt), uintptr(r.flags), 0, 0)
 		switch e {
 		case unix.EINTR:
 			continue
@@ -111,26 +113,59 @@ func (r *reader) recv(fd uintptr) bool {
 func (r *reader) read(s *Socket, ms []Message) (int, error) {
 	r.cnt = min(len(ms), len(r.hs))
 	for i := range r.cnt {
-		r.set(i, ms[i].Buf, nil, sockaddrSlot, r.oobLen)
+		if len(ms[i].Gather) > MaxGather {
+			return 0, fmt.Errorf("%w: message %d has %d slices", errBadGather, i, len(ms[i].Gather))
+		}
+		r.set(i, ms[i].Buf, ms[i].Gather, sockaddrSlot, r.oobLen)
 	}
-	err := s.raw.Read(r.recvFn)
-	r.release(r.cnt)
-	if err != nil {
+	r.flags = 0
+	if err := r.call(s); err != nil {
 		return 0, err
 	}
-	if r.errno != 0 {
-		return 0, os.NewSyscallError("recvmmsg", r.errno)
-	}
 	for i := range r.n {
-		r.unpack(i, &ms[i])
+		r.unpack(i, &ms[i], false)
 	}
 	return r.n, nil
 }
 
-// unpack fills m from received entry i.
-func (r *reader) unpack(i int, m *Message) {
+// peek is read of one datagram with MSG_PEEK|MSG_TRUNC: the datagram stays
+// queued and m.N is its whole length.
+func (r *reader) peek(s *Socket, m *Message) error {
+	r.cnt = 1
+	r.set(0, m.Buf, nil, sockaddrSlot, r.oobLen)
+	r.flags = unix.MSG_PEEK | unix.MSG_TRUNC
+	if err := r.call(s); err != nil {
+		return err
+	}
+	r.unpack(0, m, true)
+	return nil
+}
+
+// call runs the prepared recvmmsg, waiting for readability.
+func (r *reader) call(s *Socket) error {
+	err := s.raw.Read(r.recvFn)
+	r.release(r.cnt)
+	if err != nil {
+		return err
+	}
+	if r.errno != 0 {
+		return os.NewSyscallError("recvmmsg", r.errno)
+	}
+	return nil
+}
+
+// unpack fills m from received entry i. N is the bytes received into Buf
+// and Gather, or with whole the datagram's length (MSG_TRUNC).
+func (r *reader) unpack(i int, m *Message, whole bool) {
 	h := &r.hs[i]
-	m.N = min(int(h.Len), len(m.Buf))
+	room := len(m.Buf)
+	for _, g := range m.Gather {
+		room += len(g)
+	}
+	m.N = int(h.Len)
+	if !whole {
+		m.N = min(m.N, room)
+	}
 	m.Truncated = h.Hdr.Flags&unix.MSG_TRUNC != 0
 	name := r.names[i*sockaddrSlot:][:min(int(h.Hdr.Namelen), sockaddrSlot)]
 	m.Addr, _ = parseSockaddr(name) // the kernel always gives AF_INET(6)

@@ -102,6 +102,19 @@ func (s *Socket) ReadBatch(ms []Message) (int, error) {
 	return s.rd.read(s, ms)
 }
 
+// Peek blocks until a datagram has arrived and fills m as ReadBatch would,
+// except that the datagram stays queued (the next ReadBatch or Peek gets
+// it again) and m.N is its whole length, which may exceed len(m.Buf): m.Buf
+// gets its first bytes. A reader peeks at a datagram's header to decide
+// where to read the rest (see Message.Gather). Errors as ReadBatch; on
+// systems other than Linux it fails with an error wrapping
+// errors.ErrUnsupported.
+func (s *Socket) Peek(m *Message) error {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	return s.rd.peek(s, m)
+}
+
 // WriteBatch sends every message of ms: each is one datagram (Buf, then
 // any Gather slices), or a train of Segment-sized datagrams, sent by GSO if the kernel allows (a train
 // over [MaxSegments] segments or [MaxPayload] bytes as several GSO sends),
