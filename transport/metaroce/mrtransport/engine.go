@@ -65,6 +65,7 @@ type engine struct {
 // engineCounters are the engine's own counters, readable without mu.
 type engineCounters struct {
 	datagramsRead, bytesRead       atomic.Int64
+	datagramsPlaced                atomic.Int64 // read into a receive buffer
 	datagramsWritten, bytesWritten atomic.Int64
 	readBatches, writeBatches      atomic.Int64
 	readErrors, writeErrors        atomic.Int64
@@ -154,6 +155,9 @@ func (e *engine) now() time.Duration {
 	return t
 }
 
+// readLoop reads path's socket until it closes. A socket that can peek
+// (placer) has each large DATA payload read straight into its receive
+// buffer; everything else is read in batches.
 func (e *engine) readLoop(path int, s PathSocket) {
 	defer e.readers.Done()
 	ms := make([]Message, e.batch)
@@ -162,46 +166,77 @@ func (e *engine) readLoop(path int, s PathSocket) {
 		// accepts (which the core then counts as such).
 		ms[i].Buf = make([]byte, ReadBufferSize)
 	}
+	pr := newPlacedReader(s, e.maxDatagram)
 	for {
-		n, err := s.ReadBatch(ms)
+		if pr != nil {
+			placed, err := e.readPlaced(path, pr)
+			if err != nil {
+				if e.readFailed(err) {
+					return
+				}
+				continue
+			}
+			if placed {
+				continue
+			}
+		}
+		n, err := s.ReadBatch(ms[:pr.batchLen(len(ms))])
 		if err != nil {
-			if errors.Is(err, net.ErrClosed) || e.isClosed() {
+			if e.readFailed(err) {
 				return
 			}
-			e.st.readErrors.Add(1)
-			time.Sleep(readErrorPause)
 			continue
 		}
-		e.st.readBatches.Add(1)
-		e.lock()
-		if e.closed {
-			e.mu.Unlock()
+		if !e.handleBatch(path, ms[:n]) {
 			return
 		}
-		now := e.now()
-		var bytes, count int64
-		for _, m := range ms[:n] {
-			b := m.Buf[:min(max(m.N, 0), len(m.Buf))]
-			bytes += int64(len(b))
-			seg := m.Segment // a GRO train holds datagrams of seg bytes
-			if seg <= 0 || seg > len(b) {
-				seg = len(b)
-			}
-			for {
-				e.core.HandleDatagram(now, path, m.CE, b[:seg])
-				count++
-				b = b[seg:]
-				if len(b) == 0 {
-					break
-				}
-				seg = min(seg, len(b))
-			}
-		}
-		e.st.datagramsRead.Add(count)
-		e.st.bytesRead.Add(bytes)
-		e.process(now)
-		e.unlock()
 	}
+}
+
+// readFailed deals with a read error: it reports true if the socket is
+// closed (the reader ends), else counts the error and pauses.
+func (e *engine) readFailed(err error) bool {
+	if errors.Is(err, net.ErrClosed) || e.isClosed() {
+		return true
+	}
+	e.st.readErrors.Add(1)
+	time.Sleep(readErrorPause)
+	return false
+}
+
+// handleBatch feeds datagrams read from path's socket to the core and
+// processes the outcome. It reports false once the engine is closed.
+func (e *engine) handleBatch(path int, ms []Message) bool {
+	e.st.readBatches.Add(1)
+	e.lock()
+	if e.closed {
+		e.mu.Unlock()
+		return false
+	}
+	now := e.now()
+	var bytes, count int64
+	for _, m := range ms {
+		b := m.Buf[:min(max(m.N, 0), len(m.Buf))]
+		bytes += int64(len(b))
+		seg := m.Segment // a GRO train holds datagrams of seg bytes
+		if seg <= 0 || seg > len(b) {
+			seg = len(b)
+		}
+		for {
+			e.core.HandleDatagram(now, path, m.CE, b[:seg])
+			count++
+			b = b[seg:]
+			if len(b) == 0 {
+				break
+			}
+			seg = min(seg, len(b))
+		}
+	}
+	e.st.datagramsRead.Add(count)
+	e.st.bytesRead.Add(bytes)
+	e.process(now)
+	e.unlock()
+	return true
 }
 
 func (e *engine) isClosed() bool {

@@ -27,6 +27,7 @@ type Stats struct {
 // EngineStats count the engine's socket traffic.
 type EngineStats struct {
 	DatagramsRead, BytesRead       int64
+	DatagramsPlaced                int64 // of those read, DATA read straight into a receive buffer
 	DatagramsWritten, BytesWritten int64
 	ReadBatches, WriteBatches      int64 // system calls (or socket calls) that moved datagrams
 	ReadErrors, WriteErrors        int64
@@ -49,6 +50,7 @@ func (e *Endpoint) Stats() Stats {
 	st := &e.eng.st
 	s := Stats{Rank: e.cfg.Rank, Engine: EngineStats{
 		DatagramsRead: st.datagramsRead.Load(), BytesRead: st.bytesRead.Load(),
+		DatagramsPlaced:  st.datagramsPlaced.Load(),
 		DatagramsWritten: st.datagramsWritten.Load(), BytesWritten: st.bytesWritten.Load(),
 		ReadBatches: st.readBatches.Load(), WriteBatches: st.writeBatches.Load(),
 		ReadErrors: st.readErrors.Load(), WriteErrors: st.writeErrors.Load(),
@@ -81,7 +83,7 @@ func (e *Endpoint) LogStats(ctx context.Context, level slog.Level) {
 	s := e.Stats()
 	en := s.Engine
 	e.log.Log(ctx, level, "mrtransport: endpoint",
-		"read", en.DatagramsRead, "readBytes", en.BytesRead, "written", en.DatagramsWritten,
+		"read", en.DatagramsRead, "readBytes", en.BytesRead, "placed", en.DatagramsPlaced, "written", en.DatagramsWritten,
 		"writtenBytes", en.BytesWritten, "readErrors", en.ReadErrors, "writeErrors", en.WriteErrors,
 		"noRoute", en.NoRoute, "dropChecksum", s.Core.DropChecksum, "dropShort", s.Core.DropShort,
 		"dropMalformed", s.Core.DropMalformed, "dropUnknownConn", s.Core.DropUnknownConn,

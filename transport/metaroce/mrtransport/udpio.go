@@ -20,6 +20,8 @@ type udpioSocket struct {
 	arena []byte
 	// gat backs the Gather slices of wr, two per message.
 	gat [][]byte
+	// parts backs the Gather of a scatter read (placer).
+	parts [2][]byte
 }
 
 // gatherMin implements gatherer: payloads too large to coalesce are

@@ -1,0 +1,116 @@
+package mrtransport
+
+import (
+	"github.com/gocoll/gocoll/transport/metaroce/udpio"
+	"github.com/gocoll/gocoll/transport/metaroce/wire"
+)
+
+// placer is a PathSocket that can look at the head of the next datagram
+// without taking it, and read a datagram scattered over several buffers.
+// With it the engine reads a DATA packet's payload straight into the
+// receive buffer it belongs to (metaroce.Endpoint.Placement): the socket
+// read is the only copy a received byte makes.
+type placer interface {
+	// peek blocks until a datagram has arrived, copies its first bytes
+	// into head and returns its whole length; train is true for a GRO
+	// train (several datagrams), which cannot be placed.
+	peek(head []byte) (n int, train bool, err error)
+	// readParts reads the next datagram into head, payload and tail in
+	// turn and returns its length and ECN-CE mark.
+	readParts(head, payload, tail []byte) (n int, ce bool, err error)
+}
+
+// placeMinDatagram is the smallest Config.MaxDatagram for which the engine
+// reads payloads into place: the peek costs a system call per datagram,
+// which only a large payload's copy outweighs (loopback's 64 KB datagrams;
+// not 1500 or 9000-byte frames).
+const placeMinDatagram = 16 << 10
+
+// placedReader is one reader's state for reading into place.
+type placedReader struct {
+	p    placer
+	head []byte // the peeked head of the next datagram
+	tail []byte // the rest after a placed payload: a piggybacked ACK, the CRC
+}
+
+// newPlacedReader returns the reader state for s, or nil if s cannot
+// peek or datagrams are too small to be worth it.
+func newPlacedReader(s PathSocket, maxDatagram int) *placedReader {
+	p, ok := s.(placer)
+	if !ok || maxDatagram < placeMinDatagram {
+		return nil
+	}
+	return &placedReader{p: p, head: make([]byte, wire.DataHeadLen), tail: make([]byte, maxDatagram)}
+}
+
+// batchLen is how many datagrams a reader reads at once when the next one
+// is not placed: all of them without placement; with it, one, so that
+// the DATA packets behind it are peeked at and placed in turn.
+func (r *placedReader) batchLen(batch int) int {
+	if r == nil {
+		return batch
+	}
+	return 1
+}
+
+// readPlaced waits for path's next datagram and, if it is a DATA packet
+// whose payload has a place (metaroce.Endpoint.Placement), reads it there
+// and processes it; it reports false, with the datagram still queued,
+// otherwise. The read happens under mu, so that the receive buffer cannot
+// be given back to its owner meanwhile.
+func (e *engine) readPlaced(path int, r *placedReader) (bool, error) {
+	n, train, err := r.p.peek(r.head)
+	if err != nil || train || n < wire.DataHeadLen+placeMinDatagram/2 {
+		return false, err
+	}
+	e.lock()
+	if e.closed {
+		e.mu.Unlock()
+		return false, nil
+	}
+	dst := e.core.Placement(path, r.head)
+	rest := n - wire.DataHeadLen - len(dst)
+	if dst == nil || rest < 0 || rest > len(r.tail) {
+		e.mu.Unlock()
+		return false, nil
+	}
+	got, ce, err := r.p.readParts(r.head, dst, r.tail[:rest])
+	if err != nil || got != n {
+		// The one reader of this socket peeked at this very datagram; a
+		// failure here is the socket's (closing).
+		e.mu.Unlock()
+		return true, err
+	}
+	now := e.now()
+	e.core.HandleDatagramParts(now, path, ce, r.head, dst, r.tail[:rest])
+	e.st.readBatches.Add(1)
+	e.st.datagramsRead.Add(1)
+	e.st.bytesRead.Add(int64(n))
+	e.st.datagramsPlaced.Add(1)
+	e.process(now)
+	e.unlock()
+	return true, nil
+}
+
+// peek implements placer.
+func (u *udpioSocket) peek(head []byte) (int, bool, error) {
+	m := udpio.Message{Buf: head}
+	if err := u.s.Peek(&m); err != nil {
+		return 0, false, err
+	}
+	return m.N, m.Segment > 0, nil
+}
+
+// readParts implements placer.
+func (u *udpioSocket) readParts(head, payload, tail []byte) (int, bool, error) {
+	if len(u.rd) == 0 {
+		u.rd = make([]udpio.Message, 1)
+	}
+	u.parts[0], u.parts[1] = payload, tail
+	m := &u.rd[0]
+	*m = udpio.Message{Buf: head, Gather: u.parts[:]}
+	_, err := u.s.ReadBatch(u.rd[:1])
+	n, ce := m.N, m.CE
+	*m, u.parts = udpio.Message{}, [2][]byte{}
+	return n, ce, err
+}

@@ -1,0 +1,44 @@
+package mrtransport
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gocoll/gocoll/transport"
+	"github.com/gocoll/gocoll/transport/transporttest"
+)
+
+// On loopback, large messages whose receive is posted are read straight
+// into the receive buffer: all but the first datagram of each message is
+// placed, and the bytes arrive exact, both ways at once, with nothing
+// written beyond the message.
+func TestPayloadsReadIntoPlace(t *testing.T) {
+	eps := newTestWorld(t, 2, Config{Paths: 4})
+	const size, rounds = 8 << 20, 3
+	ctx := testCtx(t)
+	for round := range rounds {
+		tag := benchTag(7, uint32(round))
+		bufs := [2][]byte{make([]byte, size+64), make([]byte, size+64)}
+		reqs := []transport.Request{
+			eps[0].Recv(1, tag, bufs[0]), eps[1].Recv(0, tag, bufs[1]),
+			eps[0].Send(1, tag, transporttest.Pattern(size, 10)),
+			eps[1].Send(0, tag, transporttest.Pattern(size, 11)),
+		}
+		for _, r := range reqs {
+			n, err := r.Wait(ctx)
+			require.NoError(t, err)
+			require.Equal(t, size, n)
+		}
+		require.NoError(t, transporttest.Verify(bufs[0][:size], 11))
+		require.NoError(t, transporttest.Verify(bufs[1][:size], 10))
+		require.Equal(t, make([]byte, 64), bufs[0][size:], "bytes beyond the message were written")
+		require.Equal(t, make([]byte, 64), bufs[1][size:], "bytes beyond the message were written")
+	}
+	for _, ep := range eps {
+		st := ep.Stats().Engine
+		datagrams := int64(rounds * size / (DefaultLoopbackDatagram - 100))
+		require.Greater(t, st.DatagramsPlaced, datagrams*9/10,
+			"placed %d of %d datagrams read", st.DatagramsPlaced, st.DatagramsRead)
+	}
+}
