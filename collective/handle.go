@@ -42,7 +42,6 @@ func (c *Comm) launch(ctx context.Context, h header, pairs func(int) (uint64, ui
 		return failedHandle(err)
 	}
 	o.pairs = pairs
-	o.touchPartners()
 	return o.dispatch(sync, body)
 }
 

@@ -43,6 +43,11 @@ func (k Kind) String() string {
 // header is the description of an operation that each rank sends ahead of
 // its first message to each peer, so that ranks which called different
 // operations find out and say so instead of hanging or mixing bytes.
+//
+// Wire form (little endian): magic, version, kind, dtype, op, algorithm,
+// flags, a zero byte, then root (i32), chunk (u32), count (u64) and
+// pairCount (u64): headerLen bytes. With flagCarries set, the pair's first
+// data message (at most inlineBytesMax bytes) follows in the same message.
 type header struct {
 	kind      Kind
 	dt        dtype.DataType
@@ -52,31 +57,63 @@ type header struct {
 	chunk     uint32 // chunk size in bytes, where the algorithm uses one
 	count     uint64 // the operation's element count (as the API defines it)
 	pairCount uint64 // elements this pair exchanges, where it differs per pair
+	carries   bool   // the message also carries the pair's first data message
 }
 
 const (
 	headerLen   = 32
 	headerMagic = 0xC0
-	headerVer   = 1
+	headerVer   = 2
+	flagCarries = 1 // flags bit: the pair's first data message follows
 )
 
-func (h *header) marshal(b *[headerLen]byte) {
+// inlineBytesMax is the largest first data message of a pair that travels
+// in the header's message instead of in a message of its own; a header
+// message is at most headerMsgMax bytes.
+const (
+	inlineBytesMax = 512
+	headerMsgMax   = headerLen + inlineBytesMax
+)
+
+// marshal writes h into the first headerLen bytes of b.
+func (h *header) marshal(b []byte) {
+	_ = b[headerLen-1]
 	b[0], b[1] = headerMagic, headerVer
 	b[2], b[3], b[4], b[5] = byte(h.kind), byte(h.dt), byte(h.op), byte(h.algo)
+	b[6], b[7] = 0, 0
+	if h.carries {
+		b[6] = flagCarries
+	}
 	binary.LittleEndian.PutUint32(b[8:], uint32(h.root))
 	binary.LittleEndian.PutUint32(b[12:], h.chunk)
 	binary.LittleEndian.PutUint64(b[16:], h.count)
 	binary.LittleEndian.PutUint64(b[24:], h.pairCount)
 }
 
-func parseHeader(b []byte) (header, error) {
-	if len(b) != headerLen || b[0] != headerMagic {
-		return header{}, fmt.Errorf("not an operation header (%d bytes); the peer is not running a matching gocoll operation", len(b))
+// parseHeader decodes a header message: the header and, when it carries
+// one, the pair's first data message (which aliases b).
+func parseHeader(b []byte) (header, []byte, error) {
+	if len(b) < headerLen || b[0] != headerMagic {
+		return header{}, nil, fmt.Errorf("not an operation header (%d bytes); the peer is not running a matching gocoll operation", len(b))
 	}
 	if b[1] != headerVer {
-		return header{}, fmt.Errorf("operation header version %d, want %d: mixed gocoll versions", b[1], headerVer)
+		return header{}, nil, fmt.Errorf("operation header version %d, want %d: mixed gocoll versions", b[1], headerVer)
 	}
-	return header{
+	if b[6]&^flagCarries != 0 || b[7] != 0 {
+		return header{}, nil, fmt.Errorf("operation header with unknown flags %#x %#x", b[6], b[7])
+	}
+	carries := b[6]&flagCarries != 0
+	switch {
+	case !carries && len(b) != headerLen:
+		return header{}, nil, fmt.Errorf("operation header of %d bytes, want %d", len(b), headerLen)
+	case len(b) > headerMsgMax:
+		return header{}, nil, fmt.Errorf("operation header carries %d bytes, at most %d allowed", len(b)-headerLen, inlineBytesMax)
+	}
+	var inline []byte
+	if carries {
+		inline = b[headerLen:]
+	}
+	return header{carries: carries,
 		kind:      Kind(b[2]),
 		dt:        dtype.DataType(b[3]),
 		op:        reduce.Op(b[4]),
@@ -85,7 +122,7 @@ func parseHeader(b []byte) (header, error) {
 		chunk:     binary.LittleEndian.Uint32(b[12:]),
 		count:     binary.LittleEndian.Uint64(b[16:]),
 		pairCount: binary.LittleEndian.Uint64(b[24:]),
-	}, nil
+	}, inline, nil
 }
 
 // describe prints the header the way a user called the operation.

@@ -13,34 +13,36 @@ import (
 // tag space, exchanges headers with every peer it talks to, and turns any
 // failure into an abort that reaches every other rank.
 //
-// Headers. The first time the operation talks to a peer, in either
-// direction, it sends its header to that peer and posts a receive for the
-// peer's (message 0 of the pair). Every collective starts by doing so with
-// both ring neighbours (touchPartners). A data receive from a peer, and a
-// wait for a send to it, happen only once that peer's header matched; while
-// a rank waits it also checks any other header that has arrived; finish
-// checks every header. So both ends of every pair that exchanges data check
-// each other, and a mismatch anywhere is found along the ring.
+// Headers. Message 0 of every pair, in each direction, is the sender's
+// header (exchange.go). The first time the operation talks to a peer it
+// posts the receive of the peer's header (touch). Its own header goes with
+// the first data message it sends to the peer, in the same message when
+// that one is small, or else before this rank next blocks: no rank waits
+// while a peer it talks to lacks its header. Every collective also
+// exchanges headers with this rank's neighbours in a binomial spanning tree
+// of the communicator (touchPartners), which depends on nothing but the
+// communicator; where they are not data partners, those headers go once a
+// wait has lasted a millisecond, or at finish. A data receive from a peer,
+// and a wait for a send to it, happen only once that peer's header
+// matched; while a rank waits it also checks any other header that has
+// arrived; finish checks every header. So both ends of every pair that
+// exchanges data check each other, ranks that called different operations
+// still exchange headers along a connected graph, and a mismatch anywhere
+// is found.
 type operation struct {
-	c     *Comm
-	ctx   context.Context
-	key   transport.OpKey
-	hdr   header
-	pairs func(peer int) (out, in uint64) // per-pair element counts, or nil
-	peers []peerState                     // by communicator rank
-	reqs  []transport.Request             // every request posted, for finish and fail
-	err   error                           // first failure
-	abort []int                           // endpoint ranks told of a failure
-	done  func()                          // releases the operation's deadline
-}
-
-type peerState struct {
-	touched          bool
-	checked          bool
-	checking         bool // a wait for this header is under way
-	sendSeq, recvSeq uint32
-	hdrOut, hdrIn    [headerLen]byte
-	hdrReq           transport.Request
+	c           *Comm
+	ctx         context.Context
+	key         transport.OpKey
+	hdr         header
+	pairs       func(peer int) (out, in uint64) // per-pair element counts, or nil
+	peers       []peerState                     // by communicator rank
+	reqs        []transport.Request             // every request posted, for finish and fail
+	err         error                           // first failure
+	abort       []int                           // endpoint ranks told of a failure
+	done        func()                          // releases the operation's deadline
+	partners    bool                            // a collective: exchange headers along the tree
+	treeTouched bool                            // touchPartners has run
+	unannounced int                             // touched peers that lack this rank's header
 }
 
 // begin starts a collective operation: it takes the communicator's next
@@ -51,7 +53,9 @@ func (c *Comm) begin(ctx context.Context, h header) (*operation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gocoll: %s: %w", h.describe(), err)
 	}
-	return c.newOperation(ctx, h, transport.OpKey{Comm: c.id, Op: seq}, c.ranks), nil
+	o := c.newOperation(ctx, h, transport.OpKey{Comm: c.id, Op: seq}, c.ranks)
+	o.partners = true
+	return o, nil
 }
 
 // newOperation applies the communicator's default timeout when ctx has
@@ -65,41 +69,32 @@ func (c *Comm) newOperation(ctx context.Context, h header, key transport.OpKey, 
 		abort: abort, done: done}
 }
 
-// touch sends this rank's header to peer and posts the receive of peer's,
-// the first time the operation talks to peer.
-func (o *operation) touch(peer int) *peerState {
-	p := &o.peers[peer]
-	if p.touched {
-		return p
-	}
-	p.touched = true
-	h := o.hdr
-	if o.pairs != nil {
-		h.pairCount, _ = o.pairs(peer)
-	}
-	h.marshal(&p.hdrOut)
-	ep, to := o.c.ep, o.c.ranks[peer]
-	tag := transport.Tag{OpKey: o.key}
-	o.reqs = append(o.reqs, ep.Send(to, tag, p.hdrOut[:]))
-	p.hdrReq = ep.Recv(to, tag, p.hdrIn[:])
-	return p
-}
-
-// send posts buf to peer as the pair's next message.
+// send posts buf to peer as the pair's next message. The pair's first
+// message travels with this rank's header when it is small enough.
 func (o *operation) send(peer int, buf []byte) transport.Request {
 	p := o.touch(peer)
 	p.sendSeq++
+	if !p.announced {
+		if p.sendSeq == 1 && o.inlines(peer, buf) {
+			return o.announce(peer, buf, true)
+		}
+		o.announce(peer, nil, false)
+	}
 	r := o.c.ep.Send(o.c.ranks[peer], transport.Tag{OpKey: o.key, Seq: p.sendSeq}, buf)
 	o.reqs = append(o.reqs, r)
 	return r
 }
 
 // pendingRecv is a posted data receive whose sender's header is checked
-// before its bytes are trusted.
+// before its bytes are trusted. The pair's first receive, when small
+// (first), is posted only once the header has shown whether it carries the
+// message; until then req is nil.
 type pendingRecv struct {
-	peer int
-	want int
-	req  transport.Request
+	peer  int
+	buf   []byte
+	seq   uint32
+	first bool
+	req   transport.Request
 }
 
 // recv posts a receive of the pair's next message from peer into buf; the
@@ -107,15 +102,38 @@ type pendingRecv struct {
 func (o *operation) recv(peer int, buf []byte) pendingRecv {
 	p := o.touch(peer)
 	p.recvSeq++
-	r := o.c.ep.Recv(o.c.ranks[peer], transport.Tag{OpKey: o.key, Seq: p.recvSeq}, buf)
-	o.reqs = append(o.reqs, r)
-	return pendingRecv{peer: peer, want: len(buf), req: r}
+	pr := pendingRecv{peer: peer, buf: buf, seq: p.recvSeq}
+	if pr.seq == 1 && o.inlines(peer, buf) {
+		pr.first = true
+		p.firstOpen, p.firstBuf = true, buf
+		return pr
+	}
+	pr.req = o.postRecv(peer, pr.seq, buf)
+	return pr
 }
 
-// await waits for r. While it waits it looks, at growing intervals, at the
+// inlines reports whether buf, as the first message of a pair, travels
+// with the sender's header: when it is small and the pair is not this rank
+// with itself (whose two directions share the header tag, so that a
+// point-to-point Send and Recv to oneself may take each other's header).
+func (o *operation) inlines(peer int, buf []byte) bool {
+	return len(buf) <= inlineBytesMax && peer != o.c.rank
+}
+
+// postRecv posts the receive of the pair's message seq from peer.
+func (o *operation) postRecv(peer int, seq uint32, buf []byte) transport.Request {
+	r := o.c.ep.Recv(o.c.ranks[peer], transport.Tag{OpKey: o.key, Seq: seq}, buf)
+	o.reqs = append(o.reqs, r)
+	return r
+}
+
+// await waits for r. It first sends this rank's header to every touched
+// peer that lacks it. While it waits it looks, at growing intervals, at the
 // headers that have arrived from other peers, so that a mismatch elsewhere
-// ends this wait instead of leaving it to the deadline.
+// ends this wait instead of leaving it to the deadline; from the first look
+// on, the tree neighbours have this rank's header too.
 func (o *operation) await(r transport.Request) (int, error) {
+	o.announceTouched()
 	select {
 	case <-r.Done():
 		return r.Wait(o.ctx)
@@ -131,6 +149,8 @@ func (o *operation) await(r transport.Request) (int, error) {
 		case <-o.ctx.Done():
 			return r.Wait(o.ctx)
 		case <-timer.C:
+			o.touchPartners()
+			o.announceTouched()
 			if err := o.scanHeaders(); err != nil {
 				return 0, err
 			}
@@ -140,48 +160,28 @@ func (o *operation) await(r transport.Request) (int, error) {
 	}
 }
 
-// scanHeaders checks every header that has arrived and not been checked.
-func (o *operation) scanHeaders() error {
-	for peer := range o.peers {
-		p := &o.peers[peer]
-		if !p.touched || p.checked {
-			continue
-		}
-		select {
-		case <-p.hdrReq.Done():
-			if err := o.checkHeader(peer); err != nil {
-				return err
-			}
-		default:
-		}
-	}
-	return nil
-}
-
-// touchPartners exchanges headers with both ring neighbours, which depend
-// on nothing but the communicator. So ranks that called different operations
-// still exchange headers along a connected graph (the ring): somewhere two
-// neighbours disagree, and each checks the other's header while it waits
-// or when it finishes, so a mismatch is always found.
-func (o *operation) touchPartners() {
-	n, r := o.c.Size(), o.c.rank
-	if n > 1 {
-		o.touch(mod(r+1, n))
-		o.touch(mod(r-1, n))
-	}
-}
-
 // waitRecv waits for a posted receive, checking the sender's header first.
 func (o *operation) waitRecv(pr pendingRecv) error {
 	if err := o.checkHeader(pr.peer); err != nil {
 		return err
 	}
+	p := &o.peers[pr.peer]
+	if pr.seq == 1 && p.carried && !pr.first {
+		return o.fail(fmt.Errorf("rank %d sent %d bytes where %d were expected", pr.peer, len(p.inline), len(pr.buf)))
+	}
+	if pr.first {
+		taken, err := o.takeFirst(pr.peer)
+		if taken || err != nil {
+			return err
+		}
+		pr.req = p.firstReq
+	}
 	n, err := o.await(pr.req)
 	if err != nil {
 		return o.fail(o.peerErr(pr.peer, err))
 	}
-	if n != pr.want {
-		return o.fail(fmt.Errorf("rank %d sent %d bytes where %d were expected", pr.peer, n, pr.want))
+	if n != len(pr.buf) {
+		return o.fail(fmt.Errorf("rank %d sent %d bytes where %d were expected", pr.peer, n, len(pr.buf)))
 	}
 	return nil
 }
@@ -198,49 +198,23 @@ func (o *operation) wait(r transport.Request, peer int) error {
 	return nil
 }
 
-// checkHeader waits for peer's header and compares it with this rank's.
-func (o *operation) checkHeader(peer int) error {
-	if o.err != nil {
-		return o.err
-	}
-	p := &o.peers[peer]
-	if p.checked {
-		return nil
-	}
-	if p.checking {
-		return nil // scanHeaders called from the wait below
-	}
-	p.checking = true
-	n, err := o.await(p.hdrReq)
-	p.checking = false
-	if err != nil {
-		return o.fail(o.peerErr(peer, err))
-	}
-	theirs, err := parseHeader(p.hdrIn[:n])
-	if err != nil {
-		return o.fail(fmt.Errorf("from rank %d: %w", peer, err))
-	}
-	mine := o.hdr
-	if o.pairs != nil {
-		_, mine.pairCount = o.pairs(peer)
-	}
-	if err := mismatch(mine, o.c.rank, theirs, peer); err != nil {
-		return o.fail(err)
-	}
-	p.checked = true
-	return nil
-}
-
-// finish checks every header and waits for every request still pending.
+// finish checks every header, takes the small first messages nobody
+// waited for, and waits for every request still pending.
 func (o *operation) finish() error {
 	if o.err != nil {
 		return o.err
 	}
+	o.touchPartners()
+	o.announceTouched()
 	for peer := range o.peers {
-		if o.peers[peer].touched {
-			if err := o.checkHeader(peer); err != nil {
-				return err
-			}
+		if !o.peers[peer].touched {
+			continue
+		}
+		if err := o.checkHeader(peer); err != nil {
+			return err
+		}
+		if err := o.finishFirst(peer); err != nil {
+			return err
 		}
 	}
 	for _, r := range o.reqs {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/gocoll/gocoll/collective/collectivetest"
+	"github.com/gocoll/gocoll/transport"
 )
 
 // BenchmarkGoodput64MiB moves one 64 MiB message from rank 0 to rank 1 per
@@ -83,4 +86,15 @@ func BenchmarkPingPong8B(b *testing.B) {
 	if err := <-errs; err != nil {
 		b.Fatal(fmt.Errorf("responder: %w", err))
 	}
+}
+
+// BenchmarkAllReduce8B runs an 8-byte AllReduce (recursive doubling) on 4
+// ranks over loopback in one process; us/op is one AllReduce.
+func BenchmarkAllReduce8B(b *testing.B) {
+	eps := newTestWorld(b, 4, Config{})
+	tps := make([]transport.Endpoint, len(eps))
+	for i, ep := range eps {
+		tps[i] = ep
+	}
+	collectivetest.BenchAllReduce(b, tps, 8)
 }

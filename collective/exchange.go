@@ -1,0 +1,193 @@
+package collective
+
+import (
+	"fmt"
+
+	"github.com/gocoll/gocoll/transport"
+)
+
+// peerState is an operation's exchange with one peer: the headers each way
+// and the pair's message counters.
+type peerState struct {
+	touched          bool // the receive of the peer's header is posted
+	announced        bool // this rank's header has been sent to the peer
+	checked          bool // the peer's header arrived and matched
+	checking         bool // a wait for this header is under way
+	sendSeq, recvSeq uint32
+	hdrIn            []byte // the peer's header message, headerMsgMax bytes
+	hdrReq           transport.Request
+
+	// Set by checkHeader: whether the peer's header carried the pair's
+	// first data message, and that message (aliasing hdrIn).
+	carried bool
+	inline  []byte
+
+	// The pair's small first receive, posted by recv but not yet settled
+	// (firstOpen); taken once the carried message was copied; firstReq
+	// once posted on its own.
+	firstOpen bool
+	firstBuf  []byte
+	taken     bool
+	firstReq  transport.Request
+}
+
+// touch posts the receive of peer's header, the first time the operation
+// talks to peer. This rank's own header goes later (announce).
+func (o *operation) touch(peer int) *peerState {
+	p := &o.peers[peer]
+	if p.touched {
+		return p
+	}
+	p.touched = true
+	o.unannounced++
+	p.hdrIn = make([]byte, headerMsgMax)
+	p.hdrReq = o.c.ep.Recv(o.c.ranks[peer], transport.Tag{OpKey: o.key}, p.hdrIn)
+	return p
+}
+
+// announce sends this rank's header to the touched peer, as message 0 of
+// the pair; when carries is set, first (the pair's first data message,
+// at most inlineBytesMax bytes, copied) travels in the same message.
+func (o *operation) announce(peer int, first []byte, carries bool) transport.Request {
+	p := &o.peers[peer]
+	if p.announced {
+		panic("collective: header announced twice")
+	}
+	p.announced = true
+	o.unannounced--
+	h := o.hdr
+	if o.pairs != nil {
+		h.pairCount, _ = o.pairs(peer)
+	}
+	h.carries = carries
+	msg := make([]byte, headerLen+len(first))
+	h.marshal(msg)
+	copy(msg[headerLen:], first)
+	r := o.c.ep.Send(o.c.ranks[peer], transport.Tag{OpKey: o.key}, msg)
+	o.reqs = append(o.reqs, r)
+	return r
+}
+
+// announceTouched sends this rank's header to every touched peer that
+// lacks it. Every wait starts with it, so that no rank waits while a peer
+// it talks to still waits for its header.
+func (o *operation) announceTouched() {
+	if o.unannounced == 0 {
+		return
+	}
+	for peer := range o.peers {
+		if p := &o.peers[peer]; p.touched && !p.announced {
+			o.announce(peer, nil, false)
+		}
+	}
+}
+
+// touchPartners touches this rank's neighbours in the binomial spanning
+// tree of the communicator (rank r's parent is r with its lowest set bit
+// cleared), once. The tree depends on nothing but the communicator, so
+// ranks that called different operations still exchange headers along a
+// connected graph: somewhere two neighbours disagree, and each checks the
+// other's header while it waits or when it finishes, so a mismatch is
+// always found. Its edges are those of recursive doubling and of the
+// binomial trees rooted at 0, whose headers travel with their data.
+func (o *operation) touchPartners() {
+	if !o.partners || o.treeTouched {
+		return
+	}
+	o.treeTouched = true
+	n, r := o.c.Size(), o.c.rank
+	if r > 0 {
+		o.touch(r & (r - 1))
+	}
+	for bit := 1; r+bit < n && (r == 0 || bit < r&-r); bit <<= 1 {
+		o.touch(r + bit)
+	}
+}
+
+// scanHeaders checks every header that has arrived and not been checked.
+func (o *operation) scanHeaders() error {
+	for peer := range o.peers {
+		p := &o.peers[peer]
+		if !p.touched || p.checked {
+			continue
+		}
+		select {
+		case <-p.hdrReq.Done():
+			if err := o.checkHeader(peer); err != nil {
+				return err
+			}
+		default:
+		}
+	}
+	return nil
+}
+
+// checkHeader waits for peer's header and compares it with this rank's.
+func (o *operation) checkHeader(peer int) error {
+	if o.err != nil {
+		return o.err
+	}
+	p := &o.peers[peer]
+	if p.checked {
+		return nil
+	}
+	if p.checking {
+		return nil // scanHeaders called from the wait below
+	}
+	p.checking = true
+	n, err := o.await(p.hdrReq)
+	p.checking = false
+	if err != nil {
+		return o.fail(o.peerErr(peer, err))
+	}
+	theirs, inline, err := parseHeader(p.hdrIn[:n])
+	if err != nil {
+		return o.fail(fmt.Errorf("from rank %d: %w", peer, err))
+	}
+	mine := o.hdr
+	if o.pairs != nil {
+		_, mine.pairCount = o.pairs(peer)
+	}
+	if err := mismatch(mine, o.c.rank, theirs, peer); err != nil {
+		return o.fail(err)
+	}
+	p.checked, p.carried, p.inline = true, theirs.carries, inline
+	return nil
+}
+
+// takeFirst settles the pair's small first receive once peer's header has
+// been checked: it copies the message the header carried (taken), or else
+// posts the receive of the message that follows as p.firstReq.
+func (o *operation) takeFirst(peer int) (taken bool, err error) {
+	p := &o.peers[peer]
+	if !p.firstOpen || !p.checked {
+		panic("collective: first receive settled twice or before its header")
+	}
+	p.firstOpen = false
+	buf := p.firstBuf
+	p.firstBuf = nil
+	if !p.carried {
+		p.firstReq = o.postRecv(peer, 1, buf)
+		return false, nil
+	}
+	if len(p.inline) != len(buf) {
+		return true, o.fail(fmt.Errorf("rank %d sent %d bytes where %d were expected", peer, len(p.inline), len(buf)))
+	}
+	copy(buf, p.inline)
+	p.taken, p.inline = true, nil
+	return true, nil
+}
+
+// finishFirst settles, at finish, a small first receive nobody waited for,
+// and fails if peer's header carried a message no receive took.
+func (o *operation) finishFirst(peer int) error {
+	p := &o.peers[peer]
+	if p.firstOpen {
+		_, err := o.takeFirst(peer)
+		return err
+	}
+	if p.carried && !p.taken {
+		return o.fail(fmt.Errorf("rank %d sent a %d-byte message this rank did not expect", peer, len(p.inline)))
+	}
+	return nil
+}
