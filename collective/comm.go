@@ -58,9 +58,11 @@ type Config struct {
 	// ChunkBytes is the pipelining unit of ring and chain algorithms.
 	// Default 512 KiB; range [4 KiB, 64 MiB].
 	ChunkBytes int
-	// PipelineDepth is how many chunks a ring step keeps in flight, and so
-	// how many chunk-sized scratch buffers an operation holds. Default 4;
-	// range [1, 64].
+	// PipelineDepth is the fewest chunk receives a ring keeps posted
+	// ahead (rings post a whole step's chunks, up to 32 MiB of them, so
+	// that a neighbour running ahead lands in place), and so of the
+	// chunk-sized scratch buffers a reducing ring holds; chains keep this
+	// many chunks in flight. Default 4; range [1, 64].
 	PipelineDepth int
 	// SmallBytes is the message size at or below which AllReduce uses
 	// recursive doubling and Broadcast/Reduce a binomial tree. Default 64 KiB.

@@ -32,7 +32,20 @@ type ring struct {
 func newRing(o *operation, steps, k int) *ring {
 	n, r := o.c.Size(), o.c.rank
 	return &ring{o: o, left: mod(r-1, n), right: mod(r+1, n), steps: steps, k: k,
-		depth: o.c.cfg.PipelineDepth, sends: make([]transport.Request, steps*k)}
+		depth: ringDepth(o.c.cfg, k), sends: make([]transport.Request, steps*k)}
+}
+
+// ringLookaheadBytes bounds the bytes of receives a ring keeps posted.
+const ringLookaheadBytes = 32 << 20
+
+// ringDepth is how many receives a ring of k chunks per step keeps posted:
+// a whole step's (within ringLookaheadBytes), and at least
+// Config.PipelineDepth. A rank sends all k chunks of its first step at
+// once, so with fewer posted the neighbour's transport would have to hold
+// the early chunks as unexpected messages (a copy, and on MetaRoCE a wait
+// for credit) instead of receiving them in place.
+func ringDepth(cfg Config, k int) int {
+	return max(cfg.PipelineDepth, min(k, max(1, ringLookaheadBytes/cfg.ChunkBytes)))
 }
 
 // waitSend waits until the send of index i (if any was posted) is done.
@@ -133,7 +146,7 @@ func (c *Comm) allReduceRing(o *operation, send, recv []byte, count int, spec re
 	a := &allReduceRing{g: newGeometry(count, n, spec.dt.Size(), c.cfg.ChunkBytes),
 		n: n, r: c.rank, send: send, recv: recv, spec: spec}
 	a.ring = newRing(o, 2*(n-1), a.g.k)
-	bufs := c.scratch.get(c.cfg.PipelineDepth)
+	bufs := c.scratch.get(a.ring.depth)
 	defer c.scratch.put(bufs)
 	a.tmp = bufs
 	return a.ring.run(a)
@@ -206,7 +219,7 @@ func (c *Comm) reduceScatterRing(o *operation, send, recv []byte, count int, spe
 	a := &reduceScatterRing{g: uniformGeometry(count, n, spec.dt.Size(), c.cfg.ChunkBytes),
 		n: n, r: c.rank, send: send, recv: recv, spec: spec}
 	a.ring = newRing(o, n-1, a.g.k)
-	bufs := c.scratch.get(c.cfg.PipelineDepth)
+	bufs := c.scratch.get(a.ring.depth)
 	defer c.scratch.put(bufs)
 	a.tmp = bufs
 	acc, release := c.tempBuffer(len(recv))
