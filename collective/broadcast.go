@@ -55,7 +55,8 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 }
 
 // broadcastChain pipelines buf down the chain root, root+1, ...: each rank
-// forwards a chunk as soon as it has it, keeping depth receives posted.
+// forwards a chunk as soon as it has it, keeping as many receives posted
+// as a ring (the root sends every chunk at once).
 func (c *Comm) broadcastChain(o *operation, buf []byte, root int) error {
 	n := c.Size()
 	pos := mod(c.rank-root, n)
@@ -69,7 +70,7 @@ func (c *Comm) broadcastChain(o *operation, buf []byte, root int) error {
 		}
 		return nil
 	}
-	depth := c.cfg.PipelineDepth
+	depth := ringDepth(c.cfg, g.k) // receives land in buf: post a lot ahead
 	pending := make([]pendingRecv, depth)
 	posted := 0
 	for i := 0; i < g.k; i++ {
