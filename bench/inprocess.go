@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/launcher"
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/inproc"
 	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
@@ -58,7 +59,7 @@ func endpoints[E transport.Endpoint](eps []E, err error) ([]transport.Endpoint, 
 func runInProcess(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	n := o.localRanks()
 	if o.Transport == "" {
-		o.Transport = "tcp"
+		o.Transport = launcher.TransportMetaRoCE
 	}
 	p, err := newPlan(o, n)
 	if err == nil {

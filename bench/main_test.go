@@ -288,14 +288,14 @@ func TestPeersFormat(t *testing.T) {
 }
 
 // TestSpawnedProcesses runs ranks as processes of this test binary over
-// TCP, as a run started alone does.
+// MetaRoCE, the default, as a run started alone does.
 func TestSpawnedProcesses(t *testing.T) {
 	code, out, errOut := runBench(t, "allreduce,sendrecv", "-np", "3", "--sizes", "4,64K", "-n", "2", "--json")
 	require.Equal(t, ExitOK, code, errOut)
 	rows := decodeRows(t, out)
 	require.Len(t, rows, 4)
 	for _, r := range rows {
-		require.Equal(t, "tcp", r.Transport)
+		require.Equal(t, "metaroce", r.Transport)
 		require.Equal(t, 3, r.Ranks)
 		require.Zero(t, *r.Wrong)
 	}

@@ -57,9 +57,9 @@ type Options struct {
 	Ranks int
 	// Algo (--algo, default auto) forces the collective's algorithm.
 	Algo collective.Algorithm
-	// Transport (--transport): tcp, mptcp, inproc or metaroce (MetaRoCE
-	// over UDP). Empty means tcp, or under a launcher the launcher's
-	// (GOCOLL_TRANSPORT).
+	// Transport (--transport): metaroce (MetaRoCE over UDP), tcp, mptcp
+	// or inproc. Empty means metaroce, or under a launcher the
+	// launcher's (GOCOLL_TRANSPORT).
 	Transport string
 	// InProcess (--in-process) runs all ranks as goroutines of this process
 	// over Transport (always so for inproc).

@@ -10,7 +10,7 @@
 #   RUNS        repeats of every configuration (default 2; the best run counts)
 #   OUT         where the results go (default bench/results)
 #   PEERS_DIR   the peer harness (default ../shared/peers next to the repository)
-#   TRANSPORT   gocoll's transport (default tcp; mptcp also works)
+#   TRANSPORT   gocoll's transport (default metaroce; tcp and mptcp also work)
 #   SCALE       multiplies every timed iteration count (as run_all.sh's SCALE)
 #   MAXBYTES    largest size (default 67108864, as run_all.sh)
 #   NO_INSTALL  1: do not apt-get install the peers' packages (root needed otherwise)
@@ -26,7 +26,7 @@ REPO="$(cd "$BENCH_DIR/.." && pwd)"
 SELF="$BENCH_DIR/peers.sh"
 SCALE="${SCALE:-1}"
 MAXBYTES="${MAXBYTES:-67108864}"
-TRANSPORT="${TRANSPORT:-tcp}"
+TRANSPORT="${TRANSPORT:-metaroce}"
 COLLS=allreduce,broadcast,alltoall
 
 # iters_for BYTES: "WARMUP ITERS" as mpi_coll_bench's schedule(), scaled.
