@@ -54,10 +54,16 @@ type bulkJob struct {
 	withdrawn bool
 }
 
+// newConn wraps nc, reading and writing it through rawIO where it has a
+// descriptor.
 func newConn(e *Endpoint, p *peer, index int, nc net.Conn) *conn {
+	var rw io.ReadWriter = nc
+	if raw, ok := newRawIO(nc); ok {
+		rw = raw
+	}
 	return &conn{ep: e, peer: p, index: index, nc: nc,
-		br:   bufio.NewReaderSize(nc, e.cfg.IOBufferBytes),
-		bw:   bufio.NewWriterSize(nc, e.cfg.IOBufferBytes),
+		br:   bufio.NewReaderSize(rw, e.cfg.IOBufferBytes),
+		bw:   bufio.NewWriterSize(rw, e.cfg.IOBufferBytes),
 		wake: make(chan struct{}, 1), stop: make(chan struct{})}
 }
 

@@ -57,7 +57,10 @@
 //
 // Each connection has a reader goroutine and a writer goroutine; writes of
 // control frames are batched in a bufio.Writer and flushed when the queue
-// runs empty. When a connection breaks, every pending request with that
+// runs empty. Reads and writes of up to 64 KiB are raw system calls on the
+// socket's non-blocking descriptor (waiting for readiness through the
+// runtime's poller as net.Conn does), which spares the runtime's monitor
+// thread a wake-up per message. When a connection breaks, every pending request with that
 // peer fails with a [*transport.PeerError] naming its rank. Close fails
 // pending requests with [transport.ErrClosed], closes every socket and
 // waits for every goroutine to end.
