@@ -84,3 +84,41 @@ func TestPlacementDeclines(t *testing.T) {
 	// Garbage.
 	require.Nil(t, ep.Placement(0, make([]byte, wire.DataHeadLen)))
 }
+
+// Placing is true exactly while a matched message misses pieces or a
+// receive posted for a message of several pieces waits.
+func TestPlacing(t *testing.T) {
+	n := newTestNet(t, Config{MaxDatagram: 4000})
+	n.place = true
+	a, b := n.connect()
+	require.False(t, n.eps[1].Placing())
+	small := make([]byte, 100)
+	require.NoError(t, n.eps[1].PostRecv(n.now, b, 1, 2, small))
+	require.False(t, n.eps[1].Placing(), "a one-piece receive never has a place")
+	require.True(t, n.eps[1].CancelRecv(n.now, b, 1, 2))
+	buf := make([]byte, 20_000)
+	require.NoError(t, n.eps[1].PostRecv(n.now, b, 1, 3, buf))
+	require.True(t, n.eps[1].Placing(), "a receive for several pieces waits")
+	require.True(t, n.eps[1].CancelRecv(n.now, b, 1, 3))
+	require.False(t, n.eps[1].Placing(), "the receive was withdrawn")
+	require.NoError(t, n.eps[1].PostRecv(n.now, b, 1, 1, buf))
+	require.NoError(t, n.eps[0].Send(n.now, a, 1, 1, pattern(len(buf), 3)))
+	n.flush()
+	// Deliver the datagrams in flight one by one until the first piece
+	// is in (the message is then open and matched).
+	for i := 0; i < 5 && n.placed == 0; i++ {
+		require.NotEmpty(t, n.flights)
+		f := n.flights[0]
+		n.flights = n.flights[1:]
+		n.now = max(n.now, f.at)
+		n.deliver(n.eps[f.to], f)
+	}
+	require.True(t, n.eps[1].Placing(), "the message has begun and misses pieces")
+	require.Positive(t, n.placed)
+	n.runUntil(func() bool {
+		_, ok := n.done(1, EventRecvDone, 1, 1)
+		return ok
+	}, time.Second)
+	require.False(t, n.eps[1].Placing())
+	require.Equal(t, pattern(len(buf), 3), buf)
+}

@@ -37,6 +37,7 @@ type receiver struct {
 	maxRecvs   int
 	window     uint64
 	posted     map[msgKey][]byte // receives not yet matched
+	postedMany int               // of those, buffers longer than a piece
 	active     map[uint64]*inMsg // by MsgSeq
 	matched    map[msgKey]*inMsg // matched and unfinished, for cancel
 	unexpected map[msgKey]*inMsg // first of a chain of unmatched messages
@@ -197,7 +198,7 @@ func (r *receiver) open(d *wire.Data) *inMsg {
 	m := &inMsg{key: msgKey{d.Stream, d.Msg}, seq: d.MsgSeq, total: d.Total}
 	r.active[m.seq] = m
 	if buf, ok := r.posted[m.key]; ok {
-		delete(r.posted, m.key)
+		r.unpost(m.key)
 		r.match(m, buf)
 		return m
 	}
@@ -333,14 +334,25 @@ func (r *receiver) post(k msgKey, buf []byte) error {
 		return ErrLimit
 	}
 	r.posted[k] = buf
+	if uint64(len(buf)) > r.chunk {
+		r.postedMany++
+	}
 	return nil
+}
+
+// unpost removes posted receive k.
+func (r *receiver) unpost(k msgKey) {
+	if uint64(len(r.posted[k])) > r.chunk {
+		r.postedMany--
+	}
+	delete(r.posted, k)
 }
 
 // cancel withdraws a posted receive; a message already matched to it is
 // received on and dropped.
 func (r *receiver) cancel(k msgKey) bool {
 	if _, ok := r.posted[k]; ok {
-		delete(r.posted, k)
+		r.unpost(k)
 		return true
 	}
 	m := r.matched[k]
@@ -408,6 +420,7 @@ func (r *receiver) fail(err error) {
 		r.done(m, 0, err)
 	}
 	clear(r.posted)
+	r.postedMany = 0
 	clear(r.matched)
 	clear(r.active)
 	clear(r.unexpected)

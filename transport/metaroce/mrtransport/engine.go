@@ -58,6 +58,7 @@ type engine struct {
 	txTurn uint64 // ticket of the batch whose turn it is to be written
 
 	closed  bool
+	placing atomic.Bool // the core's Placing, as of the last unlock
 	readers sync.WaitGroup
 	st      engineCounters
 }
@@ -122,6 +123,7 @@ func (e *engine) lock() { e.mu.Lock() }
 // it, outside mu and in their turn, and goes on polling and writing while
 // the core has more ready.
 func (e *engine) unlock() {
+	e.placing.Store(e.core.Placing())
 	for {
 		b := e.pending
 		e.pending = nil
@@ -157,7 +159,8 @@ func (e *engine) now() time.Duration {
 
 // readLoop reads path's socket until it closes. A socket that can peek
 // (placer) has each large DATA payload read straight into its receive
-// buffer; everything else is read in batches.
+// buffer while the core has a receive to place into (Placing); everything
+// else is read in batches, with no peek.
 func (e *engine) readLoop(path int, s PathSocket) {
 	defer e.readers.Done()
 	ms := make([]Message, e.batch)
@@ -168,7 +171,7 @@ func (e *engine) readLoop(path int, s PathSocket) {
 	}
 	pr := newPlacedReader(s, e.maxDatagram)
 	for {
-		if pr != nil {
+		if pr != nil && e.placing.Load() {
 			placed, err := e.readPlaced(path, pr)
 			if err != nil {
 				if e.readFailed(err) {
@@ -180,7 +183,7 @@ func (e *engine) readLoop(path int, s PathSocket) {
 				continue
 			}
 		}
-		n, err := s.ReadBatch(ms[:pr.batchLen(len(ms))])
+		n, err := s.ReadBatch(ms[:pr.batchLen(len(ms), e.placing.Load())])
 		if err != nil {
 			if e.readFailed(err) {
 				return

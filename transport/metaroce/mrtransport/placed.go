@@ -43,11 +43,12 @@ func newPlacedReader(s PathSocket, maxDatagram int) *placedReader {
 	return &placedReader{p: p, head: make([]byte, wire.DataHeadLen), tail: make([]byte, maxDatagram)}
 }
 
-// batchLen is how many datagrams a reader reads at once when the next one
-// is not placed: all of them without placement; with it, one, so that
-// the DATA packets behind it are peeked at and placed in turn.
-func (r *placedReader) batchLen(batch int) int {
-	if r == nil {
+// batchLen is how many datagrams a reader reads at once when it does not
+// place the next one: a whole batch without placement or while nothing
+// can be placed (placing: the core's Placing); otherwise one, so that the
+// DATA packets behind it are peeked at and placed in turn.
+func (r *placedReader) batchLen(batch int, placing bool) int {
+	if r == nil || !placing {
 		return batch
 	}
 	return 1

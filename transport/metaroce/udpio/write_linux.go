@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -57,8 +56,7 @@ func (w *writer) send(fd uintptr) bool {
 		}
 	}
 	for {
-		n, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd,
-			uintptr(unsafe.Pointer(&w.hs[0])), uintptr(cnt), 0, 0, 0)
+		n, e := w.mmsg(unix.SYS_SENDMMSG, fd, cnt, 0)
 		switch e {
 		case unix.EINTR:
 			continue
