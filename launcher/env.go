@@ -36,6 +36,9 @@ const (
 	EnvDebug            = "GOCOLL_DEBUG"             // info or trace: log to stderr at that level
 	EnvHeartbeatTimeout = "GOCOLL_HEARTBEAT_TIMEOUT" // a rank silent this long is declared dead
 	EnvConnectTimeout   = "GOCOLL_CONNECT_TIMEOUT"   // bound on forming the world
+	// EnvGoMaxProcs is the Go runtime's own variable; when it is set, Join
+	// leaves the runtime's GOMAXPROCS alone (see Job.FitGoMaxProcs).
+	EnvGoMaxProcs = "GOMAXPROCS"
 )
 
 // Defaults and limits of the durations a Job carries.
@@ -88,6 +91,13 @@ type Job struct {
 	HeartbeatTimeout time.Duration // in [MinHeartbeatTimeout, MaxTimeout]
 	ConnectTimeout   time.Duration // in (0, MaxTimeout]
 	WatchStdin       bool
+	// FitGoMaxProcs (GOMAXPROCS not set) lets Join divide the processors
+	// the Go runtime uses among the ranks of this host: GOMAXPROCS becomes
+	// its value divided by the number of local ranks, at least 1. With
+	// more busy threads than cores, a rank's spare processors only add
+	// thread wake-ups to every message (an 8-byte AllReduce of 4 processes
+	// on 2 cores spent about 60 % fewer context switches with 1).
+	FitGoMaxProcs bool
 }
 
 // LevelTrace is the slog level GOCOLL_DEBUG=trace selects.
@@ -412,6 +422,7 @@ func (e envReader) behaviour(j *Job) error {
 	default:
 		return fmt.Errorf("gocoll: %s=%q: want info, debug or trace", EnvDebug, d)
 	}
+	j.FitGoMaxProcs = e.get(EnvGoMaxProcs) == ""
 	var err error
 	if j.HeartbeatTimeout, err = e.duration(EnvHeartbeatTimeout, DefaultHeartbeatTimeout, MinHeartbeatTimeout); err != nil {
 		return err

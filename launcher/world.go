@@ -131,6 +131,9 @@ func (lc *lifecycle) form(ctx context.Context, cfg collective.Config) (*World, e
 		return nil, err
 	}
 	lc.topo = topo
+	if job.FitGoMaxProcs {
+		fitGoMaxProcs(topo, job.Rank, lc.log)
+	}
 	ep, err := ln.Connect(ctx, addrs)
 	lc.ln = nil // Connect closed it
 	if err != nil {

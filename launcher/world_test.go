@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,6 +39,9 @@ func rankEnv(t *testing.T, storeAddr string, r, n int, extra ...string) []string
 		EnvSite + "=" + []string{"a", "b"}[(r/2)%2],
 		EnvStore + "=" + storeAddr, EnvStoreServe + "=0", EnvJobKey + "=" + testJobKey,
 		EnvJobID + "=" + t.Name(), EnvConnectTimeout + "=20s",
+		// Ranks that share this test process must not refit its
+		// GOMAXPROCS (procs_test.go tests the fitting).
+		EnvGoMaxProcs + "=" + strconv.Itoa(runtime.GOMAXPROCS(0)),
 	}
 	return append(env, extra...)
 }
