@@ -252,12 +252,7 @@ func (e *Endpoint) PollEvent() (Event, bool) {
 // ECN-CE. The core does not keep b. Bad datagrams are counted in Stats and
 // dropped.
 func (e *Endpoint) HandleDatagram(now time.Duration, path int, ecnCE bool, b []byte) {
-	if len(b) > e.cfg.MaxDatagram {
-		e.st.DropTooLarge++
-		return
-	}
-	if path < 0 || path >= e.cfg.Paths {
-		e.st.DropBadPath++
+	if !e.admit(path, len(b)) {
 		return
 	}
 	h, body, err := wire.Open(b)
@@ -269,13 +264,40 @@ func (e *Endpoint) HandleDatagram(now time.Duration, path int, ecnCE bool, b []b
 		e.handleHello(now, path, h, body)
 		return
 	}
-	c := e.conns[ConnID(h.Conn)]
+	if c := e.connOf(h.Conn); c != nil {
+		e.count(c.handle(now, path, ecnCE, h, body))
+	}
+}
+
+// admit reports whether a datagram of size bytes on path index path may
+// be parsed, counting it as dropped if not.
+func (e *Endpoint) admit(path, size int) bool {
+	switch {
+	case size > e.cfg.MaxDatagram:
+		e.st.DropTooLarge++
+	case path < 0 || path >= e.cfg.Paths:
+		e.st.DropBadPath++
+	default:
+		return true
+	}
+	return false
+}
+
+// connOf returns the connection a parsed packet names, ready for its
+// input, or nil (counted) if there is none.
+func (e *Endpoint) connOf(id uint64) *conn {
+	c := e.conns[ConnID(id)]
 	if c == nil {
 		e.st.DropUnknownConn++
-		return
+		return nil
 	}
 	c.timerOK = false
-	if drop := c.handle(now, path, ecnCE, h, body); drop != nil {
+	return c
+}
+
+// count bumps the drop counter a handler returned, if any.
+func (e *Endpoint) count(drop *int64) {
+	if drop != nil {
 		*drop++
 	}
 }

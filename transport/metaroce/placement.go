@@ -45,12 +45,7 @@ func (e *Endpoint) Placement(path int, head []byte) []byte {
 // no well-formed DATA packet is counted and dropped like any other.
 func (e *Endpoint) HandleDatagramParts(now time.Duration, path int, ecnCE bool, head, payload, tail []byte) {
 	size := len(head) + len(payload) + len(tail)
-	if size > e.cfg.MaxDatagram {
-		e.st.DropTooLarge++
-		return
-	}
-	if path < 0 || path >= e.cfg.Paths {
-		e.st.DropBadPath++
+	if !e.admit(path, size) {
 		return
 	}
 	d := &e.data
@@ -58,14 +53,8 @@ func (e *Endpoint) HandleDatagramParts(now time.Duration, path int, ecnCE bool, 
 		e.countOpenError(err)
 		return
 	}
-	c := e.conns[ConnID(d.Conn)]
-	if c == nil {
-		e.st.DropUnknownConn++
-		return
-	}
-	c.timerOK = false
-	if drop := c.acceptData(now, path, ecnCE, d, size); drop != nil {
-		*drop++
+	if c := e.connOf(d.Conn); c != nil {
+		e.count(c.acceptData(now, path, ecnCE, d, size))
 	}
 }
 
