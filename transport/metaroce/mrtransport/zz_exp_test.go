@@ -17,8 +17,9 @@ func BenchmarkExpAllReduce(b *testing.B) {
 	size, _ := strconv.Atoi(os.Getenv("EXP_SIZE"))
 	dt, _ := time.ParseDuration(os.Getenv("EXP_DT"))
 	rto, _ := time.ParseDuration(os.Getenv("EXP_RTO"))
-	cfg := Config{Paths: paths, Core: metaroce.Config{AckEvery: ack, DelayTarget: dt, MinRTO: rto}}
-	b.Run(fmt.Sprintf("ack=%d/paths=%d", ack, paths), func(b *testing.B) {
+	ub, _ := strconv.Atoi(os.Getenv("EXP_UB"))
+	cfg := Config{Paths: paths, Core: metaroce.Config{AckEvery: ack, DelayTarget: dt, MinRTO: rto, UnexpectedBytes: int64(ub)}}
+	b.Run(fmt.Sprintf("ack=%d/paths=%d/ub=%d", ack, paths, ub), func(b *testing.B) {
 		eps := newTestWorld(b, 4, cfg)
 		collectivetest.BenchAllReduce(b, asTransport(eps), size)
 		var st EngineStats
