@@ -27,9 +27,11 @@ import (
 // which is a large part of an 8-byte message's latency on loopback.
 //
 // Writes happen outside mu, so that one goroutine's system call overlaps
-// another's work in the core, but in the order the datagrams were polled
-// (a ticket per batch), because a path's packets must leave in sequence
-// order: reordering within a path would look like loss to the core.
+// another's work in the core, and two goroutines write on different
+// paths' sockets at once; but on each path in the order the datagrams
+// were polled (a ticket per batch and path), because a path's packets
+// must leave in sequence order: reordering within a path would look like
+// loss to the core.
 type engine struct {
 	mu    sync.Mutex
 	core  *metaroce.Endpoint
@@ -51,11 +53,11 @@ type engine struct {
 	gatherMin          int        // PollTransmitVec's minGather: 0 unless every socket gathers
 	pending            *txBatch   // polled under mu, written by unlock
 	free               []*txBatch // batches to reuse
-	txNext             uint64     // ticket of the next batch to be written
+	txNext             []uint64   // by path: ticket of the next batch with datagrams on it
 
 	txMu   sync.Mutex // guards txTurn
 	txCond *sync.Cond
-	txTurn uint64 // ticket of the batch whose turn it is to be written
+	txTurn []uint64 // by path: ticket of the batch whose turn it is to write on it
 
 	closed  bool
 	placing atomic.Bool // the core's Placing, as of the last unlock
@@ -76,9 +78,10 @@ type engineCounters struct {
 // txBatch is up to engine.batch datagrams polled from the core, grouped by
 // path socket.
 type txBatch struct {
-	bufs   [][]byte // datagram buffers, allocated as needed
-	n      int      // buffers in use
-	byPath [][]Message
+	bufs    [][]byte // datagram buffers, allocated as needed
+	n       int      // buffers in use
+	byPath  [][]Message
+	tickets []uint64 // by path with datagrams: its turn to write there
 }
 
 // readErrorPause is how long a reader waits after a read error that is not
@@ -88,6 +91,7 @@ const readErrorPause = time.Millisecond
 func newEngine(core *metaroce.Endpoint, socks []PathSocket, batch, maxDatagram int) *engine {
 	e := &engine{core: core, socks: socks, start: time.Now(), armed: -1, batch: batch, maxDatagram: maxDatagram}
 	e.txCond = sync.NewCond(&e.txMu)
+	e.txNext, e.txTurn = make([]uint64, len(socks)), make([]uint64, len(socks))
 	e.gatherMin = gatherMinOf(socks)
 	e.timer = time.AfterFunc(time.Hour, e.onTimer)
 	e.timer.Stop()
@@ -132,11 +136,15 @@ func (e *engine) unlock() {
 			e.mu.Unlock()
 			return
 		}
-		ticket := e.txNext
-		e.txNext++
+		for p, ms := range b.byPath {
+			if len(ms) > 0 {
+				b.tickets[p] = e.txNext[p]
+				e.txNext[p]++
+			}
+		}
 		full := b.n == e.batch
 		e.mu.Unlock()
-		e.write(ticket, b)
+		e.write(b)
 		e.mu.Lock()
 		e.recycle(b)
 		if !full || e.closed {
@@ -326,7 +334,7 @@ func (e *engine) newBatch() *txBatch {
 		e.free = e.free[:n-1]
 		return b
 	}
-	return &txBatch{byPath: make([][]Message, len(e.socks))}
+	return &txBatch{byPath: make([][]Message, len(e.socks)), tickets: make([]uint64, len(e.socks))}
 }
 
 // recycle keeps b for reuse. The caller holds mu.
@@ -342,16 +350,22 @@ func (e *engine) recycle(b *txBatch) {
 	e.free = append(e.free, b)
 }
 
-// write sends batch b when its ticket's turn comes, one WriteBatch per
-// path socket. A datagram a socket refuses is dropped and counted: the
-// core resends what is lost. The caller does not hold mu.
-func (e *engine) write(ticket uint64, b *txBatch) {
-	e.txMu.Lock()
-	for e.txTurn != ticket {
-		e.txCond.Wait()
-	}
-	e.txMu.Unlock()
+// write sends batch b, one WriteBatch per path socket, each when b's turn
+// on that path comes: a path's datagrams leave in the order they were
+// polled (reordering within a path would look like loss to the core),
+// while batches written from several goroutines use different paths'
+// sockets at once. A datagram a socket refuses is dropped and counted:
+// the core resends what is lost. The caller does not hold mu.
+func (e *engine) write(b *txBatch) {
 	for path, ms := range b.byPath {
+		if len(ms) == 0 {
+			continue
+		}
+		e.txMu.Lock()
+		for e.txTurn[path] != b.tickets[path] {
+			e.txCond.Wait()
+		}
+		e.txMu.Unlock()
 		for len(ms) > 0 {
 			n, err := e.socks[path].WriteBatch(ms)
 			e.st.writeBatches.Add(1)
@@ -365,11 +379,11 @@ func (e *engine) write(ticket uint64, b *txBatch) {
 			}
 			ms = ms[min(n, len(ms)):]
 		}
+		e.txMu.Lock()
+		e.txTurn[path]++
+		e.txCond.Broadcast()
+		e.txMu.Unlock()
 	}
-	e.txMu.Lock()
-	e.txTurn++
-	e.txCond.Broadcast()
-	e.txMu.Unlock()
 }
 
 // rearm sets the timer for the core's next deadline if that is earlier
