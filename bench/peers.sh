@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # peers.sh - gocoll next to its peers, in one run: gocoll bench, OpenMPI over
-# TCP, OpenMPI over shared memory and Gloo (torch.distributed) run one after
+# TCP (also with huge-page malloc, -thp: plain OpenMPI pays page faults on a
+# temporary buffer per call at 64 MiB), OpenMPI over shared memory and Gloo
+# (torch.distributed) run one after
 # another on the same sizes and rank counts, through ../shared/peers/run_all.sh
 # (whose OURS_CMD hook runs gocoll); then bench/plot prints one table of
 # busbw per size with gocoll's ratio to each peer and draws busbw vs size.
@@ -93,14 +95,14 @@ fi
 export GOCOLL SCALE MAXBYTES TRANSPORT
 
 RAW="$OUT/raw-$(date +%Y%m%d-%H%M%S).txt"
-targets=build,ours,mpi-tcp,mpi-shm,gloo
+targets=build,ours,mpi-tcp,mpi-tcp-thp,mpi-shm,gloo
 [ "${NO_INSTALL:-0}" = 1 ] || targets="install,$targets"
 echo "peers.sh: $targets for n=${*:-2 4}, raw output in $RAW"
 OURS_CMD="'$SELF' --ours {n}" OURS_LABEL=gocoll RAW="$RAW" RUNS="${RUNS:-2}" \
   BUILD_DIR="$WORK/build" RESULTS_DIR="$OUT" SCALE="$SCALE" MAXBYTES="$MAXBYTES" \
   "$PEERS_DIR/run_all.sh" "$targets" "$@"
 
-(cd "$REPO" && go run ./bench/plot -ours gocoll -labels gocoll,mpi-tcp,mpi-shm,gloo \
+(cd "$REPO" && go run ./bench/plot -ours gocoll -labels gocoll,mpi-tcp,mpi-tcp-thp,mpi-shm,gloo \
   -md "$OUT/table.md" -png "$OUT/busbw.png" "$RAW") || exit 1
 echo
 cat "$OUT/table.md"
