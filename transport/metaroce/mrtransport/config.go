@@ -126,6 +126,8 @@ type Config struct {
 	// EagerBuffer bounds the bytes of eager sends held at once, over all
 	// peers, 1 to MaxEagerBuffer. Default DefaultEagerBuffer. A send that
 	// would go beyond it is not eager: it completes when acknowledged.
+	// Copies are made in power-of-two buffers, and up to EagerBuffer bytes
+	// of them are kept for reuse once their sends complete.
 	EagerBuffer int
 	// CloseLinger bounds how long Close waits for the peers to
 	// acknowledge the messages already sent (eager sends, control

@@ -31,6 +31,7 @@ type Endpoint struct {
 	closing   chan struct{} // closed by Close
 	nBlocked  int           // receives waiting for a truncated message to drain
 	eagerHeld int           // bytes of eager sends' copies held (Config.EagerBuffer)
+	eagerFree eagerPool     // copies of completed eager sends, for reuse
 	counters  endpointCounters
 }
 
@@ -62,7 +63,7 @@ type peer struct {
 }
 
 func newEndpoint(cfg Config, eng *engine) *Endpoint {
-	e := &Endpoint{cfg: cfg, eng: eng, log: cfg.Logger.With("rank", cfg.Rank),
+	e := &Endpoint{cfg: cfg, eng: eng, log: cfg.Logger.With("rank", cfg.Rank), eagerFree: eagerPool{limit: cfg.EagerBuffer},
 		peers: make([]*peer, cfg.Size), byConn: make(map[metaroce.ConnID]*peer),
 		self: newSelfBox(), ended: newEndedOps(cfg.AbortMemory), connected: make(chan struct{}),
 		closing: make(chan struct{})}
@@ -196,12 +197,14 @@ func (e *Endpoint) submit(now time.Duration, p *peer, r *request) {
 	var err error
 	if r.isSend {
 		buf, eager := r.buf, e.eager(r)
-		if eager {
-			buf = append([]byte(nil), r.buf...)
+		pooled := eager && len(buf) > 0
+		if pooled {
+			buf = e.eagerFree.get(len(r.buf))
+			copy(buf, r.buf)
 		}
 		err = core.Send(now, p.conn, k.stream, k.msg, buf)
 		if err == nil && eager {
-			r.release(buf)
+			r.release(buf, pooled)
 		}
 	} else {
 		err = core.PostRecv(now, p.conn, k.stream, k.msg, r.buf)

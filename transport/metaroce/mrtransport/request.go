@@ -27,6 +27,7 @@ type request struct {
 	// the core: buf is then the transport's copy, and r stays at the head
 	// of its queue until the core reports the send done.
 	released bool
+	pooled   bool // released with a copy from Endpoint.eagerFree, to go back there
 
 	done chan struct{}
 	n    int   // valid after done is closed
@@ -55,6 +56,9 @@ func (r *request) complete(n int, err error) {
 	r.state = stateDone
 	if r.released {
 		r.ep.eagerHeld -= len(r.buf)
+		if r.pooled {
+			r.ep.eagerFree.put(r.buf) // the core is done with the copy
+		}
 		r.buf = nil
 		return // the caller saw it complete already
 	}
@@ -63,10 +67,11 @@ func (r *request) complete(n int, err error) {
 }
 
 // release completes an eager send for its caller, whose buffer the
-// transport no longer needs: buf is the transport's copy of it. The caller
+// transport no longer needs: buf is the transport's copy of it, from
+// Endpoint.eagerFree if pooled (an empty send is not copied). The caller
 // holds the engine's lock.
-func (r *request) release(copied []byte) {
-	r.released, r.n, r.buf = true, len(copied), copied
+func (r *request) release(copied []byte, pooled bool) {
+	r.released, r.pooled, r.n, r.buf = true, pooled, len(copied), copied
 	r.ep.eagerHeld += len(copied)
 	close(r.done)
 }
