@@ -60,13 +60,13 @@ func (e *Endpoint) HandleDatagramParts(now time.Duration, path int, ecnCE bool, 
 
 // Placing reports whether Placement may return a place for a datagram now
 // or once a message begins: whether a message that has begun to arrive is
-// matched to a posted receive and misses pieces, or a posted receive can
-// take a message of more than one piece (a message's first piece opens it
-// and is never placed). A driver that peeks before each read needs to do
-// so only while it does.
+// matched to a posted receive and still unfinished, or a receive is
+// posted, in either case for a message with a full piece after its first
+// (the first opens the message and is never placed). A driver that peeks
+// before each read needs to do so only while it does.
 func (e *Endpoint) Placing() bool {
 	for _, c := range e.conns {
-		if len(c.rcv.matched) > 0 || c.rcv.postedMany > 0 {
+		if c.rcv.matchedBig > 0 || c.rcv.postedBig > 0 {
 			return true
 		}
 	}

@@ -37,7 +37,8 @@ type receiver struct {
 	maxRecvs   int
 	window     uint64
 	posted     map[msgKey][]byte // receives not yet matched
-	postedMany int               // of those, buffers longer than a piece
+	postedBig  int               // of those, buffers of placeable messages (bigMessage)
+	matchedBig int               // matched messages of bigMessage length
 	active     map[uint64]*inMsg // by MsgSeq
 	matched    map[msgKey]*inMsg // matched and unfinished, for cancel
 	unexpected map[msgKey]*inMsg // first of a chain of unmatched messages
@@ -220,6 +221,9 @@ func (r *receiver) open(d *wire.Data) *inMsg {
 func (r *receiver) match(m *inMsg, buf []byte) {
 	m.matched = true
 	r.matched[m.key] = m
+	if r.bigMessage(m.total) {
+		r.matchedBig++
+	}
 	if m.total > uint64(len(buf)) {
 		m.discard = true
 		r.done(m, 0, ErrTruncated)
@@ -283,7 +287,7 @@ func (r *receiver) abort(m *inMsg, unconfSent uint64) {
 func (r *receiver) finish(m *inMsg) {
 	delete(r.active, m.seq)
 	if r.matched[m.key] == m {
-		delete(r.matched, m.key)
+		r.unmatch(m)
 	}
 	if !m.matched {
 		r.unlinkUnexpected(m)
@@ -334,16 +338,29 @@ func (r *receiver) post(k msgKey, buf []byte) error {
 		return ErrLimit
 	}
 	r.posted[k] = buf
-	if uint64(len(buf)) > r.chunk {
-		r.postedMany++
+	if r.bigMessage(uint64(len(buf))) {
+		r.postedBig++
 	}
 	return nil
 }
 
+// bigMessage reports whether a message of total bytes has a piece a
+// driver can read into place (Endpoint.Placement): a full one after the
+// first, which opens the message and is never placed.
+func (r *receiver) bigMessage(total uint64) bool { return total >= 2*r.chunk }
+
+// unmatch takes matched message m out of matched.
+func (r *receiver) unmatch(m *inMsg) {
+	if r.bigMessage(m.total) {
+		r.matchedBig--
+	}
+	delete(r.matched, m.key)
+}
+
 // unpost removes posted receive k.
 func (r *receiver) unpost(k msgKey) {
-	if uint64(len(r.posted[k])) > r.chunk {
-		r.postedMany--
+	if r.bigMessage(uint64(len(r.posted[k]))) {
+		r.postedBig--
 	}
 	delete(r.posted, k)
 }
@@ -360,7 +377,7 @@ func (r *receiver) cancel(k msgKey) bool {
 		return false
 	}
 	m.discard, m.buf = true, nil
-	delete(r.matched, k)
+	r.unmatch(m)
 	return true
 }
 
@@ -420,7 +437,7 @@ func (r *receiver) fail(err error) {
 		r.done(m, 0, err)
 	}
 	clear(r.posted)
-	r.postedMany = 0
+	r.postedBig, r.matchedBig = 0, 0
 	clear(r.matched)
 	clear(r.active)
 	clear(r.unexpected)
