@@ -181,11 +181,17 @@ func (c *conn) pickPath(now time.Duration) *path {
 	return best
 }
 
-// homePath returns the path a one-piece message takes: the first good path
-// with room, or p (the scheduler's choice) if there is none. Small messages
-// then share one path, whose ACKs come back on it too, so that a driver
-// with a reader per path socket wakes one reader for a burst of them
-// rather than one per path; large messages still spread over every path.
+// homeMaxPieces is the most pieces a message may have to take the home
+// path (homePath).
+const homeMaxPieces = 2
+
+// homePath returns the path a small message (at most homeMaxPieces
+// pieces) takes: the first good path with room, or p (the scheduler's
+// choice) if there is none. Small messages then share one path, whose
+// ACKs come back on it too, so that a driver with a reader per path socket
+// wakes one reader for a burst of them (and reads a message's pieces with
+// one call) rather than one per path; large messages still spread over
+// every path.
 func (c *conn) homePath(p *path) *path {
 	for _, q := range c.paths {
 		if q.state == PathGood && q.room() > 0 {
@@ -220,10 +226,10 @@ func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 		}
 		return nil, 0, false
 	}
-	if pc.flags&(wire.FlagFirst|wire.FlagLast) == wire.FlagFirst|wire.FlagLast {
+	m := c.snd.msgs[pc.msgSeq]
+	if m.total() <= homeMaxPieces*uint64(c.snd.chunk) {
 		p = c.homePath(p)
 	}
-	m := c.snd.msgs[pc.msgSeq]
 	d := &c.ep.data
 	*d = wire.Data{
 		Conn: c.peerConn, Path: p.idx, Flags: pc.flags, SentAt: now,
