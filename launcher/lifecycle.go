@@ -28,14 +28,16 @@ const (
 // (served or dialed), the heartbeat and the watcher. It is the closer the
 // world communicator owns.
 type lifecycle struct {
-	job    Job
-	log    *slog.Logger
-	srv    *store.Server // on the serving rank
-	client store.Store   // srv.Local() or a *store.Client
-	kv     store.Store   // the job's prefix of client
-	ln     transportListener
-	topo   topology.Topology
-	guard  *guardedEndpoint
+	job Job
+	log *slog.Logger
+	// transportLog is log without the rank, which the transports add.
+	transportLog *slog.Logger
+	srv          *store.Server // on the serving rank
+	client       store.Store   // srv.Local() or a *store.Client
+	kv           store.Store   // the job's prefix of client
+	ln           transportListener
+	topo         topology.Topology
+	guard        *guardedEndpoint
 
 	closing   atomic.Bool
 	storeGone atomic.Bool

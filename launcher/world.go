@@ -82,7 +82,8 @@ func Join(ctx context.Context, job Job, cfg collective.Config) (*World, error) {
 	if job.WatchStdin {
 		watchStdin(job.Rank)
 	}
-	lc := &lifecycle{job: job, log: newLogger(job)}
+	base := newLogger(job)
+	lc := &lifecycle{job: job, log: base.With("rank", job.Rank), transportLog: base}
 	ctx, cancel := context.WithTimeout(ctx, job.ConnectTimeout)
 	defer cancel()
 	w, err := lc.form(ctx, cfg)
@@ -100,7 +101,7 @@ func newLogger(job Job) *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	h := slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: job.LogLevel})
-	return slog.New(h).With("rank", job.Rank)
+	return slog.New(h)
 }
 
 // form runs the steps of Join; on error the caller abandons lc.
@@ -221,7 +222,7 @@ func (lc *lifecycle) listen(ctx context.Context) (rankRecord, transportListener,
 		}
 	}
 	ln, err := listenTransport(ctx, job.Transport, transportSpec{
-		Rank: job.Rank, Size: job.Size, JobID: hash64(job.JobID), Host: ip, Logger: lc.log,
+		Rank: job.Rank, Size: job.Size, JobID: hash64(job.JobID), Host: ip, Logger: lc.transportLog,
 	})
 	if err != nil {
 		return rankRecord{}, nil, err

@@ -1,8 +1,10 @@
 package mrtransport
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/gocoll/gocoll/transport"
@@ -81,7 +83,14 @@ func (e *Endpoint) connDown(now time.Duration, ev metaroce.Event) {
 	e.failQueued(now, p, p.err)
 	clear(p.ctrlSends)
 	clear(p.unexpected)
-	e.log.Warn("mrtransport: connection closed", "peer", p.rank, "conn", uint64(ev.Conn), "err", ev.Err)
+	level := slog.LevelWarn // a failure
+	switch {
+	case e.closed:
+		level = slog.LevelDebug // this endpoint's own Close
+	case errors.Is(ev.Err, metaroce.ErrPeerClosed):
+		level = slog.LevelInfo // the peer left
+	}
+	e.log.Log(context.Background(), level, "mrtransport: connection closed", "peer", p.rank, "conn", uint64(ev.Conn), "err", ev.Err)
 	if wasUp {
 		e.nUp--
 	}
