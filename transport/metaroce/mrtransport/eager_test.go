@@ -123,11 +123,13 @@ func TestLoopbackMinRTO(t *testing.T) {
 	c, err := Config{Size: 2}.withDefaults()
 	require.NoError(t, err)
 	require.Equal(t, DefaultLoopbackAckDelay, c.Core.AckDelay)
+	require.Equal(t, DefaultLoopbackDelayTarget, c.Core.DelayTarget)
 	require.True(t, c.Core.PiggybackAcks)
 	c, err = Config{Size: 2, ListenAddr: netip.MustParseAddrPort("10.0.0.1:0")}.withDefaults()
 	require.NoError(t, err)
 	require.Zero(t, c.Core.MinRTO, "a NIC address keeps the core's default")
 	require.Zero(t, c.Core.AckDelay, "a NIC address keeps the core's default")
+	require.Zero(t, c.Core.DelayTarget, "a NIC address keeps the core's default")
 }
 
 // Payloads go unchecked only on loopback with the real sockets, or when
