@@ -123,9 +123,7 @@ func (r *receiver) piece(d *wire.Data, now time.Duration) bool {
 // data places or holds one piece of payload.
 func (r *receiver) data(m *inMsg, d *wire.Data) bool {
 	n := uint64(len(d.Payload))
-	// Pieces are whole chunks (the last may be shorter); only a 0-byte
-	// message has an empty one.
-	if d.Offset%r.chunk != 0 || n != min(r.chunk, m.total-d.Offset) || (n == 0 && m.total != 0) {
+	if !r.wholePiece(m, d.Offset, n) {
 		r.discarded++
 		return false
 	}
@@ -169,6 +167,13 @@ func (r *receiver) data(m *inMsg, d *wire.Data) bool {
 	return true
 }
 
+// wholePiece reports whether n bytes at offset are one whole piece of m:
+// pieces are whole chunks (the last may be shorter), and only a 0-byte
+// message has an empty one.
+func (r *receiver) wholePiece(m *inMsg, offset, n uint64) bool {
+	return offset <= m.total && offset%r.chunk == 0 && n == min(r.chunk, m.total-offset) && (n != 0 || m.total == 0)
+}
+
 // inPlace reports whether payload already starts at dst[0] (it was read
 // into place; see Endpoint.Placement).
 func inPlace(dst, payload []byte) bool {
@@ -184,10 +189,8 @@ func (r *receiver) placement(d *wire.Data, n int) []byte {
 		return nil
 	}
 	m := r.active[d.MsgSeq]
-	if m == nil || !m.matched || m.discard || d.Total != m.total || d.Offset >= m.total {
-		return nil
-	}
-	if d.Offset%r.chunk != 0 || uint64(n) != min(r.chunk, m.total-d.Offset) || m.got.has(d.Offset/r.chunk) {
+	if m == nil || !m.matched || m.discard || d.Total != m.total ||
+		!r.wholePiece(m, d.Offset, uint64(n)) || m.got.has(d.Offset/r.chunk) {
 		return nil
 	}
 	return m.buf[d.Offset : d.Offset+uint64(n)]

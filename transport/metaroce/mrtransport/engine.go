@@ -60,7 +60,8 @@ type engine struct {
 	txTurn []uint64 // by path: ticket of the batch whose turn it is to write on it
 
 	closed  bool
-	placing atomic.Bool // the core's Placing, as of the last unlock
+	placers bool        // some reader can place payloads (canPlace)
+	placing atomic.Bool // the core's Placing, as of the last unlock; only with placers
 	readers sync.WaitGroup
 	st      engineCounters
 }
@@ -93,6 +94,9 @@ func newEngine(core *metaroce.Endpoint, socks []PathSocket, batch, maxDatagram i
 	e.txCond = sync.NewCond(&e.txMu)
 	e.txNext, e.txTurn = make([]uint64, len(socks)), make([]uint64, len(socks))
 	e.gatherMin = gatherMinOf(socks)
+	for _, s := range socks {
+		e.placers = e.placers || canPlace(s, maxDatagram)
+	}
 	e.timer = time.AfterFunc(time.Hour, e.onTimer)
 	e.timer.Stop()
 	return e
@@ -127,7 +131,9 @@ func (e *engine) lock() { e.mu.Lock() }
 // it, outside mu and in their turn, and goes on polling and writing while
 // the core has more ready.
 func (e *engine) unlock() {
-	e.placing.Store(e.core.Placing())
+	if e.placers {
+		e.placing.Store(e.core.Placing())
+	}
 	for {
 		b := e.pending
 		e.pending = nil

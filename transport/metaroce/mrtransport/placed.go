@@ -33,14 +33,19 @@ type placedReader struct {
 	tail []byte // the rest after a placed payload: a piggybacked ACK, the CRC
 }
 
-// newPlacedReader returns the reader state for s, or nil if s cannot
-// peek or datagrams are too small to be worth it.
+// canPlace reports whether payloads read from s are read into place: s
+// can peek and datagrams are large enough to be worth it.
+func canPlace(s PathSocket, maxDatagram int) bool {
+	_, ok := s.(placer)
+	return ok && maxDatagram >= placeMinDatagram
+}
+
+// newPlacedReader returns the reader state for s, or nil unless canPlace.
 func newPlacedReader(s PathSocket, maxDatagram int) *placedReader {
-	p, ok := s.(placer)
-	if !ok || maxDatagram < placeMinDatagram {
+	if !canPlace(s, maxDatagram) {
 		return nil
 	}
-	return &placedReader{p: p, head: make([]byte, wire.DataHeadLen), tail: make([]byte, maxDatagram)}
+	return &placedReader{p: s.(placer), head: make([]byte, wire.DataHeadLen), tail: make([]byte, maxDatagram)}
 }
 
 // batchLen is how many datagrams a reader reads at once when it does not
@@ -78,8 +83,12 @@ func (e *engine) readPlaced(path int, r *placedReader) (bool, error) {
 	got, ce, err := r.p.readParts(r.head, dst, r.tail[:rest])
 	if err != nil || got != n {
 		// The one reader of this socket peeked at this very datagram; a
-		// failure here is the socket's (closing).
+		// failure here is the socket's (closing). The datagram is gone:
+		// the core resends what is lost.
 		e.mu.Unlock()
+		if err == nil {
+			e.st.readErrors.Add(1)
+		}
 		return true, err
 	}
 	now := e.now()
