@@ -1,0 +1,86 @@
+package shm
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// addrPrefix starts every shm address; the number is the format's version.
+const addrPrefix = "shm1:"
+
+// Addr is what one rank publishes so that its peers can reach its segment:
+// the kernel it runs under, its process and the descriptors of its segment
+// and doorbell, and a nonce that the segment repeats (so a descriptor
+// number that means something else in that process is refused).
+type Addr struct {
+	BootID  string // /proc/sys/kernel/random/boot_id of the rank's kernel
+	PID     int
+	MemFD   int
+	EventFD int
+	Nonce   uint64
+}
+
+// String is the address in the form ParseAddr reads.
+func (a Addr) String() string {
+	return fmt.Sprintf("%s%s:%d:%d:%d:%016x", addrPrefix, a.BootID, a.PID, a.MemFD, a.EventFD, a.Nonce)
+}
+
+// ParseAddr reads an address written by Addr.String.
+func ParseAddr(s string) (Addr, error) {
+	rest, ok := strings.CutPrefix(s, addrPrefix)
+	if !ok {
+		return Addr{}, fmt.Errorf("shm: address %q does not start with %q", s, addrPrefix)
+	}
+	f := strings.Split(rest, ":")
+	if len(f) != 5 {
+		return Addr{}, fmt.Errorf("shm: address %q: want 5 fields after %q", s, addrPrefix)
+	}
+	var a Addr
+	if !validBootID(f[0]) {
+		return Addr{}, fmt.Errorf("shm: address %q: bad boot id", s)
+	}
+	a.BootID = f[0]
+	ints := []*int{&a.PID, &a.MemFD, &a.EventFD}
+	for i, p := range ints {
+		v, err := strconv.ParseInt(f[1+i], 10, 32)
+		if err != nil || v < 0 || (i == 0 && v == 0) {
+			return Addr{}, fmt.Errorf("shm: address %q: bad field %q", s, f[1+i])
+		}
+		*p = int(v)
+	}
+	if len(f[4]) != 16 {
+		return Addr{}, fmt.Errorf("shm: address %q: nonce must be 16 hex digits", s)
+	}
+	n, err := strconv.ParseUint(f[4], 16, 64)
+	if err != nil {
+		return Addr{}, fmt.Errorf("shm: address %q: bad nonce", s)
+	}
+	a.Nonce = n
+	return a, nil
+}
+
+// validBootID accepts the lowercase hexadecimal and dashes of a boot id.
+func validBootID(s string) bool {
+	if len(s) < 8 || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// SameHost reports whether addr names a rank that this process can reach
+// through shared memory: one running under the same kernel. It is false
+// for anything that is not an shm address.
+func SameHost(addr string) bool {
+	a, err := ParseAddr(addr)
+	if err != nil {
+		return false
+	}
+	id, err := bootID()
+	return err == nil && id == a.BootID
+}

@@ -1,0 +1,95 @@
+package shm
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Limits of the configuration and of the slot format.
+const (
+	// SlotBytes is the size of one ring slot.
+	SlotBytes = 256
+	// InlineMax is the largest message carried inside its slot; larger
+	// messages are copied by the receiver from the sender's memory.
+	InlineMax = SlotBytes - slotHeadBytes
+	// MaxWorldSize is the largest world Listen accepts.
+	MaxWorldSize = 1024
+	// MaxRingSlots is the largest allowed Config.RingSlots.
+	MaxRingSlots = 1 << 16
+	// MaxPendingSendsLimit is the largest allowed Config.MaxPendingSends.
+	MaxPendingSendsLimit = 1 << 20
+	// AbortMemory is how many aborted operations each rank remembers; the
+	// oldest is forgotten first.
+	AbortMemory = 4096
+	// LivenessInterval is how often an endpoint checks that its peers'
+	// processes are alive.
+	LivenessInterval = 100 * time.Millisecond
+)
+
+// Config configures a [Listener] and the [Endpoint] it connects. The zero
+// value of every field but Size selects its default; Listen reports a field
+// out of range as an error.
+type Config struct {
+	// Rank is this endpoint's rank, in [0, Size).
+	Rank int
+	// Size is the number of ranks in the world, in [1, MaxWorldSize]. Ranks
+	// Connect reaches through other transports still count.
+	Size int
+	// RingSlots is the number of slots in each inbound ring, a power of two
+	// in [16, MaxRingSlots]. Default 256 (64 KiB per sending rank). A full
+	// ring does not fail a send: its slots wait in the sender's backlog.
+	RingSlots int
+	// BacklogMax bounds the slots one rank holds for one peer whose ring is
+	// full; a send beyond it fails. Default 65536.
+	BacklogMax int
+	// MaxPendingSends bounds this rank's rendezvous sends in flight (posted
+	// and not yet copied), in [1, MaxPendingSendsLimit]. Default 65536; a send
+	// beyond it fails.
+	MaxPendingSends int
+	// MaxUnexpected bounds the inline messages held before their receive is
+	// posted, over all peers. When it is reached the rings are left unread
+	// until receives are posted. Default 65536.
+	MaxUnexpected int
+	// Logger receives debug and error records; nil discards them.
+	Logger *slog.Logger
+}
+
+// withDefaults returns cfg with defaults filled in, or an error naming the
+// first field out of range.
+func (cfg Config) withDefaults() (Config, error) {
+	if cfg.Size < 1 || cfg.Size > MaxWorldSize {
+		return cfg, fmt.Errorf("shm: world size %d out of range [1, %d]", cfg.Size, MaxWorldSize)
+	}
+	if cfg.Rank < 0 || cfg.Rank >= cfg.Size {
+		return cfg, fmt.Errorf("shm: rank %d out of range [0, %d)", cfg.Rank, cfg.Size)
+	}
+	if cfg.RingSlots == 0 {
+		cfg.RingSlots = 256
+	}
+	if cfg.RingSlots < 16 || cfg.RingSlots > MaxRingSlots || cfg.RingSlots&(cfg.RingSlots-1) != 0 {
+		return cfg, fmt.Errorf("shm: RingSlots %d: want a power of two in [16, %d]", cfg.RingSlots, MaxRingSlots)
+	}
+	if cfg.BacklogMax == 0 {
+		cfg.BacklogMax = 1 << 16
+	}
+	if cfg.BacklogMax < 1 {
+		return cfg, fmt.Errorf("shm: BacklogMax %d: want at least 1", cfg.BacklogMax)
+	}
+	if cfg.MaxPendingSends == 0 {
+		cfg.MaxPendingSends = 1 << 16
+	}
+	if cfg.MaxPendingSends < 1 || cfg.MaxPendingSends > MaxPendingSendsLimit {
+		return cfg, fmt.Errorf("shm: MaxPendingSends %d out of range [1, %d]", cfg.MaxPendingSends, MaxPendingSendsLimit)
+	}
+	if cfg.MaxUnexpected == 0 {
+		cfg.MaxUnexpected = 1 << 16
+	}
+	if cfg.MaxUnexpected < 1 {
+		return cfg, fmt.Errorf("shm: MaxUnexpected %d: want at least 1", cfg.MaxUnexpected)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return cfg, nil
+}

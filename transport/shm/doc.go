@@ -1,0 +1,48 @@
+// Package shm implements [transport.Endpoint] between ranks on one host,
+// each in its own process (or several in one process, for tests), through
+// shared memory and a single copy per byte.
+//
+// # How a message moves
+//
+// Every rank owns a segment (an anonymous memfd) holding one inbound ring of
+// fixed 256-byte slots per sending rank, and an eventfd as its doorbell.
+// Peers take both file descriptors with pidfd_getfd(2) at Connect, so no
+// file is ever named in /dev/shm and nothing is left behind by a crash.
+//
+//   - A message of at most [InlineMax] bytes travels inside its slot: the
+//     send completes once the slot is written.
+//   - A larger message is a rendezvous: the slot carries the address of the
+//     sender's buffer, and the receiver, once a receive matches it, copies
+//     the bytes straight from the sender's memory into its own buffer with
+//     process_vm_readv(2) (cross-memory attach, as OpenMPI's vader does). It
+//     then writes a FIN slot back and the send completes. Each byte is
+//     copied once, by the receiver.
+//
+// A rendezvous send owns a word in its sender's segment. The receiver moves
+// it from posted to claimed before it copies; a Cancel moves it from posted
+// to cancelled. Whoever moves it first wins, so a cancelled send is never
+// read, and a Cancel of a claimed send waits for its copy to end.
+//
+// # Waiting
+//
+// A background goroutine drains the rings. When they are empty it sets a
+// flag in its segment and waits on its eventfd through the Go netpoller; a
+// sender that finds the flag set clears it and writes the eventfd. So an
+// idle endpoint uses no CPU, and no OS thread is held in a blocking system
+// call.
+//
+// # Failure
+//
+// A peer that closes says so (a BYE slot); a peer process that dies is found
+// through its pidfd within [LivenessInterval]. Either way the requests to and
+// from it fail with a [*transport.PeerError]. A slot that does not decode is
+// treated like a dead peer. Every queue is bounded (see [Config]).
+//
+// # Requirements
+//
+// Linux 5.6 or later (pidfd_getfd), and permission to ptrace the peer ranks
+// (PTRACE_MODE_ATTACH: same user, and with Yama's ptrace_scope 1 a rank
+// allows its peers with PR_SET_PTRACER at Listen). Ranks must share a kernel
+// and a PID namespace; [SameHost] tells whether an address qualifies.
+// Elsewhere Listen returns an error and a job uses a network transport.
+package shm

@@ -1,0 +1,325 @@
+//go:build linux
+
+package shm
+
+import (
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gocoll/gocoll/transport"
+)
+
+// matchKey is the matching key of a message: the peer rank (its source at
+// the receiver, its destination at the sender) and its tag.
+type matchKey struct {
+	peer int
+	tag  transport.Tag
+}
+
+// arrival is a message that came before its receive was posted.
+type arrival struct {
+	inline []byte // an inline message, copied out of its slot
+	s      slot   // a rendezvous: length, sendID and address
+	rdv    bool
+}
+
+// Endpoint is one rank's shared-memory transport. All methods are safe for
+// concurrent use.
+type Endpoint struct {
+	cfg   Config
+	rank  int
+	size  int
+	log   *slog.Logger
+	seg   *segment // this rank's segment
+	memfd int
+	bell  *doorbell
+	peers []*peer // by rank; peers[rank] writes into this rank's own ring
+
+	mu         sync.Mutex
+	closed     bool
+	recvs      map[matchKey][]*request  // posted receives without a message
+	unexpected map[matchKey][]arrival   // messages without a posted receive
+	held       int                      // inline arrivals held in unexpected
+	sends      map[int]*request         // rendezvous sends in flight, by word
+	free       []int                    // unused words of the send table
+	aborted    map[transport.OpKey]error // ended operations
+	abortOrder []transport.OpKey
+	down       []error // per peer: why it can no longer be reached; nil if it can
+
+	copying    sync.WaitGroup // copies into this rank's buffers under way
+	backlogged atomic.Int32   // peers with slots waiting for ring space
+	stalled    atomic.Bool    // a ring holds a message MaxUnexpected keeps out
+	stop       chan struct{}
+	stopped    chan struct{}
+	stats      counters
+}
+
+var _ transport.Endpoint = (*Endpoint)(nil)
+
+// counters are the endpoint's statistics; see Stats.
+type counters struct {
+	inlineSent, rendezvousSent, bytesCopied, backlogged, wakes atomic.Uint64
+}
+
+// Stats are an endpoint's counters since Connect.
+type Stats struct {
+	InlineSent     uint64 // messages sent inside their slot
+	RendezvousSent uint64 // messages copied by their receiver from this rank
+	BytesCopied    uint64 // bytes this rank copied from its peers
+	Backlogged     uint64 // slots that waited for space in a full ring
+	Wakes          uint64 // doorbells this rank rang
+}
+
+// Stats returns the endpoint's counters.
+func (e *Endpoint) Stats() Stats {
+	c := &e.stats
+	return Stats{c.inlineSent.Load(), c.rendezvousSent.Load(), c.bytesCopied.Load(), c.backlogged.Load(), c.wakes.Load()}
+}
+
+// Rank implements transport.Endpoint.
+func (e *Endpoint) Rank() int { return e.rank }
+
+// Size implements transport.Endpoint.
+func (e *Endpoint) Size() int { return e.size }
+
+// usable returns why a new request to or from peer cannot be posted, or
+// nil. The caller holds e.mu.
+func (e *Endpoint) usable(peer int, op transport.OpKey) error {
+	switch {
+	case e.closed:
+		return transport.ErrClosed
+	case e.down[peer] != nil:
+		return e.down[peer]
+	}
+	return e.aborted[op]
+}
+
+// Send implements transport.Endpoint. A message of at most InlineMax bytes
+// is written into the peer's ring and the send completes at once; a larger
+// one completes when the peer has copied it.
+func (e *Endpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Request {
+	if peer < 0 || peer >= e.size || e.peers[peer] == nil {
+		return failed(fmt.Errorf("shm: send to rank %d of %d: %w", peer, e.size, transport.ErrBadRank))
+	}
+	e.mu.Lock()
+	if err := e.usable(peer, tag.OpKey); err != nil {
+		e.mu.Unlock()
+		return failed(err)
+	}
+	if len(buf) <= InlineMax {
+		e.mu.Unlock()
+		s := slot{kind: kindInline, tag: tag, length: uint64(len(buf)), inline: buf}
+		if err := e.peers[peer].put(&s); err != nil {
+			return failed(err)
+		}
+		e.stats.inlineSent.Add(1)
+		r := newRequest(nil, true, nil, matchKey{peer, tag})
+		r.complete(len(buf), nil)
+		return r
+	}
+	if len(e.free) == 0 {
+		e.mu.Unlock()
+		return failed(fmt.Errorf("shm: %d rendezvous sends in flight (Config.MaxPendingSends)", e.cfg.MaxPendingSends))
+	}
+	r := newRequest(e, true, buf, matchKey{peer, tag})
+	r.index = e.free[len(e.free)-1]
+	e.free = e.free[:len(e.free)-1]
+	w := e.seg.sendWord(r.index)
+	r.gen = w.Load() >> 2
+	w.Store(r.gen<<2 | sendPosted)
+	e.sends[r.index] = r
+	e.mu.Unlock()
+	s := slot{kind: kindRendezvous, tag: tag, length: uint64(len(buf)), sendID: r.gen<<32 | uint64(r.index), addr: bufAddr(buf)}
+	if err := e.peers[peer].put(&s); err != nil {
+		e.withdraw(r, err)
+		return r
+	}
+	e.stats.rendezvousSent.Add(1)
+	return r
+}
+
+// Recv implements transport.Endpoint.
+func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Request {
+	if peer < 0 || peer >= e.size || e.peers[peer] == nil {
+		return failed(fmt.Errorf("shm: receive from rank %d of %d: %w", peer, e.size, transport.ErrBadRank))
+	}
+	k := matchKey{peer, tag}
+	e.mu.Lock()
+	if err := e.usable(peer, tag.OpKey); err != nil {
+		e.mu.Unlock()
+		return failed(err)
+	}
+	r := newRequest(e, false, buf, k)
+	for len(e.unexpected[k]) > 0 {
+		a := e.unexpected[k][0]
+		popArrival(e.unexpected, k)
+		if !a.rdv {
+			e.held--
+			e.mu.Unlock()
+			e.unstall()
+			deliverInline(r, a.inline)
+			return r
+		}
+		if e.claim(peer, a.s) {
+			r.state.Store(stateCopying)
+			e.copying.Add(1)
+			e.mu.Unlock()
+			e.copyRendezvous(peer, a.s, r)
+			return r
+		}
+		// The sender withdrew that message; the next one may match.
+	}
+	e.recvs[k] = append(e.recvs[k], r)
+	e.mu.Unlock()
+	e.unstall()
+	return r
+}
+
+// unstall lets the progress goroutine read the rings again after a receive
+// was posted or an unexpected message taken, if MaxUnexpected had stopped it.
+func (e *Endpoint) unstall() {
+	if e.stalled.CompareAndSwap(true, false) {
+		ringDoorbell(e.bell.fd)
+	}
+}
+
+// deliverInline completes receive r with an inline message.
+func deliverInline(r *request, msg []byte) {
+	if len(msg) > len(r.buf) {
+		r.complete(0, truncated(len(msg), len(r.buf)))
+		return
+	}
+	r.complete(copy(r.buf, msg), nil)
+}
+
+func truncated(n, room int) error {
+	return fmt.Errorf("shm: %d-byte message into %d-byte buffer: %w", n, room, transport.ErrTruncated)
+}
+
+// claim takes the rendezvous send s of peer for copying; false means its
+// sender withdrew it. The caller holds e.mu.
+func (e *Endpoint) claim(peer int, s slot) bool {
+	idx, gen := int(s.sendID&0xffffffff), s.sendID>>32
+	w := e.peers[peer].seg.sendWord(idx)
+	return w.CompareAndSwap(gen<<2|sendPosted, gen<<2|sendClaimed)
+}
+
+// copyRendezvous copies the claimed message s of peer into receive r (in
+// state copying, counted in e.copying), completes r and sends the FIN.
+func (e *Endpoint) copyRendezvous(peer int, s slot, r *request) {
+	defer e.copying.Done()
+	p := e.peers[peer]
+	n := int(s.length)
+	var err error
+	if n > len(r.buf) {
+		err = truncated(n, len(r.buf))
+	} else if err = readRemote(p.pid, r.buf[:n], s.addr); err != nil {
+		err = &transport.PeerError{Rank: peer, Err: err}
+	} else {
+		e.stats.bytesCopied.Add(uint64(n))
+	}
+	if ferr := p.put(&slot{kind: kindFin, sendID: s.sendID}); ferr != nil && err == nil {
+		err = ferr
+	}
+	if err != nil {
+		r.complete(0, err)
+		return
+	}
+	r.complete(n, nil)
+}
+
+func popArrival(m map[matchKey][]arrival, k matchKey) {
+	q := m[k]
+	q[0] = arrival{}
+	if len(q) == 1 {
+		delete(m, k)
+	} else {
+		m[k] = q[1:]
+	}
+}
+
+func popRequest(m map[matchKey][]*request, k matchKey) {
+	q := m[k]
+	q[0] = nil
+	if len(q) == 1 {
+		delete(m, k)
+	} else {
+		m[k] = q[1:]
+	}
+}
+
+// releaseSend returns the send word of r to the free list with a new
+// generation. The caller holds e.mu.
+func (e *Endpoint) releaseSend(r *request) {
+	if e.sends[r.index] != r {
+		return
+	}
+	delete(e.sends, r.index)
+	e.seg.sendWord(r.index).Store(((r.gen+1)&0xffffffff)<<2 | sendFree)
+	e.free = append(e.free, r.index)
+}
+
+// withdraw fails r with err if it has not completed. For a send whose copy
+// has begun, and for a receive being filled, it waits for the copy to end:
+// afterwards the transport does not touch r's buffer.
+func (e *Endpoint) withdraw(r *request, err error) {
+	e.mu.Lock()
+	if r.state.Load() == stateDone {
+		e.mu.Unlock()
+		return
+	}
+	if !r.isSend {
+		if r.state.Load() == statePending && e.removeRecv(r) {
+			r.complete(0, err)
+			e.mu.Unlock()
+			return
+		}
+		e.mu.Unlock()
+		e.awaitCopy(r)
+		return
+	}
+	if e.cancelSend(r, err) {
+		e.mu.Unlock()
+		return
+	}
+	if r.endErr == nil {
+		r.endErr = err
+	}
+	e.mu.Unlock()
+	e.awaitCopy(r)
+}
+
+// cancelSend withdraws the rendezvous send r if its receiver has not
+// claimed it, completing it with err. The caller holds e.mu.
+func (e *Endpoint) cancelSend(r *request, err error) bool {
+	if e.sends[r.index] != r {
+		return false
+	}
+	w := e.seg.sendWord(r.index)
+	if !w.CompareAndSwap(r.gen<<2|sendPosted, r.gen<<2|sendCancelled) {
+		return false
+	}
+	e.releaseSend(r)
+	r.complete(0, err)
+	return true
+}
+
+// removeRecv takes the queued receive r out of e.recvs. The caller holds
+// e.mu.
+func (e *Endpoint) removeRecv(r *request) bool {
+	q := e.recvs[r.key]
+	for i, x := range q {
+		if x == r {
+			q = append(q[:i:i], q[i+1:]...)
+			if len(q) == 0 {
+				delete(e.recvs, r.key)
+			} else {
+				e.recvs[r.key] = q
+			}
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,214 @@
+//go:build linux
+
+package shm
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gocoll/gocoll/transport"
+)
+
+// Listener is one rank's segment and doorbell, made and published before
+// the peers are known.
+type Listener struct {
+	cfg   Config
+	seg   *segment
+	memfd int
+	bell  *doorbell
+	addr  Addr
+	used  bool
+}
+
+// Listen makes this rank's segment and doorbell. Its Addr is what the other
+// ranks pass to Connect.
+func Listen(cfg Config) (*Listener, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	boot, err := bootID()
+	if err != nil {
+		return nil, err
+	}
+	var nb [8]byte
+	_, _ = rand.Read(nb[:])
+	nonce := binary.LittleEndian.Uint64(nb[:])
+	seg, memfd, err := createSegment(cfg, nonce)
+	if err != nil {
+		return nil, err
+	}
+	bell, err := newDoorbell()
+	if err != nil {
+		seg.unmap()
+		closeFD(memfd)
+		return nil, err
+	}
+	allowPeers()
+	return &Listener{
+		cfg: cfg, seg: seg, memfd: memfd, bell: bell,
+		addr: Addr{BootID: boot, PID: os.Getpid(), MemFD: memfd, EventFD: bell.fd, Nonce: nonce},
+	}, nil
+}
+
+// Addr is this rank's address.
+func (l *Listener) Addr() Addr { return l.addr }
+
+// Close releases a listener that was never connected.
+func (l *Listener) Close() error {
+	if l.used {
+		return nil
+	}
+	l.used = true
+	l.seg.unmap()
+	closeFD(l.memfd)
+	return l.bell.close()
+}
+
+// Connect maps the segments of the ranks in addrs (rank i at index i) and
+// returns this rank's endpoint. An empty address leaves that rank out:
+// sends to it and receives from it fail with ErrBadRank (a job reaches it
+// through another transport). The listener is used up either way.
+func (l *Listener) Connect(ctx context.Context, addrs []string) (*Endpoint, error) {
+	if l.used {
+		return nil, fmt.Errorf("shm: listener already used")
+	}
+	if len(addrs) != l.cfg.Size {
+		return nil, fmt.Errorf("shm: %d addresses for a world of %d", len(addrs), l.cfg.Size)
+	}
+	e := &Endpoint{
+		cfg: l.cfg, rank: l.cfg.Rank, size: l.cfg.Size, log: l.cfg.Logger,
+		seg: l.seg, memfd: l.memfd, bell: l.bell,
+		peers:      make([]*peer, l.cfg.Size),
+		recvs:      make(map[matchKey][]*request),
+		unexpected: make(map[matchKey][]arrival),
+		sends:      make(map[int]*request),
+		free:       make([]int, l.cfg.MaxPendingSends),
+		aborted:    make(map[transport.OpKey]error),
+		down:       make([]error, l.cfg.Size),
+		stop:       make(chan struct{}),
+		stopped:    make(chan struct{}),
+	}
+	for i := range e.free {
+		e.free[i] = len(e.free) - 1 - i
+	}
+	for r, a := range addrs {
+		if err := ctx.Err(); err != nil {
+			e.releasePeers()
+			return nil, err
+		}
+		if r == e.rank {
+			e.peers[r] = &peer{ep: e, rank: r, seg: l.seg, pid: l.addr.PID, pidfd: -1, bellfd: l.bell.fd, ring: l.seg.ring(r)}
+			continue
+		}
+		if a == "" {
+			continue
+		}
+		p, err := e.dial(r, a)
+		if err != nil {
+			e.releasePeers()
+			return nil, err
+		}
+		e.peers[r] = p
+	}
+	l.used = true
+	go e.run()
+	return e, nil
+}
+
+// dial maps rank r's segment from its address.
+func (e *Endpoint) dial(r int, s string) (*peer, error) {
+	a, err := ParseAddr(s)
+	if err != nil {
+		return nil, fmt.Errorf("rank %d's address: %w", r, err)
+	}
+	if boot, _ := bootID(); boot != a.BootID {
+		return nil, fmt.Errorf("shm: rank %d runs under another kernel (boot id %s)", r, a.BootID)
+	}
+	pidfd, err := unix.PidfdOpen(a.PID, 0)
+	if err != nil {
+		return nil, fmt.Errorf("shm: rank %d's process %d: %w", r, a.PID, err)
+	}
+	unix.CloseOnExec(pidfd)
+	p := &peer{ep: e, rank: r, pid: a.PID, pidfd: pidfd, bellfd: -1}
+	memfd, err := takeFD(pidfd, a.MemFD, "segment")
+	if err == nil {
+		p.seg, err = openSegment(memfd, a, e.size, r)
+		closeFD(memfd) // the mapping keeps the memory
+	}
+	if err == nil && p.seg.slots != e.cfg.RingSlots {
+		err = fmt.Errorf("shm: rank %d has %d-slot rings, this rank %d", r, p.seg.slots, e.cfg.RingSlots)
+		p.seg.unmap()
+	}
+	if err == nil {
+		p.bellfd, err = takeFD(pidfd, a.EventFD, "doorbell")
+		if err != nil {
+			p.seg.unmap()
+		}
+	}
+	if err != nil {
+		closeFD(pidfd)
+		return nil, err
+	}
+	p.ring = p.seg.ring(e.rank)
+	return p, nil
+}
+
+// releasePeers undoes a Connect that failed half way; the listener's own
+// segment and doorbell stay for its Close.
+func (e *Endpoint) releasePeers() {
+	for _, p := range e.peers {
+		if p != nil {
+			p.release()
+		}
+	}
+}
+
+func closeFD(fd int) {
+	if fd >= 0 {
+		_ = unix.Close(fd)
+	}
+}
+
+// NewLocalWorld builds n connected endpoints in this process, rank i at
+// index i, each configured by cfg except Rank and Size. It is for tests and
+// for benchmarks of ranks in one process; the caller closes every endpoint.
+func NewLocalWorld(ctx context.Context, n int, cfg Config) ([]*Endpoint, error) {
+	ls := make([]*Listener, n)
+	addrs := make([]string, n)
+	closeAll := func() {
+		for _, l := range ls {
+			if l != nil {
+				_ = l.Close()
+			}
+		}
+	}
+	for i := range n {
+		c := cfg
+		c.Rank, c.Size = i, n
+		l, err := Listen(c)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		ls[i], addrs[i] = l, l.Addr().String()
+	}
+	eps := make([]*Endpoint, n)
+	for i, l := range ls {
+		ep, err := l.Connect(ctx, addrs)
+		if err != nil {
+			for _, ep := range eps[:i] {
+				_ = ep.Close()
+			}
+			closeAll()
+			return nil, err
+		}
+		eps[i] = ep
+	}
+	return eps, nil
+}

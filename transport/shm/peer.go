@@ -1,0 +1,115 @@
+//go:build linux
+
+package shm
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gocoll/gocoll/transport"
+)
+
+// peer is this rank's handle on another rank's segment: the ring there that
+// this rank produces into, the peer's doorbell, and its process.
+type peer struct {
+	ep     *Endpoint
+	rank   int
+	seg    *segment // the peer's segment (this rank's own for itself)
+	pid    int
+	pidfd  int // -1 for this rank itself
+	bellfd int // the peer's eventfd, taken into this process
+	gone   atomic.Bool // the peer closed, died or broke its ring: not read
+
+	mu      sync.Mutex
+	ring    ring     // the peer's inbound ring from this rank
+	backlog  [][]byte // encoded slots waiting for ring space, oldest first
+	released bool     // the mapping and descriptors are gone
+}
+
+// put queues s for the peer: straight into its ring, or behind the backlog
+// if the ring is full. Then the peer is woken if it sleeps. After release
+// it fails with ErrClosed.
+func (p *peer) put(s *slot) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.released {
+		return transport.ErrClosed
+	}
+	if len(p.backlog) == 0 && p.ring.put(s) {
+		p.wake()
+		return nil
+	}
+	if len(p.backlog) >= p.ep.cfg.BacklogMax {
+		return fmt.Errorf("shm: rank %d reads nothing: %d slots wait for its ring (Config.BacklogMax)", p.rank, len(p.backlog))
+	}
+	b := make([]byte, SlotBytes)
+	s.encode(b)
+	p.backlog = append(p.backlog, b)
+	if len(p.backlog) == 1 {
+		p.ep.backlogged.Add(1)
+	}
+	p.ep.stats.backlogged.Add(1)
+	p.wake()
+	return nil
+}
+
+// flush moves backlogged slots into the ring while there is room.
+func (p *peer) flush() (moved bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for !p.released && len(p.backlog) > 0 {
+		t := p.ring.tail.Load()
+		if t-p.ring.head.Load() > p.ring.mask {
+			break
+		}
+		i := (t & p.ring.mask) * SlotBytes
+		copy(p.ring.slots[i:i+SlotBytes], p.backlog[0])
+		p.ring.tail.Store(t + 1)
+		p.backlog[0] = nil
+		p.backlog = p.backlog[1:]
+		moved = true
+		if len(p.backlog) == 0 {
+			p.backlog = nil
+			p.ep.backlogged.Add(-1)
+		}
+	}
+	if moved {
+		p.wake()
+	}
+	return moved
+}
+
+// wake rings the peer's doorbell if it sleeps. Clearing the flag first
+// means one doorbell per sleep, however many slots wake it. The caller
+// holds p.mu.
+func (p *peer) wake() {
+	if p.seg.sleeping().CompareAndSwap(1, 0) {
+		ringDoorbell(p.bellfd)
+		p.ep.stats.wakes.Add(1)
+	}
+}
+
+// release unmaps the peer's segment and closes its descriptors.
+func (p *peer) release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.released {
+		return
+	}
+	p.released = true
+	if p.pidfd >= 0 {
+		p.seg.unmap()
+		_ = unix.Close(p.pidfd)
+		_ = unix.Close(p.bellfd)
+	}
+}
+
+// bufAddr is the address of buf's first byte, which a peer copies from.
+// The request holding buf keeps it alive, and Go does not move heap memory.
+func bufAddr(buf []byte) uint64 {
+	return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
+}

@@ -1,0 +1,220 @@
+//go:build linux
+
+package shm
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gocoll/gocoll/transport"
+)
+
+// Waits of the progress goroutine.
+const (
+	// idleWait is the longest sleep on the doorbell; liveness checks and
+	// Close never wait longer than this for the goroutine.
+	idleWait = LivenessInterval
+	// backlogWait is the sleep while slots wait for a full ring: the peer
+	// does not ring when it frees space, so the sender looks again soon.
+	backlogWait = 50 * time.Microsecond
+	// pollBudget is how many slots one ring gives per round, so one busy
+	// peer cannot starve the others.
+	pollBudget = 64
+)
+
+// run is the progress goroutine: it drains the inbound rings, and sleeps on
+// the doorbell when they are empty.
+func (e *Endpoint) run() {
+	defer close(e.stopped)
+	var buf [8]byte
+	nextCheck := time.Now().Add(LivenessInterval)
+	for {
+		select {
+		case <-e.stop:
+			return
+		default:
+		}
+		worked := e.poll()
+		if now := time.Now(); now.After(nextCheck) {
+			e.checkPeers()
+			nextCheck = now.Add(LivenessInterval)
+		}
+		if worked {
+			continue
+		}
+		// Say we sleep, then look once more: a peer that wrote before it
+		// saw the flag is found here, one that wrote after rings.
+		e.seg.sleeping().Store(1)
+		if e.anyInbound() {
+			e.seg.sleeping().Store(0)
+			continue
+		}
+		wait := idleWait
+		if e.backlogged.Load() > 0 {
+			wait = backlogWait
+		}
+		_ = e.bell.file.SetReadDeadline(time.Now().Add(wait))
+		_, _ = e.bell.file.Read(buf[:])
+		e.seg.sleeping().Store(0)
+	}
+}
+
+// anyInbound reports whether any inbound ring holds a slot.
+func (e *Endpoint) anyInbound() bool {
+	if e.stalled.Load() {
+		return false // rings hold slots, but none can be taken until a Recv
+	}
+	for src, p := range e.peers {
+		if p != nil && !p.gone.Load() && e.seg.ring(src).pending() {
+			return true
+		}
+	}
+	return false
+}
+
+// poll handles what the rings hold and moves backlogged slots; it reports
+// whether it did anything.
+func (e *Endpoint) poll() (worked bool) {
+	for src, p := range e.peers {
+		if p == nil || p.gone.Load() {
+			continue
+		}
+		r := e.seg.ring(src)
+		for range pollBudget {
+			b, ok, err := r.peek()
+			if err != nil {
+				e.peerDown(src, &transport.PeerError{Rank: src, Err: err})
+				break
+			}
+			if !ok {
+				break
+			}
+			s, err := decodeSlot(b)
+			if err == nil {
+				err = e.checkSendID(src, s)
+			}
+			if err != nil {
+				e.peerDown(src, &transport.PeerError{Rank: src, Err: err})
+				r.advance()
+				break
+			}
+			if !e.handle(src, s) {
+				break
+			}
+			r.advance()
+			worked = true
+		}
+	}
+	if e.backlogged.Load() > 0 {
+		for _, p := range e.peers {
+			if p != nil && p.flush() {
+				worked = true
+			}
+		}
+	}
+	return worked
+}
+
+// checkSendID checks that a rendezvous slot names a word of its sender's
+// table.
+func (e *Endpoint) checkSendID(src int, s slot) error {
+	if s.kind == kindRendezvous && int(s.sendID&0xffffffff) >= e.peers[src].seg.sendWords {
+		return fmt.Errorf("%w: send word %d of %d", errBadSlot, s.sendID&0xffffffff, e.peers[src].seg.sendWords)
+	}
+	return nil
+}
+
+// handle acts on one slot from rank src; false means it cannot be taken
+// now (too many unexpected messages) and stays in the ring.
+func (e *Endpoint) handle(src int, s slot) bool {
+	switch s.kind {
+	case kindInline, kindRendezvous:
+		return e.arrive(src, s)
+	case kindFin:
+		e.finish(s.sendID)
+	case kindAbort:
+		e.end(s.tag.OpKey, &transport.RemoteAbortError{Rank: src, Op: s.tag.OpKey, Reason: string(s.inline)})
+	case kindBye:
+		e.peerDown(src, &transport.PeerError{Rank: src, Err: transport.ErrClosed})
+	}
+	return true
+}
+
+// arrive matches a message from src with a posted receive, or holds it.
+func (e *Endpoint) arrive(src int, s slot) bool {
+	k := matchKey{src, s.tag}
+	e.mu.Lock()
+	if e.closed || e.down[src] != nil || e.aborted[s.tag.OpKey] != nil {
+		e.drop(src, s)
+		e.mu.Unlock()
+		return true
+	}
+	if len(e.recvs[k]) > 0 {
+		r := e.recvs[k][0]
+		if s.kind == kindInline {
+			popRequest(e.recvs, k)
+			e.mu.Unlock()
+			deliverInline(r, s.inline)
+			return true
+		}
+		if !e.claim(src, s) {
+			e.mu.Unlock() // withdrawn by its sender: as if never sent
+			return true
+		}
+		popRequest(e.recvs, k)
+		r.state.Store(stateCopying)
+		e.copying.Add(1)
+		e.mu.Unlock()
+		e.copyRendezvous(src, s, r)
+		return true
+	}
+	a := arrival{s: s, rdv: s.kind == kindRendezvous}
+	if !a.rdv {
+		if e.held >= e.cfg.MaxUnexpected {
+			e.stalled.Store(true)
+			e.mu.Unlock()
+			return false
+		}
+		e.held++
+		a.inline = append([]byte(nil), s.inline...)
+		a.s.inline = nil
+	}
+	e.unexpected[k] = append(e.unexpected[k], a)
+	e.mu.Unlock()
+	return true
+}
+
+// drop discards a message nobody will receive. A rendezvous sender is told
+// its message was taken, as a network peer that dropped it would. The
+// caller holds e.mu.
+func (e *Endpoint) drop(src int, s slot) {
+	if s.kind == kindRendezvous && e.claim(src, s) {
+		_ = e.peers[src].put(&slot{kind: kindFin, sendID: s.sendID})
+	}
+}
+
+// finish completes the rendezvous send whose FIN arrived.
+func (e *Endpoint) finish(sendID uint64) {
+	idx, gen := int(sendID&0xffffffff), sendID>>32
+	e.mu.Lock()
+	r := e.sends[idx]
+	if r == nil || r.gen != gen {
+		e.mu.Unlock()
+		return
+	}
+	e.releaseSend(r)
+	e.mu.Unlock()
+	r.complete(len(r.buf), r.endErr)
+}
+
+// checkPeers fails every peer whose process has ended.
+func (e *Endpoint) checkPeers() {
+	for _, p := range e.peers {
+		if p != nil && p.pidfd >= 0 && exited(p.pidfd) {
+			e.peerDown(p.rank, &transport.PeerError{Rank: p.rank, Err: errExited})
+		}
+	}
+}
+
+var errExited = errors.New("shm: the rank's process exited")

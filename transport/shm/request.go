@@ -1,0 +1,80 @@
+//go:build linux
+
+package shm
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/gocoll/gocoll/transport"
+)
+
+// Request states. A receive moves from pending (queued) to copying (a
+// goroutine is filling its buffer) to done; a send stays pending until its
+// FIN arrives or it is withdrawn. Moves out of pending happen under the
+// endpoint's lock.
+const (
+	statePending int32 = iota
+	stateCopying
+	stateDone
+)
+
+// request is the transport.Request of shm.
+type request struct {
+	ep     *Endpoint // nil for a request that failed at once
+	isSend bool
+	buf    []byte
+	key    matchKey // for a send: the destination rank and tag
+	// A rendezvous send's word in this rank's send table, and the
+	// generation it was posted under; index -1 for other requests.
+	index int
+	gen   uint64
+	// endErr, set under the endpoint's lock, is the error a claimed send
+	// completes with when its FIN comes: its operation ended meanwhile.
+	endErr error
+
+	state atomic.Int32
+	done  chan struct{}
+	n     int
+	err   error
+}
+
+var _ transport.Request = (*request)(nil)
+
+func newRequest(ep *Endpoint, isSend bool, buf []byte, key matchKey) *request {
+	return &request{ep: ep, isSend: isSend, buf: buf, key: key, index: -1, done: make(chan struct{})}
+}
+
+// failed returns a request that has already failed with err.
+func failed(err error) *request {
+	r := &request{index: -1, done: make(chan struct{})}
+	r.complete(0, err)
+	return r
+}
+
+// complete ends the request once; later calls are ignored.
+func (r *request) complete(n int, err error) {
+	if r.state.Swap(stateDone) == stateDone {
+		return
+	}
+	r.n, r.err = n, err
+	close(r.done)
+}
+
+// Wait implements transport.Request.
+func (r *request) Wait(ctx context.Context) (int, error) {
+	if err := transport.WaitDone(ctx, r.done); err != nil {
+		return 0, err
+	}
+	return r.n, r.err
+}
+
+// Done implements transport.Request.
+func (r *request) Done() <-chan struct{} { return r.done }
+
+// Cancel implements transport.Request.
+func (r *request) Cancel() {
+	if r.ep != nil {
+		r.ep.withdraw(r, transport.ErrCancelled)
+	}
+}

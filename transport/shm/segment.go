@@ -1,0 +1,200 @@
+//go:build linux
+
+package shm
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Segment layout: a header page, one ring per sending rank, then the table
+// of rendezvous send words.
+const (
+	segMagic       = 0x3148536c6c6f6367 // "gcollSH1", little endian
+	segHeaderBytes = 4096
+	ringHeadBytes  = 128 // head and tail, each on its own cache line
+
+	offMagic     = 0
+	offNonce     = 8
+	offSize      = 16
+	offRank      = 20
+	offSlots     = 24
+	offSendWords = 28
+	offSleeping  = 64
+)
+
+// Send word states (low 2 bits); the upper bits hold the word's generation,
+// so a slot naming an older use of the word cannot claim the new one.
+const (
+	sendFree uint64 = iota
+	sendPosted
+	sendClaimed
+	sendCancelled
+)
+
+// segment is one rank's shared memory, mapped by its owner and by every
+// peer. The owner consumes the rings; peers produce into them and claim
+// words of the send table.
+type segment struct {
+	mem       []byte
+	size      int // rings
+	slots     int // per ring
+	sendWords int
+}
+
+func segmentBytes(size, slots, sendWords int) int {
+	return segHeaderBytes + size*(ringHeadBytes+slots*SlotBytes) + sendWords*8
+}
+
+// createSegment makes and maps a new memfd segment and returns it with the
+// memfd.
+func createSegment(cfg Config, nonce uint64) (*segment, int, error) {
+	fd, err := unix.MemfdCreate("gocoll-shm", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, -1, fmt.Errorf("shm: memfd_create: %w", err)
+	}
+	n := segmentBytes(cfg.Size, cfg.RingSlots, cfg.MaxPendingSends)
+	if err := unix.Ftruncate(fd, int64(n)); err != nil {
+		unix.Close(fd)
+		return nil, -1, fmt.Errorf("shm: sizing a %d-byte segment: %w", n, err)
+	}
+	s, err := mapSegment(fd, n)
+	if err != nil {
+		unix.Close(fd)
+		return nil, -1, err
+	}
+	h := s.mem
+	binary.LittleEndian.PutUint64(h[offNonce:], nonce)
+	binary.LittleEndian.PutUint32(h[offSize:], uint32(cfg.Size))
+	binary.LittleEndian.PutUint32(h[offRank:], uint32(cfg.Rank))
+	binary.LittleEndian.PutUint32(h[offSlots:], uint32(cfg.RingSlots))
+	binary.LittleEndian.PutUint32(h[offSendWords:], uint32(cfg.MaxPendingSends))
+	s.word64(offMagic).Store(segMagic)
+	s.size, s.slots, s.sendWords = cfg.Size, cfg.RingSlots, cfg.MaxPendingSends
+	return s, fd, nil
+}
+
+func mapSegment(fd, n int) (*segment, error) {
+	mem, err := unix.Mmap(fd, 0, n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("shm: mapping a %d-byte segment: %w", n, err)
+	}
+	return &segment{mem: mem}, nil
+}
+
+// openSegment maps a peer's segment from its memfd (already taken into this
+// process) and checks that it is the one its address promised, for a world
+// of size ranks where the peer is rank.
+func openSegment(fd int, a Addr, size, rank int) (*segment, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, fmt.Errorf("shm: rank %d's segment: %w", rank, err)
+	}
+	if st.Size < segHeaderBytes || st.Size > 1<<36 {
+		return nil, fmt.Errorf("shm: rank %d's segment has %d bytes", rank, st.Size)
+	}
+	s, err := mapSegment(fd, int(st.Size))
+	if err != nil {
+		return nil, err
+	}
+	h := s.mem
+	s.size = int(binary.LittleEndian.Uint32(h[offSize:]))
+	s.slots = int(binary.LittleEndian.Uint32(h[offSlots:]))
+	s.sendWords = int(binary.LittleEndian.Uint32(h[offSendWords:]))
+	switch {
+	case s.word64(offMagic).Load() != segMagic || binary.LittleEndian.Uint64(h[offNonce:]) != a.Nonce:
+		err = fmt.Errorf("shm: rank %d's descriptor %d is not its segment (another PID namespace?)", rank, a.MemFD)
+	case s.size != size || int(binary.LittleEndian.Uint32(h[offRank:])) != rank:
+		err = fmt.Errorf("shm: rank %d's segment is for rank %d of %d, want rank %d of %d",
+			rank, binary.LittleEndian.Uint32(h[offRank:]), s.size, rank, size)
+	case s.slots < 16 || s.slots > MaxRingSlots || s.slots&(s.slots-1) != 0 ||
+		s.sendWords < 1 || s.sendWords > MaxPendingSendsLimit ||
+		segmentBytes(s.size, s.slots, s.sendWords) != int(st.Size):
+		err = fmt.Errorf("shm: rank %d's segment layout does not add up", rank)
+	}
+	if err != nil {
+		s.unmap()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *segment) unmap() {
+	if s.mem != nil {
+		_ = unix.Munmap(s.mem)
+		s.mem = nil
+	}
+}
+
+func (s *segment) word64(off int) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Pointer(&s.mem[off]))
+}
+
+func (s *segment) word32(off int) *atomic.Uint32 {
+	return (*atomic.Uint32)(unsafe.Pointer(&s.mem[off]))
+}
+
+// sleeping is set by the owner while it waits on its doorbell.
+func (s *segment) sleeping() *atomic.Uint32 { return s.word32(offSleeping) }
+
+// ring returns the inbound ring from rank src.
+func (s *segment) ring(src int) ring {
+	off := segHeaderBytes + src*(ringHeadBytes+s.slots*SlotBytes)
+	return ring{
+		head:  s.word64(off),
+		tail:  s.word64(off + 64),
+		slots: s.mem[off+ringHeadBytes : off+ringHeadBytes+s.slots*SlotBytes],
+		mask:  uint64(s.slots - 1),
+	}
+}
+
+// sendWord returns word i of the send table.
+func (s *segment) sendWord(i int) *atomic.Uint64 {
+	off := segHeaderBytes + s.size*(ringHeadBytes+s.slots*SlotBytes) + i*8
+	return s.word64(off)
+}
+
+// ring is a single-producer, single-consumer queue of slots in shared
+// memory. head and tail count slots ever consumed and produced.
+type ring struct {
+	head, tail *atomic.Uint64
+	slots      []byte
+	mask       uint64
+}
+
+// put writes s into the next free slot; it reports false if the ring is
+// full. Only one goroutine of one process may put into a ring at a time.
+func (r ring) put(s *slot) bool {
+	t := r.tail.Load()
+	if t-r.head.Load() > r.mask {
+		return false
+	}
+	i := (t & r.mask) * SlotBytes
+	s.encode(r.slots[i : i+SlotBytes])
+	r.tail.Store(t + 1)
+	return true
+}
+
+// peek returns the oldest unconsumed slot, or ok false if there is none.
+// A producer that claims more slots than the ring has is broken: err.
+func (r ring) peek() (b []byte, ok bool, err error) {
+	h, t := r.head.Load(), r.tail.Load()
+	if t == h {
+		return nil, false, nil
+	}
+	if t-h > r.mask+1 {
+		return nil, false, fmt.Errorf("shm: ring holds %d slots of %d", t-h, r.mask+1)
+	}
+	i := (h & r.mask) * SlotBytes
+	return r.slots[i : i+SlotBytes], true, nil
+}
+
+// pending reports whether the ring holds an unconsumed slot.
+func (r ring) pending() bool { return r.tail.Load() != r.head.Load() }
+
+// advance consumes the slot peek returned.
+func (r ring) advance() { r.head.Add(1) }

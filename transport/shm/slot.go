@@ -1,0 +1,102 @@
+package shm
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/gocoll/gocoll/transport"
+)
+
+// Slot kinds.
+const (
+	kindInline     uint8 = 1 + iota // a message carried in the slot
+	kindRendezvous                  // a message left in the sender's memory
+	kindFin                         // the receiver copied (or dropped) a rendezvous send
+	kindAbort                       // the sender ended an operation
+	kindBye                         // the sender closed its endpoint
+)
+
+// slotHeadBytes is the fixed part of a slot; the rest carries an inline
+// message or an abort reason.
+const slotHeadBytes = 64
+
+// slot is one decoded ring slot. Its layout, little endian:
+//
+//	0   kind      u8
+//	4   inlineLen u32   bytes used of the inline area
+//	8   length    u64   message length
+//	16  comm      u64   tag
+//	24  op        u64
+//	32  seq       u32
+//	40  sendID    u64   rendezvous and FIN: the send's id in its sender's table
+//	48  addr      u64   rendezvous: address of the message in the sender
+//	64  inline    [InlineMax]byte
+type slot struct {
+	kind   uint8
+	tag    transport.Tag
+	length uint64
+	sendID uint64
+	addr   uint64
+	inline []byte // after decode it aliases the ring: copy what is kept
+}
+
+var errBadSlot = errors.New("shm: malformed slot")
+
+// encode writes s into b, which holds SlotBytes bytes.
+func (s *slot) encode(b []byte) {
+	_ = b[SlotBytes-1]
+	b[0] = s.kind
+	binary.LittleEndian.PutUint32(b[4:], uint32(len(s.inline)))
+	binary.LittleEndian.PutUint64(b[8:], s.length)
+	binary.LittleEndian.PutUint64(b[16:], s.tag.Comm)
+	binary.LittleEndian.PutUint64(b[24:], s.tag.Op)
+	binary.LittleEndian.PutUint32(b[32:], s.tag.Seq)
+	binary.LittleEndian.PutUint64(b[40:], s.sendID)
+	binary.LittleEndian.PutUint64(b[48:], s.addr)
+	copy(b[slotHeadBytes:], s.inline)
+}
+
+// decodeSlot parses the SlotBytes bytes of b. The slot came from another
+// process, so every field is checked against what its kind allows.
+func decodeSlot(b []byte) (slot, error) {
+	if len(b) != SlotBytes {
+		return slot{}, fmt.Errorf("%w: %d bytes", errBadSlot, len(b))
+	}
+	s := slot{
+		kind:   b[0],
+		length: binary.LittleEndian.Uint64(b[8:]),
+		tag: transport.Tag{
+			OpKey: transport.OpKey{Comm: binary.LittleEndian.Uint64(b[16:]), Op: binary.LittleEndian.Uint64(b[24:])},
+			Seq:   binary.LittleEndian.Uint32(b[32:]),
+		},
+		sendID: binary.LittleEndian.Uint64(b[40:]),
+		addr:   binary.LittleEndian.Uint64(b[48:]),
+	}
+	n := binary.LittleEndian.Uint32(b[4:])
+	if n > InlineMax {
+		return slot{}, fmt.Errorf("%w: inline length %d", errBadSlot, n)
+	}
+	s.inline = b[slotHeadBytes : slotHeadBytes+int(n)]
+	switch s.kind {
+	case kindInline:
+		if s.length != uint64(n) {
+			return slot{}, fmt.Errorf("%w: inline message of %d bytes carries %d", errBadSlot, s.length, n)
+		}
+	case kindRendezvous:
+		if s.length <= InlineMax || s.length > maxMessageBytes || s.addr == 0 || n != 0 {
+			return slot{}, fmt.Errorf("%w: rendezvous of %d bytes at %#x", errBadSlot, s.length, s.addr)
+		}
+	case kindFin, kindBye:
+		if n != 0 {
+			return slot{}, fmt.Errorf("%w: kind %d with %d inline bytes", errBadSlot, s.kind, n)
+		}
+	case kindAbort:
+	default:
+		return slot{}, fmt.Errorf("%w: kind %d", errBadSlot, s.kind)
+	}
+	return s, nil
+}
+
+// maxMessageBytes is the longest message a rendezvous slot may announce.
+const maxMessageBytes = 1 << 46

@@ -1,0 +1,95 @@
+//go:build linux
+
+package shm
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// bootID is this kernel's boot id: equal for every process on the host.
+func bootID() (string, error) {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return "", fmt.Errorf("shm: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// allowPeers lets processes of the same user read this one's memory when
+// Yama restricts ptrace to descendants (ptrace_scope 1), as cross-memory
+// attach needs. Where Yama is absent or stricter nothing is changed.
+func allowPeers() {
+	b, err := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope")
+	if err != nil || strings.TrimSpace(string(b)) != "1" {
+		return
+	}
+	_ = unix.Prctl(unix.PR_SET_PTRACER, unix.PR_SET_PTRACER_ANY, 0, 0, 0)
+}
+
+// takeFD duplicates descriptor fd of process pidfd into this process.
+func takeFD(pidfd, fd int, what string) (int, error) {
+	nfd, err := unix.PidfdGetfd(pidfd, fd, 0)
+	if err != nil {
+		if errors.Is(err, unix.EPERM) {
+			return -1, fmt.Errorf("shm: taking the peer's %s: %w (ptrace permission is needed: same user, or CAP_SYS_PTRACE)", what, err)
+		}
+		return -1, fmt.Errorf("shm: taking the peer's %s: %w", what, err)
+	}
+	unix.CloseOnExec(nfd)
+	return nfd, nil
+}
+
+// readRemote copies len(dst) bytes at addr in process pid into dst.
+func readRemote(pid int, dst []byte, addr uint64) error {
+	const maxCall = 1 << 30
+	for len(dst) > 0 {
+		n := min(len(dst), maxCall)
+		local := []unix.Iovec{{Base: &dst[0]}}
+		local[0].SetLen(n)
+		remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: n}}
+		got, err := unix.ProcessVMReadv(pid, local, remote, 0)
+		if err != nil {
+			return fmt.Errorf("shm: reading %d bytes of process %d: %w", n, pid, err)
+		}
+		if got <= 0 {
+			return fmt.Errorf("shm: reading %d bytes of process %d: no progress", n, pid)
+		}
+		dst, addr = dst[got:], addr+uint64(got)
+	}
+	return nil
+}
+
+// exited reports whether the process behind pidfd has ended.
+func exited(pidfd int) bool {
+	fds := []unix.PollFd{{Fd: int32(pidfd), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, 0)
+	return err == nil && n > 0 && fds[0].Revents&(unix.POLLIN|unix.POLLHUP) != 0
+}
+
+// doorbell is an eventfd that peers write to wake this endpoint; its reader
+// waits through the Go netpoller, so no OS thread blocks in it.
+type doorbell struct {
+	fd   int      // the eventfd, as peers take it
+	file *os.File // the same descriptor, pollable
+}
+
+func newDoorbell() (*doorbell, error) {
+	fd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("shm: eventfd: %w", err)
+	}
+	return &doorbell{fd: fd, file: os.NewFile(uintptr(fd), "gocoll-shm-doorbell")}, nil
+}
+
+// ring wakes the owner of the eventfd fd (taken from a peer or its own).
+func ringDoorbell(fd int) {
+	var one = [8]byte{1}
+	_, _ = unix.Write(fd, one[:])
+}
+
+func (d *doorbell) close() error { return d.file.Close() }
