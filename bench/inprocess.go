@@ -13,6 +13,7 @@ import (
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/inproc"
 	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
+	"github.com/gocoll/gocoll/transport/shm"
 	"github.com/gocoll/gocoll/transport/tcp"
 )
 
@@ -25,6 +26,10 @@ func localWorld(ctx context.Context, name string, n int) ([]transport.Endpoint, 
 			return nil, nil, err
 		}
 		return w.Endpoints(), w.Close, nil
+	}
+	if name == "shm" {
+		eps, err := shm.NewLocalWorld(ctx, n, shm.Config{})
+		return endpoints(eps, err)
 	}
 	if name == "metaroce" {
 		eps, err := mrtransport.NewLocalWorld(ctx, n, mrtransport.Config{})

@@ -143,9 +143,9 @@ func (o *Options) validateChoices(kinds []collKind) error {
 		}
 	}
 	switch o.Transport {
-	case "", "tcp", "mptcp", "inproc", "metaroce":
+	case "", "tcp", "mptcp", "inproc", "metaroce", "shm":
 	default:
-		return fmt.Errorf("unknown transport %s (want tcp, mptcp, inproc or metaroce)", quoteArg(o.Transport))
+		return fmt.Errorf("unknown transport %s (want tcp, mptcp, inproc, metaroce or shm)", quoteArg(o.Transport))
 	}
 	switch {
 	case o.Format != "nccl" && o.Format != "peers":

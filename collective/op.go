@@ -139,6 +139,9 @@ func (o *operation) await(r transport.Request) (int, error) {
 		return r.Wait(o.ctx)
 	default:
 	}
+	if s, ok := r.(transport.Spinner); ok && s.Spin(o.ctx) {
+		return r.Wait(o.ctx)
+	}
 	interval := time.Millisecond
 	timer := time.NewTimer(interval)
 	defer timer.Stop()

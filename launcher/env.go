@@ -32,7 +32,7 @@ const (
 	EnvAddr       = "GOCOLL_ADDR"        // the IP address the transport listens on (default: the route to the store)
 	EnvWatchStdin = "GOCOLL_WATCH_STDIN" // 1: end the process when stdin closes (the launcher went away)
 
-	EnvTransport        = "GOCOLL_TRANSPORT"         // tcp or metaroce
+	EnvTransport        = "GOCOLL_TRANSPORT"         // tcp, metaroce or shm
 	EnvDebug            = "GOCOLL_DEBUG"             // info or trace: log to stderr at that level
 	EnvHeartbeatTimeout = "GOCOLL_HEARTBEAT_TIMEOUT" // a rank silent this long is declared dead
 	EnvConnectTimeout   = "GOCOLL_CONNECT_TIMEOUT"   // bound on forming the world
@@ -65,6 +65,9 @@ const (
 const (
 	TransportTCP      = "tcp"
 	TransportMetaRoCE = "metaroce"
+	// TransportSHM is shared memory (package transport/shm): every rank of
+	// the job must run on this host.
+	TransportSHM = "shm"
 )
 
 // Job is what a rank learns from its environment: who it is, where the
@@ -85,7 +88,7 @@ type Job struct {
 	JobID        string // 1 to MaxJobIDBytes bytes
 	JobKey       []byte // 1 to MaxJobKeyBytes bytes
 
-	Transport        string        // TransportTCP or TransportMetaRoCE
+	Transport        string        // one of the Transport* names
 	LogLevel         slog.Level    // meaningful if Logging
 	Logging          bool          // GOCOLL_DEBUG was set
 	HeartbeatTimeout time.Duration // in [MinHeartbeatTimeout, MaxTimeout]
@@ -406,10 +409,10 @@ func (e envReader) behaviour(j *Job) error {
 	switch t := strings.ToLower(e.get(EnvTransport)); t {
 	case "":
 		j.Transport = DefaultTransport
-	case TransportTCP, TransportMetaRoCE:
+	case TransportTCP, TransportMetaRoCE, TransportSHM:
 		j.Transport = t
 	default:
-		return fmt.Errorf("gocoll: %s=%q: want %s or %s", EnvTransport, t, TransportTCP, TransportMetaRoCE)
+		return fmt.Errorf("gocoll: %s=%q: want %s, %s or %s", EnvTransport, t, TransportTCP, TransportMetaRoCE, TransportSHM)
 	}
 	switch d := strings.ToLower(e.get(EnvDebug)); d {
 	case "", "0", "off":

@@ -159,6 +159,20 @@ type explainedRequest struct {
 	err  error // the explained error, once computed
 }
 
+// Spin forwards to the transport's request where it can spin (see
+// transport.Spinner); elsewhere it reports whether the request is done.
+func (r *explainedRequest) Spin(ctx context.Context) bool {
+	if s, ok := r.Request.(transport.Spinner); ok {
+		return s.Spin(ctx)
+	}
+	select {
+	case <-r.Done():
+		return true
+	default:
+		return false
+	}
+}
+
 func (r *explainedRequest) Wait(ctx context.Context) (int, error) {
 	n, err := r.Request.Wait(ctx)
 	var pe *transport.PeerError

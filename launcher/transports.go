@@ -9,6 +9,7 @@ import (
 
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
+	"github.com/gocoll/gocoll/transport/shm"
 	"github.com/gocoll/gocoll/transport/tcp"
 )
 
@@ -64,6 +65,12 @@ func listenTransport(ctx context.Context, name string, spec transportSpec) (tran
 			return nil, err
 		}
 		return mrListener{ln}, nil
+	case TransportSHM:
+		ln, err := shm.Listen(shm.Config{Rank: spec.Rank, Size: spec.Size, Logger: spec.Logger})
+		if err != nil {
+			return nil, err
+		}
+		return shmListener{ln}, nil
 	}
 	return nil, fmt.Errorf("unknown transport %q", name)
 }
@@ -95,6 +102,26 @@ func (l mrListener) Connect(ctx context.Context, addrs []string) (transport.Endp
 		peers[r] = p
 	}
 	ep, err := l.Listener.Connect(ctx, peers)
+	if err != nil {
+		_ = l.Listener.Close()
+		return nil, err
+	}
+	return ep, nil
+}
+
+// shmListener adapts *shm.Listener, whose address is a struct.
+type shmListener struct{ *shm.Listener }
+
+func (l shmListener) Addr() string { return l.Listener.Addr().String() }
+
+func (l shmListener) Connect(ctx context.Context, addrs []string) (transport.Endpoint, error) {
+	for r, a := range addrs {
+		if !shm.SameHost(a) {
+			_ = l.Listener.Close()
+			return nil, fmt.Errorf("shm: rank %d runs on another host; %s=shm needs every rank on one host", r, EnvTransport)
+		}
+	}
+	ep, err := l.Listener.Connect(ctx, addrs)
 	if err != nil {
 		_ = l.Listener.Close()
 		return nil, err

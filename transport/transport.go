@@ -72,6 +72,16 @@ type Request interface {
 	Cancel()
 }
 
+// Spinner is implemented by the requests of a transport that can make
+// progress in the goroutine that waits (shared memory): Spin polls for the
+// request's completion, yielding the processor between polls, until it
+// completes, ctx ends or the transport's spin budget is spent, and reports
+// whether it completed. A waiter that selects on Done calls Spin first;
+// Wait spins by itself.
+type Spinner interface {
+	Spin(ctx context.Context) bool
+}
+
 // Endpoint is one rank's point-to-point interface to a world of ranks.
 // All methods are safe for concurrent use.
 type Endpoint interface {

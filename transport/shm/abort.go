@@ -156,8 +156,11 @@ func (e *Endpoint) Close() error {
 	}
 	e.sends = map[int]*request{}
 	e.mu.Unlock()
+	e.mapMu.Lock()
+	e.unmapped = true
 	e.releasePeers()
 	e.seg.unmap()
+	e.mapMu.Unlock()
 	_ = e.bell.close()
 	closeFD(e.memfd)
 	return nil

@@ -83,11 +83,11 @@ func (p *peer) flush() (moved bool) {
 	return moved
 }
 
-// wake rings the peer's doorbell if it sleeps. Clearing the flag first
-// means one doorbell per sleep, however many slots wake it. The caller
-// holds p.mu.
+// wake rings the peer's doorbell if it sleeps and no Wait of the peer polls
+// the rings (see Endpoint.spin). Clearing the flag first means one doorbell
+// per sleep, however many slots wake it. The caller holds p.mu.
 func (p *peer) wake() {
-	if p.seg.sleeping().CompareAndSwap(1, 0) {
+	if p.seg.spinners().Load() == 0 && p.seg.sleeping().CompareAndSwap(1, 0) {
 		ringDoorbell(p.bellfd)
 		p.ep.stats.wakes.Add(1)
 	}

@@ -3,6 +3,7 @@
 package shm
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -27,7 +28,6 @@ const (
 // the doorbell when they are empty.
 func (e *Endpoint) run() {
 	defer close(e.stopped)
-	var buf [8]byte
 	nextCheck := time.Now().Add(LivenessInterval)
 	for {
 		select {
@@ -35,7 +35,9 @@ func (e *Endpoint) run() {
 			return
 		default:
 		}
+		e.pollMu.Lock()
 		worked := e.poll()
+		e.pollMu.Unlock()
 		if now := time.Now(); now.After(nextCheck) {
 			e.checkPeers()
 			nextCheck = now.Add(LivenessInterval)
@@ -54,9 +56,43 @@ func (e *Endpoint) run() {
 		if e.backlogged.Load() > 0 {
 			wait = backlogWait
 		}
-		_ = e.bell.file.SetReadDeadline(time.Now().Add(wait))
-		_, _ = e.bell.file.Read(buf[:])
+		e.bell.wait(wait)
 		e.seg.sleeping().Store(0)
+	}
+}
+
+// spin polls the rings until done is closed, ctx ends or SpinWait has
+// passed, yielding the processor between polls. While it spins, peers do
+// not ring the doorbell; before it stops it looks once more, and wakes the
+// progress goroutine for anything that came meanwhile.
+func (e *Endpoint) spin(ctx context.Context, done <-chan struct{}) {
+	e.mapMu.RLock()
+	defer e.mapMu.RUnlock()
+	if e.unmapped {
+		return
+	}
+	sp := e.seg.spinners()
+	sp.Add(1)
+	deadline := time.Now().Add(e.cfg.SpinWait)
+	for {
+		select {
+		case <-done:
+		case <-ctx.Done():
+		default:
+			if e.pollMu.TryLock() {
+				e.poll()
+				e.pollMu.Unlock()
+			}
+			if time.Now().Before(deadline) {
+				yield()
+				continue
+			}
+		}
+		break
+	}
+	sp.Add(-1)
+	if e.anyInbound() {
+		ringDoorbell(e.bell.fd)
 	}
 }
 

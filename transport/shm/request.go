@@ -39,7 +39,10 @@ type request struct {
 	err   error
 }
 
-var _ transport.Request = (*request)(nil)
+var (
+	_ transport.Request = (*request)(nil)
+	_ transport.Spinner = (*request)(nil)
+)
 
 func newRequest(ep *Endpoint, isSend bool, buf []byte, key matchKey) *request {
 	return &request{ep: ep, isSend: isSend, buf: buf, key: key, index: -1, done: make(chan struct{})}
@@ -63,10 +66,25 @@ func (r *request) complete(n int, err error) {
 
 // Wait implements transport.Request.
 func (r *request) Wait(ctx context.Context) (int, error) {
+	r.Spin(ctx)
 	if err := transport.WaitDone(ctx, r.done); err != nil {
 		return 0, err
 	}
 	return r.n, r.err
+}
+
+// Spin implements transport.Spinner: it polls the rings for up to
+// Config.SpinWait.
+func (r *request) Spin(ctx context.Context) bool {
+	if r.ep != nil && r.ep.cfg.SpinWait > 0 {
+		r.ep.spin(ctx, r.done)
+	}
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // Done implements transport.Request.

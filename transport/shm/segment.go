@@ -25,6 +25,7 @@ const (
 	offSlots     = 24
 	offSendWords = 28
 	offSleeping  = 64
+	offSpinners  = 128
 )
 
 // Send word states (low 2 bits); the upper bits hold the word's generation,
@@ -140,6 +141,12 @@ func (s *segment) word32(off int) *atomic.Uint32 {
 
 // sleeping is set by the owner while it waits on its doorbell.
 func (s *segment) sleeping() *atomic.Uint32 { return s.word32(offSleeping) }
+
+// spinners counts the owner's Waits that poll the rings themselves; while
+// it is not zero, producers need not ring the doorbell.
+func (s *segment) spinners() *atomic.Int32 {
+	return (*atomic.Int32)(unsafe.Pointer(&s.mem[offSpinners]))
+}
 
 // ring returns the inbound ring from rank src.
 func (s *segment) ring(src int) ring {

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"syscall"
+	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -74,8 +77,9 @@ func exited(pidfd int) bool {
 // doorbell is an eventfd that peers write to wake this endpoint; its reader
 // waits through the Go netpoller, so no OS thread blocks in it.
 type doorbell struct {
-	fd   int      // the eventfd, as peers take it
-	file *os.File // the same descriptor, pollable
+	fd   int             // the eventfd, as peers take it
+	file *os.File        // the same descriptor, pollable
+	raw  syscall.RawConn // file's, for reads without the runtime's syscall path
 }
 
 func newDoorbell() (*doorbell, error) {
@@ -83,13 +87,39 @@ func newDoorbell() (*doorbell, error) {
 	if err != nil {
 		return nil, fmt.Errorf("shm: eventfd: %w", err)
 	}
-	return &doorbell{fd: fd, file: os.NewFile(uintptr(fd), "gocoll-shm-doorbell")}, nil
+	d := &doorbell{fd: fd, file: os.NewFile(uintptr(fd), "gocoll-shm-doorbell")}
+	d.raw, err = d.file.SyscallConn()
+	if err != nil {
+		_ = d.file.Close()
+		return nil, fmt.Errorf("shm: eventfd: %w", err)
+	}
+	return d, nil
 }
 
-// ring wakes the owner of the eventfd fd (taken from a peer or its own).
+// ringDoorbell wakes the owner of the eventfd fd (taken from a peer or its
+// own). The write never blocks (the counter is far from overflow), so it is
+// a raw system call: the runtime's bookkeeping for a blocking one would wake
+// its monitor thread on every message.
 func ringDoorbell(fd int) {
-	var one = [8]byte{1}
-	_, _ = unix.Write(fd, one[:])
+	one := [8]byte{1}
+	_, _, _ = unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&one[0])), 8)
+}
+
+// wait sleeps until the doorbell rings or d passes, through the netpoller.
+// Its reads are raw system calls for the reason ringDoorbell's write is.
+func (d *doorbell) wait(timeout time.Duration) {
+	if d.raw == nil {
+		return
+	}
+	_ = d.file.SetReadDeadline(time.Now().Add(timeout))
+	var buf [8]byte
+	_ = d.raw.Read(func(fd uintptr) bool {
+		_, _, errno := unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&buf[0])), 8)
+		return errno != unix.EAGAIN
+	})
 }
 
 func (d *doorbell) close() error { return d.file.Close() }
+
+// yield gives the processor to another thread or process, if one waits.
+func yield() { _, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
