@@ -39,11 +39,11 @@ type Endpoint struct {
 
 	mu         sync.Mutex
 	closed     bool
-	recvs      map[matchKey][]*request  // posted receives without a message
-	unexpected map[matchKey][]arrival   // messages without a posted receive
-	held       int                      // inline arrivals held in unexpected
-	sends      map[int]*request         // rendezvous sends in flight, by word
-	free       []int                    // unused words of the send table
+	recvs      map[matchKey][]*request   // posted receives without a message
+	unexpected map[matchKey][]arrival    // messages without a posted receive
+	held       int                       // inline arrivals held in unexpected
+	sends      map[int]*request          // rendezvous sends in flight, by word
+	free       []int                     // unused words of the send table
 	aborted    map[transport.OpKey]error // ended operations
 	abortOrder []transport.OpKey
 	down       []error // per peer: why it can no longer be reached; nil if it can

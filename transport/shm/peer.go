@@ -20,12 +20,12 @@ type peer struct {
 	rank   int
 	seg    *segment // the peer's segment (this rank's own for itself)
 	pid    int
-	pidfd  int // -1 for this rank itself
-	bellfd int // the peer's eventfd, taken into this process
+	pidfd  int         // -1 for this rank itself
+	bellfd int         // the peer's eventfd, taken into this process
 	gone   atomic.Bool // the peer closed, died or broke its ring: not read
 
-	mu      sync.Mutex
-	ring    ring     // the peer's inbound ring from this rank
+	mu       sync.Mutex
+	ring     ring     // the peer's inbound ring from this rank
 	backlog  [][]byte // encoded slots waiting for ring space, oldest first
 	released bool     // the mapping and descriptors are gone
 }
