@@ -1,0 +1,163 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// Each function computes dst = a op b over n bytes, n a positive multiple of
+// 128, four 32-byte vectors a round. Both inputs of a round are loaded
+// before its results are stored, so dst may be exactly a or b.
+
+// func sumFloat32AVX2(dst, a, b *byte, n int)
+TEXT ·sumFloat32AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+loop:
+	VMOVDQU 0(SI)(AX*1), Y0
+	VMOVDQU 32(SI)(AX*1), Y1
+	VMOVDQU 64(SI)(AX*1), Y2
+	VMOVDQU 96(SI)(AX*1), Y3
+	VADDPS 0(DX)(AX*1), Y0, Y0
+	VADDPS 32(DX)(AX*1), Y1, Y1
+	VADDPS 64(DX)(AX*1), Y2, Y2
+	VADDPS 96(DX)(AX*1), Y3, Y3
+	VMOVDQU Y0, 0(DI)(AX*1)
+	VMOVDQU Y1, 32(DI)(AX*1)
+	VMOVDQU Y2, 64(DI)(AX*1)
+	VMOVDQU Y3, 96(DI)(AX*1)
+	ADDQ $128, AX
+	CMPQ AX, CX
+	JB loop
+	VZEROUPPER
+	RET
+
+// func prodFloat32AVX2(dst, a, b *byte, n int)
+TEXT ·prodFloat32AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+loop:
+	VMOVDQU 0(SI)(AX*1), Y0
+	VMOVDQU 32(SI)(AX*1), Y1
+	VMOVDQU 64(SI)(AX*1), Y2
+	VMOVDQU 96(SI)(AX*1), Y3
+	VMULPS 0(DX)(AX*1), Y0, Y0
+	VMULPS 32(DX)(AX*1), Y1, Y1
+	VMULPS 64(DX)(AX*1), Y2, Y2
+	VMULPS 96(DX)(AX*1), Y3, Y3
+	VMOVDQU Y0, 0(DI)(AX*1)
+	VMOVDQU Y1, 32(DI)(AX*1)
+	VMOVDQU Y2, 64(DI)(AX*1)
+	VMOVDQU Y3, 96(DI)(AX*1)
+	ADDQ $128, AX
+	CMPQ AX, CX
+	JB loop
+	VZEROUPPER
+	RET
+
+// func sumFloat64AVX2(dst, a, b *byte, n int)
+TEXT ·sumFloat64AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+loop:
+	VMOVDQU 0(SI)(AX*1), Y0
+	VMOVDQU 32(SI)(AX*1), Y1
+	VMOVDQU 64(SI)(AX*1), Y2
+	VMOVDQU 96(SI)(AX*1), Y3
+	VADDPD 0(DX)(AX*1), Y0, Y0
+	VADDPD 32(DX)(AX*1), Y1, Y1
+	VADDPD 64(DX)(AX*1), Y2, Y2
+	VADDPD 96(DX)(AX*1), Y3, Y3
+	VMOVDQU Y0, 0(DI)(AX*1)
+	VMOVDQU Y1, 32(DI)(AX*1)
+	VMOVDQU Y2, 64(DI)(AX*1)
+	VMOVDQU Y3, 96(DI)(AX*1)
+	ADDQ $128, AX
+	CMPQ AX, CX
+	JB loop
+	VZEROUPPER
+	RET
+
+// func prodFloat64AVX2(dst, a, b *byte, n int)
+TEXT ·prodFloat64AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+loop:
+	VMOVDQU 0(SI)(AX*1), Y0
+	VMOVDQU 32(SI)(AX*1), Y1
+	VMOVDQU 64(SI)(AX*1), Y2
+	VMOVDQU 96(SI)(AX*1), Y3
+	VMULPD 0(DX)(AX*1), Y0, Y0
+	VMULPD 32(DX)(AX*1), Y1, Y1
+	VMULPD 64(DX)(AX*1), Y2, Y2
+	VMULPD 96(DX)(AX*1), Y3, Y3
+	VMOVDQU Y0, 0(DI)(AX*1)
+	VMOVDQU Y1, 32(DI)(AX*1)
+	VMOVDQU Y2, 64(DI)(AX*1)
+	VMOVDQU Y3, 96(DI)(AX*1)
+	ADDQ $128, AX
+	CMPQ AX, CX
+	JB loop
+	VZEROUPPER
+	RET
+
+// func sumInt32AVX2(dst, a, b *byte, n int)
+TEXT ·sumInt32AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+loop:
+	VMOVDQU 0(SI)(AX*1), Y0
+	VMOVDQU 32(SI)(AX*1), Y1
+	VMOVDQU 64(SI)(AX*1), Y2
+	VMOVDQU 96(SI)(AX*1), Y3
+	VPADDD 0(DX)(AX*1), Y0, Y0
+	VPADDD 32(DX)(AX*1), Y1, Y1
+	VPADDD 64(DX)(AX*1), Y2, Y2
+	VPADDD 96(DX)(AX*1), Y3, Y3
+	VMOVDQU Y0, 0(DI)(AX*1)
+	VMOVDQU Y1, 32(DI)(AX*1)
+	VMOVDQU Y2, 64(DI)(AX*1)
+	VMOVDQU Y3, 96(DI)(AX*1)
+	ADDQ $128, AX
+	CMPQ AX, CX
+	JB loop
+	VZEROUPPER
+	RET
+
+// func sumInt64AVX2(dst, a, b *byte, n int)
+TEXT ·sumInt64AVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+	XORQ AX, AX
+loop:
+	VMOVDQU 0(SI)(AX*1), Y0
+	VMOVDQU 32(SI)(AX*1), Y1
+	VMOVDQU 64(SI)(AX*1), Y2
+	VMOVDQU 96(SI)(AX*1), Y3
+	VPADDQ 0(DX)(AX*1), Y0, Y0
+	VPADDQ 32(DX)(AX*1), Y1, Y1
+	VPADDQ 64(DX)(AX*1), Y2, Y2
+	VPADDQ 96(DX)(AX*1), Y3, Y3
+	VMOVDQU Y0, 0(DI)(AX*1)
+	VMOVDQU Y1, 32(DI)(AX*1)
+	VMOVDQU Y2, 64(DI)(AX*1)
+	VMOVDQU Y3, 96(DI)(AX*1)
+	ADDQ $128, AX
+	CMPQ AX, CX
+	JB loop
+	VZEROUPPER
+	RET
