@@ -48,7 +48,7 @@ var flagSpecs = []flagSpec{
 	{short: "r", long: "root", set: setInt(func(o *Options) *int { return &o.Root }), help: "root rank of broadcast and reduce (default 0)"},
 	{short: "np", long: "np", set: setRanks, help: "ranks to start when run alone (default 4)"},
 	{long: "algo", set: setAlgo, help: "algorithm: auto, ring, recursive-doubling, chain, binomial, pairwise, direct (default auto)"},
-	{long: "transport", set: func(o *Options, v string) error { o.Transport = v; return nil }, help: "metaroce, tcp, mptcp or inproc (default metaroce; under a launcher, the launcher's)"},
+	{long: "transport", set: func(o *Options, v string) error { o.Transport = v; return nil }, help: "auto, shm, metaroce, tcp, mptcp or inproc (default auto: shared memory on one host, MetaRoCE across hosts; under a launcher, the launcher's)"},
 	{long: "in-process", boolean: true, set: setBool(func(o *Options) *bool { return &o.InProcess }), help: "run every rank as a goroutine of this process"},
 	{long: "json", boolean: true, set: setBool(func(o *Options) *bool { return &o.JSON }), help: "one JSON object per size instead of the table"},
 	{long: "format", set: func(o *Options, v string) error { o.Format = v; return nil }, help: "nccl (default) or peers (the ../shared/peers table)"},

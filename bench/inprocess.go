@@ -27,7 +27,7 @@ func localWorld(ctx context.Context, name string, n int) ([]transport.Endpoint, 
 		}
 		return w.Endpoints(), w.Close, nil
 	}
-	if name == "shm" {
+	if name == "shm" || name == "auto" { // one process is one host
 		eps, err := shm.NewLocalWorld(ctx, n, shm.Config{})
 		return endpoints(eps, err)
 	}
@@ -64,7 +64,7 @@ func endpoints[E transport.Endpoint](eps []E, err error) ([]transport.Endpoint, 
 func runInProcess(ctx context.Context, o Options, stdout, stderr io.Writer) int {
 	n := o.localRanks()
 	if o.Transport == "" {
-		o.Transport = launcher.TransportMetaRoCE
+		o.Transport = launcher.TransportAuto
 	}
 	p, err := newPlan(o, n)
 	if err == nil {
@@ -81,6 +81,9 @@ func runInProcess(ctx context.Context, o Options, stdout, stderr io.Writer) int 
 	}
 	defer func() { _ = closeWorld() }()
 
+	if o.Transport == launcher.TransportAuto {
+		o.Transport = launcher.TransportSHM // what auto picks in one process
+	}
 	info := runInfo{opts: o, ranks: n, placement: "goroutines of one process", sharedProc: true}
 	var wrong int64
 	g, gctx := errgroup.WithContext(ctx)

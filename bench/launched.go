@@ -39,7 +39,7 @@ func runLaunchedRank(ctx context.Context, o Options, job launcher.Job, stdout, s
 	if err != nil {
 		return usageError(stderr, err)
 	}
-	comm, finish, err := joinJob(ctx, o, job)
+	comm, finish, err := joinJob(ctx, &o, job)
 	if err != nil {
 		return runError(stderr, err)
 	}
@@ -77,7 +77,7 @@ func fitLauncher(o *Options, job launcher.Job) error {
 		return errors.New("--transport inproc runs every rank in one process, not under a launcher; use tcp")
 	case "mptcp":
 		if job.StoreAtRank0 {
-			return errors.New("--transport mptcp works only for ranks gocoll bench starts itself (the launcher's transports are tcp and metaroce)")
+			return errors.New("--transport mptcp works only for ranks gocoll bench starts itself (the launcher's transports are tcp, metaroce, shm and auto)")
 		}
 	}
 	if o.InProcess {
@@ -96,13 +96,14 @@ type finishFunc func(ctx context.Context, timeout time.Duration) error
 // store: a rank whose last collective has completed may still have data on
 // the way to a peer, and a transport may drop it on Close (TCP delivers it,
 // MetaRoCE's datagrams need the peer's acknowledgement).
-func joinJob(ctx context.Context, o Options, job launcher.Job) (*collective.Comm, finishFunc, error) {
+func joinJob(ctx context.Context, o *Options, job launcher.Job) (*collective.Comm, finishFunc, error) {
 	if o.Transport != "mptcp" {
 		job.Transport = o.Transport
-		w, err := launcher.Join(ctx, job, commConfig(o))
+		w, err := launcher.Join(ctx, job, commConfig(*o))
 		if err != nil {
 			return nil, nil, err
 		}
+		o.Transport = w.Job().Transport // auto's pick, for the report
 		finish := func(ctx context.Context, timeout time.Duration) error {
 			ctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
@@ -110,7 +111,7 @@ func joinJob(ctx context.Context, o Options, job launcher.Job) (*collective.Comm
 		}
 		return w.Comm, finish, nil
 	}
-	comm, err := joinMPTCP(ctx, o, job)
+	comm, err := joinMPTCP(ctx, *o, job)
 	noWait := func(context.Context, time.Duration) error { return nil } // TCP delivers what was sent
 	return comm, noWait, err
 }

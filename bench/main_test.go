@@ -288,14 +288,15 @@ func TestPeersFormat(t *testing.T) {
 }
 
 // TestSpawnedProcesses runs ranks as processes of this test binary over
-// MetaRoCE, the default, as a run started alone does.
+// auto, the default, as a run started alone does: all on this host, that
+// is shared memory.
 func TestSpawnedProcesses(t *testing.T) {
 	code, out, errOut := runBench(t, "allreduce,sendrecv", "-np", "3", "--sizes", "4,64K", "-n", "2", "--json")
 	require.Equal(t, ExitOK, code, errOut)
 	rows := decodeRows(t, out)
 	require.Len(t, rows, 4)
 	for _, r := range rows {
-		require.Equal(t, "metaroce", r.Transport)
+		require.Equal(t, "shm", r.Transport)
 		require.Equal(t, 3, r.Ranks)
 		require.Zero(t, *r.Wrong)
 	}

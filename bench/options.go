@@ -57,8 +57,9 @@ type Options struct {
 	Ranks int
 	// Algo (--algo, default auto) forces the collective's algorithm.
 	Algo collective.Algorithm
-	// Transport (--transport): metaroce (MetaRoCE over UDP), tcp, mptcp
-	// or inproc. Empty means metaroce, or under a launcher the
+	// Transport (--transport): auto (shared memory when every rank is on
+	// one host, else MetaRoCE), shm, metaroce (MetaRoCE over UDP), tcp,
+	// mptcp or inproc. Empty means auto, or under a launcher the
 	// launcher's (GOCOLL_TRANSPORT).
 	Transport string
 	// InProcess (--in-process) runs all ranks as goroutines of this process
@@ -143,9 +144,9 @@ func (o *Options) validateChoices(kinds []collKind) error {
 		}
 	}
 	switch o.Transport {
-	case "", "tcp", "mptcp", "inproc", "metaroce", "shm":
+	case "", "auto", "shm", "metaroce", "tcp", "mptcp", "inproc":
 	default:
-		return fmt.Errorf("unknown transport %s (want tcp, mptcp, inproc, metaroce or shm)", quoteArg(o.Transport))
+		return fmt.Errorf("unknown transport %s (want auto, shm, metaroce, tcp, mptcp or inproc)", quoteArg(o.Transport))
 	}
 	switch {
 	case o.Format != "nccl" && o.Format != "peers":

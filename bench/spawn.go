@@ -52,7 +52,7 @@ func spawnRanks(ctx context.Context, o Options, args []string, stdout, stderr io
 	if err != nil {
 		return runError(stderr, err)
 	}
-	transport := launcher.TransportMetaRoCE
+	transport := launcher.TransportAuto
 	if o.Transport != "" && o.Transport != "mptcp" {
 		transport = o.Transport
 	}

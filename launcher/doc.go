@@ -35,7 +35,7 @@
 // Under every launcher these variables apply too: GOCOLL_SITE (this rank's
 // site), GOCOLL_HOST (its host name in the topology, default the kernel's),
 // GOCOLL_ADDR (the IP the transport listens on, default this host's
-// address on the route to the store), GOCOLL_TRANSPORT (tcp, metaroce or shm),
+// address on the route to the store), GOCOLL_TRANSPORT (tcp, metaroce, shm or auto),
 // GOCOLL_DEBUG (info, debug or trace: log to stderr at that level),
 // GOCOLL_HEARTBEAT_TIMEOUT (default 30s) and GOCOLL_CONNECT_TIMEOUT
 // (default 120s). gocoll run also sets GOCOLL_WATCH_STDIN=1 for the ranks

@@ -32,7 +32,7 @@ const (
 	EnvAddr       = "GOCOLL_ADDR"        // the IP address the transport listens on (default: the route to the store)
 	EnvWatchStdin = "GOCOLL_WATCH_STDIN" // 1: end the process when stdin closes (the launcher went away)
 
-	EnvTransport        = "GOCOLL_TRANSPORT"         // tcp, metaroce or shm
+	EnvTransport        = "GOCOLL_TRANSPORT"         // tcp, metaroce, shm or auto
 	EnvDebug            = "GOCOLL_DEBUG"             // info or trace: log to stderr at that level
 	EnvHeartbeatTimeout = "GOCOLL_HEARTBEAT_TIMEOUT" // a rank silent this long is declared dead
 	EnvConnectTimeout   = "GOCOLL_CONNECT_TIMEOUT"   // bound on forming the world
@@ -68,6 +68,9 @@ const (
 	// TransportSHM is shared memory (package transport/shm): every rank of
 	// the job must run on this host.
 	TransportSHM = "shm"
+	// TransportAuto is shared memory when every rank runs on one host, and
+	// MetaRoCE otherwise.
+	TransportAuto = "auto"
 )
 
 // Job is what a rank learns from its environment: who it is, where the
@@ -88,7 +91,7 @@ type Job struct {
 	JobID        string // 1 to MaxJobIDBytes bytes
 	JobKey       []byte // 1 to MaxJobKeyBytes bytes
 
-	Transport        string        // one of the Transport* names
+	Transport        string        // one of the Transport* names; in a World's Job, the one in use (never auto)
 	LogLevel         slog.Level    // meaningful if Logging
 	Logging          bool          // GOCOLL_DEBUG was set
 	HeartbeatTimeout time.Duration // in [MinHeartbeatTimeout, MaxTimeout]
@@ -409,10 +412,10 @@ func (e envReader) behaviour(j *Job) error {
 	switch t := strings.ToLower(e.get(EnvTransport)); t {
 	case "":
 		j.Transport = DefaultTransport
-	case TransportTCP, TransportMetaRoCE, TransportSHM:
+	case TransportTCP, TransportMetaRoCE, TransportSHM, TransportAuto:
 		j.Transport = t
 	default:
-		return fmt.Errorf("gocoll: %s=%q: want %s, %s or %s", EnvTransport, t, TransportTCP, TransportMetaRoCE, TransportSHM)
+		return fmt.Errorf("gocoll: %s=%q: want %s, %s, %s or %s", EnvTransport, t, TransportTCP, TransportMetaRoCE, TransportSHM, TransportAuto)
 	}
 	switch d := strings.ToLower(e.get(EnvDebug)); d {
 	case "", "0", "off":

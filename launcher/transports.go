@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"strings"
 
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
@@ -54,25 +55,31 @@ func listenTransport(ctx context.Context, name string, spec transportSpec) (tran
 		}
 		return tcpListener{ln}, nil
 	case TransportMetaRoCE:
-		ip, err := netip.ParseAddr(spec.Host)
-		if err != nil {
-			return nil, fmt.Errorf("metaroce: listen address %q: %v", spec.Host, err)
-		}
-		ln, err := mrtransport.Listen(ctx, mrtransport.Config{
-			Rank: spec.Rank, Size: spec.Size, ListenAddr: netip.AddrPortFrom(ip.Unmap(), 0), Logger: spec.Logger,
-		})
-		if err != nil {
-			return nil, err
-		}
-		return mrListener{ln}, nil
+		return listenMetaRoCE(ctx, spec)
 	case TransportSHM:
 		ln, err := shm.Listen(shm.Config{Rank: spec.Rank, Size: spec.Size, Logger: spec.Logger})
 		if err != nil {
 			return nil, err
 		}
 		return shmListener{ln}, nil
+	case TransportAuto:
+		return listenAuto(ctx, spec)
 	}
 	return nil, fmt.Errorf("unknown transport %q", name)
+}
+
+func listenMetaRoCE(ctx context.Context, spec transportSpec) (transportListener, error) {
+	ip, err := netip.ParseAddr(spec.Host)
+	if err != nil {
+		return nil, fmt.Errorf("metaroce: listen address %q: %v", spec.Host, err)
+	}
+	ln, err := mrtransport.Listen(ctx, mrtransport.Config{
+		Rank: spec.Rank, Size: spec.Size, ListenAddr: netip.AddrPortFrom(ip.Unmap(), 0), Logger: spec.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return mrListener{ln}, nil
 }
 
 // tcpListener adapts *tcp.Listener, whose Connect returns *tcp.Endpoint.
@@ -127,4 +134,70 @@ func (l shmListener) Connect(ctx context.Context, addrs []string) (transport.End
 		return nil, err
 	}
 	return ep, nil
+}
+
+// autoListener listens on shared memory and MetaRoCE, and at Connect keeps
+// shared memory if every rank's address is on this host, else MetaRoCE.
+// Every rank sees the same addresses, so all choose alike.
+type autoListener struct {
+	shm  *shm.Listener // nil where shared memory cannot be set up
+	mr   transportListener
+	pick string // the transport Connect chose
+}
+
+func (l *autoListener) chosen() string { return l.pick }
+
+// autoSep separates the two addresses of an auto rank; neither contains it.
+const autoSep = ";"
+
+func listenAuto(ctx context.Context, spec transportSpec) (transportListener, error) {
+	mr, err := listenMetaRoCE(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	l := &autoListener{mr: mr}
+	l.shm, err = shm.Listen(shm.Config{Rank: spec.Rank, Size: spec.Size, Logger: spec.Logger})
+	if err != nil && spec.Logger != nil {
+		spec.Logger.Debug("auto transport without shared memory", "err", err)
+	}
+	return l, nil
+}
+
+func (l *autoListener) Addr() string {
+	s := ""
+	if l.shm != nil {
+		s = l.shm.Addr().String()
+	}
+	return s + autoSep + l.mr.Addr()
+}
+
+func (l *autoListener) Connect(ctx context.Context, addrs []string) (transport.Endpoint, error) {
+	shmAddrs, mrAddrs := make([]string, len(addrs)), make([]string, len(addrs))
+	oneHost := true
+	for r, a := range addrs {
+		s, m, ok := strings.Cut(a, autoSep)
+		if !ok {
+			_ = l.Close()
+			return nil, fmt.Errorf("rank %d's address %q is not an auto transport's", r, a)
+		}
+		shmAddrs[r], mrAddrs[r] = s, m
+		oneHost = oneHost && shm.SameHost(s)
+	}
+	if oneHost && l.shm != nil {
+		_ = l.mr.Close()
+		l.pick = TransportSHM
+		return shmListener{l.shm}.Connect(ctx, shmAddrs)
+	}
+	if l.shm != nil {
+		_ = l.shm.Close()
+	}
+	l.pick = TransportMetaRoCE
+	return l.mr.Connect(ctx, mrAddrs)
+}
+
+func (l *autoListener) Close() error {
+	if l.shm != nil {
+		_ = l.shm.Close()
+	}
+	return l.mr.Close()
 }

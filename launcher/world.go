@@ -140,6 +140,9 @@ func (lc *lifecycle) form(ctx context.Context, cfg collective.Config) (*World, e
 	if err != nil {
 		return nil, fmt.Errorf("connecting the %s transport: %w", job.Transport, err)
 	}
+	if c, ok := ln.(interface{ chosen() string }); ok {
+		job.Transport = c.chosen() // auto: the transport it picked
+	}
 	lc.guard = newGuardedEndpoint(ep)
 	lc.guard.notes = lc
 	cfg.Topology = &topo

@@ -3,6 +3,7 @@ package launcher
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -287,27 +288,41 @@ func TestJoinErrors(t *testing.T) {
 	})
 }
 
-// GOCOLL_TRANSPORT=metaroce builds the world over MetaRoCE (UDP).
-func TestWorldOverMetaRoCE(t *testing.T) {
-	addr := testStore(t)
-	const n = 3
-	worlds, errs := joinAll(t, n, func(r int) []string { return rankEnv(t, addr, r, n, EnvTransport+"=metaroce") })
-	for _, err := range errs {
-		require.NoError(t, err)
-	}
-	defer closeAll(t, worlds)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	var wg sync.WaitGroup
-	for r, w := range worlds {
-		wg.Go(func() {
-			x := []int32{int32(r), 100}
-			require.NoError(t, collective.AllReduce(ctx, w.Comm, x, x, collective.Sum))
-			require.Equal(t, []int32{3, 300}, x)
+// GOCOLL_TRANSPORT=metaroce builds the world over MetaRoCE (UDP); shm and
+// auto (which picks shm, every rank being on this host) over shared memory.
+func TestWorldOverEachTransport(t *testing.T) {
+	for _, tr := range []struct {
+		name string
+		used string // the transport in use
+		want string // the endpoint's type
+	}{
+		{TransportMetaRoCE, TransportMetaRoCE, "*mrtransport.Endpoint"},
+		{TransportSHM, TransportSHM, "*shm.Endpoint"},
+		{TransportAuto, TransportSHM, "*shm.Endpoint"},
+	} {
+		t.Run(tr.name, func(t *testing.T) {
+			addr := testStore(t)
+			const n = 3
+			worlds, errs := joinAll(t, n, func(r int) []string { return rankEnv(t, addr, r, n, EnvTransport+"="+tr.name) })
+			for _, err := range errs {
+				require.NoError(t, err)
+			}
+			defer closeAll(t, worlds)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			var wg sync.WaitGroup
+			for r, w := range worlds {
+				wg.Go(func() {
+					x := []int32{int32(r), 100}
+					require.NoError(t, collective.AllReduce(ctx, w.Comm, x, x, collective.Sum))
+					require.Equal(t, []int32{3, 300}, x)
+				})
+			}
+			wg.Wait()
+			require.Equal(t, tr.used, worlds[0].Job().Transport)
+			require.Equal(t, tr.want, fmt.Sprintf("%T", worlds[0].life.guard.inner))
 		})
 	}
-	wg.Wait()
-	require.Equal(t, TransportMetaRoCE, worlds[0].Job().Transport)
 }
 
 func TestWorldOfOne(t *testing.T) {
