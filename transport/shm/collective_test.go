@@ -1,0 +1,68 @@
+//go:build linux
+
+package shm_test
+
+import (
+	"context"
+	"runtime/debug"
+	"testing"
+	"time"
+
+	"github.com/gocoll/gocoll/collective/collectivetest"
+	"github.com/gocoll/gocoll/collective/dtype"
+	"github.com/gocoll/gocoll/transport"
+	"github.com/gocoll/gocoll/transport/shm"
+)
+
+// TestCollectiveTable runs the collectives' table test over shared memory
+// between ranks in this process: every collective, algorithm and op, for a
+// representative part of the world sizes, counts and types (the full table
+// runs over inproc).
+func TestCollectiveTable(t *testing.T) {
+	if raceDetectorOn() {
+		// A message's way through the ring (atomics in mmap'd memory) is
+		// invisible to the race detector, so it sees no order between a
+		// send and its receive in one process, and the ring collectives,
+		// which post a receive into memory that a causally earlier send
+		// still reads, are reported. transport/tcp tells the detector
+		// (rawio_race.go); shm does not yet.
+		t.Skip("shm gives the race detector no happens-before edge between a send and its receive")
+	}
+	newWorld := func(t testing.TB, n int) []transport.Endpoint {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		eps, err := shm.NewLocalWorld(ctx, n, shm.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make([]transport.Endpoint, n)
+		for i, ep := range eps {
+			out[i] = ep
+			t.Cleanup(func() { _ = ep.Close() })
+		}
+		return out
+	}
+	opts := collectivetest.Options{
+		Sizes:  []int{1, 2, 3, 5, 8},
+		Counts: []int{0, 1, 7, 1023, 65539},
+		DTypes: []dtype.DataType{dtype.Float32, dtype.BFloat16Type, dtype.Int8, dtype.Uint64},
+	}
+	if testing.Short() {
+		opts.Sizes, opts.Counts = []int{1, 3, 4}, []int{0, 7, 1023}
+	}
+	collectivetest.Run(t, newWorld, opts)
+}
+
+// raceDetectorOn reports whether this test binary was built with -race.
+func raceDetectorOn() bool {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return false
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "-race" {
+			return s.Value == "true"
+		}
+	}
+	return false
+}
