@@ -146,6 +146,10 @@ func (c *Comm) allReduceRing(o *operation, send, recv []byte, count int, spec re
 	a := &allReduceRing{g: newGeometry(count, n, spec.dt.Size(), c.cfg.ChunkBytes),
 		n: n, r: c.rank, send: send, recv: recv, spec: spec}
 	a.ring = newRing(o, 2*(n-1), a.g.k)
+	// An all-gather receive of index i lands where the reduce-scatter send
+	// of index i-(n-1)k read; with more than n*k receives ahead, it would
+	// be posted before that send is, into memory the send then reads.
+	a.ring.depth = min(a.ring.depth, n*a.g.k)
 	bufs := c.scratch.get(a.ring.depth)
 	defer c.scratch.put(bufs)
 	a.tmp = bufs

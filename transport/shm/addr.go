@@ -57,6 +57,9 @@ func ParseAddr(s string) (Addr, error) {
 		return Addr{}, fmt.Errorf("shm: address %q: bad nonce", s)
 	}
 	a.Nonce = n
+	if a.String() != s {
+		return Addr{}, fmt.Errorf("shm: address %q is not written as %q", s, a.String())
+	}
 	return a, nil
 }
 

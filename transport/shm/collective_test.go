@@ -4,7 +4,6 @@ package shm_test
 
 import (
 	"context"
-	"runtime/debug"
 	"testing"
 	"time"
 
@@ -19,15 +18,6 @@ import (
 // representative part of the world sizes, counts and types (the full table
 // runs over inproc).
 func TestCollectiveTable(t *testing.T) {
-	if raceDetectorOn() {
-		// A message's way through the ring (atomics in mmap'd memory) is
-		// invisible to the race detector, so it sees no order between a
-		// send and its receive in one process, and the ring collectives,
-		// which post a receive into memory that a causally earlier send
-		// still reads, are reported. transport/tcp tells the detector
-		// (rawio_race.go); shm does not yet.
-		t.Skip("shm gives the race detector no happens-before edge between a send and its receive")
-	}
 	newWorld := func(t testing.TB, n int) []transport.Endpoint {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -51,18 +41,4 @@ func TestCollectiveTable(t *testing.T) {
 		opts.Sizes, opts.Counts = []int{1, 3, 4}, []int{0, 7, 1023}
 	}
 	collectivetest.Run(t, newWorld, opts)
-}
-
-// raceDetectorOn reports whether this test binary was built with -race.
-func raceDetectorOn() bool {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
 }

@@ -51,6 +51,7 @@ func (p *peer) put(s *slot) error {
 	p.backlog = append(p.backlog, b)
 	if len(p.backlog) == 1 {
 		p.ep.backlogged.Add(1)
+		p.ep.wakeSelf() // to look at the ring again in backlogWait, not idleWait
 	}
 	p.ep.stats.backlogged.Add(1)
 	p.wake()
@@ -68,6 +69,7 @@ func (p *peer) flush() (moved bool) {
 		}
 		i := (t & p.ring.mask) * SlotBytes
 		copy(p.ring.slots[i:i+SlotBytes], p.backlog[0])
+		released()
 		p.ring.tail.Store(t + 1)
 		p.backlog[0] = nil
 		p.backlog = p.backlog[1:]

@@ -96,6 +96,13 @@ func (e *Endpoint) spin(ctx context.Context, done <-chan struct{}) {
 	}
 }
 
+// wakeSelf wakes this endpoint's own progress goroutine if it sleeps.
+func (e *Endpoint) wakeSelf() {
+	if e.seg.sleeping().CompareAndSwap(1, 0) {
+		ringDoorbell(e.bell.fd)
+	}
+}
+
 // anyInbound reports whether any inbound ring holds a slot.
 func (e *Endpoint) anyInbound() bool {
 	if e.stalled.Load() {

@@ -182,6 +182,7 @@ func (r ring) put(s *slot) bool {
 	}
 	i := (t & r.mask) * SlotBytes
 	s.encode(r.slots[i : i+SlotBytes])
+	released()
 	r.tail.Store(t + 1)
 	return true
 }
@@ -197,6 +198,7 @@ func (r ring) peek() (b []byte, ok bool, err error) {
 		return nil, false, fmt.Errorf("shm: ring holds %d slots of %d", t-h, r.mask+1)
 	}
 	i := (h & r.mask) * SlotBytes
+	acquired()
 	return r.slots[i : i+SlotBytes], true, nil
 }
 
