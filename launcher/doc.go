@@ -37,7 +37,8 @@
 // GOCOLL_ADDR (the IP the transport listens on, default this host's
 // address on the route to the store), GOCOLL_TRANSPORT (tcp, metaroce, shm or auto),
 // GOCOLL_DEBUG (info, debug or trace: log to stderr at that level),
-// GOCOLL_HEARTBEAT_TIMEOUT (default 30s) and GOCOLL_CONNECT_TIMEOUT
+// GOCOLL_SPIN_WAIT (shared memory: how long a wait polls before it sleeps;
+// default 50us, 0 never), GOCOLL_HEARTBEAT_TIMEOUT (default 30s) and GOCOLL_CONNECT_TIMEOUT
 // (default 120s). gocoll run also sets GOCOLL_WATCH_STDIN=1 for the ranks
 // it starts remotely: the rank then ends (SIGTERM, then exit status 143
 // five seconds later) when its stdin closes, which means the launcher or

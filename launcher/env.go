@@ -1,6 +1,8 @@
 package launcher
 
 import (
+	"github.com/gocoll/gocoll/transport/shm"
+
 	"fmt"
 	"hash/fnv"
 	"log/slog"
@@ -36,6 +38,7 @@ const (
 	EnvDebug            = "GOCOLL_DEBUG"             // info or trace: log to stderr at that level
 	EnvHeartbeatTimeout = "GOCOLL_HEARTBEAT_TIMEOUT" // a rank silent this long is declared dead
 	EnvConnectTimeout   = "GOCOLL_CONNECT_TIMEOUT"   // bound on forming the world
+	EnvSpinWait         = "GOCOLL_SPIN_WAIT"         // shm: how long a wait polls before it sleeps; 0 never
 	// EnvGoMaxProcs is the Go runtime's own variable; when it is set, Join
 	// leaves the runtime's GOMAXPROCS alone (see Job.FitGoMaxProcs).
 	EnvGoMaxProcs = "GOMAXPROCS"
@@ -95,8 +98,13 @@ type Job struct {
 	LogLevel         slog.Level    // meaningful if Logging
 	Logging          bool          // GOCOLL_DEBUG was set
 	HeartbeatTimeout time.Duration // in [MinHeartbeatTimeout, MaxTimeout]
-	ConnectTimeout   time.Duration // in (0, MaxTimeout]
-	WatchStdin       bool
+	// SpinWait is how long a wait on shared memory polls, yielding the
+	// processor, before it sleeps (shm.Config.SpinWait): 0 means
+	// shm.DefaultSpinWait, negative never (GOCOLL_SPIN_WAIT=0); at most
+	// shm.MaxSpinWait.
+	SpinWait       time.Duration
+	ConnectTimeout time.Duration // in (0, MaxTimeout]
+	WatchStdin     bool
 	// FitGoMaxProcs (GOMAXPROCS not set) lets Join divide the processors
 	// the Go runtime uses among the ranks of this host: GOMAXPROCS becomes
 	// its value divided by the number of local ranks, at least 1. With
@@ -433,8 +441,23 @@ func (e envReader) behaviour(j *Job) error {
 	if j.HeartbeatTimeout, err = e.duration(EnvHeartbeatTimeout, DefaultHeartbeatTimeout, MinHeartbeatTimeout); err != nil {
 		return err
 	}
-	j.ConnectTimeout, err = e.duration(EnvConnectTimeout, DefaultConnectTimeout, time.Millisecond)
-	return err
+	if j.ConnectTimeout, err = e.duration(EnvConnectTimeout, DefaultConnectTimeout, time.Millisecond); err != nil {
+		return err
+	}
+	if v := e.get(EnvSpinWait); v != "" {
+		d, err := time.ParseDuration(v)
+		if v == "0" {
+			d, err = 0, nil
+		}
+		if err != nil || d < 0 || d > shm.MaxSpinWait {
+			return fmt.Errorf("gocoll: %s=%q: want a duration (like 50us) in [0, %v]", EnvSpinWait, v, shm.MaxSpinWait)
+		}
+		j.SpinWait = d
+		if d == 0 {
+			j.SpinWait = -1 // never
+		}
+	}
+	return nil
 }
 
 // duration reads a Go duration ("30s") or a number of seconds, in [lo,

@@ -89,34 +89,46 @@ func TestParseEnvSettings(t *testing.T) {
 	j, err = ParseEnv(envOf(append(base, "GOCOLL_TRANSPORT=metaroce")...))
 	require.NoError(t, err)
 	require.Equal(t, TransportMetaRoCE, j.Transport)
+	require.Zero(t, j.SpinWait) // the transport's default
+
+	j, err = ParseEnv(envOf(append(base, "GOCOLL_TRANSPORT=auto", "GOCOLL_SPIN_WAIT=20us")...))
+	require.NoError(t, err)
+	require.Equal(t, TransportAuto, j.Transport)
+	require.Equal(t, 20*time.Microsecond, j.SpinWait)
+	j, err = ParseEnv(envOf(append(base, "GOCOLL_SPIN_WAIT=0")...))
+	require.NoError(t, err)
+	require.Negative(t, j.SpinWait) // never
 }
 
 func TestParseEnvErrors(t *testing.T) {
 	cases := map[string][]string{
-		"no launcher environment":                 {"PATH=/bin", "HOME=/root"},
-		"GOCOLL_WORLD_SIZE is not set":            {"GOCOLL_RANK=0"},
-		`GOCOLL_RANK="x" is not a whole number`:   {"GOCOLL_RANK=x", "GOCOLL_WORLD_SIZE=2"},
-		"GOCOLL_RANK=4 is not below":              {"GOCOLL_RANK=4", "GOCOLL_WORLD_SIZE=4"},
-		`GOCOLL_WORLD_SIZE="0"`:                   {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=0"},
-		`GOCOLL_WORLD_SIZE="-3"`:                  {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=-3"},
-		`GOCOLL_STORE="nohost" is not host:port`:  {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_STORE=nohost"},
-		`GOCOLL_STORE="h:99999" has no valid`:     {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_STORE=h:99999"},
-		"port 0 only works":                       {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=2", "GOCOLL_STORE=h:0"},
-		`GOCOLL_TRANSPORT="udp": want tcp`:        {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_TRANSPORT=udp"},
-		`GOCOLL_DEBUG="loud"`:                     {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_DEBUG=loud"},
-		`GOCOLL_HEARTBEAT_TIMEOUT="soon"`:         {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_HEARTBEAT_TIMEOUT=soon"},
-		`GOCOLL_HEARTBEAT_TIMEOUT="1ms" is outsi`: {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_HEARTBEAT_TIMEOUT=1ms"},
-		`GOCOLL_CONNECT_TIMEOUT="-1"`:             {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_CONNECT_TIMEOUT=-1"},
-		`GOCOLL_STORE_SERVE="maybe"`:              {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_STORE_SERVE=maybe"},
-		`GOCOLL_ADDR="here"`:                      {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_ADDR=here"},
-		`GOCOLL_SITE: site "a b"`:                 {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_SITE=a b"},
-		"Open MPI job on several hosts needs":     {"OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=8", "OMPI_COMM_WORLD_LOCAL_SIZE=4"},
-		"without MASTER_ADDR and MASTER_PORT":     {"RANK=0", "WORLD_SIZE=2"},
-		`MASTER_PORT="http" is not`:               {"RANK=0", "WORLD_SIZE=2", "MASTER_ADDR=h", "MASTER_PORT=http"},
-		"SLURM_STEP_NODELIST: node list":          {"SLURM_PROCID=0", "SLURM_NTASKS=2", "SLURM_STEP_NODELIST=n[1-", "SLURM_STEP_NUM_NODES=2"},
-		"SLURM_NTASKS is not set":                 {"SLURM_PROCID=0"},
-		"job id":                                  {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_JOB_ID=" + strings.Repeat("j", 200)},
-		"GOCOLL_JOB_KEY is longer":                {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_JOB_KEY=" + strings.Repeat("k", 2000)},
+		"no launcher environment":                  {"PATH=/bin", "HOME=/root"},
+		"GOCOLL_WORLD_SIZE is not set":             {"GOCOLL_RANK=0"},
+		`GOCOLL_RANK="x" is not a whole number`:    {"GOCOLL_RANK=x", "GOCOLL_WORLD_SIZE=2"},
+		"GOCOLL_RANK=4 is not below":               {"GOCOLL_RANK=4", "GOCOLL_WORLD_SIZE=4"},
+		`GOCOLL_WORLD_SIZE="0"`:                    {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=0"},
+		`GOCOLL_WORLD_SIZE="-3"`:                   {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=-3"},
+		`GOCOLL_STORE="nohost" is not host:port`:   {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_STORE=nohost"},
+		`GOCOLL_STORE="h:99999" has no valid`:      {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_STORE=h:99999"},
+		"port 0 only works":                        {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=2", "GOCOLL_STORE=h:0"},
+		`GOCOLL_TRANSPORT="udp": want tcp`:         {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_TRANSPORT=udp"},
+		`GOCOLL_SPIN_WAIT="soon": want a duration`: {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_SPIN_WAIT=soon"},
+		`GOCOLL_SPIN_WAIT="1s": want a duration`:   {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_SPIN_WAIT=1s"},
+		`GOCOLL_SPIN_WAIT="-5us"`:                  {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_SPIN_WAIT=-5us"},
+		`GOCOLL_DEBUG="loud"`:                      {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_DEBUG=loud"},
+		`GOCOLL_HEARTBEAT_TIMEOUT="soon"`:          {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_HEARTBEAT_TIMEOUT=soon"},
+		`GOCOLL_HEARTBEAT_TIMEOUT="1ms" is outsi`:  {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_HEARTBEAT_TIMEOUT=1ms"},
+		`GOCOLL_CONNECT_TIMEOUT="-1"`:              {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_CONNECT_TIMEOUT=-1"},
+		`GOCOLL_STORE_SERVE="maybe"`:               {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_STORE_SERVE=maybe"},
+		`GOCOLL_ADDR="here"`:                       {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_ADDR=here"},
+		`GOCOLL_SITE: site "a b"`:                  {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_SITE=a b"},
+		"Open MPI job on several hosts needs":      {"OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=8", "OMPI_COMM_WORLD_LOCAL_SIZE=4"},
+		"without MASTER_ADDR and MASTER_PORT":      {"RANK=0", "WORLD_SIZE=2"},
+		`MASTER_PORT="http" is not`:                {"RANK=0", "WORLD_SIZE=2", "MASTER_ADDR=h", "MASTER_PORT=http"},
+		"SLURM_STEP_NODELIST: node list":           {"SLURM_PROCID=0", "SLURM_NTASKS=2", "SLURM_STEP_NODELIST=n[1-", "SLURM_STEP_NUM_NODES=2"},
+		"SLURM_NTASKS is not set":                  {"SLURM_PROCID=0"},
+		"job id":                                   {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_JOB_ID=" + strings.Repeat("j", 200)},
+		"GOCOLL_JOB_KEY is longer":                 {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_JOB_KEY=" + strings.Repeat("k", 2000)},
 	}
 	for want, env := range cases {
 		_, err := ParseEnv(envOf(env...))

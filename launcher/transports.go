@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
@@ -29,6 +30,12 @@ type transportSpec struct {
 	JobID  uint64       // equal on every rank of the job
 	Host   string       // IP address to listen on
 	Logger *slog.Logger // nil: no logging
+	// SpinWait is Job.SpinWait (shared memory only).
+	SpinWait time.Duration
+}
+
+func (spec transportSpec) shmConfig() shm.Config {
+	return shm.Config{Rank: spec.Rank, Size: spec.Size, SpinWait: spec.SpinWait, Logger: spec.Logger}
 }
 
 // transportListener is one rank's half-built transport: listening, its
@@ -57,7 +64,7 @@ func listenTransport(ctx context.Context, name string, spec transportSpec) (tran
 	case TransportMetaRoCE:
 		return listenMetaRoCE(ctx, spec)
 	case TransportSHM:
-		ln, err := shm.Listen(shm.Config{Rank: spec.Rank, Size: spec.Size, Logger: spec.Logger})
+		ln, err := shm.Listen(spec.shmConfig())
 		if err != nil {
 			return nil, err
 		}
@@ -156,7 +163,7 @@ func listenAuto(ctx context.Context, spec transportSpec) (transportListener, err
 		return nil, err
 	}
 	l := &autoListener{mr: mr}
-	l.shm, err = shm.Listen(shm.Config{Rank: spec.Rank, Size: spec.Size, Logger: spec.Logger})
+	l.shm, err = shm.Listen(spec.shmConfig())
 	if err != nil && spec.Logger != nil {
 		spec.Logger.Debug("auto transport without shared memory", "err", err)
 	}
