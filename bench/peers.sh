@@ -12,7 +12,10 @@
 #   RUNS        repeats of every configuration (default 2; the best run counts)
 #   OUT         where the results go (default bench/results)
 #   PEERS_DIR   the peer harness (default ../shared/peers next to the repository)
-#   TRANSPORT   gocoll's transport (default metaroce; tcp and mptcp also work)
+#   TRANSPORT   gocoll's transport, the "gocoll" column (default auto: shared
+#               memory, every rank being on this host)
+#   ALSO        more gocoll transports, each a column "gocoll-T" (default
+#               metaroce; "" for none)
 #   SCALE       multiplies every timed iteration count (as run_all.sh's SCALE)
 #   MAXBYTES    largest size (default 67108864, as run_all.sh)
 #   NO_INSTALL  1: do not apt-get install the peers' packages (root needed otherwise)
@@ -28,7 +31,9 @@ REPO="$(cd "$BENCH_DIR/.." && pwd)"
 SELF="$BENCH_DIR/peers.sh"
 SCALE="${SCALE:-1}"
 MAXBYTES="${MAXBYTES:-67108864}"
-TRANSPORT="${TRANSPORT:-metaroce}"
+TRANSPORT="${TRANSPORT:-auto}"
+ALSO="${ALSO-metaroce}"
+LABEL="${LABEL:-gocoll}"
 COLLS=allreduce,broadcast,alltoall
 
 # iters_for BYTES: "WARMUP ITERS" as mpi_coll_bench's schedule(), scaled.
@@ -58,7 +63,7 @@ run_ours() {
 
 bench_group() { # n sizes warmup iters
   "$GOCOLL" bench "$COLLS" -np "$1" --sizes "$2" -w "$3" -n "$4" -c 1 \
-    --transport "$TRANSPORT" --format peers --label gocoll
+    --transport "$TRANSPORT" --format peers --label "$LABEL"
 }
 
 # merge_blocks: one table per run, as summarize.py expects (its "## cpu" line
@@ -101,9 +106,22 @@ echo "peers.sh: $targets for n=${*:-2 4}, raw output in $RAW"
 OURS_CMD="'$SELF' --ours {n}" OURS_LABEL=gocoll RAW="$RAW" RUNS="${RUNS:-2}" \
   BUILD_DIR="$WORK/build" RESULTS_DIR="$OUT" SCALE="$SCALE" MAXBYTES="$MAXBYTES" \
   "$PEERS_DIR/run_all.sh" "$targets" "$@"
+labels=gocoll
+for t in $ALSO; do # each further transport as its own "ours" column
+  OURS_CMD="TRANSPORT=$t LABEL=gocoll-$t '$SELF' --ours {n}" OURS_LABEL="gocoll-$t" RAW="$RAW" RUNS="${RUNS:-2}" \
+    BUILD_DIR="$WORK/build" RESULTS_DIR="$OUT" SCALE="$SCALE" MAXBYTES="$MAXBYTES" NO_INSTALL=1 \
+    "$PEERS_DIR/run_all.sh" ours "$@"
+  labels="$labels,gocoll-$t"
+done
+labels="$labels,mpi-tcp,mpi-tcp-thp,mpi-shm,gloo"
 
-(cd "$REPO" && go run ./bench/plot -ours gocoll -labels gocoll,mpi-tcp,mpi-tcp-thp,mpi-shm,gloo \
+(cd "$REPO" && go run ./bench/plot -ours gocoll -labels "$labels" \
   -md "$OUT/table.md" -png "$OUT/busbw.png" "$RAW") || exit 1
+for t in $ALSO; do # the same table with that transport's ratios
+  others=$(tr , '\n' <<<"$labels" | grep -vx "gocoll-$t" | paste -sd,)
+  (cd "$REPO" && go run ./bench/plot -ours "gocoll-$t" -labels "gocoll-$t,$others" \
+    -md "$OUT/table-$t.md" "$RAW") || exit 1
+done
 echo
 cat "$OUT/table.md"
-echo "peers.sh: table $OUT/table.md, plot $OUT/busbw.png, raw $RAW"
+echo "peers.sh: table $OUT/table.md (and table-T.md for each of: $ALSO), plot $OUT/busbw.png, raw $RAW"

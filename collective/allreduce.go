@@ -6,6 +6,7 @@ import (
 
 	"github.com/gocoll/gocoll/collective/dtype"
 	"github.com/gocoll/gocoll/collective/reduce"
+	"github.com/gocoll/gocoll/transport"
 )
 
 // allReduce validates and launches an AllReduce of send into recv.
@@ -13,9 +14,13 @@ func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataTy
 	count := len(send) / esize(dt)
 	algo := c.cfg.AllReduce
 	if algo == AlgoAuto {
-		algo = AlgoRing
-		if len(send) <= c.cfg.SmallBytes {
+		switch {
+		case len(send) <= c.cfg.SmallBytes:
 			algo = AlgoRecursiveDoubling
+		case transport.TraitsOf(c.ep).SharedMemory:
+			algo = AlgoDirect
+		default:
+			algo = AlgoRing
 		}
 	}
 	h := header{kind: KindAllReduce, dt: dt, op: op, root: -1, count: uint64(count), algo: algo, chunk: uint32(c.cfg.ChunkBytes)}
@@ -37,8 +42,10 @@ func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataTy
 			return c.allReduceRing(o, send, recv, count, spec)
 		case AlgoRecursiveDoubling:
 			return c.allReduceRecursiveDoubling(o, send, recv, spec)
+		case AlgoDirect:
+			return c.allReduceDirect(o, send, recv, count, spec)
 		}
-		return fmt.Errorf("algorithm %v does not do AllReduce (use ring or recursive-doubling)", algo)
+		return fmt.Errorf("algorithm %v does not do AllReduce (use ring, recursive-doubling or direct)", algo)
 	})
 }
 

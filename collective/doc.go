@@ -19,7 +19,10 @@
 // AllReduce: a ring (reduce-scatter then all-gather, one pipelined pass of
 // 2(n-1) steps cut into Config.ChunkBytes chunks with Config.PipelineDepth of
 // them in flight) for large messages, recursive doubling (log2 n rounds) at or
-// below Config.SmallBytes. AllGather and ReduceScatter: rings. Broadcast and
+// below Config.SmallBytes; over shared memory (transport.Traits), large
+// messages go direct instead: each rank reduces its segment from every
+// rank's chunks at once and sends the result to all. AllGather and
+// ReduceScatter: rings. Broadcast and
 // Reduce: a pipelined chain for large messages, a binomial tree for small
 // ones. AllToAll(V): n-1 rounds of pairwise exchange. Barrier: dissemination.
 // Gather and Scatter: direct. Config forces an algorithm where there is a

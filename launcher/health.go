@@ -45,6 +45,9 @@ func newGuardedEndpoint(inner transport.Endpoint) *guardedEndpoint {
 }
 
 func (g *guardedEndpoint) Rank() int { return g.inner.Rank() }
+
+// Traits forwards the transport's (see transport.TraitsOf).
+func (g *guardedEndpoint) Traits() transport.Traits { return transport.TraitsOf(g.inner) }
 func (g *guardedEndpoint) Size() int { return g.inner.Size() }
 
 func (g *guardedEndpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Request {

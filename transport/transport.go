@@ -82,6 +82,26 @@ type Spinner interface {
 	Spin(ctx context.Context) bool
 }
 
+// Traits describe how a transport moves data, for the collectives' choice
+// of algorithm. The zero value describes a network.
+type Traits struct {
+	// SharedMemory: every peer is on this host and a receiver copies a
+	// message straight from the sender's memory when it matches it. A
+	// message posted to many peers at once costs nothing until they
+	// receive it, so algorithms that talk to every rank at once pay no
+	// queueing for it.
+	SharedMemory bool
+}
+
+// TraitsOf returns ep's traits: what its Traits method reports, or the zero
+// Traits if it has none. Wrappers of an endpoint forward Traits.
+func TraitsOf(ep Endpoint) Traits {
+	if t, ok := ep.(interface{ Traits() Traits }); ok {
+		return t.Traits()
+	}
+	return Traits{}
+}
+
 // Endpoint is one rank's point-to-point interface to a world of ranks.
 // All methods are safe for concurrent use.
 type Endpoint interface {

@@ -81,6 +81,9 @@ func (e *Endpoint) Stats() Stats {
 	return Stats{c.inlineSent.Load(), c.rendezvousSent.Load(), c.bytesCopied.Load(), c.backlogged.Load(), c.wakes.Load()}
 }
 
+// Traits reports shared memory (see transport.Traits).
+func (e *Endpoint) Traits() transport.Traits { return transport.Traits{SharedMemory: true} }
+
 // Rank implements transport.Endpoint.
 func (e *Endpoint) Rank() int { return e.rank }
 
