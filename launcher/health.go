@@ -45,10 +45,10 @@ func newGuardedEndpoint(inner transport.Endpoint) *guardedEndpoint {
 }
 
 func (g *guardedEndpoint) Rank() int { return g.inner.Rank() }
+func (g *guardedEndpoint) Size() int { return g.inner.Size() }
 
 // Traits forwards the transport's (see transport.TraitsOf).
 func (g *guardedEndpoint) Traits() transport.Traits { return transport.TraitsOf(g.inner) }
-func (g *guardedEndpoint) Size() int                { return g.inner.Size() }
 
 func (g *guardedEndpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Request {
 	if err := g.admit(peer, tag.OpKey); err != nil {
