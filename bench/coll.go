@@ -46,7 +46,7 @@ var colls = [numColls]collInfo{
 		algos:     []collective.Algorithm{collective.AlgoRing, collective.AlgoRecursiveDoubling, collective.AlgoDirect},
 		busFactor: func(n int) float64 { return 2 * float64(n-1) / float64(n) }},
 	collBroadcast: {name: "broadcast", rooted: true, inPlace: true,
-		algos:     []collective.Algorithm{collective.AlgoChain, collective.AlgoBinomial},
+		algos:     []collective.Algorithm{collective.AlgoChain, collective.AlgoBinomial, collective.AlgoDirect},
 		busFactor: func(int) float64 { return 1 }},
 	collReduce: {name: "reduce", reduces: true, rooted: true, inPlace: true,
 		algos:     []collective.Algorithm{collective.AlgoChain, collective.AlgoBinomial},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gocoll/gocoll/collective/dtype"
+	"github.com/gocoll/gocoll/transport"
 )
 
 // Rooted operations (Broadcast, Reduce, Gather, Scatter) end with a
@@ -19,9 +20,13 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 	count := len(recv) / esize(dt)
 	algo := c.cfg.Broadcast
 	if algo == AlgoAuto {
-		algo = AlgoChain
-		if len(recv) <= c.cfg.SmallBytes {
+		switch {
+		case len(recv) <= c.cfg.SmallBytes:
 			algo = AlgoBinomial
+		case transport.TraitsOf(c.ep).SharedMemory:
+			algo = AlgoDirect
+		default:
+			algo = AlgoChain
 		}
 	}
 	h := header{kind: KindBroadcast, dt: dt, root: int32(root), count: uint64(count), algo: algo, chunk: uint32(c.cfg.ChunkBytes)}
@@ -44,14 +49,46 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 			err = c.broadcastChain(o, recv, root)
 		case AlgoBinomial:
 			err = c.broadcastBinomial(o, recv, root)
+		case AlgoDirect:
+			err = c.broadcastDirect(o, recv, root)
 		default:
-			err = fmt.Errorf("algorithm %v does not do Broadcast (use chain or binomial)", algo)
+			err = fmt.Errorf("algorithm %v does not do Broadcast (use chain, binomial or direct)", algo)
 		}
 		if err != nil {
 			return err
 		}
 		return o.confirm()
 	})
+}
+
+// broadcastDirect has the root send buf to every rank at once, in chunks,
+// and every rank receive it in place: for shared memory, where each rank
+// then copies straight out of the root's buffer, all at the same time,
+// instead of waiting for the chunk to come down a chain.
+func (c *Comm) broadcastDirect(o *operation, buf []byte, root int) error {
+	g := newGeometry(len(buf), 1, 1, c.cfg.ChunkBytes)
+	if c.rank != root {
+		pending := make([]pendingRecv, g.k)
+		for i := range g.k {
+			lo, hi := g.span(0, i)
+			pending[i] = o.recv(root, buf[lo:hi])
+		}
+		for _, pr := range pending {
+			if err := o.waitRecv(pr); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	n := c.Size()
+	for d := 1; d < n; d++ { // each rank's chunks together, so the first starts at once
+		p := (root + d) % n
+		for i := range g.k {
+			lo, hi := g.span(0, i)
+			o.send(p, buf[lo:hi])
+		}
+	}
+	return nil
 }
 
 // broadcastChain pipelines buf down the chain root, root+1, ...: each rank

@@ -24,7 +24,8 @@
 // rank's chunks at once and sends the result to all. AllGather and
 // ReduceScatter: rings. Broadcast and
 // Reduce: a pipelined chain for large messages, a binomial tree for small
-// ones. AllToAll(V): n-1 rounds of pairwise exchange. Barrier: dissemination.
+// ones; over shared memory, a large Broadcast goes direct from the root to
+// every rank. AllToAll(V): n-1 rounds of pairwise exchange. Barrier: dissemination.
 // Gather and Scatter: direct. Config forces an algorithm where there is a
 // choice.
 //

@@ -19,7 +19,7 @@ var algoSets = []struct {
 }{
 	{"ring", collective.AlgoRing, collective.AlgoChain, collective.AlgoChain},
 	{"tree", collective.AlgoRecursiveDoubling, collective.AlgoBinomial, collective.AlgoBinomial},
-	{"direct", collective.AlgoDirect, collective.AlgoChain, collective.AlgoChain},
+	{"direct", collective.AlgoDirect, collective.AlgoDirect, collective.AlgoChain},
 }
 
 // checkReductions runs AllReduce (in and out of place), Reduce and
