@@ -121,9 +121,7 @@ func (e *Endpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Reque
 			return failed(err)
 		}
 		e.stats.inlineSent.Add(1)
-		r := newRequest(nil, true, nil, matchKey{peer, tag})
-		r.complete(len(buf), nil)
-		return r
+		return sent(len(buf))
 	}
 	if len(e.free) == 0 {
 		e.mu.Unlock()

@@ -48,6 +48,19 @@ func newRequest(ep *Endpoint, isSend bool, buf []byte, key matchKey) *request {
 	return &request{ep: ep, isSend: isSend, buf: buf, key: key, index: -1, done: make(chan struct{})}
 }
 
+// sent is the request of an inline send, complete once its slot is
+// written: n bytes sent. As an interface value it needs no allocation (n
+// is below 256).
+type sent int
+
+// closedChan is the Done channel of every sent request.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func (s sent) Wait(context.Context) (int, error) { return int(s), nil }
+func (s sent) Done() <-chan struct{}             { return closedChan }
+func (s sent) Cancel()                           {}
+func (s sent) Spin(context.Context) bool         { return true }
+
 // failed returns a request that has already failed with err.
 func failed(err error) *request {
 	r := &request{index: -1, done: make(chan struct{})}
