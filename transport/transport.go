@@ -82,6 +82,23 @@ type Spinner interface {
 	Spin(ctx context.Context) bool
 }
 
+// Ender is implemented by endpoints that a composite endpoint (one that
+// reaches different peers through different transports) can join: a peer
+// that aborts an operation tells only the transport it reaches this rank
+// through, and the composite must end the operation on the others too.
+type Ender interface {
+	// End ends op on this rank alone, as Abort does but telling no peer:
+	// its pending and later requests fail with err (an operation already
+	// ended keeps its first error).
+	End(op OpKey, err error)
+	// OnRemoteAbort registers f (nil: none), called with every
+	// *RemoteAbortError by which a peer ended an operation on this rank,
+	// after the operation has ended here. f may be called from the
+	// endpoint's internal goroutines and with its locks held: it must not
+	// block, nor call this endpoint.
+	OnRemoteAbort(f func(*RemoteAbortError))
+}
+
 // Traits describe how a transport moves data, for the collectives' choice
 // of algorithm. The zero value describes a network.
 type Traits struct {

@@ -17,9 +17,25 @@ func (e *Endpoint) Abort(op transport.OpKey, peers []int, reason error) {
 	remote := &transport.RemoteAbortError{Rank: e.rank, Op: op, Reason: reason.Error()}
 	for _, p := range peers {
 		if p >= 0 && p < e.Size() && p != e.rank {
-			e.world.eps[p].end(op, remote)
+			dst := e.world.eps[p]
+			dst.end(op, remote)
+			if f := dst.onAbort.Load(); f != nil {
+				(*f)(remote)
+			}
 		}
 	}
+}
+
+// End implements transport.Ender.
+func (e *Endpoint) End(op transport.OpKey, err error) { e.end(op, err) }
+
+// OnRemoteAbort implements transport.Ender.
+func (e *Endpoint) OnRemoteAbort(f func(*transport.RemoteAbortError)) {
+	if f == nil {
+		e.onAbort.Store(nil)
+		return
+	}
+	e.onAbort.Store(&f)
 }
 
 // end fails every request of this rank for op with err, remembers op as

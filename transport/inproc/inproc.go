@@ -14,6 +14,7 @@ package inproc
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gocoll/gocoll/transport"
 )
@@ -90,9 +91,14 @@ type Endpoint struct {
 	aborted    map[transport.OpKey]error // ended operations, with their errors
 	abortOrder []transport.OpKey         // FIFO of aborted keys, for eviction
 	mine       map[*request]struct{}     // this rank's sends waiting in other mailboxes
+
+	onAbort atomic.Pointer[func(*transport.RemoteAbortError)] // see OnRemoteAbort
 }
 
-var _ transport.Endpoint = (*Endpoint)(nil)
+var (
+	_ transport.Endpoint = (*Endpoint)(nil)
+	_ transport.Ender    = (*Endpoint)(nil)
+)
 
 // Rank is this endpoint's rank.
 func (e *Endpoint) Rank() int { return e.rank }

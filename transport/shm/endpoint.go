@@ -54,12 +54,16 @@ type Endpoint struct {
 	copying    sync.WaitGroup // copies into this rank's buffers under way
 	backlogged atomic.Int32   // peers with slots waiting for ring space
 	stalled    atomic.Bool    // a ring holds a message MaxUnexpected keeps out
+	onAbort    atomic.Pointer[func(*transport.RemoteAbortError)]
 	stop       chan struct{}
 	stopped    chan struct{}
 	stats      counters
 }
 
-var _ transport.Endpoint = (*Endpoint)(nil)
+var (
+	_ transport.Endpoint = (*Endpoint)(nil)
+	_ transport.Ender    = (*Endpoint)(nil)
+)
 
 // counters are the endpoint's statistics; see Stats.
 type counters struct {

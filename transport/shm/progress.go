@@ -177,7 +177,11 @@ func (e *Endpoint) handle(src int, s slot) bool {
 	case kindFin:
 		e.finish(s.sendID)
 	case kindAbort:
-		e.end(s.tag.OpKey, &transport.RemoteAbortError{Rank: src, Op: s.tag.OpKey, Reason: string(s.inline)})
+		err := &transport.RemoteAbortError{Rank: src, Op: s.tag.OpKey, Reason: string(s.inline)}
+		e.end(s.tag.OpKey, err)
+		if f := e.onAbort.Load(); f != nil {
+			(*f)(err)
+		}
 	case kindBye:
 		e.peerDown(src, &transport.PeerError{Rank: src, Err: transport.ErrClosed})
 	}

@@ -89,12 +89,35 @@ func (c *conn) onAbort(h header) error {
 		return err
 	}
 	e, op := c.ep, h.tag.OpKey
+	err := &transport.RemoteAbortError{Rank: c.peer.rank, Op: op, Reason: string(reason)}
+	e.mu.Lock()
+	closed := e.closed
+	if !closed {
+		e.endOpLocked(op, err)
+	}
+	e.mu.Unlock()
+	if f := e.onAbort.Load(); f != nil && !closed {
+		(*f)(err)
+	}
+	return nil
+}
+
+// End implements transport.Ender.
+func (e *Endpoint) End(op transport.OpKey, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.closed {
-		e.endOpLocked(op, &transport.RemoteAbortError{Rank: c.peer.rank, Op: op, Reason: string(reason)})
+		e.endOpLocked(op, err)
 	}
-	return nil
+}
+
+// OnRemoteAbort implements transport.Ender.
+func (e *Endpoint) OnRemoteAbort(f func(*transport.RemoteAbortError)) {
+	if f == nil {
+		e.onAbort.Store(nil)
+		return
+	}
+	e.onAbort.Store(&f)
 }
 
 // endOpLocked ends op on this rank, unless it has already ended: err

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gocoll/gocoll/transport"
 )
@@ -23,9 +24,14 @@ type Endpoint struct {
 
 	pendMu  sync.Mutex // leaf lock: guards pending
 	pending map[*request]struct{}
+
+	onAbort atomic.Pointer[func(*transport.RemoteAbortError)] // see OnRemoteAbort
 }
 
-var _ transport.Endpoint = (*Endpoint)(nil)
+var (
+	_ transport.Endpoint = (*Endpoint)(nil)
+	_ transport.Ender    = (*Endpoint)(nil)
+)
 
 // peer is the state of one peer rank, guarded by Endpoint.mu.
 type peer struct {

@@ -36,6 +36,28 @@ func (e *Endpoint) Abort(op transport.OpKey, peers []int, reason error) {
 	e.eng.process(now)
 }
 
+// End implements transport.Ender.
+func (e *Endpoint) End(op transport.OpKey, err error) {
+	e.eng.lock()
+	defer e.eng.unlock()
+	if e.closed {
+		return
+	}
+	now := e.eng.now()
+	e.end(now, op, err)
+	e.eng.process(now)
+}
+
+// OnRemoteAbort implements transport.Ender. f is called with the engine
+// lock held.
+func (e *Endpoint) OnRemoteAbort(f func(*transport.RemoteAbortError)) {
+	if f == nil {
+		e.onAbort.Store(nil)
+		return
+	}
+	e.onAbort.Store(&f)
+}
+
 // end ends op on this rank: its requests fail with err (in the core they
 // are cancelled first), later ones are refused, and its messages that the
 // core holds or that arrive later are discarded. An operation that has
@@ -149,7 +171,11 @@ func (e *Endpoint) ctrlDone(now time.Duration, p *peer, ev metaroce.Event) {
 	if ev.Err == nil {
 		op, reason, err := parseAbort(p.ctrlBuf[:ev.N])
 		if err == nil {
-			e.end(now, op, &transport.RemoteAbortError{Rank: p.rank, Op: op, Reason: reason})
+			rerr := &transport.RemoteAbortError{Rank: p.rank, Op: op, Reason: reason}
+			e.end(now, op, rerr)
+			if f := e.onAbort.Load(); f != nil && !e.closed {
+				(*f)(rerr)
+			}
 		} else {
 			e.counters.badControl++
 			e.log.Warn("mrtransport: bad control message", "peer", p.rank, "err", err)

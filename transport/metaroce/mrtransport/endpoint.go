@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/gocoll/gocoll/transport"
@@ -33,9 +34,14 @@ type Endpoint struct {
 	eagerHeld int           // bytes of eager sends' copies held (Config.EagerBuffer)
 	eagerFree eagerPool     // copies of completed eager sends, for reuse
 	counters  endpointCounters
+
+	onAbort atomic.Pointer[func(*transport.RemoteAbortError)] // see OnRemoteAbort
 }
 
-var _ transport.Endpoint = (*Endpoint)(nil)
+var (
+	_ transport.Endpoint = (*Endpoint)(nil)
+	_ transport.Ender    = (*Endpoint)(nil)
+)
 
 // endpointCounters count what the transport layer ignored or discarded.
 type endpointCounters struct {

@@ -1,0 +1,127 @@
+// Package route joins several transports into one [transport.Endpoint]:
+// each peer rank is reached through the transport given for it. A job uses
+// it to reach the ranks of its own host through shared memory and the
+// others over the network.
+//
+// Matching is per (peer, tag), and every message to or from one peer uses
+// that peer's transport, so ordering and matching are each transport's
+// own. Abort ends the operation on every joined transport, each telling
+// the told peers it reaches; and when a peer's abort arrives through one
+// transport, the others end the operation too (through [transport.Ender]),
+// so that no request of it, to or from any rank, is left waiting. Close
+// closes them all.
+package route
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/gocoll/gocoll/transport"
+)
+
+// Endpoint sends to and receives from each peer through its transport.
+type Endpoint struct {
+	rank   int
+	byPeer []transport.Endpoint // by rank
+	all    []transport.Endpoint // each joined transport once, in first-use order
+}
+
+var _ transport.Endpoint = (*Endpoint)(nil)
+
+// New returns an endpoint that reaches rank r through byPeer[r]. Every
+// element must be non-nil and be this rank of len(byPeer) ranks; when there
+// are several distinct transports, each must implement transport.Ender.
+// New registers their OnRemoteAbort. The endpoint owns the transports: its
+// Close closes each once.
+func New(byPeer []transport.Endpoint) (*Endpoint, error) {
+	if len(byPeer) == 0 {
+		return nil, errors.New("route: no ranks")
+	}
+	e := &Endpoint{byPeer: byPeer, rank: -1}
+	seen := map[transport.Endpoint]bool{}
+	for r, ep := range byPeer {
+		if ep == nil {
+			return nil, fmt.Errorf("route: no transport for rank %d", r)
+		}
+		if e.rank < 0 {
+			e.rank = ep.Rank()
+		}
+		if ep.Rank() != e.rank || ep.Size() != len(byPeer) {
+			return nil, fmt.Errorf("route: rank %d's transport is rank %d of %d, want rank %d of %d",
+				r, ep.Rank(), ep.Size(), e.rank, len(byPeer))
+		}
+		if !seen[ep] {
+			seen[ep] = true
+			e.all = append(e.all, ep)
+		}
+	}
+	if len(e.all) == 1 {
+		return e, nil
+	}
+	enders := make([]transport.Ender, len(e.all))
+	for i, ep := range e.all {
+		en, ok := ep.(transport.Ender)
+		if !ok {
+			return nil, fmt.Errorf("route: a %T cannot be joined with other transports (it is no transport.Ender)", ep)
+		}
+		enders[i] = en
+	}
+	for i, en := range enders {
+		en.OnRemoteAbort(func(err *transport.RemoteAbortError) {
+			for j, other := range enders {
+				if j != i {
+					other.End(err.Op, err)
+				}
+			}
+		})
+	}
+	return e, nil
+}
+
+// Rank implements transport.Endpoint.
+func (e *Endpoint) Rank() int { return e.rank }
+
+// Size implements transport.Endpoint.
+func (e *Endpoint) Size() int { return len(e.byPeer) }
+
+// Send implements transport.Endpoint through peer's transport.
+func (e *Endpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Request {
+	if peer < 0 || peer >= len(e.byPeer) {
+		return e.all[0].Send(peer, tag, buf) // fails with the transport's ErrBadRank
+	}
+	return e.byPeer[peer].Send(peer, tag, buf)
+}
+
+// Recv implements transport.Endpoint through peer's transport.
+func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Request {
+	if peer < 0 || peer >= len(e.byPeer) {
+		return e.all[0].Recv(peer, tag, buf)
+	}
+	return e.byPeer[peer].Recv(peer, tag, buf)
+}
+
+// Abort implements transport.Endpoint: every joined transport ends op here
+// and tells the ranks of peers it reaches.
+func (e *Endpoint) Abort(op transport.OpKey, peers []int, reason error) {
+	for _, ep := range e.all {
+		var mine []int
+		for _, p := range peers {
+			if p >= 0 && p < len(e.byPeer) && e.byPeer[p] == ep {
+				mine = append(mine, p)
+			}
+		}
+		ep.Abort(op, mine, reason)
+	}
+}
+
+// Close implements transport.Endpoint: it closes every joined transport.
+func (e *Endpoint) Close() error {
+	var errs []error
+	for _, ep := range e.all {
+		if en, ok := ep.(transport.Ender); ok && len(e.all) > 1 {
+			en.OnRemoteAbort(nil)
+		}
+		errs = append(errs, ep.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,107 @@
+//go:build linux
+
+package route_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/gocoll/gocoll/collective/collectivetest"
+	"github.com/gocoll/gocoll/collective/dtype"
+	"github.com/gocoll/gocoll/transport"
+	"github.com/gocoll/gocoll/transport/inproc"
+	"github.com/gocoll/gocoll/transport/route"
+	"github.com/gocoll/gocoll/transport/shm"
+	"github.com/gocoll/gocoll/transport/transporttest"
+)
+
+// newSplitWorld builds size routed endpoints as if ranks 2h and 2h+1 shared
+// host h: shared memory between them, the in-process transport between
+// hosts.
+func newSplitWorld(t testing.TB, size int) []transport.Endpoint {
+	t.Helper()
+	net, err := inproc.NewWorld(size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := func(r int) int { return r / 2 }
+	listeners := make([]*shm.Listener, size)
+	for r := range size {
+		l, err := shm.Listen(shm.Config{Rank: r, Size: size})
+		if err != nil {
+			t.Fatal(err)
+		}
+		listeners[r] = l
+	}
+	out := make([]transport.Endpoint, size)
+	for r := range size {
+		addrs := make([]string, size)
+		for p := range size {
+			if host(p) == host(r) {
+				addrs[p] = listeners[p].Addr().String()
+			}
+		}
+		local, err := listeners[r].Connect(context.Background(), addrs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byPeer := make([]transport.Endpoint, size)
+		for p := range size {
+			byPeer[p] = net.Endpoint(r)
+			if host(p) == host(r) {
+				byPeer[p] = local
+			}
+		}
+		ep, err := route.New(byPeer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[r] = ep
+		t.Cleanup(func() { _ = ep.Close() })
+	}
+	return out
+}
+
+func TestConformance(t *testing.T) {
+	transporttest.Run(t, func(t *testing.T, size int) []transport.Endpoint { return newSplitWorld(t, size) })
+}
+
+// TestCollectiveTable runs the collectives over hosts of two ranks.
+func TestCollectiveTable(t *testing.T) {
+	opts := collectivetest.Options{
+		Sizes:  []int{2, 3, 5},
+		Counts: []int{0, 1, 1023, 65539},
+		DTypes: []dtype.DataType{dtype.Float32, dtype.Int8},
+	}
+	if testing.Short() {
+		opts.Sizes, opts.Counts = []int{3, 4}, []int{7, 1023}
+	}
+	collectivetest.Run(t, newSplitWorld, opts)
+}
+
+func TestNewRejectsMismatchedTransports(t *testing.T) {
+	w, err := inproc.NewWorld(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	eps := w.Endpoints()
+	if _, err := route.New(nil); err == nil {
+		t.Error("New(nil) succeeded")
+	}
+	if _, err := route.New([]transport.Endpoint{eps[0], nil, eps[0]}); err == nil {
+		t.Error("a missing transport was accepted")
+	}
+	if _, err := route.New([]transport.Endpoint{eps[0], eps[1], eps[0]}); err == nil {
+		t.Error("transports of two different ranks were accepted")
+	}
+	if _, err := route.New(eps[:2]); err == nil {
+		t.Error("a 3-rank transport was accepted for 2 ranks")
+	}
+	if _, err := route.New([]transport.Endpoint{eps[0], plain{eps[0]}, eps[0]}); err == nil {
+		t.Error("a transport without End was joined with another")
+	}
+}
+
+// plain hides its endpoint's transport.Ender.
+type plain struct{ transport.Endpoint }
