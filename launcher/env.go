@@ -71,9 +71,14 @@ const (
 	// TransportSHM is shared memory (package transport/shm): every rank of
 	// the job must run on this host.
 	TransportSHM = "shm"
-	// TransportAuto is shared memory when every rank runs on one host, and
-	// MetaRoCE otherwise.
+	// TransportAuto is shared memory between the ranks of one host and
+	// MetaRoCE between hosts: a World's Job then names TransportSHM,
+	// TransportMetaRoCE, or TransportSHMMetaRoCE for the two together.
 	TransportAuto = "auto"
+	// TransportSHMMetaRoCE is what auto picks for a job of several hosts
+	// with several ranks on some: only reported, not accepted in
+	// GOCOLL_TRANSPORT.
+	TransportSHMMetaRoCE = "shm+metaroce"
 )
 
 // Job is what a rank learns from its environment: who it is, where the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
+	"github.com/gocoll/gocoll/transport/route"
 	"github.com/gocoll/gocoll/transport/shm"
 	"github.com/gocoll/gocoll/transport/tcp"
 )
@@ -25,11 +26,12 @@ const DefaultTransport = TransportTCP
 
 // transportSpec is what every transport needs to set up one rank.
 type transportSpec struct {
-	Rank   int
-	Size   int
-	JobID  uint64       // equal on every rank of the job
-	Host   string       // IP address to listen on
-	Logger *slog.Logger // nil: no logging
+	Rank     int
+	Size     int
+	JobID    uint64       // equal on every rank of the job
+	Host     string       // IP address to listen on
+	HostName string       // this rank's host in the topology
+	Logger   *slog.Logger // nil: no logging
 	// SpinWait is Job.SpinWait (shared memory only).
 	SpinWait time.Duration
 }
@@ -143,18 +145,22 @@ func (l shmListener) Connect(ctx context.Context, addrs []string) (transport.End
 	return ep, nil
 }
 
-// autoListener listens on shared memory and MetaRoCE, and at Connect keeps
-// shared memory if every rank's address is on this host, else MetaRoCE.
-// Every rank sees the same addresses, so all choose alike.
+// autoListener listens on shared memory and MetaRoCE. At Connect, ranks
+// on this host (same kernel, same host name) are reached through shared
+// memory and the others through MetaRoCE; every rank sees the same
+// addresses, so each pair agrees on its transport.
 type autoListener struct {
 	shm  *shm.Listener // nil where shared memory cannot be set up
 	mr   transportListener
+	host string // this rank's host name
 	pick string // the transport Connect chose
 }
 
 func (l *autoListener) chosen() string { return l.pick }
 
-// autoSep separates the two addresses of an auto rank; neither contains it.
+// autoSep separates the parts of an auto rank's address: shared-memory
+// address (empty without one), MetaRoCE address, host name. Neither of the
+// first two contains it.
 const autoSep = ";"
 
 func listenAuto(ctx context.Context, spec transportSpec) (transportListener, error) {
@@ -162,7 +168,7 @@ func listenAuto(ctx context.Context, spec transportSpec) (transportListener, err
 	if err != nil {
 		return nil, err
 	}
-	l := &autoListener{mr: mr}
+	l := &autoListener{mr: mr, host: spec.HostName}
 	l.shm, err = shm.Listen(spec.shmConfig())
 	if err != nil && spec.Logger != nil {
 		spec.Logger.Debug("auto transport without shared memory", "err", err)
@@ -175,31 +181,63 @@ func (l *autoListener) Addr() string {
 	if l.shm != nil {
 		s = l.shm.Addr().String()
 	}
-	return s + autoSep + l.mr.Addr()
+	return s + autoSep + l.mr.Addr() + autoSep + l.host
 }
 
 func (l *autoListener) Connect(ctx context.Context, addrs []string) (transport.Endpoint, error) {
-	shmAddrs, mrAddrs := make([]string, len(addrs)), make([]string, len(addrs))
-	oneHost := true
+	n := len(addrs)
+	shmAddrs, mrAddrs := make([]string, n), make([]string, n)
+	local := make([]bool, n)
+	nLocal := 0
 	for r, a := range addrs {
-		s, m, ok := strings.Cut(a, autoSep)
-		if !ok {
+		parts := strings.SplitN(a, autoSep, 3)
+		if len(parts) != 3 {
 			_ = l.Close()
 			return nil, fmt.Errorf("rank %d's address %q is not an auto transport's", r, a)
 		}
-		shmAddrs[r], mrAddrs[r] = s, m
-		oneHost = oneHost && shm.SameHost(s)
+		mrAddrs[r] = parts[1]
+		if l.shm != nil && parts[0] != "" && parts[2] == l.host && shm.SameHost(parts[0]) {
+			local[r], shmAddrs[r] = true, parts[0]
+			nLocal++
+		}
 	}
-	if oneHost && l.shm != nil {
+	switch {
+	case nLocal == n:
 		_ = l.mr.Close()
 		l.pick = TransportSHM
 		return shmListener{l.shm}.Connect(ctx, shmAddrs)
+	case nLocal <= 1: // this rank alone on its host
+		if l.shm != nil {
+			_ = l.shm.Close()
+		}
+		l.pick = TransportMetaRoCE
+		return l.mr.Connect(ctx, mrAddrs)
 	}
-	if l.shm != nil {
-		_ = l.shm.Close()
+	l.pick = TransportSHMMetaRoCE
+	near, err := l.shm.Connect(ctx, shmAddrs)
+	if err != nil {
+		_ = l.mr.Close()
+		return nil, err
 	}
-	l.pick = TransportMetaRoCE
-	return l.mr.Connect(ctx, mrAddrs)
+	far, err := l.mr.Connect(ctx, mrAddrs)
+	if err != nil {
+		_ = near.Close()
+		return nil, err
+	}
+	byPeer := make([]transport.Endpoint, n)
+	for r := range byPeer {
+		byPeer[r] = far
+		if local[r] {
+			byPeer[r] = near
+		}
+	}
+	ep, err := route.New(byPeer)
+	if err != nil {
+		_ = near.Close()
+		_ = far.Close()
+		return nil, err
+	}
+	return ep, nil
 }
 
 func (l *autoListener) Close() error {

@@ -225,7 +225,8 @@ func (lc *lifecycle) listen(ctx context.Context) (rankRecord, transportListener,
 		}
 	}
 	ln, err := listenTransport(ctx, job.Transport, transportSpec{
-		Rank: job.Rank, Size: job.Size, JobID: hash64(job.JobID), Host: ip, Logger: lc.transportLog, SpinWait: job.SpinWait,
+		Rank: job.Rank, Size: job.Size, JobID: hash64(job.JobID), Host: ip, HostName: host.Host,
+		Logger: lc.transportLog, SpinWait: job.SpinWait,
 	})
 	if err != nil {
 		return rankRecord{}, nil, err

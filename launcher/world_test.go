@@ -288,8 +288,10 @@ func TestJoinErrors(t *testing.T) {
 	})
 }
 
-// GOCOLL_TRANSPORT=metaroce builds the world over MetaRoCE (UDP); shm and
-// auto (which picks shm, every rank being on this host) over shared memory.
+// GOCOLL_TRANSPORT=metaroce builds the world over MetaRoCE (UDP), shm over
+// shared memory, and auto over both: rankEnv puts ranks 0 and 1 on host h0
+// and rank 2 on h1, so rank 0 reaches rank 1 through shared memory and rank
+// 2 through MetaRoCE.
 func TestWorldOverEachTransport(t *testing.T) {
 	for _, tr := range []struct {
 		name string
@@ -298,7 +300,7 @@ func TestWorldOverEachTransport(t *testing.T) {
 	}{
 		{TransportMetaRoCE, TransportMetaRoCE, "*mrtransport.Endpoint"},
 		{TransportSHM, TransportSHM, "*shm.Endpoint"},
-		{TransportAuto, TransportSHM, "*shm.Endpoint"},
+		{TransportAuto, TransportSHMMetaRoCE, "*route.Endpoint"},
 	} {
 		t.Run(tr.name, func(t *testing.T) {
 			addr := testStore(t)
@@ -323,6 +325,36 @@ func TestWorldOverEachTransport(t *testing.T) {
 			require.Equal(t, tr.want, fmt.Sprintf("%T", worlds[0].life.guard.inner))
 		})
 	}
+}
+
+// Over auto across hosts, a mismatched call on one rank fails the
+// operation on every rank, through shared memory and MetaRoCE alike, and
+// the world stays usable.
+func TestWorldAutoMismatch(t *testing.T) {
+	addr := testStore(t)
+	const n = 4 // hosts h0 (ranks 0, 1) and h1 (ranks 2, 3)
+	worlds, errs := joinAll(t, n, func(r int) []string { return rankEnv(t, addr, r, n, EnvTransport+"=auto") })
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	defer closeAll(t, worlds)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for r, w := range worlds {
+		require.Equal(t, TransportSHMMetaRoCE, w.Job().Transport)
+		wg.Go(func() {
+			x := make([]int32, 1000)
+			if r == 3 {
+				x = x[:999]
+			}
+			require.Error(t, collective.AllReduce(ctx, w.Comm, x, x, collective.Sum), "rank %d", r)
+			y := []int32{int32(r)}
+			require.NoError(t, collective.AllReduce(ctx, w.Comm, y, y, collective.Sum), "rank %d", r)
+			require.Equal(t, []int32{6}, y)
+		})
+	}
+	wg.Wait()
 }
 
 func TestWorldOfOne(t *testing.T) {
