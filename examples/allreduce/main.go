@@ -2,7 +2,7 @@
 // each a goroutine with its own communicator, train one small neural network
 // together with one AllReduce per step, then prove they agree.
 //
-//	go run ./examples/allreduce [-ranks 4] [-transport metaroce|tcp|inproc] [-epochs 20]
+//	go run ./examples/allreduce [-ranks 4] [-transport metaroce|shm|tcp|inproc] [-epochs 20]
 //	    [-hidden 32] [-samples 4000] [-batch 16] [-lr 0.3] [-seed 1]
 //
 // The model is a two-layer perceptron (2 inputs, -hidden tanh units, 3

@@ -9,6 +9,7 @@ import (
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/inproc"
 	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
+	"github.com/gocoll/gocoll/transport/shm"
 	"github.com/gocoll/gocoll/transport/tcp"
 )
 
@@ -28,6 +29,7 @@ var transports = map[string]openWorldFunc{
 	"inproc":   openInproc,
 	"tcp":      openTCP,
 	"metaroce": openMetaRoCE,
+	"shm":      openSHM,
 }
 
 // transportNames lists the names in transports, sorted, separated by "|".
@@ -67,6 +69,12 @@ func openTCP(ctx context.Context, n int) (world, error) {
 // per path for each rank.
 func openMetaRoCE(ctx context.Context, n int) (world, error) {
 	return endpointsWorld(mrtransport.NewLocalWorld(ctx, n, mrtransport.Config{}))
+}
+
+// openSHM connects n ranks through shared-memory rings (each rank a
+// goroutine here; the same transport connects processes of one host).
+func openSHM(ctx context.Context, n int) (world, error) {
+	return endpointsWorld(shm.NewLocalWorld(ctx, n, shm.Config{}))
 }
 
 // endpointsWorld wraps endpoints that each close on their own.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/gocoll/gocoll/transport"
@@ -84,7 +85,8 @@ func (e *Endpoint) spin(ctx context.Context, done <-chan struct{}) {
 				e.pollMu.Unlock()
 			}
 			if time.Now().Before(deadline) {
-				yield()
+				runtime.Gosched() // ranks of this process, on this P
+				yield()           // other processes, on this CPU
 				continue
 			}
 		}
