@@ -141,7 +141,7 @@ func TestHelp(t *testing.T) {
 	var out, errOut bytes.Buffer
 	require.Equal(t, 0, run([]string{"-h"}, &out, &errOut))
 	require.Contains(t, out.String(), "-transport")
-	require.Contains(t, out.String(), "inproc|metaroce|tcp")
+	require.Contains(t, out.String(), "inproc|metaroce|shm|tcp")
 	require.Empty(t, errOut.String())
 }
 
