@@ -36,6 +36,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 )
 
 // OpKey names one collective or point-to-point operation: the communicator it
@@ -97,6 +98,28 @@ type Ender interface {
 	// endpoint's internal goroutines and with its locks held: it must not
 	// block, nor call this endpoint.
 	OnRemoteAbort(f func(*RemoteAbortError))
+}
+
+// AbortHook holds the function an Ender's OnRemoteAbort registers; the
+// zero value holds none. It is safe for concurrent use.
+type AbortHook struct {
+	f atomic.Pointer[func(*RemoteAbortError)]
+}
+
+// Set registers f (nil: none).
+func (h *AbortHook) Set(f func(*RemoteAbortError)) {
+	if f == nil {
+		h.f.Store(nil)
+		return
+	}
+	h.f.Store(&f)
+}
+
+// Call calls the registered function, if any, with err.
+func (h *AbortHook) Call(err *RemoteAbortError) {
+	if f := h.f.Load(); f != nil {
+		(*f)(err)
+	}
 }
 
 // Traits describe how a transport moves data, for the collectives' choice

@@ -19,9 +19,7 @@ func (e *Endpoint) Abort(op transport.OpKey, peers []int, reason error) {
 		if p >= 0 && p < e.Size() && p != e.rank {
 			dst := e.world.eps[p]
 			dst.end(op, remote)
-			if f := dst.onAbort.Load(); f != nil {
-				(*f)(remote)
-			}
+			dst.onAbort.Call(remote)
 		}
 	}
 }
@@ -30,13 +28,7 @@ func (e *Endpoint) Abort(op transport.OpKey, peers []int, reason error) {
 func (e *Endpoint) End(op transport.OpKey, err error) { e.end(op, err) }
 
 // OnRemoteAbort implements transport.Ender.
-func (e *Endpoint) OnRemoteAbort(f func(*transport.RemoteAbortError)) {
-	if f == nil {
-		e.onAbort.Store(nil)
-		return
-	}
-	e.onAbort.Store(&f)
-}
+func (e *Endpoint) OnRemoteAbort(f func(*transport.RemoteAbortError)) { e.onAbort.Set(f) }
 
 // end fails every request of this rank for op with err, remembers op as
 // ended (so later requests fail with err and its messages are dropped), and

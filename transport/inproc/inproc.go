@@ -14,7 +14,6 @@ package inproc
 import (
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/gocoll/gocoll/transport"
 )
@@ -92,7 +91,7 @@ type Endpoint struct {
 	abortOrder []transport.OpKey         // FIFO of aborted keys, for eviction
 	mine       map[*request]struct{}     // this rank's sends waiting in other mailboxes
 
-	onAbort atomic.Pointer[func(*transport.RemoteAbortError)] // see OnRemoteAbort
+	onAbort transport.AbortHook // see OnRemoteAbort
 }
 
 var (

@@ -39,13 +39,7 @@ func (e *Endpoint) Abort(op transport.OpKey, peers []int, reason error) {
 func (e *Endpoint) End(op transport.OpKey, err error) { e.end(op, err) }
 
 // OnRemoteAbort implements transport.Ender.
-func (e *Endpoint) OnRemoteAbort(f func(*transport.RemoteAbortError)) {
-	if f == nil {
-		e.onAbort.Store(nil)
-		return
-	}
-	e.onAbort.Store(&f)
-}
+func (e *Endpoint) OnRemoteAbort(f func(*transport.RemoteAbortError)) { e.onAbort.Set(f) }
 
 // end fails this rank's requests of op with err and remembers op as ended,
 // so later requests fail and its messages are dropped. A send whose copy

@@ -48,13 +48,13 @@ type Endpoint struct {
 	abortOrder []transport.OpKey
 	down       []error // per peer: why it can no longer be reached; nil if it can
 
-	pollMu     sync.Mutex     // held by whoever drains the rings
-	mapMu      sync.RWMutex   // read-held by spin, which outlives no mapping
-	unmapped   bool           // Close released the mappings; under mapMu
-	copying    sync.WaitGroup // copies into this rank's buffers under way
-	backlogged atomic.Int32   // peers with slots waiting for ring space
-	stalled    atomic.Bool    // a ring holds a message MaxUnexpected keeps out
-	onAbort    atomic.Pointer[func(*transport.RemoteAbortError)]
+	pollMu     sync.Mutex          // held by whoever drains the rings
+	mapMu      sync.RWMutex        // read-held by spin, which outlives no mapping
+	unmapped   bool                // Close released the mappings; under mapMu
+	copying    sync.WaitGroup      // copies into this rank's buffers under way
+	backlogged atomic.Int32        // peers with slots waiting for ring space
+	stalled    atomic.Bool         // a ring holds a message MaxUnexpected keeps out
+	onAbort    transport.AbortHook // see OnRemoteAbort
 	stop       chan struct{}
 	stopped    chan struct{}
 	stats      counters

@@ -181,9 +181,7 @@ func (e *Endpoint) handle(src int, s slot) bool {
 	case kindAbort:
 		err := &transport.RemoteAbortError{Rank: src, Op: s.tag.OpKey, Reason: string(s.inline)}
 		e.end(s.tag.OpKey, err)
-		if f := e.onAbort.Load(); f != nil {
-			(*f)(err)
-		}
+		e.onAbort.Call(err)
 	case kindBye:
 		e.peerDown(src, &transport.PeerError{Rank: src, Err: transport.ErrClosed})
 	}

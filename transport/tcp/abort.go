@@ -96,8 +96,8 @@ func (c *conn) onAbort(h header) error {
 		e.endOpLocked(op, err)
 	}
 	e.mu.Unlock()
-	if f := e.onAbort.Load(); f != nil && !closed {
-		(*f)(err)
+	if !closed {
+		e.onAbort.Call(err)
 	}
 	return nil
 }
@@ -112,13 +112,7 @@ func (e *Endpoint) End(op transport.OpKey, err error) {
 }
 
 // OnRemoteAbort implements transport.Ender.
-func (e *Endpoint) OnRemoteAbort(f func(*transport.RemoteAbortError)) {
-	if f == nil {
-		e.onAbort.Store(nil)
-		return
-	}
-	e.onAbort.Store(&f)
-}
+func (e *Endpoint) OnRemoteAbort(f func(*transport.RemoteAbortError)) { e.onAbort.Set(f) }
 
 // endOpLocked ends op on this rank, unless it has already ended: err
 // becomes the error of its requests; every pending request of op fails

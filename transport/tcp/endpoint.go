@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 
 	"github.com/gocoll/gocoll/transport"
 )
@@ -25,7 +24,7 @@ type Endpoint struct {
 	pendMu  sync.Mutex // leaf lock: guards pending
 	pending map[*request]struct{}
 
-	onAbort atomic.Pointer[func(*transport.RemoteAbortError)] // see OnRemoteAbort
+	onAbort transport.AbortHook // see OnRemoteAbort
 }
 
 var (

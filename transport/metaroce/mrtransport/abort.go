@@ -50,13 +50,7 @@ func (e *Endpoint) End(op transport.OpKey, err error) {
 
 // OnRemoteAbort implements transport.Ender. f is called with the engine
 // lock held.
-func (e *Endpoint) OnRemoteAbort(f func(*transport.RemoteAbortError)) {
-	if f == nil {
-		e.onAbort.Store(nil)
-		return
-	}
-	e.onAbort.Store(&f)
-}
+func (e *Endpoint) OnRemoteAbort(f func(*transport.RemoteAbortError)) { e.onAbort.Set(f) }
 
 // end ends op on this rank: its requests fail with err (in the core they
 // are cancelled first), later ones are refused, and its messages that the
@@ -173,8 +167,8 @@ func (e *Endpoint) ctrlDone(now time.Duration, p *peer, ev metaroce.Event) {
 		if err == nil {
 			rerr := &transport.RemoteAbortError{Rank: p.rank, Op: op, Reason: reason}
 			e.end(now, op, rerr)
-			if f := e.onAbort.Load(); f != nil && !e.closed {
-				(*f)(rerr)
+			if !e.closed {
+				e.onAbort.Call(rerr)
 			}
 		} else {
 			e.counters.badControl++

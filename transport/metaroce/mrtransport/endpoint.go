@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
-	"sync/atomic"
 	"time"
 
 	"github.com/gocoll/gocoll/transport"
@@ -35,7 +34,7 @@ type Endpoint struct {
 	eagerFree eagerPool     // copies of completed eager sends, for reuse
 	counters  endpointCounters
 
-	onAbort atomic.Pointer[func(*transport.RemoteAbortError)] // see OnRemoteAbort
+	onAbort transport.AbortHook // see OnRemoteAbort
 }
 
 var (
