@@ -170,7 +170,7 @@ func (d *directReduce) reduceChunk(ch int) error {
 	}
 	if d.spec.op == reduce.Avg {
 		if err := reduce.DivideBy(d.spec.dt, acc, d.n); err != nil {
-			return err
+			return d.o.fail(err) // releases the scratch receives before the deferred put
 		}
 	}
 	if next := ch + d.depth; next < d.g.k {

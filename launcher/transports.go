@@ -113,6 +113,7 @@ func (l mrListener) Connect(ctx context.Context, addrs []string) (transport.Endp
 	for r, a := range addrs {
 		p, err := mrtransport.ParsePeerAddr(a)
 		if err != nil {
+			_ = l.Listener.Close()
 			return nil, fmt.Errorf("rank %d's address: %w", r, err)
 		}
 		peers[r] = p
@@ -196,7 +197,7 @@ func (l *autoListener) Connect(ctx context.Context, addrs []string) (transport.E
 			return nil, fmt.Errorf("rank %d's address %q is not an auto transport's", r, a)
 		}
 		mrAddrs[r] = parts[1]
-		if l.shm != nil && parts[0] != "" && parts[2] == l.host && shm.SameHost(parts[0]) {
+		if a, err := shm.ParseAddr(parts[0]); err == nil && l.shm != nil && parts[2] == l.host && a.BootID == l.shm.Addr().BootID {
 			local[r], shmAddrs[r] = true, parts[0]
 			nLocal++
 		}
@@ -216,6 +217,7 @@ func (l *autoListener) Connect(ctx context.Context, addrs []string) (transport.E
 	l.pick = TransportSHMMetaRoCE
 	near, err := l.shm.Connect(ctx, shmAddrs)
 	if err != nil {
+		_ = l.shm.Close()
 		_ = l.mr.Close()
 		return nil, err
 	}

@@ -56,14 +56,16 @@ func (e *Endpoint) end(op transport.OpKey, err error) {
 		delete(e.aborted, e.abortOrder[0])
 		e.abortOrder = e.abortOrder[1:]
 	}
-	e.failLocked(func(k matchKey) bool { return k.tag.OpKey == op }, err)
+	e.failLocked(func(k matchKey) bool { return k.tag.OpKey == op }, err, false)
 	e.mu.Unlock()
+	e.unstall() // dropped messages may have made room
 }
 
 // failLocked fails the queued receives and in-flight sends whose key
-// satisfies match, and drops the matching unexpected messages. The caller
-// holds e.mu.
-func (e *Endpoint) failLocked(match func(matchKey) bool, err error) {
+// satisfies match, and drops the matching unexpected messages (but for
+// those carried in the ring when keepArrived: they are here, and stay
+// receivable). The caller holds e.mu.
+func (e *Endpoint) failLocked(match func(matchKey) bool, err error, keepArrived bool) {
 	for k, q := range e.recvs {
 		if match(k) {
 			delete(e.recvs, k)
@@ -73,15 +75,25 @@ func (e *Endpoint) failLocked(match func(matchKey) bool, err error) {
 		}
 	}
 	for k, q := range e.unexpected {
-		if match(k) {
-			delete(e.unexpected, k)
-			for _, a := range q {
-				if a.rdv {
-					e.drop(k.peer, a.s)
-				} else {
-					e.held--
-				}
+		if !match(k) {
+			continue
+		}
+		var kept []arrival
+		for _, a := range q {
+			switch {
+			case a.rdv:
+				e.drop(k.peer, a.s)
+			case keepArrived:
+				kept = append(kept, a)
+			default:
+				e.held--
+				e.heldBytes -= len(a.inline)
 			}
+		}
+		if len(kept) == 0 {
+			delete(e.unexpected, k)
+		} else {
+			e.unexpected[k] = kept
 		}
 	}
 	for _, r := range e.sends {
@@ -102,7 +114,8 @@ func (e *Endpoint) peerDown(peer int, err error) {
 	}
 	e.down[peer] = err
 	e.peers[peer].gone.Store(true)
-	e.failLocked(func(k matchKey) bool { return k.peer == peer }, err)
+	e.peers[peer].dropBacklog()
+	e.failLocked(func(k matchKey) bool { return k.peer == peer }, err, true)
 	for _, r := range e.sends {
 		if r.key.peer == peer {
 			e.releaseSend(r)
@@ -137,7 +150,7 @@ func (e *Endpoint) Close() error {
 		return nil
 	}
 	e.closed = true
-	e.failLocked(func(matchKey) bool { return true }, transport.ErrClosed)
+	e.failLocked(func(matchKey) bool { return true }, transport.ErrClosed, false)
 	var claimed []*request
 	for _, r := range e.sends {
 		claimed = append(claimed, r)

@@ -10,9 +10,14 @@ import (
 const (
 	// SlotBytes is the size of one ring slot.
 	SlotBytes = 256
-	// InlineMax is the largest message carried inside its slot; larger
-	// messages are copied by the receiver from the sender's memory.
+	// InlineMax is the payload a slot carries after its header: the
+	// largest message that takes one slot, and the longest abort reason.
 	InlineMax = SlotBytes - slotHeadBytes
+	// EagerMax is the largest message carried in the ring itself, in a
+	// first slot and whole continuation slots (at most half of a ring:
+	// with Config.RingSlots below 34 the limit is lower). Larger messages
+	// are copied by the receiver from the sender's memory.
+	EagerMax = 4096
 	// MaxWorldSize is the largest world Listen accepts.
 	MaxWorldSize = 1024
 	// MaxRingSlots is the largest allowed Config.RingSlots.
@@ -51,10 +56,12 @@ type Config struct {
 	// and not yet copied), in [1, MaxPendingSendsLimit]. Default 65536; a send
 	// beyond it fails.
 	MaxPendingSends int
-	// MaxUnexpected bounds the inline messages held before their receive is
-	// posted, over all peers. When it is reached the rings are left unread
-	// until receives are posted. Default 65536.
-	MaxUnexpected int
+	// MaxUnexpected bounds the messages carried in the ring that are held
+	// before their receive is posted, over all peers; MaxUnexpectedBytes
+	// bounds their bytes. When either is reached the rings are left unread
+	// until receives are posted. Defaults 65536 and 16 MiB.
+	MaxUnexpected      int
+	MaxUnexpectedBytes int
 	// SpinWait is how long a Wait polls the rings itself, yielding the
 	// processor between polls, before it sleeps until the progress
 	// goroutine completes its request. Polling saves the doorbell and the
@@ -98,6 +105,12 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.MaxUnexpected < 1 {
 		return cfg, fmt.Errorf("shm: MaxUnexpected %d: want at least 1", cfg.MaxUnexpected)
+	}
+	if cfg.MaxUnexpectedBytes == 0 {
+		cfg.MaxUnexpectedBytes = 16 << 20
+	}
+	if cfg.MaxUnexpectedBytes < EagerMax {
+		return cfg, fmt.Errorf("shm: MaxUnexpectedBytes %d: want at least EagerMax (%d)", cfg.MaxUnexpectedBytes, EagerMax)
 	}
 	switch {
 	case cfg.SpinWait == 0:

@@ -9,8 +9,11 @@
 // Peers take both file descriptors with pidfd_getfd(2) at Connect, so no
 // file is ever named in /dev/shm and nothing is left behind by a crash.
 //
-//   - A message of at most [InlineMax] bytes travels inside its slot: the
-//     send completes once the slot is written.
+//   - A message of at most [EagerMax] bytes travels in the ring: its first
+//     [InlineMax] bytes in the slot with its header, the rest in the
+//     following slots, published together. The send completes once they
+//     are written (or queued behind a full ring, up to Config.BacklogMax
+//     slots).
 //   - A larger message is a rendezvous: the slot carries the address of the
 //     sender's buffer, and the receiver, once a receive matches it, copies
 //     the bytes straight from the sender's memory into its own buffer with

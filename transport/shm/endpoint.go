@@ -36,12 +36,17 @@ type Endpoint struct {
 	memfd int
 	bell  *doorbell
 	peers []*peer // by rank; peers[rank] writes into this rank's own ring
+	// eagerMax is the largest message sent in the ring: EagerMax, or what
+	// fits half a ring.
+	eagerMax int
+	gathered [EagerMax]byte // a long inline message, put together by the poller
 
 	mu         sync.Mutex
 	closed     bool
 	recvs      map[matchKey][]*request   // posted receives without a message
 	unexpected map[matchKey][]arrival    // messages without a posted receive
 	held       int                       // inline arrivals held in unexpected
+	heldBytes  int                       // and their bytes
 	sends      map[int]*request          // rendezvous sends in flight, by word
 	free       []int                     // unused words of the send table
 	aborted    map[transport.OpKey]error // ended operations
@@ -106,9 +111,9 @@ func (e *Endpoint) usable(peer int, op transport.OpKey) error {
 	return e.aborted[op]
 }
 
-// Send implements transport.Endpoint. A message of at most InlineMax bytes
-// is written into the peer's ring and the send completes at once; a larger
-// one completes when the peer has copied it.
+// Send implements transport.Endpoint. A message of at most EagerMax bytes
+// (less with small rings) is written into the peer's ring and the send
+// completes at once; a larger one completes when the peer has copied it.
 func (e *Endpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Request {
 	if peer < 0 || peer >= e.size || e.peers[peer] == nil {
 		return failed(fmt.Errorf("shm: send to rank %d of %d: %w", peer, e.size, transport.ErrBadRank))
@@ -118,7 +123,7 @@ func (e *Endpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Reque
 		e.mu.Unlock()
 		return failed(err)
 	}
-	if len(buf) <= InlineMax {
+	if len(buf) <= e.eagerMax {
 		e.mu.Unlock()
 		s := slot{kind: kindInline, tag: tag, length: uint64(len(buf)), inline: buf}
 		if err := e.peers[peer].put(&s); err != nil {
@@ -155,9 +160,9 @@ func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Reque
 	}
 	k := matchKey{peer, tag}
 	e.mu.Lock()
-	if err := e.usable(peer, tag.OpKey); err != nil {
+	if err := e.usable(peer, tag.OpKey); err != nil && (err != e.down[peer] || len(e.unexpected[k]) == 0) {
 		e.mu.Unlock()
-		return failed(err)
+		return failed(err) // a peer that is down can still have sent this
 	}
 	r := newRequest(e, false, buf, k)
 	for len(e.unexpected[k]) > 0 {
@@ -165,6 +170,7 @@ func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Reque
 		popArrival(e.unexpected, k)
 		if !a.rdv {
 			e.held--
+			e.heldBytes -= len(a.inline)
 			e.mu.Unlock()
 			e.unstall()
 			deliverInline(r, a.inline)
@@ -179,6 +185,10 @@ func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Reque
 		}
 		// The sender withdrew that message; the next one may match.
 	}
+	if err := e.usable(peer, tag.OpKey); err != nil {
+		e.mu.Unlock()
+		return failed(err)
+	}
 	e.recvs[k] = append(e.recvs[k], r)
 	e.mu.Unlock()
 	e.unstall()
@@ -188,7 +198,12 @@ func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Reque
 // unstall lets the progress goroutine read the rings again after a receive
 // was posted or an unexpected message taken, if MaxUnexpected had stopped it.
 func (e *Endpoint) unstall() {
-	if e.stalled.CompareAndSwap(true, false) {
+	if !e.stalled.Load() {
+		return
+	}
+	e.mapMu.RLock()
+	defer e.mapMu.RUnlock()
+	if !e.unmapped && e.stalled.CompareAndSwap(true, false) {
 		ringDoorbell(e.bell.fd)
 	}
 }
@@ -223,7 +238,9 @@ func (e *Endpoint) copyRendezvous(peer int, s slot, r *request) {
 	var err error
 	if n > len(r.buf) {
 		err = truncated(n, len(r.buf))
-	} else if err = readRemote(p.pid, r.buf[:n], s.addr); err != nil {
+	} else if err = readRemote(p.pid, r.buf[:n], s.addr); err == nil && p.pidfd >= 0 && exited(p.pidfd) {
+		err = &transport.PeerError{Rank: peer, Err: errExited} // its pid may name another process now
+	} else if err != nil {
 		err = &transport.PeerError{Rank: peer, Err: err}
 	} else {
 		e.stats.bytesCopied.Add(uint64(n))

@@ -177,7 +177,7 @@ func closeAll(t *testing.T, eps []*shm.Endpoint) {
 // fails at once, and that sends work again once the receiver took the
 // earlier ones.
 func TestMaxPendingSends(t *testing.T) {
-	const size = shm.InlineMax + 1000
+	const size = shm.EagerMax + 1000
 	eps := newTestWorld(t, 2, shm.Config{MaxPendingSends: 2})
 	s0 := eps[0].Send(1, ltag(0), payload(0, size))
 	s1 := eps[0].Send(1, ltag(1), payload(1, size))

@@ -91,6 +91,7 @@ func (l *Listener) Connect(ctx context.Context, addrs []string) (*Endpoint, erro
 		free:       make([]int, l.cfg.MaxPendingSends),
 		aborted:    make(map[transport.OpKey]error),
 		down:       make([]error, l.cfg.Size),
+		eagerMax:   min(EagerMax, InlineMax+(l.cfg.RingSlots/2-1)*SlotBytes),
 		stop:       make(chan struct{}),
 		stopped:    make(chan struct{}),
 	}

@@ -3,6 +3,7 @@
 package shm
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -24,10 +25,11 @@ type peer struct {
 	bellfd int         // the peer's eventfd, taken into this process
 	gone   atomic.Bool // the peer closed, died or broke its ring: not read
 
-	mu       sync.Mutex
-	ring     ring     // the peer's inbound ring from this rank
-	backlog  [][]byte // encoded slots waiting for ring space, oldest first
-	released bool     // the mapping and descriptors are gone
+	mu           sync.Mutex
+	ring         ring     // the peer's inbound ring from this rank
+	backlog      [][]byte // encoded messages (their slots) waiting for ring space, oldest first
+	backlogSlots int      // slots in backlog
+	released     bool     // the mapping and descriptors are gone
 }
 
 // put queues s for the peer: straight into its ring, or behind the backlog
@@ -39,16 +41,19 @@ func (p *peer) put(s *slot) error {
 	if p.released {
 		return transport.ErrClosed
 	}
+	if p.gone.Load() {
+		return &transport.PeerError{Rank: p.rank, Err: errors.New("shm: the rank is down")}
+	}
 	if len(p.backlog) == 0 && p.ring.put(s) {
 		p.wake()
 		return nil
 	}
-	if len(p.backlog) >= p.ep.cfg.BacklogMax {
-		return fmt.Errorf("shm: rank %d reads nothing: %d slots wait for its ring (Config.BacklogMax)", p.rank, len(p.backlog))
+	msg := encodeSlots(s)
+	if p.backlogSlots+len(msg)/SlotBytes > p.ep.cfg.BacklogMax {
+		return fmt.Errorf("shm: rank %d reads nothing: %d slots wait for its ring (Config.BacklogMax)", p.rank, p.backlogSlots)
 	}
-	b := make([]byte, SlotBytes)
-	s.encode(b)
-	p.backlog = append(p.backlog, b)
+	p.backlog = append(p.backlog, msg)
+	p.backlogSlots += len(msg) / SlotBytes
 	if len(p.backlog) == 1 {
 		p.ep.backlogged.Add(1)
 		p.ep.wakeSelf() // to look at the ring again in backlogWait, not idleWait
@@ -58,19 +63,33 @@ func (p *peer) put(s *slot) error {
 	return nil
 }
 
+// dropBacklog forgets what waits for a peer that is down.
+func (p *peer) dropBacklog() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.backlog) > 0 {
+		p.backlog, p.backlogSlots = nil, 0
+		p.ep.backlogged.Add(-1)
+	}
+}
+
 // flush moves backlogged slots into the ring while there is room.
 func (p *peer) flush() (moved bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for !p.released && len(p.backlog) > 0 {
+		msg := p.backlog[0]
+		n := uint64(len(msg) / SlotBytes)
 		t := p.ring.tail.Load()
-		if t-p.ring.head.Load() > p.ring.mask {
+		if t-p.ring.head.Load()+n > p.ring.mask+1 {
 			break
 		}
-		i := (t & p.ring.mask) * SlotBytes
-		copy(p.ring.slots[i:i+SlotBytes], p.backlog[0])
+		for i := range n {
+			copy(p.ring.at(t+i), msg[i*SlotBytes:])
+		}
 		released()
-		p.ring.tail.Store(t + 1)
+		p.ring.tail.Store(t + n)
+		p.backlogSlots -= int(n)
 		p.backlog[0] = nil
 		p.backlog = p.backlog[1:]
 		moved = true

@@ -139,15 +139,19 @@ func (e *Endpoint) poll() (worked bool) {
 			if err == nil {
 				err = e.checkSendID(src, s)
 			}
+			n := 1
+			if err == nil && s.kind == kindInline && s.length > InlineMax {
+				n += contSlots(int(s.length))
+				s.inline, err = r.gather(s, e.gathered[:])
+			}
 			if err != nil {
 				e.peerDown(src, &transport.PeerError{Rank: src, Err: err})
-				r.advance()
 				break
 			}
 			if !e.handle(src, s) {
 				break
 			}
-			r.advance()
+			r.advance(n)
 			worked = true
 		}
 	}
@@ -218,12 +222,13 @@ func (e *Endpoint) arrive(src int, s slot) bool {
 	}
 	a := arrival{s: s, rdv: s.kind == kindRendezvous}
 	if !a.rdv {
-		if e.held >= e.cfg.MaxUnexpected {
+		if e.held >= e.cfg.MaxUnexpected || e.heldBytes+len(s.inline) > e.cfg.MaxUnexpectedBytes {
 			e.stalled.Store(true)
 			e.mu.Unlock()
 			return false
 		}
 		e.held++
+		e.heldBytes += len(s.inline)
 		a.inline = append([]byte(nil), s.inline...)
 		a.s.inline = nil
 	}
@@ -251,8 +256,9 @@ func (e *Endpoint) finish(sendID uint64) {
 		return
 	}
 	e.releaseSend(r)
+	err := r.endErr
 	e.mu.Unlock()
-	r.complete(len(r.buf), r.endErr)
+	r.complete(len(r.buf), err)
 }
 
 // checkPeers fails every peer whose process has ended.

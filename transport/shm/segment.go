@@ -173,18 +173,54 @@ type ring struct {
 	mask       uint64
 }
 
-// put writes s into the next free slot; it reports false if the ring is
-// full. Only one goroutine of one process may put into a ring at a time.
+// put writes s into the next free slots (more than one for a long inline
+// message) and publishes them at once; it reports false if they do not
+// fit. Only one goroutine of one process may put into a ring at a time.
 func (r ring) put(s *slot) bool {
+	n := 1
+	if s.kind == kindInline {
+		n += contSlots(int(s.length))
+	}
 	t := r.tail.Load()
-	if t-r.head.Load() > r.mask {
+	if t-r.head.Load()+uint64(n) > r.mask+1 {
 		return false
 	}
-	i := (t & r.mask) * SlotBytes
-	s.encode(r.slots[i : i+SlotBytes])
+	msg := s.inline
+	if n > 1 {
+		s.inline = msg[:InlineMax]
+	}
+	s.encode(r.at(t))
+	for i := 1; i < n; i++ {
+		copy(r.at(t+uint64(i)), msg[InlineMax+(i-1)*SlotBytes:])
+	}
+	s.inline = msg
 	released()
-	r.tail.Store(t + 1)
+	r.tail.Store(t + uint64(n))
 	return true
+}
+
+// at is slot number k (counted since the ring began) in the ring's memory.
+func (r ring) at(k uint64) []byte {
+	i := (k & r.mask) * SlotBytes
+	return r.slots[i : i+SlotBytes]
+}
+
+// gather copies the continuation of the inline message s, whose first slot
+// is the oldest unconsumed one, after its first slot's part into buf, and
+// returns the whole message; it fails if the producer published too few
+// slots.
+func (r ring) gather(s slot, buf []byte) ([]byte, error) {
+	n := contSlots(int(s.length))
+	h := r.head.Load()
+	if r.tail.Load()-h <= uint64(n) {
+		return nil, fmt.Errorf("shm: a %d-byte message without its %d continuation slots", s.length, n)
+	}
+	msg := buf[:s.length]
+	copy(msg, s.inline)
+	for i := 1; i <= n; i++ {
+		copy(msg[InlineMax+(i-1)*SlotBytes:], r.at(h+uint64(i)))
+	}
+	return msg, nil
 }
 
 // peek returns the oldest unconsumed slot, or ok false if there is none.
@@ -205,5 +241,5 @@ func (r ring) peek() (b []byte, ok bool, err error) {
 // pending reports whether the ring holds an unconsumed slot.
 func (r ring) pending() bool { return r.tail.Load() != r.head.Load() }
 
-// advance consumes the slot peek returned.
-func (r ring) advance() { r.head.Add(1) }
+// advance consumes the n slots of the message peek returned.
+func (r ring) advance(n int) { r.head.Add(uint64(n)) }

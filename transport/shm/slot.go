@@ -32,6 +32,10 @@ const slotHeadBytes = 64
 //	40  sendID    u64   rendezvous and FIN: the send's id in its sender's table
 //	48  addr      u64   rendezvous: address of the message in the sender
 //	64  inline    [InlineMax]byte
+//
+// An inline message longer than InlineMax (at most EagerMax) fills the
+// first slot's inline area and goes on in the following slots, whole
+// SlotBytes each, published together with it.
 type slot struct {
 	kind   uint8
 	tag    transport.Tag
@@ -80,7 +84,7 @@ func decodeSlot(b []byte) (slot, error) {
 	s.inline = b[slotHeadBytes : slotHeadBytes+int(n)]
 	switch s.kind {
 	case kindInline:
-		if s.length != uint64(n) {
+		if s.length != uint64(n) && (n != InlineMax || s.length <= InlineMax || s.length > EagerMax) {
 			return slot{}, fmt.Errorf("%w: inline message of %d bytes carries %d", errBadSlot, s.length, n)
 		}
 	case kindRendezvous:
@@ -96,6 +100,30 @@ func decodeSlot(b []byte) (slot, error) {
 		return slot{}, fmt.Errorf("%w: kind %d", errBadSlot, s.kind)
 	}
 	return s, nil
+}
+
+// encodeSlots returns s as the slots it takes in a ring, one after another.
+func encodeSlots(s *slot) []byte {
+	n := 1
+	if s.kind == kindInline {
+		n += contSlots(int(s.length))
+	}
+	b := make([]byte, n*SlotBytes)
+	msg := s.inline
+	first := *s
+	first.inline = msg[:min(len(msg), InlineMax)]
+	first.encode(b)
+	copy(b[SlotBytes:], msg[len(first.inline):])
+	return b
+}
+
+// contSlots is the number of continuation slots after the first slot of an
+// inline message of n bytes.
+func contSlots(n int) int {
+	if n <= InlineMax {
+		return 0
+	}
+	return (n - InlineMax + SlotBytes - 1) / SlotBytes
 }
 
 // maxMessageBytes is the longest message a rendezvous slot may announce.
