@@ -35,7 +35,8 @@
 // Under every launcher these variables apply too: GOCOLL_SITE (this rank's
 // site), GOCOLL_HOST (its host name in the topology, default the kernel's),
 // GOCOLL_ADDR (the IP the transport listens on, default this host's
-// address on the route to the store), GOCOLL_TRANSPORT (tcp, metaroce, shm or auto),
+// address on the route to the store), GOCOLL_TRANSPORT (shm+tcp, the default: shared memory within a host and
+// TCP between hosts; auto: shared memory and MetaRoCE; tcp, metaroce, shm),
 // GOCOLL_DEBUG (info, debug or trace: log to stderr at that level),
 // GOCOLL_SPIN_WAIT (shared memory: how long a wait polls before it sleeps;
 // default 50us, 0 never), GOCOLL_HEARTBEAT_TIMEOUT (default 30s) and GOCOLL_CONNECT_TIMEOUT

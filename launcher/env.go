@@ -34,7 +34,7 @@ const (
 	EnvAddr       = "GOCOLL_ADDR"        // the IP address the transport listens on (default: the route to the store)
 	EnvWatchStdin = "GOCOLL_WATCH_STDIN" // 1: end the process when stdin closes (the launcher went away)
 
-	EnvTransport        = "GOCOLL_TRANSPORT"         // tcp, metaroce, shm or auto
+	EnvTransport        = "GOCOLL_TRANSPORT"         // shm+tcp (default), tcp, metaroce, shm, auto (shm+metaroce)
 	EnvDebug            = "GOCOLL_DEBUG"             // info or trace: log to stderr at that level
 	EnvHeartbeatTimeout = "GOCOLL_HEARTBEAT_TIMEOUT" // a rank silent this long is declared dead
 	EnvConnectTimeout   = "GOCOLL_CONNECT_TIMEOUT"   // bound on forming the world
@@ -76,9 +76,11 @@ const (
 	// TransportMetaRoCE, or TransportSHMMetaRoCE for the two together.
 	TransportAuto = "auto"
 	// TransportSHMMetaRoCE is what auto picks for a job of several hosts
-	// with several ranks on some: only reported, not accepted in
-	// GOCOLL_TRANSPORT.
+	// with several ranks on some; also accepted in GOCOLL_TRANSPORT.
 	TransportSHMMetaRoCE = "shm+metaroce"
+	// TransportSHMTCP is shared memory between the ranks of one host and
+	// TCP between hosts (DefaultTransport).
+	TransportSHMTCP = "shm+tcp"
 )
 
 // Job is what a rank learns from its environment: who it is, where the
@@ -425,10 +427,11 @@ func (e envReader) behaviour(j *Job) error {
 	switch t := strings.ToLower(e.get(EnvTransport)); t {
 	case "":
 		j.Transport = DefaultTransport
-	case TransportTCP, TransportMetaRoCE, TransportSHM, TransportAuto:
+	case TransportTCP, TransportMetaRoCE, TransportSHM, TransportAuto, TransportSHMMetaRoCE, TransportSHMTCP:
 		j.Transport = t
 	default:
-		return fmt.Errorf("gocoll: %s=%q: want %s, %s, %s or %s", EnvTransport, t, TransportTCP, TransportMetaRoCE, TransportSHM, TransportAuto)
+		return fmt.Errorf("gocoll: %s=%q: want %s, %s, %s, %s (%s) or %s", EnvTransport, t,
+			TransportTCP, TransportMetaRoCE, TransportSHM, TransportAuto, TransportSHMMetaRoCE, TransportSHMTCP)
 	}
 	switch d := strings.ToLower(e.get(EnvDebug)); d {
 	case "", "0", "off":

@@ -64,7 +64,7 @@ func TestParseEnvLaunchers(t *testing.T) {
 				Site: j.Site, Addr: j.Addr, Store: j.Store, StoreAtRank0: j.StoreAtRank0, ServeStore: j.ServeStore,
 				JobID: j.JobID, JobKey: j.JobKey}
 			require.Equal(t, c.want, got)
-			require.Equal(t, TransportTCP, j.Transport)
+			require.Equal(t, DefaultTransport, j.Transport)
 			require.Equal(t, DefaultHeartbeatTimeout, j.HeartbeatTimeout)
 			require.Equal(t, DefaultConnectTimeout, j.ConnectTimeout)
 			require.False(t, j.Logging)

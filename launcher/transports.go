@@ -17,12 +17,13 @@ import (
 )
 
 // DefaultTransport is the transport of a job that does not set
-// GOCOLL_TRANSPORT. It stays TCP for now: a TCP connection breaks the
-// moment its peer process dies, so the survivors' collectives fail at once
-// naming it, while MetaRoCE (UDP) notices a dead peer only after its
+// GOCOLL_TRANSPORT: shared memory between the ranks of one host, TCP
+// between hosts. Both notice a dead peer at once (its pidfd, its broken
+// connection), so the survivors' collectives fail naming it; MetaRoCE (UDP,
+// GOCOLL_TRANSPORT=auto or metaroce) notices one only after its
 // IdleTimeout (10 s by default), later than gocoll run's grace before it
-// stops the other ranks. GOCOLL_TRANSPORT=metaroce selects it.
-const DefaultTransport = TransportTCP
+// stops the other ranks.
+const DefaultTransport = TransportSHMTCP
 
 // transportSpec is what every transport needs to set up one rank.
 type transportSpec struct {
@@ -71,8 +72,10 @@ func listenTransport(ctx context.Context, name string, spec transportSpec) (tran
 			return nil, err
 		}
 		return shmListener{ln}, nil
-	case TransportAuto:
-		return listenAuto(ctx, spec)
+	case TransportAuto, TransportSHMMetaRoCE:
+		return listenAuto(ctx, spec, TransportMetaRoCE)
+	case TransportSHMTCP:
+		return listenAuto(ctx, spec, TransportTCP)
 	}
 	return nil, fmt.Errorf("unknown transport %q", name)
 }
@@ -146,33 +149,35 @@ func (l shmListener) Connect(ctx context.Context, addrs []string) (transport.End
 	return ep, nil
 }
 
-// autoListener listens on shared memory and MetaRoCE. At Connect, ranks
-// on this host (same kernel, same host name) are reached through shared
-// memory and the others through MetaRoCE; every rank sees the same
-// addresses, so each pair agrees on its transport.
+// autoListener listens on shared memory and on a network transport (far).
+// At Connect, ranks on this host (same kernel, same host name) are reached
+// through shared memory and the others through far; every rank sees the
+// same addresses, so each pair agrees on its transport.
 type autoListener struct {
-	shm  *shm.Listener // nil where shared memory cannot be set up
-	mr   transportListener
-	host string // this rank's host name
-	pick string // the transport Connect chose
+	shm     *shm.Listener // nil where shared memory cannot be set up
+	far     transportListener
+	farName string // TransportMetaRoCE or TransportTCP
+	host    string // this rank's host name
+	pick    string // the transport Connect chose
 }
 
 func (l *autoListener) chosen() string { return l.pick }
 
 // autoSep separates the parts of an auto rank's address: shared-memory
-// address (empty without one), MetaRoCE address, host name. Neither of the
+// address (empty without one), network address, host name. Neither of the
 // first two contains it.
 const autoSep = ";"
 
-func listenAuto(ctx context.Context, spec transportSpec) (transportListener, error) {
-	mr, err := listenMetaRoCE(ctx, spec)
+// listenAuto starts shared memory and the network transport farName.
+func listenAuto(ctx context.Context, spec transportSpec, farName string) (transportListener, error) {
+	far, err := listenTransport(ctx, farName, spec)
 	if err != nil {
 		return nil, err
 	}
-	l := &autoListener{mr: mr, host: spec.HostName}
+	l := &autoListener{far: far, farName: farName, host: spec.HostName}
 	l.shm, err = shm.Listen(spec.shmConfig())
 	if err != nil && spec.Logger != nil {
-		spec.Logger.Debug("auto transport without shared memory", "err", err)
+		spec.Logger.Debug("transport without shared memory", "err", err)
 	}
 	return l, nil
 }
@@ -182,21 +187,21 @@ func (l *autoListener) Addr() string {
 	if l.shm != nil {
 		s = l.shm.Addr().String()
 	}
-	return s + autoSep + l.mr.Addr() + autoSep + l.host
+	return s + autoSep + l.far.Addr() + autoSep + l.host
 }
 
 func (l *autoListener) Connect(ctx context.Context, addrs []string) (transport.Endpoint, error) {
 	n := len(addrs)
-	shmAddrs, mrAddrs := make([]string, n), make([]string, n)
+	shmAddrs, farAddrs := make([]string, n), make([]string, n)
 	local := make([]bool, n)
 	nLocal := 0
 	for r, a := range addrs {
 		parts := strings.SplitN(a, autoSep, 3)
 		if len(parts) != 3 {
 			_ = l.Close()
-			return nil, fmt.Errorf("rank %d's address %q is not an auto transport's", r, a)
+			return nil, fmt.Errorf("rank %d's address %q is not a %s transport's", r, a, "shm+"+l.farName)
 		}
-		mrAddrs[r] = parts[1]
+		farAddrs[r] = parts[1]
 		if a, err := shm.ParseAddr(parts[0]); err == nil && l.shm != nil && parts[2] == l.host && a.BootID == l.shm.Addr().BootID {
 			local[r], shmAddrs[r] = true, parts[0]
 			nLocal++
@@ -204,24 +209,24 @@ func (l *autoListener) Connect(ctx context.Context, addrs []string) (transport.E
 	}
 	switch {
 	case nLocal == n:
-		_ = l.mr.Close()
+		_ = l.far.Close()
 		l.pick = TransportSHM
 		return shmListener{l.shm}.Connect(ctx, shmAddrs)
 	case nLocal <= 1: // this rank alone on its host
 		if l.shm != nil {
 			_ = l.shm.Close()
 		}
-		l.pick = TransportMetaRoCE
-		return l.mr.Connect(ctx, mrAddrs)
+		l.pick = l.farName
+		return l.far.Connect(ctx, farAddrs)
 	}
-	l.pick = TransportSHMMetaRoCE
+	l.pick = "shm+" + l.farName
 	near, err := l.shm.Connect(ctx, shmAddrs)
 	if err != nil {
 		_ = l.shm.Close()
-		_ = l.mr.Close()
+		_ = l.far.Close()
 		return nil, err
 	}
-	far, err := l.mr.Connect(ctx, mrAddrs)
+	far, err := l.far.Connect(ctx, farAddrs)
 	if err != nil {
 		_ = near.Close()
 		return nil, err
@@ -246,5 +251,5 @@ func (l *autoListener) Close() error {
 	if l.shm != nil {
 		_ = l.shm.Close()
 	}
-	return l.mr.Close()
+	return l.far.Close()
 }

@@ -301,6 +301,7 @@ func TestWorldOverEachTransport(t *testing.T) {
 		{TransportMetaRoCE, TransportMetaRoCE, "*mrtransport.Endpoint"},
 		{TransportSHM, TransportSHM, "*shm.Endpoint"},
 		{TransportAuto, TransportSHMMetaRoCE, "*route.Endpoint"},
+		{TransportSHMTCP, TransportSHMTCP, "*route.Endpoint"}, // the default
 	} {
 		t.Run(tr.name, func(t *testing.T) {
 			addr := testStore(t)
