@@ -2,6 +2,7 @@ package collective
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/gocoll/gocoll/transport"
 )
@@ -31,6 +32,27 @@ type peerState struct {
 	firstReq  transport.Request
 }
 
+// headerBufs keeps header message buffers for reuse: an operation takes
+// them for its header receives and sends and gives them back when it has
+// ended, when no request of it holds one any more (see execute).
+var headerBufs = sync.Pool{New: func() any { return new([headerMsgMax]byte) }}
+
+// headerBuf lends the operation a header message buffer until it ends.
+func (o *operation) headerBuf() []byte {
+	b := headerBufs.Get().(*[headerMsgMax]byte)
+	o.hdrBufs = append(o.hdrBufs, b)
+	return b[:]
+}
+
+// releaseHeaderBufs gives back the operation's header buffers. Only
+// execute calls it, once finish or fail has settled every request.
+func (o *operation) releaseHeaderBufs() {
+	for _, b := range o.hdrBufs {
+		headerBufs.Put(b)
+	}
+	o.hdrBufs = nil
+}
+
 // touch posts the receive of peer's header, the first time the operation
 // talks to peer. This rank's own header goes later (announce).
 func (o *operation) touch(peer int) *peerState {
@@ -40,7 +62,7 @@ func (o *operation) touch(peer int) *peerState {
 	}
 	p.touched = true
 	o.unannounced++
-	p.hdrIn = make([]byte, headerMsgMax)
+	p.hdrIn = o.headerBuf()
 	p.hdrReq = o.c.ep.Recv(o.c.ranks[peer], transport.Tag{OpKey: o.key}, p.hdrIn)
 	return p
 }
@@ -60,7 +82,7 @@ func (o *operation) announce(peer int, first []byte, carries bool) transport.Req
 		h.pairCount, _ = o.pairs(peer)
 	}
 	h.carries = carries
-	msg := make([]byte, headerLen+len(first))
+	msg := o.headerBuf()[:headerLen+len(first)]
 	h.marshal(msg)
 	copy(msg[headerLen:], first)
 	r := o.c.ep.Send(o.c.ranks[peer], transport.Tag{OpKey: o.key}, msg)

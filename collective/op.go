@@ -43,6 +43,7 @@ type operation struct {
 	partners    bool                            // a collective: exchange headers along the tree
 	treeTouched bool                            // touchPartners has run
 	unannounced int                             // touched peers that lack this rank's header
+	hdrBufs     []*[headerMsgMax]byte           // header buffers lent by headerBufs
 }
 
 // begin starts a collective operation: it takes the communicator's next
@@ -270,9 +271,13 @@ func (o *operation) peerErr(peer int, err error) error {
 func (o *operation) execute(body func(o *operation) error) error {
 	defer o.done()
 	if err := body(o); err != nil {
-		return o.wrap(o.fail(err))
+		err = o.fail(err)
+		o.releaseHeaderBufs()
+		return o.wrap(err)
 	}
-	if err := o.finish(); err != nil {
+	err := o.finish()
+	o.releaseHeaderBufs()
+	if err != nil {
 		return o.wrap(err)
 	}
 	return nil
