@@ -130,8 +130,11 @@ func (e *Endpoint) peerDown(peer int, err error) {
 }
 
 // awaitCopy waits, at most copyWait, for r to complete after its copy began.
-func (e *Endpoint) awaitCopy(r *request) {
-	t := time.NewTimer(copyWait)
+func (e *Endpoint) awaitCopy(r *request) { e.awaitCopyUntil(r, time.Now().Add(copyWait)) }
+
+// awaitCopyUntil waits for r to complete, at most until deadline.
+func (e *Endpoint) awaitCopyUntil(r *request, deadline time.Time) {
+	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	select {
 	case <-r.done:
@@ -156,8 +159,9 @@ func (e *Endpoint) Close() error {
 		claimed = append(claimed, r)
 	}
 	e.mu.Unlock()
+	deadline := time.Now().Add(copyWait) // one bound for all, not one each
 	for _, r := range claimed {
-		e.awaitCopy(r)
+		e.awaitCopyUntil(r, deadline)
 	}
 	e.copying.Wait()
 	for _, p := range e.peers {
