@@ -4,6 +4,7 @@ package route_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 
 	"github.com/gocoll/gocoll/collective/collectivetest"
@@ -33,15 +34,22 @@ func newSplitWorld(t testing.TB, size int) []transport.Endpoint {
 		}
 		listeners[r] = l
 	}
-	out := make([]transport.Endpoint, size)
-	for r := range size {
+	locals := make([]*shm.Endpoint, size)
+	errs := make([]error, size)
+	var wg sync.WaitGroup
+	for r := range size { // concurrently: Connect waits for its peers'
 		addrs := make([]string, size)
 		for p := range size {
 			if host(p) == host(r) {
 				addrs[p] = listeners[p].Addr().String()
 			}
 		}
-		local, err := listeners[r].Connect(context.Background(), addrs)
+		wg.Go(func() { locals[r], errs[r] = listeners[r].Connect(context.Background(), addrs) })
+	}
+	wg.Wait()
+	out := make([]transport.Endpoint, size)
+	for r := range size {
+		local, err := locals[r], errs[r]
 		if err != nil {
 			t.Fatal(err)
 		}

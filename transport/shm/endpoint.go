@@ -41,17 +41,22 @@ type Endpoint struct {
 	eagerMax int
 	gathered [EagerMax]byte // a long inline message, put together by the poller
 
-	mu         sync.Mutex
-	closed     bool
-	recvs      map[matchKey][]*request   // posted receives without a message
-	unexpected map[matchKey][]arrival    // messages without a posted receive
-	held       int                       // inline arrivals held in unexpected
-	heldBytes  int                       // and their bytes
-	sends      map[int]*request          // rendezvous sends in flight, by word
-	free       []int                     // unused words of the send table
-	aborted    map[transport.OpKey]error // ended operations
-	abortOrder []transport.OpKey
-	down       []error // per peer: why it can no longer be reached; nil if it can
+	mu          sync.Mutex
+	closed      bool
+	recvs       map[matchKey][]*request   // posted receives without a message
+	unexpected  map[matchKey][]arrival    // messages without a posted receive
+	held        int                       // inline arrivals held in unexpected
+	heldBytes   int                       // and their bytes
+	sends       map[int]*request          // rendezvous sends in flight, by word
+	free        []int                     // unused words of the send table
+	aborted     map[transport.OpKey]error // ended operations
+	abortOrder  []transport.OpKey
+	down        []error // per peer: why it can no longer be reached; nil if it can
+	hello       []bool  // per peer: its hello came (see greet)
+	helloGot    int
+	helloWant   int // -1 until greet has counted the peers
+	helloAll    chan struct{}
+	helloClosed bool
 
 	pollMu     sync.Mutex          // held by whoever drains the rings
 	mapMu      sync.RWMutex        // read-held by spin, which outlives no mapping

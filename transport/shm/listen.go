@@ -6,8 +6,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -92,6 +94,8 @@ func (l *Listener) Connect(ctx context.Context, addrs []string) (*Endpoint, erro
 		aborted:    make(map[transport.OpKey]error),
 		down:       make([]error, l.cfg.Size),
 		eagerMax:   min(EagerMax, InlineMax+(l.cfg.RingSlots/2-1)*SlotBytes),
+		hello:      make([]bool, l.cfg.Size),
+		helloWant:  -1, // until greet knows
 		stop:       make(chan struct{}),
 		stopped:    make(chan struct{}),
 	}
@@ -119,7 +123,70 @@ func (l *Listener) Connect(ctx context.Context, addrs []string) (*Endpoint, erro
 	}
 	l.used = true
 	go e.run()
+	if err := e.greet(ctx); err != nil {
+		_ = e.Close()
+		return nil, err
+	}
 	return e, nil
+}
+
+// greet tells every connected peer that this rank has mapped every
+// segment, and waits until each has said the same: Connect returns only
+// once no peer still needs this rank's process to take its descriptors, so
+// a rank may exit right after Connect without failing another's.
+func (e *Endpoint) greet(ctx context.Context) error {
+	want := 0
+	for r, p := range e.peers {
+		if p == nil || r == e.rank {
+			continue
+		}
+		want++
+		if err := p.put(&slot{kind: kindHello}); err != nil {
+			return fmt.Errorf("shm: greeting rank %d: %w", r, err)
+		}
+	}
+	e.mu.Lock()
+	e.helloWant = want
+	done := e.helloDone()
+	e.mu.Unlock()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		var missing []int
+		for r, p := range e.peers {
+			if p != nil && r != e.rank && !e.hello[r] {
+				missing = append(missing, r)
+			}
+		}
+		return fmt.Errorf("shm: rank %d: ranks %v did not connect: %w", e.rank, missing, ctx.Err())
+	}
+}
+
+// greeted records src's hello.
+func (e *Endpoint) greeted(src int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.hello[src] {
+		e.hello[src] = true
+		e.helloGot++
+		e.helloDone()
+	}
+}
+
+// helloDone returns the channel closed once every peer has said hello,
+// closing it if that is so. The caller holds e.mu.
+func (e *Endpoint) helloDone() chan struct{} {
+	if e.helloAll == nil {
+		e.helloAll = make(chan struct{})
+	}
+	if e.helloWant >= 0 && e.helloGot >= e.helloWant && !e.helloClosed {
+		e.helloClosed = true
+		close(e.helloAll)
+	}
+	return e.helloAll
 }
 
 // dial maps rank r's segment from its address.
@@ -200,16 +267,21 @@ func NewLocalWorld(ctx context.Context, n int, cfg Config) ([]*Endpoint, error) 
 		ls[i], addrs[i] = l, l.Addr().String()
 	}
 	eps := make([]*Endpoint, n)
-	for i, l := range ls {
-		ep, err := l.Connect(ctx, addrs)
-		if err != nil {
-			for _, ep := range eps[:i] {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, l := range ls { // concurrently: Connect waits for every peer's
+		wg.Go(func() { eps[i], errs[i] = l.Connect(ctx, addrs) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		for i, ep := range eps {
+			if ep != nil {
 				_ = ep.Close()
+			} else {
+				_ = ls[i].Close()
 			}
-			closeAll()
-			return nil, err
 		}
-		eps[i] = ep
+		return nil, err
 	}
 	return eps, nil
 }

@@ -186,6 +186,8 @@ func (e *Endpoint) handle(src int, s slot) bool {
 		err := &transport.RemoteAbortError{Rank: src, Op: s.tag.OpKey, Reason: string(s.inline)}
 		e.end(s.tag.OpKey, err)
 		e.onAbort.Call(err)
+	case kindHello:
+		e.greeted(src)
 	case kindBye:
 		e.peerDown(src, &transport.PeerError{Rank: src, Err: transport.ErrClosed})
 	}

@@ -15,6 +15,7 @@ const (
 	kindFin                         // the receiver copied (or dropped) a rendezvous send
 	kindAbort                       // the sender ended an operation
 	kindBye                         // the sender closed its endpoint
+	kindHello                       // the sender has connected to every rank
 )
 
 // slotHeadBytes is the fixed part of a slot; the rest carries an inline
@@ -91,7 +92,7 @@ func decodeSlot(b []byte) (slot, error) {
 		if s.length <= InlineMax || s.length > maxMessageBytes || s.addr == 0 || n != 0 {
 			return slot{}, fmt.Errorf("%w: rendezvous of %d bytes at %#x", errBadSlot, s.length, s.addr)
 		}
-	case kindFin, kindBye:
+	case kindFin, kindBye, kindHello:
 		if n != 0 {
 			return slot{}, fmt.Errorf("%w: kind %d with %d inline bytes", errBadSlot, s.kind, n)
 		}
