@@ -7,7 +7,8 @@
 // Every rank owns a segment (an anonymous memfd) holding one inbound ring of
 // fixed 256-byte slots per sending rank, and an eventfd as its doorbell.
 // Peers take both file descriptors with pidfd_getfd(2) at Connect, so no
-// file is ever named in /dev/shm and nothing is left behind by a crash.
+// file is ever named in /dev/shm and nothing is left behind by a crash;
+// Connect returns once every peer has taken them (each sends a HELLO).
 //
 //   - A message of at most [EagerMax] bytes travels in the ring: its first
 //     [InlineMax] bytes in the slot with its header, the rest in the
