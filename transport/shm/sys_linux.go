@@ -108,9 +108,6 @@ func ringDoorbell(fd int) {
 // wait sleeps until the doorbell rings or d passes, through the netpoller.
 // Its reads are raw system calls for the reason ringDoorbell's write is.
 func (d *doorbell) wait(timeout time.Duration) {
-	if d.raw == nil {
-		return
-	}
 	_ = d.file.SetReadDeadline(time.Now().Add(timeout))
 	var buf [8]byte
 	_ = d.raw.Read(func(fd uintptr) bool {
