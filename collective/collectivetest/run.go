@@ -31,6 +31,22 @@ type Options struct {
 	Config  collective.Config
 }
 
+// Representative is the part of the table a transport between processes
+// runs in its own tests (the full table runs over inproc): every
+// collective, algorithm and op, for some world sizes, counts and types;
+// with testing.Short, fewer.
+func Representative() Options {
+	opts := Options{
+		Sizes:  []int{1, 2, 3, 5, 8},
+		Counts: []int{0, 1, 7, 1023, 65539},
+		DTypes: []dtype.DataType{dtype.Float32, dtype.BFloat16Type, dtype.Int8, dtype.Uint64},
+	}
+	if testing.Short() {
+		opts.Sizes, opts.Counts = []int{1, 3, 4}, []int{0, 7, 1023}
+	}
+	return opts
+}
+
 func (o Options) withDefaults() Options {
 	if o.Sizes == nil {
 		o.Sizes = []int{1, 2, 3, 4, 5, 7, 8, 13, 16}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gocoll/gocoll/collective/collectivetest"
-	"github.com/gocoll/gocoll/collective/dtype"
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/shm"
 )
@@ -32,13 +31,5 @@ func TestCollectiveTable(t *testing.T) {
 		}
 		return out
 	}
-	opts := collectivetest.Options{
-		Sizes:  []int{1, 2, 3, 5, 8},
-		Counts: []int{0, 1, 7, 1023, 65539},
-		DTypes: []dtype.DataType{dtype.Float32, dtype.BFloat16Type, dtype.Int8, dtype.Uint64},
-	}
-	if testing.Short() {
-		opts.Sizes, opts.Counts = []int{1, 3, 4}, []int{0, 7, 1023}
-	}
-	collectivetest.Run(t, newWorld, opts)
+	collectivetest.Run(t, newWorld, collectivetest.Representative())
 }

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/gocoll/gocoll/collective/collectivetest"
-	"github.com/gocoll/gocoll/collective/dtype"
 	"github.com/gocoll/gocoll/transport"
 )
 
@@ -19,15 +18,7 @@ func tableOptions() collectivetest.Options {
 	if *fullTable {
 		return collectivetest.Options{}
 	}
-	opts := collectivetest.Options{
-		Sizes:  []int{1, 2, 3, 5, 8},
-		Counts: []int{0, 1, 7, 1023, 65539},
-		DTypes: []dtype.DataType{dtype.Float32, dtype.BFloat16Type, dtype.Int8, dtype.Uint64},
-	}
-	if testing.Short() {
-		opts.Sizes, opts.Counts = []int{1, 3, 4}, []int{0, 7, 1023}
-	}
-	return opts
+	return collectivetest.Representative()
 }
 
 // TestCollectiveTable runs the collectives' table test over MetaRoCE on
