@@ -316,3 +316,15 @@ func TestDeadlineWhenARankNeverComes(t *testing.T) {
 		require.ErrorContains(t, err, "context deadline exceeded", "rank %d", r)
 	}
 }
+
+// A call whose context has no deadline ends at Config.Timeout when a peer
+// never joins it: the bound waits put on the context (made on the first
+// blocking wait) holds.
+func TestConfigTimeoutBoundsCallWithoutDeadline(t *testing.T) {
+	comms := newComms(t, 2, collective.Config{Timeout: 200 * time.Millisecond})
+	start := time.Now()
+	x := []float32{1, 2}
+	err := collective.AllReduce(context.Background(), comms[0], x, x, collective.Sum) // rank 1 never calls
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Less(t, time.Since(start), 20*time.Second, "the call outlived its timeout by far")
+}

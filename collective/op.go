@@ -40,6 +40,7 @@ type operation struct {
 	err         error                           // first failure
 	abort       []int                           // endpoint ranks told of a failure
 	done        func()                          // releases the operation's deadline
+	deadline    time.Time                       // the deadline waitCtx has yet to put on ctx, if not zero
 	partners    bool                            // a collective: exchange headers along the tree
 	treeTouched bool                            // touchPartners has run
 	unannounced int                             // touched peers that lack this rank's header
@@ -60,14 +61,27 @@ func (c *Comm) begin(ctx context.Context, h header) (*operation, error) {
 }
 
 // newOperation applies the communicator's default timeout when ctx has
-// none; the operation's done must be called when it ends.
+// none (see waitCtx); the operation's done must be called when it ends.
 func (c *Comm) newOperation(ctx context.Context, h header, key transport.OpKey, abort []int) *operation {
-	done := context.CancelFunc(func() {})
+	o := &operation{c: c, ctx: ctx, hdr: h, key: key, peers: make([]peerState, c.Size()),
+		abort: abort, done: func() {}}
 	if _, ok := ctx.Deadline(); !ok {
-		ctx, done = context.WithTimeout(ctx, c.cfg.Timeout)
+		o.deadline = time.Now().Add(c.cfg.Timeout)
 	}
-	return &operation{c: c, ctx: ctx, hdr: h, key: key, peers: make([]peerState, c.Size()),
-		abort: abort, done: done}
+	return o
+}
+
+// waitCtx is the context a blocking wait uses: the caller's, bounded by
+// Config.Timeout from the operation's start if it has no deadline of its
+// own. That bound is made on the first blocking wait, so an operation that
+// never blocks (its messages were there, or came while it polled) costs no
+// timer.
+func (o *operation) waitCtx() context.Context {
+	if !o.deadline.IsZero() {
+		o.ctx, o.done = context.WithDeadline(o.ctx, o.deadline)
+		o.deadline = time.Time{}
+	}
+	return o.ctx
 }
 
 // send posts buf to peer as the pair's next message. The pair's first
@@ -143,15 +157,16 @@ func (o *operation) await(r transport.Request) (int, error) {
 	if s, ok := r.(transport.Spinner); ok && s.Spin(o.ctx) {
 		return r.Wait(o.ctx)
 	}
+	ctx := o.waitCtx()
 	interval := time.Millisecond
 	timer := time.NewTimer(interval)
 	defer timer.Stop()
 	for {
 		select {
 		case <-r.Done():
-			return r.Wait(o.ctx)
-		case <-o.ctx.Done():
-			return r.Wait(o.ctx)
+			return r.Wait(ctx)
+		case <-ctx.Done():
+			return r.Wait(ctx)
 		case <-timer.C:
 			o.touchPartners()
 			o.announceTouched()
@@ -269,7 +284,7 @@ func (o *operation) peerErr(peer int, err error) error {
 // for every request; it returns the error wrapped with what was called and
 // where. It ends the operation.
 func (o *operation) execute(body func(o *operation) error) error {
-	defer o.done()
+	defer func() { o.done() }() // o.done changes when waitCtx puts on the deadline
 	if err := body(o); err != nil {
 		err = o.fail(err)
 		o.releaseHeaderBufs()
