@@ -27,10 +27,14 @@ func (h *Handle) Wait(ctx context.Context) error {
 // Done returns a channel closed when the operation has ended.
 func (h *Handle) Done() <-chan struct{} { return h.done }
 
+// endedChan is the Done channel of every handle that ended before it was
+// returned.
+var endedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// failedHandle returns a handle that has already ended with err (nil for a
+// blocking call that succeeded).
 func failedHandle(err error) *Handle {
-	h := &Handle{done: make(chan struct{}), err: err}
-	close(h.done)
-	return h
+	return &Handle{done: endedChan, err: err}
 }
 
 // launch begins an operation in the caller's goroutine (taking its sequence
