@@ -6,7 +6,6 @@ import (
 
 	"github.com/gocoll/gocoll/collective/dtype"
 	"github.com/gocoll/gocoll/collective/reduce"
-	"github.com/gocoll/gocoll/transport"
 )
 
 // allReduce validates and launches an AllReduce of send into recv.
@@ -17,7 +16,7 @@ func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataTy
 		switch {
 		case len(send) <= c.cfg.SmallBytes:
 			algo = AlgoRecursiveDoubling
-		case transport.TraitsOf(c.ep).SharedMemory:
+		case c.shared:
 			algo = AlgoDirect
 		default:
 			algo = AlgoRing

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/gocoll/gocoll/collective/dtype"
-	"github.com/gocoll/gocoll/transport"
 )
 
 // Rooted operations (Broadcast, Reduce, Gather, Scatter) end with a
@@ -23,7 +22,7 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 		switch {
 		case len(recv) <= c.cfg.SmallBytes:
 			algo = AlgoBinomial
-		case transport.TraitsOf(c.ep).SharedMemory:
+		case c.shared:
 			algo = AlgoDirect
 		default:
 			algo = AlgoChain

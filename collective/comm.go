@@ -132,6 +132,9 @@ type Comm struct {
 	cfg   Config
 	owned io.Closer          // closed by Close, if set
 	topo  *topology.Topology // by communicator rank, or nil
+	// shared: the endpoint reports shared memory (transport.Traits), so
+	// auto picks the direct algorithms for large messages.
+	shared bool
 
 	mu       sync.Mutex
 	closed   bool
@@ -182,7 +185,7 @@ func newComm(ep transport.Endpoint, id uint64, ranks []int, rank int, cfg Config
 	if err != nil {
 		return nil, err
 	}
-	c := &Comm{ep: ep, id: id, ranks: ranks, rank: rank, cfg: cfg,
+	c := &Comm{ep: ep, id: id, ranks: ranks, rank: rank, cfg: cfg, shared: transport.TraitsOf(ep).SharedMemory,
 		p2pSent: make([]uint64, len(ranks)), p2pRecvd: make([]uint64, len(ranks))}
 	c.scratch.size = cfg.ChunkBytes
 	return c, nil

@@ -136,7 +136,7 @@ func (l shmListener) Addr() string { return l.Listener.Addr().String() }
 
 func (l shmListener) Connect(ctx context.Context, addrs []string) (transport.Endpoint, error) {
 	for r, a := range addrs {
-		if !shm.SameHost(a) {
+		if !l.Listener.SameHost(a) {
 			_ = l.Listener.Close()
 			return nil, fmt.Errorf("shm: rank %d runs on another host; %s=shm needs every rank on one host", r, EnvTransport)
 		}
@@ -202,7 +202,7 @@ func (l *autoListener) Connect(ctx context.Context, addrs []string) (transport.E
 			return nil, fmt.Errorf("rank %d's address %q is not a %s transport's", r, a, "shm+"+l.farName)
 		}
 		farAddrs[r] = parts[1]
-		if a, err := shm.ParseAddr(parts[0]); err == nil && l.shm != nil && parts[2] == l.host && a.BootID == l.shm.Addr().BootID {
+		if l.shm != nil && parts[2] == l.host && l.shm.SameHost(parts[0]) {
 			local[r], shmAddrs[r] = true, parts[0]
 			nLocal++
 		}

@@ -75,15 +75,3 @@ func validBootID(s string) bool {
 	}
 	return true
 }
-
-// SameHost reports whether addr names a rank that this process can reach
-// through shared memory: one running under the same kernel. It is false
-// for anything that is not an shm address.
-func SameHost(addr string) bool {
-	a, err := ParseAddr(addr)
-	if err != nil {
-		return false
-	}
-	id, err := bootID()
-	return err == nil && id == a.BootID
-}

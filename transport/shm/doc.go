@@ -47,6 +47,6 @@
 // Linux 5.6 or later (pidfd_getfd), and permission to ptrace the peer ranks
 // (PTRACE_MODE_ATTACH: same user, and with Yama's ptrace_scope 1 a rank
 // allows its peers with PR_SET_PTRACER at Listen). Ranks must share a kernel
-// and a PID namespace; [SameHost] tells whether an address qualifies.
+// and a PID namespace; [Listener.SameHost] tells whether an address qualifies.
 // Elsewhere Listen returns an error and a job uses a network transport.
 package shm

@@ -31,6 +31,7 @@ type Endpoint struct {
 	cfg   Config
 	rank  int
 	size  int
+	boot  string // this kernel's boot id
 	log   *slog.Logger
 	seg   *segment // this rank's segment
 	memfd int
@@ -41,22 +42,19 @@ type Endpoint struct {
 	eagerMax int
 	gathered [EagerMax]byte // a long inline message, put together by the poller
 
-	mu          sync.Mutex
-	closed      bool
-	recvs       map[matchKey][]*request   // posted receives without a message
-	unexpected  map[matchKey][]arrival    // messages without a posted receive
-	held        int                       // inline arrivals held in unexpected
-	heldBytes   int                       // and their bytes
-	sends       map[int]*request          // rendezvous sends in flight, by word
-	free        []int                     // unused words of the send table
-	aborted     map[transport.OpKey]error // ended operations
-	abortOrder  []transport.OpKey
-	down        []error // per peer: why it can no longer be reached; nil if it can
-	hello       []bool  // per peer: its hello came (see greet)
-	helloGot    int
-	helloWant   int // -1 until greet has counted the peers
-	helloAll    chan struct{}
-	helloClosed bool
+	mu         sync.Mutex
+	closed     bool
+	recvs      map[matchKey][]*request   // posted receives without a message
+	unexpected map[matchKey][]arrival    // messages without a posted receive
+	held       int                       // inline arrivals held in unexpected
+	heldBytes  int                       // and their bytes
+	sends      map[int]*request          // rendezvous sends in flight, by word
+	free       []int                     // unused words of the send table
+	aborted    map[transport.OpKey]error // ended operations
+	abortOrder []transport.OpKey
+	down       []error  // per peer: why it can no longer be reached; nil if it can
+	hello      []bool   // per peer: its hello came (see greet)
+	hellos     chan int // the ranks whose hello came, for greet to count
 
 	pollMu     sync.Mutex          // held by whoever drains the rings
 	mapMu      sync.RWMutex        // read-held by spin, which outlives no mapping
@@ -82,7 +80,7 @@ type counters struct {
 
 // Stats are an endpoint's counters since Connect.
 type Stats struct {
-	InlineSent     uint64 // messages sent inside their slot
+	InlineSent     uint64 // messages sent in the ring itself (up to EagerMax bytes)
 	RendezvousSent uint64 // messages copied by their receiver from this rank
 	BytesCopied    uint64 // bytes this rank copied from its peers
 	Backlogged     uint64 // slots that waited for space in a full ring
@@ -149,7 +147,7 @@ func (e *Endpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Reque
 	w.Store(r.gen<<2 | sendPosted)
 	e.sends[r.index] = r
 	e.mu.Unlock()
-	s := slot{kind: kindRendezvous, tag: tag, length: uint64(len(buf)), sendID: r.gen<<32 | uint64(r.index), addr: bufAddr(buf)}
+	s := slot{kind: kindRendezvous, tag: tag, length: uint64(len(buf)), sendID: sendIDOf(r.index, r.gen), addr: bufAddr(buf)}
 	if err := e.peers[peer].put(&s); err != nil {
 		e.withdraw(r, err)
 		return r
@@ -165,14 +163,14 @@ func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Reque
 	}
 	k := matchKey{peer, tag}
 	e.mu.Lock()
-	if err := e.usable(peer, tag.OpKey); err != nil && (err != e.down[peer] || len(e.unexpected[k]) == 0) {
+	if err := e.usable(peer, tag.OpKey); err != nil && err != e.down[peer] {
 		e.mu.Unlock()
-		return failed(err) // a peer that is down can still have sent this
+		return failed(err) // a peer that is down may have sent this before: look (usable is asked again below)
 	}
 	r := newRequest(e, false, buf, k)
 	for len(e.unexpected[k]) > 0 {
 		a := e.unexpected[k][0]
-		popArrival(e.unexpected, k)
+		popFront(e.unexpected, k)
 		if !a.rdv {
 			e.held--
 			e.heldBytes -= len(a.inline)
@@ -229,7 +227,7 @@ func truncated(n, room int) error {
 // claim takes the rendezvous send s of peer for copying; false means its
 // sender withdrew it. The caller holds e.mu.
 func (e *Endpoint) claim(peer int, s slot) bool {
-	idx, gen := int(s.sendID&0xffffffff), s.sendID>>32
+	idx, gen := sendWordOf(s.sendID)
 	w := e.peers[peer].seg.sendWord(idx)
 	return w.CompareAndSwap(gen<<2|sendPosted, gen<<2|sendClaimed)
 }
@@ -260,19 +258,12 @@ func (e *Endpoint) copyRendezvous(peer int, s slot, r *request) {
 	r.complete(n, nil)
 }
 
-func popArrival(m map[matchKey][]arrival, k matchKey) {
+// popFront removes the first element of queue m[k], and the queue when it
+// empties.
+func popFront[T any](m map[matchKey][]T, k matchKey) {
 	q := m[k]
-	q[0] = arrival{}
-	if len(q) == 1 {
-		delete(m, k)
-	} else {
-		m[k] = q[1:]
-	}
-}
-
-func popRequest(m map[matchKey][]*request, k matchKey) {
-	q := m[k]
-	q[0] = nil
+	var zero T
+	q[0] = zero
 	if len(q) == 1 {
 		delete(m, k)
 	} else {

@@ -61,6 +61,14 @@ func Listen(cfg Config) (*Listener, error) {
 // Addr is this rank's address.
 func (l *Listener) Addr() Addr { return l.addr }
 
+// SameHost reports whether addr names a rank that this listener's rank can
+// reach through shared memory: one running under the same kernel. It is
+// false for anything that is not an shm address.
+func (l *Listener) SameHost(addr string) bool {
+	a, err := ParseAddr(addr)
+	return err == nil && a.BootID == l.addr.BootID
+}
+
 // Close releases a listener that was never connected.
 func (l *Listener) Close() error {
 	if l.used {
@@ -84,7 +92,7 @@ func (l *Listener) Connect(ctx context.Context, addrs []string) (*Endpoint, erro
 		return nil, fmt.Errorf("shm: %d addresses for a world of %d", len(addrs), l.cfg.Size)
 	}
 	e := &Endpoint{
-		cfg: l.cfg, rank: l.cfg.Rank, size: l.cfg.Size, log: l.cfg.Logger,
+		cfg: l.cfg, rank: l.cfg.Rank, size: l.cfg.Size, log: l.cfg.Logger, boot: l.addr.BootID,
 		seg: l.seg, memfd: l.memfd, bell: l.bell,
 		peers:      make([]*peer, l.cfg.Size),
 		recvs:      make(map[matchKey][]*request),
@@ -95,7 +103,7 @@ func (l *Listener) Connect(ctx context.Context, addrs []string) (*Endpoint, erro
 		down:       make([]error, l.cfg.Size),
 		eagerMax:   min(EagerMax, InlineMax+(l.cfg.RingSlots/2-1)*SlotBytes),
 		hello:      make([]bool, l.cfg.Size),
-		helloWant:  -1, // until greet knows
+		hellos:     make(chan int, l.cfg.Size),
 		stop:       make(chan struct{}),
 		stopped:    make(chan struct{}),
 	}
@@ -145,48 +153,33 @@ func (e *Endpoint) greet(ctx context.Context) error {
 			return fmt.Errorf("shm: greeting rank %d: %w", r, err)
 		}
 	}
-	e.mu.Lock()
-	e.helloWant = want
-	done := e.helloDone()
-	e.mu.Unlock()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		var missing []int
-		for r, p := range e.peers {
-			if p != nil && r != e.rank && !e.hello[r] {
-				missing = append(missing, r)
+	for got := 0; got < want; got++ {
+		select {
+		case <-e.hellos:
+		case <-ctx.Done():
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			var missing []int
+			for r, p := range e.peers {
+				if p != nil && r != e.rank && !e.hello[r] {
+					missing = append(missing, r)
+				}
 			}
+			return fmt.Errorf("shm: rank %d: ranks %v did not connect: %w", e.rank, missing, ctx.Err())
 		}
-		return fmt.Errorf("shm: rank %d: ranks %v did not connect: %w", e.rank, missing, ctx.Err())
 	}
+	return nil
 }
 
-// greeted records src's hello.
+// greeted records src's hello; a peer's second one is ignored, so hellos
+// never holds more than its capacity, one per rank.
 func (e *Endpoint) greeted(src int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.hello[src] {
 		e.hello[src] = true
-		e.helloGot++
-		e.helloDone()
+		e.hellos <- src
 	}
-}
-
-// helloDone returns the channel closed once every peer has said hello,
-// closing it if that is so. The caller holds e.mu.
-func (e *Endpoint) helloDone() chan struct{} {
-	if e.helloAll == nil {
-		e.helloAll = make(chan struct{})
-	}
-	if e.helloWant >= 0 && e.helloGot >= e.helloWant && !e.helloClosed {
-		e.helloClosed = true
-		close(e.helloAll)
-	}
-	return e.helloAll
 }
 
 // dial maps rank r's segment from its address.
@@ -195,7 +188,7 @@ func (e *Endpoint) dial(r int, s string) (*peer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rank %d's address: %w", r, err)
 	}
-	if boot, _ := bootID(); boot != a.BootID {
+	if a.BootID != e.boot {
 		return nil, fmt.Errorf("shm: rank %d runs under another kernel (boot id %s)", r, a.BootID)
 	}
 	pidfd, err := unix.PidfdOpen(a.PID, 0)

@@ -139,9 +139,8 @@ func (e *Endpoint) poll() (worked bool) {
 			if err == nil {
 				err = e.checkSendID(src, s)
 			}
-			n := 1
-			if err == nil && s.kind == kindInline && s.length > InlineMax {
-				n += contSlots(int(s.length))
+			n := s.slots()
+			if err == nil && n > 1 {
 				s.inline, err = r.gather(s, e.gathered[:])
 			}
 			if err != nil {
@@ -168,8 +167,8 @@ func (e *Endpoint) poll() (worked bool) {
 // checkSendID checks that a rendezvous slot names a word of its sender's
 // table.
 func (e *Endpoint) checkSendID(src int, s slot) error {
-	if s.kind == kindRendezvous && int(s.sendID&0xffffffff) >= e.peers[src].seg.sendWords {
-		return fmt.Errorf("%w: send word %d of %d", errBadSlot, s.sendID&0xffffffff, e.peers[src].seg.sendWords)
+	if idx, _ := sendWordOf(s.sendID); s.kind == kindRendezvous && idx >= e.peers[src].seg.sendWords {
+		return fmt.Errorf("%w: send word %d of %d", errBadSlot, idx, e.peers[src].seg.sendWords)
 	}
 	return nil
 }
@@ -206,7 +205,7 @@ func (e *Endpoint) arrive(src int, s slot) bool {
 	if len(e.recvs[k]) > 0 {
 		r := e.recvs[k][0]
 		if s.kind == kindInline {
-			popRequest(e.recvs, k)
+			popFront(e.recvs, k)
 			e.mu.Unlock()
 			deliverInline(r, s.inline)
 			return true
@@ -215,7 +214,7 @@ func (e *Endpoint) arrive(src int, s slot) bool {
 			e.mu.Unlock() // withdrawn by its sender: as if never sent
 			return true
 		}
-		popRequest(e.recvs, k)
+		popFront(e.recvs, k)
 		r.state.Store(stateCopying)
 		e.copying.Add(1)
 		e.mu.Unlock()
@@ -250,7 +249,7 @@ func (e *Endpoint) drop(src int, s slot) {
 
 // finish completes the rendezvous send whose FIN arrived.
 func (e *Endpoint) finish(sendID uint64) {
-	idx, gen := int(sendID&0xffffffff), sendID>>32
+	idx, gen := sendWordOf(sendID)
 	e.mu.Lock()
 	r := e.sends[idx]
 	if r == nil || r.gen != gen {

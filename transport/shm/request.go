@@ -48,9 +48,9 @@ func newRequest(ep *Endpoint, isSend bool, buf []byte, key matchKey) *request {
 	return &request{ep: ep, isSend: isSend, buf: buf, key: key, index: -1, done: make(chan struct{})}
 }
 
-// sent is the request of an inline send, complete once its slot is
-// written: n bytes sent. As an interface value it needs no allocation (n
-// is below 256).
+// sent is the request of an inline send, complete once its slots are
+// written: n bytes sent. As an interface value it needs no allocation when
+// n is below 256.
 type sent int
 
 // closedChan is the Done channel of every sent request.

@@ -177,25 +177,14 @@ type ring struct {
 // message) and publishes them at once; it reports false if they do not
 // fit. Only one goroutine of one process may put into a ring at a time.
 func (r ring) put(s *slot) bool {
-	n := 1
-	if s.kind == kindInline {
-		n += contSlots(int(s.length))
-	}
+	n := uint64(s.slots())
 	t := r.tail.Load()
-	if t-r.head.Load()+uint64(n) > r.mask+1 {
+	if t-r.head.Load()+n > r.mask+1 {
 		return false
 	}
-	msg := s.inline
-	if n > 1 {
-		s.inline = msg[:InlineMax]
-	}
-	s.encode(r.at(t))
-	for i := 1; i < n; i++ {
-		copy(r.at(t+uint64(i)), msg[InlineMax+(i-1)*SlotBytes:])
-	}
-	s.inline = msg
+	s.encodeSlots(func(i int) []byte { return r.at(t + uint64(i)) })
 	released()
-	r.tail.Store(t + uint64(n))
+	r.tail.Store(t + n)
 	return true
 }
 

@@ -105,18 +105,39 @@ func decodeSlot(b []byte) (slot, error) {
 
 // encodeSlots returns s as the slots it takes in a ring, one after another.
 func encodeSlots(s *slot) []byte {
-	n := 1
+	b := make([]byte, s.slots()*SlotBytes)
+	s.encodeSlots(func(i int) []byte { return b[i*SlotBytes : (i+1)*SlotBytes] })
+	return b
+}
+
+// slots is the number of ring slots s takes: one, and the continuation
+// slots of a long inline message.
+func (s *slot) slots() int {
 	if s.kind == kindInline {
-		n += contSlots(int(s.length))
+		return 1 + contSlots(int(s.length))
 	}
-	b := make([]byte, n*SlotBytes)
+	return 1
+}
+
+// encodeSlots writes s into its s.slots() slots, at(i) being slot i: the
+// head and the first InlineMax bytes of the message, then the rest of it
+// SlotBytes at a time.
+func (s *slot) encodeSlots(at func(i int) []byte) {
 	msg := s.inline
 	first := *s
 	first.inline = msg[:min(len(msg), InlineMax)]
-	first.encode(b)
-	copy(b[SlotBytes:], msg[len(first.inline):])
-	return b
+	first.encode(at(0))
+	for i, rest := 1, msg[len(first.inline):]; len(rest) > 0; i++ {
+		rest = rest[copy(at(i), rest):]
+	}
 }
+
+// sendWordOf splits a rendezvous send id into the index of its word in
+// the sender's table and the generation the word was posted under.
+func sendWordOf(id uint64) (index int, gen uint64) { return int(id & 0xffffffff), id >> 32 }
+
+// sendIDOf is the send id of word index posted under generation gen.
+func sendIDOf(index int, gen uint64) uint64 { return gen<<32 | uint64(index) }
 
 // contSlots is the number of continuation slots after the first slot of an
 // inline message of n bytes.
