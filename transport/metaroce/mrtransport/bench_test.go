@@ -35,7 +35,9 @@ func benchTag(op uint64, seq uint32) transport.Tag {
 // BenchmarkGoodput64MiB moves one 64 MiB message from rank 0 to rank 1 per
 // iteration on loopback, receive posted first, over MetaRoCE and over TCP
 // in the same run. MB/s is goodput; cpu-s/GB the process's CPU seconds
-// (both ranks) per GB moved.
+// (both ranks) per GB moved. udp-ceiling is what the same two copies per
+// byte cost with no protocol at all (bench_ceiling_test.go): the bound of
+// any transport over UDP sockets on this host.
 func BenchmarkGoodput64MiB(b *testing.B) {
 	worlds := []struct {
 		name string
@@ -47,6 +49,7 @@ func BenchmarkGoodput64MiB(b *testing.B) {
 	for _, w := range worlds {
 		b.Run(w.name, func(b *testing.B) { benchGoodput(b, w.mk(b)) })
 	}
+	b.Run("udp-ceiling", benchUDPCeiling)
 }
 
 func benchGoodput(b *testing.B, eps []transport.Endpoint) {
