@@ -39,12 +39,16 @@ type operation struct {
 	reqs        []transport.Request             // every request posted, for finish and fail
 	err         error                           // first failure
 	abort       []int                           // endpoint ranks told of a failure
-	done        func()                          // releases the operation's deadline
-	deadline    time.Time                       // the deadline waitCtx has yet to put on ctx, if not zero
+	deadline    time.Time                       // Config.Timeout's bound when ctx has no deadline, else zero
+	timer       *time.Timer                     // await's, made on the first wait that blocks
 	partners    bool                            // a collective: exchange headers along the tree
 	treeTouched bool                            // touchPartners has run
 	unannounced int                             // touched peers that lack this rank's header
 	hdrBufs     []*[headerMsgMax]byte           // header buffers lent by headerBufs
+
+	// Initial backing of reqs and hdrBufs, enough for a small collective.
+	reqsInline    [8]transport.Request
+	hdrBufsInline [4]*[headerMsgMax]byte
 }
 
 // begin starts a collective operation: it takes the communicator's next
@@ -60,28 +64,16 @@ func (c *Comm) begin(ctx context.Context, h header) (*operation, error) {
 	return o, nil
 }
 
-// newOperation applies the communicator's default timeout when ctx has
-// none (see waitCtx); the operation's done must be called when it ends.
+// newOperation bounds the operation by the communicator's Config.Timeout
+// from now when ctx has no deadline of its own (see await).
 func (c *Comm) newOperation(ctx context.Context, h header, key transport.OpKey, abort []int) *operation {
-	o := &operation{c: c, ctx: ctx, hdr: h, key: key, peers: make([]peerState, c.Size()),
-		abort: abort, done: func() {}}
+	o := &operation{c: c, ctx: ctx, hdr: h, key: key, peers: make([]peerState, c.Size()), abort: abort}
+	o.reqs = o.reqsInline[:0]
+	o.hdrBufs = o.hdrBufsInline[:0]
 	if _, ok := ctx.Deadline(); !ok {
 		o.deadline = time.Now().Add(c.cfg.Timeout)
 	}
 	return o
-}
-
-// waitCtx is the context a blocking wait uses: the caller's, bounded by
-// Config.Timeout from the operation's start if it has no deadline of its
-// own. That bound is made on the first blocking wait, so an operation that
-// never blocks (its messages were there, or came while it polled) costs no
-// timer.
-func (o *operation) waitCtx() context.Context {
-	if !o.deadline.IsZero() {
-		o.ctx, o.done = context.WithDeadline(o.ctx, o.deadline)
-		o.deadline = time.Time{}
-	}
-	return o.ctx
 }
 
 // send posts buf to peer as the pair's next message. The pair's first
@@ -146,7 +138,11 @@ func (o *operation) postRecv(peer int, seq uint32, buf []byte) transport.Request
 // peer that lacks it. While it waits it looks, at growing intervals, at the
 // headers that have arrived from other peers, so that a mismatch elsewhere
 // ends this wait instead of leaving it to the deadline; from the first look
-// on, the tree neighbours have this rank's header too.
+// on, the tree neighbours have this rank's header too. It fails with
+// context.DeadlineExceeded once the operation's Config.Timeout bound has
+// passed (ctx's own deadline ends it through ctx). One timer per operation,
+// made on the first wait that blocks, serves both: an operation that never
+// blocks (its messages were there, or came while it polled) costs none.
 func (o *operation) await(r transport.Request) (int, error) {
 	o.announceTouched()
 	select {
@@ -157,26 +153,43 @@ func (o *operation) await(r transport.Request) (int, error) {
 	if s, ok := r.(transport.Spinner); ok && s.Spin(o.ctx) {
 		return r.Wait(o.ctx)
 	}
-	ctx := o.waitCtx()
 	interval := time.Millisecond
-	timer := time.NewTimer(interval)
-	defer timer.Stop()
+	tick := o.armTimer(interval)
+	defer o.timer.Stop()
 	for {
 		select {
 		case <-r.Done():
-			return r.Wait(ctx)
-		case <-ctx.Done():
-			return r.Wait(ctx)
-		case <-timer.C:
+			return r.Wait(o.ctx)
+		case <-o.ctx.Done():
+			return r.Wait(o.ctx)
+		case <-tick:
+			if !o.deadline.IsZero() && !time.Now().Before(o.deadline) {
+				return 0, context.DeadlineExceeded
+			}
 			o.touchPartners()
 			o.announceTouched()
 			if err := o.scanHeaders(); err != nil {
 				return 0, err
 			}
 			interval = min(2*interval, 100*time.Millisecond)
-			timer.Reset(interval)
+			o.armTimer(interval)
 		}
 	}
+}
+
+// armTimer sets the operation's timer to fire after d, or at the
+// operation's Config.Timeout bound if that comes first, and returns its
+// channel.
+func (o *operation) armTimer(d time.Duration) <-chan time.Time {
+	if !o.deadline.IsZero() {
+		d = min(d, time.Until(o.deadline))
+	}
+	if o.timer == nil {
+		o.timer = time.NewTimer(d)
+	} else {
+		o.timer.Reset(d)
+	}
+	return o.timer.C
 }
 
 // waitRecv waits for a posted receive, checking the sender's header first.
@@ -284,7 +297,6 @@ func (o *operation) peerErr(peer int, err error) error {
 // for every request; it returns the error wrapped with what was called and
 // where. It ends the operation.
 func (o *operation) execute(body func(o *operation) error) error {
-	defer func() { o.done() }() // o.done changes when waitCtx puts on the deadline
 	if err := body(o); err != nil {
 		err = o.fail(err)
 		o.releaseHeaderBufs()
