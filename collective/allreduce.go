@@ -64,8 +64,9 @@ func finishAvg(spec reduceSpec, buf []byte, n int) error {
 func (c *Comm) allReduceRecursiveDoubling(o *operation, send, recv []byte, spec reduceSpec) error {
 	n, r := c.Size(), c.rank
 	copy(recv, send)
-	tmp, release := c.tempBuffer(len(recv))
-	defer release()
+	lent := c.tempBuffer(len(recv))
+	defer lent.release()
+	tmp := lent.buf
 	p := 1
 	for p*2 <= n {
 		p *= 2
@@ -121,14 +122,9 @@ func (c *Comm) allReduceRecursiveDoubling(o *operation, send, recv []byte, spec 
 // tempBuffer lends a buffer of n bytes: a scratch chunk when it fits, else
 // the communicator's large buffer (kept between operations, so that a
 // steady stream of large ReduceScatters does not page-fault a fresh buffer
-// each time), or a fresh one while that is lent out.
-func (c *Comm) tempBuffer(n int) ([]byte, func()) {
-	if n <= c.scratch.size {
-		bufs := c.scratch.get(1)
-		return bufs[0][:n], func() { c.scratch.put(bufs) }
-	}
-	return c.scratch.getLarge(n)
-}
+// each time), or a fresh one while that is lent out. Release the lease
+// when done.
+func (c *Comm) tempBuffer(n int) lease { return c.scratch.lend(n) }
 
 // reduceScatter validates and launches a ReduceScatter: send holds n blocks
 // of len(recv) bytes; rank r receives the reduction of every rank's block r.

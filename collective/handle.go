@@ -31,9 +31,16 @@ func (h *Handle) Done() <-chan struct{} { return h.done }
 // returned.
 var endedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
+// okHandle is the handle of every operation that ended without error
+// before its handle was returned. Such handles are never written.
+var okHandle = &Handle{done: endedChan}
+
 // failedHandle returns a handle that has already ended with err (nil for a
 // blocking call that succeeded).
 func failedHandle(err error) *Handle {
+	if err == nil {
+		return okHandle
+	}
 	return &Handle{done: endedChan, err: err}
 }
 

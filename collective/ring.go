@@ -226,9 +226,9 @@ func (c *Comm) reduceScatterRing(o *operation, send, recv []byte, count int, spe
 	bufs := c.scratch.get(a.ring.depth)
 	defer c.scratch.put(bufs)
 	a.tmp = bufs
-	acc, release := c.tempBuffer(len(recv))
-	defer release()
-	a.acc = acc
+	acc := c.tempBuffer(len(recv))
+	defer acc.release()
+	a.acc = acc.buf
 	return a.ring.run(a)
 }
 

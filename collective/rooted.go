@@ -124,10 +124,10 @@ func (p *pendingSend) wait(o *operation) error {
 func (c *Comm) reduceBinomial(o *operation, send, recv []byte, root int, spec reduceSpec) error {
 	n := c.Size()
 	v := mod(c.rank-root, n)
-	acc, releaseAcc := c.tempBuffer(len(send))
-	defer releaseAcc()
-	tmp, releaseTmp := c.tempBuffer(len(send))
-	defer releaseTmp()
+	accLease, tmpLease := c.tempBuffer(len(send)), c.tempBuffer(len(send))
+	defer accLease.release()
+	defer tmpLease.release()
+	acc, tmp := accLease.buf, tmpLease.buf
 	copy(acc, send)
 	for bit := 1; bit < n; bit <<= 1 {
 		if v&bit != 0 {

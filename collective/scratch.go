@@ -10,7 +10,7 @@ type scratchPool struct {
 
 	mu        sync.Mutex
 	free      [][]byte
-	large     []byte // kept for getLarge; nil while lent out
+	large     []byte // kept for lend; nil while lent out
 	largeLent bool
 }
 
@@ -22,10 +22,7 @@ func (p *scratchPool) get(n int) [][]byte {
 	out := make([][]byte, 0, n)
 	p.mu.Lock()
 	for len(out) < n && len(p.free) > 0 {
-		last := len(p.free) - 1
-		out = append(out, p.free[last])
-		p.free[last] = nil
-		p.free = p.free[:last]
+		out = append(out, p.takeLocked())
 	}
 	p.mu.Unlock()
 	for len(out) < n {
@@ -34,25 +31,76 @@ func (p *scratchPool) get(n int) [][]byte {
 	return out
 }
 
+// getOne lends one buffer of the pool's size.
+func (p *scratchPool) getOne() []byte {
+	p.mu.Lock()
+	if len(p.free) > 0 {
+		b := p.takeLocked()
+		p.mu.Unlock()
+		return b
+	}
+	p.mu.Unlock()
+	return make([]byte, p.size)
+}
+
+func (p *scratchPool) takeLocked() []byte {
+	last := len(p.free) - 1
+	b := p.free[last]
+	p.free[last] = nil
+	p.free = p.free[:last]
+	return b
+}
+
 // put returns buffers lent by get.
 func (p *scratchPool) put(bufs [][]byte) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, b := range bufs {
-		if len(p.free) < scratchKeepMax {
-			p.free = append(p.free, b[:p.size])
-		}
+		p.keepLocked(b)
 	}
 }
 
-// getLarge lends a buffer of n bytes (n above the chunk size): the pool's
-// large buffer, grown if needed, or a fresh one while it is lent out. The
-// pool keeps one large buffer, the largest asked for, between operations.
-func (p *scratchPool) getLarge(n int) ([]byte, func()) {
+func (p *scratchPool) keepLocked(b []byte) {
+	if len(p.free) < scratchKeepMax {
+		p.free = append(p.free, b[:p.size])
+	}
+}
+
+// lease is a buffer lent by Comm.tempBuffer; release gives it back.
+type lease struct {
+	buf   []byte       // the n bytes asked for
+	whole []byte       // the buffer behind buf
+	pool  *scratchPool // nil: a fresh buffer that nobody keeps
+	large bool         // whole is the pool's large buffer
+}
+
+// release gives the leased buffer back to its pool.
+func (l lease) release() {
+	if l.pool == nil {
+		return
+	}
+	l.pool.mu.Lock()
+	defer l.pool.mu.Unlock()
+	if l.large {
+		l.pool.large, l.pool.largeLent = l.whole, false
+		return
+	}
+	l.pool.keepLocked(l.whole)
+}
+
+// lend lends a buffer of n bytes: one of the pool's chunks when it fits,
+// else the pool's large buffer, grown if needed, or a fresh one while that
+// is lent out. The pool keeps one large buffer, the largest asked for,
+// between operations.
+func (p *scratchPool) lend(n int) lease {
+	if n <= p.size {
+		b := p.getOne()
+		return lease{buf: b[:n], whole: b, pool: p}
+	}
 	p.mu.Lock()
 	if p.largeLent {
 		p.mu.Unlock()
-		return make([]byte, n), func() {}
+		return lease{buf: make([]byte, n)}
 	}
 	p.largeLent = true
 	b := p.large
@@ -60,9 +108,5 @@ func (p *scratchPool) getLarge(n int) ([]byte, func()) {
 	if cap(b) < n {
 		b = make([]byte, n)
 	}
-	return b[:n], func() {
-		p.mu.Lock()
-		p.large, p.largeLent = b[:cap(b)], false
-		p.mu.Unlock()
-	}
+	return lease{buf: b[:n], whole: b[:cap(b)], pool: p, large: true}
 }
