@@ -7,15 +7,16 @@ import (
 )
 
 // addrPrefix starts every shm address; the number is the format's version.
-const addrPrefix = "shm1:"
+const addrPrefix = "shm2:"
 
 // Addr is what one rank publishes so that its peers can reach its segment:
-// the kernel it runs under, its process and the descriptors of its segment
-// and doorbell, and a nonce that the segment repeats (so a descriptor
-// number that means something else in that process is refused).
+// the kernel and PID namespace it runs in, its process and the descriptors
+// of its segment and doorbell, and a nonce that the segment repeats (so a
+// descriptor number that means something else in that process is refused).
 type Addr struct {
 	BootID  string // /proc/sys/kernel/random/boot_id of the rank's kernel
-	PID     int
+	PIDNS   uint64 // inode of the rank's PID namespace (/proc/self/ns/pid)
+	PID     int    // in that namespace
 	MemFD   int
 	EventFD int
 	Nonce   uint64
@@ -23,7 +24,7 @@ type Addr struct {
 
 // String is the address in the form ParseAddr reads.
 func (a Addr) String() string {
-	return fmt.Sprintf("%s%s:%d:%d:%d:%016x", addrPrefix, a.BootID, a.PID, a.MemFD, a.EventFD, a.Nonce)
+	return fmt.Sprintf("%s%s:%d:%d:%d:%d:%016x", addrPrefix, a.BootID, a.PIDNS, a.PID, a.MemFD, a.EventFD, a.Nonce)
 }
 
 // ParseAddr reads an address written by Addr.String.
@@ -33,26 +34,31 @@ func ParseAddr(s string) (Addr, error) {
 		return Addr{}, fmt.Errorf("shm: address %q does not start with %q", s, addrPrefix)
 	}
 	f := strings.Split(rest, ":")
-	if len(f) != 5 {
-		return Addr{}, fmt.Errorf("shm: address %q: want 5 fields after %q", s, addrPrefix)
+	if len(f) != 6 {
+		return Addr{}, fmt.Errorf("shm: address %q: want 6 fields after %q", s, addrPrefix)
 	}
 	var a Addr
 	if !validBootID(f[0]) {
 		return Addr{}, fmt.Errorf("shm: address %q: bad boot id", s)
 	}
 	a.BootID = f[0]
+	ns, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil || ns == 0 {
+		return Addr{}, fmt.Errorf("shm: address %q: bad PID namespace %q", s, f[1])
+	}
+	a.PIDNS = ns
 	ints := []*int{&a.PID, &a.MemFD, &a.EventFD}
 	for i, p := range ints {
-		v, err := strconv.ParseInt(f[1+i], 10, 32)
+		v, err := strconv.ParseInt(f[2+i], 10, 32)
 		if err != nil || v < 0 || (i == 0 && v == 0) {
-			return Addr{}, fmt.Errorf("shm: address %q: bad field %q", s, f[1+i])
+			return Addr{}, fmt.Errorf("shm: address %q: bad field %q", s, f[2+i])
 		}
 		*p = int(v)
 	}
-	if len(f[4]) != 16 {
+	if len(f[5]) != 16 {
 		return Addr{}, fmt.Errorf("shm: address %q: nonce must be 16 hex digits", s)
 	}
-	n, err := strconv.ParseUint(f[4], 16, 64)
+	n, err := strconv.ParseUint(f[5], 16, 64)
 	if err != nil {
 		return Addr{}, fmt.Errorf("shm: address %q: bad nonce", s)
 	}

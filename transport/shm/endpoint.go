@@ -31,7 +31,7 @@ type Endpoint struct {
 	cfg   Config
 	rank  int
 	size  int
-	boot  string // this kernel's boot id
+	home  Addr // this rank's address: its kernel and PID namespace
 	log   *slog.Logger
 	seg   *segment // this rank's segment
 	memfd int

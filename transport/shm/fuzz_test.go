@@ -94,17 +94,20 @@ func checkReencode(t *testing.T, s slot) {
 
 const testBootID = "0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0"
 
+// testNS is a PID namespace inode as addresses carry it.
+const testNS = ":4026531836"
+
 // FuzzParseAddr checks that ParseAddr never panics, and that an address it
 // accepts is written back by String exactly as it was read.
 func FuzzParseAddr(f *testing.F) {
 	for _, a := range []Addr{
-		{BootID: testBootID, PID: 1, MemFD: 0, EventFD: 0, Nonce: 0},
-		{BootID: testBootID, PID: 4242, MemFD: 7, EventFD: 8, Nonce: 0x0123456789abcdef},
-		{BootID: "deadbeef", PID: 1<<31 - 1, MemFD: 1<<31 - 1, EventFD: 3, Nonce: 1<<64 - 1},
+		{BootID: testBootID, PIDNS: 1, PID: 1, MemFD: 0, EventFD: 0, Nonce: 0},
+		{BootID: testBootID, PIDNS: 4026531836, PID: 4242, MemFD: 7, EventFD: 8, Nonce: 0x0123456789abcdef},
+		{BootID: "deadbeef", PIDNS: 1<<64 - 1, PID: 1<<31 - 1, MemFD: 1<<31 - 1, EventFD: 3, Nonce: 1<<64 - 1},
 	} {
 		f.Add(a.String())
 	}
-	f.Add("shm1:")
+	f.Add("shm2:")
 	f.Add("tcp://127.0.0.1:5000")
 	f.Fuzz(func(t *testing.T, s string) {
 		a, err := ParseAddr(s)
@@ -114,7 +117,7 @@ func FuzzParseAddr(f *testing.F) {
 		if got := a.String(); got != s {
 			t.Fatalf("ParseAddr(%q) = %+v, which String writes as %q", s, a, got)
 		}
-		if a.PID <= 0 || a.MemFD < 0 || a.EventFD < 0 || !validBootID(a.BootID) {
+		if a.PIDNS == 0 || a.PID <= 0 || a.MemFD < 0 || a.EventFD < 0 || !validBootID(a.BootID) {
 			t.Fatalf("ParseAddr(%q) accepted %+v", s, a)
 		}
 	})
@@ -122,41 +125,46 @@ func FuzzParseAddr(f *testing.F) {
 
 // TestParseAddrRejects lists addresses ParseAddr must refuse.
 func TestParseAddrRejects(t *testing.T) {
-	good := Addr{BootID: testBootID, PID: 4242, MemFD: 7, EventFD: 8, Nonce: 0x0123456789abcdef}
+	good := Addr{BootID: testBootID, PIDNS: 4026531836, PID: 4242, MemFD: 7, EventFD: 8, Nonce: 0x0123456789abcdef}
 	if a, err := ParseAddr(good.String()); err != nil || a != good {
 		t.Fatalf("ParseAddr(%q) = %+v, %v; want %+v", good.String(), a, err, good)
 	}
 	const nonce = "0123456789abcdef"
 	for _, tc := range []struct{ name, addr string }{
 		{"empty", ""},
-		{"prefix only", "shm1:"},
-		{"wrong prefix", "shm2:" + testBootID + ":4242:7:8:" + nonce},
-		{"no prefix", testBootID + ":4242:7:8:" + nonce},
-		{"uppercase prefix", "SHM1:" + testBootID + ":4242:7:8:" + nonce},
+		{"prefix only", "shm2:"},
+		{"old version", "shm1:" + testBootID + testNS + ":4242:7:8:" + nonce},
+		{"old version and fields", "shm1:" + testBootID + ":4242:7:8:" + nonce},
+		{"no prefix", testBootID + testNS + ":4242:7:8:" + nonce},
+		{"uppercase prefix", "SHM2:" + testBootID + testNS + ":4242:7:8:" + nonce},
+		{"missing PID namespace", "shm2:" + testBootID + ":4242:7:8:" + nonce},
+		{"PID namespace 0", "shm2:" + testBootID + ":0:4242:7:8:" + nonce},
+		{"negative PID namespace", "shm2:" + testBootID + ":-5:4242:7:8:" + nonce},
+		{"PID namespace beyond uint64", "shm2:" + testBootID + ":18446744073709551616:4242:7:8:" + nonce},
 		{"tcp address", "tcp://127.0.0.1:5000"},
-		{"missing nonce", "shm1:" + testBootID + ":4242:7:8"},
-		{"missing eventfd", "shm1:" + testBootID + ":4242:7:" + nonce},
-		{"extra field", "shm1:" + testBootID + ":4242:7:8:" + nonce + ":9"},
-		{"empty pid", "shm1:" + testBootID + "::7:8:" + nonce},
-		{"pid 0", "shm1:" + testBootID + ":0:7:8:" + nonce},
-		{"negative pid", "shm1:" + testBootID + ":-4242:7:8:" + nonce},
-		{"pid beyond int32", "shm1:" + testBootID + ":2147483648:7:8:" + nonce},
-		{"hex pid", "shm1:" + testBootID + ":0x10:7:8:" + nonce},
-		{"negative memfd", "shm1:" + testBootID + ":4242:-1:8:" + nonce},
-		{"negative eventfd", "shm1:" + testBootID + ":4242:7:-1:" + nonce},
-		{"memfd not a number", "shm1:" + testBootID + ":4242:x:8:" + nonce},
-		{"short nonce", "shm1:" + testBootID + ":4242:7:8:0123456789abcde"},
-		{"long nonce", "shm1:" + testBootID + ":4242:7:8:0123456789abcdef0"},
-		{"empty nonce", "shm1:" + testBootID + ":4242:7:8:"},
-		{"nonce not hex", "shm1:" + testBootID + ":4242:7:8:0123456789abcdeg"},
-		{"nonce with 0x", "shm1:" + testBootID + ":4242:7:8:0x23456789abcdef"},
-		{"signed nonce", "shm1:" + testBootID + ":4242:7:8:+123456789abcdef"},
-		{"uppercase boot id", "shm1:" + strings.ToUpper(testBootID) + ":4242:7:8:" + nonce},
-		{"boot id too short", "shm1:0f1e2d3:4242:7:8:" + nonce},
-		{"boot id too long", "shm1:" + strings.Repeat("a", 65) + ":4242:7:8:" + nonce},
-		{"boot id not hex", "shm1:0f1e2d3c-zz:4242:7:8:" + nonce},
-		{"empty boot id", "shm1::4242:7:8:" + nonce},
-		{"space in boot id", "shm1: " + testBootID + ":4242:7:8:" + nonce},
+		{"missing nonce", "shm2:" + testBootID + testNS + ":4242:7:8"},
+		{"missing eventfd", "shm2:" + testBootID + testNS + ":4242:7:" + nonce},
+		{"extra field", "shm2:" + testBootID + testNS + ":4242:7:8:" + nonce + ":9"},
+		{"empty pid", "shm2:" + testBootID + testNS + "::7:8:" + nonce},
+		{"pid 0", "shm2:" + testBootID + testNS + ":0:7:8:" + nonce},
+		{"negative pid", "shm2:" + testBootID + testNS + ":-4242:7:8:" + nonce},
+		{"pid beyond int32", "shm2:" + testBootID + testNS + ":2147483648:7:8:" + nonce},
+		{"hex pid", "shm2:" + testBootID + testNS + ":0x10:7:8:" + nonce},
+		{"negative memfd", "shm2:" + testBootID + testNS + ":4242:-1:8:" + nonce},
+		{"negative eventfd", "shm2:" + testBootID + testNS + ":4242:7:-1:" + nonce},
+		{"memfd not a number", "shm2:" + testBootID + testNS + ":4242:x:8:" + nonce},
+		{"short nonce", "shm2:" + testBootID + testNS + ":4242:7:8:0123456789abcde"},
+		{"long nonce", "shm2:" + testBootID + testNS + ":4242:7:8:0123456789abcdef0"},
+		{"empty nonce", "shm2:" + testBootID + testNS + ":4242:7:8:"},
+		{"nonce not hex", "shm2:" + testBootID + testNS + ":4242:7:8:0123456789abcdeg"},
+		{"nonce with 0x", "shm2:" + testBootID + testNS + ":4242:7:8:0x23456789abcdef"},
+		{"signed nonce", "shm2:" + testBootID + testNS + ":4242:7:8:+123456789abcdef"},
+		{"uppercase boot id", "shm2:" + strings.ToUpper(testBootID) + testNS + ":4242:7:8:" + nonce},
+		{"boot id too short", "shm2:0f1e2d3" + testNS + ":4242:7:8:" + nonce},
+		{"boot id too long", "shm2:" + strings.Repeat("a", 65) + testNS + ":4242:7:8:" + nonce},
+		{"boot id not hex", "shm2:0f1e2d3c-zz" + testNS + ":4242:7:8:" + nonce},
+		{"empty boot id", "shm2:" + testNS + ":4242:7:8:" + nonce},
+		{"space in boot id", "shm2: " + testBootID + testNS + ":4242:7:8:" + nonce},
 	} {
 		if a, err := ParseAddr(tc.addr); err == nil {
 			t.Errorf("%s: ParseAddr(%q) = %+v, want an error", tc.name, tc.addr, a)
@@ -171,11 +179,13 @@ func TestParseAddrRejects(t *testing.T) {
 func TestParseAddrRejectsNonCanonical(t *testing.T) {
 	const nonce = "0123456789abcdef"
 	for _, tc := range []struct{ name, addr string }{
-		{"leading zero pid", "shm1:" + testBootID + ":04242:7:8:" + nonce},
-		{"plus pid", "shm1:" + testBootID + ":+4242:7:8:" + nonce},
-		{"leading zero memfd", "shm1:" + testBootID + ":4242:07:8:" + nonce},
-		{"minus zero eventfd", "shm1:" + testBootID + ":4242:7:-0:" + nonce},
-		{"uppercase nonce", "shm1:" + testBootID + ":4242:7:8:0123456789ABCDEF"},
+		{"leading zero pid", "shm2:" + testBootID + testNS + ":04242:7:8:" + nonce},
+		{"plus pid", "shm2:" + testBootID + testNS + ":+4242:7:8:" + nonce},
+		{"leading zero memfd", "shm2:" + testBootID + testNS + ":4242:07:8:" + nonce},
+		{"minus zero eventfd", "shm2:" + testBootID + testNS + ":4242:7:-0:" + nonce},
+		{"uppercase nonce", "shm2:" + testBootID + testNS + ":4242:7:8:0123456789ABCDEF"},
+		{"leading zero PID namespace", "shm2:" + testBootID + ":04026531836:4242:7:8:" + nonce},
+		{"plus PID namespace", "shm2:" + testBootID + ":+4026531836:4242:7:8:" + nonce},
 	} {
 		if a, err := ParseAddr(tc.addr); err == nil {
 			t.Errorf("%s: ParseAddr(%q) = %+v, which String writes as %q; want an error", tc.name, tc.addr, a, a.String())

@@ -38,6 +38,10 @@ func Listen(cfg Config) (*Listener, error) {
 	if err != nil {
 		return nil, err
 	}
+	pidns, err := pidNamespace()
+	if err != nil {
+		return nil, err
+	}
 	var nb [8]byte
 	_, _ = rand.Read(nb[:])
 	nonce := binary.LittleEndian.Uint64(nb[:])
@@ -54,7 +58,7 @@ func Listen(cfg Config) (*Listener, error) {
 	allowPeers()
 	return &Listener{
 		cfg: cfg, seg: seg, memfd: memfd, bell: bell,
-		addr: Addr{BootID: boot, PID: os.Getpid(), MemFD: memfd, EventFD: bell.fd, Nonce: nonce},
+		addr: Addr{BootID: boot, PIDNS: pidns, PID: os.Getpid(), MemFD: memfd, EventFD: bell.fd, Nonce: nonce},
 	}, nil
 }
 
@@ -62,11 +66,12 @@ func Listen(cfg Config) (*Listener, error) {
 func (l *Listener) Addr() Addr { return l.addr }
 
 // SameHost reports whether addr names a rank that this listener's rank can
-// reach through shared memory: one running under the same kernel. It is
-// false for anything that is not an shm address.
+// reach through shared memory: one running under the same kernel and in
+// the same PID namespace. It is false for anything that is not an shm
+// address of this version.
 func (l *Listener) SameHost(addr string) bool {
 	a, err := ParseAddr(addr)
-	return err == nil && a.BootID == l.addr.BootID
+	return err == nil && a.BootID == l.addr.BootID && a.PIDNS == l.addr.PIDNS
 }
 
 // Close releases a listener that was never connected.
@@ -92,7 +97,7 @@ func (l *Listener) Connect(ctx context.Context, addrs []string) (*Endpoint, erro
 		return nil, fmt.Errorf("shm: %d addresses for a world of %d", len(addrs), l.cfg.Size)
 	}
 	e := &Endpoint{
-		cfg: l.cfg, rank: l.cfg.Rank, size: l.cfg.Size, log: l.cfg.Logger, boot: l.addr.BootID,
+		cfg: l.cfg, rank: l.cfg.Rank, size: l.cfg.Size, log: l.cfg.Logger, home: l.addr,
 		seg: l.seg, memfd: l.memfd, bell: l.bell,
 		peers:      make([]*peer, l.cfg.Size),
 		recvs:      make(map[matchKey][]*request),
@@ -188,8 +193,11 @@ func (e *Endpoint) dial(r int, s string) (*peer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rank %d's address: %w", r, err)
 	}
-	if a.BootID != e.boot {
+	if a.BootID != e.home.BootID {
 		return nil, fmt.Errorf("shm: rank %d runs under another kernel (boot id %s)", r, a.BootID)
+	}
+	if a.PIDNS != e.home.PIDNS {
+		return nil, fmt.Errorf("shm: rank %d runs in another PID namespace (%d, this rank's %d): a container of its own?", r, a.PIDNS, e.home.PIDNS)
 	}
 	pidfd, err := unix.PidfdOpen(a.PID, 0)
 	if err != nil {

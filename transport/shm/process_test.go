@@ -147,10 +147,17 @@ type childRank struct {
 // startChild starts this test binary as rank 1 in mode; ctx bounds its life.
 func startChild(ctx context.Context, t *testing.T, mode string) *childRank {
 	t.Helper()
+	return startChildWith(ctx, t, mode, nil)
+}
+
+// startChildWith is startChild with the child's process attributes.
+func startChildWith(ctx context.Context, t *testing.T, mode string, attr *syscall.SysProcAttr) *childRank {
+	t.Helper()
 	c := &childRank{lines: make(chan string, 64)}
 	c.cmd = exec.CommandContext(ctx, os.Args[0], "-test.run=^TestChildRank$", "-test.timeout=60s")
 	c.cmd.Env = append(os.Environ(), childEnv+"="+mode)
 	c.cmd.Stderr = &c.stderr
+	c.cmd.SysProcAttr = attr
 	var err error
 	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -160,6 +167,9 @@ func startChild(ctx context.Context, t *testing.T, mode string) *childRank {
 		t.Fatal(err)
 	}
 	if err := c.cmd.Start(); err != nil {
+		if attr != nil && errors.Is(err, syscall.EPERM) {
+			t.Skipf("cannot start a child with %+v here: %v", *attr, err)
+		}
 		t.Fatal(err)
 	}
 	go func() {
@@ -318,5 +328,27 @@ func TestCrossProcessPeerDeath(t *testing.T) {
 	child.wait()
 	if ws, ok := child.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
 		t.Errorf("child ended with %v, want SIGKILL", child.cmd.ProcessState)
+	}
+}
+
+// TestOtherPIDNamespace starts rank 1 in a PID namespace of its own, as in
+// a container of its own on the same kernel: its address is not on this
+// rank's host for shared memory (so a launcher picks a network transport),
+// and Connect to it fails at once, saying why.
+func TestOtherPIDNamespace(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	child := startChildWith(ctx, t, childHold, &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID})
+	l, err := shm.Listen(shm.Config{Rank: 0, Size: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	childAddr := child.expect(ctx, t, lineAddr)
+	if l.SameHost(childAddr) {
+		t.Fatalf("SameHost(%s) from %s: true, want false (other PID namespace)", childAddr, l.Addr())
+	}
+	_, err = l.Connect(ctx, []string{l.Addr().String(), childAddr})
+	if err == nil || !strings.Contains(err.Error(), "PID namespace") {
+		t.Fatalf("Connect to a rank in another PID namespace: %v, want an error naming the PID namespace", err)
 	}
 }

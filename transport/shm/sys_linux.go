@@ -23,6 +23,17 @@ func bootID() (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
+// pidNamespace is the inode number of this process's PID namespace: ranks
+// in different PID namespaces cannot name each other's processes, so
+// shared memory cannot join them even under one kernel (containers).
+func pidNamespace() (uint64, error) {
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/self/ns/pid", &st); err != nil {
+		return 0, fmt.Errorf("shm: PID namespace: %w", err)
+	}
+	return st.Ino, nil
+}
+
 // allowPeers lets processes of the same user read this one's memory when
 // Yama restricts ptrace to descendants (ptrace_scope 1), as cross-memory
 // attach needs. Where Yama is absent or stricter nothing is changed.
