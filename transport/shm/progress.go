@@ -6,10 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/gocoll/gocoll/transport"
+	"github.com/gocoll/gocoll/transport/internal/spinwait"
 )
 
 // Waits of the progress goroutine.
@@ -62,10 +62,6 @@ func (e *Endpoint) run() {
 	}
 }
 
-// spinClockEvery is how many polls a spin makes between readings of the
-// clock.
-const spinClockEvery = 4
-
 // spin polls the rings until done is closed, ctx ends or SpinWait has
 // passed, yielding the processor between polls. While it spins, peers do
 // not ring the doorbell; before it stops it looks once more, and wakes the
@@ -78,26 +74,12 @@ func (e *Endpoint) spin(ctx context.Context, done <-chan struct{}) {
 	}
 	sp := e.seg.spinners()
 	sp.Add(1)
-	deadline := time.Now().Add(e.cfg.SpinWait)
-	for i := 1; ; i++ {
-		select {
-		case <-done:
-		case <-ctx.Done():
-		default:
-			if e.pollMu.TryLock() {
-				e.poll()
-				e.pollMu.Unlock()
-			}
-			// The clock is read every spinClockEvery polls: in a VM
-			// reading it costs as much as a poll.
-			if i%spinClockEvery != 0 || time.Now().Before(deadline) {
-				runtime.Gosched() // ranks of this process, on this P
-				yield()           // other processes, on this CPU
-				continue
-			}
+	spinwait.Until(ctx, done, e.cfg.SpinWait, func() {
+		if e.pollMu.TryLock() {
+			e.poll()
+			e.pollMu.Unlock()
 		}
-		break
-	}
+	})
 	sp.Add(-1)
 	if e.anyInbound() {
 		ringDoorbell(e.bell.fd)

@@ -128,6 +128,3 @@ func (d *doorbell) wait(timeout time.Duration) {
 }
 
 func (d *doorbell) close() error { return d.file.Close() }
-
-// yield gives the processor to another thread or process, if one waits.
-func yield() { _, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }

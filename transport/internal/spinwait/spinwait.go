@@ -1,0 +1,49 @@
+// Package spinwait is the polling loop of transports that can make progress
+// in the goroutine that waits (transport.Spinner): instead of sleeping until
+// another goroutine or process wakes it, which costs a wake-up through the
+// kernel and the Go scheduler on every message, a waiter polls for a short
+// while, giving the processor away between polls.
+package spinwait
+
+import (
+	"context"
+	"runtime"
+	"time"
+)
+
+// clockEvery is how many polls Until makes between readings of the clock:
+// in a VM reading it costs as much as a poll.
+const clockEvery = 4
+
+// Until calls poll until done is closed, ctx ends or budget has passed,
+// and reports whether done was closed. Between polls it yields the
+// processor twice: to the other goroutines of this process on this P
+// (runtime.Gosched) and to the other threads and processes on this CPU
+// (sched_yield), so that spinning on a host with more busy ranks than
+// cores lets the rank it waits for run. A budget of zero or less polls
+// once.
+func Until(ctx context.Context, done <-chan struct{}, budget time.Duration, poll func()) bool {
+	deadline := time.Now().Add(budget)
+	for i := 1; ; i++ {
+		select {
+		case <-done:
+			return true
+		case <-ctx.Done():
+			return false
+		default:
+		}
+		poll()
+		select {
+		case <-done:
+			return true
+		default:
+		}
+		if i%clockEvery == 0 || budget <= 0 {
+			if !time.Now().Before(deadline) {
+				return false
+			}
+		}
+		runtime.Gosched()
+		yieldCPU()
+	}
+}
