@@ -1,0 +1,22 @@
+//go:build !linux
+
+package udpio
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Poller needs Linux's epoll.
+type Poller struct{}
+
+// NewPoller fails with an error wrapping errors.ErrUnsupported.
+func NewPoller([]*Socket) (*Poller, error) {
+	return nil, fmt.Errorf("udpio: poller: %w", errors.ErrUnsupported)
+}
+
+// Ready returns dst.
+func (*Poller) Ready(dst []int) ([]int, error) { return dst, nil }
+
+// Close does nothing.
+func (*Poller) Close() error { return nil }
