@@ -34,26 +34,45 @@ type control struct {
 // ce reports whether the ECN bits say Congestion Experienced.
 func (c control) ce() bool { return c.tos&3 == ecnCE }
 
+// cmsgs walks the control messages of a buffer the kernel filled. It
+// ends at the first malformed header: what comes before it is still read.
+type cmsgs struct{ rest []byte }
+
+// next returns the next control message's level, type and data, or false
+// at the end of the buffer or at a malformed header.
+func (w *cmsgs) next() (level, typ int32, data []byte, ok bool) {
+	oob := w.rest
+	if len(oob) < cmsgHdrLen {
+		return 0, 0, nil, false
+	}
+	n := cmsgLen(oob)
+	if n < cmsgHdrLen || n > uint64(len(oob)) {
+		w.rest = nil
+		return 0, 0, nil, false
+	}
+	level = int32(binary.NativeEndian.Uint32(oob[cmsgAlign:]))
+	typ = int32(binary.NativeEndian.Uint32(oob[cmsgAlign+4:]))
+	data = oob[cmsgHdrLen:n]
+	w.rest = nil
+	if next := (n + cmsgAlign - 1) / cmsgAlign * cmsgAlign; next < uint64(len(oob)) {
+		w.rest = oob[next:]
+	}
+	return level, typ, data, true
+}
+
 // parseControl reads the control messages in oob that this package asks
 // for, skipping any others. It stops at the first malformed header and
 // returns what it found until then; it never fails.
 func parseControl(oob []byte) control {
 	var c control
-	for len(oob) >= cmsgHdrLen {
-		n := cmsgLen(oob)
-		if n < cmsgHdrLen || n > uint64(len(oob)) {
-			break
+	w := cmsgs{oob}
+	for {
+		level, typ, data, ok := w.next()
+		if !ok {
+			return c
 		}
-		level := int32(binary.NativeEndian.Uint32(oob[cmsgAlign:]))
-		typ := int32(binary.NativeEndian.Uint32(oob[cmsgAlign+4:]))
-		c.take(level, typ, oob[cmsgHdrLen:n])
-		next := (n + cmsgAlign - 1) / cmsgAlign * cmsgAlign
-		if next >= uint64(len(oob)) {
-			break
-		}
-		oob = oob[next:]
+		c.take(level, typ, data)
 	}
-	return c
 }
 
 // take records the data of one control message if it is one we read.

@@ -92,6 +92,9 @@ type Caps struct {
 	GRO bool
 	// ECN: datagrams are sent ECT(0) and received CE marks are reported.
 	ECN bool
+	// ErrQueue: the kernel queues the ICMP errors about sent datagrams
+	// (IP_RECVERR, IPV6_RECVERR) for [Socket.DrainErrors].
+	ErrQueue bool
 	// ReadBuffer and WriteBuffer are the socket buffer sizes granted, in the
 	// units of the request (Linux reports twice the size to cover its
 	// bookkeeping; this is half of what it reports).

@@ -34,6 +34,16 @@
 // ECT(0) (IP_TOS / IPV6_TCLASS set to 2 on the socket), and Message.CE reports a datagram that a congested
 // router marked Congestion Experienced.
 //
+// # ICMP errors
+//
+// On Linux a socket asks for the ICMP errors about the datagrams it sends
+// (IP_RECVERR, IPV6_RECVERR; see Caps.ErrQueue), which an unconnected UDP
+// socket otherwise ignores. [Socket.DrainErrors] reads them and returns
+// the destinations that answered port unreachable: a peer whose socket is
+// closed, typically because its process died. The kernel also reports
+// such an error once to the next read or write of the socket
+// (ECONNREFUSED); see DrainErrors for when to call it.
+//
 // # Limits
 //
 // Nothing here assumes an MTU: datagrams of any size up to [MaxPayload]

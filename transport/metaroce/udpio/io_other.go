@@ -5,10 +5,12 @@ package udpio
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 )
 
 // The portable fallback: one datagram per system call through the net
-// package, no GSO, GRO or ECN, and truncation not reported.
+// package, no GSO, GRO or ECN, no error queue, and truncation not
+// reported.
 
 // setup sets the socket buffers; the granted sizes cannot be read back
 // portably, so Caps reports the sizes asked for.
@@ -41,6 +43,14 @@ func (reader) read(s *Socket, ms []Message) (int, error) {
 
 func (reader) peek(*Socket, *Message) error {
 	return fmt.Errorf("udpio: peek: %w", errors.ErrUnsupported)
+}
+
+// errReader has no error queue to read: the net package does not ask for
+// ICMP errors.
+type errReader struct{}
+
+func (errReader) drain(_ *Socket, refused []netip.AddrPort) ([]netip.AddrPort, int, error) {
+	return refused, 0, nil
 }
 
 // writer sends datagram by datagram, cutting trains into segments.

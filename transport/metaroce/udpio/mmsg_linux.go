@@ -179,6 +179,7 @@ func (r *reader) call(s *Socket) error {
 		return err
 	}
 	if r.errno != 0 {
+		s.errsPending.Store(true)
 		return os.NewSyscallError("recvmmsg", r.errno)
 	}
 	return nil

@@ -25,7 +25,15 @@ type Socket struct {
 	rd  reader
 	wmu sync.Mutex // serialises writers; guards wr
 	wr  writer
+	emu sync.Mutex // serialises DrainErrors; guards eq
+	eq  errReader
+	// errsPending is set when errors may be queued unseen (see
+	// ErrorsPending) and cleared by DrainErrors.
+	errsPending atomic.Bool
 }
+
+// MaxErrorReads is the most queued errors one [Socket.DrainErrors] reads.
+const MaxErrorReads = 64
 
 // Listen opens a UDP socket bound to addr (port 0 picks a free port) and
 // sets it up as cfg says. An IPv4 (or v4-mapped) address gives an IPv4
@@ -133,6 +141,38 @@ func (s *Socket) WriteBatch(ms []Message) (int, error) {
 	defer s.wmu.Unlock()
 	return s.wr.write(s, ms)
 }
+
+// DrainErrors reads, without waiting, the errors the kernel has queued for
+// the socket (see Caps.ErrQueue), at most [MaxErrorReads] of them. It
+// appends to refused the destination of every datagram that an ICMP or
+// ICMPv6 port unreachable answered (no socket is bound to that port: the
+// process that had it is gone, or has not opened it yet), and returns
+// refused with the number of other errors read, which it does not
+// describe. The error is nil when the queue was read empty or
+// MaxErrorReads errors were read; after Close it wraps [net.ErrClosed].
+//
+// Linux also reports a queued error once, as the socket's pending error
+// (ECONNREFUSED for a port unreachable), to the next ReadBatch, Peek or
+// WriteBatch, whichever comes first; the queue keeps the error, in the
+// receive buffer's space, until it is read. So call DrainErrors after any
+// of those fails, and whenever [Socket.ErrorsPending] reports true. It
+// runs concurrently with ReadBatch and WriteBatch and never waits for
+// them. On systems other than Linux it returns refused, 0 and nil.
+func (s *Socket) DrainErrors(refused []netip.AddrPort) ([]netip.AddrPort, int, error) {
+	s.emu.Lock()
+	defer s.emu.Unlock()
+	s.errsPending.Store(false)
+	return s.eq.drain(s, refused)
+}
+
+// ErrorsPending reports whether errors may be queued that no call
+// reported, so that [Socket.DrainErrors] should run: a ReadBatch, Peek or
+// WriteBatch failed, or a WriteBatch's sendmmsg stopped short of its batch
+// without an error. sendmmsg reports an error only when it sent nothing,
+// so a pending error it meets midway is consumed unseen while its queued
+// copy stays; it also stops short when the send buffer fills, so this is
+// a hint. DrainErrors clears it. It is cheap (an atomic load).
+func (s *Socket) ErrorsPending() bool { return s.errsPending.Load() }
 
 // SetReadDeadline sets the time after which a pending or later ReadBatch
 // fails with an error wrapping os.ErrDeadlineExceeded; the zero time means

@@ -24,6 +24,7 @@ func (s *Socket) setup(cfg Config) error {
 	s.caps = caps
 	s.rd.init(cfg.BatchSize, v6)
 	s.wr.init(cfg.BatchSize, v6)
+	s.eq.recvFn = s.eq.recv
 	return nil
 }
 
@@ -55,6 +56,7 @@ func configure(fd int, cfg Config) (Caps, bool, error) {
 	if !cfg.DisableECN {
 		caps.ECN = enableECN(fd, v6) == nil
 	}
+	caps.ErrQueue = enableRecvErr(fd, v6) == nil
 	return caps, v6, nil
 }
 

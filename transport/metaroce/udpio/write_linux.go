@@ -94,9 +94,15 @@ func (w *writer) write(s *Socket, ms []Message) (int, error) {
 			// from now on, starting with this one.
 			s.gsoOff.Store(true)
 		case w.errno != 0:
+			s.errsPending.Store(true)
 			return at.msg, os.NewSyscallError("sendmmsg", w.errno)
 		case w.n == 0:
 			return at.msg, fmt.Errorf("udpio: sendmmsg: %w", io.ErrNoProgress)
+		default:
+			// Stopped short without an error: the send buffer filled, or
+			// the socket had a pending error, consumed unseen (see
+			// ErrorsPending). Go on from the first datagram not sent.
+			s.errsPending.Store(true)
 		}
 	}
 	return len(ms), nil
