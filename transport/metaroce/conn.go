@@ -55,6 +55,7 @@ type conn struct {
 	ackPath  int
 	lastRecv time.Duration
 	keepAt   time.Duration // next keepalive probe
+	goneAt   time.Duration // when the connection fails with ErrPeerGone; 0: never
 	blockAt  time.Duration // next probe while blocked on grant or credit; 0: none
 	nonce    uint64
 
@@ -336,6 +337,9 @@ func (c *conn) notePath(p *path, before PathState) {
 // onTimeout runs the connection's timers due at now. It returns an error
 // if the connection must fail.
 func (c *conn) onTimeout(now time.Duration) error {
+	if c.goneAt != 0 && now >= c.goneAt {
+		return ErrPeerGone
+	}
 	if now-c.lastRecv >= c.cfg.IdleTimeout {
 		return ErrIdleTimeout
 	}
@@ -411,6 +415,7 @@ func (c *conn) nextTimeout() time.Duration {
 		consider(c.helloAt)
 	}
 	consider(c.ackAt)
+	consider(c.goneAt)
 	if c.paceWait {
 		consider(c.paceAt)
 	}

@@ -14,9 +14,11 @@
 // counts and datagram sizes and learn each other's message window and
 // unexpected-byte budget. Each side names the connection by its own id and
 // puts the other's id in every packet. CLOSE tears a connection down (preceded by a
-// final ACK, so that the peer completes the sends that arrived whole), and a
+// final ACK, so that the peer completes the sends that arrived whole), a
 // peer silent for Config.IdleTimeout fails it (keepalive probes keep a
-// healthy idle connection alive).
+// healthy idle connection alive), and so does, sooner, a driver's report
+// that the network found the peer's socket closed
+// ([Endpoint.HandlePeerGone]: an ICMP port unreachable, its process died).
 //
 // A connection carries any number of messages, 0 bytes to 1 TiB, matched to
 // posted receives by a (stream, msg) key the caller keeps unique among the

@@ -349,7 +349,7 @@ func (e *Endpoint) HandleTimeout(now time.Duration) {
 		}
 		c.timerOK = false
 		if err := c.onTimeout(now); err != nil {
-			e.fail(now, c, err, true)
+			e.fail(now, c, err, err != ErrPeerGone) // a CLOSE cannot reach a closed port
 			i--
 		}
 	}

@@ -27,4 +27,7 @@ var (
 	// ErrIdleTimeout fails a connection that heard nothing from its peer
 	// for Config.IdleTimeout, or could not be set up within it.
 	ErrIdleTimeout = errors.New("metaroce: peer silent, connection timed out")
+	// ErrPeerGone fails the connections to a peer whose socket the network
+	// reported closed (Endpoint.HandlePeerGone).
+	ErrPeerGone = errors.New("metaroce: the peer's port is closed (ICMP port unreachable): its process is gone")
 )

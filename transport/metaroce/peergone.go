@@ -1,0 +1,40 @@
+package metaroce
+
+import "time"
+
+// PeerGoneGrace is how long after HandlePeerGone the peer's connections
+// fail. A peer that closes gracefully sends CLOSE before it closes its
+// sockets, but the CLOSE may still be on its way, or queued behind the
+// error: Linux reports a socket's pending error before the datagrams
+// already queued, and the CLOSE may have come on another path's socket,
+// read by another goroutine. A CLOSE within the grace ends the connection
+// as a close (ErrPeerClosed) rather than as ErrPeerGone.
+const PeerGoneGrace = 5 * time.Millisecond
+
+// HandlePeerGone tells the endpoint that the network reported a socket of
+// node peer closed: a datagram sent to it was answered by an ICMP port
+// unreachable, so the process that had the socket is gone (a process that
+// closes its endpoint gracefully sends CLOSE first). Every open connection
+// to peer fails PeerGoneGrace later, unless it ends before: its pending
+// and later operations fail with ErrPeerGone and EventClosed reports
+// ErrPeerGone; no CLOSE is sent, since nothing would read it. Another
+// report during the grace does not extend it.
+//
+// A connection still setting up (its HELLO not answered yet) is left to
+// its handshake, which retries until Config.IdleTimeout: at start-up a
+// peer's socket may not be open yet. HandlePeerGone reports whether peer
+// had an open connection. Like every input, it is followed by polling
+// (PollTransmit, PollEvent, NextTimeout).
+func (e *Endpoint) HandlePeerGone(now time.Duration, peer uint64) bool {
+	found := false
+	for _, c := range e.order {
+		if c.peer != peer || c.phase != phaseOpen {
+			continue
+		}
+		found = true
+		if c.goneAt == 0 {
+			c.goneAt, c.timerOK = now+PeerGoneGrace, false
+		}
+	}
+	return found
+}
