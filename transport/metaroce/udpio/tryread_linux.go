@@ -16,7 +16,7 @@ type TryReader struct {
 	s  *Socket
 	mu sync.Mutex // guards rd
 	rd reader
-	fn func(fd uintptr) bool // recv, bound once so calls do not allocate
+	fn func(fd uintptr) // recv, bound once so calls do not allocate
 }
 
 // NewTryReader makes a TryReader of s that reads up to batch datagrams a
@@ -43,12 +43,15 @@ func (t *TryReader) ReadBatch(ms []Message) (int, error) {
 		r.set(i, ms[i].Buf, nil, sockaddrSlot, r.oobLen)
 	}
 	r.flags = 0
-	err := t.s.raw.Read(t.fn)
+	// Control, not Read: Read takes the socket's read lock, which a
+	// ReadBatch blocked in another goroutine holds until a datagram comes.
+	err := t.s.raw.Control(t.fn)
 	r.release(r.cnt)
 	if err != nil {
 		return 0, err
 	}
 	if r.errno != 0 {
+		t.s.errsPending.Store(true)
 		return 0, os.NewSyscallError("recvmmsg", r.errno)
 	}
 	for i := range r.n {
@@ -58,8 +61,8 @@ func (t *TryReader) ReadBatch(ms []Message) (int, error) {
 	return r.n, nil
 }
 
-// recv runs recvmmsg on fd; unlike reader.recv it never asks to wait.
-func (t *TryReader) recv(fd uintptr) bool {
+// recv runs recvmmsg on fd; unlike reader.recv it never waits.
+func (t *TryReader) recv(fd uintptr) {
 	r := &t.rd
 	for {
 		n, e := r.mmsg(unix.SYS_RECVMMSG, fd, r.cnt, r.flags)
@@ -73,6 +76,6 @@ func (t *TryReader) recv(fd uintptr) bool {
 		default:
 			r.n, r.errno = 0, e
 		}
-		return true
+		return
 	}
 }

@@ -2,7 +2,13 @@ package udpio
 
 import (
 	"bytes"
+	"net"
+	"net/netip"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestTryReaderDoesNotWait(t *testing.T) {
@@ -42,4 +48,47 @@ func TestTryReaderDoesNotWait(t *testing.T) {
 	if _, err := tr.ReadBatch(ms); err == nil {
 		t.Fatal("ReadBatch after Close: no error")
 	}
+}
+
+// A TryReader does not wait for a ReadBatch blocked on the same socket
+// (which holds the socket's read lock until a datagram comes), and a
+// pending error it reads marks ErrorsPending, since the blocked reader
+// will not see it.
+func TestTryReaderBesideBlockedReader(t *testing.T) {
+	s := listen(t, loopback4, Config{})
+	require.NoError(t, s.SetReadDeadline(time.Now().Add(20*time.Second)))
+	blocked := make(chan error, 1)
+	go func() {
+		_, err := s.ReadBatch(readBuffers(1, 100))
+		blocked <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // let the reader block
+	tr := NewTryReader(s, 4)
+	done := make(chan error, 1)
+	go func() {
+		_, err := tr.ReadBatch(readBuffers(4, 100))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("TryReader.ReadBatch waited for the blocked ReadBatch")
+	}
+
+	require.NoError(t, s.Close())
+	require.ErrorIs(t, <-blocked, net.ErrClosed)
+
+	s = listen(t, loopback4, Config{})
+	tr = NewTryReader(s, 4)
+	dead := closedPort(t, loopback4)
+	_, err := s.WriteBatch([]Message{{Buf: []byte("x"), Addr: dead}})
+	require.NoError(t, err)
+	waitSocketError(t, s)
+	_, err = tr.ReadBatch(readBuffers(4, 100))
+	require.ErrorIs(t, err, syscall.ECONNREFUSED)
+	require.True(t, s.ErrorsPending())
+	refused, _, err := s.DrainErrors(nil)
+	require.NoError(t, err)
+	require.Equal(t, []netip.AddrPort{dead}, refused)
 }
