@@ -7,9 +7,12 @@ import "time"
 // sockets, but the CLOSE may still be on its way, or queued behind the
 // error: Linux reports a socket's pending error before the datagrams
 // already queued, and the CLOSE may have come on another path's socket,
-// read by another goroutine. A CLOSE within the grace ends the connection
-// as a close (ErrPeerClosed) rather than as ErrPeerGone.
-const PeerGoneGrace = 5 * time.Millisecond
+// read by another goroutine that a busy host has not run yet. A CLOSE
+// within the grace ends the connection as a close (ErrPeerClosed) rather
+// than as ErrPeerGone. The grace spans several of a scheduler's time
+// slices and is small beside Config.IdleTimeout, which a dead peer took
+// to notice before.
+const PeerGoneGrace = 50 * time.Millisecond
 
 // HandlePeerGone tells the endpoint that the network reported a socket of
 // node peer closed: a datagram sent to it was answered by an ICMP port
