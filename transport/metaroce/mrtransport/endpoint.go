@@ -81,7 +81,7 @@ func newEndpoint(cfg Config, eng *engine) *Endpoint {
 	if cfg.Size == 1 {
 		close(e.connected)
 	}
-	eng.route, eng.handle, eng.afterInput = e.route, e.handle, e.retryBlocked
+	eng.route, eng.nodeAt, eng.handle, eng.afterInput = e.route, e.nodeAt, e.handle, e.retryBlocked
 	return e
 }
 

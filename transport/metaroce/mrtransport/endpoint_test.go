@@ -169,9 +169,12 @@ func TestPeerFailure(t *testing.T) {
 
 // TestIdleTimeoutIsPeerError silences a peer without a CLOSE (its sockets
 // stop reading and writing) and checks that the connection fails by idle
-// timeout with a PeerError.
+// timeout with a PeerError. The sockets are plain ones, which ignore the
+// ICMP errors that would otherwise report the closed peer sooner (see
+// TestDeadPeerFailsPendingReceive).
 func TestIdleTimeoutIsPeerError(t *testing.T) {
-	cfg := Config{Core: metaroce.Config{IdleTimeout: 300 * time.Millisecond}}
+	cfg := Config{Core: metaroce.Config{IdleTimeout: 300 * time.Millisecond},
+		OpenSocket: func(_ int, addr netip.AddrPort) (PathSocket, error) { return OpenUDP(addr, DefaultSocketBuffer) }}
 	eps := newTestWorld(t, 2, cfg)
 	tag := transport.Tag{OpKey: transport.OpKey{Comm: 3, Op: 1}}
 	pending := eps[0].Recv(1, tag, make([]byte, 8))

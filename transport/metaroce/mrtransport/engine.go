@@ -40,9 +40,11 @@ type engine struct {
 	last  time.Duration // latest time fed to the core; never goes back
 
 	// route maps a transmit's (peer node id, path) to the peer socket's
-	// address; handle receives every core event; afterInput runs first
-	// in every process. All run under mu.
+	// address, and nodeAt a peer socket's address back to the node id;
+	// handle receives every core event; afterInput runs first in every
+	// process. All run under mu.
 	route      func(peer uint64, path int) (netip.AddrPort, bool)
+	nodeAt     func(addr netip.AddrPort) (uint64, bool)
 	handle     func(now time.Duration, ev metaroce.Event)
 	afterInput func(now time.Duration)
 
@@ -74,6 +76,9 @@ type engineCounters struct {
 	readBatches, writeBatches      atomic.Int64
 	readErrors, writeErrors        atomic.Int64
 	noRoute, timerRuns             atomic.Int64
+	// Errors read from the sockets' error queues (see peergone.go).
+	portUnreachable, errQueueOther atomic.Int64
+	peerGone, unreachableIgnored   atomic.Int64
 }
 
 // txBatch is up to engine.batch datagrams polled from the core, grouped by
@@ -82,7 +87,8 @@ type txBatch struct {
 	bufs    [][]byte // datagram buffers, allocated as needed
 	n       int      // buffers in use
 	byPath  [][]Message
-	tickets []uint64 // by path with datagrams: its turn to write there
+	tickets []uint64         // by path with datagrams: its turn to write there
+	refused []netip.AddrPort // peer addresses its writes found closed
 }
 
 // readErrorPause is how long a reader waits after a read error that is not
@@ -152,8 +158,9 @@ func (e *engine) unlock() {
 		e.mu.Unlock()
 		e.write(b)
 		e.mu.Lock()
+		gone := e.writtenRefused(b)
 		e.recycle(b)
-		if !full || e.closed {
+		if (!full && !gone) || e.closed {
 			e.mu.Unlock()
 			return
 		}
@@ -188,7 +195,7 @@ func (e *engine) readLoop(path int, s PathSocket) {
 		if pr != nil && e.placing.Load() {
 			placed, err := e.readPlaced(path, pr)
 			if err != nil {
-				if e.readFailed(err) {
+				if e.readFailed(path, err) {
 					return
 				}
 				continue
@@ -199,7 +206,7 @@ func (e *engine) readLoop(path int, s PathSocket) {
 		}
 		n, err := s.ReadBatch(ms[:pr.batchLen(len(ms), e.placing.Load())])
 		if err != nil {
-			if e.readFailed(err) {
+			if e.readFailed(path, err) {
 				return
 			}
 			continue
@@ -210,11 +217,19 @@ func (e *engine) readLoop(path int, s PathSocket) {
 	}
 }
 
-// readFailed deals with a read error: it reports true if the socket is
-// closed (the reader ends), else counts the error and pauses.
-func (e *engine) readFailed(err error) bool {
+// readFailed deals with a read error on path's socket: it reports true if
+// the socket is closed (the reader ends). Otherwise it reads the socket's
+// error queue and tells the core about the peers found gone; an error the
+// queue explains (ECONNREFUSED is a port unreachable's) is no failure of
+// the socket, any other is counted and pauses the reader.
+func (e *engine) readFailed(path int, err error) bool {
 	if errors.Is(err, net.ErrClosed) || e.isClosed() {
 		return true
+	}
+	refused, read := e.drainErrors(path, nil)
+	e.handleRefused(refused)
+	if isRefused(err) || read > 0 {
+		return false
 	}
 	e.st.readErrors.Add(1)
 	time.Sleep(readErrorPause)
@@ -353,6 +368,7 @@ func (e *engine) recycle(b *txBatch) {
 		b.byPath[i] = b.byPath[i][:0]
 	}
 	b.n = 0
+	b.refused = b.refused[:0]
 	e.free = append(e.free, b)
 }
 
@@ -361,7 +377,10 @@ func (e *engine) recycle(b *txBatch) {
 // polled (reordering within a path would look like loss to the core),
 // while batches written from several goroutines use different paths'
 // sockets at once. A datagram a socket refuses is dropped and counted:
-// the core resends what is lost. The caller does not hold mu.
+// the core resends what is lost. A write that fails with ECONNREFUSED
+// (an earlier datagram's port unreachable) is tried again, and the peer
+// addresses found closed are gathered in b.refused. The caller does not
+// hold mu.
 func (e *engine) write(b *txBatch) {
 	for path, ms := range b.byPath {
 		if len(ms) == 0 {
@@ -372,6 +391,7 @@ func (e *engine) write(b *txBatch) {
 			e.txCond.Wait()
 		}
 		e.txMu.Unlock()
+		failed, retries := false, 0
 		for len(ms) > 0 {
 			n, err := e.socks[path].WriteBatch(ms)
 			e.st.writeBatches.Add(1)
@@ -379,12 +399,19 @@ func (e *engine) write(b *txBatch) {
 				e.st.bytesWritten.Add(int64(m.N + len(m.gather[0]) + len(m.gather[1])))
 			}
 			e.st.datagramsWritten.Add(int64(n))
-			if err != nil {
+			switch {
+			case err == nil:
+			case isRefused(err) && retries < refusedRetries:
+				failed = true
+				retries++ // not this datagram's error: it goes next time
+			default:
+				failed = true
 				e.st.writeErrors.Add(1)
 				n++ // skip the datagram the error concerns
 			}
 			ms = ms[min(n, len(ms)):]
 		}
+		e.drainAfterWrite(path, b, failed)
 		e.txMu.Lock()
 		e.txTurn[path]++
 		e.txCond.Broadcast()

@@ -134,7 +134,7 @@ func (e *Endpoint) peerError(p *peer, err error) error {
 		return transport.ErrClosed
 	case errors.Is(err, metaroce.ErrPeerClosed):
 		return &transport.PeerError{Rank: p.rank, Err: fmt.Errorf("%w (%w)", transport.ErrClosed, err)}
-	case errors.Is(err, metaroce.ErrIdleTimeout):
+	case errors.Is(err, metaroce.ErrIdleTimeout), errors.Is(err, metaroce.ErrPeerGone):
 		return &transport.PeerError{Rank: p.rank, Err: err}
 	}
 	return fmt.Errorf("mrtransport: rank %d: %w", p.rank, err)

@@ -33,6 +33,14 @@ type EngineStats struct {
 	ReadErrors, WriteErrors        int64
 	NoRoute                        int64 // datagrams dropped for lack of a peer address
 	TimerRuns                      int64
+	// PortUnreachable counts the ICMP port unreachables read from the
+	// sockets' error queues: datagrams sent to a closed peer socket. Of
+	// those, PeerGone named a peer with an open connection, which then
+	// failed with metaroce.ErrPeerGone (one per report: a dead peer may
+	// be reported more than once), and UnreachableIgnored did not (an
+	// address of no peer, or of a peer whose connection had already
+	// ended). ErrQueueOther counts the other errors read there.
+	PortUnreachable, PeerGone, UnreachableIgnored, ErrQueueOther int64
 }
 
 // PeerStats are the counters of the connection to one rank.
@@ -55,6 +63,8 @@ func (e *Endpoint) Stats() Stats {
 		ReadBatches: st.readBatches.Load(), WriteBatches: st.writeBatches.Load(),
 		ReadErrors: st.readErrors.Load(), WriteErrors: st.writeErrors.Load(),
 		NoRoute: st.noRoute.Load(), TimerRuns: st.timerRuns.Load(),
+		PortUnreachable: st.portUnreachable.Load(), PeerGone: st.peerGone.Load(),
+		UnreachableIgnored: st.unreachableIgnored.Load(), ErrQueueOther: st.errQueueOther.Load(),
 	}}
 	e.eng.lock()
 	defer e.eng.unlock()
@@ -85,7 +95,9 @@ func (e *Endpoint) LogStats(ctx context.Context, level slog.Level) {
 	e.log.Log(ctx, level, "mrtransport: endpoint",
 		"read", en.DatagramsRead, "readBytes", en.BytesRead, "placed", en.DatagramsPlaced, "written", en.DatagramsWritten,
 		"writtenBytes", en.BytesWritten, "readErrors", en.ReadErrors, "writeErrors", en.WriteErrors,
-		"noRoute", en.NoRoute, "dropChecksum", s.Core.DropChecksum, "dropShort", s.Core.DropShort,
+		"noRoute", en.NoRoute, "portUnreachable", en.PortUnreachable, "peerGone", en.PeerGone,
+		"unreachableIgnored", en.UnreachableIgnored, "errQueueOther", en.ErrQueueOther,
+		"dropChecksum", s.Core.DropChecksum, "dropShort", s.Core.DropShort,
 		"dropMalformed", s.Core.DropMalformed, "dropUnknownConn", s.Core.DropUnknownConn,
 		"strayEvents", s.StrayEvents, "badControl", s.BadControl, "sinks", s.Sinks)
 	for _, p := range s.Peers {
