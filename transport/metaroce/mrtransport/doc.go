@@ -87,7 +87,12 @@
 //
 // A connection the core fails (idle timeout, CLOSE from the peer) fails
 // every request with that peer, and later ones, with a
-// *transport.PeerError naming the rank. Close fails pending requests with
+// *transport.PeerError naming the rank. A peer whose process died sends
+// no CLOSE, but its sockets close: on Linux the udpio sockets read the
+// ICMP port unreachable that the next datagram there draws (a keepalive
+// probe at the latest) and the connection fails with metaroce.ErrPeerGone
+// within metaroce.PeerGoneGrace, rather than at the idle timeout
+// (EngineStats.PortUnreachable and PeerGone count them). Close fails pending requests with
 // transport.ErrClosed, then lingers, up to Config.CloseLinger, until the
 // peers have acknowledged every message already sent (eager sends, aborts),
 // so that a rank closing right after its last collective does not fail a
