@@ -101,8 +101,9 @@ type Config struct {
 	// that reads it (every version with wire.FlagAck). Default off.
 	PiggybackAcks bool
 	// IdleTimeout fails a connection that has received nothing valid for
-	// this long (keepalive probes are sent at a quarter of it). It also
-	// bounds connection set-up. Default 10s.
+	// this long (keepalive probes are sent at a quarter of it, at a
+	// sixteenth while a receive waits for the peer). It also bounds
+	// connection set-up. Default 10s.
 	IdleTimeout time.Duration
 
 	// PayloadUnchecked leaves the payload out of DATA packets' CRC32C

@@ -354,8 +354,9 @@ func (c *conn) onTimeout(now time.Duration) error {
 		c.notePath(p, before)
 	}
 	if now >= c.keepAt {
-		c.keepAt = now + c.cfg.IdleTimeout/4
-		if now-c.lastRecv >= c.cfg.IdleTimeout/4 {
+		every := c.keepaliveEvery()
+		c.keepAt = now + every
+		if now-c.lastRecv >= every {
 			c.probeBest()
 		}
 	}
@@ -364,6 +365,18 @@ func (c *conn) onTimeout(now time.Duration) error {
 		c.blockAt = now + 2*c.rto()
 	}
 	return nil
+}
+
+// keepaliveEvery is how long the connection may hear nothing before it
+// probes the peer: IdleTimeout/4, or IdleTimeout/16 while a receive waits
+// for the peer, so that a receiver whose peer died draws the network's
+// report of its closed port (see HandlePeerGone) within a second or so
+// by default. A live peer answers each probe.
+func (c *conn) keepaliveEvery() time.Duration {
+	if c.rcv.waiting() {
+		return c.cfg.IdleTimeout / 16
+	}
+	return c.cfg.IdleTimeout / 4
 }
 
 // probeBest queues a probe on the best usable path (path 0 if none).

@@ -164,9 +164,13 @@ func (e *Endpoint) PostRecv(now time.Duration, id ConnID, stream, msg uint64, bu
 	if err := c.rcv.post(msgKey{stream, msg}, buf); err != nil {
 		return err
 	}
-	if c.phase == phaseOpen && (c.rcv.creditLow() || c.rcv.owesGrants()) {
+	if c.phase != phaseOpen {
+		return nil
+	}
+	if c.rcv.creditLow() || c.rcv.owesGrants() {
 		c.ackSoon(now, c.ackPath, true) // tell the sender about credit and grants
 	}
+	c.keepAt = min(c.keepAt, now+c.keepaliveEvery()) // probe a silent peer sooner
 	return nil
 }
 

@@ -81,3 +81,40 @@ func TestPeerGoneLeavesHandshakesAlone(t *testing.T) {
 	require.ErrorIs(t, n.events[0][0].Err, ErrIdleTimeout)
 	require.Equal(t, 20*time.Millisecond, n.now)
 }
+
+// firstProbe runs n until endpoint 0 sends a keepalive PROBE (not a
+// reply) and returns when it did, counted from start.
+func firstProbe(t *testing.T, n *testNet, start time.Duration) time.Duration {
+	t.Helper()
+	sent := time.Duration(-1)
+	n.drop = func(from, _ int, data []byte) bool {
+		h, body, err := wire.Open(data)
+		var pr wire.Probe
+		if err == nil && from == 0 && h.Type == wire.TypeProbe && wire.DecodeProbe(h, body, &pr) == nil && !pr.Reply && sent < 0 {
+			sent = n.now
+		}
+		return false
+	}
+	n.runUntil(func() bool { return sent >= 0 }, 10*time.Second)
+	return sent - start
+}
+
+// A connection probes a silent peer every IdleTimeout/4, and every
+// IdleTimeout/16 while a receive waits for the peer, so that a dead peer's
+// closed port is found sooner.
+func TestKeepaliveSoonerWhileReceiving(t *testing.T) {
+	cfg := Config{IdleTimeout: 1600 * time.Millisecond}
+	n := newTestNet(t, cfg)
+	n.connect()
+	idle := firstProbe(t, n, n.now)
+	require.GreaterOrEqual(t, idle, cfg.IdleTimeout/4-time.Millisecond)
+
+	n = newTestNet(t, cfg)
+	a, _ := n.connect()
+	start := n.now
+	require.NoError(t, n.eps[0].PostRecv(n.now, a, 1, 1, make([]byte, 10)))
+	waiting := firstProbe(t, n, start)
+	require.GreaterOrEqual(t, waiting, cfg.IdleTimeout/16)
+	require.LessOrEqual(t, waiting, cfg.IdleTimeout/8)
+	t.Logf("first probe after %v idle, %v with a receive posted", idle, waiting)
+}

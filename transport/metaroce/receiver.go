@@ -67,6 +67,9 @@ func newReceiver(chunk int, budget uint64, maxRecvs, window int, done func(*inMs
 	}
 }
 
+// waiting reports whether a receive is posted and not finished.
+func (r *receiver) waiting() bool { return len(r.posted) > 0 || len(r.matched) > 0 }
+
 // credit is the total of unconfirmed bytes the sender may have sent.
 func (r *receiver) credit() uint64 { return r.budget + r.released }
 
