@@ -38,7 +38,7 @@
 // address on the route to the store), GOCOLL_TRANSPORT (shm+tcp, the default: shared memory within a host and
 // TCP between hosts; auto: shared memory and MetaRoCE; tcp, metaroce, shm),
 // GOCOLL_DEBUG (info, debug or trace: log to stderr at that level),
-// GOCOLL_SPIN_WAIT (shared memory: how long a wait polls before it sleeps;
+// GOCOLL_SPIN_WAIT (shared memory and MetaRoCE: how long a wait polls before it sleeps;
 // default 50us, 0 never), GOCOLL_HEARTBEAT_TIMEOUT (default 30s) and GOCOLL_CONNECT_TIMEOUT
 // (default 120s). gocoll run also sets GOCOLL_WATCH_STDIN=1 for the ranks
 // it starts remotely: the rank then ends (SIGTERM, then exit status 143

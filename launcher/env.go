@@ -38,7 +38,7 @@ const (
 	EnvDebug            = "GOCOLL_DEBUG"             // info or trace: log to stderr at that level
 	EnvHeartbeatTimeout = "GOCOLL_HEARTBEAT_TIMEOUT" // a rank silent this long is declared dead
 	EnvConnectTimeout   = "GOCOLL_CONNECT_TIMEOUT"   // bound on forming the world
-	EnvSpinWait         = "GOCOLL_SPIN_WAIT"         // shm: how long a wait polls before it sleeps; 0 never
+	EnvSpinWait         = "GOCOLL_SPIN_WAIT"         // shm, metaroce: how long a wait polls before it sleeps; 0 never
 	// EnvGoMaxProcs is the Go runtime's own variable; when it is set, Join
 	// leaves the runtime's GOMAXPROCS alone (see Job.FitGoMaxProcs).
 	EnvGoMaxProcs = "GOMAXPROCS"
@@ -105,10 +105,10 @@ type Job struct {
 	LogLevel         slog.Level    // meaningful if Logging
 	Logging          bool          // GOCOLL_DEBUG was set
 	HeartbeatTimeout time.Duration // in [MinHeartbeatTimeout, MaxTimeout]
-	// SpinWait is how long a wait on shared memory polls, yielding the
-	// processor, before it sleeps (shm.Config.SpinWait): 0 means
-	// shm.DefaultSpinWait, negative never (GOCOLL_SPIN_WAIT=0); at most
-	// shm.MaxSpinWait.
+	// SpinWait is how long a wait on shared memory or MetaRoCE polls,
+	// yielding the processor, before it sleeps (shm.Config.SpinWait,
+	// mrtransport.Config.SpinWait): 0 means their default (50 us),
+	// negative never (GOCOLL_SPIN_WAIT=0); at most shm.MaxSpinWait.
 	SpinWait       time.Duration
 	ConnectTimeout time.Duration // in (0, MaxTimeout]
 	WatchStdin     bool

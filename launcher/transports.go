@@ -33,7 +33,7 @@ type transportSpec struct {
 	Host     string       // IP address to listen on
 	HostName string       // this rank's host in the topology
 	Logger   *slog.Logger // nil: no logging
-	// SpinWait is Job.SpinWait (shared memory only).
+	// SpinWait is Job.SpinWait (shared memory and MetaRoCE).
 	SpinWait time.Duration
 }
 
@@ -87,6 +87,7 @@ func listenMetaRoCE(ctx context.Context, spec transportSpec) (transportListener,
 	}
 	ln, err := mrtransport.Listen(ctx, mrtransport.Config{
 		Rank: spec.Rank, Size: spec.Size, ListenAddr: netip.AddrPortFrom(ip.Unmap(), 0), Logger: spec.Logger,
+		SpinWait: spec.SpinWait,
 	})
 	if err != nil {
 		return nil, err

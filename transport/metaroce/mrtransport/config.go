@@ -72,6 +72,10 @@ const (
 	DefaultEagerBuffer = 1 << 20
 	// MaxEagerBuffer is the largest Config.EagerBuffer.
 	MaxEagerBuffer = 1 << 30
+	// DefaultSpinWait is Config.SpinWait when it is 0.
+	DefaultSpinWait = 50 * time.Microsecond
+	// MaxSpinWait is the longest Config.SpinWait.
+	MaxSpinWait = 10 * time.Millisecond
 	// DefaultCloseLinger is Config.CloseLinger when it is 0.
 	DefaultCloseLinger = time.Second
 	// MaxCloseLinger is the longest Config.CloseLinger.
@@ -142,6 +146,15 @@ type Config struct {
 	// messages) before it closes the connections, up to MaxCloseLinger;
 	// negative means no wait. Default DefaultCloseLinger.
 	CloseLinger time.Duration
+	// SpinWait is how long a waiting request (Wait, and the collectives'
+	// wait through transport.Spinner) reads the path sockets itself,
+	// yielding the processor between reads, before it sleeps until a
+	// reader goroutine completes it; up to MaxSpinWait, negative for
+	// never. Default DefaultSpinWait. Reading saves the wake-up of a
+	// sleeping process on every message, which dominates a small
+	// message's time where ranks outnumber cores. Only the default udpio
+	// sockets on Linux can be read this way.
+	SpinWait time.Duration
 	// PayloadCRC says whether the CRC32C of the DATA packets this
 	// endpoint sends covers their payload; it sets Core.PayloadUnchecked.
 	// Default PayloadCRCAuto. Receivers accept both forms.
@@ -227,6 +240,14 @@ func (c Config) withDefaults() (Config, error) {
 		c.EagerBytes = DefaultEagerBytes
 	case c.EagerBytes > MaxEagerBytes:
 		return bad("EagerBytes=%d above %d", c.EagerBytes, MaxEagerBytes)
+	}
+	switch {
+	case c.SpinWait == 0:
+		c.SpinWait = DefaultSpinWait
+	case c.SpinWait < 0:
+		c.SpinWait = 0
+	case c.SpinWait > MaxSpinWait:
+		return bad("SpinWait=%v above %v", c.SpinWait, MaxSpinWait)
 	}
 	switch {
 	case c.CloseLinger == 0:

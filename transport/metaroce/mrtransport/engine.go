@@ -65,6 +65,7 @@ type engine struct {
 	placers bool        // some reader can place payloads (canPlace)
 	placing atomic.Bool // the core's Placing, as of the last unlock; only with placers
 	readers sync.WaitGroup
+	spin    *spinner // nil: waiters cannot read the sockets themselves
 	st      engineCounters
 }
 
@@ -74,6 +75,7 @@ type engineCounters struct {
 	datagramsPlaced                atomic.Int64 // read into a receive buffer
 	datagramsWritten, bytesWritten atomic.Int64
 	readBatches, writeBatches      atomic.Int64
+	spinBatches                    atomic.Int64
 	readErrors, writeErrors        atomic.Int64
 	noRoute, timerRuns             atomic.Int64
 	// Errors read from the sockets' error queues (see peergone.go).
@@ -105,6 +107,7 @@ func newEngine(core *metaroce.Endpoint, socks []PathSocket, batch, maxDatagram i
 	}
 	e.timer = time.AfterFunc(time.Hour, e.onTimer)
 	e.timer.Stop()
+	e.spin = newSpinner(socks)
 	return e
 }
 
@@ -445,6 +448,11 @@ func (e *engine) stop() {
 	if !already {
 		for _, s := range e.socks {
 			_ = s.Close()
+		}
+		if e.spin != nil {
+			e.spin.mu.Lock() // no waiter reads any more
+			_ = e.spin.poller.Close()
+			e.spin.mu.Unlock()
 		}
 	}
 	e.readers.Wait()

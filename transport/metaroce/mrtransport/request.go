@@ -76,8 +76,11 @@ func (r *request) release(copied []byte, pooled bool) {
 	close(r.done)
 }
 
-// Wait implements transport.Request.
+// Wait implements transport.Request. It spins first (see Spin).
 func (r *request) Wait(ctx context.Context) (int, error) {
+	if r.Spin(ctx) {
+		return r.n, r.err
+	}
 	if err := transport.WaitDone(ctx, r.done); err != nil {
 		return 0, err
 	}

@@ -30,6 +30,7 @@ type EngineStats struct {
 	DatagramsPlaced                int64 // of those read, DATA read straight into a receive buffer
 	DatagramsWritten, BytesWritten int64
 	ReadBatches, WriteBatches      int64 // system calls (or socket calls) that moved datagrams
+	SpinBatches                    int64 // of ReadBatches, those read by a waiting request (Config.SpinWait)
 	ReadErrors, WriteErrors        int64
 	NoRoute                        int64 // datagrams dropped for lack of a peer address
 	TimerRuns                      int64
@@ -60,7 +61,7 @@ func (e *Endpoint) Stats() Stats {
 		DatagramsRead: st.datagramsRead.Load(), BytesRead: st.bytesRead.Load(),
 		DatagramsPlaced:  st.datagramsPlaced.Load(),
 		DatagramsWritten: st.datagramsWritten.Load(), BytesWritten: st.bytesWritten.Load(),
-		ReadBatches: st.readBatches.Load(), WriteBatches: st.writeBatches.Load(),
+		ReadBatches: st.readBatches.Load(), WriteBatches: st.writeBatches.Load(), SpinBatches: st.spinBatches.Load(),
 		ReadErrors: st.readErrors.Load(), WriteErrors: st.writeErrors.Load(),
 		NoRoute: st.noRoute.Load(), TimerRuns: st.timerRuns.Load(),
 		PortUnreachable: st.portUnreachable.Load(), PeerGone: st.peerGone.Load(),
@@ -94,7 +95,7 @@ func (e *Endpoint) LogStats(ctx context.Context, level slog.Level) {
 	en := s.Engine
 	e.log.Log(ctx, level, "mrtransport: endpoint",
 		"read", en.DatagramsRead, "readBytes", en.BytesRead, "placed", en.DatagramsPlaced, "written", en.DatagramsWritten,
-		"writtenBytes", en.BytesWritten, "readErrors", en.ReadErrors, "writeErrors", en.WriteErrors,
+		"writtenBytes", en.BytesWritten, "spinBatches", en.SpinBatches, "readErrors", en.ReadErrors, "writeErrors", en.WriteErrors,
 		"noRoute", en.NoRoute, "portUnreachable", en.PortUnreachable, "peerGone", en.PeerGone,
 		"unreachableIgnored", en.UnreachableIgnored, "errQueueOther", en.ErrQueueOther,
 		"dropChecksum", s.Core.DropChecksum, "dropShort", s.Core.DropShort,
