@@ -19,8 +19,10 @@ import (
 // DefaultTransport is the transport of a job that does not set
 // GOCOLL_TRANSPORT: shared memory between the ranks of one host, TCP
 // between hosts. Both notice a dead peer at once (its pidfd, its broken
-// connection), so the survivors' collectives fail naming it; MetaRoCE (UDP,
-// GOCOLL_TRANSPORT=auto or metaroce) notices one only after its
+// connection), so the survivors' collectives fail naming it. MetaRoCE (UDP,
+// GOCOLL_TRANSPORT=auto or metaroce) notices a dead process from the ICMP
+// port unreachable that its next datagram to it draws (within about a
+// second while a receive waits), but a host that vanished only at its
 // IdleTimeout (10 s by default), later than gocoll run's grace before it
 // stops the other ranks.
 const DefaultTransport = TransportSHMTCP
