@@ -3,8 +3,6 @@ package udpio
 import (
 	"os"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 // TryReader reads a Socket's datagrams without ever waiting: the reads of
@@ -61,21 +59,10 @@ func (t *TryReader) ReadBatch(ms []Message) (int, error) {
 	return r.n, nil
 }
 
-// recv runs recvmmsg on fd; unlike reader.recv it never waits.
+// recv runs reader.recv's recvmmsg on fd, but never waits: nothing
+// queued (EAGAIN) reads as no datagram.
 func (t *TryReader) recv(fd uintptr) {
-	r := &t.rd
-	for {
-		n, e := r.mmsg(unix.SYS_RECVMMSG, fd, r.cnt, r.flags)
-		switch e {
-		case unix.EINTR:
-			continue
-		case unix.EAGAIN:
-			r.n, r.errno = 0, 0
-		case 0:
-			r.n, r.errno = int(n), 0
-		default:
-			r.n, r.errno = 0, e
-		}
-		return
+	if !t.rd.recv(fd) {
+		t.rd.n, t.rd.errno = 0, 0
 	}
 }
