@@ -68,10 +68,9 @@ func (p *scratchPool) keepLocked(b []byte) {
 
 // lease is a buffer lent by Comm.tempBuffer; release gives it back.
 type lease struct {
-	buf   []byte       // the n bytes asked for
-	whole []byte       // the buffer behind buf
+	buf   []byte       // the n bytes asked for, the start of the lent buffer
 	pool  *scratchPool // nil: a fresh buffer that nobody keeps
-	large bool         // whole is the pool's large buffer
+	large bool         // the lent buffer is the pool's large buffer
 }
 
 // release gives the leased buffer back to its pool.
@@ -79,13 +78,14 @@ func (l lease) release() {
 	if l.pool == nil {
 		return
 	}
+	whole := l.buf[:cap(l.buf)]
 	l.pool.mu.Lock()
 	defer l.pool.mu.Unlock()
 	if l.large {
-		l.pool.large, l.pool.largeLent = l.whole, false
+		l.pool.large, l.pool.largeLent = whole, false
 		return
 	}
-	l.pool.keepLocked(l.whole)
+	l.pool.keepLocked(whole)
 }
 
 // lend lends a buffer of n bytes: one of the pool's chunks when it fits,
@@ -95,7 +95,7 @@ func (l lease) release() {
 func (p *scratchPool) lend(n int) lease {
 	if n <= p.size {
 		b := p.getOne()
-		return lease{buf: b[:n], whole: b, pool: p}
+		return lease{buf: b[:n], pool: p}
 	}
 	p.mu.Lock()
 	if p.largeLent {
@@ -108,5 +108,5 @@ func (p *scratchPool) lend(n int) lease {
 	if cap(b) < n {
 		b = make([]byte, n)
 	}
-	return lease{buf: b[:n], whole: b[:cap(b)], pool: p, large: true}
+	return lease{buf: b[:n], pool: p, large: true}
 }

@@ -61,6 +61,17 @@ func joinAll(t *testing.T, n int, envOf func(r int) []string) ([]*World, []error
 	return worlds, errs
 }
 
+// joinAllOK is joinAll for worlds that must form; they are closed when
+// the test ends.
+func joinAllOK(t *testing.T, n int, envOf func(r int) []string) []*World {
+	worlds, errs := joinAll(t, n, envOf)
+	t.Cleanup(func() { closeAll(t, worlds) })
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	return worlds
+}
+
 func closeAll(t *testing.T, worlds []*World) {
 	var wg sync.WaitGroup
 	for _, w := range worlds {
@@ -74,11 +85,7 @@ func closeAll(t *testing.T, worlds []*World) {
 func TestWorldFormsAndReduces(t *testing.T) {
 	addr := testStore(t)
 	const n = 4
-	worlds, errs := joinAll(t, n, func(r int) []string { return rankEnv(t, addr, r, n) })
-	for _, err := range errs {
-		require.NoError(t, err)
-	}
-	defer closeAll(t, worlds)
+	worlds := joinAllOK(t, n, func(r int) []string { return rankEnv(t, addr, r, n) })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	results := make([][]int64, n)
@@ -306,11 +313,7 @@ func TestWorldOverEachTransport(t *testing.T) {
 		t.Run(tr.name, func(t *testing.T) {
 			addr := testStore(t)
 			const n = 3
-			worlds, errs := joinAll(t, n, func(r int) []string { return rankEnv(t, addr, r, n, EnvTransport+"="+tr.name) })
-			for _, err := range errs {
-				require.NoError(t, err)
-			}
-			defer closeAll(t, worlds)
+			worlds := joinAllOK(t, n, func(r int) []string { return rankEnv(t, addr, r, n, EnvTransport+"="+tr.name) })
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			var wg sync.WaitGroup
@@ -334,11 +337,7 @@ func TestWorldOverEachTransport(t *testing.T) {
 func TestWorldAutoMismatch(t *testing.T) {
 	addr := testStore(t)
 	const n = 4 // hosts h0 (ranks 0, 1) and h1 (ranks 2, 3)
-	worlds, errs := joinAll(t, n, func(r int) []string { return rankEnv(t, addr, r, n, EnvTransport+"=auto") })
-	for _, err := range errs {
-		require.NoError(t, err)
-	}
-	defer closeAll(t, worlds)
+	worlds := joinAllOK(t, n, func(r int) []string { return rankEnv(t, addr, r, n, EnvTransport+"=auto") })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup

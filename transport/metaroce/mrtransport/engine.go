@@ -414,7 +414,7 @@ func (e *engine) write(b *txBatch) {
 			}
 			ms = ms[min(n, len(ms)):]
 		}
-		e.drainAfterWrite(path, b, failed)
+		b.refused = e.drainIfPending(path, failed, b.refused)
 		e.txMu.Lock()
 		e.txTurn[path]++
 		e.txCond.Broadcast()

@@ -65,13 +65,14 @@ func (e *engine) drainErrors(path int, dst []netip.AddrPort) ([]netip.AddrPort, 
 	return dst, n
 }
 
-// drainAfterWrite drains path's error queue into b.refused after the
-// batch's write on it, if the write failed or the socket may have met an
-// error unseen. The caller does not hold mu.
-func (e *engine) drainAfterWrite(path int, b *txBatch, failed bool) {
+// drainIfPending drains path's error queue into dst, as drainErrors, if
+// the last read or write on it failed or the socket may have met an error
+// unseen; otherwise it costs no system call. The caller does not hold mu.
+func (e *engine) drainIfPending(path int, failed bool, dst []netip.AddrPort) []netip.AddrPort {
 	if q, ok := e.socks[path].(errorQueue); ok && (failed || q.errorsPending()) {
-		b.refused, _ = e.drainErrors(path, b.refused)
+		dst, _ = e.drainErrors(path, dst)
 	}
+	return dst
 }
 
 // peersGone tells the core about each peer address in refused, one that

@@ -53,8 +53,8 @@ func newSpinner(socks []PathSocket) *spinner {
 	for _, u := range us {
 		sp.readers = append(sp.readers, udpio.NewTryReader(u, spinBatch))
 	}
-	for i := range sp.rd {
-		sp.rd[i].Buf = make([]byte, ReadBufferSize)
+	for i := range sp.ms {
+		sp.ms[i].Buf = make([]byte, ReadBufferSize)
 	}
 	return sp
 }
@@ -91,19 +91,15 @@ func (e *engine) spinRead() {
 		return
 	}
 	for _, path := range ready {
-		n, err := sp.readers[path].ReadBatch(sp.rd)
+		n, err := readMessages(sp.ms, sp.rd, sp.readers[path].ReadBatch)
 		if err != nil || n == 0 {
-			// An error, or a socket ready with nothing to read: a
-			// port unreachable may wait in its error queue (a pending
+			// An error, or a socket ready with nothing to read: a port
+			// unreachable may wait in its error queue (its pending
 			// error is reported once, to whichever call comes first).
 			if !errors.Is(err, net.ErrClosed) {
-				refused, _ := e.drainErrors(path, nil)
-				e.handleRefused(refused)
+				e.handleRefused(e.drainIfPending(path, err != nil, nil))
 			}
 			continue
-		}
-		for i, m := range sp.rd[:n] {
-			sp.ms[i] = Message{Buf: m.Buf, N: m.N, Addr: m.Addr, CE: m.CE, Segment: m.Segment}
 		}
 		e.st.spinBatches.Add(1)
 		if !e.handleBatch(path, sp.ms[:n]) {

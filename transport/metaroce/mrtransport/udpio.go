@@ -49,15 +49,21 @@ func (u *udpioSocket) ReadBatch(ms []Message) (int, error) {
 	if len(u.rd) < len(ms) {
 		u.rd = make([]udpio.Message, len(ms))
 	}
-	rd := u.rd[:len(ms)]
+	return readMessages(ms, u.rd, u.s.ReadBatch)
+}
+
+// readMessages reads datagrams into ms's buffers with read, through rd
+// (scratch of at least len(ms) udpio messages).
+func readMessages(ms []Message, rd []udpio.Message, read func([]udpio.Message) (int, error)) (int, error) {
+	rd = rd[:len(ms)]
 	for i := range ms {
 		rd[i].Buf = ms[i].Buf
 	}
-	n, err := u.s.ReadBatch(rd)
+	n, err := read(rd)
 	for i := range n {
 		ms[i].N, ms[i].Addr, ms[i].CE, ms[i].Segment = rd[i].N, rd[i].Addr, rd[i].CE, rd[i].Segment
-		rd[i].Buf = nil
 	}
+	clear(rd)
 	return n, err
 }
 
