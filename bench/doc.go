@@ -44,6 +44,19 @@
 // touches every page before anything is timed, so that no page fault is
 // timed; the report ends with each rank's peak resident set size.
 //
+// # Stolen CPU
+//
+// On Linux each rank reads /proc/stat just before and just after every
+// timed loop, and the footer "# CPU stolen by the hypervisor in timed loops
+// : A % average, W % worst (...)" gives the share of the host's CPU time
+// counted as steal, over all loops and in the worst one (the largest over
+// ranks), with a warning line when either is above 10 %: the figures of a
+// VM whose host is busy are unreliable. --json gives each loop's share as
+// steal_pct. /proc/stat counts whole ticks, so a loop with fewer than 20
+// ticks of host CPU time has no share of its own (null), and a run with
+// fewer in all says its loops were too short; where /proc/stat cannot be
+// read there is no footer line.
+//
 // # Exit status
 //
 // 0: every checked value right; 1: wrong values, or the run failed (one line

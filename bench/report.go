@@ -67,6 +67,7 @@ type ncclReport struct {
 	busbw   float64   // sum over the open block's measurements
 	busbwN  int
 	anyFail bool
+	steal   stealTally
 }
 
 const ncclKeyWidth = 52 // width of "size count type redop root"
@@ -96,6 +97,7 @@ func (t *ncclReport) row(r result) error {
 			return err
 		}
 	}
+	t.steal.add(r)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%12d  %12d  %8s  %6s  %6d", r.geo.bytes, r.geo.count, r.dt, opName(r), r.root)
 	for v := range numVariants {
@@ -171,7 +173,7 @@ func (t *ncclReport) end(s summary) error {
 	if err := t.closeBlock(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(t.w, rssLine(t.info, s))
+	_, err := fmt.Fprintln(t.w, strings.Join(append([]string{rssLine(t.info, s)}, t.steal.lines()...), "\n"))
 	return err
 }
 
@@ -210,14 +212,16 @@ type jsonRow struct {
 	Algo      string        `json:"algo"`
 	Ranks     int           `json:"ranks"`
 	RSSPeak   int64         `json:"rss_peak_bytes"` // the largest of any rank so far
+	StealPct  *float64      `json:"steal_pct"`      // null when unknown or the loop too short
 }
 
 // jsonMeasured is the in-place measurement of a jsonRow.
 type jsonMeasured struct {
-	TimeUs   float64 `json:"time_us"`
-	AlgbwGBs float64 `json:"algbw_gbs"`
-	BusbwGBs float64 `json:"busbw_gbs"`
-	Wrong    *int64  `json:"wrong"`
+	TimeUs   float64  `json:"time_us"`
+	AlgbwGBs float64  `json:"algbw_gbs"`
+	BusbwGBs float64  `json:"busbw_gbs"`
+	Wrong    *int64   `json:"wrong"`
+	StealPct *float64 `json:"steal_pct"`
 }
 
 // jsonReport prints one JSON object per line, one per size.
@@ -240,10 +244,10 @@ func (j *jsonReport) row(r result) error {
 	alg, bus := bandwidths(r, oop)
 	row := jsonRow{Coll: r.coll.String(), Size: r.geo.bytes, Count: r.geo.count, Type: r.dt.String(),
 		Redop: opName(r), Root: r.root, TimeUs: round6(oop.timeUs), AlgbwGBs: round6(alg), BusbwGBs: round6(bus), Wrong: wrong(oop),
-		Transport: o.Transport, Algo: o.Algo.String(), Ranks: r.ranks, RSSPeak: r.rssPeak}
+		Transport: o.Transport, Algo: o.Algo.String(), Ranks: r.ranks, RSSPeak: r.rssPeak, StealPct: jsonPct(oop.steal)}
 	if ip := r.meas[inPlace]; ip.ran {
 		a, b := bandwidths(r, ip)
-		row.InPlace = &jsonMeasured{TimeUs: round6(ip.timeUs), AlgbwGBs: round6(a), BusbwGBs: round6(b), Wrong: wrong(ip)}
+		row.InPlace = &jsonMeasured{TimeUs: round6(ip.timeUs), AlgbwGBs: round6(a), BusbwGBs: round6(b), Wrong: wrong(ip), StealPct: jsonPct(ip.steal)}
 	}
 	line, err := json.Marshal(row)
 	if err != nil {
@@ -267,9 +271,10 @@ func round6(x float64) float64 {
 // peersReport prints the table format of ../shared/peers (run_all.sh's
 // OURS_CMD hook), which its summarize.py reads next to OpenMPI and Gloo.
 type peersReport struct {
-	w    io.Writer
-	info runInfo
-	ok   bool
+	w     io.Writer
+	info  runInfo
+	ok    bool
+	steal stealTally
 }
 
 func (p *peersReport) begin() error {
@@ -290,6 +295,7 @@ func peersVariant(k collKind) variant {
 
 func (p *peersReport) row(r result) error {
 	m := r.meas[peersVariant(r.coll)]
+	p.steal.add(r)
 	alg, bus := bandwidths(r, m)
 	correct := "N/A"
 	if p.info.opts.Check > 0 {
@@ -308,6 +314,10 @@ func (p *peersReport) end(s summary) error {
 	if !p.ok {
 		yes = "no"
 	}
-	_, err := fmt.Fprintf(p.w, "%s\n## end label=%s n=%d all_correct=%s\n", rssLine(p.info, s), p.info.opts.Label, p.info.ranks, yes)
+	// The steal footer is "# " lines, as the RSS line: plot and
+	// summarize.py skip them, and a "## " line between the groups
+	// peers.sh merges would end bench/plot's table.
+	foot := append([]string{rssLine(p.info, s)}, p.steal.lines()...)
+	_, err := fmt.Fprintf(p.w, "%s\n## end label=%s n=%d all_correct=%s\n", strings.Join(foot, "\n"), p.info.opts.Label, p.info.ranks, yes)
 	return err
 }

@@ -46,8 +46,9 @@ func (p *plan) maxBytes(n int) int64 {
 // measurement is one variant of one size on one rank, or over all ranks.
 type measurement struct {
 	ran    bool
-	timeUs float64 // mean time per call (max over ranks once combined)
-	wrong  int64   // wrong elements in the checked calls (summed over ranks)
+	timeUs float64    // mean time per call (max over ranks once combined)
+	wrong  int64      // wrong elements in the checked calls (summed over ranks)
+	steal  stealShare // the host's CPU the hypervisor took during the timed calls (max over ranks)
 }
 
 // result is one size of one collective, combined over all ranks.
@@ -133,13 +134,17 @@ func (r *member) measure(ctx context.Context, k collKind, g geometry, v variant)
 	if err := r.comm.Barrier(ctx); err != nil {
 		return measurement{}, err
 	}
+	cpu0, ok0 := readCPUTimes()
 	start := time.Now()
 	for range p.iters {
 		if err := k.call(ctx, args); err != nil {
 			return measurement{}, err
 		}
 	}
-	m := measurement{ran: true, timeUs: float64(time.Since(start).Nanoseconds()) / 1e3 / float64(p.iters)}
+	elapsed := time.Since(start)
+	cpu1, ok1 := readCPUTimes()
+	m := measurement{ran: true, timeUs: float64(elapsed.Nanoseconds()) / 1e3 / float64(p.iters),
+		steal: stealOver(cpu0, cpu1, ok0 && ok1)}
 	for range p.checks {
 		chk.prepare(send, recv)
 		if err := k.call(ctx, args); err != nil {
@@ -153,10 +158,17 @@ func (r *member) measure(ctx context.Context, k collKind, g geometry, v variant)
 	return m, nil
 }
 
-// combine replaces this rank's figures in res by the maximum time and peak
-// RSS and the total wrong count over all ranks.
+// combine replaces this rank's figures in res by the maximum time, steal
+// share (each field: unknown, -1, loses) and peak RSS and the total wrong
+// count over all ranks. Ranks on one host see the same steal; across
+// hosts the worst host's counts.
 func (r *member) combine(ctx context.Context, res *result) error {
 	times := []float64{res.meas[outOfPlace].timeUs, res.meas[inPlace].timeUs, float64(peakRSS())}
+	const stealAt = 3 // times[stealAt+3v:] is variant v's steal share
+	for v := range numVariants {
+		s := res.meas[v].steal
+		times = append(times, s.pct, s.ticks, s.cpuTicks)
+	}
 	wrong := []int64{res.meas[outOfPlace].wrong, res.meas[inPlace].wrong}
 	if err := collective.AllReduce(ctx, r.comm, times, times, collective.Max); err != nil {
 		return fmt.Errorf("combining times: %w", err)
@@ -166,6 +178,8 @@ func (r *member) combine(ctx context.Context, res *result) error {
 	}
 	for v := range numVariants {
 		res.meas[v].timeUs, res.meas[v].wrong = times[v], wrong[v]
+		t := times[stealAt+3*int(v):]
+		res.meas[v].steal = stealShare{pct: t[0], ticks: t[1], cpuTicks: t[2]}
 	}
 	res.rssPeak = int64(times[2])
 	return nil
