@@ -107,7 +107,7 @@ type Job struct {
 	HeartbeatTimeout time.Duration // in [MinHeartbeatTimeout, MaxTimeout]
 	// SpinWait is how long a wait on shared memory or MetaRoCE polls,
 	// yielding the processor, before it sleeps (shm.Config.SpinWait,
-	// mrtransport.Config.SpinWait): 0 means their default (50 us),
+	// mrtransport.Config.SpinWait): 0 means their defaults (200 us and 50 us),
 	// negative never (GOCOLL_SPIN_WAIT=0); at most shm.MaxSpinWait.
 	SpinWait       time.Duration
 	ConnectTimeout time.Duration // in (0, MaxTimeout]
