@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
@@ -35,14 +36,22 @@ func checkMemory(p *plan, ranks, ranksHere int) error {
 	return nil
 }
 
-// commConfig is the communicator configuration the options ask for.
+// commConfig is the communicator configuration the options ask for: --algo
+// forced on every collective the communicator lets choose that has it (the
+// options were checked against each benchmarked collective's list).
 func commConfig(o Options) collective.Config {
 	cfg := collective.Config{Timeout: o.Timeout}
-	switch o.Algo {
-	case collective.AlgoRing, collective.AlgoRecursiveDoubling:
-		cfg.AllReduce = o.Algo
-	case collective.AlgoChain, collective.AlgoBinomial:
-		cfg.Broadcast, cfg.Reduce = o.Algo, o.Algo
+	if o.Algo == collective.AlgoAuto {
+		return cfg
+	}
+	forced := []struct {
+		coll collKind
+		algo *collective.Algorithm
+	}{{collAllReduce, &cfg.AllReduce}, {collBroadcast, &cfg.Broadcast}, {collReduce, &cfg.Reduce}}
+	for _, f := range forced {
+		if slices.Contains(f.coll.info().algos, o.Algo) {
+			*f.algo = o.Algo
+		}
 	}
 	return cfg
 }
