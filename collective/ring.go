@@ -56,20 +56,33 @@ func (g *ring) waitSend(i int) error {
 	return g.o.wait(g.sends[i], g.right)
 }
 
+// run posts the first step's receives before this rank's first sends: the
+// left neighbour starts at the same time, and a message that arrives before
+// its receive is posted is held by the transport and copied once more (on
+// MetaRoCE, a copy per piece and a wait for credit beyond its budget).
 func (g *ring) run(s ringSchedule) error {
 	total := g.steps * g.k
-	for i := 0; i < min(g.k, total); i++ {
-		g.sends[i] = g.o.send(g.right, s.sendBuf(i))
-	}
 	pending := make([]pendingRecv, g.depth)
 	posted := 0
-	for i := 0; i < total; i++ {
-		for ; posted < total && posted < i+g.depth; posted++ {
+	post := func(upTo int) error {
+		for ; posted < min(total, upTo); posted++ {
 			buf, err := s.recvBuf(posted)
 			if err != nil {
 				return err
 			}
 			pending[posted%g.depth] = g.o.recv(g.left, buf)
+		}
+		return nil
+	}
+	if err := post(min(g.k, g.depth)); err != nil {
+		return err
+	}
+	for i := 0; i < min(g.k, total); i++ {
+		g.sends[i] = g.o.send(g.right, s.sendBuf(i))
+	}
+	for i := 0; i < total; i++ {
+		if err := post(i + g.depth); err != nil {
+			return err
 		}
 		if err := g.o.waitRecv(pending[i%g.depth]); err != nil {
 			return err
