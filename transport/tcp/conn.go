@@ -55,7 +55,7 @@ type bulkJob struct {
 }
 
 // newConn wraps nc, reading and writing it through rawIO where it has a
-// descriptor.
+// descriptor (on Linux; elsewhere through nc itself).
 func newConn(e *Endpoint, p *peer, index int, nc net.Conn) *conn {
 	var rw io.ReadWriter = nc
 	if raw, ok := newRawIO(nc); ok {
