@@ -48,5 +48,8 @@
 // (PTRACE_MODE_ATTACH: same user, and with Yama's ptrace_scope 1 a rank
 // allows its peers with PR_SET_PTRACER at Listen). Ranks must share a kernel
 // and a PID namespace; [Listener.SameHost] tells whether an address qualifies.
-// Elsewhere Listen returns an error and a job uses a network transport.
+// Elsewhere Listen returns an error and a job uses a network transport. On
+// systems other than Linux the package builds but [Supported] is false:
+// Listen and NewLocalWorld fail with an error that matches
+// errors.ErrUnsupported.
 package shm

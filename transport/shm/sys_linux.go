@@ -14,6 +14,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// Supported reports whether this platform has the shared-memory transport
+// at all. It is true on Linux, where Listen may still fail (a kernel older
+// than 5.6, a ptrace policy that forbids it); elsewhere it is false and
+// Listen and NewLocalWorld fail with an error that matches
+// errors.ErrUnsupported.
+const Supported = true
+
 // bootID is this kernel's boot id: equal for every process on the host.
 func bootID() (string, error) {
 	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
