@@ -1,7 +1,6 @@
 package job
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,8 +9,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // proc is one rank's process: the rank itself, or the rsh command that
@@ -44,7 +41,7 @@ func startProc(r int, host string, remote bool, argv, env []string, sinks output
 	p := &proc{rank: r, host: host, remote: remote, out: &tail{max: tailLines}}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = sysProcAttr()
 	var closeAfterStart []*os.File
 	defer func() {
 		for _, f := range closeAfterStart {
@@ -118,20 +115,17 @@ func (p *proc) copyOutput(readers []*os.File, sinks outputSinks) error {
 }
 
 // wait blocks until the process has exited, then reaps it; the exit
-// status is then in p.status. Between the exit and the reaping, the pid
-// stays reserved (a zombie), so signal may still use it.
+// status is then in p.status. Where awaitExit leaves it unreaped (Linux),
+// the pid stays reserved (a zombie) until wait reaps it under p.mu, so
+// signal may still use it.
 func (p *proc) wait() {
-	var info unix.Siginfo
-	for {
-		err := unix.Waitid(unix.P_PID, p.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		if !errors.Is(err, unix.EINTR) {
-			break
-		}
-	}
+	reaped := awaitExit(p.cmd)
 	ended := time.Now() // as close to the exit as this side can tell
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	_ = p.cmd.Wait() // the status is in ProcessState whatever the error
+	if !reaped {
+		_ = p.cmd.Wait() // the status is in ProcessState whatever the error
+	}
 	p.status = p.cmd.ProcessState.Sys().(syscall.WaitStatus)
 	p.reaped = true
 	p.ended = ended
