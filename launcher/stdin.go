@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -19,15 +18,17 @@ var stdinOnce sync.Once
 // run starts remote ranks with a pipe on stdin that it never writes, so
 // EOF means the launcher (or the ssh connection to it) is gone. The process
 // gets SIGTERM, so that a handler of the program's can clean up, and exits
-// with status 143 if it is still running stdinExitGrace later. Only the
-// first call per process starts the watch.
+// with status 143 if it is still running stdinExitGrace later (without
+// signals, on Windows, it exits with 143 at once). Only the first call per
+// process starts the watch.
 func watchStdin(rank int) {
 	stdinOnce.Do(func() {
 		go func() {
 			_, _ = io.Copy(io.Discard, os.Stdin)
 			fmt.Fprintf(os.Stderr, "gocoll: rank %d: the launcher went away (stdin closed); exiting\n", rank)
-			_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
-			time.Sleep(stdinExitGrace)
+			if terminateSelf() {
+				time.Sleep(stdinExitGrace)
+			}
 			os.Exit(143)
 		}()
 	})

@@ -24,7 +24,10 @@ import (
 // port unreachable that its next datagram to it draws (within about a
 // second while a receive waits), but a host that vanished only at its
 // IdleTimeout (10 s by default), later than gocoll run's grace before it
-// stops the other ranks.
+// stops the other ranks. Where shared memory cannot be set up (on systems
+// other than Linux shm.Supported is false), this default and auto reach
+// the ranks of a host through their network transport too; shm alone
+// fails.
 const DefaultTransport = TransportSHMTCP
 
 // transportSpec is what every transport needs to set up one rank.
@@ -171,7 +174,9 @@ func (l *autoListener) chosen() string { return l.pick }
 // first two contains it.
 const autoSep = ";"
 
-// listenAuto starts shared memory and the network transport farName.
+// listenAuto starts shared memory and the network transport farName. If
+// shared memory fails to start (shm.Listen's error: not Linux, an old
+// kernel), every rank is reached through farName.
 func listenAuto(ctx context.Context, spec transportSpec, farName string) (transportListener, error) {
 	far, err := listenTransport(ctx, farName, spec)
 	if err != nil {
