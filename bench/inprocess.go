@@ -27,7 +27,10 @@ func localWorld(ctx context.Context, name string, n int) ([]transport.Endpoint, 
 		}
 		return w.Endpoints(), w.Close, nil
 	}
-	if name == "shm" || name == "auto" { // one process is one host
+	if name == launcher.TransportAuto {
+		name = inProcessAuto()
+	}
+	if name == launcher.TransportSHM {
 		eps, err := shm.NewLocalWorld(ctx, n, shm.Config{})
 		return endpoints(eps, err)
 	}
@@ -37,6 +40,16 @@ func localWorld(ctx context.Context, name string, n int) ([]transport.Endpoint, 
 	}
 	eps, err := tcp.NewLocalWorld(ctx, n, tcp.Config{MultipathTCP: name == "mptcp"})
 	return endpoints(eps, err)
+}
+
+// inProcessAuto is the transport that auto picks for ranks in one process,
+// which is one host: shared memory, or MetaRoCE where this platform has no
+// shared-memory transport (as the launcher's auto then does).
+func inProcessAuto() string {
+	if shm.Supported {
+		return launcher.TransportSHM
+	}
+	return launcher.TransportMetaRoCE
 }
 
 // endpoints returns eps as transport endpoints and the function that
@@ -82,7 +95,7 @@ func runInProcess(ctx context.Context, o Options, stdout, stderr io.Writer) int 
 	defer func() { _ = closeWorld() }()
 
 	if o.Transport == launcher.TransportAuto {
-		o.Transport = launcher.TransportSHM // what auto picks in one process
+		o.Transport = inProcessAuto()
 	}
 	info := runInfo{opts: o, ranks: n, placement: "goroutines of one process", sharedProc: true}
 	var wrong int64
