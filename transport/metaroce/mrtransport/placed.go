@@ -18,6 +18,8 @@ type placer interface {
 	// readParts reads the next datagram into head, payload and tail in
 	// turn and returns its length and ECN-CE mark.
 	readParts(head, payload, tail []byte) (n int, ce bool, err error)
+	// canPeek reports whether peek and readParts work on this system.
+	canPeek() bool
 }
 
 // placeMinDatagram is the smallest Config.MaxDatagram for which the engine
@@ -36,8 +38,8 @@ type placedReader struct {
 // canPlace reports whether payloads read from s are read into place: s
 // can peek and datagrams are large enough to be worth it.
 func canPlace(s PathSocket, maxDatagram int) bool {
-	_, ok := s.(placer)
-	return ok && maxDatagram >= placeMinDatagram
+	p, ok := s.(placer)
+	return ok && p.canPeek() && maxDatagram >= placeMinDatagram
 }
 
 // newPlacedReader returns the reader state for s, or nil unless canPlace.
@@ -110,6 +112,9 @@ func (u *udpioSocket) peek(head []byte) (int, bool, error) {
 	}
 	return m.N, m.Segment > 0, nil
 }
+
+// canPeek implements placer: udpio peeks on Linux only.
+func (u *udpioSocket) canPeek() bool { return u.s.Caps().Peek }
 
 // readParts implements placer.
 func (u *udpioSocket) readParts(head, payload, tail []byte) (int, bool, error) {

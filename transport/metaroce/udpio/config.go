@@ -95,6 +95,10 @@ type Caps struct {
 	// ErrQueue: the kernel queues the ICMP errors about sent datagrams
 	// (IP_RECVERR, IPV6_RECVERR) for [Socket.DrainErrors].
 	ErrQueue bool
+	// Peek: [Socket.Peek] and scatter reads (a ReadBatch message with a
+	// Gather) work. Linux only; elsewhere they fail with an error
+	// wrapping errors.ErrUnsupported.
+	Peek bool
 	// ReadBuffer and WriteBuffer are the socket buffer sizes granted, in the
 	// units of the request (Linux reports twice the size to cover its
 	// bookkeeping; this is half of what it reports).

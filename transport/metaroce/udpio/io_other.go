@@ -37,7 +37,9 @@ func (reader) read(s *Socket, ms []Message) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	*m = Message{Buf: m.Buf, N: n, Addr: addr}
+	// A dual-stack socket gives IPv4 sources v4-mapped; they come back
+	// plain, as on Linux.
+	*m = Message{Buf: m.Buf, N: n, Addr: netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port())}
 	return 1, nil
 }
 

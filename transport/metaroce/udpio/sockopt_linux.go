@@ -31,7 +31,7 @@ func (s *Socket) setup(cfg Config) error {
 // configure sets the options of socket fd and reports what the kernel took
 // and whether the socket is AF_INET6.
 func configure(fd int, cfg Config) (Caps, bool, error) {
-	caps := Caps{Batch: true}
+	caps := Caps{Batch: true, Peek: true}
 	domain, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_DOMAIN)
 	if err != nil {
 		return caps, false, err
