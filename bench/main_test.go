@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/gocoll/gocoll/transport/shm"
 	"os"
 	"regexp"
 	"strings"
@@ -291,6 +292,9 @@ func TestPeersFormat(t *testing.T) {
 // auto, the default, as a run started alone does: all on this host, that
 // is shared memory.
 func TestSpawnedProcesses(t *testing.T) {
+	if !shm.Supported {
+		t.Skip("spawned ranks on one host talk over shared memory, which needs Linux")
+	}
 	code, out, errOut := runBench(t, "allreduce,sendrecv", "-np", "3", "--sizes", "4,64K", "-n", "2", "--json")
 	require.Equal(t, ExitOK, code, errOut)
 	rows := decodeRows(t, out)

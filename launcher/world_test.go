@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/gocoll/gocoll/transport/shm"
 	"net"
 	"os"
 	"path/filepath"
@@ -311,6 +312,9 @@ func TestWorldOverEachTransport(t *testing.T) {
 		{TransportSHMTCP, TransportSHMTCP, "*route.Endpoint"}, // the default
 	} {
 		t.Run(tr.name, func(t *testing.T) {
+			if tr.used != TransportMetaRoCE && !shm.Supported {
+				t.Skip("shared memory needs Linux; transports_other_test.go checks the fallback")
+			}
 			addr := testStore(t)
 			const n = 3
 			worlds := joinAllOK(t, n, func(r int) []string { return rankEnv(t, addr, r, n, EnvTransport+"="+tr.name) })

@@ -2,6 +2,7 @@ package mrtransport
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -24,6 +25,15 @@ func newTestWorld(t testing.TB, size int, cfg Config) []*Endpoint {
 		}
 	})
 	return eps
+}
+
+// linuxOnly skips a test of what only Linux sockets do (udpio.Caps: the
+// ICMP error queue, scatter reads, the non-blocking poller).
+func linuxOnly(t testing.TB, what string) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skipf("%s needs Linux sockets (udpio.Caps)", what)
+	}
 }
 
 func asTransport(eps []*Endpoint) []transport.Endpoint {

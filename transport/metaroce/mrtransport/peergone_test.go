@@ -27,6 +27,7 @@ func die(ep *Endpoint) {
 // with a PeerError wrapping metaroce.ErrPeerGone, and the other ranks
 // still talk.
 func TestDeadPeerFailsPendingReceive(t *testing.T) {
+	linuxOnly(t, "noticing a dead peer from ICMP errors")
 	eps := newTestWorld(t, 3, Config{})
 	require.Equal(t, 10*time.Second, eps[0].eng.core.Config().IdleTimeout)
 	tag := transport.Tag{OpKey: transport.OpKey{Comm: 7, Op: 1}}

@@ -18,6 +18,7 @@ import (
 // placed (none would be without placement; the margin is for loaded CI
 // machines).
 func TestPayloadsReadIntoPlace(t *testing.T) {
+	linuxOnly(t, "reading payloads into place (scatter reads)")
 	eps := newTestWorld(t, 2, Config{Paths: 4})
 	const size, rounds = 8 << 20, 3
 	ctx := testCtx(t)

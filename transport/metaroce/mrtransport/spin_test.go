@@ -56,6 +56,7 @@ func pingPong(t *testing.T, eps []*Endpoint, n int) {
 // request reads the path sockets itself (SpinBatches), and that the
 // messages it reads arrive intact; with SpinWait negative it never does.
 func TestSpinningWaitReadsSockets(t *testing.T) {
+	linuxOnly(t, "a waiter reading the sockets (epoll)")
 	for _, tc := range []struct {
 		name  string
 		spin  time.Duration
