@@ -56,7 +56,8 @@ func ParseAlgorithm(s string) (Algorithm, error) {
 // the ones that change the wire traffic).
 type Config struct {
 	// ChunkBytes is the pipelining unit of ring and chain algorithms.
-	// Default 512 KiB; range [4 KiB, 64 MiB].
+	// Default: the transport's transport.Traits.ChunkBytes where it has one
+	// (MetaRoCE: 2 MiB), else 512 KiB; range [4 KiB, 64 MiB].
 	ChunkBytes int
 	// PipelineDepth is the fewest chunk receives a ring keeps posted
 	// ahead (rings post a whole step's chunks, up to 32 MiB of them, so
@@ -85,9 +86,18 @@ const (
 	PipelineDepthMax = 64
 )
 
-func (c Config) withDefaults() (Config, error) {
+// defaultChunkBytes is Config.ChunkBytes for transports without a
+// preference.
+const defaultChunkBytes = 512 << 10
+
+// withDefaults fills the unset fields of c, taking the chunk size the
+// transport prefers (traits) if c has none, and checks the result.
+func (c Config) withDefaults(traits transport.Traits) (Config, error) {
 	if c.ChunkBytes == 0 {
-		c.ChunkBytes = 512 << 10
+		c.ChunkBytes = defaultChunkBytes
+		if traits.ChunkBytes >= ChunkBytesMin && traits.ChunkBytes <= ChunkBytesMax {
+			c.ChunkBytes = traits.ChunkBytes
+		}
 	}
 	if c.PipelineDepth == 0 {
 		c.PipelineDepth = 4
@@ -181,11 +191,12 @@ func NewOwning(ep transport.Endpoint, id uint64, cfg Config, c io.Closer) (*Comm
 }
 
 func newComm(ep transport.Endpoint, id uint64, ranks []int, rank int, cfg Config) (*Comm, error) {
-	cfg, err := cfg.withDefaults()
+	traits := transport.TraitsOf(ep)
+	cfg, err := cfg.withDefaults(traits)
 	if err != nil {
 		return nil, err
 	}
-	c := &Comm{ep: ep, id: id, ranks: ranks, rank: rank, cfg: cfg, shared: transport.TraitsOf(ep).SharedMemory,
+	c := &Comm{ep: ep, id: id, ranks: ranks, rank: rank, cfg: cfg, shared: traits.SharedMemory,
 		p2pSent: make([]uint64, len(ranks)), p2pRecvd: make([]uint64, len(ranks))}
 	c.scratch.size = cfg.ChunkBytes
 	return c, nil

@@ -207,3 +207,35 @@ func FuzzParseHeader(f *testing.F) {
 		}
 	})
 }
+
+// chunkyEndpoint reports a transport's preferred chunk size.
+type chunkyEndpoint struct {
+	transport.Endpoint
+	chunk int
+}
+
+func (e chunkyEndpoint) Traits() transport.Traits { return transport.Traits{ChunkBytes: e.chunk} }
+
+// TestChunkFromTraits checks that a communicator pipelines in the chunk
+// size its transport prefers unless Config sets one, and ignores a
+// preference outside Config's range.
+func TestChunkFromTraits(t *testing.T) {
+	w, err := inproc.NewWorld(1)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = w.Close() })
+	ep := w.Endpoints()[0]
+	for _, tc := range []struct {
+		pref, set, want int
+	}{
+		{0, 0, defaultChunkBytes},
+		{2 << 20, 0, 2 << 20},
+		{2 << 20, 64 << 10, 64 << 10},
+		{ChunkBytesMax + 1, 0, defaultChunkBytes},
+		{ChunkBytesMin - 1, 0, defaultChunkBytes},
+	} {
+		c, err := New(chunkyEndpoint{ep, tc.pref}, 1, Config{ChunkBytes: tc.set})
+		require.NoError(t, err)
+		require.Equal(t, tc.want, c.cfg.ChunkBytes, "preferred %d, configured %d", tc.pref, tc.set)
+		require.Equal(t, tc.want, c.scratch.size)
+	}
+}

@@ -131,6 +131,14 @@ type Traits struct {
 	// receive it, so algorithms that talk to every rank at once pay no
 	// queueing for it.
 	SharedMemory bool
+	// ChunkBytes is the message size this transport prefers collectives to
+	// pipeline in: from about this size on, what it pays per message (its
+	// start, acknowledgement and completion) no longer shows. Algorithms
+	// that cut buffers into chunks use it when their configuration leaves
+	// the chunk size unset. 0: no preference. Every rank of a world sees
+	// the same value on the same kind of transport (collective headers
+	// check that the ranks' chunk sizes agree).
+	ChunkBytes int
 }
 
 // TraitsOf returns ep's traits: what its Traits method reports, or the zero

@@ -84,6 +84,21 @@ func (e *Endpoint) Rank() int { return e.rank }
 // Size implements transport.Endpoint.
 func (e *Endpoint) Size() int { return len(e.byPeer) }
 
+// Traits reports shared memory only if every joined transport has it, and
+// the largest chunk size any of them prefers: the same as a world's ranks
+// that reach every peer through one of those transports alone would see
+// (a rank alone on its host has only the network transport), so that all
+// ranks pick the same chunk size.
+func (e *Endpoint) Traits() transport.Traits {
+	t := transport.Traits{SharedMemory: true}
+	for _, ep := range e.all {
+		et := transport.TraitsOf(ep)
+		t.SharedMemory = t.SharedMemory && et.SharedMemory
+		t.ChunkBytes = max(t.ChunkBytes, et.ChunkBytes)
+	}
+	return t
+}
+
 // Send implements transport.Endpoint through peer's transport.
 func (e *Endpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Request {
 	if peer < 0 || peer >= len(e.byPeer) {

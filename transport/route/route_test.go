@@ -113,3 +113,38 @@ func TestNewRejectsMismatchedTransports(t *testing.T) {
 
 // plain hides its endpoint's transport.Ender.
 type plain struct{ transport.Endpoint }
+
+// chunky is an in-process endpoint with a preferred chunk size.
+type chunky struct {
+	*inproc.Endpoint
+	chunk int
+}
+
+func (c chunky) Traits() transport.Traits { return transport.Traits{ChunkBytes: c.chunk} }
+
+// TestTraits checks what a routed endpoint reports: shared memory only if
+// every joined transport has it, and the largest chunk size any prefers,
+// so that it agrees with a rank that has the network transport alone.
+func TestTraits(t *testing.T) {
+	got := transport.TraitsOf(newSplitWorld(t, 4)[0])
+	if got.SharedMemory || got.ChunkBytes != 0 {
+		t.Fatalf("shm and inproc joined: traits %+v, want no shared memory and no chunk size", got)
+	}
+	near, err := inproc.NewWorld(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	far, err := inproc.NewWorld(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = near.Close(); _ = far.Close() })
+	fast := chunky{far.Endpoints()[0].(*inproc.Endpoint), 2 << 20}
+	ep, err := route.New([]transport.Endpoint{near.Endpoints()[0], fast})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ep.Traits(); got.SharedMemory || got.ChunkBytes != 2<<20 {
+		t.Fatalf("inproc and a 2 MiB preference joined: traits %+v, want ChunkBytes %d", got, 2<<20)
+	}
+}

@@ -49,3 +49,11 @@ func TestConformance(t *testing.T) {
 		return asTransport(newTestWorld(t, size, Config{}))
 	})
 }
+
+// TestTraits checks that collectives over MetaRoCE are asked to pipeline in
+// PreferredChunk pieces.
+func TestTraits(t *testing.T) {
+	eps := newTestWorld(t, 2, Config{})
+	got := transport.TraitsOf(eps[0])
+	require.Equal(t, transport.Traits{ChunkBytes: PreferredChunk}, got)
+}

@@ -91,6 +91,19 @@ func (e *Endpoint) Rank() int { return e.cfg.Rank }
 // Size is the number of ranks in the world.
 func (e *Endpoint) Size() int { return e.cfg.Size }
 
+// PreferredChunk is the chunk size MetaRoCE asks collectives to pipeline
+// in (transport.Traits.ChunkBytes). A message costs a core message, a
+// grant, acknowledgements, an event and a request whatever its size; on
+// loopback, 4 ranks, medians of 4 interleaved runs each, a ring AllReduce
+// of 4 MiB / 16 MiB / 64 MiB cut in 2 MiB chunks took 15 / 18 / 10 % less
+// time than in 512 KiB ones (in two other studies 6 % and 8 % at 4 and 16
+// MiB; smaller chunks were slower still).
+const PreferredChunk = 2 << 20
+
+// Traits implements transport's optional Traits: no shared memory, and
+// PreferredChunk.
+func (e *Endpoint) Traits() transport.Traits { return transport.Traits{ChunkBytes: PreferredChunk} }
+
 // Addr returns the addresses of this endpoint's path sockets, as
 // published to the other ranks.
 func (e *Endpoint) Addr() PeerAddr {
