@@ -5,13 +5,9 @@ package launcher
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/gocoll/gocoll/collective"
 )
 
 // Without shared memory (not Linux), the transports that use it within a
@@ -27,17 +23,7 @@ func TestTransportsWithoutSharedMemory(t *testing.T) {
 			addr := testStore(t)
 			const n = 2 // both on host h0
 			worlds := joinAllOK(t, n, func(r int) []string { return rankEnv(t, addr, r, n, EnvTransport+"="+tr.name) })
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			var wg sync.WaitGroup
-			for r, w := range worlds {
-				wg.Go(func() {
-					x := []int32{int32(r), 100}
-					require.NoError(t, collective.AllReduce(ctx, w.Comm, x, x, collective.Sum))
-					require.Equal(t, []int32{1, 200}, x)
-				})
-			}
-			wg.Wait()
+			sumRanks(t, worlds)
 			for _, w := range worlds {
 				require.Equal(t, tr.used, w.Job().Transport)
 			}

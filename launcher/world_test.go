@@ -318,21 +318,28 @@ func TestWorldOverEachTransport(t *testing.T) {
 			addr := testStore(t)
 			const n = 3
 			worlds := joinAllOK(t, n, func(r int) []string { return rankEnv(t, addr, r, n, EnvTransport+"="+tr.name) })
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-			defer cancel()
-			var wg sync.WaitGroup
-			for r, w := range worlds {
-				wg.Go(func() {
-					x := []int32{int32(r), 100}
-					require.NoError(t, collective.AllReduce(ctx, w.Comm, x, x, collective.Sum))
-					require.Equal(t, []int32{3, 300}, x)
-				})
-			}
-			wg.Wait()
+			sumRanks(t, worlds)
 			require.Equal(t, tr.used, worlds[0].Job().Transport)
 			require.Equal(t, tr.want, fmt.Sprintf("%T", worlds[0].life.guard.inner))
 		})
 	}
+}
+
+// sumRanks runs one AllReduce on every world at once and checks its sum.
+func sumRanks(t *testing.T, worlds []*World) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	n := int32(len(worlds))
+	var wg sync.WaitGroup
+	for r, w := range worlds {
+		wg.Go(func() {
+			x := []int32{int32(r), 100}
+			require.NoError(t, collective.AllReduce(ctx, w.Comm, x, x, collective.Sum))
+			require.Equal(t, []int32{n * (n - 1) / 2, 100 * n}, x)
+		})
+	}
+	wg.Wait()
 }
 
 // Over auto across hosts, a mismatched call on one rank fails the
