@@ -40,32 +40,34 @@ func checkDisjoint(aName string, a []byte, bName string, b []byte) error {
 
 // pairwise exchanges blocks in n-1 rounds: in round k, rank r sends to r+k
 // and receives from r-k, so every rank sends to and receives from exactly
-// one peer per round and no rank is a hot spot. Two rounds are kept in
-// flight so the next round's transfer overlaps this round's wait.
+// one peer per round and no rank is a hot spot. Two rounds of sends are
+// kept in flight so the next round's transfer overlaps this round's wait.
+// Every receive is posted first (each lands in its own block): a peer that
+// runs rounds ahead then finds its receive waiting, instead of leaving its
+// block to the transport as an unexpected message (held and copied again;
+// on MetaRoCE, stalled at the unexpected-byte budget).
 func (c *Comm) pairwise(o *operation, sendBlock, recvBlock func(peer int) []byte) error {
 	n, r := c.Size(), c.rank
 	copy(recvBlock(r), sendBlock(r))
 	const inFlight = 2
-	type round struct {
-		pr   pendingRecv
-		to   int
-		sent pendingSend
+	recvs := make([]pendingRecv, n) // by round
+	for k := 1; k < n; k++ {
+		from := mod(r-k, n)
+		recvs[k] = o.recv(from, recvBlock(from))
 	}
-	rounds := make([]round, 0, n)
+	sends := make([]pendingSend, n) // by round
 	post := func(k int) {
-		to, from := mod(r+k, n), mod(r-k, n)
-		pr := o.recv(from, recvBlock(from))
-		rounds = append(rounds, round{pr: pr, to: to, sent: pendingSend{o.send(to, sendBlock(to)), to}})
+		to := mod(r+k, n)
+		sends[k] = pendingSend{o.send(to, sendBlock(to)), to}
 	}
 	for k := 1; k < n && k <= inFlight; k++ {
 		post(k)
 	}
 	for k := 1; k < n; k++ {
-		rd := &rounds[k-1]
-		if err := o.waitRecv(rd.pr); err != nil {
+		if err := o.waitRecv(recvs[k]); err != nil {
 			return err
 		}
-		if err := rd.sent.wait(o); err != nil {
+		if err := sends[k].wait(o); err != nil {
 			return err
 		}
 		if next := k + inFlight; next < n {
