@@ -59,8 +59,9 @@ type epochStats struct {
 type rankResult struct {
 	params    []float64
 	epochs    []epochStats  // one per epoch, the first before training
-	total     time.Duration // wall time of the training loop
-	comm      time.Duration // of which inside collective calls
+	total     time.Duration // wall time of the training loop, evaluations included
+	eval      time.Duration // of which in the evaluations (their AllReduces too)
+	comm      time.Duration // of which in the training's collective calls
 	commCalls int
 }
 
@@ -76,8 +77,8 @@ type trainer struct {
 	batchIndex []int            // reused each step
 }
 
-// timed runs one collective call and adds its wall time to the rank's
-// communication time.
+// timed runs one collective call of the training (not of an evaluation) and
+// adds its wall time to the rank's communication time.
 func (t *trainer) timed(call func() error) error {
 	start := time.Now()
 	err := call()
@@ -128,13 +129,16 @@ func trainRank(ctx context.Context, j *job, comm *collective.Comm, onEpoch func(
 }
 
 // evaluate measures loss and accuracy on the whole dataset: each rank
-// evaluates its evalRange, one AllReduce sums the totals.
+// evaluates its evalRange, one AllReduce sums the totals. Its time counts
+// as evaluation, not training: the single-process reference does not
+// evaluate.
 func (t *trainer) evaluate(ctx context.Context, epoch int) error {
+	start := time.Now()
+	defer func() { t.result.eval += time.Since(start) }()
 	lo, hi := evalRange(t.comm.Rank(), t.comm.Size(), t.data.len())
 	lossSum, correct := t.model.evaluate(t.params, t.data, lo, hi, t.ws)
 	totals := []float64{lossSum, correct}
-	err := t.timed(func() error { return collective.AllReduce(ctx, t.comm, totals, totals, collective.Sum) })
-	if err != nil {
+	if err := collective.AllReduce(ctx, t.comm, totals, totals, collective.Sum); err != nil {
 		return fmt.Errorf("epoch %d: evaluation AllReduce: %w", epoch, err)
 	}
 	n := float64(t.data.len())
