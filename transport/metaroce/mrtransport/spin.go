@@ -60,8 +60,9 @@ func newSpinner(socks []PathSocket) *spinner {
 }
 
 // Spin implements transport.Spinner: it reads the path sockets in the
-// caller's goroutine until r completes, ctx ends or Config.SpinWait has
-// passed.
+// caller's goroutine until r completes, ctx ends or its spin budget has
+// passed: Config.SpinWait, and smallSpinFactor times that for a receive of
+// at most smallSpinBytes.
 func (r *request) Spin(ctx context.Context) bool {
 	select {
 	case <-r.done:
@@ -71,8 +72,26 @@ func (r *request) Spin(ctx context.Context) bool {
 	if r.ep == nil || r.ep.eng.spin == nil || r.ep.cfg.SpinWait <= 0 {
 		return false
 	}
-	return spinwait.Until(ctx, r.done, r.ep.cfg.SpinWait, r.ep.eng.spinRead)
+	budget := r.ep.cfg.SpinWait
+	if !r.isSend && len(r.buf) <= smallSpinBytes {
+		budget *= smallSpinFactor
+	}
+	return spinwait.Until(ctx, r.done, budget, r.ep.eng.spinRead)
 }
+
+// A receive of at most smallSpinBytes spins smallSpinFactor times
+// Config.SpinWait: a small message comes as soon as its sender runs,
+// while a waiter that spins through a bulk transfer takes the processor
+// from the ranks that copy it. 4 ranks on 2 vCPUs, medians of 5 and 6
+// interleaved runs with 200 us against 50 us for every receive: 8-byte
+// AllReduce 101 against 133 us and 121 against 150, but 64 KiB 640
+// against 522 us and 1 MiB 3.9 against 3.8 ms; with this rule instead,
+// medians of 8 runs: 8 B 169/128 us (out of place/in place) against
+// 206/140, 1 KiB 209/205 against 220/225, 64 KiB 507/467 against 479/455.
+const (
+	smallSpinBytes  = 4 << 10
+	smallSpinFactor = 4
+)
 
 // spinRead reads whatever the path sockets hold, without waiting, and
 // feeds it to the core as a reader would. It leaves the sockets to the
