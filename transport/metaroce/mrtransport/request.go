@@ -28,6 +28,10 @@ type request struct {
 	// of its queue until the core reports the send done.
 	released bool
 	pooled   bool // released with a copy from Endpoint.eagerFree, to go back there
+	// smallRecv is set at creation, for Spin (which runs without the
+	// engine's lock, while complete clears buf): a receive of at most
+	// smallSpinBytes.
+	smallRecv bool
 
 	done chan struct{}
 	n    int   // valid after done is closed
@@ -38,7 +42,7 @@ var _ transport.Request = (*request)(nil)
 
 func newRequest(ep *Endpoint, isSend bool, peer int, tag transport.Tag, buf []byte) *request {
 	return &request{ep: ep, isSend: isSend, peer: peer, tag: tag, key: dataKey(tag), buf: buf,
-		done: make(chan struct{})}
+		smallRecv: !isSend && len(buf) <= smallSpinBytes, done: make(chan struct{})}
 }
 
 // failed returns a request that has already failed with err.

@@ -73,7 +73,7 @@ func (r *request) Spin(ctx context.Context) bool {
 		return false
 	}
 	budget := r.ep.cfg.SpinWait
-	if !r.isSend && len(r.buf) <= smallSpinBytes {
+	if r.smallRecv {
 		budget *= smallSpinFactor
 	}
 	return spinwait.Until(ctx, r.done, budget, r.ep.eng.spinRead)
