@@ -18,7 +18,8 @@ import (
 )
 
 // localWorld builds n connected endpoints in this process over the named
-// transport, and the function that closes them.
+// transport (not auto: see inProcessAuto), and the function that closes
+// them.
 func localWorld(ctx context.Context, name string, n int) ([]transport.Endpoint, func() error, error) {
 	if name == "inproc" {
 		w, err := inproc.NewWorld(n)
@@ -26,9 +27,6 @@ func localWorld(ctx context.Context, name string, n int) ([]transport.Endpoint, 
 			return nil, nil, err
 		}
 		return w.Endpoints(), w.Close, nil
-	}
-	if name == launcher.TransportAuto {
-		name = inProcessAuto()
 	}
 	if name == launcher.TransportSHM {
 		eps, err := shm.NewLocalWorld(ctx, n, shm.Config{})
@@ -86,6 +84,9 @@ func runInProcess(ctx context.Context, o Options, stdout, stderr io.Writer) int 
 	if err != nil {
 		return usageError(stderr, err)
 	}
+	if o.Transport == launcher.TransportAuto {
+		o.Transport = inProcessAuto()
+	}
 	setup, cancel := context.WithTimeout(ctx, o.Timeout)
 	eps, closeWorld, err := localWorld(setup, o.Transport, n)
 	cancel()
@@ -94,9 +95,6 @@ func runInProcess(ctx context.Context, o Options, stdout, stderr io.Writer) int 
 	}
 	defer func() { _ = closeWorld() }()
 
-	if o.Transport == launcher.TransportAuto {
-		o.Transport = inProcessAuto()
-	}
 	info := runInfo{opts: o, ranks: n, placement: "goroutines of one process", sharedProc: true}
 	var wrong int64
 	g, gctx := errgroup.WithContext(ctx)

@@ -173,8 +173,16 @@ func (t *ncclReport) end(s summary) error {
 	if err := t.closeBlock(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintln(t.w, strings.Join(append([]string{rssLine(t.info, s)}, t.steal.lines()...), "\n"))
+	_, err := fmt.Fprintln(t.w, footer(t.info, s, t.steal))
 	return err
+}
+
+// footer is the RSS line and the stolen-CPU lines that end both table
+// formats. They are "# " lines: bench/plot and summarize.py skip them, and
+// a "## " line between the groups peers.sh merges would end bench/plot's
+// table.
+func footer(info runInfo, s summary, steal stealTally) string {
+	return strings.Join(append([]string{rssLine(info, s)}, steal.lines()...), "\n")
 }
 
 // rssLine reports the peak resident set of every rank in MiB.
@@ -314,10 +322,6 @@ func (p *peersReport) end(s summary) error {
 	if !p.ok {
 		yes = "no"
 	}
-	// The steal footer is "# " lines, as the RSS line: plot and
-	// summarize.py skip them, and a "## " line between the groups
-	// peers.sh merges would end bench/plot's table.
-	foot := append([]string{rssLine(p.info, s)}, p.steal.lines()...)
-	_, err := fmt.Fprintf(p.w, "%s\n## end label=%s n=%d all_correct=%s\n", strings.Join(foot, "\n"), p.info.opts.Label, p.info.ranks, yes)
+	_, err := fmt.Fprintf(p.w, "%s\n## end label=%s n=%d all_correct=%s\n", footer(p.info, s, p.steal), p.info.opts.Label, p.info.ranks, yes)
 	return err
 }
