@@ -165,7 +165,7 @@ func TestSilentRankIsDeclaredDead(t *testing.T) {
 	addr := testStore(t)
 	const n, silent = 4, 3
 	worlds, errs := joinAll(t, n, func(r int) []string {
-		return rankEnv(t, addr, r, n, EnvHeartbeatTimeout+"=500ms")
+		return rankEnv(t, addr, r, n, EnvHeartbeatTimeout+"=2s")
 	})
 	for _, err := range errs {
 		require.NoError(t, err)
@@ -195,7 +195,7 @@ func TestSilentRankIsDeclaredDead(t *testing.T) {
 		}
 		require.Error(t, err, "rank %d", r)
 		require.Contains(t, err.Error(), "rank 3", "rank %d: %v", r, err)
-		require.Contains(t, err.Error(), "no heartbeat for 500ms (host h1)", "rank %d: %v", r, err)
+		require.Contains(t, err.Error(), "no heartbeat for 2s (host h1)", "rank %d: %v", r, err)
 	}
 	// Later operations with the dead rank fail at once.
 	err := collective.Send(ctx, worlds[0].Comm, []int32{1}, silent)
@@ -247,7 +247,7 @@ func TestJoinErrors(t *testing.T) {
 		require.NotContains(t, err.Error(), "\n")
 	})
 	t.Run("missing rank", func(t *testing.T) {
-		_, err := Init(context.Background(), Options{Environ: rankEnv(t, addr, 0, 2, EnvConnectTimeout+"=300ms")})
+		_, err := Init(context.Background(), Options{Environ: rankEnv(t, addr, 0, 2, EnvConnectTimeout+"=1500ms")})
 		require.Error(t, err)
 		require.Contains(t, err.Error(), `gocoll: rank 0 of 2 (gocoll): waiting for the other ranks`)
 		require.Contains(t, err.Error(), "ranks [1] missing")

@@ -46,6 +46,15 @@ func shSpec(np int, script string, args ...string) (Spec, *syncBuffer, *syncBuff
 	}, out, errOut
 }
 
+// afterTrap is a script for shSpec, given a fresh directory as its first
+// argument, in which rank 0 runs first once rank 1 ignores SIGTERM (or
+// after 10 s), and rank 1 runs rest: so the stop that rank 0's end starts
+// never finds rank 1 before its trap, however late a loaded machine runs it.
+func afterTrap(first, rest string) string {
+	return `if [ "$GOCOLL_RANK" = 0 ]; then i=0; while [ ! -e "$1/trapped" ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i+1)); done; ` +
+		first + `; fi; trap "" TERM; : >"$1/trapped"; ` + rest
+}
+
 func sortedLines(s string) []string {
 	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 	sort.Strings(lines)
@@ -112,7 +121,7 @@ func TestRunFailureStopsOthers(t *testing.T) {
 
 // A rank that ignores SIGTERM is killed KillAfter later.
 func TestRunKillsWhatIgnoresTerm(t *testing.T) {
-	s, _, _ := shSpec(2, `if [ "$GOCOLL_RANK" = 0 ]; then exit 3; fi; trap "" TERM; sleep 60; echo survived`)
+	s, _, _ := shSpec(2, afterTrap(`exit 3`, `sleep 60; echo survived`), t.TempDir())
 	res, err := Run(context.Background(), s)
 	require.NoError(t, err)
 	require.Equal(t, 3, res.ExitCode())
@@ -175,7 +184,7 @@ func TestRunForwardsSignals(t *testing.T) {
 // Remote ranks go through the rsh command with their variables on its
 // command line, and stdin EOF tells them to stop.
 func TestRunRemoteThroughRsh(t *testing.T) {
-	s, out, _ := shSpec(0, `if [ "$GOCOLL_RANK" = 0 ]; then echo "on $RSH_HOST"; exit 4; fi; trap "" TERM; echo "on $RSH_HOST watch=$GOCOLL_WATCH_STDIN addr=$GOCOLL_ADDR"; cat; echo stdin closed`)
+	s, out, _ := shSpec(0, afterTrap(`echo "on $RSH_HOST"; exit 4`, `echo "on $RSH_HOST watch=$GOCOLL_WATCH_STDIN addr=$GOCOLL_ADDR"; cat; echo stdin closed`), t.TempDir())
 	s.Hosts = []topology.HostSlots{{Host: "ra", Site: "s1", Slots: 1}, {Host: "rb", Site: "s2", Addr: "10.9.0.2", Slots: 1}}
 	s.Rsh = "env RSH_HOST={host}"
 	s.Store = StoreLauncher

@@ -21,7 +21,7 @@ func TestRemoteAbortRefusesWaitingMessages(t *testing.T) {
 	eager := eps[2].Send(1, x, transporttest.Pattern(100, 1))
 	rdv := eps[2].Send(1, tag(1, 1), transporttest.Pattern(1<<20, 2))
 	require.Eventually(t, func() bool { msgs, _, held := unexpectedStats(eps[1], 2); return msgs == 2 && held == 100 },
-		5*time.Second, time.Millisecond)
+		20*time.Second, time.Millisecond)
 	_, err := eager.Wait(waitCtx(t))
 	require.NoError(t, err)
 
@@ -65,7 +65,7 @@ func TestRemoteAbortDuringTransfer(t *testing.T) {
 		send := eps[1].Send(2, op, src)
 		if round > 0 {
 			require.Eventually(t, func() bool { return receivedSome(eps[2], recv) },
-				5*time.Second, 100*time.Microsecond)
+				20*time.Second, 100*time.Microsecond)
 		}
 		eps[0].Abort(op.OpKey, []int{1}, errors.New("stop"))
 

@@ -19,7 +19,7 @@ func tag(op uint64, seq uint32) transport.Tag {
 }
 
 func waitCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -177,7 +177,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 	for _, ep := range eps {
 		require.NoError(t, ep.Close())
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	_, errs := connectPair(t, ctx, listen(t, Config{Rank: 0, JobID: 1}), listen(t, Config{Rank: 1}))
 	require.ErrorIs(t, errs[0], ErrRefused)

@@ -42,7 +42,7 @@ func listen(t *testing.T, cfg Config) *Listener {
 }
 
 func TestHandshakeRefusesOtherJob(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	l0 := listen(t, Config{Rank: 0, JobID: 1})
 	l1 := listen(t, Config{Rank: 1, JobID: 2})
@@ -57,7 +57,7 @@ func TestHandshakeRefusesOtherJob(t *testing.T) {
 }
 
 func TestHandshakeRefusesOtherWorldSize(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	l0 := listen(t, Config{Rank: 0})
 	l1 := listen(t, Config{Rank: 1})

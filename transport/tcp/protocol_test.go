@@ -40,7 +40,7 @@ func TestUnexpectedBytesBounded(t *testing.T) {
 		sends[i] = eps[0].Send(1, tag(1, uint32(i)), transporttest.Pattern(size, uint64(i)))
 	}
 	require.Eventually(t, func() bool { msgs, _, _ := unexpectedStats(eps[1], 0); return msgs == count },
-		5*time.Second, time.Millisecond)
+		20*time.Second, time.Millisecond)
 	_, rts, held := unexpectedStats(eps[1], 0)
 	require.LessOrEqual(t, held, int64(budget))
 	require.GreaterOrEqual(t, rts, count-budget/size)
@@ -67,7 +67,7 @@ func TestCancelledRendezvousSendWithdraws(t *testing.T) {
 	eps := newTestWorld(t, 2, Config{})
 	s := eps[0].Send(1, tag(1, 0), make([]byte, 1<<20))
 	require.Eventually(t, func() bool { _, rts, _ := unexpectedStats(eps[1], 0); return rts == 1 },
-		5*time.Second, time.Millisecond)
+		20*time.Second, time.Millisecond)
 	s.Cancel()
 	_, err := s.Wait(waitCtx(t))
 	require.ErrorIs(t, err, transport.ErrCancelled)

@@ -40,12 +40,17 @@ func TestEagerSendCompletesAtOnce(t *testing.T) {
 	require.Equal(t, 1000, n)
 	require.NoError(t, transporttest.Verify(got, 7))
 
+	// Rank 1's engine is held meanwhile, so that no ACK of the message
+	// can complete the send before the check, however late it runs.
+	eps[1].eng.lock()
 	big := eps[0].Send(1, transport.Tag{OpKey: tag.OpKey, Seq: 1}, make([]byte, 1001))
 	select {
 	case <-big.Done():
+		eps[1].eng.unlock()
 		t.Fatal("a 1001-byte send with EagerBytes 1000 completed within Send")
 	default:
 	}
+	eps[1].eng.unlock()
 	_, err = eps[1].Recv(0, transport.Tag{OpKey: tag.OpKey, Seq: 1}, make([]byte, 1001)).Wait(ctx)
 	require.NoError(t, err)
 	_, err = big.Wait(ctx)
