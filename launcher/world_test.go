@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/gocoll/gocoll/transport/shm"
 	"net"
 	"os"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/launcher/store"
 	"github.com/gocoll/gocoll/topology"
+	"github.com/gocoll/gocoll/transport/shm"
 )
 
 const testJobKey = "test job key"
