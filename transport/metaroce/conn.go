@@ -92,7 +92,7 @@ func newConn(ep *Endpoint, id ConnID, peer uint64, initiator bool, now time.Dura
 func (c *conn) open(h *wire.Hello, now time.Duration) {
 	c.phase, c.peerConn = phaseOpen, h.Src
 	n := min(c.cfg.Paths, int(h.Paths))
-	c.datagram = min(c.cfg.MaxDatagram, int(h.MaxDatagram))
+	c.datagram = min(c.datagram, int(h.MaxDatagram)) // c.datagram: Config.MaxDatagram or ConnectDatagram's limit
 	chunk := c.datagram - wire.DataOverhead
 	c.paths = make([]*path, n)
 	for i := range c.paths {
@@ -109,7 +109,7 @@ func (c *conn) open(h *wire.Hello, now time.Duration) {
 func (c *conn) helloPacket(ack bool, path int) wire.Hello {
 	return wire.Hello{
 		Ack: ack, Conn: c.peerConn, Path: uint8(path), Src: uint64(c.id), Node: c.cfg.NodeID,
-		Paths: uint16(c.cfg.Paths), MaxDatagram: uint32(c.cfg.MaxDatagram),
+		Paths: uint16(c.cfg.Paths), MaxDatagram: uint32(c.datagram),
 		MsgWindow: uint32(c.cfg.MsgWindow), Budget: uint64(c.cfg.UnexpectedBytes),
 	}
 }
