@@ -32,19 +32,25 @@
 // without it the key is derived from the job id, which keeps jobs apart but
 // is no secret.
 //
-// Under every launcher these variables apply too: GOCOLL_SITE (this rank's
-// site), GOCOLL_HOST (its host name in the topology, default the kernel's),
-// GOCOLL_ADDR (the IP the transport listens on, default this host's
-// address on the route to the store), GOCOLL_TRANSPORT (shm+tcp, the default: shared memory within a host and
-// TCP between hosts; auto: shared memory and MetaRoCE; tcp, metaroce, shm),
-// GOCOLL_DEBUG (info, debug or trace: log to stderr at that level),
-// GOCOLL_SPIN_WAIT (shared memory and MetaRoCE: how long a wait polls before it sleeps;
-// default 200us on shared memory, 50us on MetaRoCE; 0 never), GOCOLL_HEARTBEAT_TIMEOUT (default 30s) and GOCOLL_CONNECT_TIMEOUT
-// (default 120s). gocoll run also sets GOCOLL_WATCH_STDIN=1 for the ranks
-// it starts remotely: the rank then ends (SIGTERM, then exit status 143
-// five seconds later) when its stdin closes, which means the launcher or
-// the ssh connection to it is gone. This package's env.go is the only code
-// of gocoll that reads environment variables.
+// Under every launcher these variables apply too:
+//
+//	GOCOLL_SITE               this rank's site
+//	GOCOLL_HOST               its host name in the topology (default: the kernel's)
+//	GOCOLL_ADDR               the IP the transport listens on (default: this host's address on the route to the store)
+//	GOCOLL_TRANSPORT          auto (the default): shared memory within a host, MetaRoCE between hosts;
+//	                          shm+tcp: shared memory and TCP; tcp, metaroce or shm alone
+//	GOCOLL_DEBUG              info, debug or trace: log to stderr at that level
+//	GOCOLL_SPIN_WAIT          shared memory and MetaRoCE: how long a wait polls before it sleeps
+//	                          (default 200us on shared memory, 50us on MetaRoCE; 0 never)
+//	GOCOLL_HEARTBEAT_TIMEOUT  a rank whose store heartbeat stands still this long is dead (default 30s)
+//	GOCOLL_CONNECT_TIMEOUT    bound on forming the world (default 120s)
+//
+// Every variable is checked before the rank joins: a bad value is a
+// one-line error naming it. gocoll run also sets GOCOLL_WATCH_STDIN=1 for
+// the ranks it starts remotely: the rank then ends (SIGTERM, then exit
+// status 143 five seconds later) when its stdin closes, which means the
+// launcher or the ssh connection to it is gone. This package's env.go is
+// the only code of gocoll that reads environment variables.
 //
 // # Health
 //

@@ -34,7 +34,7 @@ const (
 	EnvAddr       = "GOCOLL_ADDR"        // the IP address the transport listens on (default: the route to the store)
 	EnvWatchStdin = "GOCOLL_WATCH_STDIN" // 1: end the process when stdin closes (the launcher went away)
 
-	EnvTransport        = "GOCOLL_TRANSPORT"         // shm+tcp (default), tcp, metaroce, shm, auto (shm+metaroce)
+	EnvTransport        = "GOCOLL_TRANSPORT"         // auto (default: shm within a host, metaroce between hosts), shm+tcp, tcp, metaroce, shm
 	EnvDebug            = "GOCOLL_DEBUG"             // info or trace: log to stderr at that level
 	EnvHeartbeatTimeout = "GOCOLL_HEARTBEAT_TIMEOUT" // a rank silent this long is declared dead
 	EnvConnectTimeout   = "GOCOLL_CONNECT_TIMEOUT"   // bound on forming the world
@@ -72,14 +72,15 @@ const (
 	// the job must run on this host.
 	TransportSHM = "shm"
 	// TransportAuto is shared memory between the ranks of one host and
-	// MetaRoCE between hosts: a World's Job then names TransportSHM,
-	// TransportMetaRoCE, or TransportSHMMetaRoCE for the two together.
+	// MetaRoCE between hosts (DefaultTransport): a World's Job then names
+	// TransportSHM, TransportMetaRoCE, or TransportSHMMetaRoCE for the two
+	// together.
 	TransportAuto = "auto"
 	// TransportSHMMetaRoCE is what auto picks for a job of several hosts
 	// with several ranks on some; also accepted in GOCOLL_TRANSPORT.
 	TransportSHMMetaRoCE = "shm+metaroce"
 	// TransportSHMTCP is shared memory between the ranks of one host and
-	// TCP between hosts (DefaultTransport).
+	// TCP between hosts.
 	TransportSHMTCP = "shm+tcp"
 )
 

@@ -17,18 +17,18 @@ import (
 )
 
 // DefaultTransport is the transport of a job that does not set
-// GOCOLL_TRANSPORT: shared memory between the ranks of one host, TCP
-// between hosts. Both notice a dead peer at once (its pidfd, its broken
-// connection), so the survivors' collectives fail naming it. MetaRoCE (UDP,
-// GOCOLL_TRANSPORT=auto or metaroce) notices a dead process from the ICMP
-// port unreachable that its next datagram to it draws (within about a
-// second while a receive waits), but a host that vanished only at its
-// IdleTimeout (10 s by default), later than gocoll run's grace before it
-// stops the other ranks. Where shared memory cannot be set up (on systems
-// other than Linux shm.Supported is false), this default and auto reach
-// the ranks of a host through their network transport too; shm alone
-// fails.
-const DefaultTransport = TransportSHMTCP
+// GOCOLL_TRANSPORT: auto, shared memory between the ranks of one host and
+// MetaRoCE between hosts (a World's Job names what it picked:
+// TransportSHM, TransportMetaRoCE or TransportSHMMetaRoCE). Shared memory
+// notices a dead peer at once (its pidfd); MetaRoCE notices a dead process
+// from the ICMP port unreachable that its next datagram to it draws (within
+// about a second while a receive waits), and a peer that stopped answering
+// on every path (a stopped process, a vanished host) at its peer timeout.
+// shm+tcp, the default before MetaRoCE, stays available. Where shared
+// memory cannot be set up (on systems other than Linux shm.Supported is
+// false), auto and shm+tcp reach the ranks of a host through their network
+// transport too; shm alone fails.
+const DefaultTransport = TransportAuto
 
 // transportSpec is what every transport needs to set up one rank.
 type transportSpec struct {

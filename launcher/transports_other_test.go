@@ -15,8 +15,8 @@ import (
 // why.
 func TestTransportsWithoutSharedMemory(t *testing.T) {
 	for _, tr := range []struct{ name, used string }{
-		{TransportSHMTCP, TransportTCP}, // the default
-		{TransportAuto, TransportMetaRoCE},
+		{TransportSHMTCP, TransportTCP},
+		{TransportAuto, TransportMetaRoCE}, // the default
 		{TransportSHMMetaRoCE, TransportMetaRoCE},
 	} {
 		t.Run(tr.name, func(t *testing.T) {

@@ -103,6 +103,10 @@ func TestWorldFormsAndReduces(t *testing.T) {
 		require.Equal(t, []int64{6, 4, 60}, results[r])
 	}
 	w := worlds[3]
+	if shm.Supported {
+		// The default: shared memory within h0 and h1, MetaRoCE between.
+		require.Equal(t, TransportSHMMetaRoCE, w.Job().Transport)
+	}
 	require.Equal(t, 3, w.Rank())
 	require.Equal(t, n, w.Size())
 	require.Equal(t, "b", w.Site())
@@ -308,8 +312,8 @@ func TestWorldOverEachTransport(t *testing.T) {
 	}{
 		{TransportMetaRoCE, TransportMetaRoCE, "*mrtransport.Endpoint"},
 		{TransportSHM, TransportSHM, "*shm.Endpoint"},
-		{TransportAuto, TransportSHMMetaRoCE, "*route.Endpoint"},
-		{TransportSHMTCP, TransportSHMTCP, "*route.Endpoint"}, // the default
+		{TransportAuto, TransportSHMMetaRoCE, "*route.Endpoint"}, // the default
+		{TransportSHMTCP, TransportSHMTCP, "*route.Endpoint"},
 	} {
 		t.Run(tr.name, func(t *testing.T) {
 			if tr.used != TransportMetaRoCE && !shm.Supported {
