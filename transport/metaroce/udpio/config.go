@@ -3,6 +3,7 @@ package udpio
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Defaults and limits of [Config].
@@ -48,7 +49,17 @@ type Config struct {
 	// DisableECN neither marks sent datagrams ECT(0) nor reads the ECN bits
 	// of received ones (Message.CE stays false).
 	DisableECN bool
+	// Device, if not empty, is the name of the network interface the
+	// socket is bound to before its address (SO_BINDTODEVICE): it then
+	// sends and receives through that interface only, whatever the routing
+	// table says. At most MaxDeviceName bytes. Linux only; elsewhere, and
+	// where the kernel refuses it (before Linux 5.7 it needs CAP_NET_RAW),
+	// Listen fails.
+	Device string
 }
+
+// MaxDeviceName is the longest Config.Device (IFNAMSIZ less its NUL).
+const MaxDeviceName = 15
 
 // withDefaults checks c and returns it with zero fields set to defaults.
 func (c Config) withDefaults() (Config, error) {
@@ -60,6 +71,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if err := checkRange("BatchSize", c.BatchSize, MaxBatchSize); err != nil {
 		return c, err
+	}
+	if len(c.Device) > MaxDeviceName || strings.ContainsRune(c.Device, 0) {
+		return c, fmt.Errorf("%w: Device %q: at most %d bytes, no NUL", ErrConfig, c.Device, MaxDeviceName)
 	}
 	if c.ReadBuffer == 0 {
 		c.ReadBuffer = DefaultSocketBuffer

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"syscall"
 )
 
 // The portable fallback: one datagram per system call through the net
@@ -88,4 +89,14 @@ func (writer) write(s *Socket, ms []Message) (int, error) {
 		}
 	}
 	return len(ms), nil
+}
+
+// bindControl refuses a device: SO_BINDTODEVICE is Linux's.
+func bindControl(device string) func(network, address string, c syscall.RawConn) error {
+	if device == "" {
+		return nil
+	}
+	return func(string, string, syscall.RawConn) error {
+		return fmt.Errorf("binding to device %s: %w", device, errors.ErrUnsupported)
+	}
 }

@@ -1,6 +1,7 @@
 package udpio
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/netip"
@@ -50,10 +51,15 @@ func Listen(addr netip.AddrPort, cfg Config) (*Socket, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn, err := net.ListenUDP(network, net.UDPAddrFromAddrPort(addr))
+	lc := net.ListenConfig{Control: bindControl(cfg.Device)}
+	pc, err := lc.ListenPacket(context.Background(), network, addr.String())
 	if err != nil {
+		if cfg.Device != "" {
+			return nil, fmt.Errorf("udpio: listen %s on device %s: %w", addr, cfg.Device, err)
+		}
 		return nil, fmt.Errorf("udpio: listen %s: %w", addr, err)
 	}
+	conn := pc.(*net.UDPConn)
 	raw, err := conn.SyscallConn()
 	if err != nil {
 		conn.Close()

@@ -2,6 +2,8 @@ package udpio
 
 import (
 	"errors"
+	"fmt"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -95,4 +97,22 @@ func enableECN(fd int, v6 bool) error {
 		return nil
 	}
 	return err
+}
+
+// bindControl returns the net.ListenConfig Control that binds a socket to
+// device (SO_BINDTODEVICE) before its address, or nil for no device.
+func bindControl(device string) func(network, address string, c syscall.RawConn) error {
+	if device == "" {
+		return nil
+	}
+	return func(_, _ string, c syscall.RawConn) error {
+		var err error
+		if cerr := c.Control(func(fd uintptr) { err = unix.BindToDevice(int(fd), device) }); cerr != nil {
+			return cerr
+		}
+		if err != nil {
+			return fmt.Errorf("SO_BINDTODEVICE %s: %w", device, err)
+		}
+		return nil
+	}
 }
