@@ -42,6 +42,8 @@
 //	GOCOLL_DEBUG              info, debug or trace: log to stderr at that level
 //	GOCOLL_SPIN_WAIT          shared memory and MetaRoCE: how long a wait polls before it sleeps
 //	                          (default 200us on shared memory, 50us on MetaRoCE; 0 never)
+//	GOCOLL_PEER_TIMEOUT       MetaRoCE: a peer silent on every path this long, while an operation waits
+//	                          on it, fails that operation naming it (default 2s; 100ms to 1h)
 //	GOCOLL_HEARTBEAT_TIMEOUT  a rank whose store heartbeat stands still this long is dead (default 30s)
 //	GOCOLL_CONNECT_TIMEOUT    bound on forming the world (default 120s)
 //

@@ -39,6 +39,7 @@ const (
 	EnvHeartbeatTimeout = "GOCOLL_HEARTBEAT_TIMEOUT" // a rank silent this long is declared dead
 	EnvConnectTimeout   = "GOCOLL_CONNECT_TIMEOUT"   // bound on forming the world
 	EnvSpinWait         = "GOCOLL_SPIN_WAIT"         // shm, metaroce: how long a wait polls before it sleeps; 0 never
+	EnvPeerTimeout      = "GOCOLL_PEER_TIMEOUT"      // metaroce: a peer silent on every path this long fails what waits on it
 	// EnvGoMaxProcs is the Go runtime's own variable; when it is set, Join
 	// leaves the runtime's GOMAXPROCS alone (see Job.FitGoMaxProcs).
 	EnvGoMaxProcs = "GOMAXPROCS"
@@ -49,6 +50,11 @@ const (
 	DefaultHeartbeatTimeout = 30 * time.Second
 	DefaultConnectTimeout   = 120 * time.Second
 	MinHeartbeatTimeout     = 100 * time.Millisecond
+	// DefaultPeerTimeout is Job.PeerTimeout when GOCOLL_PEER_TIMEOUT is
+	// unset; MinPeerTimeout and MaxPeerTimeout bound it.
+	DefaultPeerTimeout = 2 * time.Second
+	MinPeerTimeout     = 100 * time.Millisecond
+	MaxPeerTimeout     = time.Hour
 	MaxTimeout              = 24 * time.Hour
 	// MaxJobIDBytes bounds a job id (it prefixes store keys).
 	MaxJobIDBytes = 128
@@ -106,6 +112,11 @@ type Job struct {
 	LogLevel         slog.Level    // meaningful if Logging
 	Logging          bool          // GOCOLL_DEBUG was set
 	HeartbeatTimeout time.Duration // in [MinHeartbeatTimeout, MaxTimeout]
+	// PeerTimeout is how long a MetaRoCE peer may stay silent on every
+	// path while an operation waits on it before that operation fails
+	// naming it (metaroce.Config.PeerTimeout); in [MinPeerTimeout,
+	// MaxPeerTimeout], DefaultPeerTimeout unless GOCOLL_PEER_TIMEOUT is set.
+	PeerTimeout time.Duration
 	// SpinWait is how long a wait on shared memory or MetaRoCE polls,
 	// yielding the processor, before it sleeps (shm.Config.SpinWait,
 	// mrtransport.Config.SpinWait): 0 means their defaults (200 us and 50 us),
@@ -452,6 +463,12 @@ func (e envReader) behaviour(j *Job) error {
 	}
 	if j.ConnectTimeout, err = e.duration(EnvConnectTimeout, DefaultConnectTimeout, time.Millisecond); err != nil {
 		return err
+	}
+	if j.PeerTimeout, err = e.duration(EnvPeerTimeout, DefaultPeerTimeout, MinPeerTimeout); err != nil {
+		return err
+	}
+	if j.PeerTimeout > MaxPeerTimeout {
+		return fmt.Errorf("gocoll: %s=%q is outside [%v, %v]", EnvPeerTimeout, e.get(EnvPeerTimeout), MinPeerTimeout, MaxPeerTimeout)
 	}
 	if v := e.get(EnvSpinWait); v != "" {
 		d, err := time.ParseDuration(v)

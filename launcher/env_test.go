@@ -67,6 +67,7 @@ func TestParseEnvLaunchers(t *testing.T) {
 			require.Equal(t, DefaultTransport, j.Transport)
 			require.Equal(t, DefaultHeartbeatTimeout, j.HeartbeatTimeout)
 			require.Equal(t, DefaultConnectTimeout, j.ConnectTimeout)
+			require.Equal(t, DefaultPeerTimeout, j.PeerTimeout)
 			require.False(t, j.Logging)
 		})
 	}
@@ -75,12 +76,14 @@ func TestParseEnvLaunchers(t *testing.T) {
 func TestParseEnvSettings(t *testing.T) {
 	base := []string{"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1"}
 	j, err := ParseEnv(envOf(append(base, "GOCOLL_DEBUG=trace", "GOCOLL_TRANSPORT=TCP",
-		"GOCOLL_HEARTBEAT_TIMEOUT=2s", "GOCOLL_CONNECT_TIMEOUT=1.5", "GOCOLL_WATCH_STDIN=1")...))
+		"GOCOLL_HEARTBEAT_TIMEOUT=2s", "GOCOLL_CONNECT_TIMEOUT=1.5", "GOCOLL_WATCH_STDIN=1",
+		"GOCOLL_PEER_TIMEOUT=750ms")...))
 	require.NoError(t, err)
 	require.True(t, j.Logging)
 	require.Equal(t, LevelTrace, j.LogLevel)
 	require.Equal(t, 2*time.Second, j.HeartbeatTimeout)
 	require.Equal(t, 1500*time.Millisecond, j.ConnectTimeout)
+	require.Equal(t, 750*time.Millisecond, j.PeerTimeout)
 	require.True(t, j.WatchStdin)
 
 	j, err = ParseEnv(envOf(append(base, "GOCOLL_DEBUG=info")...))
@@ -118,6 +121,9 @@ func TestParseEnvErrors(t *testing.T) {
 		`GOCOLL_DEBUG="loud"`:                      {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_DEBUG=loud"},
 		`GOCOLL_HEARTBEAT_TIMEOUT="soon"`:          {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_HEARTBEAT_TIMEOUT=soon"},
 		`GOCOLL_HEARTBEAT_TIMEOUT="1ms" is outsi`:  {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_HEARTBEAT_TIMEOUT=1ms"},
+		`GOCOLL_PEER_TIMEOUT="soon" is not a`:      {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_PEER_TIMEOUT=soon"},
+		`GOCOLL_PEER_TIMEOUT="10ms" is outside`:    {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_PEER_TIMEOUT=10ms"},
+		`GOCOLL_PEER_TIMEOUT="2h" is outside`:      {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_PEER_TIMEOUT=2h"},
 		`GOCOLL_CONNECT_TIMEOUT="-1"`:              {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_CONNECT_TIMEOUT=-1"},
 		`GOCOLL_STORE_SERVE="maybe"`:               {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_STORE_SERVE=maybe"},
 		`GOCOLL_ADDR="here"`:                       {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_ADDR=here"},
