@@ -55,7 +55,7 @@ const (
 	DefaultPeerTimeout = 2 * time.Second
 	MinPeerTimeout     = 100 * time.Millisecond
 	MaxPeerTimeout     = time.Hour
-	MaxTimeout              = 24 * time.Hour
+	MaxTimeout         = 24 * time.Hour
 	// MaxJobIDBytes bounds a job id (it prefixes store keys).
 	MaxJobIDBytes = 128
 	// MaxJobKeyBytes bounds a job key (the store's limit).
