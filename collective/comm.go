@@ -29,10 +29,12 @@ const (
 	AlgoPairwise          // AllToAll: n-1 rounds of pairwise exchange
 	AlgoDissemination     // Barrier
 	AlgoDirect            // Gather/Scatter/Send/Recv: straight to or from the peer
+	AlgoTree              // AllReduce/Broadcast/Reduce: pipelined double binary tree
+	AlgoHierarchical      // AllReduce: reduce-scatter per host, across hosts and sites, all-gather
 	numAlgos
 )
 
-var algoNames = [numAlgos]string{"auto", "ring", "recursive-doubling", "chain", "binomial", "pairwise", "dissemination", "direct"}
+var algoNames = [numAlgos]string{"auto", "ring", "recursive-doubling", "chain", "binomial", "pairwise", "dissemination", "direct", "tree", "hierarchical"}
 
 func (a Algorithm) String() string {
 	if a < numAlgos {
