@@ -57,6 +57,8 @@ type peer struct {
 	conn  metaroce.ConnID  // 0 until dialed or accepted
 	up    bool
 	err   error // set when the connection failed; later requests fail with it
+	// excluded: another transport reaches this peer (ConnectExcept).
+	excluded bool
 
 	sends, recvs map[msgKey]*queue
 	blocked      []*request // receive heads refused as duplicates, retried after input

@@ -48,7 +48,7 @@ func (e *Endpoint) connUp(now time.Duration, ev metaroce.Event) {
 	case ev.Kind == metaroce.EventConnected && p.conn != ev.Conn:
 		e.counters.strayEvents++
 		return
-	case ev.Kind == metaroce.EventAccepted && (p.rank > e.cfg.Rank || p.conn != 0 || e.closed):
+	case ev.Kind == metaroce.EventAccepted && (p.rank > e.cfg.Rank || p.conn != 0 || e.closed || p.excluded):
 		e.log.Warn("mrtransport: refused a connection", "peer", p.rank, "have", uint64(p.conn))
 		_ = e.eng.core.Close(now, ev.Conn)
 		return
@@ -58,9 +58,7 @@ func (e *Endpoint) connUp(now time.Duration, ev metaroce.Event) {
 	e.log.Debug("mrtransport: connected", "peer", p.rank, "conn", uint64(ev.Conn), "kind", ev.Kind.String())
 	e.postCtrlRecv(now, p)
 	e.nUp++
-	if e.nUp == e.cfg.Size-1 {
-		close(e.connected)
-	}
+	e.checkConnected()
 }
 
 // connDown handles a connection that is gone. Every request of the
@@ -94,7 +92,7 @@ func (e *Endpoint) connDown(now time.Duration, ev metaroce.Event) {
 	if wasUp {
 		e.nUp--
 	}
-	if e.closed || e.isConnected() {
+	if e.closed || e.isConnected() || p.excluded {
 		return
 	}
 	// Still setting up: try again.

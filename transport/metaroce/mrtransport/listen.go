@@ -140,7 +140,7 @@ func (l *Listener) Connect(ctx context.Context, peers []PeerAddr) (*Endpoint, er
 			continue
 		}
 		p.addrs = append([]netip.AddrPort(nil), peers[r].Paths...)
-		if r > e.cfg.Rank && p.conn == 0 {
+		if r > e.cfg.Rank && p.conn == 0 && !p.excluded {
 			e.dial(now, p)
 		}
 	}
@@ -168,7 +168,7 @@ func (e *Endpoint) missing() []int {
 	defer e.eng.unlock()
 	var out []int
 	for r, p := range e.peers {
-		if p != nil && !p.up {
+		if p != nil && !p.up && !p.excluded {
 			out = append(out, r)
 		}
 	}
