@@ -33,26 +33,46 @@ var _ transport.Endpoint = (*Endpoint)(nil)
 // are several distinct transports, each must implement transport.Ender.
 // New registers their OnRemoteAbort. The endpoint owns the transports: its
 // Close closes each once.
-func New(byPeer []transport.Endpoint) (*Endpoint, error) {
+//
+// also are transports joined even if no peer is reached through them
+// (nil ones are skipped): they count in Traits and are aborted and closed
+// with the others. Ranks that join the same kinds of transport see the
+// same Traits whichever peers each reaches through which, as a world's
+// collectives need.
+func New(byPeer []transport.Endpoint, also ...transport.Endpoint) (*Endpoint, error) {
 	if len(byPeer) == 0 {
 		return nil, errors.New("route: no ranks")
 	}
 	e := &Endpoint{byPeer: byPeer, rank: -1}
 	seen := map[transport.Endpoint]bool{}
-	for r, ep := range byPeer {
-		if ep == nil {
-			return nil, fmt.Errorf("route: no transport for rank %d", r)
-		}
+	join := func(what string, ep transport.Endpoint) error {
 		if e.rank < 0 {
 			e.rank = ep.Rank()
 		}
 		if ep.Rank() != e.rank || ep.Size() != len(byPeer) {
-			return nil, fmt.Errorf("route: rank %d's transport is rank %d of %d, want rank %d of %d",
-				r, ep.Rank(), ep.Size(), e.rank, len(byPeer))
+			return fmt.Errorf("route: %s is rank %d of %d, want rank %d of %d",
+				what, ep.Rank(), ep.Size(), e.rank, len(byPeer))
 		}
 		if !seen[ep] {
 			seen[ep] = true
 			e.all = append(e.all, ep)
+		}
+		return nil
+	}
+	for r, ep := range byPeer {
+		if ep == nil {
+			return nil, fmt.Errorf("route: no transport for rank %d", r)
+		}
+		if err := join(fmt.Sprintf("rank %d's transport", r), ep); err != nil {
+			return nil, err
+		}
+	}
+	for i, ep := range also {
+		if ep == nil {
+			continue
+		}
+		if err := join(fmt.Sprintf("extra transport %d", i), ep); err != nil {
+			return nil, err
 		}
 	}
 	if len(e.all) == 1 {

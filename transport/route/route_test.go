@@ -148,3 +148,36 @@ func TestTraits(t *testing.T) {
 		t.Fatalf("inproc and a 2 MiB preference joined: traits %+v, want ChunkBytes %d", got, 2<<20)
 	}
 }
+
+// A transport given in also joins the endpoint though no peer is reached
+// through it: it counts in Traits and is closed with the others.
+func TestAlsoJoined(t *testing.T) {
+	near, err := inproc.NewWorld(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spare, err := inproc.NewWorld(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = near.Close(); _ = spare.Close() })
+	n0 := near.Endpoints()[0]
+	if _, err := route.New([]transport.Endpoint{n0, n0}, spare.Endpoints()[1]); err == nil {
+		t.Error("an extra transport of another rank was accepted")
+	}
+	extra := chunky{spare.Endpoints()[0].(*inproc.Endpoint), 1 << 20}
+	ep, err := route.New([]transport.Endpoint{n0, n0}, nil, extra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ep.Traits(); got.ChunkBytes != 1<<20 {
+		t.Fatalf("traits %+v, want the extra transport's ChunkBytes %d", got, 1<<20)
+	}
+	if err := ep.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tag := transport.Tag{OpKey: transport.OpKey{Comm: 1, Op: 1}}
+	if _, err := extra.Send(1, tag, []byte{1}).Wait(context.Background()); err == nil {
+		t.Error("the extra transport still sends after the routed endpoint's Close")
+	}
+}
