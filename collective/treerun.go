@@ -1,0 +1,275 @@
+package collective
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/gocoll/gocoll/collective/reduce"
+	"github.com/gocoll/gocoll/transport"
+)
+
+// treeRun is one rank's part of a pipelined operation on two trees: half t
+// of the buffer, in chunks, goes up tree t (reduced at every inner rank)
+// and/or down it (forwarded by every inner rank).
+//
+// Every message gets a step: chunk c leaves a rank of height h upward at
+// step c+h, after its children's copies (steps c+h(child) < c+h), and
+// leaves a rank of depth d downward at step c+base+d. A rank runs its
+// events sorted by (step, combine < send < receive, tree, chunk, peer).
+// Both ends of a message know its step and tree, and no pair exchanges two
+// messages one way at the same step of one tree, so each pair posts its
+// sends and receives in the same order; and a rank waits at step s only for
+// messages of step s, which their senders post after their own steps below
+// s, or for its sends of earlier steps: no rank waits for one that cannot
+// get there.
+type treeRun struct {
+	o          *operation
+	x          int // this rank
+	trees      [2]treeShape
+	send, recv []byte
+	spec       reduceSpec
+	up, down   bool
+	avg        bool // the roots divide their halves by n (AllReduce Avg)
+	inPlace    bool
+	g          geometry      // segment t is tree t's half
+	d          int           // chunks per child slot ring: more than the trees' height
+	slots      [2][][][]byte // [tree][child][chunk % d], children's partial sums
+	upSends    [2][]transport.Request
+	combined   [2]int // chunks combined so far, per tree (in chunk order)
+	events     []treeEvent
+	recvs      []int         // indices into events of the receives, in order
+	pending    []pendingRecv // by receive ordinal
+	posted     int           // receives posted so far
+	ahead      int           // most receives posted and not waited for
+}
+
+type treeEvent struct {
+	key, kind, t, c, peer int
+	child                 int // an upward receive's child index, else -1
+	up                    bool
+}
+
+const (
+	evCombine = iota
+	evSend
+	evRecv
+)
+
+func newTreeRun(o *operation, trees [2]treeShape, send, recv []byte, count, esize int, up, down bool) *treeRun {
+	r := &treeRun{o: o, x: o.c.rank, trees: trees, send: send, recv: recv, up: up, down: down,
+		inPlace: sameRegion(send, recv), g: newGeometry(count, 2, esize, o.c.cfg.ChunkBytes)}
+	k := r.g.k
+	r.d = max(o.c.cfg.PipelineDepth, trees[0].height[trees[0].root]+1, trees[1].height[trees[1].root]+1)
+	for t := range trees {
+		r.upSends[t] = make([]transport.Request, k)
+		r.addEvents(t)
+	}
+	slices.SortFunc(r.events, func(a, b treeEvent) int {
+		return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.kind, b.kind), cmp.Compare(a.t, b.t),
+			cmp.Compare(a.c, b.c), cmp.Compare(a.peer, b.peer))
+	})
+	for i, e := range r.events {
+		if e.kind == evRecv {
+			r.recvs = append(r.recvs, i)
+		}
+	}
+	r.pending = make([]pendingRecv, len(r.recvs))
+	perChunk := (len(r.recvs) + k - 1) / k
+	r.ahead = max(1, perChunk*max(r.d, ringDepth(o.c.cfg, k)))
+	return r
+}
+
+// addEvents lists this rank's events of tree t.
+func (r *treeRun) addEvents(t int) {
+	s, x := &r.trees[t], r.x
+	base := 0 // the step at which the root sends chunk 0 down
+	if r.up {
+		base = s.height[s.root]
+	}
+	add := func(key, kind, c, peer, child int, up bool) {
+		r.events = append(r.events, treeEvent{key: key, kind: kind, t: t, c: c, peer: peer, child: child, up: up})
+	}
+	for c := range r.g.k {
+		if r.up {
+			for i, ch := range s.children[x] {
+				add(c+s.height[ch], evRecv, c, ch, i, true)
+			}
+			if len(s.children[x]) > 0 || s.parent[x] < 0 {
+				add(c+s.height[x], evCombine, c, -1, -1, true)
+			}
+			if p := s.parent[x]; p >= 0 {
+				add(c+s.height[x], evSend, c, p, -1, true)
+			}
+		}
+		if r.down {
+			if p := s.parent[x]; p >= 0 {
+				add(c+base+s.depth[x]-1, evRecv, c, p, -1, false)
+			}
+			for _, ch := range s.children[x] {
+				add(c+base+s.depth[x], evSend, c, ch, -1, false)
+			}
+		}
+	}
+}
+
+func (r *treeRun) span(t, c int) (lo, hi int) { return r.g.span(t, c) }
+
+func (r *treeRun) slot(t, i, c int) []byte {
+	lo, hi := r.span(t, c)
+	return r.slots[t][i][c%r.d][:hi-lo]
+}
+
+func (r *treeRun) run() error {
+	var bufs [][]byte
+	if r.up {
+		bufs = r.o.c.scratch.get(r.d * (len(r.trees[0].children[r.x]) + len(r.trees[1].children[r.x])))
+		defer r.o.c.scratch.put(bufs)
+		rest := bufs
+		for t := range r.trees {
+			for range r.trees[t].children[r.x] {
+				r.slots[t] = append(r.slots[t], rest[:r.d])
+				rest = rest[r.d:]
+			}
+		}
+	}
+	if err := r.post(r.ahead, false); err != nil {
+		return err
+	}
+	ord := 0
+	for i := range r.events {
+		e := &r.events[i]
+		switch e.kind {
+		case evCombine:
+			if err := r.combine(e.t, e.c); err != nil {
+				return r.o.fail(err)
+			}
+		case evSend:
+			r.sendEvent(e)
+		case evRecv:
+			if err := r.post(ord+1, true); err != nil {
+				return err
+			}
+			if err := r.post(ord+r.ahead, false); err != nil {
+				return err
+			}
+			if err := r.o.waitRecv(r.pending[ord]); err != nil {
+				return err
+			}
+			ord++
+		}
+	}
+	return nil
+}
+
+// combine reduces chunk c of tree t: this rank's own part and its
+// children's, into the first child's slot (which then goes up), or at the
+// root into recv.
+func (r *treeRun) combine(t, c int) error {
+	lo, hi := r.span(t, c)
+	own, kids := r.send[lo:hi], r.trees[t].children[r.x]
+	var dst []byte
+	if r.trees[t].parent[r.x] >= 0 {
+		dst = r.slot(t, 0, c)
+	} else {
+		dst = r.recv[lo:hi]
+	}
+	if len(kids) == 0 {
+		copy(dst, own)
+	} else {
+		r.spec.kernel(dst, own, r.slot(t, 0, c))
+	}
+	for i := 1; i < len(kids); i++ {
+		r.spec.kernel(dst, dst, r.slot(t, i, c))
+	}
+	r.combined[t]++
+	if r.avg && r.trees[t].parent[r.x] < 0 {
+		return reduce.DivideBy(r.spec.dt, dst, r.o.c.Size())
+	}
+	return nil
+}
+
+func (r *treeRun) sendEvent(e *treeEvent) {
+	lo, hi := r.span(e.t, e.c)
+	switch {
+	case !e.up:
+		r.o.send(e.peer, r.recv[lo:hi])
+	case len(r.trees[e.t].children[r.x]) == 0:
+		r.upSends[e.t][e.c] = r.o.send(e.peer, r.send[lo:hi])
+	default:
+		r.upSends[e.t][e.c] = r.o.send(e.peer, r.slot(e.t, 0, e.c))
+	}
+}
+
+// post posts receives in order up to ordinal upTo, stopping at the first
+// whose buffer is still in use, unless force: then it waits for that use
+// to end (always a send or combine of an earlier step).
+func (r *treeRun) post(upTo int, force bool) error {
+	for r.posted < min(upTo, len(r.recvs)) {
+		e := &r.events[r.recvs[r.posted]]
+		buf, ok, err := r.recvBuf(e, force)
+		if err != nil || !ok {
+			return err
+		}
+		r.pending[r.posted] = r.o.recv(e.peer, buf)
+		r.posted++
+	}
+	return nil
+}
+
+// recvBuf returns where receive e lands once that memory is free.
+func (r *treeRun) recvBuf(e *treeEvent, force bool) ([]byte, bool, error) {
+	s := &r.trees[e.t]
+	if e.up { // into a slot, whose last chunk must be combined and sent on
+		if prev := e.c - r.d; prev >= 0 {
+			if r.combined[e.t] <= prev {
+				return nil, false, r.notReady(force, "slot", e)
+			}
+			if e.child == 0 && s.parent[r.x] >= 0 {
+				if ok, err := r.sendDone(e.t, prev, force); !ok || err != nil {
+					return nil, false, err
+				}
+			}
+		}
+		return r.slot(e.t, e.child, e.c), true, nil
+	}
+	if r.inPlace && r.up { // recv is send: its chunk must have been read
+		if len(s.children[r.x]) > 0 && r.combined[e.t] <= e.c {
+			return nil, false, r.notReady(force, "chunk", e)
+		}
+		if len(s.children[r.x]) == 0 {
+			if ok, err := r.sendDone(e.t, e.c, force); !ok || err != nil {
+				return nil, false, err
+			}
+		}
+	}
+	lo, hi := r.span(e.t, e.c)
+	return r.recv[lo:hi], true, nil
+}
+
+// notReady is nil (wait) or, forced, an error: the schedule guarantees the
+// buffer is free by the time its receive is due.
+func (r *treeRun) notReady(force bool, what string, e *treeEvent) error {
+	if !force {
+		return nil
+	}
+	return r.o.fail(fmt.Errorf("internal error: tree %d %s of chunk %d still in use at step %d", e.t, what, e.c, e.key))
+}
+
+// sendDone reports whether the upward send of chunk c of tree t is done,
+// waiting for it if force.
+func (r *treeRun) sendDone(t, c int, force bool) (bool, error) {
+	req := r.upSends[t][c]
+	if req == nil {
+		return false, r.notReady(force, "send", &treeEvent{t: t, c: c})
+	}
+	if force {
+		return true, r.o.wait(req, r.trees[t].parent[r.x])
+	}
+	select {
+	case <-req.Done():
+		return true, nil
+	default:
+		return false, nil
+	}
+}
