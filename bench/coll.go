@@ -43,13 +43,13 @@ type collInfo struct {
 
 var colls = [numColls]collInfo{
 	collAllReduce: {name: "allreduce", reduces: true, inPlace: true,
-		algos:     []collective.Algorithm{collective.AlgoRing, collective.AlgoRecursiveDoubling, collective.AlgoDirect},
+		algos:     []collective.Algorithm{collective.AlgoRing, collective.AlgoRecursiveDoubling, collective.AlgoDirect, collective.AlgoTree},
 		busFactor: func(n int) float64 { return 2 * float64(n-1) / float64(n) }},
 	collBroadcast: {name: "broadcast", rooted: true, inPlace: true,
-		algos:     []collective.Algorithm{collective.AlgoChain, collective.AlgoBinomial, collective.AlgoDirect},
+		algos:     []collective.Algorithm{collective.AlgoChain, collective.AlgoBinomial, collective.AlgoDirect, collective.AlgoTree},
 		busFactor: func(int) float64 { return 1 }},
 	collReduce: {name: "reduce", reduces: true, rooted: true, inPlace: true,
-		algos:     []collective.Algorithm{collective.AlgoChain, collective.AlgoBinomial},
+		algos:     []collective.Algorithm{collective.AlgoChain, collective.AlgoBinomial, collective.AlgoTree},
 		busFactor: func(int) float64 { return 1 }},
 	collAllGather: {name: "allgather", inPlace: true, blocked: true,
 		algos:     []collective.Algorithm{collective.AlgoRing},

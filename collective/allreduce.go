@@ -43,8 +43,10 @@ func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataTy
 			return c.allReduceRecursiveDoubling(o, send, recv, spec)
 		case AlgoDirect:
 			return c.allReduceDirect(o, send, recv, count, spec)
+		case AlgoTree:
+			return c.allReduceTree(o, send, recv, count, spec)
 		}
-		return fmt.Errorf("algorithm %v does not do AllReduce (use ring, recursive-doubling or direct)", algo)
+		return fmt.Errorf("algorithm %v does not do AllReduce (use ring, recursive-doubling, direct or tree)", algo)
 	})
 }
 

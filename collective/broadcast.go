@@ -50,8 +50,10 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 			err = c.broadcastBinomial(o, recv, root)
 		case AlgoDirect:
 			err = c.broadcastDirect(o, recv, root)
+		case AlgoTree:
+			err = c.broadcastTree(o, recv, root)
 		default:
-			err = fmt.Errorf("algorithm %v does not do Broadcast (use chain, binomial or direct)", algo)
+			err = fmt.Errorf("algorithm %v does not do Broadcast (use chain, binomial, direct or tree)", algo)
 		}
 		if err != nil {
 			return err

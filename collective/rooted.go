@@ -43,8 +43,10 @@ func (c *Comm) reduceOp(ctx context.Context, send, recv []byte, dt dtype.DataTyp
 			err = c.reduceChain(o, send, recv, root, spec)
 		case AlgoBinomial:
 			err = c.reduceBinomial(o, send, recv, root, spec)
+		case AlgoTree:
+			err = c.reduceTree(o, send, recv, root, spec)
 		default:
-			err = fmt.Errorf("algorithm %v does not do Reduce (use chain or binomial)", algo)
+			err = fmt.Errorf("algorithm %v does not do Reduce (use chain, binomial or tree)", algo)
 		}
 		if err != nil {
 			return err

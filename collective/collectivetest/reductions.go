@@ -20,6 +20,7 @@ var algoSets = []struct {
 	{"ring", collective.AlgoRing, collective.AlgoChain, collective.AlgoChain},
 	{"tree", collective.AlgoRecursiveDoubling, collective.AlgoBinomial, collective.AlgoBinomial},
 	{"direct", collective.AlgoDirect, collective.AlgoDirect, collective.AlgoChain},
+	{"dbtree", collective.AlgoTree, collective.AlgoTree, collective.AlgoTree},
 }
 
 // checkReductions runs AllReduce (in and out of place), Reduce and
