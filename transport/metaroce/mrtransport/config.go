@@ -44,8 +44,10 @@ const (
 	// 1 MiB at 4 ranks, each then taking 5.0 ms instead of 1.8-2.1 ms).
 	// Loss and the receiver's rate still limit the senders.
 	DefaultLoopbackDelayTarget = time.Millisecond
-	// DefaultNICDatagram is Config.MaxDatagram on other addresses: a
-	// 1500-byte Ethernet MTU less IPv6 and UDP headers and some room.
+	// DefaultNICDatagram is Config.MaxDatagram on other addresses where
+	// the MTU cannot be read (systems other than Linux): a 1500-byte
+	// Ethernet MTU less IPv6 and UDP headers. On Linux the datagram is
+	// sized from the MTU instead (see Config.MaxDatagram).
 	DefaultNICDatagram = 1452
 	// DefaultBatch is Config.Batch when it is 0.
 	DefaultBatch = 16
@@ -114,8 +116,17 @@ type Config struct {
 	// metaroce.MaxPaths. Default DefaultPaths.
 	Paths int
 	// MaxDatagram is the largest datagram, 256 to 65507 bytes. Default
-	// DefaultLoopbackDatagram on a loopback ListenAddr, DefaultNICDatagram
-	// otherwise.
+	// DefaultLoopbackDatagram on a loopback ListenAddr (with no
+	// Interfaces). Otherwise, on Linux, it is sized from the MTU (see
+	// DatagramForMTU: the MTU less IP and UDP headers, 8972 bytes on a
+	// 9000-byte IPv4 link): the endpoint offers the smallest MTU of its
+	// path sockets' interfaces (a socket bound to the unspecified address
+	// counts the largest MTU of the host's interfaces that are up and not
+	// loopback), and each connection it dials offers the smallest MTU of
+	// the routes to the peer's path sockets (IP_MTU, which includes the
+	// MTUs learnt by path MTU discovery); a connection uses the smaller of
+	// its two sides' offers. Elsewhere the default is DefaultNICDatagram.
+	// A MaxDatagram set here is used as it is.
 	MaxDatagram int
 	// Batch is the most datagrams read or written by one system call, 1
 	// to MaxBatch. Default DefaultBatch. Each path's reader holds Batch
@@ -183,10 +194,41 @@ type Config struct {
 	// Endpoint.LogStats, the counters. Default: none.
 	Logger *slog.Logger
 	// OpenSocket opens path i's socket bound to addr. Default: a udpio
-	// socket (OpenUDPIO) with SocketBuffer and Batch. Tests use it to
+	// socket (OpenUDPIO) with SocketBuffer and Batch, bound to its
+	// Interfaces device if it has one. Tests use it to
 	// interpose on the sockets or to put a simulated network in their
-	// place.
+	// place. An opener must fail with an error wrapping syscall.EADDRINUSE
+	// when addr's port is taken, for PortRange to try another.
 	OpenSocket SocketOpener
+	// PortRange, if not the zero value, is the UDP ports the path sockets
+	// bind (for firewalls between sites): each socket takes the first free
+	// port from a random point of the range. It must hold at least Paths
+	// ports, and several ranks on one host need Paths ports each, so give
+	// it room; ListenAddr's port must then be 0. Listen fails, naming the
+	// range, when no port of it is free. Default: none (ephemeral ports,
+	// or ListenAddr's port plus the path index). ParsePortRange reads the
+	// form "50000-50999".
+	PortRange PortRange
+	// Interfaces, if not empty, chooses each path's local interface (or
+	// plane): path i binds entry i mod len(Interfaces), which is a local
+	// IP address or an interface name. A name binds the socket to the
+	// interface (SO_BINDTODEVICE, Linux only) and to its first address of
+	// ListenAddr's family, preferring a global address. ListenAddr's
+	// address is then not used (its port is); with Interfaces, the
+	// default ListenAddr is 0.0.0.0:0 and the loopback defaults do not
+	// apply. 1 to metaroce.MaxPaths entries; ParseInterfaces reads the
+	// form "eth1,eth2". Default: every path binds ListenAddr.
+	Interfaces []string
+
+	// autoDatagram: MaxDatagram was left 0 on a non-loopback address, so
+	// Listen and Connect size it from the MTU.
+	autoDatagram bool
+}
+
+// loopback reports whether the path sockets bind a loopback address
+// (ListenAddr, with no Interfaces).
+func (c *Config) loopback() bool {
+	return c.ListenAddr.Addr().IsLoopback() && len(c.Interfaces) == 0
 }
 
 // withDefaults returns c with defaults filled in, or an error naming the
@@ -197,20 +239,23 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if !c.ListenAddr.IsValid() {
 		c.ListenAddr = netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), 0)
-	}
-	if c.MaxDatagram == 0 {
-		c.MaxDatagram = DefaultNICDatagram
-		if c.ListenAddr.Addr().IsLoopback() {
-			c.MaxDatagram = DefaultLoopbackDatagram
+		if len(c.Interfaces) > 0 {
+			c.ListenAddr = netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
 		}
 	}
-	if c.Core.AckDelay == 0 && c.ListenAddr.Addr().IsLoopback() {
+	if c.MaxDatagram == 0 {
+		c.MaxDatagram, c.autoDatagram = DefaultNICDatagram, true
+		if c.loopback() {
+			c.MaxDatagram, c.autoDatagram = DefaultLoopbackDatagram, false
+		}
+	}
+	if c.Core.AckDelay == 0 && c.loopback() {
 		c.Core.AckDelay = DefaultLoopbackAckDelay
 	}
-	if c.Core.DelayTarget == 0 && c.ListenAddr.Addr().IsLoopback() {
+	if c.Core.DelayTarget == 0 && c.loopback() {
 		c.Core.DelayTarget = DefaultLoopbackDelayTarget
 	}
-	if c.Core.MinRTO == 0 && c.ListenAddr.Addr().IsLoopback() {
+	if c.Core.MinRTO == 0 && c.loopback() {
 		c.Core.MinRTO = DefaultLoopbackMinRTO
 		if c.Core.MaxRTO > 0 {
 			c.Core.MinRTO = min(c.Core.MinRTO, c.Core.MaxRTO)
@@ -265,13 +310,32 @@ func (c Config) withDefaults() (Config, error) {
 	if p := int(c.ListenAddr.Port()); p != 0 && p+c.Paths-1 > 65535 {
 		return bad("ListenAddr port %d leaves no room for %d paths", p, c.Paths)
 	}
+	if err := c.PortRange.check(); err != nil {
+		return bad("PortRange: %v", err)
+	}
+	if !c.PortRange.IsZero() {
+		if c.ListenAddr.Port() != 0 {
+			return bad("PortRange %v with ListenAddr port %d: set one or the other", c.PortRange, c.ListenAddr.Port())
+		}
+		if c.PortRange.Len() < c.Paths {
+			return bad("PortRange %v holds %d ports, fewer than Paths=%d", c.PortRange, c.PortRange.Len(), c.Paths)
+		}
+	}
+	if len(c.Interfaces) > metaroce.MaxPaths {
+		return bad("%d Interfaces, at most %d", len(c.Interfaces), metaroce.MaxPaths)
+	}
+	for _, name := range c.Interfaces {
+		if err := checkInterface(name); err != nil {
+			return bad("Interfaces: %v", err)
+		}
+	}
 	c.Core.NodeID, c.Core.Paths, c.Core.MaxDatagram = uint64(c.Rank), c.Paths, c.MaxDatagram
 	c.Core.ReportUnexpected = true
 	c.Core.DelaySmallAcks = c.Core.DelaySmallAcks || c.EagerBytes > 0
 	c.Core.PiggybackAcks = true
 	switch c.PayloadCRC {
 	case PayloadCRCAuto:
-		c.Core.PayloadUnchecked = c.ListenAddr.Addr().IsLoopback() && c.OpenSocket == nil
+		c.Core.PayloadUnchecked = c.loopback() && c.OpenSocket == nil
 	case PayloadCRCOn, PayloadCRCOff:
 		c.Core.PayloadUnchecked = c.PayloadCRC == PayloadCRCOff
 	default:
@@ -288,7 +352,16 @@ func (c Config) withDefaults() (Config, error) {
 	if c.OpenSocket == nil {
 		uc := udpio.Config{ReadBuffer: c.SocketBuffer, WriteBuffer: c.SocketBuffer,
 			BatchSize: min(c.Batch, udpio.MaxBatchSize)}
-		c.OpenSocket = func(_ int, addr netip.AddrPort) (PathSocket, error) { return OpenUDPIO(addr, uc) }
+		ifs := c.Interfaces
+		c.OpenSocket = func(path int, addr netip.AddrPort) (PathSocket, error) {
+			pc := uc
+			if len(ifs) > 0 {
+				if name := ifs[path%len(ifs)]; !isAddr(name) {
+					pc.Device = name
+				}
+			}
+			return OpenUDPIO(addr, pc)
+		}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

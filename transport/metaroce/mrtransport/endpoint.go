@@ -16,9 +16,10 @@ import (
 // built by [Listener.Connect] or [NewLocalWorld]. All methods are safe for
 // concurrent use.
 type Endpoint struct {
-	cfg Config
-	eng *engine
-	log *slog.Logger
+	cfg   Config
+	eng   *engine
+	log   *slog.Logger
+	binds []pathBind // where each path socket is bound (nil: not by Listen)
 
 	// Everything below is guarded by eng.mu.
 	peers     []*peer // by rank; nil at this rank
@@ -54,9 +55,12 @@ type endpointCounters struct {
 type peer struct {
 	rank  int
 	addrs []netip.AddrPort // the peer's path sockets, by path index
-	conn  metaroce.ConnID  // 0 until dialed or accepted
-	up    bool
-	err   error // set when the connection failed; later requests fail with it
+	// maxDatagram, if not 0, limits the datagrams of the connection this
+	// side dials (the route's MTU; see Endpoint.datagramLimits).
+	maxDatagram int
+	conn        metaroce.ConnID // 0 until dialed or accepted
+	up          bool
+	err         error // set when the connection failed; later requests fail with it
 	// excluded: another transport reaches this peer (ConnectExcept).
 	excluded bool
 

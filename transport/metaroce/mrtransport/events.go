@@ -113,7 +113,13 @@ func (e *Endpoint) isConnected() bool {
 
 // dial opens the connection to a higher rank. The caller holds eng.mu.
 func (e *Endpoint) dial(now time.Duration, p *peer) {
-	id, err := e.eng.core.Connect(now, uint64(p.rank))
+	var id metaroce.ConnID
+	var err error
+	if p.maxDatagram > 0 {
+		id, err = e.eng.core.ConnectDatagram(now, uint64(p.rank), p.maxDatagram)
+	} else {
+		id, err = e.eng.core.Connect(now, uint64(p.rank))
+	}
 	if err != nil {
 		p.err = fmt.Errorf("mrtransport: dial rank %d: %w", p.rank, err)
 		return

@@ -68,34 +68,63 @@ func Listen(ctx context.Context, cfg Config) (*Listener, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	binds, err := resolveBinds(cfg)
+	if err != nil {
+		return nil, err
+	}
+	socks, addr, err := openPaths(cfg, binds)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.autoDatagram {
+		cfg.MaxDatagram = listenDatagram(binds, is6(cfg.ListenAddr.Addr()))
+		cfg.Core.MaxDatagram = cfg.MaxDatagram
+	}
 	core, err := metaroce.NewEndpoint(cfg.Core)
 	if err != nil {
+		closeSockets(socks)
 		return nil, fmt.Errorf("mrtransport: %w", err)
-	}
-	socks := make([]PathSocket, 0, cfg.Paths)
-	closeAll := func() {
-		for _, s := range socks {
-			_ = s.Close()
-		}
-	}
-	var addr PeerAddr
-	for i := range cfg.Paths {
-		bind := cfg.ListenAddr
-		if bind.Port() != 0 {
-			bind = netip.AddrPortFrom(bind.Addr(), bind.Port()+uint16(i))
-		}
-		s, err := cfg.OpenSocket(i, bind)
-		if err != nil {
-			closeAll()
-			return nil, fmt.Errorf("mrtransport: path %d: %w", i, err)
-		}
-		socks = append(socks, s)
-		addr.Paths = append(addr.Paths, s.LocalAddr())
 	}
 	eng := newEngine(core, socks, cfg.Batch, cfg.MaxDatagram)
 	ep := newEndpoint(cfg, eng)
+	ep.binds = binds
 	eng.run()
 	return &Listener{ep: ep, addr: addr}, nil
+}
+
+// openPaths opens the path sockets at binds: ListenAddr's port (plus the
+// path index) or a port of PortRange.
+func openPaths(cfg Config, binds []pathBind) ([]PathSocket, PeerAddr, error) {
+	socks := make([]PathSocket, 0, cfg.Paths)
+	var addr PeerAddr
+	taken := make(map[uint16]bool)
+	for i := range cfg.Paths {
+		var s PathSocket
+		var err error
+		if cfg.PortRange.IsZero() {
+			port := cfg.ListenAddr.Port()
+			if port != 0 {
+				port += uint16(i)
+			}
+			s, err = cfg.OpenSocket(i, netip.AddrPortFrom(binds[i].addr, port))
+		} else {
+			s, err = openInRange(cfg.OpenSocket, i, binds[i].addr, cfg.PortRange, taken)
+		}
+		if err != nil {
+			closeSockets(socks)
+			return nil, PeerAddr{}, fmt.Errorf("mrtransport: path %d: %w", i, err)
+		}
+		socks = append(socks, s)
+		taken[s.LocalAddr().Port()] = true
+		addr.Paths = append(addr.Paths, s.LocalAddr())
+	}
+	return socks, addr, nil
+}
+
+func closeSockets(socks []PathSocket) {
+	for _, s := range socks {
+		_ = s.Close()
+	}
 }
 
 // Addr returns the addresses to publish to the other ranks.
@@ -129,6 +158,7 @@ func (l *Listener) Connect(ctx context.Context, peers []PeerAddr) (*Endpoint, er
 			return nil, fmt.Errorf("mrtransport: rank %d's address has %d paths", r, len(a.Paths))
 		}
 	}
+	limits := e.datagramLimits(peers)
 	e.eng.lock()
 	if e.closed {
 		e.eng.unlock()
@@ -140,6 +170,7 @@ func (l *Listener) Connect(ctx context.Context, peers []PeerAddr) (*Endpoint, er
 			continue
 		}
 		p.addrs = append([]netip.AddrPort(nil), peers[r].Paths...)
+		p.maxDatagram = limits[r]
 		if r > e.cfg.Rank && p.conn == 0 && !p.excluded {
 			e.dial(now, p)
 		}
@@ -158,6 +189,25 @@ func (l *Listener) Connect(ctx context.Context, peers []PeerAddr) (*Endpoint, er
 	case <-ctx.Done():
 		return nil, fmt.Errorf("mrtransport: rank %d: ranks %v not connected: %w", e.cfg.Rank, e.missing(), ctx.Err())
 	}
+}
+
+// datagramLimits returns, by rank, the datagram limit of the connections
+// this endpoint dials (to higher ranks): the route's (peerDatagram) where
+// MaxDatagram is sized from the MTU and the route's is smaller, else 0
+// (none). It makes a few system calls per peer address and none while
+// holding eng.mu.
+func (e *Endpoint) datagramLimits(peers []PeerAddr) []int {
+	limits := make([]int, len(peers))
+	if !e.cfg.autoDatagram || e.binds == nil {
+		return limits
+	}
+	cache := make(map[routeKey]int)
+	for r := e.cfg.Rank + 1; r < len(peers); r++ {
+		if d, ok := peerDatagram(e.binds, peers[r].Paths, cache); ok && d < e.cfg.MaxDatagram {
+			limits[r] = d
+		}
+	}
+	return limits
 }
 
 func fmtClosed() error { return errors.New("mrtransport: listener closed") }
