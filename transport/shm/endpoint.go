@@ -133,6 +133,7 @@ func (e *Endpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Reque
 			return failed(err)
 		}
 		e.stats.inlineSent.Add(1)
+		e.peers[peer].count.Count(true, len(buf))
 		return sent(len(buf))
 	}
 	if len(e.free) == 0 {

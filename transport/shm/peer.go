@@ -21,9 +21,10 @@ type peer struct {
 	rank   int
 	seg    *segment // the peer's segment (this rank's own for itself)
 	pid    int
-	pidfd  int         // -1 for this rank itself
-	bellfd int         // the peer's eventfd, taken into this process
-	gone   atomic.Bool // the peer closed, died or broke its ring: not read
+	pidfd  int               // -1 for this rank itself
+	bellfd int               // the peer's eventfd, taken into this process
+	gone   atomic.Bool       // the peer closed, died or broke its ring: not read
+	count  transport.Counter // messages completed with the peer (see TransportStats)
 
 	mu           sync.Mutex
 	ring         ring     // the peer's inbound ring from this rank

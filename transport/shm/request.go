@@ -74,6 +74,9 @@ func (r *request) complete(n int, err error) {
 		return
 	}
 	r.n, r.err = n, err
+	if err == nil && r.ep != nil {
+		r.ep.peers[r.key.peer].count.Count(r.isSend, n)
+	}
 	close(r.done)
 }
 

@@ -48,6 +48,7 @@ type peer struct {
 	grant      int64                  // eager bytes it may have outstanding here
 	inFlight   int64                  // its eager bytes not yet returned as credit
 	owed       int64                  // of inFlight, bytes released but not returned yet
+	count      transport.Counter      // completed messages (see TransportStats); not under Endpoint.mu
 }
 
 // unexpected is a message that arrived before its receive was posted.

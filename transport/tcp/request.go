@@ -169,6 +169,9 @@ func (r *request) complete(n int, err error) {
 
 func (r *request) finishLocked(n int, err error) {
 	r.finished, r.n, r.err = true, n, err
+	if r.ep != nil && err == nil {
+		r.ep.peers[r.peer].count.Count(r.isSend, n) // before done: a waiter sees it counted
+	}
 	close(r.done)
 	if r.ep != nil {
 		r.ep.forget(r)

@@ -90,6 +90,7 @@ var cases = []testCase{
 	{"Close", testClose},
 	{"BadRank", testBadRank},
 	{"Concurrent", testConcurrent},
+	{"Stats", testStats},
 }
 
 // tag builds the suite's tag for operation op and message index seq.

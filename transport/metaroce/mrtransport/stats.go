@@ -3,7 +3,9 @@ package mrtransport
 import (
 	"context"
 	"log/slog"
+	"slices"
 
+	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/metaroce"
 )
 
@@ -114,4 +116,39 @@ func (e *Endpoint) LogStats(ctx context.Context, level slog.Level) {
 				"dupsRecv", ps.DupsRecv, "ecnRecv", ps.ECNRecv)
 		}
 	}
+}
+
+var _ transport.StatsReporter = (*Endpoint)(nil)
+
+// TransportStats implements transport.StatsReporter: per peer, the
+// connection's messages and bytes, target rates and, per path, bytes,
+// share, packets, resends, RTT, window and state. It is Stats in the
+// transport's common form.
+func (e *Endpoint) TransportStats() transport.Stats {
+	s := e.Stats()
+	out := transport.Stats{Rank: s.Rank, Peers: make([]transport.PeerStats, 0, len(s.Peers))}
+	for _, p := range s.Peers {
+		c := p.Conn
+		ps := transport.PeerStats{Rank: p.Rank, Transport: transport.StatsMetaRoCE, Up: p.Up, Err: p.Err,
+			Traffic:    transport.Traffic{MsgsSent: c.MsgsSent, BytesSent: c.BytesSent, MsgsRecv: c.MsgsRecv, BytesRecv: c.BytesRecv},
+			TargetRate: c.PeerRate, RecvShare: c.Share}
+		for i, pa := range p.Paths {
+			ps.Paths = append(ps.Paths, commonPath(i, pa))
+		}
+		transport.SetShares(ps.Paths)
+		out.Peers = append(out.Peers, ps)
+	}
+	slices.SortFunc(out.Peers, func(a, b transport.PeerStats) int { return a.Rank - b.Rank })
+	return out
+}
+
+// commonPath is path i's counters in the transport's common form.
+func commonPath(i int, p metaroce.PathStats) transport.PathStats {
+	out := transport.PathStats{Index: i, State: p.State.String(), BytesSent: p.BytesSent,
+		PacketsSent: p.PacketsSent, Retransmits: p.Retransmits, Lost: p.PacketsLost, Timeouts: p.Timeouts,
+		PacketsRecv: p.PacketsRecv, SRTT: p.SRTT, MinRTT: p.MinRTT, Window: p.Cwnd, Inflight: p.Inflight}
+	if p.SRTT > 0 {
+		out.WindowRate = int64(float64(p.Cwnd) / p.SRTT.Seconds())
+	}
+	return out
 }
