@@ -71,15 +71,24 @@ type Config struct {
 	// the path's window is cut; the target used is the larger of this and
 	// half the minimum RTT. Default 20µs.
 	DelayTarget time.Duration
-	// InitialRTT is the RTT assumed before a path has a sample. Default 1ms.
+	// InitialRTT is the RTT assumed before the handshake measures one: the
+	// first HELLO is resent after 2 InitialRTT, doubling. No data is sent
+	// before the handshake, whose round trip then seeds every path's RTT
+	// (deviation half of it, at least InitialRTT/2) until the path's own
+	// first sample. Default 1ms.
 	InitialRTT time.Duration
-	// MinRTO and MaxRTO bound the retransmission timeout. Defaults 200µs
-	// and 1s.
+	// MinRTO and MaxRTO bound the retransmission timeout, which is a
+	// path's srtt + 4 rttvar (at least srtt/4) + AckDelay, doubling with
+	// each timeout until an ACK of new data. MaxRTO bounds the doubling
+	// only: no bound makes a path time out within srtt + 4 rttvar.
+	// Defaults 200µs and 1s.
 	MinRTO, MaxRTO time.Duration
 	// DeadAfter is the number of unanswered probes, one per RTO, after
 	// which a suspect path is declared dead. Default 3, from 1 to 100.
 	DeadAfter int
-	// ProbeInterval is how often a dead path is probed. Default 10ms.
+	// ProbeInterval is how often a dead path is probed: at least its RTO,
+	// doubling with each unanswered probe up to 8 times. A reply to any
+	// probe sent since the path went suspect revives it. Default 10ms.
 	ProbeInterval time.Duration
 	// AckEvery is the number of DATA packets after which an ACK is sent at
 	// once. Default 2, from 1 to 64.
@@ -105,6 +114,19 @@ type Config struct {
 	// sixteenth while a receive waits for the peer). It also bounds
 	// connection set-up. Default 10s.
 	IdleTimeout time.Duration
+	// PeerTimeout fails an open connection whose peer has answered nothing
+	// on any path (no packet at all: data, ACK, probe reply) for this long
+	// while something waits on it: a send queued or in flight, or a
+	// receive posted. Its operations and EventClosed then fail with a
+	// *PeerTimeoutError, which is ErrPeerGone and ErrPeerTimeout. While
+	// something waits, the connection probes the peer every PeerTimeout/8
+	// (every path once it has been silent for PeerTimeout/2), so a live
+	// peer, which answers probes whatever its application does, is not
+	// failed; and so the silence is seen within PeerTimeout plus one
+	// timer. A connection with nothing waiting is left to IdleTimeout.
+	// Default 2s, from 1ms to 1h; it acts only if shorter than
+	// IdleTimeout.
+	PeerTimeout time.Duration
 
 	// PayloadUnchecked leaves the payload out of DATA packets' CRC32C
 	// (wire.FlagPayloadUnchecked); headers, fields and piggybacked ACKs
@@ -121,8 +143,12 @@ type Config struct {
 	ReportUnexpected bool
 }
 
+// DefaultPeerTimeout is Config.PeerTimeout when it is 0.
+const DefaultPeerTimeout = 2 * time.Second
+
 // Limits of Config fields.
 const (
+	minPeerTimeout  = time.Millisecond
 	MaxPaths        = 256
 	minDatagram     = wire.MinDatagram
 	maxDatagram     = wire.MaxDatagram
@@ -176,6 +202,7 @@ func (c Config) withDefaults() (Config, error) {
 		{"ProbeInterval", &c.ProbeInterval, 10 * time.Millisecond},
 		{"AckDelay", &c.AckDelay, 20 * time.Microsecond},
 		{"IdleTimeout", &c.IdleTimeout, 10 * time.Second},
+		{"PeerTimeout", &c.PeerTimeout, DefaultPeerTimeout},
 	}
 	for _, f := range durs {
 		if *f.v == 0 {
@@ -193,6 +220,8 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: UnexpectedBytes=%d not in [0, %d]", ErrConfig, c.UnexpectedBytes, int64(maxBudget))
 	case c.MinRTO > c.MaxRTO:
 		return c, fmt.Errorf("%w: MinRTO=%v above MaxRTO=%v", ErrConfig, c.MinRTO, c.MaxRTO)
+	case c.PeerTimeout < minPeerTimeout:
+		return c, fmt.Errorf("%w: PeerTimeout=%v below %v", ErrConfig, c.PeerTimeout, minPeerTimeout)
 	}
 	return c, nil
 }

@@ -47,13 +47,15 @@ type conn struct {
 
 	helloAt    time.Duration // next HELLO or HELLO-ACK resend
 	helloTries int
-	helloSent  time.Duration // when the last HELLO or HELLO-ACK left
+	helloFirst time.Duration // when the first HELLO or HELLO-ACK left
 	helloSends int           // how many were sent
 	helloAck   bool          // a HELLO-ACK is owed at once
+	helloEcho  time.Duration // the SentAt of the latest HELLO, for the HELLO-ACK
 
 	ackAt    time.Duration // when an ACK is due; 0: none
 	ackPath  int
 	lastRecv time.Duration
+	waitFrom time.Duration // when something last began to wait on the peer (PeerTimeout)
 	keepAt   time.Duration // next keepalive probe
 	goneAt   time.Duration // when the connection fails with ErrPeerGone; 0: never
 	blockAt  time.Duration // next probe while blocked on grant or credit; 0: none
@@ -105,12 +107,17 @@ func (c *conn) open(h *wire.Hello, now time.Duration) {
 	c.st.Established, c.st.Paths, c.st.Peer = true, n, c.peer
 }
 
-// helloPacket describes this side's HELLO or HELLO-ACK.
-func (c *conn) helloPacket(ack bool, path int) wire.Hello {
+// helloPacket describes this side's HELLO or HELLO-ACK, sent at now; a
+// HELLO-ACK echoes the latest HELLO's timestamp.
+func (c *conn) helloPacket(ack bool, path int, now time.Duration) wire.Hello {
+	if ack {
+		now = c.helloEcho
+	}
 	return wire.Hello{
 		Ack: ack, Conn: c.peerConn, Path: uint8(path), Src: uint64(c.id), Node: c.cfg.NodeID,
 		Paths: uint16(c.cfg.Paths), MaxDatagram: uint32(c.datagram),
 		MsgWindow: uint32(c.cfg.MsgWindow), Budget: uint64(c.cfg.UnexpectedBytes),
+		SentAt: now,
 	}
 }
 
@@ -142,27 +149,23 @@ func (c *conn) handle(now time.Duration, pathIdx int, ce bool, h wire.Header, bo
 }
 
 // heard notes a valid packet from the peer. The first one an acceptor
-// hears after a single HELLO-ACK times the handshake's round trip.
+// hears after its HELLO-ACK times the handshake's round trip, from the
+// first HELLO-ACK (which the initiator answers at once, unless it was
+// lost: then the sample is long, which errs on the safe side).
 func (c *conn) heard(now time.Duration) {
 	c.lastRecv = now
-	if !c.confirmed && c.helloSends == 1 {
-		c.seedRTT(now - c.helloSent)
+	if !c.confirmed && c.helloSends > 0 {
+		c.seedRTT(now - c.helloFirst)
 	}
 	c.confirmed = true
 }
 
-// seedRTT starts the smoothed RTT of every path without a sample from the
-// handshake's round trip instead of Config.InitialRTT. The variance keeps
-// its initial InitialRTT/2, so the first RTO stays conservative: the first
-// window of many connections can queue far longer than the handshake took.
+// seedRTT starts the RTT of every path without a sample from the
+// handshake's round trip instead of Config.InitialRTT (rttEstimator.seed),
+// so that no path times out within the handshake's RTT.
 func (c *conn) seedRTT(rtt time.Duration) {
-	if rtt <= 0 {
-		return
-	}
 	for _, p := range c.paths {
-		if !p.rtt.has {
-			p.rtt.srtt = rtt
-		}
+		p.rtt.seed(rtt, c.cfg.InitialRTT/2)
 	}
 }
 
@@ -174,8 +177,8 @@ func (c *conn) handleHelloAck(now time.Duration, hd wire.Header, body []byte) *i
 	c.heard(now)
 	if c.phase == phaseConnecting {
 		c.open(&h, now)
-		if c.helloSends == 1 {
-			c.seedRTT(now - c.helloSent)
+		if h.SentAt <= now {
+			c.seedRTT(now - h.SentAt) // the answered HELLO's timestamp, echoed
 		}
 		c.ep.emit(Event{Kind: EventConnected, Conn: c.id, Peer: c.peer})
 	}
@@ -312,7 +315,7 @@ func (c *conn) handleProbe(now time.Duration, pathIdx int, h wire.Header, body [
 		return nil
 	}
 	p := c.paths[pathIdx]
-	if pr.Nonce == p.probeNonce && pr.SentAt <= now {
+	if p.probeAnswered(pr.Nonce) && pr.SentAt <= now {
 		p.rtt.sample(now - pr.SentAt)
 		before := p.state
 		p.heardFrom()
@@ -346,6 +349,9 @@ func (c *conn) onTimeout(now time.Duration) error {
 	if c.phase != phaseOpen {
 		return nil
 	}
+	if at, ok := c.peerTimeoutAt(); ok && now >= at {
+		return &PeerTimeoutError{Silent: now - max(c.lastRecv, c.waitFrom), Paths: len(c.paths)}
+	}
 	for i, p := range c.paths {
 		before := p.state
 		if p.onTimer(now, c.cfg, &c.snd) {
@@ -356,7 +362,13 @@ func (c *conn) onTimeout(now time.Duration) error {
 	if now >= c.keepAt {
 		every := c.keepaliveEvery()
 		c.keepAt = now + every
-		if now-c.lastRecv >= every {
+		silent := now - max(c.lastRecv, c.waitFrom)
+		switch {
+		case c.waitingOnPeer() && silent >= c.cfg.PeerTimeout/2:
+			for i := range c.paths {
+				c.dueProbe(i) // the best path may be the one cut
+			}
+		case now-c.lastRecv >= every:
 			c.probeBest()
 		}
 	}
@@ -368,15 +380,39 @@ func (c *conn) onTimeout(now time.Duration) error {
 }
 
 // keepaliveEvery is how long the connection may hear nothing before it
-// probes the peer: IdleTimeout/4, or IdleTimeout/16 while a receive waits
-// for the peer, so that a receiver whose peer died draws the network's
-// report of its closed port (see HandlePeerGone) within a second or so
-// by default. A live peer answers each probe.
+// probes the peer: IdleTimeout/4, or, while something waits on the peer,
+// IdleTimeout/16 or PeerTimeout/8 if shorter, so that a receiver whose
+// peer died draws the network's report of its closed port (see
+// HandlePeerGone) within a second or so by default, and a live peer is
+// heard from several times per PeerTimeout. A live peer answers each
+// probe.
 func (c *conn) keepaliveEvery() time.Duration {
-	if c.rcv.waiting() {
-		return c.cfg.IdleTimeout / 16
+	if c.waitingOnPeer() {
+		return min(c.cfg.IdleTimeout/16, c.cfg.PeerTimeout/8)
 	}
 	return c.cfg.IdleTimeout / 4
+}
+
+// waitingOnPeer reports whether something waits on the peer: a send
+// queued or in flight, or a receive posted and not finished.
+func (c *conn) waitingOnPeer() bool { return c.snd.count > 0 || c.rcv.waiting() }
+
+// startWait is called before an operation is added at now: if nothing
+// waited before, the peer's silence counts for PeerTimeout from now.
+func (c *conn) startWait(now time.Duration) {
+	if !c.waitingOnPeer() {
+		c.waitFrom = now
+	}
+}
+
+// peerTimeoutAt returns when the connection fails by PeerTimeout if the
+// peer stays silent, or false if nothing waits on it or the idle timeout
+// comes first.
+func (c *conn) peerTimeoutAt() (time.Duration, bool) {
+	if c.phase != phaseOpen || c.cfg.PeerTimeout >= c.cfg.IdleTimeout || !c.waitingOnPeer() {
+		return 0, false
+	}
+	return max(c.lastRecv, c.waitFrom) + c.cfg.PeerTimeout, true
 }
 
 // probeBest queues a probe on the best usable path (path 0 if none).
@@ -410,7 +446,7 @@ func (c *conn) rto() time.Duration {
 	t := c.cfg.MaxRTO
 	for _, p := range c.paths {
 		if p.usable() {
-			t = min(t, p.rtt.rto(c.cfg.MinRTO, c.cfg.MaxRTO))
+			t = min(t, p.baseRTO(c.cfg))
 		}
 	}
 	return t
@@ -429,6 +465,9 @@ func (c *conn) nextTimeout() time.Duration {
 	}
 	consider(c.ackAt)
 	consider(c.goneAt)
+	if at, ok := c.peerTimeoutAt(); ok {
+		consider(at)
+	}
 	if c.paceWait {
 		consider(c.paceAt)
 	}

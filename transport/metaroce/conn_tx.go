@@ -33,7 +33,7 @@ func (c *conn) poll(now time.Duration, buf []byte) ([]byte, int, bool) {
 		if due {
 			c.probeDue[i], c.ctrlDue = false, c.ctrlDue-1
 			c.nonce++
-			c.paths[i].probeNonce = c.nonce
+			c.paths[i].probeSent(c.nonce)
 			pr := wire.Probe{Conn: c.peerConn, Path: uint8(i), Nonce: c.nonce, SentAt: now}
 			return wire.AppendProbe(buf[:0], &pr), i, true
 		}
@@ -61,9 +61,12 @@ func (c *conn) pollHandshake(now time.Duration, buf []byte) ([]byte, int, bool) 
 	}
 	path := c.helloTries % n
 	c.helloTries++
-	c.helloSent, c.helloSends = now, c.helloSends+1
+	if c.helloSends == 0 {
+		c.helloFirst = now
+	}
+	c.helloSends++
 	c.helloAt = now + min(c.cfg.InitialRTT<<min(c.helloTries, 20), c.cfg.MaxRTO)
-	h := c.helloPacket(c.phase == phaseOpen, path)
+	h := c.helloPacket(c.phase == phaseOpen, path, now)
 	return wire.AppendHello(buf[:0], &h), path, true
 }
 

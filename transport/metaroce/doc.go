@@ -18,7 +18,18 @@
 // peer silent for Config.IdleTimeout fails it (keepalive probes keep a
 // healthy idle connection alive), and so does, sooner, a driver's report
 // that the network found the peer's socket closed
-// ([Endpoint.HandlePeerGone]: an ICMP port unreachable, its process died).
+// ([Endpoint.HandlePeerGone]: an ICMP port unreachable, its process died),
+// and a peer that answers nothing on any path for Config.PeerTimeout (2 s)
+// while an operation waits on it ([PeerTimeoutError]: its host vanished,
+// its process stopped, every path is cut). While something waits, the
+// connection probes the peer often enough that a live one, which answers
+// probes whatever its application does, is never failed so.
+//
+// The handshake times its round trip (a HELLO-ACK echoes the HELLO's
+// timestamp; the acceptor times its first HELLO-ACK to the first packet
+// back) and seeds every path's RTT with it, deviation half of it, until the
+// path's own first sample: no data flows before, and no path times out
+// within the handshake's RTT, at any distance.
 //
 // A connection carries any number of messages, 0 bytes to 1 TiB, matched to
 // posted receives by a (stream, msg) key the caller keeps unique among the
@@ -70,8 +81,12 @@
 // loss (used only when no good path has room); suspect, after a
 // retransmission timeout, when its packets move to other paths and it
 // carries only probes, one per RTO; dead, after Config.DeadAfter unanswered
-// probes, probed every Config.ProbeInterval. Any acknowledgement or probe
-// reply on a suspect or dead path brings it back.
+// probes, probed every Config.ProbeInterval or RTO if longer, backing off
+// to 8 times that. Any acknowledgement or probe reply on a suspect or dead
+// path brings it back, a reply to any probe sent since it went suspect
+// included (at a long RTT the reply to one probe comes after the next has
+// left). Every timer follows the path's RTT: none is shorter than srtt +
+// 4 rttvar. A connection whose every path is dead keeps probing them.
 //
 // # Acknowledgements and loss recovery
 //
@@ -97,9 +112,9 @@
 // packets sent after it on the same path were acknowledged, or one was and
 // 9/8 of an RTT has passed. Only that packet's piece is resent, on whichever
 // usable path has the most room (never a suspect one), with a new sequence
-// number. A path's retransmission timeout (srtt + 4 rttvar, within
-// Config.MinRTO and MaxRTO, doubling with each timeout until an ACK of new
-// data) is the last resort. A sender held back by credit, grants or the
+// number. A path's retransmission timeout (srtt + 4 rttvar, at least
+// srtt/4, plus the ACK delay, at least Config.MinRTO, doubling with each
+// timeout until an ACK of new data up to MaxRTO) is the last resort. A sender held back by credit, grants or the
 // message window with nothing in flight probes for the ACK that frees it. Duplicates, from the
 // network or from resends, are recognised by sequence number and by piece
 // and placed only once. Every datagram carries a CRC32C; damaged, truncated,

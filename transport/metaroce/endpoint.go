@@ -1,6 +1,7 @@
 package metaroce
 
 import (
+	"errors"
 	"slices"
 	"time"
 
@@ -149,7 +150,14 @@ func (e *Endpoint) Send(now time.Duration, id ConnID, stream, msg uint64, data [
 	if err != nil {
 		return err
 	}
-	return c.snd.send(msgKey{stream, msg}, data)
+	c.startWait(now)
+	if err := c.snd.send(msgKey{stream, msg}, data); err != nil {
+		return err
+	}
+	if c.phase == phaseOpen {
+		c.keepAt = min(c.keepAt, now+c.keepaliveEvery())
+	}
+	return nil
 }
 
 // PostRecv posts buf to receive message (stream, msg) from the peer of the
@@ -161,6 +169,7 @@ func (e *Endpoint) PostRecv(now time.Duration, id ConnID, stream, msg uint64, bu
 	if err != nil {
 		return err
 	}
+	c.startWait(now)
 	if err := c.rcv.post(msgKey{stream, msg}, buf); err != nil {
 		return err
 	}
@@ -209,7 +218,7 @@ func (e *Endpoint) Close(now time.Duration, id ConnID) error {
 func (e *Endpoint) fail(now time.Duration, c *conn, err error, tellPeer bool) {
 	if tellPeer && c.phase == phaseOpen && len(e.closes) < e.cfg.MaxConns {
 		code := uint32(wire.CloseNormal)
-		if err == ErrIdleTimeout {
+		if errors.Is(err, ErrIdleTimeout) || errors.Is(err, ErrPeerTimeout) {
 			code = wire.CloseIdle
 		}
 		pc := pendingClose{peer: c.peer, conn: c.peerConn, path: uint8(c.ackRoute()), code: code}
@@ -329,7 +338,7 @@ func (e *Endpoint) handleHello(now time.Duration, path int, hd wire.Header, body
 	}
 	key := acceptKey{h.Node, h.Src}
 	if c := e.accepted[key]; c != nil {
-		c.helloAck, c.lastRecv, c.timerOK = true, now, false
+		c.helloAck, c.lastRecv, c.timerOK, c.helloEcho = true, now, false, h.SentAt
 		return
 	}
 	if len(e.conns) >= e.cfg.MaxConns {
@@ -338,7 +347,7 @@ func (e *Endpoint) handleHello(now time.Duration, path int, hd wire.Header, body
 	}
 	c := newConn(e, e.newID(), h.Node, false, now)
 	c.open(&h, now)
-	c.helloAck, c.helloTries, c.accepted = true, path, key
+	c.helloAck, c.helloTries, c.accepted, c.helloEcho = true, path, key, h.SentAt
 	e.addConn(c)
 	e.accepted[key] = c
 	e.emit(Event{Kind: EventAccepted, Conn: c.id, Peer: c.peer})
@@ -353,7 +362,7 @@ func (e *Endpoint) HandleTimeout(now time.Duration) {
 		}
 		c.timerOK = false
 		if err := c.onTimeout(now); err != nil {
-			e.fail(now, c, err, err != ErrPeerGone) // a CLOSE cannot reach a closed port
+			e.fail(now, c, err, err != ErrPeerGone) // a CLOSE cannot reach a closed port (one silent for PeerTimeout may hear it)
 			i--
 		}
 	}

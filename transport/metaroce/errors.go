@@ -1,6 +1,10 @@
 package metaroce
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"time"
+)
 
 // Errors of the core. Test with errors.Is.
 var (
@@ -28,6 +32,28 @@ var (
 	// for Config.IdleTimeout, or could not be set up within it.
 	ErrIdleTimeout = errors.New("metaroce: peer silent, connection timed out")
 	// ErrPeerGone fails the connections to a peer whose socket the network
-	// reported closed (Endpoint.HandlePeerGone).
+	// reported closed (Endpoint.HandlePeerGone), and, as a
+	// *PeerTimeoutError, those to a peer silent for Config.PeerTimeout.
 	ErrPeerGone = errors.New("metaroce: the peer's port is closed (ICMP port unreachable): its process is gone")
+	// ErrPeerTimeout is what a *PeerTimeoutError is, besides ErrPeerGone.
+	ErrPeerTimeout = errors.New("metaroce: the peer stopped answering")
 )
+
+// PeerTimeoutError fails a connection whose peer answered nothing on any
+// path for Config.PeerTimeout while an operation waited on it (the peer's
+// host vanished, its process stopped, or every path is cut). It is
+// ErrPeerTimeout and ErrPeerGone for errors.Is.
+type PeerTimeoutError struct {
+	Silent time.Duration // how long the peer had been silent
+	Paths  int           // the connection's paths, all of them silent
+}
+
+func (e *PeerTimeoutError) Error() string {
+	return fmt.Sprintf("metaroce: the peer stopped answering: nothing heard on any of %d paths for %v (PeerTimeout) while an operation waited on it",
+		e.Paths, e.Silent.Round(time.Millisecond))
+}
+
+// Is reports whether target is ErrPeerTimeout or ErrPeerGone.
+func (e *PeerTimeoutError) Is(target error) bool {
+	return target == ErrPeerTimeout || target == ErrPeerGone
+}

@@ -73,9 +73,12 @@ type path struct {
 	backoff    uint8  // the RTO doubles per timeout without an ACK between, up to 2^maxBackoff
 
 	// Probing while suspect or dead.
-	probes     int           // unanswered probes
-	probeAt    time.Duration // next probe; 0: none
-	probeNonce uint64
+	probes  int           // unanswered probes
+	probeAt time.Duration // next probe; 0: none
+	// probeLow and probeNonce are the first and the last nonce of the
+	// probes sent since the path last changed state; a reply to any of
+	// them counts (probeLow 0: none sent).
+	probeLow, probeNonce uint64
 
 	recv recvPath
 	st   PathStats
@@ -94,11 +97,34 @@ func newPath(idx, n int, cfg *Config, mss int) *path {
 // maxBackoff bounds the RTO's exponential backoff.
 const maxBackoff = 6
 
-// rto returns the path's retransmission timeout: srtt + 4 rttvar within
-// MinRTO and MaxRTO, doubled for each timeout since the last ACK of new
-// data, and at most MaxRTO.
+// rto returns the path's retransmission timeout: baseRTO doubled for each
+// timeout since the last ACK of new data, at most MaxRTO unless baseRTO
+// alone is longer.
 func (p *path) rto(cfg *Config) time.Duration {
-	return min(p.rtt.rto(cfg.MinRTO, cfg.MaxRTO)<<p.backoff, cfg.MaxRTO)
+	base := p.baseRTO(cfg)
+	return min(base<<p.backoff, max(cfg.MaxRTO, base))
+}
+
+// baseRTO is the RTO before backoff: srtt + 4 rttvar + AckDelay, at least
+// MinRTO (rttEstimator.rto).
+func (p *path) baseRTO(cfg *Config) time.Duration { return p.rtt.rto(cfg.MinRTO, cfg.AckDelay) }
+
+// deadProbeBackoff bounds the doubling of a dead path's probe interval.
+const deadProbeBackoff = 3
+
+// probeEvery returns the time from a probe to the next on a suspect or
+// dead path: one RTO (before backoff) while suspect, so that the
+// DeadAfter probes each get a full RTO to be answered; for a dead path
+// ProbeInterval, at least an RTO, doubled for each unanswered probe up to
+// 2^deadProbeBackoff times. A reply to any probe of the episode revives
+// the path, however late.
+func (p *path) probeEvery(cfg *Config) time.Duration {
+	rto := p.baseRTO(cfg)
+	if p.state != PathDead {
+		return rto
+	}
+	k := min(max(p.probes-cfg.DeadAfter-1, 0), deadProbeBackoff)
+	return max(cfg.ProbeInterval, rto) << k
 }
 
 // usable reports whether data may be scheduled on the path.
@@ -264,8 +290,22 @@ func (p *path) heardFrom() {
 	}
 	if p.state == PathSuspect || p.state == PathDead {
 		p.state = PathGood
-		p.probes, p.probeAt = 0, 0
+		p.probes, p.probeAt, p.probeLow = 0, 0, 0
 	}
+}
+
+// probeSent notes that a probe with nonce n left on the path.
+func (p *path) probeSent(n uint64) {
+	if p.probeLow == 0 {
+		p.probeLow = n
+	}
+	p.probeNonce = n
+}
+
+// probeAnswered reports whether a reply echoing nonce n answers a probe
+// of the path's current episode.
+func (p *path) probeAnswered(n uint64) bool {
+	return p.probeLow != 0 && n >= p.probeLow && n <= p.probeNonce
 }
 
 // refreshState turns skip back into good when its time is up.
@@ -289,7 +329,7 @@ func (p *path) onTimer(now time.Duration, cfg *Config, sink packetSink) (probe b
 		p.backoff = min(p.backoff+1, maxBackoff)
 		p.loseAll(sink)
 		p.win.onSignal(signalLoss, now, now)
-		p.state, p.probes, p.probeAt = PathSuspect, 0, now
+		p.state, p.probes, p.probeAt, p.probeLow = PathSuspect, 0, now, 0
 	}
 	if p.probeAt == 0 || now < p.probeAt {
 		return false
@@ -298,11 +338,7 @@ func (p *path) onTimer(now time.Duration, cfg *Config, sink packetSink) (probe b
 		p.state = PathDead
 	}
 	p.probes++
-	if p.state == PathDead {
-		p.probeAt = now + cfg.ProbeInterval
-	} else {
-		p.probeAt = now + p.rtt.rto(cfg.MinRTO, cfg.MaxRTO) // no backoff: find death fast
-	}
+	p.probeAt = now + p.probeEvery(cfg)
 	return true
 }
 

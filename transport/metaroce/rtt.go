@@ -6,11 +6,23 @@ import "time"
 // minimum, in the manner of RFC 6298.
 type rttEstimator struct {
 	srtt, rttvar, min, latest time.Duration
-	has                       bool
+	has                       bool // a sample was taken (seeds do not count)
 }
 
 func newRTT(initial time.Duration) rttEstimator {
 	return rttEstimator{srtt: initial, rttvar: initial / 2}
+}
+
+// seed starts an estimator that has no sample yet from the handshake's
+// round trip s, with a deviation of s/2 (RFC 6298's first sample), at
+// least minVar: the first window of many connections can queue far
+// longer than the handshake took. The RTO is then at least three times
+// s, as QUIC's first probe timeout is three times the handshake's RTT.
+func (r *rttEstimator) seed(s, minVar time.Duration) {
+	if r.has || s <= 0 {
+		return
+	}
+	r.srtt, r.rttvar = s, max(s/2, minVar)
 }
 
 // sample folds in one RTT measurement; non-positive samples are ignored.
@@ -32,9 +44,13 @@ func (r *rttEstimator) sample(s time.Duration) {
 	r.srtt = (7*r.srtt + s) / 8
 }
 
-// rto returns the retransmission timeout, srtt + 4 rttvar, within bounds.
-func (r *rttEstimator) rto(lo, hi time.Duration) time.Duration {
-	return min(max(r.srtt+4*r.rttvar, lo), hi)
+// rto returns the retransmission timeout before backoff: srtt + 4 rttvar
+// (at least srtt/4, so that a path whose RTT has been steady for a while
+// still allows a quarter of it for jitter) + the peer's ACK delay, and
+// at least lo. It is never shorter than srtt + 4 rttvar: no bound
+// (MinRTO, MaxRTO) ever makes a path time out within its RTT.
+func (r *rttEstimator) rto(lo, ackDelay time.Duration) time.Duration {
+	return max(r.srtt+max(4*r.rttvar, r.srtt/4)+ackDelay, lo)
 }
 
 // base returns the minimum RTT, or the smoothed one before any sample.

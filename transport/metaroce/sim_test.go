@@ -162,7 +162,7 @@ func (s *sim) connect(a, b int) (metaroce.ConnID, metaroce.ConnID) {
 	require.NoError(s.t, err)
 	var cb metaroce.ConnID
 	start := len(s.log)
-	s.runUntil(s.fab.Now()+100*time.Millisecond, func() bool {
+	s.runUntil(s.fab.Now()+10*time.Second, func() bool {
 		up := false
 		for _, e := range s.log[start:] {
 			if e.node == b && e.ev.Kind == metaroce.EventAccepted && e.ev.Peer == uint64(a) {

@@ -21,9 +21,14 @@ type Hello struct {
 	MaxDatagram uint32 // largest datagram the sender accepts
 	MsgWindow   uint32 // the sender's receive message window
 	Budget      uint64 // the sender's unexpected-message byte budget (initial credit)
+	// SentAt is, in a HELLO, when it was sent (the sender's clock); a
+	// HELLO-ACK echoes the SentAt of the HELLO it answers, so that the
+	// initiator times the handshake's round trip exactly even when it
+	// sent several HELLOs.
+	SentAt time.Duration
 }
 
-const helloBodyLen = 8 + 8 + 2 + 4 + 4 + 8
+const helloBodyLen = 8 + 8 + 2 + 4 + 4 + 8 + 8
 
 // Datagram size bounds a HELLO may announce: room for a DATA header with
 // payload and for ACK blocks at the low end, the largest UDP payload at the
@@ -47,6 +52,7 @@ func AppendHello(b []byte, h *Hello) []byte {
 	b = binary.BigEndian.AppendUint32(b, h.MaxDatagram)
 	b = binary.BigEndian.AppendUint32(b, h.MsgWindow)
 	b = binary.BigEndian.AppendUint64(b, h.Budget)
+	b = binary.BigEndian.AppendUint64(b, uint64(h.SentAt))
 	return appendCRC(b, start)
 }
 
@@ -72,6 +78,7 @@ func DecodeHello(hd Header, body []byte, h *Hello) error {
 	*h = Hello{Ack: hd.Type == TypeHelloAck, Conn: hd.Conn, Path: hd.Path}
 	h.Src, h.Node = r.u64(), r.u64()
 	h.Paths, h.MaxDatagram, h.MsgWindow, h.Budget = r.u16(), r.u32(), r.u32(), r.u64()
+	h.SentAt = time.Duration(r.u64())
 	if err := r.done(); err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@
 // ends with a CRC32C (Castagnoli) of everything before it:
 //
 //	offset size field
-//	0      1    version (1)
+//	0      1    version (2)
 //	1      1    type: 1 HELLO, 2 HELLO-ACK, 3 DATA, 4 ACK, 5 PROBE, 6 CLOSE
 //	2      1    flags (per type)
 //	3      1    path index (0..255)
@@ -30,18 +30,20 @@
 //	8 byte offset                4 payload length, then the payload
 //	with flag 0x40: the body of an ACK (below), piggybacked
 //
-// ACK (no flags), 28 bytes + 57 per block + 8 per grant:
+// ACK (no flags), 28 bytes + 61 per block + 8 per grant:
 //
 //	8 target rate (bytes/s, 0 = no limit)   8 credit limit (bytes)
 //	8 lowest unfinished message sequence    2 block count   2 grant count
-//	per block: 1 path, 8 cumulative sequence, 32 SACK bitmap (256 bits),
+//	per block: 1 path, 8 cumulative sequence, 4 skip (the bitmap covers
+//	           cumulative+1+skip..+256), 32 SACK bitmap (256 bits),
 //	           8 echoed timestamp, 4 ack delay (ns), 4 ECN-CE count
 //	per grant: 8 message sequence number
 //
-// HELLO and HELLO-ACK (no flags), 34 bytes:
+// HELLO and HELLO-ACK (no flags), 42 bytes:
 //
 //	8 sender's connection id   8 sender's node id   2 paths offered
 //	4 max datagram             4 message window     8 unexpected byte budget
+//	8 timestamp (HELLO: when sent; HELLO-ACK: the answered HELLO's, echoed)
 //
 // PROBE (flag 0x01 reply), 16 bytes: 8 nonce, 8 timestamp (echoed by the reply).
 //

@@ -19,7 +19,7 @@ func sampleData() Data {
 }
 
 func sampleAck() (Ack, []AckBlock, []uint64) {
-	blk := AckBlock{Path: 3, Cum: 1000, Echo: 5 * time.Microsecond, Delay: 700, CE: 4}
+	blk := AckBlock{Path: 3, Cum: 1000, Skip: 300, Echo: 5 * time.Microsecond, Delay: 700, CE: 4}
 	blk.Bitmap[0] = 0b101
 	blk.Bitmap[3] = 1 << 63
 	return Ack{Conn: 77, Path: 1, Rate: 12_500_000_000, Credit: 1 << 22, FinBase: 17},
@@ -95,8 +95,15 @@ func TestAckRoundTrip(t *testing.T) {
 func TestAckBlockHas(t *testing.T) {
 	_, blocks, _ := sampleAck()
 	blk := blocks[0]
+	blk.Skip = 0
 	for seq, want := range map[uint64]bool{0: true, 999: true, 1000: false, 1001: true, 1002: false, 1003: true, 1256: true, 1257: false} {
 		require.Equal(t, want, blk.Has(seq), "seq %d", seq)
+	}
+	// With a skip, the bitmap starts at Cum+1+Skip and nothing between is
+	// reported.
+	blk.Skip = 300
+	for seq, want := range map[uint64]bool{999: true, 1000: false, 1001: false, 1300: false, 1301: true, 1302: false, 1303: true, 1556: true, 1557: false} {
+		require.Equal(t, want, blk.Has(seq), "seq %d with skip", seq)
 	}
 }
 
@@ -112,8 +119,8 @@ func TestAckCountsMustMatchSize(t *testing.T) {
 
 func TestHelloProbeCloseRoundTrip(t *testing.T) {
 	for _, h := range []Hello{
-		{Src: 5, Node: 3, Paths: 4, MaxDatagram: 9000, MsgWindow: 4096, Budget: 1 << 22},
-		{Ack: true, Conn: 5, Path: 2, Src: 6, Node: 4, Paths: 256, MaxDatagram: 1452, MsgWindow: 1, Budget: 0},
+		{Src: 5, Node: 3, Paths: 4, MaxDatagram: 9000, MsgWindow: 4096, Budget: 1 << 22, SentAt: 123 * time.Millisecond},
+		{Ack: true, Conn: 5, Path: 2, Src: 6, Node: 4, Paths: 256, MaxDatagram: 1452, MsgWindow: 1, Budget: 0, SentAt: 7},
 	} {
 		var got Hello
 		require.NoError(t, ParseHello(AppendHello(nil, &h), &got))
@@ -155,7 +162,7 @@ func TestOpenRejectsDamage(t *testing.T) {
 	var got Data
 	require.ErrorIs(t, ParseData(good[:10], &got), ErrShort)
 	bad := bytes.Clone(good)
-	bad[0] = 2
+	bad[0] = Version + 1
 	require.ErrorIs(t, ParseData(bad, &got), ErrVersion)
 	for bit := 8; bit < len(good)*8; bit += 37 {
 		bad := bytes.Clone(good)
