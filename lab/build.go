@@ -1,0 +1,209 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// The lab drives the legacy iptables: this kernel's nftables cannot queue
+// packets to userspace (no CONFIG_NFT_QUEUE), which the delay needs.
+const (
+	iptablesRestore = "iptables-legacy-restore"
+	iptablesSave    = "iptables-legacy-save"
+)
+
+// build creates the lab's namespaces, links, addresses, routes and
+// emulation, and starts the delay daemons it needs. On error the caller
+// tears down.
+func (l *Lab) build(ctx context.Context) error {
+	p := l.plan
+	if err := os.MkdirAll(l.dir, 0o755); err != nil {
+		return fmt.Errorf("lab %s: %w", l.Name(), err)
+	}
+	if err := l.saveState(); err != nil {
+		return err
+	}
+	var g errgroup.Group
+	g.SetLimit(4)
+	for _, n := range p.nodes() {
+		g.Go(func() error { return addNetns(ctx, n.NS) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, r := range p.routers {
+		g.Go(func() error { return inNetns(r.NS, func() error { return setSysctls(l.routerSysctls()) }) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	// Links first (a veth's creation names both namespaces), then each
+	// namespace's addresses and routes.
+	for _, r := range p.routers {
+		g.Go(func() error { return batch(ctx, "ip", r.NS, l.routerLinks(r)) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, r := range p.routers {
+		g.Go(func() error { return batch(ctx, "ip", r.NS, l.routerConfig(r)) })
+	}
+	for _, h := range p.hosts {
+		g.Go(func() error { return batch(ctx, "ip", h.NS, hostConfig(h)) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, r := range p.routers {
+		g.Go(func() error { return l.setupRouterEmulation(ctx, r) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return l.saveState()
+}
+
+// routerSysctls: forwarding, ECMP hashed on the 5-tuple, routes over a
+// link that is down skipped, no reverse-path filter (paths are
+// asymmetric).
+func (l *Lab) routerSysctls() [][2]string {
+	policy := "1"
+	if l.plan.spec.L3Hash {
+		policy = "0"
+	}
+	kv := [][2]string{
+		{"net/ipv4/ip_forward", "1"},
+		{"net/ipv4/fib_multipath_hash_policy", policy},
+		{"net/ipv4/fib_multipath_use_neigh", "1"},
+		{"net/ipv4/conf/all/ignore_routes_with_linkdown", "1"},
+		{"net/ipv4/conf/default/ignore_routes_with_linkdown", "1"},
+		{"net/ipv4/conf/all/rp_filter", "0"},
+		{"net/ipv4/conf/default/rp_filter", "0"},
+	}
+	if l.plan.spec.Seed != 0 {
+		kv = append(kv, [2]string{"net/ipv4/fib_multipath_hash_seed", fmt.Sprint(l.plan.spec.Seed)})
+	}
+	return kv
+}
+
+// routerLinks creates the site's bridge, its hosts' veths and the veths of
+// the paths to higher-numbered sites.
+func (l *Lab) routerLinks(r Node) []string {
+	p := l.plan
+	mtu := p.spec.MTU
+	lines := []string{fmt.Sprintf("link add lan mtu %d type bridge", mtu)}
+	for _, h := range p.hosts {
+		if h.Site == r.Site {
+			lines = append(lines, fmt.Sprintf("link add h%d mtu %d type veth peer name eth0 mtu %d netns %s", h.Host, mtu, mtu, h.NS))
+		}
+	}
+	for _, pa := range p.paths {
+		if pa.A != r.Site {
+			continue
+		}
+		a, b := p.ends(pa)
+		lines = append(lines, fmt.Sprintf("link add %s address %s mtu %d type veth peer name %s address %s mtu %d netns %s",
+			a.ifname, a.mac, mtu, b.ifname, b.mac, mtu, b.router.NS))
+	}
+	return lines
+}
+
+// routerConfig addresses the router's links, sets permanent neighbours on
+// the paths (no ARP in the counters) and routes each other site over its
+// paths, ECMP when there are several.
+func (l *Lab) routerConfig(r Node) []string {
+	p := l.plan
+	lines := []string{"link set lo up", fmt.Sprintf("addr add %s/24 dev lan", r.Addr), "link set lan up"}
+	for _, h := range p.hosts {
+		if h.Site == r.Site {
+			lines = append(lines, fmt.Sprintf("link set h%d master lan", h.Host), fmt.Sprintf("link set h%d up", h.Host))
+		}
+	}
+	hops := map[int][]string{} // by peer site
+	for _, pa := range p.paths {
+		if pa.A != r.Site && pa.B != r.Site {
+			continue
+		}
+		mine, theirs := p.ends(pa)
+		if pa.B == r.Site {
+			mine, theirs = theirs, mine
+		}
+		lines = append(lines,
+			fmt.Sprintf("addr add %s/24 dev %s", mine.addr, mine.ifname),
+			fmt.Sprintf("link set %s up", mine.ifname),
+			neighLine(theirs, mine))
+		hops[theirs.router.Site] = append(hops[theirs.router.Site], fmt.Sprintf("nexthop via %s dev %s", theirs.addr, mine.ifname))
+	}
+	for site := 1; site <= p.spec.Sites; site++ {
+		if site == r.Site {
+			continue
+		}
+		dst := fmt.Sprintf("10.%d.0.0/24", site)
+		if h := hops[site]; len(h) == 1 {
+			lines = append(lines, fmt.Sprintf("route replace %s %s", dst, strings.TrimPrefix(h[0], "nexthop ")))
+		} else {
+			lines = append(lines, fmt.Sprintf("route replace %s %s", dst, strings.Join(h, " ")))
+		}
+	}
+	return lines
+}
+
+// neighLine is the permanent neighbour entry for the far end of a path.
+func neighLine(far, near end) string {
+	return fmt.Sprintf("neigh replace %s lladdr %s dev %s nud permanent", far.addr, far.mac, near.ifname)
+}
+
+func hostConfig(h Node) []string {
+	return []string{
+		"link set lo up",
+		fmt.Sprintf("addr add %s/24 dev eth0", h.Addr),
+		"link set eth0 up",
+		fmt.Sprintf("route add default via 10.%d.0.1", h.Site),
+	}
+}
+
+// routerEnds returns the path ends in router r, with the path and the
+// direction their egress is.
+func (l *Lab) routerEnds(r Node) (ends []end, paths []Path, dirs []Dir) {
+	for _, pa := range l.plan.paths {
+		switch r.Site {
+		case pa.A:
+			e, _ := l.plan.egress(pa, Fwd)
+			ends, paths, dirs = append(ends, e), append(paths, pa), append(dirs, Fwd)
+		case pa.B:
+			e, _ := l.plan.egress(pa, Rev)
+			ends, paths, dirs = append(ends, e), append(paths, pa), append(dirs, Rev)
+		}
+	}
+	return ends, paths, dirs
+}
+
+// setupRouterEmulation creates the router's per-interface iptables chains,
+// hooked in mangle POSTROUTING, and applies every path's shaping there.
+func (l *Lab) setupRouterEmulation(ctx context.Context, r Node) error {
+	ends, _, _ := l.routerEnds(r)
+	var b strings.Builder
+	b.WriteString("*mangle\n")
+	for _, e := range ends {
+		fmt.Fprintf(&b, ":%s - [0:0]\n", chain(e.ifname))
+	}
+	for _, e := range ends {
+		fmt.Fprintf(&b, "-A POSTROUTING -o %s -j %s\n", e.ifname, chain(e.ifname))
+	}
+	b.WriteString("COMMIT\n")
+	if err := iptablesApply(ctx, r.NS, b.String()); err != nil {
+		return err
+	}
+	return l.applyRouter(ctx, r, nil)
+}
+
+// iptablesApply feeds rules to iptables-restore in namespace ns, leaving
+// the chains it does not name alone.
+func iptablesApply(ctx context.Context, ns, rules string) error {
+	_, err := run(ctx, rules, "ip", "netns", "exec", ns, iptablesRestore, "-w", "--noflush")
+	return err
+}

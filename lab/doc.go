@@ -1,0 +1,34 @@
+// Package lab builds emulated networks of several sites, hosts and
+// parallel paths on one Linux machine, in network namespaces: gocoll's one
+// way to build a lab, behind `gocoll lab` and the tests that need hosts
+// apart.
+//
+// A lab of S sites (2 to 4) has in each site a router namespace "sSr"
+// whose bridge "lan" (10.S.0.1/24) joins the site's hosts "sShH"
+// (10.S.0.(10+H), default route via the router). Every pair of sites A < B
+// is joined by Paths veth links (a full mesh of routers; path I of the
+// pair numbered k is 10.(100+k).I.1 in A and .2 in B, named "sBpI" in A's
+// router and "sApI" in B's). Each router routes another site over its
+// paths as one ECMP route hashed on the 5-tuple
+// (fib_multipath_hash_policy=1), so flows with different ports take
+// different paths; [Lab.Route] says which. Namespaces are named
+// "<lab>-<node>", so labs of different names run at once; state is kept in
+// StateRoot/<lab>/. Nothing outside the lab's namespaces is changed.
+//
+// Each direction of a path is emulated at the egress of its router (Fwd:
+// from the lower-numbered site): a token bucket (tc tbf) for the rate; in
+// an iptables chain of the mangle table, a random DROP for loss, a DROP
+// for a silent cut, and an NFQUEUE to the router's delay daemon for delay
+// and jitter (this kernel has no netem). The daemon, [DelaydMain], is
+// gocoll itself (`gocoll lab delayd`), started only when a path has delay
+// or jitter. A carrier cut sets the link down: the routers move its flows
+// (and, rehashing, some others) to the other paths.
+//
+// [Lab.Down] kills every process left in the lab's namespaces and deletes
+// them, and with them every interface, route, qdisc and rule; then its
+// state. [Lab.Do] runs a function in a host's namespace, so a test can open
+// sockets there from its own process.
+//
+// Everything that changes namespaces needs root ([ErrNotRoot]); where
+// namespaces cannot be made, [Up] fails with [ErrUnavailable].
+package lab

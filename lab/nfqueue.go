@@ -1,0 +1,168 @@
+package lab
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// The NFQUEUE netlink protocol (linux/netfilter/nfnetlink_queue.h), as
+// much of it as the delay daemon uses.
+const (
+	nfnlSubsysQueue = 3
+	nfqnlMsgPacket  = 0
+	nfqnlMsgVerdict = 1
+	nfqnlMsgConfig  = 2
+
+	nfqaPacketHdr  = 1
+	nfqaVerdictHdr = 2
+
+	nfqaCfgCmd      = 1
+	nfqaCfgParams   = 2
+	nfqaCfgQueueMax = 3
+	nfqaCfgMask     = 4
+	nfqaCfgFlags    = 5
+
+	nfqnlCfgCmdBind = 1
+	nfqnlCopyMeta   = 1
+	nfqaCfgFGSO     = 1 << 2
+
+	nfDrop   = 0
+	nfAccept = 1
+
+	nlmsgHdrLen  = 16
+	nfgenHdrLen  = 4
+	nlaHdrLen    = 4
+	nlaTypeMask  = 0x3fff
+	verdictBytes = nlmsgHdrLen + nfgenHdrLen + nlaHdrLen + 8
+)
+
+// nfqMsgType is the netlink message type of an NFQUEUE message.
+func nfqMsgType(msg uint16) uint16 { return nfnlSubsysQueue<<8 | msg }
+
+// appendNfqMsg appends one NFQUEUE netlink message for queue with the
+// given attributes (type, value) to b.
+func appendNfqMsg(b []byte, msg, flags uint16, seq uint32, queue uint16, attrs ...nlAttr) []byte {
+	size := nlmsgHdrLen + nfgenHdrLen
+	for _, a := range attrs {
+		size += nlaAlign(nlaHdrLen + len(a.val))
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(size))
+	b = binary.LittleEndian.AppendUint16(b, nfqMsgType(msg))
+	b = binary.LittleEndian.AppendUint16(b, flags)
+	b = binary.LittleEndian.AppendUint32(b, seq)
+	b = binary.LittleEndian.AppendUint32(b, 0) // port id: the kernel's
+	b = append(b, unix.AF_UNSPEC, 0)           // nfgenmsg: family, version
+	b = binary.BigEndian.AppendUint16(b, queue)
+	for _, a := range attrs {
+		b = binary.LittleEndian.AppendUint16(b, uint16(nlaHdrLen+len(a.val)))
+		b = binary.LittleEndian.AppendUint16(b, a.typ)
+		b = append(b, a.val...)
+		for pad := nlaAlign(len(a.val)) - len(a.val); pad > 0; pad-- {
+			b = append(b, 0)
+		}
+	}
+	return b
+}
+
+type nlAttr struct {
+	typ uint16
+	val []byte
+}
+
+func nlaAlign(n int) int { return (n + 3) &^ 3 }
+
+func be32(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
+
+// configMsgs are the requests that bind queue to this socket: bind, copy
+// packet metadata only, queue up to maxLen packets, keep GSO packets whole.
+func configMsgs(queue uint16, maxLen uint32, seq uint32) [][]byte {
+	flags := uint16(unix.NLM_F_REQUEST | unix.NLM_F_ACK)
+	cfg := func(attrs ...nlAttr) []byte {
+		seq++
+		return appendNfqMsg(nil, nfqnlMsgConfig, flags, seq, queue, attrs...)
+	}
+	return [][]byte{
+		cfg(nlAttr{nfqaCfgCmd, []byte{nfqnlCfgCmdBind, 0, 0, 0}}), // cmd u8, pad, pf be16 (unused)
+		cfg(nlAttr{nfqaCfgParams, append(be32(0), nfqnlCopyMeta)}),
+		cfg(nlAttr{nfqaCfgQueueMax, be32(maxLen)}),
+		cfg(nlAttr{nfqaCfgFlags, be32(nfqaCfgFGSO)}, nlAttr{nfqaCfgMask, be32(nfqaCfgFGSO)}),
+	}
+}
+
+// appendVerdict appends the verdict on packet id of queue to b.
+func appendVerdict(b []byte, queue uint16, id, verdict uint32) []byte {
+	hdr := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(make([]byte, 0, 8), verdict), id)
+	return appendNfqMsg(b, nfqnlMsgVerdict, unix.NLM_F_REQUEST, 0, queue, nlAttr{nfqaVerdictHdr, hdr})
+}
+
+// nlMsg is one netlink message of a received buffer.
+type nlMsg struct {
+	typ  uint16
+	seq  uint32
+	data []byte // after the header
+}
+
+var errNlTrunc = errors.New("truncated netlink message")
+
+// parseNlMsgs splits a received buffer into its netlink messages. It
+// returns the messages before the first malformed one and an error.
+func parseNlMsgs(b []byte) ([]nlMsg, error) {
+	var out []nlMsg
+	for len(b) > 0 {
+		if len(b) < nlmsgHdrLen {
+			return out, errNlTrunc
+		}
+		n := int(binary.LittleEndian.Uint32(b))
+		if n < nlmsgHdrLen || n > len(b) {
+			return out, errNlTrunc
+		}
+		out = append(out, nlMsg{typ: binary.LittleEndian.Uint16(b[4:]), seq: binary.LittleEndian.Uint32(b[8:]), data: b[nlmsgHdrLen:n]})
+		adv := nlaAlign(n)
+		if adv > len(b) {
+			break
+		}
+		b = b[adv:]
+	}
+	return out, nil
+}
+
+// nlError returns the error of an NLMSG_ERROR message (nil for an ACK).
+func nlError(m nlMsg) error {
+	if len(m.data) < 4 {
+		return errNlTrunc
+	}
+	if e := int32(binary.LittleEndian.Uint32(m.data)); e != 0 {
+		return unix.Errno(-e)
+	}
+	return nil
+}
+
+// parsePacket returns the queue and packet id of an NFQUEUE packet message.
+func parsePacket(m nlMsg) (queue uint16, id uint32, err error) {
+	if m.typ != nfqMsgType(nfqnlMsgPacket) {
+		return 0, 0, fmt.Errorf("not a packet message: type %#x", m.typ)
+	}
+	if len(m.data) < nfgenHdrLen {
+		return 0, 0, errNlTrunc
+	}
+	queue = binary.BigEndian.Uint16(m.data[2:])
+	attrs := m.data[nfgenHdrLen:]
+	for len(attrs) >= nlaHdrLen {
+		n := int(binary.LittleEndian.Uint16(attrs))
+		typ := binary.LittleEndian.Uint16(attrs[2:]) & nlaTypeMask
+		if n < nlaHdrLen || n > len(attrs) {
+			break
+		}
+		if typ == nfqaPacketHdr && n >= nlaHdrLen+4 {
+			return queue, binary.BigEndian.Uint32(attrs[nlaHdrLen:]), nil
+		}
+		if nlaAlign(n) >= len(attrs) {
+			break
+		}
+		attrs = attrs[nlaAlign(n):]
+	}
+	return 0, 0, errors.New("packet message without a packet header")
+}
