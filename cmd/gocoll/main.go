@@ -65,8 +65,11 @@ func run(args, environ []string, stdout, stderr io.Writer, sigs <-chan os.Signal
 	if args[0] == "bench" {
 		return bench.Main(context.Background(), args[1:], stdout, stderr) // package bench: nccl-tests for gocoll
 	}
+	if args[0] == "lab" {
+		return labMain(context.Background(), args[1:], stdout, stderr) // lab.go: emulated networks (package lab)
+	}
 	if args[0] != "run" {
-		fmt.Fprintf(stderr, "gocoll: unknown command %q (want run)\n", args[0])
+		fmt.Fprintf(stderr, "gocoll: unknown command %q (want run, bench or lab)\n", args[0])
 		return exitUsage
 	}
 	spec, err := parseRun(args[1:], environ)
