@@ -5,6 +5,7 @@ import (
 
 	"fmt"
 	"hash/fnv"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gocoll/gocoll/launcher/hosts"
+	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
 	"github.com/gocoll/gocoll/transport/tcp"
 )
 
@@ -40,6 +42,7 @@ const (
 	EnvConnectTimeout   = "GOCOLL_CONNECT_TIMEOUT"   // bound on forming the world
 	EnvSpinWait         = "GOCOLL_SPIN_WAIT"         // shm, metaroce: how long a wait polls before it sleeps; 0 never
 	EnvPeerTimeout      = "GOCOLL_PEER_TIMEOUT"      // metaroce: a peer silent on every path this long fails what waits on it
+	EnvUDPProbeTimeout  = "GOCOLL_UDP_PROBE_TIMEOUT" // metaroce: a pair whose handshake takes longer is blocked (auto: TCP)
 	// EnvGoMaxProcs is the Go runtime's own variable; when it is set, Join
 	// leaves the runtime's GOMAXPROCS alone (see Job.FitGoMaxProcs).
 	EnvGoMaxProcs = "GOMAXPROCS"
@@ -55,7 +58,13 @@ const (
 	DefaultPeerTimeout = 2 * time.Second
 	MinPeerTimeout     = 100 * time.Millisecond
 	MaxPeerTimeout     = time.Hour
-	MaxTimeout         = 24 * time.Hour
+	// DefaultUDPProbeTimeout is Job.UDPProbeTimeout when
+	// GOCOLL_UDP_PROBE_TIMEOUT is unset; MinUDPProbeTimeout and
+	// MaxUDPProbeTimeout bound it.
+	DefaultUDPProbeTimeout = 5 * time.Second
+	MinUDPProbeTimeout     = 100 * time.Millisecond
+	MaxUDPProbeTimeout     = 10 * time.Minute
+	MaxTimeout             = 24 * time.Hour
 	// MaxJobIDBytes bounds a job id (it prefixes store keys).
 	MaxJobIDBytes = 128
 	// MaxJobKeyBytes bounds a job key (the store's limit).
@@ -117,6 +126,12 @@ type Job struct {
 	// naming it (metaroce.Config.PeerTimeout); in [MinPeerTimeout,
 	// MaxPeerTimeout], DefaultPeerTimeout unless GOCOLL_PEER_TIMEOUT is set.
 	PeerTimeout time.Duration
+	// UDPProbeTimeout bounds MetaRoCE's first handshake with every peer:
+	// a pair of ranks that does not complete it in time has UDP blocked
+	// between them, and then uses TCP (auto) or fails the job (metaroce);
+	// in [MinUDPProbeTimeout, MaxUDPProbeTimeout], DefaultUDPProbeTimeout
+	// unless GOCOLL_UDP_PROBE_TIMEOUT is set.
+	UDPProbeTimeout time.Duration
 	// SpinWait is how long a wait on shared memory or MetaRoCE polls,
 	// yielding the processor, before it sleeps (shm.Config.SpinWait,
 	// mrtransport.Config.SpinWait): 0 means their defaults (200 us and 50 us),
@@ -131,6 +146,19 @@ type Job struct {
 	// thread wake-ups to every message (an 8-byte AllReduce of 4 processes
 	// on 2 cores spent about 60 % fewer context switches with 1).
 	FitGoMaxProcs bool
+
+	// For tests: where a rank's notices go (nil: stderr), and MetaRoCE's
+	// path sockets (nil: UDP).
+	notices    io.Writer
+	openSocket mrtransport.SocketOpener
+}
+
+// noticesTo is where the rank's notices go: stderr unless a test says.
+func (j Job) noticesTo() io.Writer {
+	if j.notices != nil {
+		return j.notices
+	}
+	return os.Stderr
 }
 
 // LevelTrace is the slog level GOCOLL_DEBUG=trace selects.
@@ -469,6 +497,13 @@ func (e envReader) behaviour(j *Job) error {
 	}
 	if j.PeerTimeout > MaxPeerTimeout {
 		return fmt.Errorf("gocoll: %s=%q is outside [%v, %v]", EnvPeerTimeout, e.get(EnvPeerTimeout), MinPeerTimeout, MaxPeerTimeout)
+	}
+	if j.UDPProbeTimeout, err = e.duration(EnvUDPProbeTimeout, DefaultUDPProbeTimeout, MinUDPProbeTimeout); err != nil {
+		return err
+	}
+	if j.UDPProbeTimeout > MaxUDPProbeTimeout {
+		return fmt.Errorf("gocoll: %s=%q is outside [%v, %v]", EnvUDPProbeTimeout, e.get(EnvUDPProbeTimeout),
+			MinUDPProbeTimeout, MaxUDPProbeTimeout)
 	}
 	if v := e.get(EnvSpinWait); v != "" {
 		d, err := time.ParseDuration(v)

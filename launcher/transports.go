@@ -3,9 +3,11 @@ package launcher
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +42,17 @@ type transportSpec struct {
 	Logger   *slog.Logger // nil: no logging
 	// SpinWait is Job.SpinWait (shared memory and MetaRoCE).
 	SpinWait time.Duration
+	// UDPProbe bounds MetaRoCE's first connect (Job.UDPProbeTimeout); see
+	// fallback.go.
+	UDPProbe time.Duration
+	// Exchange gathers every rank's value under name (the store's
+	// AllGather); nil: MetaRoCE connects without a probe.
+	Exchange func(ctx context.Context, name string, value []byte) ([][]byte, error)
+	// Notices receives the lines a rank prints about its transports (a
+	// pair that falls back to TCP); nil: none.
+	Notices io.Writer
+	// OpenSocket, if not nil, opens MetaRoCE's path sockets (tests).
+	OpenSocket mrtransport.SocketOpener
 }
 
 func (spec transportSpec) shmConfig() shm.Config {
@@ -92,12 +105,12 @@ func listenMetaRoCE(ctx context.Context, spec transportSpec) (transportListener,
 	}
 	ln, err := mrtransport.Listen(ctx, mrtransport.Config{
 		Rank: spec.Rank, Size: spec.Size, ListenAddr: netip.AddrPortFrom(ip.Unmap(), 0), Logger: spec.Logger,
-		SpinWait: spec.SpinWait,
+		SpinWait: spec.SpinWait, OpenSocket: spec.OpenSocket,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return mrListener{ln}, nil
+	return mrListener{ln, spec}, nil
 }
 
 // tcpListener adapts *tcp.Listener, whose Connect returns *tcp.Endpoint.
@@ -112,12 +125,17 @@ func (l tcpListener) Connect(ctx context.Context, addrs []string) (transport.End
 }
 
 // mrListener adapts *mrtransport.Listener, whose addresses are lists of
-// path addresses.
-type mrListener struct{ *mrtransport.Listener }
+// path addresses. Its Connect is GOCOLL_TRANSPORT=metaroce's: it fails
+// where UDP is blocked between some ranks (see fallback.go).
+type mrListener struct {
+	*mrtransport.Listener
+	spec transportSpec
+}
 
 func (l mrListener) Addr() string { return l.Listener.Addr().String() }
 
-func (l mrListener) Connect(ctx context.Context, addrs []string) (transport.Endpoint, error) {
+// peerAddrs parses the ranks' addresses; on error it closes l.
+func (l mrListener) peerAddrs(addrs []string) ([]mrtransport.PeerAddr, error) {
 	peers := make([]mrtransport.PeerAddr, len(addrs))
 	for r, a := range addrs {
 		p, err := mrtransport.ParsePeerAddr(a)
@@ -127,7 +145,34 @@ func (l mrListener) Connect(ctx context.Context, addrs []string) (transport.Endp
 		}
 		peers[r] = p
 	}
-	ep, err := l.Listener.Connect(ctx, peers)
+	return peers, nil
+}
+
+func (l mrListener) Connect(ctx context.Context, addrs []string) (transport.Endpoint, error) {
+	peers, err := l.peerAddrs(addrs)
+	if err != nil {
+		return nil, err
+	}
+	out, err := l.connectProbed(ctx, peers)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(out.pairs) > 0:
+		_ = l.Listener.Close()
+		return nil, blockedError(out.pairs, peers, l.spec.UDPProbe)
+	case out.ep != nil:
+		return out.ep, nil
+	}
+	return l.connectRest(ctx, peers, nil) // the probe ended as the last peer came up
+}
+
+// connectRest connects l to every peer but those in except; on error it
+// closes l.
+func (l mrListener) connectRest(ctx context.Context, peers []mrtransport.PeerAddr, except []bool) (*mrtransport.Endpoint, error) {
+	if except == nil {
+		except = make([]bool, len(peers))
+	}
+	ep, err := l.Listener.ConnectExcept(ctx, peers, except)
 	if err != nil {
 		_ = l.Listener.Close()
 		return nil, err
@@ -158,20 +203,26 @@ func (l shmListener) Connect(ctx context.Context, addrs []string) (transport.End
 // autoListener listens on shared memory and on a network transport (far).
 // At Connect, ranks on this host (same kernel, same host name) are reached
 // through shared memory and the others through far; every rank sees the
-// same addresses, so each pair agrees on its transport.
+// same addresses, so each pair agrees on its transport. With MetaRoCE as
+// far it listens on TCP too, for the pairs between which UDP is blocked
+// (see fallback.go).
 type autoListener struct {
-	shm     *shm.Listener // nil where shared memory cannot be set up
-	far     transportListener
-	farName string // TransportMetaRoCE or TransportTCP
-	host    string // this rank's host name
-	pick    string // the transport Connect chose
+	shm      *shm.Listener // nil where shared memory cannot be set up
+	far      transportListener
+	fallback *tcp.Listener // nil unless far is MetaRoCE
+	farName  string        // TransportMetaRoCE or TransportTCP
+	host     string        // this rank's host name
+	pick     string        // the transport Connect chose
+	notices  io.Writer     // nil: none
+	log      *slog.Logger  // nil: none
 }
 
 func (l *autoListener) chosen() string { return l.pick }
 
 // autoSep separates the parts of an auto rank's address: shared-memory
-// address (empty without one), network address, host name. Neither of the
-// first two contains it.
+// address (empty without one), network address, host name and, with
+// MetaRoCE, the TCP fallback's address. None but the host name contains
+// it, and a host name cannot.
 const autoSep = ";"
 
 // listenAuto starts shared memory and the network transport farName. If
@@ -182,7 +233,16 @@ func listenAuto(ctx context.Context, spec transportSpec, farName string) (transp
 	if err != nil {
 		return nil, err
 	}
-	l := &autoListener{far: far, farName: farName, host: spec.HostName}
+	l := &autoListener{far: far, farName: farName, host: spec.HostName, notices: spec.Notices, log: spec.Logger}
+	if farName == TransportMetaRoCE {
+		l.fallback, err = tcp.Listen(ctx, tcp.Config{
+			Rank: spec.Rank, JobID: spec.JobID, ListenAddr: net.JoinHostPort(spec.Host, "0"),
+		})
+		if err != nil {
+			_ = far.Close()
+			return nil, fmt.Errorf("tcp (the fallback where UDP is blocked): %w", err)
+		}
+	}
 	l.shm, err = shm.Listen(spec.shmConfig())
 	if err != nil && spec.Logger != nil {
 		spec.Logger.Debug("transport without shared memory", "err", err)
@@ -195,69 +255,155 @@ func (l *autoListener) Addr() string {
 	if l.shm != nil {
 		s = l.shm.Addr().String()
 	}
-	return s + autoSep + l.far.Addr() + autoSep + l.host
+	s += autoSep + l.far.Addr() + autoSep + l.host
+	if l.fallback != nil {
+		s += autoSep + l.fallback.Addr()
+	}
+	return s
 }
 
 func (l *autoListener) Connect(ctx context.Context, addrs []string) (transport.Endpoint, error) {
 	n := len(addrs)
-	shmAddrs, farAddrs := make([]string, n), make([]string, n)
+	shmAddrs, farAddrs, tcpAddrs := make([]string, n), make([]string, n), make([]string, n)
 	local := make([]bool, n)
 	nLocal := 0
+	nParts := 3
+	if l.fallback != nil {
+		nParts = 4
+	}
 	for r, a := range addrs {
-		parts := strings.SplitN(a, autoSep, 3)
-		if len(parts) != 3 {
+		parts := strings.Split(a, autoSep)
+		if len(parts) != nParts {
 			_ = l.Close()
 			return nil, fmt.Errorf("rank %d's address %q is not a %s transport's", r, a, "shm+"+l.farName)
 		}
 		farAddrs[r] = parts[1]
+		if nParts == 4 {
+			tcpAddrs[r] = parts[3]
+		}
 		if l.shm != nil && parts[2] == l.host && l.shm.SameHost(parts[0]) {
 			local[r], shmAddrs[r] = true, parts[0]
 			nLocal++
 		}
 	}
-	switch {
-	case nLocal == n:
+	if nLocal == n {
 		_ = l.far.Close()
+		if l.fallback != nil {
+			_ = l.fallback.Close()
+		}
 		l.pick = TransportSHM
 		return shmListener{l.shm}.Connect(ctx, shmAddrs)
-	case nLocal <= 1: // this rank alone on its host
-		if l.shm != nil {
-			_ = l.shm.Close()
+	}
+	var near transport.Endpoint
+	if nLocal > 1 {
+		ep, err := l.shm.Connect(ctx, shmAddrs)
+		if err != nil {
+			_ = l.Close()
+			return nil, err
 		}
-		l.pick = l.farName
-		return l.far.Connect(ctx, farAddrs)
-	}
-	l.pick = "shm+" + l.farName
-	near, err := l.shm.Connect(ctx, shmAddrs)
-	if err != nil {
+		near = ep
+	} else if l.shm != nil { // this rank alone on its host
 		_ = l.shm.Close()
-		_ = l.far.Close()
+	}
+	far, fallback, blocked, err := l.connectFar(ctx, farAddrs, tcpAddrs)
+	if err != nil {
+		if near != nil {
+			_ = near.Close()
+		}
 		return nil, err
 	}
-	far, err := l.far.Connect(ctx, farAddrs)
-	if err != nil {
-		_ = near.Close()
-		return nil, err
+	l.pick = l.farName
+	if near != nil {
+		l.pick = "shm+" + l.farName
+	}
+	if fallback != nil {
+		l.pick += "+" + TransportTCP
+	} else if near == nil {
+		return far, nil
 	}
 	byPeer := make([]transport.Endpoint, n)
 	for r := range byPeer {
-		byPeer[r] = far
-		if local[r] {
+		switch {
+		case local[r] && near != nil:
 			byPeer[r] = near
+		case blocked != nil && blocked[r]:
+			byPeer[r] = fallback
+		default:
+			byPeer[r] = far
 		}
 	}
-	ep, err := route.New(byPeer)
+	ep, err := route.New(byPeer, far, fallback)
 	if err != nil {
-		_ = near.Close()
-		_ = far.Close()
+		for _, e := range []transport.Endpoint{near, far, fallback} {
+			if e != nil {
+				_ = e.Close()
+			}
+		}
 		return nil, err
 	}
 	return ep, nil
 }
 
+// connectFar connects the network transport. With MetaRoCE it probes
+// which pairs UDP reaches (fallback.go); where some pair is blocked it
+// connects the TCP fallback on every rank, returned with the ranks this
+// one reaches through it. On error it has closed the listeners.
+func (l *autoListener) connectFar(ctx context.Context, farAddrs, tcpAddrs []string) (
+	far, fallback transport.Endpoint, blocked []bool, err error) {
+	ml, ok := l.far.(mrListener)
+	if !ok || l.fallback == nil {
+		far, err = l.far.Connect(ctx, farAddrs)
+		return far, nil, nil, err
+	}
+	peers, err := ml.peerAddrs(farAddrs)
+	if err != nil {
+		_ = l.fallback.Close()
+		return nil, nil, nil, err
+	}
+	out, err := ml.connectProbed(ctx, peers)
+	if err != nil {
+		_ = l.fallback.Close()
+		return nil, nil, nil, err
+	}
+	if len(out.pairs) == 0 {
+		_ = l.fallback.Close()
+		if out.ep != nil {
+			return out.ep, nil, nil, nil
+		}
+		mr, err := ml.connectRest(ctx, peers, nil)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return mr, nil, nil, nil
+	}
+	if slices.Contains(out.blocked, true) {
+		line := fallbackNotice(ml.spec.Rank, out.blocked, peers, ml.spec.UDPProbe)
+		if l.notices != nil {
+			fmt.Fprintln(l.notices, line)
+		}
+		if l.log != nil {
+			l.log.Warn(line)
+		}
+	}
+	mr, err := ml.connectRest(ctx, peers, out.blocked)
+	if err != nil {
+		_ = l.fallback.Close()
+		return nil, nil, nil, err
+	}
+	tcpEp, err := tcpListener{l.fallback}.Connect(ctx, tcpAddrs)
+	if err != nil {
+		_ = mr.Close()
+		return nil, nil, nil, fmt.Errorf("tcp (the fallback where UDP is blocked): %w", err)
+	}
+	return mr, tcpEp, out.blocked, nil
+}
+
 func (l *autoListener) Close() error {
 	if l.shm != nil {
 		_ = l.shm.Close()
+	}
+	if l.fallback != nil {
+		_ = l.fallback.Close()
 	}
 	return l.far.Close()
 }

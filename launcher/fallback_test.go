@@ -1,0 +1,140 @@
+package launcher
+
+import (
+	"bytes"
+	"context"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
+)
+
+// udpBlock drops the datagrams MetaRoCE writes between two ranks, as a
+// firewall between their hosts would: each rank's sockets are registered
+// as they open, and a write to a socket of the rank paired with the
+// writer's is dropped.
+type udpBlock struct {
+	a, b int // the blocked pair
+
+	mu    sync.Mutex
+	owner map[netip.AddrPort]int // socket address -> rank
+}
+
+func newUDPBlock(a, b int) *udpBlock {
+	return &udpBlock{a: a, b: b, owner: map[netip.AddrPort]int{}}
+}
+
+func (u *udpBlock) opener(rank int) mrtransport.SocketOpener {
+	return func(_ int, addr netip.AddrPort) (mrtransport.PathSocket, error) {
+		s, err := mrtransport.OpenUDP(addr, mrtransport.DefaultSocketBuffer)
+		if err != nil {
+			return nil, err
+		}
+		u.mu.Lock()
+		u.owner[s.LocalAddr()] = rank
+		u.mu.Unlock()
+		return &blockedSocket{PathSocket: s, u: u, rank: rank}, nil
+	}
+}
+
+func (u *udpBlock) dropped(from int, to netip.AddrPort) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	r, ok := u.owner[to]
+	return ok && (from == u.a && r == u.b || from == u.b && r == u.a)
+}
+
+type blockedSocket struct {
+	mrtransport.PathSocket
+	u    *udpBlock
+	rank int
+}
+
+func (s *blockedSocket) WriteBatch(ms []mrtransport.Message) (int, error) {
+	var out []mrtransport.Message
+	for _, m := range ms {
+		if !s.u.dropped(s.rank, m.Addr) {
+			out = append(out, m)
+		}
+	}
+	if len(out) > 0 {
+		if _, err := s.PathSocket.WriteBatch(out); err != nil {
+			return 0, err
+		}
+	}
+	return len(ms), nil
+}
+
+// joinBlocked forms a world of n ranks (two per host) with UDP blocked
+// between ranks a and b, and returns the worlds, errors and notices.
+func joinBlocked(t *testing.T, n, a, b int, extra ...string) ([]*World, []error, []*bytes.Buffer) {
+	addr := testStore(t)
+	block := newUDPBlock(a, b)
+	worlds, errs := make([]*World, n), make([]error, n)
+	notices := make([]*bytes.Buffer, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		notices[r] = new(bytes.Buffer)
+		env := rankEnv(t, addr, r, n, append([]string{EnvUDPProbeTimeout + "=3s"}, extra...)...)
+		job, err := ParseEnv(LookupIn(env))
+		require.NoError(t, err)
+		job.openSocket, job.notices = block.opener(r), notices[r]
+		wg.Go(func() { worlds[r], errs[r] = Join(context.Background(), job, collective.Config{}) })
+	}
+	wg.Wait()
+	t.Cleanup(func() { closeAll(t, worlds) })
+	return worlds, errs, notices
+}
+
+// With the default transport, ranks 1 and 2 (on hosts h0 and h1) between
+// which UDP is blocked reach each other through TCP, each saying so in one
+// line; the other pairs keep MetaRoCE (and shared memory), and the world's
+// collectives work.
+func TestUDPBlockedFallsBackToTCP(t *testing.T) {
+	const n = 4
+	worlds, errs, notices := joinBlocked(t, n, 1, 2)
+	for r, err := range errs {
+		require.NoError(t, err, "rank %d", r)
+	}
+	want := map[int]string{
+		1: "gocoll: rank 1: UDP to rank 2 (127.0.0.1) is blocked (no MetaRoCE handshake within 3s): using TCP for that pair\n",
+		2: "gocoll: rank 2: UDP to rank 1 (127.0.0.1) is blocked (no MetaRoCE handshake within 3s): using TCP for that pair\n",
+	}
+	for r := range n {
+		require.Equal(t, want[r], notices[r].String(), "rank %d's notices", r)
+		require.Equal(t, TransportSHMMetaRoCE+"+tcp", worlds[r].Job().Transport, "rank %d", r)
+	}
+	sumRanks(t, worlds)
+	// Rank 1 to rank 2 directly, and back: only TCP can carry it.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() { require.NoError(t, collective.Send(ctx, worlds[1].Comm, []int32{7}, 2)) })
+	got := []int32{0}
+	wg.Go(func() { require.NoError(t, collective.Recv(ctx, worlds[2].Comm, got, 1)) })
+	wg.Wait()
+	require.Equal(t, []int32{7}, got)
+}
+
+// With GOCOLL_TRANSPORT=metaroce, every rank fails with one line naming
+// the blocked pair and what to do.
+func TestUDPBlockedForcedMetaRoCEFails(t *testing.T) {
+	const n = 3
+	_, errs, notices := joinBlocked(t, n, 0, 2, EnvTransport+"="+TransportMetaRoCE)
+	for r, err := range errs {
+		require.Error(t, err, "rank %d", r)
+		msg := err.Error()
+		require.NotContains(t, msg, "\n")
+		require.Contains(t, msg, "UDP is blocked between rank 0 (127.0.0.1) and rank 2 (127.0.0.1): "+
+			"no MetaRoCE handshake within 3s (GOCOLL_UDP_PROBE_TIMEOUT); open UDP between those hosts, "+
+			"or leave GOCOLL_TRANSPORT unset to use TCP for such pairs", "rank %d", r)
+		require.True(t, strings.HasPrefix(msg, "gocoll: rank "), msg)
+		require.Empty(t, notices[r].String())
+	}
+}

@@ -1,0 +1,127 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gocoll/gocoll/transport"
+)
+
+// The world's statistics are its communicator's: World.Stats (from the
+// embedded collective.Comm) gives this rank's traffic with every other
+// rank, per transport and, on MetaRoCE, per path. The launcher's
+// wrapper of the transport forwards them.
+
+var _ transport.StatsReporter = (*guardedEndpoint)(nil)
+
+// TransportStats implements transport.StatsReporter for the wrapped
+// endpoint.
+func (g *guardedEndpoint) TransportStats() transport.Stats { return transport.StatsOf(g.inner) }
+
+// logTransports logs, at info, which transport reaches which peers, in
+// one line: "shm=1-3 metaroce=4-7".
+func logTransports(log *slog.Logger, s transport.Stats) {
+	if !log.Enabled(context.Background(), slog.LevelInfo) || len(s.Peers) == 0 {
+		return
+	}
+	log.Info("gocoll: transport per peer", "peers", transportsByPeer(s))
+}
+
+// transportsByPeer names each transport with the ranks it reaches, as
+// ranges, transports in the order of their first peer.
+func transportsByPeer(s transport.Stats) string {
+	ranks := map[string][]int{}
+	var order []string
+	for _, p := range s.Peers {
+		name := p.Transport
+		if name == "" {
+			name = "?"
+		}
+		if ranks[name] == nil {
+			order = append(order, name)
+		}
+		ranks[name] = append(ranks[name], p.Rank)
+	}
+	parts := make([]string, len(order))
+	for i, name := range order {
+		parts[i] = name + "=" + rankRanges(ranks[name])
+	}
+	return strings.Join(parts, " ")
+}
+
+// rankRanges writes ascending ranks as "0,2-5".
+func rankRanges(rs []int) string {
+	sort.Ints(rs)
+	var b strings.Builder
+	for i := 0; i < len(rs); {
+		j := i
+		for j+1 < len(rs) && rs[j+1] == rs[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		if j == i {
+			fmt.Fprint(&b, rs[i])
+		} else {
+			fmt.Fprintf(&b, "%d-%d", rs[i], rs[j])
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// logStats logs, at info, one line per peer and one per path (that carried
+// packets or is not good) of this rank's traffic since the world formed:
+// at close, before the transport goes.
+func logStats(log *slog.Logger, s transport.Stats) {
+	if !log.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
+	for _, p := range s.Peers {
+		attrs := []any{"peer", p.Rank, "transport", p.Transport, "sent", fmt.Sprintf("%s/%d", sizeText(p.BytesSent), p.MsgsSent),
+			"recv", fmt.Sprintf("%s/%d", sizeText(p.BytesRecv), p.MsgsRecv)}
+		if !p.Up {
+			attrs = append(attrs, "err", p.Err)
+		}
+		if p.Transport == transport.StatsMetaRoCE {
+			attrs = append(attrs, "targetRate", rateText(p.TargetRate), "paths", len(p.Paths))
+		}
+		log.Info("gocoll: traffic", attrs...)
+		for _, pa := range p.Paths {
+			if pa.PacketsSent+pa.PacketsRecv == 0 && pa.State == "good" {
+				continue // an idle healthy path: nothing to show
+			}
+			log.Info("gocoll: path", "peer", p.Rank, "path", pa.Index, "state", pa.State,
+				"bytes", sizeText(pa.BytesSent), "share", fmt.Sprintf("%.1f%%", 100*pa.Share),
+				"packets", pa.PacketsSent, "resent", pa.Retransmits, "lost", pa.Lost, "timeouts", pa.Timeouts,
+				"srtt", pa.SRTT.Round(time.Microsecond), "window", sizeText(int64(pa.Window)), "windowRate", rateText(pa.WindowRate))
+		}
+	}
+}
+
+// sizeText writes n bytes with a binary unit: 512B, 1.5KiB, 3.0MiB.
+func sizeText(n int64) string {
+	const units = "KMGTPE"
+	if n < 1024 {
+		return fmt.Sprintf("%dB", n)
+	}
+	f, u := float64(n)/1024, 0
+	for f >= 1024 && u < len(units)-1 {
+		f /= 1024
+		u++
+	}
+	return fmt.Sprintf("%.1f%ciB", f, units[u])
+}
+
+// rateText writes a rate in bytes/s as Mbit/s, or "-" for none.
+func rateText(bps int64) string {
+	if bps <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1fMbit/s", float64(bps)*8/1e6)
+}

@@ -1,0 +1,68 @@
+package launcher
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gocoll/gocoll/transport"
+	"github.com/gocoll/gocoll/transport/shm"
+)
+
+// Over auto, rank 0's world reports rank 1 through shared memory and rank
+// 2 through MetaRoCE, with its paths, and the close-time lines show both.
+func TestWorldStats(t *testing.T) {
+	if !shm.Supported {
+		t.Skip("shared memory needs Linux")
+	}
+	addr := testStore(t)
+	const n = 3
+	worlds := joinAllOK(t, n, func(r int) []string { return rankEnv(t, addr, r, n, EnvTransport+"="+TransportAuto) })
+	sumRanks(t, worlds)
+	s := worlds[0].Stats()
+	require.Equal(t, 0, s.Rank)
+	require.Len(t, s.Peers, 2, "%+v", s)
+	near, far := s.Peers[0], s.Peers[1]
+	require.Equal(t, transport.StatsSHM, near.Transport)
+	require.Equal(t, transport.StatsMetaRoCE, far.Transport)
+	for _, p := range s.Peers {
+		require.True(t, p.Up, "%+v", p)
+		require.Positive(t, p.MsgsSent+p.MsgsRecv, "peer %d: %+v", p.Rank, p)
+	}
+	require.NotEmpty(t, far.Paths)
+	require.Equal(t, "shm=1 metaroce=2", transportsByPeer(s))
+
+	var buf bytes.Buffer
+	logStats(slog.New(slog.NewTextHandler(&buf, nil)), s)
+	out := buf.String()
+	used := 0
+	for _, pa := range far.Paths {
+		if pa.PacketsSent+pa.PacketsRecv > 0 || pa.State != "good" {
+			used++
+		}
+	}
+	require.Positive(t, used)
+	require.Equal(t, 2+used, strings.Count(out, "\n"), out)
+	require.Contains(t, out, `msg="gocoll: traffic" peer=1 transport=shm sent=`)
+	require.Contains(t, out, "transport=metaroce")
+	require.Contains(t, out, `msg="gocoll: path" peer=2 path=`)
+}
+
+func TestStatsText(t *testing.T) {
+	require.Equal(t, "0,2-5,7", rankRanges([]int{5, 0, 3, 2, 4, 7}))
+	require.Equal(t, "", rankRanges(nil))
+	require.Equal(t, "1023B", sizeText(1023))
+	require.Equal(t, "1.5KiB", sizeText(1536))
+	require.Equal(t, "16.0MiB", sizeText(16<<20))
+	require.Equal(t, "-", rateText(0))
+	require.Equal(t, "800.0Mbit/s", rateText(100e6))
+	s := transport.Stats{Peers: []transport.PeerStats{{Rank: 1, Transport: "shm"}, {Rank: 2, Transport: "tcp"}, {Rank: 3, Transport: "shm"}}}
+	require.Equal(t, "shm=1,3 tcp=2", transportsByPeer(s))
+
+	var buf bytes.Buffer // a logger above info prints nothing
+	logStats(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn})), s)
+	require.Empty(t, buf.String())
+}
