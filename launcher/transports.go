@@ -110,6 +110,9 @@ func listenMetaRoCE(ctx context.Context, spec transportSpec) (transportListener,
 	if err != nil {
 		return nil, err
 	}
+	if spec.UDPProbe <= 0 {
+		spec.UDPProbe = DefaultUDPProbeTimeout
+	}
 	return mrListener{ln, spec}, nil
 }
 
