@@ -44,6 +44,17 @@ func spawnRanks(ctx context.Context, o Options, args []string, stdout, stderr io
 	if err != nil {
 		return usageError(stderr, err)
 	}
+	transport := launcher.TransportAuto
+	if o.Transport != "" && o.Transport != "mptcp" {
+		transport = o.Transport
+	}
+	return spawnJob(ctx, n, transport, args, stdout, stderr)
+}
+
+// spawnJob starts n processes of this program on this host over the
+// launcher's transport (the mptcp runs set it up themselves), to run Main
+// with args, and returns the job's exit status, as spawnRanks says.
+func spawnJob(ctx context.Context, n int, transport string, args []string, stdout, stderr io.Writer) int {
 	exe, err := os.Executable()
 	if err != nil {
 		return runError(stderr, fmt.Errorf("finding this program to start the ranks: %w", err))
@@ -51,10 +62,6 @@ func spawnRanks(ctx context.Context, o Options, args []string, stdout, stderr io
 	argsJSON, err := json.Marshal(args)
 	if err != nil {
 		return runError(stderr, err)
-	}
-	transport := launcher.TransportAuto
-	if o.Transport != "" && o.Transport != "mptcp" {
-		transport = o.Transport
 	}
 	out := &prefixStripper{w: stdout, prefix: []byte(rank0Prefix)}
 	res, err := job.Run(ctx, job.Spec{
