@@ -172,6 +172,9 @@ func (l *Lab) saveState() error {
 	return os.Rename(tmp, filepath.Join(l.dir, "state.json"))
 }
 
+// DelaydPid returns the pid of router's delay daemon, or 0 if it has none.
+func (l *Lab) DelaydPid(router string) int { return l.st.Delayd[router] }
+
 // Name returns the lab's name.
 func (l *Lab) Name() string { return l.plan.spec.Name }
 

@@ -1,0 +1,261 @@
+package lab_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gocoll/gocoll/lab"
+)
+
+// TestMain answers "lab delayd" so that labs with delay can start their
+// daemon from this test binary (lab.Spec.Delayd's default is this
+// executable).
+func TestMain(m *testing.M) {
+	if lab.IsDelaydArgs(os.Args[1:]) {
+		os.Exit(lab.DelaydMain(os.Args[3:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// labPrefix starts the names of the labs these tests build; the pid and
+// a count follow, so that test processes running at once do not collide.
+var labPrefix = flag.String("labprefix", "lt", "prefix of the names of the labs the tests build")
+
+var labCount atomic.Int32
+
+// upLab builds a lab for the test and, at its end, tears it down and checks
+// that nothing is left: no namespace, no process, no state. It skips where
+// the machine cannot make namespaces.
+func upLab(t *testing.T, spec lab.Spec) *lab.Lab {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to build a lab (network namespaces)")
+	}
+	spec.Name = fmt.Sprintf("%s%d%d", *labPrefix, os.Getpid()%100000, labCount.Add(1))
+	ctx := context.Background()
+	start := time.Now()
+	l, err := lab.Up(ctx, spec)
+	if errors.Is(err, lab.ErrUnavailable) {
+		t.Skipf("cannot build a lab here: %v", err)
+	}
+	require.NoError(t, err)
+	t.Logf("lab %s up in %v", spec.Name, time.Since(start))
+	t.Cleanup(func() {
+		var delayd []int
+		for _, r := range l.Routers() {
+			delayd = append(delayd, l.DelaydPid(r.Name))
+		}
+		start := time.Now()
+		require.NoError(t, l.Down(ctx))
+		t.Logf("lab %s down in %v", spec.Name, time.Since(start))
+		requireGone(t, l, delayd)
+	})
+	return l
+}
+
+// requireGone checks that lab l left nothing: its namespaces, its state
+// directory, and the processes pids (0s skipped).
+func requireGone(t *testing.T, l *lab.Lab, pids []int) {
+	t.Helper()
+	for _, n := range append(l.Hosts(), l.Routers()...) {
+		_, err := os.Stat("/run/netns/" + n.NS)
+		require.ErrorIs(t, err, os.ErrNotExist, "namespace %s is left", n.NS)
+	}
+	_, err := os.Stat(lab.StateRoot + "/" + l.Name())
+	require.ErrorIs(t, err, os.ErrNotExist, "state of lab %s is left", l.Name())
+	for _, pid := range pids {
+		if pid != 0 {
+			_, err := os.Stat(fmt.Sprintf("/proc/%d", pid))
+			require.ErrorIs(t, err, os.ErrNotExist, "delay daemon %d is left", pid)
+		}
+	}
+	_, err = lab.Open(l.Name())
+	require.ErrorIs(t, err, lab.ErrNoLab)
+}
+
+// udpIn opens a UDP socket in node's namespace bound to addr.
+func udpIn(t *testing.T, l *lab.Lab, node string, addr netip.AddrPort) *net.UDPConn {
+	t.Helper()
+	var c *net.UDPConn
+	require.NoError(t, l.Do(node, func() (err error) {
+		c, err = net.ListenUDP("udp4", net.UDPAddrFromAddrPort(addr))
+		return err
+	}))
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func hostAddr(t *testing.T, l *lab.Lab, node string) netip.Addr {
+	t.Helper()
+	n, err := l.Node(node)
+	require.NoError(t, err)
+	return n.Addr
+}
+
+// sendCount sends n datagrams from src to dst and returns how many dst
+// received, reading until a second passes with none.
+func sendCount(t *testing.T, src, dst *net.UDPConn, n int) int {
+	t.Helper()
+	to := dst.LocalAddr().(*net.UDPAddr)
+	got := make(chan int, 1)
+	go func() {
+		buf := make([]byte, 2048)
+		k := 0
+		for {
+			_ = dst.SetReadDeadline(time.Now().Add(time.Second))
+			if _, err := dst.Read(buf); err != nil {
+				got <- k
+				return
+			}
+			k++
+		}
+	}()
+	for range n {
+		_, err := src.WriteToUDP(make([]byte, 100), to)
+		require.NoError(t, err)
+		time.Sleep(100 * time.Microsecond) // no burst beyond the receiver's buffer
+	}
+	return <-got
+}
+
+// Every host reaches every other across a lab of four sites, each pair's
+// flows routed over that pair's paths, and the hostfile lists the hosts
+// as the launcher reads them.
+func TestFourSites(t *testing.T) {
+	l := upLab(t, lab.Spec{Sites: 4, HostsPerSite: 1, Paths: 2})
+	require.Len(t, l.Hosts(), 4)
+	for _, src := range l.Hosts() {
+		for _, dst := range l.Hosts() {
+			if src.Site == dst.Site {
+				continue
+			}
+			p, err := l.Route(context.Background(), src.Name, dst.Name, 40000, 5000, "udp")
+			require.NoError(t, err)
+			require.Equal(t, min(src.Site, dst.Site), p.A, "%s -> %s over %s", src.Name, dst.Name, p)
+			require.Equal(t, max(src.Site, dst.Site), p.B, "%s -> %s over %s", src.Name, dst.Name, p)
+		}
+	}
+	a := udpIn(t, l, "s1h1", netip.AddrPortFrom(hostAddr(t, l, "s1h1"), 0))
+	for _, dst := range []string{"s2h1", "s3h1", "s4h1"} {
+		b := udpIn(t, l, dst, netip.AddrPortFrom(hostAddr(t, l, dst), 5000))
+		require.Equal(t, 50, sendCount(t, a, b, 50), "s1h1 -> %s", dst)
+	}
+	require.Contains(t, l.Hostfile(2), fmt.Sprintf("%s-s4h1 slots=2 site=site4 addr=10.4.0.11\n", l.Name()))
+}
+
+// A silent cut drops every packet of the path, and the emulation's
+// counters say so; a carrier cut moves the path's flows elsewhere; both
+// are undone by Restore.
+func TestCuts(t *testing.T) {
+	ctx := context.Background()
+	l := upLab(t, lab.Spec{Paths: 2, HostsPerSite: 1})
+	p1, err := l.ParsePath("p1")
+	require.NoError(t, err)
+	// a flow over p1
+	var sport uint16
+	for sport = 40000; sport < 40100; sport++ {
+		p, err := l.Route(ctx, "s1h1", "s2h1", sport, 5000, "udp")
+		require.NoError(t, err)
+		if p == p1 {
+			break
+		}
+	}
+	require.Less(t, sport, uint16(40100), "no flow of 100 took p1")
+	a := udpIn(t, l, "s1h1", netip.AddrPortFrom(hostAddr(t, l, "s1h1"), sport))
+	b := udpIn(t, l, "s2h1", netip.AddrPortFrom(hostAddr(t, l, "s2h1"), 5000))
+	require.Equal(t, 20, sendCount(t, a, b, 20))
+
+	require.NoError(t, l.Cut(ctx, p1, true))
+	require.Equal(t, 0, sendCount(t, a, b, 20))
+	stats, err := l.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "silent", stats[0].State)
+	require.Equal(t, uint64(20), stats[0].EmuDrops, "%+v", stats[0])
+	require.Equal(t, uint64(20), stats[0].RxPackets, "%+v", stats[0]) // 20 before the cut
+	p, err := l.Route(ctx, "s1h1", "s2h1", sport, 5000, "udp")
+	require.NoError(t, err)
+	require.Equal(t, p1, p, "routing is unaware of a silent cut")
+
+	require.NoError(t, l.Cut(ctx, p1, false))
+	p, err = l.Route(ctx, "s1h1", "s2h1", sport, 5000, "udp")
+	require.NoError(t, err)
+	require.NotEqual(t, p1, p, "a carrier cut moves the flow")
+	require.Equal(t, 20, sendCount(t, a, b, 20))
+
+	require.NoError(t, l.Restore(ctx, p1))
+	p, err = l.Route(ctx, "s1h1", "s2h1", sport, 5000, "udp")
+	require.NoError(t, err)
+	require.Equal(t, p1, p)
+	require.Equal(t, 20, sendCount(t, a, b, 20))
+	stats, err = l.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "up", stats[0].State)
+	require.Equal(t, uint64(40), stats[0].RxPackets)
+}
+
+// Delay is applied by the daemon in each direction: no round trip is
+// shorter than twice the one-way delay. Shape changes it while it runs.
+func TestDelay(t *testing.T) {
+	ctx := context.Background()
+	l := upLab(t, lab.Spec{Paths: 1, HostsPerSite: 1, DelayMS: 5, WANDelayMS: 2})
+	require.NotZero(t, l.DelaydPid("s1r"))
+	a := udpIn(t, l, "s1h1", netip.AddrPortFrom(hostAddr(t, l, "s1h1"), 0))
+	b := udpIn(t, l, "s2h1", netip.AddrPortFrom(hostAddr(t, l, "s2h1"), 5000))
+	go func() { // echo
+		buf := make([]byte, 2048)
+		for {
+			n, from, err := b.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			_, _ = b.WriteToUDP(buf[:n], from)
+		}
+	}()
+	minRTT := func() time.Duration {
+		best := time.Hour
+		buf := make([]byte, 64)
+		for range 10 {
+			start := time.Now()
+			_, err := a.WriteToUDP([]byte("ping"), b.LocalAddr().(*net.UDPAddr))
+			require.NoError(t, err)
+			require.NoError(t, a.SetReadDeadline(time.Now().Add(10*time.Second)))
+			_, err = a.Read(buf)
+			require.NoError(t, err)
+			best = min(best, time.Since(start))
+		}
+		return best
+	}
+	rtt := minRTT()
+	t.Logf("RTT at 7 ms one way: %v", rtt)
+	require.GreaterOrEqual(t, rtt, 14*time.Millisecond)
+	p, err := l.ParsePath("1")
+	require.NoError(t, err)
+	require.NoError(t, l.Shape(ctx, p, []lab.Dir{lab.Fwd}, lab.Shape{DelayMS: 20}))
+	rtt = minRTT()
+	t.Logf("RTT at 20 + 7 ms: %v", rtt)
+	require.GreaterOrEqual(t, rtt, 27*time.Millisecond)
+}
+
+// Two labs run at once and tearing one down leaves the other working.
+func TestTwoLabs(t *testing.T) {
+	l1 := upLab(t, lab.Spec{Paths: 1, HostsPerSite: 1})
+	l2 := upLab(t, lab.Spec{Paths: 3, HostsPerSite: 1})
+	require.NoError(t, l1.Down(context.Background()))
+	a := udpIn(t, l2, "s1h1", netip.AddrPortFrom(hostAddr(t, l2, "s1h1"), 0))
+	b := udpIn(t, l2, "s2h1", netip.AddrPortFrom(hostAddr(t, l2, "s2h1"), 5000))
+	require.Equal(t, 10, sendCount(t, a, b, 10))
+	names, err := lab.List()
+	require.NoError(t, err)
+	require.Contains(t, names, l2.Name())
+	require.NotContains(t, names, l1.Name())
+}
