@@ -156,7 +156,8 @@ const (
 	maxQueueLimit   = 1 << 20
 	maxBudget       = 1 << 34
 	minMsgWindow    = 16
-	maxWindowPkts   = wire.BitmapBits
+	maxWindowPkts   = maxRing // a path's window, in packets
+	maxInitialPkts  = 256
 	maxDeadAfter    = 100
 	maxAckEvery     = 64
 	defaultBudget   = 4 << 20
@@ -177,7 +178,7 @@ func (c Config) withDefaults() (Config, error) {
 		{"MaxSends", &c.MaxSends, defaultMaxQueue, 1, maxQueueLimit},
 		{"MaxRecvs", &c.MaxRecvs, defaultMaxQueue, 1, maxQueueLimit},
 		{"MsgWindow", &c.MsgWindow, defaultMaxQueue, minMsgWindow, maxQueueLimit},
-		{"InitialWindow", &c.InitialWindow, 16, 1, maxWindowPkts},
+		{"InitialWindow", &c.InitialWindow, 16, 1, maxInitialPkts},
 		{"DeadAfter", &c.DeadAfter, 3, 1, maxDeadAfter},
 		{"AckEvery", &c.AckEvery, 2, 1, maxAckEvery},
 	}

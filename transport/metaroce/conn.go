@@ -246,8 +246,8 @@ func (c *conn) acceptData(now time.Duration, pathIdx int, ce bool, d *wire.Data,
 
 // smallAckEvery is how many packets a receiver with DelaySmallAcks lets
 // one-piece messages bring before it acknowledges at once: an eighth of
-// the packets a path may have unresolved.
-const smallAckEvery = ringSize / 8
+// the packets one ACK's bitmap reports.
+const smallAckEvery = wire.BitmapBits / 8
 
 // ackSoon schedules an ACK, at once if urgent, else within AckDelay.
 func (c *conn) ackSoon(now time.Duration, pathIdx int, urgent bool) {

@@ -48,10 +48,16 @@ type sentPacket struct {
 	inflight bool
 }
 
-// ringSize bounds a path's unresolved packets: sequence numbers from the
+// maxRing bounds a path's unresolved packets: sequence numbers from the
 // oldest unresolved one to the next one span at most this many, so that
-// every ACK's bitmap covers all of them.
-const ringSize = wire.BitmapBits
+// the receiver never gives up on a hole the sender has not resolved (see
+// wire.MaxSACKSpan). The ring holding them starts at minRing entries and
+// doubles as the window needs, so a path's memory follows its
+// bandwidth-delay product (at most 16384 x 40 bytes).
+const (
+	maxRing = wire.MaxSACKSpan
+	minRing = wire.BitmapBits
+)
 
 // path is one path of a connection: the sending side's sequence space,
 // window and health, and the receiving side's SACK state.
@@ -61,10 +67,10 @@ type path struct {
 	rtt   rttEstimator
 	win   window
 
-	ring       [ringSize]sentPacket
-	base, next uint64 // oldest unresolved and next sequence number
-	inflight   int    // datagram bytes of in-flight packets
-	largest    uint64 // highest sequence number acknowledged
+	ring       []sentPacket // packet seq at seq mod len(ring); len a power of two
+	base, next uint64       // oldest unresolved and next sequence number
+	inflight   int          // datagram bytes of in-flight packets
+	largest    uint64       // highest sequence number acknowledged
 	hasLargest bool
 	lossAt     time.Duration // when an early-acked hole turns into a loss; 0: none
 	rtoAt      time.Duration // when the in-flight packets time out; 0: none
@@ -90,7 +96,19 @@ func newPath(idx, n int, cfg *Config, mss int) *path {
 	return &path{
 		idx: uint8(idx),
 		rtt: newRTT(cfg.InitialRTT),
-		win: newWindow(mss, max(1, cfg.InitialWindow/n), ringSize),
+		win: newWindow(mss, max(1, cfg.InitialWindow/n), maxWindowPkts),
+	}
+}
+
+// slot returns the record of sequence number seq.
+func (p *path) slot(seq uint64) *sentPacket { return &p.ring[seq%uint64(len(p.ring))] }
+
+// grow doubles the ring (or makes the first), keeping [base, next).
+func (p *path) grow() {
+	old := p.ring
+	p.ring = make([]sentPacket, max(minRing, 2*len(old)))
+	for seq := p.base; seq < p.next; seq++ {
+		*p.slot(seq) = old[seq%uint64(len(old))]
 	}
 }
 
@@ -133,7 +151,7 @@ func (p *path) usable() bool { return p.state == PathGood || p.state == PathSkip
 // room returns how many more datagram bytes the window allows, or -1 if the
 // path cannot take a packet now.
 func (p *path) room() int {
-	if !p.usable() || p.next-p.base >= ringSize {
+	if !p.usable() || p.next-p.base >= maxRing {
 		return -1
 	}
 	return p.win.cwnd - p.inflight
@@ -143,7 +161,10 @@ func (p *path) room() int {
 func (p *path) onSent(rec sentPacket, now time.Duration, cfg *Config) uint64 {
 	seq := p.next
 	rec.inflight = true
-	p.ring[seq%ringSize] = rec
+	if seq-p.base >= uint64(len(p.ring)) {
+		p.grow()
+	}
+	*p.slot(seq) = rec
 	p.next++
 	p.inflight += int(rec.size)
 	if p.rtoAt == 0 {
@@ -166,7 +187,7 @@ type packetSink interface {
 // resolve takes seq out of flight as acknowledged or lost and moves base
 // past resolved packets.
 func (p *path) resolve(seq uint64, acked bool, sink packetSink) {
-	rec := &p.ring[seq%ringSize]
+	rec := p.slot(seq)
 	rec.inflight = false
 	p.inflight -= int(rec.size)
 	if acked {
@@ -176,7 +197,7 @@ func (p *path) resolve(seq uint64, acked bool, sink packetSink) {
 		p.st.PacketsLost++
 		sink.packetLost(rec)
 	}
-	for p.base < p.next && !p.ring[p.base%ringSize].inflight {
+	for p.base < p.next && !p.slot(p.base).inflight {
 		p.base++
 	}
 }
@@ -187,10 +208,10 @@ func (p *path) resolve(seq uint64, acked bool, sink packetSink) {
 func (p *path) onBlock(blk *wire.AckBlock, now time.Duration, cfg *Config, sink packetSink) {
 	newly := 0
 	var newestSent time.Duration = -1
-	for seq := p.base; seq < p.next; seq++ {
-		rec := &p.ring[seq%ringSize]
+	ack := func(seq uint64) {
+		rec := p.slot(seq)
 		if !rec.inflight || !blk.Has(seq) {
-			continue
+			return
 		}
 		newly += int(rec.size)
 		newestSent = max(newestSent, rec.sentAt)
@@ -198,6 +219,14 @@ func (p *path) onBlock(blk *wire.AckBlock, now time.Duration, cfg *Config, sink 
 			p.largest, p.hasLargest = seq, true
 		}
 		p.resolve(seq, true, sink)
+	}
+	// Only what the block covers: below Cum, and the bitmap.
+	for seq, end := p.base, min(blk.Cum, p.next); seq < end; seq++ {
+		ack(seq)
+	}
+	start := max(blk.Start(), p.base)
+	for seq, end := start, min(blk.Start()+wire.BitmapBits, p.next); seq < end; seq++ {
+		ack(seq)
 	}
 	if newly == 0 {
 		return
@@ -255,7 +284,7 @@ func (p *path) detectLoss(now time.Duration, cfg *Config, sink packetSink) {
 	}
 	delay := max(p.rtt.srtt, p.rtt.latest) * 9 / 8
 	for seq := p.base; seq < p.next && seq < p.largest; seq++ {
-		rec := &p.ring[seq%ringSize]
+		rec := p.slot(seq)
 		if !rec.inflight {
 			continue
 		}
@@ -275,7 +304,7 @@ func (p *path) detectLoss(now time.Duration, cfg *Config, sink packetSink) {
 // loseAll declares every in-flight packet lost, as after a timeout.
 func (p *path) loseAll(sink packetSink) {
 	for seq := p.base; seq < p.next; seq++ {
-		if p.ring[seq%ringSize].inflight {
+		if p.slot(seq).inflight {
 			p.resolve(seq, false, sink)
 		}
 	}

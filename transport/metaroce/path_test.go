@@ -180,12 +180,54 @@ func TestStoryReceiverWindowSlidesPastOldHoles(t *testing.T) {
 	require.False(t, blk.Has(1))
 	require.True(t, blk.Has(2) && blk.Has(3))
 	require.False(t, r.receive(3, 0, 0, false), "duplicate")
-	// A packet far ahead gives up on hole 1 (the sender resolved it).
+	// A packet beyond the bitmap moves it up to end there; hole 1 is kept.
 	r.receive(1+wire.BitmapBits+5, 0, 0, false)
 	r.block(0, 0, &blk)
-	require.Equal(t, uint64(6), blk.Cum)
+	require.Equal(t, uint64(1), blk.Cum)
+	require.Equal(t, uint32(5), blk.Skip)
 	require.True(t, blk.Has(1+wire.BitmapBits+5))
 	require.False(t, blk.Has(1+wire.BitmapBits+4))
+	require.False(t, blk.Has(2), "below the bitmap: not reported")
+	require.False(t, r.receive(2, 0, 0, false), "still known as a duplicate")
+	// A packet wire.MaxSACKSpan ahead gives up on hole 1 (the sender,
+	// whose unresolved packets span less, resolved it).
+	r.receive(1+wire.MaxSACKSpan, 0, 0, false)
+	r.block(0, 0, &blk)
+	require.Equal(t, uint64(4), blk.Cum, "holes 1 given up, 2 and 3 received")
+	require.True(t, blk.Has(1+wire.MaxSACKSpan))
+	require.False(t, blk.Has(wire.MaxSACKSpan))
+	require.False(t, r.receive(1+wire.BitmapBits+5, 0, 0, false), "duplicate after the ring grew")
+}
+
+// A long fat path: thousands of packets in flight, the first lost. Every
+// other packet is acknowledged as it arrives, though the bitmap of each
+// ACK covers only the newest 256, and the hole is declared lost.
+func TestStoryLongPathBeyondTheBitmap(t *testing.T) {
+	s := newPathStory(t)
+	const n = 3000
+	s.p.win.cwnd = (n + 1) * 1000
+	s.send(n)
+	require.Equal(t, uint64(n), s.p.next)
+	require.Positive(t, s.p.room(), "the window, not the ring, limits the path")
+	s.now = 100 * time.Microsecond
+	for q := uint64(1); q < n; q += 2 {
+		s.ack(s.arrive(0, false, q, q+1))
+	}
+	require.Len(t, s.acked, n-1)
+	require.Equal(t, []uint64{0}, s.lost)
+	require.Zero(t, s.p.inflight)
+	require.Equal(t, uint64(n), s.p.base)
+}
+
+// A path never has wire.MaxSACKSpan packets unresolved.
+func TestStoryRingBound(t *testing.T) {
+	s := newPathStory(t)
+	s.p.win.cwnd = 1 << 30
+	for s.p.room() > 0 {
+		s.send(1)
+	}
+	require.Equal(t, uint64(wire.MaxSACKSpan), s.p.next-s.p.base)
+	require.Len(t, s.p.ring, wire.MaxSACKSpan)
 }
 
 func seqs(from, to uint64) []uint64 {

@@ -6,17 +6,23 @@ import (
 	"github.com/gocoll/gocoll/transport/metaroce/wire"
 )
 
-// recvWords is the width of a receiving path's bitmap in 64-bit words: the
-// sequence numbers from cum to cum+319, of which the ACK reports cum+1 to
-// cum+256.
-const recvWords = wire.BitmapBits/64 + 1
+// Bounds of a receiving path's bitmap, in 64-bit words: it starts small
+// and doubles as the sequence numbers in flight need, up to
+// wire.MaxSACKSpan bits (2 KiB), so that a path's memory follows its
+// bandwidth-delay product.
+const (
+	recvMinWords = 2 * wire.BitmapBits / 64
+	recvMaxWords = wire.MaxSACKSpan / 64
+)
 
 // recvPath is the receiver's record of one path's sequence space.
 type recvPath struct {
 	// cum is the lowest sequence number neither received nor given up on;
-	// bit i of bits stands for cum+i (bit 0 is always clear).
-	cum  uint64
-	bits [recvWords]uint64
+	// top is one above the highest received (0: none). Sequence number q
+	// in [cum, cum+64 len(bits)) is received if bit q mod 64 len(bits) of
+	// the ring bits is set; every bit of a number below cum is clear.
+	cum, top uint64
+	bits     []uint64
 	// echo is the SentAt of the packet that arrived last, at echoAt.
 	echo, echoAt time.Duration
 	ce           uint32 // CE-marked packets received, mod 2^32
@@ -26,9 +32,9 @@ type recvPath struct {
 	dups         int64
 }
 
-// receive records seq and reports whether it is new. A sequence number more
-// than the window ahead slides the window, giving up on the oldest holes;
-// the sender has resolved those already (its window is smaller).
+// receive records seq and reports whether it is new. A sequence number
+// wire.MaxSACKSpan or more ahead of cum gives up on the holes that far
+// behind it: the sender has resolved those already (see wire.MaxSACKSpan).
 func (r *recvPath) receive(seq uint64, sentAt, now time.Duration, ce bool) bool {
 	if ce {
 		r.ce++
@@ -37,16 +43,20 @@ func (r *recvPath) receive(seq uint64, sentAt, now time.Duration, ce bool) bool 
 		r.dups++
 		return false
 	}
-	if d := seq - r.cum; d > wire.BitmapBits {
-		r.shift(d - wire.BitmapBits)
+	if seq-r.cum >= wire.MaxSACKSpan {
+		r.advance(seq - wire.MaxSACKSpan + 1)
 	}
-	i := seq - r.cum
-	if i != 0 {
-		r.gap = true
+	for seq-r.cum >= r.span() {
+		r.grow()
 	}
-	r.bits[i/64] |= 1 << (i % 64)
-	for r.bits[0]&1 != 0 {
-		r.shift(1)
+	if seq != r.top {
+		r.gap = true // a new hole below seq, or a late packet filling one
+	}
+	r.top = max(r.top, seq+1)
+	r.set(seq)
+	for r.has(r.cum) {
+		r.clear(r.cum)
+		r.cum++
 	}
 	r.echo, r.echoAt = sentAt, now
 	r.unacked++
@@ -54,39 +64,86 @@ func (r *recvPath) receive(seq uint64, sentAt, now time.Duration, ce bool) bool 
 	return true
 }
 
-func (r *recvPath) has(i uint64) bool { return r.bits[i/64]&(1<<(i%64)) != 0 }
+func (r *recvPath) span() uint64 { return uint64(len(r.bits)) * 64 }
+
+func (r *recvPath) has(q uint64) bool {
+	if len(r.bits) == 0 {
+		return false
+	}
+	i := q % r.span()
+	return r.bits[i/64]&(1<<(i%64)) != 0
+}
+
+func (r *recvPath) set(q uint64) {
+	i := q % r.span()
+	r.bits[i/64] |= 1 << (i % 64)
+}
+
+func (r *recvPath) clear(q uint64) {
+	i := q % r.span()
+	r.bits[i/64] &^= 1 << (i % 64)
+}
+
+// grow doubles the ring, keeping the bits of [cum, top).
+func (r *recvPath) grow() {
+	old := *r
+	r.bits = make([]uint64, max(recvMinWords, 2*len(old.bits)))
+	for q := r.cum; q < r.top; q++ {
+		if old.has(q) {
+			r.set(q)
+		}
+	}
+}
+
+// advance gives up on every hole below to.
+func (r *recvPath) advance(to uint64) {
+	if to-r.cum >= r.span() {
+		clear(r.bits)
+	} else {
+		for ; r.cum < to; r.cum++ {
+			r.clear(r.cum)
+		}
+	}
+	r.cum = to
+	for r.has(r.cum) {
+		r.clear(r.cum)
+		r.cum++
+	}
+}
 
 // seen reports whether seq was received already (or given up on).
 func (r *recvPath) seen(seq uint64) bool {
-	return seq < r.cum || (seq-r.cum < recvWords*64 && r.has(seq-r.cum))
+	return seq < r.cum || (seq-r.cum < r.span() && r.has(seq))
 }
 
-// shift moves the window k sequence numbers forward.
-func (r *recvPath) shift(k uint64) {
-	r.cum += k
-	if k >= recvWords*64 {
-		r.bits = [recvWords]uint64{}
-		return
+// word returns the 64 bits for sequence numbers q to q+63, which lie
+// within [cum, cum+span).
+func (r *recvPath) word(q uint64) uint64 {
+	n := uint64(len(r.bits))
+	i := q % r.span()
+	w, off := i/64, i%64
+	v := r.bits[w] >> off
+	if off != 0 {
+		v |= r.bits[(w+1)%n] << (64 - off)
 	}
-	words, bits := int(k/64), k%64
-	for i := range r.bits {
-		var v uint64
-		if j := i + words; j < recvWords {
-			v = r.bits[j] >> bits
-			if bits != 0 && j+1 < recvWords {
-				v |= r.bits[j+1] << (64 - bits)
-			}
-		}
-		r.bits[i] = v
-	}
+	return v
 }
 
-// block fills the ACK block for this path at time now.
+// block fills the ACK block for this path at time now: the bitmap covers
+// the 256 sequence numbers above cum or, if the highest received lies
+// further up, the 256 up to it.
 func (r *recvPath) block(path uint8, now time.Duration, blk *wire.AckBlock) {
-	blk.Path, blk.Cum, blk.CE = path, r.cum, r.ce
+	blk.Path, blk.Cum, blk.CE, blk.Skip = path, r.cum, r.ce, 0
+	start := r.cum + 1
+	if r.top > start+wire.BitmapBits {
+		start = r.top - wire.BitmapBits
+		blk.Skip = uint32(start - r.cum - 1)
+	}
 	for w := range blk.Bitmap {
-		// Report cum+1.. : drop bit 0 and take the next 256 bits.
-		blk.Bitmap[w] = r.bits[w]>>1 | r.bits[w+1]<<63
+		blk.Bitmap[w] = 0
+		if len(r.bits) > 0 {
+			blk.Bitmap[w] = r.word(start + uint64(w)*64)
+		}
 	}
 	blk.Echo, blk.Delay = r.echo, now-r.echoAt
 	r.unacked, r.gap = 0, false
