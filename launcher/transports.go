@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gocoll/gocoll/transport"
+	"github.com/gocoll/gocoll/transport/metaroce"
 	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
 	"github.com/gocoll/gocoll/transport/route"
 	"github.com/gocoll/gocoll/transport/shm"
@@ -42,6 +43,8 @@ type transportSpec struct {
 	Logger   *slog.Logger // nil: no logging
 	// SpinWait is Job.SpinWait (shared memory and MetaRoCE).
 	SpinWait time.Duration
+	// PeerTimeout is Job.PeerTimeout (MetaRoCE's core; 0: its default).
+	PeerTimeout time.Duration
 	// UDPProbe bounds MetaRoCE's first connect (Job.UDPProbeTimeout); see
 	// fallback.go.
 	UDPProbe time.Duration
@@ -106,6 +109,7 @@ func listenMetaRoCE(ctx context.Context, spec transportSpec) (transportListener,
 	ln, err := mrtransport.Listen(ctx, mrtransport.Config{
 		Rank: spec.Rank, Size: spec.Size, ListenAddr: netip.AddrPortFrom(ip.Unmap(), 0), Logger: spec.Logger,
 		SpinWait: spec.SpinWait, OpenSocket: spec.OpenSocket,
+		Core: metaroce.Config{PeerTimeout: spec.PeerTimeout},
 	})
 	if err != nil {
 		return nil, err

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// stampedLine is a line of output and when it was read.
+type stampedLine struct {
+	at   time.Time
+	text string
+}
+
+// A rank stopped (SIGSTOP) in the middle of AllReduce over MetaRoCE is
+// named on every other rank by GOCOLL_PEER_TIMEOUT, long before the store
+// heartbeat's 30 s: the process's sockets stay open and nothing answers.
+func TestRunStoppedRankNamedByPeerTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the peer timeout and the launcher's grace: not in -short")
+	}
+	// Not the default (2 s), to see that the variable is what counts.
+	const peerTimeout, slack = 3 * time.Second, 6 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bins.gocoll, "run", "-np", "3", "-x", "GOCOLL_TRANSPORT=metaroce",
+		"-x", fmt.Sprintf("GOCOLL_PEER_TIMEOUT=%v", peerTimeout), "--", bins.collcheck, "-mode", "loop", "-count", "4096")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	lines := make(chan stampedLine, 1024)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- stampedLine{time.Now(), sc.Text()}
+		}
+	}()
+	pids, _ := readLoopingPIDs(t, stdout, 3)
+	const victim = 1
+	stopped := time.Now()
+	require.NoError(t, syscall.Kill(pids[victim], syscall.SIGSTOP))
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	var all []stampedLine
+	for l := range lines {
+		all = append(all, l)
+	}
+	err = cmd.Wait()
+	require.NoError(t, ctx.Err(), "the job did not end within a minute")
+	require.Error(t, err)
+	var text strings.Builder
+	for _, l := range all {
+		fmt.Fprintf(&text, "%6.2fs %s\n", l.at.Sub(stopped).Seconds(), l.text)
+	}
+	for _, r := range []int{0, 2} {
+		re := regexp.MustCompile(fmt.Sprintf(`^\[rank %d\] collcheck: gocoll: AllReduce`, r))
+		var found *stampedLine
+		for i := range all {
+			if re.MatchString(all[i].text) {
+				found = &all[i]
+				break
+			}
+		}
+		require.NotNil(t, found, "rank %d printed no error:\n%s", r, text.String())
+		require.Regexp(t, `rank 1\b.*stopped answering`, found.text, "rank %d", r)
+		took := found.at.Sub(stopped)
+		require.Less(t, took, peerTimeout+slack, "rank %d named rank 1 too late:\n%s", r, text.String())
+		require.Greater(t, took, peerTimeout-500*time.Millisecond, "rank %d named rank 1 before the timeout:\n%s", r, text.String())
+		t.Logf("rank %d named rank 1 %.2fs after SIGSTOP: %s", r, took.Seconds(), found.text)
+	}
+	requireGone(t, pids)
+}
