@@ -3,6 +3,7 @@ package launcher
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/netip"
 	"strings"
 	"sync"
@@ -20,7 +21,8 @@ import (
 // as they open, and a write to a socket of the rank paired with the
 // writer's is dropped.
 type udpBlock struct {
-	a, b int // the blocked pair
+	a, b   int  // the blocked pair
+	oneWay bool // only a's datagrams to b are dropped
 
 	mu    sync.Mutex
 	owner map[netip.AddrPort]int // socket address -> rank
@@ -47,7 +49,7 @@ func (u *udpBlock) dropped(from int, to netip.AddrPort) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	r, ok := u.owner[to]
-	return ok && (from == u.a && r == u.b || from == u.b && r == u.a)
+	return ok && (from == u.a && r == u.b || !u.oneWay && from == u.b && r == u.a)
 }
 
 type blockedSocket struct {
@@ -74,8 +76,11 @@ func (s *blockedSocket) WriteBatch(ms []mrtransport.Message) (int, error) {
 // joinBlocked forms a world of n ranks (two per host) with UDP blocked
 // between ranks a and b, and returns the worlds, errors and notices.
 func joinBlocked(t *testing.T, n, a, b int, extra ...string) ([]*World, []error, []*bytes.Buffer) {
+	return joinBlockedBy(t, n, newUDPBlock(a, b), extra...)
+}
+
+func joinBlockedBy(t *testing.T, n int, block *udpBlock, extra ...string) ([]*World, []error, []*bytes.Buffer) {
 	addr := testStore(t)
-	block := newUDPBlock(a, b)
 	worlds, errs := make([]*World, n), make([]error, n)
 	notices := make([]*bytes.Buffer, n)
 	var wg sync.WaitGroup
@@ -136,5 +141,27 @@ func TestUDPBlockedForcedMetaRoCEFails(t *testing.T) {
 			"or leave GOCOLL_TRANSPORT unset to use TCP for such pairs", "rank %d", r)
 		require.True(t, strings.HasPrefix(msg, "gocoll: rank "), msg)
 		require.Empty(t, notices[r].String())
+	}
+}
+
+// UDP blocked one way only: from rank 3 to rank 0 (the higher rank's
+// answers to the lower's handshake), and then from rank 0 to rank 3 (its
+// handshake). Either way both ranks agree the pair uses TCP.
+func TestUDPBlockedOneWay(t *testing.T) {
+	for _, dir := range [][2]int{{3, 0}, {0, 3}} {
+		t.Run(fmt.Sprintf("%d to %d", dir[0], dir[1]), func(t *testing.T) {
+			const n = 4
+			block := newUDPBlock(dir[0], dir[1])
+			block.oneWay = true
+			worlds, errs, notices := joinBlockedBy(t, n, block)
+			for r, err := range errs {
+				require.NoError(t, err, "rank %d", r)
+			}
+			require.Contains(t, notices[0].String(), "UDP to rank 3 (127.0.0.1) is blocked")
+			require.Contains(t, notices[3].String(), "UDP to rank 0 (127.0.0.1) is blocked")
+			require.Empty(t, notices[1].String())
+			require.Empty(t, notices[2].String())
+			sumRanks(t, worlds)
+		})
 	}
 }
