@@ -44,6 +44,8 @@
 //	                          (default 200us on shared memory, 50us on MetaRoCE; 0 never)
 //	GOCOLL_PEER_TIMEOUT       MetaRoCE: a peer silent on every path this long, while an operation waits
 //	                          on it, fails that operation naming it (default 2s; 100ms to 1h)
+//	GOCOLL_UDP_PROBE_TIMEOUT  MetaRoCE: a pair of ranks whose handshake is not done this long after
+//	                          connecting starts has UDP blocked between them (default 5s; 100ms to 10m)
 //	GOCOLL_HEARTBEAT_TIMEOUT  a rank whose store heartbeat stands still this long is dead (default 30s)
 //	GOCOLL_CONNECT_TIMEOUT    bound on forming the world (default 120s)
 //
@@ -54,6 +56,30 @@
 // launcher or the ssh connection to it is gone. This package's env.go is
 // the only code of gocoll that reads environment variables.
 //
+// # Where UDP is blocked
+//
+// MetaRoCE connects with a probe: every rank connects to every other
+// within GOCOLL_UDP_PROBE_TIMEOUT, then publishes in the store the ranks
+// it did not reach and reads everyone's, so the ranks of each pair agree:
+// a pair is blocked if either failed to reach the other (a firewall may
+// drop one direction only). With auto (the default), every rank also
+// listens on TCP; if any pair is blocked, all ranks connect TCP, each
+// blocked pair talks over it, the other pairs keep MetaRoCE and shared
+// memory, and each rank of a blocked pair prints one line on stderr:
+//
+//	gocoll: rank 1: UDP to rank 2 (10.1.0.12) is blocked (no MetaRoCE handshake within 5s): using TCP for that pair
+//
+// The World's Job then names the transport shm+metaroce+tcp (or
+// metaroce+tcp). With GOCOLL_TRANSPORT=metaroce, every rank fails instead
+// with one line naming the blocked pairs:
+//
+//	gocoll: rank 0 of 8 (gocoll): connecting the metaroce transport: UDP is blocked between rank 1 (10.1.0.11)
+//	and rank 4 (10.1.0.12): no MetaRoCE handshake within 5s (GOCOLL_UDP_PROBE_TIMEOUT); open UDP between
+//	those hosts, or leave GOCOLL_TRANSPORT unset to use TCP for such pairs
+//
+// (one line, folded here). The probe costs nothing where UDP flows: the
+// handshakes complete at once and only the store exchange is added.
+//
 // # Health
 //
 // Every rank adds to a heartbeat counter in the store every
@@ -61,9 +87,13 @@
 // stands still for the timeout, and that did not leave with Close, is
 // declared dead: its peers' pending operations fail at once with an error
 // naming it (a *transport.PeerError wrapping [ErrNoHeartbeat]), and so do
-// later ones, instead of hanging until the collective's deadline. A rank
-// that exits or is killed is noticed sooner, by the transport, when its
-// connections break.
+// later ones, instead of hanging until the collective's deadline. This is
+// what names a stopped process (SIGSTOP) over TCP and shared memory, whose
+// connections stay open. A rank that exits or is killed is noticed sooner,
+// by the transport, when its connections break (over MetaRoCE, by the ICMP
+// port unreachable its next datagram draws); and over MetaRoCE a peer that
+// answers nothing on any path (stopped, its host vanished, every path cut)
+// fails the operations waiting on it at GOCOLL_PEER_TIMEOUT, naming it.
 //
 // When a rank aborts an operation it also records why in the store, before
 // its error reaches the program. A peer whose connection to it then breaks

@@ -117,7 +117,7 @@ type Job struct {
 	JobID        string // 1 to MaxJobIDBytes bytes
 	JobKey       []byte // 1 to MaxJobKeyBytes bytes
 
-	Transport        string        // one of the Transport* names; in a World's Job, the one in use (never auto)
+	Transport        string        // one of the Transport* names; in a World's Job, the one in use (never auto; "+tcp" added where UDP is blocked)
 	LogLevel         slog.Level    // meaningful if Logging
 	Logging          bool          // GOCOLL_DEBUG was set
 	HeartbeatTimeout time.Duration // in [MinHeartbeatTimeout, MaxTimeout]

@@ -26,8 +26,9 @@ import (
 // notices a dead peer at once (its pidfd); MetaRoCE notices a dead process
 // from the ICMP port unreachable that its next datagram to it draws (within
 // about a second while a receive waits), and a peer that stopped answering
-// on every path (a stopped process, a vanished host) at its peer timeout.
-// shm+tcp, the default before MetaRoCE, stays available. Where shared
+// on every path (a stopped process, a vanished host) at GOCOLL_PEER_TIMEOUT
+// (2 s). A pair of hosts between which UDP is blocked talks TCP (see the
+// package doc). shm+tcp, the default before MetaRoCE, stays available. Where shared
 // memory cannot be set up (on systems other than Linux shm.Supported is
 // false), auto and shm+tcp reach the ranks of a host through their network
 // transport too; shm alone fails.

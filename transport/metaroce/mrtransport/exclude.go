@@ -17,9 +17,10 @@ func (l *Listener) Unconnected() []int { return l.ep.missing() }
 // ConnectExcept is Connect without the ranks r where except[r] is true:
 // they are not dialed, their connections are refused, one already made or
 // being made is closed, and a request with them fails at once with an
-// error wrapping ErrExcluded. It may follow a Connect that ended with its
-// context (a probe of which peers answer), and the connections already up
-// are kept; a rank once excluded stays so. A caller that reaches the
+// error wrapping ErrExcluded. It may follow a Connect, one that ended with
+// its context (a probe of which peers answer) or one that returned the
+// endpoint, which ConnectExcept then returns again; the connections to the
+// other ranks are kept. A rank once excluded stays so. A caller that reaches the
 // excluded ranks otherwise (the launcher falls back to TCP where UDP is
 // blocked) must make sure each of them excludes this rank too.
 func (l *Listener) ConnectExcept(ctx context.Context, peers []PeerAddr, except []bool) (*Endpoint, error) {
