@@ -27,6 +27,9 @@ const (
 // connected over TCP, or -np goroutines of this process for --transport
 // inproc and with --in-process.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == P2PCommand {
+		return mainP2P(ctx, args, stdout, stderr)
+	}
 	o, err := ParseArgs(args)
 	if errors.Is(err, ErrHelp) {
 		writeUsage(stdout)
@@ -74,7 +77,7 @@ func oneLine(err error) string {
 
 // writeUsage prints the help text.
 func writeUsage(w io.Writer) {
-	fmt.Fprintf(w, "usage: gocoll bench COLL [flags]\n\nCOLL is %s, a comma-separated list of them, or all.\nFlags (nccl-tests' where it has them):\n", collNames())
+	fmt.Fprintf(w, "usage: gocoll bench COLL [flags]\n       gocoll bench p2p [flags]   (one connection's goodput and paths; see gocoll bench p2p -h)\n\nCOLL is %s, a comma-separated list of them, or all.\nFlags (nccl-tests' where it has them):\n", collNames())
 	for _, s := range flagSpecs {
 		names := "--" + s.long
 		if s.short != "" {
