@@ -198,7 +198,7 @@ func (l *Lab) setupRouterEmulation(ctx context.Context, r Node) error {
 	if err := iptablesApply(ctx, r.NS, b.String()); err != nil {
 		return err
 	}
-	return l.applyRouter(ctx, r, nil)
+	return l.applyRouter(ctx, r, nil, nil)
 }
 
 // iptablesApply feeds rules to iptables-restore in namespace ns, leaving

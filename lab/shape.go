@@ -12,8 +12,9 @@ import (
 // a token bucket on the egress for the rate (removed where hadRate says
 // there was one and the rate is now 0), and in the end's iptables chain a
 // DROP for a silent cut, a random DROP for loss and an NFQUEUE to the
-// router's delay daemon for delay and jitter.
-func (l *Lab) applyRouter(ctx context.Context, r Node, hadRate map[string]bool) error {
+// router's delay daemon for delay and jitter. With only set, the qdiscs
+// and chains of the other paths are left alone (and their counters kept).
+func (l *Lab) applyRouter(ctx context.Context, r Node, hadRate map[string]bool, only *Path) error {
 	ends, paths, dirs := l.routerEnds(r)
 	var tc []string
 	var ipt strings.Builder
@@ -23,6 +24,11 @@ func (l *Lab) applyRouter(ctx context.Context, r Node, hadRate map[string]bool) 
 	for i, e := range ends {
 		ps := l.st.Paths[paths[i].String()]
 		sh := ps.Shape[dirs[i]]
+		delays = append(delays, delaydQueue{Queue: e.queue, Delay: ms(sh.DelayMS), Jitter: ms(sh.JitterMS)})
+		anyDelay = anyDelay || sh.delayed()
+		if only != nil && *only != paths[i] {
+			continue
+		}
 		switch {
 		case sh.RateMbit > 0:
 			burst, limit := tbf(sh.RateMbit, l.plan.spec.MTU, l.plan.spec.QueueMS)
@@ -40,10 +46,8 @@ func (l *Lab) applyRouter(ctx context.Context, r Node, hadRate map[string]bool) 
 			fmt.Fprintf(&ipt, "-A %s -m statistic --mode random --probability %.6f -m comment --comment loss -j DROP\n", c, sh.LossPct/100)
 		}
 		if sh.delayed() {
-			anyDelay = true
 			fmt.Fprintf(&ipt, "-A %s -m comment --comment delay -j NFQUEUE --queue-num %d\n", c, e.queue)
 		}
-		delays = append(delays, delaydQueue{Queue: e.queue, Delay: ms(sh.DelayMS), Jitter: ms(sh.JitterMS)})
 	}
 	ipt.WriteString("COMMIT\n")
 	if err := batch(ctx, "tc", r.NS, tc); err != nil {
@@ -93,7 +97,7 @@ func (l *Lab) update(ctx context.Context, p Path, change func(ps *pathState) err
 		return err
 	}
 	for i, r := range routers {
-		if err := l.applyRouter(ctx, r, had[i]); err != nil {
+		if err := l.applyRouter(ctx, r, had[i], &p); err != nil {
 			return err
 		}
 	}

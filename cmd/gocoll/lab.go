@@ -172,6 +172,9 @@ func openLab(fs *flag.FlagSet, args []string) (*lab.Lab, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := lab.CheckName(*name); err != nil {
+		return nil, nil, usageError{err}
+	}
 	l, err := lab.Open(*name)
 	if err != nil {
 		return nil, nil, err
@@ -224,7 +227,10 @@ func labExec(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
 	err = cmd.Run()
 	var ee *exec.ExitError
-	if errors.As(err, &ee) {
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &ee):
 		return ee.ExitCode(), nil
 	}
 	return labErr(err)
