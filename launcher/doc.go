@@ -46,6 +46,11 @@
 //	                          on it, fails that operation naming it (default 2s; 100ms to 1h)
 //	GOCOLL_UDP_PROBE_TIMEOUT  MetaRoCE: a pair of ranks whose handshake is not done this long after
 //	                          connecting starts has UDP blocked between them (default 5s; 100ms to 10m)
+//	GOCOLL_UDP_PORTS          MetaRoCE: the UDP ports its path sockets bind, for firewalls, like
+//	                          50000-50999: at least 8 (one per path) for each rank of a host (default:
+//	                          ephemeral ports)
+//	GOCOLL_PATH_IFACES        MetaRoCE: each path's interface or local IP address, path i taking entry
+//	                          i mod their number, like eth0,eth1 (default: every path on GOCOLL_ADDR)
 //	GOCOLL_HEARTBEAT_TIMEOUT  a rank whose store heartbeat stands still this long is dead (default 30s)
 //	GOCOLL_CONNECT_TIMEOUT    bound on forming the world (default 120s)
 //
@@ -75,7 +80,8 @@
 //
 //	gocoll: rank 0 of 8 (gocoll): connecting the metaroce transport: UDP is blocked between rank 1 (10.1.0.11)
 //	and rank 4 (10.1.0.12): no MetaRoCE handshake within 5s (GOCOLL_UDP_PROBE_TIMEOUT); open UDP between
-//	those hosts, or leave GOCOLL_TRANSPORT unset to use TCP for such pairs
+//	those hosts (GOCOLL_UDP_PORTS chooses the ports), or leave GOCOLL_TRANSPORT unset to use TCP for
+//	such pairs
 //
 // (one line, folded here). The probe costs nothing where UDP flows: the
 // handshakes complete at once and only the store exchange is added.

@@ -43,6 +43,8 @@ const (
 	EnvSpinWait         = "GOCOLL_SPIN_WAIT"         // shm, metaroce: how long a wait polls before it sleeps; 0 never
 	EnvPeerTimeout      = "GOCOLL_PEER_TIMEOUT"      // metaroce: a peer silent on every path this long fails what waits on it
 	EnvUDPProbeTimeout  = "GOCOLL_UDP_PROBE_TIMEOUT" // metaroce: a pair whose handshake takes longer is blocked (auto: TCP)
+	EnvUDPPorts         = "GOCOLL_UDP_PORTS"         // metaroce: the UDP ports the path sockets bind, like 50000-50999
+	EnvPathIfaces       = "GOCOLL_PATH_IFACES"       // metaroce: each path's interface or local IP, like eth0,eth1
 	// EnvGoMaxProcs is the Go runtime's own variable; when it is set, Join
 	// leaves the runtime's GOMAXPROCS alone (see Job.FitGoMaxProcs).
 	EnvGoMaxProcs = "GOMAXPROCS"
@@ -132,6 +134,15 @@ type Job struct {
 	// in [MinUDPProbeTimeout, MaxUDPProbeTimeout], DefaultUDPProbeTimeout
 	// unless GOCOLL_UDP_PROBE_TIMEOUT is set.
 	UDPProbeTimeout time.Duration
+	// UDPPorts is the range of UDP ports MetaRoCE's path sockets bind
+	// (mrtransport.Config.PortRange; GOCOLL_UDP_PORTS=50000-50999), at
+	// least mrtransport.DefaultPaths ports; zero: ephemeral ports.
+	UDPPorts mrtransport.PortRange
+	// PathInterfaces chooses each MetaRoCE path's interface or local IP
+	// address, path i taking entry i mod len (mrtransport.Config.Interfaces;
+	// GOCOLL_PATH_IFACES=eth0,eth1); empty: every path binds the rank's
+	// address (GOCOLL_ADDR or the route toward the store).
+	PathInterfaces []string
 	// SpinWait is how long a wait on shared memory or MetaRoCE polls,
 	// yielding the processor, before it sleeps (shm.Config.SpinWait,
 	// mrtransport.Config.SpinWait): 0 means their defaults (200 us and 50 us),
@@ -498,6 +509,9 @@ func (e envReader) behaviour(j *Job) error {
 	if j.PeerTimeout > MaxPeerTimeout {
 		return fmt.Errorf("gocoll: %s=%q is outside [%v, %v]", EnvPeerTimeout, e.get(EnvPeerTimeout), MinPeerTimeout, MaxPeerTimeout)
 	}
+	if err := e.paths(j); err != nil {
+		return err
+	}
 	if j.UDPProbeTimeout, err = e.duration(EnvUDPProbeTimeout, DefaultUDPProbeTimeout, MinUDPProbeTimeout); err != nil {
 		return err
 	}
@@ -517,6 +531,29 @@ func (e envReader) behaviour(j *Job) error {
 		if d == 0 {
 			j.SpinWait = -1 // never
 		}
+	}
+	return nil
+}
+
+// paths applies GOCOLL_UDP_PORTS and GOCOLL_PATH_IFACES.
+func (e envReader) paths(j *Job) error {
+	if v := e.get(EnvUDPPorts); v != "" {
+		r, err := mrtransport.ParsePortRange(v)
+		if err != nil {
+			return fmt.Errorf("gocoll: %s: %v (want a range like 50000-50999)", EnvUDPPorts, err)
+		}
+		if r.Len() < mrtransport.DefaultPaths {
+			return fmt.Errorf("gocoll: %s=%q holds %d ports: each rank needs %d (one per path), so give every rank of a host room",
+				EnvUDPPorts, v, r.Len(), mrtransport.DefaultPaths)
+		}
+		j.UDPPorts = r
+	}
+	if v := e.get(EnvPathIfaces); v != "" {
+		ifs, err := mrtransport.ParseInterfaces(v)
+		if err != nil {
+			return fmt.Errorf("gocoll: %s: %v (want interface names or local IP addresses, like eth0,eth1)", EnvPathIfaces, err)
+		}
+		j.PathInterfaces = ifs
 	}
 	return nil
 }

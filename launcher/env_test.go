@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
 )
 
 func envOf(kv ...string) LookupFunc { return LookupIn(kv) }
@@ -68,6 +70,9 @@ func TestParseEnvLaunchers(t *testing.T) {
 			require.Equal(t, DefaultHeartbeatTimeout, j.HeartbeatTimeout)
 			require.Equal(t, DefaultConnectTimeout, j.ConnectTimeout)
 			require.Equal(t, DefaultPeerTimeout, j.PeerTimeout)
+			require.Equal(t, DefaultUDPProbeTimeout, j.UDPProbeTimeout)
+			require.True(t, j.UDPPorts.IsZero())
+			require.Empty(t, j.PathInterfaces)
 			require.False(t, j.Logging)
 		})
 	}
@@ -77,13 +82,17 @@ func TestParseEnvSettings(t *testing.T) {
 	base := []string{"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1"}
 	j, err := ParseEnv(envOf(append(base, "GOCOLL_DEBUG=trace", "GOCOLL_TRANSPORT=TCP",
 		"GOCOLL_HEARTBEAT_TIMEOUT=2s", "GOCOLL_CONNECT_TIMEOUT=1.5", "GOCOLL_WATCH_STDIN=1",
-		"GOCOLL_PEER_TIMEOUT=750ms")...))
+		"GOCOLL_PEER_TIMEOUT=750ms", "GOCOLL_UDP_PROBE_TIMEOUT=2s", "GOCOLL_UDP_PORTS=50000-50999",
+		"GOCOLL_PATH_IFACES=eth0, 10.2.0.1")...))
 	require.NoError(t, err)
 	require.True(t, j.Logging)
 	require.Equal(t, LevelTrace, j.LogLevel)
 	require.Equal(t, 2*time.Second, j.HeartbeatTimeout)
 	require.Equal(t, 1500*time.Millisecond, j.ConnectTimeout)
 	require.Equal(t, 750*time.Millisecond, j.PeerTimeout)
+	require.Equal(t, 2*time.Second, j.UDPProbeTimeout)
+	require.Equal(t, mrtransport.PortRange{Lo: 50000, Hi: 50999}, j.UDPPorts)
+	require.Equal(t, []string{"eth0", "10.2.0.1"}, j.PathInterfaces)
 	require.True(t, j.WatchStdin)
 
 	j, err = ParseEnv(envOf(append(base, "GOCOLL_DEBUG=info")...))
@@ -124,6 +133,12 @@ func TestParseEnvErrors(t *testing.T) {
 		`GOCOLL_PEER_TIMEOUT="soon" is not a`:      {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_PEER_TIMEOUT=soon"},
 		`GOCOLL_PEER_TIMEOUT="10ms" is outside`:    {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_PEER_TIMEOUT=10ms"},
 		`GOCOLL_PEER_TIMEOUT="2h" is outside`:      {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_PEER_TIMEOUT=2h"},
+		`GOCOLL_UDP_PROBE_TIMEOUT="1ms" is out`:    {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_UDP_PROBE_TIMEOUT=1ms"},
+		`GOCOLL_UDP_PROBE_TIMEOUT="1h" is outs`:    {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_UDP_PROBE_TIMEOUT=1h"},
+		`GOCOLL_UDP_PORTS: mrtransport: port ra`:   {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_UDP_PORTS=5000-x"},
+		`GOCOLL_UDP_PORTS: mrtransport`:            {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_UDP_PORTS=6000-5000"},
+		`GOCOLL_UDP_PORTS="5000-5003" holds 4 `:    {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_UDP_PORTS=5000-5003"},
+		`GOCOLL_PATH_IFACES: mrtransport: inter`:   {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_PATH_IFACES=eth0,,eth1"},
 		`GOCOLL_CONNECT_TIMEOUT="-1"`:              {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_CONNECT_TIMEOUT=-1"},
 		`GOCOLL_STORE_SERVE="maybe"`:               {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_STORE_SERVE=maybe"},
 		`GOCOLL_ADDR="here"`:                       {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_ADDR=here"},

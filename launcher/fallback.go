@@ -119,8 +119,8 @@ func blockedError(pairs [][2]int, peers []mrtransport.PeerAddr, probe time.Durat
 		fmt.Fprintf(&b, "%s and %s", rankAt(p[0], peers), rankAt(p[1], peers))
 	}
 	return fmt.Errorf("UDP is blocked between %s: no MetaRoCE handshake within %v (%s); "+
-		"open UDP between those hosts, or leave %s unset to use TCP for such pairs",
-		b.String(), probe, EnvUDPProbeTimeout, EnvTransport)
+		"open UDP between those hosts (%s chooses the ports), or leave %s unset to use TCP for such pairs",
+		b.String(), probe, EnvUDPProbeTimeout, EnvUDPPorts, EnvTransport)
 }
 
 // fallbackNotice is the line a rank prints when it reaches some peers

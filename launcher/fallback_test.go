@@ -137,8 +137,8 @@ func TestUDPBlockedForcedMetaRoCEFails(t *testing.T) {
 		msg := err.Error()
 		require.NotContains(t, msg, "\n")
 		require.Contains(t, msg, "UDP is blocked between rank 0 (127.0.0.1) and rank 2 (127.0.0.1): "+
-			"no MetaRoCE handshake within 3s (GOCOLL_UDP_PROBE_TIMEOUT); open UDP between those hosts, "+
-			"or leave GOCOLL_TRANSPORT unset to use TCP for such pairs", "rank %d", r)
+			"no MetaRoCE handshake within 3s (GOCOLL_UDP_PROBE_TIMEOUT); open UDP between those hosts "+
+			"(GOCOLL_UDP_PORTS chooses the ports), or leave GOCOLL_TRANSPORT unset to use TCP for such pairs", "rank %d", r)
 		require.True(t, strings.HasPrefix(msg, "gocoll: rank "), msg)
 		require.Empty(t, notices[r].String())
 	}

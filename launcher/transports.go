@@ -46,6 +46,9 @@ type transportSpec struct {
 	SpinWait time.Duration
 	// PeerTimeout is Job.PeerTimeout (MetaRoCE's core; 0: its default).
 	PeerTimeout time.Duration
+	// UDPPorts and PathInterfaces are Job's (MetaRoCE's path sockets).
+	UDPPorts       mrtransport.PortRange
+	PathInterfaces []string
 	// UDPProbe bounds MetaRoCE's first connect (Job.UDPProbeTimeout); see
 	// fallback.go.
 	UDPProbe time.Duration
@@ -110,7 +113,8 @@ func listenMetaRoCE(ctx context.Context, spec transportSpec) (transportListener,
 	ln, err := mrtransport.Listen(ctx, mrtransport.Config{
 		Rank: spec.Rank, Size: spec.Size, ListenAddr: netip.AddrPortFrom(ip.Unmap(), 0), Logger: spec.Logger,
 		SpinWait: spec.SpinWait, OpenSocket: spec.OpenSocket,
-		Core: metaroce.Config{PeerTimeout: spec.PeerTimeout},
+		Core:      metaroce.Config{PeerTimeout: spec.PeerTimeout},
+		PortRange: spec.UDPPorts, Interfaces: spec.PathInterfaces,
 	})
 	if err != nil {
 		return nil, err

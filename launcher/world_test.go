@@ -19,6 +19,7 @@ import (
 	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/launcher/store"
 	"github.com/gocoll/gocoll/topology"
+	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
 	"github.com/gocoll/gocoll/transport/shm"
 )
 
@@ -474,4 +475,26 @@ func TestNumberLocalRanks(t *testing.T) {
 		got = append(got, ri.LocalRank)
 	}
 	require.Equal(t, []int{0, 0, 1, 1, 2}, got)
+}
+
+// GOCOLL_UDP_PORTS and GOCOLL_PATH_IFACES reach MetaRoCE's path sockets:
+// every path binds a port of the range, on the address given.
+func TestWorldUDPPortsAndInterfaces(t *testing.T) {
+	addr := testStore(t)
+	const n = 3
+	worlds := joinAllOK(t, n, func(r int) []string {
+		return rankEnv(t, addr, r, n, EnvTransport+"="+TransportMetaRoCE, EnvUDPPorts+"=40000-40999",
+			EnvPathIfaces+"=127.0.0.1")
+	})
+	sumRanks(t, worlds)
+	for r, w := range worlds {
+		ep, ok := w.life.guard.inner.(*mrtransport.Endpoint)
+		require.True(t, ok, "rank %d: %T", r, w.life.guard.inner)
+		paths := ep.Addr().Paths
+		require.Len(t, paths, mrtransport.DefaultPaths)
+		for _, p := range paths {
+			require.Equal(t, "127.0.0.1", p.Addr().String(), "rank %d", r)
+			require.True(t, p.Port() >= 40000 && p.Port() <= 40999, "rank %d: port %d", r, p.Port())
+		}
+	}
 }
