@@ -39,7 +39,9 @@
 //	GOCOLL_ADDR               the IP the transport listens on (default: this host's address on the route to the store)
 //	GOCOLL_TRANSPORT          auto (the default): shared memory within a host, MetaRoCE between hosts;
 //	                          shm+tcp: shared memory and TCP; tcp, metaroce or shm alone
-//	GOCOLL_DEBUG              info, debug or trace: log to stderr at that level
+//	GOCOLL_DEBUG              info, debug or trace: log to stderr at that level; from info on, each
+//	                          rank logs the transport to each peer, and at close its traffic per peer
+//	                          and per MetaRoCE path (World.Stats gives the same figures)
 //	GOCOLL_SPIN_WAIT          shared memory and MetaRoCE: how long a wait polls before it sleeps
 //	                          (default 200us on shared memory, 50us on MetaRoCE; 0 never)
 //	GOCOLL_PEER_TIMEOUT       MetaRoCE: a peer silent on every path this long, while an operation waits
