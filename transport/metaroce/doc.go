@@ -99,13 +99,17 @@
 // rides on the next DATA to the peer that has room for it (flag
 // wire.FlagAck) instead of going alone. Posting a receive sends an ACK at
 // once only if it owes a grant or the sender may be short of credit. An ACK carries, for each path, the
-// cumulative sequence number, a 256-bit SACK bitmap above it, the echoed
+// cumulative sequence number, a 256-bit SACK bitmap (just above it, or
+// ending at the newest arrival when that lies further up), the echoed
 // send timestamp of the latest arrival with the time it was held, and the
 // count of CE marks seen; plus the target rate, the credit limit, the
-// receiver's lowest unfinished MsgSeq and any grants. A sender never has
-// more than 256 unresolved packets on a path, so every ACK covers all of
-// them; the receiver gives up on holes more than 256 behind the newest
-// arrival, which the sender has resolved by then.
+// receiver's lowest unfinished MsgSeq and any grants. A sender resolves a
+// packet when any ACK reports it (each is reported by the ACKs sent while
+// it is among the newest 256 arrivals). A sender never has more than
+// wire.MaxSACKSpan (16384) unresolved packets on a path, enough for a
+// path's bandwidth-delay product of 23 MB at 1452-byte datagrams; the
+// receiver gives up on holes that far behind the newest arrival, which the
+// sender has resolved by then.
 //
 // Because each path is its own ordered sequence space, reordering across
 // paths is normal and never counts as loss. A packet is lost when three
@@ -141,7 +145,11 @@
 // Every table is bounded: connections (Config.MaxConns), queued sends
 // (MaxSends), posted receives (MaxRecvs), started-but-unfinished incoming
 // messages (MsgWindow), held unexpected bytes (UnexpectedBytes), unresolved
-// packets per path (256), paths (256). Received-piece sets are run-length
+// packets per path (wire.MaxSACKSpan, 16384, with rings that grow to it as
+// the window needs), paths (256). UnexpectedBytes bounds only the bytes
+// sent before their receive is posted: once the receive is matched, the
+// grant lifts it for that message within a round trip, so it does not cap
+// a long fat path carrying data whose receives are posted. Received-piece sets are run-length
 // encoded, so their size follows the holes in flight, not the message
 // length a peer declares.
 package metaroce

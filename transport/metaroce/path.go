@@ -124,8 +124,20 @@ func (p *path) rto(cfg *Config) time.Duration {
 }
 
 // baseRTO is the RTO before backoff: srtt + 4 rttvar + AckDelay, at least
-// MinRTO (rttEstimator.rto).
-func (p *path) baseRTO(cfg *Config) time.Duration { return p.rtt.rto(cfg.MinRTO, cfg.AckDelay) }
+// MinRTO (rttEstimator.rto); before the path's own first sample, at least
+// initialRTO too (or MaxRTO if lower), since its RTT is seeded from the
+// handshake on another path, which may be far shorter.
+func (p *path) baseRTO(cfg *Config) time.Duration {
+	lo := cfg.MinRTO
+	if !p.rtt.has {
+		lo = max(lo, min(initialRTO, cfg.MaxRTO))
+	}
+	return p.rtt.rto(lo, cfg.AckDelay)
+}
+
+// initialRTO is the least RTO of a path without an RTT sample of its own,
+// as RFC 6298's initial RTO.
+const initialRTO = time.Second
 
 // deadProbeBackoff bounds the doubling of a dead path's probe interval.
 const deadProbeBackoff = 3
