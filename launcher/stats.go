@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/transport"
 )
 
@@ -22,13 +23,16 @@ var _ transport.StatsReporter = (*guardedEndpoint)(nil)
 // endpoint.
 func (g *guardedEndpoint) TransportStats() transport.Stats { return transport.StatsOf(g.inner) }
 
-// logTransports logs, at info, which transport reaches which peers, in
-// one line: "shm=1-3 metaroce=4-7".
-func logTransports(log *slog.Logger, s transport.Stats) {
-	if !log.Enabled(context.Background(), slog.LevelInfo) || len(s.Peers) == 0 {
+// logTransports logs, at info, which transport reaches which peers
+// ("shm=1-3 metaroce=4-7") and the world communicator's chunk size and
+// the message size up to which it picks the small-message algorithms, in
+// one line.
+func logTransports(log *slog.Logger, s transport.Stats, cfg collective.Config) {
+	if !log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
-	log.Info("gocoll: transport per peer", "peers", transportsByPeer(s))
+	log.Info("gocoll: transport per peer", "peers", transportsByPeer(s),
+		"chunk", sizeText(int64(cfg.ChunkBytes)), "small", sizeText(int64(cfg.SmallBytes)))
 }
 
 // transportsByPeer names each transport with the ranks it reaches, as

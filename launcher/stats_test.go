@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/shm"
 )
@@ -65,4 +66,11 @@ func TestStatsText(t *testing.T) {
 	var buf bytes.Buffer // a logger above info prints nothing
 	logStats(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn})), s)
 	require.Empty(t, buf.String())
+}
+
+func TestLogTransports(t *testing.T) {
+	var buf bytes.Buffer
+	s := transport.Stats{Peers: []transport.PeerStats{{Rank: 1, Transport: "shm"}, {Rank: 2, Transport: "metaroce"}}}
+	logTransports(slog.New(slog.NewTextHandler(&buf, nil)), s, collective.Config{ChunkBytes: 2 << 20, SmallBytes: 64 << 10})
+	require.Contains(t, buf.String(), `msg="gocoll: transport per peer" peers="shm=1 metaroce=2" chunk=2.0MiB small=64.0KiB`)
 }
