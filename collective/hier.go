@@ -1,0 +1,197 @@
+package collective
+
+import (
+	"github.com/gocoll/gocoll/collective/reduce"
+	"github.com/gocoll/gocoll/transport"
+)
+
+// allReduceHierarchical follows the levels of the topology, innermost
+// first (ranks of a host, hosts of a site, sites): at a level whose groups
+// differ, the members of each group reduce-scatter the buffer among
+// themselves, every shard's owners (one per group) all-reduce it across
+// the groups, recursively over the outer levels and all at once, and each
+// group all-gathers the result. So each site's shard owners cross to the
+// other sites at the same time, on connections of their own, and the
+// buffer crosses between sites once each way.
+//
+// Levels may be uneven: with P the largest group, the buffer is cut in P
+// shards and a group of m members gives member i the shards j with
+// j*m/P == i, contiguous, so a smaller group's members own more shards
+// and take part in one cross-group AllReduce per shard, in shard order.
+// Groups and members are ordered by communicator rank, whatever the
+// numbering of sites. Without a topology it is a ring.
+func (c *Comm) allReduceHierarchical(o *operation, send, recv []byte, spec reduceSpec) error {
+	copy(recv, send) // the phases work in place
+	sum := spec
+	if spec.op == reduce.Avg {
+		sum.op = reduce.Sum // divided once, by the world size, at the end
+	}
+	h := &hier{o: o, spec: sum}
+	if c.topo != nil {
+		host, site := make([]string, c.Size()), make([]string, c.Size())
+		for r := range c.Size() {
+			ri := c.topo.Ranks[r] // sorted by rank
+			host[r], site[r] = ri.Host, ri.SiteName()
+		}
+		h.levels = [][]string{host, site}
+	}
+	members := make([]int, c.Size())
+	for i := range members {
+		members[i] = i
+	}
+	if err := h.allReduce(members, 0, recv); err != nil {
+		return err
+	}
+	return finishAvg(spec, recv, c.Size())
+}
+
+type hier struct {
+	o      *operation
+	spec   reduceSpec
+	levels [][]string // per level, innermost first, each rank's group key
+}
+
+// allReduce reduces buf over members (communicator ranks, this one among
+// them) using levels lvl and above.
+func (h *hier) allReduce(members []int, lvl int, buf []byte) error {
+	if len(members) == 1 {
+		return nil
+	}
+	if lvl == len(h.levels) {
+		return h.ring(members, buf, allSteps)
+	}
+	groups := groupBy(members, h.levels[lvl])
+	p := 0
+	for _, g := range groups {
+		p = max(p, len(g))
+	}
+	if len(groups) == 1 || p == 1 {
+		return h.allReduce(members, lvl+1, buf)
+	}
+	var mine []int
+	for _, g := range groups {
+		if indexOf(g, h.o.c.rank) >= 0 {
+			mine = g
+		}
+	}
+	es := h.spec.dt.Size()
+	shards := newGeometry(len(buf)/es, p, es, 0).off
+	owner := func(j, m int) int { return j * m / p }
+	m, me := len(mine), indexOf(mine, h.o.c.rank)
+	segs := make([]int, 0, m+1) // member i's shards, as byte offsets
+	for j := range p {
+		if j == 0 || owner(j, m) != owner(j-1, m) {
+			segs = append(segs, shards[j])
+		}
+	}
+	segs = append(segs, shards[p])
+	if err := h.ringOver(mine, segs, buf, reduceScatterSteps); err != nil {
+		return err
+	}
+	for j := range p {
+		if owner(j, m) != me {
+			continue
+		}
+		cross := make([]int, len(groups))
+		for i, g := range groups {
+			cross[i] = g[owner(j, len(g))]
+		}
+		if err := h.allReduce(cross, lvl+1, buf[shards[j]:shards[j+1]]); err != nil {
+			return err
+		}
+	}
+	return h.ringOver(mine, segs, buf, allGatherSteps)
+}
+
+// Phases of a ring over a group.
+const (
+	allSteps = iota
+	reduceScatterSteps
+	allGatherSteps
+)
+
+// ring all-reduces buf over members, segments even.
+func (h *hier) ring(members []int, buf []byte, phase int) error {
+	return h.ringOver(members, newGeometry(len(buf)/h.spec.dt.Size(), len(members), h.spec.dt.Size(), 0).off, buf, phase)
+}
+
+// ringOver runs a ring over members with segment i of buf at off[i]:
+// [off[i], off[i+1]) ends up reduced at member i after the reduce-scatter
+// steps, and everywhere after the all-gather steps. It waits for its sends,
+// so that the next phase may write where they read.
+func (h *hier) ringOver(members []int, off []int, buf []byte, phase int) error {
+	n := len(members)
+	if n == 1 {
+		return nil
+	}
+	me := indexOf(members, h.o.c.rank)
+	g := geometry{esize: h.spec.dt.Size(), off: off, chunk: h.o.c.cfg.ChunkBytes / h.spec.dt.Size() * h.spec.dt.Size()}
+	g.chunk = max(g.chunk, g.esize)
+	for i := range n {
+		g.k = max(g.k, (off[i+1]-off[i]+g.chunk-1)/g.chunk)
+	}
+	g.k = max(g.k, 1)
+	steps := map[int]int{allSteps: 2 * (n - 1), reduceScatterSteps: n - 1, allGatherSteps: n - 1}[phase]
+	rg := &ring{o: h.o, left: members[mod(me-1, n)], right: members[mod(me+1, n)], steps: steps, k: g.k,
+		depth: ringDepth(h.o.c.cfg, g.k), sends: make([]transport.Request, steps*g.k)}
+	var err error
+	switch phase {
+	case allGatherSteps:
+		err = rg.run(&allGatherRing{g: g, n: n, r: me, recv: buf})
+	default:
+		r := me
+		if phase == reduceScatterSteps {
+			r = mod(me-1, n) // the reduce-scatter leaves segment r+1 at rank r
+		}
+		a := &allReduceRing{g: g, n: n, r: r, send: buf, recv: buf, spec: h.spec, ring: rg}
+		// An all-gather receive waits, when posted, for the send that read
+		// its memory (n-1)k indices earlier; posted more than (n-1)k ahead,
+		// it would wait for a send whose receiver has not yet reached it.
+		// The ring of allReduceRing posts up to nk ahead, safe only because
+		// there a pair's first message travels with its header (the
+		// receiver takes it at once); here the headers may have gone in an
+		// earlier phase, and a small first message then waits for its
+		// receive, posted only when the receiver first waits for it.
+		rg.depth = min(rg.depth, max(1, (n-1)*g.k))
+		bufs := h.o.c.scratch.get(rg.depth)
+		defer h.o.c.scratch.put(bufs)
+		a.tmp = bufs
+		err = rg.run(a)
+	}
+	if err != nil {
+		return err
+	}
+	for _, s := range rg.sends {
+		if s != nil {
+			if err := h.o.wait(s, rg.right); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// groupBy splits members by key, groups and members in member order.
+func groupBy(members []int, key []string) [][]int {
+	var groups [][]int
+	at := map[string]int{}
+	for _, r := range members {
+		i, ok := at[key[r]]
+		if !ok {
+			i = len(groups)
+			at[key[r]] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], r)
+	}
+	return groups
+}
+
+func indexOf(s []int, v int) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
