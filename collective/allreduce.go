@@ -45,8 +45,10 @@ func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataTy
 			return c.allReduceDirect(o, send, recv, count, spec)
 		case AlgoTree:
 			return c.allReduceTree(o, send, recv, count, spec)
+		case AlgoHierarchical:
+			return c.allReduceHierarchical(o, send, recv, spec)
 		}
-		return fmt.Errorf("algorithm %v does not do AllReduce (use ring, recursive-doubling, direct or tree)", algo)
+		return fmt.Errorf("algorithm %v does not do AllReduce (use ring, recursive-doubling, direct, tree or hierarchical)", algo)
 	})
 }
 

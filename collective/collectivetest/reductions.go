@@ -4,23 +4,70 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/collective/dtype"
 	"github.com/gocoll/gocoll/collective/reduce"
+	"github.com/gocoll/gocoll/topology"
 )
 
 // algoSets are the communicator configurations every reduction runs under:
 // the large-message algorithms and the small-message ones, forced.
-var algoSets = []struct {
+var algoSets = []algoSet{
+	{name: "ring", allReduce: collective.AlgoRing, broadcast: collective.AlgoChain, reduce: collective.AlgoChain},
+	{name: "tree", allReduce: collective.AlgoRecursiveDoubling, broadcast: collective.AlgoBinomial, reduce: collective.AlgoBinomial},
+	{name: "direct", allReduce: collective.AlgoDirect, broadcast: collective.AlgoDirect, reduce: collective.AlgoChain},
+	// The algorithms that follow the topology run on an uneven, cyclic
+	// placement (unevenTopology), for a few types (their code does not
+	// depend on the type beyond its size), and skip what they do not change.
+	{name: "dbtree", allReduce: collective.AlgoTree, broadcast: collective.AlgoTree, reduce: collective.AlgoTree,
+		placed: true, dtypes: placedTypes, skipRS: true},
+	{name: "hierarchical", allReduce: collective.AlgoHierarchical,
+		placed: true, dtypes: placedTypes, skipRS: true, allReduceOnly: true},
+}
+
+// algoSet is one entry of algoSets.
+type algoSet struct {
 	name                         string
 	allReduce, broadcast, reduce collective.Algorithm
-}{
-	{"ring", collective.AlgoRing, collective.AlgoChain, collective.AlgoChain},
-	{"tree", collective.AlgoRecursiveDoubling, collective.AlgoBinomial, collective.AlgoBinomial},
-	{"direct", collective.AlgoDirect, collective.AlgoDirect, collective.AlgoChain},
-	{"dbtree", collective.AlgoTree, collective.AlgoTree, collective.AlgoTree},
+	placed                       bool             // Config.Topology is unevenTopology
+	dtypes                       []dtype.DataType // nil: every type
+	skipRS                       bool             // ReduceScatter is the same as in another set
+	allReduceOnly                bool             // Broadcast and Reduce are the same as in another set
+}
+
+var placedTypes = []dtype.DataType{dtype.Float32, dtype.BFloat16Type, dtype.Int8, dtype.Float64}
+
+// runs reports whether the set runs for dt.
+func (s algoSet) runs(dt dtype.DataType) bool {
+	return s.dtypes == nil || slices.Contains(s.dtypes, dt)
+}
+
+// unevenTopology places n ranks cyclically (rank r on host r mod h, as
+// Slurm's cyclic distribution), on hosts of different sizes (the last rank
+// alone on its host from 4 ranks on), hosts alternating between two sites
+// (of different sizes when the hosts are odd in number).
+func unevenTopology(n int) *topology.Topology {
+	h := max(1, (n+2)/3)
+	ranks := make([]topology.RankInfo, n)
+	local := map[string]int{}
+	for r := range n {
+		hi := r % h
+		host := fmt.Sprintf("host%d", hi)
+		if n >= 4 && r == n-1 {
+			host, hi = "solo", h
+		}
+		site := []string{"east", "west"}[hi%2]
+		ranks[r] = topology.RankInfo{Rank: r, Host: host, Site: site, LocalRank: local[host]}
+		local[host]++
+	}
+	t, err := topology.New(ranks)
+	if err != nil {
+		panic("collectivetest: unevenTopology: " + err.Error())
+	}
+	return &t
 }
 
 // checkReductions runs AllReduce (in and out of place), Reduce and
@@ -34,7 +81,11 @@ func checkReductions(t *testing.T, w *world, count int, dt dtype.DataType, ops [
 		rsRef := reference(dt, op, n, n*blk)
 		root := (count + int(op)) % n
 		for si, set := range w.sets {
-			name := fmt.Sprintf("count=%d/%v/%v/%s", count, dt, op, algoSets[si].name)
+			as := algoSets[si]
+			if !as.runs(dt) {
+				continue
+			}
+			name := fmt.Sprintf("count=%d/%v/%v/%s", count, dt, op, as.name)
 			// AllReduce, out of place then in place.
 			w.runSet(t, set, name+"/AllReduce", func(ctx context.Context, r int, c *collective.Comm) error {
 				in := input(dt, op, r, count)
@@ -47,6 +98,9 @@ func checkReductions(t *testing.T, w *world, count int, dt dtype.DataType, ops [
 				}
 				return firstErr(compare("out of place", dt, out, ref), compare("in place", dt, in, ref))
 			})
+			if as.allReduceOnly {
+				continue
+			}
 			w.runSet(t, set, name+"/Reduce", func(ctx context.Context, r int, c *collective.Comm) error {
 				in := input(dt, op, r, count)
 				var out []byte
@@ -61,6 +115,9 @@ func checkReductions(t *testing.T, w *world, count int, dt dtype.DataType, ops [
 				}
 				return nil
 			})
+			if as.skipRS {
+				continue
+			}
 			w.runSet(t, set, name+"/ReduceScatter", func(ctx context.Context, r int, c *collective.Comm) error {
 				in := input(dt, op, r, n*blk)
 				out := make([]byte, blk*dt.Size())

@@ -96,6 +96,9 @@ func newWorld(t testing.TB, nw NewWorld, n int, opts Options) *world {
 	for i, s := range algoSets {
 		cfg := opts.Config
 		cfg.AllReduce, cfg.Broadcast, cfg.Reduce = s.allReduce, s.broadcast, s.reduce
+		if s.placed {
+			cfg.Topology = unevenTopology(n)
+		}
 		w.sets = append(w.sets, mk(uint64(100+i), cfg))
 	}
 	return w
