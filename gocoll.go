@@ -17,6 +17,7 @@ import (
 	"context"
 
 	"github.com/gocoll/gocoll/launcher"
+	"github.com/gocoll/gocoll/transport"
 )
 
 // World is a process's membership of a job: the world communicator
@@ -25,6 +26,10 @@ type World = launcher.World
 
 // Options adjust InitWith; see [launcher.Options].
 type Options = launcher.Options
+
+// Stats is a snapshot of a rank's traffic with each peer, and per path on
+// MetaRoCE: what World.Stats returns. See [transport.Stats].
+type Stats = transport.Stats
 
 // Init builds the world communicator from the environment: gocoll's own
 // variables, or Open MPI's, Slurm's or torchrun's. Without any of them it

@@ -163,7 +163,9 @@ type sampler struct {
 }
 
 // startSampler starts reporting to rep (nil: nothing to report) every
-// o.Interval after start, until o.Time after it, and then the total.
+// o.Interval after start, until o.Time after it, and then the total: one
+// row per interval of o.Time (the last one shorter where o.Interval does
+// not divide it), each over the time that actually passed.
 func startSampler(ctx context.Context, comm *collective.Comm, peer int, start time.Time, o P2POptions, rep *p2pReport) *sampler {
 	s := &sampler{done: make(chan struct{})}
 	if rep == nil {
@@ -186,7 +188,8 @@ func (s *sampler) run(ctx context.Context, snap func() transport.PeerStats, firs
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
-	for i := 1; prevAt < o.Time; i++ {
+	ticks := int((o.Time + o.Interval - 1) / o.Interval) // a late tick still makes its row
+	for i := 1; i <= ticks; i++ {
 		timer.Reset(time.Until(start.Add(min(o.Interval*time.Duration(i), o.Time))))
 		select {
 		case <-ctx.Done():

@@ -184,3 +184,26 @@ func TestP2PSpawnedTable(t *testing.T) {
 	require.Zero(t, paths%2, out)
 	require.Regexp(t, `(?m)^# total: \d+\.\d MiB in 0\.\d\d s, goodput \d+\.\d Mbit/s; \d+\.\d MiB sent on \d+ paths, \d+ packets resent$`, out)
 }
+
+// The sampler makes one row per interval of --time, the last one shorter,
+// however late its timer fires, and a total over them all.
+func TestP2PSamplerRows(t *testing.T) {
+	o := DefaultP2POptions()
+	o.Time, o.Interval, o.JSON = 25*time.Millisecond, 10*time.Millisecond, true
+	var buf strings.Builder
+	var sent int64
+	snap := func() transport.PeerStats {
+		time.Sleep(15 * time.Millisecond) // later than the next tick
+		sent += 1000
+		return transport.PeerStats{Traffic: transport.Traffic{BytesSent: sent}}
+	}
+	s := &sampler{}
+	require.NoError(t, s.run(t.Context(), snap, transport.PeerStats{}, time.Now(), o, newP2PReport(&buf, o, "test")))
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 4, buf.String())
+	var total p2pRow
+	require.NoError(t, json.Unmarshal([]byte(lines[3]), &total))
+	require.Equal(t, "total", total.Kind)
+	require.Equal(t, int64(3000), total.Bytes)
+	require.GreaterOrEqual(t, total.End, 0.045) // three late snapshots
+}
