@@ -92,10 +92,12 @@ func (s *dataDropper) WriteBatch(ms []Message) (int, error) {
 
 // A rank that closes right after an eager send whose datagram was lost
 // lingers until the resend is acknowledged, so the peer's receive
-// completes instead of failing with the connection.
+// completes instead of failing with the connection. The linger is longer
+// than the default 1 s: the resend waits for a retransmission timeout,
+// which before the path's first RTT sample is at least 1 s.
 func TestCloseLingersUntilSendsAcknowledged(t *testing.T) {
 	var dropped atomic.Bool
-	eps := newTestWorld(t, 2, Config{OpenSocket: dropFirstData(&dropped)})
+	eps := newTestWorld(t, 2, Config{OpenSocket: dropFirstData(&dropped), CloseLinger: 10 * time.Second})
 	ctx := testCtx(t)
 	tag := transport.Tag{OpKey: transport.OpKey{Comm: lingerComm, Op: 1}}
 	got := make([]byte, 100)
