@@ -31,9 +31,9 @@ const (
 )
 
 // DelaydMain runs the delay daemon, `gocoll lab delayd --config FILE`, and
-// returns its exit status. A test binary that starts labs with delay
-// calls it from TestMain when its arguments begin "lab delayd" (see
-// [IsDelaydArgs]).
+// returns its exit status; args are those after "lab delayd". A test
+// binary that starts labs with delay calls it from TestMain when
+// [DelaydArgs] says its arguments ask for the daemon.
 //
 // The daemon binds the NFQUEUE queues that FILE lists in the current
 // network namespace (the router's) and gives every packet that iptables
@@ -56,9 +56,22 @@ func DelaydMain(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// IsDelaydArgs says whether args (os.Args[1:]) ask for the delay daemon.
-func IsDelaydArgs(args []string) bool {
-	return len(args) >= 2 && args[0] == "lab" && args[1] == "delayd"
+// testBinaryGuard comes first in the daemon's arguments when the
+// executable is a test binary: one whose TestMain does not answer
+// DelaydArgs then runs no test and exits, and Up reports that the daemon
+// did not start, instead of the binary running its tests in a router.
+const testBinaryGuard = "-test.run=^$"
+
+// DelaydArgs says whether args (os.Args[1:]) ask for the delay daemon and
+// returns the daemon's own arguments, for DelaydMain.
+func DelaydArgs(args []string) ([]string, bool) {
+	if len(args) > 0 && args[0] == testBinaryGuard {
+		args = args[1:]
+	}
+	if len(args) >= 2 && args[0] == "lab" && args[1] == "delayd" {
+		return args[2:], true
+	}
+	return nil, false
 }
 
 func readDelaydConfig(path string) (map[uint16]delaydQueue, error) {

@@ -93,6 +93,9 @@ func (l *Lab) delaydCommand() ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lab: finding the delay daemon: %w", err)
 	}
+	if strings.HasSuffix(exe, ".test") {
+		return []string{exe, testBinaryGuard, "lab", "delayd"}, nil
+	}
 	return []string{exe, "lab", "delayd"}, nil
 }
 
@@ -135,8 +138,11 @@ func (l *Lab) ensureDelayd(ctx context.Context, r Node, qs []delaydQueue) error 
 	ready := make(chan error, 1)
 	go func() {
 		line, err := bufio.NewReader(io.LimitReader(stdout, 256)).ReadString('\n')
-		if err == nil && strings.TrimSpace(line) != delaydReadyLine {
-			err = fmt.Errorf("said %q", line)
+		switch {
+		case errors.Is(err, io.EOF):
+			err = errors.New("it ended before it was ready")
+		case err == nil && strings.TrimSpace(line) != delaydReadyLine:
+			err = fmt.Errorf("it said %q", line)
 		}
 		ready <- err
 	}()

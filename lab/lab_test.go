@@ -21,8 +21,8 @@ import (
 // daemon from this test binary (lab.Spec.Delayd's default is this
 // executable).
 func TestMain(m *testing.M) {
-	if lab.IsDelaydArgs(os.Args[1:]) {
-		os.Exit(lab.DelaydMain(os.Args[3:], os.Stdout, os.Stderr))
+	if args, ok := lab.DelaydArgs(os.Args[1:]); ok {
+		os.Exit(lab.DelaydMain(args, os.Stdout, os.Stderr))
 	}
 	os.Exit(m.Run())
 }
@@ -244,6 +244,19 @@ func TestDelay(t *testing.T) {
 	rtt = minRTT()
 	t.Logf("RTT at 20 + 7 ms: %v", rtt)
 	require.GreaterOrEqual(t, rtt, 27*time.Millisecond)
+}
+
+// A delay daemon that does not start makes Up fail, naming it, and leaves
+// no lab behind.
+func TestDelaydFails(t *testing.T) {
+	l := upLab(t, lab.Spec{Paths: 1, HostsPerSite: 1})
+	name := l.Name() + "x"
+	_, err := lab.Up(context.Background(), lab.Spec{Name: name, Paths: 1, HostsPerSite: 1, JitterMS: 1, Delayd: []string{"/bin/false"}})
+	require.ErrorContains(t, err, "delay daemon")
+	_, err = lab.Open(name)
+	require.ErrorIs(t, err, lab.ErrNoLab)
+	_, err = os.Stat("/run/netns/" + name + "-s1r")
+	require.ErrorIs(t, err, os.ErrNotExist)
 }
 
 // Two labs run at once and tearing one down leaves the other working.

@@ -86,7 +86,8 @@ type Spec struct {
 	// Delayd is the command that runs the delay daemon (followed by its
 	// flags). Default: this executable with arguments "lab delayd", which
 	// the gocoll command answers, as does a test binary whose TestMain
-	// calls [DelaydMain]. It is run only when a path has delay or jitter.
+	// calls [DelaydMain] (see [DelaydArgs]). It is run only when a path
+	// has delay or jitter.
 	Delayd []string
 }
 

@@ -176,3 +176,21 @@ func TestHostfile(t *testing.T) {
 	require.Equal(t, "site2", list[1].Site)
 	require.Equal(t, 4, list[1].Slots)
 }
+
+func TestDelaydArgs(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want []string
+		ok   bool
+	}{
+		{[]string{"lab", "delayd", "--config", "f"}, []string{"--config", "f"}, true},
+		{[]string{testBinaryGuard, "lab", "delayd"}, []string{}, true},
+		{[]string{"lab"}, nil, false},
+		{[]string{"-test.v", "lab", "delayd"}, nil, false},
+		{nil, nil, false},
+	} {
+		got, ok := DelaydArgs(c.in)
+		require.Equal(t, c.ok, ok, "%q", c.in)
+		require.Equal(t, c.want, got, "%q", c.in)
+	}
+}

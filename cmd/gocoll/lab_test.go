@@ -148,3 +148,11 @@ func TestLabCommands(t *testing.T) {
 	o = labCLI(t, "down", "--name", name)
 	require.Equal(t, 0, o.code, o.stderr) // idempotent
 }
+
+// A lab with delay runs its daemon from the gocoll binary given as
+// Spec.Delayd.
+func TestLabDelaydCommand(t *testing.T) {
+	l := upLab(t, lab.Spec{Paths: 1, HostsPerSite: 1, DelayMS: 1, Delayd: []string{bins.gocoll, "lab", "delayd"}})
+	require.NotZero(t, l.DelaydPid("s1r"))
+	require.NotZero(t, l.DelaydPid("s2r"))
+}
