@@ -68,6 +68,22 @@ func (l mrListener) connectProbed(ctx context.Context, peers []mrtransport.PeerA
 	return out, nil
 }
 
+// settleTimeout bounds settle's wait for the other ranks.
+const settleTimeout = 5 * time.Second
+
+// settle waits (at most settleTimeout) until every rank has read the
+// probe's results, before this rank fails the job: the rank serving the
+// store would otherwise take it away before the others read them, and they
+// would fail with "connection to the store lost" instead of the reason.
+func (l mrListener) settle(ctx context.Context) {
+	if l.spec.Exchange == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, settleTimeout)
+	defer cancel()
+	_, _ = l.spec.Exchange(ctx, probeKey+"-read", nil) // an all-gather is a barrier
+}
+
 // exchangeProbe publishes the ranks this rank did not reach and gathers
 // everyone's into the world's blocked pairs.
 func exchangeProbe(ctx context.Context, spec transportSpec, mine []int) (probeOutcome, error) {

@@ -171,6 +171,7 @@ func (l mrListener) Connect(ctx context.Context, addrs []string) (transport.Endp
 		return nil, err
 	case len(out.pairs) > 0:
 		_ = l.Listener.Close()
+		l.settle(ctx)
 		return nil, blockedError(out.pairs, peers, l.spec.UDPProbe)
 	case out.ep != nil:
 		return out.ep, nil
