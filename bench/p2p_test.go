@@ -207,3 +207,33 @@ func TestP2PSamplerRows(t *testing.T) {
 	require.Equal(t, int64(3000), total.Bytes)
 	require.GreaterOrEqual(t, total.End, 0.045) // three late snapshots
 }
+
+// FuzzParseP2PArgs feeds command lines (arguments separated by NUL
+// bytes): ParseP2PArgs never panics, its errors fit on one line, and what
+// it accepts stays within the documented limits.
+func FuzzParseP2PArgs(f *testing.F) {
+	for _, s := range []string{"", "--time\x003s\x00--interval=250ms", "--size\x001M\x00--window\x008M\x00--json",
+		"--transport\x00tcp\x00--in-process=false", "--window=1G\x00--size=1K", "-h", "--time=-1s", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		var args []string
+		if line != "" {
+			args = strings.Split(line, "\x00")
+		}
+		o, err := ParseP2PArgs(args)
+		if err != nil {
+			require.NotContains(t, err.Error(), "\n")
+			return
+		}
+		require.Positive(t, o.Time)
+		require.LessOrEqual(t, o.Time, P2PTimeMax)
+		require.GreaterOrEqual(t, o.Interval, P2PIntervalMin)
+		require.LessOrEqual(t, o.Interval, o.Time)
+		require.GreaterOrEqual(t, o.MsgBytes, int64(P2PMsgMin))
+		require.LessOrEqual(t, o.Window, int64(P2PWindowMaxLen))
+		require.Zero(t, o.Window%o.MsgBytes)
+		require.LessOrEqual(t, o.inFlight(), P2PInFlightMax)
+		require.Positive(t, o.Timeout)
+	})
+}
