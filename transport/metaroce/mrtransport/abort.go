@@ -162,7 +162,9 @@ func (e *Endpoint) ctrlDone(now time.Duration, p *peer, ev metaroce.Event) {
 		return // the connection is going away
 	}
 	p.ctrlIn++
-	if ev.Err == nil {
+	if ev.Err == nil && isMove(p.ctrlBuf[:ev.N]) {
+		e.peerMoved(p, p.ctrlBuf[:ev.N])
+	} else if ev.Err == nil {
 		op, reason, err := parseAbort(p.ctrlBuf[:ev.N])
 		if err == nil {
 			rerr := &transport.RemoteAbortError{Rank: p.rank, Op: op, Reason: reason}

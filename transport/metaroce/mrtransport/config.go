@@ -220,6 +220,16 @@ type Config struct {
 	// form "eth1,eth2". Default: every path binds ListenAddr.
 	Interfaces []string
 
+	// Repick configures the re-picking of a path's port when two paths
+	// behave as one (a shared bottleneck; see RepickPolicy): the path's
+	// socket is re-opened on another port (of PortRange, if set) so that
+	// ECMP routers hash it anew, the peers are told, and the old socket is
+	// read for 10 s more. On by default except on a loopback ListenAddr
+	// and with a fixed ListenAddr port; Repick.Off turns it off. At most
+	// one re-pick per Repick.Interval (default 1 s), doubling after each
+	// that did not raise the endpoint's send rate.
+	Repick RepickPolicy
+
 	// autoDatagram: MaxDatagram was left 0 on a non-loopback address, so
 	// Listen and Connect size it from the MTU.
 	autoDatagram bool

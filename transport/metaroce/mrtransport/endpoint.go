@@ -16,10 +16,11 @@ import (
 // built by [Listener.Connect] or [NewLocalWorld]. All methods are safe for
 // concurrent use.
 type Endpoint struct {
-	cfg   Config
-	eng   *engine
-	log   *slog.Logger
-	binds []pathBind // where each path socket is bound (nil: not by Listen)
+	cfg    Config
+	eng    *engine
+	log    *slog.Logger
+	binds  []pathBind // where each path socket is bound (nil: not by Listen)
+	repick *repicker  // nil: ports are not re-picked; guarded by eng.mu
 
 	// Everything below is guarded by eng.mu.
 	peers     []*peer // by rank; nil at this rank
@@ -114,8 +115,8 @@ func (e *Endpoint) Traits() transport.Traits { return transport.Traits{ChunkByte
 // published to the other ranks.
 func (e *Endpoint) Addr() PeerAddr {
 	a := PeerAddr{Paths: make([]netip.AddrPort, len(e.eng.socks))}
-	for i, s := range e.eng.socks {
-		a.Paths[i] = s.LocalAddr()
+	for i := range a.Paths {
+		a.Paths[i] = e.eng.sock(i).LocalAddr()
 	}
 	return a
 }

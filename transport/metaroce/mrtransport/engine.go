@@ -35,9 +35,16 @@ import (
 type engine struct {
 	mu    sync.Mutex
 	core  *metaroce.Endpoint
-	socks []PathSocket
-	start time.Time
-	last  time.Duration // latest time fed to the core; never goes back
+	socks []PathSocket // the sockets Listen opened, by path; see sock
+	// cur is each path's socket now: socks[i] until a re-pick replaced it
+	// (repick.go). Writers load it after their turn on the path.
+	cur []atomic.Pointer[sockRef]
+	// retiring are replaced sockets still open (and read) until their
+	// peers know the new ones; guarded by mu.
+	retiring    []PathSocket
+	retireAfter time.Duration // how long; retireAfter but in tests
+	start       time.Time
+	last        time.Duration // latest time fed to the core; never goes back
 
 	// route maps a transmit's (peer node id, path) to the peer socket's
 	// address, and nodeAt a peer socket's address back to the node id;
@@ -98,8 +105,13 @@ type txBatch struct {
 const readErrorPause = time.Millisecond
 
 func newEngine(core *metaroce.Endpoint, socks []PathSocket, batch, maxDatagram int) *engine {
-	e := &engine{core: core, socks: socks, start: time.Now(), armed: -1, batch: batch, maxDatagram: maxDatagram}
+	e := &engine{core: core, socks: socks, start: time.Now(), armed: -1, batch: batch, maxDatagram: maxDatagram,
+		retireAfter: retireAfter}
 	e.txCond = sync.NewCond(&e.txMu)
+	e.cur = make([]atomic.Pointer[sockRef], len(socks))
+	for i, s := range socks {
+		e.cur[i].Store(&sockRef{s})
+	}
 	e.txNext, e.txTurn = make([]uint64, len(socks)), make([]uint64, len(socks))
 	e.gatherMin = gatherMinOf(socks)
 	for _, s := range socks {
@@ -110,6 +122,12 @@ func newEngine(core *metaroce.Endpoint, socks []PathSocket, batch, maxDatagram i
 	e.spin = newSpinner(socks)
 	return e
 }
+
+// sockRef holds a path's current socket.
+type sockRef struct{ s PathSocket }
+
+// sock returns path's socket now.
+func (e *engine) sock(path int) PathSocket { return e.cur[path].Load().s }
 
 // gatherMinOf returns the smallest payload the sockets all gather, or 0 if
 // some socket does not gather.
@@ -198,7 +216,7 @@ func (e *engine) readLoop(path int, s PathSocket) {
 		if pr != nil && e.placing.Load() {
 			placed, err := e.readPlaced(path, pr)
 			if err != nil {
-				if e.readFailed(path, err) {
+				if e.readFailed(s, err) {
 					return
 				}
 				continue
@@ -209,7 +227,7 @@ func (e *engine) readLoop(path int, s PathSocket) {
 		}
 		n, err := s.ReadBatch(ms[:pr.batchLen(len(ms), e.placing.Load())])
 		if err != nil {
-			if e.readFailed(path, err) {
+			if e.readFailed(s, err) {
 				return
 			}
 			continue
@@ -220,16 +238,16 @@ func (e *engine) readLoop(path int, s PathSocket) {
 	}
 }
 
-// readFailed deals with a read error on path's socket: it reports true if
+// readFailed deals with a read error on a path socket s: it reports true if
 // the socket is closed (the reader ends). Otherwise it reads the socket's
 // error queue and tells the core about the peers found gone; an error the
 // queue explains (ECONNREFUSED is a port unreachable's) is no failure of
 // the socket, any other is counted and pauses the reader.
-func (e *engine) readFailed(path int, err error) bool {
+func (e *engine) readFailed(s PathSocket, err error) bool {
 	if errors.Is(err, net.ErrClosed) || e.isClosed() {
 		return true
 	}
-	refused, read := e.drainErrors(path, nil)
+	refused, read := e.drainErrors(s, nil)
 	e.handleRefused(refused)
 	if isRefused(err) || read > 0 {
 		return false
@@ -395,8 +413,9 @@ func (e *engine) write(b *txBatch) {
 		}
 		e.txMu.Unlock()
 		failed, retries := false, 0
+		s := e.sock(path)
 		for len(ms) > 0 {
-			n, err := e.socks[path].WriteBatch(ms)
+			n, err := s.WriteBatch(ms)
 			e.st.writeBatches.Add(1)
 			for _, m := range ms[:n] {
 				e.st.bytesWritten.Add(int64(m.N + len(m.gather[0]) + len(m.gather[1])))
@@ -414,7 +433,7 @@ func (e *engine) write(b *txBatch) {
 			}
 			ms = ms[min(n, len(ms)):]
 		}
-		b.refused = e.drainIfPending(path, failed, b.refused)
+		b.refused = e.drainIfPending(s, failed, b.refused)
 		e.txMu.Lock()
 		e.txTurn[path]++
 		e.txCond.Broadcast()
@@ -446,9 +465,15 @@ func (e *engine) stop() {
 	e.timer.Stop()
 	e.mu.Unlock()
 	if !already {
-		for _, s := range e.socks {
+		for i := range e.cur {
+			_ = e.sock(i).Close()
+		}
+		e.mu.Lock()
+		for _, s := range e.retiring {
 			_ = s.Close()
 		}
+		e.retiring = nil
+		e.mu.Unlock()
 		if e.spin != nil {
 			e.spin.mu.Lock() // no waiter reads any more
 			_ = e.spin.poller.Close()

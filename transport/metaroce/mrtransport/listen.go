@@ -89,6 +89,9 @@ func Listen(ctx context.Context, cfg Config) (*Listener, error) {
 	ep := newEndpoint(cfg, eng)
 	ep.binds = binds
 	eng.run()
+	if repickOn(cfg) {
+		ep.startRepick()
+	}
 	return &Listener{ep: ep, addr: addr}, nil
 }
 

@@ -49,11 +49,11 @@ const refusedRetries = 3
 // failure of this call's datagrams.
 func isRefused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 
-// drainErrors reads the error queue of path's socket, if it has one, and
+// drainErrors reads the error queue of socket s, if it has one, and
 // appends the destinations that answered port unreachable to dst. It
 // returns dst and the number of errors read. The caller does not hold mu.
-func (e *engine) drainErrors(path int, dst []netip.AddrPort) ([]netip.AddrPort, int) {
-	q, ok := e.socks[path].(errorQueue)
+func (e *engine) drainErrors(s PathSocket, dst []netip.AddrPort) ([]netip.AddrPort, int) {
+	q, ok := s.(errorQueue)
 	if !ok {
 		return dst, 0
 	}
@@ -65,12 +65,12 @@ func (e *engine) drainErrors(path int, dst []netip.AddrPort) ([]netip.AddrPort, 
 	return dst, n
 }
 
-// drainIfPending drains path's error queue into dst, as drainErrors, if
+// drainIfPending drains s's error queue into dst, as drainErrors, if
 // the last read or write on it failed or the socket may have met an error
 // unseen; otherwise it costs no system call. The caller does not hold mu.
-func (e *engine) drainIfPending(path int, failed bool, dst []netip.AddrPort) []netip.AddrPort {
-	if q, ok := e.socks[path].(errorQueue); ok && (failed || q.errorsPending()) {
-		dst, _ = e.drainErrors(path, dst)
+func (e *engine) drainIfPending(s PathSocket, failed bool, dst []netip.AddrPort) []netip.AddrPort {
+	if q, ok := s.(errorQueue); ok && (failed || q.errorsPending()) {
+		dst, _ = e.drainErrors(s, dst)
 	}
 	return dst
 }

@@ -116,7 +116,7 @@ func (e *engine) spinRead() {
 			// unreachable may wait in its error queue (its pending
 			// error is reported once, to whichever call comes first).
 			if !errors.Is(err, net.ErrClosed) {
-				e.handleRefused(e.drainIfPending(path, err != nil, nil))
+				e.handleRefused(e.drainIfPending(e.sock(path), err != nil, nil))
 			}
 			continue
 		}

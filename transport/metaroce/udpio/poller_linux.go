@@ -77,6 +77,27 @@ func (p *Poller) Ready(dst []int) ([]int, error) {
 	}
 }
 
+// Add watches s too, under index i (which Ready then reports for s as for
+// the socket already watched under it: a socket that replaces another,
+// which stays watched until it is closed).
+func (p *Poller) Add(i int, s *Socket) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return fmt.Errorf("udpio: poller: closed")
+	}
+	var aerr error
+	cerr := s.raw.Control(func(fd uintptr) {
+		ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLERR, Fd: int32(i)}
+		aerr = unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, int(fd), &ev)
+	})
+	if err := firstError(cerr, aerr); err != nil {
+		return fmt.Errorf("udpio: poller: add socket %d: %w", i, err)
+	}
+	p.evs = append(p.evs, unix.EpollEvent{})
+	return nil
+}
+
 // Close releases the poller. It does not close the sockets.
 func (p *Poller) Close() error {
 	p.mu.Lock()

@@ -42,3 +42,29 @@ func TestPollerReady(t *testing.T) {
 		t.Fatalf("Ready after Close = %v, %v; want none", got, err)
 	}
 }
+
+func TestPollerAdd(t *testing.T) {
+	a, b := listen(t, loopback4, Config{}), listen(t, loopback4, Config{})
+	p, err := NewPoller([]*Socket{a})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.Add(0, b); err != nil {
+		t.Fatal(err)
+	}
+	c := listen(t, loopback4, Config{})
+	if _, err := c.WriteBatch([]Message{{Buf: []byte("x"), Addr: b.LocalAddr()}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	var ready []int
+	for len(ready) == 0 && time.Now().Before(deadline) {
+		if ready, err = p.Ready(ready[:0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(ready, []int{0}) {
+		t.Fatalf("Ready = %v, want the added socket under index 0", ready)
+	}
+}

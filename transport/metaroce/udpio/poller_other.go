@@ -20,3 +20,8 @@ func (*Poller) Ready(dst []int) ([]int, error) { return dst, nil }
 
 // Close does nothing.
 func (*Poller) Close() error { return nil }
+
+// Add fails with an error wrapping errors.ErrUnsupported.
+func (*Poller) Add(int, *Socket) error {
+	return fmt.Errorf("udpio: poller: %w", errors.ErrUnsupported)
+}
