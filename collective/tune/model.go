@@ -1,0 +1,371 @@
+package tune
+
+import (
+	"math"
+	"slices"
+
+	"github.com/gocoll/gocoll/topology"
+)
+
+type level int
+
+const (
+	levelHost level = iota
+	levelSite
+	levelWAN
+)
+
+// model holds one Input digested: ranks' hosts and sites as indices.
+type model struct {
+	n          int
+	host, site []int
+	keys       [2][]int // hierarchical levels, innermost first: host, site
+	links      [3]Link
+	bytes      float64
+	chunk      float64
+	order      []int // the topology's ring order
+	root       int
+}
+
+func newModel(in Input) *model {
+	n := in.Topology.Size()
+	m := &model{n: n, host: make([]int, n), site: make([]int, n), bytes: float64(in.Bytes),
+		chunk: float64(in.ChunkBytes), root: in.Root, links: [3]Link{in.Links.Host, in.Links.Site, in.Links.WAN}}
+	hosts, sites := map[string]int{}, map[string]int{}
+	index := func(ids map[string]int, name string) int {
+		if i, ok := ids[name]; ok {
+			return i
+		}
+		ids[name] = len(ids)
+		return ids[name]
+	}
+	for r := range n {
+		ri, _ := in.Topology.Rank(r)
+		m.host[r], m.site[r] = index(hosts, ri.Host), index(sites, ri.SiteName())
+	}
+	m.keys = [2][]int{m.host, m.site}
+	m.order, _ = topology.RingOrder(in.Topology) // validated
+	return m
+}
+
+func (m *model) level(a, b int) level {
+	switch {
+	case m.host[a] == m.host[b]:
+		return levelHost
+	case m.site[a] == m.site[b]:
+		return levelSite
+	}
+	return levelWAN
+}
+
+func (m *model) alpha(a, b int) float64 { return m.links[m.level(a, b)].Latency.Seconds() }
+
+type flow struct {
+	src, dst int
+	bytes    float64
+}
+
+// phase is transfers that run at once: steps dependent steps whose
+// latencies sum to lat, and a pipeline that takes fill chunk times to fill.
+type phase struct {
+	flows []flow
+	steps int
+	lat   float64
+	chunk float64
+	fill  int
+}
+
+// time is the phase's predicted seconds (see the package comment).
+func (m *model) time(p phase) float64 {
+	type load struct {
+		bytes float64
+		flows int
+		lv    level
+	}
+	loads := map[[2]int]*load{} // (resource kind, index)
+	add := func(kind, idx int, lv level, b float64) {
+		l := loads[[2]int{kind, idx}]
+		if l == nil {
+			l = &load{lv: lv}
+			loads[[2]int{kind, idx}] = l
+		}
+		l.bytes += b
+		l.flows++
+	}
+	slowest := math.Inf(1)
+	for _, f := range p.flows {
+		lv := m.level(f.src, f.dst)
+		slowest = min(slowest, m.links[lv].Bandwidth)
+		if lv == levelHost {
+			add(0, f.src, lv, f.bytes)
+			add(1, f.dst, lv, f.bytes)
+			continue
+		}
+		add(2, m.host[f.src], levelSite, f.bytes)
+		add(3, m.host[f.dst], levelSite, f.bytes)
+		if lv == levelWAN {
+			add(4, m.site[f.src], levelWAN, f.bytes)
+			add(5, m.site[f.dst], levelWAN, f.bytes)
+		}
+	}
+	var bw float64
+	for _, l := range loads {
+		link := m.links[l.lv]
+		bw = max(bw, l.bytes/(link.Bandwidth*float64(min(l.flows, max(1, link.Lanes)))))
+	}
+	t := p.lat + bw
+	if p.fill > 0 && len(p.flows) > 0 {
+		t += float64(p.fill) * p.chunk / slowest
+	}
+	return t
+}
+
+// chunks cuts b bytes into pipeline chunks: their number and size.
+func (m *model) chunks(b float64) (int, float64) {
+	k := max(1, int(math.Ceil(b/m.chunk)))
+	return k, b / float64(k)
+}
+
+// ring adds to ph a ring over members, each sending perFlow bytes to the
+// next in steps dependent steps.
+func (m *model) ring(ph *phase, members []int, perFlow float64, steps int) {
+	n := len(members)
+	if n < 2 {
+		return
+	}
+	var a float64
+	for i, src := range members {
+		dst := members[(i+1)%n]
+		ph.flows = append(ph.flows, flow{src, dst, perFlow})
+		a += m.alpha(src, dst)
+	}
+	ph.steps = max(ph.steps, steps)
+	ph.lat = max(ph.lat, float64(steps)*a/float64(n))
+}
+
+func (m *model) ringAllReduce() []phase {
+	var ph phase
+	m.ring(&ph, m.order, 2*float64(m.n-1)/float64(m.n)*m.bytes, 2*(m.n-1))
+	return []phase{ph}
+}
+
+// exchange is a phase of whole-buffer transfers between the given pairs.
+func (m *model) exchange(pairs [][2]int) phase {
+	ph := phase{steps: 1}
+	for _, p := range pairs {
+		ph.flows = append(ph.flows, flow{p[0], p[1], m.bytes})
+		ph.lat = max(ph.lat, m.alpha(p[0], p[1]))
+	}
+	return ph
+}
+
+func (m *model) recursiveDoubling() []phase {
+	p := 1
+	for p*2 <= m.n {
+		p *= 2
+	}
+	rem := m.n - p
+	var fold, back [][2]int
+	for r := 0; r < 2*rem; r += 2 {
+		fold, back = append(fold, [2]int{r, r + 1}), append(back, [2]int{r + 1, r})
+	}
+	real := func(v int) int {
+		if v < rem {
+			return 2*v + 1
+		}
+		return v + rem
+	}
+	var phases []phase
+	if rem > 0 {
+		phases = append(phases, m.exchange(fold))
+	}
+	for mask := 1; mask < p; mask <<= 1 {
+		var pairs [][2]int
+		for v := range p {
+			pairs = append(pairs, [2]int{real(v), real(v ^ mask)})
+		}
+		phases = append(phases, m.exchange(pairs))
+	}
+	if rem > 0 {
+		phases = append(phases, m.exchange(back))
+	}
+	return phases
+}
+
+// binomial is the rounds of a binomial broadcast from Root (a Reduce runs
+// them backwards, over the same links).
+func (m *model) binomial() []phase { return m.binomialFrom(m.root) }
+
+// chain pipelines the buffer along root, root+1, ... (reversed for Reduce:
+// the same links and times).
+func (m *model) chain(bool) []phase {
+	_, c := m.chunks(m.bytes)
+	ph := phase{steps: m.n - 1, fill: max(0, m.n-2), chunk: c}
+	for i := range m.n - 1 {
+		src, dst := (m.root+i)%m.n, (m.root+i+1)%m.n
+		ph.flows = append(ph.flows, flow{src, dst, m.bytes})
+		ph.lat += m.alpha(src, dst)
+	}
+	return []phase{ph}
+}
+
+func (m *model) binomialFrom(root int) []phase {
+	top := 1
+	for top < m.n {
+		top <<= 1
+	}
+	var phases []phase
+	for bit := top >> 1; bit > 0; bit >>= 1 {
+		var pairs [][2]int
+		for v := 0; v+bit < m.n; v += 2 * bit {
+			pairs = append(pairs, [2]int{(v + root) % m.n, (v + bit + root) % m.n})
+		}
+		phases = append(phases, m.exchange(pairs))
+	}
+	return phases
+}
+
+// tree is the double binary tree of collective (AlgoTree): two trees over
+// the ring order and the same order shifted by one, half the buffer on
+// each; root -1 for AllReduce, else the root above both trees.
+func (m *model) tree(root int, up, down bool) []phase {
+	order := slices.Clone(m.order)
+	if root >= 0 {
+		i := slices.Index(order, root)
+		order = append(slices.Clone(order[i+1:]), order[:i]...)
+	}
+	half := m.bytes / 2
+	_, c := m.chunks(half)
+	ph := phase{chunk: c}
+	height, path := 0, 0.0
+	for t := range 2 {
+		pos := make([]int, len(order))
+		for i := range pos {
+			pos[i] = (i + t) % len(order)
+		}
+		tr, err := topology.BinaryTree(pos)
+		if err != nil {
+			return nil // cannot happen: pos is a permutation
+		}
+		parent := make([]int, m.n)
+		for i, p := range tr.Parent {
+			parent[order[i]] = -1
+			if p >= 0 {
+				parent[order[i]] = order[p]
+			}
+		}
+		if root >= 0 {
+			parent[order[tr.Root]], parent[root] = root, -1
+		}
+		for x := range m.n {
+			p := parent[x]
+			if p < 0 {
+				continue
+			}
+			if up {
+				ph.flows = append(ph.flows, flow{x, p, half})
+			}
+			if down {
+				ph.flows = append(ph.flows, flow{p, x, half})
+			}
+			hops, lat := 0, 0.0 // x's path to the root
+			for y := x; parent[y] >= 0; y = parent[y] {
+				hops++
+				lat += m.alpha(y, parent[y])
+			}
+			height, path = max(height, hops), max(path, lat)
+		}
+	}
+	ways := 0
+	for _, w := range []bool{up, down} {
+		if w {
+			ways++
+		}
+	}
+	ph.steps, ph.lat = ways*height, float64(ways)*path
+	ph.fill = max(0, ph.steps-1)
+	return []phase{ph}
+}
+
+// problem is an AllReduce of bytes over members, at some level.
+type problem struct {
+	members []int
+	bytes   float64
+}
+
+func (m *model) hierarchical() []phase {
+	return m.hierPhases([]problem{{m.identity(), m.bytes}}, 0)
+}
+
+func (m *model) identity() []int {
+	all := make([]int, m.n)
+	for i := range all {
+		all[i] = i
+	}
+	return all
+}
+
+// hierPhases mirrors collective's allReduceHierarchical for all the
+// problems that run at once: a reduce-scatter phase in every group, the
+// shard owners' problems one level up, an all-gather phase.
+func (m *model) hierPhases(probs []problem, lvl int) []phase {
+	var pre, post phase
+	var next []problem
+	for _, pr := range probs {
+		if len(pr.members) < 2 {
+			continue
+		}
+		if lvl == len(m.keys) {
+			n := len(pr.members)
+			m.ring(&pre, pr.members, 2*float64(n-1)/float64(n)*pr.bytes, 2*(n-1))
+			continue
+		}
+		groups := groupBy(pr.members, m.keys[lvl])
+		p := 0
+		for _, g := range groups {
+			p = max(p, len(g))
+		}
+		if len(groups) == 1 || p == 1 {
+			next = append(next, pr)
+			continue
+		}
+		for _, g := range groups {
+			share := float64(len(g)-1) / float64(len(g)) * pr.bytes
+			m.ring(&pre, g, share, len(g)-1)
+			m.ring(&post, g, share, len(g)-1)
+		}
+		for j := range p {
+			cross := make([]int, len(groups))
+			for i, g := range groups {
+				cross[i] = g[j*len(g)/p]
+			}
+			next = append(next, problem{cross, pr.bytes / float64(p)})
+		}
+	}
+	var phases []phase
+	if len(pre.flows) > 0 {
+		phases = append(phases, pre)
+	}
+	if len(next) > 0 {
+		phases = append(phases, m.hierPhases(next, lvl+1)...)
+	}
+	if len(post.flows) > 0 {
+		phases = append(phases, post)
+	}
+	return phases
+}
+
+func groupBy(members []int, key []int) [][]int {
+	var groups [][]int
+	at := map[int]int{}
+	for _, r := range members {
+		i, ok := at[key[r]]
+		if !ok {
+			i = len(groups)
+			at[key[r]] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], r)
+	}
+	return groups
+}

@@ -1,0 +1,172 @@
+// Package tune predicts how long each collective algorithm takes on a
+// topology and picks the fastest, as NCCL's tuner does, with an alpha-beta
+// model: a message costs its link's latency plus its bytes over the link's
+// bandwidth. It is a pure function of its arguments (the placement of the
+// ranks, the message size, the chunk size and the link figures), so every
+// rank that asks it the same question gets the same answer.
+//
+// Each algorithm is a sequence of phases. A phase is a set of transfers
+// that run at the same time, with the number of dependent steps on its
+// critical path and the chunk its pipeline moves; it takes
+//
+//	steps×α + (fill×chunk)/β + max over links (bytes on the link / its capacity)
+//
+// where α sums the latencies along the critical path, fill is the number
+// of chunk times it takes to fill the pipeline, and a link's capacity is
+// its level's Bandwidth times min(transfers on it, Lanes). So a pipelined
+// chain of s steps and k chunks costs (s + k − 1) chunk times, and links
+// that several transfers share are counted once, at their most loaded.
+// The links of a rank are its own port on its host (Host level: transfers
+// between ranks of a host), its host's NIC (Site level: every transfer
+// leaving or entering the host) and its site's uplink (WAN level: every
+// transfer between sites).
+package tune
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/gocoll/gocoll/topology"
+)
+
+// Collective is an operation the model knows.
+type Collective int
+
+// The collectives the model predicts.
+const (
+	AllReduce Collective = iota
+	Broadcast
+	Reduce
+)
+
+func (c Collective) String() string {
+	switch c {
+	case AllReduce:
+		return "AllReduce"
+	case Broadcast:
+		return "Broadcast"
+	case Reduce:
+		return "Reduce"
+	}
+	return fmt.Sprintf("Collective(%d)", int(c))
+}
+
+// Link is the figures of one level of links.
+type Link struct {
+	Latency   time.Duration // one way, per message; >= 0
+	Bandwidth float64       // bytes per second of one transfer; > 0
+	Lanes     int           // transfers that get the full Bandwidth at once; 0 means 1
+}
+
+// Links gives a Link per level: between ranks of a host, between hosts of
+// a site (a host's NIC), between sites (a site's uplink).
+type Links struct {
+	Host, Site, WAN Link
+}
+
+// DefaultLinks are assumed figures, for when nothing was measured: shared
+// memory (2 µs, 4 GB/s), a 10 Gbit/s LAN (25 µs, 1.25 GB/s) and a WAN
+// of 800 Mbit/s at 2 ms one way (the two-site lab of ../shared/netlab).
+func DefaultLinks() Links {
+	return Links{
+		Host: Link{Latency: 2 * time.Microsecond, Bandwidth: 4e9},
+		Site: Link{Latency: 25 * time.Microsecond, Bandwidth: 1.25e9},
+		WAN:  Link{Latency: 2 * time.Millisecond, Bandwidth: 100e6},
+	}
+}
+
+// Input is one question to the model.
+type Input struct {
+	Topology   topology.Topology // where each rank runs; must be valid
+	Bytes      int               // the message: an AllReduce's buffer, a Broadcast's; >= 0
+	ChunkBytes int               // pipelining unit; > 0
+	Root       int               // Broadcast and Reduce
+	Links      Links
+}
+
+// Prediction is one candidate's predicted time.
+type Prediction struct {
+	Algorithm string // as collective.ParseAlgorithm names it
+	Time      time.Duration
+}
+
+// Predict returns every algorithm of coll with its predicted time, fastest
+// first (ties in the order the algorithms are listed: ring or chain first).
+func Predict(coll Collective, in Input) ([]Prediction, error) {
+	if err := in.validate(); err != nil {
+		return nil, err
+	}
+	m := newModel(in)
+	var cands []candidate
+	switch coll {
+	case AllReduce:
+		cands = []candidate{{"ring", m.ringAllReduce}, {"recursive-doubling", m.recursiveDoubling},
+			{"tree", func() []phase { return m.tree(-1, true, true) }}, {"hierarchical", m.hierarchical}}
+	case Broadcast:
+		cands = []candidate{{"chain", func() []phase { return m.chain(false) }}, {"binomial", m.binomial},
+			{"tree", func() []phase { return m.tree(in.Root, false, true) }}}
+	case Reduce:
+		cands = []candidate{{"chain", func() []phase { return m.chain(true) }}, {"binomial", m.binomial},
+			{"tree", func() []phase { return m.tree(in.Root, true, false) }}}
+	default:
+		return nil, fmt.Errorf("tune: unknown collective %d", int(coll))
+	}
+	out := make([]Prediction, len(cands))
+	for i, c := range cands {
+		var t float64
+		for _, p := range c.phases() {
+			t += m.time(p)
+		}
+		out[i] = Prediction{Algorithm: c.name, Time: time.Duration(math.Round(t * 1e9))}
+	}
+	slices.SortStableFunc(out, func(a, b Prediction) int { return int(a.Time - b.Time) })
+	return out, nil
+}
+
+// Choose returns the fastest algorithm of coll.
+func Choose(coll Collective, in Input) (Prediction, error) {
+	p, err := Predict(coll, in)
+	if err != nil {
+		return Prediction{}, err
+	}
+	return p[0], nil
+}
+
+type candidate struct {
+	name   string
+	phases func() []phase
+}
+
+// ErrInvalid is wrapped by every error about an Input.
+var ErrInvalid = errors.New("tune: invalid input")
+
+func (in Input) validate() error {
+	if err := in.Topology.Validate(); err != nil {
+		return fmt.Errorf("%w: topology: %w", ErrInvalid, err)
+	}
+	switch {
+	case in.Bytes < 0:
+		return fmt.Errorf("%w: Bytes %d is negative", ErrInvalid, in.Bytes)
+	case in.ChunkBytes <= 0:
+		return fmt.Errorf("%w: ChunkBytes %d is not positive", ErrInvalid, in.ChunkBytes)
+	case in.Root < 0 || in.Root >= in.Topology.Size():
+		return fmt.Errorf("%w: Root %d out of range [0, %d)", ErrInvalid, in.Root, in.Topology.Size())
+	}
+	for _, l := range []struct {
+		name string
+		link Link
+	}{{"Host", in.Links.Host}, {"Site", in.Links.Site}, {"WAN", in.Links.WAN}} {
+		switch {
+		case l.link.Latency < 0:
+			return fmt.Errorf("%w: Links.%s.Latency %v is negative", ErrInvalid, l.name, l.link.Latency)
+		case !(l.link.Bandwidth > 0) || math.IsInf(l.link.Bandwidth, 0):
+			return fmt.Errorf("%w: Links.%s.Bandwidth %v is not a positive number", ErrInvalid, l.name, l.link.Bandwidth)
+		case l.link.Lanes < 0:
+			return fmt.Errorf("%w: Links.%s.Lanes %d is negative", ErrInvalid, l.name, l.link.Lanes)
+		}
+	}
+	return nil
+}

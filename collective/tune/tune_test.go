@@ -1,0 +1,162 @@
+package tune
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gocoll/gocoll/topology"
+)
+
+// grid is sites × hosts × ranks, numbered site by site.
+func grid(t testing.TB, sites, hosts, ranks int) topology.Topology {
+	var rs []topology.RankInfo
+	for s := range sites {
+		for h := range hosts {
+			for l := range ranks {
+				rs = append(rs, topology.RankInfo{Rank: len(rs), Host: fmt.Sprintf("s%dh%d", s, h), Site: fmt.Sprintf("s%d", s), LocalRank: l})
+			}
+		}
+	}
+	tp, err := topology.New(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tp
+}
+
+func choose(t *testing.T, coll Collective, in Input) string {
+	t.Helper()
+	if in.ChunkBytes == 0 {
+		in.ChunkBytes = 512 << 10
+	}
+	p, err := Choose(coll, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Algorithm
+}
+
+func TestChoice(t *testing.T) {
+	lab := DefaultLinks() // WAN 12.5x slower than the LAN
+	uniform := Links{Host: lab.Site, Site: lab.Site, WAN: lab.Site}
+	fourX := lab
+	fourX.WAN = Link{Latency: lab.Site.Latency, Bandwidth: lab.Site.Bandwidth / 4}
+	tests := []struct {
+		name  string
+		coll  Collective
+		topo  topology.Topology
+		bytes int
+		links Links
+		want  []string // any of
+	}{
+		{"flat 16, 8 B", AllReduce, grid(t, 1, 16, 1), 8, lab, []string{"recursive-doubling", "tree"}},
+		{"flat 64, 8 KiB", AllReduce, grid(t, 1, 64, 1), 8 << 10, lab, []string{"recursive-doubling", "tree"}},
+		{"flat 16, 64 MiB", AllReduce, grid(t, 1, 16, 1), 64 << 20, lab, []string{"ring"}},
+		{"flat 64, 256 MiB", AllReduce, grid(t, 1, 64, 1), 256 << 20, lab, []string{"ring"}},
+		{"uniform links, 2x2x2, 64 MiB", AllReduce, grid(t, 2, 2, 2), 64 << 20, uniform, []string{"ring"}},
+		{"WAN 4x slower, 2x2x2, 64 MiB", AllReduce, grid(t, 2, 2, 2), 64 << 20, fourX, []string{"hierarchical"}},
+		{"lab 2x2x2, 16 MiB", AllReduce, grid(t, 2, 2, 2), 16 << 20, lab, []string{"hierarchical"}},
+		{"4x8x8, 4 MiB", AllReduce, grid(t, 4, 8, 8), 4 << 20, lab, []string{"hierarchical"}},
+		{"broadcast 16, 8 B", Broadcast, grid(t, 1, 16, 1), 8, lab, []string{"binomial", "tree"}},
+		{"broadcast 16, 64 MiB", Broadcast, grid(t, 1, 16, 1), 64 << 20, lab, []string{"chain", "tree"}},
+		{"reduce 16, 8 B", Reduce, grid(t, 1, 16, 1), 8, lab, []string{"binomial", "tree"}},
+	}
+	for _, tc := range tests {
+		got := choose(t, tc.coll, Input{Topology: tc.topo, Bytes: tc.bytes, Links: tc.links})
+		ok := false
+		for _, w := range tc.want {
+			ok = ok || got == w
+		}
+		if !ok {
+			p, _ := Predict(tc.coll, Input{Topology: tc.topo, Bytes: tc.bytes, ChunkBytes: 512 << 10, Links: tc.links})
+			t.Errorf("%s: chose %s, want one of %v; predictions %v", tc.name, got, tc.want, p)
+		}
+	}
+}
+
+// TestPipeline checks the chain's prediction against (steps + chunks - 1)
+// chunk times plus the latencies: 4 hosts, 8 chunks.
+func TestPipeline(t *testing.T) {
+	links := DefaultLinks()
+	const chunk = 1 << 20
+	p, err := Predict(Broadcast, Input{Topology: grid(t, 1, 4, 1), Bytes: 8 * chunk, ChunkBytes: chunk, Links: links})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := links.Site
+	want := 3*l.Latency.Seconds() + float64(3+8-1)*chunk/l.Bandwidth
+	for _, pr := range p {
+		if pr.Algorithm == "chain" && math.Abs(pr.Time.Seconds()-want) > 1e-6 {
+			t.Errorf("chain: %v, want %.6f s", pr.Time, want)
+		}
+	}
+}
+
+// TestWANShare checks the hierarchical bound of the lab: with fast
+// links inside the sites, a flat ring of 8 sends 2(n-1)/n = 1.75 times the
+// buffer over the WAN per direction, the hierarchical AllReduce once.
+func TestWANShare(t *testing.T) {
+	fast := Link{Bandwidth: 1e15}
+	links := Links{Host: fast, Site: fast, WAN: Link{Bandwidth: 100e6}}
+	p, err := Predict(AllReduce, Input{Topology: grid(t, 2, 2, 2), Bytes: 64 << 20, ChunkBytes: 512 << 10, Links: links})
+	if err != nil {
+		t.Fatal(err)
+	}
+	times := map[string]float64{}
+	for _, pr := range p {
+		times[pr.Algorithm] = pr.Time.Seconds()
+	}
+	if r := times["ring"] / times["hierarchical"]; math.Abs(r-1.75) > 0.01 {
+		t.Errorf("ring/hierarchical = %.3f, want 1.75 (%v)", r, p)
+	}
+	if want := float64(64<<20) / 100e6; math.Abs(times["hierarchical"]-want) > want/100 {
+		t.Errorf("hierarchical %.4f s, want %.4f (the buffer once over the WAN)", times["hierarchical"], want)
+	}
+}
+
+func TestPredictSorted(t *testing.T) {
+	for _, coll := range []Collective{AllReduce, Broadcast, Reduce} {
+		p, err := Predict(coll, Input{Topology: grid(t, 2, 3, 2), Bytes: 1 << 20, ChunkBytes: 1 << 20, Root: 5, Links: DefaultLinks()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i < len(p); i++ {
+			if p[i].Time < p[i-1].Time || p[i].Time <= 0 {
+				t.Errorf("%v: not sorted or not positive: %v", coll, p)
+			}
+		}
+	}
+}
+
+func TestInvalid(t *testing.T) {
+	good := Input{Topology: grid(t, 1, 2, 2), Bytes: 1, ChunkBytes: 1, Links: DefaultLinks()}
+	tests := []struct {
+		field string
+		edit  func(*Input)
+	}{
+		{"Links.WAN.Bandwidth", func(in *Input) { in.Links.WAN.Bandwidth = -1 }},
+		{"Links.Site.Bandwidth", func(in *Input) { in.Links.Site.Bandwidth = math.NaN() }},
+		{"Links.Host.Bandwidth", func(in *Input) { in.Links.Host.Bandwidth = 0 }},
+		{"Links.Host.Latency", func(in *Input) { in.Links.Host.Latency = -time.Second }},
+		{"Links.WAN.Lanes", func(in *Input) { in.Links.WAN.Lanes = -2 }},
+		{"Bytes", func(in *Input) { in.Bytes = -1 }},
+		{"ChunkBytes", func(in *Input) { in.ChunkBytes = 0 }},
+		{"Root", func(in *Input) { in.Root = 4 }},
+		{"topology", func(in *Input) { in.Topology = topology.Topology{} }},
+	}
+	for _, tc := range tests {
+		in := good
+		tc.edit(&in)
+		_, err := Predict(AllReduce, in)
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%s: error %v, want ErrInvalid naming the field", tc.field, err)
+		}
+	}
+	if _, err := Predict(Collective(9), good); err == nil {
+		t.Error("unknown collective: no error")
+	}
+}
