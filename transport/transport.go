@@ -28,6 +28,11 @@
 // may go on waiting for it: not for a receive, and not for a send to a third
 // rank that will never come.
 //
+// Statistics. An endpoint that counts its traffic implements
+// [StatsReporter]; [StatsOf] returns a snapshot ([Stats]): per peer the
+// transport, messages and bytes each way, and on MetaRoCE each path's
+// bytes, share, resends, RTT, window and state.
+//
 // Implementations: [github.com/gocoll/gocoll/transport/inproc] (N ranks in one
 // process) and, over the network, MetaRoCE and TCP.
 package transport
