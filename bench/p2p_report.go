@@ -19,7 +19,9 @@ type p2pRow struct {
 	Start float64 `json:"start_s"`
 	End   float64 `json:"end_s"`
 	// Bytes are the message bytes whose sends completed (acknowledged
-	// where the transport acknowledges), and GoodputMbps their rate.
+	// where the transport acknowledges), and GoodputMbps their rate: a
+	// message counts when it completes, so one interval may be off by up
+	// to the window, which the next makes up.
 	Bytes       int64   `json:"bytes"`
 	GoodputMbps float64 `json:"goodput_mbps"`
 	// TargetMbps is the rate rank 1 last asked for (MetaRoCE; 0: none).
