@@ -237,3 +237,22 @@ func FuzzParseP2PArgs(f *testing.F) {
 		require.Positive(t, o.Timeout)
 	})
 }
+
+// A transport without paths (TCP, shared memory) prints "-" for the
+// paths' columns and no path rows.
+func TestP2PTableWithoutPaths(t *testing.T) {
+	o := DefaultP2POptions()
+	o.Transport = "tcp"
+	var buf strings.Builder
+	rep := newP2PReport(&buf, o, "test")
+	require.NoError(t, rep.begin())
+	row := p2pDelta("interval", transport.PeerStats{}, transport.PeerStats{Traffic: transport.Traffic{BytesSent: 125_000_000}}, 0, time.Second)
+	require.NoError(t, rep.row(row))
+	row.Kind = "total"
+	require.NoError(t, rep.end(row))
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	require.Len(t, lines, 6, buf.String())
+	require.Equal(t, "# gocoll bench p2p: rank 0 -> rank 1 over tcp, test; 4M messages, 4 in flight; 10s, every 1s", lines[0])
+	require.Equal(t, "     1.00           1000.0               -          -       -", lines[4])
+	require.Equal(t, "# total: 119.2 MiB in 1.00 s, goodput 1000.0 Mbit/s", lines[5])
+}
