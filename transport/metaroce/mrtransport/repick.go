@@ -14,14 +14,14 @@ import (
 // A sender sees that in its per-path figures: over the same interval their
 // queueing delay (SRTT less MinRTT) rises and falls together and their
 // losses come together, and each carries about the same, lower, rate than
-// a path alone on a link. When it sees that, and some other path of the
-// connection runs clearly faster (so capacity exists elsewhere; if all
-// paths share one bottleneck, as behind one NIC, none runs faster and
-// nothing is re-picked), it re-opens the slower path's socket on another
-// port, so that the path's datagrams hash anew, as MetaRoCE's NIC re-picks
-// a port to leave a bad route. Repeated, this converges to paths spread
-// over the links (with equal links, to equal rates, where nothing is
-// re-picked any more).
+// a path alone on a link. When it sees that, it re-opens one of the two
+// paths' sockets on another port, so that the path's datagrams hash anew,
+// as MetaRoCE's NIC re-picks a port to leave a bad route; first where some
+// other path runs clearly faster (capacity is known to exist elsewhere).
+// Moving one of two paths that share a link never leaves that link
+// unused, so a re-pick cannot lose a link, only find one; where all paths
+// share one bottleneck (behind one NIC) or every link is already used, it
+// finds nothing and the pacer below makes the tries rare.
 //
 // The decision, pickRepick, is a pure function of a window of per-path
 // samples taken every RepickPolicy.Sample. Re-picks are bounded: at most
@@ -135,9 +135,14 @@ func summarise(w []pathSample) pathFigures {
 // and the changes of their queueing delays from sample to sample, or their
 // losses per sample, correlate at least p.Correlation (changes, not levels:
 // two independent random walks often look correlated over a short window,
-// their steps do not). Of such pairs, the path picked is the slowest member
-// (the higher index on a tie) of a pair that some path of the connection
-// outruns by p.Faster.
+// their steps do not). The path picked is a member of such a pair, the
+// slowest (the higher index on a tie), taken first from the pairs that
+// some path of the connection outruns by p.Faster (capacity is known to
+// exist elsewhere), else from any pair (there may be an unused link: the
+// pacer makes such tries rare when they do not pay).
+//
+// Moving a member of a pair never leaves a link unused that was used: the
+// other member stays on it.
 func pickRepick(windows [][]pathSample, p RepickPolicy) (int, bool) {
 	f := make([]pathFigures, len(windows))
 	fastest := 0.0
@@ -145,7 +150,7 @@ func pickRepick(windows [][]pathSample, p RepickPolicy) (int, bool) {
 		f[i] = summarise(w)
 		fastest = max(fastest, f[i].rate)
 	}
-	best, bestRate := -1, math.Inf(1)
+	best, bestRate, bestOutrun := -1, math.Inf(1), false
 	for i := range f {
 		for j := i + 1; j < len(f); j++ {
 			if !behaveAsOne(f[i], f[j], p.Correlation) {
@@ -155,11 +160,11 @@ func pickRepick(windows [][]pathSample, p RepickPolicy) (int, bool) {
 			if f[j].rate <= f[i].rate {
 				k = j
 			}
-			if fastest < p.Faster*f[k].rate {
-				continue
-			}
-			if f[k].rate < bestRate || f[k].rate == bestRate && k > best {
-				best, bestRate = k, f[k].rate
+			outrun := fastest >= p.Faster*f[k].rate
+			better := outrun && !bestOutrun ||
+				outrun == bestOutrun && (f[k].rate < bestRate || f[k].rate == bestRate && k > best)
+			if better {
+				best, bestRate, bestOutrun = k, f[k].rate, outrun
 			}
 		}
 	}

@@ -59,11 +59,13 @@ func TestPickRepick(t *testing.T) {
 		lossy    bool
 		want     []int // paths that may be picked; nil: none
 	}{
-		{"8 paths spread 2 per link", eq4, []int{0, 0, 1, 1, 2, 2, 3, 3}, false, nil},
+		{"8 paths spread 2 per link: a try", eq4, []int{0, 0, 1, 1, 2, 2, 3, 3}, false, []int{0, 1, 2, 3, 4, 5, 6, 7}},
 		{"a link unused", eq4, []int{0, 0, 0, 1, 1, 1, 2, 2}, false, []int{0, 1, 2, 3, 4, 5}},
 		{"a link unused, losses only", eq4, []int{0, 0, 0, 1, 1, 1, 2, 2}, true, []int{0, 1, 2, 3, 4, 5}},
 		{"three share, one alone", eq4, []int{0, 0, 0, 1, 1, 2, 2, 3}, false, []int{0, 1, 2}},
-		{"one bottleneck for all", eq4, []int{0, 0, 0, 0, 0, 0, 0, 0}, false, nil},
+		{"one bottleneck for all: a try", eq4, []int{0, 0, 0, 0, 0, 0, 0, 0}, false, []int{0, 1, 2, 3, 4, 5, 6, 7}},
+		{"two on one link, one unused: a try", eq4[:2], []int{0, 0}, false, []int{0, 1}},
+		{"spread one per link", eq4, []int{0, 1, 2, 3}, false, nil},
 		{"one per link, unequal", []float64{10e6, 20e6, 30e6, 40e6}, []int{0, 1, 2, 3}, false, nil},
 		{"a slow pair on two links", []float64{10e6, 10e6, 40e6}, []int{0, 1, 2}, false, nil},
 		{"idle paths", eq4, []int{-1, -1, -1, -1}, false, nil},
