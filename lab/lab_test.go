@@ -246,6 +246,38 @@ func TestDelay(t *testing.T) {
 	require.GreaterOrEqual(t, rtt, 27*time.Millisecond)
 }
 
+// Loss drops in the emulation's chain and is counted there; shaping one
+// path leaves the other's counters alone; a rate puts a token bucket on the
+// path.
+func TestLossAndRate(t *testing.T) {
+	ctx := context.Background()
+	l := upLab(t, lab.Spec{Paths: 2, HostsPerSite: 1, Seed: 7})
+	p1, p2 := l.Paths()[0], l.Paths()[1]
+	require.NoError(t, l.Cut(ctx, p2, true))
+	require.NoError(t, l.Shape(ctx, p1, []lab.Dir{lab.Fwd}, lab.Shape{LossPct: 100, RateMbit: 50}))
+	a := udpIn(t, l, "s1h1", netip.AddrPortFrom(hostAddr(t, l, "s1h1"), 0))
+	b := udpIn(t, l, "s2h1", netip.AddrPortFrom(hostAddr(t, l, "s2h1"), 5000))
+	require.Equal(t, 0, sendCount(t, a, b, 30)) // over p1 or p2, all lost
+	stats, err := l.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, uint64(30), stats[0].EmuDrops+stats[2].EmuDrops, "%+v", stats)
+	require.Equal(t, lab.Shape{LossPct: 100, RateMbit: 50}, stats[0].Shape)
+	require.Equal(t, lab.Shape{}, stats[1].Shape)
+	out, err := l.Exec(ctx, "s1r", "tc", "qdisc", "show", "dev", "s2p1")
+	require.NoError(t, err)
+	require.Contains(t, string(out), "tbf 1: root")
+	require.Contains(t, string(out), "rate 50Mbit")
+
+	drops := stats[2].EmuDrops
+	require.NoError(t, l.Shape(ctx, p1, []lab.Dir{lab.Fwd}, lab.Shape{}))
+	stats, err = l.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, drops, stats[2].EmuDrops, "shaping p1 kept p2's counters")
+	out, err = l.Exec(ctx, "s1r", "tc", "qdisc", "show", "dev", "s2p1")
+	require.NoError(t, err)
+	require.NotContains(t, string(out), "tbf")
+}
+
 // A delay daemon that does not start makes Up fail, naming it, and leaves
 // no lab behind.
 func TestDelaydFails(t *testing.T) {

@@ -141,7 +141,7 @@ func TestMetaRoCESpreadAndSilentCut(t *testing.T) {
 	}
 	send(0, msgs/2)
 	// Mid-transfer: the first messages are in, others in flight.
-	for i := range 4 {
+	for i := range 8 {
 		_, err := recvs[i].Wait(ctx)
 		require.NoError(t, err, "message %d", i)
 	}
