@@ -156,6 +156,7 @@ type Comm struct {
 	p2pRecvd []uint64 // user Recv count per peer
 
 	scratch scratchPool
+	choices sync.Map // automatic algorithms by choiceKey (choose.go)
 }
 
 // New returns the world communicator over ep: every rank of the endpoint's
