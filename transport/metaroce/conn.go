@@ -292,7 +292,7 @@ func (c *conn) applyAck(now time.Duration, a *wire.Ack) {
 		}
 		p := c.paths[blk.Path]
 		before := p.state
-		p.onBlock(blk, now, c.cfg, &c.snd)
+		p.onBlock(blk, a.SentAt, now, c.cfg, &c.snd)
 		c.notePath(p, before)
 	}
 }

@@ -106,7 +106,7 @@ func (c *conn) buildAck(now time.Duration, buf []byte, limit int) []byte {
 	c.ep.grants = grants
 	a := wire.Ack{
 		Conn: c.peerConn, Path: uint8(c.ackRoute()), Rate: c.ep.share(now),
-		Credit: c.rcv.credit(), FinBase: c.rcv.finBase,
+		Credit: c.rcv.credit(), FinBase: c.rcv.finBase, SentAt: now,
 	}
 	c.rcv.advertised = c.rcv.released
 	c.st.Share = int64(a.Rate)

@@ -30,11 +30,7 @@ func TestFigureGoodputByRTT(t *testing.T) {
 			row{[]time.Duration{rtt}, 0.05, 9000, 0.3})
 	}
 	rows = append(rows, row{[]time.Duration{20 * ms}, 0, 1452, 0.85}, row{[]time.Duration{100 * ms}, 0, 1452, 0.8},
-		// Mixed round trips reach about 77%: an ACK returns on the path the
-		// last data came on, so a 2 ms path's ACKs sometimes take a 20 ms
-		// path back (its RTO expires; the 20 ms paths' samples swing from 11
-		// to 20 ms and the delay signal cuts their windows).
-		row{mixed, 0, 9000, 0.7}, row{mixed, 0.01, 9000, 0.6})
+		row{mixed, 0, 9000, 0.85}, row{mixed, 0.01, 9000, 0.8})
 	for i, r := range rows {
 		name := fmt.Sprintf("rtt=%v/loss=%g/datagram=%d", r.rtts, r.loss, r.datagram)
 		t.Run(name, func(t *testing.T) {

@@ -65,6 +65,7 @@ type path struct {
 	idx   uint8
 	state PathState
 	rtt   rttEstimator
+	owd   owdTracker
 	win   window
 
 	ring       []sentPacket // packet seq at seq mod len(ring); len a power of two
@@ -214,10 +215,11 @@ func (p *path) resolve(seq uint64, acked bool, sink packetSink) {
 	}
 }
 
-// onBlock processes an ACK block for this path: it takes acknowledged
-// packets out of flight, samples the RTT, reacts to new CE marks and rising
-// delay, and detects losses.
-func (p *path) onBlock(blk *wire.AckBlock, now time.Duration, cfg *Config, sink packetSink) {
+// onBlock processes an ACK block for this path, of an ACK the receiver
+// sent at ackSent on its clock: it takes acknowledged packets out of
+// flight, samples the RTT and the one-way delay, reacts to new CE marks
+// and rising delay, and detects losses.
+func (p *path) onBlock(blk *wire.AckBlock, ackSent, now time.Duration, cfg *Config, sink packetSink) {
 	newly := 0
 	var newestSent time.Duration = -1
 	ack := func(seq uint64) {
@@ -248,6 +250,7 @@ func (p *path) onBlock(blk *wire.AckBlock, now time.Duration, cfg *Config, sink 
 	if s := now - blk.Echo - blk.Delay; blk.Echo <= now {
 		p.rtt.sample(s)
 	}
+	p.owd.sample(ackSent-blk.Delay-blk.Echo, now)
 	p.congestion(blk, newestSent, now, cfg)
 	p.win.onAck(newly)
 	p.st.BytesAcked += int64(newly)
@@ -267,7 +270,11 @@ func (p *path) congestion(blk *wire.AckBlock, sentAt, now time.Duration, cfg *Co
 			p.skipUntil = now + p.rtt.srtt
 		}
 	}
-	if p.rtt.has && p.rtt.latest > p.rtt.min+p.delayTarget(cfg) {
+	// The RTT may rise because the ACK came back on a slower path (an ACK
+	// carries every path's block and takes one of them); the one-way delay
+	// may rise because the clocks drift. Only both together are queueing
+	// on the way out.
+	if target := p.delayTarget(cfg); p.rtt.has && p.rtt.latest > p.rtt.min+target && p.owd.queue() > target {
 		p.win.onSignal(signalDelay, sentAt, now)
 	}
 }
@@ -277,9 +284,11 @@ func (p *path) delayTarget(cfg *Config) time.Duration {
 }
 
 // queueing reports whether the path shows a standing queue, which makes a
-// loss look like congestion rather than corruption or random drop.
+// loss look like congestion rather than corruption or random drop: in its
+// RTT and in its one-way delay (see congestion).
 func (p *path) queueing(cfg *Config) bool {
-	return p.rtt.has && p.rtt.srtt > p.rtt.min+p.delayTarget(cfg)/2
+	half := p.delayTarget(cfg) / 2
+	return p.rtt.has && p.rtt.srtt > p.rtt.min+half && p.owd.smooth > half
 }
 
 // reorderThreshold is how many later packets on the same path must be

@@ -60,3 +60,41 @@ func (r *rttEstimator) base() time.Duration {
 	}
 	return r.srtt
 }
+
+// owdWindow is how long a one-way delay minimum lasts: the minimum used
+// is that of the current and the previous window, so that it follows a
+// drift between the two hosts' clocks instead of keeping a value the
+// drift made stale.
+const owdWindow = 10 * time.Second
+
+// owdTracker keeps a path's relative one-way delay: a packet's arrival on
+// the receiver's clock less its send time on ours. The clocks' offset
+// cancels in the excess over the minimum, which is the queueing on the
+// way out, whichever path the ACK came back on.
+type owdTracker struct {
+	latest, minCur, minPrev, winAt time.Duration
+	smooth                         time.Duration // the queue, smoothed as srtt is
+	seen                           bool
+}
+
+// sample folds in one one-way delay v seen at now.
+func (o *owdTracker) sample(v, now time.Duration) {
+	if !o.seen {
+		o.latest, o.minCur, o.minPrev, o.winAt, o.seen = v, v, v, now, true
+		return
+	}
+	if now-o.winAt >= owdWindow {
+		o.minPrev, o.minCur, o.winAt = o.minCur, v, now
+	}
+	o.minCur = min(o.minCur, v)
+	o.latest = v
+	o.smooth = (7*o.smooth + o.queue()) / 8
+}
+
+// queue returns the latest one-way delay's excess over the minimum.
+func (o *owdTracker) queue() time.Duration {
+	if !o.seen {
+		return 0
+	}
+	return o.latest - min(o.minCur, o.minPrev)
+}

@@ -26,7 +26,7 @@ const MaxSACKSpan = 1 << 14
 const AckBlockLen = 1 + 8 + 4 + BitmapBits/8 + 8 + 4 + 4
 
 // ackFixedLen is the size of an ACK body before its blocks and grants.
-const ackFixedLen = 3*8 + 2 + 2
+const ackFixedLen = 4*8 + 2 + 2
 
 // AckBlock reports what the receiver holds of one path's sequence space.
 type AckBlock struct {
@@ -79,8 +79,14 @@ type Ack struct {
 	// finished; the sender starts no message at or beyond FinBase plus the
 	// receiver's message window.
 	FinBase uint64
-	blocks  []byte
-	grants  []byte
+	// SentAt is when the ACK was sent, on the receiver's clock: with a
+	// block's Echo and Delay it gives the one-way delay of the block's
+	// path, SentAt - Delay - Echo, plus the clocks' offset, which the
+	// sender compares only with the same path's earlier values, so that
+	// queueing on the way out is seen whichever path the ACK came back on.
+	SentAt time.Duration
+	blocks []byte
+	grants []byte
 }
 
 // NumBlocks returns the number of path blocks.
@@ -126,6 +132,7 @@ func AppendAck(b []byte, a *Ack, blocks []AckBlock, grants []uint64) []byte {
 	b = binary.BigEndian.AppendUint64(b, a.Rate)
 	b = binary.BigEndian.AppendUint64(b, a.Credit)
 	b = binary.BigEndian.AppendUint64(b, a.FinBase)
+	b = binary.BigEndian.AppendUint64(b, uint64(a.SentAt))
 	b = binary.BigEndian.AppendUint16(b, uint16(len(blocks)))
 	b = binary.BigEndian.AppendUint16(b, uint16(len(grants)))
 	for i := range blocks {
@@ -167,7 +174,7 @@ func DecodeAck(h Header, body []byte, a *Ack) error {
 	}
 	r := reader{b: body}
 	*a = Ack{Conn: h.Conn, Path: h.Path}
-	a.Rate, a.Credit, a.FinBase = r.u64(), r.u64(), r.u64()
+	a.Rate, a.Credit, a.FinBase, a.SentAt = r.u64(), r.u64(), r.u64(), time.Duration(r.u64())
 	nb, ng := int(r.u16()), int(r.u16())
 	a.blocks = r.take(nb * AckBlockLen)
 	a.grants = r.take(ng * 8)

@@ -30,10 +30,11 @@
 //	8 byte offset                4 payload length, then the payload
 //	with flag 0x40: the body of an ACK (below), piggybacked
 //
-// ACK (no flags), 28 bytes + 61 per block + 8 per grant:
+// ACK (no flags), 36 bytes + 61 per block + 8 per grant:
 //
 //	8 target rate (bytes/s, 0 = no limit)   8 credit limit (bytes)
-//	8 lowest unfinished message sequence    2 block count   2 grant count
+//	8 lowest unfinished message sequence    8 send timestamp (receiver's clock)
+//	2 block count   2 grant count
 //	per block: 1 path, 8 cumulative sequence, 4 skip (the bitmap covers
 //	           cumulative+1+skip..+256), 32 SACK bitmap (256 bits),
 //	           8 echoed timestamp, 4 ack delay (ns), 4 ECN-CE count

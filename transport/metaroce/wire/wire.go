@@ -9,8 +9,9 @@ import (
 // Version is the only protocol version this package reads and writes. A
 // packet of another version is dropped (ErrVersion), so two endpoints of
 // different versions never misread each other; they do not connect. 2
-// added the HELLO timestamp and the ACK block's skip (a SACK bitmap that
-// may start above the cumulative sequence number).
+// added the HELLO timestamp, the ACK's send timestamp and the ACK block's
+// skip (a SACK bitmap that may start above the cumulative sequence
+// number).
 const Version = 2
 
 // Type is a packet type, the second byte of every packet.

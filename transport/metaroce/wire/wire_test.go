@@ -22,7 +22,7 @@ func sampleAck() (Ack, []AckBlock, []uint64) {
 	blk := AckBlock{Path: 3, Cum: 1000, Skip: 300, Echo: 5 * time.Microsecond, Delay: 700, CE: 4}
 	blk.Bitmap[0] = 0b101
 	blk.Bitmap[3] = 1 << 63
-	return Ack{Conn: 77, Path: 1, Rate: 12_500_000_000, Credit: 1 << 22, FinBase: 17},
+	return Ack{Conn: 77, Path: 1, Rate: 12_500_000_000, Credit: 1 << 22, FinBase: 17, SentAt: 3 * time.Second},
 		[]AckBlock{blk, {Path: 0, Cum: 5}}, []uint64{17, 19}
 }
 
@@ -110,10 +110,10 @@ func TestAckBlockHas(t *testing.T) {
 func TestAckCountsMustMatchSize(t *testing.T) {
 	a, blocks, grants := sampleAck()
 	b := AppendAck(nil, &a, blocks, grants)
-	binary.BigEndian.PutUint16(b[HeaderLen+24:], 3)
+	binary.BigEndian.PutUint16(b[HeaderLen+32:], 3)
 	var got Ack
 	require.ErrorIs(t, ParseAck(fixCRC(b), &got), ErrShort)
-	binary.BigEndian.PutUint16(b[HeaderLen+24:], 1)
+	binary.BigEndian.PutUint16(b[HeaderLen+32:], 1)
 	require.ErrorIs(t, ParseAck(fixCRC(b), &got), ErrMalformed)
 }
 
