@@ -13,6 +13,9 @@ func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataTy
 	count := len(send) / esize(dt)
 	algo := c.cfg.AllReduce
 	if algo == AlgoAuto {
+		algo = c.modelAlgorithm(KindAllReduce, len(send), -1)
+	}
+	if algo == AlgoAuto {
 		switch {
 		case len(send) <= c.cfg.SmallBytes:
 			algo = AlgoRecursiveDoubling

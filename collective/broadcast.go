@@ -19,6 +19,9 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 	count := len(recv) / esize(dt)
 	algo := c.cfg.Broadcast
 	if algo == AlgoAuto {
+		algo = c.modelAlgorithm(KindBroadcast, len(recv), root)
+	}
+	if algo == AlgoAuto {
 		switch {
 		case len(recv) <= c.cfg.SmallBytes:
 			algo = AlgoBinomial

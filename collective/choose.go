@@ -15,24 +15,24 @@ type choiceKey struct {
 }
 
 // modelAlgorithm returns the algorithm the cost model (collective/tune)
-// predicts fastest for an operation of kind on bytes at root, and true,
-// when the communicator's topology spans more than one host; else false,
-// and the caller chooses by size. The model runs with tune.DefaultLinks
+// predicts fastest for an operation of kind on bytes at root (-1 for
+// none) when the communicator's topology spans more than one host; else
+// AlgoAuto, and the caller chooses by size. The model runs with tune.DefaultLinks
 // (link figures are neither configured nor measured yet) at the largest
 // size of the operation's power-of-two class, once per class: every rank
 // makes the same choice whatever order its calls fill the cache in, and
 // the operation headers check that they did.
-func (c *Comm) modelAlgorithm(kind Kind, bytes, root int) (Algorithm, bool) {
-	if c.topo == nil {
-		return AlgoAuto, false
+func (c *Comm) modelAlgorithm(kind Kind, bytes, root int) Algorithm {
+	if c.topo == nil || root < -1 || root >= c.Size() { // a bad root fails validation later
+		return AlgoAuto
 	}
 	key := choiceKey{kind: kind, root: root, class: bits.Len(uint(bytes))}
 	if a, ok := c.choices.Load(key); ok {
-		return a.(Algorithm), a.(Algorithm) != AlgoAuto
+		return a.(Algorithm)
 	}
 	a := c.predict(kind, root, (1<<key.class)-1)
 	c.choices.Store(key, a)
-	return a, a != AlgoAuto
+	return a
 }
 
 // predict asks the model, or returns AlgoAuto where it has no answer.

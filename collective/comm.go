@@ -70,7 +70,9 @@ type Config struct {
 	// SmallBytes is the message size at or below which AllReduce uses
 	// recursive doubling and Broadcast/Reduce a binomial tree. Default 64 KiB.
 	SmallBytes int
-	// AllReduce, Broadcast and Reduce force an algorithm (AlgoAuto: by size).
+	// AllReduce, Broadcast and Reduce force an algorithm. AlgoAuto: where
+	// Topology spans hosts, the fastest in collective/tune's cost model
+	// (assumed link figures, tune.DefaultLinks); else by size.
 	AllReduce, Broadcast, Reduce Algorithm
 	// Timeout bounds an operation whose context has no deadline. Default 10
 	// minutes; a negative value is an error. Every wait has a deadline.

@@ -46,7 +46,7 @@ func TestPlacedAlgorithms(t *testing.T) {
 		{"one rank per host, three sites", []int{0, 1, 2, 3, 4}, bySite("a", "b", "c")},
 	}
 	for _, p := range placements {
-		for _, algo := range []collective.Algorithm{collective.AlgoHierarchical, collective.AlgoTree} {
+		for _, algo := range []collective.Algorithm{collective.AlgoHierarchical, collective.AlgoTree, collective.AlgoAuto} {
 			t.Run(p.name+"/"+algo.String(), func(t *testing.T) {
 				tp := placedTopology(t, p.hostOf, p.siteOf)
 				n := len(p.hostOf)

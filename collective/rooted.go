@@ -15,6 +15,9 @@ func (c *Comm) reduceOp(ctx context.Context, send, recv []byte, dt dtype.DataTyp
 	count := len(send) / esize(dt)
 	algo := c.cfg.Reduce
 	if algo == AlgoAuto {
+		algo = c.modelAlgorithm(KindReduce, len(send), root)
+	}
+	if algo == AlgoAuto {
 		algo = AlgoChain
 		if len(send) <= c.cfg.SmallBytes {
 			algo = AlgoBinomial
