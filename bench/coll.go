@@ -43,7 +43,7 @@ type collInfo struct {
 
 var colls = [numColls]collInfo{
 	collAllReduce: {name: "allreduce", reduces: true, inPlace: true,
-		algos:     []collective.Algorithm{collective.AlgoRing, collective.AlgoRecursiveDoubling, collective.AlgoDirect, collective.AlgoTree},
+		algos:     []collective.Algorithm{collective.AlgoRing, collective.AlgoRecursiveDoubling, collective.AlgoDirect, collective.AlgoTree, collective.AlgoHierarchical},
 		busFactor: func(n int) float64 { return 2 * float64(n-1) / float64(n) }},
 	collBroadcast: {name: "broadcast", rooted: true, inPlace: true,
 		algos:     []collective.Algorithm{collective.AlgoChain, collective.AlgoBinomial, collective.AlgoDirect, collective.AlgoTree},
