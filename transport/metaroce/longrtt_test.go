@@ -97,3 +97,62 @@ func TestLongRTT(t *testing.T) {
 		}
 	}
 }
+
+// TestHandshakeSeedsRTT connects over 4 paths of 100 ms and 20 ms: before
+// any data every path's smoothed RTT is the handshake's, not InitialRTT.
+func TestHandshakeSeedsRTT(t *testing.T) {
+	for _, rtt := range []time.Duration{100 * time.Millisecond, 20 * time.Millisecond} {
+		s := newSim(t, 31, 2, metaroce.Config{Paths: 4})
+		s.wanPair(wanLinks(4, 0, rtt))
+		ca, cb := s.connect(0, 1)
+		s.runTo(s.fab.Now() + rtt) // the acceptor hears the initiator's first ACK
+		for node, c := range []metaroce.ConnID{ca, cb} {
+			_, ps := s.pathStats(node, c)
+			for i, p := range ps {
+				require.InDelta(t, float64(rtt), float64(p.SRTT), float64(rtt)/10, "rtt %v node %d path %d", rtt, node, i)
+				require.GreaterOrEqual(t, p.RTTVar, rtt/2, "rtt %v node %d path %d", rtt, node, i)
+			}
+		}
+	}
+}
+
+// TestLongRTTPathCutAndRestored cuts one of 4 paths of 100 ms (both
+// directions, silently) in the middle of a 256 MiB transfer and restores
+// it 2 s later: the path goes suspect no sooner than its RTT after the
+// cut, then dead, comes back after the restore from its probes, and the
+// transfer completes intact.
+func TestLongRTTPathCutAndRestored(t *testing.T) {
+	const seed = 32
+	rtt := 100 * time.Millisecond
+	s := newSim(t, seed, 2, metaroce.Config{Paths: 4, MaxDatagram: 9000})
+	links := s.wanPair(wanLinks(4, 0, rtt))
+	ca, cb := s.connect(0, 1)
+	cut := s.fab.Now() + time.Second
+	restore := cut + 2*time.Second
+	for _, l := range links[4:6] { // path 2, both ways
+		require.NoError(t, s.fab.Schedule(simfabric.Fault{At: cut, Link: l, Kind: simfabric.Cut},
+			simfabric.Fault{At: restore, Link: l, Kind: simfabric.Restore}))
+	}
+	states := map[metaroce.PathState]time.Duration{}
+	var order []metaroce.PathState
+	s.onEvent = func(node int, at time.Duration, ev metaroce.Event) {
+		if node == 0 && ev.Kind == metaroce.EventPathState && ev.Path == 2 {
+			if _, ok := states[ev.State]; !ok || ev.State == metaroce.PathGood {
+				states[ev.State] = at
+			}
+			order = append(order, ev.State)
+		}
+	}
+	took := transfer(s, ca, cb, 1, 256<<20, time.Minute)
+	s.runTo(restore + 5*time.Second)
+	require.Equal(t, []metaroce.PathState{metaroce.PathSuspect, metaroce.PathDead, metaroce.PathGood}, order, "seed %d", seed)
+	require.GreaterOrEqual(t, states[metaroce.PathSuspect]-cut, rtt, "seed %d", seed)
+	require.Greater(t, states[metaroce.PathGood], restore)
+	require.Less(t, states[metaroce.PathGood]-restore, 3*time.Second, "seed %d", seed)
+	for i, o := range []int{0, 1, 3} {
+		_, ps := s.pathStats(0, ca)
+		require.Equal(t, metaroce.PathGood, ps[o].State, "path %d (%d)", o, i)
+	}
+	t.Logf("256 MiB in %v; path 2 cut at %v: suspect after %v, dead after %v; restored at %v, good again %v later",
+		took, cut, states[metaroce.PathSuspect]-cut, states[metaroce.PathDead]-cut, restore, states[metaroce.PathGood]-restore)
+}

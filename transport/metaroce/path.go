@@ -220,7 +220,7 @@ func (p *path) resolve(seq uint64, acked bool, sink packetSink) {
 // flight, samples the RTT and the one-way delay, reacts to new CE marks
 // and rising delay, and detects losses.
 func (p *path) onBlock(blk *wire.AckBlock, ackSent, now time.Duration, cfg *Config, sink packetSink) {
-	newly := 0
+	newly, before := 0, p.inflight
 	var newestSent time.Duration = -1
 	ack := func(seq uint64) {
 		rec := p.slot(seq)
@@ -252,7 +252,12 @@ func (p *path) onBlock(blk *wire.AckBlock, ackSent, now time.Duration, cfg *Conf
 	}
 	p.owd.sample(ackSent-blk.Delay-blk.Echo, now)
 	p.congestion(blk, newestSent, now, cfg)
-	p.win.onAck(newly)
+	if 2*before >= p.win.cwnd {
+		// Grown only while it limits the sender (as Linux's
+		// tcp_is_cwnd_limited): a window grown while the application
+		// sent less would let out a burst the path has never carried.
+		p.win.onAck(newly)
+	}
 	p.st.BytesAcked += int64(newly)
 	p.detectLoss(now, cfg, sink)
 	p.rtoAt = 0

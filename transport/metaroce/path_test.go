@@ -237,3 +237,21 @@ func seqs(from, to uint64) []uint64 {
 	}
 	return out
 }
+
+// A window that does not limit the sender does not grow: a path carrying
+// one packet per round trip keeps its window, so that a later burst is no
+// larger than what the path has carried.
+func TestStoryWindowGrowsOnlyWhenItLimits(t *testing.T) {
+	s := newPathStory(t)
+	start := s.p.win.cwnd
+	for i := range 100 {
+		s.send(1)
+		s.now += 100 * time.Microsecond
+		s.ack(s.arrive(s.now-100*time.Microsecond, false, uint64(i)))
+	}
+	require.Equal(t, start, s.p.win.cwnd)
+	s.send(16) // a full window: it grows again
+	s.now += 100 * time.Microsecond
+	s.ack(s.arrive(s.now-100*time.Microsecond, false, seqs(100, 116)...))
+	require.Equal(t, 2*start, s.p.win.cwnd)
+}
