@@ -8,8 +8,9 @@
 // own. Abort ends the operation on every joined transport, each telling
 // the told peers it reaches; and when a peer's abort arrives through one
 // transport, the others end the operation too (through [transport.Ender]),
-// so that no request of it, to or from any rank, is left waiting. Close
-// closes them all.
+// so that no request of it, to or from any rank, is left waiting. The
+// endpoint is a transport.Ender itself: its OnRemoteAbort hears the
+// aborts arriving through every joined transport. Close closes them all.
 package route
 
 import (
@@ -21,12 +22,16 @@ import (
 
 // Endpoint sends to and receives from each peer through its transport.
 type Endpoint struct {
-	rank   int
-	byPeer []transport.Endpoint // by rank
-	all    []transport.Endpoint // each joined transport once, in first-use order
+	rank    int
+	byPeer  []transport.Endpoint // by rank
+	all     []transport.Endpoint // each joined transport once, in first-use order
+	onAbort transport.AbortHook  // see OnRemoteAbort
 }
 
-var _ transport.Endpoint = (*Endpoint)(nil)
+var (
+	_ transport.Endpoint = (*Endpoint)(nil)
+	_ transport.Ender    = (*Endpoint)(nil)
+)
 
 // New returns an endpoint that reaches rank r through byPeer[r]. Every
 // element must be non-nil and be this rank of len(byPeer) ranks; when there
@@ -76,6 +81,9 @@ func New(byPeer []transport.Endpoint, also ...transport.Endpoint) (*Endpoint, er
 		}
 	}
 	if len(e.all) == 1 {
+		if en, ok := e.all[0].(transport.Ender); ok {
+			en.OnRemoteAbort(e.onAbort.Call)
+		}
 		return e, nil
 	}
 	enders := make([]transport.Ender, len(e.all))
@@ -93,6 +101,7 @@ func New(byPeer []transport.Endpoint, also ...transport.Endpoint) (*Endpoint, er
 					other.End(err.Op, err)
 				}
 			}
+			e.onAbort.Call(err)
 		})
 	}
 	return e, nil
@@ -149,11 +158,27 @@ func (e *Endpoint) Abort(op transport.OpKey, peers []int, reason error) {
 	}
 }
 
+// End implements transport.Ender: every joined transport that can ends op
+// here.
+func (e *Endpoint) End(op transport.OpKey, err error) {
+	for _, ep := range e.all {
+		if en, ok := ep.(transport.Ender); ok {
+			en.End(op, err)
+		}
+	}
+}
+
+// OnRemoteAbort implements transport.Ender: f is called with the abort by
+// which a peer ended an operation through any joined transport, once the
+// operation has ended on all of them.
+func (e *Endpoint) OnRemoteAbort(f func(*transport.RemoteAbortError)) { e.onAbort.Set(f) }
+
 // Close implements transport.Endpoint: it closes every joined transport.
 func (e *Endpoint) Close() error {
+	e.onAbort.Set(nil)
 	var errs []error
 	for _, ep := range e.all {
-		if en, ok := ep.(transport.Ender); ok && len(e.all) > 1 {
+		if en, ok := ep.(transport.Ender); ok {
 			en.OnRemoteAbort(nil)
 		}
 		errs = append(errs, ep.Close())

@@ -4,8 +4,10 @@ package route_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/gocoll/gocoll/collective/collectivetest"
 	"github.com/gocoll/gocoll/collective/dtype"
@@ -179,5 +181,44 @@ func TestAlsoJoined(t *testing.T) {
 	tag := transport.Tag{OpKey: transport.OpKey{Comm: 1, Op: 1}}
 	if _, err := extra.Send(1, tag, []byte{1}).Wait(context.Background()); err == nil {
 		t.Error("the extra transport still sends after the routed endpoint's Close")
+	}
+}
+
+// A routed endpoint is a transport.Ender: its OnRemoteAbort hears the
+// aborts that arrive through any joined transport, and End ends the
+// operation on all of them.
+func TestRemoteAbortHook(t *testing.T) {
+	eps := newSplitWorld(t, 4) // ranks 0 and 1 share a host
+	heard := make(chan *transport.RemoteAbortError, 4)
+	en, ok := eps[0].(transport.Ender)
+	if !ok {
+		t.Fatal("a routed endpoint is no transport.Ender")
+	}
+	en.OnRemoteAbort(func(err *transport.RemoteAbortError) { heard <- err })
+	ctx := context.Background()
+	for i, from := range []int{1, 2} { // shared memory, then the other transport
+		op := transport.OpKey{Comm: 7, Op: uint64(i + 1)}
+		eps[from].Abort(op, []int{0}, errors.New("because"))
+		select {
+		case err := <-heard:
+			if err.Rank != from || err.Op != op || err.Reason == "" {
+				t.Fatalf("heard %+v, want rank %d's abort of %v", err, from, op)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("rank %d's abort was not heard", from)
+		}
+		// The operation ended on both transports of rank 0.
+		for _, peer := range []int{1, 2} {
+			if _, err := eps[0].Recv(peer, transport.Tag{OpKey: op}, nil).Wait(ctx); err == nil {
+				t.Fatalf("a receive from rank %d of the aborted operation succeeded", peer)
+			}
+		}
+	}
+	op := transport.OpKey{Comm: 7, Op: 9}
+	en.End(op, errors.New("ended here"))
+	for _, peer := range []int{1, 2} {
+		if _, err := eps[0].Send(peer, transport.Tag{OpKey: op}, []byte{1}).Wait(ctx); err == nil {
+			t.Fatalf("a send to rank %d of the ended operation succeeded", peer)
+		}
 	}
 }
