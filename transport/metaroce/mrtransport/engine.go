@@ -41,7 +41,8 @@ type engine struct {
 	cur []atomic.Pointer[sockRef]
 	// retiring are replaced sockets still open (and read) until their
 	// peers know the new ones; guarded by mu.
-	retiring    []PathSocket
+	retiring    []retiree
+	retireSeq   uint64
 	retireAfter time.Duration // how long; retireAfter but in tests
 	start       time.Time
 	last        time.Duration // latest time fed to the core; never goes back
@@ -469,8 +470,8 @@ func (e *engine) stop() {
 			_ = e.sock(i).Close()
 		}
 		e.mu.Lock()
-		for _, s := range e.retiring {
-			_ = s.Close()
+		for _, r := range e.retiring {
+			_ = r.s.Close()
 		}
 		e.retiring = nil
 		e.mu.Unlock()

@@ -13,16 +13,36 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/gocoll/gocoll/transport/metaroce/udpio"
 	"github.com/gocoll/gocoll/transport/metaroce/wire"
 )
 
 // jumboPair is two network namespaces, h3-a (10.203.0.1) and h3-b
-// (10.203.0.2), joined by a veth pair of MTU 9000. It needs root.
-type jumboPair struct{ t *testing.T }
+// (10.203.0.2) (jumboNS), joined by a veth pair of MTU 9000. It needs root.
+type jumboPair struct {
+	t     *testing.T
+	addrs [2]netip.Addr // each rank's ListenAddr
+}
 
-var jumboNS = [2]string{"h3-a", "h3-b"}
+// jumboNS are the namespaces' names, h3-a and h3-b with this process's id,
+// so that two runs of the tests at once do not share them.
+var jumboNS = [2]string{fmt.Sprintf("h3-a-%d", os.Getpid()), fmt.Sprintf("h3-b-%d", os.Getpid())}
 
 func newJumboPair(t *testing.T) *jumboPair {
+	t.Helper()
+	p := newNSPair(t)
+	p.addrs = [2]netip.Addr{netip.MustParseAddr("10.203.0.1"), netip.MustParseAddr("10.203.0.2")}
+	p.ip("link", "add", "h3va", "mtu", "9000", "netns", jumboNS[0], "type", "veth", "peer", "name", "h3vb", "mtu", "9000", "netns", jumboNS[1])
+	for i, ns := range jumboNS {
+		dev := []string{"h3va", "h3vb"}[i]
+		p.ip("-n", ns, "addr", "add", fmt.Sprintf("10.203.0.%d/24", i+1), "dev", dev)
+		p.ip("-n", ns, "link", "set", dev, "up")
+	}
+	return p
+}
+
+// newNSPair makes the two namespaces, empty but for lo.
+func newNSPair(t *testing.T) *jumboPair {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to create network namespaces")
@@ -37,12 +57,8 @@ func newJumboPair(t *testing.T) *jumboPair {
 		t.Skipf("this machine cannot create network namespaces: %v: %s", err, out)
 	}
 	p.ip("netns", "add", jumboNS[1])
-	p.ip("link", "add", "h3va", "mtu", "9000", "netns", jumboNS[0], "type", "veth", "peer", "name", "h3vb", "mtu", "9000", "netns", jumboNS[1])
-	for i, ns := range jumboNS {
-		dev := []string{"h3va", "h3vb"}[i]
+	for _, ns := range jumboNS {
 		p.ip("-n", ns, "link", "set", "lo", "up")
-		p.ip("-n", ns, "addr", "add", fmt.Sprintf("10.203.0.%d/24", i+1), "dev", dev)
-		p.ip("-n", ns, "link", "set", dev, "up")
 	}
 	return p
 }
@@ -77,17 +93,32 @@ func (p *jumboPair) world(ctx context.Context, cfg Config) []*Endpoint {
 		go func() {
 			runtime.LockOSThread() // never unlocked: the thread dies with the goroutine
 			ep, err := func() (*Endpoint, error) {
-				fd, err := unix.Open("/run/netns/"+jumboNS[i], unix.O_RDONLY|unix.O_CLOEXEC, 0)
-				if err != nil {
-					return nil, err
-				}
-				defer unix.Close(fd)
-				if err := unix.Setns(fd, unix.CLONE_NEWNET); err != nil {
+				if err := enterNS(jumboNS[i]); err != nil {
 					return nil, err
 				}
 				c := cfg
 				c.Rank, c.Size = i, 2
-				c.ListenAddr = netip.AddrPortFrom(netip.AddrFrom4([4]byte{10, 203, 0, byte(i + 1)}), 0)
+				// Sockets opened later (a re-picked port) are opened in the
+				// namespace too.
+				c.OpenSocket = func(_ int, addr netip.AddrPort) (PathSocket, error) {
+					type opened struct {
+						s   PathSocket
+						err error
+					}
+					ch := make(chan opened, 1)
+					go func() {
+						runtime.LockOSThread() // never unlocked, as above
+						if err := enterNS(jumboNS[i]); err != nil {
+							ch <- opened{nil, err}
+							return
+						}
+						s, err := OpenUDPIO(addr, udpio.Config{ReadBuffer: DefaultSocketBuffer, WriteBuffer: DefaultSocketBuffer, BatchSize: DefaultBatch})
+						ch <- opened{s, err}
+					}()
+					o := <-ch
+					return o.s, o.err
+				}
+				c.ListenAddr = netip.AddrPortFrom(p.addrs[i], 0)
 				l, err := Listen(ctx, c)
 				if err != nil {
 					addrs[i] <- PeerAddr{}
@@ -115,6 +146,16 @@ func (p *jumboPair) world(ctx context.Context, cfg Config) []*Endpoint {
 		p.t.Cleanup(func() { _ = r.ep.Close() })
 	}
 	return eps
+}
+
+// enterNS moves the calling OS thread (locked) into network namespace ns.
+func enterNS(ns string) error {
+	fd, err := unix.Open("/run/netns/"+ns, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Setns(fd, unix.CLONE_NEWNET)
 }
 
 // payloadPerPacket is the mean DATA payload ep sent to its peer per

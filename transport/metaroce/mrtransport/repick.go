@@ -26,10 +26,13 @@ import (
 // The decision, pickRepick, is a pure function of a window of per-path
 // samples taken every RepickPolicy.Sample. Re-picks are bounded: at most
 // one per endpoint per RepickPolicy.Interval, and every re-pick that did
-// not raise the connection's rate by RepickPolicy.Gain doubles the
+// not raise the endpoint's send rate by RepickPolicy.Gain doubles the
 // interval, up to RepickPolicy.MaxInterval (a gain resets it), so a
 // fabric where moving cannot help (unequal links, one bottleneck) sees
-// re-picks become rare.
+// re-picks become rare. A re-pick after which the rate fell by Gain is
+// undone (the old socket is still open, so the path returns to its old
+// port): paths on separate links can look alike (one sender's scheduling
+// moves both RTTs), and a move may land on a busier link.
 
 // RepickPolicy configures port re-picking; see Config.Repick. A zero field
 // takes its default.
@@ -137,15 +140,17 @@ func summarise(w []pathSample) pathFigures {
 // two independent random walks often look correlated over a short window,
 // their steps do not). The path picked is a member of such a pair, the
 // slowest (the higher index on a tie), taken first from the pairs that
-// some path of the connection outruns by p.Faster (capacity is known to
-// exist elsewhere), else from any pair (there may be an unused link: the
-// pacer makes such tries rare when they do not pay).
+// some path of the connection, or peak (the best recent per-path rate, in
+// bytes per sample), outruns by p.Faster: capacity is known to exist
+// elsewhere. Else it is taken from any pair and reported as a try (there
+// may be an unused link, or the pair may be on separate links that look
+// alike).
 //
 // Moving a member of a pair never leaves a link unused that was used: the
 // other member stays on it.
-func pickRepick(windows [][]pathSample, p RepickPolicy) (int, bool) {
+func pickRepick(windows [][]pathSample, peak float64, p RepickPolicy) (path int, try, ok bool) {
 	f := make([]pathFigures, len(windows))
-	fastest := 0.0
+	fastest := peak
 	for i, w := range windows {
 		f[i] = summarise(w)
 		fastest = max(fastest, f[i].rate)
@@ -168,7 +173,7 @@ func pickRepick(windows [][]pathSample, p RepickPolicy) (int, bool) {
 			}
 		}
 	}
-	return best, best >= 0
+	return best, !bestOutrun, best >= 0
 }
 
 // behaveAsOne reports whether two paths' figures show one bottleneck.
@@ -209,40 +214,72 @@ func correlation(x, y []float64) float64 {
 	return sxy / math.Sqrt(sxx*syy)
 }
 
-// repickPacer bounds how often an endpoint re-picks: once per interval,
-// which doubles (up to MaxInterval) after each re-pick that brought no
-// gain and returns to Interval after one that did.
+// repickPacer bounds how often an endpoint re-picks, with one interval
+// for re-picks on evidence (a pair that another path, or the peak rate,
+// outruns) and one for tries (a pair nothing outruns), and judges each
+// re-pick Interval after it: a gain (the rate rose by Gain) returns its
+// kind's interval to Interval; anything else doubles it, up to
+// MaxInterval; a loss (the rate fell by Gain) also asks for the re-pick
+// to be undone (two paths' figures may look alike on separate links, and
+// a move may land a path on a busier link).
 type repickPacer struct {
-	p        RepickPolicy
-	interval time.Duration
-	last     time.Duration // when the last re-pick was made
-	next     time.Duration // earliest next re-pick
-	// rateBefore is the connection's rate before the last re-pick, judged
-	// once its interval has passed; 0: nothing to judge.
-	rateBefore float64
+	p                 RepickPolicy
+	interval, explore time.Duration // after a re-pick on evidence, after a try
+	last              time.Duration // when the last re-pick was made
+	pending           bool          // the last re-pick is not judged yet
+	pendingTry        bool          // it was a try
+	rateBefore        float64       // the connection's rate before it
 }
+
+// repickOutcome is a judgement of the last re-pick.
+type repickOutcome int
+
+const (
+	repickPending repickOutcome = iota // nothing judged now
+	repickGain                         // keep it
+	repickFlat                         // keep it, wait longer for the next
+	repickLoss                         // undo it
+)
 
 func newRepickPacer(p RepickPolicy, now time.Duration) repickPacer {
-	return repickPacer{p: p, interval: p.Interval, next: now + p.Interval}
+	return repickPacer{p: p, interval: p.Interval, explore: p.Interval, last: now}
 }
 
-// allow reports whether a re-pick may be made at now, rate being the
-// connection's rate now; it first judges the last re-pick.
-func (r *repickPacer) allow(now time.Duration, rate float64) bool {
-	if r.rateBefore > 0 && now >= r.next {
-		if rate >= r.p.Gain*r.rateBefore {
-			r.interval = r.p.Interval
-		} else {
-			r.interval = min(2*r.interval, r.p.MaxInterval)
-		}
-		r.rateBefore = 0
-		r.next = r.last + r.interval
+// judge judges the last re-pick at now, rate being the connection's rate
+// now, once Interval has passed since it.
+func (r *repickPacer) judge(now time.Duration, rate float64) repickOutcome {
+	if !r.pending || now < r.last+r.p.Interval {
+		return repickPending
 	}
-	return now >= r.next
+	r.pending = false
+	iv := &r.interval
+	if r.pendingTry {
+		iv = &r.explore
+	}
+	switch {
+	case rate >= r.p.Gain*r.rateBefore:
+		*iv = r.p.Interval
+		return repickGain
+	case rate*r.p.Gain <= r.rateBefore:
+		*iv = min(2**iv, r.p.MaxInterval)
+		return repickLoss
+	}
+	*iv = min(2**iv, r.p.MaxInterval)
+	return repickFlat
 }
 
-// made records a re-pick at now, rate being the connection's rate before.
-func (r *repickPacer) made(now time.Duration, rate float64) {
-	r.rateBefore = max(rate, math.SmallestNonzeroFloat64)
-	r.last, r.next = now, now+r.interval
+// allow reports whether a re-pick (a try, if try) may be made at now: the
+// last one has been judged and its kind's interval has passed.
+func (r *repickPacer) allow(now time.Duration, try bool) bool {
+	iv := r.interval
+	if try {
+		iv = r.explore
+	}
+	return !r.pending && now >= r.last+iv
+}
+
+// made records a re-pick (a try, if try) at now, rate being the
+// connection's rate before it.
+func (r *repickPacer) made(now time.Duration, rate float64, try bool) {
+	r.last, r.pending, r.pendingTry, r.rateBefore = now, true, try, rate
 }

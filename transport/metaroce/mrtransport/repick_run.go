@@ -2,6 +2,7 @@ package mrtransport
 
 import (
 	"fmt"
+	"math"
 	"net/netip"
 	"time"
 
@@ -22,8 +23,17 @@ type repicker struct {
 	p       RepickPolicy
 	pacer   repickPacer
 	windows map[int][][]pathSample // by peer rank, by path: the last samples, oldest first
+	peaks   map[int]float64        // by peer rank: the best recent per-path rate, decaying
 	stats   []metaroce.PathStats   // scratch
 	count   int64                  // re-picks made
+	undone  int64                  // of those, undone
+	// lastPath and lastOld are the last re-pick's path and replaced
+	// socket, for an undo; lastOld is nil once it cannot be.
+	lastPath int
+	lastOld  PathSocket
+	// respin is a socket an undo restored, for spinAdd outside eng.mu.
+	respin     PathSocket
+	respinPath int
 }
 
 // repickOn reports whether cfg re-picks ports: not with Repick.Off, on
@@ -37,7 +47,7 @@ func repickOn(cfg Config) bool {
 func (e *Endpoint) startRepick() {
 	p := e.cfg.Repick.withDefaults()
 	e.eng.lock()
-	e.repick = &repicker{p: p, pacer: newRepickPacer(p, e.eng.now()), windows: make(map[int][][]pathSample)}
+	e.repick = &repicker{p: p, pacer: newRepickPacer(p, e.eng.now()), windows: make(map[int][][]pathSample), peaks: make(map[int]float64)}
 	e.eng.unlock()
 	go func() {
 		t := time.NewTicker(p.Sample)
@@ -47,7 +57,11 @@ func (e *Endpoint) startRepick() {
 			case <-e.closing:
 				return
 			case <-t.C:
-				if path, ok := e.repickSample(); ok {
+				path, ok, respin, respinPath := e.repickSample()
+				if respin != nil {
+					e.eng.spinAdd(respinPath, respin)
+				}
+				if ok {
 					if err := e.repickPath(path); err != nil {
 						e.log.Warn("mrtransport: path port not re-picked", "path", path, "err", err)
 					}
@@ -58,16 +72,21 @@ func (e *Endpoint) startRepick() {
 }
 
 // repickSample takes one sample of every connection's paths and returns
-// the path to re-pick, if the policy names one and the pacer allows it.
-func (e *Endpoint) repickSample() (int, bool) {
+// the path to re-pick, if the policy names one and the pacer allows it;
+// it undoes the last re-pick if the pacer judges it a loss, and then
+// returns the socket restored (and its path) for spinAdd.
+func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinPath int) {
 	e.eng.lock()
 	defer e.eng.unlock()
 	rp := e.repick
 	if e.closed || rp == nil {
-		return 0, false
+		return 0, false, nil, 0
 	}
-	pick, picked := -1, false
-	total := 0.0
+	defer func() {
+		respin, respinPath, rp.respin = rp.respin, rp.respinPath, nil
+	}()
+	pick, picked, try := -1, false, false
+	total, allFull := 0.0, true
 	for _, p := range e.peers {
 		if p == nil || !p.up || p.conn == 0 {
 			continue
@@ -88,21 +107,71 @@ func (e *Endpoint) repickSample() (int, bool) {
 				w[i] = append(w[i][:0], w[i][len(w[i])-rp.p.Window:]...)
 			}
 			if len(w[i]) < rp.p.Window {
-				full = false
+				full, allFull = false, false
 				continue
 			}
 			total += summarise(w[i]).rate
 		}
 		rp.windows[p.rank] = w
-		if full && !picked {
-			pick, picked = pickRepick(w, rp.p)
+		if !full {
+			continue
+		}
+		fastest := 0.0
+		for i := range w {
+			fastest = max(fastest, summarise(w[i]).rate)
+		}
+		rp.peaks[p.rank] = max(rp.peaks[p.rank]*peakDecay(rp.p.Sample), fastest)
+		if !picked {
+			if pick, try, picked = pickRepick(w, rp.peaks[p.rank], rp.p); picked && rp.pacer.allow(e.eng.now(), try) {
+				rates := make([]float64, len(w))
+				for i := range w {
+					rates[i] = summarise(w[i]).rate / rp.p.Sample.Seconds()
+				}
+				e.log.Info("mrtransport: paths behave as one", "peer", p.rank, "path", pick, "try", try, "bytesPerSecond", rates)
+			}
 		}
 	}
-	if !picked || !rp.pacer.allow(e.eng.now(), total) {
-		return 0, false
+	now := e.eng.now()
+	if allFull {
+		switch rp.pacer.judge(now, total) {
+		case repickLoss:
+			if rp.lastOld != nil && e.undoRepick() {
+				return 0, false, nil, 0
+			}
+		case repickGain, repickFlat:
+			rp.lastOld = nil
+		}
 	}
-	rp.pacer.made(e.eng.now(), total)
-	return pick, true
+	if !picked || !rp.pacer.allow(now, try) {
+		return 0, false, nil, 0
+	}
+	rp.pacer.made(now, total, try)
+	return pick, true, nil, 0
+}
+
+// peakHalfLife is how fast a connection's peak per-path rate is forgotten
+// (the fabric's load changes).
+const peakHalfLife = 10 * time.Second
+
+// peakDecay is the factor applied to the peak every sample.
+func peakDecay(sample time.Duration) float64 {
+	return math.Exp2(-sample.Seconds() / peakHalfLife.Seconds())
+}
+
+// undoRepick returns the last re-picked path to its old socket, if that
+// is still open. The caller holds eng.mu.
+func (e *Endpoint) undoRepick() bool {
+	eng, rp := e.eng, e.repick
+	old := rp.lastOld
+	rp.lastOld = nil
+	if !eng.unretire(old) {
+		return false
+	}
+	e.movePath(rp.lastPath, old, false)
+	rp.undone++
+	rp.respin, rp.respinPath = old, rp.lastPath
+	e.log.Info("mrtransport: path port re-pick undone: the send rate fell", "path", rp.lastPath, "to", old.LocalAddr())
+	return true
 }
 
 // repickPath re-opens path's socket on another port: from PortRange if
@@ -133,11 +202,30 @@ func (e *Endpoint) repickPath(path int) error {
 		_ = s.Close()
 		return fmt.Errorf("mrtransport: closed")
 	}
+	old := e.movePath(path, s, true)
+	if rp := e.repick; rp != nil {
+		rp.lastPath, rp.lastOld = path, old
+		rp.count++
+	}
+	e.log.Info("mrtransport: path port re-picked", "path", path, "from", old.LocalAddr(), "to", s.LocalAddr())
+	eng.unlock()
+	eng.spinAdd(path, s)
+	return nil
+}
+
+// movePath makes s path's socket, starting a reader for it if read (an
+// undo's socket has one), and tells the peers its port; the old socket,
+// which it returns, is read until retireAfter, then closed. The samples of
+// the path start again. The caller holds eng.mu.
+func (e *Endpoint) movePath(path int, s PathSocket, read bool) PathSocket {
+	eng := e.eng
 	old := eng.sock(path)
 	eng.cur[path].Store(&sockRef{s})
-	eng.retiring = append(eng.retiring, old)
-	eng.readers.Add(1)
-	go eng.readLoop(path, s)
+	eng.retireLater(old)
+	if read {
+		eng.readers.Add(1)
+		go eng.readLoop(path, s)
+	}
 	now := eng.now()
 	msg := appendMove(nil, path, s.LocalAddr().Port())
 	for _, p := range e.peers {
@@ -151,24 +239,47 @@ func (e *Endpoint) repickPath(path int) error {
 				w[path] = w[path][:0]
 			}
 		}
-		rp.count++
 	}
-	e.log.Info("mrtransport: path port re-picked", "path", path, "from", old.LocalAddr(), "to", s.LocalAddr())
 	eng.process(now)
-	eng.unlock()
-	eng.spinAdd(path, s)
-	time.AfterFunc(eng.retireAfter, func() { eng.retire(old) })
-	return nil
+	return old
 }
 
-// retire closes a replaced socket, unless stop has.
-func (e *engine) retire(s PathSocket) {
+// retiree is a replaced socket, open until its retirement (id) is due.
+type retiree struct {
+	s  PathSocket
+	id uint64
+}
+
+// retireLater keeps s open and read until retireAfter, then closes it,
+// unless it is taken back (unretire) first. The caller holds mu.
+func (e *engine) retireLater(s PathSocket) {
+	e.retireSeq++
+	id := e.retireSeq
+	e.retiring = append(e.retiring, retiree{s, id})
+	time.AfterFunc(e.retireAfter, func() { e.retire(id) })
+}
+
+// unretire takes s back from the retiring sockets and reports whether it
+// was still there (open). The caller holds mu.
+func (e *engine) unretire(s PathSocket) bool {
+	for i, r := range e.retiring {
+		if r.s == s {
+			e.retiring = append(e.retiring[:i], e.retiring[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// retire closes the socket of retirement id, unless it was taken back or
+// stop has closed it.
+func (e *engine) retire(id uint64) {
 	e.mu.Lock()
 	for i, r := range e.retiring {
-		if r == s {
+		if r.id == id {
 			e.retiring = append(e.retiring[:i], e.retiring[i+1:]...)
 			e.mu.Unlock()
-			_ = s.Close()
+			_ = r.s.Close()
 			return
 		}
 	}
@@ -186,7 +297,6 @@ func (e *engine) spinAdd(path int, s PathSocket) {
 	}
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	if sp.poller.Add(path, u.s) == nil {
-		sp.readers[path] = udpio.NewTryReader(u.s, spinBatch)
-	}
+	_ = sp.poller.Add(path, u.s) // fails once closed, or for a socket it has (an undo's)
+	sp.readers[path] = udpio.NewTryReader(u.s, spinBatch)
 }

@@ -58,27 +58,29 @@ func TestPickRepick(t *testing.T) {
 		onLink   []int
 		lossy    bool
 		want     []int // paths that may be picked; nil: none
+		try      bool  // the pick is a try
 	}{
-		{"8 paths spread 2 per link: a try", eq4, []int{0, 0, 1, 1, 2, 2, 3, 3}, false, []int{0, 1, 2, 3, 4, 5, 6, 7}},
-		{"a link unused", eq4, []int{0, 0, 0, 1, 1, 1, 2, 2}, false, []int{0, 1, 2, 3, 4, 5}},
-		{"a link unused, losses only", eq4, []int{0, 0, 0, 1, 1, 1, 2, 2}, true, []int{0, 1, 2, 3, 4, 5}},
-		{"three share, one alone", eq4, []int{0, 0, 0, 1, 1, 2, 2, 3}, false, []int{0, 1, 2}},
-		{"one bottleneck for all: a try", eq4, []int{0, 0, 0, 0, 0, 0, 0, 0}, false, []int{0, 1, 2, 3, 4, 5, 6, 7}},
-		{"two on one link, one unused: a try", eq4[:2], []int{0, 0}, false, []int{0, 1}},
-		{"spread one per link", eq4, []int{0, 1, 2, 3}, false, nil},
-		{"one per link, unequal", []float64{10e6, 20e6, 30e6, 40e6}, []int{0, 1, 2, 3}, false, nil},
-		{"a slow pair on two links", []float64{10e6, 10e6, 40e6}, []int{0, 1, 2}, false, nil},
-		{"idle paths", eq4, []int{-1, -1, -1, -1}, false, nil},
+		{"8 paths spread 2 per link: a try", eq4, []int{0, 0, 1, 1, 2, 2, 3, 3}, false, []int{0, 1, 2, 3, 4, 5, 6, 7}, true},
+		{"a link unused", eq4, []int{0, 0, 0, 1, 1, 1, 2, 2}, false, []int{0, 1, 2, 3, 4, 5}, false},
+		{"a link unused, losses only", eq4, []int{0, 0, 0, 1, 1, 1, 2, 2}, true, []int{0, 1, 2, 3, 4, 5}, false},
+		{"three share, one alone", eq4, []int{0, 0, 0, 1, 1, 2, 2, 3}, false, []int{0, 1, 2}, false},
+		{"one bottleneck for all: a try", eq4, []int{0, 0, 0, 0, 0, 0, 0, 0}, false, []int{0, 1, 2, 3, 4, 5, 6, 7}, true},
+		{"two on one link, one unused: a try", eq4[:2], []int{0, 0}, false, []int{0, 1}, true},
+		{"spread one per link", eq4, []int{0, 1, 2, 3}, false, nil, false},
+		{"one per link, unequal", []float64{10e6, 20e6, 30e6, 40e6}, []int{0, 1, 2, 3}, false, nil, false},
+		{"a slow pair on two links", []float64{10e6, 10e6, 40e6}, []int{0, 1, 2}, false, nil, false},
+		{"idle paths", eq4, []int{-1, -1, -1, -1}, false, nil, false},
 	} {
 		for seed := range uint64(50) {
 			t.Run(fmt.Sprintf("%s/seed=%d", c.name, seed), func(t *testing.T) {
-				got, ok := pickRepick(ecmpWindows(seed, c.capacity, c.onLink, c.lossy, p.Window), p)
+				got, try, ok := pickRepick(ecmpWindows(seed, c.capacity, c.onLink, c.lossy, p.Window), 0, p)
 				if c.want == nil {
 					require.False(t, ok, "picked path %d", got)
 					return
 				}
 				require.True(t, ok, "picked none")
 				require.Contains(t, c.want, got)
+				require.Equal(t, c.try, try, "a try")
 			})
 		}
 	}
@@ -98,30 +100,48 @@ func TestPickRepickNeedsCongestion(t *testing.T) {
 			w[i] = append(w[i], pathSample{BytesAcked: int64(k) * rate})
 		}
 	}
-	_, ok := pickRepick(w, p)
+	_, _, ok := pickRepick(w, 0, p)
 	require.False(t, ok)
+}
+
+// Two paths sharing a link while the peak rate (seen before, on a path
+// alone) is higher: the pick is on evidence, not a try.
+func TestPickRepickPeakIsEvidence(t *testing.T) {
+	p := RepickPolicy{}.withDefaults()
+	w := ecmpWindows(1, []float64{25e6, 25e6}, []int{0, 0}, false, p.Window)
+	_, try, ok := pickRepick(w, 0, p)
+	require.True(t, ok)
+	require.True(t, try)
+	_, try, ok = pickRepick(w, 25e6, p)
+	require.True(t, ok)
+	require.False(t, try)
 }
 
 func TestRepickPacer(t *testing.T) {
 	p := RepickPolicy{}.withDefaults()
 	s := time.Second
 	r := newRepickPacer(p, 0)
-	require.False(t, r.allow(s/2, 100))
-	require.True(t, r.allow(s, 100))
-	r.made(s, 100)
-	require.False(t, r.allow(s+s/2, 100))
-	require.False(t, r.allow(2*s, 100), "no gain: the interval doubles to 2 s")
-	require.True(t, r.allow(3*s, 100))
-	r.made(3*s, 100)
-	require.False(t, r.allow(7*s-1, 101), "no gain again: 4 s")
-	require.True(t, r.allow(7*s, 101))
-	r.made(7*s, 100)
-	require.True(t, r.allow(15*s, 200), "gain at the judgement (8 s later): back to 1 s")
-	r.made(15*s, 200)
-	require.True(t, r.allow(16*s, 300))
+	require.False(t, r.allow(s/2, false))
+	require.True(t, r.allow(s, false))
+	r.made(s, 100, false)
+	require.False(t, r.allow(s+s/2, false))
+	require.Equal(t, repickPending, r.judge(s+s/2, 100))
+	require.Equal(t, repickFlat, r.judge(2*s, 100), "no gain: the interval doubles to 2 s")
+	require.False(t, r.allow(2*s, false))
+	require.True(t, r.allow(2*s, true), "tries have their own interval")
+	require.True(t, r.allow(3*s, false))
+	r.made(3*s, 100, false)
+	require.Equal(t, repickLoss, r.judge(4*s, 90), "a loss: undo, and 4 s")
+	require.False(t, r.allow(7*s-1, false))
+	require.True(t, r.allow(7*s, false))
+	r.made(7*s, 100, false)
+	require.Equal(t, repickGain, r.judge(8*s, 200), "a gain: back to 1 s")
+	require.True(t, r.allow(8*s, false))
 	for i := range 20 {
-		r.made(time.Duration(100+i*100)*s, 1)
-		r.allow(time.Duration(100+i*100)*s+r.interval, 1)
+		at := time.Duration(100+i*100) * s
+		r.made(at, 1, true)
+		r.judge(at+s, 1)
 	}
-	require.Equal(t, p.MaxInterval, r.interval, "the interval is bounded")
+	require.Equal(t, p.MaxInterval, r.explore, "the interval of tries is bounded")
+	require.Equal(t, p.Interval, r.interval, "tries leave the other interval")
 }

@@ -1,0 +1,186 @@
+package mrtransport
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// ecmpLinks is the number of parallel links between the two namespaces.
+const ecmpLinks = 2
+
+// newECMPPair joins h3-a (10.203.9.1) and h3-b (10.203.9.2) by ecmpLinks
+// veth links, each shaped to 100 Mbit/s from h3-a (tbf), with a multipath
+// route each way that hashes addresses and ports (fib_multipath_hash_policy
+// 1), as an ECMP fabric does.
+func newECMPPair(t *testing.T) *jumboPair {
+	t.Helper()
+	p := newNSPair(t)
+	p.addrs = [2]netip.Addr{netip.MustParseAddr("10.203.9.1"), netip.MustParseAddr("10.203.9.2")}
+	var hops [2][]string
+	for l := 1; l <= ecmpLinks; l++ {
+		a, b := fmt.Sprintf("h3a%d", l), fmt.Sprintf("h3b%d", l)
+		p.ip("link", "add", a, "netns", jumboNS[0], "type", "veth", "peer", "name", b, "netns", jumboNS[1])
+		for i, dev := range []string{a, b} {
+			p.ip("-n", jumboNS[i], "addr", "add", fmt.Sprintf("10.203.%d.%d/30", l, i+1), "dev", dev)
+			p.ip("-n", jumboNS[i], "link", "set", dev, "up")
+			hops[i] = append(hops[i], "nexthop", "via", fmt.Sprintf("10.203.%d.%d", l, 2-i), "dev", dev)
+		}
+		p.run("ip", "netns", "exec", jumboNS[0], "tc", "qdisc", "add", "dev", a, "root", "tbf", "rate", "100mbit", "burst", "32kb", "latency", "20ms")
+	}
+	for i, ns := range jumboNS {
+		p.ip("-n", ns, "addr", "add", p.addrs[i].String()+"/32", "dev", "lo")
+		p.ip(append([]string{"-n", ns, "route", "add", p.addrs[1-i].String() + "/32"}, hops[i]...)...)
+		p.run("ip", "netns", "exec", ns, "sysctl", "-qw", "net.ipv4.fib_multipath_hash_policy=1",
+			"net.ipv4.conf.all.rp_filter=0", "net.ipv4.conf.default.rp_filter=0")
+	}
+	return p
+}
+
+func (p *jumboPair) run(argv ...string) {
+	p.t.Helper()
+	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	require.NoError(p.t, err, "%s: %s", strings.Join(argv, " "), out)
+}
+
+// link returns the device h3-a routes a UDP flow from sport to dport on.
+func (p *jumboPair) link(sport, dport uint16) string {
+	p.t.Helper()
+	out, err := exec.Command("ip", "-n", jumboNS[0], "route", "get", p.addrs[1].String(), "from", p.addrs[0].String(),
+		"ipproto", "udp", "sport", fmt.Sprint(sport), "dport", fmt.Sprint(dport)).CombinedOutput()
+	require.NoError(p.t, err, "%s", out)
+	f := strings.Fields(string(out))
+	for i := range len(f) - 1 {
+		if f[i] == "dev" {
+			return f[i+1]
+		}
+	}
+	p.t.Fatalf("no dev in %q", out)
+	return ""
+}
+
+// txBytes returns the bytes each of h3-a's links has sent.
+func (p *jumboPair) txBytes() []int64 {
+	p.t.Helper()
+	out, err := exec.Command("ip", "-n", jumboNS[0], "-s", "-j", "link", "show").Output()
+	require.NoError(p.t, err)
+	var links []struct {
+		Name  string `json:"ifname"`
+		Stats struct {
+			Tx struct {
+				Bytes int64 `json:"bytes"`
+			} `json:"tx"`
+		} `json:"stats64"`
+	}
+	require.NoError(p.t, json.Unmarshal(out, &links))
+	tx := make([]int64, ecmpLinks)
+	for _, l := range links {
+		var n int
+		if _, err := fmt.Sscanf(l.Name, "h3a%d", &n); err == nil && n >= 1 && n <= ecmpLinks {
+			tx[n-1] = l.Stats.Tx.Bytes
+		}
+	}
+	return tx
+}
+
+// TestRepickSpreadsPathsOverECMPLinks sends from h3-a to h3-b over two
+// paths that the multipath route has hashed onto the same link (the world
+// is rebuilt until they are): the sender sees the two behave as one and
+// re-picks a port until each link carries a path, which the links' byte
+// counters show.
+func TestRepickSpreadsPathsOverECMPLinks(t *testing.T) {
+	p := newECMPPair(t)
+	ctx := testCtx(t)
+	cfg := Config{Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Paths: 2, Repick: RepickPolicy{Sample: 30 * time.Millisecond, Window: 8, Interval: 300 * time.Millisecond, MaxInterval: 1200 * time.Millisecond}}
+	var eps []*Endpoint
+	for try := 0; ; try++ {
+		require.Less(t, try, 30, "no world with both paths on one link")
+		eps = p.world(ctx, cfg)
+		a, b := eps[0].Addr().Paths, eps[1].Addr().Paths
+		if l0, l1 := p.link(a[0].Port(), b[0].Port()), p.link(a[1].Port(), b[1].Port()); l0 == l1 {
+			t.Logf("try %d: both paths on %s", try, l0)
+			break
+		}
+		for _, ep := range eps {
+			require.NoError(t, ep.Close())
+		}
+	}
+	const msg = 4 << 20
+	src, dst := make([]byte, msg), make([]byte, msg)
+	stop := make(chan struct{})
+	sent := make(chan error, 1)
+	go func() {
+		for i := uint32(0); ; i++ {
+			select {
+			case <-stop:
+				sent <- nil
+				return
+			default:
+			}
+			r := eps[1].Recv(0, benchTag(9, i), dst)
+			s := eps[0].Send(1, benchTag(9, i), src)
+			_, rerr := r.Wait(ctx)
+			_, serr := s.Wait(ctx)
+			if err := firstErr(rerr, serr); err != nil {
+				sent <- err
+				return
+			}
+		}
+	}()
+	defer func() {
+		close(stop)
+		require.NoError(t, <-sent)
+	}()
+	start := time.Now()
+	prev := p.txBytes()
+	spread := 0
+	for {
+		require.Less(t, time.Since(start), 30*time.Second, "the links were never both used")
+		time.Sleep(500 * time.Millisecond) // a measurement interval, not a synchronisation
+		now := p.txBytes()
+		var d [ecmpLinks]int64
+		both := true
+		for l := range d {
+			d[l] = now[l] - prev[l]
+			both = both && d[l] > 2_000_000 // a third of 100 Mbit/s over 0.5 s
+		}
+		prev = now
+		eps[0].eng.lock()
+		picks, undone := eps[0].repick.count, eps[0].repick.undone
+		eps[0].eng.unlock()
+		t.Logf("%5.1f s: link bytes %v, re-picks %d (%d undone)", time.Since(start).Seconds(), d, picks, undone)
+		if both {
+			spread++
+		} else {
+			spread = 0
+		}
+		if spread == 4 { // both links used for 2 s
+			require.Positive(t, picks)
+			return
+		}
+	}
+}
+
+// testWriter writes log lines to the test's log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
