@@ -184,15 +184,3 @@ func (c *Comm) allGather(ctx context.Context, send, recv []byte, dt dtype.DataTy
 		return c.allGatherRing(o, recv, count, esize(dt))
 	})
 }
-
-// allGatherRaw is a blocking AllGather used by the communicator itself.
-func (c *Comm) allGatherRaw(ctx context.Context, kind Kind, send, recv []byte) error {
-	h := header{kind: kind, dt: dtype.Uint8, root: -1, count: uint64(len(send)), algo: AlgoRing, chunk: uint32(c.cfg.ChunkBytes)}
-	return c.launch(ctx, h, nil, true, func(o *operation) error {
-		copy(recv[c.rank*len(send):], send)
-		if c.Size() == 1 {
-			return nil
-		}
-		return c.allGatherRing(o, recv, len(send), 1)
-	}).err
-}

@@ -102,6 +102,9 @@ func (c *Comm) allToAllV(ctx context.Context, send []byte, sendCounts, sendDispl
 		if sendCounts[c.rank] != recvCounts[c.rank] {
 			return fmt.Errorf("sendCounts[%d]=%d but recvCounts[%d]=%d for this rank's own block", c.rank, sendCounts[c.rank], c.rank, recvCounts[c.rank])
 		}
+		if err := o.checkAllHeaders(); err != nil {
+			return err
+		}
 		es := esize(dt)
 		region := func(buf []byte, counts, displs []int, p int) []byte {
 			return buf[displs[p]*es : (displs[p]+counts[p])*es]
@@ -109,6 +112,29 @@ func (c *Comm) allToAllV(ctx context.Context, send []byte, sendCounts, sendDispl
 		return c.pairwise(o, func(p int) []byte { return region(send, sendCounts, sendDispls, p) },
 			func(p int) []byte { return region(recv, recvCounts, recvDispls, p) })
 	})
+}
+
+// checkAllHeaders exchanges headers with every peer and checks them all
+// before any data moves. AllToAllV needs it: only the two ranks of a pair
+// can compare its counts, so a rank must not send data to anyone until it
+// knows its counts agree with everyone's; a rank that finds a disagreement
+// then sends nothing, and every other rank, which needs its data, fails
+// through its abort instead of finishing. It costs one header latency.
+func (o *operation) checkAllHeaders() error {
+	for p := range o.peers {
+		if p != o.c.rank {
+			o.touch(p)
+		}
+	}
+	o.announceTouched()
+	for p := range o.peers {
+		if p != o.c.rank {
+			if err := o.checkHeader(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // checkLayout validates AllToAllV counts and displacements against buf.

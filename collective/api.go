@@ -94,7 +94,7 @@ func AllToAllAsync[T Element](ctx context.Context, c *Comm, send, recv []T) *Han
 // AllToAllV sends sendCounts[j] elements at send[sendDispls[j]:] to rank j
 // and receives recvCounts[i] elements from rank i at recv[recvDispls[i]:].
 // Rank i's sendCounts[j] must equal rank j's recvCounts[i]; every rank
-// checks, and a disagreement is an error on both.
+// checks, and a disagreement is an error on every rank.
 func AllToAllV[T Element](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int) error {
 	return c.allToAllV(ctx, asBytes(send), sendCounts, sendDispls, asBytes(recv), recvCounts, recvDispls, dtype.Of[T](), true).err
 }

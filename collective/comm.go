@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gocoll/gocoll/collective/dtype"
 	"github.com/gocoll/gocoll/topology"
 	"github.com/gocoll/gocoll/transport"
 )
@@ -242,18 +243,23 @@ const NoColor = -1
 // new communicator, ordered by key and then by rank here (like
 // ncclCommSplit and MPI_Comm_split). A rank passing NoColor gets nil. Split
 // is a collective: every rank must call it.
+//
+// A color below NoColor is an error on every rank: the check runs inside
+// the operation, so the rank that made it aborts the Split on the others
+// and every rank stays in step.
 func (c *Comm) Split(ctx context.Context, color, key int) (*Comm, error) {
-	if color < NoColor {
-		return nil, fmt.Errorf("collective: Split color %d is negative (NoColor is %d)", color, NoColor)
-	}
 	c.mu.Lock()
 	seq := c.splits
 	c.splits++
 	c.mu.Unlock()
 
+	var bad error
+	if color < NoColor {
+		bad = fmt.Errorf("Split color %d is negative (NoColor is %d)", color, NoColor)
+	}
 	mine := []int64{int64(color), int64(key)}
 	all := make([]int64, 2*c.Size())
-	if err := c.allGatherRaw(ctx, KindSplit, asBytes(mine), asBytes(all)); err != nil {
+	if err := c.splitGather(ctx, bad, asBytes(mine), asBytes(all)); err != nil {
 		return nil, fmt.Errorf("collective: Split: %w", err)
 	}
 	if color == NoColor {
@@ -274,6 +280,23 @@ func (c *Comm) Split(ctx context.Context, color, key int) (*Comm, error) {
 	}
 	sub.topo = subTopology(c.topo, members)
 	return sub, nil
+}
+
+// splitGather gathers every rank's send into recv, as the Split
+// operation; a non-nil bad (this rank's invalid argument) fails it, here
+// and, through its abort, on every other rank.
+func (c *Comm) splitGather(ctx context.Context, bad error, send, recv []byte) error {
+	h := header{kind: KindSplit, dt: dtype.Uint8, root: -1, count: uint64(len(send)), algo: AlgoRing, chunk: uint32(c.cfg.ChunkBytes)}
+	return c.launch(ctx, h, nil, true, func(o *operation) error {
+		if bad != nil {
+			return bad
+		}
+		copy(recv[c.rank*len(send):], send)
+		if c.Size() == 1 {
+			return nil
+		}
+		return c.allGatherRing(o, recv, len(send), 1)
+	}).err
 }
 
 // splitMembers returns the parent ranks with the given color, sorted by

@@ -49,10 +49,21 @@
 // [*MismatchError] naming both calls, and the ranks that did not see the
 // mismatch themselves get an error naming the rank that did. Invalid
 // arguments on one rank (root out of range, short or nil buffers, partly
-// overlapping buffers) are an error there and, through an abort of the
-// operation, on every other rank; so is a cancelled context. After such a
-// failure the communicator stays usable. Operations on a closed
-// communicator fail with [ErrClosed].
+// overlapping buffers, an invalid type or op, a Split color below
+// [NoColor]) are an error there and, through an abort of the operation, on
+// every other rank, promptly rather than at the deadline; so is a
+// cancelled context. Every argument is checked inside the operation, after
+// it has taken its sequence number, so a failed call counts on every rank
+// and the communicator stays usable: the next call meets on every rank. No
+// rank returns success from an operation another rank failed: each rank's
+// completion depends on every other rank's checks (rooted operations end
+// with a confirming round; AllToAllV, whose per-pair counts only the pair
+// can compare, checks every peer's header before it sends data). Send and
+// Recv keep their pair in step the same way; a peer outside the
+// communicator is an error on the caller alone. Operations on a closed
+// communicator fail with [ErrClosed] on that rank alone, and [New] with an
+// invalid Config fails on its rank alone: neither takes an operation
+// number.
 //
 // Every member must issue collectives on a communicator in the same order, as
 // with NCCL and MPI; independent orders belong on separate communicators

@@ -25,7 +25,10 @@ func (c *Comm) recvFrom(ctx context.Context, buf []byte, dt dtype.DataType, peer
 
 func (c *Comm) p2p(ctx context.Context, buf []byte, dt dtype.DataType, peer int, isSend, sync bool) *Handle {
 	h := header{kind: KindSendRecv, dt: dt, root: -1, count: uint64(len(buf) / esize(dt)), algo: AlgoDirect}
-	if err := firstErr(checkType(dt), checkWhole("message", buf, dt), checkPeer(peer, c.Size())); err != nil {
+	// A bad peer has no pair to keep in step; any other bad argument is
+	// found inside the operation, once it is numbered, so that it fails on
+	// the peer too (through the abort) and the pair's next call still meets.
+	if err := checkPeer(peer, c.Size()); err != nil {
 		return failedHandle(h.fail(c, err))
 	}
 	c.mu.Lock()
@@ -53,6 +56,9 @@ func (c *Comm) p2p(ctx context.Context, buf []byte, dt dtype.DataType, peer int,
 	}
 	o := c.newOperation(ctx, h, key, []int{c.ranks[peer]})
 	return o.dispatch(sync, func(o *operation) error {
+		if err := firstErr(checkType(dt), checkWhole("message", buf, dt)); err != nil {
+			return err
+		}
 		if isSend {
 			return o.wait(o.send(peer, buf), peer)
 		}
