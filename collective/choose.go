@@ -1,7 +1,10 @@
 package collective
 
 import (
+	"fmt"
 	"math/bits"
+	"slices"
+	"strings"
 
 	"github.com/gocoll/gocoll/collective/tune"
 )
@@ -51,4 +54,88 @@ func (c *Comm) predict(kind Kind, root, bytes int) Algorithm {
 		return AlgoAuto
 	}
 	return a
+}
+
+// Algorithms lists the algorithms Config can force for kind: AllReduce,
+// Broadcast and Reduce have a choice; other kinds give nil.
+func Algorithms(kind Kind) []Algorithm {
+	switch kind {
+	case KindAllReduce:
+		return []Algorithm{AlgoRing, AlgoRecursiveDoubling, AlgoDirect, AlgoTree, AlgoHierarchical}
+	case KindBroadcast:
+		return []Algorithm{AlgoChain, AlgoBinomial, AlgoDirect, AlgoTree}
+	case KindReduce:
+		return []Algorithm{AlgoChain, AlgoBinomial, AlgoTree}
+	}
+	return nil
+}
+
+// AlgoSpec forces an algorithm per collective, as Config's fields of the
+// same names do; AlgoAuto leaves the choice to the communicator.
+type AlgoSpec struct {
+	AllReduce, Broadcast, Reduce Algorithm
+}
+
+// AlgoSpecMaxBytes bounds the text ParseAlgoSpec reads.
+const AlgoSpecMaxBytes = 256
+
+// ParseAlgoSpec reads a forced choice in the form of GOCOLL_ALGO (like
+// NCCL_ALGO): a comma-separated list whose entries are NAME, forcing the
+// algorithm on each of AllReduce, Broadcast and Reduce that has it, or
+// COLL:NAME with COLL allreduce, broadcast or reduce; later entries win.
+// Names are ParseAlgorithm's; "" forces nothing. For example "tree" or
+// "allreduce:hierarchical,broadcast:chain". An unknown name, a
+// collective without the algorithm, or a NAME no collective has is an
+// error naming the entry.
+func ParseAlgoSpec(s string) (AlgoSpec, error) {
+	var spec AlgoSpec
+	if len(s) > AlgoSpecMaxBytes {
+		return spec, fmt.Errorf("collective: algorithm list of %d bytes, more than %d", len(s), AlgoSpecMaxBytes)
+	}
+	if strings.TrimSpace(s) == "" {
+		return spec, nil
+	}
+	fields := []struct {
+		name string
+		kind Kind
+		algo *Algorithm
+	}{{"allreduce", KindAllReduce, &spec.AllReduce}, {"broadcast", KindBroadcast, &spec.Broadcast}, {"reduce", KindReduce, &spec.Reduce}}
+	for _, entry := range strings.Split(s, ",") {
+		coll, name, scoped := strings.Cut(strings.TrimSpace(entry), ":")
+		if !scoped {
+			coll, name = "", coll
+		}
+		a, err := ParseAlgorithm(strings.ToLower(strings.TrimSpace(name)))
+		if err != nil {
+			return AlgoSpec{}, fmt.Errorf("collective: algorithm list entry %q: unknown algorithm %q", entry, name)
+		}
+		coll = strings.ToLower(strings.TrimSpace(coll))
+		matched := false
+		for _, f := range fields {
+			if scoped && coll != f.name {
+				continue
+			}
+			if a == AlgoAuto || slices.Contains(Algorithms(f.kind), a) {
+				*f.algo, matched = a, true
+			} else if scoped {
+				return AlgoSpec{}, fmt.Errorf("collective: algorithm list entry %q: %s has no algorithm %v (it has %v)", entry, f.name, a, Algorithms(f.kind))
+			}
+		}
+		if !matched && scoped {
+			return AlgoSpec{}, fmt.Errorf("collective: algorithm list entry %q: unknown collective %q (want allreduce, broadcast or reduce)", entry, coll)
+		}
+		if !matched {
+			return AlgoSpec{}, fmt.Errorf("collective: algorithm list entry %q: neither AllReduce, Broadcast nor Reduce has algorithm %v", entry, a)
+		}
+	}
+	return spec, nil
+}
+
+// Apply sets the algorithms spec forces on the fields cfg leaves to auto.
+func (spec AlgoSpec) Apply(cfg *Config) {
+	for _, f := range []struct{ from, to *Algorithm }{{&spec.AllReduce, &cfg.AllReduce}, {&spec.Broadcast, &cfg.Broadcast}, {&spec.Reduce, &cfg.Reduce}} {
+		if *f.to == AlgoAuto {
+			*f.to = *f.from
+		}
+	}
 }

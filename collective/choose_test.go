@@ -3,6 +3,7 @@ package collective
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gocoll/gocoll/topology"
@@ -61,4 +62,65 @@ func TestModelAlgorithm(t *testing.T) {
 		}
 		_ = w.Close()
 	}
+}
+
+func TestParseAlgoSpec(t *testing.T) {
+	good := []struct {
+		in   string
+		want AlgoSpec
+	}{
+		{"", AlgoSpec{}},
+		{"tree", AlgoSpec{AlgoTree, AlgoTree, AlgoTree}},
+		{"direct", AlgoSpec{AllReduce: AlgoDirect, Broadcast: AlgoDirect}},
+		{"chain", AlgoSpec{Broadcast: AlgoChain, Reduce: AlgoChain}},
+		{"allreduce:hierarchical, Broadcast:chain", AlgoSpec{AllReduce: AlgoHierarchical, Broadcast: AlgoChain}},
+		{"tree,reduce:binomial", AlgoSpec{AlgoTree, AlgoTree, AlgoBinomial}},
+		{"tree,allreduce:auto", AlgoSpec{AlgoAuto, AlgoTree, AlgoTree}},
+	}
+	for _, tc := range good {
+		got, err := ParseAlgoSpec(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseAlgoSpec(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+		}
+	}
+	bad := map[string]string{
+		"fastest":                `unknown algorithm "fastest"`,
+		"pairwise":               "neither AllReduce, Broadcast nor Reduce has algorithm pairwise",
+		"reduce:direct":          "reduce has no algorithm direct",
+		"gather:direct":          `unknown collective "gather"`,
+		"tree,,ring":             `entry ""`,
+		strings.Repeat("a", 300): "more than 256",
+	}
+	for in, want := range bad {
+		if _, err := ParseAlgoSpec(in); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseAlgoSpec(%.20q): %v, want an error with %q", in, err, want)
+		}
+	}
+	cfg := Config{Broadcast: AlgoBinomial}
+	AlgoSpec{AlgoTree, AlgoTree, AlgoChain}.Apply(&cfg)
+	if cfg.AllReduce != AlgoTree || cfg.Broadcast != AlgoBinomial || cfg.Reduce != AlgoChain {
+		t.Errorf("Apply: %v %v %v, want tree, binomial (set before), chain", cfg.AllReduce, cfg.Broadcast, cfg.Reduce)
+	}
+}
+
+// FuzzParseAlgoSpec: any text gives an error or a spec whose every
+// algorithm is one its collective has.
+func FuzzParseAlgoSpec(f *testing.F) {
+	for _, s := range []string{"", "tree", "allreduce:ring,broadcast:chain", "reduce:direct", ",:", "a:b:c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		spec, err := ParseAlgoSpec(s)
+		if err != nil {
+			return
+		}
+		for _, c := range []struct {
+			kind Kind
+			a    Algorithm
+		}{{KindAllReduce, spec.AllReduce}, {KindBroadcast, spec.Broadcast}, {KindReduce, spec.Reduce}} {
+			if c.a != AlgoAuto && !slices.Contains(Algorithms(c.kind), c.a) {
+				t.Fatalf("%q: %v got %v", s, c.kind, c.a)
+			}
+		}
+	})
 }
