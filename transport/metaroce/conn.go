@@ -316,7 +316,7 @@ func (c *conn) handleProbe(now time.Duration, pathIdx int, h wire.Header, body [
 	}
 	p := c.paths[pathIdx]
 	if p.probeAnswered(pr.Nonce) && pr.SentAt <= now {
-		p.rtt.sample(now - pr.SentAt)
+		p.rtt.sample(now-pr.SentAt, now)
 		before := p.state
 		p.heardFrom()
 		c.notePath(p, before)

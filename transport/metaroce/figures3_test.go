@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/gocoll/gocoll/transport/metaroce"
+	"github.com/gocoll/gocoll/transport/metaroce/simfabric"
+	"github.com/stretchr/testify/require"
 )
 
 // TestFigureGoodputByRTT prints one connection's goodput as a fraction of
@@ -61,4 +63,45 @@ func TestFigureGoodputByRTT(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFigureDelayRaisedMidRun raises one of 4 paths' round trip from 2 to
+// 20 ms (both directions) in the middle of a transfer and prints the
+// goodput, as a fraction of capacity, in the second before the change and
+// in each of the 3 seconds after it.
+func TestFigureDelayRaisedMidRun(t *testing.T) {
+	const seed = 41
+	s := newSim(t, seed, 2, metaroce.Config{Paths: 4, MaxDatagram: 9000})
+	cfgs := wanLinks(4, 0, 2*time.Millisecond)
+	links := s.wanPair(cfgs)
+	ca, cb := s.connect(0, 1)
+	t0 := s.fab.Now()
+	change := t0 + 2*time.Second
+	slow := cfgs[0]
+	slow.Delay = 10 * time.Millisecond
+	for _, l := range links[0:2] {
+		require.NoError(t, s.fab.Schedule(simfabric.Fault{At: change, Link: l, Kind: simfabric.SetConfig, Config: slow}))
+	}
+	const count, size = 160, 4 << 20 // 640 MiB: 6.7 s at capacity
+	for i := range count {
+		require.NoError(t, s.eps[1].PostRecv(t0, cb, 1, uint64(i), make([]byte, size)))
+		require.NoError(t, s.eps[0].Send(t0, ca, 1, uint64(i), fill(size, byte(i))))
+	}
+	var series []sample
+	for at := t0; at <= change+3*time.Second; at += 10 * time.Millisecond {
+		s.runTo(at)
+		series = append(series, sample{at, s.arrived(1, cb)})
+	}
+	capacity := 4.0 * labRate
+	before := rateBetween(series, change-time.Second, change) / capacity
+	var after []float64
+	for k := range 3 {
+		from := change + time.Duration(k)*time.Second
+		after = append(after, rateBetween(series, from, from+time.Second)/capacity)
+	}
+	_, ps := s.pathStats(0, ca)
+	t.Logf("path 0 from 2 to 20 ms RTT at %v: goodput %.1f%% of capacity in the second before; %.1f%%, %.1f%%, %.1f%% in the 3 seconds after; path 0 srtt %v cwnd %d",
+		change, 100*before, 100*after[0], 100*after[1], 100*after[2], ps[0].SRTT.Round(time.Microsecond), ps[0].Cwnd)
+	require.GreaterOrEqual(t, before, 0.9, "seed %d", seed)
+	require.GreaterOrEqual(t, after[1], 0.85, "seed %d: below 85%% of capacity in the second second after the change", seed)
 }

@@ -248,7 +248,7 @@ func (p *path) onBlock(blk *wire.AckBlock, ackSent, now time.Duration, cfg *Conf
 	p.backoff = 0
 	p.heardFrom()
 	if s := now - blk.Echo - blk.Delay; blk.Echo <= now {
-		p.rtt.sample(s)
+		p.rtt.sample(s, now)
 	}
 	p.owd.sample(ackSent-blk.Delay-blk.Echo, now)
 	p.congestion(blk, newestSent, now, cfg)

@@ -3,11 +3,19 @@ package metaroce
 import "time"
 
 // rttEstimator keeps a path's smoothed RTT, its mean deviation and its
-// minimum, in the manner of RFC 6298.
+// minimum, in the manner of RFC 6298. The minimum is that of the current
+// and the previous minWindow, so that a path whose delay rose (a longer
+// route) has its new base within two windows, instead of the rise being
+// taken for queueing for ever.
 type rttEstimator struct {
 	srtt, rttvar, min, latest time.Duration
+	minCur, minPrev, winAt    time.Duration
 	has                       bool // a sample was taken (seeds do not count)
 }
+
+// minWindow is the length of the windows of a path's RTT and one-way
+// delay minima (see rttEstimator and owdTracker).
+const minWindow = 500 * time.Millisecond
 
 func newRTT(initial time.Duration) rttEstimator {
 	return rttEstimator{srtt: initial, rttvar: initial / 2}
@@ -25,17 +33,23 @@ func (r *rttEstimator) seed(s, minVar time.Duration) {
 	r.srtt, r.rttvar = s, max(s/2, minVar)
 }
 
-// sample folds in one RTT measurement; non-positive samples are ignored.
-func (r *rttEstimator) sample(s time.Duration) {
+// sample folds in one RTT measurement taken at now; non-positive samples
+// are ignored.
+func (r *rttEstimator) sample(s, now time.Duration) {
 	if s <= 0 {
 		return
 	}
 	r.latest = s
 	if !r.has {
 		r.srtt, r.rttvar, r.min, r.has = s, s/2, s, true
+		r.minCur, r.minPrev, r.winAt = s, s, now
 		return
 	}
-	r.min = min(r.min, s)
+	if now-r.winAt >= minWindow {
+		r.minPrev, r.minCur, r.winAt = r.minCur, s, now
+	}
+	r.minCur = min(r.minCur, s)
+	r.min = min(r.minCur, r.minPrev)
 	dev := r.srtt - s
 	if dev < 0 {
 		dev = -dev
@@ -61,16 +75,12 @@ func (r *rttEstimator) base() time.Duration {
 	return r.srtt
 }
 
-// owdWindow is how long a one-way delay minimum lasts: the minimum used
-// is that of the current and the previous window, so that it follows a
-// drift between the two hosts' clocks instead of keeping a value the
-// drift made stale.
-const owdWindow = 10 * time.Second
-
 // owdTracker keeps a path's relative one-way delay: a packet's arrival on
 // the receiver's clock less its send time on ours. The clocks' offset
 // cancels in the excess over the minimum, which is the queueing on the
-// way out, whichever path the ACK came back on.
+// way out, whichever path the ACK came back on. Its minimum, too, is that
+// of the last two minWindows, which also keeps a drift between the two
+// hosts' clocks from accumulating.
 type owdTracker struct {
 	latest, minCur, minPrev, winAt time.Duration
 	smooth                         time.Duration // the queue, smoothed as srtt is
@@ -83,7 +93,7 @@ func (o *owdTracker) sample(v, now time.Duration) {
 		o.latest, o.minCur, o.minPrev, o.winAt, o.seen = v, v, v, now, true
 		return
 	}
-	if now-o.winAt >= owdWindow {
+	if now-o.winAt >= minWindow {
 		o.minPrev, o.minCur, o.winAt = o.minCur, v, now
 	}
 	o.minCur = min(o.minCur, v)
