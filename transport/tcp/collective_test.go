@@ -30,3 +30,26 @@ func TestCollectiveTable(t *testing.T) {
 	}
 	collectivetest.Run(t, newWorld, collectivetest.Representative())
 }
+
+// TestBadArgumentsEveryRankErrs runs the bad-argument table over TCP: one
+// rank's bad input is an error on every rank, promptly, and the
+// communicator then still works.
+func TestBadArgumentsEveryRankErrs(t *testing.T) {
+	collectivetest.RunBadArguments(t, localWorld, []int{3, 4})
+}
+
+// localWorld is a TCP world on loopback.
+func localWorld(t testing.TB, n int) []transport.Endpoint {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	eps, err := tcp.NewLocalWorld(ctx, n, tcp.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]transport.Endpoint, n)
+	for i, ep := range eps {
+		out[i] = ep
+		t.Cleanup(func() { _ = ep.Close() })
+	}
+	return out
+}
