@@ -111,8 +111,8 @@ type Config struct {
 	PiggybackAcks bool
 	// IdleTimeout fails a connection that has received nothing valid for
 	// this long (keepalive probes are sent at a quarter of it, at a
-	// sixteenth while a receive waits for the peer). It also bounds
-	// connection set-up. Default 10s.
+	// sixteenth, or PeerTimeout/8 if shorter, while a send or a receive
+	// waits on the peer). It also bounds connection set-up. Default 10s.
 	IdleTimeout time.Duration
 	// PeerTimeout fails an open connection whose peer has answered nothing
 	// on any path (no packet at all: data, ACK, probe reply) for this long

@@ -69,13 +69,22 @@
 // among its paths (so many connections opening at once do not flood the
 // fabric before their first ACK); each path's window grows by slow start
 // until the first congestion signal, then by one packet per window
-// acknowledged. It is cut at most once per round trip: by 0.8 when the
+// acknowledged, and only while it limits the sender (half of it in
+// flight), up to wire.MaxSACKSpan packets. It is cut at most once per
+// round trip: by 0.8 when the
 // receiver reports new ECN-CE marks on the path, by 0.85 when an RTT sample
 // exceeds the minimum by the delay target (the larger of Config.DelayTarget
 // and half the minimum RTT; the fabric may not mark ECN), and by 0.7 for a
 // loss while the path shows queueing. A loss on a path without a queue is
 // taken as corruption or random drop and repaired without a cut, which is
-// what keeps goodput at 1-5% random loss.
+// what keeps goodput at 1-5% random loss. Queueing must show both in the
+// RTT and in the path's relative one-way delay (the receiver's arrival
+// time, from the ACK's timestamp, less our send time): an ACK carries every
+// path's block and comes back on one of them, so with paths of unequal
+// delays a path's RTT swings with the way back, and the one-way delay
+// alone would follow a drift of the clocks. Both minima are those of the
+// last two 500 ms windows, so a path whose route got longer has its new
+// base within a second.
 //
 // Path states: good; skip, for about an RTT after a CE mark or congestive
 // loss (used only when no good path has room); suspect, after a
