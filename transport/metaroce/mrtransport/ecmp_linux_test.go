@@ -13,19 +13,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// ecmpLinks is the number of parallel links between the two namespaces.
-const ecmpLinks = 2
-
-// newECMPPair joins h3-a (10.203.9.1) and h3-b (10.203.9.2) by ecmpLinks
+// newECMPPair joins h3-a (10.203.9.1) and h3-b (10.203.9.2) by links
 // veth links, each shaped to 100 Mbit/s from h3-a (tbf), with a multipath
 // route each way that hashes addresses and ports (fib_multipath_hash_policy
 // 1), as an ECMP fabric does.
-func newECMPPair(t *testing.T) *jumboPair {
+func newECMPPair(t *testing.T, links int) *jumboPair {
 	t.Helper()
 	p := newNSPair(t)
 	p.addrs = [2]netip.Addr{netip.MustParseAddr("10.203.9.1"), netip.MustParseAddr("10.203.9.2")}
 	var hops [2][]string
-	for l := 1; l <= ecmpLinks; l++ {
+	for l := 1; l <= links; l++ {
 		a, b := fmt.Sprintf("h3a%d", l), fmt.Sprintf("h3b%d", l)
 		p.ip("link", "add", a, "netns", jumboNS[0], "type", "veth", "peer", "name", b, "netns", jumboNS[1])
 		for i, dev := range []string{a, b} {
@@ -67,11 +64,11 @@ func (p *jumboPair) link(sport, dport uint16) string {
 }
 
 // txBytes returns the bytes each of h3-a's links has sent.
-func (p *jumboPair) txBytes() []int64 {
+func (p *jumboPair) txBytes(links int) []int64 {
 	p.t.Helper()
 	out, err := exec.Command("ip", "-n", jumboNS[0], "-s", "-j", "link", "show").Output()
 	require.NoError(p.t, err)
-	var links []struct {
+	var devs []struct {
 		Name  string `json:"ifname"`
 		Stats struct {
 			Tx struct {
@@ -79,33 +76,46 @@ func (p *jumboPair) txBytes() []int64 {
 			} `json:"tx"`
 		} `json:"stats64"`
 	}
-	require.NoError(p.t, json.Unmarshal(out, &links))
-	tx := make([]int64, ecmpLinks)
-	for _, l := range links {
+	require.NoError(p.t, json.Unmarshal(out, &devs))
+	tx := make([]int64, links)
+	for _, l := range devs {
 		var n int
-		if _, err := fmt.Sscanf(l.Name, "h3a%d", &n); err == nil && n >= 1 && n <= ecmpLinks {
+		if _, err := fmt.Sscanf(l.Name, "h3a%d", &n); err == nil && n >= 1 && n <= links {
 			tx[n-1] = l.Stats.Tx.Bytes
 		}
 	}
 	return tx
 }
 
-// TestRepickSpreadsPathsOverECMPLinks sends from h3-a to h3-b over two
-// paths that the multipath route has hashed onto the same link (the world
-// is rebuilt until they are): the sender sees the two behave as one and
-// re-picks a port until each link carries a path, which the links' byte
-// counters show.
+// TestRepickSpreadsPathsOverECMPLinks sends from h3-a to h3-b over paths
+// that the multipath route has hashed so that a link is unused (the world
+// is rebuilt until it is): 2 paths on one of 2 links, and 8 paths over 4
+// links. The sender sees paths behave as one and re-picks ports until
+// every link carries traffic, which the links' byte counters show.
 func TestRepickSpreadsPathsOverECMPLinks(t *testing.T) {
-	p := newECMPPair(t)
+	for _, c := range []struct{ links, paths int }{{2, 2}, {4, 8}} {
+		t.Run(fmt.Sprintf("%d paths over %d links", c.paths, c.links), func(t *testing.T) {
+			testRepickSpreads(t, c.links, c.paths)
+		})
+	}
+}
+
+func testRepickSpreads(t *testing.T, links, paths int) {
+	p := newECMPPair(t, links)
 	ctx := testCtx(t)
-	cfg := Config{Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Paths: 2, Repick: RepickPolicy{Sample: 30 * time.Millisecond, Window: 8, Interval: 300 * time.Millisecond, MaxInterval: 1200 * time.Millisecond}}
+	cfg := Config{Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Paths: paths,
+		Repick: RepickPolicy{Sample: 30 * time.Millisecond, Window: 8, Interval: 300 * time.Millisecond, MaxInterval: 1200 * time.Millisecond}}
 	var eps []*Endpoint
 	for try := 0; ; try++ {
-		require.Less(t, try, 30, "no world with both paths on one link")
+		require.Less(t, try, 40, "no world with a link unused")
 		eps = p.world(ctx, cfg)
 		a, b := eps[0].Addr().Paths, eps[1].Addr().Paths
-		if l0, l1 := p.link(a[0].Port(), b[0].Port()), p.link(a[1].Port(), b[1].Port()); l0 == l1 {
-			t.Logf("try %d: both paths on %s", try, l0)
+		used := make(map[string]int)
+		for i := range a {
+			used[p.link(a[i].Port(), b[i].Port())]++
+		}
+		if len(used) < links {
+			t.Logf("try %d: paths per link %v", try, used)
 			break
 		}
 		for _, ep := range eps {
@@ -139,29 +149,29 @@ func TestRepickSpreadsPathsOverECMPLinks(t *testing.T) {
 		require.NoError(t, <-sent)
 	}()
 	start := time.Now()
-	prev := p.txBytes()
+	prev := p.txBytes(links)
 	spread := 0
 	for {
-		require.Less(t, time.Since(start), 30*time.Second, "the links were never both used")
+		require.Less(t, time.Since(start), 30*time.Second, "the links were never all used")
 		time.Sleep(500 * time.Millisecond) // a measurement interval, not a synchronisation
-		now := p.txBytes()
-		var d [ecmpLinks]int64
-		both := true
+		now := p.txBytes(links)
+		d := make([]int64, links)
+		all := true
 		for l := range d {
 			d[l] = now[l] - prev[l]
-			both = both && d[l] > 2_000_000 // a third of 100 Mbit/s over 0.5 s
+			all = all && d[l] > 2_000_000 // a third of 100 Mbit/s over 0.5 s
 		}
 		prev = now
 		eps[0].eng.lock()
 		picks, undone := eps[0].repick.count, eps[0].repick.undone
 		eps[0].eng.unlock()
 		t.Logf("%5.1f s: link bytes %v, re-picks %d (%d undone)", time.Since(start).Seconds(), d, picks, undone)
-		if both {
+		if all {
 			spread++
 		} else {
 			spread = 0
 		}
-		if spread == 4 { // both links used for 2 s
+		if spread == 4 { // every link used for 2 s
 			require.Positive(t, picks)
 			return
 		}
