@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# bench/lab.sh: issue 13's evaluation on `gocoll lab`, one MetaRoCE connection
+# against one TCP connection on the same emulated links, in the same run.
+# Needs root (network namespaces), iproute2 and iptables.
+#
+# Usage: bench/lab.sh [ROW...]        (default: every row below)
+#   env: LAB (lab name, default bl), TIME (seconds per run, default 8; rows
+#        with a long RTT run twice as long), OUT (default bench/results/lab),
+#        TRANSPORTS (default "metaroce tcp")
+#
+# Each row brings a lab up, runs `gocoll bench p2p` (rank 0 in s1h1 sends to
+# rank 1 in s2h1) under `gocoll run --rsh 'ip netns exec {host}'` once per
+# transport, and keeps the lab's counters. OUT/table.md gets one line per
+# row; OUT/raw/ has every run's output and counters.
+#
+# Not yet here (issue 13 item 6): kernel MPTCP, the TCP flow sharing the
+# paths, incast, the 2x2x2 AllReduce, and PNG plots.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+LAB=${LAB:-bl}
+TIME=${TIME:-8}
+OUT=${OUT:-bench/results/lab}
+TRANSPORTS=${TRANSPORTS:-metaroce tcp}
+[[ $(id -u) -eq 0 ]] || { echo "bench/lab.sh: needs root (network namespaces)" >&2; exit 2; }
+
+BIN=$(mktemp -d)
+chmod 755 "$BIN"
+G=$BIN/gocoll
+cleanup() { "$G" lab down --name "$LAB" >/dev/null 2>&1 || true; rm -rf "$BIN"; }
+trap cleanup EXIT
+go build -o "$G" ./cmd/gocoll
+mkdir -p "$OUT/raw"
+
+# Rows: name | capacity (Mbit/s) | target | time multiplier | lab up flags |
+# set-up (shape:PATH:RATE,...) or mid-run command (midrun:ARGS of gocoll lab,
+# at half time) | capacity after it | seconds it may take to settle.
+ROWS=(
+  "4x200-2ms|800|>= 90%|1|--paths 4 --rate 200 --delay 2 --mtu 9000|||"
+  "4x200-0ms|800|>= 90%|1|--paths 4 --rate 200 --mtu 9000|||"
+  "4x200-10ms|800|>= 90%|2|--paths 4 --rate 200 --delay 10 --mtu 9000|||"
+  "4x200-25ms|800|>= 90%|2|--paths 4 --rate 200 --delay 25 --mtu 9000|||"
+  "4x200-50ms|800|>= 90%|2|--paths 4 --rate 200 --delay 50 --mtu 9000|||"
+  "4x200-2ms-mtu1500|800|>= 85%|1|--paths 4 --rate 200 --delay 2 --mtu 1500|||"
+  "100-200-300-400|1000|>= 85%|1|--paths 4 --rate 200 --delay 2 --mtu 9000|shape:p1:100,p3:300,p4:400||"
+  "4x200-2ms-loss1|800|>= 85%|1|--paths 4 --rate 200 --delay 2 --mtu 9000 --loss 1|||"
+  "4x200-2ms-loss5|800|>= 65%|1|--paths 4 --rate 200 --delay 2 --mtu 9000 --loss 5|||"
+  "cut-p1-silent|800|0 lost; >= 85% of the 600 left within 1 s|1|--paths 4 --rate 200 --delay 2 --mtu 9000|midrun:cut --silent p1|600|1"
+  "p1-delay-2-to-20|800|>= 85% within 2 s|1|--paths 4 --rate 200 --delay 2 --mtu 9000|midrun:shape p1 --delay 20|800|2"
+)
+
+want=("$@")
+selected() { [[ ${#want[@]} -eq 0 ]] && return 0; local w; for w in "${want[@]}"; do [[ $w == "$1" ]] && return 0; done; return 1; }
+
+goodput() { sed -n 's/.*# total: .* goodput \([0-9.]*\) Mbit\/s.*/\1/p' "$1" | tail -1; }
+# after FILE T: the mean goodput of rank 0's intervals that end after T
+# seconds (interval lines have a decimal end time; path lines an index).
+after() {
+  awk -v t="$2" '$1 == "[rank" && $3 ~ /^[0-9]+[.][0-9]+$/ && $3 > t && $4 ~ /^[0-9.]+$/ { s += $4; n++ }
+    END { if (n) printf "%.1f", s / n }' "$1"
+}
+# links FILE: how many links carried at least 5 % of the bytes from site 1
+# to site 2, by the lab's counters at the end of the run ("k/N links").
+links() {
+  awk '$1 ~ /^s1-s2[/]p/ && $2 == "fwd" { b[NR] = $5; s += $5; n++ }
+    END { k = 0; for (i in b) if (s > 0 && b[i] >= 0.05 * s) k++; printf "%d/%d links", k, n }' "$1"
+}
+pct() { awk -v g="$1" -v c="$2" 'BEGIN{ if (g == "") print "failed"; else printf "%.0f (%.0f %%)", g, 100*g/c }'; }
+
+table=$OUT/table.md
+{
+  echo "# gocoll lab evaluation ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, kernel $(uname -r))"
+  echo
+  echo "One connection, rank 0 (s1h1) to rank 1 (s2h1), \`gocoll bench p2p\` for ${TIME}s (long-RTT rows 2x); goodput in Mbit/s and share of the capacity, over the whole run and, for a change at half time, over the intervals after it has had its time to settle; [k/N links]: the links that carried at least 5 % of the bytes (the 8 paths' ports are hashed onto the links anew in every run). One run per cell, on a 2-core machine shared with other work. Raw output and the lab's counters: raw/."
+  echo
+  echo "| scenario | capacity | target (MetaRoCE) | $(for t in $TRANSPORTS; do printf '%s | ' "$t"; done)"
+  echo "|---|---|---|$(for t in $TRANSPORTS; do printf -- '---|'; done)"
+} >"$table"
+
+for row in "${ROWS[@]}"; do
+  IFS='|' read -r name cap target mult upflags event cap2 settle <<<"$row"
+  selected "$name" || continue
+  secs=$((TIME * mult))
+  line="| $name | $cap | $target |"
+  for tr in $TRANSPORTS; do
+    # shellcheck disable=SC2086
+    "$G" lab up --name "$LAB" --hosts-per-site 1 $upflags >/dev/null
+    if [[ $event == shape:* ]]; then
+      IFS=',' read -ra shapes <<<"${event#shape:}"
+      for s in "${shapes[@]}"; do "$G" lab shape --name "$LAB" "${s%%:*}" --rate "${s#*:}" >/dev/null; done
+    fi
+    "$G" lab hostfile --name "$LAB" >"$BIN/hosts"
+    raw=$OUT/raw/$name.$tr.txt
+    if [[ $event == midrun:* ]]; then
+      # shellcheck disable=SC2086
+      (sleep $((secs / 2)) && "$G" lab ${event#midrun:} --name "$LAB" >/dev/null) &
+    fi
+    "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout $((secs + 60))s \
+      -x GOCOLL_TRANSPORT="$tr" -- "$G" bench p2p --time "${secs}s" >"$raw" 2>&1 || echo "# run failed: $?" >>"$raw"
+    wait
+    { echo "# lab counters after the run"; "$G" lab stats --name "$LAB"; } >>"$raw"
+    "$G" lab down --name "$LAB" >/dev/null
+    cell=$(pct "$(goodput "$raw")" "$cap")
+    if [[ -n $cap2 ]]; then
+      cell+="; after: $(pct "$(after "$raw" $((secs / 2 + settle)))" "$cap2")"
+    fi
+    cell+=" [$(links "$raw")]"
+    if grep -q '^# run failed' "$raw"; then cell="failed: $cell"; fi
+    line+=" $cell |"
+    echo "bench/lab.sh: $name $tr: $(goodput "$raw") Mbit/s" >&2
+  done
+  echo "$line" >>"$table"
+done
+cat "$table"
