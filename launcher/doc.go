@@ -53,6 +53,9 @@
 //	                          ephemeral ports)
 //	GOCOLL_PATH_IFACES        MetaRoCE: each path's interface or local IP address, path i taking entry
 //	                          i mod their number, like eth0,eth1 (default: every path on GOCOLL_ADDR)
+//	GOCOLL_ALGO               forced algorithms, like NCCL_ALGO: tree (every collective that has it)
+//	                          or allreduce:hierarchical,broadcast:chain (default: the cost model's
+//	                          choice where the job spans hosts, else by size)
 //	GOCOLL_HEARTBEAT_TIMEOUT  a rank whose store heartbeat stands still this long is dead (default 30s)
 //	GOCOLL_CONNECT_TIMEOUT    bound on forming the world (default 120s)
 //

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/launcher/hosts"
 	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
 	"github.com/gocoll/gocoll/transport/tcp"
@@ -45,6 +46,7 @@ const (
 	EnvUDPProbeTimeout  = "GOCOLL_UDP_PROBE_TIMEOUT" // metaroce: a pair whose handshake takes longer is blocked (auto: TCP)
 	EnvUDPPorts         = "GOCOLL_UDP_PORTS"         // metaroce: the UDP ports the path sockets bind, like 50000-50999
 	EnvPathIfaces       = "GOCOLL_PATH_IFACES"       // metaroce: each path's interface or local IP, like eth0,eth1
+	EnvAlgo             = "GOCOLL_ALGO"              // forced algorithms, like tree or allreduce:hierarchical,broadcast:chain
 	// EnvGoMaxProcs is the Go runtime's own variable; when it is set, Join
 	// leaves the runtime's GOMAXPROCS alone (see Job.FitGoMaxProcs).
 	EnvGoMaxProcs = "GOMAXPROCS"
@@ -147,7 +149,11 @@ type Job struct {
 	// yielding the processor, before it sleeps (shm.Config.SpinWait,
 	// mrtransport.Config.SpinWait): 0 means their defaults (200 us and 50 us),
 	// negative never (GOCOLL_SPIN_WAIT=0); at most shm.MaxSpinWait.
-	SpinWait       time.Duration
+	SpinWait time.Duration
+	// Algo forces the world communicator's algorithms where the Config
+	// given to Join leaves them auto (GOCOLL_ALGO, collective.ParseAlgoSpec's
+	// form); every rank must set it alike (the operation headers check).
+	Algo           collective.AlgoSpec
 	ConnectTimeout time.Duration // in (0, MaxTimeout]
 	WatchStdin     bool
 	// FitGoMaxProcs (GOMAXPROCS not set) lets Join divide the processors
@@ -518,6 +524,9 @@ func (e envReader) behaviour(j *Job) error {
 	if j.UDPProbeTimeout > MaxUDPProbeTimeout {
 		return fmt.Errorf("gocoll: %s=%q is outside [%v, %v]", EnvUDPProbeTimeout, e.get(EnvUDPProbeTimeout),
 			MinUDPProbeTimeout, MaxUDPProbeTimeout)
+	}
+	if j.Algo, err = collective.ParseAlgoSpec(e.get(EnvAlgo)); err != nil {
+		return fmt.Errorf("gocoll: %s: %w", EnvAlgo, err)
 	}
 	if v := e.get(EnvSpinWait); v != "" {
 		d, err := time.ParseDuration(v)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
 )
 
@@ -110,6 +111,13 @@ func TestParseEnvSettings(t *testing.T) {
 	j, err = ParseEnv(envOf(append(base, "GOCOLL_SPIN_WAIT=0")...))
 	require.NoError(t, err)
 	require.Negative(t, j.SpinWait) // never
+
+	require.Zero(t, j.Algo) // auto
+	j, err = ParseEnv(envOf(append(base, "GOCOLL_ALGO=tree,allreduce:hierarchical")...))
+	require.NoError(t, err)
+	require.Equal(t, collective.AlgoSpec{AllReduce: collective.AlgoHierarchical, Broadcast: collective.AlgoTree, Reduce: collective.AlgoTree}, j.Algo)
+	_, err = ParseEnv(envOf(append(base, "GOCOLL_ALGO=reduce:direct")...))
+	require.ErrorContains(t, err, "GOCOLL_ALGO")
 }
 
 func TestParseEnvErrors(t *testing.T) {

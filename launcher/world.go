@@ -147,6 +147,7 @@ func (lc *lifecycle) form(ctx context.Context, cfg collective.Config) (*World, e
 	lc.guard = newGuardedEndpoint(ep)
 	lc.guard.notes = lc
 	cfg.Topology = &topo
+	job.Algo.Apply(&cfg)
 	comm, err := collective.NewOwning(lc.guard, worldCommID, cfg, lc)
 	if err != nil {
 		return nil, err
