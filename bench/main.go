@@ -13,6 +13,10 @@ const (
 	ExitOK    = 0 // every value right
 	ExitWrong = 1 // wrong values, or the run failed
 	ExitUsage = 2 // bad command line
+	// ExitInterrupted is the status after ctx ended (Ctrl-C: gocoll's main
+	// cancels ctx on SIGINT, SIGTERM and SIGHUP): 128+SIGINT, as a shell
+	// reports a program SIGINT stopped.
+	ExitInterrupted = 130
 )
 
 // Main is gocoll bench: it parses args (the command line after "bench"),
@@ -26,7 +30,24 @@ const (
 // arguments, and the environment launcher.Init reads; see EnvArgs),
 // connected over TCP, or -np goroutines of this process for --transport
 // inproc and with --in-process.
+//
+// When ctx ends (Ctrl-C), Main stops the collectives under way and the
+// ranks it started (they get SIGINT), and returns ExitInterrupted with one
+// line on stderr; a rank a launcher started returns it without a line (the
+// launcher says the job was stopped).
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	_, launched, _ := launchedJob()
+	code := mainCmd(ctx, args, stdout, &untilDone{ctx: ctx, w: stderr})
+	if ctx.Err() != nil && code != ExitOK && code != ExitUsage {
+		if !launched {
+			fmt.Fprintf(stderr, "gocoll bench: interrupted (%v)\n", context.Cause(ctx))
+		}
+		return ExitInterrupted
+	}
+	return code
+}
+
+func mainCmd(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == P2PCommand {
 		return mainP2P(ctx, args, stdout, stderr)
 	}
@@ -90,4 +111,19 @@ func writeUsage(w io.Writer) {
 		fmt.Fprintf(w, "  %-28s %s\n", names+arg, s.help)
 	}
 	fmt.Fprint(w, "\nExit status: 0 all values right, 1 wrong values or a failed run, 2 bad flags.\n")
+}
+
+// untilDone writes to w until ctx ends, and drops what comes after: the
+// errors of collectives and ranks that the end of ctx stopped, which would
+// say N times what Main says once.
+type untilDone struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (u *untilDone) Write(p []byte) (int, error) {
+	if u.ctx.Err() != nil {
+		return len(p), nil
+	}
+	return u.w.Write(p)
 }

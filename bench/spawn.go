@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/gocoll/gocoll/launcher"
@@ -64,10 +65,15 @@ func spawnJob(ctx context.Context, n int, transport string, args []string, stdou
 		return runError(stderr, err)
 	}
 	out := &prefixStripper{w: stdout, prefix: []byte(rank0Prefix)}
-	res, err := job.Run(ctx, job.Spec{
+	// The end of ctx (Ctrl-C) reaches the ranks as gocoll run's would: a
+	// forwarded SIGINT, which ends their ctx (gocoll's main) or kills them.
+	sigs := make(chan os.Signal, 1)
+	stopped := context.AfterFunc(ctx, func() { sigs <- syscall.SIGINT })
+	defer stopped()
+	res, err := job.Run(context.WithoutCancel(ctx), job.Spec{
 		Program: exe, Args: os.Args[1:], NP: n, Grace: spawnGrace,
 		Environ: append(launcher.Environ(), launcher.EnvTransport+"="+transport, EnvArgs+"="+string(argsJSON)),
-		Stdout:  out, Stderr: stderr,
+		Stdout:  out, Stderr: stderr, Signals: sigs,
 	})
 	out.flush()
 	if err != nil {

@@ -48,13 +48,34 @@ const usage = `usage: gocoll run -np N [--hostfile F | --hosts h1:4,h2:4] [--rsh
 `
 
 func main() {
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
-	os.Exit(run(os.Args[1:], launcher.Environ(), os.Stdout, os.Stderr, sigs))
+	args := os.Args[1:]
+	if len(args) > 0 && args[0] == "run" {
+		// gocoll run forwards these to every rank (launcher/job).
+		sigs := make(chan os.Signal, 4)
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+		os.Exit(run(context.Background(), args, launcher.Environ(), os.Stdout, os.Stderr, sigs))
+	}
+	ctx, stop := stopContext()
+	defer stop()
+	os.Exit(run(ctx, args, launcher.Environ(), os.Stdout, os.Stderr, nil))
 }
 
-// run is the command; it returns the exit status.
-func run(args, environ []string, stdout, stderr io.Writer, sigs <-chan os.Signal) int {
+// stopContext returns a context that SIGINT, SIGTERM or SIGHUP cancels, for
+// every command but run: the command then stops what it does and returns.
+// After the first signal the default handling is restored, so that a
+// second Ctrl-C kills the process at once.
+func stopContext() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
+}
+
+// run is the command; it returns the exit status. ctx stops bench and lab;
+// sigs, the signals gocoll run forwards to its ranks.
+func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, sigs <-chan os.Signal) int {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprint(stdout, usage)
 		if len(args) == 0 {
@@ -63,10 +84,10 @@ func run(args, environ []string, stdout, stderr io.Writer, sigs <-chan os.Signal
 		return 0
 	}
 	if args[0] == "bench" {
-		return bench.Main(context.Background(), args[1:], stdout, stderr) // package bench: nccl-tests for gocoll
+		return bench.Main(ctx, args[1:], stdout, stderr) // package bench: nccl-tests for gocoll
 	}
 	if args[0] == "lab" {
-		return labMain(context.Background(), args[1:], stdout, stderr) // lab.go: emulated networks (package lab)
+		return labMain(ctx, args[1:], stdout, stderr) // lab.go: emulated networks (package lab)
 	}
 	if args[0] != "run" {
 		fmt.Fprintf(stderr, "gocoll: unknown command %q (want run, bench or lab)\n", args[0])
