@@ -3,8 +3,8 @@ package tune
 import (
 	"fmt"
 	"io"
-	"time"
 	"text/tabwriter"
+	"time"
 )
 
 // Explain writes, for coll on in, every candidate with its predicted time,
