@@ -151,6 +151,16 @@ func TestFourSites(t *testing.T) {
 		require.Equal(t, 50, sendCount(t, a, b, 50), "s1h1 -> %s", dst)
 	}
 	require.Contains(t, l.Hostfile(2), fmt.Sprintf("%s-s4h1 slots=2 site=site4 addr=10.4.0.11\n", l.Name()))
+	stats, err := l.Stats(context.Background())
+	require.NoError(t, err)
+	require.Len(t, stats, 6*2*2) // pairs x paths x directions
+	var fromS1 uint64
+	for _, s := range stats {
+		if s.Path.A == 1 && s.Dir == lab.Fwd {
+			fromS1 += s.TxPackets
+		}
+	}
+	require.GreaterOrEqual(t, fromS1, uint64(150)) // the 3 x 50 datagrams from s1h1
 }
 
 // A silent cut drops every packet of the path, and the emulation's
