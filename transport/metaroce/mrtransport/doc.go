@@ -15,6 +15,33 @@
 // error naming the missing ranks. [NewLocalWorld] does both for n ranks on
 // loopback.
 //
+// # Datagrams, ports and interfaces
+//
+// Datagrams are sized from the MTU on Linux (Config.MaxDatagram left 0 off
+// loopback): an endpoint offers its interfaces' MTU less IP and UDP
+// headers ([DatagramForMTU]; 8972 bytes on a 9000-byte IPv4 link), and each
+// connection it dials offers the MTU of the routes to the peer's sockets
+// (IP_MTU, which includes what path MTU discovery learnt), through
+// metaroce.Endpoint.ConnectDatagram; a connection uses the smaller side's
+// offer. Elsewhere datagrams are DefaultNICDatagram (1452) bytes.
+//
+// For firewalls between sites, Config.PortRange ([ParsePortRange]) keeps the
+// path sockets' ports within a range, and Config.Interfaces
+// ([ParseInterfaces]) binds path i to entry i mod n: an interface (its
+// address and SO_BINDTODEVICE) or a local address, one plane per entry.
+//
+// Paths are spread over a fabric's ECMP links by their source ports, which
+// a hash maps to links blindly (8 ports over 4 links leave one unused about
+// a third of the time). Use more paths than links: moving one of two paths
+// that share a link never loses that link. The endpoint watches its
+// per-path figures and, when two paths behave as one (a shared bottleneck:
+// correlated queueing delay or losses, equal rates), re-opens one of them
+// on a new port (Config.Repick, [RepickPolicy]; the peers are told, and the
+// old socket is read for 10 s more), judges the move by the send rate and
+// undoes it if the rate fell; moves are paced, at most one a second and
+// rarer while they bring nothing. On loopback, and with fixed ports, ports
+// are not re-picked.
+//
 // # Engine
 //
 // The engine is the only part of MetaRoCE with goroutines and a clock: a

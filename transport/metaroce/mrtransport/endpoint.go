@@ -111,8 +111,9 @@ const PreferredChunk = 2 << 20
 // PreferredChunk.
 func (e *Endpoint) Traits() transport.Traits { return transport.Traits{ChunkBytes: PreferredChunk} }
 
-// Addr returns the addresses of this endpoint's path sockets, as
-// published to the other ranks.
+// Addr returns the addresses of this endpoint's path sockets now: as
+// published to the other ranks, but for paths whose port was re-picked
+// since (Config.Repick), which the peers were told.
 func (e *Endpoint) Addr() PeerAddr {
 	a := PeerAddr{Paths: make([]netip.AddrPort, len(e.eng.socks))}
 	for i := range a.Paths {

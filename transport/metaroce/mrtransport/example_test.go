@@ -63,3 +63,21 @@ func Example() {
 	// AllReduce: [2 4 1] [2 4 1]
 	// paths per connection: 4
 }
+
+// ExampleParsePortRange reads the port range form of Config.PortRange (the
+// launcher's environment gives it as a string).
+func ExampleParsePortRange() {
+	r, err := mrtransport.ParsePortRange("50000-50999")
+	fmt.Println(r.Lo, r.Hi, r.Len(), err)
+	_, err = mrtransport.ParsePortRange("50999-50000")
+	fmt.Println(err)
+	// Output:
+	// 50000 50999 1000 <nil>
+	// mrtransport: port range 50999-50000: want 1 <= low <= high <= 65535
+}
+
+// ExampleDatagramForMTU gives the datagram sizes of common MTUs.
+func ExampleDatagramForMTU() {
+	fmt.Println(mrtransport.DatagramForMTU(1500, false), mrtransport.DatagramForMTU(9000, false), mrtransport.DatagramForMTU(9000, true))
+	// Output: 1472 8972 8952
+}
