@@ -26,12 +26,20 @@
 // Reduce: a pipelined chain for large messages, a binomial tree for small
 // ones; over shared memory, a large Broadcast goes direct from the root to
 // every rank. AllToAll(V): n-1 rounds of pairwise exchange. Barrier: dissemination.
-// Gather and Scatter: direct. Config forces an algorithm where there is a
+// Gather and Scatter: direct. AllReduce, Broadcast and Reduce also have a
+// pipelined double binary tree (AlgoTree: half the buffer down each of two
+// trees laid out in the topology's ring order), and AllReduce a
+// hierarchical form (AlgoHierarchical: reduce-scatter within each host,
+// the shard owners all-reduce across hosts and sites, all-gather back).
+// Where Config.Topology spans hosts, the automatic choice is the fastest
+// in collective/tune's cost model instead of the rules above. Config (or
+// GOCOLL_ALGO, through the launcher) forces an algorithm where there is a
 // choice.
 //
 // # Determinism
 //
-// For a given world size, algorithm, chunk size and root, results are bitwise
+// For a given world size, algorithm, chunk size, root and (for the tree and
+// hierarchical algorithms) placement, results are bitwise
 // identical from run to run: every algorithm combines the contributions in an
 // order fixed by those alone (never by arrival order), and the recursive
 // doubling combines lower rank with higher so that all ranks compute the same
