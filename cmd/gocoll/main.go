@@ -128,6 +128,8 @@ func parseRun(args, environ []string) (job.Spec, error) {
 	rsh := fs.String("rsh", job.DefaultRsh, "command that runs a command on {host}")
 	timeout := fs.Duration("timeout", 0, "stop the job after this long")
 	outDir := fs.String("output-dir", "", "write rank N's output to DIR/rank.N.stdout and .stderr")
+	tagOutput := fs.Bool("tag-output", true, "prefix each line of text with [rank N] (JSON lines never are)")
+	noPrefix := fs.Bool("no-prefix", false, "same as --tag-output=false")
 	storeMode := fs.String("store", job.StoreAuto, "where the rendezvous store lives: auto, launcher or rank0")
 	grace := fs.Duration("grace", job.DefaultGrace, "after a rank fails, how long the others may end on their own")
 	killAfter := fs.Duration("kill-after", job.DefaultKillAfter, "how long after SIGTERM to send SIGKILL")
@@ -145,7 +147,7 @@ func parseRun(args, environ []string) (job.Spec, error) {
 	spec := job.Spec{
 		Program: fs.Arg(0), Args: fs.Args()[1:], Rsh: *rsh, Timeout: *timeout, OutputDir: *outDir,
 		Store: *storeMode, Grace: *grace, KillAfter: *killAfter, Export: exports, Environ: environ,
-		LocalNames: localNames(),
+		LocalNames: localNames(), Untagged: !*tagOutput || *noPrefix,
 	}
 	switch {
 	case *np == 0 || *np < -1:

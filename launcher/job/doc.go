@@ -19,8 +19,12 @@
 //
 // Output. Every line a rank writes is copied, whole, to the launcher's
 // stdout or stderr with the prefix "[rank N] " (lines longer than 64 KiB in
-// pieces), or with Spec.OutputDir to the files rank.N.stdout and
-// rank.N.stderr. The last Spec.TailLines lines of each rank are kept for the
+// pieces; no prefix with Spec.Untagged), or with Spec.OutputDir to the
+// files rank.N.stdout and rank.N.stderr. A line of stdout that is a JSON
+// object goes without prefix: the prefix is for text, and JSON output (one
+// object a line, as gocoll bench --json prints from rank 0) stays
+// machine-readable under gocoll run as under mpirun or srun, which add no
+// prefix by default. The last Spec.TailLines lines of each rank are kept for the
 // report.
 //
 // Failure. Each process started here leads a process group of its own and

@@ -2,6 +2,8 @@ package job
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"strconv"
@@ -81,7 +83,9 @@ func rankPrefix(rank int) []byte { return []byte("[rank " + strconv.Itoa(rank) +
 // copyLines reads r to its end and writes each line to dst with prefix,
 // and to tl (marked as stderr's if stderr). A line longer than
 // maxLineBytes is written in pieces; a last line without a newline is
-// written as a line.
+// written as a line. A line of stdout that is a JSON object (as gocoll
+// bench --json prints) is written without prefix, so that a job's JSON
+// stays machine-readable (gocoll run ... | jq).
 func copyLines(r io.Reader, dst *lockedWriter, prefix []byte, tl *tail, stderr bool) {
 	br := bufio.NewReaderSize(r, maxLineBytes)
 	for {
@@ -91,11 +95,22 @@ func copyLines(r io.Reader, dst *lockedWriter, prefix []byte, tl *tail, stderr b
 			if body[len(body)-1] == '\n' {
 				body = body[:len(body)-1]
 			}
-			dst.writeLine(prefix, body)
+			if !stderr && isJSONObject(body) {
+				dst.writeLine(nil, body)
+			} else {
+				dst.writeLine(prefix, body)
+			}
 			tl.add(body, stderr)
 		}
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			return
 		}
 	}
+}
+
+// isJSONObject reports whether line is one JSON object, and nothing else
+// but blanks around it.
+func isJSONObject(line []byte) bool {
+	trimmed := bytes.TrimSpace(line)
+	return len(trimmed) >= 2 && trimmed[0] == '{' && trimmed[len(trimmed)-1] == '}' && json.Valid(trimmed)
 }

@@ -27,3 +27,15 @@ func TestCopyLines(t *testing.T) {
 	copyLines(strings.NewReader("later on stdout\n"), &lockedWriter{w: &out}, nil, tl, false)
 	require.Equal(t, "why", tl.summary())
 }
+
+// JSON objects on stdout go without the prefix; text, JSON-looking text
+// and stderr keep it.
+func TestCopyLinesJSONUnprefixed(t *testing.T) {
+	in := `{"size": 8, "busbw": 1.5}` + "\n" + "  {}  \n" + `{"not": json}` + "\n" + `["a list"]` + "\n" + "text\n"
+	var out bytes.Buffer
+	copyLines(strings.NewReader(in), &lockedWriter{w: &out}, rankPrefix(3), &tail{max: 1}, false)
+	require.Equal(t, `{"size": 8, "busbw": 1.5}`+"\n  {}  \n"+`[rank 3] {"not": json}`+"\n"+`[rank 3] ["a list"]`+"\n[rank 3] text\n", out.String())
+	out.Reset()
+	copyLines(strings.NewReader("{}\n"), &lockedWriter{w: &out}, rankPrefix(3), &tail{max: 1}, true)
+	require.Equal(t, "[rank 3] {}\n", out.String())
+}

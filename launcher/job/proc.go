@@ -34,6 +34,7 @@ type proc struct {
 type outputSinks struct {
 	stdout, stderr *lockedWriter
 	dir            string // non-empty: files per rank instead
+	untagged       bool   // no "[rank N] " prefix
 }
 
 // startProc starts rank r with argv and env, its output going to sinks.
@@ -89,6 +90,9 @@ func startProc(r int, host string, remote bool, argv, env []string, sinks output
 func (p *proc) copyOutput(readers []*os.File, sinks outputSinks) error {
 	dsts := []*lockedWriter{sinks.stdout, sinks.stderr}
 	prefix := rankPrefix(p.rank)
+	if sinks.untagged {
+		prefix = nil
+	}
 	var firstErr error
 	for i, rd := range readers {
 		dst := dsts[i]

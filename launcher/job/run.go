@@ -61,7 +61,7 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 // startAll starts every rank; if one cannot start, it kills those started.
 func startAll(p *plan) ([]*proc, error) {
 	sinks := outputSinks{stdout: &lockedWriter{w: p.spec.Stdout}, stderr: &lockedWriter{w: p.spec.Stderr},
-		dir: p.spec.OutputDir}
+		dir: p.spec.OutputDir, untagged: p.spec.Untagged}
 	procs := make([]*proc, 0, len(p.placements))
 	for r, pl := range p.placements {
 		argv, env := p.command(r)

@@ -270,3 +270,14 @@ func TestRunBadInput(t *testing.T) {
 		require.Empty(t, out.String()+errOut.String())
 	}
 }
+
+// Untagged: no prefix on either stream.
+func TestRunUntagged(t *testing.T) {
+	s, out, errOut := shSpec(2, `echo "out $GOCOLL_RANK"; echo "err $GOCOLL_RANK" >&2`)
+	s.Untagged = true
+	res, err := Run(context.Background(), s)
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode())
+	require.Equal(t, []string{"out 0", "out 1"}, sortedLines(out.String()))
+	require.Equal(t, []string{"err 0", "err 1"}, sortedLines(errOut.String()))
+}

@@ -79,8 +79,12 @@ type Spec struct {
 
 	// OutputDir, if set, receives each rank's output in its own files,
 	// rank.N.stdout and rank.N.stderr; else every line goes to Stdout or
-	// Stderr prefixed "[rank N] ".
-	OutputDir      string
+	// Stderr prefixed "[rank N] " (but for lines of stdout that are JSON
+	// objects, which go as they are: see the package doc).
+	OutputDir string
+	// Untagged drops the "[rank N] " prefix from every line (gocoll run
+	// --tag-output=false, --no-prefix).
+	Untagged       bool
 	Stdout, Stderr io.Writer // default os.Stdout, os.Stderr
 	// TailLines is how many last lines of output per rank the report
 	// keeps, in [1, MaxTailLines]. Default DefaultTailLines.
