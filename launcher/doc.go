@@ -107,9 +107,12 @@
 // fails the operations waiting on it at GOCOLL_PEER_TIMEOUT, naming it.
 //
 // When a rank aborts an operation it also records why in the store, before
-// its error reaches the program. A peer whose connection to it then breaks
-// (because the program exited on that error) adds that record to its own
-// error, so that every rank's error names the rank that failed first, not
-// just the neighbour that gave up on it. Each rank watches every other's
+// its error reaches the program (waiting at most a quarter second for a
+// store that does not answer, as one behind a network cut). A peer whose
+// connection to it then breaks (because the program exited on that error)
+// adds that reason to its own error: the reason of the latest abort it
+// heard from that rank, else the record in the store. So every rank's
+// error names the rank that failed first, not just the neighbour that gave
+// up on it, even where the store is out of reach. Each rank watches every other's
 // heartbeat: n reads of the store per rank per GOCOLL_HEARTBEAT_TIMEOUT/10.
 package launcher

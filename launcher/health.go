@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/gocoll/gocoll/transport"
+	"github.com/gocoll/gocoll/transport/metaroce"
 )
 
 // ErrNoHeartbeat is wrapped by the error of a request that failed because
@@ -35,13 +36,45 @@ type guardedEndpoint struct {
 	dead   []error // by rank: a *transport.PeerError once declared dead
 	lost   error   // set when every rank is unreachable (the store is gone)
 	recent opRing
+
+	toldMu sync.Mutex
+	told   []string // by rank: the reason of its latest abort heard here
 }
 
 var _ transport.Endpoint = (*guardedEndpoint)(nil)
 
 func newGuardedEndpoint(inner transport.Endpoint) *guardedEndpoint {
-	return &guardedEndpoint{inner: inner, dead: make([]error, inner.Size()),
-		recent: opRing{seen: map[transport.OpKey]struct{}{}}}
+	g := &guardedEndpoint{inner: inner, dead: make([]error, inner.Size()),
+		recent: opRing{seen: map[transport.OpKey]struct{}{}}, told: make([]string, inner.Size())}
+	if en, ok := inner.(transport.Ender); ok {
+		en.OnRemoteAbort(g.heard)
+	}
+	return g
+}
+
+// heard remembers why a peer aborted an operation (the transport's
+// OnRemoteAbort hook: it must not block).
+func (g *guardedEndpoint) heard(err *transport.RemoteAbortError) {
+	if err.Rank < 0 || err.Rank >= len(g.told) {
+		return
+	}
+	why := err.Reason
+	if len(why) > maxNoteBytes {
+		why = why[:maxNoteBytes] + "..."
+	}
+	g.toldMu.Lock()
+	g.told[err.Rank] = why
+	g.toldMu.Unlock()
+}
+
+// toldBy returns the reason of rank's latest abort heard here, if any.
+func (g *guardedEndpoint) toldBy(rank int) (string, bool) {
+	if rank < 0 || rank >= len(g.told) {
+		return "", false
+	}
+	g.toldMu.Lock()
+	defer g.toldMu.Unlock()
+	return g.told[rank], g.told[rank] != ""
 }
 
 func (g *guardedEndpoint) Rank() int { return g.inner.Rank() }
@@ -77,7 +110,7 @@ func (g *guardedEndpoint) explained(r transport.Request) transport.Request {
 	if g.notes == nil {
 		return r
 	}
-	return &explainedRequest{Request: r, notes: g.notes}
+	return &explainedRequest{Request: r, notes: g.notes, told: g.toldBy}
 }
 
 func (g *guardedEndpoint) Close() error { return g.inner.Close() }
@@ -153,10 +186,13 @@ type failureNotes interface {
 }
 
 // explainedRequest adds to a *transport.PeerError what the failed peer
-// recorded about its own failure.
+// said about its own failure: the reason of its latest abort heard here
+// (which needs no store, and so works where the store is behind the same
+// cut as the peer), or else the note it recorded in the store.
 type explainedRequest struct {
 	transport.Request
 	notes failureNotes
+	told  func(rank int) (string, bool)
 
 	once sync.Once
 	err  error // the explained error, once computed
@@ -184,7 +220,15 @@ func (r *explainedRequest) Wait(ctx context.Context) (int, error) {
 	}
 	r.once.Do(func() {
 		r.err = err
-		if why, ok := r.notes.explain(pe.Rank); ok {
+		why, ok := r.told(pe.Rank)
+		if !ok && !errors.Is(pe.Err, metaroce.ErrPeerTimeout) {
+			// (A peer that stopped answering on every path, MetaRoCE's
+			// peer timeout, left no note worth a store read, and the
+			// store is likely behind the same cut: the read would only
+			// add noteTimeout.)
+			why, ok = r.notes.explain(pe.Rank)
+		}
+		if ok {
 			r.err = &transport.PeerError{Rank: pe.Rank, Err: fmt.Errorf("%w (rank %d had failed: %s)", pe.Err, pe.Rank, why)}
 		}
 	})

@@ -3,11 +3,13 @@ package launcher
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gocoll/gocoll/launcher/store"
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/inproc"
 )
@@ -84,4 +86,86 @@ func TestOpRingBounded(t *testing.T) {
 	require.Len(t, r.seen, recentOpsMax)
 	require.Equal(t, uint64(2*recentOpsMax), ops[0].Op)
 	require.Equal(t, uint64(3*recentOpsMax-1), ops[len(ops)-1].Op)
+}
+
+// storeNotes is a failureNotes whose store holds note for every rank, and
+// that counts its reads.
+type storeNotes struct {
+	note  string
+	reads int
+}
+
+func (n *storeNotes) publish(error) {}
+func (n *storeNotes) explain(int) (string, bool) {
+	n.reads++
+	return n.note, n.note != ""
+}
+
+// A peer's error is explained by the reason of the latest abort heard from
+// it, without reading the store (which may be behind the cut that hides
+// the peer); without one, by its note in the store.
+func TestExplainedByAbortHeard(t *testing.T) {
+	w, err := inproc.NewWorld(3)
+	require.NoError(t, err)
+	defer w.Close()
+	g := newGuardedEndpoint(w.Endpoint(0))
+	notes := &storeNotes{note: "from the store"}
+	g.notes = notes
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	w.Endpoint(1).Abort(transport.OpKey{Comm: 1, Op: 1}, []int{0}, errors.New("rank 2 stopped answering"))
+	require.Eventually(t, func() bool { _, ok := g.toldBy(1); return ok }, 20*time.Second, time.Millisecond)
+	for _, c := range []struct {
+		peer  int
+		want  string
+		reads int
+	}{
+		{1, "(rank 1 had failed: rank 2 stopped answering)", 0},
+		{2, "(rank 2 had failed: from the store)", 1},
+	} {
+		pending := g.Recv(c.peer, transport.Tag{OpKey: transport.OpKey{Comm: 1, Op: uint64(2 + c.peer)}}, nil)
+		require.True(t, g.declareDead(c.peer, errors.New("gone")))
+		_, err := pending.Wait(ctx)
+		require.ErrorContains(t, err, c.want)
+		require.Equal(t, c.reads, notes.reads, "store reads after rank %d's error", c.peer)
+	}
+}
+
+// slowStore is a store whose Set records the value, then blocks until
+// released (a store behind a cut) unless it is fast.
+type slowStore struct {
+	store.Store
+	fast    bool
+	release chan struct{}
+	got     chan string
+}
+
+func (s *slowStore) Set(_ context.Context, key string, value []byte) error {
+	if !s.fast {
+		<-s.release
+	}
+	s.got <- key + "=" + string(value)
+	return nil
+}
+
+// An abort's note is written before the abort goes on when the store
+// answers, but a store that does not answer delays it only publishWait.
+func TestPublishDoesNotWaitForASlowStore(t *testing.T) {
+	for _, fast := range []bool{true, false} {
+		s := &slowStore{fast: fast, release: make(chan struct{}), got: make(chan string, 1)}
+		lc := &lifecycle{job: Job{Rank: 3}, log: slog.New(slog.DiscardHandler), kv: s}
+		lc.publish(errors.New("rank 1 stopped answering"))
+		if fast {
+			require.Equal(t, "fail/3=rank 1 stopped answering", <-s.got)
+			continue
+		}
+		select {
+		case <-s.got:
+			t.Fatal("the slow store's write completed before it was released")
+		default:
+		}
+		close(s.release) // the write goes on after publish returned
+		require.Equal(t, "fail/3=rank 1 stopped answering", <-s.got)
+	}
 }

@@ -22,6 +22,8 @@ const byePoll = 200 * time.Millisecond
 const (
 	maxNoteBytes = 1024
 	noteTimeout  = time.Second
+	// publishWait bounds how long an abort waits for its note's write.
+	publishWait = 250 * time.Millisecond
 )
 
 // lifecycle is everything a world runs besides its communicator: the store
@@ -53,7 +55,11 @@ type lifecycle struct {
 func byeKey(rank int) string  { return "bye/" + strconv.Itoa(rank) }
 func failKey(rank int) string { return "fail/" + strconv.Itoa(rank) }
 
-// publish records reason as this rank's latest failure in the store.
+// publish records reason as this rank's latest failure in the store. It
+// waits for the write at most publishWait: a store that does not answer
+// that soon (behind the cut that made a peer fall silent) must not delay
+// the error on its way to the program; the write goes on, up to
+// noteTimeout, unless the process ends first.
 func (lc *lifecycle) publish(reason error) {
 	if lc.closing.Load() || lc.storeGone.Load() {
 		return
@@ -62,10 +68,20 @@ func (lc *lifecycle) publish(reason error) {
 	if len(text) > maxNoteBytes {
 		text = text[:maxNoteBytes] + "..."
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), noteTimeout)
-	defer cancel()
-	if err := lc.kv.Set(ctx, failKey(lc.job.Rank), []byte(text)); err != nil {
-		lc.log.Info("gocoll: could not record a failure in the store", "err", err)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.Background(), noteTimeout)
+		defer cancel()
+		if err := lc.kv.Set(ctx, failKey(lc.job.Rank), []byte(text)); err != nil {
+			lc.log.Info("gocoll: could not record a failure in the store", "err", err)
+		}
+	}()
+	t := time.NewTimer(publishWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
 	}
 }
 

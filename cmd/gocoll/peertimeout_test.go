@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -13,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gocoll/gocoll/lab"
 )
 
 // stampedLine is a line of output and when it was read.
@@ -39,14 +43,7 @@ func TestRunStoppedRankNamedByPeerTimeout(t *testing.T) {
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	lines := make(chan stampedLine, 1024)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			lines <- stampedLine{time.Now(), sc.Text()}
-		}
-	}()
+	lines := stampLines(stderr)
 	pids, _ := readLoopingPIDs(t, stdout, 3)
 	const victim = 1
 	stopped := time.Now()
@@ -59,25 +56,91 @@ func TestRunStoppedRankNamedByPeerTimeout(t *testing.T) {
 	err = cmd.Wait()
 	require.NoError(t, ctx.Err(), "the job did not end within a minute")
 	require.Error(t, err)
-	var text strings.Builder
-	for _, l := range all {
-		fmt.Fprintf(&text, "%6.2fs %s\n", l.at.Sub(stopped).Seconds(), l.text)
-	}
 	for _, r := range []int{0, 2} {
-		re := regexp.MustCompile(fmt.Sprintf(`^\[rank %d\] collcheck: gocoll: AllReduce`, r))
-		var found *stampedLine
-		for i := range all {
-			if re.MatchString(all[i].text) {
-				found = &all[i]
-				break
-			}
-		}
-		require.NotNil(t, found, "rank %d printed no error:\n%s", r, text.String())
+		found, text := firstError(all, r, stopped)
+		require.NotNil(t, found, "rank %d printed no error:\n%s", r, text)
 		require.Regexp(t, `rank 1\b.*stopped answering`, found.text, "rank %d", r)
 		took := found.at.Sub(stopped)
-		require.Less(t, took, peerTimeout+slack, "rank %d named rank 1 too late:\n%s", r, text.String())
-		require.Greater(t, took, peerTimeout-500*time.Millisecond, "rank %d named rank 1 before the timeout:\n%s", r, text.String())
+		require.Less(t, took, peerTimeout+slack, "rank %d named rank 1 too late:\n%s", r, text)
+		require.Greater(t, took, peerTimeout-500*time.Millisecond, "rank %d named rank 1 before the timeout:\n%s", r, text)
 		t.Logf("rank %d named rank 1 %.2fs after SIGSTOP: %s", r, took.Seconds(), found.text)
 	}
 	requireGone(t, pids)
+}
+
+// stampLines reads r's lines into a channel, each stamped with when it was
+// read; the channel closes at r's end.
+func stampLines(r io.Reader) <-chan stampedLine {
+	lines := make(chan stampedLine, 1024)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			lines <- stampedLine{time.Now(), sc.Text()}
+		}
+	}()
+	return lines
+}
+
+// firstError returns the first line in which rank r reports its
+// AllReduce's error, and all lines as text with times from since.
+func firstError(all []stampedLine, r int, since time.Time) (*stampedLine, string) {
+	var text strings.Builder
+	for _, l := range all {
+		fmt.Fprintf(&text, "%6.2fs %s\n", l.at.Sub(since).Seconds(), l.text)
+	}
+	re := regexp.MustCompile(fmt.Sprintf(`^\[rank %d\] collcheck: gocoll: AllReduce`, r))
+	for i := range all {
+		if re.MatchString(all[i].text) {
+			return &all[i], text.String()
+		}
+	}
+	return nil, text.String()
+}
+
+// Two lab hosts, two ranks each, over the default transport (MetaRoCE
+// between the hosts): every path between them cut silently in the middle
+// of AllReduce. Every rank's error names a rank of the other host within
+// GOCOLL_PEER_TIMEOUT (and slack), long before the store heartbeat's 30 s.
+func TestRunLabPathsCutNamedByPeerTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for the peer timeout in a lab: not in -short")
+	}
+	const peerTimeout, slack = 2 * time.Second, 6 * time.Second
+	l := upLab(t, lab.Spec{Sites: 2, HostsPerSite: 1, Paths: 2})
+	hostfile := filepath.Join(t.TempDir(), "hostfile")
+	require.NoError(t, os.WriteFile(hostfile, []byte(l.Hostfile(2)), 0o644))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bins.gocoll, "run", "--hostfile", hostfile, "--rsh", "ip netns exec {host}",
+		"--", bins.collcheck, "-mode", "loop", "-count", "4096")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	lines := stampLines(stderr)
+	readLoopingPIDs(t, stdout, 4)
+	cut := time.Now()
+	for _, p := range l.Paths() {
+		require.NoError(t, l.Cut(ctx, p, true), "cut %v", p)
+	}
+	t.Logf("both paths cut in %v", time.Since(cut).Round(time.Millisecond))
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	var all []stampedLine
+	for line := range lines {
+		all = append(all, line)
+	}
+	err = cmd.Wait()
+	require.NoError(t, ctx.Err(), "the job did not end within a minute")
+	require.Error(t, err)
+	for r := range 4 {
+		found, text := firstError(all, r, cut)
+		require.NotNil(t, found, "rank %d printed no error:\n%s", r, text)
+		other := 2 * (1 - r/2) // the first rank of the other host
+		require.Regexp(t, fmt.Sprintf(`rank (%d|%d)\b.*stopped answering`, other, other+1), found.text, "rank %d:\n%s", r, text)
+		took := found.at.Sub(cut)
+		require.Less(t, took, peerTimeout+slack, "rank %d named its peer too late:\n%s", r, text)
+		t.Logf("rank %d named its peer %.2fs after the cut: %s", r, took.Seconds(), found.text)
+	}
 }
