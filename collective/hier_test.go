@@ -96,3 +96,78 @@ func placedRank(ep transport.Endpoint, r, n int, algo collective.Algorithm, tp *
 	}
 	return nil
 }
+
+// TestPlacedLargeWorlds runs AllReduce (tree and hierarchical), Broadcast
+// and Reduce (tree) beyond the table's 16 ranks, on a scattered placement
+// over three sites, with an empty, a tiny and a many-chunk count.
+func TestPlacedLargeWorlds(t *testing.T) {
+	for _, n := range []int{33, 64} {
+		hostOf := make([]int, n)
+		for r := range hostOf {
+			hostOf[r] = (r * 7) % (n/4 + 1)
+		}
+		tp := placedTopology(t, hostOf, func(h int) string { return []string{"a", "b", "c"}[h%3] })
+		for _, algo := range []collective.Algorithm{collective.AlgoTree, collective.AlgoHierarchical} {
+			eps := inprocWorld(t, n)
+			var wg sync.WaitGroup
+			for r, ep := range eps {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c, err := collective.New(ep, 1, collective.Config{AllReduce: algo, Broadcast: collective.AlgoTree, Reduce: collective.AlgoTree, Topology: tp, ChunkBytes: collective.ChunkBytesMin})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+					defer cancel()
+					for _, count := range []int{0, 3, 100000} {
+						x := make([]float64, count)
+						for i := range x {
+							x[i] = float64(r + i)
+						}
+						if err := collective.AllReduce(ctx, c, x, x, collective.Sum); err != nil {
+							t.Error(err)
+							return
+						}
+						for i, v := range x {
+							if want := float64(n*i + n*(n-1)/2); v != want {
+								t.Errorf("n=%d %v: x[%d]=%v want %v", n, algo, i, v, want)
+								return
+							}
+						}
+						root := (count + 5) % n
+						y := make([]float64, count)
+						if r == root {
+							for i := range y {
+								y[i] = float64(i * 3)
+							}
+						}
+						if err := collective.Broadcast(ctx, c, y, y, root); err != nil {
+							t.Error(err)
+							return
+						}
+						for i, v := range y {
+							if v != float64(i*3) {
+								t.Errorf("bcast n=%d: y[%d]=%v", n, i, v)
+								return
+							}
+						}
+						z := make([]float64, count)
+						if err := collective.Reduce(ctx, c, y, z, collective.Sum, root); err != nil {
+							t.Error(err)
+							return
+						}
+						for i, v := range z {
+							if r == root && v != float64(n*i*3) {
+								t.Errorf("reduce n=%d: z[%d]=%v", n, i, v)
+								return
+							}
+						}
+					}
+				}()
+			}
+			wg.Wait()
+		}
+	}
+}

@@ -10,8 +10,9 @@ import (
 // Double binary tree (as NCCL's): the buffer is cut in two halves, and half
 // t is reduced up tree t and broadcast down it. The two trees are
 // topology.BinaryTree over the ring order (grouped site by site and host by
-// host, so most edges stay inside a host) and over the same order shifted
-// by one, so that every rank has children in at most one tree: each rank
+// host: every subtree is a run of that order, so the boundary between two
+// sites is crossed by at most one edge per level) and over the same order
+// shifted by one, so that every rank has children in at most one tree: each rank
 // sends and receives about the whole buffer once each way, in
 // 2*log2(n) + chunks steps instead of the ring's 2(n-1) + chunks.
 //
