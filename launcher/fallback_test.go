@@ -86,7 +86,7 @@ func joinBlockedBy(t *testing.T, n int, block *udpBlock, extra ...string) ([]*Wo
 	var wg sync.WaitGroup
 	for r := range n {
 		notices[r] = new(bytes.Buffer)
-		env := rankEnv(t, addr, r, n, append([]string{EnvUDPProbeTimeout + "=3s"}, extra...)...)
+		env := rankEnv(t, addr, r, n, append([]string{EnvUDPProbeTimeout + "=2s"}, extra...)...)
 		job, err := ParseEnv(LookupIn(env))
 		require.NoError(t, err)
 		job.openSocket, job.notices = block.opener(r), notices[r]
@@ -108,8 +108,8 @@ func TestUDPBlockedFallsBackToTCP(t *testing.T) {
 		require.NoError(t, err, "rank %d", r)
 	}
 	want := map[int]string{
-		1: "gocoll: rank 1: UDP to rank 2 (127.0.0.1) is blocked (no MetaRoCE handshake within 3s): using TCP for that pair\n",
-		2: "gocoll: rank 2: UDP to rank 1 (127.0.0.1) is blocked (no MetaRoCE handshake within 3s): using TCP for that pair\n",
+		1: "gocoll: rank 1: UDP to rank 2 (127.0.0.1) is blocked (no MetaRoCE handshake within 2s): using TCP for that pair\n",
+		2: "gocoll: rank 2: UDP to rank 1 (127.0.0.1) is blocked (no MetaRoCE handshake within 2s): using TCP for that pair\n",
 	}
 	for r := range n {
 		require.Equal(t, want[r], notices[r].String(), "rank %d's notices", r)
@@ -137,7 +137,7 @@ func TestUDPBlockedForcedMetaRoCEFails(t *testing.T) {
 		msg := err.Error()
 		require.NotContains(t, msg, "\n")
 		require.Contains(t, msg, "UDP is blocked between rank 0 (127.0.0.1) and rank 2 (127.0.0.1): "+
-			"no MetaRoCE handshake within 3s (GOCOLL_UDP_PROBE_TIMEOUT); open UDP between those hosts "+
+			"no MetaRoCE handshake within 2s (GOCOLL_UDP_PROBE_TIMEOUT); open UDP between those hosts "+
 			"(GOCOLL_UDP_PORTS chooses the ports), or leave GOCOLL_TRANSPORT unset to use TCP for such pairs", "rank %d", r)
 		require.True(t, strings.HasPrefix(msg, "gocoll: rank "), msg)
 		require.Empty(t, notices[r].String())
@@ -148,6 +148,9 @@ func TestUDPBlockedForcedMetaRoCEFails(t *testing.T) {
 // answers to the lower's handshake), and then from rank 0 to rank 3 (its
 // handshake). Either way both ranks agree the pair uses TCP.
 func TestUDPBlockedOneWay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two more probes of 2 s: not in -short")
+	}
 	for _, dir := range [][2]int{{3, 0}, {0, 3}} {
 		t.Run(fmt.Sprintf("%d to %d", dir[0], dir[1]), func(t *testing.T) {
 			const n = 4
