@@ -10,15 +10,31 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gocoll/gocoll/launcher"
 	"github.com/gocoll/gocoll/launcher/hosts"
 	"github.com/gocoll/gocoll/topology"
+	"github.com/gocoll/gocoll/transport/tcp"
 )
 
 // resolveTimeout bounds the check that remote host names resolve.
 const resolveTimeout = 5 * time.Second
+
+// Bounds of a job's size, checked before any rank starts.
+const (
+	// MaxRanks is the largest job: the largest world a rank accepts
+	// (tcp.MaxWorldSize, which launcher.Init checks).
+	MaxRanks = tcp.MaxWorldSize
+	// FilesPerRank is how many files the launcher may hold open for each
+	// rank it starts: the read ends of its stdout and stderr, its stdin
+	// (remote ranks), the process's pidfd, its connection to a store the
+	// launcher serves, and one to spare.
+	FilesPerRank = 6
+	// FilesReserved are the launcher's files besides its ranks'.
+	FilesReserved = 64
+)
 
 // plan is a checked Spec: where each rank runs, how it is started, and
 // where the store lives.
@@ -50,6 +66,9 @@ func makePlan(ctx context.Context, s Spec) (*plan, error) {
 			}
 		}
 	}
+	if s.NP > MaxRanks {
+		return nil, fmt.Errorf("-np %d: at most %d ranks in a job", s.NP, MaxRanks)
+	}
 	placements, err := topology.AssignRanks(hostList)
 	if err != nil {
 		return nil, err
@@ -60,6 +79,9 @@ func makePlan(ctx context.Context, s Spec) (*plan, error) {
 	}
 	if np > len(placements) {
 		return nil, fmt.Errorf("-np %d but the hosts have %d slots", np, len(placements))
+	}
+	if err := checkFiles(np); err != nil {
+		return nil, err
 	}
 	rsh, err := parseRsh(s.Rsh)
 	if err != nil {
@@ -79,7 +101,56 @@ func makePlan(ctx context.Context, s Spec) (*plan, error) {
 	if err := p.placeStore(); err != nil {
 		return nil, err
 	}
-	return p, checkExportValues(s)
+	if err := checkExportValues(s); err != nil {
+		return nil, err
+	}
+	return p, p.checkRankEnv()
+}
+
+// checkFiles makes sure the launcher may open the files np ranks need
+// (FilesPerRank each), within its RLIMIT_NOFILE.
+func checkFiles(np int) error {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return nil // no limit known: the start fails on its own, with its error
+	}
+	limit := uint64(lim.Cur) // int64 on some BSDs
+	if uint64(np)*FilesPerRank+FilesReserved <= limit {
+		return nil
+	}
+	most := uint64(0)
+	if limit > FilesReserved {
+		most = (limit - FilesReserved) / FilesPerRank
+	}
+	return fmt.Errorf("-np %d: this launcher may open %d files (RLIMIT_NOFILE), enough for %d ranks at %d files each; raise the limit (ulimit -n) or use fewer ranks",
+		np, limit, most, FilesPerRank)
+}
+
+// checkRankEnv checks, once before any rank starts, the environment ranks
+// will read (launcher.ParseEnv: every GOCOLL_* value, GOCOLL_TRANSPORT,
+// GOCOLL_DEBUG, the timeouts...), so that a bad value is one error from
+// the launcher rather than one from each rank: that of the first local
+// rank (the launcher's environment, the exports and gocoll's variables)
+// and of the first remote one (the exports and gocoll's variables).
+func (p *plan) checkRankEnv() error {
+	checked := map[bool]bool{}
+	for r := range p.placements {
+		if checked[p.local[r]] {
+			continue
+		}
+		checked[p.local[r]] = true
+		env := p.rankVars(r)
+		if p.local[r] {
+			env = append(append([]string(nil), p.spec.Environ...), env...)
+		}
+		if p.storeAddr == "" { // the launcher's store: its port is known once it listens
+			env = append(env, launcher.EnvStore+"=127.0.0.1:1")
+		}
+		if _, err := launcher.ParseEnv(launcher.LookupIn(env)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func localName(names []string) string {

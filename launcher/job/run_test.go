@@ -281,3 +281,54 @@ func TestRunUntagged(t *testing.T) {
 	require.Equal(t, []string{"out 0", "out 1"}, sortedLines(out.String()))
 	require.Equal(t, []string{"err 0", "err 1"}, sortedLines(errOut.String()))
 }
+
+// A job larger than MaxRanks, or than the launcher's RLIMIT_NOFILE allows,
+// is refused before any rank starts.
+func TestRunSizeLimits(t *testing.T) {
+	dir := t.TempDir()
+	s, _, _ := shSpec(MaxRanks+1, `: >"$1/started.$GOCOLL_RANK"`, dir)
+	_, err := Run(context.Background(), s)
+	require.EqualError(t, err, "-np 65537: at most 65536 ranks in a job")
+
+	var lim syscall.Rlimit
+	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim))
+	low := lim
+	low.Cur = 256
+	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low))
+	defer func() { require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)) }()
+	s.NP = 100
+	_, err = Run(context.Background(), s)
+	require.EqualError(t, err, "-np 100: this launcher may open 256 files (RLIMIT_NOFILE), enough for 32 ranks at 6 files each; raise the limit (ulimit -n) or use fewer ranks")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "a rank started")
+}
+
+// A bad GOCOLL_* value, in the launcher's environment or exported, is one
+// error from Run, before any rank starts.
+func TestRunChecksRankEnvironment(t *testing.T) {
+	for _, c := range []struct {
+		environ, export []string
+		want            string
+	}{
+		{[]string{"GOCOLL_TRANSPORT=ib"}, nil, `gocoll: GOCOLL_TRANSPORT="ib": want tcp, metaroce, shm, auto`},
+		{nil, []string{"GOCOLL_DEBUG=loud"}, `gocoll: GOCOLL_DEBUG="loud": want info, debug or trace`},
+		{[]string{"GOCOLL_PEER_TIMEOUT=soon"}, nil, `gocoll: GOCOLL_PEER_TIMEOUT="soon" is not a duration`},
+	} {
+		dir := t.TempDir()
+		s, _, _ := shSpec(3, `: >"$1/started.$GOCOLL_RANK"`, dir)
+		s.Environ = append(s.Environ, c.environ...)
+		s.Export = c.export
+		_, err := Run(context.Background(), s)
+		require.ErrorContains(t, err, c.want)
+		require.NotContains(t, err.Error(), "\n")
+		entries, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		require.Empty(t, entries, "a rank started")
+	}
+	s, _, _ := shSpec(2, `exit 0`)
+	s.Environ = append(s.Environ, "GOCOLL_TRANSPORT=tcp", "GOCOLL_DEBUG=info")
+	res, err := Run(context.Background(), s)
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode())
+}
