@@ -15,10 +15,16 @@ import (
 // 2(n-1)/n), the time per operation and the process's CPU time per
 // operation. Two untimed operations first fault in every buffer.
 func BenchAllReduce(b *testing.B, eps []transport.Endpoint, size int) {
+	BenchAllReduceConfig(b, eps, size, collective.Config{})
+}
+
+// BenchAllReduceConfig is BenchAllReduce with communicators of cfg (to
+// force an algorithm, for one).
+func BenchAllReduceConfig(b *testing.B, eps []transport.Endpoint, size int, cfg collective.Config) {
 	n := len(eps)
 	comms := make([]*collective.Comm, n)
 	for r, ep := range eps {
-		c, err := collective.New(ep, 1, collective.Config{})
+		c, err := collective.New(ep, 1, cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
