@@ -47,7 +47,7 @@ var flagSpecs = []flagSpec{
 	{short: "o", long: "op", set: setOp, help: "reduction: sum, prod, min, max, avg (default sum)"},
 	{short: "r", long: "root", set: setInt(func(o *Options) *int { return &o.Root }), help: "root rank of broadcast and reduce (default 0)"},
 	{short: "np", long: "np", set: setRanks, help: "ranks to start when run alone (default 4)"},
-	{long: "algo", set: setAlgo, help: "algorithm: auto, ring, recursive-doubling, chain, binomial, pairwise, direct (default auto)"},
+	{long: "algo", set: setAlgo, help: "algorithm: " + algoNames() + " (default auto)"},
 	{long: "transport", set: func(o *Options, v string) error { o.Transport = v; return nil }, help: "auto, shm, metaroce, tcp, mptcp or inproc (default auto: shared memory on one host, MetaRoCE across hosts; under a launcher, the launcher's)"},
 	{long: "in-process", boolean: true, set: setBool(func(o *Options) *bool { return &o.InProcess }), help: "run every rank as a goroutine of this process"},
 	{long: "json", boolean: true, set: setBool(func(o *Options) *bool { return &o.JSON }), help: "one JSON object per size instead of the table"},
@@ -218,7 +218,7 @@ func setBool(field func(*Options) *bool) func(*Options, string) error {
 func setDataType(o *Options, v string) error {
 	t, err := dtype.Parse(v)
 	if err != nil {
-		return fmt.Errorf("unknown data type %s", quoteArg(v))
+		return fmt.Errorf("unknown data type %s (want %s, or nccl-tests' float, double, bf16, half, int, uint)", quoteArg(v), dataTypeNames())
 	}
 	o.DataType = t
 	return nil
@@ -236,17 +236,48 @@ func setOp(o *Options, v string) error {
 func setAlgo(o *Options, v string) error {
 	a, err := collective.ParseAlgorithm(v)
 	if err != nil {
-		return fmt.Errorf("unknown algorithm %s", quoteArg(v))
+		return fmt.Errorf("unknown algorithm %s (want %s)", quoteArg(v), algoNames())
 	}
 	o.Algo = a
 	return nil
 }
 
+// dataTypeNames lists every data type's name.
+func dataTypeNames() string {
+	var names []string
+	for _, t := range dtype.All() {
+		names = append(names, t.String())
+	}
+	return strings.Join(names, ", ")
+}
+
+// algoNames lists every algorithm's name: those that ParseAlgorithm takes
+// back, from AlgoAuto on.
+func algoNames() string {
+	var names []string
+	for a := collective.AlgoAuto; ; a++ {
+		if b, err := collective.ParseAlgorithm(a.String()); err != nil || b != a {
+			break
+		}
+		names = append(names, a.String())
+	}
+	return strings.Join(names, ", ")
+}
+
+// setDuration reads --timeout: a duration such as 30s, or a number of
+// seconds (mpirun's and nccl-tests' form).
 func setDuration(o *Options, v string) error {
 	d, err := time.ParseDuration(v)
 	if err != nil {
-		return fmt.Errorf("%s is not a duration such as 30s or 5m", quoteArg(v))
+		secs, serr := strconv.ParseFloat(v, 64)
+		if serr != nil || secs != secs || secs > maxTimeout.Seconds() {
+			return fmt.Errorf("%s is not a duration such as 30s or 5m, or a number of seconds", quoteArg(v))
+		}
+		d = time.Duration(secs * float64(time.Second))
 	}
 	o.Timeout = d
 	return nil
 }
+
+// maxTimeout bounds --timeout given in seconds (a Duration holds 292 years).
+const maxTimeout = 24 * time.Hour * 365

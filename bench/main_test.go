@@ -221,6 +221,7 @@ func TestBadFlags(t *testing.T) {
 		{"allreduce", "--timeout", "soon"},
 		{"allreduce", "--label", "two words"},
 		{"allreduce", "--json=maybe"},
+		{"allreduce", "--timeout", "1e300"},
 	}
 	for _, args := range cases {
 		code, out, errOut := runBench(t, append(args, "--transport=inproc")[:len(args)]...)
@@ -229,6 +230,20 @@ func TestBadFlags(t *testing.T) {
 		require.Equal(t, 1, strings.Count(errOut, "\n"), "%q: %q", args, errOut)
 		require.True(t, strings.HasPrefix(errOut, "gocoll bench: "), "%q: %q", args, errOut)
 	}
+}
+
+// Errors for a bad data type or algorithm list the valid values; --timeout
+// takes seconds too.
+func TestBadChoicesListValues(t *testing.T) {
+	_, _, errOut := runBench(t, "allreduce", "-d", "float8", "--transport=inproc")
+	require.Equal(t, `gocoll bench: flag -d: unknown data type "float8" (want float32, float64, bfloat16, float16, int8, uint8, int32, uint32, int64, uint64, or nccl-tests' float, double, bf16, half, int, uint)`+"\n", errOut)
+	_, _, errOut = runBench(t, "allreduce", "--algo", "fastest", "--transport=inproc")
+	require.Equal(t, `gocoll bench: flag --algo: unknown algorithm "fastest" (want auto, ring, recursive-doubling, chain, binomial, pairwise, dissemination, direct, tree, hierarchical)`+"\n", errOut)
+	_, _, errOut = runBench(t, "allreduce", "-o", "xor", "--transport=inproc")
+	require.Contains(t, errOut, "(want sum, prod, min, max or avg)")
+	o, err := ParseArgs([]string{"allreduce", "--timeout", "2.5"})
+	require.NoError(t, err)
+	require.Equal(t, 2500*time.Millisecond, o.Timeout)
 }
 
 // TestHelp prints the flags to stdout and exits 0.
