@@ -144,3 +144,51 @@ func TestRunLabPathsCutNamedByPeerTimeout(t *testing.T) {
 		t.Logf("rank %d named its peer %.2fs after the cut: %s", r, took.Seconds(), found.text)
 	}
 }
+
+// Loss is no silence: two lab hosts, two ranks each, 5 % loss on both
+// paths each way, AllReduce in a loop over the default transport for 30 s
+// (the launcher's --timeout then stops the job): no rank reports an error,
+// though MetaRoCE's peer timeout (2 s) is far shorter than the run.
+func TestRunLabLossNoFalseAlarm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for 30 s in a lab: not in -short")
+	}
+	const run = 30 * time.Second
+	l := upLab(t, lab.Spec{Sites: 2, HostsPerSite: 1, Paths: 2, LossPct: 5})
+	hostfile := filepath.Join(t.TempDir(), "hostfile")
+	require.NoError(t, os.WriteFile(hostfile, []byte(l.Hostfile(2)), 0o644))
+	// The paths' counters halfway through and at the end show that the
+	// second half moved data too, through the loss.
+	mid := make(chan [2]uint64, 1)
+	timer := time.AfterFunc(run/2, func() { mid <- labTotals(t, l) })
+	defer timer.Stop()
+	o := gocollRun(t, run+time.Minute, "--hostfile", hostfile, "--rsh", "ip netns exec {host}",
+		"--timeout", run.String(), "--", bins.collcheck, "-mode", "loop", "-count", "65536")
+	end, half := labTotals(t, l), <-mid
+	t.Logf("paths: %d bytes and %d drops halfway, %d and %d at the end", half[0], half[1], end[0], end[1])
+	require.Greater(t, end[0]-half[0], uint64(1<<20), "the second half moved little")
+	require.Greater(t, end[1], half[1], "no loss in the second half")
+	require.NotEqual(t, 0, o.code, "the loop ended by itself:\n%s", o.stderr)
+	require.Len(t, regexp.MustCompile(`(?m)^\[rank \d\] looping pid=`).FindAllString(o.stdout, -1), 4, o.stdout)
+	require.NotRegexp(t, `collcheck: gocoll: AllReduce`, o.stderr)
+	require.NotContains(t, o.stderr, "stopped answering")
+	require.GreaterOrEqual(t, o.took, run)
+}
+
+// labTotals returns the bytes that left the routers on every path and the
+// emulation's drops, summed over paths and directions.
+func labTotals(t *testing.T, l *lab.Lab) [2]uint64 {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	stats, err := l.Stats(ctx)
+	if err != nil {
+		t.Errorf("lab stats: %v", err)
+		return [2]uint64{}
+	}
+	var sum [2]uint64
+	for _, s := range stats {
+		sum[0] += s.TxBytes
+		sum[1] += s.EmuDrops
+	}
+	return sum
+}
