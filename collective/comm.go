@@ -78,6 +78,14 @@ type Config struct {
 	// Timeout bounds an operation whose context has no deadline. Default 10
 	// minutes; a negative value is an error. Every wait has a deadline.
 	Timeout time.Duration
+	// StallTimeout is how long an operation runs before this rank reports
+	// it as stalled (OnStall) and goes on waiting. Default
+	// DefaultStallTimeout (30 s); negative: never.
+	StallTimeout time.Duration
+	// OnStall receives each stall report, from the stalled operation's
+	// goroutine; it must not block for long. Default (nil): the report is
+	// written to standard error.
+	OnStall func(StallReport)
 	// Topology, if set, says where each rank of the world runs (host, site,
 	// ...), by endpoint rank; it must have one entry per rank. Launchers set
 	// it; see Comm.Topology. Optional.
@@ -112,6 +120,9 @@ func (c Config) withDefaults(traits transport.Traits) (Config, error) {
 	}
 	if c.Timeout == 0 {
 		c.Timeout = 10 * time.Minute
+	}
+	if c.StallTimeout == 0 {
+		c.StallTimeout = DefaultStallTimeout
 	}
 	switch {
 	case c.ChunkBytes < ChunkBytesMin || c.ChunkBytes > ChunkBytesMax:
@@ -159,7 +170,8 @@ type Comm struct {
 	p2pRecvd []uint64 // user Recv count per peer
 
 	scratch scratchPool
-	choices sync.Map // automatic algorithms by choiceKey (choose.go)
+	flight  *flightRecorder // shared with the communicators Split makes
+	choices sync.Map        // automatic algorithms by choiceKey (choose.go)
 }
 
 // New returns the world communicator over ep: every rank of the endpoint's
@@ -205,6 +217,7 @@ func newComm(ep transport.Endpoint, id uint64, ranks []int, rank int, cfg Config
 	c := &Comm{ep: ep, id: id, ranks: ranks, rank: rank, cfg: cfg, shared: traits.SharedMemory,
 		p2pSent: make([]uint64, len(ranks)), p2pRecvd: make([]uint64, len(ranks))}
 	c.scratch.size = cfg.ChunkBytes
+	c.flight = new(flightRecorder)
 	return c, nil
 }
 
@@ -279,6 +292,7 @@ func (c *Comm) Split(ctx context.Context, color, key int) (*Comm, error) {
 		return nil, err
 	}
 	sub.topo = subTopology(c.topo, members)
+	sub.flight = c.flight
 	return sub, nil
 }
 

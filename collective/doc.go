@@ -73,6 +73,17 @@
 // invalid Config fails on its rank alone: neither takes an operation
 // number.
 //
+// # Hangs
+//
+// Each rank keeps a flight record of its last [FlightRecords] operations
+// ([Comm.FlightRecord]): communicator, sequence number, collective,
+// algorithm, size, state, start, and, for one that blocks, the rank it
+// waits on and the peers whose header has not come (they have not called
+// it). An operation that runs past Config.StallTimeout (default 30 s) is
+// reported once, to Config.OnStall or standard error, as a
+// [StallReport] naming the rank that never arrived or the one it waits on,
+// and goes on waiting; Config.Timeout (or the context) ends it.
+//
 // Every member must issue collectives on a communicator in the same order, as
 // with NCCL and MPI; independent orders belong on separate communicators
 // (see [Comm.Split]).

@@ -157,7 +157,7 @@ func (o *operation) checkHeader(peer int) error {
 		return nil // scanHeaders called from the wait below
 	}
 	p.checking = true
-	n, err := o.await(p.hdrReq)
+	n, err := o.await(p.hdrReq, peer)
 	p.checking = false
 	if err != nil {
 		return o.fail(o.peerErr(peer, err))

@@ -45,6 +45,9 @@ type operation struct {
 	treeTouched bool                            // touchPartners has run
 	unannounced int                             // touched peers that lack this rank's header
 	hdrBufs     []*[headerMsgMax]byte           // header buffers lent by headerBufs
+	start       time.Time                       // when the operation began
+	flightID    uint64                          // its flight record (flight.go)
+	stalled     bool                            // its stall was reported (stall.go)
 
 	// Initial backing of reqs and hdrBufs, enough for a small collective.
 	reqsInline    [8]transport.Request
@@ -70,9 +73,11 @@ func (c *Comm) newOperation(ctx context.Context, h header, key transport.OpKey, 
 	o := &operation{c: c, ctx: ctx, hdr: h, key: key, peers: make([]peerState, c.Size()), abort: abort}
 	o.reqs = o.reqsInline[:0]
 	o.hdrBufs = o.hdrBufsInline[:0]
+	o.start = time.Now()
 	if _, ok := ctx.Deadline(); !ok {
-		o.deadline = time.Now().Add(c.cfg.Timeout)
+		o.deadline = o.start.Add(c.cfg.Timeout)
 	}
+	o.record()
 	return o
 }
 
@@ -134,7 +139,8 @@ func (o *operation) postRecv(peer int, seq uint32, buf []byte) transport.Request
 	return r
 }
 
-// await waits for r. It first sends this rank's header to every touched
+// await waits for r, a request to or from peer (-1: several or unknown).
+// It first sends this rank's header to every touched
 // peer that lacks it. While it waits it looks, at growing intervals, at the
 // headers that have arrived from other peers, so that a mismatch elsewhere
 // ends this wait instead of leaving it to the deadline; from the first look
@@ -143,7 +149,10 @@ func (o *operation) postRecv(peer int, seq uint32, buf []byte) transport.Request
 // passed (ctx's own deadline ends it through ctx). One timer per operation,
 // made on the first wait that blocks, serves both: an operation that never
 // blocks (its messages were there, or came while it polled) costs none.
-func (o *operation) await(r transport.Request) (int, error) {
+// A wait that has lasted lookAfter writes its state to the flight record
+// at every look, and one that takes the operation past
+// Config.StallTimeout reports the stall once and goes on waiting.
+func (o *operation) await(r transport.Request, peer int) (int, error) {
 	o.announceTouched()
 	select {
 	case <-r.Done():
@@ -154,6 +163,7 @@ func (o *operation) await(r transport.Request) (int, error) {
 		return r.Wait(o.ctx)
 	}
 	interval := time.Millisecond
+	waitStart := time.Now()
 	tick := o.armTimer(interval)
 	defer o.timer.Stop()
 	for {
@@ -163,8 +173,13 @@ func (o *operation) await(r transport.Request) (int, error) {
 		case <-o.ctx.Done():
 			return r.Wait(o.ctx)
 		case <-tick:
-			if !o.deadline.IsZero() && !time.Now().Before(o.deadline) {
+			now := time.Now()
+			if !o.deadline.IsZero() && !now.Before(o.deadline) {
 				return 0, context.DeadlineExceeded
+			}
+			if now.Sub(waitStart) >= lookAfter {
+				o.look(peer, waitStart)
+				o.checkStall(now)
 			}
 			o.touchPartners()
 			o.announceTouched()
@@ -208,7 +223,7 @@ func (o *operation) waitRecv(pr pendingRecv) error {
 		}
 		pr.req = p.firstReq
 	}
-	n, err := o.await(pr.req)
+	n, err := o.await(pr.req, pr.peer)
 	if err != nil {
 		return o.fail(o.peerErr(pr.peer, err))
 	}
@@ -224,7 +239,7 @@ func (o *operation) wait(r transport.Request, peer int) error {
 	if err := o.checkHeader(peer); err != nil {
 		return err
 	}
-	if _, err := o.await(r); err != nil {
+	if _, err := o.await(r, peer); err != nil {
 		return o.fail(o.peerErr(peer, err))
 	}
 	return nil
@@ -250,7 +265,7 @@ func (o *operation) finish() error {
 		}
 	}
 	for _, r := range o.reqs {
-		if _, err := o.await(r); err != nil {
+		if _, err := o.await(r, -1); err != nil {
 			return o.fail(err)
 		}
 	}
@@ -298,16 +313,18 @@ func (o *operation) peerErr(peer int, err error) error {
 // where. It ends the operation.
 func (o *operation) execute(body func(o *operation) error) error {
 	if err := body(o); err != nil {
-		err = o.fail(err)
+		err = o.wrap(o.fail(err))
 		o.releaseHeaderBufs()
-		return o.wrap(err)
+		o.recordEnd(err)
+		return err
 	}
 	err := o.finish()
 	o.releaseHeaderBufs()
 	if err != nil {
-		return o.wrap(err)
+		err = o.wrap(err)
 	}
-	return nil
+	o.recordEnd(err)
+	return err
 }
 
 func (o *operation) wrap(err error) error {

@@ -1,0 +1,204 @@
+package collective
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// FlightRecords is how many operations a rank's flight recorder keeps: the
+// most recent ones, running or ended, of every communicator sharing the
+// world communicator's recorder (those made from it by Split). Older
+// records are overwritten, running or not.
+const FlightRecords = 128
+
+// OpState is where an operation is.
+type OpState uint8
+
+// Operation states.
+const (
+	OpRunning OpState = iota + 1
+	OpDone
+	OpFailed
+)
+
+var opStateNames = [...]string{"?", "running", "done", "failed"}
+
+func (s OpState) String() string {
+	if int(s) < len(opStateNames) {
+		return opStateNames[s]
+	}
+	return fmt.Sprintf("state(%d)", uint8(s))
+}
+
+// OpRecord is one operation as this rank's flight recorder saw it.
+type OpRecord struct {
+	Comm       uint64    // the communicator's id
+	Rank, Size int       // this rank in the communicator, and its size
+	Seq        uint64    // the operation's number there (point-to-point: per pair and direction)
+	Kind       Kind      // the collective
+	Algo       Algorithm // its algorithm
+	Bytes      int       // this rank's message size (count times element size)
+	Root       int       // the root, or -1
+	State      OpState
+	Start, End time.Time // End is zero while running
+	// WaitingOn is the communicator rank the operation waits on at its
+	// last blocking wait, or -1. Waited is how long that wait has lasted
+	// at the last look (every 100 ms at most while it blocks).
+	WaitingOn int
+	Waited    time.Duration
+	// Peers are the ranks the operation exchanges headers with; Missing,
+	// those of them whose header had not arrived at the last look: they
+	// had not started this operation (or not reached the step that talks
+	// to this rank).
+	Peers, Missing []int
+	Err            string // the error an operation that failed ended with
+}
+
+// String prints the record on one line, a running operation's age as of
+// now.
+func (r OpRecord) String() string { return r.format(time.Now()) }
+
+// format prints the record, a running operation's age as of now.
+func (r OpRecord) format(now time.Time) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s #%d (comm %#x, rank %d of %d, %s, %d bytes", r.Kind, r.Seq, r.Comm, r.Rank, r.Size, r.Algo, r.Bytes)
+	if r.Root >= 0 {
+		fmt.Fprintf(&b, ", root %d", r.Root)
+	}
+	fmt.Fprintf(&b, ") %s", r.State)
+	switch r.State {
+	case OpRunning:
+		fmt.Fprintf(&b, " for %v", now.Sub(r.Start).Round(time.Millisecond))
+		if r.WaitingOn >= 0 {
+			fmt.Fprintf(&b, ", waiting on rank %d", r.WaitingOn)
+		}
+		if len(r.Missing) > 0 {
+			fmt.Fprintf(&b, ", no header yet from %s", rankList(r.Missing))
+		}
+	default:
+		fmt.Fprintf(&b, " in %v", r.End.Sub(r.Start).Round(time.Microsecond))
+		if r.Err != "" {
+			fmt.Fprintf(&b, ": %s", r.Err)
+		}
+	}
+	return b.String()
+}
+
+// rankList prints ranks as "rank 2" or "ranks 1, 3".
+func rankList(ranks []int) string {
+	s := make([]string, len(ranks))
+	for i, r := range ranks {
+		s[i] = fmt.Sprint(r)
+	}
+	if len(ranks) == 1 {
+		return "rank " + s[0]
+	}
+	return "ranks " + strings.Join(s, ", ")
+}
+
+// flightRecorder is a rank's ring of its most recent operations. Each
+// operation writes its slot at start, at every look while it blocks, and
+// at its end, under mu; a slot reused by a newer operation is no longer
+// the older one's to write (id tells them apart).
+type flightRecorder struct {
+	mu   sync.Mutex
+	ring [FlightRecords]OpRecord
+	next uint64 // operations recorded so far; the next one's id
+}
+
+// start records a new running operation and returns its id.
+func (f *flightRecorder) start(rec OpRecord) uint64 {
+	f.mu.Lock()
+	id := f.next
+	f.next++
+	f.ring[id%FlightRecords] = rec
+	f.mu.Unlock()
+	return id
+}
+
+// update applies fn to operation id's record, if it is still in the ring.
+func (f *flightRecorder) update(id uint64, fn func(*OpRecord)) {
+	f.mu.Lock()
+	if f.next-id <= FlightRecords {
+		fn(&f.ring[id%FlightRecords])
+	}
+	f.mu.Unlock()
+}
+
+// snapshot returns a copy of the records, oldest first.
+func (f *flightRecorder) snapshot() []OpRecord {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := min(f.next, FlightRecords)
+	out := make([]OpRecord, 0, n)
+	for id := f.next - n; id < f.next; id++ {
+		r := f.ring[id%FlightRecords]
+		r.Peers, r.Missing = slices.Clone(r.Peers), slices.Clone(r.Missing)
+		out = append(out, r)
+	}
+	return out
+}
+
+// FlightRecord returns this rank's flight record: its most recent
+// operations (at most FlightRecords) on this communicator and on every
+// communicator sharing its recorder, oldest first.
+func (c *Comm) FlightRecord() []OpRecord { return c.flight.snapshot() }
+
+// Pending returns the operations of the flight record still running.
+func Pending(records []OpRecord) []OpRecord {
+	var out []OpRecord
+	for _, r := range records {
+		if r.State == OpRunning {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// record starts the operation's flight record.
+func (o *operation) record() {
+	h := o.hdr
+	o.flightID = o.c.flight.start(OpRecord{
+		Comm: o.c.id, Rank: o.c.rank, Size: o.c.Size(), Seq: o.key.Op,
+		Kind: h.kind, Algo: h.algo, Bytes: int(h.count) * max(1, h.dt.Size()), Root: int(h.root),
+		State: OpRunning, Start: o.start, WaitingOn: -1,
+	})
+}
+
+// look writes, while the operation blocks on peer (-1: unknown) since
+// since, whom it waits on and which touched peers' headers have not come.
+func (o *operation) look(peer int, since time.Time) {
+	var peers, missing []int
+	for i := range o.peers {
+		p := &o.peers[i]
+		if !p.touched {
+			continue
+		}
+		peers = append(peers, i)
+		if !p.checked && p.hdrReq != nil {
+			select {
+			case <-p.hdrReq.Done():
+			default:
+				missing = append(missing, i)
+			}
+		}
+	}
+	waited := time.Since(since)
+	o.c.flight.update(o.flightID, func(r *OpRecord) {
+		r.WaitingOn, r.Waited, r.Peers, r.Missing = peer, waited, peers, missing
+	})
+}
+
+// recordEnd ends the operation's flight record with err.
+func (o *operation) recordEnd(err error) {
+	now := time.Now()
+	o.c.flight.update(o.flightID, func(r *OpRecord) {
+		r.End, r.State, r.WaitingOn, r.Missing = now, OpDone, -1, nil
+		if err != nil {
+			r.State, r.Err = OpFailed, err.Error()
+		}
+	})
+}
