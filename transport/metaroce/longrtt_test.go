@@ -62,8 +62,9 @@ func transfer(s *sim, ca, cb metaroce.ConnID, msg uint64, size int, limit time.D
 
 // TestLongRTT sends an 8-byte message and then 16 MiB over 4 paths at
 // round trips of 100 µs to 100 ms, without loss and with 1% and 5% on
-// every link in both directions, and over paths of 2 and 20 ms in one
-// connection: each arrives whole, and no path is left dead.
+// every link in both directions, over paths of 2 and 20 ms in one
+// connection, and at 10 µs and 200 ms: each arrives whole, and no path is
+// left dead.
 func TestLongRTT(t *testing.T) {
 	type tc struct {
 		rtts []time.Duration
@@ -77,6 +78,9 @@ func TestLongRTT(t *testing.T) {
 	}
 	mixed := []time.Duration{2 * time.Millisecond, 20 * time.Millisecond, 2 * time.Millisecond, 20 * time.Millisecond}
 	cases = append(cases, tc{mixed, 0}, tc{mixed, 0.01})
+	// The ends of the range: 10 µs, and 200 ms.
+	cases = append(cases, tc{[]time.Duration{10 * time.Microsecond}, 0}, tc{[]time.Duration{200 * time.Millisecond}, 0},
+		tc{[]time.Duration{200 * time.Millisecond}, 0.05})
 	for i, c := range cases {
 		for _, datagram := range []int{9000, 1452} {
 			name := fmt.Sprintf("rtt=%v/loss=%g/datagram=%d", c.rtts, c.loss, datagram)
