@@ -58,6 +58,9 @@
 //	                          choice where the job spans hosts, else by size)
 //	GOCOLL_HEARTBEAT_TIMEOUT  a rank whose store heartbeat stands still this long is dead (default 30s)
 //	GOCOLL_CONNECT_TIMEOUT    bound on forming the world (default 120s)
+//	GOCOLL_TIMEOUT            bound on each collective operation, which then fails (default 10m)
+//	GOCOLL_STALL_TIMEOUT      an operation running this long is reported on stderr, naming the rank
+//	                          that never arrived or the one it waits on, and goes on (default 30s)
 //
 // Every variable is checked before the rank joins: a bad value is a
 // one-line error naming it. gocoll run also sets GOCOLL_WATCH_STDIN=1 for

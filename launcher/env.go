@@ -47,6 +47,8 @@ const (
 	EnvUDPPorts         = "GOCOLL_UDP_PORTS"         // metaroce: the UDP ports the path sockets bind, like 50000-50999
 	EnvPathIfaces       = "GOCOLL_PATH_IFACES"       // metaroce: each path's interface or local IP, like eth0,eth1
 	EnvAlgo             = "GOCOLL_ALGO"              // forced algorithms, like tree or allreduce:hierarchical,broadcast:chain
+	EnvTimeout          = "GOCOLL_TIMEOUT"           // bound on each collective operation (collective.Config.Timeout)
+	EnvStallTimeout     = "GOCOLL_STALL_TIMEOUT"     // an operation running this long is reported as stalled (collective.Config.StallTimeout)
 	// EnvGoMaxProcs is the Go runtime's own variable; when it is set, Join
 	// leaves the runtime's GOMAXPROCS alone (see Job.FitGoMaxProcs).
 	EnvGoMaxProcs = "GOMAXPROCS"
@@ -156,6 +158,12 @@ type Job struct {
 	Algo           collective.AlgoSpec
 	ConnectTimeout time.Duration // in (0, MaxTimeout]
 	WatchStdin     bool
+	// OpTimeout and StallTimeout are the world communicator's
+	// Config.Timeout and Config.StallTimeout where the Config given to
+	// Join leaves them zero (GOCOLL_TIMEOUT, GOCOLL_STALL_TIMEOUT); in
+	// [1ms, MaxTimeout], zero (the collective package's defaults: 10 min
+	// and 30 s) if unset.
+	OpTimeout, StallTimeout time.Duration
 	// FitGoMaxProcs (GOMAXPROCS not set) lets Join divide the processors
 	// the Go runtime uses among the ranks of this host: GOMAXPROCS becomes
 	// its value divided by the number of local ranks, at least 1. With
@@ -510,6 +518,12 @@ func (e envReader) behaviour(j *Job) error {
 		return err
 	}
 	if j.PeerTimeout, err = e.duration(EnvPeerTimeout, DefaultPeerTimeout, MinPeerTimeout); err != nil {
+		return err
+	}
+	if j.OpTimeout, err = e.duration(EnvTimeout, 0, time.Millisecond); err != nil {
+		return err
+	}
+	if j.StallTimeout, err = e.duration(EnvStallTimeout, 0, time.Millisecond); err != nil {
 		return err
 	}
 	if j.PeerTimeout > MaxPeerTimeout {

@@ -95,6 +95,11 @@ func TestParseEnvSettings(t *testing.T) {
 	require.Equal(t, mrtransport.PortRange{Lo: 50000, Hi: 50999}, j.UDPPorts)
 	require.Equal(t, []string{"eth0", "10.2.0.1"}, j.PathInterfaces)
 	require.True(t, j.WatchStdin)
+	require.Zero(t, j.OpTimeout) // the collective package's default
+	j, err = ParseEnv(envOf(append(base, "GOCOLL_TIMEOUT=90s", "GOCOLL_STALL_TIMEOUT=2.5")...))
+	require.NoError(t, err)
+	require.Equal(t, 90*time.Second, j.OpTimeout)
+	require.Equal(t, 2500*time.Millisecond, j.StallTimeout)
 
 	j, err = ParseEnv(envOf(append(base, "GOCOLL_DEBUG=info")...))
 	require.NoError(t, err)
@@ -148,6 +153,8 @@ func TestParseEnvErrors(t *testing.T) {
 		`GOCOLL_UDP_PORTS="5000-5003" holds 4 `:    {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_UDP_PORTS=5000-5003"},
 		`GOCOLL_PATH_IFACES: mrtransport: inter`:   {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_PATH_IFACES=eth0,,eth1"},
 		`GOCOLL_CONNECT_TIMEOUT="-1"`:              {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_CONNECT_TIMEOUT=-1"},
+		`GOCOLL_TIMEOUT="soon" is not a`:           {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_TIMEOUT=soon"},
+		`GOCOLL_STALL_TIMEOUT="0s" is outside`:     {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_STALL_TIMEOUT=0s"},
 		`GOCOLL_STORE_SERVE="maybe"`:               {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_STORE_SERVE=maybe"},
 		`GOCOLL_ADDR="here"`:                       {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_ADDR=here"},
 		`GOCOLL_SITE: site "a b"`:                  {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_SITE=a b"},

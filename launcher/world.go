@@ -148,6 +148,12 @@ func (lc *lifecycle) form(ctx context.Context, cfg collective.Config) (*World, e
 	lc.guard.notes = lc
 	cfg.Topology = &topo
 	job.Algo.Apply(&cfg)
+	if cfg.Timeout == 0 {
+		cfg.Timeout = job.OpTimeout
+	}
+	if cfg.StallTimeout == 0 {
+		cfg.StallTimeout = job.StallTimeout
+	}
 	comm, err := collective.NewOwning(lc.guard, worldCommID, cfg, lc)
 	if err != nil {
 		return nil, err
