@@ -6,22 +6,28 @@
 # Usage: bench/lab.sh [ROW...]        (default: every row below)
 #   env: LAB (lab name, default bl), TIME (seconds per run, default 8; rows
 #        with a long RTT run twice as long), OUT (default bench/results/lab),
-#        TRANSPORTS (default "metaroce tcp")
+#        TRANSPORTS (default "metaroce tcp mptcp"; mptcp needs python3)
 #
 # Each row brings a lab up, runs `gocoll bench p2p` (rank 0 in s1h1 sends to
 # rank 1 in s2h1) under `gocoll run --rsh 'ip netns exec {host}'` once per
 # transport, and keeps the lab's counters. OUT/table.md gets one line per
 # row; OUT/raw/ has every run's output and counters.
 #
-# Not yet here (issue 13 item 6): kernel MPTCP, the TCP flow sharing the
-# paths, incast, the 2x2x2 AllReduce, and PNG plots.
+# mptcp is the kernel's MPTCP, driven by a small python3 sender and receiver
+# (gocoll bench p2p --transport mptcp needs a store the launcher serves,
+# which the root namespace cannot reach here): the receiver's host signals
+# its address with 7 more ports (shared/recipes/slurm-mptcp.md part B3), so
+# up to 8 subflows, which the routers hash onto the links by port.
+#
+# Not yet here (issue 13 item 6): the TCP flow sharing the paths, incast,
+# the 2x2x2 AllReduce, and PNG plots.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 LAB=${LAB:-bl}
 TIME=${TIME:-8}
 OUT=${OUT:-bench/results/lab}
-TRANSPORTS=${TRANSPORTS:-metaroce tcp}
+TRANSPORTS=${TRANSPORTS:-metaroce tcp mptcp}
 [[ $(id -u) -eq 0 ]] || { echo "bench/lab.sh: needs root (network namespaces)" >&2; exit 2; }
 
 BIN=$(mktemp -d)
@@ -31,6 +37,67 @@ cleanup() { "$G" lab down --name "$LAB" >/dev/null 2>&1 || true; rm -rf "$BIN"; 
 trap cleanup EXIT
 go build -o "$G" ./cmd/gocoll
 mkdir -p "$OUT/raw"
+if [[ " $TRANSPORTS " == *" mptcp "* ]] && ! command -v python3 >/dev/null; then
+  echo "bench/lab.sh: no python3: leaving mptcp out" >&2
+  TRANSPORTS=${TRANSPORTS/mptcp/}
+fi
+
+# mptcp.py recv ADDR PORT | send ADDR PORT SECONDS: one MPTCP connection; the
+# receiver prints goodput per second and in total, as gocoll bench p2p does.
+cat >"$BIN/mptcp.py" <<'PY'
+import socket, sys, time
+MPTCP = getattr(socket, "IPPROTO_MPTCP", 262)
+mode, addr, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+if mode == "recv":
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM, MPTCP)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind((addr, port)); ls.listen(1); ls.settimeout(30)
+    c, _ = ls.accept(); c.settimeout(30)
+    buf = bytearray(4 << 20); total = 0; start = None; last = 0; tick = 1.0; n_tick = 0
+    while True:
+        n = c.recv_into(buf)
+        now = time.monotonic()
+        if n == 0:
+            break
+        if start is None:
+            start = now
+        total += n; n_tick += n; last = now
+        if now - start >= tick:
+            print("[rank 0] %8.2f %16.1f" % (now - start, n_tick * 8 / 1e6), flush=True)
+            tick += 1.0; n_tick = 0
+    secs = max(last - (start or last), 1e-9)
+    print("[rank 0] # total: %.1f MiB in %.2f s, goodput %.1f Mbit/s (kernel MPTCP, python3)" % (total / 2**20, secs, total * 8 / secs / 1e6))
+else:
+    secs = float(sys.argv[4]); deadline = time.monotonic() + 10
+    while True:
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, MPTCP)
+        try:
+            s.connect((addr, port)); break
+        except OSError:
+            s.close()
+            if time.monotonic() > deadline: raise
+            time.sleep(0.05)
+    data = bytes(4 << 20); end = time.monotonic() + secs
+    while time.monotonic() < end:
+        s.sendall(data)
+    s.close()
+PY
+
+# run_mptcp RAW SECONDS: one MPTCP connection from s1h1 to s2h1.
+run_mptcp() {
+  local raw=$1 secs=$2 h p
+  for h in s1h1 s2h1; do "$G" lab exec --name "$LAB" "$h" -- ip mptcp limits set subflows 8 add_addr_accepted 8; done
+  for p in 10100 10101 10102 10103 10104 10105 10106; do
+    "$G" lab exec --name "$LAB" s2h1 -- ip mptcp endpoint add 10.2.0.11 port "$p" signal
+  done
+  "$G" lab exec --name "$LAB" s2h1 -- python3 "$BIN/mptcp.py" recv 10.2.0.11 7000 >"$raw" 2>&1 &
+  local recv=$!
+  "$G" lab exec --name "$LAB" s1h1 -- python3 "$BIN/mptcp.py" send 10.2.0.11 7000 "$secs" >>"$raw.send" 2>&1 ||
+    echo "# run failed: sender $?" >>"$raw"
+  wait "$recv" || echo "# run failed: receiver $?" >>"$raw"
+  { echo "# subflow endpoints: 10.2.0.11 ports 7000 (initial), 10100-10106 (signalled)"; cat "$raw.send"; } >>"$raw"
+  rm -f "$raw.send"
+}
 
 # Rows: name | capacity (Mbit/s) | target | time multiplier | lab up flags |
 # set-up (shape:PATH:RATE,...) or mid-run command (midrun:ARGS of gocoll lab,
@@ -95,8 +162,12 @@ for row in "${ROWS[@]}"; do
       # shellcheck disable=SC2086
       (sleep $((secs / 2)) && "$G" lab ${event#midrun:} --name "$LAB" >/dev/null) &
     fi
-    "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout $((secs + 60))s \
-      -x GOCOLL_TRANSPORT="$tr" -- "$G" bench p2p --time "${secs}s" >"$raw" 2>&1 || echo "# run failed: $?" >>"$raw"
+    if [[ $tr == mptcp ]]; then
+      run_mptcp "$raw" "$secs"
+    else
+      "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout $((secs + 60))s \
+        -x GOCOLL_TRANSPORT="$tr" -- "$G" bench p2p --time "${secs}s" >"$raw" 2>&1 || echo "# run failed: $?" >>"$raw"
+    fi
     wait
     { echo "# lab counters after the run"; "$G" lab stats --name "$LAB"; } >>"$raw"
     "$G" lab down --name "$LAB" >/dev/null
