@@ -219,3 +219,50 @@ func fill(n int, seed byte) []byte {
 
 // mbps formats a rate in bytes/s.
 func gbps(bytesPerSec float64) string { return fmt.Sprintf("%.2f Gb/s", bytesPerSec*8/1e9) }
+
+// pump keeps a window of messages of one size in flight from node 0 to
+// node 1 on stream pumpStream, each receive posted before its send, for as
+// long as the simulation runs, with window buffers reused (so a long run
+// holds little memory); each message is checked whole as it arrives.
+type pump struct {
+	s          *sim
+	ca, cb     metaroce.ConnID
+	srcs, bufs [][]byte
+	rounds     []uint64 // messages sent per slot
+	done       int      // messages arrived and checked
+}
+
+const pumpStream = 77
+
+func startPump(s *sim, ca, cb metaroce.ConnID, size, window int) *pump {
+	p := &pump{s: s, ca: ca, cb: cb, rounds: make([]uint64, window)}
+	for i := range window {
+		p.srcs = append(p.srcs, fill(size, byte(i)))
+		p.bufs = append(p.bufs, make([]byte, size))
+		p.post(s.fab.Now(), i)
+	}
+	prev := s.onEvent
+	s.onEvent = func(node int, at time.Duration, ev metaroce.Event) {
+		if prev != nil {
+			prev(node, at, ev)
+		}
+		if node != 1 || ev.Kind != metaroce.EventRecvDone || ev.Stream != pumpStream {
+			return
+		}
+		require.NoError(s.t, ev.Err, "seed %d", s.seed)
+		slot := int(ev.Msg % uint64(window))
+		require.True(s.t, string(p.srcs[slot]) == string(p.bufs[slot]), "message %d damaged (seed %d)", ev.Msg, s.seed)
+		p.done++
+		clear(p.bufs[slot])
+		p.post(at, slot)
+	}
+	return p
+}
+
+// post posts the receive and the send of the next message, in slot.
+func (p *pump) post(now time.Duration, slot int) {
+	id := p.rounds[slot]*uint64(len(p.srcs)) + uint64(slot) // id mod window is the slot
+	p.rounds[slot]++
+	require.NoError(p.s.t, p.s.eps[1].PostRecv(now, p.cb, pumpStream, id, p.bufs[slot]))
+	require.NoError(p.s.t, p.s.eps[0].Send(now, p.ca, pumpStream, id, p.srcs[slot]))
+}
