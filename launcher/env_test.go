@@ -220,6 +220,9 @@ func FuzzParseEnv(f *testing.F) {
 	f.Add("GOCOLL_RANK", "1", "GOCOLL_WORLD_SIZE", "4", "GOCOLL_STORE", "h:1")
 	f.Add("SLURM_PROCID", "0", "SLURM_NTASKS", "2", "SLURM_STEP_NODELIST", "n[1-2]")
 	f.Add("RANK", "0", "WORLD_SIZE", "2", "GOCOLL_HEARTBEAT_TIMEOUT", "1e300")
+	f.Add("GOCOLL_RANK", "0", "GOCOLL_WORLD_SIZE", "1", "GOCOLL_UDP_PORTS", "50000-50007")
+	f.Add("GOCOLL_RANK", "0", "GOCOLL_WORLD_SIZE", "1", "GOCOLL_PATH_IFACES", "eth0,10.0.0.1")
+	f.Add("GOCOLL_RANK", "0", "GOCOLL_WORLD_SIZE", "1", "GOCOLL_PEER_TIMEOUT", "1e-3")
 	f.Fuzz(func(t *testing.T, k1, v1, k2, v2, k3, v3 string) {
 		j, err := ParseEnv(envOf(k1+"="+v1, k2+"="+v2, k3+"="+v3, "MASTER_ADDR=h", "MASTER_PORT=2"))
 		if err != nil {
@@ -231,5 +234,8 @@ func FuzzParseEnv(f *testing.F) {
 		require.NotEmpty(t, j.JobKey)
 		require.GreaterOrEqual(t, j.HeartbeatTimeout, MinHeartbeatTimeout)
 		require.LessOrEqual(t, j.HeartbeatTimeout, MaxTimeout)
+		require.True(t, j.PeerTimeout >= MinPeerTimeout && j.PeerTimeout <= MaxPeerTimeout, "%v", j.PeerTimeout)
+		require.True(t, j.UDPProbeTimeout >= MinUDPProbeTimeout && j.UDPProbeTimeout <= MaxUDPProbeTimeout)
+		require.True(t, j.UDPPorts.IsZero() || j.UDPPorts.Len() >= mrtransport.DefaultPaths, "%v", j.UDPPorts)
 	})
 }

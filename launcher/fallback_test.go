@@ -168,3 +168,38 @@ func TestUDPBlockedOneWay(t *testing.T) {
 		})
 	}
 }
+
+// The probe's results come from the store: whatever they hold, the
+// exchange fails with an error or gives blocked pairs that are sorted,
+// distinct, within the world, and agree with this rank's blocked peers.
+func FuzzExchangeProbe(f *testing.F) {
+	f.Add([]byte("[]"), []byte("[2]"), []byte("[1]"))
+	f.Add([]byte("null"), []byte("[0,0]"), []byte("[-1]"))
+	f.Add([]byte("[1,2]"), []byte("{"), []byte("[3]"))
+	f.Fuzz(func(t *testing.T, v0, v1, v2 []byte) {
+		const n = 3
+		spec := transportSpec{Rank: 1, Size: n,
+			Exchange: func(context.Context, string, []byte) ([][]byte, error) { return [][]byte{v0, v1, v2}, nil }}
+		out, err := exchangeProbe(context.Background(), spec, nil)
+		if err != nil {
+			require.NotContains(t, err.Error(), "\n")
+			return
+		}
+		require.Len(t, out.blocked, n)
+		want := make([]bool, n)
+		for i, p := range out.pairs {
+			require.True(t, 0 <= p[0] && p[0] < p[1] && p[1] < n, "%v", p)
+			if i > 0 {
+				prev := out.pairs[i-1]
+				require.True(t, prev[0] < p[0] || prev[0] == p[0] && prev[1] < p[1], "%v then %v", prev, p)
+			}
+			switch spec.Rank {
+			case p[0]:
+				want[p[1]] = true
+			case p[1]:
+				want[p[0]] = true
+			}
+		}
+		require.Equal(t, want, out.blocked)
+	})
+}
