@@ -91,8 +91,8 @@
 //	those hosts (GOCOLL_UDP_PORTS chooses the ports), or leave GOCOLL_TRANSPORT unset to use TCP for
 //	such pairs
 //
-// (one line, folded here). The probe costs nothing where UDP flows: the
-// handshakes complete at once and only the store exchange is added.
+// (one line, folded here). Where UDP flows, the handshakes end at once and
+// the probe adds one exchange through the store to forming the world.
 //
 // # Health
 //
@@ -116,6 +116,7 @@
 // adds that reason to its own error: the reason of the latest abort it
 // heard from that rank, else the record in the store. So every rank's
 // error names the rank that failed first, not just the neighbour that gave
-// up on it, even where the store is out of reach. Each rank watches every other's
-// heartbeat: n reads of the store per rank per GOCOLL_HEARTBEAT_TIMEOUT/10.
+// up on it, even where the store is out of reach. Each rank watches every
+// other's heartbeat: n reads of the store per rank per
+// GOCOLL_HEARTBEAT_TIMEOUT/10.
 package launcher
