@@ -32,8 +32,10 @@ func TestRunStoppedRankNamedByPeerTimeout(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for the peer timeout and the launcher's grace: not in -short")
 	}
-	// Not the default (2 s), to see that the variable is what counts.
-	const peerTimeout, slack = 3 * time.Second, 6 * time.Second
+	// Not the default (2 s), to see that the variable is what counts: the
+	// peer is named after more than 3 s (it may have been quiet for a
+	// moment before the stop) and before 10 s.
+	const peerTimeout, slack = 4 * time.Second, 6 * time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bins.gocoll, "run", "-np", "3", "-x", "GOCOLL_TRANSPORT=metaroce",
@@ -62,7 +64,7 @@ func TestRunStoppedRankNamedByPeerTimeout(t *testing.T) {
 		require.Regexp(t, `rank 1\b.*stopped answering`, found.text, "rank %d", r)
 		took := found.at.Sub(stopped)
 		require.Less(t, took, peerTimeout+slack, "rank %d named rank 1 too late:\n%s", r, text)
-		require.Greater(t, took, peerTimeout-500*time.Millisecond, "rank %d named rank 1 before the timeout:\n%s", r, text)
+		require.Greater(t, took, peerTimeout-time.Second, "rank %d named rank 1 before the timeout:\n%s", r, text)
 		t.Logf("rank %d named rank 1 %.2fs after SIGSTOP: %s", r, took.Seconds(), found.text)
 	}
 	requireGone(t, pids)
