@@ -217,7 +217,9 @@ type Config struct {
 	// address is then not used (its port is); with Interfaces, the
 	// default ListenAddr is 0.0.0.0:0 and the loopback defaults do not
 	// apply. 1 to metaroce.MaxPaths entries; ParseInterfaces reads the
-	// form "eth1,eth2". Default: every path binds ListenAddr.
+	// form "eth1,eth2". Default: every path binds ListenAddr. A custom
+	// OpenSocket is given the address only: it binds the device itself
+	// (udpio.Config.Device), or leaves the route to the routing table.
 	Interfaces []string
 
 	// Repick configures the re-picking of a path's port when two paths

@@ -81,6 +81,12 @@ func (p *jumboPair) teardown() {
 // the namespace's; the thread ends with its goroutine.
 func (p *jumboPair) world(ctx context.Context, cfg Config) []*Endpoint {
 	p.t.Helper()
+	return p.worldEach(ctx, [2]Config{cfg, cfg})
+}
+
+// worldEach is world with rank i configured by cfgs[i].
+func (p *jumboPair) worldEach(ctx context.Context, cfgs [2]Config) []*Endpoint {
+	p.t.Helper()
 	addrs := make([]chan PeerAddr, 2)
 	all := make(chan []PeerAddr, 2)
 	type result struct {
@@ -96,11 +102,15 @@ func (p *jumboPair) world(ctx context.Context, cfg Config) []*Endpoint {
 				if err := enterNS(jumboNS[i]); err != nil {
 					return nil, err
 				}
-				c := cfg
+				c := cfgs[i]
 				c.Rank, c.Size = i, 2
 				// Sockets opened later (a re-picked port) are opened in the
 				// namespace too.
-				c.OpenSocket = func(_ int, addr netip.AddrPort) (PathSocket, error) {
+				c.OpenSocket = func(path int, addr netip.AddrPort) (PathSocket, error) {
+					uc := udpio.Config{ReadBuffer: DefaultSocketBuffer, WriteBuffer: DefaultSocketBuffer, BatchSize: DefaultBatch}
+					if n := len(c.Interfaces); n > 0 && !isAddr(c.Interfaces[path%n]) {
+						uc.Device = c.Interfaces[path%n] // as the default opener does
+					}
 					type opened struct {
 						s   PathSocket
 						err error
@@ -112,7 +122,7 @@ func (p *jumboPair) world(ctx context.Context, cfg Config) []*Endpoint {
 							ch <- opened{nil, err}
 							return
 						}
-						s, err := OpenUDPIO(addr, udpio.Config{ReadBuffer: DefaultSocketBuffer, WriteBuffer: DefaultSocketBuffer, BatchSize: DefaultBatch})
+						s, err := OpenUDPIO(addr, uc)
 						ch <- opened{s, err}
 					}()
 					o := <-ch
