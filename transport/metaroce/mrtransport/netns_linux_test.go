@@ -2,6 +2,7 @@ package mrtransport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -87,6 +88,14 @@ func (p *jumboPair) world(ctx context.Context, cfg Config) []*Endpoint {
 // worldEach is world with rank i configured by cfgs[i].
 func (p *jumboPair) worldEach(ctx context.Context, cfgs [2]Config) []*Endpoint {
 	p.t.Helper()
+	eps, err := p.tryWorld(ctx, cfgs)
+	require.NoError(p.t, err)
+	return eps
+}
+
+// tryWorld is worldEach returning the error of a rank that did not
+// connect.
+func (p *jumboPair) tryWorld(ctx context.Context, cfgs [2]Config) ([]*Endpoint, error) {
 	addrs := make([]chan PeerAddr, 2)
 	all := make(chan []PeerAddr, 2)
 	type result struct {
@@ -149,13 +158,25 @@ func (p *jumboPair) worldEach(ctx context.Context, cfgs [2]Config) []*Endpoint {
 	all <- peers
 	all <- peers
 	eps := make([]*Endpoint, 2)
+	var errs []error
 	for i := range 2 {
 		r := <-done[i]
-		require.NoError(p.t, r.err, "rank %d", i)
+		if r.err != nil {
+			errs = append(errs, fmt.Errorf("rank %d: %w", i, r.err))
+			continue
+		}
 		eps[i] = r.ep
 		p.t.Cleanup(func() { _ = r.ep.Close() })
 	}
-	return eps
+	if err := errors.Join(errs...); err != nil {
+		for _, ep := range eps {
+			if ep != nil {
+				_ = ep.Close()
+			}
+		}
+		return nil, err
+	}
+	return eps, nil
 }
 
 // enterNS moves the calling OS thread (locked) into network namespace ns.
