@@ -162,9 +162,7 @@ func testRepickSpreads(t *testing.T, links, paths int) {
 			all = all && d[l] > 2_000_000 // a third of 100 Mbit/s over 0.5 s
 		}
 		prev = now
-		eps[0].eng.lock()
-		picks, undone := eps[0].repick.count, eps[0].repick.undone
-		eps[0].eng.unlock()
+		picks, undone := eps[0].Repicks()
 		t.Logf("%5.1f s: link bytes %v, re-picks %d (%d undone)", time.Since(start).Seconds(), d, picks, undone)
 		if all {
 			spread++

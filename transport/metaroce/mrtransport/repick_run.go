@@ -300,3 +300,15 @@ func (e *engine) spinAdd(path int, s PathSocket) {
 	_ = sp.poller.Add(path, u.s) // fails once closed, or for a socket it has (an undo's)
 	sp.readers[path] = udpio.NewTryReader(u.s, spinBatch)
 }
+
+// Repicks returns how many path ports this endpoint has re-picked
+// (Config.Repick) and how many of those it undid because the send rate
+// fell. Both are 0 where ports are not re-picked.
+func (e *Endpoint) Repicks() (made, undone int64) {
+	e.eng.lock()
+	defer e.eng.unlock()
+	if e.repick == nil {
+		return 0, 0
+	}
+	return e.repick.count, e.repick.undone
+}
