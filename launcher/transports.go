@@ -233,9 +233,8 @@ type autoListener struct {
 func (l *autoListener) chosen() string { return l.pick }
 
 // autoSep separates the parts of an auto rank's address: shared-memory
-// address (empty without one), network address, host name and, with
-// MetaRoCE, the TCP fallback's address. None but the host name contains
-// it, and a host name cannot.
+// address (empty without one), network address, with MetaRoCE the TCP
+// fallback's address, and the host name, last, which alone may contain it.
 const autoSep = ";"
 
 // listenAuto starts shared memory and the network transport farName. If
@@ -268,11 +267,11 @@ func (l *autoListener) Addr() string {
 	if l.shm != nil {
 		s = l.shm.Addr().String()
 	}
-	s += autoSep + l.far.Addr() + autoSep + l.host
+	s += autoSep + l.far.Addr()
 	if l.fallback != nil {
 		s += autoSep + l.fallback.Addr()
 	}
-	return s
+	return s + autoSep + l.host
 }
 
 func (l *autoListener) Connect(ctx context.Context, addrs []string) (transport.Endpoint, error) {
@@ -285,16 +284,16 @@ func (l *autoListener) Connect(ctx context.Context, addrs []string) (transport.E
 		nParts = 4
 	}
 	for r, a := range addrs {
-		parts := strings.Split(a, autoSep)
+		parts := strings.SplitN(a, autoSep, nParts)
 		if len(parts) != nParts {
 			_ = l.Close()
 			return nil, fmt.Errorf("rank %d's address %q is not a %s transport's", r, a, "shm+"+l.farName)
 		}
 		farAddrs[r] = parts[1]
 		if nParts == 4 {
-			tcpAddrs[r] = parts[3]
+			tcpAddrs[r] = parts[2]
 		}
-		if l.shm != nil && parts[2] == l.host && l.shm.SameHost(parts[0]) {
+		if l.shm != nil && parts[nParts-1] == l.host && l.shm.SameHost(parts[0]) {
 			local[r], shmAddrs[r] = true, parts[0]
 			nLocal++
 		}
