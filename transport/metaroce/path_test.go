@@ -255,3 +255,17 @@ func TestStoryWindowGrowsOnlyWhenItLimits(t *testing.T) {
 	s.ack(s.arrive(s.now-100*time.Microsecond, false, seqs(100, 116)...))
 	require.Equal(t, 2*start, s.p.win.cwnd)
 }
+
+// Additive increase scales with the RTT: one packet per window at 10 ms
+// or less, srtt/10ms packets beyond, at most aiMaxStep.
+func TestWindowAdditiveIncreaseScalesWithRTT(t *testing.T) {
+	for _, c := range []struct {
+		srtt time.Duration
+		step int
+	}{{100 * time.Microsecond, 1}, {10 * time.Millisecond, 1}, {100 * time.Millisecond, 10}, {time.Second, aiMaxStep}} {
+		w := newWindow(1000, 100, maxWindowPkts)
+		w.ssthresh = w.cwnd // congestion avoidance
+		w.onAck(w.cwnd, c.srtt)
+		require.Equal(t, (100+c.step)*1000, w.cwnd, "srtt %v", c.srtt)
+	}
+}
