@@ -43,10 +43,11 @@ type probeOutcome struct {
 func (l mrListener) connectProbed(ctx context.Context, peers []mrtransport.PeerAddr) (probeOutcome, error) {
 	pctx, cancel := context.WithTimeout(ctx, l.spec.UDPProbe)
 	ep, err := l.Listener.Connect(pctx, peers)
+	probeEnded := pctx.Err() != nil && ctx.Err() == nil // (before cancel sets it)
 	cancel()
 	var mine []int
 	if err != nil {
-		if ctx.Err() != nil || pctx.Err() == nil {
+		if !probeEnded { // another failure, or the caller's ctx ended
 			_ = l.Listener.Close()
 			return probeOutcome{}, err
 		}

@@ -203,3 +203,23 @@ func FuzzExchangeProbe(f *testing.F) {
 		require.Equal(t, want, out.blocked)
 	})
 }
+
+// A MetaRoCE connect that fails for another reason than the probe's end
+// (here: its listener is closed) returns that error; nothing is taken for
+// blocked UDP, and the ranks do not exchange probe results.
+func TestProbeOtherFailure(t *testing.T) {
+	exchanged := false
+	spec := transportSpec{Rank: 0, Size: 2, Host: "127.0.0.1", UDPProbe: time.Minute,
+		Exchange: func(context.Context, string, []byte) ([][]byte, error) {
+			exchanged = true
+			return nil, nil
+		}}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ln, err := listenTransport(ctx, TransportMetaRoCE, spec)
+	require.NoError(t, err)
+	require.NoError(t, ln.(mrListener).Listener.Close())
+	_, err = ln.Connect(ctx, []string{ln.Addr(), ln.Addr()})
+	require.ErrorContains(t, err, "listener closed")
+	require.False(t, exchanged)
+}
