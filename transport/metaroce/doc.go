@@ -69,8 +69,9 @@
 // among its paths (so many connections opening at once do not flood the
 // fabric before their first ACK); each path's window grows by slow start
 // until the first congestion signal, then by one packet per window
-// acknowledged, and only while it limits the sender (half of it in
-// flight), up to wire.MaxSACKSpan packets. It is cut at most once per
+// acknowledged (srtt/10ms packets beyond 10 ms, at most 16, so that a long
+// path regains a cut as fast as a short one), and only while it limits
+// the sender (half of it in flight), up to wire.MaxSACKSpan packets. It is cut at most once per
 // round trip: by 0.8 when the
 // receiver reports new ECN-CE marks on the path, by 0.85 when an RTT sample
 // exceeds the minimum by the delay target (the larger of Config.DelayTarget
