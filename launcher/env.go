@@ -517,7 +517,7 @@ func (e envReader) behaviour(j *Job) error {
 	if j.ConnectTimeout, err = e.duration(EnvConnectTimeout, DefaultConnectTimeout, time.Millisecond); err != nil {
 		return err
 	}
-	if j.PeerTimeout, err = e.duration(EnvPeerTimeout, DefaultPeerTimeout, MinPeerTimeout); err != nil {
+	if j.PeerTimeout, err = e.durationIn(EnvPeerTimeout, DefaultPeerTimeout, MinPeerTimeout, MaxPeerTimeout); err != nil {
 		return err
 	}
 	if j.OpTimeout, err = e.duration(EnvTimeout, 0, time.Millisecond); err != nil {
@@ -526,18 +526,12 @@ func (e envReader) behaviour(j *Job) error {
 	if j.StallTimeout, err = e.duration(EnvStallTimeout, 0, time.Millisecond); err != nil {
 		return err
 	}
-	if j.PeerTimeout > MaxPeerTimeout {
-		return fmt.Errorf("gocoll: %s=%q is outside [%v, %v]", EnvPeerTimeout, e.get(EnvPeerTimeout), MinPeerTimeout, MaxPeerTimeout)
-	}
 	if err := e.paths(j); err != nil {
 		return err
 	}
-	if j.UDPProbeTimeout, err = e.duration(EnvUDPProbeTimeout, DefaultUDPProbeTimeout, MinUDPProbeTimeout); err != nil {
+	if j.UDPProbeTimeout, err = e.durationIn(EnvUDPProbeTimeout, DefaultUDPProbeTimeout, MinUDPProbeTimeout,
+		MaxUDPProbeTimeout); err != nil {
 		return err
-	}
-	if j.UDPProbeTimeout > MaxUDPProbeTimeout {
-		return fmt.Errorf("gocoll: %s=%q is outside [%v, %v]", EnvUDPProbeTimeout, e.get(EnvUDPProbeTimeout),
-			MinUDPProbeTimeout, MaxUDPProbeTimeout)
 	}
 	if j.Algo, err = collective.ParseAlgoSpec(e.get(EnvAlgo)); err != nil {
 		return fmt.Errorf("gocoll: %s: %w", EnvAlgo, err)
@@ -584,6 +578,11 @@ func (e envReader) paths(j *Job) error {
 // duration reads a Go duration ("30s") or a number of seconds, in [lo,
 // MaxTimeout], def if unset.
 func (e envReader) duration(name string, def, lo time.Duration) (time.Duration, error) {
+	return e.durationIn(name, def, lo, MaxTimeout)
+}
+
+// durationIn is duration in [lo, hi] (hi at most MaxTimeout).
+func (e envReader) durationIn(name string, def, lo, hi time.Duration) (time.Duration, error) {
 	v := e.get(name)
 	if v == "" {
 		return def, nil
@@ -596,8 +595,8 @@ func (e envReader) duration(name string, def, lo time.Duration) (time.Duration, 
 		}
 		d = time.Duration(min(secs, MaxTimeout.Seconds()+1) * float64(time.Second))
 	}
-	if d < lo || d > MaxTimeout {
-		return 0, fmt.Errorf("gocoll: %s=%q is outside [%v, %v]", name, v, lo, MaxTimeout)
+	if d < lo || d > hi {
+		return 0, fmt.Errorf("gocoll: %s=%q is outside [%v, %v]", name, v, lo, hi)
 	}
 	return d, nil
 }
