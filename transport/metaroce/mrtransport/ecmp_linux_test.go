@@ -17,7 +17,7 @@ import (
 // veth links, each shaped to 100 Mbit/s from h3-a (tbf), with a multipath
 // route each way that hashes addresses and ports (fib_multipath_hash_policy
 // 1), as an ECMP fabric does.
-func newECMPPair(t *testing.T, links int) *jumboPair {
+func newECMPPair(t testing.TB, links int) *jumboPair {
 	t.Helper()
 	p := newNSPair(t)
 	p.addrs = [2]netip.Addr{netip.MustParseAddr("10.203.9.1"), netip.MustParseAddr("10.203.9.2")}

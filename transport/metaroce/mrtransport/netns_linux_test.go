@@ -21,7 +21,7 @@ import (
 // jumboPair is two network namespaces, h3-a (10.203.0.1) and h3-b
 // (10.203.0.2) (jumboNS), joined by a veth pair of MTU 9000. It needs root.
 type jumboPair struct {
-	t     *testing.T
+	t     testing.TB
 	addrs [2]netip.Addr // each rank's ListenAddr
 }
 
@@ -43,7 +43,7 @@ func newJumboPair(t *testing.T) *jumboPair {
 }
 
 // newNSPair makes the two namespaces, empty but for lo.
-func newNSPair(t *testing.T) *jumboPair {
+func newNSPair(t testing.TB) *jumboPair {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to create network namespaces")

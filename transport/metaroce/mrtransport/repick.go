@@ -218,10 +218,13 @@ func correlation(x, y []float64) float64 {
 // for re-picks on evidence (a pair that another path, or the peak rate,
 // outruns) and one for tries (a pair nothing outruns), and judges each
 // re-pick Interval after it: a gain (the rate rose by Gain) returns its
-// kind's interval to Interval; anything else doubles it, up to
-// MaxInterval; a loss (the rate fell by Gain) also asks for the re-pick
-// to be undone (two paths' figures may look alike on separate links, and
-// a move may land a path on a busier link).
+// kind's interval to Interval; a loss (the rate fell by Gain) doubles it,
+// up to MaxInterval, and asks for the re-pick to be undone (two paths'
+// figures may look alike on separate links, and a move may land a path on
+// a busier link); neither doubles a try's interval, and an evidence
+// interval after flatRuns of them in a row (a move on evidence that
+// changed nothing most likely landed on another used link: with one link
+// of four unused, three in four do, so the next is made as soon).
 type repickPacer struct {
 	p                 RepickPolicy
 	interval, explore time.Duration // after a re-pick on evidence, after a try
@@ -229,7 +232,12 @@ type repickPacer struct {
 	pending           bool          // the last re-pick is not judged yet
 	pendingTry        bool          // it was a try
 	rateBefore        float64       // the connection's rate before it
+	flats             int           // re-picks on evidence judged flat in a row
 }
+
+// flatRuns is how many re-picks on evidence in a row may change nothing
+// before their interval doubles.
+const flatRuns = 8
 
 // repickOutcome is a judgement of the last re-pick.
 type repickOutcome int
@@ -258,11 +266,17 @@ func (r *repickPacer) judge(now time.Duration, rate float64) repickOutcome {
 	}
 	switch {
 	case rate >= r.p.Gain*r.rateBefore:
-		*iv = r.p.Interval
+		*iv, r.flats = r.p.Interval, 0
 		return repickGain
 	case rate*r.p.Gain <= r.rateBefore:
 		*iv = min(2**iv, r.p.MaxInterval)
 		return repickLoss
+	}
+	if !r.pendingTry {
+		if r.flats++; r.flats < flatRuns {
+			return repickFlat
+		}
+		r.flats = 0
 	}
 	*iv = min(2**iv, r.p.MaxInterval)
 	return repickFlat

@@ -126,19 +126,35 @@ func TestRepickPacer(t *testing.T) {
 	r.made(s, 100, false)
 	require.False(t, r.allow(s+s/2, false))
 	require.Equal(t, repickPending, r.judge(s+s/2, 100))
-	require.Equal(t, repickFlat, r.judge(2*s, 100), "no gain: the interval doubles to 2 s")
-	require.False(t, r.allow(2*s, false))
-	require.True(t, r.allow(2*s, true), "tries have their own interval")
-	require.True(t, r.allow(3*s, false))
-	r.made(3*s, 100, false)
-	require.Equal(t, repickLoss, r.judge(4*s, 90), "a loss: undo, and 4 s")
-	require.False(t, r.allow(7*s-1, false))
-	require.True(t, r.allow(7*s, false))
-	r.made(7*s, 100, false)
-	require.Equal(t, repickGain, r.judge(8*s, 200), "a gain: back to 1 s")
-	require.True(t, r.allow(8*s, false))
+	require.Equal(t, repickFlat, r.judge(2*s, 100), "no gain on evidence: the interval stays 1 s")
+	require.True(t, r.allow(2*s, false))
+	for i := 2; i < flatRuns; i++ {
+		r.made(time.Duration(i)*s, 100, false)
+		require.Equal(t, repickFlat, r.judge(time.Duration(i+1)*s, 100))
+	}
+	require.Equal(t, p.Interval, r.interval, "flatRuns-1 flat re-picks on evidence in a row")
+	at := time.Duration(flatRuns) * s
+	r.made(at, 100, false)
+	require.Equal(t, repickFlat, r.judge(at+s, 100))
+	require.Equal(t, 2*p.Interval, r.interval, "the flatRuns-th doubles the interval")
+	require.False(t, r.allow(at+s, false))
+	require.True(t, r.allow(at+s, true), "tries have their own interval")
+
+	at += 2 * s
+	r.made(at, 100, false)
+	require.Equal(t, repickLoss, r.judge(at+s, 90), "a loss: undo, and 4 s")
+	require.False(t, r.allow(at+4*s-1, false))
+	require.True(t, r.allow(at+4*s, false))
+	at += 4 * s
+	r.made(at, 100, false)
+	require.Equal(t, repickGain, r.judge(at+s, 200), "a gain: back to 1 s")
+	require.True(t, r.allow(at+s, false))
+
+	r.made(at+s, 100, true)
+	require.Equal(t, repickFlat, r.judge(at+2*s, 100))
+	require.Equal(t, 2*p.Interval, r.explore, "a flat try doubles the interval of tries")
 	for i := range 20 {
-		at := time.Duration(100+i*100) * s
+		at := time.Duration(1000+i*100) * s
 		r.made(at, 1, true)
 		r.judge(at+s, 1)
 	}
