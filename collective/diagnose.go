@@ -1,0 +1,139 @@
+package collective
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Diagnosis is one report over every rank's flight record of a
+// communicator: the oldest operation some rank is stuck in, and the rank
+// that holds it up.
+type Diagnosis struct {
+	Comm     uint64
+	Stuck    bool     // some rank has an operation running
+	Op       OpRecord // the oldest running operation (as its first rank saw it)
+	Culprit  int      // the rank that holds it up, or -1
+	Reason   string   // why Culprit: "never arrived", "did not answer", "is waited on"
+	Headline string   // one line naming the culprit
+	Ranks    []string // one line per rank: where it is
+}
+
+// String prints the headline and a line per rank.
+func (d Diagnosis) String() string {
+	var b strings.Builder
+	b.WriteString(d.Headline)
+	b.WriteByte('\n')
+	for _, l := range d.Ranks {
+		fmt.Fprintf(&b, "  %s\n", l)
+	}
+	return b.String()
+}
+
+// Diagnose reads every rank's flight record of communicator comm, by its
+// rank there (nil: the rank did not answer), and names the rank holding
+// up the oldest operation still running: a rank that never arrived at it
+// (its record ends before it), else one that did not answer, else the end
+// of the chain of ranks waiting on each other. A rank's own record is
+// what it saw, so the culprit is the rank the others point at, not the
+// first to complain.
+func Diagnose(comm uint64, records [][]OpRecord) Diagnosis {
+	d := Diagnosis{Comm: comm, Culprit: -1}
+	n := len(records)
+	// The oldest running operation of any rank.
+	for _, recs := range records {
+		for _, r := range recs {
+			if r.Comm == comm && r.State == OpRunning && r.Kind != KindSendRecv && (!d.Stuck || r.Seq < d.Op.Seq) {
+				d.Stuck, d.Op = true, r
+			}
+		}
+	}
+	if !d.Stuck {
+		d.Headline = fmt.Sprintf("gocoll: no operation of communicator %#x is running on any of the %d ranks", comm, n)
+		for r, recs := range records {
+			d.Ranks = append(d.Ranks, rankLine(r, recs, comm, nil))
+		}
+		return d
+	}
+	at := make([]*OpRecord, n) // each rank's record of the stuck operation
+	var never, silent []int
+	for r, recs := range records {
+		if recs == nil {
+			silent = append(silent, r)
+			d.Ranks = append(d.Ranks, fmt.Sprintf("rank %d: did not answer", r))
+			continue
+		}
+		passed := false // a later operation is on record (this one left the ring)
+		for i := range recs {
+			if recs[i].Comm != comm || recs[i].Kind == KindSendRecv {
+				continue
+			}
+			if recs[i].Seq == d.Op.Seq {
+				at[r] = &recs[i]
+			}
+			passed = passed || recs[i].Seq > d.Op.Seq
+		}
+		if at[r] == nil && !passed {
+			never = append(never, r)
+		}
+		d.Ranks = append(d.Ranks, rankLine(r, recs, comm, at[r]))
+	}
+	op := fmt.Sprintf("%s #%d (communicator %#x)", d.Op.Kind, d.Op.Seq, comm)
+	switch {
+	case len(never) > 0:
+		d.Culprit, d.Reason = never[0], "never arrived"
+		d.Headline = fmt.Sprintf("gocoll: hang: %s never arrived at %s, which the other ranks wait in", rankList(never), op)
+	case len(silent) > 0:
+		d.Culprit, d.Reason = silent[0], "did not answer"
+		d.Headline = fmt.Sprintf("gocoll: hang: %s did not answer, while the others wait in %s", rankList(silent), op)
+	default:
+		d.Culprit = waitChainEnd(at)
+		d.Reason = "is waited on"
+		if d.Culprit >= 0 {
+			d.Headline = fmt.Sprintf("gocoll: hang: every rank is in %s; the ranks wait, in turn, on rank %d", op, d.Culprit)
+		} else {
+			d.Headline = fmt.Sprintf("gocoll: hang: every rank is in %s; no rank is waited on", op)
+		}
+	}
+	return d
+}
+
+// waitChainEnd follows WaitingOn from the first rank that waits, to a rank
+// that waits on no one or whose operation ended (or around a cycle, to the
+// rank where it closes), and returns it; -1 if no rank waits.
+func waitChainEnd(at []*OpRecord) int {
+	start := -1
+	for r, op := range at {
+		if op != nil && op.State == OpRunning && op.WaitingOn >= 0 {
+			start = r
+			break
+		}
+	}
+	if start < 0 {
+		return -1
+	}
+	seen := make([]bool, len(at))
+	r := start
+	for !seen[r] {
+		seen[r] = true
+		op := at[r]
+		if op == nil || op.State != OpRunning || op.WaitingOn < 0 || op.WaitingOn >= len(at) {
+			return r
+		}
+		r = op.WaitingOn
+	}
+	return r
+}
+
+// rankLine says where rank r is: in the stuck operation (at), or its last
+// operation on the communicator.
+func rankLine(r int, recs []OpRecord, comm uint64, at *OpRecord) string {
+	if at != nil {
+		return fmt.Sprintf("rank %d: %v", r, *at)
+	}
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].Comm == comm {
+			return fmt.Sprintf("rank %d: not in it; last: %v", r, recs[i])
+		}
+	}
+	return fmt.Sprintf("rank %d: no operation on this communicator yet", r)
+}
