@@ -61,7 +61,9 @@ func TestFlightRecordKeepsRecentOperations(t *testing.T) {
 
 // TestStallReportNamesTheRankThatNeverCame has rank 3 of 4 never call an
 // AllReduce: the ranks that talk to it report, past the stall threshold,
-// that it never arrived, and go on waiting until their deadline.
+// that it never arrived, and go on waiting until their deadline; the
+// errors at the deadline name it too, on the rank that does not talk to
+// it through its neighbours' aborts.
 func TestStallReportNamesTheRankThatNeverCame(t *testing.T) {
 	const n, absent = 4, 3
 	var mu sync.Mutex
@@ -79,13 +81,16 @@ func TestStallReportNamesTheRankThatNeverCame(t *testing.T) {
 	}
 	start := time.Now()
 	errs := onAll(t, comms[:absent], 30*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
-		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		// Rank 1, which does not talk to rank 3, waits longer: the error
+		// of rank 3's neighbours, which names it, reaches it first.
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second+time.Duration(r%2)*time.Second)
 		defer cancel()
 		x := make([]float32, 1<<16)
 		return collective.AllReduce(ctx, c, x, x, collective.Sum)
 	})
 	for r, err := range errs {
 		require.ErrorContains(t, err, "context deadline exceeded", "rank %d", r) // its own, or a neighbour's abort for it
+		require.ErrorContains(t, err, "rank 3 never arrived", "rank %d", r)
 	}
 	require.GreaterOrEqual(t, time.Since(start), 2*time.Second, "the stall must not end the wait")
 	mu.Lock()

@@ -296,16 +296,43 @@ func (o *operation) fail(err error) error {
 func (o *operation) peerErr(peer int, err error) error {
 	if ctxErr := o.ctx.Err(); ctxErr != nil {
 		// Our own deadline passed too: that is the error to report.
-		return fmt.Errorf("waiting for rank %d: %w", peer, ctxErr)
+		return fmt.Errorf("waiting for rank %d: %w%s", peer, ctxErr, o.neverArrived())
 	}
 	var ra *transport.RemoteAbortError
 	if errors.As(err, &ra) {
 		return fmt.Errorf("rank %d failed: %s", o.c.commRank(ra.Rank), ra.Reason)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return fmt.Errorf("waiting for rank %d: %w", peer, err)
+		return fmt.Errorf("waiting for rank %d: %w%s", peer, err, o.neverArrived())
 	}
 	return fmt.Errorf("with rank %d: %w", peer, err)
+}
+
+// neverArrived names, for an error at the deadline, the peers this rank
+// talks to whose header of the operation has not come: they never called
+// it, and they, not the peer waited on, are what to look at. The abort
+// carries the note to the other ranks.
+func (o *operation) neverArrived() string {
+	var missing []int
+	for i := range o.peers {
+		p := &o.peers[i]
+		if !p.touched || p.checked || p.hdrReq == nil {
+			continue
+		}
+		select {
+		case <-p.hdrReq.Done():
+			// Ended: it came, unless the wait's end cancelled it.
+			if _, err := p.hdrReq.Wait(context.Background()); err == nil {
+				continue
+			}
+		default:
+		}
+		missing = append(missing, i)
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s never arrived: no header of this operation from it)", rankList(missing))
 }
 
 // execute runs body as the operation, then checks every header and waits
