@@ -2,6 +2,7 @@ package collective
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -77,6 +78,18 @@ func Diagnose(comm uint64, records [][]OpRecord) Diagnosis {
 		}
 		d.Ranks = append(d.Ranks, rankLine(r, recs, comm, at[r]))
 	}
+	// A rank that did not answer but whose header another rank lacks
+	// never arrived either.
+	var stillSilent []int
+	for _, r := range silent {
+		if missedBy(at, r) {
+			never = append(never, r)
+		} else {
+			stillSilent = append(stillSilent, r)
+		}
+	}
+	silent = stillSilent
+	slices.Sort(never)
 	op := fmt.Sprintf("%s #%d (communicator %#x)", d.Op.Kind, d.Op.Seq, comm)
 	switch {
 	case len(never) > 0:
@@ -95,6 +108,17 @@ func Diagnose(comm uint64, records [][]OpRecord) Diagnosis {
 		}
 	}
 	return d
+}
+
+// missedBy reports whether some rank in the operation lacks rank r's
+// header.
+func missedBy(at []*OpRecord, r int) bool {
+	for _, op := range at {
+		if op != nil && slices.Contains(op.Missing, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // waitChainEnd follows WaitingOn from the first rank that waits, to a rank

@@ -37,6 +37,10 @@ func TestDiagnoseNamesTheCulprit(t *testing.T) {
 			},
 			culprit: 3, reason: "never arrived", says: "rank 3 never arrived at AllReduce #5",
 		},
+		"did not answer and never arrived": {
+			records: [][]collective.OpRecord{{running(0, 5, 1)}, {running(1, 5, 2, 2)}, nil, {running(3, 5, 2)}},
+			culprit: 2, reason: "never arrived", says: "rank 2 never arrived",
+		},
 		"did not answer": {
 			records: [][]collective.OpRecord{{running(0, 5, 2)}, {running(1, 5, 0)}, nil, {running(3, 5, 2)}},
 			culprit: 2, reason: "did not answer", says: "rank 2 did not answer",
