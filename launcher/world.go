@@ -154,7 +154,11 @@ func (lc *lifecycle) form(ctx context.Context, cfg collective.Config) (*World, e
 	if cfg.StallTimeout == 0 {
 		cfg.StallTimeout = job.StallTimeout
 	}
-	comm, err := collective.NewOwning(lc.guard, worldCommID, cfg, lc)
+	var comm *collective.Comm
+	if cfg.OnStall == nil {
+		cfg.OnStall = lc.stallHandler(func() []collective.OpRecord { return comm.FlightRecord() })
+	}
+	comm, err = collective.NewOwning(lc.guard, worldCommID, cfg, lc)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,46 @@
+package launcher
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gocoll/gocoll/collective"
+)
+
+// TestDiagnoseThroughTheStore has rank 2 of 3 never call an AllReduce:
+// past GOCOLL_STALL_TIMEOUT the waiting ranks leave their flight records
+// in the store, and a Diagnose on a rank that waits names rank 2.
+func TestDiagnoseThroughTheStore(t *testing.T) {
+	addr := testStore(t)
+	const n, absent = 3, 2
+	worlds := joinAllOK(t, n, func(r int) []string { return rankEnv(t, addr, r, n, EnvStallTimeout+"=300ms") })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for r, w := range worlds {
+		if r == absent {
+			continue
+		}
+		wg.Go(func() {
+			x := make([]float32, 1024)
+			_ = collective.AllReduce(ctx, w.Comm, x, x, collective.Sum)
+		})
+	}
+	var d collective.Diagnosis
+	require.Eventually(t, func() bool {
+		var err error
+		d, err = worlds[1].Diagnose(ctx)
+		require.NoError(t, err)
+		return d.Stuck && d.Ranks[0] != "rank 0: did not answer"
+	}, 15*time.Second, 50*time.Millisecond)
+	t.Log(d)
+	require.Equal(t, absent, d.Culprit, d.String())
+	require.Equal(t, "never arrived", d.Reason)
+	require.Contains(t, d.Headline, "rank 2 never arrived")
+	cancel()
+	wg.Wait()
+}
