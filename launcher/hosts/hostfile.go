@@ -10,11 +10,18 @@
 //	node3 slots=4 site=lyon  addr=10.2.0.11
 //
 // The first field is the host (the name --rsh is given); then, in any order,
-// slots=N (ranks to start there, default 1), site=NAME (default
+// slots=N (ranks to start there, default 1), max_slots=M (Open MPI's: the
+// most ranks the host takes when gocoll run --oversubscribe puts more ranks
+// than slots on it; max-slots= too), site=NAME (default
 // [topology.DefaultSite]) and addr=IP (the address other ranks reach the
-// host at; by default the host's name resolves to it). Unknown fields,
-// repeated fields, repeated hosts and malformed values are errors that name
-// the line.
+// host at; by default the host's name resolves to it). MPICH's form,
+// host:N (N slots), is read too, alone or followed by the fields:
+//
+//	node1:4
+//	node2:4 site=lyon
+//
+// Unknown fields, repeated fields, repeated hosts and malformed values are
+// errors that name the line.
 //
 // Every parser here bounds its input (see [MaxHostfileBytes],
 // [MaxLineBytes], [MaxHosts]) and returns an error, never panics, on bad
@@ -45,10 +52,30 @@ const (
 	MaxSlots = topology.MaxRanks
 )
 
+// Entry is one line of a hostfile.
+type Entry struct {
+	topology.HostSlots
+	// MaxSlots is max_slots=, at least Slots; 0 if not given (no bound).
+	MaxSlots int
+}
+
 // ParseHostfile reads a hostfile (see the package doc) from r and returns
 // its hosts in file order. name is used in error messages only. It fails on
 // a file with no hosts.
 func ParseHostfile(name string, r io.Reader) ([]topology.HostSlots, error) {
+	entries, err := ReadHostfile(name, r)
+	if err != nil {
+		return nil, err
+	}
+	list := make([]topology.HostSlots, len(entries))
+	for i, e := range entries {
+		list[i] = e.HostSlots
+	}
+	return list, nil
+}
+
+// ReadHostfile is ParseHostfile with each line's max_slots.
+func ReadHostfile(name string, r io.Reader) ([]Entry, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxHostfileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
@@ -56,7 +83,7 @@ func ParseHostfile(name string, r io.Reader) ([]topology.HostSlots, error) {
 	if len(data) > MaxHostfileBytes {
 		return nil, fmt.Errorf("%s: larger than %d bytes", name, MaxHostfileBytes)
 	}
-	var list []topology.HostSlots
+	var list []Entry
 	total := 0
 	lineOf := map[string]int{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -99,7 +126,7 @@ func ParseHostfile(name string, r io.Reader) ([]topology.HostSlots, error) {
 
 // parseLine parses one hostfile line; ok is false for a blank or comment
 // line.
-func parseLine(line string) (h topology.HostSlots, ok bool, err error) {
+func parseLine(line string) (h Entry, ok bool, err error) {
 	if i := strings.IndexByte(line, '#'); i >= 0 {
 		line = line[:i]
 	}
@@ -107,15 +134,28 @@ func parseLine(line string) (h topology.HostSlots, ok bool, err error) {
 	if len(fields) == 0 {
 		return h, false, nil
 	}
-	if err := CheckHost(fields[0]); err != nil {
+	host, mpichSlots, mpich := fields[0], "", false
+	if strings.Count(host, ":") == 1 { // MPICH's host:N; IPv6 addresses have more colons
+		host, mpichSlots, mpich = strings.Cut(host, ":")
+	}
+	if err := CheckHost(host); err != nil {
 		return h, false, err
 	}
-	h = topology.HostSlots{Host: fields[0], Slots: 1}
+	h = Entry{HostSlots: topology.HostSlots{Host: host, Slots: 1}}
 	seen := map[string]bool{}
+	if mpich {
+		if err := setField(&h, "slots", mpichSlots); err != nil {
+			return h, false, fmt.Errorf("%s: %v", fields[0], err)
+		}
+		seen["slots"] = true
+	}
 	for _, f := range fields[1:] {
 		key, value, found := strings.Cut(f, "=")
 		if !found {
-			return h, false, fmt.Errorf("field %q is not key=value (want slots=N, site=NAME or addr=IP)", f)
+			return h, false, fmt.Errorf("field %q is not key=value (want slots=N, max_slots=N, site=NAME or addr=IP)", f)
+		}
+		if key == "max-slots" {
+			key = "max_slots"
 		}
 		if seen[key] {
 			return h, false, fmt.Errorf("%s= given twice", key)
@@ -125,10 +165,13 @@ func parseLine(line string) (h topology.HostSlots, ok bool, err error) {
 			return h, false, err
 		}
 	}
+	if h.MaxSlots > 0 && h.MaxSlots < h.Slots {
+		return h, false, fmt.Errorf("max_slots=%d is below slots=%d", h.MaxSlots, h.Slots)
+	}
 	return h, true, nil
 }
 
-func setField(h *topology.HostSlots, key, value string) error {
+func setField(h *Entry, key, value string) error {
 	switch key {
 	case "slots":
 		n, err := ParseSlots(value)
@@ -136,6 +179,12 @@ func setField(h *topology.HostSlots, key, value string) error {
 			return err
 		}
 		h.Slots = n
+	case "max_slots":
+		n, err := ParseSlots(value)
+		if err != nil {
+			return fmt.Errorf("max_%v", err)
+		}
+		h.MaxSlots = n
 	case "site":
 		if err := checkWord("site", value); err != nil {
 			return err
@@ -148,7 +197,7 @@ func setField(h *topology.HostSlots, key, value string) error {
 		}
 		h.Addr = a.String()
 	default:
-		return fmt.Errorf("unknown field %q (want slots=N, site=NAME or addr=IP)", key+"="+value)
+		return fmt.Errorf("unknown field %q (want slots=N, max_slots=N, site=NAME or addr=IP)", key+"="+value)
 	}
 	return nil
 }

@@ -34,6 +34,21 @@ func TestParseHostfile(t *testing.T) {
 	require.Equal(t, []topology.HostSlots{{Host: "localhost", Slots: 1}, {Host: "fd00::1", Slots: 3}}, got)
 }
 
+// Open MPI's max_slots= (and max-slots=) and MPICH's host:N lines.
+func TestReadHostfileForms(t *testing.T) {
+	in := "# Open MPI\nompi1 slots=2 max_slots=4\nompi2 max-slots=3\n# MPICH\nmpich1:4\nmpich2:2 site=lyon\nbare\nfd00::1 slots=2\n"
+	got, err := ReadHostfile("hf", strings.NewReader(in))
+	require.NoError(t, err)
+	require.Equal(t, []Entry{
+		{HostSlots: topology.HostSlots{Host: "ompi1", Slots: 2}, MaxSlots: 4},
+		{HostSlots: topology.HostSlots{Host: "ompi2", Slots: 1}, MaxSlots: 3},
+		{HostSlots: topology.HostSlots{Host: "mpich1", Slots: 4}},
+		{HostSlots: topology.HostSlots{Host: "mpich2", Slots: 2, Site: "lyon"}},
+		{HostSlots: topology.HostSlots{Host: "bare", Slots: 1}},
+		{HostSlots: topology.HostSlots{Host: "fd00::1", Slots: 2}},
+	}, got)
+}
+
 func TestParseHostfileErrors(t *testing.T) {
 	cases := map[string]string{
 		"":                                "hf: no hosts",
@@ -42,7 +57,13 @@ func TestParseHostfileErrors(t *testing.T) {
 		"a slots=x":                       "hf:1: slots=\"x\"",
 		"a slots=-1":                      "hf:1: slots=\"-1\"",
 		"a\nb slots":                      "hf:2: field \"slots\" is not key=value",
-		"a max_slots=4":                   "hf:1: unknown field \"max_slots=4\"",
+		"a max_slots=4 slots=5":           "hf:1: max_slots=4 is below slots=5",
+		"a max_slots=x":                   "hf:1: max_slots=\"x\" is not a whole number",
+		"a cpus=4":                        "hf:1: unknown field \"cpus=4\"",
+		"a:4 slots=2":                     "hf:1: slots= given twice",
+		"a:x":                             "hf:1: a:x: slots=\"x\"",
+		"a:":                              "hf:1: a:: slots=\"\"",
+		":4":                              "hf:1: empty host",
 		"a slots=1 slots=2":               "hf:1: slots= given twice",
 		"a\nb\na":                         "hf:3: host \"a\" already listed on line 1",
 		"a addr=nohost":                   "hf:1: addr=\"nohost\" is not an IP address",
