@@ -162,9 +162,14 @@ func TestRunBadInputOneLine(t *testing.T) {
 		{[]string{"-np", "0", "--", bins.collcheck}, "gocoll run: -np 0: want at least 1 rank"},
 		{[]string{"-np", "2", "--", "/no/such/program"}, `gocoll run: program "/no/such/program": no such file or directory`},
 		{[]string{"-np", "2"}, "gocoll run: no program to run"},
-		{[]string{"-np", "2", "--bogus", "--", bins.collcheck}, "gocoll run: -bogus (see gocoll help)"},
+		{[]string{"-np", "2", "--bogus", "--", bins.collcheck}, "gocoll run: unknown flag --bogus (see gocoll run --help)"},
+		{[]string{"-np", "two", "--", bins.collcheck}, `gocoll run: -np: bad value "two": not a number (see gocoll run --help)`},
+		{[]string{"-np", "2", "--timeout", "soon", "--", bins.collcheck}, `gocoll run: --timeout: bad value "soon": want seconds (5, 2.5) or a duration (90s, 1h)`},
+		{[]string{"-np", "1", "--tag-output=maybe", "--", bins.collcheck}, `gocoll run: --tag-output: bad value "maybe": want true or false (see gocoll run --help)`},
+		{[]string{"-np", "100000", "--", "/bin/true"}, "gocoll run: -np 100000: at most 65536 ranks in a job"},
+		{[]string{"-np", "2", "-x", "GOCOLL_TRANSPORT=ib", "--", bins.collcheck}, `gocoll run: gocoll: GOCOLL_TRANSPORT="ib": want`},
 		{[]string{"--hostfile", filepath.Join(dir, "missing"), "--", bins.collcheck}, "gocoll run: --hostfile: open"},
-		{[]string{"-np", "3", "--hosts", "localhost:2", "--", bins.collcheck}, "gocoll run: -np 3 but the hosts have 2 slots"},
+		{[]string{"-np", "3", "--hosts", "localhost:2", "--", bins.collcheck}, "gocoll run: -np 3 but the hosts have 2 slots (--oversubscribe allows more ranks than slots)"},
 	}
 	for _, c := range cases {
 		o := gocollRun(t, 30*time.Second, c.args...)
@@ -199,10 +204,67 @@ func TestNoLauncherOneLine(t *testing.T) {
 }
 
 func TestHelpAndUnknownCommand(t *testing.T) {
-	o := runFor(t, 10*time.Second, nil, bins.gocoll, "help")
-	require.Equal(t, 0, o.code)
-	require.Contains(t, o.stdout, "usage: gocoll run -np N")
+	for _, arg := range []string{"help", "--help", "-h"} {
+		o := runFor(t, 10*time.Second, nil, bins.gocoll, arg)
+		require.Equal(t, 0, o.code)
+		for _, cmd := range []string{"run", "bench", "lab", "version", "help"} {
+			require.Regexp(t, `(?m)^  `+cmd+` +\S`, o.stdout, "%s lists %s", arg, cmd)
+		}
+	}
+	o := runFor(t, 10*time.Second, nil, bins.gocoll)
+	require.Equal(t, 2, o.code)
+	require.Contains(t, o.stderr, "usage: gocoll COMMAND")
 	o = runFor(t, 10*time.Second, nil, bins.gocoll, "launch")
 	require.Equal(t, 2, o.code)
-	require.Equal(t, "gocoll: unknown command \"launch\" (want run)\n", o.stderr)
+	require.Equal(t, "gocoll: unknown command \"launch\" (want run, bench, lab, version or help; see gocoll --help)\n", o.stderr)
+	for _, arg := range []string{"version", "--version"} {
+		o = runFor(t, 10*time.Second, nil, bins.gocoll, arg)
+		require.Equal(t, 0, o.code)
+		require.Regexp(t, `^gocoll \S+ .*go1\.\d+.* \w+/\w+\n$`, o.stdout)
+	}
+	// gocoll run --help: every flag with what it does, defaults where it has them.
+	o = runFor(t, 10*time.Second, nil, bins.gocoll, "run", "--help")
+	require.Equal(t, 0, o.code, o.stderr)
+	for _, want := range []string{"-np, -n N ", "--hosts, -H LIST ", "--oversubscribe ", "--timeout SECONDS ", "--tag-output ",
+		"--no-prefix ", "(default ssh -o BatchMode=yes {host})", "(default 2s)", "(default 3s)", "(default auto)", "Exit status:"} {
+		require.Contains(t, o.stdout, want)
+	}
+}
+
+// --timeout takes seconds (mpirun's convention) and durations.
+func TestRunTimeoutSeconds(t *testing.T) {
+	for _, v := range []string{"1", "0.5", "700ms"} {
+		o := gocollRun(t, 30*time.Second, "-np", "1", "--timeout", v, "--", "/bin/sleep", "20")
+		require.Equal(t, 124, o.code, "--timeout %s: %s", v, o.stderr)
+		require.Contains(t, o.stderr, "gocoll run: job timed out after")
+	}
+}
+
+// mpirun's conventions: -n, -H, --oversubscribe (up to max_slots), and
+// the hostfile forms.
+func TestRunMpirunConventions(t *testing.T) {
+	o := gocollRun(t, 30*time.Second, "-n", "2", "--", "/bin/sh", "-c", "echo $GOCOLL_RANK/$GOCOLL_WORLD_SIZE")
+	require.Equal(t, 0, o.code, o.stderr)
+	require.ElementsMatch(t, []string{"[rank 0] 0/2", "[rank 1] 1/2"}, strings.Split(strings.TrimSpace(o.stdout), "\n"), o.stdout)
+	o = gocollRun(t, 30*time.Second, "-H", "localhost:2", "--", "/bin/sh", "-c", "echo $GOCOLL_WORLD_SIZE")
+	require.Equal(t, 0, o.code, o.stderr)
+	require.Equal(t, 2, strings.Count(o.stdout, "] 2\n"), o.stdout)
+
+	dir := t.TempDir()
+	hf := filepath.Join(dir, "hosts")
+	require.NoError(t, os.WriteFile(hf, []byte("localhost slots=1 max_slots=3\n"), 0o644))
+	o = gocollRun(t, 30*time.Second, "--hostfile", hf, "-np", "3", "--", "/bin/true")
+	require.Equal(t, 2, o.code)
+	require.Equal(t, "gocoll run: -np 3 but the hosts have 1 slots (--oversubscribe allows more ranks than slots)\n", o.stderr)
+	o = gocollRun(t, 30*time.Second, "--hostfile", hf, "-np", "3", "--oversubscribe", "--", "/bin/sh", "-c", "echo $GOCOLL_LOCAL_RANK")
+	require.Equal(t, 0, o.code, o.stderr)
+	require.Len(t, strings.Split(strings.TrimSpace(o.stdout), "\n"), 3)
+	o = gocollRun(t, 30*time.Second, "--hostfile", hf, "-np", "4", "--oversubscribe", "--", "/bin/true")
+	require.Equal(t, 2, o.code)
+	require.Equal(t, "gocoll run: -np 4 but the hosts' max_slots allow 3 ranks\n", o.stderr)
+
+	require.NoError(t, os.WriteFile(hf, []byte("localhost:2\n"), 0o644)) // MPICH
+	o = gocollRun(t, 30*time.Second, "--hostfile", hf, "--", "/bin/sh", "-c", "echo $GOCOLL_WORLD_SIZE")
+	require.Equal(t, 0, o.code, o.stderr)
+	require.Equal(t, 2, strings.Count(o.stdout, "] 2\n"), o.stdout)
 }

@@ -78,7 +78,15 @@ func makePlan(ctx context.Context, s Spec) (*plan, error) {
 		np = len(placements)
 	}
 	if np > len(placements) {
-		return nil, fmt.Errorf("-np %d but the hosts have %d slots", np, len(placements))
+		if !s.Oversubscribe {
+			return nil, fmt.Errorf("-np %d but the hosts have %d slots (--oversubscribe allows more ranks than slots)", np, len(placements))
+		}
+		if hostList, err = oversubscribe(hostList, s.MaxSlots, np); err != nil {
+			return nil, err
+		}
+		if placements, err = topology.AssignRanks(hostList); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkFiles(np); err != nil {
 		return nil, err
@@ -105,6 +113,30 @@ func makePlan(ctx context.Context, s Spec) (*plan, error) {
 		return nil, err
 	}
 	return p, p.checkRankEnv()
+}
+
+// oversubscribe gives the hosts np slots in all: one more to each in turn,
+// in list order, up to its maxSlots (0 or absent: no bound).
+func oversubscribe(list []topology.HostSlots, maxSlots map[string]int, np int) ([]topology.HostSlots, error) {
+	list = slices.Clone(list)
+	total := 0
+	for _, h := range list {
+		total += h.Slots
+	}
+	for total < np {
+		grew := false
+		for i := range list {
+			if m := maxSlots[list[i].Host]; (m == 0 || list[i].Slots < m) && total < np {
+				list[i].Slots++
+				total++
+				grew = true
+			}
+		}
+		if !grew {
+			return nil, fmt.Errorf("-np %d but the hosts' max_slots allow %d ranks", np, total)
+		}
+	}
+	return list, nil
 }
 
 // checkFiles makes sure the launcher may open the files np ranks need

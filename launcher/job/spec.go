@@ -49,6 +49,14 @@ type Spec struct {
 	NP int
 	// Hosts lists where ranks may run; nil means NP ranks on this host.
 	Hosts []topology.HostSlots
+	// Oversubscribe lets NP exceed the slots of Hosts (gocoll run
+	// --oversubscribe): the extra ranks go to the hosts one each in turn,
+	// in list order, each host up to its MaxSlots. Without it, NP above
+	// the slots is an error.
+	Oversubscribe bool
+	// MaxSlots bounds, by host name, the ranks Oversubscribe may put on a
+	// host (a hostfile's max_slots=); a host absent has no bound.
+	MaxSlots map[string]int
 	// LocalNames are the names of this host (its hostname); ranks on these
 	// hosts, on "localhost" and on loopback addresses are started here by
 	// fork and exec, the others through Rsh.
