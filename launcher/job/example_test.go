@@ -9,10 +9,11 @@ import (
 )
 
 // One local rank; its output comes back prefixed with its rank, and a
-// failure is reported with the rank's last lines.
+// failure is reported with the rank's last lines (unless its one line
+// already says it all).
 func ExampleRun() {
 	res, err := job.Run(context.Background(), job.Spec{
-		Program: "/bin/sh", Args: []string{"-c", `echo "hello from rank $GOCOLL_RANK of $GOCOLL_WORLD_SIZE"; exit 3`},
+		Program: "/bin/sh", Args: []string{"-c", `echo "hello from rank $GOCOLL_RANK of $GOCOLL_WORLD_SIZE"; echo "exiting with 3"; exit 3`},
 		NP: 1, LocalNames: []string{"node1"}, Stdout: os.Stdout, Stderr: os.Stdout,
 	})
 	if err != nil {
@@ -23,8 +24,10 @@ func ExampleRun() {
 	fmt.Println("exit status", res.ExitCode())
 	// Output:
 	// [rank 0] hello from rank 0 of 1
-	// gocoll run: rank 0 on host node1 failed: exit status 3: hello from rank 0 of 1
-	// gocoll run: last 1 lines of rank 0:
+	// [rank 0] exiting with 3
+	// gocoll run: rank 0 on host node1 failed: exit status 3: exiting with 3
+	// gocoll run: last 2 lines of rank 0:
 	//     hello from rank 0 of 1
+	//     exiting with 3
 	// exit status 3
 }

@@ -189,6 +189,9 @@ func (r *Result) reportFirst(w io.Writer) {
 		fmt.Fprintf(w, "gocoll run: rank %d printed nothing\n", e.Rank)
 		return
 	}
+	if len(e.Tail) == 1 && e.Tail[0] == e.Summary {
+		return // the line above has said it
+	}
 	fmt.Fprintf(w, "gocoll run: last %d lines of rank %d:\n", len(e.Tail), e.Rank)
 	for _, line := range e.Tail {
 		fmt.Fprintf(w, "    %s\n", line)
