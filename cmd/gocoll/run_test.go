@@ -1,0 +1,41 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseSeconds(t *testing.T) {
+	for in, want := range map[string]time.Duration{"5": 5 * time.Second, "2.5": 2500 * time.Millisecond, "0": 0, "90s": 90 * time.Second, "1h": time.Hour} {
+		got, err := parseSeconds(in)
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	for _, in := range []string{"", "soon", "-1", "-5s", "NaN", "1e300", "5 s"} {
+		_, err := parseSeconds(in)
+		require.Error(t, err, in)
+	}
+}
+
+// gocoll run's command line: no panic, errors in one line, and what is
+// accepted is within the limits.
+func FuzzParseRun(f *testing.F) {
+	f.Add("-np 2 -- /bin/true")
+	f.Add("-n 4 --timeout 2.5 --tag-output=false -x A=1 prog")
+	f.Add("--bogus -H a:2,b --oversubscribe prog")
+	f.Fuzz(func(t *testing.T, line string) {
+		args := strings.Fields(line)
+		spec, err := parseRun(args, nil)
+		if err != nil {
+			require.NotContains(t, err.Error(), "\n")
+			return
+		}
+		require.NotEmpty(t, spec.Program)
+		require.GreaterOrEqual(t, spec.Timeout, time.Duration(0))
+		require.LessOrEqual(t, spec.Timeout, maxSeconds)
+		require.GreaterOrEqual(t, spec.NP, 0)
+	})
+}
