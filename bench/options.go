@@ -77,13 +77,26 @@ type Options struct {
 	// Timeout (--timeout, default 10m) bounds each collective call and the
 	// set-up of the ranks.
 	Timeout time.Duration
+	// Average (-a, nccl-tests' -a) is how the ranks' times make the one
+	// reported: AverageRank0, AverageMean, AverageMin or AverageMax.
+	// Default AverageMax (the slowest rank, which the collective waits
+	// for; nccl-tests' default is the mean).
+	Average int
 }
+
+// The values of Options.Average, nccl-tests' -a 0..3.
+const (
+	AverageRank0 = 0 // rank 0's time
+	AverageMean  = 1 // the mean over the ranks
+	AverageMin   = 2 // the fastest rank's
+	AverageMax   = 3 // the slowest rank's
+)
 
 // DefaultOptions returns the defaults: nccl-tests' for the flags it has.
 func DefaultOptions() Options {
 	return Options{MinBytes: 32 << 20, MaxBytes: 32 << 20, StepFactor: 1, StepBytes: 1 << 20,
 		Iters: 20, Warmup: 1, Check: 1, DataType: dtype.Float32, Op: reduce.Sum,
-		Format: "nccl", Label: "gocoll", Timeout: 10 * time.Minute}
+		Format: "nccl", Label: "gocoll", Timeout: 10 * time.Minute, Average: AverageMax}
 }
 
 // kernelLookup finds the reduction kernel of a type and op (a variable so
@@ -120,6 +133,9 @@ func (o *Options) validate() error {
 	}
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--timeout %v must be positive", o.Timeout)
+	}
+	if o.Average < AverageRank0 || o.Average > AverageMax {
+		return fmt.Errorf("-a %d: want 0 (rank 0), 1 (mean), 2 (min) or 3 (max)", o.Average)
 	}
 	return o.validateChoices(kinds)
 }

@@ -22,6 +22,7 @@ type plan struct {
 	checks  int  // checked calls per measurement (0: no check)
 	roundUp bool // AllToAll rounds a size up to one element per block
 	peers   bool // measure only the variant the peers table shows
+	average int  // Options.Average: how the ranks' times combine
 }
 
 // wants reports whether the plan measures variant v of collective k.
@@ -158,7 +159,8 @@ func (r *member) measure(ctx context.Context, k collKind, g geometry, v variant)
 	return m, nil
 }
 
-// combine replaces this rank's figures in res by the maximum time, steal
+// combine replaces this rank's figures in res by the time -a chooses
+// (Options.Average: by default the maximum), the maximum steal
 // share (each field: unknown, -1, loses) and peak RSS and the total wrong
 // count over all ranks. Ranks on one host see the same steal; across
 // hosts the worst host's counts.
@@ -169,6 +171,10 @@ func (r *member) combine(ctx context.Context, res *result) error {
 		s := res.meas[v].steal
 		times = append(times, s.pct, s.ticks, s.cpuTicks)
 	}
+	if err := r.averageTimes(ctx, times[:2]); err != nil {
+		return fmt.Errorf("combining times: %w", err)
+	}
+	reported := [2]float64{times[0], times[1]}
 	wrong := []int64{res.meas[outOfPlace].wrong, res.meas[inPlace].wrong}
 	if err := collective.AllReduce(ctx, r.comm, times, times, collective.Max); err != nil {
 		return fmt.Errorf("combining times: %w", err)
@@ -177,10 +183,24 @@ func (r *member) combine(ctx context.Context, res *result) error {
 		return fmt.Errorf("combining wrong counts: %w", err)
 	}
 	for v := range numVariants {
-		res.meas[v].timeUs, res.meas[v].wrong = times[v], wrong[v]
+		res.meas[v].timeUs, res.meas[v].wrong = reported[v], wrong[v]
 		t := times[stealAt+3*int(v):]
 		res.meas[v].steal = stealShare{pct: t[0], ticks: t[1], cpuTicks: t[2]}
 	}
 	res.rssPeak = int64(times[2])
 	return nil
+}
+
+// averageTimes turns this rank's times into the reported ones, as
+// Options.Average says, on every rank.
+func (r *member) averageTimes(ctx context.Context, times []float64) error {
+	switch r.plan.average {
+	case AverageRank0:
+		return collective.Broadcast(ctx, r.comm, times, times, 0)
+	case AverageMean:
+		return collective.AllReduce(ctx, r.comm, times, times, collective.Avg)
+	case AverageMin:
+		return collective.AllReduce(ctx, r.comm, times, times, collective.Min)
+	}
+	return collective.AllReduce(ctx, r.comm, times, times, collective.Max)
 }
