@@ -54,6 +54,7 @@ var flagSpecs = []flagSpec{
 	{long: "format", set: func(o *Options, v string) error { o.Format = v; return nil }, help: "nccl (default) or peers (the ../shared/peers table)"},
 	{long: "label", set: func(o *Options, v string) error { o.Label = v; return nil }, help: "label of the peers table (default gocoll)"},
 	{short: "a", long: "average", set: setInt(func(o *Options) *int { return &o.Average }), help: "time reported: 0 rank 0's, 1 the mean, 2 the fastest rank's, 3 the slowest's (default 3; nccl-tests' 1)"},
+	{short: "N", long: "run_cycles", set: setInt(func(o *Options) *int { return &o.Cycles }), help: "run every collective and size this many times, 0 until Ctrl-C (default 1)"},
 	{long: "timeout", set: setDuration, help: "bound on each call and on set-up (default 10m)"},
 	{short: "h", long: "help", boolean: true, set: func(*Options, string) error { return ErrHelp }, help: "print this help"},
 }

@@ -1,7 +1,11 @@
 package bench
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -48,4 +52,46 @@ func TestAverageFlag(t *testing.T) {
 	require.Equal(t, AverageMax, DefaultOptions().Average)
 	_, err = ParseArgs([]string{"allreduce", "-a", "4"})
 	require.EqualError(t, err, "-a 4: want 0 (rank 0), 1 (mean), 2 (min) or 3 (max)")
+}
+
+// -N 2 runs the sweep twice; -N 0 until ctx ends, which returns
+// ExitInterrupted with one line.
+func TestRunCycles(t *testing.T) {
+	args := []string{"allreduce", "--transport", "inproc", "-np", "2", "--sizes", "1K,4K", "-n", "1", "--json"}
+	code, once, errOut := runBench(t, args...)
+	require.Equal(t, ExitOK, code, errOut)
+	code, twice, errOut := runBench(t, append(args, "-N", "2")...)
+	require.Equal(t, ExitOK, code, errOut)
+	require.Equal(t, 2*strings.Count(once, "\n"), strings.Count(twice, "\n"))
+	require.Len(t, decodeRows(t, twice), 2*len(decodeRows(t, once)))
+
+	ctx, cancel := context.WithCancelCause(t.Context())
+	defer cancel(nil)
+	out := &cancelAfter{lines: 5, cancel: func() { cancel(errors.New("enough")) }}
+	var errBuf bytes.Buffer
+	code = Main(ctx, append(args, "-N", "0"), out, &errBuf)
+	require.Equal(t, ExitInterrupted, code)
+	require.Equal(t, "gocoll bench: interrupted (enough)\n", errBuf.String())
+	require.GreaterOrEqual(t, out.seen, 5)
+
+	_, err := ParseArgs([]string{"allreduce", "-N", "-1"})
+	require.EqualError(t, err, "-N -1: want a number of cycles, or 0 to run until stopped")
+}
+
+// cancelAfter calls cancel once it has been written lines lines.
+type cancelAfter struct {
+	mu     sync.Mutex
+	lines  int
+	seen   int
+	cancel func()
+}
+
+func (c *cancelAfter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seen += bytes.Count(p, []byte("\n"))
+	if c.seen >= c.lines {
+		c.cancel()
+	}
+	return len(p), nil
 }

@@ -22,7 +22,8 @@ func newPlan(o Options, n int) (*plan, error) {
 	}
 	peers := o.Format == "peers"
 	return &plan{colls: kinds, sizes: o.sweep(), dt: o.DataType, op: o.Op, root: o.Root,
-		iters: o.Iters, warmup: o.Warmup, checks: o.Check, roundUp: peers, peers: peers, average: o.Average}, nil
+		iters: o.Iters, warmup: o.Warmup, checks: o.Check, roundUp: peers, peers: peers, average: o.Average,
+		cycles: o.Cycles}, nil
 }
 
 // checkMemory refuses a plan whose buffers (two per rank, of the largest

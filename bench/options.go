@@ -82,6 +82,9 @@ type Options struct {
 	// Default AverageMax (the slowest rank, which the collective waits
 	// for; nccl-tests' default is the mean).
 	Average int
+	// Cycles (-N, nccl-tests' run cycles, default 1) repeats the whole
+	// sweep; 0 repeats it until Ctrl-C (or --timeout) stops the run.
+	Cycles int
 }
 
 // The values of Options.Average, nccl-tests' -a 0..3.
@@ -96,7 +99,7 @@ const (
 func DefaultOptions() Options {
 	return Options{MinBytes: 32 << 20, MaxBytes: 32 << 20, StepFactor: 1, StepBytes: 1 << 20,
 		Iters: 20, Warmup: 1, Check: 1, DataType: dtype.Float32, Op: reduce.Sum,
-		Format: "nccl", Label: "gocoll", Timeout: 10 * time.Minute, Average: AverageMax}
+		Format: "nccl", Label: "gocoll", Timeout: 10 * time.Minute, Average: AverageMax, Cycles: 1}
 }
 
 // kernelLookup finds the reduction kernel of a type and op (a variable so
@@ -133,6 +136,9 @@ func (o *Options) validate() error {
 	}
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--timeout %v must be positive", o.Timeout)
+	}
+	if o.Cycles < 0 {
+		return fmt.Errorf("-N %d: want a number of cycles, or 0 to run until stopped", o.Cycles)
 	}
 	if o.Average < AverageRank0 || o.Average > AverageMax {
 		return fmt.Errorf("-a %d: want 0 (rank 0), 1 (mean), 2 (min) or 3 (max)", o.Average)

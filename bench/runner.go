@@ -23,6 +23,7 @@ type plan struct {
 	roundUp bool // AllToAll rounds a size up to one element per block
 	peers   bool // measure only the variant the peers table shows
 	average int  // Options.Average: how the ranks' times combine
+	cycles  int  // Options.Cycles: sweeps of every collective and size; 0 until ctx ends
 }
 
 // wants reports whether the plan measures variant v of collective k.
@@ -76,18 +77,21 @@ type member struct {
 	sendBuf, recvBuf []byte
 }
 
-// run measures every collective and size of the plan. Rank 0 passes each
-// combined result to emit as soon as it is known; other ranks pass nil.
+// run measures every collective and size of the plan, plan.cycles times
+// (0: until ctx ends). Rank 0 passes each combined result to emit as soon
+// as it is known; other ranks pass nil.
 func (r *member) run(ctx context.Context, emit func(result) error) error {
-	for _, k := range r.plan.colls {
-		for _, size := range r.plan.sizes {
-			res, err := r.measureSize(ctx, k, size)
-			if err != nil {
-				return fmt.Errorf("%s at %d bytes: %w", k, size, err)
-			}
-			if emit != nil {
-				if err := emit(res); err != nil {
-					return err
+	for cycle := 0; r.plan.cycles == 0 || cycle < r.plan.cycles; cycle++ {
+		for _, k := range r.plan.colls {
+			for _, size := range r.plan.sizes {
+				res, err := r.measureSize(ctx, k, size)
+				if err != nil {
+					return fmt.Errorf("%s at %d bytes: %w", k, size, err)
+				}
+				if emit != nil {
+					if err := emit(res); err != nil {
+						return err
+					}
 				}
 			}
 		}
