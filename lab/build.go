@@ -58,11 +58,10 @@ func (l *Lab) build(ctx context.Context) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	for _, r := range p.routers {
-		g.Go(func() error { return l.setupRouterEmulation(ctx, r) })
-	}
-	if err := g.Wait(); err != nil {
-		return err
+	for _, r := range p.routers { // one at a time: each may record its delay daemon in l.st
+		if err := l.setupRouterEmulation(ctx, r); err != nil {
+			return err
+		}
 	}
 	return l.saveState()
 }

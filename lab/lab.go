@@ -11,7 +11,10 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // StateRoot is where labs keep their state: StateRoot/<name>/.
@@ -28,13 +31,16 @@ var ErrUnavailable = errors.New("lab: network namespaces are not available here"
 // ErrNoLab is returned by [Open] when no lab of that name is up.
 var ErrNoLab = errors.New("lab: no such lab")
 
-// Lab is a running lab. Its methods may be called from several goroutines,
-// but changes to one path (Cut, Restore, Shape) must not race each other,
-// nor commands of another process on the same lab.
+// Lab is a running lab. Its methods may be called from several goroutines
+// and, on the same lab, from several processes (gocoll lab commands): the
+// changes (Cut, Restore, Shape) and Stats take the lab's lock in turn and
+// read its state afresh under it.
 type Lab struct {
 	plan *plan
 	dir  string
-	st   state
+
+	mu sync.Mutex // guards st; held with the lock file's lock
+	st state
 }
 
 // state is what a lab keeps in StateRoot/<name>/state.json, so that other
@@ -159,6 +165,33 @@ func List() ([]string, error) {
 	return names, nil
 }
 
+// locked runs fn holding the lab's lock (l.mu and an flock of its lock
+// file, so that other processes' changes wait), with l.st read afresh from
+// the state file.
+func (l *Lab) locked(fn func() error) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	f, err := os.OpenFile(filepath.Join(l.dir, "lock"), os.O_CREATE|os.O_RDWR, 0o644) // os files are close-on-exec
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w: %s is down", ErrNoLab, l.Name())
+	}
+	if err != nil {
+		return fmt.Errorf("lab %s: %w", l.Name(), err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		return fmt.Errorf("lab %s: lock: %w", l.Name(), err)
+	}
+	defer func() { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN) }()
+	if data, err := os.ReadFile(filepath.Join(l.dir, "state.json")); err == nil {
+		var st state
+		if json.Unmarshal(data, &st) == nil && st.Spec.Name == l.Name() && len(st.Paths) == len(l.plan.paths) {
+			l.st = st
+		}
+	}
+	return fn()
+}
+
 // saveState writes the state file atomically.
 func (l *Lab) saveState() error {
 	data, err := json.MarshalIndent(l.st, "", "  ")
@@ -173,7 +206,11 @@ func (l *Lab) saveState() error {
 }
 
 // DelaydPid returns the pid of router's delay daemon, or 0 if it has none.
-func (l *Lab) DelaydPid(router string) int { return l.st.Delayd[router] }
+func (l *Lab) DelaydPid(router string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.st.Delayd[router]
+}
 
 // Name returns the lab's name.
 func (l *Lab) Name() string { return l.plan.spec.Name }

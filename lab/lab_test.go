@@ -314,3 +314,30 @@ func TestTwoLabs(t *testing.T) {
 	require.Contains(t, names, l2.Name())
 	require.NotContains(t, names, l1.Name())
 }
+
+// Changes from several goroutines (and so processes: the same lock file)
+// to one lab are applied one at a time, none lost.
+func TestConcurrentChanges(t *testing.T) {
+	ctx := context.Background()
+	l := upLab(t, lab.Spec{Paths: 4, HostsPerSite: 1})
+	other, err := lab.Open(l.Name()) // as another process would
+	require.NoError(t, err)
+	done := make(chan error, 4)
+	for i, p := range l.Paths() {
+		lb := l
+		if i%2 == 1 {
+			lb = other
+		}
+		go func() { done <- lb.Shape(ctx, p, []lab.Dir{lab.Fwd}, lab.Shape{RateMbit: float64(100 * (i + 1))}) }()
+	}
+	for range 4 {
+		require.NoError(t, <-done)
+	}
+	again, err := lab.Open(l.Name())
+	require.NoError(t, err)
+	for i, p := range l.Paths() {
+		sh, err := again.Shaping(p, lab.Fwd)
+		require.NoError(t, err)
+		require.Equal(t, float64(100*(i+1)), sh.RateMbit, "path %s", p)
+	}
+}

@@ -116,23 +116,30 @@ func (l *Lab) Shape(ctx context.Context, p Path, dirs []Dir, sh Shape) error {
 	if err := sh.check(); err != nil {
 		return fmt.Errorf("lab %s: path %s: %w", l.Name(), p, err)
 	}
-	return l.update(ctx, p, func(ps *pathState) error {
-		for _, d := range dirs {
-			if d != Fwd && d != Rev {
-				return fmt.Errorf("bad direction %d", d)
+	return l.locked(func() error {
+		return l.update(ctx, p, func(ps *pathState) error {
+			for _, d := range dirs {
+				if d != Fwd && d != Rev {
+					return fmt.Errorf("bad direction %d", d)
+				}
+				ps.Shape[d] = sh
 			}
-			ps.Shape[d] = sh
-		}
-		return nil
+			return nil
+		})
 	})
 }
 
 // Shaping returns path p's emulation in direction d.
 func (l *Lab) Shaping(p Path, d Dir) (Shape, error) {
-	if err := l.checkPath(p); err != nil {
-		return Shape{}, err
-	}
-	return l.st.Paths[p.String()].Shape[d&1], nil
+	var sh Shape
+	err := l.locked(func() error {
+		if err := l.checkPath(p); err != nil {
+			return err
+		}
+		sh = l.st.Paths[p.String()].Shape[d&1]
+		return nil
+	})
+	return sh, err
 }
 
 // Cut cuts path p. A silent cut drops every packet both ways while the
@@ -140,7 +147,11 @@ func (l *Lab) Shaping(p Path, d Dir) (Shape, error) {
 // itself); otherwise the link goes down and the routers move its flows to
 // the other paths (and, hashing anew, some other flows too).
 func (l *Lab) Cut(ctx context.Context, p Path, silent bool) error {
-	if err := l.Restore(ctx, p); err != nil {
+	return l.locked(func() error { return l.cut(ctx, p, silent) })
+}
+
+func (l *Lab) cut(ctx context.Context, p Path, silent bool) error {
+	if err := l.restore(ctx, p); err != nil {
 		return err
 	}
 	return l.update(ctx, p, func(ps *pathState) error {
@@ -160,6 +171,10 @@ func (l *Lab) Cut(ctx context.Context, p Path, silent bool) error {
 // Restore undoes a cut of path p and, for a link that was down, waits
 // until both routers route over it again.
 func (l *Lab) Restore(ctx context.Context, p Path) error {
+	return l.locked(func() error { return l.restore(ctx, p) })
+}
+
+func (l *Lab) restore(ctx context.Context, p Path) error {
 	if err := l.checkPath(p); err != nil {
 		return err
 	}

@@ -60,25 +60,28 @@ func (l *Lab) Stats(ctx context.Context) ([]PathStats, error) {
 		}
 	}
 	var stats []PathStats
-	for _, p := range l.plan.paths {
-		ps := l.st.Paths[p.String()]
-		for _, d := range []Dir{Fwd, Rev} {
-			from, to := l.plan.egress(p, d)
-			f, t := rc[from.router.Site-1], rc[to.router.Site-1]
-			state := "up"
-			if ps.Cut != cutNone {
-				state = ps.Cut
+	err := l.locked(func() error {
+		for _, p := range l.plan.paths {
+			ps := l.st.Paths[p.String()]
+			for _, d := range []Dir{Fwd, Rev} {
+				from, to := l.plan.egress(p, d)
+				f, t := rc[from.router.Site-1], rc[to.router.Site-1]
+				state := "up"
+				if ps.Cut != cutNone {
+					state = ps.Cut
+				}
+				stats = append(stats, PathStats{
+					Path: p, Dir: d, State: state,
+					TxPackets: f.links[from.ifname].Tx.Packets, TxBytes: f.links[from.ifname].Tx.Bytes,
+					RxPackets: t.links[to.ifname].Rx.Packets,
+					TbfDrops:  f.tbf[from.ifname], EmuDrops: f.emu[chain(from.ifname)],
+					Shape: ps.Shape[d],
+				})
 			}
-			stats = append(stats, PathStats{
-				Path: p, Dir: d, State: state,
-				TxPackets: f.links[from.ifname].Tx.Packets, TxBytes: f.links[from.ifname].Tx.Bytes,
-				RxPackets: t.links[to.ifname].Rx.Packets,
-				TbfDrops:  f.tbf[from.ifname], EmuDrops: f.emu[chain(from.ifname)],
-				Shape: ps.Shape[d],
-			})
 		}
-	}
-	return stats, nil
+		return nil
+	})
+	return stats, err
 }
 
 // FormatStats writes stats as a table, one line per path and direction.
