@@ -52,7 +52,11 @@ type PeerStats struct {
 	Paths []PathStats
 }
 
-// Traffic counts completed messages and their bytes, each way.
+// Traffic counts completed messages and their bytes, each way. A send is
+// counted once the transport knows it delivered: a transport whose send
+// requests complete before the peer acknowledges (MetaRoCE's eager sends)
+// counts them at the acknowledgement, so the count may trail the
+// completed requests by up to a round trip.
 type Traffic struct {
 	MsgsSent, BytesSent int64
 	MsgsRecv, BytesRecv int64

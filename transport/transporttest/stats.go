@@ -3,6 +3,7 @@ package transporttest
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/gocoll/gocoll/transport"
 )
@@ -30,6 +31,7 @@ func testStats(t *testing.T, newWorld WorldFactory) {
 		{MsgsSent: 2, BytesSent: small + LargeBytes, MsgsRecv: 1, BytesRecv: small},
 		{MsgsSent: 1, BytesSent: small, MsgsRecv: 2, BytesRecv: small + LargeBytes},
 	}
+	awaitTraffic(t, eps, before, want)
 	for r := range 2 {
 		s := transport.StatsOf(eps[r])
 		if s.Rank != r || len(s.Peers) != 1 {
@@ -47,6 +49,27 @@ func testStats(t *testing.T, newWorld WorldFactory) {
 			t.Errorf("rank %d's traffic with rank %d: %+v, want %+v", r, 1-r, got, want[r])
 		}
 		checkPaths(t, r, p)
+	}
+}
+
+// awaitTraffic waits, for up to 10 s, until both ranks count want[r] of
+// traffic with each other since before: a send that completed before its
+// acknowledgement (an eager send) is counted when the acknowledgement
+// comes (see transport.Traffic). The caller then checks the figures.
+func awaitTraffic(t *testing.T, eps []transport.Endpoint, before [2]transport.Stats, want [2]transport.Traffic) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		done := true
+		for r := range 2 {
+			p, _ := transport.StatsOf(eps[r]).Peer(1 - r)
+			was, _ := before[r].Peer(1 - r)
+			done = done && p.Traffic.Sub(was.Traffic) == want[r]
+		}
+		if done {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
