@@ -124,6 +124,22 @@ var palette = []color.Color{
 	color.RGBA{R: 230, G: 159, A: 255},
 	color.RGBA{R: 86, G: 180, B: 233, A: 255},
 	color.RGBA{R: 120, G: 120, B: 120, A: 255},
+	color.RGBA{R: 150, G: 75, A: 255},
+	color.RGBA{R: 40, G: 200, B: 40, A: 255},
+	color.RGBA{R: 120, B: 200, A: 255},
+	color.RGBA{R: 200, G: 200, A: 255},
+}
+
+// dashes tells the transports apart where one scenario has several runs
+// of each: MetaRoCE solid, TCP dashed, MPTCP dotted.
+func dashes(label string) []vg.Length {
+	switch {
+	case strings.HasPrefix(label, "mptcp"):
+		return []vg.Length{vg.Points(1), vg.Points(3)}
+	case strings.HasPrefix(label, "tcp"):
+		return []vg.Length{vg.Points(6), vg.Points(3)}
+	}
+	return nil
 }
 
 func newPlot(title string) *plot.Plot {
@@ -144,6 +160,7 @@ func addLine(p *plot.Plot, name string, xys plotter.XYs, i int) error {
 	}
 	l.Color = palette[i%len(palette)]
 	l.Width = vg.Points(1.5)
+	l.Dashes = dashes(name)
 	p.Add(l)
 	p.Legend.Add(name, l)
 	return nil
@@ -166,6 +183,7 @@ func drawGoodput(file, scen string, runs map[string]*series) error {
 			return err
 		}
 	}
+	p.Y.Max *= 1.2 // room for the legend
 	return p.Save(6*vg.Inch, 4*vg.Inch, file)
 }
 
@@ -181,5 +199,6 @@ func drawPaths(file, scen string, s *series) error {
 			return err
 		}
 	}
+	p.Y.Max *= 1.2 // room for the legend
 	return p.Save(6*vg.Inch, 4*vg.Inch, file)
 }
