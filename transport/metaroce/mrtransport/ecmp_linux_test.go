@@ -95,6 +95,13 @@ func (p *jumboPair) txBytes(links int) []int64 {
 func TestRepickSpreadsPathsOverECMPLinks(t *testing.T) {
 	for _, c := range []struct{ links, paths int }{{2, 2}, {4, 8}} {
 		t.Run(fmt.Sprintf("%d paths over %d links", c.paths, c.links), func(t *testing.T) {
+			if testing.Short() && c.links > 2 {
+				// Each move finds the unused link with a chance of 1 in 4;
+				// under the race detector on 2 busy cores one run needed
+				// more than the 30 s it is given (re-picks judged on noisy
+				// samples were undone). The full pass runs it.
+				t.Skip("-short: 8 paths over 4 links can take over 30 s to converge under -race")
+			}
 			testRepickSpreads(t, c.links, c.paths)
 		})
 	}
