@@ -1,0 +1,323 @@
+package simnet
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/gocoll/gocoll/transport"
+)
+
+// abortMemory bounds the ended operations each endpoint remembers.
+const abortMemory = 4096
+
+// Endpoint is one rank of a World.
+type Endpoint struct {
+	w          *World
+	rank       int
+	closed     bool
+	recvs      map[key][]*request  // posted receives without a message
+	sends      map[key][]*transfer // messages to this rank without a receive
+	own        map[*request]struct{}
+	aborted    map[transport.OpKey]error
+	abortOrder []transport.OpKey
+	waits      int // goroutines waiting on this rank's requests
+}
+
+var _ transport.Endpoint = (*Endpoint)(nil)
+
+// Rank is this endpoint's rank.
+func (e *Endpoint) Rank() int { return e.rank }
+
+// Size is the number of ranks.
+func (e *Endpoint) Size() int { return len(e.w.eps) }
+
+const (
+	statePending = iota
+	stateMatched
+	stateDone
+)
+
+type request struct {
+	ep      *Endpoint
+	isSend  bool
+	peer    int
+	tag     transport.Tag
+	buf     []byte
+	done    chan struct{}
+	state   int
+	n       int
+	err     error
+	waiters int
+	tr      *transfer // a send's; a receive's once matched
+}
+
+func (r *request) settled() bool { return r.state == stateDone }
+
+// complete ends r, with the world's lock held.
+func (r *request) complete(n int, err error) {
+	if r.state == stateDone {
+		return
+	}
+	r.state, r.n, r.err = stateDone, n, err
+	close(r.done)
+	e := r.ep
+	delete(e.own, r)
+	if r.waiters > 0 {
+		e.waits -= r.waiters
+		r.waiters = 0
+		if e.waits == 0 {
+			e.w.waiting--
+		}
+	}
+}
+
+func (e *Endpoint) failed(err error) *request {
+	r := &request{ep: e, done: make(chan struct{}), state: stateDone, err: err}
+	close(r.done)
+	return r
+}
+
+func (e *Endpoint) newRequest(isSend bool, peer int, tag transport.Tag, buf []byte) *request {
+	r := &request{ep: e, isSend: isSend, peer: peer, tag: tag, buf: buf, done: make(chan struct{})}
+	if e.own == nil {
+		e.own = map[*request]struct{}{}
+	}
+	e.own[r] = struct{}{}
+	return r
+}
+
+// check is the error of a request posted now, or nil.
+func (e *Endpoint) check(peer int, op transport.OpKey) error {
+	switch {
+	case e.closed:
+		return transport.ErrClosed
+	case peer < 0 || peer >= e.Size():
+		return &transport.PeerError{Rank: peer, Err: transport.ErrBadRank}
+	}
+	return e.aborted[op]
+}
+
+// Send posts buf to peer under tag.
+func (e *Endpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Request {
+	w := e.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := e.check(peer, tag.OpKey); err != nil {
+		return e.failed(err)
+	}
+	s := e.newRequest(true, peer, tag, buf)
+	dst := w.eps[peer]
+	switch {
+	case dst.closed:
+		s.complete(0, &transport.PeerError{Rank: peer, Err: transport.ErrClosed})
+	case dst.aborted[tag.OpKey] != nil:
+		s.complete(len(buf), nil) // dropped on arrival
+	default:
+		tr := &transfer{s: s, start: w.now}
+		s.tr = tr
+		w.posted = append(w.posted, tr)
+		k := key{e.rank, tag}
+		if q := dst.recvs[k]; len(q) > 0 {
+			dst.recvs[k] = popRecv(q)
+			tr.r = q[0]
+			q[0].tr = tr
+		} else {
+			dst.sends[k] = append(dst.sends[k], tr)
+		}
+	}
+	w.advance()
+	return s
+}
+
+// Recv posts a receive from peer under tag into buf.
+func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Request {
+	w := e.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := e.check(peer, tag.OpKey); err != nil {
+		return e.failed(err)
+	}
+	r := e.newRequest(false, peer, tag, buf)
+	k := key{peer, tag}
+	if q := e.sends[k]; len(q) > 0 {
+		tr := q[0]
+		e.sends[k] = q[1:]
+		if len(e.sends[k]) == 0 {
+			delete(e.sends, k)
+		}
+		tr.r, r.tr = r, tr
+		if tr.arrived {
+			w.deliver(tr, tr.data)
+		}
+	} else {
+		e.recvs[k] = append(e.recvs[k], r)
+	}
+	w.advance()
+	return r
+}
+
+func popRecv(q []*request) []*request {
+	if len(q) == 1 {
+		return nil
+	}
+	return q[1:]
+}
+
+// drop takes an unmatched transfer out of this mailbox.
+func (e *Endpoint) drop(tr *transfer) {
+	k := key{tr.s.ep.rank, tr.s.tag}
+	q := e.sends[k]
+	for i, x := range q {
+		if x == tr {
+			e.sends[k] = append(q[:i:i], q[i+1:]...)
+			if len(e.sends[k]) == 0 {
+				delete(e.sends, k)
+			}
+			return
+		}
+	}
+}
+
+// unqueue takes an unmatched receive out of this mailbox.
+func (e *Endpoint) unqueue(r *request) {
+	k := key{r.peer, r.tag}
+	q := e.recvs[k]
+	for i, x := range q {
+		if x == r {
+			e.recvs[k] = append(q[:i:i], q[i+1:]...)
+			if len(e.recvs[k]) == 0 {
+				delete(e.recvs, k)
+			}
+			return
+		}
+	}
+}
+
+// Abort ends op here and on peers.
+func (e *Endpoint) Abort(op transport.OpKey, peers []int, reason error) {
+	w := e.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e.end(op, fmt.Errorf("simnet: operation aborted: %w", reason))
+	for _, p := range peers {
+		if p >= 0 && p < len(w.eps) && p != e.rank {
+			w.eps[p].end(op, &transport.RemoteAbortError{Rank: e.rank, Op: op, Reason: reason.Error()})
+		}
+	}
+	w.advance()
+}
+
+// end fails op's requests on this rank and drops its later messages.
+func (e *Endpoint) end(op transport.OpKey, err error) {
+	if e.aborted[op] != nil {
+		return
+	}
+	e.aborted[op] = err
+	e.abortOrder = append(e.abortOrder, op)
+	if len(e.abortOrder) > abortMemory {
+		delete(e.aborted, e.abortOrder[0])
+		e.abortOrder = e.abortOrder[1:]
+	}
+	for r := range e.own {
+		if r.tag.OpKey == op {
+			if !r.isSend && r.tr == nil {
+				e.unqueue(r)
+			}
+			r.complete(0, err)
+		}
+	}
+	for k, q := range e.sends {
+		if k.tag.OpKey == op {
+			for _, tr := range q {
+				tr.s.complete(len(tr.s.buf), nil) // dropped on arrival
+			}
+			delete(e.sends, k)
+		}
+	}
+}
+
+// Close fails this rank's pending requests and the messages waiting for it.
+func (e *Endpoint) Close() error {
+	w := e.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	for r := range e.own {
+		if !r.isSend && r.tr == nil {
+			e.unqueue(r)
+		}
+		r.complete(0, transport.ErrClosed)
+	}
+	for k, q := range e.sends {
+		for _, tr := range q {
+			tr.s.complete(0, &transport.PeerError{Rank: e.rank, Err: transport.ErrClosed})
+		}
+		delete(e.sends, k)
+	}
+	w.live--
+	w.advance()
+	return nil
+}
+
+// Done is closed when the request has completed or failed.
+func (r *request) Done() <-chan struct{} { return r.done }
+
+// Wait waits in virtual time for the request.
+func (r *request) Wait(ctx context.Context) (int, error) {
+	if !r.wait(ctx) {
+		return 0, ctx.Err()
+	}
+	return r.n, r.err
+}
+
+// Spin waits like Wait: in the simulation, waiting is what lets time pass.
+func (r *request) Spin(ctx context.Context) bool { return r.wait(ctx) }
+
+// Cancel withdraws the request; a matched transfer then ends without
+// touching the buffers.
+func (r *request) Cancel() {
+	w := r.ep.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !r.isSend && r.tr == nil {
+		r.ep.unqueue(r)
+	}
+	r.complete(0, transport.ErrCancelled)
+}
+
+// wait counts this goroutine as waiting until r is done or ctx ends, and
+// reports whether r is done.
+func (r *request) wait(ctx context.Context) bool {
+	e := r.ep
+	w := e.w
+	w.mu.Lock()
+	if r.state == stateDone {
+		w.mu.Unlock()
+		return true
+	}
+	r.waiters++
+	e.waits++
+	if e.waits == 1 {
+		w.waiting++
+	}
+	w.advance()
+	w.mu.Unlock()
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if r.state != stateDone {
+		r.waiters--
+		e.waits--
+		if e.waits == 0 {
+			w.waiting--
+		}
+		return false
+	}
+	return true
+}

@@ -1,0 +1,281 @@
+// Package simnet is a transport for simulating collectives in virtual time:
+// ranks are goroutines of one process, messages are copied as inproc does,
+// and each message takes the time an alpha-beta fabric says (latency plus
+// bytes over bandwidth, per level of the topology: a rank's port on its
+// host, its host's NIC, its site's uplink, each with tune.Link's lanes),
+// with transfers that share a link queued on it.
+//
+// The clock advances only when every rank is waiting: a rank waits in a
+// request's Wait or Spin (collective's waits call Spin first), and the
+// world then jumps to the next transfer's end. So a run's virtual times
+// depend on the algorithm and the fabric, not on the machine. Transfers
+// are placed on the links in a fixed order (start time, source,
+// destination, tag), so the times do not depend on the goroutines'
+// scheduling either, for ranks that each run in one goroutine; a rank
+// that waits in two goroutines counts as waiting while either does.
+//
+// It is a simulator, not a transport for jobs: a send completes when its
+// transfer ends (its receive must be posted), Abort ends the operation
+// on the ranks it names at once, and a world whose ranks all wait for
+// messages nobody sends stays stopped until the waits' contexts end.
+package simnet
+
+import (
+	"cmp"
+	"container/heap"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/gocoll/gocoll/collective/tune"
+	"github.com/gocoll/gocoll/topology"
+	"github.com/gocoll/gocoll/transport"
+)
+
+// World is a simulated fabric with one endpoint per rank of its topology.
+type World struct {
+	mu      sync.Mutex
+	now     float64 // virtual seconds
+	eps     []*Endpoint
+	links   [3]tune.Link
+	host    []int // per rank, dense host index
+	site    []int
+	live    int         // endpoints not closed
+	waiting int         // live endpoints with a goroutine waiting
+	posted  []*transfer // sent since the last placement
+	events  eventHeap
+	lanes   map[[2]int][]float64 // (resource kind, index) -> each lane's free time
+	bytes   int64                // moved so far
+	calls   uint64               // transport calls, for AdvanceIdle
+}
+
+// NewWorld returns a world of t.Size() ranks on the fabric links describes.
+func NewWorld(t topology.Topology, links tune.Links) (*World, error) {
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("simnet: %w", err)
+	}
+	if _, err := tune.Predict(tune.AllReduce, tune.Input{Topology: t, ChunkBytes: 1, Links: links}); err != nil {
+		return nil, fmt.Errorf("simnet: %w", err) // the link figures' checks
+	}
+	n := t.Size()
+	w := &World{links: [3]tune.Link{links.Host, links.Site, links.WAN}, host: make([]int, n), site: make([]int, n),
+		live: n, lanes: map[[2]int][]float64{}}
+	hosts, sites := map[string]int{}, map[string]int{}
+	for r := range n {
+		ri, _ := t.Rank(r)
+		w.host[r] = index(hosts, ri.Host)
+		w.site[r] = index(sites, ri.SiteName())
+		w.eps = append(w.eps, &Endpoint{w: w, rank: r, recvs: map[key][]*request{}, sends: map[key][]*transfer{},
+			aborted: map[transport.OpKey]error{}})
+	}
+	return w, nil
+}
+
+func index(ids map[string]int, name string) int {
+	if i, ok := ids[name]; ok {
+		return i
+	}
+	ids[name] = len(ids)
+	return ids[name]
+}
+
+// Endpoints returns the endpoints, by rank.
+func (w *World) Endpoints() []transport.Endpoint {
+	out := make([]transport.Endpoint, len(w.eps))
+	for i, e := range w.eps {
+		out[i] = e
+	}
+	return out
+}
+
+// Now is the virtual time since the world was made.
+func (w *World) Now() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return time.Duration(w.now * 1e9)
+}
+
+// Bytes is the payload moved so far.
+func (w *World) Bytes() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.bytes
+}
+
+// Close closes every endpoint.
+func (w *World) Close() error {
+	for _, e := range w.eps {
+		_ = e.Close()
+	}
+	return nil
+}
+
+type key struct {
+	src int
+	tag transport.Tag
+}
+
+// transfer is a message on its way: its send, and once matched its
+// receive. It leaves at its send's post time (the fabric holds what
+// arrives before its receive is posted, as a network transport's
+// unexpected-message queue does) and arrives at end.
+type transfer struct {
+	s, r    *request
+	start   float64
+	end     float64
+	arrived bool
+	data    []byte // a copy of the message, once it arrived unmatched
+}
+
+// advance runs, with w.mu held, while every live rank waits: it places the
+// matched transfers on the links and completes those that end first.
+func (w *World) advance() {
+	w.calls++
+	for w.live > 0 && w.waiting == w.live && w.step() {
+	}
+}
+
+// step completes the transfers that end first, and reports whether there
+// were any.
+func (w *World) step() bool {
+	w.place()
+	if len(w.events) == 0 {
+		return false // nothing moves: a wait's context ends it
+	}
+	t := w.events[0].end
+	w.now = max(w.now, t)
+	for len(w.events) > 0 && w.events[0].end <= t {
+		w.finish(heap.Pop(&w.events).(*transfer))
+	}
+	return true
+}
+
+// AdvanceIdle lets time pass also when some ranks are not waiting but no
+// rank has called the transport for d of real time, as when a rank's
+// goroutine has finished without closing its endpoint (the collectives'
+// table test runs each call in fresh goroutines). Virtual times then
+// depend on the machine; a simulation whose ranks close their endpoints
+// when done does not need it. It runs until every endpoint is closed.
+func (w *World) AdvanceIdle(d time.Duration) {
+	go func() {
+		var last uint64
+		for {
+			time.Sleep(d)
+			w.mu.Lock()
+			if w.live == 0 {
+				w.mu.Unlock()
+				return
+			}
+			if w.calls == last && w.waiting > 0 {
+				w.step()
+			}
+			last = w.calls
+			w.mu.Unlock()
+		}
+	}()
+}
+
+// place puts the transfers sent since the last call on the links, in an
+// order that does not depend on which goroutine sent first.
+func (w *World) place() {
+	slices.SortFunc(w.posted, func(a, b *transfer) int {
+		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(a.s.ep.rank, b.s.ep.rank),
+			cmp.Compare(a.s.peer, b.s.peer), cmp.Compare(a.s.tag.Comm, b.s.tag.Comm),
+			cmp.Compare(a.s.tag.Op, b.s.tag.Op), cmp.Compare(a.s.tag.Seq, b.s.tag.Seq))
+	})
+	for _, tr := range w.posted {
+		src, dst := tr.s.ep.rank, tr.s.peer
+		lv := 0
+		var res [][2]int
+		switch {
+		case w.host[src] == w.host[dst]:
+			res = [][2]int{{0, src}, {1, dst}}
+		case w.site[src] == w.site[dst]:
+			lv, res = 1, [][2]int{{2, w.host[src]}, {3, w.host[dst]}}
+		default:
+			lv, res = 2, [][2]int{{2, w.host[src]}, {3, w.host[dst]}, {4, w.site[src]}, {5, w.site[dst]}}
+		}
+		busy := float64(len(tr.s.buf)) / w.links[lv].Bandwidth
+		if lv > 0 {
+			busy = max(busy, float64(len(tr.s.buf))/w.links[1].Bandwidth)
+		}
+		start, picks := tr.start, make([]int, len(res))
+		for i, rk := range res {
+			lanes := w.lanes[rk]
+			if lanes == nil {
+				lanes = make([]float64, max(1, w.links[resLevel(rk[0])].Lanes))
+				w.lanes[rk] = lanes
+			}
+			picks[i] = 0
+			for j, free := range lanes {
+				if free < lanes[picks[i]] {
+					picks[i] = j
+				}
+			}
+			start = max(start, lanes[picks[i]])
+		}
+		for i, rk := range res {
+			w.lanes[rk][picks[i]] = start + busy
+		}
+		tr.end = start + busy + w.links[lv].Latency.Seconds()
+		heap.Push(&w.events, tr)
+	}
+	w.posted = w.posted[:0]
+}
+
+func resLevel(kind int) int { return []int{0, 0, 1, 1, 2, 2}[kind] }
+
+// finish is a transfer's arrival: its send completes, and its receive if
+// posted; else the fabric keeps a copy for the receive to come.
+func (w *World) finish(tr *transfer) {
+	tr.arrived = true
+	s := tr.s
+	if s.settled() { // cancelled or aborted on the way: nothing arrives
+		if tr.r != nil {
+			tr.r.complete(0, errors.New("simnet: the sender withdrew the message"))
+		}
+		w.eps[s.peer].drop(tr)
+		return
+	}
+	if tr.r == nil {
+		if w.eps[s.peer].aborted[s.tag.OpKey] != nil || w.eps[s.peer].closed {
+			w.eps[s.peer].drop(tr)
+		} else {
+			tr.data = append([]byte(nil), s.buf...)
+		}
+		s.complete(len(s.buf), nil)
+		return
+	}
+	w.deliver(tr, s.buf)
+	s.complete(len(s.buf), nil)
+}
+
+// deliver copies an arrived message into its receive and completes it.
+func (w *World) deliver(tr *transfer, msg []byte) {
+	r := tr.r
+	if r.settled() {
+		return
+	}
+	if len(msg) > len(r.buf) {
+		r.complete(0, fmt.Errorf("simnet: %d-byte message into %d-byte buffer: %w", len(msg), len(r.buf), transport.ErrTruncated))
+		return
+	}
+	copy(r.buf, msg)
+	w.bytes += int64(len(msg))
+	r.complete(len(msg), nil)
+}
+
+type eventHeap []*transfer
+
+func (h eventHeap) Len() int           { return len(h) }
+func (h eventHeap) Less(i, j int) bool { return h[i].end < h[j].end }
+func (h eventHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *eventHeap) Push(x any)        { *h = append(*h, x.(*transfer)) }
+func (h *eventHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
