@@ -2,6 +2,7 @@ package collective
 
 import (
 	"github.com/gocoll/gocoll/collective/reduce"
+	"github.com/gocoll/gocoll/topology"
 	"github.com/gocoll/gocoll/transport"
 )
 
@@ -60,7 +61,7 @@ func (h *hier) allReduce(members []int, lvl int, buf []byte) error {
 	if lvl == len(h.levels) {
 		return h.ring(members, buf, allSteps)
 	}
-	groups := groupBy(members, h.levels[lvl])
+	groups := topology.GroupBy(members, h.levels[lvl])
 	p := 0
 	for _, g := range groups {
 		p = max(p, len(g))
@@ -169,22 +170,6 @@ func (h *hier) ringOver(members []int, off []int, buf []byte, phase int) error {
 		}
 	}
 	return nil
-}
-
-// groupBy splits members by key, groups and members in member order.
-func groupBy(members []int, key []string) [][]int {
-	var groups [][]int
-	at := map[string]int{}
-	for _, r := range members {
-		i, ok := at[key[r]]
-		if !ok {
-			i = len(groups)
-			at[key[r]] = i
-			groups = append(groups, nil)
-		}
-		groups[i] = append(groups[i], r)
-	}
-	return groups
 }
 
 func indexOf(s []int, v int) int {

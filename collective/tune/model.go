@@ -320,7 +320,7 @@ func (m *model) hierPhases(probs []problem, lvl int) []phase {
 			m.ring(&pre, pr.members, 2*float64(n-1)/float64(n)*pr.bytes, 2*(n-1))
 			continue
 		}
-		groups := groupBy(pr.members, m.keys[lvl])
+		groups := topology.GroupBy(pr.members, m.keys[lvl])
 		p := 0
 		for _, g := range groups {
 			p = max(p, len(g))
@@ -353,19 +353,4 @@ func (m *model) hierPhases(probs []problem, lvl int) []phase {
 		phases = append(phases, post)
 	}
 	return phases
-}
-
-func groupBy(members []int, key []int) [][]int {
-	var groups [][]int
-	at := map[int]int{}
-	for _, r := range members {
-		i, ok := at[key[r]]
-		if !ok {
-			i = len(groups)
-			at[key[r]] = i
-			groups = append(groups, nil)
-		}
-		groups[i] = append(groups[i], r)
-	}
-	return groups
 }
