@@ -13,9 +13,21 @@ import (
 	"unicode/utf8"
 )
 
-// FileVersion is the version of the topology file format that Marshal writes
-// and Parse accepts.
-const FileVersion = 1
+// FileVersion is the newest version of the topology file format. Parse
+// accepts versions 1 and 2; Marshal writes 1 for a topology without Links
+// (so that older readers load it) and 2 for one with.
+//
+// Version 2 adds two optional top-level keys: "levels", an object with
+// optional keys "host", "site" and "wan", and "links", an array of links
+// between two hosts; each figure is an object
+//
+//	{"latency": "25us", "bandwidth": 1.25e9, "lanes": 1}
+//
+// with latency one way as a Go duration, bandwidth in bytes per second of
+// one transfer, and lanes (optional, default 1) the transfers that get the
+// full bandwidth at once; a link also has "hosts": ["a", "b"]. See
+// [Links].
+const FileVersion = 2
 
 // MaxFileBytes is the largest topology file Parse and Load accept.
 const MaxFileBytes = 256 << 20
@@ -27,8 +39,10 @@ const maxJSONDepth = 16
 // fileJSON is the top level of a topology file. Pointers mark required
 // fields, so that a missing one is an error rather than a zero.
 type fileJSON struct {
-	Version *int       `json:"version"`
-	Ranks   []rankJSON `json:"ranks"`
+	Version *int                `json:"version"`
+	Ranks   []rankJSON          `json:"ranks"`
+	Levels  map[string]linkJSON `json:"levels,omitempty"` // version 2
+	Links   []hostLinkJSON      `json:"links,omitempty"`  // version 2
 }
 
 // rankJSON is RankInfo as stored in a file; the keys match RankInfo's tags.
@@ -43,21 +57,30 @@ type rankJSON struct {
 }
 
 // Marshal returns t as an indented JSON topology file that [Parse] reads
-// back to the topology New(t.Ranks) returns: ranks sorted by rank, every
-// site named. The output depends only on that topology. Marshal returns an
+// back to the topology New(t.Ranks) returns, with t.Links: ranks sorted by
+// rank, every site named. The output depends only on that topology. Marshal returns an
 // error wrapping ErrInvalid if t is not valid, so every file it writes can
 // be loaded.
 //
 // The file is an object {"version": 1, "ranks": [...]}, each rank an object
 // with the keys of RankInfo's JSON tags; "rank", "host" and "local_rank"
-// are required.
+// are required. With Links it is version 2 (see [FileVersion]).
 func Marshal(t Topology) ([]byte, error) {
+	links := t.Links
 	t, err := New(t.Ranks)
 	if err != nil {
 		return nil, err
 	}
-	version := FileVersion
+	t.Links = links
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	version := 1
+	if links != nil {
+		version = 2
+	}
 	file := fileJSON{Version: &version, Ranks: make([]rankJSON, len(t.Ranks))}
+	file.Levels, file.Links = linksToJSON(links)
 	for i := range t.Ranks {
 		ri := &t.Ranks[i]
 		file.Ranks[i] = rankJSON{
@@ -123,8 +146,15 @@ func Parse(data []byte) (Topology, error) {
 	if file.Version == nil {
 		return Topology{}, invalidf("file: missing \"version\"")
 	}
-	if *file.Version != FileVersion {
-		return Topology{}, invalidf("file: version %d, want %d", *file.Version, FileVersion)
+	if *file.Version != 1 && *file.Version != 2 {
+		return Topology{}, invalidf("file: version %d, want 1 or 2", *file.Version)
+	}
+	if *file.Version == 1 && (file.Levels != nil || file.Links != nil) {
+		return Topology{}, invalidf("file: \"levels\" and \"links\" need version 2, not 1")
+	}
+	links, err := linksFromJSON(file.Levels, file.Links)
+	if err != nil {
+		return Topology{}, err
 	}
 	if len(file.Ranks) > MaxRanks {
 		return Topology{}, invalidf("file: %d ranks, more than the limit of %d", len(file.Ranks), MaxRanks)
@@ -142,7 +172,15 @@ func Parse(data []byte) (Topology, error) {
 			Addr: r.Addr, NICs: r.NICs, CPU: r.CPU,
 		}
 	}
-	return New(ranks)
+	t, err := New(ranks)
+	if err != nil || links == nil {
+		return t, err
+	}
+	t.Links = links
+	if err := t.Validate(); err != nil {
+		return Topology{}, err
+	}
+	return t, nil
 }
 
 // describeJSONError rewords encoding/json's errors in terms of the file.

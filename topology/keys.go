@@ -33,6 +33,7 @@ func collectKeys(t reflect.Type, keys map[string]bool) map[string]bool {
 type keyFrame struct {
 	keys      map[string]bool // keys seen so far; nil for an array
 	expectKey bool            // in an object, the next string is a key
+	under     string          // the key whose value this is ("" at the top or in an array)
 }
 
 // checkKeys walks the JSON tokens of data and rejects keys that are not
@@ -44,6 +45,7 @@ func checkKeys(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var stack []keyFrame
+	lastKey := ""
 	valueDone := func() {
 		if n := len(stack); n > 0 && stack[n-1].keys != nil {
 			stack[n-1].expectKey = true
@@ -66,8 +68,9 @@ func checkKeys(data []byte) error {
 				}
 				frame := keyFrame{}
 				if tok == '{' {
-					frame = keyFrame{keys: map[string]bool{}, expectKey: true}
+					frame = keyFrame{keys: map[string]bool{}, expectKey: true, under: lastKey}
 				}
+				lastKey = ""
 				stack = append(stack, frame)
 			default: // '}' or ']'
 				stack = stack[:len(stack)-1]
@@ -76,10 +79,11 @@ func checkKeys(data []byte) error {
 		case string:
 			top := len(stack) - 1
 			if top >= 0 && stack[top].keys != nil && stack[top].expectKey {
-				if err := checkKey(stack[top].keys, tok, dec.InputOffset()); err != nil {
+				if err := checkKey(stack[top], tok, dec.InputOffset()); err != nil {
 					return err
 				}
 				stack[top].expectKey = false
+				lastKey = tok
 				continue
 			}
 			valueDone()
@@ -89,8 +93,15 @@ func checkKeys(data []byte) error {
 	}
 }
 
-func checkKey(seen map[string]bool, key string, offset int64) error {
-	if !knownKeys[key] {
+// checkKey checks one key of the object f; the keys of "levels" are level
+// names.
+func checkKey(f keyFrame, key string, offset int64) error {
+	seen := f.keys
+	if f.under == "levels" {
+		if !levelNames[key] {
+			return fmt.Errorf("offset %d: levels: unknown level %q (want host, site or wan; names are case-sensitive)", offset, key)
+		}
+	} else if !knownKeys[key] {
 		return fmt.Errorf("offset %d: unknown key %q (keys are case-sensitive)", offset, key)
 	}
 	if seen[key] {

@@ -19,6 +19,9 @@ const DefaultSite = "default"
 // that fails [Topology.Validate] their results describe the entries as given.
 type Topology struct {
 	Ranks []RankInfo `json:"ranks"`
+	// Links, if set, gives link figures (a version 2 topology file's
+	// "levels" and "links"); nil: none known. [New] leaves it nil.
+	Links *Links `json:"-"`
 }
 
 // RankInfo is where one rank runs.

@@ -70,7 +70,9 @@ func cloneNICs(nics []NIC) []NIC {
 //   - names are valid, printable UTF-8 of at most MaxNameBytes bytes with no
 //     leading or trailing space; Host and NIC names must not be empty;
 //   - NICs respect MaxNICs, MaxNICAddrs and MaxMTU, and their addresses are
-//     CIDR prefixes; CPU counts and sizes are not negative.
+//     CIDR prefixes; CPU counts and sizes are not negative;
+//   - Links, if set, has positive bandwidths, latencies and lanes that are
+//     not negative, and each of its pairs joins two hosts of t, once.
 //
 // The error wraps ErrInvalid and names the offending entry as ranks[i].
 func (t Topology) Validate() error {
@@ -89,7 +91,13 @@ func (t Topology) Validate() error {
 			return fmt.Errorf("%w: ranks[%d] (rank %d): %s", ErrInvalid, i, ri.Rank, err)
 		}
 	}
-	return checkHosts(t.Ranks)
+	if err := checkHosts(t.Ranks); err != nil {
+		return err
+	}
+	if t.Links != nil {
+		return t.Links.validate(t)
+	}
+	return nil
 }
 
 func checkRankNumbers(ranks []RankInfo) error {

@@ -25,6 +25,8 @@ type model struct {
 	chunk      float64
 	order      []int // the topology's ring order
 	root       int
+	pairs      map[[2]int]int // (host, host) either way -> index in pairLinks
+	pairLinks  []Link
 }
 
 func newModel(in Input) *model {
@@ -44,6 +46,14 @@ func newModel(in Input) *model {
 		m.host[r], m.site[r] = index(hosts, ri.Host), index(sites, ri.SiteName())
 	}
 	m.keys = [2][]int{m.host, m.site}
+	for i, p := range in.Links.Pairs { // validated: both hosts are in the topology
+		if m.pairs == nil {
+			m.pairs = map[[2]int]int{}
+		}
+		a, b := hosts[p.A], hosts[p.B]
+		m.pairs[[2]int{a, b}], m.pairs[[2]int{b, a}] = i, i
+		m.pairLinks = append(m.pairLinks, p.Link)
+	}
 	m.order, _ = topology.RingOrder(in.Topology) // validated
 	return m
 }
@@ -58,7 +68,48 @@ func (m *model) level(a, b int) level {
 	return levelWAN
 }
 
-func (m *model) alpha(a, b int) float64 { return m.links[m.level(a, b)].Latency.Seconds() }
+// pair is the index of the pair link between a's and b's hosts, or -1.
+func (m *model) pair(a, b int) int {
+	if i, ok := m.pairs[[2]int{m.host[a], m.host[b]}]; ok && m.host[a] != m.host[b] {
+		return i
+	}
+	return -1
+}
+
+func (m *model) alpha(a, b int) float64 {
+	if i := m.pair(a, b); i >= 0 {
+		return m.pairLinks[i].Latency.Seconds()
+	}
+	return m.links[m.level(a, b)].Latency.Seconds()
+}
+
+// resource is one shared link a transfer crosses: kind 0/1 a rank's port
+// out/in, 2/3 a host's NIC out/in, 4/5 a site's uplink out/in, 6/7 a pair
+// link in its two directions; idx the rank, host, site or pair.
+type resource struct{ kind, idx int }
+
+// path calls visit with each resource a transfer from src to dst crosses
+// and that resource's figures. simnet places its transfers on the same.
+func (m *model) path(src, dst int, visit func(resource, Link)) {
+	switch m.level(src, dst) {
+	case levelHost:
+		visit(resource{0, src}, m.links[levelHost])
+		visit(resource{1, dst}, m.links[levelHost])
+		return
+	case levelWAN:
+		visit(resource{4, m.site[src]}, m.links[levelWAN])
+		visit(resource{5, m.site[dst]}, m.links[levelWAN])
+	}
+	visit(resource{2, m.host[src]}, m.links[levelSite])
+	visit(resource{3, m.host[dst]}, m.links[levelSite])
+	if i := m.pair(src, dst); i >= 0 {
+		kind := 6
+		if m.host[src] > m.host[dst] {
+			kind = 7
+		}
+		visit(resource{kind, i}, m.pairLinks[i])
+	}
+}
 
 type flow struct {
 	src, dst int
@@ -78,40 +129,27 @@ type phase struct {
 // time is the phase's predicted seconds (see the package comment).
 func (m *model) time(p phase) float64 {
 	type load struct {
-		bytes float64
+		busy  float64 // seconds of transfer on one lane
 		flows int
-		lv    level
+		lanes int
 	}
-	loads := map[[2]int]*load{} // (resource kind, index)
-	add := func(kind, idx int, lv level, b float64) {
-		l := loads[[2]int{kind, idx}]
-		if l == nil {
-			l = &load{lv: lv}
-			loads[[2]int{kind, idx}] = l
-		}
-		l.bytes += b
-		l.flows++
-	}
+	loads := map[resource]*load{}
 	slowest := math.Inf(1)
 	for _, f := range p.flows {
-		lv := m.level(f.src, f.dst)
-		slowest = min(slowest, m.links[lv].Bandwidth)
-		if lv == levelHost {
-			add(0, f.src, lv, f.bytes)
-			add(1, f.dst, lv, f.bytes)
-			continue
-		}
-		add(2, m.host[f.src], levelSite, f.bytes)
-		add(3, m.host[f.dst], levelSite, f.bytes)
-		if lv == levelWAN {
-			add(4, m.site[f.src], levelWAN, f.bytes)
-			add(5, m.site[f.dst], levelWAN, f.bytes)
-		}
+		m.path(f.src, f.dst, func(r resource, l Link) {
+			ld := loads[r]
+			if ld == nil {
+				ld = &load{lanes: max(1, l.Lanes)}
+				loads[r] = ld
+			}
+			ld.busy += f.bytes / l.Bandwidth
+			ld.flows++
+			slowest = min(slowest, l.Bandwidth)
+		})
 	}
 	var bw float64
 	for _, l := range loads {
-		link := m.links[l.lv]
-		bw = max(bw, l.bytes/(link.Bandwidth*float64(min(l.flows, max(1, link.Lanes)))))
+		bw = max(bw, l.busy/float64(min(l.flows, l.lanes)))
 	}
 	t := p.lat + bw
 	if p.fill > 0 && len(p.flows) > 0 {

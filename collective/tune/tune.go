@@ -54,17 +54,46 @@ func (c Collective) String() string {
 	return fmt.Sprintf("Collective(%d)", int(c))
 }
 
-// Link is the figures of one level of links.
-type Link struct {
-	Latency   time.Duration // one way, per message; >= 0
-	Bandwidth float64       // bytes per second of one transfer; > 0
-	Lanes     int           // transfers that get the full Bandwidth at once; 0 means 1
-}
+// Link is the figures of one level of links, or of one link (see
+// topology.Link).
+type Link = topology.Link
 
 // Links gives a Link per level: between ranks of a host, between hosts of
-// a site (a host's NIC), between sites (a site's uplink).
+// a site (a host's NIC), between sites (a site's uplink), and optionally
+// per pair of hosts.
 type Links struct {
 	Host, Site, WAN Link
+	// Pairs, where given, set the latency and the bandwidth of the
+	// transfers between two hosts (either way): such a transfer gets at
+	// most the pair's Bandwidth (Lanes of them at once) and still shares
+	// the hosts' NICs and the sites' uplinks at their levels' figures.
+	Pairs []topology.HostLink
+}
+
+// With returns ls with the figures t.Links gives (a version 2 topology
+// file's levels and links) in place of its own.
+func (ls Links) With(t topology.Topology) Links {
+	if t.Links == nil {
+		return ls
+	}
+	for _, l := range []struct {
+		from *Link
+		to   *Link
+	}{{t.Links.Host, &ls.Host}, {t.Links.Site, &ls.Site}, {t.Links.WAN, &ls.WAN}} {
+		if l.from != nil {
+			*l.to = *l.from
+		}
+	}
+	if len(t.Links.Pairs) > 0 {
+		var keep []topology.HostLink
+		for _, p := range ls.Pairs {
+			if _, given := t.Pair(p.A, p.B); !given {
+				keep = append(keep, p)
+			}
+		}
+		ls.Pairs = append(keep, t.Links.Pairs...)
+	}
+	return ls
 }
 
 // DefaultLinks are assumed figures, for when nothing was measured: shared
@@ -84,7 +113,9 @@ type Input struct {
 	Bytes      int               // the message: an AllReduce's buffer, a Broadcast's; >= 0
 	ChunkBytes int               // pipelining unit; > 0
 	Root       int               // Broadcast and Reduce
-	Links      Links
+	// Links are the link figures; those Topology.Links gives win (see
+	// Links.With).
+	Links Links
 }
 
 // Prediction is one candidate's predicted time.
@@ -96,6 +127,7 @@ type Prediction struct {
 // Predict returns every algorithm of coll with its predicted time, fastest
 // first (ties in the order the algorithms are listed: ring or chain first).
 func Predict(coll Collective, in Input) ([]Prediction, error) {
+	in.Links = in.Links.With(in.Topology)
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
@@ -167,6 +199,11 @@ func (in Input) validate() error {
 		case l.link.Lanes < 0:
 			return fmt.Errorf("%w: Links.%s.Lanes %d is negative", ErrInvalid, l.name, l.link.Lanes)
 		}
+	}
+	t := in.Topology
+	t.Links = &topology.Links{Pairs: in.Links.Pairs}
+	if err := t.Validate(); err != nil {
+		return fmt.Errorf("%w: Links.Pairs: %w", ErrInvalid, err)
 	}
 	return nil
 }

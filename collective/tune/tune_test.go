@@ -160,3 +160,47 @@ func TestInvalid(t *testing.T) {
 		t.Error("unknown collective: no error")
 	}
 }
+
+// The figures a version 2 topology gives win over Input.Links: a WAN level
+// in the topology predicts as the same WAN given in Links, and a slow pair
+// link slows the algorithms that cross it.
+func TestTopologyLinks(t *testing.T) {
+	topo := grid(t, 2, 2, 2)
+	slow := Link{Latency: 10 * time.Millisecond, Bandwidth: 10e6}
+	given := DefaultLinks()
+	given.WAN = slow
+	want, err := Predict(AllReduce, Input{Topology: topo, Bytes: 1 << 20, ChunkBytes: 512 << 10, Links: given})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withFile := topo
+	withFile.Links = &topology.Links{WAN: &slow}
+	got, err := Predict(AllReduce, Input{Topology: withFile, Bytes: 1 << 20, ChunkBytes: 512 << 10, Links: DefaultLinks()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("topology's WAN level: %v, want %v", got, want)
+	}
+
+	base, _ := Predict(AllReduce, Input{Topology: topo, Bytes: 8, ChunkBytes: 512 << 10, Links: DefaultLinks()})
+	paired := topo
+	paired.Links = &topology.Links{Pairs: []topology.HostLink{{A: "s0h0", B: "s0h1", Link: Link{Latency: 50 * time.Millisecond, Bandwidth: 1e6}}}}
+	slower, err := Predict(AllReduce, Input{Topology: paired, Bytes: 8, ChunkBytes: 512 << 10, Links: DefaultLinks()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range slower {
+		for _, b := range base {
+			if b.Algorithm == slower[i].Algorithm && slower[i].Time < b.Time+10*time.Millisecond {
+				t.Errorf("%s with a 50 ms pair link: %v, want at least %v", b.Algorithm, slower[i].Time, b.Time+10*time.Millisecond)
+			}
+		}
+	}
+
+	bad := topo
+	bad.Links = &topology.Links{Pairs: []topology.HostLink{{A: "s0h0", B: "nowhere", Link: slow}}}
+	if _, err := Predict(AllReduce, Input{Topology: bad, Bytes: 8, ChunkBytes: 1, Links: DefaultLinks()}); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `"nowhere"`) {
+		t.Errorf("pair to an unknown host: %v", err)
+	}
+}

@@ -3,7 +3,11 @@
 // and each message takes the time an alpha-beta fabric says (latency plus
 // bytes over bandwidth, per level of the topology: a rank's port on its
 // host, its host's NIC, its site's uplink, each with tune.Link's lanes),
-// with transfers that share a link queued on it.
+// with transfers that share a link queued on it: a transfer holds one lane
+// of each link on its way (the resources collective/tune's model charges)
+// for its bytes over that link's bandwidth, starts when all are free, and
+// arrives its latency after the slowest. A version 2 topology's figures
+// (per level, per pair of hosts) win over the ones given.
 //
 // The clock advances only when every rank is waiting: a rank waits in a
 // request's Wait or Spin (collective's waits call Spin first), and the
@@ -42,6 +46,9 @@ type World struct {
 	links   [3]tune.Link
 	host    []int // per rank, dense host index
 	site    []int
+	pairs   map[[2]int]int // (host, host) either way -> index in pairLinks
+	pair    []tune.Link
+	opts    Options
 	live    int         // endpoints not closed
 	waiting int         // live endpoints with a goroutine waiting
 	posted  []*transfer // sent since the last placement
@@ -51,17 +58,47 @@ type World struct {
 	calls   uint64               // transport calls, for AdvanceIdle
 }
 
-// NewWorld returns a world of t.Size() ranks on the fabric links describes.
+// Options adjust a World; the zero value moves every byte.
+type Options struct {
+	// Scale multiplies the length of every data message (Seq > 0; the
+	// collectives' operation headers, Seq 0, count as they are) in its
+	// timing: a run on buffers and a chunk size Scale times smaller takes
+	// the time of the full-size run without holding its bytes. 0 means 1;
+	// range [0, MaxScale].
+	Scale int
+	// NoPayload delivers data messages (Seq > 0) without their bytes: a
+	// receive completes with the message's length and its buffer as it
+	// was. Headers (Seq 0) are still copied, so the collectives' checks
+	// work; the results are meaningless, the timing is not.
+	NoPayload bool
+}
+
+// MaxScale bounds Options.Scale.
+const MaxScale = 1 << 20
+
+// NewWorld returns a world of t.Size() ranks on the fabric links
+// describes (with the figures t.Links gives in place of links' own, as in
+// collective/tune).
 func NewWorld(t topology.Topology, links tune.Links) (*World, error) {
+	return NewWorldWith(t, links, Options{})
+}
+
+// NewWorldWith is NewWorld with options.
+func NewWorldWith(t topology.Topology, links tune.Links, opts Options) (*World, error) {
 	if err := t.Validate(); err != nil {
 		return nil, fmt.Errorf("simnet: %w", err)
 	}
+	if opts.Scale < 0 || opts.Scale > MaxScale {
+		return nil, fmt.Errorf("simnet: Options.Scale %d out of range [0, %d]", opts.Scale, MaxScale)
+	}
+	opts.Scale = max(1, opts.Scale)
+	links = links.With(t)
 	if _, err := tune.Predict(tune.AllReduce, tune.Input{Topology: t, ChunkBytes: 1, Links: links}); err != nil {
 		return nil, fmt.Errorf("simnet: %w", err) // the link figures' checks
 	}
 	n := t.Size()
 	w := &World{links: [3]tune.Link{links.Host, links.Site, links.WAN}, host: make([]int, n), site: make([]int, n),
-		live: n, lanes: map[[2]int][]float64{}}
+		live: n, lanes: map[[2]int][]float64{}, opts: opts}
 	hosts, sites := map[string]int{}, map[string]int{}
 	for r := range n {
 		ri, _ := t.Rank(r)
@@ -69,6 +106,14 @@ func NewWorld(t topology.Topology, links tune.Links) (*World, error) {
 		w.site[r] = index(sites, ri.SiteName())
 		w.eps = append(w.eps, &Endpoint{w: w, rank: r, recvs: map[key][]*request{}, sends: map[key][]*transfer{},
 			aborted: map[transport.OpKey]error{}})
+	}
+	for i, p := range links.Pairs {
+		if w.pairs == nil {
+			w.pairs = map[[2]int]int{}
+		}
+		a, b := hosts[p.A], hosts[p.B]
+		w.pairs[[2]int{a, b}], w.pairs[[2]int{b, a}] = i, i
+		w.pair = append(w.pair, p.Link)
 	}
 	return w, nil
 }
@@ -185,47 +230,72 @@ func (w *World) place() {
 			cmp.Compare(a.s.peer, b.s.peer), cmp.Compare(a.s.tag.Comm, b.s.tag.Comm),
 			cmp.Compare(a.s.tag.Op, b.s.tag.Op), cmp.Compare(a.s.tag.Seq, b.s.tag.Seq))
 	})
+	type use struct {
+		res  [2]int // (resource kind, index), as collective/tune's model names them
+		busy float64
+		lane int
+	}
+	var uses []use
 	for _, tr := range w.posted {
 		src, dst := tr.s.ep.rank, tr.s.peer
-		lv := 0
-		var res [][2]int
+		size := float64(len(tr.s.buf))
+		if tr.s.tag.Seq > 0 {
+			size *= float64(w.opts.Scale)
+		}
+		uses = uses[:0]
+		on := func(kind, idx int, l tune.Link) {
+			uses = append(uses, use{res: [2]int{kind, idx}, busy: size / l.Bandwidth})
+			lanes := w.lanes[[2]int{kind, idx}]
+			if lanes == nil {
+				lanes = make([]float64, max(1, l.Lanes))
+				w.lanes[[2]int{kind, idx}] = lanes
+			}
+		}
+		lat := w.links[0].Latency
 		switch {
 		case w.host[src] == w.host[dst]:
-			res = [][2]int{{0, src}, {1, dst}}
-		case w.site[src] == w.site[dst]:
-			lv, res = 1, [][2]int{{2, w.host[src]}, {3, w.host[dst]}}
+			on(0, src, w.links[0])
+			on(1, dst, w.links[0])
 		default:
-			lv, res = 2, [][2]int{{2, w.host[src]}, {3, w.host[dst]}, {4, w.site[src]}, {5, w.site[dst]}}
-		}
-		busy := float64(len(tr.s.buf)) / w.links[lv].Bandwidth
-		if lv > 0 {
-			busy = max(busy, float64(len(tr.s.buf))/w.links[1].Bandwidth)
-		}
-		start, picks := tr.start, make([]int, len(res))
-		for i, rk := range res {
-			lanes := w.lanes[rk]
-			if lanes == nil {
-				lanes = make([]float64, max(1, w.links[resLevel(rk[0])].Lanes))
-				w.lanes[rk] = lanes
+			lat = w.links[1].Latency
+			if w.site[src] != w.site[dst] {
+				lat = w.links[2].Latency
+				on(4, w.site[src], w.links[2])
+				on(5, w.site[dst], w.links[2])
 			}
-			picks[i] = 0
+			on(2, w.host[src], w.links[1])
+			on(3, w.host[dst], w.links[1])
+			if i, ok := w.pairs[[2]int{w.host[src], w.host[dst]}]; ok {
+				lat = w.pair[i].Latency
+				kind := 6
+				if w.host[src] > w.host[dst] {
+					kind = 7
+				}
+				on(kind, i, w.pair[i])
+			}
+		}
+		// Each resource lends its lane that frees first; the transfer
+		// starts when all of them are free, holds each for its own
+		// bytes/bandwidth, and arrives a latency after the slowest.
+		start, busy := tr.start, 0.0
+		for i := range uses {
+			lanes := w.lanes[uses[i].res]
 			for j, free := range lanes {
-				if free < lanes[picks[i]] {
-					picks[i] = j
+				if free < lanes[uses[i].lane] {
+					uses[i].lane = j
 				}
 			}
-			start = max(start, lanes[picks[i]])
+			start = max(start, lanes[uses[i].lane])
+			busy = max(busy, uses[i].busy)
 		}
-		for i, rk := range res {
-			w.lanes[rk][picks[i]] = start + busy
+		for _, u := range uses {
+			w.lanes[u.res][u.lane] = start + u.busy
 		}
-		tr.end = start + busy + w.links[lv].Latency.Seconds()
+		tr.end = start + busy + lat.Seconds()
 		heap.Push(&w.events, tr)
 	}
 	w.posted = w.posted[:0]
 }
-
-func resLevel(kind int) int { return []int{0, 0, 1, 1, 2, 2}[kind] }
 
 // finish is a transfer's arrival: its send completes, and its receive if
 // posted; else the fabric keeps a copy for the receive to come.
@@ -243,7 +313,10 @@ func (w *World) finish(tr *transfer) {
 		if w.eps[s.peer].aborted[s.tag.OpKey] != nil || w.eps[s.peer].closed {
 			w.eps[s.peer].drop(tr)
 		} else {
-			tr.data = append([]byte(nil), s.buf...)
+			tr.data = s.buf[:len(s.buf):len(s.buf)] // NoPayload: the length is what counts
+			if !w.opts.NoPayload || s.tag.Seq == 0 {
+				tr.data = append([]byte(nil), s.buf...)
+			}
 		}
 		s.complete(len(s.buf), nil)
 		return
@@ -262,7 +335,9 @@ func (w *World) deliver(tr *transfer, msg []byte) {
 		r.complete(0, fmt.Errorf("simnet: %d-byte message into %d-byte buffer: %w", len(msg), len(r.buf), transport.ErrTruncated))
 		return
 	}
-	copy(r.buf, msg)
+	if !w.opts.NoPayload || tr.s.tag.Seq == 0 {
+		copy(r.buf, msg)
+	}
 	w.bytes += int64(len(msg))
 	r.complete(len(msg), nil)
 }

@@ -1,0 +1,212 @@
+package topology
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time" // time.Duration and its parser only: no clock
+)
+
+// Link is the figures of one level of links, or of one link: what the cost
+// model (collective/tune) and the simulated fabric (transport/simnet) take.
+type Link struct {
+	Latency   time.Duration // one way, per message; >= 0
+	Bandwidth float64       // bytes per second of one transfer; > 0
+	Lanes     int           // transfers that get the full Bandwidth at once; 0 means 1
+}
+
+// Level names of a topology file's "levels": between ranks of a host,
+// between hosts of a site (a host's NIC), between sites (a site's uplink).
+const (
+	LevelHost = "host"
+	LevelSite = "site"
+	LevelWAN  = "wan"
+)
+
+// Links is what a version 2 topology file says about its links: figures
+// per level, each optional (nil: not given; a model uses its own), and
+// per pair of hosts.
+type Links struct {
+	Host, Site, WAN *Link
+	// Pairs give the figures of the transfers between two hosts, either
+	// way, in place of their level's; they still share the hosts' NICs and
+	// the sites' uplinks. At most one entry per pair.
+	Pairs []HostLink
+}
+
+// HostLink is the link between hosts A and B.
+type HostLink struct {
+	A, B string
+	Link
+}
+
+// MaxLinks bounds the pairs of a topology's Links.
+const MaxLinks = 1 << 16
+
+// validate checks l's figures; field names the entry for the error.
+func (l Link) validate(field string) error {
+	switch {
+	case l.Latency < 0:
+		return invalidf("%s: latency %v is negative", field, l.Latency)
+	case !(l.Bandwidth > 0) || math.IsInf(l.Bandwidth, 0):
+		return invalidf("%s: bandwidth %v is not a positive number of bytes per second", field, l.Bandwidth)
+	case l.Lanes < 0:
+		return invalidf("%s: lanes %d is negative", field, l.Lanes)
+	}
+	return nil
+}
+
+// validate checks every figure of ls and that each pair joins two distinct
+// hosts of t, once.
+func (ls *Links) validate(t Topology) error {
+	for _, lv := range []struct {
+		name string
+		l    *Link
+	}{{LevelHost, ls.Host}, {LevelSite, ls.Site}, {LevelWAN, ls.WAN}} {
+		if lv.l != nil {
+			if err := lv.l.validate("levels." + lv.name); err != nil {
+				return err
+			}
+		}
+	}
+	if len(ls.Pairs) > MaxLinks {
+		return invalidf("links: %d entries, more than the limit of %d", len(ls.Pairs), MaxLinks)
+	}
+	hosts := buildLayout(t).ranksOfHost
+	seen := map[[2]string]int{}
+	for i, p := range ls.Pairs {
+		field := "links[" + strconv.Itoa(i) + "]"
+		for _, h := range []string{p.A, p.B} {
+			if _, ok := hosts[h]; !ok {
+				return invalidf("%s: host %q is not a host of the topology", field, h)
+			}
+		}
+		if p.A == p.B {
+			return invalidf("%s: joins host %q to itself", field, p.A)
+		}
+		k := [2]string{min(p.A, p.B), max(p.A, p.B)}
+		if j, dup := seen[k]; dup {
+			return invalidf("%s: hosts %q and %q already joined by links[%d]", field, p.A, p.B, j)
+		}
+		seen[k] = i
+		if err := p.validate(field); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Pair returns the figures of the link between hosts a and b, if t's Links
+// give one.
+func (t Topology) Pair(a, b string) (Link, bool) {
+	if t.Links == nil {
+		return Link{}, false
+	}
+	for _, p := range t.Links.Pairs {
+		if p.A == a && p.B == b || p.A == b && p.B == a {
+			return p.Link, true
+		}
+	}
+	return Link{}, false
+}
+
+// linkJSON is a Link in a file: latency as a Go duration ("25us", "5ms").
+type linkJSON struct {
+	Latency   *string  `json:"latency"`
+	Bandwidth *float64 `json:"bandwidth"`
+	Lanes     int      `json:"lanes,omitempty"`
+}
+
+// hostLinkJSON is a HostLink in a file.
+type hostLinkJSON struct {
+	Hosts []string `json:"hosts"`
+	linkJSON
+}
+
+// levelNames are the keys "levels" accepts.
+var levelNames = map[string]bool{LevelHost: true, LevelSite: true, LevelWAN: true}
+
+func (l linkJSON) link(field string) (Link, error) {
+	if l.Latency == nil {
+		return Link{}, invalidf("%s: missing \"latency\"", field)
+	}
+	if l.Bandwidth == nil {
+		return Link{}, invalidf("%s: missing \"bandwidth\"", field)
+	}
+	d, err := time.ParseDuration(*l.Latency)
+	if err != nil {
+		return Link{}, invalidf("%s: latency %q is not a duration such as \"25us\" or \"5ms\"", field, *l.Latency)
+	}
+	out := Link{Latency: d, Bandwidth: *l.Bandwidth, Lanes: l.Lanes}
+	return out, out.validate(field)
+}
+
+func toLinkJSON(l Link) linkJSON {
+	s := l.Latency.String()
+	b := l.Bandwidth
+	return linkJSON{Latency: &s, Bandwidth: &b, Lanes: l.Lanes}
+}
+
+// linksFromJSON reads a file's "levels" and "links".
+func linksFromJSON(levels map[string]linkJSON, pairs []hostLinkJSON) (*Links, error) {
+	if len(levels) == 0 && len(pairs) == 0 {
+		return nil, nil // nothing given: as a version 1 file
+	}
+	ls := &Links{}
+	for name, lj := range levels {
+		if !levelNames[name] {
+			return nil, invalidf("levels: unknown level %q (want host, site or wan)", name)
+		}
+		l, err := lj.link("levels." + name)
+		if err != nil {
+			return nil, err
+		}
+		switch name {
+		case LevelHost:
+			ls.Host = &l
+		case LevelSite:
+			ls.Site = &l
+		default:
+			ls.WAN = &l
+		}
+	}
+	if len(pairs) > MaxLinks {
+		return nil, invalidf("links: %d entries, more than the limit of %d", len(pairs), MaxLinks)
+	}
+	for i, pj := range pairs {
+		field := fmt.Sprintf("links[%d]", i)
+		if len(pj.Hosts) != 2 {
+			return nil, invalidf("%s: \"hosts\" has %d names, want 2", field, len(pj.Hosts))
+		}
+		l, err := pj.link(field)
+		if err != nil {
+			return nil, err
+		}
+		ls.Pairs = append(ls.Pairs, HostLink{A: pj.Hosts[0], B: pj.Hosts[1], Link: l})
+	}
+	return ls, nil
+}
+
+// linksToJSON is the inverse of linksFromJSON.
+func linksToJSON(ls *Links) (map[string]linkJSON, []hostLinkJSON) {
+	if ls == nil {
+		return nil, nil
+	}
+	var levels map[string]linkJSON
+	for _, lv := range []struct {
+		name string
+		l    *Link
+	}{{LevelHost, ls.Host}, {LevelSite, ls.Site}, {LevelWAN, ls.WAN}} {
+		if lv.l != nil {
+			if levels == nil {
+				levels = map[string]linkJSON{}
+			}
+			levels[lv.name] = toLinkJSON(*lv.l)
+		}
+	}
+	var pairs []hostLinkJSON
+	for _, p := range ls.Pairs {
+		pairs = append(pairs, hostLinkJSON{Hosts: []string{p.A, p.B}, linkJSON: toLinkJSON(p.Link)})
+	}
+	return levels, pairs
+}

@@ -1,0 +1,82 @@
+package topology
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+const twoHosts = `"ranks": [{"rank": 0, "host": "a", "site": "east", "local_rank": 0},
+	{"rank": 1, "host": "b", "site": "west", "local_rank": 0}]`
+
+// A version 2 file's levels and links load, and Marshal writes them back
+// to the same topology.
+func TestLinksRoundTrip(t *testing.T) {
+	data := `{"version": 2, ` + twoHosts + `,
+	"levels": {"wan": {"latency": "5ms", "bandwidth": 1.25e8, "lanes": 8}, "host": {"latency": "2us", "bandwidth": 4e9}},
+	"links": [{"hosts": ["a", "b"], "latency": "7ms", "bandwidth": 5e7}]}`
+	topo, err := Parse([]byte(data))
+	require.NoError(t, err)
+	require.NotNil(t, topo.Links)
+	require.Equal(t, &Link{Latency: 5 * time.Millisecond, Bandwidth: 1.25e8, Lanes: 8}, topo.Links.WAN)
+	require.Equal(t, &Link{Latency: 2 * time.Microsecond, Bandwidth: 4e9}, topo.Links.Host)
+	require.Nil(t, topo.Links.Site)
+	l, ok := topo.Pair("b", "a")
+	require.True(t, ok)
+	require.Equal(t, Link{Latency: 7 * time.Millisecond, Bandwidth: 5e7}, l)
+
+	out, err := Marshal(topo)
+	require.NoError(t, err)
+	require.Contains(t, string(out), `"version": 2`)
+	again, err := Parse(out)
+	require.NoError(t, err)
+	require.Equal(t, topo, again)
+
+	// Without links, Marshal still writes version 1.
+	topo.Links = nil
+	out, err = Marshal(topo)
+	require.NoError(t, err)
+	require.Contains(t, string(out), `"version": 1`)
+}
+
+// Bad link figures are refused with an error naming the field.
+func TestLinksRejects(t *testing.T) {
+	cases := []struct {
+		name, extra, want string
+	}{
+		{"negative bandwidth", `"levels": {"wan": {"latency": "5ms", "bandwidth": -1}}`, "levels.wan: bandwidth -1 is not a positive"},
+		{"zero bandwidth", `"links": [{"hosts": ["a", "b"], "latency": "1ms", "bandwidth": 0}]`, "links[0]: bandwidth 0"},
+		{"unknown level", `"levels": {"rack": {"latency": "5ms", "bandwidth": 1}}`, `levels: unknown level "rack"`},
+		{"level in wrong case", `"levels": {"WAN": {"latency": "5ms", "bandwidth": 1}}`, `levels: unknown level "WAN"`},
+		{"unknown host", `"links": [{"hosts": ["a", "c"], "latency": "1ms", "bandwidth": 1e6}]`, `links[0]: host "c" is not a host of the topology`},
+		{"link to itself", `"links": [{"hosts": ["a", "a"], "latency": "1ms", "bandwidth": 1e6}]`, `links[0]: joins host "a" to itself`},
+		{"one host", `"links": [{"hosts": ["a"], "latency": "1ms", "bandwidth": 1e6}]`, `links[0]: "hosts" has 1 names, want 2`},
+		{"repeated pair", `"links": [{"hosts": ["a", "b"], "latency": "1ms", "bandwidth": 1e6}, {"hosts": ["b", "a"], "latency": "1ms", "bandwidth": 1e6}]`,
+			`links[1]: hosts "b" and "a" already joined by links[0]`},
+		{"negative latency", `"levels": {"site": {"latency": "-1ms", "bandwidth": 1}}`, "levels.site: latency -1ms is negative"},
+		{"bad latency", `"levels": {"site": {"latency": "fast", "bandwidth": 1}}`, `levels.site: latency "fast" is not a duration`},
+		{"latency as a number", `"levels": {"site": {"latency": 5, "bandwidth": 1}}`, `is a JSON number, want a string`},
+		{"missing bandwidth", `"levels": {"site": {"latency": "1ms"}}`, `levels.site: missing "bandwidth"`},
+		{"negative lanes", `"levels": {"wan": {"latency": "1ms", "bandwidth": 1, "lanes": -1}}`, "levels.wan: lanes -1 is negative"},
+		{"unknown key in a link", `"links": [{"hosts": ["a", "b"], "latency": "1ms", "bandwidth": 1, "rate": 2}]`, `unknown key "rate"`},
+	}
+	for _, tc := range cases {
+		_, err := Parse([]byte(`{"version": 2, ` + twoHosts + `, ` + tc.extra + `}`))
+		require.ErrorIs(t, err, ErrInvalid, tc.name)
+		require.Contains(t, err.Error(), tc.want, tc.name)
+	}
+	_, err := Parse([]byte(`{"version": 1, ` + twoHosts + `, "levels": {}}`))
+	require.ErrorContains(t, err, `need version 2`)
+
+	// Validate refuses the same on a Topology built by hand.
+	topo, err := Parse([]byte(`{"version": 1, ` + twoHosts + `}`))
+	require.NoError(t, err)
+	topo.Links = &Links{Pairs: []HostLink{{A: "a", B: "zz", Link: Link{Bandwidth: 1}}}}
+	require.ErrorContains(t, topo.Validate(), `links[0]: host "zz"`)
+	topo.Links = &Links{WAN: &Link{Bandwidth: -5}}
+	err = topo.Validate()
+	require.ErrorIs(t, err, ErrInvalid)
+	require.True(t, strings.Contains(err.Error(), "levels.wan: bandwidth -5"), err.Error())
+}
