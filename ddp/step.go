@@ -127,11 +127,7 @@ func (m *Model) startReady(ctx context.Context) {
 // start starts b's AllReduce (and, with the first bucket, the weights').
 func (m *Model) start(ctx context.Context, b *bucket) {
 	now := time.Now()
-	if m.step.weightOp == nil {
-		m.step.weights[0] = m.step.weight
-		w := m.step.weights
-		m.step.weightOp = startOp(collective.AllReduceAsync(ctx, m.comm, w, w, collective.Sum), now)
-	}
+	m.startWeights(ctx, now)
 	if m.cfg.BF16 {
 		for k, g := range b.grad {
 			b.wire[k] = dtype.BFloat16FromFloat32(g)
@@ -140,6 +136,15 @@ func (m *Model) start(ctx context.Context, b *bucket) {
 		return
 	}
 	b.op = startOp(collective.AllReduceAsync(ctx, m.comm, b.grad, b.grad, collective.Sum), now)
+}
+
+// startWeights starts the AllReduce of the ranks' weights, if not yet.
+func (m *Model) startWeights(ctx context.Context, now time.Time) {
+	if m.step.weightOp == nil {
+		m.step.weights[0] = m.step.weight
+		w := m.step.weights
+		m.step.weightOp = startOp(collective.AllReduceAsync(ctx, m.comm, w, w, collective.Sum), now)
+	}
 }
 
 // Wait ends the step: it starts every bucket not yet started, waits for
@@ -235,7 +240,9 @@ func (m *Model) NoSync(f func() error) error {
 // Until every rank has called Join, it takes part in the others' steps with
 // zero gradients and weight 0 and, after each, calls step (if not nil) with
 // the average in Grad, as the optimizer step of the others'. It returns
-// nil on every rank once every rank has joined, or the first error.
+// nil on every rank once every rank has joined, or the first error. Each
+// round first sums the weights alone: the last, where every rank is in
+// Join, moves those 8 bytes and no gradients.
 func (m *Model) Join(ctx context.Context, step func() error) error {
 	m.mu.Lock()
 	inNoSync := m.noSync > 0
@@ -248,12 +255,11 @@ func (m *Model) Join(ctx context.Context, step func() error) error {
 		if err := m.SetWeight(0); err != nil {
 			return err
 		}
-		total, err := m.wait(ctx)
-		if err != nil {
+		if done, err := m.allJoined(ctx); done || err != nil {
 			return err
 		}
-		if total == 0 {
-			return nil
+		if _, err := m.wait(ctx); err != nil {
+			return err
 		}
 		if step != nil {
 			if err := step(); err != nil {
@@ -261,4 +267,29 @@ func (m *Model) Join(ctx context.Context, step func() error) error {
 			}
 		}
 	}
+}
+
+// allJoined starts the step's weights alone and waits for their sum: 0
+// means every rank is in Join, and then no rank starts the buckets (ranks
+// still training start them with the weights, so they sum to more than 0).
+func (m *Model) allJoined(ctx context.Context) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.broken != nil {
+		return false, m.broken
+	}
+	m.startWeights(ctx, time.Now())
+	if err := m.step.weightOp.wait(ctx); err != nil {
+		if ctx.Err() != nil {
+			m.broken = fmt.Errorf("ddp: Join gave up with an AllReduce in flight: %w", ctx.Err())
+			return false, m.broken
+		}
+		m.resetStep()
+		return false, err
+	}
+	if m.step.weights[0] != 0 {
+		return false, nil
+	}
+	m.resetStep()
+	return true, nil
 }
