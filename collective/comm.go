@@ -86,6 +86,13 @@ type Config struct {
 	// goroutine; it must not block for long. Default (nil): the report is
 	// written to standard error.
 	OnStall func(StallReport)
+	// Store, if set, is a key-value store every rank shares, through which
+	// Shrink agrees on the ranks to leave out; launchers set it (the world
+	// of gocoll.Init uses the job's store). Shrink fails without one.
+	Store ShrinkStore
+	// Dead, if set, returns the endpoint ranks that health checks have
+	// declared dead; Shrink leaves them out. Launchers set it. Optional.
+	Dead func() []int
 	// Topology, if set, says where each rank of the world runs (host, site,
 	// ...), by endpoint rank; it must have one entry per rank. Launchers set
 	// it; see Comm.Topology. Optional.
@@ -169,6 +176,9 @@ type Comm struct {
 	p2pSent  []uint64 // user Send count per peer
 	p2pRecvd []uint64 // user Recv count per peer
 
+	abort   abortState // Abort's (abort.go), under mu
+	shrinks uint64     // Shrink calls so far, under mu (shrink.go)
+
 	scratch scratchPool
 	flight  *flightRecorder // shared with the communicators Split makes
 	choices sync.Map        // automatic algorithms by choiceKey (choose.go)
@@ -242,8 +252,9 @@ func (c *Comm) Close() error {
 		return nil
 	}
 	c.closed = true
+	released := c.abort.released
 	c.mu.Unlock()
-	if c.owned != nil {
+	if c.owned != nil && !released {
 		return c.owned.Close()
 	}
 	return nil
@@ -341,6 +352,9 @@ func splitID(parent, seq uint64, color int) uint64 {
 func (c *Comm) take() (uint64, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.abort.err != nil {
+		return 0, c.abort.err
+	}
 	if c.closed {
 		return 0, ErrClosed
 	}

@@ -339,11 +339,14 @@ func (o *operation) neverArrived() string {
 // for every request; it returns the error wrapped with what was called and
 // where. It ends the operation.
 func (o *operation) execute(body func(o *operation) error) error {
+	if err := o.c.track(o); err != nil { // aborted (abort.go)
+		body = func(*operation) error { return err }
+	}
 	if err := body(o); err != nil {
 		err = o.wrap(o.fail(err))
 		o.releaseHeaderBufs()
 		o.recordEnd(err)
-		return err
+		return o.c.untrack(o, err)
 	}
 	err := o.finish()
 	o.releaseHeaderBufs()
@@ -351,7 +354,7 @@ func (o *operation) execute(body func(o *operation) error) error {
 		err = o.wrap(err)
 	}
 	o.recordEnd(err)
-	return err
+	return o.c.untrack(o, err)
 }
 
 func (o *operation) wrap(err error) error {

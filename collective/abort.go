@@ -1,0 +1,255 @@
+package collective
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gocoll/gocoll/transport"
+)
+
+// ErrAborted is wrapped by the error of every operation that Abort ended,
+// on the rank that called it and on every other, and of every operation
+// issued on the communicator afterwards. Test with errors.Is.
+var ErrAborted = errors.New("collective: communicator aborted")
+
+// Bounds of what Abort tells the peers.
+const (
+	// AbortAhead is how many operation numbers past its own next one a
+	// rank aborts on every peer, for collectives and for each direction
+	// of point-to-point traffic: a peer that runs ahead (its part of an
+	// operation needed nothing more from this rank) finds its next
+	// operations already ended. A peer further ahead learns from the
+	// first failure it meets, which carries the abort on (see Abort).
+	AbortAhead = 64
+	// abortKeysMax bounds the operations one Abort (or its relay on a
+	// peer) ends, so that it never floods the transports' abort tables
+	// (inproc, shm, MetaRoCE remember 4096 each).
+	abortKeysMax = 1024
+	// abortDrain bounds how long Abort waits for the operations it ended
+	// to return before it releases the transport anyway.
+	abortDrain = 10 * time.Second
+)
+
+// abortState is the part of a Comm that Abort works on, under Comm.mu.
+type abortState struct {
+	err error // set once: the abort, wrapping ErrAborted
+	by  int   // the communicator rank that aborted
+	// released: Abort released what the communicator owns (Close must not)
+	released bool
+	live     map[*operation]struct{} // operations between track and untrack
+	drained  chan struct{}           // closed when live empties after an abort
+}
+
+// Abort ends the communicator at once, on this rank and on every other: every
+// pending operation fails with an error wrapping ErrAborted (naming the rank
+// that aborted), here at once and on the peers as soon as the transport
+// brings them the abort, and so does every later operation, on every rank.
+// A peer that learns of the abort carries it on to every rank, so that ranks
+// that do not talk to this one directly end too. Then, once the operations
+// running here have returned (bounded by 10 s), it releases what the
+// communicator owns (NewOwning's closer: its Abort method if it has one,
+// else Close), so that no goroutine, socket or shared-memory segment is
+// left; a world communicator from gocoll.Init leaves the job without waiting
+// for the others' goodbyes. Communicators made by Split or Shrink are
+// separate and not aborted.
+//
+// Abort is idempotent and may be called from any goroutine, including
+// while operations block (but not from inside an operation, such as
+// Config.OnStall: it would wait for it the whole 10 s). It returns the
+// error of releasing the owned resources, if any. Like ncclCommAbort, it is
+// the way out of a communicator whose peer failed; Shrink may still be
+// called afterwards, before the world is closed.
+func (c *Comm) Abort() error {
+	if wait := c.abortWith(c.rank); wait != nil {
+		t := time.NewTimer(abortDrain)
+		select {
+		case <-wait:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	c.mu.Lock()
+	done := c.closed || c.abort.released
+	c.abort.released = true
+	c.mu.Unlock()
+	if done || c.owned == nil {
+		return nil
+	}
+	if a, ok := c.owned.(interface{ Abort() error }); ok {
+		return a.Abort()
+	}
+	return c.owned.Close()
+}
+
+// Aborted returns the error wrapping ErrAborted that ended the
+// communicator (by Abort here or on a peer), or nil.
+func (c *Comm) Aborted() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.abort.err
+}
+
+// abortWith marks the communicator aborted by communicator rank by (the
+// first abort wins) and ends its operations on this rank and every other:
+// each one running here, and the next AbortAhead numbers of collectives
+// and of point-to-point traffic. The reason travels as text (abortReason),
+// so that a peer recognises it. It returns a channel closed once no
+// operation runs here, or nil if none does.
+func (c *Comm) abortWith(by int) <-chan struct{} {
+	c.mu.Lock()
+	if c.abort.err == nil {
+		c.abort.err = &abortedError{id: c.id, by: by}
+		c.abort.by = by
+	}
+	keys := c.abortKeys()
+	var wait chan struct{}
+	if len(c.abort.live) > 0 {
+		if c.abort.drained == nil {
+			c.abort.drained = make(chan struct{})
+		}
+		wait = c.abort.drained
+	}
+	reason := errors.New(abortReason(c.id, c.abort.by))
+	c.mu.Unlock()
+	for _, k := range keys {
+		c.ep.Abort(k, c.ranks, reason)
+	}
+	if wait == nil {
+		return nil
+	}
+	return wait
+}
+
+// abortKeys lists the operations an abort ends, under c.mu: those running
+// here and the next AbortAhead of each kind, at most abortKeysMax.
+func (c *Comm) abortKeys() []transport.OpKey {
+	seen := make(map[transport.OpKey]struct{})
+	var keys []transport.OpKey
+	add := func(k transport.OpKey) {
+		if _, ok := seen[k]; ok || len(keys) >= abortKeysMax {
+			return
+		}
+		seen[k] = struct{}{}
+		keys = append(keys, k)
+	}
+	for o := range c.abort.live {
+		add(o.key)
+	}
+	for i := range uint64(AbortAhead) {
+		add(transport.OpKey{Comm: c.id, Op: c.nextOp + i})
+	}
+	// Point-to-point keys: one per direction of each pair, numbered per
+	// pair (p2p.go).
+	for peer := range c.ranks {
+		if peer == c.rank {
+			continue
+		}
+		out, in := p2pKeyComm(c.id, c.rank, peer), p2pKeyComm(c.id, peer, c.rank)
+		for i := range uint64(AbortAhead) {
+			add(transport.OpKey{Comm: out, Op: c.p2pSent[peer] + i})
+			add(transport.OpKey{Comm: in, Op: c.p2pRecvd[peer] + i})
+		}
+	}
+	return keys
+}
+
+// p2pKeyComm is the OpKey.Comm of point-to-point messages from rank from to
+// rank to (p2p.go).
+func p2pKeyComm(id uint64, from, to int) uint64 {
+	k := id ^ p2pSalt
+	if from < to {
+		k ^= 1
+	}
+	return k
+}
+
+// abortedError is the abort of communicator id by its rank by; it wraps
+// ErrAborted, and its text is abortReason's.
+type abortedError struct {
+	id uint64
+	by int
+}
+
+func (e *abortedError) Error() string { return "collective: " + abortReason(e.id, e.by) }
+func (e *abortedError) Unwrap() error { return ErrAborted }
+
+// abortReason is the text an abort carries to the peers: they recognise a
+// communicator abort by it (parseAbortRank).
+func abortReason(id uint64, rank int) string {
+	return fmt.Sprintf("communicator %#x aborted by rank %d", id, rank)
+}
+
+// parseAbortRank finds, in an error's text, the abort of the communicator
+// whose abortReason prefix is "communicator <id> " (any communicator if id
+// is ""), and returns the rank that aborted it.
+func parseAbortRank(text, id string) (int, bool) {
+	const mark = " aborted by rank "
+	for {
+		i := strings.Index(text, mark)
+		if i < 0 {
+			return 0, false
+		}
+		head, rest := text[:i], text[i+len(mark):]
+		text = rest
+		if id != "" && !strings.HasSuffix(head, "communicator "+id) {
+			continue
+		}
+		j := 0
+		for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+			j++
+		}
+		r, err := strconv.Atoi(rest[:j])
+		if err != nil {
+			continue
+		}
+		return r, true
+	}
+}
+
+// track registers o as running, or returns the abort error if the
+// communicator was aborted (o must then not run).
+func (c *Comm) track(o *operation) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.abort.err != nil {
+		return c.abort.err
+	}
+	if c.abort.live == nil {
+		c.abort.live = make(map[*operation]struct{})
+	}
+	c.abort.live[o] = struct{}{}
+	return nil
+}
+
+// untrack ends o's registration and returns the error its caller gets: err,
+// made to wrap ErrAborted if the communicator was aborted. An error that
+// carries a peer's abort of this communicator aborts it here too and is
+// relayed to every rank.
+func (c *Comm) untrack(o *operation, err error) error {
+	c.mu.Lock()
+	delete(c.abort.live, o)
+	if len(c.abort.live) == 0 && c.abort.drained != nil {
+		close(c.abort.drained)
+		c.abort.drained = nil
+	}
+	aborted := c.abort.err
+	c.mu.Unlock()
+	if err == nil {
+		return nil
+	}
+	if aborted == nil {
+		r, ok := parseAbortRank(err.Error(), fmt.Sprintf("%#x", c.id))
+		if !ok {
+			return err
+		}
+		c.abortWith(r)
+		aborted = c.Aborted()
+	}
+	if errors.Is(err, ErrAborted) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", aborted, err)
+}
