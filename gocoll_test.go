@@ -9,11 +9,12 @@ import (
 )
 
 // A world of one rank, as a program started by hand with GOCOLL_RANK=0 and
-// GOCOLL_WORLD_SIZE=1 gets it.
+// GOCOLL_WORLD_SIZE=1 gets it (GOCOLL_INSECURE=1: one host, no job key).
 func ExampleInitWith() {
 	ctx := context.Background()
 	world, err := gocoll.InitWith(ctx, gocoll.Options{Environ: []string{
 		"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_STORE=127.0.0.1:0", "GOCOLL_SITE=lab",
+		"GOCOLL_INSECURE=1",
 	}})
 	if err != nil {
 		fmt.Println(err)

@@ -3,6 +3,7 @@ package launcher
 import (
 	"github.com/gocoll/gocoll/transport/shm"
 
+	"encoding/hex"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/internal/jobkey"
 	"github.com/gocoll/gocoll/launcher/hosts"
 	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
 	"github.com/gocoll/gocoll/transport/tcp"
@@ -30,7 +32,14 @@ const (
 	EnvLocalRank  = "GOCOLL_LOCAL_RANK"  // index among the ranks of this host
 	EnvStore      = "GOCOLL_STORE"       // host:port of the rendezvous store
 	EnvStoreServe = "GOCOLL_STORE_SERVE" // 1: rank 0 serves the store at GOCOLL_STORE's port; 0: it is served elsewhere
-	EnvJobKey     = "GOCOLL_JOB_KEY"     // the store's secret
+	EnvJobKey     = "GOCOLL_JOB_KEY"     // the job's secret: 16 to 1024 printable ASCII bytes, the same on every rank
+	// EnvJobKeyStdin=1: the job key is the first line of stdin (gocoll
+	// run's remote ranks, so that it is on no command line).
+	EnvJobKeyStdin = "GOCOLL_JOB_KEY_STDIN"
+	// EnvInsecure=1 runs a job without GOCOLL_JOB_KEY under a well-known
+	// key that keeps no one out: for a single host only (the store must be
+	// on loopback).
+	EnvInsecure   = "GOCOLL_INSECURE"
 	EnvJobID      = "GOCOLL_JOB_ID"      // names the job (keys, derived port, transport handshake)
 	EnvSite       = "GOCOLL_SITE"        // this rank's site
 	EnvHost       = "GOCOLL_HOST"        // this rank's host name in the topology (default: the kernel's)
@@ -73,8 +82,10 @@ const (
 	MaxTimeout             = 24 * time.Hour
 	// MaxJobIDBytes bounds a job id (it prefixes store keys).
 	MaxJobIDBytes = 128
-	// MaxJobKeyBytes bounds a job key (the store's limit).
-	MaxJobKeyBytes = 1024
+	// MinJobKeyBytes and MaxJobKeyBytes bound a job key (jobkey.MinLen,
+	// jobkey.MaxLen).
+	MinJobKeyBytes = jobkey.MinLen
+	MaxJobKeyBytes = jobkey.MaxLen
 )
 
 // Launcher names, as Job.Launcher reports them.
@@ -121,7 +132,9 @@ type Job struct {
 	StoreAtRank0 bool   // rank 0 serves the store (else the launcher or another process does)
 	ServeStore   bool   // this rank serves the store: StoreAtRank0 and Rank 0
 	JobID        string // 1 to MaxJobIDBytes bytes
-	JobKey       []byte // 1 to MaxJobKeyBytes bytes
+	// JobKey is the job's secret (GOCOLL_JOB_KEY), or jobkey.Insecure()
+	// under GOCOLL_INSECURE=1; never the zero Key. It prints redacted.
+	JobKey jobkey.Key
 
 	Transport        string        // one of the Transport* names; in a World's Job, the one in use (never auto; "+tcp" added where UDP is blocked)
 	LogLevel         slog.Level    // meaningful if Logging
@@ -194,8 +207,32 @@ const LevelTrace = slog.LevelDebug - 4
 const errNoLauncher = "gocoll: no launcher environment: start the program with gocoll run, mpirun, srun or torchrun, " +
 	"or set GOCOLL_RANK and GOCOLL_WORLD_SIZE (and GOCOLL_STORE=host:port when ranks run on several hosts)"
 
-// ReadEnv reads the process environment; see ParseEnv.
-func ReadEnv() (Job, error) { return ParseEnv(os.LookupEnv) }
+// ReadEnv reads the process environment; see ParseEnv. With
+// GOCOLL_JOB_KEY_STDIN=1 and no GOCOLL_JOB_KEY, it first reads the job key
+// from the first line of stdin (once per process; see readStdinKey).
+func ReadEnv() (Job, error) {
+	lookup := LookupFunc(os.LookupEnv)
+	if v, _ := os.LookupEnv(EnvJobKeyStdin); strings.TrimSpace(v) == "1" {
+		if k, _ := os.LookupEnv(EnvJobKey); strings.TrimSpace(k) == "" {
+			key, err := readStdinKey()
+			if err != nil {
+				return Job{}, fmt.Errorf("gocoll: %s=1: %v", EnvJobKeyStdin, err)
+			}
+			lookup = withJobKey(lookup, key)
+		}
+	}
+	return ParseEnv(lookup)
+}
+
+// withJobKey returns lookup with GOCOLL_JOB_KEY set to key.
+func withJobKey(lookup LookupFunc, key string) LookupFunc {
+	return func(name string) (string, bool) {
+		if name == EnvJobKey {
+			return key, true
+		}
+		return lookup(name)
+	}
+}
 
 // Environ returns the process environment (KEY=value entries), which gocoll
 // run passes on to the ranks it starts.
@@ -310,7 +347,11 @@ func (e envReader) gocollJob() (Job, error) {
 	}
 	j.JobID = e.get(EnvJobID)
 	if j.JobID == "" && e.has(EnvJobKey) {
-		j.JobID = "k" + strconv.FormatUint(hash64(e.get(EnvJobKey)), 16)
+		key, err := e.jobKey()
+		if err != nil {
+			return j, err
+		}
+		j.JobID = "k" + hex.EncodeToString(key.Derive(jobIDPurpose)[:8]) // tells nothing of the key
 	}
 	if j.JobID == "" {
 		j.JobID = "gocoll"
@@ -452,10 +493,10 @@ func (e envReader) common(j *Job) error {
 	if err := e.behaviour(j); err != nil {
 		return err
 	}
-	return nil
+	return e.keySettings(j)
 }
 
-// storeSettings applies GOCOLL_STORE, GOCOLL_STORE_SERVE and GOCOLL_JOB_KEY.
+// storeSettings applies GOCOLL_STORE and GOCOLL_STORE_SERVE.
 func (e envReader) storeSettings(j *Job) error {
 	if s := e.get(EnvStore); s != "" {
 		host, port, err := net.SplitHostPort(s)
@@ -476,15 +517,52 @@ func (e envReader) storeSettings(j *Job) error {
 	if strings.HasSuffix(j.Store, ":0") && (j.Size > 1 || !j.ServeStore) {
 		return fmt.Errorf("gocoll: %s=%q: port 0 only works for a world of one rank that serves the store", EnvStore, j.Store)
 	}
-	key := e.get(EnvJobKey)
-	if key == "" {
-		key = "gocoll-job-" + j.JobID // not a secret: set GOCOLL_JOB_KEY for one
-	}
-	if len(key) > MaxJobKeyBytes {
-		return fmt.Errorf("gocoll: %s is longer than %d bytes", EnvJobKey, MaxJobKeyBytes)
-	}
-	j.JobKey = []byte(key)
 	return nil
+}
+
+// keySettings applies GOCOLL_JOB_KEY and GOCOLL_INSECURE, last, so that
+// a job missing its key learns first of any other mistake.
+func (e envReader) keySettings(j *Job) error {
+	insecure, err := e.flag(EnvInsecure, false)
+	if err != nil {
+		return err
+	}
+	switch {
+	case e.has(EnvJobKey):
+		j.JobKey, err = e.jobKey()
+		return err
+	case insecure && !isLoopbackStore(j.Store):
+		return fmt.Errorf("gocoll: %s=1 is for a single host, but the store %s is not on loopback: set %s", EnvInsecure, j.Store, EnvJobKey)
+	case insecure:
+		j.JobKey = jobkey.Insecure()
+		return nil
+	case e.get(EnvJobKeyStdin) == "1":
+		return fmt.Errorf("gocoll: %s is set but no job key was read from stdin", EnvJobKeyStdin)
+	}
+	return fmt.Errorf("gocoll: no job key: set %s to the same secret on every rank (%d to %d printable characters; gocoll run makes one), or %s=1 to run unauthenticated on one host",
+		EnvJobKey, MinJobKeyBytes, MaxJobKeyBytes, EnvInsecure)
+}
+
+// jobIDPurpose derives the job id of a job with a key but no GOCOLL_JOB_ID.
+const jobIDPurpose = "gocoll/jobid/v1"
+
+// jobKey parses GOCOLL_JOB_KEY. Its errors never show the key.
+func (e envReader) jobKey() (jobkey.Key, error) {
+	k, err := jobkey.Parse(e.get(EnvJobKey))
+	if err != nil {
+		return k, fmt.Errorf("gocoll: %s: %v", EnvJobKey, err)
+	}
+	return k, nil
+}
+
+// isLoopbackStore reports whether the store address host:port is on loopback.
+func isLoopbackStore(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
 
 // behaviour applies the transport, logging and timeout variables.

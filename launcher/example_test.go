@@ -17,7 +17,11 @@ import (
 // same things.
 func Example() {
 	ctx := context.Background()
-	key := []byte("example job key")
+	key, err := store.GenerateJobKey() // gocoll run makes one per job
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	srv, err := store.Listen(ctx, "127.0.0.1:0", store.Config{JobKey: key})
 	if err != nil {
 		fmt.Println(err)
@@ -31,7 +35,7 @@ func Example() {
 			world, err := launcher.Init(ctx, launcher.Options{Environ: []string{
 				"GOCOLL_RANK=" + strconv.Itoa(rank), "GOCOLL_WORLD_SIZE=3",
 				"GOCOLL_STORE=" + srv.Addr().String(), "GOCOLL_STORE_SERVE=0",
-				"GOCOLL_JOB_KEY=" + string(key),
+				"GOCOLL_JOB_KEY=" + key.Reveal(),
 				"GOCOLL_HOST=node" + strconv.Itoa(rank/2), "GOCOLL_SITE=site" + strconv.Itoa(rank/2),
 			}})
 			if err != nil {

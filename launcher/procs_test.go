@@ -52,7 +52,7 @@ func TestFitGoMaxProcs(t *testing.T) {
 }
 
 func TestParseEnvFitGoMaxProcs(t *testing.T) {
-	base := []string{EnvRank + "=0", EnvWorldSize + "=1"}
+	base := []string{EnvRank + "=0", EnvWorldSize + "=1", EnvInsecure + "=1"}
 	j, err := ParseEnv(LookupIn(base))
 	require.NoError(t, err)
 	require.True(t, j.FitGoMaxProcs)

@@ -18,7 +18,11 @@ import (
 // stretch of work.
 func ExampleWorld_Stats() {
 	ctx := context.Background()
-	key := []byte("example job key")
+	key, err := store.GenerateJobKey() // gocoll run makes one per job
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	srv, err := store.Listen(ctx, "127.0.0.1:0", store.Config{JobKey: key})
 	if err != nil {
 		fmt.Println(err)
@@ -31,7 +35,7 @@ func ExampleWorld_Stats() {
 			world, err := launcher.Init(ctx, launcher.Options{Environ: []string{
 				"GOCOLL_RANK=" + strconv.Itoa(rank), "GOCOLL_WORLD_SIZE=3",
 				"GOCOLL_STORE=" + srv.Addr().String(), "GOCOLL_STORE_SERVE=0",
-				"GOCOLL_JOB_KEY=" + string(key), "GOCOLL_TRANSPORT=tcp",
+				"GOCOLL_JOB_KEY=" + key.Reveal(), "GOCOLL_TRANSPORT=tcp",
 			}})
 			if err != nil {
 				fmt.Println(err)

@@ -23,11 +23,11 @@ import (
 	"github.com/gocoll/gocoll/transport/shm"
 )
 
-const testJobKey = "test job key"
+const testJobKey = "test-job-key-0123456789"
 
 // testStore serves a store on loopback for a test's ranks.
 func testStore(t *testing.T) string {
-	srv, err := store.Listen(context.Background(), "127.0.0.1:0", store.Config{JobKey: []byte(testJobKey)})
+	srv, err := store.Listen(context.Background(), "127.0.0.1:0", store.Config{JobKey: mustKey(testJobKey)})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close() })
 	return srv.Addr().String()
@@ -245,7 +245,7 @@ func TestLostStoreNamesRankZero(t *testing.T) {
 func TestJoinErrors(t *testing.T) {
 	addr := testStore(t)
 	t.Run("wrong job key", func(t *testing.T) {
-		_, err := Init(context.Background(), Options{Environ: rankEnv(t, addr, 1, 2, EnvJobKey+"=wrong")})
+		_, err := Init(context.Background(), Options{Environ: rankEnv(t, addr, 1, 2, EnvJobKey+"=wrong-job-key-0123456789")})
 		require.Error(t, err)
 		require.Contains(t, err.Error(), "refused this job's key (GOCOLL_JOB_KEY)")
 		require.True(t, errors.Is(err, store.ErrBadJobKey))
@@ -375,7 +375,7 @@ func TestWorldAutoMismatch(t *testing.T) {
 
 func TestWorldOfOne(t *testing.T) {
 	w, err := Init(context.Background(), Options{Environ: []string{
-		EnvRank + "=0", EnvWorldSize + "=1", EnvStore + "=127.0.0.1:0", EnvJobID + "=" + t.Name()}})
+		EnvRank + "=0", EnvWorldSize + "=1", EnvStore + "=127.0.0.1:0", EnvJobID + "=" + t.Name(), EnvInsecure + "=1"}})
 	require.NoError(t, err)
 	x := []float64{2.5}
 	require.NoError(t, collective.AllReduce(context.Background(), w.Comm, x, x, collective.Sum))

@@ -56,7 +56,7 @@ func TestRunStoppedRankIsNamed(t *testing.T) {
 func TestRankEndsWhenStdinCloses(t *testing.T) {
 	cmd := exec.Command(bins.collcheck, "-mode", "loop", "-count", "16")
 	cmd.Env = append(os.Environ(), "GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_STORE=127.0.0.1:0",
-		"GOCOLL_WATCH_STDIN=1")
+		"GOCOLL_WATCH_STDIN=1", "GOCOLL_INSECURE=1")
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()

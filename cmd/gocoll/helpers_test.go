@@ -162,7 +162,9 @@ func needRoot(t *testing.T, why string) {
 // startTestStore serves a rendezvous store on loopback with key.
 func startTestStore(t *testing.T, key string) string {
 	t.Helper()
-	srv, err := store.Listen(context.Background(), "127.0.0.1:0", store.Config{JobKey: []byte(key)})
+	k, err := store.ParseJobKey(key)
+	require.NoError(t, err)
+	srv, err := store.Listen(context.Background(), "127.0.0.1:0", store.Config{JobKey: k})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close() })
 	return srv.Addr().String()

@@ -15,11 +15,11 @@ import (
 // forms its world from OMPI_COMM_WORLD_* and a store that rank 0 serves.
 func TestMpirunStartsTheSameProgram(t *testing.T) {
 	mpirun := need(t, "mpirun", "test.sh installs Debian's openmpi-bin")
-	args := []string{mpirun, "-np", "4", "--oversubscribe"}
+	args := []string{mpirun, "-np", "4", "--oversubscribe", "-x", "GOCOLL_JOB_KEY"} // the value from the environment, off argv
 	if os.Geteuid() == 0 {
 		args = append(args, "--allow-run-as-root")
 	}
-	o := runFor(t, 2*time.Minute, nil, append(args, bins.collcheck)...)
+	o := runFor(t, 2*time.Minute, []string{"GOCOLL_JOB_KEY=mpirun-test-job-key"}, append(args, bins.collcheck)...)
 	require.Equal(t, 0, o.code, "stdout:\n%s\nstderr:\n%s", o.stdout, o.stderr)
 	got := okLines(t, o.stdout)
 	require.Len(t, got, 4)
@@ -48,7 +48,7 @@ func TestSrunStartsTheSameProgram(t *testing.T) {
 	if out, err := exec.Command(script, "up", dir).CombinedOutput(); err != nil {
 		t.Fatalf("slurm.sh up: %v\n%s", err, out)
 	}
-	o := runFor(t, 2*time.Minute, nil, srun, "-n", "4", "-t", "5", bins.collcheck)
+	o := runFor(t, 2*time.Minute, []string{"GOCOLL_JOB_KEY=srun-test-job-key-0"}, srun, "-n", "4", "-t", "5", bins.collcheck)
 	require.Equal(t, 0, o.code, "stdout:\n%s\nstderr:\n%s", o.stdout, o.stderr)
 	got := okLines(t, o.stdout)
 	require.Len(t, got, 4)

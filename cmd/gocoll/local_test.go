@@ -183,10 +183,10 @@ func TestRunBadInputOneLine(t *testing.T) {
 // A rank started with the wrong job key is refused by the store: one line
 // and exit status 1 from gocoll.Init.
 func TestWrongJobKeyOneLine(t *testing.T) {
-	ln := startTestStore(t, "the right key")
+	ln := startTestStore(t, "the-right-job-key")
 	o := runFor(t, 30*time.Second, []string{
 		"GOCOLL_RANK=1", "GOCOLL_WORLD_SIZE=2", "GOCOLL_STORE=" + ln, "GOCOLL_STORE_SERVE=0",
-		"GOCOLL_JOB_KEY=the wrong key",
+		"GOCOLL_JOB_KEY=the-wrong-job-key",
 	}, bins.collcheck)
 	require.Equal(t, 1, o.code)
 	require.Empty(t, o.stdout)

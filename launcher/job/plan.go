@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gocoll/gocoll/internal/jobkey"
 	"github.com/gocoll/gocoll/launcher"
 	"github.com/gocoll/gocoll/launcher/hosts"
 	"github.com/gocoll/gocoll/topology"
@@ -43,10 +44,10 @@ type plan struct {
 	placements []topology.Placement
 	local      []bool // by rank: started here, not through rsh
 	rsh        rshTemplate
-	store      string // StoreLauncher or StoreRank0
-	storeAddr  string // what the ranks dial; for StoreLauncher set once the launcher listens
-	storeBind  string // StoreLauncher: where the launcher listens
-	jobKey     string
+	store      string     // StoreLauncher or StoreRank0
+	storeAddr  string     // what the ranks dial; for StoreLauncher set once the launcher listens
+	storeBind  string     // StoreLauncher: where the launcher listens
+	jobKey     jobkey.Key // generated per job; on no command line (see command)
 }
 
 // makePlan checks s against its host list and decides everything Run
@@ -95,7 +96,11 @@ func makePlan(ctx context.Context, s Spec) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{spec: s, placements: placements[:np], rsh: rsh, jobKey: randomHex(24)}
+	key, err := jobkey.Generate()
+	if err != nil {
+		return nil, err
+	}
+	p := &plan{spec: s, placements: placements[:np], rsh: rsh, jobKey: key}
 	p.local = make([]bool, np)
 	for i, pl := range p.placements {
 		p.local[i] = isLocal(pl, s.LocalNames)
@@ -171,7 +176,7 @@ func (p *plan) checkRankEnv() error {
 			continue
 		}
 		checked[p.local[r]] = true
-		env := p.rankVars(r)
+		env := append(p.rankVars(r), launcher.EnvJobKey+"="+p.jobKey.Reveal())
 		if p.local[r] {
 			env = append(append([]string(nil), p.spec.Environ...), env...)
 		}
@@ -305,11 +310,14 @@ func checkExportValues(s Spec) error {
 }
 
 // rankVars returns the variables rank r is started with: the exports, then
-// gocoll's own (which win).
+// gocoll's own (which win), but for the job key (see command).
 func (p *plan) rankVars(r int) []string {
 	lookup := launcher.LookupIn(p.spec.Environ)
 	var vars []string
 	for _, e := range p.spec.Export {
+		if name, _, _ := strings.Cut(e, "="); name == launcher.EnvJobKey {
+			continue // gocoll's own key wins, and stays off command lines
+		}
 		if _, _, ok := strings.Cut(e, "="); ok {
 			vars = append(vars, e)
 		} else if v, ok := lookup(e); ok {
@@ -328,7 +336,6 @@ func (p *plan) rankVars(r int) []string {
 		launcher.EnvHost+"="+pl.Host,
 		launcher.EnvSite+"="+pl.Site,
 		launcher.EnvJobID+"="+p.spec.JobID,
-		launcher.EnvJobKey+"="+p.jobKey,
 		launcher.EnvStore+"="+p.storeAddr,
 		launcher.EnvStoreServe+"="+serve,
 	)
@@ -342,14 +349,19 @@ func (p *plan) rankVars(r int) []string {
 }
 
 // command returns how to start rank r: the argv, and the environment of
-// the process started here (nil: the launcher's own).
+// the process started here. The job key is in that environment, never in
+// argv: a local rank reads it there (GOCOLL_JOB_KEY); a remote rank's
+// command line says GOCOLL_JOB_KEY_STDIN=1 instead, and startProc writes
+// the key from the environment as the first line of the remote command's
+// stdin (see keyLine), which ssh carries to the rank.
 func (p *plan) command(r int) (argv, env []string) {
 	vars := p.rankVars(r)
+	env = append(append([]string(nil), p.spec.Environ...), launcher.EnvJobKey+"="+p.jobKey.Reveal())
 	if p.local[r] {
 		argv = append([]string{p.spec.Program}, p.spec.Args...)
-		return argv, append(append([]string(nil), p.spec.Environ...), vars...)
+		return argv, append(env, vars...)
 	}
-	remote := append(append([]string{"env"}, vars...), p.spec.Program)
+	remote := append(append([]string{"env"}, vars...), launcher.EnvJobKeyStdin+"=1", p.spec.Program)
 	remote = append(remote, p.spec.Args...)
-	return p.rsh.command(p.placements[r].Host, remote), append([]string(nil), p.spec.Environ...)
+	return p.rsh.command(p.placements[r].Host, remote), env
 }

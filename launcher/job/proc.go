@@ -56,6 +56,13 @@ func startProc(r int, host string, remote bool, argv, env []string, sinks output
 		}
 		cmd.Stdin, p.stdin = rd, wr
 		closeAfterStart = append(closeAfterStart, rd)
+		if line := keyLine(env); line != nil { // fits the pipe's buffer: never blocks
+			if _, err := wr.Write(line); err != nil {
+				p.closeStdin()
+				_ = rd.Close()
+				return nil, fmt.Errorf("rank %d: passing the job key on stdin: %v", r, err)
+			}
+		}
 	}
 	readers := make([]*os.File, 0, 2) // stdout, stderr
 	for range 2 {

@@ -37,7 +37,7 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 		}
 	}
 	if p.store == StoreLauncher {
-		srv, err := store.Listen(context.Background(), p.storeBind, store.Config{JobKey: []byte(p.jobKey)})
+		srv, err := store.Listen(context.Background(), p.storeBind, store.Config{JobKey: p.jobKey})
 		if err != nil {
 			return nil, fmt.Errorf("serving the store: %v", err)
 		}

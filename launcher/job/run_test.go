@@ -94,7 +94,7 @@ func TestRunLocalStoreAddress(t *testing.T) {
 	fields := strings.Fields(strings.TrimPrefix(strings.TrimSpace(out.String()), "[rank 0] "))
 	require.Len(t, fields, 3)
 	require.True(t, strings.HasPrefix(fields[0], "127.0.0.1:"), fields[0])
-	require.Equal(t, "48", fields[1])
+	require.Equal(t, "64", fields[1]) // jobkey.GeneratedLen
 	require.Equal(t, "testjob", fields[2])
 }
 
@@ -182,9 +182,10 @@ func TestRunForwardsSignals(t *testing.T) {
 }
 
 // Remote ranks go through the rsh command with their variables on its
-// command line, and stdin EOF tells them to stop.
+// command line but for the job key, which is the first line of their
+// stdin; stdin EOF tells them to stop.
 func TestRunRemoteThroughRsh(t *testing.T) {
-	s, out, _ := shSpec(0, afterTrap(`echo "on $RSH_HOST"; exit 4`, `echo "on $RSH_HOST watch=$GOCOLL_WATCH_STDIN addr=$GOCOLL_ADDR"; cat; echo stdin closed`), t.TempDir())
+	s, out, _ := shSpec(0, afterTrap(`echo "on $RSH_HOST"; exit 4`, `read -r k; echo "on $RSH_HOST watch=$GOCOLL_WATCH_STDIN addr=$GOCOLL_ADDR key=${#k} stdin=$GOCOLL_JOB_KEY_STDIN"; cat; echo stdin closed`), t.TempDir())
 	s.Hosts = []topology.HostSlots{{Host: "ra", Site: "s1", Slots: 1}, {Host: "rb", Site: "s2", Addr: "10.9.0.2", Slots: 1}}
 	s.Rsh = "env RSH_HOST={host}"
 	s.Store = StoreLauncher
@@ -193,7 +194,7 @@ func TestRunRemoteThroughRsh(t *testing.T) {
 	require.Equal(t, 4, res.ExitCode())
 	require.True(t, res.Ranks[1].Remote)
 	require.Equal(t, 0, res.Ranks[1].Status.ExitStatus())
-	require.Equal(t, []string{"[rank 0] on ra", "[rank 1] on rb watch=1 addr=10.9.0.2", "[rank 1] stdin closed"}, sortedLines(out.String()))
+	require.Equal(t, []string{"[rank 0] on ra", "[rank 1] on rb watch=1 addr=10.9.0.2 key=64 stdin=1", "[rank 1] stdin closed"}, sortedLines(out.String()))
 }
 
 // With ssh-like commands, which give their arguments to a remote shell,

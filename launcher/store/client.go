@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/gocoll/gocoll/internal/jobkey"
 )
 
 // Default values of the ClientConfig fields.
@@ -23,7 +25,7 @@ const (
 // field other than JobKey takes its default.
 type ClientConfig struct {
 	// JobKey is the job's secret, which the server checks on every request.
-	JobKey []byte
+	JobKey jobkey.Key
 	// MaxFrameBytes bounds a response frame; it should be at least the
 	// server's Config.MaxFrameBytes. A larger response closes the
 	// connection. Default 4 MiB.
@@ -50,8 +52,8 @@ func (c ClientConfig) withDefaults() (ClientConfig, error) {
 	if c.CancelGrace <= 0 {
 		c.CancelGrace = DefaultCancelGrace
 	}
-	if len(c.JobKey) == 0 || len(c.JobKey) > maxJobKeyBytes {
-		return c, fmt.Errorf("%w: ClientConfig.JobKey of %d bytes, want 1 to %d", ErrInvalid, len(c.JobKey), maxJobKeyBytes)
+	if c.JobKey.IsZero() {
+		return c, fmt.Errorf("%w: ClientConfig.JobKey is not set", ErrInvalid)
 	}
 	return c, nil
 }
@@ -194,7 +196,7 @@ func (c *Client) call(ctx context.Context, req *request, waitKeys []string) (res
 		}
 		return response{}, err
 	}
-	req.id, req.jobKey = c.nextID.Add(1), c.cfg.JobKey
+	req.id, req.jobKey = c.nextID.Add(1), []byte(c.cfg.JobKey.Reveal())
 	if dl, ok := ctx.Deadline(); ok && waitKeys != nil {
 		req.timeoutMs = timeoutMillis(time.Until(dl))
 	}
@@ -234,7 +236,7 @@ func (c *Client) call(ctx context.Context, req *request, waitKeys []string) (res
 func (c *Client) cancelWait(ctx context.Context, id uint64, ch chan response, keys []string) (response, error) {
 	grace, cancel := context.WithTimeout(context.Background(), c.cfg.CancelGrace)
 	defer cancel()
-	frame, _ := appendRequest(nil, &request{op: opCancel, id: id, jobKey: c.cfg.JobKey})
+	frame, _ := appendRequest(nil, &request{op: opCancel, id: id, jobKey: []byte(c.cfg.JobKey.Reveal())})
 	if err := c.write(grace, frame); err == nil {
 		select {
 		case resp := <-ch:

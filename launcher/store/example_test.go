@@ -15,7 +15,11 @@ import (
 func Example() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	jobKey := []byte("job 42's secret")
+	jobKey, err := store.GenerateJobKey() // gocoll run makes one per job
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	srv, err := store.Listen(ctx, "127.0.0.1:0", store.Config{JobKey: jobKey})
 	if err != nil {
 		log.Fatal(err)

@@ -14,16 +14,16 @@ import (
 func seedRequests() []*request {
 	k, v := []byte("key"), []byte("value")
 	return []*request{
-		{op: opHello, id: 1, jobKey: testJobKey},
-		{op: opSet, id: 2, jobKey: testJobKey, items: [][]byte{k, v}},
-		{op: opGet, id: 3, timeoutMs: 500, jobKey: testJobKey, items: [][]byte{k}},
-		{op: opTryGet, id: 4, jobKey: testJobKey, items: [][]byte{k}},
-		{op: opAdd, id: 5, jobKey: testJobKey, items: [][]byte{k, encodeInt64(-3)}},
-		{op: opCAS, id: 6, jobKey: testJobKey, items: casItems("key", nil, v)},
-		{op: opCAS, id: 7, jobKey: testJobKey, items: casItems("key", v, []byte{})},
-		{op: opWait, id: 8, timeoutMs: 1, jobKey: testJobKey, items: [][]byte{k, []byte("other")}},
-		{op: opDelete, id: 9, jobKey: testJobKey, items: [][]byte{k}},
-		{op: opCancel, id: 3, jobKey: testJobKey},
+		{op: opHello, id: 1, jobKey: testJobKeyBytes},
+		{op: opSet, id: 2, jobKey: testJobKeyBytes, items: [][]byte{k, v}},
+		{op: opGet, id: 3, timeoutMs: 500, jobKey: testJobKeyBytes, items: [][]byte{k}},
+		{op: opTryGet, id: 4, jobKey: testJobKeyBytes, items: [][]byte{k}},
+		{op: opAdd, id: 5, jobKey: testJobKeyBytes, items: [][]byte{k, encodeInt64(-3)}},
+		{op: opCAS, id: 6, jobKey: testJobKeyBytes, items: casItems("key", nil, v)},
+		{op: opCAS, id: 7, jobKey: testJobKeyBytes, items: casItems("key", v, []byte{})},
+		{op: opWait, id: 8, timeoutMs: 1, jobKey: testJobKeyBytes, items: [][]byte{k, []byte("other")}},
+		{op: opDelete, id: 9, jobKey: testJobKeyBytes, items: [][]byte{k}},
+		{op: opCancel, id: 3, jobKey: testJobKeyBytes},
 		{op: opSet, id: 10, jobKey: []byte("wrong"), items: [][]byte{k, v}},
 	}
 }
@@ -168,7 +168,7 @@ func FuzzServerConn(f *testing.F) {
 		cfg, err := Config{JobKey: testJobKey, Limits: Limits{MaxKeys: 8, MaxPendingWaits: 4}}.withDefaults()
 		require.NoError(t, err)
 		srv := &Server{cfg: cfg, tab: newTable(cfg.Limits), conns: map[*serverConn]struct{}{}}
-		srv.jobKeyHash = sha256Sum(testJobKey)
+		srv.jobKeyHash = sha256Sum(testJobKeyBytes)
 		near, far := net.Pipe()
 		go func() { _, _ = io.Copy(io.Discard, far) }()
 		c := newServerConn(srv, near)

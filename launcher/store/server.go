@@ -10,6 +10,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/gocoll/gocoll/internal/jobkey"
 )
 
 // Default values of the Config fields.
@@ -26,9 +28,9 @@ const frameOverheadBytes = 4096
 // Config configures a Server. JobKey is required; a zero or negative field
 // other than JobKey takes its default.
 type Config struct {
-	// JobKey is the job's secret, 1 to 1024 bytes. Every request must carry
+	// JobKey is the job's secret (required). Every request must carry
 	// it; requests without it are refused with ErrBadJobKey.
-	JobKey []byte
+	JobKey jobkey.Key
 	// Limits bound the store's memory (see Limits for the defaults).
 	Limits Limits
 	// MaxConns is the number of client connections served at once. A
@@ -58,8 +60,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = DefaultWriteTimeout
 	}
-	if len(c.JobKey) == 0 || len(c.JobKey) > maxJobKeyBytes {
-		return c, fmt.Errorf("%w: Config.JobKey of %d bytes, want 1 to %d", ErrInvalid, len(c.JobKey), maxJobKeyBytes)
+	if c.JobKey.IsZero() {
+		return c, fmt.Errorf("%w: Config.JobKey is not set", ErrInvalid)
 	}
 	need := 2*int64(c.Limits.MaxValueBytes) + int64(c.Limits.MaxKeyBytes) + frameOverheadBytes
 	if int64(c.MaxFrameBytes) < need || c.MaxFrameBytes > 1<<31-1 {
@@ -116,7 +118,7 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config) (*Server, error) {
 		cfg:        cfg,
 		tab:        newTable(cfg.Limits),
 		ln:         ln,
-		jobKeyHash: sha256Sum(cfg.JobKey),
+		jobKeyHash: sha256Sum([]byte(cfg.JobKey.Reveal())),
 		conns:      make(map[*serverConn]struct{}),
 	}
 	s.wg.Go(s.acceptLoop)

@@ -4,9 +4,23 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gocoll/gocoll/internal/jobkey"
 )
 
-var testJobKey = []byte("job-secret-0123456789")
+// testJobKey is the tests' job key, testJobKeyBytes its text.
+var (
+	testJobKeyBytes = []byte("job-secret-0123456789")
+	testJobKey      = mustKey(string(testJobKeyBytes))
+)
+
+func mustKey(text string) jobkey.Key {
+	k, err := jobkey.Parse(text)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
 
 func init() {
 	backends = append(backends, backend{name: "tcp", open: openTCP})
@@ -15,7 +29,7 @@ func init() {
 // startServer serves a store on a loopback port until the test ends.
 func startServer(t *testing.T, cfg Config) *Server {
 	t.Helper()
-	if cfg.JobKey == nil {
+	if cfg.JobKey.IsZero() {
 		cfg.JobKey = testJobKey
 	}
 	srv, err := Listen(t.Context(), "127.0.0.1:0", cfg)
