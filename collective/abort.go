@@ -251,5 +251,19 @@ func (c *Comm) untrack(o *operation, err error) error {
 	if errors.Is(err, ErrAborted) {
 		return err
 	}
-	return fmt.Errorf("%w: %w", aborted, err)
+	return &abortWrapped{err: err, abort: aborted}
 }
+
+// abortWrapped is an operation's error on an aborted communicator: err,
+// with the abort's text in front unless err already says it, and wrapping
+// both (errors.Is(e, ErrAborted) holds).
+type abortWrapped struct{ err, abort error }
+
+func (e *abortWrapped) Error() string {
+	if strings.Contains(e.err.Error(), strings.TrimPrefix(e.abort.Error(), "collective: ")) {
+		return e.err.Error()
+	}
+	return e.abort.Error() + ": " + e.err.Error()
+}
+
+func (e *abortWrapped) Unwrap() []error { return []error{e.err, e.abort} }
