@@ -27,9 +27,14 @@
 // Buffers aligned to the element size (as Go allocates them) take the fast
 // path; misaligned ones are correct but slower.
 //
-// Acceleration seam. The active kernels live in a table filled from the
-// portable ones; an architecture-specific file (say kernels_amd64.go, with
-// assembly or SIMD code) replaces entries from its init function by calling
-// the unexported override. Tests compare every active kernel with the
-// portable one, which stays available through Portable.
+// Acceleration. The active kernels live in a table filled from the
+// portable ones; an architecture-specific init replaces entries by calling
+// the unexported override. On amd64 the replacements are generated with
+// avo (internal/asmgen writes simd_amd64.s and its Go tables; a test fails
+// if they are stale) at two levels, AVX-512 (F, BW, DQ) and AVX2, both
+// with F16C; the best one the CPU has is chosen at start-up with
+// klauspost/cpuid, and [KernelLevel] names it. Every data type and
+// operation has a vector kernel at both levels, and each gives the
+// portable result bit for bit, NaN payloads included: tests force each
+// level and compare. The purego build tag keeps the portable kernels.
 package reduce

@@ -43,7 +43,15 @@ var (
 	// active holds the kernels Lookup returns: the portable ones, some of
 	// which architecture-specific init functions replace via override.
 	active = portable
+	// level names the instruction set of the active kernels.
+	level = "portable"
 )
+
+// KernelLevel names the instruction set the kernels Lookup returns use,
+// chosen at start-up from the CPU's features: "avx512" or "avx2" on amd64
+// (data types and operations without a vector kernel stay portable), else
+// "portable" (pure Go, as with the purego build tag).
+func KernelLevel() string { return level }
 
 // override makes k the active kernel for (t, op). It is the seam for
 // architecture-specific (SIMD) kernels and must be called only from an init

@@ -8,62 +8,64 @@ import (
 	"github.com/gocoll/gocoll/collective/dtype"
 )
 
-// AVX2 kernels (simd_amd64.s) for the reductions whose vector instruction
-// gives exactly the scalar result: IEEE addition and multiplication are
-// the same operation per lane as in Go's scalar code, and integer addition
-// wraps alike. Min and Max stay portable: VMINPS and VMAXPS treat NaN and
-// -0 differently from Go's min and max.
+// The amd64 kernels are generated (internal/asmgen, with avo) into
+// simd_amd64.s, simd_stubs_amd64.go and simd_table_amd64.go; a test fails
+// if those differ from what the generator writes now.
+//go:generate go run ./internal/asmgen/run -out .
 
-//go:noescape
-func sumFloat32AVX2(dst, a, b *byte, n int)
+// simdKernel is one generated function and the (data type, op) it serves.
+type simdKernel struct {
+	t   dtype.DataType
+	op  Op
+	vec func(dst, a, b *byte, n int)
+}
 
-//go:noescape
-func prodFloat32AVX2(dst, a, b *byte, n int)
+// simdLevel is one instruction set's kernels, best first in simdLevels.
+type simdLevel struct {
+	name    string
+	ok      bool // this CPU (and OS) has every instruction they use
+	block   int  // the byte multiple the functions take
+	kernels []simdKernel
+}
 
-//go:noescape
-func sumFloat64AVX2(dst, a, b *byte, n int)
-
-//go:noescape
-func prodFloat64AVX2(dst, a, b *byte, n int)
-
-//go:noescape
-func sumInt32AVX2(dst, a, b *byte, n int)
-
-//go:noescape
-func sumInt64AVX2(dst, a, b *byte, n int)
-
-func init() {
-	if !cpuid.CPU.Supports(cpuid.AVX2) {
-		return
-	}
-	for _, k := range []struct {
-		t   dtype.DataType
-		op  Op
-		vec func(dst, a, b *byte, n int)
-	}{
-		{dtype.Float32, Sum, sumFloat32AVX2},
-		{dtype.Float32, Prod, prodFloat32AVX2},
-		{dtype.Float64, Sum, sumFloat64AVX2},
-		{dtype.Float64, Prod, prodFloat64AVX2},
-		{dtype.Int32, Sum, sumInt32AVX2},
-		{dtype.Uint32, Sum, sumInt32AVX2},
-		{dtype.Int64, Sum, sumInt64AVX2},
-		{dtype.Uint64, Sum, sumInt64AVX2},
-	} {
-		override(k.t, k.op, vectorKernel(k.vec, portable[k.t][k.op]))
+func simdLevels() []simdLevel {
+	c := &cpuid.CPU
+	return []simdLevel{
+		{"avx512", c.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512DQ, cpuid.AVX2, cpuid.F16C), avx512Block, avx512Kernels},
+		{"avx2", c.Supports(cpuid.AVX2, cpuid.F16C), avx2Block, avx2Kernels},
 	}
 }
 
-// vectorKernel runs vec over the longest prefix that is a multiple of 128
-// bytes and the portable kernel tail over the rest, after the same length
-// checks as the portable kernels.
-func vectorKernel(vec func(dst, a, b *byte, n int), tail Kernel) Kernel {
+// init makes the best level this CPU supports the active one.
+func init() {
+	for _, l := range simdLevels() {
+		if l.ok {
+			useLevel(l)
+			return
+		}
+	}
+}
+
+// useLevel replaces the active kernels by the portable ones overridden
+// with l's. It is called by init, and by tests to force a level.
+func useLevel(l simdLevel) {
+	active, level = portable, l.name
+	for _, k := range l.kernels {
+		override(k.t, k.op, vectorKernel(k.vec, l.block, portable[k.t][k.op]))
+	}
+}
+
+// vectorKernel runs vec over the longest prefix that is a multiple of
+// block bytes and the portable kernel tail over the rest, after the same
+// length checks as the portable kernels. vec loads without alignment, so
+// any alignment takes the vector path.
+func vectorKernel(vec func(dst, a, b *byte, n int), block int, tail Kernel) Kernel {
 	return func(dst, a, b []byte) {
 		if len(a) != len(dst) || len(b) != len(dst) {
 			tail(dst, a, b) // panics with the portable kernel's message
 			return
 		}
-		n := len(dst) &^ 127
+		n := len(dst) &^ (block - 1)
 		if n > 0 {
 			vec(&dst[0], &a[0], &b[0], n)
 		}

@@ -1,0 +1,127 @@
+package asmgen
+
+import (
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// The 16-bit float kernels do what the portable ones do: widen both inputs
+// to float32 exactly, combine there with the float32 kernels' instructions,
+// and round once to nearest even.
+
+type floatOp int
+
+const (
+	opSum floatOp = iota
+	opProd
+	opMin
+	opMax
+)
+
+// apply32 emits x op y over float32 lanes (sign: the sign mask, for max).
+// For sum and product, yFirst makes y the instruction's first source,
+// whose NaN it returns when both are NaN: the portable kernel's compiled
+// order, which the level tests pin down.
+func (g *gen) apply32(op floatOp, sign, x, y reg.VecVirtual, yFirst bool) reg.VecVirtual {
+	first, second := x, y
+	if yFirst {
+		first, second = y, x
+	}
+	switch op {
+	case opSum:
+		return g.to(g.c.VADDPS, second, first)
+	case opProd:
+		return g.to(g.c.VMULPS, second, first)
+	case opMin:
+		return g.fminOf(false, x, y)
+	}
+	return g.fmaxOf(false, sign, x, y)
+}
+
+// bfloat16 kernels work on 32-bit lanes, each holding two elements: the
+// even element widens to lane<<16 and the odd one to lane&0xffff0000, so
+// no shuffle is needed. Each float32 result is rounded with integer
+// arithmetic exactly as dtype.BFloat16FromFloat32 does (VCVTNEPS2BF16 is
+// not used: it flushes subnormals), and the two rounded halves are blended
+// back into one lane.
+func bfloat16(op floatOp) emitter {
+	return func(g *gen) (int, func(d, a, b operand.Mem)) {
+		c := g.c
+		hi := g.bcast32(0xffff0000)
+		r := roundBF16{one: g.bcast32(1), bias: g.bcast32(0x7fff), quiet: g.bcast32(0x00400000)}
+		var sign reg.VecVirtual
+		if op == opMax {
+			sign = g.signMask(false)
+		}
+		var odd reg.OpmaskVirtual
+		if g.wide() {
+			m := c.GP32()
+			c.MOVL(operand.U32(0xaaaaaaaa), m)
+			odd = c.K()
+			c.KMOVD(m, odd)
+		}
+		return g.l.Width, func(d, a, b operand.Mem) {
+			var xe, xo, ye, yo reg.VecVirtual
+			if g.wide() { // EVEX shifts take a memory source
+				xe, xo = g.to(c.VPSLLD, operand.U8(16), a), g.and(a, hi)
+				ye, yo = g.to(c.VPSLLD, operand.U8(16), b), g.and(b, hi)
+			} else {
+				x, y := g.load(a), g.load(b)
+				xe, xo = g.to(c.VPSLLD, operand.U8(16), x), g.and(x, hi)
+				ye, yo = g.to(c.VPSLLD, operand.U8(16), y), g.and(y, hi)
+			}
+			even := g.to(c.VPSRLD, operand.U8(16), r.emit(g, g.apply32(op, sign, xe, ye, false)))
+			top := r.emit(g, g.apply32(op, sign, xo, yo, false))
+			out := g.vec()
+			if g.wide() {
+				c.VPBLENDMW(top, even, odd, out) // odd words from top
+			} else {
+				c.VPBLENDW(operand.U8(0xaa), top, even, out)
+			}
+			g.store(out, d)
+		}
+	}
+}
+
+// roundBF16 holds the constants of its emit.
+type roundBF16 struct{ one, bias, quiet reg.VecVirtual }
+
+// emit returns float32 lanes v rounded to bfloat16 in their upper 16 bits
+// (the lower bits are garbage): v + 0x7fff + (v>>16 & 1), a carry moving
+// into the exponent up to Inf; a NaN instead becomes v | 0x400000, quiet
+// with v's sign and leading payload bits.
+func (r roundBF16) emit(g *gen, v reg.VecVirtual) reg.VecVirtual {
+	c := g.c
+	lsb := g.and(g.to(c.VPSRLD, operand.U8(16), v), r.one)
+	t := g.to(c.VPADDD, r.bias, g.to(c.VPADDD, lsb, v))
+	if g.wide() {
+		nan := c.K()
+		c.VCMPPS(operand.U8(3), v, v, nan) // unordered: v is NaN
+		c.VPORD(r.quiet, v, nan, t)        // merge: t = v | quiet where NaN
+		return t
+	}
+	nan := g.to(c.VCMPPS, operand.U8(3), v, v)
+	return g.to(ins4(c.VPBLENDVB), nan, g.or(v, r.quiet), t)
+}
+
+// float16 kernels convert with F16C: VCVTPH2PS is exact (subnormals and
+// NaN payloads included; it quiets a signaling NaN, which the rounding
+// back quiets anyway), VCVTPS2PH with immediate 0 rounds to nearest even
+// like dtype.Float16FromFloat32, subnormals included.
+func float16(op floatOp) emitter {
+	return func(g *gen) (int, func(d, a, b operand.Mem)) {
+		c := g.c
+		var sign reg.VecVirtual
+		if op == opMax {
+			sign = g.signMask(false)
+		}
+		return g.l.Width / 2, func(d, a, b operand.Mem) {
+			x, y := g.vec(), g.vec()
+			c.VCVTPH2PS(a, x)
+			c.VCVTPH2PS(b, y)
+			// Go 1.26 compiles the portable float16 sum and product
+			// with b's value as the first operand of ADDSS and MULSS.
+			c.VCVTPS2PH(operand.U8(0), g.apply32(op, sign, x, y, true), d)
+		}
+	}
+}

@@ -1,0 +1,164 @@
+package asmgen
+
+import (
+	"github.com/mmcloughlin/avo/build"
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// emitter is kernel.emit.
+type emitter = func(g *gen) (int, func(d, a, b operand.Mem))
+
+// kernels lists every generated function. Sums and products of integers
+// are the same bits signed or unsigned, so one function serves both.
+var kernels = []kernel{
+	{"sumFloat32", "Sum", []string{"Float32"}, binary(func(c *build.Context) ins { return c.VADDPS })},
+	{"prodFloat32", "Prod", []string{"Float32"}, binary(func(c *build.Context) ins { return c.VMULPS })},
+	{"minFloat32", "Min", []string{"Float32"}, floatMinMax(false, false)},
+	{"maxFloat32", "Max", []string{"Float32"}, floatMinMax(false, true)},
+	{"sumFloat64", "Sum", []string{"Float64"}, binary(func(c *build.Context) ins { return c.VADDPD })},
+	{"prodFloat64", "Prod", []string{"Float64"}, binary(func(c *build.Context) ins { return c.VMULPD })},
+	{"minFloat64", "Min", []string{"Float64"}, floatMinMax(true, false)},
+	{"maxFloat64", "Max", []string{"Float64"}, floatMinMax(true, true)},
+
+	{"sumInt8", "Sum", []string{"Int8", "Uint8"}, binary(func(c *build.Context) ins { return c.VPADDB })},
+	{"prodInt8", "Prod", []string{"Int8", "Uint8"}, prodInt8},
+	{"minInt8", "Min", []string{"Int8"}, binary(func(c *build.Context) ins { return c.VPMINSB })},
+	{"maxInt8", "Max", []string{"Int8"}, binary(func(c *build.Context) ins { return c.VPMAXSB })},
+	{"minUint8", "Min", []string{"Uint8"}, binary(func(c *build.Context) ins { return c.VPMINUB })},
+	{"maxUint8", "Max", []string{"Uint8"}, binary(func(c *build.Context) ins { return c.VPMAXUB })},
+
+	{"sumInt32", "Sum", []string{"Int32", "Uint32"}, binary(func(c *build.Context) ins { return c.VPADDD })},
+	{"prodInt32", "Prod", []string{"Int32", "Uint32"}, binary(func(c *build.Context) ins { return c.VPMULLD })},
+	{"minInt32", "Min", []string{"Int32"}, binary(func(c *build.Context) ins { return c.VPMINSD })},
+	{"maxInt32", "Max", []string{"Int32"}, binary(func(c *build.Context) ins { return c.VPMAXSD })},
+	{"minUint32", "Min", []string{"Uint32"}, binary(func(c *build.Context) ins { return c.VPMINUD })},
+	{"maxUint32", "Max", []string{"Uint32"}, binary(func(c *build.Context) ins { return c.VPMAXUD })},
+
+	{"sumInt64", "Sum", []string{"Int64", "Uint64"}, binary(func(c *build.Context) ins { return c.VPADDQ })},
+	{"prodInt64", "Prod", []string{"Int64", "Uint64"}, prodInt64},
+	{"minInt64", "Min", []string{"Int64"}, minMax64(false, false)},
+	{"maxInt64", "Max", []string{"Int64"}, minMax64(false, true)},
+	{"minUint64", "Min", []string{"Uint64"}, minMax64(true, false)},
+	{"maxUint64", "Max", []string{"Uint64"}, minMax64(true, true)},
+
+	{"sumBFloat16", "Sum", []string{"BFloat16Type"}, bfloat16(opSum)},
+	{"prodBFloat16", "Prod", []string{"BFloat16Type"}, bfloat16(opProd)},
+	{"minBFloat16", "Min", []string{"BFloat16Type"}, bfloat16(opMin)},
+	{"maxBFloat16", "Max", []string{"BFloat16Type"}, bfloat16(opMax)},
+	{"sumFloat16", "Sum", []string{"Float16Type"}, float16(opSum)},
+	{"prodFloat16", "Prod", []string{"Float16Type"}, float16(opProd)},
+	{"minFloat16", "Min", []string{"Float16Type"}, float16(opMin)},
+	{"maxFloat16", "Max", []string{"Float16Type"}, float16(opMax)},
+}
+
+// fminOf emits Go's min(x, y) for floats exactly as the Go compiler lowers
+// it on amd64 (cmd/compile AMD64.rules), so NaN and -0 come out the same
+// bits: t1 = MIN(x, y); t2 = MIN(t1, x); r = t1 | t2, where MIN(p, q) is
+// p < q ? p : q (q when either is NaN or both are zero). t2 fixes x NaN,
+// the OR fixes min(-0, +0).
+func (g *gen) fminOf(double bool, x reg.VecVirtual, y operand.Op) reg.VecVirtual {
+	min := g.c.VMINPS
+	if double {
+		min = g.c.VMINPD
+	}
+	t1 := g.to(min, y, x)
+	t2 := g.to(min, x, t1)
+	return g.or(t1, t2)
+}
+
+// fmaxOf is Go's max(x, y) as the compiler lowers it: -min(-x, -y), the
+// negations XOR with the sign bit (sign holds it in every lane).
+func (g *gen) fmaxOf(double bool, sign, x reg.VecVirtual, y operand.Op) reg.VecVirtual {
+	nx := g.xor(x, sign)
+	ny := g.xor(y, sign)
+	return g.xor(g.fminOf(double, nx, ny), sign)
+}
+
+func (g *gen) signMask(double bool) reg.VecVirtual {
+	if double {
+		return g.bcast64(1 << 63)
+	}
+	return g.bcast32(1 << 31)
+}
+
+func floatMinMax(double, isMax bool) emitter {
+	return func(g *gen) (int, func(d, a, b operand.Mem)) {
+		var sign reg.VecVirtual
+		if isMax {
+			sign = g.signMask(double)
+		}
+		return g.l.Width, func(d, a, b operand.Mem) {
+			x := g.load(a)
+			if isMax {
+				g.store(g.fmaxOf(double, sign, x, b), d)
+			} else {
+				g.store(g.fminOf(double, x, b), d)
+			}
+		}
+	}
+}
+
+// prodInt8 multiplies bytes through 16-bit multiplies, which keep the low
+// 8 bits of each product exact: the even bytes from x*y (masked to the
+// low byte), the odd ones from (x>>8) * (y & 0xff00), whose low byte is 0.
+func prodInt8(g *gen) (int, func(d, a, b operand.Mem)) {
+	low := g.bcast32(0x00ff00ff)
+	high := g.bcast32(0xff00ff00)
+	return g.l.Width, func(d, a, b operand.Mem) {
+		x, y := g.load(a), g.load(b)
+		even := g.and(g.to(g.c.VPMULLW, y, x), low)
+		odd := g.to(g.c.VPMULLW, g.and(y, high), g.to(g.c.VPSRLW, operand.U8(8), x))
+		g.store(g.or(even, odd), d)
+	}
+}
+
+// prodInt64 is VPMULLQ on AVX-512; on AVX2 the low 64 bits of the product
+// from 32-bit halves: lo(x)lo(y) + (hi(x)lo(y) + lo(x)hi(y)) << 32.
+func prodInt64(g *gen) (int, func(d, a, b operand.Mem)) {
+	if g.wide() {
+		return binary(func(c *build.Context) ins { return c.VPMULLQ })(g)
+	}
+	return g.l.Width, func(d, a, b operand.Mem) {
+		c := g.c
+		x, y := g.load(a), g.load(b)
+		lo := g.to(c.VPMULUDQ, y, x)
+		hx := g.to(c.VPMULUDQ, y, g.to(c.VPSRLQ, operand.U8(32), x))
+		hy := g.to(c.VPMULUDQ, g.to(c.VPSRLQ, operand.U8(32), y), x)
+		cross := g.to(c.VPSLLQ, operand.U8(32), g.to(c.VPADDQ, hx, hy))
+		g.store(g.to(c.VPADDQ, cross, lo), d)
+	}
+}
+
+// minMax64 is VPMIN/VPMAX[SU]Q on AVX-512; AVX2 has only the signed
+// compare VPCMPGTQ, so unsigned values are compared with their sign bits
+// flipped, and the result is blended from the original inputs.
+func minMax64(unsigned, isMax bool) emitter {
+	return func(g *gen) (int, func(d, a, b operand.Mem)) {
+		c := g.c
+		if g.wide() {
+			op := map[[2]bool]ins{
+				{false, false}: c.VPMINSQ, {false, true}: c.VPMAXSQ,
+				{true, false}: c.VPMINUQ, {true, true}: c.VPMAXUQ,
+			}[[2]bool{unsigned, isMax}]
+			return binary(func(*build.Context) ins { return op })(g)
+		}
+		var sign reg.VecVirtual
+		if unsigned {
+			sign = g.bcast64(1 << 63)
+		}
+		return g.l.Width, func(d, a, b operand.Mem) {
+			x, y := g.load(a), g.load(b)
+			cx, cy := x, y
+			if unsigned {
+				cx, cy = g.xor(x, sign), g.xor(y, sign)
+			}
+			gt := g.to(c.VPCMPGTQ, cy, cx) // x > y
+			if isMax {
+				g.store(g.to(ins4(c.VPBLENDVB), gt, x, y), d) // gt ? x : y
+			} else {
+				g.store(g.to(ins4(c.VPBLENDVB), gt, y, x), d) // gt ? y : x
+			}
+		}
+	}
+}
