@@ -15,6 +15,7 @@ package gocoll
 
 import (
 	"context"
+	"strings"
 
 	"github.com/gocoll/gocoll/launcher"
 	"github.com/gocoll/gocoll/transport"
@@ -43,3 +44,17 @@ func Init(ctx context.Context) (*World, error) {
 func InitWith(ctx context.Context, opts Options) (*World, error) {
 	return launcher.Init(ctx, opts)
 }
+
+// Launched reports whether a launcher started this process: whether the
+// variables of gocoll run, mpirun, srun or torchrun (or GOCOLL_RANK) are
+// set, so that Init has a job to join. A program started by hand can then
+// start its own ranks instead, as examples/allreduce does. Launched does
+// not check the values; Init does.
+func Launched() bool {
+	_, err := launcher.ReadEnv()
+	return err == nil || !strings.HasPrefix(err.Error(), noLauncherPrefix)
+}
+
+// noLauncherPrefix starts launcher.ReadEnv's error when no launcher's
+// variables are set at all.
+const noLauncherPrefix = "gocoll: no launcher environment"

@@ -3,6 +3,7 @@ package gocoll_test
 import (
 	"context"
 	"fmt"
+	"testing"
 
 	"github.com/gocoll/gocoll"
 	"github.com/gocoll/gocoll/collective"
@@ -28,4 +29,24 @@ func ExampleInitWith() {
 	}
 	fmt.Println(world.Rank(), world.Size(), world.Site(), grad)
 	// Output: 0 1 lab [1 2 3]
+}
+
+// Launched tells a process a launcher started (any of the launchers'
+// rank variables set, whatever its value) from one started by hand.
+func TestLaunched(t *testing.T) {
+	for _, name := range []string{"GOCOLL_RANK", "OMPI_COMM_WORLD_RANK", "RANK", "WORLD_SIZE", "SLURM_PROCID"} {
+		t.Setenv(name, "")
+	}
+	if gocoll.Launched() {
+		t.Fatal("Launched with no launcher variable set")
+	}
+	t.Setenv("SLURM_PROCID", "1")
+	if !gocoll.Launched() {
+		t.Fatal("not Launched with SLURM_PROCID set")
+	}
+	t.Setenv("SLURM_PROCID", "")
+	t.Setenv("GOCOLL_RANK", "not a number")
+	if !gocoll.Launched() {
+		t.Fatal("not Launched with GOCOLL_RANK set (to a bad value, which Init reports)")
+	}
 }

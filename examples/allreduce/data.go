@@ -1,16 +1,15 @@
 package main
 
 import (
-	"math"
 	"math/rand/v2"
 )
 
-// The dataset: a noisy spiral of numClasses arms in the plane.
+// The dataset: points in numFeatures dimensions, labelled by a random
+// "teacher" network the model has to learn.
 const (
-	numFeatures = 2 // inputs per sample: the point's x and y
-	numClasses  = 3 // spiral arms, one class each
-	spiralTurns = 0.75
-	angleNoise  = 0.25 // standard deviation of the angle, in radians
+	numFeatures  = 32
+	numClasses   = 10
+	teacherNoise = 0.5 // standard deviation of the noise on the teacher's scores
 )
 
 // PCG stream numbers, so that the data, the initial weights and the batch
@@ -18,34 +17,40 @@ const (
 const (
 	streamData  = 0x64617461 // "data"
 	streamInit  = 0x696e6974 // "init"
-	streamOrder = 0x6f726400 // "ord" (epoch number added)
+	streamOrder = 0x6f726400 // "ord" (epoch and rank added)
 )
 
 // dataset is a labelled classification set held in memory: sample i has
 // numFeatures inputs at inputs[i*numFeatures:] and class labels[i].
 type dataset struct {
-	inputs []float64
+	inputs []float32
 	labels []int
 }
 
-// makeSpiral returns samples points drawn from seed: each picks an arm c
-// and a radius r uniform in [0, 1), and lies at angle
-// 2πc/numClasses + 2π·spiralTurns·r + noise. The arms wind around each
-// other, so no linear model separates them; the noise makes them overlap a
-// little near the centre.
-func makeSpiral(samples int, seed uint64) *dataset {
+// makeData returns samples points drawn from seed: normal inputs, and as
+// label the class a fixed random linear teacher scores highest, with noise.
+// Every rank draws the same dataset from the seed (a real job would read
+// its shard).
+func makeData(samples int, seed uint64) *dataset {
 	rng := rand.New(rand.NewPCG(seed, streamData))
-	d := &dataset{
-		inputs: make([]float64, samples*numFeatures),
-		labels: make([]int, samples),
+	teacher := make([]float32, numClasses*numFeatures)
+	for i := range teacher {
+		teacher[i] = float32(rng.NormFloat64())
 	}
+	d := &dataset{inputs: make([]float32, samples*numFeatures), labels: make([]int, samples)}
 	for i := range samples {
-		c := rng.IntN(numClasses)
-		r := rng.Float64()
-		angle := 2*math.Pi*float64(c)/numClasses + 2*math.Pi*spiralTurns*r + angleNoise*rng.NormFloat64()
-		d.inputs[i*numFeatures] = r * math.Cos(angle)
-		d.inputs[i*numFeatures+1] = r * math.Sin(angle)
-		d.labels[i] = c
+		x := d.inputs[i*numFeatures : (i+1)*numFeatures]
+		for k := range x {
+			x[k] = float32(rng.NormFloat64())
+		}
+		best, bestScore := 0, float32(0)
+		for c := range numClasses {
+			score := dot(teacher[c*numFeatures:(c+1)*numFeatures], x) + float32(teacherNoise*rng.NormFloat64())
+			if c == 0 || score > bestScore {
+				best, bestScore = c, score
+			}
+		}
+		d.labels[i] = best
 	}
 	return d
 }
@@ -53,25 +58,41 @@ func makeSpiral(samples int, seed uint64) *dataset {
 // len is the number of samples.
 func (d *dataset) len() int { return len(d.labels) }
 
-// input returns sample i's features.
-func (d *dataset) input(i int) []float64 {
-	return d.inputs[i*numFeatures : (i+1)*numFeatures]
+// gather copies the samples at positions idx into x and y (reused).
+func (d *dataset) gather(idx []int, x []float32, y []int) ([]float32, []int) {
+	x, y = x[:0], y[:0]
+	for _, i := range idx {
+		x = append(x, d.inputs[i*numFeatures:(i+1)*numFeatures]...)
+		y = append(y, d.labels[i])
+	}
+	return x, y
 }
 
-// shardSize is the number of training samples each of ranks ranks holds:
-// samples/ranks, rounded down. Every shard has the same size so that every
-// rank runs the same number of equal-sized batches (see the package doc);
-// the samples%ranks samples at the end of the dataset are not trained on,
-// by any rank or by the reference, but they are evaluated.
-func shardSize(samples, ranks int) int { return samples / ranks }
-
-// shardStart is the position of rank's first training sample: shard r is
-// the samples [r*size, (r+1)*size).
-func shardStart(rank, size int) int { return rank * size }
-
-// evalRange is the part of the whole dataset that rank evaluates: the
-// samples are cut into ranks near-equal contiguous ranges that cover all of
-// them, the unused remainder included.
-func evalRange(rank, ranks, samples int) (lo, hi int) {
+// shard is the part of the dataset rank trains on: the samples are cut
+// into ranks contiguous ranges that differ in size by one at most, so with
+// samples not a multiple of ranks some ranks have one sample more, and may
+// have one batch more per epoch (see ddp.Model.Join).
+func shard(rank, ranks, samples int) (lo, hi int) {
 	return rank * samples / ranks, (rank + 1) * samples / ranks
+}
+
+// plan is the batches of one epoch, rank by rank: plan[r][s] lists the
+// dataset positions of rank r's step s. Every rank visits its shard in an
+// order drawn from the seed, the epoch and the rank, so every rank (and
+// the single-process reference) computes the same plan.
+func epochPlan(seed uint64, epoch, ranks, samples, batch int) [][][]int {
+	plan := make([][][]int, ranks)
+	for r := range ranks {
+		lo, hi := shard(r, ranks, samples)
+		rng := rand.New(rand.NewPCG(seed, streamOrder+uint64(epoch)<<16+uint64(r)))
+		order := rng.Perm(hi - lo)
+		for s := 0; s < len(order); s += batch {
+			idx := make([]int, 0, batch)
+			for _, p := range order[s:min(s+batch, len(order))] {
+				idx = append(idx, lo+p)
+			}
+			plan[r] = append(plan[r], idx)
+		}
+	}
+	return plan
 }

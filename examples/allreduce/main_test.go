@@ -3,106 +3,167 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/transport/inproc"
 	"github.com/stretchr/testify/require"
 )
+
+// envTestArgs, set in the ranks TestProcesses starts (this test binary),
+// holds their command line as JSON: they run the command instead of the
+// tests.
+const envTestArgs = "ALLREDUCE_TEST_ARGS"
+
+func TestMain(m *testing.M) {
+	if v := os.Getenv(envTestArgs); v != "" {
+		var args []string
+		if err := json.Unmarshal([]byte(v), &args); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(run(args, program{}, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
 
 // The hand-written backward pass agrees with central finite differences of
 // the forward pass, for every parameter.
 func TestGradientMatchesFiniteDifferences(t *testing.T) {
-	m := mlp{in: numFeatures, hidden: 5, out: numClasses}
-	d := makeSpiral(40, 7)
-	p := m.initParams(3)
+	m := mlp{sizes: []int{numFeatures, 6, 5, numClasses}}
+	d := makeData(9, 7)
+	ps := m.initParams(3)
 	rng := rand.New(rand.NewPCG(1, 2))
-	for i := range p { // biases away from zero too, so every term matters
-		p[i] += 0.3 * rng.NormFloat64()
-	}
-	idx := []int{0, 3, 5, 11, 17, 23, 39}
-	ws := m.newWorkspace()
-	grad := make([]float64, m.numParams())
-	loss := m.gradient(p, d, idx, grad, ws)
-
-	meanLoss := func(q []float64) float64 {
-		sum := 0.0
-		for _, i := range idx {
-			l, _ := m.forward(q, d.input(i), d.labels[i], ws)
-			sum += l
+	for _, p := range ps { // biases away from zero too, so every term matters
+		for k := range p.Data {
+			p.Data[k] += float32(0.3 * rng.NormFloat64())
 		}
-		return sum / float64(len(idx))
 	}
-	require.InDelta(t, meanLoss(p), loss, 1e-12, "gradient's loss is the batch's mean loss")
-	const h = 1e-6
-	q := append([]float64(nil), p...)
-	for i := range p {
-		q[i] = p[i] + h
-		up := meanLoss(q)
-		q[i] = p[i] - h
-		down := meanLoss(q)
-		q[i] = p[i]
-		numeric := (up - down) / (2 * h)
-		require.InDelta(t, numeric, grad[i], 1e-7*max(1, math.Abs(numeric)), "parameter %d", i)
+	idx := []int{0, 3, 5, 8}
+	x, y := d.gather(idx, nil, nil)
+	ws := m.newWorkspace()
+	grads := make([][]float32, len(ps))
+	for i, p := range ps {
+		grads[i] = make([]float32, len(p.Data))
 	}
-	require.Greater(t, maxAbsDiff(grad, make([]float64, len(grad))), 1e-3, "a non-trivial gradient")
+	var readied []int
+	m.forward(ps, x, y, ws)
+	require.NoError(t, m.backward(ps, y, func(i int) []float32 { return grads[i] },
+		func(i int) error { readied = append(readied, i); return nil }, ws))
+	require.Equal(t, []int{4, 5, 2, 3, 0, 1}, readied, "the last layer first")
+	loss := func() float64 {
+		l, _ := m.forward(ps, x, y, ws)
+		return l
+	}
+	const h = 1e-2
+	nontrivial := 0
+	for i, p := range ps {
+		for k := range p.Data {
+			orig := p.Data[k]
+			p.Data[k] = orig + h
+			up := loss()
+			p.Data[k] = orig - h
+			down := loss()
+			p.Data[k] = orig
+			numeric := (up - down) / (2 * h)
+			require.InDelta(t, numeric, float64(grads[i][k]), 2e-3*max(1, math.Abs(numeric)), "parameter %d[%d]", i, k)
+			if math.Abs(numeric) > 1e-2 {
+				nontrivial++
+			}
+		}
+	}
+	require.Greater(t, nontrivial, m.numParams()/4, "a non-trivial gradient")
 }
 
-// Training data-parallel over 1 to 4 ranks gives bitwise-identical weights
-// on every rank, within 1e-5 of single-process training, even where the
-// samples do not divide among the ranks and the batch does not divide the
-// shard.
+// onRanks runs trainRank on n goroutine ranks over the in-process
+// transport and returns their results.
+func onRanks(t *testing.T, cfg config) []rankResult {
+	t.Helper()
+	world, err := inproc.NewWorld(cfg.ranks)
+	require.NoError(t, err)
+	defer func() { _ = world.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	results := make([]rankResult, cfg.ranks)
+	errs := make([]error, cfg.ranks)
+	var wg sync.WaitGroup
+	for rank, ep := range world.Endpoints() {
+		wg.Go(func() {
+			comm, err := collective.New(ep, 1, collective.Config{})
+			if err != nil {
+				errs[rank] = err
+				return
+			}
+			defer func() { _ = comm.Close() }()
+			results[rank], errs[rank] = trainRank(ctx, cfg, comm, nil)
+		})
+	}
+	wg.Wait()
+	for r, err := range errs {
+		require.NoError(t, err, "rank %d", r)
+	}
+	return results
+}
+
+// Data-parallel training over 1 to 4 ranks gives bitwise-identical weights
+// on every rank, within the tolerance of single-process training, also with
+// shards of different sizes (ranks with a batch more: Join) and batches
+// that do not divide them, in float32 and with bfloat16 gradients.
 func TestDataParallelMatchesSingleProcess(t *testing.T) {
-	for _, transport := range []string{"inproc", "tcp", "metaroce"} {
+	for _, bf16 := range []bool{false, true} {
 		for ranks := 1; ranks <= 4; ranks++ {
-			t.Run(fmt.Sprintf("%s/ranks=%d", transport, ranks), func(t *testing.T) {
-				cfg := config{ranks: ranks, transport: transport, epochs: 3, hidden: 8,
-					samples: 203, batch: 5, lr: 0.3, seed: 11}
+			t.Run(fmt.Sprintf("bf16=%v/ranks=%d", bf16, ranks), func(t *testing.T) {
+				cfg := config{ranks: ranks, epochs: 3, width: 16, depth: 2, samples: 203, batch: 5,
+					lr: 0.1, seed: 11, bucketKiB: 1, bf16: bf16}
 				require.NoError(t, cfg.validate())
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				defer cancel()
-				var seen []epochStats
-				rep, err := runJob(ctx, cfg, func(s epochStats) { seen = append(seen, s) })
-				require.NoError(t, err)
-				require.True(t, rep.identicalOK(), "rank %d differs", rep.differingRank)
-				require.LessOrEqual(t, rep.maxDiff, referenceTolerance)
-				require.Len(t, seen, cfg.epochs+1)
-				require.Equal(t, seen, rep.rank0.epochs)
-				init := newJob(cfg).model.initParams(cfg.seed)
-				require.Greater(t, maxAbsDiff(rep.rank0.params, init), 1e-2, "training moved the weights")
-				require.Less(t, seen[cfg.epochs].loss, seen[0].loss, "training lowered the loss")
+				results := onRanks(t, cfg)
+				want := flatten(results[0].params)
+				for r, res := range results {
+					require.Equal(t, -1, firstDifferingBlock(append(append([]float32(nil), want...), flatten(res.params)...), len(want)), "rank %d differs", r)
+					require.Equal(t, results[0].epochs, res.epochs, "rank %d", r)
+				}
+				ref := trainReference(cfg, ranks)
+				require.LessOrEqual(t, relativeDiff(want, flatten(ref.params)), tolerance(cfg))
+				require.Equal(t, ref.steps, results[0].steps, "every rank takes every step, Join's included")
+				init := flatten(newMLP(cfg).initParams(cfg.seed))
+				require.Greater(t, relativeDiff(want, init), 1e-2, "training moved the weights")
+				require.Less(t, results[0].epochs[cfg.epochs].loss, results[0].epochs[0].loss, "training lowered the loss")
+				require.Greater(t, results[0].buckets, 1, "several buckets")
 			})
 		}
 	}
 }
 
-// The 1e-5 bound is tight enough to tell a different training run apart:
+// The tolerance is tight enough to tell a different training run apart:
 // one more sample per batch moves the weights further than that.
-func TestReferenceToleranceSeesADifferentSchedule(t *testing.T) {
-	cfg := config{ranks: 2, transport: "inproc", epochs: 2, hidden: 8, samples: 200, batch: 5, lr: 0.3, seed: 11}
+func TestToleranceSeesADifferentSchedule(t *testing.T) {
+	cfg := config{ranks: 2, epochs: 2, width: 16, depth: 2, samples: 200, batch: 5, lr: 0.1, seed: 11, bucketKiB: 1}
 	other := cfg
 	other.batch++
-	require.Greater(t, maxAbsDiff(trainReference(newJob(cfg)), trainReference(newJob(other))), referenceTolerance)
+	a, b := trainReference(cfg, 2), trainReference(other, 2)
+	require.Greater(t, relativeDiff(flatten(a.params), flatten(b.params)), toleranceBF16)
 }
 
 func TestFirstDifferingBlock(t *testing.T) {
-	same := []float64{1, 2, 1, 2, 1, 2}
-	require.Equal(t, -1, firstDifferingBlock(same, 2))
-	off := []float64{1, 2, 1, 2, 1, math.Nextafter(2, 3)}
+	require.Equal(t, -1, firstDifferingBlock([]float32{1, 2, 1, 2, 1, 2}, 2))
+	off := []float32{1, 2, 1, 2, 1, math.Nextafter32(2, 3)}
 	require.Equal(t, 2, firstDifferingBlock(off, 2))
-	zero := []float64{0, math.Copysign(0, -1)}
+	zero := []float32{0, float32(math.Copysign(0, -1))}
 	require.Equal(t, 1, firstDifferingBlock(zero, 1), "-0 is not bitwise +0")
-	require.Equal(t, -1, firstDifferingBlock([]float64{5}, 1), "one rank")
 }
 
-func TestMaxAbsDiff(t *testing.T) {
-	require.Equal(t, 0.5, maxAbsDiff([]float64{1, 2, 3}, []float64{1, 2.5, 3}))
-	require.True(t, math.IsNaN(maxAbsDiff([]float64{math.NaN()}, []float64{0})))
-	require.True(t, math.IsInf(maxAbsDiff([]float64{1}, nil), 1))
-	require.False(t, report{maxDiff: math.NaN()}.referenceOK(), "NaN weights fail the check")
+func TestRelativeDiff(t *testing.T) {
+	require.Equal(t, 0.25, relativeDiff([]float32{1, 2, 4}, []float32{1, 3, 4}))
+	require.True(t, math.IsNaN(relativeDiff([]float32{float32(math.NaN())}, []float32{0})))
+	require.True(t, math.IsInf(relativeDiff([]float32{1}, nil), 1))
 }
 
 // Bad settings end with status 2 and one line on stderr, before any work.
@@ -112,57 +173,59 @@ func TestBadFlags(t *testing.T) {
 		"too many ranks":    {"-ranks", "65"},
 		"unknown transport": {"-transport", "carrier-pigeon"},
 		"zero epochs":       {"-epochs", "0"},
-		"negative epochs":   {"-epochs", "-3"},
-		"zero hidden":       {"-hidden", "0"},
+		"zero width":        {"-width", "0"},
+		"too deep":          {"-depth", "33"},
 		"fewer than ranks":  {"-ranks", "4", "-samples", "3"},
 		"zero batch":        {"-batch", "0"},
+		"zero bucket":       {"-bucket-kib", "0"},
 		"zero lr":           {"-lr", "0"},
 		"NaN lr":            {"-lr", "NaN"},
-		"infinite lr":       {"-lr", "+Inf"},
 		"not a number":      {"-ranks", "four"},
 		"unknown flag":      {"-gpus", "8"},
 		"stray argument":    {"extra"},
-		"negative seed":     {"-seed", "-1"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			require.Equal(t, 2, run(args, &out, &errOut))
+			require.Equal(t, 2, run(args, program{}, &out, &errOut))
 			require.Empty(t, out.String())
 			msg := errOut.String()
 			require.True(t, strings.HasPrefix(msg, "allreduce: "), msg)
 			require.Equal(t, 1, strings.Count(msg, "\n"), msg)
-			require.True(t, strings.HasSuffix(msg, "\n"), msg)
 		})
 	}
 }
 
 func TestHelp(t *testing.T) {
 	var out, errOut bytes.Buffer
-	require.Equal(t, 0, run([]string{"-h"}, &out, &errOut))
-	require.Contains(t, out.String(), "-transport")
-	require.Contains(t, out.String(), "inproc|metaroce|shm|tcp")
+	require.Equal(t, 0, run([]string{"-h"}, program{}, &out, &errOut))
+	require.Contains(t, out.String(), "-bucket-kib")
+	require.Contains(t, out.String(), "auto|shm|tcp|metaroce|shm+tcp")
 	require.Empty(t, errOut.String())
 }
 
-// The whole command, small, over each transport.
-func TestRun(t *testing.T) {
-	for _, transport := range []string{"inproc", "tcp", "metaroce"} {
-		t.Run(transport, func(t *testing.T) {
-			var out, errOut bytes.Buffer
-			args := []string{"-ranks", "3", "-transport", transport, "-samples", "301", "-epochs", "2", "-hidden", "8", "-batch", "7"}
-			require.Equal(t, 0, run(args, &out, &errOut), "stdout:\n%s\nstderr:\n%s", &out, &errOut)
-			require.Empty(t, errOut.String())
-			text := out.String()
-			require.Contains(t, text, "3 ranks over "+transport)
-			require.Contains(t, text, "100 per rank, 1 not trained on")
-			require.Equal(t, 3, strings.Count(text, "\nepoch "))
-			require.Contains(t, text, "collective calls")
-			require.Contains(t, text, "check (a): weights bitwise identical on all 3 ranks: ok\n")
-			require.Regexp(t, `check \(b\): max \|data-parallel - single-process\| = \S+ \(limit 1e-05\): ok\n`, text)
-			require.NotContains(t, text, "FAILED")
-		})
+// The command with no launcher starts its ranks as processes (this test
+// binary, which runs the command when envTestArgs is set), which join
+// through gocoll.Init, train, and pass both checks.
+func TestProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 3 processes; -short skips it")
 	}
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	args := []string{"-ranks", "3", "-samples", "301", "-epochs", "2", "-width", "16", "-depth", "2", "-batch", "7", "-bucket-kib", "1"}
+	argsJSON, err := json.Marshal(args)
+	require.NoError(t, err)
+	self := program{path: exe, env: []string{envTestArgs + "=" + string(argsJSON)}}
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run(args, self, &out, &errOut), "stdout:\n%s\nstderr:\n%s", &out, &errOut)
+	text := out.String()
+	require.Contains(t, text, "3 ranks as processes (gocoll), transport ")
+	require.Equal(t, 3, strings.Count(text, "\nepoch "))
+	require.Regexp(t, `communication: \S+ per step, \d+% of it hidden behind backward\n`, text)
+	require.Contains(t, text, "check (a): weights bitwise identical on all 3 ranks: ok\n")
+	require.Regexp(t, `check \(b\): max \|data-parallel - single-process\| / max \|weight\| = \S+ \(limit 0.0001\): ok\n`, text)
+	require.NotContains(t, text, "FAILED")
 }
 
 // parseConfig accepts only settings inside their documented limits, and
@@ -170,29 +233,29 @@ func TestRun(t *testing.T) {
 func FuzzParseConfig(f *testing.F) {
 	f.Add("")
 	f.Add("-ranks 2 -transport tcp")
-	f.Add("-epochs 3 -hidden 8 -samples 100 -batch 7 -lr 0.1 -seed 42")
+	f.Add("-epochs 3 -width 8 -depth 3 -samples 100 -batch 7 -lr 0.1 -seed 42 -bucket-kib 64 -bf16")
 	f.Add("-ranks=64 -samples=64")
-	f.Add("-lr 1e-300")
 	f.Fuzz(func(t *testing.T, line string) {
-		c, err := parseConfig(strings.Fields(line))
+		c, _, err := parseConfig(strings.Fields(line))
 		if err != nil {
 			return
 		}
 		require.NoError(t, c.validate())
 		require.True(t, c.ranks >= 1 && c.ranks <= ranksMax)
 		require.True(t, c.samples >= c.ranks && c.samples <= samplesMax)
-		require.True(t, c.epochs >= 1 && c.hidden >= 1 && c.batch >= 1)
+		require.True(t, c.epochs >= 1 && c.width >= 1 && c.depth >= 1 && c.batch >= 1 && c.bucketKiB >= 1)
 		require.True(t, c.lr > 0 && c.lr <= lrMax)
-		require.Contains(t, transports, c.transport)
+		_ = ddpConfig(c)
 	})
 }
 
-// A small run; timings are left out of the printed lines since they vary.
+// One rank in this process (-ranks 1); timings are left out of the printed
+// lines since they vary.
 func Example_run() {
 	var out, errOut bytes.Buffer
-	status := run([]string{"-ranks", "2", "-samples", "400", "-epochs", "3", "-hidden", "16"}, &out, &errOut)
+	status := run([]string{"-ranks", "1", "-samples", "200", "-epochs", "2", "-width", "32", "-depth", "2"}, program{}, &out, &errOut)
 	for _, line := range strings.Split(out.String(), "\n") {
-		if strings.HasPrefix(line, "epoch") || strings.HasPrefix(line, "check (a)") {
+		if strings.HasPrefix(line, "epoch") || strings.HasPrefix(line, "check (a)") || strings.HasPrefix(line, "model") {
 			fmt.Println(line)
 		}
 		if strings.HasPrefix(line, "check (b)") {
@@ -201,11 +264,11 @@ func Example_run() {
 	}
 	fmt.Println("exit status", status)
 	// Output:
-	// epoch   0  loss 1.0267  accuracy  32.8%
-	// epoch   1  loss 0.8721  accuracy  49.2%
-	// epoch   2  loss 0.8512  accuracy  48.5%
-	// epoch   3  loss 0.8485  accuracy  48.0%
-	// check (a): weights bitwise identical on all 2 ranks: ok
+	// model: MLP 32-32-32-10, 3 layers, 2442 float32 parameters; gradients sent as float32 in buckets of 1024 KiB (the first at most 1024)
+	// epoch   0  loss 2.3583  accuracy  14.0%
+	// epoch   1  loss 2.1429  accuracy  25.5%
+	// epoch   2  loss 1.9610  accuracy  35.5%
+	// check (a): weights bitwise identical on all 1 ranks: ok
 	// check (b): ok
 	// exit status 0
 }

@@ -1,168 +1,240 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/gocoll/gocoll/ddp"
 )
 
-// mlp is the shape of a two-layer perceptron: in inputs, one hidden layer of
-// hidden tanh units, and out class scores turned into probabilities by a
-// softmax and scored by cross-entropy.
+// mlp is the shape of a multi-layer perceptron: sizes[0] inputs, hidden
+// layers of tanh units, sizes[len-1] class scores turned into probabilities
+// by a softmax and scored by cross-entropy. Layer l maps sizes[l] values to
+// sizes[l+1] with a weight matrix W_l (sizes[l+1]×sizes[l], row-major) and
+// a bias b_l. tanh rather than ReLU: it is smooth, so the finite-difference
+// test of the gradient has no kinks to trip over.
 //
-// Its parameters live in one flat slice, laid out as
-//
-//	W1 (hidden×in, row-major) | b1 (hidden) | W2 (out×hidden, row-major) | b2 (out)
-//
-// so the gradient is one buffer of the same layout, reduced by one AllReduce
-// per step.
-//
-// tanh rather than ReLU: it is smooth, so the finite-difference test of the
-// gradient has no kinks to trip over.
+// The parameters are the tensors W_0, b_0, W_1, b_1, ...: parameter 2l is
+// W_l and 2l+1 is b_l, the order of the forward pass, which ddp registers.
 type mlp struct {
-	in, hidden, out int
+	sizes []int
 }
 
-// numParams is the length of the flat parameter (and gradient) slice.
+// newMLP is the model of cfg.
+func newMLP(cfg config) mlp {
+	sizes := []int{numFeatures}
+	for range cfg.depth {
+		sizes = append(sizes, cfg.width)
+	}
+	return mlp{sizes: append(sizes, numClasses)}
+}
+
+// layers is the number of weight matrices.
+func (m mlp) layers() int { return len(m.sizes) - 1 }
+
+// numParams is the number of weights and biases.
 func (m mlp) numParams() int {
-	return m.hidden*m.in + m.hidden + m.out*m.hidden + m.out
-}
-
-// layers cuts a flat parameter or gradient slice into its four tensors.
-func (m mlp) layers(p []float64) (w1, b1, w2, b2 []float64) {
-	if len(p) != m.numParams() {
-		panic("mlp: parameter slice of the wrong length")
+	n := 0
+	for l := range m.layers() {
+		n += m.sizes[l+1]*m.sizes[l] + m.sizes[l+1]
 	}
-	n1 := m.hidden * m.in
-	n2 := n1 + m.hidden
-	n3 := n2 + m.out*m.hidden
-	return p[:n1], p[n1:n2], p[n2:n3], p[n3:]
+	return n
 }
 
-// initParams returns parameters drawn from seed: weights uniform in
-// ±sqrt(3/fanIn) (variance 1/fanIn), biases zero.
-func (m mlp) initParams(seed uint64) []float64 {
-	rng := rand.New(rand.NewPCG(seed, streamInit))
-	p := make([]float64, m.numParams())
-	w1, _, w2, _ := m.layers(p)
-	fill := func(w []float64, fanIn int) {
-		limit := math.Sqrt(3 / float64(fanIn))
-		for i := range w {
-			w[i] = (2*rng.Float64() - 1) * limit
+// String is the shape, as 32-512-512-10.
+func (m mlp) String() string {
+	s := ""
+	for i, n := range m.sizes {
+		if i > 0 {
+			s += "-"
 		}
+		s += fmt.Sprint(n)
 	}
-	fill(w1, m.in)
-	fill(w2, m.hidden)
-	return p
+	return s
 }
 
-// workspace holds one forward/backward pass's activations, so that a pass
-// allocates nothing. One per goroutine.
+// initParams returns the parameters drawn from seed: weights uniform in
+// ±sqrt(3/fanIn) (variance 1/fanIn), biases zero.
+func (m mlp) initParams(seed uint64) []ddp.Param {
+	rng := rand.New(rand.NewPCG(seed, streamInit))
+	ps := make([]ddp.Param, 0, 2*m.layers())
+	for l := range m.layers() {
+		in, out := m.sizes[l], m.sizes[l+1]
+		w := make([]float32, out*in)
+		limit := math.Sqrt(3 / float64(in))
+		for i := range w {
+			w[i] = float32((2*rng.Float64() - 1) * limit)
+		}
+		ps = append(ps,
+			ddp.Param{Name: fmt.Sprintf("W%d", l), Shape: []int{out, in}, Data: w},
+			ddp.Param{Name: fmt.Sprintf("b%d", l), Shape: []int{out}, Data: make([]float32, out)})
+	}
+	return ps
+}
+
+// workspace holds one batch's activations and their gradients, so a pass
+// allocates nothing once it has seen its largest batch. One per goroutine.
 type workspace struct {
-	hidden, dHidden, scores []float64
+	acts [][]float32 // acts[l]: the batch's inputs to layer l (acts[0]: the samples)
+	dz   [][]float32 // dz[l]: d loss / d (layer l's output before tanh)
 }
 
 func (m mlp) newWorkspace() *workspace {
-	return &workspace{
-		hidden:  make([]float64, m.hidden),
-		dHidden: make([]float64, m.hidden),
-		scores:  make([]float64, m.out),
+	return &workspace{acts: make([][]float32, len(m.sizes)), dz: make([][]float32, len(m.sizes))}
+}
+
+// grow makes ws hold batches of n samples.
+func (ws *workspace) grow(m mlp, n int) {
+	for l, size := range m.sizes {
+		if cap(ws.acts[l]) < n*size {
+			ws.acts[l] = make([]float32, n*size)
+			ws.dz[l] = make([]float32, n*size)
+		}
+		ws.acts[l] = ws.acts[l][:n*size]
+		ws.dz[l] = ws.dz[l][:n*size]
 	}
 }
 
-// forward computes the hidden activations and the class probabilities of
-// input x into ws (ws.scores holds the softmax), and returns the
-// cross-entropy loss for label y and whether the most probable class is y.
-func (m mlp) forward(p, x []float64, y int, ws *workspace) (loss float64, correct bool) {
-	w1, b1, w2, b2 := m.layers(p)
-	for j := range m.hidden {
-		a := b1[j]
-		for k, xk := range x {
-			a += w1[j*m.in+k] * xk
-		}
-		ws.hidden[j] = math.Tanh(a)
-	}
-	best := 0
-	for c := range m.out {
-		z := b2[c]
-		for j, h := range ws.hidden {
-			z += w2[c*m.hidden+j] * h
-		}
-		ws.scores[c] = z
-		if z > ws.scores[best] {
-			best = c
-		}
-	}
-	// Softmax, shifted by the largest score so that exp cannot overflow;
-	// the loss -log p_y = log(sum) - (z_y - top) never takes the log of a
-	// probability that rounded to zero.
-	top, sum := ws.scores[best], 0.0
-	shiftedY := ws.scores[y] - top
-	for c, z := range ws.scores {
-		ws.scores[c] = math.Exp(z - top)
-		sum += ws.scores[c]
-	}
-	for c := range ws.scores {
-		ws.scores[c] /= sum
-	}
-	return math.Log(sum) - shiftedY, best == y
-}
-
-// accumulate runs forward and backward for one sample (x, y) and adds its
-// loss gradient to grad (same layout as p). It returns the sample's loss.
-func (m mlp) accumulate(p, x []float64, y int, grad []float64, ws *workspace) float64 {
-	loss, _ := m.forward(p, x, y, ws)
-	_, _, w2, _ := m.layers(p)
-	gw1, gb1, gw2, gb2 := m.layers(grad)
-	// d loss / d z_c = p_c - [c == y]; ws.scores becomes that.
-	ws.scores[y]--
-	clear(ws.dHidden)
-	for c, dz := range ws.scores {
-		gb2[c] += dz
-		row := w2[c*m.hidden : (c+1)*m.hidden]
-		grow := gw2[c*m.hidden : (c+1)*m.hidden]
-		for j, h := range ws.hidden {
-			grow[j] += dz * h
-			ws.dHidden[j] += dz * row[j]
+// forward runs the batch of n samples x (n×sizes[0]) through the network:
+// ws.acts[len-1] holds the softmax probabilities. It returns the summed
+// cross-entropy loss for labels and the number of correct predictions.
+func (m mlp) forward(ps []ddp.Param, x []float32, labels []int, ws *workspace) (loss float64, correct int) {
+	n := len(labels)
+	ws.grow(m, n)
+	copy(ws.acts[0], x)
+	last := m.layers() - 1
+	for l := range m.layers() {
+		in, out := m.sizes[l], m.sizes[l+1]
+		w, b := ps[2*l].Data, ps[2*l+1].Data
+		for s := range n {
+			a := ws.acts[l][s*in : (s+1)*in]
+			z := ws.acts[l+1][s*out : (s+1)*out]
+			for o := range out {
+				v := b[o] + dot(w[o*in:(o+1)*in], a)
+				if l < last {
+					v = float32(math.Tanh(float64(v)))
+				}
+				z[o] = v
+			}
 		}
 	}
-	for j, h := range ws.hidden {
-		da := ws.dHidden[j] * (1 - h*h) // tanh' = 1 - tanh²
-		gb1[j] += da
-		grow := gw1[j*m.in : (j+1)*m.in]
-		for k, xk := range x {
-			grow[k] += da * xk
+	out := m.sizes[len(m.sizes)-1]
+	for s, y := range labels {
+		p := ws.acts[len(m.sizes)-1][s*out : (s+1)*out]
+		loss += softmax(p, y)
+		best := 0
+		for c := range p {
+			if p[c] > p[best] {
+				best = c
+			}
 		}
-	}
-	return loss
-}
-
-// gradient sets grad to the mean loss gradient over the samples of d at
-// positions idx, and returns their mean loss. An empty idx gives zeros.
-func (m mlp) gradient(p []float64, d *dataset, idx []int, grad []float64, ws *workspace) float64 {
-	clear(grad)
-	if len(idx) == 0 {
-		return 0
-	}
-	total := 0.0
-	for _, i := range idx {
-		total += m.accumulate(p, d.input(i), d.labels[i], grad, ws)
-	}
-	scale := 1 / float64(len(idx))
-	for i := range grad {
-		grad[i] *= scale
-	}
-	return total * scale
-}
-
-// evaluate returns the summed loss and the number of correctly classified
-// samples over the samples [lo, hi) of d.
-func (m mlp) evaluate(p []float64, d *dataset, lo, hi int, ws *workspace) (lossSum, correct float64) {
-	for i := lo; i < hi; i++ {
-		loss, ok := m.forward(p, d.input(i), d.labels[i], ws)
-		lossSum += loss
-		if ok {
+		if best == y {
 			correct++
 		}
 	}
-	return lossSum, correct
+	return loss, correct
+}
+
+// softmax turns scores p into probabilities in place and returns -log p[y].
+// Shifted by the largest score, exp cannot overflow, and the loss never
+// takes the log of a probability that rounded to zero.
+func softmax(p []float32, y int) float64 {
+	top := p[0]
+	for _, v := range p {
+		top = max(top, v)
+	}
+	sum := 0.0
+	shiftedY := float64(p[y] - top)
+	for c, v := range p {
+		e := math.Exp(float64(v - top))
+		p[c] = float32(e)
+		sum += e
+	}
+	for c := range p {
+		p[c] = float32(float64(p[c]) / sum)
+	}
+	return math.Log(sum) - shiftedY
+}
+
+// backward adds to grads (one slice per parameter, zero before the first
+// batch) the gradient of the summed loss of the batch forward last ran,
+// last layer first, and calls ready(i) once parameter i's gradient is
+// complete, as ddp.Model.Ready wants. It reads ps but not grads, so grads
+// already handed to ready may be in flight.
+func (m mlp) backward(ps []ddp.Param, labels []int, grads func(i int) []float32, ready func(i int) error, ws *workspace) error {
+	n := len(labels)
+	L := m.layers()
+	out := m.sizes[L]
+	dz := ws.dz[L]
+	copy(dz, ws.acts[L])
+	for s, y := range labels { // d loss / d score = p - onehot(y)
+		dz[s*out+y]--
+	}
+	for l := L - 1; l >= 0; l-- {
+		in, out := m.sizes[l], m.sizes[l+1]
+		gw, gb := grads(2*l), grads(2*l+1)
+		dz, a := ws.dz[l+1], ws.acts[l]
+		for s := range n {
+			dzs, as := dz[s*out:(s+1)*out], a[s*in:(s+1)*in]
+			for o, d := range dzs {
+				axpy(gw[o*in:(o+1)*in], d, as)
+				gb[o] += d
+			}
+		}
+		if err := ready(2 * l); err != nil {
+			return err
+		}
+		if err := ready(2*l + 1); err != nil {
+			return err
+		}
+		if l == 0 {
+			break
+		}
+		// d loss / d a_l = dz W_l, then through tanh: a = tanh(z), tanh' = 1 - a².
+		w, da := ps[2*l].Data, ws.dz[l]
+		clear(da)
+		for s := range n {
+			das := da[s*in : (s+1)*in]
+			for o, d := range dz[s*out : (s+1)*out] {
+				axpy(das, d, w[o*in:(o+1)*in])
+			}
+			for i, av := range a[s*in : (s+1)*in] {
+				das[i] *= 1 - av*av
+			}
+		}
+	}
+	return nil
+}
+
+// dot is the dot product of a and b (len(b) >= len(a)), four sums at once.
+func dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// axpy adds alpha·x to y (len(x) >= len(y)).
+func axpy(y []float32, alpha float32, x []float32) {
+	x = x[:len(y)]
+	i := 0
+	for ; i+4 <= len(y); i += 4 {
+		y[i] += alpha * x[i]
+		y[i+1] += alpha * x[i+1]
+		y[i+2] += alpha * x[i+2]
+		y[i+3] += alpha * x[i+3]
+	}
+	for ; i < len(y); i++ {
+		y[i] += alpha * x[i]
+	}
 }

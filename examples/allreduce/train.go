@@ -3,51 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
+	"math"
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/ddp"
 )
 
-// job is what every rank and the reference share: the settings, the model
-// shape and the dataset (read-only). In a multi-process job each rank would
-// build the same dataset from the seed, or read only its shard.
-type job struct {
-	cfg   config
-	model mlp
-	data  *dataset
-	shard int // training samples per rank: shardSize(samples, ranks)
-}
-
-func newJob(cfg config) *job {
-	return &job{
-		cfg:   cfg,
-		model: mlp{in: numFeatures, hidden: cfg.hidden, out: numClasses},
-		data:  makeSpiral(cfg.samples, cfg.seed),
-		shard: shardSize(cfg.samples, cfg.ranks),
-	}
-}
-
-// epochOrder is the order in which every rank visits its shard in epoch
-// (counted from 1): a permutation of the shard's local positions [0, shard)
-// drawn from the seed and the epoch alone, so it is the same on every rank.
-func (j *job) epochOrder(epoch int) []int {
-	rng := rand.New(rand.NewPCG(j.cfg.seed, streamOrder+uint64(epoch)))
-	return rng.Perm(j.shard)
-}
-
-// batchIndices appends to dst the dataset positions of one step's batch:
-// the local positions order[lo:hi] in each of the shards that start at
-// starts, shard by shard. A rank passes its own start; the reference passes
-// every rank's, so its batch is the concatenation of the ranks' batches.
-func batchIndices(dst, order []int, lo, hi int, starts []int) []int {
-	for _, s := range starts {
-		for _, p := range order[lo:hi] {
-			dst = append(dst, s+p)
-		}
-	}
-	return dst
-}
+// evalChunk bounds the samples one forward pass of an evaluation takes.
+const evalChunk = 64
 
 // epochStats is the whole dataset's mean loss and accuracy after an epoch.
 type epochStats struct {
@@ -57,129 +21,234 @@ type epochStats struct {
 
 // rankResult is what one rank's training produced.
 type rankResult struct {
-	params    []float64
-	epochs    []epochStats  // one per epoch, the first before training
-	total     time.Duration // wall time of the training loop, evaluations included
-	eval      time.Duration // of which in the evaluations (their AllReduces too)
-	comm      time.Duration // of which in the training's collective calls
-	commCalls int
+	params  []ddp.Param
+	steps   int           // synchronising steps, Join's included
+	train   time.Duration // wall time of the training loops, evaluations excluded
+	compute time.Duration // of which in forward and backward
+	stats   ddp.Stats
+	buckets int
+	epochs  []epochStats // one per epoch, the first before training
 }
 
 // trainer is one rank's training state.
 type trainer struct {
-	*job
-	comm       *collective.Comm
-	params     []float64
-	grad       []float64
-	ws         *workspace
-	result     rankResult
-	onEpoch    func(epochStats) // called on each epoch's stats; may be nil
-	batchIndex []int            // reused each step
+	cfg    config
+	model  mlp
+	data   *dataset
+	comm   *collective.Comm
+	ddp    *ddp.Model
+	ws     *workspace
+	x      []float32 // the step's batch, reused
+	y      []int
+	result rankResult
 }
 
-// timed runs one collective call of the training (not of an evaluation) and
-// adds its wall time to the rank's communication time.
-func (t *trainer) timed(call func() error) error {
-	start := time.Now()
-	err := call()
-	t.result.comm += time.Since(start)
-	t.result.commCalls++
-	return err
+// ddpConfig is the ddp configuration of cfg.
+func ddpConfig(cfg config) ddp.Config {
+	bucket := cfg.bucketKiB << 10
+	return ddp.Config{BucketBytes: bucket, FirstBucketBytes: min(bucket, ddp.DefaultFirstBucketBytes), BF16: cfg.bf16}
 }
 
-// trainRank trains on this rank's shard: the initial parameters come from
-// rank 0 by Broadcast; each step computes the mean gradient of the local
-// batch, averages it over the ranks with one AllReduce, and takes an SGD
-// step with it, identically on every rank.
-func trainRank(ctx context.Context, j *job, comm *collective.Comm, onEpoch func(epochStats)) (rankResult, error) {
-	t := &trainer{job: j, comm: comm, onEpoch: onEpoch, ws: j.model.newWorkspace()}
-	start := time.Now()
-	t.params = make([]float64, j.model.numParams())
-	if comm.Rank() == 0 {
-		t.params = j.model.initParams(j.cfg.seed)
-	}
-	t.grad = make([]float64, len(t.params))
-	err := t.timed(func() error { return collective.Broadcast(ctx, comm, t.params, t.params, 0) })
+// trainRank trains on this rank's shard. Each rank draws its own initial
+// weights; ddp.New replaces them by rank 0's. Each step: forward and
+// backward over the local batch (gradients summed over its samples, each
+// layer's handed to ddp as soon as backward has it, so its bucket's
+// AllReduce overlaps the layers below), Wait, which leaves the mean over
+// every rank's samples (the weight of a rank is its batch size), and the
+// same SGD step on every rank. A rank out of batches for the epoch Joins
+// until every rank is. onEpoch sees each epoch's stats; it may be nil.
+func trainRank(ctx context.Context, cfg config, comm *collective.Comm, onEpoch func(epochStats)) (rankResult, error) {
+	t := &trainer{cfg: cfg, model: newMLP(cfg), data: makeData(cfg.samples, cfg.seed), comm: comm}
+	t.ws = t.model.newWorkspace()
+	params := t.model.initParams(cfg.seed + uint64(comm.Rank()))
+	var err error
+	t.ddp, err = ddp.New(ctx, comm, params, ddpConfig(cfg))
 	if err != nil {
-		return rankResult{}, fmt.Errorf("broadcast of the initial weights: %w", err)
-	}
-	if err := t.evaluate(ctx, 0); err != nil {
 		return rankResult{}, err
 	}
-	starts := []int{shardStart(comm.Rank(), j.shard)}
-	for epoch := 1; epoch <= j.cfg.epochs; epoch++ {
-		order := j.epochOrder(epoch)
-		for lo := 0; lo < j.shard; lo += j.cfg.batch {
-			hi := min(lo+j.cfg.batch, j.shard)
-			t.batchIndex = batchIndices(t.batchIndex[:0], order, lo, hi, starts)
-			j.model.gradient(t.params, j.data, t.batchIndex, t.grad, t.ws)
-			err := t.timed(func() error { return collective.AllReduce(ctx, comm, t.grad, t.grad, collective.Avg) })
-			if err != nil {
-				return rankResult{}, fmt.Errorf("epoch %d: gradient AllReduce: %w", epoch, err)
+	t.result.params = params
+	t.result.buckets = len(t.ddp.Buckets())
+	if err := t.evaluate(ctx, 0, onEpoch); err != nil {
+		return rankResult{}, err
+	}
+	sgd := func() error {
+		t.result.steps++
+		sgdStep(params, t.ddp.Grad, cfg.lr)
+		return nil
+	}
+	for epoch := 1; epoch <= cfg.epochs; epoch++ {
+		start := time.Now()
+		plan := epochPlan(cfg.seed, epoch, comm.Size(), cfg.samples, cfg.batch)
+		for _, idx := range plan[comm.Rank()] {
+			if err := t.step(ctx, idx); err != nil {
+				return rankResult{}, fmt.Errorf("epoch %d: %w", epoch, err)
 			}
-			sgdStep(t.params, t.grad, j.cfg.lr)
+			_ = sgd()
 		}
-		if err := t.evaluate(ctx, epoch); err != nil {
+		if err := t.ddp.Join(ctx, sgd); err != nil {
+			return rankResult{}, fmt.Errorf("epoch %d: joining the ranks with more batches: %w", epoch, err)
+		}
+		t.result.train += time.Since(start)
+		if err := t.evaluate(ctx, epoch, onEpoch); err != nil {
 			return rankResult{}, err
 		}
 	}
-	t.result.total = time.Since(start)
-	t.result.params = t.params
+	t.result.stats = t.ddp.Stats()
 	return t.result, nil
 }
 
-// evaluate measures loss and accuracy on the whole dataset: each rank
-// evaluates its evalRange, one AllReduce sums the totals. Its time counts
-// as evaluation, not training: the single-process reference does not
-// evaluate.
-func (t *trainer) evaluate(ctx context.Context, epoch int) error {
+// step computes the batch idx's gradient and its average over the ranks.
+func (t *trainer) step(ctx context.Context, idx []int) error {
 	start := time.Now()
-	defer func() { t.result.eval += time.Since(start) }()
-	lo, hi := evalRange(t.comm.Rank(), t.comm.Size(), t.data.len())
-	lossSum, correct := t.model.evaluate(t.params, t.data, lo, hi, t.ws)
-	totals := []float64{lossSum, correct}
+	t.x, t.y = t.data.gather(idx, t.x, t.y)
+	t.ddp.ZeroGrad()
+	if err := t.ddp.SetWeight(float64(len(idx))); err != nil {
+		return err
+	}
+	t.model.forward(t.ddp.Params(), t.x, t.y, t.ws)
+	err := t.model.backward(t.ddp.Params(), t.y, t.ddp.Grad, func(i int) error { return t.ddp.Ready(ctx, i) }, t.ws)
+	t.result.compute += time.Since(start)
+	if err != nil {
+		return err
+	}
+	return t.ddp.Wait(ctx)
+}
+
+// evaluate measures loss and accuracy on the whole dataset: each rank
+// evaluates its shard, one AllReduce sums the totals.
+func (t *trainer) evaluate(ctx context.Context, epoch int, onEpoch func(epochStats)) error {
+	lo, hi := shard(t.comm.Rank(), t.comm.Size(), t.data.len())
+	totals := []float64{0, 0}
+	idx := make([]int, 0, evalChunk)
+	for s := lo; s < hi; s += evalChunk {
+		idx = idx[:0]
+		for i := s; i < min(s+evalChunk, hi); i++ {
+			idx = append(idx, i)
+		}
+		t.x, t.y = t.data.gather(idx, t.x, t.y)
+		loss, correct := t.model.forward(t.ddp.Params(), t.x, t.y, t.ws)
+		totals[0] += loss
+		totals[1] += float64(correct)
+	}
 	if err := collective.AllReduce(ctx, t.comm, totals, totals, collective.Sum); err != nil {
 		return fmt.Errorf("epoch %d: evaluation AllReduce: %w", epoch, err)
 	}
 	n := float64(t.data.len())
 	stats := epochStats{epoch: epoch, loss: totals[0] / n, accuracy: totals[1] / n}
 	t.result.epochs = append(t.result.epochs, stats)
-	if t.onEpoch != nil {
-		t.onEpoch(stats)
+	if onEpoch != nil {
+		onEpoch(stats)
 	}
 	return nil
 }
 
-// sgdStep moves params against grad by lr times the gradient.
-func sgdStep(params, grad []float64, lr float64) {
-	for i, g := range grad {
-		params[i] -= lr * g
+// sgdStep moves each parameter against its gradient by lr.
+func sgdStep(params []ddp.Param, grad func(int) []float32, lr float64) {
+	rate := float32(lr)
+	for i, p := range params {
+		for k, g := range grad(i) {
+			p.Data[k] -= rate * g
+		}
 	}
 }
 
-// trainReference trains the same model in one process on the concatenation
-// of all shards: same initial weights, same epochs, and at each step the
-// mean gradient over the union of the batches the ranks use at that step.
-// Data-parallel training computes the same update (the average of equal-
-// sized batches' means is the mean of their union), so the two differ only
-// by floating-point rounding.
-func trainReference(j *job) []float64 {
-	params := j.model.initParams(j.cfg.seed)
-	grad := make([]float64, len(params))
-	ws := j.model.newWorkspace()
-	starts := make([]int, j.cfg.ranks)
-	for r := range starts {
-		starts[r] = shardStart(r, j.shard)
+// reference is the single-process run check (b) compares with.
+type reference struct {
+	params []ddp.Param
+	steps  int
+	train  time.Duration
+}
+
+// trainReference trains the same model in one process, from rank 0's
+// initial weights, on the same steps: at each, the mean gradient over the
+// union of the batches the ranks had at that step. Data-parallel training
+// computes the same update (the weighted mean of the ranks' sums is the
+// mean over the union), so the two differ by floating-point rounding alone.
+func trainReference(cfg config, ranks int) reference {
+	model := newMLP(cfg)
+	data := makeData(cfg.samples, cfg.seed)
+	ws := model.newWorkspace()
+	ref := reference{params: model.initParams(cfg.seed)}
+	grads := make([][]float32, len(ref.params))
+	for i, p := range ref.params {
+		grads[i] = make([]float32, len(p.Data))
 	}
-	var idx []int
-	for epoch := 1; epoch <= j.cfg.epochs; epoch++ {
-		order := j.epochOrder(epoch)
-		for lo := 0; lo < j.shard; lo += j.cfg.batch {
-			hi := min(lo+j.cfg.batch, j.shard)
-			idx = batchIndices(idx[:0], order, lo, hi, starts)
-			j.model.gradient(params, j.data, idx, grad, ws)
-			sgdStep(params, grad, j.cfg.lr)
+	grad := func(i int) []float32 { return grads[i] }
+	noReady := func(int) error { return nil }
+	var x []float32
+	var y, idx []int
+	start := time.Now()
+	for epoch := 1; epoch <= cfg.epochs; epoch++ {
+		plan := epochPlan(cfg.seed, epoch, ranks, cfg.samples, cfg.batch)
+		for s := 0; ; s++ {
+			idx = idx[:0]
+			for r := range ranks {
+				if s < len(plan[r]) {
+					idx = append(idx, plan[r][s]...)
+				}
+			}
+			if len(idx) == 0 {
+				break
+			}
+			x, y = data.gather(idx, x, y)
+			for _, g := range grads {
+				clear(g)
+			}
+			model.forward(ref.params, x, y, ws)
+			_ = model.backward(ref.params, y, grad, noReady, ws)
+			n := float32(len(idx))
+			for _, g := range grads {
+				for k := range g {
+					g[k] /= n
+				}
+			}
+			sgdStep(ref.params, grad, cfg.lr)
+			ref.steps++
 		}
 	}
-	return params
+	ref.train = time.Since(start)
+	return ref
+}
+
+// flatten concatenates the parameters' values.
+func flatten(ps []ddp.Param) []float32 {
+	var out []float32
+	for _, p := range ps {
+		out = append(out, p.Data...)
+	}
+	return out
+}
+
+// relativeDiff is max |a[i] - b[i]| / max |b[i]|: NaN if any value is, +Inf
+// if the lengths differ.
+func relativeDiff(a, b []float32) float64 {
+	if len(a) != len(b) {
+		return math.Inf(1)
+	}
+	worst, scale := 0.0, 0.0
+	for i := range a {
+		d := math.Abs(float64(a[i]) - float64(b[i]))
+		if math.IsNaN(d) {
+			return d
+		}
+		worst = max(worst, d)
+		scale = max(scale, math.Abs(float64(b[i])))
+	}
+	if scale == 0 {
+		return worst
+	}
+	return worst / scale
+}
+
+// firstDifferingBlock cuts all into blocks of n and returns the index of the
+// first block whose bits differ from block 0's, or -1 if none does.
+func firstDifferingBlock(all []float32, n int) int {
+	for b := 1; b*n < len(all); b++ {
+		for i, v := range all[b*n : (b+1)*n] {
+			if math.Float32bits(v) != math.Float32bits(all[i]) {
+				return b
+			}
+		}
+	}
+	return -1
 }
