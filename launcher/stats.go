@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/collective/reduce"
 	"github.com/gocoll/gocoll/transport"
 )
 
@@ -25,14 +26,16 @@ func (g *guardedEndpoint) TransportStats() transport.Stats { return transport.St
 
 // logTransports logs, at info, which transport reaches which peers
 // ("shm=1-3 metaroce=4-7") and the world communicator's chunk size and
-// the message size up to which it picks the small-message algorithms, in
+// the message size up to which it picks the small-message algorithms, and
+// the instruction set of the reduction kernels (reduce.KernelLevel), in
 // one line.
 func logTransports(log *slog.Logger, s transport.Stats, cfg collective.Config) {
 	if !log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
 	log.Info("gocoll: transport per peer", "peers", transportsByPeer(s),
-		"chunk", sizeText(int64(cfg.ChunkBytes)), "small", sizeText(int64(cfg.SmallBytes)))
+		"chunk", sizeText(int64(cfg.ChunkBytes)), "small", sizeText(int64(cfg.SmallBytes)),
+		"kernels", reduce.KernelLevel())
 }
 
 // transportsByPeer names each transport with the ranks it reaches, as
