@@ -7,14 +7,18 @@ import (
 	"testing"
 )
 
-func benchServer(b *testing.B) (*Server, func() *Client) {
-	srv, err := Listen(b.Context(), "127.0.0.1:0", Config{JobKey: testJobKey})
+func benchServer(b *testing.B) (*Server, func() *Client) { return benchServerTags(b, true) }
+
+// benchServerTags is benchServer with or without the frames' tags (the
+// handshake runs either way), to measure what the tags cost.
+func benchServerTags(b *testing.B, tags bool) (*Server, func() *Client) {
+	srv, err := Listen(b.Context(), "127.0.0.1:0", Config{JobKey: testJobKey, untagged: !tags})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = srv.Close() })
 	return srv, func() *Client {
-		c, err := Dial(b.Context(), srv.Addr().String(), ClientConfig{JobKey: testJobKey})
+		c, err := Dial(b.Context(), srv.Addr().String(), ClientConfig{JobKey: testJobKey, untagged: !tags})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -42,21 +46,41 @@ func BenchmarkSetGet(b *testing.B) {
 		_, dial := benchServer(b)
 		run(b, dial())
 	})
+	b.Run("tcp-untagged", func(b *testing.B) {
+		_, dial := benchServerTags(b, false)
+		run(b, dial())
+	})
 }
 
 // BenchmarkAddParallel measures Adds from many goroutines sharing one
-// Client's connection.
+// Client's connection, with and without the frames' tags.
 func BenchmarkAddParallel(b *testing.B) {
-	_, dial := benchServer(b)
-	c := dial()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if _, err := c.Add(context.Background(), "n", 1); err != nil {
-				b.Error(err)
-				return
-			}
+	for _, tags := range []bool{true, false} {
+		b.Run(map[bool]string{true: "tagged", false: "untagged"}[tags], func(b *testing.B) {
+			_, dial := benchServerTags(b, tags)
+			c := dial()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := c.Add(context.Background(), "n", 1); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkDial measures a connection's handshake (two nonces, two proofs).
+func BenchmarkDial(b *testing.B) {
+	srv, _ := benchServer(b)
+	for b.Loop() {
+		c, err := Dial(b.Context(), srv.Addr().String(), ClientConfig{JobKey: testJobKey})
+		if err != nil {
+			b.Fatal(err)
 		}
-	})
+		_ = c.Close()
+	}
 }
 
 // BenchmarkAllGather16 measures one AllGather of 16 ranks, each with its

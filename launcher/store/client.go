@@ -3,6 +3,7 @@ package store
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -24,7 +25,8 @@ const (
 // ClientConfig configures a Client. JobKey is required; a zero or negative
 // field other than JobKey takes its default.
 type ClientConfig struct {
-	// JobKey is the job's secret, which the server checks on every request.
+	// JobKey is the job's secret, which the client proves, and checks that
+	// the server holds, at connection, and which keys every frame's tag.
 	JobKey jobkey.Key
 	// MaxFrameBytes bounds a response frame; it should be at least the
 	// server's Config.MaxFrameBytes. A larger response closes the
@@ -37,6 +39,8 @@ type ClientConfig struct {
 	// the server to say which keys are still missing; past it, the error
 	// names all the keys asked for. Default 1 s.
 	CancelGrace time.Duration
+
+	untagged bool // benchmarks only: frames carry no tag (the server's must agree)
 }
 
 func (c ClientConfig) withDefaults() (ClientConfig, error) {
@@ -65,10 +69,12 @@ func (c ClientConfig) withDefaults() (ClientConfig, error) {
 type Client struct {
 	cfg       ClientConfig
 	conn      net.Conn
-	sendLimit int // the server's MaxFrameBytes, learnt from hello
+	sendLimit int // the server's MaxFrameBytes, learnt in the handshake
 	nextID    atomic.Uint64
+	in        *sealer // checks the server's frames; used by readLoop only
 
 	wmu sync.Mutex // serializes writes
+	out *sealer    // tags the requests; guarded by wmu
 
 	mu    sync.Mutex
 	calls map[uint64]chan response // pending requests by id
@@ -79,9 +85,11 @@ type Client struct {
 var _ Store = (*Client)(nil)
 
 // Dial connects to the server at addr (host:port), retrying until the server
-// accepts or ctx ends, since ranks may start before the server. It then
-// checks the job key with the server, so that a wrong key fails Dial with an
-// error wrapping ErrBadJobKey rather than being retried.
+// accepts or ctx ends, since ranks may start before the server (or a flood
+// of connections may close this one in its handshake). It then runs the
+// handshake, in which each side proves that it holds the job key without
+// sending it, so that a wrong key fails Dial with an error wrapping
+// ErrBadJobKey rather than being retried.
 func Dial(ctx context.Context, addr string, cfg ClientConfig) (*Client, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -92,7 +100,10 @@ func Dial(ctx context.Context, addr string, cfg ClientConfig) (*Client, error) {
 	for {
 		conn, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {
-			return start(ctx, conn, cfg)
+			var c *Client
+			if c, err = start(ctx, conn, cfg); !errors.Is(err, errLost) || ctx.Err() != nil {
+				return c, err
+			}
 		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("store: dial %s: %w (last attempt: %v)", addr, ctx.Err(), err)
@@ -108,26 +119,30 @@ func Dial(ctx context.Context, addr string, cfg ClientConfig) (*Client, error) {
 	}
 }
 
-// start runs a client on conn and greets the server.
+// start runs the handshake on conn, then a client on it.
 func start(ctx context.Context, conn net.Conn, cfg ClientConfig) (*Client, error) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(DefaultHandshakeTimeout)
+	}
+	br := bufio.NewReaderSize(conn, readBufferBytes)
+	sess, maxFrame, err := clientHandshake(conn, br, cfg.JobKey, deadline)
+	if err != nil {
+		_ = conn.Close()
+		return nil, fmt.Errorf("store: handshake with %s: %w", conn.RemoteAddr(), err)
+	}
 	c := &Client{
 		cfg:       cfg,
 		conn:      conn,
-		sendLimit: cfg.MaxFrameBytes,
+		sendLimit: min(maxFrame, cfg.MaxFrameBytes),
+		in:        newSealer(sess.s2c),
+		out:       newSealer(sess.c2s),
 		calls:     make(map[uint64]chan response),
 		done:      make(chan struct{}),
 	}
-	go c.readLoop()
-	resp, err := c.call(ctx, &request{op: opHello}, nil)
-	if err == nil {
-		var r result
-		if r, err = decodeResult(opHello, resp.items); err == nil {
-			c.sendLimit = int(min(uint64(r.maxFrame), uint64(cfg.MaxFrameBytes)))
-			return c, nil
-		}
-	}
-	_ = c.Close()
-	return nil, fmt.Errorf("store: greeting %s: %w", conn.RemoteAddr(), err)
+	c.in.untagged, c.out.untagged = cfg.untagged, cfg.untagged
+	go c.readLoop(br)
+	return c, nil
 }
 
 // Close closes the connection; pending and later calls fail with ErrClosed.
@@ -156,13 +171,16 @@ func (c *Client) lostErr() error {
 }
 
 // readLoop delivers each response to the call waiting for it.
-func (c *Client) readLoop() {
+func (c *Client) readLoop(br *bufio.Reader) {
 	defer close(c.done)
-	br := bufio.NewReaderSize(c.conn, readBufferBytes)
 	for {
-		body, err := readFrame(br, c.cfg.MaxFrameBytes)
+		body, err := readFrame(br, c.cfg.MaxFrameBytes+tagBytes)
 		if err != nil {
 			c.fail(fmt.Errorf("%w: connection to the store lost: %w", ErrClosed, err))
+			return
+		}
+		if body, err = c.in.open(body); err != nil {
+			c.fail(fmt.Errorf("store: a response from %s: %w", c.conn.RemoteAddr(), err))
 			return
 		}
 		resp, err := parseResponse(body)
@@ -196,7 +214,7 @@ func (c *Client) call(ctx context.Context, req *request, waitKeys []string) (res
 		}
 		return response{}, err
 	}
-	req.id, req.jobKey = c.nextID.Add(1), []byte(c.cfg.JobKey.Reveal())
+	req.id = c.nextID.Add(1)
 	if dl, ok := ctx.Deadline(); ok && waitKeys != nil {
 		req.timeoutMs = timeoutMillis(time.Until(dl))
 	}
@@ -236,7 +254,7 @@ func (c *Client) call(ctx context.Context, req *request, waitKeys []string) (res
 func (c *Client) cancelWait(ctx context.Context, id uint64, ch chan response, keys []string) (response, error) {
 	grace, cancel := context.WithTimeout(context.Background(), c.cfg.CancelGrace)
 	defer cancel()
-	frame, _ := appendRequest(nil, &request{op: opCancel, id: id, jobKey: []byte(c.cfg.JobKey.Reveal())})
+	frame, _ := appendRequest(nil, &request{op: opCancel, id: id})
 	if err := c.write(grace, frame); err == nil {
 		select {
 		case resp := <-ch:
@@ -307,6 +325,10 @@ func (c *Client) unregister(id uint64) {
 func (c *Client) write(ctx context.Context, frame []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	frame, err := c.out.sealFrame(frame, 0)
+	if err != nil {
+		return err
+	}
 	dl, _ := ctx.Deadline()
 	_ = c.conn.SetWriteDeadline(dl)
 	if _, err := c.conn.Write(frame); err != nil {

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -9,17 +8,16 @@ import (
 
 // Protocol constants; the package doc describes the frame layout.
 const (
-	protocolVersion = 1
-	// maxJobKeyBytes bounds the job key carried in every request.
-	maxJobKeyBytes = 1024
+	// protocolVersion 2: the job key never crosses the wire (version 1
+	// carried it in every request).
+	protocolVersion = 2
 	// maxItems bounds the items of one frame (the count is 16 bits).
 	maxItems = 1<<16 - 1
 	// frameLenBytes is the size of the length that precedes every frame.
 	frameLenBytes = 4
-	// minRequestBytes and minResponseBytes are the smallest frame bodies:
-	// headers with an empty job key and no items.
-	minRequestBytes  = 1 + 1 + 8 + 4 + 2 + 2
-	minResponseBytes = 1 + 1 + 8 + 2
+	// tagBytes is the size of the tag that ends every frame after the
+	// handshake (HMAC-SHA256 truncated).
+	tagBytes = 16
 )
 
 // opCode names a request's operation.
@@ -59,7 +57,6 @@ type request struct {
 	op        opCode
 	id        uint64
 	timeoutMs uint32 // wait timeout in milliseconds; 0 means none
-	jobKey    []byte
 	items     [][]byte
 }
 
@@ -80,8 +77,8 @@ func readFrame(r io.Reader, maxBytes int) ([]byte, error) {
 	if uint64(n) > uint64(maxBytes) {
 		return nil, fmt.Errorf("%w: frame of %d bytes exceeds MaxFrameBytes %d", ErrLimit, n, maxBytes)
 	}
-	if n < minResponseBytes {
-		return nil, fmt.Errorf("%w: frame of %d bytes is shorter than any header", ErrProtocol, n)
+	if n == 0 {
+		return nil, fmt.Errorf("%w: empty frame", ErrProtocol)
 	}
 	body := make([]byte, n)
 	if _, err := io.ReadFull(r, body); err != nil {
@@ -98,63 +95,13 @@ func noEOF(err error) error {
 	return err
 }
 
-// requestHeadBytes is the size of a request frame up to its job key,
-// length included.
-const requestHeadBytes = frameLenBytes + 1 + 1 + 8 + 4 + 2
-
-// peekRequestHead returns the id and job key of the next request frame in
-// br without consuming anything, so that the server can refuse a frame
-// without the right job key before it buffers the frame's body. It checks
-// the frame's length against maxBytes and against the job key's length.
-// An EOF before the frame starts is returned as io.EOF.
-func peekRequestHead(br *bufio.Reader, maxBytes int) (id uint64, jobKey []byte, err error) {
-	lenBytes, err := br.Peek(frameLenBytes)
-	if err != nil {
-		if len(lenBytes) > 0 {
-			err = noEOF(err)
-		}
-		return 0, nil, err
-	}
-	n := binary.BigEndian.Uint32(lenBytes)
-	if uint64(n) > uint64(maxBytes) {
-		return 0, nil, fmt.Errorf("%w: frame of %d bytes exceeds MaxFrameBytes %d", ErrLimit, n, maxBytes)
-	}
-	if n < minRequestBytes {
-		return 0, nil, fmt.Errorf("%w: request frame of %d bytes is shorter than its header", ErrProtocol, n)
-	}
-	head, err := br.Peek(requestHeadBytes) // within the frame, since n >= minRequestBytes
-	if err != nil {
-		return 0, nil, noEOF(err)
-	}
-	keyLen := int(binary.BigEndian.Uint16(head[requestHeadBytes-2:]))
-	switch {
-	case head[frameLenBytes] != protocolVersion:
-		return 0, nil, fmt.Errorf("%w: unsupported version %d", ErrProtocol, head[frameLenBytes])
-	case keyLen > maxJobKeyBytes:
-		return 0, nil, fmt.Errorf("%w: job key of %d bytes exceeds %d", ErrProtocol, keyLen, maxJobKeyBytes)
-	case int(n) < minRequestBytes+keyLen:
-		return 0, nil, fmt.Errorf("%w: request frame of %d bytes cannot hold its %d-byte job key", ErrProtocol, n, keyLen)
-	}
-	id = binary.BigEndian.Uint64(head[frameLenBytes+2:])
-	full, err := br.Peek(requestHeadBytes + keyLen)
-	if err != nil {
-		return 0, nil, noEOF(err)
-	}
-	return id, full[requestHeadBytes:], nil
-}
-
 // appendRequest appends r as a whole frame, length included. It fails if r
 // breaks a limit of the format.
 func appendRequest(b []byte, r *request) ([]byte, error) {
-	if len(r.jobKey) > maxJobKeyBytes {
-		return b, fmt.Errorf("%w: job key of %d bytes exceeds %d", ErrInvalid, len(r.jobKey), maxJobKeyBytes)
-	}
 	start := len(b)
 	b = append(b, 0, 0, 0, 0, protocolVersion, byte(r.op))
 	b = binary.BigEndian.AppendUint64(b, r.id)
 	b = binary.BigEndian.AppendUint32(b, r.timeoutMs)
-	b = binary.BigEndian.AppendUint16(b, uint16(len(r.jobKey)))
-	b = append(b, r.jobKey...)
 	b, err := appendItems(b, r.items)
 	if err != nil {
 		return b[:start], err
@@ -204,7 +151,6 @@ func parseRequest(body []byte) (request, error) {
 	d := decoder{b: body}
 	version := d.u8()
 	r := request{op: opCode(d.u8()), id: d.u64(), timeoutMs: d.u32()}
-	r.jobKey = d.bytes(int(d.u16()))
 	r.items = d.items()
 	if err := d.finish("request"); err != nil {
 		return request{}, err
@@ -214,9 +160,6 @@ func parseRequest(body []byte) (request, error) {
 	}
 	if r.op < opHello || r.op >= opEnd {
 		return request{}, fmt.Errorf("%w: unknown op %d", ErrProtocol, r.op)
-	}
-	if len(r.jobKey) > maxJobKeyBytes {
-		return request{}, fmt.Errorf("%w: job key of %d bytes exceeds %d", ErrProtocol, len(r.jobKey), maxJobKeyBytes)
 	}
 	return r, nil
 }
@@ -283,8 +226,6 @@ func (d *decoder) u64() uint64 {
 	}
 	return 0
 }
-
-func (d *decoder) bytes(n int) []byte { return d.take(n) }
 
 // items reads a 16-bit count and that many length-prefixed items. The
 // slice's capacity is bounded by the bytes left, not by the count read.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -14,17 +15,16 @@ import (
 func seedRequests() []*request {
 	k, v := []byte("key"), []byte("value")
 	return []*request{
-		{op: opHello, id: 1, jobKey: testJobKeyBytes},
-		{op: opSet, id: 2, jobKey: testJobKeyBytes, items: [][]byte{k, v}},
-		{op: opGet, id: 3, timeoutMs: 500, jobKey: testJobKeyBytes, items: [][]byte{k}},
-		{op: opTryGet, id: 4, jobKey: testJobKeyBytes, items: [][]byte{k}},
-		{op: opAdd, id: 5, jobKey: testJobKeyBytes, items: [][]byte{k, encodeInt64(-3)}},
-		{op: opCAS, id: 6, jobKey: testJobKeyBytes, items: casItems("key", nil, v)},
-		{op: opCAS, id: 7, jobKey: testJobKeyBytes, items: casItems("key", v, []byte{})},
-		{op: opWait, id: 8, timeoutMs: 1, jobKey: testJobKeyBytes, items: [][]byte{k, []byte("other")}},
-		{op: opDelete, id: 9, jobKey: testJobKeyBytes, items: [][]byte{k}},
-		{op: opCancel, id: 3, jobKey: testJobKeyBytes},
-		{op: opSet, id: 10, jobKey: []byte("wrong"), items: [][]byte{k, v}},
+		{op: opHello, id: 1},
+		{op: opSet, id: 2, items: [][]byte{k, v}},
+		{op: opGet, id: 3, timeoutMs: 500, items: [][]byte{k}},
+		{op: opTryGet, id: 4, items: [][]byte{k}},
+		{op: opAdd, id: 5, items: [][]byte{k, encodeInt64(-3)}},
+		{op: opCAS, id: 6, items: casItems("key", nil, v)},
+		{op: opCAS, id: 7, items: casItems("key", v, []byte{})},
+		{op: opWait, id: 8, timeoutMs: 1, items: [][]byte{k, []byte("other")}},
+		{op: opDelete, id: 9, items: [][]byte{k}},
+		{op: opCancel, id: 3},
 	}
 }
 
@@ -39,7 +39,6 @@ func TestRequestRoundTrip(t *testing.T) {
 		require.Equal(t, want.op, got.op)
 		require.Equal(t, want.id, got.id)
 		require.Equal(t, want.timeoutMs, got.timeoutMs)
-		require.Equal(t, want.jobKey, got.jobKey)
 		require.Len(t, got.items, len(want.items))
 		for i := range want.items {
 			require.True(t, bytes.Equal(want.items[i], got.items[i]), "item %d", i)
@@ -155,35 +154,64 @@ func FuzzParseResponse(f *testing.F) {
 	})
 }
 
-// FuzzServerConn runs arbitrary bytes through a server connection's
-// reading (job key check first) and dispatch, against a store with small
-// limits: any input must be answered or refused, never panic or hang.
+// FuzzServerConn runs arbitrary bytes through a server connection past
+// its handshake: tag check, parsing and dispatch against a store with small
+// limits. The seeds are correctly tagged frames of every op, so mutations
+// that keep the tags reach the dispatch; any input must be answered or
+// refused, never panic or hang.
 func FuzzServerConn(f *testing.F) {
+	sess := newSession(testJobKey, make([]byte, 16), make([]byte, 16))
+	client := newSealer(sess.c2s)
+	var all []byte
 	for _, r := range seedRequests() {
 		frame, err := appendRequest(nil, r)
 		require.NoError(f, err)
-		f.Add(frame)
+		frame, err = client.sealFrame(frame, 0)
+		require.NoError(f, err)
+		all = append(all, frame...)
 	}
+	f.Add(all)
+	f.Add(all[:len(all)/2])
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := Config{JobKey: testJobKey, Limits: Limits{MaxKeys: 8, MaxPendingWaits: 4}}.withDefaults()
 		require.NoError(t, err)
 		srv := &Server{cfg: cfg, tab: newTable(cfg.Limits), conns: map[*serverConn]struct{}{}}
-		srv.jobKeyHash = sha256Sum(testJobKeyBytes)
 		near, far := net.Pipe()
 		go func() { _, _ = io.Copy(io.Discard, far) }()
 		c := newServerConn(srv, near)
+		c.in, c.out = newSealer(sess.c2s), newSealer(sess.s2c)
 		br := bufio.NewReader(bytes.NewReader(data))
 		for {
 			req, err := c.readRequest(br)
 			if err != nil {
 				break // the server answers and closes the connection
 			}
-			require.True(t, srv.authorized(req.jobKey))
 			c.handle(&req)
 		}
 		c.cancel()
 		c.wg.Wait()
 		_ = near.Close()
 		_ = far.Close()
+	})
+}
+
+// FuzzHandshake feeds arbitrary bytes to both sides of the handshake: as
+// the client's answer to the server, and as the server's frames to the
+// client. Neither may panic or hang, and no input passes for the key.
+func FuzzHandshake(f *testing.F) {
+	f.Add(appendAuth(nil, make([]byte, 16), make([]byte, 32)))
+	f.Add(append(appendChallenge(nil, make([]byte, 16)), appendWelcome(nil, session{s2c: []byte("k")}, 1<<20)...))
+	f.Add([]byte{0, 0, 0, 1, 2})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		near, far := net.Pipe()
+		go func() { _, _ = io.Copy(io.Discard, far) }()
+		defer near.Close()
+		defer far.Close()
+		deadline := time.Now().Add(time.Second)
+		_, err := serverHandshake(near, bufio.NewReader(bytes.NewReader(data)), testJobKey, deadline)
+		require.Error(t, err, "random bytes proved the key")
+		_, _, err = clientHandshake(near, bufio.NewReader(bytes.NewReader(data)), testJobKey, deadline)
+		require.Error(t, err, "random bytes proved the key")
+		require.NotContains(t, err.Error(), "\n")
 	})
 }

@@ -2,8 +2,6 @@ package store
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -16,9 +14,12 @@ import (
 
 // Default values of the Config fields.
 const (
-	DefaultMaxConns      = 1024
-	DefaultMaxFrameBytes = 4 << 20
-	DefaultWriteTimeout  = 10 * time.Second
+	DefaultMaxConns         = 1024
+	DefaultMaxHandshakes    = 64
+	DefaultMaxFrameBytes    = 4 << 20
+	DefaultWriteTimeout     = 10 * time.Second
+	DefaultHandshakeTimeout = 10 * time.Second
+	DefaultFrameTimeout     = 30 * time.Second
 )
 
 // frameOverheadBytes is what a frame needs besides its keys and values:
@@ -28,20 +29,33 @@ const frameOverheadBytes = 4096
 // Config configures a Server. JobKey is required; a zero or negative field
 // other than JobKey takes its default.
 type Config struct {
-	// JobKey is the job's secret (required). Every request must carry
-	// it; requests without it are refused with ErrBadJobKey.
+	// JobKey is the job's secret (required). Every connection must prove
+	// it in its handshake; one that does not is refused with ErrBadJobKey
+	// and counted (ServerStats.RefusedKey).
 	JobKey jobkey.Key
 	// Limits bound the store's memory (see Limits for the defaults).
 	Limits Limits
-	// MaxConns is the number of client connections served at once. A
-	// connection beyond it is sent an ErrLimit error and closed. Default 1024.
+	// MaxConns is the number of authenticated client connections served
+	// at once. A connection beyond it is sent an ErrLimit error after its
+	// handshake and closed. Default 1024.
 	MaxConns int
+	// MaxHandshakes bounds the connections still in their handshake; a new
+	// connection beyond it closes the oldest of them (ServerStats.Evicted),
+	// so that a flood of connections delays a rank's handshake rather than
+	// shutting it out. Default 64.
+	MaxHandshakes int
+	// HandshakeTimeout bounds a connection's handshake, and FrameTimeout
+	// the reading of one frame once its first byte has come (an idle
+	// authenticated connection may wait for ever). Defaults 10 s and 30 s.
+	HandshakeTimeout, FrameTimeout time.Duration
+
+	untagged bool // benchmarks only: frames carry no tag (the clients' must agree)
 	// MaxFrameBytes bounds a request frame, and so the number of keys one
 	// Wait may name. It must be at least 2*MaxValueBytes + MaxKeyBytes +
 	// 4096, so that a compare-and-set of the largest value fits. A larger
 	// frame is refused with ErrLimit and its connection closed. The server
 	// buffers one frame per connection, and only after checking the frame's
-	// job key. Default 4 MiB.
+	// connection's handshake. Default 4 MiB.
 	MaxFrameBytes int
 	// WriteTimeout bounds the writing of one response; a client that does
 	// not read its responses for that long is disconnected. Default 10 s.
@@ -60,6 +74,15 @@ func (c Config) withDefaults() (Config, error) {
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = DefaultWriteTimeout
 	}
+	if c.MaxHandshakes <= 0 {
+		c.MaxHandshakes = DefaultMaxHandshakes
+	}
+	if c.HandshakeTimeout <= 0 {
+		c.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if c.FrameTimeout <= 0 {
+		c.FrameTimeout = DefaultFrameTimeout
+	}
 	if c.JobKey.IsZero() {
 		return c, fmt.Errorf("%w: Config.JobKey is not set", ErrInvalid)
 	}
@@ -74,15 +97,17 @@ func (c Config) withDefaults() (Config, error) {
 // Server serves one job's store over TCP. Create it with Listen or Serve;
 // stop it with Close. All methods are safe for concurrent use.
 type Server struct {
-	cfg        Config
-	tab        *table
-	ln         net.Listener
-	jobKeyHash [sha256.Size]byte
-	stopAfter  func() bool // stops the context.AfterFunc that closes s; guarded by mu
+	cfg       Config
+	tab       *table
+	ln        net.Listener
+	stopAfter func() bool // stops the context.AfterFunc that closes s; guarded by mu
+	stats     serverCounters
 
 	wg        sync.WaitGroup // the accept loop and connection goroutines
 	mu        sync.Mutex
-	conns     map[*serverConn]struct{}
+	conns     map[*serverConn]struct{} // every connection, in its handshake or not
+	pending   []*serverConn            // those in their handshake, oldest first
+	authed    int                      // those past it
 	closed    bool
 	closeOnce sync.Once
 }
@@ -115,11 +140,10 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{
-		cfg:        cfg,
-		tab:        newTable(cfg.Limits),
-		ln:         ln,
-		jobKeyHash: sha256Sum([]byte(cfg.JobKey.Reveal())),
-		conns:      make(map[*serverConn]struct{}),
+		cfg:   cfg,
+		tab:   newTable(cfg.Limits),
+		ln:    ln,
+		conns: make(map[*serverConn]struct{}),
 	}
 	s.wg.Go(s.acceptLoop)
 	stop := context.AfterFunc(ctx, func() { _ = s.Close() })
@@ -163,12 +187,6 @@ func (s *Server) Close() error {
 	return nil
 }
 
-// authorized reports, in constant time, whether key is the job key.
-func (s *Server) authorized(key []byte) bool {
-	h := sha256.Sum256(key)
-	return subtle.ConstantTimeCompare(h[:], s.jobKeyHash[:]) == 1
-}
-
 // acceptLoop accepts connections until the listener is closed. Other accept
 // errors (such as running out of file descriptors) are retried with backoff.
 func (s *Server) acceptLoop() {
@@ -194,30 +212,57 @@ func (s *Server) isClosed() bool {
 	return s.closed
 }
 
-// admit starts serving conn, or refuses it if the server is closed or full.
+// admit starts serving conn (its handshake first), closing the oldest
+// connection still in its handshake if MaxHandshakes are.
 func (s *Server) admit(conn net.Conn) {
+	s.stats.accepted.Add(1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		_ = conn.Close()
 		return
 	}
-	if len(s.conns) >= s.cfg.MaxConns {
-		err := fmt.Errorf("%w: server has MaxConns %d connections", ErrLimit, s.cfg.MaxConns)
-		s.wg.Go(func() { refuse(conn, err, s.cfg.WriteTimeout) })
-		return
+	if len(s.pending) >= s.cfg.MaxHandshakes {
+		old := s.pending[0]
+		s.pending = s.pending[1:]
+		old.evicted.Store(true)
+		s.stats.evicted.Add(1)
+		old.stop()
 	}
 	c := newServerConn(s, conn)
 	s.conns[c] = struct{}{}
+	s.pending = append(s.pending, c)
 	s.wg.Go(c.serve)
 }
 
-// refuse sends err as a connection-level error and closes conn.
-func refuse(conn net.Conn, err error, timeout time.Duration) {
-	frame, _ := appendResponse(nil, errorResponse(0, err))
-	_ = conn.SetWriteDeadline(time.Now().Add(timeout))
-	_, _ = conn.Write(frame)
-	closeGracefully(conn)
+// errMaxConns is the ErrLimit of a connection refused at MaxConns.
+var errMaxConns = fmt.Errorf("%w: server full", ErrLimit)
+
+// promote moves c past its handshake, unless MaxConns connections are.
+func (s *Server) promote(c *serverConn) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.unpend(c) {
+		return fmt.Errorf("%w: connection closed during its handshake", ErrClosed)
+	}
+	if s.authed >= s.cfg.MaxConns {
+		s.stats.overLimit.Add(1)
+		return fmt.Errorf("%w: it has MaxConns %d connections", errMaxConns, s.cfg.MaxConns)
+	}
+	s.authed++
+	c.authed = true
+	return nil
+}
+
+// unpend removes c from the handshakes, reporting whether it was there.
+func (s *Server) unpend(c *serverConn) bool {
+	for i, p := range s.pending {
+		if p == c {
+			s.pending = append(s.pending[:i], s.pending[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 // lingerTimeout bounds how long closeGracefully drains a connection.
@@ -241,6 +286,9 @@ func (s *Server) removeConn(c *serverConn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.conns, c)
+	if c.authed {
+		s.authed--
+	} else {
+		s.unpend(c)
+	}
 }
-
-func sha256Sum(b []byte) [sha256.Size]byte { return sha256.Sum256(b) }

@@ -2,9 +2,8 @@ package store
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"errors"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
@@ -18,27 +17,37 @@ import (
 
 func TestWrongJobKeyRefused(t *testing.T) {
 	srv := startServer(t, Config{})
+	c := dial(t, srv)
 	ctx := testCtx(t, long)
 	_, err := Dial(ctx, srv.Addr().String(), ClientConfig{JobKey: mustKey("not-the-job-key-0123")})
 	require.ErrorIs(t, err, ErrBadJobKey)
+	require.Equal(t, "store: handshake with "+srv.Addr().String()+": store: job key refused: the client did not prove this job's key", err.Error())
 	require.NoError(t, ctx.Err(), "refused at once, not at the deadline")
+	require.Equal(t, uint64(1), srv.Stats().RefusedKey)
+	require.NoError(t, c.Set(ctx, "still", []byte("served")), "the job's own client is unaffected")
+	require.Equal(t, uint64(1), srv.Stats().Authenticated)
 
 	_, err = Dial(ctx, srv.Addr().String(), ClientConfig{})
 	require.ErrorIs(t, err, ErrInvalid, "a client needs a job key")
 }
 
-// rawExchange sends frame on a fresh connection and returns the server's
-// first response and whether the server then closed the connection.
+// rawExchange reads the server's challenge on a fresh connection, sends
+// frame, and returns the server's first answer (untagged: there is no
+// session) and whether the server then closed the connection.
 func rawExchange(t *testing.T, srv *Server, frame []byte) (response, bool) {
 	t.Helper()
 	conn, err := net.Dial("tcp", srv.Addr().String())
 	require.NoError(t, err)
 	defer conn.Close()
 	require.NoError(t, conn.SetDeadline(time.Now().Add(long)))
-	_, err = conn.Write(frame)
-	require.NoError(t, err)
 	br := bufio.NewReader(conn)
 	body, err := readFrame(br, DefaultMaxFrameBytes)
+	require.NoError(t, err)
+	_, err = parseChallenge(body)
+	require.NoError(t, err)
+	_, err = conn.Write(frame)
+	require.NoError(t, err)
+	body, err = readFrame(br, DefaultMaxFrameBytes)
 	require.NoError(t, err)
 	resp, err := parseResponse(body)
 	require.NoError(t, err)
@@ -46,28 +55,37 @@ func rawExchange(t *testing.T, srv *Server, frame []byte) (response, bool) {
 	return resp, err != nil
 }
 
-func TestRequestWithoutJobKeyRefused(t *testing.T) {
+// A version 1 client sends its key in its first request: the server
+// refuses the frame as a handshake, applies nothing, and the key's bytes
+// are never compared (the server has no copy of them to compare).
+func TestVersion1RequestRefused(t *testing.T) {
 	srv := startServer(t, Config{})
-	frame, err := appendRequest(nil, &request{op: opSet, id: 7, items: [][]byte{[]byte("k"), []byte("v")}})
+	frame := []byte{0, 0, 0, 0, 1, byte(opSet), 0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0}
+	frame = binary.BigEndian.AppendUint16(frame, uint16(len(testJobKeyBytes)))
+	frame = append(frame, testJobKeyBytes...)
+	frame, err := appendItems(frame, [][]byte{[]byte("k"), []byte("v")})
 	require.NoError(t, err)
+	frame, _ = finishFrame(frame, 0)
 	resp, closed := rawExchange(t, srv, frame)
-	require.Equal(t, statusBadJobKey, resp.status)
-	require.Equal(t, uint64(7), resp.id)
+	require.Equal(t, statusProtocol, resp.status, "not a version 2 handshake")
 	require.True(t, closed)
 	_, ok, err := srv.Local().TryGet(t.Context(), "k")
 	require.NoError(t, err)
 	require.False(t, ok, "the refused Set was not applied")
+	require.Equal(t, uint64(1), srv.Stats().BadFrames)
 }
 
-func TestMalformedFramesClosed(t *testing.T) {
+func TestMalformedHandshakesClosed(t *testing.T) {
 	srv := startServer(t, Config{})
+	nonce := make([]byte, 16)
 	cases := map[string]struct {
 		frame  []byte
 		status statusCode
 	}{
 		"too large":   {frame: []byte{0xff, 0xff, 0xff, 0xff}, status: statusLimit},
-		"bad version": {frame: append([]byte{0, 0, 0, 18, 9}, make([]byte, 17)...), status: statusProtocol},
-		"truncated":   {frame: append([]byte{0, 0, 0, 14, 1, 2}, make([]byte, 12)...), status: statusProtocol},
+		"bad version": {frame: append(append([]byte{0, 0, 0, authBytes, 9}, nonce...), make([]byte, 32)...), status: statusProtocol},
+		"short":       {frame: []byte{0, 0, 0, 3, 2, 0, 0}, status: statusProtocol},
+		"wrong proof": {frame: appendAuth(nil, nonce, make([]byte, 32)), status: statusBadJobKey},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -77,6 +95,10 @@ func TestMalformedFramesClosed(t *testing.T) {
 			require.True(t, closed)
 		})
 	}
+	st := srv.Stats()
+	require.Equal(t, uint64(3), st.BadFrames)
+	require.Equal(t, uint64(1), st.RefusedKey)
+	require.Equal(t, uint64(0), st.Authenticated)
 }
 
 func TestBadArgumentsAnsweredConnectionKept(t *testing.T) {
@@ -133,6 +155,7 @@ func TestMaxConns(t *testing.T) {
 	_, err := Dial(testCtx(t, long), srv.Addr().String(), ClientConfig{JobKey: testJobKey})
 	require.ErrorIs(t, err, ErrLimit)
 	require.Contains(t, err.Error(), "MaxConns 2")
+	require.Equal(t, uint64(1), srv.Stats().OverLimit)
 }
 
 func TestRequestLargerThanServerFrame(t *testing.T) {
@@ -241,8 +264,8 @@ func TestCancelGraceWithoutAnswer(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 }
 
-// silentServer answers hello on one connection and then reads requests
-// without ever answering them.
+// silentServer runs the handshake on one connection and then reads
+// requests without ever answering them.
 func silentServer(ln net.Listener) {
 	conn, err := ln.Accept()
 	if err != nil {
@@ -250,17 +273,15 @@ func silentServer(ln net.Listener) {
 	}
 	defer conn.Close()
 	br := bufio.NewReader(conn)
-	for {
-		body, err := readFrame(br, DefaultMaxFrameBytes)
-		if err != nil {
-			return
-		}
-		req, err := parseRequest(body)
-		if err == nil && req.op == opHello {
-			frame, _ := appendResponse(nil, &response{id: req.id, items: [][]byte{encodeUint32(1 << 20)}})
-			_, _ = conn.Write(frame)
-		}
+	sess, err := serverHandshake(conn, br, testJobKey, time.Now().Add(long))
+	if err != nil {
+		return
 	}
+	_ = conn.SetDeadline(time.Time{})
+	if _, err := conn.Write(appendWelcome(nil, sess, 1<<20)); err != nil {
+		return
+	}
+	_, _ = io.Copy(io.Discard, br)
 }
 
 func TestNoGoroutineLeak(t *testing.T) {
@@ -317,77 +338,14 @@ func TestServeEndedContext(t *testing.T) {
 func TestServerSideTimeout(t *testing.T) {
 	srv := startServer(t, Config{})
 	require.NoError(t, srv.Local().Set(t.Context(), "b", nil))
-	frame, err := appendRequest(nil, &request{op: opWait, id: 3, timeoutMs: 1, jobKey: testJobKeyBytes,
-		items: [][]byte{[]byte("a"), []byte("b"), []byte("c")}})
+	r := dialRaw(t, srv)
+	r.send(&request{op: opWait, id: 3, timeoutMs: 1, items: [][]byte{[]byte("a"), []byte("b"), []byte("c")}})
+	resp, err := r.recv()
 	require.NoError(t, err)
-	resp, closed := rawExchangeOpen(t, srv, frame)
-	require.False(t, closed)
 	require.Equal(t, statusMissing, resp.status)
 	require.Equal(t, uint64(3), resp.id)
 	err = responseError(resp, context.DeadlineExceeded)
 	var mk *MissingKeysError
 	require.ErrorAs(t, err, &mk)
 	require.Equal(t, []string{"a", "c"}, mk.Keys)
-}
-
-// rawExchangeOpen sends frame on a fresh connection and returns the
-// server's first response, and whether the server closed the connection
-// after it (judged from a short read).
-func rawExchangeOpen(t *testing.T, srv *Server, frame []byte) (response, bool) {
-	t.Helper()
-	conn, err := net.Dial("tcp", srv.Addr().String())
-	require.NoError(t, err)
-	defer conn.Close()
-	require.NoError(t, conn.SetDeadline(time.Now().Add(long)))
-	_, err = conn.Write(frame)
-	require.NoError(t, err)
-	br := bufio.NewReader(conn)
-	body, err := readFrame(br, DefaultMaxFrameBytes)
-	require.NoError(t, err)
-	resp, err := parseResponse(body)
-	require.NoError(t, err)
-	require.NoError(t, conn.SetReadDeadline(time.Now().Add(20*time.Millisecond)))
-	_, err = br.ReadByte()
-	var ne net.Error
-	return resp, !(errors.As(err, &ne) && ne.Timeout())
-}
-
-// TestJobKeyCheckedBeforeBody checks that a frame without the job key is
-// refused from its head, before the server waits for (and buffers) its
-// body.
-func TestJobKeyCheckedBeforeBody(t *testing.T) {
-	srv := startServer(t, Config{})
-	frame, err := appendRequest(nil, &request{op: opSet, id: 11, jobKey: []byte("guess"),
-		items: [][]byte{[]byte("k"), make([]byte, 3<<20)}})
-	require.NoError(t, err)
-	head := frame[:requestHeadBytes+len("guess")] // the 3 MiB body is never sent
-	resp, closed := rawExchange(t, srv, head)
-	require.Equal(t, statusBadJobKey, resp.status)
-	require.Equal(t, uint64(11), resp.id)
-	require.True(t, closed)
-}
-
-func TestPeekRequestHead(t *testing.T) {
-	frame, err := appendRequest(nil, &request{op: opHello, id: 5, jobKey: testJobKeyBytes})
-	require.NoError(t, err)
-	br := bufio.NewReader(bytes.NewReader(frame))
-	id, key, err := peekRequestHead(br, 1<<10)
-	require.NoError(t, err)
-	require.Equal(t, uint64(5), id)
-	require.Equal(t, testJobKeyBytes, key)
-	body, err := readFrame(br, 1<<10)
-	require.NoError(t, err, "peeking consumed nothing")
-	_, err = parseRequest(body)
-	require.NoError(t, err)
-
-	_, _, err = peekRequestHead(bufio.NewReader(bytes.NewReader(nil)), 1<<10)
-	require.ErrorIs(t, err, io.EOF)
-	_, _, err = peekRequestHead(bufio.NewReader(bytes.NewReader(frame[:10])), 1<<10)
-	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
-	_, _, err = peekRequestHead(bufio.NewReader(bytes.NewReader(frame)), 20)
-	require.ErrorIs(t, err, ErrLimit)
-	short := bytes.Clone(frame)
-	short[3] = byte(minRequestBytes + len(testJobKeyBytes) - 1)
-	_, _, err = peekRequestHead(bufio.NewReader(bytes.NewReader(short)), 1<<10)
-	require.ErrorIs(t, err, ErrProtocol)
 }

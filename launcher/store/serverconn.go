@@ -3,9 +3,11 @@ package store
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,13 +18,17 @@ const readBufferBytes = 32 << 10
 // requests in order, and each get or wait that has to block gets a goroutine
 // that sleeps until the store wakes it (bounded by MaxPendingWaits).
 type serverConn struct {
-	srv    *Server
-	conn   net.Conn
-	ctx    context.Context // ends when the connection does
-	cancel context.CancelFunc
+	srv     *Server
+	conn    net.Conn
+	ctx     context.Context // ends when the connection does
+	cancel  context.CancelFunc
+	authed  bool        // past the handshake; guarded by srv.mu
+	evicted atomic.Bool // closed by admit to make room (MaxHandshakes)
+	in      *sealer     // checks the client's frames; used by serve only
 
 	wmu  sync.Mutex // serializes writes
 	wbuf []byte     // guarded by wmu
+	out  *sealer    // tags the responses; guarded by wmu; nil before the handshake
 
 	mu    sync.Mutex
 	waits map[uint64]context.CancelFunc // blocked gets and waits by request id
@@ -37,24 +43,28 @@ func newServerConn(s *Server, conn net.Conn) *serverConn {
 // stop makes serve return by closing the connection.
 func (c *serverConn) stop() { _ = c.conn.Close() }
 
-// serve reads and handles requests until the connection ends or a request
-// breaks the protocol.
+// serve runs the handshake, then reads and handles requests until the
+// connection ends or a request breaks the protocol.
 func (c *serverConn) serve() {
 	graceful := false
 	defer func() {
 		c.cancel()
 		c.wg.Wait()
+		c.srv.removeConn(c)
 		if graceful {
 			closeGracefully(c.conn)
 		} else {
 			_ = c.conn.Close()
 		}
-		c.srv.removeConn(c)
 	}()
 	br := bufio.NewReaderSize(c.conn, readBufferBytes)
+	if !c.handshake(br) {
+		return
+	}
 	for {
 		req, err := c.readRequest(br)
 		if err != nil {
+			c.count(err)
 			graceful = c.replyFatal(req.id, err)
 			return
 		}
@@ -62,20 +72,71 @@ func (c *serverConn) serve() {
 	}
 }
 
-// readRequest reads the next request. It checks the job key in the frame's
-// head before it reads the body, so that a client without the key cannot
-// make the server buffer a large frame. On error, the request's id is set
-// if it is known.
+// handshake runs the server's side of the handshake and welcomes the
+// client, or answers why not (untagged: there is no session yet) and
+// reports false.
+func (c *serverConn) handshake(br *bufio.Reader) bool {
+	srv := c.srv
+	sess, err := serverHandshake(c.conn, br, srv.cfg.JobKey, time.Now().Add(srv.cfg.HandshakeTimeout))
+	if err == nil {
+		err = srv.promote(c)
+	}
+	if err != nil {
+		if c.evicted.Load() {
+			return false
+		}
+		c.count(err)
+		if isProtocolError(err) {
+			frame, _ := appendResponse(nil, errorResponse(0, err))
+			_ = c.conn.SetWriteDeadline(time.Now().Add(srv.cfg.WriteTimeout))
+			_, _ = c.conn.Write(frame)
+		}
+		return false
+	}
+	srv.stats.authenticated.Add(1)
+	c.in = newSealer(sess.c2s)
+	c.in.untagged = srv.cfg.untagged
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.out = newSealer(sess.s2c)
+	c.out.untagged = srv.cfg.untagged
+	_ = c.conn.SetDeadline(time.Time{})
+	if _, err := c.conn.Write(appendWelcome(nil, sess, srv.cfg.MaxFrameBytes)); err != nil {
+		return false
+	}
+	return true
+}
+
+// count adds the error that ends a connection to the server's counters.
+func (c *serverConn) count(err error) {
+	st := &c.srv.stats
+	var ne net.Error
+	switch {
+	case errors.Is(err, ErrBadJobKey):
+		st.refusedKey.Add(1)
+	case errors.Is(err, errBadTag):
+		st.badTags.Add(1)
+	case errors.Is(err, ErrProtocol), errors.Is(err, ErrLimit) && !errors.Is(err, errMaxConns):
+		st.badFrames.Add(1)
+	case errors.As(err, &ne) && ne.Timeout():
+		st.timedOut.Add(1)
+	}
+}
+
+// readRequest reads the next request: it may wait for ever for the frame
+// to start, then FrameTimeout for the rest of it. On error, the request's
+// id is set if it is known.
 func (c *serverConn) readRequest(br *bufio.Reader) (request, error) {
-	id, jobKey, err := peekRequestHead(br, c.srv.cfg.MaxFrameBytes)
+	if _, err := br.Peek(1); err != nil {
+		return request{}, err
+	}
+	_ = c.conn.SetReadDeadline(time.Now().Add(c.srv.cfg.FrameTimeout))
+	body, err := readFrame(br, c.srv.cfg.MaxFrameBytes+tagBytes)
 	if err != nil {
 		return request{}, err
 	}
-	if !c.srv.authorized(jobKey) {
-		return request{id: id}, fmt.Errorf("%w: request %d carries a wrong or missing job key", ErrBadJobKey, id)
-	}
-	body, err := readFrame(br, c.srv.cfg.MaxFrameBytes)
-	if err != nil {
+	_ = c.conn.SetReadDeadline(time.Time{})
+	if body, err = c.in.open(body); err != nil {
 		return request{}, err
 	}
 	return parseRequest(body)
@@ -206,6 +267,7 @@ func (c *serverConn) send(r *response) {
 	if err != nil {
 		c.wbuf, _ = appendResponse(c.wbuf[:0], errorResponse(r.id, err))
 	}
+	c.wbuf, _ = c.out.sealFrame(c.wbuf, 0)
 	_ = c.conn.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
 	if _, err := c.conn.Write(c.wbuf); err != nil {
 		c.cancel()
