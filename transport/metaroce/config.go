@@ -141,6 +141,10 @@ type Config struct {
 	// operation) instead of leaving them to fill the message window and
 	// the unexpected budget. Default off.
 	ReportUnexpected bool
+
+	// Auth authenticates the connections with a job key (see AuthMode).
+	// The zero value: no key, no authentication.
+	Auth AuthConfig
 }
 
 // DefaultPeerTimeout is Config.PeerTimeout when it is 0.
@@ -224,5 +228,7 @@ func (c Config) withDefaults() (Config, error) {
 	case c.PeerTimeout < minPeerTimeout:
 		return c, fmt.Errorf("%w: PeerTimeout=%v below %v", ErrConfig, c.PeerTimeout, minPeerTimeout)
 	}
-	return c, nil
+	auth, err := c.Auth.withDefaults()
+	c.Auth = auth
+	return c, err
 }

@@ -1,6 +1,7 @@
 package metaroce
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/gocoll/gocoll/transport/metaroce/wire"
@@ -52,6 +53,16 @@ type conn struct {
 	helloAck   bool          // a HELLO-ACK is owed at once
 	helloEcho  time.Duration // the SentAt of the latest HELLO, for the HELLO-ACK
 
+	// Authentication (auth.go): this side's handshake nonce and the
+	// peer's, the mode asked for (initiator) or in use, the keys once
+	// derived (nil without a key, and before the HELLO-ACK), and whether
+	// a HELLO-ACK failed its proof (the idle timeout then fails with
+	// ErrAuth).
+	nonce0, peerNonce [wire.NonceLen]byte
+	authMode          AuthMode
+	auth              *connAuth
+	authBad           bool
+
 	ackAt    time.Duration // when an ACK is due; 0: none
 	ackPath  int
 	lastRecv time.Duration
@@ -95,6 +106,9 @@ func (c *conn) open(h *wire.Hello, now time.Duration) {
 	c.phase, c.peerConn = phaseOpen, h.Src
 	n := min(c.cfg.Paths, int(h.Paths))
 	c.datagram = min(c.datagram, int(h.MaxDatagram)) // c.datagram: Config.MaxDatagram or ConnectDatagram's limit
+	if c.auth != nil {
+		c.datagram -= wire.TrailerLen // what the core builds; the trailer fills the rest
+	}
 	chunk := c.datagram - wire.DataOverhead
 	c.paths = make([]*path, n)
 	for i := range c.paths {
@@ -107,18 +121,30 @@ func (c *conn) open(h *wire.Hello, now time.Duration) {
 	c.st.Established, c.st.Paths, c.st.Peer = true, n, c.peer
 }
 
-// helloPacket describes this side's HELLO or HELLO-ACK, sent at now; a
-// HELLO-ACK echoes the latest HELLO's timestamp.
+// helloPacket describes this side's HELLO or HELLO-ACK, sent at now, with
+// its proof if keyed; a HELLO-ACK echoes the latest HELLO's timestamp.
 func (c *conn) helloPacket(ack bool, path int, now time.Duration) wire.Hello {
 	if ack {
 		now = c.helloEcho
 	}
-	return wire.Hello{
-		Ack: ack, Conn: c.peerConn, Path: uint8(path), Src: uint64(c.id), Node: c.cfg.NodeID,
-		Paths: uint16(c.cfg.Paths), MaxDatagram: uint32(c.datagram),
-		MsgWindow: uint32(c.cfg.MsgWindow), Budget: uint64(c.cfg.UnexpectedBytes),
-		SentAt: now,
+	datagram := c.datagram
+	if c.auth != nil && c.phase == phaseOpen {
+		datagram += wire.TrailerLen
 	}
+	h := wire.Hello{
+		Ack: ack, Conn: c.peerConn, Path: uint8(path), Src: uint64(c.id), Node: c.cfg.NodeID,
+		Paths: uint16(c.cfg.Paths), MaxDatagram: uint32(datagram),
+		MsgWindow: uint32(c.cfg.MsgWindow), Budget: uint64(c.cfg.UnexpectedBytes),
+		SentAt: now, Auth: uint8(c.authMode), Nonce: c.nonce0,
+	}
+	if c.ep.keyed() {
+		var echo []byte
+		if ack {
+			echo = c.peerNonce[:]
+		}
+		h.Proof = c.ep.helloProof(&h, echo)
+	}
+	return h
 }
 
 // handle processes a datagram for this connection that wire.Open accepted,
@@ -141,6 +167,17 @@ func (c *conn) handle(now time.Duration, pathIdx int, ce bool, h wire.Header, bo
 		var cl wire.Close
 		if wire.DecodeClose(h, body, &cl) != nil {
 			return &c.ep.st.DropMalformed
+		}
+		if cl.Code == wire.CloseAuth {
+			// A refusal of our HELLO, believed only with its nonce echo.
+			if c.phase != phaseConnecting || cl.Echo != c.nonce0 {
+				return &c.ep.st.DropAuth
+			}
+			c.ep.fail(now, c, c.ep.refusedErr(c.peer), false)
+			return nil
+		}
+		if c.ep.keyed() && c.auth == nil {
+			return &c.ep.st.DropAuth // unauthenticated, before the keys
 		}
 		c.ep.fail(now, c, ErrPeerClosed, false)
 		return nil
@@ -174,8 +211,21 @@ func (c *conn) handleHelloAck(now time.Duration, hd wire.Header, body []byte) *i
 	if wire.DecodeHello(hd, body, &h) != nil || !h.Ack {
 		return &c.ep.st.DropMalformed
 	}
+	if c.ep.keyed() {
+		if AuthMode(h.Auth) < c.authMode || !c.ep.helloProven(&h, c.nonce0[:]) {
+			c.authBad = c.authBad || c.phase == phaseConnecting
+			return &c.ep.st.DropAuth
+		}
+	} else if h.Auth != uint8(AuthNone) {
+		return &c.ep.st.DropMalformed
+	}
 	c.heard(now)
 	if c.phase == phaseConnecting {
+		if c.ep.keyed() {
+			c.authMode, c.peerNonce = AuthMode(h.Auth), h.Nonce
+			c.auth = newConnAuth(c.cfg.Auth.Key, c.authMode, c.cfg.Paths, true,
+				authSide{c.nonce0, c.cfg.NodeID, uint64(c.id)}, authSide{h.Nonce, h.Node, h.Src})
+		}
 		c.open(&h, now)
 		if h.SentAt <= now {
 			c.seedRTT(now - h.SentAt) // the answered HELLO's timestamp, echoed
@@ -344,6 +394,9 @@ func (c *conn) onTimeout(now time.Duration) error {
 		return ErrPeerGone
 	}
 	if now-c.lastRecv >= c.cfg.IdleTimeout {
+		if c.authBad && c.phase == phaseConnecting {
+			return fmt.Errorf("%w: peer %d answered with a proof of another job key (no valid answer within IdleTimeout)", ErrAuth, c.peer)
+		}
 		return ErrIdleTimeout
 	}
 	if c.phase != phaseOpen {

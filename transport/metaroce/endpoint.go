@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gocoll/gocoll/internal/jobkey"
 	"github.com/gocoll/gocoll/transport/metaroce/wire"
 )
 
@@ -50,6 +51,9 @@ type Endpoint struct {
 	gatherMin int
 	gathered  []byte
 	ackBuf    []byte // a piggybacked ACK, before it is copied into the DATA
+	// helloKey is the key HELLO proofs are made with (keyed endpoints);
+	// helloBuf scratch for them.
+	helloKey, helloBuf []byte
 }
 
 type acceptKey struct{ node, conn uint64 }
@@ -61,6 +65,8 @@ type pendingClose struct {
 	path       uint8
 	code       uint32
 	ack        []byte
+	auth       *connAuth           // the connection's keys; nil for a refusal
+	echo       [wire.NonceLen]byte // a refusal's nonce echo
 }
 
 // Transmit describes a datagram returned by PollTransmit.
@@ -72,9 +78,11 @@ type Transmit struct {
 	Path int
 	N    int // datagram length, at the start of the buffer
 	// Payload, set only by PollTransmitVec, is a DATA payload left out of
-	// the buffer: the datagram is then buf[:N], Payload, and the CRC in
-	// buf[N:N+wire.CRCLen]. It aliases the message being sent.
+	// the buffer: the datagram is then buf[:N], Payload, and buf[N:N+Tail]
+	// (the CRC and, on an authenticated connection, the trailer). It
+	// aliases the message being sent.
 	Payload []byte
+	Tail    int
 }
 
 // NewEndpoint returns an Endpoint with no connections, or an error if cfg
@@ -84,10 +92,14 @@ func NewEndpoint(cfg Config) (*Endpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Endpoint{
+	e := &Endpoint{
 		cfg: cfg, conns: make(map[ConnID]*conn), accepted: make(map[acceptKey]*conn),
 		nextID: cfg.IDSeed,
-	}, nil
+	}
+	if e.keyed() {
+		e.helloKey = cfg.Auth.Key.Derive(jobkey.PurposeMetaRoCE, []byte("hello"))
+	}
+	return e, nil
 }
 
 // Config returns the endpoint's configuration with defaults filled in.
@@ -127,7 +139,12 @@ func (e *Endpoint) Connect(now time.Duration, peer uint64) (ConnID, error) {
 	if len(e.conns) >= e.cfg.MaxConns {
 		return 0, ErrLimit
 	}
+	nonce, err := e.newNonce()
+	if err != nil {
+		return 0, err
+	}
 	c := newConn(e, e.newID(), peer, true, now)
+	c.nonce0, c.authMode = nonce, e.modeFor(peer)
 	e.addConn(c)
 	return c.id, nil
 }
@@ -221,7 +238,7 @@ func (e *Endpoint) fail(now time.Duration, c *conn, err error, tellPeer bool) {
 		if errors.Is(err, ErrIdleTimeout) || errors.Is(err, ErrPeerTimeout) {
 			code = wire.CloseIdle
 		}
-		pc := pendingClose{peer: c.peer, conn: c.peerConn, path: uint8(c.ackRoute()), code: code}
+		pc := pendingClose{peer: c.peer, conn: c.peerConn, path: uint8(c.ackRoute()), code: code, auth: c.auth}
 		if c.receivedData() {
 			pc.ack = slices.Clone(c.buildAck(now, make([]byte, 0, c.datagram), c.datagram))
 		}
@@ -262,10 +279,16 @@ func (e *Endpoint) PollEvent() (Event, bool) {
 
 // HandleDatagram processes a datagram that arrived at time now on the
 // socket of path index path, with ecnCE set if its IP header carried
-// ECN-CE. The core does not keep b. Bad datagrams are counted in Stats and
+// ECN-CE. The core does not keep b, but may change it (an encrypted
+// packet is decrypted in place). Bad datagrams are counted in Stats and
 // dropped.
 func (e *Endpoint) HandleDatagram(now time.Duration, path int, ecnCE bool, b []byte) {
 	if !e.admit(path, len(b)) {
+		return
+	}
+	b, drop := e.unseal(path, b)
+	if drop != nil {
+		*drop++
 		return
 	}
 	h, body, err := wire.Open(b)
@@ -336,6 +359,10 @@ func (e *Endpoint) handleHello(now time.Duration, path int, hd wire.Header, body
 		e.st.DropMalformed++
 		return
 	}
+	if e.keyed() != (h.Auth != uint8(AuthNone)) || (e.keyed() && !e.helloProven(&h, nil)) {
+		e.refuse(path, &h)
+		return
+	}
 	key := acceptKey{h.Node, h.Src}
 	if c := e.accepted[key]; c != nil {
 		c.helloAck, c.lastRecv, c.timerOK, c.helloEcho = true, now, false, h.SentAt
@@ -345,7 +372,18 @@ func (e *Endpoint) handleHello(now time.Duration, path int, hd wire.Header, body
 		e.st.DropMalformed++ // no room: the peer retries until its timeout
 		return
 	}
+	nonce, err := e.newNonce()
+	if err != nil {
+		e.st.DropAuth++ // no nonce, no answer: the peer retries until its timeout
+		return
+	}
 	c := newConn(e, e.newID(), h.Node, false, now)
+	c.nonce0, c.authMode = nonce, max(e.modeFor(h.Node), AuthMode(h.Auth))
+	if e.keyed() {
+		c.auth = newConnAuth(e.cfg.Auth.Key, c.authMode, e.cfg.Paths, false,
+			authSide{h.Nonce, h.Node, h.Src}, authSide{nonce, e.cfg.NodeID, uint64(c.id)})
+	}
+	c.peerNonce = h.Nonce
 	c.open(&h, now)
 	c.helloAck, c.helloTries, c.accepted, c.helloEcho = true, path, key, h.SentAt
 	e.addConn(c)
@@ -414,10 +452,16 @@ func (e *Endpoint) PollTransmitVec(now time.Duration, buf []byte, minGather int)
 		if pc.ack != nil {
 			e.closes[n-1].ack = nil
 			out := append(buf, pc.ack...)
+			if pc.auth != nil {
+				out = pc.auth.seal(int(pc.path), out, false)
+			}
 			return Transmit{Peer: pc.peer, Path: int(pc.path), N: len(out)}, true
 		}
 		e.closes = e.closes[:n-1]
-		out := wire.AppendClose(buf, &wire.Close{Conn: pc.conn, Path: pc.path, Code: pc.code})
+		out := wire.AppendClose(buf, &wire.Close{Conn: pc.conn, Path: pc.path, Code: pc.code, Echo: pc.echo})
+		if pc.auth != nil {
+			out = pc.auth.seal(int(pc.path), out, false)
+		}
 		return Transmit{Peer: pc.peer, Path: int(pc.path), N: len(out)}, true
 	}
 	n := len(e.order)
@@ -427,11 +471,21 @@ func (e *Endpoint) PollTransmitVec(now time.Duration, buf []byte, minGather int)
 			continue
 		}
 		c.timerOK = false
-		if out, path, ok := c.poll(now, buf); ok {
+		if c.auth != nil && c.auth.mode != AuthHeader {
+			e.gatherMin = 0 // the tag covers, or encrypts, the payload in the buffer
+		}
+		out, path, ok := c.poll(now, buf)
+		e.gatherMin = max(minGather, 0)
+		if ok {
 			e.cursor = (e.cursor + k + 1) % n
+			tail := wire.CRCLen
+			if c.auth != nil && wire.Type(out[1]) != wire.TypeHelloAck {
+				out = c.auth.seal(path, out, e.gathered != nil)
+				tail += wire.TrailerLen
+			}
 			tx := Transmit{Conn: c.id, Peer: c.peer, Path: path, N: len(out)}
 			if e.gathered != nil {
-				tx.N, tx.Payload = len(out)-wire.CRCLen, e.gathered
+				tx.N, tx.Payload, tx.Tail = len(out)-tail, e.gathered, tail
 			}
 			return tx, true
 		}

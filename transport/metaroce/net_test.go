@@ -83,7 +83,7 @@ func (n *testNet) flush() {
 			data := append([]byte(nil), n.buf[:tx.N]...)
 			if tx.Payload != nil {
 				n.gathered++
-				data = append(append(data, tx.Payload...), n.buf[tx.N:tx.N+wire.CRCLen]...)
+				data = append(append(data, tx.Payload...), n.buf[tx.N:tx.N+tx.Tail]...)
 			}
 			if n.drop != nil && n.drop(i, tx.Path, data) {
 				continue

@@ -33,7 +33,8 @@ func (e *Endpoint) Placement(path int, head []byte) []byte {
 		return nil
 	}
 	c := e.conns[ConnID(d.Conn)]
-	if c == nil || c.phase != phaseOpen || int(d.Path) != path || path >= len(c.paths) {
+	if c == nil || c.phase != phaseOpen || int(d.Path) != path || path >= len(c.paths) ||
+		(c.auth != nil && c.auth.mode != AuthHeader) {
 		return nil
 	}
 	return c.rcv.placement(d, n)
@@ -47,6 +48,23 @@ func (e *Endpoint) HandleDatagramParts(now time.Duration, path int, ecnCE bool, 
 	size := len(head) + len(payload) + len(tail)
 	if !e.admit(path, size) {
 		return
+	}
+	if e.keyed() {
+		h, err := wire.PeekHeader(head)
+		if err != nil {
+			e.countOpenError(err)
+			return
+		}
+		c := e.conns[ConnID(h.Conn)]
+		if c == nil || c.auth == nil {
+			e.st.DropAuth++
+			return
+		}
+		var drop *int64
+		if tail, drop = c.auth.openParts(&e.st, path, head, tail); drop != nil {
+			*drop++
+			return
+		}
 	}
 	d := &e.data
 	if err := wire.ParseDataParts(head, payload, tail, d); err != nil {

@@ -66,9 +66,16 @@ type EndpointStats struct {
 	DropUnknownConn int64 // connection id not ours (or closed)
 	DropBadPath     int64 // path index beyond the connection's paths
 	DropTooLarge    int64 // larger than MaxDatagram
-	Conns           int   // open connections
-	ActiveSenders   int   // connections counted in the rate share
-	RecvCapacity    int64 // capacity being shared (configured or measured), bytes/s
+	// DropAuth counts packets refused for the key: a trailer missing or
+	// whose tag did not verify, a HELLO without a valid proof (refused),
+	// a HELLO-ACK whose proof did not verify.
+	DropAuth int64
+	// DropReplay counts authenticated packets whose packet number was
+	// seen already, or lay too far below the highest seen on the path.
+	DropReplay    int64
+	Conns         int   // open connections
+	ActiveSenders int   // connections counted in the rate share
+	RecvCapacity  int64 // capacity being shared (configured or measured), bytes/s
 }
 
 func (p *path) stats() PathStats {

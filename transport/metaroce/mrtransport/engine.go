@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/gocoll/gocoll/transport/metaroce"
-	"github.com/gocoll/gocoll/transport/metaroce/wire"
 )
 
 // engine drives one MetaRoCE core over real sockets and the real clock. It
@@ -360,7 +359,7 @@ func (e *engine) poll(now time.Duration) {
 		}
 		m := Message{Buf: buf, N: tx.N, Addr: addr}
 		if tx.Payload != nil {
-			m.gather = [2][]byte{tx.Payload, buf[tx.N : tx.N+wire.CRCLen]}
+			m.gather = [2][]byte{tx.Payload, buf[tx.N : tx.N+tx.Tail]}
 		}
 		b.byPath[tx.Path] = append(b.byPath[tx.Path], m)
 		b.n++

@@ -26,9 +26,26 @@ type Hello struct {
 	// initiator times the handshake's round trip exactly even when it
 	// sent several HELLOs.
 	SentAt time.Duration
+	// Auth is the authentication the sender asks for (a HELLO) or the
+	// connection uses (a HELLO-ACK: at least the HELLO's): 0 none, up to
+	// MaxAuth; its meaning is the core's (metaroce.AuthMode). Nonce is the
+	// sender's fresh random challenge and Proof its keyed proof over the
+	// packet (see metaroce.AuthMode), both opaque to this package. With
+	// Auth 0 they are not sent (and parse as zero).
+	Auth         uint8
+	Nonce, Proof [NonceLen]byte
 }
 
-const helloBodyLen = 8 + 8 + 2 + 4 + 4 + 8 + 8
+// NonceLen is the size of a HELLO's nonce and proof.
+const NonceLen = 16
+
+// MaxAuth is the highest Hello.Auth a parser accepts.
+const MaxAuth = 3
+
+const (
+	helloBodyLen = 8 + 8 + 2 + 4 + 4 + 8 + 8
+	helloAuthLen = 1 + 2*NonceLen // the optional authentication fields
+)
 
 // Datagram size bounds a HELLO may announce: room for a DATA header with
 // payload and for ACK blocks at the low end, the largest UDP payload at the
@@ -53,13 +70,18 @@ func AppendHello(b []byte, h *Hello) []byte {
 	b = binary.BigEndian.AppendUint32(b, h.MsgWindow)
 	b = binary.BigEndian.AppendUint64(b, h.Budget)
 	b = binary.BigEndian.AppendUint64(b, uint64(h.SentAt))
+	if h.Auth != 0 {
+		b = append(b, h.Auth)
+		b = append(b, h.Nonce[:]...)
+		b = append(b, h.Proof[:]...)
+	}
 	return appendCRC(b, start)
 }
 
 // ParseHello parses a HELLO or HELLO-ACK packet. It rejects flags, a zero
 // Src, Paths outside 1..256, MaxDatagram outside MinDatagram..MaxDatagram,
-// a zero MsgWindow, a HELLO whose Conn is not 0 and a HELLO-ACK whose Conn
-// is 0.
+// a zero MsgWindow, authentication fields with an Auth of 0 or above
+// MaxAuth, a HELLO whose Conn is not 0 and a HELLO-ACK whose Conn is 0.
 func ParseHello(b []byte, h *Hello) error {
 	hd, body, err := Open(b)
 	if err != nil {
@@ -79,12 +101,20 @@ func DecodeHello(hd Header, body []byte, h *Hello) error {
 	h.Src, h.Node = r.u64(), r.u64()
 	h.Paths, h.MaxDatagram, h.MsgWindow, h.Budget = r.u16(), r.u32(), r.u32(), r.u64()
 	h.SentAt = time.Duration(r.u64())
+	if len(r.b) == helloAuthLen {
+		h.Auth = r.u8()
+		copy(h.Nonce[:], r.take(NonceLen))
+		copy(h.Proof[:], r.take(NonceLen))
+		if h.Auth == 0 {
+			return ErrMalformed // not the canonical form
+		}
+	}
 	if err := r.done(); err != nil {
 		return err
 	}
 	switch {
 	case hd.Flags != 0, h.Src == 0, h.Paths == 0, h.Paths > 256, h.MsgWindow == 0,
-		h.MaxDatagram < MinDatagram, h.MaxDatagram > MaxDatagram,
+		h.MaxDatagram < MinDatagram, h.MaxDatagram > MaxDatagram, h.Auth > MaxAuth,
 		!h.Ack && h.Conn != 0, h.Ack && h.Conn == 0:
 		return ErrMalformed
 	}
@@ -141,11 +171,14 @@ func DecodeProbe(h Header, body []byte, p *Probe) error {
 	return r.done()
 }
 
-// Close tears a connection down; Code says why (0: normal close).
+// Close tears a connection down; Code says why (0: normal close). A CLOSE
+// with CloseAuth refuses a HELLO and carries Echo, the refused HELLO's
+// nonce, which an off-path sender cannot know; other codes carry no Echo.
 type Close struct {
 	Conn uint64
 	Path uint8
 	Code uint32
+	Echo [NonceLen]byte
 }
 
 // Close codes.
@@ -153,6 +186,7 @@ const (
 	CloseNormal   = 0 // the application closed the connection
 	CloseIdle     = 1 // the sender timed the connection out
 	CloseProtocol = 2 // the peer broke the protocol
+	CloseAuth     = 3 // a HELLO refused: no key, or not the job's key
 )
 
 // AppendClose appends a CLOSE packet to b.
@@ -160,6 +194,9 @@ func AppendClose(b []byte, c *Close) []byte {
 	start := len(b)
 	b = appendHeader(b, Header{Type: TypeClose, Path: c.Path, Conn: c.Conn})
 	b = binary.BigEndian.AppendUint32(b, c.Code)
+	if c.Code == CloseAuth {
+		b = append(b, c.Echo[:]...)
+	}
 	return appendCRC(b, start)
 }
 
@@ -183,5 +220,8 @@ func DecodeClose(h Header, body []byte, c *Close) error {
 	}
 	r := reader{b: body}
 	*c = Close{Conn: h.Conn, Path: h.Path, Code: r.u32()}
+	if c.Code == CloseAuth {
+		copy(c.Echo[:], r.take(NonceLen))
+	}
 	return r.done()
 }

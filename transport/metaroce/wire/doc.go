@@ -40,15 +40,21 @@
 //	           8 echoed timestamp, 4 ack delay (ns), 4 ECN-CE count
 //	per grant: 8 message sequence number
 //
-// HELLO and HELLO-ACK (no flags), 42 bytes:
+// HELLO and HELLO-ACK (no flags), 42 bytes, or 75 with a key:
 //
 //	8 sender's connection id   8 sender's node id   2 paths offered
 //	4 max datagram             4 message window     8 unexpected byte budget
 //	8 timestamp (HELLO: when sent; HELLO-ACK: the answered HELLO's, echoed)
+//	with a key: 1 authentication mode (1-3), 16 nonce, 16 proof
 //
 // PROBE (flag 0x01 reply), 16 bytes: 8 nonce, 8 timestamp (echoed by the reply).
 //
-// CLOSE (no flags), 4 bytes: 4 reason code.
+// CLOSE (no flags), 4 bytes: 4 reason code; with code 3 (a HELLO refused
+// for its key), 20: then 16 echo of the refused HELLO's nonce.
+//
+// On an authenticated connection, every packet but HELLO, HELLO-ACK and
+// a CLOSE with code 3 ends, after its CRC, in a 24-byte trailer: 16 tag,
+// 8 packet number (auth.go).
 //
 // Parsers check, in order: length, version, CRC, type, flags, field ranges,
 // and that the body is exactly as long as its fields say. Any failure is one

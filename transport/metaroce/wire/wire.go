@@ -11,7 +11,9 @@ import (
 // different versions never misread each other; they do not connect. 2
 // added the HELLO timestamp, the ACK's send timestamp and the ACK block's
 // skip (a SACK bitmap that may start above the cumulative sequence
-// number).
+// number). Authentication (the HELLO's optional fields, CLOSE's
+// CloseAuth and the trailer of auth.go) changes nothing for endpoints
+// without a key: their packets are as they were.
 const Version = 2
 
 // Type is a packet type, the second byte of every packet.
