@@ -48,8 +48,9 @@ func perStep(d time.Duration, n int) time.Duration {
 func printReport(w io.Writer, cfg config, res rankResult, differing int) bool {
 	s := res.stats
 	grads := 4 * newMLP(cfg).numParams()
-	fmt.Fprintf(w, "time per step on rank 0: %v over %d steps (forward and backward %v, waiting for gradients %v); %.1f MB of gradients in %d buckets a step\n",
-		perStep(res.train, res.steps), res.steps, perStep(res.compute, res.steps), perStep(s.Wait, s.Steps), float64(grads)/1e6, res.buckets)
+	fmt.Fprintf(w, "time per step on rank 0: %v over %d steps, %.0f samples/s (forward and backward %v, waiting for gradients %v); %.1f MB of gradients in %d buckets a step\n",
+		perStep(res.train, res.steps), res.steps, rate(cfg.samples*cfg.epochs, res.train),
+		perStep(res.compute, res.steps), perStep(s.Wait, s.Steps), float64(grads)/1e6, res.buckets)
 	fmt.Fprintf(w, "communication: %v per step, %.0f%% of it hidden behind backward\n",
 		perStep(s.Comm, s.Steps), 100*s.Hidden())
 	if differing >= 0 {
@@ -63,12 +64,12 @@ func printReport(w io.Writer, cfg config, res rankResult, differing int) bool {
 // printReference prints the reference's time and check (b); it returns
 // whether the check passed.
 func printReference(w io.Writer, cfg config, res rankResult, ref reference) bool {
-	ratio := 0.0
-	if dp := perStep(res.train, res.steps); dp > 0 {
-		ratio = float64(perStep(ref.train, ref.steps)) / float64(dp)
+	speedup := 0.0
+	if res.train > 0 {
+		speedup = ref.train.Seconds() / res.train.Seconds()
 	}
-	fmt.Fprintf(w, "single-process reference: %v per step of the same global batches (%d steps; %.2fx the data-parallel step)\n",
-		perStep(ref.train, ref.steps), ref.steps, ratio)
+	fmt.Fprintf(w, "single-process reference: %v per step of the same global batches (%d steps), %.0f samples/s; data-parallel speed-up %.2fx\n",
+		perStep(ref.train, ref.steps), ref.steps, rate(cfg.samples*cfg.epochs, ref.train), speedup)
 	diff := relativeDiff(flatten(res.params), flatten(ref.params))
 	verdict := "ok"
 	ok := diff <= tolerance(cfg)
@@ -77,4 +78,12 @@ func printReference(w io.Writer, cfg config, res rankResult, ref reference) bool
 	}
 	fmt.Fprintf(w, "check (b): max |data-parallel - single-process| / max |weight| = %.3g (limit %g): %s\n", diff, tolerance(cfg), verdict)
 	return ok
+}
+
+// rate is samples per second.
+func rate(samples int, d time.Duration) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(samples) / d.Seconds()
 }
