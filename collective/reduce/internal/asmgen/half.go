@@ -43,12 +43,21 @@ func (g *gen) apply32(op floatOp, sign, x, y reg.VecVirtual, yFirst bool) reg.Ve
 // no shuffle is needed. Each float32 result is rounded with integer
 // arithmetic exactly as dtype.BFloat16FromFloat32 does (VCVTNEPS2BF16 is
 // not used: it flushes subnormals), and the two rounded halves are blended
-// back into one lane.
+// back into one lane. A min or max is one of the widened inputs or the OR
+// of two, whose low 16 bits are zero: rounding leaves it as it is, so only
+// NaNs need their quiet bit.
 func bfloat16(op floatOp) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
 		hi := g.bcast32(0xffff0000)
-		r := roundBF16{one: g.bcast32(1), bias: g.bcast32(0x7fff), quiet: g.bcast32(0x00400000)}
+		r := roundBF16{quiet: g.bcast32(0x00400000), exact: op == opMin || op == opMax}
+		if !r.exact {
+			r.bias = g.bcast32(0x7fff)
+			if g.wide() {
+				r.lsb = g.bcast32(0x10000)
+			}
+			r.one = g.bcast32(1)
+		}
 		var sign reg.VecVirtual
 		if op == opMax {
 			sign = g.signMask(false)
@@ -83,8 +92,12 @@ func bfloat16(op floatOp) emitter {
 	}
 }
 
-// roundBF16 holds the constants of its emit.
-type roundBF16 struct{ one, bias, quiet reg.VecVirtual }
+// roundBF16 holds the constants of its emit; exact says the values are
+// bfloat16 already (only NaNs change).
+type roundBF16 struct {
+	one, lsb, bias, quiet reg.VecVirtual
+	exact                 bool
+}
 
 // emit returns float32 lanes v rounded to bfloat16 in their upper 16 bits
 // (the lower bits are garbage): v + 0x7fff + (v>>16 & 1), a carry moving
@@ -92,13 +105,23 @@ type roundBF16 struct{ one, bias, quiet reg.VecVirtual }
 // with v's sign and leading payload bits.
 func (r roundBF16) emit(g *gen, v reg.VecVirtual) reg.VecVirtual {
 	c := g.c
-	lsb := g.and(g.to(c.VPSRLD, operand.U8(16), v), r.one)
-	t := g.to(c.VPADDD, r.bias, g.to(c.VPADDD, lsb, v))
 	if g.wide() {
+		t := v
+		if !r.exact {
+			odd := c.K()
+			c.VPTESTMD(r.lsb, v, odd) // the kept part's lowest bit is 1
+			t = g.to(c.VPADDD, r.bias, v)
+			c.VPADDD(r.one, t, odd, t) // merge: +1 where odd
+		}
 		nan := c.K()
 		c.VCMPPS(operand.U8(3), v, v, nan) // unordered: v is NaN
 		c.VPORD(r.quiet, v, nan, t)        // merge: t = v | quiet where NaN
 		return t
+	}
+	t := v
+	if !r.exact {
+		lsb := g.and(g.to(c.VPSRLD, operand.U8(16), v), r.one)
+		t = g.to(c.VPADDD, r.bias, g.to(c.VPADDD, lsb, v))
 	}
 	nan := g.to(c.VCMPPS, operand.U8(3), v, v)
 	return g.to(ins4(c.VPBLENDVB), nan, g.or(v, r.quiet), t)

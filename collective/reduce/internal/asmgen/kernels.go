@@ -68,8 +68,25 @@ func (g *gen) fminOf(double bool, x reg.VecVirtual, y operand.Op) reg.VecVirtual
 }
 
 // fmaxOf is Go's max(x, y) as the compiler lowers it: -min(-x, -y), the
-// negations XOR with the sign bit (sign holds it in every lane).
+// negations XOR with the sign bit (sign holds it in every lane). On
+// AVX-512 the same bits in three instructions: MIN(-p, -q) is -MAX(p, q)
+// bit for bit (MAX(p, q) = p > q ? p : q, q when either is NaN or both
+// are zero), so with M1 = MAX(x, y) and M2 = MAX(M1, x) the result is
+// -(-M1 | -M2): the sign bit of M1 & M2, the other bits of M1 | M2, one
+// VPTERNLOG.
 func (g *gen) fmaxOf(double bool, sign, x reg.VecVirtual, y operand.Op) reg.VecVirtual {
+	if g.wide() {
+		max, tern := g.c.VMAXPS, g.c.VPTERNLOGD
+		if double {
+			max, tern = g.c.VMAXPD, g.c.VPTERNLOGQ
+		}
+		m1 := g.to(max, y, x)
+		m2 := g.to(max, x, m1)
+		// m1 = sign ? m1&m2 : m1|m2; the truth table's index is
+		// m1*4 + m2*2 + sign.
+		tern(operand.U8(0xd4), sign, m2, m1)
+		return m1
+	}
 	nx := g.xor(x, sign)
 	ny := g.xor(y, sign)
 	return g.xor(g.fminOf(double, nx, ny), sign)
