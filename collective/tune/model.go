@@ -85,7 +85,10 @@ func (m *model) alpha(a, b int) float64 {
 
 // resource is one shared link a transfer crosses: kind 0/1 a rank's port
 // out/in, 2/3 a host's NIC out/in, 4/5 a site's uplink out/in, 6/7 a pair
-// link in its two directions; idx the rank, host, site or pair.
+// link in its two directions, 8 the connection between two ranks of
+// different hosts (one lane at its level's, or pair's, bandwidth: a
+// level's lanes serve several connections, not one faster); idx the rank,
+// host, site, pair or src×n+dst.
 type resource struct{ kind, idx int }
 
 // path calls visit with each resource a transfer from src to dst crosses
@@ -102,13 +105,17 @@ func (m *model) path(src, dst int, visit func(resource, Link)) {
 	}
 	visit(resource{2, m.host[src]}, m.links[levelSite])
 	visit(resource{3, m.host[dst]}, m.links[levelSite])
+	conn := m.links[m.level(src, dst)]
 	if i := m.pair(src, dst); i >= 0 {
 		kind := 6
 		if m.host[src] > m.host[dst] {
 			kind = 7
 		}
 		visit(resource{kind, i}, m.pairLinks[i])
+		conn = m.pairLinks[i]
 	}
+	conn.Lanes = 1 // one transfer at a time between two ranks
+	visit(resource{8, src*m.n + dst}, conn)
 }
 
 type flow struct {
@@ -117,13 +124,16 @@ type flow struct {
 }
 
 // phase is transfers that run at once: steps dependent steps whose
-// latencies sum to lat, and a pipeline that takes fill chunk times to fill.
+// latencies sum to lat, and a pipeline that takes fill seconds to fill.
+// In an overlapped phase (rings, whose messages are posted ahead) the
+// latencies hide behind the transfers of the most loaded link: it takes
+// max(lat, load) + fill, else lat + load + fill.
 type phase struct {
-	flows []flow
-	steps int
-	lat   float64
-	chunk float64
-	fill  int
+	flows   []flow
+	steps   int
+	lat     float64
+	fill    float64
+	overlap bool
 }
 
 // time is the phase's predicted seconds (see the package comment).
@@ -134,7 +144,6 @@ func (m *model) time(p phase) float64 {
 		lanes int
 	}
 	loads := map[resource]*load{}
-	slowest := math.Inf(1)
 	for _, f := range p.flows {
 		m.path(f.src, f.dst, func(r resource, l Link) {
 			ld := loads[r]
@@ -144,18 +153,46 @@ func (m *model) time(p phase) float64 {
 			}
 			ld.busy += f.bytes / l.Bandwidth
 			ld.flows++
-			slowest = min(slowest, l.Bandwidth)
 		})
 	}
 	var bw float64
 	for _, l := range loads {
 		bw = max(bw, l.busy/float64(min(l.flows, l.lanes)))
 	}
-	t := p.lat + bw
-	if p.fill > 0 && len(p.flows) > 0 {
-		t += float64(p.fill) * p.chunk / slowest
+	if p.overlap {
+		return max(p.lat, bw) + p.fill
 	}
-	return t
+	return p.lat + bw + p.fill
+}
+
+// rate is the bandwidth of one transfer from a to b: its slowest link's.
+func (m *model) rate(a, b int) float64 {
+	r := math.Inf(1)
+	m.path(a, b, func(_ resource, l Link) { r = min(r, l.Bandwidth) })
+	return r
+}
+
+// partnerLatency is what an operation's end costs beyond its phases:
+// every rank checks the operation header of its neighbours in the
+// binomial spanning tree of the communicator (collective's
+// touchPartners: rank r's parent is r with its lowest set bit cleared),
+// so where the algorithm never exchanged messages with one, the header
+// takes one more latency of that link.
+func (m *model) partnerLatency(phases []phase) float64 {
+	talked := map[[2]int]bool{}
+	for _, p := range phases {
+		for _, f := range p.flows {
+			talked[[2]int{min(f.src, f.dst), max(f.src, f.dst)}] = true
+		}
+	}
+	var lat float64
+	for r := 1; r < m.n; r++ {
+		parent := r & (r - 1)
+		if !talked[[2]int{parent, r}] {
+			lat = max(lat, m.alpha(parent, r))
+		}
+	}
+	return lat
 }
 
 // chunks cuts b bytes into pipeline chunks: their number and size.
@@ -171,14 +208,29 @@ func (m *model) ring(ph *phase, members []int, perFlow float64, steps int) {
 	if n < 2 {
 		return
 	}
+	// A step's message waits for the one before it from the left
+	// neighbour, so the latency path is steps hops around the ring: whole
+	// laps, and the slowest run of the remaining hops.
+	hop := make([]float64, n)
 	var a float64
 	for i, src := range members {
 		dst := members[(i+1)%n]
 		ph.flows = append(ph.flows, flow{src, dst, perFlow})
-		a += m.alpha(src, dst)
+		hop[i] = m.alpha(src, dst)
+		a += hop[i]
+	}
+	rest, run := steps%n, 0.0
+	for i := range rest {
+		run += hop[i]
+	}
+	worst := run
+	for i := range n {
+		run += hop[(i+rest)%n] - hop[i]
+		worst = max(worst, run)
 	}
 	ph.steps = max(ph.steps, steps)
-	ph.lat = max(ph.lat, float64(steps)*a/float64(n))
+	ph.lat = max(ph.lat, float64(steps/n)*a+worst)
+	ph.overlap = true
 }
 
 func (m *model) ringAllReduce() []phase {
@@ -238,12 +290,16 @@ func (m *model) binomial() []phase { return m.binomialFrom(m.root) }
 // the same links and times).
 func (m *model) chain(bool) []phase {
 	_, c := m.chunks(m.bytes)
-	ph := phase{steps: m.n - 1, fill: max(0, m.n-2), chunk: c}
+	ph := phase{steps: m.n - 1}
+	slowest := math.Inf(1)
 	for i := range m.n - 1 {
 		src, dst := (m.root+i)%m.n, (m.root+i+1)%m.n
 		ph.flows = append(ph.flows, flow{src, dst, m.bytes})
 		ph.lat += m.alpha(src, dst)
+		ph.fill += c / m.rate(src, dst)
+		slowest = min(slowest, m.rate(src, dst))
 	}
+	ph.fill = max(0, ph.fill-c/slowest) // the slowest hop's chunks are the load
 	return []phase{ph}
 }
 
@@ -274,8 +330,8 @@ func (m *model) tree(root int, up, down bool) []phase {
 	}
 	half := m.bytes / 2
 	_, c := m.chunks(half)
-	ph := phase{chunk: c}
-	height, path := 0, 0.0
+	var ph phase
+	height, path, fill, slowest := 0, 0.0, 0.0, math.Inf(1)
 	for t := range 2 {
 		pos := make([]int, len(order))
 		for i := range pos {
@@ -306,12 +362,14 @@ func (m *model) tree(root int, up, down bool) []phase {
 			if down {
 				ph.flows = append(ph.flows, flow{p, x, half})
 			}
-			hops, lat := 0, 0.0 // x's path to the root
+			hops, lat, f := 0, 0.0, 0.0 // x's path to the root
 			for y := x; parent[y] >= 0; y = parent[y] {
 				hops++
 				lat += m.alpha(y, parent[y])
+				f += c / m.rate(y, parent[y])
 			}
-			height, path = max(height, hops), max(path, lat)
+			height, path, fill = max(height, hops), max(path, lat), max(fill, f)
+			slowest = min(slowest, m.rate(x, p))
 		}
 	}
 	ways := 0
@@ -321,7 +379,9 @@ func (m *model) tree(root int, up, down bool) []phase {
 		}
 	}
 	ph.steps, ph.lat = ways*height, float64(ways)*path
-	ph.fill = max(0, ph.steps-1)
+	if len(ph.flows) > 0 { // the chunks' way along the longest path, less the slowest hop's, which the load counts
+		ph.fill = max(0, float64(ways)*fill-c/slowest)
+	}
 	return []phase{ph}
 }
 

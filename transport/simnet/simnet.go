@@ -233,7 +233,6 @@ func (w *World) place() {
 	type use struct {
 		res  [2]int // (resource kind, index), as collective/tune's model names them
 		busy float64
-		lane int
 	}
 	var uses []use
 	for _, tr := range w.posted {
@@ -265,33 +264,37 @@ func (w *World) place() {
 			}
 			on(2, w.host[src], w.links[1])
 			on(3, w.host[dst], w.links[1])
+			conn := w.links[1]
+			if w.site[src] != w.site[dst] {
+				conn = w.links[2]
+			}
 			if i, ok := w.pairs[[2]int{w.host[src], w.host[dst]}]; ok {
-				lat = w.pair[i].Latency
+				lat, conn = w.pair[i].Latency, w.pair[i]
 				kind := 6
 				if w.host[src] > w.host[dst] {
 					kind = 7
 				}
 				on(kind, i, w.pair[i])
 			}
+			conn.Lanes = 1 // one transfer at a time between two ranks
+			on(8, src*len(w.eps)+dst, conn)
 		}
-		// Each resource lends its lane that frees first; the transfer
-		// starts when all of them are free, holds each for its own
-		// bytes/bandwidth, and arrives a latency after the slowest.
-		start, busy := tr.start, 0.0
-		for i := range uses {
-			lanes := w.lanes[uses[i].res]
+		// Each link queues the transfer on its lane that frees first and
+		// holds it for the transfer's bytes over its own bandwidth; the
+		// transfer arrives a latency after the last link is done with it.
+		done := tr.start
+		for _, u := range uses {
+			lanes := w.lanes[u.res]
+			lane := 0
 			for j, free := range lanes {
-				if free < lanes[uses[i].lane] {
-					uses[i].lane = j
+				if free < lanes[lane] {
+					lane = j
 				}
 			}
-			start = max(start, lanes[uses[i].lane])
-			busy = max(busy, uses[i].busy)
+			lanes[lane] = max(tr.start, lanes[lane]) + u.busy
+			done = max(done, lanes[lane])
 		}
-		for _, u := range uses {
-			w.lanes[u.res][u.lane] = start + u.busy
-		}
-		tr.end = start + busy + lat.Seconds()
+		tr.end = done + lat.Seconds()
 		heap.Push(&w.events, tr)
 	}
 	w.posted = w.posted[:0]

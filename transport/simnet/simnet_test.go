@@ -85,48 +85,118 @@ func TestCollectiveTable(t *testing.T) {
 	})
 }
 
-// TestAgainstModel runs AllReduce with each algorithm on 2 sites x 2 hosts
-// x 2 ranks and prints the virtual time beside the cost model's.
-func TestAgainstModel(t *testing.T) {
-	topo := grid(t, 2, 2, 2)
-	links := tune.DefaultLinks()
-	const size = 4 << 20
-	pred, err := tune.Predict(tune.AllReduce, tune.Input{Topology: topo, Bytes: size, ChunkBytes: 512 << 10, Links: links})
-	if err != nil {
-		t.Fatal(err)
+// runAllReduce runs one AllReduce of size bytes with algo on w's ranks and
+// checks the sums where the world moves payload.
+func runAllReduce(t *testing.T, w *simnet.World, topo topology.Topology, algo collective.Algorithm, size, chunk int, check bool) {
+	t.Helper()
+	eps := w.Endpoints()
+	n := len(eps)
+	var wg sync.WaitGroup
+	for r, ep := range eps {
+		wg.Go(func() {
+			defer ep.Close()
+			c, err := collective.New(ep, 1, collective.Config{AllReduce: algo, Topology: &topo, ChunkBytes: chunk})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			x := make([]float32, size/4)
+			for i := range x {
+				x[i] = float32(r)
+			}
+			if err := collective.AllReduce(ctx, c, x, x, collective.Sum); err != nil {
+				t.Error(err)
+				return
+			}
+			if want := float32(n * (n - 1) / 2); check && len(x) > 0 && (x[0] != want || x[len(x)-1] != want) {
+				t.Errorf("rank %d: %v, want %v", r, x[0], want)
+			}
+		})
 	}
-	for _, p := range pred {
-		algo, _ := collective.ParseAlgorithm(p.Algorithm)
-		w, err := simnet.NewWorld(topo, links)
+	wg.Wait()
+}
+
+// TestAgainstModel runs AllReduce with each algorithm on 2 sites x 2 hosts
+// x 2 ranks and on 3 x 2 x 2, and checks the virtual time (deterministic:
+// it depends on the algorithm and the fabric, not on the machine) against
+// the cost model's within 15 % (wider for the known gaps below).
+func TestAgainstModel(t *testing.T) {
+	links := tune.DefaultLinks()
+	const chunk = 512 << 10
+	for _, g := range [][3]int{{2, 2, 2}, {3, 2, 2}} {
+		topo := grid(t, g[0], g[1], g[2])
+		for _, size := range []int{8, 64 << 10, 4 << 20} {
+			pred, err := tune.Predict(tune.AllReduce, tune.Input{Topology: topo, Bytes: size, ChunkBytes: chunk, Links: links})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range pred {
+				algo, _ := collective.ParseAlgorithm(p.Algorithm)
+				w, err := simnet.NewWorld(topo, links)
+				if err != nil {
+					t.Fatal(err)
+				}
+				runAllReduce(t, w, topo, algo, size, chunk, true)
+				ratio := w.Now().Seconds() / p.Time.Seconds()
+				t.Logf("%v %8d B %-20s simulated %-12v model %-12v %.3f", g, size, p.Algorithm, w.Now(), p.Time, ratio)
+				// Known gaps: the model overestimates the tree's pipeline at
+				// a few ranks and MiB sizes (0.80 at 2x2x2, 4 MiB), and
+				// recursive doubling on a world that is not a power of two
+				// (0.80 at 3x2x2): those get a wider band.
+				lo, hi := 0.85, 1.15
+				if p.Algorithm == "tree" && size >= 4<<20 || p.Algorithm == "recursive-doubling" && g[0] == 3 {
+					lo = 0.75
+				}
+				if ratio < lo || ratio > hi {
+					t.Errorf("%v, %d B, %s: simulated %v, model %v: ratio %.3f outside [%.2f, %.2f]", g, size, p.Algorithm, w.Now(), p.Time, ratio, lo, hi)
+				}
+			}
+		}
+	}
+}
+
+// TestPayloadFree: a run on buffers and chunk 8 times smaller, with
+// Scale 8 and no bytes copied, takes the virtual time of the full run.
+func TestPayloadFree(t *testing.T) {
+	topo := grid(t, 2, 2, 2)
+	const size, chunk, scale = 4 << 20, 512 << 10, 8
+	for _, algo := range []collective.Algorithm{collective.AlgoRing, collective.AlgoTree, collective.AlgoHierarchical, collective.AlgoRecursiveDoubling} {
+		full, err := simnet.NewWorld(topo, tune.DefaultLinks())
 		if err != nil {
 			t.Fatal(err)
 		}
-		eps := w.Endpoints()
-		var wg sync.WaitGroup
-		for r, ep := range eps {
-			wg.Go(func() {
-				defer ep.Close()
-				c, err := collective.New(ep, 1, collective.Config{AllReduce: algo, Topology: &topo, ChunkBytes: 512 << 10})
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-				defer cancel()
-				x := make([]float32, size/4)
-				for i := range x {
-					x[i] = float32(r)
-				}
-				if err := collective.AllReduce(ctx, c, x, x, collective.Sum); err != nil {
-					t.Error(err)
-					return
-				}
-				if x[0] != 28 || x[len(x)-1] != 28 {
-					t.Errorf("rank %d: %v", r, x[0])
-				}
-			})
+		runAllReduce(t, full, topo, algo, size, chunk, true)
+		free, err := simnet.NewWorldWith(topo, tune.DefaultLinks(), simnet.Options{Scale: scale, NoPayload: true})
+		if err != nil {
+			t.Fatal(err)
 		}
-		wg.Wait()
-		t.Logf("%-20s simulated %-12v model %v", p.Algorithm, w.Now(), p.Time)
+		runAllReduce(t, free, topo, algo, size/scale, chunk/scale, false)
+		if r := free.Now().Seconds() / full.Now().Seconds(); r < 0.99 || r > 1.01 {
+			t.Errorf("%v: payload-free %v, data %v (ratio %.4f)", algo, free.Now(), full.Now(), r)
+		}
+		if free.Bytes()*scale > full.Bytes()*101/100 {
+			t.Errorf("%v: payload-free moved %d B (x%d), data %d B", algo, free.Bytes(), scale, full.Bytes())
+		}
+	}
+	if _, err := simnet.NewWorldWith(topo, tune.DefaultLinks(), simnet.Options{Scale: -1}); err == nil {
+		t.Error("Scale -1: no error")
+	}
+}
+
+// TestPairLink: a version 2 topology's link between two hosts sets the
+// latency of the transfers between them.
+func TestPairLink(t *testing.T) {
+	topo := grid(t, 1, 2, 1)
+	topo.Links = &topology.Links{Pairs: []topology.HostLink{{A: "s0h0", B: "s0h1", Link: tune.Link{Latency: 7 * time.Millisecond, Bandwidth: 1e6}}}}
+	w, err := simnet.NewWorld(topo, tune.DefaultLinks())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runAllReduce(t, w, topo, collective.AlgoRing, 4000, 512<<10, true)
+	// Two ring steps of 2000 B each at 1 MB/s, after 7 ms each.
+	if got, want := w.Now(), 2*(7*time.Millisecond+2*time.Millisecond); got < want || got > want+time.Millisecond {
+		t.Errorf("ring over a 7 ms, 1 MB/s pair link: %v, want about %v", got, want)
 	}
 }
