@@ -25,8 +25,9 @@ const (
 	// first failure it meets, which carries the abort on (see Abort).
 	AbortAhead = 64
 	// abortKeysMax bounds the operations one Abort (or its relay on a
-	// peer) ends, so that it never floods the transports' abort tables
-	// (inproc, shm, MetaRoCE remember 4096 each).
+	// peer) ends ahead, besides those running here (at most
+	// MaxRunningOps), so that it does not flood the transports' abort
+	// tables (inproc, shm, MetaRoCE remember 4096 each).
 	abortKeysMax = 1024
 	// abortDrain bounds how long Abort waits for the operations it ended
 	// to return before it releases the transport anyway.
@@ -63,7 +64,7 @@ type abortState struct {
 // the way out of a communicator whose peer failed; Shrink may still be
 // called afterwards, before the world is closed.
 func (c *Comm) Abort() error {
-	if wait := c.abortWith(c.rank); wait != nil {
+	if wait := c.abortWith(c.rank, false); wait != nil {
 		t := time.NewTimer(abortDrain)
 		select {
 		case <-wait:
@@ -96,10 +97,15 @@ func (c *Comm) Aborted() error {
 // first abort wins) and ends its operations on this rank and every other:
 // each one running here, and the next AbortAhead numbers of collectives
 // and of point-to-point traffic. The reason travels as text (abortReason),
-// so that a peer recognises it. It returns a channel closed once no
-// operation runs here, or nil if none does.
-func (c *Comm) abortWith(by int) <-chan struct{} {
+// so that a peer recognises it. A relay (a peer's abort heard here) does
+// nothing if the communicator is aborted already. It returns a channel
+// closed once no operation runs here, or nil if none does.
+func (c *Comm) abortWith(by int, relay bool) <-chan struct{} {
 	c.mu.Lock()
+	if c.abort.err != nil && relay {
+		c.mu.Unlock()
+		return nil // another failure relayed it already
+	}
 	if c.abort.err == nil {
 		c.abort.err = &abortedError{id: c.id, by: by}
 		c.abort.by = by
@@ -123,20 +129,26 @@ func (c *Comm) abortWith(by int) <-chan struct{} {
 	return wait
 }
 
-// abortKeys lists the operations an abort ends, under c.mu: those running
-// here and the next AbortAhead of each kind, at most abortKeysMax.
+// abortKeys lists the operations an abort ends, under c.mu: every one
+// running here and the next AbortAhead of each kind, at most abortKeysMax
+// of those.
 func (c *Comm) abortKeys() []transport.OpKey {
 	seen := make(map[transport.OpKey]struct{})
 	var keys []transport.OpKey
+	for o := range c.abort.live { // at most MaxRunningOps: all of them
+		if _, ok := seen[o.key]; !ok {
+			seen[o.key] = struct{}{}
+			keys = append(keys, o.key)
+		}
+	}
+	ahead := 0
 	add := func(k transport.OpKey) {
-		if _, ok := seen[k]; ok || len(keys) >= abortKeysMax {
+		if _, ok := seen[k]; ok || ahead >= abortKeysMax {
 			return
 		}
 		seen[k] = struct{}{}
 		keys = append(keys, k)
-	}
-	for o := range c.abort.live {
-		add(o.key)
+		ahead++
 	}
 	for i := range uint64(AbortAhead) {
 		add(transport.OpKey{Comm: c.id, Op: c.nextOp + i})
@@ -209,13 +221,23 @@ func parseAbortRank(text, id string) (int, bool) {
 	}
 }
 
+// MaxRunningOps bounds the operations (Async ones, and blocking ones of
+// several goroutines) running at once on one communicator on one rank;
+// one beyond it fails, on every rank (its abort tells the others), with
+// an error saying so.
+const MaxRunningOps = 4096
+
 // track registers o as running, or returns the abort error if the
-// communicator was aborted (o must then not run).
+// communicator was aborted, or the limit's if MaxRunningOps run (o must
+// then not run).
 func (c *Comm) track(o *operation) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.abort.err != nil {
 		return c.abort.err
+	}
+	if len(c.abort.live) >= MaxRunningOps {
+		return fmt.Errorf("%d operations already running on this communicator (the limit, MaxRunningOps): wait for some", len(c.abort.live))
 	}
 	if c.abort.live == nil {
 		c.abort.live = make(map[*operation]struct{})
@@ -245,7 +267,7 @@ func (c *Comm) untrack(o *operation, err error) error {
 		if !ok {
 			return err
 		}
-		c.abortWith(r)
+		c.abortWith(r, true)
 		aborted = c.Aborted()
 	}
 	if errors.Is(err, ErrAborted) {

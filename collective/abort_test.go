@@ -142,3 +142,49 @@ func TestAbortedErrorIsNotAPeerError(t *testing.T) {
 		require.NoError(t, comms[r].Aborted())
 	}
 }
+
+// TestMaxRunningOps: with rank 1 absent, rank 0 issues MaxRunningOps
+// AllReduceAsync calls that wait; the next one fails at once saying why,
+// and Abort ends them all.
+func TestMaxRunningOps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("4096 waiting operations take about a minute under the race detector (the -short pass); 2 s without")
+	}
+	comms := newComms(t, 2, collective.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	x := make([]float32, 1)
+	handles := make([]*collective.Handle, 0, collective.MaxRunningOps)
+	for range collective.MaxRunningOps {
+		handles = append(handles, collective.AllReduceAsync(ctx, comms[0], x, make([]float32, 1), collective.Sum))
+	}
+	// Until all their goroutines have started, a new one may still be
+	// admitted: try until one fails (each admitted one waits too).
+	var err error
+	for range 2 * collective.MaxRunningOps {
+		h := collective.AllReduceAsync(ctx, comms[0], x, make([]float32, 1), collective.Sum)
+		select {
+		case <-h.Done():
+			err = h.Wait(ctx)
+		case <-time.After(20 * time.Millisecond):
+			handles = append(handles, h)
+			continue
+		}
+		break
+	}
+	require.ErrorContains(t, err, "MaxRunningOps")
+	require.NoError(t, comms[0].Abort())
+	aborted := 0
+	for _, h := range handles {
+		// Goroutines start in any order: a handle issued early may have
+		// met the limit too.
+		err := h.Wait(ctx)
+		if errors.Is(err, collective.ErrAborted) {
+			aborted++
+		} else {
+			require.ErrorContains(t, err, "MaxRunningOps")
+		}
+	}
+	// Those whose goroutine started only after the Abort fail on it too.
+	require.GreaterOrEqual(t, aborted, collective.MaxRunningOps, "the operations that ran were all aborted")
+}

@@ -11,10 +11,72 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gocoll/gocoll/collective"
-	"github.com/gocoll/gocoll/launcher/store"
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/inproc"
 )
+
+// memKV is a collective.ShrinkStore in memory (launcher/store's MemStore
+// is one too; this keeps the package's tests free of the launcher).
+type memKV struct {
+	mu      sync.Mutex
+	m       map[string][]byte
+	changed chan struct{} // closed and replaced at every write
+}
+
+func newMemKV() *memKV { return &memKV{m: map[string][]byte{}, changed: make(chan struct{})} }
+
+func (s *memKV) writeLocked(k string, v []byte) {
+	s.m[k] = append([]byte{}, v...)
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+func (s *memKV) Set(_ context.Context, k string, v []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.writeLocked(k, v)
+	return nil
+}
+
+func (s *memKV) TryGet(_ context.Context, k string) ([]byte, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.m[k]
+	return v, ok, nil
+}
+
+func (s *memKV) CompareAndSet(_ context.Context, k string, expected, desired []byte) ([]byte, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.m[k]
+	if expected == nil && !ok || expected != nil && ok && string(v) == string(expected) {
+		s.writeLocked(k, desired)
+		return desired, true, nil
+	}
+	return v, false, nil
+}
+
+func (s *memKV) Wait(ctx context.Context, keys ...string) error {
+	for {
+		s.mu.Lock()
+		missing := false
+		for _, k := range keys {
+			if _, ok := s.m[k]; !ok {
+				missing = true
+			}
+		}
+		ch := s.changed
+		s.mu.Unlock()
+		if !missing {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
 
 // shrinkWorld returns n communicators over an in-process world sharing
 // one in-memory store, and the endpoints.
@@ -23,8 +85,7 @@ func shrinkWorld(t *testing.T, n int, dead func(r int) func() []int) ([]*collect
 	w, err := inproc.NewWorld(n)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = w.Close() })
-	st := store.NewMemStore(store.Limits{})
-	t.Cleanup(func() { _ = st.Close() })
+	st := newMemKV()
 	comms := make([]*collective.Comm, n)
 	for r, ep := range w.Endpoints() {
 		cfg := collective.Config{Store: st}
@@ -186,8 +247,7 @@ func TestShrinkWaitsForASilentRank(t *testing.T) {
 func ExampleComm_Shrink() {
 	w, _ := inproc.NewWorld(3)
 	defer w.Close()
-	st := store.NewMemStore(store.Limits{})
-	defer st.Close()
+	st := newMemKV() // in a job: the job's store (gocoll.Init sets it)
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	out := make([]string, 3)
