@@ -216,7 +216,7 @@ func TestHelpAndUnknownCommand(t *testing.T) {
 	require.Contains(t, o.stderr, "usage: gocoll COMMAND")
 	o = runFor(t, 10*time.Second, nil, bins.gocoll, "launch")
 	require.Equal(t, 2, o.code)
-	require.Equal(t, "gocoll: unknown command \"launch\" (want run, bench, lab, version or help; see gocoll --help)\n", o.stderr)
+	require.Equal(t, "gocoll: unknown command \"launch\" (want run, bench, lab, sim, topo, version or help; see gocoll --help)\n", o.stderr)
 	for _, arg := range []string{"version", "--version"} {
 		o = runFor(t, 10*time.Second, nil, bins.gocoll, arg)
 		require.Equal(t, 0, o.code)

@@ -51,6 +51,8 @@ commands:
   run      start N ranks of a program, here and on other hosts (as mpirun, srun, torchrun)
   bench    time collectives in the nccl-tests format (bench p2p: one connection's goodput)
   lab      emulated multi-site networks in network namespaces, for tests (root)
+  sim      run the real collectives in virtual time on a simulated fabric of any size
+  topo     the cost model's prediction per algorithm for a topology (--explain SIZE)
   version  print gocoll's version (also gocoll --version)
   help     print this help (also gocoll --help); gocoll COMMAND --help for each command
 
@@ -105,10 +107,14 @@ func run(ctx context.Context, args, environ []string, stdout, stderr io.Writer, 
 		return bench.Main(ctx, args[1:], stdout, stderr) // package bench: nccl-tests for gocoll
 	case "lab":
 		return labMain(ctx, args[1:], stdout, stderr) // lab.go: emulated networks (package lab)
+	case "sim":
+		return simMain(ctx, args[1:], stdout, stderr) // sim.go: collectives in virtual time
+	case "topo":
+		return topoMain(ctx, args[1:], environ, stdout, stderr) // topo.go: the cost model's view
 	case "run":
 		return runMain(args[1:], environ, stdout, stderr, sigs) // run.go: the launcher
 	}
-	fmt.Fprintf(stderr, "gocoll: unknown command %s (want run, bench, lab, version or help; see gocoll --help)\n", strconv.Quote(args[0]))
+	fmt.Fprintf(stderr, "gocoll: unknown command %s (want run, bench, lab, sim, topo, version or help; see gocoll --help)\n", strconv.Quote(args[0]))
 	return exitUsage
 }
 

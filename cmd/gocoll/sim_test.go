@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/collective/tune"
+	"github.com/stretchr/testify/require"
+)
+
+// The CI run of gocoll sim: 2 sites x 2 hosts x 2 ranks, every algorithm,
+// in data mode (results checked) and payload-free mode; the virtual times
+// agree within 1 %, and each is printed beside the model's prediction.
+func TestSimDataAndPayloadFreeAgree(t *testing.T) {
+	times := map[string]map[string]float64{}
+	for _, mode := range []string{"data", "free"} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), []string{"sim", "--payload", mode, "--algo", "all", "allreduce", "64K", "1M"}, nil, &out, &errOut, nil)
+		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+		times[mode] = simRows(t, out.String())
+		require.Len(t, times[mode], 8, out.String()) // 2 sizes x 4 algorithms
+		t.Logf("--payload %s:\n%s", mode, out.String())
+	}
+	for k, d := range times["data"] {
+		f := times["free"][k]
+		require.InDelta(t, 1, f/d, 0.01, "%s: payload-free %v s, data %v s", k, f, d)
+	}
+}
+
+// simRows maps "size algorithm" to the virtual seconds of each row.
+func simRows(t *testing.T, out string) map[string]float64 {
+	rows := map[string]float64{}
+	row := regexp.MustCompile(`(?m)^\s*(\S+)\s+(\S+)\s+(data|free/\d+)\s+(\S+)\s`)
+	for _, m := range row.FindAllStringSubmatch(out, -1) {
+		d, err := time.ParseDuration(m[4])
+		require.NoError(t, err, m[0])
+		rows[m[1]+" "+m[2]] = d.Seconds()
+	}
+	return rows
+}
+
+// simulate checks the results in data mode, and a forced algorithm,
+// broadcast and reduce run too.
+func TestSimulate(t *testing.T) {
+	topo, err := gridTopology(2, 2, 3)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		coll tune.Collective
+		algo collective.Algorithm
+	}{{tune.AllReduce, collective.AlgoHierarchical}, {tune.AllReduce, collective.AlgoTree}, {tune.Broadcast, collective.AlgoChain},
+		{tune.Broadcast, collective.AlgoTree}, {tune.Reduce, collective.AlgoBinomial}, {tune.Reduce, collective.AlgoTree}} {
+		res, err := simulate(context.Background(), simSpec{topo: topo, links: tune.DefaultLinks(), coll: c.coll, algo: c.algo, bytes: 1 << 20, chunk: 256 << 10})
+		require.NoError(t, err, "%v %v", c.coll, c.algo)
+		require.Zero(t, res.wrong, "%v %v", c.coll, c.algo)
+		require.Positive(t, res.time, "%v %v", c.coll, c.algo)
+	}
+	_, err = simulate(context.Background(), simSpec{topo: topo, links: tune.DefaultLinks(), coll: tune.AllReduce, algo: collective.AlgoRing, bytes: 6, chunk: 256 << 10})
+	require.ErrorContains(t, err, "multiple of 4")
+}
+
+func TestSimScale(t *testing.T) {
+	require.Equal(t, 1, simScale(8, 512<<10, 256))
+	require.Equal(t, 128, simScale(256<<20, 512<<10, 256)) // chunk 4 KiB
+	require.Equal(t, 64, simScale(64<<20, 512<<10, 1024))  // 1 KiB per rank
+	require.Equal(t, 1, simScale(1<<20, 512<<10, 1024))
+	require.Equal(t, 512, simScale(256<<20, 2<<20, 8))
+}
+
+func TestSimUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"allreduce"}, "want a collective and at least one size"},
+		{[]string{"alltoall", "8"}, `unknown collective "alltoall"`},
+		{[]string{"allreduce", "6"}, "not a multiple of 4"},
+		{[]string{"--payload", "some", "allreduce", "8"}, `--payload "some"`},
+		{[]string{"--wan-bw", "-1", "allreduce", "8"}, `bandwidth "-1"`},
+		{[]string{"--sites", "0", "allreduce", "8"}, "--sites 0"},
+		{[]string{"--chunk", "1K", "allreduce", "8"}, `--chunk "1K"`},
+		{[]string{"--algo", "pairwise", "allreduce", "8"}, `--algo "pairwise"`},
+		{[]string{"--topology", "/nonexistent", "allreduce", "8"}, "nonexistent"},
+		{[]string{"--bogus", "allreduce", "8"}, "bogus"},
+	}
+	for _, c := range cases {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), append([]string{"sim"}, c.args...), nil, &out, &errOut, nil)
+		require.Equal(t, exitUsage, code, "%v: %s", c.args, errOut.String())
+		require.Contains(t, errOut.String(), c.want, c.args)
+		require.Equal(t, 1, strings.Count(errOut.String(), "\n"), "one line: %q", errOut.String())
+	}
+}
+
+func TestParseRate(t *testing.T) {
+	for s, want := range map[string]float64{"1e9": 1e9, "10Gbit": 1.25e9, "1.25GB/s": 1.25e9, "800Mbit/s": 1e8, "800Mbps": 1e8, "100MB": 1e8, "4kB": 4e3} {
+		got, err := parseRate(s)
+		require.NoError(t, err, s)
+		require.InDelta(t, want, got, want*1e-9, s)
+	}
+	for _, s := range []string{"", "0", "-5", "fast", "1e400", "NaN", "10Gbitt"} {
+		_, err := parseRate(s)
+		require.Error(t, err, s)
+	}
+}
+
+// A version 2 file's link figures reach the simulation, and flags given
+// explicitly win over them.
+func TestSimTopologyFile(t *testing.T) {
+	path := writeTopology(t, 4, `"levels": {"wan": {"latency": "20ms", "bandwidth": 1e8}}`)
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"sim", "--topology", path, "--algo", "ring", "allreduce", "8"}, nil, &out, &errOut, nil)
+	require.Equal(t, 0, code, errOut.String())
+	require.Contains(t, out.String(), "wan  20ms one way")
+	slow := simRows(t, out.String())["8 ring"]
+	require.Greater(t, slow, 0.04, out.String()) // 3 ring steps cross the WAN, or more
+
+	out.Reset()
+	code = run(context.Background(), []string{"sim", "--topology", path, "--wan-delay", "1ms", "--algo", "ring", "allreduce", "8"}, nil, &out, &errOut, nil)
+	require.Equal(t, 0, code, errOut.String())
+	require.Contains(t, out.String(), "wan  1ms one way")
+	require.Less(t, simRows(t, out.String())["8 ring"], slow/5, out.String())
+}
+
+// writeTopology writes a version 2 file of n ranks, two on each host and
+// each host a site of its own (host hI on site sI), with extra top-level
+// keys, and returns its path.
+func writeTopology(t *testing.T, n int, extra string) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(`{"version": 2, "ranks": [`)
+	for r := range n {
+		if r > 0 {
+			b.WriteString(",")
+		}
+		h := strconv.Itoa(r / 2)
+		b.WriteString(`{"rank": ` + strconv.Itoa(r) + `, "host": "h` + h + `", "site": "s` + h + `", "local_rank": ` + strconv.Itoa(r%2) + `}`)
+	}
+	b.WriteString("], " + extra + "}")
+	path := filepath.Join(t.TempDir(), "topo.json")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	return path
+}

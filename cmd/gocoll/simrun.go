@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/collective/tune"
+	"github.com/gocoll/gocoll/topology"
+	"github.com/gocoll/gocoll/transport"
+	"github.com/gocoll/gocoll/transport/simnet"
+)
+
+// simSpec is one simulated collective: the real algorithm of collective,
+// run by one goroutine per rank over a transport/simnet world.
+type simSpec struct {
+	topo  topology.Topology
+	links tune.Links
+	coll  tune.Collective
+	algo  collective.Algorithm // forced; never AlgoAuto
+	bytes int64                // the buffer, a multiple of 4 (float32 elements)
+	chunk int                  // the chunk size of the full-size run
+	free  bool                 // payload-free: scaled buffers, no bytes copied
+}
+
+// simResult is what a simulation measured.
+type simResult struct {
+	time  time.Duration // virtual
+	scale int           // buffers and chunk were this many times smaller
+	wall  time.Duration // real time the simulation took
+	wrong int           // ranks whose result was wrong (data mode only)
+}
+
+// simMaxBufferBytes bounds the memory the ranks' buffers of one simulation
+// may take: n ranks times the (scaled) buffer.
+const simMaxBufferBytes = 8 << 30
+
+// simScale returns the factor payload-free mode shrinks buffers and chunk
+// by: the largest power of two that keeps the chunk at least
+// collective.ChunkBytesMin, the buffer a whole number of float32 elements
+// and at least simMinShare bytes per rank.
+func simScale(bytes int64, chunk, ranks int) int {
+	s := 1
+	for {
+		n := int64(2 * s)
+		if chunk/int(n) < collective.ChunkBytesMin || bytes%(4*n) != 0 || bytes/n < int64(simMinShare*ranks) || n > simnet.MaxScale {
+			return s
+		}
+		s = int(n)
+	}
+}
+
+// simMinShare is the fewest bytes per rank a scaled buffer keeps, so that
+// a rank's share stays above the 512 bytes the collectives carry inside an
+// operation header (whose length is not scaled).
+const simMinShare = 1 << 10
+
+// simulate runs spec once.
+func simulate(ctx context.Context, spec simSpec) (simResult, error) {
+	n := spec.topo.Size()
+	res := simResult{scale: 1}
+	if spec.free {
+		res.scale = simScale(spec.bytes, spec.chunk, n)
+	}
+	if spec.bytes%4 != 0 {
+		return res, fmt.Errorf("size %d is not a whole number of float32 elements (a multiple of 4)", spec.bytes)
+	}
+	if b := int64(n) * spec.bytes / int64(res.scale); b > simMaxBufferBytes {
+		return res, fmt.Errorf("%d ranks of %d B buffers (scaled by %d) need %d MiB, more than the limit of %d MiB; use --payload free or a larger --chunk",
+			n, spec.bytes, res.scale, b>>20, simMaxBufferBytes>>20)
+	}
+	w, err := simnet.NewWorldWith(spec.topo, spec.links, simnet.Options{Scale: res.scale, NoPayload: spec.free})
+	if err != nil {
+		return res, err
+	}
+	defer w.Close()
+	cfg := collective.Config{Topology: &spec.topo, ChunkBytes: spec.chunk / res.scale, StallTimeout: -1, Timeout: time.Hour}
+	switch spec.coll {
+	case tune.AllReduce:
+		cfg.AllReduce = spec.algo
+	case tune.Broadcast:
+		cfg.Broadcast = spec.algo
+	case tune.Reduce:
+		cfg.Reduce = spec.algo
+	}
+	count := int(spec.bytes / 4 / int64(res.scale))
+	start := time.Now()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	eps := w.Endpoints()
+	for r, ep := range eps {
+		wg.Go(func() {
+			defer ep.Close() // a rank that is done stops counting as running
+			ok, err := simRank(ctx, ep, r, n, count, cfg, spec)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && firstErr == nil {
+				firstErr = fmt.Errorf("rank %d: %w", r, err)
+			}
+			if err == nil && !ok && !spec.free {
+				res.wrong++
+			}
+		})
+	}
+	wg.Wait()
+	res.time, res.wall = w.Now(), time.Since(start)
+	return res, firstErr
+}
+
+// simRank is one rank: it fills its buffer with rank+1 (exact in float32
+// for any sum the limits allow), runs the collective, and reports whether
+// the first and last elements are what they must be.
+func simRank(ctx context.Context, ep transport.Endpoint, r, n, count int, cfg collective.Config, spec simSpec) (bool, error) {
+	c, err := collective.New(ep, 1, cfg)
+	if err != nil {
+		return false, err
+	}
+	x := make([]float32, count)
+	for i := range x {
+		x[i] = float32(r + 1)
+	}
+	var want float32
+	check := true
+	switch spec.coll {
+	case tune.AllReduce:
+		err, want = collective.AllReduce(ctx, c, x, x, collective.Sum), float32(n*(n+1)/2)
+	case tune.Broadcast:
+		err, want = collective.Broadcast(ctx, c, x, x, 0), 1
+	case tune.Reduce:
+		err, want, check = collective.Reduce(ctx, c, x, x, collective.Sum, 0), float32(n*(n+1)/2), r == 0
+	default:
+		err = errors.New("unknown collective")
+	}
+	if err != nil || count == 0 || !check {
+		return true, err
+	}
+	return x[0] == want && x[count-1] == want, nil
+}

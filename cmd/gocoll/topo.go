@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/gocoll/gocoll/bench"
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/collective/tune"
+	"github.com/gocoll/gocoll/launcher"
+	"github.com/gocoll/gocoll/topology"
+)
+
+const topoUsage = `usage: gocoll topo --explain SIZE [--topology FILE] [--coll allreduce|broadcast|reduce|all]
+                   [--chunk 512K] [--root 0]
+       gocoll topo --dump [--topology FILE]
+
+--explain SIZE prints, for each collective, every candidate algorithm with
+the cost model's predicted time (collective/tune) and the one it chooses. The
+topology is FILE's (version 1 or 2; a version 2 file's link figures win over
+the assumed ones, tune.DefaultLinks), or, under gocoll run (or mpirun, srun,
+torchrun), the job's: every rank joins the job, rank 0 prints.
+--dump writes the topology with the link figures the model uses as a
+version 2 topology file, which --topology and gocoll sim --topology read.
+`
+
+// topoMain is `gocoll topo`; it returns the exit status.
+func topoMain(ctx context.Context, args, environ []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help") {
+		fmt.Fprint(stdout, topoUsage)
+		return 0
+	}
+	fs := flag.NewFlagSet("gocoll topo", flag.ContinueOnError)
+	explain := fs.String("explain", "", "message size")
+	dump := fs.Bool("dump", false, "write the topology as a version 2 file")
+	file := fs.String("topology", "", "topology file")
+	coll := fs.String("coll", "all", "collective")
+	chunk := fs.String("chunk", "512K", "chunk size")
+	root := fs.Int("root", 0, "Broadcast's and Reduce's root")
+	pos, err := parseLabFlags(fs, args)
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "gocoll topo: %v (see gocoll topo --help)\n", err)
+		return exitUsage
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if len(pos) > 0 {
+		return fail(usagef("unexpected argument %q", pos[0]))
+	}
+	if (*explain == "") == !*dump {
+		return fail(usagef("want --explain SIZE or --dump"))
+	}
+	in := tune.Input{Root: *root}
+	if *explain != "" {
+		b, err := bench.ParseSize(*explain)
+		if err != nil {
+			return fail(err)
+		}
+		in.Bytes = int(b)
+	}
+	c, err := bench.ParseSize(*chunk)
+	if err != nil || c < collective.ChunkBytesMin || c > collective.ChunkBytesMax {
+		return fail(usagef("--chunk %q: want a size in [%d, %d]", *chunk, collective.ChunkBytesMin, collective.ChunkBytesMax))
+	}
+	in.ChunkBytes = int(c)
+	colls, err := topoCollectives(*coll)
+	if err != nil {
+		return fail(err)
+	}
+	topo, print, done, err := topoOf(ctx, *file, environ)
+	if err != nil {
+		fmt.Fprintf(stderr, "gocoll topo: %v\n", err)
+		return 1
+	}
+	defer done()
+	if !print {
+		return 0
+	}
+	in.Topology, in.Links = topo, tune.DefaultLinks().With(topo)
+	if *dump {
+		if err := topoDump(stdout, topo, in.Links); err != nil {
+			fmt.Fprintf(stderr, "gocoll topo: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	for i, cl := range colls {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		if err := tune.Explain(stdout, cl, in); err != nil {
+			fmt.Fprintf(stderr, "gocoll topo: %v\n", err)
+			return exitUsage
+		}
+	}
+	return 0
+}
+
+func topoCollectives(s string) ([]tune.Collective, error) {
+	switch strings.ToLower(s) {
+	case "all":
+		return []tune.Collective{tune.AllReduce, tune.Broadcast, tune.Reduce}, nil
+	case "allreduce":
+		return []tune.Collective{tune.AllReduce}, nil
+	case "broadcast":
+		return []tune.Collective{tune.Broadcast}, nil
+	case "reduce":
+		return []tune.Collective{tune.Reduce}, nil
+	}
+	return nil, usagef("--coll %q: want allreduce, broadcast, reduce or all", s)
+}
+
+// topoOf returns the topology of file, or of the job this process is a
+// rank of: print reports whether this process prints (rank 0 of a job),
+// done leaves the job.
+func topoOf(ctx context.Context, file string, environ []string) (topology.Topology, bool, func(), error) {
+	if file != "" {
+		t, err := topology.Load(file)
+		return t, true, func() {}, err
+	}
+	if _, err := launcher.ParseEnv(launcher.LookupIn(environ)); err != nil {
+		return topology.Topology{}, false, func() {}, fmt.Errorf("no --topology FILE, and not a rank of a job (%v)", err)
+	}
+	w, err := launcher.Init(ctx, launcher.Options{Environ: environ})
+	if err != nil {
+		return topology.Topology{}, false, func() {}, err
+	}
+	return w.Topology(), w.Rank() == 0, func() { _ = w.Close() }, nil
+}
+
+// topoDump writes topo with every level's figures as a version 2 file.
+func topoDump(w io.Writer, topo topology.Topology, links tune.Links) error {
+	topo.Links = &topology.Links{Host: &links.Host, Site: &links.Site, WAN: &links.WAN, Pairs: links.Pairs}
+	data, err := topology.Marshal(topo)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gocoll/gocoll/topology"
+	"github.com/stretchr/testify/require"
+)
+
+// gocoll topo --explain on a version 2 file: every candidate with its
+// prediction, one chosen; a slow WAN in the file makes the hierarchical
+// AllReduce the choice at 64 MiB, a fast one the ring.
+func TestTopoExplain(t *testing.T) {
+	for _, c := range []struct{ wan, want string }{
+		{`{"latency": "5ms", "bandwidth": 1e7}`, "hierarchical"},
+		{`{"latency": "25us", "bandwidth": 1.25e9}`, "ring"},
+	} {
+		path := writeTopology(t, 8, `"levels": {"wan": `+c.wan+`, "site": {"latency": "25us", "bandwidth": 1.25e9}, "host": {"latency": "25us", "bandwidth": 1.25e9}}`)
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), []string{"topo", "--explain", "64M", "--topology", path, "--coll", "allreduce"}, nil, &out, &errOut, nil)
+		require.Equal(t, 0, code, errOut.String())
+		t.Logf("\n%s", out.String())
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		require.Len(t, lines, 6, out.String()) // title, header, 4 algorithms
+		require.Regexp(t, `^`+c.want+`\s+\S+\s+\(chosen\)$`, lines[2])
+		require.Equal(t, 1, strings.Count(out.String(), "(chosen)"))
+	}
+
+	path := writeTopology(t, 4, `"levels": {"wan": {"latency": "5ms", "bandwidth": 1e7}}`)
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run(context.Background(), []string{"topo", "--explain", "1M", "--topology", path}, nil, &out, &errOut, nil), errOut.String())
+	for _, c := range []string{"# AllReduce of 1048576 B", "# Broadcast of", "# Reduce of"} {
+		require.Contains(t, out.String(), c)
+	}
+}
+
+// --dump writes a version 2 file that loads back with the same ranks and
+// the figures the model used.
+func TestTopoDump(t *testing.T) {
+	path := writeTopology(t, 4, `"levels": {"wan": {"latency": "5ms", "bandwidth": 1e7, "lanes": 4}}, "links": [{"hosts": ["h0", "h1"], "latency": "9ms", "bandwidth": 2e6}]`)
+	var out, errOut bytes.Buffer
+	require.Equal(t, 0, run(context.Background(), []string{"topo", "--dump", "--topology", path}, nil, &out, &errOut, nil), errOut.String())
+	dumped := filepath.Join(t.TempDir(), "dump.json")
+	require.NoError(t, os.WriteFile(dumped, out.Bytes(), 0o644))
+	got, err := topology.Load(dumped)
+	require.NoError(t, err)
+	want, err := topology.Load(path)
+	require.NoError(t, err)
+	require.Equal(t, want.Ranks, got.Ranks)
+	require.Equal(t, *want.Links.WAN, *got.Links.WAN)
+	require.NotNil(t, got.Links.Host) // the assumed figures, written out
+	require.NotNil(t, got.Links.Site)
+	require.Equal(t, want.Links.Pairs, got.Links.Pairs)
+}
+
+func TestTopoUsageErrors(t *testing.T) {
+	path := writeTopology(t, 2, `"levels": {"rack": {"latency": "5ms", "bandwidth": 1}}`)
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{}, exitUsage, "want --explain SIZE or --dump"},
+		{[]string{"--explain", "1M", "--dump"}, exitUsage, "want --explain SIZE or --dump"},
+		{[]string{"--explain", "lots"}, exitUsage, "lots"},
+		{[]string{"--explain", "1M", "--coll", "gather"}, exitUsage, `--coll "gather"`},
+		{[]string{"--explain", "1M"}, 1, "no --topology FILE, and not a rank of a job"},
+		{[]string{"--explain", "1M", "--topology", path}, 1, `unknown level "rack"`},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), append([]string{"topo"}, c.args...), []string{}, &out, &errOut, nil)
+		require.Equal(t, c.code, code, "%v: %s", c.args, errOut.String())
+		require.Contains(t, errOut.String(), c.want, c.args)
+	}
+}
+
+// Under gocoll run, gocoll topo explains the job's own topology: rank 0
+// prints it once.
+func TestTopoUnderRun(t *testing.T) {
+	o := gocollRun(t, 60*time.Second, "-np", "3", "--", bins.gocoll, "topo", "--explain", "64K", "--coll", "allreduce")
+	require.Equal(t, 0, o.code, "stdout:\n%s\nstderr:\n%s", o.stdout, o.stderr)
+	require.Contains(t, o.stdout, "[rank 0] # AllReduce of 65536 B on 3 ranks (1 hosts, 1 sites)")
+	require.Equal(t, 1, strings.Count(o.stdout, "(chosen)"), o.stdout)
+}
