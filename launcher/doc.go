@@ -28,9 +28,17 @@
 // or the launcher's: OMPI_MCA_ess_base_jobid, SLURM_JOB_ID.SLURM_STEP_ID,
 // TORCHELASTIC_RUN_ID), so every rank computes the same one. Rank 0 serves
 // the store there (GOCOLL_STORE_SERVE=0 says another process serves it, as
-// gocoll run does for local jobs). GOCOLL_JOB_KEY is the store's secret;
-// without it the key is derived from the job id, which keeps jobs apart but
-// is no secret.
+// gocoll run does for local jobs). GOCOLL_JOB_KEY is the job's secret, 16
+// to 1024 printable ASCII characters, the same on every rank: the store and
+// the transports' handshakes check that each rank holds it, without it
+// crossing the wire. gocoll run generates one per job and gives it to local
+// ranks in their environment and to remote ones on the first line of their
+// stdin (GOCOLL_JOB_KEY_STDIN=1), never on a command line. Under another
+// launcher, export it without putting it on a command line
+// (GOCOLL_JOB_KEY=... mpirun -x GOCOLL_JOB_KEY ...). A job without it
+// fails in one line, unless GOCOLL_INSECURE=1, which runs under a
+// well-known key that keeps no one out, and only with the store on
+// loopback (one host).
 //
 // Under every launcher these variables apply too:
 //
