@@ -55,6 +55,8 @@ const (
 	EnvUDPProbeTimeout  = "GOCOLL_UDP_PROBE_TIMEOUT" // metaroce: a pair whose handshake takes longer is blocked (auto: TCP)
 	EnvUDPPorts         = "GOCOLL_UDP_PORTS"         // metaroce: the UDP ports the path sockets bind, like 50000-50999
 	EnvPathIfaces       = "GOCOLL_PATH_IFACES"       // metaroce: each path's interface or local IP, like eth0,eth1
+	EnvAuth             = "GOCOLL_AUTH"              // header (default: a keyed tag over each packet's and frame's header) or full (over the payload too)
+	EnvEncrypt          = "GOCOLL_ENCRYPT"           // off (default), sites (AES-GCM between sites) or all (everywhere)
 	EnvAlgo             = "GOCOLL_ALGO"              // forced algorithms, like tree or allreduce:hierarchical,broadcast:chain
 	EnvTimeout          = "GOCOLL_TIMEOUT"           // bound on each collective operation (collective.Config.Timeout)
 	EnvStallTimeout     = "GOCOLL_STALL_TIMEOUT"     // an operation running this long is reported as stalled (collective.Config.StallTimeout)
@@ -160,6 +162,14 @@ type Job struct {
 	// GOCOLL_PATH_IFACES=eth0,eth1); empty: every path binds the rank's
 	// address (GOCOLL_ADDR or the route toward the store).
 	PathInterfaces []string
+	// AuthFull tags the payload of every MetaRoCE datagram and TCP frame
+	// too, not only its header (GOCOLL_AUTH=full; default header).
+	// Encrypt is where the transports encrypt with AES-GCM: "" (off, the
+	// default), EncryptSites (between ranks of different sites) or
+	// EncryptAll (GOCOLL_ENCRYPT). Both need a job key (not
+	// GOCOLL_INSECURE=1).
+	AuthFull bool
+	Encrypt  string
 	// SpinWait is how long a wait on shared memory or MetaRoCE polls,
 	// yielding the processor, before it sleeps (shm.Config.SpinWait,
 	// mrtransport.Config.SpinWait): 0 means their defaults (200 us and 50 us),
@@ -607,6 +617,9 @@ func (e envReader) behaviour(j *Job) error {
 	if err := e.paths(j); err != nil {
 		return err
 	}
+	if err := e.protection(j); err != nil {
+		return err
+	}
 	if j.UDPProbeTimeout, err = e.durationIn(EnvUDPProbeTimeout, DefaultUDPProbeTimeout, MinUDPProbeTimeout,
 		MaxUDPProbeTimeout); err != nil {
 		return err
@@ -649,6 +662,31 @@ func (e envReader) paths(j *Job) error {
 			return fmt.Errorf("gocoll: %s: %v (want interface names or local IP addresses, like eth0,eth1)", EnvPathIfaces, err)
 		}
 		j.PathInterfaces = ifs
+	}
+	return nil
+}
+
+// Values of Job.Encrypt.
+const (
+	EncryptSites = "sites"
+	EncryptAll   = "all"
+)
+
+// protection applies GOCOLL_AUTH and GOCOLL_ENCRYPT.
+func (e envReader) protection(j *Job) error {
+	switch v := strings.ToLower(e.get(EnvAuth)); v {
+	case "", "header":
+	case "full":
+		j.AuthFull = true
+	default:
+		return fmt.Errorf("gocoll: %s=%q: want header or full", EnvAuth, v)
+	}
+	switch v := strings.ToLower(e.get(EnvEncrypt)); v {
+	case "", "0", "off":
+	case EncryptSites, EncryptAll:
+		j.Encrypt = v
+	default:
+		return fmt.Errorf("gocoll: %s=%q: want off, %s or %s", EnvEncrypt, v, EncryptSites, EncryptAll)
 	}
 	return nil
 }
