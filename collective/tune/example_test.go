@@ -46,7 +46,7 @@ func ExampleExplain() {
 	// # AllReduce of 8192 B on 16 ranks (16 hosts, 1 sites), chunk 524288 B
 	// algorithm           predicted
 	// recursive-doubling  126.2µs  (chosen)
-	// tree                261µs
+	// tree                251.2µs
 	// ring                775µs
 	// hierarchical        775µs
 }

@@ -124,15 +124,18 @@ type flow struct {
 }
 
 // phase is transfers that run at once: steps dependent steps whose
-// latencies sum to lat, and a pipeline that takes fill seconds to fill.
-// In an overlapped phase (rings, whose messages are posted ahead) the
-// latencies hide behind the transfers of the most loaded link: it takes
-// max(lat, load) + fill, else lat + load + fill.
+// latencies sum to lat. A pipelined phase moves its flows in chunks
+// chunks, the first of which takes fill seconds along the longest path:
+// it takes lat + fill + (chunks-1)/chunks of the busiest link's load. In
+// an overlapped phase (rings, whose messages are posted ahead) the
+// latencies hide behind the busiest link: max(lat, load). Else, lat +
+// load.
 type phase struct {
 	flows   []flow
 	steps   int
 	lat     float64
 	fill    float64
+	chunks  int
 	overlap bool
 }
 
@@ -159,10 +162,13 @@ func (m *model) time(p phase) float64 {
 	for _, l := range loads {
 		bw = max(bw, l.busy/float64(min(l.flows, l.lanes)))
 	}
-	if p.overlap {
-		return max(p.lat, bw) + p.fill
+	switch {
+	case p.overlap:
+		return max(p.lat, bw)
+	case p.chunks > 0:
+		return p.lat + p.fill + bw*float64(p.chunks-1)/float64(p.chunks)
 	}
-	return p.lat + bw + p.fill
+	return p.lat + bw
 }
 
 // rate is the bandwidth of one transfer from a to b: its slowest link's.
@@ -289,17 +295,14 @@ func (m *model) binomial() []phase { return m.binomialFrom(m.root) }
 // chain pipelines the buffer along root, root+1, ... (reversed for Reduce:
 // the same links and times).
 func (m *model) chain(bool) []phase {
-	_, c := m.chunks(m.bytes)
-	ph := phase{steps: m.n - 1}
-	slowest := math.Inf(1)
+	k, c := m.chunks(m.bytes)
+	ph := phase{steps: m.n - 1, chunks: k}
 	for i := range m.n - 1 {
 		src, dst := (m.root+i)%m.n, (m.root+i+1)%m.n
 		ph.flows = append(ph.flows, flow{src, dst, m.bytes})
 		ph.lat += m.alpha(src, dst)
 		ph.fill += c / m.rate(src, dst)
-		slowest = min(slowest, m.rate(src, dst))
 	}
-	ph.fill = max(0, ph.fill-c/slowest) // the slowest hop's chunks are the load
 	return []phase{ph}
 }
 
@@ -329,9 +332,9 @@ func (m *model) tree(root int, up, down bool) []phase {
 		order = append(slices.Clone(order[i+1:]), order[:i]...)
 	}
 	half := m.bytes / 2
-	_, c := m.chunks(half)
-	var ph phase
-	height, path, fill, slowest := 0, 0.0, 0.0, math.Inf(1)
+	k, c := m.chunks(half)
+	ph := phase{chunks: k}
+	height, path, fill := 0, 0.0, 0.0
 	for t := range 2 {
 		pos := make([]int, len(order))
 		for i := range pos {
@@ -369,7 +372,6 @@ func (m *model) tree(root int, up, down bool) []phase {
 				f += c / m.rate(y, parent[y])
 			}
 			height, path, fill = max(height, hops), max(path, lat), max(fill, f)
-			slowest = min(slowest, m.rate(x, p))
 		}
 	}
 	ways := 0
@@ -379,9 +381,7 @@ func (m *model) tree(root int, up, down bool) []phase {
 		}
 	}
 	ph.steps, ph.lat = ways*height, float64(ways)*path
-	if len(ph.flows) > 0 { // the chunks' way along the longest path, less the slowest hop's, which the load counts
-		ph.fill = max(0, float64(ways)*fill-c/slowest)
-	}
+	ph.fill = float64(ways) * fill // the first chunk up the longest path and down
 	return []phase{ph}
 }
 

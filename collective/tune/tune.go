@@ -9,15 +9,16 @@
 // that run at the same time, with the number of dependent steps on its
 // critical path and the chunk its pipeline moves; it takes
 //
-//	lat + fill + load             (trees, chains, exchanges)
-//	max(lat, load) + fill         (rings: messages posted ahead, so the
+//	lat + fill + (k−1)/k × load   (pipelines of k chunks: trees, chains)
+//	max(lat, load)                (rings: messages posted ahead, so the
 //	                               latencies hide behind the busiest link)
+//	lat + load                    (exchanges of whole buffers)
 //
 // where lat sums the latencies along the critical path, fill is the time
-// the first chunk takes along the longest path less its slowest hop (so a
-// pipelined chain of s equal steps and k chunks costs s + k − 1 chunk
-// times), and load is the busiest link's: the bytes it carries over its
-// bandwidth, divided by min(transfers on it, Lanes). The links of a
+// the first chunk takes along the longest path (so a pipelined chain of s
+// equal steps and k chunks costs s + k − 1 chunk times), and load is the
+// busiest link's: the bytes it carries over its bandwidth, divided by
+// min(transfers on it, Lanes). The links of a
 // transfer are its ranks' ports on their host (Host level: transfers
 // between ranks of a host), their hosts' NICs (Site level: every transfer
 // leaving or entering a host), their sites' uplinks (WAN level: every

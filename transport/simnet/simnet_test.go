@@ -141,12 +141,12 @@ func TestAgainstModel(t *testing.T) {
 				runAllReduce(t, w, topo, algo, size, chunk, true)
 				ratio := w.Now().Seconds() / p.Time.Seconds()
 				t.Logf("%v %8d B %-20s simulated %-12v model %-12v %.3f", g, size, p.Algorithm, w.Now(), p.Time, ratio)
-				// Known gaps: the model overestimates the tree's pipeline at
-				// a few ranks and MiB sizes (0.80 at 2x2x2, 4 MiB), and
-				// recursive doubling on a world that is not a power of two
-				// (0.80 at 3x2x2): those get a wider band.
+				// A known gap: the model overestimates recursive doubling on
+				// a world that is not a power of two (0.80 at 3x2x2, where
+				// ranks that fold early check their header partners early
+				// too); it gets a wider band.
 				lo, hi := 0.85, 1.15
-				if p.Algorithm == "tree" && size >= 4<<20 || p.Algorithm == "recursive-doubling" && g[0] == 3 {
+				if p.Algorithm == "recursive-doubling" && g[0] == 3 {
 					lo = 0.75
 				}
 				if ratio < lo || ratio > hi {
