@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -224,7 +225,19 @@ func (lc *lifecycle) closeStore() {
 	}
 	if lc.srv != nil {
 		_ = lc.srv.Close()
+		storeNotice(lc.job.noticesTo(), lc.job.Rank, lc.srv.Stats())
 	}
+}
+
+// storeNotice says, in one line, what the store this rank served refused:
+// connections without the job's key, and frames with a wrong tag. It says
+// nothing when there were none.
+func storeNotice(w io.Writer, rank int, st store.ServerStats) {
+	if st.RefusedKey == 0 && st.BadTags == 0 {
+		return
+	}
+	fmt.Fprintf(w, "gocoll: rank %d: the store refused %d connections without this job's key and %d frames with a wrong tag (%d connections accepted, %d authenticated)\n",
+		rank, st.RefusedKey, st.BadTags, st.Accepted, st.Authenticated)
 }
 
 // abandon releases what a failed Join had started.
