@@ -14,6 +14,11 @@ import (
 type Stats struct {
 	Rank  int         // this endpoint's rank
 	Peers []PeerStats // ascending by rank, one per peer the transport reports (never this rank)
+	// AuthDropped counts what the endpoint refused for the job key:
+	// packets or frames whose tag did not verify, handshakes that did not
+	// prove the key; Replayed the authenticated packets dropped because
+	// they had been received before (MetaRoCE). Both stay 0 without a key.
+	AuthDropped, Replayed int64
 }
 
 // Peer returns the statistics of the peer with rank r, if s has them.

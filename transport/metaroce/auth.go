@@ -157,12 +157,33 @@ func (e *Endpoint) helloProven(h *wire.Hello, echo []byte) bool {
 }
 
 // refuse answers a HELLO that did not prove the key with a CLOSE
-// (CloseAuth) echoing its nonce, within the bound on pending CLOSEs.
+// (CloseAuth) echoing its nonce, for PollRefusal.
 func (e *Endpoint) refuse(path int, h *wire.Hello) {
 	e.st.DropAuth++
-	if len(e.closes) < e.cfg.MaxConns {
-		e.closes = append(e.closes, pendingClose{peer: h.Node, conn: h.Src, path: uint8(path), code: wire.CloseAuth, echo: h.Nonce})
+	if len(e.refusals) < maxRefusals {
+		e.refusals = append(e.refusals, pendingClose{peer: h.Node, conn: h.Src, path: uint8(path), code: wire.CloseAuth, echo: h.Nonce})
 	}
+}
+
+// maxRefusals bounds the refusals waiting for PollRefusal.
+const maxRefusals = 64
+
+// PollRefusal writes into buf (at least Config.MaxDatagram long) the next
+// answer to a HELLO this endpoint refused for its key, a CLOSE
+// (wire.CloseAuth) that lets a sender with another key, or none, fail at
+// once with ErrAuth. It goes back to the address the HELLO came from,
+// which only the driver knows (a HELLO names a node id anyone can claim):
+// so call it after each HandleDatagram, until it returns false. Transmit
+// has Peer, Path and N set; at most 64 refusals wait, later ones are
+// dropped (counted in DropAuth all the same).
+func (e *Endpoint) PollRefusal(buf []byte) (Transmit, bool) {
+	if len(e.refusals) == 0 || len(buf) < e.cfg.MaxDatagram {
+		return Transmit{}, false
+	}
+	pc := e.refusals[0]
+	e.refusals = append(e.refusals[:0], e.refusals[1:]...)
+	out := wire.AppendClose(buf[:0], &wire.Close{Conn: pc.conn, Path: pc.path, Code: pc.code, Echo: pc.echo})
+	return Transmit{Peer: pc.peer, Path: int(pc.path), N: len(out)}, true
 }
 
 // refusedErr is the error of a connection whose HELLO the peer refused.

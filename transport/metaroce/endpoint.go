@@ -30,6 +30,7 @@ type Endpoint struct {
 
 	accepted map[acceptKey]*conn // HELLOs seen, for resends
 	closes   []pendingClose      // CLOSE packets to send for removed connections
+	refusals []pendingClose      // CLOSEs refusing HELLOs, for PollRefusal
 	events   []Event
 	evHead   int
 

@@ -154,17 +154,32 @@ func (n *testNet) step() bool {
 func (n *testNet) deliver(ep *Endpoint, f flight) {
 	if !n.place || len(f.data) < wire.DataHeadLen {
 		ep.HandleDatagram(n.now, f.path, false, f.data)
+		n.refusals(ep, f)
 		return
 	}
 	head, rest := f.data[:wire.DataHeadLen], f.data[wire.DataHeadLen:]
 	dst := ep.Placement(f.path, head)
 	if dst == nil {
 		ep.HandleDatagram(n.now, f.path, false, f.data)
+		n.refusals(ep, f)
 		return
 	}
 	k := copy(dst, rest)
 	n.placed++
 	ep.HandleDatagramParts(n.now, f.path, false, head, dst[:k], rest[k:])
+}
+
+// refusals sends ep's answers to the datagram f just delivered back to
+// its sender.
+func (n *testNet) refusals(ep *Endpoint, f flight) {
+	for {
+		tx, ok := ep.PollRefusal(n.buf)
+		if !ok {
+			return
+		}
+		n.seq++
+		n.flights = append(n.flights, flight{at: n.now + n.delay, seq: n.seq, to: 1 - f.to, path: tx.Path, data: append([]byte(nil), n.buf[:tx.N]...)})
+	}
 }
 
 func (n *testNet) runUntil(cond func() bool, limit time.Duration) {

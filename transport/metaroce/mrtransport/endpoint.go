@@ -30,6 +30,11 @@ type Endpoint struct {
 	closed    bool
 	nUp       int
 	connected chan struct{} // closed when every peer is up
+	// refused is closed, with authErr set, when a connection being set
+	// up failed its handshake for the job key (metaroce.ErrAuth): Connect
+	// fails at once rather than dialling again.
+	refused   chan struct{}
+	authErr   error
 	closing   chan struct{} // closed by Close
 	nBlocked  int           // receives waiting for a truncated message to drain
 	eagerHeld int           // bytes of eager sends' copies held (Config.EagerBuffer)
@@ -78,7 +83,7 @@ func newEndpoint(cfg Config, eng *engine) *Endpoint {
 	e := &Endpoint{cfg: cfg, eng: eng, log: cfg.Logger.With("rank", cfg.Rank), eagerFree: eagerPool{limit: cfg.EagerBuffer},
 		peers: make([]*peer, cfg.Size), byConn: make(map[metaroce.ConnID]*peer),
 		self: newSelfBox(), ended: newEndedOps(cfg.AbortMemory), connected: make(chan struct{}),
-		closing: make(chan struct{})}
+		refused: make(chan struct{}), closing: make(chan struct{})}
 	for r := range e.peers {
 		if r != cfg.Rank {
 			e.peers[r] = &peer{rank: r, sends: make(map[msgKey]*queue), recvs: make(map[msgKey]*queue),

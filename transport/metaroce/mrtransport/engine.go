@@ -277,6 +277,7 @@ func (e *engine) handleBatch(path int, ms []Message) bool {
 		}
 		for {
 			e.core.HandleDatagram(now, path, m.CE, b[:seg])
+			e.answerRefusals(path, m.Addr)
 			count++
 			b = b[seg:]
 			if len(b) == 0 {

@@ -95,6 +95,13 @@ func (e *Endpoint) connDown(now time.Duration, ev metaroce.Event) {
 	if e.closed || e.isConnected() || p.excluded {
 		return
 	}
+	if errors.Is(ev.Err, metaroce.ErrAuth) {
+		if e.authErr == nil {
+			e.authErr = p.err
+			close(e.refused)
+		}
+		return // another try has the same key
+	}
 	// Still setting up: try again.
 	p.conn, p.err, p.ctrlOut, p.ctrlIn = 0, nil, 0, 0
 	if p.rank > e.cfg.Rank {

@@ -189,6 +189,11 @@ func (l *Listener) Connect(ctx context.Context, peers []PeerAddr) (*Endpoint, er
 		return e, nil
 	case <-e.closing:
 		return nil, fmtClosed()
+	case <-e.refused:
+		e.eng.lock()
+		err := e.authErr
+		e.eng.unlock()
+		return nil, err
 	case <-ctx.Done():
 		return nil, fmt.Errorf("mrtransport: rank %d: ranks %v not connected: %w", e.cfg.Rank, e.missing(), ctx.Err())
 	}

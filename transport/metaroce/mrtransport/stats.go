@@ -102,6 +102,7 @@ func (e *Endpoint) LogStats(ctx context.Context, level slog.Level) {
 		"unreachableIgnored", en.UnreachableIgnored, "errQueueOther", en.ErrQueueOther,
 		"dropChecksum", s.Core.DropChecksum, "dropShort", s.Core.DropShort,
 		"dropMalformed", s.Core.DropMalformed, "dropUnknownConn", s.Core.DropUnknownConn,
+		"dropAuth", s.Core.DropAuth, "dropReplay", s.Core.DropReplay,
 		"strayEvents", s.StrayEvents, "badControl", s.BadControl, "sinks", s.Sinks)
 	for _, p := range s.Peers {
 		e.log.Log(ctx, level, "mrtransport: connection", "peer", p.Rank, "up", p.Up, "err", p.Err,
@@ -126,7 +127,8 @@ var _ transport.StatsReporter = (*Endpoint)(nil)
 // transport's common form.
 func (e *Endpoint) TransportStats() transport.Stats {
 	s := e.Stats()
-	out := transport.Stats{Rank: s.Rank, Peers: make([]transport.PeerStats, 0, len(s.Peers))}
+	out := transport.Stats{Rank: s.Rank, Peers: make([]transport.PeerStats, 0, len(s.Peers)),
+		AuthDropped: s.Core.DropAuth, Replayed: s.Core.DropReplay}
 	for _, p := range s.Peers {
 		c := p.Conn
 		ps := transport.PeerStats{Rank: p.Rank, Transport: transport.StatsMetaRoCE, Up: p.Up, Err: p.Err,
