@@ -49,7 +49,8 @@
 // 2e-2 with -bf16, whose gradients keep 8 bits).
 //
 // Exit status: 0 if both checks pass; 1 if one fails or the job cannot
-// run; 2 for bad flags, reported in one line.
+// run; 2 for bad flags, reported in one line; 130 after Ctrl-C (or
+// SIGTERM), which ends every rank's collectives.
 package main
 
 import (
@@ -68,6 +69,10 @@ import (
 	"github.com/gocoll/gocoll/launcher"
 	"github.com/gocoll/gocoll/launcher/store"
 )
+
+// exitInterrupted is the exit status after Ctrl-C (SIGINT) or SIGTERM, as
+// a shell reports a process a SIGINT ended.
+const exitInterrupted = 130
 
 // jobTimeout bounds a whole run, so a broken transport ends in an error
 // rather than a hang.
@@ -173,6 +178,12 @@ func runWorld(ctx context.Context, cfg config, world *gocoll.World, how string, 
 		differing, err = gatherAndCompare(ctx, world, flatten(res.params))
 	}
 	closeErr := world.Close()
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) { // Ctrl-C or SIGTERM
+		if rank == 0 {
+			fmt.Fprintln(stderr, "allreduce: interrupted")
+		}
+		return exitInterrupted
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "allreduce: rank %d: %v\n", rank, err)
 		return 1

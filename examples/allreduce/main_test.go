@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -271,4 +272,64 @@ func Example_run() {
 	// check (a): weights bitwise identical on all 1 ranks: ok
 	// check (b): ok
 	// exit status 0
+}
+
+// lineWatcher is an io.Writer that keeps what it is given and closes seen
+// once the text holds want.
+type lineWatcher struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+}
+
+func (w *lineWatcher) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	had := strings.Contains(w.buf.String(), w.want)
+	w.buf.Write(p)
+	if !had && strings.Contains(w.buf.String(), w.want) {
+		close(w.seen)
+	}
+	return len(p), nil
+}
+
+func (w *lineWatcher) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// Ctrl-C during training reaches the ranks (the job forwards it), whose
+// collectives end: the command returns 130 with one line, and leaves no
+// rank running (job.Run returns only once every rank is reaped).
+func TestProcessesInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 2 processes; -short skips it")
+	}
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	args := []string{"-ranks", "2", "-epochs", "10000", "-width", "64", "-depth", "2", "-samples", "2000", "-check=false"}
+	argsJSON, err := json.Marshal(args)
+	require.NoError(t, err)
+	self := program{path: exe, env: []string{envTestArgs + "=" + string(argsJSON)}}
+	out := &lineWatcher{want: "\nepoch   1 ", seen: make(chan struct{})}
+	var errOut bytes.Buffer
+	status := make(chan int, 1)
+	go func() { status <- run(args, self, out, &errOut) }()
+	select {
+	case <-out.seen: // training runs, and spawn has caught SIGINT since before it started
+	case code := <-status:
+		t.Fatalf("ended with status %d before the first epoch:\n%s\n%s", code, out, &errOut)
+	case <-time.After(time.Minute):
+		t.Fatalf("no epoch within a minute:\n%s", out)
+	}
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGINT))
+	select {
+	case code := <-status:
+		require.Equal(t, exitInterrupted, code, "stdout:\n%s\nstderr:\n%s", out, &errOut)
+		require.Equal(t, "allreduce: interrupted\n", errOut.String())
+	case <-time.After(time.Minute):
+		t.Fatal("still running a minute after SIGINT")
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/gocoll/gocoll/launcher"
@@ -23,21 +24,32 @@ func spawn(ctx context.Context, cfg config, self program, stdout, stderr io.Writ
 	if cfg.transport != "" {
 		env = append(env, launcher.EnvTransport+"="+cfg.transport)
 	}
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
+	caught := make(chan os.Signal, 2)
+	signal.Notify(caught, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(caught)
+	forward := make(chan os.Signal, 2)
+	var interrupted atomic.Bool
+	go func() {
+		for sig := range caught {
+			interrupted.Store(true)
+			forward <- sig
+		}
+	}()
 	res, err := job.Run(ctx, job.Spec{
 		Program: self.path, Args: self.args, NP: cfg.ranks, Environ: env,
-		Untagged: true, Stdout: stdout, Stderr: stderr, Signals: sigs,
+		Untagged: true, Stdout: stdout, Stderr: stderr, Signals: forward,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "allreduce: starting %d ranks: %v\n", cfg.ranks, err)
 		return 1
 	}
-	code := res.ExitCode()
-	if code != 0 {
+	switch code := res.ExitCode(); {
+	case code == 0:
+		return 0
+	case interrupted.Load():
+		return exitInterrupted // rank 0 said so
+	default:
 		res.Report(stderr)
 		return 1
 	}
-	return 0
 }
