@@ -84,8 +84,9 @@ func (m *Model) SetWeight(w float64) error {
 // Ready says that parameter i's gradient is final for this step. When its
 // bucket is complete, and every bucket before it has started, the bucket's
 // AllReduce starts, under ctx. Marking a parameter twice in one step, or an
-// index out of range, is an error (also returned by Wait). Inside NoSync
-// Ready does nothing.
+// index out of range, is an error (also returned by Wait). From Ready(i)
+// until Wait returns, Grad(i) belongs to the communication: do not write
+// it. Inside NoSync Ready does nothing.
 func (m *Model) Ready(ctx context.Context, i int) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
