@@ -54,8 +54,8 @@ type Config struct {
 	// Wait may name. It must be at least 2*MaxValueBytes + MaxKeyBytes +
 	// 4096, so that a compare-and-set of the largest value fits. A larger
 	// frame is refused with ErrLimit and its connection closed. The server
-	// buffers one frame per connection, and only after checking the frame's
-	// connection's handshake. Default 4 MiB.
+	// buffers one frame per connection, and only for a connection past its
+	// handshake (before it, a frame is at most 49 bytes). Default 4 MiB.
 	MaxFrameBytes int
 	// WriteTimeout bounds the writing of one response; a client that does
 	// not read its responses for that long is disconnected. Default 10 s.
