@@ -1,0 +1,162 @@
+// Package probe measures the link figures the cost model (collective/tune)
+// takes, for a communicator whose topology gives none: per level of the
+// topology (ranks of a host, hosts of a site, sites), one pair of ranks
+// runs a few ping-pongs (the latency) and one bulk transfer (the
+// bandwidth), and an AllReduce (max) gives every rank the same figures, so
+// that every rank makes the same choice from them.
+//
+// The pairs are the first two ranks of the first host that has two, the
+// first ranks of the first two hosts of the first site that has two, and
+// the first ranks of the first two sites. A level without such a pair
+// (one host, one site) gets no figures. The other ranks only join the
+// AllReduce.
+package probe
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/topology"
+)
+
+// Options set what a probe sends. The zero value gives the defaults.
+type Options struct {
+	// PingPongs is the number of round trips of 8 bytes per level; the
+	// fastest counts. Default 5; range [1, 1000].
+	PingPongs int
+	// BulkBytes is the bulk transfer per level. Default 4 MiB; range
+	// [4 KiB, 1 GiB].
+	BulkBytes int
+	// Now is the clock; default the monotonic time since the probe began.
+	// transport/simnet's World.Now makes a probe measure virtual time.
+	Now func() time.Duration
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.PingPongs == 0 {
+		o.PingPongs = 5
+	}
+	if o.BulkBytes == 0 {
+		o.BulkBytes = 4 << 20
+	}
+	if o.Now == nil {
+		start := time.Now()
+		o.Now = func() time.Duration { return time.Since(start) }
+	}
+	switch {
+	case o.PingPongs < 1 || o.PingPongs > 1000:
+		return o, fmt.Errorf("probe: PingPongs %d out of range [1, 1000]", o.PingPongs)
+	case o.BulkBytes < 4<<10 || o.BulkBytes > 1<<30:
+		return o, fmt.Errorf("probe: BulkBytes %d out of range [4096, %d]", o.BulkBytes, 1<<30)
+	}
+	return o, nil
+}
+
+// Pairs returns the measuring pair of each level (host, site, WAN) of
+// topo, by communicator rank, or {-1, -1} where the level has none.
+func Pairs(topo topology.Topology) [3][2]int {
+	pairs := [3][2]int{{-1, -1}, {-1, -1}, {-1, -1}}
+	for _, h := range topo.Hosts() {
+		if r := topo.RanksOnHost(h); len(r) >= 2 {
+			pairs[0] = [2]int{r[0], r[1]}
+			break
+		}
+	}
+	for _, s := range topo.Sites() {
+		if hs := topo.HostsOnSite(s); len(hs) >= 2 {
+			pairs[1] = [2]int{topo.RanksOnHost(hs[0])[0], topo.RanksOnHost(hs[1])[0]}
+			break
+		}
+	}
+	if leaders := topo.SiteLeaders(); len(leaders) >= 2 {
+		pairs[2] = [2]int{leaders[0], leaders[1]}
+	}
+	return pairs
+}
+
+// Measure runs the probe on every rank of c, whose ranks run where topo
+// says, and returns the figures of each level it could measure (the same
+// on every rank). Every rank of c must call it at once, with the same
+// topo and opts.
+func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, opts Options) (topology.Links, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return topology.Links{}, err
+	}
+	if topo.Size() != c.Size() {
+		return topology.Links{}, fmt.Errorf("probe: topology of %d ranks for a communicator of %d", topo.Size(), c.Size())
+	}
+	// figures[2l] is level l's latency in seconds, [2l+1] its bandwidth;
+	// only the pair's first rank fills them in.
+	figures := make([]float64, 6)
+	for l, p := range Pairs(topo) {
+		if p[0] < 0 || (c.Rank() != p[0] && c.Rank() != p[1]) {
+			continue
+		}
+		lat, bw, err := measurePair(ctx, c, p, opts)
+		if err != nil {
+			return topology.Links{}, fmt.Errorf("probe: level %d, ranks %d and %d: %w", l, p[0], p[1], err)
+		}
+		if c.Rank() == p[0] {
+			figures[2*l], figures[2*l+1] = lat, bw
+		}
+	}
+	if err := collective.AllReduce(ctx, c, figures, figures, collective.Max); err != nil {
+		return topology.Links{}, fmt.Errorf("probe: sharing the figures: %w", err)
+	}
+	var ls topology.Links
+	for l, dst := range []**topology.Link{&ls.Host, &ls.Site, &ls.WAN} {
+		if figures[2*l+1] > 0 {
+			*dst = &topology.Link{Latency: time.Duration(math.Round(figures[2*l] * 1e9)), Bandwidth: figures[2*l+1]}
+		}
+	}
+	return ls, nil
+}
+
+// measurePair runs the ping-pongs and the bulk transfer between p[0] and
+// p[1] on both, and returns on p[0] the one-way latency (half the fastest
+// round trip) and the bandwidth (the bulk's bytes over its time less a
+// round trip, the acknowledgement's included).
+func measurePair(ctx context.Context, c *collective.Comm, p [2]int, opts Options) (float64, float64, error) {
+	first := c.Rank() == p[0]
+	peer := p[1]
+	if !first {
+		peer = p[0]
+	}
+	// swap sends out then receives in on p[0]; p[1] receives out's bytes,
+	// then sends in's.
+	swap := func(out, in []byte) error {
+		if !first {
+			if err := collective.Recv(ctx, c, out, peer); err != nil {
+				return err
+			}
+			return collective.Send(ctx, c, in, peer)
+		}
+		if err := collective.Send(ctx, c, out, peer); err != nil {
+			return err
+		}
+		return collective.Recv(ctx, c, in, peer)
+	}
+	small := make([]byte, 8)
+	rtt := math.Inf(1)
+	for range opts.PingPongs {
+		start := opts.Now()
+		if err := swap(small, small); err != nil {
+			return 0, 0, err
+		}
+		rtt = min(rtt, (opts.Now() - start).Seconds())
+	}
+	bulk := make([]byte, opts.BulkBytes)
+	start := opts.Now()
+	if err := swap(bulk, small); err != nil {
+		return 0, 0, err
+	}
+	took := (opts.Now() - start).Seconds()
+	if took > 2*rtt {
+		took -= rtt // the bulk's latency and the acknowledgement's
+	}
+	return rtt / 2, float64(opts.BulkBytes) / took, nil
+}

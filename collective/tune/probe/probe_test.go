@@ -1,0 +1,112 @@
+package probe_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/collective/tune"
+	"github.com/gocoll/gocoll/collective/tune/probe"
+	"github.com/gocoll/gocoll/topology"
+	"github.com/gocoll/gocoll/transport/simnet"
+)
+
+func grid(t testing.TB, sites, hosts, ranks int) topology.Topology {
+	var rs []topology.RankInfo
+	for s := range sites {
+		for h := range hosts {
+			for l := range ranks {
+				rs = append(rs, topology.RankInfo{Rank: len(rs), Host: fmt.Sprintf("s%dh%d", s, h), Site: fmt.Sprintf("s%d", s), LocalRank: l})
+			}
+		}
+	}
+	tp, err := topology.New(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tp
+}
+
+// measure runs the probe on every rank of a simulated world, in its
+// virtual time, and returns each rank's figures.
+func measure(t *testing.T, topo topology.Topology, links tune.Links) []topology.Links {
+	t.Helper()
+	w, err := simnet.NewWorld(topo, links)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps := w.Endpoints()
+	got := make([]topology.Links, len(eps))
+	var wg sync.WaitGroup
+	for r, ep := range eps {
+		wg.Go(func() {
+			defer ep.Close()
+			c, err := collective.New(ep, 1, collective.Config{Topology: &topo})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			ls, err := probe.Measure(ctx, c, topo, probe.Options{Now: w.Now})
+			if err != nil {
+				t.Errorf("rank %d: %v", r, err)
+			}
+			got[r] = ls
+		})
+	}
+	wg.Wait()
+	return got
+}
+
+// On the simulated fabric, the probe finds each level's latency and
+// bandwidth, and every rank gets the very same figures.
+func TestMeasureFindsTheFabric(t *testing.T) {
+	links := tune.Links{
+		Host: tune.Link{Latency: 3 * time.Microsecond, Bandwidth: 5e9},
+		Site: tune.Link{Latency: 40 * time.Microsecond, Bandwidth: 1.25e9},
+		WAN:  tune.Link{Latency: 7 * time.Millisecond, Bandwidth: 50e6},
+	}
+	topo := grid(t, 2, 2, 2)
+	got := measure(t, topo, links)
+	for r := range got {
+		if !reflect.DeepEqual(got[r], got[0]) {
+			t.Fatalf("rank %d measured %+v, rank 0 %+v", r, got[r], got[0])
+		}
+	}
+	for _, c := range []struct {
+		name      string
+		got       *topology.Link
+		want      tune.Link
+		latSlack  time.Duration
+		bandSlack float64
+	}{{"host", got[0].Host, links.Host, time.Microsecond, 0.1}, {"site", got[0].Site, links.Site, 2 * time.Microsecond, 0.1}, {"wan", got[0].WAN, links.WAN, 50 * time.Microsecond, 0.1}} {
+		if c.got == nil {
+			t.Errorf("%s: no figures", c.name)
+			continue
+		}
+		t.Logf("%s: measured %v, %.4g B/s; fabric %v, %.4g B/s", c.name, c.got.Latency, c.got.Bandwidth, c.want.Latency, c.want.Bandwidth)
+		if d := c.got.Latency - c.want.Latency; d < -c.latSlack || d > c.latSlack {
+			t.Errorf("%s: latency %v, want %v ± %v", c.name, c.got.Latency, c.want.Latency, c.latSlack)
+		}
+		if r := c.got.Bandwidth / c.want.Bandwidth; math.Abs(r-1) > c.bandSlack {
+			t.Errorf("%s: bandwidth %.4g, want %.4g ± %.0f %%", c.name, c.got.Bandwidth, c.want.Bandwidth, 100*c.bandSlack)
+		}
+	}
+}
+
+// A level without a pair gets no figures.
+func TestMeasureMissingLevels(t *testing.T) {
+	got := measure(t, grid(t, 1, 3, 1), tune.DefaultLinks())
+	if got[0].Host != nil || got[0].WAN != nil || got[0].Site == nil {
+		t.Errorf("one site of three one-rank hosts: %+v, want only the site level", got[0])
+	}
+	if p := probe.Pairs(grid(t, 3, 2, 2)); p != [3][2]int{{0, 1}, {0, 2}, {0, 4}} {
+		t.Errorf("pairs %v", p)
+	}
+}
