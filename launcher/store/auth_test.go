@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gocoll/gocoll/internal/jobkey"
 )
 
 // rawClient is a hand-driven client past its handshake: tests send it
@@ -256,4 +258,44 @@ func ExampleServer_Stats() {
 	// Output:
 	// true
 	// 1 0 1
+}
+
+// A flood of connections from one host (127.0.0.2) closes only its own
+// connections in their handshake, never another host's (127.0.0.1).
+func TestFloodEvictsItsOwnHost(t *testing.T) {
+	srv := startServer(t, Config{MaxHandshakes: 4, MaxHandshakesPerHost: 2})
+	ours := openAt(t, srv, "127.0.0.1")
+	br := bufio.NewReader(ours)
+	body, err := readFrame(br, DefaultMaxFrameBytes)
+	require.NoError(t, err)
+	serverNonce, err := parseChallenge(body) // admitted, in its handshake
+	require.NoError(t, err)
+	for range 10 {
+		c := openAt(t, srv, "127.0.0.2")
+		_, err := readFrame(bufio.NewReader(c), DefaultMaxFrameBytes)
+		require.NoError(t, err) // admitted; it stays silent
+	}
+	require.Equal(t, uint64(8), srv.Stats().Evicted, "10 from one host, 2 at a time")
+
+	nonce := make([]byte, 16)
+	sess := newSession(testJobKey, nonce, serverNonce)
+	proof := jobkey.Tag(sess.c2s, proofLabel)
+	_, err = ours.Write(appendAuth(nil, nonce, proof[:]))
+	require.NoError(t, err)
+	body, err = readFrame(br, maxWelcomeBytes)
+	require.NoError(t, err, "the other host's handshake survived the flood")
+	resp, err := parseResponse(body)
+	require.NoError(t, err)
+	require.Equal(t, statusOK, resp.status)
+}
+
+// openAt connects to srv from the loopback address local.
+func openAt(t *testing.T, srv *Server, local string) net.Conn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}, Timeout: long}
+	c, err := d.Dial("tcp", srv.Addr().String())
+	require.NoError(t, err)
+	require.NoError(t, c.SetDeadline(time.Now().Add(long)))
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }

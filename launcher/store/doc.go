@@ -58,7 +58,8 @@
 // only a random nonce; the client checks proofS, so a server without the
 // key cannot pass for the store. A connection must finish its handshake
 // within [Config.HandshakeTimeout], and at most [Config.MaxHandshakes] may
-// be in theirs at once (a newer one closes the oldest).
+// be in theirs at once, [Config.MaxHandshakesPerHost] from one address (a
+// newer one closes the oldest, of its own address if that one is full).
 //
 // Every frame after the handshake ends with a 16-byte tag: the first 16
 // bytes of Tag(key, i, body), where key is kc for requests and ks for

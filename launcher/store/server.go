@@ -14,12 +14,13 @@ import (
 
 // Default values of the Config fields.
 const (
-	DefaultMaxConns         = 1024
-	DefaultMaxHandshakes    = 64
-	DefaultMaxFrameBytes    = 4 << 20
-	DefaultWriteTimeout     = 10 * time.Second
-	DefaultHandshakeTimeout = 10 * time.Second
-	DefaultFrameTimeout     = 30 * time.Second
+	DefaultMaxConns             = 1024
+	DefaultMaxHandshakes        = 128
+	DefaultMaxHandshakesPerHost = 32
+	DefaultMaxFrameBytes        = 4 << 20
+	DefaultWriteTimeout         = 10 * time.Second
+	DefaultHandshakeTimeout     = 10 * time.Second
+	DefaultFrameTimeout         = 30 * time.Second
 )
 
 // frameOverheadBytes is what a frame needs besides its keys and values:
@@ -39,11 +40,14 @@ type Config struct {
 	// at once. A connection beyond it is sent an ErrLimit error after its
 	// handshake and closed. Default 1024.
 	MaxConns int
-	// MaxHandshakes bounds the connections still in their handshake; a new
-	// connection beyond it closes the oldest of them (ServerStats.Evicted),
-	// so that a flood of connections delays a rank's handshake rather than
-	// shutting it out. Default 64.
-	MaxHandshakes int
+	// MaxHandshakes bounds the connections still in their handshake, and
+	// MaxHandshakesPerHost those from one IP address. A new connection
+	// beyond a bound closes the oldest in its handshake, of its own host
+	// if that host has MaxHandshakesPerHost (ServerStats.Evicted): a flood
+	// of connections from one host cannot close another host's, and only
+	// delays its own host's ranks (Dial tries again). Defaults 128 and 32
+	// (at most MaxHandshakes).
+	MaxHandshakes, MaxHandshakesPerHost int
 	// HandshakeTimeout bounds a connection's handshake, and FrameTimeout
 	// the reading of one frame once its first byte has come (an idle
 	// authenticated connection may wait for ever). Defaults 10 s and 30 s.
@@ -77,6 +81,10 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxHandshakes <= 0 {
 		c.MaxHandshakes = DefaultMaxHandshakes
 	}
+	if c.MaxHandshakesPerHost <= 0 {
+		c.MaxHandshakesPerHost = DefaultMaxHandshakesPerHost
+	}
+	c.MaxHandshakesPerHost = min(c.MaxHandshakesPerHost, c.MaxHandshakes)
 	if c.HandshakeTimeout <= 0 {
 		c.HandshakeTimeout = DefaultHandshakeTimeout
 	}
@@ -213,7 +221,8 @@ func (s *Server) isClosed() bool {
 }
 
 // admit starts serving conn (its handshake first), closing the oldest
-// connection still in its handshake if MaxHandshakes are.
+// connection still in its handshake, of the same host if it has
+// MaxHandshakesPerHost, if MaxHandshakes are.
 func (s *Server) admit(conn net.Conn) {
 	s.stats.accepted.Add(1)
 	s.mu.Lock()
@@ -222,14 +231,23 @@ func (s *Server) admit(conn net.Conn) {
 		_ = conn.Close()
 		return
 	}
-	if len(s.pending) >= s.cfg.MaxHandshakes {
-		old := s.pending[0]
-		s.pending = s.pending[1:]
-		old.evicted.Store(true)
-		s.stats.evicted.Add(1)
-		old.stop()
+	host := remoteHost(conn)
+	oldest, mine := -1, 0
+	for i, p := range s.pending {
+		if p.host == host {
+			if mine++; oldest < 0 {
+				oldest = i
+			}
+		}
+	}
+	switch {
+	case mine >= s.cfg.MaxHandshakesPerHost:
+		s.evict(oldest)
+	case len(s.pending) >= s.cfg.MaxHandshakes:
+		s.evict(0)
 	}
 	c := newServerConn(s, conn)
+	c.host = host
 	s.conns[c] = struct{}{}
 	s.pending = append(s.pending, c)
 	s.wg.Go(c.serve)
@@ -237,6 +255,23 @@ func (s *Server) admit(conn net.Conn) {
 
 // errMaxConns is the ErrLimit of a connection refused at MaxConns.
 var errMaxConns = fmt.Errorf("%w: server full", ErrLimit)
+
+// evict closes the connection pending[i] in its handshake.
+func (s *Server) evict(i int) {
+	old := s.pending[i]
+	s.pending = append(s.pending[:i], s.pending[i+1:]...)
+	old.evicted.Store(true)
+	s.stats.evicted.Add(1)
+	old.stop()
+}
+
+// remoteHost is the IP address conn comes from.
+func remoteHost(conn net.Conn) string {
+	if a, ok := conn.RemoteAddr().(*net.TCPAddr); ok {
+		return a.IP.String()
+	}
+	return conn.RemoteAddr().String()
+}
 
 // promote moves c past its handshake, unless MaxConns connections are.
 func (s *Server) promote(c *serverConn) error {

@@ -22,6 +22,7 @@ type serverConn struct {
 	conn    net.Conn
 	ctx     context.Context // ends when the connection does
 	cancel  context.CancelFunc
+	host    string      // the client's IP address
 	authed  bool        // past the handshake; guarded by srv.mu
 	evicted atomic.Bool // closed by admit to make room (MaxHandshakes)
 	in      *sealer     // checks the client's frames; used by serve only
