@@ -38,7 +38,7 @@ host=$1; shift
 ip netns exec "$host" env -i PATH="$PATH" "$@"
 `), 0o755))
 
-	cmd := exec.Command(bins.gocoll, "run", "--hostfile", hostfile, "--rsh", rsh+" {host}", "--",
+	cmd := exec.Command(bins.gocoll, "run", "--hostfile", hostfile, "--rsh", rsh+" {host}", "-x", "GOCOLL_DEBUG=debug", "--",
 		bins.collcheck, "-mode", "loop", "-count", "64")
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -47,7 +47,12 @@ ip netns exec "$host" env -i PATH="$PATH" "$@"
 	require.NoError(t, cmd.Start())
 	ended := make(chan error, 1)
 	go func() { ended <- cmd.Wait() }()
-	defer func() {
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-ended:
@@ -55,13 +60,18 @@ ip netns exec "$host" env -i PATH="$PATH" "$@"
 			_ = cmd.Process.Kill()
 			<-ended
 		}
-	}()
+	}
+	defer stop()
 
 	// Every rank has joined once each says it loops.
 	lines := make(chan string)
+	var out strings.Builder // every line, read until gocoll run ends
+	outDone := make(chan struct{})
 	go func() {
+		defer close(outDone)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
+			out.WriteString(sc.Text() + "\n")
 			lines <- sc.Text()
 		}
 		close(lines)
@@ -112,4 +122,12 @@ ip netns exec "$host" env -i PATH="$PATH" "$@"
 		}
 	}
 	require.Equal(t, 4, ranks, "the scan saw every rank")
+
+	// Nor is it in what the launcher and the ranks printed, debug logs
+	// included.
+	stop()
+	<-outDone
+	require.Contains(t, stderr.String(), "world formed", "GOCOLL_DEBUG=debug logged")
+	require.NotContains(t, out.String(), key)
+	require.NotContains(t, stderr.String(), key)
 }
