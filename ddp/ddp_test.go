@@ -5,13 +5,18 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/inproc"
+	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
+	"github.com/gocoll/gocoll/transport/shm"
+	"github.com/gocoll/gocoll/transport/tcp"
 	"github.com/stretchr/testify/require"
 )
 
@@ -22,11 +27,17 @@ func onRanks(t *testing.T, n int, f func(ctx context.Context, comm *collective.C
 	world, err := inproc.NewWorld(n)
 	require.NoError(t, err)
 	defer func() { _ = world.Close() }()
+	return onEndpoints(world.Endpoints(), f)
+}
+
+// onEndpoints runs f on a communicator over each of eps, one goroutine
+// each, and returns each rank's error.
+func onEndpoints(eps []transport.Endpoint, f func(ctx context.Context, comm *collective.Comm) error) []error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	errs := make([]error, n)
+	errs := make([]error, len(eps))
 	var wg sync.WaitGroup
-	for rank, ep := range world.Endpoints() {
+	for rank, ep := range eps {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -80,45 +91,7 @@ func TestExactAgainstUnbucketed(t *testing.T) {
 				}
 				cfg := Config{BucketBytes: 4 * 1500, FirstBucketBytes: 4 * 120, BF16: bf16}
 				errs := onRanks(t, n, func(ctx context.Context, comm *collective.Comm) error {
-					rank := comm.Rank()
-					m, err := New(ctx, comm, makeParams(sizes, uint64(rank)), cfg)
-					if err != nil {
-						return err
-					}
-					rng := rand.New(rand.NewPCG(uint64(rank), 99))
-					for step := range 3 {
-						m.ZeroGrad()
-						order := rng.Perm(len(sizes)) // each rank its own order
-						for _, i := range order {
-							intGrad(m.Grad(i), rank, step, i, lim)
-							if err := m.Ready(ctx, i); err != nil {
-								return err
-							}
-						}
-						var flat []float32
-						for i := range sizes {
-							g := make([]float32, sizes[i])
-							intGrad(g, rank, step, i, lim)
-							flat = append(flat, g...)
-						}
-						if err := collective.AllReduce(ctx, comm, flat, flat, collective.Sum); err != nil {
-							return err
-						}
-						if err := m.Wait(ctx); err != nil {
-							return err
-						}
-						off := 0
-						for i := range sizes {
-							for k, got := range m.Grad(i) {
-								want := flat[off+k] / float32(n)
-								if math.Float32bits(got) != math.Float32bits(want) {
-									return fmt.Errorf("step %d param %d[%d]: got %v, want %v", step, i, k, got, want)
-								}
-							}
-							off += sizes[i]
-						}
-					}
-					return nil
+					return exactSteps(ctx, comm, sizes, cfg, lim)
 				})
 				for r, err := range errs {
 					require.NoError(t, err, "rank %d", r)
@@ -126,6 +99,53 @@ func TestExactAgainstUnbucketed(t *testing.T) {
 			})
 		}
 	}
+}
+
+// exactSteps runs 3 steps on this rank, each parameter's gradient integers
+// in [-lim, lim] marked ready in an order of the rank's own, and checks
+// that Wait leaves bitwise the result of one unbucketed AllReduce of all
+// the gradients concatenated, divided by the ranks.
+func exactSteps(ctx context.Context, comm *collective.Comm, sizes []int, cfg Config, lim int) error {
+	n := comm.Size()
+	rank := comm.Rank()
+	m, err := New(ctx, comm, makeParams(sizes, uint64(rank)), cfg)
+	if err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(uint64(rank), 99))
+	for step := range 3 {
+		m.ZeroGrad()
+		order := rng.Perm(len(sizes)) // each rank its own order
+		for _, i := range order {
+			intGrad(m.Grad(i), rank, step, i, lim)
+			if err := m.Ready(ctx, i); err != nil {
+				return err
+			}
+		}
+		var flat []float32
+		for i := range sizes {
+			g := make([]float32, sizes[i])
+			intGrad(g, rank, step, i, lim)
+			flat = append(flat, g...)
+		}
+		if err := collective.AllReduce(ctx, comm, flat, flat, collective.Sum); err != nil {
+			return err
+		}
+		if err := m.Wait(ctx); err != nil {
+			return err
+		}
+		off := 0
+		for i := range sizes {
+			for k, got := range m.Grad(i) {
+				want := flat[off+k] / float32(n)
+				if math.Float32bits(got) != math.Float32bits(want) {
+					return fmt.Errorf("step %d param %d[%d]: got %v, want %v", step, i, k, got, want)
+				}
+			}
+			off += sizes[i]
+		}
+	}
+	return nil
 }
 
 // Buckets fill in reverse order, the first up to FirstBucketBytes, the
@@ -497,4 +517,57 @@ func TestReadyErrors(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, errs[0])
+}
+
+// The same exactness over the transports between processes (here their
+// ranks are goroutines): several buckets in flight at once on each.
+func TestExactOverTransports(t *testing.T) {
+	sizes := []int{3, 70000, 1, 640, 25000, 17, 100000, 5}
+	cfg := Config{BucketBytes: 4 * 30000, FirstBucketBytes: 4 * 1000}
+	worlds := map[string]func(ctx context.Context, n int) ([]transport.Endpoint, func(), error){
+		"tcp": func(ctx context.Context, n int) ([]transport.Endpoint, func(), error) {
+			return endpoints(tcp.NewLocalWorld(ctx, n, tcp.Config{}))
+		},
+		"shm": func(ctx context.Context, n int) ([]transport.Endpoint, func(), error) {
+			return endpoints(shm.NewLocalWorld(ctx, n, shm.Config{}))
+		},
+		"metaroce": func(ctx context.Context, n int) ([]transport.Endpoint, func(), error) {
+			return endpoints(mrtransport.NewLocalWorld(ctx, n, mrtransport.Config{}))
+		},
+	}
+	for name, open := range worlds {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			eps, closeAll, err := open(ctx, 3)
+			if name == "shm" && err != nil && runtime.GOOS != "linux" {
+				t.Skipf("shared memory needs Linux: %v", err)
+			}
+			require.NoError(t, err)
+			defer closeAll()
+			errs := onEndpoints(eps, func(ctx context.Context, comm *collective.Comm) error {
+				return exactSteps(ctx, comm, sizes, cfg, 1000)
+			})
+			for r, err := range errs {
+				require.NoError(t, err, "rank %d", r)
+			}
+		})
+	}
+}
+
+// endpoints turns a local world's endpoints into transport.Endpoints and a
+// function that closes them.
+func endpoints[E transport.Endpoint](eps []E, err error) ([]transport.Endpoint, func(), error) {
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]transport.Endpoint, len(eps))
+	for i, ep := range eps {
+		out[i] = ep
+	}
+	return out, func() {
+		for _, ep := range eps {
+			_ = ep.Close()
+		}
+	}, nil
 }
