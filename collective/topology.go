@@ -43,6 +43,10 @@ func worldTopology(t *topology.Topology, n int) (*topology.Topology, error) {
 	if err != nil {
 		return nil, fmt.Errorf("collective: Config.Topology: %w", err)
 	}
+	v.Links = t.Links // link figures (a version 2 topology file's), for the cost model's choice
+	if err := v.Validate(); err != nil {
+		return nil, fmt.Errorf("collective: Config.Topology: %w", err)
+	}
 	return &v, nil
 }
 
