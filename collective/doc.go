@@ -84,6 +84,40 @@
 // [StallReport] naming the rank that never arrived or the one it waits on,
 // and goes on waiting; Config.Timeout (or the context) ends it.
 //
+// # Abort and Shrink
+//
+// [Comm.Abort] ends every pending operation of a communicator on every
+// rank at once, each failing with an error wrapping [ErrAborted] that
+// names the rank that aborted, and releases what the communicator owns.
+// [Comm.Shrink] (as ncclCommShrink) gives the survivors of a failure a new
+// communicator without the failed ranks, agreed through Config.Store.
+//
+// # Limits
+//
+// Every queue, buffer and table a communicator keeps is bounded; the
+// transports bound theirs (see each transport's package doc):
+//   - operations running at once on one communicator on one rank (Async
+//     calls, blocking calls from several goroutines): [MaxRunningOps]
+//     (4096); one beyond fails, on every rank, saying so
+//   - requests one operation posts: a ring posts a step's chunks, at most
+//     32 MiB of them or Config.PipelineDepth chunks if more; a chain
+//     PipelineDepth chunks; other algorithms one receive and one send per
+//     peer and round, and one header receive per peer it talks to
+//   - scratch buffers: at most 4 x [PipelineDepthMax] chunks
+//     (Config.ChunkBytes each, [ChunkBytesMax] at most) kept between
+//     operations, plus one buffer as large as the largest asked for (an
+//     operation's message size at most); header buffers
+//     (header and 512 inline bytes) come from one process-wide pool
+//   - the flight record: [FlightRecords] (128) operations per rank, shared
+//     by a world communicator and those Split makes from it
+//   - cached automatic algorithm choices: one per collective kind, root
+//     and power-of-two message size class (at most kinds x Size x 64)
+//   - an abort ends the running operations and [AbortAhead] (64) numbers
+//     ahead of each kind, at most 1024 of those, on every peer
+//   - Shrink writes a proposal (a list of ranks, at most about 8 bytes per
+//     rank) per caller and one decision per Shrink to the store, which
+//     keeps them until the job ends
+//
 // Every member must issue collectives on a communicator in the same order, as
 // with NCCL and MPI; independent orders belong on separate communicators
 // (see [Comm.Split]).
