@@ -135,9 +135,14 @@ func runLaunched(ctx context.Context, cfg config, set map[string]bool, stdout, s
 		return 2
 	}
 	if set["transport"] {
-		_ = world.Close()
-		fmt.Fprintln(stderr, "allreduce: -transport is for the ranks this program starts; under a launcher set GOCOLL_TRANSPORT")
-		return 2
+		// The ranks this program starts get its arguments and the
+		// transport in GOCOLL_TRANSPORT; under another launcher the
+		// variable decides.
+		if job, err := launcher.ReadEnv(); err == nil && job.Transport != cfg.transport {
+			_ = world.Close()
+			fmt.Fprintf(stderr, "allreduce: -transport %s, but the launcher asks for %s: under a launcher set GOCOLL_TRANSPORT\n", cfg.transport, job.Transport)
+			return 2
+		}
 	}
 	cfg.ranks = world.Size()
 	how := fmt.Sprintf("processes (%s), transport %s", world.Job().Launcher, world.Job().Transport)

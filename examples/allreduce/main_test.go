@@ -207,26 +207,35 @@ func TestHelp(t *testing.T) {
 
 // The command with no launcher starts its ranks as processes (this test
 // binary, which runs the command when envTestArgs is set), which join
-// through gocoll.Init, train, and pass both checks.
+// through gocoll.Init, train, and pass both checks; -transport reaches them.
 func TestProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts 3 processes; -short skips it")
 	}
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	args := []string{"-ranks", "3", "-samples", "301", "-epochs", "2", "-width", "16", "-depth", "2", "-batch", "7", "-bucket-kib", "1"}
-	argsJSON, err := json.Marshal(args)
-	require.NoError(t, err)
-	self := program{path: exe, env: []string{envTestArgs + "=" + string(argsJSON)}}
-	var out, errOut bytes.Buffer
-	require.Equal(t, 0, run(args, self, &out, &errOut), "stdout:\n%s\nstderr:\n%s", &out, &errOut)
-	text := out.String()
-	require.Contains(t, text, "3 ranks as processes (gocoll), transport ")
-	require.Equal(t, 3, strings.Count(text, "\nepoch "))
-	require.Regexp(t, `communication: \S+ per step, \d+% of it hidden behind backward\n`, text)
-	require.Contains(t, text, "check (a): weights bitwise identical on all 3 ranks: ok\n")
-	require.Regexp(t, `check \(b\): max \|data-parallel - single-process\| / max \|weight\| = \S+ \(limit 0.0001\): ok\n`, text)
-	require.NotContains(t, text, "FAILED")
+	for _, transport := range []string{"", "tcp"} {
+		t.Run("transport="+transport, func(t *testing.T) {
+			args := []string{"-ranks", "3", "-samples", "301", "-epochs", "2", "-width", "16", "-depth", "2", "-batch", "7", "-bucket-kib", "1"}
+			want := "3 ranks as processes (gocoll), transport "
+			if transport != "" {
+				args = append(args, "-transport", transport)
+				want += transport + "\n"
+			}
+			argsJSON, err := json.Marshal(args)
+			require.NoError(t, err)
+			self := program{path: exe, env: []string{envTestArgs + "=" + string(argsJSON)}}
+			var out, errOut bytes.Buffer
+			require.Equal(t, 0, run(args, self, &out, &errOut), "stdout:\n%s\nstderr:\n%s", &out, &errOut)
+			text := out.String()
+			require.Contains(t, text, want)
+			require.Equal(t, 3, strings.Count(text, "\nepoch "))
+			require.Regexp(t, `communication: \S+ per step, \d+% of it hidden behind backward\n`, text)
+			require.Contains(t, text, "check (a): weights bitwise identical on all 3 ranks: ok\n")
+			require.Regexp(t, `check \(b\): max \|data-parallel - single-process\| / max \|weight\| = \S+ \(limit 0.0001\): ok\n`, text)
+			require.NotContains(t, text, "FAILED")
+		})
+	}
 }
 
 // parseConfig accepts only settings inside their documented limits, and
