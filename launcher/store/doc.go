@@ -27,7 +27,12 @@
 // Every store is bounded by [Limits] (key and value sizes, number of keys,
 // bytes stored, blocked waits); a [Server] also by [Config] (connections,
 // frame size). Exceeding a limit fails that one call with [ErrLimit], never
-// the store.
+// the store. Nothing else queues: a Server answers one connection's
+// requests one at a time and writes each answer before it reads on (a
+// blocked Get or Wait waits in a goroutine of its own, at most
+// MaxPendingWaits of them over all connections), and a Client's calls in
+// flight are those its callers have made at once, each blocking its
+// caller, in frames of at most ClientConfig.MaxFrameBytes.
 //
 // # Wire protocol
 //
