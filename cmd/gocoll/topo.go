@@ -10,13 +10,14 @@ import (
 	"github.com/gocoll/gocoll/bench"
 	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/collective/tune"
+	"github.com/gocoll/gocoll/collective/tune/probe"
 	"github.com/gocoll/gocoll/launcher"
 	"github.com/gocoll/gocoll/topology"
 )
 
 const topoUsage = `usage: gocoll topo --explain SIZE [--topology FILE] [--coll allreduce|broadcast|reduce|all]
-                   [--chunk 512K] [--root 0]
-       gocoll topo --dump [--topology FILE]
+                   [--chunk 512K] [--root 0] [--probe [--probe-bytes 4M]]
+       gocoll topo --dump [--topology FILE] [--probe [--probe-bytes 4M]]
 
 --explain SIZE prints, for each collective, every candidate algorithm with
 the cost model's predicted time (collective/tune) and the one it chooses. The
@@ -25,6 +26,10 @@ the assumed ones, tune.DefaultLinks), or, under gocoll run (or mpirun, srun,
 torchrun), the job's: every rank joins the job, rank 0 prints.
 --dump writes the topology with the link figures the model uses as a
 version 2 topology file, which --topology and gocoll sim --topology read.
+--probe (in a job only) first measures each level's latency and bandwidth
+(collective/tune/probe: ping-pongs and one bulk transfer between one pair
+of ranks per level, the figures shared so that every rank has the same);
+the levels it measured take its figures.
 `
 
 // topoMain is `gocoll topo`; it returns the exit status.
@@ -40,6 +45,8 @@ func topoMain(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 	coll := fs.String("coll", "all", "collective")
 	chunk := fs.String("chunk", "512K", "chunk size")
 	root := fs.Int("root", 0, "Broadcast's and Reduce's root")
+	doProbe := fs.Bool("probe", false, "measure the job's links first")
+	probeBytes := fs.String("probe-bytes", "4M", "the probe's bulk transfer")
 	pos, err := parseLabFlags(fs, args)
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "gocoll topo: %v (see gocoll topo --help)\n", err)
@@ -71,13 +78,28 @@ func topoMain(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 	if err != nil {
 		return fail(err)
 	}
-	topo, print, done, err := topoOf(ctx, *file, environ)
+	pb, err := bench.ParseSize(*probeBytes)
+	if err != nil {
+		return fail(err)
+	}
+	topo, comm, done, err := topoOf(ctx, *file, environ)
 	if err != nil {
 		fmt.Fprintf(stderr, "gocoll topo: %v\n", err)
 		return 1
 	}
 	defer done()
-	if !print {
+	if *doProbe {
+		if comm == nil {
+			return fail(usagef("--probe measures a job's links: run it under gocoll run"))
+		}
+		measured, err := probe.Measure(ctx, comm, topo, probe.Options{BulkBytes: int(pb)})
+		if err != nil {
+			fmt.Fprintf(stderr, "gocoll topo: %v\n", err)
+			return 1
+		}
+		topo.Links = overlay(topo.Links, measured)
+	}
+	if comm != nil && comm.Rank() != 0 {
 		return 0
 	}
 	in.Topology, in.Links = topo, tune.DefaultLinks().With(topo)
@@ -115,21 +137,35 @@ func topoCollectives(s string) ([]tune.Collective, error) {
 }
 
 // topoOf returns the topology of file, or of the job this process is a
-// rank of: print reports whether this process prints (rank 0 of a job),
-// done leaves the job.
-func topoOf(ctx context.Context, file string, environ []string) (topology.Topology, bool, func(), error) {
+// rank of, with the job's world communicator (nil for a file); done
+// leaves the job.
+func topoOf(ctx context.Context, file string, environ []string) (topology.Topology, *collective.Comm, func(), error) {
 	if file != "" {
 		t, err := topology.Load(file)
-		return t, true, func() {}, err
+		return t, nil, func() {}, err
 	}
 	if _, err := launcher.ParseEnv(launcher.LookupIn(environ)); err != nil {
-		return topology.Topology{}, false, func() {}, fmt.Errorf("no --topology FILE, and not a rank of a job (%v)", err)
+		return topology.Topology{}, nil, func() {}, fmt.Errorf("no --topology FILE, and not a rank of a job (%v)", err)
 	}
 	w, err := launcher.Init(ctx, launcher.Options{Environ: environ})
 	if err != nil {
-		return topology.Topology{}, false, func() {}, err
+		return topology.Topology{}, nil, func() {}, err
 	}
-	return w.Topology(), w.Rank() == 0, func() { _ = w.Close() }, nil
+	return w.Topology(), w.Comm, func() { _ = w.Close() }, nil
+}
+
+// overlay returns ls with the levels m gives in place of its own.
+func overlay(ls *topology.Links, m topology.Links) *topology.Links {
+	out := topology.Links{}
+	if ls != nil {
+		out = *ls
+	}
+	for _, l := range []struct{ from, to **topology.Link }{{&m.Host, &out.Host}, {&m.Site, &out.Site}, {&m.WAN, &out.WAN}} {
+		if *l.from != nil {
+			*l.to = *l.from
+		}
+	}
+	return &out
 }
 
 // topoDump writes topo with every level's figures as a version 2 file.

@@ -88,3 +88,22 @@ func TestTopoUnderRun(t *testing.T) {
 	require.Contains(t, o.stdout, "[rank 0] # AllReduce of 65536 B on 3 ranks (1 hosts, 1 sites)")
 	require.Equal(t, 1, strings.Count(o.stdout, "(chosen)"), o.stdout)
 }
+
+// gocoll topo --probe --dump under gocoll run: the job measures its one
+// level (ranks of one host) and rank 0 writes a version 2 file with it.
+func TestTopoProbeUnderRun(t *testing.T) {
+	o := gocollRun(t, 60*time.Second, "-np", "3", "--tag-output=false", "--", bins.gocoll, "topo", "--probe", "--probe-bytes", "1M", "--dump")
+	require.Equal(t, 0, o.code, "stdout:\n%s\nstderr:\n%s", o.stdout, o.stderr)
+	got, err := topology.Parse([]byte(o.stdout))
+	require.NoError(t, err, o.stdout)
+	require.Equal(t, 3, got.Size())
+	require.NotNil(t, got.Links)
+	require.NotNil(t, got.Links.Host)
+	t.Logf("measured between two ranks of this host: %v one way, %.3g B/s", got.Links.Host.Latency, got.Links.Host.Bandwidth)
+	require.Positive(t, got.Links.Host.Bandwidth)
+
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"topo", "--probe", "--dump", "--topology", writeTopology(t, 2, `"levels": {}`)}, nil, &out, &errOut, nil)
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errOut.String(), "--probe measures a job's links")
+}
