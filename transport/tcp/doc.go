@@ -67,4 +67,19 @@
 //
 // Cancel of a request whose buffer is being read or written waits for that
 // one eager message or chunk to finish.
+//
+// # Limits
+//
+// Every queue and table is bounded. Held eager bytes before their receive
+// is posted: Config.UnexpectedBytesMax (64 MiB) over all peers, each
+// peer's sender held to its share by credits (beyond it, a rendezvous);
+// messages and rendezvous requests from one peer waiting for their
+// receive: Config.UnexpectedMessagesMax (65536), beyond which the peer is
+// failed with a protocol error; ended operations remembered:
+// Config.AbortHistoryMax (1024); connections per peer: [MaxConnsPerPeer];
+// world: [MaxWorldSize]; abort reasons: [MaxReasonBytes]. The writers'
+// queues and the per-tag queues of posted requests hold references to
+// the callers' buffers, one entry per request posted, plus control frames
+// answering the peer's messages, which the bounds above bound. Each
+// connection keeps a read and a write buffer of Config.IOBufferBytes.
 package tcp
