@@ -40,7 +40,22 @@
 // A peer that closes says so (a BYE slot); a peer process that dies is found
 // through its pidfd within [LivenessInterval]. Either way the requests to and
 // from it fail with a [*transport.PeerError]. A slot that does not decode is
-// treated like a dead peer. Every queue is bounded (see [Config]).
+// treated like a dead peer.
+//
+// # Limits
+//
+// Every queue and table is bounded. Per rank: one inbound ring of
+// Config.RingSlots slots of [SlotBytes] from each peer (default 256, 64
+// KiB per sending rank, at most [MaxRingSlots]); slots waiting for a
+// peer's full ring: Config.BacklogMax per peer (65536), beyond which a
+// send fails; rendezvous sends in flight: Config.MaxPendingSends (65536),
+// beyond which a send fails; messages taken from the rings before their
+// receive is posted: Config.MaxUnexpected (65536) and
+// Config.MaxUnexpectedBytes (16 MiB) over all peers, beyond which the
+// rings are left unread (the senders' slots wait in their backlog) until
+// receives are posted; ended operations remembered: [AbortMemory] (4096);
+// world: [MaxWorldSize]. A rendezvous message is never copied into the
+// transport: the receiver copies it from the sender's memory.
 //
 // # Requirements
 //
