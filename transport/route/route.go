@@ -11,6 +11,10 @@
 // so that no request of it, to or from any rank, is left waiting. The
 // endpoint is a transport.Ender itself: its OnRemoteAbort hears the
 // aborts arriving through every joined transport. Close closes them all.
+//
+// Limits: the endpoint keeps no queue or table of its own (every request
+// is its transport's, within that transport's bounds), only the list of
+// transports by peer.
 package route
 
 import (
