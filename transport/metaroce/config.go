@@ -69,7 +69,8 @@ type Config struct {
 	InitialWindow int
 	// DelayTarget is how far a path's RTT may rise above its minimum before
 	// the path's window is cut; the target used is the larger of this and
-	// half the minimum RTT. Default 20µs.
+	// half the path's base RTT, capped at 5 ms (buffers hold a bounded
+	// time of their rate). Default 20µs.
 	DelayTarget time.Duration
 	// InitialRTT is the RTT assumed before the handshake measures one: the
 	// first HELLO is resent after 2 InitialRTT, doubling. No data is sent

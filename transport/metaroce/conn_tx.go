@@ -218,7 +218,7 @@ func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 	if p == nil {
 		return nil, 0, false
 	}
-	if c.peerRate > 0 && now < c.paceAt {
+	if now < c.paceAt {
 		c.paceWait = true
 		return nil, 0, false
 	}
@@ -281,14 +281,4 @@ func (c *conn) piggyback(now time.Duration, d *wire.Data) {
 	d.Flags |= wire.FlagAck
 	d.AckBody = wire.AckBody(ack)
 	c.st.AcksPiggybacked++
-}
-
-// pace moves the pacing clock on by one datagram at the peer's target rate,
-// allowing a burst of two datagrams.
-func (c *conn) pace(now time.Duration, size int) {
-	if c.peerRate == 0 {
-		return
-	}
-	gap := time.Duration(float64(size) / float64(c.peerRate) * float64(time.Second))
-	c.paceAt = max(c.paceAt, now-2*gap) + gap
 }

@@ -69,23 +69,41 @@
 // among its paths (so many connections opening at once do not flood the
 // fabric before their first ACK); each path's window grows by slow start
 // until the first congestion signal, then by one packet per window
-// acknowledged (srtt/10ms packets beyond 10 ms, at most 16, so that a long
-// path regains a cut as fast as a short one), and only while it limits
-// the sender (half of it in flight), up to wire.MaxSACKSpan packets. It is cut at most once per
-// round trip: by 0.8 when the
-// receiver reports new ECN-CE marks on the path, by 0.85 when an RTT sample
-// exceeds the minimum by the delay target (the larger of Config.DelayTarget
-// and half the minimum RTT; the fabric may not mark ECN), and by 0.7 for a
-// loss while the path shows queueing. A loss on a path without a queue is
-// taken as corruption or random drop and repaired without a cut, which is
-// what keeps goodput at 1-5% random loss. Queueing must show both in the
-// RTT and in the path's relative one-way delay (the receiver's arrival
-// time, from the ACK's timestamp, less our send time): an ACK carries every
-// path's block and comes back on one of them, so with paths of unequal
-// delays a path's RTT swings with the way back, and the one-way delay
-// alone would follow a drift of the clocks. Both minima are those of the
-// last two 500 ms windows, so a path whose route got longer has its new
-// base within a second.
+// acknowledged (srtt/10ms packets of at least 9000 bytes beyond 10 ms, at
+// most 16 and an eighth of the window, so that a long path regains a cut
+// as fast as a short one; a window under 16 packets shares its step among
+// the connection's paths, so that many connections of many paths through
+// one shallow buffer grow as one flow each), and only while it limits the
+// sender (half of it in flight), up to wire.MaxSACKSpan packets. Data is
+// paced at twice the windows' rate (cwnd/srtt) in slow start and 1.25
+// times after, in bursts of at most 1 ms, so that a round of slow start at
+// a long RTT does not arrive at a shallow buffer all at once.
+//
+// A window is cut at most once per round trip: by 0.8 when the receiver
+// reports new ECN-CE marks on the path; when the RTT and the one-way delay
+// have both stood above their minima by the delay target for half an RTT
+// (the larger of Config.DelayTarget and half the base RTT, at most 5 ms:
+// buffers hold a bounded time of their rate, often 20 ms), by what drains
+// that queue (0.85 below 1 ms of RTT; from 0.5 to 0.95 above, so that a
+// 100 ms path with a 5 ms queue loses a few per cent, not 15); and by 0.7
+// for a loss while the path shows a queue: RTT and one-way delay above
+// their floors by the delay target and by 3/4 of the deepest queue of the
+// last 5-10 s. A tail drop comes when the buffer is full; a random loss at
+// any depth, which the delay signal keeps within the target. A loss on a
+// path without such a queue is taken as corruption or random drop and
+// repaired without a cut, which is what keeps goodput at 1-5% random
+// loss. The cut that ends slow start on a delay signal goes to what the
+// path delivered in its last RTT (its bandwidth-delay product), at least
+// half the window: slow start hears of its queue a round trip late.
+// Queueing must show both in the RTT and in the path's relative one-way
+// delay (the receiver's arrival time, from the ACK's timestamp, less our
+// send time): an ACK carries every path's block and comes back on one of
+// them, so with paths of unequal delays a path's RTT swings with the way
+// back, and the one-way delay alone would follow a drift of the clocks.
+// The minima are those of the last two 500 ms windows, so a path whose
+// route got longer has its new base within a second; the floors, which
+// judge losses, those of the last two 5 s windows, so that a queue other
+// flows keep full for seconds (TCP, an incast) is still seen as one.
 //
 // Path states: good; skip, for about an RTT after a CE mark or congestive
 // loss (used only when no good path has room); suspect, after a

@@ -49,15 +49,17 @@ func TestFigureGoodputByRTT(t *testing.T) {
 			}
 			steady, whole := stream(s, 0, 1, ca, cb, count, 4<<20, 5*time.Minute)
 			_, ps := s.pathStats(0, ca)
-			lost, sent, timeouts := int64(0), int64(0), int64(0)
+			lost, sent, timeouts, lossCuts, delayCuts := int64(0), int64(0), int64(0), int64(0), int64(0)
 			for _, p := range ps {
 				lost += p.PacketsLost
 				sent += p.PacketsSent
 				timeouts += p.Timeouts
+				lossCuts += p.CutsLoss
+				delayCuts += p.CutsDelay
 			}
 			capacity := 4.0 * labRate
-			t.Logf("%-34s goodput %5.1f%% of capacity (whole transfer %5.1f%%); %d of %d packets lost, %d timeouts; srtt %v cwnd %d",
-				name, 100*steady/capacity, 100*whole/capacity, lost, sent, timeouts, ps[0].SRTT.Round(time.Microsecond), ps[0].Cwnd)
+			t.Logf("%-34s goodput %5.1f%% of capacity (whole transfer %5.1f%%); %d of %d packets lost, %d timeouts, cuts %d loss %d delay; srtt %v cwnd %d",
+				name, 100*steady/capacity, 100*whole/capacity, lost, sent, timeouts, lossCuts, delayCuts, ps[0].SRTT.Round(time.Microsecond), ps[0].Cwnd)
 			if steady/capacity < r.floor {
 				t.Errorf("goodput %.1f%% of capacity, below %.0f%% (seed %d)", 100*steady/capacity, 100*r.floor, seed)
 			}

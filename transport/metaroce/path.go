@@ -67,6 +67,7 @@ type path struct {
 	rtt   rttEstimator
 	owd   owdTracker
 	win   window
+	dlv   delivery
 
 	ring       []sentPacket // packet seq at seq mod len(ring); len a power of two
 	base, next uint64       // oldest unresolved and next sequence number
@@ -97,7 +98,7 @@ func newPath(idx, n int, cfg *Config, mss int) *path {
 	return &path{
 		idx: uint8(idx),
 		rtt: newRTT(cfg.InitialRTT),
-		win: newWindow(mss, max(1, cfg.InitialWindow/n), maxWindowPkts),
+		win: newWindow(mss, max(1, cfg.InitialWindow/n), maxWindowPkts, n),
 	}
 }
 
@@ -250,7 +251,8 @@ func (p *path) onBlock(blk *wire.AckBlock, ackSent, now time.Duration, cfg *Conf
 	if s := now - blk.Echo - blk.Delay; blk.Echo <= now {
 		p.rtt.sample(s, now)
 	}
-	p.owd.sample(ackSent-blk.Delay-blk.Echo, now)
+	p.owd.sample(ackSent-blk.Delay-blk.Echo, now, p.rtt.srtt)
+	p.dlv.onAck(newly, now, p.rtt.srtt)
 	p.congestion(blk, newestSent, now, cfg)
 	if 2*before >= p.win.cwnd {
 		// Grown only while it limits the sender (as Linux's
@@ -271,7 +273,7 @@ func (p *path) congestion(blk *wire.AckBlock, sentAt, now time.Duration, cfg *Co
 	if ce := blk.CE - p.ceSeen; ce != 0 && ce < 1<<31 {
 		p.ceSeen = blk.CE
 		p.st.ECNEchoed += int64(ce)
-		if p.win.onSignal(signalECN, sentAt, now) {
+		if p.win.onSignal(signalECN, sentAt, now, 0, p.bdp(now)) {
 			p.skipUntil = now + p.rtt.srtt
 		}
 	}
@@ -279,21 +281,82 @@ func (p *path) congestion(blk *wire.AckBlock, sentAt, now time.Duration, cfg *Co
 	// carries every path's block and takes one of them); the one-way delay
 	// may rise because the clocks drift. Only both together are queueing
 	// on the way out.
-	if target := p.delayTarget(cfg); p.rtt.has && p.rtt.latest > p.rtt.min+target && p.owd.queue() > target {
-		p.win.onSignal(signalDelay, sentAt, now)
+	// Both must have stood for half an RTT or more (rttEstimator.recent):
+	// a round of slow start sends at twice the rate the path delivers and
+	// queues half of it for a moment, which is no reason to leave slow
+	// start at a fraction of the path's bandwidth-delay product.
+	if target := p.delayTarget(cfg); p.rtt.has && p.rtt.recent.value() > p.rtt.min+target && p.owd.queue() > target {
+		// Cut by what drains the queue down to half the target, if that
+		// is less than the fixed cut: at a long RTT a queue of a few ms is
+		// a few per cent of the window, and a cut of 15 % would leave the
+		// path idle for round trips after (the additive step regains it
+		// slowly).
+		// A deep queue (other flows' or many paths' standing in a shallow
+		// buffer) is drained at once, up to half the window. Below
+		// propCutRTT of base RTT, the fixed cut.
+		recent := p.rtt.recent.value()
+		factor := float64(p.rtt.min+target/2) / float64(recent)
+		if p.rtt.floorRTT() >= propCutRTT {
+			factor = max(factor, minDelayCut)
+		} else {
+			factor = cutFactor[signalDelay]
+		}
+		p.win.onSignal(signalDelay, sentAt, now, min(factor, maxDelayCut), p.bdp(now))
 	}
 }
 
+// maxDelayCut and minDelayCut bound the factor a delay signal cuts a
+// path of at least propCutRTT of base RTT by (at least 5 %, at most
+// half); a shorter path is cut by the fixed factor (cutFactor).
+const (
+	maxDelayCut = 0.95
+	minDelayCut = 0.5
+	propCutRTT  = time.Millisecond
+)
+
+// maxDelayTarget caps the queueing delay a path's RTT-scaled delay target
+// tolerates: buffers hold a bounded time of their rate (20 ms is common,
+// and the lab's), not half of any RTT, and a target deeper than the
+// buffer leaves only loss to signal congestion.
+const maxDelayTarget = 5 * time.Millisecond
+
+// delayTarget is how far the RTT may rise above its minimum before the
+// window is cut: half the base RTT (the floor), at most maxDelayTarget,
+// and at least Config.DelayTarget.
 func (p *path) delayTarget(cfg *Config) time.Duration {
-	return max(cfg.DelayTarget, p.rtt.min/2)
+	return max(cfg.DelayTarget, min(p.rtt.floorRTT()/2, maxDelayTarget))
 }
 
-// queueing reports whether the path shows a standing queue, which makes a
-// loss look like congestion rather than corruption or random drop: in its
-// RTT and in its one-way delay (see congestion).
+// queueing reports whether the path shows a queue, which makes a loss look
+// like congestion rather than corruption or random drop: its smoothed RTT
+// and one-way delay both above their floors by 3/4 of the deepest queue
+// they showed lately (their peaks), and by the delay target (in slow start
+// the queue is always at its deepest yet). A tail drop
+// comes when the buffer is full, the queue at its deepest; a random loss
+// at any depth, which the delay signal keeps within the delay target where
+// the buffer holds more. A buffer kept full by other flows (TCP) is judged
+// by its own depth; one shallower than the delay target (5 ms at most, see
+// maxDelayTarget) is not seen.
+//
+// The floors are long minima: against the short ones, a queue other flows
+// keep full for longer than minWindow would look like none, and every tail
+// drop like random loss (see rttEstimator.floor).
 func (p *path) queueing(cfg *Config) bool {
-	half := p.delayTarget(cfg) / 2
-	return p.rtt.has && p.rtt.srtt > p.rtt.min+half && p.owd.smooth > half
+	if !p.rtt.has {
+		return false
+	}
+	q, o, lo := p.rtt.srtt-p.rtt.floorRTT(), p.owd.smooth, p.delayTarget(cfg)
+	return q > max(p.rtt.peak.value()*3/4, lo) && o > max(p.owd.peak.value()*3/4, lo)
+}
+
+// bdp returns what the path delivered in its last smoothed RTT, scaled to
+// its base RTT (the floor): its bandwidth-delay product without the queue
+// when it is the bottleneck's, or 0 when unknown.
+func (p *path) bdp(now time.Duration) int {
+	if !p.rtt.has {
+		return 0
+	}
+	return int(p.dlv.rate(now, p.rtt.srtt) * p.rtt.floorRTT().Seconds())
 }
 
 // reorderThreshold is how many later packets on the same path must be
@@ -315,7 +378,7 @@ func (p *path) detectLoss(now time.Duration, cfg *Config, sink packetSink) {
 			continue
 		}
 		if p.largest-seq >= reorderThreshold || now-rec.sentAt >= delay {
-			if p.queueing(cfg) && p.win.onSignal(signalLoss, rec.sentAt, now) {
+			if p.queueing(cfg) && p.win.onSignal(signalLoss, rec.sentAt, now, 0, 0) {
 				p.skipUntil = now + p.rtt.srtt
 			}
 			p.resolve(seq, false, sink)
@@ -383,7 +446,7 @@ func (p *path) onTimer(now time.Duration, cfg *Config, sink packetSink) (probe b
 		p.st.Timeouts++
 		p.backoff = min(p.backoff+1, maxBackoff)
 		p.loseAll(sink)
-		p.win.onSignal(signalLoss, now, now)
+		p.win.onSignal(signalLoss, now, now, 0, 0)
 		p.state, p.probes, p.probeAt, p.probeLow = PathSuspect, 0, now, 0
 	}
 	if p.probeAt == 0 || now < p.probeAt {

@@ -61,7 +61,7 @@ func TestStorySlowStartThenAdditiveIncrease(t *testing.T) {
 	require.Equal(t, 100*time.Microsecond, s.p.rtt.srtt)
 
 	// A congestion signal ends slow start; from then on one packet per window.
-	s.p.win.onSignal(signalECN, s.now, s.now)
+	s.p.win.onSignal(signalECN, s.now, s.now, 0, 0)
 	w := s.p.win.cwnd
 	n := uint64(w/1000 + 1) // a window's worth of acknowledgements
 	s.send(int(n))
@@ -98,7 +98,11 @@ func TestStoryRisingDelayCutsTheWindow(t *testing.T) {
 	require.Zero(t, s.p.win.cuts[signalDelay])
 	s.send(2)
 	s.now = 100*time.Microsecond + 160*time.Microsecond // RTT 160µs > 150µs
-	s.ack(s.arrive(100*time.Microsecond, false, 2, 3, 4, 5))
+	s.ack(s.arrive(100*time.Microsecond, false, 2, 3))
+	require.Zero(t, s.p.win.cuts[signalDelay], "one high sample is no standing queue")
+	s.send(2)
+	s.now += 160 * time.Microsecond // the queue stood for a round trip
+	s.ack(s.arrive(s.now-160*time.Microsecond, false, 4, 5, 6, 7))
 	require.Equal(t, int64(1), s.p.win.cuts[signalDelay])
 }
 
@@ -257,15 +261,25 @@ func TestStoryWindowGrowsOnlyWhenItLimits(t *testing.T) {
 }
 
 // Additive increase scales with the RTT: one packet per window at 10 ms
-// or less, srtt/10ms packets beyond, at most aiMaxStep.
+// or less, srtt/10ms packets of at least aiRefPacket bytes beyond, at most
+// aiMaxStep of them and an eighth of the window.
 func TestWindowAdditiveIncreaseScalesWithRTT(t *testing.T) {
 	for _, c := range []struct {
 		srtt time.Duration
 		step int
-	}{{100 * time.Microsecond, 1}, {10 * time.Millisecond, 1}, {100 * time.Millisecond, 10}, {time.Second, aiMaxStep}} {
-		w := newWindow(1000, 100, maxWindowPkts)
+	}{{100 * time.Microsecond, 1000}, {10 * time.Millisecond, 1000}, {100 * time.Millisecond, 10 * aiRefPacket},
+		{time.Second, aiMaxStep * aiRefPacket}} {
+		w := newWindow(1000, 2000, maxWindowPkts, 1)
 		w.ssthresh = w.cwnd // congestion avoidance
 		w.onAck(w.cwnd, c.srtt)
-		require.Equal(t, (100+c.step)*1000, w.cwnd, "srtt %v", c.srtt)
+		require.Equal(t, 2000*1000+c.step, w.cwnd, "srtt %v", c.srtt)
 	}
+	w := newWindow(1000, 40, maxWindowPkts, 1)
+	w.ssthresh = w.cwnd
+	w.onAck(w.cwnd, time.Second)
+	require.Equal(t, 45_000, w.cwnd, "at most an eighth of the window")
+	w = newWindow(1000, 8, maxWindowPkts, 4)
+	w.ssthresh = w.cwnd
+	w.onAck(w.cwnd, time.Millisecond)
+	require.Equal(t, 8_250, w.cwnd, "a small window shares the step among the connection's 4 paths")
 }

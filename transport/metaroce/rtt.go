@@ -10,12 +10,71 @@ import "time"
 type rttEstimator struct {
 	srtt, rttvar, min, latest time.Duration
 	minCur, minPrev, winAt    time.Duration
-	has                       bool // a sample was taken (seeds do not count)
+	// floor is the minimum over floorWindow windows: the path's base RTT
+	// even under a queue that stands for longer than minWindow (other flows
+	// keep it full), against which a loss is judged congestion.
+	floor winMin
+	// recent is the minimum of the last half to whole smoothed RTT: above
+	// the minimum, a queue that stood that long, not the passing burst of
+	// a round of slow start or the ACK of a slower path.
+	recent winMin
+	// peak is the highest excess of srtt over the floor over the last
+	// one to two floorWindows: the deepest queue the path has shown.
+	peak winMax
+	has  bool // a sample was taken (seeds do not count)
 }
 
 // minWindow is the length of the windows of a path's RTT and one-way
 // delay minima (see rttEstimator and owdTracker).
 const minWindow = 500 * time.Millisecond
+
+// floorWindow is the length of the windows of the long minima (the
+// floors), which forget a lower base only after 1 to 2 of them: a route
+// that got longer is taken for a standing queue by the loss classifier
+// (path.queueing) for that long, not by the delay signal.
+const floorWindow = 5 * time.Second
+
+// winMin is the minimum of a series over the current and the previous
+// window of a fixed length.
+type winMin struct {
+	cur, prev, at time.Duration
+	seen          bool
+}
+
+// sample folds in v seen at now, with windows of length w.
+func (m *winMin) sample(v, now, w time.Duration) {
+	switch {
+	case !m.seen:
+		m.cur, m.prev, m.at, m.seen = v, v, now, true
+	case now-m.at >= w:
+		m.prev, m.cur, m.at = m.cur, v, now
+	}
+	m.cur = min(m.cur, v)
+}
+
+// value returns the minimum of the two windows (0 before any sample).
+func (m *winMin) value() time.Duration { return min(m.cur, m.prev) }
+
+// winMax is the maximum of a series over the current and the previous
+// window of a fixed length.
+type winMax struct {
+	cur, prev, at time.Duration
+	seen          bool
+}
+
+// sample folds in v seen at now, with windows of length w.
+func (m *winMax) sample(v, now, w time.Duration) {
+	switch {
+	case !m.seen:
+		m.cur, m.prev, m.at, m.seen = v, v, now, true
+	case now-m.at >= w:
+		m.prev, m.cur, m.at = m.cur, v, now
+	}
+	m.cur = max(m.cur, v)
+}
+
+// value returns the maximum of the two windows (0 before any sample).
+func (m *winMax) value() time.Duration { return max(m.cur, m.prev) }
 
 func newRTT(initial time.Duration) rttEstimator {
 	return rttEstimator{srtt: initial, rttvar: initial / 2}
@@ -40,6 +99,8 @@ func (r *rttEstimator) sample(s, now time.Duration) {
 		return
 	}
 	r.latest = s
+	r.floor.sample(s, now, floorWindow)
+	r.recent.sample(s, now, r.srtt/2)
 	if !r.has {
 		r.srtt, r.rttvar, r.min, r.has = s, s/2, s, true
 		r.minCur, r.minPrev, r.winAt = s, s, now
@@ -56,6 +117,7 @@ func (r *rttEstimator) sample(s, now time.Duration) {
 	}
 	r.rttvar = (3*r.rttvar + dev) / 4
 	r.srtt = (7*r.srtt + s) / 8
+	r.peak.sample(r.srtt-r.floor.value(), now, floorWindow)
 }
 
 // rto returns the retransmission timeout before backoff: srtt + 4 rttvar
@@ -65,6 +127,15 @@ func (r *rttEstimator) sample(s, now time.Duration) {
 // (MinRTO, MaxRTO) ever makes a path time out within its RTT.
 func (r *rttEstimator) rto(lo, ackDelay time.Duration) time.Duration {
 	return max(r.srtt+max(4*r.rttvar, r.srtt/4)+ackDelay, lo)
+}
+
+// floorRTT returns the long minimum RTT (the floor), or the smoothed one
+// before any sample.
+func (r *rttEstimator) floorRTT() time.Duration {
+	if r.has {
+		return r.floor.value()
+	}
+	return r.srtt
 }
 
 // base returns the minimum RTT, or the smoothed one before any sample.
@@ -83,12 +154,18 @@ func (r *rttEstimator) base() time.Duration {
 // hosts' clocks from accumulating.
 type owdTracker struct {
 	latest, minCur, minPrev, winAt time.Duration
-	smooth                         time.Duration // the queue, smoothed as srtt is
+	floor                          winMin        // the long minimum, as rttEstimator's
+	recent                         winMin        // the minimum of the last half to whole srtt
+	smooth                         time.Duration // the excess over the floor, smoothed as srtt is
+	peak                           winMax        // the highest smooth, as rttEstimator's
 	seen                           bool
 }
 
-// sample folds in one one-way delay v seen at now.
-func (o *owdTracker) sample(v, now time.Duration) {
+// sample folds in one one-way delay v seen at now on a path of smoothed
+// RTT srtt.
+func (o *owdTracker) sample(v, now, srtt time.Duration) {
+	o.floor.sample(v, now, floorWindow)
+	o.recent.sample(v, now, srtt/2)
 	if !o.seen {
 		o.latest, o.minCur, o.minPrev, o.winAt, o.seen = v, v, v, now, true
 		return
@@ -98,13 +175,15 @@ func (o *owdTracker) sample(v, now time.Duration) {
 	}
 	o.minCur = min(o.minCur, v)
 	o.latest = v
-	o.smooth = (7*o.smooth + o.queue()) / 8
+	o.smooth = (7*o.smooth + o.latest - o.floor.value()) / 8
+	o.peak.sample(o.smooth, now, floorWindow)
 }
 
-// queue returns the latest one-way delay's excess over the minimum.
+// queue returns the recent one-way delay's excess over the minimum: the
+// queue that stood over the last half to whole RTT.
 func (o *owdTracker) queue() time.Duration {
 	if !o.seen {
 		return 0
 	}
-	return o.latest - min(o.minCur, o.minPrev)
+	return o.recent.value() - min(o.minCur, o.minPrev)
 }

@@ -1,0 +1,53 @@
+package metaroce
+
+import "time"
+
+// pace moves the pacing clock on by one datagram at the pacing rate
+// (paceRate). Under the peer's target rate it allows a burst of two
+// datagrams; under the windows' rate alone, of paceBurst at that rate, so
+// that pacing smooths only what an ACK clock at a long RTT would send in
+// bursts (and never holds a datacenter path, whose whole window is
+// shorter than paceBurst).
+func (c *conn) pace(now time.Duration, size int) {
+	rate, peer := c.paceRate()
+	if rate <= 0 {
+		return
+	}
+	gap := time.Duration(float64(size) / rate * float64(time.Second))
+	burst := 2 * gap
+	if !peer {
+		burst = max(burst, paceBurst)
+	}
+	c.paceAt = max(c.paceAt, now-burst) + gap
+}
+
+// Pacing gains over the windows' rate (cwnd/srtt): in slow start, twice,
+// so that the window can double each round trip (as Linux paces); after
+// it, a quarter more, so that the window, not the pacing, sets the rate.
+const (
+	paceGainSlowStart = 2.0
+	paceGainAvoidance = 1.25
+	// paceBurst is the longest burst pacing lets out at the windows' rate.
+	paceBurst = time.Millisecond
+)
+
+// paceRate returns the rate data is paced at in bytes/s (0: none) and
+// whether the peer's target rate set it: the sum over the usable paths
+// of cwnd/srtt times the path's gain, at most the peer's target rate.
+func (c *conn) paceRate() (float64, bool) {
+	rate := 0.0
+	for _, p := range c.paths {
+		if !p.usable() || p.rtt.srtt <= 0 {
+			continue
+		}
+		gain := paceGainAvoidance
+		if p.win.cwnd < p.win.ssthresh {
+			gain = paceGainSlowStart
+		}
+		rate += gain * float64(p.win.cwnd) / p.rtt.srtt.Seconds()
+	}
+	if c.peerRate > 0 && (rate == 0 || float64(c.peerRate) < rate) {
+		return float64(c.peerRate), true
+	}
+	return rate, false
+}
