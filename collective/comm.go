@@ -208,13 +208,16 @@ func New(ep transport.Endpoint, id uint64, cfg Config) (*Comm, error) {
 	return c, nil
 }
 
-// NewOwning is New, and Close of the returned communicator also closes c.
+// NewOwning is New, and Close of the returned communicator also closes c
+// (Abort: c's Abort method if it has one). If c is a [Membership], it
+// supplies Config.Store and Config.Dead where cfg leaves them unset.
 func NewOwning(ep transport.Endpoint, id uint64, cfg Config, c io.Closer) (*Comm, error) {
 	comm, err := New(ep, id, cfg)
 	if err != nil {
 		return nil, err
 	}
 	comm.owned = c
+	comm.cfg = withMembership(comm.cfg, c)
 	return comm, nil
 }
 

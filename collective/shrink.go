@@ -24,6 +24,34 @@ type ShrinkStore interface {
 	Wait(ctx context.Context, keys ...string) error
 }
 
+// Membership is implemented by the owner of a communicator (NewOwning's
+// closer) that knows the job's store and which ranks have died: it
+// supplies Config.Store and Config.Dead where the Config leaves them
+// unset, for the communicator and those made from it. gocoll.Init's world
+// is one.
+type Membership interface {
+	// ShrinkStore is the store Shrink agrees through (Config.Store).
+	ShrinkStore() ShrinkStore
+	// DeadRanks lists the endpoint ranks declared dead (Config.Dead).
+	DeadRanks() []int
+}
+
+// withMembership fills cfg's Store and Dead from owner, if it is a
+// Membership.
+func withMembership(cfg Config, owner any) Config {
+	m, ok := owner.(Membership)
+	if !ok {
+		return cfg
+	}
+	if cfg.Store == nil {
+		cfg.Store = m.ShrinkStore()
+	}
+	if cfg.Dead == nil {
+		cfg.Dead = m.DeadRanks
+	}
+	return cfg
+}
+
 // ErrExcluded is wrapped by the error of Shrink on a rank that the
 // survivors left out.
 var ErrExcluded = errors.New("collective: this rank was left out by Shrink")

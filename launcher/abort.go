@@ -26,11 +26,15 @@ import (
 // The store is served by rank 0 (or the launcher): a world whose store
 // has gone cannot shrink.
 
-// shrinkStore is the store the world's communicators agree through.
-func (lc *lifecycle) shrinkStore() store.Store { return store.Prefixed(lc.kv, "comm/") }
+var _ collective.Membership = (*lifecycle)(nil)
 
-// deadRanks lists the ranks the watcher has declared dead (Config.Dead).
-func (lc *lifecycle) deadRanks() []int {
+// ShrinkStore is the store the world's communicators agree through in
+// Shrink: the job's, under comm/ (collective.Membership).
+func (lc *lifecycle) ShrinkStore() collective.ShrinkStore { return store.Prefixed(lc.kv, "comm/") }
+
+// DeadRanks lists the ranks the watcher has declared dead
+// (collective.Membership).
+func (lc *lifecycle) DeadRanks() []int {
 	var dead []int
 	for r := range lc.job.Size {
 		if lc.guard != nil && lc.guard.isDead(r) {
@@ -38,18 +42,6 @@ func (lc *lifecycle) deadRanks() []int {
 		}
 	}
 	return dead
-}
-
-// withMembership sets the world communicator's Shrink hooks, unless the
-// caller's Config has its own.
-func (lc *lifecycle) withMembership(cfg collective.Config) collective.Config {
-	if cfg.Store == nil {
-		cfg.Store = lc.shrinkStore()
-	}
-	if cfg.Dead == nil {
-		cfg.Dead = lc.deadRanks
-	}
-	return cfg
 }
 
 // Abort leaves the job at once (see above); the world communicator's
