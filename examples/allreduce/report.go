@@ -9,7 +9,7 @@ import (
 // Tolerances of check (b), relative to the largest weight.
 const (
 	toleranceFloat32 = 1e-4
-	toleranceBF16    = 2e-2
+	toleranceBF16    = 5e-3
 )
 
 // tolerance is check (b)'s bound for cfg.
