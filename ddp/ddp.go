@@ -22,8 +22,9 @@ const (
 
 // Config adjusts a Model. The zero value is PyTorch DDP's behaviour.
 type Config struct {
-	// BucketBytes is the most float32 gradient bytes a bucket holds (a
-	// larger parameter gets a bucket of its own). Default
+	// BucketBytes is the float32 gradient bytes at which a bucket is
+	// closed: parameters join a bucket until it holds this much or more
+	// (so its last parameter may take it over). Default
 	// DefaultBucketBytes; [MinBucketBytes, MaxBucketBytes].
 	BucketBytes int
 	// FirstBucketBytes is the limit of the first bucket, the last layers'
@@ -138,7 +139,8 @@ func checkParams(params []Param) error {
 	return nil
 }
 
-// layout fills the buckets in reverse parameter order.
+// layout fills the buckets in reverse parameter order, closing each once
+// it holds its limit or more, as PyTorch DDP does.
 func (m *Model) layout() {
 	m.grads = make([][]float32, len(m.params))
 	m.bucket = make([]int, len(m.params))
@@ -161,14 +163,12 @@ func (m *Model) layout() {
 		cur, curBytes, limit = nil, 0, m.cfg.BucketBytes
 	}
 	for i := len(m.params) - 1; i >= 0; i-- {
-		bytes := 4 * len(m.params[i].Data)
-		if len(cur) > 0 && curBytes+bytes > limit {
+		cur = append(cur, i)
+		curBytes += 4 * len(m.params[i].Data)
+		if curBytes >= limit || i == 0 {
 			closeBucket()
 		}
-		cur = append(cur, i)
-		curBytes += bytes
 	}
-	closeBucket()
 }
 
 // broadcast sets every parameter to rank 0's values, one Broadcast per

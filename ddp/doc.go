@@ -28,10 +28,10 @@
 // Gradients live in buckets: flat float32 buffers, Grad(i) being a view of
 // its bucket, so a bucket is reduced with no packing. Buckets are filled in
 // reverse registration order, since backward produces the last layer's
-// gradients first: the first bucket holds up to Config.FirstBucketBytes
-// (default 1 MiB, so communication starts early), the others up to
-// Config.BucketBytes (default 25 MiB); a parameter larger than its bucket's
-// limit gets a bucket of its own. Buckets returns the layout.
+// gradients first, and, as in PyTorch, a bucket is closed once it holds its
+// limit or more: Config.FirstBucketBytes for the first (default 1 MiB, so
+// communication starts early), Config.BucketBytes for the others (default
+// 25 MiB). Buckets returns the layout.
 //
 // Ready(ctx, i) says that parameter i's gradient is final for this step. When
 // every parameter of a bucket is ready, its AllReduce starts asynchronously

@@ -274,7 +274,7 @@ func Example_run() {
 	}
 	fmt.Println("exit status", status)
 	// Output:
-	// model: MLP 32-32-32-10, 3 layers, 2442 float32 parameters; gradients sent as float32 in buckets of 1024 KiB (the first at most 1024)
+	// model: MLP 32-32-32-10, 3 layers, 2442 float32 parameters; gradients sent as float32 in buckets of 1024 KiB (the first 1024 KiB)
 	// epoch   0  loss 2.3583  accuracy  14.0%
 	// epoch   1  loss 2.1429  accuracy  25.5%
 	// epoch   2  loss 1.9610  accuracy  35.5%

@@ -28,8 +28,8 @@ func printHeader(w io.Writer, cfg config, how string) {
 		wire = "bfloat16"
 	}
 	fmt.Fprintf(w, "data-parallel training: %d ranks as %s\n", cfg.ranks, how)
-	fmt.Fprintf(w, "model: MLP %s, %d layers, %d float32 parameters; gradients sent as %s in buckets of %d KiB (the first at most 1024)\n",
-		m, m.layers(), m.numParams(), wire, cfg.bucketKiB)
+	fmt.Fprintf(w, "model: MLP %s, %d layers, %d float32 parameters; gradients sent as %s in buckets of %d KiB (the first %d KiB)\n",
+		m, m.layers(), m.numParams(), wire, cfg.bucketKiB, ddpConfig(cfg).FirstBucketBytes>>10)
 	lo, hi := shard(0, cfg.ranks, cfg.samples)
 	fmt.Fprintf(w, "data: %d samples (seed %d), %d-%d per rank; batch %d per rank (%d global), lr %g, %d epochs\n",
 		cfg.samples, cfg.seed, hi-lo, (cfg.samples+cfg.ranks-1)/cfg.ranks, cfg.batch, cfg.batch*cfg.ranks, cfg.lr, cfg.epochs)
