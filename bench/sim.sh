@@ -10,7 +10,7 @@
 #    15 %).
 # 2. Tree against ring and recursive doubling (and hierarchical) at 64
 #    ranks (1 site x 8 hosts x 8 ranks) and 256 ranks (4 x 8 x 8), 8 B to
-#    16 MiB.
+#    256 MiB, and the model's choice (auto) against the fastest.
 # 3. 1024 ranks (4 sites x 32 hosts x 8 ranks, 5 ms WAN of 8 paths), every
 #    algorithm at 64 MiB, payload-free: the wall time it takes here.
 # OUT/raw/ keeps gocoll sim's outputs, OUT/table.md the tables
@@ -30,7 +30,7 @@ for shape in "1 8 8" "4 8 8"; do
 	set -- $shape
 	nice "$G" sim --sites "$1" --hosts-per-site "$2" --ranks-per-host "$3" \
 		--algo tree,recursive-doubling,ring,hierarchical \
-		allreduce 8 64 512 4K 32K 256K 2M 16M | tee "$OUT/raw/sweep-$(($1 * $2 * $3)).txt"
+		allreduce 8 64 512 4K 32K 256K 2M 16M 128M 256M | tee "$OUT/raw/sweep-$(($1 * $2 * $3)).txt"
 done
 start=$(date +%s)
 nice "$G" sim --sites 4 --hosts-per-site 32 --ranks-per-host 8 --wan-delay 5ms --wan-paths 8 \

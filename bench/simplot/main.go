@@ -155,9 +155,11 @@ func modelTable(w io.Writer, r run) {
 }
 
 // sweepTable writes, per size, each algorithm's simulated time, the tree
-// against the better of ring and recursive doubling, and the fastest.
+// against the better of ring and recursive doubling, the fastest, and the
+// model's choice (the least predicted time: what auto runs) against it.
 func sweepTable(w io.Writer, r run) {
 	algos := []string{}
+	worst := 0.0
 	bySize := map[int64]map[string]row{}
 	var sizes []int64
 	for _, x := range r.rows {
@@ -174,25 +176,29 @@ func sweepTable(w io.Writer, r run) {
 	for _, a := range algos {
 		fmt.Fprintf(w, " %s |", a)
 	}
-	fmt.Fprintf(w, " tree / best of ring and rec. doubling | fastest |\n|---|")
+	fmt.Fprintf(w, " tree / best of ring and rec. doubling | fastest | model's choice | choice / fastest |\n|---|")
 	for range algos {
 		fmt.Fprint(w, "---|")
 	}
-	fmt.Fprintln(w, "---|---|")
+	fmt.Fprintln(w, "---|---|---|---|")
 	for _, s := range sizes {
 		m := bySize[s]
 		fmt.Fprintf(w, "| %s |", bench.FormatSize(s))
-		best := ""
+		best, choice := "", ""
 		for _, a := range algos {
 			fmt.Fprintf(w, " %v (%v) |", m[a].sim, m[a].model)
 			if best == "" || m[a].sim < m[best].sim {
 				best = a
 			}
+			if m[a].model > 0 && (choice == "" || m[a].model < m[choice].model) {
+				choice = a
+			}
 		}
 		other := min(nonzero(m["ring"].sim), nonzero(m["recursive-doubling"].sim))
-		fmt.Fprintf(w, " %.2f |  %s |\n", m["tree"].sim.Seconds()/other.Seconds(), best)
+		fmt.Fprintf(w, " %.2f | %s | %s | %.3f |\n", m["tree"].sim.Seconds()/other.Seconds(), best, choice, m[choice].sim.Seconds()/m[best].sim.Seconds())
+		worst = max(worst, m[choice].sim.Seconds()/m[best].sim.Seconds())
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "\nThe model's choice (auto) is at most %.3f times the fastest simulated algorithm.\n\n", worst)
 }
 
 func nonzero(d time.Duration) time.Duration {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -147,4 +148,41 @@ func writeTopology(t *testing.T, n int, extra string) string {
 	path := filepath.Join(t.TempDir(), "topo.json")
 	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
 	return path
+}
+
+// FuzzParseRate: any text gives a positive, finite bandwidth or an error,
+// never a panic.
+func FuzzParseRate(f *testing.F) {
+	for _, s := range []string{"1e9", "10Gbit", "1.25GB/s", "800Mbps", "4kB", "-1", "", "1e400", "NaN", "Inf", "0x10"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := parseRate(s)
+		if err == nil && (!(v > 0) || math.IsInf(v, 0)) {
+			t.Fatalf("parseRate(%q) = %v without an error", s, v)
+		}
+	})
+}
+
+// FuzzParseSimFlags: gocoll sim's command line never panics; what it
+// accepts is within the limits simulate relies on.
+func FuzzParseSimFlags(f *testing.F) {
+	for _, s := range []string{"allreduce 8", "--sites 4 --hosts-per-site 8 allreduce 64K 4M", "--algo tree,ring broadcast 1M",
+		"--payload free --chunk 4K reduce 8", "--wan-bw 10Gbit --wan-delay 5ms allreduce 8", "--sites -1 allreduce 8"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		fl, err := parseSimFlags(strings.Fields(line))
+		if err != nil {
+			return
+		}
+		if fl.sites < 1 || fl.hosts < 1 || fl.ranks < 1 || fl.chunk < collective.ChunkBytesMin || fl.chunk > collective.ChunkBytesMax || len(fl.sizes) == 0 {
+			t.Fatalf("%q accepted as %+v", line, fl)
+		}
+		for _, s := range fl.sizes {
+			if s < 0 || s%4 != 0 {
+				t.Fatalf("%q: size %d accepted", line, s)
+			}
+		}
+	})
 }
