@@ -3,6 +3,8 @@ package tcp
 import (
 	"fmt"
 	"time"
+
+	"github.com/gocoll/gocoll/internal/jobkey"
 )
 
 // Limits of the configuration and of the wire protocol.
@@ -77,6 +79,11 @@ type Config struct {
 	// forgotten first, after which its late messages are no longer dropped.
 	// Default 1024, at least 1.
 	AbortHistoryMax int
+	// Key is the job's key: with it every handshake proves that both
+	// sides hold it and every frame's header carries a tag (auth.go); the
+	// zero Key (default) means no authentication, and a peer with a key
+	// refuses this one.
+	Key jobkey.Key
 }
 
 // withDefaults returns c with defaults filled in, or an error naming the

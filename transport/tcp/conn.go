@@ -24,6 +24,7 @@ type conn struct {
 	nc    net.Conn
 	br    *bufio.Reader
 	bw    *bufio.Writer
+	auth  *frameAuth // nil without a key
 
 	qmu      sync.Mutex
 	ctrl     []outFrame // control frames and eager messages, in order
@@ -119,6 +120,14 @@ func (c *conn) readLoop() {
 func (c *conn) readFrame(buf []byte) error {
 	if _, err := io.ReadFull(c.br, buf); err != nil {
 		return err
+	}
+	if c.auth != nil {
+		if err := c.auth.readTag(c.br, buf); err != nil {
+			if errors.Is(err, ErrAuth) {
+				c.ep.authDropped.Add(1)
+			}
+			return err
+		}
 	}
 	h, err := parseHeader(buf)
 	if err != nil {
@@ -235,7 +244,7 @@ func (c *conn) writeFrame(hdr []byte, f *outFrame) ([]byte, error) {
 	case f.req != nil && f.req.isDone():
 		return hdr, nil // an RTS of a send that has ended
 	}
-	hdr = appendHeader(hdr[:0], f.h)
+	hdr = c.sealed(appendHeader(hdr[:0], f.h))
 	_, err := c.bw.Write(hdr)
 	if err == nil {
 		_, err = c.bw.Write(body)
@@ -251,13 +260,13 @@ func (c *conn) writeChunk(hdr []byte, j *bulkJob, off int) ([]byte, error) {
 	if !j.req.begin() {
 		j.withdrawn = true
 		h.flags = rdataWithdrawn
-		hdr = appendHeader(hdr[:0], h)
+		hdr = c.sealed(appendHeader(hdr[:0], h))
 		_, err := c.bw.Write(hdr)
 		return hdr, err
 	}
 	body := j.req.buf[off:min(off+j.chunk, len(j.req.buf))]
 	h.body = uint32(len(body))
-	hdr = appendHeader(hdr[:0], h)
+	hdr = c.sealed(appendHeader(hdr[:0], h))
 	_, err := c.bw.Write(hdr)
 	if err == nil {
 		_, err = c.bw.Write(body)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gocoll/gocoll/transport"
 )
@@ -25,6 +26,8 @@ type Endpoint struct {
 	pending map[*request]struct{}
 
 	onAbort transport.AbortHook // see OnRemoteAbort
+
+	authDropped atomic.Int64 // frames whose tag did not verify (auth.go)
 }
 
 var (

@@ -124,7 +124,7 @@ func rawPeer(t *testing.T, cfg Config) (*Endpoint, net.Conn) {
 	t.Cleanup(func() { _ = nc.Close() })
 	_, err = nc.Write(appendHello(nil, hello{version: helloVersion, conns: 1, size: 2, from: 0, to: 1}))
 	require.NoError(t, err)
-	_, err = readReply(nc)
+	_, _, _, err = readReply(nc)
 	require.NoError(t, err)
 	ep := <-done
 	t.Cleanup(func() { _ = ep.Close() })

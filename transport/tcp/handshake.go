@@ -14,7 +14,7 @@ import (
 // (little endian, helloLen bytes):
 //
 //	0  magic [8]"gocolTCP"   8 version u16   10 conn index u16
-//	12 conns per peer u16    14 reserved u16 (zero)
+//	12 conns per peer u16    14 flags u8 (1: keyed, auth.go)  15 reserved u8 (zero)
 //	16 job id u64            24 world size u32
 //	28 from rank u32         32 to rank u32  36 eager credit granted u64
 const (
@@ -38,6 +38,7 @@ type hello struct {
 	size      uint32
 	from, to  uint32
 	credit    uint64 // eager bytes the sender of the hello lets the other side have outstanding
+	keyed     bool   // the sender holds a job key (auth.go)
 }
 
 // ErrRefused is wrapped by errors about a handshake the other side refused,
@@ -49,7 +50,11 @@ func appendHello(b []byte, h hello) []byte {
 	b = binary.LittleEndian.AppendUint16(b, h.version)
 	b = binary.LittleEndian.AppendUint16(b, h.connIndex)
 	b = binary.LittleEndian.AppendUint16(b, h.conns)
-	b = binary.LittleEndian.AppendUint16(b, 0)
+	flags := byte(0)
+	if h.keyed {
+		flags = helloKeyed
+	}
+	b = append(b, flags, 0)
 	b = binary.LittleEndian.AppendUint64(b, h.job)
 	b = binary.LittleEndian.AppendUint32(b, h.size)
 	b = binary.LittleEndian.AppendUint32(b, h.from)
@@ -75,11 +80,12 @@ func parseHello(b []byte) (hello, error) {
 		from:      binary.LittleEndian.Uint32(b[28:]),
 		to:        binary.LittleEndian.Uint32(b[32:]),
 		credit:    binary.LittleEndian.Uint64(b[36:]),
+		keyed:     b[14] == helloKeyed,
 	}
 	if h.version != helloVersion {
 		return hello{}, fmt.Errorf("%w: protocol version %d, want %d", ErrRefused, h.version, helloVersion)
 	}
-	if b[14] != 0 || b[15] != 0 {
+	if b[14]&^helloKeyed != 0 || b[15] != 0 {
 		return hello{}, fmt.Errorf("%w: reserved hello bytes not zero", ErrRefused)
 	}
 	return h, nil
@@ -105,10 +111,14 @@ func checkHello(got, want hello) error {
 	return nil
 }
 
-// appendReply appends the accepting side's answer: its hello, the status
-// and the reason (cut to 255 bytes).
-func appendReply(b []byte, h hello, refusal error) []byte {
+// appendReply appends the accepting side's answer: its hello, with a key
+// its nonce and proof (auth, 32 bytes), the status and the reason (cut to
+// 255 bytes).
+func appendReply(b []byte, h hello, auth []byte, refusal error) []byte {
 	b = appendHello(b, h)
+	if h.keyed {
+		b = append(b, auth...)
+	}
 	if refusal == nil {
 		return append(b, statusAccepted, 0)
 	}
@@ -120,27 +130,36 @@ func appendReply(b []byte, h hello, refusal error) []byte {
 	return append(b, reason...)
 }
 
-// readReply reads the accepting side's answer from r. A refusal is returned
-// as an error wrapping ErrRefused with the peer's reason.
-func readReply(r io.Reader) (hello, error) {
-	b := make([]byte, helloLen+2)
+// readReply reads the accepting side's answer from r: its hello as sent
+// and, with a key, its nonce and proof (auth). A refusal is returned as an
+// error wrapping ErrRefused with the peer's reason.
+func readReply(r io.Reader) (h hello, raw, auth []byte, err error) {
+	b := make([]byte, helloLen, helloLen+nonceLen+proofLen+2)
 	if _, err := io.ReadFull(r, b); err != nil {
-		return hello{}, fmt.Errorf("reading handshake reply: %w", err)
+		return hello{}, nil, nil, fmt.Errorf("reading handshake reply: %w", err)
 	}
-	h, err := parseHello(b)
-	if err != nil {
-		return hello{}, err
+	if h, err = parseHello(b); err != nil {
+		return hello{}, nil, nil, err
 	}
-	status, n := b[helloLen], int(b[helloLen+1])
+	more := 2
+	if h.keyed {
+		more += nonceLen + proofLen
+	}
+	b = b[:helloLen+more]
+	if _, err := io.ReadFull(r, b[helloLen:]); err != nil {
+		return hello{}, nil, nil, fmt.Errorf("reading handshake reply: %w", err)
+	}
+	raw, auth = b[:helloLen], b[helloLen:len(b)-2]
+	status, n := b[len(b)-2], int(b[len(b)-1])
 	if status == statusAccepted && n == 0 {
-		return h, nil
+		return h, raw, auth, nil
 	}
 	reason := make([]byte, n)
 	if _, err := io.ReadFull(r, reason); err != nil {
-		return hello{}, fmt.Errorf("reading handshake refusal: %w", err)
+		return hello{}, nil, nil, fmt.Errorf("reading handshake refusal: %w", err)
 	}
 	if status != statusRefused {
-		return hello{}, fmt.Errorf("%w: bad handshake status %d", ErrRefused, status)
+		return hello{}, nil, nil, fmt.Errorf("%w: bad handshake status %d", ErrRefused, status)
 	}
-	return hello{}, fmt.Errorf("%w: rank %d says: %s", ErrRefused, h.from, reason)
+	return hello{}, nil, nil, fmt.Errorf("%w: rank %d says: %s", ErrRefused, h.from, reason)
 }

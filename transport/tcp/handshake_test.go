@@ -90,7 +90,7 @@ func TestHandshakeRefusesStranger(t *testing.T) {
 	_, err = nc.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
 	require.NoError(t, err)
 	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
-	_, err = readReply(nc)
+	_, _, _, err = readReply(nc)
 	require.ErrorIs(t, err, ErrRefused)
 	require.ErrorContains(t, err, "not a gocoll tcp transport peer")
 
@@ -144,22 +144,28 @@ func FuzzParseHello(f *testing.F) {
 // FuzzReadReply checks that any reply either is an accepted hello or gives
 // an error, never a panic or a hang.
 func FuzzReadReply(f *testing.F) {
-	f.Add(appendReply(nil, sampleHellos[0], nil))
-	f.Add(appendReply(nil, sampleHellos[0], ErrRefused))
+	f.Add(appendReply(nil, sampleHellos[0], nil, nil))
+	f.Add(appendReply(nil, sampleHellos[0], nil, ErrRefused))
+	keyed := sampleHellos[0]
+	keyed.keyed = true
+	f.Add(appendReply(nil, keyed, bytes.Repeat([]byte{7}, nonceLen+proofLen), nil))
+	f.Add(appendReply(nil, keyed, make([]byte, nonceLen+proofLen), ErrRefused))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		h, err := readReply(bytes.NewReader(b))
+		h, raw, auth, err := readReply(bytes.NewReader(b))
 		if err == nil {
-			require.Equal(t, appendReply(nil, h, nil), b[:helloLen+2])
+			n := helloLen + len(auth) + 2
+			require.Equal(t, appendReply(nil, h, auth, nil), b[:n])
+			require.Equal(t, b[:helloLen], raw)
 		}
 	})
 }
 
 func TestReplyRoundTrip(t *testing.T) {
 	h := sampleHellos[0]
-	got, err := readReply(bytes.NewReader(appendReply(nil, h, nil)))
+	got, _, _, err := readReply(bytes.NewReader(appendReply(nil, h, nil, nil)))
 	require.NoError(t, err)
 	require.Equal(t, h, got)
-	_, err = readReply(bytes.NewReader(appendReply(nil, h, io.ErrClosedPipe)))
+	_, _, _, err = readReply(bytes.NewReader(appendReply(nil, h, nil, io.ErrClosedPipe)))
 	require.ErrorIs(t, err, ErrRefused)
 	require.ErrorContains(t, err, "rank 0 says: io: read/write on closed pipe")
 }

@@ -50,7 +50,8 @@ func (l *Listener) Close() error {
 type link struct {
 	peer, index int
 	nc          net.Conn
-	credit      int64 // eager credit the peer granted us
+	credit      int64      // eager credit the peer granted us
+	auth        *frameAuth // the frames' keys; nil without Config.Key
 }
 
 // Connect builds the full mesh of this rank (Config.Rank) with every rank
@@ -72,6 +73,9 @@ func (l *Listener) Connect(ctx context.Context, addrs []string) (*Endpoint, erro
 	grant := cfg.UnexpectedBytesMax / int64(max(1, size-1))
 	m := &mesher{cfg: cfg, size: size, grant: grant, addrs: addrs,
 		links: make(chan link), errs: make(chan error, 1)}
+	if !cfg.Key.IsZero() {
+		m.hk = handshakeKey(cfg.Key)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -94,12 +98,16 @@ func (l *Listener) Connect(ctx context.Context, addrs []string) (*Endpoint, erro
 		return nil, fmt.Errorf("tcp: rank %d: connect: %w", cfg.Rank, err)
 	}
 	e := newEndpoint(cfg, size, grant)
+	m.mu.Lock()
+	e.authDropped.Add(m.refused) // handshakes refused for the key while connecting
+	m.mu.Unlock()
 	for _, lk := range links {
 		p := e.peers[lk.peer]
 		if p.conns == nil {
 			p.conns = make([]*conn, cfg.ConnsPerPeer)
 		}
 		p.conns[lk.index] = newConn(e, p, lk.index, lk.nc)
+		p.conns[lk.index].auth = lk.auth
 		if lk.index == 0 {
 			p.credit, p.peerGrant = lk.credit, lk.credit
 		}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/gocoll/gocoll/internal/jobkey"
 )
 
 // mesher establishes the connections of one Connect call.
@@ -20,8 +22,11 @@ type mesher struct {
 	links chan link  // established connections
 	errs  chan error // the first fatal dial error
 
+	hk []byte // the handshake key (auth.go); nil without Config.Key
+
 	mu      sync.Mutex
 	refusal error // the last connection this side refused
+	refused int64 // handshakes refused for the job key
 }
 
 // collect waits until every expected connection is established, a dial
@@ -99,7 +104,8 @@ func (m *mesher) drain() {
 // hello returns this side's hello to peer on connection index.
 func (m *mesher) hello(peer, index int) hello {
 	return hello{version: helloVersion, connIndex: uint16(index), conns: uint16(m.cfg.ConnsPerPeer),
-		job: m.cfg.JobID, size: uint32(m.size), from: uint32(m.cfg.Rank), to: uint32(peer), credit: uint64(m.grant)}
+		job: m.cfg.JobID, size: uint32(m.size), from: uint32(m.cfg.Rank), to: uint32(peer), credit: uint64(m.grant),
+		keyed: m.hk != nil}
 }
 
 // dial connects to a higher rank, retrying until ctx ends; a refused
@@ -143,10 +149,22 @@ func (m *mesher) dialHandshake(ctx context.Context, nc net.Conn, peer, index int
 	_ = nc.SetDeadline(time.Now().Add(m.cfg.DialTimeout))
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Now()) })
 	defer stop()
-	if _, err := nc.Write(appendHello(nil, m.hello(peer, index))); err != nil {
+	mine := appendHello(nil, m.hello(peer, index))
+	var nonce [nonceLen]byte
+	if m.hk != nil {
+		var err error
+		if nonce, err = jobkey.NewNonce(); err != nil {
+			return link{}, err
+		}
+	}
+	msg := mine
+	if m.hk != nil {
+		msg = append(append([]byte(nil), mine...), nonce[:]...)
+	}
+	if _, err := nc.Write(msg); err != nil {
 		return link{}, fmt.Errorf("sending hello: %w", err)
 	}
-	got, err := readReply(nc)
+	got, raw, auth, err := readReply(nc)
 	if err != nil {
 		return link{}, err
 	}
@@ -155,11 +173,17 @@ func (m *mesher) dialHandshake(ctx context.Context, nc net.Conn, peer, index int
 	if err := checkHello(got, want); err != nil {
 		return link{}, err
 	}
+	lk := link{peer: peer, index: index, nc: nc, credit: int64(got.credit)}
+	if m.hk != nil {
+		if err := m.proveDial(nc, peer, index, got, mine, raw, auth, nonce[:], &lk); err != nil {
+			return link{}, err
+		}
+	}
 	if !stop() {
 		return link{}, ctx.Err()
 	}
 	_ = nc.SetDeadline(time.Time{})
-	return link{peer: peer, index: index, nc: nc, credit: int64(got.credit)}, nil
+	return lk, nil
 }
 
 // acceptLoop accepts connections until the listener closes, handshaking
@@ -194,7 +218,8 @@ func (m *mesher) acceptHandshake(ctx context.Context, nc net.Conn) (link, error)
 	_ = nc.SetDeadline(time.Now().Add(m.cfg.DialTimeout))
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Now()) })
 	defer stop()
-	got, err := readHello(nc)
+	got, raw, err := readHello(nc)
+	var theirNonce []byte
 	if err == nil {
 		want := m.hello(int(got.from), int(got.connIndex))
 		want.from, want.to = got.from, uint32(m.cfg.Rank)
@@ -202,10 +227,37 @@ func (m *mesher) acceptHandshake(ctx context.Context, nc net.Conn) (link, error)
 		if err == nil && (int(got.from) >= m.cfg.Rank || int(got.connIndex) >= m.cfg.ConnsPerPeer) {
 			err = fmt.Errorf("%w: rank %d connection %d may not dial rank %d", ErrRefused, got.from, got.connIndex, m.cfg.Rank)
 		}
+		if err == nil && got.keyed {
+			theirNonce = make([]byte, nonceLen)
+			if _, rerr := io.ReadFull(nc, theirNonce); rerr != nil {
+				err = fmt.Errorf("%w: reading the hello's nonce: %v", ErrRefused, rerr)
+			}
+		}
+		if err == nil {
+			err = m.keysMatch(got)
+		}
 	}
 	reply := m.hello(int(got.from), int(got.connIndex))
-	if _, werr := nc.Write(appendReply(nil, reply, err)); werr != nil && err == nil {
+	mine := appendHello(nil, reply)
+	var auth, nonce []byte
+	if m.hk != nil {
+		nonce, auth = make([]byte, nonceLen), make([]byte, nonceLen+proofLen)
+		if err == nil {
+			n, nerr := jobkey.NewNonce()
+			if nerr != nil {
+				err = nerr
+			}
+			nonce = n[:]
+			copy(auth, nonce)
+			copy(auth[nonceLen:], proof(m.hk, "accept", raw, mine, theirNonce, nonce))
+		}
+	}
+	if _, werr := nc.Write(appendReply(nil, reply, auth, err)); werr != nil && err == nil {
 		err = fmt.Errorf("replying to hello: %w", werr)
+	}
+	lk := link{peer: int(got.from), index: int(got.connIndex), nc: nc, credit: int64(got.credit)}
+	if err == nil && m.hk != nil {
+		err = m.checkDialProof(nc, raw, mine, theirNonce, nonce, &lk)
 	}
 	if err != nil {
 		return link{}, fmt.Errorf("connection from %s: %w", nc.RemoteAddr(), err)
@@ -214,22 +266,24 @@ func (m *mesher) acceptHandshake(ctx context.Context, nc net.Conn) (link, error)
 		return link{}, ctx.Err()
 	}
 	_ = nc.SetDeadline(time.Time{})
-	return link{peer: int(got.from), index: int(got.connIndex), nc: nc, credit: int64(got.credit)}, nil
+	return lk, nil
 }
 
 // readHello reads a hello, checking the magic before reading the rest so
-// that a stranger who sent fewer bytes is refused at once.
-func readHello(r io.Reader) (hello, error) {
+// that a stranger who sent fewer bytes is refused at once; it returns the
+// hello as sent too.
+func readHello(r io.Reader) (hello, []byte, error) {
 	b := make([]byte, helloLen)
 	if _, err := io.ReadFull(r, b[:len(helloMagic)]); err != nil {
-		return hello{}, fmt.Errorf("%w: reading hello: %v", ErrRefused, err)
+		return hello{}, nil, fmt.Errorf("%w: reading hello: %v", ErrRefused, err)
 	}
 	if string(b[:len(helloMagic)]) == helloMagic {
 		if _, err := io.ReadFull(r, b[len(helloMagic):]); err != nil {
-			return hello{}, fmt.Errorf("%w: reading hello: %v", ErrRefused, err)
+			return hello{}, nil, fmt.Errorf("%w: reading hello: %v", ErrRefused, err)
 		}
 	}
-	return parseHello(b)
+	h, err := parseHello(b)
+	return h, b, err
 }
 
 // tune sets the socket options of a new connection.

@@ -8,7 +8,7 @@ var _ transport.StatsReporter = (*Endpoint)(nil)
 // messages completed with it and their bytes, and whether its
 // connections are up.
 func (e *Endpoint) TransportStats() transport.Stats {
-	s := transport.Stats{Rank: e.rank, Peers: make([]transport.PeerStats, 0, max(e.size-1, 0))}
+	s := transport.Stats{Rank: e.rank, Peers: make([]transport.PeerStats, 0, max(e.size-1, 0)), AuthDropped: e.authDropped.Load()}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for _, p := range e.peers {
