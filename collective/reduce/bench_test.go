@@ -17,6 +17,11 @@ var benchSizes = []struct {
 	bytes int
 }{{"256KiB", 256 << 10}, {"64MiB", 64 << 20}}
 
+// forceBenchLevel, where the architecture has levels, selects the one the
+// -kernel-level flag names and returns the function that restores the
+// start-up choice.
+var forceBenchLevel func(b *testing.B) (restore func())
+
 // benchBufs holds the accumulator and two inputs, shared by all
 // sub-benchmarks (allocated once at the largest size).
 var benchBufs [3][]byte
@@ -27,6 +32,9 @@ var benchBufs [3][]byte
 // traffic is about three times that (read a, read b, write a). Run one
 // size with e.g. -bench 'Kernel/float32/sum/64MiB'.
 func BenchmarkKernel(b *testing.B) {
+	if forceBenchLevel != nil {
+		defer forceBenchLevel(b)()
+	}
 	for _, dt := range dtype.All() {
 		for _, op := range Ops() {
 			for _, size := range benchSizes {

@@ -4,12 +4,36 @@ package reduce
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/gocoll/gocoll/collective/dtype"
 )
+
+var kernelLevel = flag.String("kernel-level", "", "BenchmarkKernel: use this level's kernels (avx512, avx2; default: the start-up choice)")
+
+func init() {
+	forceBenchLevel = func(b *testing.B) func() {
+		saved, savedLevel := active, level
+		restore := func() { active, level = saved, savedLevel }
+		if *kernelLevel == "" {
+			return restore
+		}
+		for _, l := range simdLevels() {
+			if l.name == *kernelLevel {
+				if !l.ok {
+					b.Skipf("this CPU cannot run the %s kernels", l.name)
+				}
+				useLevel(l)
+				return restore
+			}
+		}
+		b.Fatalf("-kernel-level %q: no such level", *kernelLevel)
+		return restore
+	}
+}
 
 // withLevel runs f with l's kernels active and restores the start-up
 // choice afterwards. Tests using it must not run in parallel.
