@@ -84,6 +84,7 @@ var runFlags = []runFlag{
 	{[]string{"output-dir"}, "DIR", "write rank N's output to DIR/rank.N.stdout and DIR/rank.N.stderr instead", ""},
 	{[]string{"store"}, "MODE", "where the rendezvous store lives: auto (the launcher if every rank is local, else rank 0), launcher or rank0", job.StoreAuto},
 	{[]string{"grace"}, "SECONDS", "after a rank fails, how long the others may end on their own before SIGTERM", job.DefaultGrace.String()},
+	{[]string{"on-failure"}, "stop|continue", "when a rank fails: stop the others (after --grace), or let them go on (to shrink their communicator); the exit status reports the failure either way", job.OnFailureStop},
 	{[]string{"kill-after"}, "SECONDS", "how long after SIGTERM a rank still running gets SIGKILL", job.DefaultKillAfter.String()},
 	{[]string{"help", "h"}, "", "print this help", ""},
 }
@@ -166,6 +167,7 @@ func parseRun(args, environ []string) (job.Spec, error) {
 		tagOutput, noPrefix, oversub bool
 		timeout, grace, killAfter    seconds
 		exports                      repeated
+		onFailure                    string
 	)
 	grace, killAfter = seconds(job.DefaultGrace), seconds(job.DefaultKillAfter)
 	for _, f := range runFlags {
@@ -197,6 +199,8 @@ func parseRun(args, environ []string) (job.Spec, error) {
 				fs.Var(&grace, n, f.help)
 			case "kill-after":
 				fs.Var(&killAfter, n, f.help)
+			case "on-failure":
+				fs.StringVar(&onFailure, n, job.OnFailureStop, f.help)
 			}
 		}
 	}
@@ -215,6 +219,7 @@ func parseRun(args, environ []string) (job.Spec, error) {
 		Export: exports, Environ: environ, LocalNames: localNames(), Untagged: !tagOutput || noPrefix,
 		Oversubscribe: oversub,
 	}
+	spec.OnFailure = onFailure
 	switch {
 	case np == 0 || np < -1:
 		return spec, fmt.Errorf("-np %d: want at least 1 rank", np)

@@ -138,6 +138,10 @@ func (m *monitor) exited(pr *proc) {
 	if !pr.failed() || m.failed || m.stopping {
 		return
 	}
+	if m.spec.OnFailure == OnFailureContinue {
+		m.failed = true // the others go on; the result still reports it
+		return
+	}
 	m.failed, m.stopping = true, true
 	if m.running > 0 {
 		m.graceC = time.After(m.spec.Grace)

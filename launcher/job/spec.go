@@ -84,6 +84,12 @@ type Spec struct {
 	// KillAfter is how long after SIGTERM a rank still running gets
 	// SIGKILL. Default DefaultKillAfter.
 	KillAfter time.Duration
+	// OnFailure is what a rank's failure does to the others:
+	// OnFailureStop (the default) stops them after Grace;
+	// OnFailureContinue leaves them running, so that they can shrink
+	// their communicator and go on (collective.Comm.Shrink). Either way
+	// the exit status reports the failure.
+	OnFailure string
 
 	// OutputDir, if set, receives each rank's output in its own files,
 	// rank.N.stdout and rank.N.stderr; else every line goes to Stdout or
@@ -126,6 +132,9 @@ func (s Spec) withDefaults() (Spec, error) {
 	}
 	if s.Grace <= 0 {
 		s.Grace = DefaultGrace
+	}
+	if err := s.fillOnFailure(); err != nil {
+		return s, err
 	}
 	if s.KillAfter <= 0 {
 		s.KillAfter = DefaultKillAfter
