@@ -38,4 +38,10 @@
 // running, and [Result.Report] names the rank that failed first, its host,
 // its exit status and its last lines of output. Signals delivered on
 // Spec.Signals are forwarded to every rank's process group.
+//
+// With Spec.OnFailure set to [OnFailureContinue] (gocoll run --on-failure
+// continue) a failed rank stops nobody: the others learn of it through
+// their transports and health checks and may shrink their communicator
+// (collective.Comm.Shrink) and go on; Run still returns once every rank
+// has ended, and the exit status still reports the first failure.
 package job
