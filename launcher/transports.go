@@ -60,6 +60,8 @@ type transportSpec struct {
 	Notices io.Writer
 	// OpenSocket, if not nil, opens MetaRoCE's path sockets (tests).
 	OpenSocket mrtransport.SocketOpener
+	// Auth is how the transports authenticate (auth.go).
+	Auth *transportAuth
 }
 
 func (spec transportSpec) shmConfig() shm.Config {
@@ -83,7 +85,7 @@ func listenTransport(ctx context.Context, name string, spec transportSpec) (tran
 	switch name {
 	case TransportTCP:
 		ln, err := tcp.Listen(ctx, tcp.Config{
-			Rank: spec.Rank, JobID: spec.JobID, ListenAddr: net.JoinHostPort(spec.Host, "0"),
+			Rank: spec.Rank, JobID: spec.JobID, ListenAddr: net.JoinHostPort(spec.Host, "0"), Key: spec.Auth.transportKey(),
 		})
 		if err != nil {
 			return nil, err
@@ -113,7 +115,7 @@ func listenMetaRoCE(ctx context.Context, spec transportSpec) (transportListener,
 	ln, err := mrtransport.Listen(ctx, mrtransport.Config{
 		Rank: spec.Rank, Size: spec.Size, ListenAddr: netip.AddrPortFrom(ip.Unmap(), 0), Logger: spec.Logger,
 		SpinWait: spec.SpinWait, OpenSocket: spec.OpenSocket,
-		Core:      metaroce.Config{PeerTimeout: spec.PeerTimeout},
+		Core:      metaroce.Config{PeerTimeout: spec.PeerTimeout, Auth: spec.Auth.metaroce(spec.Rank)},
 		PortRange: spec.UDPPorts, Interfaces: spec.PathInterfaces,
 	})
 	if err != nil {
@@ -144,11 +146,12 @@ type mrListener struct {
 	spec transportSpec
 }
 
-func (l mrListener) Addr() string { return l.Listener.Addr().String() }
+func (l mrListener) Addr() string { return l.spec.Auth.withSite(l.Listener.Addr().String()) }
 
 // peerAddrs parses the ranks' addresses; on error it closes l.
 func (l mrListener) peerAddrs(addrs []string) ([]mrtransport.PeerAddr, error) {
 	peers := make([]mrtransport.PeerAddr, len(addrs))
+	addrs = l.spec.Auth.learnSites(addrs)
 	for r, a := range addrs {
 		p, err := mrtransport.ParsePeerAddr(a)
 		if err != nil {
@@ -248,7 +251,7 @@ func listenAuto(ctx context.Context, spec transportSpec, farName string) (transp
 	l := &autoListener{far: far, farName: farName, host: spec.HostName, notices: spec.Notices, log: spec.Logger}
 	if farName == TransportMetaRoCE {
 		l.fallback, err = tcp.Listen(ctx, tcp.Config{
-			Rank: spec.Rank, JobID: spec.JobID, ListenAddr: net.JoinHostPort(spec.Host, "0"),
+			Rank: spec.Rank, JobID: spec.JobID, ListenAddr: net.JoinHostPort(spec.Host, "0"), Key: spec.Auth.transportKey(),
 		})
 		if err != nil {
 			_ = far.Close()

@@ -243,7 +243,7 @@ func (lc *lifecycle) listen(ctx context.Context) (rankRecord, transportListener,
 		Exchange: func(ctx context.Context, name string, value []byte) ([][]byte, error) {
 			return store.AllGather(ctx, lc.kv, job.Rank, job.Size, name, value)
 		},
-		Notices: job.noticesTo(), OpenSocket: job.openSocket,
+		Notices: job.noticesTo(), OpenSocket: job.openSocket, Auth: newTransportAuth(job),
 	})
 	if err != nil {
 		return rankRecord{}, nil, err

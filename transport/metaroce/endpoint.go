@@ -571,6 +571,7 @@ func (e *Endpoint) ConnStats(id ConnID, paths []PathStats) (ConnStats, []PathSta
 	s.BytesArrived = c.rcv.placed
 	s.Credit = int64(c.snd.creditLimit - c.snd.creditUsed)
 	s.RetransmitQueue = len(c.snd.rtx) - c.snd.rtxHead
+	s.Auth = c.authMode
 	for _, p := range c.paths {
 		paths = append(paths, p.stats())
 	}

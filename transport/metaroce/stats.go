@@ -55,6 +55,8 @@ type ConnStats struct {
 	Discarded int64
 	// AcksPiggybacked counts the ACKs sent on DATA (Config.PiggybackAcks).
 	AcksPiggybacked int64
+	// Auth is the connection's authentication (AuthNone without a key).
+	Auth AuthMode
 }
 
 // EndpointStats counts what an Endpoint dropped, by reason.
