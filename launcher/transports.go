@@ -65,7 +65,7 @@ type transportSpec struct {
 }
 
 func (spec transportSpec) shmConfig() shm.Config {
-	return shm.Config{Rank: spec.Rank, Size: spec.Size, SpinWait: spec.SpinWait, Logger: spec.Logger}
+	return shm.Config{Rank: spec.Rank, Size: spec.Size, SpinWait: spec.SpinWait, Logger: spec.Logger, Key: spec.Auth.transportKey()}
 }
 
 // transportListener is one rank's half-built transport: listening, its

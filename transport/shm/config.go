@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/gocoll/gocoll/internal/jobkey"
 )
 
 // Limits of the configuration and of the slot format.
@@ -75,6 +77,11 @@ type Config struct {
 	SpinWait time.Duration
 	// Logger receives debug and error records; nil discards them.
 	Logger *slog.Logger
+	// Key is the job's key: with it each rank's hello proves to every
+	// peer that it holds the key (auth.go), and Connect fails, naming the
+	// rank, with a peer that cannot; the zero Key (default) means no
+	// proof, and a peer with a key refuses this one.
+	Key jobkey.Key
 }
 
 // withDefaults returns cfg with defaults filled in, or an error naming the

@@ -54,6 +54,7 @@ type Endpoint struct {
 	abortOrder []transport.OpKey
 	down       []error  // per peer: why it can no longer be reached; nil if it can
 	hello      []bool   // per peer: its hello came (see greet)
+	helloErr   []error  // per peer: its hello did not prove the job key (auth.go)
 	hellos     chan int // the ranks whose hello came, for greet to count
 
 	pollMu     sync.Mutex          // held by whoever drains the rings

@@ -108,6 +108,7 @@ func (l *Listener) Connect(ctx context.Context, addrs []string) (*Endpoint, erro
 		down:       make([]error, l.cfg.Size),
 		eagerMax:   min(EagerMax, InlineMax+(l.cfg.RingSlots/2-1)*SlotBytes),
 		hello:      make([]bool, l.cfg.Size),
+		helloErr:   make([]error, l.cfg.Size),
 		hellos:     make(chan int, l.cfg.Size),
 		stop:       make(chan struct{}),
 		stopped:    make(chan struct{}),
@@ -154,13 +155,19 @@ func (e *Endpoint) greet(ctx context.Context) error {
 			continue
 		}
 		want++
-		if err := p.put(&slot{kind: kindHello}); err != nil {
+		if err := p.put(&slot{kind: kindHello, inline: e.helloProof(r, p)}); err != nil {
 			return fmt.Errorf("shm: greeting rank %d: %w", r, err)
 		}
 	}
 	for got := 0; got < want; got++ {
 		select {
-		case <-e.hellos:
+		case r := <-e.hellos:
+			e.mu.Lock()
+			err := e.helloErr[r]
+			e.mu.Unlock()
+			if err != nil {
+				return err
+			}
 		case <-ctx.Done():
 			e.mu.Lock()
 			defer e.mu.Unlock()
@@ -204,7 +211,7 @@ func (e *Endpoint) dial(r int, s string) (*peer, error) {
 		return nil, fmt.Errorf("shm: rank %d's process %d: %w", r, a.PID, err)
 	}
 	unix.CloseOnExec(pidfd)
-	p := &peer{ep: e, rank: r, pid: a.PID, pidfd: pidfd, bellfd: -1}
+	p := &peer{ep: e, rank: r, pid: a.PID, pidfd: pidfd, bellfd: -1, nonce: a.Nonce}
 	memfd, err := takeFD(pidfd, a.MemFD, "segment")
 	if err == nil {
 		p.seg, err = openSegment(memfd, a, e.size, r)

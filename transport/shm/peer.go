@@ -21,6 +21,7 @@ type peer struct {
 	rank   int
 	seg    *segment // the peer's segment (this rank's own for itself)
 	pid    int
+	nonce  uint64            // the peer's address's nonce: its challenge in the hellos (auth.go)
 	pidfd  int               // -1 for this rank itself
 	bellfd int               // the peer's eventfd, taken into this process
 	gone   atomic.Bool       // the peer closed, died or broke its ring: not read

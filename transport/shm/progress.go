@@ -174,6 +174,7 @@ func (e *Endpoint) handle(src int, s slot) bool {
 		e.end(s.tag.OpKey, err)
 		e.onAbort.Call(err)
 	case kindHello:
+		e.checkHello(src, s.inline)
 		e.greeted(src)
 	case kindBye:
 		e.peerDown(src, &transport.PeerError{Rank: src, Err: transport.ErrClosed})

@@ -18,6 +18,9 @@ const (
 	kindHello                       // the sender has connected to every rank
 )
 
+// proofLen is the size of a hello's proof of the job key (auth.go).
+const proofLen = 16
+
 // slotHeadBytes is the fixed part of a slot; the rest carries an inline
 // message or an abort reason.
 const slotHeadBytes = 64
@@ -92,7 +95,11 @@ func decodeSlot(b []byte) (slot, error) {
 		if s.length <= InlineMax || s.length > maxMessageBytes || s.addr == 0 || n != 0 {
 			return slot{}, fmt.Errorf("%w: rendezvous of %d bytes at %#x", errBadSlot, s.length, s.addr)
 		}
-	case kindFin, kindBye, kindHello:
+	case kindHello:
+		if n != 0 && n != proofLen {
+			return slot{}, fmt.Errorf("%w: hello with %d inline bytes", errBadSlot, n)
+		}
+	case kindFin, kindBye:
 		if n != 0 {
 			return slot{}, fmt.Errorf("%w: kind %d with %d inline bytes", errBadSlot, s.kind, n)
 		}
