@@ -49,9 +49,19 @@ func Diagnose(comm uint64, records [][]OpRecord) Diagnosis {
 		}
 	}
 	if !d.Stuck {
-		d.Headline = fmt.Sprintf("gocoll: no operation of communicator %#x is running on any of the %d ranks", comm, n)
+		var silent []int
 		for r, recs := range records {
+			if recs == nil {
+				silent = append(silent, r)
+				d.Ranks = append(d.Ranks, fmt.Sprintf("rank %d: did not answer", r))
+				continue
+			}
 			d.Ranks = append(d.Ranks, rankLine(r, recs, comm, nil))
+		}
+		d.Headline = fmt.Sprintf("gocoll: no operation of communicator %#x is running on any of the %d ranks", comm, n)
+		if len(silent) > 0 {
+			d.Headline = fmt.Sprintf("gocoll: no operation of communicator %#x is running on the %d ranks that answered; %s did not answer",
+				comm, n-len(silent), rankList(silent))
 		}
 		return d
 	}
@@ -104,7 +114,7 @@ func Diagnose(comm uint64, records [][]OpRecord) Diagnosis {
 		if d.Culprit >= 0 {
 			d.Headline = fmt.Sprintf("gocoll: hang: every rank is in %s; the ranks wait, in turn, on rank %d", op, d.Culprit)
 		} else {
-			d.Headline = fmt.Sprintf("gocoll: hang: every rank is in %s; no rank is waited on", op)
+			d.Headline = fmt.Sprintf("gocoll: no hang seen: the oldest operation running is %s, and no rank is blocked waiting in it", op)
 		}
 	}
 	return d

@@ -3,87 +3,264 @@ package launcher
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/launcher/store"
 )
 
-// flightKey is where a rank leaves its flight record in the job's store.
-func flightKey(rank int) string { return "flight/" + strconv.Itoa(rank) }
+// Hang diagnosis goes through the job's store. Every rank answers
+// requests for its flight record; gocoll run (RequestFlightRecords) and
+// World.Diagnose make them. A rank whose operation stalls posts a notice,
+// on which gocoll run gathers and prints the report. The keys, under the
+// job's prefix:
+//
+//	diag/n            the number of the latest request (store Add)
+//	diag/go/<n>       set by request n: every rank waits on it
+//	diag/rec/<n>/<r>  rank r's answer to request n: its flight record (JSON)
+//	diag/stalls       the number of stall notices (store Add)
+//	diag/stall/<s>    notice s: the rank whose operation stalled
+//
+// A requester deletes request n's keys once it has read the answers.
+const (
+	diagCountKey  = "diag/n"
+	diagStallsKey = "diag/stalls"
+)
+
+func diagGoKey(n int64) string { return "diag/go/" + strconv.FormatInt(n, 10) }
+func diagRecKey(n int64, r int) string {
+	return "diag/rec/" + strconv.FormatInt(n, 10) + "/" + strconv.Itoa(r)
+}
+func diagStallKey(s int64) string          { return "diag/stall/" + strconv.FormatInt(s, 10) }
+func parseCounter(b []byte) (int64, error) { return strconv.ParseInt(string(b), 10, 64) }
 
 // maxFlightBytes bounds a flight record left in the store: the oldest
 // operations are dropped until it fits.
 const maxFlightBytes = 64 << 10
 
+// DefaultDiagnoseWait is how long RequestFlightRecords waits for the
+// ranks' answers when its context has no deadline: a rank that has not
+// answered by then (stopped, or gone) counts as not answering.
+const DefaultDiagnoseWait = time.Second
+
+// JobStore is the view of the store that a job's ranks (and its launcher)
+// share: the keys under the job's prefix.
+func JobStore(s store.Store, jobID string) store.Store {
+	return store.Prefixed(s, "gocoll/"+strconv.Itoa(len(jobID))+":"+jobID+"/")
+}
+
 // stallHandler is the world communicator's Config.OnStall where Join's
 // Config leaves it unset: it writes the report to the rank's notices
-// (stderr) and leaves the rank's whole flight record in the store, where
-// World.Diagnose reads every rank's. records is read when the stall fires.
-func (lc *lifecycle) stallHandler(records func() []collective.OpRecord) func(collective.StallReport) {
+// (stderr) and posts a stall notice in the store, on which gocoll run
+// gathers every rank's flight record and prints one report.
+func (lc *lifecycle) stallHandler() func(collective.StallReport) {
 	return func(s collective.StallReport) {
 		fmt.Fprint(lc.job.noticesTo(), s.String())
-		recs := records()
-		go func() { _ = lc.publishFlight(context.Background(), recs) }()
+		go lc.noticeStall()
 	}
 }
 
-// publishFlight writes recs as this rank's flight record, within
-// noteTimeout.
-func (lc *lifecycle) publishFlight(ctx context.Context, recs []collective.OpRecord) error {
+// noticeStall posts a stall notice of this rank, within noteTimeout.
+func (lc *lifecycle) noticeStall() {
 	if lc.closing.Load() || lc.storeGone.Load() {
-		return nil
+		return
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), noteTimeout)
+	defer cancel()
+	s, err := lc.kv.Add(ctx, diagStallsKey, 1)
+	if err == nil {
+		err = lc.kv.Set(ctx, diagStallKey(s), []byte(strconv.Itoa(lc.job.Rank)))
+	}
+	if err != nil {
+		lc.log.Info("gocoll: could not post a stall notice in the store", "err", err)
+	}
+}
+
+// encodeFlight is recs as JSON, the oldest dropped until it fits in
+// maxFlightBytes.
+func encodeFlight(recs []collective.OpRecord) ([]byte, error) {
 	b, err := json.Marshal(recs)
 	for err == nil && len(b) > maxFlightBytes && len(recs) > 0 {
 		recs = recs[len(recs)/4+1:]
 		b, err = json.Marshal(recs)
 	}
+	return b, err
+}
+
+// answerDiagnoses starts the goroutine that answers requests for this
+// rank's flight record (records) until the store closes. Requests made
+// since its last answer get one answer each (the newest 8 at most), so
+// that two requesters at once both hear from every rank; one whose
+// requester has already given up (its diag/go key is gone) gets none.
+// The latest request made before it starts is answered too, if its
+// requester still waits.
+func (lc *lifecycle) answerDiagnoses(records func() []collective.OpRecord) {
+	ctx := context.Background()
+	n, err := lc.latestRequest(ctx)
+	go func() {
+		if err == nil && n > 0 {
+			if aerr := lc.answer(ctx, records(), n, n); aerr != nil {
+				lc.log.Info("gocoll: could not answer a request for the flight record", "err", aerr)
+			}
+		}
+		for err == nil && !lc.closing.Load() && !lc.storeGone.Load() {
+			if err = lc.kv.Wait(ctx, diagGoKey(n+1)); err != nil {
+				return // the store closed (or is gone: the watcher says so)
+			}
+			var latest int64
+			if latest, err = lc.latestRequest(ctx); err != nil {
+				return
+			}
+			latest = max(latest, n+1)
+			if aerr := lc.answer(ctx, records(), max(n+1, latest-7), latest); aerr != nil {
+				lc.log.Info("gocoll: could not answer a request for the flight record", "err", aerr)
+			}
+			n = latest
+		}
+	}()
+}
+
+// answer leaves recs as this rank's answer to requests from to to, each
+// unless its requester gave up.
+func (lc *lifecycle) answer(ctx context.Context, recs []collective.OpRecord, from, to int64) error {
+	b, err := encodeFlight(recs)
 	if err != nil {
-		return err
+		lc.log.Info("gocoll: could not encode the flight record", "err", err)
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, noteTimeout)
 	defer cancel()
-	if err := lc.kv.Set(ctx, flightKey(lc.job.Rank), b); err != nil {
-		lc.log.Info("gocoll: could not leave the flight record in the store", "err", err)
-		return err
+	for k := from; k <= to; k++ {
+		if _, open, err := lc.kv.TryGet(ctx, diagGoKey(k)); err != nil || !open {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if err := lc.kv.Set(ctx, diagRecKey(k, lc.job.Rank), b); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// PublishFlight leaves this rank's flight record (collective.Comm's
-// FlightRecord) in the job's store, for Diagnose. A rank does it by itself
-// when one of its operations stalls.
-func (w *World) PublishFlight(ctx context.Context) error {
-	return w.life.publishFlight(ctx, w.FlightRecord())
+// latestRequest is the number of the latest request for flight records.
+func (lc *lifecycle) latestRequest(ctx context.Context) (int64, error) {
+	b, ok, err := lc.kv.TryGet(ctx, diagCountKey)
+	if err != nil || !ok {
+		return 0, err
+	}
+	return parseCounter(b)
 }
 
-// Diagnose reads every rank's flight record from the store (a rank that
-// left none counts as not answering) and names the rank that holds up the
-// oldest operation of the world communicator still running; see
-// collective.Diagnose. This rank's own record is read fresh.
-func (w *World) Diagnose(ctx context.Context) (collective.Diagnosis, error) {
-	records := make([][]collective.OpRecord, w.Size())
-	for r := range records {
-		if r == w.Rank() {
-			records[r] = w.FlightRecord()
-			continue
-		}
-		b, ok, err := w.life.kv.TryGet(ctx, flightKey(r))
+// RequestFlightRecords asks every rank of a job of size ranks, through
+// the job's store kv (see JobStore), for its flight record, and returns
+// them by rank: nil for a rank that did not answer before ctx ended (or,
+// if ctx has no deadline, within DefaultDiagnoseWait). The answers are
+// what each rank's world communicator records (collective.Comm's
+// FlightRecord); collective.Diagnose reads them. It errs only if the
+// store does.
+func RequestFlightRecords(ctx context.Context, kv store.Store, size int) ([][]collective.OpRecord, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultDiagnoseWait)
+		defer cancel()
+	}
+	n, err := kv.Add(ctx, diagCountKey, 1)
+	if err != nil {
+		return nil, fmt.Errorf("gocoll: asking for flight records: %w", err)
+	}
+	if err := kv.Set(ctx, diagGoKey(n), nil); err != nil {
+		return nil, fmt.Errorf("gocoll: asking for flight records: %w", err)
+	}
+	keys := make([]string, size)
+	for r := range keys {
+		keys[r] = diagRecKey(n, r)
+	}
+	var missing *store.MissingKeysError
+	if err := kv.Wait(ctx, keys...); err != nil && !errors.As(err, &missing) {
+		return nil, fmt.Errorf("gocoll: waiting for flight records: %w", err)
+	}
+	// Read what came, with a context of its own: ctx may have ended.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), noteTimeout)
+	defer cancel()
+	records := make([][]collective.OpRecord, size)
+	var bad error
+	for r, k := range keys {
+		b, ok, err := kv.TryGet(rctx, k)
 		if err != nil {
-			return collective.Diagnosis{}, fmt.Errorf("gocoll: reading rank %d's flight record: %w", r, err)
+			return nil, fmt.Errorf("gocoll: reading rank %d's flight record: %w", r, err)
 		}
 		if !ok {
 			continue
 		}
+		_, _ = kv.Delete(rctx, k)
 		var recs []collective.OpRecord
 		if err := json.Unmarshal(b, &recs); err != nil {
-			return collective.Diagnosis{}, fmt.Errorf("gocoll: rank %d's flight record: %w", r, err)
+			bad = errors.Join(bad, fmt.Errorf("gocoll: rank %d's flight record: %w", r, err))
+			continue
+		}
+		if recs == nil {
+			recs = []collective.OpRecord{}
 		}
 		records[r] = recs
-		if recs == nil {
-			records[r] = []collective.OpRecord{}
+	}
+	_, _ = kv.Delete(rctx, diagGoKey(n))
+	return records, bad
+}
+
+// DiagnoseRecords is collective.Diagnose of the world communicator over
+// records as RequestFlightRecords returns them.
+func DiagnoseRecords(records [][]collective.OpRecord) collective.Diagnosis {
+	return collective.Diagnose(worldCommID, records)
+}
+
+// StallNotices calls notice with the rank of each stall notice posted in
+// the job's store kv (see JobStore) from now on, in order, until ctx ends
+// or the store fails; it returns that error (nil when ctx ended).
+func StallNotices(ctx context.Context, kv store.Store, notice func(rank int)) error {
+	var next int64 = 1
+	if b, ok, err := kv.TryGet(ctx, diagStallsKey); err != nil {
+		return ignoreEnded(ctx, err)
+	} else if ok {
+		if v, err := parseCounter(b); err == nil {
+			next = v + 1
 		}
 	}
-	return collective.Diagnose(w.ID(), records), nil
+	for {
+		b, err := kv.Get(ctx, diagStallKey(next))
+		if err != nil {
+			return ignoreEnded(ctx, err)
+		}
+		_, _ = kv.Delete(ctx, diagStallKey(next))
+		if r, err := strconv.Atoi(string(b)); err == nil {
+			notice(r)
+		}
+		next++
+	}
+}
+
+func ignoreEnded(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// Diagnose asks every rank for its flight record through the store (see
+// RequestFlightRecords; a rank that does not answer while ctx lasts, or
+// DefaultDiagnoseWait if ctx has no deadline, counts as not answering)
+// and names the rank that holds up the oldest operation of the world
+// communicator still running; see collective.Diagnose. This rank's own
+// record is read fresh.
+func (w *World) Diagnose(ctx context.Context) (collective.Diagnosis, error) {
+	records, err := RequestFlightRecords(ctx, w.life.kv, w.Size())
+	if records == nil {
+		return collective.Diagnosis{}, err
+	}
+	records[w.Rank()] = w.FlightRecord()
+	return DiagnoseRecords(records), err
 }

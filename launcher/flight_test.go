@@ -11,9 +11,10 @@ import (
 	"github.com/gocoll/gocoll/collective"
 )
 
-// TestDiagnoseThroughTheStore has rank 2 of 3 never call an AllReduce:
-// past GOCOLL_STALL_TIMEOUT the waiting ranks leave their flight records
-// in the store, and a Diagnose on a rank that waits names rank 2.
+// TestDiagnoseThroughTheStore has rank 2 of 3 never call an AllReduce: a
+// Diagnose on a rank that waits asks every rank for its flight record
+// through the store and names rank 2, which answers from outside the
+// operation.
 func TestDiagnoseThroughTheStore(t *testing.T) {
 	addr := testStore(t)
 	const n, absent = 3, 2
@@ -32,8 +33,11 @@ func TestDiagnoseThroughTheStore(t *testing.T) {
 	}
 	var d collective.Diagnosis
 	require.Eventually(t, func() bool {
+		// Each request waits 5 s at most for the answers.
+		dctx, dcancel := context.WithTimeout(ctx, 5*time.Second)
+		defer dcancel()
 		var err error
-		d, err = worlds[1].Diagnose(ctx)
+		d, err = worlds[1].Diagnose(dctx)
 		require.NoError(t, err)
 		return d.Stuck && d.Ranks[0] != "rank 0: did not answer"
 	}, 15*time.Second, 50*time.Millisecond)

@@ -154,15 +154,15 @@ func (lc *lifecycle) form(ctx context.Context, cfg collective.Config) (*World, e
 	if cfg.StallTimeout == 0 {
 		cfg.StallTimeout = job.StallTimeout
 	}
-	var comm *collective.Comm
 	if cfg.OnStall == nil {
-		cfg.OnStall = lc.stallHandler(func() []collective.OpRecord { return comm.FlightRecord() })
+		cfg.OnStall = lc.stallHandler()
 	}
-	comm, err = collective.NewOwning(lc.guard, worldCommID, cfg, lc)
+	comm, err := collective.NewOwning(lc.guard, worldCommID, cfg, lc)
 	if err != nil {
 		return nil, err
 	}
 	lc.startWatch()
+	lc.answerDiagnoses(comm.FlightRecord)
 	return &World{Comm: comm, job: job, topo: topo, life: lc}, nil
 }
 
@@ -193,7 +193,7 @@ func (lc *lifecycle) openStore(ctx context.Context) error {
 		}
 		lc.client = c
 	}
-	lc.kv = store.Prefixed(lc.client, "gocoll/"+strconv.Itoa(len(job.JobID))+":"+job.JobID+"/")
+	lc.kv = JobStore(lc.client, job.JobID)
 	return nil
 }
 

@@ -34,6 +34,13 @@ durations (90s, 1h). A hostfile has Open MPI's lines "host slots=N
 [max_slots=M] [site=NAME] [addr=IP]" or MPICH's "host:N"; see
 go doc github.com/gocoll/gocoll/launcher/hosts.
 
+A hang report asks every rank, through the job's store, for its record of
+its recent operations, and names the rank that holds the others up (one that
+never arrived at an operation, or stopped answering), the operation, and
+whom each rank waits on. gocoll run prints one at --timeout, on SIGUSR1
+(the job goes on; SIGUSR1 is not forwarded), every --diagnose SECONDS, and
+when a rank's operation passes GOCOLL_STALL_TIMEOUT (30 s).
+
 Exit status: 0 if every rank exited 0; else the first failed rank's status,
 128+signal if a signal ended it or a forwarded signal stopped the job, 124
 after --timeout; 2 for bad input (one line).
@@ -78,7 +85,8 @@ var runFlags = []runFlag{
 	{[]string{"oversubscribe"}, "", "allow more ranks than slots (up to each host's max_slots): the extra ranks go to the hosts in turn", "refuse"},
 	{[]string{"rsh"}, "CMD", "command that runs a command on {host} (appended if absent)", job.DefaultRsh},
 	{[]string{"x"}, "VAR[=value]", "pass VAR, with its value here or the one given, to every rank; repeatable", ""},
-	{[]string{"timeout"}, "SECONDS", "stop the job after this long (exit status 124)", "none"},
+	{[]string{"timeout"}, "SECONDS", "stop the job after this long (exit status 124), printing its hang report first", "none"},
+	{[]string{"diagnose"}, "SECONDS", "print the running job's hang report every SECONDS (kill -USR1 on gocoll run prints one at any time)", "never"},
 	{[]string{"tag-output"}, "", "prefix each line of text with [rank N]; --tag-output=false drops it (JSON lines never get it)", "true"},
 	{[]string{"no-prefix"}, "", "same as --tag-output=false", ""},
 	{[]string{"output-dir"}, "DIR", "write rank N's output to DIR/rank.N.stdout and DIR/rank.N.stderr instead", ""},
@@ -166,6 +174,7 @@ func parseRun(args, environ []string) (job.Spec, error) {
 		outDir, storeMode            string
 		tagOutput, noPrefix, oversub bool
 		timeout, grace, killAfter    seconds
+		diagnose                     seconds
 		exports                      repeated
 		onFailure                    string
 	)
@@ -187,6 +196,8 @@ func parseRun(args, environ []string) (job.Spec, error) {
 				fs.Var(&exports, n, f.help)
 			case "timeout":
 				fs.Var(&timeout, n, f.help)
+			case "diagnose":
+				fs.Var(&diagnose, n, f.help)
 			case "tag-output":
 				fs.BoolVar(&tagOutput, n, true, f.help)
 			case "no-prefix":
@@ -217,7 +228,7 @@ func parseRun(args, environ []string) (job.Spec, error) {
 		Program: program(fs.Arg(0)), Args: fs.Args()[1:], Rsh: rsh, Timeout: time.Duration(timeout),
 		OutputDir: outDir, Store: storeMode, Grace: time.Duration(grace), KillAfter: time.Duration(killAfter),
 		Export: exports, Environ: environ, LocalNames: localNames(), Untagged: !tagOutput || noPrefix,
-		Oversubscribe: oversub,
+		Oversubscribe: oversub, DiagnoseEvery: time.Duration(diagnose),
 	}
 	spec.OnFailure = onFailure
 	switch {

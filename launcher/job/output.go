@@ -33,6 +33,14 @@ func (l *lockedWriter) writeLine(prefix, line []byte) {
 	_, _ = l.w.Write(buf) // the launcher's own output failing must not stop the job
 }
 
+// writeText writes text, whole lines, at once: no rank's line comes
+// between them.
+func (l *lockedWriter) writeText(text string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, _ = io.WriteString(l.w, text)
+}
+
 // tail keeps the last lines of one rank's output, both streams in arrival
 // order, each cut to maxTailLineBytes.
 type tail struct {

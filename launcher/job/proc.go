@@ -28,6 +28,7 @@ type proc struct {
 	status  syscall.WaitStatus
 	ended   time.Time
 	stopped bool // the launcher signalled it to stop
+	frozen  bool // its process was stopped (SIGSTOP) when the first rank failed
 }
 
 // outputSinks are where ranks' output goes.
@@ -200,4 +201,27 @@ func (p *proc) waitOutput(d time.Duration) {
 	case <-done:
 	case <-time.After(d):
 	}
+}
+
+// whyNoAnswer says, for a hang report, what the launcher knows of a rank
+// that did not answer: how it ended, or that its process is stopped.
+func (p *proc) whyNoAnswer() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.reaped:
+		return "; it has ended: " + p.describe()
+	case !p.remote && processStopped(p.cmd.Process.Pid):
+		return "; its process is stopped (SIGSTOP or a debugger)"
+	}
+	return ""
+}
+
+// noteFrozen records whether the process, if still running here, is
+// stopped (SIGSTOP, a debugger): a rank that holds the others up while
+// alive.
+func (p *proc) noteFrozen() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.frozen = !p.reaped && !p.remote && processStopped(p.cmd.Process.Pid)
 }

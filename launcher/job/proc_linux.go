@@ -1,8 +1,11 @@
 package job
 
 import (
+	"bytes"
 	"errors"
+	"os"
 	"os/exec"
+	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -25,4 +28,19 @@ func awaitExit(cmd *exec.Cmd) (reaped bool) {
 			return false
 		}
 	}
+}
+
+// processStopped reports whether process pid is stopped (SIGSTOP,
+// SIGTSTP) or traced: state T or t in /proc/pid/stat.
+func processStopped(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// pid (comm) state ...: comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return false
+	}
+	return b[i+2] == 'T' || b[i+2] == 't'
 }

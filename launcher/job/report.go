@@ -18,6 +18,7 @@ type RankEnd struct {
 	Status  syscall.WaitStatus // of the process started here (rsh's for a remote rank)
 	Failed  bool               // non-zero exit or killed by a signal
 	Stopped bool               // the launcher had told it to stop
+	Frozen  bool               // its process was stopped (SIGSTOP) when the first rank failed
 	How     string             // "exit status 1", "killed by signal 9 (killed)"
 	Ended   time.Time
 	Tail    []string // its last lines of output, stdout and stderr mixed
@@ -31,6 +32,12 @@ type Result struct {
 	TimedOut    bool           // Spec.Timeout passed, or Run's ctx ended
 	Interrupted syscall.Signal // the first stopping signal forwarded, or 0
 	Elapsed     time.Duration
+	// Hang is the hang report gathered when Timeout passed, else the
+	// latest gathered while the job ran (SIGUSR1, --diagnose, a stall),
+	// or nil.
+	Hang *Hang
+	// Culprit is the rank that held the job up, or -1: see culprit.
+	Culprit int
 }
 
 // fill records how procs ended, and which failed first (see firstFailure).
@@ -38,9 +45,57 @@ func (r *Result) fill(procs []*proc) {
 	r.Ranks = make([]RankEnd, len(procs))
 	for i, pr := range procs {
 		r.Ranks[i] = RankEnd{Rank: pr.rank, Host: pr.host, Remote: pr.remote, Status: pr.status,
-			Failed: pr.failed(), Stopped: pr.stopped, How: pr.describe(), Ended: pr.ended, Tail: pr.out.get(), Summary: pr.out.summary()}
+			Failed: pr.failed(), Stopped: pr.stopped, Frozen: pr.frozen, How: pr.describe(), Ended: pr.ended,
+			Tail: pr.out.get(), Summary: pr.out.summary()}
 	}
 	r.First = firstFailure(r.Ranks)
+	r.Culprit = r.culprit()
+}
+
+// culprit picks the rank that held the job up, or -1. At a timeout it
+// is the hang report's culprit. Otherwise it is the rank that failed
+// first, unless that rank's error names (as gocoll's errors do: "waiting
+// for rank 2", "rank 2: stopped answering") a rank that did not fail on
+// its own: one that was still running (stopped by SIGSTOP, hung, never
+// arriving) until the launcher stopped it. Then that rank, not the first
+// to complain, is the culprit.
+func (r *Result) culprit() int {
+	if r.First < 0 {
+		if r.TimedOut && r.Hang != nil && r.Hang.Err == nil && r.Hang.Diagnosis.Stuck {
+			return r.Hang.Diagnosis.Culprit
+		}
+		return -1
+	}
+	first := r.Ranks[r.First]
+	if first.Status.Signaled() {
+		return r.First
+	}
+	for _, m := range rankMention.FindAllStringSubmatch(first.Summary, -1) {
+		x, err := strconv.Atoi(m[1])
+		if err != nil || x == first.Rank || x < 0 || x >= len(r.Ranks) {
+			continue
+		}
+		if e := r.Ranks[x]; !e.Failed || e.Stopped {
+			return x
+		}
+		break
+	}
+	return r.First
+}
+
+// culpritWhy says why rank c held the job up, when it is not the rank
+// that failed first.
+func (r *Result) culpritWhy(c int) string {
+	e := r.Ranks[c]
+	switch {
+	case e.Frozen:
+		return "stopped answering: its process was stopped (SIGSTOP or a debugger)"
+	case r.Hang != nil && r.Hang.Err == nil && r.Hang.Diagnosis.Culprit == c:
+		d := r.Hang.Diagnosis
+		return fmt.Sprintf("%s in %s #%d (communicator %#x), in the hang report of %s",
+			d.Reason, d.Op.Kind, d.Op.Seq, d.Comm, r.Hang.At.Format("15:04:05.000"))
+	}
+	return "it was still running, and the first error names it"
 }
 
 // signalWindow is how close after the earliest failure a failure by a
@@ -162,8 +217,16 @@ func (r *Result) Report(w io.Writer) {
 	case r.Interrupted != 0:
 		fmt.Fprintf(w, "gocoll run: stopped by signal %d (%v) after %v\n", int(r.Interrupted), r.Interrupted, r.Elapsed.Round(time.Millisecond))
 	case r.TimedOut:
-		fmt.Fprintf(w, "gocoll run: job timed out after %v; stopped ranks %s\n", r.Elapsed.Round(time.Millisecond), r.list(func(e RankEnd) bool { return e.Stopped }))
+		fmt.Fprintf(w, "gocoll run: job timed out after %v", r.Elapsed.Round(time.Millisecond))
+		if r.culprit() >= 0 {
+			fmt.Fprintf(w, ": %s", strings.TrimPrefix(r.Hang.Diagnosis.Headline, "gocoll: "))
+		}
+		fmt.Fprintf(w, "; stopped ranks %s\n", r.list(func(e RankEnd) bool { return e.Stopped }))
 	case r.First >= 0:
+		if c := r.culprit(); c >= 0 && c != r.First {
+			e := r.Ranks[c]
+			fmt.Fprintf(w, "gocoll run: rank %d on host %s held the job up: %s\n", e.Rank, e.Host, r.culpritWhy(c))
+		}
 		r.reportFirst(w)
 	default:
 		return

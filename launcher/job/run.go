@@ -36,6 +36,7 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 			return nil, fmt.Errorf("--output-dir: %v", err)
 		}
 	}
+	var local store.Store // the launcher's store, if it serves one
 	if p.store == StoreLauncher {
 		srv, err := store.Listen(context.Background(), p.storeBind, store.Config{JobKey: p.jobKey})
 		if err != nil {
@@ -43,25 +44,35 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 		}
 		defer srv.Close()
 		p.storeAddr = p.launcherStoreAddr(srv.Addr().(*net.TCPAddr))
+		local = srv.Local()
 	}
-	procs, err := startAll(p)
+	sinks := outputSinks{stdout: &lockedWriter{w: p.spec.Stdout}, stderr: &lockedWriter{w: p.spec.Stderr},
+		dir: p.spec.OutputDir, untagged: p.spec.Untagged}
+	procs, err := startAll(p, sinks)
 	if err != nil {
 		return nil, err
 	}
-	m := &monitor{spec: s, procs: procs, res: &Result{}}
+	m := &monitor{spec: s, procs: procs, res: &Result{},
+		diag: &diagnoser{procs: procs, out: sinks.stderr, wait: s.DiagnoseWait, stalled: map[[2]uint64]bool{}}}
+	dctx, stopDiag := context.WithCancel(context.Background())
+	m.diag.connect(dctx, p, local)
+	go m.diag.followStalls(dctx)
 	m.follow(ctx)
+	stopDiag()
+	m.diag.drain()
 	for _, pr := range procs {
 		pr.waitOutput(outputDrain)
 	}
 	m.res.Elapsed = time.Since(start)
+	if m.res.Hang == nil {
+		m.res.Hang = m.diag.latest()
+	}
 	m.res.fill(procs)
 	return m.res, nil
 }
 
 // startAll starts every rank; if one cannot start, it kills those started.
-func startAll(p *plan) ([]*proc, error) {
-	sinks := outputSinks{stdout: &lockedWriter{w: p.spec.Stdout}, stderr: &lockedWriter{w: p.spec.Stderr},
-		dir: p.spec.OutputDir, untagged: p.spec.Untagged}
+func startAll(p *plan, sinks outputSinks) ([]*proc, error) {
 	procs := make([]*proc, 0, len(p.placements))
 	for r, pl := range p.placements {
 		argv, env := p.command(r)
@@ -86,6 +97,7 @@ type monitor struct {
 	spec  Spec
 	procs []*proc
 	res   *Result
+	diag  *diagnoser
 
 	running  int
 	failed   bool             // a rank failed on its own
@@ -107,6 +119,12 @@ func (m *monitor) follow(ctx context.Context) {
 		defer t.Stop()
 		timeoutC = t.C
 	}
+	var diagnoseC <-chan time.Time
+	if m.spec.DiagnoseEvery > 0 {
+		t := time.NewTicker(m.spec.DiagnoseEvery)
+		defer t.Stop()
+		diagnoseC = t.C
+	}
 	ctxDone := ctx.Done()
 	for m.running > 0 {
 		select {
@@ -114,13 +132,15 @@ func (m *monitor) follow(ctx context.Context) {
 			m.exited(pr)
 		case sig := <-m.spec.Signals:
 			m.forward(sig)
+		case <-diagnoseC:
+			if !m.stopping {
+				m.diag.reportAsync(WhyDiagnose)
+			}
 		case <-timeoutC:
-			m.res.TimedOut = true
-			m.terminate()
+			m.timedOut()
 		case <-ctxDone:
 			ctxDone = nil
-			m.res.TimedOut = true
-			m.terminate()
+			m.timedOut()
 		case <-m.graceC:
 			m.graceC = nil
 			m.terminate()
@@ -129,6 +149,17 @@ func (m *monitor) follow(ctx context.Context) {
 			m.signalAll(syscall.SIGKILL)
 		}
 	}
+}
+
+// timedOut ends the job at its timeout: it prints the hang report
+// (waiting for the ranks' answers up to Spec.DiagnoseWait), then stops
+// every rank.
+func (m *monitor) timedOut() {
+	m.res.TimedOut = true
+	if !m.stopping {
+		m.res.Hang = m.diag.report(WhyTimeout)
+	}
+	m.terminate()
 }
 
 // exited handles a reaped rank: the first failure starts the grace.
@@ -141,6 +172,9 @@ func (m *monitor) exited(pr *proc) {
 	if m.spec.OnFailure == OnFailureContinue {
 		m.failed = true // the others go on; the result still reports it
 		return
+	}
+	for _, other := range m.procs {
+		other.noteFrozen()
 	}
 	m.failed, m.stopping = true, true
 	if m.running > 0 {
@@ -171,6 +205,8 @@ func (m *monitor) forward(sig os.Signal) {
 		m.signalAll(s)
 		m.closeAllStdin()
 		m.armKill()
+	case syscall.SIGUSR1:
+		m.diag.reportAsync(WhySignal)
 	default:
 		m.signalAll(s)
 	}

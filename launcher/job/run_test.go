@@ -153,15 +153,15 @@ func TestRunTimeout(t *testing.T) {
 }
 
 func TestRunForwardsSignals(t *testing.T) {
-	s, out, _ := shSpec(2, `trap 'echo got usr1' USR1; trap 'echo got int; exit 5' INT; echo ready; while :; do sleep 0.05; done`)
+	s, out, _ := shSpec(2, `trap 'echo got usr2' USR2; trap 'echo got int; exit 5' INT; echo ready; while :; do sleep 0.05; done`)
 	sigs := make(chan os.Signal, 2)
 	s.Signals = sigs
 	go func() {
 		for strings.Count(out.String(), "ready") < 2 {
 			time.Sleep(10 * time.Millisecond)
 		}
-		sigs <- syscall.SIGUSR1
-		for strings.Count(out.String(), "got usr1") < 2 {
+		sigs <- syscall.SIGUSR2
+		for strings.Count(out.String(), "got usr2") < 2 {
 			time.Sleep(10 * time.Millisecond)
 		}
 		sigs <- syscall.SIGINT

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gocoll/gocoll/launcher"
 	"github.com/gocoll/gocoll/topology"
 )
 
@@ -35,6 +36,8 @@ const (
 	MaxTailLines = 1000
 	// MaxExports bounds len(Spec.Export).
 	MaxExports = 1024
+	// MaxDiagnoseWait bounds Spec.DiagnoseWait.
+	MaxDiagnoseWait = time.Minute
 )
 
 // Spec describes a job for Run. Program is required; every other field has
@@ -105,9 +108,21 @@ type Spec struct {
 	TailLines int
 
 	// Signals, if not nil, delivers signals to forward to every rank:
-	// SIGINT, SIGTERM and SIGHUP also stop the job; others (SIGUSR1,
-	// SIGUSR2) are only forwarded. A second SIGINT kills every rank.
+	// SIGINT, SIGTERM and SIGHUP also stop the job; others (SIGUSR2) are
+	// only forwarded. A second SIGINT kills every rank. SIGUSR1 is not
+	// forwarded: it prints the job's hang report (see Hang), and the job
+	// goes on.
 	Signals <-chan os.Signal
+	// DiagnoseEvery, if positive, prints the job's hang report every
+	// DiagnoseEvery while it runs (gocoll run --diagnose). Whatever it
+	// is, a report is printed when Timeout passes, on SIGUSR1, and when a
+	// rank's operation passes its stall threshold (GOCOLL_STALL_TIMEOUT).
+	DiagnoseEvery time.Duration
+	// DiagnoseWait bounds how long a hang report waits for the ranks'
+	// answers; a rank silent that long (stopped, gone) is reported as not
+	// answering. Default launcher.DefaultDiagnoseWait, at most
+	// MaxDiagnoseWait.
+	DiagnoseWait time.Duration
 	// JobID names the job; default a random one.
 	JobID string
 }
@@ -147,6 +162,15 @@ func (s Spec) withDefaults() (Spec, error) {
 	}
 	if s.Timeout < 0 {
 		return s, fmt.Errorf("--timeout %v is negative", s.Timeout)
+	}
+	if s.DiagnoseEvery < 0 {
+		return s, fmt.Errorf("--diagnose %v is negative", s.DiagnoseEvery)
+	}
+	if s.DiagnoseWait == 0 {
+		s.DiagnoseWait = launcher.DefaultDiagnoseWait
+	}
+	if s.DiagnoseWait < 0 || s.DiagnoseWait > MaxDiagnoseWait {
+		return s, fmt.Errorf("hang report wait %v: want (0, %v]", s.DiagnoseWait, MaxDiagnoseWait)
 	}
 	if s.Stdout == nil {
 		s.Stdout = os.Stdout

@@ -2,7 +2,7 @@
 // run, mpirun and srun: it joins the job with gocoll.Init and checks every
 // collective's result exactly.
 //
-//	collcheck [-mode all|first|loop|exit] [-rank R] [-code C] [-count N]
+//	collcheck [-mode all|first|loop|exit|hang] [-rank R] [-code C] [-count N] [-rounds K]
 //
 // Modes:
 //
@@ -10,10 +10,14 @@
 //	       "ok" line, rank 0 also the topology (sites, hosts, site
 //	       crossings of the rank-order ring)
 //	first  one AllReduce, then exit (start-up time to first collective)
-//	loop   AllReduce of -count floats until one fails; prints
-//	       "looping pid=P" after the first, and the error at the end
+//	loop   AllReduce of -count floats until one fails (or, with -rounds
+//	       N > 1, for N rounds), each sum checked; prints "looping
+//	       pid=P" after the first, and the error at the end
 //	exit   rank -rank exits with status -code after joining; the others
 //	       wait in a Barrier
+//	hang   loop, but rank -rank stops calling AllReduce after -rounds
+//	       rounds: it prints "hanging pid=P after K rounds" and waits,
+//	       alive, until it is stopped, never arriving at the next one
 //
 // Errors are one line on stderr; the exit status is 1.
 package main
@@ -32,10 +36,11 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "all", "all, first, loop or exit")
+	mode := flag.String("mode", "all", "all, first, loop, exit or hang")
 	exitRank := flag.Int("rank", 0, "exit mode: the rank that exits")
 	exitCode := flag.Int("code", 3, "exit mode: its exit status")
-	count := flag.Int("count", 1<<18, "loop mode: floats per AllReduce")
+	count := flag.Int("count", 1<<18, "loop and hang modes: floats per AllReduce")
+	rounds := flag.Int("rounds", 1, "hang mode: rounds before rank -rank stops calling; loop mode: end after this many rounds if > 1")
 	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -50,7 +55,9 @@ func main() {
 		x := []float32{1}
 		err = collective.AllReduce(ctx, world.Comm, x, x, collective.Sum)
 	case "loop":
-		err = loop(ctx, world, *count)
+		err = loop(ctx, world, *count, *rounds, -1)
+	case "hang":
+		err = loop(ctx, world, *count, *rounds, *exitRank)
 	case "exit":
 		if world.Rank() == *exitRank {
 			fmt.Printf("rank %d exits with status %d\n", world.Rank(), *exitCode)
@@ -73,16 +80,37 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-// loop runs AllReduce until it fails, and returns that error.
-func loop(ctx context.Context, w *gocoll.World, count int) error {
+// loop runs AllReduce until it fails, and returns that error. Rank
+// hangRank (-1: none) stops calling it after rounds rounds and sleeps
+// until ctx ends. Without a hanging rank, rounds > 1 ends the loop after
+// that many, each round's sum checked (every element the sum of the
+// ranks' numbers plus one).
+func loop(ctx context.Context, w *gocoll.World, count, rounds, hangRank int) error {
 	x := make([]float32, count)
+	n := w.Size()
+	want := slices.Repeat([]float32{float32(n * (n + 1) / 2)}, count)
 	for i := 0; ; i++ {
+		if w.Rank() == hangRank && i == rounds {
+			fmt.Printf("hanging pid=%d after %d rounds\n", os.Getpid(), i)
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		for j := range x {
+			x[j] = float32(w.Rank() + 1)
+		}
 		if err := collective.AllReduce(ctx, w.Comm, x, x, collective.Sum); err != nil {
 			fmt.Printf("allreduce failed after %d rounds\n", i)
 			return err
 		}
+		if err := mismatch("AllReduce", x, want); err != nil {
+			return err
+		}
 		if i == 0 {
 			fmt.Printf("looping pid=%d\n", os.Getpid())
+		}
+		if hangRank < 0 && rounds > 1 && i+1 == rounds {
+			fmt.Printf("rank %d: %d rounds ok\n", w.Rank(), rounds)
+			return nil
 		}
 	}
 }
