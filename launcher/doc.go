@@ -64,6 +64,10 @@
 //	GOCOLL_ALGO               forced algorithms, like NCCL_ALGO: tree (every collective that has it)
 //	                          or allreduce:hierarchical,broadcast:chain (default: the cost model's
 //	                          choice where the job spans hosts, else by size)
+//	GOCOLL_PROBE              1: as the world forms, measure each level's latency and bandwidth
+//	                          (ping-pongs and one bulk transfer per level, the same figures on
+//	                          every rank) for the cost model's choice (default 0: the topology's
+//	                          or the assumed figures)
 //	GOCOLL_HEARTBEAT_TIMEOUT  a rank whose store heartbeat stands still this long is dead (default 30s)
 //	GOCOLL_CONNECT_TIMEOUT    bound on forming the world (default 120s)
 //	GOCOLL_TIMEOUT            bound on each collective operation, which then fails (default 10m)

@@ -58,6 +58,7 @@ const (
 	EnvAuth             = "GOCOLL_AUTH"              // header (default: a keyed tag over each packet's and frame's header) or full (over the payload too)
 	EnvEncrypt          = "GOCOLL_ENCRYPT"           // off (default), sites (AES-GCM between sites) or all (everywhere)
 	EnvAlgo             = "GOCOLL_ALGO"              // forced algorithms, like tree or allreduce:hierarchical,broadcast:chain
+	EnvProbe            = "GOCOLL_PROBE"             // 1: measure the links per level as the world forms, for the cost model
 	EnvTimeout          = "GOCOLL_TIMEOUT"           // bound on each collective operation (collective.Config.Timeout)
 	EnvStallTimeout     = "GOCOLL_STALL_TIMEOUT"     // an operation running this long is reported as stalled (collective.Config.StallTimeout)
 	// EnvGoMaxProcs is the Go runtime's own variable; when it is set, Join
@@ -178,7 +179,10 @@ type Job struct {
 	// Algo forces the world communicator's algorithms where the Config
 	// given to Join leaves them auto (GOCOLL_ALGO, collective.ParseAlgoSpec's
 	// form); every rank must set it alike (the operation headers check).
-	Algo           collective.AlgoSpec
+	Algo collective.AlgoSpec
+	// Probe (GOCOLL_PROBE=1) measures each level's links as the world
+	// forms, for the cost model's choice; see collective/tune/probe.
+	Probe          bool
 	ConnectTimeout time.Duration // in (0, MaxTimeout]
 	WatchStdin     bool
 	// OpTimeout and StallTimeout are the world communicator's
@@ -498,6 +502,9 @@ func (e envReader) common(j *Job) error {
 	}
 	var err error
 	if j.WatchStdin, err = e.flag(EnvWatchStdin, false); err != nil {
+		return err
+	}
+	if j.Probe, err = e.flag(EnvProbe, false); err != nil {
 		return err
 	}
 	if err := e.behaviour(j); err != nil {

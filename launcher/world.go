@@ -146,6 +146,11 @@ func (lc *lifecycle) form(ctx context.Context, cfg collective.Config) (*World, e
 	}
 	lc.guard = newGuardedEndpoint(ep)
 	lc.guard.notes = lc
+	if job.Probe { // GOCOLL_PROBE=1: link figures for the cost model (probe.go)
+		if err := lc.probeLinks(ctx, cfg, &topo); err != nil {
+			return nil, err
+		}
+	}
 	cfg.Topology = &topo
 	job.Algo.Apply(&cfg)
 	if cfg.Timeout == 0 {
