@@ -20,8 +20,9 @@ type choiceKey struct {
 // modelAlgorithm returns the algorithm the cost model (collective/tune)
 // predicts fastest for an operation of kind on bytes at root (-1 for
 // none) when the communicator's topology spans more than one host; else
-// AlgoAuto, and the caller chooses by size. The model runs with tune.DefaultLinks
-// (link figures are neither configured nor measured yet) at the largest
+// AlgoAuto, and the caller chooses by size. The model runs with the link
+// figures of the topology (Config.Topology's Links: a version 2 file's, or
+// GOCOLL_PROBE's), tune.DefaultLinks for the levels it lacks, at the largest
 // size of the operation's power-of-two class, once per class: every rank
 // makes the same choice whatever order its calls fill the cache in, and
 // the operation headers check that they did.

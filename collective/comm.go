@@ -73,7 +73,8 @@ type Config struct {
 	SmallBytes int
 	// AllReduce, Broadcast and Reduce force an algorithm. AlgoAuto: where
 	// Topology spans hosts, the fastest in collective/tune's cost model
-	// (assumed link figures, tune.DefaultLinks); else by size.
+	// (with Topology's link figures, else assumed: tune.DefaultLinks);
+	// else by size.
 	AllReduce, Broadcast, Reduce Algorithm
 	// Timeout bounds an operation whose context has no deadline. Default 10
 	// minutes; a negative value is an error. Every wait has a deadline.
