@@ -286,16 +286,18 @@ func (p *path) congestion(blk *wire.AckBlock, sentAt, now time.Duration, cfg *Co
 	// queues half of it for a moment, which is no reason to leave slow
 	// start at a fraction of the path's bandwidth-delay product.
 	if target := p.delayTarget(cfg); p.rtt.has && p.rtt.recent.value() > p.rtt.min+target && p.owd.queue() > target {
-		// Cut by what drains the queue down to half the target, if that
-		// is less than the fixed cut: at a long RTT a queue of a few ms is
-		// a few per cent of the window, and a cut of 15 % would leave the
-		// path idle for round trips after (the additive step regains it
-		// slowly).
-		// A deep queue (other flows' or many paths' standing in a shallow
-		// buffer) is drained at once, up to half the window. Below
-		// propCutRTT of base RTT, the fixed cut.
+		// Above propCutRTT of base RTT, cut by what drains the queue and
+		// a twentieth of the base more, if that is less than the fixed
+		// cut: at a long RTT a queue of a few ms is a few per cent of the
+		// window, and a cut of 15 % would leave the path idle for round
+		// trips after. The margin empties the queue for a moment, so that
+		// the minimum RTT is seen again: a cut to the minimum alone leaves
+		// what the window grew meanwhile, and the windowed minimum creeps
+		// up with it (by 11 ms in 4 s at 100 ms), until the buffer
+		// overflows. A deep queue (other flows' or many paths' standing
+		// in a shallow buffer) is drained at once, up to half the window.
 		recent := p.rtt.recent.value()
-		factor := float64(p.rtt.min+target/2) / float64(recent)
+		factor := float64(p.rtt.min-p.rtt.min/drainMargin) / float64(recent)
 		if p.rtt.floorRTT() >= propCutRTT {
 			factor = max(factor, minDelayCut)
 		} else {
@@ -312,6 +314,7 @@ const (
 	maxDelayCut = 0.95
 	minDelayCut = 0.5
 	propCutRTT  = time.Millisecond
+	drainMargin = 20
 )
 
 // maxDelayTarget caps the queueing delay a path's RTT-scaled delay target
