@@ -17,7 +17,8 @@
 // Every line of text is prefixed "[rank N] " (not lines that are JSON
 // objects, nor any with --tag-output=false), or with --output-dir each
 // rank writes to DIR/rank.N.stdout and DIR/rank.N.stderr. SIGINT, SIGTERM,
-// SIGHUP, SIGUSR1 and SIGUSR2 are forwarded to every rank. When a rank
+// SIGHUP and SIGUSR2 are forwarded to every rank; SIGUSR1 prints the job's
+// hang report (as --timeout, --diagnose and a rank's stall do). When a rank
 // exits non-zero or is killed, the others have --grace to end on their own,
 // then get SIGTERM and, --kill-after later, SIGKILL; gocoll prints which
 // rank failed, on which host, how, and its last lines of output, and exits
