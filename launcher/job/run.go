@@ -42,7 +42,7 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("serving the store: %v", err)
 		}
-		defer srv.Close()
+		defer closeStore(srv, s.Stderr)
 		p.storeAddr = p.launcherStoreAddr(srv.Addr().(*net.TCPAddr))
 		local = srv.Local()
 	}
