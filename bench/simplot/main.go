@@ -186,8 +186,13 @@ func sweepTable(w io.Writer, r run) {
 		fmt.Fprintf(w, "| %s |", bench.FormatSize(s))
 		best, choice := "", ""
 		for _, a := range algos {
-			fmt.Fprintf(w, " %v (%v) |", m[a].sim, m[a].model)
-			if best == "" || m[a].sim < m[best].sim {
+			x, ok := m[a]
+			if !ok {
+				fmt.Fprint(w, " - |") // not run at this size
+				continue
+			}
+			fmt.Fprintf(w, " %v (%v) |", x.sim, x.model)
+			if best == "" || x.sim < m[best].sim {
 				best = a
 			}
 			if m[a].model > 0 && (choice == "" || m[a].model < m[choice].model) {
@@ -195,8 +200,13 @@ func sweepTable(w io.Writer, r run) {
 			}
 		}
 		other := min(nonzero(m["ring"].sim), nonzero(m["recursive-doubling"].sim))
-		fmt.Fprintf(w, " %.2f | %s | %s | %.3f |\n", m["tree"].sim.Seconds()/other.Seconds(), best, choice, m[choice].sim.Seconds()/m[best].sim.Seconds())
-		worst = max(worst, m[choice].sim.Seconds()/m[best].sim.Seconds())
+		vsTree := "-"
+		if m["tree"].sim > 0 && other < math.MaxInt64 {
+			vsTree = fmt.Sprintf("%.2f", m["tree"].sim.Seconds()/other.Seconds())
+		}
+		ratio := m[choice].sim.Seconds() / m[best].sim.Seconds()
+		fmt.Fprintf(w, " %s | %s | %s | %.3f |\n", vsTree, best, choice, ratio)
+		worst = max(worst, ratio)
 	}
 	fmt.Fprintf(w, "\nThe model's choice (auto) is at most %.3f times the fastest simulated algorithm.\n\n", worst)
 }
