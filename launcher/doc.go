@@ -136,4 +136,19 @@
 // up on it, even where the store is out of reach. Each rank watches every
 // other's heartbeat: n reads of the store per rank per
 // GOCOLL_HEARTBEAT_TIMEOUT/10.
+//
+// # Abort and Shrink
+//
+// World.Abort (collective.Comm.Abort) ends every pending operation of the
+// world on every rank and leaves the job at once: heartbeat and watcher
+// stop, the transport and the store connection close (the serving rank
+// closes the store), with no wait for the others' goodbyes, and nothing
+// of the world is left. World.Shrink (collective.Comm.Shrink) gives the
+// survivors of a failure one communicator without the failed ranks: the
+// union of the ranks the callers name and those the watcher declared
+// dead on any survivor, agreed through the job's store (under comm/). It
+// runs over the world's transport; close it before the world. Under gocoll
+// run --on-failure continue the survivors are not stopped, so they can
+// shrink and go on. A world whose store is gone (its serving rank died)
+// cannot shrink.
 package launcher
