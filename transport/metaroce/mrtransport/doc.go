@@ -127,6 +127,17 @@
 // completes the peer's sends that arrived whole) and a CLOSE, and Close
 // closes the sockets and waits for the readers.
 //
+// # Authentication
+//
+// With a job key (Config.Core.Auth, metaroce.AuthMode) every handshake
+// proves the key both ways and every later datagram carries a GCM tag and
+// a per-path packet number; the core drops (and counts) forged and
+// replayed datagrams. A HELLO the core refuses for its key is answered to
+// the address it came from (metaroce.Endpoint.PollRefusal), and a
+// Connect whose connection is refused so fails at once, in one line,
+// without dialling again. EndpointStats.Core.DropAuth and DropReplay (and
+// transport.Stats.AuthDropped and Replayed) count the drops.
+//
 // # Observability
 //
 // [Endpoint.Stats] returns the engine's socket counters, the core's drop
