@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
@@ -23,6 +24,8 @@ import (
 //	diag/rec/<n>/<r>  rank r's answer to request n: its flight record (JSON)
 //	diag/stalls       the number of stall notices (store Add)
 //	diag/stall/<s>    notice s: the rank whose operation stalled
+//	diag/verdict/<s>  the headline of the job's report on notice s, which
+//	                  the noticing rank prints and deletes
 //
 // A requester deletes request n's keys once it has read the answers.
 const (
@@ -34,7 +37,13 @@ func diagGoKey(n int64) string { return "diag/go/" + strconv.FormatInt(n, 10) }
 func diagRecKey(n int64, r int) string {
 	return "diag/rec/" + strconv.FormatInt(n, 10) + "/" + strconv.Itoa(r)
 }
-func diagStallKey(s int64) string          { return "diag/stall/" + strconv.FormatInt(s, 10) }
+func diagStallKey(s int64) string   { return "diag/stall/" + strconv.FormatInt(s, 10) }
+func diagVerdictKey(s int64) string { return "diag/verdict/" + strconv.FormatInt(s, 10) }
+
+// verdictWait bounds how long a stalled rank waits for the job's report
+// on its stall (gocoll run's; under another launcher none comes).
+const verdictWait = 3 * time.Second
+
 func parseCounter(b []byte) (int64, error) { return strconv.ParseInt(string(b), 10, 64) }
 
 // maxFlightBytes bounds a flight record left in the store: the oldest
@@ -63,20 +72,40 @@ func (lc *lifecycle) stallHandler() func(collective.StallReport) {
 	}
 }
 
-// noticeStall posts a stall notice of this rank, within noteTimeout.
+// noticeStall posts a stall notice of this rank, within noteTimeout;
+// then, if the job's report on it comes within verdictWait (gocoll run
+// writes its headline), it prints that too, so that every stalled rank
+// names the rank the whole job points at, not only the one it waits on.
 func (lc *lifecycle) noticeStall() {
 	if lc.closing.Load() || lc.storeGone.Load() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), noteTimeout)
-	defer cancel()
 	s, err := lc.kv.Add(ctx, diagStallsKey, 1)
 	if err == nil {
 		err = lc.kv.Set(ctx, diagStallKey(s), []byte(strconv.Itoa(lc.job.Rank)))
 	}
+	cancel()
 	if err != nil {
 		lc.log.Info("gocoll: could not post a stall notice in the store", "err", err)
+		return
 	}
+	ctx, cancel = context.WithTimeout(context.Background(), verdictWait)
+	defer cancel()
+	v, err := lc.kv.Get(ctx, diagVerdictKey(s))
+	if err != nil {
+		return // no launcher that answers
+	}
+	_, _ = lc.kv.Delete(ctx, diagVerdictKey(s))
+	fmt.Fprintf(lc.job.noticesTo(), "gocoll: stall: rank %d: the job's hang report: %s\n", lc.job.Rank,
+		strings.TrimPrefix(string(v), "gocoll: "))
+}
+
+// PostVerdict answers stall notice s in the job's store kv (see
+// JobStore, StallNotices) with headline, the job's diagnosis of it,
+// which the noticing rank prints.
+func PostVerdict(ctx context.Context, kv store.Store, s int64, headline string) error {
+	return kv.Set(ctx, diagVerdictKey(s), []byte(headline))
 }
 
 // encodeFlight is recs as JSON, the oldest dropped until it fits in
@@ -218,10 +247,11 @@ func DiagnoseRecords(records [][]collective.OpRecord) collective.Diagnosis {
 	return collective.Diagnose(worldCommID, records)
 }
 
-// StallNotices calls notice with the rank of each stall notice posted in
-// the job's store kv (see JobStore) from now on, in order, until ctx ends
-// or the store fails; it returns that error (nil when ctx ended).
-func StallNotices(ctx context.Context, kv store.Store, notice func(rank int)) error {
+// StallNotices calls notice with the number and the rank of each stall
+// notice posted in the job's store kv (see JobStore) from now on, in
+// order, until ctx ends or the store fails; it returns that error (nil
+// when ctx ended). A notice may be answered with PostVerdict.
+func StallNotices(ctx context.Context, kv store.Store, notice func(s int64, rank int)) error {
 	var next int64 = 1
 	if b, ok, err := kv.TryGet(ctx, diagStallsKey); err != nil {
 		return ignoreEnded(ctx, err)
@@ -237,7 +267,7 @@ func StallNotices(ctx context.Context, kv store.Store, notice func(rank int)) er
 		}
 		_, _ = kv.Delete(ctx, diagStallKey(next))
 		if r, err := strconv.Atoi(string(b)); err == nil {
-			notice(r)
+			notice(next, r)
 		}
 		next++
 	}

@@ -120,6 +120,13 @@ func TestRunHangReportNeverArrived(t *testing.T) {
 	took := head.at.Sub(j.start)
 	t.Logf("stall report %.2fs after rank 2 stopped calling (stall threshold %v)", took.Seconds(), stall)
 	require.Less(t, took, stall+10*time.Second, text)
+	// Every waiting rank prints the job's verdict, though rank 1 itself
+	// waits on rank 3.
+	for _, r := range []int{0, 1, 3} {
+		v := firstMatch(all, fmt.Sprintf(`^\[rank %d\] gocoll: stall: rank %d: the job's hang report: hang: rank 2 never arrived at AllReduce #3 `, r, r))
+		require.NotNil(t, v, "rank %d does not name rank 2:\n%s", r, text)
+		t.Logf("rank %d named rank 2 %.2fs after it stopped calling", r, v.at.Sub(j.start).Seconds())
+	}
 
 	require.NotNil(t, firstMatch(all, `^gocoll run: hang report \(--timeout\): 4 of 4 ranks answered in `), text)
 	require.NotNil(t, firstMatch(all, `^gocoll run: job timed out after \S+: hang: rank 2 never arrived at AllReduce #3 \(communicator 0x1\), which the other ranks wait in; stopped ranks `), text)
@@ -146,6 +153,11 @@ func TestRunHangReportStoppedRank(t *testing.T) {
 	require.NotNil(t, head, text)
 	t.Logf("report naming rank 1 %.2fs after SIGSTOP (stall threshold %v)", head.at.Sub(stopped).Seconds(), stall)
 	require.Less(t, head.at.Sub(stopped), stall+10*time.Second, text)
+	for _, r := range []int{0, 2} {
+		v := firstMatch(all, fmt.Sprintf(`^\[rank %d\] gocoll: stall: rank %d: the job's hang report: hang: rank 1 `, r, r))
+		require.NotNil(t, v, "rank %d's stall does not name rank 1:\n%s", r, text)
+		t.Logf("rank %d's stall named rank 1 %.2fs after SIGSTOP", r, v.at.Sub(stopped).Seconds())
+	}
 	for _, r := range []int{0, 2} {
 		e := firstMatch(all, fmt.Sprintf(`^\[rank %d\] collcheck: gocoll: AllReduce.*rank 1: stopped answering: no heartbeat`, r))
 		require.NotNil(t, e, "rank %d's error does not name rank 1:\n%s", r, text)

@@ -60,7 +60,8 @@ type diagnoser struct {
 	dialErr  error
 	last     *Hang
 	stalled  map[[2]uint64]bool // (comm, seq) already reported on a stall
-	inFlight bool               // a report is being gathered
+	inFlight bool               // a report is being gathered in the background
+	stallMu  sync.Mutex         // one stall notice at a time
 	async    sync.WaitGroup     // reports in the background
 	drained  bool               // no more of them
 }
@@ -192,32 +193,37 @@ func (d *diagnoser) reportAsync(why string) {
 	})
 }
 
-// onStall prints a report on a rank's stall notice, once per stuck
-// operation: every rank waiting in it stalls at about the same time.
-func (d *diagnoser) onStall(rank int) {
-	d.mu.Lock()
-	if d.inFlight {
-		d.mu.Unlock()
+// reuseWithin is how recent a report must be for a stall notice to be
+// answered with it rather than with a new one: every rank waiting in a
+// stuck operation stalls at about the same time.
+const reuseWithin = 2 * time.Second
+
+// onStall answers stall notice s of rank: with a report, printed once per
+// stuck operation, and with its headline in the store, which the rank
+// prints (launcher.PostVerdict). Notices are handled one at a time, kv is
+// the job's store.
+func (d *diagnoser) onStall(kv store.Store, s int64, rank int) {
+	d.stallMu.Lock()
+	defer d.stallMu.Unlock()
+	h := d.latest()
+	if h == nil || time.Since(h.At) > reuseWithin {
+		h = d.gather(fmt.Sprintf("%s of rank %d", WhyStall, rank))
+	}
+	if h.Err != nil {
+		d.out.writeText(h.String())
 		return
 	}
-	d.inFlight = true
-	d.mu.Unlock()
-	defer func() {
-		d.mu.Lock()
-		d.inFlight = false
-		d.mu.Unlock()
-	}()
-	h := d.gather(fmt.Sprintf("%s of rank %d", WhyStall, rank))
 	op := [2]uint64{h.Diagnosis.Op.Comm, h.Diagnosis.Op.Seq}
 	d.mu.Lock()
-	seen := h.Err == nil && (!h.Diagnosis.Stuck || d.stalled[op])
-	if h.Err == nil && h.Diagnosis.Stuck {
-		d.stalled[op] = true
-	}
+	seen := !h.Diagnosis.Stuck || d.stalled[op]
+	d.stalled[op] = d.stalled[op] || h.Diagnosis.Stuck
 	d.mu.Unlock()
 	if !seen {
 		d.out.writeText(h.String())
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = launcher.PostVerdict(ctx, kv, s, h.Diagnosis.Headline) // the rank waits 3 s at most
 }
 
 // followStalls reports on the ranks' stall notices until ctx ends.
@@ -225,7 +231,7 @@ func (d *diagnoser) followStalls(ctx context.Context) {
 	for ctx.Err() == nil {
 		kv, err := d.store()
 		if err == nil {
-			_ = launcher.StallNotices(ctx, kv, func(rank int) { d.goAsync(func() { d.onStall(rank) }) })
+			_ = launcher.StallNotices(ctx, kv, func(s int64, rank int) { d.goAsync(func() { d.onStall(kv, s, rank) }) })
 			return
 		}
 		select {
