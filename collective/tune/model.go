@@ -137,6 +137,7 @@ type phase struct {
 	fill    float64
 	chunks  int
 	overlap bool
+	serial  bool // one chunk in flight per flow (trees)
 }
 
 // time is the phase's predicted seconds (see the package comment).
@@ -161,6 +162,14 @@ func (m *model) time(p phase) float64 {
 	var bw float64
 	for _, l := range loads {
 		bw = max(bw, l.busy/float64(min(l.flows, l.lanes)))
+	}
+	if p.serial {
+		// A tree's edge moves one chunk at a time (its next send waits
+		// for the last to land): each chunk takes the edge's latency on
+		// top of its bytes, which several lanes do not hide.
+		for _, f := range p.flows {
+			bw = max(bw, f.bytes/m.rate(f.src, f.dst)+float64(p.chunks)*m.alpha(f.src, f.dst))
+		}
 	}
 	switch {
 	case p.overlap:
@@ -333,7 +342,7 @@ func (m *model) tree(root int, up, down bool) []phase {
 	}
 	half := m.bytes / 2
 	k, c := m.chunks(half)
-	ph := phase{chunks: k}
+	ph := phase{chunks: k, serial: true}
 	height, path, fill := 0, 0.0, 0.0
 	for t := range 2 {
 		pos := make([]int, len(order))
