@@ -32,7 +32,10 @@ import (
 // as nonce, which is not sent: TCP keeps frames in order, so a replayed,
 // dropped or reordered frame breaks the count and fails the tag. A frame
 // whose tag does not verify fails the connection (a stream cannot skip
-// it), counted in transport.Stats.AuthDropped. Payloads are not tagged.
+// it), counted in transport.Stats.AuthDropped. Bodies are sent as
+// Config.Payload says (the higher of the two hellos' modes, bits 1-2 of
+// byte 14): in clear, followed by a GMAC tag of their own, or encrypted
+// with AES-GCM (its tag after them), with the frame's number as nonce too.
 const (
 	helloKeyed = 1 // hello byte 14: the sender holds a key
 	nonceLen   = jobkey.NonceSize
@@ -56,18 +59,20 @@ func proofOK(got, want []byte) bool { return hmac.Equal(got, want) }
 // goroutine only, recv by the reader only.
 type frameAuth struct {
 	send, recv frameKey
+	payload    PayloadMode
 }
 
 type frameKey struct {
-	aead  cipher.AEAD
-	n     uint64 // frames so far
-	nonce [12]byte
-	tag   [tagLen]byte
+	aead    cipher.AEAD
+	n       uint64 // frames so far
+	nonce   [12]byte
+	tag     [tagLen]byte
+	scratch []byte // a body's ciphertext (PayloadEncrypted, PayloadTagged discards)
 }
 
 // newFrameAuth derives a connection's keys; dialer says which side this
 // is.
-func newFrameAuth(k jobkey.Key, dialer bool, dialNonce, acceptNonce []byte, from, to, index int) *frameAuth {
+func newFrameAuth(k jobkey.Key, payload PayloadMode, dialer bool, dialNonce, acceptNonce []byte, from, to, index int) *frameAuth {
 	var ids [12]byte
 	binary.BigEndian.PutUint32(ids[0:], uint32(from))
 	binary.BigEndian.PutUint32(ids[4:], uint32(to))
@@ -75,9 +80,9 @@ func newFrameAuth(k jobkey.Key, dialer bool, dialNonce, acceptNonce []byte, from
 	key := k.Derive(jobkey.PurposeTCP, []byte("frames"), dialNonce, acceptNonce, ids[:])
 	toAcc, toDial := newGCM(key[:16]), newGCM(key[16:])
 	if dialer {
-		return &frameAuth{send: frameKey{aead: toAcc}, recv: frameKey{aead: toDial}}
+		return &frameAuth{send: frameKey{aead: toAcc}, recv: frameKey{aead: toDial}, payload: payload}
 	}
-	return &frameAuth{send: frameKey{aead: toDial}, recv: frameKey{aead: toAcc}}
+	return &frameAuth{send: frameKey{aead: toDial}, recv: frameKey{aead: toAcc}, payload: payload}
 }
 
 func newGCM(key []byte) cipher.AEAD {
@@ -94,8 +99,72 @@ func newGCM(key []byte) cipher.AEAD {
 
 func (k *frameKey) next() []byte {
 	k.n++
+	k.nonce[0] = 0
 	binary.BigEndian.PutUint64(k.nonce[4:], k.n)
 	return k.nonce[:]
+}
+
+// bodyNonce is the nonce of the body of the frame whose header next
+// numbered last.
+func (k *frameKey) bodyNonce() []byte {
+	k.nonce[0] = 1
+	return k.nonce[:]
+}
+
+// writeBody writes a frame's body (after its header's tag) to w as the
+// payload mode wants it: as is, then its tag, or encrypted.
+func (a *frameAuth) writeBody(w io.Writer, body []byte) error {
+	k := &a.send
+	if len(body) == 0 || a.payload == PayloadClear {
+		_, err := w.Write(body)
+		return err
+	}
+	if a.payload == PayloadTagged {
+		if _, err := w.Write(body); err != nil {
+			return err
+		}
+		_, err := w.Write(k.aead.Seal(k.tag[:0], k.bodyNonce(), nil, body))
+		return err
+	}
+	k.scratch = k.aead.Seal(k.scratch[:0], k.bodyNonce(), body, nil)
+	_, err := w.Write(k.scratch)
+	return err
+}
+
+// readBody reads a frame's body from r into b as the payload mode sent
+// it, checking its tag; the error wraps ErrAuth for a tag that does not
+// verify.
+func (a *frameAuth) readBody(r io.Reader, b []byte) error {
+	k := &a.recv
+	if len(b) == 0 || a.payload == PayloadClear {
+		_, err := io.ReadFull(r, b)
+		return err
+	}
+	var err error
+	if a.payload == PayloadTagged {
+		if _, err = io.ReadFull(r, b); err == nil {
+			if _, err = io.ReadFull(r, k.tag[:]); err == nil {
+				var none [0]byte
+				_, err = k.aead.Open(none[:0], k.bodyNonce(), k.tag[:], b)
+				err = authErr(err)
+			}
+		}
+		return err
+	}
+	k.scratch = append(k.scratch[:0], make([]byte, len(b)+tagLen)...)
+	if _, err = io.ReadFull(r, k.scratch); err == nil {
+		_, err = k.aead.Open(b[:0], k.bodyNonce(), k.scratch, nil)
+		err = authErr(err)
+	}
+	return err
+}
+
+// authErr turns a failed Open into the frame's error.
+func authErr(err error) error {
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: %w: a frame's body does not verify", errProtocol, ErrAuth)
+	}
+	return err
 }
 
 // seal appends the next frame's tag over hdr (a whole header) to hdr.
@@ -155,19 +224,19 @@ func (m *mesher) proveDial(nc net.Conn, peer, index int, got hello, mine, raw, a
 	if _, err := nc.Write(proof(m.hk, "dial", mine, raw, nonce, theirs)); err != nil {
 		return fmt.Errorf("sending the handshake's proof: %w", err)
 	}
-	lk.auth = newFrameAuth(m.cfg.Key, true, nonce, theirs, m.cfg.Rank, peer, index)
+	lk.auth = newFrameAuth(m.cfg.Key, max(m.payloadFor(peer), got.payload), true, nonce, theirs, m.cfg.Rank, peer, index)
 	return nil
 }
 
 // checkDialProof, on the accepting side, reads and checks the dialer's
 // proof and sets lk's keys.
-func (m *mesher) checkDialProof(nc net.Conn, dialHello, mine, dialNonce, nonce []byte, lk *link) error {
+func (m *mesher) checkDialProof(nc net.Conn, payload PayloadMode, dialHello, mine, dialNonce, nonce []byte, lk *link) error {
 	got := make([]byte, proofLen)
 	if _, err := io.ReadFull(nc, got); err != nil || !proofOK(got, proof(m.hk, "dial", dialHello, mine, dialNonce, nonce)) {
 		m.countRefused()
 		return fmt.Errorf("%w: %w: rank %d did not prove the job key", ErrRefused, ErrAuth, lk.peer)
 	}
-	lk.auth = newFrameAuth(m.cfg.Key, false, dialNonce, nonce, lk.peer, m.cfg.Rank, lk.index)
+	lk.auth = newFrameAuth(m.cfg.Key, max(m.payloadFor(lk.peer), payload), false, dialNonce, nonce, lk.peer, m.cfg.Rank, lk.index)
 	return nil
 }
 
@@ -178,4 +247,22 @@ func (c *conn) sealed(hdr []byte) []byte {
 		return hdr
 	}
 	return c.auth.seal(hdr)
+}
+
+// payloadFor is the payload mode this side asks for with peer.
+func (m *mesher) payloadFor(peer int) PayloadMode {
+	p := m.cfg.Payload
+	if f := m.cfg.PeerPayload; f != nil {
+		p = max(p, min(f(peer), PayloadEncrypted))
+	}
+	return p
+}
+
+// writeBody writes a frame's body as the connection wants it.
+func (c *conn) writeBody(body []byte) error {
+	if c.auth == nil {
+		_, err := c.bw.Write(body)
+		return err
+	}
+	return c.auth.writeBody(c.bw, body)
 }

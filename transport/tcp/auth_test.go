@@ -3,6 +3,7 @@ package tcp
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -55,10 +56,19 @@ func connectAll(t *testing.T, cfgs []Config, timeout time.Duration) ([]*Endpoint
 }
 
 // Keyed connections carry eager and rendezvous messages exact, striped
-// over several connections.
+// over several connections, in every payload mode (the higher of the two
+// sides' wins).
 func TestAuthFramesDeliver(t *testing.T) {
+	for _, modes := range [][2]PayloadMode{{PayloadClear, PayloadClear}, {PayloadTagged, PayloadClear}, {PayloadClear, PayloadEncrypted}} {
+		t.Run(fmt.Sprint(modes), func(t *testing.T) { testAuthFrames(t, modes) })
+	}
+}
+
+func testAuthFrames(t *testing.T, modes [2]PayloadMode) {
 	cfg := Config{Key: tcpKey(t, "test-key-0123456789abcdef"), ConnsPerPeer: 2, ChunkBytes: 4 << 10}
-	eps, errs, _ := connectAll(t, []Config{cfg, cfg}, 10*time.Second)
+	c0, c1 := cfg, cfg
+	c0.Payload, c1.Payload = modes[0], modes[1]
+	eps, errs, _ := connectAll(t, []Config{c0, c1}, 10*time.Second)
 	require.NoError(t, errs[0])
 	require.NoError(t, errs[1])
 	ctx := waitCtx(t)
@@ -76,6 +86,46 @@ func TestAuthFramesDeliver(t *testing.T) {
 		require.Equal(t, msg, buf)
 	}
 	require.Zero(t, transport.StatsOf(eps[1]).AuthDropped)
+	want := max(modes[0], modes[1])
+	for _, ep := range eps {
+		for _, p := range ep.peers {
+			for _, c := range p.conns {
+				require.Equal(t, want, c.auth.payload)
+			}
+		}
+	}
+}
+
+// A body changed on the way fails its tag, tagged or encrypted.
+func TestAuthBodyTag(t *testing.T) {
+	k := tcpKey(t, "test-key-0123456789abcdef")
+	dn, an := bytes.Repeat([]byte{1}, nonceLen), bytes.Repeat([]byte{2}, nonceLen)
+	for _, mode := range []PayloadMode{PayloadTagged, PayloadEncrypted} {
+		tx := newFrameAuth(k, mode, true, dn, an, 0, 1, 0)
+		rx := newFrameAuth(k, mode, false, dn, an, 0, 1, 0)
+		body := []byte("a body of some bytes")
+		var w bytes.Buffer
+		for range 2 {
+			h := tx.seal(appendHeader(nil, header{kind: kindAbort, body: uint32(len(body))}))
+			w.Write(h)
+			require.NoError(t, tx.writeBody(&w, body))
+		}
+		b := w.Bytes()
+		one := len(b) / 2
+		if mode == PayloadEncrypted {
+			require.False(t, bytes.Contains(b, body), "encrypted body in clear")
+		}
+		r := bytes.NewReader(b[headerLen:one])
+		require.NoError(t, rx.readTag(r, b[:headerLen]))
+		got := make([]byte, len(body))
+		require.NoError(t, rx.readBody(r, got))
+		require.Equal(t, body, got)
+		second := append([]byte(nil), b[one:]...)
+		second[len(second)-tagLen-3] ^= 1 // a body byte
+		r = bytes.NewReader(second[headerLen:])
+		require.NoError(t, rx.readTag(r, second[:headerLen]))
+		require.ErrorIs(t, rx.readBody(r, got), ErrAuth, "mode %d", mode)
+	}
 }
 
 // A rank with another key, or none, is refused at the handshake in one
@@ -111,8 +161,8 @@ func TestAuthHandshakeRefused(t *testing.T) {
 func TestAuthFrameTag(t *testing.T) {
 	k := tcpKey(t, "test-key-0123456789abcdef")
 	dn, an := bytes.Repeat([]byte{1}, nonceLen), bytes.Repeat([]byte{2}, nonceLen)
-	tx := newFrameAuth(k, true, dn, an, 0, 1, 0)
-	rx := newFrameAuth(k, false, dn, an, 0, 1, 0)
+	tx := newFrameAuth(k, PayloadClear, true, dn, an, 0, 1, 0)
+	rx := newFrameAuth(k, PayloadClear, false, dn, an, 0, 1, 0)
 	var stream bytes.Buffer
 	for i := range 3 {
 		h := appendHeader(nil, header{kind: kindCredit, arg: uint64(i + 1)})
@@ -124,12 +174,12 @@ func TestAuthFrameTag(t *testing.T) {
 	// The same frame again: the count moved on.
 	require.ErrorIs(t, rx.readTag(bytes.NewReader(b[headerLen:one]), b[:headerLen]), ErrAuth)
 	// A changed header.
-	rx2 := newFrameAuth(k, false, dn, an, 0, 1, 0)
+	rx2 := newFrameAuth(k, PayloadClear, false, dn, an, 0, 1, 0)
 	changed := append([]byte(nil), b[:one]...)
 	changed[33]++
 	require.ErrorIs(t, rx2.readTag(bytes.NewReader(changed[headerLen:]), changed[:headerLen]), ErrAuth)
 	// Another connection's key.
-	rx3 := newFrameAuth(k, false, dn, an, 0, 1, 1)
+	rx3 := newFrameAuth(k, PayloadClear, false, dn, an, 0, 1, 1)
 	require.ErrorIs(t, rx3.readTag(bytes.NewReader(b[headerLen:one]), b[:headerLen]), ErrAuth)
 	// The other direction's key.
 	require.ErrorIs(t, tx.readTag(bytes.NewReader(b[headerLen:one]), b[:headerLen]), ErrAuth)

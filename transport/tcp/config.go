@@ -84,7 +84,25 @@ type Config struct {
 	// zero Key (default) means no authentication, and a peer with a key
 	// refuses this one.
 	Key jobkey.Key
+	// Payload is what a keyed connection does to frame bodies, besides
+	// tagging every header: PayloadClear (default), PayloadTagged (a tag
+	// over each body too) or PayloadEncrypted (AES-GCM). PeerPayload, if
+	// set, gives the mode for a connection with a rank (a result below
+	// Payload counts as Payload); a connection uses the higher of its two
+	// sides' modes. Both need Key.
+	Payload     PayloadMode
+	PeerPayload func(rank int) PayloadMode
 }
+
+// PayloadMode is what a keyed connection does to frame bodies.
+type PayloadMode uint8
+
+// Payload modes.
+const (
+	PayloadClear     PayloadMode = iota // bodies only in clear (headers tagged)
+	PayloadTagged                       // a GMAC tag after every body
+	PayloadEncrypted                    // every body encrypted with AES-GCM, its tag after it
+)
 
 // withDefaults returns c with defaults filled in, or an error naming the
 // first field out of range.
@@ -124,6 +142,9 @@ func (c Config) withDefaults() (Config, error) {
 		{"IOBufferBytes", int64(c.IOBufferBytes), 4 << 10, 4 << 20},
 		{"DialTimeout", int64(c.DialTimeout), 1, int64(time.Hour)},
 		{"AbortHistoryMax", int64(c.AbortHistoryMax), 1, 1 << 20},
+	}
+	if c.Key.IsZero() && (c.Payload != PayloadClear || c.PeerPayload != nil) || c.Payload > PayloadEncrypted {
+		return c, fmt.Errorf("tcp: Config.Payload = %d needs a Key (and at most %d)", c.Payload, PayloadEncrypted)
 	}
 	for _, k := range checks {
 		if k.v < k.lo || k.v > k.hi {

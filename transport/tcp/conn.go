@@ -154,9 +154,18 @@ func (c *conn) readFrame(buf []byte) error {
 	panic("tcp: parseHeader accepted an unknown frame kind")
 }
 
-// readBody reads exactly len(b) body bytes into b.
+// readBody reads exactly len(b) body bytes into b (checking or
+// decrypting them on a keyed connection that wants it).
 func (c *conn) readBody(b []byte) error {
-	_, err := io.ReadFull(c.br, b)
+	var err error
+	if c.auth != nil {
+		err = c.auth.readBody(c.br, b)
+		if errors.Is(err, ErrAuth) {
+			c.ep.authDropped.Add(1)
+		}
+	} else {
+		_, err = io.ReadFull(c.br, b)
+	}
 	if errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
 	}
@@ -165,6 +174,9 @@ func (c *conn) readBody(b []byte) error {
 
 // discard skips n body bytes.
 func (c *conn) discard(n int) error {
+	if c.auth != nil && c.auth.payload != PayloadClear {
+		return c.readBody(make([]byte, n)) // its tag is checked, its count kept
+	}
 	_, err := c.br.Discard(n)
 	if errors.Is(err, io.EOF) {
 		err = io.ErrUnexpectedEOF
@@ -247,7 +259,7 @@ func (c *conn) writeFrame(hdr []byte, f *outFrame) ([]byte, error) {
 	hdr = c.sealed(appendHeader(hdr[:0], f.h))
 	_, err := c.bw.Write(hdr)
 	if err == nil {
-		_, err = c.bw.Write(body)
+		err = c.writeBody(body)
 	}
 	if f.h.kind == kindData {
 		f.req.end(len(body), err == nil)
@@ -269,7 +281,7 @@ func (c *conn) writeChunk(hdr []byte, j *bulkJob, off int) ([]byte, error) {
 	hdr = c.sealed(appendHeader(hdr[:0], h))
 	_, err := c.bw.Write(hdr)
 	if err == nil {
-		_, err = c.bw.Write(body)
+		err = c.writeBody(body)
 	}
 	j.req.end(len(body), err == nil)
 	return hdr, err

@@ -39,6 +39,7 @@ type hello struct {
 	from, to  uint32
 	credit    uint64 // eager bytes the sender of the hello lets the other side have outstanding
 	keyed     bool   // the sender holds a job key (auth.go)
+	payload   PayloadMode
 }
 
 // ErrRefused is wrapped by errors about a handshake the other side refused,
@@ -50,9 +51,9 @@ func appendHello(b []byte, h hello) []byte {
 	b = binary.LittleEndian.AppendUint16(b, h.version)
 	b = binary.LittleEndian.AppendUint16(b, h.connIndex)
 	b = binary.LittleEndian.AppendUint16(b, h.conns)
-	flags := byte(0)
+	flags := byte(h.payload) << 1
 	if h.keyed {
-		flags = helloKeyed
+		flags |= helloKeyed
 	}
 	b = append(b, flags, 0)
 	b = binary.LittleEndian.AppendUint64(b, h.job)
@@ -80,12 +81,13 @@ func parseHello(b []byte) (hello, error) {
 		from:      binary.LittleEndian.Uint32(b[28:]),
 		to:        binary.LittleEndian.Uint32(b[32:]),
 		credit:    binary.LittleEndian.Uint64(b[36:]),
-		keyed:     b[14] == helloKeyed,
+		keyed:     b[14]&helloKeyed != 0,
+		payload:   PayloadMode(b[14] >> 1),
 	}
 	if h.version != helloVersion {
 		return hello{}, fmt.Errorf("%w: protocol version %d, want %d", ErrRefused, h.version, helloVersion)
 	}
-	if b[14]&^helloKeyed != 0 || b[15] != 0 {
+	if b[14]>>1 > byte(PayloadEncrypted) || (b[14]&helloKeyed == 0 && b[14] != 0) || b[15] != 0 {
 		return hello{}, fmt.Errorf("%w: reserved hello bytes not zero", ErrRefused)
 	}
 	return h, nil

@@ -105,7 +105,7 @@ func (m *mesher) drain() {
 func (m *mesher) hello(peer, index int) hello {
 	return hello{version: helloVersion, connIndex: uint16(index), conns: uint16(m.cfg.ConnsPerPeer),
 		job: m.cfg.JobID, size: uint32(m.size), from: uint32(m.cfg.Rank), to: uint32(peer), credit: uint64(m.grant),
-		keyed: m.hk != nil}
+		keyed: m.hk != nil, payload: m.payloadFor(peer)}
 }
 
 // dial connects to a higher rank, retrying until ctx ends; a refused
@@ -257,7 +257,7 @@ func (m *mesher) acceptHandshake(ctx context.Context, nc net.Conn) (link, error)
 	}
 	lk := link{peer: int(got.from), index: int(got.connIndex), nc: nc, credit: int64(got.credit)}
 	if err == nil && m.hk != nil {
-		err = m.checkDialProof(nc, raw, mine, theirNonce, nonce, &lk)
+		err = m.checkDialProof(nc, got.payload, raw, mine, theirNonce, nonce, &lk)
 	}
 	if err != nil {
 		return link{}, fmt.Errorf("connection from %s: %w", nc.RemoteAddr(), err)
