@@ -57,6 +57,7 @@ type diagnoser struct {
 
 	mu       sync.Mutex
 	kv       store.Store // the job's view of its store; nil until reached
+	rank0    bool        // rank 0 serves it
 	dialErr  error
 	last     *Hang
 	stalled  map[[2]uint64]bool // (comm, seq) already reported on a stall
@@ -92,6 +93,7 @@ func (d *diagnoser) connect(ctx context.Context, p *plan, local store.Store) {
 		d.kv = launcher.JobStore(local, p.spec.JobID)
 		return
 	}
+	d.rank0 = true
 	go func() {
 		var c *store.Client
 		j, err := rankJob(p, 0)
@@ -159,6 +161,9 @@ func (d *diagnoser) gather(why string) *Hang {
 			}
 		}
 	}
+	if err != nil && d.rank0 {
+		err = fmt.Errorf("%v (rank 0 serves the job's store%s)", err, d.procs[0].whyNoAnswer())
+	}
 	h.Err = err
 	d.mu.Lock()
 	if h.Err == nil {
@@ -168,11 +173,29 @@ func (d *diagnoser) gather(why string) *Hang {
 	return h
 }
 
-// report gathers a report and prints it.
+// report gathers a report and prints it; but a periodic one (--diagnose)
+// whose only missing answers are from ranks that have ended is the job
+// ending, not news, and is not printed.
 func (d *diagnoser) report(why string) *Hang {
 	h := d.gather(why)
-	d.out.writeText(h.String())
+	if why != WhyDiagnose || h.Err != nil || !d.missingEnded(h) {
+		d.out.writeText(h.String())
+	}
 	return h
+}
+
+// missingEnded reports whether some rank did not answer h and every such
+// rank has ended.
+func (d *diagnoser) missingEnded(h *Hang) bool {
+	if h.Answered == len(d.procs) {
+		return false
+	}
+	for r, line := range h.Diagnosis.Ranks {
+		if strings.Contains(line, ": did not answer") && !d.procs[r].hasEnded() {
+			return false
+		}
+	}
+	return true
 }
 
 // reportAsync gathers and prints a report in the background, unless one
@@ -246,4 +269,11 @@ func (d *diagnoser) latest() *Hang {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.last
+}
+
+// hasEnded reports whether the process has been reaped.
+func (p *proc) hasEnded() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.reaped
 }
