@@ -7,6 +7,7 @@ import (
 	"github.com/gocoll/gocoll/internal/jobkey"
 	"github.com/gocoll/gocoll/topology"
 	"github.com/gocoll/gocoll/transport/metaroce"
+	"github.com/gocoll/gocoll/transport/tcp"
 )
 
 // transportAuth is how a rank's transports authenticate with the job key
@@ -56,6 +57,30 @@ func (a *transportAuth) metaroce(rank int) metaroce.AuthConfig {
 				return metaroce.AuthEncrypt
 			}
 			return mode // unknown yet: the dialling (lower) rank knows, and the higher mode wins
+		}
+	}
+	return cfg
+}
+
+// tcp returns cfg with TCP's authentication: the key, GOCOLL_AUTH=full's
+// tagged payloads, GOCOLL_ENCRYPT's encrypted ones (all, or between sites).
+func (a *transportAuth) tcp(cfg tcp.Config) tcp.Config {
+	if a == nil || a.key.IsZero() {
+		return cfg
+	}
+	cfg.Key = a.key
+	if a.full {
+		cfg.Payload = tcp.PayloadTagged
+	}
+	switch a.encrypt {
+	case EncryptAll:
+		cfg.Payload = tcp.PayloadEncrypted
+	case EncryptSites:
+		cfg.PeerPayload = func(peer int) tcp.PayloadMode {
+			if s := a.sites.Load(); s != nil && peer < len(*s) && (*s)[peer] != a.site {
+				return tcp.PayloadEncrypted
+			}
+			return tcp.PayloadClear // unknown yet: the dialling rank knows, and the higher mode wins
 		}
 	}
 	return cfg

@@ -39,10 +39,13 @@ func TestWorldTransportAuth(t *testing.T) {
 			}
 		})
 	}
-	t.Run("tcp", func(t *testing.T) {
-		addr := testStore(t)
-		worlds := joinAllOK(t, 2, func(r int) []string { return rankEnv(t, addr, r, 2, EnvTransport+"="+TransportTCP) })
-		sumRanks(t, worlds)
-		require.Zero(t, transport.StatsOf(worlds[1].life.guard.inner).AuthDropped)
-	})
+	for _, env := range []string{EnvAuth + "=header", EnvAuth + "=full", EnvEncrypt + "=sites", EnvEncrypt + "=all"} {
+		t.Run("tcp "+env, func(t *testing.T) {
+			addr := testStore(t)
+			const n = 3
+			worlds := joinAllOK(t, n, func(r int) []string { return rankEnv(t, addr, r, n, EnvTransport+"="+TransportTCP, env) })
+			sumRanks(t, worlds)
+			require.Zero(t, transport.StatsOf(worlds[1].life.guard.inner).AuthDropped)
+		})
+	}
 }

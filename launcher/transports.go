@@ -84,13 +84,13 @@ type transportListener interface {
 func listenTransport(ctx context.Context, name string, spec transportSpec) (transportListener, error) {
 	switch name {
 	case TransportTCP:
-		ln, err := tcp.Listen(ctx, tcp.Config{
-			Rank: spec.Rank, JobID: spec.JobID, ListenAddr: net.JoinHostPort(spec.Host, "0"), Key: spec.Auth.transportKey(),
-		})
+		ln, err := tcp.Listen(ctx, spec.Auth.tcp(tcp.Config{
+			Rank: spec.Rank, JobID: spec.JobID, ListenAddr: net.JoinHostPort(spec.Host, "0"),
+		}))
 		if err != nil {
 			return nil, err
 		}
-		return tcpListener{ln}, nil
+		return tcpListener{ln, spec.Auth}, nil
 	case TransportMetaRoCE:
 		return listenMetaRoCE(ctx, spec)
 	case TransportSHM:
@@ -127,11 +127,18 @@ func listenMetaRoCE(ctx context.Context, spec transportSpec) (transportListener,
 	return mrListener{ln, spec}, nil
 }
 
-// tcpListener adapts *tcp.Listener, whose Connect returns *tcp.Endpoint.
-type tcpListener struct{ *tcp.Listener }
+// tcpListener adapts *tcp.Listener, whose Connect returns *tcp.Endpoint;
+// with auth, its address carries the rank's site under GOCOLL_ENCRYPT=sites
+// (auto's TCP fallback has none: MetaRoCE's addresses bring the sites).
+type tcpListener struct {
+	*tcp.Listener
+	auth *transportAuth
+}
+
+func (l tcpListener) Addr() string { return l.auth.withSite(l.Listener.Addr()) }
 
 func (l tcpListener) Connect(ctx context.Context, addrs []string) (transport.Endpoint, error) {
-	ep, err := l.Listener.Connect(ctx, addrs)
+	ep, err := l.Listener.Connect(ctx, l.auth.learnSites(addrs))
 	if err != nil {
 		return nil, err
 	}
@@ -250,9 +257,9 @@ func listenAuto(ctx context.Context, spec transportSpec, farName string) (transp
 	}
 	l := &autoListener{far: far, farName: farName, host: spec.HostName, notices: spec.Notices, log: spec.Logger}
 	if farName == TransportMetaRoCE {
-		l.fallback, err = tcp.Listen(ctx, tcp.Config{
-			Rank: spec.Rank, JobID: spec.JobID, ListenAddr: net.JoinHostPort(spec.Host, "0"), Key: spec.Auth.transportKey(),
-		})
+		l.fallback, err = tcp.Listen(ctx, spec.Auth.tcp(tcp.Config{
+			Rank: spec.Rank, JobID: spec.JobID, ListenAddr: net.JoinHostPort(spec.Host, "0"),
+		}))
 		if err != nil {
 			_ = far.Close()
 			return nil, fmt.Errorf("tcp (the fallback where UDP is blocked): %w", err)
@@ -405,7 +412,7 @@ func (l *autoListener) connectFar(ctx context.Context, farAddrs, tcpAddrs []stri
 		_ = l.fallback.Close()
 		return nil, nil, nil, err
 	}
-	tcpEp, err := tcpListener{l.fallback}.Connect(ctx, tcpAddrs)
+	tcpEp, err := tcpListener{l.fallback, nil}.Connect(ctx, tcpAddrs)
 	if err != nil {
 		_ = mr.Close()
 		return nil, nil, nil, fmt.Errorf("tcp (the fallback where UDP is blocked): %w", err)
