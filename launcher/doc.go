@@ -63,9 +63,10 @@
 //	                          i mod their number, like eth0,eth1 (default: every path on GOCOLL_ADDR)
 //	GOCOLL_AUTH               with the job key, what each MetaRoCE datagram's and TCP frame's keyed tag
 //	                          covers: header (the default: everything but the payload, with a packet
-//	                          number against replays) or full (MetaRoCE: the payload too)
-//	GOCOLL_ENCRYPT            MetaRoCE: off (the default), sites (AES-GCM between ranks of different
-//	                          sites) or all; nothing is authenticated or encrypted under GOCOLL_INSECURE=1
+//	                          number against replays) or full (the payload too)
+//	GOCOLL_ENCRYPT            MetaRoCE and TCP: off (the default), sites (AES-GCM between ranks of
+//	                          different sites) or all; nothing is authenticated or encrypted under
+//	                          GOCOLL_INSECURE=1
 //	GOCOLL_ALGO               forced algorithms, like NCCL_ALGO: tree (every collective that has it)
 //	                          or allreduce:hierarchical,broadcast:chain (default: the cost model's
 //	                          choice where the job spans hosts, else by size)
