@@ -83,6 +83,8 @@ var runFlags = []runFlag{
 	{[]string{"hostfile", "machinefile"}, "FILE", "hosts to run on: Open MPI's \"host slots=N\" or MPICH's \"host:N\" lines", ""},
 	{[]string{"hosts", "H"}, "LIST", "hosts to run on: host:slots,host:slots (slots default 1)", ""},
 	{[]string{"oversubscribe"}, "", "allow more ranks than slots (up to each host's max_slots): the extra ranks go to the hosts in turn", "refuse"},
+	{[]string{"map-by"}, "slot|node", "fill each host's slots in turn (slot), or deal ranks to the hosts one each in turn (node)", job.MapBySlot},
+	{[]string{"bind-to"}, "core|none", "bind each rank started here to a core of its own (the i-th to the i-th core), or leave it free", job.BindNone},
 	{[]string{"rsh"}, "CMD", "command that runs a command on {host} (appended if absent)", job.DefaultRsh},
 	{[]string{"x"}, "VAR[=value]", "pass VAR, with its value here or the one given, to every rank; repeatable", ""},
 	{[]string{"timeout"}, "SECONDS", "stop the job after this long (exit status 124), printing its hang report first", "none"},
@@ -177,6 +179,7 @@ func parseRun(args, environ []string) (job.Spec, error) {
 		diagnose                     seconds
 		exports                      repeated
 		onFailure                    string
+		mapBy, bindTo                string
 	)
 	grace, killAfter = seconds(job.DefaultGrace), seconds(job.DefaultKillAfter)
 	for _, f := range runFlags {
@@ -190,6 +193,10 @@ func parseRun(args, environ []string) (job.Spec, error) {
 				fs.StringVar(&hostList, n, "", f.help)
 			case "oversubscribe":
 				fs.BoolVar(&oversub, n, false, f.help)
+			case "map-by":
+				fs.StringVar(&mapBy, n, job.MapBySlot, f.help)
+			case "bind-to":
+				fs.StringVar(&bindTo, n, job.BindNone, f.help)
 			case "rsh":
 				fs.StringVar(&rsh, n, job.DefaultRsh, f.help)
 			case "x":
@@ -231,6 +238,7 @@ func parseRun(args, environ []string) (job.Spec, error) {
 		Oversubscribe: oversub, DiagnoseEvery: time.Duration(diagnose),
 	}
 	spec.OnFailure = onFailure
+	spec.MapBy, spec.BindTo = mapBy, bindTo
 	switch {
 	case np == 0 || np < -1:
 		return spec, fmt.Errorf("-np %d: want at least 1 rank", np)

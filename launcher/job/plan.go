@@ -48,6 +48,7 @@ type plan struct {
 	storeAddr  string     // what the ranks dial; for StoreLauncher set once the launcher listens
 	storeBind  string     // StoreLauncher: where the launcher listens
 	jobKey     jobkey.Key // generated per job; on no command line (see command)
+	cpus       [][]int    // by rank: the CPUs a local rank is bound to (see bindCPUs); nil: none
 }
 
 // makePlan checks s against its host list and decides everything Run
@@ -100,10 +101,13 @@ func makePlan(ctx context.Context, s Spec) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{spec: s, placements: placements[:np], rsh: rsh, jobKey: key}
+	p := &plan{spec: s, placements: mapPlacements(placements, np, s.MapBy), rsh: rsh, jobKey: key}
 	p.local = make([]bool, np)
 	for i, pl := range p.placements {
 		p.local[i] = isLocal(pl, s.LocalNames)
+	}
+	if p.cpus, err = bindCPUs(s, p.placements, p.local, hostCores()); err != nil {
+		return nil, err
 	}
 	if err := p.checkPrograms(); err != nil {
 		return nil, err

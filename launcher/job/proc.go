@@ -38,8 +38,9 @@ type outputSinks struct {
 	untagged       bool   // no "[rank N] " prefix
 }
 
-// startProc starts rank r with argv and env, its output going to sinks.
-func startProc(r int, host string, remote bool, argv, env []string, sinks outputSinks, tailLines int) (*proc, error) {
+// startProc starts rank r with argv and env, its output going to sinks,
+// bound to cpus if any (see startBound).
+func startProc(r int, host string, remote bool, argv, env []string, cpus []int, sinks outputSinks, tailLines int) (*proc, error) {
 	p := &proc{rank: r, host: host, remote: remote, out: &tail{max: tailLines}}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
@@ -79,7 +80,7 @@ func startProc(r int, host string, remote bool, argv, env []string, sinks output
 		closeAfterStart = append(closeAfterStart, wr)
 	}
 	cmd.Stdout, cmd.Stderr = closeAfterStart[len(closeAfterStart)-2], closeAfterStart[len(closeAfterStart)-1]
-	if err := cmd.Start(); err != nil {
+	if err := startBound(cmd, cpus); err != nil {
 		p.closeStdin()
 		for _, rd := range readers {
 			_ = rd.Close()

@@ -60,6 +60,12 @@ type Spec struct {
 	// MaxSlots bounds, by host name, the ranks Oversubscribe may put on a
 	// host (a hostfile's max_slots=); a host absent has no bound.
 	MaxSlots map[string]int
+	// MapBy is how ranks fill the slots: MapBySlot (the default) or
+	// MapByNode (gocoll run --map-by).
+	MapBy string
+	// BindTo binds local ranks to CPUs: BindNone (the default) or BindCore
+	// (gocoll run --bind-to). Remote ranks are not bound.
+	BindTo string
 	// LocalNames are the names of this host (its hostname); ranks on these
 	// hosts, on "localhost" and on loopback addresses are started here by
 	// fork and exec, the others through Rsh.
@@ -147,6 +153,9 @@ func (s Spec) withDefaults() (Spec, error) {
 	}
 	if s.Grace <= 0 {
 		s.Grace = DefaultGrace
+	}
+	if err := s.checkMapping(); err != nil {
+		return s, err
 	}
 	if err := s.fillOnFailure(); err != nil {
 		return s, err
