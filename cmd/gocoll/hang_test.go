@@ -155,31 +155,33 @@ func TestRunHangReportRank0Store(t *testing.T) {
 // first rank to complain.
 func TestRunHangReportStoppedRank(t *testing.T) {
 	const stall, heartbeat = time.Second, 3 * time.Second
+	const n, victim = 4, 2
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	j := startHangJob(t, ctx, 3, "-np", "3", "-x", fmt.Sprintf("GOCOLL_STALL_TIMEOUT=%v", stall),
+	j := startHangJob(t, ctx, n, "-np", fmt.Sprint(n), "-x", fmt.Sprintf("GOCOLL_STALL_TIMEOUT=%v", stall),
 		"-x", fmt.Sprintf("GOCOLL_HEARTBEAT_TIMEOUT=%v", heartbeat), "--", bins.collcheck, "-mode", "loop", "-count", "1024")
 	stopped := time.Now()
-	require.NoError(t, syscall.Kill(j.pids[1], syscall.SIGSTOP))
+	require.NoError(t, syscall.Kill(j.pids[victim], syscall.SIGSTOP))
 	all, text, code := j.finish(t, ctx)
 	require.Equal(t, 1, code, text)
-	line := firstMatch(all, `^  rank 1: did not answer; its process is stopped \(SIGSTOP or a debugger\)$`)
+	line := firstMatch(all, fmt.Sprintf(`^  rank %d: did not answer; its process is stopped \(SIGSTOP or a debugger\)$`, victim))
 	require.NotNil(t, line, text)
-	head := firstMatch(all, `^gocoll: hang: rank 1 (never arrived at|did not answer, while the others wait in) AllReduce #\d+`)
+	head := firstMatch(all, fmt.Sprintf(`^gocoll: hang: rank %d (never arrived at|did not answer, while the others wait in) AllReduce #\d+`, victim))
 	require.NotNil(t, head, text)
-	t.Logf("report naming rank 1 %.2fs after SIGSTOP (stall threshold %v)", head.at.Sub(stopped).Seconds(), stall)
+	t.Logf("report naming rank %d %.2fs after SIGSTOP (stall threshold %v)", victim, head.at.Sub(stopped).Seconds(), stall)
 	require.Less(t, head.at.Sub(stopped), stall+10*time.Second, text)
-	for _, r := range []int{0, 2} {
-		v := firstMatch(all, fmt.Sprintf(`^\[rank %d\] gocoll: stall: rank %d: the job's hang report: hang: rank 1 `, r, r))
-		require.NotNil(t, v, "rank %d's stall does not name rank 1:\n%s", r, text)
-		t.Logf("rank %d's stall named rank 1 %.2fs after SIGSTOP", r, v.at.Sub(stopped).Seconds())
+	for r := range n {
+		if r == victim {
+			continue
+		}
+		v := firstMatch(all, fmt.Sprintf(`^\[rank %d\] gocoll: stall: rank %d: the job's hang report: hang: rank %d `, r, r, victim))
+		require.NotNil(t, v, "rank %d's stall does not name rank %d:\n%s", r, victim, text)
+		t.Logf("rank %d's stall named rank %d %.2fs after SIGSTOP", r, victim, v.at.Sub(stopped).Seconds())
+		e := firstMatch(all, fmt.Sprintf(`^\[rank %d\] collcheck: gocoll: AllReduce.*rank %d: stopped answering: no heartbeat`, r, victim))
+		require.NotNil(t, e, "rank %d's error does not name rank %d:\n%s", r, victim, text)
+		t.Logf("rank %d's error named rank %d %.2fs after SIGSTOP (heartbeat timeout %v)", r, victim, e.at.Sub(stopped).Seconds(), heartbeat)
 	}
-	for _, r := range []int{0, 2} {
-		e := firstMatch(all, fmt.Sprintf(`^\[rank %d\] collcheck: gocoll: AllReduce.*rank 1: stopped answering: no heartbeat`, r))
-		require.NotNil(t, e, "rank %d's error does not name rank 1:\n%s", r, text)
-		t.Logf("rank %d's error named rank 1 %.2fs after SIGSTOP (heartbeat timeout %v)", r, e.at.Sub(stopped).Seconds(), heartbeat)
-	}
-	require.NotNil(t, firstMatch(all, `^gocoll run: rank 1 on host \S+ held the job up: stopped answering: its process was stopped \(SIGSTOP or a debugger\)$`), text)
+	require.NotNil(t, firstMatch(all, fmt.Sprintf(`^gocoll run: rank %d on host \S+ held the job up: stopped answering: its process was stopped \(SIGSTOP or a debugger\)$`, victim)), text)
 }
 
 // A killed rank: the launcher reaps it at once and names it; every other

@@ -89,6 +89,12 @@ func TestCulprit(t *testing.T) {
 			end(0, exitStatus(1), "gocoll: AllReduce #7 on rank 0 of 2: deadline exceeded waiting for rank 1"),
 			stopped(end(1, killedBy(syscall.SIGTERM), "")),
 		}}, 1, "gocoll run: rank 1 on host h held the job up: never arrived in AllReduce #7 (communicator 0x1), in the hang report of "},
+		{"stopped rank named after a rank that failed", Result{Ranks: []RankEnd{
+			end(0, exitStatus(1), "gocoll: AllReduce on rank 0 of 4: with rank 2: rank 2: stopped answering: no heartbeat"),
+			end(1, exitStatus(1), "gocoll: AllReduce on rank 1 of 4: with rank 3: rank 1: operation aborted: rank 2: stopped answering: no heartbeat"),
+			frozen(stopped(end(2, killedBy(syscall.SIGKILL), "looping"))),
+			end(3, exitStatus(1), "gocoll: AllReduce on rank 3 of 4: rank 1 failed: with rank 3: rank 2: stopped answering"),
+		}}, 2, "gocoll run: rank 2 on host h held the job up: stopped answering: its process was stopped (SIGSTOP or a debugger)\n"},
 		{"a rank that failed on its own is its own culprit", Result{Ranks: []RankEnd{
 			end(0, exitStatus(3), "bad input on rank 0"),
 			end(1, exitStatus(1), "with rank 0: reset"),

@@ -57,8 +57,10 @@ func (r *Result) fill(procs []*proc) {
 // first, unless that rank's error names (as gocoll's errors do: "waiting
 // for rank 2", "rank 2: stopped answering") a rank that did not fail on
 // its own: one that was still running (stopped by SIGSTOP, hung, never
-// arriving) until the launcher stopped it. Then that rank, not the first
-// to complain, is the culprit.
+// arriving) until the launcher stopped it; the first such rank it names,
+// else the culprit of the last hang report if that one did not fail on
+// its own either. Then that rank, not the first to complain, is the
+// culprit.
 func (r *Result) culprit() int {
 	if r.First < 0 {
 		if r.TimedOut && r.Hang != nil && r.Hang.Err == nil && r.Hang.Diagnosis.Stuck {
@@ -70,15 +72,18 @@ func (r *Result) culprit() int {
 	if first.Status.Signaled() {
 		return r.First
 	}
+	notOnItsOwn := func(x int) bool {
+		e := r.Ranks[x]
+		return x != first.Rank && (!e.Failed || e.Stopped)
+	}
 	for _, m := range rankMention.FindAllStringSubmatch(first.Summary, -1) {
-		x, err := strconv.Atoi(m[1])
-		if err != nil || x == first.Rank || x < 0 || x >= len(r.Ranks) {
-			continue
-		}
-		if e := r.Ranks[x]; !e.Failed || e.Stopped {
+		if x, err := strconv.Atoi(m[1]); err == nil && x >= 0 && x < len(r.Ranks) && notOnItsOwn(x) {
 			return x
 		}
-		break
+	}
+	if h := r.Hang; h != nil && h.Err == nil && h.Diagnosis.Culprit >= 0 && h.Diagnosis.Culprit < len(r.Ranks) &&
+		notOnItsOwn(h.Diagnosis.Culprit) {
+		return h.Diagnosis.Culprit
 	}
 	return r.First
 }
