@@ -36,6 +36,10 @@ type guardedEndpoint struct {
 	dead   []error // by rank: a *transport.PeerError once declared dead
 	lost   error   // set when every rank is unreachable (the store is gone)
 	recent opRing
+	// members: by OpKey.Comm, the ranks of the communicators the
+	// collectives announced (CommMembers), the last commMembersMax of them
+	members     map[uint64][]bool
+	memberOrder []uint64
 
 	toldMu sync.Mutex
 	told   []string // by rank: the reason of its latest abort heard here
@@ -131,7 +135,7 @@ func (g *guardedEndpoint) admit(peer int, op transport.OpKey) error {
 
 // declareDead fails every request with rank from now on with a
 // *transport.PeerError wrapping cause, and aborts the recent operations
-// here. Only the first declaration of a rank counts; it reports whether
+// here, but those of communicators announced without rank (CommMembers). Only the first declaration of a rank counts; it reports whether
 // this one did.
 func (g *guardedEndpoint) declareDead(rank int, cause error) bool {
 	g.mu.Lock()
@@ -141,12 +145,51 @@ func (g *guardedEndpoint) declareDead(rank int, cause error) bool {
 	}
 	err := &transport.PeerError{Rank: rank, Err: cause}
 	g.dead[rank] = err
-	ops := g.recent.list()
+	var ops []transport.OpKey
+	for _, op := range g.recent.list() {
+		if m, ok := g.members[op.Comm]; !ok || m[rank] {
+			ops = append(ops, op) // not known to be without rank
+		}
+	}
 	g.mu.Unlock()
 	for _, op := range ops {
 		g.inner.Abort(op, nil, err)
 	}
 	return true
+}
+
+// commMembersMax bounds the communicators whose members a guardedEndpoint
+// remembers (a bool per rank each); an operation of one it has forgotten
+// is aborted at any rank's death, as one of a communicator never announced.
+const commMembersMax = 64
+
+// CommMembers notes that the operations under each of keys (OpKey.Comm
+// values) are among ranks alone, so that the death of another rank does
+// not end them: a communicator that Shrink made without a failed rank goes
+// on when the watcher declares that rank dead later
+// (collective.MemberNotifier).
+func (g *guardedEndpoint) CommMembers(keys []uint64, ranks []int) {
+	m := make([]bool, len(g.dead))
+	for _, r := range ranks {
+		if r >= 0 && r < len(m) {
+			m[r] = true
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.members == nil {
+		g.members = make(map[uint64][]bool)
+	}
+	for _, k := range keys {
+		if _, ok := g.members[k]; !ok {
+			if len(g.memberOrder) == commMembersMax {
+				delete(g.members, g.memberOrder[0])
+				g.memberOrder = g.memberOrder[1:]
+			}
+			g.memberOrder = append(g.memberOrder, k)
+		}
+		g.members[k] = m
+	}
 }
 
 // isDead reports whether rank has been declared dead.
