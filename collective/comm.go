@@ -232,6 +232,7 @@ func newComm(ep transport.Endpoint, id uint64, ranks []int, rank int, cfg Config
 		p2pSent: make([]uint64, len(ranks)), p2pRecvd: make([]uint64, len(ranks))}
 	c.scratch.size = cfg.ChunkBytes
 	c.flight = new(flightRecorder)
+	noteMembers(ep, id, ranks) // shrink.go
 	return c, nil
 }
 

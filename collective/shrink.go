@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gocoll/gocoll/transport"
 )
 
 // ShrinkStore is the part of a key-value store shared by every rank that
@@ -50,6 +52,24 @@ func withMembership(cfg Config, owner any) Config {
 		cfg.Dead = m.DeadRanks
 	}
 	return cfg
+}
+
+// MemberNotifier is implemented by an endpoint that wants to know the
+// members of each communicator made over it (the launcher's health guard:
+// a rank's death then ends only the operations of communicators it
+// belongs to, so a communicator Shrink made without it goes on). Every
+// communicator tells it, when it is made, its collective and
+// point-to-point OpKey.Comm values and its endpoint ranks.
+type MemberNotifier interface {
+	CommMembers(keys []uint64, ranks []int)
+}
+
+// noteMembers tells ep, if it is a MemberNotifier, who the members of
+// communicator id are.
+func noteMembers(ep transport.Endpoint, id uint64, ranks []int) {
+	if n, ok := ep.(MemberNotifier); ok {
+		n.CommMembers([]uint64{id, id ^ p2pSalt, id ^ p2pSalt ^ 1}, ranks)
+	}
 }
 
 // ErrExcluded is wrapped by the error of Shrink on a rank that the

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/transport"
+	"github.com/gocoll/gocoll/transport/inproc"
 	"github.com/gocoll/gocoll/transport/shm"
 )
 
@@ -114,13 +116,14 @@ func TestWorldAbortReleasesEverything(t *testing.T) {
 	}
 }
 
-// TestWorldShrinkAfterARankLeaves: over each transport, rank 2 of 4 aborts
+// TestWorldShrinkAfterARankLeaves: over auto (shared memory within a host,
+// MetaRoCE between), TCP and MetaRoCE alone, rank 2 of 4 aborts
 // (and so stops heartbeating); nobody names it, so the survivors' Shrink
 // waits until their watchers declare it dead, then every survivor gets the
 // same 3-rank communicator, which reduces correctly over the world's
 // transport.
 func TestWorldShrinkAfterARankLeaves(t *testing.T) {
-	for _, tr := range []string{TransportAuto, TransportTCP} {
+	for _, tr := range []string{TransportAuto, TransportTCP, TransportMetaRoCE} {
 		t.Run(tr, func(t *testing.T) {
 			if tr == TransportAuto && !shm.Supported {
 				t.Skip("shared memory needs Linux")
@@ -173,4 +176,36 @@ func TestWorldShrinkAfterARankLeaves(t *testing.T) {
 			cw.Wait()
 		})
 	}
+}
+
+// TestDeclareDeadSparesCommunicatorsWithoutTheRank: a rank's death ends
+// the pending operations of communicators it may belong to (one never
+// announced, one announced with it), and not those of a communicator
+// announced without it, as one Shrink made.
+func TestDeclareDeadSparesCommunicatorsWithoutTheRank(t *testing.T) {
+	w, err := inproc.NewWorld(3)
+	require.NoError(t, err)
+	defer w.Close()
+	g := newGuardedEndpoint(w.Endpoint(0))
+	g.CommMembers([]uint64{5}, []int{0, 1})
+	g.CommMembers([]uint64{6}, []int{0, 1, 2})
+	recv := func(comm uint64) transport.Request {
+		return g.Recv(1, transport.Tag{OpKey: transport.OpKey{Comm: comm, Op: 1}}, make([]byte, 4))
+	}
+	unknown, with, without := recv(1), recv(6), recv(5)
+	require.True(t, g.declareDead(2, errors.New("no heartbeat")))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, r := range []transport.Request{unknown, with} {
+		_, err := r.Wait(ctx)
+		var pe *transport.PeerError
+		require.True(t, errors.As(err, &pe), "%v", err)
+		require.Equal(t, 2, pe.Rank)
+	}
+	select {
+	case <-without.Done():
+		t.Fatal("the operation of a communicator without rank 2 ended")
+	case <-time.After(50 * time.Millisecond):
+	}
+	without.Cancel()
 }
