@@ -94,6 +94,7 @@ func TestAuthRendezvous(t *testing.T) {
 			if time.Since(start) > 8*time.Second {
 				t.Fatalf("refused only at the deadline")
 			}
+			named := 0
 			for r, err := range errs {
 				if err == nil {
 					t.Fatalf("rank %d connected with a stranger", r)
@@ -101,10 +102,14 @@ func TestAuthRendezvous(t *testing.T) {
 				if strings.Contains(err.Error(), "\n") {
 					t.Fatalf("rank %d: a multi-line error: %q", r, err)
 				}
-				if r != 1 && !strings.Contains(err.Error(), tc.want) {
-					t.Fatalf("rank %d: %v; want %q", r, err, tc.want)
+				if r != 1 && strings.Contains(err.Error(), tc.want) {
+					named++
 				}
 				t.Logf("rank %d: %v", r, err)
+			}
+			// A rank may instead find a refusing rank's segment gone.
+			if named == 0 {
+				t.Fatalf("no rank's error says %q", tc.want)
 			}
 		})
 	}
