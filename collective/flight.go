@@ -107,6 +107,18 @@ type flightRecorder struct {
 	mu   sync.Mutex
 	ring [FlightRecords]OpRecord
 	next uint64 // operations recorded so far; the next one's id
+
+	verdicts [maxVerdicts]verdict // see Comm.SetHangVerdict; the newest replaces the oldest
+	nextV    int
+}
+
+// maxVerdicts bounds the hang verdicts a recorder keeps.
+const maxVerdicts = 8
+
+// verdict is the job's diagnosis of one stuck operation.
+type verdict struct {
+	comm, seq uint64
+	text      string
 }
 
 // start records a new running operation and returns its id.

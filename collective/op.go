@@ -296,14 +296,14 @@ func (o *operation) fail(err error) error {
 func (o *operation) peerErr(peer int, err error) error {
 	if ctxErr := o.ctx.Err(); ctxErr != nil {
 		// Our own deadline passed too: that is the error to report.
-		return fmt.Errorf("waiting for rank %d: %w%s", peer, ctxErr, o.neverArrived())
+		return fmt.Errorf("waiting for rank %d: %w%s%s", peer, ctxErr, o.neverArrived(), o.verdict())
 	}
 	var ra *transport.RemoteAbortError
 	if errors.As(err, &ra) {
 		return fmt.Errorf("rank %d failed: %s", o.c.commRank(ra.Rank), ra.Reason)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return fmt.Errorf("waiting for rank %d: %w%s", peer, err, o.neverArrived())
+		return fmt.Errorf("waiting for rank %d: %w%s%s", peer, err, o.neverArrived(), o.verdict())
 	}
 	return fmt.Errorf("with rank %d: %w", peer, err)
 }

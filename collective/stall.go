@@ -79,3 +79,43 @@ func (o *operation) checkStall(now time.Time) {
 	}
 	fmt.Fprint(os.Stderr, rep.String())
 }
+
+// maxVerdictBytes bounds a hang verdict's text.
+const maxVerdictBytes = 512
+
+// SetHangVerdict records the whole job's diagnosis of operation seq of
+// communicator comm (one of those sharing this communicator's flight
+// recorder), as a launcher found it: an error of that operation at its
+// deadline then ends with it, so that a rank that waited on another
+// waiting rank names the rank the job points at too. The latest few are
+// kept; text is cut to 512 bytes.
+func (c *Comm) SetHangVerdict(comm, seq uint64, text string) {
+	if len(text) > maxVerdictBytes {
+		text = text[:maxVerdictBytes] + "..."
+	}
+	f := c.flight
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.verdicts {
+		if v := &f.verdicts[i]; v.comm == comm && v.seq == seq && v.text != "" {
+			v.text = text
+			return
+		}
+	}
+	f.verdicts[f.nextV%maxVerdicts] = verdict{comm: comm, seq: seq, text: text}
+	f.nextV++
+}
+
+// verdict is the note an error of the operation at its deadline ends
+// with: the job's diagnosis, if one was recorded (see SetHangVerdict).
+func (o *operation) verdict() string {
+	f := o.c.flight
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, v := range f.verdicts {
+		if v.text != "" && v.comm == o.c.id && v.seq == o.key.Op {
+			return " (the job's hang report: " + v.text + ")"
+		}
+	}
+	return ""
+}

@@ -68,7 +68,7 @@ func JobStore(s store.Store, jobID string) store.Store {
 func (lc *lifecycle) stallHandler() func(collective.StallReport) {
 	return func(s collective.StallReport) {
 		fmt.Fprint(lc.job.noticesTo(), s.String())
-		go lc.noticeStall()
+		go lc.noticeStall(s.Op)
 	}
 }
 
@@ -76,7 +76,7 @@ func (lc *lifecycle) stallHandler() func(collective.StallReport) {
 // then, if the job's report on it comes within verdictWait (gocoll run
 // writes its headline), it prints that too, so that every stalled rank
 // names the rank the whole job points at, not only the one it waits on.
-func (lc *lifecycle) noticeStall() {
+func (lc *lifecycle) noticeStall(op collective.OpRecord) {
 	if lc.closing.Load() || lc.storeGone.Load() {
 		return
 	}
@@ -97,8 +97,11 @@ func (lc *lifecycle) noticeStall() {
 		return // no launcher that answers
 	}
 	_, _ = lc.kv.Delete(ctx, diagVerdictKey(s))
-	fmt.Fprintf(lc.job.noticesTo(), "gocoll: stall: rank %d: the job's hang report: %s\n", lc.job.Rank,
-		strings.TrimPrefix(string(v), "gocoll: "))
+	text := strings.TrimPrefix(string(v), "gocoll: ")
+	fmt.Fprintf(lc.job.noticesTo(), "gocoll: stall: rank %d: the job's hang report: %s\n", lc.job.Rank, text)
+	if c := lc.comm.Load(); c != nil {
+		c.SetHangVerdict(op.Comm, op.Seq, text)
+	}
 }
 
 // PostVerdict answers stall notice s in the job's store kv (see
@@ -119,14 +122,17 @@ func encodeFlight(recs []collective.OpRecord) ([]byte, error) {
 	return b, err
 }
 
-// answerDiagnoses starts the goroutine that answers requests for this
-// rank's flight record (records) until the store closes. Requests made
+// answerDiagnoses starts the goroutine that answers requests for comm's
+// flight record until the store closes (and keeps comm for the stall
+// verdicts, see noticeStall). Requests made
 // since its last answer get one answer each (the newest 8 at most), so
 // that two requesters at once both hear from every rank; one whose
 // requester has already given up (its diag/go key is gone) gets none.
 // The latest request made before it starts is answered too, if its
 // requester still waits.
-func (lc *lifecycle) answerDiagnoses(records func() []collective.OpRecord) {
+func (lc *lifecycle) answerDiagnoses(comm *collective.Comm) {
+	lc.comm.Store(comm)
+	records := comm.FlightRecord
 	ctx := context.Background()
 	n, err := lc.latestRequest(ctx)
 	go func() {

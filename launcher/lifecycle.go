@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/launcher/store"
 	"github.com/gocoll/gocoll/topology"
 )
@@ -41,6 +42,7 @@ type lifecycle struct {
 	ln           transportListener
 	topo         topology.Topology
 	guard        *guardedEndpoint
+	comm         atomic.Pointer[collective.Comm] // the world communicator, once made (flight.go)
 
 	closing   atomic.Bool
 	storeGone atomic.Bool

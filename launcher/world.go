@@ -167,7 +167,7 @@ func (lc *lifecycle) form(ctx context.Context, cfg collective.Config) (*World, e
 		return nil, err
 	}
 	lc.startWatch()
-	lc.answerDiagnoses(comm.FlightRecord)
+	lc.answerDiagnoses(comm)
 	return &World{Comm: comm, job: job, topo: topo, life: lc}, nil
 }
 

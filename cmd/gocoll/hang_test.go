@@ -132,6 +132,24 @@ func TestRunHangReportNeverArrived(t *testing.T) {
 	require.NotNil(t, firstMatch(all, `^gocoll run: job timed out after \S+: hang: rank 2 never arrived at AllReduce #3 \(communicator 0x1\), which the other ranks wait in; stopped ranks `), text)
 }
 
+// When GOCOLL_TIMEOUT ends the operation a rank never arrived at, every
+// other rank's error names it, with the job's report (a rank that waited
+// on another waiting rank, too), and so does the launcher's headline.
+func TestRunNeverArrivedErrorsNameIt(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	j := startHangJob(t, ctx, 4, "-np", "4", "-x", "GOCOLL_STALL_TIMEOUT=1s", "-x", "GOCOLL_TIMEOUT=4s",
+		"--", bins.collcheck, "-mode", "hang", "-rank", "2", "-rounds", "3", "-count", "1024", "-deadline", "0")
+	all, text, code := j.finish(t, ctx)
+	require.Equal(t, 1, code, text)
+	for _, r := range []int{0, 1, 3} {
+		e := firstMatch(all, fmt.Sprintf(`^\[rank %d\] collcheck: gocoll: AllReduce.*the job's hang report: hang: rank 2 never arrived at AllReduce #3 `, r))
+		require.NotNil(t, e, "rank %d's error does not name rank 2:\n%s", r, text)
+		t.Logf("rank %d's error named rank 2 %.2fs after it stopped calling (GOCOLL_TIMEOUT 4s)", r, e.at.Sub(j.start).Seconds())
+	}
+	require.NotNil(t, firstMatch(all, `^gocoll run: rank 2 on host \S+ held the job up: never arrived in AllReduce #3 \(communicator 0x1\)`), text)
+}
+
 // Where rank 0 serves the store (--store rank0, as jobs across hosts do
 // by default), the launcher dials it with the job's key and reports the
 // same way.

@@ -2,7 +2,7 @@
 // run, mpirun and srun: it joins the job with gocoll.Init and checks every
 // collective's result exactly.
 //
-//	collcheck [-mode all|first|loop|exit|hang] [-rank R] [-code C] [-count N] [-rounds K]
+//	collcheck [-mode all|first|loop|exit|hang] [-rank R] [-code C] [-count N] [-rounds K] [-deadline D]
 //
 // Modes:
 //
@@ -41,8 +41,12 @@ func main() {
 	exitCode := flag.Int("code", 3, "exit mode: its exit status")
 	count := flag.Int("count", 1<<18, "loop and hang modes: floats per AllReduce")
 	rounds := flag.Int("rounds", 1, "hang mode: rounds before rank -rank stops calling; loop mode: end after this many rounds if > 1")
+	deadline := flag.Duration("deadline", 5*time.Minute, "the calls' context deadline; 0: none (GOCOLL_TIMEOUT then bounds each operation)")
 	flag.Parse()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithCancel(context.Background())
+	if *deadline > 0 {
+		ctx, cancel = context.WithTimeout(context.Background(), *deadline)
+	}
 	defer cancel()
 	world, err := gocoll.Init(ctx)
 	if err != nil {
