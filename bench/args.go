@@ -43,9 +43,11 @@ var flagSpecs = []flagSpec{
 	{short: "n", long: "iters", set: setInt(func(o *Options) *int { return &o.Iters }), help: "timed iterations (default 20)"},
 	{short: "w", long: "warmup_iters", set: setInt(func(o *Options) *int { return &o.Warmup }), help: "warm-up iterations (default 1)"},
 	{short: "c", long: "check", set: setInt(func(o *Options) *int { return &o.Check }), help: "verified iterations per measurement, 0 for none (default 1)"},
-	{short: "d", long: "datatype", set: setDataType, help: "data type: float, double, bf16, half, int8, uint8, int32, uint32, int64, uint64 (default float)"},
-	{short: "o", long: "op", set: setOp, help: "reduction: sum, prod, min, max, avg (default sum)"},
-	{short: "r", long: "root", set: setInt(func(o *Options) *int { return &o.Root }), help: "root rank of broadcast and reduce (default 0)"},
+	{short: "d", long: "datatype", set: setDataType, help: "data type: float, double, bf16, half, int8, uint8, int32, uint32, int64, uint64, or all (default float)"},
+	{short: "o", long: "op", set: setOp, help: "reduction: sum, prod, min, max, avg, or all (default sum)"},
+	{short: "r", long: "root", set: setRoot, help: "root rank of broadcast and reduce, or all (every rank in turn) (default 0)"},
+	{short: "m", long: "agg_iters", set: setInt(func(o *Options) *int { return &o.AggIters }), help: "calls per timed iteration; the time is per call (default 1)"},
+	{short: "z", long: "blocking", set: setInt(func(o *Options) *int { return &o.Blocking }), help: "1: wait for each call before the next; 0: issue an iteration's -m calls at once (each on buffers of its own) and wait for them together (default 0)"},
 	{short: "np", long: "np", set: setRanks, help: "ranks to start when run alone (default 4)"},
 	{long: "algo", set: setAlgo, help: "algorithm: " + algoNames() + " (default auto)"},
 	{long: "transport", set: func(o *Options, v string) error { o.Transport = v; return nil }, help: "auto, shm, metaroce, tcp, mptcp or inproc (default auto: shared memory on one host, MetaRoCE across hosts; under a launcher, the launcher's)"},
@@ -55,7 +57,7 @@ var flagSpecs = []flagSpec{
 	{long: "label", set: func(o *Options, v string) error { o.Label = v; return nil }, help: "label of the peers table (default gocoll)"},
 	{short: "a", long: "average", set: setInt(func(o *Options) *int { return &o.Average }), help: "time reported: 0 rank 0's, 1 the mean, 2 the fastest rank's, 3 the slowest's (default 3; nccl-tests' 1)"},
 	{short: "N", long: "run_cycles", set: setInt(func(o *Options) *int { return &o.Cycles }), help: "run every collective and size this many times, 0 until Ctrl-C (default 1)"},
-	{long: "timeout", set: setDuration, help: "bound on each call and on set-up (default 10m)"},
+	{short: "T", long: "timeout", set: setDuration, help: "bound on each call and on set-up, seconds or a duration (default 10m)"},
 	{short: "h", long: "help", boolean: true, set: func(*Options, string) error { return ErrHelp }, help: "print this help"},
 }
 
@@ -218,20 +220,41 @@ func setBool(field func(*Options) *bool) func(*Options, string) error {
 }
 
 func setDataType(o *Options, v string) error {
+	o.AllDataTypes = v == "all"
+	if o.AllDataTypes {
+		return nil
+	}
 	t, err := dtype.Parse(v)
 	if err != nil {
-		return fmt.Errorf("unknown data type %s (want %s, or nccl-tests' float, double, bf16, half, int, uint)", quoteArg(v), dataTypeNames())
+		return fmt.Errorf("unknown data type %s (want %s, all, or nccl-tests' float, double, bf16, half, int, uint)", quoteArg(v), dataTypeNames())
 	}
 	o.DataType = t
 	return nil
 }
 
 func setOp(o *Options, v string) error {
+	o.AllOps = v == "all"
+	if o.AllOps {
+		return nil
+	}
 	op, err := reduce.ParseOp(v)
 	if err != nil {
-		return fmt.Errorf("unknown op %s (want sum, prod, min, max or avg)", quoteArg(v))
+		return fmt.Errorf("unknown op %s (want sum, prod, min, max, avg or all)", quoteArg(v))
 	}
 	o.Op = op
+	return nil
+}
+
+func setRoot(o *Options, v string) error {
+	o.AllRoots = v == "all"
+	if o.AllRoots {
+		return nil
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil {
+		return fmt.Errorf("%s is not a rank or all", quoteArg(v))
+	}
+	o.Root = int(n)
 	return nil
 }
 

@@ -13,7 +13,7 @@ import (
 // newPlan turns validated options into the plan every rank of a world of
 // n ranks runs, or reports an option that does not fit the world.
 func newPlan(o Options, n int) (*plan, error) {
-	if o.Root >= n {
+	if o.Root >= n && !o.AllRoots {
 		return nil, fmt.Errorf("-r (root) %d is not a rank of a world of %d", o.Root, n)
 	}
 	kinds, err := parseColls(joinNames(o.Colls))
@@ -21,15 +21,16 @@ func newPlan(o Options, n int) (*plan, error) {
 		return nil, err
 	}
 	peers := o.Format == "peers"
-	return &plan{colls: kinds, sizes: o.sweep(), dt: o.DataType, op: o.Op, root: o.Root,
-		iters: o.Iters, warmup: o.Warmup, checks: o.Check, roundUp: peers, peers: peers, average: o.Average,
+	dts, ops, roots := planChoices(o)
+	return &plan{colls: kinds, sizes: o.sweep(), dts: dts, ops: ops, roots: roots, allRoots: o.AllRoots,
+		agg: o.AggIters, blocking: o.Blocking == 1, iters: o.Iters, warmup: o.Warmup, checks: o.Check, roundUp: peers, peers: peers, average: o.Average,
 		cycles: o.Cycles}, nil
 }
 
 // checkMemory refuses a plan whose buffers (two per rank, of the largest
 // size) for ranksHere ranks on this machine would not fit in its RAM.
 func checkMemory(p *plan, ranks, ranksHere int) error {
-	need := 2 * p.maxBytes(ranks) * int64(ranksHere)
+	need := 2 * p.maxBytes(ranks) * int64(p.buffers()) * int64(ranksHere)
 	if ram := physicalMemory(); ram > 0 && need > ram {
 		return fmt.Errorf("the buffers of %d ranks need %d MiB, more than this machine's %d MiB of RAM; lower -e",
 			ranksHere, need>>20, ram>>20)
@@ -71,6 +72,17 @@ const (
 	progressEvery = time.Second
 )
 
+// iteration notes that iteration done of total of one size of coll has
+// ended: a size that runs long says how far it is, at the same pace.
+func (p *progress) iteration(coll collKind, bytes int64, done, total int) {
+	now := time.Now()
+	if p == nil || p.w == nil || now.Sub(p.start) < progressAfter || now.Sub(p.last) < progressEvery {
+		return
+	}
+	p.last = now
+	fmt.Fprintf(p.w, "# gocoll bench: %s %d B: timed iteration %d of %d, %.1f s\n", coll, bytes, done, total, now.Sub(p.start).Seconds())
+}
+
 func (p *progress) step(r result) {
 	p.done++
 	now := time.Now()
@@ -86,22 +98,30 @@ func (p *progress) step(r result) {
 // over all ranks; other ranks pass nil and return 0.
 func runMember(ctx context.Context, comm *collective.Comm, p *plan, rep reporter, progressTo io.Writer) (int64, error) {
 	size := p.maxBytes(comm.Size())
-	sendBuf, releaseSend, err := allocBuffer(size)
-	if err != nil {
-		return 0, err
+	m := &member{comm: comm, plan: p}
+	var releases []func()
+	release := func() {
+		for _, f := range releases {
+			f()
+		}
 	}
-	recvBuf, releaseRecv, err := allocBuffer(size)
-	if err != nil {
-		releaseSend()
-		return 0, err
+	for range 2 * p.buffers() {
+		buf, free, err := allocBuffer(size)
+		if err != nil {
+			release()
+			return 0, err
+		}
+		releases = append(releases, free)
+		poison(buf) // fault every page in before anything is timed
+		if len(m.sendBufs) == len(m.recvBufs) {
+			m.sendBufs = append(m.sendBufs, buf)
+		} else {
+			m.recvBufs = append(m.recvBufs, buf)
+		}
 	}
-	poison(sendBuf) // fault every page in before anything is timed
-	poison(recvBuf)
-	m := &member{comm: comm, plan: p, sendBuf: sendBuf, recvBuf: recvBuf}
 	wrong, err := m.runAndReport(ctx, rep, progressTo)
 	if err == nil { // after a failure a transport might still hold a buffer
-		releaseSend()
-		releaseRecv()
+		release()
 	}
 	return wrong, err
 }
@@ -115,7 +135,12 @@ func (m *member) runAndReport(ctx context.Context, rep reporter, progressTo io.W
 			return 0, err
 		}
 		now := time.Now()
-		prog := &progress{w: progressTo, start: now, last: now, total: len(m.plan.colls) * len(m.plan.sizes)}
+		total := 0
+		for _, k := range m.plan.colls {
+			total += len(m.plan.cases(k, m.comm.Size())) * len(m.plan.sizes)
+		}
+		prog := &progress{w: progressTo, start: now, last: now, total: total}
+		m.prog = prog
 		emit = func(r result) error {
 			for _, v := range r.meas {
 				wrong += v.wrong

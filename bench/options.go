@@ -23,6 +23,9 @@ const (
 	ItersMax = 1_000_000_000
 	// ChecksMax bounds -c.
 	ChecksMax = 1000
+	// AggItersMax bounds -m: under -z 0 each of an iteration's calls has
+	// buffers of its own.
+	AggItersMax = 64
 )
 
 // Options is a parsed gocoll bench command line. The zero value is not
@@ -49,8 +52,24 @@ type Options struct {
 	// DataType (-d, default float32) and Op (-o, default sum).
 	DataType dtype.DataType
 	Op       reduce.Op
-	// Root (-r, default 0) of Broadcast and Reduce.
-	Root int
+	// AllDataTypes (-d all) runs every data type (dtype.All) in turn,
+	// instead of DataType; AllOps (-o all) every op the type has a kernel
+	// for, instead of Op, for the collectives that reduce.
+	AllDataTypes, AllOps bool
+	// Root (-r, default 0) of Broadcast and Reduce; AllRoots (-r all) runs
+	// them with every rank as the root in turn.
+	Root     int
+	AllRoots bool
+	// AggIters (-m, nccl-tests' agg_iters, default 1) is the number of
+	// calls in each timed iteration; the time reported is per call.
+	AggIters int
+	// Blocking (-z, nccl-tests' blocking, default 0): 1 waits for each
+	// call before the next; 0 issues the AggIters calls of an iteration
+	// at once, each on send and receive buffers of its own, and waits for
+	// them together (with AggIters 1 the two are the same). gocoll's
+	// calls are host calls, so "blocking" is the host waiting for each,
+	// as nccl-tests' -z 1 synchronizes the stream after each.
+	Blocking int
 	// Ranks (-np) is the number of ranks a run started alone spawns (or,
 	// in process, starts as goroutines): DefaultRanks if 0. Under a
 	// launcher it is the launcher's, and -np, if given, must agree.
@@ -98,7 +117,7 @@ const (
 // DefaultOptions returns the defaults: nccl-tests' for the flags it has.
 func DefaultOptions() Options {
 	return Options{MinBytes: 32 << 20, MaxBytes: 32 << 20, StepFactor: 1, StepBytes: 1 << 20,
-		Iters: 20, Warmup: 1, Check: 1, DataType: dtype.Float32, Op: reduce.Sum,
+		Iters: 20, Warmup: 1, Check: 1, DataType: dtype.Float32, Op: reduce.Sum, AggIters: 1,
 		Format: "nccl", Label: "gocoll", Timeout: 10 * time.Minute, Average: AverageMax, Cycles: 1}
 }
 
@@ -128,6 +147,8 @@ func (o *Options) validate() error {
 		{"-c (check)", int64(o.Check), 0, ChecksMax},
 		{"-np (ranks)", int64(o.Ranks), 0, RanksMax},
 		{"-r (root)", int64(o.Root), 0, RanksMax - 1},
+		{"-m (agg_iters)", int64(o.AggIters), 1, AggItersMax},
+		{"-z (blocking)", int64(o.Blocking), 0, 1},
 	}
 	for _, c := range checks {
 		if c.v < c.lo || c.v > c.hi {
@@ -156,7 +177,7 @@ func (o *Options) validateChoices(kinds []collKind) error {
 	}
 	for _, k := range kinds {
 		info := k.info()
-		if info.reduces {
+		if info.reduces && !o.AllDataTypes && !o.AllOps {
 			if _, err := kernelLookup(o.DataType, o.Op); err != nil {
 				return fmt.Errorf("%s: data type %v does not support op %v", info.name, o.DataType, o.Op)
 			}

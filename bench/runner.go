@@ -12,18 +12,21 @@ import (
 
 // plan is a validated benchmark: what every rank runs.
 type plan struct {
-	colls   []collKind
-	sizes   []int64 // requested sizes in bytes, ascending
-	dt      dtype.DataType
-	op      reduce.Op
-	root    int
-	iters   int
-	warmup  int
-	checks  int  // checked calls per measurement (0: no check)
-	roundUp bool // AllToAll rounds a size up to one element per block
-	peers   bool // measure only the variant the peers table shows
-	average int  // Options.Average: how the ranks' times combine
-	cycles  int  // Options.Cycles: sweeps of every collective and size; 0 until ctx ends
+	colls    []collKind
+	sizes    []int64 // requested sizes in bytes, ascending
+	dts      []dtype.DataType
+	ops      []reduce.Op
+	roots    []int
+	allRoots bool // every rank as the root in turn, instead of roots
+	agg      int  // calls per timed iteration (-m)
+	blocking bool // wait for each call before the next (-z 1)
+	iters    int
+	warmup   int
+	checks   int  // checked calls per measurement (0: no check)
+	roundUp  bool // AllToAll rounds a size up to one element per block
+	peers    bool // measure only the variant the peers table shows
+	average  int  // Options.Average: how the ranks' times combine
+	cycles   int  // Options.Cycles: sweeps of every collective and size; 0 until ctx ends
 }
 
 // wants reports whether the plan measures variant v of collective k.
@@ -38,11 +41,22 @@ func (p *plan) wants(k collKind, v variant) bool {
 func (p *plan) maxBytes(n int) int64 {
 	var m int64
 	for _, k := range p.colls {
-		for _, s := range p.sizes {
-			m = max(m, k.info().geometryFor(s, p.dt, n, p.roundUp && k == collAllToAll).bytes)
+		for _, dt := range p.dts {
+			for _, s := range p.sizes {
+				m = max(m, k.info().geometryFor(s, dt, n, p.roundUp && k == collAllToAll).bytes)
+			}
 		}
 	}
 	return m
+}
+
+// buffers is how many pairs of send and receive buffers a rank needs:
+// one for each call in flight at once.
+func (p *plan) buffers() int {
+	if p.blocking {
+		return 1
+	}
+	return p.agg
 }
 
 // measurement is one variant of one size on one rank, or over all ranks.
@@ -72,9 +86,10 @@ var corruptHook func(k collKind, rank int, recv []byte)
 // member is one rank of a benchmark: its communicator and its buffers,
 // allocated once at the plan's largest size and reused for every size.
 type member struct {
-	comm             *collective.Comm
-	plan             *plan
-	sendBuf, recvBuf []byte
+	comm               *collective.Comm
+	plan               *plan
+	sendBufs, recvBufs [][]byte  // plan.buffers() of each
+	prog               *progress // rank 0's, else nil
 }
 
 // run measures every collective and size of the plan, plan.cycles times
@@ -83,14 +98,16 @@ type member struct {
 func (r *member) run(ctx context.Context, emit func(result) error) error {
 	for cycle := 0; r.plan.cycles == 0 || cycle < r.plan.cycles; cycle++ {
 		for _, k := range r.plan.colls {
-			for _, size := range r.plan.sizes {
-				res, err := r.measureSize(ctx, k, size)
-				if err != nil {
-					return fmt.Errorf("%s at %d bytes: %w", k, size, err)
-				}
-				if emit != nil {
-					if err := emit(res); err != nil {
-						return err
+			for _, c := range r.plan.cases(k, r.comm.Size()) {
+				for _, size := range r.plan.sizes {
+					res, err := r.measureSize(ctx, k, c, size)
+					if err != nil {
+						return fmt.Errorf("%s at %d bytes: %w", k, size, err)
+					}
+					if emit != nil {
+						if err := emit(res); err != nil {
+							return err
+						}
 					}
 				}
 			}
@@ -100,21 +117,15 @@ func (r *member) run(ctx context.Context, emit func(result) error) error {
 }
 
 // measureSize runs both variants of one size and combines them over ranks.
-func (r *member) measureSize(ctx context.Context, k collKind, size int64) (result, error) {
+func (r *member) measureSize(ctx context.Context, k collKind, c testCase, size int64) (result, error) {
 	p, info, n := r.plan, k.info(), r.comm.Size()
-	res := result{coll: k, dt: p.dt, root: -1, ranks: n,
-		geo: info.geometryFor(size, p.dt, n, p.roundUp && k == collAllToAll)}
-	if info.reduces {
-		res.op = p.op
-	}
-	if info.rooted {
-		res.root = p.root
-	}
+	res := result{coll: k, dt: c.dt, op: c.op, root: c.root, ranks: n,
+		geo: info.geometryFor(size, c.dt, n, p.roundUp && k == collAllToAll)}
 	for v := range numVariants {
 		if !p.wants(k, v) {
 			continue
 		}
-		m, err := r.measure(ctx, k, res.geo, v)
+		m, err := r.measure(ctx, k, c, res.geo, v)
 		if err != nil {
 			return res, fmt.Errorf("%s: %w", v, err)
 		}
@@ -123,16 +134,22 @@ func (r *member) measureSize(ctx context.Context, k collKind, size int64) (resul
 	return res, r.combine(ctx, &res)
 }
 
-// measure times p.iters calls after p.warmup, then checks p.checks calls.
-func (r *member) measure(ctx context.Context, k collKind, g geometry, v variant) (measurement, error) {
+// measure times p.iters iterations of p.agg calls each after p.warmup
+// iterations, then checks p.checks calls.
+func (r *member) measure(ctx context.Context, k collKind, c testCase, g geometry, v variant) (measurement, error) {
 	p, n, me := r.plan, r.comm.Size(), r.comm.Rank()
-	send, recv := k.buffers(g, n, me, v, r.sendBuf, r.recvBuf)
-	args := opArgs{comm: r.comm, send: send, recv: recv, dt: p.dt, op: p.op, root: p.root}
-	chk := checker{kind: k, pat: newPattern(p.dt, p.op, k.info().reduces, n), codec: codecOf(p.dt),
-		ranks: n, rank: me, root: p.root, block: g.block / int64(p.dt.Size())}
-	chk.prepare(send, recv)
+	args := make([]opArgs, len(r.sendBufs))
+	for i := range args {
+		send, recv := k.buffers(g, n, me, v, r.sendBufs[i], r.recvBufs[i])
+		args[i] = opArgs{comm: r.comm, send: send, recv: recv, dt: c.dt, op: c.op, root: c.root}
+	}
+	chk := checker{kind: k, pat: newPattern(c.dt, c.op, k.info().reduces, n), codec: codecOf(c.dt),
+		ranks: n, rank: me, root: c.root, block: g.block / int64(c.dt.Size())}
+	for _, a := range args {
+		chk.prepare(a.send, a.recv)
+	}
 	for range p.warmup {
-		if err := k.call(ctx, args); err != nil {
+		if err := r.iteration(ctx, k, args); err != nil {
 			return measurement{}, err
 		}
 	}
@@ -141,18 +158,20 @@ func (r *member) measure(ctx context.Context, k collKind, g geometry, v variant)
 	}
 	cpu0, ok0 := readCPUTimes()
 	start := time.Now()
-	for range p.iters {
-		if err := k.call(ctx, args); err != nil {
+	for i := range p.iters {
+		if err := r.iteration(ctx, k, args); err != nil {
 			return measurement{}, err
 		}
+		r.prog.iteration(k, g.bytes, i+1, p.iters)
 	}
 	elapsed := time.Since(start)
 	cpu1, ok1 := readCPUTimes()
-	m := measurement{ran: true, timeUs: float64(elapsed.Nanoseconds()) / 1e3 / float64(p.iters),
+	m := measurement{ran: true, timeUs: float64(elapsed.Nanoseconds()) / 1e3 / float64(p.iters*p.agg),
 		steal: stealOver(cpu0, cpu1, ok0 && ok1)}
+	send, recv := args[0].send, args[0].recv
 	for range p.checks {
 		chk.prepare(send, recv)
-		if err := k.call(ctx, args); err != nil {
+		if err := k.call(ctx, args[0]); err != nil {
 			return measurement{}, err
 		}
 		if corruptHook != nil {
@@ -161,6 +180,31 @@ func (r *member) measure(ctx context.Context, k collKind, g geometry, v variant)
 		m.wrong += chk.wrong(recv)
 	}
 	return m, nil
+}
+
+// iteration runs one timed iteration: p.agg calls of k, one after the
+// other when blocking, else all issued at once, call i on args[i], and
+// waited for together.
+func (r *member) iteration(ctx context.Context, k collKind, args []opArgs) error {
+	if len(args) == 1 {
+		for range r.plan.agg {
+			if err := k.call(ctx, args[0]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var handles []*collective.Handle
+	for _, a := range args {
+		handles = append(handles, k.start(ctx, a)...)
+	}
+	var first error
+	for _, h := range handles {
+		if err := h.Wait(ctx); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // combine replaces this rank's figures in res by the time -a chooses
