@@ -261,6 +261,12 @@ for row in "${ROWS[@]}"; do
   IFS='|' read -r name cap target mult upflags event cap2 settle <<<"$row"
   selected "$name" || continue
   secs=$((TIME * mult))
+  # Long-RTT rows keep 64 MiB of messages in flight (p2p's default 16 MiB,
+  # 4 messages of 4 MiB each completing a round trip after its last byte,
+  # caps one connection near 500 Mbit/s at 50 ms one way: 100 ms x 800
+  # Mbit/s is 10 MB in flight).
+  pflags=()
+  [[ $mult -gt 1 ]] && pflags=(--window 64M)
   line="| $name | $cap | $target |"
   for tr in $TRANSPORTS; do
     # shellcheck disable=SC2086
@@ -279,7 +285,7 @@ for row in "${ROWS[@]}"; do
       run_mptcp "$raw" "$secs"
     else
       "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout $((secs + 60))s \
-        -x GOCOLL_TRANSPORT="$tr" -- "$G" bench p2p --time "${secs}s" >"$raw" 2>&1 || echo "# run failed: $?" >>"$raw"
+        -x GOCOLL_TRANSPORT="$tr" -- "$G" bench p2p --time "${secs}s" "${pflags[@]}" >"$raw" 2>&1 || echo "# run failed: $?" >>"$raw"
     fi
     wait
     { echo "# lab counters after the run"; "$G" lab stats --name "$LAB"; } >>"$raw"
