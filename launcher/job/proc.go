@@ -226,3 +226,13 @@ func (p *proc) noteFrozen() {
 	defer p.mu.Unlock()
 	p.frozen = !p.reaped && !p.remote && processStopped(p.cmd.Process.Pid)
 }
+
+// killIfStopped sends SIGKILL to the process group if the process, here
+// and still running, is stopped (SIGSTOP, a debugger).
+func (p *proc) killIfStopped() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.reaped && !p.remote && processStopped(p.cmd.Process.Pid) {
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	}
+}

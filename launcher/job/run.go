@@ -212,11 +212,14 @@ func (m *monitor) forward(sig os.Signal) {
 	}
 }
 
-// terminate sends SIGTERM to every rank still running and arms SIGKILL.
+// terminate sends SIGTERM to every rank still running and arms SIGKILL;
+// a rank whose process is stopped (SIGSTOP), which cannot act on SIGTERM
+// before it is continued, gets SIGKILL at once.
 func (m *monitor) terminate() {
 	m.stopping = true
 	for _, pr := range m.procs {
 		pr.stop()
+		pr.killIfStopped()
 	}
 	m.armKill()
 }
