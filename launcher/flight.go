@@ -93,8 +93,11 @@ func (lc *lifecycle) noticeStall(op collective.OpRecord) {
 	ctx, cancel = context.WithTimeout(context.Background(), verdictWait)
 	defer cancel()
 	v, err := lc.kv.Get(ctx, diagVerdictKey(s))
-	if err != nil {
-		return // no launcher that answers
+	if err != nil { // no launcher that answers: the notice goes
+		dctx, dcancel := context.WithTimeout(context.Background(), noteTimeout)
+		_, _ = lc.kv.Delete(dctx, diagStallKey(s))
+		dcancel()
+		return
 	}
 	_, _ = lc.kv.Delete(ctx, diagVerdictKey(s))
 	text := strings.TrimPrefix(string(v), "gocoll: ")
@@ -142,7 +145,7 @@ func (lc *lifecycle) answerDiagnoses(comm *collective.Comm) {
 			}
 		}
 		for err == nil && !lc.closing.Load() && !lc.storeGone.Load() {
-			if err = lc.kv.Wait(ctx, diagGoKey(n+1)); err != nil {
+			if err = lc.awaitRequest(ctx, n+1); err != nil {
 				return // the store closed (or is gone: the watcher says so)
 			}
 			var latest int64
@@ -180,6 +183,28 @@ func (lc *lifecycle) answer(ctx context.Context, recs []collective.OpRecord, fro
 		}
 	}
 	return nil
+}
+
+// maxWaitingAnswerers is the largest job whose ranks each hold a wait on
+// the store for the next request (the store's waits are bounded:
+// store.DefaultMaxPendingWaits); the ranks of a larger job look for one
+// at every heartbeat instead, a load equal to the heartbeats'.
+const maxWaitingAnswerers = 1024
+
+// awaitRequest returns once request n has been made, or the store fails
+// or the world closes.
+func (lc *lifecycle) awaitRequest(ctx context.Context, n int64) error {
+	if lc.job.Size <= maxWaitingAnswerers {
+		return lc.kv.Wait(ctx, diagGoKey(n))
+	}
+	for !lc.closing.Load() {
+		latest, err := lc.latestRequest(ctx)
+		if err != nil || latest >= n {
+			return err
+		}
+		time.Sleep(lc.heartbeatEvery())
+	}
+	return store.ErrClosed
 }
 
 // latestRequest is the number of the latest request for flight records.

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/launcher/store"
 )
 
 // TestDiagnoseThroughTheStore has rank 2 of 3 never call an AllReduce: a
@@ -47,4 +48,21 @@ func TestDiagnoseThroughTheStore(t *testing.T) {
 	require.Contains(t, d.Headline, "rank 2 never arrived")
 	cancel()
 	wg.Wait()
+}
+
+// The ranks of a job too large for each to hold a wait on the store look
+// for a request at every heartbeat instead; both ways see it.
+func TestAwaitRequestBothWays(t *testing.T) {
+	for _, size := range []int{4, maxWaitingAnswerers + 1} {
+		lc := &lifecycle{job: Job{Size: size, HeartbeatTimeout: 200 * time.Millisecond},
+			kv: store.NewMemStore(store.Limits{})}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		done := make(chan error, 1)
+		go func() { done <- lc.awaitRequest(ctx, 1) }()
+		n, err := lc.kv.Add(ctx, diagCountKey, 1)
+		require.NoError(t, err)
+		require.NoError(t, lc.kv.Set(ctx, diagGoKey(n), nil))
+		require.NoError(t, <-done, "size %d", size)
+		cancel()
+	}
 }
