@@ -250,3 +250,15 @@ func TestRunDiagnoseHealthyJob(t *testing.T) {
 	}
 	require.NotContains(t, o.stderr, "collcheck:")
 }
+
+// --diagnose takes seconds (or a Go duration); none means never.
+func TestParseRunDiagnose(t *testing.T) {
+	spec, err := parseRun([]string{"-np", "2", "--diagnose", "2.5", "prog"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 2500*time.Millisecond, spec.DiagnoseEvery)
+	spec, err = parseRun([]string{"-np", "2", "prog"}, nil)
+	require.NoError(t, err)
+	require.Zero(t, spec.DiagnoseEvery)
+	_, err = parseRun([]string{"-np", "2", "--diagnose", "-1", "prog"}, nil)
+	require.ErrorContains(t, err, "--diagnose")
+}

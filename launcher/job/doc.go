@@ -14,8 +14,9 @@
 // The store. When every rank is local the launcher serves the rendezvous
 // store on loopback. Otherwise the launcher may be unreachable from the
 // ranks (a login node behind a firewall), so rank 0 serves the store at its
-// host's address on a port derived from the job id, and the launcher never
-// talks to the ranks: it follows the job through its child processes.
+// host's address on a port derived from the job id, and the launcher
+// follows the job through its child processes; it dials that store only
+// for hang reports, and a job goes on without them if it cannot.
 //
 // Output. Every line a rank writes is copied, whole, to the launcher's
 // stdout or stderr with the prefix "[rank N] " (lines longer than 64 KiB in
@@ -37,7 +38,17 @@
 // once every process has been reaped, so nothing it started is left
 // running, and [Result.Report] names the rank that failed first, its host,
 // its exit status and its last lines of output. Signals delivered on
-// Spec.Signals are forwarded to every rank's process group.
+// Spec.Signals are forwarded to every rank's process group, but SIGUSR1.
+//
+// Hang reports. The launcher asks every rank for its flight record through
+// the job's store (launcher.RequestFlightRecords, waiting Spec.DiagnoseWait
+// at most) and prints one report (see [Hang]): when a rank's operation
+// passes its stall threshold (GOCOLL_STALL_TIMEOUT; the rank posts a
+// notice, and prints the report's headline the launcher answers it with),
+// when Spec.Timeout passes (before the ranks are stopped), on SIGUSR1 and
+// every Spec.DiagnoseEvery. The headline of [Result.Report] names the
+// culprit: the rank that held the job up (one stopped, hung, never
+// arriving), not the first to complain.
 //
 // With Spec.OnFailure set to [OnFailureContinue] (gocoll run --on-failure
 // continue) a failed rank stops nobody: the others learn of it through
