@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"syscall"
@@ -106,6 +107,9 @@ func TestCulprit(t *testing.T) {
 		{"timeout", Result{TimedOut: true, Hang: hang, Ranks: []RankEnd{
 			stopped(end(0, killedBy(syscall.SIGTERM), "")), stopped(end(1, killedBy(syscall.SIGTERM), "")),
 		}}, 1, "gocoll run: job timed out after 0s: hang: rank 1 never arrived at AllReduce #7; stopped ranks rank 0 on h"},
+		{"timeout without a report: the stopped rank", Result{TimedOut: true, Hang: &Hang{Err: errors.New("store gone")}, Ranks: []RankEnd{
+			frozen(stopped(end(0, killedBy(syscall.SIGKILL), ""))), stopped(end(1, killedBy(syscall.SIGTERM), "")),
+		}}, 0, "gocoll run: job timed out after 0s: rank 0 on host h stopped answering: its process was stopped (SIGSTOP or a debugger); stopped ranks "},
 	}
 	for _, c := range cases {
 		c.res.First = firstFailure(c.res.Ranks)

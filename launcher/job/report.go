@@ -63,8 +63,16 @@ func (r *Result) fill(procs []*proc) {
 // culprit.
 func (r *Result) culprit() int {
 	if r.First < 0 {
-		if r.TimedOut && r.Hang != nil && r.Hang.Err == nil && r.Hang.Diagnosis.Stuck {
+		if !r.TimedOut {
+			return -1
+		}
+		if r.Hang != nil && r.Hang.Err == nil && r.Hang.Diagnosis.Stuck {
 			return r.Hang.Diagnosis.Culprit
+		}
+		for _, e := range r.Ranks { // no report (the store is a stopped rank's): a stopped rank
+			if e.Frozen {
+				return e.Rank
+			}
 		}
 		return -1
 	}
@@ -223,8 +231,10 @@ func (r *Result) Report(w io.Writer) {
 		fmt.Fprintf(w, "gocoll run: stopped by signal %d (%v) after %v\n", int(r.Interrupted), r.Interrupted, r.Elapsed.Round(time.Millisecond))
 	case r.TimedOut:
 		fmt.Fprintf(w, "gocoll run: job timed out after %v", r.Elapsed.Round(time.Millisecond))
-		if r.culprit() >= 0 {
+		if c := r.culprit(); c >= 0 && r.Hang != nil && r.Hang.Err == nil {
 			fmt.Fprintf(w, ": %s", strings.TrimPrefix(r.Hang.Diagnosis.Headline, "gocoll: "))
+		} else if c >= 0 {
+			fmt.Fprintf(w, ": rank %d on host %s %s", c, r.Ranks[c].Host, r.culpritWhy(c))
 		}
 		fmt.Fprintf(w, "; stopped ranks %s\n", r.list(func(e RankEnd) bool { return e.Stopped }))
 	case r.First >= 0:

@@ -158,6 +158,9 @@ func (m *monitor) timedOut() {
 	m.res.TimedOut = true
 	if !m.stopping {
 		m.res.Hang = m.diag.report(WhyTimeout)
+		for _, pr := range m.procs {
+			pr.noteFrozen()
+		}
 	}
 	m.terminate()
 }
