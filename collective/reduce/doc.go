@@ -17,7 +17,10 @@
 //   - bfloat16 and float16 elements are widened to float32 (exactly),
 //     combined there, and rounded once to nearest even; for sum and prod the
 //     result equals the exactly rounded one. NaN results are quiet NaNs.
-//     Which NaN (sign, payload) a NaN result carries is unspecified.
+//   - A sum or product with a NaN operand returns a's NaN if a is one,
+//     else b's (quieted; for the 16-bit types then narrowed), whatever
+//     operand order the compiler picks; which NaN Min and Max, and a NaN
+//     made from numbers (Inf - Inf), carry is the host's, unspecified.
 //   - Avg reduces like Sum; [DivideBy] then divides the final sum by the
 //     number of contributions.
 //

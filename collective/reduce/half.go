@@ -15,7 +15,8 @@ func bfloat16Kernels() [numOps]Kernel {
 		Sum: typed(func(dst, a, b []dtype.BFloat16) {
 			a, b = a[:len(dst)], b[:len(dst)]
 			for i := range dst {
-				dst[i] = dtype.BFloat16FromFloat32(a[i].Float32() + b[i].Float32())
+				x, y := a[i].Float32(), b[i].Float32()
+				dst[i] = dtype.BFloat16FromFloat32(firstNaN(x+y, x, y))
 			}
 		}),
 		Prod: typed(bfloat16Prod),
@@ -42,7 +43,8 @@ func bfloat16Kernels() [numOps]Kernel {
 func bfloat16Prod(dst, a, b []dtype.BFloat16) {
 	a, b = a[:len(dst)], b[:len(dst)]
 	for i := range dst {
-		dst[i] = dtype.BFloat16FromFloat32(a[i].Float32() * b[i].Float32())
+		x, y := a[i].Float32(), b[i].Float32()
+		dst[i] = dtype.BFloat16FromFloat32(firstNaN(x*y, x, y))
 	}
 }
 
@@ -51,7 +53,8 @@ func float16Kernels() [numOps]Kernel {
 		Sum: typed(func(dst, a, b []dtype.Float16) {
 			a, b = a[:len(dst)], b[:len(dst)]
 			for i := range dst {
-				dst[i] = dtype.Float16FromFloat32(a[i].Float32() + b[i].Float32())
+				x, y := a[i].Float32(), b[i].Float32()
+				dst[i] = dtype.Float16FromFloat32(firstNaN(x+y, x, y))
 			}
 		}),
 		// Products of two 11-bit significands are exact in float32, and
@@ -59,7 +62,8 @@ func float16Kernels() [numOps]Kernel {
 		Prod: typed(func(dst, a, b []dtype.Float16) {
 			a, b = a[:len(dst)], b[:len(dst)]
 			for i := range dst {
-				dst[i] = dtype.Float16FromFloat32(a[i].Float32() * b[i].Float32())
+				x, y := a[i].Float32(), b[i].Float32()
+				dst[i] = dtype.Float16FromFloat32(firstNaN(x*y, x, y))
 			}
 		}),
 		Min: typed(func(dst, a, b []dtype.Float16) {
@@ -75,4 +79,24 @@ func float16Kernels() [numOps]Kernel {
 			}
 		}),
 	}
+}
+
+// firstNaN returns r, the sum or product of x and y, unless r is a NaN
+// while x or y is one: then x if it is a NaN, else y. The hardware's
+// choice between two NaN operands (x86 takes its first source) depends on
+// the operand order the compiler picks for a commutative operation, which
+// differs between builds (the race detector's, for one); this makes the
+// result a function of the inputs, which the vector kernels reproduce
+// (with a as the first source). The 16-bit rounding quiets the NaN.
+func firstNaN(r, x, y float32) float32 {
+	if r == r {
+		return r
+	}
+	if x != x {
+		return x
+	}
+	if y != y {
+		return y
+	}
+	return r // Inf - Inf, 0 * Inf: the hardware's default NaN
 }

@@ -66,8 +66,7 @@ func override(t dtype.DataType, op Op, k Kernel) {
 
 func buildPortable() table {
 	var tab table
-	tab[dtype.Float32] = numberKernels[float32]()
-	tab[dtype.Float64] = numberKernels[float64]()
+	tab[dtype.Float32], tab[dtype.Float64] = floatKernels()
 	tab[dtype.Int8] = numberKernels[int8]()
 	tab[dtype.Uint8] = numberKernels[uint8]()
 	tab[dtype.Int32] = numberKernels[int32]()

@@ -1,6 +1,9 @@
 package reduce
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // number is the set of element types reduced with Go's own arithmetic.
 type number interface {
@@ -15,6 +18,62 @@ func numberKernels[T number]() [numOps]Kernel {
 		Min:  typed(minLoop[T]),
 		Max:  typed(maxLoop[T]),
 	}
+}
+
+// floatKernels returns numberKernels with Sum and Prod whose NaN results
+// do not depend on the compiler's operand order (see firstNaN).
+func floatKernels() (f32, f64 [numOps]Kernel) {
+	f32, f64 = numberKernels[float32](), numberKernels[float64]()
+	f32[Sum] = typed(func(dst, a, b []float32) {
+		a, b = a[:len(dst)], b[:len(dst)]
+		for i := range dst {
+			x, y := a[i], b[i]
+			dst[i] = quietFirstNaN32(x+y, x, y)
+		}
+	})
+	f32[Prod] = typed(func(dst, a, b []float32) {
+		a, b = a[:len(dst)], b[:len(dst)]
+		for i := range dst {
+			x, y := a[i], b[i]
+			dst[i] = quietFirstNaN32(x*y, x, y)
+		}
+	})
+	f64[Sum] = typed(func(dst, a, b []float64) {
+		a, b = a[:len(dst)], b[:len(dst)]
+		for i := range dst {
+			x, y := a[i], b[i]
+			dst[i] = quietFirstNaN64(x+y, x, y)
+		}
+	})
+	f64[Prod] = typed(func(dst, a, b []float64) {
+		a, b = a[:len(dst)], b[:len(dst)]
+		for i := range dst {
+			x, y := a[i], b[i]
+			dst[i] = quietFirstNaN64(x*y, x, y)
+		}
+	})
+	return f32, f64
+}
+
+// quietFirstNaN32 is firstNaN with the NaN quieted, as x86 returns it.
+func quietFirstNaN32(r, x, y float32) float32 {
+	if r == r {
+		return r
+	}
+	return math.Float32frombits(math.Float32bits(firstNaN(r, x, y)) | 1<<22)
+}
+
+func quietFirstNaN64(r, x, y float64) float64 {
+	if r == r {
+		return r
+	}
+	n := r
+	if x != x {
+		n = x
+	} else if y != y {
+		n = y
+	}
+	return math.Float64frombits(math.Float64bits(n) | 1<<51)
 }
 
 // The loops below reslice a and b to len(dst) so the compiler drops the

@@ -19,19 +19,15 @@ const (
 )
 
 // apply32 emits x op y over float32 lanes (sign: the sign mask, for max).
-// For sum and product, yFirst makes y the instruction's first source,
-// whose NaN it returns when both are NaN: the portable kernel's compiled
-// order, which the level tests pin down.
-func (g *gen) apply32(op floatOp, sign, x, y reg.VecVirtual, yFirst bool) reg.VecVirtual {
-	first, second := x, y
-	if yFirst {
-		first, second = y, x
-	}
+// x is the first source of a sum or product, whose NaN the instruction
+// returns when both are NaN, as the portable kernels do (firstNaN in
+// package reduce).
+func (g *gen) apply32(op floatOp, sign, x, y reg.VecVirtual) reg.VecVirtual {
 	switch op {
 	case opSum:
-		return g.to(g.c.VADDPS, second, first)
+		return g.to(g.c.VADDPS, y, x)
 	case opProd:
-		return g.to(g.c.VMULPS, second, first)
+		return g.to(g.c.VMULPS, y, x)
 	case opMin:
 		return g.fminOf(false, x, y)
 	}
@@ -79,8 +75,8 @@ func bfloat16(op floatOp) emitter {
 				xe, xo = g.to(c.VPSLLD, operand.U8(16), x), g.and(x, hi)
 				ye, yo = g.to(c.VPSLLD, operand.U8(16), y), g.and(y, hi)
 			}
-			even := g.to(c.VPSRLD, operand.U8(16), r.emit(g, g.apply32(op, sign, xe, ye, false)))
-			top := r.emit(g, g.apply32(op, sign, xo, yo, false))
+			even := g.to(c.VPSRLD, operand.U8(16), r.emit(g, g.apply32(op, sign, xe, ye)))
+			top := r.emit(g, g.apply32(op, sign, xo, yo))
 			out := g.vec()
 			if g.wide() {
 				c.VPBLENDMW(top, even, odd, out) // odd words from top
@@ -142,9 +138,7 @@ func float16(op floatOp) emitter {
 			x, y := g.vec(), g.vec()
 			c.VCVTPH2PS(a, x)
 			c.VCVTPH2PS(b, y)
-			// Go 1.26 compiles the portable float16 sum and product
-			// with b's value as the first operand of ADDSS and MULSS.
-			c.VCVTPS2PH(operand.U8(0), g.apply32(op, sign, x, y, true), d)
+			c.VCVTPS2PH(operand.U8(0), g.apply32(op, sign, x, y), d)
 		}
 	}
 }
