@@ -48,7 +48,7 @@ for t in $TRANSPORTS; do
 			load="$((NP - 1))x$COUNT x $SIZE B, window $WINDOW"
 			bufs=$(((NP - 1) * WINDOW * SIZE))
 		else
-			args=(-mode storm -size "$STORM_SIZE" -count "$STORM_COUNT" -hold "$HOLD")
+			args=(-mode storm -size "$STORM_SIZE" -count "$STORM_COUNT" -hold "$HOLD" -window 1)
 			load="$((NP - 1))x$STORM_COUNT x $STORM_SIZE B, held $HOLD"
 			bufs=$(((NP - 1) * STORM_SIZE))
 		fi

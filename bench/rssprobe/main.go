@@ -8,7 +8,7 @@
 //	        at once (SendAsync) and rank 0 posts no receive for -hold:
 //	        the messages nobody has received yet are the transports' to
 //	        hold (within their unexpected-message limits) or to refuse;
-//	        then rank 0 receives them all
+//	        then rank 0 receives them all, -window per sender at once
 //
 // The messages are checked (each one's first 8 bytes carry its sender
 // and index). Each rank prints one JSON line: its rank, the mode, the
@@ -38,7 +38,7 @@ func main() {
 	mode := flag.String("mode", "incast", "incast or storm")
 	size := flag.Int("size", 1<<20, "message bytes (at least 8)")
 	count := flag.Int("count", 256, "messages per sender")
-	window := flag.Int("window", 4, "incast: receives posted at once per sender")
+	window := flag.Int("window", 4, "receives rank 0 posts at once per sender (in a storm, once the hold is over)")
 	hold := flag.Duration("hold", 3*time.Second, "storm: how long rank 0 posts no receive")
 	flag.Parse()
 	if err := run(*mode, max(*size, 8), *count, max(*window, 1), *hold); err != nil {
@@ -139,7 +139,6 @@ func receive(ctx context.Context, c *collective.Comm, mode string, size, count, 
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}
-		window = 1
 	}
 	bufs := make([][]byte, senders*window)
 	for i := range bufs {
