@@ -59,7 +59,7 @@ func runMain(args, environ []string, stdout, stderr io.Writer, sigs <-chan os.Si
 		return exitUsage
 	}
 	spec.Stdout, spec.Stderr, spec.Signals = stdout, stderr, sigs
-	res, err := job.Run(context.Background(), spec)
+	res, err := job.RunRestarting(context.Background(), spec)
 	if err != nil {
 		fmt.Fprintf(stderr, "gocoll run: %v\n", err)
 		return exitUsage
@@ -83,6 +83,12 @@ var runFlags = []runFlag{
 	{[]string{"hostfile", "machinefile"}, "FILE", "hosts to run on: Open MPI's \"host slots=N\" or MPICH's \"host:N\" lines", ""},
 	{[]string{"hosts", "H"}, "LIST", "hosts to run on: host:slots,host:slots (slots default 1)", ""},
 	{[]string{"oversubscribe"}, "", "allow more ranks than slots (up to each host's max_slots): the extra ranks go to the hosts in turn", "refuse"},
+	{[]string{"nproc-per-node"}, "N", "torchrun's name for -np: the ranks this launcher starts", ""},
+	{[]string{"nnodes"}, "N", "this launcher is one of N nodes, each started on its own with the same flags but --node-rank; they meet at --rdzv-endpoint", "1"},
+	{[]string{"node-rank"}, "K", "this node's number, 0 to N-1: its ranks are K*np to K*np+np-1; node 0 serves the job's store", "0"},
+	{[]string{"rdzv-endpoint"}, "HOST:PORT", "where node 0 serves the store and the other nodes' ranks reach it", ""},
+	{[]string{"rdzv-id"}, "ID", "the nodes' shared job key (16 or more printable characters) when GOCOLL_JOB_KEY is not set", ""},
+	{[]string{"max-restarts"}, "N", "after a failed run, start the whole job again up to N times; ranks find the count in GOCOLL_RESTART_COUNT and TORCHELASTIC_RESTART_COUNT", "0"},
 	{[]string{"map-by"}, "slot|node", "fill each host's slots in turn (slot), or deal ranks to the hosts one each in turn (node)", job.MapBySlot},
 	{[]string{"bind-to"}, "core|none", "bind each rank started here to a core of its own (the i-th to the i-th core), or leave it free", job.BindNone},
 	{[]string{"rsh"}, "CMD", "command that runs a command on {host} (appended if absent)", job.DefaultRsh},
@@ -180,6 +186,9 @@ func parseRun(args, environ []string) (job.Spec, error) {
 		exports                      repeated
 		onFailure                    string
 		mapBy, bindTo                string
+		nprocPerNode, nnodes         int
+		nodeRank, maxRestarts        int
+		rdzvEndpoint, rdzvID         string
 	)
 	grace, killAfter = seconds(job.DefaultGrace), seconds(job.DefaultKillAfter)
 	for _, f := range runFlags {
@@ -193,6 +202,18 @@ func parseRun(args, environ []string) (job.Spec, error) {
 				fs.StringVar(&hostList, n, "", f.help)
 			case "oversubscribe":
 				fs.BoolVar(&oversub, n, false, f.help)
+			case "nproc-per-node":
+				fs.IntVar(&nprocPerNode, n, 0, f.help)
+			case "nnodes":
+				fs.IntVar(&nnodes, n, 0, f.help)
+			case "node-rank":
+				fs.IntVar(&nodeRank, n, 0, f.help)
+			case "rdzv-endpoint":
+				fs.StringVar(&rdzvEndpoint, n, "", f.help)
+			case "rdzv-id":
+				fs.StringVar(&rdzvID, n, "", f.help)
+			case "max-restarts":
+				fs.IntVar(&maxRestarts, n, 0, f.help)
 			case "map-by":
 				fs.StringVar(&mapBy, n, job.MapBySlot, f.help)
 			case "bind-to":
@@ -239,6 +260,14 @@ func parseRun(args, environ []string) (job.Spec, error) {
 	}
 	spec.OnFailure = onFailure
 	spec.MapBy, spec.BindTo = mapBy, bindTo
+	spec.NNodes, spec.NodeRank, spec.RdzvEndpoint, spec.RdzvID = nnodes, nodeRank, rdzvEndpoint, rdzvID
+	spec.MaxRestarts = maxRestarts
+	if nprocPerNode != 0 {
+		if np != -1 && np != nprocPerNode {
+			return spec, fmt.Errorf("-np %d and --nproc-per-node %d disagree", np, nprocPerNode)
+		}
+		np = nprocPerNode
+	}
 	switch {
 	case np == 0 || np < -1:
 		return spec, fmt.Errorf("-np %d: want at least 1 rank", np)

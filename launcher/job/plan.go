@@ -97,7 +97,7 @@ func makePlan(ctx context.Context, s Spec) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, err := jobkey.Generate()
+	key, err := s.nodeKey()
 	if err != nil {
 		return nil, err
 	}
@@ -262,6 +262,9 @@ func (p *plan) checkHosts(ctx context.Context) error {
 
 // placeStore decides where the store lives and how ranks reach it.
 func (p *plan) placeStore() error {
+	if p.spec.RdzvEndpoint != "" {
+		return p.placeNodeStore()
+	}
 	mode := p.spec.Store
 	if mode == StoreAuto {
 		mode = StoreRank0
@@ -334,8 +337,8 @@ func (p *plan) rankVars(r int) []string {
 		serve = "1"
 	}
 	vars = append(vars,
-		launcher.EnvRank+"="+strconv.Itoa(r),
-		launcher.EnvWorldSize+"="+strconv.Itoa(len(p.placements)),
+		launcher.EnvRank+"="+strconv.Itoa(p.globalRank(r)),
+		launcher.EnvWorldSize+"="+strconv.Itoa(p.worldSize()),
 		launcher.EnvLocalRank+"="+strconv.Itoa(pl.LocalRank),
 		launcher.EnvHost+"="+pl.Host,
 		launcher.EnvSite+"="+pl.Site,

@@ -76,7 +76,7 @@ func startAll(p *plan, sinks outputSinks) ([]*proc, error) {
 	procs := make([]*proc, 0, len(p.placements))
 	for r, pl := range p.placements {
 		argv, env := p.command(r)
-		pr, err := startProc(r, pl.Host, !p.local[r], argv, env, p.binding(r), sinks, p.spec.TailLines)
+		pr, err := startProc(p.globalRank(r), pl.Host, !p.local[r], argv, env, p.binding(r), sinks, p.spec.TailLines)
 		if pr != nil {
 			procs = append(procs, pr)
 		}

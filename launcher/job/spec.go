@@ -129,8 +129,25 @@ type Spec struct {
 	// answering. Default launcher.DefaultDiagnoseWait, at most
 	// MaxDiagnoseWait.
 	DiagnoseWait time.Duration
-	// JobID names the job; default a random one.
+	// JobID names the job; default a random one (for NNodes, one derived
+	// from the job key, the same on every node).
 	JobID string
+
+	// NNodes, if above 0, makes this launcher one node of a job of NNodes
+	// nodes, as torchrun --nnodes: it starts NP ranks here (its
+	// --nproc-per-node), ranks NodeRank*NP to NodeRank*NP+NP-1 of
+	// NNodes*NP, every node giving the same NP. Each node is started on
+	// its own; they meet at RdzvEndpoint (host:port), where node 0's
+	// launcher serves the job's store. Every node takes the job key from
+	// GOCOLL_JOB_KEY in Environ, else from RdzvID (then at least 16
+	// printable characters), rather than each making its own. Hosts, if
+	// given, is one entry: this node's name in the job.
+	NNodes, NodeRank int
+	RdzvEndpoint     string
+	RdzvID           string
+	// MaxRestarts is how many times RunRestarting starts the whole job
+	// again after a failed run (torchrun --max-restarts); Run ignores it.
+	MaxRestarts int
 }
 
 // withDefaults fills in defaults and checks the fields that do not need
@@ -155,6 +172,9 @@ func (s Spec) withDefaults() (Spec, error) {
 		s.Grace = DefaultGrace
 	}
 	if err := s.checkMapping(); err != nil {
+		return s, err
+	}
+	if err := s.checkNodes(); err != nil {
 		return s, err
 	}
 	if err := s.fillOnFailure(); err != nil {
