@@ -12,7 +12,7 @@ import (
 	"github.com/gocoll/gocoll/collective/dtype"
 )
 
-var kernelLevel = flag.String("kernel-level", "", "BenchmarkKernel: use this level's kernels (avx512, avx2; default: the start-up choice)")
+var kernelLevel = flag.String("kernel-level", "", "BenchmarkKernel: use this level's kernels (avx512, avx2, neon; default: the start-up choice)")
 
 func init() {
 	forceBenchLevel = func(b *testing.B) func() {
@@ -57,7 +57,7 @@ func supportedLevels(t *testing.T) []simdLevel {
 		}
 	}
 	if len(ok) == 0 {
-		t.Skip("this CPU has neither AVX2+F16C nor AVX-512: only the portable kernels run")
+		t.Skip("this CPU runs none of the SIMD levels: only the portable kernels run")
 	}
 	return ok
 }
