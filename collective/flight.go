@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -110,6 +111,8 @@ type flightRecorder struct {
 
 	verdicts [maxVerdicts]verdict // see Comm.SetHangVerdict; the newest replaces the oldest
 	nextV    int
+
+	onEnd atomic.Pointer[func(OpRecord)] // see Comm.OnOpEnd
 }
 
 // maxVerdicts bounds the hang verdicts a recorder keeps.
@@ -204,13 +207,38 @@ func (o *operation) look(peer int, since time.Time) {
 	})
 }
 
-// recordEnd ends the operation's flight record with err.
+// recordEnd ends the operation's flight record with err, and passes the
+// record to the OnOpEnd function if there is one.
 func (o *operation) recordEnd(err error) {
 	now := time.Now()
+	f := o.c.flight.onEnd.Load()
+	var ended OpRecord
 	o.c.flight.update(o.flightID, func(r *OpRecord) {
 		r.End, r.State, r.WaitingOn, r.Missing = now, OpDone, -1, nil
 		if err != nil {
 			r.State, r.Err = OpFailed, err.Error()
 		}
+		if f != nil {
+			ended = *r
+			ended.Peers = nil
+		}
 	})
+	if f != nil && !ended.End.IsZero() {
+		(*f)(ended)
+	}
+}
+
+// OnOpEnd has f receive each operation's flight record as the operation
+// ends (done or failed), on this communicator and on every communicator
+// sharing its recorder (Split's); nil stops it. An operation whose
+// record the ring overwrote while it ran (FlightRecords newer ones
+// started meanwhile) is not passed. f runs on the goroutine
+// that ran the operation, before the operation's call returns: it must
+// be quick and must not call the communicator.
+func (c *Comm) OnOpEnd(f func(OpRecord)) {
+	if f == nil {
+		c.flight.onEnd.Store(nil)
+		return
+	}
+	c.flight.onEnd.Store(&f)
 }
