@@ -16,7 +16,11 @@ func bfloat16Kernels() [numOps]Kernel {
 			a, b = a[:len(dst)], b[:len(dst)]
 			for i := range dst {
 				x, y := a[i].Float32(), b[i].Float32()
-				dst[i] = dtype.BFloat16FromFloat32(firstNaN(x+y, x, y))
+				r := x + y
+				if r != r {
+					r = firstNaN(r, x, y)
+				}
+				dst[i] = dtype.BFloat16FromFloat32(r)
 			}
 		}),
 		Prod: typed(bfloat16Prod),
@@ -44,7 +48,11 @@ func bfloat16Prod(dst, a, b []dtype.BFloat16) {
 	a, b = a[:len(dst)], b[:len(dst)]
 	for i := range dst {
 		x, y := a[i].Float32(), b[i].Float32()
-		dst[i] = dtype.BFloat16FromFloat32(firstNaN(x*y, x, y))
+		r := x * y
+		if r != r {
+			r = firstNaN(r, x, y)
+		}
+		dst[i] = dtype.BFloat16FromFloat32(r)
 	}
 }
 
@@ -54,7 +62,11 @@ func float16Kernels() [numOps]Kernel {
 			a, b = a[:len(dst)], b[:len(dst)]
 			for i := range dst {
 				x, y := a[i].Float32(), b[i].Float32()
-				dst[i] = dtype.Float16FromFloat32(firstNaN(x+y, x, y))
+				r := x + y
+				if r != r {
+					r = firstNaN(r, x, y)
+				}
+				dst[i] = dtype.Float16FromFloat32(r)
 			}
 		}),
 		// Products of two 11-bit significands are exact in float32, and
@@ -63,7 +75,11 @@ func float16Kernels() [numOps]Kernel {
 			a, b = a[:len(dst)], b[:len(dst)]
 			for i := range dst {
 				x, y := a[i].Float32(), b[i].Float32()
-				dst[i] = dtype.Float16FromFloat32(firstNaN(x*y, x, y))
+				r := x * y
+				if r != r {
+					r = firstNaN(r, x, y)
+				}
+				dst[i] = dtype.Float16FromFloat32(r)
 			}
 		}),
 		Min: typed(func(dst, a, b []dtype.Float16) {
@@ -88,6 +104,8 @@ func float16Kernels() [numOps]Kernel {
 // differs between builds (the race detector's, for one); this makes the
 // result a function of the inputs, which the vector kernels reproduce
 // (with a as the first source). The 16-bit rounding quiets the NaN.
+//
+//go:noinline
 func firstNaN(r, x, y float32) float32 {
 	if r == r {
 		return r

@@ -27,46 +27,56 @@ func floatKernels() (f32, f64 [numOps]Kernel) {
 	f32[Sum] = typed(func(dst, a, b []float32) {
 		a, b = a[:len(dst)], b[:len(dst)]
 		for i := range dst {
-			x, y := a[i], b[i]
-			dst[i] = quietFirstNaN32(x+y, x, y)
+			r := a[i] + b[i]
+			if r != r {
+				r = quietFirstNaN32(r, a[i], b[i])
+			}
+			dst[i] = r
 		}
 	})
 	f32[Prod] = typed(func(dst, a, b []float32) {
 		a, b = a[:len(dst)], b[:len(dst)]
 		for i := range dst {
-			x, y := a[i], b[i]
-			dst[i] = quietFirstNaN32(x*y, x, y)
+			r := a[i] * b[i]
+			if r != r {
+				r = quietFirstNaN32(r, a[i], b[i])
+			}
+			dst[i] = r
 		}
 	})
 	f64[Sum] = typed(func(dst, a, b []float64) {
 		a, b = a[:len(dst)], b[:len(dst)]
 		for i := range dst {
-			x, y := a[i], b[i]
-			dst[i] = quietFirstNaN64(x+y, x, y)
+			r := a[i] + b[i]
+			if r != r {
+				r = quietFirstNaN64(r, a[i], b[i])
+			}
+			dst[i] = r
 		}
 	})
 	f64[Prod] = typed(func(dst, a, b []float64) {
 		a, b = a[:len(dst)], b[:len(dst)]
 		for i := range dst {
-			x, y := a[i], b[i]
-			dst[i] = quietFirstNaN64(x*y, x, y)
+			r := a[i] * b[i]
+			if r != r {
+				r = quietFirstNaN64(r, a[i], b[i])
+			}
+			dst[i] = r
 		}
 	})
 	return f32, f64
 }
 
-// quietFirstNaN32 is firstNaN with the NaN quieted, as x86 returns it.
+// quietFirstNaN32 is firstNaN with the NaN quieted, as x86 returns it
+// (out of line: the loops call it only for NaN results).
+//
+//go:noinline
 func quietFirstNaN32(r, x, y float32) float32 {
-	if r == r {
-		return r
-	}
 	return math.Float32frombits(math.Float32bits(firstNaN(r, x, y)) | 1<<22)
 }
 
+//go:noinline
 func quietFirstNaN64(r, x, y float64) float64 {
-	if r == r {
-		return r
-	}
 	n := r
 	if x != x {
 		n = x
