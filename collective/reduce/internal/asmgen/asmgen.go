@@ -100,6 +100,16 @@ type kernel struct {
 type gen struct {
 	c *build.Context
 	l level
+	// tail holds out-of-line blocks, emitted after the function's RET
+	// (rare paths a body branches to); labels numbers them.
+	tail   []func()
+	labels int
+}
+
+// label returns a new label name, unique in the function.
+func (g *gen) label(prefix string) string {
+	g.labels++
+	return fmt.Sprintf("%s%d", prefix, g.labels)
 }
 
 // function emits k: n bytes (a positive multiple of the block) are
@@ -133,6 +143,9 @@ func (g *gen) function(k kernel) {
 	c.JB(operand.LabelRef("loop"))
 	c.VZEROUPPER()
 	c.RET()
+	for _, block := range g.tail {
+		block()
+	}
 }
 
 func (g *gen) wide() bool { return g.l.Width == 64 }

@@ -75,15 +75,36 @@ func bfloat16(op floatOp) emitter {
 				xe, xo = g.to(c.VPSLLD, operand.U8(16), x), g.and(x, hi)
 				ye, yo = g.to(c.VPSLLD, operand.U8(16), y), g.and(y, hi)
 			}
-			even := g.to(c.VPSRLD, operand.U8(16), r.emit(g, g.apply32(op, sign, xe, ye)))
-			top := r.emit(g, g.apply32(op, sign, xo, yo))
-			out := g.vec()
-			if g.wide() {
-				c.VPBLENDMW(top, even, odd, out) // odd words from top
-			} else {
-				c.VPBLENDW(operand.U8(0xaa), top, even, out)
+			re, ro := g.apply32(op, sign, xe, ye), g.apply32(op, sign, xo, yo)
+			combine := func(te, to reg.VecVirtual) {
+				even := g.to(c.VPSRLD, operand.U8(16), te)
+				out := g.vec()
+				if g.wide() {
+					c.VPBLENDMW(to, even, odd, out) // odd words from to
+				} else {
+					c.VPBLENDW(operand.U8(0xaa), to, even, out)
+				}
+				g.store(out, d)
 			}
-			g.store(out, d)
+			if !g.wide() || r.exact {
+				combine(r.emit(g, re), r.emit(g, ro))
+				return
+			}
+			// AVX-512 sums and products: one test for a NaN in either
+			// half, and the NaN handling out of line.
+			ke, ko := c.K(), c.K()
+			c.VCMPPS(operand.U8(3), re, re, ke)
+			c.VCMPPS(operand.U8(3), ro, ro, ko)
+			c.KORTESTW(ke, ko)
+			slow, done := g.label("nan"), g.label("done")
+			c.JNE(operand.LabelRef(slow))
+			combine(r.round(g, re), r.round(g, ro))
+			c.Label(done)
+			g.tail = append(g.tail, func() {
+				c.Label(slow)
+				combine(r.emit(g, re), r.emit(g, ro))
+				c.JMP(operand.LabelRef(done))
+			})
 		}
 	}
 }
@@ -101,26 +122,33 @@ type roundBF16 struct {
 // with v's sign and leading payload bits.
 func (r roundBF16) emit(g *gen, v reg.VecVirtual) reg.VecVirtual {
 	c := g.c
+	t := v
+	if !r.exact {
+		t = r.round(g, v)
+	}
 	if g.wide() {
-		t := v
-		if !r.exact {
-			odd := c.K()
-			c.VPTESTMD(r.lsb, v, odd) // the kept part's lowest bit is 1
-			t = g.to(c.VPADDD, r.bias, v)
-			c.VPADDD(r.one, t, odd, t) // merge: +1 where odd
-		}
 		nan := c.K()
 		c.VCMPPS(operand.U8(3), v, v, nan) // unordered: v is NaN
 		c.VPORD(r.quiet, v, nan, t)        // merge: t = v | quiet where NaN
 		return t
 	}
-	t := v
-	if !r.exact {
-		lsb := g.and(g.to(c.VPSRLD, operand.U8(16), v), r.one)
-		t = g.to(c.VPADDD, r.bias, g.to(c.VPADDD, lsb, v))
-	}
 	nan := g.to(c.VCMPPS, operand.U8(3), v, v)
 	return g.to(ins4(c.VPBLENDVB), nan, g.or(v, r.quiet), t)
+}
+
+// round is emit for v without NaNs: v + 0x7fff + (v>>16 & 1) in a new
+// register.
+func (r roundBF16) round(g *gen, v reg.VecVirtual) reg.VecVirtual {
+	c := g.c
+	if g.wide() {
+		odd := c.K()
+		c.VPTESTMD(r.lsb, v, odd) // the kept part's lowest bit is 1
+		t := g.to(c.VPADDD, r.bias, v)
+		c.VPADDD(r.one, t, odd, t) // merge: +1 where odd
+		return t
+	}
+	lsb := g.and(g.to(c.VPSRLD, operand.U8(16), v), r.one)
+	return g.to(c.VPADDD, r.bias, g.to(c.VPADDD, lsb, v))
 }
 
 // float16 kernels convert with F16C: VCVTPH2PS is exact (subnormals and
