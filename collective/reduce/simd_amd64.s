@@ -932,14 +932,117 @@ TEXT ·sumBFloat16AVX2(SB), NOSPLIT, $0-32
 	XORQ         SI, SI
 
 loop:
-	VMOVDQU   (CX)(SI*1), Y4
-	VMOVDQU   (DX)(SI*1), Y5
-	VPSLLD    $0x10, Y4, Y6
-	VPAND     Y4, Y0, Y4
-	VPSLLD    $0x10, Y5, Y7
-	VPAND     Y5, Y0, Y5
-	VADDPS    Y7, Y6, Y6
-	VADDPS    Y5, Y4, Y4
+	VMOVDQU  (CX)(SI*1), Y4
+	VMOVDQU  (DX)(SI*1), Y5
+	VPSLLD   $0x10, Y4, Y6
+	VPAND    Y4, Y0, Y4
+	VPSLLD   $0x10, Y5, Y7
+	VPAND    Y5, Y0, Y5
+	VADDPS   Y7, Y6, Y6
+	VADDPS   Y5, Y4, Y4
+	VCMPPS   $0x03, Y6, Y6, Y5
+	VCMPPS   $0x03, Y4, Y4, Y7
+	VPOR     Y5, Y7, Y5
+	VPTEST   Y5, Y5
+	JNE      nan1
+	VPSRLD   $0x10, Y6, Y5
+	VPAND    Y5, Y3, Y5
+	VPADDD   Y5, Y6, Y5
+	VPADDD   Y2, Y5, Y5
+	VPSRLD   $0x10, Y4, Y6
+	VPAND    Y6, Y3, Y6
+	VPADDD   Y6, Y4, Y4
+	VPADDD   Y2, Y4, Y4
+	VPSRLD   $0x10, Y5, Y5
+	VPBLENDW $0xaa, Y4, Y5, Y4
+	VMOVDQU  Y4, (AX)(SI*1)
+
+done2:
+	VMOVDQU  32(CX)(SI*1), Y4
+	VMOVDQU  32(DX)(SI*1), Y5
+	VPSLLD   $0x10, Y4, Y6
+	VPAND    Y4, Y0, Y4
+	VPSLLD   $0x10, Y5, Y7
+	VPAND    Y5, Y0, Y5
+	VADDPS   Y7, Y6, Y6
+	VADDPS   Y5, Y4, Y4
+	VCMPPS   $0x03, Y6, Y6, Y5
+	VCMPPS   $0x03, Y4, Y4, Y7
+	VPOR     Y5, Y7, Y5
+	VPTEST   Y5, Y5
+	JNE      nan3
+	VPSRLD   $0x10, Y6, Y5
+	VPAND    Y5, Y3, Y5
+	VPADDD   Y5, Y6, Y5
+	VPADDD   Y2, Y5, Y5
+	VPSRLD   $0x10, Y4, Y6
+	VPAND    Y6, Y3, Y6
+	VPADDD   Y6, Y4, Y4
+	VPADDD   Y2, Y4, Y4
+	VPSRLD   $0x10, Y5, Y5
+	VPBLENDW $0xaa, Y4, Y5, Y4
+	VMOVDQU  Y4, 32(AX)(SI*1)
+
+done4:
+	VMOVDQU  64(CX)(SI*1), Y4
+	VMOVDQU  64(DX)(SI*1), Y5
+	VPSLLD   $0x10, Y4, Y6
+	VPAND    Y4, Y0, Y4
+	VPSLLD   $0x10, Y5, Y7
+	VPAND    Y5, Y0, Y5
+	VADDPS   Y7, Y6, Y6
+	VADDPS   Y5, Y4, Y4
+	VCMPPS   $0x03, Y6, Y6, Y5
+	VCMPPS   $0x03, Y4, Y4, Y7
+	VPOR     Y5, Y7, Y5
+	VPTEST   Y5, Y5
+	JNE      nan5
+	VPSRLD   $0x10, Y6, Y5
+	VPAND    Y5, Y3, Y5
+	VPADDD   Y5, Y6, Y5
+	VPADDD   Y2, Y5, Y5
+	VPSRLD   $0x10, Y4, Y6
+	VPAND    Y6, Y3, Y6
+	VPADDD   Y6, Y4, Y4
+	VPADDD   Y2, Y4, Y4
+	VPSRLD   $0x10, Y5, Y5
+	VPBLENDW $0xaa, Y4, Y5, Y4
+	VMOVDQU  Y4, 64(AX)(SI*1)
+
+done6:
+	VMOVDQU  96(CX)(SI*1), Y4
+	VMOVDQU  96(DX)(SI*1), Y5
+	VPSLLD   $0x10, Y4, Y6
+	VPAND    Y4, Y0, Y4
+	VPSLLD   $0x10, Y5, Y7
+	VPAND    Y5, Y0, Y5
+	VADDPS   Y7, Y6, Y6
+	VADDPS   Y5, Y4, Y4
+	VCMPPS   $0x03, Y6, Y6, Y5
+	VCMPPS   $0x03, Y4, Y4, Y7
+	VPOR     Y5, Y7, Y5
+	VPTEST   Y5, Y5
+	JNE      nan7
+	VPSRLD   $0x10, Y6, Y5
+	VPAND    Y5, Y3, Y5
+	VPADDD   Y5, Y6, Y5
+	VPADDD   Y2, Y5, Y5
+	VPSRLD   $0x10, Y4, Y6
+	VPAND    Y6, Y3, Y6
+	VPADDD   Y6, Y4, Y4
+	VPADDD   Y2, Y4, Y4
+	VPSRLD   $0x10, Y5, Y5
+	VPBLENDW $0xaa, Y4, Y5, Y4
+	VMOVDQU  Y4, 96(AX)(SI*1)
+
+done8:
+	ADDQ $0x00000080, SI
+	CMPQ SI, BX
+	JB   loop
+	VZEROUPPER
+	RET
+
+nan1:
 	VPSRLD    $0x10, Y6, Y5
 	VPAND     Y5, Y3, Y5
 	VPADDD    Y5, Y6, Y5
@@ -957,14 +1060,9 @@ loop:
 	VPSRLD    $0x10, Y5, Y5
 	VPBLENDW  $0xaa, Y4, Y5, Y4
 	VMOVDQU   Y4, (AX)(SI*1)
-	VMOVDQU   32(CX)(SI*1), Y4
-	VMOVDQU   32(DX)(SI*1), Y5
-	VPSLLD    $0x10, Y4, Y6
-	VPAND     Y4, Y0, Y4
-	VPSLLD    $0x10, Y5, Y7
-	VPAND     Y5, Y0, Y5
-	VADDPS    Y7, Y6, Y6
-	VADDPS    Y5, Y4, Y4
+	JMP       done2
+
+nan3:
 	VPSRLD    $0x10, Y6, Y5
 	VPAND     Y5, Y3, Y5
 	VPADDD    Y5, Y6, Y5
@@ -982,14 +1080,9 @@ loop:
 	VPSRLD    $0x10, Y5, Y5
 	VPBLENDW  $0xaa, Y4, Y5, Y4
 	VMOVDQU   Y4, 32(AX)(SI*1)
-	VMOVDQU   64(CX)(SI*1), Y4
-	VMOVDQU   64(DX)(SI*1), Y5
-	VPSLLD    $0x10, Y4, Y6
-	VPAND     Y4, Y0, Y4
-	VPSLLD    $0x10, Y5, Y7
-	VPAND     Y5, Y0, Y5
-	VADDPS    Y7, Y6, Y6
-	VADDPS    Y5, Y4, Y4
+	JMP       done4
+
+nan5:
 	VPSRLD    $0x10, Y6, Y5
 	VPAND     Y5, Y3, Y5
 	VPADDD    Y5, Y6, Y5
@@ -1007,14 +1100,9 @@ loop:
 	VPSRLD    $0x10, Y5, Y5
 	VPBLENDW  $0xaa, Y4, Y5, Y4
 	VMOVDQU   Y4, 64(AX)(SI*1)
-	VMOVDQU   96(CX)(SI*1), Y4
-	VMOVDQU   96(DX)(SI*1), Y5
-	VPSLLD    $0x10, Y4, Y6
-	VPAND     Y4, Y0, Y4
-	VPSLLD    $0x10, Y5, Y7
-	VPAND     Y5, Y0, Y5
-	VADDPS    Y7, Y6, Y6
-	VADDPS    Y5, Y4, Y4
+	JMP       done6
+
+nan7:
 	VPSRLD    $0x10, Y6, Y5
 	VPAND     Y5, Y3, Y5
 	VPADDD    Y5, Y6, Y5
@@ -1032,11 +1120,7 @@ loop:
 	VPSRLD    $0x10, Y5, Y5
 	VPBLENDW  $0xaa, Y4, Y5, Y4
 	VMOVDQU   Y4, 96(AX)(SI*1)
-	ADDQ      $0x00000080, SI
-	CMPQ      SI, BX
-	JB        loop
-	VZEROUPPER
-	RET
+	JMP       done8
 
 // func prodBFloat16AVX2(dst *byte, a *byte, b *byte, n int)
 // Requires: AVX, AVX2
@@ -1060,14 +1144,117 @@ TEXT ·prodBFloat16AVX2(SB), NOSPLIT, $0-32
 	XORQ         SI, SI
 
 loop:
-	VMOVDQU   (CX)(SI*1), Y4
-	VMOVDQU   (DX)(SI*1), Y5
-	VPSLLD    $0x10, Y4, Y6
-	VPAND     Y4, Y0, Y4
-	VPSLLD    $0x10, Y5, Y7
-	VPAND     Y5, Y0, Y5
-	VMULPS    Y7, Y6, Y6
-	VMULPS    Y5, Y4, Y4
+	VMOVDQU  (CX)(SI*1), Y4
+	VMOVDQU  (DX)(SI*1), Y5
+	VPSLLD   $0x10, Y4, Y6
+	VPAND    Y4, Y0, Y4
+	VPSLLD   $0x10, Y5, Y7
+	VPAND    Y5, Y0, Y5
+	VMULPS   Y7, Y6, Y6
+	VMULPS   Y5, Y4, Y4
+	VCMPPS   $0x03, Y6, Y6, Y5
+	VCMPPS   $0x03, Y4, Y4, Y7
+	VPOR     Y5, Y7, Y5
+	VPTEST   Y5, Y5
+	JNE      nan1
+	VPSRLD   $0x10, Y6, Y5
+	VPAND    Y5, Y3, Y5
+	VPADDD   Y5, Y6, Y5
+	VPADDD   Y2, Y5, Y5
+	VPSRLD   $0x10, Y4, Y6
+	VPAND    Y6, Y3, Y6
+	VPADDD   Y6, Y4, Y4
+	VPADDD   Y2, Y4, Y4
+	VPSRLD   $0x10, Y5, Y5
+	VPBLENDW $0xaa, Y4, Y5, Y4
+	VMOVDQU  Y4, (AX)(SI*1)
+
+done2:
+	VMOVDQU  32(CX)(SI*1), Y4
+	VMOVDQU  32(DX)(SI*1), Y5
+	VPSLLD   $0x10, Y4, Y6
+	VPAND    Y4, Y0, Y4
+	VPSLLD   $0x10, Y5, Y7
+	VPAND    Y5, Y0, Y5
+	VMULPS   Y7, Y6, Y6
+	VMULPS   Y5, Y4, Y4
+	VCMPPS   $0x03, Y6, Y6, Y5
+	VCMPPS   $0x03, Y4, Y4, Y7
+	VPOR     Y5, Y7, Y5
+	VPTEST   Y5, Y5
+	JNE      nan3
+	VPSRLD   $0x10, Y6, Y5
+	VPAND    Y5, Y3, Y5
+	VPADDD   Y5, Y6, Y5
+	VPADDD   Y2, Y5, Y5
+	VPSRLD   $0x10, Y4, Y6
+	VPAND    Y6, Y3, Y6
+	VPADDD   Y6, Y4, Y4
+	VPADDD   Y2, Y4, Y4
+	VPSRLD   $0x10, Y5, Y5
+	VPBLENDW $0xaa, Y4, Y5, Y4
+	VMOVDQU  Y4, 32(AX)(SI*1)
+
+done4:
+	VMOVDQU  64(CX)(SI*1), Y4
+	VMOVDQU  64(DX)(SI*1), Y5
+	VPSLLD   $0x10, Y4, Y6
+	VPAND    Y4, Y0, Y4
+	VPSLLD   $0x10, Y5, Y7
+	VPAND    Y5, Y0, Y5
+	VMULPS   Y7, Y6, Y6
+	VMULPS   Y5, Y4, Y4
+	VCMPPS   $0x03, Y6, Y6, Y5
+	VCMPPS   $0x03, Y4, Y4, Y7
+	VPOR     Y5, Y7, Y5
+	VPTEST   Y5, Y5
+	JNE      nan5
+	VPSRLD   $0x10, Y6, Y5
+	VPAND    Y5, Y3, Y5
+	VPADDD   Y5, Y6, Y5
+	VPADDD   Y2, Y5, Y5
+	VPSRLD   $0x10, Y4, Y6
+	VPAND    Y6, Y3, Y6
+	VPADDD   Y6, Y4, Y4
+	VPADDD   Y2, Y4, Y4
+	VPSRLD   $0x10, Y5, Y5
+	VPBLENDW $0xaa, Y4, Y5, Y4
+	VMOVDQU  Y4, 64(AX)(SI*1)
+
+done6:
+	VMOVDQU  96(CX)(SI*1), Y4
+	VMOVDQU  96(DX)(SI*1), Y5
+	VPSLLD   $0x10, Y4, Y6
+	VPAND    Y4, Y0, Y4
+	VPSLLD   $0x10, Y5, Y7
+	VPAND    Y5, Y0, Y5
+	VMULPS   Y7, Y6, Y6
+	VMULPS   Y5, Y4, Y4
+	VCMPPS   $0x03, Y6, Y6, Y5
+	VCMPPS   $0x03, Y4, Y4, Y7
+	VPOR     Y5, Y7, Y5
+	VPTEST   Y5, Y5
+	JNE      nan7
+	VPSRLD   $0x10, Y6, Y5
+	VPAND    Y5, Y3, Y5
+	VPADDD   Y5, Y6, Y5
+	VPADDD   Y2, Y5, Y5
+	VPSRLD   $0x10, Y4, Y6
+	VPAND    Y6, Y3, Y6
+	VPADDD   Y6, Y4, Y4
+	VPADDD   Y2, Y4, Y4
+	VPSRLD   $0x10, Y5, Y5
+	VPBLENDW $0xaa, Y4, Y5, Y4
+	VMOVDQU  Y4, 96(AX)(SI*1)
+
+done8:
+	ADDQ $0x00000080, SI
+	CMPQ SI, BX
+	JB   loop
+	VZEROUPPER
+	RET
+
+nan1:
 	VPSRLD    $0x10, Y6, Y5
 	VPAND     Y5, Y3, Y5
 	VPADDD    Y5, Y6, Y5
@@ -1085,14 +1272,9 @@ loop:
 	VPSRLD    $0x10, Y5, Y5
 	VPBLENDW  $0xaa, Y4, Y5, Y4
 	VMOVDQU   Y4, (AX)(SI*1)
-	VMOVDQU   32(CX)(SI*1), Y4
-	VMOVDQU   32(DX)(SI*1), Y5
-	VPSLLD    $0x10, Y4, Y6
-	VPAND     Y4, Y0, Y4
-	VPSLLD    $0x10, Y5, Y7
-	VPAND     Y5, Y0, Y5
-	VMULPS    Y7, Y6, Y6
-	VMULPS    Y5, Y4, Y4
+	JMP       done2
+
+nan3:
 	VPSRLD    $0x10, Y6, Y5
 	VPAND     Y5, Y3, Y5
 	VPADDD    Y5, Y6, Y5
@@ -1110,14 +1292,9 @@ loop:
 	VPSRLD    $0x10, Y5, Y5
 	VPBLENDW  $0xaa, Y4, Y5, Y4
 	VMOVDQU   Y4, 32(AX)(SI*1)
-	VMOVDQU   64(CX)(SI*1), Y4
-	VMOVDQU   64(DX)(SI*1), Y5
-	VPSLLD    $0x10, Y4, Y6
-	VPAND     Y4, Y0, Y4
-	VPSLLD    $0x10, Y5, Y7
-	VPAND     Y5, Y0, Y5
-	VMULPS    Y7, Y6, Y6
-	VMULPS    Y5, Y4, Y4
+	JMP       done4
+
+nan5:
 	VPSRLD    $0x10, Y6, Y5
 	VPAND     Y5, Y3, Y5
 	VPADDD    Y5, Y6, Y5
@@ -1135,14 +1312,9 @@ loop:
 	VPSRLD    $0x10, Y5, Y5
 	VPBLENDW  $0xaa, Y4, Y5, Y4
 	VMOVDQU   Y4, 64(AX)(SI*1)
-	VMOVDQU   96(CX)(SI*1), Y4
-	VMOVDQU   96(DX)(SI*1), Y5
-	VPSLLD    $0x10, Y4, Y6
-	VPAND     Y4, Y0, Y4
-	VPSLLD    $0x10, Y5, Y7
-	VPAND     Y5, Y0, Y5
-	VMULPS    Y7, Y6, Y6
-	VMULPS    Y5, Y4, Y4
+	JMP       done6
+
+nan7:
 	VPSRLD    $0x10, Y6, Y5
 	VPAND     Y5, Y3, Y5
 	VPADDD    Y5, Y6, Y5
@@ -1160,11 +1332,7 @@ loop:
 	VPSRLD    $0x10, Y5, Y5
 	VPBLENDW  $0xaa, Y4, Y5, Y4
 	VMOVDQU   Y4, 96(AX)(SI*1)
-	ADDQ      $0x00000080, SI
-	CMPQ      SI, BX
-	JB        loop
-	VZEROUPPER
-	RET
+	JMP       done8
 
 // func minBFloat16AVX2(dst *byte, a *byte, b *byte, n int)
 // Requires: AVX, AVX2
@@ -1182,18 +1350,101 @@ TEXT ·minBFloat16AVX2(SB), NOSPLIT, $0-32
 	XORQ         SI, SI
 
 loop:
-	VMOVDQU   (CX)(SI*1), Y2
-	VMOVDQU   (DX)(SI*1), Y3
-	VPSLLD    $0x10, Y2, Y4
-	VPAND     Y2, Y0, Y2
-	VPSLLD    $0x10, Y3, Y5
-	VPAND     Y3, Y0, Y3
-	VMINPS    Y5, Y4, Y5
-	VMINPS    Y4, Y5, Y4
-	VPOR      Y5, Y4, Y4
-	VMINPS    Y3, Y2, Y3
-	VMINPS    Y2, Y3, Y2
-	VPOR      Y3, Y2, Y2
+	VMOVDQU  (CX)(SI*1), Y2
+	VMOVDQU  (DX)(SI*1), Y3
+	VPSLLD   $0x10, Y2, Y4
+	VPAND    Y2, Y0, Y2
+	VPSLLD   $0x10, Y3, Y5
+	VPAND    Y3, Y0, Y3
+	VMINPS   Y5, Y4, Y5
+	VMINPS   Y4, Y5, Y4
+	VPOR     Y5, Y4, Y4
+	VMINPS   Y3, Y2, Y3
+	VMINPS   Y2, Y3, Y2
+	VPOR     Y3, Y2, Y2
+	VCMPPS   $0x03, Y4, Y4, Y3
+	VCMPPS   $0x03, Y2, Y2, Y5
+	VPOR     Y3, Y5, Y3
+	VPTEST   Y3, Y3
+	JNE      nan1
+	VPSRLD   $0x10, Y4, Y3
+	VPBLENDW $0xaa, Y2, Y3, Y2
+	VMOVDQU  Y2, (AX)(SI*1)
+
+done2:
+	VMOVDQU  32(CX)(SI*1), Y2
+	VMOVDQU  32(DX)(SI*1), Y3
+	VPSLLD   $0x10, Y2, Y4
+	VPAND    Y2, Y0, Y2
+	VPSLLD   $0x10, Y3, Y5
+	VPAND    Y3, Y0, Y3
+	VMINPS   Y5, Y4, Y5
+	VMINPS   Y4, Y5, Y4
+	VPOR     Y5, Y4, Y4
+	VMINPS   Y3, Y2, Y3
+	VMINPS   Y2, Y3, Y2
+	VPOR     Y3, Y2, Y2
+	VCMPPS   $0x03, Y4, Y4, Y3
+	VCMPPS   $0x03, Y2, Y2, Y5
+	VPOR     Y3, Y5, Y3
+	VPTEST   Y3, Y3
+	JNE      nan3
+	VPSRLD   $0x10, Y4, Y3
+	VPBLENDW $0xaa, Y2, Y3, Y2
+	VMOVDQU  Y2, 32(AX)(SI*1)
+
+done4:
+	VMOVDQU  64(CX)(SI*1), Y2
+	VMOVDQU  64(DX)(SI*1), Y3
+	VPSLLD   $0x10, Y2, Y4
+	VPAND    Y2, Y0, Y2
+	VPSLLD   $0x10, Y3, Y5
+	VPAND    Y3, Y0, Y3
+	VMINPS   Y5, Y4, Y5
+	VMINPS   Y4, Y5, Y4
+	VPOR     Y5, Y4, Y4
+	VMINPS   Y3, Y2, Y3
+	VMINPS   Y2, Y3, Y2
+	VPOR     Y3, Y2, Y2
+	VCMPPS   $0x03, Y4, Y4, Y3
+	VCMPPS   $0x03, Y2, Y2, Y5
+	VPOR     Y3, Y5, Y3
+	VPTEST   Y3, Y3
+	JNE      nan5
+	VPSRLD   $0x10, Y4, Y3
+	VPBLENDW $0xaa, Y2, Y3, Y2
+	VMOVDQU  Y2, 64(AX)(SI*1)
+
+done6:
+	VMOVDQU  96(CX)(SI*1), Y2
+	VMOVDQU  96(DX)(SI*1), Y3
+	VPSLLD   $0x10, Y2, Y4
+	VPAND    Y2, Y0, Y2
+	VPSLLD   $0x10, Y3, Y5
+	VPAND    Y3, Y0, Y3
+	VMINPS   Y5, Y4, Y5
+	VMINPS   Y4, Y5, Y4
+	VPOR     Y5, Y4, Y4
+	VMINPS   Y3, Y2, Y3
+	VMINPS   Y2, Y3, Y2
+	VPOR     Y3, Y2, Y2
+	VCMPPS   $0x03, Y4, Y4, Y3
+	VCMPPS   $0x03, Y2, Y2, Y5
+	VPOR     Y3, Y5, Y3
+	VPTEST   Y3, Y3
+	JNE      nan7
+	VPSRLD   $0x10, Y4, Y3
+	VPBLENDW $0xaa, Y2, Y3, Y2
+	VMOVDQU  Y2, 96(AX)(SI*1)
+
+done8:
+	ADDQ $0x00000080, SI
+	CMPQ SI, BX
+	JB   loop
+	VZEROUPPER
+	RET
+
+nan1:
 	VCMPPS    $0x03, Y4, Y4, Y3
 	VPOR      Y4, Y1, Y5
 	VPBLENDVB Y3, Y5, Y4, Y3
@@ -1203,18 +1454,9 @@ loop:
 	VPSRLD    $0x10, Y3, Y3
 	VPBLENDW  $0xaa, Y2, Y3, Y2
 	VMOVDQU   Y2, (AX)(SI*1)
-	VMOVDQU   32(CX)(SI*1), Y2
-	VMOVDQU   32(DX)(SI*1), Y3
-	VPSLLD    $0x10, Y2, Y4
-	VPAND     Y2, Y0, Y2
-	VPSLLD    $0x10, Y3, Y5
-	VPAND     Y3, Y0, Y3
-	VMINPS    Y5, Y4, Y5
-	VMINPS    Y4, Y5, Y4
-	VPOR      Y5, Y4, Y4
-	VMINPS    Y3, Y2, Y3
-	VMINPS    Y2, Y3, Y2
-	VPOR      Y3, Y2, Y2
+	JMP       done2
+
+nan3:
 	VCMPPS    $0x03, Y4, Y4, Y3
 	VPOR      Y4, Y1, Y5
 	VPBLENDVB Y3, Y5, Y4, Y3
@@ -1224,18 +1466,9 @@ loop:
 	VPSRLD    $0x10, Y3, Y3
 	VPBLENDW  $0xaa, Y2, Y3, Y2
 	VMOVDQU   Y2, 32(AX)(SI*1)
-	VMOVDQU   64(CX)(SI*1), Y2
-	VMOVDQU   64(DX)(SI*1), Y3
-	VPSLLD    $0x10, Y2, Y4
-	VPAND     Y2, Y0, Y2
-	VPSLLD    $0x10, Y3, Y5
-	VPAND     Y3, Y0, Y3
-	VMINPS    Y5, Y4, Y5
-	VMINPS    Y4, Y5, Y4
-	VPOR      Y5, Y4, Y4
-	VMINPS    Y3, Y2, Y3
-	VMINPS    Y2, Y3, Y2
-	VPOR      Y3, Y2, Y2
+	JMP       done4
+
+nan5:
 	VCMPPS    $0x03, Y4, Y4, Y3
 	VPOR      Y4, Y1, Y5
 	VPBLENDVB Y3, Y5, Y4, Y3
@@ -1245,18 +1478,9 @@ loop:
 	VPSRLD    $0x10, Y3, Y3
 	VPBLENDW  $0xaa, Y2, Y3, Y2
 	VMOVDQU   Y2, 64(AX)(SI*1)
-	VMOVDQU   96(CX)(SI*1), Y2
-	VMOVDQU   96(DX)(SI*1), Y3
-	VPSLLD    $0x10, Y2, Y4
-	VPAND     Y2, Y0, Y2
-	VPSLLD    $0x10, Y3, Y5
-	VPAND     Y3, Y0, Y3
-	VMINPS    Y5, Y4, Y5
-	VMINPS    Y4, Y5, Y4
-	VPOR      Y5, Y4, Y4
-	VMINPS    Y3, Y2, Y3
-	VMINPS    Y2, Y3, Y2
-	VPOR      Y3, Y2, Y2
+	JMP       done6
+
+nan7:
 	VCMPPS    $0x03, Y4, Y4, Y3
 	VPOR      Y4, Y1, Y5
 	VPBLENDVB Y3, Y5, Y4, Y3
@@ -1266,11 +1490,7 @@ loop:
 	VPSRLD    $0x10, Y3, Y3
 	VPBLENDW  $0xaa, Y2, Y3, Y2
 	VMOVDQU   Y2, 96(AX)(SI*1)
-	ADDQ      $0x00000080, SI
-	CMPQ      SI, BX
-	JB        loop
-	VZEROUPPER
-	RET
+	JMP       done8
 
 // func maxBFloat16AVX2(dst *byte, a *byte, b *byte, n int)
 // Requires: AVX, AVX2
@@ -1291,24 +1511,125 @@ TEXT ·maxBFloat16AVX2(SB), NOSPLIT, $0-32
 	XORQ         SI, SI
 
 loop:
-	VMOVDQU   (CX)(SI*1), Y3
-	VMOVDQU   (DX)(SI*1), Y4
-	VPSLLD    $0x10, Y3, Y5
-	VPAND     Y3, Y0, Y3
-	VPSLLD    $0x10, Y4, Y6
-	VPAND     Y4, Y0, Y4
-	VPXOR     Y5, Y2, Y5
-	VPXOR     Y6, Y2, Y6
-	VMINPS    Y6, Y5, Y6
-	VMINPS    Y5, Y6, Y5
-	VPOR      Y6, Y5, Y5
-	VPXOR     Y5, Y2, Y5
-	VPXOR     Y3, Y2, Y3
-	VPXOR     Y4, Y2, Y4
-	VMINPS    Y4, Y3, Y4
-	VMINPS    Y3, Y4, Y3
-	VPOR      Y4, Y3, Y3
-	VPXOR     Y3, Y2, Y3
+	VMOVDQU  (CX)(SI*1), Y3
+	VMOVDQU  (DX)(SI*1), Y4
+	VPSLLD   $0x10, Y3, Y5
+	VPAND    Y3, Y0, Y3
+	VPSLLD   $0x10, Y4, Y6
+	VPAND    Y4, Y0, Y4
+	VPXOR    Y5, Y2, Y5
+	VPXOR    Y6, Y2, Y6
+	VMINPS   Y6, Y5, Y6
+	VMINPS   Y5, Y6, Y5
+	VPOR     Y6, Y5, Y5
+	VPXOR    Y5, Y2, Y5
+	VPXOR    Y3, Y2, Y3
+	VPXOR    Y4, Y2, Y4
+	VMINPS   Y4, Y3, Y4
+	VMINPS   Y3, Y4, Y3
+	VPOR     Y4, Y3, Y3
+	VPXOR    Y3, Y2, Y3
+	VCMPPS   $0x03, Y5, Y5, Y4
+	VCMPPS   $0x03, Y3, Y3, Y6
+	VPOR     Y4, Y6, Y4
+	VPTEST   Y4, Y4
+	JNE      nan1
+	VPSRLD   $0x10, Y5, Y4
+	VPBLENDW $0xaa, Y3, Y4, Y3
+	VMOVDQU  Y3, (AX)(SI*1)
+
+done2:
+	VMOVDQU  32(CX)(SI*1), Y3
+	VMOVDQU  32(DX)(SI*1), Y4
+	VPSLLD   $0x10, Y3, Y5
+	VPAND    Y3, Y0, Y3
+	VPSLLD   $0x10, Y4, Y6
+	VPAND    Y4, Y0, Y4
+	VPXOR    Y5, Y2, Y5
+	VPXOR    Y6, Y2, Y6
+	VMINPS   Y6, Y5, Y6
+	VMINPS   Y5, Y6, Y5
+	VPOR     Y6, Y5, Y5
+	VPXOR    Y5, Y2, Y5
+	VPXOR    Y3, Y2, Y3
+	VPXOR    Y4, Y2, Y4
+	VMINPS   Y4, Y3, Y4
+	VMINPS   Y3, Y4, Y3
+	VPOR     Y4, Y3, Y3
+	VPXOR    Y3, Y2, Y3
+	VCMPPS   $0x03, Y5, Y5, Y4
+	VCMPPS   $0x03, Y3, Y3, Y6
+	VPOR     Y4, Y6, Y4
+	VPTEST   Y4, Y4
+	JNE      nan3
+	VPSRLD   $0x10, Y5, Y4
+	VPBLENDW $0xaa, Y3, Y4, Y3
+	VMOVDQU  Y3, 32(AX)(SI*1)
+
+done4:
+	VMOVDQU  64(CX)(SI*1), Y3
+	VMOVDQU  64(DX)(SI*1), Y4
+	VPSLLD   $0x10, Y3, Y5
+	VPAND    Y3, Y0, Y3
+	VPSLLD   $0x10, Y4, Y6
+	VPAND    Y4, Y0, Y4
+	VPXOR    Y5, Y2, Y5
+	VPXOR    Y6, Y2, Y6
+	VMINPS   Y6, Y5, Y6
+	VMINPS   Y5, Y6, Y5
+	VPOR     Y6, Y5, Y5
+	VPXOR    Y5, Y2, Y5
+	VPXOR    Y3, Y2, Y3
+	VPXOR    Y4, Y2, Y4
+	VMINPS   Y4, Y3, Y4
+	VMINPS   Y3, Y4, Y3
+	VPOR     Y4, Y3, Y3
+	VPXOR    Y3, Y2, Y3
+	VCMPPS   $0x03, Y5, Y5, Y4
+	VCMPPS   $0x03, Y3, Y3, Y6
+	VPOR     Y4, Y6, Y4
+	VPTEST   Y4, Y4
+	JNE      nan5
+	VPSRLD   $0x10, Y5, Y4
+	VPBLENDW $0xaa, Y3, Y4, Y3
+	VMOVDQU  Y3, 64(AX)(SI*1)
+
+done6:
+	VMOVDQU  96(CX)(SI*1), Y3
+	VMOVDQU  96(DX)(SI*1), Y4
+	VPSLLD   $0x10, Y3, Y5
+	VPAND    Y3, Y0, Y3
+	VPSLLD   $0x10, Y4, Y6
+	VPAND    Y4, Y0, Y4
+	VPXOR    Y5, Y2, Y5
+	VPXOR    Y6, Y2, Y6
+	VMINPS   Y6, Y5, Y6
+	VMINPS   Y5, Y6, Y5
+	VPOR     Y6, Y5, Y5
+	VPXOR    Y5, Y2, Y5
+	VPXOR    Y3, Y2, Y3
+	VPXOR    Y4, Y2, Y4
+	VMINPS   Y4, Y3, Y4
+	VMINPS   Y3, Y4, Y3
+	VPOR     Y4, Y3, Y3
+	VPXOR    Y3, Y2, Y3
+	VCMPPS   $0x03, Y5, Y5, Y4
+	VCMPPS   $0x03, Y3, Y3, Y6
+	VPOR     Y4, Y6, Y4
+	VPTEST   Y4, Y4
+	JNE      nan7
+	VPSRLD   $0x10, Y5, Y4
+	VPBLENDW $0xaa, Y3, Y4, Y3
+	VMOVDQU  Y3, 96(AX)(SI*1)
+
+done8:
+	ADDQ $0x00000080, SI
+	CMPQ SI, BX
+	JB   loop
+	VZEROUPPER
+	RET
+
+nan1:
 	VCMPPS    $0x03, Y5, Y5, Y4
 	VPOR      Y5, Y1, Y6
 	VPBLENDVB Y4, Y6, Y5, Y4
@@ -1318,24 +1639,9 @@ loop:
 	VPSRLD    $0x10, Y4, Y4
 	VPBLENDW  $0xaa, Y3, Y4, Y3
 	VMOVDQU   Y3, (AX)(SI*1)
-	VMOVDQU   32(CX)(SI*1), Y3
-	VMOVDQU   32(DX)(SI*1), Y4
-	VPSLLD    $0x10, Y3, Y5
-	VPAND     Y3, Y0, Y3
-	VPSLLD    $0x10, Y4, Y6
-	VPAND     Y4, Y0, Y4
-	VPXOR     Y5, Y2, Y5
-	VPXOR     Y6, Y2, Y6
-	VMINPS    Y6, Y5, Y6
-	VMINPS    Y5, Y6, Y5
-	VPOR      Y6, Y5, Y5
-	VPXOR     Y5, Y2, Y5
-	VPXOR     Y3, Y2, Y3
-	VPXOR     Y4, Y2, Y4
-	VMINPS    Y4, Y3, Y4
-	VMINPS    Y3, Y4, Y3
-	VPOR      Y4, Y3, Y3
-	VPXOR     Y3, Y2, Y3
+	JMP       done2
+
+nan3:
 	VCMPPS    $0x03, Y5, Y5, Y4
 	VPOR      Y5, Y1, Y6
 	VPBLENDVB Y4, Y6, Y5, Y4
@@ -1345,24 +1651,9 @@ loop:
 	VPSRLD    $0x10, Y4, Y4
 	VPBLENDW  $0xaa, Y3, Y4, Y3
 	VMOVDQU   Y3, 32(AX)(SI*1)
-	VMOVDQU   64(CX)(SI*1), Y3
-	VMOVDQU   64(DX)(SI*1), Y4
-	VPSLLD    $0x10, Y3, Y5
-	VPAND     Y3, Y0, Y3
-	VPSLLD    $0x10, Y4, Y6
-	VPAND     Y4, Y0, Y4
-	VPXOR     Y5, Y2, Y5
-	VPXOR     Y6, Y2, Y6
-	VMINPS    Y6, Y5, Y6
-	VMINPS    Y5, Y6, Y5
-	VPOR      Y6, Y5, Y5
-	VPXOR     Y5, Y2, Y5
-	VPXOR     Y3, Y2, Y3
-	VPXOR     Y4, Y2, Y4
-	VMINPS    Y4, Y3, Y4
-	VMINPS    Y3, Y4, Y3
-	VPOR      Y4, Y3, Y3
-	VPXOR     Y3, Y2, Y3
+	JMP       done4
+
+nan5:
 	VCMPPS    $0x03, Y5, Y5, Y4
 	VPOR      Y5, Y1, Y6
 	VPBLENDVB Y4, Y6, Y5, Y4
@@ -1372,24 +1663,9 @@ loop:
 	VPSRLD    $0x10, Y4, Y4
 	VPBLENDW  $0xaa, Y3, Y4, Y3
 	VMOVDQU   Y3, 64(AX)(SI*1)
-	VMOVDQU   96(CX)(SI*1), Y3
-	VMOVDQU   96(DX)(SI*1), Y4
-	VPSLLD    $0x10, Y3, Y5
-	VPAND     Y3, Y0, Y3
-	VPSLLD    $0x10, Y4, Y6
-	VPAND     Y4, Y0, Y4
-	VPXOR     Y5, Y2, Y5
-	VPXOR     Y6, Y2, Y6
-	VMINPS    Y6, Y5, Y6
-	VMINPS    Y5, Y6, Y5
-	VPOR      Y6, Y5, Y5
-	VPXOR     Y5, Y2, Y5
-	VPXOR     Y3, Y2, Y3
-	VPXOR     Y4, Y2, Y4
-	VMINPS    Y4, Y3, Y4
-	VMINPS    Y3, Y4, Y3
-	VPOR      Y4, Y3, Y3
-	VPXOR     Y3, Y2, Y3
+	JMP       done6
+
+nan7:
 	VCMPPS    $0x03, Y5, Y5, Y4
 	VPOR      Y5, Y1, Y6
 	VPBLENDVB Y4, Y6, Y5, Y4
@@ -1399,11 +1675,7 @@ loop:
 	VPSRLD    $0x10, Y4, Y4
 	VPBLENDW  $0xaa, Y3, Y4, Y3
 	VMOVDQU   Y3, 96(AX)(SI*1)
-	ADDQ      $0x00000080, SI
-	CMPQ      SI, BX
-	JB        loop
-	VZEROUPPER
-	RET
+	JMP       done8
 
 // func sumFloat16AVX2(dst *byte, a *byte, b *byte, n int)
 // Requires: AVX, F16C
@@ -2827,12 +3099,14 @@ loop:
 	VMINPS    Z3, Z4, Z3
 	VPORD     Z4, Z3, Z3
 	VCMPPS    $0x03, Z2, Z2, K2
-	VPORD     Z1, Z2, K2, Z2
-	VCMPPS    $0x03, Z3, Z3, K2
-	VPORD     Z1, Z3, K2, Z3
+	VCMPPS    $0x03, Z3, Z3, K3
+	KORTESTW  K2, K3
+	JNE       nan1
 	VPSRLD    $0x10, Z2, Z2
 	VPBLENDMW Z3, Z2, K1, Z6
 	VMOVDQU64 Z6, (AX)(SI*1)
+
+done2:
 	VPSLLD    $0x10, 64(CX)(SI*1), Z2
 	VPANDD    64(CX)(SI*1), Z0, Z3
 	VPSLLD    $0x10, 64(DX)(SI*1), Z4
@@ -2844,12 +3118,14 @@ loop:
 	VMINPS    Z3, Z4, Z3
 	VPORD     Z4, Z3, Z3
 	VCMPPS    $0x03, Z2, Z2, K2
-	VPORD     Z1, Z2, K2, Z2
-	VCMPPS    $0x03, Z3, Z3, K2
-	VPORD     Z1, Z3, K2, Z3
+	VCMPPS    $0x03, Z3, Z3, K3
+	KORTESTW  K2, K3
+	JNE       nan3
 	VPSRLD    $0x10, Z2, Z2
 	VPBLENDMW Z3, Z2, K1, Z7
 	VMOVDQU64 Z7, 64(AX)(SI*1)
+
+done4:
 	VPSLLD    $0x10, 128(CX)(SI*1), Z2
 	VPANDD    128(CX)(SI*1), Z0, Z3
 	VPSLLD    $0x10, 128(DX)(SI*1), Z4
@@ -2861,12 +3137,14 @@ loop:
 	VMINPS    Z3, Z4, Z3
 	VPORD     Z4, Z3, Z3
 	VCMPPS    $0x03, Z2, Z2, K2
-	VPORD     Z1, Z2, K2, Z2
-	VCMPPS    $0x03, Z3, Z3, K2
-	VPORD     Z1, Z3, K2, Z3
+	VCMPPS    $0x03, Z3, Z3, K3
+	KORTESTW  K2, K3
+	JNE       nan5
 	VPSRLD    $0x10, Z2, Z2
 	VPBLENDMW Z3, Z2, K1, Z8
 	VMOVDQU64 Z8, 128(AX)(SI*1)
+
+done6:
 	VPSLLD    $0x10, 192(CX)(SI*1), Z2
 	VPANDD    192(CX)(SI*1), Z0, Z3
 	VPSLLD    $0x10, 192(DX)(SI*1), Z4
@@ -2878,17 +3156,59 @@ loop:
 	VMINPS    Z3, Z4, Z3
 	VPORD     Z4, Z3, Z3
 	VCMPPS    $0x03, Z2, Z2, K2
+	VCMPPS    $0x03, Z3, Z3, K3
+	KORTESTW  K2, K3
+	JNE       nan7
+	VPSRLD    $0x10, Z2, Z2
+	VPBLENDMW Z3, Z2, K1, Z9
+	VMOVDQU64 Z9, 192(AX)(SI*1)
+
+done8:
+	ADDQ $0x00000100, SI
+	CMPQ SI, BX
+	JB   loop
+	VZEROUPPER
+	RET
+
+nan1:
+	VCMPPS    $0x03, Z2, Z2, K2
 	VPORD     Z1, Z2, K2, Z2
 	VCMPPS    $0x03, Z3, Z3, K2
 	VPORD     Z1, Z3, K2, Z3
 	VPSRLD    $0x10, Z2, Z2
-	VPBLENDMW Z3, Z2, K1, Z9
-	VMOVDQU64 Z9, 192(AX)(SI*1)
-	ADDQ      $0x00000100, SI
-	CMPQ      SI, BX
-	JB        loop
-	VZEROUPPER
-	RET
+	VPBLENDMW Z3, Z2, K1, Z10
+	VMOVDQU64 Z10, (AX)(SI*1)
+	JMP       done2
+
+nan3:
+	VCMPPS    $0x03, Z2, Z2, K2
+	VPORD     Z1, Z2, K2, Z2
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPORD     Z1, Z3, K2, Z3
+	VPSRLD    $0x10, Z2, Z2
+	VPBLENDMW Z3, Z2, K1, Z11
+	VMOVDQU64 Z11, 64(AX)(SI*1)
+	JMP       done4
+
+nan5:
+	VCMPPS    $0x03, Z2, Z2, K2
+	VPORD     Z1, Z2, K2, Z2
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPORD     Z1, Z3, K2, Z3
+	VPSRLD    $0x10, Z2, Z2
+	VPBLENDMW Z3, Z2, K1, Z12
+	VMOVDQU64 Z12, 128(AX)(SI*1)
+	JMP       done6
+
+nan7:
+	VCMPPS    $0x03, Z2, Z2, K2
+	VPORD     Z1, Z2, K2, Z2
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPORD     Z1, Z3, K2, Z3
+	VPSRLD    $0x10, Z2, Z2
+	VPBLENDMW Z3, Z2, K1, Z13
+	VMOVDQU64 Z13, 192(AX)(SI*1)
+	JMP       done8
 
 // func maxBFloat16AVX512(dst *byte, a *byte, b *byte, n int)
 // Requires: AVX, AVX512BW, AVX512F
@@ -2919,12 +3239,14 @@ loop:
 	VMAXPS     Z4, Z3, Z4
 	VPTERNLOGD $0xd4, Z2, Z4, Z3
 	VCMPPS     $0x03, Z5, Z5, K2
-	VPORD      Z1, Z5, K2, Z5
-	VCMPPS     $0x03, Z3, Z3, K2
-	VPORD      Z1, Z3, K2, Z3
+	VCMPPS     $0x03, Z3, Z3, K3
+	KORTESTW   K2, K3
+	JNE        nan1
 	VPSRLD     $0x10, Z5, Z4
 	VPBLENDMW  Z3, Z4, K1, Z7
 	VMOVDQU64  Z7, (AX)(SI*1)
+
+done2:
 	VPSLLD     $0x10, 64(CX)(SI*1), Z3
 	VPANDD     64(CX)(SI*1), Z0, Z4
 	VPSLLD     $0x10, 64(DX)(SI*1), Z5
@@ -2936,12 +3258,14 @@ loop:
 	VMAXPS     Z4, Z3, Z4
 	VPTERNLOGD $0xd4, Z2, Z4, Z3
 	VCMPPS     $0x03, Z5, Z5, K2
-	VPORD      Z1, Z5, K2, Z5
-	VCMPPS     $0x03, Z3, Z3, K2
-	VPORD      Z1, Z3, K2, Z3
+	VCMPPS     $0x03, Z3, Z3, K3
+	KORTESTW   K2, K3
+	JNE        nan3
 	VPSRLD     $0x10, Z5, Z4
 	VPBLENDMW  Z3, Z4, K1, Z8
 	VMOVDQU64  Z8, 64(AX)(SI*1)
+
+done4:
 	VPSLLD     $0x10, 128(CX)(SI*1), Z3
 	VPANDD     128(CX)(SI*1), Z0, Z4
 	VPSLLD     $0x10, 128(DX)(SI*1), Z5
@@ -2953,12 +3277,14 @@ loop:
 	VMAXPS     Z4, Z3, Z4
 	VPTERNLOGD $0xd4, Z2, Z4, Z3
 	VCMPPS     $0x03, Z5, Z5, K2
-	VPORD      Z1, Z5, K2, Z5
-	VCMPPS     $0x03, Z3, Z3, K2
-	VPORD      Z1, Z3, K2, Z3
+	VCMPPS     $0x03, Z3, Z3, K3
+	KORTESTW   K2, K3
+	JNE        nan5
 	VPSRLD     $0x10, Z5, Z4
 	VPBLENDMW  Z3, Z4, K1, Z9
 	VMOVDQU64  Z9, 128(AX)(SI*1)
+
+done6:
 	VPSLLD     $0x10, 192(CX)(SI*1), Z3
 	VPANDD     192(CX)(SI*1), Z0, Z4
 	VPSLLD     $0x10, 192(DX)(SI*1), Z5
@@ -2970,17 +3296,59 @@ loop:
 	VMAXPS     Z4, Z3, Z4
 	VPTERNLOGD $0xd4, Z2, Z4, Z3
 	VCMPPS     $0x03, Z5, Z5, K2
-	VPORD      Z1, Z5, K2, Z5
-	VCMPPS     $0x03, Z3, Z3, K2
-	VPORD      Z1, Z3, K2, Z3
+	VCMPPS     $0x03, Z3, Z3, K3
+	KORTESTW   K2, K3
+	JNE        nan7
 	VPSRLD     $0x10, Z5, Z4
 	VPBLENDMW  Z3, Z4, K1, Z10
 	VMOVDQU64  Z10, 192(AX)(SI*1)
-	ADDQ       $0x00000100, SI
-	CMPQ       SI, BX
-	JB         loop
+
+done8:
+	ADDQ $0x00000100, SI
+	CMPQ SI, BX
+	JB   loop
 	VZEROUPPER
 	RET
+
+nan1:
+	VCMPPS    $0x03, Z5, Z5, K2
+	VPORD     Z1, Z5, K2, Z5
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPORD     Z1, Z3, K2, Z3
+	VPSRLD    $0x10, Z5, Z4
+	VPBLENDMW Z3, Z4, K1, Z11
+	VMOVDQU64 Z11, (AX)(SI*1)
+	JMP       done2
+
+nan3:
+	VCMPPS    $0x03, Z5, Z5, K2
+	VPORD     Z1, Z5, K2, Z5
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPORD     Z1, Z3, K2, Z3
+	VPSRLD    $0x10, Z5, Z4
+	VPBLENDMW Z3, Z4, K1, Z12
+	VMOVDQU64 Z12, 64(AX)(SI*1)
+	JMP       done4
+
+nan5:
+	VCMPPS    $0x03, Z5, Z5, K2
+	VPORD     Z1, Z5, K2, Z5
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPORD     Z1, Z3, K2, Z3
+	VPSRLD    $0x10, Z5, Z4
+	VPBLENDMW Z3, Z4, K1, Z13
+	VMOVDQU64 Z13, 128(AX)(SI*1)
+	JMP       done6
+
+nan7:
+	VCMPPS    $0x03, Z5, Z5, K2
+	VPORD     Z1, Z5, K2, Z5
+	VCMPPS    $0x03, Z3, Z3, K2
+	VPORD     Z1, Z3, K2, Z3
+	VPSRLD    $0x10, Z5, Z4
+	VPBLENDMW Z3, Z4, K1, Z14
+	VMOVDQU64 Z14, 192(AX)(SI*1)
+	JMP       done8
 
 // func sumFloat16AVX512(dst *byte, a *byte, b *byte, n int)
 // Requires: AVX, AVX512F

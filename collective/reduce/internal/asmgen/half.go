@@ -86,16 +86,17 @@ func bfloat16(op floatOp) emitter {
 				}
 				g.store(out, d)
 			}
-			if !g.wide() || r.exact {
-				combine(r.emit(g, re), r.emit(g, ro))
-				return
+			// One test for a NaN in either half; the NaN handling is out
+			// of line.
+			if g.wide() {
+				ke, ko := c.K(), c.K()
+				c.VCMPPS(operand.U8(3), re, re, ke)
+				c.VCMPPS(operand.U8(3), ro, ro, ko)
+				c.KORTESTW(ke, ko)
+			} else {
+				nan := g.or(g.to(c.VCMPPS, operand.U8(3), re, re), g.to(c.VCMPPS, operand.U8(3), ro, ro))
+				c.VPTEST(nan, nan)
 			}
-			// AVX-512 sums and products: one test for a NaN in either
-			// half, and the NaN handling out of line.
-			ke, ko := c.K(), c.K()
-			c.VCMPPS(operand.U8(3), re, re, ke)
-			c.VCMPPS(operand.U8(3), ro, ro, ko)
-			c.KORTESTW(ke, ko)
 			slow, done := g.label("nan"), g.label("done")
 			c.JNE(operand.LabelRef(slow))
 			combine(r.round(g, re), r.round(g, ro))
@@ -137,9 +138,12 @@ func (r roundBF16) emit(g *gen, v reg.VecVirtual) reg.VecVirtual {
 }
 
 // round is emit for v without NaNs: v + 0x7fff + (v>>16 & 1) in a new
-// register.
+// register (v itself when exact).
 func (r roundBF16) round(g *gen, v reg.VecVirtual) reg.VecVirtual {
 	c := g.c
+	if r.exact {
+		return v
+	}
 	if g.wide() {
 		odd := c.K()
 		c.VPTESTMD(r.lsb, v, odd) // the kept part's lowest bit is 1
