@@ -50,6 +50,11 @@
 //	GOCOLL_DEBUG              info, debug or trace: log to stderr at that level; from info on, each
 //	                          rank logs the transport to each peer, and at close its traffic per peer
 //	                          and per MetaRoCE path (World.Stats gives the same figures)
+//	GOCOLL_DEBUG_SUBSYS       which of GOCOLL_DEBUG's lines below a warning print, as NCCL_DEBUG_SUBSYS:
+//	                          a comma-separated list of INIT (forming: transports, chunk sizes, kernels,
+//	                          GOMAXPROCS), NET (the transports' lines, traffic at close), COLL (one line
+//	                          per collective: algorithm, bytes, time) or ALL; ^ first excludes
+//	                          (default INIT,NET)
 //	GOCOLL_SPIN_WAIT          shared memory and MetaRoCE: how long a wait polls before it sleeps
 //	                          (default 200us on shared memory, 50us on MetaRoCE; 0 never)
 //	GOCOLL_PEER_TIMEOUT       MetaRoCE: a peer silent on every path this long, while an operation waits

@@ -48,6 +48,7 @@ const (
 
 	EnvTransport        = "GOCOLL_TRANSPORT"         // auto (default: shm within a host, metaroce between hosts), shm+tcp, tcp, metaroce, shm
 	EnvDebug            = "GOCOLL_DEBUG"             // info or trace: log to stderr at that level
+	EnvDebugSubsys      = "GOCOLL_DEBUG_SUBSYS"      // which of GOCOLL_DEBUG's lines: INIT,NET,COLL or ALL; ^ excludes (default INIT,NET)
 	EnvHeartbeatTimeout = "GOCOLL_HEARTBEAT_TIMEOUT" // a rank silent this long is declared dead
 	EnvConnectTimeout   = "GOCOLL_CONNECT_TIMEOUT"   // bound on forming the world
 	EnvSpinWait         = "GOCOLL_SPIN_WAIT"         // shm, metaroce: how long a wait polls before it sleeps; 0 never
@@ -142,6 +143,7 @@ type Job struct {
 	Transport        string        // one of the Transport* names; in a World's Job, the one in use (never auto; "+tcp" added where UDP is blocked)
 	LogLevel         slog.Level    // meaningful if Logging
 	Logging          bool          // GOCOLL_DEBUG was set
+	DebugSubsys      Subsys        // GOCOLL_DEBUG_SUBSYS: the subsystems whose lines below a warning print
 	HeartbeatTimeout time.Duration // in [MinHeartbeatTimeout, MaxTimeout]
 	// PeerTimeout is how long a MetaRoCE peer may stay silent on every
 	// path while an operation waits on it before that operation fails
@@ -604,8 +606,11 @@ func (e envReader) behaviour(j *Job) error {
 	default:
 		return fmt.Errorf("gocoll: %s=%q: want info, debug or trace", EnvDebug, d)
 	}
-	j.FitGoMaxProcs = e.get(EnvGoMaxProcs) == ""
 	var err error
+	if j.DebugSubsys, err = ParseSubsys(e.get(EnvDebugSubsys)); err != nil {
+		return err
+	}
+	j.FitGoMaxProcs = e.get(EnvGoMaxProcs) == ""
 	if j.HeartbeatTimeout, err = e.duration(EnvHeartbeatTimeout, DefaultHeartbeatTimeout, MinHeartbeatTimeout); err != nil {
 		return err
 	}

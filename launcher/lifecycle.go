@@ -181,7 +181,7 @@ func (lc *lifecycle) shutdown() error {
 	lc.awaitGoodbyes(ctx)
 	lc.stopWatch()
 	<-lc.watchDone
-	logStats(lc.log, lc.guard.TransportStats())
+	logStats(lc.transportLog.With("rank", lc.job.Rank), lc.guard.TransportStats())
 	err := lc.guard.Close()
 	lc.closeStore()
 	if byeErr != nil && !errors.Is(byeErr, store.ErrClosed) {

@@ -83,7 +83,7 @@ func Join(ctx context.Context, job Job, cfg collective.Config) (*World, error) {
 		watchStdin(job.Rank)
 	}
 	base := newLogger(job)
-	lc := &lifecycle{job: job, log: base.With("rank", job.Rank), transportLog: base}
+	lc := &lifecycle{job: job, log: subsysLogger(base, job, SubsysInit).With("rank", job.Rank), transportLog: subsysLogger(base, job, SubsysNet)}
 	ctx, cancel := context.WithTimeout(ctx, job.ConnectTimeout)
 	defer cancel()
 	w, err := lc.form(ctx, cfg)
@@ -168,6 +168,7 @@ func (lc *lifecycle) form(ctx context.Context, cfg collective.Config) (*World, e
 	}
 	lc.startWatch()
 	lc.answerDiagnoses(comm)
+	logCollectives(comm, subsysLogger(lc.baseLog(), job, SubsysColl).With("rank", job.Rank))
 	return &World{Comm: comm, job: job, topo: topo, life: lc}, nil
 }
 
