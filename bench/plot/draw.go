@@ -14,25 +14,54 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-// Size of one panel of the PNG.
+// Size of one panel of the PNG, and of the caption above the panels.
 const (
-	panelWidth  = 5 * vg.Inch
-	panelHeight = 3.6 * vg.Inch
+	panelWidth    = 5 * vg.Inch
+	panelHeight   = 3.6 * vg.Inch
+	captionHeight = 0.55 * vg.Inch
 )
 
-// palette gives each label a color (ours first, in black).
+// minPlotSize is the smallest size plotted: below it busbw is latency in
+// disguise, and a linear axis would flatten it to nothing (the table
+// keeps every size).
+const minPlotSize = 64 << 10
+
+// palette gives each label a colour of its own (ours first, in black):
+// Okabe and Ito's colours, far apart for every kind of colour vision,
+// in an order that puts the most different next to each other. Each
+// label also has its own point shape (shapes).
 var palette = []color.Color{
-	color.RGBA{A: 255},
-	color.RGBA{R: 213, G: 94, A: 255},
-	color.RGBA{G: 114, B: 178, A: 255},
-	color.RGBA{G: 158, B: 115, A: 255},
-	color.RGBA{R: 204, G: 121, B: 167, A: 255},
-	color.RGBA{R: 230, G: 159, A: 255},
-	color.RGBA{R: 86, G: 180, B: 233, A: 255},
+	color.RGBA{A: 255},                         // black
+	color.RGBA{R: 230, G: 159, A: 255},         // orange
+	color.RGBA{G: 114, B: 178, A: 255},         // blue
+	color.RGBA{R: 213, G: 94, A: 255},          // vermillion
+	color.RGBA{G: 158, B: 115, A: 255},         // bluish green
+	color.RGBA{R: 204, G: 121, B: 167, A: 255}, // reddish purple
+	color.RGBA{R: 86, G: 180, B: 233, A: 255},  // sky blue
 }
 
-// drawPNG draws busbw against size, both on log scales: one panel per
-// collective (rows) and rank count (columns), one line per label.
+var shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{},
+	draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
+
+// caption is the PNG's heading: what is drawn, that higher is better,
+// and the run's machine and date as the raw file records them.
+func caption(res *results) [2]string {
+	machine, date := res.host, res.date
+	if machine == "" {
+		machine = "machine not recorded"
+	}
+	if date == "" {
+		date = "date not recorded"
+	}
+	return [2]string{
+		fmt.Sprintf("busbw (GB/s, linear) against size (log), sizes from %s: higher is better", sizeLabel(minPlotSize)),
+		fmt.Sprintf("%s; run of %s", machine, date),
+	}
+}
+
+// drawPNG draws busbw (linear) against size (log) from minPlotSize up:
+// one panel per collective (rows) and rank count (columns), one line per
+// label, under a caption (see caption).
 func drawPNG(w io.Writer, res *results, v view) error {
 	labels, ns := v.labelsOf(res), ranksOf(res)
 	var colls []string
@@ -55,11 +84,21 @@ func drawPNG(w io.Writer, res *results, v view) error {
 			plots[i][j] = p
 		}
 	}
-	img := vgimg.New(panelWidth*vg.Length(len(ns)), panelHeight*vg.Length(len(colls)))
+	width := panelWidth * vg.Length(len(ns))
+	height := panelHeight*vg.Length(len(colls)) + captionHeight
+	img := vgimg.New(width, height)
 	dc := draw.New(img)
+	dc.SetColor(color.White)
+	dc.Fill(dc.Rectangle.Path())
+	style := plot.New().Title.TextStyle
+	style.XAlign, style.YAlign = draw.XCenter, draw.YTop
+	for i, line := range caption(res) {
+		dc.FillText(style, vg.Point{X: width / 2, Y: height - vg.Millimeter*2 - vg.Length(i)*style.Font.Size*1.4}, line)
+	}
+	body := draw.Crop(dc, 0, 0, 0, -captionHeight)
 	tiles := draw.Tiles{Rows: len(colls), Cols: len(ns), PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
 		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
-	canvases := plot.Align(plots, tiles, dc)
+	canvases := plot.Align(plots, tiles, body)
 	for i := range plots {
 		for j := range plots[i] {
 			plots[i][j].Draw(canvases[i][j])
@@ -75,15 +114,19 @@ func panel(res *results, coll string, n int, labels []string) (*plot.Plot, error
 	p.Title.Text = fmt.Sprintf("%s, %d ranks", coll, n)
 	p.X.Label.Text = "size (bytes per rank, nccl-tests)"
 	p.Y.Label.Text = "busbw (GB/s)"
-	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = sizeTicks{}, plot.LogTicks{Prec: -1}
-	p.Legend.Top, p.Legend.Left = false, false                          // bottom right: small sizes sit low on the left
-	p.Legend.XOffs, p.Legend.YOffs = -vg.Millimeter*16, vg.Millimeter*3 // the canvas reaches past the data area
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = sizeTicks{}
+	p.Legend.Top, p.Legend.Left = true, false // above the data: see legendRoom
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Millimeter*2, -vg.Millimeter*1
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
 	p.Add(plotter.NewGrid())
 	r := newLogRange()
 	for k, label := range labels {
 		var xys plotter.XYs
 		for _, size := range sizesOf(res, coll, n) {
+			if size < minPlotSize {
+				continue
+			}
 			pt := point{series{label, n}, coll, size}
 			s, ok := res.best[pt]
 			if bw := busbw(pt, s); ok && size > 0 && bw > 0 {
@@ -103,10 +146,7 @@ func panel(res *results, coll string, n int, labels []string) (*plot.Plot, error
 		c := palette[k%len(palette)]
 		line.Color, dots.Color = c, c
 		line.Width = vg.Points(1.5)
-		if k > 0 {
-			line.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
-		}
-		dots.Shape = draw.CircleGlyph{}
+		dots.Shape, dots.Radius = shapes[k%len(shapes)], vg.Points(3)
 		p.Add(line, dots)
 		p.Legend.Add(label, line, dots)
 	}
@@ -114,8 +154,8 @@ func panel(res *results, coll string, n int, labels []string) (*plot.Plot, error
 	return p, nil
 }
 
-// logRange tracks the data bounds of a panel, so that its log axes always
-// have a positive, non-empty range (one point, or none, included).
+// logRange tracks the data bounds of a panel, so that its log size axis
+// always has a positive, non-empty range (one point, or none, included).
 type logRange struct{ xlo, xhi, ylo, yhi float64 }
 
 func newLogRange() *logRange {
@@ -127,14 +167,18 @@ func (r *logRange) add(x, y float64) {
 	r.ylo, r.yhi = min(r.ylo, y), max(r.yhi, y)
 }
 
-// apply sets the axes: the data widened a little (by 2x when it is one
-// value), or a default range when there is no data.
+// legendRoom is how far the busbw axis reaches past the highest value, as
+// a multiple of it: the top of each panel is left to the legend.
+const legendRoom = 1.7
+
+// apply sets the axes: sizes widened a little, busbw from 0 to
+// legendRoom times the highest; a default range when there is no data.
 func (r *logRange) apply(p *plot.Plot) {
 	if r.xlo > r.xhi {
-		r.xlo, r.xhi, r.ylo, r.yhi = 1, 1<<20, 1e-3, 1
+		r.xlo, r.xhi, r.ylo, r.yhi = minPlotSize, 64<<20, 0, 1
 	}
 	p.X.Min, p.X.Max = r.xlo/1.5, r.xhi*1.5
-	p.Y.Min, p.Y.Max = r.ylo/2, r.yhi*2
+	p.Y.Min, p.Y.Max = 0, max(r.yhi*legendRoom, 1e-3)
 }
 
 // sizeTicks labels powers of two as 8, 1K, 64K, 1M, ... about six times

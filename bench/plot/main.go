@@ -1,7 +1,9 @@
 // Command plot turns the tables of a peer comparison (gocoll bench
 // --format peers, ../shared/peers' OpenMPI and Gloo benchmarks; see
 // bench/peers.sh) into a markdown table of busbw per size with gocoll's
-// ratio to each peer, and a PNG of busbw against size on log scales.
+// ratio to each peer, and a PNG of busbw (linear) against size (log) from
+// 64 KiB up, under a caption with the machine, the date and "higher is
+// better".
 //
 //	go run ./bench/plot [-ours gocoll] [-labels gocoll,mpi-tcp,...]
 //	    [-colls allreduce,broadcast,alltoall] [-md table.md] [-png busbw.png] RAW...

@@ -40,7 +40,12 @@ type sample struct {
 type results struct {
 	best   map[point]sample
 	series []series
+	// host is run_all.sh's "# host: ..." line (the machine), date the
+	// first "## run ... date=D" (the run's start); "" if absent.
+	host, date string
 }
+
+var runDate = regexp.MustCompile(`^## run .*\bdate=(\S+)`)
 
 var headerLine = regexp.MustCompile(`^## bench=\S+ label=(\S+) n=(\d+)`)
 
@@ -76,6 +81,12 @@ func parse(r io.Reader) (*results, error) {
 			cur = &series{label: m[1], n: n}
 			res.addSeries(*cur)
 			continue
+		}
+		if m := runDate.FindStringSubmatch(text); m != nil && res.date == "" {
+			res.date = m[1]
+		}
+		if h, ok := strings.CutPrefix(text, "# host: "); ok && res.host == "" {
+			res.host = strings.TrimSpace(h)
 		}
 		if strings.HasPrefix(text, "## ") {
 			cur = nil

@@ -144,3 +144,16 @@ func Example() {
 	// | 8 B | 0.0008 | 0.0002 | 4.00 |
 	// | 1 MiB | 1.049 FAIL | 2.097 | 0.50 |
 }
+
+// The caption names what is drawn, "higher is better", and the machine
+// and date the raw file records (or says they are missing).
+func TestCaption(t *testing.T) {
+	res, err := parse(strings.NewReader("# host: 2 cpus, Xeon\n" + raw))
+	require.NoError(t, err)
+	c := caption(res)
+	require.Equal(t, "busbw (GB/s, linear) against size (log), sizes from 64K: higher is better", c[0])
+	require.Equal(t, "2 cpus, Xeon; run of x", c[1])
+	res, err = parse(strings.NewReader("## bench=a label=b n=2\nallreduce 65536 1 1 1 1 OK\n"))
+	require.NoError(t, err)
+	require.Equal(t, "machine not recorded; run of date not recorded", caption(res)[1])
+}
