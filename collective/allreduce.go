@@ -138,7 +138,8 @@ func (c *Comm) tempBuffer(n int) lease { return c.scratch.lend(n) }
 func (c *Comm) reduceScatter(ctx context.Context, send, recv []byte, dt dtype.DataType, op reduce.Op, sync bool) *Handle {
 	n := c.Size()
 	count := len(recv) / esize(dt)
-	h := header{kind: KindReduceScatter, dt: dt, op: op, root: -1, count: uint64(count), algo: AlgoRing, chunk: uint32(c.cfg.ChunkBytes)}
+	algo := c.blockAlgorithm(c.cfg.ReduceScatter, len(send))
+	h := header{kind: KindReduceScatter, dt: dt, op: op, root: -1, count: uint64(count), algo: algo, chunk: uint32(c.cfg.ChunkBytes)}
 	return c.launch(ctx, h, nil, sync, func(o *operation) error {
 		spec, err := lookupReduce(dt, op)
 		if err != nil {
@@ -157,7 +158,13 @@ func (c *Comm) reduceScatter(ctx context.Context, send, recv []byte, dt dtype.Da
 			copy(recv, mine)
 			return finishAvg(spec, recv, 1)
 		}
-		return c.reduceScatterRing(o, send, recv, count, spec)
+		switch algo {
+		case AlgoRing:
+			return c.reduceScatterRing(o, send, recv, count, spec)
+		case AlgoHierarchical:
+			return c.reduceScatterHierarchical(o, send, recv, spec)
+		}
+		return fmt.Errorf("algorithm %v does not do ReduceScatter (use ring or hierarchical)", algo)
 	})
 }
 
@@ -166,7 +173,8 @@ func (c *Comm) reduceScatter(ctx context.Context, send, recv []byte, dt dtype.Da
 func (c *Comm) allGather(ctx context.Context, send, recv []byte, dt dtype.DataType, sync bool) *Handle {
 	n := c.Size()
 	count := len(send) / esize(dt)
-	h := header{kind: KindAllGather, dt: dt, root: -1, count: uint64(count), algo: AlgoRing, chunk: uint32(c.cfg.ChunkBytes)}
+	algo := c.blockAlgorithm(c.cfg.AllGather, n*len(send))
+	h := header{kind: KindAllGather, dt: dt, root: -1, count: uint64(count), algo: algo, chunk: uint32(c.cfg.ChunkBytes)}
 	return c.launch(ctx, h, nil, sync, func(o *operation) error {
 		if err := firstErr(checkType(dt), checkWhole("send", send, dt), checkLen("recv", recv, n*len(send), dt)); err != nil {
 			return err
@@ -181,6 +189,12 @@ func (c *Comm) allGather(ctx context.Context, send, recv []byte, dt dtype.DataTy
 		if n == 1 {
 			return nil
 		}
-		return c.allGatherRing(o, recv, count, esize(dt))
+		switch algo {
+		case AlgoRing:
+			return c.allGatherRing(o, recv, count, esize(dt))
+		case AlgoHierarchical:
+			return c.allGatherHierarchical(o, recv, dt)
+		}
+		return fmt.Errorf("algorithm %v does not do AllGather (use ring or hierarchical)", algo)
 	})
 }

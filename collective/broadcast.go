@@ -55,8 +55,10 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 			err = c.broadcastDirect(o, recv, root)
 		case AlgoTree:
 			err = c.broadcastTree(o, recv, root)
+		case AlgoHierarchical:
+			err = c.broadcastHierarchical(o, recv, root, dt)
 		default:
-			err = fmt.Errorf("algorithm %v does not do Broadcast (use chain, binomial, direct or tree)", algo)
+			err = fmt.Errorf("algorithm %v does not do Broadcast (use chain, binomial, direct, tree or hierarchical)", algo)
 		}
 		if err != nil {
 			return err

@@ -57,16 +57,35 @@ func (c *Comm) predict(kind Kind, root, bytes int) Algorithm {
 	return a
 }
 
+// blockAlgorithm is the algorithm of a ReduceScatter or AllGather of bytes
+// in all that Config leaves to auto: hierarchical where the topology spans
+// more than one site and the operation is larger than SmallBytes (each
+// block then crosses between sites once, every site's ranks at the same
+// time, where a ring of rank order may cross at every step), else the
+// ring.
+func (c *Comm) blockAlgorithm(forced Algorithm, bytes int) Algorithm {
+	if forced != AlgoAuto {
+		return forced
+	}
+	if c.topo != nil && bytes > c.cfg.SmallBytes && len(c.topo.Sites()) > 1 {
+		return AlgoHierarchical
+	}
+	return AlgoRing
+}
+
 // Algorithms lists the algorithms Config can force for kind: AllReduce,
-// Broadcast and Reduce have a choice; other kinds give nil.
+// Broadcast, Reduce, ReduceScatter and AllGather have a choice; other
+// kinds give nil.
 func Algorithms(kind Kind) []Algorithm {
 	switch kind {
 	case KindAllReduce:
 		return []Algorithm{AlgoRing, AlgoRecursiveDoubling, AlgoDirect, AlgoTree, AlgoHierarchical}
 	case KindBroadcast:
-		return []Algorithm{AlgoChain, AlgoBinomial, AlgoDirect, AlgoTree}
+		return []Algorithm{AlgoChain, AlgoBinomial, AlgoDirect, AlgoTree, AlgoHierarchical}
 	case KindReduce:
 		return []Algorithm{AlgoChain, AlgoBinomial, AlgoTree}
+	case KindReduceScatter, KindAllGather:
+		return []Algorithm{AlgoRing, AlgoHierarchical}
 	}
 	return nil
 }
@@ -74,7 +93,7 @@ func Algorithms(kind Kind) []Algorithm {
 // AlgoSpec forces an algorithm per collective, as Config's fields of the
 // same names do; AlgoAuto leaves the choice to the communicator.
 type AlgoSpec struct {
-	AllReduce, Broadcast, Reduce Algorithm
+	AllReduce, Broadcast, Reduce, ReduceScatter, AllGather Algorithm
 }
 
 // AlgoSpecMaxBytes bounds the text ParseAlgoSpec reads.
@@ -82,8 +101,9 @@ const AlgoSpecMaxBytes = 256
 
 // ParseAlgoSpec reads a forced choice in the form of GOCOLL_ALGO (like
 // NCCL_ALGO): a comma-separated list whose entries are NAME, forcing the
-// algorithm on each of AllReduce, Broadcast and Reduce that has it, or
-// COLL:NAME with COLL allreduce, broadcast or reduce; later entries win.
+// algorithm on each of AllReduce, Broadcast, Reduce, ReduceScatter and
+// AllGather that has it, or COLL:NAME with COLL allreduce, broadcast,
+// reduce, reducescatter or allgather; later entries win.
 // Names are ParseAlgorithm's; "" forces nothing. For example "tree" or
 // "allreduce:hierarchical,broadcast:chain". An unknown name, a
 // collective without the algorithm, or a NAME no collective has is an
@@ -100,7 +120,8 @@ func ParseAlgoSpec(s string) (AlgoSpec, error) {
 		name string
 		kind Kind
 		algo *Algorithm
-	}{{"allreduce", KindAllReduce, &spec.AllReduce}, {"broadcast", KindBroadcast, &spec.Broadcast}, {"reduce", KindReduce, &spec.Reduce}}
+	}{{"allreduce", KindAllReduce, &spec.AllReduce}, {"broadcast", KindBroadcast, &spec.Broadcast}, {"reduce", KindReduce, &spec.Reduce},
+		{"reducescatter", KindReduceScatter, &spec.ReduceScatter}, {"allgather", KindAllGather, &spec.AllGather}}
 	for _, entry := range strings.Split(s, ",") {
 		coll, name, scoped := strings.Cut(strings.TrimSpace(entry), ":")
 		if !scoped {
@@ -123,10 +144,10 @@ func ParseAlgoSpec(s string) (AlgoSpec, error) {
 			}
 		}
 		if !matched && scoped {
-			return AlgoSpec{}, fmt.Errorf("collective: algorithm list entry %q: unknown collective %q (want allreduce, broadcast or reduce)", entry, coll)
+			return AlgoSpec{}, fmt.Errorf("collective: algorithm list entry %q: unknown collective %q (want allreduce, broadcast, reduce, reducescatter or allgather)", entry, coll)
 		}
 		if !matched {
-			return AlgoSpec{}, fmt.Errorf("collective: algorithm list entry %q: neither AllReduce, Broadcast nor Reduce has algorithm %v", entry, a)
+			return AlgoSpec{}, fmt.Errorf("collective: algorithm list entry %q: no collective has algorithm %v", entry, a)
 		}
 	}
 	return spec, nil
@@ -134,7 +155,8 @@ func ParseAlgoSpec(s string) (AlgoSpec, error) {
 
 // Apply sets the algorithms spec forces on the fields cfg leaves to auto.
 func (spec AlgoSpec) Apply(cfg *Config) {
-	for _, f := range []struct{ from, to *Algorithm }{{&spec.AllReduce, &cfg.AllReduce}, {&spec.Broadcast, &cfg.Broadcast}, {&spec.Reduce, &cfg.Reduce}} {
+	for _, f := range []struct{ from, to *Algorithm }{{&spec.AllReduce, &cfg.AllReduce}, {&spec.Broadcast, &cfg.Broadcast},
+		{&spec.Reduce, &cfg.Reduce}, {&spec.ReduceScatter, &cfg.ReduceScatter}, {&spec.AllGather, &cfg.AllGather}} {
 		if *f.to == AlgoAuto {
 			*f.to = *f.from
 		}

@@ -70,12 +70,14 @@ func TestParseAlgoSpec(t *testing.T) {
 		want AlgoSpec
 	}{
 		{"", AlgoSpec{}},
-		{"tree", AlgoSpec{AlgoTree, AlgoTree, AlgoTree}},
+		{"tree", AlgoSpec{AllReduce: AlgoTree, Broadcast: AlgoTree, Reduce: AlgoTree}},
 		{"direct", AlgoSpec{AllReduce: AlgoDirect, Broadcast: AlgoDirect}},
 		{"chain", AlgoSpec{Broadcast: AlgoChain, Reduce: AlgoChain}},
 		{"allreduce:hierarchical, Broadcast:chain", AlgoSpec{AllReduce: AlgoHierarchical, Broadcast: AlgoChain}},
-		{"tree,reduce:binomial", AlgoSpec{AlgoTree, AlgoTree, AlgoBinomial}},
-		{"tree,allreduce:auto", AlgoSpec{AlgoAuto, AlgoTree, AlgoTree}},
+		{"tree,reduce:binomial", AlgoSpec{AllReduce: AlgoTree, Broadcast: AlgoTree, Reduce: AlgoBinomial}},
+		{"tree,allreduce:auto", AlgoSpec{AllReduce: AlgoAuto, Broadcast: AlgoTree, Reduce: AlgoTree}},
+		{"hierarchical", AlgoSpec{AllReduce: AlgoHierarchical, Broadcast: AlgoHierarchical, ReduceScatter: AlgoHierarchical, AllGather: AlgoHierarchical}},
+		{"ring,allgather:hierarchical", AlgoSpec{AllReduce: AlgoRing, ReduceScatter: AlgoRing, AllGather: AlgoHierarchical}},
 	}
 	for _, tc := range good {
 		got, err := ParseAlgoSpec(tc.in)
@@ -85,7 +87,8 @@ func TestParseAlgoSpec(t *testing.T) {
 	}
 	bad := map[string]string{
 		"fastest":                `unknown algorithm "fastest"`,
-		"pairwise":               "neither AllReduce, Broadcast nor Reduce has algorithm pairwise",
+		"pairwise":               "no collective has algorithm pairwise",
+		"allgather:tree":         "allgather has no algorithm tree",
 		"reduce:direct":          "reduce has no algorithm direct",
 		"gather:direct":          `unknown collective "gather"`,
 		"tree,,ring":             `entry ""`,
@@ -97,7 +100,7 @@ func TestParseAlgoSpec(t *testing.T) {
 		}
 	}
 	cfg := Config{Broadcast: AlgoBinomial}
-	AlgoSpec{AlgoTree, AlgoTree, AlgoChain}.Apply(&cfg)
+	AlgoSpec{AllReduce: AlgoTree, Broadcast: AlgoTree, Reduce: AlgoChain}.Apply(&cfg)
 	if cfg.AllReduce != AlgoTree || cfg.Broadcast != AlgoBinomial || cfg.Reduce != AlgoChain {
 		t.Errorf("Apply: %v %v %v, want tree, binomial (set before), chain", cfg.AllReduce, cfg.Broadcast, cfg.Reduce)
 	}
@@ -117,7 +120,8 @@ func FuzzParseAlgoSpec(f *testing.F) {
 		for _, c := range []struct {
 			kind Kind
 			a    Algorithm
-		}{{KindAllReduce, spec.AllReduce}, {KindBroadcast, spec.Broadcast}, {KindReduce, spec.Reduce}} {
+		}{{KindAllReduce, spec.AllReduce}, {KindBroadcast, spec.Broadcast}, {KindReduce, spec.Reduce},
+			{KindReduceScatter, spec.ReduceScatter}, {KindAllGather, spec.AllGather}} {
 			if c.a != AlgoAuto && !slices.Contains(Algorithms(c.kind), c.a) {
 				t.Fatalf("%q: %v got %v", s, c.kind, c.a)
 			}

@@ -31,7 +31,7 @@ const (
 	AlgoDissemination     // Barrier
 	AlgoDirect            // Gather/Scatter/Send/Recv: straight to or from the peer
 	AlgoTree              // AllReduce/Broadcast/Reduce: pipelined double binary tree
-	AlgoHierarchical      // AllReduce: reduce-scatter per host, across hosts and sites, all-gather
+	AlgoHierarchical      // AllReduce, ReduceScatter, AllGather, Broadcast: per host, then across hosts and sites
 	numAlgos
 )
 
@@ -76,6 +76,12 @@ type Config struct {
 	// (with Topology's link figures, else assumed: tune.DefaultLinks);
 	// else by size.
 	AllReduce, Broadcast, Reduce Algorithm
+	// ReduceScatter and AllGather force an algorithm: AlgoRing, or
+	// AlgoHierarchical (per level of Topology: within each group, then
+	// among the ranks of the groups that own the same blocks). AlgoAuto:
+	// hierarchical where Topology spans more than one site and the
+	// operation is larger than SmallBytes, else the ring.
+	ReduceScatter, AllGather Algorithm
 	// Timeout bounds an operation whose context has no deadline. Default 10
 	// minutes; a negative value is an error. Every wait has a deadline.
 	Timeout time.Duration
@@ -142,7 +148,7 @@ func (c Config) withDefaults(traits transport.Traits) (Config, error) {
 	case c.Timeout < 0:
 		return c, fmt.Errorf("collective: Timeout %v is negative", c.Timeout)
 	}
-	for _, a := range []Algorithm{c.AllReduce, c.Broadcast, c.Reduce} {
+	for _, a := range []Algorithm{c.AllReduce, c.Broadcast, c.Reduce, c.ReduceScatter, c.AllGather} {
 		if a >= numAlgos {
 			return c, fmt.Errorf("collective: unknown algorithm %d", a)
 		}

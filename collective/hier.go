@@ -27,7 +27,17 @@ func (c *Comm) allReduceHierarchical(o *operation, send, recv []byte, spec reduc
 	if spec.op == reduce.Avg {
 		sum.op = reduce.Sum // divided once, by the world size, at the end
 	}
-	h := &hier{o: o, spec: sum}
+	h := c.newHier(o, sum)
+	if err := h.allReduce(allRanks(c.Size()), 0, recv); err != nil {
+		return err
+	}
+	return finishAvg(spec, recv, c.Size())
+}
+
+// newHier returns the levels of the communicator's topology (none
+// without one: a ring) for an operation reducing with spec.
+func (c *Comm) newHier(o *operation, spec reduceSpec) *hier {
+	h := &hier{o: o, spec: spec}
 	if c.topo != nil {
 		host, site := make([]string, c.Size()), make([]string, c.Size())
 		for r := range c.Size() {
@@ -36,14 +46,16 @@ func (c *Comm) allReduceHierarchical(o *operation, send, recv []byte, spec reduc
 		}
 		h.levels = [][]string{host, site}
 	}
-	members := make([]int, c.Size())
+	return h
+}
+
+// allRanks returns 0, 1, ..., n-1.
+func allRanks(n int) []int {
+	members := make([]int, n)
 	for i := range members {
 		members[i] = i
 	}
-	if err := h.allReduce(members, 0, recv); err != nil {
-		return err
-	}
-	return finishAvg(spec, recv, c.Size())
+	return members
 }
 
 type hier struct {

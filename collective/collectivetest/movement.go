@@ -54,22 +54,12 @@ func checkMovement(t *testing.T, w *world, count int, dt dtype.DataType) {
 		})
 	}
 	blk := blockCount(count, n) * es
-	w.runSet(t, w.comms, name+"/AllGather", func(ctx context.Context, r int, c *collective.Comm) error {
-		want := make([]byte, 0, n*blk)
-		for p := 0; p < n; p++ {
-			want = append(want, pattern(p, 1, blk)...)
+	checkAllGather(t, w, w.comms, name+"/AllGather", dt, blk)
+	for si, set := range w.sets {
+		if as := algoSets[si]; as.runs(dt) && as.allGather != collective.AlgoAuto {
+			checkAllGather(t, w, set, name+"/AllGather/"+as.name, dt, blk)
 		}
-		out := make([]byte, n*blk)
-		if err := c.AllGatherBytes(ctx, pattern(r, 1, blk), out, dt); err != nil {
-			return err
-		}
-		in := make([]byte, n*blk)
-		copy(in[r*blk:], pattern(r, 1, blk))
-		if err := c.AllGatherBytes(ctx, in[r*blk:(r+1)*blk], in, dt); err != nil {
-			return err
-		}
-		return firstErr(compare("out of place", dt, out, want), compare("in place", dt, in, want))
-	})
+	}
 	w.runSet(t, w.comms, name+"/AllToAll", func(ctx context.Context, r int, c *collective.Comm) error {
 		send, want := make([]byte, 0, n*blk), make([]byte, 0, n*blk)
 		for p := 0; p < n; p++ {
@@ -196,5 +186,27 @@ func checkBarrierAndSplit(t *testing.T, w *world) {
 			return fmt.Errorf("AllReduce in the split: %d, want %d", x[0], want)
 		}
 		return sub.Close()
+	})
+}
+
+// checkAllGather runs AllGather of blk-byte blocks of dt on set, in and
+// out of place.
+func checkAllGather(t *testing.T, w *world, set []*collective.Comm, name string, dt dtype.DataType, blk int) {
+	n := len(set)
+	w.runSet(t, set, name, func(ctx context.Context, r int, c *collective.Comm) error {
+		want := make([]byte, 0, n*blk)
+		for p := 0; p < n; p++ {
+			want = append(want, pattern(p, 1, blk)...)
+		}
+		out := make([]byte, n*blk)
+		if err := c.AllGatherBytes(ctx, pattern(r, 1, blk), out, dt); err != nil {
+			return err
+		}
+		in := make([]byte, n*blk)
+		copy(in[r*blk:], pattern(r, 1, blk))
+		if err := c.AllGatherBytes(ctx, in[r*blk:(r+1)*blk], in, dt); err != nil {
+			return err
+		}
+		return firstErr(compare("out of place", dt, out, want), compare("in place", dt, in, want))
 	})
 }

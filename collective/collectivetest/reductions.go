@@ -24,18 +24,21 @@ var algoSets = []algoSet{
 	// depend on the type beyond its size), and skip what they do not change.
 	{name: "dbtree", allReduce: collective.AlgoTree, broadcast: collective.AlgoTree, reduce: collective.AlgoTree,
 		placed: true, dtypes: placedTypes, skipRS: true},
-	{name: "hierarchical", allReduce: collective.AlgoHierarchical,
-		placed: true, dtypes: placedTypes, skipRS: true, allReduceOnly: true},
+	{name: "hierarchical", allReduce: collective.AlgoHierarchical, broadcast: collective.AlgoHierarchical,
+		reduceScatter: collective.AlgoHierarchical, allGather: collective.AlgoHierarchical,
+		placed: true, dtypes: placedTypes, skipReduce: true},
 }
 
 // algoSet is one entry of algoSets.
 type algoSet struct {
 	name                         string
 	allReduce, broadcast, reduce collective.Algorithm
-	placed                       bool             // Config.Topology is unevenTopology
-	dtypes                       []dtype.DataType // nil: every type
-	skipRS                       bool             // ReduceScatter is the same as in another set
-	allReduceOnly                bool             // Broadcast and Reduce are the same as in another set
+	reduceScatter, allGather     collective.Algorithm // AllGather runs in a set only where forced
+	placed                       bool                 // Config.Topology is unevenTopology
+	dtypes                       []dtype.DataType     // nil: every type
+	skipRS                       bool                 // ReduceScatter is the same as in another set
+	skipReduce                   bool                 // Reduce is the same as in another set
+	allReduceOnly                bool                 // Broadcast and Reduce are the same as in another set
 }
 
 var placedTypes = []dtype.DataType{dtype.Float32, dtype.BFloat16Type, dtype.Int8, dtype.Float64}
@@ -101,20 +104,9 @@ func checkReductions(t *testing.T, w *world, count int, dt dtype.DataType, ops [
 			if as.allReduceOnly {
 				continue
 			}
-			w.runSet(t, set, name+"/Reduce", func(ctx context.Context, r int, c *collective.Comm) error {
-				in := input(dt, op, r, count)
-				var out []byte
-				if r == root {
-					out = make([]byte, len(in))
-				}
-				if err := c.ReduceBytes(ctx, in, out, dt, op, root); err != nil {
-					return err
-				}
-				if r == root {
-					return compare(fmt.Sprintf("root %d", root), dt, out, ref)
-				}
-				return nil
-			})
+			if !as.skipReduce {
+				checkReduce(t, w, set, name, count, dt, op, root, ref)
+			}
 			if as.skipRS {
 				continue
 			}
@@ -133,6 +125,24 @@ func checkReductions(t *testing.T, w *world, count int, dt dtype.DataType, ops [
 			})
 		}
 	}
+}
+
+// checkReduce runs Reduce to root on set and compares root's result with ref.
+func checkReduce(t *testing.T, w *world, set []*collective.Comm, name string, count int, dt dtype.DataType, op reduce.Op, root int, ref []byte) {
+	w.runSet(t, set, name+"/Reduce", func(ctx context.Context, r int, c *collective.Comm) error {
+		in := input(dt, op, r, count)
+		var out []byte
+		if r == root {
+			out = make([]byte, len(in))
+		}
+		if err := c.ReduceBytes(ctx, in, out, dt, op, root); err != nil {
+			return err
+		}
+		if r == root {
+			return compare(fmt.Sprintf("root %d", root), dt, out, ref)
+		}
+		return nil
+	})
 }
 
 // blockCount is the per-rank block of the collectives whose buffers are n

@@ -96,6 +96,7 @@ func newWorld(t testing.TB, nw NewWorld, n int, opts Options) *world {
 	for i, s := range algoSets {
 		cfg := opts.Config
 		cfg.AllReduce, cfg.Broadcast, cfg.Reduce = s.allReduce, s.broadcast, s.reduce
+		cfg.ReduceScatter, cfg.AllGather = s.reduceScatter, s.allGather
 		if s.placed {
 			cfg.Topology = unevenTopology(n)
 		}

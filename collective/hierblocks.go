@@ -1,0 +1,241 @@
+package collective
+
+import (
+	"github.com/gocoll/gocoll/collective/dtype"
+	"github.com/gocoll/gocoll/collective/reduce"
+	"github.com/gocoll/gocoll/topology"
+	"github.com/gocoll/gocoll/transport"
+)
+
+// Hierarchical ReduceScatter, AllGather and Broadcast follow the levels of
+// the topology as allReduceHierarchical does. At a level whose groups
+// differ (P the largest group), every block is given to one of P slots: a
+// group of m members gives member i the slots j with j*m/P == i, and a
+// rank's block goes to the first slot that rank holds. The ranks that
+// hold slot j, one per group, form slot j's cross set. ReduceScatter
+// reduces within each group (a ring reduce-scatter whose segment i is the
+// blocks of member i's slots), then every cross set reduce-scatters its
+// slot among itself over the outer levels, all cross sets at once;
+// AllGather does the reverse. So a block crosses between two groups once,
+// and every group's members cross at the same time, on connections of
+// their own. Broadcast scatters the root's buffer in n shards, one per
+// rank, and all-gathers them so.
+
+// blockPlan is one level's regrouping of the blocks of members.
+type blockPlan struct {
+	mine   []int   // this rank's group
+	segs   []int   // byte offsets in packed of each member of mine's slots, and the end
+	slot   []int   // byte offset in packed of each slot, and the end
+	cross  [][]int // per slot, its cross set, in group order
+	sizes  [][]int // per slot, the bytes of each cross member's block there (0 if elsewhere)
+	owned  []int   // the slots this rank holds
+	first  int     // the slot this rank's own block is in
+	place  []int   // per member (as in members), its block's offset in packed
+	offset []int   // per member, its block's offset in the caller's data
+	size   []int   // per member, its block's bytes
+}
+
+// plan regroups the blocks of members (of sizes bytes each, in member
+// order) at level lvl, or returns nil when the level does not divide them.
+func (h *hier) plan(members, sizes []int, lvl int) *blockPlan {
+	groups := topology.GroupBy(members, h.levels[lvl])
+	p := 0
+	for _, g := range groups {
+		p = max(p, len(g))
+	}
+	if len(groups) == 1 || p == 1 {
+		return nil
+	}
+	firstSlot := func(i, m int) int { return (i*p + m - 1) / m } // smallest j with j*m/p == i
+	pos := make(map[int]int, len(members))                       // rank -> index in members
+	pl := &blockPlan{offset: make([]int, len(members)+1), size: sizes, place: make([]int, len(members))}
+	for i, r := range members {
+		pos[r] = i
+		pl.offset[i+1] = pl.offset[i] + sizes[i]
+	}
+	at := 0
+	for j := range p {
+		pl.slot = append(pl.slot, at)
+		var cross, sz []int
+		for _, g := range groups {
+			i := j * len(g) / p
+			x, s := g[i], 0
+			if firstSlot(i, len(g)) == j {
+				s = sizes[pos[x]]
+				pl.place[pos[x]] = at
+				at += s
+			}
+			cross, sz = append(cross, x), append(sz, s)
+		}
+		pl.cross, pl.sizes = append(pl.cross, cross), append(pl.sizes, sz)
+	}
+	pl.slot = append(pl.slot, at)
+	me := h.o.c.rank
+	for _, g := range groups {
+		if i := indexOf(g, me); i >= 0 {
+			pl.mine = g
+			for k := range g {
+				pl.segs = append(pl.segs, pl.slot[firstSlot(k, len(g))])
+			}
+			pl.segs = append(pl.segs, at)
+			pl.first = firstSlot(i, len(g))
+			for j := pl.first; j < p && j*len(g)/p == i; j++ {
+				pl.owned = append(pl.owned, j)
+			}
+		}
+	}
+	return pl
+}
+
+// pack copies the blocks of data (in member order) to their places in
+// packed; unpack copies them back.
+func (pl *blockPlan) pack(packed, data []byte) {
+	for i, s := range pl.size {
+		copy(packed[pl.place[i]:pl.place[i]+s], data[pl.offset[i]:pl.offset[i]+s])
+	}
+}
+
+func (pl *blockPlan) unpack(data, packed []byte) {
+	for i, s := range pl.size {
+		copy(data[pl.offset[i]:pl.offset[i]+s], packed[pl.place[i]:pl.place[i]+s])
+	}
+}
+
+// reduceScatter reduces, over members, data: their blocks of sizes bytes
+// each, in member order; this rank's reduced block goes to out.
+func (h *hier) reduceScatter(members, sizes []int, lvl int, data, out []byte) error {
+	me := indexOf(members, h.o.c.rank)
+	if len(members) == 1 {
+		copy(out, data)
+		return nil
+	}
+	var pl *blockPlan
+	for ; lvl < len(h.levels) && pl == nil; lvl++ {
+		pl = h.plan(members, sizes, lvl)
+	}
+	if pl == nil {
+		off := offsets(sizes)
+		if err := h.ringOver(members, off, data, reduceScatterSteps); err != nil {
+			return err
+		}
+		copy(out, data[off[me]:off[me+1]])
+		return nil
+	}
+	lent := h.o.c.tempBuffer(len(data))
+	defer lent.release()
+	packed := lent.buf[:len(data)]
+	pl.pack(packed, data)
+	if err := h.ringOver(pl.mine, pl.segs, packed, reduceScatterSteps); err != nil {
+		return err
+	}
+	for _, j := range pl.owned {
+		var dst []byte // this rank's block is in its first slot only
+		if j == pl.first {
+			dst = out
+		}
+		if err := h.reduceScatter(pl.cross[j], pl.sizes[j], lvl, packed[pl.slot[j]:pl.slot[j+1]], dst); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// allGather gathers, over members, data: their blocks of sizes bytes each,
+// in member order, this rank's already in its place.
+func (h *hier) allGather(members, sizes []int, lvl int, data []byte) error {
+	me := indexOf(members, h.o.c.rank)
+	if len(members) == 1 {
+		return nil
+	}
+	var pl *blockPlan
+	for ; lvl < len(h.levels) && pl == nil; lvl++ {
+		pl = h.plan(members, sizes, lvl)
+	}
+	if pl == nil {
+		return h.ringOver(members, offsets(sizes), data, allGatherSteps)
+	}
+	lent := h.o.c.tempBuffer(len(data))
+	defer lent.release()
+	packed := lent.buf[:len(data)]
+	copy(packed[pl.place[me]:pl.place[me]+sizes[me]], data[pl.offset[me]:pl.offset[me+1]])
+	for _, j := range pl.owned {
+		if err := h.allGather(pl.cross[j], pl.sizes[j], lvl, packed[pl.slot[j]:pl.slot[j+1]]); err != nil {
+			return err
+		}
+	}
+	if err := h.ringOver(pl.mine, pl.segs, packed, allGatherSteps); err != nil {
+		return err
+	}
+	pl.unpack(data, packed)
+	return nil
+}
+
+// offsets returns the running sums of sizes, from 0.
+func offsets(sizes []int) []int {
+	off := make([]int, len(sizes)+1)
+	for i, s := range sizes {
+		off[i+1] = off[i] + s
+	}
+	return off
+}
+
+// reduceScatterHierarchical: send holds every rank's block of len(recv)
+// bytes in rank order.
+func (c *Comm) reduceScatterHierarchical(o *operation, send, recv []byte, spec reduceSpec) error {
+	sum := spec
+	if spec.op == reduce.Avg {
+		sum.op = reduce.Sum // divided once, by the world size, at the end
+	}
+	lent := c.tempBuffer(len(send))
+	defer lent.release()
+	data := lent.buf[:len(send)]
+	copy(data, send) // the ring reduces in place
+	sizes := make([]int, c.Size())
+	for i := range sizes {
+		sizes[i] = len(recv)
+	}
+	if err := c.newHier(o, sum).reduceScatter(allRanks(c.Size()), sizes, 0, data, recv); err != nil {
+		return err
+	}
+	return finishAvg(spec, recv, c.Size())
+}
+
+// allGatherHierarchical: recv holds this rank's block of len(recv)/n bytes
+// in its place.
+func (c *Comm) allGatherHierarchical(o *operation, recv []byte, dt dtype.DataType) error {
+	n := c.Size()
+	sizes := make([]int, n)
+	for i := range sizes {
+		sizes[i] = len(recv) / n
+	}
+	return c.newHier(o, reduceSpec{dt: dt}).allGather(allRanks(n), sizes, 0, recv)
+}
+
+// broadcastHierarchical: the root sends rank r its shard r of buf, and the
+// shards are all-gathered hierarchically.
+func (c *Comm) broadcastHierarchical(o *operation, buf []byte, root int, dt dtype.DataType) error {
+	n := c.Size()
+	off := newGeometry(len(buf)/esize(dt), n, esize(dt), 0).off
+	sizes := make([]int, n)
+	for i := range sizes {
+		sizes[i] = off[i+1] - off[i]
+	}
+	if c.rank == root {
+		sends := make([]transport.Request, n)
+		for r := range n {
+			if r != root {
+				sends[r] = o.send(r, buf[off[r]:off[r+1]])
+			}
+		}
+		for r, s := range sends { // before the all-gather writes where they read
+			if s != nil {
+				if err := o.wait(s, r); err != nil {
+					return err
+				}
+			}
+		}
+	} else if err := o.waitRecv(o.recv(root, buf[off[c.rank]:off[c.rank+1]])); err != nil {
+		return err
+	}
+	return c.newHier(o, reduceSpec{dt: dt}).allGather(allRanks(n), sizes, 0, buf)
+}
