@@ -66,3 +66,28 @@ func TestMaxRestartsAfterKill9(t *testing.T) {
 	require.Contains(t, o.stderr, "gocoll run: restarting the job (restart 1 of at most 3)\n")
 	require.NotContains(t, o.stderr, "restart 2 of")
 }
+
+// A hang report of a job of two nodes asks every rank of the job, not
+// only the launcher's own: node 0's, at its --timeout, names rank 2 (on
+// node 1), which never arrived at AllReduce #3.
+func TestTwoNodesHangReport(t *testing.T) {
+	ep := fmt.Sprintf("127.0.0.1:%d", freeLoopbackPort(t))
+	env := []string{"GOCOLL_JOB_KEY=h9-two-nodes-shared-key-0123"}
+	outs := make([]outcome, 2)
+	var wg sync.WaitGroup
+	for node, host := range []string{"localhost", "127.0.0.1"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			timeout := []string{"5", "60"}[node] // node 1's ranks end when node 0's are stopped
+			outs[node] = runFor(t, 2*time.Minute, env, bins.gocoll, "run", "--timeout", timeout, "--nnodes", "2",
+				"--node-rank", fmt.Sprint(node), "--nproc-per-node", "2", "--rdzv-endpoint", ep, "-H", host+":2", "--",
+				bins.collcheck, "-mode", "hang", "-rank", "2", "-rounds", "3", "-count", "1024")
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, 124, outs[0].code, outs[0].stderr)
+	require.Contains(t, outs[0].stderr, "gocoll run: hang report (--timeout): 4 of 4 ranks answered")
+	require.Contains(t, outs[0].stderr, "gocoll: hang: rank 2 never arrived at AllReduce #3")
+	require.NotEqual(t, 0, outs[1].code, outs[1].stderr)
+}

@@ -52,8 +52,12 @@ func (h *Hang) String() string {
 // diagnoser gathers a running job's hang reports.
 type diagnoser struct {
 	procs []*proc
-	out   *lockedWriter
-	wait  time.Duration // for the ranks' answers
+	// world and base are the job's ranks and this launcher's first (a
+	// node of several, Spec.NNodes: procs are ranks base...); world 0:
+	// len(procs), base 0.
+	world, base int
+	out         *lockedWriter
+	wait        time.Duration // for the ranks' answers
 
 	mu       sync.Mutex
 	kv       store.Store // the job's view of its store; nil until reached
@@ -89,11 +93,12 @@ func (d *diagnoser) drain() {
 // non-nil), or else the one rank 0 serves at p.storeAddr, dialed in the
 // background until ctx ends.
 func (d *diagnoser) connect(ctx context.Context, p *plan, local store.Store) {
+	d.world, d.base = p.worldSize(), p.globalRank(0)
 	if local != nil {
 		d.kv = launcher.JobStore(local, p.spec.JobID)
 		return
 	}
-	d.rank0 = true
+	d.rank0 = p.store == StoreRank0
 	go func() {
 		var c *store.Client
 		j, err := rankJob(p, 0)
@@ -146,7 +151,7 @@ func (d *diagnoser) gather(why string) *Hang {
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), d.wait)
 		var records [][]collective.OpRecord
-		records, err = launcher.RequestFlightRecords(ctx, kv, len(d.procs))
+		records, err = launcher.RequestFlightRecords(ctx, kv, d.worldSize())
 		cancel()
 		h.Took = time.Since(h.At)
 		if records != nil {
@@ -155,14 +160,14 @@ func (d *diagnoser) gather(why string) *Hang {
 			for r, recs := range records {
 				if recs != nil {
 					h.Answered++
-				} else if r < len(h.Diagnosis.Ranks) {
-					h.Diagnosis.Ranks[r] += d.procs[r].whyNoAnswer()
+				} else if pr := d.proc(r); pr != nil && r < len(h.Diagnosis.Ranks) {
+					h.Diagnosis.Ranks[r] += pr.whyNoAnswer()
 				}
 			}
 		}
 	}
-	if err != nil && d.rank0 {
-		err = fmt.Errorf("%v (rank 0 serves the job's store%s)", err, d.procs[0].whyNoAnswer())
+	if pr := d.proc(0); err != nil && d.rank0 && pr != nil {
+		err = fmt.Errorf("%v (rank 0 serves the job's store%s)", err, pr.whyNoAnswer())
 	}
 	h.Err = err
 	d.mu.Lock()
@@ -187,11 +192,11 @@ func (d *diagnoser) report(why string) *Hang {
 // missingEnded reports whether some rank did not answer h and every such
 // rank has ended.
 func (d *diagnoser) missingEnded(h *Hang) bool {
-	if h.Answered == len(d.procs) {
+	if h.Answered == d.worldSize() {
 		return false
 	}
 	for r, line := range h.Diagnosis.Ranks {
-		if strings.Contains(line, ": did not answer") && !d.procs[r].hasEnded() {
+		if pr := d.proc(r); strings.Contains(line, ": did not answer") && (pr == nil || !pr.hasEnded()) {
 			return false
 		}
 	}
@@ -276,4 +281,20 @@ func (p *proc) hasEnded() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.reaped
+}
+
+// worldSize is the number of ranks a report asks.
+func (d *diagnoser) worldSize() int {
+	if d.world == 0 {
+		return len(d.procs)
+	}
+	return d.world
+}
+
+// proc is the job's rank r if this launcher started it, else nil.
+func (d *diagnoser) proc(r int) *proc {
+	if i := r - d.base; i >= 0 && i < len(d.procs) {
+		return d.procs[i]
+	}
+	return nil
 }
