@@ -48,8 +48,9 @@ var (
 )
 
 // KernelLevel names the instruction set the kernels Lookup returns use,
-// chosen at start-up from the CPU's features: "avx512" or "avx2" on amd64
-// (data types and operations without a vector kernel stay portable), else
+// chosen at start-up from the CPU's features: "avx512" or "avx2" on amd64,
+// "neon" on arm64 (data types and operations without a vector kernel stay
+// portable), else
 // "portable" (pure Go, as with the purego build tag).
 func KernelLevel() string { return level }
 
