@@ -12,6 +12,9 @@ import (
 func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataType, op reduce.Op, sync bool) *Handle {
 	count := len(send) / esize(dt)
 	algo := c.cfg.AllReduce
+	if c.cfg.Deterministic {
+		algo = AlgoDirect // its fold is the canonical order, rank order
+	}
 	if algo == AlgoAuto {
 		algo = c.modelAlgorithm(KindAllReduce, len(send), -1)
 	}

@@ -82,6 +82,15 @@ type Config struct {
 	// hierarchical where Topology spans more than one site and the
 	// operation is larger than SmallBytes, else the ring.
 	ReduceScatter, AllGather Algorithm
+	// Deterministic makes AllReduce bitwise reproducible whatever algorithm,
+	// chunk size or link figures would be chosen, for a given world size:
+	// every element is reduced in one canonical order, rank order
+	// (((x0 op x1) op x2) ...), by the rank that owns its segment, and the
+	// result sent to every rank as it is (the direct algorithm, whose fold
+	// is always that order; it overrides AllReduce's algorithm). Default
+	// false: each algorithm has its own order, every rank still getting the
+	// same bits.
+	Deterministic bool
 	// Timeout bounds an operation whose context has no deadline. Default 10
 	// minutes; a negative value is an error. Every wait has a deadline.
 	Timeout time.Duration

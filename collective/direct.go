@@ -149,24 +149,39 @@ func (d *directReduce) postGathersAfterSends() ([]pendingRecv, error) {
 }
 
 // reduceChunk combines chunk ch of this rank's segment from every rank
-// into recv (this rank's own first, then the others in rank order: every
-// rank receives the same bits, computed once by the segment's owner), and
-// sends the result to every peer.
+// into recv in rank order, (((x0 op x1) op x2) ...), whatever this rank
+// is: every rank receives the same bits, computed once by the segment's
+// owner, and the same for every chunk size (Config.Deterministic relies on
+// it). Then it sends the result to every peer.
 func (d *directReduce) reduceChunk(ch int) error {
 	lo, hi := d.g.span(d.r, ch)
 	acc, own := d.recv[lo:hi], d.send[lo:hi] // the same memory in place
-	for q := range d.n {
+	if d.r > 0 && sameRegion(acc, own) {
+		// acc takes x0 op x1 before own is folded in: keep own in the
+		// scratch slot of this rank, which no peer uses.
+		own = d.scratch(d.r, ch)
+		copy(own, acc)
+	}
+	part := func(q int) ([]byte, error) {
 		if q == d.r {
-			continue
+			return own, nil
 		}
 		if err := d.o.waitRecv(d.rsRecvs[q][ch]); err != nil {
+			return nil, err
+		}
+		return d.scratch(q, ch), nil
+	}
+	x0, err := part(0)
+	if err != nil {
+		return err
+	}
+	for q := 1; q < d.n; q++ {
+		xq, err := part(q)
+		if err != nil {
 			return err
 		}
-		if q == 0 || q == 1 && d.r == 0 { // the first peer's chunk
-			d.spec.kernel(acc, own, d.scratch(q, ch))
-		} else {
-			d.spec.kernel(acc, acc, d.scratch(q, ch))
-		}
+		d.spec.kernel(acc, x0, xq)
+		x0 = acc
 	}
 	if d.spec.op == reduce.Avg {
 		if err := reduce.DivideBy(d.spec.dt, acc, d.n); err != nil {
