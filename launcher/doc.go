@@ -79,6 +79,8 @@
 //	                          (ping-pongs and one bulk transfer per level, the same figures on
 //	                          every rank) for the cost model's choice (default 0: the topology's
 //	                          or the assumed figures)
+//	GOCOLL_DETERMINISTIC      1: AllReduce reduces in rank order, bitwise the same whatever algorithm
+//	                          or chunk size (collective.Config.Deterministic; default 0)
 //	GOCOLL_HEARTBEAT_TIMEOUT  a rank whose store heartbeat stands still this long is dead (default 30s)
 //	GOCOLL_CONNECT_TIMEOUT    bound on forming the world (default 120s)
 //	GOCOLL_TIMEOUT            bound on each collective operation, which then fails (default 10m)

@@ -59,6 +59,7 @@ const (
 	EnvAuth             = "GOCOLL_AUTH"              // header (default: a keyed tag over each packet's and frame's header) or full (over the payload too)
 	EnvEncrypt          = "GOCOLL_ENCRYPT"           // off (default), sites (AES-GCM between sites) or all (everywhere)
 	EnvAlgo             = "GOCOLL_ALGO"              // forced algorithms, like tree or allreduce:hierarchical,broadcast:chain
+	EnvDeterministic    = "GOCOLL_DETERMINISTIC"     // 1: AllReduce in one canonical order (collective.Config.Deterministic)
 	EnvProbe            = "GOCOLL_PROBE"             // 1: measure the links per level as the world forms, for the cost model
 	EnvTimeout          = "GOCOLL_TIMEOUT"           // bound on each collective operation (collective.Config.Timeout)
 	EnvStallTimeout     = "GOCOLL_STALL_TIMEOUT"     // an operation running this long is reported as stalled (collective.Config.StallTimeout)
@@ -182,6 +183,9 @@ type Job struct {
 	// given to Join leaves them auto (GOCOLL_ALGO, collective.ParseAlgoSpec's
 	// form); every rank must set it alike (the operation headers check).
 	Algo collective.AlgoSpec
+	// Deterministic (GOCOLL_DETERMINISTIC=1) sets the world communicator's
+	// Config.Deterministic: AllReduce bits independent of the algorithm.
+	Deterministic bool
 	// Probe (GOCOLL_PROBE=1) measures each level's links as the world
 	// forms, for the cost model's choice; see collective/tune/probe.
 	Probe          bool
@@ -507,6 +511,9 @@ func (e envReader) common(j *Job) error {
 		return err
 	}
 	if j.Probe, err = e.flag(EnvProbe, false); err != nil {
+		return err
+	}
+	if j.Deterministic, err = e.flag(EnvDeterministic, false); err != nil {
 		return err
 	}
 	if err := e.behaviour(j); err != nil {

@@ -153,6 +153,7 @@ func (lc *lifecycle) form(ctx context.Context, cfg collective.Config) (*World, e
 	}
 	cfg.Topology = &topo
 	job.Algo.Apply(&cfg)
+	cfg.Deterministic = cfg.Deterministic || job.Deterministic
 	if cfg.Timeout == 0 {
 		cfg.Timeout = job.OpTimeout
 	}
