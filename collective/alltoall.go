@@ -41,7 +41,11 @@ func checkDisjoint(aName string, a []byte, bName string, b []byte) error {
 // pairwise exchanges blocks in n-1 rounds: in round k, rank r sends to r+k
 // and receives from r-k, so every rank sends to and receives from exactly
 // one peer per round and no rank is a hot spot. Two rounds of sends are
-// kept in flight so the next round's transfer overlaps this round's wait.
+// kept in flight so the next round's transfer overlaps this round's wait;
+// when all of this rank's sends together are at most Config.SmallBytes,
+// every send is posted at once, so a small exchange costs one latency
+// instead of a chain of rounds (rank r's round-3 send no longer waits for
+// its round-1 receive).
 // Every receive is posted first (each lands in its own block): a peer that
 // runs rounds ahead then finds its receive waiting, instead of leaving its
 // block to the transport as an unexpected message (held and copied again;
@@ -49,19 +53,26 @@ func checkDisjoint(aName string, a []byte, bName string, b []byte) error {
 func (c *Comm) pairwise(o *operation, sendBlock, recvBlock func(peer int) []byte) error {
 	n, r := c.Size(), c.rank
 	copy(recvBlock(r), sendBlock(r))
-	const inFlight = 2
-	recvs := make([]pendingRecv, n) // by round
+	inFlight, total := 2, 0
+	for k := 1; k < n; k++ {
+		total += len(sendBlock(mod(r+k, n)))
+	}
+	if total <= c.cfg.SmallBytes {
+		inFlight = n - 1
+	}
+	var recvsInline [pairwiseInline]pendingRecv
+	var sendsInline [pairwiseInline]pendingSend
+	recvs, sends := recvsInline[:], sendsInline[:] // by round
+	if n > pairwiseInline {
+		recvs, sends = make([]pendingRecv, n), make([]pendingSend, n)
+	}
 	for k := 1; k < n; k++ {
 		from := mod(r-k, n)
 		recvs[k] = o.recv(from, recvBlock(from))
 	}
-	sends := make([]pendingSend, n) // by round
-	post := func(k int) {
+	for k := 1; k < n && k <= inFlight; k++ {
 		to := mod(r+k, n)
 		sends[k] = pendingSend{o.send(to, sendBlock(to)), to}
-	}
-	for k := 1; k < n && k <= inFlight; k++ {
-		post(k)
 	}
 	for k := 1; k < n; k++ {
 		if err := o.waitRecv(recvs[k]); err != nil {
@@ -71,11 +82,16 @@ func (c *Comm) pairwise(o *operation, sendBlock, recvBlock func(peer int) []byte
 			return err
 		}
 		if next := k + inFlight; next < n {
-			post(next)
+			to := mod(r+next, n)
+			sends[next] = pendingSend{o.send(to, sendBlock(to)), to}
 		}
 	}
 	return nil
 }
+
+// pairwiseInline is the communicator size up to which pairwise keeps its
+// per-round state on the stack.
+const pairwiseInline = 16
 
 // allToAllV validates and launches an AllToAllV: rank r sends sendCounts[j]
 // elements from send[sendDispls[j]:] to rank j, and receives recvCounts[i]
