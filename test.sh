@@ -7,9 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 # command:package pairs; a package is installed only if its command is missing.
-# The launcher tests need mpirun (openmpi-bin) and a one-node Slurm (slurm-wlm, munge).
+# The launcher tests need mpirun (openmpi-bin) and a one-node Slurm (slurm-wlm, munge);
+# the arm64 kernels run under qemu-user.
 need=()
-for pair in ip:iproute2 iptables:iptables mpirun:openmpi-bin slurmctld:slurm-wlm munged:munge; do
+for pair in ip:iproute2 iptables:iptables mpirun:openmpi-bin slurmctld:slurm-wlm munged:munge qemu-aarch64:qemu-user; do
   PATH="$PATH:/usr/sbin:/sbin" command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair##*:}")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -32,11 +33,19 @@ fi
 
 go version
 go vet ./...
+GOARCH=arm64 go vet ./collective/reduce/...
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
 if [ -n "$unformatted" ]; then
   echo "test.sh: gofmt would change: $unformatted" >&2
   exit 1
 fi
 go test -timeout 14m "$@" ./...
+# The arm64 (NEON) reduction kernels against the portable ones, under qemu-user.
+qemu=$(command -v qemu-aarch64 || command -v qemu-aarch64-static || true)
+if [ -n "$qemu" ]; then
+  GOARCH=arm64 go test -exec "$qemu" -timeout 5m "$@" ./collective/reduce/ ./collective/dtype/
+else
+  echo "test.sh: qemu-aarch64 missing: the arm64 kernels are not tested"
+fi
 # The race detector over the concurrent packages, in their short form.
 go test -race -short -timeout 10m ./transport/... ./collective/... ./launcher/...
