@@ -46,6 +46,9 @@ type Endpoint struct {
 	closed     bool
 	recvs      map[matchKey][]*request   // posted receives without a message
 	unexpected map[matchKey][]arrival    // messages without a posted receive
+	recvsFree  queueFree[*request]       // emptied queues of recvs
+	unexFree   queueFree[arrival]        // emptied queues of unexpected
+	heldFree   [][]byte                  // buffers for held inline messages (holdCopy)
 	held       int                       // inline arrivals held in unexpected
 	heldBytes  int                       // and their bytes
 	sends      map[int]*request          // rendezvous sends in flight, by word
@@ -172,13 +175,14 @@ func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Reque
 	r := newRequest(e, false, buf, k)
 	for len(e.unexpected[k]) > 0 {
 		a := e.unexpected[k][0]
-		popFront(e.unexpected, k)
+		popFront(e.unexpected, k, &e.unexFree)
 		if !a.rdv {
 			e.held--
 			e.heldBytes -= len(a.inline)
+			deliverInline(r, a.inline) // r is nobody else's yet
+			e.releaseHeld(a.inline)
 			e.mu.Unlock()
 			e.unstall()
-			deliverInline(r, a.inline)
 			return r
 		}
 		if e.claim(peer, a.s) {
@@ -194,7 +198,7 @@ func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Reque
 		e.mu.Unlock()
 		return failed(err)
 	}
-	e.recvs[k] = append(e.recvs[k], r)
+	pushBack(e.recvs, k, r, &e.recvsFree)
 	e.mu.Unlock()
 	e.unstall()
 	return r
@@ -261,15 +265,83 @@ func (e *Endpoint) copyRendezvous(peer int, s slot, r *request) {
 }
 
 // popFront removes the first element of queue m[k], and the queue when it
-// empties.
-func popFront[T any](m map[matchKey][]T, k matchKey) {
+// empties, keeping its backing array in f.
+func popFront[T any](m map[matchKey][]T, k matchKey, f *queueFree[T]) {
 	q := m[k]
 	var zero T
 	q[0] = zero
 	if len(q) == 1 {
 		delete(m, k)
+		f.put(q)
 	} else {
 		m[k] = q[1:]
+	}
+}
+
+// pushBack appends x to queue m[k], starting the queue on a backing array
+// from f if it has none.
+func pushBack[T any](m map[matchKey][]T, k matchKey, x T, f *queueFree[T]) {
+	q, ok := m[k]
+	if !ok {
+		q = f.get()
+	}
+	m[k] = append(q, x)
+}
+
+// queueFree keeps the backing arrays of emptied queues (of e.recvs and
+// e.unexpected) for the next queue, so that a steady stream of messages
+// allocates none for them; it keeps at most queueFreeMax. Under e.mu.
+type queueFree[T any] struct{ free [][]T }
+
+const queueFreeMax = 256
+
+func (f *queueFree[T]) get() []T {
+	n := len(f.free)
+	if n == 0 {
+		return make([]T, 0, 2)
+	}
+	q := f.free[n-1]
+	f.free[n-1] = nil
+	f.free = f.free[:n-1]
+	return q
+}
+
+func (f *queueFree[T]) put(q []T) {
+	if cap(q) > 0 && len(f.free) < queueFreeMax {
+		clear(q[:cap(q)])
+		f.free = append(f.free, q[:0])
+	}
+}
+
+// heldBufBytes is the size of the buffers that hold small unexpected inline
+// messages; heldFreeMax of them are kept for reuse (256 KiB), so that a
+// steady stream of small messages that arrive before their receive
+// allocates nothing for them.
+const (
+	heldBufBytes = 1024
+	heldFreeMax  = 256
+)
+
+// holdCopy returns a copy of msg for the unexpected queue. The caller holds
+// e.mu.
+func (e *Endpoint) holdCopy(msg []byte) []byte {
+	if n := len(e.heldFree); len(msg) <= heldBufBytes && n > 0 {
+		b := e.heldFree[n-1]
+		e.heldFree[n-1] = nil
+		e.heldFree = e.heldFree[:n-1]
+		return append(b, msg...)
+	}
+	if len(msg) <= heldBufBytes {
+		return append(make([]byte, 0, heldBufBytes), msg...)
+	}
+	return append([]byte(nil), msg...)
+}
+
+// releaseHeld gives back a buffer of holdCopy once its message was
+// delivered. The caller holds e.mu.
+func (e *Endpoint) releaseHeld(b []byte) {
+	if cap(b) == heldBufBytes && len(e.heldFree) < heldFreeMax {
+		e.heldFree = append(e.heldFree, b[:0])
 	}
 }
 

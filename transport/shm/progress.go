@@ -194,7 +194,7 @@ func (e *Endpoint) arrive(src int, s slot) bool {
 	if len(e.recvs[k]) > 0 {
 		r := e.recvs[k][0]
 		if s.kind == kindInline {
-			popFront(e.recvs, k)
+			popFront(e.recvs, k, &e.recvsFree)
 			e.mu.Unlock()
 			deliverInline(r, s.inline)
 			return true
@@ -203,7 +203,7 @@ func (e *Endpoint) arrive(src int, s slot) bool {
 			e.mu.Unlock() // withdrawn by its sender: as if never sent
 			return true
 		}
-		popFront(e.recvs, k)
+		popFront(e.recvs, k, &e.recvsFree)
 		r.state.Store(stateCopying)
 		e.copying.Add(1)
 		e.mu.Unlock()
@@ -219,10 +219,10 @@ func (e *Endpoint) arrive(src int, s slot) bool {
 		}
 		e.held++
 		e.heldBytes += len(s.inline)
-		a.inline = append([]byte(nil), s.inline...)
+		a.inline = e.holdCopy(s.inline)
 		a.s.inline = nil
 	}
-	e.unexpected[k] = append(e.unexpected[k], a)
+	pushBack(e.unexpected, k, a, &e.unexFree)
 	e.mu.Unlock()
 	return true
 }
