@@ -49,10 +49,16 @@ type operation struct {
 	flightID    uint64                          // its flight record (flight.go)
 	stalled     bool                            // its stall was reported (stall.go)
 
-	// Initial backing of reqs and hdrBufs, enough for a small collective.
+	// Initial backing of reqs, hdrBufs and peers, enough for a small
+	// collective on a small communicator.
 	reqsInline    [8]transport.Request
 	hdrBufsInline [4]*[headerMsgMax]byte
+	peersInline   [peersInlineMax]peerState
 }
+
+// peersInlineMax is the communicator size up to which an operation's
+// per-peer state lives in the operation itself (one allocation less).
+const peersInlineMax = 8
 
 // begin starts a collective operation: it takes the communicator's next
 // sequence number, in the caller's goroutine so that the order of calls is
@@ -70,7 +76,12 @@ func (c *Comm) begin(ctx context.Context, h header) (*operation, error) {
 // newOperation bounds the operation by the communicator's Config.Timeout
 // from now when ctx has no deadline of its own (see await).
 func (c *Comm) newOperation(ctx context.Context, h header, key transport.OpKey, abort []int) *operation {
-	o := &operation{c: c, ctx: ctx, hdr: h, key: key, peers: make([]peerState, c.Size()), abort: abort}
+	o := &operation{c: c, ctx: ctx, hdr: h, key: key, abort: abort}
+	if n := c.Size(); n <= peersInlineMax {
+		o.peers = o.peersInline[:n]
+	} else {
+		o.peers = make([]peerState, n)
+	}
 	o.reqs = o.reqsInline[:0]
 	o.hdrBufs = o.hdrBufsInline[:0]
 	o.start = time.Now()
