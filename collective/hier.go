@@ -157,15 +157,7 @@ func (h *hier) ringOver(members []int, off []int, buf []byte, phase int) error {
 			r = mod(me-1, n) // the reduce-scatter leaves segment r+1 at rank r
 		}
 		a := &allReduceRing{g: g, n: n, r: r, send: buf, recv: buf, spec: h.spec, ring: rg}
-		// An all-gather receive waits, when posted, for the send that read
-		// its memory (n-1)k indices earlier; posted more than (n-1)k ahead,
-		// it would wait for a send whose receiver has not yet reached it.
-		// The ring of allReduceRing posts up to nk ahead, safe only because
-		// there a pair's first message travels with its header (the
-		// receiver takes it at once); here the headers may have gone in an
-		// earlier phase, and a small first message then waits for its
-		// receive, posted only when the receiver first waits for it.
-		rg.depth = min(rg.depth, max(1, (n-1)*g.k))
+		rg.depth = allReduceRingDepth(rg.depth, n, g.k) // see there: the headers may have gone in an earlier phase
 		bufs := h.o.c.scratch.get(rg.depth)
 		defer h.o.c.scratch.put(bufs)
 		a.tmp = bufs

@@ -154,15 +154,27 @@ func (a *allReduceRing) afterRecv(i int) error {
 	return nil
 }
 
+// allReduceRingDepth bounds the receives an all-reducing ring of n ranks
+// and k chunks per step keeps posted ahead. An all-gather receive of index
+// i lands where the reduce-scatter send of index i-(n-1)k read, and
+// recvBuf first waits for that send. With at most (n-1)k ahead, posted
+// while this rank waits for index w, that send's index is below w, posted
+// at an earlier iteration. With up to n*k (the flat ring's bound until
+// now) it may be the send of index up to w+k-1, just posted: safe in the
+// flat ring only because each pair's first message there goes with its
+// header, and a hang in allReduceHierarchical, whose rings run after
+// phases that carried the headers. One bound for both makes the ring safe
+// whatever phase it runs in. It costs nothing: a ring posts
+// max(PipelineDepth, min(k, 32 MiB of chunks)) ahead, so it only bites
+// when (n-1)k is below PipelineDepth.
+func allReduceRingDepth(depth, n, k int) int { return min(depth, max(1, (n-1)*k)) }
+
 func (c *Comm) allReduceRing(o *operation, send, recv []byte, count int, spec reduceSpec) error {
 	n := c.Size()
 	a := &allReduceRing{g: newGeometry(count, n, spec.dt.Size(), c.cfg.ChunkBytes),
 		n: n, r: c.rank, send: send, recv: recv, spec: spec}
 	a.ring = newRing(o, 2*(n-1), a.g.k)
-	// An all-gather receive of index i lands where the reduce-scatter send
-	// of index i-(n-1)k read; with more than n*k receives ahead, it would
-	// be posted before that send is, into memory the send then reads.
-	a.ring.depth = min(a.ring.depth, n*a.g.k)
+	a.ring.depth = allReduceRingDepth(a.ring.depth, n, a.g.k)
 	bufs := c.scratch.get(a.ring.depth)
 	defer c.scratch.put(bufs)
 	a.tmp = bufs
