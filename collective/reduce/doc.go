@@ -39,5 +39,10 @@
 // klauspost/cpuid, and [KernelLevel] names it. Every data type and
 // operation has a vector kernel at both levels, and each gives the
 // portable result bit for bit, NaN payloads included: tests force each
-// level and compare. The purego build tag keeps the portable kernels.
+// level and compare. On arm64 one level, "neon" (Advanced SIMD, which
+// every ARMv8-A CPU has), covers the same data types and operations;
+// internal/neongen writes simd_arm64.s (vector instructions as WORDs, Go's
+// assembler lacks most of them) and its table, and test.sh runs the same
+// level tests under qemu-user. The purego build tag keeps the portable
+// kernels.
 package reduce
