@@ -29,6 +29,12 @@ func RunRestarting(ctx context.Context, s Spec) (*Result, error) {
 	if s.MaxRestarts < 0 || s.MaxRestarts > MaxRestarts {
 		return nil, fmt.Errorf("--max-restarts %d: want 0 to %d", s.MaxRestarts, MaxRestarts)
 	}
+	if s.MaxRestarts > 0 && s.NNodes > 1 {
+		// Each node would restart on its own failures alone, while the
+		// others' ranks still wait in the old run: the nodes must agree on
+		// each restart (torchrun's rendezvous rounds), which they do not yet.
+		return nil, fmt.Errorf("--max-restarts with --nnodes %d: not supported yet (the nodes do not agree on restarts)", s.NNodes)
+	}
 	base, err := s.withDefaults()
 	if err != nil {
 		return nil, err

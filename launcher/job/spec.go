@@ -147,6 +147,7 @@ type Spec struct {
 	RdzvID           string
 	// MaxRestarts is how many times RunRestarting starts the whole job
 	// again after a failed run (torchrun --max-restarts); Run ignores it.
+	// Not yet with NNodes above 1.
 	MaxRestarts int
 }
 
