@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# bench/hier_lab.sh: issue 14's first target, AllReduce in the two-site lab
+# against the hierarchical WAN bound. Needs root (network namespaces),
+# iproute2 and iptables.
+#
+# Usage: bench/hier_lab.sh
+#   env: LAB (lab name, default h15hl), OUT (default bench/results/hier_lab),
+#        SIZES (default "16M 64M"), ITERS (timed iterations, default 5),
+#        ALGOS (default "auto ring hierarchical"), REV (the code's commit
+#        for the table, default git's HEAD here: set it when running a copy)
+#
+# The lab is the issue's: 2 sites x 2 hosts x 2 ranks (8 ranks), 4 WAN paths
+# of 200 Mbit/s each way, 2 ms one way, MTU 9000. For each algorithm (auto:
+# the cost model's choice; ring and hierarchical forced with --algo) it
+# runs `gocoll bench allreduce` on the default transport (auto: shared memory
+# in a host, MetaRoCE between hosts) under `gocoll run --rsh 'ip netns exec
+# {host}'`, with GOCOLL_DEBUG_SUBSYS=COLL so rank 0's lines name the
+# algorithm each AllReduce ran. OUT/raw/ keeps every run's output and the
+# lab's counters; OUT/table.md gets the busbw beside the bounds.
+#
+# The bounds (payload only; headers are 0.5 % at MTU 9000). Let R be the
+# WAN's total rate one way, 4 x 200 Mbit/s = 100 MB/s, S the buffer, n = 8.
+#   hierarchical: whatever the algorithm, every element of site 1's result
+#     needs site 2's partial sum, so each site receives at least S bytes per
+#     direction over the WAN: time >= S / R, so algbw = S / time <= R. The
+#     hierarchical AllReduce meets it with every shard owner crossing at
+#     once (each rank S/4 each way). busbw = algbw x 2(n-1)/n, so its bound
+#     is R x 14/8 = 0.175 GB/s.
+#   ring: a flat ring of 8 in rank order crosses the WAN twice, once each
+#     way (rank 3 -> 4 and 7 -> 0); each link of the ring carries 2(n-1)/n S
+#     = 1.75 S, so time >= 1.75 S / R (one connection, even one spread over
+#     all 4 paths as MetaRoCE does): algbw <= R / 1.75 and busbw <= R =
+#     0.100 GB/s.
+# GB/s is 1e9 bytes/s, as gocoll bench (and nccl-tests) print it; busbw here
+# is computed from the printed time (the slowest rank's, -a 3) for three
+# digits.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+LAB=${LAB:-h15hl}
+OUT=${OUT:-bench/results/hier_lab}
+SIZES=${SIZES:-16M 64M}
+ITERS=${ITERS:-5}
+ALGOS=${ALGOS:-auto ring hierarchical}
+REV=${REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}
+[[ $(id -u) -eq 0 ]] || { echo "bench/hier_lab.sh: needs root (network namespaces)" >&2; exit 2; }
+
+# The lab and its bounds.
+PATHS=4 RATE=200 DELAY=2 MTU=9000 HOSTS=2 SLOTS=2
+N=$((2 * HOSTS * SLOTS))
+R=$(awk -v p=$PATHS -v r=$RATE 'BEGIN { print p * r * 1e6 / 8 }') # WAN bytes/s one way
+HIER_BOUND=$(awk -v r="$R" -v n=$N 'BEGIN { printf "%.3f", r / 1e9 * 2 * (n - 1) / n }')
+RING_BOUND=$(awk -v r="$R" 'BEGIN { printf "%.3f", r / 1e9 }')
+
+BIN=$(mktemp -d)
+chmod 755 "$BIN"
+G=$BIN/gocoll
+cleanup() { "$G" lab down --name "$LAB" >/dev/null 2>&1 || true; rm -rf "$BIN"; }
+trap cleanup EXIT
+go build -o "$G" ./cmd/gocoll
+mkdir -p "$OUT/raw"
+
+stamp=$(date -u +%Y%m%d-%H%M%S)
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+"$G" lab down --name "$LAB" >/dev/null 2>&1 || true
+"$G" lab up --name "$LAB" --hosts-per-site $HOSTS --paths $PATHS --rate $RATE --delay $DELAY --mtu $MTU >/dev/null
+"$G" lab hostfile --name "$LAB" --slots $SLOTS >"$BIN/hosts"
+
+bytes() { # bytes 16M -> 16777216
+  awk -v s="$1" 'BEGIN { m = 1; u = substr(s, length(s)); if (u == "K") m = 2^10; else if (u == "M") m = 2^20; else if (u == "G") m = 2^30; if (m > 1) s = substr(s, 1, length(s) - 1); printf "%d", s * m }'
+}
+# busbw RAW SIZE FIELD: busbw (GB/s, 3 digits) from the time (us) in awk
+# field FIELD (8 out-of-place, 12 in-place: "[rank" and "0]" are fields 1
+# and 2) of rank 0's row for SIZE bytes.
+busbw() {
+  awk -v s="$2" -v c="$3" -v n=$N '$1 == "[rank" && $2 == "0]" && $3 == s { t = $c; if (t > 0) printf "%.3f", s / (t * 1e-6) / 1e9 * 2 * (n - 1) / n }' "$1" | tail -1
+}
+# algo RAW SIZE: the algorithms rank 0's AllReduces of SIZE bytes ran, with counts.
+algo() {
+  sed -n "s/^\[rank 0\] .*msg=\"gocoll: coll\" .* op=[Aa]ll[Rr]educe algo=\([a-z-]*\) bytes=$2 .*/\1/p" "$1" |
+    sort | uniq -c | awk '{ printf "%s%s x%d", sep, $2, $1; sep = ", " }'
+}
+pct() { awk -v g="$1" -v b="$2" 'BEGIN { if (g == "") print "failed"; else printf "%.0f %%", 100 * g / b }'; }
+
+sizes_csv=$(for s in $SIZES; do printf '%s,' "$(bytes "$s")"; done)
+declare -A ROW
+for a in $ALGOS; do
+  raw=$OUT/raw/$stamp.$a.txt
+  echo "# bench/hier_lab.sh $stamp: algo $a, load before: $(cut -d' ' -f1-3 /proc/loadavg)" >"$raw"
+  "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout 900s \
+    -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL -- \
+    "$G" bench allreduce --sizes "${sizes_csv%,}" -n "$ITERS" -w 1 --algo "$a" >>"$raw" 2>&1 ||
+    echo "# run failed: $?" >>"$raw"
+  { echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"; echo "# lab counters after the run"; "$G" lab stats --name "$LAB"; } >>"$raw"
+  for s in $SIZES; do
+    b=$(bytes "$s")
+    o=$(busbw "$raw" "$b" 8) i=$(busbw "$raw" "$b" 12)
+    ran=$(algo "$raw" "$b")
+    ROW[$a.$s]="| $s | $a | ${ran:-?} | ${o:-failed} ($(pct "$o" "$HIER_BOUND")) | ${i:-failed} ($(pct "$i" "$HIER_BOUND")) |"
+    [[ $a == ring ]] && ROW[$a.$s]+=" ring: $(pct "$o" "$RING_BOUND") / $(pct "$i" "$RING_BOUND") of its $RING_BOUND |"
+    [[ $a == ring ]] || ROW[$a.$s]+=" |"
+    echo "bench/hier_lab.sh: $s $a ($ran): busbw $o / $i GB/s (bound $HIER_BOUND)" >&2
+  done
+done
+"$G" lab down --name "$LAB" >/dev/null
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+
+table=$OUT/table.md
+{
+  echo "# AllReduce in the two-site lab against the hierarchical WAN bound"
+  echo
+  echo "Run $stamp (UTC) of bench/hier_lab.sh at commit $REV, $(nproc) cores, kernel $(uname -r); load average (1/5/15 min) $load0 before, $load1 after. The machine was shared with other work (other helpers' builds, tests and benchmarks) while it ran: the figures are one run on a loaded 2-core machine, not the best the code does."
+  echo
+  echo "Lab: 2 sites x $HOSTS hosts x $SLOTS ranks ($N ranks), $PATHS WAN paths x $RATE Mbit/s each way, $DELAY ms one way, MTU $MTU; default transport (shm in a host, MetaRoCE between hosts); \`gocoll bench allreduce --sizes ... -n $ITERS -w 1 --algo A\` (time: the slowest rank's). busbw in GB/s (1e9 B/s) from the printed time, out-of-place and in-place, with its share of the hierarchical WAN bound $HIER_BOUND GB/s (each site receives S bytes per direction over ${PATHS}x$RATE Mbit/s = $(awk -v r="$R" 'BEGIN { printf "%.0f", r / 1e6 }') MB/s: algbw <= that rate, busbw bound = algbw bound x 2(n-1)/n); the ring's own bound is $RING_BOUND GB/s (1.75 S through one crossing per direction). 'ran': the algorithm rank 0's AllReduces of that size ran (GOCOLL_DEBUG_SUBSYS=COLL), with counts (warm-up, check and timed calls). Raw output and the lab's counters: raw/$stamp.*.txt."
+  echo
+  echo "| size | --algo | ran | busbw out-of-place (of $HIER_BOUND) | busbw in-place (of $HIER_BOUND) | ring against its own bound |"
+  echo "|---|---|---|---|---|---|"
+  for s in $SIZES; do for a in $ALGOS; do echo "${ROW[$a.$s]}"; done; done
+} >"$table"
+cat "$table"
