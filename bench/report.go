@@ -82,8 +82,8 @@ func (t *ncclReport) begin() error {
 	if len(o.Sizes) > 0 {
 		sizes = "sizes " + strings.Trim(fmt.Sprint(o.Sizes), "[]")
 	}
-	_, err := fmt.Fprintf(t.w, "# gocoll bench %s: %d ranks as %s, transport %s, algo %v\n# %s warmup iters: %d iters: %d validation: %d\n#\n",
-		strings.Join(o.Colls, ","), t.info.ranks, t.info.placement, o.Transport, o.Algo, sizes, o.Warmup, o.Iters, o.Check)
+	_, err := fmt.Fprintf(t.w, "# gocoll bench %s: %d ranks as %s, transport %s, algo %v\n# %s warmup iters: %d iters: %d agg iters: %d blocking: %d validation: %d\n#\n",
+		strings.Join(o.Colls, ","), t.info.ranks, t.info.placement, o.Transport, o.Algo, sizes, o.Warmup, o.Iters, o.AggIters, o.Blocking, o.Check)
 	return err
 }
 
