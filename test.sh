@@ -8,9 +8,9 @@ cd "$(dirname "$0")"
 
 # command:package pairs; a package is installed only if its command is missing.
 # The launcher tests need mpirun (openmpi-bin) and a one-node Slurm (slurm-wlm, munge);
-# the arm64 kernels run under qemu-user.
+# the arm64 kernels run under qemu-user; the OpenSSH launch test needs sshd (openssh-server).
 need=()
-for pair in ip:iproute2 iptables:iptables mpirun:openmpi-bin slurmctld:slurm-wlm munged:munge qemu-aarch64:qemu-user; do
+for pair in ip:iproute2 iptables:iptables mpirun:openmpi-bin slurmctld:slurm-wlm munged:munge qemu-aarch64:qemu-user sshd:openssh-server; do
   PATH="$PATH:/usr/sbin:/sbin" command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair##*:}")
 done
 if [ ${#need[@]} -gt 0 ]; then
