@@ -45,6 +45,10 @@ func (k collKind) startTyped(ctx context.Context, a opArgs) *collective.Handle {
 		return startAs[int64](ctx, k, a)
 	case dtype.Uint64:
 		return startAs[uint64](ctx, k, a)
+	case dtype.Float8E4M3Type:
+		return startAs[dtype.Float8E4M3](ctx, k, a)
+	case dtype.Float8E5M2Type:
+		return startAs[dtype.Float8E5M2](ctx, k, a)
 	}
 	panic(fmt.Sprintf("bench: no element type for %v", a.dt))
 }

@@ -40,6 +40,14 @@ func codecOf(t dtype.DataType) codec {
 		c.put = func(b []byte, v scalar) {
 			binary.LittleEndian.PutUint16(b, uint16(dtype.Float16FromFloat64(float64(v.num)/float64(v.den))))
 		}
+	case dtype.Float8E4M3Type:
+		c.put = func(b []byte, v scalar) {
+			b[0] = uint8(dtype.Float8E4M3FromFloat64(float64(v.num) / float64(v.den)))
+		}
+	case dtype.Float8E5M2Type:
+		c.put = func(b []byte, v scalar) {
+			b[0] = uint8(dtype.Float8E5M2FromFloat64(float64(v.num) / float64(v.den)))
+		}
 	default:
 		c.put = func(b []byte, v scalar) {
 			x := uint64(v.num / v.den)

@@ -13,7 +13,8 @@ import (
 // Inputs: rank r's element at global index i is (r+i) mod m, for every
 // collective and every op but Prod. Sum and Avg pick m so that n·(m-1) fits
 // the type exactly; Min, Max and the data-moving collectives use m =
-// patternModMax. If even m = 2 would not fit (bfloat16 beyond 256 ranks),
+// patternModMax, or exactMax+1 where that is smaller (the fp8 types). If
+// even m = 2 would not fit (bfloat16 beyond 256 ranks, E5M2 beyond 8),
 // Sum and Avg use an indicator instead: 1 where (r+i) mod n = 0, else 0,
 // whose sum is 1. Prod multiplies ones and twos: element i is 2 on exactly
 // k_i = i mod (K+1) ranks, so the product is 2^k_i, K = min(n, 6).
@@ -44,6 +45,10 @@ func exactMax(t dtype.DataType) int64 {
 		return 1 << 8
 	case dtype.Float16Type:
 		return 1 << 11
+	case dtype.Float8E4M3Type:
+		return 1 << 4
+	case dtype.Float8E5M2Type:
+		return 1 << 3
 	case dtype.Int8, dtype.Uint8:
 		return 1<<7 - 1
 	case dtype.Int32, dtype.Uint32:

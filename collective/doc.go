@@ -3,8 +3,8 @@
 //
 // A [Comm] is a group of ranks over a [transport.Endpoint]. Its collectives
 // are generic over the element types of [dtype] (float32, float64, bfloat16,
-// float16, int8, uint8, int32, uint32, int64, uint64) and reduce with Sum,
-// Prod, Min, Max or Avg:
+// float16, int8, uint8, int32, uint32, int64, uint64, and the fp8 types
+// float8e4m3 and float8e5m2) and reduce with Sum, Prod, Min, Max or Avg:
 //
 //	AllReduce, Broadcast, Reduce, AllGather, ReduceScatter,
 //	AllToAll, AllToAllV, Gather, Scatter, Barrier, Send/Recv

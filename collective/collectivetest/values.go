@@ -11,6 +11,9 @@ import (
 // Inputs are small integers chosen per operation so that every result is
 // exact in every data type (as nccl-tests does): sums stay within bfloat16's
 // 8-bit significand, products are powers of two within float16's range.
+// The fp8 types (integers exact only up to 16 in E4M3, 8 in E5M2) sum
+// values in [-2, 2] on at most 4 of 16 ranks, so every partial sum is
+// exact.
 
 // inputValue is element i of rank r's input for op.
 func inputValue(dt dtype.DataType, op reduce.Op, r, i int) float64 {
@@ -32,6 +35,12 @@ func inputValue(dt dtype.DataType, op reduce.Op, r, i int) float64 {
 		}
 		return v
 	default: // Sum, Avg, and data for non-reducing collectives
+		if dt == dtype.Float8E4M3Type || dt == dtype.Float8E5M2Type {
+			if (r+i)%4 != 0 {
+				return 0
+			}
+			return float64((r*3+i*7)%5) - 2
+		}
 		v := float64((r*3+i*7)%9) - 4
 		if !signed {
 			v += 4
@@ -53,6 +62,10 @@ func encode(dt dtype.DataType, buf []byte, i int, v float64) {
 		binary.LittleEndian.PutUint16(b, uint16(dtype.BFloat16FromFloat64(v)))
 	case dtype.Float16Type:
 		binary.LittleEndian.PutUint16(b, uint16(dtype.Float16FromFloat64(v)))
+	case dtype.Float8E4M3Type:
+		b[0] = uint8(dtype.Float8E4M3FromFloat64(v))
+	case dtype.Float8E5M2Type:
+		b[0] = uint8(dtype.Float8E5M2FromFloat64(v))
 	case dtype.Int8, dtype.Uint8:
 		b[0] = byte(int64(v))
 	case dtype.Int32, dtype.Uint32:
@@ -76,6 +89,10 @@ func decode(dt dtype.DataType, buf []byte, i int) float64 {
 		return dtype.BFloat16(binary.LittleEndian.Uint16(b)).Float64()
 	case dtype.Float16Type:
 		return dtype.Float16(binary.LittleEndian.Uint16(b)).Float64()
+	case dtype.Float8E4M3Type:
+		return dtype.Float8E4M3(b[0]).Float64()
+	case dtype.Float8E5M2Type:
+		return dtype.Float8E5M2(b[0]).Float64()
 	case dtype.Int8:
 		return float64(int8(b[0]))
 	case dtype.Uint8:
@@ -130,13 +147,14 @@ func reference(dt dtype.DataType, op reduce.Op, n, count int) []byte {
 }
 
 // average divides a stored sum by n as Avg defines it for dt: truncating for
-// integers, one rounding in the type for float32/float64, and float32
-// division then rounding for the 16-bit types.
+// integers, one rounding in the type for float32/float64, float32
+// division then rounding for the 16-bit types, and float64 division then
+// rounding for the fp8 types.
 func average(dt dtype.DataType, sum float64, n int) float64 {
 	switch dt {
 	case dtype.Float32, dtype.BFloat16Type, dtype.Float16Type:
 		return float64(float32(sum) / float32(n))
-	case dtype.Float64:
+	case dtype.Float64, dtype.Float8E4M3Type, dtype.Float8E5M2Type:
 		return sum / float64(n)
 	default:
 		return math.Trunc(sum / float64(n))

@@ -1,6 +1,6 @@
 // Package dtype names the element types gocoll collectives move and reduce,
-// and provides the 16-bit floating-point types Go lacks: [BFloat16] and
-// [Float16].
+// and provides the 16- and 8-bit floating-point types Go lacks: [BFloat16],
+// [Float16], [Float8E4M3] and [Float8E5M2].
 package dtype
 
 import "fmt"
@@ -21,6 +21,8 @@ const (
 	Uint32
 	Int64
 	Uint64
+	Float8E4M3Type // OFP8 E4M3, as NCCL's ncclFloat8e4m3
+	Float8E5M2Type // OFP8 E5M2, as NCCL's ncclFloat8e5m2
 	numTypes
 )
 
@@ -39,6 +41,9 @@ var typeInfo = [numTypes]struct {
 	Uint32:       {"uint32", 4},
 	Int64:        {"int64", 8},
 	Uint64:       {"uint64", 8},
+	// NCCL's names, ncclFloat8e4m3 and ncclFloat8e5m2, lower-cased.
+	Float8E4M3Type: {"float8e4m3", 1},
+	Float8E5M2Type: {"float8e5m2", 1},
 }
 
 // All lists every valid DataType.
@@ -64,7 +69,7 @@ func (t DataType) Size() int {
 // IsFloat reports whether t is a floating-point type.
 func (t DataType) IsFloat() bool {
 	switch t {
-	case Float32, Float64, BFloat16Type, Float16Type:
+	case Float32, Float64, BFloat16Type, Float16Type, Float8E4M3Type, Float8E5M2Type:
 		return true
 	}
 	return false
@@ -78,7 +83,8 @@ func (t DataType) String() string {
 }
 
 // Parse returns the DataType named s (as printed by String; also the short
-// names nccl-tests uses: float, double, bf16, half, fp16, int, uint, ...).
+// names nccl-tests uses: float, double, bf16, half, fp16, int, uint,
+// f8e4m3, f8e5m2, ...).
 func Parse(s string) (DataType, error) {
 	for t := Float32; t < numTypes; t++ {
 		if typeInfo[t].name == s {
@@ -106,11 +112,16 @@ func Parse(s string) (DataType, error) {
 		return Int64, nil
 	case "u64":
 		return Uint64, nil
+	case "f8e4m3", "fp8e4m3", "e4m3":
+		return Float8E4M3Type, nil
+	case "f8e5m2", "fp8e5m2", "e5m2":
+		return Float8E5M2Type, nil
 	}
 	return Invalid, fmt.Errorf("dtype: unknown data type %q", s)
 }
 
-// Element is the set of Go types a typed collective accepts.
+// Element is the set of Go types a typed collective accepts. [Float8E4M3]
+// and [Float8E5M2] are in it as ~uint8; [Of] tells them from uint8.
 type Element interface {
 	~float32 | ~float64 | BFloat16 | Float16 | ~int8 | ~uint8 | ~int32 | ~uint32 | ~int64 | ~uint64
 }
@@ -139,6 +150,10 @@ func Of[T Element]() DataType {
 		return Int64
 	case uint64:
 		return Uint64
+	case Float8E4M3:
+		return Float8E4M3Type
+	case Float8E5M2:
+		return Float8E5M2Type
 	}
 	return Invalid
 }

@@ -15,7 +15,8 @@ func TestParseNamesEveryType(t *testing.T) {
 		require.Contains(t, []int{1, 2, 4, 8}, dt.Size(), dt.String())
 	}
 	for s, want := range map[string]DataType{"float": Float32, "double": Float64, "bf16": BFloat16Type,
-		"half": Float16Type, "int": Int32, "u64": Uint64} {
+		"half": Float16Type, "int": Int32, "u64": Uint64, "f8e4m3": Float8E4M3Type, "fp8e5m2": Float8E5M2Type,
+		"float8e4m3": Float8E4M3Type, "e5m2": Float8E5M2Type} {
 		got, err := Parse(s)
 		require.NoError(t, err)
 		require.Equal(t, want, got, s)
@@ -33,6 +34,11 @@ func TestOf(t *testing.T) {
 	require.Equal(t, Float16Type, Of[Float16]())
 	require.Equal(t, Uint64, Of[uint64]())
 	require.Equal(t, Int8, Of[int8]())
+	require.Equal(t, Uint8, Of[uint8]())
+	require.Equal(t, Float8E4M3Type, Of[Float8E4M3]())
+	require.Equal(t, Float8E5M2Type, Of[Float8E5M2]())
+	require.True(t, Float8E4M3Type.IsFloat() && Float8E5M2Type.IsFloat())
+	require.Equal(t, 1, Float8E5M2Type.Size())
 }
 
 // FuzzParse checks that Parse never panics and that what it accepts is a

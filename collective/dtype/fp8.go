@@ -4,7 +4,7 @@ import "math"
 
 // The 8-bit floats of OCP's OFP8 specification, as NCCL's ncclFloat8e4m3
 // and ncclFloat8e5m2 and CUDA's __nv_fp8_e4m3 and __nv_fp8_e5m2 define
-// them. They are not DataType values yet: collectives cannot carry them.
+// them; collectives carry them as [Float8E4M3Type] and [Float8E5M2Type].
 
 // Float8E4M3 is an OFP8 E4M3 number stored as its bit pattern: 1 sign bit,
 // 4 exponent bits (bias 7), 3 significand bits. It has no infinities; the
@@ -42,11 +42,21 @@ func Float8E4M3FromFloat32(f float32) Float8E4M3 {
 	if f != f {
 		return Float8E4M3(sign | 0x7f)
 	}
-	code := e4m3.magnitudeCode(f)
-	if code > uint64(e4m3.maxCode) {
-		code = uint64(e4m3.maxCode)
+	return Float8E4M3(sign | e4m3.saturatedCode(float64(f)))
+}
+
+// Float8E4M3FromFloat64 is [Float8E4M3FromFloat32] for a float64: one
+// rounding to nearest even, saturating at ±448.
+func Float8E4M3FromFloat64(f float64) Float8E4M3 {
+	sign := uint8(math.Float64bits(f)>>56) & 0x80
+	if f != f {
+		return Float8E4M3(sign | 0x7f)
 	}
-	return Float8E4M3(sign | uint8(code))
+	return Float8E4M3(sign | e4m3.saturatedCode(f))
+}
+
+func (p fp8) saturatedCode(f float64) uint8 {
+	return uint8(min(p.magnitudeCode(f), uint64(p.maxCode)))
 }
 
 // Float8E5M2FromFloat32 rounds f to the nearest Float8E5M2, ties to even,
@@ -60,11 +70,24 @@ func Float8E5M2FromFloat32(f float32) Float8E5M2 {
 	if f != f {
 		return Float8E5M2(sign | 0x7e | uint8(b>>21)&1)
 	}
-	code := e5m2.magnitudeCode(f)
-	if code > uint64(e5m2.maxCode) {
-		code = uint64(e5m2.maxCode) + 1 // Inf
+	return Float8E5M2(sign | e5m2.ieeeCode(float64(f)))
+}
+
+// Float8E5M2FromFloat64 is [Float8E5M2FromFloat32] for a float64: one
+// rounding to nearest even; a NaN keeps the payload bit after its quiet
+// bit.
+func Float8E5M2FromFloat64(f float64) Float8E5M2 {
+	b := math.Float64bits(f)
+	sign := uint8(b>>56) & 0x80
+	if f != f {
+		return Float8E5M2(sign | 0x7e | uint8(b>>50)&1)
 	}
-	return Float8E5M2(sign | uint8(code))
+	return Float8E5M2(sign | e5m2.ieeeCode(f))
+}
+
+// ieeeCode is magnitudeCode with overflow to the infinity pattern.
+func (p fp8) ieeeCode(f float64) uint8 {
+	return uint8(min(p.magnitudeCode(f), uint64(p.maxCode)+1))
 }
 
 // magnitudeCode returns |f| (not NaN) rounded to nearest even in the
@@ -72,8 +95,8 @@ func Float8E5M2FromFloat32(f float32) Float8E5M2 {
 // magnitude, which may exceed the format's range (Inf gives a large one).
 // Patterns are ordered like the values, so a carry out of the significand
 // is the next binade's pattern.
-func (p fp8) magnitudeCode(f float32) uint64 {
-	x := math.Abs(float64(f))
+func (p fp8) magnitudeCode(f float64) uint64 {
+	x := math.Abs(f)
 	if x == 0 {
 		return 0
 	}
@@ -97,6 +120,12 @@ func (p fp8) magnitudeCode(f float32) uint64 {
 // Float32 returns h as a float32, exactly. The NaN patterns give a quiet
 // NaN with h's sign.
 func (h Float8E4M3) Float32() float32 { return e4m3Values[h] }
+
+// Float64 returns h as a float64, exactly (a NaN as Float32's, widened).
+func (h Float8E4M3) Float64() float64 { return float64(e4m3Values[h]) }
+
+// Float64 returns h as a float64, exactly (a NaN as Float32's, widened).
+func (h Float8E5M2) Float64() float64 { return float64(e5m2Values[h]) }
 
 // Float32 returns h as a float32, exactly. A NaN keeps its sign and its
 // significand bits in float32's leading payload bits (a signaling NaN

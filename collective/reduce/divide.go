@@ -12,6 +12,8 @@ import (
 // rounding (exactly for n up to 2^24 and 2^53). bfloat16 and float16 divide
 // in float32 and round once to nearest even, which is the exactly rounded
 // quotient for n < 2^11; larger n divide in float64, exact for n < 2^40.
+// The fp8 types divide in float64 and round once more, exactly for
+// n < 2^40 (an E4M3 quotient never reaches 448, so never saturates).
 // It returns an error if t is invalid (ErrUnsupported), n < 1 (ErrDivisor)
 // or len(buf) is not a multiple of t's size (ErrLength). buf may have any
 // alignment.
@@ -55,6 +57,10 @@ func DivideBy(t dtype.DataType, buf []byte, n int) error {
 		inPlaceTyped(buf, func(s []dtype.BFloat16) { divideBFloat16(s, n) })
 	case dtype.Float16Type:
 		inPlaceTyped(buf, func(s []dtype.Float16) { divideFloat16(s, n) })
+	case dtype.Float8E4M3Type:
+		divideFloat8(view[dtype.Float8E4M3](buf), n, dtype.Float8E4M3.Float64, dtype.Float8E4M3FromFloat64)
+	case dtype.Float8E5M2Type:
+		divideFloat8(view[dtype.Float8E5M2](buf), n, dtype.Float8E5M2.Float64, dtype.Float8E5M2FromFloat64)
 	default:
 		panic(fmt.Sprintf("reduce: DivideBy has no case for valid type %v", t))
 	}

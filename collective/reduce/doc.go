@@ -17,6 +17,11 @@
 //   - bfloat16 and float16 elements are widened to float32 (exactly),
 //     combined there, and rounded once to nearest even; for sum and prod the
 //     result equals the exactly rounded one. NaN results are quiet NaNs.
+//   - float8e4m3 and float8e5m2 elements are widened to float32 (exactly),
+//     combined there (sums and products exactly) and rounded once to
+//     nearest even. E4M3 has no infinities: a result beyond ±448 saturates
+//     to ±448 (as CUDA's __NV_SATFINITE conversions, which NCCL's fp8
+//     reductions use); E5M2 overflows to ±Inf.
 //   - A sum or product with a NaN operand returns a's NaN if a is one,
 //     else b's (quieted; for the 16-bit types then narrowed), whatever
 //     operand order the compiler picks; which NaN Min and Max, and a NaN
@@ -37,9 +42,9 @@
 // if they are stale) at two levels, AVX-512 (F, BW, DQ) and AVX2, both
 // with F16C; the best one the CPU has is chosen at start-up with
 // klauspost/cpuid, and [KernelLevel] names it. Every data type and
-// operation has a vector kernel at both levels, and each gives the
-// portable result bit for bit, NaN payloads included: tests force each
-// level and compare. On arm64 one level, "neon" (Advanced SIMD, which
+// operation but the fp8 types' (portable for now) has a vector kernel at
+// both levels, and each gives the portable result bit for bit, NaN
+// payloads included: tests force each level and compare. On arm64 one level, "neon" (Advanced SIMD, which
 // every ARMv8-A CPU has), covers the same data types and operations;
 // internal/neongen writes simd_arm64.s (vector instructions as WORDs, Go's
 // assembler lacks most of them) and its table, and test.sh runs the same

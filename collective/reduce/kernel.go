@@ -80,6 +80,8 @@ func buildPortable() table {
 	tab[dtype.Uint8][Min], tab[dtype.Uint8][Max] = typed(minSmall[uint8]), typed(maxSmall[uint8])
 	tab[dtype.BFloat16Type] = bfloat16Kernels()
 	tab[dtype.Float16Type] = float16Kernels()
+	tab[dtype.Float8E4M3Type] = float8E4M3Kernels()
+	tab[dtype.Float8E5M2Type] = float8E5M2Kernels()
 	for _, t := range dtype.All() {
 		if int(t) >= maxTypes {
 			panic(fmt.Sprintf("reduce: data type %v beyond the kernel table", t))

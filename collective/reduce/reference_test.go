@@ -42,6 +42,10 @@ func decodeFloat(t dtype.DataType, b []byte) float64 {
 		return dtype.BFloat16(le.Uint16(b)).Float64()
 	case dtype.Float16Type:
 		return dtype.Float16(le.Uint16(b)).Float64()
+	case dtype.Float8E4M3Type:
+		return dtype.Float8E4M3(b[0]).Float64()
+	case dtype.Float8E5M2Type:
+		return dtype.Float8E5M2(b[0]).Float64()
 	}
 	panic("not a float type: " + t.String())
 }
@@ -57,6 +61,10 @@ func encodeFloat(t dtype.DataType, b []byte, v float64) {
 		le.PutUint16(b, uint16(dtype.BFloat16FromFloat64(v)))
 	case dtype.Float16Type:
 		le.PutUint16(b, uint16(dtype.Float16FromFloat64(v)))
+	case dtype.Float8E4M3Type:
+		b[0] = uint8(dtype.Float8E4M3FromFloat64(v))
+	case dtype.Float8E5M2Type:
+		b[0] = uint8(dtype.Float8E5M2FromFloat64(v))
 	}
 }
 
