@@ -44,7 +44,7 @@ func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataTy
 		}
 		switch algo {
 		case AlgoRing:
-			return c.allReduceRing(o, send, recv, count, spec)
+			return c.allReduceChannels(o, send, recv, count, spec, max(1, c.cfg.Channels))
 		case AlgoRecursiveDoubling:
 			return c.allReduceRecursiveDoubling(o, send, recv, spec)
 		case AlgoDirect:

@@ -91,6 +91,12 @@ type Config struct {
 	// false: each algorithm has its own order, every rank still getting the
 	// same bits.
 	Deterministic bool
+	// Channels cuts a ring AllReduce in this many parts, each on a ring
+	// of its own (a stride coprime to the world size; see channels.go),
+	// all in flight at once; fewer where the world size has fewer such
+	// strides or a part would be under a chunk. Default (0): 1; range
+	// [0, ChannelsMax].
+	Channels int
 	// Timeout bounds an operation whose context has no deadline. Default 10
 	// minutes; a negative value is an error. Every wait has a deadline.
 	Timeout time.Duration
@@ -154,6 +160,8 @@ func (c Config) withDefaults(traits transport.Traits) (Config, error) {
 		return c, fmt.Errorf("collective: PipelineDepth %d out of range [1, %d]", c.PipelineDepth, PipelineDepthMax)
 	case c.SmallBytes < 0:
 		return c, fmt.Errorf("collective: SmallBytes %d is negative", c.SmallBytes)
+	case c.Channels < 0 || c.Channels > ChannelsMax:
+		return c, fmt.Errorf("collective: Channels %d out of range [0, %d]", c.Channels, ChannelsMax)
 	case c.Timeout < 0:
 		return c, fmt.Errorf("collective: Timeout %v is negative", c.Timeout)
 	}

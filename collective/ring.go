@@ -27,6 +27,9 @@ type ring struct {
 	steps, k    int
 	depth       int
 	sends       []transport.Request // by index
+	sched       ringSchedule
+	pending     []pendingRecv // by index % depth
+	posted      int           // receives posted so far
 }
 
 func newRing(o *operation, steps, k int) *ring {
@@ -61,38 +64,55 @@ func (g *ring) waitSend(i int) error {
 // its receive is posted is held by the transport and copied once more (on
 // MetaRoCE, a copy per piece and a wait for credit beyond its budget).
 func (g *ring) run(s ringSchedule) error {
-	total := g.steps * g.k
-	pending := make([]pendingRecv, g.depth)
-	posted := 0
-	post := func(upTo int) error {
-		for ; posted < min(total, upTo); posted++ {
-			buf, err := s.recvBuf(posted)
-			if err != nil {
-				return err
-			}
-			pending[posted%g.depth] = g.o.recv(g.left, buf)
-		}
-		return nil
-	}
-	if err := post(min(g.k, g.depth)); err != nil {
+	if err := g.start(s); err != nil {
 		return err
 	}
-	for i := 0; i < min(g.k, total); i++ {
+	for i := 0; i < g.steps*g.k; i++ {
+		if err := g.step(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// start posts the first receives and sends of schedule s; step(i), for i
+// from 0 to steps*k-1 in order, then waits for index i and sends on. Rings
+// of channels (allReduceChannels) interleave their steps.
+func (g *ring) start(s ringSchedule) error {
+	g.sched, g.pending, g.posted = s, make([]pendingRecv, g.depth), 0
+	if err := g.post(min(g.k, g.depth)); err != nil {
+		return err
+	}
+	for i := 0; i < min(g.k, g.steps*g.k); i++ {
 		g.sends[i] = g.o.send(g.right, s.sendBuf(i))
 	}
-	for i := 0; i < total; i++ {
-		if err := post(i + g.depth); err != nil {
+	return nil
+}
+
+// post posts the receives of the indices below upTo not yet posted.
+func (g *ring) post(upTo int) error {
+	for ; g.posted < min(g.steps*g.k, upTo); g.posted++ {
+		buf, err := g.sched.recvBuf(g.posted)
+		if err != nil {
 			return err
 		}
-		if err := g.o.waitRecv(pending[i%g.depth]); err != nil {
-			return err
-		}
-		if err := s.afterRecv(i); err != nil {
-			return err
-		}
-		if j := i + g.k; j < total {
-			g.sends[j] = g.o.send(g.right, s.sendBuf(j))
-		}
+		g.pending[g.posted%g.depth] = g.o.recv(g.left, buf)
+	}
+	return nil
+}
+
+func (g *ring) step(i int) error {
+	if err := g.post(i + g.depth); err != nil {
+		return err
+	}
+	if err := g.o.waitRecv(g.pending[i%g.depth]); err != nil {
+		return err
+	}
+	if err := g.sched.afterRecv(i); err != nil {
+		return err
+	}
+	if j := i + g.k; j < g.steps*g.k {
+		g.sends[j] = g.o.send(g.right, g.sched.sendBuf(j))
 	}
 	return nil
 }

@@ -18,6 +18,9 @@ import (
 var algoSets = []algoSet{
 	{name: "ring", allReduce: collective.AlgoRing, broadcast: collective.AlgoChain, reduce: collective.AlgoChain},
 	{name: "tree", allReduce: collective.AlgoRecursiveDoubling, broadcast: collective.AlgoBinomial, reduce: collective.AlgoBinomial},
+	// Ring AllReduce on 3 channels (fewer where n has fewer strides or the
+	// buffer fewer chunks: the table's small counts run on one).
+	{name: "ring/3 channels", allReduce: collective.AlgoRing, channels: 3, allReduceOnly: true},
 	{name: "direct", allReduce: collective.AlgoDirect, broadcast: collective.AlgoDirect, reduce: collective.AlgoChain},
 	// The algorithms that follow the topology run on an uneven, cyclic
 	// placement (unevenTopology), for a few types (their code does not
@@ -34,6 +37,7 @@ type algoSet struct {
 	name                         string
 	allReduce, broadcast, reduce collective.Algorithm
 	reduceScatter, allGather     collective.Algorithm // AllGather runs in a set only where forced
+	channels                     int                  // Config.Channels
 	placed                       bool                 // Config.Topology is unevenTopology
 	dtypes                       []dtype.DataType     // nil: every type
 	skipRS                       bool                 // ReduceScatter is the same as in another set
