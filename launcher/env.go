@@ -60,6 +60,7 @@ const (
 	EnvEncrypt          = "GOCOLL_ENCRYPT"           // off (default), sites (AES-GCM between sites) or all (everywhere)
 	EnvAlgo             = "GOCOLL_ALGO"              // forced algorithms, like tree or allreduce:hierarchical,broadcast:chain
 	EnvDeterministic    = "GOCOLL_DETERMINISTIC"     // 1: AllReduce in one canonical order (collective.Config.Deterministic)
+	EnvChannels         = "GOCOLL_CHANNELS"          // ring AllReduce channels, 1 to collective.ChannelsMax (collective.Config.Channels)
 	EnvProbe            = "GOCOLL_PROBE"             // 1: measure the links per level as the world forms, for the cost model
 	EnvTimeout          = "GOCOLL_TIMEOUT"           // bound on each collective operation (collective.Config.Timeout)
 	EnvStallTimeout     = "GOCOLL_STALL_TIMEOUT"     // an operation running this long is reported as stalled (collective.Config.StallTimeout)
@@ -186,6 +187,9 @@ type Job struct {
 	// Deterministic (GOCOLL_DETERMINISTIC=1) sets the world communicator's
 	// Config.Deterministic: AllReduce bits independent of the algorithm.
 	Deterministic bool
+	// Channels (GOCOLL_CHANNELS) sets the world communicator's
+	// Config.Channels where the Config given to Join leaves it 0.
+	Channels int
 	// Probe (GOCOLL_PROBE=1) measures each level's links as the world
 	// forms, for the cost model's choice; see collective/tune/probe.
 	Probe          bool
@@ -514,6 +518,9 @@ func (e envReader) common(j *Job) error {
 		return err
 	}
 	if j.Deterministic, err = e.flag(EnvDeterministic, false); err != nil {
+		return err
+	}
+	if j.Channels, err = e.optInt(EnvChannels, 1, collective.ChannelsMax, 0); err != nil {
 		return err
 	}
 	if err := e.behaviour(j); err != nil {

@@ -154,6 +154,9 @@ func (lc *lifecycle) form(ctx context.Context, cfg collective.Config) (*World, e
 	cfg.Topology = &topo
 	job.Algo.Apply(&cfg)
 	cfg.Deterministic = cfg.Deterministic || job.Deterministic
+	if cfg.Channels == 0 {
+		cfg.Channels = job.Channels
+	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = job.OpTimeout
 	}
