@@ -80,18 +80,42 @@ algo() {
   sed -n "s/^\[rank 0\] .*msg=\"gocoll: coll\" .* op=[Aa]ll[Rr]educe algo=\([a-z-]*\) bytes=$2 .*/\1/p" "$1" |
     sort | uniq -c | awk '{ printf "%s%s x%d", sep, $2, $1; sep = ", " }'
 }
+# wan BEFORE AFTER: the bytes the WAN's busier direction carried between two
+# `gocoll lab stats` outputs (the counters are cumulative since the lab came up).
+wan() {
+  awk 'FNR == 1 { f++ } $1 ~ /^s[0-9]+-s[0-9]+[/]p/ { b[$2] += (f == 1 ? -$5 : $5) }
+    END { m = 0; for (d in b) if (b[d] > m) m = b[d]; printf "%d", m }' "$1" "$2"
+}
+# allreduce_bytes RAW: the sum of the sizes of rank 0's AllReduces in SIZES.
+allreduce_bytes() {
+  local s b total=0 k
+  for s in $SIZES; do
+    b=$(bytes "$s")
+    k=$(grep -c "^\[rank 0\] .*msg=\"gocoll: coll\" .* op=[Aa]ll[Rr]educe .* bytes=$b " "$1" || true)
+    total=$((total + k * b))
+  done
+  echo $total
+}
 pct() { awk -v g="$1" -v b="$2" 'BEGIN { if (g == "") print "failed"; else printf "%.0f %%", 100 * g / b }'; }
 
 sizes_csv=$(for s in $SIZES; do printf '%s,' "$(bytes "$s")"; done)
-declare -A ROW
+declare -A ROW WANS
 for a in $ALGOS; do
   raw=$OUT/raw/$stamp.$a.txt
+  "$G" lab stats --name "$LAB" >"$BIN/stats.before"
   echo "# bench/hier_lab.sh $stamp: algo $a, load before: $(cut -d' ' -f1-3 /proc/loadavg)" >"$raw"
   "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout 900s \
     -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL -- \
     "$G" bench allreduce --sizes "${sizes_csv%,}" -n "$ITERS" -w 1 --algo "$a" >>"$raw" 2>&1 ||
     echo "# run failed: $?" >>"$raw"
-  { echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"; echo "# lab counters after the run"; "$G" lab stats --name "$LAB"; } >>"$raw"
+  "$G" lab stats --name "$LAB" >"$BIN/stats.after"
+  { echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"; echo "# lab counters after the run (since the lab came up)"; cat "$BIN/stats.after"; } >>"$raw"
+  # The WAN's bytes in the busier direction over the bytes of the AllReduces
+  # of SIZES (the run's small ones left out): 1 for the hierarchical
+  # AllReduce and 1.75 for the ring, plus headers, acknowledgements and resends.
+  wb=$(wan "$BIN/stats.before" "$BIN/stats.after") ab=$(allreduce_bytes "$raw")
+  WANS[$a]=$(awk -v w="$wb" -v a="$ab" 'BEGIN { if (a > 0) printf "%.2f", w / a; else print "?" }')
+  echo "# WAN bytes in the busier direction during the run: $wb, over $ab bytes of AllReduces of $SIZES: ${WANS[$a]}" >>"$raw"
   for s in $SIZES; do
     b=$(bytes "$s")
     o=$(busbw "$raw" "$b" 8) i=$(busbw "$raw" "$b" 12)
@@ -99,6 +123,7 @@ for a in $ALGOS; do
     ROW[$a.$s]="| $s | $a | ${ran:-?} | ${o:-failed} ($(pct "$o" "$HIER_BOUND")) | ${i:-failed} ($(pct "$i" "$HIER_BOUND")) |"
     [[ $a == ring ]] && ROW[$a.$s]+=" ring: $(pct "$o" "$RING_BOUND") / $(pct "$i" "$RING_BOUND") of its $RING_BOUND |"
     [[ $a == ring ]] || ROW[$a.$s]+=" |"
+    ROW[$a.$s]+=" ${WANS[$a]} |"
     echo "bench/hier_lab.sh: $s $a ($ran): busbw $o / $i GB/s (bound $HIER_BOUND)" >&2
   done
 done
@@ -111,10 +136,10 @@ table=$OUT/table.md
   echo
   echo "Run $stamp (UTC) of bench/hier_lab.sh at commit $REV, $(nproc) cores, kernel $(uname -r); load average (1/5/15 min) $load0 before, $load1 after. The machine was shared with other work (other helpers' builds, tests and benchmarks) while it ran: the figures are one run on a loaded 2-core machine, not the best the code does."
   echo
-  echo "Lab: 2 sites x $HOSTS hosts x $SLOTS ranks ($N ranks), $PATHS WAN paths x $RATE Mbit/s each way, $DELAY ms one way, MTU $MTU; default transport (shm in a host, MetaRoCE between hosts); \`gocoll bench allreduce --sizes ... -n $ITERS -w 1 --algo A\` (time: the slowest rank's). busbw in GB/s (1e9 B/s) from the printed time, out-of-place and in-place, with its share of the hierarchical WAN bound $HIER_BOUND GB/s (each site receives S bytes per direction over ${PATHS}x$RATE Mbit/s = $(awk -v r="$R" 'BEGIN { printf "%.0f", r / 1e6 }') MB/s: algbw <= that rate, busbw bound = algbw bound x 2(n-1)/n); the ring's own bound is $RING_BOUND GB/s (1.75 S through one crossing per direction). 'ran': the algorithm rank 0's AllReduces of that size ran (GOCOLL_DEBUG_SUBSYS=COLL), with counts (warm-up, check and timed calls). Raw output and the lab's counters: raw/$stamp.*.txt."
+  echo "Lab: 2 sites x $HOSTS hosts x $SLOTS ranks ($N ranks), $PATHS WAN paths x $RATE Mbit/s each way, $DELAY ms one way, MTU $MTU; default transport (shm in a host, MetaRoCE between hosts); \`gocoll bench allreduce --sizes ... -n $ITERS -w 1 --algo A\` (time: the slowest rank's). busbw in GB/s (1e9 B/s) from the printed time, out-of-place and in-place, with its share of the hierarchical WAN bound $HIER_BOUND GB/s (each site receives S bytes per direction over ${PATHS}x$RATE Mbit/s = $(awk -v r="$R" 'BEGIN { printf "%.0f", r / 1e6 }') MB/s: algbw <= that rate, busbw bound = algbw bound x 2(n-1)/n); the ring's own bound is $RING_BOUND GB/s (1.75 S through one crossing per direction). 'ran': the algorithm rank 0's AllReduces of that size ran (GOCOLL_DEBUG_SUBSYS=COLL), with counts (warm-up, check and timed calls). 'WAN/S': the bytes the WAN's busier direction carried during the run (the lab's counters, both sizes together) over the bytes of those AllReduces: the algorithm's share is 1 (hierarchical) or 1.75 (ring), the rest is packet headers, acknowledgements and resends. Raw output and the lab's counters: raw/$stamp.*.txt."
   echo
-  echo "| size | --algo | ran | busbw out-of-place (of $HIER_BOUND) | busbw in-place (of $HIER_BOUND) | ring against its own bound |"
-  echo "|---|---|---|---|---|---|"
+  echo "| size | --algo | ran | busbw out-of-place (of $HIER_BOUND) | busbw in-place (of $HIER_BOUND) | ring against its own bound | WAN/S |"
+  echo "|---|---|---|---|---|---|---|"
   for s in $SIZES; do for a in $ALGOS; do echo "${ROW[$a.$s]}"; done; done
 } >"$table"
 cat "$table"
