@@ -15,7 +15,7 @@ import (
 
 // TestDeterministicAcrossAlgorithms: with Config.Deterministic, AllReduce
 // of random floats of mixed magnitudes gives every rank the same bits under
-// every algorithm and chunk size, at world sizes 2 to 16 on an uneven
+// every algorithm, chunk size and channel count, at world sizes 2 to 16 on an uneven
 // cyclic placement over two sites, equal to the rank-order fold
 // ((x0+x1)+x2)+..., in and out of place. Without it the same inputs give
 // different bits across algorithms at some size (so the check can fail).
@@ -28,7 +28,9 @@ func TestDeterministicAcrossAlgorithms(t *testing.T) {
 	configs := []collective.Config{}
 	for _, a := range collective.Algorithms(collective.KindAllReduce) {
 		for _, chunk := range []int{collective.ChunkBytesMin, 64 << 10} {
-			configs = append(configs, collective.Config{AllReduce: a, ChunkBytes: chunk})
+			for _, ch := range []int{1, 3} {
+				configs = append(configs, collective.Config{AllReduce: a, ChunkBytes: chunk, Channels: ch})
+			}
 		}
 	}
 	differed := false
@@ -59,7 +61,7 @@ func TestDeterministicAcrossAlgorithms(t *testing.T) {
 			for _, cfg := range configs {
 				cfg.Deterministic, cfg.Topology = det, tp
 				got := runAllReduceFloats(t, n, cfg, inputs)
-				name := fmt.Sprintf("n=%d/%v/chunk %d/deterministic %v", n, cfg.AllReduce, cfg.ChunkBytes, det)
+				name := fmt.Sprintf("n=%d/%v/chunk %d/%d channels/deterministic %v", n, cfg.AllReduce, cfg.ChunkBytes, cfg.Channels, det)
 				if !det {
 					plain = append(plain, got[0])
 					continue
