@@ -43,7 +43,7 @@ var flagSpecs = []flagSpec{
 	{short: "n", long: "iters", set: setInt(func(o *Options) *int { return &o.Iters }), help: "timed iterations (default 20)"},
 	{short: "w", long: "warmup_iters", set: setInt(func(o *Options) *int { return &o.Warmup }), help: "warm-up iterations (default 1)"},
 	{short: "c", long: "check", set: setInt(func(o *Options) *int { return &o.Check }), help: "verified iterations per measurement, 0 for none (default 1)"},
-	{short: "d", long: "datatype", set: setDataType, help: "data type: float, double, bf16, half, int8, uint8, int32, uint32, int64, uint64, or all (default float)"},
+	{short: "d", long: "datatype", set: setDataType, help: "data type: float, double, bf16, half, int8, uint8, int32, uint32, int64, uint64, f8e4m3, f8e5m2, or all (default float)"},
 	{short: "o", long: "op", set: setOp, help: "reduction: sum, prod, min, max, avg, or all (default sum)"},
 	{short: "r", long: "root", set: setRoot, help: "root rank of broadcast and reduce, or all (every rank in turn) (default 0)"},
 	{short: "m", long: "agg_iters", set: setInt(func(o *Options) *int { return &o.AggIters }), help: "calls per timed iteration; the time is per call (default 1)"},
@@ -226,7 +226,7 @@ func setDataType(o *Options, v string) error {
 	}
 	t, err := dtype.Parse(v)
 	if err != nil {
-		return fmt.Errorf("unknown data type %s (want %s, all, or nccl-tests' float, double, bf16, half, int, uint)", quoteArg(v), dataTypeNames())
+		return fmt.Errorf("unknown data type %s (want %s, all, or nccl-tests' float, double, bf16, half, int, uint, f8e4m3, f8e5m2)", quoteArg(v), dataTypeNames())
 	}
 	o.DataType = t
 	return nil
