@@ -1,6 +1,10 @@
 package reduce
 
-import "github.com/gocoll/gocoll/collective/dtype"
+import (
+	"sync"
+
+	"github.com/gocoll/gocoll/collective/dtype"
+)
 
 // The fp8 kernels widen each element to float32 through the 256-entry
 // tables of dtype (exact), combine there and round once to nearest even
@@ -12,9 +16,46 @@ import "github.com/gocoll/gocoll/collective/dtype"
 // reductions use); E5M2 overflows to ±Inf as IEEE formats do. A NaN sum or
 // product is a's NaN if a is one, else b's (see firstNaN), quieted.
 // Min and Max follow Go's min and max: NaN propagates, -0 is below +0.
-// The loops are written out per type, as for the 16-bit floats.
+// The loops are written out per type, as for the 16-bit floats; the
+// kernels run them once, over every pair, into lookup tables.
 
-func float8E4M3Kernels() [numOps]Kernel {
+func float8E4M3Kernels() [numOps]Kernel { return pairTableKernels(float8E4M3Loops()) }
+
+func float8E5M2Kernels() [numOps]Kernel { return pairTableKernels(float8E5M2Loops()) }
+
+// pairTableKernels turns the element loops of an 8-bit type into kernels
+// that look each result up in a table of all 256x256 input pairs, built
+// from the loop on first use (64 KiB per operation; rounding through
+// float64 arithmetic per element is two orders of magnitude slower).
+func pairTableKernels(loops [numOps]Kernel) [numOps]Kernel {
+	var out [numOps]Kernel
+	for _, op := range []Op{Sum, Prod, Min, Max} {
+		loop := loops[op]
+		var once sync.Once
+		var tab *[1 << 16]uint8
+		out[op] = typed(func(dst, a, b []uint8) {
+			once.Do(func() { tab = pairTable(loop) })
+			a, b = a[:len(dst)], b[:len(dst)]
+			for i := range dst {
+				dst[i] = tab[uint16(a[i])<<8|uint16(b[i])]
+			}
+		})
+	}
+	return out
+}
+
+// pairTable runs loop over every pair: entry x<<8|y is x op y.
+func pairTable(loop Kernel) *[1 << 16]uint8 {
+	var x, y [1 << 16]uint8
+	for i := range x {
+		x[i], y[i] = uint8(i>>8), uint8(i)
+	}
+	tab := new([1 << 16]uint8)
+	loop(tab[:], x[:], y[:])
+	return tab
+}
+
+func float8E4M3Loops() [numOps]Kernel {
 	return [numOps]Kernel{
 		Sum: typed(func(dst, a, b []dtype.Float8E4M3) {
 			a, b = a[:len(dst)], b[:len(dst)]
@@ -53,7 +94,7 @@ func float8E4M3Kernels() [numOps]Kernel {
 	}
 }
 
-func float8E5M2Kernels() [numOps]Kernel {
+func float8E5M2Loops() [numOps]Kernel {
 	return [numOps]Kernel{
 		Sum: typed(func(dst, a, b []dtype.Float8E5M2) {
 			a, b = a[:len(dst)], b[:len(dst)]
