@@ -49,7 +49,8 @@ func commConfig(o Options) collective.Config {
 	forced := []struct {
 		coll collKind
 		algo *collective.Algorithm
-	}{{collAllReduce, &cfg.AllReduce}, {collBroadcast, &cfg.Broadcast}, {collReduce, &cfg.Reduce}}
+	}{{collAllReduce, &cfg.AllReduce}, {collBroadcast, &cfg.Broadcast}, {collReduce, &cfg.Reduce},
+		{collAllGather, &cfg.AllGather}, {collReduceScatter, &cfg.ReduceScatter}}
 	for _, f := range forced {
 		if slices.Contains(f.coll.info().algos, o.Algo) {
 			*f.algo = o.Algo
