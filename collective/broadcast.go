@@ -74,7 +74,12 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 func (c *Comm) broadcastDirect(o *operation, buf []byte, root int) error {
 	g := newGeometry(len(buf), 1, 1, c.cfg.ChunkBytes)
 	if c.rank != root {
-		pending := make([]pendingRecv, g.k)
+		var inline [4]pendingRecv
+		pending := inline[:]
+		if g.k > len(inline) {
+			pending = make([]pendingRecv, g.k)
+		}
+		pending = pending[:g.k]
 		for i := range g.k {
 			lo, hi := g.span(0, i)
 			pending[i] = o.recv(root, buf[lo:hi])
