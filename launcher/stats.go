@@ -92,7 +92,7 @@ func logStats(log *slog.Logger, s transport.Stats) {
 	for _, p := range s.Peers {
 		attrs := []any{"peer", p.Rank, "transport", p.Transport, "sent", fmt.Sprintf("%s/%d", sizeText(p.BytesSent), p.MsgsSent),
 			"recv", fmt.Sprintf("%s/%d", sizeText(p.BytesRecv), p.MsgsRecv)}
-		if !p.Up && !strings.HasSuffix(p.Err, transport.ErrClosed.Error()) { // closed: the peer said goodbye first
+		if !p.Up && !strings.Contains(p.Err, transport.ErrClosed.Error()) { // closed, by either side: a normal end, said nothing of
 			attrs = append(attrs, "err", p.Err)
 		}
 		if p.Transport == transport.StatsMetaRoCE {

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -73,4 +74,26 @@ func TestLogTransports(t *testing.T) {
 	s := transport.Stats{Peers: []transport.PeerStats{{Rank: 1, Transport: "shm"}, {Rank: 2, Transport: "metaroce"}}}
 	logTransports(slog.New(slog.NewTextHandler(&buf, nil)), s, collective.Config{ChunkBytes: 2 << 20, SmallBytes: 64 << 10})
 	require.Contains(t, buf.String(), `msg="gocoll: transport per peer" peers="shm=1 metaroce=2" chunk=2.0MiB small=64.0KiB`)
+}
+
+// A connection the peer closed first is a normal end on either transport
+// (MetaRoCE wraps transport.ErrClosed with its reason): its traffic line
+// carries no err; any other failure does.
+func TestLogStatsQuietOnClose(t *testing.T) {
+	peerClosed := (&transport.PeerError{Rank: 1, Err: fmt.Errorf("%w (%s)", transport.ErrClosed, "metaroce: connection closed by peer")}).Error()
+	for _, tc := range []struct {
+		err     string
+		wantErr bool
+	}{
+		{transport.ErrClosed.Error(), false},
+		{peerClosed, false},
+		{"metaroce: the peer stopped answering: nothing heard on any of 8 paths for 2s", true},
+	} {
+		var buf bytes.Buffer
+		s := transport.Stats{Rank: 0, Peers: []transport.PeerStats{{Rank: 1, Transport: transport.StatsMetaRoCE, Err: tc.err}}}
+		logStats(slog.New(slog.NewTextHandler(&buf, nil)), s)
+		if got := strings.Contains(buf.String(), "err="); got != tc.wantErr {
+			t.Errorf("Err %q: err attribute logged = %v, want %v:\n%s", tc.err, got, tc.wantErr, buf.String())
+		}
+	}
 }
