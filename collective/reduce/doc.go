@@ -42,9 +42,10 @@
 // if they are stale) at two levels, AVX-512 (F, BW, DQ) and AVX2, both
 // with F16C; the best one the CPU has is chosen at start-up with
 // klauspost/cpuid, and [KernelLevel] names it. Every data type and
-// operation but the fp8 types' (portable for now) has a vector kernel at
-// both levels, and each gives the portable result bit for bit, NaN
-// payloads included: tests force each level and compare. On arm64 one level, "neon" (Advanced SIMD, which
+// operation has a vector kernel at both levels (the fp8 types' gather
+// their results from the portable kernels' table of all input pairs), and
+// each gives the portable result bit for bit, NaN payloads included: tests
+// force each level and compare. The fp8 types stay portable on arm64. On arm64 one level, "neon" (Advanced SIMD, which
 // every ARMv8-A CPU has), covers the same data types and operations;
 // internal/neongen writes simd_arm64.s (vector instructions as WORDs, Go's
 // assembler lacks most of them) and its table, and test.sh runs the same

@@ -19,22 +19,19 @@ import (
 // The loops are written out per type, as for the 16-bit floats; the
 // kernels run them once, over every pair, into lookup tables.
 
-func float8E4M3Kernels() [numOps]Kernel { return pairTableKernels(float8E4M3Loops()) }
+func float8E4M3Kernels() [numOps]Kernel { return pairTableKernels(dtype.Float8E4M3Type) }
 
-func float8E5M2Kernels() [numOps]Kernel { return pairTableKernels(float8E5M2Loops()) }
+func float8E5M2Kernels() [numOps]Kernel { return pairTableKernels(dtype.Float8E5M2Type) }
 
-// pairTableKernels turns the element loops of an 8-bit type into kernels
-// that look each result up in a table of all 256x256 input pairs, built
-// from the loop on first use (64 KiB per operation; rounding through
-// float64 arithmetic per element is two orders of magnitude slower).
-func pairTableKernels(loops [numOps]Kernel) [numOps]Kernel {
+// pairTableKernels returns the kernels of an 8-bit float type, which look
+// each result up in a table of all 256x256 input pairs (pairTableFor;
+// rounding through float64 arithmetic per element is two orders of
+// magnitude slower).
+func pairTableKernels(t dtype.DataType) [numOps]Kernel {
 	var out [numOps]Kernel
 	for _, op := range []Op{Sum, Prod, Min, Max} {
-		loop := loops[op]
-		var once sync.Once
-		var tab *[1 << 16]uint8
 		out[op] = typed(func(dst, a, b []uint8) {
-			once.Do(func() { tab = pairTable(loop) })
+			tab := pairTableFor(t, op)
 			a, b = a[:len(dst)], b[:len(dst)]
 			for i := range dst {
 				dst[i] = tab[uint16(a[i])<<8|uint16(b[i])]
@@ -44,14 +41,35 @@ func pairTableKernels(loops [numOps]Kernel) [numOps]Kernel {
 	return out
 }
 
+// pairTab holds x op y at x<<8|y, and 3 bytes of padding so that the
+// vector kernels' 4-byte gathers stay inside it.
+type pairTab = [1<<16 + 3]uint8
+
+var pairTables [2][numOps]struct {
+	once sync.Once
+	tab  *pairTab
+}
+
+// pairTableFor returns the table of (t, op), t an fp8 type, building it on
+// first use from the element loops.
+func pairTableFor(t dtype.DataType, op Op) *pairTab {
+	k, loops := 0, float8E4M3Loops
+	if t == dtype.Float8E5M2Type {
+		k, loops = 1, float8E5M2Loops
+	}
+	e := &pairTables[k][op]
+	e.once.Do(func() { e.tab = pairTable(loops()[op]) })
+	return e.tab
+}
+
 // pairTable runs loop over every pair: entry x<<8|y is x op y.
-func pairTable(loop Kernel) *[1 << 16]uint8 {
+func pairTable(loop Kernel) *pairTab {
 	var x, y [1 << 16]uint8
 	for i := range x {
 		x[i], y[i] = uint8(i>>8), uint8(i)
 	}
-	tab := new([1 << 16]uint8)
-	loop(tab[:], x[:], y[:])
+	tab := new(pairTab)
+	loop(tab[:1<<16], x[:], y[:])
 	return tab
 }
 

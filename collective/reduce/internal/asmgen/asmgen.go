@@ -8,7 +8,9 @@
 // reduce regenerates into memory and fails if the committed files differ.
 //
 // Every kernel gives exactly the result of the portable Go kernel, bit for
-// bit, NaNs included (see each emitter's comment for why).
+// bit, NaNs included (see each emitter's comment for why). The fp8 kernels
+// (fp8.go) take one more argument, the portable kernels' table of all
+// input pairs, and gather from it.
 package asmgen
 
 import (
@@ -46,6 +48,11 @@ func Generate() (map[string][]byte, error) {
 			for _, t := range k.types {
 				fmt.Fprintf(&table, "\t{dtype.%s, %s, %s%s},\n", t, k.op, k.name, l.Name)
 			}
+		}
+		for _, k := range tableKernels {
+			g := &gen{c: c, l: l}
+			g.tableFunction(k.op, k.t)
+			fmt.Fprintf(&table, "\t{dtype.%s, %s, pairTableVec(dtype.%s, %s, %s)},\n", k.t, k.op, k.t, k.op, tableName(k.op, k.t, l))
 		}
 		table.WriteString("}\n\n")
 		fmt.Fprintf(&table, "// %sBlock is the byte multiple the %s kernels take.\nconst %sBlock = %d\n\n", l.id, l.Name, l.id, l.Block)

@@ -1,0 +1,42 @@
+//go:build (amd64 || arm64) && !purego
+
+package reduce
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+)
+
+// TestLevelFloat8AllPairs forces each supported level and runs every fp8
+// op over all 256x256 pairs (a whole number of blocks, so all in vector
+// lanes), out of place, in place and at odd offsets, against the portable
+// kernels bit for bit.
+func TestLevelFloat8AllPairs(t *testing.T) {
+	a, b := make([]byte, 1<<16), make([]byte, 1<<16)
+	for i := range a {
+		a[i], b[i] = byte(i), byte(i>>8)
+	}
+	for _, l := range supportedLevels(t) {
+		withLevel(t, l, func() {
+			for _, f := range fp8Cases {
+				for _, op := range Ops() {
+					fast, _ := Lookup(f.dt, op)
+					slow, _ := Portable(f.dt, op)
+					what := fmt.Sprintf("%s %v %v", l.name, f.dt, op)
+					want := runAt(slow, [3]int{}, a, b)
+					for _, off := range [][3]int{{}, {1, 3, 2}} {
+						if got := runAt(fast, off, a, b); !bytes.Equal(got, want) {
+							t.Fatalf("%s offsets %v: results differ from portable", what, off)
+						}
+					}
+					in := clone(b)
+					fast(in, a, in)
+					if !bytes.Equal(in, want) {
+						t.Fatalf("%s: dst = b differs from portable", what)
+					}
+				}
+			}
+		})
+	}
+}
