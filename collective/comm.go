@@ -206,6 +206,15 @@ type Comm struct {
 	scratch scratchPool
 	flight  *flightRecorder // shared with the communicators Split makes
 	choices sync.Map        // automatic algorithms by choiceKey (choose.go)
+	// operations keeps this communicator's ended operations for reuse
+	// (op.go's release), so that a steady stream of small collectives
+	// allocates no operation (about 1.5 KiB with its per-peer state) and
+	// no timer. It is per communicator, not global, because a kept timer
+	// belongs to the goroutines that made it: a timer made outside a
+	// testing/synctest bubble and reused inside one is not durably
+	// blocking, and the bubble's virtual clock never advanced
+	// (TestVirtualTimeCollectives hung in CI).
+	operations sync.Pool
 }
 
 // New returns the world communicator over ep: every rank of the endpoint's

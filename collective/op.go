@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/gocoll/gocoll/transport"
@@ -77,7 +76,10 @@ func (c *Comm) begin(ctx context.Context, h header) (*operation, error) {
 // newOperation bounds the operation by the communicator's Config.Timeout
 // from now when ctx has no deadline of its own (see await).
 func (c *Comm) newOperation(ctx context.Context, h header, key transport.OpKey, abort []int) *operation {
-	o := operations.Get().(*operation) // zero but for its timer (release)
+	o, _ := c.operations.Get().(*operation) // zero but for its timer (release)
+	if o == nil {
+		o = new(operation)
+	}
 	o.c, o.ctx, o.hdr, o.key, o.abort = c, ctx, h, key, abort
 	if n := c.Size(); n <= peersInlineMax {
 		o.peers = o.peersInline[:n]
@@ -374,21 +376,16 @@ func (o *operation) execute(body func(o *operation) error) error {
 	return err
 }
 
-// operations keeps ended operations for reuse, so that a steady stream of
-// small collectives allocates no operation (about 1.5 KiB with its
-// per-peer state) and no timer.
-var operations = sync.Pool{New: func() any { return new(operation) }}
-
 // release gives back an operation that has ended: execute calls it once
 // the operation is untracked and nothing refers to it any more (the
 // algorithms start no goroutines; errors keep no reference to it). It
 // drops every reference the operation held, and keeps its timer, stopped
-// by await.
+// by await, for the next operation of the same communicator.
 func (o *operation) release() {
-	t := o.timer
+	t, c := o.timer, o.c
 	*o = operation{}
 	o.timer = t
-	operations.Put(o)
+	c.operations.Put(o)
 }
 
 func (o *operation) wrap(err error) error {
