@@ -16,6 +16,15 @@ import (
 const (
 	// DefaultPaths is Config.Paths when it is 0.
 	DefaultPaths = 8
+	// DefaultMaxSends and DefaultMaxRecvs are Config.Core.MaxSends and
+	// MaxRecvs when they are 0: twice the core's 4096, since a collective
+	// operation of gocoll's posts up to two messages per peer (its header
+	// and its data, for more than 512 bytes) and the collective layer runs
+	// up to 4096 operations at once (collective.MaxRunningOps): 4000 sends
+	// of 16 KiB to one peer at once failed with metaroce.ErrLimit at 4096.
+	// Each message costs the core about a hundred bytes.
+	DefaultMaxSends = 8192 + 64
+	DefaultMaxRecvs = 8192 + 64
 	// DefaultLoopbackDatagram is Config.MaxDatagram on a loopback address:
 	// near the 65507-byte UDP limit, so a 64 MiB message needs about a
 	// thousand datagrams.
@@ -342,6 +351,12 @@ func (c Config) withDefaults() (Config, error) {
 		}
 	}
 	c.Core.NodeID, c.Core.Paths, c.Core.MaxDatagram = uint64(c.Rank), c.Paths, c.MaxDatagram
+	if c.Core.MaxSends == 0 {
+		c.Core.MaxSends = DefaultMaxSends
+	}
+	if c.Core.MaxRecvs == 0 {
+		c.Core.MaxRecvs = DefaultMaxRecvs
+	}
 	c.Core.ReportUnexpected = true
 	c.Core.DelaySmallAcks = c.Core.DelaySmallAcks || c.EagerBytes > 0
 	c.Core.PiggybackAcks = true
