@@ -93,7 +93,10 @@
 // one-line error naming it. gocoll run also sets GOCOLL_WATCH_STDIN=1 for
 // the ranks it starts remotely: the rank then ends (SIGTERM, then exit
 // status 143 five seconds later) when its stdin closes, which means the
-// launcher or the ssh connection to it is gone. This package's env.go is
+// launcher or the ssh connection to it is gone; under --bind-to core it
+// sets GOCOLL_BIND_CORE=I/N for them too, and the rank binds every thread
+// of its process to the I-th of its host's N ranks' cores as it joins
+// (see BindCore). This package's env.go is
 // the only code of gocoll that reads environment variables.
 //
 // # Where UDP is blocked

@@ -195,6 +195,7 @@ type Job struct {
 	Probe          bool
 	ConnectTimeout time.Duration // in (0, MaxTimeout]
 	WatchStdin     bool
+	BindCore       BindCore // GOCOLL_BIND_CORE: the core Join binds the process to; zero: none
 	// OpTimeout and StallTimeout are the world communicator's
 	// Config.Timeout and Config.StallTimeout where the Config given to
 	// Join leaves them zero (GOCOLL_TIMEOUT, GOCOLL_STALL_TIMEOUT); in
@@ -512,6 +513,9 @@ func (e envReader) common(j *Job) error {
 	}
 	var err error
 	if j.WatchStdin, err = e.flag(EnvWatchStdin, false); err != nil {
+		return err
+	}
+	if j.BindCore, err = parseBindCore(e.get(EnvBindCore)); err != nil {
 		return err
 	}
 	if j.Probe, err = e.flag(EnvProbe, false); err != nil {

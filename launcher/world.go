@@ -84,6 +84,9 @@ func Join(ctx context.Context, job Job, cfg collective.Config) (*World, error) {
 	}
 	base := newLogger(job)
 	lc := &lifecycle{job: job, log: subsysLogger(base, job, SubsysInit).With("rank", job.Rank), transportLog: subsysLogger(base, job, SubsysNet)}
+	if err := bindSelf(job, lc.log); err != nil {
+		return nil, fmt.Errorf("gocoll: rank %d of %d (%s): %w", job.Rank, job.Size, job.Launcher, err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, job.ConnectTimeout)
 	defer cancel()
 	w, err := lc.form(ctx, cfg)

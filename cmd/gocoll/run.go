@@ -90,7 +90,7 @@ var runFlags = []runFlag{
 	{[]string{"rdzv-id"}, "ID", "the nodes' shared job key (16 or more printable characters) when GOCOLL_JOB_KEY is not set", ""},
 	{[]string{"max-restarts"}, "N", "after a failed run, start the whole job again up to N times; ranks find the count in GOCOLL_RESTART_COUNT and TORCHELASTIC_RESTART_COUNT", "0"},
 	{[]string{"map-by"}, "slot|node", "fill each host's slots in turn (slot), or deal ranks to the hosts one each in turn (node)", job.MapBySlot},
-	{[]string{"bind-to"}, "core|none", "bind each rank started here to a core of its own (the i-th to the i-th core), or leave it free", job.BindNone},
+	{[]string{"bind-to"}, "core|none", "bind each rank to a core of its own (a host's i-th rank to its i-th core; remote ranks bind themselves in gocoll.Init), or leave it free", job.BindNone},
 	{[]string{"rsh"}, "CMD", "command that runs a command on {host} (appended if absent)", job.DefaultRsh},
 	{[]string{"x"}, "VAR[=value]", "pass VAR, with its value here or the one given, to every rank; repeatable", ""},
 	{[]string{"timeout"}, "SECONDS", "stop the job after this long (exit status 124), printing its hang report first", "none"},

@@ -4,9 +4,6 @@ package job
 
 import "os/exec"
 
-// hostCores is nil where the launcher cannot bind (see affinity_linux.go):
-// --bind-to core is then an error.
-func hostCores() [][]int { return nil }
-
-// startBound starts cmd; cpus is always empty here.
+// startBound starts cmd; cpus is always empty here (affinity.Cores is nil,
+// so --bind-to core is refused).
 func startBound(cmd *exec.Cmd, _ []int) error { return cmd.Start() }

@@ -2,8 +2,9 @@ package job
 
 import (
 	"fmt"
-	"slices"
 
+	"github.com/gocoll/gocoll/internal/affinity"
+	"github.com/gocoll/gocoll/launcher"
 	"github.com/gocoll/gocoll/topology"
 )
 
@@ -26,8 +27,13 @@ const (
 	// BindCore binds each rank to one core (all of its hardware threads)
 	// of those the launcher may run on: the i-th rank started on this
 	// host (in rank order, whatever name of the host it is listed under)
-	// to the i-th core. More such ranks than cores is refused without
-	// Oversubscribe, and wraps around with it.
+	// to the i-th core, at fork. More such ranks than cores is refused
+	// without Oversubscribe, and wraps around with it. A rank on another
+	// host binds itself the same way to that host's cores as it joins the
+	// job (gocoll.Init: see launcher.BindCore), the i-th of its host name's
+	// ranks to the i-th core of those it was started with; too many ranks
+	// there fail their Init with the same one-line error. A remote program
+	// that does not call gocoll.Init is not bound.
 	BindCore = "core"
 )
 
@@ -101,33 +107,43 @@ func mapPlacements(placements []topology.Placement, np int, mode string) []topol
 }
 
 // bindCPUs returns, by rank, the CPUs each local rank is bound to under
-// s.BindTo (nil for every rank under BindNone, and for remote ranks,
-// which are not bound); cores lists this host's cores as CPU numbers.
-func bindCPUs(s Spec, placements []topology.Placement, local []bool, cores [][]int) ([][]int, error) {
+// s.BindTo (nil for every rank under BindNone, and for remote ranks);
+// cores lists this host's cores as CPU numbers (affinity.Cores). It also
+// returns, by rank, the binding a remote rank makes itself as it joins
+// (launcher.BindCore; zero for local ranks and under BindNone): its index
+// among the ranks of its host (by host name, in rank order) and their
+// number there, whose cores only that host knows.
+func bindCPUs(s Spec, placements []topology.Placement, local []bool, cores [][]int) ([][]int, []launcher.BindCore, error) {
 	if s.BindTo != BindCore {
-		return nil, nil
+		return nil, nil, nil
 	}
-	if len(cores) == 0 {
-		return nil, fmt.Errorf("--bind-to core: cannot tell this host's cores (sched_getaffinity)")
-	}
-	n := 0 // local ranks: on any of the names this host goes by
-	for r := range placements {
+	n := 0                     // local ranks: on any of the names this host goes by
+	onHost := map[string]int{} // remote ranks, by host
+	for r, pl := range placements {
 		if local[r] {
 			n++
+		} else {
+			onHost[pl.Host]++
 		}
-	}
-	if n > len(cores) && !s.Oversubscribe {
-		return nil, fmt.Errorf("--bind-to core: %d ranks on this host but %d cores to bind them to (--oversubscribe lets ranks share cores, or --bind-to none)", n, len(cores))
 	}
 	cpus := make([][]int, len(placements))
+	remote := make([]launcher.BindCore, len(placements))
 	i := 0
-	for r := range placements {
-		if local[r] {
-			cpus[r] = slices.Clone(cores[i%len(cores)])
-			i++
+	seen := map[string]int{}
+	for r, pl := range placements {
+		if !local[r] {
+			remote[r] = launcher.BindCore{Index: seen[pl.Host], Of: onHost[pl.Host], Oversubscribe: s.Oversubscribe}
+			seen[pl.Host]++
+			continue
 		}
+		c, err := affinity.Pick(cores, i, n, s.Oversubscribe)
+		if err != nil {
+			return nil, nil, err
+		}
+		cpus[r] = c
+		i++
 	}
-	return cpus, nil
+	return cpus, remote, nil
 }
 
 // binding is the CPUs rank r is bound to; nil: none.

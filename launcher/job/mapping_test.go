@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gocoll/gocoll/internal/affinity"
+	"github.com/gocoll/gocoll/launcher"
 	"github.com/gocoll/gocoll/topology"
 )
 
@@ -33,22 +35,33 @@ func TestMapPlacementsByNode(t *testing.T) {
 }
 
 func TestBindCPUs(t *testing.T) {
-	pls, err := topology.AssignRanks([]topology.HostSlots{{Host: "here", Slots: 3}, {Host: "far", Slots: 2}})
+	pls, err := topology.AssignRanks([]topology.HostSlots{{Host: "here", Slots: 3}, {Host: "far", Slots: 2}, {Host: "other", Slots: 1}})
 	require.NoError(t, err)
-	local := []bool{true, true, true, false, false}
+	local := []bool{true, true, true, false, false, false}
 	cores := [][]int{{0, 4}, {1, 5}}
 	s := Spec{BindTo: BindCore}
-	_, err = bindCPUs(s, pls, local, cores)
+	_, _, err = bindCPUs(s, pls, local, cores)
 	require.EqualError(t, err, "--bind-to core: 3 ranks on this host but 2 cores to bind them to (--oversubscribe lets ranks share cores, or --bind-to none)")
 	s.Oversubscribe = true
-	cpus, err := bindCPUs(s, pls, local, cores)
+	cpus, remote, err := bindCPUs(s, pls, local, cores)
 	require.NoError(t, err)
-	require.Equal(t, [][]int{{0, 4}, {1, 5}, {0, 4}, nil, nil}, cpus)
-	cpus, err = bindCPUs(Spec{BindTo: BindNone}, pls, local, cores)
+	require.Equal(t, [][]int{{0, 4}, {1, 5}, {0, 4}, nil, nil, nil}, cpus)
+	// Remote ranks bind themselves: index and number on their host.
+	var got []string
+	for _, b := range remote {
+		got = append(got, b.String())
+	}
+	require.Equal(t, []string{"0/0", "0/0", "0/0", "0/2,oversubscribe", "1/2,oversubscribe", "0/1,oversubscribe"}, got)
+	cpus, remote, err = bindCPUs(Spec{BindTo: BindNone}, pls, local, cores)
 	require.NoError(t, err)
 	require.Nil(t, cpus)
-	_, err = bindCPUs(s, pls, local, nil)
-	require.Error(t, err)
+	require.Nil(t, remote)
+	_, _, err = bindCPUs(s, pls, local, nil)
+	require.EqualError(t, err, "--bind-to core: cannot tell this host's cores (sched_getaffinity)")
+	// Only remote ranks: the launcher need not know its cores.
+	_, remote, err = bindCPUs(Spec{BindTo: BindCore}, pls, make([]bool, len(pls)), nil)
+	require.NoError(t, err)
+	require.Equal(t, launcher.BindCore{Index: 2, Of: 3}, remote[2])
 }
 
 func TestSpecMappingValues(t *testing.T) {
@@ -72,7 +85,7 @@ func TestSpecMappingValues(t *testing.T) {
 // TestRunBindToCore runs ranks bound to a core each and has each print the
 // CPUs the kernel lets it run on.
 func TestRunBindToCore(t *testing.T) {
-	cores := hostCores()
+	cores := affinity.Cores()
 	if len(cores) < 2 {
 		t.Skipf("this host lets the launcher run on %d cores; the test binds 2 ranks to one each", len(cores))
 	}
@@ -82,7 +95,7 @@ func TestRunBindToCore(t *testing.T) {
 	res, err := Run(context.Background(), s)
 	require.NoError(t, err)
 	require.Equal(t, 0, res.ExitCode(), errOut.String())
-	want := []string{"0 " + cpuListString(cores[0]), "1 " + cpuListString(cores[1])}
+	want := []string{"0 " + affinity.Format(cores[0]), "1 " + affinity.Format(cores[1])}
 	require.Equal(t, want, sortedLines(out.String()))
 
 	s, out, _ = shSpec(1, `grep Cpus_allowed_list /proc/self/status | cut -f2`)
@@ -95,24 +108,5 @@ func TestRunBindToCore(t *testing.T) {
 		allCPUs = append(allCPUs, c...)
 	}
 	slices.Sort(allCPUs)
-	require.Equal(t, cpuListString(allCPUs), strings.TrimSpace(out.String()), "an unbound rank has every CPU")
-}
-
-// cpuListString writes cpus as /proc's Cpus_allowed_list does for a
-// sorted list (ranges a-b).
-func cpuListString(cpus []int) string {
-	var parts []string
-	for i := 0; i < len(cpus); {
-		j := i
-		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
-			j++
-		}
-		if j == i {
-			parts = append(parts, fmt.Sprint(cpus[i]))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d-%d", cpus[i], cpus[j]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
+	require.Equal(t, affinity.Format(allCPUs), strings.TrimSpace(out.String()), "an unbound rank has every CPU")
 }

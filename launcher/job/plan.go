@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gocoll/gocoll/internal/affinity"
 	"github.com/gocoll/gocoll/internal/jobkey"
 	"github.com/gocoll/gocoll/launcher"
 	"github.com/gocoll/gocoll/launcher/hosts"
@@ -44,11 +45,12 @@ type plan struct {
 	placements []topology.Placement
 	local      []bool // by rank: started here, not through rsh
 	rsh        rshTemplate
-	store      string     // StoreLauncher or StoreRank0
-	storeAddr  string     // what the ranks dial; for StoreLauncher set once the launcher listens
-	storeBind  string     // StoreLauncher: where the launcher listens
-	jobKey     jobkey.Key // generated per job; on no command line (see command)
-	cpus       [][]int    // by rank: the CPUs a local rank is bound to (see bindCPUs); nil: none
+	store      string              // StoreLauncher or StoreRank0
+	storeAddr  string              // what the ranks dial; for StoreLauncher set once the launcher listens
+	storeBind  string              // StoreLauncher: where the launcher listens
+	jobKey     jobkey.Key          // generated per job; on no command line (see command)
+	cpus       [][]int             // by rank: the CPUs a local rank is bound to (see bindCPUs); nil: none
+	remoteBind []launcher.BindCore // by rank: the binding a remote rank makes itself (see bindCPUs); nil: none
 }
 
 // makePlan checks s against its host list and decides everything Run
@@ -106,7 +108,7 @@ func makePlan(ctx context.Context, s Spec) (*plan, error) {
 	for i, pl := range p.placements {
 		p.local[i] = isLocal(pl, s.LocalNames)
 	}
-	if p.cpus, err = bindCPUs(s, p.placements, p.local, hostCores()); err != nil {
+	if p.cpus, p.remoteBind, err = bindCPUs(s, p.placements, p.local, affinity.Cores()); err != nil {
 		return nil, err
 	}
 	if err := p.checkPrograms(); err != nil {
@@ -351,6 +353,9 @@ func (p *plan) rankVars(r int) []string {
 	}
 	if !p.local[r] {
 		vars = append(vars, launcher.EnvWatchStdin+"=1")
+		if p.remoteBind != nil {
+			vars = append(vars, launcher.EnvBindCore+"="+p.remoteBind[r].String())
+		}
 	}
 	return vars
 }

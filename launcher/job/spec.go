@@ -63,8 +63,9 @@ type Spec struct {
 	// MapBy is how ranks fill the slots: MapBySlot (the default) or
 	// MapByNode (gocoll run --map-by).
 	MapBy string
-	// BindTo binds local ranks to CPUs: BindNone (the default) or BindCore
-	// (gocoll run --bind-to). Remote ranks are not bound.
+	// BindTo binds ranks to CPUs: BindNone (the default) or BindCore
+	// (gocoll run --bind-to): local ranks at fork, remote ones as they
+	// join (see BindCore).
 	BindTo string
 	// LocalNames are the names of this host (its hostname); ranks on these
 	// hosts, on "localhost" and on loopback addresses are started here by

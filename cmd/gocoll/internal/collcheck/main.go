@@ -2,7 +2,7 @@
 // run, mpirun and srun: it joins the job with gocoll.Init and checks every
 // collective's result exactly.
 //
-//	collcheck [-mode all|first|loop|exit|hang] [-rank R] [-code C] [-count N] [-rounds K] [-deadline D]
+//	collcheck [-mode all|first|loop|exit|hang|affinity] [-rank R] [-code C] [-count N] [-rounds K] [-deadline D]
 //
 // Modes:
 //
@@ -18,6 +18,9 @@
 //	hang   loop, but rank -rank stops calling AllReduce after -rounds
 //	       rounds: it prints "hanging pid=P after K rounds" and waits,
 //	       alive, until it is stopped, never arriving at the next one
+//	affinity  each rank prints "rank R on HOST: cpus C" (the CPUs every
+//	       thread of its process may run on: sched_getaffinity), or
+//	       "threads differ" with each thread's; then one AllReduce
 //
 // Errors are one line on stderr; the exit status is 1.
 package main
@@ -36,7 +39,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "all", "all, first, loop, exit or hang")
+	mode := flag.String("mode", "all", "all, first, loop, exit, hang or affinity")
 	exitRank := flag.Int("rank", 0, "exit mode: the rank that exits")
 	exitCode := flag.Int("code", 3, "exit mode: its exit status")
 	count := flag.Int("count", 1<<18, "loop and hang modes: floats per AllReduce")
@@ -62,6 +65,8 @@ func main() {
 		err = loop(ctx, world, *count, *rounds, -1)
 	case "hang":
 		err = loop(ctx, world, *count, *rounds, *exitRank)
+	case "affinity":
+		err = printAffinity(ctx, world)
 	case "exit":
 		if world.Rank() == *exitRank {
 			fmt.Printf("rank %d exits with status %d\n", world.Rank(), *exitCode)
