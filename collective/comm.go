@@ -105,8 +105,9 @@ type Config struct {
 	// DefaultStallTimeout (30 s); negative: never.
 	StallTimeout time.Duration
 	// OnStall receives each stall report, from the stalled operation's
-	// goroutine; it must not block for long. Default (nil): the report is
-	// written to standard error.
+	// goroutine; it must not block for long. A communicator makes at most
+	// one report per StallTimeout (and per second): see StallReport.
+	// Default (nil): the report is written to standard error.
 	OnStall func(StallReport)
 	// Store, if set, is a key-value store every rank shares, through which
 	// Shrink agrees on the ranks to leave out; launchers set it (the world
@@ -205,6 +206,7 @@ type Comm struct {
 
 	scratch scratchPool
 	flight  *flightRecorder // shared with the communicators Split makes
+	stalls  stallState      // its last stall report (stall.go)
 	choices sync.Map        // automatic algorithms by choiceKey (choose.go)
 	// operations keeps this communicator's ended operations for reuse
 	// (op.go's release), so that a steady stream of small collectives

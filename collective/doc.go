@@ -82,7 +82,10 @@
 // it). An operation that runs past Config.StallTimeout (default 30 s) is
 // reported once, to Config.OnStall or standard error, as a
 // [StallReport] naming the rank that never arrived or the one it waits on,
-// and goes on waiting; Config.Timeout (or the context) ends it.
+// and goes on waiting; Config.Timeout (or the context) ends it. A
+// communicator reports at most once per StallTimeout (and per second), so
+// that a thousand stalled operations give one report, which lists the
+// oldest 16 pending operations and counts the rest.
 //
 // # Abort and Shrink
 //

@@ -9,10 +9,12 @@ import (
 	"time"
 )
 
-// FlightRecords is how many operations a rank's flight recorder keeps: the
-// most recent ones, running or ended, of every communicator sharing the
-// world communicator's recorder (those made from it by Split). Older
-// records are overwritten, running or not.
+// FlightRecords is how many operations a rank's flight record
+// (Comm.FlightRecord) holds: the most recent ones, running or ended, of
+// every communicator sharing the world communicator's recorder (those made
+// from it by Split). Older records leave it, running or not; the recorder
+// keeps those of running operations aside, for stall reports, until they
+// end (at most the operations running: MaxRunningOps per communicator).
 const FlightRecords = 128
 
 // OpState is where an operation is.
@@ -101,13 +103,17 @@ func rankList(ranks []int) string {
 }
 
 // flightRecorder is a rank's ring of its most recent operations. Each
-// operation writes its slot at start, at every look while it blocks, and
-// at its end, under mu; a slot reused by a newer operation is no longer
-// the older one's to write (id tells them apart).
+// operation writes its record at start, at every look while it blocks, and
+// at its end, under mu. The record of an operation still running when a
+// newer one takes its slot moves to evicted, where the operation goes on
+// writing it until it ends (id tells them apart), so that every running
+// operation has its record: the ring is for the flight record, the two
+// together for stall reports.
 type flightRecorder struct {
-	mu   sync.Mutex
-	ring [FlightRecords]OpRecord
-	next uint64 // operations recorded so far; the next one's id
+	mu      sync.Mutex
+	ring    [FlightRecords]OpRecord
+	next    uint64              // operations recorded so far; the next one's id
+	evicted map[uint64]OpRecord // running operations' records the ring dropped, by id
 
 	verdicts [maxVerdicts]verdict // see Comm.SetHangVerdict; the newest replaces the oldest
 	nextV    int
@@ -129,18 +135,70 @@ func (f *flightRecorder) start(rec OpRecord) uint64 {
 	f.mu.Lock()
 	id := f.next
 	f.next++
-	f.ring[id%FlightRecords] = rec
+	slot := &f.ring[id%FlightRecords]
+	if id >= FlightRecords && slot.State == OpRunning { // operation id-FlightRecords runs on
+		if f.evicted == nil {
+			f.evicted = make(map[uint64]OpRecord)
+		}
+		f.evicted[id-FlightRecords] = *slot
+	}
+	*slot = rec
 	f.mu.Unlock()
 	return id
 }
 
-// update applies fn to operation id's record, if it is still in the ring.
+// update applies fn to operation id's record, in the ring or, if the ring
+// dropped it while it ran, aside; a record fn leaves ended goes from
+// there.
 func (f *flightRecorder) update(id uint64, fn func(*OpRecord)) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.next-id <= FlightRecords {
 		fn(&f.ring[id%FlightRecords])
+		return
 	}
-	f.mu.Unlock()
+	r, ok := f.evicted[id]
+	if !ok {
+		return
+	}
+	fn(&r)
+	if r.State == OpRunning {
+		f.evicted[id] = r
+	} else {
+		delete(f.evicted, id)
+	}
+}
+
+// stalled returns, at one instant, operation id's record (see
+// recordLocked) and those of every operation running, oldest first.
+func (f *flightRecorder) stalled(id uint64) (OpRecord, []OpRecord, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	op, ok := f.recordLocked(id)
+	return op, f.runningLocked(), ok
+}
+
+// runningLocked returns a copy of the records of every operation
+// running, oldest first; f.mu is held.
+func (f *flightRecorder) runningLocked() []OpRecord {
+	ids := make([]uint64, 0, len(f.evicted))
+	for id := range f.evicted {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	out := make([]OpRecord, 0, len(ids)+int(min(f.next, FlightRecords)))
+	for _, id := range ids {
+		out = append(out, f.evicted[id])
+	}
+	for id := f.next - min(f.next, FlightRecords); id < f.next; id++ {
+		if r := f.ring[id%FlightRecords]; r.State == OpRunning {
+			out = append(out, r)
+		}
+	}
+	for i := range out {
+		out[i].Peers, out[i].Missing = slices.Clone(out[i].Peers), slices.Clone(out[i].Missing)
+	}
+	return out
 }
 
 // snapshot returns a copy of the records, oldest first.
@@ -171,6 +229,18 @@ func Pending(records []OpRecord) []OpRecord {
 		}
 	}
 	return out
+}
+
+// recordLocked returns a copy of operation id's record: from the ring,
+// or aside while it runs; false if neither holds it (it ended and left
+// the ring). f.mu is held.
+func (f *flightRecorder) recordLocked(id uint64) (OpRecord, bool) {
+	r, ok := f.evicted[id]
+	if f.next-id <= FlightRecords {
+		r, ok = f.ring[id%FlightRecords], true
+	}
+	r.Peers, r.Missing = slices.Clone(r.Peers), slices.Clone(r.Missing)
+	return r, ok
 }
 
 // record starts the operation's flight record.
@@ -230,9 +300,7 @@ func (o *operation) recordEnd(err error) {
 
 // OnOpEnd has f receive each operation's flight record as the operation
 // ends (done or failed), on this communicator and on every communicator
-// sharing its recorder (Split's); nil stops it. An operation whose
-// record the ring overwrote while it ran (FlightRecords newer ones
-// started meanwhile) is not passed. f runs on the goroutine
+// sharing its recorder (Split's); nil stops it. f runs on the goroutine
 // that ran the operation, before the operation's call returns: it must
 // be quick and must not call the communicator.
 func (c *Comm) OnOpEnd(f func(OpRecord)) {
