@@ -68,6 +68,8 @@ type path struct {
 	owd   owdTracker
 	win   window
 	dlv   delivery
+	lr    lossRounds
+	ceil  lossCeiling
 
 	ring       []sentPacket // packet seq at seq mod len(ring); len a power of two
 	base, next uint64       // oldest unresolved and next sequence number
@@ -223,12 +225,14 @@ func (p *path) resolve(seq uint64, acked bool, sink packetSink) {
 func (p *path) onBlock(blk *wire.AckBlock, ackSent, now time.Duration, cfg *Config, sink packetSink) {
 	newly, before := 0, p.inflight
 	var newestSent time.Duration = -1
+	packets := 0
 	ack := func(seq uint64) {
 		rec := p.slot(seq)
 		if !rec.inflight || !blk.Has(seq) {
 			return
 		}
 		newly += int(rec.size)
+		packets++
 		newestSent = max(newestSent, rec.sentAt)
 		if !p.hasLargest || seq > p.largest {
 			p.largest, p.hasLargest = seq, true
@@ -253,6 +257,7 @@ func (p *path) onBlock(blk *wire.AckBlock, ackSent, now time.Duration, cfg *Conf
 	}
 	p.owd.sample(ackSent-blk.Delay-blk.Echo, now, p.rtt.srtt)
 	p.dlv.onAck(newly, now, p.rtt.srtt)
+	p.lr.count(packets, 0, now, p.rtt.srtt)
 	p.congestion(blk, newestSent, now, cfg)
 	if 2*before >= p.win.cwnd {
 		// Grown only while it limits the sender (as Linux's
@@ -285,7 +290,8 @@ func (p *path) congestion(blk *wire.AckBlock, sentAt, now time.Duration, cfg *Co
 	// a round of slow start sends at twice the rate the path delivers and
 	// queues half of it for a moment, which is no reason to leave slow
 	// start at a fraction of the path's bandwidth-delay product.
-	if target := p.delayTarget(cfg); p.rtt.has && p.rtt.recent.value() > p.rtt.min+target && p.owd.queue() > target {
+	target := p.delayTarget(cfg)
+	if p.rtt.has && p.rtt.recent.value() > p.rtt.min+target && p.owd.queue() > target {
 		// Above propCutRTT of base RTT, or for a deep queue (other flows'
 		// or many paths' standing in a shallow buffer), cut by what drains the queue and
 		// a twentieth of the base more, if that is less than the fixed
@@ -305,6 +311,8 @@ func (p *path) congestion(blk *wire.AckBlock, sentAt, now time.Duration, cfg *Co
 			factor = cutFactor[signalDelay]
 		}
 		p.win.onSignal(signalDelay, sentAt, now, min(factor, maxDelayCut), p.bdp(now))
+	} else if p.rtt.has && (p.ceil.heavy || p.rtt.min > p.rtt.floorRTT()+target) && p.ceil.near(p.rtt.recent.value(), target, now) {
+		p.win.onSignal(signalDelay, sentAt, now, 0, p.bdp(now))
 	}
 }
 
@@ -386,7 +394,8 @@ func (p *path) detectLoss(now time.Duration, cfg *Config, sink packetSink) {
 			continue
 		}
 		if p.largest-seq >= reorderThreshold || now-rec.sentAt >= delay {
-			if p.queueing(cfg) && p.win.onSignal(signalLoss, rec.sentAt, now, 0, 0) {
+			p.lr.count(0, 1, now, p.rtt.srtt)
+			if cut, factor := p.lossCut(cfg, now); cut && p.win.onSignal(signalLoss, rec.sentAt, now, factor, 0) {
 				p.skipUntil = now + p.rtt.srtt
 			}
 			p.resolve(seq, false, sink)
