@@ -13,7 +13,8 @@ import (
 
 // GOCOLL_DEBUG=info: each rank prints its GOMAXPROCS change, the
 // transport to each peer with the chunk sizes and kernels, and, at a
-// normal close, its traffic without an error. GOCOLL_DEBUG_SUBSYS=COLL
+// normal close (over shared memory and MetaRoCE), its traffic without an
+// error. GOCOLL_DEBUG_SUBSYS=COLL
 // prints one line per collective (algorithm and time) and nothing else;
 // the default leaves COLL out. A bad subsystem is one line from the
 // launcher.
@@ -30,6 +31,13 @@ func TestDebugSubsystems(t *testing.T) {
 	}
 	require.NotContains(t, info.stderr, "err=")
 	require.NotContains(t, info.stderr, "gocoll: coll")
+
+	// Over MetaRoCE too, a peer that closes first is a normal end: no
+	// "connection closed ... err=" line at info.
+	mr := runFor(t, time.Minute, []string{"GOCOLL_DEBUG=info", "GOCOLL_TRANSPORT=metaroce"}, bins.gocoll, "run", "-np", "3", "--", bins.collcheck)
+	require.Equal(t, 0, mr.code, mr.stderr)
+	require.Regexp(t, `\[rank 0\] time=\S+ level=INFO msg="gocoll: traffic" rank=0 peer=1 transport=metaroce `, mr.stderr)
+	require.NotContains(t, mr.stderr, "err=", mr.stderr)
 
 	coll := runFor(t, time.Minute, []string{"GOCOLL_DEBUG=info", "GOCOLL_DEBUG_SUBSYS=COLL"}, bins.gocoll, "run", "-np", "2", "--", bins.collcheck)
 	require.Equal(t, 0, coll.code, coll.stderr)

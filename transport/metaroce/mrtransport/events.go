@@ -86,7 +86,7 @@ func (e *Endpoint) connDown(now time.Duration, ev metaroce.Event) {
 	case e.closed:
 		level = slog.LevelDebug // this endpoint's own Close
 	case errors.Is(ev.Err, metaroce.ErrPeerClosed):
-		level = slog.LevelInfo // the peer left
+		level = slog.LevelDebug // the peer left: a normal close, silent at info
 	}
 	e.log.Log(context.Background(), level, "mrtransport: connection closed", "peer", p.rank, "conn", uint64(ev.Conn), "err", ev.Err)
 	if wasUp {
