@@ -36,7 +36,9 @@ func (d Diagnosis) String() string {
 // (its record ends before it), else one that did not answer, else the end
 // of the chain of ranks waiting on each other. A rank's own record is
 // what it saw, so the culprit is the rank the others point at, not the
-// first to complain.
+// first to complain. With no collective running, it follows the
+// point-to-point operations that wait instead (see
+// diagnosePointToPoint).
 func Diagnose(comm uint64, records [][]OpRecord) Diagnosis {
 	d := Diagnosis{Comm: comm, Culprit: -1}
 	n := len(records)
@@ -47,6 +49,9 @@ func Diagnose(comm uint64, records [][]OpRecord) Diagnosis {
 				d.Stuck, d.Op = true, r
 			}
 		}
+	}
+	if !d.Stuck && diagnosePointToPoint(&d, records) {
+		return d
 	}
 	if !d.Stuck {
 		var silent []int
@@ -170,4 +175,85 @@ func rankLine(r int, recs []OpRecord, comm uint64, at *OpRecord) string {
 		}
 	}
 	return fmt.Sprintf("rank %d: no operation on this communicator yet", r)
+}
+
+// diagnosePointToPoint diagnoses, where no collective of the communicator
+// runs, its point-to-point operations (whose numbers are per pair and
+// direction, so not compared across ranks): from the lowest rank with one
+// that waits (its oldest), it follows the ranks waited on to one that
+// runs none (it never arrived at the matching Send or Recv), did not
+// answer, or waits on no one (or closes a cycle). It reports whether
+// some rank runs one.
+func diagnosePointToPoint(d *Diagnosis, records [][]OpRecord) bool {
+	at := make([]*OpRecord, len(records)) // each rank's oldest running one, one that waits if any
+	found := false
+	for r, recs := range records {
+		for i := range recs {
+			p := &recs[i]
+			if p.Comm != d.Comm || p.Kind != KindSendRecv || p.State != OpRunning {
+				continue
+			}
+			found = true
+			if at[r] == nil || at[r].WaitingOn < 0 && p.WaitingOn >= 0 {
+				at[r] = p
+			}
+		}
+	}
+	if !found {
+		return false
+	}
+	d.Stuck = true
+	for r, recs := range records {
+		if recs == nil {
+			d.Ranks = append(d.Ranks, fmt.Sprintf("rank %d: did not answer", r))
+			continue
+		}
+		d.Ranks = append(d.Ranks, rankLine(r, recs, d.Comm, at[r]))
+	}
+	waiter := -1
+	for r, p := range at {
+		if p != nil && p.WaitingOn >= 0 {
+			waiter = r
+			break
+		}
+	}
+	if waiter < 0 {
+		for _, p := range at {
+			if p != nil {
+				d.Op = *p
+				break
+			}
+		}
+		d.Headline = fmt.Sprintf("gocoll: no hang seen: point-to-point operations of communicator %#x are running, and none is blocked waiting", d.Comm)
+		return true
+	}
+	// Follow the ranks waited on; waiter ends as the last rank that waits.
+	seen := make([]bool, len(at))
+	for {
+		seen[waiter] = true
+		next := at[waiter].WaitingOn
+		if next >= len(at) || at[next] == nil || at[next].WaitingOn < 0 || seen[next] {
+			break
+		}
+		waiter = next
+	}
+	d.Op = *at[waiter]
+	c := d.Op.WaitingOn
+	op := fmt.Sprintf("%s #%d (communicator %#x)", d.Op.Kind, d.Op.Seq, d.Comm)
+	switch {
+	case c >= len(at):
+		d.Reason = "is waited on"
+		d.Headline = fmt.Sprintf("gocoll: hang: rank %d waits in %s on rank %d, beyond the %d ranks", waiter, op, c, len(at))
+		return true
+	case records[c] == nil:
+		d.Culprit, d.Reason = c, "did not answer"
+		d.Headline = fmt.Sprintf("gocoll: hang: rank %d did not answer, while rank %d waits on it in %s", c, waiter, op)
+	case at[c] == nil:
+		d.Culprit, d.Reason = c, "never arrived"
+		d.Headline = fmt.Sprintf("gocoll: hang: rank %d never arrived at the point-to-point operation that rank %d waits in, %s", c, waiter, op)
+	default:
+		d.Culprit, d.Reason = c, "is waited on"
+		d.Headline = fmt.Sprintf("gocoll: hang: ranks wait, in turn, on rank %d in point-to-point operations; rank %d waits on it in %s", c, waiter, op)
+	}
+	return true
 }

@@ -20,6 +20,13 @@ func done(rank, seq int) collective.OpRecord {
 		State: collective.OpDone, Start: time.Now(), End: time.Now(), WaitingOn: -1, Root: -1}
 }
 
+// p2p is a running point-to-point record of rank, waiting on waitingOn.
+func p2p(rank, seq, waitingOn int, missing ...int) collective.OpRecord {
+	r := running(rank, seq, waitingOn, missing...)
+	r.Kind, r.Algo = collective.KindSendRecv, collective.AlgoDirect
+	return r
+}
+
 // TestDiagnoseNamesTheCulprit checks the culprit Diagnose names from
 // made-up records: not the first rank that complains, but the one the
 // others point at.
@@ -56,6 +63,28 @@ func TestDiagnoseNamesTheCulprit(t *testing.T) {
 			},
 			culprit: 1, reason: "never arrived", says: "AllReduce #5",
 		},
+		"point-to-point: never arrived": {
+			records: [][]collective.OpRecord{{done(0, 4)}, {done(1, 4), p2p(1, 7, 0, 0), p2p(1, 8, 0, 0)}, {done(2, 4)}, {done(3, 4)}},
+			culprit: 0, reason: "never arrived", says: "rank 0 never arrived at the point-to-point operation that rank 1 waits in, Send/Recv #7",
+		},
+		"point-to-point: the wait chain": {
+			records: [][]collective.OpRecord{
+				{p2p(0, 2, -1), p2p(0, 3, 1, 1)}, {p2p(1, 0, 3)}, {done(2, 4)}, {done(3, 4), p2p(3, 1, 2, 2)},
+			},
+			culprit: 2, reason: "never arrived", says: "rank 2 never arrived at the point-to-point operation that rank 3 waits in, Send/Recv #1",
+		},
+		"point-to-point: did not answer": {
+			records: [][]collective.OpRecord{{done(0, 4)}, {p2p(1, 0, 2)}, nil, {done(3, 4)}},
+			culprit: 2, reason: "did not answer", says: "rank 2 did not answer, while rank 1 waits on it in Send/Recv #0",
+		},
+		"point-to-point: a cycle": {
+			records: [][]collective.OpRecord{{p2p(0, 0, 1)}, {p2p(1, 0, 0)}, {done(2, 4)}, {done(3, 4)}},
+			culprit: 0, reason: "is waited on", says: "in turn, on rank 0",
+		},
+		"point-to-point: none blocked": {
+			records: [][]collective.OpRecord{{p2p(0, 0, -1)}, {done(1, 4)}, {done(2, 4)}, {done(3, 4)}},
+			culprit: -1, says: "no hang seen",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -70,6 +99,33 @@ func TestDiagnoseNamesTheCulprit(t *testing.T) {
 	d := collective.Diagnose(1, [][]collective.OpRecord{{done(0, 1)}, {done(1, 1)}})
 	require.False(t, d.Stuck)
 	require.Equal(t, -1, d.Culprit)
+}
+
+// TestDiagnoseLivePointToPoint has rank 1 of 3 send to rank 0, which
+// never receives, while no collective runs: the diagnosis names rank 0.
+func TestDiagnoseLivePointToPoint(t *testing.T) {
+	const n = 3
+	comms := newComms(t, n, collective.Config{StallTimeout: -1})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := collective.SendAsync(ctx, comms[1], make([]byte, 4096), 0)
+	var d collective.Diagnosis
+	require.Eventually(t, func() bool {
+		records := make([][]collective.OpRecord, n)
+		for r, c := range comms {
+			records[r] = c.FlightRecord()
+		}
+		d = collective.Diagnose(comms[0].ID(), records)
+		return d.Culprit >= 0
+	}, 20*time.Second, 10*time.Millisecond)
+	t.Log(d)
+	require.True(t, d.Stuck)
+	require.Equal(t, 0, d.Culprit, d.String())
+	require.Equal(t, "never arrived", d.Reason)
+	require.Equal(t, collective.KindSendRecv, d.Op.Kind)
+	require.Equal(t, 1, d.Op.Rank)
+	cancel()
+	require.Error(t, h.Wait(context.Background()))
 }
 
 // TestDiagnoseLiveHang gathers the flight records of 4 ranks while rank 2
