@@ -91,6 +91,8 @@ func TestStallReportUnderAStorm(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.NotEmpty(t, reports)
+	// In the order they were made (a callback may run late).
+	slices.SortFunc(reports, func(a, b collective.StallReport) int { return a.At.Compare(b.At) })
 	t.Logf("%d reports; the first:\n%s", len(reports), reports[0])
 	for i, s := range reports {
 		text := s.String()
