@@ -2,7 +2,6 @@ package collective
 
 import (
 	"github.com/gocoll/gocoll/collective/reduce"
-	"github.com/gocoll/gocoll/topology"
 	"github.com/gocoll/gocoll/transport"
 )
 
@@ -13,7 +12,8 @@ import (
 // the groups, recursively over the outer levels and all at once, and each
 // group all-gathers the result. So each site's shard owners cross to the
 // other sites at the same time, on connections of their own, and the
-// buffer crosses between sites once each way.
+// buffer crosses between sites once each way. The buffer is cut in
+// pieces that go through the levels pipelined (hierpipe.go).
 //
 // Levels may be uneven: with P the largest group, the buffer is cut in P
 // shards and a group of m members gives member i the shards j with
@@ -28,7 +28,7 @@ func (c *Comm) allReduceHierarchical(o *operation, send, recv []byte, spec reduc
 		sum.op = reduce.Sum // divided once, by the world size, at the end
 	}
 	h := c.newHier(o, sum)
-	if err := h.allReduce(allRanks(c.Size()), 0, recv); err != nil {
+	if err := h.allReducePipelined(recv); err != nil {
 		return err
 	}
 	return finishAvg(spec, recv, c.Size())
@@ -64,69 +64,12 @@ type hier struct {
 	levels [][]string // per level, innermost first, each rank's group key
 }
 
-// allReduce reduces buf over members (communicator ranks, this one among
-// them) using levels lvl and above.
-func (h *hier) allReduce(members []int, lvl int, buf []byte) error {
-	if len(members) == 1 {
-		return nil
-	}
-	if lvl == len(h.levels) {
-		return h.ring(members, buf, allSteps)
-	}
-	groups := topology.GroupBy(members, h.levels[lvl])
-	p := 0
-	for _, g := range groups {
-		p = max(p, len(g))
-	}
-	if len(groups) == 1 || p == 1 {
-		return h.allReduce(members, lvl+1, buf)
-	}
-	var mine []int
-	for _, g := range groups {
-		if indexOf(g, h.o.c.rank) >= 0 {
-			mine = g
-		}
-	}
-	es := h.spec.dt.Size()
-	shards := newGeometry(len(buf)/es, p, es, 0).off
-	owner := func(j, m int) int { return j * m / p }
-	m, me := len(mine), indexOf(mine, h.o.c.rank)
-	segs := make([]int, 0, m+1) // member i's shards, as byte offsets
-	for j := range p {
-		if j == 0 || owner(j, m) != owner(j-1, m) {
-			segs = append(segs, shards[j])
-		}
-	}
-	segs = append(segs, shards[p])
-	if err := h.ringOver(mine, segs, buf, reduceScatterSteps); err != nil {
-		return err
-	}
-	for j := range p {
-		if owner(j, m) != me {
-			continue
-		}
-		cross := make([]int, len(groups))
-		for i, g := range groups {
-			cross[i] = g[owner(j, len(g))]
-		}
-		if err := h.allReduce(cross, lvl+1, buf[shards[j]:shards[j+1]]); err != nil {
-			return err
-		}
-	}
-	return h.ringOver(mine, segs, buf, allGatherSteps)
-}
-
 // Phases of a ring over a group.
 const (
 	allSteps = iota
 	reduceScatterSteps
 	allGatherSteps
 )
-
-// ring all-reduces buf over members, segments even.
-func (h *hier) ring(members []int, buf []byte, phase int) error {
-	return h.ringOver(members, newGeometry(len(buf)/h.spec.dt.Size(), len(members), h.spec.dt.Size(), 0).off, buf, phase)
-}
 
 // ringOver runs a ring over members with segment i of buf at off[i]:
 // [off[i], off[i+1]) ends up reduced at member i after the reduce-scatter

@@ -1,0 +1,421 @@
+package collective
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/gocoll/gocoll/topology"
+	"github.com/gocoll/gocoll/transport"
+)
+
+// The hierarchical AllReduce, pipelined: the buffer is cut in pieces
+// (hierPieces), and every piece runs the whole hierarchy of rings
+// (reduce-scatter in each group, the shard owners' AllReduce one level up,
+// all-gather back; see allReduceHierarchical), all pieces at once. So
+// piece i's WAN exchange overlaps the inner reduce-scatters of the pieces
+// after it and the all-gathers of those before it.
+//
+// One goroutine drives every ring of every piece. Every message gets a key
+// that both its ends compute from the structure alone: a ring of a problem
+// that starts at key b sends and receives step s's messages at key b+s; a
+// problem at level l starting at b runs its group's reduce-scatter from b,
+// shard j's problem one level up from b+(p-1)+j*D(l+1) and the all-gather
+// from b+(p-1)+p*D(l+1), where p is its largest group and D(l) bounds the
+// keys any problem at level l spans; piece q adds q. A rank's rings of one
+// piece span disjoint keys, so (key, piece, index) orders its messages on
+// every pair the same way at both ends: receives are posted in that order,
+// sends queued per peer in that order. A rank waits for its receives in
+// that order (blocking), and posts a send as soon as the receive it
+// depends on (the ring's previous step, or the piece's previous ring) has
+// been waited for and every send before it to the same peer is posted.
+// A send of key k depends only on receives of keys below k, so once every
+// rank has waited for its receives below k, every message of key k is
+// posted: no rank waits for one that cannot come.
+//
+// A receive is posted ahead while its memory is free: a reduce-scatter
+// receive takes one of a bounded set of chunk buffers, an all-gather
+// receive lands where an earlier send of the group's reduce-scatter (or of
+// the ring's own first half) read, and is posted once that send is done;
+// the receive waited for next may wait for it (a send of a lower key).
+
+// hierPiecesMax bounds the pieces of a pipelined hierarchical AllReduce;
+// a piece is at least hierPieceChunks chunks.
+const (
+	hierPiecesMax   = 8
+	hierPieceChunks = 8
+)
+
+// hierPieces is how many pieces an AllReduce of b bytes is cut in.
+func hierPieces(b, chunkBytes int) int {
+	return max(1, min(hierPiecesMax, b/(hierPieceChunks*max(1, chunkBytes))))
+}
+
+// hstage is one ring this rank takes part in, for one piece.
+type hstage struct {
+	piece   int
+	key     int // step s's messages have key key+s
+	kind    int // allSteps, reduceScatterSteps or allGatherSteps
+	n, r    int // ring size and the position its segment arithmetic uses
+	left    int
+	right   int
+	g       geometry // offsets into the whole buffer
+	steps   int
+	sends   []transport.Request // by index
+	pos     []int               // by index, the receive's place in the wait order
+	rs      *hstage             // an all-gather's reduce-scatter (same group and segments)
+	prevPos int                 // wait position of the piece's previous ring's last receive, or -1
+}
+
+func (s *hstage) total() int { return s.steps * s.g.k }
+
+// rsReceive reports whether the receive of index i is reduced (into a
+// chunk buffer first) rather than landing in place.
+func (s *hstage) rsReceive(i int) bool {
+	return s.kind == reduceScatterSteps || (s.kind == allSteps && i/s.g.k < s.n-1)
+}
+
+// segs returns the segments index i sends and receives.
+func (s *hstage) segs(i int) (c, sendSeg, recvSeg int) {
+	step, c := i/s.g.k, i%s.g.k
+	if s.kind == allSteps && step >= s.n-1 {
+		t := step - (s.n - 1)
+		return c, mod(s.r+1-t, s.n), mod(s.r-t, s.n)
+	}
+	return c, mod(s.r-step, s.n), mod(s.r-step-1, s.n)
+}
+
+// hazard returns the send that read where receive i lands, or nil if
+// none (it lands in a chunk buffer) and whether there is one.
+func (s *hstage) hazard(i int) (transport.Request, bool) {
+	if s.rsReceive(i) {
+		return nil, false
+	}
+	if s.kind == allSteps {
+		return s.sends[i-(s.n-1)*s.g.k], true
+	}
+	if s.rs == nil {
+		return nil, false
+	}
+	c, _, seg := s.segs(i)
+	// The reduce-scatter (position r-1) sends segment r-1-step at step.
+	step := mod(s.rs.r-seg, s.n)
+	if step > s.n-2 {
+		return nil, false // its own segment: never sent
+	}
+	return s.rs.sends[step*s.g.k+c], true
+}
+
+// hierPlan builds this rank's rings of piece q, region [lo, hi) of the
+// buffer, in program order.
+type hierPlan struct {
+	h      *hier
+	d      []int // d[l]: the keys a problem entering level l may span
+	chunk  int
+	stages []*hstage
+}
+
+func (h *hier) newPlan() *hierPlan {
+	n := h.o.c.Size()
+	pl := &hierPlan{h: h, d: make([]int, len(h.levels)+1)}
+	pl.chunk = max(h.spec.dt.Size(), h.o.c.cfg.ChunkBytes/h.spec.dt.Size()*h.spec.dt.Size())
+	pl.d[len(h.levels)] = 2 * max(1, n-1)
+	for l := len(h.levels) - 1; l >= 0; l-- {
+		p := largestGroup(h.levels[l])
+		pl.d[l] = 2*(p-1) + p*pl.d[l+1]
+	}
+	return pl
+}
+
+// largestGroup is the most ranks sharing a key.
+func largestGroup(keys []string) int {
+	count := map[string]int{}
+	p := 1
+	for _, k := range keys {
+		count[k]++
+		p = max(p, count[k])
+	}
+	return p
+}
+
+// add appends this rank's rings of the problem (members, level lvl,
+// region [lo, hi) in bytes) of piece q, from key base.
+func (pl *hierPlan) add(q int, members []int, lvl, lo, hi, base int) {
+	h := pl.h
+	if len(members) == 1 {
+		return
+	}
+	es := h.spec.dt.Size()
+	if lvl == len(h.levels) {
+		pl.ring(q, members, allSteps, regionGeometry(lo, hi, len(members), es), base)
+		return
+	}
+	groups := topology.GroupBy(members, h.levels[lvl])
+	p := 0
+	for _, g := range groups {
+		p = max(p, len(g))
+	}
+	if len(groups) == 1 || p == 1 {
+		pl.add(q, members, lvl+1, lo, hi, base)
+		return
+	}
+	var mine []int
+	for _, g := range groups {
+		if indexOf(g, h.o.c.rank) >= 0 {
+			mine = g
+		}
+	}
+	shards := regionGeometry(lo, hi, p, es)
+	owner := func(j, m int) int { return j * m / p }
+	m, me := len(mine), indexOf(mine, h.o.c.rank)
+	segs := make([]int, 0, m+1)
+	for j := range p {
+		if j == 0 || owner(j, m) != owner(j-1, m) {
+			segs = append(segs, shards[j])
+		}
+	}
+	segs = append(segs, shards[p])
+	rs := pl.ring(q, mine, reduceScatterSteps, segs, base)
+	next := base + (p - 1)
+	for j := range p {
+		if owner(j, m) != me {
+			continue
+		}
+		cross := make([]int, len(groups))
+		for i, g := range groups {
+			cross[i] = g[owner(j, len(g))]
+		}
+		pl.add(q, cross, lvl+1, shards[j], shards[j+1], next+j*pl.d[lvl+1])
+	}
+	ag := pl.ring(q, mine, allGatherSteps, segs, next+p*pl.d[lvl+1])
+	if ag != nil {
+		ag.rs = rs
+	}
+}
+
+// regionGeometry returns the offsets of n even segments of [lo, hi).
+func regionGeometry(lo, hi, n, es int) []int {
+	off := newGeometry((hi-lo)/es, n, es, 0).off
+	for i := range off {
+		off[i] += lo
+	}
+	return off
+}
+
+// ring appends this rank's ring over members with segments at off.
+func (pl *hierPlan) ring(q int, members []int, kind int, off []int, key int) *hstage {
+	n := len(members)
+	if n == 1 {
+		return nil
+	}
+	me := indexOf(members, pl.h.o.c.rank)
+	g := geometry{esize: pl.h.spec.dt.Size(), off: off, chunk: pl.chunk}
+	for i := range n {
+		g.k = max(g.k, (off[i+1]-off[i]+g.chunk-1)/g.chunk)
+	}
+	g.k = max(g.k, 1)
+	s := &hstage{piece: q, key: key, kind: kind, n: n, r: me, g: g,
+		left: members[mod(me-1, n)], right: members[mod(me+1, n)]}
+	switch kind {
+	case allSteps:
+		s.steps = 2 * (n - 1)
+	case reduceScatterSteps:
+		s.steps, s.r = n-1, mod(me-1, n) // leaves segment r+1 at position r
+	default:
+		s.steps = n - 1
+	}
+	s.sends = make([]transport.Request, s.total())
+	s.pos = make([]int, s.total())
+	pl.stages = append(pl.stages, s)
+	return s
+}
+
+// hrecv is one receive in the wait order; hsend one queued send.
+type hrecv struct {
+	st  *hstage
+	i   int
+	key int
+}
+
+type hsend struct {
+	st  *hstage
+	i   int
+	key int
+	dep int // wait position that must be done first, or -1
+}
+
+func hevCompare(ka, pa, ia, kb, pb, ib int) int {
+	return cmp.Or(cmp.Compare(ka, kb), cmp.Compare(pa, pb), cmp.Compare(ia, ib))
+}
+
+// hierPipe runs the rings of a plan.
+type hierPipe struct {
+	o       *operation
+	spec    reduceSpec
+	buf     []byte
+	recvs   []hrecv
+	pending []pendingRecv
+	slotOf  []int // by wait position, its chunk buffer or -1
+	slots   [][]byte
+	free    []int
+	posted  int
+	done    int
+	queues  [][]hsend // by peer
+	heads   []int
+	ahead   int
+}
+
+// allReducePipelined all-reduces buf (in place, spec a sum-like op) in
+// pieces pipelined through the hierarchy.
+func (h *hier) allReducePipelined(buf []byte) error {
+	c := h.o.c
+	es := h.spec.dt.Size()
+	pl := h.newPlan()
+	pieces := regionGeometry(0, len(buf), hierPieces(len(buf), c.cfg.ChunkBytes), es)
+	for q := range len(pieces) - 1 {
+		pl.add(q, allRanks(c.Size()), 0, pieces[q], pieces[q+1], q)
+	}
+	if len(pl.stages) == 0 {
+		return nil
+	}
+	p := &hierPipe{o: h.o, spec: h.spec, buf: buf, queues: make([][]hsend, c.Size()), heads: make([]int, c.Size())}
+	for _, s := range pl.stages {
+		for i := range s.total() {
+			p.recvs = append(p.recvs, hrecv{st: s, i: i, key: s.key + i/s.g.k})
+		}
+	}
+	slices.SortFunc(p.recvs, func(a, b hrecv) int { return hevCompare(a.key, a.st.piece, a.i, b.key, b.st.piece, b.i) })
+	nrs := 0
+	for w, r := range p.recvs {
+		r.st.pos[r.i] = w
+		if r.st.rsReceive(r.i) {
+			nrs++
+		}
+	}
+	last := map[int]int{} // piece -> wait position of its previous ring's last receive
+	for _, s := range pl.stages {
+		prev, ok := last[s.piece]
+		if !ok {
+			prev = -1
+		}
+		s.prevPos = prev
+		last[s.piece] = s.pos[s.total()-1]
+		for i := range s.total() {
+			dep := prev
+			if i >= s.g.k {
+				dep = s.pos[i-s.g.k]
+			}
+			p.queues[s.right] = append(p.queues[s.right], hsend{st: s, i: i, key: s.key + i/s.g.k, dep: dep})
+		}
+	}
+	for _, q := range p.queues {
+		slices.SortFunc(q, func(a, b hsend) int { return hevCompare(a.key, a.st.piece, a.i, b.key, b.st.piece, b.i) })
+	}
+	nslots := max(1, min(nrs, ringDepth(c.cfg, nrs)))
+	p.slots = c.scratch.get(nslots)
+	defer c.scratch.put(p.slots)
+	for i := range nslots {
+		p.free = append(p.free, i)
+	}
+	p.ahead = 2 * nslots
+	p.pending = make([]pendingRecv, len(p.recvs))
+	p.slotOf = make([]int, len(p.recvs))
+	if err := p.run(); err != nil {
+		return err
+	}
+	for _, s := range pl.stages { // before the caller writes where they read
+		for _, r := range s.sends {
+			if r != nil {
+				if err := h.o.wait(r, s.right); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (p *hierPipe) run() error {
+	p.pump()
+	for p.done < len(p.recvs) {
+		if err := p.post(p.done+1, true); err != nil {
+			return err
+		}
+		if err := p.post(p.done+p.ahead, false); err != nil {
+			return err
+		}
+		if err := p.o.waitRecv(p.pending[p.done]); err != nil {
+			return err
+		}
+		r := p.recvs[p.done]
+		if sl := p.slotOf[p.done]; sl >= 0 {
+			_, _, seg := r.st.segs(r.i)
+			lo, hi := r.st.g.span(seg, r.i%r.st.g.k)
+			p.spec.kernel(p.buf[lo:hi], p.buf[lo:hi], p.slots[sl][:hi-lo])
+			p.free = append(p.free, sl)
+		}
+		p.done++
+		p.pump()
+	}
+	return nil
+}
+
+// pump posts every queued send whose receive has been waited for, in each
+// peer's order.
+func (p *hierPipe) pump() {
+	for peer, q := range p.queues {
+		for p.heads[peer] < len(q) && q[p.heads[peer]].dep < p.done {
+			e := q[p.heads[peer]]
+			c, seg, _ := e.st.segs(e.i)
+			lo, hi := e.st.g.span(seg, c)
+			e.st.sends[e.i] = p.o.send(peer, p.buf[lo:hi])
+			p.heads[peer]++
+		}
+	}
+}
+
+// post posts receives in wait order up to position upTo, stopping at the
+// first whose memory is not free, unless force: then it waits for it.
+func (p *hierPipe) post(upTo int, force bool) error {
+	for p.posted < min(upTo, len(p.recvs)) {
+		r := p.recvs[p.posted]
+		c, _, seg := r.st.segs(r.i)
+		lo, hi := r.st.g.span(seg, c)
+		var buf []byte
+		p.slotOf[p.posted] = -1
+		if r.st.rsReceive(r.i) {
+			if len(p.free) == 0 {
+				if force {
+					return p.o.fail(fmt.Errorf("internal error: no chunk buffer for receive %d", p.posted))
+				}
+				return nil
+			}
+			sl := p.free[len(p.free)-1]
+			p.free = p.free[:len(p.free)-1]
+			p.slotOf[p.posted] = sl
+			buf = p.slots[sl][:hi-lo]
+		} else {
+			if req, ok := r.st.hazard(r.i); ok {
+				if req == nil {
+					if !force {
+						return nil
+					}
+					return p.o.fail(fmt.Errorf("internal error: receive %d due before the send that reads its memory", p.posted))
+				}
+				if !force {
+					select {
+					case <-req.Done():
+					default:
+						return nil
+					}
+				} else if err := p.o.wait(req, r.st.right); err != nil {
+					return err
+				}
+			}
+			buf = p.buf[lo:hi]
+		}
+		p.pending[p.posted] = p.o.recv(r.st.left, buf)
+		p.posted++
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package collective_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gocoll/gocoll/collective"
+)
+
+// TestHierarchicalPieces runs the pipelined hierarchical AllReduce with
+// 4 KiB chunks on counts that cut the buffer in 1 to 8 pieces (a piece is
+// at least 8 chunks), on the lab's even grid (2 sites x 2 hosts x 2
+// ranks), a cyclic uneven placement and sites of different sizes, in and
+// out of place, and checks every element of every rank (Sum, exact in
+// float64; Max). The ranks start at different times, so that pieces meet
+// each other at different phases.
+func TestHierarchicalPieces(t *testing.T) {
+	bySite := func(sites ...string) func(int) string { return func(h int) string { return sites[h%len(sites)] } }
+	placements := []struct {
+		name   string
+		hostOf []int
+		siteOf func(int) string
+	}{
+		{"lab 2x2x2", []int{0, 0, 1, 1, 2, 2, 3, 3}, func(h int) string { return []string{"a", "a", "b", "b"}[h] }},
+		{"cyclic 3+2+2+1 on two sites", []int{0, 1, 2, 0, 1, 2, 0, 3}, bySite("e", "w")},
+		{"sites of 5 and 2, scrambled", []int{2, 0, 1, 0, 2, 3, 0}, func(h int) string { return []string{"e", "e", "w", "e"}[h] }},
+	}
+	const chunk = collective.ChunkBytesMin
+	counts := []int{chunk * 8 / 8, chunk*8*3/8 + 5, chunk * 8 * 8 / 8, chunk*8*20/8 + 3} // 1, 3, 8, 8 pieces of float64
+	for _, p := range placements {
+		t.Run(p.name, func(t *testing.T) {
+			tp := placedTopology(t, p.hostOf, p.siteOf)
+			n := len(p.hostOf)
+			eps := inprocWorld(t, n)
+			var wg sync.WaitGroup
+			for r, ep := range eps {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c, err := collective.New(ep, 1, collective.Config{AllReduce: collective.AlgoHierarchical, Topology: tp, ChunkBytes: chunk})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+					defer cancel()
+					time.Sleep(time.Duration(r%3) * 5 * time.Millisecond)
+					for _, count := range counts {
+						for _, inPlace := range []bool{true, false} {
+							if err := checkHierSum(ctx, c, r, n, count, inPlace); err != nil {
+								t.Errorf("rank %d: %v", r, err)
+								return
+							}
+						}
+					}
+				}()
+			}
+			wg.Wait()
+		})
+	}
+}
+
+func checkHierSum(ctx context.Context, c *collective.Comm, r, n, count int, inPlace bool) error {
+	x := make([]float64, count)
+	for i := range x {
+		x[i] = float64((r+1)*(i%1000) + r)
+	}
+	y := x
+	if !inPlace {
+		y = make([]float64, count)
+	}
+	if err := collective.AllReduce(ctx, c, x, y, collective.Sum); err != nil {
+		return err
+	}
+	for i, v := range y {
+		if want := float64(n*(n+1)/2*(i%1000) + n*(n-1)/2); v != want {
+			return fmt.Errorf("count %d in place %v: element %d is %v, want %v", count, inPlace, i, v, want)
+		}
+	}
+	for i := range x {
+		x[i] = float64((i*7 + r*13) % 101)
+	}
+	if err := collective.AllReduce(ctx, c, x, x, collective.Max); err != nil {
+		return err
+	}
+	for i, v := range x {
+		want := 0.0
+		for q := range n {
+			want = max(want, float64((i*7+q*13)%101))
+		}
+		if v != want {
+			return fmt.Errorf("max, count %d: element %d is %v, want %v", count, i, v, want)
+		}
+	}
+	return nil
+}
