@@ -90,16 +90,26 @@ func (r OpRecord) format(now time.Time) string {
 	return b.String()
 }
 
-// rankList prints ranks as "rank 2" or "ranks 1, 3".
+// maxRanksListed bounds the ranks rankList names.
+const maxRanksListed = 16
+
+// rankList prints ranks as "rank 2" or "ranks 1, 3", the first
+// maxRanksListed (16) of them and then "and K more", so that a report or
+// an error about a large communicator stays short.
 func rankList(ranks []int) string {
-	s := make([]string, len(ranks))
-	for i, r := range ranks {
+	shown := ranks[:min(len(ranks), maxRanksListed)]
+	s := make([]string, len(shown))
+	for i, r := range shown {
 		s[i] = fmt.Sprint(r)
 	}
 	if len(ranks) == 1 {
 		return "rank " + s[0]
 	}
-	return "ranks " + strings.Join(s, ", ")
+	out := "ranks " + strings.Join(s, ", ")
+	if more := len(ranks) - len(shown); more > 0 {
+		out += fmt.Sprintf(" and %d more", more)
+	}
+	return out
 }
 
 // flightRecorder is a rank's ring of its most recent operations. Each

@@ -75,3 +75,16 @@ func TestStallReportText(t *testing.T) {
 	require.Equal(t, "  and 984 more running operations: 393 waiting on rank 0, 196 waiting on rank 2, 99 waiting on rank 4, "+
 		"197 waiting on 2 other ranks, 99 on no single rank", lines[len(lines)-1])
 }
+
+// TestRankListIsBounded checks that a list of ranks names at most
+// maxRanksListed of them and counts the rest.
+func TestRankListIsBounded(t *testing.T) {
+	require.Equal(t, "rank 3", rankList([]int{3}))
+	require.Equal(t, "ranks 1, 3", rankList([]int{1, 3}))
+	many := make([]int, 1000)
+	for i := range many {
+		many[i] = i + 1
+	}
+	require.Equal(t, "ranks 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 and 984 more", rankList(many))
+	require.Equal(t, "ranks 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16", rankList(many[:16]))
+}
