@@ -8,9 +8,13 @@
 //	echo "$KEY" | authlab -rank 0 -peers 10.1.0.11:7000,10.2.0.11:7000 -mode header -test p2p
 //
 // Rank r binds -peers' r-th address, path i its port plus i (-paths
-// paths), and connects to the others there. Modes other than none read the
-// job key (jobkey.Parse's rules) from the first line of stdin, never from
-// the command line.
+// paths), says so on stderr ("authlab: rank r: listening on ...") and
+// connects to the others there: lower ranks dial higher ones, so start the
+// highest first and each lower one once the ranks above it listen (a
+// datagram sent to a port not bound yet draws an ICMP port unreachable,
+// which MetaRoCE may read after the connection is up as the peer's
+// process gone). Modes other than none read the job key (jobkey.Parse's
+// rules) from the first line of stdin, never from the command line.
 //
 //	p2p        2 ranks: rank 0 sends -n messages of -size bytes to rank 1
 //	           (after one warm-up message), two in flight; rank 1 prints
@@ -33,6 +37,7 @@ import (
 
 	"github.com/gocoll/gocoll/internal/jobkey"
 	"github.com/gocoll/gocoll/transport/metaroce"
+	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
 )
 
 func main() {
@@ -49,7 +54,9 @@ func main() {
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
-	res, err := run(ctx, o, key)
+	res, err := run(ctx, o, key, func(rank int, addr mrtransport.PeerAddr) {
+		fmt.Fprintf(os.Stderr, "authlab: rank %d: listening on %v\n", rank, addr)
+	})
 	cancel()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "authlab: rank %d: %v\n", o.rank, err)

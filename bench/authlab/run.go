@@ -36,13 +36,17 @@ func authConfig(mode metaroce.AuthMode, key jobkey.Key) metaroce.AuthConfig {
 	return metaroce.AuthConfig{Key: key, Mode: mode}
 }
 
-// run connects this rank to the others as o says and runs o's test.
-func run(ctx context.Context, o options, key jobkey.Key) (result, error) {
+// run connects this rank to the others as o says and runs o's test;
+// listening, if not nil, is called once the path sockets are bound.
+func run(ctx context.Context, o options, key jobkey.Key, listening func(rank int, addr mrtransport.PeerAddr)) (result, error) {
 	cfg := mrtransport.Config{Rank: o.rank, Size: len(o.peers), ListenAddr: o.peers[o.rank], Paths: o.paths}
 	cfg.Core.Auth = authConfig(o.mode, key)
 	l, err := mrtransport.Listen(ctx, cfg)
 	if err != nil {
 		return result{}, err
+	}
+	if listening != nil {
+		listening(o.rank, l.Addr())
 	}
 	addrs := make([]mrtransport.PeerAddr, len(o.peers))
 	for r, a := range o.peers {
