@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -90,4 +91,64 @@ func TestTwoNodesHangReport(t *testing.T) {
 	require.Contains(t, outs[0].stderr, "gocoll run: hang report (--timeout): 4 of 4 ranks answered")
 	require.Contains(t, outs[0].stderr, "gocoll: hang: rank 2 never arrived at AllReduce #3")
 	require.NotEqual(t, 0, outs[1].code, outs[1].stderr)
+}
+
+// runTwoNodes runs node 0 and node 1 of a job of 2 nodes x 2 ranks on
+// loopback (node 1 names itself 127.0.0.1) with args before --, and
+// returns their outcomes.
+func runTwoNodes(t *testing.T, args []string, program ...string) []outcome {
+	t.Helper()
+	ep := fmt.Sprintf("127.0.0.1:%d", freeLoopbackPort(t))
+	env := []string{"GOCOLL_JOB_KEY=t7-two-nodes-restart-key-0123"}
+	outs := make([]outcome, 2)
+	var wg sync.WaitGroup
+	for node, host := range []string{"localhost", "127.0.0.1"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			argv := append([]string{bins.gocoll, "run", "--nnodes", "2", "--node-rank", fmt.Sprint(node),
+				"--nproc-per-node", "2", "--rdzv-endpoint", ep, "-H", host + ":2"}, args...)
+			outs[node] = runFor(t, 2*time.Minute, env, append(append(argv, "--"), program...)...)
+		}()
+	}
+	wg.Wait()
+	return outs
+}
+
+// --max-restarts across nodes: rank 3 (node 1) is killed with SIGKILL in
+// round 0 while the others wait for it to join; both nodes start round 1,
+// where every rank sees GOCOLL_RESTART_COUNT=1 and the job's collectives
+// check right, and both exit 0.
+func TestMaxRestartsTwoNodesAfterKill9(t *testing.T) {
+	script := `echo "rank $GOCOLL_RANK restart $GOCOLL_RESTART_COUNT"
+if [ "$GOCOLL_RESTART_COUNT" = 0 ] && [ "$GOCOLL_RANK" = 3 ]; then kill -9 $$; fi; exec "$0"`
+	outs := runTwoNodes(t, []string{"--max-restarts", "2"}, "/bin/sh", "-c", script, bins.collcheck)
+	for node, o := range outs {
+		require.Equal(t, 0, o.code, "node %d\nstdout:\n%s\nstderr:\n%s", node, o.stdout, o.stderr)
+		oks := okLines(t, o.stdout)
+		require.Len(t, oks, 2, "node %d: %s", node, o.stdout)
+		for r := 2 * node; r < 2*node+2; r++ {
+			require.Equal(t, 4, oks[r].size)
+			require.Contains(t, o.stdout, fmt.Sprintf("[rank %d] rank %d restart 1\n", r, r))
+		}
+		require.Contains(t, o.stderr, "gocoll run: restarting the job (restart 1 of at most 2)\n")
+		require.NotContains(t, o.stderr, "restart 2 of")
+	}
+	require.Contains(t, outs[1].stderr, "gocoll run: rank 3 on host 127.0.0.1 failed: killed by signal 9")
+	require.Contains(t, outs[0].stderr, "gocoll run: restart 1 asked for: node 1: rank 3 on host 127.0.0.1 failed: killed by signal 9 (killed)")
+}
+
+// The bound exhausted: rank 3 is killed in every round; after its one
+// restart the job ends on both nodes, non-zero, node 0 saying why.
+func TestMaxRestartsTwoNodesExhausted(t *testing.T) {
+	script := `if [ "$GOCOLL_RANK" = 3 ]; then kill -9 $$; fi; exec "$0"`
+	outs := runTwoNodes(t, []string{"--max-restarts", "1"}, "/bin/sh", "-c", script, bins.collcheck)
+	require.Equal(t, 137, outs[1].code, outs[1].stderr)
+	require.NotEqual(t, 0, outs[0].code, outs[0].stderr)
+	why := "gocoll run: the job failed: node 1: rank 3 on host 127.0.0.1 failed: killed by signal 9 (killed) (no restarts left)\n"
+	for node, o := range outs {
+		require.Contains(t, o.stderr, why, "node %d", node)
+		require.Equal(t, 1, strings.Count(o.stderr, "restarting the job"), "node %d: %s", node, o.stderr)
+		require.Empty(t, okLines(t, o.stdout))
+	}
 }

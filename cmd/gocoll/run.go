@@ -88,7 +88,8 @@ var runFlags = []runFlag{
 	{[]string{"node-rank"}, "K", "this node's number, 0 to N-1: its ranks are K*np to K*np+np-1; node 0 serves the job's store", "0"},
 	{[]string{"rdzv-endpoint"}, "HOST:PORT", "where node 0 serves the store and the other nodes' ranks reach it", ""},
 	{[]string{"rdzv-id"}, "ID", "the nodes' shared job key (16 or more printable characters) when GOCOLL_JOB_KEY is not set", ""},
-	{[]string{"max-restarts"}, "N", "after a failed run, start the whole job again up to N times; ranks find the count in GOCOLL_RESTART_COUNT and TORCHELASTIC_RESTART_COUNT", "0"},
+	{[]string{"max-restarts"}, "N", "after a failed run, start the whole job again up to N times (with --nnodes, on every node at once); ranks find the count in GOCOLL_RESTART_COUNT and TORCHELASTIC_RESTART_COUNT", "0"},
+	{[]string{"rdzv-timeout"}, "SECONDS", "with --nnodes and --max-restarts: how long the nodes wait for each other to come back for a restart, and to end once this node's ranks have succeeded", "300"},
 	{[]string{"map-by"}, "slot|node", "fill each host's slots in turn (slot), or deal ranks to the hosts one each in turn (node)", job.MapBySlot},
 	{[]string{"bind-to"}, "core|none", "bind each rank to a core of its own (a host's i-th rank to its i-th core; remote ranks bind themselves in gocoll.Init), or leave it free", job.BindNone},
 	{[]string{"rsh"}, "CMD", "command that runs a command on {host} (appended if absent)", job.DefaultRsh},
@@ -188,9 +189,11 @@ func parseRun(args, environ []string) (job.Spec, error) {
 		mapBy, bindTo                string
 		nprocPerNode, nnodes         int
 		nodeRank, maxRestarts        int
+		rdzvTimeout                  seconds
 		rdzvEndpoint, rdzvID         string
 	)
 	grace, killAfter = seconds(job.DefaultGrace), seconds(job.DefaultKillAfter)
+	rdzvTimeout = seconds(job.DefaultRdzvTimeout)
 	for _, f := range runFlags {
 		for _, n := range f.names {
 			switch f.names[0] {
@@ -214,6 +217,8 @@ func parseRun(args, environ []string) (job.Spec, error) {
 				fs.StringVar(&rdzvID, n, "", f.help)
 			case "max-restarts":
 				fs.IntVar(&maxRestarts, n, 0, f.help)
+			case "rdzv-timeout":
+				fs.Var(&rdzvTimeout, n, f.help)
 			case "map-by":
 				fs.StringVar(&mapBy, n, job.MapBySlot, f.help)
 			case "bind-to":
@@ -261,7 +266,7 @@ func parseRun(args, environ []string) (job.Spec, error) {
 	spec.OnFailure = onFailure
 	spec.MapBy, spec.BindTo = mapBy, bindTo
 	spec.NNodes, spec.NodeRank, spec.RdzvEndpoint, spec.RdzvID = nnodes, nodeRank, rdzvEndpoint, rdzvID
-	spec.MaxRestarts = maxRestarts
+	spec.MaxRestarts, spec.RdzvTimeout = maxRestarts, time.Duration(rdzvTimeout)
 	if nprocPerNode != 0 {
 		if np != -1 && np != nprocPerNode {
 			return spec, fmt.Errorf("-np %d and --nproc-per-node %d disagree", np, nprocPerNode)

@@ -121,16 +121,10 @@ func (p *plan) worldSize() int { return max(1, p.spec.NNodes) * len(p.placements
 // launcher serves it at the rendezvous endpoint's port (on the
 // endpoint's address if that is loopback, else on every interface, so that its own ranks reach it on loopback); the other nodes' ranks dial the endpoint.
 func (p *plan) placeNodeStore() error {
-	host, port, _ := net.SplitHostPort(p.spec.RdzvEndpoint) // checked
 	if p.spec.NodeRank != 0 {
 		p.store, p.storeAddr = storeNode, p.spec.RdzvEndpoint
 		return nil
 	}
-	p.store = StoreLauncher
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() || host == "localhost" {
-		p.storeBind = net.JoinHostPort(host, port)
-	} else {
-		p.storeBind = net.JoinHostPort("", port)
-	}
+	p.store, p.storeBind = StoreLauncher, nodeStoreBind(p.spec.RdzvEndpoint)
 	return nil
 }

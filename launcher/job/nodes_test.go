@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -98,7 +99,7 @@ if [ "$GOCOLL_RANK" = 1 ] && [ "$GOCOLL_RESTART_COUNT" -lt 2 ]; then kill -9 $$;
 	s.MaxRestarts = -1
 	_, err = RunRestarting(context.Background(), s)
 	require.EqualError(t, err, "--max-restarts -1: want 0 to 1000")
-	s.MaxRestarts, s.NNodes, s.RdzvEndpoint, s.RdzvID = 1, 2, "127.0.0.1:1", "h9-rendezvous-id-as-key"
+	s.MaxRestarts, s.RdzvTimeout = 1, -time.Second
 	_, err = RunRestarting(context.Background(), s)
-	require.EqualError(t, err, "--max-restarts with --nnodes 2: not supported yet (the nodes do not agree on restarts)")
+	require.EqualError(t, err, "--rdzv-timeout -1s: want (0, 24h0m0s]")
 }

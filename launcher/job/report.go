@@ -38,6 +38,14 @@ type Result struct {
 	Hang *Hang
 	// Culprit is the rank that held the job up, or -1: see culprit.
 	Culprit int
+	// Superseded: another node of the job (Spec.NNodes) asked for a
+	// restart or ended the job while this node's ranks ran, and they were
+	// stopped.
+	Superseded bool
+	// NodeEnd, if not empty, is why the job of several nodes failed
+	// elsewhere or as a whole, in one line ("node 1: rank 3 ... failed"):
+	// ExitCode is then never 0 and Report writes it first.
+	NodeEnd string
 }
 
 // fill records how procs ended, and which failed first (see firstFailure).
@@ -196,8 +204,15 @@ func allBlame(ranks []RankEnd, set map[int]bool) bool {
 // ExitCode is the launcher's exit status: 0 if every rank exited 0; else
 // the first failed rank's exit status, or 128+signal if a signal killed it;
 // 124 for a timeout; 128+signal for a forwarded stopping signal. It is
-// never 0 when a rank failed.
+// never 0 when a rank failed, nor when NodeEnd is set (then at least 1).
 func (r *Result) ExitCode() int {
+	if c := r.exitCode(); c != 0 || r.NodeEnd == "" {
+		return c
+	}
+	return 1
+}
+
+func (r *Result) exitCode() int {
 	switch {
 	case r.Interrupted != 0:
 		return 128 + int(r.Interrupted)
@@ -224,8 +239,12 @@ func (r *Result) ExitCode() int {
 // Report writes, for a job that did not succeed, which rank failed first,
 // on which host, how, and its last lines of output; then the other ranks
 // that failed, or those a timeout or signal stopped. It writes nothing for
-// a job that succeeded.
+// a job that succeeded. A job of several nodes that failed elsewhere gets
+// one line first, NodeEnd.
 func (r *Result) Report(w io.Writer) {
+	if r.NodeEnd != "" {
+		fmt.Fprintf(w, "gocoll run: %s\n", r.NodeEnd)
+	}
 	switch {
 	case r.Interrupted != 0:
 		fmt.Fprintf(w, "gocoll run: stopped by signal %d (%v) after %v\n", int(r.Interrupted), r.Interrupted, r.Elapsed.Round(time.Millisecond))

@@ -3,7 +3,6 @@ package job
 import (
 	"context"
 	"fmt"
-	"strconv"
 )
 
 // Variables a restarted job's ranks find their restart count in (0 on the
@@ -25,28 +24,30 @@ const MaxRestarts = 1000
 // under a job id of its own (the job's, then "-r1", "-r2"...). Before a
 // restart it writes the failed run's report and one line saying so to
 // s.Stderr. It returns the last run's Result.
+//
+// In a job of several nodes (NNodes above 1) the nodes agree on each
+// restart, as torchrun's rendezvous rounds: a node whose ranks fail asks
+// for the next round in the job's store (node 0's launcher serves it at
+// RdzvEndpoint for every round); every node then stops its ranks, if they
+// still run, and starts them again for that round, with the count in
+// their environment. A node whose ranks succeeded waits for every other
+// node's to end. A failure after MaxRestarts restarts, a timeout, a
+// stopping signal, or a node that does not come back for a restart (or
+// end) within RdzvTimeout ends the job on every node, each saying why in
+// one line (Result.NodeEnd). Every node must give the same MaxRestarts.
 func RunRestarting(ctx context.Context, s Spec) (*Result, error) {
 	if s.MaxRestarts < 0 || s.MaxRestarts > MaxRestarts {
 		return nil, fmt.Errorf("--max-restarts %d: want 0 to %d", s.MaxRestarts, MaxRestarts)
-	}
-	if s.MaxRestarts > 0 && s.NNodes > 1 {
-		// Each node would restart on its own failures alone, while the
-		// others' ranks still wait in the old run: the nodes must agree on
-		// each restart (torchrun's rendezvous rounds), which they do not yet.
-		return nil, fmt.Errorf("--max-restarts with --nnodes %d: not supported yet (the nodes do not agree on restarts)", s.NNodes)
 	}
 	base, err := s.withDefaults()
 	if err != nil {
 		return nil, err
 	}
+	if base.MaxRestarts > 0 && base.NNodes > 1 {
+		return runRounds(ctx, base)
+	}
 	for restart := 0; ; restart++ {
-		run := base
-		run.Export = append(append([]string(nil), base.Export...), // local and remote ranks
-			EnvRestartCount+"="+strconv.Itoa(restart), EnvTorchRestartCount+"="+strconv.Itoa(restart))
-		if restart > 0 {
-			run.JobID = base.JobID + "-r" + strconv.Itoa(restart)
-		}
-		res, err := Run(ctx, run)
+		res, err := Run(ctx, roundSpec(base, restart))
 		if err != nil || res.ExitCode() == 0 || res.TimedOut || res.Interrupted != 0 || ctx.Err() != nil || restart == base.MaxRestarts {
 			return res, err
 		}

@@ -22,6 +22,23 @@ const outputDrain = 2 * time.Second
 // Result, whose ExitCode is the launcher's exit status. ctx ending stops
 // the job like --timeout.
 func Run(ctx context.Context, s Spec) (*Result, error) {
+	return run(ctx, s, runOptions{})
+}
+
+// runOptions are what RunRestarting's rounds of a job of several nodes
+// give run beyond the Spec.
+type runOptions struct {
+	// served, if not nil, is the store node 0's launcher serves for every
+	// round; run uses it rather than serving its own, and leaves it open.
+	served *store.Server
+	// stop, once closed, stops the ranks as a failure elsewhere does
+	// (SIGTERM, then SIGKILL after KillAfter), and Result.Superseded says
+	// so: another node asked for a restart or ended the job.
+	stop <-chan struct{}
+}
+
+// run is Run with o.
+func run(ctx context.Context, s Spec, o runOptions) (*Result, error) {
 	start := time.Now()
 	s, err := s.withDefaults()
 	if err != nil {
@@ -37,7 +54,10 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 		}
 	}
 	var local store.Store // the launcher's store, if it serves one
-	if p.store == StoreLauncher {
+	if p.store == StoreLauncher && o.served != nil {
+		p.storeAddr = p.launcherStoreAddr(o.served.Addr().(*net.TCPAddr))
+		local = o.served.Local()
+	} else if p.store == StoreLauncher {
 		srv, err := store.Listen(context.Background(), p.storeBind, store.Config{JobKey: p.jobKey})
 		if err != nil {
 			return nil, fmt.Errorf("serving the store: %v", err)
@@ -52,7 +72,7 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &monitor{spec: s, procs: procs, res: &Result{},
+	m := &monitor{spec: s, procs: procs, res: &Result{}, stopC: o.stop,
 		diag: &diagnoser{procs: procs, out: sinks.stderr, wait: s.DiagnoseWait, stalled: map[[2]uint64]bool{}}}
 	dctx, stopDiag := context.WithCancel(context.Background())
 	m.diag.connect(dctx, p, local)
@@ -102,6 +122,7 @@ type monitor struct {
 	running  int
 	failed   bool             // a rank failed on its own
 	stopping bool             // ranks have been (or will be) told to stop
+	stopC    <-chan struct{}  // closed: stop the ranks (runOptions.stop)
 	graceC   <-chan time.Time // ends the grace after the first failure
 	killC    <-chan time.Time // SIGKILL time
 }
@@ -141,6 +162,9 @@ func (m *monitor) follow(ctx context.Context) {
 		case <-ctxDone:
 			ctxDone = nil
 			m.timedOut()
+		case <-m.stopC:
+			m.stopC = nil
+			m.superseded()
 		case <-m.graceC:
 			m.graceC = nil
 			m.terminate()
@@ -149,6 +173,17 @@ func (m *monitor) follow(ctx context.Context) {
 			m.signalAll(syscall.SIGKILL)
 		}
 	}
+}
+
+// superseded stops every rank still running because another node asked
+// (runOptions.stop); ranks that failed before stay the run's failures.
+func (m *monitor) superseded() {
+	m.res.Superseded = true
+	if m.stopping {
+		return
+	}
+	m.graceC = nil
+	m.terminate()
 }
 
 // timedOut ends the job at its timeout: it prints the hang report

@@ -38,6 +38,10 @@ const (
 	MaxExports = 1024
 	// MaxDiagnoseWait bounds Spec.DiagnoseWait.
 	MaxDiagnoseWait = time.Minute
+	// DefaultRdzvTimeout is Spec.RdzvTimeout's default (torchrun's exit
+	// barrier's), MaxRdzvTimeout its bound.
+	DefaultRdzvTimeout = 5 * time.Minute
+	MaxRdzvTimeout     = 24 * time.Hour
 )
 
 // Spec describes a job for Run. Program is required; every other field has
@@ -148,8 +152,16 @@ type Spec struct {
 	RdzvID           string
 	// MaxRestarts is how many times RunRestarting starts the whole job
 	// again after a failed run (torchrun --max-restarts); Run ignores it.
-	// Not yet with NNodes above 1.
+	// With NNodes above 1 every node must give the same value, and the
+	// nodes agree on each restart through the store (see RunRestarting).
 	MaxRestarts int
+	// RdzvTimeout bounds how long the nodes of a job that restarts
+	// (NNodes above 1, MaxRestarts above 0) wait for each other: for every
+	// node to come back for a restart, and, once this node's ranks have
+	// succeeded, for every other node's to end. A node later than that
+	// fails the job, in one line on every node. Default
+	// DefaultRdzvTimeout, at most MaxRdzvTimeout.
+	RdzvTimeout time.Duration
 }
 
 // withDefaults fills in defaults and checks the fields that do not need
@@ -196,6 +208,12 @@ func (s Spec) withDefaults() (Spec, error) {
 	}
 	if s.DiagnoseEvery < 0 {
 		return s, fmt.Errorf("--diagnose %v is negative", s.DiagnoseEvery)
+	}
+	if s.RdzvTimeout == 0 {
+		s.RdzvTimeout = DefaultRdzvTimeout
+	}
+	if s.RdzvTimeout < 0 || s.RdzvTimeout > MaxRdzvTimeout {
+		return s, fmt.Errorf("--rdzv-timeout %v: want (0, %v]", s.RdzvTimeout, MaxRdzvTimeout)
 	}
 	if s.DiagnoseWait == 0 {
 		s.DiagnoseWait = launcher.DefaultDiagnoseWait
