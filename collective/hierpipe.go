@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/gocoll/gocoll/collective/tune"
 	"github.com/gocoll/gocoll/topology"
 	"github.com/gocoll/gocoll/transport"
 )
 
 // The hierarchical AllReduce, pipelined: the buffer is cut in pieces
-// (hierPieces), and every piece runs the whole hierarchy of rings
+// (hierPieces: up to 8, of at least 8 chunks), and every piece runs the whole hierarchy of rings
 // (reduce-scatter in each group, the shard owners' AllReduce one level up,
 // all-gather back; see allReduceHierarchical), all pieces at once. So
 // piece i's WAN exchange overlaps the inner reduce-scatters of the pieces
@@ -39,17 +40,9 @@ import (
 // the ring's own first half) read, and is posted once that send is done;
 // the receive waited for next may wait for it (a send of a lower key).
 
-// hierPiecesMax bounds the pieces of a pipelined hierarchical AllReduce;
-// a piece is at least hierPieceChunks chunks.
-const (
-	hierPiecesMax   = 8
-	hierPieceChunks = 8
-)
-
-// hierPieces is how many pieces an AllReduce of b bytes is cut in.
-func hierPieces(b, chunkBytes int) int {
-	return max(1, min(hierPiecesMax, b/(hierPieceChunks*max(1, chunkBytes))))
-}
+// hierPieces is how many pieces an AllReduce of b bytes is cut in: the
+// cost model's figure (tune.HierPieces), so that its prediction follows.
+func hierPieces(b, chunkBytes int) int { return tune.HierPieces(b, chunkBytes) }
 
 // hstage is one ring this rank takes part in, for one piece.
 type hstage struct {

@@ -400,8 +400,53 @@ type problem struct {
 	bytes   float64
 }
 
+// Pieces of the pipelined hierarchical AllReduce (collective's
+// hierpipe.go, which calls HierPieces): at most HierPiecesMax, each of at
+// least HierPieceChunks chunks.
+const (
+	HierPiecesMax   = 8
+	HierPieceChunks = 8
+)
+
+// HierPieces is how many pieces the hierarchical AllReduce cuts a buffer
+// of bytes in, with chunks of chunkBytes.
+func HierPieces(bytes, chunkBytes int) int {
+	return max(1, min(HierPiecesMax, bytes/(HierPieceChunks*max(1, chunkBytes))))
+}
+
+// hierarchical is the pipelined hierarchical AllReduce: P pieces, each
+// through every level's phases (hierPhases of bytes/P), all pieces at
+// once. The first piece takes the sum of its phases (sum); each further
+// one its bottleneck B, the slowest phase or, where the phases running at
+// once share a link (a host's NIC carries its site's rings and its WAN
+// traffic), that link's load of one piece of every phase, plus part of
+// the rest of a piece, B x s x (P-1)/2P with s = 1 - B/sum: the phases
+// off the bottleneck overlap with it only in part, the more so the more
+// pieces (fitted to gocoll sim on the 2x2x2 lab grid: WAN 10x slower than
+// the LAN, and uniform links, 1 to 8 pieces). A last phase adds the
+// further pieces.
 func (m *model) hierarchical() []phase {
-	return m.hierPhases([]problem{{m.identity(), m.bytes}}, 0)
+	p := HierPieces(int(m.bytes), int(m.chunk))
+	piece := m.hierPhases([]problem{{m.identity(), m.bytes / float64(p)}}, 0)
+	if p == 1 || len(piece) == 0 {
+		return piece
+	}
+	rest := phase{overlap: true}
+	var sum float64
+	for _, ph := range piece {
+		t := m.time(ph)
+		rest.lat, sum = max(rest.lat, t), sum+t
+		for _, f := range ph.flows {
+			rest.flows = append(rest.flows, flow{f.src, f.dst, f.bytes})
+		}
+	}
+	b := max(rest.lat, m.time(phase{flows: rest.flows, overlap: true}))
+	f := float64(p-1) * (1 + (1-b/sum)*float64(p-1)/float64(2*p))
+	rest.lat *= f
+	for i := range rest.flows {
+		rest.flows[i].bytes *= f
+	}
+	return append(piece, rest)
 }
 
 func (m *model) identity() []int {
