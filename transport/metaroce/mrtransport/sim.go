@@ -25,6 +25,8 @@ type SimConfig struct {
 	// override it per pair; nil means Link for all.
 	Link  simfabric.LinkConfig
 	Links func(from, fromPath, to, toPath int) simfabric.LinkConfig
+	// ECMP, if not nil, replaces Link and Links: see SimECMP.
+	ECMP *SimECMP
 	// QueueDatagrams bounds each socket's queue of datagrams delivered and
 	// not yet read (the socket's receive buffer); beyond it arrivals are
 	// dropped and counted. Default 4096, at most 1<<20.
@@ -62,6 +64,7 @@ type SimNet struct {
 	src     []netip.AddrPort // source address, by fabric path
 	dropped int64            // arrivals dropped at a full socket queue
 	closed  bool
+	ecmp    ecmpState
 }
 
 // NewSimNet returns a simulated network for cfg.Size ranks, with its driver
@@ -75,6 +78,9 @@ func NewSimNet(cfg SimConfig) (*SimNet, error) {
 	}
 	if cfg.QueueDatagrams < 1 || cfg.QueueDatagrams > 1<<20 {
 		return nil, fmt.Errorf("mrtransport: QueueDatagrams=%d not in [1, %d]", cfg.QueueDatagrams, 1<<20)
+	}
+	if err := cfg.ECMP.check(); err != nil {
+		return nil, err
 	}
 	fab, err := simfabric.New(cfg.Fabric)
 	if err != nil {
@@ -106,6 +112,9 @@ func (n *SimNet) Opener(rank int) SocketOpener {
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		a := simAddr(rank, path)
+		if n.cfg.ECMP != nil {
+			a = n.ecmp.freshAddr(rank, path)
+		}
 		if n.closed || n.socks[a] != nil {
 			return nil, fmt.Errorf("mrtransport: simulated socket %v: closed or in use", a)
 		}
@@ -191,7 +200,16 @@ func (n *SimNet) send(s *simSocket, to netip.AddrPort, b []byte) error {
 	}
 	key := [2]netip.AddrPort{s.addr, to}
 	p, ok := n.paths[key]
-	if !ok {
+	if !ok && n.cfg.ECMP != nil {
+		var err error
+		if p, err = n.ecmpPath(s, dst); err != nil {
+			return err
+		}
+		n.paths[key] = p
+		n.dest = append(n.dest, dst)
+		n.src = append(n.src, s.addr)
+	}
+	if !ok && n.cfg.ECMP == nil {
 		cfg := n.cfg.Link
 		if n.cfg.Links != nil {
 			cfg = n.cfg.Links(s.rank, s.path, dst.rank, dst.path)

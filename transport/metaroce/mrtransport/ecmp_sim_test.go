@@ -1,0 +1,174 @@
+package mrtransport
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/gocoll/gocoll/transport/metaroce/simfabric"
+)
+
+// ecmpSimLink is one link of the simulated ECMP fabric: 100 Mbit/s, 2 ms
+// one way, a 20 ms queue (the lab's links, at half the rate).
+var ecmpSimLink = simfabric.LinkConfig{Rate: 12_500_000, Delay: 2 * time.Millisecond, QueueBytes: 250_000}
+
+// ecmpSimRun is what one simulated connection did.
+type ecmpSimRun struct {
+	seed     uint64
+	atStart  int     // links the paths were hashed onto at the start
+	coverAt  []int   // links carrying >= 5 % of the bytes, per window, by window end (s)
+	mbit     float64 // goodput of seconds 4-8
+	repicks  int64
+	firstAll time.Duration // when every link first carried >= 5 % of a window; -1: never
+}
+
+// ecmpSimWindow is the window over which link use is judged.
+const ecmpSimWindow = 200 * time.Millisecond
+
+// runECMPSim streams 4 MiB messages from rank 0 to rank 1 for dur of
+// virtual time over a simulated ECMP fabric of links links (hash seeded by
+// seed) with cfg, and reports which links carried data when. It runs in a
+// synctest bubble of its own.
+func runECMPSim(t testing.TB, seed uint64, links int, cfg Config, dur time.Duration) ecmpSimRun {
+	var run ecmpSimRun
+	synctest.Test(t.(*testing.T), func(t *testing.T) { run = ecmpSimBubble(t, seed, links, cfg, dur) })
+	return run
+}
+
+func ecmpSimBubble(t testing.TB, seed uint64, links int, cfg Config, dur time.Duration) ecmpSimRun {
+	ctx, cancel := context.WithTimeout(context.Background(), dur+time.Minute)
+	defer cancel()
+	cfg.ListenAddr = netip.MustParseAddrPort("10.0.0.1:0") // not loopback: re-picks on, NIC defaults
+	if cfg.MaxDatagram == 0 {
+		cfg.MaxDatagram = 8972
+	}
+	cfg.Core.IDSeed = seed | 1
+	ecmp := &SimECMP{Links: links, Link: ecmpSimLink, Seed: seed}
+	eps, net, err := NewSimWorld(ctx, 2, cfg, SimConfig{Fabric: simfabric.Config{Seed: int64(seed)}, ECMP: ecmp})
+	if err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
+	}
+	run := ecmpSimRun{seed: seed, firstAll: -1}
+	a, b := eps[0].Addr().Paths, eps[1].Addr().Paths
+	used := map[int]bool{}
+	for i := range a {
+		used[ecmp.ECMPLink(a[i], b[i])] = true
+	}
+	run.atStart = len(used)
+	start := time.Now()
+	var moved4, moved int64
+	var mu sync.Mutex
+	done := make(chan error, 1)
+	go func() {
+		src, dst := make([]byte, 4<<20), make([]byte, 4<<20)
+		for i := uint32(0); time.Since(start) < dur; i++ {
+			r := eps[1].Recv(0, benchTag(9, i), dst)
+			s := eps[0].Send(1, benchTag(9, i), src)
+			if _, err := r.Wait(ctx); err != nil {
+				done <- err
+				return
+			}
+			if _, err := s.Wait(ctx); err != nil {
+				done <- err
+				return
+			}
+			mu.Lock()
+			moved += 4 << 20
+			if time.Since(start) <= 4*time.Second {
+				moved4 = moved
+			}
+			mu.Unlock()
+		}
+		done <- nil
+	}()
+	prev := make([]int64, links)
+	for at := ecmpSimWindow; at <= dur; at += ecmpSimWindow {
+		time.Sleep(time.Until(start.Add(at)))
+		now := net.ECMPLinkBytes(0, 1)
+		var total int64
+		d := make([]int64, links)
+		for l := range now {
+			d[l] = now[l] - prev[l]
+			total += d[l]
+		}
+		prev = now
+		n := 0
+		for l := range d {
+			if total > 0 && d[l]*20 >= total {
+				n++
+			}
+		}
+		run.coverAt = append(run.coverAt, n)
+		if n == links && run.firstAll < 0 {
+			run.firstAll = at
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
+	}
+	el := time.Since(start)
+	mu.Lock()
+	run.mbit = float64(moved-moved4) * 8 / (el - 4*time.Second).Seconds() / 1e6
+	mu.Unlock()
+	run.repicks, _ = eps[0].Repicks()
+	for _, ep := range eps {
+		_ = ep.Close()
+	}
+	net.Close()
+	return run
+}
+
+// coverAt returns the links used in the window ending at d.
+func (r ecmpSimRun) cover(d time.Duration) int {
+	i := int(d/ecmpSimWindow) - 1
+	if i < 0 || i >= len(r.coverAt) {
+		return 0
+	}
+	return r.coverAt[i]
+}
+
+// TestECMPSimTable prints, for ECMP_SIM_SEEDS seeds (unset: skipped), the
+// share of connections whose paths use all 4 links of a simulated ECMP
+// fabric after 1 s and after 8 s, and their goodput of seconds 4-8, for
+// ECMP_SIM_PATHS paths (default DefaultPaths) with the default re-pick
+// policy (ECMP_SIM_REPICK=off: none).
+func TestECMPSimTable(t *testing.T) {
+	seeds, _ := strconv.Atoi(os.Getenv("ECMP_SIM_SEEDS"))
+	if seeds <= 0 {
+		t.Skip("ECMP_SIM_SEEDS unset: the table takes minutes")
+	}
+	paths, _ := strconv.Atoi(os.Getenv("ECMP_SIM_PATHS"))
+	if paths == 0 {
+		paths = DefaultPaths
+	}
+	cfg := Config{Paths: paths, Repick: RepickPolicy{Off: os.Getenv("ECMP_SIM_REPICK") == "off"}}
+	const links = 4
+	var all1, all8, start4 int
+	var mbit, least float64 = 0, 1e9
+	var repicks int64
+	for seed := range uint64(seeds) {
+		r := runECMPSim(t, seed, links, cfg, 8*time.Second)
+		t.Logf("seed %d: links at start %d, used per 200 ms %v, first all %v, %.0f Mbit/s, %d re-picks", seed, r.atStart, r.coverAt, r.firstAll, r.mbit, r.repicks)
+		if r.cover(time.Second) == links {
+			all1++
+		}
+		if r.cover(8*time.Second) == links {
+			all8++
+		}
+		if r.atStart == links {
+			start4++
+		}
+		mbit += r.mbit
+		least = min(least, r.mbit)
+		repicks += r.repicks
+	}
+	n := float64(seeds)
+	fmt.Printf("ecmp-sim paths=%d repick=%v seeds=%d: all 4 links at start %.0f %%, after 1 s %.0f %%, after 8 s %.0f %%; goodput 4-8 s mean %.1f min %.1f Mbit/s (of 400); re-picks %.1f\n",
+		cfg.Paths, !cfg.Repick.Off, seeds, 100*float64(start4)/n, 100*float64(all1)/n, 100*float64(all8)/n, mbit/n, least, float64(repicks)/n)
+}

@@ -1,0 +1,111 @@
+package mrtransport
+
+import (
+	"fmt"
+	"net/netip"
+
+	"github.com/gocoll/gocoll/transport/metaroce/simfabric"
+)
+
+// MaxSimECMPLinks is the most links of a SimECMP.
+const MaxSimECMPLinks = 64
+
+// SimECMP makes a SimNet an ECMP fabric: every ordered pair of ranks is
+// joined by Links links of its own (one direction each), shared by all the
+// datagrams between them, and a datagram takes the link its source and
+// destination addresses and ports hash to (a seeded hash, as a router's),
+// so two path sockets may land on one link and share its queue, and a
+// re-picked port (a fresh one: with ECMP every socket opened gets a port
+// never used before) may land elsewhere.
+type SimECMP struct {
+	// Links is the number of links per direction between two ranks, 1 to
+	// MaxSimECMPLinks.
+	Links int
+	// Link configures every link.
+	Link simfabric.LinkConfig
+	// Seed seeds the hash.
+	Seed uint64
+}
+
+func (c *SimECMP) check() error {
+	if c != nil && (c.Links < 1 || c.Links > MaxSimECMPLinks) {
+		return fmt.Errorf("mrtransport: SimECMP.Links=%d not in [1, %d]", c.Links, MaxSimECMPLinks)
+	}
+	return nil
+}
+
+// ecmpState is a SimNet's ECMP links and port counter, guarded by its mu.
+type ecmpState struct {
+	links map[[2]int][]simfabric.LinkID // by (from rank, to rank)
+	opens int                           // sockets opened
+}
+
+// freshAddr returns an address for rank's new socket of path index path,
+// with a port never handed out before.
+func (e *ecmpState) freshAddr(rank, path int) netip.AddrPort {
+	e.opens++
+	a := simAddr(rank, 0)
+	return netip.AddrPortFrom(a.Addr(), uint16(20000+e.opens%40000))
+}
+
+// ECMPLink returns the link index (0 to Links-1) a datagram from src to dst
+// takes.
+func (c *SimECMP) ECMPLink(src, dst netip.AddrPort) int {
+	h := c.Seed ^ 0x9e3779b97f4a7c15
+	for _, v := range []netip.AddrPort{src, dst} {
+		b := v.Addr().As16()
+		for _, x := range b {
+			h = mix64(h ^ uint64(x))
+		}
+		h = mix64(h ^ uint64(v.Port()))
+	}
+	return int(h % uint64(c.Links))
+}
+
+// mix64 is splitmix64's finaliser.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// ecmpPath makes the fabric path from socket s to dst over the link they
+// hash to, making the pair's links first if need be. The caller holds mu.
+func (n *SimNet) ecmpPath(s, dst *simSocket) (simfabric.PathID, error) {
+	c, e := n.cfg.ECMP, &n.ecmp
+	if e.links == nil {
+		e.links = make(map[[2]int][]simfabric.LinkID)
+	}
+	pair := [2]int{s.rank, dst.rank}
+	ls := e.links[pair]
+	if ls == nil {
+		for range c.Links {
+			id, err := n.fab.AddLink(c.Link)
+			if err != nil {
+				return 0, err
+			}
+			ls = append(ls, id)
+		}
+		e.links[pair] = ls
+	}
+	return n.fab.AddPath(simfabric.NodeID(s.rank), simfabric.NodeID(dst.rank), ls[c.ECMPLink(s.addr, dst.addr)])
+}
+
+// ECMPLinkBytes returns the bytes that have left each ECMP link from rank
+// from to rank to (nil if none was made, or without ECMP).
+func (n *SimNet) ECMPLinkBytes(from, to int) []int64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ls := n.ecmp.links[[2]int{from, to}]
+	if ls == nil {
+		return nil
+	}
+	st := n.fab.Stats()
+	out := make([]int64, len(ls))
+	for i, id := range ls {
+		out[i] = st.Links[id].Delivered.Bytes
+	}
+	return out
+}
