@@ -7,11 +7,17 @@ import (
 	"github.com/gocoll/gocoll/collective/dtype"
 )
 
-// Rooted operations (Broadcast, Reduce, Gather, Scatter) end with a
-// dissemination round among all ranks (confirm), because some of their ranks
-// finish without hearing from every other: without it a rank could return
-// success while another found a mismatch. It costs ceil(log2 n) small
-// messages per rank.
+// No rank returns success from a rooted operation (Broadcast, Reduce,
+// Gather, Scatter) that another rank failed: its completion must depend on
+// every other rank's checks. The small forms the communicator picks by
+// itself get that from their own data rounds: a Broadcast is a
+// dissemination (broadcastDissemination), a Reduce a recursive doubling
+// (reduceRecursiveDoubling), so every rank has heard, through a chain of
+// checked messages, from every other before it returns. The other forms,
+// in which some ranks finish without hearing from every other (a tree's
+// root and leaves, a chain's ends, Gather's and Scatter's non-roots), end
+// with a dissemination round among all ranks (confirm): ceil(log2 n) more
+// small messages per rank, a small cost beside the data they move.
 
 // broadcast validates and launches a Broadcast of root's send into every
 // rank's recv (root's too, unless in place).
@@ -19,12 +25,16 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 	count := len(recv) / esize(dt)
 	algo := c.cfg.Broadcast
 	if algo == AlgoAuto {
-		algo = c.modelAlgorithm(KindBroadcast, len(recv), root)
+		// The binomial tree the model may pick for a small message runs as
+		// a dissemination: as many rounds, and no confirming round after.
+		if algo = c.modelAlgorithm(KindBroadcast, len(recv), root); algo == AlgoBinomial {
+			algo = AlgoDissemination
+		}
 	}
 	if algo == AlgoAuto {
 		switch {
 		case len(recv) <= c.cfg.SmallBytes:
-			algo = AlgoBinomial
+			algo = AlgoDissemination
 		case c.shared:
 			algo = AlgoDirect
 		default:
@@ -47,6 +57,8 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 		}
 		var err error
 		switch algo {
+		case AlgoDissemination:
+			return c.broadcastDissemination(o, recv, root) // no confirm: see above
 		case AlgoChain:
 			err = c.broadcastChain(o, recv, root)
 		case AlgoBinomial:
@@ -58,13 +70,46 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 		case AlgoHierarchical:
 			err = c.broadcastHierarchical(o, recv, root, dt)
 		default:
-			err = fmt.Errorf("algorithm %v does not do Broadcast (use chain, binomial, direct, tree or hierarchical)", algo)
+			err = fmt.Errorf("algorithm %v does not do Broadcast (use chain, binomial, dissemination, direct, tree or hierarchical)", algo)
 		}
 		if err != nil {
 			return err
 		}
 		return o.confirm()
 	})
+}
+
+// broadcastDissemination spreads buf in ceil(log2 n) rounds: in round j
+// (d = 2^j) rank r sends to r+d and receives from r-d (mod n), as in a
+// dissemination barrier. Counting from the root (v = r-root mod n), the
+// ranks v < d hold the data before round j, so the message from v carries
+// buf when v < d and v+d < n and is empty otherwise; v receives buf in the
+// round where d <= v < 2d. Each rank sends its round's message only once
+// its previous round's message arrived and its header matched, so after
+// the last round every rank has heard, through a chain of checked
+// messages, from every other: a rank that found a mismatch sends nothing
+// more, and every rank that depends on it waits until its abort comes.
+// As many data messages (n-1) and rounds as a binomial tree, and no
+// confirming round after; each message travels with its header when buf
+// is at most inlineBytesMax.
+func (c *Comm) broadcastDissemination(o *operation, buf []byte, root int) error {
+	n := c.Size()
+	v := mod(c.rank-root, n)
+	for d := 1; d < n; d <<= 1 {
+		var in, out []byte
+		if v >= d && v < 2*d {
+			in = buf
+		}
+		if v < d && v+d < n {
+			out = buf
+		}
+		pr := o.recv(mod(c.rank-d, n), in)
+		o.send(mod(c.rank+d, n), out)
+		if err := o.waitRecv(pr); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // broadcastDirect has the root send buf to every rank at once, in chunks,

@@ -23,9 +23,13 @@
 // messages go direct instead: each rank reduces its segment from every
 // rank's chunks at once and sends the result to all. AllGather and
 // ReduceScatter: rings. Broadcast and
-// Reduce: a pipelined chain for large messages, a binomial tree for small
-// ones; over shared memory, a large Broadcast goes direct from the root to
-// every rank. AllToAll(V): n-1 rounds of pairwise exchange. Barrier: dissemination.
+// Reduce: a pipelined chain for large messages; for small ones (at or
+// below Config.SmallBytes) a dissemination Broadcast (ceil(log2 n)
+// rounds, rank r sending to r+2^j in round j) and a Reduce run as
+// AllReduce's recursive doubling, the result kept at the root (a binomial
+// tree when forced); over shared memory, a large Broadcast goes direct
+// from the root to every rank. AllToAll(V): n-1 rounds of pairwise
+// exchange. Barrier: dissemination.
 // Gather and Scatter: direct. AllReduce, Broadcast and Reduce also have a
 // pipelined double binary tree (AlgoTree: half the buffer down each of two
 // trees laid out in the topology's ring order), and AllReduce a
@@ -62,11 +66,24 @@
 // every other rank, promptly rather than at the deadline; so is a
 // cancelled context. Every argument is checked inside the operation, after
 // it has taken its sequence number, so a failed call counts on every rank
-// and the communicator stays usable: the next call meets on every rank. No
-// rank returns success from an operation another rank failed: each rank's
-// completion depends on every other rank's checks (rooted operations end
-// with a confirming round; AllToAllV, whose per-pair counts only the pair
-// can compare, checks every peer's header before it sends data). Send and
+// and the communicator stays usable: the next call meets on every rank.
+//
+// What a return says. No rank returns success from an operation another
+// rank failed: each rank's completion depends on every other rank's
+// checks, so a call that returns nil says that every rank called the
+// same operation with matching arguments, and a mismatch is an error on
+// every rank in that same call, never at a later one. AllReduce,
+// AllGather, ReduceScatter, AllToAll and Barrier get this from their own
+// data rounds, and so do the small Broadcast (dissemination) and Reduce
+// (recursive doubling) the communicator picks by itself: they cost no
+// round beyond the data's. The other rooted forms, in which some ranks
+// finish without hearing from every other (a chain's or tree's root and
+// leaves, a forced binomial tree, Gather's and Scatter's non-roots), end
+// with a confirming dissemination round, ceil(log2 n) small messages per
+// rank; AllToAllV, whose per-pair counts only the pair can compare, checks
+// every peer's header before it sends data. So a root does not return
+// as soon as its buffer is reusable, as MPI's eager protocol lets it: a
+// nil from any rank means the whole operation matched. Send and
 // Recv keep their pair in step the same way; a peer outside the
 // communicator is an error on the caller alone. Operations on a closed
 // communicator fail with [ErrClosed] on that rank alone, and [New] with an

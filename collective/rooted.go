@@ -15,12 +15,17 @@ func (c *Comm) reduceOp(ctx context.Context, send, recv []byte, dt dtype.DataTyp
 	count := len(send) / esize(dt)
 	algo := c.cfg.Reduce
 	if algo == AlgoAuto {
-		algo = c.modelAlgorithm(KindReduce, len(send), root)
+		// The binomial tree the model may pick for a small message runs as
+		// a recursive doubling: as many rounds, and no confirming round
+		// after (broadcast.go).
+		if algo = c.modelAlgorithm(KindReduce, len(send), root); algo == AlgoBinomial {
+			algo = AlgoRecursiveDoubling
+		}
 	}
 	if algo == AlgoAuto {
 		algo = AlgoChain
 		if len(send) <= c.cfg.SmallBytes {
-			algo = AlgoBinomial
+			algo = AlgoRecursiveDoubling
 		}
 	}
 	h := header{kind: KindReduce, dt: dt, op: op, root: int32(root), count: uint64(count), algo: algo, chunk: uint32(c.cfg.ChunkBytes)}
@@ -42,6 +47,8 @@ func (c *Comm) reduceOp(ctx context.Context, send, recv []byte, dt dtype.DataTyp
 			return finishAvg(spec, recv, 1)
 		}
 		switch algo {
+		case AlgoRecursiveDoubling:
+			return c.reduceRecursiveDoubling(o, send, recv, root, spec) // no confirm
 		case AlgoChain:
 			err = c.reduceChain(o, send, recv, root, spec)
 		case AlgoBinomial:
@@ -49,7 +56,7 @@ func (c *Comm) reduceOp(ctx context.Context, send, recv []byte, dt dtype.DataTyp
 		case AlgoTree:
 			err = c.reduceTree(o, send, recv, root, spec)
 		default:
-			err = fmt.Errorf("algorithm %v does not do Reduce (use chain, binomial or tree)", algo)
+			err = fmt.Errorf("algorithm %v does not do Reduce (use chain, binomial, recursive-doubling or tree)", algo)
 		}
 		if err != nil {
 			return err
@@ -106,6 +113,20 @@ func (c *Comm) reduceChain(o *operation, send, recv []byte, root int, spec reduc
 		sends[i%len(tmp)] = pendingSend{o.send(to, t), to}
 	}
 	return nil
+}
+
+// reduceRecursiveDoubling is a Reduce run as AllReduce's recursive
+// doubling, the result kept at the root (recv; a scratch buffer elsewhere):
+// every rank then hears, through checked messages, from every other before
+// it returns, so the operation needs no confirming round (broadcast.go).
+// Its combining order is the recursive doubling's, fixed by n alone.
+func (c *Comm) reduceRecursiveDoubling(o *operation, send, recv []byte, root int, spec reduceSpec) error {
+	if c.rank == root {
+		return c.allReduceRecursiveDoubling(o, send, recv, spec)
+	}
+	lent := c.tempBuffer(len(send))
+	defer lent.release()
+	return c.allReduceRecursiveDoubling(o, send, lent.buf, spec)
 }
 
 // pendingSend is a posted send that a buffer's reuse must wait for.

@@ -1,0 +1,115 @@
+package collective_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gocoll/gocoll/collective"
+)
+
+// TestSmallRootedAlgorithms runs the small Broadcast (dissemination) and
+// Reduce (recursive doubling) that the communicator picks by itself, at
+// every root of 1 to 9 ranks, around the inline limit (64 float64 are 512
+// bytes) and at Config.SmallBytes, in and out of place, and checks every
+// element and that the flight record names the algorithm that ran.
+func TestSmallRootedAlgorithms(t *testing.T) {
+	sizes := []int{1, 2, 3, 4, 5, 6, 7, 8, 9}
+	if testing.Short() {
+		sizes = []int{1, 2, 3, 5, 8}
+	}
+	for _, n := range sizes {
+		comms := newComms(t, n, collective.Config{})
+		for root := range n {
+			for _, count := range []int{1, 64, 65, 8192} {
+				t.Run(fmt.Sprintf("n=%d/root=%d/count=%d", n, root, count), func(t *testing.T) {
+					errs := onAll(t, comms, 20*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
+						return checkSmallRooted(ctx, c, root, count)
+					})
+					for r, err := range errs {
+						require.NoError(t, err, "rank %d", r)
+					}
+				})
+			}
+		}
+	}
+}
+
+// checkSmallRooted runs the Broadcasts and Reduces of count elements with
+// root on c and checks their results and algorithms.
+func checkSmallRooted(ctx context.Context, c *collective.Comm, root, count int) error {
+	n, r := c.Size(), c.Rank()
+	val := func(rank, i int) int64 { return int64(rank*1000003 + i*7 + 1) }
+	send, recv := make([]int64, count), make([]int64, count)
+	for i := range send {
+		send[i] = val(r, i)
+		recv[i] = -1
+	}
+	for _, inPlace := range []bool{false, true} {
+		buf := recv
+		if inPlace || r != root {
+			buf = send
+		}
+		if err := collective.Broadcast(ctx, c, send, buf, root); err != nil {
+			return err
+		}
+		for i, x := range buf {
+			if x != val(root, i) {
+				return fmt.Errorf("Broadcast (in place %v): element %d is %d, want %d", inPlace, i, x, val(root, i))
+			}
+		}
+		for i := range send { // what the Broadcast overwrote
+			send[i], recv[i] = val(r, i), -1
+		}
+	}
+	if err := lastAlgo(c, collective.KindBroadcast, collective.AlgoDissemination); err != nil {
+		return err
+	}
+	for _, inPlace := range []bool{false, true} {
+		out := recv
+		if inPlace {
+			out = send
+		}
+		if err := collective.Reduce(ctx, c, send, out, collective.Sum, root); err != nil {
+			return err
+		}
+		if r == root {
+			for i, x := range out {
+				want := int64(0)
+				for p := range n {
+					want += val(p, i)
+				}
+				if x != want {
+					return fmt.Errorf("Reduce (in place %v): element %d is %d, want %d", inPlace, i, x, want)
+				}
+			}
+		} else if !inPlace && out[0] != -1 {
+			return fmt.Errorf("Reduce wrote recv on a rank that is not the root")
+		}
+		for i := range send {
+			send[i], recv[i] = val(r, i), -1
+		}
+	}
+	return lastAlgo(c, collective.KindReduce, collective.AlgoRecursiveDoubling)
+}
+
+// lastAlgo checks that c's latest operation of kind ran algo (from 2
+// ranks on: one rank runs no algorithm).
+func lastAlgo(c *collective.Comm, kind collective.Kind, algo collective.Algorithm) error {
+	if c.Size() == 1 {
+		return nil
+	}
+	recs := c.FlightRecord()
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].Comm == c.ID() && recs[i].Kind == kind {
+			if recs[i].Algo != algo {
+				return fmt.Errorf("%v ran %v, want %v", kind, recs[i].Algo, algo)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("no %v in the flight record", kind)
+}
