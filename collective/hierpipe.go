@@ -11,9 +11,10 @@ import (
 )
 
 // The hierarchical AllReduce, pipelined: the buffer is cut in pieces
-// (hierPieces: up to 8, of at least 8 chunks), and every piece runs the whole hierarchy of rings
-// (reduce-scatter in each group, the shard owners' AllReduce one level up,
-// all-gather back; see allReduceHierarchical), all pieces at once. So
+// (hierPieces: up to 8, of at least 8 chunks), and every piece runs the
+// whole hierarchy of rings (reduce-scatter in each group, the shard
+// owners' AllReduce one level up, all-gather back; see
+// allReduceHierarchical), all pieces at once. So
 // piece i's WAN exchange overlaps the inner reduce-scatters of the pieces
 // after it and the all-gathers of those before it.
 //
