@@ -59,6 +59,24 @@ type RepickPolicy struct {
 	// Gain is the rise of the connection's rate that counts a re-pick as
 	// successful, above 1. Default 1.05.
 	Gain float64
+	// Early is how long the early phase lasts, from the first data the
+	// endpoint's connections carry; negative for none (withDefaults
+	// makes it 0). Default 2 s. In
+	// it, paths are sampled every EarlySample, a decision looks at the
+	// last EarlyWindow samples and re-picks are paced EarlyInterval apart
+	// (doubling as Interval does, up to 4 × EarlyInterval), so that the
+	// paths that share a link at the start find the links left unused
+	// within the first second, before the steady pace takes over.
+	Early time.Duration
+	// EarlySample is the sampling period of the early phase, 10 ms to
+	// Sample. Default 20 ms.
+	EarlySample time.Duration
+	// EarlyWindow is the samples an early decision looks at, 4 to
+	// Window. Default 6.
+	EarlyWindow int
+	// EarlyInterval is the least time between two re-picks in the early
+	// phase, at least EarlySample × EarlyWindow. Default 200 ms.
+	EarlyInterval time.Duration
 }
 
 // withDefaults fills in p's zero fields and clamps the others.
@@ -87,6 +105,27 @@ func (p RepickPolicy) withDefaults() RepickPolicy {
 	if p.Gain <= 1 {
 		p.Gain = 1.05
 	}
+	switch {
+	case p.Early < 0:
+		p.Early = 0
+	case p.Early == 0:
+		p.Early = 2 * time.Second
+	}
+	def(&p.EarlySample, 20*time.Millisecond)
+	p.EarlySample = min(max(p.EarlySample, 10*time.Millisecond), p.Sample)
+	if p.EarlyWindow <= 0 {
+		p.EarlyWindow = 6
+	}
+	p.EarlyWindow = min(max(p.EarlyWindow, 4), p.Window)
+	def(&p.EarlyInterval, 200*time.Millisecond)
+	p.EarlyInterval = max(p.EarlyInterval, p.EarlySample*time.Duration(p.EarlyWindow))
+	return p
+}
+
+// early returns the policy of the early phase: p with its sampling,
+// window and pacing replaced by the early ones.
+func (p RepickPolicy) early() RepickPolicy {
+	p.Sample, p.Window, p.Interval, p.MaxInterval = p.EarlySample, p.EarlyWindow, p.EarlyInterval, 4*p.EarlyInterval
 	return p
 }
 

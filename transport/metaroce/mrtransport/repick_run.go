@@ -20,13 +20,19 @@ const retireAfter = 10 * time.Second
 // repicker is an endpoint's port re-picking state (see repick.go). Its
 // fields are guarded by eng.mu.
 type repicker struct {
-	p       RepickPolicy
-	pacer   repickPacer
-	windows map[int][][]pathSample // by peer rank, by path: the last samples, oldest first
-	peaks   map[int]float64        // by peer rank: the best recent per-path rate, decaying
-	stats   []metaroce.PathStats   // scratch
-	count   int64                  // re-picks made
-	undone  int64                  // of those, undone
+	p RepickPolicy // the policy of the phase now: base's, or base.early()
+	// base is the policy configured; early is whether the early phase
+	// is on (waiting for data, or running until earlyUntil; 0: no data
+	// seen yet).
+	base       RepickPolicy
+	early      bool
+	earlyUntil time.Duration
+	pacer      repickPacer
+	windows    map[int][][]pathSample // by peer rank, by path: the last samples, oldest first
+	peaks      map[int]float64        // by peer rank: the best recent per-path rate, decaying
+	stats      []metaroce.PathStats   // scratch
+	count      int64                  // re-picks made
+	undone     int64                  // of those, undone
 	// lastPath and lastOld are the last re-pick's path and replaced
 	// socket, for an undo; lastOld is nil once it cannot be.
 	lastPath int
@@ -46,18 +52,24 @@ func repickOn(cfg Config) bool {
 // closes. It is called once, by Listen.
 func (e *Endpoint) startRepick() {
 	p := e.cfg.Repick.withDefaults()
+	rp := &repicker{p: p, base: p, windows: make(map[int][][]pathSample), peaks: make(map[int]float64)}
+	if p.Early > 0 {
+		rp.p, rp.early = p.early(), true
+	}
 	e.eng.lock()
-	e.repick = &repicker{p: p, pacer: newRepickPacer(p, e.eng.now()), windows: make(map[int][][]pathSample), peaks: make(map[int]float64)}
+	rp.pacer = newRepickPacer(rp.p, e.eng.now())
+	e.repick = rp
 	e.eng.unlock()
 	go func() {
-		t := time.NewTicker(p.Sample)
+		t := time.NewTimer(rp.p.Sample)
 		defer t.Stop()
 		for {
 			select {
 			case <-e.closing:
 				return
 			case <-t.C:
-				path, ok, respin, respinPath := e.repickSample()
+				path, ok, respin, respinPath, next := e.repickSample()
+				t.Reset(next)
 				if respin != nil {
 					e.eng.spinAdd(respinPath, respin)
 				}
@@ -74,17 +86,20 @@ func (e *Endpoint) startRepick() {
 // repickSample takes one sample of every connection's paths and returns
 // the path to re-pick, if the policy names one and the pacer allows it;
 // it undoes the last re-pick if the pacer judges it a loss, and then
-// returns the socket restored (and its path) for spinAdd.
-func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinPath int) {
+// returns the socket restored (and its path) for spinAdd. next is when to
+// sample again: the sampling period of the phase now.
+func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinPath int, next time.Duration) {
 	e.eng.lock()
 	defer e.eng.unlock()
 	rp := e.repick
 	if e.closed || rp == nil {
-		return 0, false, nil, 0
+		return 0, false, nil, 0, time.Second
 	}
 	defer func() {
 		respin, respinPath, rp.respin = rp.respin, rp.respinPath, nil
+		next = rp.p.Sample
 	}()
+	e.repickPhase(e.eng.now())
 	pick, picked, try := -1, false, false
 	total, allFull := 0.0, true
 	for _, p := range e.peers {
@@ -136,17 +151,50 @@ func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinP
 		switch rp.pacer.judge(now, total) {
 		case repickLoss:
 			if rp.lastOld != nil && e.undoRepick() {
-				return 0, false, nil, 0
+				return 0, false, nil, 0, 0
 			}
 		case repickGain, repickFlat:
 			rp.lastOld = nil
 		}
 	}
 	if !picked || !rp.pacer.allow(now, try) {
-		return 0, false, nil, 0
+		return 0, false, nil, 0, 0
 	}
 	rp.pacer.made(now, total, try)
-	return pick, true, nil, 0
+	return pick, true, nil, 0, 0
+}
+
+// repickPhase starts the early phase at the first data acknowledged on
+// any connection, and ends it Early later: the windows and peaks (taken at
+// the early sampling period) start again, and so does the pacer, at the
+// steady policy. The caller holds eng.mu.
+func (e *Endpoint) repickPhase(now time.Duration) {
+	rp := e.repick
+	switch {
+	case !rp.early:
+		return
+	case rp.earlyUntil == 0:
+		for _, p := range e.peers {
+			if p == nil || !p.up || p.conn == 0 {
+				continue
+			}
+			var ok bool
+			_, rp.stats, ok = e.eng.core.ConnStats(p.conn, rp.stats[:0])
+			for _, ps := range rp.stats {
+				if ok && ps.BytesAcked > 0 {
+					rp.earlyUntil = now + rp.base.Early
+					e.log.Debug("mrtransport: early re-pick phase", "until", rp.earlyUntil)
+					return
+				}
+			}
+		}
+	case now >= rp.earlyUntil:
+		rp.p, rp.early = rp.base, false
+		rp.pacer = newRepickPacer(rp.p, now)
+		rp.lastOld = nil
+		clear(rp.windows)
+		clear(rp.peaks)
+	}
 }
 
 // peakHalfLife is how fast a connection's peak per-path rate is forgotten

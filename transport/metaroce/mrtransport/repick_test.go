@@ -161,3 +161,20 @@ func TestRepickPacer(t *testing.T) {
 	require.Equal(t, p.MaxInterval, r.explore, "the interval of tries is bounded")
 	require.Equal(t, p.Interval, r.interval, "tries leave the other interval")
 }
+
+func TestRepickPolicyEarlyDefaults(t *testing.T) {
+	p := RepickPolicy{}.withDefaults()
+	require.Equal(t, 2*time.Second, p.Early)
+	e := p.early()
+	require.Equal(t, 20*time.Millisecond, e.Sample)
+	require.Equal(t, 6, e.Window)
+	require.Equal(t, 200*time.Millisecond, e.Interval)
+	require.Equal(t, 800*time.Millisecond, e.MaxInterval)
+	require.Equal(t, p.Correlation, e.Correlation)
+	off := RepickPolicy{Early: -1}.withDefaults()
+	require.Zero(t, off.Early)
+	c := RepickPolicy{Sample: 50 * time.Millisecond, Window: 5, EarlySample: time.Second, EarlyWindow: 40, EarlyInterval: time.Millisecond}.withDefaults()
+	require.Equal(t, 50*time.Millisecond, c.EarlySample, "at most Sample")
+	require.Equal(t, 5, c.EarlyWindow, "at most Window")
+	require.Equal(t, 250*time.Millisecond, c.EarlyInterval, "at least EarlySample × EarlyWindow")
+}
