@@ -211,14 +211,23 @@ func (c *Comm) gather(ctx context.Context, send, recv []byte, dt dtype.DataType,
 }
 
 // scatter validates and launches a Scatter: rank r's recv gets block r of
-// root's send. In place at root: recv is send's block root.
+// root's send. In place at root: recv is send's block root. At most
+// Config.SmallBytes in all, a dissemination (scatter.go); above, the root
+// sends each rank its block, and a confirming round follows.
 func (c *Comm) scatter(ctx context.Context, send, recv []byte, dt dtype.DataType, root int, sync bool) *Handle {
 	n := c.Size()
 	count := len(recv) / esize(dt)
-	h := header{kind: KindScatter, dt: dt, root: int32(root), count: uint64(count), algo: AlgoDirect}
+	algo := AlgoDirect
+	if n*len(recv) <= c.cfg.SmallBytes {
+		algo = AlgoDissemination
+	}
+	h := header{kind: KindScatter, dt: dt, root: int32(root), count: uint64(count), algo: algo}
 	return c.launch(ctx, h, nil, sync, func(o *operation) error {
 		if err := firstErr(checkType(dt), checkRoot(root, n), checkWhole("recv", recv, dt)); err != nil {
 			return err
+		}
+		if c.rank != root && algo == AlgoDissemination {
+			return c.scatterDissemination(o, nil, recv, root) // no confirm (scatter.go)
 		}
 		if c.rank != root {
 			if err := o.waitRecv(o.recv(root, recv)); err != nil {
@@ -234,6 +243,9 @@ func (c *Comm) scatter(ctx context.Context, send, recv []byte, dt dtype.DataType
 				return err
 			}
 			copy(recv, mine)
+		}
+		if algo == AlgoDissemination {
+			return c.scatterDissemination(o, send, recv, root)
 		}
 		for p := 0; p < n; p++ {
 			if p != root {

@@ -11,8 +11,9 @@ import (
 	"github.com/gocoll/gocoll/collective"
 )
 
-// TestSmallRootedAlgorithms runs the small Broadcast (dissemination) and
-// Reduce (recursive doubling) that the communicator picks by itself, at
+// TestSmallRootedAlgorithms runs the small Broadcast and Scatter
+// (dissemination) and Reduce (recursive doubling) that the communicator
+// picks by itself (a Scatter above Config.SmallBytes in all: direct), at
 // every root of 1 to 9 ranks, around the inline limit (64 float64 are 512
 // bytes) and at Config.SmallBytes, in and out of place, and checks every
 // element and that the flight record names the algorithm that ran.
@@ -93,7 +94,39 @@ func checkSmallRooted(ctx context.Context, c *collective.Comm, root, count int) 
 			send[i], recv[i] = val(r, i), -1
 		}
 	}
-	return lastAlgo(c, collective.KindReduce, collective.AlgoRecursiveDoubling)
+	if err := lastAlgo(c, collective.KindReduce, collective.AlgoRecursiveDoubling); err != nil {
+		return err
+	}
+	all := make([]int64, n*count)
+	if r == root {
+		for p := range n {
+			for i := range count {
+				all[p*count+i] = val(p, i)
+			}
+		}
+	}
+	for _, inPlace := range []bool{false, true} {
+		out := recv
+		if inPlace && r == root {
+			out = all[root*count : (root+1)*count]
+		}
+		if err := collective.Scatter(ctx, c, all, out, root); err != nil {
+			return err
+		}
+		for i, x := range out {
+			if x != val(r, i) {
+				return fmt.Errorf("Scatter (in place %v): element %d is %d, want %d", inPlace, i, x, val(r, i))
+			}
+		}
+		for i := range recv {
+			recv[i] = -1
+		}
+	}
+	want := collective.AlgoDissemination
+	if n*count*8 > c.Config().SmallBytes {
+		want = collective.AlgoDirect
+	}
+	return lastAlgo(c, collective.KindScatter, want)
 }
 
 // lastAlgo checks that c's latest operation of kind ran algo (from 2

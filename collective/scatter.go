@@ -1,0 +1,51 @@
+package collective
+
+// scatterDissemination runs a Scatter in the rounds of broadcastDissemination:
+// in round j (d = 2^j) rank r sends to r+d and receives from r-d (mod n).
+// Counting from the root (v = r-root mod n), a rank v < d holds, before
+// round j, the blocks of the ranks v, v+d, v+2d, ... (below n), packed in
+// that order; in round j it sends v+d the odd ones of them (v+d, v+3d, ...:
+// those v+d is to hold from then on) when v+d < n, and keeps the even ones;
+// every other message is empty. So each block travels at most ceil(log2 n)
+// times and, as in the dissemination Broadcast, every rank's completion
+// depends on every other rank's checked messages: no confirming round.
+// send is the root's buffer (nil elsewhere); recv, this rank's block, has
+// already been filled at the root.
+func (c *Comm) scatterDissemination(o *operation, send, recv []byte, root int) error {
+	n, bs := c.Size(), len(recv)
+	v := mod(c.rank-root, n)
+	haveLease, outLease := c.tempBuffer(n*bs), c.tempBuffer(n*bs)
+	defer haveLease.release()
+	defer outLease.release()
+	have, out := haveLease.buf, outLease.buf // out: every round's sends, in turn
+	if v == 0 {
+		for m := range n { // relative order
+			p := (m + root) % n
+			copy(have[m*bs:], send[p*bs:(p+1)*bs])
+		}
+	}
+	held := func(v, d int) int { return (n - v + d - 1) / d } // blocks v, v+d, ... below n
+	for d := 1; d < n; d <<= 1 {
+		var in, msg []byte
+		if v >= d && v < 2*d {
+			in = have[:held(v, 2*d)*bs]
+		}
+		if v < d && v+d < n {
+			k := held(v, d)
+			msg, out = out[:(k/2)*bs], out[(k/2)*bs:]
+			for m := 1; m < k; m += 2 { // odd positions go, even ones stay
+				copy(msg[(m/2)*bs:], have[m*bs:(m+1)*bs])
+				copy(have[(m/2+1)*bs:], have[(m+1)*bs:min(m+2, k)*bs])
+			}
+		}
+		pr := o.recv(mod(c.rank-d, n), in)
+		o.send(mod(c.rank+d, n), msg)
+		if err := o.waitRecv(pr); err != nil {
+			return err
+		}
+	}
+	if v != 0 {
+		copy(recv, have[:bs])
+	}
+	return nil
+}
