@@ -132,16 +132,19 @@ func largestGroup(keys []string) int {
 	return p
 }
 
-// add appends this rank's rings of the problem (members, level lvl,
-// region [lo, hi) in bytes) of piece q, from key base.
-func (pl *hierPlan) add(q int, members []int, lvl, lo, hi, base int) {
+// add appends this rank's rings of the problem (members, level lvl) for
+// every piece q, its region [regions[q][0], regions[q][1]) in bytes, from
+// key base+q: the groups are found once for all pieces.
+func (pl *hierPlan) add(members []int, lvl int, regions [][2]int, base int) {
 	h := pl.h
 	if len(members) == 1 {
 		return
 	}
 	es := h.spec.dt.Size()
 	if lvl == len(h.levels) {
-		pl.ring(q, members, allSteps, regionGeometry(lo, hi, len(members), es), base)
+		for q, r := range regions {
+			pl.ring(q, members, allSteps, regionGeometry(r[0], r[1], len(members), es), base+q)
+		}
 		return
 	}
 	groups := topology.GroupBy(members, h.levels[lvl])
@@ -150,7 +153,7 @@ func (pl *hierPlan) add(q int, members []int, lvl, lo, hi, base int) {
 		p = max(p, len(g))
 	}
 	if len(groups) == 1 || p == 1 {
-		pl.add(q, members, lvl+1, lo, hi, base)
+		pl.add(members, lvl+1, regions, base)
 		return
 	}
 	var mine []int
@@ -159,18 +162,24 @@ func (pl *hierPlan) add(q int, members []int, lvl, lo, hi, base int) {
 			mine = g
 		}
 	}
-	shards := regionGeometry(lo, hi, p, es)
 	owner := func(j, m int) int { return j * m / p }
 	m, me := len(mine), indexOf(mine, h.o.c.rank)
-	segs := make([]int, 0, m+1)
-	for j := range p {
-		if j == 0 || owner(j, m) != owner(j-1, m) {
-			segs = append(segs, shards[j])
+	shards := make([][]int, len(regions))
+	segs := make([][]int, len(regions))
+	rs := make([]*hstage, len(regions))
+	for q, r := range regions {
+		shards[q] = regionGeometry(r[0], r[1], p, es)
+		segs[q] = make([]int, 0, m+1)
+		for j := range p {
+			if j == 0 || owner(j, m) != owner(j-1, m) {
+				segs[q] = append(segs[q], shards[q][j])
+			}
 		}
+		segs[q] = append(segs[q], shards[q][p])
+		rs[q] = pl.ring(q, mine, reduceScatterSteps, segs[q], base+q)
 	}
-	segs = append(segs, shards[p])
-	rs := pl.ring(q, mine, reduceScatterSteps, segs, base)
 	next := base + (p - 1)
+	sub := make([][2]int, len(regions))
 	for j := range p {
 		if owner(j, m) != me {
 			continue
@@ -179,11 +188,15 @@ func (pl *hierPlan) add(q int, members []int, lvl, lo, hi, base int) {
 		for i, g := range groups {
 			cross[i] = g[owner(j, len(g))]
 		}
-		pl.add(q, cross, lvl+1, shards[j], shards[j+1], next+j*pl.d[lvl+1])
+		for q := range regions {
+			sub[q] = [2]int{shards[q][j], shards[q][j+1]}
+		}
+		pl.add(cross, lvl+1, sub, next+j*pl.d[lvl+1])
 	}
-	ag := pl.ring(q, mine, allGatherSteps, segs, next+p*pl.d[lvl+1])
-	if ag != nil {
-		ag.rs = rs
+	for q := range regions {
+		if ag := pl.ring(q, mine, allGatherSteps, segs[q], next+p*pl.d[lvl+1]+q); ag != nil {
+			ag.rs = rs[q]
+		}
 	}
 }
 
@@ -256,6 +269,7 @@ type hierPipe struct {
 	done    int
 	queues  [][]hsend // by peer
 	heads   []int
+	peers   []int // the peers with a queue
 	ahead   int
 }
 
@@ -266,9 +280,11 @@ func (h *hier) allReducePipelined(buf []byte) error {
 	es := h.spec.dt.Size()
 	pl := h.newPlan()
 	pieces := regionGeometry(0, len(buf), hierPieces(len(buf), c.cfg.ChunkBytes), es)
-	for q := range len(pieces) - 1 {
-		pl.add(q, allRanks(c.Size()), 0, pieces[q], pieces[q+1], q)
+	regions := make([][2]int, len(pieces)-1)
+	for q := range regions {
+		regions[q] = [2]int{pieces[q], pieces[q+1]}
 	}
+	pl.add(allRanks(c.Size()), 0, regions, 0)
 	if len(pl.stages) == 0 {
 		return nil
 	}
@@ -302,7 +318,10 @@ func (h *hier) allReducePipelined(buf []byte) error {
 			p.queues[s.right] = append(p.queues[s.right], hsend{st: s, i: i, key: s.key + i/s.g.k, dep: dep})
 		}
 	}
-	for _, q := range p.queues {
+	for peer, q := range p.queues {
+		if len(q) > 0 {
+			p.peers = append(p.peers, peer)
+		}
 		slices.SortFunc(q, func(a, b hsend) int { return hevCompare(a.key, a.st.piece, a.i, b.key, b.st.piece, b.i) })
 	}
 	nslots := max(1, min(nrs, ringDepth(c.cfg, nrs)))
@@ -357,7 +376,8 @@ func (p *hierPipe) run() error {
 // pump posts every queued send whose receive has been waited for, in each
 // peer's order.
 func (p *hierPipe) pump() {
-	for peer, q := range p.queues {
+	for _, peer := range p.peers {
+		q := p.queues[peer]
 		for p.heads[peer] < len(q) && q[p.heads[peer]].dep < p.done {
 			e := q[p.heads[peer]]
 			c, seg, _ := e.st.segs(e.i)
