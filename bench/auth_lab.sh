@@ -76,6 +76,7 @@ world() {
   [[ $test == allreduce ]] && n=$AR_N
   ps=$(peers "${hosts[@]}")
   for ((r = ${#hosts[@]} - 1; r >= 0; r--)); do
+    : >"$raw.$r"
     printf '%s\n' "$KEY" | "$G" lab exec --name "$LAB" "${hosts[r]}" -- "$A" -rank "$r" -peers "$ps" -mode "$mode" \
       -test "$test" -size 64M -n "$n" -timeout 180s >"$raw.$r" 2>&1 &
     pids[r]=$!
