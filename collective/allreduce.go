@@ -29,6 +29,9 @@ func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataTy
 		}
 	}
 	h := header{kind: KindAllReduce, dt: dt, op: op, root: -1, count: uint64(count), algo: algo, chunk: uint32(c.cfg.ChunkBytes)}
+	if algo == AlgoRing && dt.Size() > 0 {
+		h.channels = uint8(len(c.ringStrides(count, dt.Size())))
+	}
 	return c.launch(ctx, h, nil, sync, func(o *operation) error {
 		spec, err := lookupReduce(dt, op)
 		if err != nil {
@@ -44,7 +47,7 @@ func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataTy
 		}
 		switch algo {
 		case AlgoRing:
-			return c.allReduceChannels(o, send, recv, count, spec, max(1, c.cfg.Channels))
+			return c.allReduceChannels(o, send, recv, count, spec)
 		case AlgoRecursiveDoubling:
 			return c.allReduceRecursiveDoubling(o, send, recv, spec)
 		case AlgoDirect:

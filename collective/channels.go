@@ -35,12 +35,21 @@ func gcd(a, b int) int {
 
 func containsInt(s []int, v int) bool { return indexOf(s, v) >= 0 }
 
+// ringStrides returns the strides of the rings a ring AllReduce of count
+// elements of es bytes runs on: Config.Channels of them, fewer where the
+// world size has fewer strides or a part would be under a chunk. The
+// operation's header carries how many, so ranks whose Config.Channels
+// differ fail with a mismatch instead of waiting on rings that never meet.
+func (c *Comm) ringStrides(count, es int) []int {
+	return channelStrides(c.Size(), min(max(1, c.cfg.Channels), max(1, count*es/c.cfg.ChunkBytes)))
+}
+
 // allReduceChannels all-reduces send into recv over the channels of
-// channelStrides(n, channels), one ring each, on a part of the buffer
-// each; with one channel it is allReduceRing.
-func (c *Comm) allReduceChannels(o *operation, send, recv []byte, count int, spec reduceSpec, channels int) error {
+// ringStrides, one ring each, on a part of the buffer each; with one
+// channel it is allReduceRing.
+func (c *Comm) allReduceChannels(o *operation, send, recv []byte, count int, spec reduceSpec) error {
 	n, es := c.Size(), spec.dt.Size()
-	strides := channelStrides(n, min(channels, max(1, count*es/c.cfg.ChunkBytes)))
+	strides := c.ringStrides(count, es)
 	if len(strides) <= 1 {
 		return c.allReduceRing(o, send, recv, count, spec)
 	}

@@ -45,7 +45,7 @@ func (k Kind) String() string {
 // operations find out and say so instead of hanging or mixing bytes.
 //
 // Wire form (little endian): magic, version, kind, dtype, op, algorithm,
-// flags, a zero byte, then root (i32), chunk (u32), count (u64) and
+// flags, channels, then root (i32), chunk (u32), count (u64) and
 // pairCount (u64): headerLen bytes. With flagCarries set, the pair's first
 // data message (at most inlineBytesMax bytes) follows in the same message.
 type header struct {
@@ -55,6 +55,7 @@ type header struct {
 	algo      Algorithm
 	root      int32
 	chunk     uint32 // chunk size in bytes, where the algorithm uses one
+	channels  uint8  // rings a ring AllReduce runs on (Config.Channels' effect), else 0
 	count     uint64 // the operation's element count (as the API defines it)
 	pairCount uint64 // elements this pair exchanges, where it differs per pair
 	carries   bool   // the message also carries the pair's first data message
@@ -80,7 +81,7 @@ func (h *header) marshal(b []byte) {
 	_ = b[headerLen-1]
 	b[0], b[1] = headerMagic, headerVer
 	b[2], b[3], b[4], b[5] = byte(h.kind), byte(h.dt), byte(h.op), byte(h.algo)
-	b[6], b[7] = 0, 0
+	b[6], b[7] = 0, h.channels
 	if h.carries {
 		b[6] = flagCarries
 	}
@@ -99,8 +100,8 @@ func parseHeader(b []byte) (header, []byte, error) {
 	if b[1] != headerVer {
 		return header{}, nil, fmt.Errorf("operation header version %d, want %d: mixed gocoll versions", b[1], headerVer)
 	}
-	if b[6]&^flagCarries != 0 || b[7] != 0 {
-		return header{}, nil, fmt.Errorf("operation header with unknown flags %#x %#x", b[6], b[7])
+	if b[6]&^flagCarries != 0 {
+		return header{}, nil, fmt.Errorf("operation header with unknown flags %#x", b[6])
 	}
 	carries := b[6]&flagCarries != 0
 	switch {
@@ -120,6 +121,7 @@ func parseHeader(b []byte) (header, []byte, error) {
 		algo:      Algorithm(b[5]),
 		root:      int32(binary.LittleEndian.Uint32(b[8:])),
 		chunk:     binary.LittleEndian.Uint32(b[12:]),
+		channels:  b[7],
 		count:     binary.LittleEndian.Uint64(b[16:]),
 		pairCount: binary.LittleEndian.Uint64(b[24:]),
 	}, inline, nil
@@ -169,6 +171,9 @@ func mismatch(mine header, myRank int, theirs header, peer int) error {
 	}
 	if mine.chunk != theirs.chunk {
 		add("chunk bytes", mine.chunk, theirs.chunk)
+	}
+	if mine.channels != theirs.channels {
+		add("channels (Config.Channels)", mine.channels, theirs.channels)
 	}
 	if len(diffs) == 0 {
 		return nil
