@@ -108,8 +108,8 @@ func TestBindEveryThread(t *testing.T) {
 			t.Errorf("thread %d runs on %s, want %s", tid, Format(cpus), Format(target))
 		}
 	}
-	if _, err := Set([]int{MaxCPUs}); err == nil {
-		t.Error("Set of CPU MaxCPUs: no error")
+	if err := Bind([]int{MaxCPUs}); err == nil {
+		t.Error("Bind to CPU MaxCPUs: no error")
 	}
 	if err := Bind(nil); err == nil {
 		t.Error("Bind to no CPU: no error")
