@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gocoll/gocoll/internal/affinity"
+	"github.com/gocoll/gocoll/lab"
+	"github.com/gocoll/gocoll/launcher"
 )
 
 // standInRsh starts a "remote" rank on this host, as ssh would on another:
@@ -97,4 +100,26 @@ func TestBindToCoreRemoteOversubscribed(t *testing.T) {
 	for r := range n {
 		require.Equal(t, [2]string{"fake1", "cpus " + affinity.Format(cores[r%len(cores)])}, got[r], "rank %d", r)
 	}
+}
+
+// --bind-to core across network namespaces (two hosts of a lab, two ranks
+// each, started through ip netns exec): each host's ranks bind themselves
+// to its first and second cores.
+func TestBindToCoreInNamespaces(t *testing.T) {
+	cores := affinity.Cores()
+	if len(cores) < 2 {
+		t.Skipf("this process may run on %d cores; the test binds 2 ranks a host to one each", len(cores))
+	}
+	l := upLab(t, lab.Spec{Sites: 2, HostsPerSite: 1, Paths: 1})
+	path := filepath.Join(t.TempDir(), "hostfile")
+	require.NoError(t, os.WriteFile(path, []byte(l.Hostfile(2)), 0o644))
+	o := gocollRun(t, 2*time.Minute, "--hostfile", path, "--rsh", "ip netns exec {host}", "--bind-to", "core",
+		"-x", launcher.EnvHeartbeatTimeout+"=10s", "--tag-output=false", "--", bins.collcheck, "-mode", "affinity")
+	require.Equal(t, 0, o.code, "stdout:\n%s\nstderr:\n%s", o.stdout, o.stderr)
+	hosts := l.Hosts()
+	first, second := "cpus "+affinity.Format(cores[0]), "cpus "+affinity.Format(cores[1])
+	require.Equal(t, map[int][2]string{
+		0: {hosts[0].NS, first}, 1: {hosts[0].NS, second},
+		2: {hosts[1].NS, first}, 3: {hosts[1].NS, second},
+	}, affinities(t, o.stdout), o.stdout)
 }
