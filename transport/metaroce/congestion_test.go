@@ -101,3 +101,103 @@ func TestIncastLatecomer(t *testing.T) {
 		}
 	}
 }
+
+// shareResult is what a MetaRoCE connection and a loss-based flow sharing
+// the lab's links delivered over the measured interval, in bytes/s.
+type shareResult struct {
+	mr, tcp float64
+	detail  string
+}
+
+// runTCPShare runs the lab's tcp-share row: one MetaRoCE connection of 8
+// paths over 4 links of 200 Mbit/s (2 paths a link), oneWay each way,
+// queues of 20 ms of the rate, and a renoFlow over link 0 (tcp false: the
+// connection alone). It measures from settle for measure.
+func runTCPShare(t *testing.T, seed int64, oneWay time.Duration, tcp bool, settle, measure time.Duration) shareResult {
+	s := newSim(t, seed, 2, metaroce.Config{Paths: 8, MaxDatagram: 9000, UnexpectedBytes: 64 << 20})
+	cfg := simfabric.LinkConfig{Rate: labRate, Delay: oneWay, QueueBytes: queueOf(labRate, shallowQueue)}
+	var fwd, rev []simfabric.LinkID
+	for range 4 {
+		fwd, rev = append(fwd, s.link(cfg)), append(rev, s.link(cfg))
+	}
+	for i := range 8 {
+		s.path(0, 1, i, fwd[i%4])
+		s.path(1, 0, i, rev[i%4])
+	}
+	ca, cb := s.connect(0, 1)
+	t0 := s.fab.Now()
+	startFlow(s, 0, 1, ca, cb, 1<<20, 32)
+	var f *renoFlow
+	if tcp {
+		f = startReno(s, 9000, fwd[:1], rev[:1])
+	}
+	s.runTo(t0 + settle)
+	mr0 := s.arrived(1, cb)
+	var tcp0 int64
+	if f != nil {
+		tcp0 = f.delivered
+	}
+	s.runTo(t0 + settle + measure)
+	r := shareResult{mr: float64(s.arrived(1, cb)-mr0) / measure.Seconds()}
+	if f != nil {
+		r.tcp = float64(f.delivered-tcp0) / measure.Seconds()
+		r.detail = fmt.Sprintf("; tcp cuts %d timeouts %d cwnd %.0f srtt %v", f.cuts, f.timeouts, f.cwnd, f.srtt.Round(100*time.Microsecond))
+	}
+	_, ps := s.pathStats(0, ca)
+	_, _, per := pathSummary(ps)
+	r.detail += ";" + per
+	return r
+}
+
+// TestTCPShare: one MetaRoCE connection over the lab's 4 links and a
+// loss-based flow (renoFlow) on link 0. Max-min fair is half of link 0
+// to the flow (100 Mbit/s) and the rest to MetaRoCE (700); each must be
+// within 20 % of its share, from 4 s for 8 s. The flow alone on its link
+// must fill it (>= 90 %), or the competitor proves nothing.
+func TestTCPShare(t *testing.T) {
+	const seed = 1600
+	ms := time.Millisecond
+	{
+		s := newSim(t, seed, 0, metaroce.Config{})
+		cfg := simfabric.LinkConfig{Rate: labRate, Delay: 2 * ms, QueueBytes: queueOf(labRate, shallowQueue)}
+		f := startReno(s, 9000, []simfabric.LinkID{s.link(cfg)}, []simfabric.LinkID{s.link(cfg)})
+		s.runTo(4 * time.Second)
+		d0 := f.delivered
+		s.runTo(12 * time.Second)
+		rate := float64(f.delivered-d0) / 8
+		t.Logf("loss-based flow alone: %.0f Mbit/s of 200, cuts %d, timeouts %d", rate*8/1e6, f.cuts, f.timeouts)
+		if rate < 0.9*labRate {
+			t.Errorf("loss-based flow alone moved %.0f Mbit/s, want >= 180 (seed %d)", rate*8/1e6, seed)
+		}
+	}
+	r := runTCPShare(t, seed, 2*ms, true, 4*time.Second, 8*time.Second)
+	mrFair, tcpFair := 3.5*labRate, 0.5*labRate
+	t.Logf("MetaRoCE %.0f Mbit/s (%.0f %% of a fair 700), loss-based flow %.0f (%.0f %% of a fair 100)%s",
+		r.mr*8/1e6, 100*r.mr/mrFair, r.tcp*8/1e6, 100*r.tcp/tcpFair, r.detail)
+	for _, c := range []struct {
+		name      string
+		got, fair float64
+	}{{"MetaRoCE", r.mr, mrFair}, {"loss-based flow", r.tcp, tcpFair}} {
+		if c.got < 0.8*c.fair || c.got > 1.2*c.fair {
+			t.Errorf("%s: %.0f Mbit/s, not within 20 %% of its max-min fair %.0f (seed %d)", c.name, c.got*8/1e6, c.fair*8/1e6, seed)
+		}
+	}
+}
+
+// TestLongRTTShallowEightPaths runs the lab's long-RTT rows: one
+// connection of 8 paths over 4 links of 200 Mbit/s (2 paths a link, as
+// the lab hashes 8 ports onto 4 links) whose queues hold 20 ms of the
+// rate, at 10 and 50 ms one way (20 and 100 ms RTT); from the settle time
+// (slow start and the first cuts over) goodput must be >= 90 % of 800.
+func TestLongRTTShallowEightPaths(t *testing.T) {
+	ms := time.Millisecond
+	for i, c := range []struct{ oneWay, settle time.Duration }{{10 * ms, 3 * time.Second}, {50 * ms, 6 * time.Second}} {
+		seed := int64(1700 + i)
+		r := runTCPShare(t, seed, c.oneWay, false, c.settle, 8*time.Second)
+		share := r.mr / (4 * labRate)
+		t.Logf("%v one way: %.1f %% of 800 Mbit/s;%s", c.oneWay, 100*share, r.detail)
+		if share < 0.9 {
+			t.Errorf("%v one way: goodput %.1f %% of capacity, want >= 90 %% (seed %d)", c.oneWay, 100*share, seed)
+		}
+	}
+}

@@ -342,6 +342,7 @@ func (c *conn) applyAck(now time.Duration, a *wire.Ack) {
 		}
 		p := c.paths[blk.Path]
 		before := p.state
+		p.win.competing = c.competing(p, now)
 		p.onBlock(blk, a.SentAt, now, c.cfg, &c.snd)
 		c.notePath(p, before)
 	}

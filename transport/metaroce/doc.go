@@ -92,7 +92,24 @@
 // any depth, which the delay signal keeps within the target. A loss on a
 // path without such a queue is taken as corruption or random drop and
 // repaired without a cut, which is what keeps goodput at 1-5% random
-// loss. The cut that ends slow start on a delay signal goes to what the
+// loss, unless it is heavy (4 or more packets and a third of those resolved
+// in two round trips): then the path's base RTT is wrong (measured through
+// a queue that already stood, as a latecomer to a full buffer does) and it
+// is cut by half (in slow start by 0.7), so that the queue drains and the
+// base is seen again. The RTT of congestion losses is the path's ceiling
+// for 5 s: after heavy loss, or under a standing queue (the minimum above
+// the floor), an RTT within an eighth of the ceiling is a delay signal.
+//
+// A path competes with a loss-based flow (TCP) that keeps its buffer full:
+// under a standing queue, after two congestion losses or when it starves
+// (its rate under an eighth of the median of the connection's paths, no
+// faster path of about its RTT, which would be a sibling on its own link),
+// it ignores the delay signal for at least 2 s (32 RTTs), cuts for loss
+// only, and grows by one packet per window shared among the connection's
+// competing paths, as one TCP flow. It stops when its minimum RTT stays
+// near the ceiling (a loss-based flow's sawtooth drains the queue after
+// each loss; a full one means many small flows, an incast) or when it
+// loses one packet in 8. The cut that ends slow start on a delay signal goes to what the
 // path delivered in its last RTT (its bandwidth-delay product), at least
 // half the window: slow start hears of its queue a round trip late.
 // Queueing must show both in the RTT and in the path's relative one-way

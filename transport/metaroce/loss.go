@@ -1,6 +1,9 @@
 package metaroce
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // lossRounds counts a path's packets acknowledged and lost over its last
 // two round trips (of the smoothed RTT each), so that a loss rate no random
@@ -66,6 +69,9 @@ func (p *path) lossCut(cfg *Config, now time.Duration) (bool, float64) {
 	}
 	if cut {
 		p.ceil.onLoss(p.rtt.srtt, now, heavy)
+		if !heavy {
+			p.noteCompetitor(cfg, now)
+		}
 	}
 	return cut, factor
 }
@@ -101,4 +107,153 @@ func (c *lossCeiling) near(rtt, target, now time.Duration) bool {
 	return rtt > c.rtt-max(target, c.rtt/ceilingMargin)
 }
 
+// top reports whether rtt is within half the delay target of the ceiling
+// at now: the buffer about to overflow.
+func (c *lossCeiling) top(rtt, target, now time.Duration) bool {
+	return c.rtt != 0 && now-c.at < floorWindow && rtt > c.rtt-target/2
+}
+
 const ceilingMargin = 8
+
+// competeHold is the least time a path stays competing (see
+// path.competingAt) after the congestion loss that last showed a
+// loss-based competitor, and competeRTTs the same in smoothed RTTs, if
+// longer: a loss-based flow (CUBIC, Reno) overflows the buffer once per
+// cycle of its window, which at 4 ms and 200 Mbit/s is a few tenths of a
+// second and grows with its window.
+const (
+	competeHold = 2 * time.Second
+	competeRTTs = 32
+)
+
+// noteCompetitor is called on a congestion loss that queueing judged a
+// tail drop: if the path's minimum RTT stands above its floor by two
+// delay targets (the queue did not drain for a minWindow, whatever the
+// path's delay cuts), the buffer is kept full by a flow that yields to loss
+// only, and the path competes with it until the hold is over (see
+// competingAt).
+func (p *path) noteCompetitor(cfg *Config, now time.Duration) {
+	if now < p.noCompeteUntil || p.ceil.heavy || !p.standing(cfg) {
+		return
+	}
+	if !p.competingAt(now) {
+		// Enter on the second such loss within two holds (and more than
+		// an RTT apart): a latecomer's slow start overflows the buffer
+		// once, a loss-based flow once per cycle of its window.
+		first := p.standingLossAt
+		switch {
+		case first != 0 && now-first < p.rtt.srtt:
+			return
+		case first == 0 || now-first > 2*max(competeHold, competeRTTs*p.rtt.srtt):
+			p.standingLossAt = now
+			return
+		}
+		p.standingLossAt = 0
+		p.compAcked, p.compLost = 0, 0
+	}
+	p.competeUntil = now + max(competeHold, competeRTTs*p.rtt.srtt)
+}
+
+// competingAt reports whether the path competes with a loss-based flow
+// at now: it then ignores the delay signal (a delay-based path yields its
+// share to a flow that keeps the queue full: in the lab, a TCP flow on
+// one of the 4 links took 163 % of its fair share) and cuts for loss only,
+// its additive step one packet per window shared with the connection's
+// other competing paths, as one TCP flow's (window.onAck).
+func (p *path) competingAt(now time.Duration) bool { return now < p.competeUntil }
+
+// countCompeting counts packets acked and lost while competing; a path
+// that loses more than one in competeLossDen (at least competeLossMin)
+// stops competing and may not again for a hold: a loss-based flow with a
+// window of W packets loses about 1.5/W² of them, and a loss rate that
+// high means many flows of a few packets (an incast of many paths, all
+// delay-based but for a latecomer), whom a loss-based response would keep
+// overflowing the buffer.
+func (p *path) countCompeting(acked, lost int, now time.Duration) {
+	if !p.competingAt(now) {
+		return
+	}
+	p.compAcked += acked
+	p.compLost += lost
+	if p.compLost >= competeLossMin && p.compLost*competeLossDen > p.compAcked+p.compLost {
+		p.competeUntil = 0
+		p.noCompeteUntil = now + max(competeHold, competeRTTs*p.rtt.srtt)
+	}
+}
+
+// competeSwing: a path stops competing when its minimum RTT stays within
+// 1/competeSwing of the queue (ceiling less floor) of the ceiling.
+const competeSwing = 4
+
+const (
+	competeLossMin = 8
+	competeLossDen = 8
+)
+
+// competing returns how many of c's paths compete with a loss-based flow
+// at now if p does, or 0. A path starts to compete, besides on losses
+// (noteCompetitor), when it shows a standing queue while its rate
+// (cwnd/srtt) is under 1/starvedBelow of the median of the connection's
+// usable paths: a flow keeps its link's buffer full that the path's delay
+// cuts do not drain, and the path starves (in the lab, its paths on a TCP
+// flow's link carried a tenth of what the others did, and were hardly ever
+// hit by a tail drop, which the flow's bursts take). Paths that share one
+// bottleneck (an incast) starve together, and do not compete.
+func (c *conn) competing(p *path, now time.Duration) int {
+	if !p.competingAt(now) && now >= p.noCompeteUntil && !p.ceil.heavy && p.standing(c.cfg) && c.starved(p) {
+		p.compAcked, p.compLost = 0, 0
+		p.competeUntil = now + max(competeHold, competeRTTs*p.rtt.srtt)
+	}
+	if !p.competingAt(now) {
+		return 0
+	}
+	n := 0
+	for _, q := range c.paths {
+		if q.competingAt(now) {
+			n++
+		}
+	}
+	return n
+}
+
+// starvedBelow: a path whose rate is under 1/starvedBelow of the median
+// of its connection's usable paths starves (see conn.competing).
+const starvedBelow = 8
+
+// standing reports whether the path's minimum RTT stands above its floor
+// by two delay targets: a queue that did not drain for a minWindow.
+func (p *path) standing(cfg *Config) bool {
+	return p.rtt.has && p.rtt.min-p.rtt.floorRTT() > 2*p.delayTarget(cfg)
+}
+
+// starved reports whether p's rate is under 1/starvedBelow of the median
+// rate of c's usable paths (at least 4 of them).
+func (c *conn) starved(p *path) bool {
+	var rates [256]float64
+	n := 0
+	for _, q := range c.paths {
+		if q.usable() && q.rtt.has {
+			rates[n] = float64(q.win.cwnd) / q.rtt.srtt.Seconds()
+			n++
+		}
+	}
+	if n < 4 || !p.rtt.has {
+		return false
+	}
+	r := rates[:n]
+	slices.Sort(r)
+	mine := float64(p.win.cwnd) / p.rtt.srtt.Seconds()
+	if mine*starvedBelow >= r[n/2] {
+		return false
+	}
+	// A faster path of the same RTT likely shares the link: the queue
+	// is the connection's own.
+	target := p.delayTarget(c.cfg)
+	for _, q := range c.paths {
+		if q != p && q.usable() && q.rtt.has && float64(q.win.cwnd)/q.rtt.srtt.Seconds() > 2*mine &&
+			q.rtt.srtt > p.rtt.srtt-target && q.rtt.srtt < p.rtt.srtt+target {
+			return false
+		}
+	}
+	return true
+}

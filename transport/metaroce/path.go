@@ -70,6 +70,15 @@ type path struct {
 	dlv   delivery
 	lr    lossRounds
 	ceil  lossCeiling
+	// competeUntil is when the path stops competing with a loss-based
+	// flow (see competingAt).
+	competeUntil time.Duration
+	// noCompeteUntil holds the path out of competing after it lost too
+	// much while competing; compAcked and compLost count its packets since
+	// it began to (see countCompeting).
+	noCompeteUntil      time.Duration
+	compAcked, compLost int
+	standingLossAt      time.Duration // the last congestion loss under a standing queue, not competing; 0: none
 
 	ring       []sentPacket // packet seq at seq mod len(ring); len a power of two
 	base, next uint64       // oldest unresolved and next sequence number
@@ -258,6 +267,7 @@ func (p *path) onBlock(blk *wire.AckBlock, ackSent, now time.Duration, cfg *Conf
 	p.owd.sample(ackSent-blk.Delay-blk.Echo, now, p.rtt.srtt)
 	p.dlv.onAck(newly, now, p.rtt.srtt)
 	p.lr.count(packets, 0, now, p.rtt.srtt)
+	p.countCompeting(packets, 0, now)
 	p.congestion(blk, newestSent, now, cfg)
 	if 2*before >= p.win.cwnd {
 		// Grown only while it limits the sender (as Linux's
@@ -291,7 +301,16 @@ func (p *path) congestion(blk *wire.AckBlock, sentAt, now time.Duration, cfg *Co
 	// queues half of it for a moment, which is no reason to leave slow
 	// start at a fraction of the path's bandwidth-delay product.
 	target := p.delayTarget(cfg)
-	if p.rtt.has && p.rtt.recent.value() > p.rtt.min+target && p.owd.queue() > target {
+	compete := p.competingAt(now)
+	if compete && p.rtt.has && p.ceil.rtt > 0 && p.rtt.min > p.ceil.rtt-max(2*target, (p.ceil.rtt-p.rtt.floorRTT())/competeSwing) {
+		// A loss-based competitor drains the queue after each of its
+		// losses (a sawtooth); one that stays full has many flows of a
+		// few packets, all yielding to loss (paths of an incast that
+		// compete since a latecomer overflowed it): compete no more.
+		p.competeUntil, p.noCompeteUntil = 0, now+max(competeHold, competeRTTs*p.rtt.srtt)
+		compete = false
+	}
+	if !compete && p.rtt.has && p.rtt.recent.value() > p.rtt.min+target && p.owd.queue() > target {
 		// Above propCutRTT of base RTT, or for a deep queue (other flows'
 		// or many paths' standing in a shallow buffer), cut by what drains the queue and
 		// a twentieth of the base more, if that is less than the fixed
@@ -311,7 +330,7 @@ func (p *path) congestion(blk *wire.AckBlock, sentAt, now time.Duration, cfg *Co
 			factor = cutFactor[signalDelay]
 		}
 		p.win.onSignal(signalDelay, sentAt, now, min(factor, maxDelayCut), p.bdp(now))
-	} else if p.rtt.has && (p.ceil.heavy || p.rtt.min > p.rtt.floorRTT()+target) && p.ceil.near(p.rtt.recent.value(), target, now) {
+	} else if !compete && p.rtt.has && (p.ceil.heavy || p.rtt.min > p.rtt.floorRTT()+target) && p.ceil.near(p.rtt.recent.value(), target, now) {
 		p.win.onSignal(signalDelay, sentAt, now, 0, p.bdp(now))
 	}
 }
@@ -395,6 +414,7 @@ func (p *path) detectLoss(now time.Duration, cfg *Config, sink packetSink) {
 		}
 		if p.largest-seq >= reorderThreshold || now-rec.sentAt >= delay {
 			p.lr.count(0, 1, now, p.rtt.srtt)
+			p.countCompeting(0, 1, now)
 			if cut, factor := p.lossCut(cfg, now); cut && p.win.onSignal(signalLoss, rec.sentAt, now, factor, 0) {
 				p.skipUntil = now + p.rtt.srtt
 			}

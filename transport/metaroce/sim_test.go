@@ -23,6 +23,19 @@ type sim struct {
 	buf   []byte
 	// onEvent, if set, sees every event as it is polled.
 	onEvent func(node int, at time.Duration, ev metaroce.Event)
+	// agents run nodes beyond the endpoints' (other traffic, such as a
+	// TCP-like flow), by node; agentList holds each once, in the order
+	// added, for their timers (a map's order would make runs differ).
+	agents    map[int]simAgent
+	agentList []simAgent
+}
+
+// simAgent is a node's traffic other than an endpoint's: it gets the
+// node's packets and its own timers.
+type simAgent interface {
+	deliver(d simfabric.Delivery)
+	nextTimeout() (time.Duration, bool)
+	timeout(now time.Duration)
 }
 
 type routeKey struct{ from, to, idx int }
@@ -126,6 +139,10 @@ func (s *sim) runTo(end time.Duration) { s.advance(end, func() bool { return fal
 
 func (s *sim) advance(limit time.Duration, cond func() bool) bool {
 	deliver := func(d simfabric.Delivery) {
+		if a, ok := s.agents[int(d.To)]; ok {
+			a.deliver(d)
+			return
+		}
 		s.eps[d.To].HandleDatagram(d.At, s.index[d.Path], d.CE, d.Data)
 		s.flush(int(d.To))
 	}
@@ -136,6 +153,11 @@ func (s *sim) advance(limit time.Duration, cond func() bool) bool {
 		t, ok := s.fab.NextEventTime()
 		for _, ep := range s.eps {
 			if et, eok := ep.NextTimeout(); eok && (!ok || et < t) {
+				t, ok = et, true
+			}
+		}
+		for _, a := range s.agentList {
+			if et, eok := a.nextTimeout(); eok && (!ok || et < t) {
 				t, ok = et, true
 			}
 		}
@@ -150,6 +172,11 @@ func (s *sim) advance(limit time.Duration, cond func() bool) bool {
 				ep.HandleTimeout(t)
 			}
 			s.flush(i)
+		}
+		for _, a := range s.agentList {
+			if et, eok := a.nextTimeout(); eok && et <= t {
+				a.timeout(t)
+			}
 		}
 	}
 	return true

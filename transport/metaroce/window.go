@@ -21,7 +21,11 @@ type window struct {
 	mss            int
 	lo, hi         int // bounds of cwnd
 	paths          int // the connection's paths, which share the additive step
-	acked          int // bytes acknowledged toward the next additive step
+	// competing, if positive, is how many of the connection's paths
+	// compete with a loss-based flow, this one among them: the step is
+	// then one packet per window shared among them (see path.competingAt).
+	competing int
+	acked     int // bytes acknowledged toward the next additive step
 	// cutAt is when the window was last cut; signals about packets sent
 	// before it belong to the same episode and are ignored.
 	cutAt time.Duration
@@ -66,10 +70,12 @@ func (w *window) onAck(n int, rtt time.Duration) {
 		return
 	}
 	step := w.mss
-	if k := min(int(rtt/aiRefRTT), aiMaxStep); k > 1 {
+	if w.competing > 0 {
+		step = max(w.mss/w.competing, 1)
+	} else if k := min(int(rtt/aiRefRTT), aiMaxStep); k > 1 {
 		step = max(w.mss, aiRefPacket) * k
 	}
-	if w.cwnd < coupleBelow*w.mss {
+	if w.cwnd < coupleBelow*w.mss && w.competing == 0 {
 		step /= w.paths
 	}
 	step = max(min(step, max(w.mss, w.cwnd/8)), 1)
