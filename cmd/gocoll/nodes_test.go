@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"fmt"
 	"net"
+	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -151,4 +155,44 @@ func TestMaxRestartsTwoNodesExhausted(t *testing.T) {
 		require.Equal(t, 1, strings.Count(o.stderr, "restarting the job"), "node %d: %s", node, o.stderr)
 		require.Empty(t, okLines(t, o.stdout))
 	}
+}
+
+// A node that does not come back: node 1's launcher is killed (SIGKILL,
+// its ranks with it) while the job loops over AllReduce; node 0's ranks
+// fail, node 0 asks for restart 1 and, node 1 never arriving, ends the job
+// after --rdzv-timeout, in one line naming node 1.
+func TestMaxRestartsTwoNodesNodeGone(t *testing.T) {
+	ep := fmt.Sprintf("127.0.0.1:%d", freeLoopbackPort(t))
+	env := append(os.Environ(), "GOCOLL_JOB_KEY=t7-two-nodes-restart-key-0123")
+	argv := func(node int, host string) []string {
+		return []string{"run", "--nnodes", "2", "--node-rank", fmt.Sprint(node), "--nproc-per-node", "2",
+			"--rdzv-endpoint", ep, "-H", host + ":2", "--max-restarts", "2", "--rdzv-timeout", "3",
+			"--", bins.collcheck, "-mode", "loop", "-count", "1024"}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	node1 := exec.CommandContext(ctx, bins.gocoll, argv(1, "127.0.0.1")...)
+	node1.Env = env
+	out1, err := node1.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, node1.Start())
+	done := make(chan outcome, 1)
+	go func() {
+		done <- runFor(t, 2*time.Minute, env[len(env)-1:], append([]string{bins.gocoll}, argv(0, "localhost")...)...)
+	}()
+	sc := bufio.NewScanner(out1)
+	looping := false
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), "looping pid=") {
+			looping = true
+			break
+		}
+	}
+	require.True(t, looping, "node 1's ranks never looped")
+	require.NoError(t, node1.Process.Kill())
+	_ = node1.Wait()
+	o := <-done
+	require.NotEqual(t, 0, o.code, o.stderr)
+	require.Contains(t, o.stderr, "gocoll run: restarting the job (restart 1 of at most 2)\n")
+	require.Contains(t, o.stderr, "gocoll run: the job failed: node 1 did not come back for restart 1 within --rdzv-timeout 3s\n")
 }
