@@ -80,6 +80,10 @@ func simMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	if err := runSims(ctx, f, topo, links, stdout); err != nil {
+		if ctx.Err() != nil { // Ctrl-C: one line, as gocoll bench
+			fmt.Fprintf(stderr, "gocoll sim: interrupted (%v)\n", context.Cause(ctx))
+			return bench.ExitInterrupted
+		}
 		fmt.Fprintf(stderr, "gocoll sim: %v\n", err)
 		return 1
 	}
