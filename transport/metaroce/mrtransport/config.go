@@ -25,6 +25,21 @@ const (
 	// Each message costs the core about a hundred bytes.
 	DefaultMaxSends = 8192 + 64
 	DefaultMaxRecvs = 8192 + 64
+	// DefaultMsgWindow is Config.Core.MsgWindow when it is 0: twice
+	// DefaultMaxSends. A sender starts its messages in the order it queued
+	// them, at most the receiver's window ahead of the oldest one the
+	// receiver has not finished, and a started message finishes only once
+	// received; the collective layer's sends reach the transport in any
+	// order (each asynchronous operation runs in its own goroutine), so a
+	// receiver may wait first for a message queued behind thousands of
+	// others. With the core's 4096 and 4200 sends of 16 KiB queued, a
+	// receive of the last one waited for ever (TestReceiveOrderBeyondWindow;
+	// bench/rss.sh's storm). The window holds every message a peer may
+	// have queued (MaxSends), and as many again held whole before their
+	// receive (their sends completed, so they no longer count in the
+	// peer's MaxSends). A message costs the receiver about 250 bytes of
+	// state while it is started and unfinished.
+	DefaultMsgWindow = 2 * DefaultMaxSends
 	// DefaultLoopbackDatagram is Config.MaxDatagram on a loopback address:
 	// near the 65507-byte UDP limit, so a 64 MiB message needs about a
 	// thousand datagrams.
@@ -358,6 +373,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Core.MaxRecvs == 0 {
 		c.Core.MaxRecvs = DefaultMaxRecvs
+	}
+	if c.Core.MsgWindow == 0 {
+		c.Core.MsgWindow = DefaultMsgWindow
 	}
 	c.Core.ReportUnexpected = true
 	c.Core.DelaySmallAcks = c.Core.DelaySmallAcks || c.EagerBytes > 0

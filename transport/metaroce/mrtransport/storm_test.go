@@ -1,6 +1,7 @@
 package mrtransport
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -84,5 +85,48 @@ func TestStormCollectiveLoopback(t *testing.T) {
 	}
 	for _, h := range hs {
 		require.NoError(t, h.Wait(ctx))
+	}
+}
+
+// TestReceiveOrderBeyondWindow posts more sends to one peer than the
+// core's default message window (4096) and has the peer wait first for
+// the last of them, then take the others. The collective layer's sends
+// reach the transport in any order (each asynchronous operation is a
+// goroutine), so a receiver may well want first a message its sender
+// queued behind thousands of others. With a message window smaller than
+// the messages a sender may queue, the sender starts only the first
+// window's worth, which finish only once received: the wanted message
+// never starts (what bench/rss.sh's storm over MetaRoCE ran into).
+func TestReceiveOrderBeyondWindow(t *testing.T) {
+	const count, size = 4200, 16 << 10
+	eps := newTestWorld(t, 2, Config{})
+	ctx := testCtx(t)
+	tag := func(m int) transport.Tag { return transport.Tag{OpKey: transport.OpKey{Comm: 9, Op: uint64(m)}} }
+	sends := make([]transport.Request, count)
+	for m := range count {
+		sends[m] = eps[1].Send(0, tag(m), transporttest.Pattern(size, uint64(m)))
+	}
+	got := make([][]byte, count)
+	for m := range got {
+		got[m] = make([]byte, size)
+	}
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	_, err := eps[0].Recv(1, tag(count-1), got[count-1]).Wait(wait)
+	cancel()
+	require.NoError(t, err, "the last of %d messages, received first", count)
+	recvs := make([]transport.Request, count-1)
+	for m := range count - 1 {
+		recvs[m] = eps[0].Recv(1, tag(m), got[m])
+	}
+	for m, r := range recvs {
+		_, err := r.Wait(ctx)
+		require.NoError(t, err, "message %d", m)
+	}
+	for m := range got {
+		require.NoError(t, transporttest.Verify(got[m], uint64(m)), "message %d", m)
+	}
+	for _, s := range sends {
+		_, err := s.Wait(ctx)
+		require.NoError(t, err)
 	}
 }
