@@ -35,6 +35,13 @@ type Stats = transport.Stats
 // Init builds the world communicator from the environment: gocoll's own
 // variables, or Open MPI's, Slurm's or torchrun's. Without any of them it
 // returns an error saying what to set. See [launcher.Init].
+//
+// Init installs no signal handler. gocoll run forwards SIGINT, SIGTERM
+// and SIGHUP to every rank, and by Go's default a rank then exits at
+// once. A program that should end cleanly instead (its pending
+// collectives failing with their context's error, its own cleanup run)
+// passes them a context from [os/signal.NotifyContext], as
+// examples/allreduce does.
 func Init(ctx context.Context) (*World, error) {
 	return launcher.Init(ctx, launcher.Options{})
 }
