@@ -164,4 +164,21 @@
 // run --on-failure continue the survivors are not stopped, so they can
 // shrink and go on. A world whose store is gone (its serving rank died)
 // cannot shrink.
+//
+// # Limits
+//
+// What a world keeps is bounded; the store (launcher/store), the
+// communicators (collective) and the transports bound theirs in their own
+// package docs:
+//   - a rank's record in the store (address, host, site, topology): 256 KiB
+//   - a flight record a rank leaves in the store for a hang report: 64 KiB,
+//     the oldest operations dropped until it fits
+//   - a failure note (why a rank aborted): 1 KiB
+//   - the operations an endpoint remembers, to abort when a rank is
+//     declared dead: the latest 256; the communicators whose members it
+//     knows (so a shrunk one survives that declaration): the latest 64
+//   - ranks that each hold a wait on the store for the next hang-report
+//     request: jobs of at most 1024 ranks (the store's waits are bounded);
+//     larger jobs look for requests at each heartbeat instead
+//   - blocked pairs named by the UDP-blocked notice or error: 4
 package launcher
