@@ -10,13 +10,13 @@ import (
 // No rank returns success from a rooted operation (Broadcast, Reduce,
 // Gather, Scatter) that another rank failed: its completion must depend on
 // every other rank's checks. The small forms the communicator picks by
-// itself get that from their own data rounds: a Broadcast or Scatter is a
-// dissemination (broadcastDissemination, scatterDissemination), a Reduce a
-// recursive doubling (reduceRecursiveDoubling), so every rank has heard,
-// through a chain of checked messages, from every other before it
+// itself get that from their own data rounds: a Broadcast, Scatter or
+// Gather is a dissemination (broadcastDissemination; dissemination.go), a
+// Reduce a recursive doubling (reduceRecursiveDoubling), so every rank has
+// heard, through a chain of checked messages, from every other before it
 // returns. The other forms, in which some ranks finish without hearing
-// from every other (a tree's root and leaves, a chain's ends, Gather's
-// non-roots, a large Scatter's), end
+// from every other (a tree's root and leaves, a chain's ends, a larger
+// Gather's or Scatter's non-roots), end
 // with a dissemination round among all ranks (confirm): ceil(log2 n) more
 // small messages per rank, a small cost beside the data they move.
 

@@ -30,8 +30,9 @@
 // tree when forced); over shared memory, a large Broadcast goes direct
 // from the root to every rank. AllToAll(V): n-1 rounds of pairwise
 // exchange. Barrier: dissemination.
-// Gather: direct; Scatter: direct above Config.SmallBytes in all, a
-// dissemination at or below. AllReduce, Broadcast and Reduce also have a
+// Scatter: direct above Config.SmallBytes in all, a dissemination at or
+// below; Gather: direct, or a dissemination all-gather kept at the root
+// while all of it fits in one message header's 512 inline bytes. AllReduce, Broadcast and Reduce also have a
 // pipelined double binary tree (AlgoTree: half the buffer down each of two
 // trees laid out in the topology's ring order), and AllReduce a
 // hierarchical form (AlgoHierarchical: reduce-scatter within each host,
@@ -75,11 +76,12 @@
 // same operation with matching arguments, and a mismatch is an error on
 // every rank in that same call, never at a later one. AllReduce,
 // AllGather, ReduceScatter, AllToAll and Barrier get this from their own
-// data rounds, and so do the small Broadcast and Scatter (dissemination)
-// and Reduce (recursive doubling) the communicator picks by itself: they
-// cost no round beyond the data's. The other rooted forms, in which some
-// ranks finish without hearing from every other (a chain's or tree's root
-// and leaves, a forced binomial tree, Gather, a Scatter above SmallBytes), end
+// data rounds, and so do the small Broadcast, Scatter and Gather
+// (dissemination) and Reduce (recursive doubling) the communicator picks
+// by itself: they cost no round beyond the data's. The other rooted
+// forms, in which some ranks finish without hearing from every other (a
+// chain's or tree's root and leaves, a forced binomial tree, a larger
+// Gather or Scatter), end
 // with a confirming dissemination round, ceil(log2 n) small messages per
 // rank; AllToAllV, whose per-pair counts only the pair can compare, checks
 // every peer's header before it sends data. So a root does not return

@@ -172,13 +172,23 @@ func (c *Comm) reduceBinomial(o *operation, send, recv []byte, root int, spec re
 
 // gather validates and launches a Gather: root's recv gets every rank's
 // send, rank r's at block r. In place at root: send is recv's block root.
+// While all of it fits in one header's message (inlineBytesMax), a
+// dissemination (dissemination.go); above, every rank sends its block to
+// the root, and a confirming round follows.
 func (c *Comm) gather(ctx context.Context, send, recv []byte, dt dtype.DataType, root int, sync bool) *Handle {
 	n := c.Size()
 	count := len(send) / esize(dt)
-	h := header{kind: KindGather, dt: dt, root: int32(root), count: uint64(count), algo: AlgoDirect}
+	algo := AlgoDirect
+	if n*len(send) <= inlineBytesMax {
+		algo = AlgoDissemination
+	}
+	h := header{kind: KindGather, dt: dt, root: int32(root), count: uint64(count), algo: algo}
 	return c.launch(ctx, h, nil, sync, func(o *operation) error {
 		if err := firstErr(checkType(dt), checkRoot(root, n), checkWhole("send", send, dt)); err != nil {
 			return err
+		}
+		if c.rank != root && algo == AlgoDissemination {
+			return c.gatherDissemination(o, send, nil, root) // no confirm (dissemination.go)
 		}
 		if c.rank != root {
 			if err := o.wait(o.send(root, send), root); err != nil {
@@ -194,6 +204,9 @@ func (c *Comm) gather(ctx context.Context, send, recv []byte, dt dtype.DataType,
 				return err
 			}
 			copy(mine, send)
+		}
+		if algo == AlgoDissemination {
+			return c.gatherDissemination(o, send, recv, root)
 		}
 		prs := make([]pendingRecv, 0, n-1)
 		for p := 0; p < n; p++ {
@@ -212,7 +225,7 @@ func (c *Comm) gather(ctx context.Context, send, recv []byte, dt dtype.DataType,
 
 // scatter validates and launches a Scatter: rank r's recv gets block r of
 // root's send. In place at root: recv is send's block root. At most
-// Config.SmallBytes in all, a dissemination (scatter.go); above, the root
+// Config.SmallBytes in all, a dissemination (dissemination.go); above, the root
 // sends each rank its block, and a confirming round follows.
 func (c *Comm) scatter(ctx context.Context, send, recv []byte, dt dtype.DataType, root int, sync bool) *Handle {
 	n := c.Size()

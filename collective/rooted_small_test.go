@@ -11,9 +11,10 @@ import (
 	"github.com/gocoll/gocoll/collective"
 )
 
-// TestSmallRootedAlgorithms runs the small Broadcast and Scatter
+// TestSmallRootedAlgorithms runs the small Broadcast, Scatter and Gather
 // (dissemination) and Reduce (recursive doubling) that the communicator
-// picks by itself (a Scatter above Config.SmallBytes in all: direct), at
+// picks by itself (direct: a Scatter above Config.SmallBytes in all, a
+// Gather above 512 bytes in all), at
 // every root of 1 to 9 ranks, around the inline limit (64 float64 are 512
 // bytes) and at Config.SmallBytes, in and out of place, and checks every
 // element and that the flight record names the algorithm that ran.
@@ -126,7 +127,36 @@ func checkSmallRooted(ctx context.Context, c *collective.Comm, root, count int) 
 	if n*count*8 > c.Config().SmallBytes {
 		want = collective.AlgoDirect
 	}
-	return lastAlgo(c, collective.KindScatter, want)
+	if err := lastAlgo(c, collective.KindScatter, want); err != nil {
+		return err
+	}
+	for _, inPlace := range []bool{false, true} {
+		for i := range all {
+			all[i] = -1
+		}
+		in := send
+		if inPlace && r == root {
+			in = all[root*count : (root+1)*count]
+			copy(in, send)
+		}
+		if err := collective.Gather(ctx, c, in, all, root); err != nil {
+			return err
+		}
+		if r == root {
+			for p := range n {
+				for i := range count {
+					if x := all[p*count+i]; x != val(p, i) {
+						return fmt.Errorf("Gather (in place %v): rank %d's element %d is %d, want %d", inPlace, p, i, x, val(p, i))
+					}
+				}
+			}
+		}
+	}
+	want = collective.AlgoDissemination
+	if n*count*8 > 512 { // one header's inline bytes
+		want = collective.AlgoDirect
+	}
+	return lastAlgo(c, collective.KindGather, want)
 }
 
 // lastAlgo checks that c's latest operation of kind ran algo (from 2

@@ -1,5 +1,7 @@
 package collective
 
+// Rooted operations as disseminations: see broadcast.go.
+
 // scatterDissemination runs a Scatter in the rounds of broadcastDissemination:
 // in round j (d = 2^j) rank r sends to r+d and receives from r-d (mod n).
 // Counting from the root (v = r-root mod n), a rank v < d holds, before
@@ -46,6 +48,41 @@ func (c *Comm) scatterDissemination(o *operation, send, recv []byte, root int) e
 	}
 	if v != 0 {
 		copy(recv, have[:bs])
+	}
+	return nil
+}
+
+// gatherDissemination runs a Gather as a dissemination all-gather (Bruck's):
+// in round j (d = 2^j) rank r sends to r-d and receives from r+d (mod n).
+// Counting from the root (v = r-root mod n), rank v holds before round j
+// the blocks of v, v+1, ..., v+min(d, n)-1, packed in that order; it sends
+// r-d the first min(d, n-d) of them and appends as many from r+d. After
+// the last round every rank holds every block, and the root copies them
+// into recv. Every rank receives n-1 blocks, not one, so the communicator
+// runs it only while all of them fit in one header's message; then every
+// message costs what an empty one does, and, as in the dissemination
+// Broadcast, every rank's completion depends on every other rank's
+// checked messages: no confirming round. recv is the root's (nil
+// elsewhere).
+func (c *Comm) gatherDissemination(o *operation, send, recv []byte, root int) error {
+	n, bs := c.Size(), len(send)
+	haveLease := c.tempBuffer(n * bs)
+	defer haveLease.release()
+	have := haveLease.buf
+	copy(have, send)
+	for d := 1; d < n; d <<= 1 {
+		k := min(d, n-d) // blocks each way this round
+		pr := o.recv(mod(c.rank+d, n), have[d*bs:(d+k)*bs])
+		o.send(mod(c.rank-d, n), have[:k*bs])
+		if err := o.waitRecv(pr); err != nil {
+			return err
+		}
+	}
+	if recv != nil {
+		for m := range n {
+			p := (m + root) % n
+			copy(recv[p*bs:(p+1)*bs], have[m*bs:(m+1)*bs])
+		}
 	}
 	return nil
 }
