@@ -72,7 +72,7 @@ type RepickPolicy struct {
 	// Sample. Default 20 ms.
 	EarlySample time.Duration
 	// EarlyWindow is the samples an early decision looks at, 4 to
-	// Window. Default 6.
+	// Window. Default 10.
 	EarlyWindow int
 	// EarlyInterval is the least time between two re-picks in the early
 	// phase, at least EarlySample × EarlyWindow. Default 200 ms.
@@ -114,7 +114,7 @@ func (p RepickPolicy) withDefaults() RepickPolicy {
 	def(&p.EarlySample, 20*time.Millisecond)
 	p.EarlySample = min(max(p.EarlySample, 10*time.Millisecond), p.Sample)
 	if p.EarlyWindow <= 0 {
-		p.EarlyWindow = 6
+		p.EarlyWindow = 10
 	}
 	p.EarlyWindow = min(max(p.EarlyWindow, 4), p.Window)
 	def(&p.EarlyInterval, 200*time.Millisecond)

@@ -167,7 +167,7 @@ func TestRepickPolicyEarlyDefaults(t *testing.T) {
 	require.Equal(t, 2*time.Second, p.Early)
 	e := p.early()
 	require.Equal(t, 20*time.Millisecond, e.Sample)
-	require.Equal(t, 6, e.Window)
+	require.Equal(t, 10, e.Window)
 	require.Equal(t, 200*time.Millisecond, e.Interval)
 	require.Equal(t, 800*time.Millisecond, e.MaxInterval)
 	require.Equal(t, p.Correlation, e.Correlation)
