@@ -51,7 +51,10 @@ func worldTopology(t *topology.Topology, n int) (*topology.Topology, error) {
 }
 
 // subTopology is parent's placement of the given parent ranks, renumbered
-// 0..len(members)-1 in member order, local ranks renumbered per host.
+// 0..len(members)-1 in member order, local ranks renumbered per host, with
+// parent's link figures: every level's, and the pairs of hosts that still
+// have members (so the cost model's choice on a split communicator uses
+// the same figures as on its parent).
 func subTopology(parent *topology.Topology, members []int) *topology.Topology {
 	if parent == nil {
 		return nil
@@ -68,6 +71,15 @@ func subTopology(parent *topology.Topology, members []int) *topology.Topology {
 	t, err := topology.New(ranks)
 	if err != nil {
 		return nil // cannot happen for a subset of a valid topology
+	}
+	if pl := parent.Links; pl != nil {
+		ls := &topology.Links{Host: pl.Host, Site: pl.Site, WAN: pl.WAN}
+		for _, p := range pl.Pairs {
+			if local[p.A] > 0 && local[p.B] > 0 {
+				ls.Pairs = append(ls.Pairs, p)
+			}
+		}
+		t.Links = ls
 	}
 	return &t
 }
