@@ -16,9 +16,9 @@ import (
 // heard, through a chain of checked messages, from every other before it
 // returns. The other forms, in which some ranks finish without hearing
 // from every other (a tree's root and leaves, a chain's ends, a larger
-// Gather's or Scatter's non-roots), end
-// with a dissemination round among all ranks (confirm): ceil(log2 n) more
-// small messages per rank, a small cost beside the data they move.
+// Gather's or Scatter's non-roots), end with a dissemination round among
+// all ranks (confirm): ceil(log2 n) more small messages per rank, a small
+// cost beside the data they move.
 
 // broadcast validates and launches a Broadcast of root's send into every
 // rank's recv (root's too, unless in place).
