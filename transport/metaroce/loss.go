@@ -8,7 +8,7 @@ import (
 // lossRounds counts a path's packets acknowledged and lost over its last
 // two round trips (of the smoothed RTT each), so that a loss rate no random
 // loss explains can be told apart from the scattered losses of a lossy
-// link (see path.heavyLoss).
+// link (see path.lossCut).
 type lossRounds struct {
 	at          time.Duration // start of the current round
 	acked, lost [2]int        // current and previous round
@@ -36,9 +36,9 @@ func (l *lossRounds) heavy() bool {
 	return lost >= heavyLossMin && lost*heavyLossDen >= lost+l.acked[0]+l.acked[1]
 }
 
-// heavyLossMin and heavyLossDen set what heavy loss is: 3 packets and a
-// fifth of those resolved in two round trips. A link of 5 % random loss
-// shows it in about 2 % of a 6-packet window's double rounds; a buffer a
+// heavyLossMin and heavyLossDen set what heavy loss is: 4 packets and a
+// third of those resolved in two round trips. A link of 5 % random loss
+// shows it in well under 1 % of a 6-packet window's double rounds; a buffer a
 // sender overflows without seeing its queue (it came when the queue
 // already stood, and took it for its path's base RTT) in every round.
 const (
@@ -105,12 +105,6 @@ func (c *lossCeiling) near(rtt, target, now time.Duration) bool {
 		return false
 	}
 	return rtt > c.rtt-max(target, c.rtt/ceilingMargin)
-}
-
-// top reports whether rtt is within half the delay target of the ceiling
-// at now: the buffer about to overflow.
-func (c *lossCeiling) top(rtt, target, now time.Duration) bool {
-	return c.rtt != 0 && now-c.at < floorWindow && rtt > c.rtt-target/2
 }
 
 const ceilingMargin = 8
