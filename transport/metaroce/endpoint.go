@@ -55,6 +55,11 @@ type Endpoint struct {
 	// helloKey is the key HELLO proofs are made with (keyed endpoints);
 	// helloBuf scratch for them.
 	helloKey, helloBuf []byte
+	// remnants are the ended connections kept for their whole unreceived
+	// messages and final counters (remnant.go), oldest first in
+	// remnantOrder.
+	remnants     map[ConnID]*remnant
+	remnantOrder []ConnID
 }
 
 type acceptKey struct{ node, conn uint64 }
@@ -115,7 +120,7 @@ func (e *Endpoint) newID() ConnID {
 		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
 		z = (z ^ z>>27) * 0x94d049bb133111eb
 		z ^= z >> 31
-		if id := ConnID(z); id != 0 && e.conns[id] == nil {
+		if id := ConnID(z); id != 0 && e.conns[id] == nil && e.remnants[id] == nil {
 			return id
 		}
 	}
@@ -166,6 +171,9 @@ func (e *Endpoint) conn(id ConnID) (*conn, error) {
 func (e *Endpoint) Send(now time.Duration, id ConnID, stream, msg uint64, data []byte) error {
 	c, err := e.conn(id)
 	if err != nil {
+		if rm := e.remnants[id]; rm != nil {
+			return rm.err
+		}
 		return err
 	}
 	c.startWait(now)
@@ -182,9 +190,18 @@ func (e *Endpoint) Send(now time.Duration, id ConnID, stream, msg uint64, data [
 // connection. EventRecvDone reports the byte count when the whole message
 // is in buf, or ErrTruncated if it is longer than buf. buf is borrowed
 // until then (or until CancelRecv).
+//
+// On a connection that ended for a reason other than this side's Close,
+// PostRecv takes the oldest whole message with the key that had arrived
+// before the end and that no receive took: EventRecvDone follows as
+// usual. Without such a message it returns the error that ended the
+// connection (ErrPeerClosed, ErrPeerGone, ...).
 func (e *Endpoint) PostRecv(now time.Duration, id ConnID, stream, msg uint64, buf []byte) error {
 	c, err := e.conn(id)
 	if err != nil {
+		if rm := e.remnants[id]; rm != nil {
+			return e.remnantRecv(id, rm, msgKey{stream, msg}, buf)
+		}
 		return err
 	}
 	c.startWait(now)
@@ -222,9 +239,16 @@ func (e *Endpoint) CancelRecv(now time.Duration, id ConnID, stream, msg uint64) 
 // the peer is sent a final ACK (if it sent any data) and a CLOSE on the
 // same path, and EventClosed follows. The final ACK lets the peer complete
 // the sends whose every piece arrived before it fails the rest.
+//
+// Close of a connection that has already ended (the peer closed it, or it
+// failed) forgets what the endpoint kept of it: its whole messages not yet
+// received and its counters (see PostRecv and ConnStats). No event follows.
 func (e *Endpoint) Close(now time.Duration, id ConnID) error {
 	c, err := e.conn(id)
 	if err != nil {
+		if e.release(id) {
+			return nil
+		}
 		return err
 	}
 	e.fail(now, c, ErrClosed, true)
@@ -245,8 +269,15 @@ func (e *Endpoint) fail(now time.Duration, c *conn, err error, tellPeer bool) {
 		}
 		e.closes = append(e.closes, pc)
 	}
+	var rm *remnant
+	if err != ErrClosed && c.phase == phaseOpen {
+		rm = keep(c, err)
+	}
 	c.snd.fail(err)
 	c.rcv.fail(err)
+	if rm != nil {
+		e.seal(c, rm)
+	}
 	delete(e.conns, c.id)
 	if !c.initiator {
 		delete(e.accepted, c.accepted)
@@ -558,10 +589,17 @@ func (e *Endpoint) share(now time.Duration) uint64 {
 func (e *Endpoint) Stats() EndpointStats { return e.st }
 
 // ConnStats returns a connection's counters and appends its paths' to
-// paths, or false for an unknown connection.
+// paths, or false for an unknown connection. A connection that ended for a
+// reason other than this side's Close keeps its final counters (not
+// Established, nothing pending or in flight; UnexpectedBytes the whole
+// messages still receivable) until Close forgets it, or until
+// Config.MaxConns more such connections have ended.
 func (e *Endpoint) ConnStats(id ConnID, paths []PathStats) (ConnStats, []PathStats, bool) {
 	c := e.conns[id]
 	if c == nil {
+		if rm := e.remnants[id]; rm != nil {
+			return rm.st, append(paths, rm.paths...), true
+		}
 		return ConnStats{}, paths, false
 	}
 	s := c.st

@@ -164,7 +164,7 @@ func (e *Endpoint) post(isSend bool, peer int, tag transport.Tag, buf []byte) tr
 	}
 	e.eng.lock()
 	defer e.eng.unlock()
-	if err := e.refusal(tag.OpKey, peer); err != nil {
+	if err := e.refusal(isSend, tag.OpKey, peer); err != nil {
 		return failed(err)
 	}
 	r := newRequest(e, isSend, peer, tag, buf)
@@ -179,15 +179,17 @@ func (e *Endpoint) post(isSend bool, peer int, tag transport.Tag, buf []byte) tr
 }
 
 // refusal returns the error of a new request for op with peer, or nil if
-// it may be posted. The caller holds eng.mu.
-func (e *Endpoint) refusal(op transport.OpKey, peer int) error {
+// it may be posted. A receive from a peer whose connection ended goes on
+// to the core, which still holds the whole messages that had arrived
+// (see submit). The caller holds eng.mu.
+func (e *Endpoint) refusal(isSend bool, op transport.OpKey, peer int) error {
 	if e.closed {
 		return transport.ErrClosed
 	}
 	if err := e.ended.get(op); err != nil {
 		return err
 	}
-	if p := e.peers[peer]; p != nil && p.err != nil {
+	if p := e.peers[peer]; p != nil && p.err != nil && (isSend || !p.ended()) {
 		return p.err
 	}
 	return nil
@@ -215,11 +217,20 @@ func (p *peer) queues(isSend bool) map[msgKey]*queue {
 	return p.recvs
 }
 
+// ended reports whether p's connection was up and ended for a reason
+// other than this side's Close: the core then keeps the whole messages
+// that had arrived, which receives posted since still take. The caller
+// holds eng.mu.
+func (p *peer) ended() bool { return p.err != nil && p.conn != 0 && !p.up }
+
 // submit hands the head of a queue to the core. A receive whose key the
 // core still holds (the rest of a truncated message is arriving) waits in
-// p.blocked and is retried after each input. The caller holds eng.mu.
+// p.blocked and is retried after each input. After the connection ended, a
+// receive still goes to the core, which completes it with a whole message
+// that had arrived or refuses it; it then fails with p.err. The caller
+// holds eng.mu.
 func (e *Endpoint) submit(now time.Duration, p *peer, r *request) {
-	if p.err != nil {
+	if p.err != nil && (r.isSend || !p.ended()) {
 		e.finish(now, p, r, 0, p.err)
 		return
 	}
@@ -245,6 +256,8 @@ func (e *Endpoint) submit(now time.Duration, p *peer, r *request) {
 		if !r.isSend {
 			p.matchedUnexpected(r.key)
 		}
+	case p.err != nil:
+		e.finish(now, p, r, 0, p.err) // the ended connection holds no such message
 	case errors.Is(err, metaroce.ErrUnknownConn):
 		r.state = stateQueued // the connection is closing; its EventClosed fails r
 	case !r.isSend && errors.Is(err, metaroce.ErrDuplicate):
@@ -252,7 +265,7 @@ func (e *Endpoint) submit(now time.Duration, p *peer, r *request) {
 		p.blocked = append(p.blocked, r)
 		e.nBlocked++
 	default:
-		e.finish(now, p, r, 0, fmt.Errorf("mrtransport: rank %d: %w", p.rank, err))
+		e.finish(now, p, r, 0, e.peerError(p, err)) // ErrPeerClosed etc.: the connection just ended
 	}
 }
 

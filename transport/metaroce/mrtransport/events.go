@@ -1,10 +1,12 @@
 package mrtransport
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/gocoll/gocoll/transport"
@@ -62,25 +64,33 @@ func (e *Endpoint) connUp(now time.Duration, ev metaroce.Event) {
 }
 
 // connDown handles a connection that is gone. Every request of the
-// connection the core held has already failed with its own event; the
-// queued ones fail now, and so will later requests to the peer, with a
-// *transport.PeerError (or transport.ErrClosed after this side's Close).
-// While Connect still waits, a dialed connection is dialed again and an
-// accepted one may be accepted again.
+// connection the core held has already failed with its own event. Sends
+// queued now or later fail with a *transport.PeerError (or
+// transport.ErrClosed after this side's Close). Receives still take the
+// whole messages that had arrived before the end, which the core keeps
+// (a peer that sent its last results and exited is the common case);
+// those with no such message fail as sends do. While Connect still waits,
+// a dialed connection is dialed again (what the core kept of the old one
+// is dropped) and an accepted one may be accepted again.
 func (e *Endpoint) connDown(now time.Duration, ev metaroce.Event) {
 	p := e.byConn[ev.Conn]
 	if p == nil || p.conn != ev.Conn {
 		return
 	}
-	delete(e.byConn, ev.Conn)
 	wasUp := p.up
 	p.up = false
 	if p.err == nil {
 		p.err = e.peerError(p, ev.Err)
 	}
-	e.failQueued(now, p, p.err)
 	clear(p.ctrlSends)
 	clear(p.unexpected)
+	retry := !e.closed && !e.isConnected() && !p.excluded && !errors.Is(ev.Err, metaroce.ErrAuth)
+	if e.closed || retry {
+		delete(e.byConn, ev.Conn)
+		e.failQueued(now, p, p.err)
+	} else {
+		e.resubmitQueued(now, p) // byConn stays: the core's kept messages complete receives with events
+	}
 	level := slog.LevelWarn // a failure
 	switch {
 	case e.closed:
@@ -103,9 +113,33 @@ func (e *Endpoint) connDown(now time.Duration, ev metaroce.Event) {
 		return // another try has the same key
 	}
 	// Still setting up: try again.
+	_ = e.eng.core.Close(now, ev.Conn) // forgets what the core kept of it
 	p.conn, p.err, p.ctrlOut, p.ctrlIn = 0, nil, 0, 0
 	if p.rank > e.cfg.Rank {
 		e.dial(now, p)
+	}
+}
+
+// resubmitQueued hands every queue's head that is not in the core to the
+// core again after p's connection ended: a receive takes a whole message
+// the core kept, or fails, and the next request with its key follows
+// (finish submits it). The caller holds eng.mu.
+func (e *Endpoint) resubmitQueued(now time.Duration, p *peer) {
+	e.nBlocked -= len(p.blocked)
+	p.blocked = nil
+	var heads []*request
+	for _, qs := range []map[msgKey]*queue{p.sends, p.recvs} {
+		for _, q := range qs {
+			if r := q.head(); r != nil && r.state == stateQueued {
+				heads = append(heads, r)
+			}
+		}
+	}
+	slices.SortFunc(heads, func(a, b *request) int {
+		return cmp.Or(cmp.Compare(a.key.stream, b.key.stream), cmp.Compare(a.key.msg, b.key.msg))
+	})
+	for _, r := range heads {
+		e.submit(now, p, r)
 	}
 }
 
