@@ -25,6 +25,17 @@
 // connection probes the peer often enough that a live one, which answers
 // probes whatever its application does, is never failed so.
 //
+// A connection that ends for any reason but this side's Close (the peer's
+// CLOSE, ErrPeerGone, a timeout) fails its posted receives and sends, but
+// keeps the messages that had arrived whole with no receive posted, and
+// its final counters: [Endpoint.PostRecv] still delivers them (and refuses
+// any other key with the error that ended the connection), ConnStats
+// still reads, until [Endpoint.Close] of the ended connection forgets it
+// (at most Config.MaxConns are kept). Messages only partly received are
+// lost with the connection. A peer that sent its last messages, saw them
+// acknowledged and left has thus delivered them, however late the
+// receives are posted.
+//
 // The handshake times its round trip (a HELLO-ACK echoes the HELLO's
 // timestamp; the acceptor times its first HELLO-ACK to the first packet
 // back) and seeds every path's RTT with it, deviation half of it, until the

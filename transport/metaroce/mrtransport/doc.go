@@ -114,7 +114,13 @@
 //
 // A connection the core fails (idle timeout, CLOSE from the peer) fails
 // every request with that peer, and later ones, with a
-// *transport.PeerError naming the rank. A peer whose process died sends
+// *transport.PeerError naming the rank, except receives of messages that
+// had arrived whole before the end: the core keeps those (within its
+// unexpected-byte budget) and a receive posted later still gets them, so a
+// rank that sends its last results and exits loses nothing its sends
+// reported done. That holds after a crash too (ErrPeerGone, a timeout):
+// only what was not whole is lost. The connection's counters (Stats) stay
+// readable after its end. A peer whose process died sends
 // no CLOSE, but its sockets close: on Linux the udpio sockets read the
 // ICMP port unreachable that the next datagram there draws (a keepalive
 // probe at the latest) and the connection fails with metaroce.ErrPeerGone
