@@ -39,6 +39,9 @@ links (latency one way; bandwidth of one transfer: 10Gbit, 1.25GB/s, 800Mbit, 1e
 run:
   --algo auto|all|NAME[,NAME]  auto: the model's choice; all: every algorithm the model knows
   --chunk 512K                 the pipelining chunk (collective.Config.ChunkBytes)
+  --channels 1                 ring AllReduce's channels (collective.Config.Channels, 1-16;
+                               fewer where the ring has fewer strides or the buffer chunks);
+                               the model's prediction is of one channel
   --payload auto|data|free     data: real bytes, results checked; free: buffers and chunk
                                scaled down, message lengths scaled up, no bytes copied;
                                auto: data when ranks x size <= 256M
@@ -58,6 +61,7 @@ type simFlags struct {
 	set                        map[string]bool // flags given explicitly
 	algos                      string
 	chunk                      int
+	channels                   int // Config.Channels
 	payload                    string
 	coll                       tune.Collective
 	sizes                      []int64
@@ -112,6 +116,7 @@ func parseSimFlags(args []string) (simFlags, error) {
 	fs.StringVar(&f.algos, "algo", "auto", "algorithms")
 	chunk := fs.String("chunk", "512K", "chunk size")
 	fs.StringVar(&f.payload, "payload", "auto", "auto, data or free")
+	fs.IntVar(&f.channels, "channels", 1, "ring AllReduce's channels")
 	pos, err := parseLabFlags(fs, args)
 	if err != nil {
 		return f, err
@@ -122,6 +127,9 @@ func parseSimFlags(args []string) (simFlags, error) {
 		return f, usagef("--chunk %q: want a size in [%d, %d]", *chunk, collective.ChunkBytesMin, collective.ChunkBytesMax)
 	}
 	f.chunk = int(c)
+	if f.channels < 1 || f.channels > collective.ChannelsMax {
+		return f, usagef("--channels %d: want 1 to %d", f.channels, collective.ChannelsMax)
+	}
 	for _, v := range []struct {
 		name string
 		v    int
@@ -294,6 +302,9 @@ func containsAlgo(as []collective.Algorithm, a collective.Algorithm) bool {
 func runSims(ctx context.Context, f simFlags, topo topology.Topology, links tune.Links, stdout io.Writer) error {
 	n := topo.Size()
 	fmt.Fprintf(stdout, "# gocoll sim: %v on %d ranks (%d sites, %d hosts), chunk %d B\n", f.coll, n, len(topo.Sites()), len(topo.Hosts()), f.chunk)
+	if f.channels > 1 {
+		fmt.Fprintf(stdout, "# ring AllReduce on up to %d channels; the prediction is of one\n", f.channels)
+	}
 	for _, l := range []struct {
 		name string
 		link tune.Link
@@ -313,7 +324,7 @@ func runSims(ctx context.Context, f simFlags, topo topology.Topology, links tune
 		free := f.payload == "free" || f.payload == "auto" && int64(n)*size > simDataMaxBytes
 		for _, name := range names {
 			algo, _ := collective.ParseAlgorithm(name)
-			res, err := simulate(ctx, simSpec{topo: topo, links: links, coll: f.coll, algo: algo, bytes: size, chunk: f.chunk, free: free})
+			res, err := simulate(ctx, simSpec{topo: topo, links: links, coll: f.coll, algo: algo, bytes: size, chunk: f.chunk, channels: f.channels, free: free})
 			if err != nil {
 				return fmt.Errorf("%s of %d B: %w", name, size, err)
 			}

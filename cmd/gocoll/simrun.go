@@ -17,13 +17,14 @@ import (
 // simSpec is one simulated collective: the real algorithm of collective,
 // run by one goroutine per rank over a transport/simnet world.
 type simSpec struct {
-	topo  topology.Topology
-	links tune.Links
-	coll  tune.Collective
-	algo  collective.Algorithm // forced; never AlgoAuto
-	bytes int64                // the buffer, a multiple of 4 (float32 elements)
-	chunk int                  // the chunk size of the full-size run
-	free  bool                 // payload-free: scaled buffers, no bytes copied
+	topo     topology.Topology
+	links    tune.Links
+	coll     tune.Collective
+	algo     collective.Algorithm // forced; never AlgoAuto
+	bytes    int64                // the buffer, a multiple of 4 (float32 elements)
+	chunk    int                  // the chunk size of the full-size run
+	channels int                  // Config.Channels (ring AllReduce); 0 means 1
+	free     bool                 // payload-free: scaled buffers, no bytes copied
 }
 
 // simResult is what a simulation measured.
@@ -77,7 +78,7 @@ func simulate(ctx context.Context, spec simSpec) (simResult, error) {
 		return res, err
 	}
 	defer w.Close()
-	cfg := collective.Config{Topology: &spec.topo, ChunkBytes: spec.chunk / res.scale, StallTimeout: -1, Timeout: time.Hour}
+	cfg := collective.Config{Topology: &spec.topo, ChunkBytes: spec.chunk / res.scale, StallTimeout: -1, Timeout: time.Hour, Channels: spec.channels}
 	switch spec.coll {
 	case tune.AllReduce:
 		cfg.AllReduce = spec.algo
