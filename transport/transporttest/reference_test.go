@@ -189,6 +189,9 @@ func (e *refEndpoint) Close() error {
 			delete(w.queues, key)
 		case key.src == e.rank: // copies already sent stay receivable
 			w.failPendingSends(key, transport.ErrClosed)
+			if w.mutation == "dropsent" {
+				delete(w.queues, key)
+			}
 		}
 	}
 	return nil

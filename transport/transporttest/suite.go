@@ -88,6 +88,7 @@ var cases = []testCase{
 	{"AbortDropsLateMessages", testAbortDropsLate},
 	{"AbortKeepsFirstError", testAbortKeepsFirstError},
 	{"Close", testClose},
+	{"PeerCloseDelivers", testPeerCloseDelivers},
 	{"BadRank", testBadRank},
 	{"Concurrent", testConcurrent},
 	{"Stats", testStats},

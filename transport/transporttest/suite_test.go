@@ -51,6 +51,7 @@ func TestSuiteCatchesBugs(t *testing.T) {
 		"recvonly":   "Abort",
 		"keepsends":  "AbortEndsSends",
 		"lastabort":  "AbortKeepsFirstError",
+		"dropsent":   "PeerCloseDelivers",
 	} {
 		t.Run(mutation, func(t *testing.T) {
 			run := fmt.Sprintf("-test.run=^TestBrokenReference$/^(RankSize|%s)$", subtest)
