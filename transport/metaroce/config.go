@@ -126,7 +126,10 @@ type Config struct {
 	// failed; and so the silence is seen within PeerTimeout plus one
 	// timer. A connection with nothing waiting is left to IdleTimeout.
 	// Default 2s, from 1ms to 1h; it acts only if shorter than
-	// IdleTimeout.
+	// IdleTimeout. The time this endpoint comes late to its own timers
+	// (its process went unscheduled on a loaded machine, when it could
+	// neither hear nor answer) does not count as the peer's silence, for
+	// this or for IdleTimeout (EndpointStats.Late).
 	PeerTimeout time.Duration
 
 	// PayloadUnchecked leaves the payload out of DATA packets' CRC32C

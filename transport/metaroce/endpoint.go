@@ -27,6 +27,7 @@ type Endpoint struct {
 	order  []*conn // connections in creation order, for fair polling
 	cursor int
 	nextID uint64
+	late   lateTimer // the earliest timer the driver was given (late.go)
 
 	accepted map[acceptKey]*conn // HELLOs seen, for resends
 	closes   []pendingClose      // CLOSE packets to send for removed connections
@@ -315,6 +316,7 @@ func (e *Endpoint) PollEvent() (Event, bool) {
 // packet is decrypted in place). Bad datagrams are counted in Stats and
 // dropped.
 func (e *Endpoint) HandleDatagram(now time.Duration, path int, ecnCE bool, b []byte) {
+	e.catchUp(now)
 	if !e.admit(path, len(b)) {
 		return
 	}
@@ -425,6 +427,7 @@ func (e *Endpoint) handleHello(now time.Duration, path int, hd wire.Header, body
 
 // HandleTimeout runs every timer due at or before now.
 func (e *Endpoint) HandleTimeout(now time.Duration) {
+	e.catchUp(now)
 	for i := 0; i < len(e.order); i++ {
 		c := e.order[i]
 		if c.timerOK && c.timer > now {
@@ -451,6 +454,7 @@ func (e *Endpoint) NextTimeout() (time.Duration, bool) {
 			t, ok = c.timer, true
 		}
 	}
+	e.noteDue(t, ok)
 	return t, ok
 }
 

@@ -45,6 +45,7 @@ func (e *Endpoint) Placement(path int, head []byte) []byte {
 // Placement said) and tail (the rest of the datagram). A datagram that is
 // no well-formed DATA packet is counted and dropped like any other.
 func (e *Endpoint) HandleDatagramParts(now time.Duration, path int, ecnCE bool, head, payload, tail []byte) {
+	e.catchUp(now)
 	size := len(head) + len(payload) + len(tail)
 	if !e.admit(path, size) {
 		return

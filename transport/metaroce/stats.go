@@ -78,6 +78,12 @@ type EndpointStats struct {
 	Conns         int   // open connections
 	ActiveSenders int   // connections counted in the rate share
 	RecvCapacity  int64 // capacity being shared (configured or measured), bytes/s
+	// LateRuns counts the inputs that came after the earliest timer
+	// NextTimeout had given (the endpoint was not running: a loaded
+	// machine), and Late sums by how much; that time is not counted as
+	// the peers' silence (see PeerTimeout).
+	LateRuns int64
+	Late     time.Duration
 }
 
 func (p *path) stats() PathStats {
