@@ -23,7 +23,7 @@ type model struct {
 	links      [3]Link
 	bytes      float64
 	chunk      float64
-	order      []int // the topology's ring order
+	order      []int // the topology's ring order (the trees'; the ring AllReduce runs in rank order)
 	root       int
 	pairs      map[[2]int]int // (host, host) either way -> index in pairLinks
 	pairLinks  []Link
@@ -248,9 +248,12 @@ func (m *model) ring(ph *phase, members []int, perFlow float64, steps int) {
 	ph.overlap = true
 }
 
+// ringAllReduce is collective's ring AllReduce, whose ring runs in rank
+// order (rank r sends to r+1), not the topology's ring order: on a cyclic
+// placement every step crosses hosts.
 func (m *model) ringAllReduce() []phase {
 	var ph phase
-	m.ring(&ph, m.order, 2*float64(m.n-1)/float64(m.n)*m.bytes, 2*(m.n-1))
+	m.ring(&ph, m.identity(), 2*float64(m.n-1)/float64(m.n)*m.bytes, 2*(m.n-1))
 	return []phase{ph}
 }
 
