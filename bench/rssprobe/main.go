@@ -40,8 +40,19 @@ func main() {
 	count := flag.Int("count", 256, "messages per sender")
 	window := flag.Int("window", 4, "receives rank 0 posts at once per sender (in a storm, once the hold is over)")
 	hold := flag.Duration("hold", 3*time.Second, "storm: how long rank 0 posts no receive")
+	traceDir := flag.String("trace", "", "write each rank's Go execution trace to DIR/rank<N>.trace (see go tool trace)")
 	flag.Parse()
-	if err := run(*mode, max(*size, 8), *count, max(*window, 1), *hold); err != nil {
+	err := func() error {
+		if *traceDir != "" {
+			stop, err := startTrace(*traceDir)
+			if err != nil {
+				return err
+			}
+			defer stop()
+		}
+		return run(*mode, max(*size, 8), *count, max(*window, 1), *hold)
+	}()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "rssprobe:", err)
 		os.Exit(1)
 	}
