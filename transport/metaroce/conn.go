@@ -191,6 +191,9 @@ func (c *conn) handle(now time.Duration, pathIdx int, ce bool, h wire.Header, bo
 // lost: then the sample is long, which errs on the safe side).
 func (c *conn) heard(now time.Duration) {
 	c.lastRecv = now
+	if c.goneAt != 0 {
+		c.goneAt, c.timerOK = 0, false // alive: the report of its closed port was stale (HandlePeerGone)
+	}
 	if !c.confirmed && c.helloSends > 0 {
 		c.seedRTT(now - c.helloFirst)
 	}

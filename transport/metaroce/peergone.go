@@ -26,9 +26,14 @@ const PeerGoneGrace = 250 * time.Millisecond
 //
 // A connection still setting up (its HELLO not answered yet) is left to
 // its handshake, which retries until Config.IdleTimeout: at start-up a
-// peer's socket may not be open yet. HandlePeerGone reports whether peer
-// had an open connection. Like every input, it is followed by polling
-// (PollTransmit, PollEvent, NextTimeout).
+// peer's socket may not be open yet. A report may also be stale: the
+// network's answer to a datagram sent before the peer's socket opened (a
+// late starter), read only after the connection was set up. So the report
+// probes the peer on every path at once, and any packet heard from the
+// peer after it (a dead process sends none) cancels it: the connection
+// goes on, and a later report starts a new grace. HandlePeerGone reports
+// whether peer had an open connection. Like every input, it is followed by
+// polling (PollTransmit, PollEvent, NextTimeout).
 func (e *Endpoint) HandlePeerGone(now time.Duration, peer uint64) bool {
 	found := false
 	for _, c := range e.order {
@@ -38,6 +43,9 @@ func (e *Endpoint) HandlePeerGone(now time.Duration, peer uint64) bool {
 		found = true
 		if c.goneAt == 0 {
 			c.goneAt, c.timerOK = now+PeerGoneGrace, false
+			for i := range c.paths {
+				c.dueProbe(i)
+			}
 		}
 	}
 	return found

@@ -118,3 +118,33 @@ func TestKeepaliveSoonerWhileReceiving(t *testing.T) {
 	require.LessOrEqual(t, waiting, cfg.IdleTimeout/8)
 	t.Logf("first probe after %v idle, %v with a receive posted", idle, waiting)
 }
+
+// A stale report that a live peer's port is closed (the network's answer
+// to a datagram sent before the peer's socket opened, read after the
+// connection was set up) does not fail the connection: the report probes
+// the peer, which answers, and that cancels it. A later report of a peer
+// that then dies still fails the connection.
+func TestStalePeerGoneIsCancelled(t *testing.T) {
+	n := newTestNet(t, Config{Paths: 3})
+	a, b := n.connect()
+	require.NoError(t, n.eps[0].PostRecv(n.now, a, 1, 1, make([]byte, 10)))
+	reported := n.now
+	require.True(t, n.eps[0].HandlePeerGone(n.now, 1))
+	n.runFor(2 * PeerGoneGrace)
+	require.False(t, n.has(0, EventClosed), "a live peer's connection failed on a stale report")
+	require.Greater(t, n.now, reported+PeerGoneGrace)
+	require.NoError(t, n.eps[1].Send(n.now, b, 1, 1, pattern(10, 3)))
+	n.runUntil(func() bool { _, ok := n.done(0, EventRecvDone, 1, 1); return ok }, time.Second)
+	ev, _ := n.done(0, EventRecvDone, 1, 1)
+	require.NoError(t, ev.Err)
+
+	n.drop = func(int, int, []byte) bool { return true } // now it dies
+	require.NoError(t, n.eps[0].PostRecv(n.now, a, 1, 2, make([]byte, 10)))
+	n.runFor(time.Millisecond) // what it sent before has arrived
+	reported = n.now
+	require.True(t, n.eps[0].HandlePeerGone(n.now, 1))
+	n.runUntil(func() bool { return n.has(0, EventClosed) }, time.Second)
+	require.Equal(t, reported+PeerGoneGrace, n.now)
+	ev, _ = n.done(0, EventRecvDone, 1, 2)
+	require.ErrorIs(t, ev.Err, ErrPeerGone)
+}
