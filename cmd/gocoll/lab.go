@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -67,29 +69,6 @@ type labCommand func(ctx context.Context, args []string, stdout, stderr io.Write
 var labCommands = map[string]labCommand{
 	"up": labUp, "down": labDown, "exec": labExec, "hostfile": labHostfile, "cut": labCut,
 	"restore": labRestore, "shape": labShape, "stats": labStats, "route": labRoute, "list": labList,
-}
-
-// usageError marks bad input.
-type usageError struct{ error }
-
-func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
-
-// parseLabFlags parses args with fs, flags and positional arguments in any
-// order up to "--", and returns the positional ones, then those after
-// "--".
-func parseLabFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	fs.SetOutput(io.Discard)
-	args, after, _ := cutDashes(args)
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, usageError{err}
-		}
-		if args = fs.Args(); len(args) == 0 {
-			return append(pos, after...), nil
-		}
-		pos, args = append(pos, args[0]), args[1:]
-	}
 }
 
 func nameFlag(fs *flag.FlagSet) *string {
@@ -234,16 +213,6 @@ func labExec(ctx context.Context, args []string, stdout, stderr io.Writer) (int,
 		return ee.ExitCode(), nil
 	}
 	return labErr(err)
-}
-
-// cutDashes splits args at the first "--".
-func cutDashes(args []string) (before, after []string, found bool) {
-	for i, a := range args {
-		if a == "--" {
-			return args[:i], args[i+1:], true
-		}
-	}
-	return args, nil, false
 }
 
 func labHostfile(_ context.Context, args []string, stdout, _ io.Writer) (int, error) {
