@@ -1,5 +1,7 @@
 package collective
 
+import "github.com/gocoll/gocoll/collective/tune"
+
 // Channels (as NCCL's): a large ring AllReduce is cut in C contiguous
 // parts, and part c runs on a ring of its own: rank r sends to r+s_c and
 // receives from r-s_c (mod n), s_c the c-th of the strides coprime to n
@@ -10,38 +12,27 @@ package collective
 // in turn, so each pair's messages keep one order on both ends.
 
 // ChannelsMax bounds Config.Channels.
-const ChannelsMax = 16
+const ChannelsMax = tune.ChannelsMax
 
 // channelStrides returns up to c strides for rings over n ranks, each
-// coprime to n, all distinct mod n: at most the count of such strides.
-func channelStrides(n, c int) []int {
-	var out []int
-	for d := 1; d < n && len(out) < c; d++ {
-		for _, s := range []int{d, n - d} {
-			if len(out) < c && gcd(s, n) == 1 && !containsInt(out, s) {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
-}
-
-func gcd(a, b int) int {
-	for b != 0 {
-		a, b = b, a%b
-	}
-	return a
-}
-
-func containsInt(s []int, v int) bool { return indexOf(s, v) >= 0 }
+// coprime to n, all distinct mod n: tune.ChannelStrides, which the cost
+// model takes too.
+func channelStrides(n, c int) []int { return tune.ChannelStrides(n, c) }
 
 // ringStrides returns the strides of the rings a ring AllReduce of count
-// elements of es bytes runs on: Config.Channels of them, fewer where the
-// world size has fewer strides or a part would be under a chunk. The
-// operation's header carries how many, so ranks whose Config.Channels
-// differ fail with a mismatch instead of waiting on rings that never meet.
+// elements of es bytes runs on (tune.RingStrides): Config.Channels of them,
+// or where it is 0 the count the cost model predicts fastest for the
+// topology and the size (modelChannels; 1 without a topology across
+// hosts); fewer where the world size has fewer strides or a part would be
+// under a chunk. The operation's header carries how many, so ranks whose
+// Config.Channels differ fail with a mismatch instead of waiting on rings
+// that never meet.
 func (c *Comm) ringStrides(count, es int) []int {
-	return channelStrides(c.Size(), min(max(1, c.cfg.Channels), max(1, count*es/c.cfg.ChunkBytes)))
+	ch := c.cfg.Channels
+	if ch == 0 {
+		ch = c.modelChannels(count * es)
+	}
+	return tune.RingStrides(c.Size(), ch, count*es, c.cfg.ChunkBytes)
 }
 
 // allReduceChannels all-reduces send into recv over the channels of

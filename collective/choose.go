@@ -17,6 +17,20 @@ type choiceKey struct {
 	class int
 }
 
+// modelChoice is one answer of the cost model: the fastest algorithm and,
+// for a ring AllReduce, its channels (0 where the model has no answer).
+type modelChoice struct {
+	algo     Algorithm
+	channels int
+}
+
+// modelChannels returns the channels the cost model predicts fastest for
+// a ring AllReduce of bytes (with Config.Channels 0), the same on every
+// rank; 1 where the topology does not span hosts.
+func (c *Comm) modelChannels(bytes int) int {
+	return max(1, c.modelChoose(KindAllReduce, bytes, -1).channels)
+}
+
 // modelAlgorithm returns the algorithm the cost model (collective/tune)
 // predicts fastest for an operation of kind on bytes at root (-1 for
 // none) when the communicator's topology spans more than one host; else
@@ -27,34 +41,46 @@ type choiceKey struct {
 // makes the same choice whatever order its calls fill the cache in, and
 // the operation headers check that they did.
 func (c *Comm) modelAlgorithm(kind Kind, bytes, root int) Algorithm {
+	return c.modelChoose(kind, bytes, root).algo
+}
+
+// modelChoose is modelAlgorithm's answer with the ring's channels, cached.
+func (c *Comm) modelChoose(kind Kind, bytes, root int) modelChoice {
 	if c.topo == nil || root < -1 || root >= c.Size() { // a bad root fails validation later
-		return AlgoAuto
+		return modelChoice{}
 	}
 	key := choiceKey{kind: kind, root: root, class: bits.Len(uint(bytes))}
 	if a, ok := c.choices.Load(key); ok {
-		return a.(Algorithm)
+		return a.(modelChoice)
 	}
 	a := c.predict(kind, root, (1<<key.class)-1)
 	c.choices.Store(key, a)
 	return a
 }
 
-// predict asks the model, or returns AlgoAuto where it has no answer.
-func (c *Comm) predict(kind Kind, root, bytes int) Algorithm {
+// predict asks the model (with Config.Channels for the ring AllReduce, 0
+// letting it choose), or returns AlgoAuto where it has no answer.
+func (c *Comm) predict(kind Kind, root, bytes int) modelChoice {
 	if len(c.topo.Hosts()) < 2 {
-		return AlgoAuto
+		return modelChoice{}
 	}
 	coll := map[Kind]tune.Collective{KindAllReduce: tune.AllReduce, KindBroadcast: tune.Broadcast, KindReduce: tune.Reduce}[kind]
-	p, err := tune.Choose(coll, tune.Input{Topology: *c.topo, Bytes: bytes, ChunkBytes: c.cfg.ChunkBytes,
-		Root: max(root, 0), Links: tune.DefaultLinks()})
+	ps, err := tune.Predict(coll, tune.Input{Topology: *c.topo, Bytes: bytes, ChunkBytes: c.cfg.ChunkBytes,
+		Root: max(root, 0), Links: tune.DefaultLinks(), Channels: c.cfg.Channels})
 	if err != nil {
-		return AlgoAuto
+		return modelChoice{}
 	}
-	a, err := ParseAlgorithm(p.Algorithm)
+	a, err := ParseAlgorithm(ps[0].Algorithm)
 	if err != nil {
-		return AlgoAuto
+		return modelChoice{}
 	}
-	return a
+	mc := modelChoice{algo: a}
+	for _, p := range ps {
+		if p.Algorithm == "ring" {
+			mc.channels = p.Channels
+		}
+	}
+	return mc
 }
 
 // blockAlgorithm is the algorithm of a ReduceScatter or AllGather of bytes

@@ -94,8 +94,11 @@ type Config struct {
 	// Channels cuts a ring AllReduce in this many parts, each on a ring
 	// of its own (a stride coprime to the world size; see channels.go),
 	// all in flight at once; fewer where the world size has fewer such
-	// strides or a part would be under a chunk. Default (0): 1; range
-	// [0, ChannelsMax].
+	// strides or a part would be under a chunk. Default (0): the count
+	// (1, 2, 4, 8 or 16) the cost model predicts fastest for the topology
+	// and the size where the topology spans hosts (more channels pay where
+	// a level has several lanes, such as a WAN of several paths), else 1;
+	// range [0, ChannelsMax].
 	Channels int
 	// Timeout bounds an operation whose context has no deadline. Default 10
 	// minutes; a negative value is an error. Every wait has a deadline.

@@ -81,7 +81,9 @@ func parse(name string) (run, error) {
 			return r, fmt.Errorf("%s: %q: %v", name, line, err)
 		}
 		model, _ := time.ParseDuration(m[7]) // "-": none
-		r.rows = append(r.rows, row{size: size, algo: strings.TrimPrefix(m[2], "auto:"), mode: m[3], sim: sim, model: model, busbw: m[6], wall: m[9]})
+		// ring/C is the ring AllReduce on the model's C channels: the ring column.
+		algo, _, _ := strings.Cut(strings.TrimPrefix(m[2], "auto:"), "/")
+		r.rows = append(r.rows, row{size: size, algo: algo, mode: m[3], sim: sim, model: model, busbw: m[6], wall: m[9]})
 	}
 	if err := sc.Err(); err != nil {
 		return r, err

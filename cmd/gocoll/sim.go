@@ -39,9 +39,9 @@ links (latency one way; bandwidth of one transfer: 10Gbit, 1.25GB/s, 800Mbit, 1e
 run:
   --algo auto|all|NAME[,NAME]  auto: the model's choice; all: every algorithm the model knows
   --chunk 512K                 the pipelining chunk (collective.Config.ChunkBytes)
-  --channels 1                 ring AllReduce's channels (collective.Config.Channels, 1-16;
+  --channels 0                 ring AllReduce's channels (collective.Config.Channels, 1-16;
                                fewer where the ring has fewer strides or the buffer chunks);
-                               the model's prediction is of one channel
+                               0: the model's choice; a ring on C > 1 shows as ring/C
   --payload auto|data|free     data: real bytes, results checked; free: buffers and chunk
                                scaled down, message lengths scaled up, no bytes copied;
                                auto: data when ranks x size <= 256M
@@ -116,7 +116,7 @@ func parseSimFlags(args []string) (simFlags, error) {
 	fs.StringVar(&f.algos, "algo", "auto", "algorithms")
 	chunk := fs.String("chunk", "512K", "chunk size")
 	fs.StringVar(&f.payload, "payload", "auto", "auto, data or free")
-	fs.IntVar(&f.channels, "channels", 1, "ring AllReduce's channels")
+	fs.IntVar(&f.channels, "channels", 0, "ring AllReduce's channels (0: the model's choice)")
 	pos, err := parseLabFlags(fs, args)
 	if err != nil {
 		return f, err
@@ -127,8 +127,8 @@ func parseSimFlags(args []string) (simFlags, error) {
 		return f, usagef("--chunk %q: want a size in [%d, %d]", *chunk, collective.ChunkBytesMin, collective.ChunkBytesMax)
 	}
 	f.chunk = int(c)
-	if f.channels < 1 || f.channels > collective.ChannelsMax {
-		return f, usagef("--channels %d: want 1 to %d", f.channels, collective.ChannelsMax)
+	if f.channels < 0 || f.channels > collective.ChannelsMax {
+		return f, usagef("--channels %d: want 0 (the model's choice) to %d", f.channels, collective.ChannelsMax)
 	}
 	for _, v := range []struct {
 		name string
@@ -250,26 +250,31 @@ func gridTopology(sites, hosts, ranks int) (topology.Topology, error) {
 }
 
 // simAlgos resolves --algo for one size: the algorithms to run, each with
-// the model's prediction (0 where the model has none).
-func simAlgos(f simFlags, topo topology.Topology, links tune.Links, size int64) ([]string, map[string]time.Duration, error) {
-	pred, err := tune.Predict(f.coll, tune.Input{Topology: topo, Bytes: int(size), ChunkBytes: f.chunk, Links: links})
+// the model's prediction (0 where the model has none), and the channels
+// of the ring AllReduce (--channels, or the model's choice).
+func simAlgos(f simFlags, topo topology.Topology, links tune.Links, size int64) ([]string, map[string]time.Duration, int, error) {
+	pred, err := tune.Predict(f.coll, tune.Input{Topology: topo, Bytes: int(size), ChunkBytes: f.chunk, Links: links, Channels: f.channels})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	times := map[string]time.Duration{}
 	var all []string
+	channels := 1
 	for _, p := range pred {
 		times[p.Algorithm] = p.Time
 		all = append(all, p.Algorithm)
+		if p.Algorithm == "ring" && p.Channels > 0 {
+			channels = p.Channels
+		}
 	}
 	switch f.algos {
 	case "auto":
-		return all[:1], times, nil
+		return all[:1], times, channels, nil
 	case "all":
-		return all, times, nil
+		return all, times, channels, nil
 	}
 	out, err := simForced(f)
-	return out, times, err
+	return out, times, channels, err
 }
 
 // simForced returns the algorithms --algo names, unless it is auto or all.
@@ -302,9 +307,6 @@ func containsAlgo(as []collective.Algorithm, a collective.Algorithm) bool {
 func runSims(ctx context.Context, f simFlags, topo topology.Topology, links tune.Links, stdout io.Writer) error {
 	n := topo.Size()
 	fmt.Fprintf(stdout, "# gocoll sim: %v on %d ranks (%d sites, %d hosts), chunk %d B\n", f.coll, n, len(topo.Sites()), len(topo.Hosts()), f.chunk)
-	if f.channels > 1 {
-		fmt.Fprintf(stdout, "# ring AllReduce on up to %d channels; the prediction is of one\n", f.channels)
-	}
 	for _, l := range []struct {
 		name string
 		link tune.Link
@@ -317,16 +319,19 @@ func runSims(ctx context.Context, f simFlags, topo topology.Topology, links tune
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "size\talgorithm\tmode\ttime\talgbw GB/s\tbusbw GB/s\tpredicted\tsim/model\twall\t\n")
 	for _, size := range f.sizes {
-		names, pred, err := simAlgos(f, topo, links, size)
+		names, pred, channels, err := simAlgos(f, topo, links, size)
 		if err != nil {
 			return err
 		}
 		free := f.payload == "free" || f.payload == "auto" && int64(n)*size > simDataMaxBytes
 		for _, name := range names {
 			algo, _ := collective.ParseAlgorithm(name)
-			res, err := simulate(ctx, simSpec{topo: topo, links: links, coll: f.coll, algo: algo, bytes: size, chunk: f.chunk, channels: f.channels, free: free})
+			res, err := simulate(ctx, simSpec{topo: topo, links: links, coll: f.coll, algo: algo, bytes: size, chunk: f.chunk, channels: channels, free: free})
 			if err != nil {
 				return fmt.Errorf("%s of %d B: %w", name, size, err)
+			}
+			if algo == collective.AlgoRing && f.coll == tune.AllReduce && channels > 1 {
+				name = fmt.Sprintf("ring/%d", channels)
 			}
 			if f.algos == "auto" {
 				name = "auto:" + name

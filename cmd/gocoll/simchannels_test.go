@@ -14,7 +14,8 @@ import (
 // 2 sites x 2 hosts x 2 ranks whose uplinks have 4 paths, 2 channels put
 // the two directions of the ring on separate paths, so a 4 MiB ring takes
 // at most 0.7 of one channel's virtual time (0.60 when measured), exact
-// in data mode and the same payload-free; out-of-range counts are a
+// in data mode and the same payload-free; by default (--channels 0) the
+// model chooses 2 there and 1 over one path; out-of-range counts are a
 // one-line usage error.
 func TestSimChannels(t *testing.T) {
 	topo, err := gridTopology(2, 2, 2)
@@ -39,10 +40,26 @@ func TestSimChannels(t *testing.T) {
 	ratio := times[[2]int{2, 0}] / times[[2]int{1, 0}]
 	t.Logf("4 MiB ring, 2 channels against 1: %.3f (%.4g s / %.4g s)", ratio, times[[2]int{2, 0}], times[[2]int{1, 0}])
 	require.Less(t, ratio, 0.7, "2 channels over 4 WAN paths")
-	for _, args := range [][]string{{"--channels", "0", "allreduce", "8"}, {"--channels", "17", "allreduce", "8"}} {
+	for _, args := range [][]string{{"--channels", "-1", "allreduce", "8"}, {"--channels", "17", "allreduce", "8"}} {
 		var out, errOut bytes.Buffer
 		code := run(context.Background(), append([]string{"sim"}, args...), nil, &out, &errOut, nil)
 		require.Equal(t, exitUsage, code, "%v: %s", args, errOut.String())
-		require.Contains(t, errOut.String(), "--channels "+args[1]+": want 1 to 16", args)
+		require.Contains(t, errOut.String(), "--channels "+args[1]+": want 0 (the model's choice) to 16", args)
+	}
+	// By default the model chooses: 2 channels over 4 paths at 4 MiB, the
+	// row named ring/2, its time the 2-channel run's; 1 over one path.
+	for _, c := range []struct {
+		paths, want string
+		seconds     float64
+	}{{"4", "ring/2", times[[2]int{2, 0}]}, {"1", "ring", 0}} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), []string{"sim", "--wan-paths", c.paths, "--algo", "ring", "allreduce", "4M"}, nil, &out, &errOut, nil)
+		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out.String(), errOut.String())
+		rows := simRows(t, out.String())
+		got, ok := rows["4M "+c.want]
+		require.True(t, ok, "--wan-paths %s: no %s row in\n%s", c.paths, c.want, out.String())
+		if c.seconds > 0 {
+			require.InDelta(t, c.seconds, got, c.seconds*0.001, out.String())
+		}
 	}
 }

@@ -248,13 +248,33 @@ func (m *model) ring(ph *phase, members []int, perFlow float64, steps int) {
 	ph.overlap = true
 }
 
-// ringAllReduce is collective's ring AllReduce, whose ring runs in rank
-// order (rank r sends to r+1), not the topology's ring order: on a cyclic
-// placement every step crosses hosts.
-func (m *model) ringAllReduce() []phase {
+// ringAllReduce is collective's ring AllReduce on the rings of strides
+// (RingStrides), each carrying its part of the buffer at once. A ring runs
+// in rank order (rank r sends to r+s), not the topology's ring order: on a
+// cyclic placement every step crosses hosts.
+func (m *model) ringAllReduce(strides []int) []phase {
 	var ph phase
-	m.ring(&ph, m.identity(), 2*float64(m.n-1)/float64(m.n)*m.bytes, 2*(m.n-1))
+	n := m.n
+	if len(strides) == 0 {
+		strides = []int{1}
+	}
+	for _, s := range strides {
+		members := make([]int, n)
+		for i := range members {
+			members[i] = i * s % n
+		}
+		m.ring(&ph, members, 2*float64(n-1)/float64(n)*m.bytes/float64(len(strides)), 2*(n-1))
+	}
 	return []phase{ph}
+}
+
+// total is the predicted seconds of phases, the partners' latency included.
+func (m *model) total(phases []phase) float64 {
+	var t float64
+	for _, p := range phases {
+		t += m.time(p)
+	}
+	return t + m.partnerLatency(phases)
 }
 
 // exchange is a phase of whole-buffer transfers between the given pairs.

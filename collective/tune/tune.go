@@ -124,6 +124,11 @@ type Input struct {
 	Bytes      int               // the message: an AllReduce's buffer, a Broadcast's; >= 0
 	ChunkBytes int               // pipelining unit; > 0
 	Root       int               // Broadcast and Reduce
+	// Channels are the ring AllReduce's (collective's Config.Channels):
+	// that many rings, fewer where RingStrides gives fewer; 0 lets the
+	// model choose among 1, 2, 4, 8 and 16 (Prediction.Channels). Range
+	// [0, ChannelsMax].
+	Channels int
 	// Links are the link figures; those Topology.Links gives win (see
 	// Links.With).
 	Links Links
@@ -133,6 +138,7 @@ type Input struct {
 type Prediction struct {
 	Algorithm string // as collective.ParseAlgorithm names it
 	Time      time.Duration
+	Channels  int // the ring AllReduce's channels (len of RingStrides); else 0
 }
 
 // Predict returns every algorithm of coll with its predicted time, fastest
@@ -144,9 +150,15 @@ func Predict(coll Collective, in Input) ([]Prediction, error) {
 	}
 	m := newModel(in)
 	var cands []candidate
+	ringChannels := 0
 	switch coll {
 	case AllReduce:
-		cands = []candidate{{"ring", m.ringAllReduce}, {"recursive-doubling", m.recursiveDoubling},
+		ring := func() []phase {
+			ph, c := m.ringChannels(in.Channels)
+			ringChannels = c
+			return ph
+		}
+		cands = []candidate{{"ring", ring}, {"recursive-doubling", m.recursiveDoubling},
 			{"tree", func() []phase { return m.tree(-1, true, true) }}, {"hierarchical", m.hierarchical}}
 	case Broadcast:
 		cands = []candidate{{"chain", func() []phase { return m.chain(false) }}, {"binomial", m.binomial},
@@ -159,13 +171,11 @@ func Predict(coll Collective, in Input) ([]Prediction, error) {
 	}
 	out := make([]Prediction, len(cands))
 	for i, c := range cands {
-		var t float64
-		phases := c.phases()
-		for _, p := range phases {
-			t += m.time(p)
-		}
-		t += m.partnerLatency(phases)
+		t := m.total(c.phases())
 		out[i] = Prediction{Algorithm: c.name, Time: time.Duration(math.Round(t * 1e9))}
+		if coll == AllReduce && c.name == "ring" {
+			out[i].Channels = ringChannels
+		}
 	}
 	slices.SortStableFunc(out, func(a, b Prediction) int { return int(a.Time - b.Time) })
 	return out, nil
@@ -199,6 +209,8 @@ func (in Input) validate() error {
 		return fmt.Errorf("%w: ChunkBytes %d is not positive", ErrInvalid, in.ChunkBytes)
 	case in.Root < 0 || in.Root >= in.Topology.Size():
 		return fmt.Errorf("%w: Root %d out of range [0, %d)", ErrInvalid, in.Root, in.Topology.Size())
+	case in.Channels < 0 || in.Channels > ChannelsMax:
+		return fmt.Errorf("%w: Channels %d out of range [0, %d]", ErrInvalid, in.Channels, ChannelsMax)
 	}
 	for _, l := range []struct {
 		name string

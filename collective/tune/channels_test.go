@@ -1,0 +1,50 @@
+package tune
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// The ring AllReduce's prediction chooses its channels where Input.Channels
+// is 0: on 2 x 2 x 2 with 4 WAN lanes, 2 (strides 1 and 7: each site's two
+// crossings on separate lanes), predicted about half one channel's time;
+// with one lane 1 (the lanes are shared, more rings buy nothing); asked
+// for 3, 3. Out-of-range counts are refused naming the field.
+func TestRingChannels(t *testing.T) {
+	pred := func(lanes, channels int) Prediction {
+		ls := DefaultLinks()
+		ls.WAN.Lanes = lanes
+		ps, err := Predict(AllReduce, Input{Topology: grid(t, 2, 2, 2), Bytes: 64 << 20, ChunkBytes: 512 << 10, Links: ls, Channels: channels})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			if p.Algorithm == "ring" {
+				return p
+			}
+		}
+		t.Fatal("no ring")
+		return Prediction{}
+	}
+	auto, one := pred(4, 0), pred(4, 1)
+	t.Logf("4 lanes: auto %d channels %v, 1 channel %v", auto.Channels, auto.Time, one.Time)
+	if auto.Channels != 2 || one.Channels != 1 {
+		t.Errorf("4 lanes: channels %d (auto) and %d (asked 1), want 2 and 1", auto.Channels, one.Channels)
+	}
+	if r := float64(auto.Time) / float64(one.Time); r < 0.45 || r > 0.55 {
+		t.Errorf("4 lanes: 2 channels %v, %.2f of one's %v, want about half (gocoll sim: 591 ms / 1.178 s)", auto.Time, r, one.Time)
+	}
+	if p := pred(1, 0); p.Channels != 1 {
+		t.Errorf("1 lane: %d channels (%v), want 1", p.Channels, p.Time)
+	}
+	if p := pred(1, 3); p.Channels != 3 {
+		t.Errorf("asked 3: %d channels", p.Channels)
+	}
+	for _, c := range []int{-1, ChannelsMax + 1} {
+		_, err := Predict(AllReduce, Input{Topology: grid(t, 2, 2, 2), Bytes: 8, ChunkBytes: 1 << 19, Links: DefaultLinks(), Channels: c})
+		if !errors.Is(err, ErrInvalid) || err == nil || !strings.Contains(err.Error(), "Channels") {
+			t.Errorf("Channels %d: %v, want an error naming Channels", c, err)
+		}
+	}
+}
