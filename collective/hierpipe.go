@@ -69,6 +69,15 @@ func (s *hstage) rsReceive(i int) bool {
 	return s.kind == reduceScatterSteps || (s.kind == allSteps && i/s.g.k < s.n-1)
 }
 
+// slotReceive reports whether the receive of index i lands in a chunk
+// buffer: a reduced one, and the all-gather half of a top-level ring,
+// whose memory this rank's own send of the first half reads until the
+// peer has it (a WAN round trip): landing in place, its receive, and with
+// it every later one from that peer, could be posted only then, and the
+// peer's sends of the next pieces would arrive unexpected. It is copied
+// into place once that send is done.
+func (s *hstage) slotReceive(i int) bool { return s.rsReceive(i) || s.kind == allSteps }
+
 // segs returns the segments index i sends and receives.
 func (s *hstage) segs(i int) (c, sendSeg, recvSeg int) {
 	step, c := i/s.g.k, i%s.g.k
@@ -298,7 +307,7 @@ func (h *hier) allReducePipelined(buf []byte) error {
 	nrs := 0
 	for w, r := range p.recvs {
 		r.st.pos[r.i] = w
-		if r.st.rsReceive(r.i) {
+		if r.st.slotReceive(r.i) {
 			nrs++
 		}
 	}
@@ -364,7 +373,19 @@ func (p *hierPipe) run() error {
 		if sl := p.slotOf[p.done]; sl >= 0 {
 			_, _, seg := r.st.segs(r.i)
 			lo, hi := r.st.g.span(seg, r.i%r.st.g.k)
-			p.spec.kernel(p.buf[lo:hi], p.buf[lo:hi], p.slots[sl][:hi-lo])
+			if r.st.rsReceive(r.i) {
+				p.spec.kernel(p.buf[lo:hi], p.buf[lo:hi], p.slots[sl][:hi-lo])
+			} else {
+				if req, ok := r.st.hazard(r.i); ok {
+					if req == nil {
+						return p.o.fail(fmt.Errorf("internal error: receive %d due before the send that reads its memory", p.done))
+					}
+					if err := p.o.wait(req, r.st.right); err != nil {
+						return err
+					}
+				}
+				copy(p.buf[lo:hi], p.slots[sl][:hi-lo])
+			}
 			p.free = append(p.free, sl)
 		}
 		p.done++
@@ -397,7 +418,7 @@ func (p *hierPipe) post(upTo int, force bool) error {
 		lo, hi := r.st.g.span(seg, c)
 		var buf []byte
 		p.slotOf[p.posted] = -1
-		if r.st.rsReceive(r.i) {
+		if r.st.slotReceive(r.i) {
 			if len(p.free) == 0 {
 				if force {
 					return p.o.fail(fmt.Errorf("internal error: no chunk buffer for receive %d", p.posted))
