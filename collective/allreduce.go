@@ -32,8 +32,10 @@ func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataTy
 	if algo == AlgoRing && dt.Size() > 0 {
 		h.channels = uint8(len(c.ringStrides(count, dt.Size())))
 	}
-	return c.launch(ctx, h, nil, sync, func(o *operation) error {
-		spec, err := lookupReduce(dt, op)
+	return c.launchArgs(ctx, h, sync, opArgs{send: send, recv: recv}, func(o *operation) error {
+		c, send, recv, dt, algo := o.c, o.args.send, o.args.recv, o.hdr.dt, o.hdr.algo
+		count := len(send) / esize(dt)
+		spec, err := lookupReduce(dt, o.hdr.op)
 		if err != nil {
 			return err
 		}
@@ -73,10 +75,12 @@ func finishAvg(spec reduceSpec, buf []byte, n int) error {
 // pairwise exchange, p the largest power of two not above n; the n-p extra
 // ranks first fold their data into a neighbour and get the result back at
 // the end. Each exchange combines lower rank op higher rank, so every rank
-// computes the very same bits.
+// computes the very same bits. The first exchange sends and reduces from
+// send straight into recv (cur is send until then), so an out-of-place
+// call never copies send.
 func (c *Comm) allReduceRecursiveDoubling(o *operation, send, recv []byte, spec reduceSpec) error {
 	n, r := c.Size(), c.rank
-	copy(recv, send)
+	cur := send
 	lent := c.tempBuffer(len(recv))
 	defer lent.release()
 	tmp := lent.buf
@@ -88,7 +92,7 @@ func (c *Comm) allReduceRecursiveDoubling(o *operation, send, recv []byte, spec 
 	var v int // rank among the p that take part in the doubling, or -1
 	switch {
 	case r < 2*rem && r%2 == 0: // folds into r+1 and waits for the result
-		if err := o.wait(o.send(r+1, recv), r+1); err != nil {
+		if err := o.wait(o.send(r+1, send), r+1); err != nil {
 			return err
 		}
 		return o.waitRecv(o.recv(r+1, recv)) // already finished (Avg) by r+1
@@ -96,8 +100,8 @@ func (c *Comm) allReduceRecursiveDoubling(o *operation, send, recv []byte, spec 
 		if err := o.waitRecv(o.recv(r-1, tmp)); err != nil {
 			return err
 		}
-		spec.kernel(recv, tmp, recv) // lower rank first
-		v = r / 2
+		spec.kernel(recv, tmp, send) // lower rank first
+		cur, v = recv, r/2
 	default:
 		v = r - rem
 	}
@@ -110,7 +114,7 @@ func (c *Comm) allReduceRecursiveDoubling(o *operation, send, recv []byte, spec 
 	for mask := 1; mask < p; mask <<= 1 {
 		partner := real(v ^ mask)
 		pr := o.recv(partner, tmp)
-		sr := o.send(partner, recv)
+		sr := o.send(partner, cur)
 		if err := o.waitRecv(pr); err != nil {
 			return err
 		}
@@ -118,10 +122,11 @@ func (c *Comm) allReduceRecursiveDoubling(o *operation, send, recv []byte, spec 
 			return err
 		}
 		if partner < r {
-			spec.kernel(recv, tmp, recv)
+			spec.kernel(recv, tmp, cur)
 		} else {
-			spec.kernel(recv, recv, tmp)
+			spec.kernel(recv, cur, tmp)
 		}
+		cur = recv
 	}
 	if err := finishAvg(spec, recv, n); err != nil {
 		return err
@@ -181,7 +186,9 @@ func (c *Comm) allGather(ctx context.Context, send, recv []byte, dt dtype.DataTy
 	count := len(send) / esize(dt)
 	algo := c.blockAlgorithm(c.cfg.AllGather, n*len(send))
 	h := header{kind: KindAllGather, dt: dt, root: -1, count: uint64(count), algo: algo, chunk: uint32(c.cfg.ChunkBytes)}
-	return c.launch(ctx, h, nil, sync, func(o *operation) error {
+	return c.launchArgs(ctx, h, sync, opArgs{send: send, recv: recv}, func(o *operation) error {
+		c, send, recv, dt, algo := o.c, o.args.send, o.args.recv, o.hdr.dt, o.hdr.algo
+		n, count := c.Size(), len(send)/esize(dt)
 		if err := firstErr(checkType(dt), checkWhole("send", send, dt), checkLen("recv", recv, n*len(send), dt)); err != nil {
 			return err
 		}

@@ -156,11 +156,12 @@ func (d *directReduce) postGathersAfterSends() ([]pendingRecv, error) {
 func (d *directReduce) reduceChunk(ch int) error {
 	lo, hi := d.g.span(d.r, ch)
 	acc, own := d.recv[lo:hi], d.send[lo:hi] // the same memory in place
-	if d.r > 0 && sameRegion(acc, own) {
-		// acc takes x0 op x1 before own is folded in: keep own in the
-		// scratch slot of this rank, which no peer uses.
-		own = d.scratch(d.r, ch)
-		copy(own, acc)
+	// In place, own is acc: the partial folds of ranks below this one go
+	// to the scratch slot of this rank, which no peer uses, and the fold
+	// of own reads acc and writes it back, so own is never copied aside.
+	dst := acc
+	if d.r > 1 && sameRegion(acc, own) {
+		dst = d.scratch(d.r, ch)
 	}
 	part := func(q int) ([]byte, error) {
 		if q == d.r {
@@ -180,8 +181,11 @@ func (d *directReduce) reduceChunk(ch int) error {
 		if err != nil {
 			return err
 		}
-		d.spec.kernel(acc, x0, xq)
-		x0 = acc
+		if q == d.r {
+			dst = acc
+		}
+		d.spec.kernel(dst, x0, xq)
+		x0 = dst
 	}
 	if d.spec.op == reduce.Avg {
 		if err := reduce.DivideBy(d.spec.dt, acc, d.n); err != nil {
