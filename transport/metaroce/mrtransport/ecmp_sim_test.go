@@ -32,16 +32,16 @@ type ecmpSimRun struct {
 const ecmpSimWindow = 200 * time.Millisecond
 
 // runECMPSim streams 4 MiB messages from rank 0 to rank 1 for dur of
-// virtual time over a simulated ECMP fabric of links links (hash seeded by
-// seed) with cfg, and reports which links carried data when. It runs in a
-// synctest bubble of its own.
-func runECMPSim(t testing.TB, seed uint64, links int, cfg Config, dur time.Duration) ecmpSimRun {
+// virtual time over a simulated ECMP fabric of links links like link (hash
+// seeded by seed) with cfg, and reports which links carried data when. It
+// runs in a synctest bubble of its own.
+func runECMPSim(t testing.TB, seed uint64, links int, link simfabric.LinkConfig, cfg Config, dur time.Duration) ecmpSimRun {
 	var run ecmpSimRun
-	synctest.Test(t.(*testing.T), func(t *testing.T) { run = ecmpSimBubble(t, seed, links, cfg, dur) })
+	synctest.Test(t.(*testing.T), func(t *testing.T) { run = ecmpSimBubble(t, seed, links, link, cfg, dur) })
 	return run
 }
 
-func ecmpSimBubble(t testing.TB, seed uint64, links int, cfg Config, dur time.Duration) ecmpSimRun {
+func ecmpSimBubble(t testing.TB, seed uint64, links int, link simfabric.LinkConfig, cfg Config, dur time.Duration) ecmpSimRun {
 	ctx, cancel := context.WithTimeout(context.Background(), dur+time.Minute)
 	defer cancel()
 	cfg.ListenAddr = netip.MustParseAddrPort("10.0.0.1:0") // not loopback: re-picks on, NIC defaults
@@ -49,7 +49,7 @@ func ecmpSimBubble(t testing.TB, seed uint64, links int, cfg Config, dur time.Du
 		cfg.MaxDatagram = 8972
 	}
 	cfg.Core.IDSeed = seed | 1
-	ecmp := &SimECMP{Links: links, Link: ecmpSimLink, Seed: seed}
+	ecmp := &SimECMP{Links: links, Link: link, Seed: seed}
 	eps, net, err := NewSimWorld(ctx, 2, cfg, SimConfig{Fabric: simfabric.Config{Seed: int64(seed)}, ECMP: ecmp})
 	if err != nil {
 		t.Fatalf("seed %d: %v", seed, err)
@@ -137,7 +137,9 @@ func (r ecmpSimRun) cover(d time.Duration) int {
 // share of connections whose paths use all 4 links of a simulated ECMP
 // fabric after 1 s and after 8 s, and their goodput of seconds 4-8, for
 // ECMP_SIM_PATHS paths (default DefaultPaths) with the default re-pick
-// policy (ECMP_SIM_REPICK=off: none).
+// policy (ECMP_SIM_REPICK=off: none; ECMP_SIM_EARLY=off: no early phase),
+// on links of ECMP_SIM_DELAY_MS one way (default 2; the queue at least a
+// round trip's bytes).
 func TestECMPSimTable(t *testing.T) {
 	seeds, _ := strconv.Atoi(os.Getenv("ECMP_SIM_SEEDS"))
 	if seeds <= 0 {
@@ -148,12 +150,20 @@ func TestECMPSimTable(t *testing.T) {
 		paths = DefaultPaths
 	}
 	cfg := Config{Paths: paths, Repick: RepickPolicy{Off: os.Getenv("ECMP_SIM_REPICK") == "off"}}
+	if os.Getenv("ECMP_SIM_EARLY") == "off" {
+		cfg.Repick.Early = -1
+	}
+	link := ecmpSimLink
+	if ms, err := strconv.Atoi(os.Getenv("ECMP_SIM_DELAY_MS")); err == nil && ms >= 0 {
+		link.Delay = time.Duration(ms) * time.Millisecond
+		link.QueueBytes = max(link.QueueBytes, int(link.Rate*int64(2*link.Delay)/int64(time.Second))) // a BDP of queue, as the lab's
+	}
 	const links = 4
 	var all1, all8, start4 int
 	var mbit, least float64 = 0, 1e9
 	var repicks int64
 	for seed := range uint64(seeds) {
-		r := runECMPSim(t, seed, links, cfg, 8*time.Second)
+		r := runECMPSim(t, seed, links, link, cfg, 8*time.Second)
 		t.Logf("seed %d: links at start %d, used per 200 ms %v, first all %v, %.0f Mbit/s, %d re-picks", seed, r.atStart, r.coverAt, r.firstAll, r.mbit, r.repicks)
 		if r.cover(time.Second) == links {
 			all1++
@@ -169,8 +179,8 @@ func TestECMPSimTable(t *testing.T) {
 		repicks += r.repicks
 	}
 	n := float64(seeds)
-	fmt.Printf("ecmp-sim paths=%d repick=%v seeds=%d: all 4 links at start %.0f %%, after 1 s %.0f %%, after 8 s %.0f %%; goodput 4-8 s mean %.1f min %.1f Mbit/s (of 400); re-picks %.1f\n",
-		cfg.Paths, !cfg.Repick.Off, seeds, 100*float64(start4)/n, 100*float64(all1)/n, 100*float64(all8)/n, mbit/n, least, float64(repicks)/n)
+	fmt.Printf("ecmp-sim paths=%d repick=%v early=%v delay=%v seeds=%d: all 4 links at start %.0f %%, after 1 s %.0f %%, after 8 s %.0f %%; goodput 4-8 s mean %.1f min %.1f Mbit/s (of 400); re-picks %.1f\n",
+		cfg.Paths, !cfg.Repick.Off, cfg.Repick.Early >= 0, link.Delay, seeds, 100*float64(start4)/n, 100*float64(all1)/n, 100*float64(all8)/n, mbit/n, least, float64(repicks)/n)
 }
 
 // TestEarlyRepickFindsLinks runs connections of 8 paths that the
@@ -191,7 +201,7 @@ func TestEarlyRepickFindsLinks(t *testing.T) {
 		if tried > 60 {
 			t.Fatalf("only %d of %d seeds from 1000 start with a link unused", found, tried)
 		}
-		r := runECMPSim(t, seed, links, Config{Paths: 8}, 2*time.Second)
+		r := runECMPSim(t, seed, links, ecmpSimLink, Config{Paths: 8}, 2*time.Second)
 		if r.atStart == links {
 			continue
 		}

@@ -87,7 +87,8 @@ func (e *Endpoint) startRepick() {
 // the path to re-pick, if the policy names one and the pacer allows it;
 // it undoes the last re-pick if the pacer judges it a loss, and then
 // returns the socket restored (and its path) for spinAdd. next is when to
-// sample again: the sampling period of the phase now.
+// sample again: the sampling period of the phase now, in the early phase
+// at least twice the largest of the paths' least RTTs (up to Sample).
 func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinPath int, next time.Duration) {
 	e.eng.lock()
 	defer e.eng.unlock()
@@ -95,9 +96,17 @@ func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinP
 	if e.closed || rp == nil {
 		return 0, false, nil, 0, time.Second
 	}
+	var minRTT time.Duration // the largest of the paths' least RTTs
 	defer func() {
 		respin, respinPath, rp.respin = rp.respin, rp.respinPath, nil
 		next = rp.p.Sample
+		if rp.early {
+			// A queue's change over less than a round trip or two is not a
+			// signal of its own: at long RTTs the early phase samples no
+			// faster than every two round trips (at 2 × 50 ms, the steady
+			// pace).
+			next = min(max(next, 2*minRTT), rp.base.Sample)
+		}
 	}()
 	e.repickPhase(e.eng.now())
 	pick, picked, try := -1, false, false
@@ -118,6 +127,7 @@ func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinP
 		full := true
 		for i, ps := range rp.stats {
 			w[i] = append(w[i], pathSample{BytesAcked: ps.BytesAcked, Lost: ps.PacketsLost, ECN: ps.ECNEchoed, Queue: max(ps.SRTT-ps.MinRTT, 0)})
+			minRTT = max(minRTT, ps.MinRTT)
 			if len(w[i]) > rp.p.Window {
 				w[i] = append(w[i][:0], w[i][len(w[i])-rp.p.Window:]...)
 			}
