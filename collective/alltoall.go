@@ -13,7 +13,9 @@ func (c *Comm) allToAll(ctx context.Context, send, recv []byte, dt dtype.DataTyp
 	n := c.Size()
 	count := len(send) / esize(dt) / n
 	h := header{kind: KindAllToAll, dt: dt, root: -1, count: uint64(count), algo: AlgoPairwise}
-	return c.launch(ctx, h, nil, sync, func(o *operation) error {
+	return c.launchArgs(ctx, h, sync, opArgs{send: send, recv: recv}, func(o *operation) error {
+		c, send, recv, dt := o.c, o.args.send, o.args.recv, o.hdr.dt
+		n := c.Size()
 		if err := firstErr(checkType(dt), checkWhole("send", send, dt)); err != nil {
 			return err
 		}
@@ -45,7 +47,11 @@ func checkDisjoint(aName string, a []byte, bName string, b []byte) error {
 // when all of this rank's sends together are at most Config.SmallBytes,
 // every send is posted at once, so a small exchange costs one latency
 // instead of a chain of rounds (rank r's round-3 send no longer waits for
-// its round-1 receive).
+// its round-1 receive). On shared memory every send is posted at once at
+// any size: a send there only announces the buffer (the receiver copies
+// out of it), so holding rounds back saves nothing and makes each rank's
+// later sends wait for its earlier peers to be scheduled and copy, which,
+// with more ranks than cores, leaves ready copies idle.
 // Every receive is posted first (each lands in its own block): a peer that
 // runs rounds ahead then finds its receive waiting, instead of leaving its
 // block to the transport as an unexpected message (held and copied again;
@@ -57,7 +63,7 @@ func (c *Comm) pairwise(o *operation, sendBlock, recvBlock func(peer int) []byte
 	for k := 1; k < n; k++ {
 		total += len(sendBlock(mod(r+k, n)))
 	}
-	if total <= c.cfg.SmallBytes {
+	if total <= c.cfg.SmallBytes || c.shared {
 		inFlight = n - 1
 	}
 	var recvsInline [pairwiseInline]pendingRecv

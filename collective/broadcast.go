@@ -43,7 +43,8 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 		}
 	}
 	h := header{kind: KindBroadcast, dt: dt, root: int32(root), count: uint64(count), algo: algo, chunk: uint32(c.cfg.ChunkBytes)}
-	return c.launch(ctx, h, nil, sync, func(o *operation) error {
+	return c.launchArgs(ctx, h, sync, opArgs{send: send, recv: recv, root: root}, func(o *operation) error {
+		c, send, recv, dt, root, algo := o.c, o.args.send, o.args.recv, o.hdr.dt, o.args.root, o.hdr.algo
 		if err := firstErr(checkType(dt), checkRoot(root, c.Size()), checkWhole("recv", recv, dt)); err != nil {
 			return err
 		}

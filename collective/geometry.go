@@ -13,7 +13,19 @@ type geometry struct {
 }
 
 func newGeometry(count, n, esize, chunkBytes int) geometry {
-	g := geometry{esize: esize, off: make([]int, n+1)}
+	return geometryIn(nil, count, n, esize, chunkBytes)
+}
+
+// geometryIn is newGeometry with its offsets in off's backing array when
+// it has room for n+1 (no allocation).
+func geometryIn(off []int, count, n, esize, chunkBytes int) geometry {
+	if cap(off) >= n+1 {
+		off = off[:n+1]
+		clear(off)
+	} else {
+		off = make([]int, n+1)
+	}
+	g := geometry{esize: esize, off: off}
 	base, extra := count/n, count%n
 	maxSeg := 0
 	for i := 0; i < n; i++ {

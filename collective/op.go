@@ -34,6 +34,7 @@ type operation struct {
 	ctx         context.Context
 	key         transport.OpKey
 	hdr         header
+	args        opArgs                          // the body's buffers (launchArgs)
 	pairs       func(peer int) (out, in uint64) // per-pair element counts, or nil
 	peers       []peerState                     // by communicator rank
 	reqs        []transport.Request             // every request posted, for finish and fail
@@ -52,8 +53,38 @@ type operation struct {
 	// Initial backing of reqs, hdrBufs and peers, enough for a small
 	// collective on a small communicator.
 	reqsInline    [8]transport.Request
-	hdrBufsInline [4]*[headerMsgMax]byte
+	hdrBufsInline [2 * peersInlineMax]*[headerMsgMax]byte
 	peersInline   [peersInlineMax]peerState
+
+	// The first ring of the operation (newRing) and what a small ring
+	// AllGather needs, for a small communicator: its schedule, the
+	// geometry's offsets, the sends and the posted receives.
+	ringUsed      bool
+	ringInline    ring
+	agInline      allGatherRing
+	offInline     [peersInlineMax + 1]int
+	ringSendsIn   [2 * peersInlineMax]transport.Request
+	ringPendingIn [peersInlineMax]pendingRecv
+}
+
+// opArgs are a collective's buffers and root, kept in its operation by
+// launchArgs so that its body can be a function literal that captures
+// nothing, which costs no allocation per call; the body's other arguments
+// are in o.hdr (dt, op, algo).
+type opArgs struct {
+	send, recv []byte
+	root       int
+}
+
+// launchArgs is Comm.launch for a body that reads its buffers and root
+// from o.args.
+func (c *Comm) launchArgs(ctx context.Context, h header, sync bool, a opArgs, body func(*operation) error) *Handle {
+	o, err := c.begin(ctx, h)
+	if err != nil {
+		return failedHandle(err)
+	}
+	o.args = a
+	return o.dispatch(sync, body)
 }
 
 // peersInlineMax is the communicator size up to which an operation's
@@ -169,13 +200,16 @@ func (o *operation) postRecv(peer int, seq uint32, buf []byte) transport.Request
 // Config.StallTimeout reports the stall once and goes on waiting.
 func (o *operation) await(r transport.Request, peer int) (int, error) {
 	o.announceTouched()
-	select {
-	case <-r.Done():
-		return r.Wait(o.ctx)
-	default:
-	}
-	if s, ok := r.(transport.Spinner); ok && s.Spin(o.ctx) {
-		return r.Wait(o.ctx)
+	if s, ok := r.(transport.Spinner); ok {
+		if s.Spin(o.ctx) { // returns at once if r completed (no Done channel made)
+			return r.Wait(o.ctx)
+		}
+	} else {
+		select {
+		case <-r.Done():
+			return r.Wait(o.ctx)
+		default:
+		}
 	}
 	interval := time.Millisecond
 	waitStart := time.Now()
@@ -359,6 +393,7 @@ func (o *operation) execute(body func(o *operation) error) error {
 	}
 	if err := body(o); err != nil {
 		err = o.wrap(o.fail(err))
+		o.releaseRequests()
 		o.releaseHeaderBufs()
 		o.recordEnd(err)
 		err = o.c.untrack(o, err)
@@ -366,6 +401,7 @@ func (o *operation) execute(body func(o *operation) error) error {
 		return err
 	}
 	err := o.finish()
+	o.releaseRequests()
 	o.releaseHeaderBufs()
 	if err != nil {
 		err = o.wrap(err)
@@ -374,6 +410,24 @@ func (o *operation) execute(body func(o *operation) error) error {
 	err = o.c.untrack(o, err)
 	o.release()
 	return err
+}
+
+// releaseRequests hands every request of the operation back to its
+// transport (transport.Release), each once: those in o.reqs and the header
+// receives (not in o.reqs). Only execute calls it, once finish or fail has
+// settled every request; a request the transport has not completed is not
+// reused by it. The algorithms keep no request past their body.
+func (o *operation) releaseRequests() {
+	for i, r := range o.reqs {
+		transport.Release(r)
+		o.reqs[i] = nil
+	}
+	for i := range o.peers {
+		if p := &o.peers[i]; p.hdrReq != nil {
+			transport.Release(p.hdrReq)
+			p.hdrReq = nil
+		}
+	}
 }
 
 // release gives back an operation that has ended: execute calls it once

@@ -32,10 +32,23 @@ type ring struct {
 	posted      int           // receives posted so far
 }
 
+// newRing returns the ring of o over steps*k indices. The operation's first
+// ring, when small, lives in the operation (no allocation).
 func newRing(o *operation, steps, k int) *ring {
 	n, r := o.c.Size(), o.c.rank
-	return &ring{o: o, left: mod(r-1, n), right: mod(r+1, n), steps: steps, k: k,
-		depth: ringDepth(o.c.cfg, k), sends: make([]transport.Request, steps*k)}
+	var g *ring
+	if !o.ringUsed && steps*k <= len(o.ringSendsIn) {
+		o.ringUsed, g = true, &o.ringInline
+	} else {
+		g = new(ring)
+	}
+	*g = ring{o: o, left: mod(r-1, n), right: mod(r+1, n), steps: steps, k: k, depth: ringDepth(o.c.cfg, k)}
+	if g == &o.ringInline {
+		g.sends = o.ringSendsIn[:steps*k]
+	} else {
+		g.sends = make([]transport.Request, steps*k)
+	}
+	return g
 }
 
 // ringLookaheadBytes bounds the bytes of receives a ring keeps posted.
@@ -79,7 +92,12 @@ func (g *ring) run(s ringSchedule) error {
 // from 0 to steps*k-1 in order, then waits for index i and sends on. Rings
 // of channels (allReduceChannels) interleave their steps.
 func (g *ring) start(s ringSchedule) error {
-	g.sched, g.pending, g.posted = s, make([]pendingRecv, g.depth), 0
+	g.sched, g.posted = s, 0
+	if g == &g.o.ringInline && g.depth <= len(g.o.ringPendingIn) {
+		g.pending = g.o.ringPendingIn[:g.depth]
+	} else {
+		g.pending = make([]pendingRecv, g.depth)
+	}
 	if err := g.post(min(g.k, g.depth)); err != nil {
 		return err
 	}
@@ -306,6 +324,7 @@ func (a *allGatherRing) afterRecv(int) error { return nil }
 
 func (c *Comm) allGatherRing(o *operation, recv []byte, count, esize int) error {
 	n := c.Size()
-	a := &allGatherRing{g: uniformGeometry(count, n, esize, c.cfg.ChunkBytes), n: n, r: c.rank, recv: recv}
+	a := &o.agInline // one AllGather ring per operation
+	*a = allGatherRing{g: geometryIn(o.offInline[:0], count*n, n, esize, c.cfg.ChunkBytes), n: n, r: c.rank, recv: recv}
 	return newRing(o, n-1, a.g.k).run(a)
 }

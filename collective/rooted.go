@@ -29,8 +29,9 @@ func (c *Comm) reduceOp(ctx context.Context, send, recv []byte, dt dtype.DataTyp
 		}
 	}
 	h := header{kind: KindReduce, dt: dt, op: op, root: int32(root), count: uint64(count), algo: algo, chunk: uint32(c.cfg.ChunkBytes)}
-	return c.launch(ctx, h, nil, sync, func(o *operation) error {
-		spec, err := lookupReduce(dt, op)
+	return c.launchArgs(ctx, h, sync, opArgs{send: send, recv: recv, root: root}, func(o *operation) error {
+		c, send, recv, dt, root, algo := o.c, o.args.send, o.args.recv, o.hdr.dt, o.args.root, o.hdr.algo
+		spec, err := lookupReduce(dt, o.hdr.op)
 		if err != nil {
 			return err
 		}

@@ -78,6 +78,25 @@ type Request interface {
 	Cancel()
 }
 
+// Releaser is implemented by the requests of a transport that reuses them.
+// Release hands back a request its caller is done with: the request has
+// completed (Done is closed, or Wait returned its result), and neither the
+// caller nor anyone it gave the value to will use it again, for any method.
+// The transport may then return the same request from a later Send or
+// Recv. A request that has not completed is left alone (not reused).
+// Releasing is optional: a request never released is garbage collected.
+type Releaser interface {
+	Release()
+}
+
+// Release calls r's Release, if r is a Releaser; see Releaser for when a
+// caller may.
+func Release(r Request) {
+	if rl, ok := r.(Releaser); ok {
+		rl.Release()
+	}
+}
+
 // Spinner is implemented by the requests of a transport that can make
 // progress in the goroutine that waits (shared memory): Spin polls for the
 // request's completion, yielding the processor between polls, until it

@@ -137,7 +137,7 @@ func (e *Endpoint) awaitCopyUntil(r *request, deadline time.Time) {
 	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	select {
-	case <-r.done:
+	case <-r.Done():
 	case <-t.C:
 		e.log.Error("shm: a copy did not end", "rank", r.key.peer, "wait", copyWait)
 	}

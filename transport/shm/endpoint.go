@@ -46,6 +46,7 @@ type Endpoint struct {
 	closed     bool
 	recvs      map[matchKey][]*request   // posted receives without a message
 	unexpected map[matchKey][]arrival    // messages without a posted receive
+	reqFree    []*request                // released requests (Release), at most reqFreeMax
 	recvsFree  queueFree[*request]       // emptied queues of recvs
 	unexFree   queueFree[arrival]        // emptied queues of unexpected
 	heldFree   [][]byte                  // buffers for held inline messages (holdCopy)

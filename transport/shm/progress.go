@@ -62,11 +62,11 @@ func (e *Endpoint) run() {
 	}
 }
 
-// spin polls the rings until done is closed, ctx ends or SpinWait has
+// spin polls the rings until done reports true, ctx ends or SpinWait has
 // passed, yielding the processor between polls. While it spins, peers do
 // not ring the doorbell; before it stops it looks once more, and wakes the
 // progress goroutine for anything that came meanwhile.
-func (e *Endpoint) spin(ctx context.Context, done <-chan struct{}) {
+func (e *Endpoint) spin(ctx context.Context, done func() bool) {
 	e.mapMu.RLock()
 	defer e.mapMu.RUnlock()
 	if e.unmapped {
@@ -74,7 +74,7 @@ func (e *Endpoint) spin(ctx context.Context, done <-chan struct{}) {
 	}
 	sp := e.seg.spinners()
 	sp.Add(1)
-	spinwait.Until(ctx, done, e.cfg.SpinWait, func() {
+	spinwait.UntilFunc(ctx, done, e.cfg.SpinWait, func() {
 		if e.pollMu.TryLock() {
 			e.poll()
 			e.pollMu.Unlock()

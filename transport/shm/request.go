@@ -4,6 +4,7 @@ package shm
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 
 	"github.com/gocoll/gocoll/transport"
@@ -34,18 +35,67 @@ type request struct {
 	endErr error
 
 	state atomic.Int32
-	done  chan struct{}
 	n     int
 	err   error
+
+	// The completion: finished is set, and done (made by the first Done
+	// before it) closed, under doneMu, once n and err are final. A request
+	// nobody waited on in a channel makes none.
+	doneMu   sync.Mutex
+	done     chan struct{}
+	finished atomic.Bool
 }
 
 var (
-	_ transport.Request = (*request)(nil)
-	_ transport.Spinner = (*request)(nil)
+	_ transport.Request  = (*request)(nil)
+	_ transport.Spinner  = (*request)(nil)
+	_ transport.Releaser = (*request)(nil)
 )
 
-func newRequest(ep *Endpoint, isSend bool, buf []byte, key matchKey) *request {
-	return &request{ep: ep, isSend: isSend, buf: buf, key: key, index: -1, done: make(chan struct{})}
+// reqFreeMax is how many released requests an endpoint keeps for reuse.
+const reqFreeMax = 256
+
+// newRequest returns a pending request: one released to e (Release) if it
+// keeps any, else a new one. The caller holds e.mu, and e is not closed, so
+// that Close's waits never see a request reused.
+func newRequest(e *Endpoint, isSend bool, buf []byte, key matchKey) *request {
+	n := len(e.reqFree)
+	if n == 0 {
+		return &request{ep: e, isSend: isSend, buf: buf, key: key, index: -1}
+	}
+	r := e.reqFree[n-1]
+	e.reqFree[n-1] = nil
+	e.reqFree = e.reqFree[:n-1]
+	r.ep, r.isSend, r.buf, r.key, r.index, r.gen, r.endErr = e, isSend, buf, key, -1, 0, nil
+	r.n, r.err, r.done = 0, nil, nil
+	r.state.Store(statePending)
+	r.finished.Store(false)
+	return r
+}
+
+// Release implements transport.Releaser: a completed request goes back to
+// its endpoint, which hands it to a later Send or Recv. Every request the
+// endpoint held it in (queues, the send table) dropped it before it
+// completed, so only the caller can still refer to it, and by Release's
+// contract will not. A request that has not completed (a copy that
+// outlived Cancel's bound) is left to the garbage collector.
+func (r *request) Release() {
+	e := r.ep
+	if e == nil {
+		return
+	}
+	r.doneMu.Lock() // the completer has left complete
+	fin := r.finished.Load()
+	r.doneMu.Unlock()
+	if !fin {
+		return
+	}
+	r.buf, r.endErr, r.err = nil, nil, nil // no references kept while free
+	e.mu.Lock()
+	if !e.closed && len(e.reqFree) < reqFreeMax {
+		e.reqFree = append(e.reqFree, r)
+	}
+	e.mu.Unlock()
 }
 
 // sent is the request of an inline send, complete once its slots are
@@ -63,7 +113,7 @@ func (s sent) Spin(context.Context) bool         { return true }
 
 // failed returns a request that has already failed with err.
 func failed(err error) *request {
-	r := &request{index: -1, done: make(chan struct{})}
+	r := &request{index: -1}
 	r.complete(0, err)
 	return r
 }
@@ -77,34 +127,53 @@ func (r *request) complete(n int, err error) {
 	if err == nil && r.ep != nil {
 		r.ep.peers[r.key.peer].count.Count(r.isSend, n)
 	}
-	close(r.done)
+	r.doneMu.Lock()
+	r.finished.Store(true)
+	if r.done != nil {
+		close(r.done)
+	}
+	r.doneMu.Unlock()
 }
 
 // Wait implements transport.Request.
 func (r *request) Wait(ctx context.Context) (int, error) {
-	r.Spin(ctx)
-	if err := transport.WaitDone(ctx, r.done); err != nil {
-		return 0, err
+	if !r.Spin(ctx) {
+		if err := transport.WaitDone(ctx, r.Done()); err != nil {
+			return 0, err
+		}
 	}
 	return r.n, r.err
+}
+
+// Done implements transport.Request. Its channel is made by the first call
+// before the request completes; after, every call returns one closed
+// channel.
+func (r *request) Done() <-chan struct{} {
+	if r.finished.Load() {
+		return closedChan
+	}
+	r.doneMu.Lock()
+	defer r.doneMu.Unlock()
+	if r.finished.Load() {
+		return closedChan
+	}
+	if r.done == nil {
+		r.done = make(chan struct{})
+	}
+	return r.done
 }
 
 // Spin implements transport.Spinner: it polls the rings for up to
 // Config.SpinWait.
 func (r *request) Spin(ctx context.Context) bool {
-	if r.ep != nil && r.ep.cfg.SpinWait > 0 {
-		r.ep.spin(ctx, r.done)
-	}
-	select {
-	case <-r.done:
+	if r.finished.Load() {
 		return true
-	default:
-		return false
 	}
+	if r.ep != nil && r.ep.cfg.SpinWait > 0 {
+		r.ep.spin(ctx, r.finished.Load)
+	}
+	return r.finished.Load()
 }
-
-// Done implements transport.Request.
-func (r *request) Done() <-chan struct{} { return r.done }
 
 // Cancel implements transport.Request.
 func (r *request) Cancel() {

@@ -23,20 +23,33 @@ const clockEvery = 4
 // cores lets the rank it waits for run. A budget of zero or less polls
 // once.
 func Until(ctx context.Context, done <-chan struct{}, budget time.Duration, poll func()) bool {
-	deadline := time.Now().Add(budget)
-	for i := 1; ; i++ {
+	return UntilFunc(ctx, func() bool {
 		select {
 		case <-done:
 			return true
+		default:
+			return false
+		}
+	}, budget, poll)
+}
+
+// UntilFunc is Until for a completion that done reports instead of a
+// channel, for a transport that makes no channel for a request nobody
+// sleeps on.
+func UntilFunc(ctx context.Context, done func() bool, budget time.Duration, poll func()) bool {
+	deadline := time.Now().Add(budget)
+	for i := 1; ; i++ {
+		if done() {
+			return true
+		}
+		select {
 		case <-ctx.Done():
 			return false
 		default:
 		}
 		poll()
-		select {
-		case <-done:
+		if done() {
 			return true
-		default:
 		}
 		if i%clockEvery == 0 || budget <= 0 {
 			if !time.Now().Before(deadline) {
