@@ -32,8 +32,10 @@ func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataTy
 	if algo == AlgoRing && dt.Size() > 0 {
 		h.channels = uint8(len(c.ringStrides(count, dt.Size())))
 	}
-	return c.launch(ctx, h, nil, sync, func(o *operation) error {
-		spec, err := lookupReduce(dt, op)
+	return c.launchArgs(ctx, h, sync, opArgs{send: send, recv: recv}, func(o *operation) error {
+		c, send, recv, dt, algo := o.c, o.args.send, o.args.recv, o.hdr.dt, o.hdr.algo
+		count := len(send) / esize(dt)
+		spec, err := lookupReduce(dt, o.hdr.op)
 		if err != nil {
 			return err
 		}
@@ -184,7 +186,9 @@ func (c *Comm) allGather(ctx context.Context, send, recv []byte, dt dtype.DataTy
 	count := len(send) / esize(dt)
 	algo := c.blockAlgorithm(c.cfg.AllGather, n*len(send))
 	h := header{kind: KindAllGather, dt: dt, root: -1, count: uint64(count), algo: algo, chunk: uint32(c.cfg.ChunkBytes)}
-	return c.launch(ctx, h, nil, sync, func(o *operation) error {
+	return c.launchArgs(ctx, h, sync, opArgs{send: send, recv: recv}, func(o *operation) error {
+		c, send, recv, dt, algo := o.c, o.args.send, o.args.recv, o.hdr.dt, o.hdr.algo
+		n, count := c.Size(), len(send)/esize(dt)
 		if err := firstErr(checkType(dt), checkWhole("send", send, dt), checkLen("recv", recv, n*len(send), dt)); err != nil {
 			return err
 		}
