@@ -50,8 +50,9 @@ func contains(s []int, v int) bool {
 
 // ringChannels returns the ring AllReduce's phases on the channels
 // Input.Channels asks for; where it is 0, on the count among 1, 2, 4, 8
-// and 16 predicted fastest (more only when at least channelsGain faster
-// than the best on fewer), and that count.
+// and 16, at most the most lanes any link has (more rings than lanes add
+// no bandwidth, only latency), predicted fastest (more only when at least
+// channelsGain faster than the best on fewer), and that count.
 func (m *model) ringChannels(asked int) ([]phase, int) {
 	n, bytes, chunk := m.n, int(m.bytes), int(m.chunk)
 	if asked > 0 {
@@ -60,9 +61,16 @@ func (m *model) ringChannels(asked int) ([]phase, int) {
 	}
 	var best []phase
 	bestT, bestC := 0.0, 0
+	lanes := 1
+	for _, l := range m.links {
+		lanes = max(lanes, l.Lanes)
+	}
+	for _, l := range m.pairLinks {
+		lanes = max(lanes, l.Lanes)
+	}
 	for _, c := range []int{1, 2, 4, 8, 16} {
 		s := RingStrides(n, c, bytes, chunk)
-		if len(s) <= bestC {
+		if c > 1 && c > lanes || len(s) <= bestC {
 			continue
 		}
 		ph := m.ringAllReduce(s)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The ring AllReduce's prediction chooses its channels where Input.Channels
@@ -46,5 +47,34 @@ func TestRingChannels(t *testing.T) {
 		if !errors.Is(err, ErrInvalid) || err == nil || !strings.Contains(err.Error(), "Channels") {
 			t.Errorf("Channels %d: %v, want an error naming Channels", c, err)
 		}
+	}
+}
+
+// Rings driven in lockstep may cross a slow link at every step: on 4 x 32
+// x 8 ranks whose 5 ms WAN has 8 lanes, 2 channels (strides 1 and 1023)
+// cross each site's edge one way then back at every one of their 2046
+// steps, so 64 MiB is predicted above 10 s (gocoll sim: 4 channels 8.458 s,
+// where the model said 340 ms before it knew), and auto keeps 1 channel.
+func TestLockstepLatency(t *testing.T) {
+	ls := DefaultLinks()
+	ls.WAN.Latency, ls.WAN.Lanes = 5*time.Millisecond, 8
+	ring := func(c int) Prediction {
+		ps, err := Predict(AllReduce, Input{Topology: grid(t, 4, 32, 8), Bytes: 64 << 20, ChunkBytes: 512 << 10, Links: ls, Channels: c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			if p.Algorithm == "ring" {
+				return p
+			}
+		}
+		t.Fatal("no ring")
+		return Prediction{}
+	}
+	if p := ring(2); p.Time < 2046*5*time.Millisecond {
+		t.Errorf("2 channels: %v, want at least 2046 WAN latencies (10.23 s)", p.Time)
+	}
+	if p := ring(0); p.Channels != 1 {
+		t.Errorf("auto: %d channels (%v), want 1", p.Channels, p.Time)
 	}
 }

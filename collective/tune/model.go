@@ -265,7 +265,40 @@ func (m *model) ringAllReduce(strides []int) []phase {
 		}
 		m.ring(&ph, members, 2*float64(n-1)/float64(n)*m.bytes/float64(len(strides)), 2*(n-1))
 	}
+	if len(strides) > 1 {
+		ph.lat = m.lockstepLatency(strides, 2*(n-1))
+	}
 	return []phase{ph}
+}
+
+// lockstepLatency is the latency path of rings of strides driven in
+// lockstep, as collective's allReduceChannels drives them (one goroutine
+// takes step i of every channel before step i+1 of any): a rank's step i
+// waits for its step i-1 on every channel, so the path may follow any
+// channel's hop at each step, and where two channels' hops cross a slow
+// link both ways (strides s and n-s at a site's edge) it crosses at every
+// step. The longest such path of steps hops, by dynamic programming.
+func (m *model) lockstepLatency(strides []int, steps int) float64 {
+	n := m.n
+	cur, next := make([]float64, n), make([]float64, n)
+	hops := make([][]float64, len(strides)) // hops[c][r]: from r-s_c to r
+	for c, s := range strides {
+		hops[c] = make([]float64, n)
+		for r := range n {
+			hops[c][r] = m.alpha((r-s+n)%n, r)
+		}
+	}
+	for range steps {
+		for r := range n {
+			best := 0.0
+			for c, s := range strides {
+				best = max(best, cur[(r-s+n)%n]+hops[c][r])
+			}
+			next[r] = best
+		}
+		cur, next = next, cur
+	}
+	return slices.Max(cur)
 }
 
 // total is the predicted seconds of phases, the partners' latency included.
