@@ -13,16 +13,16 @@ import (
 )
 
 // traceWindow is how much of the end of a run -trace keeps.
-const traceWindow = 15 * time.Second
+const traceWindow = time.Minute
 
 // startTrace starts a Go execution trace flight recorder keeping the last
-// traceWindow (at most 256 MiB) of the run, and returns the function that
+// traceWindow (at most 1 GiB) of the run, and returns the function that
 // writes it to dir/rank<GOCOLL_RANK>.trace (for go tool trace). A SIGTERM
 // (gocoll run stopping the ranks after another one failed) writes it too,
 // then exits with status 143.
 func startTrace(dir string) (func(), error) {
 	path := filepath.Join(dir, fmt.Sprintf("rank%s.trace", os.Getenv("GOCOLL_RANK")))
-	fr := trace.NewFlightRecorder(trace.FlightRecorderConfig{MinAge: traceWindow, MaxBytes: 256 << 20})
+	fr := trace.NewFlightRecorder(trace.FlightRecorderConfig{MinAge: traceWindow, MaxBytes: 1 << 30})
 	if err := fr.Start(); err != nil {
 		return nil, err
 	}
