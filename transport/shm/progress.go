@@ -191,10 +191,10 @@ func (e *Endpoint) arrive(src int, s slot) bool {
 		e.mu.Unlock()
 		return true
 	}
-	if len(e.recvs[k]) > 0 {
-		r := e.recvs[k][0]
+	if q := e.recvs[k]; len(q) > 0 {
+		r := q[0]
 		if s.kind == kindInline {
-			popFront(e.recvs, k, &e.recvsFree)
+			popFront(e.recvs, k, q, &e.recvsFree)
 			e.mu.Unlock()
 			deliverInline(r, s.inline)
 			return true
@@ -203,7 +203,7 @@ func (e *Endpoint) arrive(src int, s slot) bool {
 			e.mu.Unlock() // withdrawn by its sender: as if never sent
 			return true
 		}
-		popFront(e.recvs, k, &e.recvsFree)
+		popFront(e.recvs, k, q, &e.recvsFree)
 		r.state.Store(stateCopying)
 		e.copying.Add(1)
 		e.mu.Unlock()
