@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# bench/shm_ab.sh: gocoll commits next to OpenMPI's shared memory with
+# huge-page malloc (../shared/peers' mpi-shm-thp) on this host, interleaved
+# round by round so that every binary sees the same load, and the median of
+# the rounds per size (issue 17's targets are ratios to mpi-shm-thp, and 4
+# ranks on 2 cores move single runs several-fold).
+#
+# Usage: bench/shm_ab.sh REV...        (commits, e.g. HEAD~1 HEAD)
+#   env: ROUNDS (default 3), NP (ranks, default 4), COLLS (default
+#        broadcast,alltoall; any of allreduce,broadcast,alltoall),
+#        SIZES (bytes, default "65536 1048576 16777216"; warm-up and timed
+#        iterations as mpi_coll_bench's schedule), NICE (default 0: the
+#        niceness every run gets, e.g. -20 as root on a loaded host),
+#        PEERS_DIR (default ../shared/peers next to the repository).
+#
+# Each commit is built from `git archive` (uncommitted work does not
+# count); mpi_coll_bench is compiled from PEERS_DIR (needs mpicc:
+# libopenmpi-dev). A round runs mpi-shm-thp, then each commit's `gocoll
+# bench --format peers` (the slowest rank's mean per call). The end prints
+# one line per collective, size and label: median time_us, its ratio to
+# mpi-shm-thp's median, and every round's figure; the load average before
+# each round is printed as it starts. It is not run by the tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[[ $# -ge 1 ]] || { echo "usage: bench/shm_ab.sh REV..." >&2; exit 2; }
+ROUNDS=${ROUNDS:-3} NP=${NP:-4} COLLS=${COLLS:-broadcast,alltoall}
+SIZES=${SIZES:-65536 1048576 16777216} NICE=${NICE:-0}
+PEERS_DIR=${PEERS_DIR:-../shared/peers}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+mpicc -O2 -o "$TMP/mpi_coll_bench" "$PEERS_DIR/mpi_coll_bench.c"
+labels=()
+for rev in "$@"; do
+  l=$(git rev-parse --short "$rev")
+  mkdir "$TMP/src-$l"
+  git archive "$rev" | tar -x -C "$TMP/src-$l"
+  (cd "$TMP/src-$l" && go build -o "$TMP/gocoll-$l" ./cmd/gocoll)
+  labels+=("$l")
+done
+max=0
+for s in $SIZES; do ((s > max)) && max=$s; done
+# iters BYTES: "WARMUP ITERS" as mpi_coll_bench's schedule.
+iters() {
+  if (($1 <= 1024)); then echo 50 1000; elif (($1 <= 65536)); then echo 20 200
+  elif (($1 <= 1048576)); then echo 5 50; elif (($1 <= 16777216)); then echo 2 10; else echo 2 5; fi
+}
+rows=$TMP/rows
+for round in $(seq "$ROUNDS"); do
+  echo "# round $round: load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%T)"
+  GLIBC_TUNABLES=glibc.malloc.hugetlb=1 nice -n "$NICE" mpirun --allow-run-as-root --oversubscribe \
+    -n "$NP" -x GLIBC_TUNABLES "$TMP/mpi_coll_bench" -l mpi-shm-thp -m "$max" -c "$COLLS" 2>&1 |
+    awk -v sizes=" $SIZES " '/^(allreduce|broadcast|alltoall) / && index(sizes, " " $2 " ") { print "mpi-shm-thp", $1, $2, $4 }' >>"$rows"
+  for l in "${labels[@]}"; do
+    for s in $SIZES; do
+      read -r w i <<<"$(iters "$s")"
+      nice -n "$NICE" "$TMP/gocoll-$l" bench "$COLLS" -np "$NP" --sizes "$s" -w "$w" -n "$i" -c 1 --format peers 2>&1 |
+        awk -v l="$l" '/^(allreduce|broadcast|alltoall) / { print l, $1, $2, $4; next }
+                       / all_correct=no/ { print "# " l ": WRONG VALUES" > "/dev/stderr" }' >>"$rows"
+    done
+  done
+done
+echo "# coll size label median_us ratio_to_mpi-shm-thp rounds..."
+sort -k2,2 -k3,3n -k1,1 "$rows" | awk '
+  { k = $2 " " $3 " " $1; v[k] = v[k] " " $4; order[k] = NR }
+  END {
+    for (k in v) {
+      n = split(substr(v[k], 2), x, " ")
+      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (x[j] + 0 < x[i] + 0) { t = x[i]; x[i] = x[j]; x[j] = t }
+      med[k] = x[int((n + 1) / 2)]
+    }
+    for (k in v) {
+      split(k, f, " "); m = f[1] " " f[2] " mpi-shm-thp"
+      r = (m in med && med[m] > 0) ? sprintf("%.2f", med[k] / med[m]) : "-"
+      printf "%-9s %9s %-12s %10.1f %6s  %s\n", f[1], f[2], f[3], med[k], r, v[k]
+    }
+  }' | sort -k1,1 -k2,2n -k3,3
