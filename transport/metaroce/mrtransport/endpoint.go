@@ -40,6 +40,9 @@ type Endpoint struct {
 	eagerHeld int           // bytes of eager sends' copies held (Config.EagerBuffer)
 	eagerFree eagerPool     // copies of completed eager sends, for reuse
 	counters  endpointCounters
+	// freeQueues are emptied request queues (finish) kept, with their
+	// backing arrays, for the next key's (enqueue): at most freeQueuesMax.
+	freeQueues []*queue
 
 	onAbort transport.AbortHook // see OnRemoteAbort
 }
@@ -201,7 +204,13 @@ func (e *Endpoint) enqueue(now time.Duration, p *peer, r *request) {
 	qs := p.queues(r.isSend)
 	q := qs[r.key]
 	if q == nil {
-		q = &queue{}
+		if n := len(e.freeQueues); n > 0 {
+			q = e.freeQueues[n-1]
+			e.freeQueues[n-1] = nil
+			e.freeQueues = e.freeQueues[:n-1]
+		} else {
+			q = &queue{}
+		}
 		qs[r.key] = q
 	}
 	q.reqs = append(q.reqs, r)
@@ -294,10 +303,16 @@ func (e *Endpoint) finish(now time.Duration, p *peer, r *request, n int, err err
 	}
 	if len(q.reqs) == 0 {
 		delete(qs, r.key)
+		if len(e.freeQueues) < freeQueuesMax { // nothing else holds q
+			e.freeQueues = append(e.freeQueues, q)
+		}
 		return
 	}
 	e.submit(now, p, q.head())
 }
+
+// freeQueuesMax bounds Endpoint.freeQueues.
+const freeQueuesMax = 256
 
 // withdraw ends r with err wherever it is: in the core (cancelled there, so
 // the core no longer touches its buffer), blocked, or queued. The caller
