@@ -76,6 +76,14 @@ const (
 // steps, and everywhere after the all-gather steps. It waits for its sends,
 // so that the next phase may write where they read.
 func (h *hier) ringOver(members []int, off []int, buf []byte, phase int) error {
+	return h.ringOverFrom(members, off, buf, buf, phase)
+}
+
+// ringOverFrom is ringOver reducing from src (read only, as long as buf)
+// into buf: the first step sends and reduces straight from src, so an
+// out-of-place reduction needs no copy of src first. The all-gather
+// steps take src == buf.
+func (h *hier) ringOverFrom(members []int, off []int, src, buf []byte, phase int) error {
 	n := len(members)
 	if n == 1 {
 		return nil
@@ -99,7 +107,7 @@ func (h *hier) ringOver(members []int, off []int, buf []byte, phase int) error {
 		if phase == reduceScatterSteps {
 			r = mod(me-1, n) // the reduce-scatter leaves segment r+1 at rank r
 		}
-		a := &allReduceRing{g: g, n: n, r: r, send: buf, recv: buf, spec: h.spec, ring: rg}
+		a := &allReduceRing{g: g, n: n, r: r, send: src, recv: buf, spec: h.spec, ring: rg}
 		rg.depth = allReduceRingDepth(rg.depth, n, g.k) // see there: the headers may have gone in an earlier phase
 		bufs := h.o.c.scratch.get(rg.depth)
 		defer h.o.c.scratch.put(bufs)

@@ -102,8 +102,9 @@ func (pl *blockPlan) unpack(data, packed []byte) {
 }
 
 // reduceScatter reduces, over members, data: their blocks of sizes bytes
-// each, in member order; this rank's reduced block goes to out.
-func (h *hier) reduceScatter(members, sizes []int, lvl int, data, out []byte) error {
+// each, in member order; this rank's reduced block goes to out. It works
+// in data unless keep is set (the caller's send), when data is only read.
+func (h *hier) reduceScatter(members, sizes []int, lvl int, data []byte, keep bool, out []byte) error {
 	me := indexOf(members, h.o.c.rank)
 	if len(members) == 1 {
 		copy(out, data)
@@ -115,10 +116,16 @@ func (h *hier) reduceScatter(members, sizes []int, lvl int, data, out []byte) er
 	}
 	if pl == nil {
 		off := offsets(sizes)
-		if err := h.ringOver(members, off, data, reduceScatterSteps); err != nil {
+		work := data
+		if keep {
+			lent := h.o.c.tempBuffer(len(data))
+			defer lent.release()
+			work = lent.buf[:len(data)]
+		}
+		if err := h.ringOverFrom(members, off, data, work, reduceScatterSteps); err != nil {
 			return err
 		}
-		copy(out, data[off[me]:off[me+1]])
+		copy(out, work[off[me]:off[me+1]])
 		return nil
 	}
 	lent := h.o.c.tempBuffer(len(data))
@@ -133,7 +140,7 @@ func (h *hier) reduceScatter(members, sizes []int, lvl int, data, out []byte) er
 		if j == pl.first {
 			dst = out
 		}
-		if err := h.reduceScatter(pl.cross[j], pl.sizes[j], lvl, packed[pl.slot[j]:pl.slot[j+1]], dst); err != nil {
+		if err := h.reduceScatter(pl.cross[j], pl.sizes[j], lvl, packed[pl.slot[j]:pl.slot[j+1]], false, dst); err != nil {
 			return err
 		}
 	}
@@ -186,15 +193,11 @@ func (c *Comm) reduceScatterHierarchical(o *operation, send, recv []byte, spec r
 	if spec.op == reduce.Avg {
 		sum.op = reduce.Sum // divided once, by the world size, at the end
 	}
-	lent := c.tempBuffer(len(send))
-	defer lent.release()
-	data := lent.buf[:len(send)]
-	copy(data, send) // the ring reduces in place
 	sizes := make([]int, c.Size())
 	for i := range sizes {
 		sizes[i] = len(recv)
 	}
-	if err := c.newHier(o, sum).reduceScatter(allRanks(c.Size()), sizes, 0, data, recv); err != nil {
+	if err := c.newHier(o, sum).reduceScatter(allRanks(c.Size()), sizes, 0, send, true, recv); err != nil {
 		return err
 	}
 	return finishAvg(spec, recv, c.Size())
