@@ -56,7 +56,7 @@ func (e *Endpoint) end(op transport.OpKey, err error) {
 		delete(e.aborted, e.abortOrder[0])
 		e.abortOrder = e.abortOrder[1:]
 	}
-	e.failLocked(func(k matchKey) bool { return k.tag.OpKey == op }, err, false)
+	e.failLocked(func(k matchKey) bool { return k.op == op }, err, false)
 	e.mu.Unlock()
 	e.unstall() // dropped messages may have made room
 }
@@ -82,7 +82,7 @@ func (e *Endpoint) failLocked(match func(matchKey) bool, err error, keepArrived 
 		for _, a := range q {
 			switch {
 			case a.rdv:
-				e.drop(k.peer, a.s)
+				e.drop(int(k.peer), a.s)
 			case keepArrived:
 				kept = append(kept, a)
 			default:
@@ -115,9 +115,9 @@ func (e *Endpoint) peerDown(peer int, err error) {
 	e.down[peer] = err
 	e.peers[peer].gone.Store(true)
 	e.peers[peer].dropBacklog()
-	e.failLocked(func(k matchKey) bool { return k.peer == peer }, err, true)
+	e.failLocked(func(k matchKey) bool { return int(k.peer) == peer }, err, true)
 	for _, r := range e.sends {
-		if r.key.peer == peer {
+		if int(r.key.peer) == peer {
 			e.releaseSend(r)
 			r.complete(0, err)
 		}

@@ -184,7 +184,7 @@ func (e *Endpoint) handle(src int, s slot) bool {
 
 // arrive matches a message from src with a posted receive, or holds it.
 func (e *Endpoint) arrive(src int, s slot) bool {
-	k := matchKey{src, s.tag}
+	k := keyOf(src, s.tag)
 	e.mu.Lock()
 	if e.closed || e.down[src] != nil || e.aborted[s.tag.OpKey] != nil {
 		e.drop(src, s)
