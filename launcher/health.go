@@ -114,7 +114,7 @@ func (g *guardedEndpoint) explained(r transport.Request) transport.Request {
 	if g.notes == nil {
 		return r
 	}
-	return &explainedRequest{Request: r, notes: g.notes, told: g.toldBy}
+	return &explainedRequest{Request: r, g: g}
 }
 
 func (g *guardedEndpoint) Close() error { return g.inner.Close() }
@@ -234,8 +234,7 @@ type failureNotes interface {
 // cut as the peer), or else the note it recorded in the store.
 type explainedRequest struct {
 	transport.Request
-	notes failureNotes
-	told  func(rank int) (string, bool)
+	g *guardedEndpoint // its notes and the aborts heard (toldBy)
 
 	once sync.Once
 	err  error // the explained error, once computed
@@ -263,13 +262,13 @@ func (r *explainedRequest) Wait(ctx context.Context) (int, error) {
 	}
 	r.once.Do(func() {
 		r.err = err
-		why, ok := r.told(pe.Rank)
+		why, ok := r.g.toldBy(pe.Rank)
 		if !ok && !errors.Is(pe.Err, metaroce.ErrPeerTimeout) {
 			// (A peer that stopped answering on every path, MetaRoCE's
 			// peer timeout, left no note worth a store read, and the
 			// store is likely behind the same cut: the read would only
 			// add noteTimeout.)
-			why, ok = r.notes.explain(pe.Rank)
+			why, ok = r.g.notes.explain(pe.Rank)
 		}
 		if ok {
 			r.err = &transport.PeerError{Rank: pe.Rank, Err: fmt.Errorf("%w (rank %d had failed: %s)", pe.Err, pe.Rank, why)}
@@ -278,26 +277,41 @@ func (r *explainedRequest) Wait(ctx context.Context) (int, error) {
 	return n, r.err
 }
 
-// opRing is a set of the last recentOpsMax distinct operations.
+// opRing is a set of the last recentOpsMax distinct operations, in a
+// fixed circular buffer: add costs no allocation once the map has grown,
+// and none at all for the operation added last (an operation posts
+// several requests in a row).
 type opRing struct {
-	order []transport.OpKey
+	order [recentOpsMax]transport.OpKey
+	next  int // where the next distinct operation goes
+	n     int // how many of order are set
 	seen  map[transport.OpKey]struct{}
 }
 
 func (r *opRing) add(op transport.OpKey) {
+	if r.n > 0 && r.order[(r.next+recentOpsMax-1)%recentOpsMax] == op {
+		return
+	}
 	if _, ok := r.seen[op]; ok {
 		return
 	}
-	if len(r.order) == recentOpsMax {
-		delete(r.seen, r.order[0])
-		r.order = r.order[1:]
+	if r.n == recentOpsMax {
+		delete(r.seen, r.order[r.next])
+	} else {
+		r.n++
 	}
-	r.order = append(r.order, op)
+	r.order[r.next] = op
+	r.next = (r.next + 1) % recentOpsMax
 	r.seen[op] = struct{}{}
 }
 
+// list returns the operations, oldest first.
 func (r *opRing) list() []transport.OpKey {
-	return append([]transport.OpKey(nil), r.order...)
+	out := make([]transport.OpKey, 0, r.n)
+	for i := range r.n {
+		out = append(out, r.order[(r.next-r.n+i+recentOpsMax)%recentOpsMax])
+	}
+	return out
 }
 
 // doneRequest is a request that failed when it was posted.

@@ -169,3 +169,21 @@ func TestPublishDoesNotWaitForASlowStore(t *testing.T) {
 		require.Equal(t, "fail/3=rank 1 stopped answering", <-s.got)
 	}
 }
+
+// TestOpRingAddAllocatesNothing: noting an operation, again or anew once
+// the set is full, allocates nothing in steady state (every request of a
+// job under the launcher passes through it).
+func TestOpRingAddAllocatesNothing(t *testing.T) {
+	r := opRing{seen: map[transport.OpKey]struct{}{}}
+	for i := range 2 * recentOpsMax {
+		r.add(transport.OpKey{Op: uint64(i)})
+	}
+	i := uint64(2 * recentOpsMax)
+	allocs := testing.AllocsPerRun(1000, func() {
+		r.add(transport.OpKey{Op: i})
+		r.add(transport.OpKey{Op: i})
+		i++
+	})
+	require.Zero(t, allocs)
+	require.Len(t, r.list(), recentOpsMax)
+}
