@@ -14,6 +14,7 @@ package inproc
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gocoll/gocoll/transport"
 )
@@ -85,6 +86,7 @@ type Endpoint struct {
 
 	mu         sync.Mutex
 	closed     bool
+	gone       atomic.Bool               // set by Close before it fails the peers' receives from this rank
 	recvs      map[matchKey][]*request   // posted receives without a message
 	sends      map[matchKey][]*request   // messages without a posted receive
 	aborted    map[transport.OpKey]error // ended operations, with their errors
@@ -197,6 +199,10 @@ func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Reque
 		copyMessage(s, r)
 		return r
 	}
+	if peer != e.rank && e.world.eps[peer].gone.Load() {
+		e.mu.Unlock()
+		return failed(&transport.PeerError{Rank: peer, Err: transport.ErrClosed})
+	}
 	e.recvs[k] = append(e.recvs[k], r)
 	e.mu.Unlock()
 	return r
@@ -283,5 +289,28 @@ func (e *Endpoint) Close() error {
 	for _, s := range mine {
 		s.withdraw(transport.ErrClosed)
 	}
+	e.gone.Store(true)
+	for _, d := range e.world.eps {
+		if d != e {
+			d.peerClosed(e.rank)
+		}
+	}
 	return nil
+}
+
+// peerClosed fails the receives this mailbox holds from rank, which has
+// closed: its sends are withdrawn, so none of them can complete (Recv
+// fails later ones at once, seeing rank's gone).
+func (e *Endpoint) peerClosed(rank int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for k, q := range e.recvs {
+		if k.src != rank {
+			continue
+		}
+		delete(e.recvs, k)
+		for _, r := range q {
+			r.complete(0, &transport.PeerError{Rank: rank, Err: transport.ErrClosed})
+		}
+	}
 }

@@ -86,3 +86,35 @@ func TestCancelAndClose(t *testing.T) {
 	require.ErrorIs(t, err, transport.ErrClosed)
 	require.NoError(t, w.Close())
 }
+
+// TestRecvFromClosedPeerFails: a receive from a rank that closes fails
+// with a *transport.PeerError naming it, whether it was posted before the
+// close (it was waiting) or after, never waiting for ever.
+func TestRecvFromClosedPeerFails(t *testing.T) {
+	w, err := NewWorld(3)
+	require.NoError(t, err)
+	eps := w.Endpoints()
+	tag := transport.Tag{OpKey: transport.OpKey{Comm: 1, Op: 1}}
+	before := eps[0].Recv(1, tag, make([]byte, 8))
+	other := eps[0].Recv(2, tag, make([]byte, 8))
+	require.NoError(t, eps[1].Close())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for _, r := range []transport.Request{before, eps[0].Recv(1, tag, make([]byte, 8))} {
+		_, err := r.Wait(ctx)
+		var pe *transport.PeerError
+		require.ErrorAs(t, err, &pe)
+		require.Equal(t, 1, pe.Rank)
+		require.ErrorIs(t, err, transport.ErrClosed)
+	}
+	select {
+	case <-other.Done():
+		t.Fatal("a receive from a rank still open ended")
+	default:
+	}
+	_, err = eps[2].Send(0, tag, []byte("12345678")).Wait(ctx)
+	require.NoError(t, err)
+	n, err := other.Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 8, n)
+}
