@@ -10,7 +10,18 @@
 #
 # Prints the rows measured, the wrong results over all rows (must be 0),
 # whether any rank failed or crashed, the hostile traffic sent and every
-# rank's peak RSS (VmHWM) just before the job is stopped.
+# rank's peak RSS (VmHWM) just before the job is stopped. It exits 1 if a
+# result was wrong, a rank failed, or a rank's peak RSS passed RSS_BOUND.
+#
+# RSS_BOUND (MiB, default 192) is the documented bound on a rank's memory
+# in this job: the sum of the limits the transports document (MetaRoCE:
+# 8 path readers of 16 x 64 KiB = 8 MiB, UnexpectedBytes 4 MiB for each
+# of 7 peers = 28 MiB, eager copies 1 MiB, MsgWindow's records about
+# 16.5k x 250 B per peer = 29 MiB; mrtransport's doc, Limits), the bench's
+# buffers (send, receive and check of MAXBYTES 4 MiB, and the AllReduce's
+# scratch: 16 MiB) and the Go runtime's own (about 10 MiB), about 92 MiB
+# live, doubled because Go's collector lets the heap grow to twice what is
+# live before it collects (GOGC=100).
 #
 #   bash bench/soak_hostile.sh                  # 60 s, 8 ranks
 #   DURATION=20 NP=4 bash bench/soak_hostile.sh
@@ -78,4 +89,14 @@ awk '
 echo "ranks alive at the end: $alive of $NP; peak RSS per rank (MiB): ${rss[*]}"
 max=0
 for r in "${rss[@]}"; do [ "$r" -gt "$max" ] && max=$r; done
-echo "largest peak RSS: $max MiB"
+RSS_BOUND=${RSS_BOUND:-192}
+echo "largest peak RSS: $max MiB (bound $RSS_BOUND MiB)"
+verdict=$(awk '
+	$1 == "[rank" && NF == 15 && $3 ~ /^[0-9]+$/ { rows++; wrong += $11 + $15 }
+	/panic|fatal error|failed|rank [0-9]+ exited/ { failures++ }
+	END { print (rows > 0 && wrong == 0 && failures == 0) ? "ok" : "bad" }' "$dir/out")
+if [ "$verdict" != ok ] || [ "$alive" -ne "$NP" ] || [ "$max" -gt "$RSS_BOUND" ]; then
+	echo "soak: FAILED (wrong results, a failed rank, or peak RSS above the bound)"
+	exit 1
+fi
+echo "soak: ok"
