@@ -75,11 +75,6 @@ type conn struct {
 	peerRate uint64        // the peer's target rate for us; 0: none
 	paceAt   time.Duration // earliest next DATA under pacing
 	paceWait bool          // the last poll was held back by pacing only
-	// pathWait is set when the last poll found no path to send on but
-	// paths held by their own pacing (path.held), the earliest of which
-	// may send at pathPace.
-	pathWait bool
-	pathPace time.Duration
 	lastData time.Duration // last DATA received, for the rate share
 	// owd and owdMin are the latest and the lowest relative one-way delay
 	// (arrival minus the sender's timestamp; the clock offset cancels in
@@ -532,9 +527,6 @@ func (c *conn) nextTimeout() time.Duration {
 	}
 	if c.paceWait {
 		consider(c.paceAt)
-	}
-	if c.pathWait {
-		consider(c.pathPace)
 	}
 	if c.phase == phaseOpen {
 		consider(c.keepAt)

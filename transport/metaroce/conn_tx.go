@@ -164,18 +164,11 @@ func (c *conn) pickPath(now time.Duration) *path {
 	var best *path
 	bestRoom := 0
 	n := len(c.paths)
-	c.pathWait, c.pathPace = false, 0
 	for k := range n {
 		p := c.paths[(c.cursor+k)%n]
 		p.refreshState(now)
 		room := p.room()
 		if room <= 0 {
-			continue
-		}
-		if p.held(now) {
-			if !c.pathWait || p.paceAt < c.pathPace {
-				c.pathWait, c.pathPace = true, p.paceAt
-			}
 			continue
 		}
 		better := best == nil ||
@@ -187,7 +180,6 @@ func (c *conn) pickPath(now time.Duration) *path {
 	}
 	if best != nil {
 		c.cursor = (int(best.idx) + 1) % n
-		c.pathWait = false
 	}
 	return best
 }
@@ -203,9 +195,9 @@ const homeMaxPieces = 2
 // wakes one reader for a burst of them (and reads a message's pieces with
 // one call) rather than one per path; large messages still spread over
 // every path.
-func (c *conn) homePath(p *path, now time.Duration) *path {
+func (c *conn) homePath(p *path) *path {
 	for _, q := range c.paths {
-		if q.state == PathGood && q.room() > 0 && !q.held(now) {
+		if q.state == PathGood && q.room() > 0 {
 			return q
 		}
 	}
@@ -239,7 +231,7 @@ func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 	}
 	m := c.snd.msgs[pc.msgSeq]
 	if m.total() <= homeMaxPieces*uint64(c.snd.chunk) {
-		p = c.homePath(p, now)
+		p = c.homePath(p)
 	}
 	d := &c.ep.data
 	*d = wire.Data{
@@ -268,7 +260,6 @@ func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 		size: int32(size), flags: pc.flags,
 	}, now, c.cfg)
 	c.pace(now, size)
-	p.pace(now, size)
 	return out, int(p.idx), true
 }
 

@@ -33,8 +33,7 @@ const (
 
 // paceRate returns the rate data is paced at in bytes/s (0: none) and
 // whether the peer's target rate set it: the sum over the usable paths
-// of the rate window (window.rate: cwnd, or less at the minimum window)
-// over srtt times the path's gain, at most the peer's target rate.
+// of cwnd/srtt times the path's gain, at most the peer's target rate.
 func (c *conn) paceRate() (float64, bool) {
 	rate := 0.0
 	for _, p := range c.paths {
@@ -45,30 +44,10 @@ func (c *conn) paceRate() (float64, bool) {
 		if p.win.cwnd < p.win.ssthresh {
 			gain = paceGainSlowStart
 		}
-		rate += gain * float64(p.win.rate()) / p.rtt.srtt.Seconds()
+		rate += gain * float64(p.win.cwnd) / p.rtt.srtt.Seconds()
 	}
 	if c.peerRate > 0 && (rate == 0 || float64(c.peerRate) < rate) {
 		return float64(c.peerRate), true
 	}
 	return rate, false
-}
-
-// held reports whether the path, at a rate window under its minimum
-// window (window.below), must wait for its own pacing clock (paceAt)
-// before it sends: the connection's pacing alone would let a path of one
-// packet in flight send as often as the connection's other paths allow.
-func (p *path) held(now time.Duration) bool {
-	return p.win.below > 0 && now < p.paceAt
-}
-
-// pace moves the path's own pacing clock on by one datagram of size
-// bytes at its rate window over srtt (times paceGainAvoidance), with a
-// burst of one datagram; a path at its window does not pace on its own.
-func (p *path) pace(now time.Duration, size int) {
-	if p.win.below <= 0 || p.rtt.srtt <= 0 {
-		return
-	}
-	rate := paceGainAvoidance * float64(p.win.below) / p.rtt.srtt.Seconds()
-	gap := time.Duration(float64(size) / rate * float64(time.Second))
-	p.paceAt = max(p.paceAt, now-gap) + gap
 }

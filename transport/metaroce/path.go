@@ -80,11 +80,10 @@ type path struct {
 	compAcked, compLost int
 	standingLossAt      time.Duration // the last congestion loss under a standing queue, not competing; 0: none
 
-	ring       []sentPacket  // packet seq at seq mod len(ring); len a power of two
-	base, next uint64        // oldest unresolved and next sequence number
-	inflight   int           // datagram bytes of in-flight packets
-	paceAt     time.Duration // earliest next DATA under the path's own pacing (held)
-	largest    uint64        // highest sequence number acknowledged
+	ring       []sentPacket // packet seq at seq mod len(ring); len a power of two
+	base, next uint64       // oldest unresolved and next sequence number
+	inflight   int          // datagram bytes of in-flight packets
+	largest    uint64       // highest sequence number acknowledged
 	hasLargest bool
 	lossAt     time.Duration // when an early-acked hole turns into a loss; 0: none
 	rtoAt      time.Duration // when the in-flight packets time out; 0: none
@@ -331,25 +330,9 @@ func (p *path) congestion(blk *wire.AckBlock, sentAt, now time.Duration, cfg *Co
 			factor = cutFactor[signalDelay]
 		}
 		p.win.onSignal(signalDelay, sentAt, now, min(factor, maxDelayCut), p.bdp(now))
-	} else if !compete && p.standingSmall(cfg) {
-		// Many small windows in a small bandwidth-delay product (an
-		// incast of 48 paths into 22 packets' worth) keep a queue that
-		// never drains, so the minimum RTT stands on it and the cut above
-		// never comes: cut against the floor, down to a rate window under
-		// a packet (window.below), until the queue drains.
-		p.win.onSignal(signalDelay, sentAt, now, 0, p.bdp(now))
 	} else if !compete && p.rtt.has && (p.ceil.heavy || p.rtt.min > p.rtt.floorRTT()+target) && p.ceil.near(p.rtt.recent.value(), target, now) {
 		p.win.onSignal(signalDelay, sentAt, now, 0, p.bdp(now))
 	}
-}
-
-// standingSmall reports whether a path of a small window (under
-// coupleBelow packets) shows a standing queue (path.standing) that its
-// recent RTT and one-way delay still carry.
-func (p *path) standingSmall(cfg *Config) bool {
-	target := p.delayTarget(cfg)
-	return p.win.cwnd < coupleBelow*p.win.mss && p.standing(cfg) &&
-		p.rtt.recent.value() > p.rtt.floorRTT()+2*target && p.owd.smooth > 2*target
 }
 
 // maxDelayCut and minDelayCut bound the factor a delay signal cuts a

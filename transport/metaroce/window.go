@@ -26,13 +26,6 @@ type window struct {
 	// then one packet per window shared among them (see path.competingAt).
 	competing int
 	acked     int // bytes acknowledged toward the next additive step
-	// below, if positive, is the path's rate window in bytes when
-	// congestion persists at the minimum window: under lo, it holds cwnd
-	// at lo (one packet may be in flight) and the connection's pacing
-	// sends at below/srtt (see rate), so that many paths of a few
-	// connections fit a bandwidth-delay product smaller than a packet
-	// each (an incast of 48 paths into 22 packets' worth).
-	below int
 	// cutAt is when the window was last cut; signals about packets sent
 	// before it belong to the same episode and are ignored.
 	cutAt time.Duration
@@ -72,7 +65,7 @@ const (
 // a path that lost its window (a route 10 times longer) regains it in
 // about a second.
 func (w *window) onAck(n int, rtt time.Duration) {
-	if w.cwnd < w.ssthresh && w.below == 0 {
+	if w.cwnd < w.ssthresh {
 		w.cwnd = min(w.cwnd+n, w.hi)
 		return
 	}
@@ -87,15 +80,6 @@ func (w *window) onAck(n int, rtt time.Duration) {
 	}
 	step = max(min(step, max(w.mss, w.cwnd/8)), 1)
 	w.acked += n
-	for w.below > 0 && w.acked >= w.below {
-		// A window of a packet spans several round trips at a rate
-		// window under it: grow once per rate window acknowledged,
-		// about once per round trip.
-		w.acked -= w.below
-		if w.below += step; w.below >= w.lo {
-			w.below = 0
-		}
-	}
 	for w.acked >= w.cwnd {
 		w.acked -= w.cwnd
 		w.cwnd = min(w.cwnd+step, w.hi)
@@ -121,38 +105,20 @@ func (w *window) onSignal(s signal, sentAt, now time.Duration, factor float64, b
 	if factor <= 0 {
 		factor = cutFactor[s]
 	}
-	atLo := w.cwnd <= w.lo
-	cut := int(float64(w.rate()) * factor)
+	cut := int(float64(w.cwnd) * factor)
 	if w.cwnd < w.ssthresh && bdp > 0 {
 		cut = max(min(cut, bdp), w.cwnd/2)
 	}
 	w.cwnd = max(cut, w.lo)
-	w.below = 0
-	if cut < w.lo && atLo && w.cwnd >= w.ssthresh {
-		w.below = max(cut, w.lo/minRateDen)
-	}
 	w.ssthresh = w.cwnd
 	w.acked = 0
 	w.cuts[s]++
 	return true
 }
 
-// minRateDen bounds the rate window from below: a path paces at no less
-// than 1/minRateDen of a packet per round trip.
-const minRateDen = 8
-
-// rate returns the window the path's pacing rate is set by (rate/srtt):
-// the rate window under the minimum, or cwnd.
-func (w *window) rate() int {
-	if w.below > 0 {
-		return w.below
-	}
-	return w.cwnd
-}
-
 // reset returns the window to its initial state, for a revived path.
 func (w *window) reset(initialPkts int) {
-	w.cwnd, w.ssthresh, w.acked, w.below = w.mss*initialPkts, w.hi, 0, 0
+	w.cwnd, w.ssthresh, w.acked = w.mss*initialPkts, w.hi, 0
 }
 
 // deliveryMarks is how many marks a delivery keeps: spaced a quarter of
