@@ -17,9 +17,9 @@
 # in this job: the sum of the limits the transports document (MetaRoCE:
 # 8 path readers of 16 x 64 KiB = 8 MiB, UnexpectedBytes 4 MiB for each
 # of 7 peers = 28 MiB, eager copies 1 MiB, MsgWindow's records about
-# 16.5k x 250 B per peer = 29 MiB; mrtransport's doc, Limits), the bench's
-# buffers (send, receive and check of MAXBYTES 4 MiB, and the AllReduce's
-# scratch: 16 MiB) and the Go runtime's own (about 10 MiB), about 92 MiB
+# 16.5k x 250 B = 4 MiB for each of 7 peers = 29 MiB; mrtransport's doc,
+# Limits), the bench's buffers (send, receive and check of MAXBYTES 4 MiB,
+# and the AllReduce's scratch: 16 MiB) and the Go runtime's own (about 10 MiB), about 92 MiB
 # live, doubled because Go's collector lets the heap grow to twice what is
 # live before it collects (GOGC=100).
 #
