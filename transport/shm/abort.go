@@ -153,6 +153,7 @@ func (e *Endpoint) Close() error {
 		return nil
 	}
 	e.closed = true
+	e.reqFree = nil // released requests are not reused after Close
 	e.failLocked(func(matchKey) bool { return true }, transport.ErrClosed, false)
 	var claimed []*request
 	for _, r := range e.sends {

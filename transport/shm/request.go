@@ -18,6 +18,7 @@ const (
 	statePending int32 = iota
 	stateCopying
 	stateDone
+	stateFree // released (Release) and kept for reuse; newRequest makes it pending
 )
 
 // request is the transport.Request of shm.
@@ -87,8 +88,8 @@ func (r *request) Release() {
 	r.doneMu.Lock() // the completer has left complete
 	fin := r.finished.Load()
 	r.doneMu.Unlock()
-	if !fin {
-		return
+	if !fin || !r.state.CompareAndSwap(stateDone, stateFree) {
+		return // not completed, or released already: kept at most once
 	}
 	r.buf, r.endErr, r.err = nil, nil, nil // no references kept while free
 	e.mu.Lock()
