@@ -81,21 +81,21 @@ run_pid=
 
 cat "$dir/hostile.out"
 [ -n "$KEEP" ] && cp "$dir/out" "$KEEP/soak_hostile.out"
+# The summary; its exit status is the results' verdict (1: none measured,
+# a wrong one, or a failure line).
+results_ok=1
 awk '
 	$1 == "[rank" && NF == 15 && $3 ~ /^[0-9]+$/ { rows++; wrong += $11 + $15; if ($11 != 0 || $15 != 0) bad++ }
 	/panic|fatal error|failed|rank [0-9]+ exited/ { failures++ ; if (failures <= 5) print "  " $0 }
-	END { printf "rows measured: %d, wrong results: %d (rows with any: %d), failure lines: %d\n", rows, wrong, bad + 0, failures + 0 }
-' "$dir/out"
+	END { printf "rows measured: %d, wrong results: %d (rows with any: %d), failure lines: %d\n", rows, wrong, bad + 0, failures + 0
+	      exit !(rows > 0 && wrong == 0 && failures == 0) }
+' "$dir/out" || results_ok=0
 echo "ranks alive at the end: $alive of $NP; peak RSS per rank (MiB): ${rss[*]}"
 max=0
 for r in "${rss[@]}"; do [ "$r" -gt "$max" ] && max=$r; done
 RSS_BOUND=${RSS_BOUND:-192}
 echo "largest peak RSS: $max MiB (bound $RSS_BOUND MiB)"
-verdict=$(awk '
-	$1 == "[rank" && NF == 15 && $3 ~ /^[0-9]+$/ { rows++; wrong += $11 + $15 }
-	/panic|fatal error|failed|rank [0-9]+ exited/ { failures++ }
-	END { print (rows > 0 && wrong == 0 && failures == 0) ? "ok" : "bad" }' "$dir/out")
-if [ "$verdict" != ok ] || [ "$alive" -ne "$NP" ] || [ "$max" -gt "$RSS_BOUND" ]; then
+if [ "$results_ok" != 1 ] || [ "$alive" -ne "$NP" ] || [ "$max" -gt "$RSS_BOUND" ]; then
 	echo "soak: FAILED (wrong results, a failed rank, or peak RSS above the bound)"
 	exit 1
 fi
