@@ -60,17 +60,17 @@ for round in $(seq "$ROUNDS"); do
   done
 done
 echo "# coll size label median_us ratio_to_mpi-shm-thp rounds..."
-sort -k2,2 -k3,3n -k1,1 "$rows" | awk '
-  { k = $2 " " $3 " " $1; v[k] = v[k] " " $4; order[k] = NR }
+awk '
+  { k = $2 " " $3 " " $1; v[k] = v[k] " " $4 }
   END {
     for (k in v) {
       n = split(substr(v[k], 2), x, " ")
       for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (x[j] + 0 < x[i] + 0) { t = x[i]; x[i] = x[j]; x[j] = t }
-      med[k] = x[int((n + 1) / 2)]
+      med[k] = n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2 # as hier_ab.sh and auth_lab.sh
     }
     for (k in v) {
       split(k, f, " "); m = f[1] " " f[2] " mpi-shm-thp"
       r = (m in med && med[m] > 0) ? sprintf("%.2f", med[k] / med[m]) : "-"
       printf "%-9s %9s %-12s %10.1f %6s  %s\n", f[1], f[2], f[3], med[k], r, v[k]
     }
-  }' | sort -k1,1 -k2,2n -k3,3
+  }' "$rows" | sort -k1,1 -k2,2n -k3,3
