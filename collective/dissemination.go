@@ -1,5 +1,7 @@
 package collective
 
+import "github.com/gocoll/gocoll/transport"
+
 // Rooted operations as disseminations: see broadcast.go.
 
 // scatterDissemination runs a Scatter in the rounds of broadcastDissemination:
@@ -27,6 +29,8 @@ func (c *Comm) scatterDissemination(o *operation, send, recv []byte, root int) e
 		}
 	}
 	held := func(v, d int) int { return (n - v + d - 1) / d } // blocks v, v+d, ... below n
+	var inline [8]transport.Request
+	sends := inline[:0] // sent from out: waited for before it goes back
 	for d := 1; d < n; d <<= 1 {
 		var in, msg []byte
 		if v >= d && v < 2*d {
@@ -41,13 +45,26 @@ func (c *Comm) scatterDissemination(o *operation, send, recv []byte, root int) e
 			}
 		}
 		pr := o.recv(mod(c.rank-d, n), in)
-		o.send(mod(c.rank+d, n), msg)
+		sends = append(sends, o.send(mod(c.rank+d, n), msg))
 		if err := o.waitRecv(pr); err != nil {
 			return err
 		}
 	}
 	if v != 0 {
 		copy(recv, have[:bs])
+	}
+	return o.waitSends(sends, +1)
+}
+
+// waitSends waits for the disseminations' sends, round j's to rank
+// r+dir*2^j, before their scratch goes back to the communicator (another
+// operation may be lent it at once).
+func (o *operation) waitSends(sends []transport.Request, dir int) error {
+	n := o.c.Size()
+	for j, r := range sends {
+		if err := o.wait(r, mod(o.c.rank+dir*(1<<j), n)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -70,13 +87,18 @@ func (c *Comm) gatherDissemination(o *operation, send, recv []byte, root int) er
 	defer haveLease.release()
 	have := haveLease.buf
 	copy(have, send)
+	var inline [8]transport.Request
+	sends := inline[:0] // sent from have: waited for before it goes back
 	for d := 1; d < n; d <<= 1 {
 		k := min(d, n-d) // blocks each way this round
 		pr := o.recv(mod(c.rank+d, n), have[d*bs:(d+k)*bs])
-		o.send(mod(c.rank-d, n), have[:k*bs])
+		sends = append(sends, o.send(mod(c.rank-d, n), have[:k*bs]))
 		if err := o.waitRecv(pr); err != nil {
 			return err
 		}
+	}
+	if err := o.waitSends(sends, -1); err != nil {
+		return err
 	}
 	if recv != nil {
 		for m := range n {
