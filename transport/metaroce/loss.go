@@ -98,6 +98,13 @@ func (c *lossCeiling) onLoss(srtt, now time.Duration, heavy bool) {
 	c.heavy = c.heavy || heavy
 }
 
+// heavyAt reports whether a heavy loss set the ceiling that is still
+// remembered at now (forgotten floorWindow after the last loss, as the
+// ceiling itself).
+func (c *lossCeiling) heavyAt(now time.Duration) bool {
+	return c.heavy && now-c.at < floorWindow
+}
+
 // near reports whether rtt is within the margin of the ceiling at now:
 // an eighth of the ceiling, at least the delay target.
 func (c *lossCeiling) near(rtt, target, now time.Duration) bool {
@@ -127,7 +134,7 @@ const (
 // only, and the path competes with it until the hold is over (see
 // competingAt).
 func (p *path) noteCompetitor(cfg *Config, now time.Duration) {
-	if now < p.noCompeteUntil || p.ceil.heavy || !p.standing(cfg) {
+	if now < p.noCompeteUntil || p.ceil.heavyAt(now) || !p.standing(cfg) {
 		return
 	}
 	if !p.competingAt(now) {
@@ -194,7 +201,7 @@ const (
 // hit by a tail drop, which the flow's bursts take). Paths that share one
 // bottleneck (an incast) starve together, and do not compete.
 func (c *conn) competing(p *path, now time.Duration) int {
-	if !p.competingAt(now) && now >= p.noCompeteUntil && !p.ceil.heavy && p.standing(c.cfg) && c.starved(p) {
+	if !p.competingAt(now) && now >= p.noCompeteUntil && !p.ceil.heavyAt(now) && p.standing(c.cfg) && c.starved(p) {
 		p.compAcked, p.compLost = 0, 0
 		p.competeUntil = now + max(competeHold, competeRTTs*p.rtt.srtt)
 	}

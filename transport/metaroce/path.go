@@ -330,7 +330,7 @@ func (p *path) congestion(blk *wire.AckBlock, sentAt, now time.Duration, cfg *Co
 			factor = cutFactor[signalDelay]
 		}
 		p.win.onSignal(signalDelay, sentAt, now, min(factor, maxDelayCut), p.bdp(now))
-	} else if !compete && p.rtt.has && (p.ceil.heavy || p.rtt.min > p.rtt.floorRTT()+target) && p.ceil.near(p.rtt.recent.value(), target, now) {
+	} else if !compete && p.rtt.has && (p.ceil.heavyAt(now) || p.rtt.min > p.rtt.floorRTT()+target) && p.ceil.near(p.rtt.recent.value(), target, now) {
 		p.win.onSignal(signalDelay, sentAt, now, 0, p.bdp(now))
 	}
 }
