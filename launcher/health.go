@@ -283,22 +283,19 @@ func (r *explainedRequest) Wait(ctx context.Context) (int, error) {
 // several requests in a row).
 type opRing struct {
 	order [recentOpsMax]transport.OpKey
-	next  int // where the next distinct operation goes
-	n     int // how many of order are set
-	seen  map[transport.OpKey]struct{}
+	next  int                          // where the next distinct operation goes
+	seen  map[transport.OpKey]struct{} // the operations in order, each once
 }
 
 func (r *opRing) add(op transport.OpKey) {
-	if r.n > 0 && r.order[(r.next+recentOpsMax-1)%recentOpsMax] == op {
+	if len(r.seen) > 0 && r.order[(r.next+recentOpsMax-1)%recentOpsMax] == op {
 		return
 	}
 	if _, ok := r.seen[op]; ok {
 		return
 	}
-	if r.n == recentOpsMax {
+	if len(r.seen) == recentOpsMax {
 		delete(r.seen, r.order[r.next])
-	} else {
-		r.n++
 	}
 	r.order[r.next] = op
 	r.next = (r.next + 1) % recentOpsMax
@@ -307,9 +304,10 @@ func (r *opRing) add(op transport.OpKey) {
 
 // list returns the operations, oldest first.
 func (r *opRing) list() []transport.OpKey {
-	out := make([]transport.OpKey, 0, r.n)
-	for i := range r.n {
-		out = append(out, r.order[(r.next-r.n+i+recentOpsMax)%recentOpsMax])
+	n := len(r.seen)
+	out := make([]transport.OpKey, 0, n)
+	for i := range n {
+		out = append(out, r.order[(r.next-n+i+recentOpsMax)%recentOpsMax])
 	}
 	return out
 }

@@ -71,31 +71,33 @@ func TestBindEveryThread(t *testing.T) {
 			t.Errorf("restoring the mask: %v", err)
 		}
 	})
-	// Threads locked and spinning, so the runtime has several.
+	// Threads locked (each waits here until its goroutine holds one), so
+	// the runtime has several before Bind.
 	stop := make(chan struct{})
-	var wg sync.WaitGroup
+	var wg, ready sync.WaitGroup
+	locked := func() {
+		defer wg.Done()
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		ready.Done()
+		<-stop
+	}
 	for range 4 {
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			<-stop
-		}()
+		ready.Add(1)
+		go locked()
 	}
 	defer func() { close(stop); wg.Wait() }()
+	ready.Wait()
 	target := cores[len(cores)-1]
 	if err := Bind(target); err != nil {
 		t.Fatal(err)
 	}
-	// A thread made now inherits the mask.
+	// A thread made or taken now has the mask too.
 	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		<-stop
-	}()
+	ready.Add(1)
+	go locked()
+	ready.Wait()
 	threads, err := Threads()
 	if err != nil {
 		t.Fatal(err)
