@@ -3,9 +3,11 @@ package launcher
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gocoll/gocoll/internal/affinity"
 	"github.com/gocoll/gocoll/transport/tcp"
@@ -68,14 +70,22 @@ func parseBindCore(v string) (BindCore, error) {
 	return b, nil
 }
 
+// hostCores is the host's cores as the process found them before its
+// first bind: a later bind (a second Join in the process) picks among
+// them, not among the one core the first left it.
+var hostCores = sync.OnceValue(affinity.Cores)
+
 // bindSelf makes job.BindCore's binding (none for the zero value) and
-// logs it on log.
+// logs it on log. The binding request is taken out of the environment,
+// so that a program the rank starts does not bind itself again within
+// the narrowed mask it inherits.
 func bindSelf(job Job, log *slog.Logger) error {
 	b := job.BindCore
 	if b.Of == 0 {
 		return nil
 	}
-	cpus, err := affinity.Pick(affinity.Cores(), b.Index, b.Of, b.Oversubscribe)
+	os.Unsetenv(EnvBindCore)
+	cpus, err := affinity.Pick(hostCores(), b.Index, b.Of, b.Oversubscribe)
 	if err != nil {
 		return err
 	}
