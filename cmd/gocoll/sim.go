@@ -259,7 +259,7 @@ func simAlgos(f simFlags, topo topology.Topology, links tune.Links, size int64) 
 	}
 	times := map[string]time.Duration{}
 	var all []string
-	channels := 1
+	channels := max(f.channels, 1) // --channels, even where the model has no ring row
 	for _, p := range pred {
 		times[p.Algorithm] = p.Time
 		all = append(all, p.Algorithm)
