@@ -81,39 +81,6 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 	})
 }
 
-// broadcastDissemination spreads buf in ceil(log2 n) rounds: in round j
-// (d = 2^j) rank r sends to r+d and receives from r-d (mod n), as in a
-// dissemination barrier. Counting from the root (v = r-root mod n), the
-// ranks v < d hold the data before round j, so the message from v carries
-// buf when v < d and v+d < n and is empty otherwise; v receives buf in the
-// round where d <= v < 2d. Each rank sends its round's message only once
-// its previous round's message arrived and its header matched, so after
-// the last round every rank has heard, through a chain of checked
-// messages, from every other: a rank that found a mismatch sends nothing
-// more, and every rank that depends on it waits until its abort comes.
-// As many data messages (n-1) and rounds as a binomial tree, and no
-// confirming round after; each message travels with its header when buf
-// is at most inlineBytesMax.
-func (c *Comm) broadcastDissemination(o *operation, buf []byte, root int) error {
-	n := c.Size()
-	v := mod(c.rank-root, n)
-	for d := 1; d < n; d <<= 1 {
-		var in, out []byte
-		if v >= d && v < 2*d {
-			in = buf
-		}
-		if v < d && v+d < n {
-			out = buf
-		}
-		pr := o.recv(mod(c.rank-d, n), in)
-		o.send(mod(c.rank+d, n), out)
-		if err := o.waitRecv(pr); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // broadcastDirect has the root send buf to every rank at once, in chunks,
 // and every rank receive it in place: for shared memory, where each rank
 // then copies straight out of the root's buffer, all at the same time,

@@ -1,51 +1,93 @@
 package collective
 
-import "github.com/gocoll/gocoll/transport"
-
 // Rooted operations as disseminations: see broadcast.go.
 
-// scatterDissemination runs a Scatter in the rounds of broadcastDissemination:
-// in round j (d = 2^j) rank r sends to r+d and receives from r-d (mod n).
-// Counting from the root (v = r-root mod n), a rank v < d holds, before
-// round j, the blocks of the ranks v, v+d, v+2d, ... (below n), packed in
-// that order; in round j it sends v+d the odd ones of them (v+d, v+3d, ...:
-// those v+d is to hold from then on) when v+d < n, and keeps the even ones;
-// every other message is empty. So each block travels at most ceil(log2 n)
-// times and, as in the dissemination Broadcast, every rank's completion
-// depends on every other rank's checked messages: no confirming round.
-// send is the root's buffer (nil elsewhere); recv, this rank's block, has
-// already been filled at the root.
+// topDistance is the largest power of two below n (n >= 2): the
+// disseminations' first round's distance. Their rounds go farthest first,
+// d = topDistance(n), ..., 2, 1, as a binomial tree from the root: where
+// ranks are numbered site by site, the data crosses between sites in the
+// first rounds, from few ranks, and the last rounds stay near.
+func topDistance(n int) int {
+	d := 1
+	for 2*d < n {
+		d <<= 1
+	}
+	return d
+}
+
+// broadcastDissemination spreads buf in ceil(log2 n) rounds: in the round
+// of distance d (d = topDistance(n), ..., 2, 1) rank r sends to r+d and
+// receives from r-d (mod n), as in a dissemination barrier. Counting from
+// the root (v = r-root mod n), the ranks with v a multiple of 2d hold the
+// data before that round, so the message from v carries buf when v%(2d)
+// == 0 and v+d < n, and is empty otherwise; v receives buf in the round
+// where v%(2d) == d. The data moves as in a binomial tree (what the cost
+// model prices: tune's binomial). Each rank sends its round's message only
+// once its previous round's message arrived and its header matched, so
+// after the last round every rank has heard, through a chain of checked
+// messages, from every other (the distances' subset sums cover 0..n-1): a
+// rank that found a mismatch sends nothing more, and every rank that
+// depends on it waits until its abort comes. As many data messages (n-1)
+// and rounds as a binomial tree, and no confirming round after; each
+// message travels with its header when buf is at most inlineBytesMax.
+func (c *Comm) broadcastDissemination(o *operation, buf []byte, root int) error {
+	n := c.Size()
+	v := mod(c.rank-root, n)
+	for d := topDistance(n); d > 0; d >>= 1 {
+		var in, out []byte
+		if v%(2*d) == d {
+			in = buf
+		}
+		if v%(2*d) == 0 && v+d < n {
+			out = buf
+		}
+		pr := o.recv(mod(c.rank-d, n), in)
+		o.send(mod(c.rank+d, n), out)
+		if err := o.waitRecv(pr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scatterDissemination runs a Scatter in the rounds of broadcastDissemination
+// (farthest first). Counting from the root (v = r-root mod n), a rank with v
+// a multiple of 2d holds, before the round of distance d, the blocks of
+// v, v+1, ..., min(v+2d, n)-1, packed from the start of its scratch; it
+// sends v+d the upper part of them (v+d, ..., those v+d is to hold from
+// then on) when v+d < n, and keeps the lower part; every other message is
+// empty. A rank receives once, before any send of data, and sends from its
+// scratch only after that, so the sends need no copy. Each block travels
+// at most ceil(log2 n) times, as in a binomial scatter, and, as in the
+// dissemination Broadcast, every rank's completion depends on every other
+// rank's checked messages: no confirming round. send is the root's buffer
+// (nil elsewhere); recv, this rank's block, has already been filled at the
+// root.
 func (c *Comm) scatterDissemination(o *operation, send, recv []byte, root int) error {
 	n, bs := c.Size(), len(recv)
 	v := mod(c.rank-root, n)
-	haveLease, outLease := c.tempBuffer(n*bs), c.tempBuffer(n*bs)
+	haveLease := c.tempBuffer(n * bs)
 	defer haveLease.release()
-	defer outLease.release()
-	have, out := haveLease.buf, outLease.buf // out: every round's sends, in turn
+	have := haveLease.buf // blocks v, v+1, ... from have[0]
 	if v == 0 {
 		for m := range n { // relative order
 			p := (m + root) % n
 			copy(have[m*bs:], send[p*bs:(p+1)*bs])
 		}
 	}
-	held := func(v, d int) int { return (n - v + d - 1) / d } // blocks v, v+d, ... below n
-	var inline [8]transport.Request
-	sends := inline[:0] // sent from out: waited for before it goes back
-	for d := 1; d < n; d <<= 1 {
+	var inline [8]pendingSend
+	sends := inline[:0] // sent from have: waited for before it goes back
+	for d := topDistance(n); d > 0; d >>= 1 {
 		var in, msg []byte
-		if v >= d && v < 2*d {
-			in = have[:held(v, 2*d)*bs]
+		if v%(2*d) == d {
+			in = have[:(min(v+d, n)-v)*bs]
 		}
-		if v < d && v+d < n {
-			k := held(v, d)
-			msg, out = out[:(k/2)*bs], out[(k/2)*bs:]
-			for m := 1; m < k; m += 2 { // odd positions go, even ones stay
-				copy(msg[(m/2)*bs:], have[m*bs:(m+1)*bs])
-				copy(have[(m/2+1)*bs:], have[(m+1)*bs:min(m+2, k)*bs])
-			}
+		if v%(2*d) == 0 && v+d < n {
+			msg = have[d*bs : (min(v+2*d, n)-v)*bs]
 		}
 		pr := o.recv(mod(c.rank-d, n), in)
-		sends = append(sends, o.send(mod(c.rank+d, n), msg))
+		to := mod(c.rank+d, n)
+		sends = append(sends, pendingSend{o.send(to, msg), to})
 		if err := o.waitRecv(pr); err != nil {
 			return err
 		}
@@ -53,16 +95,14 @@ func (c *Comm) scatterDissemination(o *operation, send, recv []byte, root int) e
 	if v != 0 {
 		copy(recv, have[:bs])
 	}
-	return o.waitSends(sends, +1)
+	return waitAll(o, sends)
 }
 
-// waitSends waits for the disseminations' sends, round j's to rank
-// r+dir*2^j, before their scratch goes back to the communicator (another
-// operation may be lent it at once).
-func (o *operation) waitSends(sends []transport.Request, dir int) error {
-	n := o.c.Size()
-	for j, r := range sends {
-		if err := o.wait(r, mod(o.c.rank+dir*(1<<j), n)); err != nil {
+// waitAll waits for the disseminations' sends before their scratch goes
+// back to the communicator (another operation may be lent it at once).
+func waitAll(o *operation, sends []pendingSend) error {
+	for i := range sends {
+		if err := sends[i].wait(o); err != nil {
 			return err
 		}
 	}
@@ -87,17 +127,18 @@ func (c *Comm) gatherDissemination(o *operation, send, recv []byte, root int) er
 	defer haveLease.release()
 	have := haveLease.buf
 	copy(have, send)
-	var inline [8]transport.Request
+	var inline [8]pendingSend
 	sends := inline[:0] // sent from have: waited for before it goes back
 	for d := 1; d < n; d <<= 1 {
 		k := min(d, n-d) // blocks each way this round
 		pr := o.recv(mod(c.rank+d, n), have[d*bs:(d+k)*bs])
-		sends = append(sends, o.send(mod(c.rank-d, n), have[:k*bs]))
+		to := mod(c.rank-d, n)
+		sends = append(sends, pendingSend{o.send(to, have[:k*bs]), to})
 		if err := o.waitRecv(pr); err != nil {
 			return err
 		}
 	}
-	if err := o.waitSends(sends, -1); err != nil {
+	if err := waitAll(o, sends); err != nil {
 		return err
 	}
 	if recv != nil {

@@ -27,7 +27,9 @@
 // below Config.SmallBytes) a dissemination Broadcast (ceil(log2 n)
 // rounds, rank r sending to r+2^j in round j) and a Reduce run as
 // AllReduce's recursive doubling, the result kept at the root (a binomial
-// tree when forced); over shared memory, a large Broadcast goes direct
+// tree when forced, or where the cost model picks it for a buffer above
+// the 512 bytes that travel with a header); the small Broadcast's rounds
+// go farthest first, the data moving as in a binomial tree; over shared memory, a large Broadcast goes direct
 // from the root to every rank. AllToAll(V): n-1 rounds of pairwise
 // exchange. Barrier: dissemination.
 // Scatter: direct above Config.SmallBytes in all, a dissemination at or

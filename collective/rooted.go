@@ -13,21 +13,7 @@ import (
 // recv (recv is ignored elsewhere and may be nil).
 func (c *Comm) reduceOp(ctx context.Context, send, recv []byte, dt dtype.DataType, op reduce.Op, root int, sync bool) *Handle {
 	count := len(send) / esize(dt)
-	algo := c.cfg.Reduce
-	if algo == AlgoAuto {
-		// The binomial tree the model may pick for a small message runs as
-		// a recursive doubling: as many rounds, and no confirming round
-		// after (broadcast.go).
-		if algo = c.modelAlgorithm(KindReduce, len(send), root); algo == AlgoBinomial {
-			algo = AlgoRecursiveDoubling
-		}
-	}
-	if algo == AlgoAuto {
-		algo = AlgoChain
-		if len(send) <= c.cfg.SmallBytes {
-			algo = AlgoRecursiveDoubling
-		}
-	}
+	algo := c.reduceAlgorithm(len(send), root)
 	h := header{kind: KindReduce, dt: dt, op: op, root: int32(root), count: uint64(count), algo: algo, chunk: uint32(c.cfg.ChunkBytes)}
 	return c.launchArgs(ctx, h, sync, opArgs{send: send, recv: recv, root: root}, func(o *operation) error {
 		c, send, recv, dt, root, algo := o.c, o.args.send, o.args.recv, o.hdr.dt, o.args.root, o.hdr.algo
@@ -69,6 +55,30 @@ func (c *Comm) reduceOp(ctx context.Context, send, recv []byte, dt dtype.DataTyp
 		}
 		return o.confirm()
 	})
+}
+
+// reduceAlgorithm is the algorithm a Reduce of bytes to root runs:
+// Config.Reduce, or the automatic choice. The binomial tree the cost model
+// may pick runs as a recursive doubling, with as many rounds and no
+// confirming round after (broadcast.go), while the buffer travels inline
+// with the headers, where a message costs its latency, not its bytes;
+// above, as the binomial tree the model priced (a recursive doubling
+// sends n*log2(n) messages of the buffer, the binomial n-1). Without a
+// model: recursive doubling at or below Config.SmallBytes, else a chain.
+func (c *Comm) reduceAlgorithm(bytes, root int) Algorithm {
+	algo := c.cfg.Reduce
+	if algo == AlgoAuto {
+		if algo = c.modelAlgorithm(KindReduce, bytes, root); algo == AlgoBinomial && bytes <= inlineBytesMax {
+			algo = AlgoRecursiveDoubling
+		}
+	}
+	if algo == AlgoAuto {
+		algo = AlgoChain
+		if bytes <= c.cfg.SmallBytes {
+			algo = AlgoRecursiveDoubling
+		}
+	}
+	return algo
 }
 
 // reduceChain pipelines partial reductions up the chain root+n-1, ..., root+1,
