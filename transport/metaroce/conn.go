@@ -337,6 +337,7 @@ func (c *conn) applyAck(now time.Duration, a *wire.Ack) {
 	for i := range a.NumGrants() {
 		c.snd.grant(a.Grant(i))
 	}
+	competing := c.competingPaths(a, now)
 	blk := &c.ep.block
 	for i := range a.NumBlocks() {
 		a.Block(i, blk)
@@ -345,7 +346,12 @@ func (c *conn) applyAck(now time.Duration, a *wire.Ack) {
 		}
 		p := c.paths[blk.Path]
 		before := p.state
-		p.win.competing = c.competing(p, now)
+		p.win.competing = 0
+		if p.competingAt(now) {
+			// At least itself: an earlier block of this ACK may have
+			// made it compete (noteCompetitor) after the count.
+			p.win.competing = max(competing, 1)
+		}
 		p.onBlock(blk, a.SentAt, now, c.cfg, &c.snd)
 		c.notePath(p, before)
 	}

@@ -3,6 +3,8 @@ package metaroce
 import (
 	"slices"
 	"time"
+
+	"github.com/gocoll/gocoll/transport/metaroce/wire"
 )
 
 // lossRounds counts a path's packets acknowledged and lost over its last
@@ -127,6 +129,24 @@ const (
 	competeRTTs = 32
 )
 
+// holdFor is how long a change of the path's competing mode holds: into
+// it (competeUntil), out of it (noCompeteUntil), and the span within
+// which two standing-queue losses make it enter (noteCompetitor).
+func (p *path) holdFor() time.Duration { return max(competeHold, competeRTTs*p.rtt.srtt) }
+
+// stopCompeting ends the path's competing mode at now and keeps it out of
+// it for a hold.
+func (p *path) stopCompeting(now time.Duration) {
+	p.competeUntil, p.noCompeteUntil = 0, now+p.holdFor()
+}
+
+// startCompeting puts the path into competing mode at now, for a hold,
+// with fresh loss counts (countCompeting).
+func (p *path) startCompeting(now time.Duration) {
+	p.compAcked, p.compLost = 0, 0
+	p.competeUntil = now + p.holdFor()
+}
+
 // noteCompetitor is called on a congestion loss that queueing judged a
 // tail drop: if the path's minimum RTT stands above its floor by two
 // delay targets (the queue did not drain for a minWindow, whatever the
@@ -145,14 +165,15 @@ func (p *path) noteCompetitor(cfg *Config, now time.Duration) {
 		switch {
 		case first != 0 && now-first < p.rtt.srtt:
 			return
-		case first == 0 || now-first > 2*max(competeHold, competeRTTs*p.rtt.srtt):
+		case first == 0 || now-first > 2*p.holdFor():
 			p.standingLossAt = now
 			return
 		}
 		p.standingLossAt = 0
-		p.compAcked, p.compLost = 0, 0
+		p.startCompeting(now)
+		return
 	}
-	p.competeUntil = now + max(competeHold, competeRTTs*p.rtt.srtt)
+	p.competeUntil = now + p.holdFor()
 }
 
 // competingAt reports whether the path competes with a loss-based flow
@@ -177,8 +198,7 @@ func (p *path) countCompeting(acked, lost int, now time.Duration) {
 	p.compAcked += acked
 	p.compLost += lost
 	if p.compLost >= competeLossMin && p.compLost*competeLossDen > p.compAcked+p.compLost {
-		p.competeUntil = 0
-		p.noCompeteUntil = now + max(competeHold, competeRTTs*p.rtt.srtt)
+		p.stopCompeting(now)
 	}
 }
 
@@ -191,22 +211,29 @@ const (
 	competeLossDen = 8
 )
 
-// competing returns how many of c's paths compete with a loss-based flow
-// at now if p does, or 0. A path starts to compete, besides on losses
-// (noteCompetitor), when it shows a standing queue while its rate
-// (cwnd/srtt) is under 1/starvedBelow of the median of the connection's
-// usable paths: a flow keeps its link's buffer full that the path's delay
-// cuts do not drain, and the path starves (in the lab, its paths on a TCP
-// flow's link carried a tenth of what the others did, and were hardly ever
-// hit by a tail drop, which the flow's bursts take). Paths that share one
-// bottleneck (an incast) starve together, and do not compete.
-func (c *conn) competing(p *path, now time.Duration) int {
-	if !p.competingAt(now) && now >= p.noCompeteUntil && !p.ceil.heavyAt(now) && p.standing(c.cfg) && c.starved(p) {
-		p.compAcked, p.compLost = 0, 0
-		p.competeUntil = now + max(competeHold, competeRTTs*p.rtt.srtt)
-	}
-	if !p.competingAt(now) {
-		return 0
+// competingPaths returns how many of c's paths compete with a
+// loss-based flow at now, after letting any path whose ACK block is in a
+// (the blocks of one ACK) start to compete: besides on losses
+// (noteCompetitor), a path starts when it shows a standing queue while
+// its rate (cwnd/srtt) is under 1/starvedBelow of the median of the
+// connection's usable paths: a flow keeps its link's buffer full that the
+// path's delay cuts do not drain, and the path starves (in the lab, its
+// paths on a TCP flow's link carried a tenth of what the others did, and
+// were hardly ever hit by a tail drop, which the flow's bursts take).
+// Paths that share one bottleneck (an incast) starve together, and do not
+// compete. It runs once per ACK, so that an ACK of k blocks costs
+// O(k + paths), not O(k x paths).
+func (c *conn) competingPaths(a *wire.Ack, now time.Duration) int {
+	blk := &c.ep.block
+	for i := range a.NumBlocks() {
+		a.Block(i, blk)
+		if int(blk.Path) >= len(c.paths) {
+			continue
+		}
+		p := c.paths[blk.Path]
+		if !p.competingAt(now) && now >= p.noCompeteUntil && !p.ceil.heavyAt(now) && p.standing(c.cfg) && c.starved(p) {
+			p.startCompeting(now)
+		}
 	}
 	n := 0
 	for _, q := range c.paths {
@@ -218,7 +245,7 @@ func (c *conn) competing(p *path, now time.Duration) int {
 }
 
 // starvedBelow: a path whose rate is under 1/starvedBelow of the median
-// of its connection's usable paths starves (see conn.competing).
+// of its connection's usable paths starves (see conn.competingPaths).
 const starvedBelow = 8
 
 // standing reports whether the path's minimum RTT stands above its floor

@@ -307,7 +307,7 @@ func (p *path) congestion(blk *wire.AckBlock, sentAt, now time.Duration, cfg *Co
 		// losses (a sawtooth); one that stays full has many flows of a
 		// few packets, all yielding to loss (paths of an incast that
 		// compete since a latecomer overflowed it): compete no more.
-		p.competeUntil, p.noCompeteUntil = 0, now+max(competeHold, competeRTTs*p.rtt.srtt)
+		p.stopCompeting(now)
 		compete = false
 	}
 	if !compete && p.rtt.has && p.rtt.recent.value() > p.rtt.min+target && p.owd.queue() > target {
