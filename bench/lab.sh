@@ -65,6 +65,9 @@ if mode == "recv":
             break
         if start is None:
             start = now
+            # The wall clock at the first byte, so that a row can take the
+            # intervals that overlap another flow's run (tcp-share).
+            print("[rank 0] # start epoch %.3f" % time.time(), flush=True)
         total += n; n_tick += n; last = now
         if now - start >= tick:
             print("[rank 0] %8.2f %16.1f" % (now - start, n_tick * 8 / 1e6), flush=True)
@@ -176,19 +179,40 @@ if selected tcp-share; then
   # TCP runs 2 s longer on both sides, to cover the launcher's start.
   "$G" lab exec --name "$LAB" s1h1 -- env PROTO=tcp SPORT=7100 python3 "$BIN/mptcp.py" send 10.2.0.11 7001 $((secs + 2)) >"$BIN/tcp.send" 2>&1 &
   send=$!
+  rc=0
+  # The wall clock when MetaRoCE's first interval and its total are
+  # printed: TCP's figure is taken over the same span (TCP alone before
+  # and after it would count toward TCP's share).
   "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout $((secs + 60))s \
-    -x GOCOLL_TRANSPORT=metaroce -- "$G" bench p2p --time "${secs}s" >"$rawm" 2>&1 || echo "# run failed: $?" >>"$rawm"
+    -x GOCOLL_TRANSPORT=metaroce -- "$G" bench p2p --time "${secs}s" 2>&1 |
+    while IFS= read -r l; do
+      printf '%s\n' "$l"
+      [[ $l =~ ^\[rank\ 0\]\ +1\.00\  && ! -s $BIN/mr.first ]] && date +%s.%N >"$BIN/mr.first"
+      [[ $l == *"# total:"* ]] && date +%s.%N >"$BIN/mr.end"
+      true
+    done >"$rawm" || rc=$?
+  [[ ${rc:=0} -eq 0 ]] || echo "# run failed: $rc" >>"$rawm"
   wait "$send" || echo "# run failed: sender $?" >>"$rawt"
   wait "$recv" || echo "# run failed: receiver $?" >>"$rawt"
+  # TCP's 1 s intervals that lie within MetaRoCE's run (from a second
+  # before its first interval line to its total line, 0.2 s of slack).
+  t0=$(awk '{ printf "%.3f", $1 - 1 }' "$BIN/mr.first" 2>/dev/null || true)
+  t1=$(cat "$BIN/mr.end" 2>/dev/null || true)
+  rm -f "$BIN/mr.first" "$BIN/mr.end"
+  gto=$(awk -v t0="$t0" -v t1="$t1" '$3 == "#" && $4 == "start" { e0 = $6 }
+    $1 == "[rank" && $3 ~ /^[0-9]+[.][0-9]+$/ && e0 != "" && t0 != "" && t1 != "" {
+      e = e0 + $3; if (e - 1 >= t0 - 0.2 && e <= t1 + 0.2) { s += $4; n++ } }
+    END { if (n) printf "%.1f", s / n }' "$rawt")
+  echo "# while MetaRoCE ran ($t0 to $t1): $gto Mbit/s, the mean of the TCP intervals within it" >>"$rawt"
   tlink=$("$G" lab route --name "$LAB" s1h1 s2h1 7100 7001 tcp 2>&1 | tail -1)
   { echo "# TCP flow 10.1.0.11:7100 -> 10.2.0.11:7001, route: $tlink; sender:"; cat "$BIN/tcp.send"; } >>"$rawt"
   { echo "# lab counters after the run (both flows)"; "$G" lab stats --name "$LAB"; } | tee -a "$rawt" >>"$rawm"
   "$G" lab down --name "$LAB" >/dev/null
   gm=$(goodput "$rawm") gt=$(goodput "$rawt")
   CELL[metaroce]="$(pct "$gm" 800): $(within20 "$gm" 700) [$(links "$rawm")]"
-  CELL[tcp]="$(pct "$gt" 800): $(within20 "$gt" 100) [on ${tlink##* }]"
+  CELL[tcp]="while MetaRoCE ran $(pct "$gto" 800): $(within20 "$gto" 100) (whole run, alone at its ends: ${gt:-failed}) [on ${tlink##* }]"
   emit "$name (MetaRoCE + TCP at once)" 800 "each within 20 % of its fair share (MetaRoCE 700, TCP 100)"
-  echo "bench/lab.sh: $name: metaroce $gm, tcp $gt Mbit/s" >&2
+  echo "bench/lab.sh: $name: metaroce $gm, tcp $gto while it ran ($gt whole run) Mbit/s" >&2
 fi
 
 # incast: 6 senders (s1h1..s1h6, one gocoll bench p2p job each, all at
