@@ -48,8 +48,10 @@
 //	GOCOLL_TRANSPORT          auto (the default): shared memory within a host, MetaRoCE between hosts;
 //	                          shm+tcp: shared memory and TCP; tcp, metaroce or shm alone
 //	GOCOLL_DEBUG              info, debug or trace: log to stderr at that level; from info on, each
-//	                          rank logs the transport to each peer, and at close its traffic per peer
-//	                          and per MetaRoCE path (World.Stats gives the same figures)
+//	                          rank logs the link figures of each level and where they came from
+//	                          (file, probe, cache or default), the transport to each peer, and at
+//	                          close its traffic per peer and per MetaRoCE path (World.Stats gives the
+//	                          same figures)
 //	GOCOLL_DEBUG_SUBSYS       which of GOCOLL_DEBUG's lines below a warning print, as NCCL_DEBUG_SUBSYS:
 //	                          a comma-separated list of INIT (forming: transports, chunk sizes, kernels,
 //	                          GOMAXPROCS), NET (the transports' lines, traffic at close), COLL (one line
@@ -75,10 +77,19 @@
 //	GOCOLL_ALGO               forced algorithms, like NCCL_ALGO: tree (every collective that has it)
 //	                          or allreduce:hierarchical,broadcast:chain (default: the cost model's
 //	                          choice where the job spans hosts, else by size)
-//	GOCOLL_PROBE              1: as the world forms, measure each level's latency and bandwidth
-//	                          (ping-pongs and one bulk transfer per level, the same figures on
-//	                          every rank) for the cost model's choice (default 0: the topology's
-//	                          or the assumed figures)
+//	GOCOLL_PROBE              the link figures of the cost model's choice: unset, where the job spans
+//	                          hosts, measure as the world forms each level (host, site, wan) that
+//	                          GOCOLL_TOPO_FILE or GOCOLL_LINKS does not give (a few ping-pongs and
+//	                          one 4 MiB transfer per level, the same figures on every rank; about
+//	                          0.2 s on a two-site lab of 2 ms); 0 never (assumed figures); 1 even on
+//	                          one host. Alike on every rank
+//	GOCOLL_TOPO_FILE          a topology file (version 2: "levels" and "links") whose link figures the
+//	                          job takes; rank 0 reads it
+//	GOCOLL_TOPO_DUMP          rank 0 writes the job's topology with the figures the cost model uses
+//	                          there, as a version 2 file that GOCOLL_TOPO_FILE reads back
+//	GOCOLL_LINKS              figures per level taken as measured, like wan=2ms@1e8,site=25us@1.25e9
+//	                          (latency one way @ bytes/s): gocoll run sets it for a restarted round
+//	                          from the first round's (the job's cache), so it does not probe again
 //	GOCOLL_DETERMINISTIC      1: AllReduce reduces in rank order, bitwise the same whatever algorithm
 //	                          or chunk size (collective.Config.Deterministic; default 0)
 //	GOCOLL_CHANNELS           ring AllReduce on this many rings at once, each on a part of the buffer

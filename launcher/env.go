@@ -17,6 +17,7 @@ import (
 	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/internal/jobkey"
 	"github.com/gocoll/gocoll/launcher/hosts"
+	"github.com/gocoll/gocoll/topology"
 	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
 	"github.com/gocoll/gocoll/transport/tcp"
 )
@@ -61,7 +62,10 @@ const (
 	EnvAlgo             = "GOCOLL_ALGO"              // forced algorithms, like tree or allreduce:hierarchical,broadcast:chain
 	EnvDeterministic    = "GOCOLL_DETERMINISTIC"     // 1: AllReduce in one canonical order (collective.Config.Deterministic)
 	EnvChannels         = "GOCOLL_CHANNELS"          // ring AllReduce channels, 1 to collective.ChannelsMax (collective.Config.Channels)
-	EnvProbe            = "GOCOLL_PROBE"             // 1: measure the links per level as the world forms, for the cost model
+	EnvProbe            = "GOCOLL_PROBE"             // unset: measure the links per level as the world forms where the job spans hosts; 0 never; 1 always
+	EnvLinks            = "GOCOLL_LINKS"             // link figures per level, like wan=2ms@1e8,site=25us@1.25e9 (gocoll run's cache for a restarted round)
+	EnvTopoFile         = "GOCOLL_TOPO_FILE"         // a topology file (version 2) whose link figures the job takes; rank 0 reads it
+	EnvTopoDump         = "GOCOLL_TOPO_DUMP"         // rank 0 writes the job's topology with its link figures there, as a version 2 file
 	EnvTimeout          = "GOCOLL_TIMEOUT"           // bound on each collective operation (collective.Config.Timeout)
 	EnvStallTimeout     = "GOCOLL_STALL_TIMEOUT"     // an operation running this long is reported as stalled (collective.Config.StallTimeout)
 	// EnvGoMaxProcs is the Go runtime's own variable; when it is set, Join
@@ -190,9 +194,19 @@ type Job struct {
 	// Channels (GOCOLL_CHANNELS) sets the world communicator's
 	// Config.Channels where the Config given to Join leaves it 0.
 	Channels int
-	// Probe (GOCOLL_PROBE=1) measures each level's links as the world
-	// forms, for the cost model's choice; see collective/tune/probe.
-	Probe          bool
+	// Probe (GOCOLL_PROBE) says when Join measures each level's links
+	// for the cost model's choice (probe.go, collective/tune/probe).
+	Probe ProbeMode
+	// Links (GOCOLL_LINKS) are link figures per level the job takes as
+	// measured (gocoll run gives a restarted round those of the first);
+	// rank 0's count.
+	Links topology.Links
+	// TopoFile (GOCOLL_TOPO_FILE) is a topology file whose link figures
+	// (levels and pairs of hosts) the job takes; rank 0 reads it.
+	TopoFile string
+	// TopoDump (GOCOLL_TOPO_DUMP): rank 0 writes the job's topology, with
+	// the link figures the cost model uses, there as a version 2 file.
+	TopoDump       string
 	ConnectTimeout time.Duration // in (0, MaxTimeout]
 	WatchStdin     bool
 	BindCore       BindCore // GOCOLL_BIND_CORE: the core Join binds the process to; zero: none
@@ -518,7 +532,7 @@ func (e envReader) common(j *Job) error {
 	if j.BindCore, err = parseBindCore(e.get(EnvBindCore)); err != nil {
 		return err
 	}
-	if j.Probe, err = e.flag(EnvProbe, false); err != nil {
+	if err := e.linkSettings(j); err != nil {
 		return err
 	}
 	if j.Deterministic, err = e.flag(EnvDeterministic, false); err != nil {
@@ -781,4 +795,25 @@ func hash64(s string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(s))
 	return h.Sum64()
+}
+
+// linkSettings applies GOCOLL_PROBE, GOCOLL_LINKS, GOCOLL_TOPO_FILE and
+// GOCOLL_TOPO_DUMP (probe.go uses them).
+func (e envReader) linkSettings(j *Job) error {
+	switch v := strings.ToLower(e.get(EnvProbe)); v {
+	case "", "auto":
+		j.Probe = ProbeAuto
+	case "0", "false", "no":
+		j.Probe = ProbeOff
+	case "1", "true", "yes":
+		j.Probe = ProbeOn
+	default:
+		return fmt.Errorf("gocoll: %s=%q: want 0 (never), 1 (always) or auto (unset: where the job spans hosts)", EnvProbe, e.get(EnvProbe))
+	}
+	var err error
+	if j.Links, err = ParseLinks(e.get(EnvLinks)); err != nil {
+		return fmt.Errorf("gocoll: %s: %v", EnvLinks, err)
+	}
+	j.TopoFile, j.TopoDump = e.get(EnvTopoFile), e.get(EnvTopoDump)
+	return nil
 }

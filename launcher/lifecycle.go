@@ -43,6 +43,7 @@ type lifecycle struct {
 	topo         topology.Topology
 	guard        *guardedEndpoint
 	comm         atomic.Pointer[collective.Comm] // the world communicator, once made (flight.go)
+	linksFrom    [3]string                       // where each level's link figures came from (probe.go)
 
 	closing   atomic.Bool
 	storeGone atomic.Bool

@@ -1,54 +1,283 @@
 package launcher
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/collective/tune"
 	"github.com/gocoll/gocoll/collective/tune/probe"
 	"github.com/gocoll/gocoll/topology"
 )
+
+// The link figures of a job, for the cost model's choice (collective/tune),
+// per level (ranks of a host, hosts of a site, sites) come from, in order:
+//
+//   - GOCOLL_TOPO_FILE, a version 2 topology file (levels and pairs of
+//     hosts), read by rank 0: "file";
+//   - GOCOLL_LINKS, figures per level measured before, which gocoll run
+//     gives a restarted round (those the first round put in the job's
+//     store under LinksKey): "cache";
+//   - the probe as the world forms (collective/tune/probe: a few
+//     ping-pongs and one bulk transfer per level, the figures shared so
+//     that every rank has the same): "probe";
+//   - tune.DefaultLinks: "default".
+//
+// Rank 0's file and cache figures travel in its record of the world's
+// all-gather, and whether to probe is a function of the records (every
+// rank's GOCOLL_PROBE must be alike) and the topology, so every rank
+// makes the same choice. GOCOLL_PROBE unset probes where the job spans
+// hosts and a level above the host's has no figures from the file or the
+// cache; 0 never probes; 1 probes every level that has none, even on one
+// host.
+
+// ProbeMode is GOCOLL_PROBE: when Join measures the links.
+type ProbeMode int
+
+const (
+	ProbeAuto ProbeMode = iota // unset: where the job spans hosts and some level above the host's has no figures
+	ProbeOff                   // 0: never (tune.DefaultLinks where nothing else gives figures)
+	ProbeOn                    // 1: every level without figures, even on one host
+)
+
+func (m ProbeMode) String() string {
+	switch m {
+	case ProbeOff:
+		return "0"
+	case ProbeOn:
+		return "1"
+	}
+	return "auto"
+}
+
+// LinksKey is the key, in the job's store (JobStore), under which rank 0
+// puts the link figures the job measured or took from the cache, in
+// GOCOLL_LINKS's form (FormatLinks). gocoll run reads it, and gives a
+// restarted round the figures in GOCOLL_LINKS, so that it does not probe
+// again.
+const LinksKey = "links"
+
+// Where a level's figures came from.
+const (
+	fromFile    = "file"
+	fromCache   = "cache"
+	fromProbe   = "probe"
+	fromDefault = "default"
+)
+
+// levelNames are the levels in probe.Pairs' order.
+var levelNames = [3]string{topology.LevelHost, topology.LevelSite, topology.LevelWAN}
+
+// level returns a pointer to ls's figures of level l (probe.Pairs' order).
+func level(ls *topology.Links, l int) **topology.Link {
+	return [3]**topology.Link{&ls.Host, &ls.Site, &ls.WAN}[l]
+}
+
+// linksRecord is what rank 0's record says about the links: the figures
+// the file and the cache give, and where each level's came from.
+type linksRecord struct {
+	Links topology.Links `json:"links"`
+	From  [3]string      `json:"from"` // host, site, wan: fromFile, fromCache or ""
+}
+
+// givenLinks returns rank 0's figures before the world forms: those of
+// GOCOLL_TOPO_FILE, then GOCOLL_LINKS's for the levels the file leaves.
+func givenLinks(job Job) (*linksRecord, error) {
+	rec := &linksRecord{}
+	if job.TopoFile != "" {
+		t, err := topology.Load(job.TopoFile)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", EnvTopoFile, err)
+		}
+		if t.Links != nil {
+			rec.Links = *t.Links
+		}
+		for l := range levelNames {
+			if *level(&rec.Links, l) != nil {
+				rec.From[l] = fromFile
+			}
+		}
+	}
+	cached := job.Links
+	for l := range levelNames {
+		if c := *level(&cached, l); c != nil && rec.From[l] == "" {
+			*level(&rec.Links, l), rec.From[l] = c, fromCache
+		}
+	}
+	return rec, nil
+}
+
+// settleLinks gives topo the job's link figures: given's (rank 0's
+// record), and the probe's for the levels it leaves where the job's
+// GOCOLL_PROBE says to probe. It logs them, and on rank 0 puts them in
+// the store under LinksKey and writes GOCOLL_TOPO_DUMP.
+func (lc *lifecycle) settleLinks(ctx context.Context, cfg collective.Config, topo *topology.Topology, given *linksRecord) error {
+	start := time.Now()
+	ls, from := topology.Links{}, [3]string{}
+	if given != nil {
+		ls, from = given.Links, given.From
+	}
+	pairs := probe.Pairs(*topo)
+	var skip [3]bool
+	wanted := false
+	for l, p := range pairs {
+		skip[l] = p[0] < 0 || from[l] != ""
+		wanted = wanted || !skip[l] && (lc.job.Probe == ProbeOn || lc.job.Probe == ProbeAuto && l > 0)
+	}
+	if wanted && lc.job.Probe != ProbeOff {
+		measured, err := lc.probeLinks(ctx, cfg, *topo, skip)
+		if err != nil {
+			return err
+		}
+		for l := range levelNames {
+			if m := *level(&measured, l); m != nil && !skip[l] {
+				*level(&ls, l), from[l] = m, fromProbe
+			}
+		}
+	}
+	topo.Links = &ls
+	for l := range from {
+		if from[l] == "" {
+			from[l] = fromDefault
+		}
+	}
+	lc.linksFrom = from
+	if err := topo.Validate(); err != nil {
+		return fmt.Errorf("the link figures (%s %s): %w", EnvTopoFile, lc.job.TopoFile, err)
+	}
+	full := tune.DefaultLinks().With(*topo)
+	text := make([]any, 0, 8)
+	for l, k := range [3]topology.Link{full.Host, full.Site, full.WAN} {
+		text = append(text, levelNames[l], fmt.Sprintf("%v one way, %.4g B/s (%s)", k.Latency, k.Bandwidth, from[l]))
+	}
+	lc.log.Info("gocoll: link figures", append(text, "pairs", len(ls.Pairs), "took", time.Since(start).Round(time.Microsecond))...)
+	if lc.job.Rank != 0 {
+		return nil
+	}
+	if cache := FormatLinks(cacheable(ls, from)); cache != "" {
+		if err := lc.kv.Set(ctx, LinksKey, []byte(cache)); err != nil {
+			return fmt.Errorf("putting the link figures in the store: %w", err)
+		}
+	}
+	if lc.job.TopoDump != "" {
+		var b bytes.Buffer
+		if err := DumpTopology(&b, *topo); err != nil {
+			return fmt.Errorf("%s: %w", EnvTopoDump, err)
+		}
+		if err := os.WriteFile(lc.job.TopoDump, b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("%s: %w", EnvTopoDump, err)
+		}
+	}
+	return nil
+}
+
+// cacheable returns the levels of ls measured now or before (not the
+// file's: a restarted round reads the file again).
+func cacheable(ls topology.Links, from [3]string) topology.Links {
+	var out topology.Links
+	for l := range levelNames {
+		if from[l] == fromProbe || from[l] == fromCache {
+			*level(&out, l) = *level(&ls, l)
+		}
+	}
+	return out
+}
 
 // probeCommID is the id of the communicator the link probe runs on, apart
 // from the world communicator's (worldCommID) and those Split derives.
 const probeCommID = 1<<62 | 0x70726f6265 // "probe"
 
-// probeLinks gives topo the link figures of the job (GOCOLL_PROBE=1), for
-// the cost model's choice, measured now (collective/tune/probe: ping-pongs
-// and one bulk transfer between one pair of ranks per level) on a
-// communicator of its own over the world's endpoint, before the world
-// communicator forms. The probe shares the figures (an AllReduce), so
-// every rank gets the very same ones and makes the same choice (the
-// operation headers check it). Levels topo's own Links give are kept.
-func (lc *lifecycle) probeLinks(ctx context.Context, cfg collective.Config, topo *topology.Topology) error {
-	cfg.Topology = topo
+// probeLinks measures the levels of topo skip leaves (collective/tune/probe)
+// on a communicator of its own over the world's endpoint, before the
+// world communicator forms. The probe shares the figures, so every rank
+// gets the very same ones.
+func (lc *lifecycle) probeLinks(ctx context.Context, cfg collective.Config, topo topology.Topology, skip [3]bool) (topology.Links, error) {
+	cfg.Topology = &topo
 	c, err := collective.New(lc.guard, probeCommID, cfg)
 	if err != nil {
-		return fmt.Errorf("probing the links: %w", err)
+		return topology.Links{}, fmt.Errorf("probing the links: %w", err)
 	}
 	defer c.Close()
-	ls, err := probe.Measure(ctx, c, *topo, probe.Options{})
+	ls, err := probe.Measure(ctx, c, topo, probe.Options{Skip: skip})
 	if err != nil {
-		return fmt.Errorf("probing the links: %w", err)
+		return topology.Links{}, fmt.Errorf("probing the links (%s=0 turns the probe off): %w", EnvProbe, err)
 	}
-	merged := topology.Links{}
-	if topo.Links != nil {
-		merged = *topo.Links
-	}
-	for _, l := range []struct{ from, to **topology.Link }{{&ls.Host, &merged.Host}, {&ls.Site, &merged.Site}, {&ls.WAN, &merged.WAN}} {
-		if *l.to == nil && *l.from != nil {
-			*l.to = *l.from
-		}
-	}
-	topo.Links = &merged
-	lc.log.Info("link figures", "host", linkText(merged.Host), "site", linkText(merged.Site), "wan", linkText(merged.WAN))
-	return topo.Validate()
+	return ls, nil
 }
 
-// linkText is l for a log line.
-func linkText(l *topology.Link) string {
-	if l == nil {
-		return "not measured"
+// DumpTopology writes topo with every level's link figures, those
+// tune.DefaultLinks gives where topo's Links give none, as a version 2
+// topology file, which GOCOLL_TOPO_FILE, gocoll topo --topology and
+// gocoll sim --topology read.
+func DumpTopology(w io.Writer, topo topology.Topology) error {
+	links := tune.DefaultLinks().With(topo)
+	topo.Links = &topology.Links{Host: &links.Host, Site: &links.Site, WAN: &links.WAN, Pairs: links.Pairs}
+	data, err := topology.Marshal(topo)
+	if err != nil {
+		return err
 	}
-	return fmt.Sprintf("%v one way, %.4g B/s", l.Latency, l.Bandwidth)
+	_, err = w.Write(data)
+	return err
+}
+
+// FormatLinks writes the levels ls gives in GOCOLL_LINKS's form:
+// LEVEL=LATENCY@BANDWIDTH, comma-separated, like
+// host=7157ns@1.2e+09,wan=2380632ns@7.77e+07 (latency one way, bandwidth
+// in bytes per second of one transfer). Pairs are left out.
+func FormatLinks(ls topology.Links) string {
+	var parts []string
+	for l, name := range levelNames {
+		if k := *level(&ls, l); k != nil {
+			parts = append(parts, name+"="+strconv.FormatInt(int64(k.Latency), 10)+"ns@"+strconv.FormatFloat(k.Bandwidth, 'g', -1, 64))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// ParseLinks reads GOCOLL_LINKS's form (see FormatLinks; any Go duration
+// for the latency, like 25us or 2ms); "" gives no figures.
+func ParseLinks(s string) (topology.Links, error) {
+	var ls topology.Links
+	if s == "" {
+		return ls, nil
+	}
+	for part := range strings.SplitSeq(s, ",") {
+		name, figures, ok := strings.Cut(strings.TrimSpace(part), "=")
+		lat, bw, ok2 := strings.Cut(figures, "@")
+		if !ok || !ok2 {
+			return ls, fmt.Errorf("%q: want LEVEL=LATENCY@BANDWIDTH, like wan=2ms@1e8", part)
+		}
+		l := -1
+		for i, n := range levelNames {
+			if n == name {
+				l = i
+			}
+		}
+		if l < 0 {
+			return ls, fmt.Errorf("%q: unknown level %q (want host, site or wan)", part, name)
+		}
+		if *level(&ls, l) != nil {
+			return ls, fmt.Errorf("level %q given twice", name)
+		}
+		d, err := time.ParseDuration(lat)
+		if err != nil {
+			return ls, fmt.Errorf("%q: latency %q is not a duration like 25us", part, lat)
+		}
+		b, err := strconv.ParseFloat(bw, 64)
+		if err != nil {
+			return ls, fmt.Errorf("%q: bandwidth %q is not a number of bytes per second", part, bw)
+		}
+		if d < 0 || !(b > 0) || math.IsInf(b, 0) {
+			return ls, fmt.Errorf("%q: want a latency >= 0 and a positive, finite bandwidth", part)
+		}
+		*level(&ls, l) = &topology.Link{Latency: d, Bandwidth: b}
+	}
+	return ls, nil
 }

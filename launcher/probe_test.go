@@ -2,29 +2,75 @@ package launcher
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gocoll/gocoll/topology"
 )
 
-// GOCOLL_PROBE=1: eight ranks (two per host, hosts alternating between
-// two sites) measure every level as the world forms, every rank has the
-// same figures in its world communicator's topology, and the world works.
-func TestProbeAtJoin(t *testing.T) {
+// oneHostEnv is rankEnv with every rank on host h0 of site a.
+func oneHostEnv(t *testing.T, addr string, r, n int, extra ...string) []string {
+	env := rankEnv(t, addr, r, n, extra...)
+	for i, e := range env {
+		switch {
+		case strings.HasPrefix(e, EnvHost+"="):
+			env[i] = EnvHost + "=h0"
+		case strings.HasPrefix(e, EnvSite+"="):
+			env[i] = EnvSite + "=a"
+		case strings.HasPrefix(e, EnvLocalRank+"="):
+			env[i] = EnvLocalRank + "=" + strconv.Itoa(r)
+		}
+	}
+	return env
+}
+
+// requireSameLinks checks that every world has the same figures and
+// sources as worlds[0], and returns them.
+func requireSameLinks(t *testing.T, worlds []*World) (topology.Links, [3]string) {
+	t.Helper()
+	for r, w := range worlds {
+		require.NotNil(t, w.topo.Links, "rank %d", r)
+		require.Equal(t, *worlds[0].topo.Links, *w.topo.Links, "rank %d", r)
+		require.Equal(t, worlds[0].life.linksFrom, w.life.linksFrom, "rank %d", r)
+	}
+	return *worlds[0].topo.Links, worlds[0].life.linksFrom
+}
+
+// Eight ranks, two per host, hosts alternating between two sites, no
+// GOCOLL_PROBE: the job spans hosts, so it probes every level as the world
+// forms; every rank has the same figures, rank 0 puts them in the store
+// under LinksKey, GOCOLL_TOPO_DUMP gets them as a topology file that loads
+// back, and the world works.
+func TestProbeByDefaultAcrossHosts(t *testing.T) {
 	addr := testStore(t)
 	const n = 8
-	worlds := joinAllOK(t, n, func(r int) []string { return rankEnv(t, addr, r, n, EnvProbe+"=1") })
-	for r, w := range worlds {
-		ls := w.topo.Links
-		require.NotNil(t, ls, "rank %d", r)
-		for l, link := range map[string]any{"host": ls.Host, "site": ls.Site, "wan": ls.WAN} {
-			require.NotNil(t, link, "rank %d: %s not measured", r, l)
-		}
-		require.Equal(t, *worlds[0].topo.Links.WAN, *ls.WAN, "rank %d", r)
-		require.Equal(t, *worlds[0].topo.Links.Host, *ls.Host, "rank %d", r)
-		require.Positive(t, ls.Site.Bandwidth)
+	dump := filepath.Join(t.TempDir(), "topo.json")
+	worlds := joinAllOK(t, n, func(r int) []string { return rankEnv(t, addr, r, n, EnvTopoDump+"="+dump) })
+	ls, from := requireSameLinks(t, worlds)
+	require.Equal(t, [3]string{fromProbe, fromProbe, fromProbe}, from)
+	for l, k := range []*topology.Link{ls.Host, ls.Site, ls.WAN} {
+		require.NotNil(t, k, "level %s not measured", levelNames[l])
+		require.Positive(t, k.Bandwidth)
 	}
-	t.Logf("measured: host %+v, site %+v, wan %+v", *worlds[0].topo.Links.Host, *worlds[0].topo.Links.Site, *worlds[0].topo.Links.WAN)
+	t.Logf("measured: host %+v, site %+v, wan %+v", *ls.Host, *ls.Site, *ls.WAN)
+
+	cached, err := worlds[0].life.kv.Get(context.Background(), LinksKey)
+	require.NoError(t, err)
+	back, err := ParseLinks(string(cached))
+	require.NoError(t, err)
+	require.Equal(t, ls, back, "the store's figures are the job's")
+
+	got, err := topology.Load(dump)
+	require.NoError(t, err)
+	require.Equal(t, n, got.Size())
+	require.Equal(t, ls, *got.Links, "the dump loads back with the job's figures")
+
 	done := make(chan error, n)
 	for _, w := range worlds {
 		go func() { done <- w.Barrier(context.Background()) }()
@@ -32,4 +78,124 @@ func TestProbeAtJoin(t *testing.T) {
 	for range n {
 		require.NoError(t, <-done)
 	}
+}
+
+// A restarted round (GOCOLL_LINKS, which gocoll run sets from the first
+// round's LinksKey) and a job given the dumped file (GOCOLL_TOPO_FILE, on
+// rank 0 only) take those figures and do not probe; GOCOLL_PROBE=0 does
+// not probe either, and leaves the assumed figures.
+func TestProbeSkippedWhenGiven(t *testing.T) {
+	const n = 4
+	host := &topology.Link{Latency: 3 * time.Microsecond, Bandwidth: 5e9}
+	site := &topology.Link{Latency: 40 * time.Microsecond, Bandwidth: 1e9}
+	wan := &topology.Link{Latency: 2 * time.Millisecond, Bandwidth: 7.5e7}
+	cache := FormatLinks(topology.Links{Host: host, Site: site, WAN: wan})
+	t.Run("cache", func(t *testing.T) {
+		addr := testStore(t)
+		worlds := joinAllOK(t, n, func(r int) []string { return rankEnv(t, addr, r, n, EnvLinks+"="+cache) })
+		ls, from := requireSameLinks(t, worlds)
+		require.Equal(t, [3]string{fromCache, fromCache, fromCache}, from)
+		require.Equal(t, topology.Links{Host: host, Site: site, WAN: wan}, ls)
+		v, err := worlds[0].life.kv.Get(context.Background(), LinksKey)
+		require.NoError(t, err)
+		require.Equal(t, cache, string(v), "the cache is kept for the next round")
+	})
+	t.Run("file", func(t *testing.T) {
+		addr := testStore(t)
+		file := filepath.Join(t.TempDir(), "topo.json")
+		topo, err := topology.New([]topology.RankInfo{{Rank: 0, Host: "h0", Site: "a"}, {Rank: 1, Host: "h1", Site: "b"}})
+		require.NoError(t, err)
+		topo.Links = &topology.Links{Site: site, WAN: wan, Pairs: []topology.HostLink{{A: "h0", B: "h1", Link: *wan}}}
+		data, err := topology.Marshal(topo)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(file, data, 0o644))
+		worlds := joinAllOK(t, n, func(r int) []string {
+			if r == 0 {
+				return rankEnv(t, addr, r, n, EnvTopoFile+"="+file)
+			}
+			return rankEnv(t, addr, r, n, EnvTopoFile+"=/nonexistent/only-rank-0-reads-it.json")
+		})
+		ls, from := requireSameLinks(t, worlds)
+		require.Equal(t, [3]string{fromDefault, fromFile, fromFile}, from, "the host level alone does not call for a probe")
+		require.Nil(t, ls.Host)
+		require.Equal(t, *wan, *ls.WAN)
+		require.Len(t, ls.Pairs, 1)
+	})
+	t.Run("off", func(t *testing.T) {
+		addr := testStore(t)
+		worlds := joinAllOK(t, n, func(r int) []string { return rankEnv(t, addr, r, n, EnvProbe+"=0") })
+		ls, from := requireSameLinks(t, worlds)
+		require.Equal(t, [3]string{fromDefault, fromDefault, fromDefault}, from)
+		require.Equal(t, topology.Links{}, ls)
+		_, ok, err := worlds[0].life.kv.TryGet(context.Background(), LinksKey)
+		require.NoError(t, err)
+		require.False(t, ok, "nothing measured, nothing cached")
+	})
+}
+
+// Four ranks of one host: no probe by default (Init stays fast);
+// GOCOLL_PROBE=1 measures the host's level.
+func TestProbeOneHost(t *testing.T) {
+	const n = 4
+	for _, tc := range []struct {
+		env  []string
+		from string
+	}{{nil, fromDefault}, {[]string{EnvProbe + "=1"}, fromProbe}} {
+		addr := testStore(t)
+		worlds := joinAllOK(t, n, func(r int) []string { return oneHostEnv(t, addr, r, n, tc.env...) })
+		ls, from := requireSameLinks(t, worlds)
+		require.Equal(t, [3]string{tc.from, fromDefault, fromDefault}, from, "%v", tc.env)
+		require.Equal(t, tc.from == fromProbe, ls.Host != nil)
+		closeAll(t, worlds)
+	}
+}
+
+// GOCOLL_PROBE must be alike on every rank: the world refuses to form,
+// saying so on every rank.
+func TestProbeMismatch(t *testing.T) {
+	addr := testStore(t)
+	const n = 2
+	_, errs := joinAll(t, n, func(r int) []string { return rankEnv(t, addr, r, n, EnvProbe+"="+[]string{"0", "1"}[r]) })
+	for r, err := range errs {
+		require.ErrorContains(t, err, "GOCOLL_PROBE", "rank %d", r)
+	}
+}
+
+// A bad GOCOLL_PROBE, GOCOLL_LINKS or GOCOLL_TOPO_FILE is a one-line error
+// naming the variable.
+func TestProbeBadSettings(t *testing.T) {
+	for _, tc := range []struct{ env, want string }{
+		{EnvProbe + "=sometimes", EnvProbe},
+		{EnvLinks + "=wan=2ms", "LEVEL=LATENCY@BANDWIDTH"},
+		{EnvLinks + "=rack=2ms@1e9", `unknown level "rack"`},
+		{EnvLinks + "=wan=2ms@-1", "positive"},
+		{EnvLinks + "=wan=soon@1e9", "not a duration"},
+		{EnvLinks + "=wan=2ms@1e9,wan=3ms@1e9", "given twice"},
+	} {
+		_, err := ParseEnv(LookupIn(rankEnv(t, "127.0.0.1:1", 0, 2, tc.env)))
+		require.ErrorContains(t, err, tc.want, tc.env)
+		require.NotContains(t, err.Error(), "\n", tc.env)
+		if strings.HasPrefix(tc.env, EnvLinks) {
+			require.ErrorContains(t, err, EnvLinks)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"version": 2, "ranks": [{"rank": 0, "host": "h0"}], "levels": {"wan": {"latency": "2ms", "bandwidth": -1}}}`), 0o644))
+	addr := testStore(t)
+	_, errs := joinAll(t, 2, func(r int) []string { return rankEnv(t, addr, r, 2, EnvTopoFile+"="+bad, EnvConnectTimeout+"=3s") })
+	require.ErrorContains(t, errs[0], EnvTopoFile)
+	require.ErrorContains(t, errs[0], "levels.wan")
+}
+
+// FormatLinks and ParseLinks round-trip, any duration is accepted.
+func TestLinksText(t *testing.T) {
+	ls := topology.Links{Host: &topology.Link{Latency: 7157, Bandwidth: 1.19e9}, WAN: &topology.Link{Latency: 2380632, Bandwidth: 7.768e7}}
+	s := FormatLinks(ls)
+	require.Equal(t, "host=7157ns@1.19e+09,wan=2380632ns@7.768e+07", s)
+	back, err := ParseLinks(s)
+	require.NoError(t, err)
+	require.Equal(t, ls, back)
+	got, err := ParseLinks("site=25us@1.25e9")
+	require.NoError(t, err)
+	require.Equal(t, topology.Links{Site: &topology.Link{Latency: 25 * time.Microsecond, Bandwidth: 1.25e9}}, got)
 }

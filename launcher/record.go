@@ -25,6 +25,8 @@ type rankRecord struct {
 	Transport string            `json:"transport"`
 	Addr      string            `json:"addr"` // the transport's address for this rank
 	Info      topology.RankInfo `json:"info"`
+	Probe     string            `json:"probe,omitempty"` // GOCOLL_PROBE (ProbeMode's String): alike on every rank
+	Links     *linksRecord      `json:"links,omitempty"` // rank 0's: the figures of GOCOLL_TOPO_FILE and GOCOLL_LINKS (probe.go)
 }
 
 func encodeRecord(r rankRecord) ([]byte, error) {
@@ -77,6 +79,8 @@ func checkRecords(mine rankRecord, values [][]byte) ([]string, topology.Topology
 			return nil, topology.Topology{}, fmt.Errorf("rank %d is in a world of %d ranks, this one of %d", r, rec.Size, mine.Size)
 		case rec.Transport != mine.Transport:
 			return nil, topology.Topology{}, fmt.Errorf("rank %d uses transport %s, this one %s (set %s alike everywhere)", r, rec.Transport, mine.Transport, EnvTransport)
+		case rec.Probe != mine.Probe:
+			return nil, topology.Topology{}, fmt.Errorf("rank %d has %s=%s, this one %s (set it alike everywhere)", r, EnvProbe, rec.Probe, mine.Probe)
 		case rec.Addr == "":
 			return nil, topology.Topology{}, fmt.Errorf("rank %d published no address", r)
 		}

@@ -123,6 +123,12 @@ func (lc *lifecycle) form(ctx context.Context, cfg collective.Config) (*World, e
 		return nil, err
 	}
 	lc.ln = ln
+	mine.Probe = job.Probe.String()
+	if job.Rank == 0 {
+		if mine.Links, err = givenLinks(job); err != nil {
+			return nil, err
+		}
+	}
 	rec, err := encodeRecord(mine)
 	if err != nil {
 		return nil, err
@@ -149,10 +155,12 @@ func (lc *lifecycle) form(ctx context.Context, cfg collective.Config) (*World, e
 	}
 	lc.guard = newGuardedEndpoint(ep)
 	lc.guard.notes = lc
-	if job.Probe { // GOCOLL_PROBE=1: link figures for the cost model (probe.go)
-		if err := lc.probeLinks(ctx, cfg, &topo); err != nil {
-			return nil, err
-		}
+	rec0, err := decodeRecord(0, values[0]) // checked by checkRecords
+	if err != nil {
+		return nil, err
+	}
+	if err := lc.settleLinks(ctx, cfg, &topo, rec0.Links); err != nil { // probe.go
+		return nil, err
 	}
 	cfg.Topology = &topo
 	job.Algo.Apply(&cfg)

@@ -10,14 +10,13 @@ import (
 	"github.com/gocoll/gocoll/bench"
 	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/collective/tune"
-	"github.com/gocoll/gocoll/collective/tune/probe"
 	"github.com/gocoll/gocoll/launcher"
 	"github.com/gocoll/gocoll/topology"
 )
 
 const topoUsage = `usage: gocoll topo --explain SIZE [--topology FILE] [--coll allreduce|broadcast|reduce|all]
-                   [--chunk 512K] [--root 0] [--probe [--probe-bytes 4M]]
-       gocoll topo --dump [--topology FILE] [--probe [--probe-bytes 4M]]
+                   [--chunk 512K] [--root 0] [--probe]
+       gocoll topo --dump [--topology FILE] [--probe]
 
 --explain SIZE prints, for each collective, every candidate algorithm with
 the cost model's predicted time (collective/tune) and the one it chooses. The
@@ -25,11 +24,15 @@ topology is FILE's (version 1 or 2; a version 2 file's link figures win over
 the assumed ones, tune.DefaultLinks), or, under gocoll run (or mpirun, srun,
 torchrun), the job's: every rank joins the job, rank 0 prints.
 --dump writes the topology with the link figures the model uses as a
-version 2 topology file, which --topology and gocoll sim --topology read.
---probe (in a job only) first measures each level's latency and bandwidth
-(collective/tune/probe: ping-pongs and one bulk transfer between one pair
-of ranks per level, the figures shared so that every rank has the same);
-the levels it measured take its figures.
+version 2 topology file, which --topology, gocoll sim --topology and a
+job's GOCOLL_TOPO_FILE read (any program of a job writes the same with
+GOCOLL_TOPO_DUMP=FILE).
+In a job, the figures are the job's: GOCOLL_TOPO_FILE's, or measured as the
+job forms where it spans hosts (collective/tune/probe: ping-pongs and one
+bulk transfer between one pair of ranks per level, the figures shared so
+that every rank has the same; GOCOLL_PROBE=0 turns it off), or assumed
+(tune.DefaultLinks). --probe (in a job only) measures every level the file
+does not give, even on one host (GOCOLL_PROBE=1).
 `
 
 // topoMain is `gocoll topo`; it returns the exit status.
@@ -46,7 +49,6 @@ func topoMain(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 	chunk := fs.String("chunk", "512K", "chunk size")
 	root := fs.Int("root", 0, "Broadcast's and Reduce's root")
 	doProbe := fs.Bool("probe", false, "measure the job's links first")
-	probeBytes := fs.String("probe-bytes", "4M", "the probe's bulk transfer")
 	pos, err := parseLabFlags(fs, args)
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "gocoll topo: %v (see gocoll topo --help)\n", err)
@@ -78,9 +80,11 @@ func topoMain(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 	if err != nil {
 		return fail(err)
 	}
-	pb, err := bench.ParseSize(*probeBytes)
-	if err != nil {
-		return fail(err)
+	if *doProbe {
+		if *file != "" {
+			return fail(usagef("--probe measures a job's links: run it under gocoll run, without --topology"))
+		}
+		environ = append(append([]string(nil), environ...), launcher.EnvProbe+"=1")
 	}
 	topo, comm, done, err := topoOf(ctx, *file, environ)
 	if err != nil {
@@ -88,23 +92,12 @@ func topoMain(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 		return 1
 	}
 	defer done()
-	if *doProbe {
-		if comm == nil {
-			return fail(usagef("--probe measures a job's links: run it under gocoll run"))
-		}
-		measured, err := probe.Measure(ctx, comm, topo, probe.Options{BulkBytes: int(pb)})
-		if err != nil {
-			fmt.Fprintf(stderr, "gocoll topo: %v\n", err)
-			return 1
-		}
-		topo.Links = overlay(topo.Links, measured)
-	}
 	if comm != nil && comm.Rank() != 0 {
 		return 0
 	}
 	in.Topology, in.Links = topo, tune.DefaultLinks().With(topo)
 	if *dump {
-		if err := topoDump(stdout, topo, in.Links); err != nil {
+		if err := launcher.DumpTopology(stdout, topo); err != nil {
 			fmt.Fprintf(stderr, "gocoll topo: %v\n", err)
 			return 1
 		}
@@ -152,29 +145,4 @@ func topoOf(ctx context.Context, file string, environ []string) (topology.Topolo
 		return topology.Topology{}, nil, func() {}, err
 	}
 	return w.Topology(), w.Comm, func() { _ = w.Close() }, nil
-}
-
-// overlay returns ls with the levels m gives in place of its own.
-func overlay(ls *topology.Links, m topology.Links) *topology.Links {
-	out := topology.Links{}
-	if ls != nil {
-		out = *ls
-	}
-	for _, l := range []struct{ from, to **topology.Link }{{&m.Host, &out.Host}, {&m.Site, &out.Site}, {&m.WAN, &out.WAN}} {
-		if *l.from != nil {
-			*l.to = *l.from
-		}
-	}
-	return &out
-}
-
-// topoDump writes topo with every level's figures as a version 2 file.
-func topoDump(w io.Writer, topo topology.Topology, links tune.Links) error {
-	topo.Links = &topology.Links{Host: &links.Host, Site: &links.Site, WAN: &links.WAN, Pairs: links.Pairs}
-	data, err := topology.Marshal(topo)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(data)
-	return err
 }

@@ -92,7 +92,7 @@ func TestTopoUnderRun(t *testing.T) {
 // gocoll topo --probe --dump under gocoll run: the job measures its one
 // level (ranks of one host) and rank 0 writes a version 2 file with it.
 func TestTopoProbeUnderRun(t *testing.T) {
-	o := gocollRun(t, 60*time.Second, "-np", "3", "--tag-output=false", "--", bins.gocoll, "topo", "--probe", "--probe-bytes", "1M", "--dump")
+	o := gocollRun(t, 60*time.Second, "-np", "3", "--tag-output=false", "--", bins.gocoll, "topo", "--probe", "--dump")
 	require.Equal(t, 0, o.code, "stdout:\n%s\nstderr:\n%s", o.stdout, o.stderr)
 	got, err := topology.Parse([]byte(o.stdout))
 	require.NoError(t, err, o.stdout)
@@ -106,4 +106,23 @@ func TestTopoProbeUnderRun(t *testing.T) {
 	code := run(context.Background(), []string{"topo", "--probe", "--dump", "--topology", writeTopology(t, 2, `"levels": {}`)}, nil, &out, &errOut, nil)
 	require.Equal(t, exitUsage, code)
 	require.Contains(t, errOut.String(), "--probe measures a job's links")
+}
+
+// The link figures are cached per job: the first run of a job probes
+// (GOCOLL_PROBE=1, as the world forms) and rank 0 puts the figures in the
+// job's store; rank 1 then fails, and the restarted round takes them from
+// the cache (GOCOLL_LINKS, set by gocoll run) without probing again.
+func TestTopoLinksCachedAcrossRestart(t *testing.T) {
+	script := `"$0" "$@" || exit; if [ "$GOCOLL_RESTART_COUNT" = 0 ] && [ "$GOCOLL_RANK" = 1 ]; then exit 3; fi`
+	o := gocollRun(t, 2*time.Minute, "-np", "2", "--max-restarts", "1", "-x", "GOCOLL_PROBE=1", "-x", "GOCOLL_DEBUG=info",
+		"--", "/bin/sh", "-c", script, bins.gocoll, "topo", "--dump")
+	require.Equal(t, 0, o.code, "stdout:\n%s\nstderr:\n%s", o.stdout, o.stderr)
+	require.Contains(t, o.stderr, "gocoll run: restarting the job (restart 1 of at most 1)\n")
+	first, again, ok := strings.Cut(o.stderr, "restarting the job")
+	require.True(t, ok)
+	require.Contains(t, first, `msg="gocoll: link figures" rank=0 host="`)
+	require.Contains(t, first, "(probe)")
+	require.NotContains(t, first, "(cache)")
+	require.Contains(t, again, "(cache)", again)
+	require.NotContains(t, again, "(probe)", again)
 }

@@ -46,6 +46,10 @@ type Result struct {
 	// elsewhere or as a whole, in one line ("node 1: rank 3 ... failed"):
 	// ExitCode is then never 0 and Report writes it first.
 	NodeEnd string
+	// Links are the link figures rank 0 put in the job's store as the
+	// world formed (launcher.LinksKey, GOCOLL_LINKS's form), or "": a
+	// restarted round gets them (links.go).
+	Links string
 }
 
 // fill records how procs ended, and which failed first (see firstFailure).

@@ -52,6 +52,7 @@ func RunRestarting(ctx context.Context, s Spec) (*Result, error) {
 			return res, err
 		}
 		res.Report(base.Stderr)
+		base = withLinks(base, res.Links)
 		fmt.Fprintf(base.Stderr, "gocoll run: restarting the job (restart %d of at most %d)\n", restart+1, base.MaxRestarts)
 	}
 }

@@ -164,6 +164,9 @@ func (r *rounds) round(ctx context.Context, k int) (*Result, bool, error) {
 	}
 	res, err := run(ctx, roundSpec(r.s, k), runOptions{served: r.srv, stop: stop})
 	cancel()
+	if res != nil {
+		r.s = withLinks(r.s, res.Links) // the next round's cache (links.go)
+	}
 	if err != nil {
 		r.end(ctx, fmt.Sprintf("node %d could not start its ranks: %v", r.s.NodeRank, err))
 		return nil, false, err

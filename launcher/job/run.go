@@ -76,6 +76,7 @@ func run(ctx context.Context, s Spec, o runOptions) (*Result, error) {
 		diag: &diagnoser{procs: procs, out: sinks.stderr, wait: s.DiagnoseWait, stalled: map[[2]uint64]bool{}}}
 	dctx, stopDiag := context.WithCancel(context.Background())
 	m.diag.connect(dctx, p, local)
+	links := m.diag.watchLinks(dctx) // links.go
 	go m.diag.followStalls(dctx)
 	m.follow(ctx)
 	stopDiag()
@@ -88,6 +89,7 @@ func run(ctx context.Context, s Spec, o runOptions) (*Result, error) {
 		m.res.Hang = m.diag.latest()
 	}
 	m.res.fill(procs)
+	m.res.Links = links()
 	return m.res, nil
 }
 

@@ -30,6 +30,9 @@ type Options struct {
 	// BulkBytes is the bulk transfer per level. Default 4 MiB; range
 	// [4 KiB, 1 GiB].
 	BulkBytes int
+	// Skip, per level (host, site, WAN, Pairs' order), leaves it
+	// unmeasured (its figures are known): every rank must give the same.
+	Skip [3]bool
 	// Now is the clock; default the monotonic time since the probe began.
 	// transport/simnet's World.Now makes a probe measure virtual time.
 	Now func() time.Duration
@@ -93,7 +96,7 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 	// only the pair's first rank fills them in.
 	figures := make([]float64, 6)
 	for l, p := range Pairs(topo) {
-		if p[0] < 0 || (c.Rank() != p[0] && c.Rank() != p[1]) {
+		if p[0] < 0 || opts.Skip[l] || (c.Rank() != p[0] && c.Rank() != p[1]) {
 			continue
 		}
 		lat, bw, err := measurePair(ctx, c, p, opts)
