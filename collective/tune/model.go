@@ -163,19 +163,24 @@ func (m *model) time(p phase) float64 {
 	for _, l := range loads {
 		bw = max(bw, l.busy/float64(min(l.flows, l.lanes)))
 	}
+	links := bw // the busiest link's load alone
 	if p.serial {
 		// A tree's edge moves one chunk at a time (its next send waits
 		// for the last to land): each chunk takes the edge's latency on
-		// top of its bytes, which several lanes do not hide.
+		// top of its bytes, which several lanes do not hide; the flows
+		// of several trees between the same two ranks take turns.
+		edges := map[[2]int]float64{}
 		for _, f := range p.flows {
-			bw = max(bw, f.bytes/m.rate(f.src, f.dst)+float64(p.chunks)*m.alpha(f.src, f.dst))
+			e := [2]int{f.src, f.dst}
+			edges[e] += f.bytes/m.rate(f.src, f.dst) + float64(p.chunks)*m.alpha(f.src, f.dst)
+			bw = max(bw, edges[e])
 		}
 	}
 	switch {
 	case p.overlap:
 		return max(p.lat, bw)
-	case p.chunks > 0:
-		return p.lat + p.fill + bw*float64(p.chunks-1)/float64(p.chunks)
+	case p.chunks > 0: // at least the busiest link's load, where flows share it
+		return p.lat + max(p.fill+bw*float64(p.chunks-1)/float64(p.chunks), links)
 	}
 	return p.lat + bw
 }
@@ -359,7 +364,7 @@ func (m *model) binomial() []phase { return m.binomialFrom(m.root) }
 
 // chain pipelines the buffer along root, root+1, ... (reversed for Reduce:
 // the same links and times).
-func (m *model) chain(bool) []phase {
+func (m *model) chain() []phase {
 	k, c := m.chunks(m.bytes)
 	ph := phase{steps: m.n - 1, chunks: k}
 	for i := range m.n - 1 {
@@ -385,69 +390,6 @@ func (m *model) binomialFrom(root int) []phase {
 		phases = append(phases, m.exchange(pairs))
 	}
 	return phases
-}
-
-// tree is the double binary tree of collective (AlgoTree): two trees over
-// the ring order and the same order shifted by one, half the buffer on
-// each; root -1 for AllReduce, else the root above both trees.
-func (m *model) tree(root int, up, down bool) []phase {
-	order := slices.Clone(m.order)
-	if root >= 0 {
-		i := slices.Index(order, root)
-		order = append(slices.Clone(order[i+1:]), order[:i]...)
-	}
-	half := m.bytes / 2
-	k, c := m.chunks(half)
-	ph := phase{chunks: k, serial: true}
-	height, path, fill := 0, 0.0, 0.0
-	for t := range 2 {
-		pos := make([]int, len(order))
-		for i := range pos {
-			pos[i] = (i + t) % len(order)
-		}
-		tr, err := topology.BinaryTree(pos)
-		if err != nil {
-			return nil // cannot happen: pos is a permutation
-		}
-		parent := make([]int, m.n)
-		for i, p := range tr.Parent {
-			parent[order[i]] = -1
-			if p >= 0 {
-				parent[order[i]] = order[p]
-			}
-		}
-		if root >= 0 {
-			parent[order[tr.Root]], parent[root] = root, -1
-		}
-		for x := range m.n {
-			p := parent[x]
-			if p < 0 {
-				continue
-			}
-			if up {
-				ph.flows = append(ph.flows, flow{x, p, half})
-			}
-			if down {
-				ph.flows = append(ph.flows, flow{p, x, half})
-			}
-			hops, lat, f := 0, 0.0, 0.0 // x's path to the root
-			for y := x; parent[y] >= 0; y = parent[y] {
-				hops++
-				lat += m.alpha(y, parent[y])
-				f += c / m.rate(y, parent[y])
-			}
-			height, path, fill = max(height, hops), max(path, lat), max(fill, f)
-		}
-	}
-	ways := 0
-	for _, w := range []bool{up, down} {
-		if w {
-			ways++
-		}
-	}
-	ph.steps, ph.lat = ways*height, float64(ways)*path
-	ph.fill = float64(ways) * fill // the first chunk up the longest path and down
-	return []phase{ph}
 }
 
 // problem is an AllReduce of bytes over members, at some level.

@@ -124,10 +124,11 @@ type Input struct {
 	Bytes      int               // the message: an AllReduce's buffer, a Broadcast's; >= 0
 	ChunkBytes int               // pipelining unit; > 0
 	Root       int               // Broadcast and Reduce
-	// Channels are the ring AllReduce's (collective's Config.Channels):
-	// that many rings, fewer where RingStrides gives fewer; 0 lets the
-	// model choose among 1, 2, 4, 8 and 16 (Prediction.Channels). Range
-	// [0, ChannelsMax].
+	// Channels are the ring AllReduce's and the trees' (collective's
+	// Config.Channels): that many rings, fewer where RingStrides gives
+	// fewer, or pairs of trees, fewer where TreeChannels gives fewer; 0
+	// lets the model choose among 1, 2, 4, 8 and 16 (Prediction.Channels).
+	// Range [0, ChannelsMax].
 	Channels int
 	// Links are the link figures; those Topology.Links gives win (see
 	// Links.With).
@@ -138,7 +139,7 @@ type Input struct {
 type Prediction struct {
 	Algorithm string // as collective.ParseAlgorithm names it
 	Time      time.Duration
-	Channels  int // the ring AllReduce's channels (len of RingStrides); else 0
+	Channels  int // the ring AllReduce's (len of RingStrides) or the tree's (TreeChannels) channels; else 0
 }
 
 // Predict returns every algorithm of coll with its predicted time, fastest
@@ -150,7 +151,12 @@ func Predict(coll Collective, in Input) ([]Prediction, error) {
 	}
 	m := newModel(in)
 	var cands []candidate
-	ringChannels := 0
+	ringChannels, treeChannels := 0, 0
+	tree := func(root int, up, down bool) []phase {
+		ph, c := m.treeChannels(1, root, up, down) // collective runs one channel of trees
+		treeChannels = c
+		return ph
+	}
 	switch coll {
 	case AllReduce:
 		ring := func() []phase {
@@ -159,13 +165,21 @@ func Predict(coll Collective, in Input) ([]Prediction, error) {
 			return ph
 		}
 		cands = []candidate{{"ring", ring}, {"recursive-doubling", m.recursiveDoubling},
-			{"tree", func() []phase { return m.tree(-1, true, true) }}, {"hierarchical", m.hierarchical}}
-	case Broadcast:
-		cands = []candidate{{"chain", func() []phase { return m.chain(false) }}, {"binomial", m.binomial},
-			{"tree", func() []phase { return m.tree(in.Root, false, true) }}}
-	case Reduce:
-		cands = []candidate{{"chain", func() []phase { return m.chain(true) }}, {"binomial", m.binomial},
-			{"tree", func() []phase { return m.tree(in.Root, true, false) }}}
+			{"tree", func() []phase { return tree(-1, true, true) }}, {"hierarchical", m.hierarchical}}
+	case Broadcast, Reduce:
+		up := coll == Reduce
+		cands = []candidate{{"chain", func() []phase { return m.confirmed(m.chain(), m.chainParents(), up, false) }},
+			{"binomial", func() []phase {
+				data := m.binomial() // a Reduce's rounds
+				if !up {
+					data = m.binomialDown()
+				}
+				return m.confirmed(data, m.binomialParents(), up, up)
+			}},
+			{"tree", func() []phase {
+				ph := tree(in.Root, up, !up)
+				return m.confirmed(ph, m.treeParents(in.Root, treeChannels), up, false)
+			}}}
 	default:
 		return nil, fmt.Errorf("tune: unknown collective %d", int(coll))
 	}
@@ -173,8 +187,11 @@ func Predict(coll Collective, in Input) ([]Prediction, error) {
 	for i, c := range cands {
 		t := m.total(c.phases())
 		out[i] = Prediction{Algorithm: c.name, Time: time.Duration(math.Round(t * 1e9))}
-		if coll == AllReduce && c.name == "ring" {
+		switch {
+		case coll == AllReduce && c.name == "ring":
 			out[i].Channels = ringChannels
+		case c.name == "tree":
+			out[i].Channels = treeChannels
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Prediction) int { return int(a.Time - b.Time) })

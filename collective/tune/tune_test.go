@@ -88,10 +88,10 @@ func TestPipeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := links.Site
-	// and one more latency at the end: ranks 0 and 2, neighbours in the
-	// binomial tree the operation headers are checked along, exchanged
-	// no data.
-	want := 4*l.Latency.Seconds() + float64(3+8-1)*chunk/l.Bandwidth
+	// and the confirm round, two rounds of empty messages: its longest
+	// path runs from rank 3, the last to have the data, to 0 (distance
+	// 1), then from 0 to 2 (distance 2), two latencies past the end.
+	want := (3+2)*l.Latency.Seconds() + float64(3+8-1)*chunk/l.Bandwidth
 	for _, pr := range p {
 		if pr.Algorithm == "chain" && math.Abs(pr.Time.Seconds()-want) > 1e-6 {
 			t.Errorf("chain: %v, want %.6f s", pr.Time, want)

@@ -1,0 +1,101 @@
+package tune
+
+import "slices"
+
+// confirm is the round that ends every forced Broadcast and Reduce
+// (collective's operation.confirm): a dissemination among all ranks in
+// rank order, ceil(log2 n) rounds of empty messages (only the operation
+// header); in round j rank r sends to r+2^j and goes on to round j+1 once
+// the message from r-2^j has come. Each rank enters it when its part of
+// the operation ends, at done[r] seconds (the operation's data phases end
+// at the latest of them); the round's phase is the time from there to the
+// end of the longest path of such hops, by dynamic programming over the
+// rounds: on ranks numbered site by site, the rounds of the larger
+// distances cross the WAN from every rank, and even those of distance 1
+// cross it at the sites' edges. The automatic small Broadcast and Reduce
+// (a dissemination and a recursive doubling) have no such round.
+func (m *model) confirm(done []float64) phase {
+	n := m.n
+	ph := phase{}
+	cur, next := slices.Clone(done), make([]float64, n)
+	for d := 1; d < n; d <<= 1 {
+		ph.steps++
+		for r := range n {
+			from := (r - d + n) % n
+			ph.flows = append(ph.flows, flow{from, r, 0})
+			next[r] = max(cur[r], cur[from]+m.alpha(from, r))
+		}
+		cur, next = next, cur
+	}
+	ph.lat = max(0, slices.Max(cur)-slices.Max(done))
+	return ph
+}
+
+// confirmed returns the data phases of a rooted operation followed by the
+// confirm round. The operation moves its data along the trees parents
+// (each rank's parent, -1 at the operation's root): down from the root
+// (Broadcast) or up to it (Reduce, up). A rank's part ends, in latencies,
+// when its data has come down its path from the root; going up, when its
+// last child's data has come up its subtree, or, where it waits for its
+// own send (waits: the binomial Reduce), once that has landed; the root of
+// a Broadcast and the leaves going up (which only post sends) at once.
+// The bandwidth part of the data phases is taken to delay every other
+// rank alike, so the latest rank ends with the data phases.
+func (m *model) confirmed(phases []phase, parents [][]int, up, waits bool) []phase {
+	if m.n < 2 {
+		return phases
+	}
+	var end float64
+	for _, p := range phases {
+		end += m.time(p)
+	}
+	done := make([]float64, m.n)
+	for _, parent := range parents {
+		at := m.arrivals(parent, up)
+		for x, p := range parent {
+			switch {
+			case !up && p >= 0, up && p < 0:
+				done[x] = max(done[x], at[x])
+			case up && waits:
+				done[x] = max(done[x], at[x]+m.alpha(x, p))
+			case up && at[x] > 0: // an inner rank
+				done[x] = max(done[x], at[x])
+			}
+		}
+	}
+	shift := end - slices.Max(done)
+	for x := range done {
+		if done[x] > 0 {
+			done[x] += shift
+		}
+	}
+	return append(phases, m.confirm(done))
+}
+
+// arrivals returns, for each rank of the tree parent, when (in latencies
+// alone) its data has come: down from the root, or up from the farthest
+// leaf of its subtree (0 at the leaves).
+func (m *model) arrivals(parent []int, up bool) []float64 {
+	at := make([]float64, m.n)
+	var visit func(x int) float64
+	visit = func(x int) float64 { // down: x's path from the root
+		if parent[x] < 0 {
+			return 0
+		}
+		return visit(parent[x]) + m.alpha(parent[x], x)
+	}
+	if !up {
+		for x := range at {
+			at[x] = visit(x)
+		}
+		return at
+	}
+	for x := range at { // up: every path, each rank's latest arrival
+		lat := 0.0
+		for y := x; parent[y] >= 0; y = parent[y] {
+			lat += m.alpha(y, parent[y])
+			at[parent[y]] = max(at[parent[y]], lat)
+		}
+	}
+	return at
+}

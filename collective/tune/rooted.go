@@ -1,0 +1,66 @@
+package tune
+
+// chainParents is the chain from the root (rank root+i's parent is
+// root+i-1), as one tree.
+func (m *model) chainParents() [][]int {
+	parent := make([]int, m.n)
+	for r := range parent {
+		parent[r] = (r - 1 + m.n) % m.n
+	}
+	parent[m.root] = -1
+	return [][]int{parent}
+}
+
+// binomialParents is the binomial tree from the root (relative rank v's
+// parent is v with its lowest set bit cleared), as one tree.
+func (m *model) binomialParents() [][]int {
+	parent := make([]int, m.n)
+	for v := range parent {
+		parent[(v+m.root)%m.n] = (v - v&-v + m.root) % m.n
+	}
+	parent[m.root] = -1
+	return [][]int{parent}
+}
+
+// binomialDown is collective's binomial Broadcast: a rank, once it has the
+// buffer, posts its sends to all its children at once (farthest first),
+// so they share its links: each child has the buffer when its parent had
+// it, plus the link's latency, plus the busiest link's load of all the
+// parent's sends (every transfer of a rank at once, as a phase of its
+// own). The operation ends when the last rank has it, or later where the
+// transfers of several ranks share a link (the busiest link's load of all
+// of them).
+func (m *model) binomialDown() []phase {
+	parent := m.binomialParents()[0]
+	sends := make([][]flow, m.n)
+	all := phase{overlap: true}
+	for x, p := range parent {
+		if p >= 0 {
+			sends[p] = append(sends[p], flow{p, x, m.bytes})
+			all.flows = append(all.flows, flow{p, x, m.bytes})
+		}
+	}
+	at := make([]float64, m.n)
+	queue := []int{m.root}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		load := m.time(phase{flows: sends[p]})
+		for _, f := range sends[p] {
+			at[f.dst] = at[p] + m.alpha(p, f.dst) + load
+			all.lat = max(all.lat, at[f.dst])
+			queue = append(queue, f.dst)
+		}
+	}
+	all.steps = bits(m.n)
+	return []phase{all}
+}
+
+// bits is ceil(log2 n): the rounds of a binomial tree over n ranks.
+func bits(n int) int {
+	b := 0
+	for 1<<b < n {
+		b++
+	}
+	return b
+}

@@ -1,0 +1,130 @@
+package tune
+
+import (
+	"slices"
+
+	"github.com/gocoll/gocoll/topology"
+)
+
+// TreeShift is the rotation of the trees' order (the topology's ring order;
+// for a rooted operation the other ranks, starting after the root) under
+// channel ch of an operation on channels: channel ch lays its two trees
+// over the order rotated by TreeShift and by one more, so that the
+// channels' trees have other roots, inner ranks and edges, and load other
+// links. Channel 0 has the shifts 0 and 1 of the double binary tree.
+// collective's trees and the model both take it.
+func TreeShift(n, ch, channels int) int {
+	return ch * n / max(1, channels)
+}
+
+// TreeChannels returns how many channels a tree operation of bytes in
+// chunks of chunkBytes runs on when c are asked for: c in [1,
+// ChannelsMax], fewer where a tree's part (bytes/2c) would be under a
+// chunk.
+func TreeChannels(c, bytes, chunkBytes int) int {
+	return max(1, min(c, ChannelsMax, bytes/(2*max(1, chunkBytes))))
+}
+
+// treeParents returns the parents (-1 at the root) of the 2×channels trees
+// of collective's tree operations: root -1 for AllReduce, else the root
+// above both trees of every channel.
+func (m *model) treeParents(root, channels int) [][]int {
+	order := slices.Clone(m.order)
+	if root >= 0 {
+		i := slices.Index(order, root)
+		order = append(slices.Clone(order[i+1:]), order[:i]...)
+	}
+	var out [][]int
+	for ch := range channels {
+		for t := range 2 {
+			shift := TreeShift(len(order), ch, channels) + t
+			pos := make([]int, len(order))
+			for i := range pos {
+				pos[i] = (i + shift) % len(order)
+			}
+			tr, err := topology.BinaryTree(pos)
+			if err != nil {
+				return nil // cannot happen: pos is a permutation
+			}
+			parent := make([]int, m.n)
+			for i, p := range tr.Parent {
+				parent[order[i]] = -1
+				if p >= 0 {
+					parent[order[i]] = order[p]
+				}
+			}
+			if root >= 0 {
+				parent[order[tr.Root]], parent[root] = root, -1
+			}
+			out = append(out, parent)
+		}
+	}
+	return out
+}
+
+// treeChannels returns the tree's phases on the channels asked (0: the
+// count among 1, 2, 4, 8 and 16 predicted fastest, more only when at least
+// channelsGain faster than the best on fewer) and that count.
+func (m *model) treeChannels(asked, root int, up, down bool) ([]phase, int) {
+	bytes, chunk := int(m.bytes), int(m.chunk)
+	if asked > 0 {
+		c := TreeChannels(asked, bytes, chunk)
+		return m.tree(root, c, up, down), c
+	}
+	var best []phase
+	bestT, bestC := 0.0, 0
+	for _, c := range []int{1, 2, 4, 8, 16} {
+		c = TreeChannels(c, bytes, chunk)
+		if c <= bestC {
+			continue
+		}
+		ph := m.tree(root, c, up, down)
+		t := m.total(ph)
+		if best == nil || t < bestT*(1-channelsGain) {
+			best, bestT, bestC = ph, t, c
+		}
+	}
+	return best, bestC
+}
+
+// tree is the double binary tree of collective (AlgoTree) on channels:
+// two trees per channel (treeParents), a 2×channels-th of the buffer on
+// each, all at once; root -1 for AllReduce, else the root above the trees.
+// An edge's flows between the same two ranks share their connection, one
+// chunk at a time (phase.serial).
+func (m *model) tree(root, channels int, up, down bool) []phase {
+	part := m.bytes / float64(2*channels)
+	k, c := m.chunks(part)
+	ph := phase{chunks: k, serial: true}
+	height, path, fill := 0, 0.0, 0.0
+	for _, parent := range m.treeParents(root, channels) {
+		for x := range m.n {
+			p := parent[x]
+			if p < 0 {
+				continue
+			}
+			if up {
+				ph.flows = append(ph.flows, flow{x, p, part})
+			}
+			if down {
+				ph.flows = append(ph.flows, flow{p, x, part})
+			}
+			hops, lat, f := 0, 0.0, 0.0 // x's path to the root
+			for y := x; parent[y] >= 0; y = parent[y] {
+				hops++
+				lat += m.alpha(y, parent[y])
+				f += c / m.rate(y, parent[y])
+			}
+			height, path, fill = max(height, hops), max(path, lat), max(fill, f)
+		}
+	}
+	ways := 0
+	for _, w := range []bool{up, down} {
+		if w {
+			ways++
+		}
+	}
+	ph.steps, ph.lat = ways*height, float64(ways)*path
+	ph.fill = float64(ways) * fill // the first chunk up the longest path and down
+	return []phase{ph}
+}
