@@ -150,7 +150,7 @@ func (lc *lifecycle) settleLinks(ctx context.Context, cfg collective.Config, top
 	}
 	lc.linksFrom = from
 	if err := topo.Validate(); err != nil {
-		return fmt.Errorf("the link figures (%s %s): %w", EnvTopoFile, lc.job.TopoFile, err)
+		return fmt.Errorf("the link figures of rank 0's %s: %w", EnvTopoFile, err)
 	}
 	full := tune.DefaultLinks().With(*topo)
 	text := make([]any, 0, 8)

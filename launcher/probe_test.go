@@ -185,6 +185,17 @@ func TestProbeBadSettings(t *testing.T) {
 	_, errs := joinAll(t, 2, func(r int) []string { return rankEnv(t, addr, r, 2, EnvTopoFile+"="+bad, EnvConnectTimeout+"=3s") })
 	require.ErrorContains(t, errs[0], EnvTopoFile)
 	require.ErrorContains(t, errs[0], "levels.wan")
+
+	// A link between hosts the job does not have: every rank refuses it.
+	stranger := filepath.Join(t.TempDir(), "stranger.json")
+	require.NoError(t, os.WriteFile(stranger, []byte(`{"version": 2, "ranks": [{"rank": 0, "host": "h0", "local_rank": 0}, {"rank": 1, "host": "hx", "local_rank": 0}],
+		"links": [{"hosts": ["h0", "hx"], "latency": "2ms", "bandwidth": 1e8}]}`), 0o644))
+	addr = testStore(t)
+	_, errs = joinAll(t, 2, func(r int) []string { return rankEnv(t, addr, r, 2, EnvTopoFile+"="+stranger) })
+	for r, err := range errs {
+		require.ErrorContains(t, err, EnvTopoFile, "rank %d", r)
+		require.ErrorContains(t, err, `links[0]: host "hx" is not a host of the topology`, "rank %d", r)
+	}
 }
 
 // FormatLinks and ParseLinks round-trip, any duration is accepted.
