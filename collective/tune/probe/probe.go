@@ -24,9 +24,14 @@ import (
 
 // Options set what a probe sends. The zero value gives the defaults.
 type Options struct {
-	// PingPongs is the number of round trips of 8 bytes per level; the
-	// fastest counts. Default 5; range [1, 1000].
+	// PingPongs is the least number of round trips of 8 bytes per level;
+	// the fastest counts. Default 5; range [1, 1000].
 	PingPongs int
+	// PingBudget: past PingPongs, the round trips go on until they have
+	// taken this long (at most maxPings of them), so that on a busy
+	// machine one of them likely ran with both ranks on a core. Default
+	// 10ms; range [0, 1s]; a negative value means 0.
+	PingBudget time.Duration
 	// BulkBytes is the bulk transfer per level. Default 4 MiB; range
 	// [4 KiB, 1 GiB].
 	BulkBytes int
@@ -42,6 +47,10 @@ func (o Options) withDefaults() (Options, error) {
 	if o.PingPongs == 0 {
 		o.PingPongs = 5
 	}
+	if o.PingBudget == 0 {
+		o.PingBudget = 10 * time.Millisecond
+	}
+	o.PingBudget = max(o.PingBudget, 0)
 	if o.BulkBytes == 0 {
 		o.BulkBytes = 4 << 20
 	}
@@ -52,6 +61,8 @@ func (o Options) withDefaults() (Options, error) {
 	switch {
 	case o.PingPongs < 1 || o.PingPongs > 1000:
 		return o, fmt.Errorf("probe: PingPongs %d out of range [1, 1000]", o.PingPongs)
+	case o.PingBudget > time.Second:
+		return o, fmt.Errorf("probe: PingBudget %v above 1s", o.PingBudget)
 	case o.BulkBytes < 4<<10 || o.BulkBytes > 1<<30:
 		return o, fmt.Errorf("probe: BulkBytes %d out of range [4096, %d]", o.BulkBytes, 1<<30)
 	}
@@ -119,6 +130,9 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 	return ls, nil
 }
 
+// maxPings bounds the round trips of one level past PingPongs.
+const maxPings = 200
+
 // measurePair runs the ping-pongs and the bulk transfer between p[0] and
 // p[1] on both, and returns on p[0] the one-way latency (half the fastest
 // round trip) and the bandwidth (the bulk's bytes over its time less a
@@ -143,14 +157,26 @@ func measurePair(ctx context.Context, c *collective.Comm, p [2]int, opts Options
 		}
 		return collective.Recv(ctx, c, in, peer)
 	}
+	// small[0] = 1 marks the last round trip: p[0] decides, p[1] sees it
+	// in the ping it echoes.
 	small := make([]byte, 8)
 	rtt := math.Inf(1)
-	for range opts.PingPongs {
+	begin := opts.Now()
+	for n := 1; ; n++ {
+		if first {
+			small[0] = 0
+			if n >= max(opts.PingPongs, maxPings) || n >= opts.PingPongs && opts.Now()-begin >= opts.PingBudget {
+				small[0] = 1
+			}
+		}
 		start := opts.Now()
 		if err := swap(small, small); err != nil {
 			return 0, 0, err
 		}
 		rtt = min(rtt, (opts.Now() - start).Seconds())
+		if small[0] == 1 {
+			break
+		}
 	}
 	bulk := make([]byte, opts.BulkBytes)
 	start := opts.Now()
