@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# bench/model_lab.sh: issue 14's cost model against the two-site lab, and
+# the cost of Config.Deterministic there. Needs root (network namespaces),
+# iproute2 and iptables.
+#
+# Usage: bench/model_lab.sh
+#   env: LAB (lab name, default probeml), OUT (default bench/results/model_lab),
+#        SIZES (default "8 64K 4M 256M"), ALGOS (default "ring tree hierarchical"),
+#        ROUNDS (interleaved rounds of every algorithm at every size, default 2),
+#        DET_SIZE (default 64M) and DET_ROUNDS (default 3): the Deterministic
+#        A/B, "" skips it; REV (the code's commit, default git's HEAD here)
+#
+# The lab is the issue's (bench/hier_lab.sh's): 2 sites x 2 hosts x 2 ranks,
+# 4 WAN paths of 200 Mbit/s each way, 2 ms one way, MTU 9000, the default
+# transport (shared memory in a host, MetaRoCE between hosts).
+#
+# 1. Each algorithm forced (`gocoll bench allreduce --algo A`), each size a
+#    run of its own, the algorithms interleaved, ROUNDS times. Each run
+#    probes the links as it forms (launcher/probe.go: ping-pongs and one
+#    bulk transfer per level, on by default where a job spans hosts) and
+#    writes them with its ranks as a version 2 topology file
+#    (GOCOLL_TOPO_DUMP: raw/STAMP.A.SIZE.ROUND.topo.json); its INIT lines
+#    say how long the probe took. Measured: the slowest rank's mean time
+#    per call (-a 3), out of place; also rank 0's fastest call (from its
+#    COLL lines: a lower bound of the operation's time, as rank 0 may enter
+#    after the others) and the CPU the job's processes used over the run's
+#    wall time (cores), against the load average: the evidence of a
+#    loaded machine.
+# 2. The model's prediction for the same job: `gocoll topo --explain SIZE
+#    --topology THAT-RUN'S-FILE --chunk C`, C the chunk the job's
+#    transport uses (its INIT line "chunk=").
+#    `gocoll sim --topology THAT-FILE` runs the same algorithm in virtual
+#    time over a fabric of those figures (no CPU cost): model against sim
+#    checks the model's accounting of the algorithm, sim against the lab
+#    the transport and the machine.
+# 3. The table: for the run with the lowest mean of each algorithm and
+#    size, measured, predicted, measured/predicted (target 0.85-1.15) in
+#    OUT/table.md, with the load average before and after.
+# 4. Deterministic: DET_SIZE AllReduce (auto algorithm) with and without
+#    GOCOLL_DETERMINISTIC=1, interleaved, DET_ROUNDS rounds each.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+LAB=${LAB:-probeml}
+OUT=${OUT:-bench/results/model_lab}
+SIZES=${SIZES:-8 64K 4M 256M}
+ALGOS=${ALGOS:-ring tree hierarchical}
+ROUNDS=${ROUNDS:-2}
+DET_SIZE=${DET_SIZE-64M}
+DET_ROUNDS=${DET_ROUNDS:-3}
+REV=${REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}
+[[ $(id -u) -eq 0 ]] || { echo "bench/model_lab.sh: needs root (network namespaces)" >&2; exit 2; }
+
+PATHS=4 RATE=200 DELAY=2 MTU=9000 HOSTS=2 SLOTS=2
+BIN=$(mktemp -d)
+chmod 755 "$BIN"
+G=$BIN/gocoll
+cleanup() { "$G" lab down --name "$LAB" >/dev/null 2>&1 || true; rm -rf "$BIN"; }
+trap cleanup EXIT
+go build -o "$G" ./cmd/gocoll
+mkdir -p "$OUT/raw"
+OUT=$(cd "$OUT" && pwd) # the ranks write their topology files there
+stamp=$(date -u +%Y%m%d-%H%M%S)
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+"$G" lab down --name "$LAB" >/dev/null 2>&1 || true
+"$G" lab up --name "$LAB" --hosts-per-site $HOSTS --paths $PATHS --rate $RATE --delay $DELAY --mtu $MTU >/dev/null
+"$G" lab hostfile --name "$LAB" --slots $SLOTS >"$BIN/hosts"
+# grun ARGS...: a job in the lab.
+grun() { "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout 900s "$@"; }
+
+bytes() { # bytes 64K -> 65536
+  awk -v s="$1" 'BEGIN { m = 1; u = substr(s, length(s)); if (u == "K") m = 2^10; else if (u == "M") m = 2^20; else if (u == "G") m = 2^30; if (m > 1) s = substr(s, 1, length(s) - 1); printf "%d", s * m }'
+}
+# iters BYTES: timed iterations, warm-ups and checks for a size: a few
+# seconds per run at most.
+iters() {
+  if (($1 <= 65536)); then echo "-n 50 -w 5 -c 1"; elif (($1 <= 16 << 20)); then echo "-n 5 -w 1 -c 1"; else echo "-n 2 -w 1 -c 0"; fi
+}
+# usec RAW BYTES: the out-of-place time (us) of rank 0's row for BYTES.
+usec() { awk -v s="$2" '$1 == "[rank" && $2 == "0]" && $3 == s { print $8 }' "$1" | tail -1; }
+# ran RAW BYTES: the algorithms rank 0's AllReduces of BYTES ran, with counts.
+ran() {
+  sed -n "s/^\[rank 0\] .*msg=\"gocoll: coll\" .* op=[Aa]ll[Rr]educe algo=\([a-z/0-9-]*\) bytes=$2 .*/\1/p" "$1" |
+    sort | uniq -c | awk '{ printf "%s%s x%d", sep, $2, $1; sep = ", " }'
+}
+
+# fastest RAW BYTES: rank 0's fastest AllReduce of BYTES, in seconds.
+fastest() {
+  sed -n "s/^\[rank 0\] .*op=[Aa]ll[Rr]educe algo=[^ ]* bytes=$2 took=\([^ ]*\).*/\1/p" "$1" |
+    awk '{ t = $1; v = t + 0; if (t ~ /ms$/) v /= 1e3; else if (t ~ /µs$/) v /= 1e6; else if (t ~ /ns$/) v /= 1e9; if (min == "" || v < min) min = v } END { print min }'
+}
+# predict TOPO BYTES ALGO CHUNK: the model's time in seconds.
+predict() {
+  "$G" topo --explain "$2" --topology "$1" --coll allreduce --chunk "$4" |
+    awk -v a="$3" '$1 == a { t = $2; v = t + 0; if (t ~ /ms$/) v /= 1e3; else if (t ~ /µs$/) v /= 1e6; else if (t ~ /ns$/) v /= 1e9; print v; exit }'
+}
+# simulate TOPO BYTES ALGO CHUNK: gocoll sim's time in seconds.
+simulate() {
+  "$G" sim --topology "$1" --algo "$3" --chunk "$4" allreduce "$2" |
+    awk -v a="$3" '$2 == a { t = $4; v = t + 0; if (t ~ /ms$/) v /= 1e3; else if (t ~ /µs$/) v /= 1e6; else if (t ~ /ns$/) v /= 1e9; print v; exit }'
+}
+# chunk RAW: the chunk (bytes) rank 0's transport line gives.
+chunk() {
+  local c
+  c=$(sed -n 's/^\[rank 0\] .*msg="gocoll: transport per peer".* chunk=\([0-9.]*\)MiB.*/\1/p' "$1" | head -1)
+  awk -v c="${c:-0.5}" 'BEGIN { printf "%d", c * 1048576 }'
+}
+# cpu_per_call RAW BYTES: the job's CPU seconds (all ranks) per AllReduce
+# of BYTES it ran (rank 0's count; the set-up's CPU included).
+cpu_per_call() {
+  local k
+  k=$(grep -c "^\[rank 0\] .*op=[Aa]ll[Rr]educe .* bytes=$2 " "$1" || true)
+  awk -v k="$k" '$1 == "#" && $2 == "cpu" { if (k > 0) printf "%.3g", ($3 + $4) / k }' "$1"
+}
+# cores RAW: the CPU the job used over its wall time (/usr/bin/time's line).
+cores() { awk '$1 == "#" && $2 == "cpu" { if ($5 > 0) printf "%.2f", ($3 + $4) / $5 }' "$1"; }
+
+# 1. The runs, interleaved.
+declare -A BEST PRED SIM FAST RAN CORES LOADS TOOK CPU
+for round in $(seq "$ROUNDS"); do
+  for s in $SIZES; do
+    b=$(bytes "$s")
+    for a in $ALGOS; do
+      raw=$OUT/raw/$stamp.$a.$s.$round.txt
+      load=$(cut -d' ' -f1 /proc/loadavg)
+      echo "# bench/model_lab.sh $stamp: algo $a, size $s, round $round, load before: $(cut -d' ' -f1-3 /proc/loadavg)" >"$raw"
+      # shellcheck disable=SC2046
+      /usr/bin/time -f '# cpu %U %S %e' -o "$BIN/time" "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout 900s \
+        -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL,INIT -x GOCOLL_TOPO_DUMP="${raw%.txt}.topo.json" -- \
+        "$G" bench allreduce --sizes "$b" $(iters "$b") --algo "$a" >>"$raw" 2>&1 || echo "# run failed: $?" >>"$raw"
+      { cat "$BIN/time"; echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"; } >>"$raw"
+      t=$(usec "$raw" "$b")
+      p=$(predict "${raw%.txt}.topo.json" "$b" "$a" "$(chunk "$raw")" 2>/dev/null || true)
+      sim=$(simulate "${raw%.txt}.topo.json" "$b" "$a" "$(chunk "$raw")" 2>/dev/null || true)
+      if [[ -n $t ]] && { [[ -z ${BEST[$a.$s]:-} ]] || awk -v t="$t" -v b="${BEST[$a.$s]}" 'BEGIN { exit !(t < b) }'; }; then
+        BEST[$a.$s]=$t PRED[$a.$s]=$p SIM[$a.$s]=$sim FAST[$a.$s]=$(fastest "$raw" "$b") RAN[$a.$s]=$(ran "$raw" "$b")
+        CORES[$a.$s]=$(cores "$raw") LOADS[$a.$s]=$load CPU[$a.$s]=$(cpu_per_call "$raw" "$b")
+        TOOK[$a.$s]=$(sed -n 's/^\[rank 0\] .*msg="gocoll: link figures".* took=\([^ ]*\).*/\1/p' "$raw" | head -1)
+      fi
+      echo "bench/model_lab.sh: round $round $s $a: ${t:-failed} us, predicted ${p:-?} s, $(cores "$raw") cores at load $load" >&2
+    done
+  done
+done
+
+# 4. Deterministic against the default, interleaved.
+declare -a DET_A DET_B DET_RAN
+if [[ -n $DET_SIZE ]]; then
+  db=$(bytes "$DET_SIZE")
+  for round in $(seq "$DET_ROUNDS"); do
+    for det in 0 1; do
+      raw=$OUT/raw/$stamp.det$det.$round.txt
+      echo "# bench/model_lab.sh $stamp: GOCOLL_DETERMINISTIC=$det, round $round, load before: $(cut -d' ' -f1-3 /proc/loadavg)" >"$raw"
+      grun -x GOCOLL_DETERMINISTIC=$det -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL -- \
+        "$G" bench allreduce --sizes "$db" -n 3 -w 1 -c 1 >>"$raw" 2>&1 || echo "# run failed: $?" >>"$raw"
+      t=$(usec "$raw" "$db")
+      if [[ $det == 0 ]]; then DET_A+=("${t:-failed}"); else DET_B+=("${t:-failed}"); fi
+      DET_RAN[$det]=$(ran "$raw" "$db")
+      echo "bench/model_lab.sh: deterministic=$det round $round: ${t:-failed} us ($(ran "$raw" "$db"))" >&2
+    done
+  done
+fi
+"$G" lab down --name "$LAB" >/dev/null
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+
+fmt_s() { awk -v v="$1" 'BEGIN { if (v == "") print "?"; else if (v >= 1) printf "%.3f s", v; else if (v >= 1e-3) printf "%.2f ms", v * 1e3; else printf "%.1f us", v * 1e6 }'; }
+fmt_r() { awk -v m="$1" -v p="$2" 'BEGIN { if (m == "" || p == "") print "?"; else printf "%.2f", m / p }'; }
+table=$OUT/table.md
+{
+  echo "# The cost model against the two-site lab"
+  echo
+  echo "Run $stamp (UTC) of bench/model_lab.sh at commit $REV, $(nproc) cores; load average (1/5/15 min) $load0 before, $load1 after. The machine was shared with other work: the measured times are upper bounds of what the code does (the run with the lowest mean of $ROUNDS interleaved rounds is kept)."
+  echo
+  echo "Lab: 2 sites x $HOSTS hosts x $SLOTS ranks, $PATHS WAN paths x $RATE Mbit/s each way, $DELAY ms one way, MTU $MTU; default transport. Each run probed its links as it formed (the probe is on by default where a job spans hosts) and wrote them (GOCOLL_TOPO_DUMP, raw/STAMP.ALGO.SIZE.ROUND.topo.json); 'predicted' is \`gocoll topo --explain SIZE --topology THAT-FILE --coll allreduce --chunk C\` (C: the run's transport chunk). 'mean': \`gocoll bench allreduce --sizes SIZE --algo A\`'s time (the slowest rank's mean per call, out of place); 'fastest': rank 0's fastest call (its COLL lines; a lower bound, as rank 0 may enter after the others); 'sim': \`gocoll sim --topology THAT-FILE --algo A --chunk C allreduce SIZE\`, the same algorithm in virtual time over those figures (no CPU cost); 'cores': the CPU time of the job's processes over the run's wall time, at the 1-minute load average 'load' when it started; 'CPU/call': the job's CPU seconds (all 8 ranks, set-up included) per AllReduce of that size, so CPU/call / $(nproc) is the least time the machine allows with every core the job's. Target: mean/predicted within 0.85-1.15."
+  echo
+  echo "| size | algorithm | ran | mean | fastest | predicted | mean/predicted | fastest/predicted | sim/predicted | probe took | cores (load) | CPU/call |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+  for s in $SIZES; do
+    for a in $ALGOS; do
+      m=$(awk -v m="${BEST[$a.$s]:-}" 'BEGIN { if (m != "") print m * 1e-6 }')
+      p=${PRED[$a.$s]:-} f=${FAST[$a.$s]:-}
+      echo "| $s | $a | ${RAN[$a.$s]:-?} | $(fmt_s "$m") | $(fmt_s "$f") | $(fmt_s "$p") | $(fmt_r "$m" "$p") | $(fmt_r "$f" "$p") | $(fmt_r "${SIM[$a.$s]:-}" "$p") | ${TOOK[$a.$s]:-?} | ${CORES[$a.$s]:-?} (${LOADS[$a.$s]:-?}) | ${CPU[$a.$s]:-?} s |"
+    done
+  done
+  if [[ -n $DET_SIZE ]]; then
+    echo
+    echo "## Config.Deterministic in the lab"
+    echo
+    echo "$DET_SIZE AllReduce, the model's choice of algorithm, \`gocoll bench allreduce --sizes $(bytes "$DET_SIZE") -n 3 -w 1\`, with GOCOLL_DETERMINISTIC=0 and =1 interleaved, $DET_ROUNDS rounds; time in us (the slowest rank's mean, out of place):"
+    echo
+    echo "- default (ran ${DET_RAN[0]:-?}): ${DET_A[*]}"
+    echo "- deterministic (ran ${DET_RAN[1]:-?}): ${DET_B[*]}"
+    awk -v a="${DET_A[*]}" -v b="${DET_B[*]}" 'function med(s, n, v, i, j, t) { n = split(s, v, " "); for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }; return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2 }
+      BEGIN { ma = med(a); mb = med(b); if (ma > 0) printf "- median deterministic/default: %.3f (%.0f against %.0f us)\n", mb / ma, mb, ma }'
+  fi
+} >"$table"
+cat "$table"
