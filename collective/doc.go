@@ -28,13 +28,13 @@
 // rounds, rank r sending to r+2^j in round j) and a Reduce run as
 // AllReduce's recursive doubling, the result kept at the root (a binomial
 // tree when forced, or where the cost model picks it for a buffer above
-// the 512 bytes that travel with a header); the small Broadcast's rounds
+// the 4064 bytes that travel with a header); the small Broadcast's rounds
 // go farthest first, the data moving as in a binomial tree; over shared memory, a large Broadcast goes direct
 // from the root to every rank. AllToAll(V): n-1 rounds of pairwise
 // exchange. Barrier: dissemination.
 // Scatter: direct above Config.SmallBytes in all, a dissemination at or
 // below; Gather: direct, or a dissemination all-gather kept at the root
-// while all of it fits in one message header's 512 inline bytes. AllReduce, Broadcast and Reduce also have a
+// while all of it fits in one message header's 4064 inline bytes. AllReduce, Broadcast and Reduce also have a
 // pipelined double binary tree (AlgoTree: half the buffer down each of two
 // trees laid out in the topology's ring order), and AllReduce a
 // hierarchical form (AlgoHierarchical: reduce-scatter within each host,
@@ -132,7 +132,8 @@
 //     (Config.ChunkBytes each, [ChunkBytesMax] at most) kept between
 //     operations, plus one buffer as large as the largest asked for (an
 //     operation's message size at most); header buffers
-//     (header and 512 inline bytes) come from one process-wide pool
+//     (4 KiB: a header and 4064 inline bytes; two per peer an operation
+//     talks to) come from one process-wide pool
 //   - the flight record: [FlightRecords] (128) operations per rank, shared
 //     by a world communicator and those Split makes from it
 //   - cached automatic algorithm choices: one per collective kind, root

@@ -64,16 +64,19 @@ type header struct {
 const (
 	headerLen   = 32
 	headerMagic = 0xC0
-	headerVer   = 2
+	headerVer   = 3 // 3: up to 4064 inline bytes (2: 512)
 	flagCarries = 1 // flags bit: the pair's first data message follows
 )
 
 // inlineBytesMax is the largest first data message of a pair that travels
 // in the header's message instead of in a message of its own; a header
-// message is at most headerMsgMax bytes.
+// message is at most headerMsgMax bytes: one page, and shared memory's
+// largest message carried in its rings (shm.EagerMax), so that a small
+// collective (an AllReduce, Broadcast or AllToAll up to about 4 KiB a
+// pair) sends one message per pair and round, not two.
 const (
-	inlineBytesMax = 512
-	headerMsgMax   = headerLen + inlineBytesMax
+	headerMsgMax   = 4096
+	inlineBytesMax = headerMsgMax - headerLen
 )
 
 // marshal writes h into the first headerLen bytes of b.

@@ -14,8 +14,8 @@ import (
 // TestSmallRootedAlgorithms runs the small Broadcast, Scatter and Gather
 // (dissemination) and Reduce (recursive doubling) that the communicator
 // picks by itself (direct: a Scatter above Config.SmallBytes in all, a
-// Gather above 512 bytes in all), at
-// every root of 1 to 9 ranks, around the inline limit (64 float64 are 512
+// Gather above 4064 bytes in all), at
+// every root of 1 to 9 ranks, around the inline limit (508 float64 are 4064
 // bytes) and at Config.SmallBytes, in and out of place, and checks every
 // element and that the flight record names the algorithm that ran.
 func TestSmallRootedAlgorithms(t *testing.T) {
@@ -26,7 +26,7 @@ func TestSmallRootedAlgorithms(t *testing.T) {
 	for _, n := range sizes {
 		comms := newComms(t, n, collective.Config{})
 		for root := range n {
-			for _, count := range []int{1, 64, 65, 8192} {
+			for _, count := range []int{1, 64, 508, 509, 8192} {
 				t.Run(fmt.Sprintf("n=%d/root=%d/count=%d", n, root, count), func(t *testing.T) {
 					errs := onAll(t, comms, 20*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
 						return checkSmallRooted(ctx, c, root, count)
@@ -153,7 +153,7 @@ func checkSmallRooted(ctx context.Context, c *collective.Comm, root, count int) 
 		}
 	}
 	want = collective.AlgoDissemination
-	if n*count*8 > 512 { // one header's inline bytes
+	if n*count*8 > 4064 { // one header's inline bytes (inlineBytesMax)
 		want = collective.AlgoDirect
 	}
 	return lastAlgo(c, collective.KindGather, want)
