@@ -35,10 +35,11 @@ func Until(ctx context.Context, done <-chan struct{}, budget time.Duration, poll
 
 // UntilFunc is Until for a completion that done reports instead of a
 // channel, for a transport that makes no channel for a request nobody
-// sleeps on.
+// sleeps on. The budget counts from the first poll that did not end the
+// wait, so a wait that the first poll ends reads no clock.
 func UntilFunc(ctx context.Context, done func() bool, budget time.Duration, poll func()) bool {
-	deadline := time.Now().Add(budget)
-	for i := 1; ; i++ {
+	var deadline time.Time
+	for i := 0; ; i++ {
 		if done() {
 			return true
 		}
@@ -51,10 +52,13 @@ func UntilFunc(ctx context.Context, done func() bool, budget time.Duration, poll
 		if done() {
 			return true
 		}
-		if i%clockEvery == 0 || budget <= 0 {
-			if !time.Now().Before(deadline) {
-				return false
-			}
+		if budget <= 0 {
+			return false
+		}
+		if i == 0 {
+			deadline = time.Now().Add(budget)
+		} else if i%clockEvery == 0 && !time.Now().Before(deadline) {
+			return false
 		}
 		runtime.Gosched()
 		yieldCPU()
