@@ -58,7 +58,6 @@ func checkDisjoint(aName string, a []byte, bName string, b []byte) error {
 // on MetaRoCE, stalled at the unexpected-byte budget).
 func (c *Comm) pairwise(o *operation, sendBlock, recvBlock func(peer int) []byte) error {
 	n, r := c.Size(), c.rank
-	copy(recvBlock(r), sendBlock(r))
 	inFlight, total := 2, 0
 	for k := 1; k < n; k++ {
 		total += len(sendBlock(mod(r+k, n)))
@@ -80,6 +79,9 @@ func (c *Comm) pairwise(o *operation, sendBlock, recvBlock func(peer int) []byte
 		to := mod(r+k, n)
 		sends[k] = pendingSend{o.send(to, sendBlock(to)), to}
 	}
+	// This rank's own block is copied once every receive and the first
+	// sends are posted, while the peers copy theirs, not before.
+	copy(recvBlock(r), sendBlock(r))
 	for k := 1; k < n; k++ {
 		if err := o.waitRecv(recvs[k]); err != nil {
 			return err

@@ -48,11 +48,21 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 		if err := firstErr(checkType(dt), checkRoot(root, c.Size()), checkWhole("recv", recv, dt)); err != nil {
 			return err
 		}
+		// buf is what this rank sends from. An out-of-place root sends
+		// from send and fills recv after its sends are posted, so its own
+		// copy overlaps the receivers' instead of delaying them; the
+		// algorithms that take buf never write the root's.
+		buf, late := recv, false
 		if c.rank == root && !sameRegion(send, recv) {
 			if err := firstErr(checkLen("send", send, len(recv), dt), checkAlias("send", send, "recv", recv)); err != nil {
 				return err
 			}
-			copy(recv, send)
+			switch {
+			case c.Size() > 1 && (algo == AlgoDissemination || algo == AlgoChain || algo == AlgoBinomial || algo == AlgoDirect):
+				buf, late = send, true
+			default:
+				copy(recv, send)
+			}
 		}
 		if c.Size() == 1 {
 			return nil
@@ -60,13 +70,17 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 		var err error
 		switch algo {
 		case AlgoDissemination:
-			return c.broadcastDissemination(o, recv, root) // no confirm: see above
+			err = c.broadcastDissemination(o, buf, root)
+			if err == nil && late {
+				copy(recv, send)
+			}
+			return err // no confirm: see above
 		case AlgoChain:
-			err = c.broadcastChain(o, recv, root)
+			err = c.broadcastChain(o, buf, root)
 		case AlgoBinomial:
-			err = c.broadcastBinomial(o, recv, root)
+			err = c.broadcastBinomial(o, buf, root)
 		case AlgoDirect:
-			err = c.broadcastDirect(o, recv, root)
+			err = c.broadcastDirect(o, buf, root)
 		case AlgoTree:
 			err = c.broadcastTree(o, recv, root)
 		case AlgoHierarchical:
@@ -77,16 +91,26 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 		if err != nil {
 			return err
 		}
+		if late {
+			copy(recv, send)
+		}
 		return o.confirm()
 	})
 }
 
-// broadcastDirect has the root send buf to every rank at once, in chunks,
-// and every rank receive it in place: for shared memory, where each rank
-// then copies straight out of the root's buffer, all at the same time,
-// instead of waiting for the chunk to come down a chain.
+// broadcastDirect has the root send buf to every rank at once and every
+// rank receive it in place: for shared memory, where each rank then copies
+// straight out of the root's buffer, all at the same time, instead of
+// waiting for the chunk to come down a chain. On shared memory buf goes as
+// one message: nothing forwards it, so chunks would only add a rendezvous
+// (a slot, a system call and a FIN) per chunk and receiver; elsewhere
+// (forced) it goes in chunks of Config.ChunkBytes.
 func (c *Comm) broadcastDirect(o *operation, buf []byte, root int) error {
-	g := newGeometry(len(buf), 1, 1, c.cfg.ChunkBytes)
+	chunk := c.cfg.ChunkBytes
+	if c.shared {
+		chunk = max(chunk, len(buf))
+	}
+	g := newGeometry(len(buf), 1, 1, chunk)
 	if c.rank != root {
 		var inline [4]pendingRecv
 		pending := inline[:]
