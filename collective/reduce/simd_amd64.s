@@ -944,9 +944,7 @@ loop:
 	VPAND      Y5, Y0, Y5
 	VADDPS     Y7, Y6, Y6
 	VADDPS     Y5, Y4, Y4
-	VCMPPS     $0x03, Y6, Y6, Y5
-	VCMPPS     $0x03, Y4, Y4, Y7
-	VPOR       Y5, Y7, Y5
+	VCMPPS     $0x03, Y4, Y6, Y5
 	VPTEST     Y5, Y5
 	JNE        nan1
 	VPSRLD     $0x10, Y6, Y5
@@ -970,9 +968,7 @@ done2:
 	VPAND    Y5, Y0, Y5
 	VADDPS   Y7, Y6, Y6
 	VADDPS   Y5, Y4, Y4
-	VCMPPS   $0x03, Y6, Y6, Y5
-	VCMPPS   $0x03, Y4, Y4, Y7
-	VPOR     Y5, Y7, Y5
+	VCMPPS   $0x03, Y4, Y6, Y5
 	VPTEST   Y5, Y5
 	JNE      nan3
 	VPSRLD   $0x10, Y6, Y5
@@ -996,9 +992,7 @@ done4:
 	VPAND    Y5, Y0, Y5
 	VADDPS   Y7, Y6, Y6
 	VADDPS   Y5, Y4, Y4
-	VCMPPS   $0x03, Y6, Y6, Y5
-	VCMPPS   $0x03, Y4, Y4, Y7
-	VPOR     Y5, Y7, Y5
+	VCMPPS   $0x03, Y4, Y6, Y5
 	VPTEST   Y5, Y5
 	JNE      nan5
 	VPSRLD   $0x10, Y6, Y5
@@ -1022,9 +1016,7 @@ done6:
 	VPAND    Y5, Y0, Y5
 	VADDPS   Y7, Y6, Y6
 	VADDPS   Y5, Y4, Y4
-	VCMPPS   $0x03, Y6, Y6, Y5
-	VCMPPS   $0x03, Y4, Y4, Y7
-	VPOR     Y5, Y7, Y5
+	VCMPPS   $0x03, Y4, Y6, Y5
 	VPTEST   Y5, Y5
 	JNE      nan7
 	VPSRLD   $0x10, Y6, Y5
@@ -1160,9 +1152,7 @@ loop:
 	VPAND      Y5, Y0, Y5
 	VMULPS     Y7, Y6, Y6
 	VMULPS     Y5, Y4, Y4
-	VCMPPS     $0x03, Y6, Y6, Y5
-	VCMPPS     $0x03, Y4, Y4, Y7
-	VPOR       Y5, Y7, Y5
+	VCMPPS     $0x03, Y4, Y6, Y5
 	VPTEST     Y5, Y5
 	JNE        nan1
 	VPSRLD     $0x10, Y6, Y5
@@ -1186,9 +1176,7 @@ done2:
 	VPAND    Y5, Y0, Y5
 	VMULPS   Y7, Y6, Y6
 	VMULPS   Y5, Y4, Y4
-	VCMPPS   $0x03, Y6, Y6, Y5
-	VCMPPS   $0x03, Y4, Y4, Y7
-	VPOR     Y5, Y7, Y5
+	VCMPPS   $0x03, Y4, Y6, Y5
 	VPTEST   Y5, Y5
 	JNE      nan3
 	VPSRLD   $0x10, Y6, Y5
@@ -1212,9 +1200,7 @@ done4:
 	VPAND    Y5, Y0, Y5
 	VMULPS   Y7, Y6, Y6
 	VMULPS   Y5, Y4, Y4
-	VCMPPS   $0x03, Y6, Y6, Y5
-	VCMPPS   $0x03, Y4, Y4, Y7
-	VPOR     Y5, Y7, Y5
+	VCMPPS   $0x03, Y4, Y6, Y5
 	VPTEST   Y5, Y5
 	JNE      nan5
 	VPSRLD   $0x10, Y6, Y5
@@ -1238,9 +1224,7 @@ done6:
 	VPAND    Y5, Y0, Y5
 	VMULPS   Y7, Y6, Y6
 	VMULPS   Y5, Y4, Y4
-	VCMPPS   $0x03, Y6, Y6, Y5
-	VCMPPS   $0x03, Y4, Y4, Y7
-	VPOR     Y5, Y7, Y5
+	VCMPPS   $0x03, Y4, Y6, Y5
 	VPTEST   Y5, Y5
 	JNE      nan7
 	VPSRLD   $0x10, Y6, Y5
@@ -1374,9 +1358,7 @@ loop:
 	VMINPS     Y3, Y2, Y3
 	VMINPS     Y2, Y3, Y2
 	VPOR       Y3, Y2, Y2
-	VCMPPS     $0x03, Y4, Y4, Y3
-	VCMPPS     $0x03, Y2, Y2, Y5
-	VPOR       Y3, Y5, Y3
+	VCMPPS     $0x03, Y2, Y4, Y3
 	VPTEST     Y3, Y3
 	JNE        nan1
 	VPSRLD     $0x10, Y4, Y3
@@ -1396,9 +1378,7 @@ done2:
 	VMINPS   Y3, Y2, Y3
 	VMINPS   Y2, Y3, Y2
 	VPOR     Y3, Y2, Y2
-	VCMPPS   $0x03, Y4, Y4, Y3
-	VCMPPS   $0x03, Y2, Y2, Y5
-	VPOR     Y3, Y5, Y3
+	VCMPPS   $0x03, Y2, Y4, Y3
 	VPTEST   Y3, Y3
 	JNE      nan3
 	VPSRLD   $0x10, Y4, Y3
@@ -1418,9 +1398,7 @@ done4:
 	VMINPS   Y3, Y2, Y3
 	VMINPS   Y2, Y3, Y2
 	VPOR     Y3, Y2, Y2
-	VCMPPS   $0x03, Y4, Y4, Y3
-	VCMPPS   $0x03, Y2, Y2, Y5
-	VPOR     Y3, Y5, Y3
+	VCMPPS   $0x03, Y2, Y4, Y3
 	VPTEST   Y3, Y3
 	JNE      nan5
 	VPSRLD   $0x10, Y4, Y3
@@ -1440,9 +1418,7 @@ done6:
 	VMINPS   Y3, Y2, Y3
 	VMINPS   Y2, Y3, Y2
 	VPOR     Y3, Y2, Y2
-	VCMPPS   $0x03, Y4, Y4, Y3
-	VCMPPS   $0x03, Y2, Y2, Y5
-	VPOR     Y3, Y5, Y3
+	VCMPPS   $0x03, Y2, Y4, Y3
 	VPTEST   Y3, Y3
 	JNE      nan7
 	VPSRLD   $0x10, Y4, Y3
@@ -1545,9 +1521,7 @@ loop:
 	VMINPS     Y3, Y4, Y3
 	VPOR       Y4, Y3, Y3
 	VPXOR      Y3, Y2, Y3
-	VCMPPS     $0x03, Y5, Y5, Y4
-	VCMPPS     $0x03, Y3, Y3, Y6
-	VPOR       Y4, Y6, Y4
+	VCMPPS     $0x03, Y3, Y5, Y4
 	VPTEST     Y4, Y4
 	JNE        nan1
 	VPSRLD     $0x10, Y5, Y4
@@ -1573,9 +1547,7 @@ done2:
 	VMINPS   Y3, Y4, Y3
 	VPOR     Y4, Y3, Y3
 	VPXOR    Y3, Y2, Y3
-	VCMPPS   $0x03, Y5, Y5, Y4
-	VCMPPS   $0x03, Y3, Y3, Y6
-	VPOR     Y4, Y6, Y4
+	VCMPPS   $0x03, Y3, Y5, Y4
 	VPTEST   Y4, Y4
 	JNE      nan3
 	VPSRLD   $0x10, Y5, Y4
@@ -1601,9 +1573,7 @@ done4:
 	VMINPS   Y3, Y4, Y3
 	VPOR     Y4, Y3, Y3
 	VPXOR    Y3, Y2, Y3
-	VCMPPS   $0x03, Y5, Y5, Y4
-	VCMPPS   $0x03, Y3, Y3, Y6
-	VPOR     Y4, Y6, Y4
+	VCMPPS   $0x03, Y3, Y5, Y4
 	VPTEST   Y4, Y4
 	JNE      nan5
 	VPSRLD   $0x10, Y5, Y4
@@ -1629,9 +1599,7 @@ done6:
 	VMINPS   Y3, Y4, Y3
 	VPOR     Y4, Y3, Y3
 	VPXOR    Y3, Y2, Y3
-	VCMPPS   $0x03, Y5, Y5, Y4
-	VCMPPS   $0x03, Y3, Y3, Y6
-	VPOR     Y4, Y6, Y4
+	VCMPPS   $0x03, Y3, Y5, Y4
 	VPTEST   Y4, Y4
 	JNE      nan7
 	VPSRLD   $0x10, Y5, Y4
@@ -4232,9 +4200,8 @@ loop:
 	VPANDD     (DX)(SI*1), Z0, Z8
 	VADDPS     Z7, Z5, Z5
 	VADDPS     Z8, Z6, Z6
-	VCMPPS     $0x03, Z5, Z5, K2
-	VCMPPS     $0x03, Z6, Z6, K3
-	KORTESTW   K2, K3
+	VCMPPS     $0x03, Z6, Z5, K2
+	KORTESTW   K2, K2
 	JNE        nan1
 	VPTESTMD   Z3, Z5, K2
 	VPADDD     Z2, Z5, Z5
@@ -4253,9 +4220,8 @@ done2:
 	VPANDD    64(DX)(SI*1), Z0, Z8
 	VADDPS    Z7, Z5, Z5
 	VADDPS    Z8, Z6, Z6
-	VCMPPS    $0x03, Z5, Z5, K2
-	VCMPPS    $0x03, Z6, Z6, K3
-	KORTESTW  K2, K3
+	VCMPPS    $0x03, Z6, Z5, K2
+	KORTESTW  K2, K2
 	JNE       nan3
 	VPTESTMD  Z3, Z5, K2
 	VPADDD    Z2, Z5, Z5
@@ -4274,9 +4240,8 @@ done4:
 	VPANDD    128(DX)(SI*1), Z0, Z8
 	VADDPS    Z7, Z5, Z5
 	VADDPS    Z8, Z6, Z6
-	VCMPPS    $0x03, Z5, Z5, K2
-	VCMPPS    $0x03, Z6, Z6, K3
-	KORTESTW  K2, K3
+	VCMPPS    $0x03, Z6, Z5, K2
+	KORTESTW  K2, K2
 	JNE       nan5
 	VPTESTMD  Z3, Z5, K2
 	VPADDD    Z2, Z5, Z5
@@ -4295,9 +4260,8 @@ done6:
 	VPANDD    192(DX)(SI*1), Z0, Z8
 	VADDPS    Z7, Z5, Z5
 	VADDPS    Z8, Z6, Z6
-	VCMPPS    $0x03, Z5, Z5, K2
-	VCMPPS    $0x03, Z6, Z6, K3
-	KORTESTW  K2, K3
+	VCMPPS    $0x03, Z6, Z5, K2
+	KORTESTW  K2, K2
 	JNE       nan7
 	VPTESTMD  Z3, Z5, K2
 	VPADDD    Z2, Z5, Z5
@@ -4416,9 +4380,8 @@ loop:
 	VPANDD     (DX)(SI*1), Z0, Z8
 	VMULPS     Z7, Z5, Z5
 	VMULPS     Z8, Z6, Z6
-	VCMPPS     $0x03, Z5, Z5, K2
-	VCMPPS     $0x03, Z6, Z6, K3
-	KORTESTW   K2, K3
+	VCMPPS     $0x03, Z6, Z5, K2
+	KORTESTW   K2, K2
 	JNE        nan1
 	VPTESTMD   Z3, Z5, K2
 	VPADDD     Z2, Z5, Z5
@@ -4437,9 +4400,8 @@ done2:
 	VPANDD    64(DX)(SI*1), Z0, Z8
 	VMULPS    Z7, Z5, Z5
 	VMULPS    Z8, Z6, Z6
-	VCMPPS    $0x03, Z5, Z5, K2
-	VCMPPS    $0x03, Z6, Z6, K3
-	KORTESTW  K2, K3
+	VCMPPS    $0x03, Z6, Z5, K2
+	KORTESTW  K2, K2
 	JNE       nan3
 	VPTESTMD  Z3, Z5, K2
 	VPADDD    Z2, Z5, Z5
@@ -4458,9 +4420,8 @@ done4:
 	VPANDD    128(DX)(SI*1), Z0, Z8
 	VMULPS    Z7, Z5, Z5
 	VMULPS    Z8, Z6, Z6
-	VCMPPS    $0x03, Z5, Z5, K2
-	VCMPPS    $0x03, Z6, Z6, K3
-	KORTESTW  K2, K3
+	VCMPPS    $0x03, Z6, Z5, K2
+	KORTESTW  K2, K2
 	JNE       nan5
 	VPTESTMD  Z3, Z5, K2
 	VPADDD    Z2, Z5, Z5
@@ -4479,9 +4440,8 @@ done6:
 	VPANDD    192(DX)(SI*1), Z0, Z8
 	VMULPS    Z7, Z5, Z5
 	VMULPS    Z8, Z6, Z6
-	VCMPPS    $0x03, Z5, Z5, K2
-	VCMPPS    $0x03, Z6, Z6, K3
-	KORTESTW  K2, K3
+	VCMPPS    $0x03, Z6, Z5, K2
+	KORTESTW  K2, K2
 	JNE       nan7
 	VPTESTMD  Z3, Z5, K2
 	VPADDD    Z2, Z5, Z5
@@ -4598,9 +4558,8 @@ loop:
 	VMINPS     Z5, Z3, Z4
 	VMINPS     Z3, Z4, Z3
 	VPORD      Z4, Z3, Z3
-	VCMPPS     $0x03, Z2, Z2, K2
-	VCMPPS     $0x03, Z3, Z3, K3
-	KORTESTW   K2, K3
+	VCMPPS     $0x03, Z3, Z2, K2
+	KORTESTW   K2, K2
 	JNE        nan1
 	VPSRLD     $0x10, Z2, Z2
 	VPBLENDMW  Z3, Z2, K1, Z6
@@ -4617,9 +4576,8 @@ done2:
 	VMINPS    Z5, Z3, Z4
 	VMINPS    Z3, Z4, Z3
 	VPORD     Z4, Z3, Z3
-	VCMPPS    $0x03, Z2, Z2, K2
-	VCMPPS    $0x03, Z3, Z3, K3
-	KORTESTW  K2, K3
+	VCMPPS    $0x03, Z3, Z2, K2
+	KORTESTW  K2, K2
 	JNE       nan3
 	VPSRLD    $0x10, Z2, Z2
 	VPBLENDMW Z3, Z2, K1, Z7
@@ -4636,9 +4594,8 @@ done4:
 	VMINPS    Z5, Z3, Z4
 	VMINPS    Z3, Z4, Z3
 	VPORD     Z4, Z3, Z3
-	VCMPPS    $0x03, Z2, Z2, K2
-	VCMPPS    $0x03, Z3, Z3, K3
-	KORTESTW  K2, K3
+	VCMPPS    $0x03, Z3, Z2, K2
+	KORTESTW  K2, K2
 	JNE       nan5
 	VPSRLD    $0x10, Z2, Z2
 	VPBLENDMW Z3, Z2, K1, Z8
@@ -4655,9 +4612,8 @@ done6:
 	VMINPS    Z5, Z3, Z4
 	VMINPS    Z3, Z4, Z3
 	VPORD     Z4, Z3, Z3
-	VCMPPS    $0x03, Z2, Z2, K2
-	VCMPPS    $0x03, Z3, Z3, K3
-	KORTESTW  K2, K3
+	VCMPPS    $0x03, Z3, Z2, K2
+	KORTESTW  K2, K2
 	JNE       nan7
 	VPSRLD    $0x10, Z2, Z2
 	VPBLENDMW Z3, Z2, K1, Z9
@@ -4746,9 +4702,8 @@ loop:
 	VMAXPS     Z6, Z4, Z3
 	VMAXPS     Z4, Z3, Z4
 	VPTERNLOGD $0xd4, Z2, Z4, Z3
-	VCMPPS     $0x03, Z5, Z5, K2
-	VCMPPS     $0x03, Z3, Z3, K3
-	KORTESTW   K2, K3
+	VCMPPS     $0x03, Z3, Z5, K2
+	KORTESTW   K2, K2
 	JNE        nan1
 	VPSRLD     $0x10, Z5, Z4
 	VPBLENDMW  Z3, Z4, K1, Z7
@@ -4765,9 +4720,8 @@ done2:
 	VMAXPS     Z6, Z4, Z3
 	VMAXPS     Z4, Z3, Z4
 	VPTERNLOGD $0xd4, Z2, Z4, Z3
-	VCMPPS     $0x03, Z5, Z5, K2
-	VCMPPS     $0x03, Z3, Z3, K3
-	KORTESTW   K2, K3
+	VCMPPS     $0x03, Z3, Z5, K2
+	KORTESTW   K2, K2
 	JNE        nan3
 	VPSRLD     $0x10, Z5, Z4
 	VPBLENDMW  Z3, Z4, K1, Z8
@@ -4784,9 +4738,8 @@ done4:
 	VMAXPS     Z6, Z4, Z3
 	VMAXPS     Z4, Z3, Z4
 	VPTERNLOGD $0xd4, Z2, Z4, Z3
-	VCMPPS     $0x03, Z5, Z5, K2
-	VCMPPS     $0x03, Z3, Z3, K3
-	KORTESTW   K2, K3
+	VCMPPS     $0x03, Z3, Z5, K2
+	KORTESTW   K2, K2
 	JNE        nan5
 	VPSRLD     $0x10, Z5, Z4
 	VPBLENDMW  Z3, Z4, K1, Z9
@@ -4803,9 +4756,8 @@ done6:
 	VMAXPS     Z6, Z4, Z3
 	VMAXPS     Z4, Z3, Z4
 	VPTERNLOGD $0xd4, Z2, Z4, Z3
-	VCMPPS     $0x03, Z5, Z5, K2
-	VCMPPS     $0x03, Z3, Z3, K3
-	KORTESTW   K2, K3
+	VCMPPS     $0x03, Z3, Z5, K2
+	KORTESTW   K2, K2
 	JNE        nan7
 	VPSRLD     $0x10, Z5, Z4
 	VPBLENDMW  Z3, Z4, K1, Z10

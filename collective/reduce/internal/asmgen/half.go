@@ -86,15 +86,15 @@ func bfloat16(op floatOp) emitter {
 				}
 				g.store(out, d)
 			}
-			// One test for a NaN in either half; the NaN handling is out
-			// of line.
+			// One test for a NaN in either half (one compare: unordered
+			// is true where either operand is a NaN); the NaN handling
+			// is out of line.
 			if g.wide() {
-				ke, ko := c.K(), c.K()
-				c.VCMPPS(operand.U8(3), re, re, ke)
-				c.VCMPPS(operand.U8(3), ro, ro, ko)
-				c.KORTESTW(ke, ko)
+				k := c.K()
+				c.VCMPPS(operand.U8(3), ro, re, k)
+				c.KORTESTW(k, k)
 			} else {
-				nan := g.or(g.to(c.VCMPPS, operand.U8(3), re, re), g.to(c.VCMPPS, operand.U8(3), ro, ro))
+				nan := g.to(c.VCMPPS, operand.U8(3), ro, re)
 				c.VPTEST(nan, nan)
 			}
 			slow, done := g.label("nan"), g.label("done")
