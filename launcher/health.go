@@ -254,10 +254,18 @@ func (r *explainedRequest) Spin(ctx context.Context) bool {
 	}
 }
 
+// Release hands the transport's request back for reuse (transport.Releaser):
+// a shm request is otherwise never reused under the guard, and every
+// request costs a new one. The wrapper itself is left to the collector.
+func (r *explainedRequest) Release() { transport.Release(r.Request) }
+
 func (r *explainedRequest) Wait(ctx context.Context) (int, error) {
 	n, err := r.Request.Wait(ctx)
+	if err == nil || ctx.Err() != nil {
+		return n, err // (pe below escapes: declared here, it cost an allocation per Wait)
+	}
 	var pe *transport.PeerError
-	if err == nil || ctx.Err() != nil || !errors.As(err, &pe) {
+	if !errors.As(err, &pe) {
 		return n, err
 	}
 	r.once.Do(func() {

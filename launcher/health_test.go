@@ -12,6 +12,7 @@ import (
 	"github.com/gocoll/gocoll/launcher/store"
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/inproc"
+	"github.com/gocoll/gocoll/transport/shm"
 )
 
 func TestGuardedEndpointDeclareDead(t *testing.T) {
@@ -186,4 +187,33 @@ func TestOpRingAddAllocatesNothing(t *testing.T) {
 	})
 	require.Zero(t, allocs)
 	require.Len(t, r.list(), recentOpsMax)
+}
+
+// TestGuardedRequestAllocs: a small Send and Recv through the guard over
+// shared memory, waited for and released, allocate only the guard's two
+// wrappers in steady state: the transport's requests go back to it through
+// the wrapper (transport.Release), and a Wait that succeeds allocates
+// nothing.
+func TestGuardedRequestAllocs(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	eps, err := shm.NewLocalWorld(ctx, 2, shm.Config{})
+	require.NoError(t, err)
+	g0, g1 := newGuardedEndpoint(eps[0]), newGuardedEndpoint(eps[1])
+	g0.notes, g1.notes = &storeNotes{}, &storeNotes{}
+	t.Cleanup(func() { _ = g0.Close(); _ = g1.Close() })
+	out, in := make([]byte, 8), make([]byte, 8)
+	tag := transport.Tag{OpKey: transport.OpKey{Comm: 1, Op: 1}}
+	allocs := testing.AllocsPerRun(1000, func() {
+		s, r := g0.Send(1, tag, out), g1.Recv(0, tag, in)
+		if _, err := r.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		transport.Release(s)
+		transport.Release(r)
+	})
+	require.LessOrEqual(t, allocs, 2.0)
 }
