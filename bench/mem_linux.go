@@ -17,12 +17,15 @@ func allocBuffer(n int64) ([]byte, func(), error) {
 	if n == 0 {
 		return []byte{}, func() {}, nil
 	}
-	b, err := unix.Mmap(-1, 0, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	// A whole number of huge pages, which Linux places on a huge-page
+	// boundary, so that the last part of the buffer can be one too.
+	const hugePage = 2 << 20
+	b, err := unix.Mmap(-1, 0, int((n+hugePage-1)&^(hugePage-1)), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
 		return nil, nil, fmt.Errorf("allocating a %d-byte buffer: %w", n, err)
 	}
 	_ = unix.Madvise(b, unix.MADV_HUGEPAGE) // advice only: THP may be off
-	return b, func() { _ = unix.Munmap(b) }, nil
+	return b[:n:n], func() { _ = unix.Munmap(b) }, nil
 }
 
 // peakRSS is this process's peak resident set size in bytes.
