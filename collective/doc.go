@@ -88,7 +88,12 @@
 // rank; AllToAllV, whose per-pair counts only the pair can compare, checks
 // every peer's header before it sends data. So a root does not return
 // as soon as its buffer is reusable, as MPI's eager protocol lets it: a
-// nil from any rank means the whole operation matched. Send and
+// nil from any rank, the root's included, means the whole operation
+// matched, and a mismatch that only a receiver can see (the root's count
+// differs, say) is the root's error in that same call. The small rooted
+// operations pay for it no round beyond their data's: the root of a
+// small Broadcast waits for ceil(log2 n) empty messages that travel in
+// the same rounds as its data. Send and
 // Recv keep their pair in step the same way; a peer outside the
 // communicator is an error on the caller alone. Operations on a closed
 // communicator fail with [ErrClosed] on that rank alone, and [New] with an
