@@ -11,7 +11,8 @@
 #        SIZES (bytes, default "65536 1048576 16777216"; warm-up and timed
 #        iterations as mpi_coll_bench's schedule), NICE (default 0: the
 #        niceness every run gets, e.g. -20 as root on a loaded host),
-#        PEERS_DIR (default ../shared/peers next to the repository).
+#        PEERS_DIR (default ../shared/peers next to the repository; from
+#        a git worktree, next to the main working tree).
 #
 # Each commit is built from `git archive` (uncommitted work does not
 # count); mpi_coll_bench is compiled from PEERS_DIR (needs mpicc:
@@ -25,7 +26,7 @@ cd "$(dirname "$0")/.."
 [[ $# -ge 1 ]] || { echo "usage: bench/shm_ab.sh REV..." >&2; exit 2; }
 ROUNDS=${ROUNDS:-3} NP=${NP:-4} COLLS=${COLLS:-broadcast,alltoall}
 SIZES=${SIZES:-65536 1048576 16777216} NICE=${NICE:-0}
-PEERS_DIR=${PEERS_DIR:-../shared/peers}
+PEERS_DIR=${PEERS_DIR:-$(dirname "$(git rev-parse --path-format=absolute --git-common-dir)")/../shared/peers}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 mpicc -O2 -o "$TMP/mpi_coll_bench" "$PEERS_DIR/mpi_coll_bench.c"
