@@ -75,7 +75,11 @@ type conn struct {
 	peerRate uint64        // the peer's target rate for us; 0: none
 	paceAt   time.Duration // earliest next DATA under pacing
 	paceWait bool          // the last poll was held back by pacing only
-	lastData time.Duration // last DATA received, for the rate share
+	// A drain (drain.go) holds DATA until drainUntil; the next is due at
+	// drainNext (0: not yet timed), and none starts before drainCool.
+	drainUntil, drainNext, drainCool time.Duration
+	drainWait                        bool          // the last poll was held back by a drain
+	lastData                         time.Duration // last DATA received, for the rate share
 	// owd and owdMin are the latest and the lowest relative one-way delay
 	// (arrival minus the sender's timestamp; the clock offset cancels in
 	// their difference, which is the queueing on the way in).
@@ -353,6 +357,10 @@ func (c *conn) applyAck(now time.Duration, a *wire.Ack) {
 			p.win.competing = max(competing, 1)
 		}
 		p.onBlock(blk, a.SentAt, now, c.cfg, &c.snd)
+		if p.fell {
+			p.fell = false
+			c.startDrain(now)
+		}
 		c.notePath(p, before)
 	}
 }
@@ -533,6 +541,9 @@ func (c *conn) nextTimeout() time.Duration {
 	}
 	if c.paceWait {
 		consider(c.paceAt)
+	}
+	if c.drainWait {
+		consider(c.drainUntil)
 	}
 	if c.phase == phaseOpen {
 		consider(c.keepAt)

@@ -207,8 +207,12 @@ func (c *conn) homePath(p *path) *path {
 // pollData sends the next piece, if the window, the target rate and the
 // message layer allow.
 func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
-	c.paceWait = false
+	c.paceWait, c.drainWait = false, false
 	if !c.snd.hasWork() {
+		return nil, 0, false
+	}
+	if c.draining(now) {
+		c.drainWait = true
 		return nil, 0, false
 	}
 	if cp := c.windowCap(); cp > 0 && c.inflight() >= cp {

@@ -79,6 +79,9 @@ type path struct {
 	noCompeteUntil      time.Duration
 	compAcked, compLost int
 	standingLossAt      time.Duration // the last congestion loss under a standing queue, not competing; 0: none
+	// fell is set when an RTT sample fell below the minimum (fellBelow),
+	// for the connection to join a drain (see drainEvery).
+	fell bool
 
 	ring       []sentPacket // packet seq at seq mod len(ring); len a power of two
 	base, next uint64       // oldest unresolved and next sequence number
@@ -262,6 +265,7 @@ func (p *path) onBlock(blk *wire.AckBlock, ackSent, now time.Duration, cfg *Conf
 	p.backoff = 0
 	p.heardFrom()
 	if s := now - blk.Echo - blk.Delay; blk.Echo <= now {
+		p.fell = p.fell || p.fellBelow(s, cfg)
 		p.rtt.sample(s, now)
 	}
 	p.owd.sample(ackSent-blk.Delay-blk.Echo, now, p.rtt.srtt)

@@ -57,6 +57,9 @@ type ConnStats struct {
 	AcksPiggybacked int64
 	// Auth is the connection's authentication (AuthNone without a key).
 	Auth AuthMode
+	// Drains counts the round trips the connection held its DATA to let
+	// a bottleneck's queue empty (see drainEvery).
+	Drains int64
 }
 
 // EndpointStats counts what an Endpoint dropped, by reason.
