@@ -25,19 +25,26 @@ func geometryIn(off []int, count, n, esize, chunkBytes int) geometry {
 	} else {
 		off = make([]int, n+1)
 	}
-	g := geometry{esize: esize, off: off}
 	base, extra := count/n, count%n
-	maxSeg := 0
 	for i := 0; i < n; i++ {
 		sz := base
 		if i < extra {
 			sz++
 		}
-		g.off[i+1] = g.off[i] + sz*esize
-		maxSeg = max(maxSeg, sz*esize)
+		off[i+1] = off[i] + sz*esize
 	}
-	g.chunk = max(esize, chunkBytes/esize*esize)
-	g.k = max(1, (maxSeg+g.chunk-1)/g.chunk)
+	return offsetGeometry(off, esize, chunkBytes)
+}
+
+// offsetGeometry is the geometry of the segments at off (segment i is
+// [off[i], off[i+1])), in chunks of chunkBytes rounded down to whole
+// elements (at least one): k is the most chunks any segment takes.
+func offsetGeometry(off []int, esize, chunkBytes int) geometry {
+	g := geometry{esize: esize, off: off, chunk: max(esize, chunkBytes/esize*esize)}
+	for i := range len(off) - 1 {
+		g.k = max(g.k, (off[i+1]-off[i]+g.chunk-1)/g.chunk)
+	}
+	g.k = max(g.k, 1)
 	return g
 }
 

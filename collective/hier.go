@@ -2,6 +2,7 @@ package collective
 
 import (
 	"github.com/gocoll/gocoll/collective/reduce"
+	"github.com/gocoll/gocoll/topology"
 	"github.com/gocoll/gocoll/transport"
 )
 
@@ -89,12 +90,7 @@ func (h *hier) ringOverFrom(members []int, off []int, src, buf []byte, phase int
 		return nil
 	}
 	me := indexOf(members, h.o.c.rank)
-	g := geometry{esize: h.spec.dt.Size(), off: off, chunk: h.o.c.cfg.ChunkBytes / h.spec.dt.Size() * h.spec.dt.Size()}
-	g.chunk = max(g.chunk, g.esize)
-	for i := range n {
-		g.k = max(g.k, (off[i+1]-off[i]+g.chunk-1)/g.chunk)
-	}
-	g.k = max(g.k, 1)
+	g := offsetGeometry(off, h.spec.dt.Size(), h.o.c.cfg.ChunkBytes)
 	steps := map[int]int{allSteps: 2 * (n - 1), reduceScatterSteps: n - 1, allGatherSteps: n - 1}[phase]
 	rg := &ring{o: h.o, left: members[mod(me-1, n)], right: members[mod(me+1, n)], steps: steps, k: g.k,
 		depth: ringDepth(h.o.c.cfg, g.k), sends: make([]transport.Request, steps*g.k)}
@@ -126,6 +122,41 @@ func (h *hier) ringOverFrom(members []int, off []int, src, buf []byte, phase int
 	}
 	return nil
 }
+
+// levelSplit is how a level of the topology divides members: into groups
+// (in order of their first member), p the largest group's size, and this
+// rank's group, mine, at index me. The buffer (or the blocks) is cut in p
+// shards (slots), and a group of m members gives member i the shards j
+// with owner(j, m) == i, contiguous: the first is firstShard(i, m).
+type levelSplit struct {
+	groups [][]int
+	p      int
+	mine   []int
+	me     int
+}
+
+// split returns how level lvl divides members, or nil when it does not
+// (one group, or groups of one).
+func (h *hier) split(members []int, lvl int) *levelSplit {
+	s := &levelSplit{groups: topology.GroupBy(members, h.levels[lvl]), me: -1}
+	for _, g := range s.groups {
+		s.p = max(s.p, len(g))
+		if i := indexOf(g, h.o.c.rank); i >= 0 {
+			s.mine, s.me = g, i
+		}
+	}
+	if len(s.groups) == 1 || s.p == 1 {
+		return nil
+	}
+	return s
+}
+
+// owner is the member of a group of m that holds shard j.
+func (s *levelSplit) owner(j, m int) int { return j * m / s.p }
+
+// firstShard is the first shard member i of a group of m holds: the
+// smallest j with owner(j, m) == i.
+func (s *levelSplit) firstShard(i, m int) int { return (i*s.p + m - 1) / m }
 
 func indexOf(s []int, v int) int {
 	for i, x := range s {

@@ -3,7 +3,6 @@ package collective
 import (
 	"github.com/gocoll/gocoll/collective/dtype"
 	"github.com/gocoll/gocoll/collective/reduce"
-	"github.com/gocoll/gocoll/topology"
 	"github.com/gocoll/gocoll/transport"
 )
 
@@ -38,16 +37,12 @@ type blockPlan struct {
 // plan regroups the blocks of members (of sizes bytes each, in member
 // order) at level lvl, or returns nil when the level does not divide them.
 func (h *hier) plan(members, sizes []int, lvl int) *blockPlan {
-	groups := topology.GroupBy(members, h.levels[lvl])
-	p := 0
-	for _, g := range groups {
-		p = max(p, len(g))
-	}
-	if len(groups) == 1 || p == 1 {
+	sp := h.split(members, lvl)
+	if sp == nil {
 		return nil
 	}
-	firstSlot := func(i, m int) int { return (i*p + m - 1) / m } // smallest j with j*m/p == i
-	pos := make(map[int]int, len(members))                       // rank -> index in members
+	p := sp.p
+	pos := make(map[int]int, len(members)) // rank -> index in members
 	pl := &blockPlan{offset: make([]int, len(members)+1), size: sizes, place: make([]int, len(members))}
 	for i, r := range members {
 		pos[r] = i
@@ -57,10 +52,10 @@ func (h *hier) plan(members, sizes []int, lvl int) *blockPlan {
 	for j := range p {
 		pl.slot = append(pl.slot, at)
 		var cross, sz []int
-		for _, g := range groups {
-			i := j * len(g) / p
+		for _, g := range sp.groups {
+			i := sp.owner(j, len(g))
 			x, s := g[i], 0
-			if firstSlot(i, len(g)) == j {
+			if sp.firstShard(i, len(g)) == j {
 				s = sizes[pos[x]]
 				pl.place[pos[x]] = at
 				at += s
@@ -70,18 +65,16 @@ func (h *hier) plan(members, sizes []int, lvl int) *blockPlan {
 		pl.cross, pl.sizes = append(pl.cross, cross), append(pl.sizes, sz)
 	}
 	pl.slot = append(pl.slot, at)
-	me := h.o.c.rank
-	for _, g := range groups {
-		if i := indexOf(g, me); i >= 0 {
-			pl.mine = g
-			for k := range g {
-				pl.segs = append(pl.segs, pl.slot[firstSlot(k, len(g))])
-			}
-			pl.segs = append(pl.segs, at)
-			pl.first = firstSlot(i, len(g))
-			for j := pl.first; j < p && j*len(g)/p == i; j++ {
-				pl.owned = append(pl.owned, j)
-			}
+	if sp.me >= 0 {
+		m := len(sp.mine)
+		pl.mine = sp.mine
+		for k := range m {
+			pl.segs = append(pl.segs, pl.slot[sp.firstShard(k, m)])
+		}
+		pl.segs = append(pl.segs, at)
+		pl.first = sp.firstShard(sp.me, m)
+		for j := pl.first; j < p && sp.owner(j, m) == sp.me; j++ {
+			pl.owned = append(pl.owned, j)
 		}
 	}
 	return pl

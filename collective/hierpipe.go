@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/gocoll/gocoll/collective/tune"
-	"github.com/gocoll/gocoll/topology"
 	"github.com/gocoll/gocoll/transport"
 )
 
@@ -114,14 +113,12 @@ func (s *hstage) hazard(i int) (transport.Request, bool) {
 type hierPlan struct {
 	h      *hier
 	d      []int // d[l]: the keys a problem entering level l may span
-	chunk  int
 	stages []*hstage
 }
 
 func (h *hier) newPlan() *hierPlan {
 	n := h.o.c.Size()
 	pl := &hierPlan{h: h, d: make([]int, len(h.levels)+1)}
-	pl.chunk = max(h.spec.dt.Size(), h.o.c.cfg.ChunkBytes/h.spec.dt.Size()*h.spec.dt.Size())
 	pl.d[len(h.levels)] = 2 * max(1, n-1)
 	for l := len(h.levels) - 1; l >= 0; l-- {
 		p := largestGroup(h.levels[l])
@@ -156,33 +153,21 @@ func (pl *hierPlan) add(members []int, lvl int, regions [][2]int, base int) {
 		}
 		return
 	}
-	groups := topology.GroupBy(members, h.levels[lvl])
-	p := 0
-	for _, g := range groups {
-		p = max(p, len(g))
-	}
-	if len(groups) == 1 || p == 1 {
+	sp := h.split(members, lvl)
+	if sp == nil {
 		pl.add(members, lvl+1, regions, base)
 		return
 	}
-	var mine []int
-	for _, g := range groups {
-		if indexOf(g, h.o.c.rank) >= 0 {
-			mine = g
-		}
-	}
-	owner := func(j, m int) int { return j * m / p }
-	m, me := len(mine), indexOf(mine, h.o.c.rank)
+	p, mine, me := sp.p, sp.mine, sp.me
+	m := len(mine)
 	shards := make([][]int, len(regions))
 	segs := make([][]int, len(regions))
 	rs := make([]*hstage, len(regions))
 	for q, r := range regions {
 		shards[q] = regionGeometry(r[0], r[1], p, es)
 		segs[q] = make([]int, 0, m+1)
-		for j := range p {
-			if j == 0 || owner(j, m) != owner(j-1, m) {
-				segs[q] = append(segs[q], shards[q][j])
-			}
+		for i := range m { // member i's shards, from its first
+			segs[q] = append(segs[q], shards[q][sp.firstShard(i, m)])
 		}
 		segs[q] = append(segs[q], shards[q][p])
 		rs[q] = pl.ring(q, mine, reduceScatterSteps, segs[q], base+q)
@@ -190,12 +175,12 @@ func (pl *hierPlan) add(members []int, lvl int, regions [][2]int, base int) {
 	next := base + (p - 1)
 	sub := make([][2]int, len(regions))
 	for j := range p {
-		if owner(j, m) != me {
+		if sp.owner(j, m) != me {
 			continue
 		}
-		cross := make([]int, len(groups))
-		for i, g := range groups {
-			cross[i] = g[owner(j, len(g))]
+		cross := make([]int, len(sp.groups))
+		for i, g := range sp.groups {
+			cross[i] = g[sp.owner(j, len(g))]
 		}
 		for q := range regions {
 			sub[q] = [2]int{shards[q][j], shards[q][j+1]}
@@ -225,11 +210,7 @@ func (pl *hierPlan) ring(q int, members []int, kind int, off []int, key int) *hs
 		return nil
 	}
 	me := indexOf(members, pl.h.o.c.rank)
-	g := geometry{esize: pl.h.spec.dt.Size(), off: off, chunk: pl.chunk}
-	for i := range n {
-		g.k = max(g.k, (off[i+1]-off[i]+g.chunk-1)/g.chunk)
-	}
-	g.k = max(g.k, 1)
+	g := offsetGeometry(off, pl.h.spec.dt.Size(), pl.h.o.c.cfg.ChunkBytes)
 	s := &hstage{piece: q, key: key, kind: kind, n: n, r: me, g: g,
 		left: members[mod(me-1, n)], right: members[mod(me+1, n)]}
 	switch kind {
