@@ -17,11 +17,13 @@ type choiceKey struct {
 	class int
 }
 
-// modelChoice is one answer of the cost model: the fastest algorithm and,
-// for a ring AllReduce, its channels (0 where the model has no answer).
+// modelChoice is one answer of the cost model: the fastest algorithm, the
+// ring AllReduce's channels and the trees' (0 where the model has no
+// answer).
 type modelChoice struct {
 	algo     Algorithm
 	channels int
+	tree     int
 }
 
 // modelChannels returns the channels the cost model predicts fastest for
@@ -58,8 +60,8 @@ func (c *Comm) modelChoose(kind Kind, bytes, root int) modelChoice {
 	return a
 }
 
-// predict asks the model (with Config.Channels for the ring AllReduce, 0
-// letting it choose), or returns AlgoAuto where it has no answer.
+// predict asks the model (with Config.Channels for the ring AllReduce and
+// the trees, 0 letting it choose), or returns AlgoAuto where it has no answer.
 func (c *Comm) predict(kind Kind, root, bytes int) modelChoice {
 	if len(c.topo.Hosts()) < 2 {
 		return modelChoice{}
@@ -76,8 +78,11 @@ func (c *Comm) predict(kind Kind, root, bytes int) modelChoice {
 	}
 	mc := modelChoice{algo: a}
 	for _, p := range ps {
-		if p.Algorithm == "ring" {
+		switch p.Algorithm {
+		case "ring":
 			mc.channels = p.Channels
+		case "tree":
+			mc.tree = p.Channels
 		}
 	}
 	return mc

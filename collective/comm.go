@@ -94,7 +94,10 @@ type Config struct {
 	// Channels cuts a ring AllReduce in this many parts, each on a ring
 	// of its own (a stride coprime to the world size; see channels.go),
 	// all in flight at once; fewer where the world size has fewer such
-	// strides or a part would be under a chunk. Default (0): the count
+	// strides or a part would be under a chunk. It cuts a tree AllReduce,
+	// Broadcast or Reduce likewise, each part on a pair of trees of its
+	// own (tree.go), fewer where a tree's part would be under a chunk.
+	// Default (0): the count
 	// (1, 2, 4, 8 or 16) the cost model predicts fastest for the topology
 	// and the size where the topology spans hosts (more channels pay where
 	// a level has several lanes, such as a WAN of several paths), else 1;

@@ -79,6 +79,9 @@ type opArgs struct {
 // launchArgs is Comm.launch for a body that reads its buffers and root
 // from o.args.
 func (c *Comm) launchArgs(ctx context.Context, h header, sync bool, a opArgs, body func(*operation) error) *Handle {
+	if h.algo == AlgoTree && h.dt.Size() > 0 { // the trees' channels, checked as the rings'
+		h.channels = uint8(c.treeChannels(h.kind, int(h.count)*h.dt.Size(), int(h.root)))
+	}
 	o, err := c.begin(ctx, h)
 	if err != nil {
 		return failedHandle(err)

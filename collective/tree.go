@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/gocoll/gocoll/collective/reduce"
+	"github.com/gocoll/gocoll/collective/tune"
 	"github.com/gocoll/gocoll/topology"
 )
 
@@ -19,6 +20,13 @@ import (
 // Broadcast and Reduce use two trees over the ranks other than the root,
 // shifted the same way, with the root above both of their roots: the root
 // sends (or receives) one half to (from) each.
+//
+// Channels (as NCCL's): on C channels the buffer is cut in 2C parts, and
+// channel ch lays its two trees over the order rotated by
+// tune.TreeShift(n, ch, C) (and one more), so that its trees have other
+// roots, inner ranks and edges than the other channels' and load other
+// links; each tree has its own chunks and messages in flight, and one
+// goroutine runs every tree's events in one order (treeRun).
 
 // treeShape is one tree over communicator ranks, with each rank's height
 // (longest path down to a leaf) and depth (distance from the root).
@@ -45,45 +53,63 @@ func (c *Comm) treeOrder() []int {
 	return order
 }
 
-// doubleTree returns the two trees of an operation rooted at root, or of an
-// AllReduce for root -1.
-func (c *Comm) doubleTree(root int) [2]treeShape {
+// trees returns the trees of an operation rooted at root, or of an
+// AllReduce for root -1, on channels channels: two per channel, laid over
+// the order rotated by tune.TreeShift and by one more.
+func (c *Comm) trees(root, channels int) []treeShape {
 	n := c.Size()
 	order := c.treeOrder()
 	if root >= 0 { // the others, starting after the root
 		i := slices.Index(order, root)
 		order = append(slices.Clone(order[i+1:]), order[:i]...)
 	}
-	var shapes [2]treeShape
-	for t := range shapes {
-		pos := make([]int, len(order))
-		for i := range pos {
-			pos[i] = (i + t) % len(order)
-		}
-		tr, err := topology.BinaryTree(pos)
-		if err != nil {
-			panic("collective: doubleTree: " + err.Error()) // pos is a permutation
-		}
-		s := treeShape{root: order[tr.Root], parent: make([]int, n), children: make([][]int, n)}
-		for i, p := range tr.Parent {
-			s.parent[order[i]] = -1
-			if p >= 0 {
-				s.parent[order[i]] = order[p]
+	shapes := make([]treeShape, 0, 2*channels)
+	for ch := range channels {
+		for t := range 2 {
+			shift := tune.TreeShift(len(order), ch, channels) + t
+			pos := make([]int, len(order))
+			for i := range pos {
+				pos[i] = (i + shift) % len(order)
 			}
-			for _, ch := range tr.Children[i] {
-				s.children[order[i]] = append(s.children[order[i]], order[ch])
+			tr, err := topology.BinaryTree(pos)
+			if err != nil {
+				panic("collective: trees: " + err.Error()) // pos is a permutation
 			}
+			s := treeShape{root: order[tr.Root], parent: make([]int, n), children: make([][]int, n)}
+			for i, p := range tr.Parent {
+				s.parent[order[i]] = -1
+				if p >= 0 {
+					s.parent[order[i]] = order[p]
+				}
+				for _, ch := range tr.Children[i] {
+					s.children[order[i]] = append(s.children[order[i]], order[ch])
+				}
+			}
+			if root >= 0 {
+				s.parent[s.root] = root
+				s.parent[root] = -1
+				s.children[root] = []int{s.root}
+				s.root = root
+			}
+			s.measure()
+			shapes = append(shapes, s)
 		}
-		if root >= 0 {
-			s.parent[s.root] = root
-			s.parent[root] = -1
-			s.children[root] = []int{s.root}
-			s.root = root
-		}
-		s.measure()
-		shapes[t] = s
 	}
 	return shapes
+}
+
+// treeChannels returns the channels a tree operation of kind on bytes at
+// root (-1 for AllReduce) runs on: Config.Channels, or where it is 0 the
+// count the cost model predicts fastest for the topology and the size (1
+// without a topology across hosts); fewer where a tree's part would be
+// under a chunk (tune.TreeChannels). The operation's header carries it, so
+// ranks whose Config.Channels differ fail with a mismatch.
+func (c *Comm) treeChannels(kind Kind, bytes, root int) int {
+	ch := c.cfg.Channels
+	if ch == 0 {
+		ch = max(1, c.modelChoose(kind, bytes, root).tree)
+	}
+	return tune.TreeChannels(ch, bytes, c.cfg.ChunkBytes)
 }
 
 // measure fills height and depth.
@@ -104,24 +130,24 @@ func (s *treeShape) measure() {
 	}
 }
 
-// allReduceTree reduces up both trees and broadcasts down them, pipelined
-// in chunks; each tree's root finishes (Avg) its half, so every rank gets
-// the very same bits.
+// allReduceTree reduces up every tree and broadcasts down it, pipelined
+// in chunks, on the channels of the header; each tree's root finishes
+// (Avg) its part, so every rank gets the very same bits.
 func (c *Comm) allReduceTree(o *operation, send, recv []byte, count int, spec reduceSpec) error {
-	run := newTreeRun(o, c.doubleTree(-1), send, recv, count, spec.dt.Size(), true, true)
+	run := newTreeRun(o, c.trees(-1, int(max(1, o.hdr.channels))), send, recv, count, spec.dt.Size(), true, true)
 	run.spec, run.avg = spec, spec.op == reduce.Avg
 	return run.run()
 }
 
-// broadcastTree sends root's buf down both trees, half down each.
+// broadcastTree sends root's buf down every tree, a part down each.
 func (c *Comm) broadcastTree(o *operation, buf []byte, root int) error {
-	return newTreeRun(o, c.doubleTree(root), nil, buf, len(buf), 1, false, true).run()
+	return newTreeRun(o, c.trees(root, int(max(1, o.hdr.channels))), nil, buf, len(buf), 1, false, true).run()
 }
 
-// reduceTree reduces half of every rank's send up each tree into root's
+// reduceTree reduces a part of every rank's send up each tree into root's
 // recv (the caller finishes Avg).
 func (c *Comm) reduceTree(o *operation, send, recv []byte, root int, spec reduceSpec) error {
-	run := newTreeRun(o, c.doubleTree(root), send, recv, len(send)/spec.dt.Size(), spec.dt.Size(), true, false)
+	run := newTreeRun(o, c.trees(root, int(max(1, o.hdr.channels))), send, recv, len(send)/spec.dt.Size(), spec.dt.Size(), true, false)
 	run.spec = spec
 	return run.run()
 }

@@ -2,6 +2,7 @@ package collective
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/gocoll/gocoll/topology"
@@ -36,36 +37,50 @@ func TestDoubleTreeShapes(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, root := range []int{-1, 0, n - 1, n / 2} {
-				trees := c.doubleTree(root)
-				inner := make([]int, n)
-				for ti, s := range trees {
-					checkShape(t, n, ti, root, s)
-					crossings := 0
-					for x, p := range s.parent {
-						if p >= 0 && topo != nil && topo.Ranks[x].Site != topo.Ranks[p].Site {
-							crossings++
-						}
-						if len(s.children[x]) > 0 && x != root {
-							inner[x]++
-						}
-					}
-					// Cyclic numbering: trees over rank order would cross
-					// sites on most edges (2/3 of them with three sites).
-					// A site is one run of the ring order (two once the
-					// root is taken out), and each boundary between runs
-					// is crossed by at most one edge per level; trees over
-					// the cyclic rank order would cross on most edges.
-					if topo != nil && crossings > (len(topo.Sites())+1)*s.height[s.root]+2 {
-						t.Errorf("n=%d root %d tree %d: %d edges between sites", n, root, ti, crossings)
-					}
-				}
-				for x, k := range inner {
-					if k > 1 {
-						t.Errorf("n=%d root %d: rank %d has children in both trees", n, root, x)
-					}
+				for _, chans := range []int{1, 3} {
+					checkTrees(t, n, root, topo, c.trees(root, chans))
 				}
 			}
 			_ = w.Close()
+		}
+	}
+}
+
+// checkTrees checks the trees of channels: each a tree over all ranks
+// (checkShape), few edges between sites, no rank with children in both
+// trees of a channel, and the channels' trees distinct from each other.
+func checkTrees(t *testing.T, n, root int, topo *topology.Topology, trees []treeShape) {
+	t.Helper()
+	for ch := 0; ch < len(trees); ch += 2 {
+		if ch > 0 && n > 3 && slices.Equal(trees[ch].parent, trees[0].parent) {
+			t.Errorf("n=%d root %d: channel %d's first tree is channel 0's", n, root, ch/2)
+		}
+		inner := make([]int, n)
+		for ti, s := range trees[ch : ch+2] {
+			checkShape(t, n, ti, root, s)
+			crossings := 0
+			for x, p := range s.parent {
+				if p >= 0 && topo != nil && topo.Ranks[x].Site != topo.Ranks[p].Site {
+					crossings++
+				}
+				if len(s.children[x]) > 0 && x != root {
+					inner[x]++
+				}
+			}
+			// Cyclic numbering: trees over rank order would cross
+			// sites on most edges (2/3 of them with three sites).
+			// A site is one run of the ring order (two once the
+			// root is taken out), and each boundary between runs
+			// is crossed by at most one edge per level; trees over
+			// the cyclic rank order would cross on most edges.
+			if topo != nil && crossings > (len(topo.Sites())+1)*s.height[s.root]+2 {
+				t.Errorf("n=%d root %d tree %d: %d edges between sites", n, root, ti, crossings)
+			}
+		}
+		for x, k := range inner {
+			if k > 1 {
+				t.Errorf("n=%d root %d channel %d: rank %d has children in both trees", n, root, ch/2, x)
+			}
 		}
 	}
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/gocoll/gocoll/transport"
 )
 
-// treeRun is one rank's part of a pipelined operation on two trees: half t
-// of the buffer, in chunks, goes up tree t (reduced at every inner rank)
-// and/or down it (forwarded by every inner rank).
+// treeRun is one rank's part of a pipelined operation on trees (two per
+// channel): part t of the buffer, in chunks, goes up tree t (reduced at
+// every inner rank) and/or down it (forwarded by every inner rank).
 //
 // Every message gets a step: chunk c leaves a rank of height h upward at
 // step c+h, after its children's copies (steps c+h(child) < c+h), and
@@ -26,17 +26,17 @@ import (
 type treeRun struct {
 	o          *operation
 	x          int // this rank
-	trees      [2]treeShape
+	trees      []treeShape
 	send, recv []byte
 	spec       reduceSpec
 	up, down   bool
 	avg        bool // the roots divide their halves by n (AllReduce Avg)
 	inPlace    bool
-	g          geometry      // segment t is tree t's half
-	d          int           // chunks per child slot ring: more than the trees' height
-	slots      [2][][][]byte // [tree][child][chunk % d], children's partial sums
-	upSends    [2][]transport.Request
-	combined   [2]int // chunks combined so far, per tree (in chunk order)
+	g          geometry     // segment t is tree t's part
+	d          int          // chunks per child slot ring: more than the trees' height
+	slots      [][][][]byte // [tree][child][chunk % d], children's partial sums
+	upSends    [][]transport.Request
+	combined   []int // chunks combined so far, per tree (in chunk order)
 	events     []treeEvent
 	recvs      []int         // indices into events of the receives, in order
 	pending    []pendingRecv // by receive ordinal
@@ -56,11 +56,15 @@ const (
 	evRecv
 )
 
-func newTreeRun(o *operation, trees [2]treeShape, send, recv []byte, count, esize int, up, down bool) *treeRun {
+func newTreeRun(o *operation, trees []treeShape, send, recv []byte, count, esize int, up, down bool) *treeRun {
 	r := &treeRun{o: o, x: o.c.rank, trees: trees, send: send, recv: recv, up: up, down: down,
-		inPlace: sameRegion(send, recv), g: newGeometry(count, 2, esize, o.c.cfg.ChunkBytes)}
+		inPlace: sameRegion(send, recv), g: newGeometry(count, len(trees), esize, o.c.cfg.ChunkBytes),
+		slots: make([][][][]byte, len(trees)), upSends: make([][]transport.Request, len(trees)), combined: make([]int, len(trees))}
 	k := r.g.k
-	r.d = max(o.c.cfg.PipelineDepth, trees[0].height[trees[0].root]+1, trees[1].height[trees[1].root]+1)
+	r.d = o.c.cfg.PipelineDepth
+	for _, s := range trees {
+		r.d = max(r.d, s.height[s.root]+1)
+	}
 	for t := range trees {
 		r.upSends[t] = make([]transport.Request, k)
 		r.addEvents(t)
@@ -123,7 +127,11 @@ func (r *treeRun) slot(t, i, c int) []byte {
 func (r *treeRun) run() error {
 	var bufs [][]byte
 	if r.up {
-		bufs = r.o.c.scratch.get(r.d * (len(r.trees[0].children[r.x]) + len(r.trees[1].children[r.x])))
+		kids := 0
+		for _, s := range r.trees {
+			kids += len(s.children[r.x])
+		}
+		bufs = r.o.c.scratch.get(r.d * kids)
 		defer r.o.c.scratch.put(bufs)
 		rest := bufs
 		for t := range r.trees {

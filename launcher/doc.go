@@ -92,7 +92,7 @@
 //	                          from the first round's (the job's cache), so it does not probe again
 //	GOCOLL_DETERMINISTIC      1: AllReduce reduces in rank order, bitwise the same whatever algorithm
 //	                          or chunk size (collective.Config.Deterministic; default 0)
-//	GOCOLL_CHANNELS           ring AllReduce on this many rings at once, each on a part of the buffer
+//	GOCOLL_CHANNELS           ring AllReduce (trees) on this many rings (pairs of trees) at once, each on a part of the buffer
 //	                          (collective.Config.Channels, 1 to 16; default 1)
 //	GOCOLL_HEARTBEAT_TIMEOUT  a rank whose store heartbeat stands still this long is dead (default 30s)
 //	GOCOLL_CONNECT_TIMEOUT    bound on forming the world (default 120s)

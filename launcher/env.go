@@ -61,7 +61,7 @@ const (
 	EnvEncrypt          = "GOCOLL_ENCRYPT"           // off (default), sites (AES-GCM between sites) or all (everywhere)
 	EnvAlgo             = "GOCOLL_ALGO"              // forced algorithms, like tree or allreduce:hierarchical,broadcast:chain
 	EnvDeterministic    = "GOCOLL_DETERMINISTIC"     // 1: AllReduce in one canonical order (collective.Config.Deterministic)
-	EnvChannels         = "GOCOLL_CHANNELS"          // ring AllReduce channels, 1 to collective.ChannelsMax (collective.Config.Channels)
+	EnvChannels         = "GOCOLL_CHANNELS"          // ring AllReduce and tree channels, 1 to collective.ChannelsMax (collective.Config.Channels)
 	EnvProbe            = "GOCOLL_PROBE"             // unset: measure the links per level as the world forms where the job spans hosts; 0 never; 1 always
 	EnvLinks            = "GOCOLL_LINKS"             // link figures per level, like wan=2ms@1e8,site=25us@1.25e9 (gocoll run's cache for a restarted round)
 	EnvTopoFile         = "GOCOLL_TOPO_FILE"         // a topology file (version 2) whose link figures the job takes; rank 0 reads it

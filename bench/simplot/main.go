@@ -1,13 +1,13 @@
 // Command simplot turns bench/sim.sh's raw gocoll sim outputs into a
 // markdown table and a PNG plot.
 //
-// Usage: go run ./bench/simplot -md table.md -png sweep.png -model RAW -sweep RAW...
+// Usage: go run ./bench/simplot -md table.md -png sweep.png [-model RAW]... SWEEP-RAW...
 //
 // A raw file is gocoll sim's output: a "# gocoll sim: COLL on N ranks ..."
 // title, comment lines, a header row and one row per size and algorithm
 // (size, algorithm, mode, time, algbw, busbw, predicted, sim/model, wall).
-// -model gives the run whose every row is checked against the cost model
-// (within ±15 %); each -sweep file gives a sweep whose table shows, per
+// each -model gives a run whose every row is checked against the cost
+// model (within ±15 %); each other file gives a sweep whose table shows, per
 // size, every algorithm's simulated time, tree against the better of ring
 // and recursive doubling, and the fastest; the PNG has one panel per sweep,
 // simulated time (solid) and the model's (dashed) against size.
@@ -81,7 +81,8 @@ func parse(name string) (run, error) {
 			return r, fmt.Errorf("%s: %q: %v", name, line, err)
 		}
 		model, _ := time.ParseDuration(m[7]) // "-": none
-		// ring/C is the ring AllReduce on the model's C channels: the ring column.
+		// ring/C and tree/C are the ring AllReduce and the trees on the
+		// model's C channels: the ring and tree columns.
 		algo, _, _ := strings.Cut(strings.TrimPrefix(m[2], "auto:"), "/")
 		r.rows = append(r.rows, row{size: size, algo: algo, mode: m[3], sim: sim, model: model, busbw: m[6], wall: m[9]})
 	}
@@ -97,17 +98,21 @@ func parse(name string) (run, error) {
 func main() {
 	md := flag.String("md", "", "markdown table to write")
 	png := flag.String("png", "", "PNG to write")
-	model := flag.String("model", "", "raw file of the sim-versus-model run")
+	var models []string
+	flag.Func("model", "raw file of a sim-versus-model run (repeatable)", func(s string) error {
+		models = append(models, s)
+		return nil
+	})
 	flag.Parse()
-	if err := mainErr(*md, *png, *model, flag.Args()); err != nil {
+	if err := mainErr(*md, *png, models, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "simplot:", err)
 		os.Exit(1)
 	}
 }
 
-func mainErr(md, png, model string, sweeps []string) error {
+func mainErr(md, png string, models, sweeps []string) error {
 	var out strings.Builder
-	if model != "" {
+	for _, model := range models {
 		r, err := parse(model)
 		if err != nil {
 			return err

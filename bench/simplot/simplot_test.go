@@ -33,7 +33,7 @@ func TestTables(t *testing.T) {
 		t.Fatalf("parsed %+v", r)
 	}
 	md, png := filepath.Join(dir, "t.md"), filepath.Join(dir, "p.png")
-	if err := mainErr(md, png, raw, []string{raw}); err != nil {
+	if err := mainErr(md, png, []string{raw}, []string{raw}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(md)

@@ -39,9 +39,10 @@ links (latency one way; bandwidth of one transfer: 10Gbit, 1.25GB/s, 800Mbit, 1e
 run:
   --algo auto|all|NAME[,NAME]  auto: the model's choice; all: every algorithm the model knows
   --chunk 512K                 the pipelining chunk (collective.Config.ChunkBytes)
-  --channels 0                 ring AllReduce's channels (collective.Config.Channels, 1-16;
-                               fewer where the ring has fewer strides or the buffer chunks);
-                               0: the model's choice; a ring on C > 1 shows as ring/C
+  --channels 0                 channels of the ring AllReduce and of the trees
+                               (collective.Config.Channels, 1-16; fewer where the ring has
+                               fewer strides or the buffer chunks); 0: the model's choice;
+                               a ring or tree on C > 1 shows as ring/C or tree/C
   --payload auto|data|free     data: real bytes, results checked; free: buffers and chunk
                                scaled down, message lengths scaled up, no bytes copied;
                                auto: data when ranks x size <= 256M
@@ -251,20 +252,21 @@ func gridTopology(sites, hosts, ranks int) (topology.Topology, error) {
 
 // simAlgos resolves --algo for one size: the algorithms to run, each with
 // the model's prediction (0 where the model has none), and the channels
-// of the ring AllReduce (--channels, or the model's choice).
-func simAlgos(f simFlags, topo topology.Topology, links tune.Links, size int64) ([]string, map[string]time.Duration, int, error) {
+// of each (--channels, or the model's choice for the ring AllReduce and
+// the trees; 1 for the others).
+func simAlgos(f simFlags, topo topology.Topology, links tune.Links, size int64) ([]string, map[string]time.Duration, map[string]int, error) {
 	pred, err := tune.Predict(f.coll, tune.Input{Topology: topo, Bytes: int(size), ChunkBytes: f.chunk, Links: links, Channels: f.channels})
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, err
 	}
-	times := map[string]time.Duration{}
+	times, channels := map[string]time.Duration{}, map[string]int{}
 	var all []string
-	channels := max(f.channels, 1) // --channels, even where the model has no ring row
 	for _, p := range pred {
 		times[p.Algorithm] = p.Time
 		all = append(all, p.Algorithm)
-		if p.Algorithm == "ring" && p.Channels > 0 {
-			channels = p.Channels
+		channels[p.Algorithm] = max(f.channels, 1) // --channels, even where the model gives none
+		if p.Channels > 0 {
+			channels[p.Algorithm] = p.Channels
 		}
 	}
 	switch f.algos {
@@ -274,6 +276,11 @@ func simAlgos(f simFlags, topo topology.Topology, links tune.Links, size int64) 
 		return all, times, channels, nil
 	}
 	out, err := simForced(f)
+	for _, a := range out {
+		if _, ok := channels[a]; !ok {
+			channels[a] = max(f.channels, 1)
+		}
+	}
 	return out, times, channels, err
 }
 
@@ -326,12 +333,12 @@ func runSims(ctx context.Context, f simFlags, topo topology.Topology, links tune
 		free := f.payload == "free" || f.payload == "auto" && int64(n)*size > simDataMaxBytes
 		for _, name := range names {
 			algo, _ := collective.ParseAlgorithm(name)
-			res, err := simulate(ctx, simSpec{topo: topo, links: links, coll: f.coll, algo: algo, bytes: size, chunk: f.chunk, channels: channels, free: free})
+			res, err := simulate(ctx, simSpec{topo: topo, links: links, coll: f.coll, algo: algo, bytes: size, chunk: f.chunk, channels: channels[name], free: free})
 			if err != nil {
 				return fmt.Errorf("%s of %d B: %w", name, size, err)
 			}
-			if algo == collective.AlgoRing && f.coll == tune.AllReduce && channels > 1 {
-				name = fmt.Sprintf("ring/%d", channels)
+			if ch := channels[name]; ch > 1 && (algo == collective.AlgoRing && f.coll == tune.AllReduce || algo == collective.AlgoTree) {
+				name = fmt.Sprintf("%s/%d", name, ch)
 			}
 			if f.algos == "auto" {
 				name = "auto:" + name

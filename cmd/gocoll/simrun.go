@@ -23,7 +23,7 @@ type simSpec struct {
 	algo     collective.Algorithm // forced; never AlgoAuto
 	bytes    int64                // the buffer, a multiple of 4 (float32 elements)
 	chunk    int                  // the chunk size of the full-size run
-	channels int                  // Config.Channels (ring AllReduce); 0 means 1
+	channels int                  // Config.Channels (ring AllReduce, trees); 0 means 1
 	free     bool                 // payload-free: scaled buffers, no bytes copied
 }
 

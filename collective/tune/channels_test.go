@@ -16,17 +16,7 @@ func TestRingChannels(t *testing.T) {
 	pred := func(lanes, channels int) Prediction {
 		ls := DefaultLinks()
 		ls.WAN.Lanes = lanes
-		ps, err := Predict(AllReduce, Input{Topology: grid(t, 2, 2, 2), Bytes: 64 << 20, ChunkBytes: 512 << 10, Links: ls, Channels: channels})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range ps {
-			if p.Algorithm == "ring" {
-				return p
-			}
-		}
-		t.Fatal("no ring")
-		return Prediction{}
+		return predictionOf(t, "ring", Input{Topology: grid(t, 2, 2, 2), Bytes: 64 << 20, ChunkBytes: 512 << 10, Links: ls, Channels: channels})
 	}
 	auto, one := pred(4, 0), pred(4, 1)
 	t.Logf("4 lanes: auto %d channels %v, 1 channel %v", auto.Channels, auto.Time, one.Time)
@@ -77,4 +67,44 @@ func TestLockstepLatency(t *testing.T) {
 	if p := ring(0); p.Channels != 1 {
 		t.Errorf("auto: %d channels (%v), want 1", p.Channels, p.Time)
 	}
+}
+
+// The trees' prediction chooses their channels too: on 4 x 8 x 8 at
+// 256 MiB, more than one pair of trees (each tree edge waits a latency per
+// chunk, which other channels' edges fill; gocoll sim: 8.08 s on one
+// channel, 6.74 s on two), fewer than asked where a tree's part would be
+// under a chunk, and as asked otherwise.
+func TestTreeChannels(t *testing.T) {
+	pred := func(bytes, channels int) Prediction {
+		return predictionOf(t, "tree", Input{Topology: grid(t, 4, 8, 8), Bytes: bytes, ChunkBytes: 512 << 10, Links: DefaultLinks(), Channels: channels})
+	}
+	auto, one := pred(256<<20, 0), pred(256<<20, 1)
+	if auto.Channels < 2 || auto.Time >= one.Time {
+		t.Errorf("256 MiB: auto %d channels %v, 1 channel %v: want more channels, faster", auto.Channels, auto.Time, one.Time)
+	}
+	if p := pred(256<<20, 3); p.Channels != 3 {
+		t.Errorf("asked 3: %d channels", p.Channels)
+	}
+	if p := pred(1<<20, 3); p.Channels != 1 { // 1 MiB: two trees of one chunk each
+		t.Errorf("1 MiB, asked 3: %d channels, want 1", p.Channels)
+	}
+	if got := TreeChannels(16, 8, 512<<10); got != 1 {
+		t.Errorf("TreeChannels(16, 8 B): %d, want 1", got)
+	}
+}
+
+// predictionOf returns the AllReduce prediction of algo on in.
+func predictionOf(t *testing.T, algo string, in Input) Prediction {
+	t.Helper()
+	ps, err := Predict(AllReduce, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ps {
+		if p.Algorithm == algo {
+			return p
+		}
+	}
+	t.Fatalf("no %s prediction", algo)
+	return Prediction{}
 }

@@ -153,7 +153,7 @@ func Predict(coll Collective, in Input) ([]Prediction, error) {
 	var cands []candidate
 	ringChannels, treeChannels := 0, 0
 	tree := func(root int, up, down bool) []phase {
-		ph, c := m.treeChannels(1, root, up, down) // collective runs one channel of trees
+		ph, c := m.treeChannels(in.Channels, root, up, down)
 		treeChannels = c
 		return ph
 	}
