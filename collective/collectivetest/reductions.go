@@ -26,7 +26,19 @@ var algoSets = []algoSet{
 	// placement (unevenTopology), for a few types (their code does not
 	// depend on the type beyond its size), and skip what they do not change.
 	{name: "dbtree", allReduce: collective.AlgoTree, broadcast: collective.AlgoTree, reduce: collective.AlgoTree,
-		placed: true, dtypes: placedTypes, skipRS: true},
+		channels: 1, placed: true, dtypes: placedTypes, skipRS: true},
+	{name: "dbtree/3 channels", allReduce: collective.AlgoTree, broadcast: collective.AlgoTree, reduce: collective.AlgoTree,
+		channels: 3, placed: true, dtypes: fewTypes, skipRS: true},
+	// The flat algorithms on the same placement, for two types: their
+	// code reads no topology, but the choices around them do (the rings'
+	// channels, 3 here), and their rank order crosses hosts and sites at
+	// most steps.
+	{name: "ring/3 channels, placed", allReduce: collective.AlgoRing, broadcast: collective.AlgoChain, reduce: collective.AlgoChain,
+		channels: 3, placed: true, dtypes: fewTypes, skipRS: true},
+	{name: "tree, placed", allReduce: collective.AlgoRecursiveDoubling, broadcast: collective.AlgoBinomial, reduce: collective.AlgoBinomial,
+		placed: true, dtypes: fewTypes, skipRS: true},
+	{name: "direct, placed", allReduce: collective.AlgoDirect, broadcast: collective.AlgoDirect,
+		placed: true, dtypes: fewTypes[:1], skipRS: true, skipReduce: true},
 	{name: "hierarchical", allReduce: collective.AlgoHierarchical, broadcast: collective.AlgoHierarchical,
 		reduceScatter: collective.AlgoHierarchical, allGather: collective.AlgoHierarchical,
 		placed: true, dtypes: placedTypes, skipReduce: true},
@@ -45,7 +57,10 @@ type algoSet struct {
 	allReduceOnly                bool                 // Broadcast and Reduce are the same as in another set
 }
 
-var placedTypes = []dtype.DataType{dtype.Float32, dtype.BFloat16Type, dtype.Int8, dtype.Float64}
+var (
+	placedTypes = []dtype.DataType{dtype.Float32, dtype.BFloat16Type, dtype.Int8, dtype.Float64}
+	fewTypes    = []dtype.DataType{dtype.Float32, dtype.Int8} // a float and an odd element size
+)
 
 // runs reports whether the set runs for dt.
 func (s algoSet) runs(dt dtype.DataType) bool {
