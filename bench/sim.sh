@@ -7,7 +7,9 @@
 #    figures of collective/tune.DefaultLinks): ring, tree and hierarchical
 #    AllReduce at 8 B, 64 KiB, 4 MiB and 256 MiB (payload-free where ranks x
 #    size > 256 MiB), each beside the model's prediction (target: within
-#    15 %).
+#    15 %); the forced Broadcast and Reduce algorithms (chain, binomial,
+#    tree: each ends with the confirm round the model prices) likewise.
+#    Rings and trees run on the channels the model chooses (ring/C, tree/C).
 # 2. Tree against ring and recursive doubling (and hierarchical) at 64
 #    ranks (1 site x 8 hosts x 8 ranks) and 256 ranks (4 x 8 x 8), 8 B to
 #    256 MiB, and the model's choice (auto) against the fastest.
@@ -26,6 +28,10 @@ G="$BIN/gocoll"
 
 nice "$G" sim --sites 4 --hosts-per-site 8 --ranks-per-host 8 --algo ring,tree,hierarchical \
 	allreduce 8 64K 4M 256M | tee "$OUT/raw/model-256.txt"
+for coll in broadcast reduce; do
+	nice "$G" sim --sites 4 --hosts-per-site 8 --ranks-per-host 8 --algo chain,binomial,tree \
+		"$coll" 8 64K 4M 256M | tee "$OUT/raw/model-256-$coll.txt"
+done
 for shape in "1 8 8" "4 8 8"; do
 	set -- $shape
 	nice "$G" sim --sites "$1" --hosts-per-site "$2" --ranks-per-host "$3" \
@@ -38,5 +44,6 @@ nice "$G" sim --sites 4 --hosts-per-site 32 --ranks-per-host 8 --wan-delay 5ms -
 echo "# wall: $(($(date +%s) - start)) s for the 4 runs, $(nproc) cores" | tee -a "$OUT/raw/ranks-1024.txt"
 
 go run ./bench/simplot -md "$OUT/table.md" -png "$OUT/sweep.png" -model "$OUT/raw/model-256.txt" \
+	-model "$OUT/raw/model-256-broadcast.txt" -model "$OUT/raw/model-256-reduce.txt" \
 	"$OUT/raw/sweep-64.txt" "$OUT/raw/sweep-256.txt"
 echo "wrote $OUT/table.md and $OUT/sweep.png"
