@@ -42,12 +42,12 @@ const simMaxBufferBytes = 8 << 30
 // simScale returns the factor payload-free mode shrinks buffers and chunk
 // by: the largest power of two that keeps the chunk at least
 // collective.ChunkBytesMin, the buffer a whole number of float32 elements
-// and at least simMinShare bytes per rank.
-func simScale(bytes int64, chunk, ranks int) int {
+// and at least simMinShare bytes per rank and channel.
+func simScale(bytes int64, chunk, ranks, channels int) int {
 	s := 1
 	for {
 		n := int64(2 * s)
-		if chunk/int(n) < collective.ChunkBytesMin || bytes%(4*n) != 0 || bytes/n < int64(simMinShare*ranks) || n > simnet.MaxScale {
+		if chunk/int(n) < collective.ChunkBytesMin || bytes%(4*n) != 0 || bytes/n < int64(simMinShare*ranks*max(1, channels)) || n > simnet.MaxScale {
 			return s
 		}
 		s = int(n)
@@ -55,16 +55,17 @@ func simScale(bytes int64, chunk, ranks int) int {
 }
 
 // simMinShare is the fewest bytes per rank a scaled buffer keeps, so that
-// a rank's share stays above the 512 bytes the collectives carry inside an
-// operation header (whose length is not scaled).
-const simMinShare = 1 << 10
+// a rank's share stays above the 4064 bytes (collective's inlineBytesMax)
+// the collectives carry inside an operation header's message, whose
+// length is not scaled.
+const simMinShare = 4 << 10
 
 // simulate runs spec once.
 func simulate(ctx context.Context, spec simSpec) (simResult, error) {
 	n := spec.topo.Size()
 	res := simResult{scale: 1}
 	if spec.free {
-		res.scale = simScale(spec.bytes, spec.chunk, n)
+		res.scale = simScale(spec.bytes, spec.chunk, n, spec.channels)
 	}
 	if spec.bytes%4 != 0 {
 		return res, fmt.Errorf("size %d is not a whole number of float32 elements (a multiple of 4)", spec.bytes)
