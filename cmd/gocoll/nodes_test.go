@@ -196,3 +196,22 @@ func TestMaxRestartsTwoNodesNodeGone(t *testing.T) {
 	require.Contains(t, o.stderr, "gocoll run: restarting the job (restart 1 of at most 2)\n")
 	require.Contains(t, o.stderr, "gocoll run: the job failed: node 1 did not come back for restart 1 within --rdzv-timeout 3s\n")
 }
+
+// The link figures survive a restart across nodes too: the two nodes'
+// hosts differ, so round 0 probes as the world forms; rank 3 then fails,
+// and round 1 takes the figures node 0's launcher read from the job's
+// store (GOCOLL_LINKS) without probing again.
+func TestMaxRestartsTwoNodesKeepLinks(t *testing.T) {
+	script := `"$0" "$@" >/dev/null || exit; if [ "$GOCOLL_RESTART_COUNT" = 0 ] && [ "$GOCOLL_RANK" = 3 ]; then exit 3; fi`
+	outs := runTwoNodes(t, []string{"--max-restarts", "1", "-x", "GOCOLL_DEBUG=info"}, "/bin/sh", "-c", script, bins.gocoll, "topo", "--dump")
+	for node, o := range outs {
+		require.Equal(t, 0, o.code, "node %d\nstdout:\n%s\nstderr:\n%s", node, o.stdout, o.stderr)
+	}
+	first, again, ok := strings.Cut(outs[0].stderr, "restarting the job")
+	require.True(t, ok, outs[0].stderr)
+	require.Contains(t, first, `msg="gocoll: link figures" rank=0 host="`, first)
+	require.Contains(t, first, "(probe)")
+	require.Contains(t, again, `msg="gocoll: link figures" rank=0 host="`, again)
+	require.Contains(t, again, "(cache)")
+	require.NotContains(t, again, "(probe)")
+}
