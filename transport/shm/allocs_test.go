@@ -34,7 +34,8 @@ type allocsCase struct {
 }
 
 // allocsCases returns the 8-byte collectives of TestCollectiveAllocs over
-// n ranks: each rank's buffers are made once, before the runs.
+// n ranks, and a 2 KiB AllReduce: each rank's buffers are made once, before
+// the runs.
 func allocsCases(n int) []allocsCase {
 	mk := func(per int) [][]float32 {
 		b := make([][]float32, n)
@@ -44,12 +45,14 @@ func allocsCases(n int) []allocsCase {
 		return b
 	}
 	arS, arR := mk(2), mk(2)
+	arS2, arR2 := mk(512), mk(512) // 2 KiB: more than one slot, and with the header in one message
 	bc := mk(2)
 	rdS, rdR := mk(2), mk(2)
 	agS, agR := mk(1), mk(n)
 	aaS, aaR := mk(n), mk(n)
 	for r := range n {
 		arS[r][0], arS[r][1] = 1, float32(r)
+		arS2[r][0], arS2[r][511] = 1, float32(r)
 		rdS[r][0], rdS[r][1] = 1, float32(r)
 		agS[r][0] = float32(r)
 		for j := range n {
@@ -70,6 +73,9 @@ func allocsCases(n int) []allocsCase {
 		{"AllReduce", func(ctx context.Context, c *collective.Comm, r int) error {
 			return collective.AllReduce(ctx, c, arS[r], arR[r], collective.Sum)
 		}, func(r int) error { return want(arR[r], nf, nf*(nf-1)/2) }},
+		{"AllReduce 2 KiB", func(ctx context.Context, c *collective.Comm, r int) error {
+			return collective.AllReduce(ctx, c, arS2[r], arR2[r], collective.Sum)
+		}, func(r int) error { return want([]float32{arR2[r][0], arR2[r][511]}, nf, nf*(nf-1)/2) }},
 		{"Broadcast", func(ctx context.Context, c *collective.Comm, r int) error {
 			if r == root {
 				bc[r][0], bc[r][1] = 7, 8
@@ -133,7 +139,7 @@ func TestCollectiveAllocs(t *testing.T) {
 			}
 			allocs := measureAllocs(ctx, t, teps, tc)
 			if allocs > allocsPerRankMax*n {
-				t.Errorf("%.2f allocations per 8-byte %s over %d ranks, want at most %d (%d a rank)", allocs, tc.name, n, allocsPerRankMax*n, allocsPerRankMax)
+				t.Errorf("%.2f allocations per %s (8 bytes unless said) over %d ranks, want at most %d (%d a rank)", allocs, tc.name, n, allocsPerRankMax*n, allocsPerRankMax)
 			}
 		})
 	}
@@ -195,6 +201,6 @@ func measureAllocs(ctx context.Context, t *testing.T, eps []transport.Endpoint, 
 			t.Errorf("rank %d: %v", r, err)
 		}
 	}
-	t.Logf("%.2f allocations per 8-byte %s over %d ranks", allocs, tc.name, n)
+	t.Logf("%.2f allocations per %s (8 bytes unless said) over %d ranks", allocs, tc.name, n)
 	return allocs
 }

@@ -324,12 +324,13 @@ func (f *queueFree[T]) put(q []T) {
 	}
 }
 
-// heldBufBytes is the size of the buffers that hold small unexpected inline
-// messages; heldFreeMax of them are kept for reuse (256 KiB), so that a
+// heldBufBytes is the size of the buffers that hold unexpected inline
+// messages (any up to EagerMax: collective's header messages carry up to
+// 4 KiB of data); heldFreeMax of them are kept for reuse (1 MiB), so that a
 // steady stream of small messages that arrive before their receive
 // allocates nothing for them.
 const (
-	heldBufBytes = 1024
+	heldBufBytes = EagerMax
 	heldFreeMax  = 256
 )
 

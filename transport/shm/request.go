@@ -99,18 +99,30 @@ func (r *request) Release() {
 	e.mu.Unlock()
 }
 
-// sent is the request of an inline send, complete once its slots are
-// written: n bytes sent. As an interface value it needs no allocation when
-// n is below 256.
-type sent int
+// sentReq is the request of an inline send, complete once its slots are
+// written: n bytes sent. sentReqs holds one for every size an inline send
+// can have, so that a send returns a pointer to a shared one and allocates
+// nothing (an integer as an interface value allocates from 256 on).
+type sentReq struct{ n int }
+
+var sentReqs = func() *[EagerMax + 1]sentReq {
+	var t [EagerMax + 1]sentReq
+	for n := range t {
+		t[n].n = n
+	}
+	return &t
+}()
+
+// sent returns the completed request of an inline send of n bytes.
+func sent(n int) *sentReq { return &sentReqs[n] }
 
 // closedChan is the Done channel of every sent request.
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
-func (s sent) Wait(context.Context) (int, error) { return int(s), nil }
-func (s sent) Done() <-chan struct{}             { return closedChan }
-func (s sent) Cancel()                           {}
-func (s sent) Spin(context.Context) bool         { return true }
+func (s *sentReq) Wait(context.Context) (int, error) { return s.n, nil }
+func (s *sentReq) Done() <-chan struct{}             { return closedChan }
+func (s *sentReq) Cancel()                           {}
+func (s *sentReq) Spin(context.Context) bool         { return true }
 
 // failed returns a request that has already failed with err.
 func failed(err error) *request {
