@@ -45,7 +45,9 @@ func allocsCases(n int) []allocsCase {
 		return b
 	}
 	arS, arR := mk(2), mk(2)
-	arS2, arR2 := mk(512), mk(512) // 2 KiB: more than one slot, and with the header in one message
+	arS2, arR2 := mk(512), mk(512)   // 2 KiB: more than one slot, and with the header in one message
+	bc8 := mk(2048)                  // 8 KiB: beyond EagerMax, copied by the receiver
+	aaS8, aaR8 := mk(2048), mk(2048) // 8 KiB, 2 KiB a pair
 	bc := mk(2)
 	rdS, rdR := mk(2), mk(2)
 	agS, agR := mk(1), mk(n)
@@ -57,6 +59,7 @@ func allocsCases(n int) []allocsCase {
 		agS[r][0] = float32(r)
 		for j := range n {
 			aaS[r][j] = float32(10*r + j)
+			aaS8[r][j*2048/n] = float32(10*r + j) // the first element of block j
 		}
 	}
 	const root = 1
@@ -82,6 +85,21 @@ func allocsCases(n int) []allocsCase {
 			}
 			return collective.Broadcast(ctx, c, bc[r], bc[r], root)
 		}, func(r int) error { return want(bc[r], 7, 8) }},
+		{"Broadcast 8 KiB", func(ctx context.Context, c *collective.Comm, r int) error {
+			if r == root {
+				bc8[r][0], bc8[r][2047] = 7, 8
+			}
+			return collective.Broadcast(ctx, c, bc8[r], bc8[r], root)
+		}, func(r int) error { return want([]float32{bc8[r][0], bc8[r][2047]}, 7, 8) }},
+		{"AllToAll 8 KiB", func(ctx context.Context, c *collective.Comm, r int) error {
+			return collective.AllToAll(ctx, c, aaS8[r], aaR8[r])
+		}, func(r int) error {
+			got, w := make([]float32, n), make([]float32, n)
+			for j := range n {
+				got[j], w[j] = aaR8[r][j*2048/n], float32(10*j+r)
+			}
+			return want(got, w...)
+		}},
 		{"Reduce", func(ctx context.Context, c *collective.Comm, r int) error {
 			return collective.Reduce(ctx, c, rdS[r], rdR[r], collective.Sum, root)
 		}, func(r int) error {
