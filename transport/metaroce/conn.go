@@ -344,11 +344,10 @@ func (c *conn) applyAck(now time.Duration, a *wire.Ack) {
 	competing := c.competingPaths(a, now)
 	blk := &c.ep.block
 	for i := range a.NumBlocks() {
-		a.Block(i, blk)
-		if int(blk.Path) >= len(c.paths) {
+		p := c.blockPath(a, i)
+		if p == nil {
 			continue
 		}
-		p := c.paths[blk.Path]
 		before := p.state
 		p.win.competing = 0
 		if p.competingAt(now) {
@@ -363,6 +362,16 @@ func (c *conn) applyAck(now time.Duration, a *wire.Ack) {
 		}
 		c.notePath(p, before)
 	}
+}
+
+// blockPath decodes ACK block i of a into c.ep.block and returns the path
+// it is for, or nil if the connection has no such path.
+func (c *conn) blockPath(a *wire.Ack, i int) *path {
+	a.Block(i, &c.ep.block)
+	if int(c.ep.block.Path) >= len(c.paths) {
+		return nil
+	}
+	return c.paths[c.ep.block.Path]
 }
 
 func (c *conn) handleProbe(now time.Duration, pathIdx int, h wire.Header, body []byte) *int64 {

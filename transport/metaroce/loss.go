@@ -224,13 +224,11 @@ const (
 // compete. It runs once per ACK, so that an ACK of k blocks costs
 // O(k + paths), not O(k x paths).
 func (c *conn) competingPaths(a *wire.Ack, now time.Duration) int {
-	blk := &c.ep.block
 	for i := range a.NumBlocks() {
-		a.Block(i, blk)
-		if int(blk.Path) >= len(c.paths) {
+		p := c.blockPath(a, i)
+		if p == nil {
 			continue
 		}
-		p := c.paths[blk.Path]
 		if !p.competingAt(now) && now >= p.noCompeteUntil && !p.ceil.heavyAt(now) && p.standing(c.cfg) && c.starved(p) {
 			p.startCompeting(now)
 		}
