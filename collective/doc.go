@@ -25,17 +25,17 @@
 // ReduceScatter: rings. Broadcast and
 // Reduce: a pipelined chain for large messages; for small ones (at or
 // below Config.SmallBytes) a dissemination Broadcast (ceil(log2 n)
-// rounds, rank r sending to r+2^j in round j) and a Reduce run as
-// AllReduce's recursive doubling, the result kept at the root (a binomial
-// tree when forced, or where the cost model picks it for a buffer above
-// the 4064 bytes that travel with a header); the small Broadcast's rounds
-// go farthest first, the data moving as in a binomial tree; over shared memory, a large Broadcast goes direct
-// from the root to every rank. AllToAll(V): n-1 rounds of pairwise
+// rounds, rank r sending to r+d, d from the largest power of two below n
+// down to 1: farthest first, the data moving as in a binomial tree) and a
+// Reduce run as AllReduce's recursive doubling, the result kept at the
+// root (a binomial tree when forced, or where the cost model picks it for
+// a buffer above the 4064 bytes that travel with a header); over shared
+// memory, a large Broadcast goes direct from the root to every rank. AllToAll(V): n-1 rounds of pairwise
 // exchange. Barrier: dissemination.
 // Scatter: direct above Config.SmallBytes in all, a dissemination at or
 // below; Gather: direct, or a dissemination all-gather kept at the root
-// while all of it fits in one message header's 4064 inline bytes. AllReduce, Broadcast and Reduce also have a
-// pipelined double binary tree (AlgoTree: half the buffer down each of two
+// while all of it fits in one message header's 4064 inline bytes.
+// AllReduce, Broadcast and Reduce also have a pipelined double binary tree (AlgoTree: half the buffer down each of two
 // trees laid out in the topology's ring order), and AllReduce a
 // hierarchical form (AlgoHierarchical: reduce-scatter within each host,
 // the shard owners all-reduce across hosts and sites, all-gather back).
