@@ -35,8 +35,9 @@
 // Scatter: direct above Config.SmallBytes in all, a dissemination at or
 // below; Gather: direct, or a dissemination all-gather kept at the root
 // while all of it fits in one message header's 4064 inline bytes.
-// AllReduce, Broadcast and Reduce also have a pipelined double binary tree (AlgoTree: half the buffer down each of two
-// trees laid out in the topology's ring order), and AllReduce a
+// AllReduce, Broadcast and Reduce also have a pipelined double binary
+// tree (AlgoTree: half the buffer down each of two trees laid out in the
+// topology's ring order), and AllReduce a
 // hierarchical form (AlgoHierarchical: reduce-scatter within each host,
 // the shard owners all-reduce across hosts and sites, all-gather back).
 // Where Config.Topology spans hosts, the automatic choice is the fastest
