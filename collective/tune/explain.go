@@ -25,7 +25,11 @@ func Explain(w io.Writer, coll Collective, in Input) error {
 		if i == 0 {
 			mark = "  (chosen)"
 		}
-		fmt.Fprintf(tw, "%s\t%v%s\n", pr.Algorithm, pr.Time.Round(100*time.Nanosecond), mark)
+		name := pr.Algorithm
+		if pr.Channels > 1 {
+			name = fmt.Sprintf("%s on %d channels", name, pr.Channels)
+		}
+		fmt.Fprintf(tw, "%s\t%v%s\n", name, pr.Time.Round(100*time.Nanosecond), mark)
 	}
 	return tw.Flush()
 }
