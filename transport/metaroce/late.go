@@ -10,22 +10,44 @@ type lateTimer struct {
 	ok  bool // due is set and not yet caught up with
 }
 
+// Lateness an endpoint takes as ordinary timer jitter, not as time it was
+// not running: up to lateSlackMax, and never more than PeerTimeout/
+// lateSlackDiv (so that a short PeerTimeout still forgives a stall of a
+// good part of it). A timer runs a few tens of microseconds late on a
+// quiet machine and a few milliseconds late on a busy one; the stalls that
+// made live peers look silent (a loaded machine leaving processes
+// unscheduled) last hundreds of milliseconds to seconds.
+const (
+	lateSlackMax = 10 * time.Millisecond
+	lateSlackDiv = 32
+)
+
+// lateSlack returns the lateness catchUp does not credit.
+func (e *Endpoint) lateSlack() time.Duration {
+	return min(lateSlackMax, e.cfg.PeerTimeout/lateSlackDiv)
+}
+
 // catchUp runs first in every input at now (a datagram, a timer). An
 // endpoint that comes to its earliest timer late was not running in the
 // meantime: its process went unscheduled (a loaded or frozen machine), so
 // it could neither hear the peers nor answer them, and the datagrams they
 // sent may still wait unread in its sockets. That time does not count as
 // the peers' silence: each connection's last-heard time (and the start of
-// its wait) moves on by the lateness, at most to now, so PeerTimeout and
-// IdleTimeout measure only time this endpoint was there to listen. A peer
-// that is really gone is still found, later by as much as this endpoint
-// was late. EndpointStats.LateRuns and Late count it.
+// its wait) moves on by the lateness beyond lateSlack (ordinary jitter
+// credits nothing, so that a run of slightly late timers cannot put off a
+// dead peer's timeout), at most to now, so PeerTimeout and IdleTimeout
+// measure only time this endpoint was there to listen. A peer that is
+// really gone is still found, later by as much as this endpoint was late.
+// EndpointStats.LateRuns and Late count the credited runs and time.
 func (e *Endpoint) catchUp(now time.Duration) {
 	if !e.late.ok || now <= e.late.due {
 		return
 	}
-	d := now - e.late.due
 	e.late.ok = false
+	d := now - e.late.due - e.lateSlack()
+	if d <= 0 {
+		return
+	}
 	e.st.LateRuns++
 	e.st.Late += d
 	for _, c := range e.order {
@@ -38,4 +60,28 @@ func (e *Endpoint) catchUp(now time.Duration) {
 // noteDue records the earliest timer NextTimeout returns.
 func (e *Endpoint) noteDue(t time.Duration, ok bool) {
 	e.late = lateTimer{due: t, ok: ok}
+}
+
+// SilenceDue reports whether HandleTimeout at now would fail a connection
+// for its peer's silence (PeerTimeout or IdleTimeout). A driver whose
+// readers may not have been scheduled (a loaded machine) reads what its
+// sockets already hold first, without waiting, and hands it to
+// HandleDatagram: those datagrams were sent, and heard in time, even if no
+// reader had run to read them. Like every input, it first credits the
+// time the endpoint came late to its timers (see PeerTimeout); it changes
+// nothing else.
+func (e *Endpoint) SilenceDue(now time.Duration) bool {
+	e.catchUp(now)
+	for _, c := range e.order {
+		if c.goneAt != 0 && now >= c.goneAt {
+			continue // gone by the network's report, not by silence
+		}
+		if now-c.lastRecv >= c.cfg.IdleTimeout {
+			return true
+		}
+		if at, ok := c.peerTimeoutAt(); ok && now >= at {
+			return true
+		}
+	}
+	return false
 }

@@ -69,3 +69,109 @@ func TestPeerTimeoutAfterOwnStall(t *testing.T) {
 	require.GreaterOrEqual(t, at-resumed, DefaultPeerTimeout/2, "failed too soon after the stall")
 	require.LessOrEqual(t, at-resumed, DefaultPeerTimeout+DefaultPeerTimeout/8)
 }
+
+// muteAndWait connects a testNet, posts a receive on endpoint 1 from
+// endpoint 0 and then drops every datagram both ways: endpoint 1 waits on
+// a peer it no longer hears. It returns the net and when the wait (the
+// silence that counts) began.
+func muteAndWait(t *testing.T) (*testNet, time.Duration) {
+	n := newTestNet(t, Config{Paths: 2})
+	_, b := n.connect()
+	from := n.now // the wait begins: the silence counts from here
+	require.NoError(t, n.eps[1].PostRecv(n.now, b, 2, 2, make([]byte, 8)))
+	n.drop = func(int, int, []byte) bool { return true }
+	return n, from
+}
+
+// runLate drives endpoint 1's timers alone, each handled late by late,
+// until its connection fails or limit passes; it returns when it failed.
+func runLate(t *testing.T, n *testNet, late, limit time.Duration) time.Duration {
+	end := n.now + limit
+	for n.now < end {
+		next, ok := n.eps[1].NextTimeout()
+		require.True(t, ok)
+		n.now = max(n.now, next+late)
+		n.eps[1].HandleTimeout(n.now)
+		n.flush()
+		n.flights = nil // nothing arrives: the peer is mute
+		for _, ev := range n.events[1] {
+			if ev.Kind == EventClosed {
+				require.ErrorIs(t, ev.Err, ErrPeerTimeout)
+				return n.now
+			}
+		}
+	}
+	t.Fatalf("no PeerTimeoutError within %v", limit)
+	return 0
+}
+
+// TestLateJitterCreditsNothing: timers that each run a little late (here
+// by 9 ms, within lateSlackMax) are ordinary jitter, not time the
+// endpoint was stopped: they credit the peer nothing, so a mute peer is
+// still named within PeerTimeout plus one keepalive period of the silence
+// and its jitter. Before lateSlack, every such run moved the peer's
+// last-heard time on by its lateness.
+func TestLateJitterCreditsNothing(t *testing.T) {
+	n, from := muteAndWait(t)
+	at := runLate(t, n, 9*time.Millisecond, 3*DefaultPeerTimeout)
+	st := n.eps[1].Stats()
+	require.Zero(t, st.LateRuns, "jitter credited as lateness")
+	require.Zero(t, st.Late)
+	require.LessOrEqual(t, at-from, DefaultPeerTimeout+DefaultPeerTimeout/8+9*time.Millisecond)
+}
+
+// TestLateCreditsTheExcess: one timer run 500 ms late credits the
+// lateness beyond lateSlack, once; the mute peer is named that much later.
+func TestLateCreditsTheExcess(t *testing.T) {
+	n, from := muteAndWait(t)
+	next, ok := n.eps[1].NextTimeout()
+	require.True(t, ok)
+	n.now = next + 500*time.Millisecond
+	n.eps[1].HandleTimeout(n.now)
+	n.flush()
+	n.flights = nil
+	st := n.eps[1].Stats()
+	want := 500*time.Millisecond - n.eps[1].lateSlack()
+	require.Equal(t, int64(1), st.LateRuns)
+	require.Equal(t, want, st.Late)
+	at := runLate(t, n, 0, 3*DefaultPeerTimeout)
+	require.GreaterOrEqual(t, at-from, DefaultPeerTimeout+want-DefaultPeerTimeout/8)
+	require.LessOrEqual(t, at-from, DefaultPeerTimeout+want+DefaultPeerTimeout/8)
+}
+
+// TestSilenceDue: SilenceDue is false while the mute peer's silence is
+// shorter than PeerTimeout and true at the timer that would fail the
+// connection; it fails nothing by itself; a datagram from the peer,
+// handled then (as the driver's drain does), ends the silence.
+func TestSilenceDue(t *testing.T) {
+	n, from := muteAndWait(t)
+	for {
+		next, ok := n.eps[1].NextTimeout()
+		require.True(t, ok)
+		if n.eps[1].SilenceDue(next) {
+			n.now = next
+			break
+		}
+		n.now = next
+		n.eps[1].HandleTimeout(n.now)
+		n.flush()
+		n.flights = nil
+		require.Less(t, n.now-from, 2*DefaultPeerTimeout, "SilenceDue never true")
+	}
+	require.GreaterOrEqual(t, n.now-from, DefaultPeerTimeout)
+	require.False(t, n.has(1, EventClosed), "SilenceDue failed the connection")
+	n.drop = nil
+	c := n.eps[0].order[0].id
+	require.NoError(t, n.eps[0].Send(n.now, c, 2, 2, pattern(8, 2)))
+	n.flush()
+	require.NotEmpty(t, n.flights)
+	for _, f := range n.flights {
+		if f.to == 1 {
+			n.eps[1].HandleDatagram(n.now, f.path, false, f.data)
+		}
+	}
+	n.flights = nil
+	require.False(t, n.eps[1].SilenceDue(n.now))
+	n.eps[1].HandleTimeout(n.now)
+	require.False(t, n.has(1, EventClosed))
+}

@@ -17,7 +17,7 @@ func (e *Endpoint) Abort(op transport.OpKey, peers []int, reason error) {
 	if reason == nil {
 		reason = errors.New("no reason given")
 	}
-	e.eng.lock()
+	e.eng.lockAPI()
 	defer e.eng.unlock()
 	if e.closed {
 		return
@@ -38,7 +38,7 @@ func (e *Endpoint) Abort(op transport.OpKey, peers []int, reason error) {
 
 // End implements transport.Ender.
 func (e *Endpoint) End(op transport.OpKey, err error) {
-	e.eng.lock()
+	e.eng.lockAPI()
 	defer e.eng.unlock()
 	if e.closed {
 		return

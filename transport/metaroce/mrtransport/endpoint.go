@@ -165,7 +165,7 @@ func (e *Endpoint) post(isSend bool, peer int, tag transport.Tag, buf []byte) tr
 		}
 		return failed(fmt.Errorf("mrtransport: %s rank %d of %d: %w", what, peer, e.cfg.Size, transport.ErrBadRank))
 	}
-	e.eng.lock()
+	e.eng.lockAPI()
 	defer e.eng.unlock()
 	if err := e.refusal(isSend, tag.OpKey, peer); err != nil {
 		return failed(err)
@@ -367,7 +367,7 @@ func (e *Endpoint) retryBlocked(now time.Duration) {
 
 // cancel is Request.Cancel.
 func (e *Endpoint) cancel(r *request) {
-	e.eng.lock()
+	e.eng.lockAPI()
 	defer e.eng.unlock()
 	if r.state == stateDone || r.released {
 		return

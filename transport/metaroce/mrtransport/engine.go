@@ -33,6 +33,7 @@ import (
 // loss to the core.
 type engine struct {
 	mu    sync.Mutex
+	apiMu sync.Mutex // application calls queue here before mu (lockAPI)
 	core  *metaroce.Endpoint
 	socks []PathSocket // the sockets Listen opened, by path; see sock
 	// cur is each path's socket now: socks[i] until a re-pick replaced it
@@ -83,8 +84,10 @@ type engineCounters struct {
 	datagramsWritten, bytesWritten atomic.Int64
 	readBatches, writeBatches      atomic.Int64
 	spinBatches                    atomic.Int64
-	readErrors, writeErrors        atomic.Int64
-	noRoute, timerRuns             atomic.Int64
+	// Drains before a silence (drain.go), and the batches they read.
+	silenceDrains, drainedBatches atomic.Int64
+	readErrors, writeErrors       atomic.Int64
+	noRoute, timerRuns            atomic.Int64
 	// Errors read from the sockets' error queues (see peergone.go).
 	portUnreachable, errQueueOther atomic.Int64
 	peerGone, unreachableIgnored   atomic.Int64
@@ -153,6 +156,21 @@ func (e *engine) run() {
 
 // lock enters the engine's critical section.
 func (e *engine) lock() { e.mu.Lock() }
+
+// lockAPI enters the critical section for an application call (a send, a
+// receive, a cancel, an abort). The calls queue among themselves first, so
+// that at most one of them waits on mu at a time: a reader or the timer,
+// which bring what the peers sent and answer their probes, then waits
+// behind at most one call, not behind all of the application's
+// goroutines. Without it, a rank posting thousands of sends at once (500
+// of its goroutines waiting on mu, GOMAXPROCS 1, a loaded host) kept its
+// readers and timer out for seconds: it answered nothing, and its peers
+// named it silent (PeerTimeout) while it was busy.
+func (e *engine) lockAPI() {
+	e.apiMu.Lock()
+	e.mu.Lock()
+	e.apiMu.Unlock()
+}
 
 // unlock leaves the critical section: it writes the datagrams polled in
 // it, outside mu and in their turn, and goes on polling and writing while
@@ -299,8 +317,11 @@ func (e *engine) isClosed() bool {
 	return e.closed
 }
 
-// onTimer runs the core's timers. It is the timer's callback.
+// onTimer runs the core's timers. It is the timer's callback. A timer
+// that would fail a connection for its peer's silence first reads what the
+// sockets hold (drainBeforeSilence).
 func (e *engine) onTimer() {
+	e.drainBeforeSilence()
 	e.lock()
 	defer e.unlock()
 	if e.closed {

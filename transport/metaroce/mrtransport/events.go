@@ -98,7 +98,16 @@ func (e *Endpoint) connDown(now time.Duration, ev metaroce.Event) {
 	case errors.Is(ev.Err, metaroce.ErrPeerClosed):
 		level = slog.LevelDebug // the peer left: a normal close, silent at info
 	}
-	e.log.Log(context.Background(), level, "mrtransport: connection closed", "peer", p.rank, "conn", uint64(ev.Conn), "err", ev.Err)
+	if errors.Is(ev.Err, metaroce.ErrPeerTimeout) {
+		// What the silence was judged on: the time this endpoint was
+		// itself late (not counted) and the reads before the judgement.
+		cs := e.eng.core.Stats()
+		e.log.Log(context.Background(), level, "mrtransport: connection closed", "peer", p.rank, "conn", uint64(ev.Conn), "err", ev.Err,
+			"late", cs.Late, "lateRuns", cs.LateRuns, "silenceDrains", e.eng.st.silenceDrains.Load(),
+			"drainedBatches", e.eng.st.drainedBatches.Load())
+	} else {
+		e.log.Log(context.Background(), level, "mrtransport: connection closed", "peer", p.rank, "conn", uint64(ev.Conn), "err", ev.Err)
+	}
 	if wasUp {
 		e.nUp--
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/internal/spinwait"
@@ -19,10 +20,17 @@ const spinBatch = 4
 // itself for a while (Config.SpinWait) instead of sleeping until a reader
 // goroutine, woken by the runtime's poller, completes the request: on a
 // host where ranks outnumber cores, the wake-up of a sleeping process
-// costs more than the rest of a small message's trip. One waiter reads at
-// a time; the others only yield. The readers stay: whichever of a reader
-// and a waiter reads a datagram first handles it, the same way.
+// costs more than the rest of a small message's trip. One waiter spins at
+// a time; the others sleep at once, as if their budget were spent: the
+// one spinning reads for them all. (Yielding waiters cost as much as
+// spinning ones: a rank with hundreds of operations waiting at once, as in
+// bench/rss.sh's storm, kept hundreds of goroutines runnable, each
+// yielding the processor to the host on every turn, and its readers and
+// timer waited behind them for seconds: its peers named it silent.) The
+// readers stay: whichever of a reader and a waiter reads a datagram first
+// handles it, the same way.
 type spinner struct {
+	spinning atomic.Bool // a waiter spins (Spin)
 	mu      sync.Mutex // one waiter reads at a time; guards the fields below
 	poller  *udpio.Poller
 	readers []*udpio.TryReader // by path
@@ -62,7 +70,8 @@ func newSpinner(socks []PathSocket) *spinner {
 // Spin implements transport.Spinner: it reads the path sockets in the
 // caller's goroutine until r completes, ctx ends or its spin budget has
 // passed: Config.SpinWait, and smallSpinFactor times that for a receive of
-// at most smallSpinBytes.
+// at most smallSpinBytes. While another waiter spins it returns false at
+// once (see spinner).
 func (r *request) Spin(ctx context.Context) bool {
 	select {
 	case <-r.done:
@@ -72,6 +81,11 @@ func (r *request) Spin(ctx context.Context) bool {
 	if r.ep == nil || r.ep.eng.spin == nil || r.ep.cfg.SpinWait <= 0 {
 		return false
 	}
+	sp := r.ep.eng.spin
+	if !sp.spinning.CompareAndSwap(false, true) {
+		return false // another waiter spins, and reads for this one too
+	}
+	defer sp.spinning.Store(false)
 	budget := r.ep.cfg.SpinWait
 	if r.smallRecv {
 		budget *= smallSpinFactor
@@ -104,10 +118,21 @@ func (e *engine) spinRead() {
 		return
 	}
 	defer sp.mu.Unlock()
+	e.readReady(sp)
+}
+
+// readReady reads one batch from each path socket that has something
+// waiting, without waiting, and feeds it to the core as a reader would.
+// It reports how many datagram batches it handled and whether some
+// socket was ready; ready with no batch means only errors were found. The
+// caller holds sp.mu and has found the core not placing payloads (a
+// reader may have peeked at the datagram it is about to read into place:
+// another read between would take it).
+func (e *engine) readReady(sp *spinner) (batches int, anyReady bool) {
 	ready, err := sp.poller.Ready(sp.ready[:0])
 	sp.ready = ready
 	if err != nil {
-		return
+		return 0, false
 	}
 	for _, path := range ready {
 		n, err := readMessages(sp.ms, sp.rd, sp.readers[path].ReadBatch)
@@ -121,8 +146,10 @@ func (e *engine) spinRead() {
 			continue
 		}
 		e.st.spinBatches.Add(1)
+		batches++
 		if !e.handleBatch(path, sp.ms[:n]) {
-			return
+			return batches, false
 		}
 	}
+	return batches, len(ready) > 0
 }

@@ -84,3 +84,47 @@ func TestSpinWaitLimit(t *testing.T) {
 		t.Fatal("SpinWait above MaxSpinWait accepted")
 	}
 }
+
+// TestOneWaiterSpins: while one waiter spins, another's Spin returns false
+// at once (it sleeps on its request instead, and the spinning one reads
+// for both) and reads nothing; it leaves the first waiter's mark alone.
+// Then, with no one spinning, a waiter spins and reads its message.
+func TestOneWaiterSpins(t *testing.T) {
+	linuxOnly(t, "a waiter reading the sockets (epoll)")
+	eps := newTestWorld(t, 2, Config{SpinWait: MaxSpinWait})
+	sp := eps[0].eng.spin
+	if sp == nil {
+		t.Skip("no spinner on this system")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tag := transport.Tag{OpKey: transport.OpKey{Comm: 7, Op: 1}}
+	buf := make([]byte, 8)
+	r := eps[0].Recv(1, tag, buf)
+	sp.spinning.Store(true) // another waiter spins
+	before := eps[0].Stats().Engine.SpinBatches
+	if r.(*request).Spin(ctx) {
+		t.Fatal("Spin completed a receive whose message was never sent")
+	}
+	if got := eps[0].Stats().Engine.SpinBatches; got != before {
+		t.Fatalf("a second waiter read %d batches while another spun", got-before)
+	}
+	if !sp.spinning.Load() {
+		t.Fatal("the second waiter cleared the spinning waiter's mark")
+	}
+	sp.spinning.Store(false)
+	if _, err := eps[1].Send(0, tag, []byte("12345678")).Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for !r.(*request).Spin(ctx) {
+		if ctx.Err() != nil {
+			t.Fatal(ctx.Err())
+		}
+	}
+	if sp.spinning.Load() {
+		t.Fatal("the spinning waiter left its mark")
+	}
+	if string(buf) != "12345678" {
+		t.Fatalf("received %q", buf)
+	}
+}

@@ -36,6 +36,11 @@ type EngineStats struct {
 	ReadErrors, WriteErrors        int64
 	NoRoute                        int64 // datagrams dropped for lack of a peer address
 	TimerRuns                      int64
+	// SilenceDrains counts the timer runs that found a connection due to
+	// fail for its peer's silence and first read what the sockets held
+	// (see metaroce.Endpoint.SilenceDue); DrainedBatches the batches of
+	// datagrams they read.
+	SilenceDrains, DrainedBatches int64
 	// PortUnreachable counts the ICMP port unreachables read from the
 	// sockets' error queues: datagrams sent to a closed peer socket. Of
 	// those, PeerGone named a peer with an open connection, which then
@@ -66,6 +71,7 @@ func (e *Endpoint) Stats() Stats {
 		ReadBatches: st.readBatches.Load(), WriteBatches: st.writeBatches.Load(), SpinBatches: st.spinBatches.Load(),
 		ReadErrors: st.readErrors.Load(), WriteErrors: st.writeErrors.Load(),
 		NoRoute: st.noRoute.Load(), TimerRuns: st.timerRuns.Load(),
+		SilenceDrains: st.silenceDrains.Load(), DrainedBatches: st.drainedBatches.Load(),
 		PortUnreachable: st.portUnreachable.Load(), PeerGone: st.peerGone.Load(),
 		UnreachableIgnored: st.unreachableIgnored.Load(), ErrQueueOther: st.errQueueOther.Load(),
 	}}
@@ -98,7 +104,8 @@ func (e *Endpoint) LogStats(ctx context.Context, level slog.Level) {
 	e.log.Log(ctx, level, "mrtransport: endpoint",
 		"read", en.DatagramsRead, "readBytes", en.BytesRead, "placed", en.DatagramsPlaced, "written", en.DatagramsWritten,
 		"writtenBytes", en.BytesWritten, "spinBatches", en.SpinBatches, "readErrors", en.ReadErrors, "writeErrors", en.WriteErrors,
-		"noRoute", en.NoRoute, "portUnreachable", en.PortUnreachable, "peerGone", en.PeerGone,
+		"noRoute", en.NoRoute, "silenceDrains", en.SilenceDrains, "drainedBatches", en.DrainedBatches,
+		"late", s.Core.Late, "lateRuns", s.Core.LateRuns, "portUnreachable", en.PortUnreachable, "peerGone", en.PeerGone,
 		"unreachableIgnored", en.UnreachableIgnored, "errQueueOther", en.ErrQueueOther,
 		"dropChecksum", s.Core.DropChecksum, "dropShort", s.Core.DropShort,
 		"dropMalformed", s.Core.DropMalformed, "dropUnknownConn", s.Core.DropUnknownConn,

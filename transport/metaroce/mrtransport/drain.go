@@ -1,0 +1,70 @@
+package mrtransport
+
+import (
+	"runtime"
+	"time"
+)
+
+// Before the timer fails a connection for its peer's silence
+// (metaroce.Endpoint.SilenceDue), the engine reads what its sockets
+// already hold. On a loaded host the timer's goroutine can run before the
+// readers that the runtime's poller has woken (or before the poller has
+// looked at all): the peer's answers then wait in the kernel while the
+// core sees only silence. Draining first makes the decision on what was
+// heard, not on what was read. It is bounded: at most drainBudget of the
+// timer's time and drainPasses passes over the ready sockets, so a peer
+// that is really gone is named at most that much later while the other
+// peers keep the sockets busy.
+const (
+	drainBudget = 20 * time.Millisecond
+	drainPasses = 256
+)
+
+// drainBeforeSilence is run by the timer before the core's timers: if a
+// connection is due to fail for silence, it reads the sockets without
+// waiting and hands their datagrams to the core, until none is left or the
+// bound is reached. While the core places payloads (a reader may have
+// peeked at a datagram it is about to read into place, which another read
+// would take), it yields to the readers instead of reading. Where the
+// engine cannot read its sockets itself (simulated or interposed sockets),
+// it does nothing.
+func (e *engine) drainBeforeSilence() {
+	sp := e.spin
+	if sp == nil {
+		return
+	}
+	e.lock()
+	if e.closed {
+		e.mu.Unlock()
+		return
+	}
+	due := e.core.SilenceDue(e.now())
+	e.mu.Unlock() // an input that changes nothing polled: nothing to write
+	if !due {
+		return
+	}
+	e.st.silenceDrains.Add(1)
+
+	sp.mu.Lock() // wait for a spinning waiter's pass
+	defer sp.mu.Unlock()
+	deadline := time.Now().Add(drainBudget)
+	for range drainPasses {
+		if e.placing.Load() {
+			ready, err := sp.poller.Ready(sp.ready[:0])
+			sp.ready = ready
+			if err != nil || len(ready) == 0 {
+				return
+			}
+			runtime.Gosched() // let the readers read into place
+		} else {
+			n, ready := e.readReady(sp)
+			e.st.drainedBatches.Add(int64(n))
+			if !ready {
+				return
+			}
+		}
+		if !time.Now().Before(deadline) {
+			return
+		}
+	}
+}
