@@ -31,12 +31,12 @@ const spinBatch = 4
 // handles it, the same way.
 type spinner struct {
 	spinning atomic.Bool // a waiter spins (Spin)
-	mu      sync.Mutex // one waiter reads at a time; guards the fields below
-	poller  *udpio.Poller
-	readers []*udpio.TryReader // by path
-	ready   []int
-	rd      []udpio.Message
-	ms      []Message
+	mu       sync.Mutex  // one waiter reads at a time; guards the fields below
+	poller   *udpio.Poller
+	readers  []*udpio.TryReader // by path
+	ready    []int
+	rd       []udpio.Message
+	ms       []Message
 }
 
 var _ transport.Spinner = (*request)(nil)
