@@ -48,6 +48,16 @@ type Config struct {
 	// many such bytes ahead of what this side has consumed (the credit).
 	// Default 4 MiB, from 0 to 1<<34.
 	UnexpectedBytes int64
+	// RemnantBytes bounds, over the whole endpoint, the bytes of the whole
+	// messages kept from connections that ended (see ConnStats): each
+	// keeps at most its UnexpectedBytes, and at most MaxConns of them are
+	// kept. When a connection that ends brings the total above it, the
+	// oldest ended connections' messages are forgotten first (the newest
+	// too if it alone exceeds it): a receive posted for one of them then
+	// fails with the error that ended its connection, and
+	// EndpointStats.RemnantDropped counts the bytes. Default the larger of
+	// 64 MiB and UnexpectedBytes, at most 1<<40; negative keeps none.
+	RemnantBytes int64
 
 	// RecvCapacity is this endpoint's receive capacity in bytes/s (of
 	// datagrams), divided equally among the connections that sent data
@@ -156,20 +166,23 @@ const DefaultPeerTimeout = 2 * time.Second
 
 // Limits of Config fields.
 const (
-	minPeerTimeout  = time.Millisecond
-	MaxPaths        = 256
-	minDatagram     = wire.MinDatagram
-	maxDatagram     = wire.MaxDatagram
-	maxConnsLimit   = 1 << 20
-	maxQueueLimit   = 1 << 20
-	maxBudget       = 1 << 34
-	minMsgWindow    = 16
-	maxWindowPkts   = maxRing // a path's window, in packets
-	maxInitialPkts  = 256
-	maxDeadAfter    = 100
-	maxAckEvery     = 64
-	defaultBudget   = 4 << 20
-	defaultMaxQueue = 4096
+	minPeerTimeout = time.Millisecond
+	MaxPaths       = 256
+	minDatagram    = wire.MinDatagram
+	maxDatagram    = wire.MaxDatagram
+	maxConnsLimit  = 1 << 20
+	maxQueueLimit  = 1 << 20
+	maxBudget      = 1 << 34
+	minMsgWindow   = 16
+	maxWindowPkts  = maxRing // a path's window, in packets
+	maxInitialPkts = 256
+	maxDeadAfter   = 100
+	maxAckEvery    = 64
+	defaultBudget  = 4 << 20
+	// RemnantBytes: default (at least) and limit.
+	defaultRemnantBytes = 64 << 20
+	maxRemnantBytes     = 1 << 40
+	defaultMaxQueue     = 4096
 )
 
 // withDefaults returns c with zero fields replaced by defaults, or an error
@@ -223,6 +236,14 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.UnexpectedBytes == 0 {
 		c.UnexpectedBytes = defaultBudget
+	}
+	switch {
+	case c.RemnantBytes == 0:
+		c.RemnantBytes = max(defaultRemnantBytes, c.UnexpectedBytes)
+	case c.RemnantBytes < 0:
+		c.RemnantBytes = 0
+	case c.RemnantBytes > maxRemnantBytes:
+		return c, fmt.Errorf("%w: RemnantBytes=%d above %d", ErrConfig, c.RemnantBytes, int64(maxRemnantBytes))
 	}
 	switch {
 	case c.UnexpectedBytes < 0 || c.UnexpectedBytes > maxBudget:

@@ -10,8 +10,11 @@ import (
 // timeout): the whole messages the peer sent that no receive had taken,
 // deliverable to receives posted after the end, and the connection's final
 // counters. Bounded: its messages are bytes the connection held within
-// Config.UnexpectedBytes, and an Endpoint keeps at most Config.MaxConns
-// remnants, forgetting the oldest first.
+// Config.UnexpectedBytes; an Endpoint keeps at most Config.MaxConns
+// remnants, forgetting the oldest first, and at most Config.RemnantBytes
+// of their messages (EndpointStats.RemnantBytes), forgetting the oldest
+// remnants' messages first (the remnant stays, with its counters and its
+// error).
 type remnant struct {
 	peer  uint64
 	err   error // why the connection ended; refuses what the remnant cannot serve
@@ -62,11 +65,28 @@ func (e *Endpoint) seal(c *conn, rm *remnant) {
 		e.remnants = make(map[ConnID]*remnant)
 	}
 	for len(e.remnantOrder) >= e.cfg.MaxConns {
+		e.st.RemnantBytes -= e.remnants[e.remnantOrder[0]].st.UnexpectedBytes
 		delete(e.remnants, e.remnantOrder[0])
 		e.remnantOrder = e.remnantOrder[1:]
 	}
 	e.remnants[c.id] = rm
 	e.remnantOrder = append(e.remnantOrder, c.id)
+	e.st.RemnantBytes += held
+	for _, id := range e.remnantOrder {
+		if e.st.RemnantBytes <= e.cfg.RemnantBytes {
+			break
+		}
+		e.forgetMessages(e.remnants[id])
+	}
+}
+
+// forgetMessages drops rm's kept messages for Config.RemnantBytes: later
+// receives on its connection fail with the error that ended it.
+func (e *Endpoint) forgetMessages(rm *remnant) {
+	n := rm.st.UnexpectedBytes
+	rm.msgs, rm.st.UnexpectedBytes = nil, 0
+	e.st.RemnantBytes -= n
+	e.st.RemnantDropped += n
 }
 
 // remnantRecv serves PostRecv on an ended connection: the oldest whole
@@ -86,6 +106,7 @@ func (e *Endpoint) remnantRecv(id ConnID, rm *remnant, k msgKey, buf []byte) err
 		rm.msgs[k] = q[1:]
 	}
 	rm.st.UnexpectedBytes -= int64(len(data))
+	e.st.RemnantBytes -= int64(len(data))
 	ev := Event{Kind: EventRecvDone, Conn: id, Peer: rm.peer, Stream: k.stream, Msg: k.msg}
 	if len(data) > len(buf) {
 		ev.Err = ErrTruncated
@@ -101,9 +122,11 @@ func (e *Endpoint) remnantRecv(id ConnID, rm *remnant, k msgKey, buf []byte) err
 // release forgets the remnant of connection id; it reports whether there
 // was one.
 func (e *Endpoint) release(id ConnID) bool {
-	if e.remnants[id] == nil {
+	rm := e.remnants[id]
+	if rm == nil {
 		return false
 	}
+	e.st.RemnantBytes -= rm.st.UnexpectedBytes
 	delete(e.remnants, id)
 	for i, o := range e.remnantOrder {
 		if o == id {

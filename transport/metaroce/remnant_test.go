@@ -133,3 +133,73 @@ func TestRemnantsAreBounded(t *testing.T) {
 	}
 	require.Len(t, e.remnants, 2)
 }
+
+// TestRemnantBytesBound: the whole messages kept from ended connections
+// are bounded over the endpoint by Config.RemnantBytes. Two connections
+// each end (the peer closes) holding a 3000-byte unexpected message; with
+// room for one, the older connection's message is forgotten (counted in
+// RemnantDropped) and its receive fails with the error that ended it,
+// while the newer one's is still delivered; then nothing is kept.
+func TestRemnantBytesBound(t *testing.T) {
+	n := newTestNet(t, Config{RemnantBytes: 4000})
+	var pairs [2][2]ConnID // [connection]{sender side, receiver side}
+	for i := range pairs {
+		a, err := n.eps[0].Connect(n.now, 1)
+		require.NoError(t, err)
+		var b ConnID
+		n.runUntil(func() bool {
+			for _, ev := range n.events[1] {
+				if ev.Kind == EventAccepted && (i == 0 || ev.Conn != pairs[0][1]) {
+					b = ev.Conn
+				}
+			}
+			return b != 0
+		}, time.Second)
+		pairs[i] = [2]ConnID{a, b}
+	}
+	for i, p := range pairs {
+		require.NoError(t, n.eps[0].Send(n.now, p[0], 1, 1, pattern(3000, byte(i))))
+		n.runUntil(func() bool {
+			cs, _, _ := n.eps[1].ConnStats(p[1], nil)
+			return cs.UnexpectedBytes == 3000
+		}, time.Second)
+		require.NoError(t, n.eps[0].Close(n.now, p[0]))
+		n.runUntil(func() bool {
+			_, _, ok := n.eps[1].ConnStats(p[1], nil)
+			cs, _, _ := n.eps[1].ConnStats(p[1], nil)
+			return ok && !cs.Established
+		}, time.Second)
+	}
+	st := n.eps[1].Stats()
+	require.Equal(t, int64(3000), st.RemnantBytes)
+	require.Equal(t, int64(3000), st.RemnantDropped)
+	old, _, ok := n.eps[1].ConnStats(pairs[0][1], nil)
+	require.True(t, ok, "the older connection's counters are kept")
+	require.Zero(t, old.UnexpectedBytes)
+	require.ErrorIs(t, n.eps[1].PostRecv(n.now, pairs[0][1], 1, 1, make([]byte, 3000)), ErrPeerClosed)
+	n.events[1] = nil
+	buf := make([]byte, 3000)
+	require.NoError(t, n.eps[1].PostRecv(n.now, pairs[1][1], 1, 1, buf))
+	ev, ok := n.eps[1].PollEvent()
+	require.True(t, ok)
+	require.Equal(t, EventRecvDone, ev.Kind)
+	require.NoError(t, ev.Err)
+	require.Equal(t, pattern(3000, 1), buf)
+	require.Zero(t, n.eps[1].Stats().RemnantBytes)
+}
+
+// TestRemnantBytesConfig: the default is the larger of 64 MiB and
+// UnexpectedBytes, negative keeps nothing, and too large is refused.
+func TestRemnantBytesConfig(t *testing.T) {
+	c, err := Config{NodeID: 1}.withDefaults()
+	require.NoError(t, err)
+	require.Equal(t, int64(64<<20), c.RemnantBytes)
+	c, err = Config{NodeID: 1, UnexpectedBytes: 1 << 30}.withDefaults()
+	require.NoError(t, err)
+	require.Equal(t, int64(1<<30), c.RemnantBytes)
+	c, err = Config{NodeID: 1, RemnantBytes: -1}.withDefaults()
+	require.NoError(t, err)
+	require.Zero(t, c.RemnantBytes)
+	_, err = Config{NodeID: 1, RemnantBytes: 1<<40 + 1}.withDefaults()
+	require.ErrorIs(t, err, ErrConfig)
+}

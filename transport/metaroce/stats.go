@@ -87,6 +87,10 @@ type EndpointStats struct {
 	// the peers' silence (see PeerTimeout).
 	LateRuns int64
 	Late     time.Duration
+	// RemnantBytes is the bytes of whole messages kept from ended
+	// connections now; RemnantDropped those forgotten for
+	// Config.RemnantBytes.
+	RemnantBytes, RemnantDropped int64
 }
 
 func (p *path) stats() PathStats {
