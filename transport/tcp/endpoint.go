@@ -23,6 +23,8 @@ type Endpoint struct {
 	ended  abortLog[error] // operations ended here (aborted here or by a peer), with their error
 
 	pendMu  sync.Mutex // leaf lock: guards pending
+	reqMu   sync.Mutex // leaf lock: guards reqFree
+	reqFree []*request // released requests kept for reuse (Release)
 	pending map[*request]struct{}
 
 	onAbort transport.AbortHook // see OnRemoteAbort
@@ -52,6 +54,7 @@ type peer struct {
 	inFlight   int64                  // its eager bytes not yet returned as credit
 	owed       int64                  // of inFlight, bytes released but not returned yet
 	count      transport.Counter      // completed messages (see TransportStats); not under Endpoint.mu
+	free       freeLists              // kept for reuse (reuse.go)
 }
 
 // unexpected is a message that arrived before its receive was posted.
@@ -131,7 +134,7 @@ func (e *Endpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Reque
 		r.expect(len(buf))
 		p.conns[0].enqueue(outFrame{h: header{kind: kindData, tag: tag, arg: uint64(len(buf)), body: uint32(len(buf))}, req: r})
 	default:
-		r.msgID = p.nextMsgID
+		r.msgID, r.noReuse = p.nextMsgID, true
 		p.nextMsgID++
 		p.rdvSend[r.msgID] = r
 		p.conns[0].enqueue(outFrame{h: header{kind: kindRTS, tag: tag, msgID: r.msgID, arg: uint64(len(buf))}, req: r})
@@ -160,7 +163,7 @@ func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Reque
 		r.fail(p.failed)
 		return r
 	}
-	p.posted[tag] = append(p.posted[tag], r)
+	push(p.posted, &p.free.posted, tag, r)
 	return r
 }
 
@@ -224,7 +227,7 @@ func (e *Endpoint) peerFailed(p *peer, err error) {
 				p.unexpCount--
 			}
 		}
-		setList(p.unexpected, tag, kept)
+		store(p.unexpected, &p.free.unexp, tag, kept)
 	}
 	e.mu.Unlock()
 	for _, c := range p.conns {
@@ -268,7 +271,7 @@ func (e *Endpoint) unhook(r *request) {
 	defer e.mu.Unlock()
 	p := e.peers[r.peer]
 	if !r.isSend {
-		setList(p.posted, r.tag, remove(p.posted[r.tag], r))
+		store(p.posted, &p.free.posted, r.tag, remove(p.posted[r.tag], r))
 		return
 	}
 	if p.rdvSend[r.msgID] == r {
@@ -278,7 +281,7 @@ func (e *Endpoint) unhook(r *request) {
 		list := p.unexpected[r.tag]
 		for i, u := range list {
 			if u.send == r {
-				setList(p.unexpected, r.tag, append(list[:i:i], list[i+1:]...))
+				store(p.unexpected, &p.free.unexp, r.tag, append(list[:i:i], list[i+1:]...))
 				p.unexpCount--
 				break
 			}
@@ -302,14 +305,4 @@ func remove[T comparable](list []T, r T) []T {
 		}
 	}
 	return list
-}
-
-// setList stores list under key, deleting the key when list is empty so
-// that maps do not keep entries for finished tags.
-func setList[K comparable, V any](m map[K][]V, key K, list []V) {
-	if len(list) == 0 {
-		delete(m, key)
-		return
-	}
-	m[key] = list
 }

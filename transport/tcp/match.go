@@ -17,13 +17,13 @@ func (p *peer) popPosted(tag transport.Tag) *request {
 	list := p.posted[tag]
 	for len(list) > 0 {
 		r := list[0]
-		list = list[1:]
+		list = popFront(list)
 		if !r.isDone() {
-			setList(p.posted, tag, list)
+			store(p.posted, &p.free.posted, tag, list)
 			return r
 		}
 	}
-	delete(p.posted, tag)
+	store(p.posted, &p.free.posted, tag, list)
 	return nil
 }
 
@@ -33,13 +33,16 @@ func (e *Endpoint) matchUnexpectedLocked(p *peer, r *request) bool {
 	list := p.unexpected[r.tag]
 	for len(list) > 0 {
 		u := list[0]
-		list = list[1:]
-		setList(p.unexpected, r.tag, list)
+		list = popFront(list)
+		store(p.unexpected, &p.free.unexp, r.tag, list)
 		p.unexpCount--
 		if u.send != nil && u.send.isDone() {
 			continue // a self-send that was failed
 		}
 		e.deliverLocked(p, u, r)
+		if u.arrived && u.send == nil && !u.rts {
+			p.free.putRecord(u) // handled whole, under e.mu: nothing refers to it
+		}
 		return true
 	}
 	return false
@@ -83,7 +86,9 @@ func (e *Endpoint) sendSelfLocked(p *peer, s *request) {
 		copySelf(s, r)
 		return
 	}
-	p.unexpected[s.tag] = append(p.unexpected[s.tag], &unexpected{size: len(s.buf), send: s})
+	u := p.free.newRecord()
+	u.size, u.send = len(s.buf), s
+	push(p.unexpected, &p.free.unexp, s.tag, u)
 	p.unexpCount++
 }
 
@@ -148,10 +153,11 @@ func (c *conn) stashData(h header) error {
 		e.mu.Unlock()
 		return err
 	}
-	u := &unexpected{size: n}
-	p.unexpected[h.tag] = append(p.unexpected[h.tag], u)
+	u := p.free.newRecord()
+	u.size = n
+	push(p.unexpected, &p.free.unexp, h.tag, u)
+	data := p.free.body(n)
 	e.mu.Unlock()
-	data := make([]byte, n)
 	err := c.readBody(data)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -203,8 +209,9 @@ func (c *conn) onRTS(h header) error {
 	if err := c.countUnexpectedLocked(); err != nil {
 		return err
 	}
-	u := &unexpected{size: int(h.arg), rts: true, msgID: h.msgID}
-	p.unexpected[h.tag] = append(p.unexpected[h.tag], u)
+	u := p.free.newRecord()
+	u.size, u.rts, u.msgID = int(h.arg), true, h.msgID
+	push(p.unexpected, &p.free.unexp, h.tag, u)
 	return nil
 }
 
@@ -212,6 +219,9 @@ func (c *conn) onRTS(h header) error {
 // matched with receive r, with a clear-to-send (or a refusal if r is too
 // short).
 func (e *Endpoint) acceptRTSLocked(p *peer, r *request, msgID uint64, size int) {
+	r.mu.Lock()
+	r.noReuse = true // p.rdvRecv names it
+	r.mu.Unlock()
 	cts := header{kind: kindCTS, tag: r.tag, msgID: msgID}
 	switch {
 	case size > len(r.buf):

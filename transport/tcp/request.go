@@ -3,6 +3,7 @@ package tcp
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gocoll/gocoll/transport"
 )
@@ -20,7 +21,11 @@ type request struct {
 	tag    transport.Tag
 	buf    []byte
 	msgID  uint64 // a remote send's message number
-	done   chan struct{}
+	// done is made by the first Done before completion (most sends are
+	// complete by then: written at once, they need none) and closed at
+	// completion; fin is set then, under mu, readable without it.
+	done chan struct{}
+	fin  atomic.Bool
 
 	mu        sync.Mutex
 	idle      sync.Cond // signalled when busy drops to 0
@@ -31,28 +36,94 @@ type request struct {
 	finished  bool
 	n         int
 	err       error
+	// noReuse marks a rendezvous request, which the endpoint's maps may
+	// still name after it completed; released is set by Release.
+	noReuse, released bool
 }
 
-var _ transport.Request = (*request)(nil)
+var (
+	_ transport.Request  = (*request)(nil)
+	_ transport.Releaser = (*request)(nil)
+)
 
+// reqFreeMax is how many released requests an endpoint keeps for reuse.
+const reqFreeMax = 256
+
+// newRequest returns a pending request: one released to ep (Release) if it
+// keeps any, else a new one.
 func newRequest(ep *Endpoint, isSend bool, peer int, tag transport.Tag, buf []byte) *request {
-	r := &request{ep: ep, isSend: isSend, peer: peer, tag: tag, buf: buf, done: make(chan struct{})}
+	if r := ep.reusedRequest(); r != nil {
+		r.mu.Lock() // an I/O goroutine may still be leaving end
+		r.isSend, r.peer, r.tag, r.buf, r.msgID, r.done = isSend, peer, tag, buf, 0, nil
+		r.busy, r.stopping, r.remaining, r.size, r.finished, r.n, r.err = 0, nil, 0, 0, false, 0, nil
+		r.noReuse, r.released = false, false
+		r.fin.Store(false)
+		r.mu.Unlock()
+		return r
+	}
+	r := &request{ep: ep, isSend: isSend, peer: peer, tag: tag, buf: buf}
 	r.idle.L = &r.mu
 	return r
+}
+
+// reusedRequest returns a request released to e, or nil.
+func (e *Endpoint) reusedRequest() *request {
+	if e == nil {
+		return nil
+	}
+	e.reqMu.Lock()
+	defer e.reqMu.Unlock()
+	n := len(e.reqFree)
+	if n == 0 {
+		return nil
+	}
+	r := e.reqFree[n-1]
+	e.reqFree[n-1] = nil
+	e.reqFree = e.reqFree[:n-1]
+	return r
+}
+
+// Release implements transport.Releaser: a request that completed
+// successfully and that no map of the endpoint can still name (an eager
+// message or a send to this rank itself; not a rendezvous one) goes back
+// to its endpoint for a later Send or Recv. The I/O goroutine that
+// completed it leaves it under its lock, which newRequest takes before
+// reusing it. Other requests are left to the garbage collector.
+func (r *request) Release() {
+	e := r.ep
+	if e == nil {
+		return
+	}
+	r.mu.Lock()
+	ok := r.finished && r.err == nil && !r.noReuse && !r.released
+	if ok {
+		r.released, r.buf = true, nil
+	}
+	r.mu.Unlock()
+	if !ok {
+		return
+	}
+	e.reqMu.Lock()
+	if len(e.reqFree) < reqFreeMax {
+		e.reqFree = append(e.reqFree, r)
+	}
+	e.reqMu.Unlock()
 }
 
 // failedRequest returns a request that has already failed with err.
 func failedRequest(err error) *request {
 	r := newRequest(nil, false, -1, transport.Tag{}, nil)
 	r.finished, r.err = true, err
-	close(r.done)
+	r.fin.Store(true)
 	return r
 }
 
 // Wait implements transport.Request.
 func (r *request) Wait(ctx context.Context) (int, error) {
-	if err := transport.WaitDone(ctx, r.done); err != nil {
-		return 0, err
+	if !r.fin.Load() {
+		if err := transport.WaitDone(ctx, r.Done()); err != nil {
+			return 0, err
+		}
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -60,7 +131,24 @@ func (r *request) Wait(ctx context.Context) (int, error) {
 }
 
 // Done implements transport.Request.
-func (r *request) Done() <-chan struct{} { return r.done }
+func (r *request) Done() <-chan struct{} {
+	if r.fin.Load() {
+		return closedChan
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.finished {
+		return closedChan
+	}
+	if r.done == nil {
+		r.done = make(chan struct{})
+	}
+	return r.done
+}
+
+// closedChan is the Done channel of every request that completed before
+// its first Done.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // Cancel implements transport.Request. It unhooks the request from the
 // endpoint, then waits for I/O in progress on its buffer (at most one eager
@@ -88,14 +176,7 @@ func (r *request) Cancel() {
 	}
 }
 
-func (r *request) isDone() bool {
-	select {
-	case <-r.done:
-		return true
-	default:
-		return false
-	}
-}
+func (r *request) isDone() bool { return r.fin.Load() }
 
 // begin marks the start of I/O on r's buffer. It returns false if r has
 // completed or is being cancelled or failed; then the caller must not touch
@@ -172,7 +253,10 @@ func (r *request) finishLocked(n int, err error) {
 	if r.ep != nil && err == nil {
 		r.ep.peers[r.peer].count.Count(r.isSend, n) // before done: a waiter sees it counted
 	}
-	close(r.done)
+	r.fin.Store(true)
+	if r.done != nil {
+		close(r.done)
+	}
 	if r.ep != nil {
 		r.ep.forget(r)
 	}

@@ -1,0 +1,188 @@
+package transporttest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/transport"
+)
+
+// CollectiveAllocs measures, for each 8-byte collective (AllReduce,
+// Broadcast, Reduce, AllGather, AllToAll, Barrier), the allocations per
+// call over the n ranks world returns, all ranks together
+// (testing.AllocsPerRun counts the whole process), after a warm-up, and
+// fails t above perRank*n for the collectives listed in max (by name; the
+// others are only logged): requests, messages, queues, held messages and
+// header buffers are to be reused, not allocated (issue 17: zero in steady
+// state). AllocsPerRun reports whole allocations per run, rounded down, so
+// zero means fewer than one per call over all ranks together: a garbage
+// collection that empties a sync.Pool costs a few, once; anything that
+// allocates on every call fails. Each call's result is checked after the
+// runs. world builds a fresh world for each collective (and closes it with
+// t.Cleanup).
+func CollectiveAllocs(t *testing.T, n int, world func(t *testing.T, n int) []transport.Endpoint, perRank map[string]int) {
+	t.Helper()
+	if raceOn {
+		t.Skip("the race detector makes sync.Pool drop objects: allocation counts mean nothing")
+	}
+	if testing.Short() {
+		t.Skip("a few thousand collectives; not in -short")
+	}
+	for _, tc := range allocsCases(n) {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			allocs := measureAllocs(ctx, t, world(t, n), tc)
+			if most, ok := perRank[tc.name]; ok && allocs > float64(most*n) {
+				t.Errorf("%.2f allocations per 8-byte %s over %d ranks, want at most %d (%d a rank)", allocs, tc.name, n, most*n, most)
+			}
+		})
+	}
+}
+
+// allocsCase is one collective call of TestCollectiveAllocs: call runs it
+// on rank r; check reports a wrong result on rank r after the runs.
+type allocsCase struct {
+	name  string
+	call  func(ctx context.Context, c *collective.Comm, r int) error
+	check func(r int) error
+}
+
+// allocsCases returns the 8-byte collectives of TestCollectiveAllocs over
+// n ranks: each rank's buffers are made once, before the runs.
+func allocsCases(n int) []allocsCase {
+	mk := func(per int) [][]float32 {
+		b := make([][]float32, n)
+		for r := range b {
+			b[r] = make([]float32, per)
+		}
+		return b
+	}
+	arS, arR := mk(2), mk(2)
+	bc := mk(2)
+	rdS, rdR := mk(2), mk(2)
+	agS, agR := mk(1), mk(n)
+	aaS, aaR := mk(n), mk(n)
+	for r := range n {
+		arS[r][0], arS[r][1] = 1, float32(r)
+		rdS[r][0], rdS[r][1] = 1, float32(r)
+		agS[r][0] = float32(r)
+		for j := range n {
+			aaS[r][j] = float32(10*r + j)
+		}
+	}
+	const root = 1
+	want := func(got []float32, w ...float32) error {
+		for i := range w {
+			if got[i] != w[i] {
+				return fmt.Errorf("result %v, want %v", got, w)
+			}
+		}
+		return nil
+	}
+	nf := float32(n)
+	return []allocsCase{
+		{"AllReduce", func(ctx context.Context, c *collective.Comm, r int) error {
+			return collective.AllReduce(ctx, c, arS[r], arR[r], collective.Sum)
+		}, func(r int) error { return want(arR[r], nf, nf*(nf-1)/2) }},
+		{"Broadcast", func(ctx context.Context, c *collective.Comm, r int) error {
+			if r == root {
+				bc[r][0], bc[r][1] = 7, 8
+			}
+			return collective.Broadcast(ctx, c, bc[r], bc[r], root)
+		}, func(r int) error { return want(bc[r], 7, 8) }},
+		{"Reduce", func(ctx context.Context, c *collective.Comm, r int) error {
+			return collective.Reduce(ctx, c, rdS[r], rdR[r], collective.Sum, root)
+		}, func(r int) error {
+			if r != root {
+				return nil
+			}
+			return want(rdR[r], nf, nf*(nf-1)/2)
+		}},
+		{"AllGather", func(ctx context.Context, c *collective.Comm, r int) error {
+			return collective.AllGather(ctx, c, agS[r], agR[r])
+		}, func(r int) error {
+			w := make([]float32, n)
+			for j := range w {
+				w[j] = float32(j)
+			}
+			return want(agR[r], w...)
+		}},
+		{"AllToAll", func(ctx context.Context, c *collective.Comm, r int) error {
+			return collective.AllToAll(ctx, c, aaS[r][:n], aaR[r][:n])
+		}, func(r int) error {
+			w := make([]float32, n)
+			for j := range w {
+				w[j] = float32(10*j + r)
+			}
+			return want(aaR[r], w...)
+		}},
+		{"Barrier", func(ctx context.Context, c *collective.Comm, r int) error {
+			return c.Barrier(ctx)
+		}, func(int) error { return nil }},
+	}
+}
+
+// measureAllocs runs tc on one communicator over eps, every rank in its
+// own goroutine, and returns testing.AllocsPerRun's figure for rank 0's
+// calls after a warm-up (the other ranks' allocations in that time count
+// too); it fails t on a call's error or a wrong result.
+func measureAllocs(ctx context.Context, t *testing.T, eps []transport.Endpoint, tc allocsCase) float64 {
+	t.Helper()
+	const warm, runs = 200, 2000
+	n := len(eps)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	comms := make([]*collective.Comm, n)
+	for i, ep := range eps {
+		var err error
+		if comms[i], err = collective.New(ep, 1, collective.Config{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for r := 1; r < n; r++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range warm + runs + 1 { // AllocsPerRun calls once more to warm up
+				if errs[r] = tc.call(ctx, comms[r], r); errs[r] != nil {
+					cancel()
+					return
+				}
+			}
+		}()
+	}
+	for range warm {
+		if errs[0] = tc.call(ctx, comms[0], 0); errs[0] != nil {
+			break
+		}
+	}
+	allocs := 0.0
+	if errs[0] == nil {
+		allocs = testing.AllocsPerRun(runs, func() {
+			if err := tc.call(ctx, comms[0], 0); err != nil && errs[0] == nil {
+				errs[0] = err
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	for r := range n {
+		if err := tc.check(r); err != nil {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+	t.Logf("%.2f allocations per 8-byte %s over %d ranks", allocs, tc.name, n)
+	return allocs
+}

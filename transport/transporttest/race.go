@@ -1,0 +1,7 @@
+//go:build race
+
+package transporttest
+
+// raceOn: the race detector makes sync.Pool drop objects at random, so
+// allocation counts mean nothing under it.
+const raceOn = true
