@@ -100,7 +100,7 @@ func (e *Endpoint) end(now time.Duration, op transport.OpKey, err error) {
 // sink posts a receive that discards one message with key k, which belongs
 // to an ended operation. The caller holds eng.mu.
 func (e *Endpoint) sink(now time.Duration, p *peer, k msgKey) {
-	r := &request{ep: e, peer: p.rank, key: k, sink: true, done: make(chan struct{})}
+	r := &request{ep: e, peer: p.rank, key: k, sink: true}
 	e.enqueue(now, p, r)
 }
 

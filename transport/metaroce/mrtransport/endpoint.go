@@ -39,6 +39,7 @@ type Endpoint struct {
 	nBlocked  int           // receives waiting for a truncated message to drain
 	eagerHeld int           // bytes of eager sends' copies held (Config.EagerBuffer)
 	eagerFree eagerPool     // copies of completed eager sends, for reuse
+	reqFree   []*request    // released requests, for reuse (Release)
 	counters  endpointCounters
 	// freeQueues are emptied request queues (finish) kept, with their
 	// backing arrays, for the next key's (enqueue): at most freeQueuesMax.

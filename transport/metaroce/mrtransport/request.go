@@ -2,6 +2,7 @@ package mrtransport
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/gocoll/gocoll/transport"
 )
@@ -33,23 +34,90 @@ type request struct {
 	// smallSpinBytes.
 	smallRecv bool
 
+	// fin is set when the caller's request completes (at stateDone, or
+	// at release for an eager send); done is made by the first Done
+	// before that (a request that completed first needs none: most do,
+	// through Spin) and closed then. Both under the engine's lock; fin
+	// is also read without it.
 	done chan struct{}
-	n    int   // valid after done is closed
-	err  error // valid after done is closed
+	fin  atomic.Bool
+	n    int   // valid once fin is set
+	err  error // valid once fin is set
+	// freed is set by Release; the request is kept for reuse once it is
+	// also done in the engine (an eager send's request stays the head of
+	// its queue until the core is done with it). noReuse marks a request
+	// to this rank itself, which the self mailbox handles.
+	freed, noReuse bool
 }
 
-var _ transport.Request = (*request)(nil)
+var (
+	_ transport.Request  = (*request)(nil)
+	_ transport.Releaser = (*request)(nil)
+)
 
+// reqFreeMax is how many released requests an endpoint keeps for reuse.
+const reqFreeMax = 256
+
+// newRequest returns a queued request: one released to ep (Release) if it
+// keeps any, else a new one. The caller holds the engine's lock.
 func newRequest(ep *Endpoint, isSend bool, peer int, tag transport.Tag, buf []byte) *request {
-	return &request{ep: ep, isSend: isSend, peer: peer, tag: tag, key: dataKey(tag), buf: buf,
-		smallRecv: !isSend && len(buf) <= smallSpinBytes, done: make(chan struct{})}
+	var r *request
+	if n := len(ep.reqFree); n > 0 {
+		r = ep.reqFree[n-1]
+		ep.reqFree[n-1] = nil
+		ep.reqFree = ep.reqFree[:n-1]
+		*r = request{} // nothing else refers to it (see Release)
+	} else {
+		r = &request{}
+	}
+	r.ep, r.isSend, r.peer, r.tag, r.key, r.buf = ep, isSend, peer, tag, dataKey(tag), buf
+	r.smallRecv = !isSend && len(buf) <= smallSpinBytes
+	r.noReuse = peer == ep.cfg.Rank
+	return r
 }
 
 // failed returns a request that has already failed with err.
 func failed(err error) *request {
-	r := &request{done: make(chan struct{}), state: stateDone, err: err}
-	close(r.done)
+	r := &request{state: stateDone, err: err}
+	r.fin.Store(true)
 	return r
+}
+
+// finish makes the caller's request complete: Done's channel, if any,
+// closes. The caller holds the engine's lock.
+func (r *request) finish() {
+	r.fin.Store(true)
+	if r.done != nil {
+		close(r.done)
+	}
+}
+
+// Release implements transport.Releaser: a request its caller is done
+// with goes back to its endpoint, for a later Send or Recv, once the
+// engine is done with it too; one that has not completed, or that was
+// released already, is left alone.
+func (r *request) Release() {
+	e := r.ep
+	if e == nil || r.sink || r.noReuse || !r.fin.Load() {
+		return
+	}
+	e.eng.lockAPI()
+	defer e.eng.mu.Unlock()
+	if r.freed {
+		return
+	}
+	r.freed = true
+	if r.state == stateDone {
+		e.keepRequest(r)
+	}
+}
+
+// keepRequest keeps r, done for its caller and the engine, for reuse. The
+// caller holds the engine's lock.
+func (e *Endpoint) keepRequest(r *request) {
+	if !e.closed && len(e.reqFree) < reqFreeMax {
+		e.reqFree = append(e.reqFree, r)
+	}
 }
 
 // complete ends r. The caller holds the engine's lock.
@@ -64,10 +132,13 @@ func (r *request) complete(n int, err error) {
 			r.ep.eagerFree.put(r.buf) // the core is done with the copy
 		}
 		r.buf = nil
+		if r.freed {
+			r.ep.keepRequest(r) // released by its caller meanwhile
+		}
 		return // the caller saw it complete already
 	}
 	r.n, r.err, r.buf = n, err, nil
-	close(r.done)
+	r.finish()
 }
 
 // release completes an eager send for its caller, whose buffer the
@@ -77,7 +148,7 @@ func (r *request) complete(n int, err error) {
 func (r *request) release(copied []byte, pooled bool) {
 	r.released, r.pooled, r.n, r.buf = true, pooled, len(copied), copied
 	r.ep.eagerHeld += len(copied)
-	close(r.done)
+	r.finish()
 }
 
 // Wait implements transport.Request. It spins first (see Spin).
@@ -85,14 +156,31 @@ func (r *request) Wait(ctx context.Context) (int, error) {
 	if r.Spin(ctx) {
 		return r.n, r.err
 	}
-	if err := transport.WaitDone(ctx, r.done); err != nil {
+	if err := transport.WaitDone(ctx, r.Done()); err != nil {
 		return 0, err
 	}
 	return r.n, r.err
 }
 
 // Done implements transport.Request.
-func (r *request) Done() <-chan struct{} { return r.done }
+func (r *request) Done() <-chan struct{} {
+	if r.fin.Load() || r.ep == nil {
+		return closedChan
+	}
+	r.ep.eng.lock()
+	defer r.ep.eng.mu.Unlock()
+	if r.fin.Load() {
+		return closedChan
+	}
+	if r.done == nil {
+		r.done = make(chan struct{})
+	}
+	return r.done
+}
+
+// closedChan is the Done channel of every request that completed before
+// its first Done.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // Cancel implements transport.Request: it withdraws r from the core or
 // from its queue. When it returns, the core no longer touches r's buffer.

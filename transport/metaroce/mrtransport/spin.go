@@ -73,10 +73,8 @@ func newSpinner(socks []PathSocket) *spinner {
 // at most smallSpinBytes. While another waiter spins it returns false at
 // once (see spinner).
 func (r *request) Spin(ctx context.Context) bool {
-	select {
-	case <-r.done:
+	if r.fin.Load() {
 		return true
-	default:
 	}
 	if r.ep == nil || r.ep.eng.spin == nil || r.ep.cfg.SpinWait <= 0 {
 		return false
@@ -90,7 +88,7 @@ func (r *request) Spin(ctx context.Context) bool {
 	if r.smallRecv {
 		budget *= smallSpinFactor
 	}
-	return spinwait.Until(ctx, r.done, budget, r.ep.eng.spinRead)
+	return spinwait.UntilFunc(ctx, r.fin.Load, budget, r.ep.eng.spinRead)
 }
 
 // A receive of at most smallSpinBytes spins smallSpinFactor times
