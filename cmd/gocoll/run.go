@@ -257,6 +257,9 @@ func parseRun(args, environ []string) (job.Spec, error) {
 	if fs.NArg() == 0 {
 		return job.Spec{}, errors.New("no program to run (gocoll run [flags] -- PROG ARGS; see gocoll run --help)")
 	}
+	if rdzvTimeout == 0 { // job.Spec takes 0 for its default; the flag's default is set
+		return job.Spec{}, errors.New("--rdzv-timeout 0: want a positive time (the nodes would never wait for each other)")
+	}
 	spec := job.Spec{
 		Program: program(fs.Arg(0)), Args: fs.Args()[1:], Rsh: rsh, Timeout: time.Duration(timeout),
 		OutputDir: outDir, Store: storeMode, Grace: time.Duration(grace), KillAfter: time.Duration(killAfter),

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gocoll/gocoll/launcher/job"
 )
 
 func TestParseSeconds(t *testing.T) {
@@ -38,4 +40,17 @@ func FuzzParseRun(f *testing.F) {
 		require.LessOrEqual(t, spec.Timeout, maxSeconds)
 		require.GreaterOrEqual(t, spec.NP, 0)
 	})
+}
+
+// --rdzv-timeout takes seconds; 0 is refused (job.Spec would take it for
+// the default, which the flag already has), none means the default.
+func TestParseRunRdzvTimeout(t *testing.T) {
+	spec, err := parseRun([]string{"-np", "2", "--rdzv-timeout", "7", "prog"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 7*time.Second, spec.RdzvTimeout)
+	spec, err = parseRun([]string{"-np", "2", "prog"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, job.DefaultRdzvTimeout, spec.RdzvTimeout)
+	_, err = parseRun([]string{"-np", "2", "--rdzv-timeout", "0", "prog"}, nil)
+	require.ErrorContains(t, err, "--rdzv-timeout 0")
 }
