@@ -61,10 +61,17 @@ func openRounds(ctx context.Context, s Spec) (*rounds, error) {
 		}
 		base = r.srv.Local()
 	} else {
-		dctx, cancel := context.WithTimeout(ctx, s.RdzvTimeout)
+		sctx, stop := stopOn(ctx, s.Signals)
+		dctx, cancel := context.WithTimeout(sctx, s.RdzvTimeout)
 		r.client, err = store.Dial(dctx, s.RdzvEndpoint, store.ClientConfig{JobKey: key, RetryMax: 500 * time.Millisecond})
 		cancel()
+		sig := stop()
 		switch {
+		case sig != 0:
+			if err == nil {
+				r.client.Close()
+			}
+			return nil, fmt.Errorf("stopped by signal %d (%v) while reaching node 0's store at --rdzv-endpoint %s", int(sig), sig, s.RdzvEndpoint)
 		case errors.Is(err, store.ErrBadJobKey):
 			return nil, fmt.Errorf("node 0's store at %s refused this node's job key: every node needs the same GOCOLL_JOB_KEY or --rdzv-id", s.RdzvEndpoint)
 		case err != nil:
@@ -310,8 +317,8 @@ func (r *rounds) sayRestart(ctx context.Context, k int) {
 }
 
 // finish posts that this node has seen the job's end; node 0 then waits,
-// at most RdzvTimeout, for every node that started the last round to say
-// so too, before its store closes.
+// at most RdzvTimeout (or until a stopping signal: Ctrl-C), for every node
+// that started the last round to say so too, before its store closes.
 func (r *rounds) finish(ctx context.Context) {
 	_ = r.kv.Set(ctx, "exit/"+strconv.Itoa(r.s.NodeRank), nil)
 	if r.srv == nil {
@@ -323,7 +330,9 @@ func (r *rounds) finish(ctx context.Context) {
 			keys = append(keys, "exit/"+strconv.Itoa(n))
 		}
 	}
-	wctx, cancel := context.WithTimeout(ctx, r.s.RdzvTimeout)
+	sctx, stop := stopOn(ctx, r.s.Signals) // Ctrl-C: leave now
+	defer stop()
+	wctx, cancel := context.WithTimeout(sctx, r.s.RdzvTimeout)
 	defer cancel()
 	_ = r.kv.Wait(wctx, keys...)
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -204,4 +205,39 @@ func TestRoundsMaxRestartsDisagree(t *testing.T) {
 	s1.RdzvID = "t7-another-shared-job-key-9999"
 	_, err = RunRestarting(context.Background(), s1)
 	require.ErrorContains(t, err, "node 0's store at "+ep+" refused this node's job key")
+}
+
+// Ctrl-C while a node dials node 0's store (nothing answers there) ends
+// the dial at once, in one line naming the signal, instead of after
+// --rdzv-timeout (a minute here).
+func TestRoundsDialStoppedBySignal(t *testing.T) {
+	ep := fmt.Sprintf("127.0.0.1:%d", freePort(t)) // no store there
+	s, _ := nodeSpec(1, ep, `exit 0`)
+	s.MaxRestarts, s.RdzvTimeout = 1, time.Minute
+	sigs := make(chan os.Signal, 1)
+	s.Signals = sigs
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		sigs <- syscall.SIGINT
+	}()
+	_, err := RunRestarting(ctx, s)
+	require.ErrorContains(t, err, "stopped by signal 2 (interrupt) while reaching node 0's store")
+	require.NoError(t, ctx.Err(), "the dial outlived the signal")
+}
+
+// stopOn passes over signals that do not stop (SIGUSR2), ends its context
+// at SIGTERM and reports it; with none, stop reports 0.
+func TestStopOn(t *testing.T) {
+	sigs := make(chan os.Signal, 2)
+	ctx, stop := stopOn(context.Background(), sigs)
+	sigs <- syscall.SIGUSR2
+	sigs <- syscall.SIGTERM
+	<-ctx.Done()
+	require.Equal(t, syscall.SIGTERM, stop())
+	ctx, stop = stopOn(context.Background(), nil)
+	require.NoError(t, ctx.Err())
+	require.Zero(t, stop())
+	require.Error(t, ctx.Err(), "stop ends the context")
 }
