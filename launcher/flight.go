@@ -58,7 +58,12 @@ const DefaultDiagnoseWait = time.Second
 // JobStore is the view of the store that a job's ranks (and its launcher)
 // share: the keys under the job's prefix.
 func JobStore(s store.Store, jobID string) store.Store {
-	return store.Prefixed(s, "gocoll/"+strconv.Itoa(len(jobID))+":"+jobID+"/")
+	return store.Prefixed(s, JobStorePrefix(jobID))
+}
+
+// JobStorePrefix is the prefix of every key JobStore(s, jobID) stores in s.
+func JobStorePrefix(jobID string) string {
+	return "gocoll/" + strconv.Itoa(len(jobID)) + ":" + jobID + "/"
 }
 
 // stallHandler is the world communicator's Config.OnStall where Join's

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gocoll/gocoll/launcher"
 	"github.com/gocoll/gocoll/launcher/store"
 )
 
@@ -263,9 +264,28 @@ func (r *rounds) awaitArrivals(ctx context.Context, k int) {
 	defer cancel()
 	keys := r.nodeKeys(arriveKey, k)
 	if err := r.kv.Wait(wctx, keys...); err == nil || ctx.Err() != nil {
+		if err == nil {
+			r.forgetRound(k - 1)
+		}
 		return
 	}
 	r.end(ctx, fmt.Sprintf("%s did not come back for restart %d within --rdzv-timeout %v", nodeList(r.missing(ctx, keys)), k, r.s.RdzvTimeout))
+}
+
+// forgetRound deletes, on node 0, the keys of round k once every node
+// has started round k+1 (so none reads them any more): its ranks' (the
+// round's job id) and the agreement's for round k (arrive, done, restart).
+// Node 0's store then holds about one round's keys, however many restarts.
+func (r *rounds) forgetRound(k int) {
+	if r.srv == nil || k < 0 {
+		return
+	}
+	r.srv.DeletePrefix(launcher.JobStorePrefix(roundSpec(r.s, k).JobID))
+	for n := range r.s.NNodes {
+		_, _ = r.kv.Delete(context.Background(), arriveKey(k, n))
+		_, _ = r.kv.Delete(context.Background(), doneKey(k, n))
+	}
+	_, _ = r.kv.Delete(context.Background(), restartKey(k))
 }
 
 // missing returns the nodes whose key (of keys, by node) is absent.

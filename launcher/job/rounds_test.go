@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gocoll/gocoll/internal/jobkey"
+	"github.com/gocoll/gocoll/launcher"
 	"github.com/gocoll/gocoll/launcher/store"
 )
 
@@ -240,4 +241,44 @@ func TestStopOn(t *testing.T) {
 	require.NoError(t, ctx.Err())
 	require.Zero(t, stop())
 	require.Error(t, ctx.Err(), "stop ends the context")
+}
+
+// Node 0 forgets a round's keys once every node has started the next:
+// its ranks' (under the round's job id) and the agreement's (arrive,
+// done, restart); the next round's stay.
+func TestForgetRound(t *testing.T) {
+	ctx := context.Background()
+	key, err := jobkey.Parse(roundsKey)
+	require.NoError(t, err)
+	srv, err := store.Listen(ctx, "127.0.0.1:0", store.Config{JobKey: key})
+	require.NoError(t, err)
+	defer srv.Close()
+	s := Spec{NNodes: 2, JobID: "j"}
+	r := &rounds{s: s, srv: srv, kv: roundsStore(srv.Local(), s.JobID)}
+	for k := range 2 {
+		require.NoError(t, launcher.JobStore(srv.Local(), roundSpec(s, k).JobID).Set(ctx, "rank/0", []byte("x")))
+		for n := range 2 {
+			require.NoError(t, r.kv.Set(ctx, arriveKey(k, n), nil))
+			require.NoError(t, r.kv.Set(ctx, doneKey(k, n), nil))
+		}
+		require.NoError(t, r.kv.Set(ctx, restartKey(k), nil))
+	}
+	r.forgetRound(0)
+	_, ok, err := launcher.JobStore(srv.Local(), roundSpec(s, 0).JobID).TryGet(ctx, "rank/0")
+	require.NoError(t, err)
+	require.False(t, ok, "round 0's rank key kept")
+	_, ok, err = launcher.JobStore(srv.Local(), roundSpec(s, 1).JobID).TryGet(ctx, "rank/0")
+	require.NoError(t, err)
+	require.True(t, ok, "round 1's rank key forgotten")
+	for k, want := range []bool{false, true} {
+		keys := []string{restartKey(k)}
+		for n := range 2 {
+			keys = append(keys, arriveKey(k, n), doneKey(k, n))
+		}
+		for _, key := range keys {
+			_, ok, err := r.kv.TryGet(ctx, key)
+			require.NoError(t, err)
+			require.Equal(t, want, ok, "round %d's %s", k, key)
+		}
+	}
 }

@@ -169,6 +169,12 @@ func (s *Server) Addr() net.Addr { return s.ln.Addr() }
 // nothing; its calls fail with ErrClosed once the server is closed.
 func (s *Server) Local() Store { return &MemStore{t: s.tab, borrowed: true} }
 
+// DeletePrefix deletes every key that starts with prefix and returns how
+// many it deleted: the keys of something finished (a restarted job's
+// previous round), so that a long-lived store does not grow with it. A
+// wait on a deleted key goes on waiting for it to be set again.
+func (s *Server) DeletePrefix(prefix string) int { return s.tab.delPrefix(prefix) }
+
 // Close stops the server: it stops accepting, ends the pending waits with
 // ErrClosed, closes every connection and returns once all of the server's
 // goroutines have exited. Closing twice is a no-op.

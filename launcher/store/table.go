@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -176,6 +177,21 @@ func (t *table) del(key string) (bool, error) {
 		t.stored -= int64(len(key) + len(v))
 	}
 	return ok, nil
+}
+
+// delPrefix deletes every key that starts with prefix and returns how many.
+func (t *table) delPrefix(prefix string) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for k, v := range t.data {
+		if strings.HasPrefix(k, prefix) {
+			delete(t.data, k)
+			t.stored -= int64(len(k) + len(v))
+			n++
+		}
+	}
+	return n
 }
 
 // close ends every pending wait with ErrClosed and fails every later call.
