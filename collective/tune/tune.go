@@ -28,9 +28,12 @@
 // connection between the two ranks (one lane: one transfer gets one
 // lane's bandwidth). An operation ends with one more latency where the
 // algorithm never talked to a neighbour in the binomial tree the
-// operation headers are checked along. transport/simnet runs the real
+// operation headers are checked along; a forced Broadcast or Reduce ends
+// with the confirm round (confirm.go). transport/simnet runs the real
 // algorithms on the same links; at 256 ranks (4 sites × 8 hosts × 8) the
-// two agree within 15 % from 8 B to 256 MiB (bench/sim.sh).
+// two agree within 15 % from 8 B to 256 MiB for every AllReduce, Reduce
+// and Broadcast algorithm but the Broadcast tree from 4 MiB up
+// (bench/sim.sh, bench/results/sim).
 package tune
 
 import (
