@@ -42,7 +42,7 @@ const simMaxBufferBytes = 8 << 30
 // simScale returns the factor payload-free mode shrinks buffers and chunk
 // by: the largest power of two that keeps the chunk at least
 // collective.ChunkBytesMin, the buffer a whole number of float32 elements
-// and at least simMinShare bytes per rank and channel.
+// and at least simMinShare bytes per rank and ring channel.
 func simScale(bytes int64, chunk, ranks, channels int) int {
 	s := 1
 	for {
@@ -65,7 +65,11 @@ func simulate(ctx context.Context, spec simSpec) (simResult, error) {
 	n := spec.topo.Size()
 	res := simResult{scale: 1}
 	if spec.free {
-		res.scale = simScale(spec.bytes, spec.chunk, n, spec.channels)
+		rings := 1 // a ring's message is its rank's share over its channels; a tree's is far larger
+		if spec.algo == collective.AlgoRing {
+			rings = spec.channels
+		}
+		res.scale = simScale(spec.bytes, spec.chunk, n, rings)
 	}
 	if spec.bytes%4 != 0 {
 		return res, fmt.Errorf("size %d is not a whole number of float32 elements (a multiple of 4)", spec.bytes)
