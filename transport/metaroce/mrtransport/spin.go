@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"sync"
-	"sync/atomic"
 
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/internal/spinwait"
@@ -20,23 +19,19 @@ const spinBatch = 4
 // itself for a while (Config.SpinWait) instead of sleeping until a reader
 // goroutine, woken by the runtime's poller, completes the request: on a
 // host where ranks outnumber cores, the wake-up of a sleeping process
-// costs more than the rest of a small message's trip. One waiter spins at
-// a time; the others sleep at once, as if their budget were spent: the
-// one spinning reads for them all. (Yielding waiters cost as much as
-// spinning ones: a rank with hundreds of operations waiting at once, as in
-// bench/rss.sh's storm, kept hundreds of goroutines runnable, each
-// yielding the processor to the host on every turn, and its readers and
-// timer waited behind them for seconds: its peers named it silent.) The
-// readers stay: whichever of a reader and a waiter reads a datagram first
-// handles it, the same way.
+// costs more than the rest of a small message's trip. One waiter reads at
+// a time; the others only yield. (Letting only one waiter spin and the
+// others sleep at once was tried: bench/rss.sh's MetaRoCE storm then
+// failed with false peer timeouts in 4 of 5 runs on a quiet machine,
+// against 0 of 3 without it.) The readers stay: whichever of a reader and
+// a waiter reads a datagram first handles it, the same way.
 type spinner struct {
-	spinning atomic.Bool // a waiter spins (Spin)
-	mu       sync.Mutex  // one waiter reads at a time; guards the fields below
-	poller   *udpio.Poller
-	readers  []*udpio.TryReader // by path
-	ready    []int
-	rd       []udpio.Message
-	ms       []Message
+	mu      sync.Mutex // one waiter reads at a time; guards the fields below
+	poller  *udpio.Poller
+	readers []*udpio.TryReader // by path
+	ready   []int
+	rd      []udpio.Message
+	ms      []Message
 }
 
 var _ transport.Spinner = (*request)(nil)
@@ -70,8 +65,7 @@ func newSpinner(socks []PathSocket) *spinner {
 // Spin implements transport.Spinner: it reads the path sockets in the
 // caller's goroutine until r completes, ctx ends or its spin budget has
 // passed: Config.SpinWait, and smallSpinFactor times that for a receive of
-// at most smallSpinBytes. While another waiter spins it returns false at
-// once (see spinner).
+// at most smallSpinBytes.
 func (r *request) Spin(ctx context.Context) bool {
 	if r.fin.Load() {
 		return true
@@ -79,11 +73,6 @@ func (r *request) Spin(ctx context.Context) bool {
 	if r.ep == nil || r.ep.eng.spin == nil || r.ep.cfg.SpinWait <= 0 {
 		return false
 	}
-	sp := r.ep.eng.spin
-	if !sp.spinning.CompareAndSwap(false, true) {
-		return false // another waiter spins, and reads for this one too
-	}
-	defer sp.spinning.Store(false)
 	budget := r.ep.cfg.SpinWait
 	if r.smallRecv {
 		budget *= smallSpinFactor
