@@ -68,12 +68,13 @@ func TestSimulate(t *testing.T) {
 }
 
 func TestSimScale(t *testing.T) {
-	require.Equal(t, 1, simScale(8, 512<<10, 256, 1))
-	require.Equal(t, 128, simScale(256<<20, 512<<10, 256, 1)) // chunk 4 KiB
-	require.Equal(t, 16, simScale(64<<20, 512<<10, 1024, 1))  // 4 KiB per rank
-	require.Equal(t, 1, simScale(1<<20, 512<<10, 1024, 1))
-	require.Equal(t, 512, simScale(256<<20, 2<<20, 8, 1))
-	require.Equal(t, 64, simScale(4<<20, 512<<10, 8, 2)) // 4 KiB per rank and channel
+	require.Equal(t, 1, simScale(8, 512<<10, 256, simMinShare))
+	require.Equal(t, 128, simScale(256<<20, 512<<10, 256, simMinShare)) // chunk 4 KiB
+	require.Equal(t, 64, simScale(64<<20, 512<<10, 1024, simMinShare))  // 1 KiB per rank
+	require.Equal(t, 16, simScale(64<<20, 512<<10, 1024, simMinRingShare))
+	require.Equal(t, 1, simScale(1<<20, 512<<10, 1024, simMinShare))
+	require.Equal(t, 512, simScale(256<<20, 2<<20, 8, simMinShare))
+	require.Equal(t, 64, simScale(4<<20, 512<<10, 8, 2*simMinRingShare)) // a ring on 2 channels
 }
 
 func TestSimUsageErrors(t *testing.T) {

@@ -42,34 +42,42 @@ const simMaxBufferBytes = 8 << 30
 // simScale returns the factor payload-free mode shrinks buffers and chunk
 // by: the largest power of two that keeps the chunk at least
 // collective.ChunkBytesMin, the buffer a whole number of float32 elements
-// and at least simMinShare bytes per rank and ring channel.
-func simScale(bytes int64, chunk, ranks, channels int) int {
+// and at least share bytes per rank.
+func simScale(bytes int64, chunk, ranks, share int) int {
 	s := 1
 	for {
 		n := int64(2 * s)
-		if chunk/int(n) < collective.ChunkBytesMin || bytes%(4*n) != 0 || bytes/n < int64(simMinShare*ranks*max(1, channels)) || n > simnet.MaxScale {
+		if chunk/int(n) < collective.ChunkBytesMin || bytes%(4*n) != 0 || bytes/n < int64(share*ranks) || n > simnet.MaxScale {
 			return s
 		}
 		s = int(n)
 	}
 }
 
-// simMinShare is the fewest bytes per rank a scaled buffer keeps, so that
-// a rank's share stays above the 4064 bytes (collective's inlineBytesMax)
-// the collectives carry inside an operation header's message, whose
-// length is not scaled.
-const simMinShare = 4 << 10
+// simMinShare is the fewest bytes per rank a scaled buffer keeps. A
+// message of at most 4064 bytes (collective's inlineBytesMax) travels
+// inside its operation header's message, whose length simnet does not
+// scale, so such messages must stay rare: the ring's messages are a
+// rank's share over its channels, and it keeps simMinRingShare per rank
+// and channel (since ce33ab5 a 1 KiB share ran the ring 6 % fast); the
+// other algorithms' messages are far larger than a share, and a smaller
+// share keeps 1024 ranks in memory (each rank holds the whole scaled
+// buffer: 1024 x 1 MiB at 64 MiB).
+const (
+	simMinShare     = 1 << 10
+	simMinRingShare = 4 << 10
+)
 
 // simulate runs spec once.
 func simulate(ctx context.Context, spec simSpec) (simResult, error) {
 	n := spec.topo.Size()
 	res := simResult{scale: 1}
 	if spec.free {
-		rings := 1 // a ring's message is its rank's share over its channels; a tree's is far larger
-		if spec.algo == collective.AlgoRing {
-			rings = spec.channels
+		share := simMinShare
+		if spec.algo == collective.AlgoRing { // its messages are a rank's share over its channels
+			share = simMinRingShare * max(1, spec.channels)
 		}
-		res.scale = simScale(spec.bytes, spec.chunk, n, rings)
+		res.scale = simScale(spec.bytes, spec.chunk, n, share)
 	}
 	if spec.bytes%4 != 0 {
 		return res, fmt.Errorf("size %d is not a whole number of float32 elements (a multiple of 4)", spec.bytes)
