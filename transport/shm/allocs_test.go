@@ -1,224 +1,41 @@
-//go:build linux && !race
-
-// Not under the race detector: it makes sync.Pool drop objects at random,
-// and the header buffers come from one.
+//go:build linux
 
 package shm_test
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/shm"
+	"github.com/gocoll/gocoll/transport/transporttest"
 )
 
-// allocsPerRankMax bounds the allocations of one small collective on one
-// rank in steady state over shared memory (issue 17: zero). AllocsPerRun
-// reports whole allocations per run, rounded down, so zero means fewer
-// than one per call over all ranks together: a garbage collection that
-// empties the header buffers' sync.Pool costs a few, once; anything that
-// allocates on every call fails.
-const allocsPerRankMax = 0
-
-// allocsCase is one collective call of TestCollectiveAllocs: call runs it
-// on rank r; check reports a wrong result on rank r after the runs.
-type allocsCase struct {
-	name  string
-	call  func(ctx context.Context, c *collective.Comm, r int) error
-	check func(r int) error
+// allocsPerRank bounds the allocations of one small collective on one rank
+// in steady state over shared memory: zero (issue 17), for every call that
+// transporttest.CollectiveAllocs makes, the 8-byte ones and the 2 KiB
+// AllReduce, 8 KiB Broadcast and 8 KiB AllToAll alike.
+var allocsPerRank = map[string]int{
+	"AllReduce": 0, "AllReduce 2 KiB": 0, "Broadcast": 0, "Broadcast 8 KiB": 0, "AllToAll 8 KiB": 0,
+	"Reduce": 0, "AllGather": 0, "AllToAll": 0, "Barrier": 0,
 }
 
-// allocsCases returns the 8-byte collectives of TestCollectiveAllocs over
-// n ranks, and a 2 KiB AllReduce: each rank's buffers are made once, before
-// the runs.
-func allocsCases(n int) []allocsCase {
-	mk := func(per int) [][]float32 {
-		b := make([][]float32, n)
-		for r := range b {
-			b[r] = make([]float32, per)
-		}
-		return b
-	}
-	arS, arR := mk(2), mk(2)
-	arS2, arR2 := mk(512), mk(512)   // 2 KiB: more than one slot, and with the header in one message
-	bc8 := mk(2048)                  // 8 KiB: beyond EagerMax, copied by the receiver
-	aaS8, aaR8 := mk(2048), mk(2048) // 8 KiB, 2 KiB a pair
-	bc := mk(2)
-	rdS, rdR := mk(2), mk(2)
-	agS, agR := mk(1), mk(n)
-	aaS, aaR := mk(n), mk(n)
-	for r := range n {
-		arS[r][0], arS[r][1] = 1, float32(r)
-		arS2[r][0], arS2[r][511] = 1, float32(r)
-		rdS[r][0], rdS[r][1] = 1, float32(r)
-		agS[r][0] = float32(r)
-		for j := range n {
-			aaS[r][j] = float32(10*r + j)
-			aaS8[r][j*2048/n] = float32(10*r + j) // the first element of block j
-		}
-	}
-	const root = 1
-	want := func(got []float32, w ...float32) error {
-		for i := range w {
-			if got[i] != w[i] {
-				return fmt.Errorf("result %v, want %v", got, w)
-			}
-		}
-		return nil
-	}
-	nf := float32(n)
-	return []allocsCase{
-		{"AllReduce", func(ctx context.Context, c *collective.Comm, r int) error {
-			return collective.AllReduce(ctx, c, arS[r], arR[r], collective.Sum)
-		}, func(r int) error { return want(arR[r], nf, nf*(nf-1)/2) }},
-		{"AllReduce 2 KiB", func(ctx context.Context, c *collective.Comm, r int) error {
-			return collective.AllReduce(ctx, c, arS2[r], arR2[r], collective.Sum)
-		}, func(r int) error { return want([]float32{arR2[r][0], arR2[r][511]}, nf, nf*(nf-1)/2) }},
-		{"Broadcast", func(ctx context.Context, c *collective.Comm, r int) error {
-			if r == root {
-				bc[r][0], bc[r][1] = 7, 8
-			}
-			return collective.Broadcast(ctx, c, bc[r], bc[r], root)
-		}, func(r int) error { return want(bc[r], 7, 8) }},
-		{"Broadcast 8 KiB", func(ctx context.Context, c *collective.Comm, r int) error {
-			if r == root {
-				bc8[r][0], bc8[r][2047] = 7, 8
-			}
-			return collective.Broadcast(ctx, c, bc8[r], bc8[r], root)
-		}, func(r int) error { return want([]float32{bc8[r][0], bc8[r][2047]}, 7, 8) }},
-		{"AllToAll 8 KiB", func(ctx context.Context, c *collective.Comm, r int) error {
-			return collective.AllToAll(ctx, c, aaS8[r], aaR8[r])
-		}, func(r int) error {
-			got, w := make([]float32, n), make([]float32, n)
-			for j := range n {
-				got[j], w[j] = aaR8[r][j*2048/n], float32(10*j+r)
-			}
-			return want(got, w...)
-		}},
-		{"Reduce", func(ctx context.Context, c *collective.Comm, r int) error {
-			return collective.Reduce(ctx, c, rdS[r], rdR[r], collective.Sum, root)
-		}, func(r int) error {
-			if r != root {
-				return nil
-			}
-			return want(rdR[r], nf, nf*(nf-1)/2)
-		}},
-		{"AllGather", func(ctx context.Context, c *collective.Comm, r int) error {
-			return collective.AllGather(ctx, c, agS[r], agR[r])
-		}, func(r int) error {
-			w := make([]float32, n)
-			for j := range w {
-				w[j] = float32(j)
-			}
-			return want(agR[r], w...)
-		}},
-		{"AllToAll", func(ctx context.Context, c *collective.Comm, r int) error {
-			return collective.AllToAll(ctx, c, aaS[r][:n], aaR[r][:n])
-		}, func(r int) error {
-			w := make([]float32, n)
-			for j := range w {
-				w[j] = float32(10*j + r)
-			}
-			return want(aaR[r], w...)
-		}},
-		{"Barrier", func(ctx context.Context, c *collective.Comm, r int) error {
-			return c.Barrier(ctx)
-		}, func(int) error { return nil }},
-	}
-}
-
-// TestCollectiveAllocs measures the allocations per 8-byte collective over
-// 4 ranks in this process, all ranks together (testing.AllocsPerRun counts
-// the whole process), after a warm-up, and fails above the bound: requests,
-// messages, queues, held messages and header buffers are reused, not
-// allocated. Each call's result is checked after the runs.
+// TestCollectiveAllocs pins the allocations per small collective call over
+// shared memory in steady state at zero (see transporttest.CollectiveAllocs).
 func TestCollectiveAllocs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a few thousand collectives; not in -short")
-	}
-	const n = 4
-	for _, tc := range allocsCases(n) {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			eps, err := shm.NewLocalWorld(ctx, n, shm.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			teps := make([]transport.Endpoint, n)
-			for i, ep := range eps {
-				t.Cleanup(func() { _ = ep.Close() })
-				teps[i] = ep
-			}
-			allocs := measureAllocs(ctx, t, teps, tc)
-			if allocs > allocsPerRankMax*n {
-				t.Errorf("%.2f allocations per %s (8 bytes unless said) over %d ranks, want at most %d (%d a rank)", allocs, tc.name, n, allocsPerRankMax*n, allocsPerRankMax)
-			}
-		})
-	}
-}
-
-// measureAllocs runs tc on one communicator over eps, every rank in its
-// own goroutine, and returns testing.AllocsPerRun's figure for rank 0's
-// calls after a warm-up (the other ranks' allocations in that time count
-// too); it fails t on a call's error or a wrong result.
-func measureAllocs(ctx context.Context, t *testing.T, eps []transport.Endpoint, tc allocsCase) float64 {
-	t.Helper()
-	const warm, runs = 200, 2000
-	n := len(eps)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	comms := make([]*collective.Comm, n)
-	for i, ep := range eps {
-		var err error
-		if comms[i], err = collective.New(ep, 1, collective.Config{}); err != nil {
+	transporttest.CollectiveAllocs(t, 4, func(t *testing.T, n int) []transport.Endpoint {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		eps, err := shm.NewLocalWorld(ctx, n, shm.Config{})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for r := 1; r < n; r++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range warm + runs + 1 { // AllocsPerRun calls once more to warm up
-				if errs[r] = tc.call(ctx, comms[r], r); errs[r] != nil {
-					cancel()
-					return
-				}
-			}
-		}()
-	}
-	for range warm {
-		if errs[0] = tc.call(ctx, comms[0], 0); errs[0] != nil {
-			break
+		teps := make([]transport.Endpoint, n)
+		for i, ep := range eps {
+			t.Cleanup(func() { _ = ep.Close() })
+			teps[i] = ep
 		}
-	}
-	allocs := 0.0
-	if errs[0] == nil {
-		allocs = testing.AllocsPerRun(runs, func() {
-			if err := tc.call(ctx, comms[0], 0); err != nil && errs[0] == nil {
-				errs[0] = err
-				cancel()
-			}
-		})
-	}
-	wg.Wait()
-	for r, err := range errs {
-		if err != nil {
-			t.Fatalf("rank %d: %v", r, err)
-		}
-	}
-	for r := range n {
-		if err := tc.check(r); err != nil {
-			t.Errorf("rank %d: %v", r, err)
-		}
-	}
-	t.Logf("%.2f allocations per %s (8 bytes unless said) over %d ranks", allocs, tc.name, n)
-	return allocs
+		return teps
+	}, allocsPerRank)
 }

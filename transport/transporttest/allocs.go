@@ -12,7 +12,11 @@ import (
 )
 
 // CollectiveAllocs measures, for each 8-byte collective (AllReduce,
-// Broadcast, Reduce, AllGather, AllToAll, Barrier), the allocations per
+// Broadcast, Reduce, AllGather, AllToAll, Barrier) and for a 2 KiB
+// AllReduce ("AllReduce 2 KiB": more than one shm slot, with the header in
+// one message), an 8 KiB Broadcast ("Broadcast 8 KiB": beyond shm's
+// EagerMax, copied by the receiver) and an 8 KiB AllToAll ("AllToAll 8
+// KiB", 8 KiB / n a pair), the allocations per
 // call over the n ranks world returns, all ranks together
 // (testing.AllocsPerRun counts the whole process), after a warm-up, and
 // fails t above perRank*n for the collectives listed in max (by name; the
@@ -38,7 +42,7 @@ func CollectiveAllocs(t *testing.T, n int, world func(t *testing.T, n int) []tra
 			defer cancel()
 			allocs := measureAllocs(ctx, t, world(t, n), tc)
 			if most, ok := perRank[tc.name]; ok && allocs > float64(most*n) {
-				t.Errorf("%.2f allocations per 8-byte %s over %d ranks, want at most %d (%d a rank)", allocs, tc.name, n, most*n, most)
+				t.Errorf("%.2f allocations per %s (8 bytes unless said) over %d ranks, want at most %d (%d a rank)", allocs, tc.name, n, most*n, most)
 			}
 		})
 	}
@@ -52,8 +56,8 @@ type allocsCase struct {
 	check func(r int) error
 }
 
-// allocsCases returns the 8-byte collectives of TestCollectiveAllocs over
-// n ranks: each rank's buffers are made once, before the runs.
+// allocsCases returns the collectives of CollectiveAllocs over n ranks:
+// each rank's buffers are made once, before the runs.
 func allocsCases(n int) []allocsCase {
 	mk := func(per int) [][]float32 {
 		b := make([][]float32, n)
@@ -63,16 +67,21 @@ func allocsCases(n int) []allocsCase {
 		return b
 	}
 	arS, arR := mk(2), mk(2)
+	arS2, arR2 := mk(512), mk(512)
+	bc8 := mk(2048)
+	aaS8, aaR8 := mk(2048), mk(2048)
 	bc := mk(2)
 	rdS, rdR := mk(2), mk(2)
 	agS, agR := mk(1), mk(n)
 	aaS, aaR := mk(n), mk(n)
 	for r := range n {
 		arS[r][0], arS[r][1] = 1, float32(r)
+		arS2[r][0], arS2[r][511] = 1, float32(r)
 		rdS[r][0], rdS[r][1] = 1, float32(r)
 		agS[r][0] = float32(r)
 		for j := range n {
 			aaS[r][j] = float32(10*r + j)
+			aaS8[r][j*2048/n] = float32(10*r + j) // the first element of block j
 		}
 	}
 	const root = 1
@@ -89,6 +98,24 @@ func allocsCases(n int) []allocsCase {
 		{"AllReduce", func(ctx context.Context, c *collective.Comm, r int) error {
 			return collective.AllReduce(ctx, c, arS[r], arR[r], collective.Sum)
 		}, func(r int) error { return want(arR[r], nf, nf*(nf-1)/2) }},
+		{"AllReduce 2 KiB", func(ctx context.Context, c *collective.Comm, r int) error {
+			return collective.AllReduce(ctx, c, arS2[r], arR2[r], collective.Sum)
+		}, func(r int) error { return want([]float32{arR2[r][0], arR2[r][511]}, nf, nf*(nf-1)/2) }},
+		{"Broadcast 8 KiB", func(ctx context.Context, c *collective.Comm, r int) error {
+			if r == root {
+				bc8[r][0], bc8[r][2047] = 7, 8
+			}
+			return collective.Broadcast(ctx, c, bc8[r], bc8[r], root)
+		}, func(r int) error { return want([]float32{bc8[r][0], bc8[r][2047]}, 7, 8) }},
+		{"AllToAll 8 KiB", func(ctx context.Context, c *collective.Comm, r int) error {
+			return collective.AllToAll(ctx, c, aaS8[r], aaR8[r])
+		}, func(r int) error {
+			got, w := make([]float32, n), make([]float32, n)
+			for j := range n {
+				got[j], w[j] = aaR8[r][j*2048/n], float32(10*j+r)
+			}
+			return want(got, w...)
+		}},
 		{"Broadcast", func(ctx context.Context, c *collective.Comm, r int) error {
 			if r == root {
 				bc[r][0], bc[r][1] = 7, 8
@@ -183,6 +210,6 @@ func measureAllocs(ctx context.Context, t *testing.T, eps []transport.Endpoint, 
 			t.Errorf("rank %d: %v", r, err)
 		}
 	}
-	t.Logf("%.2f allocations per 8-byte %s over %d ranks", allocs, tc.name, n)
+	t.Logf("%.2f allocations per %s (8 bytes unless said) over %d ranks", allocs, tc.name, n)
 	return allocs
 }
