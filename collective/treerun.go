@@ -131,13 +131,16 @@ func (r *treeRun) run() error {
 		for _, s := range r.trees {
 			kids += len(s.children[r.x])
 		}
-		bufs = r.o.c.scratch.get(r.d * kids)
+		// A child's chunk c lands in slot c%r.d; a part of k < r.d chunks
+		// uses only its first k slots (c < k), so no more are lent.
+		depth := min(r.d, r.g.k)
+		bufs = r.o.c.scratch.get(depth * kids)
 		defer r.o.c.scratch.put(bufs)
 		rest := bufs
 		for t := range r.trees {
 			for range r.trees[t].children[r.x] {
-				r.slots[t] = append(r.slots[t], rest[:r.d])
-				rest = rest[r.d:]
+				r.slots[t] = append(r.slots[t], rest[:depth])
+				rest = rest[depth:]
 			}
 		}
 	}
