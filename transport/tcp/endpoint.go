@@ -113,9 +113,12 @@ func (e *Endpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Reque
 	if peer < 0 || peer >= e.size {
 		return failedRequest(fmt.Errorf("send to rank %d of %d: %w", peer, e.size, transport.ErrBadRank))
 	}
-	r := newRequest(e, true, peer, tag, buf)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	// Under e.mu: failPendingLocked fails the requests it found pending
+	// after it lets go of pendMu, and a request released meanwhile must
+	// not be reset for a new Send or Recv before it is done with them.
+	r := newRequest(e, true, peer, tag, buf)
 	p := e.peers[peer]
 	if err := e.refuseLocked(tag.OpKey); err != nil {
 		r.complete(0, err)
@@ -147,9 +150,12 @@ func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Reque
 	if peer < 0 || peer >= e.size {
 		return failedRequest(fmt.Errorf("receive from rank %d of %d: %w", peer, e.size, transport.ErrBadRank))
 	}
-	r := newRequest(e, false, peer, tag, buf)
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	// Under e.mu: failPendingLocked fails the requests it found pending
+	// after it lets go of pendMu, and a request released meanwhile must
+	// not be reset for a new Send or Recv before it is done with them.
+	r := newRequest(e, false, peer, tag, buf)
 	p := e.peers[peer]
 	if err := e.refuseLocked(tag.OpKey); err != nil {
 		r.complete(0, err)

@@ -240,7 +240,7 @@ func (p *peer) ended() bool { return p.err != nil && p.conn != 0 && !p.up }
 // that had arrived or refuses it; it then fails with p.err. The caller
 // holds eng.mu.
 func (e *Endpoint) submit(now time.Duration, p *peer, r *request) {
-	if p.err != nil && (r.isSend || !p.ended()) && !e.closingSend(p, r) {
+	if p.err != nil && (r.isSend || !p.ended()) {
 		e.finish(now, p, r, 0, p.err)
 		return
 	}
@@ -277,13 +277,6 @@ func (e *Endpoint) submit(now time.Duration, p *peer, r *request) {
 	default:
 		e.finish(now, p, r, 0, e.peerError(p, err)) // ErrPeerClosed etc.: the connection just ended
 	}
-}
-
-// closingSend reports whether r is a send that Close lets go: queued
-// behind an eager send with its tag while this endpoint closes and the
-// connection is still up (see Close). The caller holds eng.mu.
-func (e *Endpoint) closingSend(p *peer, r *request) bool {
-	return r.isSend && e.closed && p.up && p.conn != 0 && errors.Is(p.err, transport.ErrClosed)
 }
 
 // eager reports whether send r is to be copied and completed at once. The
@@ -391,10 +384,7 @@ func (e *Endpoint) cancel(r *request) {
 
 // Close fails every pending request with transport.ErrClosed, waits up to
 // Config.CloseLinger for the peers to acknowledge what was already sent
-// (eager sends whose requests completed, control messages, and the sends
-// queued behind an eager send with the same tag, which go in turn and
-// complete as they would have: a rank's sends of one tag all go or all
-// fail, as over the other transports), tells every
+// (eager sends whose requests completed, control messages), tells every
 // peer (their requests with this rank fail with a *transport.PeerError,
 // except sends this rank received in full, which the core's final ACK
 // completes), closes the sockets and waits for the engine's goroutines to
@@ -438,16 +428,12 @@ func (e *Endpoint) Close() error {
 }
 
 // withdrawPending fails with err every request with p whose caller still
-// waits: all but the eager sends already released and the sends queued
-// behind one (with its tag), which Close lets go in turn. The caller holds
+// waits: all but the eager sends already released. The caller holds
 // eng.mu.
 func (e *Endpoint) withdrawPending(now time.Duration, p *peer, err error) {
 	var pending []*request
 	for _, qs := range []map[msgKey]*queue{p.sends, p.recvs} {
 		for _, q := range qs {
-			if h := q.head(); h != nil && h.isSend && h.released && p.up {
-				continue // they go once the eager head is acknowledged
-			}
 			for _, r := range q.reqs {
 				if !r.released {
 					pending = append(pending, r)
@@ -483,14 +469,11 @@ func (e *Endpoint) linger() {
 }
 
 // sendsSettled reports whether no connection has a message queued or in
-// flight, nor a send queued behind one. The caller holds eng.mu.
+// flight. The caller holds eng.mu.
 func (e *Endpoint) sendsSettled() bool {
 	for _, p := range e.peers {
 		if p == nil || p.conn == 0 {
 			continue
-		}
-		if p.up && len(p.sends) > 0 {
-			return false
 		}
 		if st, _, ok := e.eng.core.ConnStats(p.conn, nil); ok && st.PendingSends > 0 {
 			return false

@@ -1,8 +1,6 @@
 package mrtransport
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -191,36 +189,4 @@ func TestPeerClosePartialMessageFails(t *testing.T) {
 	require.ErrorIs(t, err, metaroce.ErrPeerClosed, "a message partly received at the close")
 	var pe *transport.PeerError
 	require.True(t, errors.As(err, &pe), fmt.Sprint(err))
-}
-
-// TestCloseSendsQueuedBehindEager: sends of one tag queued behind an eager
-// send with that tag (the core carries one message per tag at a time) are
-// not failed by their sender's Close but go in turn, as over the other
-// transports: the small one and the large one behind it complete, and the
-// peer receives all three in order after the close.
-func TestCloseSendsQueuedBehindEager(t *testing.T) {
-	eps := newTestWorld(t, 2, Config{})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	tag := transport.Tag{OpKey: transport.OpKey{Comm: 9, Op: 1}}
-	sizes := []int{100, 200, 256 << 10}
-	var sends []transport.Request
-	for i, n := range sizes {
-		sends = append(sends, eps[1].Send(0, tag, bytes.Repeat([]byte{byte(i + 1)}, n)))
-	}
-	if err := eps[1].Close(); err != nil {
-		t.Fatal(err)
-	}
-	for i, s := range sends {
-		if n, err := s.Wait(ctx); err != nil || n != sizes[i] {
-			t.Fatalf("send %d (%d bytes) at the close: %d, %v; want it sent", i, sizes[i], n, err)
-		}
-	}
-	for i, n := range sizes {
-		buf := make([]byte, n)
-		got, err := eps[0].Recv(1, tag, buf).Wait(ctx)
-		if err != nil || got != n || !bytes.Equal(buf, bytes.Repeat([]byte{byte(i + 1)}, n)) {
-			t.Fatalf("message %d after its sender closed: %d bytes, %v", i, got, err)
-		}
-	}
 }
