@@ -92,14 +92,15 @@ func (f *freeLists) body(n int) []byte {
 				return b[:n]
 			}
 		}
-		return make([]byte, n, reuseBodyMax)
 	}
+	// Exactly n: the receiver's credit and UnexpectedBytes count len, so a
+	// body of more capacity would hold memory they do not see.
 	return make([]byte, n)
 }
 
 // putBody keeps b, which nothing refers to any more, if it is small.
 func (f *freeLists) putBody(b []byte) {
-	if cap(b) == reuseBodyMax && len(f.bodies) < reuseMax {
+	if c := cap(b); c > 0 && c <= reuseBodyMax && len(f.bodies) < reuseMax {
 		f.bodies = append(f.bodies, b[:0])
 	}
 }
