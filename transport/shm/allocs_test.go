@@ -3,12 +3,8 @@
 package shm_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
-	"github.com/gocoll/gocoll/transport"
-	"github.com/gocoll/gocoll/transport/shm"
 	"github.com/gocoll/gocoll/transport/transporttest"
 )
 
@@ -24,18 +20,5 @@ var allocsPerRank = map[string]int{
 // TestCollectiveAllocs pins the allocations per small collective call over
 // shared memory in steady state at zero (see transporttest.CollectiveAllocs).
 func TestCollectiveAllocs(t *testing.T) {
-	transporttest.CollectiveAllocs(t, 4, func(t *testing.T, n int) []transport.Endpoint {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		eps, err := shm.NewLocalWorld(ctx, n, shm.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		teps := make([]transport.Endpoint, n)
-		for i, ep := range eps {
-			t.Cleanup(func() { _ = ep.Close() })
-			teps[i] = ep
-		}
-		return teps
-	}, allocsPerRank)
+	transporttest.CollectiveAllocs(t, 4, defaultWorld, allocsPerRank)
 }

@@ -27,13 +27,17 @@ func newTestWorld(t *testing.T, n int, cfg shm.Config) []*shm.Endpoint {
 	return eps
 }
 
+// defaultWorld is newTestWorld with the default Config, as
+// transport.Endpoints: the conformance suite's and the allocation test's.
+func defaultWorld(t *testing.T, size int) []transport.Endpoint {
+	eps := newTestWorld(t, size, shm.Config{})
+	out := make([]transport.Endpoint, size)
+	for i, ep := range eps {
+		out[i] = ep
+	}
+	return out
+}
+
 func TestConformance(t *testing.T) {
-	transporttest.Run(t, func(t *testing.T, size int) []transport.Endpoint {
-		eps := newTestWorld(t, size, shm.Config{})
-		out := make([]transport.Endpoint, size)
-		for i, ep := range eps {
-			out[i] = ep
-		}
-		return out
-	})
+	transporttest.Run(t, defaultWorld)
 }

@@ -1,12 +1,8 @@
-package tcp_test
+package tcp
 
 import (
-	"context"
 	"testing"
-	"time"
 
-	"github.com/gocoll/gocoll/transport"
-	"github.com/gocoll/gocoll/transport/tcp"
 	"github.com/gocoll/gocoll/transport/transporttest"
 )
 
@@ -25,18 +21,5 @@ var allocsPerRank = map[string]int{
 // TestCollectiveAllocs pins the allocations per small collective call over
 // TCP in steady state (see transporttest.CollectiveAllocs).
 func TestCollectiveAllocs(t *testing.T) {
-	transporttest.CollectiveAllocs(t, 4, func(t *testing.T, n int) []transport.Endpoint {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		eps, err := tcp.NewLocalWorld(ctx, n, tcp.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		teps := make([]transport.Endpoint, n)
-		for i, ep := range eps {
-			t.Cleanup(func() { _ = ep.Close() })
-			teps[i] = ep
-		}
-		return teps
-	}, allocsPerRank)
+	transporttest.CollectiveAllocs(t, 4, worldFactory(Config{}), allocsPerRank)
 }

@@ -1,12 +1,9 @@
-package mrtransport_test
+package mrtransport
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/gocoll/gocoll/transport"
-	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
 	"github.com/gocoll/gocoll/transport/transporttest"
 )
 
@@ -25,17 +22,6 @@ var allocsPerRank = map[string]int{
 // MetaRoCE in steady state (see transporttest.CollectiveAllocs).
 func TestCollectiveAllocs(t *testing.T) {
 	transporttest.CollectiveAllocs(t, 4, func(t *testing.T, n int) []transport.Endpoint {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		eps, err := mrtransport.NewLocalWorld(ctx, n, mrtransport.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		teps := make([]transport.Endpoint, n)
-		for i, ep := range eps {
-			t.Cleanup(func() { _ = ep.Close() })
-			teps[i] = ep
-		}
-		return teps
+		return asTransport(newTestWorld(t, n, Config{}))
 	}, allocsPerRank)
 }
