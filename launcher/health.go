@@ -43,7 +43,14 @@ type guardedEndpoint struct {
 
 	toldMu sync.Mutex
 	told   []string // by rank: the reason of its latest abort heard here
+
+	freeMu sync.Mutex
+	free   []*explainedRequest // released wrappers kept for reuse, at most explainedFreeMax
 }
+
+// explainedFreeMax is how many released request wrappers a guardedEndpoint
+// keeps for reuse.
+const explainedFreeMax = 256
 
 var _ transport.Endpoint = (*guardedEndpoint)(nil)
 
@@ -114,6 +121,16 @@ func (g *guardedEndpoint) explained(r transport.Request) transport.Request {
 	if g.notes == nil {
 		return r
 	}
+	g.freeMu.Lock()
+	if n := len(g.free); n > 0 {
+		x := g.free[n-1]
+		g.free[n-1] = nil
+		g.free = g.free[:n-1]
+		g.freeMu.Unlock()
+		x.Request = r
+		return x
+	}
+	g.freeMu.Unlock()
 	return &explainedRequest{Request: r, g: g}
 }
 
@@ -256,8 +273,25 @@ func (r *explainedRequest) Spin(ctx context.Context) bool {
 
 // Release hands the transport's request back for reuse (transport.Releaser):
 // a shm request is otherwise never reused under the guard, and every
-// request costs a new one. The wrapper itself is left to the collector.
-func (r *explainedRequest) Release() { transport.Release(r.Request) }
+// request costs a new one. The wrapper goes back to its guard, which hands
+// it to a later Send or Recv, once the request has completed (by Release's
+// contract nobody refers to it any more); one not completed is left to the
+// collector.
+func (r *explainedRequest) Release() {
+	select {
+	case <-r.Request.Done():
+	default:
+		return
+	}
+	transport.Release(r.Request)
+	g := r.g
+	r.Request, r.once, r.err = nil, sync.Once{}, nil
+	g.freeMu.Lock()
+	if len(g.free) < explainedFreeMax {
+		g.free = append(g.free, r)
+	}
+	g.freeMu.Unlock()
+}
 
 func (r *explainedRequest) Wait(ctx context.Context) (int, error) {
 	n, err := r.Request.Wait(ctx)
