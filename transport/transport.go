@@ -194,8 +194,12 @@ type Endpoint interface {
 	// text (a peer that already ended op keeps its first error). Abort does
 	// not wait for the peers; the state it keeps is bounded.
 	Abort(op OpKey, peers []int, reason error)
-	// Close releases the endpoint. Pending requests fail with ErrClosed, and
-	// every later call fails with ErrClosed.
+	// Close releases the endpoint. Pending receives fail with ErrClosed. A
+	// pending send fails with ErrClosed or completes without error, and it
+	// completes without error only if its message was delivered: the peer
+	// still receives it after the close. A transport may let sends already
+	// under way finish first, waiting a bounded time (its linger). Every
+	// later call fails with ErrClosed.
 	Close() error
 }
 

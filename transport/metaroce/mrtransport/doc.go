@@ -126,8 +126,12 @@
 // probe at the latest) and the connection fails with metaroce.ErrPeerGone
 // within metaroce.PeerGoneGrace, rather than at the idle timeout
 // (EngineStats.PortUnreachable and PeerGone count them). Close fails pending requests with
-// transport.ErrClosed, then lingers, up to Config.CloseLinger, until the
-// peers have acknowledged every message already sent (eager sends, aborts),
+// transport.ErrClosed, but for the sends queued behind an eager send that
+// completed (one message per tag is in the core at a time): those go in
+// turn, each completing only when acknowledged. Close then lingers, up to
+// Config.CloseLinger, until the peers have acknowledged every message
+// already sent (eager sends, these queued sends, aborts; what is left then
+// fails with transport.ErrClosed),
 // so that a rank closing right after its last collective does not fail a
 // peer's operation; then the core sends every peer a final ACK (which
 // completes the peer's sends that arrived whole) and a CLOSE, and Close

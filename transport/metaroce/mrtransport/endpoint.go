@@ -28,6 +28,7 @@ type Endpoint struct {
 	self      selfBox
 	ended     endedOps
 	closed    bool
+	draining  bool // set by Close while it lingers: see withdrawPending
 	nUp       int
 	connected chan struct{} // closed when every peer is up
 	// refused is closed, with authErr set, when a connection being set
@@ -240,7 +241,7 @@ func (p *peer) ended() bool { return p.err != nil && p.conn != 0 && !p.up }
 // that had arrived or refuses it; it then fails with p.err. The caller
 // holds eng.mu.
 func (e *Endpoint) submit(now time.Duration, p *peer, r *request) {
-	if p.err != nil && (r.isSend || !p.ended()) {
+	if p.err != nil && (r.isSend || !p.ended()) && !e.drains(p, r) {
 		e.finish(now, p, r, 0, p.err)
 		return
 	}
@@ -279,11 +280,23 @@ func (e *Endpoint) submit(now time.Duration, p *peer, r *request) {
 	}
 }
 
-// eager reports whether send r is to be copied and completed at once. The
-// caller holds eng.mu.
+// drains reports whether r is a send of a queue that Close lets go while
+// it lingers (see Close): this endpoint is closing, not the connection,
+// which is still up. The caller holds eng.mu.
+func (e *Endpoint) drains(p *peer, r *request) bool {
+	if !r.isSend || !e.draining || !p.up || p.err != transport.ErrClosed {
+		return false
+	}
+	q := p.sends[r.key]
+	return q != nil && q.draining
+}
+
+// eager reports whether send r is to be copied and completed at once.
+// Once Close has begun, no send is: one that Close lets go completes
+// only when the peer has acknowledged it. The caller holds eng.mu.
 func (e *Endpoint) eager(r *request) bool {
 	n := len(r.buf)
-	return !r.released && !r.sink && n <= e.cfg.EagerBytes && e.eagerHeld+n <= e.cfg.EagerBuffer
+	return !e.closed && !r.released && !r.sink && n <= e.cfg.EagerBytes && e.eagerHeld+n <= e.cfg.EagerBuffer
 }
 
 // finish completes r, takes it out of its queue and hands the next request
@@ -304,6 +317,7 @@ func (e *Endpoint) finish(now time.Duration, p *peer, r *request, n int, err err
 	}
 	if len(q.reqs) == 0 {
 		delete(qs, r.key)
+		q.draining = false
 		if len(e.freeQueues) < freeQueuesMax { // nothing else holds q
 			e.freeQueues = append(e.freeQueues, q)
 		}
@@ -382,9 +396,17 @@ func (e *Endpoint) cancel(r *request) {
 	e.eng.process(now)
 }
 
-// Close fails every pending request with transport.ErrClosed, waits up to
-// Config.CloseLinger for the peers to acknowledge what was already sent
-// (eager sends whose requests completed, control messages), tells every
+// Close fails every pending receive with transport.ErrClosed, and every
+// pending send but those queued behind an eager send that completed (the
+// core carries one message per key at a time): those go in turn, each
+// completing only once the peer has acknowledged it, while Close waits up
+// to Config.CloseLinger for the peers to acknowledge what was already sent
+// (eager sends whose requests completed, control messages, and these);
+// any still queued or unacknowledged then fails with transport.ErrClosed.
+// So a send completes without error only if its message was delivered,
+// and the sends of one key that the caller saw complete before Close are
+// not followed by failures of the ones it posted after them, as over the
+// other transports (see transport.Endpoint.Close). Close then tells every
 // peer (their requests with this rank fail with a *transport.PeerError,
 // except sends this rank received in full, which the core's final ACK
 // completes), closes the sockets and waits for the engine's goroutines to
@@ -393,7 +415,7 @@ func (e *Endpoint) Close() error {
 	e.eng.lock()
 	first := !e.closed
 	if first {
-		e.closed = true
+		e.closed, e.draining = true, true
 		close(e.closing)
 		now := e.eng.now()
 		for _, p := range e.peers {
@@ -409,6 +431,7 @@ func (e *Endpoint) Close() error {
 	if first {
 		e.linger()
 		e.eng.lock()
+		e.draining = false // what the core still holds, and what follows it, fails
 		now := e.eng.now()
 		for _, p := range e.peers {
 			if p != nil && p.conn != 0 {
@@ -428,14 +451,20 @@ func (e *Endpoint) Close() error {
 }
 
 // withdrawPending fails with err every request with p whose caller still
-// waits: all but the eager sends already released. The caller holds
-// eng.mu.
+// waits, but for the send queues headed by an eager send already released
+// while the connection is up: those it marks draining (see Close). Each
+// queue is withdrawn from its tail, so that no request behind a withdrawn
+// head is handed to the core on the way. The caller holds eng.mu.
 func (e *Endpoint) withdrawPending(now time.Duration, p *peer, err error) {
 	var pending []*request
 	for _, qs := range []map[msgKey]*queue{p.sends, p.recvs} {
 		for _, q := range qs {
-			for _, r := range q.reqs {
-				if !r.released {
+			if h := q.head(); e.draining && p.up && h != nil && h.isSend && h.released {
+				q.draining = true
+				continue
+			}
+			for i := len(q.reqs) - 1; i >= 0; i-- {
+				if r := q.reqs[i]; !r.released {
 					pending = append(pending, r)
 				}
 			}
@@ -469,11 +498,14 @@ func (e *Endpoint) linger() {
 }
 
 // sendsSettled reports whether no connection has a message queued or in
-// flight. The caller holds eng.mu.
+// flight, in the core or in a draining queue. The caller holds eng.mu.
 func (e *Endpoint) sendsSettled() bool {
 	for _, p := range e.peers {
 		if p == nil || p.conn == 0 {
 			continue
+		}
+		if p.up && len(p.sends) > 0 {
+			return false // only draining queues are left (withdrawPending)
 		}
 		if st, _, ok := e.eng.core.ConnStats(p.conn, nil); ok && st.PendingSends > 0 {
 			return false

@@ -195,6 +195,8 @@ func (r *request) Cancel() {
 // key. Only its head is ever in the core.
 type queue struct {
 	reqs []*request
+	// draining marks a send queue that Close lets go (withdrawPending).
+	draining bool
 }
 
 func (q *queue) head() *request {
