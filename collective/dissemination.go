@@ -100,6 +100,11 @@ func (c *Comm) scatterDissemination(o *operation, send, recv []byte, root int) e
 
 // waitAll waits for the disseminations' sends before their scratch goes
 // back to the communicator (another operation may be lent it at once).
+// On every error path (a failed receive or send, here or in the rounds)
+// the operation has failed through o.fail, which cancels every request it
+// posted, and Cancel returns only once the transport no longer touches
+// the buffer: no send from the scratch is in flight when it goes back
+// (TestDisseminationFailureReleasesScratchLast).
 func waitAll(o *operation, sends []pendingSend) error {
 	for i := range sends {
 		if err := sends[i].wait(o); err != nil {
