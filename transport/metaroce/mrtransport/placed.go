@@ -1,6 +1,8 @@
 package mrtransport
 
 import (
+	"sync"
+
 	"github.com/gocoll/gocoll/transport/metaroce/udpio"
 	"github.com/gocoll/gocoll/transport/metaroce/wire"
 )
@@ -20,6 +22,13 @@ type placer interface {
 	readParts(head, payload, tail []byte) (n int, ce bool, err error)
 	// canPeek reports whether peek and readParts work on this system.
 	canPeek() bool
+	// peekLock is held by the socket's reader from a peek until it has
+	// read the datagram it peeked at, or decided not to. Whoever else
+	// reads the socket (a spinning waiter, the drain before a silence)
+	// reads it only while holding it (TryLock), so that no read comes
+	// between the peek and the read: it would take the peeked datagram,
+	// and the reader would read the next one into the peeked one's place.
+	peekLock() *sync.Mutex
 }
 
 // placeMinDatagram is the smallest Config.MaxDatagram for which the engine
@@ -65,27 +74,37 @@ func (r *placedReader) batchLen(batch int, placing bool) int {
 // whose payload has a place (metaroce.Endpoint.Placement), reads it there
 // and processes it; it reports false, with the datagram still queued,
 // otherwise. The read happens under mu, so that the receive buffer cannot
-// be given back to its owner meanwhile.
+// be given back to its owner meanwhile, and from the peek on under the
+// socket's peekLock, so that nobody else reads the peeked datagram.
 func (e *engine) readPlaced(path int, r *placedReader) (bool, error) {
+	pl := r.p.peekLock()
+	pl.Lock()
 	n, train, err := r.p.peek(r.head)
 	if err != nil || train || n < wire.DataHeadLen+placeMinDatagram/2 {
+		pl.Unlock()
 		return false, err
+	}
+	if afterPeek != nil {
+		afterPeek(e, path)
 	}
 	e.lock()
 	if e.closed {
 		e.mu.Unlock()
+		pl.Unlock()
 		return false, nil
 	}
 	dst := e.core.Placement(path, r.head)
 	rest := n - wire.DataHeadLen - len(dst)
 	if dst == nil || rest < 0 || rest > len(r.tail) {
 		e.mu.Unlock()
+		pl.Unlock()
 		return false, nil
 	}
 	got, ce, err := r.p.readParts(r.head, dst, r.tail[:rest])
+	pl.Unlock()
 	if err != nil || got != n {
-		// The one reader of this socket peeked at this very datagram; a
-		// failure here is the socket's (closing). The datagram is gone:
+		// Nobody read the socket between the peek and this read
+		// (peekLock): a failure here is the socket's (closing). The datagram is gone:
 		// the core resends what is lost.
 		e.mu.Unlock()
 		if err == nil {
@@ -103,6 +122,13 @@ func (e *engine) readPlaced(path int, r *placedReader) (bool, error) {
 	e.unlock()
 	return true, nil
 }
+
+// afterPeek, when set (by tests only), runs in readPlaced between a peek
+// at a payload it will try to place and the read.
+var afterPeek func(e *engine, path int)
+
+// peekLock implements placer.
+func (u *udpioSocket) peekLock() *sync.Mutex { return &u.peeking }
 
 // peek implements placer.
 func (u *udpioSocket) peek(head []byte) (int, bool, error) {

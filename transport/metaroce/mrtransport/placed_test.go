@@ -47,3 +47,49 @@ func TestPayloadsReadIntoPlace(t *testing.T) {
 			"placed %d of %d datagrams read", st.DatagramsPlaced, st.DatagramsRead)
 	}
 }
+
+// A waiter that reads the sockets itself (spin.go), or the drain before a
+// silence, must not read a datagram that a reader has peeked at and is
+// about to read into place: the reader would then read the next datagram
+// into the peeked one's place. Checking the core's Placing before reading
+// is not enough, since placing may begin while a waiter reads. Here, at
+// the first peek of a payload to place, the receiving engine's readReady
+// (what both run) reads its one path socket, which holds the peeked
+// datagram at least: it must leave it to the reader. The message then
+// arrives exact.
+func TestSpinReadLeavesPeekedDatagram(t *testing.T) {
+	linuxOnly(t, "reading payloads into place (scatter reads)")
+	eps := newTestWorld(t, 2, Config{Paths: 1})
+	recv := eps[1].eng
+	require.NotNil(t, recv.spin, "no spinner over loopback udpio sockets")
+	var calls, batches, ready int
+	afterPeek = func(e *engine, path int) {
+		if e != recv || calls > 0 {
+			return
+		}
+		calls++
+		e.spin.mu.Lock()
+		b, r := e.readReady(e.spin)
+		e.spin.mu.Unlock()
+		batches = b
+		if r {
+			ready = 1
+		}
+	}
+	t.Cleanup(func() { afterPeek = nil })
+	const size = 4 << 20
+	ctx := testCtx(t)
+	buf := make([]byte, size)
+	tag := benchTag(8, 0)
+	rr := eps[1].Recv(0, tag, buf)
+	sr := eps[0].Send(1, tag, transporttest.Pattern(size, 12))
+	for _, r := range []transport.Request{sr, rr} {
+		n, err := r.Wait(ctx)
+		require.NoError(t, err)
+		require.Equal(t, size, n)
+	}
+	require.NoError(t, transporttest.Verify(buf, 12))
+	require.Equal(t, 1, calls, "no payload was peeked at to be placed")
+	require.Zero(t, batches, "readReady read the socket between a reader's peek and its read")
+	require.Equal(t, 1, ready, "the peeked datagram's socket was not ready")
+}

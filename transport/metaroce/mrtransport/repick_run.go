@@ -357,6 +357,7 @@ func (e *engine) spinAdd(path int, s PathSocket) {
 	defer sp.mu.Unlock()
 	_ = sp.poller.Add(path, u.s) // fails once closed, or for a socket it has (an undo's)
 	sp.readers[path] = udpio.NewTryReader(u.s, spinBatch)
+	sp.socks[path] = u
 }
 
 // Repicks returns how many path ports this endpoint has re-picked

@@ -29,6 +29,7 @@ type spinner struct {
 	mu      sync.Mutex // one waiter reads at a time; guards the fields below
 	poller  *udpio.Poller
 	readers []*udpio.TryReader // by path
+	socks   []*udpioSocket     // by path: the sockets readers read
 	ready   []int
 	rd      []udpio.Message
 	ms      []Message
@@ -53,8 +54,9 @@ func newSpinner(socks []PathSocket) *spinner {
 		return nil
 	}
 	sp := &spinner{poller: p, rd: make([]udpio.Message, spinBatch), ms: make([]Message, spinBatch)}
-	for _, u := range us {
+	for i, u := range us {
 		sp.readers = append(sp.readers, udpio.NewTryReader(u, spinBatch))
+		sp.socks = append(sp.socks, socks[i].(*udpioSocket))
 	}
 	for i := range sp.ms {
 		sp.ms[i].Buf = make([]byte, ReadBufferSize)
@@ -112,9 +114,11 @@ func (e *engine) spinRead() {
 // waiting, without waiting, and feeds it to the core as a reader would.
 // It reports how many datagram batches it handled and whether some
 // socket was ready; ready with no batch means only errors were found. The
-// caller holds sp.mu and has found the core not placing payloads (a
-// reader may have peeked at the datagram it is about to read into place:
-// another read between would take it).
+// caller holds sp.mu. It skips a socket whose reader holds its peekLock:
+// that reader may have peeked at the datagram it is about to read into
+// place, and another read between would take it. (The caller's check
+// that the core is not placing is not enough: placing may begin while it
+// reads.)
 func (e *engine) readReady(sp *spinner) (batches int, anyReady bool) {
 	ready, err := sp.poller.Ready(sp.ready[:0])
 	sp.ready = ready
@@ -122,7 +126,12 @@ func (e *engine) readReady(sp *spinner) (batches int, anyReady bool) {
 		return 0, false
 	}
 	for _, path := range ready {
+		pl := sp.socks[path].peekLock()
+		if !pl.TryLock() {
+			continue
+		}
 		n, err := readMessages(sp.ms, sp.rd, sp.readers[path].ReadBatch)
+		pl.Unlock()
 		if err != nil || n == 0 {
 			// An error, or a socket ready with nothing to read: a port
 			// unreachable may wait in its error queue (its pending

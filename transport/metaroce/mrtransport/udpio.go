@@ -2,6 +2,7 @@ package mrtransport
 
 import (
 	"net/netip"
+	"sync"
 
 	"github.com/gocoll/gocoll/transport/metaroce/udpio"
 )
@@ -22,6 +23,8 @@ type udpioSocket struct {
 	gat [][]byte
 	// parts backs the Gather of a scatter read (placer).
 	parts [2][]byte
+	// peeking is the placer's peekLock.
+	peeking sync.Mutex
 }
 
 // gatherMin implements gatherer: payloads too large to coalesce are
