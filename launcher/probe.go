@@ -14,6 +14,7 @@ import (
 	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/collective/tune"
 	"github.com/gocoll/gocoll/collective/tune/probe"
+	"github.com/gocoll/gocoll/launcher/store"
 	"github.com/gocoll/gocoll/topology"
 )
 
@@ -116,9 +117,10 @@ func givenLinks(job Job) (*linksRecord, error) {
 
 // settleLinks gives topo the job's link figures: given's (rank 0's
 // record), and the probe's for the levels it leaves where the job's
-// GOCOLL_PROBE says to probe. It logs them, and on rank 0 puts them in
-// the store under LinksKey and writes GOCOLL_TOPO_DUMP.
-func (lc *lifecycle) settleLinks(ctx context.Context, cfg collective.Config, topo *topology.Topology, given *linksRecord) error {
+// GOCOLL_PROBE says to probe. It logs them, and rank 0 puts them in the
+// store under LinksKey and writes GOCOLL_TOPO_DUMP (dump: rank 0's record
+// says it has one to write), every rank hearing how that went (saveLinks).
+func (lc *lifecycle) settleLinks(ctx context.Context, cfg collective.Config, topo *topology.Topology, given *linksRecord, dump bool) error {
 	start := time.Now()
 	ls, from := topology.Links{}, [3]string{}
 	if given != nil {
@@ -158,17 +160,52 @@ func (lc *lifecycle) settleLinks(ctx context.Context, cfg collective.Config, top
 		text = append(text, levelNames[l], fmt.Sprintf("%v one way, %.4g B/s (%s)", k.Latency, k.Bandwidth, from[l]))
 	}
 	lc.log.Info("gocoll: link figures", append(text, "pairs", len(ls.Pairs), "took", time.Since(start).Round(time.Microsecond))...)
-	if lc.job.Rank != 0 {
+	cache := FormatLinks(cacheable(ls, from)) // alike on every rank
+	if cache == "" && !dump {
 		return nil
 	}
-	if cache := FormatLinks(cacheable(ls, from)); cache != "" {
+	return lc.saveLinks(ctx, *topo, cache)
+}
+
+// linksSavedName names the store broadcast by which rank 0 tells every
+// rank whether it saved the link figures (saveLinks).
+const linksSavedName = "links-saved"
+
+// saveLinks has rank 0 put cache in the store under LinksKey (if not "")
+// and write GOCOLL_TOPO_DUMP (if set), then tells every rank, through a
+// store broadcast, the error that stopped it, or none: so a failure there
+// fails every rank's Join at once with rank 0's one-line error, rather
+// than rank 0's alone while the others wait for it until a timeout.
+func (lc *lifecycle) saveLinks(ctx context.Context, topo topology.Topology, cache string) error {
+	var failed []byte
+	if lc.job.Rank == 0 {
+		if err := lc.writeLinks(ctx, topo, cache); err != nil {
+			failed = []byte(strings.ReplaceAll(err.Error(), "\n", "; "))
+		}
+	}
+	said, err := store.Broadcast(ctx, lc.kv, lc.job.Rank, lc.job.Size, 0, linksSavedName, failed)
+	if lc.job.Rank == 0 {
+		said = failed // rank 0's own, even if the store failed it too
+	}
+	switch {
+	case len(said) > 0:
+		return fmt.Errorf("rank 0 could not save the link figures: %s", said)
+	case err != nil:
+		return fmt.Errorf("waiting for rank 0 to save the link figures: %w", err)
+	}
+	return nil
+}
+
+// writeLinks is rank 0's part of saveLinks.
+func (lc *lifecycle) writeLinks(ctx context.Context, topo topology.Topology, cache string) error {
+	if cache != "" {
 		if err := lc.kv.Set(ctx, LinksKey, []byte(cache)); err != nil {
 			return fmt.Errorf("putting the link figures in the store: %w", err)
 		}
 	}
 	if lc.job.TopoDump != "" {
 		var b bytes.Buffer
-		if err := DumpTopology(&b, *topo); err != nil {
+		if err := DumpTopology(&b, topo); err != nil {
 			return fmt.Errorf("%s: %w", EnvTopoDump, err)
 		}
 		if err := os.WriteFile(lc.job.TopoDump, b.Bytes(), 0o644); err != nil {

@@ -182,9 +182,27 @@ func TestProbeBadSettings(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	require.NoError(t, os.WriteFile(bad, []byte(`{"version": 2, "ranks": [{"rank": 0, "host": "h0"}], "levels": {"wan": {"latency": "2ms", "bandwidth": -1}}}`), 0o644))
 	addr := testStore(t)
-	_, errs := joinAll(t, 2, func(r int) []string { return rankEnv(t, addr, r, 2, EnvTopoFile+"="+bad, EnvConnectTimeout+"=3s") })
-	require.ErrorContains(t, errs[0], EnvTopoFile)
-	require.ErrorContains(t, errs[0], "levels.wan")
+	// Rank 0 alone reads the file; it publishes its failure in its record,
+	// so every rank fails with it (not rank 1 at its timeout, an error
+	// naming neither the file nor the field).
+	_, errs := joinAll(t, 2, func(r int) []string { return rankEnv(t, addr, r, 2, EnvTopoFile+"="+bad, EnvConnectTimeout+"=20s") })
+	for r, err := range errs {
+		require.ErrorContains(t, err, "rank 0 cannot join: "+EnvTopoFile+": "+bad, "rank %d", r)
+		require.ErrorContains(t, err, "levels.wan", "rank %d", r)
+		require.NotContains(t, err.Error(), "\n", "rank %d", r)
+	}
+
+	// Rank 0 fails to write GOCOLL_TOPO_DUMP (as it would to put the
+	// figures in the store): every rank fails with its error.
+	addr = testStore(t)
+	nowhere := filepath.Join(t.TempDir(), "no-such-dir", "dump.json")
+	_, errs = joinAll(t, 2, func(r int) []string {
+		return rankEnv(t, addr, r, 2, EnvTopoDump+"="+nowhere, EnvProbe+"=0", EnvConnectTimeout+"=20s")
+	})
+	for r, err := range errs {
+		require.ErrorContains(t, err, "rank 0 could not save the link figures: "+EnvTopoDump+": open "+nowhere, "rank %d", r)
+		require.NotContains(t, err.Error(), "\n", "rank %d", r)
+	}
 
 	// A link between hosts the job does not have: every rank refuses it.
 	stranger := filepath.Join(t.TempDir(), "stranger.json")

@@ -27,6 +27,11 @@ type rankRecord struct {
 	Info      topology.RankInfo `json:"info"`
 	Probe     string            `json:"probe,omitempty"` // GOCOLL_PROBE (ProbeMode's String): alike on every rank
 	Links     *linksRecord      `json:"links,omitempty"` // rank 0's: the figures of GOCOLL_TOPO_FILE and GOCOLL_LINKS (probe.go)
+	Dump      bool              `json:"dump,omitempty"`  // rank 0's: it writes GOCOLL_TOPO_DUMP (probe.go's saveLinks)
+	// Fail is why this rank cannot join (rank 0's GOCOLL_TOPO_FILE), in
+	// one line: every rank's Join fails with it (checkRecords), at once
+	// rather than at its timeout.
+	Fail string `json:"fail,omitempty"`
 }
 
 func encodeRecord(r rankRecord) ([]byte, error) {
@@ -75,6 +80,8 @@ func checkRecords(mine rankRecord, values [][]byte) ([]string, topology.Topology
 			return nil, topology.Topology{}, err
 		}
 		switch {
+		case rec.Fail != "":
+			return nil, topology.Topology{}, fmt.Errorf("rank %d cannot join: %s", r, rec.Fail)
 		case rec.Size != mine.Size:
 			return nil, topology.Topology{}, fmt.Errorf("rank %d is in a world of %d ranks, this one of %d", r, rec.Size, mine.Size)
 		case rec.Transport != mine.Transport:

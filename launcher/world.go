@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
@@ -125,9 +126,12 @@ func (lc *lifecycle) form(ctx context.Context, cfg collective.Config) (*World, e
 	lc.ln = ln
 	mine.Probe = job.Probe.String()
 	if job.Rank == 0 {
-		if mine.Links, err = givenLinks(job); err != nil {
-			return nil, err
+		var bad error
+		if mine.Links, bad = givenLinks(job); bad != nil {
+			// Published, so that every rank fails with it (checkRecords).
+			mine.Links, mine.Fail = nil, strings.ReplaceAll(bad.Error(), "\n", "; ")
 		}
+		mine.Dump = job.TopoDump != ""
 	}
 	rec, err := encodeRecord(mine)
 	if err != nil {
@@ -159,7 +163,7 @@ func (lc *lifecycle) form(ctx context.Context, cfg collective.Config) (*World, e
 	if err != nil {
 		return nil, err
 	}
-	if err := lc.settleLinks(ctx, cfg, &topo, rec0.Links); err != nil { // probe.go
+	if err := lc.settleLinks(ctx, cfg, &topo, rec0.Links, rec0.Dump); err != nil { // probe.go
 		return nil, err
 	}
 	cfg.Topology = &topo
