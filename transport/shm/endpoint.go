@@ -49,7 +49,12 @@ type Endpoint struct {
 	// eagerMax is the largest message sent in the ring: EagerMax, or what
 	// fits half a ring.
 	eagerMax int
-	gathered [EagerMax]byte // a long inline message, put together by the poller
+	// goschedEvery is how many polls a spinning wait makes between yields
+	// to this process's other goroutines (spinwait.UntilFuncEvery): 1 when
+	// a peer rank lives in this process (NewLocalWorld), whose goroutine
+	// must run for the wait to end, else spinGoschedEvery.
+	goschedEvery int
+	gathered     [EagerMax]byte // a long inline message, put together by the poller
 
 	mu         sync.Mutex
 	closed     bool

@@ -136,6 +136,12 @@ func (l *Listener) Connect(ctx context.Context, addrs []string) (*Endpoint, erro
 		e.peers[r] = p
 	}
 	l.used = true
+	e.goschedEvery = spinGoschedEvery
+	for r, p := range e.peers {
+		if p != nil && r != e.rank && p.pid == l.addr.PID {
+			e.goschedEvery = 1
+		}
+	}
 	go e.run()
 	if err := e.greet(ctx); err != nil {
 		_ = e.Close()

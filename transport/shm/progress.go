@@ -23,6 +23,10 @@ const (
 	// pollBudget is how many slots one ring gives per round, so one busy
 	// peer cannot starve the others.
 	pollBudget = 64
+	// spinGoschedEvery is how many polls a spinning wait makes between
+	// yields to the other goroutines of a process that holds no other rank
+	// (it yields to other processes after every poll).
+	spinGoschedEvery = 4
 )
 
 // run is the progress goroutine: it drains the inbound rings, and sleeps on
@@ -74,7 +78,7 @@ func (e *Endpoint) spin(ctx context.Context, done func() bool) {
 	}
 	sp := e.seg.spinners()
 	sp.Add(1)
-	spinwait.UntilFunc(ctx, done, e.cfg.SpinWait, func() {
+	spinwait.UntilFuncEvery(ctx, done, e.cfg.SpinWait, e.goschedEvery, func() {
 		if e.pollMu.TryLock() {
 			e.poll()
 			e.pollMu.Unlock()

@@ -38,6 +38,20 @@ func Until(ctx context.Context, done <-chan struct{}, budget time.Duration, poll
 // sleeps on. The budget counts from the first poll that did not end the
 // wait, so a wait that the first poll ends reads no clock.
 func UntilFunc(ctx context.Context, done func() bool, budget time.Duration, poll func()) bool {
+	return UntilFuncEvery(ctx, done, budget, 1, poll)
+}
+
+// UntilFuncEvery is UntilFunc yielding to the other goroutines of this
+// process (runtime.Gosched) only after every goschedEvery-th poll, and to
+// the other threads and processes (sched_yield) after every poll. For a
+// waiter whose peers are other processes, as shared memory's ranks under a
+// launcher: there a Gosched before each sched_yield found no goroutine to
+// run, yet took the runtime scheduler's locks and read the clock, about a
+// tenth of an 8-byte AllReduce's CPU time, on the path of every hand-over
+// of the core to the rank waited for (bench/results/small_ops.md). A
+// goroutine of this process still runs within goschedEvery polls.
+func UntilFuncEvery(ctx context.Context, done func() bool, budget time.Duration, goschedEvery int, poll func()) bool {
+	goschedEvery = max(goschedEvery, 1)
 	var deadline time.Time
 	for i := 0; ; i++ {
 		if done() {
@@ -60,7 +74,9 @@ func UntilFunc(ctx context.Context, done func() bool, budget time.Duration, poll
 		} else if i%clockEvery == 0 && !time.Now().Before(deadline) {
 			return false
 		}
-		runtime.Gosched()
 		yieldCPU()
+		if i%goschedEvery == goschedEvery-1 {
+			runtime.Gosched()
+		}
 	}
 }

@@ -2,6 +2,8 @@ package spinwait
 
 import (
 	"context"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -47,5 +49,21 @@ func TestUntilContext(t *testing.T) {
 	polls := 0
 	if Until(ctx, make(chan struct{}), time.Minute, func() { polls++ }) || polls != 0 {
 		t.Fatalf("Until with an ended context: %d polls, want 0 and false", polls)
+	}
+}
+
+// TestUntilFuncEveryLetsGoroutinesRun: with one P, a goroutine of this
+// process that the wait depends on still runs when the waiter yields to
+// other goroutines only every few polls.
+func TestUntilFuncEveryLetsGoroutinesRun(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var flag atomic.Bool
+	go flag.Store(true)
+	polls := 0
+	if !UntilFuncEvery(context.Background(), flag.Load, time.Minute, 4, func() { polls++ }) {
+		t.Fatal("UntilFuncEvery gave up on a goroutine of this process")
+	}
+	if polls == 0 || polls > 4 {
+		t.Fatalf("the goroutine ran after %d polls, want 1 to 4", polls)
 	}
 }
