@@ -1,6 +1,7 @@
 package collective
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -64,7 +65,11 @@ type abortState struct {
 // the way out of a communicator whose peer failed; Shrink may still be
 // called afterwards, before the world is closed.
 func (c *Comm) Abort() error {
-	if wait := c.abortWith(c.rank, false); wait != nil {
+	wait := c.abortWith(c.rank, false)
+	// A call that returned early (eager.go) is still running here but
+	// nobody waits on it: end it now (its requests were just aborted).
+	_ = c.settleDeferred(context.Background())
+	if wait != nil {
 		t := time.NewTimer(abortDrain)
 		select {
 		case <-wait:

@@ -67,6 +67,9 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 		if c.Size() == 1 {
 			return nil
 		}
+		if c.rank == root && algo != AlgoTree && algo != AlgoHierarchical && o.eagerRoot(len(recv)) {
+			buf = o.eagerCopy(buf) // steady state: return once buf is reusable (eager.go)
+		}
 		var err error
 		switch algo {
 		case AlgoDissemination:
@@ -206,12 +209,16 @@ func (c *Comm) broadcastBinomial(o *operation, buf []byte, root int) error {
 }
 
 // confirm is a dissemination round: a rank leaves it only once every rank
-// has entered it, so no rank reports success while another has failed.
+// has entered it, so no rank reports success while another has failed. An
+// eager root (eager.go) posts its part and leaves; it waits when settled.
 func (o *operation) confirm() error {
 	n, r := o.c.Size(), o.c.rank
 	for dist := 1; dist < n; dist <<= 1 {
 		pr := o.recv(mod(r-dist, n), nil)
 		o.send(mod(r+dist, n), nil)
+		if o.eager { // an eager root: settled later (eager.go)
+			continue
+		}
 		if err := o.waitRecv(pr); err != nil {
 			return err
 		}

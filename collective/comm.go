@@ -208,6 +208,7 @@ type Comm struct {
 	p2pRecvd []uint64 // user Recv count per peer
 
 	abort   abortState // Abort's (abort.go), under mu
+	eager   eagerState // the steady state and a deferred call (eager.go), under mu
 	shrinks uint64     // Shrink calls so far, under mu (shrink.go)
 
 	scratch scratchPool
@@ -290,19 +291,22 @@ func (c *Comm) Config() Config { return c.cfg }
 
 // Close ends the communicator: later operations fail with ErrClosed.
 // Operations already issued run to completion. Close is idempotent.
+// It first settles a call that returned early (eager.go; bounded by
+// Config.Timeout), and returns its error, if any, after closing.
 func (c *Comm) Close() error {
+	settled := c.settleDeferred(context.Background())
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
-		return nil
+		return settled
 	}
 	c.closed = true
 	released := c.abort.released
 	c.mu.Unlock()
 	if c.owned != nil && !released {
-		return c.owned.Close()
+		return errors.Join(settled, c.owned.Close())
 	}
-	return nil
+	return settled
 }
 
 // NoColor passed to Split leaves the caller out of every new communicator.

@@ -43,6 +43,9 @@ func (c *Comm) broadcastDissemination(o *operation, buf []byte, root int) error 
 		}
 		pr := o.recv(mod(c.rank-d, n), in)
 		o.send(mod(c.rank+d, n), out)
+		if o.eager { // the root in steady state receives nothing it needs (eager.go)
+			continue
+		}
 		if err := o.waitRecv(pr); err != nil {
 			return err
 		}
@@ -67,8 +70,14 @@ func (c *Comm) scatterDissemination(o *operation, send, recv []byte, root int) e
 	n, bs := c.Size(), len(recv)
 	v := mod(c.rank-root, n)
 	haveLease := c.tempBuffer(n * bs)
-	defer haveLease.release()
 	have := haveLease.buf // blocks v, v+1, ... from have[0]
+	if v == 0 && o.eagerRoot(n*bs) {
+		// Steady state: the root returns once send is copied into have,
+		// which the operation holds until it is settled (eager.go).
+		o.eagerLease = haveLease
+	} else {
+		defer haveLease.release()
+	}
 	if v == 0 {
 		for m := range n { // relative order
 			p := (m + root) % n
@@ -88,9 +97,15 @@ func (c *Comm) scatterDissemination(o *operation, send, recv []byte, root int) e
 		pr := o.recv(mod(c.rank-d, n), in)
 		to := mod(c.rank+d, n)
 		sends = append(sends, pendingSend{o.send(to, msg), to})
+		if o.eager {
+			continue
+		}
 		if err := o.waitRecv(pr); err != nil {
 			return err
 		}
+	}
+	if o.eager {
+		return nil // settleDeferred waits for the sends from have
 	}
 	if v != 0 {
 		copy(recv, have[:bs])

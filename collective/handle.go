@@ -58,6 +58,7 @@ func (c *Comm) launch(ctx context.Context, h header, pairs func(int) (uint64, ui
 
 // dispatch executes the operation inline when sync, else in a goroutine.
 func (o *operation) dispatch(sync bool, body func(*operation) error) *Handle {
+	o.sync = sync
 	if sync {
 		return failedHandle(o.execute(body))
 	}

@@ -49,6 +49,9 @@ type operation struct {
 	start       time.Time                       // when the operation began
 	flightID    uint64                          // its flight record (flight.go)
 	stalled     bool                            // its stall was reported (stall.go)
+	sync        bool                            // a blocking call (dispatch)
+	eager       bool                            // returns before its confirmation (eager.go)
+	eagerLease  lease                           // an eager call's copy of its buffer
 
 	// Initial backing of reqs, hdrBufs and peers, enough for a small
 	// collective on a small communicator.
@@ -389,27 +392,39 @@ func (o *operation) neverArrived() string {
 
 // execute runs body as the operation, then checks every header and waits
 // for every request; it returns the error wrapped with what was called and
-// where. It ends the operation.
+// where. It ends the operation, unless the body made it an eager call
+// (eager.go): then settleDeferred ends it later. It first settles the
+// communicator's deferred eager call: if that failed, so does this one,
+// before it sends anything.
 func (o *operation) execute(body func(o *operation) error) error {
+	settled := o.c.settleDeferred(o.ctx) // the last call, if it returned early (eager.go)
 	if err := o.c.track(o); err != nil { // aborted (abort.go)
 		body = func(*operation) error { return err }
+	} else if settled != nil {
+		body = func(*operation) error { return settled }
 	}
 	if err := body(o); err != nil {
-		err = o.wrap(o.fail(err))
-		o.releaseRequests()
-		o.releaseHeaderBufs()
-		o.recordEnd(err)
-		err = o.c.untrack(o, err)
-		o.release()
-		return err
+		return o.end(o.fail(err))
 	}
-	err := o.finish()
+	if o.eager {
+		o.deferEnd()
+		return nil
+	}
+	return o.end(o.finish())
+}
+
+// end ends the operation once finish or fail has settled every request,
+// with err (nil, or their error): it hands back what the operation holds
+// and returns err wrapped with what was called and where.
+func (o *operation) end(err error) error {
 	o.releaseRequests()
 	o.releaseHeaderBufs()
+	o.eagerLease.release()
 	if err != nil {
 		err = o.wrap(err)
 	}
 	o.recordEnd(err)
+	o.c.noteEnd(o, err)
 	err = o.c.untrack(o, err)
 	o.release()
 	return err

@@ -1,0 +1,204 @@
+package collectivetest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gocoll/gocoll/collective"
+)
+
+// eagerAfter is collective's count of matched calls in a row before a
+// root returns early (collective/eager.go); the test checks it exactly.
+const eagerAfter = 3
+
+// RunEager checks the steady-state fast path of rooted operations over
+// the transport nw builds, at 4 ranks: in a loop of one Broadcast (8
+// bytes, and 8 KiB, which the root copies out) or Scatter, the root
+// returns before its confirmation from the (eagerAfter+1)th call on,
+// counted by Comm.EagerReturns, and reuses its buffer at once while every
+// rank still gets each call's data; a mismatch in such a call (one rank's
+// count, or the roots split) is an error in that call on the rank that
+// sees it, and at the root's next call (naming the earlier call's
+// mismatch), that next call failing on every rank; the path is then
+// confirmed again for eagerAfter calls; a root that makes no further call
+// gets the error from Close.
+func RunEager(t *testing.T, nw NewWorld) {
+	const n, loops = 4, 8
+	for _, bytes := range []int{8, 8 << 10} {
+		t.Run(fmt.Sprintf("Broadcast/%dB", bytes), func(t *testing.T) {
+			comms := newComms(t, nw, n)
+			count := bytes / 4
+			bcast := func(ctx context.Context, r int, c *collective.Comm, i, count, root int) error {
+				x := make([]int32, count)
+				if r == root {
+					for j := range x {
+						x[j] = int32(i*1000 + j)
+					}
+				}
+				if err := collective.Broadcast(ctx, c, x, x, root); err != nil {
+					return err
+				}
+				for j := range x {
+					if x[j] != int32(i*1000+j) {
+						return fmt.Errorf("call %d: element %d is %d, want %d", i, j, x[j], i*1000+j)
+					}
+				}
+				for j := range x { // the root's buffer is reusable: scribble on it
+					x[j] = -1
+				}
+				return nil
+			}
+			loop := func(from int) {
+				t.Helper()
+				for r, err := range each(comms, 30*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
+					for i := from; i < from+loops; i++ {
+						if err := bcast(ctx, r, c, i, count, 0); err != nil {
+							return err
+						}
+					}
+					return nil
+				}) {
+					if err != nil {
+						t.Fatalf("rank %d: %v", r, err)
+					}
+				}
+			}
+			loop(0)
+			requireEager(t, comms, loops-eagerAfter)
+
+			// One rank's count differs in an eager call of the root: rank 3,
+			// then rank 2 (which only the root hears from directly: rank 1
+			// depends on it only through the root, so rank 1 may succeed in
+			// the call and fails in the next).
+			eager := loops - eagerAfter
+			for _, odd := range []int{3, 2} {
+				errs := each(comms, 30*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
+					k := count
+					if r == odd {
+						k++
+					}
+					return bcast(ctx, r, c, 99, k, 0)
+				})
+				if errs[0] != nil {
+					t.Fatalf("root: the eager call failed in the call: %v", errs[0])
+				}
+				if errs[odd] == nil || !strings.Contains(errs[odd].Error(), "mismatch") {
+					t.Fatalf("rank %d, the odd one: %v", odd, errs[odd])
+				}
+				var ok []int
+				for r, err := range errs {
+					if err == nil {
+						ok = append(ok, r)
+					}
+				}
+				t.Logf("rank %d odd: ranks %v succeeded in the call", odd, ok)
+				eager++
+				requireEager(t, comms, eager)
+				errs = each(comms, 30*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
+					return bcast(ctx, r, c, 100, count, 0)
+				})
+				for r, err := range errs {
+					if err == nil {
+						t.Fatalf("rank %d: the call after the mismatch succeeded", r)
+					}
+				}
+				if s := errs[0].Error(); !strings.Contains(s, "mismatch") || !strings.Contains(s, "earlier call") {
+					t.Fatalf("root's next call does not name the earlier mismatch: %v", errs[0])
+				}
+				t.Logf("the root's next call: %v", errs[0])
+				// Confirmed again for eagerAfter calls, then eager.
+				loop(200)
+				eager += loops - eagerAfter
+				requireEager(t, comms, eager)
+			}
+
+			// The roots split in halves: ranks 0, 1 take 0, ranks 2, 3 take 2.
+			errs := each(comms, 30*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
+				return bcast(ctx, r, c, 300, count, r/2*2)
+			})
+			if errs[0] != nil {
+				t.Fatalf("root: the eager call failed in the call: %v", errs[0])
+			}
+			for r := 1; r < n; r++ {
+				if errs[r] == nil {
+					t.Fatalf("rank %d: no error in the call with split roots", r)
+				}
+			}
+			// The root makes no further call: Close reports it.
+			if err := comms[0].Close(); err == nil || !strings.Contains(err.Error(), "mismatch") {
+				t.Fatalf("root's Close: %v, want the earlier call's mismatch", err)
+			} else {
+				t.Logf("the root's Close: %v", err)
+			}
+		})
+	}
+	t.Run("Scatter", func(t *testing.T) {
+		comms := newComms(t, nw, n)
+		for r, err := range each(comms, 30*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
+			for i := range loops {
+				send := make([]int32, 2*n)
+				if r == 1 {
+					for j := range send {
+						send[j] = int32(i*100 + j)
+					}
+				}
+				recv := make([]int32, 2)
+				if err := collective.Scatter(ctx, c, send, recv, 1); err != nil {
+					return err
+				}
+				if recv[0] != int32(i*100+2*r) || recv[1] != int32(i*100+2*r+1) {
+					return fmt.Errorf("call %d: got %v", i, recv)
+				}
+				clear(send)
+			}
+			return nil
+		}) {
+			if err != nil {
+				t.Fatalf("rank %d: %v", r, err)
+			}
+		}
+		for r, c := range comms {
+			want := uint64(0)
+			if r == 1 {
+				want = loops - eagerAfter
+			}
+			if got := c.EagerReturns(); got != want {
+				t.Fatalf("rank %d: %d eager returns, want %d", r, got, want)
+			}
+		}
+	})
+}
+
+// requireEager checks that the root (rank 0) returned early rootCalls
+// times so far and no other rank ever did.
+func requireEager(t *testing.T, comms []*collective.Comm, rootCalls int) {
+	t.Helper()
+	for r, c := range comms {
+		want := uint64(0)
+		if r == 0 {
+			want = uint64(rootCalls)
+		}
+		if got := c.EagerReturns(); got != want {
+			t.Fatalf("rank %d: %d eager returns, want %d", r, got, want)
+		}
+	}
+}
+
+// newComms makes a communicator on each endpoint of a new world, closed
+// at the test's end.
+func newComms(t *testing.T, nw NewWorld, n int) []*collective.Comm {
+	t.Helper()
+	comms := make([]*collective.Comm, n)
+	for r, ep := range nw(t, n) {
+		c, err := collective.New(ep, 7, collective.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		comms[r] = c
+		t.Cleanup(func() { _ = c.Close() })
+	}
+	return comms
+}

@@ -1,0 +1,141 @@
+package collective
+
+import (
+	"context"
+	"fmt"
+)
+
+// Eager rooted calls. A rank that has nothing to receive in a rooted call
+// (Broadcast's and Scatter's root) waits in the confirmed protocol only
+// for the headers and empty messages that tell it every other rank
+// matched. In steady state it does not wait for them: it posts its sends,
+// with its buffer copied out, sends its header to every peer it talks to,
+// and returns; the operation stays open (deferred) and is settled, its
+// headers checked and its requests waited for, at the rank's next call on
+// the communicator (before that call sends anything), at Close, or at
+// Abort. A mismatch found then fails that next call (or Close), with an
+// error naming the earlier call, and that call's failure ends it on every
+// rank. At most one call is deferred at a time, so the root runs at most
+// one call ahead of its peers and holds at most one call's copy.
+//
+// Steady state: the communicator's last eagerAfter calls completed
+// without error, stall or abort, and had the same header (operation,
+// count, dtype, op, root, algorithm, chunk, channels) as this one, and
+// this call is synchronous and the only one running. The first call of a
+// header, and every call after a change of header, an error or a stall,
+// runs the confirmed protocol, so a single mismatched call fails on every
+// rank in that call. The wire traffic is the same either way: only when
+// the root waits differs, so the ranks need not agree on it.
+const eagerAfter = 3
+
+// eagerCopyMax bounds the bytes an eager root copies out of its buffer
+// (its data beyond what rides in the header messages, which are copied
+// anyway): a larger call waits as in the confirmed protocol. With one
+// call deferred at a time it is also the bound on the bytes an eager root
+// holds for its peers.
+const eagerCopyMax = 64 << 10
+
+// eagerState is a communicator's record of its calls for the eager path,
+// under Comm.mu.
+type eagerState struct {
+	sig      header     // the header of the last calls
+	run      int        // how many in a row completed matched with sig
+	deferred *operation // an eager call not yet settled; nobody runs it
+	returns  uint64     // eager returns so far (tests count them)
+}
+
+// noteEnd records how operation o ended, for the steady state.
+func (c *Comm) noteEnd(o *operation, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := &c.eager
+	switch {
+	case err != nil || o.stalled:
+		e.sig, e.run = header{}, 0
+	case o.hdr == e.sig:
+		e.run++
+	default:
+		e.sig, e.run = o.hdr, 1
+	}
+}
+
+// eagerRoot reports whether this call, on a rank with nothing to
+// receive, may return once its buffer of bytes is reusable, and marks it
+// so (see eagerAfter). Only the algorithm bodies that know how to run
+// eagerly ask, once, before they send.
+func (o *operation) eagerRoot(bytes int) bool {
+	c := o.c
+	if !o.sync || c.Size() < 2 || bytes > eagerCopyMax {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := &c.eager
+	if c.abort.err != nil || c.closed || len(c.abort.live) != 1 || e.deferred != nil ||
+		e.run < eagerAfter || e.sig != o.hdr {
+		return false
+	}
+	o.eager = true
+	return true
+}
+
+// eagerCopy returns buf, or a copy of it that the operation holds until
+// it is settled when buf is larger than what rides in a header message
+// (only there does a transport keep referring to it after the send).
+func (o *operation) eagerCopy(buf []byte) []byte {
+	if len(buf) <= inlineBytesMax {
+		return buf
+	}
+	o.eagerLease = o.c.tempBuffer(len(buf))
+	copy(o.eagerLease.buf, buf)
+	return o.eagerLease.buf
+}
+
+// deferEnd ends the body of an eager call: it sends this rank's header to
+// every peer that lacks it (a peer's finish may wait for it) and leaves
+// the operation to settleDeferred.
+func (o *operation) deferEnd() {
+	o.touchPartners()
+	o.announceTouched()
+	if o.deadline.IsZero() { // settled under another context: keep the Config.Timeout bound
+		o.deadline = o.start.Add(o.c.cfg.Timeout)
+	}
+	c := o.c
+	c.mu.Lock()
+	c.eager.deferred = o
+	c.eager.returns++
+	c.mu.Unlock()
+}
+
+// settleDeferred settles the communicator's deferred eager call, if any,
+// waiting under ctx (and the call's own Config.Timeout bound): it checks
+// every header and waits for every request, as finish does, and ends
+// the call. It returns the call's error, saying that the call had
+// returned early.
+func (c *Comm) settleDeferred(ctx context.Context) error {
+	c.mu.Lock()
+	o := c.eager.deferred
+	c.eager.deferred = nil
+	c.mu.Unlock()
+	if o == nil {
+		return nil
+	}
+	o.ctx = ctx
+	seq := o.key.Op
+	err := o.end(o.finish())
+	if err != nil {
+		return fmt.Errorf("an earlier call on this communicator (operation #%d), which had returned on this rank once its buffer was reusable, failed: %w", seq, err)
+	}
+	return nil
+}
+
+// EagerReturns counts the calls of this communicator, on this rank, that
+// returned once the rank's buffer was reusable, before hearing that every
+// other rank matched (see the package documentation, "What a call
+// guarantees on return"). It is a diagnostic: how often the steady-state
+// fast path of rooted operations was taken.
+func (c *Comm) EagerReturns() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.eager.returns
+}
