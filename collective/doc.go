@@ -73,33 +73,62 @@
 // it has taken its sequence number, so a failed call counts on every rank
 // and the communicator stays usable: the next call meets on every rank.
 //
-// What a return says. No rank returns success from an operation another
-// rank failed: each rank's completion depends on every other rank's
-// checks, so a call that returns nil says that every rank called the
-// same operation with matching arguments, and a mismatch is an error on
-// every rank in that same call, never at a later one. AllReduce,
-// AllGather, ReduceScatter, AllToAll and Barrier get this from their own
-// data rounds, and so do the small Broadcast, Scatter and Gather
+// What a return says. In the confirmed protocol, which every call runs
+// unless it is an eager rooted call (below), no rank returns success from
+// an operation another rank failed: each rank's completion depends on
+// every other rank's checks, so a call that returns nil says that every
+// rank called the same operation with matching arguments, and a mismatch
+// is an error on every rank in that same call. AllReduce, AllGather,
+// ReduceScatter, AllToAll and Barrier get this from their own data
+// rounds, and so do the small Broadcast, Scatter and Gather
 // (dissemination) and Reduce (recursive doubling) the communicator picks
 // by itself: they cost no round beyond the data's. The other rooted
 // forms, in which some ranks finish without hearing from every other (a
 // chain's or tree's root and leaves, a forced binomial tree, a larger
-// Gather or Scatter), end
-// with a confirming dissemination round, ceil(log2 n) small messages per
-// rank; AllToAllV, whose per-pair counts only the pair can compare, checks
-// every peer's header before it sends data. So a root does not return
-// as soon as its buffer is reusable, as MPI's eager protocol lets it: a
-// nil from any rank, the root's included, means the whole operation
-// matched, and a mismatch that only a receiver can see (the root's count
-// differs, say) is the root's error in that same call. The small rooted
-// operations pay for it no round beyond their data's: the root of a
-// small Broadcast waits for ceil(log2 n) empty messages that travel in
-// the same rounds as its data. Send and
-// Recv keep their pair in step the same way; a peer outside the
-// communicator is an error on the caller alone. Operations on a closed
-// communicator fail with [ErrClosed] on that rank alone, and [New] with an
-// invalid Config fails on its rank alone: neither takes an operation
-// number.
+// Gather or Scatter), end with a confirming dissemination round,
+// ceil(log2 n) small messages per rank; AllToAllV, whose per-pair counts
+// only the pair can compare, checks every peer's header before it sends
+// data. Send and Recv keep their pair in step the same way; a peer
+// outside the communicator is an error on the caller alone. Operations
+// on a closed communicator fail with [ErrClosed] on that rank alone, and
+// [New] with an invalid Config fails on its rank alone: neither takes an
+// operation number.
+//
+// Eager rooted calls. A rank with nothing to receive in a rooted call,
+// the root of a Broadcast (any algorithm but the tree and hierarchical
+// ones) or of a dissemination Scatter (at most Config.SmallBytes in all),
+// returns as soon as its buffer is reusable, as MPI's eager protocol lets
+// it, when the call is in steady state: the communicator's last 3 calls
+// on this rank had the same header as this one (operation, count, type,
+// reduction, root, algorithm, chunk size, channels) and completed matched,
+// with no error or stall since, and the call is blocking and the only
+// one running. Its data then rides in its header messages (up to 4064
+// bytes a peer) or in a copy the call keeps (up to 64 KiB; a larger call
+// runs the confirmed protocol), and the rest of the call, the check of
+// its peers' headers and the wait for their empty messages, is deferred:
+// the rank's next call on the communicator settles it before it sends
+// anything, as do [Comm.Close] and [Comm.Abort]. At most one call is
+// deferred, so the root runs at most one call ahead and holds at most
+// one call's copy. The wire traffic is the same either way. A nil from
+// an eager call says that this rank's part is done and its buffer free,
+// not that the others matched. A mismatch in it is reported:
+//   - in the call, by the ranks that see it and those that depend on them
+//     (the receivers, as a rule; but one whose only link to the mismatched
+//     rank ran through the root may return success, its data having come,
+//     matched, from the root);
+//   - at the root's next call on the communicator, which fails, naming the
+//     earlier call and its mismatch, before it sends anything; its failure
+//     ends that call on every rank, so every rank has an error by its next
+//     call at the latest;
+//   - at the root's Close, if it makes no further call (Close returns the
+//     error); the wait is bounded by Config.Timeout, like any operation's.
+//
+// The first call of a header, and every call after a change of header, an
+// error or a stall, runs the confirmed protocol, so a single mismatched
+// call, or the first one of a loop, is an error on every rank in that
+// call. [Comm.EagerReturns] counts the calls that returned early. Reduce
+// and Gather, whose non-root ranks only send in some algorithms, always
+// run the confirmed protocol.
 //
 // # Hangs
 //
