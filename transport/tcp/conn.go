@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/gocoll/gocoll/transport"
 )
@@ -26,12 +27,14 @@ type conn struct {
 	bw    *bufio.Writer
 	auth  *frameAuth // nil without a key
 
-	qmu      sync.Mutex
-	ctrl     []outFrame // control frames and eager messages, in order
-	bulk     []*bulkJob // rendezvous transfers, served one chunk each in turn
-	wake     chan struct{}
-	stop     chan struct{}
-	stopOnce sync.Once
+	qmu       sync.Mutex
+	ctrl      []outFrame // control frames and eager messages, in order
+	bulk      []*bulkJob // rendezvous transfers, served one chunk each in turn
+	wake      chan struct{}
+	stop      chan struct{} // closed to end the writer once it has written and flushed what it holds
+	stopOnce  sync.Once
+	closeOnce sync.Once
+	written   chan struct{} // closed when the writer has ended
 }
 
 // outFrame is a queued frame. For kindData the body is req's buffer,
@@ -65,7 +68,7 @@ func newConn(e *Endpoint, p *peer, index int, nc net.Conn) *conn {
 	return &conn{ep: e, peer: p, index: index, nc: nc,
 		br:   bufio.NewReaderSize(rw, e.cfg.IOBufferBytes),
 		bw:   bufio.NewWriterSize(rw, e.cfg.IOBufferBytes),
-		wake: make(chan struct{}, 1), stop: make(chan struct{})}
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), written: make(chan struct{})}
 }
 
 func (c *conn) enqueue(f outFrame) {
@@ -91,11 +94,32 @@ func (c *conn) signal() {
 
 // shutdown stops the writer and closes the socket, which ends the reader.
 func (c *conn) shutdown() {
-	c.stopOnce.Do(func() {
-		close(c.stop)
-		_ = c.nc.Close()
-	})
+	c.stopWriter()
+	c.closeOnce.Do(func() { _ = c.nc.Close() })
 }
+
+// stopWriter asks the writer to end once it has written and flushed what
+// it holds.
+func (c *conn) stopWriter() { c.stopOnce.Do(func() { close(c.stop) }) }
+
+// flushAndShutdown lets the writer write and flush what it holds, a send
+// having completed once its frame was in the write buffer, giving up at
+// deadline (a peer that reads nothing), and then shuts c down.
+func (c *conn) flushAndShutdown(deadline time.Time) {
+	_ = c.nc.SetWriteDeadline(deadline)
+	c.stopWriter()
+	t := time.NewTimer(time.Until(deadline) + closeFlushSlack)
+	defer t.Stop()
+	select {
+	case <-c.written:
+	case <-t.C: // a writer that never started
+	}
+	c.shutdown()
+}
+
+// closeFlushSlack is how long flushAndShutdown waits for the writer beyond
+// the write deadline, by which any write it is blocked in has failed.
+const closeFlushSlack = 100 * time.Millisecond
 
 // readLoop reads and dispatches frames until the connection fails.
 func (c *conn) readLoop() {
@@ -189,6 +213,7 @@ func (c *conn) discard(n int) error {
 // the write buffer whenever the queues run empty.
 func (c *conn) writeLoop() {
 	defer c.ep.wg.Done()
+	defer close(c.written)
 	var frames []outFrame
 	var hdr []byte
 	for {

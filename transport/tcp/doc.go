@@ -62,7 +62,8 @@
 // runtime's poller as net.Conn does), which spares the runtime's monitor
 // thread a wake-up per message. When a connection breaks, every pending request with that
 // peer fails with a [*transport.PeerError] naming its rank. Close fails
-// pending requests with [transport.ErrClosed], closes every socket and
+// pending requests with [transport.ErrClosed], flushes what the writers
+// hold (up to CloseFlushWait), closes every socket and
 // waits for every goroutine to end.
 //
 // Cancel of a request whose buffer is being read or written waits for that

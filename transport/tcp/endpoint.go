@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gocoll/gocoll/transport"
 )
@@ -187,7 +188,10 @@ func (e *Endpoint) refuseLocked(op transport.OpKey) error {
 }
 
 // Close implements transport.Endpoint. It fails pending requests with
-// ErrClosed, closes every connection, and returns once every goroutine of
+// ErrClosed, lets each connection's writer write and flush what it holds
+// (a send completes once its frame is in the write buffer: without this a
+// send reported done could be lost), up to CloseFlushWait, then closes
+// every connection, and returns once every goroutine of
 // the endpoint has ended. Peers see the connections break and fail their
 // requests with this rank with a *transport.PeerError. Close is idempotent.
 func (e *Endpoint) Close() error {
@@ -199,14 +203,22 @@ func (e *Endpoint) Close() error {
 	e.closed = true
 	e.failPendingLocked(func(*request) bool { return true }, transport.ErrClosed)
 	e.mu.Unlock()
+	deadline := time.Now().Add(CloseFlushWait)
+	var wg sync.WaitGroup
 	for _, p := range e.peers {
 		for _, c := range p.conns {
-			c.shutdown()
+			wg.Go(func() { c.flushAndShutdown(deadline) })
 		}
 	}
+	wg.Wait()
 	e.wg.Wait()
 	return nil
 }
+
+// CloseFlushWait bounds how long Close lets the connections' writers
+// write what they hold (the frames of sends that completed, which are in
+// their write buffers) before it closes the sockets.
+const CloseFlushWait = time.Second
 
 // peerFailed records that peer p failed with err: its pending requests
 // fail with a *transport.PeerError, and its connections are closed. Only
