@@ -3,17 +3,18 @@
 package lab
 
 import (
-	"container/heap"
 	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,6 +31,9 @@ const (
 	// delaydStep is the longest sleep between checks for due packets:
 	// a packet with less jitter may fall due before the first one held.
 	delaydStep = time.Millisecond
+	// delaydPriority is the SCHED_FIFO priority of the daemon's reader
+	// and releaser threads (see realtime).
+	delaydPriority = 10
 )
 
 // DelaydMain runs the delay daemon, `gocoll lab delayd --config FILE`, and
@@ -101,10 +105,10 @@ type delayd struct {
 	mu   sync.Mutex
 	held heldPackets
 	seq  uint64
-	wake chan struct{}
 
 	sendMu sync.Mutex // one verdict batch at a time on fd
 	drops  atomic.Uint64
+	trace  *delaydTrace // nil unless GOCOLL_DELAYD_TRACE is set
 }
 
 func runDelayd(conf string, stdout io.Writer) error {
@@ -119,8 +123,9 @@ func runDelayd(conf string, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("netlink socket: %w", err)
 	}
-	d := &delayd{fd: fd, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid()))), wake: make(chan struct{}, 1)}
+	d := &delayd{fd: fd, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid())))}
 	d.queues.Store(&qs)
+	d.trace = newDelaydTrace()
 	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, delaydRcvBuf)
 	_ = unix.SetsockoptInt(fd, unix.SOL_NETLINK, unix.NETLINK_NO_ENOBUFS, 1)
 	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
@@ -128,7 +133,7 @@ func runDelayd(conf string, stdout io.Writer) error {
 	}
 	seq := uint32(0)
 	for q := range qs {
-		for i, m := range configMsgs(q, delaydQueueMax, seq) {
+		for i, m := range configMsgs(q, delaydQueueMax, seq, d.trace != nil) {
 			seq++
 			if err := d.request(m, seq); err != nil && i < 3 { // the GSO flag is optional
 				return fmt.Errorf("queue %d: %w", q, err)
@@ -140,7 +145,7 @@ func runDelayd(conf string, stdout io.Writer) error {
 		_ = f.Close() // whoever waited for the line may stop reading
 	}
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
 	go d.release()
 	errc := make(chan error, 1)
 	go func() { errc <- d.read() }()
@@ -149,6 +154,14 @@ func runDelayd(conf string, stdout io.Writer) error {
 		case err := <-errc:
 			return err
 		case s := <-sigs:
+			if s == syscall.SIGUSR1 {
+				if d.trace != nil {
+					if err := d.trace.write(); err != nil {
+						fmt.Fprintln(os.Stderr, "gocoll lab delayd: trace:", err)
+					}
+				}
+				continue
+			}
 			if s != syscall.SIGHUP {
 				return nil
 			}
@@ -188,10 +201,12 @@ func (d *delayd) request(msg []byte, seq uint32) error {
 // read takes every packet message and holds it until its time (or drops
 // it when too many are held).
 func (d *delayd) read() error {
+	d.realtime("reader")
 	buf := make([]byte, 1<<20)
 	var drops []byte
+	var msgs []nlMsg
 	for {
-		n, _, err := unix.Recvfrom(d.fd, buf, 0)
+		n, err := unix.Read(d.fd, buf)
 		if err == unix.EINTR || err == unix.ENOBUFS {
 			continue
 		}
@@ -199,33 +214,25 @@ func (d *delayd) read() error {
 			return fmt.Errorf("netlink receive: %w", err)
 		}
 		now := time.Now()
-		msgs, _ := parseNlMsgs(buf[:n])
+		msgs, _ = appendNlMsgs(msgs[:0], buf[:n])
 		qs := *d.queues.Load()
-		added := false
 		drops = drops[:0]
 		d.mu.Lock()
 		for _, m := range msgs {
-			q, id, err := parsePacket(m)
+			q, id, payload, err := parsePacket(m)
 			if err != nil {
 				continue
 			}
-			if d.held.Len() >= delaydHeldMax {
+			if len(d.held) >= delaydHeldMax {
 				drops = appendVerdict(drops, q, id, nfDrop)
 				d.drops.Add(1)
 				continue
 			}
 			d.seq++
-			heap.Push(&d.held, heldPacket{due: now.Add(d.delayOf(qs[q])), queue: q, id: id, seq: d.seq})
-			added = true
+			d.held.push(heldPacket{due: now.Add(d.delayOf(qs[q])), queue: q, id: id, seq: d.seq, arrive: now, hdr: traceHeader(payload)})
 		}
 		d.mu.Unlock()
 		d.send(drops)
-		if added {
-			select {
-			case d.wake <- struct{}{}:
-			default:
-			}
-		}
 	}
 }
 
@@ -238,34 +245,78 @@ func (d *delayd) delayOf(q delaydQueue) time.Duration {
 	return max(delay, 0)
 }
 
-// release hands out the verdicts of the packets that fell due. Go's
-// timers have about a millisecond's slack, so with packets held it sleeps
-// with nanosleep(2) instead, at most delaydStep at a time.
+// release hands out the verdicts of the packets that fell due, checking
+// at least every delaydStep. It never parks its goroutine: a locked
+// real-time goroutine that parks (on a channel, a contended mutex, a
+// system call that lost its P) runs again only when a thread of the Go
+// scheduler, an ordinary one, hands it back its thread, which on a loaded
+// machine took up to 130 ms. So it sleeps and sends with raw system calls,
+// and takes its locks by trying.
 func (d *delayd) release() {
+	d.realtime("releaser")
 	batch := make([]byte, 0, 64<<10)
 	for {
 		now := time.Now()
 		batch = batch[:0]
-		d.mu.Lock()
-		for d.held.Len() > 0 && !d.held[0].due.After(now) && len(batch) < cap(batch)-verdictBytes {
-			p := heap.Pop(&d.held).(heldPacket)
+		lockNoPark(&d.mu)
+		for len(d.held) > 0 && !d.held[0].due.After(now) && len(batch) < cap(batch)-verdictBytes {
+			p := d.held.pop()
+			if d.trace != nil {
+				d.trace.add(p, now)
+			}
 			batch = appendVerdict(batch, p.queue, p.id, nfAccept)
 		}
-		next := time.Duration(-1)
-		if d.held.Len() > 0 {
-			next = d.held[0].due.Sub(now)
+		next := delaydStep
+		if len(d.held) > 0 {
+			next = min(d.held[0].due.Sub(now), delaydStep)
 		}
 		d.mu.Unlock()
-		d.send(batch)
-		switch {
-		case next < 0 && len(batch) == 0:
-			<-d.wake
-		case next > 0:
-			ts := unix.NsecToTimespec(int64(min(next, delaydStep)))
-			_ = unix.Nanosleep(&ts, nil)
+		if len(batch) > 0 {
+			lockNoPark(&d.sendMu)
+			if _, _, errno := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(d.fd), uintptr(unsafe.Pointer(&batch[0])), uintptr(len(batch)), 0, 0, 0); errno != 0 {
+				fmt.Fprintln(os.Stderr, "gocoll lab delayd: verdicts:", errno)
+			}
+			d.sendMu.Unlock()
+		}
+		if next > 0 {
+			rawSleep(next)
 		}
 	}
 }
+
+// rawSleep sleeps for d without giving up the goroutine's P (see release).
+func rawSleep(d time.Duration) {
+	ts := unix.NsecToTimespec(int64(d))
+	_, _, _ = unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+}
+
+// lockNoPark takes mu without parking (see release): the other holder is
+// the reader, whose critical sections are short.
+func lockNoPark(mu *sync.Mutex) {
+	for !mu.TryLock() {
+		rawSleep(10 * time.Microsecond)
+	}
+}
+
+// realtime locks the calling goroutine to its thread and makes that a
+// real-time thread (SCHED_FIFO, delaydPriority), so that the daemon
+// stamps and releases packets on time on a loaded machine: a link does
+// not hold packets longer because its host is busy. As an ordinary thread,
+// among the processes of a lab on 2 loaded cores, the releaser was late by
+// 6-10 ms at the 99th percentile and up to 90 ms (GOCOLL_DELAYD_TRACE),
+// which the transports saw as queueing delay and as bursts. Where the
+// policy cannot be set (no CAP_SYS_NICE) it says so on stderr and goes on
+// as an ordinary thread.
+func (d *delayd) realtime(name string) {
+	runtime.LockOSThread()
+	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: delaydPriority}
+	if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "gocoll lab delayd: %s thread not real-time: %v\n", name, err)
+	}
+}
+
+// kernelAddr is the kernel's netlink address, where verdicts go.
+var kernelAddr = unix.SockaddrNetlink{Family: unix.AF_NETLINK}
 
 func (d *delayd) send(b []byte) {
 	if len(b) == 0 {
@@ -273,7 +324,7 @@ func (d *delayd) send(b []byte) {
 	}
 	d.sendMu.Lock()
 	defer d.sendMu.Unlock()
-	if err := unix.Sendto(d.fd, b, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+	if err := unix.Sendto(d.fd, b, 0, &kernelAddr); err != nil {
 		fmt.Fprintln(os.Stderr, "gocoll lab delayd: verdicts:", err)
 	}
 }
@@ -284,23 +335,58 @@ type heldPacket struct {
 	queue uint16
 	id    uint32
 	seq   uint64 // keeps packets due at once in arrival order
+	// arrive and hdr are kept for a trace only.
+	arrive time.Time
+	hdr    traceHdr
 }
 
-// heldPackets is a min-heap by due time, then arrival.
+// heldPackets is a min-heap by due time, then arrival. It is typed
+// rather than a container/heap, whose interface boxes every packet: the
+// daemon allocates nothing per packet, so that the garbage collector,
+// whose stops wait on threads that are not real-time, seldom runs.
 type heldPackets []heldPacket
 
-func (h heldPackets) Len() int { return len(h) }
-func (h heldPackets) Less(i, j int) bool {
+func (h heldPackets) less(i, j int) bool {
 	if !h[i].due.Equal(h[j].due) {
 		return h[i].due.Before(h[j].due)
 	}
 	return h[i].seq < h[j].seq
 }
-func (h heldPackets) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *heldPackets) Push(x any)   { *h = append(*h, x.(heldPacket)) }
-func (h *heldPackets) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+func (h *heldPackets) push(p heldPacket) {
+	*h = append(*h, p)
+	q := *h
+	for i := len(q) - 1; i > 0; {
+		parent := (i - 1) / 2
+		if !q.less(i, parent) {
+			break
+		}
+		q[i], q[parent] = q[parent], q[i]
+		i = parent
+	}
+}
+
+// pop removes and returns the earliest packet; h must not be empty.
+func (h *heldPackets) pop() heldPacket {
+	q := *h
+	top := q[0]
+	last := len(q) - 1
+	q[0] = q[last]
+	q = q[:last]
+	for i := 0; ; {
+		l, small := 2*i+1, i
+		if l < len(q) && q.less(l, small) {
+			small = l
+		}
+		if r := l + 1; r < len(q) && q.less(r, small) {
+			small = r
+		}
+		if small == i {
+			break
+		}
+		q[i], q[small] = q[small], q[i]
+		i = small
+	}
+	*h = q
+	return top
 }

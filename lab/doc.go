@@ -21,7 +21,10 @@
 // for a silent cut, and an NFQUEUE to the router's delay daemon for delay
 // and jitter (this kernel has no netem). The daemon, [DelaydMain], is
 // gocoll itself (`gocoll lab delayd`), started only when a path has delay
-// or jitter. A carrier cut sets the link down: the routers move its flows
+// or jitter; its reader and releaser run as real-time threads (SCHED_FIFO,
+// where permitted) so that it releases packets on time on a loaded
+// machine, and with GOCOLL_DELAYD_TRACE=FILE it writes a per-packet trace
+// (arrival, due and release times) on SIGUSR1. A carrier cut sets the link down: the routers move its flows
 // (and, rehashing, some others) to the other paths.
 //
 // [Lab.Down] kills every process left in the lab's namespaces and deletes

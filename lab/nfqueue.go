@@ -20,6 +20,7 @@ const (
 
 	nfqaPacketHdr  = 1
 	nfqaVerdictHdr = 2
+	nfqaPayload    = 10
 
 	nfqaCfgCmd      = 1
 	nfqaCfgParams   = 2
@@ -29,7 +30,11 @@ const (
 
 	nfqnlCfgCmdBind = 1
 	nfqnlCopyMeta   = 1
-	nfqaCfgFGSO     = 1 << 2
+	nfqnlCopyPacket = 2
+	// traceCopyRange is how much of each packet a tracing daemon copies:
+	// the IPv4 header's fixed part and the UDP header.
+	traceCopyRange = 28
+	nfqaCfgFGSO    = 1 << 2
 
 	nfDrop   = 0
 	nfAccept = 1
@@ -79,16 +84,21 @@ func nlaAlign(n int) int { return (n + 3) &^ 3 }
 func be32(v uint32) []byte { return binary.BigEndian.AppendUint32(nil, v) }
 
 // configMsgs are the requests that bind queue to this socket: bind, copy
-// packet metadata only, queue up to maxLen packets, keep GSO packets whole.
-func configMsgs(queue uint16, maxLen uint32, seq uint32) [][]byte {
+// packet metadata only (with trace, the packet's first traceCopyRange
+// bytes), queue up to maxLen packets, keep GSO packets whole.
+func configMsgs(queue uint16, maxLen uint32, seq uint32, trace bool) [][]byte {
 	flags := uint16(unix.NLM_F_REQUEST | unix.NLM_F_ACK)
 	cfg := func(attrs ...nlAttr) []byte {
 		seq++
 		return appendNfqMsg(nil, nfqnlMsgConfig, flags, seq, queue, attrs...)
 	}
+	params := append(be32(0), nfqnlCopyMeta)
+	if trace {
+		params = append(be32(traceCopyRange), nfqnlCopyPacket)
+	}
 	return [][]byte{
 		cfg(nlAttr{nfqaCfgCmd, []byte{nfqnlCfgCmdBind, 0, 0, 0}}), // cmd u8, pad, pf be16 (unused)
-		cfg(nlAttr{nfqaCfgParams, append(be32(0), nfqnlCopyMeta)}),
+		cfg(nlAttr{nfqaCfgParams, params}),
 		cfg(nlAttr{nfqaCfgQueueMax, be32(maxLen)}),
 		cfg(nlAttr{nfqaCfgFlags, be32(nfqaCfgFGSO)}, nlAttr{nfqaCfgMask, be32(nfqaCfgFGSO)}),
 	}
@@ -96,8 +106,10 @@ func configMsgs(queue uint16, maxLen uint32, seq uint32) [][]byte {
 
 // appendVerdict appends the verdict on packet id of queue to b.
 func appendVerdict(b []byte, queue uint16, id, verdict uint32) []byte {
-	hdr := binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(make([]byte, 0, 8), verdict), id)
-	return appendNfqMsg(b, nfqnlMsgVerdict, unix.NLM_F_REQUEST, 0, queue, nlAttr{nfqaVerdictHdr, hdr})
+	var hdr [8]byte
+	binary.BigEndian.PutUint32(hdr[:], verdict)
+	binary.BigEndian.PutUint32(hdr[4:], id)
+	return appendNfqMsg(b, nfqnlMsgVerdict, unix.NLM_F_REQUEST, 0, queue, nlAttr{nfqaVerdictHdr, hdr[:]})
 }
 
 // nlMsg is one netlink message of a received buffer.
@@ -111,8 +123,10 @@ var errNlTrunc = errors.New("truncated netlink message")
 
 // parseNlMsgs splits a received buffer into its netlink messages. It
 // returns the messages before the first malformed one and an error.
-func parseNlMsgs(b []byte) ([]nlMsg, error) {
-	var out []nlMsg
+func parseNlMsgs(b []byte) ([]nlMsg, error) { return appendNlMsgs(nil, b) }
+
+// appendNlMsgs is parseNlMsgs appending to out.
+func appendNlMsgs(out []nlMsg, b []byte) ([]nlMsg, error) {
 	for len(b) > 0 {
 		if len(b) < nlmsgHdrLen {
 			return out, errNlTrunc
@@ -142,14 +156,16 @@ func nlError(m nlMsg) error {
 	return nil
 }
 
-// parsePacket returns the queue and packet id of an NFQUEUE packet message.
-func parsePacket(m nlMsg) (queue uint16, id uint32, err error) {
+// parsePacket returns the queue, packet id and copied payload (nil in
+// metadata mode) of an NFQUEUE packet message.
+func parsePacket(m nlMsg) (queue uint16, id uint32, payload []byte, err error) {
 	if m.typ != nfqMsgType(nfqnlMsgPacket) {
-		return 0, 0, fmt.Errorf("not a packet message: type %#x", m.typ)
+		return 0, 0, nil, fmt.Errorf("not a packet message: type %#x", m.typ)
 	}
 	if len(m.data) < nfgenHdrLen {
-		return 0, 0, errNlTrunc
+		return 0, 0, nil, errNlTrunc
 	}
+	found := false
 	queue = binary.BigEndian.Uint16(m.data[2:])
 	attrs := m.data[nfgenHdrLen:]
 	for len(attrs) >= nlaHdrLen {
@@ -158,13 +174,19 @@ func parsePacket(m nlMsg) (queue uint16, id uint32, err error) {
 		if n < nlaHdrLen || n > len(attrs) {
 			break
 		}
-		if typ == nfqaPacketHdr && n >= nlaHdrLen+4 {
-			return queue, binary.BigEndian.Uint32(attrs[nlaHdrLen:]), nil
+		switch {
+		case typ == nfqaPacketHdr && n >= nlaHdrLen+4:
+			id, found = binary.BigEndian.Uint32(attrs[nlaHdrLen:]), true
+		case typ == nfqaPayload:
+			payload = attrs[nlaHdrLen:n]
 		}
 		if nlaAlign(n) >= len(attrs) {
 			break
 		}
 		attrs = attrs[nlaAlign(n):]
 	}
-	return 0, 0, errors.New("packet message without a packet header")
+	if !found {
+		return 0, 0, nil, errors.New("packet message without a packet header")
+	}
+	return queue, id, payload, nil
 }

@@ -134,11 +134,11 @@ func TestNfqueueMessages(t *testing.T) {
 	msgs, err := parseNlMsgs(b)
 	require.NoError(t, err)
 	require.Len(t, msgs, 2)
-	q, id, err := parsePacket(msgs[0])
+	q, id, _, err := parsePacket(msgs[0])
 	require.NoError(t, err)
 	require.Equal(t, uint16(513), q)
 	require.Equal(t, uint32(77), id)
-	q, id, err = parsePacket(msgs[1])
+	q, id, _, err = parsePacket(msgs[1])
 	require.NoError(t, err)
 	require.Equal(t, [2]uint64{2, 1 << 31}, [2]uint64{uint64(q), uint64(id)})
 
@@ -150,7 +150,7 @@ func TestNfqueueMessages(t *testing.T) {
 	require.Equal(t, []byte{0, 0, 2, 1}, msgs[0].data[:4])                                        // AF_UNSPEC, version, queue 513
 	require.Equal(t, []byte{12, 0, nfqaVerdictHdr, 0, 0, 0, 0, 1, 0, 0, 0, 77}, msgs[0].data[4:]) // verdict, id
 
-	cfg := configMsgs(5, 1000, 10)
+	cfg := configMsgs(5, 1000, 10, false)
 	require.Len(t, cfg, 4)
 	for i, m := range cfg {
 		msgs, err := parseNlMsgs(m)
@@ -162,7 +162,7 @@ func TestNfqueueMessages(t *testing.T) {
 	require.ErrorIs(t, nlError(nlMsg{data: ack}), unix.EPERM)
 	require.NoError(t, nlError(nlMsg{data: make([]byte, 4)}))
 
-	_, _, err = parsePacket(msgs[0])
+	_, _, _, err = parsePacket(msgs[0])
 	require.Error(t, err) // a config message is not a packet
 	_, err = parseNlMsgs(b[:len(b)-3])
 	require.Error(t, err)
@@ -175,8 +175,42 @@ func FuzzNfqueueMessages(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		msgs, _ := parseNlMsgs(b)
 		for _, m := range msgs {
-			_, _, _ = parsePacket(m)
+			_, _, _, _ = parsePacket(m)
 			_ = nlError(m)
 		}
 	})
+}
+
+// TestHeldPacketsOrder: the daemon's heap gives packets back by due time,
+// and those due at once in arrival order.
+func TestHeldPacketsOrder(t *testing.T) {
+	var h heldPackets
+	base := time.Unix(0, 0)
+	dues := []int{5, 3, 9, 3, 1, 7, 3, 0, 8, 2}
+	for i, d := range dues {
+		h.push(heldPacket{due: base.Add(time.Duration(d)), seq: uint64(i)})
+	}
+	prev := heldPacket{due: base.Add(-1)}
+	for range dues {
+		p := h.pop()
+		if p.due.Before(prev.due) || (p.due.Equal(prev.due) && p.seq < prev.seq) {
+			t.Fatalf("popped due %v seq %d after due %v seq %d", p.due, p.seq, prev.due, prev.seq)
+		}
+		prev = p
+	}
+	if len(h) != 0 {
+		t.Fatalf("%d left", len(h))
+	}
+}
+
+// TestTraceHeader reads the IPv4 length and source port a trace keeps.
+func TestTraceHeader(t *testing.T) {
+	b := make([]byte, traceCopyRange)
+	b[0] = 0x45
+	binary.BigEndian.PutUint16(b[2:], 9000)
+	binary.BigEndian.PutUint16(b[20:], 43210)
+	require.Equal(t, traceHdr{length: 9000, sport: 43210}, traceHeader(b))
+	require.Equal(t, traceHdr{}, traceHeader(b[:10]))
+	b[0] = 0x60 // IPv6
+	require.Equal(t, traceHdr{}, traceHeader(b))
 }
