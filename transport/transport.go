@@ -198,8 +198,10 @@ type Endpoint interface {
 	// pending send fails with ErrClosed or completes without error, and it
 	// completes without error only if its message was delivered: the peer
 	// still receives it after the close. A transport may let sends already
-	// under way finish first, waiting a bounded time (its linger). Every
-	// later call fails with ErrClosed.
+	// under way finish first, waiting a bounded time (its linger). A send
+	// that completed before Close (an eager one, whose bytes the transport
+	// holds) is delivered too, unless the peer takes nothing for that whole
+	// linger (it is gone or stuck). Every later call fails with ErrClosed.
 	Close() error
 }
 
