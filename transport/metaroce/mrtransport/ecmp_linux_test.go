@@ -1,6 +1,7 @@
 package mrtransport
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -109,7 +110,11 @@ func TestRepickSpreadsPathsOverECMPLinks(t *testing.T) {
 
 func testRepickSpreads(t *testing.T, links, paths int) {
 	p := newECMPPair(t, links)
-	ctx := testCtx(t)
+	// The traffic runs until the links are all used, up to spreadLimit: its
+	// context must outlast that (testCtx's 20 s ended it first under load,
+	// and the links then carried only keepalives until the limit).
+	ctx, cancel := context.WithTimeout(context.Background(), spreadLimit+20*time.Second)
+	defer cancel()
 	cfg := Config{Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Paths: paths,
 		Repick: RepickPolicy{Sample: 30 * time.Millisecond, Window: 8, Interval: 300 * time.Millisecond, MaxInterval: 1200 * time.Millisecond}}
 	var eps []*Endpoint
@@ -131,13 +136,13 @@ func testRepickSpreads(t *testing.T, links, paths int) {
 	}
 	const msg = 4 << 20
 	src, dst := make([]byte, msg), make([]byte, msg)
-	stop := make(chan struct{})
-	sent := make(chan error, 1)
+	stop, ended := make(chan struct{}), make(chan struct{})
+	var trafficErr error // set before ended closes
 	go func() {
+		defer close(ended)
 		for i := uint32(0); ; i++ {
 			select {
 			case <-stop:
-				sent <- nil
 				return
 			default:
 			}
@@ -146,20 +151,26 @@ func testRepickSpreads(t *testing.T, links, paths int) {
 			_, rerr := r.Wait(ctx)
 			_, serr := s.Wait(ctx)
 			if err := firstErr(rerr, serr); err != nil {
-				sent <- err
+				trafficErr = fmt.Errorf("message %d: %w", i, err)
 				return
 			}
 		}
 	}()
 	defer func() {
 		close(stop)
-		require.NoError(t, <-sent)
+		<-ended
+		require.NoError(t, trafficErr)
 	}()
 	start := time.Now()
 	prev := p.txBytes(links)
 	spread := 0
 	for {
-		require.Less(t, time.Since(start), 30*time.Second, "the links were never all used")
+		select {
+		case <-ended:
+			t.Fatalf("the traffic stopped at %.1f s: %v", time.Since(start).Seconds(), trafficErr)
+		default:
+		}
+		require.Less(t, time.Since(start), spreadLimit, "the links were never all used")
 		time.Sleep(500 * time.Millisecond) // a measurement interval, not a synchronisation
 		now := p.txBytes(links)
 		d := make([]int64, links)
@@ -182,6 +193,10 @@ func testRepickSpreads(t *testing.T, links, paths int) {
 		}
 	}
 }
+
+// spreadLimit bounds how long testRepickSpreads waits for every link to
+// carry traffic.
+const spreadLimit = 30 * time.Second
 
 // testWriter writes log lines to the test's log.
 type testWriter struct{ t *testing.T }
