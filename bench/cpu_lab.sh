@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# bench/cpu_lab.sh: where the CPU of issue 14's two-site lab job goes, and
+# the bound the machine's cores put on its busbw. Needs root (network
+# namespaces), iproute2 and iptables; perf (linux-perf) for the counts.
+#
+# Usage: bench/cpu_lab.sh
+#   env: LAB (lab name, default cpu), OUT (default bench/results/cpu_lab),
+#        SIZES (default "4M 16M"), ALGOS (default "auto ring"), ITERS (timed
+#        iterations of the long run, default 10), SPIN (GOCOLL_SPIN_WAIT
+#        values to run each case with, default "default 0"; "default" leaves
+#        it unset), GOCOLL (a gocoll binary to run instead of building this
+#        tree's, for A/B), REV (the code's commit for the table)
+#
+# The lab is hier_lab.sh's: 2 sites x 2 hosts x 2 ranks, 4 WAN paths of
+# 200 Mbit/s each way, 2 ms one way, MTU 9000, default transport (shm in a
+# host, MetaRoCE between hosts). For each size, algorithm and spin setting
+# it runs `gocoll bench allreduce` twice, with -n 2 and -n ITERS, each rank
+# under `perf stat` (or /usr/bin/time without perf), and reads the delay
+# daemons' CPU from /proc before and after. The difference between the two
+# runs over the difference in AllReduce calls (rank 0's COLL lines) is the
+# cost of one more call, the set-up left out: the job's CPU-seconds (all 8
+# ranks), context switches, page faults and system calls by kind, and the
+# delay daemons' CPU-seconds (the lab's emulation of the WAN's delay, which
+# real sites do not spend on their hosts).
+#
+# Then one MetaRoCE connection's cost per MB moved (`gocoll bench p2p`, 8 s,
+# 2 processes): across the WAN (s1h1 -> s2h1, with the delay daemon's) and
+# within a site (s1h1 -> s1h2).
+#
+# The machine's bound: a call cannot take less than its CPU over the cores,
+# so busbw <= S x 2(n-1)/n / (CPU per call / cores). Where that is below 90 %
+# of the hierarchical WAN bound (0.175 GB/s, see hier_lab.sh), the target
+# cannot be met on this machine whatever the transport does with its wire.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+LAB=${LAB:-cpu}
+OUT=${OUT:-bench/results/cpu_lab}
+SIZES=${SIZES:-4M 16M}
+ALGOS=${ALGOS:-auto ring}
+ITERS=${ITERS:-10}
+SPIN=${SPIN:-default 0}
+REV=${REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}
+[[ $(id -u) -eq 0 ]] || { echo "bench/cpu_lab.sh: needs root (network namespaces)" >&2; exit 2; }
+
+BIN=$(mktemp -d)
+chmod 755 "$BIN"
+G=$BIN/gocoll
+cleanup() { "$G" lab down --name "$LAB" >/dev/null 2>&1 || true; rm -rf "$BIN"; }
+trap cleanup EXIT
+if [[ -n ${GOCOLL:-} ]]; then cp "$GOCOLL" "$G"; else go build -o "$G" ./cmd/gocoll; fi
+mkdir -p "$OUT/raw"
+PERF=0
+perf stat -e task-clock true >/dev/null 2>&1 && PERF=1
+EV=task-clock,context-switches,page-faults
+for s in sendmmsg recvmmsg epoll_pwait sched_yield futex nanosleep process_vm_readv; do
+  EV+=,syscalls:sys_enter_$s
+done
+
+PATHS=4 RATE=200 DELAY=2 MTU=9000 HOSTS=2 SLOTS=2 N=8 CORES=$(nproc)
+R=$(awk -v p=$PATHS -v r=$RATE 'BEGIN { print p * r * 1e6 / 8 }') # WAN bytes/s one way
+HIER_BOUND=$(awk -v r="$R" -v n=$N 'BEGIN { printf "%.3f", r / 1e9 * 2 * (n - 1) / n }')
+stamp=$(date -u +%Y%m%d-%H%M%S)
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+"$G" lab down --name "$LAB" >/dev/null 2>&1 || true
+"$G" lab up --name "$LAB" --hosts-per-site $HOSTS --paths $PATHS --rate $RATE --delay $DELAY --mtu $MTU >/dev/null
+"$G" lab hostfile --name "$LAB" --slots $SLOTS >"$BIN/hosts"
+grep -E "^$LAB-(s1h1|s2h1) " "$BIN/hosts" | sed 's/slots=[0-9]*/slots=1/' >"$BIN/hosts.wan"
+grep -E "^$LAB-(s1h1|s1h2) " "$BIN/hosts" | sed 's/slots=[0-9]*/slots=1/' >"$BIN/hosts.lan"
+DPIDS=$(pgrep -f "lab delayd --config /run/gocoll-lab/$LAB/" || true)
+# delayd_ticks: the delay daemons' CPU so far, in clock ticks.
+delayd_ticks() { local t=0 p; for p in $DPIDS; do t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat"))); done; echo $t; }
+HZ=$(getconf CLK_TCK)
+
+bytes() { # bytes 16M -> 16777216
+  awk -v s="$1" 'BEGIN { m = 1; u = substr(s, length(s)); if (u == "K") m = 2^10; else if (u == "M") m = 2^20; if (m > 1) s = substr(s, 1, length(s) - 1); printf "%d", s * m }'
+}
+
+# run DIR ITERS SIZE ALGO SPIN: one job; DIR gets out, one counts file per
+# rank (perf stat -x, or /usr/bin/time) and delayd (the daemons' ticks).
+run() {
+  local d=$1 it=$2 b=$3 a=$4 sp=$5 t0 wrap
+  mkdir -p "$d"
+  if [[ $PERF == 1 ]]; then wrap="perf stat -x, -e $EV -o $d/rank.\$\$"; else wrap="/usr/bin/time -f '%U %S' -o $d/rank.\$\$"; fi
+  t0=$(delayd_ticks)
+  "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout 900s \
+    -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL ${sp:+-x GOCOLL_SPIN_WAIT=$sp} -- \
+    sh -c "exec $wrap $G bench allreduce --sizes $b -n $it -w 1 --algo $a" >"$d/out" 2>&1 || echo "# run failed: $?" >>"$d/out"
+  echo $(($(delayd_ticks) - t0)) >"$d/delayd"
+}
+# totals DIR: "event value" lines summed over the ranks, with "calls" (rank
+# 0's AllReduces) and "delayd" (CPU-seconds).
+totals() {
+  local d=$1 b=$2
+  if [[ $PERF == 1 ]]; then
+    cat "$d"/rank.* | awk -F, '$1 ~ /^[0-9.]+$/ && $3 != "" { s[$3] += $1 } END { for (e in s) print e, s[e] }'
+  else
+    cat "$d"/rank.* | awk '$1 ~ /^[0-9.]+$/ { s += ($1 + $2) * 1000 } END { print "task-clock", s }'
+  fi
+  echo "calls $(grep -c "^\[rank 0\] .*op=[Aa]ll[Rr]educe .* bytes=$b " "$d/out" || true)"
+  awk -v hz="$HZ" '{ print "delayd", $1 / hz }' "$d/delayd"
+}
+
+declare -A ROW
+for s in $SIZES; do
+  b=$(bytes "$s")
+  for a in $ALGOS; do
+    for sp in $SPIN; do
+      [[ $sp == default ]] && sp=
+      base=$OUT/raw/$stamp.$s.$a.spin${sp:-default}
+      run "$base.short" 2 "$b" "$a" "$sp"
+      run "$base.long" "$ITERS" "$b" "$a" "$sp"
+      totals "$base.short" "$b" >"$base.short.tot"
+      totals "$base.long" "$b" >"$base.long.tot"
+      # Per call: (long - short) / (calls long - calls short).
+      awk 'FNR == 1 { f++ } { v[f, $1] = $2; k[$1] = 1 } END {
+          c = v[2, "calls"] - v[1, "calls"]; if (c <= 0) { print "failed"; exit }
+          for (e in k) if (e != "calls") printf "%s %.6g\n", e, (v[2, e] - v[1, e]) / c }' \
+        "$base.short.tot" "$base.long.tot" | sort >"$base.percall"
+      bw=$(awk -v s="$b" -v n=$N '$1 == "[rank" && $2 == "0]" && $3 == s && $8 > 0 { printf "%.3f", s / ($8 * 1e-6) / 1e9 * 2 * (n - 1) / n }' "$base.long/out" | tail -1)
+      ROW[$s.$a.${sp:-default}]=$(awk -v s="$b" -v n=$N -v cores="$CORES" -v bound="$HIER_BOUND" -v bw="${bw:-?}" -v size="$s" -v a="$a" -v sp="${sp:-default}" '
+        { v[$1] = $2 }
+        function g(e) { return (e in v) ? v[e] : 0 }
+        END {
+          cpu = g("task-clock") / 1000; d = g("delayd")
+          cap = (cpu + d > 0) ? s * 2 * (n - 1) / n / ((cpu + d) / cores) / 1e9 : 0
+          capr = (cpu > 0) ? s * 2 * (n - 1) / n / (cpu / cores) / 1e9 : 0
+          printf "| %s | %s | %s | %s | %.3f | %.3f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.3f (%.0f %%) | %.3f (%.0f %%) |",
+            size, a, sp, bw, cpu, d, g("context-switches"), g("syscalls:sys_enter_sendmmsg"), g("syscalls:sys_enter_recvmmsg"),
+            g("syscalls:sys_enter_epoll_pwait"), g("syscalls:sys_enter_sched_yield"), g("syscalls:sys_enter_futex"), g("page-faults"),
+            cap, 100 * cap / bound, capr, 100 * capr / bound
+        }' "$base.percall")
+      echo "bench/cpu_lab.sh: ${ROW[$s.$a.${sp:-default}]}" >&2
+    done
+  done
+done
+
+# p2p HOSTFILE NAME: one MetaRoCE connection for 8 s; "MiB ranks-CPU delayd-CPU".
+p2p() {
+  local raw=$OUT/raw/$stamp.p2p.$2.txt t0
+  t0=$(delayd_ticks)
+  "$G" run --hostfile "$1" --rsh 'ip netns exec {host}' --timeout 90s -x GOCOLL_TRANSPORT=metaroce -- \
+    /usr/bin/time -f '# rankcpu %U %S' "$G" bench p2p --time 8s >"$raw" 2>&1 || echo "# run failed: $?" >>"$raw"
+  awk -v d=$(($(delayd_ticks) - t0)) -v hz="$HZ" '
+    /# total:/ { for (i = 1; i <= NF; i++) if ($i == "MiB") m = $(i - 1) }
+    { for (i = 1; i <= NF; i++) if ($i == "rankcpu") c += $(i + 1) + $(i + 2) }
+    END { printf "%s %s %s", m, c, d / hz }' "$raw"
+}
+read -r wan_mib wan_cpu wan_d <<<"$(p2p "$BIN/hosts.wan" wan)"
+read -r lan_mib lan_cpu lan_d <<<"$(p2p "$BIN/hosts.lan" lan)"
+"$G" lab down --name "$LAB" >/dev/null
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+permb() { awk -v c="$1" -v m="$2" 'BEGIN { if (m > 0) printf "%.2f", c * 1000 / (m * 1.048576); else print "?" }'; }
+
+table=$OUT/table.md
+{
+  echo "# Where the two-site lab job's CPU goes"
+  echo
+  echo "Run $stamp (UTC) of bench/cpu_lab.sh at commit $REV, $CORES cores, load average $load0 before, $load1 after. Lab: 2 sites x $HOSTS hosts x $SLOTS ranks, $PATHS WAN paths x $RATE Mbit/s, $DELAY ms one way, MTU $MTU, default transport. Per AllReduce call, set-up left out ((run of -n $ITERS minus run of -n 2) over the difference in calls): the job's CPU-seconds (8 ranks), the delay daemons' CPU-seconds, and the ranks' context switches, system calls and page faults (perf stat$([[ $PERF == 1 ]] || echo ': not available, CPU only')). 'spin': GOCOLL_SPIN_WAIT. 'busbw': the long run's, out of place (GB/s). 'CPU cap': the busbw the cores allow at that CPU per call, S x 2(n-1)/n / (CPU / $CORES cores), with the delay daemons' CPU and without it (real sites do not emulate their WAN on their hosts), with its share of the hierarchical WAN bound $HIER_BOUND GB/s; the target is 90 %. Raw: raw/$stamp.*."
+  echo
+  echo "| size | algo | spin | busbw | job CPU-s | delayd CPU-s | ctx switches | sendmmsg | recvmmsg | epoll_pwait | sched_yield | futex | page faults | CPU cap (of $HIER_BOUND) | cap without delayd |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  for s in $SIZES; do for a in $ALGOS; do for sp in $SPIN; do echo "${ROW[$s.$a.$sp]}"; done; done; done
+  echo
+  echo "One MetaRoCE connection, \`gocoll bench p2p\` for 8 s (set-up included), CPU per MB moved:"
+  echo "- across the WAN (s1h1 -> s2h1): $wan_mib MiB; ranks $(permb "$wan_cpu" "$wan_mib") CPU-ms/MB, delay daemons $(permb "$wan_d" "$wan_mib") CPU-ms/MB"
+  echo "- within a site (s1h1 -> s1h2, no delay): $lan_mib MiB; ranks $(permb "$lan_cpu" "$lan_mib") CPU-ms/MB"
+} >"$table"
+cat "$table"
