@@ -69,7 +69,7 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 		if c.Size() == 1 {
 			return nil
 		}
-		if c.rank == root && algo != AlgoTree && algo != AlgoHierarchical && o.eagerRoot(len(recv)) {
+		if c.rank == root && algo != AlgoTree && algo != AlgoHierarchical && o.eagerReturn(len(recv)) {
 			buf = o.eagerCopy(buf) // steady state: return once buf is reusable (eager.go)
 		}
 		var err error

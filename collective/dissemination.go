@@ -71,7 +71,7 @@ func (c *Comm) scatterDissemination(o *operation, send, recv []byte, root int) e
 	v := mod(c.rank-root, n)
 	haveLease := c.tempBuffer(n * bs)
 	have := haveLease.buf // blocks v, v+1, ... from have[0]
-	if v == 0 && o.eagerRoot(n*bs) {
+	if v == 0 && o.eagerReturn(n*bs) {
 		// Steady state: the root returns once send is copied into have,
 		// which the operation holds until it is settled (eager.go).
 		o.eagerLease = haveLease

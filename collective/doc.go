@@ -97,7 +97,7 @@
 // Eager rooted calls. A rank with nothing to receive in a rooted call,
 // the root of a Broadcast (any algorithm but the tree and hierarchical
 // ones) or of a dissemination Scatter (at most Config.SmallBytes in all),
-// returns as soon as its buffer is reusable, as MPI's eager protocol lets
+// or a non-root rank of a direct Gather (above 4064 bytes in all), returns as soon as its buffer is reusable, as MPI's eager protocol lets
 // it, when the call is in steady state: the communicator's last 3 calls
 // on this rank had the same header as this one (operation, count, type,
 // reduction, root, algorithm, chunk size, channels) and completed matched,
@@ -108,27 +108,29 @@
 // its peers' headers and the wait for their empty messages, is deferred:
 // the rank's next call on the communicator settles it before it sends
 // anything, as do [Comm.Close] and [Comm.Abort]. At most one call is
-// deferred, so the root runs at most one call ahead and holds at most
-// one call's copy. The wire traffic is the same either way. A nil from
+// deferred, so an eager rank runs at most one call ahead and holds at
+// most one call's copy. The wire traffic is the same either way. A nil from
 // an eager call says that this rank's part is done and its buffer free,
 // not that the others matched. A mismatch in it is reported:
 //   - in the call, by the ranks that see it and those that depend on them
 //     (the receivers, as a rule; but one whose only link to the mismatched
-//     rank ran through the root may return success, its data having come,
-//     matched, from the root);
-//   - at the root's next call on the communicator, which fails, naming the
-//     earlier call and its mismatch, before it sends anything; its failure
-//     ends that call on every rank, so every rank has an error by its next
-//     call at the latest;
-//   - at the root's Close, if it makes no further call (Close returns the
-//     error); the wait is bounded by Config.Timeout, like any operation's.
+//     rank ran through the eager rank may return success, its data having
+//     come, matched, from it);
+//   - at the eager rank's next call on the communicator, which fails,
+//     naming the earlier call and its mismatch, before it sends anything;
+//     its failure ends that call on every rank, so every rank has an error
+//     by its next call at the latest;
+//   - at the eager rank's Close, if it makes no further call (Close returns
+//     the error); the wait is bounded by Config.Timeout, like any
+//     operation's.
 //
 // The first call of a header, and every call after a change of header, an
 // error or a stall, runs the confirmed protocol, so a single mismatched
 // call, or the first one of a loop, is an error on every rank in that
-// call. [Comm.EagerReturns] counts the calls that returned early. Reduce
-// and Gather, whose non-root ranks only send in some algorithms, always
-// run the confirmed protocol.
+// call. [Comm.EagerReturns] counts the calls that returned early. Reduce,
+// whose non-root ranks only send in its chain and binomial forms (the
+// automatic choice sends them only above Config.SmallBytes, beyond what
+// an eager call copies), always runs the confirmed protocol.
 //
 // # Hangs
 //

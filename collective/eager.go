@@ -6,7 +6,7 @@ import (
 )
 
 // Eager rooted calls. A rank that has nothing to receive in a rooted call
-// (Broadcast's and Scatter's root) waits in the confirmed protocol only
+// (Broadcast's and Scatter's root, a direct Gather's senders) waits in the confirmed protocol only
 // for the headers and empty messages that tell it every other rank
 // matched. In steady state it does not wait for them: it posts its sends,
 // with its buffer copied out, sends its header to every peer it talks to,
@@ -59,11 +59,11 @@ func (c *Comm) noteEnd(o *operation, err error) {
 	}
 }
 
-// eagerRoot reports whether this call, on a rank with nothing to
+// eagerReturn reports whether this call, on a rank with nothing to
 // receive, may return once its buffer of bytes is reusable, and marks it
 // so (see eagerAfter). Only the algorithm bodies that know how to run
 // eagerly ask, once, before they send.
-func (o *operation) eagerRoot(bytes int) bool {
+func (o *operation) eagerReturn(bytes int) bool {
 	c := o.c
 	if !o.sync || c.Size() < 2 || bytes > eagerCopyMax {
 		return false
@@ -92,11 +92,13 @@ func (o *operation) eagerCopy(buf []byte) []byte {
 }
 
 // deferEnd ends the body of an eager call: it sends this rank's header to
-// every peer that lacks it (a peer's finish may wait for it) and leaves
-// the operation to settleDeferred.
+// every peer that lacks it (a peer's finish may wait for it), posts the
+// receives a peer's sends may wait for (postFirstEarly), and leaves the
+// operation to settleDeferred.
 func (o *operation) deferEnd() {
 	o.touchPartners()
 	o.announceTouched()
+	o.postFirstEarly()
 	if o.deadline.IsZero() { // settled under another context: keep the Config.Timeout bound
 		o.deadline = o.start.Add(o.c.cfg.Timeout)
 	}

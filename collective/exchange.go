@@ -30,6 +30,11 @@ type peerState struct {
 	firstBuf  []byte
 	taken     bool
 	firstReq  transport.Request
+	// early is the receive of the pair's first message as a message of
+	// its own, posted before the header came by an eager call that
+	// returned (postFirstEarly); not in o.reqs until the header shows the
+	// message did not ride in it.
+	early transport.Request
 }
 
 // headerBufs keeps header message buffers for reuse: an operation takes
@@ -189,8 +194,18 @@ func (o *operation) takeFirst(peer int) (taken bool, err error) {
 	buf := p.firstBuf
 	p.firstBuf = nil
 	if !p.carried {
-		p.firstReq = o.postRecv(peer, 1, buf)
+		if p.early != nil {
+			p.firstReq, p.early = p.early, nil
+			o.reqs = append(o.reqs, p.firstReq)
+		} else {
+			p.firstReq = o.postRecv(peer, 1, buf)
+		}
 		return false, nil
+	}
+	if p.early != nil { // the message rode in the header: nothing comes for it
+		p.early.Cancel()
+		transport.Release(p.early)
+		p.early = nil
 	}
 	if len(p.inline) != len(buf) {
 		return true, o.fail(fmt.Errorf("rank %d sent %d bytes where %d were expected", peer, len(p.inline), len(buf)))
@@ -212,4 +227,19 @@ func (o *operation) finishFirst(peer int) error {
 		return o.fail(fmt.Errorf("rank %d sent a %d-byte message this rank did not expect", peer, len(p.inline)))
 	}
 	return nil
+}
+
+// postFirstEarly posts, for an eager call that returns before its headers
+// came (eager.go), the receive of each open small first message as a
+// message of its own: a peer whose header went ahead of that message
+// sends it apart, and over a transport whose sends complete only once
+// matched (inproc) the peer would wait for this rank's next call. takeFirst
+// keeps it, or cancels it if the message rode in the header after all.
+func (o *operation) postFirstEarly() {
+	for peer := range o.peers {
+		p := &o.peers[peer]
+		if p.firstOpen && p.early == nil {
+			p.early = o.c.ep.Recv(o.c.ranks[peer], transport.Tag{OpKey: o.key, Seq: 1}, p.firstBuf)
+		}
+	}
 }

@@ -343,6 +343,9 @@ func (o *operation) fail(err error) error {
 		if r := o.peers[i].hdrReq; r != nil {
 			r.Cancel()
 		}
+		if r := o.peers[i].early; r != nil {
+			r.Cancel()
+		}
 	}
 	return err
 }
@@ -441,9 +444,14 @@ func (o *operation) releaseRequests() {
 		o.reqs[i] = nil
 	}
 	for i := range o.peers {
-		if p := &o.peers[i]; p.hdrReq != nil {
+		p := &o.peers[i]
+		if p.hdrReq != nil {
 			transport.Release(p.hdrReq)
 			p.hdrReq = nil
+		}
+		if p.early != nil { // cancelled by fail
+			transport.Release(p.early)
+			p.early = nil
 		}
 	}
 }

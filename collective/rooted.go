@@ -202,7 +202,15 @@ func (c *Comm) gather(ctx context.Context, send, recv []byte, dt dtype.DataType,
 			return c.gatherDissemination(o, send, nil, root) // no confirm (dissemination.go)
 		}
 		if c.rank != root {
-			if err := o.wait(o.send(root, send), root); err != nil {
+			buf := send
+			if o.eagerReturn(len(send)) { // steady state: return once send is reusable (eager.go)
+				buf = o.eagerCopy(send)
+			}
+			r := o.send(root, buf)
+			if o.eager {
+				return o.confirm()
+			}
+			if err := o.wait(r, root); err != nil {
 				return err
 			}
 			return o.confirm()

@@ -16,7 +16,8 @@ const eagerAfter = 3
 
 // RunEager checks the steady-state fast path of rooted operations over
 // the transport nw builds, at 4 ranks: in a loop of one Broadcast (8
-// bytes, and 8 KiB, which the root copies out) or Scatter, the root
+// bytes, and 8 KiB, which the root copies out), Scatter or direct Gather
+// (whose senders are eager), the root
 // returns before its confirmation from the (eagerAfter+1)th call on,
 // counted by Comm.EagerReturns, and reuses its buffer at once while every
 // rank still gets each call's data; a mismatch in such a call (one rank's
@@ -135,6 +136,45 @@ func RunEager(t *testing.T, nw NewWorld) {
 			}
 		})
 	}
+	t.Run("Gather", func(t *testing.T) { // 2 KiB a rank: direct, its senders eager
+		comms := newComms(t, nw, n)
+		for r, err := range each(comms, 30*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
+			send, recv := make([]int32, 512), make([]int32, 512*n)
+			for i := range loops {
+				for j := range send {
+					send[j] = int32(i*10000 + r*1000 + j)
+				}
+				if err := collective.Gather(ctx, c, send, recv, 2); err != nil {
+					return err
+				}
+				clear(send) // reusable on return
+				if r != 2 {
+					continue
+				}
+				for p := range n {
+					for j := range 512 {
+						if got, want := recv[p*512+j], int32(i*10000+p*1000+j); got != want {
+							return fmt.Errorf("call %d: rank %d's element %d is %d, want %d", i, p, j, got, want)
+						}
+					}
+				}
+			}
+			return nil
+		}) {
+			if err != nil {
+				t.Fatalf("rank %d: %v", r, err)
+			}
+		}
+		for r, c := range comms {
+			want := uint64(loops - eagerAfter)
+			if r == 2 {
+				want = 0
+			}
+			if got := c.EagerReturns(); got != want {
+				t.Fatalf("rank %d: %d eager returns, want %d", r, got, want)
+			}
+		}
+	})
 	t.Run("Scatter", func(t *testing.T) {
 		comms := newComms(t, nw, n)
 		for r, err := range each(comms, 30*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
