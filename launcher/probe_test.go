@@ -192,6 +192,12 @@ func TestProbeBadSettings(t *testing.T) {
 		require.NotContains(t, err.Error(), "\n", "rank %d", r)
 	}
 
+	// Alone (the other ranks never come), rank 0 still says why it could
+	// not join, not only that they were missing.
+	addr = testStore(t)
+	_, err := Init(context.Background(), Options{Environ: rankEnv(t, addr, 0, 2, EnvTopoFile+"="+bad, EnvConnectTimeout+"=1s")})
+	require.ErrorContains(t, err, "rank 0 cannot join: "+EnvTopoFile+": "+bad)
+
 	// Rank 0 fails to write GOCOLL_TOPO_DUMP (as it would to put the
 	// figures in the store): every rank fails with its error.
 	addr = testStore(t)

@@ -34,6 +34,15 @@ type rankRecord struct {
 	Fail string `json:"fail,omitempty"`
 }
 
+// failure is the error of every rank's Join when rank's record says it
+// cannot join (Fail), or nil.
+func (r rankRecord) failure(rank int) error {
+	if r.Fail == "" {
+		return nil
+	}
+	return fmt.Errorf("rank %d cannot join: %s", rank, r.Fail)
+}
+
 func encodeRecord(r rankRecord) ([]byte, error) {
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -81,7 +90,7 @@ func checkRecords(mine rankRecord, values [][]byte) ([]string, topology.Topology
 		}
 		switch {
 		case rec.Fail != "":
-			return nil, topology.Topology{}, fmt.Errorf("rank %d cannot join: %s", r, rec.Fail)
+			return nil, topology.Topology{}, rec.failure(r)
 		case rec.Size != mine.Size:
 			return nil, topology.Topology{}, fmt.Errorf("rank %d is in a world of %d ranks, this one of %d", r, rec.Size, mine.Size)
 		case rec.Transport != mine.Transport:

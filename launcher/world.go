@@ -139,6 +139,9 @@ func (lc *lifecycle) form(ctx context.Context, cfg collective.Config) (*World, e
 	}
 	values, err := store.AllGather(ctx, lc.kv, job.Rank, job.Size, "world", rec)
 	if err != nil {
+		if ferr := mine.failure(job.Rank); ferr != nil {
+			return nil, ferr // its own failure, though the others did not all come
+		}
 		return nil, fmt.Errorf("waiting for the other ranks at the store %s: %w", job.Store, err)
 	}
 	addrs, topo, err := checkRecords(mine, values)
