@@ -31,6 +31,8 @@ const (
 	// delaydStep is the longest sleep between checks for due packets:
 	// a packet with less jitter may fall due before the first one held.
 	delaydStep = time.Millisecond
+	// delaydIdle is the longest sleep with no packet held (idleSleep).
+	delaydIdle = 10 * time.Millisecond
 	// delaydPriority is the SCHED_FIFO priority of the daemon's reader
 	// and releaser threads (see realtime).
 	delaydPriority = 10
@@ -266,7 +268,7 @@ func (d *delayd) release() {
 			}
 			batch = appendVerdict(batch, p.queue, p.id, nfAccept)
 		}
-		next := delaydStep
+		next := d.idleSleep()
 		if len(d.held) > 0 {
 			next = min(d.held[0].due.Sub(now), delaydStep)
 		}
@@ -282,6 +284,17 @@ func (d *delayd) release() {
 			rawSleep(next)
 		}
 	}
+}
+
+// idleSleep is how long the releaser may sleep with no packet held: no
+// packet that arrives meanwhile falls due sooner than the least delay less
+// its jitter of any queue; at least delaydStep, at most delaydIdle.
+func (d *delayd) idleSleep() time.Duration {
+	t := delaydIdle
+	for _, q := range *d.queues.Load() {
+		t = min(t, q.Delay-q.Jitter)
+	}
+	return max(t, delaydStep)
 }
 
 // rawSleep sleeps for d without giving up the goroutine's P (see release).
