@@ -418,15 +418,20 @@ func (e *Endpoint) cancelSend(r *request, err error) bool {
 	return true
 }
 
-// removeRecv takes the queued receive r out of e.recvs. The caller holds
-// e.mu.
+// removeRecv takes the queued receive r out of e.recvs, in place: a queue
+// it empties goes back to e.recvsFree, as popFront's do, so that a receive
+// withdrawn in steady state (an eager root's) allocates no queue for the
+// next one. The caller holds e.mu.
 func (e *Endpoint) removeRecv(r *request) bool {
 	q := e.recvs[r.key]
 	for i, x := range q {
 		if x == r {
-			q = append(q[:i:i], q[i+1:]...)
+			copy(q[i:], q[i+1:])
+			q[len(q)-1] = nil
+			q = q[:len(q)-1]
 			if len(q) == 0 {
 				delete(e.recvs, r.key)
+				e.recvsFree.put(q)
 			} else {
 				e.recvs[r.key] = q
 			}
