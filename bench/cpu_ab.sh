@@ -24,14 +24,9 @@ COLL=${COLL:-broadcast} SIZES=${SIZES:-8 1024 8192} ROUNDS=${ROUNDS:-3} NP=${NP:
 N1=${N1:-2000} N2=${N2:-22000}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-labels=()
-for rev in "$@"; do
-  l=$(git rev-parse --short "$rev")
-  mkdir "$TMP/src-$l"
-  git archive "$rev" | tar -x -C "$TMP/src-$l"
-  (cd "$TMP/src-$l" && go build -o "$TMP/gocoll-$l" ./cmd/gocoll)
-  labels+=("$l")
-done
+# shellcheck source=bench/build_revs.sh
+. bench/build_revs.sh
+build_revs "$TMP" "$@"
 # run BIN SIZE ITERS: "cpu_seconds time_us"
 run() {
   /usr/bin/time -f '# cpu %U %S' -o "$TMP/time" "$1" bench "$COLL" -np "$NP" --sizes "$2" -w 50 -n "$3" -c 1 --format peers >"$TMP/out" 2>&1

@@ -30,14 +30,9 @@ PEERS_DIR=${PEERS_DIR:-$(dirname "$(git rev-parse --path-format=absolute --git-c
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 mpicc -O2 -o "$TMP/mpi_coll_bench" "$PEERS_DIR/mpi_coll_bench.c"
-labels=()
-for rev in "$@"; do
-  l=$(git rev-parse --short "$rev")
-  mkdir "$TMP/src-$l"
-  git archive "$rev" | tar -x -C "$TMP/src-$l"
-  (cd "$TMP/src-$l" && go build -o "$TMP/gocoll-$l" ./cmd/gocoll)
-  labels+=("$l")
-done
+# shellcheck source=bench/build_revs.sh
+. bench/build_revs.sh
+build_revs "$TMP" "$@"
 max=0
 for s in $SIZES; do ((s > max)) && max=$s; done
 # iters BYTES: "WARMUP ITERS" as mpi_coll_bench's schedule.
