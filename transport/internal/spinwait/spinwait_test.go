@@ -67,3 +67,31 @@ func TestUntilFuncEveryLetsGoroutinesRun(t *testing.T) {
 		t.Fatalf("the goroutine ran after %d polls, want 1 to 4", polls)
 	}
 }
+
+func TestGauge(t *testing.T) {
+	var g Gauge
+	if b, spare := g.Budget(64 * time.Microsecond); b != 64*time.Microsecond || spare != 0 {
+		t.Fatalf("zero Gauge: budget %v spare %v, want the whole 64us and 0", b, spare)
+	}
+	for i := range GaugeShiftMax + 3 {
+		if g.Learn(0, time.Millisecond) {
+			t.Fatal("a spin of the whole budget whose request came later paid")
+		}
+		if want := min(i+1, GaugeShiftMax); g.Shift() != want {
+			t.Fatalf("after %d wasted spins: shift %d, want %d", i+1, g.Shift(), want)
+		}
+	}
+	b, spare := g.Budget(64 * time.Microsecond)
+	if b != time.Microsecond || spare != 63*time.Microsecond {
+		t.Fatalf("at the maximum shift: budget %v spare %v, want 1us and 63us", b, spare)
+	}
+	if !g.Learn(spare, 30*time.Microsecond) || g.Shift() != GaugeShiftMax-1 {
+		t.Fatalf("a spin cut short that a whole one would have caught: shift %d, want %d", g.Shift(), GaugeShiftMax-1)
+	}
+	for range GaugeShiftMax + 2 {
+		g.Paid()
+	}
+	if g.Shift() != 0 {
+		t.Fatalf("after paid spins: shift %d, want 0", g.Shift())
+	}
+}

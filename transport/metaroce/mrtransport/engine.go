@@ -84,6 +84,7 @@ type engineCounters struct {
 	datagramsWritten, bytesWritten atomic.Int64
 	readBatches, writeBatches      atomic.Int64
 	spinBatches                    atomic.Int64
+	spinsPaid, spinsWasted         atomic.Int64 // spin outcomes (spinwait.Gauge)
 	// Drains before a silence (drain.go), and the batches they read.
 	silenceDrains, drainedBatches atomic.Int64
 	readErrors, writeErrors       atomic.Int64

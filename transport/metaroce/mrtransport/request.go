@@ -3,6 +3,7 @@ package mrtransport
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"github.com/gocoll/gocoll/transport"
 )
@@ -33,6 +34,12 @@ type request struct {
 	// engine's lock, while complete clears buf): a receive of at most
 	// smallSpinBytes.
 	smallRecv bool
+	// spunOut is when (the engine's time, in ns) a waiter gave up spinning
+	// on the request, 0 if none did; spinSpare how much longer a spin of
+	// the whole budget would have lasted. Set by Spin, read by finish
+	// (spinwait.Gauge).
+	spunOut   atomic.Int64
+	spinSpare time.Duration
 
 	// fin is set when the caller's request completes (at stateDone, or
 	// at release for an eager send); done is made by the first Done
@@ -89,6 +96,9 @@ func (r *request) finish() {
 	r.fin.Store(true)
 	if r.done != nil {
 		close(r.done)
+	}
+	if r.ep != nil {
+		r.learn(r.ep.eng.last)
 	}
 }
 

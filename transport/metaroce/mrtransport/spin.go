@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/internal/spinwait"
@@ -26,6 +27,11 @@ const spinBatch = 4
 // against 0 of 3 without it.) The readers stay: whichever of a reader and
 // a waiter reads a datagram first handles it, the same way.
 type spinner struct {
+	// bulk scales the spin budget of a wait for anything but a small
+	// receive to how often such spins paid lately (spinwait.Gauge). Not
+	// under mu.
+	bulk spinwait.Gauge
+
 	mu      sync.Mutex // one waiter reads at a time; guards the fields below
 	poller  *udpio.Poller
 	readers []*udpio.TryReader // by path
@@ -66,8 +72,15 @@ func newSpinner(socks []PathSocket) *spinner {
 
 // Spin implements transport.Spinner: it reads the path sockets in the
 // caller's goroutine until r completes, ctx ends or its spin budget has
-// passed: Config.SpinWait, and smallSpinFactor times that for a receive of
-// at most smallSpinBytes.
+// passed: smallSpinFactor times Config.SpinWait for a receive of at most
+// smallSpinBytes; for the rest (bulk), Config.SpinWait scaled down by the
+// spinner's gauge while bulk spins have lately been wasted
+// (spinwait.Gauge). A bulk piece that comes at a WAN's pace, ms after the
+// wait began, is caught by no spin, and the spin's yields cost the ranks
+// that copy and reduce meanwhile. A small message's spin is what keeps its
+// latency where ranks outnumber cores, and the gauge cannot judge it: a
+// waiter that stopped spinning is completed by a reader, late by that
+// reader's wake-up, so every cut spin would look wasted.
 func (r *request) Spin(ctx context.Context) bool {
 	if r.fin.Load() {
 		return true
@@ -75,11 +88,38 @@ func (r *request) Spin(ctx context.Context) bool {
 	if r.ep == nil || r.ep.eng.spin == nil || r.ep.cfg.SpinWait <= 0 {
 		return false
 	}
-	budget := r.ep.cfg.SpinWait
+	e := r.ep.eng
 	if r.smallRecv {
-		budget *= smallSpinFactor
+		return spinwait.UntilFunc(ctx, r.fin.Load, r.ep.cfg.SpinWait*smallSpinFactor, e.spinRead)
 	}
-	return spinwait.UntilFunc(ctx, r.fin.Load, budget, r.ep.eng.spinRead)
+	g := &e.spin.bulk
+	budget, spare := g.Budget(r.ep.cfg.SpinWait)
+	if spinwait.UntilFunc(ctx, r.fin.Load, budget, e.spinRead) {
+		g.Paid()
+		e.st.spinsPaid.Add(1)
+		return true
+	}
+	// The request's completion (finish) tells whether a spin of the
+	// whole budget would have caught it. spinSpare is written first: the
+	// store of spunOut publishes it.
+	r.spinSpare = spare
+	r.spunOut.Store(int64(time.Since(e.start)))
+	return false
+}
+
+// learn is called as a request that gave up spinning completes (under the
+// engine's lock, now being the engine's latest time): it moves the bulk
+// gauge.
+func (r *request) learn(now time.Duration) {
+	out := r.spunOut.Load()
+	if out == 0 || r.ep == nil || r.ep.eng.spin == nil {
+		return
+	}
+	if r.ep.eng.spin.bulk.Learn(r.spinSpare, now-time.Duration(out)) {
+		r.ep.eng.st.spinsPaid.Add(1)
+	} else {
+		r.ep.eng.st.spinsWasted.Add(1)
+	}
 }
 
 // A receive of at most smallSpinBytes spins smallSpinFactor times

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gocoll/gocoll/transport"
+	"github.com/gocoll/gocoll/transport/internal/spinwait"
 )
 
 // pingPong sends n small messages from rank 0 to rank 1 and back, each
@@ -82,5 +83,45 @@ func TestSpinningWaitReadsSockets(t *testing.T) {
 func TestSpinWaitLimit(t *testing.T) {
 	if _, err := (Config{Size: 1, SpinWait: MaxSpinWait + 1}).withDefaults(); err == nil {
 		t.Fatal("SpinWait above MaxSpinWait accepted")
+	}
+}
+
+// A bulk request (anything but a small receive) that gave up spinning
+// teaches the bulk gauge (spinwait.Gauge) as it completes: a wasted spin
+// when it came after the rest of the whole budget, a paid one when within
+// it; a request that never gave up teaches nothing, and the outcomes are
+// counted in the engine's stats.
+func TestSpinOutcomesTeachTheBulkGauge(t *testing.T) {
+	linuxOnly(t, "a waiter reading the sockets (epoll)")
+	eps := newTestWorld(t, 2, Config{Paths: 1})
+	sp := eps[0].eng.spin
+	if sp == nil {
+		t.Fatal("no spinner over loopback udpio sockets")
+	}
+	gaveUp := func(spare, after time.Duration) {
+		r := &request{ep: eps[0], spinSpare: spare}
+		r.spunOut.Store(int64(time.Second))
+		r.learn(time.Second + after)
+	}
+	for range spinwait.GaugeShiftMax { // whatever the world's start taught it
+		sp.bulk.Paid()
+	}
+	before := eps[0].Stats().Engine
+	gaveUp(0, time.Millisecond)
+	gaveUp(0, time.Millisecond)
+	if s := sp.bulk.Shift(); s != 2 {
+		t.Fatalf("after 2 wasted spins: shift %d, want 2", s)
+	}
+	gaveUp(40*time.Microsecond, 30*time.Microsecond) // a whole spin would have caught it
+	if s := sp.bulk.Shift(); s != 1 {
+		t.Fatalf("after a paid spin: shift %d, want 1", s)
+	}
+	(&request{ep: eps[0]}).learn(time.Hour) // never gave up spinning
+	if s := sp.bulk.Shift(); s != 1 {
+		t.Fatalf("a request that never gave up spinning moved the gauge to %d", s)
+	}
+	after := eps[0].Stats().Engine
+	if paid, wasted := after.SpinsPaid-before.SpinsPaid, after.SpinsWasted-before.SpinsWasted; paid != 1 || wasted != 2 {
+		t.Fatalf("counted %d paid and %d wasted spins, want 1 and 2", paid, wasted)
 	}
 }

@@ -33,9 +33,14 @@ type EngineStats struct {
 	DatagramsWritten, BytesWritten int64
 	ReadBatches, WriteBatches      int64 // system calls (or socket calls) that moved datagrams
 	SpinBatches                    int64 // of ReadBatches, those read by a waiting request (Config.SpinWait)
-	ReadErrors, WriteErrors        int64
-	NoRoute                        int64 // datagrams dropped for lack of a peer address
-	TimerRuns                      int64
+	// SpinsPaid counts the waits whose spin ended with the request
+	// complete, or was cut short (spinwait.Gauge) while a spin of the whole
+	// budget would have caught it; SpinsWasted those whose request came
+	// after the whole budget.
+	SpinsPaid, SpinsWasted  int64
+	ReadErrors, WriteErrors int64
+	NoRoute                 int64 // datagrams dropped for lack of a peer address
+	TimerRuns               int64
 	// SilenceDrains counts the timer runs that found a connection due to
 	// fail for its peer's silence and first read what the sockets held
 	// (see metaroce.Endpoint.SilenceDue); DrainedBatches the batches of
@@ -69,6 +74,7 @@ func (e *Endpoint) Stats() Stats {
 		DatagramsPlaced:  st.datagramsPlaced.Load(),
 		DatagramsWritten: st.datagramsWritten.Load(), BytesWritten: st.bytesWritten.Load(),
 		ReadBatches: st.readBatches.Load(), WriteBatches: st.writeBatches.Load(), SpinBatches: st.spinBatches.Load(),
+		SpinsPaid: st.spinsPaid.Load(), SpinsWasted: st.spinsWasted.Load(),
 		ReadErrors: st.readErrors.Load(), WriteErrors: st.writeErrors.Load(),
 		NoRoute: st.noRoute.Load(), TimerRuns: st.timerRuns.Load(),
 		SilenceDrains: st.silenceDrains.Load(), DrainedBatches: st.drainedBatches.Load(),
@@ -103,7 +109,7 @@ func (e *Endpoint) LogStats(ctx context.Context, level slog.Level) {
 	en := s.Engine
 	e.log.Log(ctx, level, "mrtransport: endpoint",
 		"read", en.DatagramsRead, "readBytes", en.BytesRead, "placed", en.DatagramsPlaced, "written", en.DatagramsWritten,
-		"writtenBytes", en.BytesWritten, "spinBatches", en.SpinBatches, "readErrors", en.ReadErrors, "writeErrors", en.WriteErrors,
+		"writtenBytes", en.BytesWritten, "spinBatches", en.SpinBatches, "spinsPaid", en.SpinsPaid, "spinsWasted", en.SpinsWasted, "readErrors", en.ReadErrors, "writeErrors", en.WriteErrors,
 		"noRoute", en.NoRoute, "silenceDrains", en.SilenceDrains, "drainedBatches", en.DrainedBatches,
 		"late", s.Core.Late, "lateRuns", s.Core.LateRuns, "portUnreachable", en.PortUnreachable, "peerGone", en.PeerGone,
 		"unreachableIgnored", en.UnreachableIgnored, "errQueueOther", en.ErrQueueOther,
