@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/gocoll/gocoll/transport"
@@ -217,9 +218,7 @@ func (o *operation) await(r transport.Request, peer int) (int, error) {
 		default:
 		}
 	}
-	interval := time.Millisecond
-	waitStart := time.Now()
-	tick := o.armTimer(interval)
+	lw := o.longWait()
 	defer o.timer.Stop()
 	for {
 		select {
@@ -227,22 +226,84 @@ func (o *operation) await(r transport.Request, peer int) (int, error) {
 			return r.Wait(o.ctx)
 		case <-o.ctx.Done():
 			return r.Wait(o.ctx)
-		case <-tick:
-			now := time.Now()
-			if !o.deadline.IsZero() && !now.Before(o.deadline) {
-				return 0, context.DeadlineExceeded
-			}
-			if now.Sub(waitStart) >= lookAfter {
-				o.look(peer, waitStart)
-				o.checkStall(now)
-			}
-			o.touchPartners()
-			o.announceTouched()
-			if err := o.scanHeaders(); err != nil {
+		case <-lw.tick:
+			if err := o.onTick(&lw, peer); err != nil {
 				return 0, err
 			}
-			interval = min(2*interval, 100*time.Millisecond)
-			o.armTimer(interval)
+		}
+	}
+}
+
+// longWait is a wait that did not end at once: when it started, and the
+// operation's timer's next tick.
+type longWait struct {
+	start    time.Time
+	interval time.Duration
+	tick     <-chan time.Time
+}
+
+// longWait arms the operation's timer for a wait that begins now.
+func (o *operation) longWait() longWait {
+	return longWait{start: time.Now(), interval: time.Millisecond, tick: o.armTimer(time.Millisecond)}
+}
+
+// onTick is a long wait's tick (see await): the deadline, the flight
+// record and the stall report, the headers of the other peers; then it
+// arms the next tick.
+func (o *operation) onTick(lw *longWait, peer int) error {
+	now := time.Now()
+	if !o.deadline.IsZero() && !now.Before(o.deadline) {
+		return context.DeadlineExceeded
+	}
+	if now.Sub(lw.start) >= lookAfter {
+		o.look(peer, lw.start)
+		o.checkStall(now)
+	}
+	o.touchPartners()
+	o.announceTouched()
+	if err := o.scanHeaders(); err != nil {
+		return err
+	}
+	lw.interval = min(2*lw.interval, 100*time.Millisecond)
+	lw.tick = o.armTimer(lw.interval)
+	return nil
+}
+
+// awaitAny waits, as await does, until one of reqs has completed, and
+// returns its index; the caller then takes it with its own wait, which
+// returns at once. Over an endpoint that must see every wait
+// (transport.AnyWaiter) the endpoint waits; else it selects on the
+// requests' Done channels.
+func (o *operation) awaitAny(reqs []transport.Request) (int, error) {
+	o.announceTouched()
+	for i, r := range reqs {
+		if isDone(r) {
+			return i, nil
+		}
+	}
+	if w, ok := o.c.ep.(transport.AnyWaiter); ok {
+		if i := w.WaitAny(o.ctx, reqs); i >= 0 {
+			return i, nil
+		}
+		return -1, o.ctx.Err()
+	}
+	lw := o.longWait()
+	defer o.timer.Stop()
+	cases := make([]reflect.SelectCase, len(reqs)+2)
+	for i, r := range reqs {
+		cases[i] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(r.Done())}
+	}
+	cases[len(reqs)] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(o.ctx.Done())}
+	for {
+		cases[len(reqs)+1] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(lw.tick)}
+		switch i, _, _ := reflect.Select(cases); {
+		case i < len(reqs):
+			return i, nil
+		case i == len(reqs):
+			return -1, o.ctx.Err()
+		}
+		if err := o.onTick(&lw, -1); err != nil {
+			return -1, err
 		}
 	}
 }

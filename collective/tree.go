@@ -25,8 +25,8 @@ import (
 // channel ch lays its two trees over the order rotated by
 // tune.TreeShift(n, ch, C) (and one more), so that its trees have other
 // roots, inner ranks and edges than the other channels' and load other
-// links; each tree has its own chunks and messages in flight, and one
-// goroutine runs every tree's events in one order (treeRun).
+// links; each tree has its own chunks and messages in flight. One
+// goroutine runs every tree, each as far as its messages allow (treeRun).
 
 // treeShape is one tree over communicator ranks, with each rank's height
 // (longest path down to a leaf) and depth (distance from the root).

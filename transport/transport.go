@@ -107,6 +107,16 @@ type Spinner interface {
 	Spin(ctx context.Context) bool
 }
 
+// AnyWaiter is implemented by endpoints whose waits must go through the
+// transport, as a simulated fabric's, whose clock moves only while every
+// rank waits (transport/simnet): WaitAny blocks until one of reqs has
+// completed or ctx is done, and returns the index of a completed one, or
+// -1 once ctx is done. A request of another endpoint counts as completed.
+// Without it, a waiter selects on the requests' Done channels.
+type AnyWaiter interface {
+	WaitAny(ctx context.Context, reqs []Request) int
+}
+
 // Ender is implemented by endpoints that a composite endpoint (one that
 // reaches different peers through different transports) can join: a peer
 // that aborts an operation tells only the transport it reaches this rank

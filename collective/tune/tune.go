@@ -32,8 +32,7 @@
 // with the confirm round (confirm.go). transport/simnet runs the real
 // algorithms on the same links; at 256 ranks (4 sites × 8 hosts × 8) the
 // two agree within 15 % from 8 B to 256 MiB for every AllReduce, Reduce
-// and Broadcast algorithm but the Broadcast tree from 4 MiB up
-// (bench/sim.sh, bench/results/sim).
+// and Broadcast algorithm (bench/sim.sh, bench/results/sim).
 package tune
 
 import (

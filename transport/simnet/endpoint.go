@@ -23,7 +23,10 @@ type Endpoint struct {
 	waits      int // goroutines waiting on this rank's requests
 }
 
-var _ transport.Endpoint = (*Endpoint)(nil)
+var (
+	_ transport.Endpoint  = (*Endpoint)(nil)
+	_ transport.AnyWaiter = (*Endpoint)(nil)
+)
 
 // Rank is this endpoint's rank.
 func (e *Endpoint) Rank() int { return e.rank }
@@ -48,7 +51,15 @@ type request struct {
 	n       int
 	err     error
 	waiters int
+	group   *anyWait  // a WaitAny on this request among others
 	tr      *transfer // a send's; a receive's once matched
+}
+
+// anyWait is one goroutine waiting in WaitAny: it counts once in its
+// endpoint's waits until the first of its requests completes.
+type anyWait struct {
+	waiting bool
+	done    chan struct{}
 }
 
 func (r *request) settled() bool { return r.state == stateDone }
@@ -62,13 +73,76 @@ func (r *request) complete(n int, err error) {
 	close(r.done)
 	e := r.ep
 	delete(e.own, r)
-	if r.waiters > 0 {
-		e.waits -= r.waiters
-		r.waiters = 0
-		if e.waits == 0 {
-			e.w.waiting--
+	for ; r.waiters > 0; r.waiters-- {
+		e.unwait()
+	}
+	if g := r.group; g != nil && g.waiting {
+		g.waiting = false
+		close(g.done)
+		e.unwait()
+	}
+	r.group = nil
+}
+
+// sleep counts this goroutine as waiting on e, lets the world advance, and
+// blocks until done is closed or ctx ends; it is called, and returns, with
+// the world's lock held. Whoever closes done uncounts the wait; on ctx's
+// end the caller does (unwait).
+func (e *Endpoint) sleep(ctx context.Context, done <-chan struct{}) {
+	w := e.w
+	e.waits++
+	if e.waits == 1 {
+		w.waiting++
+	}
+	w.advance()
+	w.mu.Unlock()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	w.mu.Lock()
+}
+
+// unwait ends one goroutine's wait on this endpoint.
+func (e *Endpoint) unwait() {
+	e.waits--
+	if e.waits == 0 {
+		e.w.waiting--
+	}
+}
+
+// WaitAny waits in virtual time until one of reqs has completed and
+// returns its index, or -1 once ctx is done (transport.AnyWaiter). A
+// request of another endpoint or transport counts as completed.
+func (e *Endpoint) WaitAny(ctx context.Context, reqs []transport.Request) int {
+	w := e.w
+	w.mu.Lock()
+	for i, q := range reqs {
+		if r, ok := q.(*request); !ok || r.ep != e || r.state == stateDone {
+			w.mu.Unlock()
+			return i
 		}
 	}
+	g := &anyWait{waiting: true, done: make(chan struct{})}
+	for _, q := range reqs {
+		q.(*request).group = g
+	}
+	e.sleep(ctx, g.done)
+	defer w.mu.Unlock()
+	if g.waiting { // ctx ended first
+		g.waiting = false
+		e.unwait()
+	}
+	for i, q := range reqs {
+		r := q.(*request)
+		if r.group == g {
+			r.group = nil
+		}
+		if r.state == stateDone {
+			return i
+		}
+	}
+	return -1
 }
 
 func (e *Endpoint) failed(err error) *request {
@@ -299,24 +373,11 @@ func (r *request) wait(ctx context.Context) bool {
 		return true
 	}
 	r.waiters++
-	e.waits++
-	if e.waits == 1 {
-		w.waiting++
-	}
-	w.advance()
-	w.mu.Unlock()
-	select {
-	case <-r.done:
-	case <-ctx.Done():
-	}
-	w.mu.Lock()
+	e.sleep(ctx, r.done)
 	defer w.mu.Unlock()
 	if r.state != stateDone {
 		r.waiters--
-		e.waits--
-		if e.waits == 0 {
-			w.waiting--
-		}
+		e.unwait()
 		return false
 	}
 	return true

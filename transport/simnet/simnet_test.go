@@ -200,3 +200,51 @@ func TestPairLink(t *testing.T) {
 		t.Errorf("ring over a 7 ms, 1 MB/s pair link: %v, want about %v", got, want)
 	}
 }
+
+// TestWaitAny: a rank waiting for two receives wakes when the first
+// message arrives, the one from its own host (2 us away) before the one
+// from another host (25 us), at that message's virtual time; a wait whose
+// context ends returns -1.
+func TestWaitAny(t *testing.T) {
+	links := tune.DefaultLinks()
+	w, err := simnet.NewWorld(grid(t, 1, 2, 2), links) // ranks 0, 1 on host 0; 2, 3 on host 1
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	eps := w.Endpoints()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	tag := transport.Tag{Seq: 1}
+	var wg sync.WaitGroup
+	for _, src := range []int{2, 1} {
+		wg.Go(func() {
+			if _, err := eps[src].Send(0, tag, []byte{byte(src)}).Wait(ctx); err != nil {
+				t.Error(err)
+			}
+			_ = eps[src].Close()
+		})
+	}
+	_ = eps[3].Close()
+	aw := eps[0].(transport.AnyWaiter)
+	far, near := eps[0].Recv(2, tag, make([]byte, 1)), eps[0].Recv(1, tag, make([]byte, 1))
+	if i := aw.WaitAny(ctx, []transport.Request{far, near}); i != 1 {
+		t.Fatalf("WaitAny returned %d, want 1 (the receive from the same host)", i)
+	}
+	if got, want := w.Now(), links.Host.Latency; got < want || got > want+time.Microsecond {
+		t.Errorf("woke at %v, want the same host's message at %v", got, want)
+	}
+	if i := aw.WaitAny(ctx, []transport.Request{far}); i != 0 {
+		t.Fatalf("WaitAny returned %d, want 0", i)
+	}
+	if got, want := w.Now(), links.Site.Latency; got < want || got > want+time.Microsecond {
+		t.Errorf("woke at %v, want the other host's message at %v", got, want)
+	}
+	wg.Wait()
+	never := eps[0].Recv(1, transport.Tag{Seq: 2}, make([]byte, 1))
+	short, stop := context.WithTimeout(ctx, 10*time.Millisecond)
+	defer stop()
+	if i := aw.WaitAny(short, []transport.Request{never}); i != -1 {
+		t.Errorf("WaitAny on a message that never comes returned %d, want -1 once its context ended", i)
+	}
+}
