@@ -55,8 +55,10 @@ type operation struct {
 	eagerLease  lease                           // an eager call's copy of its buffer
 
 	// Initial backing of reqs, hdrBufs and peers, enough for a small
-	// collective on a small communicator.
-	reqsInline    [8]transport.Request
+	// collective on a small communicator: reqs holds up to three requests
+	// per peer (an AllToAll above the inline limit posts a header send, a
+	// data send and a data receive to each).
+	reqsInline    [3 * peersInlineMax]transport.Request
 	hdrBufsInline [2 * peersInlineMax]*[headerMsgMax]byte
 	peersInline   [peersInlineMax]peerState
 

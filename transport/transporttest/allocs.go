@@ -15,8 +15,9 @@ import (
 // Broadcast, Reduce, AllGather, AllToAll, Barrier) and for a 2 KiB
 // AllReduce ("AllReduce 2 KiB": more than one shm slot, with the header in
 // one message), an 8 KiB Broadcast ("Broadcast 8 KiB": beyond shm's
-// EagerMax, copied by the receiver) and an 8 KiB AllToAll ("AllToAll 8
-// KiB", 8 KiB / n a pair), the allocations per
+// EagerMax, copied by the receiver), an 8 KiB AllToAll ("AllToAll 8
+// KiB", 8 KiB / n a pair) and a 64 KiB AllReduce and AllToAll (each
+// message a shm rendezvous), the allocations per
 // call over the n ranks world returns, all ranks together
 // (testing.AllocsPerRun counts the whole process), after a warm-up, and
 // fails t above perRank*n for the collectives listed in max (by name; the
@@ -71,17 +72,21 @@ func allocsCases(n int) []allocsCase {
 	bc8 := mk(2048)
 	aaS8, aaR8 := mk(2048), mk(2048)
 	bc := mk(2)
+	arS64, arR64 := mk(16384), mk(16384)
+	aaS64, aaR64 := mk(16384), mk(16384)
 	rdS, rdR := mk(2), mk(2)
 	agS, agR := mk(1), mk(n)
 	aaS, aaR := mk(n), mk(n)
 	for r := range n {
 		arS[r][0], arS[r][1] = 1, float32(r)
 		arS2[r][0], arS2[r][511] = 1, float32(r)
+		arS64[r][0], arS64[r][16383] = 1, float32(r)
 		rdS[r][0], rdS[r][1] = 1, float32(r)
 		agS[r][0] = float32(r)
 		for j := range n {
 			aaS[r][j] = float32(10*r + j)
 			aaS8[r][j*2048/n] = float32(10*r + j) // the first element of block j
+			aaS64[r][j*16384/n] = float32(10*r + j)
 		}
 	}
 	const root = 1
@@ -113,6 +118,18 @@ func allocsCases(n int) []allocsCase {
 			got, w := make([]float32, n), make([]float32, n)
 			for j := range n {
 				got[j], w[j] = aaR8[r][j*2048/n], float32(10*j+r)
+			}
+			return want(got, w...)
+		}},
+		{"AllReduce 64 KiB", func(ctx context.Context, c *collective.Comm, r int) error {
+			return collective.AllReduce(ctx, c, arS64[r], arR64[r], collective.Sum)
+		}, func(r int) error { return want([]float32{arR64[r][0], arR64[r][16383]}, nf, nf*(nf-1)/2) }},
+		{"AllToAll 64 KiB", func(ctx context.Context, c *collective.Comm, r int) error {
+			return collective.AllToAll(ctx, c, aaS64[r], aaR64[r])
+		}, func(r int) error {
+			got, w := make([]float32, n), make([]float32, n)
+			for j := range n {
+				got[j], w[j] = aaR64[r][j*16384/n], float32(10*j+r)
 			}
 			return want(got, w...)
 		}},
