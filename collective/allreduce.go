@@ -118,8 +118,16 @@ func (c *Comm) allReduceRecursiveDoubling(o *operation, send, recv []byte, spec 
 		if err := o.waitRecv(pr); err != nil {
 			return err
 		}
-		if err := o.wait(sr, partner); err != nil {
-			return err
+		// The reduction below overwrites recv, so a send out of it must
+		// have been taken first. A send out of an out-of-place send buffer
+		// (the first exchange) is left to finish, which waits for every
+		// request: this rank goes on to the next exchange without waiting
+		// for the partner to copy its data (over shared memory, a large
+		// message is copied by the receiver, once it runs).
+		if sameRegion(cur, recv) { // cur is send or recv; send and recv are the same region or disjoint
+			if err := o.wait(sr, partner); err != nil {
+				return err
+			}
 		}
 		if partner < r {
 			spec.kernel(recv, tmp, cur)
