@@ -95,7 +95,10 @@ func (r *request) Release() {
 		return
 	}
 	r.mu.Lock()
-	ok := r.finished && r.err == nil && !r.noReuse && !r.released
+	// A request Cancel failed is unhooked like a completed one, so it is
+	// reused too (a collective's eager call cancels the early receives
+	// the header did not need, every call).
+	ok := r.finished && (r.err == nil || r.err == transport.ErrCancelled) && !r.noReuse && !r.released
 	if ok {
 		r.released, r.buf = true, nil
 	}
