@@ -15,13 +15,23 @@ import (
 
 // holdingEndpoint keeps every data send it posts in flight (its request
 // completes only when cancelled, as a transport still reading the buffer
-// would), and fails every receive from rank failFrom: a peer that fails
-// in the middle of an operation.
+// would), and fails every receive from rank failFrom once it has posted a
+// data send: a peer that fails in the middle of an operation. (Failing at
+// once let a receive posted before the sends fail first, under -race, so
+// that the test missed the path it is about in some runs.)
 type holdingEndpoint struct {
 	transport.Endpoint
 	failFrom int
 	posted   atomic.Int64 // data sends posted
 	held     atomic.Int64 // data sends not yet cancelled
+	sentOnce sync.Once
+	sent     chan struct{} // closed at the first data send
+}
+
+// firstSent is closed once e posted a data send.
+func (e *holdingEndpoint) firstSent() chan struct{} {
+	e.sentOnce.Do(func() { e.sent = make(chan struct{}) })
+	return e.sent
 }
 
 var errInjected = errors.New("injected: the peer failed")
@@ -31,19 +41,20 @@ func (e *holdingEndpoint) Send(peer int, tag transport.Tag, buf []byte) transpor
 	if tag.Seq == 0 {
 		return r // a header: its buffer is the operation's, not the scratch
 	}
-	e.posted.Add(1)
+	sent := e.firstSent()
+	if e.posted.Add(1) == 1 {
+		close(sent)
+	}
 	e.held.Add(1)
 	return &heldSend{inner: r, ep: e, done: make(chan struct{})}
 }
 
 func (e *holdingEndpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Request {
 	if peer == e.failFrom {
-		return &heldSend{err: errInjected, done: closedDone}
+		return &heldSend{err: errInjected, done: e.firstSent()}
 	}
 	return e.Endpoint.Recv(peer, tag, buf)
 }
-
-var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // heldSend is a holdingEndpoint's send: done only once cancelled (or an
 // injected failure, done at once).
