@@ -94,7 +94,10 @@
 // reports new ECN-CE marks on the path; when the RTT and the one-way delay
 // have both stood above their minima by the delay target for half an RTT
 // (the larger of Config.DelayTarget and half the base RTT, at most 5 ms:
-// buffers hold a bounded time of their rate, often 20 ms), by what drains
+// buffers hold a bounded time of their rate, often 20 ms; on a path of 1 ms
+// or more with no other flows' queue, up to 4 times the scatter of
+// successive RTT samples, also at most 5 ms, so that per-packet jitter is
+// not taken for a queue), by what drains
 // that queue (0.85 below 1 ms of RTT; from 0.5 to 0.95 above, so that a
 // 100 ms path with a 5 ms queue loses a few per cent, not 15); and by 0.7
 // for a loss while the path shows a queue: RTT and one-way delay above

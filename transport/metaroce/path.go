@@ -314,7 +314,7 @@ func (p *path) congestion(blk *wire.AckBlock, sentAt, now time.Duration, cfg *Co
 		p.stopCompeting(now)
 		compete = false
 	}
-	if !compete && p.rtt.has && p.rtt.recent.value() > p.rtt.min+target && p.owd.queue() > target {
+	if cut := p.cutTarget(target); !compete && p.rtt.has && p.rtt.recent.value() > p.rtt.min+cut && p.owd.queue() > cut {
 		// Above propCutRTT of base RTT, or for a deep queue (other flows'
 		// or many paths' standing in a shallow buffer), cut by what drains the queue and
 		// a twentieth of the base more, if that is less than the fixed
@@ -364,6 +364,40 @@ const maxDelayTarget = 5 * time.Millisecond
 // and at least Config.DelayTarget.
 func (p *path) delayTarget(cfg *Config) time.Duration {
 	return max(cfg.DelayTarget, min(p.rtt.floorRTT()/2, maxDelayTarget))
+}
+
+// jitterScatter is how many times a path's scatter (the smoothed
+// difference between successive RTT samples, see rttEstimator.scatter)
+// its delay cut tolerates above the minimum, up to maxDelayTarget.
+const jitterScatter = 4
+
+// jitterMinRTT is the least base RTT (floor) of a path whose delay cut
+// tolerates its scatter: the hosts' scheduling jitter of a millisecond or
+// more matters at WAN and lab round trips; within a fabric of µs round
+// trips the delay target alone keeps the queues short, and the scatter
+// there is the ACKs' batching.
+const jitterMinRTT = time.Millisecond
+
+// cutTarget is the rise above the minimum that cuts the window (the
+// first delay signal in congestion): the delay target, or, on a path of at
+// least jitterMinRTT whose samples scatter (per-packet jitter: the hosts'
+// scheduling, a delay line's lateness), jitterScatter times its scatter,
+// at most maxDelayTarget. Jitter without reordering holds each packet
+// behind a late one before it, so on a busy path it raises the recent
+// minimum as a queue would (0-4 ms each way: by 4-5 ms at 4 ms of base
+// RTT), and cuts every few round trips would keep the windows at a few
+// packets, where 5 % random loss means timeouts. A queue of the path's own
+// moves successive samples by about a packet's serialisation time, so it
+// leaves the target as it was. Where the minimum stands above the floor
+// by the target (other flows keep a queue, a loss-based competitor) the
+// target is unchanged: the scatter there is the other flows' packets
+// between ours, and tolerating it yields the link to them. The judgement
+// of a loss (queueing) and of a competitor do not use it.
+func (p *path) cutTarget(target time.Duration) time.Duration {
+	if p.rtt.floorRTT() < jitterMinRTT || p.rtt.min > p.rtt.floorRTT()+target {
+		return target
+	}
+	return max(target, min(jitterScatter*p.rtt.scatter, maxDelayTarget))
 }
 
 // queueing reports whether the path shows a queue, which makes a loss look

@@ -21,7 +21,13 @@ type rttEstimator struct {
 	// peak is the highest excess of srtt over the floor over the last
 	// one to two floorWindows: the deepest queue the path has shown.
 	peak winMax
-	has  bool // a sample was taken (seeds do not count)
+	// scatter is the smoothed difference between successive samples
+	// (gain 1/8): per-packet jitter (a host's scheduling, a link's
+	// retries) moves each sample by up to its size, where a queue, however
+	// deep, moves successive samples by about a packet's serialisation
+	// time; so a standing or rising queue leaves it low.
+	scatter time.Duration
+	has     bool // a sample was taken (seeds do not count)
 }
 
 // minWindow is the length of the windows of a path's RTT and one-way
@@ -98,11 +104,10 @@ func (r *rttEstimator) sample(s, now time.Duration) {
 	if s <= 0 {
 		return
 	}
-	r.latest = s
 	r.floor.sample(s, now, floorWindow)
 	r.recent.sample(s, now, r.srtt/2)
 	if !r.has {
-		r.srtt, r.rttvar, r.min, r.has = s, s/2, s, true
+		r.srtt, r.rttvar, r.min, r.latest, r.has = s, s/2, s, s, true
 		r.minCur, r.minPrev, r.winAt = s, s, now
 		return
 	}
@@ -111,13 +116,19 @@ func (r *rttEstimator) sample(s, now time.Duration) {
 	}
 	r.minCur = min(r.minCur, s)
 	r.min = min(r.minCur, r.minPrev)
-	dev := r.srtt - s
-	if dev < 0 {
-		dev = -dev
-	}
-	r.rttvar = (3*r.rttvar + dev) / 4
+	r.scatter = (7*r.scatter + absDur(s-r.latest)) / 8
+	r.latest = s
+	r.rttvar = (3*r.rttvar + absDur(r.srtt-s)) / 4
 	r.srtt = (7*r.srtt + s) / 8
 	r.peak.sample(r.srtt-r.floor.value(), now, floorWindow)
+}
+
+// absDur returns |d|.
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
 }
 
 // rto returns the retransmission timeout before backoff: srtt + 4 rttvar
