@@ -95,10 +95,15 @@ func (r *request) Release() {
 		return
 	}
 	r.mu.Lock()
-	// A request Cancel failed is unhooked like a completed one, so it is
-	// reused too (a collective's eager call cancels the early receives
-	// the header did not need, every call).
-	ok := r.finished && (r.err == nil || r.err == transport.ErrCancelled) && !r.noReuse && !r.released
+	// A receive Cancel failed is unhooked like a completed one (every
+	// path that hands out a posted receive holds e.mu, as unhook does),
+	// so it is reused too: a collective's eager call cancels, every call,
+	// the early receives its header made unneeded. A cancelled send is
+	// not: its data frame may still wait in the connection's queue naming
+	// it, and a reused request would have the old frame written with its
+	// new buffer.
+	cancelledRecv := r.err == transport.ErrCancelled && !r.isSend
+	ok := r.finished && (r.err == nil || cancelledRecv) && !r.noReuse && !r.released
 	if ok {
 		r.released, r.buf = true, nil
 	}
