@@ -35,6 +35,7 @@ type conn struct {
 	stopOnce  sync.Once
 	closeOnce sync.Once
 	written   chan struct{} // closed when the writer has ended
+	readDone  chan struct{} // closed when the reader has ended
 }
 
 // outFrame is a queued frame. For kindData the body is req's buffer,
@@ -68,7 +69,8 @@ func newConn(e *Endpoint, p *peer, index int, nc net.Conn) *conn {
 	return &conn{ep: e, peer: p, index: index, nc: nc,
 		br:   bufio.NewReaderSize(rw, e.cfg.IOBufferBytes),
 		bw:   bufio.NewWriterSize(rw, e.cfg.IOBufferBytes),
-		wake: make(chan struct{}, 1), stop: make(chan struct{}), written: make(chan struct{})}
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), written: make(chan struct{}),
+		readDone: make(chan struct{})}
 }
 
 func (c *conn) enqueue(f outFrame) {
@@ -103,8 +105,17 @@ func (c *conn) shutdown() {
 func (c *conn) stopWriter() { c.stopOnce.Do(func() { close(c.stop) }) }
 
 // flushAndShutdown lets the writer write and flush what it holds, a send
-// having completed once its frame was in the write buffer, giving up at
-// deadline (a peer that reads nothing), and then shuts c down.
+// having completed once its frame was in the write buffer, then
+// half-closes the socket and lets the reader read (and dispatch, to a
+// closed endpoint) what the peer still sends until the peer closes too,
+// all by deadline (a peer that reads nothing, or never closes), and then
+// shuts c down.
+//
+// Closing a socket whose input holds unread bytes (credit returns, frames
+// of abandoned operations) makes Linux send a reset instead of a FIN and
+// drop its send queue, losing frames the writer had flushed into the
+// kernel but the kernel had not sent yet; the half-close sends the FIN
+// after them, and the socket is closed only once its input is drained.
 func (c *conn) flushAndShutdown(deadline time.Time) {
 	_ = c.nc.SetWriteDeadline(deadline)
 	c.stopWriter()
@@ -112,6 +123,12 @@ func (c *conn) flushAndShutdown(deadline time.Time) {
 	defer t.Stop()
 	select {
 	case <-c.written:
+		if hc, ok := c.nc.(interface{ CloseWrite() error }); ok && hc.CloseWrite() == nil {
+			select {
+			case <-c.readDone:
+			case <-t.C: // a peer that keeps its side open
+			}
+		}
 	case <-t.C: // a writer that never started
 	}
 	c.shutdown()
@@ -121,9 +138,15 @@ func (c *conn) flushAndShutdown(deadline time.Time) {
 // the write deadline, by which any write it is blocked in has failed.
 const closeFlushSlack = 100 * time.Millisecond
 
-// readLoop reads and dispatches frames until the connection fails.
+// readLoop reads and dispatches frames until the connection fails or the
+// peer closes it. A clean end of stream (at a frame boundary) is the
+// peer's half-close (flushAndShutdown): it has written all it will on c,
+// but its other connections may still carry its last frames, so the peer
+// fails here only once all of them have ended (peerClosedConn); until
+// then c's writer goes on, the closing peer reading what it sends.
 func (c *conn) readLoop() {
 	defer c.ep.wg.Done()
+	defer close(c.readDone)
 	var buf [headerLen]byte
 	for {
 		err := c.readFrame(buf[:])
@@ -131,6 +154,9 @@ func (c *conn) readLoop() {
 			continue
 		}
 		if errors.Is(err, io.EOF) {
+			if !c.ep.peerClosedConn(c.peer) {
+				return
+			}
 			err = fmt.Errorf("connection %d closed by the peer", c.index)
 		} else if !errors.Is(err, errProtocol) {
 			err = fmt.Errorf("connection %d: %w", c.index, err)

@@ -63,8 +63,11 @@
 // thread a wake-up per message. When a connection breaks, every pending request with that
 // peer fails with a [*transport.PeerError] naming its rank. Close fails
 // pending requests with [transport.ErrClosed], flushes what the writers
-// hold (up to CloseFlushWait), closes every socket and
-// waits for every goroutine to end.
+// hold, half-closes every socket and reads until the peer closes it too
+// (all up to CloseFlushWait), closes every socket and waits for every
+// goroutine to end. A peer fails its requests with a closed rank only once
+// every connection from it has ended, so that it reads first what the
+// closing rank sent last on each.
 //
 // Cancel of a request whose buffer is being read or written waits for that
 // one eager message or chunk to finish.

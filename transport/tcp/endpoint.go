@@ -43,6 +43,7 @@ type peer struct {
 	rank       int
 	conns      []*conn // nil for the endpoint's own rank
 	failed     error   // a *transport.PeerError once the peer failed
+	ended      int     // connections the peer has half-closed (conn.readLoop)
 	posted     map[transport.Tag][]*request
 	unexpected map[transport.Tag][]*unexpected
 	unexpCount int                    // entries in unexpected
@@ -191,7 +192,8 @@ func (e *Endpoint) refuseLocked(op transport.OpKey) error {
 // ErrClosed, lets each connection's writer write and flush what it holds
 // (a send completes once its frame is in the write buffer: without this a
 // send reported done could be lost), up to CloseFlushWait, then closes
-// every connection, and returns once every goroutine of
+// every connection (half-closing each first and reading until the peer
+// closes it too, by the same deadline), and returns once every goroutine of
 // the endpoint has ended. Peers see the connections break and fail their
 // requests with this rank with a *transport.PeerError. Close is idempotent.
 func (e *Endpoint) Close() error {
@@ -219,6 +221,16 @@ func (e *Endpoint) Close() error {
 // write what they hold (the frames of sends that completed, which are in
 // their write buffers) before it closes the sockets.
 const CloseFlushWait = time.Second
+
+// peerClosedConn records that the peer half-closed one of its connections
+// and reports whether it has now closed all of them (or the endpoint is
+// closed): then the peer has sent all it will.
+func (e *Endpoint) peerClosedConn(p *peer) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p.ended++
+	return p.ended >= len(p.conns) || e.closed
+}
 
 // peerFailed records that peer p failed with err: its pending requests
 // fail with a *transport.PeerError, and its connections are closed. Only
