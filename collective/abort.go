@@ -68,7 +68,7 @@ func (c *Comm) Abort() error {
 	wait := c.abortWith(c.rank, false)
 	// A call that returned early (eager.go) is still running here but
 	// nobody waits on it: end it now (its requests were just aborted).
-	_ = c.settleDeferred(context.Background())
+	_ = c.settleDeferred(context.Background(), nil)
 	if wait != nil {
 		t := time.NewTimer(abortDrain)
 		select {
@@ -258,6 +258,7 @@ func (c *Comm) track(o *operation) error {
 func (c *Comm) untrack(o *operation, err error) error {
 	c.mu.Lock()
 	delete(c.abort.live, o)
+	c.eager.running-- // entered at take (eagerState.enter)
 	if len(c.abort.live) == 0 && c.abort.drained != nil {
 		close(c.abort.drained)
 		c.abort.drained = nil

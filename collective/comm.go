@@ -291,18 +291,18 @@ func (c *Comm) Config() Config { return c.cfg }
 
 // Close ends the communicator: later operations fail with ErrClosed.
 // Operations already issued run to completion. Close is idempotent.
-// It first settles a call that returned early (eager.go; bounded by
-// Config.Timeout), and returns its error, if any, after closing.
+// It first settles a call that returned early (eager.go; bounded by that
+// call's deadline), and returns its error, if any, after closing.
 func (c *Comm) Close() error {
-	settled := c.settleDeferred(context.Background())
 	c.mu.Lock()
-	if c.closed {
-		c.mu.Unlock()
-		return settled
-	}
-	c.closed = true
+	was := c.closed
+	c.closed = true // first: an eager call still in its body now ends inline (deferEnd)
 	released := c.abort.released
 	c.mu.Unlock()
+	settled := c.settleDeferred(context.Background(), nil)
+	if was {
+		return settled
+	}
 	if c.owned != nil && !released {
 		return errors.Join(settled, c.owned.Close())
 	}
@@ -397,19 +397,20 @@ func splitID(parent, seq uint64, color int) uint64 {
 	return h.Sum64()
 }
 
-// take reserves the next operation sequence number, or fails if closed.
-func (c *Comm) take() (uint64, error) {
+// take reserves the next operation sequence number, and counts the call
+// as begun (eagerState.enter: until its end), or fails if closed.
+func (c *Comm) take() (seq, order uint64, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.abort.err != nil {
-		return 0, c.abort.err
+		return 0, 0, c.abort.err
 	}
 	if c.closed {
-		return 0, ErrClosed
+		return 0, 0, ErrClosed
 	}
 	n := c.nextOp
 	c.nextOp++
-	return n, nil
+	return n, c.eager.enter(), nil
 }
 
 // commRank returns the communicator rank of endpoint rank ep (or ep itself

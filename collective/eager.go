@@ -2,6 +2,7 @@ package collective
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -42,6 +43,19 @@ type eagerState struct {
 	run      int        // how many in a row completed matched with sig
 	deferred *operation // an eager call not yet settled; nobody runs it
 	returns  uint64     // eager returns so far (tests count them)
+	running  int        // calls begun and not ended, the deferred one included
+	issued   uint64     // calls begun so far: the last one's order
+}
+
+// enter counts a call begun (until untrack), under Comm.mu, and returns
+// its order among the communicator's calls. Counting from the moment a
+// call takes its number, not from when an Async call's goroutine starts,
+// keeps a call from going eager ahead of one begun before it, which would
+// then settle the later call and wait for it.
+func (e *eagerState) enter() uint64 {
+	e.running++
+	e.issued++
+	return e.issued
 }
 
 // noteEnd records how operation o ended, for the steady state.
@@ -71,7 +85,7 @@ func (o *operation) eagerReturn(bytes int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := &c.eager
-	if c.abort.err != nil || c.closed || len(c.abort.live) != 1 || e.deferred != nil ||
+	if c.abort.err != nil || c.closed || e.running != 1 || e.deferred != nil ||
 		e.run < eagerAfter || e.sig != o.hdr {
 		return false
 	}
@@ -94,37 +108,89 @@ func (o *operation) eagerCopy(buf []byte) []byte {
 // deferEnd ends the body of an eager call: it sends this rank's header to
 // every peer that lacks it (a peer's finish may wait for it), posts the
 // receives a peer's sends may wait for (postFirstEarly), and leaves the
-// operation to settleDeferred.
-func (o *operation) deferEnd() {
+// operation to settleDeferred, bounded by its own deadline (its context's,
+// else Config.Timeout's). On a communicator aborted or closed meanwhile
+// (Abort's or Close's settleDeferred may have come first) it ends the
+// operation now instead, returning its error.
+func (o *operation) deferEnd() error {
 	o.touchPartners()
 	o.announceTouched()
 	o.postFirstEarly()
-	if o.deadline.IsZero() { // settled under another context: keep the Config.Timeout bound
-		o.deadline = o.start.Add(o.c.cfg.Timeout)
+	if dl, ok := o.ctx.Deadline(); ok && o.deadline.IsZero() { // settled under another context
+		o.deadline = dl
 	}
 	c := o.c
 	c.mu.Lock()
-	c.eager.deferred = o
 	c.eager.returns++
 	c.mu.Unlock()
+	return c.deferOrEnd(o)
+}
+
+// deferOrEnd makes o the communicator's deferred eager call, or, if the
+// communicator is aborted or closed (its Abort or Close may have looked
+// for one already), ends it at once, waiting under o.ctx without its
+// cancellation (o's deadline bounds it), and returns its error.
+func (c *Comm) deferOrEnd(o *operation) error {
+	c.mu.Lock()
+	if c.abort.err == nil && !c.closed {
+		c.eager.deferred = o
+		c.mu.Unlock()
+		return nil
+	}
+	c.mu.Unlock()
+	o.ctx = context.WithoutCancel(o.ctx)
+	return o.end(o.finish())
+}
+
+// errSettleInterrupted is what fail returns, without failing the
+// operation, when settleDeferred's caller's context ended (errCallerDone).
+var (
+	errSettleInterrupted = errors.New("collective: settling an eager call interrupted")
+	errCallerDone        = errors.New("collective: the settling call's context ended")
+)
+
+// interrupted reports whether err, about to fail o, is only the end of
+// the context of the later call settling o (settleDeferred): o is then
+// not failed but stays deferred.
+func (o *operation) interrupted(err error) bool {
+	return o.eager && context.Cause(o.ctx) == errCallerDone && errors.Is(err, context.Canceled)
 }
 
 // settleDeferred settles the communicator's deferred eager call, if any,
-// waiting under ctx (and the call's own Config.Timeout bound): it checks
-// every header and waits for every request, as finish does, and ends
-// the call. It returns the call's error, saying that the call had
-// returned early.
-func (c *Comm) settleDeferred(ctx context.Context) error {
+// and if it came before caller (nil for Close and Abort, which settle any):
+// it checks every header and waits for every request, as finish does, and
+// ends the call. It waits until the deferred call's own deadline, under
+// ctx's values but not its cancellation: if ctx ends first, the deferred
+// call is neither failed nor ended but stays deferred (the next call,
+// Close or Abort settles it) and settleDeferred returns ctx's error, which
+// fails caller. Else it returns the deferred call's error, saying that the
+// call had returned early.
+func (c *Comm) settleDeferred(ctx context.Context, caller *operation) error {
 	c.mu.Lock()
 	o := c.eager.deferred
-	c.eager.deferred = nil
-	c.mu.Unlock()
-	if o == nil {
+	if o == nil || caller != nil && o.order >= caller.order {
+		c.mu.Unlock()
 		return nil
 	}
-	o.ctx = ctx
+	c.eager.deferred = nil
+	c.mu.Unlock()
 	seq := o.key.Op
-	err := o.end(o.finish())
+	sctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { cancel(errCallerDone) })
+	o.ctx = sctx
+	err := o.finish()
+	stop()
+	cancel(nil)
+	if err == errSettleInterrupted {
+		o.ctx = context.WithoutCancel(ctx)
+		if derr := c.deferOrEnd(o); derr != nil {
+			err = derr
+		} else {
+			return fmt.Errorf("waiting to settle an earlier call (operation #%d), which had returned on this rank once its buffer was reusable: %w", seq, context.Cause(ctx))
+		}
+	} else {
+		err = o.end(err)
+	}
 	if err != nil {
 		return fmt.Errorf("an earlier call on this communicator (operation #%d), which had returned on this rank once its buffer was reusable, failed: %w", seq, err)
 	}

@@ -2,6 +2,9 @@ package collective_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -44,5 +47,107 @@ func TestEagerRootAbort(t *testing.T) {
 	})
 	for r, err := range errs {
 		require.ErrorIs(t, err, collective.ErrAborted, "rank %d", r+1)
+	}
+}
+
+// warmEager runs Broadcasts from rank 0 until its calls return early
+// (steady state), on every rank.
+func warmEager(ctx context.Context, c *collective.Comm, x []float32) error {
+	for range 5 {
+		if err := collective.Broadcast(ctx, c, x, x, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestEagerAfterAsync: the root begins an AllReduceAsync, then a blocking
+// Broadcast of the steady state, before the AllReduce's goroutine ran
+// (GOMAXPROCS 1, and the peers are well into the AllReduce already). The
+// Broadcast must not return early: the AllReduce, begun first, would then
+// settle it, waiting for the peers' confirmation of the Broadcast while the
+// peers wait in the AllReduce for the root, until Config.Timeout, on every
+// rank. The same pattern runs three times.
+func TestEagerAfterAsync(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	comms := newComms(t, 4, collective.Config{Timeout: 3 * time.Second})
+	errs := onAll(t, comms, 20*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
+		x := make([]float32, 2)
+		if err := warmEager(ctx, c, x); err != nil {
+			return err
+		}
+		for i := range 3 {
+			send, recv := []float32{float32(r + 1)}, make([]float32, 1)
+			if r == 0 {
+				time.Sleep(20 * time.Millisecond) // the peers wait in the AllReduce
+				h := collective.AllReduceAsync(ctx, c, send, recv, collective.Sum)
+				x[0] = float32(i)
+				if err := collective.Broadcast(ctx, c, x, x, 0); err != nil {
+					return err
+				}
+				if err := h.Wait(ctx); err != nil {
+					return err
+				}
+			} else {
+				if err := collective.AllReduce(ctx, c, send, recv, collective.Sum); err != nil {
+					return err
+				}
+				if err := collective.Broadcast(ctx, c, x, x, 0); err != nil {
+					return err
+				}
+				if x[0] != float32(i) {
+					return fmt.Errorf("broadcast %d: got %v", i, x[0])
+				}
+			}
+			if recv[0] != 10 {
+				return fmt.Errorf("allreduce %d: got %v, want 10", i, recv[0])
+			}
+		}
+		return c.Close()
+	})
+	for r, err := range errs {
+		require.NoError(t, err, "rank %d", r)
+	}
+}
+
+// TestEagerSettleUnderShortContext: the peers enter a Broadcast 300 ms
+// after the root returned early from it, and every rank then calls Barrier
+// with a 200 ms context. The root's Barrier settles the Broadcast first;
+// if its context ends while it waits, only the Barrier fails (with its
+// own deadline), not the Broadcast, which matched on every rank (as under
+// the confirmed protocol): the root keeps it open and settles it at its
+// next call.
+func TestEagerSettleUnderShortContext(t *testing.T) {
+	comms := newComms(t, 4, collective.Config{Timeout: 5 * time.Second})
+	bcast := make([]error, 4)
+	errs := onAll(t, comms, 20*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
+		x := make([]float32, 2)
+		if err := warmEager(ctx, c, x); err != nil {
+			return err
+		}
+		if r != 0 {
+			time.Sleep(300 * time.Millisecond)
+		}
+		x[0] = 7
+		if bcast[r] = collective.Broadcast(ctx, c, x, x, 0); bcast[r] == nil && x[0] != 7 {
+			bcast[r] = fmt.Errorf("got %v", x[0])
+		}
+		bctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		err := c.Barrier(bctx)
+		cancel()
+		if r == 0 && err != nil && (!errors.Is(err, context.DeadlineExceeded) || errors.Is(err, collective.ErrAborted)) {
+			return fmt.Errorf("the root's Barrier failed otherwise than by its deadline: %w", err)
+		}
+		// The communicator goes on: the root settles the Broadcast here if
+		// its Barrier did not.
+		x[0] = 9
+		if err := collective.Broadcast(ctx, c, x, x, 0); err != nil || x[0] != 9 {
+			return fmt.Errorf("next broadcast: %v (got %v)", err, x[0])
+		}
+		return c.Close()
+	})
+	for r := range errs {
+		require.NoError(t, bcast[r], "rank %d's Broadcast", r)
+		require.NoError(t, errs[r], "rank %d", r)
 	}
 }

@@ -52,6 +52,7 @@ type operation struct {
 	stalled     bool                            // its stall was reported (stall.go)
 	sync        bool                            // a blocking call (dispatch)
 	eager       bool                            // returns before its confirmation (eager.go)
+	order       uint64                          // its place among the communicator's calls (eagerState.enter)
 	eagerLease  lease                           // an eager call's copy of its buffer
 
 	// Initial backing of reqs, hdrBufs and peers, enough for a small
@@ -104,12 +105,12 @@ const peersInlineMax = 8
 // sequence number, in the caller's goroutine so that the order of calls is
 // the order of operations.
 func (c *Comm) begin(ctx context.Context, h header) (*operation, error) {
-	seq, err := c.take()
+	seq, order, err := c.take()
 	if err != nil {
 		return nil, fmt.Errorf("gocoll: %s: %w", h.describe(), err)
 	}
 	o := c.newOperation(ctx, h, transport.OpKey{Comm: c.id, Op: seq}, c.ranks)
-	o.partners = true
+	o.partners, o.order = true, order
 	return o, nil
 }
 
@@ -397,6 +398,9 @@ func (o *operation) fail(err error) error {
 	if o.err != nil {
 		return o.err
 	}
+	if o.interrupted(err) {
+		return errSettleInterrupted // not failed: settled later (eager.go)
+	}
 	o.err = err
 	o.c.ep.Abort(o.key, o.abort, err)
 	for _, r := range o.reqs {
@@ -463,8 +467,8 @@ func (o *operation) neverArrived() string {
 // communicator's deferred eager call: if that failed, so does this one,
 // before it sends anything.
 func (o *operation) execute(body func(o *operation) error) error {
-	settled := o.c.settleDeferred(o.ctx) // the last call, if it returned early (eager.go)
-	if err := o.c.track(o); err != nil { // aborted (abort.go)
+	settled := o.c.settleDeferred(o.ctx, o) // the last call, if it returned early (eager.go)
+	if err := o.c.track(o); err != nil {    // aborted (abort.go)
 		body = func(*operation) error { return err }
 	} else if settled != nil {
 		body = func(*operation) error { return settled }
@@ -473,8 +477,7 @@ func (o *operation) execute(body func(o *operation) error) error {
 		return o.end(o.fail(err))
 	}
 	if o.eager {
-		o.deferEnd()
-		return nil
+		return o.deferEnd()
 	}
 	return o.end(o.finish())
 }

@@ -42,6 +42,7 @@ func (c *Comm) p2p(ctx context.Context, buf []byte, dt dtype.DataType, peer int,
 	}
 	seq := *counter
 	*counter++
+	order := c.eager.enter()
 	c.mu.Unlock()
 
 	// Messages from the lower rank to the higher and back use separate
@@ -55,6 +56,7 @@ func (c *Comm) p2p(ctx context.Context, buf []byte, dt dtype.DataType, peer int,
 		key.Comm ^= 1
 	}
 	o := c.newOperation(ctx, h, key, []int{c.ranks[peer]})
+	o.order = order
 	return o.dispatch(sync, func(o *operation) error {
 		if err := firstErr(checkType(dt), checkWhole("message", buf, dt)); err != nil {
 			return err
