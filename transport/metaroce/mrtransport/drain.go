@@ -25,7 +25,8 @@ const (
 // waiting and hands their datagrams to the core, until none is left or the
 // bound is reached. While the core places payloads (a reader may have
 // peeked at a datagram it is about to read into place, which another read
-// would take), it yields to the readers instead of reading. Where the
+// would take), it yields to the readers instead of reading, and so it
+// does after a pass that skipped a socket a reader was reading into place. Where the
 // engine cannot read its sockets itself (simulated or interposed sockets),
 // it does nothing.
 func (e *engine) drainBeforeSilence() {
@@ -57,10 +58,13 @@ func (e *engine) drainBeforeSilence() {
 			}
 			runtime.Gosched() // let the readers read into place
 		} else {
-			n, ready := e.readReady(sp)
+			n, ready, skipped := e.readReady(sp)
 			e.st.drainedBatches.Add(int64(n))
 			if !ready {
 				return
+			}
+			if skipped > 0 {
+				runtime.Gosched() // let the reader that peeked read into place
 			}
 		}
 		if !time.Now().Before(deadline) {

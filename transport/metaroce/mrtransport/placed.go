@@ -2,6 +2,7 @@ package mrtransport
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/gocoll/gocoll/transport/metaroce/udpio"
 	"github.com/gocoll/gocoll/transport/metaroce/wire"
@@ -84,8 +85,8 @@ func (e *engine) readPlaced(path int, r *placedReader) (bool, error) {
 		pl.Unlock()
 		return false, err
 	}
-	if afterPeek != nil {
-		afterPeek(e, path)
+	if f := afterPeek.Load(); f != nil {
+		(*f)(e, path)
 	}
 	e.lock()
 	if e.closed {
@@ -124,8 +125,9 @@ func (e *engine) readPlaced(path int, r *placedReader) (bool, error) {
 }
 
 // afterPeek, when set (by tests only), runs in readPlaced between a peek
-// at a payload it will try to place and the read.
-var afterPeek func(e *engine, path int)
+// at a payload it will try to place and the read. It is atomic: a test
+// sets and clears it while readers run.
+var afterPeek atomic.Pointer[func(e *engine, path int)]
 
 // peekLock implements placer.
 func (u *udpioSocket) peekLock() *sync.Mutex { return &u.peeking }

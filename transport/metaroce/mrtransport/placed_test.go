@@ -62,21 +62,22 @@ func TestSpinReadLeavesPeekedDatagram(t *testing.T) {
 	eps := newTestWorld(t, 2, Config{Paths: 1})
 	recv := eps[1].eng
 	require.NotNil(t, recv.spin, "no spinner over loopback udpio sockets")
-	var calls, batches, ready int
-	afterPeek = func(e *engine, path int) {
+	var calls, batches, ready, skipped int
+	hook := func(e *engine, path int) {
 		if e != recv || calls > 0 {
 			return
 		}
 		calls++
 		e.spin.mu.Lock()
-		b, r := e.readReady(e.spin)
+		b, r, sk := e.readReady(e.spin)
 		e.spin.mu.Unlock()
-		batches = b
+		batches, skipped = b, sk
 		if r {
 			ready = 1
 		}
 	}
-	t.Cleanup(func() { afterPeek = nil })
+	afterPeek.Store(&hook)
+	t.Cleanup(func() { afterPeek.Store(nil) })
 	const size = 4 << 20
 	ctx := testCtx(t)
 	buf := make([]byte, size)
@@ -92,4 +93,5 @@ func TestSpinReadLeavesPeekedDatagram(t *testing.T) {
 	require.Equal(t, 1, calls, "no payload was peeked at to be placed")
 	require.Zero(t, batches, "readReady read the socket between a reader's peek and its read")
 	require.Equal(t, 1, ready, "the peeked datagram's socket was not ready")
+	require.Equal(t, 1, skipped, "readReady did not report the socket it left to the reader (the drain yields on it)")
 }

@@ -152,22 +152,25 @@ func (e *engine) spinRead() {
 
 // readReady reads one batch from each path socket that has something
 // waiting, without waiting, and feeds it to the core as a reader would.
-// It reports how many datagram batches it handled and whether some
-// socket was ready; ready with no batch means only errors were found. The
-// caller holds sp.mu. It skips a socket whose reader holds its peekLock:
-// that reader may have peeked at the datagram it is about to read into
-// place, and another read between would take it. (The caller's check
+// It reports how many datagram batches it handled, whether some socket
+// was ready (ready with no batch means only errors were found, or only
+// skipped sockets), and how many ready sockets it skipped. The caller
+// holds sp.mu. It skips a socket whose reader holds its peekLock: that
+// reader may have peeked at the datagram it is about to read into place,
+// and another read between would take it; a caller that loops must yield
+// to that reader (it needs the processor to read). (The caller's check
 // that the core is not placing is not enough: placing may begin while it
 // reads.)
-func (e *engine) readReady(sp *spinner) (batches int, anyReady bool) {
+func (e *engine) readReady(sp *spinner) (batches int, anyReady bool, skipped int) {
 	ready, err := sp.poller.Ready(sp.ready[:0])
 	sp.ready = ready
 	if err != nil {
-		return 0, false
+		return 0, false, 0
 	}
 	for _, path := range ready {
 		pl := sp.socks[path].peekLock()
 		if !pl.TryLock() {
+			skipped++
 			continue
 		}
 		n, err := readMessages(sp.ms, sp.rd, sp.readers[path].ReadBatch)
@@ -184,8 +187,8 @@ func (e *engine) readReady(sp *spinner) (batches int, anyReady bool) {
 		e.st.spinBatches.Add(1)
 		batches++
 		if !e.handleBatch(path, sp.ms[:n]) {
-			return batches, false
+			return batches, false, skipped
 		}
 	}
-	return batches, len(ready) > 0
+	return batches, len(ready) > 0, skipped
 }
