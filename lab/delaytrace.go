@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -44,11 +45,18 @@ func traceHeader(b []byte) traceHdr {
 	return h
 }
 
+// delaydTrace keeps the trace. Its records are preallocated (at most
+// delaydTraceMax, 64 MiB) so that add, run by the real-time releaser under
+// the daemon's lock, never copies them to grow; add only tries t.mu and
+// counts the record as skipped when write holds it, so that the releaser
+// never parks while a trace is written.
 type delaydTrace struct {
-	path  string
-	start time.Time
-	mu    sync.Mutex
-	recs  []traceRec
+	path    string
+	start   time.Time
+	mu      sync.Mutex // guards recs' length; its elements below that are never written again
+	recs    []traceRec
+	full    atomic.Int64 // records not kept: the trace was at its cap
+	skipped atomic.Int64 // records not kept: write held mu
 }
 
 func newDelaydTrace() *delaydTrace {
@@ -56,27 +64,49 @@ func newDelaydTrace() *delaydTrace {
 	if p == "" {
 		return nil
 	}
-	return &delaydTrace{path: fmt.Sprintf("%s.%d", p, os.Getpid()), start: time.Now()}
+	return newTraceAt(fmt.Sprintf("%s.%d", p, os.Getpid()), delaydTraceMax)
 }
 
+// newTraceAt returns a trace written to path that keeps at most max records.
+func newTraceAt(path string, max int) *delaydTrace {
+	return &delaydTrace{path: path, start: time.Now(), recs: make([]traceRec, 0, max)}
+}
+
+// add records p, released at now, unless the trace is full or being
+// written (then it only counts it). It never waits.
 func (t *delaydTrace) add(p heldPacket, now time.Time) {
-	t.mu.Lock()
-	if len(t.recs) < delaydTraceMax {
+	if !t.mu.TryLock() {
+		t.skipped.Add(1)
+		return
+	}
+	if len(t.recs) < cap(t.recs) {
 		t.recs = append(t.recs, traceRec{p.queue, p.hdr, p.arrive.Sub(t.start), p.due.Sub(t.start), now.Sub(t.start)})
+	} else {
+		t.full.Add(1)
 	}
 	t.mu.Unlock()
 }
 
+// write writes the records kept so far to t.path, holding t.mu only to
+// take their number (add appends in place, beyond it), and notes the
+// records not kept.
 func (t *delaydTrace) write() error {
 	t.mu.Lock()
-	defer t.mu.Unlock()
+	recs := t.recs
+	t.mu.Unlock()
 	f, err := os.Create(t.path)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriter(f)
 	fmt.Fprintf(w, "# start %d (Unix ns); queue length sport arrive due released (ns since start)\n", t.start.UnixNano())
-	for _, r := range t.recs {
+	if n := t.full.Load(); n > 0 {
+		fmt.Fprintf(w, "# cap of %d records reached: %d later packets not recorded\n", cap(recs), n)
+	}
+	if n := t.skipped.Load(); n > 0 {
+		fmt.Fprintf(w, "# %d packets not recorded while a trace was being written\n", n)
+	}
+	for _, r := range recs {
 		fmt.Fprintf(w, "%d %d %d %d %d %d\n", r.queue, r.hdr.length, r.hdr.sport, r.arrive, r.due, r.released)
 	}
 	if err := w.Flush(); err != nil {
