@@ -102,12 +102,19 @@
 // on this rank had the same header as this one (operation, count, type,
 // reduction, root, algorithm, chunk size, channels) and completed matched,
 // with no error or stall since, and the call is blocking and the only
-// one running. Its data then rides in its header messages (up to 4064
+// one running (an Async call counts from the moment it is issued). Its data then rides in its header messages (up to 4064
 // bytes a peer) or in a copy the call keeps (up to 64 KiB; a larger call
 // runs the confirmed protocol), and the rest of the call, the check of
 // its peers' headers and the wait for their empty messages, is deferred:
 // the rank's next call on the communicator settles it before it sends
-// anything, as do [Comm.Close] and [Comm.Abort]. At most one call is
+// anything, as do [Comm.Close] and [Comm.Abort]. The settling waits until
+// the earlier call's own deadline (its context's, else Config.Timeout);
+// if the next call's context ends first, only that call fails, with its
+// own error, and the earlier call stays open for the call after, Close or
+// Abort. Work on a communicator made by Split does not settle it: an eager
+// call on the parent followed only by work on a child stays open, holding
+// up to 64 KiB, until the parent's next call or Close, and its mismatch,
+// if any, is reported then. At most one call is
 // deferred, so an eager rank runs at most one call ahead and holds at
 // most one call's copy. The wire traffic is the same either way. A nil from
 // an eager call says that this rank's part is done and its buffer free,
@@ -121,7 +128,7 @@
 //     its failure ends that call on every rank, so every rank has an error
 //     by its next call at the latest;
 //   - at the eager rank's Close, if it makes no further call (Close returns
-//     the error); the wait is bounded by Config.Timeout, like any
+//     the error); the wait is bounded by the call's own deadline, like any
 //     operation's.
 //
 // The first call of a header, and every call after a change of header, an

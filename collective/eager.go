@@ -123,8 +123,15 @@ func (o *operation) deferEnd() error {
 	c.mu.Lock()
 	c.eager.returns++
 	c.mu.Unlock()
+	if testHookDeferEnd != nil {
+		testHookDeferEnd(c)
+	}
 	return c.deferOrEnd(o)
 }
+
+// testHookDeferEnd, if set (by tests only, before any call), runs in
+// deferEnd before the call is deferred: where an Abort or Close may race.
+var testHookDeferEnd func(*Comm)
 
 // deferOrEnd makes o the communicator's deferred eager call, or, if the
 // communicator is aborted or closed (its Abort or Close may have looked

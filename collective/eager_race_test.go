@@ -1,0 +1,91 @@
+package collective
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gocoll/gocoll/transport/inproc"
+)
+
+// TestEagerRaceAbortClose runs Abort, and Close, on the root between its
+// eager Broadcast's return decision and the moment the call is deferred
+// (testHookDeferEnd): their own settle finds nothing deferred yet. The
+// call must then end inline rather than stay open: before, an Abort waited
+// its whole 10 s drain for it and a Close left it open, holding its copy.
+func TestEagerRaceAbortClose(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		race func(t *testing.T, c *Comm) func() // runs in the hook; returns the wait for its end
+	}{
+		{"abort", func(t *testing.T, c *Comm) func() {
+			done := make(chan error, 1)
+			go func() { done <- c.Abort() }()
+			for c.Aborted() == nil {
+				time.Sleep(time.Millisecond)
+			}
+			time.Sleep(20 * time.Millisecond) // Abort goes on to look for a deferred call
+			return func() {
+				select {
+				case err := <-done:
+					require.NoError(t, err)
+				case <-time.After(5 * time.Second): // a hang: the drain is 10 s
+					t.Fatal("Abort waited for its drain: the racing eager call stayed open")
+				}
+			}
+		}},
+		{"close", func(t *testing.T, c *Comm) func() {
+			if err := c.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			return func() {}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := inproc.NewWorld(4)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = w.Close() })
+			comms := make([]*Comm, 4)
+			for r, ep := range w.Endpoints() {
+				comms[r], err = New(ep, 1, Config{Timeout: 5 * time.Second})
+				require.NoError(t, err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			var armed atomic.Bool
+			var after func()
+			testHookDeferEnd = func(c *Comm) {
+				if c == comms[0] && armed.CompareAndSwap(true, false) {
+					after = tc.race(t, c)
+				}
+			}
+			defer func() { testHookDeferEnd = nil }()
+			var wg sync.WaitGroup
+			for r, c := range comms {
+				wg.Go(func() {
+					x := make([]float32, 4<<10) // copied: the call holds a lease
+					for i := range 6 {
+						if r == 0 && i == 5 {
+							armed.Store(true)
+						}
+						if Broadcast(ctx, c, x, x, 0) != nil {
+							return // the abort ends the peers' calls
+						}
+					}
+				})
+			}
+			wg.Wait()
+			require.NotNil(t, after, "the root's last call was not eager")
+			after()
+			c := comms[0]
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			require.True(t, c.eager.deferred == nil, "the racing eager call was deferred")
+			require.Zero(t, c.eager.running, "a call is still open")
+		})
+	}
+}
