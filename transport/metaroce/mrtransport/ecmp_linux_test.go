@@ -138,6 +138,12 @@ func testRepickSpreads(t *testing.T, links, paths int) {
 	src, dst := make([]byte, msg), make([]byte, msg)
 	stop, ended := make(chan struct{}), make(chan struct{})
 	var trafficErr error // set before ended closes
+	// The traffic's waits end with tctx, cancelled when the test has
+	// failed so that it stops at once (ctx would hold a message that
+	// cannot finish up to 20 s more); a test that passes lets the message
+	// in flight finish and checks it.
+	tctx, tcancel := context.WithCancel(ctx)
+	defer tcancel()
 	go func() {
 		defer close(ended)
 		for i := uint32(0); ; i++ {
@@ -148,8 +154,8 @@ func testRepickSpreads(t *testing.T, links, paths int) {
 			}
 			r := eps[1].Recv(0, benchTag(9, i), dst)
 			s := eps[0].Send(1, benchTag(9, i), src)
-			_, rerr := r.Wait(ctx)
-			_, serr := s.Wait(ctx)
+			_, rerr := r.Wait(tctx)
+			_, serr := s.Wait(tctx)
 			if err := firstErr(rerr, serr); err != nil {
 				trafficErr = fmt.Errorf("message %d: %w", i, err)
 				return
@@ -158,6 +164,11 @@ func testRepickSpreads(t *testing.T, links, paths int) {
 	}()
 	defer func() {
 		close(stop)
+		if t.Failed() {
+			tcancel()
+			<-ended
+			return
+		}
 		<-ended
 		require.NoError(t, trafficErr)
 	}()
