@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Eager rooted calls. A rank that has nothing to receive in a rooted call
@@ -150,27 +151,29 @@ func (c *Comm) deferOrEnd(o *operation) error {
 }
 
 // errSettleInterrupted is what fail returns, without failing the
-// operation, when settleDeferred's caller's context ended (errCallerDone).
-var (
-	errSettleInterrupted = errors.New("collective: settling an eager call interrupted")
-	errCallerDone        = errors.New("collective: the settling call's context ended")
-)
+// operation, when the context of the later call settling it ended
+// (interrupted).
+var errSettleInterrupted = errors.New("collective: settling an eager call interrupted")
 
 // interrupted reports whether err, about to fail o, is only the end of
-// the context of the later call settling o (settleDeferred): o is then
-// not failed but stays deferred.
+// the context of the later call settling o (settleDeferred), before o's
+// own deadline: o is then not failed but stays deferred.
 func (o *operation) interrupted(err error) bool {
-	return o.eager && context.Cause(o.ctx) == errCallerDone && errors.Is(err, context.Canceled)
+	if !o.settling || o.ctx.Err() == nil || !time.Now().Before(o.deadline) {
+		return false
+	}
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // settleDeferred settles the communicator's deferred eager call, if any,
 // and if it came before caller (nil for Close and Abort, which settle any):
 // it checks every header and waits for every request, as finish does, and
 // ends the call. It waits until the deferred call's own deadline, under
-// ctx's values but not its cancellation: if ctx ends first, the deferred
+// ctx, whose end does not fail the deferred call: if ctx ends first, that
 // call is neither failed nor ended but stays deferred (the next call,
-// Close or Abort settles it) and settleDeferred returns ctx's error, which
-// fails caller. Else it returns the deferred call's error, saying that the
+// Close or Abort settles it), and settleDeferred returns ctx's error,
+// which fails caller (without allocating: a context derived from ctx
+// would cost every call after an eager one). Else it returns the deferred call's error, saying that the
 // call had returned early.
 func (c *Comm) settleDeferred(ctx context.Context, caller *operation) error {
 	c.mu.Lock()
@@ -182,12 +185,11 @@ func (c *Comm) settleDeferred(ctx context.Context, caller *operation) error {
 	c.eager.deferred = nil
 	c.mu.Unlock()
 	seq := o.key.Op
-	sctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(ctx, func() { cancel(errCallerDone) })
-	o.ctx = sctx
+	// Under ctx, whose end only interrupts the wait (interrupted); o's own
+	// deadline (onTick) is what fails o.
+	o.ctx, o.settling = ctx, true
 	err := o.finish()
-	stop()
-	cancel(nil)
+	o.settling = false
 	if err == errSettleInterrupted {
 		o.ctx = context.WithoutCancel(ctx)
 		if derr := c.deferOrEnd(o); derr != nil {

@@ -52,6 +52,7 @@ type operation struct {
 	stalled     bool                            // its stall was reported (stall.go)
 	sync        bool                            // a blocking call (dispatch)
 	eager       bool                            // returns before its confirmation (eager.go)
+	settling    bool                            // settled under a later call's context (settleDeferred)
 	order       uint64                          // its place among the communicator's calls (eagerState.enter)
 	eagerLease  lease                           // an eager call's copy of its buffer
 
