@@ -143,14 +143,7 @@ type shareResult struct {
 func runTCPShare(t *testing.T, seed int64, oneWay time.Duration, tcp bool, settle, measure time.Duration) shareResult {
 	s := newSim(t, seed, 2, metaroce.Config{Paths: 8, MaxDatagram: 9000, UnexpectedBytes: 64 << 20})
 	cfg := simfabric.LinkConfig{Rate: labRate, Delay: oneWay, QueueBytes: queueOf(labRate, shallowQueue)}
-	var fwd, rev []simfabric.LinkID
-	for range 4 {
-		fwd, rev = append(fwd, s.link(cfg)), append(rev, s.link(cfg))
-	}
-	for i := range 8 {
-		s.path(0, 1, i, fwd[i%4])
-		s.path(1, 0, i, rev[i%4])
-	}
+	fwd, rev := s.labLinks(cfg)
 	ca, cb := s.connect(0, 1)
 	t0 := s.fab.Now()
 	startFlow(s, 0, 1, ca, cb, 1<<20, 32)
@@ -227,4 +220,18 @@ func TestLongRTTShallowEightPaths(t *testing.T) {
 			t.Errorf("%v one way: goodput %.1f %% of capacity, want >= 90 %% (seed %d)", c.oneWay, 100*share, seed)
 		}
 	}
+}
+
+// labLinks gives s 4 links each way with cfg and rank 0's and rank 1's 8
+// paths to each other over them, 2 a link, as the lab's ECMP hashes 8
+// ports onto 4 links; it returns the links from 0 to 1 and back.
+func (s *sim) labLinks(cfg simfabric.LinkConfig) (fwd, rev []simfabric.LinkID) {
+	for range 4 {
+		fwd, rev = append(fwd, s.link(cfg)), append(rev, s.link(cfg))
+	}
+	for i := range 8 {
+		s.path(0, 1, i, fwd[i%4])
+		s.path(1, 0, i, rev[i%4])
+	}
+	return fwd, rev
 }

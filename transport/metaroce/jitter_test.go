@@ -18,14 +18,7 @@ func runJitterLoss(t *testing.T, seed int64, loss float64, jitter time.Duration)
 	s := newSim(t, seed, 2, metaroce.Config{Paths: 8, MaxDatagram: 9000})
 	cfg := simfabric.LinkConfig{Rate: labRate, Delay: 2 * time.Millisecond, Jitter: jitter, Loss: loss,
 		QueueBytes: queueOf(labRate, shallowQueue)}
-	var fwd, rev []simfabric.LinkID
-	for range 4 {
-		fwd, rev = append(fwd, s.link(cfg)), append(rev, s.link(cfg))
-	}
-	for i := range 8 {
-		s.path(0, 1, i, fwd[i%4])
-		s.path(1, 0, i, rev[i%4])
-	}
+	s.labLinks(cfg)
 	ca, cb := s.connect(0, 1)
 	t0 := s.fab.Now()
 	startFlow(s, 0, 1, ca, cb, 4<<20, 4)
