@@ -121,27 +121,28 @@ func (o *operation) deferEnd() error {
 		o.deadline = dl
 	}
 	c := o.c
-	c.mu.Lock()
-	c.eager.returns++
-	c.mu.Unlock()
 	if testHookDeferEnd != nil {
 		testHookDeferEnd(c)
 	}
-	return c.deferOrEnd(o)
+	return c.deferOrEnd(o, true)
 }
 
 // testHookDeferEnd, if set (by tests only, before any call), runs in
 // deferEnd before the call is deferred: where an Abort or Close may race.
 var testHookDeferEnd func(*Comm)
 
-// deferOrEnd makes o the communicator's deferred eager call, or, if the
-// communicator is aborted or closed (its Abort or Close may have looked
-// for one already), ends it at once, waiting under o.ctx without its
-// cancellation (o's deadline bounds it), and returns its error.
-func (c *Comm) deferOrEnd(o *operation) error {
+// deferOrEnd makes o the communicator's deferred eager call (counting an
+// eager return if returned: o's first deferral, not a settle's put-back),
+// or, if the communicator is aborted or closed (its Abort or Close may
+// have looked for one already), ends it at once, waiting under o.ctx
+// without its cancellation (o's deadline bounds it), and returns its error.
+func (c *Comm) deferOrEnd(o *operation, returned bool) error {
 	c.mu.Lock()
 	if c.abort.err == nil && !c.closed {
 		c.eager.deferred = o
+		if returned {
+			c.eager.returns++
+		}
 		c.mu.Unlock()
 		return nil
 	}
@@ -192,7 +193,7 @@ func (c *Comm) settleDeferred(ctx context.Context, caller *operation) error {
 	o.settling = false
 	if err == errSettleInterrupted {
 		o.ctx = context.WithoutCancel(ctx)
-		if derr := c.deferOrEnd(o); derr != nil {
+		if derr := c.deferOrEnd(o, false); derr != nil {
 			err = derr
 		} else {
 			return fmt.Errorf("waiting to settle an earlier call (operation #%d), which had returned on this rank once its buffer was reusable: %w", seq, context.Cause(ctx))
