@@ -56,9 +56,17 @@ func TestRepickPathMovesThePort(t *testing.T) {
 			return len(ep.eng.retiring) == 0
 		}, 10*time.Second, 10*time.Millisecond, "old sockets closed")
 	}
+	// Under load a path may lose a burst (a socket buffer overflows) and
+	// sit out one call after its timeout, so the calls repeat, boundedly,
+	// until the moved path's own packets are acknowledged.
 	acked := eps[0].Stats().Peers[0].Paths[1].PacketsAcked
-	allReduceSum(t, comms, 1<<20)
-	require.Greater(t, eps[0].Stats().Peers[0].Paths[1].PacketsAcked, acked, "the moved path carries traffic")
+	for round := 0; ; round++ {
+		allReduceSum(t, comms, 1<<20)
+		if eps[0].Stats().Peers[0].Paths[1].PacketsAcked > acked {
+			break
+		}
+		require.Less(t, round, 20, "the moved path carries traffic: %+v", eps[0].Stats().Peers[0].Paths[1])
+	}
 	for _, ep := range eps {
 		require.Zero(t, ep.Stats().Engine.PeerGone)
 	}
