@@ -19,7 +19,10 @@
 // from the lower-numbered site): a token bucket (tc tbf) for the rate; in
 // an iptables chain of the mangle table, a random DROP for loss, a DROP
 // for a silent cut, and an NFQUEUE to the router's delay daemon for delay
-// and jitter (this kernel has no netem). The daemon, [DelaydMain], is
+// and jitter (this kernel has no netem). While a path has loss, the
+// hosts send GSO trains as separate datagrams (gso_max_segs 1, as a NIC
+// segments before the wire), so that the loss falls on each datagram, not
+// on whole trains. The daemon, [DelaydMain], is
 // gocoll itself (`gocoll lab delayd`), started only when a path has delay
 // or jitter; its reader and releaser run as real-time threads (SCHED_FIFO,
 // where permitted) so that it releases packets on time on a loaded

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gocoll/gocoll/lab"
+	"github.com/gocoll/gocoll/transport/metaroce/udpio"
 )
 
 // TestMain answers "lab delayd" so that labs with delay can start their
@@ -288,6 +289,43 @@ func TestLossAndRate(t *testing.T) {
 	out, err = l.Exec(ctx, "s1r", "tc", "qdisc", "show", "dev", "s2p1")
 	require.NoError(t, err)
 	require.NotContains(t, string(out), "tbf")
+}
+
+// Random loss falls on each datagram of a GSO train, as on a wire after a
+// NIC's segmentation, not on the train as a whole: with 100 % loss a train
+// of 4 datagrams counts 4 drops (a whole train dropped would count 1). The
+// hosts segment only while some path has loss.
+func TestLossPerDatagramOfTrain(t *testing.T) {
+	ctx := context.Background()
+	l := upLab(t, lab.Spec{Paths: 1, HostsPerSite: 1})
+	p := l.Paths()[0]
+	require.NoError(t, l.Shape(ctx, p, []lab.Dir{lab.Fwd}, lab.Shape{LossPct: 100}))
+	var s *udpio.Socket
+	require.NoError(t, l.Do("s1h1", func() (err error) {
+		s, err = udpio.Listen(netip.AddrPortFrom(hostAddr(t, l, "s1h1"), 0), udpio.Config{})
+		return err
+	}))
+	t.Cleanup(func() { _ = s.Close() })
+	if !s.Caps().GSO {
+		t.Skip("no UDP GSO on this kernel")
+	}
+	to := netip.AddrPortFrom(hostAddr(t, l, "s2h1"), 5000)
+	n, err := s.WriteBatch([]udpio.Message{{Buf: make([]byte, 4*1000), Addr: to, Segment: 1000}})
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.True(t, s.Caps().GSO, "the train went as one GSO send")
+	stats, err := l.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, uint64(4), stats[0].EmuDrops, "%+v", stats[0])
+
+	segs := func() string {
+		out, err := l.Exec(ctx, "s1h1", "ip", "-d", "link", "show", "eth0")
+		require.NoError(t, err)
+		return string(out)
+	}
+	require.Contains(t, segs(), "gso_max_segs 1 ")
+	require.NoError(t, l.Shape(ctx, p, []lab.Dir{lab.Fwd}, lab.Shape{}))
+	require.Contains(t, segs(), "gso_max_segs 65535 ")
 }
 
 // A delay daemon that does not start makes Up fail, naming it, and leaves

@@ -103,6 +103,9 @@ func (l *Lab) update(ctx context.Context, p Path, change func(ps *pathState) err
 			return err
 		}
 	}
+	if err := l.segmentHosts(ctx); err != nil {
+		return err
+	}
 	return l.saveState()
 }
 
