@@ -69,8 +69,12 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 		if c.Size() == 1 {
 			return nil
 		}
-		if c.rank == root && algo != AlgoTree && algo != AlgoHierarchical && o.eagerReturn(len(recv)) {
-			buf = o.eagerCopy(buf) // steady state: return once buf is reusable (eager.go)
+		if eagerBroadcast(algo, c.rank == root) && o.eagerReturn(len(recv)) {
+			// Steady state (eager.go): the root returns once buf is
+			// reusable, a receiver once its data has come.
+			if c.rank == root {
+				buf = o.eagerCopy(buf)
+			}
 		}
 		var err error
 		switch algo {
@@ -101,6 +105,21 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 		}
 		return o.confirm()
 	})
+}
+
+// eagerBroadcast reports whether a rank of a Broadcast by algo may return
+// early in steady state (eager.go): the root in every algorithm but the
+// tree and hierarchical ones; a receiver in the dissemination and direct
+// ones, where it waits for its own data only (and, a dissemination's
+// forwarder, for its data send when that did not travel with its header).
+func eagerBroadcast(algo Algorithm, root bool) bool {
+	switch algo {
+	case AlgoDissemination, AlgoDirect:
+		return true
+	case AlgoChain, AlgoBinomial:
+		return root
+	}
+	return false
 }
 
 // broadcastDirect has the root send buf to every rank at once and every

@@ -30,9 +30,14 @@ func topDistance(n int) int {
 // depends on it waits until its abort comes. As many data messages (n-1)
 // and rounds as a binomial tree, and no confirming round after; each
 // message travels with its header when buf is at most inlineBytesMax.
+// In steady state (eager.go) a rank waits only for the message that
+// carries its data, and a forwarder for its data sends that did not
+// travel with its header (they read buf); the rest is settled later.
 func (c *Comm) broadcastDissemination(o *operation, buf []byte, root int) error {
 	n := c.Size()
 	v := mod(c.rank-root, n)
+	var fwd [8]pendingSend // an eager forwarder's sends from buf (ceil(log2 n) - 1 at most)
+	held := fwd[:0]
 	for d := topDistance(n); d > 0; d >>= 1 {
 		var in, out []byte
 		if v%(2*d) == d {
@@ -41,16 +46,21 @@ func (c *Comm) broadcastDissemination(o *operation, buf []byte, root int) error 
 		if v%(2*d) == 0 && v+d < n {
 			out = buf
 		}
+		to := mod(c.rank+d, n)
 		pr := o.recv(mod(c.rank-d, n), in)
-		o.send(mod(c.rank+d, n), out)
-		if o.eager { // the root in steady state receives nothing it needs (eager.go)
+		if o.eager && v != 0 && o.holdsBuffer(to, out) {
+			held = append(held, pendingSend{o.send(to, out), to})
+		} else {
+			o.send(to, out)
+		}
+		if o.eager && in == nil { // not this rank's data: settled later
 			continue
 		}
 		if err := o.waitRecv(pr); err != nil {
 			return err
 		}
 	}
-	return nil
+	return waitAll(o, held)
 }
 
 // scatterDissemination runs a Scatter in the rounds of broadcastDissemination

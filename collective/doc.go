@@ -97,15 +97,26 @@
 // Eager rooted calls. A rank with nothing to receive in a rooted call,
 // the root of a Broadcast (any algorithm but the tree and hierarchical
 // ones) or of a dissemination Scatter (at most Config.SmallBytes in all),
-// or a non-root rank of a direct Gather (above 4064 bytes in all), returns as soon as its buffer is reusable, as MPI's eager protocol lets
-// it, when the call is in steady state: the communicator's last 3 calls
+// or a non-root rank of a direct Gather (above 4064 bytes in all),
+// returns as soon as its buffer is reusable, as MPI's eager protocol lets
+// it; a receiver of a dissemination or direct Broadcast (the automatic
+// choice on one host, and at or below Config.SmallBytes everywhere)
+// returns as soon as its own data has arrived, from a rank whose header
+// it checked and found matching, and has been copied into its buffer (a
+// receiver that forwards the data, in the dissemination, waits too for
+// its forwarding sends that read its buffer: those beyond the 4064 bytes
+// that ride, copied, in a header message). Either, only when the call is
+// in steady state: the communicator's last 3 calls
 // on this rank had the same header as this one (operation, count, type,
 // reduction, root, algorithm, chunk size, channels) and completed matched,
 // with no error or stall since, and the call is blocking and the only
-// one running (an Async call counts from the moment it is issued). Its data then rides in its header messages (up to 4064
-// bytes a peer) or in a copy the call keeps (up to 64 KiB; a larger call
-// runs the confirmed protocol), and the rest of the call, the check of
-// its peers' headers and the wait for their empty messages, is deferred:
+// one running (an Async call counts from the moment it is issued), and it
+// moves at most 64 KiB (a larger call runs the confirmed protocol). A
+// root's data then rides in its header messages (up to 4064
+// bytes a peer) or in a copy the call keeps, and the rest of the call,
+// the check of its peers' headers and the wait for the messages it does
+// not need (the empty ones of the dissemination and the confirming
+// round), is deferred:
 // the rank's next call on the communicator settles it before it sends
 // anything, as do [Comm.Close] and [Comm.Abort]. The settling waits until
 // the earlier call's own deadline (its context's, else Config.Timeout);
@@ -115,19 +126,22 @@
 // call on the parent followed only by work on a child stays open, holding
 // up to 64 KiB, until the parent's next call or Close, and its mismatch,
 // if any, is reported then. At most one call is
-// deferred, so an eager rank runs at most one call ahead and holds at
-// most one call's copy. The wire traffic is the same either way. A nil from
-// an eager call says that this rank's part is done and its buffer free,
-// not that the others matched. A mismatch in it is reported:
-//   - in the call, by the ranks that see it and those that depend on them
-//     (the receivers, as a rule; but one whose only link to the mismatched
-//     rank ran through the eager rank may return success, its data having
-//     come, matched, from it);
-//   - at the eager rank's next call on the communicator, which fails,
-//     naming the earlier call and its mismatch, before it sends anything;
-//     its failure ends that call on every rank, so every rank has an error
-//     by its next call at the latest;
-//   - at the eager rank's Close, if it makes no further call (Close returns
+// deferred, so an eager rank runs at most one call ahead of the others'
+// confirmation and holds at most one call's copy. The wire traffic is
+// the same either way, so ranks need not agree on which of them is eager.
+// A nil from an eager call says that this rank's part is done and its
+// buffer free (a receiver's holding the root's data: every rank on its
+// path from the root had a header matching this rank's), not that the
+// others matched. A mismatch in it is reported:
+//   - in the call, by the rank whose arguments differ (its header differs
+//     from its last calls', so it runs the confirmed protocol) and by the
+//     ranks that receive their data from or through it; an eager rank
+//     whose data came from matching ranks returns nil;
+//   - at the next call on the communicator of every rank that returned
+//     nil, which fails, naming the earlier call and its mismatch, before
+//     it sends anything; its failure ends that call on every rank, so
+//     every rank has an error by its next call at the latest;
+//   - at such a rank's Close, if it makes no further call (Close returns
 //     the error); the wait is bounded by the call's own deadline, like any
 //     operation's.
 //

@@ -10,9 +10,12 @@ import (
 // Eager rooted calls. A rank that has nothing to receive in a rooted call
 // (Broadcast's and Scatter's root, a direct Gather's senders) waits in the confirmed protocol only
 // for the headers and empty messages that tell it every other rank
-// matched. In steady state it does not wait for them: it posts its sends,
-// with its buffer copied out, sends its header to every peer it talks to,
-// and returns; the operation stays open (deferred) and is settled, its
+// matched; a receiver of a dissemination or direct Broadcast, once its
+// data has come, waits only for those too. In steady state it does not
+// wait for them: it posts its sends, with its buffer copied out (a
+// receiver that forwards its data waits instead for the sends that read
+// its buffer), sends its header to every peer it talks to, and returns;
+// the operation stays open (deferred) and is settled, its
 // headers checked and its requests waited for, at the rank's next call on
 // the communicator (before that call sends anything), at Close, or at
 // Abort. A mismatch found then fails that next call (or Close), with an
@@ -74,10 +77,11 @@ func (c *Comm) noteEnd(o *operation, err error) {
 	}
 }
 
-// eagerReturn reports whether this call, on a rank with nothing to
-// receive, may return once its buffer of bytes is reusable, and marks it
-// so (see eagerAfter). Only the algorithm bodies that know how to run
-// eagerly ask, once, before they send.
+// eagerReturn reports whether this call may return once this rank's
+// buffer of bytes is reusable (a rank with nothing to receive) or holds
+// its data (a Broadcast's receiver), and marks it so (see eagerAfter).
+// Only the algorithm bodies that know how to run eagerly ask, once,
+// before they send.
 func (o *operation) eagerReturn(bytes int) bool {
 	c := o.c
 	if !o.sync || c.Size() < 2 || bytes > eagerCopyMax {
@@ -92,6 +96,17 @@ func (o *operation) eagerReturn(bytes int) bool {
 	}
 	o.eager = true
 	return true
+}
+
+// holdsBuffer reports whether a send of buf to peer, posted now, would
+// refer to buf until the peer takes it: when buf is not empty and does
+// not ride, copied, in this rank's header message (the pair's first
+// message, small, with the header not yet sent). An eager rank that sends
+// from its caller's buffer without a copy waits for such a send before it
+// returns.
+func (o *operation) holdsBuffer(peer int, buf []byte) bool {
+	p := &o.peers[peer]
+	return len(buf) > 0 && (p.announced || p.sendSeq > 0 || !o.inlines(peer, buf))
 }
 
 // eagerCopy returns buf, or a copy of it that the operation holds until
