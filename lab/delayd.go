@@ -10,11 +10,9 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,13 +26,10 @@ const (
 	delaydHeldMax = 1 << 20
 	// delaydRcvBuf is the netlink socket's receive buffer.
 	delaydRcvBuf = 32 << 20
-	// delaydStep is the longest sleep between checks for due packets:
-	// a packet with less jitter may fall due before the first one held.
-	delaydStep = time.Millisecond
-	// delaydIdle is the longest sleep with no packet held (idleSleep).
+	// delaydIdle is the longest wait of the daemon's loop.
 	delaydIdle = 10 * time.Millisecond
-	// delaydPriority is the SCHED_FIFO priority of the daemon's reader
-	// and releaser threads (see realtime).
+	// delaydPriority is the SCHED_FIFO priority of the daemon's loop
+	// thread (see realtime).
 	delaydPriority = 10
 )
 
@@ -102,15 +97,12 @@ func readDelaydConfig(path string) (map[uint16]delaydQueue, error) {
 type delayd struct {
 	fd     int
 	queues atomic.Pointer[map[uint16]delaydQueue]
-	rng    *rand.Rand // reader goroutine only
-
-	mu   sync.Mutex
-	held heldPackets
-	seq  uint64
-
-	sendMu sync.Mutex // one verdict batch at a time on fd
-	drops  atomic.Uint64
-	trace  *delaydTrace // nil unless GOCOLL_DELAYD_TRACE is set
+	// rng, held and seq belong to the loop's goroutine (forward).
+	rng   *rand.Rand
+	held  heldPackets
+	seq   uint64
+	drops atomic.Uint64
+	trace *delaydTrace // nil unless GOCOLL_DELAYD_TRACE is set
 }
 
 func runDelayd(conf string, stdout io.Writer) error {
@@ -148,9 +140,8 @@ func runDelayd(conf string, stdout io.Writer) error {
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGTERM, syscall.SIGINT, syscall.SIGUSR1)
-	go d.release()
 	errc := make(chan error, 1)
-	go func() { errc <- d.read() }()
+	go func() { errc <- d.forward() }()
 	for {
 		select {
 		case err := <-errc:
@@ -200,44 +191,6 @@ func (d *delayd) request(msg []byte, seq uint32) error {
 	}
 }
 
-// read takes every packet message and holds it until its time (or drops
-// it when too many are held).
-func (d *delayd) read() error {
-	d.realtime("reader")
-	buf := make([]byte, 1<<20)
-	var drops []byte
-	var msgs []nlMsg
-	for {
-		n, err := unix.Read(d.fd, buf)
-		if err == unix.EINTR || err == unix.ENOBUFS {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("netlink receive: %w", err)
-		}
-		now := time.Now()
-		msgs, _ = appendNlMsgs(msgs[:0], buf[:n])
-		qs := *d.queues.Load()
-		drops = drops[:0]
-		d.mu.Lock()
-		for _, m := range msgs {
-			q, id, payload, err := parsePacket(m)
-			if err != nil {
-				continue
-			}
-			if len(d.held) >= delaydHeldMax {
-				drops = appendVerdict(drops, q, id, nfDrop)
-				d.drops.Add(1)
-				continue
-			}
-			d.seq++
-			d.held.push(heldPacket{due: now.Add(d.delayOf(qs[q])), queue: q, id: id, seq: d.seq, arrive: now, hdr: traceHeader(payload)})
-		}
-		d.mu.Unlock()
-		d.send(drops)
-	}
-}
-
 // delayOf draws one packet's delay on queue q.
 func (d *delayd) delayOf(q delaydQueue) time.Duration {
 	delay := q.Delay
@@ -247,75 +200,11 @@ func (d *delayd) delayOf(q delaydQueue) time.Duration {
 	return max(delay, 0)
 }
 
-// release hands out the verdicts of the packets that fell due, checking
-// at least every delaydStep. It never parks its goroutine: a locked
-// real-time goroutine that parks (on a channel, a contended mutex, a
-// system call that lost its P) runs again only when a thread of the Go
-// scheduler, an ordinary one, hands it back its thread, which on a loaded
-// machine took up to 130 ms. So it sleeps and sends with raw system calls,
-// and takes its locks by trying.
-func (d *delayd) release() {
-	d.realtime("releaser")
-	batch := make([]byte, 0, 64<<10)
-	for {
-		now := time.Now()
-		batch = batch[:0]
-		lockNoPark(&d.mu)
-		for len(d.held) > 0 && !d.held[0].due.After(now) && len(batch) < cap(batch)-verdictBytes {
-			p := d.held.pop()
-			if d.trace != nil {
-				d.trace.add(p, now)
-			}
-			batch = appendVerdict(batch, p.queue, p.id, nfAccept)
-		}
-		next := d.idleSleep()
-		if len(d.held) > 0 {
-			next = min(d.held[0].due.Sub(now), delaydStep)
-		}
-		d.mu.Unlock()
-		if len(batch) > 0 {
-			lockNoPark(&d.sendMu)
-			if _, _, errno := unix.RawSyscall6(unix.SYS_SENDTO, uintptr(d.fd), uintptr(unsafe.Pointer(&batch[0])), uintptr(len(batch)), 0, 0, 0); errno != 0 {
-				fmt.Fprintln(os.Stderr, "gocoll lab delayd: verdicts:", errno)
-			}
-			d.sendMu.Unlock()
-		}
-		if next > 0 {
-			rawSleep(next)
-		}
-	}
-}
-
-// idleSleep is how long the releaser may sleep with no packet held: no
-// packet that arrives meanwhile falls due sooner than the least delay less
-// its jitter of any queue; at least delaydStep, at most delaydIdle.
-func (d *delayd) idleSleep() time.Duration {
-	t := delaydIdle
-	for _, q := range *d.queues.Load() {
-		t = min(t, q.Delay-q.Jitter)
-	}
-	return max(t, delaydStep)
-}
-
-// rawSleep sleeps for d without giving up the goroutine's P (see release).
-func rawSleep(d time.Duration) {
-	ts := unix.NsecToTimespec(int64(d))
-	_, _, _ = unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
-}
-
-// lockNoPark takes mu without parking (see release): the other holder is
-// the reader, whose critical sections are short.
-func lockNoPark(mu *sync.Mutex) {
-	for !mu.TryLock() {
-		rawSleep(10 * time.Microsecond)
-	}
-}
-
 // realtime locks the calling goroutine to its thread and makes that a
 // real-time thread (SCHED_FIFO, delaydPriority), so that the daemon
 // stamps and releases packets on time on a loaded machine: a link does
 // not hold packets longer because its host is busy. As an ordinary thread,
-// among the processes of a lab on 2 loaded cores, the releaser was late by
+// among the processes of a lab on 2 loaded cores, the daemon released late by
 // 6-10 ms at the 99th percentile and up to 90 ms (GOCOLL_DELAYD_TRACE),
 // which the transports saw as queueing delay and as bursts. Where the
 // policy cannot be set (no CAP_SYS_NICE) it says so on stderr and goes on
@@ -325,20 +214,6 @@ func (d *delayd) realtime(name string) {
 	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: delaydPriority}
 	if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
 		fmt.Fprintf(os.Stderr, "gocoll lab delayd: %s thread not real-time: %v\n", name, err)
-	}
-}
-
-// kernelAddr is the kernel's netlink address, where verdicts go.
-var kernelAddr = unix.SockaddrNetlink{Family: unix.AF_NETLINK}
-
-func (d *delayd) send(b []byte) {
-	if len(b) == 0 {
-		return
-	}
-	d.sendMu.Lock()
-	defer d.sendMu.Unlock()
-	if err := unix.Sendto(d.fd, b, 0, &kernelAddr); err != nil {
-		fmt.Fprintln(os.Stderr, "gocoll lab delayd: verdicts:", err)
 	}
 }
 

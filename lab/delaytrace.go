@@ -46,10 +46,10 @@ func traceHeader(b []byte) traceHdr {
 }
 
 // delaydTrace keeps the trace. Its records are preallocated (at most
-// delaydTraceMax, 64 MiB) so that add, run by the real-time releaser under
-// the daemon's lock, never copies them to grow; add only tries t.mu and
-// counts the record as skipped when write holds it, so that the releaser
-// never parks while a trace is written.
+// delaydTraceMax, 64 MiB) so that add, run by the daemon's real-time loop,
+// never copies them to grow; add only tries t.mu and counts the record as
+// skipped when write holds it, so that the loop never parks while a trace
+// is written.
 type delaydTrace struct {
 	path    string
 	start   time.Time

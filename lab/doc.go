@@ -24,8 +24,8 @@
 // segments before the wire), so that the loss falls on each datagram, not
 // on whole trains. The daemon, [DelaydMain], is
 // gocoll itself (`gocoll lab delayd`), started only when a path has delay
-// or jitter; its reader and releaser run as real-time threads (SCHED_FIFO,
-// where permitted) so that it releases packets on time on a loaded
+// or jitter; its one loop runs as a real-time thread (SCHED_FIFO, where
+// permitted) so that it releases packets on time on a loaded
 // machine, and with GOCOLL_DELAYD_TRACE=FILE it writes a per-packet trace
 // (arrival, due and release times) on SIGUSR1. A carrier cut sets the link down: the routers move its flows
 // (and, rehashing, some others) to the other paths.

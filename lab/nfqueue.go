@@ -128,21 +128,28 @@ func parseNlMsgs(b []byte) ([]nlMsg, error) { return appendNlMsgs(nil, b) }
 // appendNlMsgs is parseNlMsgs appending to out.
 func appendNlMsgs(out []nlMsg, b []byte) ([]nlMsg, error) {
 	for len(b) > 0 {
-		if len(b) < nlmsgHdrLen {
-			return out, errNlTrunc
+		m, rest, err := nextNlMsg(b)
+		if err != nil {
+			return out, err
 		}
-		n := int(binary.LittleEndian.Uint32(b))
-		if n < nlmsgHdrLen || n > len(b) {
-			return out, errNlTrunc
-		}
-		out = append(out, nlMsg{typ: binary.LittleEndian.Uint16(b[4:]), seq: binary.LittleEndian.Uint32(b[8:]), data: b[nlmsgHdrLen:n]})
-		adv := nlaAlign(n)
-		if adv > len(b) {
-			break
-		}
-		b = b[adv:]
+		out = append(out, m)
+		b = rest
 	}
 	return out, nil
+}
+
+// nextNlMsg returns the first netlink message of b and what follows it
+// (aligned), or errNlTrunc when b does not start with a whole message.
+func nextNlMsg(b []byte) (m nlMsg, rest []byte, err error) {
+	if len(b) < nlmsgHdrLen {
+		return nlMsg{}, nil, errNlTrunc
+	}
+	n := int(binary.LittleEndian.Uint32(b))
+	if n < nlmsgHdrLen || n > len(b) {
+		return nlMsg{}, nil, errNlTrunc
+	}
+	m = nlMsg{typ: binary.LittleEndian.Uint16(b[4:]), seq: binary.LittleEndian.Uint32(b[8:]), data: b[nlmsgHdrLen:n]}
+	return m, b[min(nlaAlign(n), len(b)):], nil
 }
 
 // nlError returns the error of an NLMSG_ERROR message (nil for an ACK).
