@@ -46,11 +46,22 @@ type Config struct {
 	// UnexpectedBytes is the per-connection budget for message bytes that
 	// arrive before their receive is posted. The peer may send at most this
 	// many such bytes ahead of what this side has consumed (the credit).
-	// Default 4 MiB, from 0 to 1<<34.
+	// Default 4 MiB, from 0 to 1<<34. It is where the budget starts: see
+	// UnexpectedMax.
 	UnexpectedBytes int64
+	// UnexpectedMax is the most the unexpected budget grows to. On a long
+	// fat path a sender whose messages are unconfirmed for a round trip
+	// (each is matched only when its first piece arrives) is held to the
+	// budget a round trip; so when more than half of the budget arrives
+	// for posted receives within a round trip while nothing unexpected is
+	// held, the budget grows to twice what so arrived (the bandwidth-delay
+	// product the sender reached), up to UnexpectedMax. It never shrinks
+	// while the connection lives. Default the larger of 64 MiB and
+	// UnexpectedBytes; from UnexpectedBytes to 1<<34.
+	UnexpectedMax int64
 	// RemnantBytes bounds, over the whole endpoint, the bytes of the whole
 	// messages kept from connections that ended (see ConnStats): each
-	// keeps at most its UnexpectedBytes, and at most MaxConns of them are
+	// keeps at most its budget (UnexpectedMax), and at most MaxConns of them are
 	// kept. When a connection that ends brings the total above it, the
 	// oldest ended connections' messages are forgotten first (the newest
 	// too if it alone exceeds it): a receive posted for one of them then
@@ -179,6 +190,8 @@ const (
 	maxDeadAfter   = 100
 	maxAckEvery    = 64
 	defaultBudget  = 4 << 20
+	// defaultBudgetMax is UnexpectedMax's default: 100 ms at 5 Gbit/s.
+	defaultBudgetMax = 64 << 20
 	// RemnantBytes: default (at least) and limit.
 	defaultRemnantBytes = 64 << 20
 	maxRemnantBytes     = 1 << 40
@@ -237,6 +250,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.UnexpectedBytes == 0 {
 		c.UnexpectedBytes = defaultBudget
 	}
+	if c.UnexpectedMax == 0 {
+		c.UnexpectedMax = max(defaultBudgetMax, c.UnexpectedBytes)
+	}
 	switch {
 	case c.RemnantBytes == 0:
 		c.RemnantBytes = max(defaultRemnantBytes, c.UnexpectedBytes)
@@ -248,6 +264,8 @@ func (c Config) withDefaults() (Config, error) {
 	switch {
 	case c.UnexpectedBytes < 0 || c.UnexpectedBytes > maxBudget:
 		return c, fmt.Errorf("%w: UnexpectedBytes=%d not in [0, %d]", ErrConfig, c.UnexpectedBytes, int64(maxBudget))
+	case c.UnexpectedMax < c.UnexpectedBytes || c.UnexpectedMax > maxBudget:
+		return c, fmt.Errorf("%w: UnexpectedMax=%d not in [UnexpectedBytes=%d, %d]", ErrConfig, c.UnexpectedMax, c.UnexpectedBytes, int64(maxBudget))
 	case c.MinRTO > c.MaxRTO:
 		return c, fmt.Errorf("%w: MinRTO=%v above MaxRTO=%v", ErrConfig, c.MinRTO, c.MaxRTO)
 	case c.PeerTimeout < minPeerTimeout:

@@ -100,7 +100,7 @@ func newConn(ep *Endpoint, id ConnID, peer uint64, initiator bool, now time.Dura
 		createdAt: now, lastRecv: now, helloAt: now, datagram: ep.cfg.MaxDatagram, qMin: -1,
 	}
 	c.snd = newSender(0, ep.cfg.MaxSends, 0, 0, c.sendDone)
-	c.rcv = newReceiver(1, uint64(ep.cfg.UnexpectedBytes), ep.cfg.MaxRecvs, ep.cfg.MsgWindow, c.recvDone)
+	c.rcv = newReceiver(1, uint64(ep.cfg.UnexpectedBytes), uint64(ep.cfg.UnexpectedMax), ep.cfg.MaxRecvs, ep.cfg.MsgWindow, c.recvDone)
 	return c
 }
 
@@ -213,6 +213,16 @@ func (c *conn) seedRTT(rtt time.Duration) {
 	}
 }
 
+// minSRTT is the smallest smoothed RTT among the paths (seeded from the
+// handshake on a side that has sent no data).
+func (c *conn) minSRTT() time.Duration {
+	rtt := c.paths[0].rtt.srtt
+	for _, p := range c.paths[1:] {
+		rtt = min(rtt, p.rtt.srtt)
+	}
+	return rtt
+}
+
 func (c *conn) handleHelloAck(now time.Duration, hd wire.Header, body []byte) *int64 {
 	var h wire.Hello
 	if wire.DecodeHello(hd, body, &h) != nil || !h.Ack {
@@ -276,6 +286,7 @@ func (c *conn) acceptData(now time.Duration, pathIdx int, ce bool, d *wire.Data,
 		c.st.Discarded = c.rcv.discarded
 		return nil
 	}
+	c.rcv.growBudget(now, c.minSRTT())
 	p.recv.receive(d.Seq, d.SentAt, now, ce)
 	c.lastData, c.owd = now, now-d.SentAt
 	if !c.owdSeen || c.owd < c.owdMin {

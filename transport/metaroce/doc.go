@@ -52,8 +52,11 @@
 // message completes when its last piece has arrived; the send completes
 // when the receiver has acknowledged every piece.
 //
-// Pieces that arrive before their receive is posted are held, within
-// Config.UnexpectedBytes per connection. The sender keeps to that budget by
+// Pieces that arrive before their receive is posted are held, within a
+// budget per connection that starts at Config.UnexpectedBytes and grows with
+// the bandwidth-delay product up to Config.UnexpectedMax (a new message is
+// unconfirmed for a round trip, so a fixed budget would hold a long fat
+// path to it a round trip). The sender keeps to that budget by
 // credit: a piece sent before the receiver confirmed the message (flag
 // "unconfirmed") counts against a credit limit that every ACK carries and
 // that grows as the receiver places or drops such bytes. When a receive is
@@ -203,12 +206,11 @@
 //
 // Every table is bounded: connections (Config.MaxConns), queued sends
 // (MaxSends), posted receives (MaxRecvs), started-but-unfinished incoming
-// messages (MsgWindow), held unexpected bytes (UnexpectedBytes), unresolved
+// messages (MsgWindow), held unexpected bytes (UnexpectedMax), unresolved
 // packets per path (wire.MaxSACKSpan, 16384, with rings that grow to it as
-// the window needs), paths (256). UnexpectedBytes bounds only the bytes
-// sent before their receive is posted: once the receive is matched, the
-// grant lifts it for that message within a round trip, so it does not cap
-// a long fat path carrying data whose receives are posted. Received-piece sets are run-length
+// the window needs), paths (256). The budget bounds only the bytes sent
+// before their receive is confirmed: once the receive is matched, the
+// grant lifts it for that message within a round trip. Received-piece sets are run-length
 // encoded, so their size follows the holes in flight, not the message
 // length a peer declares.
 package metaroce

@@ -608,7 +608,7 @@ func (e *Endpoint) ConnStats(id ConnID, paths []PathStats) (ConnStats, []PathSta
 	}
 	s := c.st
 	s.PendingSends, s.PostedRecvs = c.snd.count, len(c.rcv.posted)
-	s.UnexpectedBytes = int64(c.rcv.held)
+	s.UnexpectedBytes, s.Budget = int64(c.rcv.held), int64(c.rcv.budget)
 	s.PeerRate, s.Discarded = int64(c.peerRate), c.rcv.discarded
 	s.BytesArrived = c.rcv.placed
 	s.Credit = int64(c.snd.creditLimit - c.snd.creditUsed)

@@ -15,6 +15,8 @@ func TestConfigValidation(t *testing.T) {
 		"tiny datagram":            {MaxDatagram: 100},
 		"huge datagram":            {MaxDatagram: 70000},
 		"negative budget":          {UnexpectedBytes: -1},
+		"budget max below budget":  {UnexpectedBytes: 8 << 20, UnexpectedMax: 4 << 20},
+		"budget max too large":     {UnexpectedMax: 1<<34 + 1},
 		"msg window below 16":      {MsgWindow: 3},
 		"min rto above max":        {MinRTO: time.Second, MaxRTO: time.Millisecond},
 		"negative idle":            {IdleTimeout: -time.Second},
@@ -33,6 +35,7 @@ func TestConfigValidation(t *testing.T) {
 	require.Equal(t, 4, got.Paths)
 	require.Equal(t, 1452, got.MaxDatagram)
 	require.Equal(t, int64(4<<20), got.UnexpectedBytes)
+	require.Equal(t, int64(64<<20), got.UnexpectedMax)
 	require.Equal(t, 10*time.Second, got.IdleTimeout)
 }
 

@@ -33,7 +33,10 @@ func (m *inMsg) pieces(chunk uint64) uint64 { return max(1, (m.total+chunk-1)/ch
 // receives, unexpected messages, placement, credit and grants.
 type receiver struct {
 	chunk      uint64
-	budget     uint64
+	budget     uint64 // unexpected bytes held at most; grows (growBudget)
+	maxBudget  uint64 // what budget grows to at most
+	landed     uint64 // unconfirmed bytes placed in posted receives since landedAt
+	landedAt   time.Duration
 	maxRecvs   int
 	window     uint64
 	posted     map[msgKey][]byte // receives not yet matched
@@ -58,9 +61,9 @@ type receiver struct {
 	arrived   func(m *inMsg) // reports an unexpected message; may be nil
 }
 
-func newReceiver(chunk int, budget uint64, maxRecvs, window int, done func(*inMsg, int, error)) receiver {
+func newReceiver(chunk int, budget, maxBudget uint64, maxRecvs, window int, done func(*inMsg, int, error)) receiver {
 	return receiver{
-		chunk: uint64(chunk), budget: budget, maxRecvs: maxRecvs, window: uint64(window), done: done,
+		chunk: uint64(chunk), budget: budget, maxBudget: max(budget, maxBudget), maxRecvs: maxRecvs, window: uint64(window), done: done,
 		posted: make(map[msgKey][]byte), active: make(map[uint64]*inMsg),
 		matched: make(map[msgKey]*inMsg), unexpected: make(map[msgKey]*inMsg),
 		fin: make([]uint64, (window+63)/64),
@@ -72,6 +75,22 @@ func (r *receiver) waiting() bool { return len(r.posted) > 0 || len(r.matched) >
 
 // credit is the total of unconfirmed bytes the sender may have sent.
 func (r *receiver) credit() uint64 { return r.budget + r.released }
+
+// growBudget raises the budget, once per round trip rtt, to twice the
+// unconfirmed bytes that landed in posted receives within it, at most
+// maxBudget, when they were more than half of it and nothing unexpected is
+// held: the sender was held to the budget while the receives were posted
+// (a bandwidth-delay product above it), so the larger budget carries
+// data that has a place, not held data. It never shrinks.
+func (r *receiver) growBudget(now, rtt time.Duration) {
+	if now-r.landedAt < rtt {
+		return
+	}
+	if r.held == 0 && 2*r.landed > r.budget {
+		r.budget = min(r.maxBudget, 2*r.landed)
+	}
+	r.landed, r.landedAt = 0, now
+}
 
 // creditLow reports whether the sender may be short of credit: the credit
 // this side last advertised, less the unconfirmed bytes received, is below
@@ -161,6 +180,7 @@ func (r *receiver) data(m *inMsg, d *wire.Data) bool {
 	if unconf {
 		m.counted += n
 		r.counted += n
+		r.landed += n
 		r.release(m, n)
 		r.owe(m)
 	} else {

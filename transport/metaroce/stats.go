@@ -42,6 +42,10 @@ type ConnStats struct {
 	PendingSends    int   // messages queued or in flight
 	PostedRecvs     int   // receives posted and not yet matched
 	UnexpectedBytes int64 // bytes held for receives not yet posted
+	// Budget is the unexpected budget this side gives the peer: from
+	// Config.UnexpectedBytes, grown to the bandwidth-delay product up to
+	// Config.UnexpectedMax.
+	Budget int64
 
 	// PeerRate is the target rate the peer last gave us (bytes/s, 0: none);
 	// Share the rate this side gives the peer.
