@@ -208,9 +208,17 @@ func (o *operation) postRecv(peer int, seq uint32, buf []byte) transport.Request
 // blocks (its messages were there, or came while it polled) costs none.
 // A wait that has lasted lookAfter writes its state to the flight record
 // at every look, and one that takes the operation past
-// Config.StallTimeout reports the stall once and goes on waiting.
+// Config.StallTimeout reports the stall once and goes on waiting. Over an
+// endpoint that must see every wait (transport.AnyWaiter), it waits as
+// awaitAny does.
 func (o *operation) await(r transport.Request, peer int) (int, error) {
 	o.announceTouched()
+	if _, ok := o.c.ep.(transport.AnyWaiter); ok { // a simulated fabric's Spin would wait without ticks
+		if _, err := o.awaitFirst([]transport.Request{r}, peer); err != nil {
+			return 0, err
+		}
+		return r.Wait(o.ctx)
+	}
 	if s, ok := r.(transport.Spinner); ok {
 		if s.Spin(o.ctx) { // returns at once if r completed (no Done channel made)
 			return r.Wait(o.ctx)
@@ -276,40 +284,75 @@ func (o *operation) onTick(lw *longWait, peer int) error {
 // awaitAny waits, as await does, until one of reqs has completed, and
 // returns its index; the caller then takes it with its own wait, which
 // returns at once. Over an endpoint that must see every wait
-// (transport.AnyWaiter) the endpoint waits; else it selects on the
-// requests' Done channels.
+// (transport.AnyWaiter) the endpoint waits, woken at every tick; else the
+// endpoint first polls for the requests in this goroutine, as await's
+// Spin does (transport.AnySpinner), and then this rank selects on their
+// Done channels. Every tick (onTick) checks the deadline and the other
+// peers' headers, as await's do.
 func (o *operation) awaitAny(reqs []transport.Request) (int, error) {
+	return o.awaitFirst(reqs, -1)
+}
+
+// awaitFirst is awaitAny for requests to or from peer (-1: several or
+// unknown), which a long wait names in the flight record.
+func (o *operation) awaitFirst(reqs []transport.Request, peer int) (int, error) {
 	o.announceTouched()
-	for i, r := range reqs {
-		if isDone(r) {
-			return i, nil
-		}
+	if i := transport.CompletedAny(reqs); i >= 0 {
+		return i, nil
 	}
-	if w, ok := o.c.ep.(transport.AnyWaiter); ok {
-		if i := w.WaitAny(o.ctx, reqs); i >= 0 {
+	w, waits := o.c.ep.(transport.AnyWaiter)
+	if s, ok := o.c.ep.(transport.AnySpinner); ok && !waits {
+		if i := s.SpinAny(o.ctx, reqs); i >= 0 {
 			return i, nil
 		}
-		return -1, o.ctx.Err()
 	}
 	lw := o.longWait()
 	defer o.timer.Stop()
+	for {
+		var i int
+		if waits {
+			i = w.WaitAny(o.ctx, reqs, lw.tick)
+		} else {
+			i = selectAny(o.ctx, reqs, lw.tick)
+		}
+		if i >= 0 {
+			return i, nil
+		}
+		if err := o.ctx.Err(); err != nil {
+			return -1, err
+		}
+		if err := o.onTick(&lw, peer); err != nil {
+			return -1, err
+		}
+	}
+}
+
+// selectAny blocks until one of reqs has completed, ctx is done or tick
+// fires, and returns the index of a completed one, or -1. Two requests
+// (one channel's two trees) take a select statement, which allocates
+// nothing; more take reflect.Select.
+func selectAny(ctx context.Context, reqs []transport.Request, tick <-chan time.Time) int {
+	if len(reqs) == 2 {
+		select {
+		case <-reqs[0].Done():
+			return 0
+		case <-reqs[1].Done():
+			return 1
+		case <-ctx.Done():
+		case <-tick:
+		}
+		return -1
+	}
 	cases := make([]reflect.SelectCase, len(reqs)+2)
 	for i, r := range reqs {
 		cases[i] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(r.Done())}
 	}
-	cases[len(reqs)] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(o.ctx.Done())}
-	for {
-		cases[len(reqs)+1] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(lw.tick)}
-		switch i, _, _ := reflect.Select(cases); {
-		case i < len(reqs):
-			return i, nil
-		case i == len(reqs):
-			return -1, o.ctx.Err()
-		}
-		if err := o.onTick(&lw, -1); err != nil {
-			return -1, err
-		}
+	cases[len(reqs)] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())}
+	cases[len(reqs)+1] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(tick)}
+	if i, _, _ := reflect.Select(cases); i < len(reqs) {
+		return i
 	}
+	return -1
 }
 
 // armTimer sets the operation's timer to fire after d, or at the

@@ -250,7 +250,7 @@ func (r *treeRun) arrived(ord int) (bool, error) {
 	pr := &r.pending[ord]
 	if pr.first {
 		p := &r.o.peers[pr.peer]
-		if !isDone(p.hdrReq) {
+		if !transport.Completed(p.hdrReq) {
 			return false, nil
 		}
 		if err := r.o.checkHeader(pr.peer); err != nil || p.carried {
@@ -261,7 +261,7 @@ func (r *treeRun) arrived(ord int) (bool, error) {
 		}
 		pr.first, pr.req = false, p.firstReq
 	}
-	return isDone(pr.req), nil
+	return transport.Completed(pr.req), nil
 }
 
 // awaited is what receive ord waits for: its message, or while a small
@@ -271,16 +271,6 @@ func (r *treeRun) awaited(ord int) transport.Request {
 		return r.o.peers[pr.peer].hdrReq
 	}
 	return r.pending[ord].req
-}
-
-// isDone reports whether req has completed, without waiting.
-func isDone(req transport.Request) bool {
-	select {
-	case <-req.Done():
-		return true
-	default:
-		return false
-	}
 }
 
 // block waits until one of the trees' next receives has arrived. The
@@ -433,5 +423,5 @@ func (r *treeRun) sendDone(t, c int, force bool) (bool, error) {
 	if force {
 		return true, r.o.wait(req, r.trees[t].parent[r.x])
 	}
-	return isDone(req), nil
+	return transport.Completed(req), nil
 }

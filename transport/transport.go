@@ -42,6 +42,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 )
 
 // OpKey names one collective or point-to-point operation: the communicator it
@@ -110,11 +111,58 @@ type Spinner interface {
 // AnyWaiter is implemented by endpoints whose waits must go through the
 // transport, as a simulated fabric's, whose clock moves only while every
 // rank waits (transport/simnet): WaitAny blocks until one of reqs has
-// completed or ctx is done, and returns the index of a completed one, or
-// -1 once ctx is done. A request of another endpoint counts as completed.
-// Without it, a waiter selects on the requests' Done channels.
+// completed, ctx is done or wake is ready (a tick of the caller's timer, by
+// which it bounds the wait; nil: no tick), and returns the index of a
+// completed one, or -1 once ctx is done or wake was received from. A
+// request of another endpoint counts as completed. Without it, a waiter
+// polls (AnySpinner) and then selects on the requests' Done channels.
 type AnyWaiter interface {
-	WaitAny(ctx context.Context, reqs []Request) int
+	WaitAny(ctx context.Context, reqs []Request, wake <-chan time.Time) int
+}
+
+// AnySpinner is implemented by endpoints whose requests are Spinners, for a
+// waiter on the first of several requests: SpinAny polls in the calling
+// goroutine, as the requests' Spin does, until one of reqs has completed,
+// ctx ends or the endpoint's spin budget is spent, and returns the index of
+// a completed one, or -1. It polls only for this endpoint's own requests
+// and returns -1 at once if none of them is pending; the others (of another
+// transport joined in a route) are only checked, through Completed. It
+// allocates nothing. The caller then blocks on the requests' Done
+// channels, with its own deadline.
+type AnySpinner interface {
+	SpinAny(ctx context.Context, reqs []Request) int
+}
+
+// Completer is implemented by requests that tell whether they have
+// completed without making a Done channel (which a transport makes only
+// for a request somebody sleeps on).
+type Completer interface {
+	Completed() bool
+}
+
+// Completed reports whether r has completed, without waiting: through
+// Completer if r is one, else through its Done channel.
+func Completed(r Request) bool {
+	if c, ok := r.(Completer); ok {
+		return c.Completed()
+	}
+	select {
+	case <-r.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// CompletedAny returns the index of the first of reqs that has completed
+// (Completed), or -1.
+func CompletedAny(reqs []Request) int {
+	for i, r := range reqs {
+		if Completed(r) {
+			return i
+		}
+	}
+	return -1
 }
 
 // Ender is implemented by endpoints that a composite endpoint (one that

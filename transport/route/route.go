@@ -18,6 +18,7 @@
 package route
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -33,8 +34,9 @@ type Endpoint struct {
 }
 
 var (
-	_ transport.Endpoint = (*Endpoint)(nil)
-	_ transport.Ender    = (*Endpoint)(nil)
+	_ transport.Endpoint   = (*Endpoint)(nil)
+	_ transport.Ender      = (*Endpoint)(nil)
+	_ transport.AnySpinner = (*Endpoint)(nil)
 )
 
 // New returns an endpoint that reaches rank r through byPeer[r]. Every
@@ -146,6 +148,20 @@ func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Reque
 		return e.all[0].Recv(peer, tag, buf)
 	}
 	return e.byPeer[peer].Recv(peer, tag, buf)
+}
+
+// SpinAny implements transport.AnySpinner: each joined transport that is
+// one polls in turn, for its own requests among reqs (one with none
+// pending returns at once), until one of reqs has completed.
+func (e *Endpoint) SpinAny(ctx context.Context, reqs []transport.Request) int {
+	for _, ep := range e.all {
+		if s, ok := ep.(transport.AnySpinner); ok {
+			if i := s.SpinAny(ctx, reqs); i >= 0 {
+				return i
+			}
+		}
+	}
+	return transport.CompletedAny(reqs)
 }
 
 // Abort implements transport.Endpoint: every joined transport ends op here

@@ -48,9 +48,11 @@ type request struct {
 }
 
 var (
-	_ transport.Request  = (*request)(nil)
-	_ transport.Spinner  = (*request)(nil)
-	_ transport.Releaser = (*request)(nil)
+	_ transport.Request    = (*request)(nil)
+	_ transport.Spinner    = (*request)(nil)
+	_ transport.Releaser   = (*request)(nil)
+	_ transport.Completer  = (*request)(nil)
+	_ transport.AnySpinner = (*Endpoint)(nil)
 )
 
 // reqFreeMax is how many released requests an endpoint keeps for reuse.
@@ -193,4 +195,34 @@ func (r *request) Cancel() {
 	if r.ep != nil {
 		r.ep.withdraw(r, transport.ErrCancelled)
 	}
+}
+
+// Completed implements transport.Completer.
+func (r *request) Completed() bool { return r.finished.Load() }
+
+// Completed implements transport.Completer.
+func (s *sentReq) Completed() bool { return true }
+
+// SpinAny implements transport.AnySpinner: it polls the rings, as Spin
+// does, for up to Config.SpinWait, until one of reqs has completed.
+func (e *Endpoint) SpinAny(ctx context.Context, reqs []transport.Request) int {
+	if i := transport.CompletedAny(reqs); i >= 0 || e.cfg.SpinWait <= 0 || !e.ownsAny(reqs) {
+		return i
+	}
+	i := -1
+	e.spin(ctx, func() bool {
+		i = transport.CompletedAny(reqs)
+		return i >= 0
+	})
+	return i
+}
+
+// ownsAny reports whether one of reqs is a pending request of e.
+func (e *Endpoint) ownsAny(reqs []transport.Request) bool {
+	for _, q := range reqs {
+		if r, ok := q.(*request); ok && r.ep == e {
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package simnet
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/gocoll/gocoll/transport"
 )
@@ -85,10 +86,10 @@ func (r *request) complete(n int, err error) {
 }
 
 // sleep counts this goroutine as waiting on e, lets the world advance, and
-// blocks until done is closed or ctx ends; it is called, and returns, with
-// the world's lock held. Whoever closes done uncounts the wait; on ctx's
-// end the caller does (unwait).
-func (e *Endpoint) sleep(ctx context.Context, done <-chan struct{}) {
+// blocks until done is closed, ctx ends or wake is ready (nil: never); it
+// is called, and returns, with the world's lock held. Whoever closes done
+// uncounts the wait; on ctx's end or wake the caller does (unwait).
+func (e *Endpoint) sleep(ctx context.Context, done <-chan struct{}, wake <-chan time.Time) {
 	w := e.w
 	e.waits++
 	if e.waits == 1 {
@@ -99,6 +100,7 @@ func (e *Endpoint) sleep(ctx context.Context, done <-chan struct{}) {
 	select {
 	case <-done:
 	case <-ctx.Done():
+	case <-wake:
 	}
 	w.mu.Lock()
 }
@@ -112,9 +114,12 @@ func (e *Endpoint) unwait() {
 }
 
 // WaitAny waits in virtual time until one of reqs has completed and
-// returns its index, or -1 once ctx is done (transport.AnyWaiter). A
-// request of another endpoint or transport counts as completed.
-func (e *Endpoint) WaitAny(ctx context.Context, reqs []transport.Request) int {
+// returns its index, or -1 once ctx is done or wake was received from
+// (transport.AnyWaiter). A request of another endpoint or transport counts
+// as completed. A wake (a tick of real time) only lets the caller look
+// around: the wait leaves the world's count of waiting ranks until the
+// caller waits again, which holds virtual time still meanwhile.
+func (e *Endpoint) WaitAny(ctx context.Context, reqs []transport.Request, wake <-chan time.Time) int {
 	w := e.w
 	w.mu.Lock()
 	for i, q := range reqs {
@@ -127,9 +132,9 @@ func (e *Endpoint) WaitAny(ctx context.Context, reqs []transport.Request) int {
 	for _, q := range reqs {
 		q.(*request).group = g
 	}
-	e.sleep(ctx, g.done)
+	e.sleep(ctx, g.done, wake)
 	defer w.mu.Unlock()
-	if g.waiting { // ctx ended first
+	if g.waiting { // ctx ended or wake came first
 		g.waiting = false
 		e.unwait()
 	}
@@ -373,7 +378,7 @@ func (r *request) wait(ctx context.Context) bool {
 		return true
 	}
 	r.waiters++
-	e.sleep(ctx, r.done)
+	e.sleep(ctx, r.done, nil)
 	defer w.mu.Unlock()
 	if r.state != stateDone {
 		r.waiters--

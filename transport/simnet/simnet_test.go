@@ -228,13 +228,13 @@ func TestWaitAny(t *testing.T) {
 	_ = eps[3].Close()
 	aw := eps[0].(transport.AnyWaiter)
 	far, near := eps[0].Recv(2, tag, make([]byte, 1)), eps[0].Recv(1, tag, make([]byte, 1))
-	if i := aw.WaitAny(ctx, []transport.Request{far, near}); i != 1 {
+	if i := aw.WaitAny(ctx, []transport.Request{far, near}, nil); i != 1 {
 		t.Fatalf("WaitAny returned %d, want 1 (the receive from the same host)", i)
 	}
 	if got, want := w.Now(), links.Host.Latency; got < want || got > want+time.Microsecond {
 		t.Errorf("woke at %v, want the same host's message at %v", got, want)
 	}
-	if i := aw.WaitAny(ctx, []transport.Request{far}); i != 0 {
+	if i := aw.WaitAny(ctx, []transport.Request{far}, nil); i != 0 {
 		t.Fatalf("WaitAny returned %d, want 0", i)
 	}
 	if got, want := w.Now(), links.Site.Latency; got < want || got > want+time.Microsecond {
@@ -244,7 +244,57 @@ func TestWaitAny(t *testing.T) {
 	never := eps[0].Recv(1, transport.Tag{Seq: 2}, make([]byte, 1))
 	short, stop := context.WithTimeout(ctx, 10*time.Millisecond)
 	defer stop()
-	if i := aw.WaitAny(short, []transport.Request{never}); i != -1 {
+	if i := aw.WaitAny(short, []transport.Request{never}, nil); i != -1 {
 		t.Errorf("WaitAny on a message that never comes returned %d, want -1 once its context ended", i)
+	}
+	// A wake ends the wait with ctx still live; the rank waits again after.
+	if i := aw.WaitAny(ctx, []transport.Request{never}, time.After(10*time.Millisecond)); i != -1 || ctx.Err() != nil {
+		t.Errorf("WaitAny on a message that never comes returned %d (ctx %v), want -1 at its wake", i, ctx.Err())
+	}
+	if i := aw.WaitAny(short, []transport.Request{never}, nil); i != -1 {
+		t.Errorf("WaitAny after a wake returned %d, want -1", i)
+	}
+}
+
+// TestAbsentRankDeadline: with one rank absent and no deadline on the
+// context, the others' tree AllReduce, which waits for the first of its
+// trees' receives through the fabric (transport.AnyWaiter), fails at
+// Config.Timeout instead of waiting forever: the wait wakes at every tick
+// of the operation's timer, which checks the deadline. Before, only the
+// context's own deadline could end such a wait.
+func TestAbsentRankDeadline(t *testing.T) {
+	topo := grid(t, 2, 2, 2)
+	w, err := simnet.NewWorld(topo, tune.DefaultLinks())
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps := w.Endpoints()
+	const timeout = 300 * time.Millisecond
+	errs := make([]error, len(eps)-1)
+	var wg sync.WaitGroup
+	for r, ep := range eps[:len(eps)-1] {
+		wg.Go(func() {
+			c, err := collective.New(ep, 1, collective.Config{AllReduce: collective.AlgoTree, Topology: &topo, ChunkBytes: 64 << 10, Timeout: timeout})
+			if err != nil {
+				errs[r] = err
+				return
+			}
+			errs[r] = collective.AllReduce(context.Background(), c, make([]float32, 1<<18), make([]float32, 1<<18), collective.Sum)
+		})
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = w.Close() // ends the waits, so the goroutines leave
+		<-done
+		t.Fatalf("the ranks still waited 30 s after their %v timeout", timeout)
+	}
+	_ = w.Close()
+	for r, err := range errs {
+		if err == nil {
+			t.Errorf("rank %d: AllReduce with rank %d absent returned no error", r, len(eps)-1)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package transporttest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,6 +58,19 @@ type allocsCase struct {
 	check func(r int) error
 }
 
+// treeCfg forces the trees, in chunks of 4 KiB, for the cases whose name
+// ends in " tree": each rank waits for the first of its two trees' next
+// receives (the collective's awaitAny).
+var treeCfg = collective.Config{AllReduce: collective.AlgoTree, Broadcast: collective.AlgoTree, ChunkBytes: collective.ChunkBytesMin}
+
+// config is the communicator's configuration for case name.
+func config(name string) collective.Config {
+	if strings.HasSuffix(name, " tree") {
+		return treeCfg
+	}
+	return collective.Config{}
+}
+
 // allocsCases returns the collectives of CollectiveAllocs over n ranks:
 // each rank's buffers are made once, before the runs.
 func allocsCases(n int) []allocsCase {
@@ -73,6 +87,7 @@ func allocsCases(n int) []allocsCase {
 	aaS8, aaR8 := mk(2048), mk(2048)
 	bc := mk(2)
 	arS64, arR64 := mk(16384), mk(16384)
+	bc64 := mk(16384)
 	aaS64, aaR64 := mk(16384), mk(16384)
 	rdS, rdR := mk(2), mk(2)
 	agS, agR := mk(1), mk(n)
@@ -133,6 +148,15 @@ func allocsCases(n int) []allocsCase {
 			}
 			return want(got, w...)
 		}},
+		{"AllReduce 64 KiB tree", func(ctx context.Context, c *collective.Comm, r int) error {
+			return collective.AllReduce(ctx, c, arS64[r], arR64[r], collective.Sum)
+		}, func(r int) error { return want([]float32{arR64[r][0], arR64[r][16383]}, nf, nf*(nf-1)/2) }},
+		{"Broadcast 64 KiB tree", func(ctx context.Context, c *collective.Comm, r int) error {
+			if r == root {
+				bc64[r][0], bc64[r][16383] = 7, 8
+			}
+			return collective.Broadcast(ctx, c, bc64[r], bc64[r], root)
+		}, func(r int) error { return want([]float32{bc64[r][0], bc64[r][16383]}, 7, 8) }},
 		{"Broadcast", func(ctx context.Context, c *collective.Comm, r int) error {
 			if r == root {
 				bc[r][0], bc[r][1] = 7, 8
@@ -184,7 +208,7 @@ func measureAllocs(ctx context.Context, t *testing.T, eps []transport.Endpoint, 
 	comms := make([]*collective.Comm, n)
 	for i, ep := range eps {
 		var err error
-		if comms[i], err = collective.New(ep, 1, collective.Config{}); err != nil {
+		if comms[i], err = collective.New(ep, 1, config(tc.name)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,6 +1,7 @@
 package mrtransport
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net"
@@ -41,7 +42,11 @@ type spinner struct {
 	ms      []Message
 }
 
-var _ transport.Spinner = (*request)(nil)
+var (
+	_ transport.Spinner    = (*request)(nil)
+	_ transport.Completer  = (*request)(nil)
+	_ transport.AnySpinner = (*Endpoint)(nil)
+)
 
 // newSpinner returns a spinner over socks, or nil where a waiter cannot
 // read them itself: some socket is not a udpio socket (simulated or
@@ -191,4 +196,48 @@ func (e *engine) readReady(sp *spinner) (batches int, anyReady bool, skipped int
 		}
 	}
 	return batches, len(ready) > 0, skipped
+}
+
+// Completed implements transport.Completer.
+func (r *request) Completed() bool { return r.fin.Load() }
+
+// SpinAny implements transport.AnySpinner: it reads the path sockets, as
+// Spin does, until one of reqs has completed, with Spin's budget: the
+// small one if one of this endpoint's pending requests is a small receive,
+// else the bulk gauge's, which learns from the first pending bulk request
+// (as from a Spin on it) when the spin gives up.
+func (ep *Endpoint) SpinAny(ctx context.Context, reqs []transport.Request) int {
+	if i := transport.CompletedAny(reqs); i >= 0 || ep.eng.spin == nil || ep.cfg.SpinWait <= 0 {
+		return i
+	}
+	var first *request // this endpoint's first pending request
+	small := false
+	for _, q := range reqs {
+		if r, ok := q.(*request); ok && r.ep == ep {
+			first = cmp.Or(first, r)
+			small = small || r.smallRecv
+		}
+	}
+	if first == nil {
+		return -1
+	}
+	e, i := ep.eng, -1
+	done := func() bool {
+		i = transport.CompletedAny(reqs)
+		return i >= 0
+	}
+	if small {
+		spinwait.UntilFunc(ctx, done, ep.cfg.SpinWait*smallSpinFactor, e.spinRead)
+		return i
+	}
+	g := &e.spin.bulk
+	budget, spare := g.Budget(ep.cfg.SpinWait)
+	if spinwait.UntilFunc(ctx, done, budget, e.spinRead) {
+		g.Paid()
+		e.st.spinsPaid.Add(1)
+		return i
+	}
+	first.spinSpare = spare
+	first.spunOut.Store(int64(time.Since(e.start)))
+	return -1
 }
