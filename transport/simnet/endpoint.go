@@ -86,21 +86,34 @@ func (r *request) complete(n int, err error) {
 }
 
 // sleep counts this goroutine as waiting on e, lets the world advance, and
-// blocks until done is closed, ctx ends or wake is ready (nil: never); it
-// is called, and returns, with the world's lock held. Whoever closes done
-// uncounts the wait; on ctx's end or wake the caller does (unwait).
+// blocks until done is closed, ctx ends or, once the world is stuck (every
+// live rank waits and nothing moves), wake is ready (nil: never); it is
+// called, and returns, with the world's lock held. Whoever closes done
+// uncounts the wait; on ctx's end or wake the caller does (unwait). A
+// wake (real time) counts only in a stuck world, so that it never changes
+// what a run that can go on does in virtual time.
 func (e *Endpoint) sleep(ctx context.Context, done <-chan struct{}, wake <-chan time.Time) {
 	w := e.w
 	e.waits++
 	if e.waits == 1 {
 		w.waiting++
 	}
-	w.advance()
+	var stuck <-chan struct{}
+	if w.advance() {
+		stuck = closedChan
+	} else if wake != nil {
+		stuck = w.stuckChan()
+	}
 	w.mu.Unlock()
 	select {
 	case <-done:
 	case <-ctx.Done():
-	case <-wake:
+	case <-stuck: // only now does a wake count
+		select {
+		case <-done:
+		case <-ctx.Done():
+		case <-wake:
+		}
 	}
 	w.mu.Lock()
 }
@@ -116,9 +129,9 @@ func (e *Endpoint) unwait() {
 // WaitAny waits in virtual time until one of reqs has completed and
 // returns its index, or -1 once ctx is done or wake was received from
 // (transport.AnyWaiter). A request of another endpoint or transport counts
-// as completed. A wake (a tick of real time) only lets the caller look
-// around: the wait leaves the world's count of waiting ranks until the
-// caller waits again, which holds virtual time still meanwhile.
+// as completed. A wake (a tick of real time) counts only while the world
+// is stuck (see sleep): then the caller may look around (its deadline,
+// its peers' headers) and wait again.
 func (e *Endpoint) WaitAny(ctx context.Context, reqs []transport.Request, wake <-chan time.Time) int {
 	w := e.w
 	w.mu.Lock()
@@ -149,6 +162,9 @@ func (e *Endpoint) WaitAny(ctx context.Context, reqs []transport.Request, wake <
 	}
 	return -1
 }
+
+// closedChan is a closed channel.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func (e *Endpoint) failed(err error) *request {
 	r := &request{ep: e, done: make(chan struct{}), state: stateDone, err: err}

@@ -56,6 +56,9 @@ type World struct {
 	lanes   map[[2]int][]float64 // (resource kind, index) -> each lane's free time
 	bytes   int64                // moved so far
 	calls   uint64               // transport calls, for AdvanceIdle
+	// stuck is closed when the world stops with every live rank waiting
+	// and nothing moving (advance), and then replaced.
+	stuck chan struct{}
 }
 
 // Options adjust a World; the zero value moves every byte.
@@ -175,11 +178,31 @@ type transfer struct {
 }
 
 // advance runs, with w.mu held, while every live rank waits: it places the
-// matched transfers on the links and completes those that end first.
-func (w *World) advance() {
+// matched transfers on the links and completes those that end first. It
+// reports whether the world is stuck: every live rank waits and nothing
+// moves, so that only a wait's end (its context, or a wake) can go on;
+// the waits that began before then are told through w.stuck.
+func (w *World) advance() bool {
 	w.calls++
 	for w.live > 0 && w.waiting == w.live && w.step() {
 	}
+	if w.live == 0 || w.waiting < w.live {
+		return false
+	}
+	if w.stuck != nil {
+		close(w.stuck)
+		w.stuck = nil
+	}
+	return true
+}
+
+// stuckChan returns the channel closed when the world next gets stuck;
+// the caller holds w.mu.
+func (w *World) stuckChan() <-chan struct{} {
+	if w.stuck == nil {
+		w.stuck = make(chan struct{})
+	}
+	return w.stuck
 }
 
 // step completes the transfers that end first, and reports whether there

@@ -256,10 +256,11 @@ func TestWaitAny(t *testing.T) {
 	}
 }
 
-// TestAbsentRankDeadline: with one rank absent and no deadline on the
-// context, the others' tree AllReduce, which waits for the first of its
-// trees' receives through the fabric (transport.AnyWaiter), fails at
-// Config.Timeout instead of waiting forever: the wait wakes at every tick
+// TestAbsentRankDeadline: with one rank elsewhere (waiting for a message
+// nobody sends) and no deadline on the context, the others' tree
+// AllReduce, which waits for the first of its trees' receives through the
+// fabric (transport.AnyWaiter), fails at Config.Timeout instead of
+// waiting forever: once the world is stuck, the wait wakes at every tick
 // of the operation's timer, which checks the deadline. Before, only the
 // context's own deadline could end such a wait.
 func TestAbsentRankDeadline(t *testing.T) {
@@ -268,11 +269,16 @@ func TestAbsentRankDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer w.Close()
 	eps := w.Endpoints()
+	last := len(eps) - 1
+	elsewhere, leave := context.WithCancel(context.Background())
+	defer leave()
+	go func() { _, _ = eps[last].Recv(0, transport.Tag{Seq: 9}, make([]byte, 1)).Wait(elsewhere) }()
 	const timeout = 300 * time.Millisecond
-	errs := make([]error, len(eps)-1)
+	errs := make([]error, last)
 	var wg sync.WaitGroup
-	for r, ep := range eps[:len(eps)-1] {
+	for r, ep := range eps[:last] {
 		wg.Go(func() {
 			c, err := collective.New(ep, 1, collective.Config{AllReduce: collective.AlgoTree, Topology: &topo, ChunkBytes: 64 << 10, Timeout: timeout})
 			if err != nil {
@@ -291,10 +297,9 @@ func TestAbsentRankDeadline(t *testing.T) {
 		<-done
 		t.Fatalf("the ranks still waited 30 s after their %v timeout", timeout)
 	}
-	_ = w.Close()
 	for r, err := range errs {
 		if err == nil {
-			t.Errorf("rank %d: AllReduce with rank %d absent returned no error", r, len(eps)-1)
+			t.Errorf("rank %d: AllReduce with rank %d elsewhere returned no error", r, last)
 		}
 	}
 }
