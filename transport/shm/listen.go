@@ -238,6 +238,9 @@ func (e *Endpoint) dial(r int, s string) (*peer, error) {
 		return nil, err
 	}
 	p.ring = p.seg.ring(e.rank)
+	if base := binary.LittleEndian.Uint64(p.seg.mem[offBase:]); base != 0 {
+		p.nonceAddr = base + offNonce
+	}
 	return p, nil
 }
 

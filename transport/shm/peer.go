@@ -17,15 +17,19 @@ import (
 // peer is this rank's handle on another rank's segment: the ring there that
 // this rank produces into, the peer's doorbell, and its process.
 type peer struct {
-	ep     *Endpoint
-	rank   int
-	seg    *segment // the peer's segment (this rank's own for itself)
-	pid    int
-	nonce  uint64            // the peer's address's nonce: its challenge in the hellos (auth.go)
-	pidfd  int               // -1 for this rank itself
-	bellfd int               // the peer's eventfd, taken into this process
-	gone   atomic.Bool       // the peer closed, died or broke its ring: not read
-	count  transport.Counter // messages completed with the peer (see TransportStats)
+	ep    *Endpoint
+	rank  int
+	seg   *segment // the peer's segment (this rank's own for itself)
+	pid   int
+	nonce uint64 // the peer's address's nonce: its challenge in the hellos (auth.go)
+	// nonceAddr is where the nonce lies in the peer's own memory (its
+	// mapping of its segment), which each copy from the peer reads in the
+	// same system call as the data (readRemote); 0 if unknown.
+	nonceAddr uint64
+	pidfd     int               // -1 for this rank itself
+	bellfd    int               // the peer's eventfd, taken into this process
+	gone      atomic.Bool       // the peer closed, died or broke its ring: not read
+	count     transport.Counter // messages completed with the peer (see TransportStats)
 
 	mu           sync.Mutex
 	ring         ring     // the peer's inbound ring from this rank

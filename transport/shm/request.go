@@ -35,6 +35,10 @@ type request struct {
 	// completes with when its FIN comes: its operation ended meanwhile.
 	endErr error
 
+	// proof takes the peer's nonce read with a rendezvous copy's data
+	// (readRemote).
+	proof [8]byte
+
 	state atomic.Int32
 	n     int
 	err   error

@@ -24,6 +24,7 @@ const (
 	offRank      = 20
 	offSlots     = 24
 	offSendWords = 28
+	offBase      = 32 // the owner's address of its own mapping (see peer.nonceAddr)
 	offSleeping  = 64
 	offSpinners  = 128
 )
@@ -70,6 +71,7 @@ func createSegment(cfg Config, nonce uint64) (*segment, int, error) {
 	}
 	h := s.mem
 	binary.LittleEndian.PutUint64(h[offNonce:], nonce)
+	binary.LittleEndian.PutUint64(h[offBase:], uint64(uintptr(unsafe.Pointer(&h[0]))))
 	binary.LittleEndian.PutUint32(h[offSize:], uint32(cfg.Size))
 	binary.LittleEndian.PutUint32(h[offRank:], uint32(cfg.Rank))
 	binary.LittleEndian.PutUint32(h[offSlots:], uint32(cfg.RingSlots))

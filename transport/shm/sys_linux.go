@@ -3,6 +3,7 @@
 package shm
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -65,20 +66,36 @@ func takeFD(pidfd, fd int, what string) (int, error) {
 	return nfd, nil
 }
 
-// readRemote copies len(dst) bytes at addr in process pid into dst.
-func readRemote(pid int, dst []byte, addr uint64) error {
+// readRemote copies len(dst) bytes at addr in process pid into dst. When
+// check is not 0, each system call also reads the 8 bytes at check in that
+// process into proof, and they must equal want (else errExited): the
+// kernel looks pid up once per call, so equal bytes show that the data came
+// from the process that holds them, though a pid may name another process
+// once its own has ended, with no liveness check of its own after the copy.
+func readRemote(pid int, dst []byte, addr, check, want uint64, proof *[8]byte) error {
 	const maxCall = 1 << 30
 	for len(dst) > 0 {
 		n := min(len(dst), maxCall)
-		local := []unix.Iovec{{Base: &dst[0]}}
+		local := [2]unix.Iovec{{Base: &dst[0]}, {Base: &proof[0]}}
 		local[0].SetLen(n)
-		remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: n}}
-		got, err := unix.ProcessVMReadv(pid, local, remote, 0)
+		local[1].SetLen(len(proof))
+		remote := [2]unix.RemoteIovec{{Base: uintptr(addr), Len: n}, {Base: uintptr(check), Len: len(proof)}}
+		iovs := 1
+		if check != 0 {
+			iovs = 2
+		}
+		got, err := unix.ProcessVMReadv(pid, local[:iovs], remote[:iovs], 0)
 		if err != nil {
 			return fmt.Errorf("shm: reading %d bytes of process %d: %w", n, pid, err)
 		}
 		if got <= 0 {
 			return fmt.Errorf("shm: reading %d bytes of process %d: no progress", n, pid)
+		}
+		if check != 0 {
+			if got != n+len(proof) || binary.LittleEndian.Uint64(proof[:]) != want {
+				return errExited // another process, or the peer's segment is gone
+			}
+			got = n
 		}
 		dst, addr = dst[got:], addr+uint64(got)
 	}
