@@ -40,22 +40,30 @@ func (c *conn) drainSpan() (pause, every time.Duration) {
 
 const drainPauseRTTs = 3
 
-// needsDrain reports whether a drain can help c at now: one of its usable
-// paths has a window under coupleBelow packets and at least half of it in
-// flight (a path of a large window drains its own queue with its delay
-// cuts, and a drain would cost it round trips of its rate for nothing; a
-// connection of small messages builds no queue, and a drain would only
-// delay them), and none competes with a loss-based flow (which keeps the
-// queue full whatever we do: a drain would only hand it our share).
+// needsDrain reports whether a drain can help c at now: at least half of
+// its usable paths have a window under coupleBelow packets and at least
+// half of it in flight (a path of a large window drains its own queue with
+// its delay cuts, and a drain would cost it round trips of its rate for
+// nothing: on a long fat path one path that a loss left small would stop
+// the others' megabytes for 250 ms; a connection of small messages builds
+// no queue, and a drain would only delay them), and none competes with a
+// loss-based flow (which keeps the queue full whatever we do: a drain
+// would only hand it our share).
 func (c *conn) needsDrain(now time.Duration) bool {
-	small := false
+	small, usable := 0, 0
 	for _, p := range c.paths {
 		if p.competingAt(now) {
 			return false
 		}
-		small = small || (p.usable() && p.rtt.has && p.win.cwnd < coupleBelow*p.win.mss && 2*p.inflight >= p.win.cwnd)
+		if !p.usable() || !p.rtt.has {
+			continue
+		}
+		usable++
+		if p.win.cwnd < coupleBelow*p.win.mss && 2*p.inflight >= p.win.cwnd {
+			small++
+		}
 	}
-	return small
+	return small > 0 && 2*small >= usable
 }
 
 // startDrain begins a drain at now if one can help (needsDrain), unless
