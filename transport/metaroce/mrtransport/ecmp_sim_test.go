@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/metaroce/simfabric"
 )
 
@@ -27,6 +28,10 @@ type ecmpSimRun struct {
 	repicks  int64
 	firstAll time.Duration // when every link first carried >= 5 % of a window; -1: never
 }
+
+// ecmpSimInFlight is how many 4 MiB messages runECMPSim keeps in flight
+// (TestECMPSimTable: ECMP_SIM_INFLIGHT; 1 unless set).
+var ecmpSimInFlight = 1
 
 // ecmpSimWindow is the window over which link use is judged.
 const ecmpSimWindow = 200 * time.Millisecond
@@ -66,17 +71,28 @@ func ecmpSimBubble(t testing.TB, seed uint64, links int, link simfabric.LinkConf
 	var mu sync.Mutex
 	done := make(chan error, 1)
 	go func() {
-		src, dst := make([]byte, 4<<20), make([]byte, 4<<20)
-		for i := uint32(0); time.Since(start) < dur; i++ {
-			r := eps[1].Recv(0, benchTag(9, i), dst)
-			s := eps[0].Send(1, benchTag(9, i), src)
-			if _, err := r.Wait(ctx); err != nil {
-				done <- err
-				return
+		k := max(1, ecmpSimInFlight)
+		src, dst := make([]byte, 4<<20), make([][]byte, k)
+		rs, ss := make([]transport.Request, k), make([]transport.Request, k)
+		for j := range dst {
+			dst[j] = make([]byte, 4<<20)
+		}
+		for i := uint32(0); time.Since(start) < dur || i%uint32(k) != 0; i++ {
+			j := int(i) % k
+			if i >= uint32(k) {
+				if _, err := rs[j].Wait(ctx); err != nil {
+					done <- err
+					return
+				}
+				if _, err := ss[j].Wait(ctx); err != nil {
+					done <- err
+					return
+				}
 			}
-			if _, err := s.Wait(ctx); err != nil {
-				done <- err
-				return
+			rs[j] = eps[1].Recv(0, benchTag(9, i), dst[j])
+			ss[j] = eps[0].Send(1, benchTag(9, i), src)
+			if i < uint32(k) {
+				continue
 			}
 			mu.Lock()
 			moved += 4 << 20
@@ -84,6 +100,16 @@ func ecmpSimBubble(t testing.TB, seed uint64, links int, link simfabric.LinkConf
 				moved4 = moved
 			}
 			mu.Unlock()
+		}
+		for j := range k {
+			if _, err := rs[j].Wait(ctx); err != nil {
+				done <- err
+				return
+			}
+			if _, err := ss[j].Wait(ctx); err != nil {
+				done <- err
+				return
+			}
 		}
 		done <- nil
 	}()
@@ -139,7 +165,8 @@ func (r ecmpSimRun) cover(d time.Duration) int {
 // ECMP_SIM_PATHS paths (default DefaultPaths) with the default re-pick
 // policy (ECMP_SIM_REPICK=off: none; ECMP_SIM_EARLY=off: no early phase),
 // on links of ECMP_SIM_DELAY_MS one way (default 2; the queue at least a
-// round trip's bytes).
+// round trip's bytes), ECMP_SIM_INFLIGHT messages of 4 MiB in flight
+// (default 1), for ECMP_SIM_SECONDS (default 8, at least 8).
 func TestECMPSimTable(t *testing.T) {
 	seeds, _ := strconv.Atoi(os.Getenv("ECMP_SIM_SEEDS"))
 	if seeds <= 0 {
@@ -158,17 +185,25 @@ func TestECMPSimTable(t *testing.T) {
 		link.Delay = time.Duration(ms) * time.Millisecond
 		link.QueueBytes = max(link.QueueBytes, int(link.Rate*int64(2*link.Delay)/int64(time.Second))) // a BDP of queue, as the lab's
 	}
+	if k, err := strconv.Atoi(os.Getenv("ECMP_SIM_INFLIGHT")); err == nil && k > 0 {
+		ecmpSimInFlight = k
+		defer func() { ecmpSimInFlight = 1 }()
+	}
+	dur := 8 * time.Second
+	if s, err := strconv.Atoi(os.Getenv("ECMP_SIM_SECONDS")); err == nil && s >= 8 {
+		dur = time.Duration(s) * time.Second
+	}
 	const links = 4
 	var all1, all8, start4 int
 	var mbit, least float64 = 0, 1e9
 	var repicks int64
 	for seed := range uint64(seeds) {
-		r := runECMPSim(t, seed, links, link, cfg, 8*time.Second)
+		r := runECMPSim(t, seed, links, link, cfg, dur)
 		t.Logf("seed %d: links at start %d, used per 200 ms %v, first all %v, %.0f Mbit/s, %d re-picks", seed, r.atStart, r.coverAt, r.firstAll, r.mbit, r.repicks)
 		if r.cover(time.Second) == links {
 			all1++
 		}
-		if r.cover(8*time.Second) == links {
+		if r.cover(dur) == links {
 			all8++
 		}
 		if r.atStart == links {
@@ -179,8 +214,8 @@ func TestECMPSimTable(t *testing.T) {
 		repicks += r.repicks
 	}
 	n := float64(seeds)
-	fmt.Printf("ecmp-sim paths=%d repick=%v early=%v delay=%v seeds=%d: all 4 links at start %.0f %%, after 1 s %.0f %%, after 8 s %.0f %%; goodput 4-8 s mean %.1f min %.1f Mbit/s (of 400); re-picks %.1f\n",
-		cfg.Paths, !cfg.Repick.Off, cfg.Repick.Early >= 0, link.Delay, seeds, 100*float64(start4)/n, 100*float64(all1)/n, 100*float64(all8)/n, mbit/n, least, float64(repicks)/n)
+	fmt.Printf("ecmp-sim paths=%d repick=%v early=%v delay=%v inflight=%d seeds=%d: all 4 links at start %.0f %%, after 1 s %.0f %%, after %v %.0f %%; goodput 4 s-end mean %.1f min %.1f Mbit/s (of 400); re-picks %.1f\n",
+		cfg.Paths, !cfg.Repick.Off, cfg.Repick.Early >= 0, link.Delay, ecmpSimInFlight, seeds, 100*float64(start4)/n, 100*float64(all1)/n, dur, 100*float64(all8)/n, mbit/n, least, float64(repicks)/n)
 }
 
 // TestEarlyRepickFindsLinks runs connections of 8 paths that the
