@@ -122,12 +122,40 @@ func (o *operation) touchPartners() {
 		return
 	}
 	o.treeTouched = true
+	o.forPartners(func(p int) { o.touch(p) })
+}
+
+// touchFarPartners touches, once, at the operation's first wait, the
+// partners (touchPartners) on another site than this rank's, so that
+// their headers cross the WAN while the operation runs: sent at the end,
+// a header from a partner the algorithm never talked to took one more WAN
+// latency (a ring in rank order over two sites: 4 WAN latencies of data
+// and a fifth for rank 0's and rank n/2's headers). The nearer partners
+// wait for touchPartners (a long wait's first tick, or finish), so that
+// an algorithm that talks to them later still carries its first message
+// in its header; the cost model prices both (tune's partnerLatency).
+func (o *operation) touchFarPartners() {
+	if !o.partners || o.farTouched || o.c.topo == nil {
+		return
+	}
+	o.farTouched = true
+	site := func(r int) string { return o.c.topo.Ranks[r].SiteName() }
+	mine := site(o.c.rank)
+	o.forPartners(func(p int) {
+		if site(p) != mine {
+			o.touch(p)
+		}
+	})
+}
+
+// forPartners calls f with each of this rank's partners (touchPartners).
+func (o *operation) forPartners(f func(int)) {
 	n, r := o.c.Size(), o.c.rank
 	if r > 0 {
-		o.touch(r & (r - 1))
+		f(r & (r - 1))
 	}
 	for bit := 1; r+bit < n && (r == 0 || bit < r&-r); bit <<= 1 {
-		o.touch(r + bit)
+		f(r + bit)
 	}
 }
 

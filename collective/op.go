@@ -45,6 +45,7 @@ type operation struct {
 	timer       *time.Timer                     // await's, made on the first wait that blocks
 	partners    bool                            // a collective: exchange headers along the tree
 	treeTouched bool                            // touchPartners has run
+	farTouched  bool                            // touchFarPartners has run
 	unannounced int                             // touched peers that lack this rank's header
 	hdrBufs     []*[headerMsgMax]byte           // header buffers lent by headerBufs
 	start       time.Time                       // when the operation began
@@ -212,6 +213,7 @@ func (o *operation) postRecv(peer int, seq uint32, buf []byte) transport.Request
 // endpoint that must see every wait (transport.AnyWaiter), it waits as
 // awaitAny does.
 func (o *operation) await(r transport.Request, peer int) (int, error) {
+	o.touchFarPartners()
 	o.announceTouched()
 	if _, ok := o.c.ep.(transport.AnyWaiter); ok { // a simulated fabric's Spin would wait without ticks
 		if _, err := o.awaitFirst([]transport.Request{r}, peer); err != nil {
@@ -296,6 +298,7 @@ func (o *operation) awaitAny(reqs []transport.Request) (int, error) {
 // awaitFirst is awaitAny for requests to or from peer (-1: several or
 // unknown), which a long wait names in the flight record.
 func (o *operation) awaitFirst(reqs []transport.Request, peer int) (int, error) {
+	o.touchFarPartners()
 	o.announceTouched()
 	if i := transport.CompletedAny(reqs); i >= 0 {
 		return i, nil

@@ -192,13 +192,16 @@ func (m *model) rate(a, b int) float64 {
 	return r
 }
 
-// partnerLatency is what an operation's end costs beyond its phases:
-// every rank checks the operation header of its neighbours in the
-// binomial spanning tree of the communicator (collective's
-// touchPartners: rank r's parent is r with its lowest set bit cleared),
-// so where the algorithm never exchanged messages with one, the header
-// takes one more latency of that link.
-func (m *model) partnerLatency(phases []phase) float64 {
+// partnerLatency is what an operation's end costs beyond its phases,
+// which take t seconds: every rank checks the operation header of its
+// neighbours in the binomial spanning tree of the communicator
+// (collective's touchPartners: rank r's parent is r with its lowest set
+// bit cleared), so where the algorithm never exchanged messages with one,
+// the header takes one more latency of that link after the end; a
+// partner on another site, whose header leaves at the operation's first
+// wait (touchFarPartners), only what of its latency the phases do not
+// cover.
+func (m *model) partnerLatency(phases []phase, t float64) float64 {
 	talked := map[[2]int]bool{}
 	for _, p := range phases {
 		for _, f := range p.flows {
@@ -208,9 +211,14 @@ func (m *model) partnerLatency(phases []phase) float64 {
 	var lat float64
 	for r := 1; r < m.n; r++ {
 		parent := r & (r - 1)
-		if !talked[[2]int{parent, r}] {
-			lat = max(lat, m.alpha(parent, r))
+		if talked[[2]int{parent, r}] {
+			continue
 		}
+		a := m.alpha(parent, r)
+		if m.site[parent] != m.site[r] {
+			a = max(0, a-t)
+		}
+		lat = max(lat, a)
 	}
 	return lat
 }
@@ -312,7 +320,7 @@ func (m *model) total(phases []phase) float64 {
 	for _, p := range phases {
 		t += m.time(p)
 	}
-	return t + m.partnerLatency(phases)
+	return t + m.partnerLatency(phases, t)
 }
 
 // exchange is a phase of whole-buffer transfers between the given pairs.

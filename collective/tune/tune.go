@@ -172,7 +172,7 @@ func Predict(coll Collective, in Input) ([]Prediction, error) {
 		up := coll == Reduce
 		cands = []candidate{{"chain", func() []phase { return m.confirmed(m.chain(), m.chainParents(), up, false) }},
 			{"binomial", func() []phase {
-				data := m.binomial() // a Reduce's rounds
+				data := m.binomialUp()
 				if !up {
 					data = m.binomialDown()
 				}

@@ -207,3 +207,27 @@ func TestTopologyLinks(t *testing.T) {
 		t.Errorf("pair to an unknown host: %v", err)
 	}
 }
+
+// TestFarPartnerHidden: a ring AllReduce in rank order over 2 sites never
+// talks to rank 0's partner on the other site (rank 4); that partner's
+// header leaves at the operation's first wait (collective's
+// touchFarPartners), so at 8 B the ring costs its 14 steps, 4 WAN
+// latencies among them, and not a fifth WAN latency for the header after
+// the end (as when partners' headers left at the end: 10.1 ms).
+func TestFarPartnerHidden(t *testing.T) {
+	links := DefaultLinks()
+	p, err := Predict(AllReduce, Input{Topology: grid(t, 2, 2, 2), Bytes: 8, ChunkBytes: 512 << 10, Links: links})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p {
+		if c.Algorithm != "ring" {
+			continue
+		}
+		if lo, hi := 4*links.WAN.Latency, 4*links.WAN.Latency+20*links.Site.Latency; c.Time < lo || c.Time > hi {
+			t.Errorf("ring of 8 B on 2x2x2: predicted %v, want 4 WAN latencies and a few others, %v to %v", c.Time, lo, hi)
+		}
+		return
+	}
+	t.Fatal("no ring prediction")
+}
