@@ -2,6 +2,7 @@ package collective
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,7 +18,15 @@ import (
 // (testHookDeferEnd): their own settle finds nothing deferred yet. The
 // call must then end inline rather than stay open: before, an Abort waited
 // its whole 10 s drain for it and a Close left it open, holding its copy.
+// The same on a receiver (rank 1) and a forwarder (rank 2, which waits for
+// its send to rank 3 before it returns).
 func TestEagerRaceAbortClose(t *testing.T) {
+	for _, who := range []int{0, 1, 2} {
+		t.Run(fmt.Sprintf("rank%d", who), func(t *testing.T) { raceAbortClose(t, who) })
+	}
+}
+
+func raceAbortClose(t *testing.T, who int) {
 	for _, tc := range []struct {
 		name string
 		race func(t *testing.T, c *Comm) func() // runs in the hook; returns the wait for its end
@@ -59,7 +68,7 @@ func TestEagerRaceAbortClose(t *testing.T) {
 			var armed atomic.Bool
 			var after func()
 			testHookDeferEnd = func(c *Comm) {
-				if c == comms[0] && armed.CompareAndSwap(true, false) {
+				if c == comms[who] && armed.CompareAndSwap(true, false) {
 					after = tc.race(t, c)
 				}
 			}
@@ -69,7 +78,7 @@ func TestEagerRaceAbortClose(t *testing.T) {
 				wg.Go(func() {
 					x := make([]float32, 4<<10) // copied: the call holds a lease
 					for i := range 6 {
-						if r == 0 && i == 5 {
+						if r == who && i == 5 {
 							armed.Store(true)
 						}
 						if Broadcast(ctx, c, x, x, 0) != nil {
@@ -79,9 +88,9 @@ func TestEagerRaceAbortClose(t *testing.T) {
 				})
 			}
 			wg.Wait()
-			require.NotNil(t, after, "the root's last call was not eager")
+			require.NotNil(t, after, "rank %d's last call was not eager", who)
 			after()
-			c := comms[0]
+			c := comms[who]
 			c.mu.Lock()
 			defer c.mu.Unlock()
 			require.True(t, c.eager.deferred == nil, "the racing eager call was deferred")

@@ -62,52 +62,59 @@ func warmEager(ctx context.Context, c *collective.Comm, x []float32) error {
 	return nil
 }
 
-// TestEagerAfterAsync: the root begins an AllReduceAsync, then a blocking
-// Broadcast of the steady state, before the AllReduce's goroutine ran
-// (GOMAXPROCS 1, and the peers are well into the AllReduce already). The
-// Broadcast must not return early: the AllReduce, begun first, would then
-// settle it, waiting for the peers' confirmation of the Broadcast while the
-// peers wait in the AllReduce for the root, until Config.Timeout, on every
-// rank. The same pattern runs three times.
+// TestEagerAfterAsync: a rank (the root, then a receiver) begins an
+// AllReduceAsync, then a blocking Broadcast of the steady state, before
+// the AllReduce's goroutine ran (GOMAXPROCS 1, and the peers are well into
+// the AllReduce already). The Broadcast must not return early: the
+// AllReduce, begun first, would then settle it, waiting for the peers'
+// confirmation of the Broadcast while the peers wait in the AllReduce for
+// that rank, until Config.Timeout, on every rank. The same pattern runs
+// three times.
 func TestEagerAfterAsync(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	comms := newComms(t, 4, collective.Config{Timeout: 3 * time.Second})
-	errs := onAll(t, comms, 20*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
-		x := make([]float32, 2)
-		if err := warmEager(ctx, c, x); err != nil {
-			return err
-		}
-		for i := range 3 {
-			send, recv := []float32{float32(r + 1)}, make([]float32, 1)
-			if r == 0 {
-				time.Sleep(20 * time.Millisecond) // the peers wait in the AllReduce
-				h := collective.AllReduceAsync(ctx, c, send, recv, collective.Sum)
-				x[0] = float32(i)
-				if err := collective.Broadcast(ctx, c, x, x, 0); err != nil {
+	for _, who := range []int{0, 3} {
+		t.Run(fmt.Sprintf("rank%d", who), func(t *testing.T) {
+			comms := newComms(t, 4, collective.Config{Timeout: 3 * time.Second})
+			errs := onAll(t, comms, 20*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
+				x := make([]float32, 2)
+				if err := warmEager(ctx, c, x); err != nil {
 					return err
 				}
-				if err := h.Wait(ctx); err != nil {
-					return err
+				for i := range 3 {
+					send, recv := []float32{float32(r + 1)}, make([]float32, 1)
+					if r == 0 {
+						x[0] = float32(i)
+					}
+					if r == who {
+						time.Sleep(20 * time.Millisecond) // the peers wait in the AllReduce
+						h := collective.AllReduceAsync(ctx, c, send, recv, collective.Sum)
+						if err := collective.Broadcast(ctx, c, x, x, 0); err != nil {
+							return err
+						}
+						if err := h.Wait(ctx); err != nil {
+							return err
+						}
+					} else {
+						if err := collective.AllReduce(ctx, c, send, recv, collective.Sum); err != nil {
+							return err
+						}
+						if err := collective.Broadcast(ctx, c, x, x, 0); err != nil {
+							return err
+						}
+					}
+					if x[0] != float32(i) {
+						return fmt.Errorf("broadcast %d: got %v", i, x[0])
+					}
+					if recv[0] != 10 {
+						return fmt.Errorf("allreduce %d: got %v, want 10", i, recv[0])
+					}
 				}
-			} else {
-				if err := collective.AllReduce(ctx, c, send, recv, collective.Sum); err != nil {
-					return err
-				}
-				if err := collective.Broadcast(ctx, c, x, x, 0); err != nil {
-					return err
-				}
-				if x[0] != float32(i) {
-					return fmt.Errorf("broadcast %d: got %v", i, x[0])
-				}
+				return c.Close()
+			})
+			for r, err := range errs {
+				require.NoError(t, err, "rank %d", r)
 			}
-			if recv[0] != 10 {
-				return fmt.Errorf("allreduce %d: got %v, want 10", i, recv[0])
-			}
-		}
-		return c.Close()
-	})
-	for r, err := range errs {
-		require.NoError(t, err, "rank %d", r)
+		})
 	}
 }
 

@@ -132,11 +132,17 @@ func RunEager(t *testing.T, nw NewWorld) {
 					t.Fatalf("rank %d: no error in the call with split roots", r)
 				}
 			}
-			// The root makes no further call: Close reports it.
+			// The root makes no further call: Close reports it; so does rank
+			// 1's if it returned nil.
 			if err := comms[0].Close(); err == nil || !strings.Contains(err.Error(), "mismatch") {
 				t.Fatalf("root's Close: %v, want the earlier call's mismatch", err)
 			} else {
 				t.Logf("the root's Close: %v", err)
+			}
+			if errs[1] == nil {
+				if err := comms[1].Close(); err == nil || !strings.Contains(err.Error(), "mismatch") {
+					t.Fatalf("rank 1 returned nil from the call; its Close: %v, want the call's mismatch", err)
+				}
 			}
 		})
 	}
