@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gocoll/gocoll/collective/dtype"
+	"github.com/gocoll/gocoll/collective/tune"
 )
 
 // No rank returns success from a rooted operation (Broadcast, Reduce,
@@ -35,14 +36,7 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 		}
 	}
 	if algo == AlgoAuto {
-		switch {
-		case len(recv) <= c.cfg.SmallBytes:
-			algo = AlgoDissemination
-		case c.shared:
-			algo = AlgoDirect
-		default:
-			algo = AlgoChain
-		}
+		algo = localAlgos[tune.LocalBroadcast(len(recv), inlineBytesMax, c.cfg.SmallBytes, c.shared)]
 	}
 	h := header{kind: KindBroadcast, dt: dt, root: int32(root), count: uint64(count), algo: algo, chunk: uint32(c.cfg.ChunkBytes)}
 	return c.launchArgs(ctx, h, sync, opArgs{send: send, recv: recv, root: root}, func(o *operation) error {
@@ -107,6 +101,9 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 	})
 }
 
+// localAlgos are tune's LocalAlgo values as Algorithms.
+var localAlgos = [...]Algorithm{tune.LocalDissemination: AlgoDissemination, tune.LocalDirect: AlgoDirect, tune.LocalChain: AlgoChain}
+
 // eagerBroadcast reports whether a rank of a Broadcast by algo may return
 // early in steady state (eager.go): the root in every algorithm but the
 // tree and hierarchical ones; a receiver in the dissemination and direct
@@ -134,7 +131,8 @@ func (c *Comm) broadcastDirect(o *operation, buf []byte, root int) error {
 	if c.shared {
 		chunk = max(chunk, len(buf))
 	}
-	g := newGeometry(len(buf), 1, 1, chunk)
+	var off [2]int
+	g := geometryIn(off[:], len(buf), 1, 1, chunk) // no allocation
 	if c.rank != root {
 		var inline [4]pendingRecv
 		pending := inline[:]

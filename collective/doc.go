@@ -30,7 +30,9 @@
 // Reduce run as AllReduce's recursive doubling, the result kept at the
 // root (a binomial tree when forced, or where the cost model picks it for
 // a buffer above the 4064 bytes that travel with a header); over shared
-// memory, a large Broadcast goes direct from the root to every rank. AllToAll(V): n-1 rounds of pairwise
+// memory, a Broadcast above the 4064 bytes that travel with a header (or
+// above Config.SmallBytes) goes direct from the root to every rank, each
+// receiver copying it once, all at once (tune.LocalBroadcast). AllToAll(V): n-1 rounds of pairwise
 // exchange. Barrier: dissemination.
 // Scatter: direct above Config.SmallBytes in all, a dissemination at or
 // below; Gather: direct, or a dissemination all-gather kept at the root
