@@ -16,16 +16,19 @@ const eagerAfter = 3
 
 // RunEager checks the steady-state fast path of rooted operations over
 // the transport nw builds, at 4 ranks: in a loop of one Broadcast (8
-// bytes, and 8 KiB, which the root copies out), Scatter or direct Gather
-// (whose senders are eager), the root
+// bytes, and 8 KiB, which the root copies out and, where it goes as a
+// dissemination, rank 2 forwards from its own buffer, waiting for that
+// send; over shared memory it goes direct), Scatter or direct Gather
+// (whose senders are eager), the root, and every rank of the Broadcast,
 // returns before its confirmation from the (eagerAfter+1)th call on,
 // counted by Comm.EagerReturns, and reuses its buffer at once while every
 // rank still gets each call's data; a mismatch in such a call (one rank's
 // count, or the roots split) is an error in that call on the rank that
-// sees it, and at the root's next call (naming the earlier call's
+// sees it, the ranks that return nil from it returned early, and the next
+// call of each of them fails (the root's naming the earlier call's
 // mismatch), that next call failing on every rank; the path is then
-// confirmed again for eagerAfter calls; a root that makes no further call
-// gets the error from Close.
+// confirmed again for eagerAfter calls; a rank that returned nil and makes
+// no further call gets the error from Close.
 func RunEager(t *testing.T, nw NewWorld) {
 	const n, loops = 4, 8
 	for _, bytes := range []int{8, 8 << 10} {
