@@ -19,9 +19,10 @@ import (
 // from every other (a tree's root and leaves, a chain's ends, a larger
 // Gather's or Scatter's non-roots), end with a dissemination round among
 // all ranks (confirm): ceil(log2 n) more small messages per rank, a small
-// cost beside the data they move. The one exception is an eager root in
-// steady state (eager.go), which returns before its confirmation and
-// reports a mismatch at its next call.
+// cost beside the data they move. The one exception is an eager call in
+// steady state (eager.go): the root, and a dissemination's or direct
+// Broadcast's receiver once its own data has come, returns before its
+// confirmation and reports a mismatch at its next call.
 
 // broadcast validates and launches a Broadcast of root's send into every
 // rank's recv (root's too, unless in place).
