@@ -14,10 +14,11 @@ import (
 // jitter of [0, jitter] (no reordering) on every link in both directions,
 // 4 messages of 4 MiB kept in flight. It returns the goodput from 1 s to
 // 8 s as a fraction of capacity and the per-path counters.
-func runJitterLoss(t *testing.T, seed int64, loss float64, jitter time.Duration) (float64, string) {
+func runJitterLoss(t *testing.T, seed int64, loss float64, jitter time.Duration, train int, tick time.Duration) (float64, string) {
 	s := newSim(t, seed, 2, metaroce.Config{Paths: 8, MaxDatagram: 9000})
+	s.txTick = tick
 	cfg := simfabric.LinkConfig{Rate: labRate, Delay: 2 * time.Millisecond, Jitter: jitter, Loss: loss,
-		QueueBytes: queueOf(labRate, shallowQueue)}
+		LossTrain: train, QueueBytes: queueOf(labRate, shallowQueue)}
 	s.labLinks(cfg)
 	ca, cb := s.connect(0, 1)
 	t0 := s.fab.Now()
@@ -43,16 +44,19 @@ func TestFigureJitterLoss(t *testing.T) {
 		loss   float64
 		jitter time.Duration
 		floor  float64
+		train  int
+		tick   time.Duration
 	}
-	rows := []row{{0.05, 4 * time.Millisecond, 0.85}, {0, 4 * time.Millisecond, 0.85}, {0.05, 0, 0.85}}
+	ms := time.Millisecond
+	rows := []row{{0.05, 0, 0, 7, ms}, {0.05, 0, 0, 1, ms}, {0.05, 0, 0, 7, ms / 2}, {0.05, 0, 0, 1, ms / 2}, {0.05, 4 * time.Millisecond, 0.85, 0, 0}, {0, 4 * time.Millisecond, 0.85, 0, 0}, {0.05, 0, 0.85, 0, 0}}
 	seeds := []int64{1, 2, 3}
 	if testing.Short() {
-		rows, seeds = rows[:1], seeds[:1]
+		rows, seeds = rows[:4], seeds[:1]
 	}
 	for _, r := range rows {
 		for _, seed := range seeds {
-			g, per := runJitterLoss(t, seed, r.loss, r.jitter)
-			t.Logf("loss %.0f%% jitter 0-%v seed %d: goodput %.1f%% of capacity;%s", 100*r.loss, r.jitter, seed, 100*g, per)
+			g, per := runJitterLoss(t, seed, r.loss, r.jitter, r.train, r.tick)
+			t.Logf("loss %.0f%% (trains of %d, tick %v) jitter 0-%v seed %d: goodput %.1f%% of capacity;%s", 100*r.loss, r.train, r.tick, r.jitter, seed, 100*g, per)
 			if g < r.floor {
 				t.Errorf("loss %.0f%% jitter 0-%v: goodput %.1f%% of capacity, want >= %.0f%% (seed %d)",
 					100*r.loss, r.jitter, 100*g, 100*r.floor, seed)

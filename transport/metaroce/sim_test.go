@@ -28,6 +28,12 @@ type sim struct {
 	// added, for their timers (a map's order would make runs differ).
 	agents    map[int]simAgent
 	agentList []simAgent
+	// txTick, if set, lets the endpoints transmit only at its multiples,
+	// all that is ready at once (a host's sender that wakes once a tick and
+	// writes one batch, whose datagrams to one path leave as a GSO train):
+	// with simfabric.LinkConfig.LossTrain, the lab's old loss of whole
+	// trains.
+	txTick time.Duration
 }
 
 // simAgent is a node's traffic other than an endpoint's: it gets the
@@ -104,7 +110,7 @@ func (s *sim) pair(a, b int, fwd ...simfabric.LinkConfig) []simfabric.LinkID {
 func (s *sim) flush(node int) {
 	ep := s.eps[node]
 	now := s.fab.Now()
-	for {
+	for s.txTick == 0 || now%s.txTick == 0 {
 		tx, ok := ep.PollTransmit(now, s.buf)
 		if !ok {
 			break
@@ -152,12 +158,22 @@ func (s *sim) advance(limit time.Duration, cond func() bool) bool {
 	for !cond() {
 		t, ok := s.fab.NextEventTime()
 		for _, ep := range s.eps {
-			if et, eok := ep.NextTimeout(); eok && (!ok || et < t) {
+			et, eok := ep.NextTimeout()
+			if s.txTick > 0 && eok && et <= s.fab.Now() {
+				// Due now but handled: it waits to transmit, at the next tick.
+				et = (s.fab.Now()/s.txTick + 1) * s.txTick
+			}
+			if eok && (!ok || et < t) {
 				t, ok = et, true
 			}
 		}
 		for _, a := range s.agentList {
 			if et, eok := a.nextTimeout(); eok && (!ok || et < t) {
+				t, ok = et, true
+			}
+		}
+		if tick := s.txTick; tick > 0 {
+			if et := (s.fab.Now()/tick + 1) * tick; !ok || et < t {
 				t, ok = et, true
 			}
 		}

@@ -71,6 +71,9 @@ const (
 	LimitDelay = time.Hour
 	// DefaultReorderDelay is LinkConfig.ReorderDelay when it is 0.
 	DefaultReorderDelay = 50 * time.Microsecond
+	// LimitLossTrain bounds LinkConfig.LossTrain (a GSO send holds at
+	// most 64 segments).
+	LimitLossTrain = 64
 )
 
 // Errors returned by the Fabric. Test with errors.Is.
@@ -144,6 +147,14 @@ type LinkConfig struct {
 	// Loss is the probability that a packet is lost on the wire after
 	// serialisation (it still uses the link's time). In [0, 1].
 	Loss float64
+	// LossTrain, above 1, makes Loss fall on trains instead of packets:
+	// packets of one path that enter the link one after the other at the
+	// same instant (a sender's GSO send) form trains of up to LossTrain
+	// packets, and each train is lost or kept whole, by one draw. This is
+	// how an emulator that drops GSO packets before segmenting them loses
+	// (the lab did, with up to 7 datagrams of 9000 bytes a train). 0 or 1:
+	// per packet. In [0, LimitLossTrain].
+	LossTrain int
 	// Dup is the probability that a packet leaving the link is duplicated.
 	// The copy travels on independently (with its own jitter and reorder
 	// draws) but does not use the link's time. In [0, 1].
@@ -177,6 +188,8 @@ func (c LinkConfig) withDefaults() (LinkConfig, error) {
 		return bad("Rate=%d not in [0, %d]", c.Rate, int64(LimitRate))
 	case c.QueueBytes < 0 || c.QueueBytes > LimitQueueBytes:
 		return bad("QueueBytes=%d not in [0, %d]", c.QueueBytes, LimitQueueBytes)
+	case c.LossTrain < 0 || c.LossTrain > LimitLossTrain:
+		return bad("LossTrain=%d not in [0, %d]", c.LossTrain, LimitLossTrain)
 	case c.ECNThresholdBytes < 0 || (c.ECNThresholdBytes > 0 && c.ECNThresholdBytes >= c.QueueBytes):
 		return bad("ECNThresholdBytes=%d not 0 or in [1, QueueBytes=%d)", c.ECNThresholdBytes, c.QueueBytes)
 	}

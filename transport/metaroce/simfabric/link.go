@@ -28,8 +28,34 @@ type link struct {
 	// lastArrival is the latest arrival time at the far end of a packet that
 	// was not reordered; jitter never lets a packet arrive before it.
 	lastArrival time.Duration
+	// train is the last packet's loss train (LinkConfig.LossTrain).
+	train lossTrain
 
 	stats Stats
+}
+
+// lossTrain is a run of packets of one path that entered a link at the
+// same instant and share one loss draw.
+type lossTrain struct {
+	at   time.Duration
+	path PathID
+	n    int // packets in it so far; 0: none
+	lost bool
+}
+
+// lost draws whether pkt, entering at t, is lost: one draw per packet, or
+// with LossTrain one per train.
+func (l *link) lost(pkt *packet, t time.Duration) bool {
+	tr := &l.train
+	if l.cfg.LossTrain > 1 && tr.n > 0 && tr.n < l.cfg.LossTrain && tr.at == t && tr.path == pkt.path {
+		tr.n++
+		return tr.lost
+	}
+	lost := l.chance(l.cfg.Loss)
+	if l.cfg.LossTrain > 1 {
+		*tr = lossTrain{at: t, path: pkt.path, n: 1, lost: lost}
+	}
+	return lost
 }
 
 type queued struct {

@@ -146,6 +146,47 @@ func TestLossDupCorruptRates(t *testing.T) {
 	requireConserved(t, n.Fabric)
 }
 
+// TestLossTrain: with LossTrain 4, the packets a path sends at one
+// instant are lost in trains of up to 4 by one draw: 10 packets at an
+// instant form trains of 4, 4 and 2, each lost whole or kept whole, at
+// the rate Loss per train; a packet of another path, or a later instant,
+// starts a new train.
+func TestLossTrain(t *testing.T) {
+	const bursts = 5_000
+	n := newTestNet(t, Config{Seed: 7})
+	a, b := n.node(), n.node()
+	l := n.link(LinkConfig{Delay: time.Microsecond, Loss: 0.05, LossTrain: 4})
+	p := n.path(a, b, l)
+	q := n.path(a, b, l)
+	var lostTrains, lostPackets int64
+	for i := range bursts {
+		for k := range 10 {
+			n.sendSized(p, k, 64)
+		}
+		n.sendSized(q, 100, 64) // another path's packet: its own draw
+		n.sendSized(p, 10, 64)  // after it, a new train of p
+		n.advance(n.Now() + time.Microsecond)
+		got := map[int]bool{}
+		for _, d := range n.log {
+			got[seqOf(t, d)] = true
+		}
+		n.log = n.log[:0]
+		for _, train := range [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9}, {10}} {
+			for _, k := range train[1:] {
+				require.Equal(t, got[train[0]], got[k], "burst %d: packets %d and %d of one train", i, train[0], k)
+			}
+			if !got[train[0]] {
+				lostTrains++
+				lostPackets += int64(len(train))
+			}
+		}
+	}
+	requireNear(t, "p's trains lost", lostTrains, 4*bursts, 0.05)
+	requireNear(t, "q's packets lost", n.Stats().Paths[q].DroppedLoss.Packets, bursts, 0.05)
+	require.Equal(t, lostPackets, n.Stats().Paths[p].DroppedLoss.Packets)
+	requireConserved(t, n.Fabric)
+}
+
 // withoutQueue returns s with MaxQueueBytes set, so path and link stats of a
 // one-link path compare equal.
 func (s Stats) withoutQueue(q int) Stats {

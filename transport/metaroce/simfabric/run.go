@@ -40,7 +40,7 @@ func (f *Fabric) enterLink(pkt *packet, t time.Duration) {
 		return
 	}
 	finish := l.serialise(t, size)
-	if l.chance(l.cfg.Loss) {
+	if l.lost(pkt, t) {
 		f.drop(pkt, l, dropLoss)
 		return
 	}
