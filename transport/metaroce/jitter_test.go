@@ -1,6 +1,7 @@
 package metaroce_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -36,9 +37,11 @@ func runJitterLoss(t *testing.T, seed int64, loss float64, jitter time.Duration,
 // lab's hosts' scheduling, more than the 2 ms delay target), a connection
 // keeps >= 85 % of capacity on each seed: jitter that leaves some packets
 // fast in every round trip is no queue, and must not cut the windows to a
-// few packets, where 5 % loss means timeouts. Also printed: jitter alone,
-// and loss alone. Under -short, one seed of the jitter and loss row (2-5 s);
-// all rows: go test -run TestFigureJitterLoss -v ./transport/metaroce/
+// few packets, where 5 % loss means timeouts. Also judged: jitter alone,
+// loss alone, and loss with a sender that transmits in bursts once a tick;
+// printed only: the lab's old loss of whole GSO trains. Under -short, seed
+// 1 of the jitter and loss row and of the 1 ms tick row (5-10 s); all
+// rows (~100 s): go test -run TestFigureJitterLoss -v ./transport/metaroce/
 func TestFigureJitterLoss(t *testing.T) {
 	type row struct {
 		loss   float64
@@ -48,18 +51,33 @@ func TestFigureJitterLoss(t *testing.T) {
 		tick   time.Duration
 	}
 	ms := time.Millisecond
-	rows := []row{{0.05, 0, 0, 7, ms}, {0.05, 0, 0, 1, ms}, {0.05, 0, 0, 7, ms / 2}, {0.05, 0, 0, 1, ms / 2}, {0.05, 4 * time.Millisecond, 0.85, 0, 0}, {0, 4 * time.Millisecond, 0.85, 0, 0}, {0.05, 0, 0.85, 0, 0}}
+	rows := []row{{0.05, 4 * ms, 0.85, 0, 0}, {0, 4 * ms, 0.85, 0, 0}, {0.05, 0, 0.85, 0, 0},
+		// A sender that transmits once a ms or 0.5 ms (a loaded host's
+		// wake-ups: each path's datagrams leave in bursts) with random loss
+		// per datagram, as a wire after a NIC's segmentation loses them.
+		{0.05, 0, 0.85, 1, ms}, {0.05, 0, 0.85, 1, ms / 2},
+		// The same with whole trains of up to 7 datagrams lost at once,
+		// as the lab lost them before its hosts segmented under loss
+		// (see bench/results/lab/loss5/README.md): printed, not judged.
+		// It collapses (29 % at 1 ms, seed 1): a train lost whole is 4 or
+		// more packets of a window of a few, which lossRounds takes for
+		// heavy loss (a buffer overflowed unseen), and the loss ceiling
+		// it sets then cuts by delay for floorWindow.
+		{0.05, 0, 0, 7, ms}, {0.05, 0, 0, 7, ms / 2}}
 	seeds := []int64{1, 2, 3}
 	if testing.Short() {
-		rows, seeds = rows[:4], seeds[:1]
+		rows, seeds = []row{rows[0], rows[3]}, seeds[:1]
 	}
 	for _, r := range rows {
 		for _, seed := range seeds {
 			g, per := runJitterLoss(t, seed, r.loss, r.jitter, r.train, r.tick)
-			t.Logf("loss %.0f%% (trains of %d, tick %v) jitter 0-%v seed %d: goodput %.1f%% of capacity;%s", 100*r.loss, r.train, r.tick, r.jitter, seed, 100*g, per)
+			what := fmt.Sprintf("loss %.0f%% jitter 0-%v", 100*r.loss, r.jitter)
+			if r.tick > 0 {
+				what += fmt.Sprintf(" tick %v trains of %d", r.tick, max(r.train, 1))
+			}
+			t.Logf("%s seed %d: goodput %.1f%% of capacity;%s", what, seed, 100*g, per)
 			if g < r.floor {
-				t.Errorf("loss %.0f%% jitter 0-%v: goodput %.1f%% of capacity, want >= %.0f%% (seed %d)",
-					100*r.loss, r.jitter, 100*g, 100*r.floor, seed)
+				t.Errorf("%s: goodput %.1f%% of capacity, want >= %.0f%% (seed %d)", what, 100*g, 100*r.floor, seed)
 			}
 		}
 	}
