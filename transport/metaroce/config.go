@@ -115,7 +115,10 @@ type Config struct {
 	// AckEvery is the number of DATA packets after which an ACK is sent at
 	// once. Default 2, from 1 to 64.
 	AckEvery int
-	// AckDelay is the longest an ACK is held back. Default 20µs.
+	// AckDelay is the longest an ACK is held back on a connection of RTT
+	// under 1 ms; on longer ones an ACK is held up to an eighth of the RTT,
+	// at most 250µs, but never less than AckDelay (see the package
+	// documentation). Default 20µs.
 	AckDelay time.Duration
 	// DelaySmallAcks lets the receiver hold the ACK of a one-piece
 	// message for up to AckDelay (as for any other piece), so that one ACK

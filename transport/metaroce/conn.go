@@ -300,15 +300,22 @@ func (c *conn) acceptData(now time.Duration, pathIdx int, ce bool, d *wire.Data,
 	// send completes, except with DelaySmallAcks for a one-piece message,
 	// which also waits for smallAckEvery packets rather than AckEvery (no
 	// window of a bulk transfer waits on it).
+	// On a long connection the count is over all paths and the hold is
+	// longer (ackhold.go).
 	small := c.cfg.DelaySmallAcks && d.Flags&(wire.FlagFirst|wire.FlagLast) == wire.FlagFirst|wire.FlagLast
-	every := c.cfg.AckEvery
+	rtt := c.ackRTT()
+	every, overall := c.ackEvery(rtt)
 	if small {
 		every = max(every, smallAckEvery)
 	}
+	count := p.recv.unacked
+	if overall {
+		count = c.unackedAll()
+	}
 	last := d.Flags&wire.FlagLast != 0 && !small
-	urgent := p.recv.unacked >= every || p.recv.gap || last ||
+	urgent := count >= every || p.recv.gap || last ||
 		d.Flags&(wire.FlagAnnounce|wire.FlagAbort) != 0
-	c.ackSoon(now, pathIdx, urgent)
+	c.ackWithin(now, c.ackPathFor(pathIdx, overall), urgent, ackHold(c.cfg, rtt))
 	return nil
 }
 
@@ -319,12 +326,18 @@ const smallAckEvery = wire.BitmapBits / 8
 
 // ackSoon schedules an ACK, at once if urgent, else within AckDelay.
 func (c *conn) ackSoon(now time.Duration, pathIdx int, urgent bool) {
+	c.ackWithin(now, pathIdx, urgent, c.cfg.AckDelay)
+}
+
+// ackWithin schedules an ACK, at once if urgent, else within hold (unless
+// one is due sooner already).
+func (c *conn) ackWithin(now time.Duration, pathIdx int, urgent bool, hold time.Duration) {
 	c.ackPath = pathIdx
 	switch {
 	case urgent:
 		c.ackAt = now
 	case c.ackAt == 0:
-		c.ackAt = now + c.cfg.AckDelay
+		c.ackAt = now + hold
 	}
 }
 

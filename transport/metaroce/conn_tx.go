@@ -143,7 +143,7 @@ func (c *conn) inflight() int {
 }
 
 // windowCap is the connection's total window under the peer's target rate:
-// rate x (base RTT + the peer's ACK delay), at least two datagrams so that
+// rate x (base RTT + the peer's ACK hold, ackHold), at least two datagrams so that
 // delayed ACKs do not stall it; 0 means no cap.
 func (c *conn) windowCap() int {
 	if c.peerRate == 0 {
@@ -155,7 +155,7 @@ func (c *conn) windowCap() int {
 			base = max(base, p.rtt.base())
 		}
 	}
-	return max(int(float64(c.peerRate)*(base+c.cfg.AckDelay).Seconds()), 2*c.datagram)
+	return max(int(float64(c.peerRate)*(base+ackHold(c.cfg, base)).Seconds()), 2*c.datagram)
 }
 
 // pickPath returns the usable path with the most room, good paths before

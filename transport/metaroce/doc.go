@@ -157,7 +157,12 @@
 // Config.DelaySmallAcks, only of a message of more than one piece) or a
 // control piece, and otherwise within Config.AckDelay (with
 // DelaySmallAcks, one-piece messages count towards 32 packets rather than
-// AckEvery). With Config.PiggybackAcks, an ACK still waiting for its delay
+// AckEvery). On a connection whose RTT is 1 ms or more, ACKs are coalesced
+// (ackhold.go): held for an eighth of the RTT (at most 250 µs, at least
+// AckDelay) or until 8 new packets over all paths, and sent on the path of
+// least one-way delay, so that one ACK opens the window of every path at
+// once; the sender's timeout and its window under the peer's rate allow for
+// the hold. With Config.PiggybackAcks, an ACK still waiting for its delay
 // rides on the next DATA to the peer that has room for it (flag
 // wire.FlagAck) instead of going alone. Posting a receive sends an ACK at
 // once only if it owes a grant or the sender may be short of credit. An ACK carries, for each path, the

@@ -139,7 +139,8 @@ func (p *path) rto(cfg *Config) time.Duration {
 	return min(base<<p.backoff, max(cfg.MaxRTO, base))
 }
 
-// baseRTO is the RTO before backoff: srtt + 4 rttvar + AckDelay, at least
+// baseRTO is the RTO before backoff: srtt + 4 rttvar + the peer's ACK
+// hold (ackHold, AckDelay below 1 ms), at least
 // MinRTO (rttEstimator.rto); before the path's own first sample, at least
 // initialRTO too (or MaxRTO if lower), since its RTT is seeded from the
 // handshake on another path, which may be far shorter.
@@ -148,7 +149,7 @@ func (p *path) baseRTO(cfg *Config) time.Duration {
 	if !p.rtt.has {
 		lo = max(lo, min(initialRTO, cfg.MaxRTO))
 	}
-	return p.rtt.rto(lo, cfg.AckDelay)
+	return p.rtt.rto(lo, ackHold(cfg, p.rtt.base()))
 }
 
 // initialRTO is the least RTO of a path without an RTT sample of its own,

@@ -25,11 +25,16 @@ type recvPath struct {
 	bits     []uint64
 	// echo is the SentAt of the packet that arrived last, at echoAt.
 	echo, echoAt time.Duration
-	ce           uint32 // CE-marked packets received, mod 2^32
-	unacked      int    // packets received since the last ACK
-	gap          bool   // a packet arrived out of order since the last ACK
-	received     int64
-	dups         int64
+	// fwd is the smoothed (gain 1/8) one-way delay of arrivals: arrival
+	// time less SentAt, so it holds the offset between the two clocks,
+	// which is the same for every path of a connection and cancels when
+	// paths are compared (see conn.ackPathFor).
+	fwd      time.Duration
+	ce       uint32 // CE-marked packets received, mod 2^32
+	unacked  int    // packets received since the last ACK
+	gap      bool   // a packet arrived out of order since the last ACK
+	received int64
+	dups     int64
 }
 
 // receive records seq and reports whether it is new. A sequence number
@@ -59,6 +64,11 @@ func (r *recvPath) receive(seq uint64, sentAt, now time.Duration, ce bool) bool 
 		r.cum++
 	}
 	r.echo, r.echoAt = sentAt, now
+	if r.received == 0 {
+		r.fwd = now - sentAt
+	} else {
+		r.fwd += (now - sentAt - r.fwd) / 8
+	}
 	r.unacked++
 	r.received++
 	return true
