@@ -219,7 +219,10 @@ func (l *Lab) routerEnds(r Node) (ends []end, paths []Path, dirs []Dir) {
 }
 
 // setupRouterEmulation creates the router's per-interface iptables chains,
-// hooked in mangle POSTROUTING, and applies every path's shaping there.
+// hooked in mangle FORWARD (the router only forwards, and there a packet
+// still carries its receive time, which the delay daemon reads from
+// NFQUEUE; POSTROUTING comes after the kernel clears it), and applies
+// every path's shaping there.
 func (l *Lab) setupRouterEmulation(ctx context.Context, r Node) error {
 	ends, _, _ := l.routerEnds(r)
 	var b strings.Builder
@@ -228,7 +231,7 @@ func (l *Lab) setupRouterEmulation(ctx context.Context, r Node) error {
 		fmt.Fprintf(&b, ":%s - [0:0]\n", chain(e.ifname))
 	}
 	for _, e := range ends {
-		fmt.Fprintf(&b, "-A POSTROUTING -o %s -j %s\n", e.ifname, chain(e.ifname))
+		fmt.Fprintf(&b, "-A FORWARD -o %s -j %s\n", e.ifname, chain(e.ifname))
 	}
 	b.WriteString("COMMIT\n")
 	if err := iptablesApply(ctx, r.NS, b.String()); err != nil {

@@ -97,6 +97,11 @@ func readDelaydConfig(path string) (map[uint16]delaydQueue, error) {
 type delayd struct {
 	fd     int
 	queues atomic.Pointer[map[uint16]delaydQueue]
+	hold   atomic.Int64 // ns no packet arriving now falls due within (setQueues)
+	slack  time.Duration
+	// stamped says the last packets read carried the kernel's receive
+	// time (forward's goroutine only).
+	stamped bool
 	// rng, held and seq belong to the loop's goroutine (forward).
 	rng   *rand.Rand
 	held  heldPackets
@@ -118,8 +123,14 @@ func runDelayd(conf string, stdout io.Writer) error {
 		return fmt.Errorf("netlink socket: %w", err)
 	}
 	d := &delayd{fd: fd, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(os.Getpid())))}
-	d.queues.Store(&qs)
+	d.setQueues(qs)
+	if d.slack, err = delaydSlackFromEnv(); err != nil {
+		return err
+	}
 	d.trace = newDelaydTrace()
+	if ts, err := enableRxStamps(); err == nil {
+		defer unix.Close(ts)
+	}
 	_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_RCVBUFFORCE, delaydRcvBuf)
 	_ = unix.SetsockoptInt(fd, unix.SOL_NETLINK, unix.NETLINK_NO_ENOBUFS, 1)
 	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
@@ -163,7 +174,7 @@ func runDelayd(conf string, stdout io.Writer) error {
 				fmt.Fprintln(os.Stderr, "gocoll lab delayd: reload:", err) // keeps the old delays
 				continue
 			}
-			d.queues.Store(&nq) // queues not bound at start stay unbound
+			d.setQueues(nq) // queues not bound at start stay unbound
 		}
 	}
 }

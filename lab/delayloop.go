@@ -5,6 +5,7 @@ package lab
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 	"unsafe"
 
@@ -20,14 +21,35 @@ const (
 	delaydRecvSize = 1024
 	// delaydVerdictBuf bounds the verdicts sent in one system call.
 	delaydVerdictBuf = 64 << 10
+	// delaydSlack is how far apart the loop's wake-ups may be while
+	// packets are held, twice the most a release is early or late for
+	// it (see forward); delaydSlackEnv (microseconds, on `lab up`)
+	// changes it, up to delaydSlackMax.
+	delaydSlack    = 100 * time.Microsecond
+	delaydSlackEnv = "GOCOLL_DELAYD_SLACK_US"
+	delaydSlackMax = time.Millisecond
+	// delaydStampAge is the oldest kernel receive stamp believed.
+	delaydStampAge = time.Second
 )
 
 // forward is the daemon's one loop, run by one real-time thread: it takes
 // the packet messages the kernel queued, holds each until its time and
-// gives the verdicts of those that fell due. It wakes only when a packet
-// arrives or the earliest held one falls due (ppoll with that deadline, at
-// most delaydIdle): the arrival and the release are stamped with the clock
-// read as the wake-up ends, as precise as the wake-up itself.
+// gives the verdicts of those that fell due.
+//
+// A packet's arrival is the kernel's receive time (NFQA_TIMESTAMP: the
+// lab queues packets in the FORWARD hook, where the router's receive
+// stamp is still on them; see enableRxStamps), else the clock read after
+// the message was received. With the kernel's stamps the loop need not
+// wake when a packet arrives while others are held: it sleeps until the
+// earliest falls due, at most d.hold (no packet arriving meanwhile falls
+// due sooner), and reads what arrived then. Without them, or with nothing
+// held, it waits in ppoll for the next message too.
+//
+// Releases share wake-ups: a wake-up gives the verdicts of every packet
+// due within d.slack/2 after it, and wake-ups are at least d.slack apart
+// while packets are held; so a packet is released at most d.slack/2
+// early or late (plus the wake-up's own lateness), and the loop wakes at
+// most once per d.slack however many packets flow.
 //
 // Per wake-up it makes at most three system calls, whatever the number of
 // packets: one ppoll, one recvmmsg that takes every queued message (up to
@@ -46,46 +68,58 @@ func (d *delayd) forward() error {
 	rx := newNlBatch(delaydRecvBatch, delaydRecvSize)
 	verdicts := make([]byte, 0, delaydVerdictBuf)
 	poll := &pollState{fd: unix.PollFd{Fd: int32(d.fd), Events: unix.POLLIN}}
-	wait := time.Duration(0)
+	wait, withFd := time.Duration(0), true
 	for {
 		if wait > 0 {
-			poll.wait(wait)
+			poll.wait(wait, withFd)
 		}
 		n, err := rx.recv(d.fd)
 		if err != nil {
 			return fmt.Errorf("netlink receive: %w", err)
 		}
-		now := time.Now()
+		wake := time.Now()
 		if n > 0 {
-			verdicts = d.take(rx, n, now, verdicts)
+			verdicts = d.take(rx, n, wake, verdicts)
 		}
-		for len(d.held) > 0 && !d.held[0].due.After(now) {
+		edge := wake.Add(d.slack / 2)
+		for len(d.held) > 0 && !d.held[0].due.After(edge) {
 			if len(verdicts) > cap(verdicts)-verdictBytes {
 				verdicts = d.sendVerdicts(verdicts)
 			}
 			p := d.held.pop()
 			if d.trace != nil {
-				d.trace.add(p, now)
+				d.trace.add(p, wake)
 			}
 			verdicts = appendVerdict(verdicts, p.queue, p.id, nfAccept)
 		}
 		verdicts = d.sendVerdicts(verdicts)
-		switch {
-		case n == delaydRecvBatch: // more may be queued: take them at once
-			wait = 0
-		case len(d.held) > 0:
-			wait = min(d.held[0].due.Sub(time.Now()), delaydIdle)
-			if wait <= 0 {
-				wait = 0
-			}
-		default:
-			wait = delaydIdle
-		}
+		wait, withFd = d.nextWait(n, wake, time.Now())
 	}
 }
 
-// take holds the first n packet messages of rx, arrived at now, and
-// appends a DROP verdict to verdicts for each beyond delaydHeldMax.
+// nextWait is how long forward waits after a wake-up at wake that read n
+// messages, now, and whether a message arriving ends the wait.
+func (d *delayd) nextWait(n int, wake, now time.Time) (time.Duration, bool) {
+	switch {
+	case n == delaydRecvBatch: // more may be queued: take them at once
+		return 0, true
+	case len(d.held) == 0:
+		return delaydIdle, true
+	}
+	next := d.held[0].due
+	if gap := wake.Add(d.slack); next.Before(gap) {
+		next = gap
+	}
+	wait := min(next.Sub(now), delaydIdle)
+	hold := time.Duration(d.hold.Load())
+	if !d.stamped || hold <= 0 {
+		return max(wait, 0), true
+	}
+	return max(min(wait, hold-now.Sub(wake)), 0), false
+}
+
+// take holds the first n packet messages of rx, read at now, and appends
+// a DROP verdict to verdicts for each beyond delaydHeldMax.
 func (d *delayd) take(rx *nlBatch, n int, now time.Time, verdicts []byte) []byte {
 	qs := *d.queues.Load()
 	for i := range n {
@@ -96,7 +130,7 @@ func (d *delayd) take(rx *nlBatch, n int, now time.Time, verdicts []byte) []byte
 				break
 			}
 			b = rest
-			q, id, payload, err := parsePacket(m)
+			p, err := parsePacket(m)
 			if err != nil {
 				continue
 			}
@@ -104,15 +138,76 @@ func (d *delayd) take(rx *nlBatch, n int, now time.Time, verdicts []byte) []byte
 				if len(verdicts) > cap(verdicts)-verdictBytes {
 					verdicts = d.sendVerdicts(verdicts)
 				}
-				verdicts = appendVerdict(verdicts, q, id, nfDrop)
+				verdicts = appendVerdict(verdicts, p.queue, p.id, nfDrop)
 				d.drops.Add(1)
 				continue
 			}
+			arrive, ok := arrival(p.stamp, now)
+			d.stamped = ok
 			d.seq++
-			d.held.push(heldPacket{due: now.Add(d.delayOf(qs[q])), queue: q, id: id, seq: d.seq, arrive: now, hdr: traceHeader(payload)})
+			d.held.push(heldPacket{due: arrive.Add(d.delayOf(qs[p.queue])), queue: p.queue, id: p.id, seq: d.seq, arrive: arrive, hdr: traceHeader(p.payload)})
 		}
 	}
 	return verdicts
+}
+
+// arrival is the arrival time of a packet read at now with the kernel's
+// stamp (on now's monotonic clock), and whether the stamp was used: not
+// when it is zero or more than delaydStampAge before or 1 ms after now
+// (another clock, or a clock step).
+func arrival(stamp, now time.Time) (time.Time, bool) {
+	if stamp.IsZero() {
+		return now, false
+	}
+	age := now.Sub(stamp) // wall clocks: stamp has no monotonic reading
+	if age < -time.Millisecond || age > delaydStampAge {
+		return now, false
+	}
+	return now.Add(-max(age, 0)), true
+}
+
+// setQueues makes qs the daemon's queues and sets d.hold: the least delay
+// less jitter of the queues that delay (no packet arriving now falls due
+// sooner); 0 if one may have no delay.
+func (d *delayd) setQueues(qs map[uint16]delaydQueue) {
+	hold := delaydIdle
+	for _, q := range qs {
+		if q.Delay > 0 || q.Jitter > 0 {
+			hold = min(hold, q.Delay-q.Jitter)
+		}
+	}
+	d.hold.Store(int64(max(hold, 0)))
+	d.queues.Store(&qs)
+}
+
+// delaydSlackFromEnv reads delaydSlackEnv (microseconds), bounded by
+// delaydSlackMax; delaydSlack where it is not set.
+func delaydSlackFromEnv() (time.Duration, error) {
+	v := os.Getenv(delaydSlackEnv)
+	if v == "" {
+		return delaydSlack, nil
+	}
+	us, err := strconv.ParseUint(v, 10, 32)
+	if err != nil || time.Duration(us)*time.Microsecond > delaydSlackMax {
+		return 0, fmt.Errorf("%s=%q: want 0 to %d microseconds", delaydSlackEnv, v, delaydSlackMax.Microseconds())
+	}
+	return time.Duration(us) * time.Microsecond, nil
+}
+
+// enableRxStamps opens a socket that asks for receive timestamps, which
+// turns on the kernel's stamping of every received packet (a switch of
+// the whole kernel, on while any such socket is open), so that NFQUEUE
+// passes each packet's receive time. The caller closes it at the end.
+func enableRxStamps() (int, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, err
+	}
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+		unix.Close(fd)
+		return -1, err
+	}
+	return fd, nil
 }
 
 // sendVerdicts sends the verdicts in b to the kernel in one system call
@@ -133,11 +228,16 @@ type pollState struct {
 	ts unix.Timespec
 }
 
-// wait returns once fd is readable, d has passed or a signal arrived.
-func (p *pollState) wait(d time.Duration) {
+// wait returns once d has passed, a signal arrived or, withFd, fd is
+// readable.
+func (p *pollState) wait(d time.Duration, withFd bool) {
 	p.ts = unix.NsecToTimespec(int64(d))
 	p.fd.Revents = 0
-	_, _, _ = unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&p.fd)), 1, uintptr(unsafe.Pointer(&p.ts)), 0, 0, 0)
+	nfds := uintptr(0)
+	if withFd {
+		nfds = 1
+	}
+	_, _, _ = unix.RawSyscall6(unix.SYS_PPOLL, uintptr(unsafe.Pointer(&p.fd)), nfds, uintptr(unsafe.Pointer(&p.ts)), 0, 0, 0)
 }
 
 // nlBatch is recvmmsg's buffers: up to len(hs) datagrams of size bytes

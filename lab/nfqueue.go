@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,6 +21,7 @@ const (
 
 	nfqaPacketHdr  = 1
 	nfqaVerdictHdr = 2
+	nfqaTimestamp  = 4
 	nfqaPayload    = 10
 
 	nfqaCfgCmd      = 1
@@ -163,17 +165,27 @@ func nlError(m nlMsg) error {
 	return nil
 }
 
-// parsePacket returns the queue, packet id and copied payload (nil in
-// metadata mode) of an NFQUEUE packet message.
-func parsePacket(m nlMsg) (queue uint16, id uint32, payload []byte, err error) {
+// nfqPacket is what the daemon reads of an NFQUEUE packet message.
+type nfqPacket struct {
+	queue   uint16
+	id      uint32
+	payload []byte // the packet's first bytes; nil in metadata mode
+	// stamp is the kernel's timestamp of the packet (NFQA_TIMESTAMP, its
+	// receive time, to the microsecond), zero when the message has none.
+	stamp time.Time
+}
+
+// parsePacket reads an NFQUEUE packet message.
+func parsePacket(m nlMsg) (nfqPacket, error) {
+	var p nfqPacket
 	if m.typ != nfqMsgType(nfqnlMsgPacket) {
-		return 0, 0, nil, fmt.Errorf("not a packet message: type %#x", m.typ)
+		return p, fmt.Errorf("not a packet message: type %#x", m.typ)
 	}
 	if len(m.data) < nfgenHdrLen {
-		return 0, 0, nil, errNlTrunc
+		return p, errNlTrunc
 	}
 	found := false
-	queue = binary.BigEndian.Uint16(m.data[2:])
+	p.queue = binary.BigEndian.Uint16(m.data[2:])
 	attrs := m.data[nfgenHdrLen:]
 	for len(attrs) >= nlaHdrLen {
 		n := int(binary.LittleEndian.Uint16(attrs))
@@ -183,9 +195,14 @@ func parsePacket(m nlMsg) (queue uint16, id uint32, payload []byte, err error) {
 		}
 		switch {
 		case typ == nfqaPacketHdr && n >= nlaHdrLen+4:
-			id, found = binary.BigEndian.Uint32(attrs[nlaHdrLen:]), true
+			p.id, found = binary.BigEndian.Uint32(attrs[nlaHdrLen:]), true
+		case typ == nfqaTimestamp && n >= nlaHdrLen+16:
+			sec, usec := binary.BigEndian.Uint64(attrs[nlaHdrLen:]), binary.BigEndian.Uint64(attrs[nlaHdrLen+8:])
+			if sec < 1<<40 && usec < 1e6 {
+				p.stamp = time.Unix(int64(sec), int64(usec)*1e3)
+			}
 		case typ == nfqaPayload:
-			payload = attrs[nlaHdrLen:n]
+			p.payload = attrs[nlaHdrLen:n]
 		}
 		if nlaAlign(n) >= len(attrs) {
 			break
@@ -193,7 +210,7 @@ func parsePacket(m nlMsg) (queue uint16, id uint32, payload []byte, err error) {
 		attrs = attrs[nlaAlign(n):]
 	}
 	if !found {
-		return 0, 0, nil, errors.New("packet message without a packet header")
+		return nfqPacket{}, errors.New("packet message without a packet header")
 	}
-	return queue, id, payload, nil
+	return p, nil
 }

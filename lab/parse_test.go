@@ -129,18 +129,32 @@ func packetMsg(queue uint16, id uint32) []byte {
 		nlAttr{typ: nfqaPacketHdr, val: hdr})
 }
 
+// stampedPacketMsg is packetMsg with the kernel's timestamp sec, usec.
+func stampedPacketMsg(queue uint16, id uint32, sec, usec uint64) []byte {
+	hdr := binary.BigEndian.AppendUint32(nil, id)
+	hdr = append(hdr, 0x08, 0x00, 1)
+	ts := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, sec), usec)
+	return appendNfqMsg(nil, nfqnlMsgPacket, 0, 0, queue, nlAttr{typ: nfqaPacketHdr, val: hdr}, nlAttr{typ: nfqaTimestamp, val: ts})
+}
+
 func TestNfqueueMessages(t *testing.T) {
 	b := append(packetMsg(513, 77), packetMsg(2, 1<<31)...)
 	msgs, err := parseNlMsgs(b)
 	require.NoError(t, err)
 	require.Len(t, msgs, 2)
-	q, id, _, err := parsePacket(msgs[0])
+	p, err := parsePacket(msgs[0])
 	require.NoError(t, err)
-	require.Equal(t, uint16(513), q)
-	require.Equal(t, uint32(77), id)
-	q, id, _, err = parsePacket(msgs[1])
+	require.Equal(t, uint16(513), p.queue)
+	require.Equal(t, uint32(77), p.id)
+	require.True(t, p.stamp.IsZero())
+	p, err = parsePacket(msgs[1])
 	require.NoError(t, err)
-	require.Equal(t, [2]uint64{2, 1 << 31}, [2]uint64{uint64(q), uint64(id)})
+	require.Equal(t, [2]uint64{2, 1 << 31}, [2]uint64{uint64(p.queue), uint64(p.id)})
+	msgs, err = parseNlMsgs(stampedPacketMsg(3, 4, 1_700_000_000, 123456))
+	require.NoError(t, err)
+	p, err = parsePacket(msgs[0])
+	require.NoError(t, err)
+	require.Equal(t, time.Unix(1_700_000_000, 123456000), p.stamp)
 
 	v := appendVerdict(nil, 513, 77, nfAccept)
 	require.Len(t, v, verdictBytes)
@@ -162,7 +176,7 @@ func TestNfqueueMessages(t *testing.T) {
 	require.ErrorIs(t, nlError(nlMsg{data: ack}), unix.EPERM)
 	require.NoError(t, nlError(nlMsg{data: make([]byte, 4)}))
 
-	_, _, _, err = parsePacket(msgs[0])
+	_, err = parsePacket(msgs[0])
 	require.Error(t, err) // a config message is not a packet
 	_, err = parseNlMsgs(b[:len(b)-3])
 	require.Error(t, err)
@@ -172,10 +186,11 @@ func FuzzNfqueueMessages(f *testing.F) {
 	f.Add(packetMsg(513, 77))
 	f.Add(append(packetMsg(1, 2), appendVerdict(nil, 3, 4, nfDrop)...))
 	f.Add([]byte{16, 0, 0, 0})
+	f.Add(stampedPacketMsg(1, 2, 1<<62, 5))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		msgs, _ := parseNlMsgs(b)
 		for _, m := range msgs {
-			_, _, _, _ = parsePacket(m)
+			_, _ = parsePacket(m)
 			_ = nlError(m)
 		}
 	})
