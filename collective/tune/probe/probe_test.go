@@ -110,3 +110,55 @@ func TestMeasureMissingLevels(t *testing.T) {
 		t.Errorf("pairs %v", p)
 	}
 }
+
+// TestMeasureMedianLatency: the latency is half the median round trip, not
+// the fastest: of round trips of 2, 8, 8, 2 and 8 ms (on the measuring
+// rank's scripted clock), 4 ms, where the fastest would say 1 ms.
+func TestMeasureMedianLatency(t *testing.T) {
+	topo := grid(t, 2, 1, 1)
+	w, err := simnet.NewWorld(topo, tune.DefaultLinks())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := time.Millisecond
+	// rank 0's calls of Now: begin; per round trip its start and end
+	// (and before the fifth's start, the budget's check); the bulk's
+	// start and end.
+	steps := []time.Duration{0, 0, 2 * ms, 0, 8 * ms, 0, 8 * ms, 0, 2 * ms, 0, 0, 8 * ms, 0, 100 * ms}
+	var now time.Duration
+	clock := func() time.Duration {
+		if len(steps) > 0 {
+			now += steps[0]
+			steps = steps[1:]
+		} else {
+			now += ms
+		}
+		return now
+	}
+	eps := w.Endpoints()
+	got := make([]topology.Links, len(eps))
+	var wg sync.WaitGroup
+	for r, ep := range eps {
+		wg.Go(func() {
+			defer ep.Close()
+			c, err := collective.New(ep, 1, collective.Config{Topology: &topo})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			opts := probe.Options{Now: w.Now, PingBudget: -1}
+			if r == 0 {
+				opts.Now = clock
+			}
+			if got[r], err = probe.Measure(ctx, c, topo, opts); err != nil {
+				t.Errorf("rank %d: %v", r, err)
+			}
+		})
+	}
+	wg.Wait()
+	if got[0].WAN == nil || got[0].WAN.Latency != 4*ms {
+		t.Fatalf("WAN figures %+v, want a latency of 4ms (half the median round trip)", got[0].WAN)
+	}
+}
