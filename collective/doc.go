@@ -107,8 +107,8 @@
 // it checked and found matching, and has been copied into its buffer (a
 // receiver that forwards the data, in the dissemination, waits too for
 // its forwarding sends that read its buffer: those beyond the 4064 bytes
-// that ride, copied, in a header message). Either, only when the call is
-// in steady state: the communicator's last 3 calls
+// that ride, copied, in a header message). Either returns early only when
+// the call is in steady state: the communicator's last 3 calls
 // on this rank had the same header as this one (operation, count, type,
 // reduction, root, algorithm, chunk size, channels) and completed matched,
 // with no error or stall since, and the call is blocking and the only
