@@ -61,7 +61,10 @@ type RepickPolicy struct {
 	Gain float64
 	// Early is how long the early phase lasts, from the first data the
 	// endpoint's connections carry; negative for none (withDefaults
-	// makes it 0). Default 2 s. In
+	// makes it 0). Default 2 s; longer in proportion on paths whose
+	// round trips make the phase sample slower than EarlySample (it
+	// samples no faster than every two round trips), at most Early ×
+	// Sample / EarlySample (see earlyLength). In
 	// it, paths are sampled every EarlySample, a decision looks at the
 	// last EarlyWindow samples and re-picks are paced EarlyInterval apart
 	// (doubling as Interval does, up to 4 × EarlyInterval), so that the

@@ -26,7 +26,9 @@ type repicker struct {
 	// seen yet).
 	base       RepickPolicy
 	early      bool
+	earlyStart time.Duration
 	earlyUntil time.Duration
+	rtt        time.Duration // the largest of the paths' least RTTs, at the last sample
 	pacer      repickPacer
 	windows    map[int][][]pathSample // by peer rank, by path: the last samples, oldest first
 	peaks      map[int]float64        // by peer rank: the best recent per-path rate, decaying
@@ -99,13 +101,9 @@ func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinP
 	var minRTT time.Duration // the largest of the paths' least RTTs
 	defer func() {
 		respin, respinPath, rp.respin = rp.respin, rp.respinPath, nil
-		next = rp.p.Sample
+		next, rp.rtt = rp.p.Sample, minRTT
 		if rp.early {
-			// A queue's change over less than a round trip or two is not a
-			// signal of its own: at long RTTs the early phase samples no
-			// faster than every two round trips (at 2 × 50 ms, the steady
-			// pace).
-			next = min(max(next, 2*minRTT), rp.base.Sample)
+			next = earlySample(rp.base, minRTT)
 		}
 	}()
 	e.repickPhase(e.eng.now())
@@ -192,19 +190,43 @@ func (e *Endpoint) repickPhase(now time.Duration) {
 			_, rp.stats, ok = e.eng.core.ConnStats(p.conn, rp.stats[:0])
 			for _, ps := range rp.stats {
 				if ok && ps.BytesAcked > 0 {
-					rp.earlyUntil = now + rp.base.Early
+					rp.earlyStart, rp.earlyUntil = now, now+rp.base.Early
 					e.log.Debug("mrtransport: early re-pick phase", "until", rp.earlyUntil)
 					return
 				}
 			}
 		}
 	case now >= rp.earlyUntil:
+		if until := rp.earlyStart + earlyLength(rp.base, rp.rtt); now < until {
+			rp.earlyUntil = until // a long RTT, seen since the phase began
+			return
+		}
 		rp.p, rp.early = rp.base, false
 		rp.pacer = newRepickPacer(rp.p, now)
 		rp.lastOld = nil
 		clear(rp.windows)
 		clear(rp.peaks)
 	}
+}
+
+// earlySample is the early phase's sampling period on paths whose least
+// RTTs are at most rtt: EarlySample, but no faster than every two round
+// trips (a queue's change over less than a round trip or two is not a
+// signal of its own), at most Sample (at 2 × 50 ms, the steady pace).
+func earlySample(p RepickPolicy, rtt time.Duration) time.Duration {
+	return min(max(p.EarlySample, 2*rtt), p.Sample)
+}
+
+// earlyLength is how long the early phase lasts on such paths: Early,
+// longer in proportion where the phase samples slower than EarlySample,
+// so that it makes as many decisions at any RTT (its windows fill as many
+// samples): at most Early × Sample / EarlySample (10 s by default, from
+// 50 ms RTT). On the simulated ECMP fabric at 25 ms one way (16 seeds,
+// 16 messages of 4 MiB in flight, bench/ecmp_sim.sh), a 2 s phase left
+// two connections with a link unused for 7.4 and 7.8 s; this one finds
+// every link within 4.2 s.
+func earlyLength(p RepickPolicy, rtt time.Duration) time.Duration {
+	return time.Duration(float64(p.Early) * float64(earlySample(p, rtt)) / float64(p.EarlySample))
 }
 
 // peakHalfLife is how fast a connection's peak per-path rate is forgotten

@@ -178,3 +178,21 @@ func TestRepickPolicyEarlyDefaults(t *testing.T) {
 	require.Equal(t, 5, c.EarlyWindow, "at most Window")
 	require.Equal(t, 250*time.Millisecond, c.EarlyInterval, "at least EarlySample × EarlyWindow")
 }
+
+// The early phase samples no faster than every two round trips and lasts
+// longer in proportion, up to Early × Sample / EarlySample: 2 s up to
+// 10 ms RTT, 4 s at 20 ms, 10 s from 50 ms.
+func TestRepickEarlyPhaseScalesWithRTT(t *testing.T) {
+	p := RepickPolicy{}.withDefaults()
+	ms := time.Millisecond
+	for _, c := range []struct{ rtt, sample, length time.Duration }{
+		{0, 20 * ms, 2 * time.Second},
+		{4 * ms, 20 * ms, 2 * time.Second},
+		{20 * ms, 40 * ms, 4 * time.Second},
+		{50 * ms, 100 * ms, 10 * time.Second},
+		{100 * ms, 100 * ms, 10 * time.Second},
+	} {
+		require.Equal(t, c.sample, earlySample(p, c.rtt), "sample at %v RTT", c.rtt)
+		require.Equal(t, c.length, earlyLength(p, c.rtt), "phase at %v RTT", c.rtt)
+	}
+}
