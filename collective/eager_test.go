@@ -161,3 +161,42 @@ func TestEagerSettleUnderShortContext(t *testing.T) {
 		require.NoError(t, errs[r], "rank %d", r)
 	}
 }
+
+// TestEagerForwarderKeepsItsSend: in a steady-state 8 KiB dissemination
+// Broadcast (in process: not shared memory), rank 2 forwards the data to
+// rank 3 from its own buffer (beyond what rides in a header). Rank 3
+// enters the last call 50 ms late, and every rank scribbles on its buffer
+// as soon as its call returns: rank 2, eager, must wait for its send to
+// rank 3 before it returns, or rank 3 gets the scribble.
+func TestEagerForwarderKeepsItsSend(t *testing.T) {
+	comms := newComms(t, 4, collective.Config{})
+	errs := onAll(t, comms, 20*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
+		x := make([]float32, 2048)
+		for i := range 6 {
+			if r == 0 {
+				for j := range x {
+					x[j] = float32(i*10000 + j)
+				}
+			}
+			if r == 3 && i == 5 {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if err := collective.Broadcast(ctx, c, x, x, 0); err != nil {
+				return err
+			}
+			for j := range x {
+				if x[j] != float32(i*10000+j) {
+					return fmt.Errorf("call %d: element %d is %v", i, j, x[j])
+				}
+			}
+			for j := range x {
+				x[j] = -1
+			}
+		}
+		return nil
+	})
+	for r, err := range errs {
+		require.NoError(t, err, "rank %d", r)
+	}
+	require.Equal(t, uint64(6-3), comms[2].EagerReturns(), "rank 2's calls did not return early")
+}
