@@ -25,7 +25,9 @@
 #
 # Then one MetaRoCE connection's cost per MB moved (`gocoll bench p2p`, 8 s,
 # 2 processes): across the WAN (s1h1 -> s2h1, with the delay daemon's) and
-# within a site (s1h1 -> s1h2).
+# within a site (s1h1 -> s1h2), with both ranks' sendmmsg, recvmmsg and
+# context switches per DATA datagram (under perf stat, whose tracepoints add
+# to the CPU figure a little).
 #
 # The machine's bound: a call cannot take less than its CPU over the cores,
 # so busbw <= S x 2(n-1)/n / (CPU per call / cores). Where that is below 90 %
@@ -135,22 +137,34 @@ for s in $SIZES; do
   done
 done
 
-# p2p HOSTFILE NAME: one MetaRoCE connection for 8 s; "MiB ranks-CPU delayd-CPU".
+# p2p HOSTFILE NAME: one MetaRoCE connection for 8 s; "MiB ranks-CPU
+# delayd-CPU DATA-datagrams sendmmsg recvmmsg context-switches", the last
+# three summed over both ranks (0 without perf) and the datagrams those of
+# the sender's paths (GOCOLL_DEBUG=info's close figures, resends included).
 p2p() {
-  local raw=$OUT/raw/$stamp.p2p.$2.txt t0
+  local raw=$OUT/raw/$stamp.p2p.$2.txt t0 wrap
   t0=$(delayd_ticks)
-  "$G" run --hostfile "$1" --rsh 'ip netns exec {host}' --timeout 90s -x GOCOLL_TRANSPORT=metaroce -- \
-    /usr/bin/time -f '# rankcpu %U %S' "$G" bench p2p --time 8s >"$raw" 2>&1 || echo "# run failed: $?" >>"$raw"
+  wrap="/usr/bin/time -f '# rankcpu %U %S'"
+  [[ $PERF == 1 ]] && wrap="perf stat -x, -e task-clock,context-switches,syscalls:sys_enter_sendmmsg,syscalls:sys_enter_recvmmsg -o $raw.perf.\$\$"
+  rm -f "$raw".perf.*
+  "$G" run --hostfile "$1" --rsh 'ip netns exec {host}' --timeout 90s -x GOCOLL_TRANSPORT=metaroce -x GOCOLL_DEBUG=info -- \
+    sh -c "exec $wrap $G bench p2p --time 8s" >"$raw" 2>&1 || echo "# run failed: $?" >>"$raw"
+  if [[ $PERF == 1 ]]; then cat "$raw".perf.* | awk -F, '$1 ~ /^[0-9.]+$/ && $3 == "task-clock" { printf "# rankcpu %s 0\n", $1 / 1000 }
+    $1 ~ /^[0-9.]+$/ && $3 ~ /^(context-switches|syscalls)/ { printf "# perf %s %s\n", $3, $1 }' >>"$raw"; fi
   awk -v d=$(($(delayd_ticks) - t0)) -v hz="$HZ" '
     /# total:/ { for (i = 1; i <= NF; i++) if ($i == "MiB") m = $(i - 1) }
     { for (i = 1; i <= NF; i++) if ($i == "rankcpu") c += $(i + 1) + $(i + 2) }
-    END { printf "%s %s %s", m, c, d / hz }' "$raw"
+    /msg="gocoll: path" rank=0 / { for (i = 1; i <= NF; i++) if ($i ~ /^packets=/) p += substr($i, 9) }
+    $1 == "#" && $2 == "perf" { v[$3] += $4 }
+    END { printf "%s %s %s %d %d %d %d", m, c, d / hz, p, v["syscalls:sys_enter_sendmmsg"], v["syscalls:sys_enter_recvmmsg"], v["context-switches"] }' "$raw"
 }
-read -r wan_mib wan_cpu wan_d <<<"$(p2p "$BIN/hosts.wan" wan)"
-read -r lan_mib lan_cpu lan_d <<<"$(p2p "$BIN/hosts.lan" lan)"
+read -r wan_mib wan_cpu wan_d wan_pk wan_snd wan_rcv wan_cs <<<"$(p2p "$BIN/hosts.wan" wan)"
+read -r lan_mib lan_cpu lan_d lan_pk lan_snd lan_rcv lan_cs <<<"$(p2p "$BIN/hosts.lan" lan)"
 "$G" lab down --name "$LAB" >/dev/null
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 permb() { awk -v c="$1" -v m="$2" 'BEGIN { if (m > 0) printf "%.2f", c * 1000 / (m * 1.048576); else print "?" }'; }
+# perdg N DATAGRAMS: N per DATA datagram.
+perdg() { awk -v n="$1" -v p="$2" 'BEGIN { if (p > 0) printf "%.2f", n / p; else print "?" }'; }
 
 table=$OUT/table.md
 {
@@ -163,7 +177,7 @@ table=$OUT/table.md
   for s in $SIZES; do for a in $ALGOS; do for sp in $SPIN; do echo "${ROW[$s.$a.$sp]}"; done; done; done
   echo
   echo "One MetaRoCE connection, \`gocoll bench p2p\` for 8 s (set-up included), CPU per MB moved:"
-  echo "- across the WAN (s1h1 -> s2h1): $wan_mib MiB; ranks $(permb "$wan_cpu" "$wan_mib") CPU-ms/MB, delay daemons $(permb "$wan_d" "$wan_mib") CPU-ms/MB"
-  echo "- within a site (s1h1 -> s1h2, no delay): $lan_mib MiB; ranks $(permb "$lan_cpu" "$lan_mib") CPU-ms/MB"
+  echo "- across the WAN (s1h1 -> s2h1): $wan_mib MiB; ranks $(permb "$wan_cpu" "$wan_mib") CPU-ms/MB, delay daemons $(permb "$wan_d" "$wan_mib") CPU-ms/MB; per DATA datagram ($wan_pk), both ranks: sendmmsg $(perdg "$wan_snd" "$wan_pk"), recvmmsg $(perdg "$wan_rcv" "$wan_pk"), context switches $(perdg "$wan_cs" "$wan_pk")"
+  echo "- within a site (s1h1 -> s1h2, no delay): $lan_mib MiB; ranks $(permb "$lan_cpu" "$lan_mib") CPU-ms/MB; per DATA datagram ($lan_pk), both ranks: sendmmsg $(perdg "$lan_snd" "$lan_pk"), recvmmsg $(perdg "$lan_rcv" "$lan_pk"), context switches $(perdg "$lan_cs" "$lan_pk")"
 } >"$table"
 cat "$table"
