@@ -80,7 +80,8 @@ func (l *Lab) build(ctx context.Context) error {
 // recover by. A NIC segments before the wire, where random loss hits one
 // packet at a time: gso_max_segs 1 on the hosts' interfaces has the kernel
 // segment there. Without loss trains stay whole, which spares the delay
-// daemons a packet per datagram.
+// daemons a packet per datagram. The hosts are changed only when that
+// turns (not on every cut or shape, which a scenario does mid-run).
 func (l *Lab) segmentHosts(ctx context.Context) error {
 	segs := gsoMaxSegs
 	for _, ps := range l.st.Paths {
@@ -90,6 +91,13 @@ func (l *Lab) segmentHosts(ctx context.Context) error {
 			}
 		}
 	}
+	cur := l.st.HostGSOSegs
+	if cur == 0 {
+		cur = gsoMaxSegs
+	}
+	if segs == cur {
+		return nil
+	}
 	var g errgroup.Group
 	g.SetLimit(4)
 	for _, h := range l.plan.hosts {
@@ -97,7 +105,11 @@ func (l *Lab) segmentHosts(ctx context.Context) error {
 			return batch(ctx, "ip", h.NS, []string{fmt.Sprintf("link set eth0 gso_max_segs %d", segs)})
 		})
 	}
-	return g.Wait()
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	l.st.HostGSOSegs = segs
+	return nil
 }
 
 // gsoMaxSegs is a veth's default gso_max_segs (the kernel's GSO_MAX_SEGS).

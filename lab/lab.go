@@ -52,6 +52,9 @@ type state struct {
 	Paths map[string]*pathState `json:"paths"`
 	// Delayd holds the pid of each router's delay daemon, by router name.
 	Delayd map[string]int `json:"delayd,omitempty"`
+	// HostGSOSegs is the gso_max_segs the hosts' interfaces were given
+	// (segmentHosts); 0: the kernel's default.
+	HostGSOSegs int `json:"host_gso_segs,omitempty"`
 }
 
 // pathState is one path's emulation.
