@@ -113,7 +113,8 @@ func TestMeasureMissingLevels(t *testing.T) {
 
 // TestMeasureMedianLatency: the latency is half the median round trip, not
 // the fastest: of round trips of 2, 8, 8, 2 and 8 ms (on the measuring
-// rank's scripted clock), 4 ms, where the fastest would say 1 ms.
+// rank's scripted clock), 4 ms, where the fastest would say 1 ms; the
+// bandwidth is the median bulk transfer's.
 func TestMeasureMedianLatency(t *testing.T) {
 	topo := grid(t, 2, 1, 1)
 	w, err := simnet.NewWorld(topo, tune.DefaultLinks())
@@ -124,7 +125,7 @@ func TestMeasureMedianLatency(t *testing.T) {
 	// rank 0's calls of Now: begin; per round trip its start and end
 	// (and before the fifth's start, the budget's check); the bulk's
 	// start and end.
-	steps := []time.Duration{0, 0, 2 * ms, 0, 8 * ms, 0, 8 * ms, 0, 2 * ms, 0, 0, 8 * ms, 0, 100 * ms}
+	steps := []time.Duration{0, 0, 2 * ms, 0, 8 * ms, 0, 8 * ms, 0, 2 * ms, 0, 0, 8 * ms, 0, 108 * ms, 0, 48 * ms, 0, 508 * ms}
 	var now time.Duration
 	clock := func() time.Duration {
 		if len(steps) > 0 {
@@ -160,5 +161,10 @@ func TestMeasureMedianLatency(t *testing.T) {
 	wg.Wait()
 	if got[0].WAN == nil || got[0].WAN.Latency != 4*ms {
 		t.Fatalf("WAN figures %+v, want a latency of 4ms (half the median round trip)", got[0].WAN)
+	}
+	// The bulk transfers took 108, 48 and 508 ms: the median less a round
+	// trip, 100 ms, for BulkBytes.
+	if want := float64(4<<20) / 0.1; math.Abs(got[0].WAN.Bandwidth/want-1) > 1e-9 {
+		t.Errorf("WAN bandwidth %.6g B/s, want %.6g (the median of three bulk transfers)", got[0].WAN.Bandwidth, want)
 	}
 }
