@@ -215,6 +215,10 @@ type Comm struct {
 	flight  *flightRecorder // shared with the communicators Split makes
 	stalls  stallState      // its last stall report (stall.go)
 	choices sync.Map        // automatic algorithms by choiceKey (choose.go)
+	// shapes keeps the trees' shapes by (root, channels), read-only once
+	// made (tree.go), under shapesMu.
+	shapesMu sync.Mutex
+	shapes   map[[2]int][]treeShape
 	// operations keeps this communicator's ended operations for reuse
 	// (op.go's release), so that a steady stream of small collectives
 	// allocates no operation (about 1.5 KiB with its per-peer state) and

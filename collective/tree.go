@@ -57,6 +57,23 @@ func (c *Comm) treeOrder() []int {
 // AllReduce for root -1, on channels channels: two per channel, laid over
 // the order rotated by tune.TreeShift and by one more.
 func (c *Comm) trees(root, channels int) []treeShape {
+	key := [2]int{root, channels}
+	c.shapesMu.Lock()
+	defer c.shapesMu.Unlock()
+	if s, ok := c.shapes[key]; ok {
+		return s
+	}
+	if c.shapes == nil {
+		c.shapes = map[[2]int][]treeShape{}
+	}
+	s := c.makeTrees(root, channels)
+	c.shapes[key] = s // one per root and channel count: bounded by the communicator's size
+	return s
+}
+
+// makeTrees makes the shapes trees returns, which the communicator keeps:
+// nothing changes them once made.
+func (c *Comm) makeTrees(root, channels int) []treeShape {
 	n := c.Size()
 	order := c.treeOrder()
 	if root >= 0 { // the others, starting after the root
