@@ -36,6 +36,12 @@ func grid(t testing.TB, sites, hosts, ranks int) topology.Topology {
 // virtual time, and returns each rank's figures.
 func measure(t *testing.T, topo topology.Topology, links tune.Links) []topology.Links {
 	t.Helper()
+	return measureWith(t, topo, links, func(_ int, now func() time.Duration) probe.Options { return probe.Options{Now: now} })
+}
+
+// measureWith is measure with rank r's options opts(r, the world's clock).
+func measureWith(t *testing.T, topo topology.Topology, links tune.Links, opts func(r int, now func() time.Duration) probe.Options) []topology.Links {
+	t.Helper()
 	w, err := simnet.NewWorld(topo, links)
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +59,7 @@ func measure(t *testing.T, topo topology.Topology, links tune.Links) []topology.
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			ls, err := probe.Measure(ctx, c, topo, probe.Options{Now: w.Now})
+			ls, err := probe.Measure(ctx, c, topo, opts(r, w.Now))
 			if err != nil {
 				t.Errorf("rank %d: %v", r, err)
 			}
@@ -116,11 +122,6 @@ func TestMeasureMissingLevels(t *testing.T) {
 // rank's scripted clock), 4 ms, where the fastest would say 1 ms; the
 // bandwidth is the median bulk transfer's.
 func TestMeasureMedianLatency(t *testing.T) {
-	topo := grid(t, 2, 1, 1)
-	w, err := simnet.NewWorld(topo, tune.DefaultLinks())
-	if err != nil {
-		t.Fatal(err)
-	}
 	ms := time.Millisecond
 	// rank 0's calls of Now: begin; per round trip its start and end
 	// (and before the fifth's start, the budget's check); the bulk's
@@ -136,29 +137,12 @@ func TestMeasureMedianLatency(t *testing.T) {
 		}
 		return now
 	}
-	eps := w.Endpoints()
-	got := make([]topology.Links, len(eps))
-	var wg sync.WaitGroup
-	for r, ep := range eps {
-		wg.Go(func() {
-			defer ep.Close()
-			c, err := collective.New(ep, 1, collective.Config{Topology: &topo})
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			opts := probe.Options{Now: w.Now, PingBudget: -1}
-			if r == 0 {
-				opts.Now = clock
-			}
-			if got[r], err = probe.Measure(ctx, c, topo, opts); err != nil {
-				t.Errorf("rank %d: %v", r, err)
-			}
-		})
-	}
-	wg.Wait()
+	got := measureWith(t, grid(t, 2, 1, 1), tune.DefaultLinks(), func(r int, worldNow func() time.Duration) probe.Options {
+		if r == 0 {
+			return probe.Options{Now: clock, PingBudget: -1}
+		}
+		return probe.Options{Now: worldNow, PingBudget: -1}
+	})
 	if got[0].WAN == nil || got[0].WAN.Latency != 4*ms {
 		t.Fatalf("WAN figures %+v, want a latency of 4ms (half the median round trip)", got[0].WAN)
 	}
