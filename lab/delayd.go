@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -220,11 +221,30 @@ func (d *delayd) delayOf(q delaydQueue) time.Duration {
 // which the transports saw as queueing delay and as bursts. Where the
 // policy cannot be set (no CAP_SYS_NICE) it says so on stderr and goes on
 // as an ordinary thread.
+//
+// The process's other threads become real-time too, one priority below
+// (threads created later inherit it from their creator): Go's sysmon
+// preempts a goroutine that runs 10 ms without a break, and a locked
+// goroutine then waits until another thread of the scheduler hands its
+// thread back; as an ordinary thread that one waited for the busy cores.
 func (d *delayd) realtime(name string) {
 	runtime.LockOSThread()
 	attr := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: delaydPriority}
 	if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
 		fmt.Fprintf(os.Stderr, "gocoll lab delayd: %s thread not real-time: %v\n", name, err)
+		return
+	}
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "gocoll lab delayd: other threads not real-time: %v\n", err)
+		return
+	}
+	self := unix.Gettid()
+	others := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: delaydPriority - 1}
+	for _, t := range tasks {
+		if tid, err := strconv.Atoi(t.Name()); err == nil && tid != self {
+			_ = unix.SchedSetAttr(tid, &others, 0) // a thread that ended meanwhile
+		}
 	}
 }
 
