@@ -15,7 +15,8 @@ import (
 // delaydTraceEnv names a file (suffixed with the daemon's pid) the delay daemon writes a per-packet trace
 // to when it receives SIGUSR1 (a diagnostic: where the bursts that a rate
 // limiter drops come from). Each line: queue, IP length, source port, arrival, due and
-// release times in nanoseconds since the daemon started.
+// release times in nanoseconds since the daemon started. The arrival is
+// the kernel's receive stamp where NFQUEUE passes one (see arrival).
 const delaydTraceEnv = "GOCOLL_DELAYD_TRACE"
 
 // delaydTraceMax bounds the packets a trace keeps (the first ones).
