@@ -57,6 +57,21 @@ func (e *Endpoint) catchUp(now time.Duration) {
 	}
 }
 
+// Late returns how much later than its earliest timer (the one
+// NextTimeout last returned) now is, beyond the lateness taken as jitter
+// (lateSlack), or 0: the time the endpoint was not running. It changes
+// nothing (the next input credits it, see catchUp). A driver that finds
+// itself late reads what its sockets hold before HandleTimeout: the ACKs
+// and probes its peers sent while it was not running wait there, and a
+// retransmission timeout or a peer's silence must be judged on what was
+// heard, not on what was read.
+func (e *Endpoint) Late(now time.Duration) time.Duration {
+	if !e.late.ok || now <= e.late.due {
+		return 0
+	}
+	return max(now-e.late.due-e.lateSlack(), 0)
+}
+
 // noteDue records the earliest timer NextTimeout returns.
 func (e *Endpoint) noteDue(t time.Duration, ok bool) {
 	e.late = lateTimer{due: t, ok: ok}

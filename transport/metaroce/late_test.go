@@ -175,3 +175,24 @@ func TestSilenceDue(t *testing.T) {
 	n.eps[1].HandleTimeout(n.now)
 	require.False(t, n.has(1, EventClosed))
 }
+
+// TestLateReadsWithoutCrediting: Late reports the lateness beyond
+// lateSlack of now against the earliest timer NextTimeout returned, and
+// changes nothing, however often it is asked; the input that follows
+// credits it once.
+func TestLateReadsWithoutCrediting(t *testing.T) {
+	n, _ := muteAndWait(t)
+	ep := n.eps[1]
+	next, ok := ep.NextTimeout()
+	require.True(t, ok)
+	require.Zero(t, ep.Late(next-time.Millisecond), "early")
+	require.Zero(t, ep.Late(next+ep.lateSlack()), "within jitter")
+	at := next + 300*time.Millisecond
+	want := 300*time.Millisecond - ep.lateSlack()
+	require.Equal(t, want, ep.Late(at))
+	require.Equal(t, want, ep.Late(at), "Late changed the endpoint")
+	require.Zero(t, ep.Stats().LateRuns, "Late credited the lateness")
+	ep.HandleTimeout(at)
+	require.Equal(t, int64(1), ep.Stats().LateRuns)
+	require.Equal(t, want, ep.Stats().Late)
+}

@@ -6,11 +6,14 @@ import (
 )
 
 // Before the timer fails a connection for its peer's silence
-// (metaroce.Endpoint.SilenceDue), the engine reads what its sockets
-// already hold. On a loaded host the timer's goroutine can run before the
+// (metaroce.Endpoint.SilenceDue), and before it runs the core's timers
+// late (metaroce.Endpoint.Late: the process was not running), the engine
+// reads what its sockets already hold. On a loaded host the timer's goroutine can run before the
 // readers that the runtime's poller has woken (or before the poller has
 // looked at all): the peer's answers then wait in the kernel while the
-// core sees only silence. Draining first makes the decision on what was
+// core sees only silence, and a retransmission timeout due while the
+// process was not running fires on data whose ACK sits unread (a
+// spurious retransmission and a window cut on a path that lost nothing). Draining first makes the decision on what was
 // heard, not on what was read. It is bounded: at most drainBudget of the
 // timer's time and drainPasses passes over the ready sockets, so a peer
 // that is really gone is named at most that much later while the other
@@ -20,8 +23,9 @@ const (
 	drainPasses = 256
 )
 
-// drainBeforeSilence is run by the timer before the core's timers: if a
-// connection is due to fail for silence, it reads the sockets without
+// drainBeforeTimers is run by the timer before the core's timers: if a
+// connection is due to fail for silence, or the timer runs late beyond
+// jitter, it reads the sockets without
 // waiting and hands their datagrams to the core, until none is left or the
 // bound is reached. While the core places payloads (a reader may have
 // peeked at a datagram it is about to read into place, which another read
@@ -29,7 +33,7 @@ const (
 // does after a pass that skipped a socket a reader was reading into place. Where the
 // engine cannot read its sockets itself (simulated or interposed sockets),
 // it does nothing.
-func (e *engine) drainBeforeSilence() {
+func (e *engine) drainBeforeTimers() {
 	sp := e.spin
 	if sp == nil {
 		return
@@ -39,12 +43,18 @@ func (e *engine) drainBeforeSilence() {
 		e.mu.Unlock()
 		return
 	}
-	due := e.core.SilenceDue(e.now())
+	now := e.now()
+	late := e.core.Late(now) > 0 // before SilenceDue, which credits it
+	due := e.core.SilenceDue(now)
 	e.mu.Unlock() // an input that changes nothing polled: nothing to write
-	if !due {
+	switch {
+	case due:
+		e.st.silenceDrains.Add(1)
+	case late:
+		e.st.lateDrains.Add(1)
+	default:
 		return
 	}
-	e.st.silenceDrains.Add(1)
 
 	sp.mu.Lock() // wait for a spinning waiter's pass
 	defer sp.mu.Unlock()

@@ -85,10 +85,11 @@ type engineCounters struct {
 	readBatches, writeBatches      atomic.Int64
 	spinBatches                    atomic.Int64
 	spinsPaid, spinsWasted         atomic.Int64 // spin outcomes (spinwait.Gauge)
-	// Drains before a silence (drain.go), and the batches they read.
-	silenceDrains, drainedBatches atomic.Int64
-	readErrors, writeErrors       atomic.Int64
-	noRoute, timerRuns            atomic.Int64
+	// Drains before a silence or a late timer run (drain.go), and the
+	// batches they read.
+	silenceDrains, lateDrains, drainedBatches atomic.Int64
+	readErrors, writeErrors                   atomic.Int64
+	noRoute, timerRuns                        atomic.Int64
 	// Errors read from the sockets' error queues (see peergone.go).
 	portUnreachable, errQueueOther atomic.Int64
 	peerGone, unreachableIgnored   atomic.Int64
@@ -319,10 +320,10 @@ func (e *engine) isClosed() bool {
 }
 
 // onTimer runs the core's timers. It is the timer's callback. A timer
-// that would fail a connection for its peer's silence first reads what the
-// sockets hold (drainBeforeSilence).
+// that would fail a connection for its peer's silence, or that runs late,
+// first reads what the sockets hold (drainBeforeTimers).
 func (e *engine) onTimer() {
-	e.drainBeforeSilence()
+	e.drainBeforeTimers()
 	e.lock()
 	defer e.unlock()
 	if e.closed {

@@ -104,7 +104,7 @@ func (e *Endpoint) connDown(now time.Duration, ev metaroce.Event) {
 		cs := e.eng.core.Stats()
 		e.log.Log(context.Background(), level, "mrtransport: connection closed", "peer", p.rank, "conn", uint64(ev.Conn), "err", ev.Err,
 			"late", cs.Late, "lateRuns", cs.LateRuns, "silenceDrains", e.eng.st.silenceDrains.Load(),
-			"drainedBatches", e.eng.st.drainedBatches.Load())
+			"lateDrains", e.eng.st.lateDrains.Load(), "drainedBatches", e.eng.st.drainedBatches.Load())
 	} else {
 		e.log.Log(context.Background(), level, "mrtransport: connection closed", "peer", p.rank, "conn", uint64(ev.Conn), "err", ev.Err)
 	}

@@ -43,9 +43,11 @@ type EngineStats struct {
 	TimerRuns               int64
 	// SilenceDrains counts the timer runs that found a connection due to
 	// fail for its peer's silence and first read what the sockets held
-	// (see metaroce.Endpoint.SilenceDue); DrainedBatches the batches of
-	// datagrams they read.
-	SilenceDrains, DrainedBatches int64
+	// (see metaroce.Endpoint.SilenceDue); LateDrains the other timer runs
+	// that did so because they ran late (metaroce.Endpoint.Late: the
+	// process was not running, and an ACK may wait unread while an RTO
+	// is due); DrainedBatches the batches of datagrams both read.
+	SilenceDrains, LateDrains, DrainedBatches int64
 	// PortUnreachable counts the ICMP port unreachables read from the
 	// sockets' error queues: datagrams sent to a closed peer socket. Of
 	// those, PeerGone named a peer with an open connection, which then
@@ -77,7 +79,7 @@ func (e *Endpoint) Stats() Stats {
 		SpinsPaid: st.spinsPaid.Load(), SpinsWasted: st.spinsWasted.Load(),
 		ReadErrors: st.readErrors.Load(), WriteErrors: st.writeErrors.Load(),
 		NoRoute: st.noRoute.Load(), TimerRuns: st.timerRuns.Load(),
-		SilenceDrains: st.silenceDrains.Load(), DrainedBatches: st.drainedBatches.Load(),
+		SilenceDrains: st.silenceDrains.Load(), LateDrains: st.lateDrains.Load(), DrainedBatches: st.drainedBatches.Load(),
 		PortUnreachable: st.portUnreachable.Load(), PeerGone: st.peerGone.Load(),
 		UnreachableIgnored: st.unreachableIgnored.Load(), ErrQueueOther: st.errQueueOther.Load(),
 	}}
@@ -110,7 +112,7 @@ func (e *Endpoint) LogStats(ctx context.Context, level slog.Level) {
 	e.log.Log(ctx, level, "mrtransport: endpoint",
 		"read", en.DatagramsRead, "readBytes", en.BytesRead, "placed", en.DatagramsPlaced, "written", en.DatagramsWritten,
 		"writtenBytes", en.BytesWritten, "spinBatches", en.SpinBatches, "spinsPaid", en.SpinsPaid, "spinsWasted", en.SpinsWasted, "readErrors", en.ReadErrors, "writeErrors", en.WriteErrors,
-		"noRoute", en.NoRoute, "silenceDrains", en.SilenceDrains, "drainedBatches", en.DrainedBatches,
+		"noRoute", en.NoRoute, "silenceDrains", en.SilenceDrains, "lateDrains", en.LateDrains, "drainedBatches", en.DrainedBatches,
 		"late", s.Core.Late, "lateRuns", s.Core.LateRuns, "portUnreachable", en.PortUnreachable, "peerGone", en.PeerGone,
 		"unreachableIgnored", en.UnreachableIgnored, "errQueueOther", en.ErrQueueOther,
 		"dropChecksum", s.Core.DropChecksum, "dropShort", s.Core.DropShort,
