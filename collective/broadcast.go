@@ -37,7 +37,7 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 		}
 	}
 	if algo == AlgoAuto {
-		algo = localAlgos[tune.LocalBroadcast(len(recv), inlineBytesMax, c.cfg.SmallBytes, c.shared)]
+		algo = localAlgos[tune.LocalBroadcast(len(recv), c.cfg.SmallBytes, c.shared)]
 	}
 	h := header{kind: KindBroadcast, dt: dt, root: int32(root), count: uint64(count), algo: algo, chunk: uint32(c.cfg.ChunkBytes)}
 	return c.launchArgs(ctx, h, sync, opArgs{send: send, recv: recv, root: root}, func(o *operation) error {

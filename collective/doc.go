@@ -30,8 +30,7 @@
 // Reduce run as AllReduce's recursive doubling, the result kept at the
 // root (a binomial tree when forced, or where the cost model picks it for
 // a buffer above the 4064 bytes that travel with a header); over shared
-// memory, a Broadcast above the 4064 bytes that travel with a header (or
-// above Config.SmallBytes) goes direct from the root to every rank, each
+// memory, a large Broadcast goes direct from the root to every rank, each
 // receiver copying it once, all at once (tune.LocalBroadcast). AllToAll(V): n-1 rounds of pairwise
 // exchange. Barrier: dissemination.
 // Scatter: direct above Config.SmallBytes in all, a dissemination at or

@@ -16,9 +16,9 @@ const eagerAfter = 3
 
 // RunEager checks the steady-state fast path of rooted operations over
 // the transport nw builds, at 4 ranks: in a loop of one Broadcast (8
-// bytes, and 8 KiB, which the root copies out and, where it goes as a
-// dissemination, rank 2 forwards from its own buffer, waiting for that
-// send; over shared memory it goes direct), Scatter or direct Gather
+// bytes, and 8 KiB, which the root copies out and rank 2, in the
+// dissemination, forwards from its own buffer, waiting for that send),
+// Scatter or direct Gather
 // (whose senders are eager), the root, and every rank of the Broadcast,
 // returns before its confirmation from the (eagerAfter+1)th call on,
 // counted by Comm.EagerReturns, and reuses its buffer at once while every

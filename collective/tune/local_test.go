@@ -3,7 +3,7 @@ package tune
 import "testing"
 
 func TestLocalBroadcast(t *testing.T) {
-	const inline, small = 4064, 64 << 10
+	const small = 64 << 10
 	for _, c := range []struct {
 		bytes, small int
 		shared       bool
@@ -11,17 +11,16 @@ func TestLocalBroadcast(t *testing.T) {
 	}{
 		{0, small, true, LocalDissemination},
 		{8, small, true, LocalDissemination},
-		{inline, small, true, LocalDissemination},
-		{inline + 1, small, true, LocalDirect},
-		{64 << 10, small, true, LocalDirect},
+		{small, small, true, LocalDissemination},
+		{small + 1, small, true, LocalDirect},
 		{16 << 20, small, true, LocalDirect},
-		{1024, 512, true, LocalDirect}, // SmallBytes below the inline bytes
 		{8, small, false, LocalDissemination},
-		{64 << 10, small, false, LocalDissemination},
-		{64<<10 + 1, small, false, LocalChain},
+		{small, small, false, LocalDissemination},
+		{small + 1, small, false, LocalChain},
+		{1024, 512, false, LocalChain},
 	} {
-		if got := LocalBroadcast(c.bytes, inline, c.small, c.shared); got != c.want {
-			t.Errorf("LocalBroadcast(%d, %d, %d, %v) = %d, want %d", c.bytes, inline, c.small, c.shared, got, c.want)
+		if got := LocalBroadcast(c.bytes, c.small, c.shared); got != c.want {
+			t.Errorf("LocalBroadcast(%d, %d, %v) = %d, want %d", c.bytes, c.small, c.shared, got, c.want)
 		}
 	}
 }
