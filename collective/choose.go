@@ -51,6 +51,9 @@ func (c *Comm) modelChoose(kind Kind, bytes, root int) modelChoice {
 	if c.topo == nil || root < -1 || root >= c.Size() { // a bad root fails validation later
 		return modelChoice{}
 	}
+	if !c.spansHosts() {
+		return modelChoice{} // what predict answers, without the cache's hashing per call
+	}
 	key := choiceKey{kind: kind, root: root, class: bits.Len(uint(bytes))}
 	if a, ok := c.choices.Load(key); ok {
 		return a.(modelChoice)
@@ -58,6 +61,21 @@ func (c *Comm) modelChoose(kind Kind, bytes, root int) modelChoice {
 	a := c.predict(kind, root, (1<<key.class)-1)
 	c.choices.Store(key, a)
 	return a
+}
+
+// spansHosts reports whether the communicator's topology (not nil) has
+// more than one host, worked out once: on one host the model has no
+// answer (predict), and every small call asked the cache for it.
+func (c *Comm) spansHosts() bool {
+	v := c.hostsSpan.Load()
+	if v == 0 {
+		v = 1
+		if len(c.topo.Hosts()) >= 2 {
+			v = 2
+		}
+		c.hostsSpan.Store(v)
+	}
+	return v == 2
 }
 
 // predict asks the model (with Config.Channels for the ring AllReduce and

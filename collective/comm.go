@@ -10,6 +10,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gocoll/gocoll/collective/dtype"
@@ -219,6 +220,9 @@ type Comm struct {
 	// made (tree.go), under shapesMu.
 	shapesMu sync.Mutex
 	shapes   map[[2]int][]treeShape
+	// hostsSpan is 0 until spansHosts has looked, then 1 for one host, 2
+	// for several (choose.go).
+	hostsSpan atomic.Int32
 	// operations keeps this communicator's ended operations for reuse
 	// (op.go's release), so that a steady stream of small collectives
 	// allocates no operation (about 1.5 KiB with its per-peer state) and

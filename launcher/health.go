@@ -44,8 +44,7 @@ type guardedEndpoint struct {
 	toldMu sync.Mutex
 	told   []string // by rank: the reason of its latest abort heard here
 
-	freeMu sync.Mutex
-	free   []*explainedRequest // released wrappers kept for reuse, at most explainedFreeMax
+	free []*explainedRequest // released wrappers kept for reuse, at most explainedFreeMax; under mu
 }
 
 // explainedFreeMax is how many released request wrappers a guardedEndpoint
@@ -95,17 +94,19 @@ func (g *guardedEndpoint) Size() int { return g.inner.Size() }
 func (g *guardedEndpoint) Traits() transport.Traits { return transport.TraitsOf(g.inner) }
 
 func (g *guardedEndpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Request {
-	if err := g.admit(peer, tag.OpKey); err != nil {
+	x, err := g.admit(peer, tag.OpKey)
+	if err != nil {
 		return failedRequest(err)
 	}
-	return g.explained(g.inner.Send(peer, tag, buf))
+	return g.explained(x, g.inner.Send(peer, tag, buf))
 }
 
 func (g *guardedEndpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Request {
-	if err := g.admit(peer, tag.OpKey); err != nil {
+	x, err := g.admit(peer, tag.OpKey)
+	if err != nil {
 		return failedRequest(err)
 	}
-	return g.explained(g.inner.Recv(peer, tag, buf))
+	return g.explained(x, g.inner.Recv(peer, tag, buf))
 }
 
 // Abort records why this rank gave up on op where its peers can read it
@@ -117,37 +118,44 @@ func (g *guardedEndpoint) Abort(op transport.OpKey, peers []int, reason error) {
 	g.inner.Abort(op, peers, reason)
 }
 
-func (g *guardedEndpoint) explained(r transport.Request) transport.Request {
+// explained wraps r in x, a released wrapper admit took, or in a new one;
+// r itself where the guard has no notes.
+func (g *guardedEndpoint) explained(x *explainedRequest, r transport.Request) transport.Request {
 	if g.notes == nil {
 		return r
 	}
-	g.freeMu.Lock()
-	if n := len(g.free); n > 0 {
-		x := g.free[n-1]
-		g.free[n-1] = nil
-		g.free = g.free[:n-1]
-		g.freeMu.Unlock()
-		x.Request = r
-		return x
+	if x == nil {
+		return &explainedRequest{Request: r, g: g}
 	}
-	g.freeMu.Unlock()
-	return &explainedRequest{Request: r, g: g}
+	x.Request = r
+	return x
 }
 
 func (g *guardedEndpoint) Close() error { return g.inner.Close() }
 
-// admit returns the error of a request with peer, or notes op as recent.
-func (g *guardedEndpoint) admit(peer int, op transport.OpKey) error {
+// admit returns the error of a request with peer, or notes op as recent
+// and takes a released wrapper for the request (nil if none is kept or the
+// guard has no notes): one lock per request, not one for each.
+func (g *guardedEndpoint) admit(peer int, op transport.OpKey) (*explainedRequest, error) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
 	if g.lost != nil {
-		return g.lost
+		g.mu.Unlock()
+		return nil, g.lost
 	}
 	if peer >= 0 && peer < len(g.dead) && g.dead[peer] != nil {
-		return g.dead[peer]
+		err := g.dead[peer]
+		g.mu.Unlock()
+		return nil, err
 	}
 	g.recent.add(op)
-	return nil
+	var x *explainedRequest
+	if n := len(g.free); n > 0 && g.notes != nil {
+		x = g.free[n-1]
+		g.free[n-1] = nil
+		g.free = g.free[:n-1]
+	}
+	g.mu.Unlock()
+	return x, nil
 }
 
 // declareDead fails every request with rank from now on with a
@@ -286,11 +294,11 @@ func (r *explainedRequest) Release() {
 	transport.Release(r.Request)
 	g := r.g
 	r.Request, r.once, r.err = nil, sync.Once{}, nil
-	g.freeMu.Lock()
+	g.mu.Lock()
 	if len(g.free) < explainedFreeMax {
 		g.free = append(g.free, r)
 	}
-	g.freeMu.Unlock()
+	g.mu.Unlock()
 }
 
 func (r *explainedRequest) Wait(ctx context.Context) (int, error) {
