@@ -55,12 +55,16 @@ func UntilFunc(ctx context.Context, done func() bool, budget time.Duration, poll
 func UntilFuncEvery(ctx context.Context, done func() bool, budget time.Duration, goschedEvery int, poll func()) bool {
 	goschedEvery = max(goschedEvery, 1)
 	var deadline time.Time
+	var cancelled <-chan struct{} // ctx.Done(), the same every call: asked once, not per poll
 	for i := 0; ; i++ {
 		if done() {
 			return true
 		}
+		if i == 0 {
+			cancelled = ctx.Done()
+		}
 		select {
-		case <-ctx.Done():
+		case <-cancelled:
 			return false
 		default:
 		}
