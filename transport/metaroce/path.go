@@ -62,6 +62,7 @@ const (
 // path is one path of a connection: the sending side's sequence space,
 // window and health, and the receiving side's SACK state.
 type path struct {
+	undo  rtoUndo // what the last retransmission timeouts changed (spurious.go)
 	idx   uint8
 	state PathState
 	rtt   rttEstimator
@@ -236,6 +237,7 @@ func (p *path) resolve(seq uint64, acked bool, sink packetSink) {
 // flight, samples the RTT and the one-way delay, reacts to new CE marks
 // and rising delay, and detects losses.
 func (p *path) onBlock(blk *wire.AckBlock, ackSent, now time.Duration, cfg *Config, sink packetSink) {
+	p.checkUndo(blk)
 	newly, before := 0, p.inflight
 	var newestSent time.Duration = -1
 	packets := 0
@@ -263,6 +265,7 @@ func (p *path) onBlock(blk *wire.AckBlock, ackSent, now time.Duration, cfg *Conf
 	if newly == 0 {
 		return
 	}
+	p.undo.ok = false // packets sent since the timeout, not its own
 	p.backoff = 0
 	p.heardFrom()
 	if s := now - blk.Echo - blk.Delay; blk.Echo <= now {
@@ -519,6 +522,7 @@ func (p *path) onTimer(now time.Duration, cfg *Config, sink packetSink) (probe b
 		p.detectLoss(now, cfg, sink)
 	}
 	if p.rtoAt != 0 && now >= p.rtoAt {
+		p.noteTimeout()
 		p.st.Timeouts++
 		p.backoff = min(p.backoff+1, maxBackoff)
 		p.loseAll(sink)

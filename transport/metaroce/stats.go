@@ -18,10 +18,13 @@ type PathStats struct {
 	PacketsLost  int64 // packets declared lost (by SACK gap or timeout)
 	BytesAcked   int64 // datagram bytes acknowledged
 	Timeouts     int64 // retransmission timeouts
-	ECNEchoed    int64 // CE marks the peer reported for our packets
-	CutsECN      int64 // window cuts for CE marks
-	CutsLoss     int64 // window cuts for loss
-	CutsDelay    int64 // window cuts for RTT above target
+	// SpuriousTimeouts counts the timeouts found spurious because an ACK
+	// then covered the packet whose timer fired (spurious.go).
+	SpuriousTimeouts int64
+	ECNEchoed        int64 // CE marks the peer reported for our packets
+	CutsECN          int64 // window cuts for CE marks
+	CutsLoss         int64 // window cuts for loss
+	CutsDelay        int64 // window cuts for RTT above target
 
 	PacketsRecv int64 // DATA packets received new on this path
 	DupsRecv    int64 // DATA packets received again

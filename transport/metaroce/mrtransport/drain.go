@@ -15,7 +15,8 @@ import (
 // process was not running fires on data whose ACK sits unread (a
 // spurious retransmission and a window cut on a path that lost nothing). Draining first makes the decision on what was
 // heard, not on what was read. It is bounded: at most drainBudget of the
-// timer's time and drainPasses passes over the ready sockets, so a peer
+// timer's time and drainPasses passes over the ready sockets (one pass
+// when the timer is only late), so a peer
 // that is really gone is named at most that much later while the other
 // peers keep the sockets busy.
 const (
@@ -47,11 +48,16 @@ func (e *engine) drainBeforeTimers() {
 	late := e.core.Late(now) > 0 // before SilenceDue, which credits it
 	due := e.core.SilenceDue(now)
 	e.mu.Unlock() // an input that changes nothing polled: nothing to write
+	passes := drainPasses
 	switch {
 	case due:
 		e.st.silenceDrains.Add(1)
 	case late:
+		// One pass: what the sockets hold now. Under a storm they are
+		// never empty, and a late timer that drained for drainBudget
+		// each time would run its timers that much later still.
 		e.st.lateDrains.Add(1)
+		passes = 1
 	default:
 		return
 	}
@@ -59,7 +65,7 @@ func (e *engine) drainBeforeTimers() {
 	sp.mu.Lock() // wait for a spinning waiter's pass
 	defer sp.mu.Unlock()
 	deadline := time.Now().Add(drainBudget)
-	for range drainPasses {
+	for range passes {
 		if e.placing.Load() {
 			ready, err := sp.poller.Ready(sp.ready[:0])
 			sp.ready = ready

@@ -128,7 +128,7 @@ func (e *Endpoint) LogStats(ctx context.Context, level slog.Level) {
 			e.log.Log(ctx, level, "mrtransport: path", "peer", p.Rank, "path", i, "state", ps.State.String(),
 				"srtt", ps.SRTT, "minRTT", ps.MinRTT, "cwnd", ps.Cwnd, "inflight", ps.Inflight,
 				"packetsSent", ps.PacketsSent, "bytesSent", ps.BytesSent, "retransmits", ps.Retransmits,
-				"lost", ps.PacketsLost, "timeouts", ps.Timeouts, "packetsRecv", ps.PacketsRecv,
+				"lost", ps.PacketsLost, "timeouts", ps.Timeouts, "spuriousTimeouts", ps.SpuriousTimeouts, "packetsRecv", ps.PacketsRecv,
 				"dupsRecv", ps.DupsRecv, "ecnRecv", ps.ECNRecv)
 		}
 	}
