@@ -184,11 +184,20 @@ func testRepickSpreads(t *testing.T, links, paths int) {
 		require.Less(t, time.Since(start), spreadLimit, "the links were never all used")
 		time.Sleep(500 * time.Millisecond) // a measurement interval, not a synchronisation
 		now := p.txBytes(links)
+		// A link is used when it carries at least half its even share of
+		// the interval's bytes: a share, not a rate, since the rate on 2
+		// cores shared with the rest of the suite is anyone's guess (CI
+		// once moved 25 Mbit/s a link, evenly spread, and failed on the
+		// rate). The total must still be more than keepalives.
 		d := make([]int64, links)
-		all := true
+		var total int64
 		for l := range d {
 			d[l] = now[l] - prev[l]
-			all = all && d[l] > 2_000_000 // a third of 100 Mbit/s over 0.5 s
+			total += d[l]
+		}
+		all := total > 500_000
+		for l := range d {
+			all = all && d[l] >= total/int64(2*links)
 		}
 		prev = now
 		picks, undone := eps[0].Repicks()
