@@ -53,5 +53,11 @@ fi
 # parallel subtests can find anything (state shared between connections),
 # so only those run there; the rest of it ran above.
 core=github.com/gocoll/gocoll/transport/metaroce
+parallel='^(TestBidirectionalMesh|TestRandomCancelsAndLatePosts|TestChaos|TestExactlyOnceUnderFaults)$'
+found=$(go test -list "$parallel" "$core" | grep -c '^Test' || true)
+if [ "$found" != 4 ]; then
+  echo "test.sh: the race run's MetaRoCE core tests: $found of 4 found (renamed?)" >&2
+  exit 1
+fi
 go test -race -short -timeout 10m $(go list ./transport/... ./collective/... ./launcher/... | grep -vx "$core")
-go test -race -short -timeout 10m -run '^(TestBidirectionalMesh|TestRandomCancelsAndLatePosts|TestChaos|TestExactlyOnceUnderFaults)$' "$core"
+go test -race -short -timeout 10m -run "$parallel" "$core"

@@ -112,7 +112,10 @@ func (d *delayd) nextWait(n int, wake, now time.Time) (time.Duration, bool) {
 	}
 	wait := min(next.Sub(now), delaydIdle)
 	hold := time.Duration(d.hold.Load())
-	if !d.stamped || hold <= 0 {
+	// A hold shorter than the slack would wake the loop every hold while
+	// packets are held (a delay of 2.05 ms with 2 ms of jitter: every
+	// 50 µs); arrivals then wake it instead.
+	if !d.stamped || hold <= 0 || hold < d.slack {
 		return max(wait, 0), true
 	}
 	return max(min(wait, hold-now.Sub(wake)), 0), false

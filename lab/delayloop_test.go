@@ -94,6 +94,14 @@ func TestDelaydNextWait(t *testing.T) {
 	d.setQueues(map[uint16]delaydQueue{1: {Queue: 1, Delay: time.Millisecond, Jitter: 2 * time.Millisecond}})
 	require.Zero(t, d.hold.Load())
 	check(1, 90*time.Microsecond, true) // a packet may fall due at once: arrivals wake it
+
+	// A hold shorter than the slack (2.05 ms less 2 ms of jitter): arrivals
+	// wake the loop, not a timer every 50 µs.
+	d.setQueues(map[uint16]delaydQueue{1: {Queue: 1, Delay: 2050 * time.Microsecond, Jitter: 2 * time.Millisecond}})
+	require.Equal(t, int64(50*time.Microsecond), d.hold.Load())
+	d.held = d.held[:0]
+	d.held.push(heldPacket{due: wake.Add(time.Millisecond)})
+	check(1, 990*time.Microsecond, true)
 }
 
 // A kernel stamp is the arrival when it is plausible, on the clock of now.

@@ -13,7 +13,10 @@
 // (fib_multipath_hash_policy=1), so flows with different ports take
 // different paths; [Lab.Route] says which. Namespaces are named
 // "<lab>-<node>", so labs of different names run at once; state is kept in
-// StateRoot/<lab>/. Nothing outside the lab's namespaces is changed.
+// StateRoot/<lab>/. Nothing outside the lab's namespaces is changed, but
+// for one machine-wide switch: while a delay daemon runs, the kernel stamps
+// received packets with their arrival time (the daemon's socket asks for
+// it; the kernel turns it off when the last such socket closes).
 //
 // Each direction of a path is emulated at the egress of its router (Fwd:
 // from the lower-numbered site): a token bucket (tc tbf) for the rate; in

@@ -49,3 +49,89 @@ func TestAckCoalescing(t *testing.T) {
 		})
 	}
 }
+
+// TestAckPathSurvivesCut cuts, silently, one path of a long connection
+// while 16 messages of 1 MiB stream over it, and counts what arrives in the
+// 3 s after: the coalesced ACKs must not keep going back on the cut path.
+// Cases: the fastest of paths of 4/8/40/40 ms RTT cut both ways (the path
+// the ACKs preferred: 43 MiB arrived with ACKs that stayed on it, 191 MiB
+// before the coalescing), and one of 4 equal paths cut on its way back
+// only (the receiver still sees its DATA arrive).
+func TestAckPathSurvivesCut(t *testing.T) {
+	rtt := 4 * time.Millisecond
+	for _, c := range []struct {
+		name    string
+		rtts    []time.Duration
+		cut     []int // indexes into wanPair's links: 2i forward, 2i+1 back
+		atLeast int   // MiB in the 3 s after the cut
+	}{
+		{"fastest both ways", []time.Duration{rtt, 2 * rtt, 10 * rtt}, []int{0, 1}, 120},
+		{"equal, way back only", []time.Duration{rtt}, []int{1}, 150},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSim(t, 32, 2, metaroce.Config{Paths: 4, MaxDatagram: 9000})
+			links := s.wanPair(wanLinks(4, 0, c.rtts...))
+			ca, cb := s.connect(0, 1)
+			cut := s.fab.Now() + time.Second
+			for _, i := range c.cut {
+				if err := s.fab.Schedule(simfabric.Fault{At: cut, Link: links[i], Kind: simfabric.Cut}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := startPump(s, ca, cb, 1<<20, 16)
+			s.runTo(cut)
+			before := p.done
+			s.runTo(cut + 3*time.Second)
+			_, ps := s.pathStats(0, ca)
+			var timeouts int64
+			for _, x := range ps {
+				timeouts += x.Timeouts
+			}
+			t.Logf("%s: %d MiB in the 3 s after the cut, sender timeouts %d (seed %d)", c.name, p.done-before, timeouts, s.seed)
+			if got := int(p.done - before); got < c.atLeast {
+				t.Errorf("%d MiB in the 3 s after the cut, want at least %d (seed %d)", got, c.atLeast, s.seed)
+			}
+		})
+	}
+}
+
+// TestSenderAllowsThePeersHold: a receiver that only receives judges its
+// ACK hold by the handshake's RTT, which it never samples again; here the
+// handshake took 2 ms on paths of 50 µs, so it holds ACKs up to 250 µs.
+// The sender, which measures 50 µs, must allow that hold (it learns it
+// from the ACKs' reported delay) or its timeouts fire at 1 % loss: 54 in
+// 2 s against 4 with a true handshake, before it learnt it.
+func TestSenderAllowsThePeersHold(t *testing.T) {
+	s := newSim(t, 7, 2, metaroce.Config{Paths: 4, MaxDatagram: 9000})
+	cfg := simfabric.LinkConfig{Rate: labRate, Delay: 25 * time.Microsecond, QueueBytes: 256 << 10, Loss: 0.01}
+	slow := cfg
+	slow.Delay = 2 * time.Millisecond
+	var fwd []simfabric.LinkID
+	for i := range 4 {
+		f, r := s.link(slow), s.link(cfg)
+		s.path(0, 1, i, f)
+		s.path(1, 0, i, r)
+		fwd = append(fwd, f)
+	}
+	ca, cb := s.connect(0, 1)
+	now := s.fab.Now()
+	for _, l := range fwd {
+		if err := s.fab.Schedule(simfabric.Fault{At: now + time.Millisecond, Link: l, Kind: simfabric.SetConfig, Config: cfg}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.runTo(now + 10*time.Millisecond)
+	p := startPump(s, ca, cb, 1<<20, 4)
+	t0 := s.fab.Now()
+	s.runTo(t0 + 2*time.Second)
+	_, ps := s.pathStats(0, ca)
+	_, rs := s.pathStats(1, cb)
+	var timeouts int64
+	for _, x := range ps {
+		timeouts += x.Timeouts
+	}
+	t.Logf("%d MiB in 2 s; sender timeouts %d; sender srtt %v, receiver srtt %v (seed %d)", p.done, timeouts, ps[0].SRTT, rs[0].SRTT, s.seed)
+	if timeouts > 15 {
+		t.Errorf("%d sender timeouts in 2 s at 1 %% loss, want at most 15 (seed %d)", timeouts, s.seed)
+	}
+}

@@ -56,8 +56,11 @@ type Config struct {
 	// for posted receives within a round trip while nothing unexpected is
 	// held, the budget grows to twice what so arrived (the bandwidth-delay
 	// product the sender reached), up to UnexpectedMax. It never shrinks
-	// while the connection lives. Default the larger of 64 MiB and
-	// UnexpectedBytes; from UnexpectedBytes to 1<<34.
+	// while the connection lives. The growth is shared: over all open
+	// connections the budgets grow by at most UnexpectedMax -
+	// UnexpectedBytes together, so the endpoint holds at most MaxConns x
+	// UnexpectedBytes + UnexpectedMax unexpected bytes. Default the larger
+	// of 64 MiB and UnexpectedBytes; from UnexpectedBytes to 1<<34.
 	UnexpectedMax int64
 	// RemnantBytes bounds, over the whole endpoint, the bytes of the whole
 	// messages kept from connections that ended (see ConnStats): each
@@ -67,7 +70,7 @@ type Config struct {
 	// too if it alone exceeds it): a receive posted for one of them then
 	// fails with the error that ended its connection, and
 	// EndpointStats.RemnantDropped counts the bytes. Default the larger of
-	// 64 MiB and UnexpectedBytes, at most 1<<40; negative keeps none.
+	// 64 MiB and UnexpectedMax, at most 1<<40; negative keeps none.
 	RemnantBytes int64
 
 	// RecvCapacity is this endpoint's receive capacity in bytes/s (of
@@ -258,7 +261,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	switch {
 	case c.RemnantBytes == 0:
-		c.RemnantBytes = max(defaultRemnantBytes, c.UnexpectedBytes)
+		c.RemnantBytes = max(defaultRemnantBytes, c.UnexpectedMax)
 	case c.RemnantBytes < 0:
 		c.RemnantBytes = 0
 	case c.RemnantBytes > maxRemnantBytes:

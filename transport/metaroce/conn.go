@@ -63,14 +63,15 @@ type conn struct {
 	auth              *connAuth
 	authBad           bool
 
-	ackAt    time.Duration // when an ACK is due; 0: none
-	ackPath  int
-	lastRecv time.Duration
-	waitFrom time.Duration // when something last began to wait on the peer (PeerTimeout)
-	keepAt   time.Duration // next keepalive probe
-	goneAt   time.Duration // when the connection fails with ErrPeerGone; 0: never
-	blockAt  time.Duration // next probe while blocked on grant or credit; 0: none
-	nonce    uint64
+	ackAt       time.Duration // when an ACK is due; 0: none
+	ackPath     int
+	lastRecv    time.Duration
+	waitFrom    time.Duration // when something last began to wait on the peer (PeerTimeout)
+	budgetGrown uint64        // what this connection's unexpected budget grew (Endpoint.growBudget)
+	keepAt      time.Duration // next keepalive probe
+	goneAt      time.Duration // when the connection fails with ErrPeerGone; 0: never
+	blockAt     time.Duration // next probe while blocked on grant or credit; 0: none
+	nonce       uint64
 
 	peerRate uint64        // the peer's target rate for us; 0: none
 	paceAt   time.Duration // earliest next DATA under pacing
@@ -286,7 +287,7 @@ func (c *conn) acceptData(now time.Duration, pathIdx int, ce bool, d *wire.Data,
 		c.st.Discarded = c.rcv.discarded
 		return nil
 	}
-	c.rcv.growBudget(now, c.minSRTT())
+	c.ep.growBudget(now, c)
 	p.recv.receive(d.Seq, d.SentAt, now, ce)
 	c.lastData, c.owd = now, now-d.SentAt
 	if !c.owdSeen || c.owd < c.owdMin {
@@ -315,7 +316,7 @@ func (c *conn) acceptData(now time.Duration, pathIdx int, ce bool, d *wire.Data,
 	last := d.Flags&wire.FlagLast != 0 && !small
 	urgent := count >= every || p.recv.gap || last ||
 		d.Flags&(wire.FlagAnnounce|wire.FlagAbort) != 0
-	c.ackWithin(now, c.ackPathFor(pathIdx, overall), urgent, ackHold(c.cfg, rtt))
+	c.ackWithin(now, c.ackPathFor(now, pathIdx, overall, rtt), urgent, ackHold(c.cfg, rtt))
 	return nil
 }
 

@@ -143,19 +143,20 @@ func (c *conn) inflight() int {
 }
 
 // windowCap is the connection's total window under the peer's target rate:
-// rate x (base RTT + the peer's ACK hold, ackHold), at least two datagrams so that
+// rate x (base RTT + the peer's ACK hold, ackHold or the longest seen lately), at least two datagrams so that
 // delayed ACKs do not stall it; 0 means no cap.
 func (c *conn) windowCap() int {
 	if c.peerRate == 0 {
 		return 0
 	}
-	var base time.Duration
+	var base, hold time.Duration
 	for _, p := range c.paths {
 		if p.usable() {
 			base = max(base, p.rtt.base())
+			hold = max(hold, p.held.value())
 		}
 	}
-	return max(int(float64(c.peerRate)*(base+ackHold(c.cfg, base)).Seconds()), 2*c.datagram)
+	return max(int(float64(c.peerRate)*(base+max(ackHold(c.cfg, base), hold)).Seconds()), 2*c.datagram)
 }
 
 // pickPath returns the usable path with the most room, good paths before

@@ -28,6 +28,10 @@ type Endpoint struct {
 	cursor int
 	nextID uint64
 	late   lateTimer // the earliest timer the driver was given (late.go)
+	// budgetGrown is what the open connections' unexpected budgets grew
+	// above UnexpectedBytes, together (growBudget): at most
+	// UnexpectedMax - UnexpectedBytes.
+	budgetGrown uint64
 
 	accepted map[acceptKey]*conn // HELLOs seen, for resends
 	closes   []pendingClose      // CLOSE packets to send for removed connections
@@ -279,6 +283,7 @@ func (e *Endpoint) fail(now time.Duration, c *conn, err error, tellPeer bool) {
 	if rm != nil {
 		e.seal(c, rm)
 	}
+	e.budgetGrown -= c.budgetGrown
 	delete(e.conns, c.id)
 	if !c.initiator {
 		delete(e.accepted, c.accepted)
@@ -627,4 +632,17 @@ func (e *Endpoint) Conns() []ConnID {
 		ids[i] = c.id
 	}
 	return ids
+}
+
+// growBudget lets c's receiver grow its unexpected budget
+// (receiver.growBudget) by what the endpoint's connections have not
+// already grown, together, of UnexpectedMax - UnexpectedBytes: so one
+// connection may reach UnexpectedMax, and many share that growth, which
+// bounds the unexpected bytes the endpoint holds at MaxConns x
+// UnexpectedBytes + UnexpectedMax, not MaxConns x UnexpectedMax.
+func (e *Endpoint) growBudget(now time.Duration, c *conn) {
+	pool := uint64(e.cfg.UnexpectedMax - e.cfg.UnexpectedBytes)
+	grew := c.rcv.growBudget(now, c.minSRTT(), pool-min(pool, e.budgetGrown))
+	c.budgetGrown += grew
+	e.budgetGrown += grew
 }

@@ -67,10 +67,14 @@ type path struct {
 	state PathState
 	rtt   rttEstimator
 	owd   owdTracker
-	win   window
-	dlv   delivery
-	lr    lossRounds
-	ceil  lossCeiling
+	// held is the longest the peer held an ACK of new packets (the
+	// block's Delay, at most maxAckHold) over the last one to two
+	// minWindows: what its hold actually is, whatever RTT it judges it by.
+	held winMax
+	win  window
+	dlv  delivery
+	lr   lossRounds
+	ceil lossCeiling
 	// competeUntil is when the path stops competing with a loss-based
 	// flow (see competingAt).
 	competeUntil time.Duration
@@ -141,7 +145,7 @@ func (p *path) rto(cfg *Config) time.Duration {
 }
 
 // baseRTO is the RTO before backoff: srtt + 4 rttvar + the peer's ACK
-// hold (ackHold, AckDelay below 1 ms), at least
+// hold (peerHold: ackHold, AckDelay below 1 ms, or the longest seen), at least
 // MinRTO (rttEstimator.rto); before the path's own first sample, at least
 // initialRTO too (or MaxRTO if lower), since its RTT is seeded from the
 // handshake on another path, which may be far shorter.
@@ -150,7 +154,16 @@ func (p *path) baseRTO(cfg *Config) time.Duration {
 	if !p.rtt.has {
 		lo = max(lo, min(initialRTO, cfg.MaxRTO))
 	}
-	return p.rtt.rto(lo, ackHold(cfg, p.rtt.base()))
+	return p.rtt.rto(lo, p.peerHold(cfg))
+}
+
+// peerHold is how long the peer may hold an ACK of this path's packets:
+// the hold its RTT calls for (ackHold), or the longest seen lately if
+// more. A receiver judges its hold by its own view of the RTT, which on
+// a side that only receives is the handshake's and may be far longer than
+// the RTT this side measures.
+func (p *path) peerHold(cfg *Config) time.Duration {
+	return max(ackHold(cfg, p.rtt.base()), p.held.value())
 }
 
 // initialRTO is the least RTO of a path without an RTT sample of its own,
@@ -268,6 +281,7 @@ func (p *path) onBlock(blk *wire.AckBlock, ackSent, now time.Duration, cfg *Conf
 	p.undo.ok = false // packets sent since the timeout, not its own
 	p.backoff = 0
 	p.heardFrom()
+	p.held.sample(min(max(blk.Delay, 0), maxAckHold), now, minWindow)
 	if s := now - blk.Echo - blk.Delay; blk.Echo <= now {
 		p.fell = p.fell || p.fellBelow(s, cfg)
 		p.rtt.sample(s, now)

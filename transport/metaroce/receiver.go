@@ -78,18 +78,23 @@ func (r *receiver) credit() uint64 { return r.budget + r.released }
 
 // growBudget raises the budget, once per round trip rtt, to twice the
 // unconfirmed bytes that landed in posted receives within it, at most
-// maxBudget, when they were more than half of it and nothing unexpected is
-// held: the sender was held to the budget while the receives were posted
-// (a bandwidth-delay product above it), so the larger budget carries
-// data that has a place, not held data. It never shrinks.
-func (r *receiver) growBudget(now, rtt time.Duration) {
+// maxBudget and at most room more than now, when they were more than half
+// of it and nothing unexpected is held: the sender was held to the budget
+// while the receives were posted (a bandwidth-delay product above it), so
+// the larger budget carries data that has a place, not held data. It
+// never shrinks. It returns by how much the budget grew.
+func (r *receiver) growBudget(now, rtt time.Duration, room uint64) uint64 {
 	if now-r.landedAt < rtt {
-		return
+		return 0
 	}
+	var grew uint64
 	if r.held == 0 && 2*r.landed > r.budget {
-		r.budget = min(r.maxBudget, 2*r.landed)
+		to := min(r.maxBudget, 2*r.landed, r.budget+room)
+		grew = to - min(to, r.budget)
+		r.budget += grew
 	}
 	r.landed, r.landedAt = 0, now
+	return grew
 }
 
 // creditLow reports whether the sender may be short of credit: the credit

@@ -261,7 +261,7 @@ type Config struct {
 	// ECMP routers hash it anew, the peers are told, and the old socket is
 	// read for 10 s more. On by default except on a loopback ListenAddr
 	// and with a fixed ListenAddr port; Repick.Off turns it off. In the
-	// first Repick.Early (default 2 s, up to 5 times that at long RTTs) of data, at most one re-pick per
+	// first Repick.Early (default 2 s; longer where the path is sampled less often than Repick.EarlySample, by their ratio: up to 5 times with the defaults, at long RTTs) of data, at most one re-pick per
 	// Repick.EarlyInterval (default 200 ms); then at most one per
 	// Repick.Interval (default 1 s), doubling after each that did not
 	// raise the endpoint's send rate.
