@@ -216,10 +216,7 @@ type Comm struct {
 	flight  *flightRecorder // shared with the communicators Split makes
 	stalls  stallState      // its last stall report (stall.go)
 	choices sync.Map        // automatic algorithms by choiceKey (choose.go)
-	// shapes keeps the trees' shapes by (root, channels), read-only once
-	// made (tree.go), under shapesMu.
-	shapesMu sync.Mutex
-	shapes   map[[2]int][]treeShape
+	shapes  shapeCache      // the trees' shapes, read-only once made (shapes.go)
 	// hostsSpan is 0 until spansHosts has looked, then 1 for one host, 2
 	// for several (choose.go).
 	hostsSpan atomic.Int32

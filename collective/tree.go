@@ -55,24 +55,13 @@ func (c *Comm) treeOrder() []int {
 
 // trees returns the trees of an operation rooted at root, or of an
 // AllReduce for root -1, on channels channels: two per channel, laid over
-// the order rotated by tune.TreeShift and by one more.
+// the order rotated by tune.TreeShift and by one more. The communicator
+// keeps the latest (shapeCache); nothing changes them once made.
 func (c *Comm) trees(root, channels int) []treeShape {
-	key := [2]int{root, channels}
-	c.shapesMu.Lock()
-	defer c.shapesMu.Unlock()
-	if s, ok := c.shapes[key]; ok {
-		return s
-	}
-	if c.shapes == nil {
-		c.shapes = map[[2]int][]treeShape{}
-	}
-	s := c.makeTrees(root, channels)
-	c.shapes[key] = s // one per root and channel count: bounded by the communicator's size
-	return s
+	return c.shapes.get(root, channels, c.makeTrees)
 }
 
-// makeTrees makes the shapes trees returns, which the communicator keeps:
-// nothing changes them once made.
+// makeTrees makes the shapes trees returns.
 func (c *Comm) makeTrees(root, channels int) []treeShape {
 	n := c.Size()
 	order := c.treeOrder()
