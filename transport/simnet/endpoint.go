@@ -86,12 +86,16 @@ func (r *request) complete(n int, err error) {
 }
 
 // sleep counts this goroutine as waiting on e, lets the world advance, and
-// blocks until done is closed, ctx ends or, once the world is stuck (every
-// live rank waits and nothing moves), wake is ready (nil: never); it is
-// called, and returns, with the world's lock held. Whoever closes done
-// uncounts the wait; on ctx's end or wake the caller does (unwait). A
-// wake (real time) counts only in a stuck world, so that it never changes
-// what a run that can go on does in virtual time.
+// blocks until done is closed, ctx ends or wake is ready (nil: never) and
+// counts; it is called, and returns, with the world's lock held. Whoever
+// closes done uncounts the wait; on ctx's end or wake the caller does
+// (unwait). A wake (real time) counts once the world is stuck (every live
+// rank waits and nothing moves), or once it has stood still for a while
+// with a live rank that does not wait (stillness: a rank that is absent,
+// or whose goroutine ended without Close, and nothing else moves): so a
+// run whose ranks go on (each calls the transport within idleWake of real
+// time) does the same in virtual time whatever the ticks, and a deadline
+// still ends a wait for a rank that never comes.
 func (e *Endpoint) sleep(ctx context.Context, done <-chan struct{}, wake <-chan time.Time) {
 	w := e.w
 	e.waits++
@@ -99,21 +103,41 @@ func (e *Endpoint) sleep(ctx context.Context, done <-chan struct{}, wake <-chan 
 		w.waiting++
 	}
 	var stuck <-chan struct{}
-	if w.advance() {
+	if w.settle() {
 		stuck = closedChan
 	} else if wake != nil {
 		stuck = w.stuckChan()
 	}
+	var still stillness
+	if wake != nil {
+		still = stillness{w: w, moves: w.moves, since: time.Now()}
+	}
 	w.mu.Unlock()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	case <-stuck: // only now does a wake count
+	defer still.stop()
+	woke := false // wake came, and did not count then
+	for {
 		select {
 		case <-done:
 		case <-ctx.Done():
-		case <-wake:
+		case <-stuck: // a wake counts now
+			if !woke {
+				select {
+				case <-done:
+				case <-ctx.Done():
+				case <-wake:
+				}
+			}
+		case <-wake: // the world is not stuck (or just got so: stuck is ready next)
+			woke, wake = true, nil
+			if !still.enough() {
+				continue
+			}
+		case <-still.check():
+			if !still.enough() {
+				continue
+			}
 		}
+		break
 	}
 	w.mu.Lock()
 }
@@ -130,8 +154,8 @@ func (e *Endpoint) unwait() {
 // returns its index, or -1 once ctx is done or wake was received from
 // (transport.AnyWaiter). A request of another endpoint or transport counts
 // as completed. A wake (a tick of real time) counts only while the world
-// is stuck (see sleep): then the caller may look around (its deadline,
-// its peers' headers) and wait again.
+// is stuck or stands still (see sleep): then the caller may look around
+// (its deadline, its peers' headers) and wait again.
 func (e *Endpoint) WaitAny(ctx context.Context, reqs []transport.Request, wake <-chan time.Time) int {
 	w := e.w
 	w.mu.Lock()
@@ -380,6 +404,7 @@ func (r *request) Cancel() {
 	if !r.isSend && r.tr == nil {
 		r.ep.unqueue(r)
 	}
+	w.moves++
 	r.complete(0, transport.ErrCancelled)
 }
 

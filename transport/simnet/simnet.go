@@ -56,6 +56,7 @@ type World struct {
 	lanes   map[[2]int][]float64 // (resource kind, index) -> each lane's free time
 	bytes   int64                // moved so far
 	calls   uint64               // transport calls, for AdvanceIdle
+	moves   uint64               // transport calls but waits, and steps: see stillness
 	// stuck is closed when the world stops with every live rank waiting
 	// and nothing moving (advance), and then replaced.
 	stuck chan struct{}
@@ -177,12 +178,19 @@ type transfer struct {
 	data    []byte // a copy of the message, once it arrived unmatched
 }
 
-// advance runs, with w.mu held, while every live rank waits: it places the
+// advance is settle after a transport call that is not a wait (Send,
+// Recv, Abort, Close): one of the world's moves.
+func (w *World) advance() bool {
+	w.moves++
+	return w.settle()
+}
+
+// settle runs, with w.mu held, while every live rank waits: it places the
 // matched transfers on the links and completes those that end first. It
 // reports whether the world is stuck: every live rank waits and nothing
 // moves, so that only a wait's end (its context, or a wake) can go on;
 // the waits that began before then are told through w.stuck.
-func (w *World) advance() bool {
+func (w *World) settle() bool {
 	w.calls++
 	for w.live > 0 && w.waiting == w.live && w.step() {
 	}
@@ -214,6 +222,7 @@ func (w *World) step() bool {
 	}
 	t := w.events[0].end
 	w.now = max(w.now, t)
+	w.moves++
 	for len(w.events) > 0 && w.events[0].end <= t {
 		w.finish(heap.Pop(&w.events).(*transfer))
 	}

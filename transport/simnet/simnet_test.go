@@ -256,14 +256,23 @@ func TestWaitAny(t *testing.T) {
 	}
 }
 
-// TestAbsentRankDeadline: with one rank elsewhere (waiting for a message
-// nobody sends) and no deadline on the context, the others' tree
-// AllReduce, which waits for the first of its trees' receives through the
-// fabric (transport.AnyWaiter), fails at Config.Timeout instead of
-// waiting forever: once the world is stuck, the wait wakes at every tick
-// of the operation's timer, which checks the deadline. Before, only the
-// context's own deadline could end such a wait.
+// TestAbsentRankDeadline: with one rank absent and no deadline on the
+// context, the others' tree AllReduce, which waits for the first of its
+// trees' receives through the fabric (transport.AnyWaiter), fails at
+// Config.Timeout instead of waiting forever: the wait wakes at the ticks
+// of the operation's timer, which check the deadline. The absent rank
+// either waits for a message nobody sends (the world gets stuck: a wake
+// counts at once) or never calls the transport at all (the world is never
+// stuck, as it is not when a rank's goroutine ended without Close: a wake
+// counts once the world has stood still for a while). Before, only the
+// context's own deadline could end the wait; between c862c25 and the
+// stillness, a rank that never called kept it from ending.
 func TestAbsentRankDeadline(t *testing.T) {
+	t.Run("waits", func(t *testing.T) { absentRankDeadline(t, true) })
+	t.Run("never calls", func(t *testing.T) { absentRankDeadline(t, false) })
+}
+
+func absentRankDeadline(t *testing.T, waits bool) {
 	topo := grid(t, 2, 2, 2)
 	w, err := simnet.NewWorld(topo, tune.DefaultLinks())
 	if err != nil {
@@ -272,9 +281,11 @@ func TestAbsentRankDeadline(t *testing.T) {
 	defer w.Close()
 	eps := w.Endpoints()
 	last := len(eps) - 1
-	elsewhere, leave := context.WithCancel(context.Background())
-	defer leave()
-	go func() { _, _ = eps[last].Recv(0, transport.Tag{Seq: 9}, make([]byte, 1)).Wait(elsewhere) }()
+	if waits {
+		elsewhere, leave := context.WithCancel(context.Background())
+		defer leave()
+		go func() { _, _ = eps[last].Recv(0, transport.Tag{Seq: 9}, make([]byte, 1)).Wait(elsewhere) }()
+	}
 	const timeout = 300 * time.Millisecond
 	errs := make([]error, last)
 	var wg sync.WaitGroup
@@ -299,7 +310,7 @@ func TestAbsentRankDeadline(t *testing.T) {
 	}
 	for r, err := range errs {
 		if err == nil {
-			t.Errorf("rank %d: AllReduce with rank %d elsewhere returned no error", r, last)
+			t.Errorf("rank %d: AllReduce with rank %d absent returned no error", r, last)
 		}
 	}
 }
