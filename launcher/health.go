@@ -51,7 +51,13 @@ type guardedEndpoint struct {
 // keeps for reuse.
 const explainedFreeMax = 256
 
-var _ transport.Endpoint = (*guardedEndpoint)(nil)
+var (
+	_ transport.Endpoint   = (*guardedEndpoint)(nil)
+	_ transport.AnySpinner = (*guardedEndpoint)(nil)
+	_ transport.Completer  = (*explainedRequest)(nil)
+	_ transport.Unwrapper  = (*explainedRequest)(nil)
+	_ transport.Completer  = (*doneRequest)(nil)
+)
 
 func newGuardedEndpoint(inner transport.Endpoint) *guardedEndpoint {
 	g := &guardedEndpoint{inner: inner, dead: make([]error, inner.Size()),
@@ -132,6 +138,19 @@ func (g *guardedEndpoint) explained(x *explainedRequest, r transport.Request) tr
 }
 
 func (g *guardedEndpoint) Close() error { return g.inner.Close() }
+
+// SpinAny forwards to the transport's (transport.AnySpinner), which sees
+// its requests through the wrappers (explainedRequest.Unwrap), so that a
+// collective's wait for the first of several requests (the trees') polls
+// under the guard as without it; a request failed by the guard is
+// completed. Over a transport that cannot spin it only checks reqs. (The
+// guard is no transport.AnyWaiter: the launcher runs over none.)
+func (g *guardedEndpoint) SpinAny(ctx context.Context, reqs []transport.Request) int {
+	if s, ok := g.inner.(transport.AnySpinner); ok {
+		return s.SpinAny(ctx, reqs)
+	}
+	return transport.CompletedAny(reqs)
+}
 
 // admit returns the error of a request with peer, or notes op as recent
 // and takes a released wrapper for the request (nil if none is kept or the
@@ -279,6 +298,14 @@ func (r *explainedRequest) Spin(ctx context.Context) bool {
 	}
 }
 
+// Completed forwards to the transport's request (transport.Completer): a
+// waiter that polls several requests makes no Done channel for it.
+func (r *explainedRequest) Completed() bool { return transport.Completed(r.Request) }
+
+// Unwrap returns the transport's request (transport.Unwrapper), by which
+// the transport's SpinAny knows it.
+func (r *explainedRequest) Unwrap() transport.Request { return r.Request }
+
 // Release hands the transport's request back for reuse (transport.Releaser):
 // a shm request is otherwise never reused under the guard, and every
 // request costs a new one. The wrapper goes back to its guard, which hands
@@ -375,3 +402,4 @@ func failedRequest(err error) transport.Request { return &doneRequest{err: err, 
 func (r *doneRequest) Wait(context.Context) (int, error) { return 0, r.err }
 func (r *doneRequest) Done() <-chan struct{}             { return r.done }
 func (r *doneRequest) Cancel()                           {}
+func (r *doneRequest) Completed() bool                   { return true }

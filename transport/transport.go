@@ -125,12 +125,36 @@ type AnyWaiter interface {
 // goroutine, as the requests' Spin does, until one of reqs has completed,
 // ctx ends or the endpoint's spin budget is spent, and returns the index of
 // a completed one, or -1. It polls only for this endpoint's own requests
-// and returns -1 at once if none of them is pending; the others (of another
+// (seen through the wrappers of an endpoint that wraps it: Unwrap) and
+// returns -1 at once if none of them is pending; the others (of another
 // transport joined in a route) are only checked, through Completed. It
 // allocates nothing. The caller then blocks on the requests' Done
 // channels, with its own deadline.
 type AnySpinner interface {
 	SpinAny(ctx context.Context, reqs []Request) int
+}
+
+// Unwrapper is implemented by a request that wraps a transport's, as those
+// of an endpoint that wraps the transport's endpoint (the launcher's
+// health guard): Unwrap returns the wrapped request, so that the
+// transport's SpinAny, handed the wrappers by the outer endpoint's, knows
+// its own requests. Such a wrapper should forward Completed (Completer)
+// too: without it, every poll of it makes the wrapped request's Done
+// channel.
+type Unwrapper interface {
+	Unwrap() Request
+}
+
+// Unwrap returns the request r wraps, through every Unwrapper, or r itself
+// where it wraps none.
+func Unwrap(r Request) Request {
+	for {
+		u, ok := r.(Unwrapper)
+		if !ok {
+			return r
+		}
+		r = u.Unwrap()
+	}
 }
 
 // Completer is implemented by requests that tell whether they have

@@ -221,10 +221,11 @@ func (e *Endpoint) SpinAny(ctx context.Context, reqs []transport.Request) int {
 	return i
 }
 
-// ownsAny reports whether one of reqs is a pending request of e.
+// ownsAny reports whether one of reqs is a pending request of e, or wraps
+// one (transport.Unwrap).
 func (e *Endpoint) ownsAny(reqs []transport.Request) bool {
 	for _, q := range reqs {
-		if r, ok := q.(*request); ok && r.ep == e {
+		if r, ok := transport.Unwrap(q).(*request); ok && r.ep == e {
 			return true
 		}
 	}

@@ -3,6 +3,7 @@ package transporttest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -48,6 +49,18 @@ func CollectiveAllocs(t *testing.T, n int, world func(t *testing.T, n int) []tra
 			}
 		})
 	}
+}
+
+// ZeroAllocsBut returns bounds for CollectiveAllocs: zero allocations a
+// rank for every collective it makes, but those named in some, bounded
+// there.
+func ZeroAllocsBut(some map[string]int) map[string]int {
+	perRank := make(map[string]int)
+	for _, tc := range allocsCases(1) {
+		perRank[tc.name] = 0
+	}
+	maps.Copy(perRank, some)
+	return perRank
 }
 
 // allocsCase is one collective call of TestCollectiveAllocs: call runs it

@@ -202,7 +202,8 @@ func (e *engine) readReady(sp *spinner) (batches int, anyReady bool, skipped int
 func (r *request) Completed() bool { return r.fin.Load() }
 
 // SpinAny implements transport.AnySpinner: it reads the path sockets, as
-// Spin does, until one of reqs has completed, with Spin's budget: the
+// Spin does, until one of reqs (or the requests they wrap:
+// transport.Unwrap) has completed, with Spin's budget: the
 // small one if one of this endpoint's pending requests is a small receive,
 // else the bulk gauge's, which learns from the first pending bulk request
 // (as from a Spin on it) when the spin gives up.
@@ -213,7 +214,7 @@ func (ep *Endpoint) SpinAny(ctx context.Context, reqs []transport.Request) int {
 	var first *request // this endpoint's first pending request
 	small := false
 	for _, q := range reqs {
-		if r, ok := q.(*request); ok && r.ep == ep {
+		if r, ok := transport.Unwrap(q).(*request); ok && r.ep == ep {
 			first = cmp.Or(first, r)
 			small = small || r.smallRecv
 		}
