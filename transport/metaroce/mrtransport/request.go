@@ -3,7 +3,6 @@ package mrtransport
 import (
 	"context"
 	"sync/atomic"
-	"time"
 
 	"github.com/gocoll/gocoll/transport"
 )
@@ -34,12 +33,12 @@ type request struct {
 	// engine's lock, while complete clears buf): a receive of at most
 	// smallSpinBytes.
 	smallRecv bool
-	// spunOut is when (the engine's time, in ns) a waiter gave up spinning
-	// on the request, 0 if none did; spinSpare how much longer a spin of
-	// the whole budget would have lasted. Set by Spin, read by finish
-	// (spinwait.Gauge).
+	// spunOut is when (the engine's time, in ns) a waiter last gave up
+	// spinning on the request, 0 if none did; spinSpare how much longer
+	// (ns) a spin of the whole budget would have lasted. Set by Spin and
+	// SpinAny (gaveUp), read by finish (learn, spinwait.Gauge).
 	spunOut   atomic.Int64
-	spinSpare time.Duration
+	spinSpare atomic.Int64
 
 	// fin is set when the caller's request completes (at stateDone, or
 	// at release for an eager send); done is made by the first Done

@@ -105,11 +105,21 @@ func (r *request) Spin(ctx context.Context) bool {
 		return true
 	}
 	// The request's completion (finish) tells whether a spin of the
-	// whole budget would have caught it. spinSpare is written first: the
-	// store of spunOut publishes it.
-	r.spinSpare = spare
-	r.spunOut.Store(int64(time.Since(e.start)))
+	// whole budget would have caught it.
+	r.gaveUp(spare)
 	return false
+}
+
+// gaveUp records that a waiter gave up spinning on r, spare short of the
+// whole budget, for learn. A waiter on several requests (SpinAny: the
+// trees' awaitAny) gives up on the same one again and again, and may do so
+// just as it completes, while finish reads both fields under the engine's
+// lock: both are atomic, and the latest give-up counts. (A learn that
+// reads one give-up's time with the next one's spare is still a fair
+// guess.)
+func (r *request) gaveUp(spare time.Duration) {
+	r.spinSpare.Store(int64(spare))
+	r.spunOut.Store(int64(time.Since(r.ep.eng.start)))
 }
 
 // learn is called as a request that gave up spinning completes (under the
@@ -120,7 +130,7 @@ func (r *request) learn(now time.Duration) {
 	if out == 0 || r.ep == nil || r.ep.eng.spin == nil {
 		return
 	}
-	if r.ep.eng.spin.bulk.Learn(r.spinSpare, now-time.Duration(out)) {
+	if r.ep.eng.spin.bulk.Learn(time.Duration(r.spinSpare.Load()), now-time.Duration(out)) {
 		r.ep.eng.st.spinsPaid.Add(1)
 	} else {
 		r.ep.eng.st.spinsWasted.Add(1)
@@ -238,7 +248,6 @@ func (ep *Endpoint) SpinAny(ctx context.Context, reqs []transport.Request) int {
 		e.st.spinsPaid.Add(1)
 		return i
 	}
-	first.spinSpare = spare
-	first.spunOut.Store(int64(time.Since(e.start)))
+	first.gaveUp(spare)
 	return -1
 }

@@ -99,7 +99,8 @@ func TestSpinOutcomesTeachTheBulkGauge(t *testing.T) {
 		t.Fatal("no spinner over loopback udpio sockets")
 	}
 	gaveUp := func(spare, after time.Duration) {
-		r := &request{ep: eps[0], spinSpare: spare}
+		r := &request{ep: eps[0]}
+		r.spinSpare.Store(int64(spare))
 		r.spunOut.Store(int64(time.Second))
 		r.learn(time.Second + after)
 	}
@@ -123,5 +124,85 @@ func TestSpinOutcomesTeachTheBulkGauge(t *testing.T) {
 	after := eps[0].Stats().Engine
 	if paid, wasted := after.SpinsPaid-before.SpinsPaid, after.SpinsWasted-before.SpinsWasted; paid != 1 || wasted != 2 {
 		t.Fatalf("counted %d paid and %d wasted spins, want 1 and 2", paid, wasted)
+	}
+}
+
+// A waiter on several requests (SpinAny: the trees' awaitAny) gives up
+// spinning on the same pending bulk receive again and again, also just as
+// it completes, while the engine reads what the give-ups recorded (learn,
+// under its lock, in whichever goroutine completes the receive): run with
+// -race. Every receive, given up on before its message was sent, then
+// teaches the bulk gauge once as it completes.
+func TestSpinAnyGivesUpOnTheSameRequestAgain(t *testing.T) {
+	linuxOnly(t, "a waiter reading the sockets (epoll)")
+	eps := newTestWorld(t, 2, Config{Paths: 1, SpinWait: time.Microsecond})
+	if eps[0].eng.spin == nil {
+		t.Fatal("no spinner over loopback udpio sockets")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const rounds = 40
+	msg, buf := make([]byte, 64<<10), make([]byte, 64<<10) // bulk: above smallSpinBytes
+	before := eps[0].Stats().Engine
+	for i := range rounds {
+		tag := transport.Tag{OpKey: transport.OpKey{Comm: 9, Op: uint64(i)}}
+		msg[0], msg[len(msg)-1] = byte(i), byte(i+1)
+		r := eps[0].Recv(1, tag, buf)
+		reqs := []transport.Request{r}
+		if eps[0].SpinAny(ctx, reqs) >= 0 {
+			t.Fatalf("round %d: the receive completed before its message was sent", i)
+		}
+		s := eps[1].Send(0, tag, msg)
+		gaveUp := 1
+		for eps[0].SpinAny(ctx, reqs) < 0 {
+			if ctx.Err() != nil {
+				t.Fatalf("round %d: the receive did not complete after %d give-ups", i, gaveUp)
+			}
+			gaveUp++
+		}
+		if n, err := r.Wait(ctx); err != nil || n != len(msg) || buf[0] != byte(i) || buf[n-1] != byte(i+1) {
+			t.Fatalf("round %d: received %d bytes (%v), ends %d %d", i, n, err, buf[0], buf[len(buf)-1])
+		}
+		if _, err := s.Wait(ctx); err != nil {
+			t.Fatalf("round %d: send: %v", i, err)
+		}
+	}
+	after := eps[0].Stats().Engine
+	// (A bulk SpinAny that catches its request counts as paid too.)
+	if learnt := after.SpinsPaid + after.SpinsWasted - before.SpinsPaid - before.SpinsWasted; learnt < rounds {
+		t.Fatalf("%d spin outcomes counted over %d receives given up on, want at least one each", learnt, rounds)
+	}
+}
+
+// A waiter that gives up on a request (gaveUp) just as the engine learns
+// from its completion (learn, under the engine's lock): run with -race,
+// which a plain spinSpare failed. Each learn after a give-up counts once.
+func TestGiveUpWhileLearning(t *testing.T) {
+	linuxOnly(t, "a waiter reading the sockets (epoll)")
+	eps := newTestWorld(t, 2, Config{Paths: 1})
+	e := eps[0].eng
+	if e.spin == nil {
+		t.Fatal("no spinner over loopback udpio sockets")
+	}
+	const n = 1000
+	r := &request{ep: eps[0]}
+	r.gaveUp(time.Microsecond)
+	before := eps[0].Stats().Engine
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range n {
+			r.gaveUp(time.Microsecond)
+		}
+	}()
+	for range n {
+		e.lockAPI()
+		r.learn(e.last + time.Hour)
+		e.mu.Unlock()
+	}
+	<-done
+	after := eps[0].Stats().Engine
+	if learnt := after.SpinsPaid + after.SpinsWasted - before.SpinsPaid - before.SpinsWasted; learnt != n {
+		t.Fatalf("%d spin outcomes counted over %d learns after a give-up, want one each", learnt, n)
 	}
 }
