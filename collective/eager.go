@@ -149,11 +149,16 @@ var testHookDeferEnd func(*Comm)
 // deferOrEnd makes o the communicator's deferred eager call (counting an
 // eager return if returned: o's first deferral, not a settle's put-back),
 // or, if the communicator is aborted or closed (its Abort or Close may
-// have looked for one already), ends it at once, waiting under o.ctx
-// without its cancellation (o's deadline bounds it), and returns its error.
+// have looked for one already) or another call began since o (on its
+// first deferral), ends it at once, waiting under o.ctx without its
+// cancellation (o's deadline bounds it), and returns its error.
 func (c *Comm) deferOrEnd(o *operation, returned bool) error {
 	c.mu.Lock()
-	if c.abort.err == nil && !c.closed {
+	// A call begun since o took its number (an Async one from another
+	// goroutine) has looked for a deferred call to settle and found none:
+	// o cannot return early, or that call would send before o is settled.
+	raced := returned && c.eager.issued != o.order
+	if c.abort.err == nil && !c.closed && !raced {
 		c.eager.deferred = o
 		if returned {
 			c.eager.returns++

@@ -98,3 +98,91 @@ func raceAbortClose(t *testing.T, who int) {
 		})
 	}
 }
+
+// TestEagerAsyncBeforeDeferral: an Async call issued from another
+// goroutine between an eager call's return decision and its deferral
+// (testHookDeferEnd) finds nothing deferred to settle, and would send
+// before the eager call is settled. The eager call then ends inline (it
+// does not return early), so what doc.go says holds: a call after an eager
+// one sends nothing before that one is settled.
+func TestEagerAsyncBeforeDeferral(t *testing.T) {
+	w, err := inproc.NewWorld(4)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = w.Close() })
+	comms := make([]*Comm, 4)
+	for r, ep := range w.Endpoints() {
+		comms[r], err = New(ep, 1, Config{Timeout: 5 * time.Second})
+		require.NoError(t, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var armed atomic.Bool
+	var handle *Handle
+	send, recv := []float32{1}, make([]float32, 1)
+	testHookDeferEnd = func(c *Comm) {
+		if c != comms[0] || !armed.CompareAndSwap(true, false) {
+			return
+		}
+		c.mu.Lock()
+		issued := c.eager.issued
+		c.mu.Unlock()
+		handle = AllReduceAsync(ctx, c, send, recv, Sum)
+		for {
+			c.mu.Lock()
+			taken := c.eager.issued > issued
+			c.mu.Unlock()
+			if taken {
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	defer func() { testHookDeferEnd = nil }()
+	var returns uint64
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for r, c := range comms {
+		wg.Go(func() {
+			x := make([]float32, 2)
+			for i := range 6 {
+				if r == 0 {
+					x[0] = float32(i)
+					if i == 5 {
+						c.mu.Lock()
+						returns = c.eager.returns
+						c.mu.Unlock()
+						armed.Store(true)
+					}
+				}
+				if err := Broadcast(ctx, c, x, x, 0); err != nil {
+					errs[r] = err
+					return
+				}
+				if x[0] != float32(i) {
+					errs[r] = fmt.Errorf("broadcast %d: got %v", i, x[0])
+					return
+				}
+			}
+			if r == 0 {
+				errs[r] = handle.Wait(ctx)
+			} else {
+				rs, rr := []float32{1}, make([]float32, 1)
+				errs[r] = AllReduce(ctx, c, rs, rr, Sum)
+				if errs[r] == nil && rr[0] != 4 {
+					errs[r] = fmt.Errorf("allreduce: got %v, want 4", rr[0])
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for r, err := range errs {
+		require.NoError(t, err, "rank %d", r)
+	}
+	require.Equal(t, float32(4), recv[0])
+	c := comms[0]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	require.Equal(t, returns, c.eager.returns, "the call raced by an Async one returned early")
+	require.True(t, returns > 0, "the calls before were eager")
+	require.True(t, c.eager.deferred == nil)
+}
