@@ -55,14 +55,7 @@ func raceAbortClose(t *testing.T, who int) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := inproc.NewWorld(4)
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = w.Close() })
-			comms := make([]*Comm, 4)
-			for r, ep := range w.Endpoints() {
-				comms[r], err = New(ep, 1, Config{Timeout: 5 * time.Second})
-				require.NoError(t, err)
-			}
+			comms := eagerComms(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			var armed atomic.Bool
@@ -106,14 +99,7 @@ func raceAbortClose(t *testing.T, who int) {
 // does not return early), so what doc.go says holds: a call after an eager
 // one sends nothing before that one is settled.
 func TestEagerAsyncBeforeDeferral(t *testing.T) {
-	w, err := inproc.NewWorld(4)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = w.Close() })
-	comms := make([]*Comm, 4)
-	for r, ep := range w.Endpoints() {
-		comms[r], err = New(ep, 1, Config{Timeout: 5 * time.Second})
-		require.NoError(t, err)
-	}
+	comms := eagerComms(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var armed atomic.Bool
@@ -185,4 +171,18 @@ func TestEagerAsyncBeforeDeferral(t *testing.T) {
 	require.Equal(t, returns, c.eager.returns, "the call raced by an Async one returned early")
 	require.True(t, returns > 0, "the calls before were eager")
 	require.True(t, c.eager.deferred == nil)
+}
+
+// eagerComms returns the communicators of a 4-rank inproc world, closed
+// when the test ends, with a 5 s timeout.
+func eagerComms(t *testing.T) []*Comm {
+	w, err := inproc.NewWorld(4)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = w.Close() })
+	comms := make([]*Comm, 4)
+	for r, ep := range w.Endpoints() {
+		comms[r], err = New(ep, 1, Config{Timeout: 5 * time.Second})
+		require.NoError(t, err)
+	}
+	return comms
 }

@@ -77,14 +77,18 @@ func ecmpSimBubble(t testing.TB, seed uint64, links int, link simfabric.LinkConf
 		for j := range dst {
 			dst[j] = make([]byte, 4<<20)
 		}
+		wait := func(j int) error { // message j's receive, then its send
+			_, rerr := rs[j].Wait(ctx)
+			if rerr != nil {
+				return rerr
+			}
+			_, serr := ss[j].Wait(ctx)
+			return serr
+		}
 		for i := uint32(0); time.Since(start) < dur || i%uint32(k) != 0; i++ {
 			j := int(i) % k
 			if i >= uint32(k) {
-				if _, err := rs[j].Wait(ctx); err != nil {
-					done <- err
-					return
-				}
-				if _, err := ss[j].Wait(ctx); err != nil {
+				if err := wait(j); err != nil {
 					done <- err
 					return
 				}
@@ -102,11 +106,7 @@ func ecmpSimBubble(t testing.TB, seed uint64, links int, link simfabric.LinkConf
 			mu.Unlock()
 		}
 		for j := range k {
-			if _, err := rs[j].Wait(ctx); err != nil {
-				done <- err
-				return
-			}
-			if _, err := ss[j].Wait(ctx); err != nil {
+			if err := wait(j); err != nil {
 				done <- err
 				return
 			}
