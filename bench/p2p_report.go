@@ -44,6 +44,7 @@ type p2pPathRow struct {
 	Retransmits    int64   `json:"retransmits"`
 	Lost           int64   `json:"lost"`
 	Timeouts       int64   `json:"timeouts"`
+	Spurious       int64   `json:"spurious_timeouts"` // of Timeouts, those an ACK of the original later showed needless
 	SRTTUs         float64 `json:"srtt_us"`
 	Window         int     `json:"window_bytes"`
 	WindowRateMbps float64 `json:"window_rate_mbps"`
@@ -67,6 +68,7 @@ func p2pDelta(kind string, a, b transport.PeerStats, from, to time.Duration) p2p
 			paths[i].Retransmits -= was.Retransmits
 			paths[i].Lost -= was.Lost
 			paths[i].Timeouts -= was.Timeouts
+			paths[i].SpuriousTimeouts -= was.SpuriousTimeouts
 		}
 	}
 	transport.SetShares(paths)
@@ -75,7 +77,7 @@ func p2pDelta(kind string, a, b transport.PeerStats, from, to time.Duration) p2p
 		r.Retransmits += p.Retransmits
 		r.Paths = append(r.Paths, p2pPathRow{Path: p.Index, State: p.State, Bytes: p.BytesSent, Share: p.Share,
 			Packets: p.PacketsSent, Retransmits: p.Retransmits, Lost: p.Lost, Timeouts: p.Timeouts,
-			SRTTUs: float64(p.SRTT.Nanoseconds()) / 1e3, Window: p.Window, WindowRateMbps: mbps(float64(p.WindowRate))})
+			Spurious: p.SpuriousTimeouts, SRTTUs: float64(p.SRTT.Nanoseconds()) / 1e3, Window: p.Window, WindowRateMbps: mbps(float64(p.WindowRate))})
 	}
 	return r
 }

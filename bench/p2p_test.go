@@ -75,15 +75,15 @@ func TestP2PUsageAndErrors(t *testing.T) {
 // interval's path bytes.
 func TestP2PDelta(t *testing.T) {
 	a := transport.PeerStats{Traffic: transport.Traffic{BytesSent: 1000}, Paths: []transport.PathStats{
-		{Index: 0, BytesSent: 100, PacketsSent: 1, Retransmits: 1}, {Index: 1, BytesSent: 200, PacketsSent: 2}}}
+		{Index: 0, BytesSent: 100, PacketsSent: 1, Retransmits: 1}, {Index: 1, BytesSent: 200, PacketsSent: 2, Timeouts: 2, SpuriousTimeouts: 1}}}
 	b := transport.PeerStats{Traffic: transport.Traffic{BytesSent: 1000 + 125_000}, TargetRate: 1_000_000, Paths: []transport.PathStats{
 		{Index: 0, State: "good", BytesSent: 100 + 30_000, PacketsSent: 21, Retransmits: 3, SRTT: 1500 * time.Microsecond, Window: 4096, WindowRate: 2_000_000},
-		{Index: 1, State: "dead", BytesSent: 200 + 90_000, PacketsSent: 62, Lost: 4, Timeouts: 1}}}
+		{Index: 1, State: "dead", BytesSent: 200 + 90_000, PacketsSent: 62, Lost: 4, Timeouts: 3, SpuriousTimeouts: 2}}}
 	r := p2pDelta("interval", a, b, time.Second, 2*time.Second)
 	want := p2pRow{Kind: "interval", Start: 1, End: 2, Bytes: 125_000, GoodputMbps: 1, TargetMbps: 8, PathBytes: 120_000, Retransmits: 2,
 		Paths: []p2pPathRow{
 			{Path: 0, State: "good", Bytes: 30_000, Share: 0.25, Packets: 20, Retransmits: 2, SRTTUs: 1500, Window: 4096, WindowRateMbps: 16},
-			{Path: 1, State: "dead", Bytes: 90_000, Share: 0.75, Packets: 60, Lost: 4, Timeouts: 1}}}
+			{Path: 1, State: "dead", Bytes: 90_000, Share: 0.75, Packets: 60, Lost: 4, Timeouts: 1, Spurious: 1}}}
 	require.Equal(t, want, r)
 
 	// A peer without paths (TCP, shm) and an empty interval.
@@ -95,7 +95,7 @@ func TestP2PDelta(t *testing.T) {
 // in each path.
 var (
 	p2pRowKeys  = []string{"bytes", "end_s", "goodput_mbps", "kind", "path_bytes", "paths", "retransmits", "start_s", "target_mbps"}
-	p2pPathKeys = []string{"bytes", "lost", "packets", "path", "retransmits", "share", "srtt_us", "state", "timeouts", "window_bytes", "window_rate_mbps"}
+	p2pPathKeys = []string{"bytes", "lost", "packets", "path", "retransmits", "share", "spurious_timeouts", "srtt_us", "state", "timeouts", "window_bytes", "window_rate_mbps"}
 )
 
 // One second of MetaRoCE over loopback, in process: at least one

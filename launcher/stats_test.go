@@ -97,3 +97,14 @@ func TestLogStatsQuietOnClose(t *testing.T) {
 		}
 	}
 }
+
+// A MetaRoCE path's line carries its timeouts and, of them, the spurious
+// ones (a sender starved of CPU, not a losing path).
+func TestLogStatsPathTimeouts(t *testing.T) {
+	var buf bytes.Buffer
+	s := transport.Stats{Peers: []transport.PeerStats{{Rank: 1, Transport: transport.StatsMetaRoCE, Up: true,
+		Paths: []transport.PathStats{{Index: 2, State: "good", PacketsSent: 10, Timeouts: 3, SpuriousTimeouts: 2}}}}}
+	logStats(slog.New(slog.NewTextHandler(&buf, nil)), s)
+	require.Contains(t, buf.String(), `msg="gocoll: path" peer=1 path=2 state=good`)
+	require.Contains(t, buf.String(), ` timeouts=3 spurious=2 `)
+}

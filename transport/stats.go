@@ -91,7 +91,11 @@ type PathStats struct {
 	// resends, Lost those declared lost, Timeouts the retransmission
 	// timeouts; PacketsRecv the DATA packets received new on the path.
 	PacketsSent, Retransmits, Lost, Timeouts, PacketsRecv int64
-	SRTT, MinRTT                                          time.Duration // smoothed and lowest RTT (0: no sample yet)
+	// SpuriousTimeouts counts the Timeouts found spurious afterwards: an
+	// ACK of the original packet arrived, so the path was slow (or its
+	// sender starved of CPU), not losing.
+	SpuriousTimeouts int64
+	SRTT, MinRTT     time.Duration // smoothed and lowest RTT (0: no sample yet)
 	// Window is the congestion window and Inflight the datagram bytes in
 	// flight; WindowRate is Window/SRTT in bytes/s, the rate the window
 	// allows (0 before the first RTT sample).

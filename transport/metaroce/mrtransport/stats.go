@@ -162,7 +162,7 @@ func (e *Endpoint) TransportStats() transport.Stats {
 // commonPath is path i's counters in the transport's common form.
 func commonPath(i int, p metaroce.PathStats) transport.PathStats {
 	out := transport.PathStats{Index: i, State: p.State.String(), BytesSent: p.BytesSent,
-		PacketsSent: p.PacketsSent, Retransmits: p.Retransmits, Lost: p.PacketsLost, Timeouts: p.Timeouts,
+		PacketsSent: p.PacketsSent, Retransmits: p.Retransmits, Lost: p.PacketsLost, Timeouts: p.Timeouts, SpuriousTimeouts: p.SpuriousTimeouts,
 		PacketsRecv: p.PacketsRecv, SRTT: p.SRTT, MinRTT: p.MinRTT, Window: p.Cwnd, Inflight: p.Inflight}
 	if p.SRTT > 0 {
 		out.WindowRate = int64(float64(p.Cwnd) / p.SRTT.Seconds())
