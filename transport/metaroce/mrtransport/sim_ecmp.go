@@ -25,6 +25,20 @@ type SimECMP struct {
 	Link simfabric.LinkConfig
 	// Seed seeds the hash.
 	Seed uint64
+	// Site, if not nil, puts ranks in sites: every ordered pair of sites
+	// (a site with itself included) shares one set of Links links, as the
+	// lab's routers do, so the connections of all the ranks of a site to
+	// another site compete on the same links. nil: every rank is a site of
+	// its own (each pair of ranks has links of its own).
+	Site func(rank int) int
+}
+
+// site returns rank's site.
+func (c *SimECMP) site(rank int) int {
+	if c.Site == nil {
+		return rank
+	}
+	return c.Site(rank)
 }
 
 func (c *SimECMP) check() error {
@@ -36,7 +50,7 @@ func (c *SimECMP) check() error {
 
 // ecmpState is a SimNet's ECMP links and port counter, guarded by its mu.
 type ecmpState struct {
-	links map[[2]int][]simfabric.LinkID // by (from rank, to rank)
+	links map[[2]int][]simfabric.LinkID // by (from site, to site)
 	opens int                           // sockets opened
 }
 
@@ -78,7 +92,7 @@ func (n *SimNet) ecmpPath(s, dst *simSocket) (simfabric.PathID, error) {
 	if e.links == nil {
 		e.links = make(map[[2]int][]simfabric.LinkID)
 	}
-	pair := [2]int{s.rank, dst.rank}
+	pair := [2]int{c.site(s.rank), c.site(dst.rank)}
 	ls := e.links[pair]
 	if ls == nil {
 		for range c.Links {
@@ -94,11 +108,14 @@ func (n *SimNet) ecmpPath(s, dst *simSocket) (simfabric.PathID, error) {
 }
 
 // ECMPLinkBytes returns the bytes that have left each ECMP link from rank
-// from to rank to (nil if none was made, or without ECMP).
+// from's site to rank to's (nil if none was made, or without ECMP).
 func (n *SimNet) ECMPLinkBytes(from, to int) []int64 {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	ls := n.ecmp.links[[2]int{from, to}]
+	if n.cfg.ECMP == nil {
+		return nil
+	}
+	ls := n.ecmp.links[[2]int{n.cfg.ECMP.site(from), n.cfg.ECMP.site(to)}]
 	if ls == nil {
 		return nil
 	}
