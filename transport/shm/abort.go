@@ -105,7 +105,7 @@ func (e *Endpoint) failLocked(match func(matchKey) bool, err error, keepArrived 
 
 // peerDown makes rank peer unreachable with err: its requests fail, and
 // later ones fail at once. Sends it had claimed fail too, as a peer that is
-// down copies nothing more.
+// down copies nothing more; those it had copied complete.
 func (e *Endpoint) peerDown(peer int, err error) {
 	e.mu.Lock()
 	if e.down[peer] != nil {
@@ -115,13 +115,12 @@ func (e *Endpoint) peerDown(peer int, err error) {
 	e.down[peer] = err
 	e.peers[peer].gone.Store(true)
 	e.peers[peer].dropBacklog()
-	e.failLocked(func(k matchKey) bool { return int(k.peer) == peer }, err, true)
-	for _, r := range e.sends {
+	for _, r := range e.sends { // before failLocked, which would fail copied ones
 		if int(r.key.peer) == peer {
-			e.releaseSend(r)
-			r.complete(0, err)
+			e.completeCopied(r, err)
 		}
 	}
+	e.failLocked(func(k matchKey) bool { return int(k.peer) == peer }, err, true)
 	closed := e.closed
 	e.mu.Unlock()
 	if !closed {
@@ -176,7 +175,7 @@ func (e *Endpoint) Close() error {
 	<-e.stopped
 	e.mu.Lock()
 	for _, r := range e.sends { // a copy that never ended: give up on it
-		r.complete(0, transport.ErrClosed)
+		e.completeCopied(r, transport.ErrClosed)
 	}
 	e.sends = map[int]*request{}
 	e.mu.Unlock()
@@ -191,7 +190,7 @@ func (e *Endpoint) Close() error {
 }
 
 // flushBacklogs gives the peers' rings a moment to take what waits for
-// them, so the BYE and last FINs reach them; it gives up after idleWait.
+// them, so the BYE reaches them; it gives up after idleWait.
 func (e *Endpoint) flushBacklogs() {
 	deadline := time.Now().Add(idleWait)
 	for e.backlogged.Load() > 0 && time.Now().Before(deadline) {

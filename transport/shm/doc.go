@@ -19,13 +19,17 @@
 //     sender's buffer, and the receiver, once a receive matches it, copies
 //     the bytes straight from the sender's memory into its own buffer with
 //     process_vm_readv(2) (cross-memory attach, as OpenMPI's vader does). It
-//     then writes a FIN slot back and the send completes. Each byte is
-//     copied once, by the receiver.
+//     then marks the send copied in the sender's segment (below), waking
+//     the sender only if it sleeps, and the send completes: a slot less
+//     than a FIN message back would cost. Each byte is copied once, by the
+//     receiver.
 //
 // A rendezvous send owns a word in its sender's segment. The receiver moves
-// it from posted to claimed before it copies; a Cancel moves it from posted
-// to cancelled. Whoever moves it first wins, so a cancelled send is never
-// read, and a Cancel of a claimed send waits for its copy to end.
+// it from posted to claimed before it copies, and to copied after, then
+// counts one more copied send in the sender's segment header, which the
+// sender's poll watches; a Cancel moves it from posted to cancelled.
+// Whoever moves it first wins, so a cancelled send is never read, and a
+// Cancel of a claimed send waits for its copy to end.
 //
 // # Waiting
 //

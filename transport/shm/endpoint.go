@@ -80,6 +80,7 @@ type Endpoint struct {
 	unmapped   bool                // Close released the mappings; under mapMu
 	copying    sync.WaitGroup      // copies into this rank's buffers under way
 	backlogged atomic.Int32        // peers with slots waiting for ring space
+	copiedSeen atomic.Uint64       // the segment's copiedCount at the last reapCopied
 	stalled    atomic.Bool         // a ring holds a message MaxUnexpected keeps out
 	onAbort    transport.AbortHook // see OnRemoteAbort
 	stop       chan struct{}
@@ -163,8 +164,8 @@ func (e *Endpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Reque
 	r.index = e.free[len(e.free)-1]
 	e.free = e.free[:len(e.free)-1]
 	w := e.seg.sendWord(r.index)
-	r.gen = w.Load() >> 2
-	w.Store(r.gen<<2 | sendPosted)
+	r.gen = w.Load() >> sendStateBits
+	w.Store(sendWordValue(r.gen, sendPosted))
 	e.sends[r.index] = r
 	e.mu.Unlock()
 	s := slot{kind: kindRendezvous, tag: tag, length: uint64(len(buf)), sendID: sendIDOf(r.index, r.gen), addr: bufAddr(buf)}
@@ -250,11 +251,12 @@ func truncated(n, room int) error {
 func (e *Endpoint) claim(peer int, s slot) bool {
 	idx, gen := sendWordOf(s.sendID)
 	w := e.peers[peer].seg.sendWord(idx)
-	return w.CompareAndSwap(gen<<2|sendPosted, gen<<2|sendClaimed)
+	return w.CompareAndSwap(sendWordValue(gen, sendPosted), sendWordValue(gen, sendClaimed))
 }
 
 // copyRendezvous copies the claimed message s of peer into receive r (in
-// state copying, counted in e.copying), completes r and sends the FIN.
+// state copying, counted in e.copying), tells the sender (peer.copied) and
+// completes r.
 func (e *Endpoint) copyRendezvous(peer int, s slot, r *request) {
 	defer e.copying.Done()
 	p := e.peers[peer]
@@ -270,7 +272,7 @@ func (e *Endpoint) copyRendezvous(peer int, s slot, r *request) {
 	} else {
 		e.stats.bytesCopied.Add(uint64(n))
 	}
-	if ferr := p.put(&slot{kind: kindFin, sendID: s.sendID}); ferr != nil && err == nil {
+	if ferr := p.copied(s.sendID); ferr != nil && err == nil {
 		err = ferr
 	}
 	if err != nil {
@@ -370,7 +372,7 @@ func (e *Endpoint) releaseSend(r *request) {
 		return
 	}
 	delete(e.sends, r.index)
-	e.seg.sendWord(r.index).Store(((r.gen+1)&0xffffffff)<<2 | sendFree)
+	e.seg.sendWord(r.index).Store(sendWordValue((r.gen+1)&0xffffffff, sendFree))
 	e.free = append(e.free, r.index)
 }
 
@@ -411,7 +413,7 @@ func (e *Endpoint) cancelSend(r *request, err error) bool {
 		return false
 	}
 	w := e.seg.sendWord(r.index)
-	if !w.CompareAndSwap(r.gen<<2|sendPosted, r.gen<<2|sendCancelled) {
+	if !w.CompareAndSwap(sendWordValue(r.gen, sendPosted), sendWordValue(r.gen, sendCancelled)) {
 		return false
 	}
 	e.releaseSend(r)

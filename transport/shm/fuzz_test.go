@@ -19,7 +19,6 @@ func seedSlots() []slot {
 		{kind: kindInline, tag: tag, length: InlineMax, inline: bytes.Repeat([]byte{0xa5}, InlineMax)},
 		{kind: kindRendezvous, tag: tag, length: 3<<20 + 5, sendID: 5<<32 | 17, addr: 0x7f0012345000},
 		{kind: kindRendezvous, tag: tag, length: InlineMax + 1, sendID: 1, addr: 1},
-		{kind: kindFin, sendID: 9<<32 | 3},
 		{kind: kindAbort, tag: transport.Tag{OpKey: tag.OpKey}, inline: reason},
 		{kind: kindBye},
 	}

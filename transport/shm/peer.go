@@ -110,6 +110,25 @@ func (p *peer) flush() (moved bool) {
 	return moved
 }
 
+// copied tells the peer that this rank copied (or dropped) its claimed
+// rendezvous send id, in place of a message: the send's word moves from
+// claimed to copied, the peer's segment counts one more copied send, and
+// the peer is woken if it sleeps; its poll then completes the send
+// (Endpoint.reapCopied). After release it fails with ErrClosed.
+func (p *peer) copied(id uint64) error {
+	idx, gen := sendWordOf(id)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.released {
+		return transport.ErrClosed
+	}
+	released()
+	p.seg.sendWord(idx).CompareAndSwap(sendWordValue(gen, sendClaimed), sendWordValue(gen, sendCopied))
+	p.seg.copiedCount().Add(1)
+	p.wake()
+	return nil
+}
+
 // wake rings the peer's doorbell if it sleeps and no Wait of the peer polls
 // the rings (see Endpoint.spin). Clearing the flag first means one doorbell
 // per sleep, however many slots wake it. The caller holds p.mu.

@@ -97,8 +97,12 @@ func (e *Endpoint) wakeSelf() {
 	}
 }
 
-// anyInbound reports whether any inbound ring holds a slot.
+// anyInbound reports whether any inbound ring holds a slot, or a receiver
+// copied a send of this rank since the last poll.
 func (e *Endpoint) anyInbound() bool {
+	if e.seg.copiedCount().Load() != e.copiedSeen.Load() {
+		return true
+	}
 	if e.stalled.Load() {
 		return false // rings hold slots, but none can be taken until a Recv
 	}
@@ -113,6 +117,7 @@ func (e *Endpoint) anyInbound() bool {
 // poll handles what the rings hold and moves backlogged slots; it reports
 // whether it did anything.
 func (e *Endpoint) poll() (worked bool) {
+	worked = e.reapCopied()
 	for src, p := range e.peers {
 		if p == nil || p.gone.Load() {
 			continue
@@ -171,8 +176,6 @@ func (e *Endpoint) handle(src int, s slot) bool {
 	switch s.kind {
 	case kindInline, kindRendezvous:
 		return e.arrive(src, s)
-	case kindFin:
-		e.finish(s.sendID)
 	case kindAbort:
 		err := &transport.RemoteAbortError{Rank: src, Op: s.tag.OpKey, Reason: string(s.inline)}
 		e.end(s.tag.OpKey, err)
@@ -236,23 +239,42 @@ func (e *Endpoint) arrive(src int, s slot) bool {
 // caller holds e.mu.
 func (e *Endpoint) drop(src int, s slot) {
 	if s.kind == kindRendezvous && e.claim(src, s) {
-		_ = e.peers[src].put(&slot{kind: kindFin, sendID: s.sendID})
+		_ = e.peers[src].copied(s.sendID)
 	}
 }
 
-// finish completes the rendezvous send whose FIN arrived.
-func (e *Endpoint) finish(sendID uint64) {
-	idx, gen := sendWordOf(sendID)
+// reapCopied completes the rendezvous sends whose receivers moved their
+// words to copied (peer.copied), if the segment's count of them grew since
+// the last look; it reports whether it looked. The caller holds e.pollMu.
+func (e *Endpoint) reapCopied() bool {
+	c := e.seg.copiedCount().Load()
+	if c == e.copiedSeen.Load() {
+		return false
+	}
+	e.copiedSeen.Store(c)
+	acquired()
 	e.mu.Lock()
-	r := e.sends[idx]
-	if r == nil || r.gen != gen {
-		e.mu.Unlock()
+	for _, r := range e.sends {
+		e.completeCopied(r, nil)
+	}
+	e.mu.Unlock()
+	return true
+}
+
+// completeCopied completes the rendezvous send r if its receiver copied
+// it: with r.endErr, else nil. If it did not, a non-nil err completes r
+// (its receiver will copy nothing more); nil leaves it. The caller holds
+// e.mu, and r is in e.sends.
+func (e *Endpoint) completeCopied(r *request, err error) {
+	if e.seg.sendWord(r.index).Load() == sendWordValue(r.gen, sendCopied) {
+		e.releaseSend(r)
+		r.complete(len(r.buf), r.endErr)
 		return
 	}
-	e.releaseSend(r)
-	err := r.endErr
-	e.mu.Unlock()
-	r.complete(len(r.buf), err)
+	if err != nil {
+		e.releaseSend(r)
+		r.complete(0, err)
+	}
 }
 
 // checkPeers fails every peer whose process has ended.

@@ -11,7 +11,8 @@ import "sync/atomic"
 // read and its receive's reuse wrote.
 var handoff atomic.Uint64
 
-// released marks data about to be handed over (a slot put, a FIN sent).
+// released marks data about to be handed over (a slot put, a send marked
+// copied).
 func released() { handoff.Add(1) }
 
 // acquired marks data taken over (a slot read).

@@ -12,7 +12,7 @@ import (
 
 // Request states. A receive moves from pending (queued) to copying (a
 // goroutine is filling its buffer) to done; a send stays pending until its
-// FIN arrives or it is withdrawn. Moves out of pending happen under the
+// receiver marks it copied or it is withdrawn. Moves out of pending happen under the
 // endpoint's lock.
 const (
 	statePending int32 = iota
@@ -32,7 +32,7 @@ type request struct {
 	index int
 	gen   uint64
 	// endErr, set under the endpoint's lock, is the error a claimed send
-	// completes with when its FIN comes: its operation ended meanwhile.
+	// completes with when its copy ends: its operation ended meanwhile.
 	endErr error
 
 	// proof takes the peer's nonce read with a rendezvous copy's data

@@ -14,7 +14,7 @@ import (
 // Segment layout: a header page, one ring per sending rank, then the table
 // of rendezvous send words.
 const (
-	segMagic       = 0x3148536c6c6f6367 // "gcollSH1", little endian
+	segMagic       = 0x3248536c6c6f6367 // "gcollSH2", little endian (SH1 had FIN slots)
 	segHeaderBytes = 4096
 	ringHeadBytes  = 128 // head and tail, each on its own cache line
 
@@ -27,16 +27,26 @@ const (
 	offBase      = 32 // the owner's address of its own mapping (see peer.nonceAddr)
 	offSleeping  = 64
 	offSpinners  = 128
+	offCopied    = 192
 )
 
-// Send word states (low 2 bits); the upper bits hold the word's generation,
-// so a slot naming an older use of the word cannot claim the new one.
+// Send word states (the low sendStateBits bits); the upper bits hold the
+// word's generation, so a slot naming an older use of the word cannot
+// claim the new one. A send moves from posted to claimed (its receiver
+// copies it) and then copied (the copy ended: the send completes), or from
+// posted to cancelled.
 const (
 	sendFree uint64 = iota
 	sendPosted
 	sendClaimed
 	sendCancelled
+	sendCopied
+
+	sendStateBits = 3
 )
+
+// sendWordValue is the send word of generation gen in state state.
+func sendWordValue(gen, state uint64) uint64 { return gen<<sendStateBits | state }
 
 // segment is one rank's shared memory, mapped by its owner and by every
 // peer. The owner consumes the rings; peers produce into them and claim
@@ -149,6 +159,10 @@ func (s *segment) sleeping() *atomic.Uint32 { return s.word32(offSleeping) }
 func (s *segment) spinners() *atomic.Int32 {
 	return (*atomic.Int32)(unsafe.Pointer(&s.mem[offSpinners]))
 }
+
+// copiedCount counts the sends of the owner that their receivers have
+// moved to copied; the owner looks at its send words again when it grows.
+func (s *segment) copiedCount() *atomic.Uint64 { return s.word64(offCopied) }
 
 // ring returns the inbound ring from rank src.
 func (s *segment) ring(src int) ring {

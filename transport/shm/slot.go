@@ -12,7 +12,7 @@ import (
 const (
 	kindInline     uint8 = 1 + iota // a message carried in the slot
 	kindRendezvous                  // a message left in the sender's memory
-	kindFin                         // the receiver copied (or dropped) a rendezvous send
+	_                               // once FIN: a receiver now says it copied in the send's word (peer.copied)
 	kindAbort                       // the sender ended an operation
 	kindBye                         // the sender closed its endpoint
 	kindHello                       // the sender has connected to every rank
@@ -33,7 +33,7 @@ const slotHeadBytes = 64
 //	16  comm      u64   tag
 //	24  op        u64
 //	32  seq       u32
-//	40  sendID    u64   rendezvous and FIN: the send's id in its sender's table
+//	40  sendID    u64   rendezvous: the send's id in its sender's table
 //	48  addr      u64   rendezvous: address of the message in the sender
 //	64  inline    [InlineMax]byte
 //
@@ -99,7 +99,7 @@ func decodeSlot(b []byte) (slot, error) {
 		if n != 0 && n != proofLen {
 			return slot{}, fmt.Errorf("%w: hello with %d inline bytes", errBadSlot, n)
 		}
-	case kindFin, kindBye:
+	case kindBye:
 		if n != 0 {
 			return slot{}, fmt.Errorf("%w: kind %d with %d inline bytes", errBadSlot, s.kind, n)
 		}
