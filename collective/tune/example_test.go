@@ -47,6 +47,6 @@ func ExampleExplain() {
 	// algorithm           predicted
 	// recursive-doubling  126.2µs  (chosen)
 	// tree                251.2µs
-	// ring                775µs
-	// hierarchical        775µs
+	// ring                787.3µs
+	// hierarchical        787.3µs
 }

@@ -137,7 +137,20 @@ type phase struct {
 	fill    float64
 	chunks  int
 	overlap bool
-	serial  bool // one chunk in flight per flow (trees)
+	serial  bool      // one chunk in flight per flow (trees)
+	rings   []ringRun // the rings of an overlapped phase, whose chunks' transfers lie on its latency path
+}
+
+// ringRun is one ring of a phase: its hops, in ring order, the dependent
+// steps it runs and the chunk each step's message moves at a time. A
+// ring's step forwards what the step before it produced, chunk by chunk
+// (collective's ring: index i is sent after index i-k arrived), so the
+// critical path crosses steps hops, each one latency and one chunk's
+// transfer at that hop's share of its links.
+type ringRun struct {
+	hops  [][2]int
+	steps int
+	chunk float64
 }
 
 // time is the phase's predicted seconds (see the package comment).
@@ -176,9 +189,17 @@ func (m *model) time(p phase) float64 {
 			bw = max(bw, edges[e])
 		}
 	}
+	lat := p.lat
+	for _, r := range p.rings {
+		hop := make([]float64, len(r.hops))
+		for i, h := range r.hops {
+			hop[i] = m.alpha(h[0], h[1]) + r.chunk/m.rate(h[0], h[1])
+		}
+		lat = max(lat, chainLatency(hop, r.steps))
+	}
 	switch {
 	case p.overlap:
-		return max(p.lat, bw)
+		return max(lat, bw)
 	case p.chunks > 0: // at least the busiest link's load, where flows share it
 		return p.lat + max(p.fill+bw*float64(p.chunks-1)/float64(p.chunks), links)
 	}
@@ -240,12 +261,28 @@ func (m *model) ring(ph *phase, members []int, perFlow float64, steps int) {
 	// neighbour, so the latency path is steps hops around the ring: whole
 	// laps, and the slowest run of the remaining hops.
 	hop := make([]float64, n)
-	var a float64
+	run := ringRun{steps: steps}
+	_, run.chunk = m.chunks(perFlow / float64(steps))
 	for i, src := range members {
 		dst := members[(i+1)%n]
 		ph.flows = append(ph.flows, flow{src, dst, perFlow})
 		hop[i] = m.alpha(src, dst)
-		a += hop[i]
+		run.hops = append(run.hops, [2]int{src, dst})
+	}
+	ph.steps = max(ph.steps, steps)
+	ph.lat = max(ph.lat, chainLatency(hop, steps))
+	ph.overlap = true
+	ph.rings = append(ph.rings, run)
+}
+
+// chainLatency is the longest path of steps consecutive hops around a
+// ring whose hop i costs hop[i]: whole laps, and the slowest run of the
+// remaining hops.
+func chainLatency(hop []float64, steps int) float64 {
+	n := len(hop)
+	var lap float64
+	for _, h := range hop {
+		lap += h
 	}
 	rest, run := steps%n, 0.0
 	for i := range rest {
@@ -256,9 +293,7 @@ func (m *model) ring(ph *phase, members []int, perFlow float64, steps int) {
 		run += hop[(i+rest)%n] - hop[i]
 		worst = max(worst, run)
 	}
-	ph.steps = max(ph.steps, steps)
-	ph.lat = max(ph.lat, float64(steps/n)*a+worst)
-	ph.overlap = true
+	return float64(steps/n)*lap + worst
 }
 
 // ringAllReduce is collective's ring AllReduce on the rings of strides

@@ -14,7 +14,11 @@
 //	                               latencies hide behind the busiest link)
 //	lat + load                    (exchanges of whole buffers)
 //
-// where lat sums the latencies along the critical path, fill is the time
+// where lat sums the latencies along the critical path (in a ring, whose
+// step forwards what the step before produced, each of its steps hops
+// also moves one chunk of the step's message at that hop's rate, so a
+// ring of two ranks over one link of latency α takes steps × (α +
+// chunk/β), as gocoll sim does), fill is the time
 // the first chunk takes along the longest path (so a pipelined chain of s
 // equal steps and k chunks costs s + k − 1 chunk times), and load is the
 // busiest link's: the bytes it carries over its bandwidth, divided by

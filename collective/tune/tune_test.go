@@ -231,3 +231,27 @@ func TestFarPartnerHidden(t *testing.T) {
 	}
 	t.Fatal("no ring prediction")
 }
+
+// TestRingStepChain: a ring's step forwards what the step before produced,
+// so where latency and a step's transfer are alike neither hides the
+// other. Two ranks on two hosts, a 7 ms, 1 MB/s link, 4000 B: two steps of
+// 2000 B, each 7 ms and 2 ms of transfer (simnet's TestPairLink simulates
+// 18 ms); before, the model took the larger of the latencies and the load
+// (14 ms).
+func TestRingStepChain(t *testing.T) {
+	links := DefaultLinks()
+	links.Site = Link{Latency: 7 * time.Millisecond, Bandwidth: 1e6}
+	p, err := Predict(AllReduce, Input{Topology: grid(t, 1, 2, 1), Bytes: 4000, ChunkBytes: 512 << 10, Links: links, Channels: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pr := range p {
+		if pr.Algorithm == "ring" {
+			if want := 18 * time.Millisecond; (pr.Time - want).Abs() > 10*time.Microsecond {
+				t.Errorf("ring: %v, want %v", pr.Time, want)
+			}
+			return
+		}
+	}
+	t.Fatalf("no ring prediction: %v", p)
+}
