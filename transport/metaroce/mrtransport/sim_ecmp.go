@@ -31,6 +31,9 @@ type SimECMP struct {
 	// another site compete on the same links. nil: every rank is a site of
 	// its own (each pair of ranks has links of its own).
 	Site func(rank int) int
+	// Local, if not nil, configures the links between two ranks of one
+	// site (a LAN, or shared memory), instead of Link.
+	Local *simfabric.LinkConfig
 }
 
 // site returns rank's site.
@@ -95,8 +98,12 @@ func (n *SimNet) ecmpPath(s, dst *simSocket) (simfabric.PathID, error) {
 	pair := [2]int{c.site(s.rank), c.site(dst.rank)}
 	ls := e.links[pair]
 	if ls == nil {
+		link := c.Link
+		if c.Local != nil && pair[0] == pair[1] {
+			link = *c.Local
+		}
 		for range c.Links {
-			id, err := n.fab.AddLink(c.Link)
+			id, err := n.fab.AddLink(link)
 			if err != nil {
 				return 0, err
 			}

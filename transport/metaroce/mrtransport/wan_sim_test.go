@@ -50,6 +50,7 @@ type wanSimResult struct {
 	timeouts, spurious, lost int64
 	cuts                     [3]int64
 	tailDrops                int64
+	repicks                  int64 // port re-picks made, over all endpoints
 }
 
 // run runs s in a synctest bubble of its own.
@@ -132,6 +133,8 @@ func (s wanSim) bubble(t *testing.T) wanSimResult {
 		res.tailDrops += l.DroppedQueueFull.Packets
 	}
 	for _, ep := range eps {
+		made, _ := ep.Repicks()
+		res.repicks += made
 		for _, ps := range ep.Stats().Peers {
 			for _, p := range ps.Paths {
 				res.timeouts += p.Timeouts
@@ -147,12 +150,19 @@ func (s wanSim) bubble(t *testing.T) wanSimResult {
 }
 
 // logSeries logs, every 2 ms until wg is done, the share of its rate
-// each link carried, site 0 to 1 then 1 to 0.
+// each link carried, site 0 to 1 then 1 to 0, and the links' tail drops.
 func (s wanSim) logSeries(t *testing.T, net *SimNet, wg *sync.WaitGroup) {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	const every = 2 * time.Millisecond
 	prev := [2][]int64{net.ECMPLinkBytes(0, s.pairs), net.ECMPLinkBytes(s.pairs, 0)}
+	drops := func() (n int64) {
+		for _, l := range net.Stats().Links {
+			n += l.DroppedQueueFull.Packets
+		}
+		return n
+	}
+	prevDrops := drops()
 	for at := every; ; at += every {
 		select {
 		case <-done:
@@ -170,6 +180,9 @@ func (s wanSim) logSeries(t *testing.T, net *SimNet, wg *sync.WaitGroup) {
 			}
 			prev[d] = now
 		}
+		d := drops()
+		fmt.Fprintf(&b, "  | tail drops %d", d-prevDrops)
+		prevDrops = d
 		t.Log(b.String())
 	}
 }
@@ -201,14 +214,22 @@ func TestWANSimTable(t *testing.T) {
 		s := wanSim{pairs: env("WAN_SIM_PAIRS", 4), msgs: env("WAN_SIM_MSGS", 16), calls: env("WAN_SIM_CALLS", 6), links: 4,
 			bytes: env("WAN_SIM_BYTES", 4<<20), gap: time.Duration(env("WAN_SIM_GAP_MS", 20)) * time.Millisecond,
 			link: wanSimLink, seed: seed + 1, oneWay: os.Getenv("WAN_SIM_ONEWAY") != "", series: os.Getenv("WAN_SIM_SERIES") != ""}
+		s.cfg.Paths = env("WAN_SIM_PATHS", 0)
+		s.cfg.Core.MinRTO = time.Duration(env("WAN_SIM_MINRTO_US", 0)) * time.Microsecond
+		s.cfg.Repick.Off = os.Getenv("WAN_SIM_REPICK") == "off"
 		r := s.run(t)
+		var sum float64
+		for _, d := range r.calls {
+			sum += r.bound.Seconds() / d.Seconds()
+		}
+		t.Logf("seed %d: mean %.1f %% of the bound over %d calls", s.seed, 100*sum/float64(len(r.calls)), len(r.calls))
 		var b strings.Builder
 		fmt.Fprintf(&b, "seed %d: bound %.1f ms; calls (%% of bound, spread):", s.seed, r.bound.Seconds()*1e3)
 		for i, d := range r.calls {
 			fmt.Fprintf(&b, " %.0f%% %.0fms", 100*r.bound.Seconds()/d.Seconds(), r.spread[i].Seconds()*1e3)
 		}
-		t.Logf("%s; link bytes %v; tail drops %d, lost %d, timeouts %d (spurious %d), cuts ECN/loss/delay %v",
-			b.String(), r.linkB, r.tailDrops, r.lost, r.timeouts, r.spurious, r.cuts)
+		t.Logf("%s; link bytes %v; re-picks %d; tail drops %d, lost %d, timeouts %d (spurious %d), cuts ECN/loss/delay %v",
+			b.String(), r.linkB, r.repicks, r.tailDrops, r.lost, r.timeouts, r.spurious, r.cuts)
 	}
 }
 
@@ -257,6 +278,45 @@ func TestSimECMPSitesShareLinks(t *testing.T) {
 			}
 			if !shared && (sum[0] < size || sum[0] >= 2*size || sum[1] < size || sum[1] >= 2*size) {
 				t.Errorf("pairs have links of their own: 0->2 %d, 1->3 %d bytes, want each in [%d, %d)", sum[0], sum[1], size, 2*size)
+			}
+		})
+	}
+}
+
+// TestSimECMPLocalLinks: with SimECMP.Local, two ranks of one site talk
+// over links like Local (here of no rate limit), not like Link: 1 MiB
+// within the site takes under 5 ms of virtual time, where 2 links of
+// 25 MB/s need 21 ms.
+func TestSimECMPLocalLinks(t *testing.T) {
+	for _, local := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			ecmp := &SimECMP{Links: 2, Link: wanSimLink, Seed: 3, Site: func(r int) int { return r / 2 }}
+			if local {
+				ecmp.Local = &simfabric.LinkConfig{Delay: 20 * time.Microsecond}
+			}
+			cfg := Config{Paths: 2, ListenAddr: netip.MustParseAddrPort("10.0.0.1:0"), MaxDatagram: 8972}
+			cfg.Core.IDSeed = 5
+			eps, net, err := NewSimWorld(ctx, 2, cfg, SimConfig{ECMP: ecmp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer net.Close()
+			start := time.Now()
+			r := eps[1].Recv(0, benchTag(16, 0), make([]byte, 1<<20))
+			s := eps[0].Send(1, benchTag(16, 0), make([]byte, 1<<20))
+			for _, q := range []transport.Request{r, s} {
+				if _, err := q.Wait(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			took := time.Since(start)
+			for _, ep := range eps {
+				_ = ep.Close()
+			}
+			if fast := took < 5*time.Millisecond; fast != local {
+				t.Errorf("Local set %v: 1 MiB within a site took %v", local, took)
 			}
 		})
 	}

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# bench/wan_trace.sh: where the wall time of issue 14's lab AllReduce goes
+# on the WAN. Needs root (network namespaces), iproute2 and iptables.
+#
+# Usage: bench/wan_trace.sh
+#   env: LAB (lab name, default wantrace), OUT (default
+#        bench/results/wan_trace), SIZE (bytes, default 16777216), ALGO
+#        (default hierarchical), ITERS (timed calls, default 3), BIN_MS
+#        (the series' bin, default 5), GOCOLL (a gocoll binary instead of
+#        building this tree's)
+#
+# The lab is hier_lab.sh's (2 sites x 2 hosts x 2 ranks, 4 WAN paths of
+# 200 Mbit/s, 2 ms one way, MTU 9000), brought up with the delay daemons'
+# per-packet trace (GOCOLL_DELAYD_TRACE). One job runs `gocoll bench
+# allreduce` with GOCOLL_DEBUG_SUBSYS=COLL (each call's end and length in
+# rank 0's lines); then the daemons write their traces. For the last call
+# it prints, per BIN_MS, the bytes each WAN path and direction (an NFQUEUE
+# queue: the lower site's 4 then the higher's, or the reverse) released into
+# its rate limiter, as a % of the path's rate (above 100: the tbf queues or
+# drops), and each queue's use over the call. The machine's CPU over the
+# job (all of /proc/stat's first line: user, system, softirq, idle...) and
+# the lab's tbf drops go beside it. A link below 100 % while the call runs
+# is a link idle while data waits to cross (or a call not yet on the WAN).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+LAB=${LAB:-wantrace}
+OUT=${OUT:-bench/results/wan_trace}
+SIZE=${SIZE:-16777216}
+ALGO=${ALGO:-hierarchical}
+ITERS=${ITERS:-3}
+BIN_MS=${BIN_MS:-5}
+[[ $(id -u) -eq 0 ]] || { echo "bench/wan_trace.sh: needs root (network namespaces)" >&2; exit 2; }
+
+BIN=$(mktemp -d)
+chmod 755 "$BIN"
+G=$BIN/gocoll
+cleanup() { "$G" lab down --name "$LAB" >/dev/null 2>&1 || true; rm -rf "$BIN"; }
+trap cleanup EXIT
+if [[ -n ${GOCOLL:-} ]]; then cp "$GOCOLL" "$G"; else go build -o "$G" ./cmd/gocoll; fi
+stamp=$(date -u +%Y%m%d-%H%M%S)
+D=$OUT/raw/$stamp
+mkdir -p "$D"
+
+"$G" lab down --name "$LAB" >/dev/null 2>&1 || true
+GOCOLL_DELAYD_TRACE=$BIN/trace "$G" lab up --name "$LAB" --hosts-per-site 2 --paths 4 --rate 200 --delay 2 --mtu 9000 >/dev/null
+"$G" lab hostfile --name "$LAB" --slots 2 >"$BIN/hosts"
+head -1 /proc/stat >"$D/stat.before"
+"$G" lab stats --name "$LAB" >"$D/stats.before"
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+"$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout 300s \
+  -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL -- \
+  "$G" bench allreduce --sizes "$SIZE" -n "$ITERS" -w 1 --algo "$ALGO" >"$D/out" 2>&1 || echo "# run failed: $?" >>"$D/out"
+head -1 /proc/stat >"$D/stat.after"
+"$G" lab stats --name "$LAB" >"$D/stats.after"
+for p in $(pgrep -f "lab delayd --config /run/gocoll-lab/$LAB/" || true); do kill -USR1 "$p"; done
+sleep 2
+cat "$BIN"/trace.* >"$D/trace"
+"$G" lab down --name "$LAB" >/dev/null
+gzip -f "$D/trace"
+
+# The last call: its end (rank 0's log time, ms resolution) and length.
+read -r end took < <(sed -n 's/^\[rank 0\] time=\([^ ]*\) .*msg="gocoll: coll" .*op=AllReduce .* bytes='"$SIZE"' took=\([0-9.]*\)\(ms\|s\)$/\1 \2 \3/p' "$D/out" |
+  tail -1 | awk '{ cmd = "date -d " $1 " +%s.%N"; cmd | getline e; close(cmd); t = $2; if ($3 == "s") t *= 1000; printf "%.6f %.3f\n", e, t }')
+{
+  echo "# bench/wan_trace.sh $stamp: $ALGO AllReduce of $SIZE B, last of $ITERS timed calls: ${took} ms; load before $load0"
+  echo "# machine CPU over the job (/proc/stat, % of all cores): $(paste "$D/stat.before" "$D/stat.after" | awk '{ n = (NF - 2) / 2; split("user nice system idle iowait irq softirq steal", k, " "); t = 0; for (i = 2; i <= n; i++) { d[i] = $(i + n + 1) - $i; t += d[i] } for (i = 2; i <= 9 && i <= n; i++) printf "%s %.0f%% ", k[i - 1], 100 * d[i] / t }')"
+  echo "# tbf drops over the job, per path and direction: $(paste "$D/stats.before" "$D/stats.after" | awk '$1 ~ /^s[0-9]/ { printf "%s/%s %d ", $1, $2, $(NF/2 + 7) - $7 }')"
+  zcat "$D/trace.gz" | awk -v end="$end" -v took="$took" -v bin="$BIN_MS" '
+    /^# start/ { start = $3 / 1e9; next } /^#/ { next }
+    { t = start + $6 / 1e9; lo = end - took / 1000 - 0.005; hi = end + 0.005
+      if (t < lo || t >= hi) next
+      q[$1] = 1; b = int((t - lo) * 1000 / bin); by[$1, b] += $2; if (b > nb) nb = b
+      if ($2 > 1000) data[$1] += $2 }
+    END {
+      n = 0; for (k in q) qs[++n] = k + 0
+      for (i = 2; i <= n; i++) for (j = i; j > 1 && qs[j - 1] > qs[j]; j--) { x = qs[j]; qs[j] = qs[j - 1]; qs[j - 1] = x }
+      cap = 25e6 * bin / 1000
+      printf "# %% of each path-direction queue'"'"'s rate released per %d ms (5 ms before the call to 5 after)\n  ms", bin
+      for (i = 1; i <= n; i++) printf " %5s", qs[i]; print ""
+      for (b = 0; b <= nb; b++) { printf "%4d", b * bin; for (i = 1; i <= n; i++) printf " %5.0f", 100 * by[qs[i], b] / cap; print "" }
+      printf "# data bytes over the call as %% of the path rate x (call + 10 ms):"
+      for (i = 1; i <= n; i++) printf " %s %.0f%%", qs[i], 100 * data[qs[i]] / (25e6 * (took / 1000 + 0.01)); print ""
+    }'
+} >"$D/series.txt"
+cat "$D/series.txt"

@@ -1,0 +1,110 @@
+package mrtransport
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/topology"
+	"github.com/gocoll/gocoll/transport/metaroce/simfabric"
+)
+
+// TestWANSimHierarchical prints, for WAN_SIM_SEEDS seeds (unset: skipped),
+// issue 14's lab AllReduce in virtual time with everything but the CPU:
+// the real hierarchical AllReduce (collective.AlgoHierarchical) of
+// WAN_SIM_BYTES (default 16 MiB) of float32 on 2 sites x 2 hosts x 2
+// ranks, every rank a MetaRoCE endpoint, the sites joined by 4 shared
+// ECMP links of 200 Mbit/s, 2 ms, 20 ms of queue, ranks of a site by links
+// of no rate limit and 20 us (the lab's shared memory and LAN, which cost
+// CPU there, cost nothing here), WAN_SIM_CALLS calls (default 6): each
+// call's busbw as a share of the hierarchical WAN bound (each site receives
+// S bytes over the 4 links). With TestWANSimTable (the WAN phase alone)
+// and `gocoll sim` (an ideal transport), it splits the lab's shortfall:
+// algorithm, transport, and the lab's CPU (bench/results/wan_gap.md).
+func TestWANSimHierarchical(t *testing.T) {
+	seeds, _ := strconv.Atoi(os.Getenv("WAN_SIM_SEEDS"))
+	if seeds <= 0 {
+		t.Skip("WAN_SIM_SEEDS unset: a table of figures, not a check")
+	}
+	size, _ := strconv.Atoi(os.Getenv("WAN_SIM_BYTES"))
+	if size <= 0 {
+		size = 16 << 20
+	}
+	calls, _ := strconv.Atoi(os.Getenv("WAN_SIM_CALLS"))
+	if calls <= 0 {
+		calls = 6
+	}
+	const n, links = 8, 4
+	ranks := make([]topology.RankInfo, n)
+	for r := range n {
+		ranks[r] = topology.RankInfo{Rank: r, Host: fmt.Sprintf("h%d", r/2), Site: fmt.Sprintf("s%d", r/4), LocalRank: r % 2}
+	}
+	tp, err := topology.New(ranks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := time.Duration(float64(size) / float64(links*wanSimLink.Rate) * float64(time.Second))
+	for seed := range uint64(seeds) {
+		seed++
+		var took []time.Duration
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+			defer cancel()
+			local := simfabric.LinkConfig{Delay: 20 * time.Microsecond}
+			ecmp := &SimECMP{Links: links, Link: wanSimLink, Seed: seed, Site: func(r int) int { return r / 4 }, Local: &local}
+			cfg := Config{ListenAddr: netip.MustParseAddrPort("10.0.0.1:0"), MaxDatagram: 8972}
+			cfg.Core.IDSeed = seed | 1
+			eps, net, err := NewSimWorld(ctx, n, cfg, SimConfig{Fabric: simfabric.Config{Seed: int64(seed)}, ECMP: ecmp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer net.Close()
+			comms := make([]*collective.Comm, n)
+			for r, ep := range eps {
+				if comms[r], err = collective.New(ep, 1, collective.Config{AllReduce: collective.AlgoHierarchical, Topology: &tp}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			bufs := make([][]float32, n)
+			for r := range bufs {
+				bufs[r] = make([]float32, size/4)
+			}
+			for range calls {
+				start := time.Now()
+				var wg sync.WaitGroup
+				errs := make([]error, n)
+				for r, c := range comms {
+					wg.Go(func() { errs[r] = collective.AllReduce(ctx, c, bufs[r], bufs[r], collective.Sum) })
+				}
+				wg.Wait()
+				for r, err := range errs {
+					if err != nil {
+						t.Fatalf("seed %d rank %d: %v", seed, r, err)
+					}
+				}
+				took = append(took, time.Since(start))
+				time.Sleep(20 * time.Millisecond)
+			}
+			for _, c := range comms {
+				_ = c.Close()
+			}
+			for _, ep := range eps {
+				_ = ep.Close()
+			}
+		})
+		line := fmt.Sprintf("seed %d: hierarchical AllReduce of %d B, WAN bound %.1f ms; calls (%% of bound):", seed, size, bound.Seconds()*1e3)
+		var sum float64
+		for _, d := range took {
+			line += fmt.Sprintf(" %.0f%%", 100*bound.Seconds()/d.Seconds())
+			sum += bound.Seconds() / d.Seconds()
+		}
+		t.Logf("%s; mean %.1f %%", line, 100*sum/float64(len(took)))
+	}
+}
