@@ -114,6 +114,7 @@ func (c *Comm) abortWith(by int, relay bool) <-chan struct{} {
 	if c.abort.err == nil {
 		c.abort.err = &abortedError{id: c.id, by: by}
 		c.abort.by = by
+		c.board.aborted.Store(true) // ends its board waits (boardwait.go)
 	}
 	keys := c.abortKeys()
 	var wait chan struct{}

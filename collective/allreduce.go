@@ -6,6 +6,7 @@ import (
 
 	"github.com/gocoll/gocoll/collective/dtype"
 	"github.com/gocoll/gocoll/collective/reduce"
+	"github.com/gocoll/gocoll/collective/tune"
 )
 
 // allReduce validates and launches an AllReduce of send into recv.
@@ -15,8 +16,14 @@ func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataTy
 	if c.cfg.Deterministic {
 		algo = AlgoDirect // its fold is the canonical order, rank order
 	}
+	if algo == AlgoBoard && !c.onBoard(tune.BoardAllReduce, len(send), true) {
+		algo = AlgoAuto // no board, or too large for it
+	}
 	if algo == AlgoAuto {
 		algo = c.modelAlgorithm(KindAllReduce, len(send), -1)
+	}
+	if algo == AlgoAuto && c.onBoard(tune.BoardAllReduce, len(send), false) {
+		algo = AlgoBoard
 	}
 	if algo == AlgoAuto {
 		switch {
@@ -52,6 +59,15 @@ func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataTy
 			return c.allReduceChannels(o, send, recv, count, spec)
 		case AlgoRecursiveDoubling:
 			return c.allReduceRecursiveDoubling(o, send, recv, spec)
+		case AlgoBoard:
+			on, err := o.boardEnter()
+			if err != nil {
+				return err
+			}
+			if !on {
+				return c.allReduceRecursiveDoubling(o, send, recv, spec)
+			}
+			return c.allReduceBoard(o, send, recv, spec)
 		case AlgoDirect:
 			return c.allReduceDirect(o, send, recv, count, spec)
 		case AlgoTree:

@@ -249,5 +249,20 @@ func (o *operation) confirm() error {
 // barrier launches a dissemination Barrier.
 func (c *Comm) barrier(ctx context.Context, sync bool) *Handle {
 	h := header{kind: KindBarrier, root: -1, algo: AlgoDissemination}
-	return c.launch(ctx, h, nil, sync, func(o *operation) error { return o.confirm() })
+	if c.onBoard(tune.BoardBarrier, 0, false) {
+		h.algo = AlgoBoard
+	}
+	return c.launch(ctx, h, nil, sync, func(o *operation) error {
+		if o.hdr.algo == AlgoBoard {
+			on, err := o.boardEnter()
+			if err != nil {
+				return err
+			}
+			if !on {
+				return o.confirm()
+			}
+			return o.c.barrierBoard(o)
+		}
+		return o.confirm()
+	})
 }

@@ -128,7 +128,7 @@ func (c *Comm) blockAlgorithm(forced Algorithm, bytes int) Algorithm {
 func Algorithms(kind Kind) []Algorithm {
 	switch kind {
 	case KindAllReduce:
-		return []Algorithm{AlgoRing, AlgoRecursiveDoubling, AlgoDirect, AlgoTree, AlgoHierarchical}
+		return []Algorithm{AlgoRing, AlgoRecursiveDoubling, AlgoDirect, AlgoTree, AlgoHierarchical, AlgoBoard}
 	case KindBroadcast:
 		return []Algorithm{AlgoChain, AlgoBinomial, AlgoDirect, AlgoTree, AlgoHierarchical}
 	case KindReduce:

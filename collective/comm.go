@@ -33,10 +33,11 @@ const (
 	AlgoDirect            // Gather/Scatter/Send/Recv: straight to or from the peer
 	AlgoTree              // AllReduce/Broadcast/Reduce: pipelined double binary tree
 	AlgoHierarchical      // AllReduce, ReduceScatter, AllGather, Broadcast: per host, then across hosts and sites
+	AlgoBoard             // AllReduce, Barrier on one host: one round on shared-memory boards (board.go)
 	numAlgos
 )
 
-var algoNames = [numAlgos]string{"auto", "ring", "recursive-doubling", "chain", "binomial", "pairwise", "dissemination", "direct", "tree", "hierarchical"}
+var algoNames = [numAlgos]string{"auto", "ring", "recursive-doubling", "chain", "binomial", "pairwise", "dissemination", "direct", "tree", "hierarchical", "board"}
 
 func (a Algorithm) String() string {
 	if a < numAlgos {
@@ -69,6 +70,17 @@ type Config struct {
 	// chunk-sized scratch buffers a reducing ring holds; chains keep this
 	// many chunks in flight. Default 4; range [1, 64].
 	PipelineDepth int
+	// BoardBytes is the size at or below which AllReduce runs on the
+	// communicator's shared-memory board (board.go), where it has one:
+	// where every rank is on one host over shared memory and the
+	// transport has a board free for it (shm: Config.Boards), in one
+	// round, each rank writing its data once and reading every other's
+	// straight from its memory. Default DefaultBoardBytes; at most
+	// BoardBytesMax (and what a board's slot holds: 64 KiB with shm's
+	// defaults); negative: never. AllReduce forced to AlgoBoard takes
+	// the board up to what its slot holds; else, like every call too
+	// large for it, it takes the point-to-point algorithms.
+	BoardBytes int
 	// SmallBytes is the message size at or below which AllReduce uses
 	// recursive doubling and Broadcast/Reduce a binomial tree. Default 64 KiB.
 	SmallBytes int
@@ -134,6 +146,10 @@ const (
 	ChunkBytesMin    = 4 << 10
 	ChunkBytesMax    = 64 << 20
 	PipelineDepthMax = 64
+	// DefaultBoardBytes and BoardBytesMax are Config.BoardBytes' default
+	// and largest value.
+	DefaultBoardBytes = 16 << 10
+	BoardBytesMax     = 16 << 20
 )
 
 // defaultChunkBytes is Config.ChunkBytes for transports without a
@@ -155,6 +171,9 @@ func (c Config) withDefaults(traits transport.Traits) (Config, error) {
 	if c.SmallBytes == 0 {
 		c.SmallBytes = 64 << 10
 	}
+	if c.BoardBytes == 0 {
+		c.BoardBytes = DefaultBoardBytes
+	}
 	if c.Timeout == 0 {
 		c.Timeout = 10 * time.Minute
 	}
@@ -168,6 +187,8 @@ func (c Config) withDefaults(traits transport.Traits) (Config, error) {
 		return c, fmt.Errorf("collective: PipelineDepth %d out of range [1, %d]", c.PipelineDepth, PipelineDepthMax)
 	case c.SmallBytes < 0:
 		return c, fmt.Errorf("collective: SmallBytes %d is negative", c.SmallBytes)
+	case c.BoardBytes > BoardBytesMax:
+		return c, fmt.Errorf("collective: BoardBytes %d above %d", c.BoardBytes, BoardBytesMax)
 	case c.Channels < 0 || c.Channels > ChannelsMax:
 		return c, fmt.Errorf("collective: Channels %d out of range [0, %d]", c.Channels, ChannelsMax)
 	case c.Timeout < 0:
@@ -220,6 +241,8 @@ type Comm struct {
 	// hostsSpan is 0 until spansHosts has looked, then 1 for one host, 2
 	// for several (choose.go).
 	hostsSpan atomic.Int32
+	// board is the communicator's shared-memory board (board.go).
+	board boardState
 	// operations keeps this communicator's ended operations for reuse
 	// (op.go's release), so that a steady stream of small collectives
 	// allocates no operation (about 1.5 KiB with its per-peer state) and
@@ -278,6 +301,7 @@ func newComm(ep transport.Endpoint, id uint64, ranks []int, rank int, cfg Config
 		p2pSent: make([]uint64, len(ranks)), p2pRecvd: make([]uint64, len(ranks))}
 	c.scratch.size = cfg.ChunkBytes
 	c.flight = new(flightRecorder)
+	c.initBoard()
 	noteMembers(ep, id, ranks) // shrink.go
 	return c, nil
 }
@@ -308,6 +332,7 @@ func (c *Comm) Close() error {
 	if was {
 		return settled
 	}
+	c.closeBoard()
 	if c.owned != nil && !released {
 		return errors.Join(settled, c.owned.Close())
 	}
@@ -403,19 +428,23 @@ func splitID(parent, seq uint64, color int) uint64 {
 }
 
 // take reserves the next operation sequence number, and counts the call
-// as begun (eagerState.enter: until its end), or fails if closed.
-func (c *Comm) take() (seq, order uint64, err error) {
+// as begun (eagerState.enter: until its end), or fails if closed; a
+// board call also takes its ticket (board.go).
+func (c *Comm) take(board bool) (seq, order, ticket uint64, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.abort.err != nil {
-		return 0, 0, c.abort.err
+		return 0, 0, 0, c.abort.err
 	}
 	if c.closed {
-		return 0, 0, ErrClosed
+		return 0, 0, 0, ErrClosed
 	}
 	n := c.nextOp
 	c.nextOp++
-	return n, c.eager.enter(), nil
+	if board {
+		ticket = c.board.takeTicket()
+	}
+	return n, c.eager.enter(), ticket, nil
 }
 
 // commRank returns the communicator rank of endpoint rank ep (or ep itself

@@ -56,6 +56,9 @@ type operation struct {
 	settling    bool                            // settled under a later call's context (settleDeferred)
 	order       uint64                          // its place among the communicator's calls (eagerState.enter)
 	eagerLease  lease                           // an eager call's copy of its buffer
+	boardTicket uint64                          // a board call's place among this rank's (board.go), else 0
+	onBoard     bool                            // it runs on the board (boardEnter)
+	boardWrote  bool                            // it wrote its slot (boardPublish)
 
 	// Initial backing of reqs, hdrBufs and peers, enough for a small
 	// collective on a small communicator: reqs holds up to three requests
@@ -107,12 +110,12 @@ const peersInlineMax = 8
 // sequence number, in the caller's goroutine so that the order of calls is
 // the order of operations.
 func (c *Comm) begin(ctx context.Context, h header) (*operation, error) {
-	seq, order, err := c.take()
+	seq, order, ticket, err := c.take(h.algo == AlgoBoard)
 	if err != nil {
 		return nil, fmt.Errorf("gocoll: %s: %w", h.describe(), err)
 	}
 	o := c.newOperation(ctx, h, transport.OpKey{Comm: c.id, Op: seq}, c.ranks)
-	o.partners, o.order = true, order
+	o.partners, o.order, o.boardTicket = true, order, ticket
 	return o, nil
 }
 
@@ -449,6 +452,9 @@ func (o *operation) fail(err error) error {
 		return errSettleInterrupted // not failed: settled later (eager.go)
 	}
 	o.err = err
+	if o.onBoard {
+		o.boardFail(err)
+	}
 	o.c.ep.Abort(o.key, o.abort, err)
 	for _, r := range o.reqs {
 		r.Cancel()
@@ -485,6 +491,9 @@ func (o *operation) peerErr(peer int, err error) error {
 // it, and they, not the peer waited on, are what to look at. The abort
 // carries the note to the other ranks.
 func (o *operation) neverArrived() string {
+	if o.onBoard {
+		return o.boardNeverWrote()
+	}
 	var missing []int
 	for i := range o.peers {
 		p := &o.peers[i]
@@ -526,6 +535,9 @@ func (o *operation) execute(body func(o *operation) error) error {
 	if o.eager {
 		return o.deferEnd()
 	}
+	if o.onBoard {
+		return o.end(o.boardFinish())
+	}
 	return o.end(o.finish())
 }
 
@@ -533,6 +545,9 @@ func (o *operation) execute(body func(o *operation) error) error {
 // with err (nil, or their error): it hands back what the operation holds
 // and returns err wrapped with what was called and where.
 func (o *operation) end(err error) error {
+	if o.boardTicket != 0 {
+		o.boardLeave()
+	}
 	o.releaseRequests()
 	o.releaseHeaderBufs()
 	o.eagerLease.release()

@@ -54,6 +54,7 @@ const explainedFreeMax = 256
 var (
 	_ transport.Endpoint   = (*guardedEndpoint)(nil)
 	_ transport.AnySpinner = (*guardedEndpoint)(nil)
+	_ transport.Boards     = (*guardedEndpoint)(nil)
 	_ transport.Completer  = (*explainedRequest)(nil)
 	_ transport.Unwrapper  = (*explainedRequest)(nil)
 	_ transport.Completer  = (*doneRequest)(nil)
@@ -98,6 +99,36 @@ func (g *guardedEndpoint) Size() int { return g.inner.Size() }
 
 // Traits forwards the transport's (see transport.TraitsOf).
 func (g *guardedEndpoint) Traits() transport.Traits { return transport.TraitsOf(g.inner) }
+
+// BoardHost forwards the transport's boards (transport.Boards), with the
+// ranks the guard declared dead reported down.
+func (g *guardedEndpoint) BoardHost(ranks []int) transport.BoardHost {
+	h := transport.BoardHostOf(g.inner, ranks)
+	if h == nil {
+		return nil
+	}
+	return guardedBoards{h, g}
+}
+
+// guardedBoards is a transport's BoardHost seen through the guard.
+type guardedBoards struct {
+	transport.BoardHost
+	g *guardedEndpoint
+}
+
+// Down reports a rank the guard declared dead, else asks the transport.
+func (b guardedBoards) Down(rank int) error {
+	b.g.mu.Lock()
+	err := b.g.lost
+	if err == nil && rank >= 0 && rank < len(b.g.dead) {
+		err = b.g.dead[rank]
+	}
+	b.g.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return b.BoardHost.Down(rank)
+}
 
 func (g *guardedEndpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Request {
 	x, err := g.admit(peer, tag.OpKey)

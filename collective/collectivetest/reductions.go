@@ -22,6 +22,9 @@ var algoSets = []algoSet{
 	// buffer fewer chunks: the table's small counts run on one).
 	{name: "ring/3 channels", allReduce: collective.AlgoRing, channels: 3, allReduceOnly: true},
 	{name: "direct", allReduce: collective.AlgoDirect, broadcast: collective.AlgoDirect, reduce: collective.AlgoChain},
+	// The shared-memory board, forced up to what its slot holds (a
+	// transport without boards runs the point-to-point algorithms).
+	{name: "board", allReduce: collective.AlgoBoard, allReduceOnly: true},
 	// The algorithms that follow the topology run on an uneven, cyclic
 	// placement (unevenTopology), for a few types (their code does not
 	// depend on the type beyond its size), and skip what they do not change.

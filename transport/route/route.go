@@ -37,6 +37,7 @@ var (
 	_ transport.Endpoint   = (*Endpoint)(nil)
 	_ transport.Ender      = (*Endpoint)(nil)
 	_ transport.AnySpinner = (*Endpoint)(nil)
+	_ transport.Boards     = (*Endpoint)(nil)
 )
 
 // New returns an endpoint that reaches rank r through byPeer[r]. Every
@@ -132,6 +133,22 @@ func (e *Endpoint) Traits() transport.Traits {
 		t.ChunkBytes = max(t.ChunkBytes, et.ChunkBytes)
 	}
 	return t
+}
+
+// BoardHost implements transport.Boards: the boards of the transport that
+// reaches every rank of ranks, if one does and has boards.
+func (e *Endpoint) BoardHost(ranks []int) transport.BoardHost {
+	var ep transport.Endpoint
+	for _, r := range ranks {
+		if r < 0 || r >= len(e.byPeer) || ep != nil && e.byPeer[r] != ep {
+			return nil
+		}
+		ep = e.byPeer[r]
+	}
+	if ep == nil {
+		return nil
+	}
+	return transport.BoardHostOf(ep, ranks)
 }
 
 // Send implements transport.Endpoint through peer's transport.

@@ -40,6 +40,14 @@ const (
 	// LivenessInterval is how often an endpoint checks that its peers'
 	// processes are alive.
 	LivenessInterval = 100 * time.Millisecond
+	// DefaultBoards and MaxBoards are Config.Boards' default and largest
+	// value; DefaultBoardBytes, MinBoardBytes and MaxBoardBytes bound
+	// Config.BoardBytes.
+	DefaultBoards     = 8
+	MaxBoards         = 256
+	DefaultBoardBytes = 256<<10 + 4096
+	MinBoardBytes     = 4096
+	MaxBoardBytes     = 16 << 20
 )
 
 // Config configures a [Listener] and the [Endpoint] it connects. The zero
@@ -75,6 +83,17 @@ type Config struct {
 	// time of small messages. Default DefaultSpinWait; at most MaxSpinWait;
 	// negative: never poll (sleep at once).
 	SpinWait time.Duration
+	// Boards is how many boards this rank holds for the collectives'
+	// one-round small algorithms (transport.BoardHost): one per
+	// communicator that uses them; a communicator that finds none free
+	// uses the point-to-point algorithms. Default DefaultBoards (8); at
+	// most MaxBoards; negative: none. Every rank must have the same.
+	Boards int
+	// BoardBytes is the size of each board, a multiple of 4096 in
+	// [MinBoardBytes, MaxBoardBytes]. Default DefaultBoardBytes (260
+	// KiB: four 64 KiB slots and their headers). Its pages take memory
+	// only once written. Every rank must have the same.
+	BoardBytes int
 	// Logger receives debug and error records; nil discards them.
 	Logger *slog.Logger
 	// Key is the job's key: with it each rank's hello proves to every
@@ -130,6 +149,20 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.SpinWait = 0
 	case cfg.SpinWait > MaxSpinWait:
 		return cfg, fmt.Errorf("shm: SpinWait %v: at most %v", cfg.SpinWait, MaxSpinWait)
+	}
+	switch {
+	case cfg.Boards == 0:
+		cfg.Boards = DefaultBoards
+	case cfg.Boards < 0:
+		cfg.Boards = 0
+	case cfg.Boards > MaxBoards:
+		return cfg, fmt.Errorf("shm: Boards %d: at most %d", cfg.Boards, MaxBoards)
+	}
+	if cfg.BoardBytes == 0 {
+		cfg.BoardBytes = DefaultBoardBytes
+	}
+	if cfg.BoardBytes < MinBoardBytes || cfg.BoardBytes > MaxBoardBytes || cfg.BoardBytes%4096 != 0 {
+		return cfg, fmt.Errorf("shm: BoardBytes %d: want a multiple of 4096 in [%d, %d]", cfg.BoardBytes, MinBoardBytes, MaxBoardBytes)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

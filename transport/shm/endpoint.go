@@ -83,6 +83,8 @@ type Endpoint struct {
 	copiedSeen atomic.Uint64       // the segment's copiedCount at the last reapCopied
 	stalled    atomic.Bool         // a ring holds a message MaxUnexpected keeps out
 	onAbort    transport.AbortHook // see OnRemoteAbort
+	boardsUsed []bool              // by board: claimed (board.go); under mu
+	boardHost  boardHost
 	stop       chan struct{}
 	stopped    chan struct{}
 	stats      counters
@@ -91,11 +93,12 @@ type Endpoint struct {
 var (
 	_ transport.Endpoint = (*Endpoint)(nil)
 	_ transport.Ender    = (*Endpoint)(nil)
+	_ transport.Boards   = (*Endpoint)(nil)
 )
 
 // counters are the endpoint's statistics; see Stats.
 type counters struct {
-	inlineSent, rendezvousSent, bytesCopied, backlogged, wakes atomic.Uint64
+	inlineSent, rendezvousSent, bytesCopied, backlogged, wakes, boardsClaimed atomic.Uint64
 }
 
 // Stats are an endpoint's counters since Connect.
@@ -105,12 +108,13 @@ type Stats struct {
 	BytesCopied    uint64 // bytes this rank copied from its peers
 	Backlogged     uint64 // slots that waited for space in a full ring
 	Wakes          uint64 // doorbells this rank rang
+	BoardsClaimed  uint64 // boards claimed by communicators (transport.BoardHost)
 }
 
 // Stats returns the endpoint's counters.
 func (e *Endpoint) Stats() Stats {
 	c := &e.stats
-	return Stats{c.inlineSent.Load(), c.rendezvousSent.Load(), c.bytesCopied.Load(), c.backlogged.Load(), c.wakes.Load()}
+	return Stats{c.inlineSent.Load(), c.rendezvousSent.Load(), c.bytesCopied.Load(), c.backlogged.Load(), c.wakes.Load(), c.boardsClaimed.Load()}
 }
 
 // Traits reports shared memory (see transport.Traits).

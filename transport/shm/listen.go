@@ -112,7 +112,9 @@ func (l *Listener) Connect(ctx context.Context, addrs []string) (*Endpoint, erro
 		hellos:     make(chan int, l.cfg.Size),
 		stop:       make(chan struct{}),
 		stopped:    make(chan struct{}),
+		boardsUsed: make([]bool, l.cfg.Boards),
 	}
+	e.boardHost = boardHost{e}
 	for i := range e.free {
 		e.free[i] = len(e.free) - 1 - i
 	}
@@ -225,6 +227,11 @@ func (e *Endpoint) dial(r int, s string) (*peer, error) {
 	}
 	if err == nil && p.seg.slots != e.cfg.RingSlots {
 		err = fmt.Errorf("shm: rank %d has %d-slot rings, this rank %d", r, p.seg.slots, e.cfg.RingSlots)
+		p.seg.unmap()
+	}
+	if err == nil && (p.seg.boards != e.cfg.Boards || p.seg.boards > 0 && p.seg.boardBytes != e.cfg.BoardBytes) {
+		err = fmt.Errorf("shm: rank %d has %d boards of %d bytes, this rank %d of %d (Config.Boards, Config.BoardBytes)",
+			r, p.seg.boards, p.seg.boardBytes, e.cfg.Boards, e.cfg.BoardBytes)
 		p.seg.unmap()
 	}
 	if err == nil {

@@ -11,8 +11,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Segment layout: a header page, one ring per sending rank, then the table
-// of rendezvous send words.
+// Segment layout: a header page, one ring per sending rank, the table of
+// rendezvous send words, then, from the next page on, the boards
+// (board.go).
 const (
 	segMagic       = 0x3248536c6c6f6367 // "gcollSH2", little endian (SH1 had FIN slots)
 	segHeaderBytes = 4096
@@ -25,6 +26,8 @@ const (
 	offSlots     = 24
 	offSendWords = 28
 	offBase      = 32 // the owner's address of its own mapping (see peer.nonceAddr)
+	offBoards    = 40
+	offBoardSize = 44
 	offSleeping  = 64
 	offSpinners  = 128
 	offCopied    = 192
@@ -53,13 +56,22 @@ func sendWordValue(gen, state uint64) uint64 { return gen<<sendStateBits | state
 // words of the send table.
 type segment struct {
 	mem       []byte
-	size      int // rings
-	slots     int // per ring
-	sendWords int
+	size       int // rings
+	slots      int // per ring
+	sendWords  int
+	boards     int
+	boardBytes int
+	retire     bool // boards were handed out: unmap leaves zeroed memory in place (board.go)
 }
 
-func segmentBytes(size, slots, sendWords int) int {
-	return segHeaderBytes + size*(ringHeadBytes+slots*SlotBytes) + sendWords*8
+// boardsOffset is where the boards begin: the page after the send words.
+func boardsOffset(size, slots, sendWords int) int {
+	n := segHeaderBytes + size*(ringHeadBytes+slots*SlotBytes) + sendWords*8
+	return (n + 4095) &^ 4095
+}
+
+func segmentBytes(size, slots, sendWords, boards, boardBytes int) int {
+	return boardsOffset(size, slots, sendWords) + boards*boardBytes
 }
 
 // createSegment makes and maps a new memfd segment and returns it with the
@@ -69,7 +81,7 @@ func createSegment(cfg Config, nonce uint64) (*segment, int, error) {
 	if err != nil {
 		return nil, -1, fmt.Errorf("shm: memfd_create: %w", err)
 	}
-	n := segmentBytes(cfg.Size, cfg.RingSlots, cfg.MaxPendingSends)
+	n := segmentBytes(cfg.Size, cfg.RingSlots, cfg.MaxPendingSends, cfg.Boards, cfg.BoardBytes)
 	if err := unix.Ftruncate(fd, int64(n)); err != nil {
 		unix.Close(fd)
 		return nil, -1, fmt.Errorf("shm: sizing a %d-byte segment: %w", n, err)
@@ -86,8 +98,11 @@ func createSegment(cfg Config, nonce uint64) (*segment, int, error) {
 	binary.LittleEndian.PutUint32(h[offRank:], uint32(cfg.Rank))
 	binary.LittleEndian.PutUint32(h[offSlots:], uint32(cfg.RingSlots))
 	binary.LittleEndian.PutUint32(h[offSendWords:], uint32(cfg.MaxPendingSends))
+	binary.LittleEndian.PutUint32(h[offBoards:], uint32(cfg.Boards))
+	binary.LittleEndian.PutUint32(h[offBoardSize:], uint32(cfg.BoardBytes))
 	s.word64(offMagic).Store(segMagic)
 	s.size, s.slots, s.sendWords = cfg.Size, cfg.RingSlots, cfg.MaxPendingSends
+	s.boards, s.boardBytes = cfg.Boards, cfg.BoardBytes
 	return s, fd, nil
 }
 
@@ -118,6 +133,8 @@ func openSegment(fd int, a Addr, size, rank int) (*segment, error) {
 	s.size = int(binary.LittleEndian.Uint32(h[offSize:]))
 	s.slots = int(binary.LittleEndian.Uint32(h[offSlots:]))
 	s.sendWords = int(binary.LittleEndian.Uint32(h[offSendWords:]))
+	s.boards = int(binary.LittleEndian.Uint32(h[offBoards:]))
+	s.boardBytes = int(binary.LittleEndian.Uint32(h[offBoardSize:]))
 	switch {
 	case s.word64(offMagic).Load() != segMagic || binary.LittleEndian.Uint64(h[offNonce:]) != a.Nonce:
 		err = fmt.Errorf("shm: rank %d's descriptor %d is not its segment (another PID namespace?)", rank, a.MemFD)
@@ -126,7 +143,9 @@ func openSegment(fd int, a Addr, size, rank int) (*segment, error) {
 			rank, binary.LittleEndian.Uint32(h[offRank:]), s.size, rank, size)
 	case s.slots < 16 || s.slots > MaxRingSlots || s.slots&(s.slots-1) != 0 ||
 		s.sendWords < 1 || s.sendWords > MaxPendingSendsLimit ||
-		segmentBytes(s.size, s.slots, s.sendWords) != int(st.Size):
+		s.boards < 0 || s.boards > MaxBoards || s.boardBytes%4096 != 0 ||
+		s.boards > 0 && (s.boardBytes < MinBoardBytes || s.boardBytes > MaxBoardBytes) ||
+		segmentBytes(s.size, s.slots, s.sendWords, s.boards, s.boardBytes) != int(st.Size):
 		err = fmt.Errorf("shm: rank %d's segment layout does not add up", rank)
 	}
 	if err != nil {
@@ -137,10 +156,31 @@ func openSegment(fd int, a Addr, size, rank int) (*segment, error) {
 }
 
 func (s *segment) unmap() {
-	if s.mem != nil {
-		_ = unix.Munmap(s.mem)
-		s.mem = nil
+	if s.mem == nil {
+		return
 	}
+	if s.retire {
+		// A communicator may still hold a board's memory: leave zeroed
+		// private pages at the same addresses, so that its late reads
+		// and writes fault nowhere; the shared pages are freed.
+		_, err := unix.MmapPtr(-1, 0, unsafe.Pointer(&s.mem[0]), uintptr(len(s.mem)),
+			unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED)
+		if err == nil {
+			s.mem = nil
+			return
+		}
+	}
+	_ = unix.Munmap(s.mem)
+	s.mem = nil
+}
+
+// board returns board i of the segment, or nil if it has none such.
+func (s *segment) board(i int) []byte {
+	if i < 0 || i >= s.boards || s.mem == nil {
+		return nil
+	}
+	off := boardsOffset(s.size, s.slots, s.sendWords) + i*s.boardBytes
+	return s.mem[off : off+s.boardBytes : off+s.boardBytes]
 }
 
 func (s *segment) word64(off int) *atomic.Uint64 {

@@ -1,0 +1,341 @@
+package collective
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/gocoll/gocoll/transport"
+)
+
+// What a board call waits for.
+const (
+	waitTurn = iota // its ticket's turn (boardState.serving)
+	waitAck         // a member's ack word
+	waitSlot        // a member's slot of this call
+)
+
+// boardWait is the one wait of the running board call: on word off of
+// member peer's board mem, at least want (waitTurn, waitAck) or exactly
+// want (waitSlot); it also ends when peer fails the call (fail, its fail
+// word) or the communicator is aborted.
+type boardWait struct {
+	kind int
+	peer int
+	mem  []byte
+	off  int
+	want uint64
+	fail uint64 // seq+1 of the call
+}
+
+// ready reports whether the running wait has ended, one way or another
+// (settle tells which); the transport's Spin polls it.
+func (b *boardState) ready() bool {
+	w := &b.w
+	if b.aborted.Load() {
+		return true
+	}
+	switch w.kind {
+	case waitTurn:
+		return b.serving.Load() >= w.want
+	case waitAck:
+		return word(w.mem, w.off).Load() >= w.want
+	}
+	return word(w.mem, w.off).Load() >= w.want || word(w.mem, boardOffFail).Load() == w.fail
+}
+
+// settle returns the error of a wait that ended (ready): nil if it got
+// what it waited for.
+func (o *operation) settle() error {
+	b := &o.c.board
+	w := &b.w
+	if b.aborted.Load() {
+		return o.c.Aborted()
+	}
+	if w.kind != waitSlot {
+		return nil
+	}
+	v := word(w.mem, w.off).Load()
+	if v == w.want {
+		return nil
+	}
+	if word(w.mem, boardOffFail).Load() == w.fail {
+		return o.boardPeerFailed(w.peer)
+	}
+	return fmt.Errorf("rank %d's board holds call %d where call %d was due: a broken board", w.peer, int64(v)-1, w.want-1)
+}
+
+// boardPeerFailed is the error of a call that member peer failed, with
+// the reason it wrote on its board; a communicator abort in it is relayed
+// (untrack) as from any other peer.
+func (o *operation) boardPeerFailed(peer int) error {
+	m := o.c.board.peers[peer]
+	n := min(int(binary.LittleEndian.Uint32(m[boardOffTextN:])), boardTextMax)
+	text := string(m[boardOffText : boardOffText+n])
+	return o.peerErr(peer, &transport.RemoteAbortError{Rank: o.c.ranks[peer], Op: o.key, Reason: text})
+}
+
+// boardAwait waits for what b.w names, polling it as the transport's
+// waits do (Spin), then napping between looks (20 us growing to 1 ms: the
+// board has no doorbell). A wait that lasts looks, at the ticks of
+// await's, at the deadline, the stall, headers a peer sent that took the
+// point-to-point path for this call (its arguments differ), peers that
+// died, and the call's end by an abort (boardTick).
+func (o *operation) boardAwait() error {
+	b := &o.c.board
+	if b.ready() {
+		return o.settle()
+	}
+	b.host.Spin(o.ctx, b.readyFn)
+	if b.ready() {
+		return o.settle()
+	}
+	lw := o.longWait()
+	defer o.timer.Stop()
+	nap := 20 * time.Microsecond
+	done := o.ctx.Done()
+	for {
+		select {
+		case <-done:
+			return o.peerErr(b.w.peer, o.ctx.Err())
+		case <-lw.tick:
+			if err := o.boardTick(&lw); err != nil {
+				return err
+			}
+		default:
+		}
+		time.Sleep(nap)
+		nap = min(2*nap, time.Millisecond)
+		if b.ready() {
+			return o.settle()
+		}
+	}
+}
+
+// boardTick is a long board wait's tick: the deadline, the flight record
+// and the stall report, every peer's header (touched, never announced:
+// a board call sends nothing), the peers' liveness and the call's end.
+func (o *operation) boardTick(lw *longWait) error {
+	b, peer := &o.c.board, o.c.board.w.peer
+	now := time.Now()
+	if !o.deadline.IsZero() && !now.Before(o.deadline) {
+		return o.peerErr(peer, context.DeadlineExceeded)
+	}
+	if now.Sub(lw.start) >= lookAfter {
+		o.boardLook(lw.start)
+		o.checkStall(now)
+	}
+	for p := range o.peers {
+		if p != o.c.rank {
+			o.touch(p)
+		}
+	}
+	if err := o.boardScan(); err != nil {
+		return err
+	}
+	for m, r := range o.c.ranks {
+		if err := b.host.Down(r); err != nil && m != o.c.rank {
+			return o.peerErr(m, &transport.PeerError{Rank: r, Err: err})
+		}
+	}
+	if err := b.host.Ended(o.key); err != nil {
+		return o.peerErr(peer, err)
+	}
+	lw.interval = min(2*lw.interval, 100*time.Millisecond)
+	lw.tick = o.armTimer(lw.interval)
+	return nil
+}
+
+// boardLook writes the wait to the flight record: whom it waits on, and
+// as missing the members that have not written this call's slot.
+func (o *operation) boardLook(since time.Time) {
+	b := &o.c.board
+	s := int(o.key.Op % boardSlots)
+	var peers, missing []int
+	for m := range o.peers {
+		if m == o.c.rank {
+			continue
+		}
+		peers = append(peers, m)
+		if word(b.slot(b.peers[m], s), 0).Load() != o.key.Op+1 && (b.w.kind == waitSlot || m == b.w.peer) {
+			missing = append(missing, m)
+		}
+	}
+	waited, peer := time.Since(since), b.w.peer
+	o.c.flight.update(o.flightID, func(r *OpRecord) {
+		r.WaitingOn, r.Waited, r.Peers, r.Missing = peer, waited, peers, missing
+	})
+}
+
+// boardScan checks the headers that peers on the point-to-point path sent
+// for this call (touched by boardTick): any is a mismatch, as is an abort.
+func (o *operation) boardScan() error {
+	for peer := range o.peers {
+		p := &o.peers[peer]
+		if !p.touched || p.checked || !transport.Completed(p.hdrReq) {
+			continue
+		}
+		n, err := p.hdrReq.Wait(o.ctx)
+		if err != nil {
+			return o.peerErr(peer, err)
+		}
+		theirs, _, err := parseHeader(p.hdrIn[:n])
+		if err != nil {
+			return fmt.Errorf("from rank %d: %w", peer, err)
+		}
+		if err := mismatch(o.hdr, o.c.rank, theirs, peer); err != nil {
+			return err
+		}
+		p.checked = true
+	}
+	return nil
+}
+
+// boardEnter starts a board call: it waits for its turn among this rank's
+// board calls, sets the board up in the communicator's first one, and
+// reports whether this call runs on the board; else (the set-up call, or
+// some member had no board) it runs the point-to-point algorithm.
+func (o *operation) boardEnter() (bool, error) {
+	b := &o.c.board
+	b.w = boardWait{kind: waitTurn, peer: o.c.rank, want: o.boardTicket - 1}
+	if err := o.boardAwait(); err != nil {
+		return false, err
+	}
+	switch b.phase {
+	case boardUntried:
+		return false, o.boardSetUp()
+	case boardNone:
+		return false, nil
+	}
+	o.onBoard = true
+	b.ack(o.c.rank, int(o.key.Op%boardSlots)).Store(o.key.Op)
+	b.calls.Add(1)
+	return true, nil
+}
+
+// boardLeave ends a board call on this rank (end): its ack of the slot,
+// whatever the outcome, and its ticket.
+func (o *operation) boardLeave() {
+	b := &o.c.board
+	if o.onBoard {
+		b.ack(o.c.rank, int(o.key.Op%boardSlots)).Store(o.key.Op + 1)
+	}
+	b.endTicket(o.boardTicket)
+}
+
+// boardFail writes the failure of a board call on this rank's board,
+// where the peers that wait on it look (ready).
+func (o *operation) boardFail(err error) {
+	b := &o.c.board
+	m := b.peers[o.c.rank]
+	text := err.Error()
+	if len(text) > boardTextMax {
+		text = text[:boardTextMax]
+	}
+	copy(m[boardOffText:], text)
+	binary.LittleEndian.PutUint32(m[boardOffTextN:], uint32(len(text)))
+	word(m, boardOffFail).Store(o.key.Op + 1)
+}
+
+// boardFinish ends a call that ran on the board: a header a point-to-point
+// peer sent meanwhile is a mismatch; the receives of the others are
+// withdrawn.
+func (o *operation) boardFinish() error {
+	if o.err != nil {
+		return o.err
+	}
+	if err := o.boardScan(); err != nil {
+		return o.fail(err)
+	}
+	for peer := range o.peers {
+		if p := &o.peers[peer]; p.touched && !p.checked {
+			p.hdrReq.Cancel()
+		}
+	}
+	return nil
+}
+
+// boardPublish writes this call's header and data into slot s of this
+// rank's board, once every member has read what this rank last wrote
+// there.
+func (o *operation) boardPublish(s int, data []byte) error {
+	b := &o.c.board
+	if prev := b.written[s]; prev > 0 {
+		for m := range b.peers {
+			if m == o.c.rank {
+				continue
+			}
+			b.w = boardWait{kind: waitAck, peer: m, mem: b.peers[m], off: boardOffAcks + 8*s, want: prev}
+			if err := o.boardAwait(); err != nil {
+				return err
+			}
+		}
+	}
+	slot := b.slot(b.peers[o.c.rank], s)
+	o.hdr.marshal(slot[boardOffHeader : boardOffHeader+headerLen])
+	copy(slot[boardSlotHead:], data)
+	word(slot, 0).Store(o.key.Op + 1)
+	b.written[s] = o.key.Op + 1
+	o.boardWrote = true
+	return nil
+}
+
+// boardRead waits for member m's slot s of this call and checks its
+// header against this rank's; it returns the slot's data.
+func (o *operation) boardRead(m, s int) ([]byte, error) {
+	b := &o.c.board
+	slot := b.slot(b.peers[m], s)
+	if m == o.c.rank && o.boardWrote {
+		return slot[boardSlotHead:], nil
+	}
+	b.w = boardWait{kind: waitSlot, peer: m, mem: slot, want: o.key.Op + 1, fail: o.key.Op + 1}
+	if err := o.boardAwait(); err != nil {
+		return nil, err
+	}
+	mine := b.slot(b.peers[o.c.rank], s)
+	h := slot[boardOffHeader : boardOffHeader+headerLen]
+	if o.boardWrote && bytes.Equal(h, mine[boardOffHeader:boardOffHeader+headerLen]) {
+		return slot[boardSlotHead:], nil
+	}
+	theirs, err := parseBoardHeader(h)
+	if err != nil {
+		return nil, fmt.Errorf("from rank %d's board: %w", m, err)
+	}
+	if err := mismatch(o.hdr, o.c.rank, theirs, m); err != nil {
+		return nil, err
+	}
+	return slot[boardSlotHead:], nil
+}
+
+// parseBoardHeader decodes the operation header in a board slot (bytes
+// another process wrote): a header of no data of its own.
+func parseBoardHeader(b []byte) (header, error) {
+	h, inline, err := parseHeader(b)
+	if err != nil {
+		return header{}, err
+	}
+	if h.carries || len(inline) > 0 {
+		return header{}, fmt.Errorf("a board slot's header says it carries data")
+	}
+	return h, nil
+}
+
+// boardNeverWrote names, for an error at the deadline, the members that
+// have not written this call's slot (those a receiver waits on: every
+// other where the call reads every slot).
+func (o *operation) boardNeverWrote() string {
+	b := &o.c.board
+	s := int(o.key.Op % boardSlots)
+	var missing []int
+	for m := range b.peers {
+		if m != o.c.rank && word(b.slot(b.peers[m], s), 0).Load() != o.key.Op+1 && (b.w.kind == waitSlot || m == b.w.peer) {
+			missing = append(missing, m)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s never wrote this call on the board)", rankList(missing))
+}
