@@ -55,7 +55,7 @@ func sendWordValue(gen, state uint64) uint64 { return gen<<sendStateBits | state
 // peer. The owner consumes the rings; peers produce into them and claim
 // words of the send table.
 type segment struct {
-	mem       []byte
+	mem        []byte
 	size       int // rings
 	slots      int // per ring
 	sendWords  int
