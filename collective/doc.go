@@ -46,6 +46,28 @@
 // GOCOLL_ALGO, through the launcher) forces an algorithm where there is a
 // choice.
 //
+// The board (AlgoBoard). Where every rank of a communicator is on one
+// host over shared memory and the transport has a board free for it
+// (transport.BoardHost; shm's Config.Boards), an AllReduce of at most
+// Config.BoardBytes and a Barrier run in one round on the communicator's
+// boards: each rank writes its header and data once into its own board
+// and reads every other rank's straight from that rank's memory, with no
+// message; the AllReduce folds the contributions in rank order, (((x0 op
+// x1) op x2) ...), so every rank computes the same bits. Every rank reads
+// every header, so a mismatch among ranks on the board fails every one of
+// them in that call. A rank whose arguments differ enough to take the
+// point-to-point path instead (a larger count) sends its header as the
+// point-to-point algorithms do to the ranks they talk to; the ranks
+// waiting on the board look at the headers that came once their wait
+// lasts a millisecond, and the one that finds the mismatch aborts the
+// call on every rank, so all end with errors then, not at the deadline
+// (Config.Timeout and the stall report still bound a case no header
+// reaches). The first board-sized call of a communicator sets the
+// boards up (a point-to-point AllGather of each rank's board) and runs
+// point-to-point; a communicator whose members do not all get a board
+// stays point-to-point. Close gives the board back once every member has
+// read what this rank wrote.
+//
 // # Determinism
 //
 // For a given world size, algorithm, chunk size, root and (for the tree and
