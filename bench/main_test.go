@@ -238,7 +238,7 @@ func TestBadChoicesListValues(t *testing.T) {
 	_, _, errOut := runBench(t, "allreduce", "-d", "float8", "--transport=inproc")
 	require.Equal(t, `gocoll bench: flag -d: unknown data type "float8" (want float32, float64, bfloat16, float16, int8, uint8, int32, uint32, int64, uint64, float8e4m3, float8e5m2, all, or nccl-tests' float, double, bf16, half, int, uint, f8e4m3, f8e5m2)`+"\n", errOut)
 	_, _, errOut = runBench(t, "allreduce", "--algo", "fastest", "--transport=inproc")
-	require.Equal(t, `gocoll bench: flag --algo: unknown algorithm "fastest" (want auto, ring, recursive-doubling, chain, binomial, pairwise, dissemination, direct, tree, hierarchical)`+"\n", errOut)
+	require.Equal(t, `gocoll bench: flag --algo: unknown algorithm "fastest" (want auto, ring, recursive-doubling, chain, binomial, pairwise, dissemination, direct, tree, hierarchical, board)`+"\n", errOut)
 	_, _, errOut = runBench(t, "allreduce", "-o", "xor", "--transport=inproc")
 	require.Contains(t, errOut, "(want sum, prod, min, max, avg or all)")
 	o, err := ParseArgs([]string{"allreduce", "--timeout", "2.5"})
