@@ -19,7 +19,9 @@
 # its rate limiter, as a % of the path's rate (above 100: the tbf queues or
 # drops), and each queue's use over the call. The machine's CPU over the
 # job (all of /proc/stat's first line: user, system, softirq, idle...) and
-# the lab's tbf drops go beside it. A link below 100 % while the call runs
+# the lab's tbf drops and MetaRoCE's own counts for its WAN paths (resent,
+# lost, timeouts and spurious ones, from GOCOLL_DEBUG_SUBSYS=NET's close
+# figures) go beside it. A link below 100 % while the call runs
 # is a link idle while data waits to cross (or a call not yet on the WAN).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,7 +51,7 @@ head -1 /proc/stat >"$D/stat.before"
 "$G" lab stats --name "$LAB" >"$D/stats.before"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout 300s \
-  -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL -- \
+  -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL,NET -- \
   "$G" bench allreduce --sizes "$SIZE" -n "$ITERS" -w 1 --algo "$ALGO" >"$D/out" 2>&1 || echo "# run failed: $?" >>"$D/out"
 head -1 /proc/stat >"$D/stat.after"
 "$G" lab stats --name "$LAB" >"$D/stats.after"
@@ -65,6 +67,10 @@ read -r end took < <(sed -n 's/^\[rank 0\] time=\([^ ]*\) .*msg="gocoll: coll" .
 {
   echo "# bench/wan_trace.sh $stamp: $ALGO AllReduce of $SIZE B, last of $ITERS timed calls: ${took} ms; load before $load0"
   echo "# machine CPU over the job (/proc/stat, % of all cores): $(paste "$D/stat.before" "$D/stat.after" | awk '{ n = (NF - 2) / 2; split("user nice system idle iowait irq softirq steal", k, " "); t = 0; for (i = 2; i <= n; i++) { d[i] = $(i + n + 1) - $i; t += d[i] } for (i = 2; i <= 9 && i <= n; i++) printf "%s %.0f%% ", k[i - 1], 100 * d[i] / t }')"
+  # Every rank's close figures for its paths to the other site (ranks 0-3
+  # are site 1: the hostfile lists s1h1, s1h2, s2h1, s2h2 with 2 slots).
+  echo "# MetaRoCE's WAN paths over the job, summed over all ranks: $(sed -n 's/^\[rank \([0-9]*\)\] .*msg="gocoll: path" rank=[0-9]* peer=\([0-9]*\) .* resent=\([0-9]*\) lost=\([0-9]*\) timeouts=\([0-9]*\) spurious=\([0-9]*\) .*/\1 \2 \3 \4 \5 \6/p' "$D/out" |
+    awk 'int($1 / 4) != int($2 / 4) { r += $3; l += $4; t += $5; s += $6 } END { printf "resent %d, lost %d, timeouts %d (spurious %d)", r, l, t, s }')"
   echo "# tbf drops over the job, per path and direction: $(paste "$D/stats.before" "$D/stats.after" | awk '$1 ~ /^s[0-9]/ { printf "%s/%s %d ", $1, $2, $(NF/2 + 7) - $7 }')"
   zcat "$D/trace.gz" | awk -v end="$end" -v took="$took" -v bin="$BIN_MS" '
     /^# start/ { start = $3 / 1e9; next } /^#/ { next }
