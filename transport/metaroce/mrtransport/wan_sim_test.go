@@ -35,7 +35,7 @@ type wanSim struct {
 	seed                      uint64
 	cfg                       Config
 	oneWay                    bool
-	series                    bool // log the last call's per-2-ms link use and each rank's finish
+	series                    string // "links" or "conns": log the last call's link use per 2 ms, or each connection's rate and the paths' events per 5 ms
 }
 
 // wanSimResult is what a wanSim run measured.
@@ -115,8 +115,12 @@ func (s wanSim) bubble(t *testing.T) wanSimResult {
 				ends[r] = time.Since(start)
 			})
 		}
-		if s.series && c == s.calls-1 {
-			s.logSeries(t, net, &wg)
+		if s.series != "" && c == s.calls-1 {
+			if s.series == "conns" {
+				s.logConnSeries(t, eps, net, &wg)
+			} else {
+				s.logSeries(t, net, &wg)
+			}
 			t.Logf("seed %d, last call: each rank's last completion %v", s.seed, ends)
 		}
 		wg.Wait()
@@ -196,7 +200,9 @@ func (s wanSim) logSeries(t *testing.T, net *SimNet, wg *sync.WaitGroup) {
 // (WAN_SIM_GAP_MS), over 4 links of 200 Mbit/s, 2 ms, 20 ms of queue,
 // shared by all 4 connections: each call's share of the links' bound, the
 // spread between the first and the last pair to finish, and the losses.
-// WAN_SIM_SERIES=1 logs the last call's link use every 2 ms. This is the
+// WAN_SIM_SERIES=links logs the last call's link use every 2 ms;
+// WAN_SIM_SERIES=conns each connection's rate (site 0 to 1) every 5 ms,
+// with the tail drops, timeouts, losses and delay cuts in each interval. This is the
 // transport's share of the lab's shortfall from issue 14's bound, apart
 // from the lab's CPU (bench/results/wan_gap.md).
 func TestWANSimTable(t *testing.T) {
@@ -213,7 +219,7 @@ func TestWANSimTable(t *testing.T) {
 	for seed := range uint64(seeds) {
 		s := wanSim{pairs: env("WAN_SIM_PAIRS", 4), msgs: env("WAN_SIM_MSGS", 16), calls: env("WAN_SIM_CALLS", 6), links: 4,
 			bytes: env("WAN_SIM_BYTES", 4<<20), gap: time.Duration(env("WAN_SIM_GAP_MS", 20)) * time.Millisecond,
-			link: wanSimLink, seed: seed + 1, oneWay: os.Getenv("WAN_SIM_ONEWAY") != "", series: os.Getenv("WAN_SIM_SERIES") != ""}
+			link: wanSimLink, seed: seed + 1, oneWay: os.Getenv("WAN_SIM_ONEWAY") != "", series: os.Getenv("WAN_SIM_SERIES")}
 		s.cfg.Paths = env("WAN_SIM_PATHS", 0)
 		s.cfg.Core.MinRTO = time.Duration(env("WAN_SIM_MINRTO_US", 0)) * time.Microsecond
 		s.cfg.Repick.Off = os.Getenv("WAN_SIM_REPICK") == "off"
@@ -319,5 +325,55 @@ func TestSimECMPLocalLinks(t *testing.T) {
 				t.Errorf("Local set %v: 1 MiB within a site took %v", local, took)
 			}
 		})
+	}
+}
+
+// logConnSeries logs, every 5 ms until wg is done, each connection's
+// arrivals from site 0 to site 1 as a share of one link's rate (4 links:
+// 400 in all), their sum, and over all paths the links' tail drops and
+// the paths' timeouts, losses and delay cuts in the interval.
+func (s wanSim) logConnSeries(t *testing.T, eps []*Endpoint, net *SimNet, wg *sync.WaitGroup) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	const every = 5 * time.Millisecond
+	sample := func() ([]int64, [4]int64) {
+		arrived := make([]int64, s.pairs)
+		var ev [4]int64
+		for _, l := range net.Stats().Links {
+			ev[0] += l.DroppedQueueFull.Packets
+		}
+		for r, ep := range eps {
+			for _, ps := range ep.Stats().Peers {
+				if r >= s.pairs && ps.Rank == r-s.pairs {
+					arrived[ps.Rank] = ps.Conn.BytesArrived
+				}
+				for _, p := range ps.Paths {
+					ev[1] += p.Timeouts
+					ev[2] += p.PacketsLost
+					ev[3] += p.CutsDelay
+				}
+			}
+		}
+		return arrived, ev
+	}
+	prev, pev := sample()
+	for at := every; ; at += every {
+		select {
+		case <-done:
+			return
+		case <-time.After(every):
+		}
+		now, ev := sample()
+		var b strings.Builder
+		fmt.Fprintf(&b, "%4d ms, connections, %% of a link's rate:", at/time.Millisecond)
+		var sum float64
+		for r := range now {
+			v := 100 * float64(now[r]-prev[r]) / (float64(s.link.Rate) * every.Seconds())
+			sum += v
+			fmt.Fprintf(&b, " %4.0f", v)
+		}
+		fmt.Fprintf(&b, " | sum %4.0f | drops %d timeouts %d lost %d delay cuts %d", sum, ev[0]-pev[0], ev[1]-pev[1], ev[2]-pev[2], ev[3]-pev[3])
+		prev, pev = now, ev
+		t.Log(b.String())
 	}
 }
