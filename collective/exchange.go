@@ -76,6 +76,27 @@ func (o *operation) touch(peer int) *peerState {
 // the pair; when carries is set, first (the pair's first data message,
 // at most inlineBytesMax bytes, copied) travels in the same message.
 func (o *operation) announce(peer int, first []byte, carries bool) transport.Request {
+	r := o.c.ep.Send(o.c.ranks[peer], transport.Tag{OpKey: o.key}, o.headerMessage(peer, first, carries))
+	o.reqs = append(o.reqs, r)
+	return r
+}
+
+// announceWith sends this rank's header to the touched peer and then buf,
+// the pair's first data message, too large to ride in it: in one transfer
+// where the transport can (transport.HeadSender: in the slot of shared
+// memory's rendezvous), else as announce and send would. It returns buf's
+// request.
+func (o *operation) announceWith(peer int, buf []byte) transport.Request {
+	msg := o.headerMessage(peer, nil, false)
+	hr, r := transport.SendWithHead(o.c.ep, o.c.ranks[peer], transport.Tag{OpKey: o.key}, msg,
+		transport.Tag{OpKey: o.key, Seq: o.peers[peer].sendSeq}, buf)
+	o.reqs = append(o.reqs, hr, r)
+	return r
+}
+
+// headerMessage marks this rank's header as sent to peer and returns its
+// message, first (copied) after it when carries is set.
+func (o *operation) headerMessage(peer int, first []byte, carries bool) []byte {
 	p := &o.peers[peer]
 	if p.announced {
 		panic("collective: header announced twice")
@@ -90,9 +111,7 @@ func (o *operation) announce(peer int, first []byte, carries bool) transport.Req
 	msg := o.headerBuf()[:headerLen+len(first)]
 	h.marshal(msg)
 	copy(msg[headerLen:], first)
-	r := o.c.ep.Send(o.c.ranks[peer], transport.Tag{OpKey: o.key}, msg)
-	o.reqs = append(o.reqs, r)
-	return r
+	return msg
 }
 
 // announceTouched sends this rank's header to every touched peer that

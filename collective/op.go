@@ -151,6 +151,9 @@ func (o *operation) send(peer int, buf []byte) transport.Request {
 		if p.sendSeq == 1 && o.inlines(peer, buf) {
 			return o.announce(peer, buf, true)
 		}
+		if peer != o.c.rank { // to itself, both would share a tag's receives (inlines)
+			return o.announceWith(peer, buf)
+		}
 		o.announce(peer, nil, false)
 	}
 	r := o.c.ep.Send(o.c.ranks[peer], transport.Tag{OpKey: o.key, Seq: p.sendSeq}, buf)

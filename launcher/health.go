@@ -138,6 +138,21 @@ func (g *guardedEndpoint) Send(peer int, tag transport.Tag, buf []byte) transpor
 	return g.explained(x, g.inner.Send(peer, tag, buf))
 }
 
+// SendWithHead forwards to the transport's (transport.HeadSender), as two
+// Sends would be forwarded.
+func (g *guardedEndpoint) SendWithHead(peer int, headTag transport.Tag, head []byte, tag transport.Tag, buf []byte) (transport.Request, transport.Request) {
+	x, err := g.admit(peer, tag.OpKey)
+	if err != nil {
+		return failedRequest(err), failedRequest(err)
+	}
+	y, err := g.admit(peer, tag.OpKey)
+	if err != nil {
+		return g.explained(x, failedRequest(err)), failedRequest(err)
+	}
+	hr, r := transport.SendWithHead(g.inner, peer, headTag, head, tag, buf)
+	return g.explained(x, hr), g.explained(y, r)
+}
+
 func (g *guardedEndpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Request {
 	x, err := g.admit(peer, tag.OpKey)
 	if err != nil {

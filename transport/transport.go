@@ -108,6 +108,25 @@ type Spinner interface {
 	Spin(ctx context.Context) bool
 }
 
+// HeadSender is implemented by endpoints that can move a small message in
+// the same transfer as a larger one to the same peer (shared memory: in
+// the slot that announces the larger one's rendezvous). SendWithHead is
+// Send(peer, headTag, head) followed by Send(peer, tag, buf), with the
+// same results, matching and order; it returns the two requests. Where
+// the pair does not qualify (see the transport) it sends them apart.
+type HeadSender interface {
+	SendWithHead(peer int, headTag Tag, head []byte, tag Tag, buf []byte) (headReq, req Request)
+}
+
+// SendWithHead sends head and then buf to peer through ep's SendWithHead
+// if ep is a HeadSender, else as two Sends.
+func SendWithHead(ep Endpoint, peer int, headTag Tag, head []byte, tag Tag, buf []byte) (headReq, req Request) {
+	if hs, ok := ep.(HeadSender); ok {
+		return hs.SendWithHead(peer, headTag, head, tag, buf)
+	}
+	return ep.Send(peer, headTag, head), ep.Send(peer, tag, buf)
+}
+
 // AnyWaiter is implemented by endpoints whose waits must go through the
 // transport, as a simulated fabric's, whose clock moves only while every
 // rank waits (transport/simnet): WaitAny blocks until one of reqs has

@@ -159,6 +159,14 @@ func (e *Endpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Reque
 	return e.byPeer[peer].Send(peer, tag, buf)
 }
 
+// SendWithHead implements transport.HeadSender through peer's transport.
+func (e *Endpoint) SendWithHead(peer int, headTag transport.Tag, head []byte, tag transport.Tag, buf []byte) (transport.Request, transport.Request) {
+	if peer < 0 || peer >= len(e.byPeer) {
+		return e.Send(peer, headTag, head), e.Send(peer, tag, buf)
+	}
+	return transport.SendWithHead(e.byPeer[peer], peer, headTag, head, tag, buf)
+}
+
 // Recv implements transport.Endpoint through peer's transport.
 func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Request {
 	if peer < 0 || peer >= len(e.byPeer) {

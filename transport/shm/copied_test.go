@@ -14,11 +14,15 @@ import (
 
 // copiedWorld is two connected endpoints in this process and a context
 // that bounds the test.
-func copiedWorld(t *testing.T) ([]*Endpoint, context.Context) {
+func copiedWorld(t *testing.T) ([]*Endpoint, context.Context) { return worldOf2(t, Config{}) }
+
+// worldOf2 is two endpoints with cfg connected in this process and a
+// context that bounds the test.
+func worldOf2(t *testing.T, cfg Config) ([]*Endpoint, context.Context) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	eps, err := NewLocalWorld(ctx, 2, Config{})
+	eps, err := NewLocalWorld(ctx, 2, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,9 +91,10 @@ type Endpoint struct {
 }
 
 var (
-	_ transport.Endpoint = (*Endpoint)(nil)
-	_ transport.Ender    = (*Endpoint)(nil)
-	_ transport.Boards   = (*Endpoint)(nil)
+	_ transport.Endpoint   = (*Endpoint)(nil)
+	_ transport.Ender      = (*Endpoint)(nil)
+	_ transport.Boards     = (*Endpoint)(nil)
+	_ transport.HeadSender = (*Endpoint)(nil)
 )
 
 // counters are the endpoint's statistics; see Stats.
@@ -160,9 +161,43 @@ func (e *Endpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Reque
 		e.peers[peer].count.Count(true, len(buf))
 		return sent(len(buf))
 	}
+	r, _ := e.rendezvous(peer, tag, buf, nil, 0)
+	return r
+}
+
+// SendWithHead implements transport.HeadSender: head rides in the slot
+// that announces buf's rendezvous when buf is larger than the ring
+// carries, head at most InlineMax bytes, and the two tags name one
+// operation; else they go as two Sends. The head's request is complete
+// at once, as an inline send's.
+func (e *Endpoint) SendWithHead(peer int, headTag transport.Tag, head []byte, tag transport.Tag, buf []byte) (transport.Request, transport.Request) {
+	if peer < 0 || peer >= e.size || e.peers[peer] == nil || len(buf) <= e.eagerMax ||
+		len(head) > InlineMax || headTag.OpKey != tag.OpKey {
+		return e.Send(peer, headTag, head), e.Send(peer, tag, buf)
+	}
+	e.mu.Lock()
+	if err := e.usable(peer, tag.OpKey); err != nil {
+		e.mu.Unlock()
+		return failed(err), failed(err)
+	}
+	r, err := e.rendezvous(peer, tag, buf, head, headTag.Seq)
+	if err != nil {
+		return failed(err), r
+	}
+	e.stats.inlineSent.Add(1)
+	e.peers[peer].count.Count(true, len(head))
+	return sent(len(head)), r
+}
+
+// rendezvous posts buf to peer as a rendezvous send, with head in its slot
+// (SendWithHead); it returns the send's request and, if the slot was not
+// written, the error it failed with. The caller holds e.mu, which
+// rendezvous releases.
+func (e *Endpoint) rendezvous(peer int, tag transport.Tag, buf, head []byte, headSeq uint32) (*request, error) {
 	if len(e.free) == 0 {
 		e.mu.Unlock()
-		return failed(fmt.Errorf("shm: %d rendezvous sends in flight (Config.MaxPendingSends)", e.cfg.MaxPendingSends))
+		err := fmt.Errorf("shm: %d rendezvous sends in flight (Config.MaxPendingSends)", e.cfg.MaxPendingSends)
+		return failed(err), err
 	}
 	r := newRequest(e, true, buf, keyOf(peer, tag))
 	r.index = e.free[len(e.free)-1]
@@ -172,13 +207,14 @@ func (e *Endpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Reque
 	w.Store(sendWordValue(r.gen, sendPosted))
 	e.sends[r.index] = r
 	e.mu.Unlock()
-	s := slot{kind: kindRendezvous, tag: tag, length: uint64(len(buf)), sendID: sendIDOf(r.index, r.gen), addr: bufAddr(buf)}
+	s := slot{kind: kindRendezvous, tag: tag, length: uint64(len(buf)), headSeq: headSeq,
+		sendID: sendIDOf(r.index, r.gen), addr: bufAddr(buf), inline: head}
 	if err := e.peers[peer].put(&s); err != nil {
 		e.withdraw(r, err)
-		return r
+		return r, err
 	}
 	e.stats.rendezvousSent.Add(1)
-	return r
+	return r, nil
 }
 
 // Recv implements transport.Endpoint.

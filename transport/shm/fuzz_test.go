@@ -19,6 +19,7 @@ func seedSlots() []slot {
 		{kind: kindInline, tag: tag, length: InlineMax, inline: bytes.Repeat([]byte{0xa5}, InlineMax)},
 		{kind: kindRendezvous, tag: tag, length: 3<<20 + 5, sendID: 5<<32 | 17, addr: 0x7f0012345000},
 		{kind: kindRendezvous, tag: tag, length: InlineMax + 1, sendID: 1, addr: 1},
+		{kind: kindRendezvous, tag: tag, length: 64 << 10, headSeq: 3, sendID: 2, addr: 1, inline: msg},
 		{kind: kindAbort, tag: transport.Tag{OpKey: tag.OpKey}, inline: reason},
 		{kind: kindBye},
 	}
@@ -32,7 +33,7 @@ func encodeSlot(s slot) []byte {
 
 // sameSlot reports whether a and b carry the same fields and inline bytes.
 func sameSlot(a, b slot) bool {
-	return a.kind == b.kind && a.tag == b.tag && a.length == b.length &&
+	return a.kind == b.kind && a.tag == b.tag && a.length == b.length && a.headSeq == b.headSeq &&
 		a.sendID == b.sendID && a.addr == b.addr && bytes.Equal(a.inline, b.inline)
 }
 

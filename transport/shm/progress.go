@@ -174,8 +174,18 @@ func (e *Endpoint) checkSendID(src int, s slot) error {
 // now (too many unexpected messages) and stays in the ring.
 func (e *Endpoint) handle(src int, s slot) bool {
 	switch s.kind {
-	case kindInline, kindRendezvous:
+	case kindInline:
 		return e.arrive(src, s)
+	case kindRendezvous:
+		if len(s.inline) > 0 { // a head (SendWithHead): its message comes first
+			head := slot{kind: kindInline, tag: transport.Tag{OpKey: s.tag.OpKey, Seq: s.headSeq},
+				length: uint64(len(s.inline)), inline: s.inline}
+			if !e.arrive(src, head) {
+				return false // nothing taken: the slot is read again
+			}
+			s.inline = nil
+		}
+		return e.arrive(src, s) // always takes a rendezvous
 	case kindAbort:
 		err := &transport.RemoteAbortError{Rank: src, Op: s.tag.OpKey, Reason: string(s.inline)}
 		e.end(s.tag.OpKey, err)

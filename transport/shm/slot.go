@@ -33,20 +33,24 @@ const slotHeadBytes = 64
 //	16  comm      u64   tag
 //	24  op        u64
 //	32  seq       u32
+//	36  headSeq   u32   rendezvous with a head: the head message's seq
 //	40  sendID    u64   rendezvous: the send's id in its sender's table
 //	48  addr      u64   rendezvous: address of the message in the sender
 //	64  inline    [InlineMax]byte
 //
 // An inline message longer than InlineMax (at most EagerMax) fills the
 // first slot's inline area and goes on in the following slots, whole
-// SlotBytes each, published together with it.
+// SlotBytes each, published together with it. A rendezvous slot's inline
+// area may carry a head (Endpoint.SendWithHead): a message of its own, of
+// the same operation with seq headSeq, sent before the rendezvous one.
 type slot struct {
-	kind   uint8
-	tag    transport.Tag
-	length uint64
-	sendID uint64
-	addr   uint64
-	inline []byte // after decode it aliases the ring: copy what is kept
+	kind    uint8
+	tag     transport.Tag
+	length  uint64
+	headSeq uint32
+	sendID  uint64
+	addr    uint64
+	inline  []byte // after decode it aliases the ring: copy what is kept
 }
 
 var errBadSlot = errors.New("shm: malformed slot")
@@ -60,6 +64,7 @@ func (s *slot) encode(b []byte) {
 	binary.LittleEndian.PutUint64(b[16:], s.tag.Comm)
 	binary.LittleEndian.PutUint64(b[24:], s.tag.Op)
 	binary.LittleEndian.PutUint32(b[32:], s.tag.Seq)
+	binary.LittleEndian.PutUint32(b[36:], s.headSeq)
 	binary.LittleEndian.PutUint64(b[40:], s.sendID)
 	binary.LittleEndian.PutUint64(b[48:], s.addr)
 	copy(b[slotHeadBytes:], s.inline)
@@ -78,8 +83,9 @@ func decodeSlot(b []byte) (slot, error) {
 			OpKey: transport.OpKey{Comm: binary.LittleEndian.Uint64(b[16:]), Op: binary.LittleEndian.Uint64(b[24:])},
 			Seq:   binary.LittleEndian.Uint32(b[32:]),
 		},
-		sendID: binary.LittleEndian.Uint64(b[40:]),
-		addr:   binary.LittleEndian.Uint64(b[48:]),
+		headSeq: binary.LittleEndian.Uint32(b[36:]),
+		sendID:  binary.LittleEndian.Uint64(b[40:]),
+		addr:    binary.LittleEndian.Uint64(b[48:]),
 	}
 	n := binary.LittleEndian.Uint32(b[4:])
 	if n > InlineMax {
@@ -92,7 +98,7 @@ func decodeSlot(b []byte) (slot, error) {
 			return slot{}, fmt.Errorf("%w: inline message of %d bytes carries %d", errBadSlot, s.length, n)
 		}
 	case kindRendezvous:
-		if s.length <= InlineMax || s.length > maxMessageBytes || s.addr == 0 || n != 0 {
+		if s.length <= InlineMax || s.length > maxMessageBytes || s.addr == 0 {
 			return slot{}, fmt.Errorf("%w: rendezvous of %d bytes at %#x", errBadSlot, s.length, s.addr)
 		}
 	case kindHello:
