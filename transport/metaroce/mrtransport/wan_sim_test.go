@@ -239,6 +239,18 @@ func TestWANSimTable(t *testing.T) {
 	}
 }
 
+// ecmpWorld returns n endpoints of 2 paths each over a SimNet with ecmp
+// (the caller closes them, then the SimNet).
+func ecmpWorld(t *testing.T, ctx context.Context, n int, ecmp *SimECMP) ([]*Endpoint, *SimNet) {
+	cfg := Config{Paths: 2, ListenAddr: netip.MustParseAddrPort("10.0.0.1:0"), MaxDatagram: 8972}
+	cfg.Core.IDSeed = 5
+	eps, net, err := NewSimWorld(ctx, n, cfg, SimConfig{ECMP: ecmp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eps, net
+}
+
 // TestSimECMPSitesShareLinks: with SimECMP.Site, the connections of two
 // pairs of ranks from one site to another share one set of links (each
 // pair's ECMPLinkBytes counts both pairs' bytes); without it, each pair
@@ -252,12 +264,7 @@ func TestSimECMPSitesShareLinks(t *testing.T) {
 			if shared {
 				ecmp.Site = func(r int) int { return r / 2 }
 			}
-			cfg := Config{Paths: 2, ListenAddr: netip.MustParseAddrPort("10.0.0.1:0"), MaxDatagram: 8972}
-			cfg.Core.IDSeed = 5
-			eps, net, err := NewSimWorld(ctx, 4, cfg, SimConfig{ECMP: ecmp})
-			if err != nil {
-				t.Fatal(err)
-			}
+			eps, net := ecmpWorld(t, ctx, 4, ecmp)
 			defer net.Close()
 			const size = 1 << 20
 			var reqs []transport.Request
@@ -302,12 +309,7 @@ func TestSimECMPLocalLinks(t *testing.T) {
 			if local {
 				ecmp.Local = &simfabric.LinkConfig{Delay: 20 * time.Microsecond}
 			}
-			cfg := Config{Paths: 2, ListenAddr: netip.MustParseAddrPort("10.0.0.1:0"), MaxDatagram: 8972}
-			cfg.Core.IDSeed = 5
-			eps, net, err := NewSimWorld(ctx, 2, cfg, SimConfig{ECMP: ecmp})
-			if err != nil {
-				t.Fatal(err)
-			}
+			eps, net := ecmpWorld(t, ctx, 2, ecmp)
 			defer net.Close()
 			start := time.Now()
 			r := eps[1].Recv(0, benchTag(16, 0), make([]byte, 1<<20))
