@@ -79,6 +79,9 @@ type boardState struct {
 	index   int      // this rank's board, -1 if none
 	peers   [][]byte // the members' boards, by communicator rank
 	written [boardSlots]uint64
+	// rootPending: per slot, seq+1 of a Broadcast this rank returned from
+	// as its root, until every member has acked it (rootFailed).
+	rootPending [boardSlots]atomic.Uint64
 
 	// What the running board call waits for (boardwait.go), read by
 	// ready, which the transport's Spin polls: one call runs at a time.

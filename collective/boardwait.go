@@ -71,10 +71,15 @@ func (o *operation) settle() error {
 // the reason it wrote on its board; a communicator abort in it is relayed
 // (untrack) as from any other peer.
 func (o *operation) boardPeerFailed(peer int) error {
-	m := o.c.board.peers[peer]
-	n := min(int(binary.LittleEndian.Uint32(m[boardOffTextN:])), boardTextMax)
-	text := string(m[boardOffText : boardOffText+n])
+	text := boardFailText(o.c.board.peers[peer])
 	return o.peerErr(peer, &transport.RemoteAbortError{Rank: o.c.ranks[peer], Op: o.key, Reason: text})
+}
+
+// boardFailText is the reason a member wrote on its board m when it last
+// failed a call (at most boardTextMax bytes).
+func boardFailText(m []byte) string {
+	n := min(int(binary.LittleEndian.Uint32(m[boardOffTextN:])), boardTextMax)
+	return string(m[boardOffText : boardOffText+n])
 }
 
 // boardAwait waits for what b.w names, polling it as the transport's

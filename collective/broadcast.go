@@ -36,6 +36,12 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 			algo = AlgoDissemination
 		}
 	}
+	if algo == AlgoBoard && !c.onBoard(tune.BoardBroadcast, len(recv), true) {
+		algo = AlgoAuto // no board, or too large for it
+	}
+	if algo == AlgoAuto && c.onBoard(tune.BoardBroadcast, len(recv), false) {
+		algo = AlgoBoard
+	}
 	if algo == AlgoAuto {
 		algo = localAlgos[tune.LocalBroadcast(len(recv), c.cfg.SmallBytes, c.shared)]
 	}
@@ -73,6 +79,15 @@ func (c *Comm) broadcast(ctx context.Context, send, recv []byte, dt dtype.DataTy
 		}
 		var err error
 		switch algo {
+		case AlgoBoard:
+			on, err := o.boardEnter()
+			if err != nil {
+				return err
+			}
+			if on {
+				return c.broadcastBoard(o, buf, root)
+			}
+			return c.broadcastDissemination(o, buf, root) // no confirm, as below
 		case AlgoDissemination:
 			err = c.broadcastDissemination(o, buf, root)
 			if err == nil && late {

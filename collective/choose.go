@@ -130,7 +130,7 @@ func Algorithms(kind Kind) []Algorithm {
 	case KindAllReduce:
 		return []Algorithm{AlgoRing, AlgoRecursiveDoubling, AlgoDirect, AlgoTree, AlgoHierarchical, AlgoBoard}
 	case KindBroadcast:
-		return []Algorithm{AlgoChain, AlgoBinomial, AlgoDirect, AlgoTree, AlgoHierarchical}
+		return []Algorithm{AlgoChain, AlgoBinomial, AlgoDirect, AlgoTree, AlgoHierarchical, AlgoBoard}
 	case KindReduce:
 		return []Algorithm{AlgoChain, AlgoBinomial, AlgoTree}
 	case KindReduceScatter, KindAllGather:

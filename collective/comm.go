@@ -33,7 +33,7 @@ const (
 	AlgoDirect            // Gather/Scatter/Send/Recv: straight to or from the peer
 	AlgoTree              // AllReduce/Broadcast/Reduce: pipelined double binary tree
 	AlgoHierarchical      // AllReduce, ReduceScatter, AllGather, Broadcast: per host, then across hosts and sites
-	AlgoBoard             // AllReduce, Barrier on one host: one round on shared-memory boards (board.go)
+	AlgoBoard             // AllReduce, Broadcast, Barrier on one host: one round on shared-memory boards (board.go)
 	numAlgos
 )
 
@@ -70,16 +70,18 @@ type Config struct {
 	// chunk-sized scratch buffers a reducing ring holds; chains keep this
 	// many chunks in flight. Default 4; range [1, 64].
 	PipelineDepth int
-	// BoardBytes is the size at or below which AllReduce runs on the
+	// BoardBytes is the size at or below which AllReduce and Broadcast
+	// run on the
 	// communicator's shared-memory board (board.go), where it has one:
 	// where every rank is on one host over shared memory and the
 	// transport has a board free for it (shm: Config.Boards), in one
 	// round, each rank writing its data once and reading every other's
 	// straight from its memory. Default DefaultBoardBytes; at most
 	// BoardBytesMax (and what a board's slot holds: 64 KiB with shm's
-	// defaults); negative: never. AllReduce forced to AlgoBoard takes
-	// the board up to what its slot holds; else, like every call too
-	// large for it, it takes the point-to-point algorithms.
+	// defaults); negative: never. AllReduce or Broadcast forced to
+	// AlgoBoard takes the board up to what its slot holds; else, like
+	// every call too large for it, it takes the point-to-point
+	// algorithms. A Broadcast on the board is eager (package doc).
 	BoardBytes int
 	// SmallBytes is the message size at or below which AllReduce uses
 	// recursive doubling and Broadcast/Reduce a binomial tree. Default 64 KiB.
@@ -331,6 +333,9 @@ func (c *Comm) Close() error {
 	settled := c.settleDeferred(context.Background(), nil)
 	if was {
 		return settled
+	}
+	if c.board.host != nil && settled == nil {
+		settled = c.board.rootFailed(c) // a Broadcast it was root of, failed since
 	}
 	c.closeBoard()
 	if c.owned != nil && !released {

@@ -48,8 +48,8 @@
 //
 // The board (AlgoBoard). Where every rank of a communicator is on one
 // host over shared memory and the transport has a board free for it
-// (transport.BoardHost; shm's Config.Boards), an AllReduce of at most
-// Config.BoardBytes and a Barrier run in one round on the communicator's
+// (transport.BoardHost; shm's Config.Boards), an AllReduce or Broadcast
+// of at most Config.BoardBytes and a Barrier run in one round on the communicator's
 // boards: each rank writes its header and data once into its own board
 // and reads every other rank's straight from that rank's memory, with no
 // message; the AllReduce folds the contributions in rank order, (((x0 op
@@ -175,6 +175,32 @@
 // whose non-root ranks only send in its chain and binomial forms (the
 // automatic choice sends them only above Config.SmallBytes, beyond what
 // an eager call copies), always runs the confirmed protocol.
+//
+// Broadcast on the board. A Broadcast on a communicator's board (at most
+// Config.BoardBytes, see Algorithms) is eager in every call, not only in
+// steady state, and whatever the other ranks do. The root returns once
+// its header and data are on its board (its buffer is free at once); it
+// runs at most 4 calls (the board's slots) ahead of its slowest receiver,
+// since its next write of a slot waits until every member is done with
+// that slot's last call. A receiver returns once it has checked the
+// root's header and the next receiver's (rank r+1 mod n, unless that is
+// the root) against its own, found both matching, and copied the root's
+// data. Every two ranks are linked by a chain of such checks, so a
+// mismatch in the call, different roots included, is seen in it by at
+// least one receiver. A nil from a root says its part is done, not that
+// the others matched; from a receiver, that its root and next receiver
+// matched. A mismatch is reported:
+//   - in the call, by each receiver that sees a differing header, and
+//     by any rank that still waits on such a receiver's board when it
+//     fails (its failure is written there);
+//   - at the root's next call on the communicator, of any kind: before it
+//     runs, it fails, naming the earlier call and the receiver's reason,
+//     and its failure ends that call on every rank;
+//   - at the root's Close, if a receiver had failed by then (Close
+//     returns the error; it does not wait for slower receivers).
+//
+// A receiver whose checks matched returns nil even if another receiver
+// failed the call.
 //
 // # Hangs
 //

@@ -527,7 +527,10 @@ func (o *operation) neverArrived() string {
 // before it sends anything.
 func (o *operation) execute(body func(o *operation) error) error {
 	settled := o.c.settleDeferred(o.ctx, o) // the last call, if it returned early (eager.go)
-	if err := o.c.track(o); err != nil {    // aborted (abort.go)
+	if settled == nil && o.c.board.host != nil {
+		settled = o.c.board.rootFailed(o.c) // a Broadcast it was root of, on the board
+	}
+	if err := o.c.track(o); err != nil { // aborted (abort.go)
 		body = func(*operation) error { return err }
 	} else if settled != nil {
 		body = func(*operation) error { return settled }

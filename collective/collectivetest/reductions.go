@@ -24,7 +24,7 @@ var algoSets = []algoSet{
 	{name: "direct", allReduce: collective.AlgoDirect, broadcast: collective.AlgoDirect, reduce: collective.AlgoChain},
 	// The shared-memory board, forced up to what its slot holds (a
 	// transport without boards runs the point-to-point algorithms).
-	{name: "board", allReduce: collective.AlgoBoard, allReduceOnly: true},
+	{name: "board", allReduce: collective.AlgoBoard, broadcast: collective.AlgoBoard, reduce: collective.AlgoBinomial, skipReduce: true, skipRS: true},
 	// The algorithms that follow the topology run on an uneven, cyclic
 	// placement (unevenTopology), for a few types (their code does not
 	// depend on the type beyond its size), and skip what they do not change.

@@ -5,6 +5,7 @@ package shm_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -156,10 +157,15 @@ func TestBoardTimeout(t *testing.T) {
 	comms := boardComms(t, 4, shm.Config{}, collective.Config{})
 	allReduceAll(comms, same(4, 2), 20*time.Second)
 	_, errs := allReduceAll(comms[:3], same(3, 2), 300*time.Millisecond)
+	deadline := false
 	for r, err := range errs {
-		if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "rank 3") {
-			t.Fatalf("rank %d: %v, want a deadline naming rank 3", r, err)
+		if err == nil || !strings.Contains(err.Error(), "rank 3 never wrote") {
+			t.Fatalf("rank %d: %v, want an error naming rank 3", r, err)
 		}
+		deadline = deadline || errors.Is(err, context.DeadlineExceeded) // the others may hear of the first one's
+	}
+	if !deadline {
+		t.Fatalf("no error is the deadline: %v", errs)
 	}
 }
 
@@ -210,4 +216,143 @@ func TestBoardAbort(t *testing.T) {
 			t.Fatalf("rank %d: %v, want ErrAborted", r, err)
 		}
 	}
+}
+
+// broadcastAll runs an int64 Broadcast of counts[r] elements from root
+// on every rank (the root's values 100+i) and returns results and errors.
+func broadcastAll(comms []*collective.Comm, counts []int, root int, timeout time.Duration) ([][]int64, []error) {
+	n := len(comms)
+	outs, errs := make([][]int64, n), make([]error, n)
+	done := make(chan int, n)
+	for r, c := range comms {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			outs[r] = make([]int64, counts[r])
+			if r == root {
+				for i := range outs[r] {
+					outs[r][i] = int64(100 + i)
+				}
+			}
+			errs[r] = collective.Broadcast(ctx, c, outs[r], outs[r], root)
+			done <- r
+		}()
+	}
+	for range n {
+		<-done
+	}
+	return outs, errs
+}
+
+// TestBoardBroadcast: small Broadcasts from every root run on the board
+// after the set-up call, every receiver getting the root's data; a root
+// runs ahead of its receivers by up to the board's slots.
+func TestBoardBroadcast(t *testing.T) {
+	for _, n := range []int{2, 3, 5} {
+		comms := boardComms(t, n, shm.Config{}, collective.Config{})
+		calls := 0
+		for _, count := range []int{1, 0, 7, 1000} {
+			for root := range n {
+				outs, errs := broadcastAll(comms, same(n, count), root, 20*time.Second)
+				calls++
+				for r := range n {
+					if errs[r] != nil {
+						t.Fatalf("n=%d count=%d root %d rank %d: %v", n, count, root, r, errs[r])
+					}
+					for i, v := range outs[r] {
+						if v != int64(100+i) {
+							t.Fatalf("n=%d count=%d root %d rank %d: [%d] = %d", n, count, root, r, i, v)
+						}
+					}
+				}
+			}
+		}
+		if got := comms[0].BoardCalls(); got != uint64(calls-1) {
+			t.Fatalf("n=%d: %d calls on the board, want %d", n, got, calls-1)
+		}
+	}
+	// The root alone: its calls return while no receiver has come, until
+	// its slots are full.
+	comms := boardComms(t, 3, shm.Config{}, collective.Config{})
+	broadcastAll(comms, same(3, 2), 0, 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i := range 4 {
+		if err := collective.Broadcast(ctx, comms[0], []int64{int64(i), 1}, make([]int64, 2), 0); err != nil {
+			t.Fatalf("root's call %d ahead of its receivers: %v", i, err)
+		}
+	}
+	errs := make(chan error, 2)
+	for r := 1; r < 3; r++ {
+		go func() {
+			for i := range 4 {
+				got := make([]int64, 2)
+				if err := collective.Broadcast(ctx, comms[r], got, got, 0); err != nil || got[0] != int64(i) {
+					errs <- fmt.Errorf("rank %d's call %d behind its root: %v %v", r, i, got, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestBoardBroadcastMismatchOnlyAReceiverSees: a receiver whose count
+// differs fails the call (and so does the receiver checking it); the
+// root, which returned, fails its next call, naming the earlier one, and
+// so does every rank in that call.
+func TestBoardBroadcastMismatchOnlyAReceiverSees(t *testing.T) {
+	comms := boardComms(t, 4, shm.Config{}, collective.Config{})
+	broadcastAll(comms, same(4, 2), 0, 20*time.Second)
+	_, errs := broadcastAll(comms, []int{2, 2, 3, 2}, 0, 20*time.Second)
+	if errs[0] != nil || errs[2] == nil || errs[1] == nil {
+		t.Fatalf("the mismatched call: %v", errs)
+	}
+	_, errs = allReduceAll(comms, same(4, 2), 20*time.Second)
+	requireAllFail(t, errs, "")
+	if !strings.Contains(errs[0].Error(), "an earlier call") || !strings.Contains(errs[0].Error(), "count 2 vs 3") {
+		t.Fatalf("the root's next call: %v, want the earlier call's mismatch", errs[0])
+	}
+	outs, errs := allReduceAll(comms, same(4, 2), 20*time.Second)
+	for r := range comms {
+		if errs[r] != nil || outs[r][0] != 10 {
+			t.Fatalf("then, rank %d: %v %v", r, outs[r], errs[r])
+		}
+	}
+}
+
+// TestBoardBroadcastDifferentRoots: ranks that disagree on the root,
+// each with a rank that agrees with it, fail in that call (a receiver
+// checks the next receiver's header as well as the root's).
+func TestBoardBroadcastDifferentRoots(t *testing.T) {
+	comms := boardComms(t, 4, shm.Config{}, collective.Config{Timeout: time.Minute})
+	broadcastAll(comms, same(4, 2), 0, 20*time.Second)
+	errs := make([]error, 4)
+	done := make(chan bool, 4)
+	for r, c := range comms {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			root := 0
+			if r >= 2 {
+				root = 2
+			}
+			buf := make([]int64, 2)
+			errs[r] = collective.Broadcast(ctx, c, buf, buf, root)
+			done <- true
+		}()
+	}
+	for range 4 {
+		<-done
+	}
+	if errs[1] == nil || errs[3] == nil || !strings.Contains(errs[1].Error(), "root") {
+		t.Fatalf("receivers: %v", errs)
+	}
+	_, errs = allReduceAll(comms, same(4, 2), 20*time.Second)
+	requireAllFail(t, errs, "an earlier call")
 }
