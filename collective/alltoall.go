@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/gocoll/gocoll/collective/dtype"
+	"github.com/gocoll/gocoll/collective/tune"
 )
 
 // allToAll validates and launches an AllToAll: block j of send goes to rank
@@ -13,6 +14,9 @@ func (c *Comm) allToAll(ctx context.Context, send, recv []byte, dt dtype.DataTyp
 	n := c.Size()
 	count := len(send) / esize(dt) / n
 	h := header{kind: KindAllToAll, dt: dt, root: -1, count: uint64(count), algo: AlgoPairwise}
+	if len(send)%n == 0 && c.onBoard(tune.BoardAllToAll, len(send)/n, false) {
+		h.algo = AlgoBoard
+	}
 	return c.launchArgs(ctx, h, sync, opArgs{send: send, recv: recv}, func(o *operation) error {
 		c, send, recv, dt := o.c, o.args.send, o.args.recv, o.hdr.dt
 		n := c.Size()
@@ -24,6 +28,15 @@ func (c *Comm) allToAll(ctx context.Context, send, recv []byte, dt dtype.DataTyp
 		}
 		if err := firstErr(checkLen("recv", recv, len(send), dt), checkDisjoint("send", send, "recv", recv)); err != nil {
 			return err
+		}
+		if o.hdr.algo == AlgoBoard {
+			on, err := o.boardEnter()
+			if err != nil {
+				return err
+			}
+			if on {
+				return c.allToAllBoard(o, send, recv)
+			}
 		}
 		b := len(send) / n
 		block := func(buf []byte, i int) []byte { return buf[i*b : (i+1)*b] }

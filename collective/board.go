@@ -118,9 +118,13 @@ func (b *boardState) slotData() int {
 
 // onBoard reports whether a call of op on bytes (AllToAll: per block)
 // goes on the board (tune.OnBoard), forced by an algorithm set to
-// AlgoBoard or by Config.BoardBytes.
+// AlgoBoard, else within Config.BoardBytes (AllToAll: BoardBlockBytes).
 func (c *Comm) onBoard(op tune.BoardOp, bytes int, forced bool) bool {
-	return c.board.host != nil && tune.OnBoard(op, bytes, c.Size(), c.cfg.BoardBytes, c.board.slotData(), forced)
+	limit := c.cfg.BoardBytes
+	if op == tune.BoardAllToAll {
+		limit = c.cfg.BoardBlockBytes
+	}
+	return c.board.host != nil && tune.OnBoard(op, bytes, c.Size(), limit, c.board.slotData(), forced)
 }
 
 // BoardCalls counts the calls of this communicator that ran on its

@@ -42,3 +42,27 @@ func (c *Comm) barrierBoard(o *operation) error {
 	}
 	return nil
 }
+
+// allToAllBoard is AllToAll in one round on the board: this rank writes
+// its whole send buffer into its slot of the call, then reads its block
+// from every member's slot, checking each header against its own; its
+// own block it copies from send.
+func (c *Comm) allToAllBoard(o *operation, send, recv []byte) error {
+	s := int(o.key.Op % boardSlots)
+	if err := o.boardPublish(s, send); err != nil {
+		return err
+	}
+	b := len(send) / c.Size()
+	for m := range c.Size() {
+		if m == c.rank {
+			copy(recv[m*b:(m+1)*b], send[m*b:(m+1)*b])
+			continue
+		}
+		data, err := o.boardRead(m, s)
+		if err != nil {
+			return err
+		}
+		copy(recv[m*b:(m+1)*b], data[c.rank*b:(c.rank+1)*b])
+	}
+	return nil
+}

@@ -33,7 +33,7 @@ const (
 	AlgoDirect            // Gather/Scatter/Send/Recv: straight to or from the peer
 	AlgoTree              // AllReduce/Broadcast/Reduce: pipelined double binary tree
 	AlgoHierarchical      // AllReduce, ReduceScatter, AllGather, Broadcast: per host, then across hosts and sites
-	AlgoBoard             // AllReduce, Broadcast, Barrier on one host: one round on shared-memory boards (board.go)
+	AlgoBoard             // AllReduce, Broadcast, AllToAll, Barrier on one host: one round on shared-memory boards (board.go)
 	numAlgos
 )
 
@@ -83,6 +83,12 @@ type Config struct {
 	// every call too large for it, it takes the point-to-point
 	// algorithms. A Broadcast on the board is eager (package doc).
 	BoardBytes int
+	// BoardBlockBytes is the block (the bytes each rank sends each
+	// other) at or below which AllToAll runs on the board, in one round
+	// (as BoardBytes, where all the blocks of a rank fit a board's slot:
+	// 16 KiB blocks at 4 ranks with shm's defaults). Default
+	// DefaultBoardBlockBytes; at most BoardBytesMax; negative: never.
+	BoardBlockBytes int
 	// SmallBytes is the message size at or below which AllReduce uses
 	// recursive doubling and Broadcast/Reduce a binomial tree. Default 64 KiB.
 	SmallBytes int
@@ -150,8 +156,9 @@ const (
 	PipelineDepthMax = 64
 	// DefaultBoardBytes and BoardBytesMax are Config.BoardBytes' default
 	// and largest value.
-	DefaultBoardBytes = 16 << 10
-	BoardBytesMax     = 16 << 20
+	DefaultBoardBytes      = 16 << 10
+	DefaultBoardBlockBytes = 4 << 10
+	BoardBytesMax          = 16 << 20
 )
 
 // defaultChunkBytes is Config.ChunkBytes for transports without a
@@ -176,6 +183,9 @@ func (c Config) withDefaults(traits transport.Traits) (Config, error) {
 	if c.BoardBytes == 0 {
 		c.BoardBytes = DefaultBoardBytes
 	}
+	if c.BoardBlockBytes == 0 {
+		c.BoardBlockBytes = DefaultBoardBlockBytes
+	}
 	if c.Timeout == 0 {
 		c.Timeout = 10 * time.Minute
 	}
@@ -191,6 +201,8 @@ func (c Config) withDefaults(traits transport.Traits) (Config, error) {
 		return c, fmt.Errorf("collective: SmallBytes %d is negative", c.SmallBytes)
 	case c.BoardBytes > BoardBytesMax:
 		return c, fmt.Errorf("collective: BoardBytes %d above %d", c.BoardBytes, BoardBytesMax)
+	case c.BoardBlockBytes > BoardBytesMax:
+		return c, fmt.Errorf("collective: BoardBlockBytes %d above %d", c.BoardBlockBytes, BoardBytesMax)
 	case c.Channels < 0 || c.Channels > ChannelsMax:
 		return c, fmt.Errorf("collective: Channels %d out of range [0, %d]", c.Channels, ChannelsMax)
 	case c.Timeout < 0:

@@ -49,7 +49,8 @@
 // The board (AlgoBoard). Where every rank of a communicator is on one
 // host over shared memory and the transport has a board free for it
 // (transport.BoardHost; shm's Config.Boards), an AllReduce or Broadcast
-// of at most Config.BoardBytes and a Barrier run in one round on the communicator's
+// of at most Config.BoardBytes, an AllToAll of blocks of at most
+// Config.BoardBlockBytes and a Barrier run in one round on the communicator's
 // boards: each rank writes its header and data once into its own board
 // and reads every other rank's straight from that rank's memory, with no
 // message; the AllReduce folds the contributions in rank order, (((x0 op

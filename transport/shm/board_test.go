@@ -356,3 +356,48 @@ func TestBoardBroadcastDifferentRoots(t *testing.T) {
 	_, errs = allReduceAll(comms, same(4, 2), 20*time.Second)
 	requireAllFail(t, errs, "an earlier call")
 }
+
+// TestBoardAllToAll: small AllToAlls run on the board after the set-up
+// call, each rank getting block r of every rank's send.
+func TestBoardAllToAll(t *testing.T) {
+	for _, n := range []int{2, 3, 4, 7} {
+		comms := boardComms(t, n, shm.Config{}, collective.Config{})
+		for _, blk := range []int{1, 0, 5, 300} {
+			errs := make([]error, n)
+			done := make(chan bool, n)
+			for r, c := range comms {
+				go func() {
+					defer func() { done <- true }()
+					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+					defer cancel()
+					send, recv := make([]int32, n*blk), make([]int32, n*blk)
+					for i := range send {
+						send[i] = int32(1000*r + i)
+					}
+					if errs[r] = collective.AllToAll(ctx, c, send, recv); errs[r] != nil {
+						return
+					}
+					for j := range n {
+						for i := range blk {
+							if got, want := recv[j*blk+i], int32(1000*j+r*blk+i); got != want {
+								errs[r] = fmt.Errorf("block %d [%d] = %d, want %d", j, i, got, want)
+								return
+							}
+						}
+					}
+				}()
+			}
+			for range n {
+				<-done
+			}
+			for r, err := range errs {
+				if err != nil {
+					t.Fatalf("n=%d block %d: rank %d: %v", n, blk, r, err)
+				}
+			}
+		}
+		if got := comms[0].BoardCalls(); got != 3 {
+			t.Fatalf("n=%d: %d calls on the board, want 3", n, got)
+		}
+	}
+}
