@@ -64,6 +64,7 @@ type boardState struct {
 	host      transport.BoardHost // nil: this communicator has no boards
 	slotBytes int                 // one slot, header included
 	aborted   atomic.Bool         // the communicator was aborted (abortWith)
+	up        atomic.Bool         // set up and ready (phase boardReady)
 	calls     atomic.Uint64       // calls run on the board (BoardCalls)
 
 	// Tickets: each board call takes the next at begin (under Comm.mu),
@@ -211,6 +212,7 @@ func (o *operation) boardSetUp() error {
 		}
 	}
 	b.peers, b.phase = peers, boardReady
+	b.up.Store(true)
 	return nil
 }
 
@@ -292,6 +294,7 @@ func (c *Comm) closeBoard() {
 	}
 	r := retiredBoard{host: b.host, index: b.index, written: b.written, peers: b.peers, ranks: c.ranks}
 	b.index, b.peers = -1, nil
+	b.up.Store(false)
 	if r.read() {
 		r.host.Release(r.index)
 		return

@@ -2,41 +2,77 @@ package collective
 
 import "fmt"
 
-// broadcastBoard is Broadcast in one round on the board (board.go). The
-// root writes its header and buf into its slot of the call and returns:
-// its buffer is reusable at once, and it runs up to boardSlots calls ahead
-// of a slow receiver (its next write of the same slot waits for every
-// member's ack of this one). A receiver writes its header in its own slot,
-// reads the root's slot, checks the root's header and the next receiver's
-// ((r+1) mod n, unless that is the root) against its own, and copies the
-// data: every pair of ranks is joined by a chain of such checks, so a
-// mismatch among any ranks, different roots included, is seen by a
-// receiver in the call. A receiver that sees one fails the call, and the
-// root, which returned, learns it at its next call on the communicator
-// (rootPending).
+// broadcastBoard is Broadcast in one round on the board (board.go). Every
+// rank writes its header into its slot of the call, the root its data
+// too, and a receiver copies the data from the root's slot. Outside steady
+// state (eagerAfter, as the point-to-point eager calls) every rank then
+// checks every member's header, as AllReduce does, so a mismatch fails
+// every rank in the call. In steady state the call is eager: the root
+// returns once its data is on its board, running up to boardSlots calls
+// ahead of a slow receiver (its next write of a slot waits for every
+// member's ack of the slot's last call), and a receiver checks only the
+// root's header and the next receiver's ((r+1) mod n, unless that is the
+// root): every two ranks are still joined by a chain of checks, so a
+// mismatch, different roots included, is seen by a receiver in the call;
+// that receiver fails the call, and the root, which returned, learns it
+// at its next call on the communicator or at Close (rootPending).
 func (c *Comm) broadcastBoard(o *operation, buf []byte, root int) error {
 	s := int(o.key.Op % boardSlots)
+	eager := o.boardSteady()
+	mine := []byte(nil)
 	if c.rank == root {
-		if err := o.boardPublish(s, buf); err != nil {
+		mine = buf
+	}
+	if err := o.boardPublish(s, mine); err != nil {
+		return err
+	}
+	if c.rank != root {
+		data, err := o.boardRead(root, s)
+		if err != nil {
 			return err
 		}
-		c.board.rootPending[s].Store(o.key.Op + 1)
+		copy(buf, data[:len(buf)])
+	}
+	if eager {
+		if c.rank == root {
+			c.board.rootPending[s].Store(o.key.Op + 1)
+		} else if next := (c.rank + 1) % c.Size(); next != root {
+			if _, err := o.boardRead(next, s); err != nil {
+				return err
+			}
+		}
+		c.mu.Lock()
+		c.eager.returns++
+		c.mu.Unlock()
 		return nil
 	}
-	if err := o.boardPublish(s, nil); err != nil {
-		return err
-	}
-	data, err := o.boardRead(root, s)
-	if err != nil {
-		return err
-	}
-	copy(buf, data[:len(buf)])
-	if next := (c.rank + 1) % c.Size(); next != root {
-		if _, err := o.boardRead(next, s); err != nil {
-			return err
+	for m := range c.Size() {
+		if m != root {
+			if _, err := o.boardRead(m, s); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
+}
+
+// boardSteady reports whether a board Broadcast may return early, as the
+// eager point-to-point calls do (eagerReturn: the communicator's last
+// eagerAfter calls had this header and completed matched, and this call is
+// blocking and the only one running); EagerReturns counts those that
+// return nil.
+func (o *operation) boardSteady() bool {
+	c := o.c
+	if !o.sync {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := &c.eager
+	if c.abort.err != nil || c.closed || e.running != 1 || e.deferred != nil || e.run < eagerAfter || e.sig != o.hdr {
+		return false
+	}
+	return true
 }
 
 // rootFailed reports a Broadcast this rank returned from as its root

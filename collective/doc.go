@@ -178,30 +178,35 @@
 // an eager call copies), always runs the confirmed protocol.
 //
 // Broadcast on the board. A Broadcast on a communicator's board (at most
-// Config.BoardBytes, see Algorithms) is eager in every call, not only in
-// steady state, and whatever the other ranks do. The root returns once
-// its header and data are on its board (its buffer is free at once); it
-// runs at most 4 calls (the board's slots) ahead of its slowest receiver,
-// since its next write of a slot waits until every member is done with
-// that slot's last call. A receiver returns once it has checked the
-// root's header and the next receiver's (rank r+1 mod n, unless that is
-// the root) against its own, found both matching, and copied the root's
-// data. Every two ranks are linked by a chain of such checks, so a
-// mismatch in the call, different roots included, is seen in it by at
-// least one receiver. A nil from a root says its part is done, not that
-// the others matched; from a receiver, that its root and next receiver
-// matched. A mismatch is reported:
-//   - in the call, by each receiver that sees a differing header, and
-//     by any rank that still waits on such a receiver's board when it
-//     fails (its failure is written there);
-//   - at the root's next call on the communicator, of any kind: before it
-//     runs, it fails, naming the earlier call and the receiver's reason,
-//     and its failure ends that call on every rank;
-//   - at the root's Close, if a receiver had failed by then (Close
+// Config.BoardBytes, see Algorithms) runs in one round: every rank writes
+// its header into its board, the root its data too, and each receiver
+// copies the data from the root's board. Outside steady state (as above:
+// the first 3 calls of a header, after an error or stall, Async calls)
+// every rank also checks every other's header before it returns, so a
+// mismatch is an error on every rank in the call. In steady state it is
+// eager: the root returns once its header and data are on its board (its
+// buffer is free at once), at most 4 calls (the board's slots) ahead of
+// its slowest receiver, since its next write of a slot waits until every
+// member is done with that slot's last call; a receiver returns once it
+// has checked the root's header and the next receiver's (rank r+1 mod n,
+// unless that is the root) against its own, found both matching, and
+// copied the root's data. Every two ranks are linked by a chain of such
+// checks, so a mismatch in the call, different roots included, is seen
+// in it by at least one receiver (or by the rank whose header changed,
+// which is not in steady state). A nil from an eager root says its part
+// is done, not that the others matched; from an eager receiver, that its
+// root and next receiver matched. A mismatch is reported:
+//   - in the call, by each rank that sees a differing header, and by any
+//     rank that still waits on such a rank's board when it fails (its
+//     failure is written there);
+//   - at the eager root's next call on the communicator, of any kind:
+//     before it runs, it fails, naming the earlier call and the
+//     receiver's reason, and its failure ends that call on every rank;
+//   - at the eager root's Close, if a receiver had failed by then (Close
 //     returns the error; it does not wait for slower receivers).
 //
-// A receiver whose checks matched returns nil even if another receiver
-// failed the call.
+// An eager receiver whose checks matched returns nil even if another
+// receiver failed the call. [Comm.EagerReturns] counts these calls too.
 //
 // # Hangs
 //

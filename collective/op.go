@@ -455,8 +455,8 @@ func (o *operation) fail(err error) error {
 		return errSettleInterrupted // not failed: settled later (eager.go)
 	}
 	o.err = err
-	if o.onBoard {
-		o.boardFail(err)
+	if o.onBoard || o.boardTicket != 0 && o.c.board.up.Load() {
+		o.boardFail(err) // where its peers wait on the board look
 	}
 	o.c.ep.Abort(o.key, o.abort, err)
 	for _, r := range o.reqs {
