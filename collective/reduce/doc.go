@@ -40,8 +40,12 @@
 // the unexported override. On amd64 the replacements are generated with
 // avo (internal/asmgen writes simd_amd64.s and its Go tables; a test fails
 // if they are stale) at two levels, AVX-512 (F, BW, DQ) and AVX2, both
-// with F16C; the best one the CPU has is chosen at start-up with
-// klauspost/cpuid, and [KernelLevel] names it. Every data type and
+// with F16C, and a third, "avx512fp16", whose float16 kernels compute on
+// half-precision lanes with AVX-512 FP16 (Go's assembler lacks those
+// instructions: the generator encodes them as bytes, and a test checks the
+// encodings against binutils' objdump); the best level the CPU has is
+// chosen at start-up with klauspost/cpuid, and [KernelLevel] names it
+// (GOCOLL_DEBUG=info logs it). Every data type and
 // operation has a vector kernel at both levels (the fp8 types' gather
 // their results from the portable kernels' table of all input pairs), and
 // each gives the portable result bit for bit, NaN payloads included: tests

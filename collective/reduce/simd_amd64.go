@@ -2,18 +2,29 @@
 
 package reduce
 
-import "github.com/klauspost/cpuid/v2"
+import (
+	"slices"
+
+	"github.com/klauspost/cpuid/v2"
+)
 
 // The amd64 kernels are generated (internal/asmgen, with avo) into
 // simd_amd64.s, simd_stubs_amd64.go and simd_table_amd64.go; a test fails
 // if those differ from what the generator writes now.
 //go:generate go run ./internal/asmgen/run -out .
 
-// simdLevels lists the amd64 levels, best first.
+// simdLevels lists the amd64 levels, best first. Where the CPU has AVX-512
+// FP16 (Intel's since Sapphire Rapids; no AMD CPU yet), float16 kernels on
+// half-precision lanes (VADDPH and its kin) replace the avx512 level's F16C
+// ones. AVX-512 BF16's VCVTNE2PS2BF16 is not used: the bfloat16 sum and
+// product narrowed by it (with the fix-up its flushing of subnormals needs)
+// measured no faster than the integer rounding.
 func simdLevels() []simdLevel {
 	c := &cpuid.CPU
+	avx512 := c.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512DQ, cpuid.AVX2, cpuid.F16C)
 	return []simdLevel{
-		{"avx512", c.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512DQ, cpuid.AVX2, cpuid.F16C), avx512Block, avx512Kernels},
+		{"avx512fp16", avx512 && c.Supports(cpuid.AVX512FP16), avx512Block, slices.Concat(avx512Kernels, avx512fp16Kernels)},
+		{"avx512", avx512, avx512Block, avx512Kernels},
 		{"avx2", c.Supports(cpuid.AVX2, cpuid.F16C), avx2Block, avx2Kernels},
 	}
 }

@@ -423,3 +423,23 @@ func lookupMinFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
 //
 //go:noescape
 func lookupMaxFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
+
+// sumFloat16AVX512FP16 computes dst = a Sum b (Float16Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func sumFloat16AVX512FP16(dst *byte, a *byte, b *byte, n int)
+
+// prodFloat16AVX512FP16 computes dst = a Prod b (Float16Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func prodFloat16AVX512FP16(dst *byte, a *byte, b *byte, n int)
+
+// minFloat16AVX512FP16 computes dst = a Min b (Float16Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func minFloat16AVX512FP16(dst *byte, a *byte, b *byte, n int)
+
+// maxFloat16AVX512FP16 computes dst = a Max b (Float16Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func maxFloat16AVX512FP16(dst *byte, a *byte, b *byte, n int)

@@ -115,3 +115,11 @@ var avx512Kernels = []simdKernel{
 
 // avx512Block is the byte multiple the AVX512 kernels take.
 const avx512Block = 256
+
+// avx512fp16Kernels are the AVX512FP16 kernels, each for the data types and operation it serves.
+var avx512fp16Kernels = []simdKernel{
+	{dtype.Float16Type, Sum, sumFloat16AVX512FP16},
+	{dtype.Float16Type, Prod, prodFloat16AVX512FP16},
+	{dtype.Float16Type, Min, minFloat16AVX512FP16},
+	{dtype.Float16Type, Max, maxFloat16AVX512FP16},
+}

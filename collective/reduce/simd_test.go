@@ -12,7 +12,7 @@ import (
 	"github.com/gocoll/gocoll/collective/dtype"
 )
 
-var kernelLevel = flag.String("kernel-level", "", "BenchmarkKernel: use this level's kernels (avx512, avx2, neon; default: the start-up choice)")
+var kernelLevel = flag.String("kernel-level", "", "BenchmarkKernel: use this level's kernels (avx512fp16, avx512, avx2, neon; default: the start-up choice)")
 
 func init() {
 	forceBenchLevel = func(b *testing.B) func() {
@@ -60,6 +60,22 @@ func supportedLevels(t *testing.T) []simdLevel {
 		t.Skip("this CPU runs none of the SIMD levels: only the portable kernels run")
 	}
 	return ok
+}
+
+// TestStartupLevelIsTheBest checks that init made the first level this
+// CPU runs (simdLevels lists them best first) the active one.
+func TestStartupLevelIsTheBest(t *testing.T) {
+	for _, l := range simdLevels() {
+		if l.ok {
+			if KernelLevel() != l.name {
+				t.Fatalf("KernelLevel() = %q at start-up, want %q", KernelLevel(), l.name)
+			}
+			return
+		}
+	}
+	if KernelLevel() != "portable" {
+		t.Fatalf("KernelLevel() = %q on a CPU without SIMD levels", KernelLevel())
+	}
 }
 
 // TestLevelKernelsMatchPortableBits forces each supported level and

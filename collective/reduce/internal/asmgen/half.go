@@ -161,16 +161,81 @@ func (r roundBF16) round(g *gen, v reg.VecVirtual) reg.VecVirtual {
 // like dtype.Float16FromFloat32, subnormals included.
 func float16(op floatOp) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
+		return g.l.Width / 2, float16F16C(g, op)
+	}
+}
+
+// float16F16C sets up and returns the F16C body for 32 bytes.
+func float16F16C(g *gen, op floatOp) func(d, a, b operand.Mem) {
+	c := g.c
+	var sign reg.VecVirtual
+	if op == opMax {
+		sign = g.signMask(false)
+	}
+	return func(d, a, b operand.Mem) {
+		x, y := g.vec(), g.vec()
+		c.VCVTPH2PS(a, x)
+		c.VCVTPH2PS(b, y)
+		c.VCVTPS2PH(operand.U8(0), g.apply32(op, sign, x, y), d)
+	}
+}
+
+// float16Native is the AVX-512 FP16 kernel. VADDPH and VMULPH round the
+// exact sum or product once to nearest even, subnormals kept (Go runs
+// with DAZ and FTZ off, and FP16 arithmetic ignores both in any case),
+// which is what the portable kernel's
+// exact-or-innocuously-rounded float32 result rounded again gives; a NaN
+// result is the first NaN operand quieted, or the default NaN 0xfe00 (the
+// portable float32 default NaN narrowed), as firstNaN does. VMINPH and
+// VMAXPH select like VMINPS and VMAXPS, so Go's min and max take the same
+// instructions as for float32 (fminOf, fmaxOf) on the float16 lanes; the
+// results are inputs (or the OR of two zeros) with the same bits, except
+// where a NaN is involved: there Go ORs the NaN with the other operand's
+// float32 bits, which differ from its float16 bits for a subnormal, and the
+// NaN must be quieted, so a vector with a NaN in a or b (VCMPPH unordered)
+// takes the F16C path out of line.
+func float16Native(op floatOp) emitter {
+	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
+		if op == opSum || op == opProd {
+			e := vaddph
+			if op == opProd {
+				e = vmulph
+			}
+			return g.l.Width, func(d, a, b operand.Mem) {
+				g.store(g.to(g.rawTo(e), b, g.load(a)), d)
+			}
+		}
+		f16c := float16F16C(g, op)
 		var sign reg.VecVirtual
 		if op == opMax {
-			sign = g.signMask(false)
+			sign = g.bcast32(0x80008000)
 		}
-		return g.l.Width / 2, func(d, a, b operand.Mem) {
-			x, y := g.vec(), g.vec()
-			c.VCVTPH2PS(a, x)
-			c.VCVTPH2PS(b, y)
-			c.VCVTPS2PH(operand.U8(0), g.apply32(op, sign, x, y), d)
+		return g.l.Width, func(d, a, b operand.Mem) {
+			x := g.load(a)
+			k := c.K()
+			g.raw(vcmpph, operand.U8(3), b, x, k) // unordered
+			c.KORTESTD(k, k)
+			slow, done := g.label("nan"), g.label("done")
+			c.JNE(operand.LabelRef(slow))
+			if op == opMin {
+				g.store(g.fminWith(g.rawTo(vminph), x, b), d)
+			} else {
+				g.store(g.fmaxWide(g.rawTo(vmaxph), c.VPTERNLOGD, sign, x, b), d)
+			}
+			c.Label(done)
+			g.tail = append(g.tail, func() {
+				c.Label(slow)
+				half := g.l.Width / 2
+				f16c(d, a, b)
+				f16c(shifted(d, half), shifted(a, half), shifted(b, half))
+				c.JMP(operand.LabelRef(done))
+			})
 		}
 	}
+}
+
+func shifted(m operand.Mem, by int) operand.Mem {
+	m.Disp += by
+	return m
 }

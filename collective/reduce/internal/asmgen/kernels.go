@@ -52,6 +52,24 @@ var kernels = []kernel{
 	{"maxFloat16", "Max", []string{"Float16Type"}, float16(opMax), true},
 }
 
+// extension is a set of AVX-512 kernels that need one more CPU feature;
+// the generated table lists them as avx512<id>Kernels, and package reduce
+// makes levels of the avx512 kernels with these in place of theirs.
+type extension struct {
+	Name    string // after AVX512 in the function names
+	id      string // after avx512 in the table's names
+	kernels []kernel
+}
+
+var extensions = []extension{
+	{"FP16", "fp16", []kernel{
+		{"sumFloat16", "Sum", []string{"Float16Type"}, float16Native(opSum), true},
+		{"prodFloat16", "Prod", []string{"Float16Type"}, float16Native(opProd), true},
+		{"minFloat16", "Min", []string{"Float16Type"}, float16Native(opMin), true},
+		{"maxFloat16", "Max", []string{"Float16Type"}, float16Native(opMax), true},
+	}},
+}
+
 // fminOf emits Go's min(x, y) for floats exactly as the Go compiler lowers
 // it on amd64 (cmd/compile AMD64.rules), so NaN and -0 come out the same
 // bits: t1 = MIN(x, y); t2 = MIN(t1, x); r = t1 | t2, where MIN(p, q) is
@@ -62,6 +80,11 @@ func (g *gen) fminOf(double bool, x reg.VecVirtual, y operand.Op) reg.VecVirtual
 	if double {
 		min = g.c.VMINPD
 	}
+	return g.fminWith(min, x, y)
+}
+
+// fminWith is fminOf with min as MIN, for any float format.
+func (g *gen) fminWith(min ins, x reg.VecVirtual, y operand.Op) reg.VecVirtual {
 	t1 := g.to(min, y, x)
 	t2 := g.to(min, x, t1)
 	return g.or(t1, t2)
@@ -80,16 +103,23 @@ func (g *gen) fmaxOf(double bool, sign, x reg.VecVirtual, y operand.Op) reg.VecV
 		if double {
 			max, tern = g.c.VMAXPD, g.c.VPTERNLOGQ
 		}
-		m1 := g.to(max, y, x)
-		m2 := g.to(max, x, m1)
-		// m1 = sign ? m1&m2 : m1|m2; the truth table's index is
-		// m1*4 + m2*2 + sign.
-		tern(operand.U8(0xd4), sign, m2, m1)
-		return m1
+		return g.fmaxWide(max, tern, sign, x, y)
 	}
 	nx := g.xor(x, sign)
 	ny := g.xor(y, sign)
 	return g.xor(g.fminOf(double, nx, ny), sign)
+}
+
+// fmaxWide is fmaxOf's AVX-512 form with max as MAX, for any float
+// format (sign holds the format's sign bits; tern is a VPTERNLOG, bitwise
+// whatever its lane width).
+func (g *gen) fmaxWide(max, tern ins, sign, x reg.VecVirtual, y operand.Op) reg.VecVirtual {
+	m1 := g.to(max, y, x)
+	m2 := g.to(max, x, m1)
+	// m1 = sign ? m1&m2 : m1|m2, bit by bit; the truth table's index is
+	// m1*4 + m2*2 + sign.
+	tern(operand.U8(0xd4), sign, m2, m1)
+	return m1
 }
 
 func (g *gen) signMask(double bool) reg.VecVirtual {
