@@ -22,7 +22,10 @@
 //     then marks the send copied in the sender's segment (below), waking
 //     the sender only if it sleeps, and the send completes: a slot less
 //     than a FIN message back would cost. Each byte is copied once, by the
-//     receiver.
+//     receiver. A small message sent just before it to the same peer and
+//     operation may ride in its slot (Endpoint.SendWithHead: a collective's
+//     header before its first data message), so such a pair costs one
+//     slot.
 //
 // A rendezvous send owns a word in its sender's segment. The receiver moves
 // it from posted to claimed before it copies, and to copied after, then

@@ -255,7 +255,11 @@ func (e *Endpoint) drop(src int, s slot) {
 
 // reapCopied completes the rendezvous sends whose receivers moved their
 // words to copied (peer.copied), if the segment's count of them grew since
-// the last look; it reports whether it looked. The caller holds e.pollMu.
+// the last look; it reports whether it looked. It looks at every send in
+// flight: stopping after as many as the count grew by could leave one
+// whose count came first behind another copied but not yet counted (its
+// receiver descheduled, or dead, between the two writes) until a later
+// count. The caller holds e.pollMu.
 func (e *Endpoint) reapCopied() bool {
 	c := e.seg.copiedCount().Load()
 	if c == e.copiedSeen.Load() {
