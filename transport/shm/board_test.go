@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -73,7 +74,7 @@ func same(n, count int) []int {
 // TestBoardAllReduce: small AllReduces run on the board after the first
 // (its set-up), with every rank's result right, at world sizes 2 to 6.
 func TestBoardAllReduce(t *testing.T) {
-	for _, n := range []int{2, 3, 4, 6} {
+	for _, n := range []int{2, 3, 4, 6, 16} {
 		comms := boardComms(t, n, shm.Config{}, collective.Config{})
 		for _, count := range []int{1, 0, 7, 1000} {
 			outs, errs := allReduceAll(comms, same(n, count), 20*time.Second)
@@ -369,7 +370,7 @@ func TestBoardBroadcastDifferentRoots(t *testing.T) {
 // TestBoardAllToAll: small AllToAlls run on the board after the set-up
 // call, each rank getting block r of every rank's send.
 func TestBoardAllToAll(t *testing.T) {
-	for _, n := range []int{2, 3, 4, 7} {
+	for _, n := range []int{2, 3, 4, 7, 16} {
 		comms := boardComms(t, n, shm.Config{}, collective.Config{})
 		for _, blk := range []int{1, 0, 5, 300} {
 			errs := make([]error, n)
@@ -409,4 +410,110 @@ func TestBoardAllToAll(t *testing.T) {
 			t.Fatalf("n=%d: %d calls on the board, want 3", n, got)
 		}
 	}
+}
+
+// TestBoardSplitAndBounds: communicators from Split get boards of their
+// own while the endpoint has some free (Config.Boards), else run the
+// point-to-point algorithms, with right results either way; Close gives
+// the boards back for later communicators.
+func TestBoardSplitAndBounds(t *testing.T) {
+	const n = 4
+	comms := boardComms(t, n, shm.Config{Boards: 2}, collective.Config{})
+	run := func(cs []*collective.Comm, what string) {
+		t.Helper()
+		for range 3 {
+			outs, errs := allReduceAll(cs, same(len(cs), 1), 20*time.Second)
+			for r := range cs {
+				if want := int64(len(cs) * (len(cs) + 1) / 2); errs[r] != nil || outs[r][0] != want {
+					t.Fatalf("%s: rank %d: %v %v, want %d", what, r, outs[r], errs[r], want)
+				}
+			}
+		}
+	}
+	run(comms, "world") // takes one board on every rank
+	split := func() []*collective.Comm {
+		subs := make([]*collective.Comm, n)
+		errs := make(chan error, n)
+		for r, c := range comms {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				var err error
+				subs[r], err = c.Split(ctx, r%2, r)
+				errs <- err
+			}()
+		}
+		for range n {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		return subs
+	}
+	halves := func(subs []*collective.Comm) [][]*collective.Comm {
+		return [][]*collective.Comm{{subs[0], subs[2]}, {subs[1], subs[3]}}
+	}
+	first, second := split(), split()
+	for i, h := range halves(first) {
+		run(h, fmt.Sprintf("first split, half %d", i))
+		if got := h[0].BoardCalls(); got != 2 {
+			t.Fatalf("first split: %d calls on the board, want 2 (its own board)", got)
+		}
+	}
+	for i, h := range halves(second) {
+		run(h, fmt.Sprintf("second split, half %d", i))
+		if got := h[0].BoardCalls(); got != 0 {
+			t.Fatalf("second split: %d calls on the board, want 0 (no board left)", got)
+		}
+	}
+	for _, c := range first {
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, h := range halves(split()) {
+		run(h, fmt.Sprintf("third split, half %d", i))
+		if got := h[0].BoardCalls(); got != 2 {
+			t.Fatalf("third split, after the first closed: %d calls on the board, want 2", got)
+		}
+	}
+}
+
+// boardTwice runs, on a communicator of ep, an AllReduce that sets the
+// board up and one on the board.
+func boardTwice(ctx context.Context, t *testing.T, ep transport.Endpoint) *collective.Comm {
+	c, err := collective.New(ep, 9, collective.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]int64, 1)
+	for range 2 {
+		if err := collective.AllReduce(ctx, c, []int64{1}, out, collective.Sum); err != nil || out[0] != 2 {
+			t.Fatalf("AllReduce with the other process: %v %v", out, err)
+		}
+	}
+	if c.BoardCalls() != 1 {
+		t.Fatalf("%d calls on the board, want 1", c.BoardCalls())
+	}
+	return c
+}
+
+// TestCrossProcessBoardPeerDeath: a rank waiting on the board for a peer
+// process that is killed fails, naming it, once the liveness check finds
+// the death, not at the deadline.
+func TestCrossProcessBoardPeerDeath(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	child := startChild(ctx, t, childBoard)
+	ep := connectParent(ctx, t, child)
+	c := boardTwice(ctx, t, ep)
+	child.expect(ctx, t, lineReady)
+	time.AfterFunc(200*time.Millisecond, func() { _ = child.cmd.Process.Signal(syscall.SIGKILL) })
+	start := time.Now()
+	err := collective.AllReduce(ctx, c, []int64{1}, make([]int64, 1), collective.Sum)
+	var pe *transport.PeerError
+	if !errors.As(err, &pe) || pe.Rank != 1 || time.Since(start) > 20*time.Second {
+		t.Fatalf("after %v: %v, want a *transport.PeerError for rank 1", time.Since(start), err)
+	}
+	t.Logf("after %v: %v", time.Since(start), err)
 }

@@ -24,7 +24,7 @@ import (
 
 // childEnv, when set, makes TestChildRank act as rank 1 of a two-rank world
 // whose rank 0 is the test process that started it. Its value is the mode:
-// childEcho or childHold.
+// childEcho, childHold or childBoard.
 const childEnv = "GOCOLL_SHM_CHILD"
 
 const (
@@ -34,6 +34,9 @@ const (
 	// childHold connects, says "ready" and then does nothing until its
 	// stdin ends or it is killed.
 	childHold = "hold"
+	// childBoard runs two AllReduces with rank 0 (the board's set-up and
+	// a call on the board), says "ready" and then holds as childHold.
+	childBoard = "board"
 )
 
 // Lines the child writes on stdout, each followed by its argument.
@@ -95,6 +98,10 @@ func TestChildRank(t *testing.T) {
 	case childEcho:
 		echoToParent(ctx, t, ep)
 	case childHold:
+		fmt.Println(lineReady)
+		_, _ = io.Copy(io.Discard, in)
+	case childBoard:
+		boardTwice(ctx, t, ep)
 		fmt.Println(lineReady)
 		_, _ = io.Copy(io.Discard, in)
 	default:
