@@ -119,10 +119,14 @@ func (b *boardState) slotData() int {
 
 // onBoard reports whether a call of op on bytes (AllToAll: per block)
 // goes on the board (tune.OnBoard), forced by an algorithm set to
-// AlgoBoard, else within Config.BoardBytes (AllToAll: BoardBlockBytes).
+// AlgoBoard, else within Config.BoardBytes (Broadcast:
+// BoardBroadcastBytes; AllToAll: BoardBlockBytes).
 func (c *Comm) onBoard(op tune.BoardOp, bytes int, forced bool) bool {
 	limit := c.cfg.BoardBytes
-	if op == tune.BoardAllToAll {
+	switch op {
+	case tune.BoardBroadcast:
+		limit = c.cfg.BoardBroadcastBytes
+	case tune.BoardAllToAll:
 		limit = c.cfg.BoardBlockBytes
 	}
 	return c.board.host != nil && tune.OnBoard(op, bytes, c.Size(), limit, c.board.slotData(), forced)

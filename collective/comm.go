@@ -70,8 +70,7 @@ type Config struct {
 	// chunk-sized scratch buffers a reducing ring holds; chains keep this
 	// many chunks in flight. Default 4; range [1, 64].
 	PipelineDepth int
-	// BoardBytes is the size at or below which AllReduce and Broadcast
-	// run on the
+	// BoardBytes is the size at or below which AllReduce runs on the
 	// communicator's shared-memory board (board.go), where it has one:
 	// where every rank is on one host over shared memory and the
 	// transport has a board free for it (shm: Config.Boards), in one
@@ -81,13 +80,23 @@ type Config struct {
 	// defaults); negative: never. AllReduce or Broadcast forced to
 	// AlgoBoard takes the board up to what its slot holds; else, like
 	// every call too large for it, it takes the point-to-point
-	// algorithms. A Broadcast on the board is eager (package doc).
+	// algorithms. At 64 KiB, 4 ranks on 2 cores, the board's one core
+	// folding every rank's data lost about as often as it won against
+	// the direct algorithm (bench/results/small_ops.md).
 	BoardBytes int
+	// BoardBroadcastBytes is BoardBytes for Broadcast (eager on the
+	// board: package doc). Default DefaultBoardBroadcastBytes (64 KiB,
+	// the most shm's default slot holds: there the board took 17-20 us a
+	// call against the direct algorithm's 148-188); at most
+	// BoardBytesMax; negative: never.
+	BoardBroadcastBytes int
 	// BoardBlockBytes is the block (the bytes each rank sends each
 	// other) at or below which AllToAll runs on the board, in one round
 	// (as BoardBytes, where all the blocks of a rank fit a board's slot:
 	// 16 KiB blocks at 4 ranks with shm's defaults). Default
-	// DefaultBoardBlockBytes; at most BoardBytesMax; negative: never.
+	// DefaultBoardBlockBytes (16 KiB: an AllToAll of 64 KiB at 4 ranks
+	// took 33-37 us a call on the board, 65-72 us pairwise); at most
+	// BoardBytesMax; negative: never.
 	BoardBlockBytes int
 	// SmallBytes is the message size at or below which AllReduce uses
 	// recursive doubling and Broadcast/Reduce a binomial tree. Default 64 KiB.
@@ -156,9 +165,10 @@ const (
 	PipelineDepthMax = 64
 	// DefaultBoardBytes and BoardBytesMax are Config.BoardBytes' default
 	// and largest value.
-	DefaultBoardBytes      = 16 << 10
-	DefaultBoardBlockBytes = 4 << 10
-	BoardBytesMax          = 16 << 20
+	DefaultBoardBytes          = 16 << 10
+	DefaultBoardBroadcastBytes = 64 << 10
+	DefaultBoardBlockBytes     = 16 << 10
+	BoardBytesMax              = 16 << 20
 )
 
 // defaultChunkBytes is Config.ChunkBytes for transports without a
@@ -186,6 +196,9 @@ func (c Config) withDefaults(traits transport.Traits) (Config, error) {
 	if c.BoardBlockBytes == 0 {
 		c.BoardBlockBytes = DefaultBoardBlockBytes
 	}
+	if c.BoardBroadcastBytes == 0 {
+		c.BoardBroadcastBytes = DefaultBoardBroadcastBytes
+	}
 	if c.Timeout == 0 {
 		c.Timeout = 10 * time.Minute
 	}
@@ -201,6 +214,8 @@ func (c Config) withDefaults(traits transport.Traits) (Config, error) {
 		return c, fmt.Errorf("collective: SmallBytes %d is negative", c.SmallBytes)
 	case c.BoardBytes > BoardBytesMax:
 		return c, fmt.Errorf("collective: BoardBytes %d above %d", c.BoardBytes, BoardBytesMax)
+	case c.BoardBroadcastBytes > BoardBytesMax:
+		return c, fmt.Errorf("collective: BoardBroadcastBytes %d above %d", c.BoardBroadcastBytes, BoardBytesMax)
 	case c.BoardBlockBytes > BoardBytesMax:
 		return c, fmt.Errorf("collective: BoardBlockBytes %d above %d", c.BoardBlockBytes, BoardBytesMax)
 	case c.Channels < 0 || c.Channels > ChannelsMax:

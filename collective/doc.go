@@ -48,9 +48,10 @@
 //
 // The board (AlgoBoard). Where every rank of a communicator is on one
 // host over shared memory and the transport has a board free for it
-// (transport.BoardHost; shm's Config.Boards), an AllReduce or Broadcast
-// of at most Config.BoardBytes, an AllToAll of blocks of at most
-// Config.BoardBlockBytes and a Barrier run in one round on the communicator's
+// (transport.BoardHost; shm's Config.Boards), an AllReduce of at most
+// Config.BoardBytes, a Broadcast of at most Config.BoardBroadcastBytes,
+// an AllToAll of blocks of at most Config.BoardBlockBytes and a Barrier
+// run in one round on the communicator's
 // boards: each rank writes its header and data once into its own board
 // and reads every other rank's straight from that rank's memory, with no
 // message; the AllReduce folds the contributions in rank order, (((x0 op
@@ -178,7 +179,7 @@
 // an eager call copies), always runs the confirmed protocol.
 //
 // Broadcast on the board. A Broadcast on a communicator's board (at most
-// Config.BoardBytes, see Algorithms) runs in one round: every rank writes
+// Config.BoardBroadcastBytes, see Algorithms) runs in one round: every rank writes
 // its header into its board, the root its data too, and each receiver
 // copies the data from the root's board. Outside steady state (as above:
 // the first 3 calls of a header, after an error or stall, Async calls)
