@@ -198,6 +198,13 @@ func (n *SimNet) send(s *simSocket, to netip.AddrPort, b []byte) error {
 	if dst == nil {
 		return nil // nobody there: the datagram is lost, as UDP's would be
 	}
+	if n.cfg.ECMP != nil && len(b) <= n.cfg.ECMP.Bypass {
+		p, err := n.bypassPath(s, dst)
+		if err != nil {
+			return err
+		}
+		return n.fab.Send(p, b)
+	}
 	key := [2]netip.AddrPort{s.addr, to}
 	p, ok := n.paths[key]
 	if !ok && n.cfg.ECMP != nil {

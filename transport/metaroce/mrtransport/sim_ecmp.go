@@ -34,6 +34,12 @@ type SimECMP struct {
 	// Local, if not nil, configures the links between two ranks of one
 	// site (a LAN, or shared memory), instead of Link.
 	Local *simfabric.LinkConfig
+	// Bypass, if positive, lets datagrams of at most Bypass bytes (ACKs,
+	// probes) skip the links: each socket pair sends them over a path of
+	// its own with Link's delay and no rate or queue, as a network that
+	// serves them first would. A diagnostic of what their wait behind data
+	// costs; a FIFO (the lab's tbf, most routers) has no such lane.
+	Bypass int
 }
 
 // site returns rank's site.
@@ -53,8 +59,9 @@ func (c *SimECMP) check() error {
 
 // ecmpState is a SimNet's ECMP links and port counter, guarded by its mu.
 type ecmpState struct {
-	links map[[2]int][]simfabric.LinkID // by (from site, to site)
-	opens int                           // sockets opened
+	links  map[[2]int][]simfabric.LinkID          // by (from site, to site)
+	bypass map[[2]netip.AddrPort]simfabric.PathID // by (from, to) socket, see SimECMP.Bypass
+	opens  int                                    // sockets opened
 }
 
 // freshAddr returns an address for rank's new socket of path index path,
@@ -112,6 +119,27 @@ func (n *SimNet) ecmpPath(s, dst *simSocket) (simfabric.PathID, error) {
 		e.links[pair] = ls
 	}
 	return n.fab.AddPath(simfabric.NodeID(s.rank), simfabric.NodeID(dst.rank), ls[c.ECMPLink(s.addr, dst.addr)])
+}
+
+// bypassPath returns the path datagrams of at most ECMP.Bypass bytes take
+// from socket s to dst, making it first if need be. The caller holds mu.
+func (n *SimNet) bypassPath(s, dst *simSocket) (simfabric.PathID, error) {
+	e := &n.ecmp
+	key := [2]netip.AddrPort{s.addr, dst.addr}
+	if p, ok := e.bypass[key]; ok {
+		return p, nil
+	}
+	p, _, err := n.fab.Connect(simfabric.NodeID(s.rank), simfabric.NodeID(dst.rank), simfabric.LinkConfig{Delay: n.cfg.ECMP.Link.Delay})
+	if err != nil {
+		return 0, err
+	}
+	if e.bypass == nil {
+		e.bypass = make(map[[2]netip.AddrPort]simfabric.PathID)
+	}
+	e.bypass[key] = p
+	n.dest = append(n.dest, dst) // fabric paths are numbered in order
+	n.src = append(n.src, s.addr)
+	return p, nil
 }
 
 // ECMPLinkBytes returns the bytes that have left each ECMP link from rank

@@ -35,6 +35,7 @@ type wanSim struct {
 	seed                      uint64
 	cfg                       Config
 	oneWay                    bool
+	bypass                    int    // SimECMP.Bypass
 	series                    string // "links" or "conns": log the last call's link use per 2 ms, or each connection's rate and the paths' events per 5 ms
 }
 
@@ -69,7 +70,7 @@ func (s wanSim) bubble(t *testing.T) wanSimResult {
 		cfg.MaxDatagram = 8972
 	}
 	cfg.Core.IDSeed = s.seed | 1
-	ecmp := &SimECMP{Links: s.links, Link: s.link, Seed: s.seed, Site: func(r int) int { return r / s.pairs }}
+	ecmp := &SimECMP{Links: s.links, Link: s.link, Seed: s.seed, Site: func(r int) int { return r / s.pairs }, Bypass: s.bypass}
 	eps, net, err := NewSimWorld(ctx, 2*s.pairs, cfg, SimConfig{Fabric: simfabric.Config{Seed: int64(s.seed)}, ECMP: ecmp})
 	if err != nil {
 		t.Fatalf("seed %d: %v", s.seed, err)
@@ -204,7 +205,9 @@ func (s wanSim) logSeries(t *testing.T, net *SimNet, wg *sync.WaitGroup) {
 // WAN_SIM_SERIES=conns each connection's rate (site 0 to 1) every 5 ms,
 // with the tail drops, timeouts, losses and delay cuts in each interval. This is the
 // transport's share of the lab's shortfall from issue 14's bound, apart
-// from the lab's CPU (bench/results/wan_gap.md).
+// from the lab's CPU (bench/results/wan_gap.md). WAN_SIM_BYPASS=600 lets
+// datagrams of at most 600 bytes (ACKs) skip the links' queues
+// (SimECMP.Bypass), to see what their wait behind data costs.
 func TestWANSimTable(t *testing.T) {
 	seeds, _ := strconv.Atoi(os.Getenv("WAN_SIM_SEEDS"))
 	if seeds <= 0 {
@@ -221,6 +224,7 @@ func TestWANSimTable(t *testing.T) {
 			bytes: env("WAN_SIM_BYTES", 4<<20), gap: time.Duration(env("WAN_SIM_GAP_MS", 20)) * time.Millisecond,
 			link: wanSimLink, seed: seed + 1, oneWay: os.Getenv("WAN_SIM_ONEWAY") != "", series: os.Getenv("WAN_SIM_SERIES")}
 		s.cfg.Paths = env("WAN_SIM_PATHS", 0)
+		s.bypass = env("WAN_SIM_BYPASS", 0)
 		s.cfg.Core.MinRTO = time.Duration(env("WAN_SIM_MINRTO_US", 0)) * time.Microsecond
 		s.cfg.Repick.Off = os.Getenv("WAN_SIM_REPICK") == "off"
 		r := s.run(t)
@@ -377,5 +381,37 @@ func (s wanSim) logConnSeries(t *testing.T, eps []*Endpoint, net *SimNet, wg *sy
 		fmt.Fprintf(&b, " | sum %4.0f | drops %d timeouts %d lost %d delay cuts %d", sum, ev[0]-pev[0], ev[1]-pev[1], ev[2]-pev[2], ev[3]-pev[3])
 		prev, pev = now, ev
 		t.Log(b.String())
+	}
+}
+
+// TestSimECMPBypass: with SimECMP.Bypass, the ACKs of a one-way transfer
+// (datagrams far below 600 bytes) take no ECMP link back; without it they
+// do.
+func TestSimECMPBypass(t *testing.T) {
+	for _, bypass := range []int{0, 600} {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			ecmp := &SimECMP{Links: 2, Link: wanSimLink, Seed: 3, Bypass: bypass}
+			eps, net := ecmpWorld(t, ctx, 2, ecmp)
+			defer net.Close()
+			r := eps[1].Recv(0, benchTag(17, 0), make([]byte, 1<<20))
+			s := eps[0].Send(1, benchTag(17, 0), make([]byte, 1<<20))
+			for _, q := range []transport.Request{r, s} {
+				if _, err := q.Wait(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var back int64
+			for _, b := range net.ECMPLinkBytes(1, 0) {
+				back += b
+			}
+			for _, ep := range eps {
+				_ = ep.Close()
+			}
+			if (back == 0) != (bypass > 0) {
+				t.Errorf("Bypass %d: %d bytes went back over the links", bypass, back)
+			}
+		})
 	}
 }
