@@ -6,11 +6,15 @@ import (
 	"slices"
 
 	"github.com/gocoll/gocoll/collective/reduce"
+	"github.com/gocoll/gocoll/collective/tune"
 	"github.com/gocoll/gocoll/transport"
 )
 
 // treeRun is one rank's part of a pipelined operation on trees (two per
-// channel): part t of the buffer, in chunks, goes up tree t (reduced at
+// channel): part t of the buffer, in chunks (tune.TreeChunk: at least
+// tune.TreeChunksMin of them where that keeps a chunk at an 8th of
+// Config.ChunkBytes or more, so that a part of one or two of the
+// transport's chunks still pipelines), goes up tree t (reduced at
 // every inner rank) and/or down it (forwarded by every inner rank).
 //
 // Every message gets a step: chunk c leaves a rank of height h upward at
@@ -78,7 +82,7 @@ const (
 
 func newTreeRun(o *operation, trees []treeShape, send, recv []byte, count, esize int, up, down bool) *treeRun {
 	r := &treeRun{o: o, x: o.c.rank, trees: trees, send: send, recv: recv, up: up, down: down,
-		inPlace: sameRegion(send, recv), g: newGeometry(count, len(trees), esize, o.c.cfg.ChunkBytes),
+		inPlace: sameRegion(send, recv), g: newGeometry(count, len(trees), esize, tune.TreeChunk(count*esize/max(1, len(trees)), o.c.cfg.ChunkBytes)),
 		slots: make([][][][]byte, len(trees)), upSends: make([][]transport.Request, len(trees)), combined: make([]int, len(trees))}
 	k := r.g.k
 	r.d = o.c.cfg.PipelineDepth

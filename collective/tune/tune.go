@@ -23,8 +23,8 @@
 // equal steps and k chunks costs s + k − 1 chunk times), and load is the
 // busiest link's: the bytes it carries over its bandwidth, divided by
 // min(transfers on it, Lanes); in a tree, whose edges move one chunk at a
-// time, each flow's bytes over its rate plus a latency per chunk count as
-// load too. The links of a
+// time (its part in TreeChunk's chunks), each flow's bytes over its rate
+// plus a latency per chunk count as load too. The links of a
 // transfer are its ranks' ports on their host (Host level: transfers
 // between ranks of a host), their hosts' NICs (Site level: every transfer
 // leaving or entering a host), their sites' uplinks (WAN level: every

@@ -255,3 +255,40 @@ func TestRingStepChain(t *testing.T) {
 	}
 	t.Fatalf("no ring prediction: %v", p)
 }
+
+// TestTreeChunk: a tree's part moves in at least TreeChunksMin chunks
+// (TreeChunk), so a 4 MiB AllReduce on the lab's grid is predicted the same
+// with MetaRoCE's 2 MiB chunk as with 512 KiB: each tree's 2 MiB part in 4
+// chunks of 512 KiB (before, one chunk of 2 MiB: 107.6 ms against 101.4
+// on the figures of a probed lab run).
+func TestTreeChunk(t *testing.T) {
+	links := Links{Host: Link{Latency: 35 * time.Microsecond, Bandwidth: 2.4e9},
+		Site: Link{Latency: 10 * time.Microsecond, Bandwidth: 0.5e9}, WAN: Link{Latency: 2166 * time.Microsecond, Bandwidth: 92.6e6}}
+	tree := func(chunk int) time.Duration {
+		p, err := Predict(AllReduce, Input{Topology: grid(t, 2, 2, 2), Bytes: 4 << 20, ChunkBytes: chunk, Links: links, Channels: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pr := range p {
+			if pr.Algorithm == "tree" {
+				return pr.Time
+			}
+		}
+		t.Fatal("no tree prediction")
+		return 0
+	}
+	if a, b := tree(2<<20), tree(512<<10); a != b {
+		t.Errorf("tree at chunk 2 MiB %v, at 512 KiB %v: want equal", a, b)
+	}
+	for _, c := range []struct{ part, chunk, want int }{
+		{2 << 20, 2 << 20, 512 << 10}, // 4 chunks
+		{64 << 20, 2 << 20, 2 << 20},  // many chunks already
+		{1 << 10, 2 << 20, 256 << 10}, // a part under the floor: one chunk, whole
+		{1 << 20, 2 << 20, 256 << 10}, // the floor, an 8th of the chunk
+		{0, 4 << 10, 512},
+	} {
+		if got := TreeChunk(c.part, c.chunk); got != c.want {
+			t.Errorf("TreeChunk(%d, %d) = %d, want %d", c.part, c.chunk, got, c.want)
+		}
+	}
+}
