@@ -54,6 +54,26 @@ func simScale(bytes int64, chunk, ranks, share int) int {
 	}
 }
 
+// simTreeScale bounds the scale of a tree's run (or of one the model may
+// give a tree) so that its smallest messages stay above collective's
+// inlineBytesMax once scaled, as simMinShare's note asks: a tree moves its
+// part (bytes over 2 x channels, channels up to tune.ChannelsMax where the
+// model chooses) in chunks of tune.TreeChunk, which may be a fraction of
+// the chunk (gocoll sim, 8 ranks, 1 MiB: the payload-free tree ran 8 %
+// fast at scale 128, its 1 KiB chunks riding in headers).
+func simTreeScale(bytes int64, chunk, channels int) int {
+	if channels == 0 {
+		channels = tune.ChannelsMax
+	}
+	part := int(bytes / int64(2*channels))
+	msg := min(part, tune.TreeChunk(part, chunk))
+	s := 1
+	for msg/(2*s) >= collective.ChunkBytesMin && s < simnet.MaxScale {
+		s *= 2
+	}
+	return s
+}
+
 // simMinShare is the fewest bytes per rank a scaled buffer keeps. A
 // message of at most 4064 bytes (collective's inlineBytesMax) travels
 // inside its operation header's message, whose length simnet does not
@@ -78,6 +98,9 @@ func simulate(ctx context.Context, spec simSpec) (simResult, error) {
 			share = simMinRingShare * max(1, spec.channels)
 		}
 		res.scale = simScale(spec.bytes, spec.chunk, n, share)
+		if spec.algo == collective.AlgoTree || spec.algo == collective.AlgoAuto {
+			res.scale = min(res.scale, simTreeScale(spec.bytes, spec.chunk, spec.channels))
+		}
 	}
 	if spec.bytes%4 != 0 {
 		return res, fmt.Errorf("size %d is not a whole number of float32 elements (a multiple of 4)", spec.bytes)
