@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -516,4 +517,28 @@ func TestCrossProcessBoardPeerDeath(t *testing.T) {
 		t.Fatalf("after %v: %v, want a *transport.PeerError for rank 1", time.Since(start), err)
 	}
 	t.Logf("after %v: %v", time.Since(start), err)
+}
+
+// TestBoardStallReport: a board wait past Config.StallTimeout reports
+// the stall, naming as missing the rank that never wrote the call.
+func TestBoardStallReport(t *testing.T) {
+	reports := make(chan collective.StallReport, 16)
+	cfg := collective.Config{StallTimeout: 100 * time.Millisecond, OnStall: func(r collective.StallReport) {
+		select {
+		case reports <- r:
+		default:
+		}
+	}}
+	comms := boardComms(t, 4, shm.Config{}, cfg)
+	allReduceAll(comms, same(4, 2), 20*time.Second)
+	allReduceAll(comms[:3], same(3, 2), 500*time.Millisecond)
+	select {
+	case r := <-reports:
+		if r.Culprit() != 3 || !strings.Contains(r.String(), "3 never arrived") && !slices.Contains(r.Op.Missing, 3) {
+			t.Fatalf("stall report names rank %d (missing %v), want rank 3:\n%s", r.Culprit(), r.Op.Missing, r)
+		}
+		t.Log(r)
+	default:
+		t.Fatal("no stall report")
+	}
 }
