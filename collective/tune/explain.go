@@ -29,6 +29,9 @@ func Explain(w io.Writer, coll Collective, in Input) error {
 		if pr.Channels > 1 {
 			name = fmt.Sprintf("%s on %d channels", name, pr.Channels)
 		}
+		if pr.Chunk > 0 {
+			name = fmt.Sprintf("%s (chunks of %d B)", name, pr.Chunk)
+		}
 		fmt.Fprintf(tw, "%s\t%v%s\n", name, pr.Time.Round(100*time.Nanosecond), mark)
 	}
 	return tw.Flush()

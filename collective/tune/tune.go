@@ -146,6 +146,9 @@ type Prediction struct {
 	Algorithm string // as collective.ParseAlgorithm names it
 	Time      time.Duration
 	Channels  int // the ring AllReduce's (len of RingStrides) or the tree's (TreeChannels) channels; else 0
+	// Chunk is the tree's chunk where it cuts its parts finer than
+	// Input.ChunkBytes (TreeChunk); else 0.
+	Chunk int
 }
 
 // Predict returns every algorithm of coll with its predicted time, fastest
@@ -198,6 +201,10 @@ func Predict(coll Collective, in Input) ([]Prediction, error) {
 			out[i].Channels = ringChannels
 		case c.name == "tree":
 			out[i].Channels = treeChannels
+			part := in.Bytes / (2 * max(1, treeChannels))
+			if tc := TreeChunk(part, in.ChunkBytes); tc < in.ChunkBytes && tc < part {
+				out[i].Chunk = tc
+			}
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Prediction) int { return int(a.Time - b.Time) })

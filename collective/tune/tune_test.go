@@ -264,21 +264,32 @@ func TestRingStepChain(t *testing.T) {
 func TestTreeChunk(t *testing.T) {
 	links := Links{Host: Link{Latency: 35 * time.Microsecond, Bandwidth: 2.4e9},
 		Site: Link{Latency: 10 * time.Microsecond, Bandwidth: 0.5e9}, WAN: Link{Latency: 2166 * time.Microsecond, Bandwidth: 92.6e6}}
-	tree := func(chunk int) time.Duration {
+	tree := func(chunk int) Prediction {
 		p, err := Predict(AllReduce, Input{Topology: grid(t, 2, 2, 2), Bytes: 4 << 20, ChunkBytes: chunk, Links: links, Channels: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, pr := range p {
 			if pr.Algorithm == "tree" {
-				return pr.Time
+				return pr
 			}
 		}
 		t.Fatal("no tree prediction")
-		return 0
+		return Prediction{}
 	}
-	if a, b := tree(2<<20), tree(512<<10); a != b {
-		t.Errorf("tree at chunk 2 MiB %v, at 512 KiB %v: want equal", a, b)
+	if a, b := tree(2<<20), tree(512<<10); a.Time != b.Time {
+		t.Errorf("tree at chunk 2 MiB %v, at 512 KiB %v: want equal", a.Time, b.Time)
+	}
+	// Explain shows the finer chunk (Prediction.Chunk) where there is one.
+	if a, b := tree(2<<20), tree(512<<10); a.Chunk != 512<<10 || b.Chunk != 0 {
+		t.Errorf("Prediction.Chunk at chunk 2 MiB %d, at 512 KiB %d: want 524288 and 0", a.Chunk, b.Chunk)
+	}
+	var out strings.Builder
+	if err := Explain(&out, AllReduce, Input{Topology: grid(t, 2, 2, 2), Bytes: 4 << 20, ChunkBytes: 2 << 20, Links: links, Channels: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "tree (chunks of 524288 B)") {
+		t.Errorf("Explain does not show the tree's chunk:\n%s", out.String())
 	}
 	for _, c := range []struct{ part, chunk, want int }{
 		{2 << 20, 2 << 20, 512 << 10}, // 4 chunks
