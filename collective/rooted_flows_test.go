@@ -15,12 +15,14 @@ import (
 )
 
 // flowEndpoint records the data bytes its rank sends to each peer (a
-// header message's carried bytes included, the header itself not).
+// header message's carried bytes included, the header itself not) and,
+// where largest is set, the largest such message.
 type flowEndpoint struct {
 	transport.Endpoint
-	rank  int
-	mu    *sync.Mutex
-	flows map[[2]int]int
+	rank    int
+	mu      *sync.Mutex
+	flows   map[[2]int]int
+	largest *int
 }
 
 func (e *flowEndpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Request {
@@ -31,6 +33,9 @@ func (e *flowEndpoint) Send(peer int, tag transport.Tag, buf []byte) transport.R
 	if n > 0 {
 		e.mu.Lock()
 		e.flows[[2]int{e.rank, peer}] += n
+		if e.largest != nil {
+			*e.largest = max(*e.largest, n)
+		}
 		e.mu.Unlock()
 	}
 	return e.Endpoint.Send(peer, tag, buf)

@@ -7,33 +7,8 @@ import (
 	"time"
 
 	"github.com/gocoll/gocoll/collective/tune"
-	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/inproc"
 )
-
-// sizeEndpoint records the largest data message its rank sends (a header
-// message's carried bytes included, the header itself not) and how many
-// it sends.
-type sizeEndpoint struct {
-	transport.Endpoint
-	mu        *sync.Mutex
-	largest   *int
-	dataSends *int
-}
-
-func (e *sizeEndpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Request {
-	n := len(buf)
-	if tag.Seq == 0 {
-		n = max(0, n-headerLen)
-	}
-	if n > 0 {
-		e.mu.Lock()
-		*e.largest = max(*e.largest, n)
-		*e.dataSends++
-		e.mu.Unlock()
-	}
-	return e.Endpoint.Send(peer, tag, buf)
-}
 
 // TestTreePartsPipeline: a forced-tree AllReduce whose trees' parts are
 // one or two of the communicator's chunks moves them in at least
@@ -60,10 +35,10 @@ func TestTreePartsPipeline(t *testing.T) {
 			t.Fatal(err)
 		}
 		var mu sync.Mutex
-		largest, sends := 0, 0
+		largest := 0
 		comms := make([]*Comm, n)
 		for r, ep := range w.Endpoints() {
-			if comms[r], err = New(&sizeEndpoint{Endpoint: ep, mu: &mu, largest: &largest, dataSends: &sends}, 1,
+			if comms[r], err = New(&flowEndpoint{Endpoint: ep, rank: r, mu: &mu, flows: map[[2]int]int{}, largest: &largest}, 1,
 				Config{AllReduce: AlgoTree, Channels: 1, ChunkBytes: chunk}); err != nil {
 				t.Fatal(err)
 			}
