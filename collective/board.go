@@ -80,6 +80,11 @@ type boardState struct {
 	index   int      // this rank's board, -1 if none
 	peers   [][]byte // the members' boards, by communicator rank
 	written [boardSlots]uint64
+	// verify and verifyPeer: per slot, seq+1 of an eager Broadcast whose
+	// next receiver's header this rank has yet to check, and that rank
+	// (boardVerify); the slot's ack waits for it.
+	verify     [boardSlots]uint64
+	verifyPeer [boardSlots]int
 	// rootPending: per slot, seq+1 of a Broadcast this rank returned from
 	// as its root, until every member has acked it (rootFailed).
 	rootPending [boardSlots]atomic.Uint64

@@ -1,6 +1,9 @@
 package collective
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // broadcastBoard is Broadcast in one round on the board (board.go). Every
 // rank writes its header into its slot of the call, the root its data
@@ -37,9 +40,7 @@ func (c *Comm) broadcastBoard(o *operation, buf []byte, root int) error {
 		if c.rank == root {
 			c.board.rootPending[s].Store(o.key.Op + 1)
 		} else if next := (c.rank + 1) % c.Size(); next != root {
-			if _, err := o.boardRead(next, s); err != nil {
-				return err
-			}
+			c.board.verify[s], c.board.verifyPeer[s] = o.key.Op+1, next // checked later: boardVerify
 		}
 		c.mu.Lock()
 		c.eager.returns++
@@ -105,3 +106,102 @@ func (b *boardState) rootFailed(c *Comm) error {
 	}
 	return nil
 }
+
+// boardVerify checks the headers a receiver's eager Broadcasts left to
+// check (broadcastBoard): the next receiver's header of each, once it is
+// on that rank's board, against this rank's own, still in its slot. A
+// board call runs it as it starts: a check of the slot it is about to
+// reuse waits for that header (every rank writes its header at its call's
+// start, so the wait is short); the others are taken if there. The slot's
+// ack waits for its check, so no rank rewrites a slot whose header is
+// still to be checked. A mismatch, or the peer's failure of that call,
+// fails the call running now, naming the earlier one.
+func (o *operation) boardVerify() error {
+	b := &o.c.board
+	cur := int(o.key.Op % boardSlots)
+	for s := range boardSlots {
+		v := b.verify[s]
+		if v == 0 {
+			continue
+		}
+		done, err := b.verified(o.c, s)
+		if !done && s == cur {
+			b.w = boardWait{kind: waitSlot, peer: b.verifyPeer[s], mem: b.slot(b.peers[b.verifyPeer[s]], s), want: v, fail: v}
+			if err = o.boardAwait(); err == nil {
+				done, err = b.verified(o.c, s)
+			}
+		}
+		if err != nil {
+			b.verify[s] = 0
+			b.ack(o.c.rank, s).Store(v)
+			return fmt.Errorf("an earlier call on this communicator (operation #%d, a Broadcast this rank returned from once it had its data) failed: %w", v-1, err)
+		}
+	}
+	return nil
+}
+
+// verified checks the header slot s was left to check, if it has come:
+// it reports whether the check is over (and then acks the slot), and the
+// mismatch or the peer's failure it found.
+func (b *boardState) verified(c *Comm, s int) (bool, error) {
+	v, peer := b.verify[s], b.verifyPeer[s]
+	theirs, mine := b.slot(b.peers[peer], s), b.slot(b.peers[c.rank], s)
+	var err error
+	switch {
+	case word(theirs, 0).Load() == v:
+		th, mh := theirs[boardOffHeader:boardOffHeader+headerLen], mine[boardOffHeader:boardOffHeader+headerLen]
+		if string(th) != string(mh) {
+			ht, err1 := parseBoardHeader(th)
+			hm, err2 := parseBoardHeader(mh)
+			if err = firstErr(err1, err2); err == nil {
+				err = mismatch(hm, c.rank, ht, peer)
+			}
+		}
+	case word(b.peers[peer], boardOffFail).Load() == v:
+		err = fmt.Errorf("rank %d failed: %s", peer, boardFailText(b.peers[peer]))
+	default:
+		return false, nil
+	}
+	b.verify[s] = 0
+	b.ack(c.rank, s).Store(v)
+	return true, err
+}
+
+// closeVerify runs, at Close, the checks this rank's eager Broadcasts left
+// (boardVerify), waiting for a slower peer's header at most until
+// boardCloseWait or Config.Timeout has passed or the peer is down; it
+// returns the first mismatch or failure found.
+func (c *Comm) closeVerify() error {
+	b := &c.board
+	c.mu.Lock()
+	last := b.next
+	c.mu.Unlock()
+	if b.host == nil || !b.up.Load() || b.serving.Load() < last {
+		return nil
+	}
+	deadline := time.Now().Add(min(boardCloseWait, c.cfg.Timeout))
+	nap := 20 * time.Microsecond
+	var first error
+	for s := range boardSlots {
+		for v := b.verify[s]; b.verify[s] != 0; {
+			done, err := b.verified(c, s)
+			if err != nil && first == nil {
+				first = fmt.Errorf("an earlier call on this communicator (operation #%d, a Broadcast this rank returned from once it had its data) failed: %w", v-1, err)
+			}
+			if done {
+				break
+			}
+			if !time.Now().Before(deadline) || b.host.Down(c.ranks[b.verifyPeer[s]]) != nil {
+				b.verify[s] = 0
+				break
+			}
+			time.Sleep(nap)
+			nap = min(2*nap, time.Millisecond)
+		}
+	}
+	return first
+}
+
+// boardCloseWait bounds how long Close waits for a slower peer's header
+// that an eager Broadcast of this rank left to check.
+const boardCloseWait = 10 * time.Second

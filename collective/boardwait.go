@@ -215,8 +215,11 @@ func (o *operation) boardEnter() (bool, error) {
 		return false, nil
 	}
 	o.onBoard = true
-	b.ack(o.c.rank, int(o.key.Op%boardSlots)).Store(o.key.Op)
 	b.calls.Add(1)
+	if err := o.boardVerify(); err != nil {
+		return true, err
+	}
+	b.ack(o.c.rank, int(o.key.Op%boardSlots)).Store(o.key.Op)
 	return true, nil
 }
 
@@ -224,8 +227,8 @@ func (o *operation) boardEnter() (bool, error) {
 // whatever the outcome, and its ticket.
 func (o *operation) boardLeave() {
 	b := &o.c.board
-	if o.onBoard {
-		b.ack(o.c.rank, int(o.key.Op%boardSlots)).Store(o.key.Op + 1)
+	if s := int(o.key.Op % boardSlots); o.onBoard && b.verify[s] != o.key.Op+1 {
+		b.ack(o.c.rank, s).Store(o.key.Op + 1) // else when checked (boardVerify)
 	}
 	b.endTicket(o.boardTicket)
 }

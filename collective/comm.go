@@ -362,7 +362,7 @@ func (c *Comm) Close() error {
 		return settled
 	}
 	if c.board.host != nil && settled == nil {
-		settled = c.board.rootFailed(c) // a Broadcast it was root of, failed since
+		settled = firstErr(c.board.rootFailed(c), c.closeVerify()) // eager Broadcasts on the board
 	}
 	c.closeBoard()
 	if c.owned != nil && !released {

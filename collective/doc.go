@@ -189,25 +189,31 @@
 // buffer is free at once), at most 4 calls (the board's slots) ahead of
 // its slowest receiver, since its next write of a slot waits until every
 // member is done with that slot's last call; a receiver returns once it
-// has checked the root's header and the next receiver's (rank r+1 mod n,
-// unless that is the root) against its own, found both matching, and
-// copied the root's data. Every two ranks are linked by a chain of such
-// checks, so a mismatch in the call, different roots included, is seen
-// in it by at least one receiver (or by the rank whose header changed,
-// which is not in steady state). A nil from an eager root says its part
-// is done, not that the others matched; from an eager receiver, that its
-// root and next receiver matched. A mismatch is reported:
-//   - in the call, by each rank that sees a differing header, and by any
-//     rank that still waits on such a rank's board when it fails (its
-//     failure is written there);
-//   - at the eager root's next call on the communicator, of any kind:
-//     before it runs, it fails, naming the earlier call and the
-//     receiver's reason, and its failure ends that call on every rank;
+// has checked the root's header against its own, found it matching, and
+// copied the root's data. It checks the next receiver's header (rank r+1
+// mod n, unless that is the root) at its next call on the board, before
+// that call runs (waiting for it there only if that call reuses the
+// slot), or at Close, and frees the slot for reuse only then. Every two
+// ranks are linked by a chain of such checks, so a mismatch, different
+// roots included, is seen by at least one rank. A nil from an eager root
+// says its part is done, not that the others matched; from an eager
+// receiver, that it has its root's data and its root matched. A mismatch
+// is reported:
+//   - in the call, by each rank that sees a differing root header or is
+//     not in steady state (its header changed), and by any rank that still
+//     waits on such a rank's board when it fails (its failure is written
+//     there);
+//   - at an eager receiver's next call on the board, or its Close, if its
+//     next receiver's header differed: that call fails before it runs,
+//     naming the earlier call, and its failure ends it on every rank;
+//   - at the eager root's next call on the communicator, of any kind, if
+//     a receiver failed the call: before it runs, it fails, naming the
+//     earlier call and the receiver's reason, and its failure ends that
+//     call on every rank;
 //   - at the eager root's Close, if a receiver had failed by then (Close
 //     returns the error; it does not wait for slower receivers).
 //
-// An eager receiver whose checks matched returns nil even if another
-// receiver failed the call. [Comm.EagerReturns] counts these calls too.
+// [Comm.EagerReturns] counts these calls too.
 //
 // # Hangs
 //
