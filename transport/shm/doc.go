@@ -61,8 +61,12 @@
 // Config.MaxUnexpectedBytes (16 MiB) over all peers, beyond which the
 // rings are left unread (the senders' slots wait in their backlog) until
 // receives are posted; ended operations remembered: [AbortMemory] (4096);
-// world: [MaxWorldSize]. A rendezvous message is never copied into the
-// transport: the receiver copies it from the sender's memory.
+// world: [MaxWorldSize]; boards for the collectives' one-round small
+// algorithms (transport.BoardHost, board.go): Config.Boards ([DefaultBoards],
+// at most [MaxBoards]) of Config.BoardBytes ([DefaultBoardBytes]) at the
+// end of the segment, one per communicator that uses them, whose pages
+// take memory only once written. A rendezvous message is never copied
+// into the transport: the receiver copies it from the sender's memory.
 //
 // # Requirements
 //
