@@ -84,3 +84,34 @@ func TestAckRidesOnReply(t *testing.T) {
 	require.Equal(t, int64(1), cs.AcksPiggybacked)
 	require.Equal(t, pattern(10, 1), req)
 }
+
+// Transmit.Control marks every datagram but DATA: HELLO, HELLO-ACK, ACK,
+// probes and CLOSE, over a transfer with losses (so that NACKs, probes and
+// resends happen) and a close; DATA carrying a piggybacked ACK (replies
+// both ways, PiggybackAcks) is not control.
+func TestTransmitControl(t *testing.T) {
+	n := newTestNet(t, Config{MaxDatagram: 1452, PiggybackAcks: true})
+	n.classes = make(map[classKey]int)
+	k := 0
+	n.drop = func(from, path int, b []byte) bool { k++; return k%17 == 0 }
+	a, b := n.connect()
+	msg := pattern(200_000, 7)
+	bufs := [2][]byte{make([]byte, len(msg)), make([]byte, len(msg))}
+	require.NoError(t, n.eps[1].PostRecv(n.now, b, 1, 1, bufs[1]))
+	require.NoError(t, n.eps[0].PostRecv(n.now, a, 1, 2, bufs[0]))
+	require.NoError(t, n.eps[0].Send(n.now, a, 1, 1, msg))
+	require.NoError(t, n.eps[1].Send(n.now, b, 1, 2, msg))
+	n.runUntil(func() bool {
+		_, s1 := n.done(0, EventSendDone, 1, 1)
+		_, s2 := n.done(1, EventSendDone, 1, 2)
+		return s1 && s2
+	}, 10*time.Second)
+	require.Equal(t, msg, bufs[0])
+	require.Equal(t, msg, bufs[1])
+	for key, count := range n.classes {
+		require.Equal(t, key.typ != wire.TypeData, key.control, "%d datagrams of type %v", count, key.typ)
+	}
+	for _, typ := range []wire.Type{wire.TypeHello, wire.TypeHelloAck, wire.TypeData, wire.TypeAck} {
+		require.Positive(t, n.classes[classKey{typ, typ != wire.TypeData}], "no datagram of type %v", typ)
+	}
+}

@@ -94,6 +94,11 @@ type Transmit struct {
 	// aliases the message being sent.
 	Payload []byte
 	Tail    int
+	// Control reports a control datagram (ACK, probe, HELLO, HELLO-ACK,
+	// CLOSE): one a network may serve ahead of data (a DSCP class of its
+	// own, as UEC's and MRC's control class). DATA, with or without a
+	// piggybacked ACK, is not control.
+	Control bool
 }
 
 // NewEndpoint returns an Endpoint with no connections, or an error if cfg
@@ -496,14 +501,14 @@ func (e *Endpoint) PollTransmitVec(now time.Duration, buf []byte, minGather int)
 			if pc.auth != nil {
 				out = pc.auth.seal(int(pc.path), out, false)
 			}
-			return Transmit{Peer: pc.peer, Path: int(pc.path), N: len(out)}, true
+			return Transmit{Peer: pc.peer, Path: int(pc.path), N: len(out), Control: true}, true
 		}
 		e.closes = e.closes[:n-1]
 		out := wire.AppendClose(buf, &wire.Close{Conn: pc.conn, Path: pc.path, Code: pc.code, Echo: pc.echo})
 		if pc.auth != nil {
 			out = pc.auth.seal(int(pc.path), out, false)
 		}
-		return Transmit{Peer: pc.peer, Path: int(pc.path), N: len(out)}, true
+		return Transmit{Peer: pc.peer, Path: int(pc.path), N: len(out), Control: true}, true
 	}
 	n := len(e.order)
 	for k := range n {
@@ -520,11 +525,12 @@ func (e *Endpoint) PollTransmitVec(now time.Duration, buf []byte, minGather int)
 		if ok {
 			e.cursor = (e.cursor + k + 1) % n
 			tail := wire.CRCLen
+			control := wire.Type(out[1]) != wire.TypeData
 			if c.auth != nil && wire.Type(out[1]) != wire.TypeHelloAck {
 				out = c.auth.seal(path, out, e.gathered != nil)
 				tail += wire.TrailerLen
 			}
-			tx := Transmit{Conn: c.id, Peer: c.peer, Path: path, N: len(out)}
+			tx := Transmit{Conn: c.id, Peer: c.peer, Path: path, N: len(out), Control: control}
 			if e.gathered != nil {
 				tx.N, tx.Payload, tx.Tail = len(out)-tail, e.gathered, tail
 			}

@@ -30,10 +30,20 @@ type testNet struct {
 	// placed counts the datagrams whose payload went straight into place.
 	place  bool
 	placed int
+	// classes, if not nil, counts the datagrams sent by wire type and
+	// Transmit.Control.
+	classes map[classKey]int
 	events [2][]Event
 	buf    []byte
 	stuck  int // steps without time moving
 	steps  int
+}
+
+// classKey is a datagram's wire type and whether it was polled as
+// control.
+type classKey struct {
+	typ     wire.Type
+	control bool
 }
 
 type flight struct {
@@ -84,6 +94,9 @@ func (n *testNet) flush() {
 			if tx.Payload != nil {
 				n.gathered++
 				data = append(append(data, tx.Payload...), n.buf[tx.N:tx.N+tx.Tail]...)
+			}
+			if n.classes != nil {
+				n.classes[classKey{wire.Type(data[1]), tx.Control}]++
 			}
 			if n.drop != nil && n.drop(i, tx.Path, data) {
 				continue

@@ -15,6 +15,12 @@ const (
 	cmsgAlign  = cmsgHdrLen - 8
 	// segmentCmsgLen is the space of one UDP_SEGMENT control message.
 	segmentCmsgLen = (cmsgHdrLen + 2 + cmsgAlign - 1) / cmsgAlign * cmsgAlign
+	// intCmsgLen is the space of one control message holding a C int
+	// (IP_TOS, IPV6_TCLASS).
+	intCmsgLen = (cmsgHdrLen + 4 + cmsgAlign - 1) / cmsgAlign * cmsgAlign
+	// writeControlLen is the control buffer kept per sent message: a
+	// UDP_SEGMENT and a traffic class.
+	writeControlLen = segmentCmsgLen + intCmsgLen
 	// readControlLen is the control buffer kept per received message: room
 	// for UDP_GRO (an int), IP_TOS (a byte) and IPV6_TCLASS (an int), each
 	// padded, with some to spare.
@@ -30,6 +36,9 @@ type control struct {
 	gso int  // UDP_GRO segment size, 0 if none
 	tos byte // IP_TOS or IPV6_TCLASS, 0 if none
 }
+
+// class returns the DSCP of the received traffic class.
+func (c control) class() uint8 { return c.tos >> 2 }
 
 // ce reports whether the ECN bits say Congestion Experienced.
 func (c control) ce() bool { return c.tos&3 == ecnCE }
@@ -131,4 +140,20 @@ func putSegmentCmsg(b []byte, seg uint16) int {
 	putCmsgHeader(b, unix.SOL_UDP, unix.UDP_SEGMENT, 2)
 	binary.NativeEndian.PutUint16(b[cmsgHdrLen:], seg)
 	return segmentCmsgLen
+}
+
+// putClassCmsg writes into b (at least intCmsgLen bytes) a control message
+// setting the traffic class of one datagram to DSCP class with ECN bits
+// ecn, IPV6_TCLASS for an IPv6 destination of an IPv6 socket and IP_TOS
+// otherwise (an IPv4 socket, or a v4-mapped destination of a dual-stack
+// one, whose IPv4 header takes IP_TOS), and returns its length.
+func putClassCmsg(b []byte, class, ecn uint8, v6 bool) int {
+	clear(b[:intCmsgLen])
+	level, typ := int32(unix.IPPROTO_IP), int32(unix.IP_TOS)
+	if v6 {
+		level, typ = unix.IPPROTO_IPV6, unix.IPV6_TCLASS
+	}
+	putCmsgHeader(b, level, typ, 4)
+	binary.NativeEndian.PutUint32(b[cmsgHdrLen:], uint32(class&63)<<2|uint32(ecn&3))
+	return intCmsgLen
 }

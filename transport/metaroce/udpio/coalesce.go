@@ -4,7 +4,7 @@ package udpio
 // returns the extended dst and the number of bytes of arena it used.
 //
 // A train is a run of consecutive messages of src that are single datagrams
-// (Segment 0, non-empty Buf, no Gather) to the same Addr, all of the first one's
+// (Segment 0, non-empty Buf, no Gather) to the same Addr and of the same Class, all of the first one's
 // length except the last, which may be shorter and then ends the run. A
 // train holds at most [MaxSegments] datagrams and [MaxPayload] bytes. Each
 // output message covers one run of src, in order: a train has Segment set to
@@ -67,7 +67,7 @@ func mergeable(m *Message) bool {
 // accepts reports whether m may follow the run, size and limits permitting.
 func (t *train) accepts(m *Message) bool {
 	seg := len(t.first.Buf)
-	return !t.closed && mergeable(m) && m.Addr == t.first.Addr &&
+	return !t.closed && mergeable(m) && m.Addr == t.first.Addr && m.Class == t.first.Class &&
 		len(m.Buf) <= seg && t.count < MaxSegments &&
 		len(t.buf)+len(m.Buf) <= MaxPayload
 }
@@ -114,5 +114,5 @@ func (t *train) message() Message {
 	if t.count == 1 {
 		return *t.first
 	}
-	return Message{Buf: t.buf, Addr: t.first.Addr, Segment: len(t.first.Buf)}
+	return Message{Buf: t.buf, Addr: t.first.Addr, Segment: len(t.first.Buf), Class: t.first.Class}
 }

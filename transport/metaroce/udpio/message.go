@@ -48,6 +48,14 @@ type Message struct {
 	// CE is set on read when the datagram (or all datagrams of the train)
 	// arrived marked ECN Congestion Experienced.
 	CE bool
+	// Class is, on write, the DSCP (0 to 63) the datagram leaves with, in
+	// the IP header's traffic class beside the socket's ECN bits: 0 leaves
+	// the socket's (class 0), any other value adds an IP_TOS or
+	// IPV6_TCLASS control message to the same sendmmsg entry (no system
+	// call more); higher bits are ignored. A train carries one class: GSO
+	// segments share the header. Linux only (ignored elsewhere). On read
+	// (Linux, with ECN on), the DSCP the datagram arrived with.
+	Class uint8
 	// Truncated is set on read when the datagram or train was longer than
 	// Buf and was cut to len(Buf); its tail is lost.
 	Truncated bool

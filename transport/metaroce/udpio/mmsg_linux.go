@@ -206,4 +206,5 @@ func (r *reader) unpack(i int, m *Message, whole bool) {
 		m.Segment = ctl.gso
 	}
 	m.CE = ctl.ce()
+	m.Class = ctl.class()
 }

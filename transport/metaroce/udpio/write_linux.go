@@ -35,7 +35,7 @@ type entry struct {
 type cursor struct{ msg, off int }
 
 func (w *writer) init(batch int, v6 bool) {
-	w.headers.init(batch, segmentCmsgLen, v6)
+	w.headers.init(batch, writeControlLen, v6)
 	w.ent = make([]entry, batch)
 	w.sendFn = w.send
 }
@@ -139,6 +139,14 @@ func (w *writer) pack(s *Socket, ms []Message, at cursor) (cursor, error) {
 			}
 		case isTrain:
 			buf = buf[:m.Segment]
+		}
+		if m.Class&63 != 0 {
+			var ecn uint8
+			if s.caps.ECN {
+				ecn = ecnECT0
+			}
+			v6 := w.v6 && !m.Addr.Addr().Is4In6()
+			ctl += putClassCmsg(w.oob[k*w.oobLen+ctl:], m.Class, ecn, v6)
 		}
 		w.set(k, buf, m.Gather, nameLen, ctl)
 		w.ent[k] = e
