@@ -33,10 +33,10 @@ type testNet struct {
 	// classes, if not nil, counts the datagrams sent by wire type and
 	// Transmit.Control.
 	classes map[classKey]int
-	events [2][]Event
-	buf    []byte
-	stuck  int // steps without time moving
-	steps  int
+	events  [2][]Event
+	buf     []byte
+	stuck   int // steps without time moving
+	steps   int
 }
 
 // classKey is a datagram's wire type and whether it was polled as
