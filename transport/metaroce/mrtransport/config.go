@@ -111,6 +111,11 @@ const (
 	DefaultSpinWait = 50 * time.Microsecond
 	// MaxSpinWait is the longest Config.SpinWait.
 	MaxSpinWait = 10 * time.Millisecond
+	// DefaultControlDSCP is Config.ControlDSCP when it is 0: CS6
+	// (network control, RFC 4594), the class DiffServ networks serve
+	// ahead of bulk data, as UEC and MRC give their control packets (ACK,
+	// NACK, probes) a DSCP of their own.
+	DefaultControlDSCP = 48
 	// DefaultCloseLinger is Config.CloseLinger when it is 0.
 	DefaultCloseLinger = time.Second
 	// MaxCloseLinger is the longest Config.CloseLinger.
@@ -204,6 +209,17 @@ type Config struct {
 	// endpoint sends covers their payload; it sets Core.PayloadUnchecked.
 	// Default PayloadCRCAuto. Receivers accept both forms.
 	PayloadCRC PayloadCRC
+	// ControlDSCP is the DSCP (1 to 63) of the control datagrams (ACKs,
+	// probes, HELLO, CLOSE; not DATA, even with a piggybacked ACK), so
+	// that a network with a priority class for it serves them ahead of the
+	// data queued in the other direction: an ACK waiting behind a FIFO of
+	// data lengthens the round trip the windows are sized from and fires
+	// spurious timeouts. Negative: not marked (class 0, as DATA). Default
+	// DefaultControlDSCP. The mark rides in each datagram's sendmmsg
+	// entry (an IP_TOS / IPV6_TCLASS control message: no system call
+	// more); DATA keeps class 0. Where the network ignores DSCP nothing
+	// changes.
+	ControlDSCP int
 	// AbortMemory is how many ended operations are remembered, 1 to
 	// MaxAbortMemory, oldest forgotten first; messages of a forgotten
 	// operation are no longer dropped on arrival. Default
@@ -341,6 +357,14 @@ func (c Config) withDefaults() (Config, error) {
 		c.SpinWait = 0
 	case c.SpinWait > MaxSpinWait:
 		return bad("SpinWait=%v above %v", c.SpinWait, MaxSpinWait)
+	}
+	switch {
+	case c.ControlDSCP == 0:
+		c.ControlDSCP = DefaultControlDSCP
+	case c.ControlDSCP < 0:
+		c.ControlDSCP = 0
+	case c.ControlDSCP > 63:
+		return bad("ControlDSCP=%d above 63", c.ControlDSCP)
 	}
 	switch {
 	case c.CloseLinger == 0:

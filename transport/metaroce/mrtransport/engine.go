@@ -61,6 +61,7 @@ type engine struct {
 
 	batch, maxDatagram int
 	gatherMin          int        // PollTransmitVec's minGather: 0 unless every socket gathers
+	controlClass       uint8      // Config.ControlDSCP, the class of control datagrams
 	pending            *txBatch   // polled under mu, written by unlock
 	free               []*txBatch // batches to reuse
 	txNext             []uint64   // by path: ticket of the next batch with datagrams on it
@@ -382,6 +383,9 @@ func (e *engine) poll(now time.Duration) {
 			continue
 		}
 		m := Message{Buf: buf, N: tx.N, Addr: addr}
+		if tx.Control {
+			m.Class = e.controlClass
+		}
 		if tx.Payload != nil {
 			m.gather = [2][]byte{tx.Payload, buf[tx.N : tx.N+tx.Tail]}
 		}

@@ -86,6 +86,7 @@ func Listen(ctx context.Context, cfg Config) (*Listener, error) {
 		return nil, fmt.Errorf("mrtransport: %w", err)
 	}
 	eng := newEngine(core, socks, cfg.Batch, cfg.MaxDatagram)
+	eng.controlClass = uint8(cfg.ControlDSCP)
 	ep := newEndpoint(cfg, eng)
 	ep.binds = binds
 	eng.run()

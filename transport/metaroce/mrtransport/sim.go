@@ -191,14 +191,14 @@ func (n *SimNet) deliver(d simfabric.Delivery) {
 	}
 }
 
-// send injects a datagram from socket s to address to. The caller holds
-// mu.
-func (n *SimNet) send(s *simSocket, to netip.AddrPort, b []byte) error {
+// send injects a datagram of DSCP class from socket s to address to. The
+// caller holds mu.
+func (n *SimNet) send(s *simSocket, to netip.AddrPort, b []byte, class uint8) error {
 	dst := n.socks[to]
 	if dst == nil {
 		return nil // nobody there: the datagram is lost, as UDP's would be
 	}
-	if n.cfg.ECMP != nil && len(b) <= n.cfg.ECMP.Bypass {
+	if c := n.cfg.ECMP; c != nil && (len(b) <= c.Bypass || (class != 0 && class == c.Priority)) {
 		p, err := n.bypassPath(s, dst)
 		if err != nil {
 			return err
@@ -289,7 +289,7 @@ func (s *simSocket) WriteBatch(ms []Message) (int, error) {
 	}
 	_ = n.fab.AdvanceTo(n.now(), n.deliver)
 	for i, m := range ms {
-		if err := n.send(s, m.Addr, m.Buf[:m.N]); err != nil {
+		if err := n.send(s, m.Addr, m.Buf[:m.N], m.Class); err != nil {
 			n.mu.Unlock()
 			return i, err
 		}

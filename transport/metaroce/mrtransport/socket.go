@@ -29,6 +29,10 @@ type Message struct {
 	// kernel merged (GRO): Buf[:N] then holds datagrams of Segment bytes
 	// back to back, the last one possibly shorter. 0 means one datagram.
 	Segment int
+	// Class is, on a write, the DSCP (0 to 63) to send the datagram with:
+	// Config.ControlDSCP on control datagrams, 0 on DATA. Sockets that
+	// cannot mark a datagram send it unmarked.
+	Class uint8
 	// gather, on a write to a socket that gathers (see gatherer), is the
 	// rest of the datagram after Buf[:N], sent from where it lies.
 	gather [2][]byte

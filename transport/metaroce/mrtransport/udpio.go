@@ -80,7 +80,7 @@ func (u *udpioSocket) WriteBatch(ms []Message) (int, error) {
 	wr := u.wr[:len(ms)]
 	small := false
 	for i, m := range ms {
-		wr[i] = udpio.Message{Buf: m.Buf[:m.N], Addr: m.Addr}
+		wr[i] = udpio.Message{Buf: m.Buf[:m.N], Addr: m.Addr, Class: m.Class}
 		if m.gather[0] != nil {
 			g := u.gat[2*i : 2*i+2]
 			g[0], g[1] = m.gather[0], m.gather[1]

@@ -3,6 +3,7 @@ package mrtransport
 import (
 	"context"
 	"fmt"
+	"github.com/stretchr/testify/require"
 	"net/netip"
 	"os"
 	"slices"
@@ -36,6 +37,7 @@ type wanSim struct {
 	cfg                       Config
 	oneWay                    bool
 	bypass                    int    // SimECMP.Bypass
+	priority                  uint8  // SimECMP.Priority
 	series                    string // "links" or "conns": log the last call's link use per 2 ms, or each connection's rate and the paths' events per 5 ms
 }
 
@@ -70,7 +72,8 @@ func (s wanSim) bubble(t *testing.T) wanSimResult {
 		cfg.MaxDatagram = 8972
 	}
 	cfg.Core.IDSeed = s.seed | 1
-	ecmp := &SimECMP{Links: s.links, Link: s.link, Seed: s.seed, Site: func(r int) int { return r / s.pairs }, Bypass: s.bypass}
+	ecmp := &SimECMP{Links: s.links, Link: s.link, Seed: s.seed, Site: func(r int) int { return r / s.pairs }, Bypass: s.bypass,
+		Priority: s.priority}
 	eps, net, err := NewSimWorld(ctx, 2*s.pairs, cfg, SimConfig{Fabric: simfabric.Config{Seed: int64(s.seed)}, ECMP: ecmp})
 	if err != nil {
 		t.Fatalf("seed %d: %v", s.seed, err)
@@ -207,7 +210,10 @@ func (s wanSim) logSeries(t *testing.T, net *SimNet, wg *sync.WaitGroup) {
 // transport's share of the lab's shortfall from issue 14's bound, apart
 // from the lab's CPU (bench/results/wan_gap.md). WAN_SIM_BYPASS=600 lets
 // datagrams of at most 600 bytes (ACKs) skip the links' queues
-// (SimECMP.Bypass), to see what their wait behind data costs.
+// (SimECMP.Bypass), to see what their wait behind data costs;
+// WAN_SIM_PRIORITY=1 has the links serve the control datagrams' DSCP
+// (Config.ControlDSCP) first (SimECMP.Priority), as the lab's prio band
+// does: the figure with the control class served first and without.
 func TestWANSimTable(t *testing.T) {
 	seeds, _ := strconv.Atoi(os.Getenv("WAN_SIM_SEEDS"))
 	if seeds <= 0 {
@@ -225,6 +231,9 @@ func TestWANSimTable(t *testing.T) {
 			link: wanSimLink, seed: seed + 1, oneWay: os.Getenv("WAN_SIM_ONEWAY") != "", series: os.Getenv("WAN_SIM_SERIES")}
 		s.cfg.Paths = env("WAN_SIM_PATHS", 0)
 		s.bypass = env("WAN_SIM_BYPASS", 0)
+		if os.Getenv("WAN_SIM_PRIORITY") == "1" {
+			s.priority = DefaultControlDSCP
+		}
 		s.cfg.Core.MinRTO = time.Duration(env("WAN_SIM_MINRTO_US", 0)) * time.Microsecond
 		s.cfg.Repick.Off = os.Getenv("WAN_SIM_REPICK") == "off"
 		r := s.run(t)
@@ -232,7 +241,7 @@ func TestWANSimTable(t *testing.T) {
 		for _, d := range r.calls {
 			sum += r.bound.Seconds() / d.Seconds()
 		}
-		t.Logf("seed %d: mean %.1f %% of the bound over %d calls", s.seed, 100*sum/float64(len(r.calls)), len(r.calls))
+		t.Logf("seed %d (control class first: %v): mean %.1f %% of the bound over %d calls", s.seed, s.priority != 0, 100*sum/float64(len(r.calls)), len(r.calls))
 		var b strings.Builder
 		fmt.Fprintf(&b, "seed %d: bound %.1f ms; calls (%% of bound, spread):", s.seed, r.bound.Seconds()*1e3)
 		for i, d := range r.calls {
@@ -385,15 +394,34 @@ func (s wanSim) logConnSeries(t *testing.T, eps []*Endpoint, net *SimNet, wg *sy
 }
 
 // TestSimECMPBypass: with SimECMP.Bypass, the ACKs of a one-way transfer
-// (datagrams far below 600 bytes) take no ECMP link back; without it they
-// do.
+// (datagrams far below 600 bytes) take no ECMP link back; so with
+// SimECMP.Priority at the endpoints' Config.ControlDSCP (marked control
+// datagrams are served first); they do without either, with control
+// marking off, or with Priority at another class.
 func TestSimECMPBypass(t *testing.T) {
-	for _, bypass := range []int{0, 600} {
+	for _, tt := range []struct {
+		bypass   int
+		priority uint8
+		dscp     int // Config.ControlDSCP
+		back     bool
+	}{
+		{0, 0, 0, true},
+		{600, 0, 0, false},
+		{0, DefaultControlDSCP, 0, false},
+		{0, 46, 46, false},
+		{0, DefaultControlDSCP, -1, true},
+		{0, 46, 0, true},
+	} {
 		synctest.Test(t, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			ecmp := &SimECMP{Links: 2, Link: wanSimLink, Seed: 3, Bypass: bypass}
-			eps, net := ecmpWorld(t, ctx, 2, ecmp)
+			ecmp := &SimECMP{Links: 2, Link: wanSimLink, Seed: 3, Bypass: tt.bypass, Priority: tt.priority}
+			cfg := Config{Paths: 2, ListenAddr: netip.MustParseAddrPort("10.0.0.1:0"), MaxDatagram: 8972, ControlDSCP: tt.dscp}
+			cfg.Core.IDSeed = 5
+			eps, net, err := NewSimWorld(ctx, 2, cfg, SimConfig{ECMP: ecmp})
+			if err != nil {
+				t.Fatal(err)
+			}
 			defer net.Close()
 			r := eps[1].Recv(0, benchTag(17, 0), make([]byte, 1<<20))
 			s := eps[0].Send(1, benchTag(17, 0), make([]byte, 1<<20))
@@ -409,9 +437,22 @@ func TestSimECMPBypass(t *testing.T) {
 			for _, ep := range eps {
 				_ = ep.Close()
 			}
-			if (back == 0) != (bypass > 0) {
-				t.Errorf("Bypass %d: %d bytes went back over the links", bypass, back)
+			if (back > 0) != tt.back {
+				t.Errorf("%+v: %d bytes went back over the links", tt, back)
 			}
 		})
+	}
+}
+
+// A ControlDSCP above 63 is refused, naming the field.
+func TestControlDSCPRange(t *testing.T) {
+	for _, v := range []int{64, 255} {
+		_, err := Config{Size: 1, ControlDSCP: v}.withDefaults()
+		require.ErrorContains(t, err, "ControlDSCP")
+	}
+	for v, want := range map[int]int{0: DefaultControlDSCP, -1: 0, 1: 1, 63: 63} {
+		c, err := Config{Size: 1, ControlDSCP: v}.withDefaults()
+		require.NoError(t, err)
+		require.Equal(t, want, c.ControlDSCP)
 	}
 }
