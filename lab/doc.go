@@ -25,7 +25,23 @@
 // and jitter (this kernel has no netem). While a path has loss, the
 // hosts send GSO trains as separate datagrams (gso_max_segs 1, as a NIC
 // segments before the wire), so that the loss falls on each datagram, not
-// on whole trains. The daemon, [DelaydMain], is
+// on whole trains.
+//
+// A rate-limited path serves one DSCP first, Spec.PriorityDSCP (default
+// CS6, the class MetaRoCE marks its ACKs, probes and handshakes with:
+// mrtransport.Config.ControlDSCP), as a DiffServ router serves network
+// control, so that ACKs do not wait behind the other direction's data: the
+// path's chain classifies packets of that DSCP to priority 7 and all others
+// to 0 (iptables CLASSIFY), and under the token bucket a pfifo_fast serves
+// priority 7 strictly first (this kernel has no prio or ets qdisc); its
+// bands hold txqueuelen packets each, set to the bucket's limit in
+// full-MTU packets. [PathStats].PrioPackets counts the packets the band
+// took. PriorityDSCP -1 leaves the token bucket's one byte-limited FIFO.
+// The delay daemon needs no class of its own: it is a delay line, not a
+// rate queue (each packet leaves at its arrival plus its delay, whatever
+// is held), its verdict leaves the packet and its mark as they were, and
+// the classification, made before it, stays with the packet to the
+// bucket. The daemon, [DelaydMain], is
 // gocoll itself (`gocoll lab delayd`), started only when a path has delay
 // or jitter; its one loop runs as a real-time thread (SCHED_FIFO, where
 // permitted) so that it releases packets on time on a loaded

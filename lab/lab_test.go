@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,7 +45,12 @@ func upLab(t *testing.T, spec lab.Spec) *lab.Lab {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to build a lab (network namespaces)")
 	}
-	spec.Name = fmt.Sprintf("%s%d%d", *labPrefix, os.Getpid()%100000, labCount.Add(1))
+	// The pid's last digits, as many as the name leaves room for.
+	mod := 100000
+	for mod > 10 && len(*labPrefix)+len(strconv.Itoa(mod-1))+2 > lab.MaxNameLen {
+		mod /= 10
+	}
+	spec.Name = fmt.Sprintf("%s%d%d", *labPrefix, os.Getpid()%mod, labCount.Add(1))
 	ctx := context.Background()
 	start := time.Now()
 	l, err := lab.Up(ctx, spec)

@@ -25,6 +25,8 @@ const (
 :GL-s2p1 - [0:0]
 [5:300] -A POSTROUTING -o s2p1 -j GL-s2p1
 [3:120] -A GL-s2p1 -m comment --comment cut -j DROP
+[7:700] -A GL-s2p1 -m dscp --dscp 0x30 -m comment --comment prio -j CLASSIFY --set-class 0000:0007
+[4:36000] -A GL-s2p1 -m dscp ! --dscp 0x30 -m comment --comment data -j CLASSIFY --set-class 0000:0000
 [2:80] -A GL-s2p1 -m statistic --mode random --probability 0.01000000 -m comment --comment loss -j DROP
 [9:900] -A GL-s2p1 -m comment --comment delay -j NFQUEUE --queue-num 513
 COMMIT
@@ -50,6 +52,9 @@ func TestParseCommandOutputs(t *testing.T) {
 	require.Equal(t, map[string]uint64{"GL-s2p1": 5}, drops)
 	_, err = parseChainDrops(strings.NewReader("[x:1] -A GL-a -j DROP\n"))
 	require.Error(t, err)
+	prio, err := parseChainPrio(strings.NewReader(iptablesSaveOut))
+	require.NoError(t, err)
+	require.Equal(t, map[string]uint64{"GL-s2p1": 7}, prio)
 
 	hops, err := parseRouteHops([]byte(routeJSON))
 	require.NoError(t, err)

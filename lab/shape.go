@@ -18,8 +18,9 @@ import (
 // and chains of the other paths are left alone (and their counters kept).
 func (l *Lab) applyRouter(ctx context.Context, r Node, hadRate map[string]bool, only *Path) error {
 	ends, paths, dirs := l.routerEnds(r)
-	var tc []string
+	var tc, links []string
 	var ipt strings.Builder
+	dscp := l.plan.spec.PriorityDSCP
 	ipt.WriteString("*mangle\n")
 	var delays []delaydQueue
 	anyDelay := false
@@ -36,6 +37,12 @@ func (l *Lab) applyRouter(ctx context.Context, r Node, hadRate map[string]bool, 
 			burst, limit := tbf(sh.RateMbit, l.plan.spec.MTU, l.plan.spec.QueueMS)
 			tc = append(tc, fmt.Sprintf("qdisc replace dev %s root handle 1: tbf rate %dbit burst %d limit %d",
 				e.ifname, int64(sh.RateMbit*1e6), burst, limit))
+			if dscp > 0 {
+				// pfifo_fast's bands hold txqueuelen packets each: the
+				// data band as many full packets as tbf's limit.
+				links = append(links, fmt.Sprintf("link set dev %s txqueuelen %d", e.ifname, max(limit/l.plan.spec.MTU, 2)))
+				tc = append(tc, fmt.Sprintf("qdisc replace dev %s parent 1:1 handle 10: pfifo_fast", e.ifname))
+			}
 		case hadRate[e.ifname]:
 			tc = append(tc, fmt.Sprintf("qdisc del dev %s root", e.ifname))
 		}
@@ -43,6 +50,13 @@ func (l *Lab) applyRouter(ctx context.Context, r Node, hadRate map[string]bool, 
 		fmt.Fprintf(&ipt, "-F %s\n", c)
 		if ps.Cut == cutSilent {
 			fmt.Fprintf(&ipt, "-A %s -m comment --comment cut -j DROP\n", c)
+		}
+		if dscp > 0 && sh.RateMbit > 0 {
+			// skb priority 7 (TC_PRIO_CONTROL) is pfifo_fast's band 0,
+			// 0 its band 1; set both so a packet's own TOS bits (which
+			// the router maps to a priority) do not choose.
+			fmt.Fprintf(&ipt, "-A %s -m dscp --dscp %d -m comment --comment prio -j CLASSIFY --set-class 0:7\n", c, dscp)
+			fmt.Fprintf(&ipt, "-A %s -m dscp ! --dscp %d -m comment --comment data -j CLASSIFY --set-class 0:0\n", c, dscp)
 		}
 		if sh.LossPct > 0 {
 			fmt.Fprintf(&ipt, "-A %s -m statistic --mode random --probability %.6f -m comment --comment loss -j DROP\n", c, sh.LossPct/100)
@@ -52,6 +66,9 @@ func (l *Lab) applyRouter(ctx context.Context, r Node, hadRate map[string]bool, 
 		}
 	}
 	ipt.WriteString("COMMIT\n")
+	if err := batch(ctx, "ip", r.NS, links); err != nil {
+		return err
+	}
 	if err := batch(ctx, "tc", r.NS, tc); err != nil {
 		return err
 	}

@@ -39,6 +39,10 @@ const (
 	MaxDelayMS = 10000
 	// MaxQueueMS bounds Spec.QueueMS.
 	MaxQueueMS = 10000
+	// DefaultPriorityDSCP is Spec.PriorityDSCP when it is 0: CS6 (48),
+	// MetaRoCE's default class for its control datagrams
+	// (mrtransport.DefaultControlDSCP).
+	DefaultPriorityDSCP = 48
 	// MaxNameLen is the longest lab name.
 	MaxNameLen = 12
 )
@@ -85,6 +89,12 @@ type Spec struct {
 	// one path; by default they hash the 5-tuple (policy 1), ports
 	// included.
 	L3Hash bool
+	// PriorityDSCP is the DSCP (1 to 63) that every rate-limited path
+	// queue serves first: a strict-priority band ahead of the data's
+	// FIFO, as a DiffServ router serves network control (see the package
+	// doc). Negative: one FIFO for all (the token bucket's own queue).
+	// Default DefaultPriorityDSCP.
+	PriorityDSCP int
 	// Delayd is the command that runs the delay daemon (followed by its
 	// flags). Default: this executable with arguments "lab delayd", which
 	// the gocoll command answers, as does a test binary whose TestMain
@@ -129,6 +139,12 @@ func (s Spec) withDefaults() (Spec, error) {
 	}
 	if s.QueueMS == 0 {
 		s.QueueMS = DefaultQueueMS
+	}
+	switch {
+	case s.PriorityDSCP == 0:
+		s.PriorityDSCP = DefaultPriorityDSCP
+	case s.PriorityDSCP > 63:
+		return s, fmt.Errorf("lab %s: priority DSCP %d above 63", s.Name, s.PriorityDSCP)
 	}
 	if err := checkRange("queue", s.QueueMS, 1, MaxQueueMS); err != nil {
 		return s, fmt.Errorf("lab %s: %w", s.Name, err)

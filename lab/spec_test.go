@@ -16,14 +16,17 @@ import (
 func TestSpecDefaultsAndLimits(t *testing.T) {
 	s, err := Spec{Name: "a1"}.withDefaults()
 	require.NoError(t, err)
-	require.Equal(t, Spec{Name: "a1", Sites: 2, HostsPerSite: 2, Paths: 2, MTU: 1500, QueueMS: 20}, s)
+	require.Equal(t, Spec{Name: "a1", Sites: 2, HostsPerSite: 2, Paths: 2, MTU: 1500, QueueMS: 20, PriorityDSCP: DefaultPriorityDSCP}, s)
+	off, err := Spec{Name: "a1", PriorityDSCP: -1}.withDefaults()
+	require.NoError(t, err)
+	require.Equal(t, -1, off.PriorityDSCP, "off stays off when the state is read back")
 	for _, bad := range []Spec{
 		{}, {Name: "A"}, {Name: "1a"}, {Name: "a-b"}, {Name: "abcdefghijklm"},
 		{Name: "a", Sites: 1}, {Name: "a", Sites: 5}, {Name: "a", Paths: 65}, {Name: "a", Paths: -1},
 		{Name: "a", HostsPerSite: 201}, {Name: "a", MTU: 500}, {Name: "a", MTU: 70000},
 		{Name: "a", RateMbit: -1}, {Name: "a", DelayMS: math.NaN()}, {Name: "a", LossPct: 101},
 		{Name: "a", JitterMS: 1e9}, {Name: "a", WANDelayMS: -2}, {Name: "a", QueueMS: -1},
-		{Name: "a", DelayMS: 6000, WANDelayMS: 6000},
+		{Name: "a", DelayMS: 6000, WANDelayMS: 6000}, {Name: "a", PriorityDSCP: 64},
 	} {
 		require.Error(t, CheckSpec(bad), "%+v", bad)
 	}

@@ -28,6 +28,9 @@ type PathStats struct {
 	TbfDrops uint64
 	// EmuDrops were dropped by the emulation: random loss and silent cut.
 	EmuDrops uint64
+	// PrioPackets were marked Spec.PriorityDSCP and went to the rate
+	// limiter's priority band (0 with the band off or no rate).
+	PrioPackets uint64
 	// Shape is the direction's emulation.
 	Shape Shape
 }
@@ -38,6 +41,7 @@ func (l *Lab) Stats(ctx context.Context) ([]PathStats, error) {
 		links map[string]linkCounters
 		tbf   map[string]uint64
 		emu   map[string]uint64
+		prio  map[string]uint64
 	}
 	rc := make([]routerCounters, len(l.plan.routers))
 	for i, r := range l.plan.routers {
@@ -60,6 +64,9 @@ func (l *Lab) Stats(ctx context.Context) ([]PathStats, error) {
 		if rc[i].emu, err = parseChainDrops(bytes.NewReader(out)); err != nil {
 			return nil, err
 		}
+		if rc[i].prio, err = parseChainPrio(bytes.NewReader(out)); err != nil {
+			return nil, err
+		}
 	}
 	var stats []PathStats
 	err := l.locked(func() error {
@@ -77,7 +84,8 @@ func (l *Lab) Stats(ctx context.Context) ([]PathStats, error) {
 					TxPackets: f.links[from.ifname].Tx.Packets, TxBytes: f.links[from.ifname].Tx.Bytes,
 					RxPackets: t.links[to.ifname].Rx.Packets,
 					TbfDrops:  f.tbf[from.ifname], EmuDrops: f.emu[chain(from.ifname)],
-					Shape: ps.Shape[d],
+					PrioPackets: f.prio[chain(from.ifname)],
+					Shape:       ps.Shape[d],
 				})
 			}
 		}
@@ -145,12 +153,24 @@ func parseTbfDrops(data []byte) (map[string]uint64, error) {
 // DROP rules dropped, by chain. Lines look like
 // "[12:3456] -A GL-s2p1 -m comment --comment cut -j DROP".
 func parseChainDrops(r io.Reader) (map[string]uint64, error) {
+	return parseChainRules(r, func(rule string) bool { return strings.HasSuffix(rule, " -j DROP") })
+}
+
+// parseChainPrio reads `iptables-save -c` output: the packets each chain
+// put in the priority band (its rule commented "prio"), by chain.
+func parseChainPrio(r io.Reader) (map[string]uint64, error) {
+	return parseChainRules(r, func(rule string) bool { return strings.Contains(rule, " --comment prio ") })
+}
+
+// parseChainRules sums, by chain, the packet counters of the rules of
+// `iptables-save -c` output that match.
+func parseChainRules(r io.Reader, match func(rule string) bool) (map[string]uint64, error) {
 	out := map[string]uint64{}
 	sc := bufio.NewScanner(io.LimitReader(r, 16<<20))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "[") || !strings.HasSuffix(line, " -j DROP") {
+		if !strings.HasPrefix(line, "[") || !match(line) {
 			continue
 		}
 		counts, rule, ok := strings.Cut(line[1:], "] ")

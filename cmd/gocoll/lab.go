@@ -20,6 +20,7 @@ import (
 const labUsage = `usage: gocoll lab SUBCOMMAND [--name LAB] ...   (root; package lab)
   up [--paths 2] [--rate MBIT] [--delay MS] [--jitter MS] [--loss PCT] [--mtu 1500]
      [--sites 2] [--hosts-per-site 2] [--wan-delay MS] [--queue-ms 20] [--seed N] [--l3-hash]
+     [--prio-dscp 48]                (-1: rate-limited queues one FIFO, no priority band)
   down                               tear the lab down (idempotent)
   exec HOST -- CMD ARGS...           run CMD in HOST's namespace (s1h1, s2r, ...)
   hostfile [--slots 1]               a hostfile for gocoll run --rsh 'ip netns exec {host}'
@@ -92,6 +93,7 @@ func labSpecFlags(args []string) (lab.Spec, error) {
 	fs.Float64Var(&s.QueueMS, "queue-ms", lab.DefaultQueueMS, "a rate-limited path's queue, ms of its rate")
 	seed := fs.Uint("seed", 0, "the routers' multipath hash seed (0: the kernel's)")
 	fs.BoolVar(&s.L3Hash, "l3-hash", false, "hash flows on addresses only, not ports")
+	fs.IntVar(&s.PriorityDSCP, "prio-dscp", lab.DefaultPriorityDSCP, "DSCP the rate-limited queues serve first (MetaRoCE's control class); -1: one FIFO")
 	pos, err := parseLabFlags(fs, args)
 	if err != nil {
 		return s, err

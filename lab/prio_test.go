@@ -1,0 +1,93 @@
+//go:build linux
+
+package lab_test
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/gocoll/gocoll/lab"
+)
+
+// The priority band: datagrams marked Spec.PriorityDSCP, sent behind a
+// full queue of data on a rate-limited, delayed path, pass the data (the
+// delay daemon keeps their mark and their band) and are counted in the
+// band; with the band off (PriorityDSCP -1) they wait behind all of it.
+func TestPriorityBand(t *testing.T) {
+	const data, marked = 60, 5
+	for _, dscp := range []int{0, -1} {
+		t.Run(map[int]string{0: "band", -1: "fifo"}[dscp], func(t *testing.T) {
+			ctx := context.Background()
+			l := upLab(t, lab.Spec{Paths: 1, HostsPerSite: 1, RateMbit: 10, DelayMS: 2, QueueMS: 100, PriorityDSCP: dscp})
+			a := udpIn(t, l, "s1h1", netip.AddrPortFrom(hostAddr(t, l, "s1h1"), 0))
+			c := udpIn(t, l, "s1h1", netip.AddrPortFrom(hostAddr(t, l, "s1h1"), 0))
+			raw, err := c.SyscallConn()
+			require.NoError(t, err)
+			require.NoError(t, raw.Control(func(fd uintptr) {
+				err = syscall.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_TOS, lab.DefaultPriorityDSCP<<2)
+			}))
+			require.NoError(t, err)
+			b := udpIn(t, l, "s2h1", netip.AddrPortFrom(hostAddr(t, l, "s2h1"), 5000))
+			to := b.LocalAddr().(*net.UDPAddr)
+
+			order := make(chan []byte, 1)
+			go func() {
+				var got []byte
+				buf := make([]byte, 2048)
+				for {
+					_ = b.SetReadDeadline(time.Now().Add(2 * time.Second))
+					if _, err := b.Read(buf); err != nil {
+						order <- got
+						return
+					}
+					got = append(got, buf[0])
+				}
+			}()
+			// 60 x 1400 bytes queue ~70 ms at 10 Mbit/s (the queue holds
+			// 100 ms): the marked datagrams are sent behind all of them.
+			d := make([]byte, 1400)
+			d[0] = 'd'
+			for range data {
+				_, err := a.WriteToUDP(d, to)
+				require.NoError(t, err)
+			}
+			for range marked {
+				_, err := c.WriteToUDP([]byte("c"), to)
+				require.NoError(t, err)
+			}
+			got := <-order
+			require.Len(t, got, data+marked, "datagrams lost: %q", got)
+			first := -1
+			for i, x := range got {
+				if x == 'c' {
+					first = i
+					break
+				}
+			}
+			stats, err := l.Stats(ctx)
+			require.NoError(t, err)
+			fwd := stats[0]
+			require.Equal(t, lab.Fwd, fwd.Dir)
+			out, err := l.Exec(ctx, "s1r", "tc", "qdisc", "show", "dev", "s2p1")
+			require.NoError(t, err)
+			t.Logf("first marked datagram arrived %d of %d; band packets %d; %s", first, len(got), fwd.PrioPackets, out)
+			if dscp < 0 {
+				require.Equal(t, data, first, "a FIFO let a marked datagram pass data")
+				require.Zero(t, fwd.PrioPackets)
+				require.NotContains(t, string(out), "pfifo_fast")
+				return
+			}
+			require.Less(t, first, data/2, "the marked datagrams waited behind the data")
+			require.GreaterOrEqual(t, fwd.PrioPackets, uint64(marked))
+			require.Less(t, fwd.PrioPackets, uint64(data), "data took the priority band")
+			require.Contains(t, string(out), "pfifo_fast 10: parent 1:1")
+		})
+	}
+}
