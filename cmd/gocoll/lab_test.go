@@ -19,17 +19,17 @@ import (
 
 func TestLabSpecFlags(t *testing.T) {
 	s, err := labSpecFlags([]string{"--name", "x1", "--paths", "4", "--rate", "200", "--delay", "2", "--jitter", "0.5",
-		"--loss", "1", "--mtu", "9000", "--sites", "3", "--hosts-per-site", "1", "--wan-delay", "10", "--seed", "7", "--l3-hash"})
+		"--loss", "1", "--mtu", "9000", "--sites", "3", "--hosts-per-site", "1", "--wan-delay", "10", "--seed", "7", "--l3-hash", "--prio-dscp", "-1"})
 	require.NoError(t, err)
 	require.Equal(t, lab.Spec{Name: "x1", Paths: 4, RateMbit: 200, DelayMS: 2, JitterMS: 0.5, LossPct: 1, MTU: 9000,
-		Sites: 3, HostsPerSite: 1, WANDelayMS: 10, QueueMS: lab.DefaultQueueMS, Seed: 7, L3Hash: true}, s)
+		Sites: 3, HostsPerSite: 1, WANDelayMS: 10, QueueMS: lab.DefaultQueueMS, Seed: 7, L3Hash: true, PriorityDSCP: -1}, s)
 	s, err = labSpecFlags(nil)
 	require.NoError(t, err)
 	require.Equal(t, defaultLabName, s.Name)
 	for _, bad := range [][]string{
 		{"--paths", "0"}, {"--paths", "x"}, {"--sites", "5"}, {"--sites", "1"}, {"--rate", "-1"}, {"--loss", "200"},
 		{"--mtu", "100"}, {"--name", "Bad"}, {"--name", "a-b"}, {"--seed", "5000000000"}, {"--queue-ms", "0"},
-		{"--bogus"}, {"extra"}, {"--hosts-per-site", "-2"}, {"--delay", "NaN"},
+		{"--bogus"}, {"extra"}, {"--hosts-per-site", "-2"}, {"--delay", "NaN"}, {"--prio-dscp", "64"},
 	} {
 		_, err := labSpecFlags(bad)
 		require.Error(t, err, "%q", bad)
