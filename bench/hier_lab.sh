@@ -4,7 +4,8 @@
 # iproute2 and iptables.
 #
 # Usage: bench/hier_lab.sh
-#   env: LAB (lab name, default h15hl), OUT (default bench/results/hier_lab),
+#   env: LAB (lab name, default h15hl), LAB_UP_FLAGS (more flags of `gocoll lab up`,
+#        e.g. "--prio-dscp -1": the rate limiters one FIFO, no band for MetaRoCE's control class), OUT (default bench/results/hier_lab),
 #        SIZES (default "16M 64M"), ITERS (timed iterations, default 5),
 #        ALGOS (default "auto ring hierarchical"), REV (the code's commit
 #        for the table, default git's HEAD here: set it when running a copy),
@@ -67,7 +68,7 @@ mkdir -p "$OUT/raw"
 stamp=$(date -u +%Y%m%d-%H%M%S)
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 "$G" lab down --name "$LAB" >/dev/null 2>&1 || true
-"$G" lab up --name "$LAB" --hosts-per-site $HOSTS --paths $PATHS --rate $RATE --delay $DELAY --mtu $MTU >/dev/null
+"$G" lab up --name "$LAB" ${LAB_UP_FLAGS:-} --hosts-per-site $HOSTS --paths $PATHS --rate $RATE --delay $DELAY --mtu $MTU >/dev/null
 "$G" lab hostfile --name "$LAB" --slots $SLOTS >"$BIN/hosts"
 
 bytes() { # bytes 16M -> 16777216

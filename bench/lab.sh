@@ -4,7 +4,8 @@
 # Needs root (network namespaces), iproute2 and iptables.
 #
 # Usage: bench/lab.sh [ROW...]        (default: every row below)
-#   env: LAB (lab name, default bl), TIME (seconds per run, default 8; rows
+#   env: LAB (lab name, default bl), LAB_UP_FLAGS (more flags of every `gocoll lab up`,
+#        e.g. "--prio-dscp -1": the rate limiters one FIFO, no band for MetaRoCE's control class), TIME (seconds per run, default 8; rows
 #        with a long RTT run twice as long), OUT (default bench/results/lab),
 #        TRANSPORTS (default "metaroce tcp mptcp"; mptcp needs python3)
 #
@@ -171,7 +172,7 @@ within20() { awk -v g="$1" -v f="$2" 'BEGIN{ if (g == "") print "failed"; else p
 # MetaRoCE's is the rest (700).
 if selected tcp-share; then
   name=tcp-share secs=$TIME
-  "$G" lab up --name "$LAB" --hosts-per-site 1 --paths 4 --rate 200 --delay 2 --mtu 9000 >/dev/null
+  "$G" lab up --name "$LAB" ${LAB_UP_FLAGS:-} --hosts-per-site 1 --paths 4 --rate 200 --delay 2 --mtu 9000 >/dev/null
   "$G" lab hostfile --name "$LAB" >"$BIN/hosts"
   rawm=$OUT/raw/$name.metaroce.txt rawt=$OUT/raw/$name.tcp.txt
   "$G" lab exec --name "$LAB" s2h1 -- env PROTO=tcp python3 "$BIN/mptcp.py" recv 10.2.0.11 7001 >"$rawt" 2>&1 &
@@ -223,7 +224,7 @@ if selected incast; then
   name=incast secs=$TIME
   for tr in metaroce tcp; do
     [[ " $TRANSPORTS " == *" $tr "* ]] || continue
-    "$G" lab up --name "$LAB" --hosts-per-site 6 --paths 1 --rate 400 --delay 2 --mtu 9000 >/dev/null
+    "$G" lab up --name "$LAB" ${LAB_UP_FLAGS:-} --hosts-per-site 6 --paths 1 --rate 400 --delay 2 --mtu 9000 >/dev/null
     "$G" lab hostfile --name "$LAB" --slots 1 >"$BIN/hosts"
     pids=()
     for k in 1 2 3 4 5 6; do
@@ -257,7 +258,7 @@ fi
 # (the tcp column).
 if selected allreduce; then
   name=allreduce
-  "$G" lab up --name "$LAB" --hosts-per-site 2 --paths 4 --rate 200 --delay 2 --mtu 9000 >/dev/null
+  "$G" lab up --name "$LAB" ${LAB_UP_FLAGS:-} --hosts-per-site 2 --paths 4 --rate 200 --delay 2 --mtu 9000 >/dev/null
   "$G" lab hostfile --name "$LAB" --slots 2 >"$BIN/hosts"
   busbw() { sed -n 's/^\[rank 0\] # Avg bus bandwidth *: *\([0-9.]*\).*/\1/p; s/^# Avg bus bandwidth *: *\([0-9.]*\).*/\1/p' "$1" | tail -1; }
   for algo in ring hierarchical; do
@@ -294,7 +295,7 @@ for row in "${ROWS[@]}"; do
   line="| $name | $cap | $target |"
   for tr in $TRANSPORTS; do
     # shellcheck disable=SC2086
-    "$G" lab up --name "$LAB" --hosts-per-site 1 $upflags >/dev/null
+    "$G" lab up --name "$LAB" ${LAB_UP_FLAGS:-} --hosts-per-site 1 $upflags >/dev/null
     if [[ $event == shape:* ]]; then
       IFS=',' read -ra shapes <<<"${event#shape:}"
       for s in "${shapes[@]}"; do "$G" lab shape --name "$LAB" "${s%%:*}" --rate "${s#*:}" >/dev/null; done

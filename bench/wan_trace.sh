@@ -3,7 +3,8 @@
 # on the WAN. Needs root (network namespaces), iproute2 and iptables.
 #
 # Usage: bench/wan_trace.sh
-#   env: LAB (lab name, default wantrace), OUT (default
+#   env: LAB (lab name, default wantrace), LAB_UP_FLAGS (more flags of `gocoll lab up`,
+#        e.g. "--prio-dscp -1": the rate limiters one FIFO, no band for MetaRoCE's control class), OUT (default
 #        bench/results/wan_trace), SIZE (bytes, default 16777216), ALGO
 #        (default hierarchical), ITERS (timed calls, default 3), BIN_MS
 #        (the series' bin, default 5), GOCOLL (a gocoll binary instead of
@@ -45,7 +46,7 @@ D=$OUT/raw/$stamp
 mkdir -p "$D"
 
 "$G" lab down --name "$LAB" >/dev/null 2>&1 || true
-GOCOLL_DELAYD_TRACE=$BIN/trace "$G" lab up --name "$LAB" --hosts-per-site 2 --paths 4 --rate 200 --delay 2 --mtu 9000 >/dev/null
+GOCOLL_DELAYD_TRACE=$BIN/trace "$G" lab up --name "$LAB" ${LAB_UP_FLAGS:-} --hosts-per-site 2 --paths 4 --rate 200 --delay 2 --mtu 9000 >/dev/null
 "$G" lab hostfile --name "$LAB" --slots 2 >"$BIN/hosts"
 head -1 /proc/stat >"$D/stat.before"
 "$G" lab stats --name "$LAB" >"$D/stats.before"
