@@ -347,3 +347,35 @@ func (o *operation) boardNeverWrote() string {
 	}
 	return fmt.Sprintf(" (%s never wrote this call on the board)", rankList(missing))
 }
+
+// boardPeek is the check a long point-to-point wait makes, at its ticks,
+// of the communicator's board, if it has one: a member that wrote this
+// call's slot took the board for it, so its arguments differ (the choice
+// is a function of them): a mismatch, reported here rather than at the
+// deadline. A rank on the board hears of this one the same way
+// (boardScan).
+func (o *operation) boardPeek() error {
+	b := &o.c.board
+	if o.onBoard || !b.up.Load() {
+		return nil
+	}
+	peers := b.peers
+	s := int(o.key.Op % boardSlots)
+	for m, mem := range peers {
+		if m == o.c.rank || mem == nil {
+			continue
+		}
+		slot := b.slot(mem, s)
+		if word(slot, 0).Load() != o.key.Op+1 {
+			continue
+		}
+		theirs, err := parseBoardHeader(slot[boardOffHeader : boardOffHeader+headerLen])
+		if err != nil {
+			return fmt.Errorf("rank %d's board: %w", m, err)
+		}
+		if err := mismatch(o.hdr, o.c.rank, theirs, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}

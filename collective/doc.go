@@ -61,8 +61,10 @@
 // point-to-point path instead (a larger count) sends its header as the
 // point-to-point algorithms do to the ranks they talk to; the ranks
 // waiting on the board look at the headers that came once their wait
-// lasts a millisecond, and the one that finds the mismatch aborts the
-// call on every rank, so all end with errors then, not at the deadline
+// lasts a millisecond, and a point-to-point wait that lasts as long
+// looks at the boards' headers of its call; the one that finds the
+// mismatch aborts the call on every rank (and writes its failure on its
+// board), so all end with errors then, not at the deadline
 // (Config.Timeout and the stall report still bound a case no header
 // reaches). The first board-sized call of a communicator sets the
 // boards up (a point-to-point AllGather of each rank's board) and runs
@@ -206,8 +208,10 @@
 //   - at an eager receiver's next call on the board, or its Close, if its
 //     next receiver's header differed: that call fails before it runs,
 //     naming the earlier call, and its failure ends it on every rank;
-//   - at the eager root's next call on the communicator, of any kind, if
-//     a receiver failed the call: before it runs, it fails, naming the
+//   - at the eager root's first call on the communicator, of any kind,
+//     that starts after a receiver failed the call (a receiver on the
+//     point-to-point path, whose arguments differ, finds the mismatch at
+//     its wait's first tick, 1 ms): before it runs, it fails, naming the
 //     earlier call and the receiver's reason, and its failure ends that
 //     call on every rank;
 //   - at the eager root's Close, if a receiver had failed by then (Close

@@ -284,6 +284,9 @@ func (o *operation) onTick(lw *longWait, peer int) error {
 	if err := o.scanHeaders(); err != nil {
 		return err
 	}
+	if err := o.boardPeek(); err != nil { // peers that took the board for this call
+		return err
+	}
 	lw.interval = min(2*lw.interval, 100*time.Millisecond)
 	lw.tick = o.armTimer(lw.interval)
 	return nil
@@ -455,8 +458,8 @@ func (o *operation) fail(err error) error {
 		return errSettleInterrupted // not failed: settled later (eager.go)
 	}
 	o.err = err
-	if o.onBoard || o.boardTicket != 0 && o.c.board.up.Load() {
-		o.boardFail(err) // where its peers wait on the board look
+	if o.onBoard || o.c.board.up.Load() {
+		o.boardFail(err) // where its peers on the board look (waits, an eager root's next call)
 	}
 	o.c.ep.Abort(o.key, o.abort, err)
 	for _, r := range o.reqs {

@@ -542,3 +542,41 @@ func TestBoardStallReport(t *testing.T) {
 		t.Fatal("no stall report")
 	}
 }
+
+// TestBoardBroadcastMismatchWithPointToPoint: a Broadcast whose count is
+// too large for the board on one rank (it takes the point-to-point path)
+// is an error on every rank, within the call or within the next calls
+// (an eager root and eager receivers that matched it learn from the
+// root's next call that starts after the failure), not at the deadline:
+// the point-to-point rank finds the board's headers at its first tick.
+func TestBoardBroadcastMismatchWithPointToPoint(t *testing.T) {
+	for _, odd := range []int{0, 2} {
+		comms := boardComms(t, 4, shm.Config{}, collective.Config{Timeout: time.Minute})
+		for range 4 {
+			broadcastAll(comms, same(4, 2), 0, 20*time.Second)
+		}
+		counts := same(4, 2)
+		counts[odd] = 100000
+		start := time.Now()
+		_, errs := broadcastAll(comms, counts, 0, time.Minute)
+		failed := make([]bool, 4)
+		for r, err := range errs {
+			failed[r] = err != nil
+		}
+		for range 3 { // the eager root learns at a call that starts after the failure
+			_, next := allReduceAll(comms, same(4, 2), time.Minute)
+			for r, err := range next {
+				failed[r] = failed[r] || err != nil
+			}
+		}
+		for r := range comms {
+			if !failed[r] {
+				t.Fatalf("rank %d of 4 (rank %d on the point-to-point path): no error in the call nor the 3 after", r, odd)
+			}
+		}
+		if el := time.Since(start); el > 20*time.Second {
+			t.Fatalf("rank %d on the point-to-point path: the ranks failed after %v", odd, el)
+		}
+		t.Logf("rank %d point-to-point: %v", odd, errs)
+	}
+}
