@@ -77,7 +77,7 @@ type Config struct {
 	// round, each rank writing its data once and reading every other's
 	// straight from its memory. Default DefaultBoardBytes; at most
 	// BoardBytesMax (and what a board's slot holds: 64 KiB with shm's
-	// defaults); negative: never. AllReduce or Broadcast forced to
+	// defaults); negative: never, nor Barrier. AllReduce or Broadcast forced to
 	// AlgoBoard takes the board up to what its slot holds; else, like
 	// every call too large for it, it takes the point-to-point
 	// algorithms. At 64 KiB, 4 ranks on 2 cores, the board's one core
