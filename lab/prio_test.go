@@ -6,6 +6,7 @@ import (
 	"context"
 	"net"
 	"net/netip"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gocoll/gocoll/lab"
+	"github.com/gocoll/gocoll/transport"
 )
 
 // The priority band: datagrams marked Spec.PriorityDSCP, sent behind a
@@ -90,4 +92,33 @@ func TestPriorityBand(t *testing.T) {
 			require.Contains(t, string(out), "pfifo_fast 10: parent 1:1")
 		})
 	}
+}
+
+// MetaRoCE's control datagrams take the band: over a rate-limited path,
+// a one-way transfer's ACKs (the reverse direction) are counted in the
+// band, and its DATA (the forward direction) is not.
+func TestMetaRoCEAcksTakeTheBand(t *testing.T) {
+	l := upLab(t, lab.Spec{Paths: 1, HostsPerSite: 1, RateMbit: 100})
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	eps := mrWorld(t, ctx, l, []string{"s1h1", "s2h1"}, []uint16{42000, 43000})
+	const size = 4 << 20
+	tag := transport.Tag{OpKey: transport.OpKey{Comm: 9, Op: 1}}
+	r := eps[1].Recv(0, tag, make([]byte, size))
+	s := eps[0].Send(1, tag, make([]byte, size))
+	for _, q := range []transport.Request{r, s} {
+		_, err := q.Wait(ctx)
+		require.NoError(t, err)
+	}
+	stats, err := l.Stats(ctx)
+	require.NoError(t, err)
+	var sb strings.Builder
+	lab.FormatStats(&sb, stats)
+	t.Logf("lab counters:\n%s", sb.String())
+	fwd, rev := stats[0], stats[1]
+	require.Equal(t, lab.Rev, rev.Dir)
+	require.Greater(t, fwd.TxBytes, uint64(size))
+	require.Positive(t, rev.PrioPackets, "no ACK took the band")
+	require.GreaterOrEqual(t, rev.PrioPackets*10, rev.TxPackets*9, "the ACKs did not all take the band")
+	require.Less(t, fwd.PrioPackets*10, fwd.TxPackets, "DATA took the band")
 }

@@ -96,12 +96,12 @@ func (l *Lab) Stats(ctx context.Context) ([]PathStats, error) {
 
 // FormatStats writes stats as a table, one line per path and direction.
 func FormatStats(w io.Writer, stats []PathStats) {
-	fmt.Fprintf(w, "%-10s %-3s %-6s %10s %13s %10s %8s %8s %8s %8s %7s %6s\n",
-		"path", "dir", "state", "tx_pkts", "tx_bytes", "rx_pkts", "tbf_drop", "emu_drop", "rate_mb", "delay_ms", "jit_ms", "loss%")
+	fmt.Fprintf(w, "%-10s %-3s %-6s %10s %13s %10s %8s %8s %8s %8s %7s %6s %10s\n",
+		"path", "dir", "state", "tx_pkts", "tx_bytes", "rx_pkts", "tbf_drop", "emu_drop", "rate_mb", "delay_ms", "jit_ms", "loss%", "prio_pkts")
 	for _, s := range stats {
-		fmt.Fprintf(w, "%-10s %-3s %-6s %10d %13d %10d %8d %8d %8g %8g %7g %6g\n",
+		fmt.Fprintf(w, "%-10s %-3s %-6s %10d %13d %10d %8d %8d %8g %8g %7g %6g %10d\n",
 			s.Path, s.Dir, s.State, s.TxPackets, s.TxBytes, s.RxPackets, s.TbfDrops, s.EmuDrops,
-			s.Shape.RateMbit, s.Shape.DelayMS, s.Shape.JitterMS, s.Shape.LossPct)
+			s.Shape.RateMbit, s.Shape.DelayMS, s.Shape.JitterMS, s.Shape.LossPct, s.PrioPackets)
 	}
 }
 
