@@ -302,8 +302,8 @@ func (c *Comm) closeBoard() {
 		b.ack(c.rank, s).Store(^uint64(0))
 	}
 	r := retiredBoard{host: b.host, index: b.index, written: b.written, peers: b.peers, ranks: c.ranks}
-	b.index, b.peers = -1, nil
 	b.up.Store(false)
+	b.index = -1 // b.peers stays: a call issued before Close may still look (boardPeek, rootFailed)
 	if r.read() {
 		r.host.Release(r.index)
 		return
