@@ -36,7 +36,7 @@ type SimECMP struct {
 	Local *simfabric.LinkConfig
 	// Bypass, if positive, lets datagrams of at most Bypass bytes (ACKs,
 	// probes) skip the links: each socket pair sends them over a path of
-	// its own with Link's delay and no rate or queue, as a network that
+	// its own with Link's delay (Local's within a site) and no rate or queue, as a network that
 	// serves them first would. A diagnostic of what their wait behind data
 	// costs; a FIFO (the lab's tbf, most routers) has no such lane.
 	Bypass int
@@ -44,7 +44,7 @@ type SimECMP struct {
 	// priority, as a DiffServ router's or the lab's prio band): datagrams
 	// marked with it (Message.Class; Config.ControlDSCP marks the control
 	// datagrams) take, as with Bypass, a path of their own with Link's
-	// delay and no queue. That leaves out the link time they take from the
+	// (or Local's) delay and no queue. That leaves out the link time they take from the
 	// data behind them (an ACK is about 1 % of a 9000-byte datagram).
 	// 0: one FIFO for all classes.
 	Priority uint8
@@ -141,7 +141,12 @@ func (n *SimNet) bypassPath(s, dst *simSocket) (simfabric.PathID, error) {
 	if p, ok := e.bypass[key]; ok {
 		return p, nil
 	}
-	p, _, err := n.fab.Connect(simfabric.NodeID(s.rank), simfabric.NodeID(dst.rank), simfabric.LinkConfig{Delay: n.cfg.ECMP.Link.Delay})
+	c := n.cfg.ECMP
+	delay := c.Link.Delay
+	if c.Local != nil && c.site(s.rank) == c.site(dst.rank) {
+		delay = c.Local.Delay
+	}
+	p, _, err := n.fab.Connect(simfabric.NodeID(s.rank), simfabric.NodeID(dst.rank), simfabric.LinkConfig{Delay: delay})
 	if err != nil {
 		return 0, err
 	}

@@ -29,6 +29,8 @@ import (
 // against its own bound (1.75 S through one crossing each way). With TestWANSimTable (the WAN phase alone)
 // and `gocoll sim` (an ideal transport), it splits the lab's shortfall:
 // algorithm, transport, and the lab's CPU (bench/results/wan_gap.md).
+// WAN_SIM_PRIORITY=1 serves MetaRoCE's control datagrams first
+// (SimECMP.Priority at Config.ControlDSCP), as the lab's priority band.
 func TestWANSimHierarchical(t *testing.T) {
 	seeds, _ := strconv.Atoi(os.Getenv("WAN_SIM_SEEDS"))
 	if seeds <= 0 {
@@ -66,6 +68,9 @@ func TestWANSimHierarchical(t *testing.T) {
 			defer cancel()
 			local := simfabric.LinkConfig{Delay: 20 * time.Microsecond}
 			ecmp := &SimECMP{Links: links, Link: wanSimLink, Seed: seed, Site: func(r int) int { return r / 4 }, Local: &local}
+			if os.Getenv("WAN_SIM_PRIORITY") == "1" {
+				ecmp.Priority = DefaultControlDSCP // the lab's band for the control class
+			}
 			cfg := Config{ListenAddr: netip.MustParseAddrPort("10.0.0.1:0"), MaxDatagram: 8972}
 			cfg.Core.IDSeed = seed | 1
 			eps, net, err := NewSimWorld(ctx, n, cfg, SimConfig{Fabric: simfabric.Config{Seed: int64(seed)}, ECMP: ecmp})
