@@ -74,8 +74,10 @@ type boardState struct {
 	mu      sync.Mutex
 	ended   [boardTickets]bool // by ticket mod boardTickets: ended out of order
 
-	// Set up by the first board call, read-only afterwards (board calls
-	// run one at a time).
+	// Set up by the first board call, read-only afterwards. These, and
+	// everything below, are touched only by the call holding the turn
+	// (serving == its ticket-1): board calls run one at a time, in order;
+	// a call waiting for its turn keeps its wait in its operation (bw).
 	phase   int
 	index   int      // this rank's board, -1 if none
 	peers   [][]byte // the members' boards, by communicator rank
@@ -88,11 +90,6 @@ type boardState struct {
 	// rootPending: per slot, seq+1 of a Broadcast this rank returned from
 	// as its root, until every member has acked it (rootFailed).
 	rootPending [boardSlots]atomic.Uint64
-
-	// What the running board call waits for (boardwait.go), read by
-	// ready, which the transport's Spin polls: one call runs at a time.
-	w       boardWait
-	readyFn func() bool
 }
 
 // initBoard looks for boards shared by the communicator's ranks.
@@ -111,7 +108,6 @@ func (c *Comm) initBoard() {
 		return
 	}
 	b.host, b.slotBytes = h, slot
-	b.readyFn = b.ready
 }
 
 // slotData is the data one slot holds, 0 without boards.

@@ -126,7 +126,7 @@ func (o *operation) boardVerify() error {
 		}
 		done, err := b.verified(o.c, s)
 		if !done && s == cur {
-			b.w = boardWait{kind: waitSlot, peer: b.verifyPeer[s], mem: b.slot(b.peers[b.verifyPeer[s]], s), want: v, fail: v}
+			o.bw = boardWait{kind: waitSlot, peer: b.verifyPeer[s], mem: b.slot(b.peers[b.verifyPeer[s]], s), want: v, fail: v}
 			if err = o.boardAwait(); err == nil {
 				done, err = b.verified(o.c, s)
 			}

@@ -17,7 +17,8 @@ const (
 	waitSlot        // a member's slot of this call
 )
 
-// boardWait is the one wait of the running board call: on word off of
+// boardWait is a board call's wait (operation.bw, its own: a call
+// waiting for its turn must not touch the running call's): on word off of
 // member peer's board mem, at least want (waitTurn, waitAck) or exactly
 // want (waitSlot); it also ends when peer fails the call (fail, its fail
 // word) or the communicator is aborted.
@@ -32,8 +33,8 @@ type boardWait struct {
 
 // ready reports whether the running wait has ended, one way or another
 // (settle tells which); the transport's Spin polls it.
-func (b *boardState) ready() bool {
-	w := &b.w
+func (o *operation) boardReady() bool {
+	b, w := &o.c.board, &o.bw
 	if b.aborted.Load() {
 		return true
 	}
@@ -50,7 +51,7 @@ func (b *boardState) ready() bool {
 // what it waited for.
 func (o *operation) settle() error {
 	b := &o.c.board
-	w := &b.w
+	w := &o.bw
 	if b.aborted.Load() {
 		return o.c.Aborted()
 	}
@@ -82,7 +83,7 @@ func boardFailText(m []byte) string {
 	return string(m[boardOffText : boardOffText+n])
 }
 
-// boardAwait waits for what b.w names, polling it as the transport's
+// boardAwait waits for what o.bw names, polling it as the transport's
 // waits do (Spin), then napping between looks (20 us growing to 1 ms: the
 // board has no doorbell). A wait that lasts looks, at the ticks of
 // await's, at the deadline, the stall, headers a peer sent that took the
@@ -90,11 +91,14 @@ func boardFailText(m []byte) string {
 // died, and the call's end by an abort (boardTick).
 func (o *operation) boardAwait() error {
 	b := &o.c.board
-	if b.ready() {
+	if o.boardReady() {
 		return o.settle()
 	}
-	b.host.Spin(o.ctx, b.readyFn)
-	if b.ready() {
+	if o.boardReadyFn == nil {
+		o.boardReadyFn = o.boardReady // kept by release: one allocation per operation made
+	}
+	b.host.Spin(o.ctx, o.boardReadyFn)
+	if o.boardReady() {
 		return o.settle()
 	}
 	lw := o.longWait()
@@ -104,7 +108,7 @@ func (o *operation) boardAwait() error {
 	for {
 		select {
 		case <-done:
-			return o.peerErr(b.w.peer, o.ctx.Err())
+			return o.peerErr(o.bw.peer, o.ctx.Err())
 		case <-lw.tick:
 			if err := o.boardTick(&lw); err != nil {
 				return err
@@ -113,7 +117,7 @@ func (o *operation) boardAwait() error {
 		}
 		time.Sleep(nap)
 		nap = min(2*nap, time.Millisecond)
-		if b.ready() {
+		if o.boardReady() {
 			return o.settle()
 		}
 	}
@@ -123,7 +127,7 @@ func (o *operation) boardAwait() error {
 // and the stall report, every peer's header (touched, never announced:
 // a board call sends nothing), the peers' liveness and the call's end.
 func (o *operation) boardTick(lw *longWait) error {
-	b, peer := &o.c.board, o.c.board.w.peer
+	b, peer := &o.c.board, o.bw.peer
 	now := time.Now()
 	if !o.deadline.IsZero() && !now.Before(o.deadline) {
 		return o.peerErr(peer, context.DeadlineExceeded)
@@ -164,11 +168,11 @@ func (o *operation) boardLook(since time.Time) {
 			continue
 		}
 		peers = append(peers, m)
-		if word(b.slot(b.peers[m], s), 0).Load() != o.key.Op+1 && (b.w.kind == waitSlot || m == b.w.peer) {
+		if o.bw.kind != waitTurn && (o.bw.kind == waitSlot || m == o.bw.peer) && word(b.slot(b.peers[m], s), 0).Load() != o.key.Op+1 {
 			missing = append(missing, m)
 		}
 	}
-	waited, peer := time.Since(since), b.w.peer
+	waited, peer := time.Since(since), o.bw.peer
 	o.c.flight.update(o.flightID, func(r *OpRecord) {
 		r.WaitingOn, r.Waited, r.Peers, r.Missing = peer, waited, peers, missing
 	})
@@ -204,7 +208,7 @@ func (o *operation) boardScan() error {
 // some member had no board) it runs the point-to-point algorithm.
 func (o *operation) boardEnter() (bool, error) {
 	b := &o.c.board
-	b.w = boardWait{kind: waitTurn, peer: o.c.rank, want: o.boardTicket - 1}
+	o.bw = boardWait{kind: waitTurn, peer: o.c.rank, want: o.boardTicket - 1}
 	if err := o.boardAwait(); err != nil {
 		return false, err
 	}
@@ -275,7 +279,7 @@ func (o *operation) boardPublish(s int, data []byte) error {
 			if m == o.c.rank {
 				continue
 			}
-			b.w = boardWait{kind: waitAck, peer: m, mem: b.peers[m], off: boardOffAcks + 8*s, want: prev}
+			o.bw = boardWait{kind: waitAck, peer: m, mem: b.peers[m], off: boardOffAcks + 8*s, want: prev}
 			if err := o.boardAwait(); err != nil {
 				return err
 			}
@@ -298,7 +302,7 @@ func (o *operation) boardRead(m, s int) ([]byte, error) {
 	if m == o.c.rank && o.boardWrote {
 		return slot[boardSlotHead:], nil
 	}
-	b.w = boardWait{kind: waitSlot, peer: m, mem: slot, want: o.key.Op + 1, fail: o.key.Op + 1}
+	o.bw = boardWait{kind: waitSlot, peer: m, mem: slot, want: o.key.Op + 1, fail: o.key.Op + 1}
 	if err := o.boardAwait(); err != nil {
 		return nil, err
 	}
@@ -338,7 +342,7 @@ func (o *operation) boardNeverWrote() string {
 	s := int(o.key.Op % boardSlots)
 	var missing []int
 	for m := range b.peers {
-		if m != o.c.rank && word(b.slot(b.peers[m], s), 0).Load() != o.key.Op+1 && (b.w.kind == waitSlot || m == b.w.peer) {
+		if m != o.c.rank && word(b.slot(b.peers[m], s), 0).Load() != o.key.Op+1 && (o.bw.kind == waitSlot || m == o.bw.peer) {
 			missing = append(missing, m)
 		}
 	}

@@ -31,34 +31,36 @@ import (
 // still exchange headers along a connected graph, and a mismatch anywhere
 // is found.
 type operation struct {
-	c           *Comm
-	ctx         context.Context
-	key         transport.OpKey
-	hdr         header
-	args        opArgs                          // the body's buffers (launchArgs)
-	pairs       func(peer int) (out, in uint64) // per-pair element counts, or nil
-	peers       []peerState                     // by communicator rank
-	reqs        []transport.Request             // every request posted, for finish and fail
-	err         error                           // first failure
-	abort       []int                           // endpoint ranks told of a failure
-	deadline    time.Time                       // Config.Timeout's bound when ctx has no deadline, else zero
-	timer       *time.Timer                     // await's, made on the first wait that blocks
-	partners    bool                            // a collective: exchange headers along the tree
-	treeTouched bool                            // touchPartners has run
-	farTouched  bool                            // touchFarPartners has run
-	unannounced int                             // touched peers that lack this rank's header
-	hdrBufs     []*[headerMsgMax]byte           // header buffers lent by headerBufs
-	start       time.Time                       // when the operation began
-	flightID    uint64                          // its flight record (flight.go)
-	stalled     bool                            // its stall was reported (stall.go)
-	sync        bool                            // a blocking call (dispatch)
-	eager       bool                            // returns before its confirmation (eager.go)
-	settling    bool                            // settled under a later call's context (settleDeferred)
-	order       uint64                          // its place among the communicator's calls (eagerState.enter)
-	eagerLease  lease                           // an eager call's copy of its buffer
-	boardTicket uint64                          // a board call's place among this rank's (board.go), else 0
-	onBoard     bool                            // it runs on the board (boardEnter)
-	boardWrote  bool                            // it wrote its slot (boardPublish)
+	c            *Comm
+	ctx          context.Context
+	key          transport.OpKey
+	hdr          header
+	args         opArgs                          // the body's buffers (launchArgs)
+	pairs        func(peer int) (out, in uint64) // per-pair element counts, or nil
+	peers        []peerState                     // by communicator rank
+	reqs         []transport.Request             // every request posted, for finish and fail
+	err          error                           // first failure
+	abort        []int                           // endpoint ranks told of a failure
+	deadline     time.Time                       // Config.Timeout's bound when ctx has no deadline, else zero
+	timer        *time.Timer                     // await's, made on the first wait that blocks
+	partners     bool                            // a collective: exchange headers along the tree
+	treeTouched  bool                            // touchPartners has run
+	farTouched   bool                            // touchFarPartners has run
+	unannounced  int                             // touched peers that lack this rank's header
+	hdrBufs      []*[headerMsgMax]byte           // header buffers lent by headerBufs
+	start        time.Time                       // when the operation began
+	flightID     uint64                          // its flight record (flight.go)
+	stalled      bool                            // its stall was reported (stall.go)
+	sync         bool                            // a blocking call (dispatch)
+	eager        bool                            // returns before its confirmation (eager.go)
+	settling     bool                            // settled under a later call's context (settleDeferred)
+	order        uint64                          // its place among the communicator's calls (eagerState.enter)
+	eagerLease   lease                           // an eager call's copy of its buffer
+	boardTicket  uint64                          // a board call's place among this rank's (board.go), else 0
+	onBoard      bool                            // it runs on the board (boardEnter)
+	boardWrote   bool                            // it wrote its slot (boardPublish)
+	bw           boardWait                       // what its board wait waits for (boardAwait)
+	boardReadyFn func() bool                     // o.boardReady, made once, kept by release
 
 	// Initial backing of reqs, hdrBufs and peers, enough for a small
 	// collective on a small communicator: reqs holds up to three requests
@@ -597,11 +599,12 @@ func (o *operation) releaseRequests() {
 // the operation is untracked and nothing refers to it any more (the
 // algorithms start no goroutines; errors keep no reference to it). It
 // drops every reference the operation held, and keeps its timer, stopped
-// by await, for the next operation of the same communicator.
+// by await, and its boardReadyFn (bound to itself), for the next operation
+// of the same communicator.
 func (o *operation) release() {
-	t, c := o.timer, o.c
+	t, c, rf := o.timer, o.c, o.boardReadyFn
 	*o = operation{}
-	o.timer = t
+	o.timer, o.boardReadyFn = t, rf
 	c.operations.Put(o)
 }
 
