@@ -34,6 +34,14 @@
 // ECT(0) (IP_TOS / IPV6_TCLASS set to 2 on the socket), and Message.CE reports a datagram that a congested
 // router marked Congestion Experienced.
 //
+// # DSCP
+//
+// Message.Class gives one datagram a DSCP (a traffic class a network may
+// serve first, as MetaRoCE's control datagrams): an IP_TOS or IPV6_TCLASS
+// control message in that datagram's own sendmmsg entry, with the ECN bits
+// kept, so a batch of mixed classes is still one system call. On read,
+// Message.Class is the DSCP the datagram arrived with.
+//
 // # ICMP errors
 //
 // On Linux a socket asks for the ICMP errors about the datagrams it sends
