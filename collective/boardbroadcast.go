@@ -18,7 +18,8 @@ import (
 // root): every two ranks are still joined by a chain of checks, so a
 // mismatch, different roots included, is seen by a receiver in the call;
 // that receiver fails the call, and the root, which returned, learns it
-// at its next call on the communicator or at Close (rootPending).
+// at a later call on the communicator (at the latest the one that reuses
+// the slot) or at Close (rootPending, rootSettle).
 func (c *Comm) broadcastBoard(o *operation, buf []byte, root int) error {
 	s := int(o.key.Op % boardSlots)
 	eager := o.boardSteady()
@@ -83,26 +84,41 @@ func (o *operation) boardSteady() bool {
 // nothing is pending.
 func (b *boardState) rootFailed(c *Comm) error {
 	for s := range b.rootPending {
-		p := &b.rootPending[s]
-		u := p.Load()
-		if u == 0 {
+		if err := b.rootSettle(c, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rootSettle checks slot s's pending root Broadcast (rootFailed): its
+// error if a receiver failed it; forgotten once every member acked it.
+// A receiver writes its failure before its ack (fail, then end), so the
+// ack is loaded first: an ack that passed means the fail word seen after
+// it is final for that call. boardPublish runs it, after its wait for the
+// slot's acks, before a call reuses the slot: so the pending call is
+// never overwritten unchecked.
+func (b *boardState) rootSettle(c *Comm, s int) error {
+	p := &b.rootPending[s]
+	u := p.Load()
+	if u == 0 {
+		return nil
+	}
+	acked := true
+	for m, mem := range b.peers {
+		if m == c.rank {
 			continue
 		}
-		acked := true
-		for m, mem := range b.peers {
-			if m == c.rank {
-				continue
-			}
-			if word(mem, boardOffFail).Load() == u {
-				p.CompareAndSwap(u, 0)
-				return fmt.Errorf("an earlier call on this communicator (operation #%d, a Broadcast this rank returned from as its root once its data was on its board) failed on rank %d: %s",
-					u-1, m, boardFailText(mem))
-			}
-			acked = acked && b.ack(m, s).Load() >= u
-		}
-		if acked {
+		a := b.ack(m, s).Load()
+		if word(mem, boardOffFail).Load() == u {
 			p.CompareAndSwap(u, 0)
+			return fmt.Errorf("an earlier call on this communicator (operation #%d, a Broadcast this rank returned from as its root once its data was on its board) failed on rank %d: %s",
+				u-1, m, boardFailText(mem))
 		}
+		acked = acked && a >= u
+	}
+	if acked {
+		p.CompareAndSwap(u, 0)
 	}
 	return nil
 }

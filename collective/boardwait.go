@@ -271,7 +271,8 @@ func (o *operation) boardFinish() error {
 
 // boardPublish writes this call's header and data into slot s of this
 // rank's board, once every member has read what this rank last wrote
-// there.
+// there; an eager root Broadcast's failure found then (rootSettle) fails
+// this call before it writes.
 func (o *operation) boardPublish(s int, data []byte) error {
 	b := &o.c.board
 	if prev := b.written[s]; prev > 0 {
@@ -284,6 +285,9 @@ func (o *operation) boardPublish(s int, data []byte) error {
 				return err
 			}
 		}
+	}
+	if err := b.rootSettle(o.c, s); err != nil { // every member is done with it: settle it now
+		return err
 	}
 	slot := b.slot(b.peers[o.c.rank], s)
 	o.hdr.marshal(slot[boardOffHeader : boardOffHeader+headerLen])

@@ -213,7 +213,10 @@
 //     point-to-point path, whose arguments differ, finds the mismatch at
 //     its wait's first tick, 1 ms): before it runs, it fails, naming the
 //     earlier call and the receiver's reason, and its failure ends that
-//     call on every rank;
+//     call on every rank. A receiver slower than the root has not failed
+//     it yet when the root's next calls start; the root's board call that
+//     reuses the slot (4 calls later) waits until every member is done
+//     with the call, and fails there at the latest;
 //   - at the eager root's Close, if a receiver had failed by then (Close
 //     returns the error; it does not wait for slower receivers).
 //
