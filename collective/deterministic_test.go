@@ -63,6 +63,11 @@ func TestDeterministicAcrossAlgorithms(t *testing.T) {
 				got := runAllReduceFloats(t, n, cfg, inputs)
 				name := fmt.Sprintf("n=%d/%v/chunk %d/%d channels/deterministic %v", n, cfg.AllReduce, cfg.ChunkBytes, cfg.Channels, det)
 				if !det {
+					for r, g := range got { // each algorithm's own order, the same bits on every rank
+						if i := firstBitDiff(g, got[0]); i >= 0 {
+							t.Fatalf("%s: rank %d element %d is %#x, rank 0's %#x", name, r, i, math.Float32bits(g[i]), math.Float32bits(got[0][i]))
+						}
+					}
 					plain = append(plain, got[0])
 					continue
 				}

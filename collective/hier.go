@@ -70,6 +70,7 @@ const (
 	allSteps = iota
 	reduceScatterSteps
 	allGatherSteps
+	exchangeStep // a ring of two's AllReduce as one exchange (hierpipe.go)
 )
 
 // ringOver runs a ring over members with segment i of buf at off[i]:

@@ -34,6 +34,17 @@ import (
 // rank has waited for its receives below k, every message of key k is
 // posted: no rank waits for one that cannot come.
 //
+// A ring of two members' AllReduce (the shard owners of two sites) is one
+// exchange step instead of a reduce-scatter and an all-gather step: each
+// sends its whole part of the piece, chunk by chunk, at key b, and reduces
+// the peer's chunk (received in a chunk buffer) into its own once its send
+// of that chunk is done, the lower rank's value first, so both compute the
+// same bits. The same bytes cross each way, in one latency instead of two
+// (tune's model counts one step). The send of key b waited for at the
+// receive of key b does not break the argument above: the peer posts its
+// receive of key b before waiting for it, and its receives before that one
+// have lower keys.
+//
 // A receive is posted ahead while its memory is free: a reduce-scatter
 // receive takes one of a bounded set of chunk buffers, an all-gather
 // receive lands where an earlier send of the group's reduce-scatter (or of
@@ -48,7 +59,7 @@ func hierPieces(b, chunkBytes int) int { return tune.HierPieces(b, chunkBytes) }
 type hstage struct {
 	piece   int
 	key     int // step s's messages have key key+s
-	kind    int // allSteps, reduceScatterSteps or allGatherSteps
+	kind    int // allSteps, reduceScatterSteps, allGatherSteps or exchangeStep
 	n, r    int // ring size and the position its segment arithmetic uses
 	left    int
 	right   int
@@ -65,7 +76,7 @@ func (s *hstage) total() int { return s.steps * s.g.k }
 // rsReceive reports whether the receive of index i is reduced (into a
 // chunk buffer first) rather than landing in place.
 func (s *hstage) rsReceive(i int) bool {
-	return s.kind == reduceScatterSteps || (s.kind == allSteps && i/s.g.k < s.n-1)
+	return s.kind == reduceScatterSteps || s.kind == exchangeStep || (s.kind == allSteps && i/s.g.k < s.n-1)
 }
 
 // slotReceive reports whether the receive of index i lands in a chunk
@@ -80,6 +91,9 @@ func (s *hstage) slotReceive(i int) bool { return s.rsReceive(i) || s.kind == al
 // segs returns the segments index i sends and receives.
 func (s *hstage) segs(i int) (c, sendSeg, recvSeg int) {
 	step, c := i/s.g.k, i%s.g.k
+	if s.kind == exchangeStep {
+		return c, 0, 0 // one segment: the whole part
+	}
 	if s.kind == allSteps && step >= s.n-1 {
 		t := step - (s.n - 1)
 		return c, mod(s.r+1-t, s.n), mod(s.r-t, s.n)
@@ -210,12 +224,17 @@ func (pl *hierPlan) ring(q int, members []int, kind int, off []int, key int) *hs
 		return nil
 	}
 	me := indexOf(members, pl.h.o.c.rank)
+	if kind == allSteps && n == 2 {
+		kind, off = exchangeStep, []int{off[0], off[len(off)-1]}
+	}
 	g := offsetGeometry(off, pl.h.spec.dt.Size(), pl.h.o.c.cfg.ChunkBytes)
 	s := &hstage{piece: q, key: key, kind: kind, n: n, r: me, g: g,
 		left: members[mod(me-1, n)], right: members[mod(me+1, n)]}
 	switch kind {
 	case allSteps:
 		s.steps = 2 * (n - 1)
+	case exchangeStep:
+		s.steps = 1
 	case reduceScatterSteps:
 		s.steps, s.r = n-1, mod(me-1, n) // leaves segment r+1 at position r
 	default:
@@ -354,7 +373,11 @@ func (p *hierPipe) run() error {
 		if sl := p.slotOf[p.done]; sl >= 0 {
 			_, _, seg := r.st.segs(r.i)
 			lo, hi := r.st.g.span(seg, r.i%r.st.g.k)
-			if r.st.rsReceive(r.i) {
+			if r.st.kind == exchangeStep {
+				if err := p.exchange(r.st, r.i, p.buf[lo:hi], p.slots[sl][:hi-lo]); err != nil {
+					return err
+				}
+			} else if r.st.rsReceive(r.i) {
 				p.spec.kernel(p.buf[lo:hi], p.buf[lo:hi], p.slots[sl][:hi-lo])
 			} else {
 				if req, ok := r.st.hazard(r.i); ok {
@@ -371,6 +394,25 @@ func (p *hierPipe) run() error {
 		}
 		p.done++
 		p.pump()
+	}
+	return nil
+}
+
+// exchange combines the peer's chunk i of a two-member exchange, theirs,
+// into this rank's, mine, once this rank's send of mine is done: the lower
+// rank's value first, so that both members compute the same bits.
+func (p *hierPipe) exchange(s *hstage, i int, mine, theirs []byte) error {
+	req := s.sends[i]
+	if req == nil {
+		return p.o.fail(fmt.Errorf("internal error: exchange receive %d due before its send", i))
+	}
+	if err := p.o.wait(req, s.right); err != nil {
+		return err
+	}
+	if p.o.c.rank < s.right {
+		p.spec.kernel(mine, mine, theirs)
+	} else {
+		p.spec.kernel(mine, theirs, mine)
 	}
 	return nil
 }

@@ -509,8 +509,11 @@ func (m *model) hierPhases(probs []problem, lvl int) []phase {
 			continue
 		}
 		if lvl == len(m.keys) {
-			n := len(pr.members)
-			m.ring(&pre, pr.members, 2*float64(n-1)/float64(n)*pr.bytes, 2*(n-1))
+			n, steps := len(pr.members), 2*(len(pr.members)-1)
+			if n == 2 {
+				steps = 1 // one exchange of the whole part (hierpipe.go)
+			}
+			m.ring(&pre, pr.members, 2*float64(n-1)/float64(n)*pr.bytes, steps)
 			continue
 		}
 		groups := topology.GroupBy(pr.members, m.keys[lvl])
