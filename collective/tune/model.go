@@ -503,17 +503,18 @@ func (m *model) identity() []int {
 // shard owners' problems one level up, an all-gather phase.
 func (m *model) hierPhases(probs []problem, lvl int) []phase {
 	var pre, post phase
-	var next []problem
+	var next, pairs []problem
 	for _, pr := range probs {
 		if len(pr.members) < 2 {
 			continue
 		}
 		if lvl == len(m.keys) {
-			n, steps := len(pr.members), 2*(len(pr.members)-1)
-			if n == 2 {
-				steps = 1 // one exchange of the whole part (hierpipe.go)
+			n := len(pr.members)
+			if n == 2 { // one exchange of the whole part (hierpipe.go)
+				pairs = append(pairs, pr)
+				continue
 			}
-			m.ring(&pre, pr.members, 2*float64(n-1)/float64(n)*pr.bytes, steps)
+			m.ring(&pre, pr.members, 2*float64(n-1)/float64(n)*pr.bytes, 2*(n-1))
 			continue
 		}
 		groups := topology.GroupBy(pr.members, m.keys[lvl])
@@ -538,6 +539,7 @@ func (m *model) hierPhases(probs []problem, lvl int) []phase {
 			next = append(next, problem{cross, pr.bytes / float64(p)})
 		}
 	}
+	m.pairExchanges(&pre, pairs)
 	var phases []phase
 	if len(pre.flows) > 0 {
 		phases = append(phases, pre)
@@ -549,4 +551,24 @@ func (m *model) hierPhases(probs []problem, lvl int) []phase {
 		phases = append(phases, post)
 	}
 	return phases
+}
+
+// pairExchanges adds to ph the AllReduces of two members that run as one
+// exchange (collective's hierpipe.go): each sends its whole part to the
+// other at once, so alone they take one latency plus the busiest link's
+// load, which one step cannot hide behind each other (a ring's overlap);
+// beside rings of more members, a ring of one step each.
+func (m *model) pairExchanges(ph *phase, pairs []problem) {
+	if len(ph.flows) > 0 {
+		for _, pr := range pairs {
+			m.ring(ph, pr.members, pr.bytes, 1)
+		}
+		return
+	}
+	for _, pr := range pairs {
+		a, b := pr.members[0], pr.members[1]
+		ph.flows = append(ph.flows, flow{a, b, pr.bytes}, flow{b, a, pr.bytes})
+		ph.lat = max(ph.lat, m.alpha(a, b), m.alpha(b, a))
+		ph.steps = 1
+	}
 }
