@@ -78,7 +78,8 @@
 // hierarchical algorithms) placement, results are bitwise
 // identical from run to run: every algorithm combines the contributions in an
 // order fixed by those alone (never by arrival order), and the recursive
-// doubling combines lower rank with higher so that all ranks compute the same
+// doubling, like the hierarchical algorithm's exchange between two shard
+// owners, combines lower rank with higher so that all ranks compute the same
 // bits. Changing the world size, the algorithm (including through
 // Config.SmallBytes) or the chunk size may change the rounding of
 // floating-point sums. Avg is Sum followed by one division by n.
