@@ -74,7 +74,7 @@ type boardState struct {
 	mu      sync.Mutex
 	ended   [boardTickets]bool // by ticket mod boardTickets: ended out of order
 
-	// Set up by the first board call, read-only afterwards. These, and
+	// Set up by the first board call (again after a boardReset). These, and
 	// everything below, are touched only by the call holding the turn
 	// (serving == its ticket-1): board calls run one at a time, in order;
 	// a call waiting for its turn keeps its wait in its operation (bw).
@@ -175,8 +175,14 @@ func (b *boardState) endTicket(t uint64) {
 // boardSetUp claims this rank's board and tells every member its index,
 // in operation o (a point-to-point AllGather, the first board call's):
 // the communicator then uses the boards if every member has one, else
-// never. A call that fails before or in the AllGather (its arguments, an
-// abort) leaves the set-up to the next board call, on every rank.
+// never. Its outcome is per rank: a call that fails on some rank before
+// its AllGather ends (a cancelled context, an abort) leaves that rank to
+// set up again at its next board call, while others may have finished.
+// That call's header says it sets up (header.setUp), so a member that
+// took the board, or no board, for it finds a mismatch there at once
+// (boardScan, the header exchange), fails the call on every rank, and
+// starts over (boardReset): within a few calls every rank sets up again
+// together.
 func (o *operation) boardSetUp() error {
 	c, b := o.c, &o.c.board
 	sweepRetired()
@@ -219,6 +225,36 @@ func (o *operation) boardSetUp() error {
 	b.peers, b.phase = peers, boardReady
 	b.up.Store(true)
 	return nil
+}
+
+// boardReset returns the communicator to boardUntried, by the call
+// holding the turn (boardLeave), when it met a member setting the board
+// up: its board retires as at Close (its acks tell the members it reads
+// theirs no more), and its next board call sets up again. b.peers stays
+// until then, for calls that may still look (boardPeek reads it only
+// while up).
+func (c *Comm) boardReset() {
+	b := &c.board
+	if b.phase == boardReady {
+		for s := range boardSlots {
+			b.ack(c.rank, s).Store(^uint64(0))
+		}
+		r := retiredBoard{host: b.host, index: b.index, written: b.written, peers: b.peers, ranks: c.ranks}
+		b.up.Store(false)
+		b.index = -1
+		if r.read() {
+			r.host.Release(r.index)
+		} else {
+			retired.Lock()
+			retired.list = append(retired.list, r)
+			retired.Unlock()
+		}
+	}
+	b.phase = boardUntried
+	b.written, b.verify = [boardSlots]uint64{}, [boardSlots]uint64{}
+	for s := range boardSlots {
+		b.rootPending[s].Store(0)
+	}
 }
 
 // release gives this rank's board back.

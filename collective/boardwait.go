@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
 
@@ -214,6 +215,7 @@ func (o *operation) boardEnter() (bool, error) {
 	}
 	switch b.phase {
 	case boardUntried:
+		o.hdr.setUp = true // a member that has the board fails at this header (boardReset)
 		return false, o.boardSetUp()
 	case boardNone:
 		return false, nil
@@ -233,6 +235,10 @@ func (o *operation) boardLeave() {
 	b := &o.c.board
 	if s := int(o.key.Op % boardSlots); o.onBoard && b.verify[s] != o.key.Op+1 {
 		b.ack(o.c.rank, s).Store(o.key.Op + 1) // else when checked (boardVerify)
+	}
+	var me *MismatchError
+	if errors.As(o.err, &me) && me.setUp && b.phase != boardUntried { // found after its turn came
+		o.c.boardReset()
 	}
 	b.endTicket(o.boardTicket)
 }

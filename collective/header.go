@@ -59,6 +59,7 @@ type header struct {
 	count     uint64 // the operation's element count (as the API defines it)
 	pairCount uint64 // elements this pair exchanges, where it differs per pair
 	carries   bool   // the message also carries the pair's first data message
+	setUp     bool   // a board call that sets the board up (boardEnter): see boardReset
 }
 
 const (
@@ -66,6 +67,7 @@ const (
 	headerMagic = 0xC0
 	headerVer   = 3 // 3: up to 4064 inline bytes (2: 512)
 	flagCarries = 1 // flags bit: the pair's first data message follows
+	flagSetUp   = 2 // flags bit: a board call that sets the board up
 )
 
 // inlineBytesMax is the largest first data message of a pair that travels
@@ -88,6 +90,9 @@ func (h *header) marshal(b []byte) {
 	if h.carries {
 		b[6] = flagCarries
 	}
+	if h.setUp {
+		b[6] |= flagSetUp
+	}
 	binary.LittleEndian.PutUint32(b[8:], uint32(h.root))
 	binary.LittleEndian.PutUint32(b[12:], h.chunk)
 	binary.LittleEndian.PutUint64(b[16:], h.count)
@@ -103,7 +108,7 @@ func parseHeader(b []byte) (header, []byte, error) {
 	if b[1] != headerVer {
 		return header{}, nil, fmt.Errorf("operation header version %d, want %d: mixed gocoll versions", b[1], headerVer)
 	}
-	if b[6]&^flagCarries != 0 {
+	if b[6]&^(flagCarries|flagSetUp) != 0 {
 		return header{}, nil, fmt.Errorf("operation header with unknown flags %#x", b[6])
 	}
 	carries := b[6]&flagCarries != 0
@@ -117,7 +122,7 @@ func parseHeader(b []byte) (header, []byte, error) {
 	if carries {
 		inline = b[headerLen:]
 	}
-	return header{carries: carries,
+	return header{carries: carries, setUp: b[6]&flagSetUp != 0,
 		kind:      Kind(b[2]),
 		dt:        dtype.DataType(b[3]),
 		op:        reduce.Op(b[4]),
@@ -178,10 +183,14 @@ func mismatch(mine header, myRank int, theirs header, peer int) error {
 	if mine.channels != theirs.channels {
 		add("channels (Config.Channels)", mine.channels, theirs.channels)
 	}
+	if mine.setUp != theirs.setUp {
+		add("sets the board up (an earlier set-up call failed on some ranks only: every rank sets it up again)", mine.setUp, theirs.setUp)
+	}
 	if len(diffs) == 0 {
 		return nil
 	}
-	return &MismatchError{Rank: myRank, Peer: peer, Mine: mine.describe(), Theirs: theirs.describe(), Diffs: diffs}
+	return &MismatchError{Rank: myRank, Peer: peer, Mine: mine.describe(), Theirs: theirs.describe(), Diffs: diffs,
+		setUp: mine.setUp != theirs.setUp}
 }
 
 // MismatchError reports that two ranks called different operations (or the
@@ -190,6 +199,7 @@ type MismatchError struct {
 	Rank, Peer   int      // the two ranks, in the communicator
 	Mine, Theirs string   // what each called
 	Diffs        []string // the fields that differ, "field mine vs theirs"
+	setUp        bool     // one of the two was setting the board up (boardReset)
 }
 
 func (e *MismatchError) Error() string {

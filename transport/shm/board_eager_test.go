@@ -4,6 +4,8 @@ package shm_test
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -60,5 +62,49 @@ func TestBoardEagerRootLearnsSlowReceiverFailure(t *testing.T) {
 				t.Errorf("n=%d: rank %d returned nil from all %d calls and from Close: rank %d's failure of call 0 never reached it", n, r, calls, n-1)
 			}
 		}
+	}
+}
+
+// TestBoardSetUpFailedOnOneRank: the set-up call (the first board-sized
+// one) fails on one rank only, before its AllGather (its context is
+// cancelled), while the other finishes the set-up. The ranks then
+// disagree on the board: the next call must fail at once on both (the
+// set-up rank's header says so), not at its deadline, and the
+// communicator must set up again and run its small calls on the board.
+func TestBoardSetUpFailedOnOneRank(t *testing.T) {
+	comms := boardComms(t, 2, shm.Config{}, collective.Config{Timeout: time.Minute})
+	errs := make([]error, 2)
+	done := make(chan bool, 2)
+	for r, c := range comms {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			if r == 1 {
+				cancel() // this rank's set-up call is cancelled
+			}
+			defer cancel()
+			out := make([]int64, 2)
+			errs[r] = collective.AllReduce(ctx, c, []int64{1, 2}, out, collective.Sum)
+			done <- true
+		}()
+	}
+	<-done
+	<-done
+	t.Logf("set-up call: %v", errs)
+	var last []error
+	for i := range 4 {
+		sums, errs := allReduceAll(comms, same(2, 2), 20*time.Second)
+		t.Logf("call %d: %v; board calls %d %d", i, errs, comms[0].BoardCalls(), comms[1].BoardCalls())
+		for r, err := range errs {
+			if errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("call %d, rank %d ran to its deadline: %v", i, r, err)
+			}
+			if err == nil && !slices.Equal(sums[r], sums[0]) {
+				t.Fatalf("call %d: rank %d got %v, rank 0 %v", i, r, sums[r], sums[0])
+			}
+		}
+		last = errs
+	}
+	if last[0] != nil || last[1] != nil || comms[0].BoardCalls() == 0 || comms[1].BoardCalls() == 0 {
+		t.Fatalf("the communicator never set the board up again together: %v, board calls %d %d", last, comms[0].BoardCalls(), comms[1].BoardCalls())
 	}
 }
