@@ -186,7 +186,9 @@ func (b *boardState) verified(c *Comm, s int) (bool, error) {
 // closeVerify runs, at Close, the checks this rank's eager Broadcasts left
 // (boardVerify), waiting for a slower peer's header at most until
 // boardCloseWait or Config.Timeout has passed or the peer is down; it
-// returns the first mismatch or failure found.
+// returns the first mismatch or failure found, or else the first check it
+// gave up on, naming the call and the rank that never wrote it (it may
+// have skipped the call).
 func (c *Comm) closeVerify() error {
 	b := &c.board
 	c.mu.Lock()
@@ -207,8 +209,16 @@ func (c *Comm) closeVerify() error {
 			if done {
 				break
 			}
-			if !time.Now().Before(deadline) || b.host.Down(c.ranks[b.verifyPeer[s]]) != nil {
+			peer := b.verifyPeer[s]
+			if late, down := !time.Now().Before(deadline), b.host.Down(c.ranks[peer]); late || down != nil {
 				b.verify[s] = 0
+				if first == nil {
+					why := fmt.Sprintf("not within %v", min(boardCloseWait, c.cfg.Timeout))
+					if down != nil {
+						why = fmt.Sprintf("and is down: %v", down)
+					}
+					first = fmt.Errorf("an earlier call on this communicator (operation #%d, a Broadcast this rank returned from once it had its data) is unchecked: rank %d never wrote it on the board, %s", v-1, peer, why)
+				}
 				break
 			}
 			time.Sleep(nap)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,5 +107,29 @@ func TestBoardSetUpFailedOnOneRank(t *testing.T) {
 	}
 	if last[0] != nil || last[1] != nil || comms[0].BoardCalls() == 0 || comms[1].BoardCalls() == 0 {
 		t.Fatalf("the communicator never set the board up again together: %v, board calls %d %d", last, comms[0].BoardCalls(), comms[1].BoardCalls())
+	}
+}
+
+// TestBoardSkippedBroadcastReported: rank 2 skips an eager board
+// Broadcast that ranks 0 (root) and 1 make. Rank 1 was to check rank 2's
+// header of it; its Close waits for it (bounded by Config.Timeout here)
+// and must then report the unchecked call, naming rank 2.
+func TestBoardSkippedBroadcastReported(t *testing.T) {
+	comms := boardComms(t, 3, shm.Config{}, collective.Config{Timeout: time.Second})
+	for range 4 {
+		broadcastAll(comms, same(3, 2), 0, 20*time.Second)
+	}
+	ctx := context.Background()
+	var errs []error
+	for r := range 2 {
+		got := make([]int64, 2)
+		errs = append(errs, collective.Broadcast(ctx, comms[r], got, got, 0))
+	}
+	for r := range 3 {
+		errs = append(errs, comms[r].Close())
+	}
+	t.Logf("calls and Closes: %v", errs)
+	if errs[3] == nil || !strings.Contains(errs[3].Error(), "rank 2 never wrote it") {
+		t.Fatalf("rank 2 skipped a Broadcast that ranks 0 and 1 completed: rank 1's Close says %v", errs[3])
 	}
 }
