@@ -236,11 +236,18 @@ func (o *operation) boardLeave() {
 	if s := int(o.key.Op % boardSlots); o.onBoard && b.verify[s] != o.key.Op+1 {
 		b.ack(o.c.rank, s).Store(o.key.Op + 1) // else when checked (boardVerify)
 	}
-	var me *MismatchError
-	if errors.As(o.err, &me) && me.setUp && b.phase != boardUntried { // found after its turn came
+	if o.err != nil && setUpMismatch(o.err) && b.phase != boardUntried { // found after its turn came
 		o.c.boardReset()
 	}
 	b.endTicket(o.boardTicket)
+}
+
+// setUpMismatch reports whether err is a mismatch with a member that was
+// setting the board up (boardReset). (Out of line: its errors.As target
+// escapes, which a call that did not fail must not pay for.)
+func setUpMismatch(err error) bool {
+	var me *MismatchError
+	return errors.As(err, &me) && me.setUp
 }
 
 // boardFail writes the failure of a board call on this rank's board,

@@ -67,13 +67,15 @@ func (c *Comm) noteEnd(o *operation, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := &c.eager
+	h := o.hdr
+	h.setUp = false // the board's set-up call counts as one of its calls
 	switch {
 	case err != nil || o.stalled:
 		e.sig, e.run = header{}, 0
-	case o.hdr == e.sig:
+	case h == e.sig:
 		e.run++
 	default:
-		e.sig, e.run = o.hdr, 1
+		e.sig, e.run = h, 1
 	}
 }
 
