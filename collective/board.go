@@ -73,6 +73,7 @@ type boardState struct {
 	serving atomic.Uint64
 	mu      sync.Mutex
 	ended   [boardTickets]bool // by ticket mod boardTickets: ended out of order
+	closeAt uint64             // Close came with this ticket's call running: its end retires the board
 
 	// Set up by the first board call (again after a boardReset). These, and
 	// everything below, are touched only by the call holding the turn
@@ -159,8 +160,10 @@ func (b *boardState) takeTicket() uint64 {
 }
 
 // endTicket records that the call holding ticket t ended, and moves
-// serving past every ticket that has.
-func (b *boardState) endTicket(t uint64) {
+// serving past every ticket that has; it reports whether that ended the
+// last board call issued before Close (closeAt): the caller then retires
+// the board.
+func (b *boardState) endTicket(t uint64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.ended[t%boardTickets] = true
@@ -170,6 +173,11 @@ func (b *boardState) endTicket(t uint64) {
 		s++
 	}
 	b.serving.Store(s)
+	if b.closeAt != 0 && s >= b.closeAt {
+		b.closeAt = 0
+		return true
+	}
+	return false
 }
 
 // boardSetUp claims this rank's board and tells every member its index,
@@ -235,21 +243,7 @@ func (o *operation) boardSetUp() error {
 // while up).
 func (c *Comm) boardReset() {
 	b := &c.board
-	if b.phase == boardReady {
-		for s := range boardSlots {
-			b.ack(c.rank, s).Store(^uint64(0))
-		}
-		r := retiredBoard{host: b.host, index: b.index, written: b.written, peers: b.peers, ranks: c.ranks}
-		b.up.Store(false)
-		b.index = -1
-		if r.read() {
-			r.host.Release(r.index)
-		} else {
-			retired.Lock()
-			retired.list = append(retired.list, r)
-			retired.Unlock()
-		}
-	}
+	c.retireBoard()
 	b.phase = boardUntried
 	b.written, b.verify = [boardSlots]uint64{}, [boardSlots]uint64{}
 	for s := range boardSlots {
@@ -321,13 +315,31 @@ func sweepRetired() {
 // once they have (retired): a board another communicator reused too early
 // would change under a slow reader. This rank reads nothing more: its
 // acks say so, for the peers' own boards. A board call still running
-// (issued before Close) keeps the board.
+// (issued before Close) keeps the board until the last such call ends
+// (closeAt, endTicket).
 func (c *Comm) closeBoard() {
 	b := &c.board
+	if b.host == nil {
+		return
+	}
 	c.mu.Lock()
 	last := b.next
 	c.mu.Unlock()
-	if b.host == nil || b.phase != boardReady || b.serving.Load() < last {
+	b.mu.Lock()
+	if b.serving.Load() < last {
+		b.closeAt = last // the call that ends it retires the board (boardLeave)
+		b.mu.Unlock()
+		return
+	}
+	b.mu.Unlock()
+	c.retireBoard()
+}
+
+// retireBoard gives back or retires the board of a communicator that
+// uses it no more (closeBoard, boardReset), when no board call runs.
+func (c *Comm) retireBoard() {
+	b := &c.board
+	if b.phase != boardReady {
 		return
 	}
 	for s := range boardSlots {

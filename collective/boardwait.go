@@ -239,7 +239,9 @@ func (o *operation) boardLeave() {
 	if o.err != nil && setUpMismatch(o.err) && b.phase != boardUntried { // found after its turn came
 		o.c.boardReset()
 	}
-	b.endTicket(o.boardTicket)
+	if b.endTicket(o.boardTicket) {
+		o.c.retireBoard() // the last call issued before Close
+	}
 }
 
 // setUpMismatch reports whether err is a mismatch with a member that was

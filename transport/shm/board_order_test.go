@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/shm"
 )
 
@@ -52,5 +53,56 @@ func TestBoardTwoCallsInFlight(t *testing.T) {
 	}
 	if got := comms[0].BoardCalls(); got < 100 {
 		t.Fatalf("%d calls ran on the board, want the 100 async ones", got)
+	}
+}
+
+// TestBoardCloseWithCallRunning: a communicator is closed while a board
+// call of rank 0 still runs (rank 1 never joins it; it ends at its
+// deadline). With one board per endpoint, the board must come back once
+// that call ends, so a new communicator on the same endpoints gets it.
+func TestBoardCloseWithCallRunning(t *testing.T) {
+	const n = 2
+	ctx0, cancel0 := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel0()
+	eps, err := shm.NewLocalWorld(ctx0, n, shm.Config{Boards: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for i := range n {
+			_ = eps[i].Close()
+		}
+	})
+	mk := func(id uint64) []*collective.Comm {
+		cs := make([]*collective.Comm, n)
+		for i, ep := range eps {
+			c, err := collective.New(transport.Endpoint(ep), id, collective.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs[i] = c
+		}
+		return cs
+	}
+	a := mk(7)
+	allReduceAll(a, same(n, 2), 10*time.Second) // set-up: each rank's one board
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	h := collective.AllReduceAsync(ctx, a[0], []int64{1}, make([]int64, 1), collective.Sum) // rank 1 never calls
+	time.Sleep(20 * time.Millisecond)
+	for _, c := range a {
+		_ = c.Close()
+	}
+	if err := h.Wait(context.Background()); err == nil {
+		t.Fatalf("a call rank 1 never made returned nil")
+	}
+	b := mk(8)
+	for range 3 {
+		if _, errs := allReduceAll(b, same(n, 2), 10*time.Second); errs[0] != nil || errs[1] != nil {
+			t.Fatalf("communicator b: %v", errs)
+		}
+	}
+	if b[0].BoardCalls() == 0 {
+		t.Fatalf("communicator b has no board: rank 0's board stayed with the closed communicator a")
 	}
 }
