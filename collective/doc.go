@@ -221,6 +221,10 @@
 //   - at the eager root's Close, if a receiver had failed by then (Close
 //     returns the error; it does not wait for slower receivers).
 //
+// So every rank gets an error by the call that reuses the failed call's
+// slot (4 calls later) at the latest: the root's failure of that call
+// ends it on every receiver, whose checks of the earlier call matched.
+//
 // [Comm.EagerReturns] counts these calls too.
 //
 // # Hangs
