@@ -60,6 +60,9 @@ func (o *operation) settle() error {
 		return nil
 	}
 	v := word(w.mem, w.off).Load()
+	if id := word(b.peers[w.peer], 0).Load(); id != o.c.id {
+		return fmt.Errorf("rank %d's board is no longer this communicator's (it holds communicator %#x's): rank %d closed this communicator", w.peer, id, w.peer)
+	}
 	if v == w.want {
 		return nil
 	}

@@ -106,3 +106,57 @@ func TestBoardCloseWithCallRunning(t *testing.T) {
 		t.Fatalf("communicator b has no board: rank 0's board stayed with the closed communicator a")
 	}
 }
+
+// TestBoardReaderChecksTheBoardsCommunicator: rank 0 waits in an async
+// board AllReduce of communicator a that rank 1 never makes; rank 1
+// closes a, and its board goes to communicator b, whose calls reach the
+// same sequence number with the same arguments. Rank 0's call of a must
+// not take b's slot as rank 1's part of a's call: it fails (rank 1's board
+// is no longer a's), not silently sums the wrong data.
+func TestBoardReaderChecksTheBoardsCommunicator(t *testing.T) {
+	const n = 2
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	eps, err := shm.NewLocalWorld(ctx, n, shm.Config{Boards: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for i := range n {
+			_ = eps[i].Close()
+		}
+	})
+	mk := func(id uint64) []*collective.Comm {
+		cs := make([]*collective.Comm, n)
+		for i, ep := range eps {
+			c, err := collective.New(transport.Endpoint(ep), id, collective.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs[i] = c
+		}
+		return cs
+	}
+	a, b := mk(7), mk(8)
+	for range 3 { // a's set-up call and two more: the next is a's call #3
+		if _, errs := allReduceAll(a, same(n, 2), 10*time.Second); errs[0] != nil || errs[1] != nil {
+			t.Fatal(errs)
+		}
+	}
+	got := make([]int64, 2)
+	h := collective.AllReduceAsync(ctx, a[0], []int64{1, 1}, got, collective.Sum) // rank 1 never calls it
+	if err := a[1].Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 { // b's calls #0 to #3 (its set-up call takes rank 1's board back)
+		if _, errs := allReduceAll(b, same(n, 2), 10*time.Second); errs[0] != nil || errs[1] != nil {
+			t.Fatal(errs)
+		}
+	}
+	err = h.Wait(ctx)
+	t.Logf("a's call #3 on rank 0: %v, %v", err, got)
+	if err == nil {
+		t.Fatalf("rank 0's call of a returned %v from rank 1's board after rank 1 closed a and b took that board", got)
+	}
+	_ = a[0].Close()
+}
