@@ -34,11 +34,12 @@ import (
 // rank has waited for its receives below k, every message of key k is
 // posted: no rank waits for one that cannot come.
 //
-// A ring of two members' AllReduce (the shard owners of two sites) is one
-// exchange step instead of a reduce-scatter and an all-gather step: each
-// sends its whole part of the piece, chunk by chunk, at key b, and reduces
-// the peer's chunk (received in a chunk buffer) into its own once its send
-// of that chunk is done, the lower rank's value first, so both compute the
+// A ring of two members' AllReduce (the shard owners of two sites), in a
+// call of at most tune.HierExchangeMax bytes, is one exchange step instead
+// of a reduce-scatter and an all-gather step: each sends its whole part
+// of the piece, chunk by chunk, at key b, and reduces the peer's chunk
+// (received in a chunk buffer) into its own once its send of that chunk
+// is done, the lower rank's value first, so both compute the
 // same bits. The same bytes cross each way, in one latency instead of two
 // (tune's model counts one step). The send of key b waited for at the
 // receive of key b does not break the argument above: the peer posts its
@@ -125,9 +126,10 @@ func (s *hstage) hazard(i int) (transport.Request, bool) {
 // hierPlan builds this rank's rings of piece q, region [lo, hi) of the
 // buffer, in program order.
 type hierPlan struct {
-	h      *hier
-	d      []int // d[l]: the keys a problem entering level l may span
-	stages []*hstage
+	h        *hier
+	exchange bool  // rings of two run as one exchange (tune.HierExchange)
+	d        []int // d[l]: the keys a problem entering level l may span
+	stages   []*hstage
 }
 
 func (h *hier) newPlan() *hierPlan {
@@ -224,7 +226,7 @@ func (pl *hierPlan) ring(q int, members []int, kind int, off []int, key int) *hs
 		return nil
 	}
 	me := indexOf(members, pl.h.o.c.rank)
-	if kind == allSteps && n == 2 {
+	if kind == allSteps && n == 2 && pl.exchange {
 		kind, off = exchangeStep, []int{off[0], off[len(off)-1]}
 	}
 	g := offsetGeometry(off, pl.h.spec.dt.Size(), pl.h.o.c.cfg.ChunkBytes)
@@ -288,6 +290,7 @@ func (h *hier) allReducePipelined(buf []byte) error {
 	c := h.o.c
 	es := h.spec.dt.Size()
 	pl := h.newPlan()
+	pl.exchange = tune.HierExchange(len(buf))
 	pieces := regionGeometry(0, len(buf), hierPieces(len(buf), c.cfg.ChunkBytes), es)
 	regions := make([][2]int, len(pieces)-1)
 	for q := range regions {

@@ -303,3 +303,17 @@ func TestTreeChunk(t *testing.T) {
 		}
 	}
 }
+
+// A hierarchical AllReduce runs its levels of two members as one exchange
+// up to HierExchangeMax bytes, and as a ring of two above, where waiting
+// for its own sends would hold the pipeline (HierExchangeMax's comment).
+func TestHierExchangeOnlyUpToItsMax(t *testing.T) {
+	for _, tc := range []struct {
+		bytes int
+		want  bool
+	}{{0, true}, {8, true}, {64 << 10, true}, {HierExchangeMax, true}, {HierExchangeMax + 1, false}, {64 << 20, false}} {
+		if got := HierExchange(tc.bytes); got != tc.want {
+			t.Errorf("HierExchange(%d) = %v, want %v", tc.bytes, got, tc.want)
+		}
+	}
+}
