@@ -273,6 +273,7 @@ var retired struct {
 // what this rank last wrote in each slot, and the members' boards and
 // endpoint ranks, whose acks must pass that.
 type retiredBoard struct {
+	id      uint64 // the communicator's, at [0, 8) of every member's board while it is theirs
 	host    transport.BoardHost
 	index   int
 	written [boardSlots]uint64
@@ -281,11 +282,12 @@ type retiredBoard struct {
 }
 
 // read reports whether every member still up has done reading what this
-// rank wrote on the board.
+// rank wrote on the board. A member whose board another communicator
+// has claimed since (its id changed) closed this one: done reading.
 func (r *retiredBoard) read() bool {
 	for s, w := range r.written {
 		for m, p := range r.peers {
-			if w > 0 && word(p, boardOffAcks+8*s).Load() < w && r.host.Down(r.ranks[m]) == nil {
+			if w > 0 && word(p, boardOffAcks+8*s).Load() < w && word(p, 0).Load() == r.id && r.host.Down(r.ranks[m]) == nil {
 				return false
 			}
 		}
@@ -345,7 +347,7 @@ func (c *Comm) retireBoard() {
 	for s := range boardSlots {
 		b.ack(c.rank, s).Store(^uint64(0))
 	}
-	r := retiredBoard{host: b.host, index: b.index, written: b.written, peers: b.peers, ranks: c.ranks}
+	r := retiredBoard{id: c.id, host: b.host, index: b.index, written: b.written, peers: b.peers, ranks: c.ranks}
 	b.up.Store(false)
 	b.index = -1 // b.peers stays: a call issued before Close may still look (boardPeek, rootFailed)
 	if r.read() {
