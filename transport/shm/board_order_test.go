@@ -62,28 +62,7 @@ func TestBoardTwoCallsInFlight(t *testing.T) {
 // that call ends, so a new communicator on the same endpoints gets it.
 func TestBoardCloseWithCallRunning(t *testing.T) {
 	const n = 2
-	ctx0, cancel0 := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel0()
-	eps, err := shm.NewLocalWorld(ctx0, n, shm.Config{Boards: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for i := range n {
-			_ = eps[i].Close()
-		}
-	})
-	mk := func(id uint64) []*collective.Comm {
-		cs := make([]*collective.Comm, n)
-		for i, ep := range eps {
-			c, err := collective.New(transport.Endpoint(ep), id, collective.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			cs[i] = c
-		}
-		return cs
-	}
+	mk := boardWorld(t, n, shm.Config{Boards: 1})
 	a := mk(7)
 	allReduceAll(a, same(n, 2), 10*time.Second) // set-up: each rank's one board
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -117,26 +96,7 @@ func TestBoardReaderChecksTheBoardsCommunicator(t *testing.T) {
 	const n = 2
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	eps, err := shm.NewLocalWorld(ctx, n, shm.Config{Boards: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for i := range n {
-			_ = eps[i].Close()
-		}
-	})
-	mk := func(id uint64) []*collective.Comm {
-		cs := make([]*collective.Comm, n)
-		for i, ep := range eps {
-			c, err := collective.New(transport.Endpoint(ep), id, collective.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			cs[i] = c
-		}
-		return cs
-	}
+	mk := boardWorld(t, n, shm.Config{Boards: 2})
 	a, b := mk(7), mk(8)
 	for range 3 { // a's set-up call and two more: the next is a's call #3
 		if _, errs := allReduceAll(a, same(n, 2), 10*time.Second); errs[0] != nil || errs[1] != nil {
@@ -153,10 +113,37 @@ func TestBoardReaderChecksTheBoardsCommunicator(t *testing.T) {
 			t.Fatal(errs)
 		}
 	}
-	err = h.Wait(ctx)
+	err := h.Wait(ctx)
 	t.Logf("a's call #3 on rank 0: %v, %v", err, got)
 	if err == nil {
 		t.Fatalf("rank 0's call of a returned %v from rank 1's board after rank 1 closed a and b took that board", got)
 	}
 	_ = a[0].Close()
+}
+
+// boardWorld makes n shm endpoints in this process (closed at the test's
+// end) and returns a maker of communicators over all of them.
+func boardWorld(t *testing.T, n int, scfg shm.Config) func(id uint64) []*collective.Comm {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	eps, err := shm.NewLocalWorld(ctx, n, scfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for i := range n {
+			_ = eps[i].Close()
+		}
+	})
+	return func(id uint64) []*collective.Comm {
+		cs := make([]*collective.Comm, n)
+		for i, ep := range eps {
+			c, err := collective.New(transport.Endpoint(ep), id, collective.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs[i] = c
+		}
+		return cs
+	}
 }
