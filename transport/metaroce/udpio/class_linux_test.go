@@ -13,15 +13,17 @@ import (
 // IPv4 and IPv6, and checks that each arrives with its class and ECT(0),
 // and that the batch took one sendmmsg, as without classes.
 func TestClassPerDatagram(t *testing.T) {
-	for _, addr := range []string{"127.0.0.1:0", "[::1]:0"} {
-		t.Run(addr, func(t *testing.T) {
-			la := netip.MustParseAddrPort(addr)
-			rx, err := Listen(la, Config{})
+	// The last case sends from a dual-stack socket to a plain IPv4
+	// address: the class must ride in IP_TOS, not IPV6_TCLASS (which the
+	// kernel's IPv4 path ignores).
+	for _, tc := range []struct{ rx, tx string }{{"127.0.0.1:0", "127.0.0.1:0"}, {"[::1]:0", "[::1]:0"}, {"127.0.0.1:0", "[::]:0"}} {
+		t.Run(tc.rx+" from "+tc.tx, func(t *testing.T) {
+			rx, err := Listen(netip.MustParseAddrPort(tc.rx), Config{})
 			if err != nil {
-				t.Skipf("cannot listen on %s: %v", addr, err)
+				t.Skipf("cannot listen on %s: %v", tc.rx, err)
 			}
 			defer rx.Close()
-			tx := listen(t, la, Config{})
+			tx := listen(t, netip.MustParseAddrPort(tc.tx), Config{})
 			require.True(t, rx.Caps().ECN)
 			calls := 0
 			send := tx.wr.sendFn

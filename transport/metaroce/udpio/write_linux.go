@@ -145,7 +145,7 @@ func (w *writer) pack(s *Socket, ms []Message, at cursor) (cursor, error) {
 			if s.caps.ECN {
 				ecn = ecnECT0
 			}
-			v6 := w.v6 && !m.Addr.Addr().Is4In6()
+			v6 := w.v6 && !m.Addr.Addr().Unmap().Is4() // a v4 peer (mapped or not) of a dual-stack socket takes IP_TOS
 			ctl += putClassCmsg(w.oob[k*w.oobLen+ctl:], m.Class, ecn, v6)
 		}
 		w.set(k, buf, m.Gather, nameLen, ctl)
