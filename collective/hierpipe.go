@@ -35,7 +35,7 @@ import (
 // posted: no rank waits for one that cannot come.
 //
 // A ring of two members' AllReduce (the shard owners of two sites), in a
-// call of at most tune.HierExchangeMax bytes, is one exchange step instead
+// call of at most tune.HierExchangeChunks chunks, is one exchange step instead
 // of a reduce-scatter and an all-gather step: each sends its whole part
 // of the piece, chunk by chunk, at key b, and reduces the peer's chunk
 // (received in a chunk buffer) into its own once its send of that chunk
@@ -290,7 +290,7 @@ func (h *hier) allReducePipelined(buf []byte) error {
 	c := h.o.c
 	es := h.spec.dt.Size()
 	pl := h.newPlan()
-	pl.exchange = tune.HierExchange(len(buf))
+	pl.exchange = tune.HierExchange(len(buf), c.cfg.ChunkBytes)
 	pieces := regionGeometry(0, len(buf), hierPieces(len(buf), c.cfg.ChunkBytes), es)
 	regions := make([][2]int, len(pieces)-1)
 	for q := range regions {

@@ -449,23 +449,29 @@ const (
 	HierPieceChunks = 8
 )
 
-// HierExchangeMax is the largest hierarchical AllReduce, in bytes, whose
-// levels of two members (the shard owners of two sites) run as one
-// exchange, one latency (collective's hierpipe.go); a larger one runs
-// them as a ring of two, a reduce-scatter and an all-gather step. An
-// exchange reduces a chunk into the buffer its own send reads, so it
-// waits for that send to complete: on a transport whose large sends
-// complete when acknowledged (MetaRoCE) that holds the in-order pipeline
-// a round trip per chunk, which costs more than the latency saved once
-// the call is bandwidth-bound (the lab's 2x2x2 grid over MetaRoCE in
-// virtual time, mrtransport's TestWANSimHierarchical with its control
-// class first: 1 MiB 47.7-53.6 -> 55.6-60.8 % of the WAN bound with the
-// exchange, 4 MiB 76.6-79.0 -> 70.9-76.1 %, 16 MiB 88.4-91.1 -> 83.7-89.6 %).
-const HierExchangeMax = 4 << 20
+// HierExchangeChunks is the largest hierarchical AllReduce, in chunks
+// (Config.ChunkBytes), whose levels of two members (the shard owners of
+// two sites) run as one exchange, one latency (collective's hierpipe.go);
+// a larger one runs them as a ring of two, a reduce-scatter and an
+// all-gather step. An exchange reduces a chunk into the buffer its own
+// send reads, so it waits for that send to complete: on a transport whose
+// large sends complete when acknowledged (MetaRoCE) that holds the
+// in-order pipeline a round trip per chunk, which costs more than the
+// latency saved once the call is bandwidth-bound (the lab's 2x2x2 grid
+// over MetaRoCE, chunks of 2 MiB, in virtual time, mrtransport's
+// TestWANSimHierarchical with its control class first: 1 MiB 47.7-53.6 ->
+// 55.6-60.8 % of the WAN bound with the exchange, 4 MiB 76.6-79.0 ->
+// 70.9-76.1 %, 16 MiB 88.4-91.1 -> 83.7-89.6 %). In chunks, not bytes, so
+// that gocoll sim's payload-free scaling (bytes and chunk divided alike)
+// keeps the choice.
+const HierExchangeChunks = 2
 
-// HierExchange reports whether a hierarchical AllReduce of bytes runs its
-// levels of two members as one exchange (at most HierExchangeMax).
-func HierExchange(bytes int) bool { return bytes <= HierExchangeMax }
+// HierExchange reports whether a hierarchical AllReduce of bytes, in
+// chunks of chunkBytes, runs its levels of two members as one exchange
+// (at most HierExchangeChunks chunks).
+func HierExchange(bytes, chunkBytes int) bool {
+	return bytes <= HierExchangeChunks*max(1, chunkBytes)
+}
 
 // HierPieces is how many pieces the hierarchical AllReduce cuts a buffer
 // of bytes in, with chunks of chunkBytes.
@@ -528,7 +534,7 @@ func (m *model) hierPhases(probs []problem, lvl int) []phase {
 		}
 		if lvl == len(m.keys) {
 			n := len(pr.members)
-			if n == 2 && HierExchange(int(m.bytes)) { // one exchange of the whole part (hierpipe.go)
+			if n == 2 && HierExchange(int(m.bytes), int(m.chunk)) { // one exchange of the whole part (hierpipe.go)
 				pairs = append(pairs, pr)
 				continue
 			}

@@ -305,15 +305,19 @@ func TestTreeChunk(t *testing.T) {
 }
 
 // A hierarchical AllReduce runs its levels of two members as one exchange
-// up to HierExchangeMax bytes, and as a ring of two above, where waiting
-// for its own sends would hold the pipeline (HierExchangeMax's comment).
+// up to HierExchangeChunks chunks, and as a ring of two above, where
+// waiting for its own sends would hold the pipeline (HierExchangeChunks'
+// comment); in chunks, so that a payload-free scaling keeps the choice.
 func TestHierExchangeOnlyUpToItsMax(t *testing.T) {
+	const chunk = 2 << 20
 	for _, tc := range []struct {
-		bytes int
-		want  bool
-	}{{0, true}, {8, true}, {64 << 10, true}, {HierExchangeMax, true}, {HierExchangeMax + 1, false}, {64 << 20, false}} {
-		if got := HierExchange(tc.bytes); got != tc.want {
-			t.Errorf("HierExchange(%d) = %v, want %v", tc.bytes, got, tc.want)
+		bytes, chunk int
+		want         bool
+	}{{0, chunk, true}, {8, chunk, true}, {64 << 10, chunk, true}, {HierExchangeChunks * chunk, chunk, true},
+		{HierExchangeChunks*chunk + 1, chunk, false}, {64 << 20, chunk, false},
+		{8 << 20 / 128, chunk / 128, false}, {4 << 20 / 128, chunk / 128, true}} {
+		if got := HierExchange(tc.bytes, tc.chunk); got != tc.want {
+			t.Errorf("HierExchange(%d, %d) = %v, want %v", tc.bytes, tc.chunk, got, tc.want)
 		}
 	}
 }
