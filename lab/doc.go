@@ -36,7 +36,12 @@
 // priority 7 strictly first (this kernel has no prio or ets qdisc); its
 // bands hold txqueuelen packets each, set to the bucket's limit in
 // full-MTU packets. [PathStats].PrioPackets counts the packets the band
-// took. PriorityDSCP -1 leaves the token bucket's one byte-limited FIFO.
+// took. The band is strict and has no rate of its own: the lab assumes,
+// as a DiffServ network does of network control, that only small control
+// packets carry that DSCP; traffic that marks its data with it starves
+// the path's other traffic. A later rate change of a path keeps the data
+// band's first length (pfifo_fast sizes its bands when it is made).
+// PriorityDSCP -1 leaves the token bucket's one byte-limited FIFO.
 // The delay daemon needs no class of its own: it is a delay line, not a
 // rate queue (each packet leaves at its arrival plus its delay, whatever
 // is held), its verdict leaves the packet and its mark as they were, and
