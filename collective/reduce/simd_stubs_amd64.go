@@ -384,15 +384,25 @@ func minFloat16AVX512(dst *byte, a *byte, b *byte, n int)
 //go:noescape
 func maxFloat16AVX512(dst *byte, a *byte, b *byte, n int)
 
-// lookupSumFloat8E4M3AVX512 computes dst = a Sum b (Float8E4M3Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
+// sumFloat8E4M3AVX512 computes dst = a Sum b (Float8E4M3Type) over n bytes, n a positive multiple of 256.
 //
 //go:noescape
-func lookupSumFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
+func sumFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int)
 
-// lookupProdFloat8E4M3AVX512 computes dst = a Prod b (Float8E4M3Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
+// prodFloat8E4M3AVX512 computes dst = a Prod b (Float8E4M3Type) over n bytes, n a positive multiple of 256.
 //
 //go:noescape
-func lookupProdFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
+func prodFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int)
+
+// sumFloat8E5M2AVX512 computes dst = a Sum b (Float8E5M2Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func sumFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int)
+
+// prodFloat8E5M2AVX512 computes dst = a Prod b (Float8E5M2Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func prodFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int)
 
 // lookupMinFloat8E4M3AVX512 computes dst = a Min b (Float8E4M3Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
 //
@@ -403,16 +413,6 @@ func lookupMinFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
 //
 //go:noescape
 func lookupMaxFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
-
-// lookupSumFloat8E5M2AVX512 computes dst = a Sum b (Float8E5M2Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
-//
-//go:noescape
-func lookupSumFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
-
-// lookupProdFloat8E5M2AVX512 computes dst = a Prod b (Float8E5M2Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
-//
-//go:noescape
-func lookupProdFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
 
 // lookupMinFloat8E5M2AVX512 computes dst = a Min b (Float8E5M2Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
 //
