@@ -384,25 +384,15 @@ func minFloat16AVX512(dst *byte, a *byte, b *byte, n int)
 //go:noescape
 func maxFloat16AVX512(dst *byte, a *byte, b *byte, n int)
 
-// sumFloat8E4M3AVX512 computes dst = a Sum b (Float8E4M3Type) over n bytes, n a positive multiple of 256.
+// lookupSumFloat8E4M3AVX512 computes dst = a Sum b (Float8E4M3Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
 //
 //go:noescape
-func sumFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int)
+func lookupSumFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
 
-// prodFloat8E4M3AVX512 computes dst = a Prod b (Float8E4M3Type) over n bytes, n a positive multiple of 256.
+// lookupProdFloat8E4M3AVX512 computes dst = a Prod b (Float8E4M3Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
 //
 //go:noescape
-func prodFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int)
-
-// sumFloat8E5M2AVX512 computes dst = a Sum b (Float8E5M2Type) over n bytes, n a positive multiple of 256.
-//
-//go:noescape
-func sumFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int)
-
-// prodFloat8E5M2AVX512 computes dst = a Prod b (Float8E5M2Type) over n bytes, n a positive multiple of 256.
-//
-//go:noescape
-func prodFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int)
+func lookupProdFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
 
 // lookupMinFloat8E4M3AVX512 computes dst = a Min b (Float8E4M3Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
 //
@@ -413,6 +403,16 @@ func lookupMinFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
 //
 //go:noescape
 func lookupMaxFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
+
+// lookupSumFloat8E5M2AVX512 computes dst = a Sum b (Float8E5M2Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
+//
+//go:noescape
+func lookupSumFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
+
+// lookupProdFloat8E5M2AVX512 computes dst = a Prod b (Float8E5M2Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
+//
+//go:noescape
+func lookupProdFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
 
 // lookupMinFloat8E5M2AVX512 computes dst = a Min b (Float8E5M2Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
 //
@@ -443,3 +443,23 @@ func minFloat16AVX512FP16(dst *byte, a *byte, b *byte, n int)
 //
 //go:noescape
 func maxFloat16AVX512FP16(dst *byte, a *byte, b *byte, n int)
+
+// sumFloat8E4M3AVX512FP16 computes dst = a Sum b (Float8E4M3Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func sumFloat8E4M3AVX512FP16(dst *byte, a *byte, b *byte, n int)
+
+// prodFloat8E4M3AVX512FP16 computes dst = a Prod b (Float8E4M3Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func prodFloat8E4M3AVX512FP16(dst *byte, a *byte, b *byte, n int)
+
+// sumFloat8E5M2AVX512FP16 computes dst = a Sum b (Float8E5M2Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func sumFloat8E5M2AVX512FP16(dst *byte, a *byte, b *byte, n int)
+
+// prodFloat8E5M2AVX512FP16 computes dst = a Prod b (Float8E5M2Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func prodFloat8E5M2AVX512FP16(dst *byte, a *byte, b *byte, n int)

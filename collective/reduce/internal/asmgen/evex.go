@@ -28,22 +28,35 @@ type evex struct {
 	opcode byte
 	nds    bool // has a vvvv source
 	imm    bool // ends with an imm8
+	// rc is 0, or 1 + the static rounding mode of a register-only form
+	// (EVEX.b set, L'L the mode: 2 toward +Inf, 3 toward zero)
+	rc byte
+}
+
+// rounded returns e with static rounding mode rc (2 up, 3 toward zero),
+// suffix naming it.
+func (e evex) rounded(rc byte, suffix string) evex {
+	e.name, e.rc = e.name+"_"+suffix+"_SAE", rc+1
+	return e
 }
 
 // The instructions the kernels use, with their SDM opcode lines.
 var (
-	vaddph = evex{"VADDPH", "AVX512FP16", 0, 5, 0x58, true, false} // EVEX.512.NP.MAP5.W0 58 /r
-	vmulph = evex{"VMULPH", "AVX512FP16", 0, 5, 0x59, true, false} // EVEX.512.NP.MAP5.W0 59 /r
-	vminph = evex{"VMINPH", "AVX512FP16", 0, 5, 0x5d, true, false} // EVEX.512.NP.MAP5.W0 5D /r
-	vmaxph = evex{"VMAXPH", "AVX512FP16", 0, 5, 0x5f, true, false} // EVEX.512.NP.MAP5.W0 5F /r
-	vcmpph = evex{"VCMPPH", "AVX512FP16", 0, 3, 0xc2, true, true}  // EVEX.512.NP.0F3A.W0 C2 /r ib
+	vaddph = evex{"VADDPH", "AVX512FP16", 0, 5, 0x58, true, false, 0} // EVEX.512.NP.MAP5.W0 58 /r
+	vmulph = evex{"VMULPH", "AVX512FP16", 0, 5, 0x59, true, false, 0} // EVEX.512.NP.MAP5.W0 59 /r
+	vminph = evex{"VMINPH", "AVX512FP16", 0, 5, 0x5d, true, false, 0} // EVEX.512.NP.MAP5.W0 5D /r
+	vmaxph = evex{"VMAXPH", "AVX512FP16", 0, 5, 0x5f, true, false, 0} // EVEX.512.NP.MAP5.W0 5F /r
+	vcmpph = evex{"VCMPPH", "AVX512FP16", 0, 3, 0xc2, true, true, 0}  // EVEX.512.NP.0F3A.W0 C2 /r ib
+
+	vaddphRZ, vaddphRU = vaddph.rounded(3, "RZ"), vaddph.rounded(2, "RU")
+	vmulphRZ, vmulphRU = vmulph.rounded(3, "RZ"), vmulph.rounded(2, "RU")
 )
 
 // rawForms are the placeholders encodeRaw replaces, by opcode.
 var rawForms = map[string]evex{}
 
 func init() {
-	for _, e := range []evex{vaddph, vmulph, vminph, vmaxph, vcmpph} {
+	for _, e := range []evex{vaddph, vmulph, vminph, vmaxph, vcmpph, vaddphRZ, vaddphRU, vmulphRZ, vmulphRU} {
 		rawForms[e.name] = e
 	}
 }
@@ -152,7 +165,13 @@ func (e evex) encode(ops []operand.Op) ([]byte, error) {
 		}
 		p0 &^= (b>>3&1)<<5 | (b>>4&1)<<6 // B and X extend rm
 		modrm |= 0xc0 | b&7
+		if e.rc != 0 {
+			p2 = (e.rc-1)<<5 | 1<<4 | p2&(1<<3) // L'L the mode, b set
+		}
 	case operand.Mem:
+		if e.rc != 0 {
+			return nil, fmt.Errorf("memory operand %s with static rounding", rm.Asm())
+		}
 		if rm.Symbol.Name != "" {
 			return nil, fmt.Errorf("memory operand %s: only base+index*scale+disp", rm.Asm())
 		}
@@ -218,7 +237,7 @@ func index(op operand.Op, kinds ...reg.Kind) (byte, error) {
 // intel renders e with its operands as binutils' objdump -M intel prints
 // it, for the test that disassembles every encoding.
 func (e evex) intel(ops []operand.Op) string {
-	name := strings.ToLower(e.name)
+	name := strings.ToLower(strings.Fields(strings.ReplaceAll(e.name, "_", " "))[0])
 	var imm string
 	if e.imm {
 		u := ops[0].(operand.U8)
@@ -237,6 +256,9 @@ func (e evex) intel(ops []operand.Op) string {
 	var s []string
 	for j := len(ops) - 1; j >= 0; j-- {
 		s = append(s, intelOperand(ops[j]))
+	}
+	if e.rc != 0 {
+		s[len(s)-1] += "{" + []string{"rn", "rd", "ru", "rz"}[e.rc-1] + "-sae}"
 	}
 	return name + " " + strings.Join(s, ",") + imm
 }

@@ -112,124 +112,92 @@ func (g *gen) constant(name string, quads []uint64) operand.Mem {
 // constants holds the globals made so far, per build context.
 var constants = map[*build.Context]map[string]operand.Mem{}
 
-// fp8Arith lists the AVX-512 fp8 sums and products, which compute instead
-// of looking up (float8): they replace the table kernels of their (op,
-// type) at that level. Min and Max stay on the table.
-var fp8Arith = []kernel{
-	{"sumFloat8E4M3", "Sum", []string{"Float8E4M3Type"}, float8(true, opSum), false},
-	{"prodFloat8E4M3", "Prod", []string{"Float8E4M3Type"}, float8(true, opProd), false},
-	{"sumFloat8E5M2", "Sum", []string{"Float8E5M2Type"}, float8(false, opSum), false},
-	{"prodFloat8E5M2", "Prod", []string{"Float8E5M2Type"}, float8(false, opProd), false},
-}
-
-// levelKernels returns the kernels and table kernels of level l.
-func levelKernels(l level) ([]kernel, []struct{ op, t string }) {
-	if l.Width != 64 {
-		return kernels, tableKernels
-	}
-	var tks []struct{ op, t string }
-	for _, k := range tableKernels {
-		if k.op != "Sum" && k.op != "Prod" {
-			tks = append(tks, k)
-		}
-	}
-	return append(append([]kernel(nil), kernels...), fp8Arith...), tks
-}
-
-// float8 emits an AVX-512 fp8 sum or product, 32 elements per body, as the
-// portable loops compute it: widen exactly to float32, combine, round once
-// to nearest even.
+// float8Native emits an AVX-512 FP16 fp8 sum or product, 64 elements per
+// body, as the portable loops compute it: the exact float32 result rounded
+// once to nearest even. Each byte widens exactly to float16 in a word
+// (VPUNPCKLBW/HBW with zero puts it in the upper byte): an E5M2 byte is the
+// upper byte of the float16 of its value; an E4M3 byte shifted right by one
+// (arithmetically, the sign then cleared from bit 14) is the float16 of its
+// value times 2^-8, E4M3's binades, subnormals included, lining up with
+// float16's. A product scales b back up by 2^8 first (exact), so sums and
+// products are the results times 2^-8.
 //
-// Widening goes through float16, whose VCVTPH2PS is exact: an E5M2 byte is
-// the upper byte of the float16 of the same value; an E4M3 byte, its
-// magnitude shifted left by 7 under its sign, is the float16 of its value
-// times 2^-8 (E4M3 binades, subnormals included, line up with float16's
-// there). Sums of the scaled values are the scaled sums; products are
-// scaled back up by 2^8 (exact: no float32 result here is subnormal).
+// The float16 operation runs twice, rounding toward zero and toward +Inf
+// (embedded rounding); where the two differ the result was inexact and the
+// lowest bit of the toward-zero one is set: rounding to odd, which keeps
+// enough bits (7 or 8 below the fp8 significand, float16's subnormals
+// included) for one exact rounding to nearest even by integer addition,
+// bias 0x7f or 0x3f plus the kept lowest bit, then a shift. An overflow
+// toward zero is 65504 and odd, so E5M2 rounds it to Inf (61440 and above
+// do, as in dtype); an E4M3 magnitude beyond 0x7e saturates there. A
+// result below float16's range is 0 or its smallest subnormal, both
+// rounding to a signed zero as the exact result does.
 //
-// Narrowing: VCVTPS2PH rounding toward zero, with the lowest bit set where
-// that was inexact (converted back it differs), rounds to odd, which keeps
-// enough (7 or 8 bits below the fp8 significand) for one exact rounding to
-// nearest even by integer addition, bias 0x7f or 0x3f plus the kept lowest
-// bit, then a shift. Toward zero a float16 overflow is 65504, odd, so E5M2
-// rounds it to Inf at 61440 and above as dtype does; an E4M3 magnitude
-// beyond 0x7e saturates there. E5M2 NaNs come out right with no special
-// case: VADDPS/VMULPS return a's NaN if a is one, else b's, quieted (the
-// widening quiets too), else the default NaN, and the conversion keeps
-// the sign and leading payload bits, as dtype.Float8E5M2FromFloat32 does.
-// E4M3 has no Inf, so its inputs' NaNs (scaled, they widen to numbers)
-// are put back by byte compares, a's over b's.
-func float8(e4m3 bool, op floatOp) emitter {
+// E5M2 NaNs need no special case: VADDPH/VMULPH return a's NaN if a is
+// one, else b's, quieted, else the default NaN, and the rounding keeps the
+// sign and leading payload bits, as dtype.Float8E5M2FromFloat32 does. E4M3
+// has no Inf; its inputs' NaNs (scaled, they widen to numbers) are put
+// back by byte compares, a's over b's.
+func float8Native(e4m3 bool, op floatOp) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
+		rz, ru := vaddphRZ, vaddphRU
+		if op == opProd {
+			rz, ru = vmulphRZ, vmulphRU
+		}
+		zero := g.vec()
+		c.VPXORD(zero, zero, zero)
 		one := g.bcast32(0x00010001)
-		var sign, mag, low7, bias, seven, top, scale reg.VecVirtual
+		var sel, mag, bias, top, sign, nan, scale reg.VecVirtual
 		if e4m3 {
-			sign, low7 = g.bcast32(0x80008000), g.bcast32(0x3f803f80)
-			mag, bias = g.bcast32(0x7fff7fff), g.bcast32(0x003f003f)
-			seven, top = g.bcast32(0x007f007f), g.bcast32(0x007e007e)
+			sel, mag = g.bcast32(0xbf80bf80), g.bcast32(0x7fff7fff)
+			bias, top = g.bcast32(0x003f003f), g.bcast32(0x007e007e)
+			sign, nan = g.bcast32(0x80008000), g.bcast32(0x7f7f7f7f)
 			if op == opProd {
-				scale = g.bcast32(0x43800000) // 256.0
+				scale = g.bcast32(0x5c005c00) // 256.0 in float16
 			}
 		} else {
 			bias = g.bcast32(0x007f007f)
 		}
-		widen := func(m operand.Mem) (w, lo, hi reg.VecVirtual) {
-			w = g.vec()
-			c.VPMOVZXBW(m, w)
-			h := g.to(c.VPSLLW, operand.U8(8), w)
+		widen := func(v reg.VecVirtual, unpack ins) reg.VecVirtual {
+			w := g.to(unpack, v, zero) // the byte in the upper half
 			if e4m3 {
-				h = g.or(g.and(h, sign), g.and(g.to(c.VPSLLW, operand.U8(7), w), low7))
+				w = g.and(g.to(c.VPSRAW, operand.U8(1), w), sel)
 			}
-			up := c.YMM()
-			c.VEXTRACTI64X4(operand.U8(1), h, up)
-			lo, hi = g.vec(), g.vec()
-			c.VCVTPH2PS(h.AsY(), lo)
-			c.VCVTPH2PS(up, hi)
-			return w, lo, hi
+			return w
 		}
-		// narrow returns r rounded to odd as float16 and the mask of
-		// its inexact lanes.
-		narrow := func(r reg.VecVirtual) (reg.VecVirtual, reg.OpmaskVirtual) {
+		half := func(x, y reg.VecVirtual, unpack ins) reg.VecVirtual {
+			xw, yw := widen(x, unpack), widen(y, unpack)
 			if scale != nil {
-				r = g.to(c.VMULPS, scale, r)
+				yw = g.to(g.rawTo(vmulph), scale, yw)
 			}
-			h := c.YMM()
-			c.VCVTPS2PH(operand.U8(3), r, h) // toward zero
-			back := g.vec()
-			c.VCVTPH2PS(h, back)
-			k := c.K()
-			c.VCMPPS(operand.U8(4), back, r, k) // not equal, or unordered
-			return h, k
-		}
-		return 32, func(d, a, b operand.Mem) {
-			xw, xlo, xhi := widen(a)
-			yw, ylo, yhi := widen(b)
-			h0, k0 := narrow(g.apply32(op, nil, xlo, ylo))
-			h1, k1 := narrow(g.apply32(op, nil, xhi, yhi))
-			h := g.vec()
-			c.VINSERTI64X4(operand.U8(1), h1, h0.AsZ(), h)
-			k := c.K()
-			c.KUNPCKWD(k0, k1, k)
-			c.VMOVDQU16(g.or(h, one), k, h) // merge: sticky bit where inexact
-			var out reg.VecVirtual
-			if e4m3 {
-				m := g.and(h, mag)
-				lsb := g.and(g.to(c.VPSRLW, operand.U8(7), m), one)
-				t := g.to(c.VPADDW, lsb, g.to(c.VPADDW, bias, m))
-				t = g.to(c.VPMINUW, top, g.to(c.VPSRLW, operand.U8(7), t))
-				out = g.or(t, g.to(c.VPSRLW, operand.U8(8), g.and(h, sign)))
-				ka, kb := c.K(), c.K()
-				c.VPCMPEQW(seven, g.and(xw, seven), ka)
-				c.VPCMPEQW(seven, g.and(yw, seven), kb)
-				c.VMOVDQU16(yw, kb, out)
-				c.VMOVDQU16(xw, ka, out)
-			} else {
+			lo := g.to(g.rawTo(rz), yw, xw)
+			hi := g.to(g.rawTo(ru), yw, xw)
+			h := g.or(g.to(c.VPMINUW, one, g.xor(lo, hi)), lo) // round to odd
+			if !e4m3 {
 				lsb := g.and(g.to(c.VPSRLW, operand.U8(8), h), one)
 				t := g.to(c.VPADDW, lsb, g.to(c.VPADDW, bias, h))
-				out = g.to(c.VPSRLW, operand.U8(8), t)
+				return g.to(c.VPSRLW, operand.U8(8), t)
 			}
-			c.VPMOVWB(out, d)
+			m := g.and(h, mag)
+			lsb := g.and(g.to(c.VPSRLW, operand.U8(7), m), one)
+			t := g.to(c.VPADDW, lsb, g.to(c.VPADDW, bias, m))
+			t = g.to(c.VPMINUW, top, g.to(c.VPSRLW, operand.U8(7), t))
+			return g.or(t, g.to(c.VPSRLW, operand.U8(8), g.and(h, sign)))
+		}
+		return g.l.Width, func(d, a, b operand.Mem) {
+			x, y := g.load(a), g.load(b)
+			lo := half(x, y, c.VPUNPCKLBW)
+			hi := half(x, y, c.VPUNPCKHBW)
+			out := g.to(c.VPACKUSWB, hi, lo)
+			if e4m3 {
+				ka, kb := c.K(), c.K()
+				c.VPCMPEQB(nan, g.and(x, nan), ka)
+				c.VPCMPEQB(nan, g.and(y, nan), kb)
+				c.VMOVDQU8(y, kb, out)
+				c.VMOVDQU8(x, ka, out)
+			}
+			g.store(out, d)
 		}
 	}
 }
