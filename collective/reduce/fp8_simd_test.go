@@ -10,8 +10,8 @@ import (
 
 // TestLevelFloat8AllPairs forces each supported level and runs every fp8
 // op over all 256x256 pairs (a whole number of blocks, so all in vector
-// lanes), out of place, in place and at odd offsets, against the portable
-// kernels bit for bit.
+// lanes), out of place, in place, at odd offsets and shifted against the
+// blocks with a tail, against the portable kernels bit for bit.
 func TestLevelFloat8AllPairs(t *testing.T) {
 	a, b := make([]byte, 1<<16), make([]byte, 1<<16)
 	for i := range a {
@@ -34,6 +34,15 @@ func TestLevelFloat8AllPairs(t *testing.T) {
 					fast(in, a, in)
 					if !bytes.Equal(in, want) {
 						t.Fatalf("%s: dst = b differs from portable", what)
+					}
+					// Every pair again, shifted by 37 lanes against the
+					// blocks and ending in a tail the blocks do not cover.
+					for _, n := range []int{1<<16 - 37, 255} {
+						got := make([]byte, n)
+						fast(got, a[37:37+n], b[37:37+n])
+						if !bytes.Equal(got, want[37:37+n]) {
+							t.Fatalf("%s: pairs from 37, length %d: results differ from portable", what, n)
+						}
 					}
 				}
 			}
