@@ -43,14 +43,10 @@ ALGOS=${ALGOS:-auto ring}
 ITERS=${ITERS:-10}
 SPIN=${SPIN:-default 0}
 REV=${REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}
-[[ $(id -u) -eq 0 ]] || { echo "bench/cpu_lab.sh: needs root (network namespaces)" >&2; exit 2; }
 
-BIN=$(mktemp -d)
-chmod 755 "$BIN"
-G=$BIN/gocoll
-cleanup() { "$G" lab down --name "$LAB" >/dev/null 2>&1 || true; rm -rf "$BIN"; }
-trap cleanup EXIT
-if [[ -n ${GOCOLL:-} ]]; then cp "$GOCOLL" "$G"; else go build -o "$G" ./cmd/gocoll; fi
+. bench/lab_common.sh
+lab_setup cpu_lab.sh
+lab_build
 mkdir -p "$OUT/raw"
 PERF=0
 perf stat -e task-clock true >/dev/null 2>&1 && PERF=1

@@ -48,7 +48,6 @@ ITERS=${ITERS:-5}
 ALGOS=${ALGOS:-auto ring hierarchical}
 PEER_TIMEOUT=${PEER_TIMEOUT:-}
 REV=${REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}
-[[ $(id -u) -eq 0 ]] || { echo "bench/hier_lab.sh: needs root (network namespaces)" >&2; exit 2; }
 
 # The lab and its bounds.
 PATHS=4 RATE=200 DELAY=2 MTU=9000 HOSTS=2 SLOTS=2
@@ -57,11 +56,8 @@ R=$(awk -v p=$PATHS -v r=$RATE 'BEGIN { print p * r * 1e6 / 8 }') # WAN bytes/s 
 HIER_BOUND=$(awk -v r="$R" -v n=$N 'BEGIN { printf "%.3f", r / 1e9 * 2 * (n - 1) / n }')
 RING_BOUND=$(awk -v r="$R" 'BEGIN { printf "%.3f", r / 1e9 }')
 
-BIN=$(mktemp -d)
-chmod 755 "$BIN"
-G=$BIN/gocoll
-cleanup() { "$G" lab down --name "$LAB" >/dev/null 2>&1 || true; rm -rf "$BIN"; }
-trap cleanup EXIT
+. bench/lab_common.sh
+lab_setup hier_lab.sh
 go build -o "$G" ./cmd/gocoll
 mkdir -p "$OUT/raw"
 

@@ -32,13 +32,9 @@ LAB=${LAB:-bl}
 TIME=${TIME:-8}
 OUT=${OUT:-bench/results/lab}
 TRANSPORTS=${TRANSPORTS:-metaroce tcp mptcp}
-[[ $(id -u) -eq 0 ]] || { echo "bench/lab.sh: needs root (network namespaces)" >&2; exit 2; }
 
-BIN=$(mktemp -d)
-chmod 755 "$BIN"
-G=$BIN/gocoll
-cleanup() { "$G" lab down --name "$LAB" >/dev/null 2>&1 || true; rm -rf "$BIN"; }
-trap cleanup EXIT
+. bench/lab_common.sh
+lab_setup lab.sh
 go build -o "$G" ./cmd/gocoll
 mkdir -p "$OUT/raw"
 if [[ " $TRANSPORTS " == *" mptcp "* ]] && ! command -v python3 >/dev/null; then

@@ -49,14 +49,10 @@ ROUNDS=${ROUNDS:-2}
 DET_SIZE=${DET_SIZE-64M}
 DET_ROUNDS=${DET_ROUNDS:-3}
 REV=${REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}
-[[ $(id -u) -eq 0 ]] || { echo "bench/model_lab.sh: needs root (network namespaces)" >&2; exit 2; }
 
 PATHS=4 RATE=200 DELAY=2 MTU=9000 HOSTS=2 SLOTS=2
-BIN=$(mktemp -d)
-chmod 755 "$BIN"
-G=$BIN/gocoll
-cleanup() { "$G" lab down --name "$LAB" >/dev/null 2>&1 || true; rm -rf "$BIN"; }
-trap cleanup EXIT
+. bench/lab_common.sh
+lab_setup model_lab.sh
 go build -o "$G" ./cmd/gocoll
 mkdir -p "$OUT/raw"
 OUT=$(cd "$OUT" && pwd) # the ranks write their topology files there

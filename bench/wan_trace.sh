@@ -33,14 +33,10 @@ SIZE=${SIZE:-16777216}
 ALGO=${ALGO:-hierarchical}
 ITERS=${ITERS:-3}
 BIN_MS=${BIN_MS:-5}
-[[ $(id -u) -eq 0 ]] || { echo "bench/wan_trace.sh: needs root (network namespaces)" >&2; exit 2; }
 
-BIN=$(mktemp -d)
-chmod 755 "$BIN"
-G=$BIN/gocoll
-cleanup() { "$G" lab down --name "$LAB" >/dev/null 2>&1 || true; rm -rf "$BIN"; }
-trap cleanup EXIT
-if [[ -n ${GOCOLL:-} ]]; then cp "$GOCOLL" "$G"; else go build -o "$G" ./cmd/gocoll; fi
+. bench/lab_common.sh
+lab_setup wan_trace.sh
+lab_build
 stamp=$(date -u +%Y%m%d-%H%M%S)
 D=$OUT/raw/$stamp
 mkdir -p "$D"
