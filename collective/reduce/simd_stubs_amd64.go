@@ -384,6 +384,26 @@ func minFloat16AVX512(dst *byte, a *byte, b *byte, n int)
 //go:noescape
 func maxFloat16AVX512(dst *byte, a *byte, b *byte, n int)
 
+// minFloat8E4M3AVX512 computes dst = a Min b (Float8E4M3Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func minFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int)
+
+// maxFloat8E4M3AVX512 computes dst = a Max b (Float8E4M3Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func maxFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int)
+
+// minFloat8E5M2AVX512 computes dst = a Min b (Float8E5M2Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func minFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int)
+
+// maxFloat8E5M2AVX512 computes dst = a Max b (Float8E5M2Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func maxFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int)
+
 // lookupSumFloat8E4M3AVX512 computes dst = a Sum b (Float8E4M3Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
 //
 //go:noescape
@@ -394,16 +414,6 @@ func lookupSumFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
 //go:noescape
 func lookupProdFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
 
-// lookupMinFloat8E4M3AVX512 computes dst = a Min b (Float8E4M3Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
-//
-//go:noescape
-func lookupMinFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
-
-// lookupMaxFloat8E4M3AVX512 computes dst = a Max b (Float8E4M3Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
-//
-//go:noescape
-func lookupMaxFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
-
 // lookupSumFloat8E5M2AVX512 computes dst = a Sum b (Float8E5M2Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
 //
 //go:noescape
@@ -413,16 +423,6 @@ func lookupSumFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
 //
 //go:noescape
 func lookupProdFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
-
-// lookupMinFloat8E5M2AVX512 computes dst = a Min b (Float8E5M2Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
-//
-//go:noescape
-func lookupMinFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
-
-// lookupMaxFloat8E5M2AVX512 computes dst = a Max b (Float8E5M2Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
-//
-//go:noescape
-func lookupMaxFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
 
 // sumFloat16AVX512FP16 computes dst = a Sum b (Float16Type) over n bytes, n a positive multiple of 256.
 //

@@ -103,14 +103,14 @@ var avx512Kernels = []simdKernel{
 	{dtype.Float16Type, Prod, prodFloat16AVX512},
 	{dtype.Float16Type, Min, minFloat16AVX512},
 	{dtype.Float16Type, Max, maxFloat16AVX512},
+	{dtype.Float8E4M3Type, Min, minFloat8E4M3AVX512},
+	{dtype.Float8E4M3Type, Max, maxFloat8E4M3AVX512},
+	{dtype.Float8E5M2Type, Min, minFloat8E5M2AVX512},
+	{dtype.Float8E5M2Type, Max, maxFloat8E5M2AVX512},
 	{dtype.Float8E4M3Type, Sum, pairTableVec(dtype.Float8E4M3Type, Sum, lookupSumFloat8E4M3AVX512)},
 	{dtype.Float8E4M3Type, Prod, pairTableVec(dtype.Float8E4M3Type, Prod, lookupProdFloat8E4M3AVX512)},
-	{dtype.Float8E4M3Type, Min, pairTableVec(dtype.Float8E4M3Type, Min, lookupMinFloat8E4M3AVX512)},
-	{dtype.Float8E4M3Type, Max, pairTableVec(dtype.Float8E4M3Type, Max, lookupMaxFloat8E4M3AVX512)},
 	{dtype.Float8E5M2Type, Sum, pairTableVec(dtype.Float8E5M2Type, Sum, lookupSumFloat8E5M2AVX512)},
 	{dtype.Float8E5M2Type, Prod, pairTableVec(dtype.Float8E5M2Type, Prod, lookupProdFloat8E5M2AVX512)},
-	{dtype.Float8E5M2Type, Min, pairTableVec(dtype.Float8E5M2Type, Min, lookupMinFloat8E5M2AVX512)},
-	{dtype.Float8E5M2Type, Max, pairTableVec(dtype.Float8E5M2Type, Max, lookupMaxFloat8E5M2AVX512)},
 }
 
 // avx512Block is the byte multiple the AVX512 kernels take.

@@ -201,3 +201,102 @@ func float8Native(e4m3 bool, op floatOp) emitter {
 		}
 	}
 }
+
+// fp8MinMax lists the AVX-512 fp8 minimums and maximums (float8MinMax),
+// which replace the table kernels of their (op, type) at that level.
+var fp8MinMax = []kernel{
+	{"minFloat8E4M3", "Min", []string{"Float8E4M3Type"}, float8MinMax(true, false), false},
+	{"maxFloat8E4M3", "Max", []string{"Float8E4M3Type"}, float8MinMax(true, true), false},
+	{"minFloat8E5M2", "Min", []string{"Float8E5M2Type"}, float8MinMax(false, false), false},
+	{"maxFloat8E5M2", "Max", []string{"Float8E5M2Type"}, float8MinMax(false, true), false},
+}
+
+// levelKernels returns the kernels and table kernels of level l: at
+// AVX-512 the fp8 Min and Max compute instead of looking up.
+func levelKernels(l level) ([]kernel, []struct{ op, t string }) {
+	if l.Width != 64 {
+		return kernels, tableKernels
+	}
+	var tks []struct{ op, t string }
+	for _, k := range tableKernels {
+		if k.op != "Min" && k.op != "Max" {
+			tks = append(tks, k)
+		}
+	}
+	return append(append([]kernel(nil), kernels...), fp8MinMax...), tks
+}
+
+// float8MinMax emits Go's min or max of the widened values, narrowed back,
+// on bytes (AVX-512 BW), 64 elements per body. Without NaNs the result is
+// one of the inputs (min(-0, +0) is -0, max +0), found by a signed byte
+// min or max of keys ordered like the values: a byte with the sign bit
+// has its magnitude bits flipped (x ^ 0x7f), so -0 is -1, below +0's 0.
+// The same flip maps the key back. A block with a NaN lane (magnitude
+// above 0x7e for E4M3, above 0x7c for E5M2) takes an out-of-line path that
+// puts in those lanes what Go's min and max give for NaNs on amd64 (see
+// fminOf): the float32 bits of x | y for min, and for max the same but
+// with the sign bit of x & y; narrowed, the NaN pattern with that sign,
+// and for E5M2 the payload bit after the quiet bit, which is the widened
+// value's bit 21: the byte's lowest bit if its exponent field is not
+// zero, else 0.
+func float8MinMax(e4m3, isMax bool) emitter {
+	return func(g *gen) (int, func(d, a, b operand.Mem)) {
+		c := g.c
+		flip := g.bcast32(0x7f7f7f7f)
+		limit := g.bcast32(0x7c7c7c7c)
+		if e4m3 {
+			limit = g.bcast32(0x7e7e7e7e)
+		}
+		key := func(v reg.VecVirtual) reg.VecVirtual {
+			k := c.K()
+			c.VPMOVB2M(v, k)
+			out := g.vec()
+			c.VPBLENDMB(g.xor(v, flip), v, k, out) // flipped where negative
+			return out
+		}
+		isNaN := func(v reg.VecVirtual) reg.OpmaskVirtual {
+			k := c.K()
+			c.VPCMPUB(operand.U8(6), limit, g.and(v, flip), k) // magnitude > limit
+			return k
+		}
+		pick := c.VPMINSB
+		if isMax {
+			pick = c.VPMAXSB
+		}
+		return g.l.Width, func(d, a, b operand.Mem) {
+			x, y := g.load(a), g.load(b)
+			out := key(g.to(pick, key(y), key(x)))
+			nan := c.K()
+			c.KORQ(isNaN(x), isNaN(y), nan)
+			c.KORTESTQ(nan, nan)
+			slow, done := g.label("nan"), g.label("done")
+			c.JNE(operand.LabelRef(slow))
+			g.store(out, d)
+			c.Label(done)
+			g.tail = append(g.tail, func() {
+				c.Label(slow)
+				var s reg.VecVirtual
+				if isMax {
+					s = g.and(x, y)
+				} else {
+					s = g.or(x, y)
+				}
+				v := g.or(g.and(s, g.bcast32(0x80808080)), flip) // sign | 0x7f
+				if !e4m3 {
+					exp := g.bcast32(0x7c7c7c7c)
+					kx, ky := c.K(), c.K()
+					c.VPTESTMB(exp, x, kx)
+					c.VPTESTMB(exp, y, ky)
+					px, py := g.vec(), g.vec()
+					c.VMOVDQU8_Z(x, kx, px)
+					c.VMOVDQU8_Z(y, ky, py)
+					low := g.and(g.or(px, py), g.bcast32(0x01010101))
+					v = g.or(g.and(v, g.bcast32(0xfefefefe)), low) // sign | 0x7e | payload
+				}
+				c.VMOVDQU8(v, nan, out)
+				g.store(out, d)
+				c.JMP(operand.LabelRef(done))
+			})
+		}
+	}
+}
