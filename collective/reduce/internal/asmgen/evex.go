@@ -48,15 +48,14 @@ var (
 	vmaxph = evex{"VMAXPH", "AVX512FP16", 0, 5, 0x5f, true, false, 0} // EVEX.512.NP.MAP5.W0 5F /r
 	vcmpph = evex{"VCMPPH", "AVX512FP16", 0, 3, 0xc2, true, true, 0}  // EVEX.512.NP.0F3A.W0 C2 /r ib
 
-	vaddphRZ, vaddphRU = vaddph.rounded(3, "RZ"), vaddph.rounded(2, "RU")
-	vmulphRZ, vmulphRU = vmulph.rounded(3, "RZ"), vmulph.rounded(2, "RU")
+	vaddphRZ, vmulphRZ = vaddph.rounded(3, "RZ"), vmulph.rounded(3, "RZ")
 )
 
 // rawForms are the placeholders encodeRaw replaces, by opcode.
 var rawForms = map[string]evex{}
 
 func init() {
-	for _, e := range []evex{vaddph, vmulph, vminph, vmaxph, vcmpph, vaddphRZ, vaddphRU, vmulphRZ, vmulphRU} {
+	for _, e := range []evex{vaddph, vmulph, vminph, vmaxph, vcmpph, vaddphRZ, vmulphRZ} {
 		rawForms[e.name] = e
 	}
 }

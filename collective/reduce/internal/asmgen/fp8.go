@@ -122,16 +122,19 @@ var constants = map[*build.Context]map[string]operand.Mem{}
 // float16's. A product scales b back up by 2^8 first (exact), so sums and
 // products are the results times 2^-8.
 //
-// The float16 operation runs twice, rounding toward zero and toward +Inf
-// (embedded rounding); where the two differ the result was inexact and the
-// lowest bit of the toward-zero one is set: rounding to odd, which keeps
-// enough bits (7 or 8 below the fp8 significand, float16's subnormals
-// included) for one exact rounding to nearest even by integer addition,
-// bias 0x7f or 0x3f plus the kept lowest bit, then a shift. An overflow
-// toward zero is 65504 and odd, so E5M2 rounds it to Inf (61440 and above
-// do, as in dtype); an E4M3 magnitude beyond 0x7e saturates there. A
-// result below float16's range is 0 or its smallest subnormal, both
-// rounding to a signed zero as the exact result does.
+// The float16 operation rounds toward zero (embedded rounding), and the
+// truncated result is rounded once more, to nearest even, by integer
+// addition (bias 0x7f or 0x3f plus the kept lowest bit) and a shift. That
+// is the exactly rounded result because truncation never lands on an fp8
+// half-way pattern unless it is exact: a product of two fp8 values has at
+// most 8 significant bits, exact in float16 when in its range; a sum is
+// exact unless the smaller addend lies wholly below float16's precision
+// relative to the larger, and then the bits at the half-way position are
+// the larger's (zero) or, after a borrow, all ones. The all-pairs test
+// (TestLevelFloat8AllPairs) checks every pair. An overflow toward zero is
+// 65504, which E5M2 rounds to Inf (61440 and above do, as in dtype); an
+// E4M3 magnitude beyond 0x7e saturates there. A product below float16's
+// range truncates to a signed zero, as its exact rounding is.
 //
 // E5M2 NaNs need no special case: VADDPH/VMULPH return a's NaN if a is
 // one, else b's, quieted, else the default NaN, and the rounding keeps the
@@ -141,9 +144,9 @@ var constants = map[*build.Context]map[string]operand.Mem{}
 func float8Native(e4m3 bool, op floatOp) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
-		rz, ru := vaddphRZ, vaddphRU
+		rz := vaddphRZ
 		if op == opProd {
-			rz, ru = vmulphRZ, vmulphRU
+			rz = vmulphRZ
 		}
 		zero := g.vec()
 		c.VPXORD(zero, zero, zero)
@@ -171,9 +174,7 @@ func float8Native(e4m3 bool, op floatOp) emitter {
 			if scale != nil {
 				yw = g.to(g.rawTo(vmulph), scale, yw)
 			}
-			lo := g.to(g.rawTo(rz), yw, xw)
-			hi := g.to(g.rawTo(ru), yw, xw)
-			h := g.or(g.to(c.VPMINUW, one, g.xor(lo, hi)), lo) // round to odd
+			h := g.to(g.rawTo(rz), yw, xw) // toward zero
 			if !e4m3 {
 				lsb := g.and(g.to(c.VPSRLW, operand.U8(8), h), one)
 				t := g.to(c.VPADDW, lsb, g.to(c.VPADDW, bias, h))
