@@ -1928,6 +1928,740 @@ loop:
 	VZEROUPPER
 	RET
 
+// func minFloat8E4M3AVX2(dst *byte, a *byte, b *byte, n int)
+// Requires: AVX, AVX2
+TEXT ·minFloat8E4M3AVX2(SB), NOSPLIT, $0-32
+	MOVQ         dst+0(FP), AX
+	MOVQ         a+8(FP), CX
+	MOVQ         b+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVL         $0x7f7f7f7f, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x7c7c7c7c, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x7e7e7e7e, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	XORQ         SI, SI
+
+loop:
+	VMOVDQU   (CX)(SI*1), Y2
+	VMOVDQU   (DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMINSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan1
+	VMOVDQU   Y4, (AX)(SI*1)
+
+done2:
+	VMOVDQU   32(CX)(SI*1), Y2
+	VMOVDQU   32(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMINSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan3
+	VMOVDQU   Y4, 32(AX)(SI*1)
+
+done4:
+	VMOVDQU   64(CX)(SI*1), Y2
+	VMOVDQU   64(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMINSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan5
+	VMOVDQU   Y4, 64(AX)(SI*1)
+
+done6:
+	VMOVDQU   96(CX)(SI*1), Y2
+	VMOVDQU   96(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMINSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan7
+	VMOVDQU   Y4, 96(AX)(SI*1)
+
+done8:
+	ADDQ $0x00000080, SI
+	CMPQ SI, BX
+	JB   loop
+	VZEROUPPER
+	RET
+
+nan1:
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	VPOR         Y2, Y0, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, (AX)(SI*1)
+	JMP          done2
+
+nan3:
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	VPOR         Y2, Y0, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 32(AX)(SI*1)
+	JMP          done4
+
+nan5:
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	VPOR         Y2, Y0, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 64(AX)(SI*1)
+	JMP          done6
+
+nan7:
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	VPOR         Y2, Y0, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 96(AX)(SI*1)
+	JMP          done8
+
+// func maxFloat8E4M3AVX2(dst *byte, a *byte, b *byte, n int)
+// Requires: AVX, AVX2
+TEXT ·maxFloat8E4M3AVX2(SB), NOSPLIT, $0-32
+	MOVQ         dst+0(FP), AX
+	MOVQ         a+8(FP), CX
+	MOVQ         b+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVL         $0x7f7f7f7f, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x7c7c7c7c, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x7e7e7e7e, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	XORQ         SI, SI
+
+loop:
+	VMOVDQU   (CX)(SI*1), Y2
+	VMOVDQU   (DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMAXSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan1
+	VMOVDQU   Y4, (AX)(SI*1)
+
+done2:
+	VMOVDQU   32(CX)(SI*1), Y2
+	VMOVDQU   32(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMAXSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan3
+	VMOVDQU   Y4, 32(AX)(SI*1)
+
+done4:
+	VMOVDQU   64(CX)(SI*1), Y2
+	VMOVDQU   64(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMAXSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan5
+	VMOVDQU   Y4, 64(AX)(SI*1)
+
+done6:
+	VMOVDQU   96(CX)(SI*1), Y2
+	VMOVDQU   96(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMAXSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan7
+	VMOVDQU   Y4, 96(AX)(SI*1)
+
+done8:
+	ADDQ $0x00000080, SI
+	CMPQ SI, BX
+	JB   loop
+	VZEROUPPER
+	RET
+
+nan1:
+	VPAND        Y2, Y3, Y2
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	VPOR         Y2, Y0, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, (AX)(SI*1)
+	JMP          done2
+
+nan3:
+	VPAND        Y2, Y3, Y2
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	VPOR         Y2, Y0, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 32(AX)(SI*1)
+	JMP          done4
+
+nan5:
+	VPAND        Y2, Y3, Y2
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	VPOR         Y2, Y0, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 64(AX)(SI*1)
+	JMP          done6
+
+nan7:
+	VPAND        Y2, Y3, Y2
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	VPOR         Y2, Y0, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 96(AX)(SI*1)
+	JMP          done8
+
+// func minFloat8E5M2AVX2(dst *byte, a *byte, b *byte, n int)
+// Requires: AVX, AVX2
+TEXT ·minFloat8E5M2AVX2(SB), NOSPLIT, $0-32
+	MOVQ         dst+0(FP), AX
+	MOVQ         a+8(FP), CX
+	MOVQ         b+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVL         $0x7f7f7f7f, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x7c7c7c7c, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	XORQ         SI, SI
+
+loop:
+	VMOVDQU   (CX)(SI*1), Y2
+	VMOVDQU   (DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMINSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan1
+	VMOVDQU   Y4, (AX)(SI*1)
+
+done2:
+	VMOVDQU   32(CX)(SI*1), Y2
+	VMOVDQU   32(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMINSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan3
+	VMOVDQU   Y4, 32(AX)(SI*1)
+
+done4:
+	VMOVDQU   64(CX)(SI*1), Y2
+	VMOVDQU   64(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMINSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan5
+	VMOVDQU   Y4, 64(AX)(SI*1)
+
+done6:
+	VMOVDQU   96(CX)(SI*1), Y2
+	VMOVDQU   96(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMINSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan7
+	VMOVDQU   Y4, 96(AX)(SI*1)
+
+done8:
+	ADDQ $0x00000080, SI
+	CMPQ SI, BX
+	JB   loop
+	VZEROUPPER
+	RET
+
+nan1:
+	VPOR         Y2, Y3, Y6
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPAND        Y6, Y7, Y6
+	VPOR         Y6, Y0, Y6
+	MOVL         $0x7c7c7c7c, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPXOR        Y8, Y8, Y8
+	VPAND        Y2, Y7, Y9
+	VPCMPEQB     Y8, Y9, Y9
+	VPAND        Y3, Y7, Y7
+	VPCMPEQB     Y8, Y7, Y7
+	VPANDN       Y2, Y9, Y2
+	VPANDN       Y3, Y7, Y3
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x01010101, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	MOVL         $0xfefefefe, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y6, Y3, Y3
+	VPOR         Y3, Y2, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, (AX)(SI*1)
+	JMP          done2
+
+nan3:
+	VPOR         Y2, Y3, Y6
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPAND        Y6, Y7, Y6
+	VPOR         Y6, Y0, Y6
+	MOVL         $0x7c7c7c7c, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPXOR        Y8, Y8, Y8
+	VPAND        Y2, Y7, Y9
+	VPCMPEQB     Y8, Y9, Y9
+	VPAND        Y3, Y7, Y7
+	VPCMPEQB     Y8, Y7, Y7
+	VPANDN       Y2, Y9, Y2
+	VPANDN       Y3, Y7, Y3
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x01010101, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	MOVL         $0xfefefefe, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y6, Y3, Y3
+	VPOR         Y3, Y2, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 32(AX)(SI*1)
+	JMP          done4
+
+nan5:
+	VPOR         Y2, Y3, Y6
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPAND        Y6, Y7, Y6
+	VPOR         Y6, Y0, Y6
+	MOVL         $0x7c7c7c7c, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPXOR        Y8, Y8, Y8
+	VPAND        Y2, Y7, Y9
+	VPCMPEQB     Y8, Y9, Y9
+	VPAND        Y3, Y7, Y7
+	VPCMPEQB     Y8, Y7, Y7
+	VPANDN       Y2, Y9, Y2
+	VPANDN       Y3, Y7, Y3
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x01010101, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	MOVL         $0xfefefefe, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y6, Y3, Y3
+	VPOR         Y3, Y2, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 64(AX)(SI*1)
+	JMP          done6
+
+nan7:
+	VPOR         Y2, Y3, Y6
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPAND        Y6, Y7, Y6
+	VPOR         Y6, Y0, Y6
+	MOVL         $0x7c7c7c7c, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPXOR        Y8, Y8, Y8
+	VPAND        Y2, Y7, Y9
+	VPCMPEQB     Y8, Y9, Y9
+	VPAND        Y3, Y7, Y7
+	VPCMPEQB     Y8, Y7, Y7
+	VPANDN       Y2, Y9, Y2
+	VPANDN       Y3, Y7, Y3
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x01010101, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	MOVL         $0xfefefefe, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y6, Y3, Y3
+	VPOR         Y3, Y2, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 96(AX)(SI*1)
+	JMP          done8
+
+// func maxFloat8E5M2AVX2(dst *byte, a *byte, b *byte, n int)
+// Requires: AVX, AVX2
+TEXT ·maxFloat8E5M2AVX2(SB), NOSPLIT, $0-32
+	MOVQ         dst+0(FP), AX
+	MOVQ         a+8(FP), CX
+	MOVQ         b+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVL         $0x7f7f7f7f, SI
+	VMOVD        SI, X0
+	VPBROADCASTD X0, Y0
+	MOVL         $0x7c7c7c7c, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	XORQ         SI, SI
+
+loop:
+	VMOVDQU   (CX)(SI*1), Y2
+	VMOVDQU   (DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMAXSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan1
+	VMOVDQU   Y4, (AX)(SI*1)
+
+done2:
+	VMOVDQU   32(CX)(SI*1), Y2
+	VMOVDQU   32(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMAXSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan3
+	VMOVDQU   Y4, 32(AX)(SI*1)
+
+done4:
+	VMOVDQU   64(CX)(SI*1), Y2
+	VMOVDQU   64(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMAXSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan5
+	VMOVDQU   Y4, 64(AX)(SI*1)
+
+done6:
+	VMOVDQU   96(CX)(SI*1), Y2
+	VMOVDQU   96(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMAXSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan7
+	VMOVDQU   Y4, 96(AX)(SI*1)
+
+done8:
+	ADDQ $0x00000080, SI
+	CMPQ SI, BX
+	JB   loop
+	VZEROUPPER
+	RET
+
+nan1:
+	VPAND        Y2, Y3, Y6
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPAND        Y6, Y7, Y6
+	VPOR         Y6, Y0, Y6
+	MOVL         $0x7c7c7c7c, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPXOR        Y8, Y8, Y8
+	VPAND        Y2, Y7, Y9
+	VPCMPEQB     Y8, Y9, Y9
+	VPAND        Y3, Y7, Y7
+	VPCMPEQB     Y8, Y7, Y7
+	VPANDN       Y2, Y9, Y2
+	VPANDN       Y3, Y7, Y3
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x01010101, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	MOVL         $0xfefefefe, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y6, Y3, Y3
+	VPOR         Y3, Y2, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, (AX)(SI*1)
+	JMP          done2
+
+nan3:
+	VPAND        Y2, Y3, Y6
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPAND        Y6, Y7, Y6
+	VPOR         Y6, Y0, Y6
+	MOVL         $0x7c7c7c7c, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPXOR        Y8, Y8, Y8
+	VPAND        Y2, Y7, Y9
+	VPCMPEQB     Y8, Y9, Y9
+	VPAND        Y3, Y7, Y7
+	VPCMPEQB     Y8, Y7, Y7
+	VPANDN       Y2, Y9, Y2
+	VPANDN       Y3, Y7, Y3
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x01010101, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	MOVL         $0xfefefefe, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y6, Y3, Y3
+	VPOR         Y3, Y2, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 32(AX)(SI*1)
+	JMP          done4
+
+nan5:
+	VPAND        Y2, Y3, Y6
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPAND        Y6, Y7, Y6
+	VPOR         Y6, Y0, Y6
+	MOVL         $0x7c7c7c7c, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPXOR        Y8, Y8, Y8
+	VPAND        Y2, Y7, Y9
+	VPCMPEQB     Y8, Y9, Y9
+	VPAND        Y3, Y7, Y7
+	VPCMPEQB     Y8, Y7, Y7
+	VPANDN       Y2, Y9, Y2
+	VPANDN       Y3, Y7, Y3
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x01010101, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	MOVL         $0xfefefefe, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y6, Y3, Y3
+	VPOR         Y3, Y2, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 64(AX)(SI*1)
+	JMP          done6
+
+nan7:
+	VPAND        Y2, Y3, Y6
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPAND        Y6, Y7, Y6
+	VPOR         Y6, Y0, Y6
+	MOVL         $0x7c7c7c7c, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPXOR        Y8, Y8, Y8
+	VPAND        Y2, Y7, Y9
+	VPCMPEQB     Y8, Y9, Y9
+	VPAND        Y3, Y7, Y7
+	VPCMPEQB     Y8, Y7, Y7
+	VPANDN       Y2, Y9, Y2
+	VPANDN       Y3, Y7, Y3
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x01010101, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	MOVL         $0xfefefefe, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y6, Y3, Y3
+	VPOR         Y3, Y2, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 96(AX)(SI*1)
+	JMP          done8
+
 // func lookupSumFloat8E4M3AVX2(dst *byte, a *byte, b *byte, n int, tab *byte)
 // Requires: AVX, AVX2
 TEXT ·lookupSumFloat8E4M3AVX2(SB), NOSPLIT, $0-40
@@ -2298,364 +3032,6 @@ loop:
 	VZEROUPPER
 	RET
 
-// func lookupMinFloat8E4M3AVX2(dst *byte, a *byte, b *byte, n int, tab *byte)
-// Requires: AVX, AVX2
-TEXT ·lookupMinFloat8E4M3AVX2(SB), NOSPLIT, $0-40
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    b+16(FP), DX
-	MOVQ    n+24(FP), BX
-	MOVQ    tab+32(FP), SI
-	VMOVDQU fp8shufAVX2<>+0(SB), Y0
-	VMOVDQU fp8permAVX2<>+0(SB), Y1
-	XORQ    DI, DI
-
-loop:
-	VPMOVZXBD  (CX)(DI*1), Y2
-	VPMOVZXBD  (DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, (AX)(DI*1)
-	VPMOVZXBD  8(CX)(DI*1), Y2
-	VPMOVZXBD  8(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 8(AX)(DI*1)
-	VPMOVZXBD  16(CX)(DI*1), Y2
-	VPMOVZXBD  16(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 16(AX)(DI*1)
-	VPMOVZXBD  24(CX)(DI*1), Y2
-	VPMOVZXBD  24(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 24(AX)(DI*1)
-	VPMOVZXBD  32(CX)(DI*1), Y2
-	VPMOVZXBD  32(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 32(AX)(DI*1)
-	VPMOVZXBD  40(CX)(DI*1), Y2
-	VPMOVZXBD  40(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 40(AX)(DI*1)
-	VPMOVZXBD  48(CX)(DI*1), Y2
-	VPMOVZXBD  48(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 48(AX)(DI*1)
-	VPMOVZXBD  56(CX)(DI*1), Y2
-	VPMOVZXBD  56(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 56(AX)(DI*1)
-	VPMOVZXBD  64(CX)(DI*1), Y2
-	VPMOVZXBD  64(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 64(AX)(DI*1)
-	VPMOVZXBD  72(CX)(DI*1), Y2
-	VPMOVZXBD  72(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 72(AX)(DI*1)
-	VPMOVZXBD  80(CX)(DI*1), Y2
-	VPMOVZXBD  80(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 80(AX)(DI*1)
-	VPMOVZXBD  88(CX)(DI*1), Y2
-	VPMOVZXBD  88(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 88(AX)(DI*1)
-	VPMOVZXBD  96(CX)(DI*1), Y2
-	VPMOVZXBD  96(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 96(AX)(DI*1)
-	VPMOVZXBD  104(CX)(DI*1), Y2
-	VPMOVZXBD  104(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 104(AX)(DI*1)
-	VPMOVZXBD  112(CX)(DI*1), Y2
-	VPMOVZXBD  112(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 112(AX)(DI*1)
-	VPMOVZXBD  120(CX)(DI*1), Y2
-	VPMOVZXBD  120(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 120(AX)(DI*1)
-	ADDQ       $0x00000080, DI
-	CMPQ       DI, BX
-	JB         loop
-	VZEROUPPER
-	RET
-
-// func lookupMaxFloat8E4M3AVX2(dst *byte, a *byte, b *byte, n int, tab *byte)
-// Requires: AVX, AVX2
-TEXT ·lookupMaxFloat8E4M3AVX2(SB), NOSPLIT, $0-40
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    b+16(FP), DX
-	MOVQ    n+24(FP), BX
-	MOVQ    tab+32(FP), SI
-	VMOVDQU fp8shufAVX2<>+0(SB), Y0
-	VMOVDQU fp8permAVX2<>+0(SB), Y1
-	XORQ    DI, DI
-
-loop:
-	VPMOVZXBD  (CX)(DI*1), Y2
-	VPMOVZXBD  (DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, (AX)(DI*1)
-	VPMOVZXBD  8(CX)(DI*1), Y2
-	VPMOVZXBD  8(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 8(AX)(DI*1)
-	VPMOVZXBD  16(CX)(DI*1), Y2
-	VPMOVZXBD  16(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 16(AX)(DI*1)
-	VPMOVZXBD  24(CX)(DI*1), Y2
-	VPMOVZXBD  24(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 24(AX)(DI*1)
-	VPMOVZXBD  32(CX)(DI*1), Y2
-	VPMOVZXBD  32(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 32(AX)(DI*1)
-	VPMOVZXBD  40(CX)(DI*1), Y2
-	VPMOVZXBD  40(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 40(AX)(DI*1)
-	VPMOVZXBD  48(CX)(DI*1), Y2
-	VPMOVZXBD  48(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 48(AX)(DI*1)
-	VPMOVZXBD  56(CX)(DI*1), Y2
-	VPMOVZXBD  56(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 56(AX)(DI*1)
-	VPMOVZXBD  64(CX)(DI*1), Y2
-	VPMOVZXBD  64(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 64(AX)(DI*1)
-	VPMOVZXBD  72(CX)(DI*1), Y2
-	VPMOVZXBD  72(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 72(AX)(DI*1)
-	VPMOVZXBD  80(CX)(DI*1), Y2
-	VPMOVZXBD  80(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 80(AX)(DI*1)
-	VPMOVZXBD  88(CX)(DI*1), Y2
-	VPMOVZXBD  88(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 88(AX)(DI*1)
-	VPMOVZXBD  96(CX)(DI*1), Y2
-	VPMOVZXBD  96(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 96(AX)(DI*1)
-	VPMOVZXBD  104(CX)(DI*1), Y2
-	VPMOVZXBD  104(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 104(AX)(DI*1)
-	VPMOVZXBD  112(CX)(DI*1), Y2
-	VPMOVZXBD  112(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 112(AX)(DI*1)
-	VPMOVZXBD  120(CX)(DI*1), Y2
-	VPMOVZXBD  120(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 120(AX)(DI*1)
-	ADDQ       $0x00000080, DI
-	CMPQ       DI, BX
-	JB         loop
-	VZEROUPPER
-	RET
-
 // func lookupSumFloat8E5M2AVX2(dst *byte, a *byte, b *byte, n int, tab *byte)
 // Requires: AVX, AVX2
 TEXT ·lookupSumFloat8E5M2AVX2(SB), NOSPLIT, $0-40
@@ -2838,364 +3214,6 @@ loop:
 // func lookupProdFloat8E5M2AVX2(dst *byte, a *byte, b *byte, n int, tab *byte)
 // Requires: AVX, AVX2
 TEXT ·lookupProdFloat8E5M2AVX2(SB), NOSPLIT, $0-40
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    b+16(FP), DX
-	MOVQ    n+24(FP), BX
-	MOVQ    tab+32(FP), SI
-	VMOVDQU fp8shufAVX2<>+0(SB), Y0
-	VMOVDQU fp8permAVX2<>+0(SB), Y1
-	XORQ    DI, DI
-
-loop:
-	VPMOVZXBD  (CX)(DI*1), Y2
-	VPMOVZXBD  (DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, (AX)(DI*1)
-	VPMOVZXBD  8(CX)(DI*1), Y2
-	VPMOVZXBD  8(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 8(AX)(DI*1)
-	VPMOVZXBD  16(CX)(DI*1), Y2
-	VPMOVZXBD  16(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 16(AX)(DI*1)
-	VPMOVZXBD  24(CX)(DI*1), Y2
-	VPMOVZXBD  24(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 24(AX)(DI*1)
-	VPMOVZXBD  32(CX)(DI*1), Y2
-	VPMOVZXBD  32(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 32(AX)(DI*1)
-	VPMOVZXBD  40(CX)(DI*1), Y2
-	VPMOVZXBD  40(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 40(AX)(DI*1)
-	VPMOVZXBD  48(CX)(DI*1), Y2
-	VPMOVZXBD  48(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 48(AX)(DI*1)
-	VPMOVZXBD  56(CX)(DI*1), Y2
-	VPMOVZXBD  56(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 56(AX)(DI*1)
-	VPMOVZXBD  64(CX)(DI*1), Y2
-	VPMOVZXBD  64(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 64(AX)(DI*1)
-	VPMOVZXBD  72(CX)(DI*1), Y2
-	VPMOVZXBD  72(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 72(AX)(DI*1)
-	VPMOVZXBD  80(CX)(DI*1), Y2
-	VPMOVZXBD  80(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 80(AX)(DI*1)
-	VPMOVZXBD  88(CX)(DI*1), Y2
-	VPMOVZXBD  88(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 88(AX)(DI*1)
-	VPMOVZXBD  96(CX)(DI*1), Y2
-	VPMOVZXBD  96(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 96(AX)(DI*1)
-	VPMOVZXBD  104(CX)(DI*1), Y2
-	VPMOVZXBD  104(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 104(AX)(DI*1)
-	VPMOVZXBD  112(CX)(DI*1), Y2
-	VPMOVZXBD  112(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 112(AX)(DI*1)
-	VPMOVZXBD  120(CX)(DI*1), Y2
-	VPMOVZXBD  120(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 120(AX)(DI*1)
-	ADDQ       $0x00000080, DI
-	CMPQ       DI, BX
-	JB         loop
-	VZEROUPPER
-	RET
-
-// func lookupMinFloat8E5M2AVX2(dst *byte, a *byte, b *byte, n int, tab *byte)
-// Requires: AVX, AVX2
-TEXT ·lookupMinFloat8E5M2AVX2(SB), NOSPLIT, $0-40
-	MOVQ    dst+0(FP), AX
-	MOVQ    a+8(FP), CX
-	MOVQ    b+16(FP), DX
-	MOVQ    n+24(FP), BX
-	MOVQ    tab+32(FP), SI
-	VMOVDQU fp8shufAVX2<>+0(SB), Y0
-	VMOVDQU fp8permAVX2<>+0(SB), Y1
-	XORQ    DI, DI
-
-loop:
-	VPMOVZXBD  (CX)(DI*1), Y2
-	VPMOVZXBD  (DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, (AX)(DI*1)
-	VPMOVZXBD  8(CX)(DI*1), Y2
-	VPMOVZXBD  8(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 8(AX)(DI*1)
-	VPMOVZXBD  16(CX)(DI*1), Y2
-	VPMOVZXBD  16(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 16(AX)(DI*1)
-	VPMOVZXBD  24(CX)(DI*1), Y2
-	VPMOVZXBD  24(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 24(AX)(DI*1)
-	VPMOVZXBD  32(CX)(DI*1), Y2
-	VPMOVZXBD  32(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 32(AX)(DI*1)
-	VPMOVZXBD  40(CX)(DI*1), Y2
-	VPMOVZXBD  40(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 40(AX)(DI*1)
-	VPMOVZXBD  48(CX)(DI*1), Y2
-	VPMOVZXBD  48(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 48(AX)(DI*1)
-	VPMOVZXBD  56(CX)(DI*1), Y2
-	VPMOVZXBD  56(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 56(AX)(DI*1)
-	VPMOVZXBD  64(CX)(DI*1), Y2
-	VPMOVZXBD  64(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 64(AX)(DI*1)
-	VPMOVZXBD  72(CX)(DI*1), Y2
-	VPMOVZXBD  72(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 72(AX)(DI*1)
-	VPMOVZXBD  80(CX)(DI*1), Y2
-	VPMOVZXBD  80(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 80(AX)(DI*1)
-	VPMOVZXBD  88(CX)(DI*1), Y2
-	VPMOVZXBD  88(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 88(AX)(DI*1)
-	VPMOVZXBD  96(CX)(DI*1), Y2
-	VPMOVZXBD  96(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 96(AX)(DI*1)
-	VPMOVZXBD  104(CX)(DI*1), Y2
-	VPMOVZXBD  104(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 104(AX)(DI*1)
-	VPMOVZXBD  112(CX)(DI*1), Y2
-	VPMOVZXBD  112(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 112(AX)(DI*1)
-	VPMOVZXBD  120(CX)(DI*1), Y2
-	VPMOVZXBD  120(DX)(DI*1), Y3
-	VPSLLD     $0x08, Y2, Y2
-	VPOR       Y2, Y3, Y2
-	VPCMPEQD   Y2, Y2, Y4
-	VMOVDQA    Y2, Y3
-	VPGATHERDD Y4, (SI)(Y2*1), Y3
-	VPSHUFB    Y0, Y3, Y2
-	VPERMD     Y2, Y1, Y2
-	VMOVQ      X2, 120(AX)(DI*1)
-	ADDQ       $0x00000080, DI
-	CMPQ       DI, BX
-	JB         loop
-	VZEROUPPER
-	RET
-
-// func lookupMaxFloat8E5M2AVX2(dst *byte, a *byte, b *byte, n int, tab *byte)
-// Requires: AVX, AVX2
-TEXT ·lookupMaxFloat8E5M2AVX2(SB), NOSPLIT, $0-40
 	MOVQ    dst+0(FP), AX
 	MOVQ    a+8(FP), CX
 	MOVQ    b+16(FP), DX

@@ -174,6 +174,26 @@ func minFloat16AVX2(dst *byte, a *byte, b *byte, n int)
 //go:noescape
 func maxFloat16AVX2(dst *byte, a *byte, b *byte, n int)
 
+// minFloat8E4M3AVX2 computes dst = a Min b (Float8E4M3Type) over n bytes, n a positive multiple of 128.
+//
+//go:noescape
+func minFloat8E4M3AVX2(dst *byte, a *byte, b *byte, n int)
+
+// maxFloat8E4M3AVX2 computes dst = a Max b (Float8E4M3Type) over n bytes, n a positive multiple of 128.
+//
+//go:noescape
+func maxFloat8E4M3AVX2(dst *byte, a *byte, b *byte, n int)
+
+// minFloat8E5M2AVX2 computes dst = a Min b (Float8E5M2Type) over n bytes, n a positive multiple of 128.
+//
+//go:noescape
+func minFloat8E5M2AVX2(dst *byte, a *byte, b *byte, n int)
+
+// maxFloat8E5M2AVX2 computes dst = a Max b (Float8E5M2Type) over n bytes, n a positive multiple of 128.
+//
+//go:noescape
+func maxFloat8E5M2AVX2(dst *byte, a *byte, b *byte, n int)
+
 // lookupSumFloat8E4M3AVX2 computes dst = a Sum b (Float8E4M3Type) over n bytes, n a positive multiple of 128, by lookups in tab, the table of all pairs.
 //
 //go:noescape
@@ -184,16 +204,6 @@ func lookupSumFloat8E4M3AVX2(dst *byte, a *byte, b *byte, n int, tab *byte)
 //go:noescape
 func lookupProdFloat8E4M3AVX2(dst *byte, a *byte, b *byte, n int, tab *byte)
 
-// lookupMinFloat8E4M3AVX2 computes dst = a Min b (Float8E4M3Type) over n bytes, n a positive multiple of 128, by lookups in tab, the table of all pairs.
-//
-//go:noescape
-func lookupMinFloat8E4M3AVX2(dst *byte, a *byte, b *byte, n int, tab *byte)
-
-// lookupMaxFloat8E4M3AVX2 computes dst = a Max b (Float8E4M3Type) over n bytes, n a positive multiple of 128, by lookups in tab, the table of all pairs.
-//
-//go:noescape
-func lookupMaxFloat8E4M3AVX2(dst *byte, a *byte, b *byte, n int, tab *byte)
-
 // lookupSumFloat8E5M2AVX2 computes dst = a Sum b (Float8E5M2Type) over n bytes, n a positive multiple of 128, by lookups in tab, the table of all pairs.
 //
 //go:noescape
@@ -203,16 +213,6 @@ func lookupSumFloat8E5M2AVX2(dst *byte, a *byte, b *byte, n int, tab *byte)
 //
 //go:noescape
 func lookupProdFloat8E5M2AVX2(dst *byte, a *byte, b *byte, n int, tab *byte)
-
-// lookupMinFloat8E5M2AVX2 computes dst = a Min b (Float8E5M2Type) over n bytes, n a positive multiple of 128, by lookups in tab, the table of all pairs.
-//
-//go:noescape
-func lookupMinFloat8E5M2AVX2(dst *byte, a *byte, b *byte, n int, tab *byte)
-
-// lookupMaxFloat8E5M2AVX2 computes dst = a Max b (Float8E5M2Type) over n bytes, n a positive multiple of 128, by lookups in tab, the table of all pairs.
-//
-//go:noescape
-func lookupMaxFloat8E5M2AVX2(dst *byte, a *byte, b *byte, n int, tab *byte)
 
 // sumFloat32AVX512 computes dst = a Sum b (Float32) over n bytes, n a positive multiple of 256.
 //

@@ -48,14 +48,14 @@ var avx2Kernels = []simdKernel{
 	{dtype.Float16Type, Prod, prodFloat16AVX2},
 	{dtype.Float16Type, Min, minFloat16AVX2},
 	{dtype.Float16Type, Max, maxFloat16AVX2},
+	{dtype.Float8E4M3Type, Min, minFloat8E4M3AVX2},
+	{dtype.Float8E4M3Type, Max, maxFloat8E4M3AVX2},
+	{dtype.Float8E5M2Type, Min, minFloat8E5M2AVX2},
+	{dtype.Float8E5M2Type, Max, maxFloat8E5M2AVX2},
 	{dtype.Float8E4M3Type, Sum, pairTableVec(dtype.Float8E4M3Type, Sum, lookupSumFloat8E4M3AVX2)},
 	{dtype.Float8E4M3Type, Prod, pairTableVec(dtype.Float8E4M3Type, Prod, lookupProdFloat8E4M3AVX2)},
-	{dtype.Float8E4M3Type, Min, pairTableVec(dtype.Float8E4M3Type, Min, lookupMinFloat8E4M3AVX2)},
-	{dtype.Float8E4M3Type, Max, pairTableVec(dtype.Float8E4M3Type, Max, lookupMaxFloat8E4M3AVX2)},
 	{dtype.Float8E5M2Type, Sum, pairTableVec(dtype.Float8E5M2Type, Sum, lookupSumFloat8E5M2AVX2)},
 	{dtype.Float8E5M2Type, Prod, pairTableVec(dtype.Float8E5M2Type, Prod, lookupProdFloat8E5M2AVX2)},
-	{dtype.Float8E5M2Type, Min, pairTableVec(dtype.Float8E5M2Type, Min, lookupMinFloat8E5M2AVX2)},
-	{dtype.Float8E5M2Type, Max, pairTableVec(dtype.Float8E5M2Type, Max, lookupMaxFloat8E5M2AVX2)},
 }
 
 // avx2Block is the byte multiple the AVX2 kernels take.

@@ -212,12 +212,9 @@ var fp8MinMax = []kernel{
 	{"maxFloat8E5M2", "Max", []string{"Float8E5M2Type"}, float8MinMax(false, true), false},
 }
 
-// levelKernels returns the kernels and table kernels of level l: at
-// AVX-512 the fp8 Min and Max compute instead of looking up.
+// levelKernels returns the kernels and table kernels of level l: the fp8
+// Min and Max compute instead of looking up.
 func levelKernels(l level) ([]kernel, []struct{ op, t string }) {
-	if l.Width != 64 {
-		return kernels, tableKernels
-	}
 	var tks []struct{ op, t string }
 	for _, k := range tableKernels {
 		if k.op != "Min" && k.op != "Max" {
@@ -228,7 +225,7 @@ func levelKernels(l level) ([]kernel, []struct{ op, t string }) {
 }
 
 // float8MinMax emits Go's min or max of the widened values, narrowed back,
-// on bytes (AVX-512 BW), 64 elements per body. Without NaNs the result is
+// on bytes, a vector of elements per body. Without NaNs the result is
 // one of the inputs (min(-0, +0) is -0, max +0), found by a signed byte
 // min or max of keys ordered like the values: a byte with the sign bit
 // has its magnitude bits flipped (x ^ 0x7f), so -0 is -1, below +0's 0.
@@ -247,6 +244,9 @@ func float8MinMax(e4m3, isMax bool) emitter {
 		limit := g.bcast32(0x7c7c7c7c)
 		if e4m3 {
 			limit = g.bcast32(0x7e7e7e7e)
+		}
+		if !g.wide() {
+			return float8MinMaxAVX2(g, flip, limit, e4m3, isMax)
 		}
 		key := func(v reg.VecVirtual) reg.VecVirtual {
 			k := c.K()
@@ -299,5 +299,54 @@ func float8MinMax(e4m3, isMax bool) emitter {
 				c.JMP(operand.LabelRef(done))
 			})
 		}
+	}
+}
+
+// float8MinMaxAVX2 is float8MinMax's body on AVX2: the keys by VPBLENDVB on
+// each byte's own sign bit, NaN lanes by signed compares (magnitudes are
+// below 0x80) and a VPBLENDVB.
+func float8MinMaxAVX2(g *gen, flip, limit reg.VecVirtual, e4m3, isMax bool) (int, func(d, a, b operand.Mem)) {
+	c := g.c
+	key := func(v reg.VecVirtual) reg.VecVirtual {
+		return g.to(ins4(c.VPBLENDVB), v, g.xor(v, flip), v) // flipped where negative
+	}
+	isNaN := func(v reg.VecVirtual) reg.VecVirtual {
+		return g.to(c.VPCMPGTB, limit, g.and(v, flip)) // magnitude > limit
+	}
+	pick := c.VPMINSB
+	if isMax {
+		pick = c.VPMAXSB
+	}
+	return g.l.Width, func(d, a, b operand.Mem) {
+		x, y := g.load(a), g.load(b)
+		out := key(g.to(pick, key(y), key(x)))
+		nan := g.or(isNaN(x), isNaN(y))
+		c.VPTEST(nan, nan)
+		slow, done := g.label("nan"), g.label("done")
+		c.JNE(operand.LabelRef(slow))
+		g.store(out, d)
+		c.Label(done)
+		g.tail = append(g.tail, func() {
+			c.Label(slow)
+			var s reg.VecVirtual
+			if isMax {
+				s = g.and(x, y)
+			} else {
+				s = g.or(x, y)
+			}
+			v := g.or(g.and(s, g.bcast32(0x80808080)), flip) // sign | 0x7f
+			if !e4m3 {
+				exp, zero := g.bcast32(0x7c7c7c7c), g.vec()
+				c.VPXOR(zero, zero, zero)
+				// px, py: x and y where their exponent field is zero
+				px := g.to(c.VPCMPEQB, zero, g.and(x, exp))
+				py := g.to(c.VPCMPEQB, zero, g.and(y, exp))
+				low := g.or(g.to(ins3(c.VPANDN), x, px), g.to(ins3(c.VPANDN), y, py))
+				low = g.and(low, g.bcast32(0x01010101))
+				v = g.or(g.and(v, g.bcast32(0xfefefefe)), low) // sign | 0x7e | payload
+			}
+			g.store(g.to(ins4(c.VPBLENDVB), nan, v, out), d)
+			c.JMP(operand.LabelRef(done))
+		})
 	}
 }
