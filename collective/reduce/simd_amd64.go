@@ -16,7 +16,7 @@ import (
 // simdLevels lists the amd64 levels, best first. Where the CPU has AVX-512
 // FP16 (Intel's since Sapphire Rapids; no AMD CPU yet), float16 kernels on
 // half-precision lanes (VADDPH and its kin) replace the avx512 level's F16C
-// ones. AVX-512 BF16's VCVTNE2PS2BF16 is not used: the bfloat16 sum and
+// ones, and fp8 sums and products through float16 its table lookups. AVX-512 BF16's VCVTNE2PS2BF16 is not used: the bfloat16 sum and
 // product narrowed by it (with the fix-up its flushing of subnormals needs)
 // measured no faster than the integer rounding.
 func simdLevels() []simdLevel {

@@ -8,8 +8,10 @@
 // reduce regenerates into memory and fails if the committed files differ.
 //
 // Every kernel gives exactly the result of the portable Go kernel, bit for
-// bit, NaNs included (see each emitter's comment for why). The fp8 kernels
-// (fp8.go) take one more argument, the portable kernels' table of all
+// bit, NaNs included (see each emitter's comment for why). The fp8 Min and
+// Max compute on bytes at both levels, the fp8 Sum and Prod through
+// float16 at the AVX-512 FP16 extension (fp8.go); elsewhere the fp8 Sum
+// and Prod take one more argument, the portable kernels' table of all
 // input pairs, and gather from it.
 package asmgen
 

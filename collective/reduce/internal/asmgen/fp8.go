@@ -9,13 +9,15 @@ import (
 	"github.com/mmcloughlin/avo/reg"
 )
 
-// The fp8 kernels look results up in the portable kernels' table of all
-// 256x256 input pairs (package reduce, pairTable): for each element the
+// The fp8 Sum and Prod kernels of the AVX2 and AVX-512 levels (without
+// FP16) look results up in the portable kernels' table of all 256x256
+// input pairs (package reduce, pairTable): for each element the
 // dword index a<<8|b, a VPGATHERDD of 4 bytes at table+index (the table
 // is padded by 3 bytes), and the low byte of each dword stored. The
 // results are the table's, so the portable kernels' bit for bit.
 
-// tableKernels lists the fp8 functions: op and the dtype constants.
+// tableKernels lists the fp8 table functions: op and the dtype constants
+// (levelKernels drops Min and Max, which compute).
 var tableKernels = []struct{ op, t string }{
 	{"Sum", "Float8E4M3Type"}, {"Prod", "Float8E4M3Type"}, {"Min", "Float8E4M3Type"}, {"Max", "Float8E4M3Type"},
 	{"Sum", "Float8E5M2Type"}, {"Prod", "Float8E5M2Type"}, {"Min", "Float8E5M2Type"}, {"Max", "Float8E5M2Type"},
