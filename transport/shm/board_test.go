@@ -39,9 +39,11 @@ func boardComms(t *testing.T, n int, scfg shm.Config, cfg collective.Config) []*
 	return comms
 }
 
-// allReduceAll runs an int64 sum AllReduce of counts[r] elements (rank
-// r's values r+1) on every rank and returns the results and errors.
-func allReduceAll(comms []*collective.Comm, counts []int, timeout time.Duration) ([][]int64, []error) {
+// onEveryRank runs call on every rank at once, each with its own context
+// of the given timeout, with an int64 buffer of counts[r] elements, and
+// returns the buffers and errors.
+func onEveryRank(comms []*collective.Comm, counts []int, timeout time.Duration,
+	call func(ctx context.Context, r int, c *collective.Comm, out []int64) error) ([][]int64, []error) {
 	n := len(comms)
 	outs, errs := make([][]int64, n), make([]error, n)
 	done := make(chan int, n)
@@ -49,12 +51,8 @@ func allReduceAll(comms []*collective.Comm, counts []int, timeout time.Duration)
 		go func() {
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
-			in := make([]int64, counts[r])
-			for i := range in {
-				in[i] = int64(r + 1 + i)
-			}
 			outs[r] = make([]int64, counts[r])
-			errs[r] = collective.AllReduce(ctx, c, in, outs[r], collective.Sum)
+			errs[r] = call(ctx, r, c, outs[r])
 			done <- r
 		}()
 	}
@@ -62,6 +60,18 @@ func allReduceAll(comms []*collective.Comm, counts []int, timeout time.Duration)
 		<-done
 	}
 	return outs, errs
+}
+
+// allReduceAll runs an int64 sum AllReduce of counts[r] elements (rank
+// r's values r+1) on every rank and returns the results and errors.
+func allReduceAll(comms []*collective.Comm, counts []int, timeout time.Duration) ([][]int64, []error) {
+	return onEveryRank(comms, counts, timeout, func(ctx context.Context, r int, c *collective.Comm, out []int64) error {
+		in := make([]int64, len(out))
+		for i := range in {
+			in[i] = int64(r + 1 + i)
+		}
+		return collective.AllReduce(ctx, c, in, out, collective.Sum)
+	})
 }
 
 func same(n, count int) []int {
@@ -223,27 +233,14 @@ func TestBoardAbort(t *testing.T) {
 // broadcastAll runs an int64 Broadcast of counts[r] elements from root
 // on every rank (the root's values 100+i) and returns results and errors.
 func broadcastAll(comms []*collective.Comm, counts []int, root int, timeout time.Duration) ([][]int64, []error) {
-	n := len(comms)
-	outs, errs := make([][]int64, n), make([]error, n)
-	done := make(chan int, n)
-	for r, c := range comms {
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
-			defer cancel()
-			outs[r] = make([]int64, counts[r])
-			if r == root {
-				for i := range outs[r] {
-					outs[r][i] = int64(100 + i)
-				}
+	return onEveryRank(comms, counts, timeout, func(ctx context.Context, r int, c *collective.Comm, out []int64) error {
+		if r == root {
+			for i := range out {
+				out[i] = int64(100 + i)
 			}
-			errs[r] = collective.Broadcast(ctx, c, outs[r], outs[r], root)
-			done <- r
-		}()
-	}
-	for range n {
-		<-done
-	}
-	return outs, errs
+		}
+		return collective.Broadcast(ctx, c, out, out, root)
+	})
 }
 
 // TestBoardBroadcast: small Broadcasts from every root run on the board
