@@ -183,6 +183,7 @@ func (lc *lifecycle) shutdown() error {
 	lc.stopWatch()
 	<-lc.watchDone
 	logStats(lc.transportLog.With("rank", lc.job.Rank), lc.guard.TransportStats())
+	logBoardUse(lc.transportLog.With("rank", lc.job.Rank), lc.comm.Load())
 	err := lc.guard.Close()
 	lc.closeStore()
 	if byeErr != nil && !errors.Is(byeErr, store.ErrClosed) {

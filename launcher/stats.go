@@ -33,9 +33,52 @@ func logTransports(log *slog.Logger, s transport.Stats, cfg collective.Config) {
 	if !log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
-	log.Info("gocoll: transport per peer", "peers", transportsByPeer(s),
-		"chunk", sizeText(int64(cfg.ChunkBytes)), "small", sizeText(int64(cfg.SmallBytes)),
-		"kernels", reduce.KernelLevel())
+	attrs := []any{"peers", transportsByPeer(s),
+		"chunk", sizeText(int64(cfg.ChunkBytes)), "small", sizeText(int64(cfg.SmallBytes))}
+	if b := boardText(s, cfg); b != "" {
+		attrs = append(attrs, "board", b)
+	}
+	log.Info("gocoll: transport per peer", append(attrs, "kernels", reduce.KernelLevel())...)
+}
+
+// boardText says up to which sizes the world's calls run on the
+// shared-memory board (collective.AlgoBoard), when every peer is reached
+// over shm (the board needs the whole communicator on one host's shared
+// memory): "allreduce<=16.0KiB broadcast<=64.0KiB alltoall<=16.0KiB/peer",
+// a limit that is off printed as "-", or "off" when all are. It is "" when
+// some peer is not on shm, or there is no peer.
+func boardText(s transport.Stats, cfg collective.Config) string {
+	if len(s.Peers) == 0 {
+		return ""
+	}
+	for _, p := range s.Peers {
+		if p.Transport != transport.StatsSHM {
+			return ""
+		}
+	}
+	limit := func(n int) string {
+		if n < 0 {
+			return "-"
+		}
+		return sizeText(int64(n))
+	}
+	if cfg.BoardBytes < 0 && cfg.BoardBroadcastBytes < 0 && cfg.BoardBlockBytes < 0 {
+		return "off"
+	}
+	return "allreduce<=" + limit(cfg.BoardBytes) + " broadcast<=" + limit(cfg.BoardBroadcastBytes) +
+		" alltoall<=" + limit(cfg.BoardBlockBytes) + "/peer"
+}
+
+// logBoardUse logs, at close (SubsysNet at info), how many of the world
+// communicator's calls ran on the shared-memory board; nothing when none
+// did, so that jobs across hosts print no board line.
+func logBoardUse(log *slog.Logger, comm *collective.Comm) {
+	if comm == nil || !log.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
+	if n := comm.BoardCalls(); n > 0 {
+		log.Info("gocoll: board", "calls", n)
+	}
 }
 
 // transportsByPeer names each transport with the ranks it reaches, as

@@ -108,3 +108,22 @@ func TestLogStatsPathTimeouts(t *testing.T) {
 	require.Contains(t, buf.String(), `msg="gocoll: path" peer=1 path=2 state=good`)
 	require.Contains(t, buf.String(), ` timeouts=3 spurious=2 `)
 }
+
+// The transport line says up to which sizes calls run on the board, only
+// when every peer is on shm (the board needs the whole world on one host).
+func TestLogTransportsBoard(t *testing.T) {
+	cfg := collective.Config{ChunkBytes: 2 << 20, SmallBytes: 64 << 10, BoardBytes: 16 << 10, BoardBroadcastBytes: 64 << 10, BoardBlockBytes: -1}
+	shm := transport.Stats{Peers: []transport.PeerStats{{Rank: 1, Transport: "shm"}, {Rank: 2, Transport: "shm"}}}
+	var buf bytes.Buffer
+	logTransports(slog.New(slog.NewTextHandler(&buf, nil)), shm, cfg)
+	require.Contains(t, buf.String(), `board="allreduce<=16.0KiB broadcast<=64.0KiB alltoall<=-/peer" kernels=`)
+
+	mixed := transport.Stats{Peers: []transport.PeerStats{{Rank: 1, Transport: "shm"}, {Rank: 2, Transport: "metaroce"}}}
+	buf.Reset()
+	logTransports(slog.New(slog.NewTextHandler(&buf, nil)), mixed, cfg)
+	require.NotContains(t, buf.String(), "board=")
+
+	cfg.BoardBytes, cfg.BoardBroadcastBytes = -1, -1
+	require.Equal(t, "off", boardText(shm, cfg))
+	require.Equal(t, "", boardText(transport.Stats{}, cfg))
+}
