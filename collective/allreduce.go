@@ -15,6 +15,9 @@ func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataTy
 	algo := c.cfg.AllReduce
 	if c.cfg.Deterministic {
 		algo = AlgoDirect // its fold is the canonical order, rank order
+		if c.onBoard(tune.BoardAllReduce, len(send), false) {
+			algo = AlgoBoard // the board folds in rank order too
+		}
 	}
 	if algo == AlgoBoard && !c.onBoard(tune.BoardAllReduce, len(send), true) {
 		algo = AlgoAuto // no board, or too large for it

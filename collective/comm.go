@@ -117,9 +117,10 @@ type Config struct {
 	// every element is reduced in one canonical order, rank order
 	// (((x0 op x1) op x2) ...), by the rank that owns its segment, and the
 	// result sent to every rank as it is (the direct algorithm, whose fold
-	// is always that order; it overrides AllReduce's algorithm). Default
-	// false: each algorithm has its own order, every rank still getting the
-	// same bits.
+	// is always that order; it overrides AllReduce's algorithm; a call the
+	// shared-memory board takes runs there, whose fold is that order too).
+	// Default false: each algorithm has its own order, every rank still
+	// getting the same bits.
 	Deterministic bool
 	// Channels cuts a ring AllReduce in this many parts, each on a ring
 	// of its own (a stride coprime to the world size; see channels.go),
