@@ -122,3 +122,41 @@ func TestMetaRoCEAcksTakeTheBand(t *testing.T) {
 	require.GreaterOrEqual(t, rev.PrioPackets*10, rev.TxPackets*9, "the ACKs did not all take the band")
 	require.Less(t, fwd.PrioPackets*10, fwd.TxPackets, "DATA took the band")
 }
+
+// A rate changed by Shape resizes the priority qdisc's data band: brought
+// up at 100 Mbit/s, shaped to 10, the path's queue holds QueueMS at 10
+// Mbit/s (about 90 datagrams of 1400 bytes), not the 100 Mbit/s band's
+// ~840, so most of a burst of 400 datagrams is dropped, not delayed.
+func TestPriorityBandFollowsRate(t *testing.T) {
+	const burst = 400
+	ctx := context.Background()
+	l := upLab(t, lab.Spec{Paths: 1, HostsPerSite: 1, RateMbit: 100, QueueMS: 100})
+	p, err := l.ParsePath("1")
+	require.NoError(t, err)
+	require.NoError(t, l.Shape(ctx, p, []lab.Dir{lab.Fwd}, lab.Shape{RateMbit: 10}))
+	a := udpIn(t, l, "s1h1", netip.AddrPortFrom(hostAddr(t, l, "s1h1"), 0))
+	b := udpIn(t, l, "s2h1", netip.AddrPortFrom(hostAddr(t, l, "s2h1"), 5000))
+	to := b.LocalAddr().(*net.UDPAddr)
+	got := make(chan int, 1)
+	go func() {
+		n, buf := 0, make([]byte, 2048)
+		for {
+			_ = b.SetReadDeadline(time.Now().Add(time.Second))
+			if _, err := b.Read(buf); err != nil {
+				got <- n
+				return
+			}
+			n++
+		}
+	}()
+	d := make([]byte, 1400)
+	for range burst {
+		_, err := a.WriteToUDP(d, to)
+		require.NoError(t, err)
+	}
+	n := <-got
+	out, err := l.Exec(ctx, "s1r", "tc", "-s", "qdisc", "show", "dev", "s2p1")
+	require.NoError(t, err)
+	t.Logf("%d of %d datagrams arrived; %s", n, burst, out)
+	require.Less(t, n, burst/2, "the data band kept the queue of the first rate")
+}

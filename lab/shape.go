@@ -40,11 +40,19 @@ func (l *Lab) applyRouter(ctx context.Context, r Node, hadRate map[string]bool, 
 			if dscp > 0 {
 				// pfifo_fast's bands hold txqueuelen packets each: the
 				// data band as many full packets as tbf's limit.
+				// pfifo_fast reads txqueuelen only when it is made, and a
+				// tbf that was there keeps its child: remake the band.
 				links = append(links, fmt.Sprintf("link set dev %s txqueuelen %d", e.ifname, max(limit/l.plan.spec.MTU, 2)))
+				if hadRate[e.ifname] {
+					tc = append(tc, fmt.Sprintf("qdisc del dev %s parent 1:1 handle 10:", e.ifname))
+				}
 				tc = append(tc, fmt.Sprintf("qdisc replace dev %s parent 1:1 handle 10: pfifo_fast", e.ifname))
 			}
 		case hadRate[e.ifname]:
 			tc = append(tc, fmt.Sprintf("qdisc del dev %s root", e.ifname))
+			if dscp > 0 {
+				links = append(links, fmt.Sprintf("link set dev %s txqueuelen %d", e.ifname, vethTxQueueLen))
+			}
 		}
 		c := chain(e.ifname)
 		fmt.Fprintf(&ipt, "-F %s\n", c)
@@ -80,6 +88,10 @@ func (l *Lab) applyRouter(ctx context.Context, r Node, hadRate map[string]bool, 
 	}
 	return iptablesApply(ctx, r.NS, ipt.String())
 }
+
+// vethTxQueueLen is a veth's txqueuelen as the kernel makes it, given
+// back when a path end loses its rate (and its band).
+const vethTxQueueLen = 1000
 
 func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 
