@@ -93,7 +93,10 @@ type Spec struct {
 	// queue serves first: a strict-priority band ahead of the data's
 	// FIFO, as a DiffServ router serves network control (see the package
 	// doc). Negative: one FIFO for all (the token bucket's own queue).
-	// Default DefaultPriorityDSCP.
+	// Default DefaultPriorityDSCP. The band is not policed, unlike a
+	// DiffServ router's network-control class: only small control traffic
+	// may carry this DSCP (MetaRoCE's ACKs do; its data never does), as
+	// data marked with it would starve the path's other traffic.
 	PriorityDSCP int
 	// Delayd is the command that runs the delay daemon (followed by its
 	// flags). Default: this executable with arguments "lab delayd", which
