@@ -48,6 +48,11 @@ type SimECMP struct {
 	// data behind them (an ACK is about 1 % of a 9000-byte datagram).
 	// 0: one FIFO for all classes.
 	Priority uint8
+	// Balanced, a diagnostic, replaces the hash: a socket of path index
+	// i takes link i mod Links whatever its port, so every connection of
+	// Links or a multiple of Links paths spreads them evenly over the
+	// links, as no hash promises, and re-picks do not move them.
+	Balanced bool
 }
 
 // site returns rank's site.
@@ -129,7 +134,11 @@ func (n *SimNet) ecmpPath(s, dst *simSocket) (simfabric.PathID, error) {
 		}
 		e.links[pair] = ls
 	}
-	return n.fab.AddPath(simfabric.NodeID(s.rank), simfabric.NodeID(dst.rank), ls[c.ECMPLink(s.addr, dst.addr)])
+	link := c.ECMPLink(s.addr, dst.addr)
+	if c.Balanced {
+		link = s.path % c.Links
+	}
+	return n.fab.AddPath(simfabric.NodeID(s.rank), simfabric.NodeID(dst.rank), ls[link])
 }
 
 // bypassPath returns the path datagrams of at most ECMP.Bypass bytes, or

@@ -71,6 +71,7 @@ func TestWANSimHierarchical(t *testing.T) {
 			if os.Getenv("WAN_SIM_PRIORITY") == "1" {
 				ecmp.Priority = DefaultControlDSCP // the lab's band for the control class
 			}
+			ecmp.Balanced = os.Getenv("WAN_SIM_BALANCED") == "1"
 			cfg := Config{ListenAddr: netip.MustParseAddrPort("10.0.0.1:0"), MaxDatagram: 8972}
 			cfg.Core.IDSeed = seed | 1
 			eps, net, err := NewSimWorld(ctx, n, cfg, SimConfig{Fabric: simfabric.Config{Seed: int64(seed)}, ECMP: ecmp})
@@ -88,8 +89,12 @@ func TestWANSimHierarchical(t *testing.T) {
 			for r := range bufs {
 				bufs[r] = make([]float32, size/4)
 			}
+			var spreads []wanSpread
 			for range calls {
 				start := time.Now()
+				stop := make(chan struct{})
+				spread := make(chan wanSpread, 1)
+				go func() { spread <- sampleWANFinish(eps, start, stop) }()
 				var wg sync.WaitGroup
 				errs := make([]error, n)
 				for r, c := range comms {
@@ -102,7 +107,12 @@ func TestWANSimHierarchical(t *testing.T) {
 					}
 				}
 				took = append(took, time.Since(start))
+				close(stop)
+				spreads = append(spreads, <-spread)
 				time.Sleep(20 * time.Millisecond)
+			}
+			for i, sp := range spreads {
+				t.Logf("seed %d call %d: %s", seed, i, sp)
 			}
 			for _, c := range comms {
 				_ = c.Close()
@@ -118,5 +128,49 @@ func TestWANSimHierarchical(t *testing.T) {
 			sum += bound.Seconds() / d.Seconds()
 		}
 		t.Logf("%s; mean %.1f %%", line, 100*sum/float64(len(took)))
+	}
+}
+
+// wanSpread is when, in one call, each of the 8 cross-site connections
+// (site 0's rank r to r+4, then back) delivered its last byte, from the
+// call's start.
+type wanSpread [8]time.Duration
+
+func (w wanSpread) String() string {
+	lo, hi := w[0], w[0]
+	b := "WAN connections done at (ms, 0->4 1->5 2->6 3->7 | 4->0 ...):"
+	for i, d := range w {
+		if i == 4 {
+			b += " |"
+		}
+		b += fmt.Sprintf(" %.0f", d.Seconds()*1e3)
+		lo, hi = min(lo, d), max(hi, d)
+	}
+	return b + fmt.Sprintf("; spread %.0f ms", (hi-lo).Seconds()*1e3)
+}
+
+// sampleWANFinish samples, every 500 us until stop, the bytes each
+// cross-site connection of the 8 ranks (sites of 4) has placed at its
+// receiver, and returns when each last grew.
+func sampleWANFinish(eps []*Endpoint, start time.Time, stop <-chan struct{}) wanSpread {
+	var last [8]int64
+	var at wanSpread
+	for {
+		for i := range 8 {
+			src, dst := i, i+4
+			if i >= 4 {
+				src, dst = i, i-4
+			}
+			for _, ps := range eps[dst].Stats().Peers {
+				if ps.Rank == src && ps.Conn.BytesArrived != last[i] {
+					last[i], at[i] = ps.Conn.BytesArrived, time.Since(start)
+				}
+			}
+		}
+		select {
+		case <-stop:
+			return at
+		case <-time.After(500 * time.Microsecond):
+		}
 	}
 }
