@@ -456,3 +456,44 @@ func TestControlDSCPRange(t *testing.T) {
 		require.Equal(t, want, c.ControlDSCP)
 	}
 }
+
+// TestSimECMPBalanced: with SimECMP.Balanced, a connection of 4 paths over
+// 4 links puts one path on each (every link carries some of a 1 MiB
+// message); with the hash and this seed, two paths share a link and one
+// link carries nothing, as ECMP may do.
+func TestSimECMPBalanced(t *testing.T) {
+	for _, balanced := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			ecmp := &SimECMP{Links: 4, Link: wanSimLink, Seed: 1, Balanced: balanced}
+			cfg := Config{Paths: 4, ListenAddr: netip.MustParseAddrPort("10.0.0.1:0"), MaxDatagram: 8972}
+			cfg.Core.IDSeed = 5
+			cfg.Repick.Off = true
+			eps, net, err := NewSimWorld(ctx, 2, cfg, SimConfig{ECMP: ecmp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer net.Close()
+			const size = 1 << 20
+			r := eps[1].Recv(0, benchTag(16, 0), make([]byte, size))
+			s := eps[0].Send(1, benchTag(16, 0), make([]byte, size))
+			for _, q := range []transport.Request{r, s} {
+				if _, err := q.Wait(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			links := net.ECMPLinkBytes(0, 1)
+			for _, ep := range eps {
+				_ = ep.Close()
+			}
+			empty := slices.Contains(links, 0)
+			if balanced && empty {
+				t.Errorf("balanced: bytes per link %v, want every link used", links)
+			}
+			if !balanced && !empty {
+				t.Errorf("hashed (seed 1): bytes per link %v, want one link unused (the case Balanced is for)", links)
+			}
+		})
+	}
+}
