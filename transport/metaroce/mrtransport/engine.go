@@ -223,7 +223,8 @@ func (e *engine) now() time.Duration {
 // readLoop reads path's socket until it closes. A socket that can peek
 // (placer) has each large DATA payload read straight into its receive
 // buffer while the core has a receive to place into (Placing); everything
-// else is read in batches, with no peek.
+// else is read in batches, with no peek: by the socket's own loop where
+// it has one (eachReader), which saves a read per wait.
 func (e *engine) readLoop(path int, s PathSocket) {
 	defer e.readers.Done()
 	ms := make([]Message, e.batch)
@@ -233,7 +234,16 @@ func (e *engine) readLoop(path int, s PathSocket) {
 		ms[i].Buf = make([]byte, ReadBufferSize)
 	}
 	pr := newPlacedReader(s, e.maxDatagram)
+	er, each := s.(eachReader)
+	handle := func(n int) bool { return e.handleBatch(path, ms[:n]) }
 	for {
+		if each && pr == nil {
+			err := er.readEach(ms, handle)
+			if err == nil || e.readFailed(s, err) {
+				return // nil: handle found the engine closed
+			}
+			continue
+		}
 		if pr != nil && e.placing.Load() {
 			placed, err := e.readPlaced(path, pr)
 			if err != nil {
@@ -496,12 +506,15 @@ func (e *engine) stop() {
 		for i := range e.cur {
 			_ = e.sock(i).Close()
 		}
+		// Closed outside mu: a Close waits for its socket's reader to
+		// leave handleBatch (eachReader), which may wait for mu.
 		e.mu.Lock()
-		for _, r := range e.retiring {
-			_ = r.s.Close()
-		}
+		retiring := e.retiring
 		e.retiring = nil
 		e.mu.Unlock()
+		for _, r := range retiring {
+			_ = r.s.Close()
+		}
 		if e.spin != nil {
 			e.spin.mu.Lock() // no waiter reads any more
 			_ = e.spin.poller.Close()

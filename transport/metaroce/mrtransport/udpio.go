@@ -55,6 +55,32 @@ func (u *udpioSocket) ReadBatch(ms []Message) (int, error) {
 	return readMessages(ms, u.rd, u.s.ReadBatch)
 }
 
+// eachReader is a PathSocket that runs a reader's loop itself: it reads
+// batches into ms and calls handle(n) after each (ms[:n] filled) until
+// handle returns false (nil) or a read fails (the error, as ReadBatch's).
+// It saves the read that a ReadBatch loop makes, finding nothing, before
+// each wait (udpio.Socket.ReadEach). handle must not close the socket.
+type eachReader interface {
+	readEach(ms []Message, handle func(n int) bool) error
+}
+
+func (u *udpioSocket) readEach(ms []Message, handle func(n int) bool) error {
+	if len(u.rd) < len(ms) {
+		u.rd = make([]udpio.Message, len(ms))
+	}
+	rd := u.rd[:len(ms)]
+	for i := range ms {
+		rd[i] = udpio.Message{Buf: ms[i].Buf}
+	}
+	defer clear(rd)
+	return u.s.ReadEach(rd, func(n int) bool {
+		for i := range n {
+			ms[i].N, ms[i].Addr, ms[i].CE, ms[i].Segment = rd[i].N, rd[i].Addr, rd[i].CE, rd[i].Segment
+		}
+		return handle(n)
+	})
+}
+
 // readMessages reads datagrams into ms's buffers with read, through rd
 // (scratch of at least len(ms) udpio messages).
 func readMessages(ms []Message, rd []udpio.Message, read func([]udpio.Message) (int, error)) (int, error) {

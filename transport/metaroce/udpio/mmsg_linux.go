@@ -115,6 +115,9 @@ type reader struct {
 	flags  int                   // recvmmsg flags: MSG_PEEK|MSG_TRUNC for a peek
 	n      int                   // entries received
 	errno  unix.Errno
+	// eachReads counts each's recvmmsg calls (tests check that a short
+	// batch is not followed by a read that finds nothing).
+	eachReads int
 }
 
 func (r *reader) init(batch int, v6 bool) {

@@ -116,6 +116,25 @@ func (s *Socket) ReadBatch(ms []Message) (int, error) {
 	return s.rd.read(s, ms)
 }
 
+// ReadEach is a reader's loop: it reads batches into ms as ReadBatch does
+// and calls handle(n) after each (ms[:n] filled), until handle returns
+// false (then it returns nil) or a read fails (then it returns the error,
+// as ReadBatch would). It saves a ReadBatch loop's system call per wait:
+// after a batch shorter than len(ms) (at most Config.BatchSize) the queue
+// was empty, and ReadEach waits for the next datagram at once, where a
+// new ReadBatch must first try a read that finds nothing (see reader.each).
+// The socket's read side is held meanwhile: other ReadBatch and Peek calls
+// wait for ReadEach to return, and handle must not close the socket (Close
+// waits for handle). An empty ms is an error wrapping [ErrConfig].
+func (s *Socket) ReadEach(ms []Message, handle func(n int) bool) error {
+	if len(ms) == 0 {
+		return fmt.Errorf("%w: ReadEach with no messages", ErrConfig)
+	}
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	return s.rd.each(s, ms, handle)
+}
+
 // Peek blocks until a datagram has arrived and fills m as ReadBatch would,
 // except that the datagram stays queued (the next ReadBatch or Peek gets
 // it again) and m.N is its whole length, which may exceed len(m.Buf): m.Buf

@@ -1,0 +1,67 @@
+package udpio
+
+import (
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// each is ReadEach's loop: every recvmmsg and every handle run inside one
+// RawConn.Read. A raw read's function that returns false waits for the
+// runtime's poller, which watches the socket edge-triggered and keeps a
+// readiness that arrived while nobody waited: so after a batch shorter than
+// asked (the queue was empty when the kernel filled it), it waits at once,
+// and a datagram that came during handle, or between the read and the wait,
+// ends the wait at once. A new RawConn.Read forgets such a readiness (it
+// resets the poller's state before its first call), which is why a plain
+// ReadBatch loop must try a read, mostly EAGAIN, before each wait.
+func (r *reader) each(s *Socket, ms []Message, handle func(n int) bool) error {
+	cnt := min(len(ms), len(r.hs))
+	for i := range cnt {
+		if len(ms[i].Gather) > MaxGather {
+			return fmt.Errorf("%w: message %d has %d slices", errBadGather, i, len(ms[i].Gather))
+		}
+	}
+	stopped := false
+	err := s.raw.Read(func(fd uintptr) bool {
+		for {
+			for i := range cnt {
+				r.set(i, ms[i].Buf, ms[i].Gather, sockaddrSlot, r.oobLen)
+			}
+			n, e := r.mmsg(unix.SYS_RECVMMSG, fd, cnt, 0)
+			r.eachReads++
+			r.release(cnt)
+			switch e {
+			case unix.EINTR:
+				continue
+			case unix.EAGAIN:
+				return false
+			case 0:
+			default:
+				r.errno = e
+				return true
+			}
+			for i := range n {
+				r.unpack(i, &ms[i], false)
+			}
+			if !handle(n) {
+				stopped = true
+				return true
+			}
+			if n < cnt {
+				return false // the queue was empty: wait, not read
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if stopped {
+		return nil
+	}
+	e := r.errno
+	r.errno = 0
+	s.errsPending.Store(true)
+	return os.NewSyscallError("recvmmsg", e)
+}
