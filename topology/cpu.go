@@ -14,6 +14,18 @@ type CPUInfo struct {
 	L2Bytes        int         `json:"l2_bytes,omitempty"`
 	L3Bytes        int         `json:"l3_bytes,omitempty"`
 	Features       CPUFeatures `json:"features,omitzero"`
+	// Machine names the physical machine (the running kernel) of the
+	// rank: ranks with the same Machine share its cores, whatever their
+	// Host says (the "hosts" of a network-namespace lab are one machine,
+	// real hosts are not). Empty: unknown, and the rank's Host stands for
+	// its machine. DetectLocal derives it from the kernel's boot id and
+	// the machine id, never from the network.
+	Machine string `json:"machine,omitempty"`
+	// Cores is how many cores the machine lets the rank's process run on
+	// (its scheduler affinity: runtime.NumCPU); 0: unknown. The cost
+	// model (collective/tune) takes a machine's cores as the most any of
+	// its ranks reports.
+	Cores int `json:"cores,omitempty"`
 }
 
 // CPUFeatures lists the instruction set extensions a SIMD reduction kernel

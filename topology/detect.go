@@ -1,6 +1,8 @@
 package topology
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
@@ -11,7 +13,7 @@ import (
 )
 
 // This file is the only code in the package that asks the machine anything:
-// the hostname, the network interfaces and the CPU. Everything else is a
+// the hostname, the network interfaces, the CPU and the machine's identity. Everything else is a
 // pure function of its arguments.
 
 // HostInfo is the part of a RankInfo that DetectLocal can find out on its
@@ -102,10 +104,38 @@ func nicOf(iface net.Interface, addrs []net.Addr) NIC {
 	return nic
 }
 
+// Files machineID reads: the kernel's boot id (new at every boot, the same
+// in every network namespace) and the installation's machine id.
+var (
+	bootIDFile     = "/proc/sys/kernel/random/boot_id"
+	machineIDFiles = []string{"/etc/machine-id", "/var/lib/dbus/machine-id"}
+)
+
+// machineID names the running kernel: a hash of the boot id and the
+// machine id, "" if neither can be read (the rank's Host then stands for
+// its machine). Two processes get the same name exactly when they run on
+// one kernel of one installation, as the network namespaces of a lab do.
+func machineID() string {
+	var parts []string
+	for _, f := range append([]string{bootIDFile}, machineIDFiles...) {
+		b, err := os.ReadFile(f)
+		if id := strings.TrimSpace(string(b)); err == nil && id != "" && len(id) <= 256 {
+			parts = append(parts, id)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(strings.Join(parts, "/")))
+	return hex.EncodeToString(sum[:8])
+}
+
 func detectCPU() CPUInfo {
 	c := cpuid.CPU
 	has := c.Supports
 	return CPUInfo{
+		Machine:        machineID(),
+		Cores:          runtime.NumCPU(),
 		Arch:           runtime.GOARCH,
 		Vendor:         cpuVendor(c),
 		Brand:          strings.TrimSpace(c.BrandName),

@@ -87,3 +87,30 @@ func TestNICOf(t *testing.T) {
 	require.Equal(t, NIC{Name: "eth0", MTU: 9000, Addrs: []string{"10.1.2.3/16", "fe80::/64"}, Up: true, Running: true}, nic)
 	require.NoError(t, nic.validate())
 }
+
+// The machine's name is a function of the boot id and the machine id
+// alone: the same files give the same name (as the network namespaces of
+// a lab, which share them, do), another boot another name, and no file
+// none; the cores are the process's.
+func TestMachineID(t *testing.T) {
+	dir := t.TempDir()
+	boot, mid := dir+"/boot_id", dir+"/machine-id"
+	require.NoError(t, os.WriteFile(boot, []byte("4c1d2e3f-aaaa-bbbb-cccc-000000000001\n"), 0o644))
+	require.NoError(t, os.WriteFile(mid, []byte("0123456789abcdef0123456789abcdef\n"), 0o644))
+	oldBoot, oldMid := bootIDFile, machineIDFiles
+	t.Cleanup(func() { bootIDFile, machineIDFiles = oldBoot, oldMid })
+	bootIDFile, machineIDFiles = boot, []string{mid}
+	first := machineID()
+	require.Len(t, first, 16)
+	require.Equal(t, first, machineID())
+	require.NoError(t, os.WriteFile(boot, []byte("4c1d2e3f-aaaa-bbbb-cccc-000000000002\n"), 0o644))
+	require.NotEqual(t, first, machineID())
+	bootIDFile, machineIDFiles = dir+"/none", []string{dir + "/none"}
+	require.Empty(t, machineID())
+
+	bootIDFile, machineIDFiles = oldBoot, oldMid
+	info, err := DetectLocal("", "")
+	require.NoError(t, err)
+	require.Equal(t, runtime.NumCPU(), info.CPU.Cores)
+	require.Equal(t, machineID(), info.CPU.Machine)
+}

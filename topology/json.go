@@ -25,8 +25,12 @@ import (
 //
 // with latency one way as a Go duration, bandwidth in bytes per second of
 // one transfer, and lanes (optional, default 1) the transfers that get the
-// full bandwidth at once; a link also has "hosts": ["a", "b"]. See
-// [Links].
+// full bandwidth at once; a link also has "hosts": ["a", "b"]. A figure
+// may also give the CPU its transport costs (optional, 0 or absent:
+// unknown): "cpu_per_byte", seconds of CPU per byte moved (sender and
+// receiver together, e.g. 3.5e-10), and "cpu_per_message", a Go duration of CPU
+// per message; a rank's "cpu" may give "machine" and "cores" (see
+// [CPUInfo]). Files without them load as before. See [Links].
 const FileVersion = 2
 
 // MaxFileBytes is the largest topology file Parse and Load accept.

@@ -17,7 +17,7 @@ func richTopology() Topology {
 	cpu := CPUInfo{
 		Arch: "amd64", Vendor: "AMD", Brand: "AMD EPYC 9654 96-Core Processor",
 		PhysicalCores: 96, LogicalCores: 192, ThreadsPerCore: 2, CacheLineBytes: 64,
-		L1DBytes: 32 << 10, L2Bytes: 1 << 20, L3Bytes: 32 << 20,
+		L1DBytes: 32 << 10, L2Bytes: 1 << 20, L3Bytes: 32 << 20, Machine: "9f2c41d07a3e55b1", Cores: 192,
 		Features: CPUFeatures{SSE2: true, SSE41: true, SSE42: true, AVX: true, AVX2: true, FMA3: true,
 			F16C: true, AVX512F: true, AVX512BW: true, AVX512VL: true, AVX512BF16: true},
 	}
@@ -186,6 +186,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"version":1,"ranks":[{"rank":0,"host":"h","host":"g","local_rank":0}]}`))
 	f.Add([]byte(`{"version":2,"ranks":[{"rank":0,"host":"h","local_rank":0},{"rank":1,"host":"g","local_rank":0}],` +
 		`"levels":{"wan":{"latency":"5ms","bandwidth":1e8,"lanes":4}},"links":[{"hosts":["h","g"],"latency":"1us","bandwidth":3.5e9}]}`))
+	f.Add([]byte(`{"version":2,"ranks":[{"rank":0,"host":"h","local_rank":0,"cpu":{"machine":"m1","cores":2}},{"rank":1,"host":"g","local_rank":0,"cpu":{"machine":"m1","cores":2}}],` +
+		`"levels":{"site":{"latency":"50us","bandwidth":1e9,"cpu_per_byte":2e-9,"cpu_per_message":"30us"}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		topo, err := Parse(data)
 		if err != nil {

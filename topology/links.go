@@ -13,7 +13,24 @@ type Link struct {
 	Latency   time.Duration // one way, per message; >= 0
 	Bandwidth float64       // bytes per second of one transfer; > 0
 	Lanes     int           // transfers that get the full Bandwidth at once; 0 means 1
+	// CPUPerByte is the CPU time, in seconds, one byte moved over the
+	// level's transport costs its sender and receiver together; 0:
+	// unknown. In [0, MaxCPUPerByte].
+	CPUPerByte float64
+	// CPUPerMessage is the CPU time one message costs its sender and
+	// receiver together, apart from its bytes; 0: unknown. In [0,
+	// MaxCPUPerMessage]. The cost model (collective/tune) charges both to
+	// the ranks' machines (RankInfo.CPU.Machine), whose cores bound a
+	// phase from below where these are known.
+	CPUPerMessage time.Duration
 }
+
+// Bounds of a Link's CPU figures: far above any transport (a byte costs
+// well under a nanosecond to copy, a message microseconds).
+const (
+	MaxCPUPerByte    = 1e-6
+	MaxCPUPerMessage = time.Second
+)
 
 // Level names of a topology file's "levels": between ranks of a host,
 // between hosts of a site (a host's NIC), between sites (a site's uplink).
@@ -52,6 +69,10 @@ func (l Link) validate(field string) error {
 		return invalidf("%s: bandwidth %v is not a positive number of bytes per second", field, l.Bandwidth)
 	case l.Lanes < 0:
 		return invalidf("%s: lanes %d is negative", field, l.Lanes)
+	case !(l.CPUPerByte >= 0 && l.CPUPerByte <= MaxCPUPerByte):
+		return invalidf("%s: cpu_per_byte %v is not in [0, %g] seconds", field, l.CPUPerByte, MaxCPUPerByte)
+	case l.CPUPerMessage < 0 || l.CPUPerMessage > MaxCPUPerMessage:
+		return invalidf("%s: cpu_per_message %v is not in [0, %v]", field, l.CPUPerMessage, MaxCPUPerMessage)
 	}
 	return nil
 }
@@ -110,11 +131,15 @@ func (t Topology) Pair(a, b string) (Link, bool) {
 	return Link{}, false
 }
 
-// linkJSON is a Link in a file: latency as a Go duration ("25us", "5ms").
+// linkJSON is a Link in a file: latency as a Go duration ("25us", "5ms");
+// the CPU figures optional, a byte's in seconds, a message's as a
+// duration.
 type linkJSON struct {
-	Latency   *string  `json:"latency"`
-	Bandwidth *float64 `json:"bandwidth"`
-	Lanes     int      `json:"lanes,omitempty"`
+	Latency       *string  `json:"latency"`
+	Bandwidth     *float64 `json:"bandwidth"`
+	Lanes         int      `json:"lanes,omitempty"`
+	CPUPerByte    float64  `json:"cpu_per_byte,omitempty"`
+	CPUPerMessage string   `json:"cpu_per_message,omitempty"`
 }
 
 // hostLinkJSON is a HostLink in a file.
@@ -137,14 +162,23 @@ func (l linkJSON) link(field string) (Link, error) {
 	if err != nil {
 		return Link{}, invalidf("%s: latency %q is not a duration such as \"25us\" or \"5ms\"", field, *l.Latency)
 	}
-	out := Link{Latency: d, Bandwidth: *l.Bandwidth, Lanes: l.Lanes}
+	out := Link{Latency: d, Bandwidth: *l.Bandwidth, Lanes: l.Lanes, CPUPerByte: l.CPUPerByte}
+	if l.CPUPerMessage != "" {
+		if out.CPUPerMessage, err = time.ParseDuration(l.CPUPerMessage); err != nil {
+			return Link{}, invalidf("%s: cpu_per_message %q is not a duration such as \"20us\"", field, l.CPUPerMessage)
+		}
+	}
 	return out, out.validate(field)
 }
 
 func toLinkJSON(l Link) linkJSON {
 	s := l.Latency.String()
 	b := l.Bandwidth
-	return linkJSON{Latency: &s, Bandwidth: &b, Lanes: l.Lanes}
+	out := linkJSON{Latency: &s, Bandwidth: &b, Lanes: l.Lanes, CPUPerByte: l.CPUPerByte}
+	if l.CPUPerMessage != 0 {
+		out.CPUPerMessage = l.CPUPerMessage.String()
+	}
+	return out
 }
 
 // linksFromJSON reads a file's "levels" and "links".

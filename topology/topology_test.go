@@ -98,6 +98,8 @@ func TestValidateRejects(t *testing.T) {
 		{"too many nics", func(r []RankInfo) []RankInfo { r[0].NICs = make([]NIC, MaxNICs+1); return r }, "NICs, more than the limit"},
 		{"negative cache", func(r []RankInfo) []RankInfo { r[0].CPU.L2Bytes = -1; return r }, "cpu: l2_bytes is -1"},
 		{"negative cores", func(r []RankInfo) []RankInfo { r[1].CPU.LogicalCores = -4; return r }, "logical_cores"},
+		{"negative job cores", func(r []RankInfo) []RankInfo { r[1].CPU.Cores = -1; return r }, "cpu: cores is -1"},
+		{"unprintable machine", func(r []RankInfo) []RankInfo { r[0].CPU.Machine = "m\x01"; return r }, "machine"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

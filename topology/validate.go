@@ -204,7 +204,7 @@ func (nic NIC) validate() error {
 }
 
 func (c CPUInfo) validate() error {
-	for _, s := range []struct{ field, v string }{{"arch", c.Arch}, {"vendor", c.Vendor}, {"brand", c.Brand}} {
+	for _, s := range []struct{ field, v string }{{"arch", c.Arch}, {"vendor", c.Vendor}, {"brand", c.Brand}, {"machine", c.Machine}} {
 		if err := checkName(s.field, s.v); err != nil {
 			return err
 		}
@@ -216,6 +216,7 @@ func (c CPUInfo) validate() error {
 		{"physical_cores", c.PhysicalCores, maxCount}, {"logical_cores", c.LogicalCores, maxCount},
 		{"threads_per_core", c.ThreadsPerCore, maxCount}, {"cache_line_bytes", c.CacheLineBytes, maxBytes},
 		{"l1d_bytes", c.L1DBytes, maxBytes}, {"l2_bytes", c.L2Bytes, maxBytes}, {"l3_bytes", c.L3Bytes, maxBytes},
+		{"cores", c.Cores, maxCount},
 	}
 	for _, f := range counts {
 		if f.v < 0 || f.v > f.max {
