@@ -267,12 +267,19 @@ func DumpTopology(w io.Writer, topo topology.Topology) error {
 // FormatLinks writes the levels ls gives in GOCOLL_LINKS's form:
 // LEVEL=LATENCY@BANDWIDTH, comma-separated, like
 // host=7157ns@1.2e+09,wan=2380632ns@7.77e+07 (latency one way, bandwidth
-// in bytes per second of one transfer). Pairs are left out.
+// in bytes per second of one transfer), and where the level has CPU
+// figures @CPU-PER-BYTE@CPU-PER-MESSAGE after them, like
+// wan=2143975ns@7.1e+07@4.75e-09@78444ns (seconds of CPU a byte, a
+// duration a message). Pairs are left out.
 func FormatLinks(ls topology.Links) string {
 	var parts []string
 	for l, name := range levelNames {
 		if k := *level(&ls, l); k != nil {
-			parts = append(parts, name+"="+strconv.FormatInt(int64(k.Latency), 10)+"ns@"+strconv.FormatFloat(k.Bandwidth, 'g', -1, 64))
+			part := name + "=" + strconv.FormatInt(int64(k.Latency), 10) + "ns@" + strconv.FormatFloat(k.Bandwidth, 'g', -1, 64)
+			if k.CPUPerByte != 0 || k.CPUPerMessage != 0 {
+				part += "@" + strconv.FormatFloat(k.CPUPerByte, 'g', -1, 64) + "@" + strconv.FormatInt(int64(k.CPUPerMessage), 10) + "ns"
+			}
+			parts = append(parts, part)
 		}
 	}
 	return strings.Join(parts, ",")
@@ -288,6 +295,7 @@ func ParseLinks(s string) (topology.Links, error) {
 	for part := range strings.SplitSeq(s, ",") {
 		name, figures, ok := strings.Cut(strings.TrimSpace(part), "=")
 		lat, bw, ok2 := strings.Cut(figures, "@")
+		bw, cpu, withCPU := strings.Cut(bw, "@")
 		if !ok || !ok2 {
 			return ls, fmt.Errorf("%q: want LEVEL=LATENCY@BANDWIDTH, like wan=2ms@1e8", part)
 		}
@@ -314,7 +322,18 @@ func ParseLinks(s string) (topology.Links, error) {
 		if d < 0 || !(b > 0) || math.IsInf(b, 0) {
 			return ls, fmt.Errorf("%q: want a latency >= 0 and a positive, finite bandwidth", part)
 		}
-		*level(&ls, l) = &topology.Link{Latency: d, Bandwidth: b}
+		link := &topology.Link{Latency: d, Bandwidth: b}
+		if withCPU {
+			perByte, perMsg, _ := strings.Cut(cpu, "@")
+			pb, err1 := strconv.ParseFloat(perByte, 64)
+			pm, err2 := time.ParseDuration(perMsg)
+			if err1 != nil || err2 != nil || !(pb >= 0 && pb <= topology.MaxCPUPerByte) || pm < 0 || pm > topology.MaxCPUPerMessage {
+				return ls, fmt.Errorf("%q: want CPU figures @SECONDS-A-BYTE@DURATION-A-MESSAGE in [0, %g] and [0, %v], like @4.7e-09@78us",
+					part, topology.MaxCPUPerByte, topology.MaxCPUPerMessage)
+			}
+			link.CPUPerByte, link.CPUPerMessage = pb, pm
+		}
+		*level(&ls, l) = link
 	}
 	return ls, nil
 }

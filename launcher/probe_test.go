@@ -171,6 +171,9 @@ func TestProbeBadSettings(t *testing.T) {
 		{EnvLinks + "=wan=2ms@-1", "positive"},
 		{EnvLinks + "=wan=soon@1e9", "not a duration"},
 		{EnvLinks + "=wan=2ms@1e9,wan=3ms@1e9", "given twice"},
+		{EnvLinks + "=wan=2ms@1e9@-1e-9@5us", "CPU figures"},
+		{EnvLinks + "=wan=2ms@1e9@1e-9", "CPU figures"},
+		{EnvLinks + "=wan=2ms@1e9@1e-9@often", "CPU figures"},
 	} {
 		_, err := ParseEnv(LookupIn(rankEnv(t, "127.0.0.1:1", 0, 2, tc.env)))
 		require.ErrorContains(t, err, tc.want, tc.env)
@@ -224,9 +227,10 @@ func TestProbeBadSettings(t *testing.T) {
 
 // FormatLinks and ParseLinks round-trip, any duration is accepted.
 func TestLinksText(t *testing.T) {
-	ls := topology.Links{Host: &topology.Link{Latency: 7157, Bandwidth: 1.19e9}, WAN: &topology.Link{Latency: 2380632, Bandwidth: 7.768e7}}
+	ls := topology.Links{Host: &topology.Link{Latency: 7157, Bandwidth: 1.19e9},
+		WAN: &topology.Link{Latency: 2380632, Bandwidth: 7.768e7, CPUPerByte: 4.75e-9, CPUPerMessage: 78444}}
 	s := FormatLinks(ls)
-	require.Equal(t, "host=7157ns@1.19e+09,wan=2380632ns@7.768e+07", s)
+	require.Equal(t, "host=7157ns@1.19e+09,wan=2380632ns@7.768e+07@4.75e-09@78444ns", s)
 	back, err := ParseLinks(s)
 	require.NoError(t, err)
 	require.Equal(t, ls, back)

@@ -9,7 +9,11 @@ import (
 
 // Explain writes, for coll on in, every candidate with its predicted time,
 // fastest first, and marks the one Choose picks: what `gocoll topo
-// --explain` is to print.
+// --explain` is to print. Where the CPU term is on (cpu.go: CPU figures
+// and the machines' cores known), it says what it stands on (machines,
+// ranks and cores, the CPU a byte and a message costs per level) and
+// gives each candidate's CPU, all ranks together, marked "(binds)" where
+// it sets some phase's time.
 func Explain(w io.Writer, coll Collective, in Input) error {
 	p, err := Predict(coll, in)
 	if err != nil {
@@ -18,8 +22,17 @@ func Explain(w io.Writer, coll Collective, in Input) error {
 	t := in.Topology
 	fmt.Fprintf(w, "# %v of %d B on %d ranks (%d hosts, %d sites), chunk %d B\n",
 		coll, in.Bytes, t.Size(), len(t.Hosts()), len(t.Sites()), in.ChunkBytes)
+	ls := in.Links.With(t)
+	on := newCPUModel(t, [3]Link{ls.Host, ls.Site, ls.WAN}).on
+	if on { // the CPU term's ground (cpu.go)
+		machines, ranks, cores := Machines(t)
+		fmt.Fprintf(w, "# %d machines, at most %d ranks on one, the fewest cores %d (0: unknown); CPU a byte / a message: host %.3g ns / %v, site %.3g ns / %v, wan %.3g ns / %v\n",
+			machines, ranks, cores, ls.Host.CPUPerByte*1e9, ls.Host.CPUPerMessage, ls.Site.CPUPerByte*1e9, ls.Site.CPUPerMessage,
+			ls.WAN.CPUPerByte*1e9, ls.WAN.CPUPerMessage)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "algorithm\tpredicted\n")
+	cpuCol := map[bool]string{true: "\tCPU"}
+	fmt.Fprintf(tw, "algorithm%s\tpredicted\n", cpuCol[on])
 	for i, pr := range p {
 		mark := ""
 		if i == 0 {
@@ -32,7 +45,14 @@ func Explain(w io.Writer, coll Collective, in Input) error {
 		if pr.Chunk > 0 {
 			name = fmt.Sprintf("%s (chunks of %d B)", name, pr.Chunk)
 		}
-		fmt.Fprintf(tw, "%s\t%v%s\n", name, pr.Time.Round(100*time.Nanosecond), mark)
+		cpu := ""
+		if on {
+			cpu = "\t" + pr.CPU.Round(time.Microsecond).String()
+			if pr.CPUBound {
+				cpu += " (binds)"
+			}
+		}
+		fmt.Fprintf(tw, "%s%s\t%v%s\n", name, cpu, pr.Time.Round(100*time.Nanosecond), mark)
 	}
 	return tw.Flush()
 }

@@ -27,6 +27,7 @@ type model struct {
 	root       int
 	pairs      map[[2]int]int // (host, host) either way -> index in pairLinks
 	pairLinks  []Link
+	cpu        cpuModel // the ranks' machines and cores (cpu.go)
 }
 
 func newModel(in Input) *model {
@@ -55,6 +56,7 @@ func newModel(in Input) *model {
 		m.pairLinks = append(m.pairLinks, p.Link)
 	}
 	m.order, _ = topology.RingOrder(in.Topology) // validated
+	m.cpu = newCPUModel(in.Topology, m.links)
 	return m
 }
 
@@ -153,8 +155,16 @@ type ringRun struct {
 	chunk float64
 }
 
-// time is the phase's predicted seconds (see the package comment).
+// time is the phase's predicted seconds (see the package comment): its
+// links' time and its steps' scheduling cost, or what its CPU work allows
+// on the machines' cores, the longer (cpu.go).
 func (m *model) time(p phase) float64 {
+	bound, sched := m.cpuTime(p)
+	return max(m.linkTime(p)+sched, bound)
+}
+
+// linkTime is the phase's seconds on its links alone.
+func (m *model) linkTime(p phase) float64 {
 	type load struct {
 		busy  float64 // seconds of transfer on one lane
 		flows int

@@ -149,6 +149,12 @@ type Prediction struct {
 	// Chunk is the tree's chunk where it cuts its parts finer than
 	// Input.ChunkBytes (TreeChunk); else 0.
 	Chunk int
+	// CPU is the CPU time the call costs, all ranks together, where the
+	// link figures give the CPU a byte and a message cost (cpu.go); else
+	// 0. CPUBound says that some phase's CPU work on a machine's cores,
+	// or its steps' scheduling, set its time.
+	CPU      time.Duration
+	CPUBound bool
 }
 
 // Predict returns every algorithm of coll with its predicted time, fastest
@@ -194,8 +200,10 @@ func Predict(coll Collective, in Input) ([]Prediction, error) {
 	}
 	out := make([]Prediction, len(cands))
 	for i, c := range cands {
-		t := m.total(c.phases())
-		out[i] = Prediction{Algorithm: c.name, Time: time.Duration(math.Round(t * 1e9))}
+		phases := c.phases()
+		t := m.total(phases)
+		out[i] = Prediction{Algorithm: c.name, Time: time.Duration(math.Round(t * 1e9)),
+			CPU: time.Duration(math.Round(m.cpuSeconds(phases) * 1e9)), CPUBound: m.cpuBinds(phases)}
 		switch {
 		case coll == AllReduce && c.name == "ring":
 			out[i].Channels = ringChannels
@@ -253,6 +261,10 @@ func (in Input) validate() error {
 			return fmt.Errorf("%w: Links.%s.Bandwidth %v is not a positive number", ErrInvalid, l.name, l.link.Bandwidth)
 		case l.link.Lanes < 0:
 			return fmt.Errorf("%w: Links.%s.Lanes %d is negative", ErrInvalid, l.name, l.link.Lanes)
+		case !(l.link.CPUPerByte >= 0 && l.link.CPUPerByte <= topology.MaxCPUPerByte):
+			return fmt.Errorf("%w: Links.%s.CPUPerByte %v is not in [0, %g]", ErrInvalid, l.name, l.link.CPUPerByte, topology.MaxCPUPerByte)
+		case l.link.CPUPerMessage < 0 || l.link.CPUPerMessage > topology.MaxCPUPerMessage:
+			return fmt.Errorf("%w: Links.%s.CPUPerMessage %v is not in [0, %v]", ErrInvalid, l.name, l.link.CPUPerMessage, topology.MaxCPUPerMessage)
 		}
 	}
 	t := in.Topology

@@ -1,9 +1,17 @@
 // Package probe measures the link figures the cost model (collective/tune)
 // takes, for a communicator whose topology gives none: per level of the
 // topology (ranks of a host, hosts of a site, sites), one pair of ranks
-// runs a few ping-pongs (the latency) and one bulk transfer (the
+// runs a few ping-pongs (the latency) and a few bulk transfers (the
 // bandwidth), and an AllReduce (max) gives every rank the same figures, so
-// that every rank makes the same choice from them.
+// that every rank makes the same choice from them. Both ranks of a pair
+// also read their process's CPU time around the ping-pongs, a few bursts
+// of small messages and the bulk transfers: the level's CPU per message
+// (a burst's CPU beyond a ping-pong's, both ends, over the burst's extra
+// messages: a round trip's waiting, which the transport's timers and
+// spins fill with CPU over a long link, cancels out) and per byte (the
+// bulk transfers', less a round trip's each, over their bytes), which the
+// cost model charges to the cores of the ranks' machines
+// (topology.Link's CPUPerByte and CPUPerMessage).
 //
 // The pairs are the first two ranks of the first host that has two, the
 // first ranks of the first two hosts of the first site that has two, and
@@ -44,6 +52,12 @@ type Options struct {
 	// Now is the clock; default the monotonic time since the probe began.
 	// transport/simnet's World.Now makes a probe measure virtual time.
 	Now func() time.Duration
+	// CPUTime is the CPU time the rank's process has used so far. Default:
+	// the process's (getrusage) where Now is not given; none where it is
+	// (a probe in virtual time, its ranks in one process), and then the
+	// figures carry no CPU costs. A rank whose CPU time cannot be read
+	// measures none either.
+	CPUTime func() time.Duration
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -60,6 +74,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Now == nil {
 		start := time.Now()
 		o.Now = func() time.Duration { return time.Since(start) }
+		if _, ok := processCPU(); ok && o.CPUTime == nil {
+			o.CPUTime = func() time.Duration { t, _ := processCPU(); return t }
+		}
 	}
 	switch {
 	case o.PingPongs < 1 || o.PingPongs > 1000:
@@ -106,19 +123,29 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 	if topo.Size() != c.Size() {
 		return topology.Links{}, fmt.Errorf("probe: topology of %d ranks for a communicator of %d", topo.Size(), c.Size())
 	}
-	// figures[2l] is level l's latency in seconds, [2l+1] its bandwidth;
-	// only the pair's first rank fills them in.
-	figures := make([]float64, 6)
+	// figures[slots*l:] is level l's: its latency in seconds, its
+	// bandwidth, the round trips and the seconds the ping-pongs and the
+	// bursts took, filled in by the pair's first rank, and each end's CPU
+	// seconds (+1, so that 0 says "not measured") over the ping-pongs,
+	// the bulk transfers and the bursts, by that end.
+	const slots = 11
+	figures := make([]float64, 3*slots)
 	for l, p := range Pairs(topo) {
 		if p[0] < 0 || opts.Skip[l] || (c.Rank() != p[0] && c.Rank() != p[1]) {
 			continue
 		}
-		lat, bw, err := measurePair(ctx, c, p, opts)
+		m, err := measurePair(ctx, c, p, opts)
 		if err != nil {
 			return topology.Links{}, fmt.Errorf("probe: level %d, ranks %d and %d: %w", l, p[0], p[1], err)
 		}
+		f, end := figures[slots*l:], 0
 		if c.Rank() == p[0] {
-			figures[2*l], figures[2*l+1] = lat, bw
+			f[0], f[1], f[6], f[9], f[10] = m.latency, m.bandwidth, float64(m.pings), m.pingTook, m.burstTook
+		} else {
+			end = 1
+		}
+		if m.cpu {
+			f[2+end], f[4+end], f[7+end] = 1+m.pingCPU, 1+m.bulkCPU, 1+m.burstCPU
 		}
 	}
 	if err := collective.AllReduce(ctx, c, figures, figures, collective.Max); err != nil {
@@ -126,11 +153,64 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 	}
 	var ls topology.Links
 	for l, dst := range []**topology.Link{&ls.Host, &ls.Site, &ls.WAN} {
-		if figures[2*l+1] > 0 {
-			*dst = &topology.Link{Latency: time.Duration(math.Round(figures[2*l] * 1e9)), Bandwidth: figures[2*l+1]}
+		f := figures[slots*l:]
+		if f[1] > 0 {
+			link := topology.Link{Latency: time.Duration(math.Round(f[0] * 1e9)), Bandwidth: f[1]}
+			if !slices.Contains([]float64{f[2], f[3], f[4], f[5], f[7], f[8]}, 0) {
+				link.CPUPerMessage, link.CPUPerByte = cpuCosts(cpuRuns{
+					ping: f[2] + f[3] - 2, burst: f[7] + f[8] - 2, bulk: f[4] + f[5] - 2,
+					pingTook: f[9], burstTook: f[10], pings: int(f[6]), bulkBytes: opts.BulkBytes})
+			}
+			*dst = &link
 		}
 	}
 	return ls, nil
+}
+
+// cpuRuns is a level's pair's CPU seconds, both ends together, over the
+// ping-pongs (pings round trips of two messages, pingTook seconds), the
+// bursts (burstRuns of burstLen messages and an answer, burstTook
+// seconds) and the bulk transfers (bulkRuns of bulkBytes and an
+// acknowledgement each).
+type cpuRuns struct {
+	ping, burst, bulk   float64
+	pingTook, burstTook float64
+	pings, bulkBytes    int
+}
+
+// cpuCosts derives a level's CPU figures from its pair's: the CPU of the
+// ping-pongs and of the bursts is a message's CPU a time their messages
+// plus a waiting rate w (the transport's timers and spins over a long
+// link, the scheduler's) times their seconds; the two runs give both
+// unknowns, where the bursts' messages took less time each than the
+// ping-pongs' (at most 3/4: else the two do not tell the message from the
+// wait, and the message's CPU stays unknown, 0). A byte's CPU is the bulk
+// transfers', less a ping-pong's round trip each, over their bytes. Each
+// is clamped to topology's bounds.
+func cpuCosts(r cpuRuns) (time.Duration, float64) {
+	pingMsgs, burstMsgs := float64(2*max(1, r.pings)), float64(burstRuns*(burstLen+1))
+	var perMsg float64
+	if r.pingTook > 0 && r.burstTook/burstMsgs <= 0.75*r.pingTook/pingMsgs {
+		k := r.burstTook / r.pingTook
+		perMsg = max(0, (r.burst-k*r.ping)/(burstMsgs-k*pingMsgs))
+	}
+	trip := max(0, r.ping) / float64(max(1, r.pings))
+	perByte := max(0, r.bulk-bulkRuns*trip) / float64(bulkRuns*r.bulkBytes)
+	perMsg = min(perMsg, topology.MaxCPUPerMessage.Seconds())
+	return time.Duration(math.Round(perMsg * 1e9)), min(perByte, topology.MaxCPUPerByte)
+}
+
+// pairFigures is what measurePair finds: on p[0], the latency and the
+// bandwidth; on both ends, the round trips and, if cpu, this end's CPU
+// seconds over them and over the bulk transfers.
+type pairFigures struct {
+	latency, bandwidth float64
+	pings              int
+	cpu                bool
+	pingCPU, bulkCPU   float64
+	burstCPU           float64
+	pingTook           float64 // seconds, on p[0]
+	burstTook          float64
 }
 
 // maxPings bounds the round trips of one level past PingPongs.
@@ -143,7 +223,7 @@ const maxPings = 200
 // fastest: in the two-site lab, loaded, an operation's WAN steps took
 // 0.2-0.5 ms more than the fastest ping-pong's latency each
 // (bench/results/model_lab), as a typical trip does.
-func measurePair(ctx context.Context, c *collective.Comm, p [2]int, opts Options) (float64, float64, error) {
+func measurePair(ctx context.Context, c *collective.Comm, p [2]int, opts Options) (pairFigures, error) {
 	first := c.Rank() == p[0]
 	peer := p[1]
 	if !first {
@@ -167,6 +247,14 @@ func measurePair(ctx context.Context, c *collective.Comm, p [2]int, opts Options
 	// in the ping it echoes.
 	small := make([]byte, 8)
 	rtts := make([]float64, 0, max(opts.PingPongs, maxPings))
+	out := pairFigures{cpu: opts.CPUTime != nil}
+	cpu := func() float64 {
+		if !out.cpu {
+			return 0
+		}
+		return opts.CPUTime().Seconds()
+	}
+	cpu0 := cpu()
 	begin := opts.Now()
 	for n := 1; ; n++ {
 		if first {
@@ -177,12 +265,23 @@ func measurePair(ctx context.Context, c *collective.Comm, p [2]int, opts Options
 		}
 		start := opts.Now()
 		if err := swap(small, small); err != nil {
-			return 0, 0, err
+			return pairFigures{}, err
 		}
 		rtts = append(rtts, (opts.Now() - start).Seconds())
 		if small[0] == 1 {
 			break
 		}
+	}
+	cpu1 := cpu()
+	out.pingCPU, out.pings = cpu1-cpu0, len(rtts)
+	if out.cpu { // the bursts (only for the CPU figures)
+		burstBegin := opts.Now()
+		out.pingTook = (burstBegin - begin).Seconds()
+		if err := bursts(ctx, c, peer, first); err != nil {
+			return pairFigures{}, err
+		}
+		cpu2 := cpu()
+		out.burstCPU, out.burstTook, cpu1 = cpu2-cpu1, (opts.Now() - burstBegin).Seconds(), cpu2
 	}
 	slices.Sort(rtts)
 	rtt := rtts[len(rtts)/2]
@@ -191,19 +290,59 @@ func measurePair(ctx context.Context, c *collective.Comm, p [2]int, opts Options
 	for i := range tooks {
 		start := opts.Now()
 		if err := swap(bulk, small); err != nil {
-			return 0, 0, err
+			return pairFigures{}, err
 		}
 		tooks[i] = (opts.Now() - start).Seconds()
 	}
+	out.bulkCPU = cpu() - cpu1
 	slices.Sort(tooks[:])
 	took := tooks[bulkRuns/2]
 	if took > 2*rtt {
 		took -= rtt // the bulk's latency and the acknowledgement's
 	}
-	return rtt / 2, float64(opts.BulkBytes) / took, nil
+	out.latency, out.bandwidth = rtt/2, float64(opts.BulkBytes)/took
+	return out, nil
+}
+
+// bursts runs burstRuns bursts of burstLen small messages from p[0] (first)
+// to p[1], each answered by one back. A burst's messages are posted at
+// once (a send over a long link may wait for its acknowledgement), so
+// that it waits about one round trip.
+func bursts(ctx context.Context, c *collective.Comm, peer int, first bool) error {
+	buf := make([]byte, 8*burstLen)
+	handles := make([]*collective.Handle, burstLen)
+	for range burstRuns {
+		for i := range handles {
+			if first {
+				handles[i] = collective.SendAsync(ctx, c, buf[8*i:8*i+8], peer)
+			} else {
+				handles[i] = collective.RecvAsync(ctx, c, buf[8*i:8*i+8], peer)
+			}
+		}
+		for _, h := range handles {
+			if err := h.Wait(ctx); err != nil {
+				return err
+			}
+		}
+		answer := collective.Send[byte]
+		if first {
+			answer = collective.Recv[byte]
+		}
+		if err := answer(ctx, c, buf[:8], peer); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // bulkRuns is how many bulk transfers a level's bandwidth takes the
 // median of: in the loaded lab, one 4 MiB transfer gave predictions of
 // the same 4 MiB AllReduce 2-6x apart from run to run.
 const bulkRuns = 3
+
+// A level's CPU per message comes from burstRuns bursts of burstLen small
+// messages from p[0] to p[1], each answered by one back.
+const (
+	burstRuns = 3
+	burstLen  = 16
+)

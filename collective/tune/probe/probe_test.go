@@ -152,3 +152,39 @@ func TestMeasureMedianLatency(t *testing.T) {
 		t.Errorf("WAN bandwidth %.6g B/s, want %.6g (the median of three bulk transfers)", got[0].WAN.Bandwidth, want)
 	}
 }
+
+// The CPU figures: with each end's CPU time half the world's virtual time
+// (a process that burns half a core whatever it does), a transfer's bytes
+// cost both ends together one over the bandwidth each, and a message
+// nothing beyond the waiting: simnet moves a burst's sends to one peer one
+// after another, as slow a message as a ping-pong's, so the message's CPU
+// cannot be told from the wait and stays unknown (cpuCosts' own test
+// covers the fit).
+// Every rank gets the same figures; a probe in virtual time without a CPU
+// clock measures none.
+func TestMeasureCPU(t *testing.T) {
+	links := tune.DefaultLinks()
+	links.WAN = tune.Link{Latency: 3 * time.Millisecond, Bandwidth: 50e6}
+	topo := grid(t, 2, 1, 1)
+	got := measureWith(t, topo, links, func(_ int, now func() time.Duration) probe.Options {
+		return probe.Options{Now: now, CPUTime: func() time.Duration { return now() / 2 }}
+	})
+	if !reflect.DeepEqual(got[0], got[1]) {
+		t.Fatalf("rank 1 measured %+v, rank 0 %+v", got[1], got[0])
+	}
+	wan := got[0].WAN
+	if wan == nil {
+		t.Fatal("no WAN figures")
+	}
+	t.Logf("CPU a byte %.4g s, a message %v", wan.CPUPerByte, wan.CPUPerMessage)
+	if want := 1 / links.WAN.Bandwidth; math.Abs(wan.CPUPerByte/want-1) > 0.05 {
+		t.Errorf("CPU a byte %.4g s, want %.4g ± 5 %%", wan.CPUPerByte, want)
+	}
+	if wan.CPUPerMessage != 0 {
+		t.Errorf("CPU a message %v: the round trip's waiting (%v one way) taken for a message's", wan.CPUPerMessage, links.WAN.Latency)
+	}
+	plain := measure(t, topo, links)
+	if plain[0].WAN == nil || plain[0].WAN.CPUPerByte != 0 || plain[0].WAN.CPUPerMessage != 0 {
+		t.Errorf("virtual time without a CPU clock: %+v, want no CPU figures", plain[0].WAN)
+	}
+}

@@ -1,0 +1,172 @@
+package tune
+
+import (
+	"math"
+
+	"github.com/gocoll/gocoll/topology"
+)
+
+// The CPU term. Where the link figures give the CPU a level's transport
+// costs (Link.CPUPerByte, Link.CPUPerMessage) and the ranks' machines
+// their cores (RankInfo.CPU.Machine and Cores), a phase takes at least
+//
+//	max over machines of (CPU work of its ranks' ends) / cores   (roofline)
+//
+// and, where more of a machine's ranks than it has cores receive at once
+// (the phase's slowest hops, which end together), those beyond the cores
+// wait for the others' messages: each of the phase's steps costs
+// (R − C) / C × the CPU of one such message more (scheduling). A flow's
+// work is its bytes × CPUPerByte + its messages × CPUPerMessage, half on
+// each end's machine. Ranks whose Machine is empty stand on a machine of
+// their host; a machine of unknown cores (0) binds nothing. Without CPU
+// figures, or where the cores suffice, the term changes nothing.
+
+// cpuModel is what the model knows of the ranks' machines.
+type cpuModel struct {
+	machine []int // rank -> machine index
+	cores   []int // machine -> its cores, the most any of its ranks reports; 0 unknown
+	on      bool  // some level has CPU figures and some machine its cores
+}
+
+func newCPUModel(t topology.Topology, links [3]Link) cpuModel {
+	c := cpuModel{machine: make([]int, t.Size())}
+	ids := map[string]int{}
+	for r := range c.machine {
+		ri, _ := t.Rank(r)
+		key := "machine:" + ri.CPU.Machine
+		if ri.CPU.Machine == "" {
+			key = "host:" + ri.Host
+		}
+		i, ok := ids[key]
+		if !ok {
+			i = len(c.cores)
+			ids[key] = i
+			c.cores = append(c.cores, 0)
+		}
+		c.machine[r] = i
+		c.cores[i] = max(c.cores[i], ri.CPU.Cores)
+		c.on = c.on || ri.CPU.Cores > 0
+	}
+	figures := false
+	for _, l := range links {
+		figures = figures || l.CPUPerByte > 0 || l.CPUPerMessage > 0
+	}
+	c.on = c.on && figures
+	return c
+}
+
+// messages returns, per flow of phase p, how many messages it sends: a
+// ring's flow one per step of its ring, a pipelined phase's (trees,
+// chains) one per chunk, else (exchanges, and the further pieces of the
+// hierarchical AllReduce) one per chunk of its bytes, at least one.
+func (m *model) messages(p phase) []float64 {
+	steps := map[[2]int]int{}
+	for _, r := range p.rings {
+		for _, h := range r.hops {
+			steps[h] = max(steps[h], r.steps)
+		}
+	}
+	out := make([]float64, len(p.flows))
+	for i, f := range p.flows {
+		out[i] = max(1, float64(p.chunks), math.Ceil(f.bytes/m.chunk), float64(steps[[2]int{f.src, f.dst}]))
+	}
+	return out
+}
+
+// cpuLink is the figures whose CPU costs a transfer from a to b bears: its
+// level's (a pair link's bandwidth and latency do not change the
+// transport's CPU).
+func (m *model) cpuLink(a, b int) Link { return m.links[m.level(a, b)] }
+
+// cpuWork returns phase p's CPU seconds per machine and in all.
+func (m *model) cpuWork(p phase) ([]float64, float64) {
+	work := make([]float64, len(m.cpu.cores))
+	var all float64
+	msgs := m.messages(p)
+	for i, f := range p.flows {
+		l := m.cpuLink(f.src, f.dst)
+		w := f.bytes*l.CPUPerByte + msgs[i]*l.CPUPerMessage.Seconds()
+		work[m.cpu.machine[f.src]] += w / 2
+		work[m.cpu.machine[f.dst]] += w / 2
+		all += w
+	}
+	return work, all
+}
+
+// cpuTime returns the least seconds phase p's CPU work allows on the
+// machines' cores (the roofline) and what its steps' scheduling adds (see
+// above); both 0 where the model knows no CPU costs.
+func (m *model) cpuTime(p phase) (bound, sched float64) {
+	if !m.cpu.on || len(p.flows) == 0 {
+		return 0, 0
+	}
+	work, _ := m.cpuWork(p)
+	for i, w := range work {
+		if c := m.cpu.cores[i]; c > 0 {
+			bound = max(bound, w/float64(c))
+		}
+	}
+	// The receivers that end a step together: those of the phase's
+	// slowest hops (within a factor 2), per machine.
+	var slowest float64
+	for _, f := range p.flows {
+		slowest = max(slowest, m.alpha(f.src, f.dst))
+	}
+	recv := map[int]bool{}
+	count := make([]int, len(m.cpu.cores))
+	msgCPU := make([]float64, len(m.cpu.cores))
+	for _, f := range p.flows {
+		if m.alpha(f.src, f.dst) < slowest/2 || recv[f.dst] {
+			continue
+		}
+		recv[f.dst] = true
+		i := m.cpu.machine[f.dst]
+		count[i]++
+		msgCPU[i] += m.cpuLink(f.src, f.dst).CPUPerMessage.Seconds()
+	}
+	for i, r := range count {
+		if c := m.cpu.cores[i]; c > 0 && r > c {
+			sched = max(sched, float64(p.steps)*float64(r-c)/float64(c)*msgCPU[i]/float64(r))
+		}
+	}
+	return bound, sched
+}
+
+// cpuSeconds is the CPU seconds of phases, all ranks together.
+func (m *model) cpuSeconds(phases []phase) float64 {
+	var all float64
+	for _, p := range phases {
+		_, w := m.cpuWork(p)
+		all += w
+	}
+	return all
+}
+
+// cpuBinds reports whether the CPU term sets the time of some of phases.
+func (m *model) cpuBinds(phases []phase) bool {
+	for _, p := range phases {
+		if bound, sched := m.cpuTime(p); sched > 0 || bound > m.linkTime(p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Machines returns how many machines t's ranks run on (RankInfo.CPU.Machine,
+// or their host where that is empty), and the most ranks and the fewest
+// known cores (0: none known) of one of them: what `gocoll topo --explain`
+// says of the CPU term's ground.
+func Machines(t topology.Topology) (machines, ranks, cores int) {
+	c := newCPUModel(t, [3]Link{})
+	per := make([]int, len(c.cores))
+	for _, i := range c.machine {
+		per[i]++
+	}
+	for i, n := range per {
+		ranks = max(ranks, n)
+		if k := c.cores[i]; k > 0 && (cores == 0 || k < cores) {
+			cores = k
+		}
+	}
+	return len(c.cores), ranks, cores
+}

@@ -1,0 +1,124 @@
+package tune
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gocoll/gocoll/topology"
+)
+
+// onMachines places grid's ranks: machine(r) names rank r's machine ("":
+// unknown), with cores cores.
+func onMachines(t *testing.T, tp topology.Topology, machine func(r int) string, cores int) topology.Topology {
+	t.Helper()
+	for i := range tp.Ranks {
+		tp.Ranks[i].CPU.Machine, tp.Ranks[i].CPU.Cores = machine(tp.Ranks[i].Rank), cores
+	}
+	if err := tp.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return tp
+}
+
+func predictAll(t *testing.T, in Input) map[string]Prediction {
+	t.Helper()
+	ps, err := Predict(AllReduce, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]Prediction{}
+	for _, p := range ps {
+		out[p.Algorithm] = p
+	}
+	return out
+}
+
+// Two ranks on two hosts of one machine of one core exchange 1 MiB: the
+// exchange's link time is 10 µs + 1 MiB at 1 GB/s, but both ends' CPU,
+// 2 × 1 MiB × 1 ns, runs on the one core and sets the time. With two
+// cores, or on two machines, the links set it again.
+func TestCPURoofline(t *testing.T) {
+	links := DefaultLinks()
+	links.Site = Link{Latency: 10 * time.Microsecond, Bandwidth: 1e9, CPUPerByte: 1e-9}
+	const mib = 1 << 20
+	in := Input{Bytes: mib, ChunkBytes: mib, Links: links}
+	linkTime := 10*time.Microsecond + time.Duration(mib) // 1 ns a byte at 1 GB/s
+	for _, tc := range []struct {
+		name    string
+		machine func(int) string
+		cores   int
+		want    time.Duration
+		binds   bool
+	}{
+		{"one machine, one core", func(int) string { return "m" }, 1, 2 * mib, true},
+		{"one machine, two cores", func(int) string { return "m" }, 2, linkTime, false},
+		{"a machine per host", func(int) string { return "" }, 1, linkTime, false},
+		{"cores unknown", func(int) string { return "m" }, 0, linkTime, false},
+	} {
+		in.Topology = onMachines(t, grid(t, 1, 2, 1), tc.machine, tc.cores)
+		rd := predictAll(t, in)["recursive-doubling"]
+		if rd.Time != tc.want || rd.CPUBound != tc.binds || rd.CPU != 2*mib {
+			t.Errorf("%s: recursive doubling %v (CPU %v, binds %v), want %v (CPU %v, binds %v)",
+				tc.name, rd.Time, rd.CPU, rd.CPUBound, tc.want, time.Duration(2*mib), tc.binds)
+		}
+	}
+}
+
+// Where the CPU does not bind (a machine per host of many cores), the CPU
+// figures change no prediction; where it does (the lab's 2 sites × 2
+// hosts × 2 ranks on one machine of 2 cores), every algorithm takes at
+// least as long, some longer, at every size.
+func TestCPUTermOnlyWhereItBinds(t *testing.T) {
+	plain := DefaultLinks()
+	costly := plain
+	costly.Host.CPUPerByte, costly.Host.CPUPerMessage = 0.4e-9, 5*time.Microsecond
+	costly.Site.CPUPerByte, costly.Site.CPUPerMessage = 1.5e-9, 40*time.Microsecond
+	costly.WAN.CPUPerByte, costly.WAN.CPUPerMessage = 4e-9, 100*time.Microsecond
+	spread := onMachines(t, grid(t, 2, 2, 2), func(int) string { return "" }, 64)
+	shared := onMachines(t, grid(t, 2, 2, 2), func(int) string { return "lab" }, 2)
+	for _, bytes := range []int{8, 64 << 10, 4 << 20, 256 << 20} {
+		base := predictAll(t, Input{Topology: spread, Bytes: bytes, ChunkBytes: 2 << 20, Links: plain})
+		same := predictAll(t, Input{Topology: spread, Bytes: bytes, ChunkBytes: 2 << 20, Links: costly})
+		bound := predictAll(t, Input{Topology: shared, Bytes: bytes, ChunkBytes: 2 << 20, Links: costly})
+		longer := 0
+		for algo, b := range base {
+			if same[algo].Time != b.Time || same[algo].CPUBound {
+				t.Errorf("%d B %s: %v with CPU figures on free cores (binds %v), %v without", bytes, algo, same[algo].Time, same[algo].CPUBound, b.Time)
+			}
+			if b.CPU != 0 || same[algo].CPU == 0 {
+				t.Errorf("%d B %s: CPU %v without figures, %v with", bytes, algo, b.CPU, same[algo].CPU)
+			}
+			switch {
+			case bound[algo].Time < b.Time:
+				t.Errorf("%d B %s: %v on 2 shared cores, faster than %v on free ones", bytes, algo, bound[algo].Time, b.Time)
+			case bound[algo].Time > b.Time:
+				longer++
+				if !bound[algo].CPUBound {
+					t.Errorf("%d B %s: longer on shared cores but not marked CPU-bound", bytes, algo)
+				}
+			}
+		}
+		if longer == 0 {
+			t.Errorf("%d B: no algorithm slower on 8 ranks sharing 2 cores", bytes)
+		}
+	}
+}
+
+// The ranks of a step that end together on a machine beyond its cores
+// wait for each other's messages: 8 ranks on one machine exchanging 8 B
+// at once (recursive doubling's rounds: 3 steps, every rank receiving at
+// each) take (8 − 2) / 2 messages' CPU more per step on 2 cores, none on
+// 8 (where each round's CPU, a message of 1 µs per rank, hides behind
+// its 2 µs latency).
+func TestCPUScheduling(t *testing.T) {
+	links := DefaultLinks()
+	links.Host.CPUPerMessage = time.Microsecond
+	in := Input{Bytes: 8, ChunkBytes: 1 << 20, Links: links}
+	in.Topology = onMachines(t, grid(t, 1, 1, 8), func(int) string { return "m" }, 8)
+	free := predictAll(t, in)["recursive-doubling"]
+	in.Topology = onMachines(t, grid(t, 1, 1, 8), func(int) string { return "m" }, 2)
+	busy := predictAll(t, in)["recursive-doubling"]
+	if want := free.Time + 3*3*time.Microsecond; busy.Time != want || !busy.CPUBound || free.CPUBound {
+		t.Errorf("recursive doubling of 8 ranks: %v on 2 cores (binds %v), want %v (%v on 8, binds %v)", busy.Time, busy.CPUBound, want, free.Time, free.CPUBound)
+	}
+}

@@ -1,0 +1,34 @@
+package probe
+
+import (
+	"testing"
+	"time"
+)
+
+// cpuCosts fits a message's CPU and the waiting rate to the ping-pongs and
+// the bursts: 30 µs a message and a quarter of a core while waiting, over
+// 10 round trips of 4 ms and 3 bursts of 5 ms, give back 30 µs; bursts as
+// slow a message as the ping-pongs give no figure. A byte's CPU is the
+// bulk's less a round trip's each.
+func TestCPUCosts(t *testing.T) {
+	const msg, wait = 30e-6, 0.25
+	r := cpuRuns{pings: 10, pingTook: 0.040, burstTook: 0.015, bulkBytes: 1 << 20}
+	r.ping = 20*msg + wait*r.pingTook
+	r.burst = burstRuns*(burstLen+1)*msg + wait*r.burstTook
+	trip := r.ping / 10
+	r.bulk = bulkRuns*trip + bulkRuns*float64(r.bulkBytes)*2e-9
+	perMsg, perByte := cpuCosts(r)
+	if perMsg != 30*time.Microsecond {
+		t.Errorf("a message %v, want 30µs", perMsg)
+	}
+	if perByte < 1.999e-9 || perByte > 2.001e-9 {
+		t.Errorf("a byte %.4g s, want 2e-9", perByte)
+	}
+	r.burstTook = r.pingTook * burstRuns * (burstLen + 1) / 20 // as slow a message
+	if perMsg, _ := cpuCosts(r); perMsg != 0 {
+		t.Errorf("bursts as slow as ping-pongs: a message %v, want 0 (unknown)", perMsg)
+	}
+	if perMsg, perByte := cpuCosts(cpuRuns{pings: 1, bulkBytes: 1}); perMsg != 0 || perByte != 0 {
+		t.Errorf("nothing measured: %v, %v", perMsg, perByte)
+	}
+}
