@@ -16,28 +16,32 @@ import (
 // small collectives run on it in one round, each rank writing its part
 // into its own board once and reading the others' parts straight from
 // theirs, with no message and no hand-over through a progress goroutine
-// (boardallreduce.go). A rank's board:
+// (boardallreduce.go). A rank's board, with D = Config.BoardRing:
 //
 //	[0, 8)      the communicator's id, written when it claimed the board
 //	[8, 16)     fail: seq+1 of the last call this rank failed (0: none)
 //	[16, 20)    the length of that failure's text, at [128, 512)
 //	[64, 96)    ack: per slot s, x means this rank has done reading slot s
 //	            of every call numbered below x (its own and its peers')
-//	[512, ...)  boardSlots slots, call seq in slot seq mod boardSlots:
-//	            [0, 8) seq+1, stored last; [8, 40) the call's operation
-//	            header (header.marshal); from 64 the call's data.
+//	[512, ...)  the ring: D small slots (boardRingSlot bytes each), then
+//	            their D ack words, as above
+//	then        boardSlots slots, call seq in slot seq mod boardSlots,
+//	            but a Broadcast of at most boardRingData bytes, which
+//	            takes ring slot seq mod D (D > 0): a slot is [0, 8) seq+1,
+//	            stored last; [8, 40) the call's operation header
+//	            (header.marshal); from 64 the call's data.
 //
-// A rank writes slot s only once every member's ack of s has passed the
-// last call it wrote there, so no reader sees a slot change under it. A
-// rank sets its ack of s to seq when it starts call seq (it reads nothing
-// older of s any more: its board calls run one at a time, in order,
-// boardEnter) and to seq+1 when the call ends, failed or not; so a peer
-// that took another path for a call, or failed it, still frees the slot.
-// Every check a call makes on its peers (headers, failures, the abort of
-// the communicator) is a load from their boards, and a wait that lasts
-// runs the checks of every other wait (boardwait.go).
+// The ring lets an eager root Broadcast of a few bytes run up to D calls
+// ahead of its slowest receiver (boardbroadcast.go), where a larger one
+// runs at most boardSlots ahead. Every rank writes exactly one slot per
+// board call; its peers look at the other one the call could have taken
+// too (boardWait.alt), so a member whose arguments put the call in the
+// other slot is a mismatch, never a wait to the deadline.
 const (
 	boardSlots     = 4
+	boardRingSlot  = 128 // a ring slot: head and boardRingData bytes
+	boardRingData  = boardRingSlot - boardSlotHead
+	boardAllSlots  = boardSlots + BoardRingMax // slot indices: big, then ring
 	boardCtrlBytes = 512
 	boardOffFail   = 8
 	boardOffTextN  = 16
@@ -61,11 +65,11 @@ const (
 // boardState is a communicator's board: its set-up, its members' boards,
 // and the order of its board calls on this rank.
 type boardState struct {
-	host      transport.BoardHost // nil: this communicator has no boards
-	slotBytes int                 // one slot, header included
-	aborted   atomic.Bool         // the communicator was aborted (abortWith)
-	up        atomic.Bool         // set up and ready (phase boardReady)
-	calls     atomic.Uint64       // calls run on the board (BoardCalls)
+	host transport.BoardHost // nil: this communicator has no boards
+	boardLayout
+	aborted atomic.Bool   // the communicator was aborted (abortWith)
+	up      atomic.Bool   // set up and ready (phase boardReady)
+	calls   atomic.Uint64 // calls run on the board (BoardCalls)
 
 	// Tickets: each board call takes the next at begin (under Comm.mu),
 	// and runs only once every earlier one has ended (serving).
@@ -79,18 +83,78 @@ type boardState struct {
 	// everything below, are touched only by the call holding the turn
 	// (serving == its ticket-1): board calls run one at a time, in order;
 	// a call waiting for its turn keeps its wait in its operation (bw).
-	phase   int
-	index   int      // this rank's board, -1 if none
-	peers   [][]byte // the members' boards, by communicator rank
-	written [boardSlots]uint64
+	phase int
+	index int      // this rank's board, -1 if none
+	peers [][]byte // the members' boards, by communicator rank
+	// By slot index (slotOf: boardSlots big ones, then the ring's).
+	written [boardAllSlots]uint64
 	// verify and verifyPeer: per slot, seq+1 of an eager Broadcast whose
 	// next receiver's header this rank has yet to check, and that rank
-	// (boardVerify); the slot's ack waits for it.
-	verify     [boardSlots]uint64
-	verifyPeer [boardSlots]int
+	// (boardVerify); the slot's ack waits for it. verifyN counts them.
+	verify     [boardAllSlots]uint64
+	verifyPeer [boardAllSlots]int
+	verifyN    int
 	// rootPending: per slot, seq+1 of a Broadcast this rank returned from
-	// as its root, until every member has acked it (rootFailed).
-	rootPending [boardSlots]atomic.Uint64
+	// as its root, until the call that reuses the slot settles it
+	// (rootSettle) or a receiver's failure of it is found (rootFailed).
+	rootPending [boardAllSlots]atomic.Uint64
+	rootN       atomic.Int64 // how many rootPending hold a call
+}
+
+// boardLayout is where the slots lie on every member's board (the same on
+// all: set up from Config.BoardRing, which every rank must share, and the
+// transport's board size).
+type boardLayout struct {
+	slotBytes  int // one big slot, header included
+	ring       int // ring slots (D), 0: none
+	ringAckOff int // the ring's ack words
+	bigOff     int // the first big slot
+}
+
+// layoutFor places ring slots and the big slots on a board of size
+// bytes; the ring is left out (ring 0) where the big slots would not
+// hold a header and a cache line of data.
+func layoutFor(bytes, ring int) (boardLayout, bool) {
+	for ; ; ring = 0 {
+		l := boardLayout{ring: ring, ringAckOff: boardCtrlBytes + ring*boardRingSlot}
+		l.bigOff = (l.ringAckOff + 8*ring + 63) &^ 63
+		l.slotBytes = ((bytes - l.bigOff) / boardSlots) &^ 63
+		if l.slotBytes > boardSlotHead {
+			return l, true
+		}
+		if ring == 0 {
+			return boardLayout{}, false
+		}
+	}
+}
+
+// slotOf is the slot index of call seq: a ring slot for a Broadcast that
+// fits one (ring), else a big slot.
+func (l *boardLayout) slotOf(seq uint64, ring bool) int {
+	if ring && l.ring > 0 {
+		return boardSlots + int(seq%uint64(l.ring))
+	}
+	return int(seq % boardSlots)
+}
+
+// otherSlot is the slot call seq would have taken had it been (ring) or
+// not been a ring call, or -1 if there is no other.
+func (l *boardLayout) otherSlot(seq uint64, g int) int {
+	if l.ring == 0 {
+		return -1
+	}
+	return l.slotOf(seq, g < boardSlots)
+}
+
+// nslots is the number of slot indices in use.
+func (l *boardLayout) nslots() int { return boardSlots + l.ring }
+
+// ackOff is the offset of the ack word of slot g.
+func (l *boardLayout) ackOff(g int) int {
+	if g < boardSlots {
+		return boardOffAcks + 8*g
+	}
+	return l.ringAckOff + 8*(g-boardSlots)
 }
 
 // initBoard looks for boards shared by the communicator's ranks.
@@ -104,11 +168,11 @@ func (c *Comm) initBoard() {
 	if h == nil {
 		return
 	}
-	slot := ((h.BoardBytes() - boardCtrlBytes) / boardSlots) &^ 63
-	if slot <= boardSlotHead {
+	l, ok := layoutFor(h.BoardBytes(), max(c.cfg.BoardRing, 0))
+	if !ok {
 		return
 	}
-	b.host, b.slotBytes = h, slot
+	b.host, b.boardLayout = h, l
 }
 
 // slotData is the data one slot holds, 0 without boards.
@@ -144,14 +208,18 @@ func word(m []byte, off int) *atomic.Uint64 {
 	return (*atomic.Uint64)(unsafe.Pointer(&m[off]))
 }
 
-// slot returns slot s of board m.
-func (b *boardState) slot(m []byte, s int) []byte {
-	off := boardCtrlBytes + s*b.slotBytes
-	return m[off : off+b.slotBytes : off+b.slotBytes]
+// slot returns slot g of board m (slotOf).
+func (l *boardLayout) slot(m []byte, g int) []byte {
+	if g >= boardSlots {
+		off := boardCtrlBytes + (g-boardSlots)*boardRingSlot
+		return m[off : off+boardRingSlot : off+boardRingSlot]
+	}
+	off := l.bigOff + g*l.slotBytes
+	return m[off : off+l.slotBytes : off+l.slotBytes]
 }
 
-// ack is member m's ack word of slot s.
-func (b *boardState) ack(m, s int) *atomic.Uint64 { return word(b.peers[m], boardOffAcks+8*s) }
+// ack is member m's ack word of slot g.
+func (b *boardState) ack(m, g int) *atomic.Uint64 { return word(b.peers[m], b.ackOff(g)) }
 
 // takeTicket gives a board call its place, under Comm.mu.
 func (b *boardState) takeTicket() uint64 {
@@ -202,24 +270,32 @@ func (o *operation) boardSetUp() error {
 			idx = -1
 		} else {
 			clear(m[:boardCtrlBytes])
-			for s := range boardSlots {
-				word(b.slot(m, s), 0).Store(0)
+			clear(m[b.ringAckOff : b.ringAckOff+8*b.ring])
+			for g := range b.nslots() {
+				word(b.slot(m, g), 0).Store(0)
 			}
 			word(m, 0).Store(c.id)
 		}
 	}
 	n := c.Size()
-	all := make([]byte, 8*n)
-	binary.LittleEndian.PutUint64(all[8*c.rank:], uint64(int64(idx)))
+	all := make([]byte, 16*n) // per rank: its board's index, its ring's depth
+	binary.LittleEndian.PutUint64(all[16*c.rank:], uint64(int64(idx)))
+	binary.LittleEndian.PutUint64(all[16*c.rank+8:], uint64(b.ring))
 	b.index = idx
-	if err := c.allGatherRing(o, all, 8, 1); err != nil {
+	if err := c.allGatherRing(o, all, 16, 1); err != nil {
 		b.release() // the next board call tries again, on every rank: none got all indices
 		return err
 	}
 	b.phase = boardNone
 	peers := make([][]byte, n)
 	for m := range n {
-		i := int(int64(binary.LittleEndian.Uint64(all[8*m:])))
+		if ring := binary.LittleEndian.Uint64(all[16*m+8:]); ring != uint64(b.ring) {
+			b.release() // every rank sees the same: none uses the board
+			return fmt.Errorf("the board's ring holds %d slots on rank %d, %d on rank %d: Config.BoardRing must be the same on every rank; the communicator does without the board", b.ring, c.rank, ring, m)
+		}
+	}
+	for m := range n {
+		i := int(int64(binary.LittleEndian.Uint64(all[16*m:])))
 		if i < 0 {
 			b.release()
 			return nil
@@ -245,10 +321,11 @@ func (c *Comm) boardReset() {
 	b := &c.board
 	c.retireBoard()
 	b.phase = boardUntried
-	b.written, b.verify = [boardSlots]uint64{}, [boardSlots]uint64{}
-	for s := range boardSlots {
-		b.rootPending[s].Store(0)
+	b.written, b.verify, b.verifyN = [boardAllSlots]uint64{}, [boardAllSlots]uint64{}, 0
+	for g := range b.rootPending {
+		b.rootPending[g].Store(0)
 	}
+	b.rootN.Store(0)
 }
 
 // release gives this rank's board back.
@@ -276,7 +353,8 @@ type retiredBoard struct {
 	id      uint64 // the communicator's, at [0, 8) of every member's board while it is theirs
 	host    transport.BoardHost
 	index   int
-	written [boardSlots]uint64
+	lay     boardLayout
+	written [boardAllSlots]uint64
 	peers   [][]byte
 	ranks   []int
 }
@@ -287,7 +365,7 @@ type retiredBoard struct {
 func (r *retiredBoard) read() bool {
 	for s, w := range r.written {
 		for m, p := range r.peers {
-			if w > 0 && word(p, boardOffAcks+8*s).Load() < w && word(p, 0).Load() == r.id && r.host.Down(r.ranks[m]) == nil {
+			if w > 0 && word(p, r.lay.ackOff(s)).Load() < w && word(p, 0).Load() == r.id && r.host.Down(r.ranks[m]) == nil {
 				return false
 			}
 		}
@@ -344,10 +422,10 @@ func (c *Comm) retireBoard() {
 	if b.phase != boardReady {
 		return
 	}
-	for s := range boardSlots {
-		b.ack(c.rank, s).Store(^uint64(0))
+	for g := range b.nslots() {
+		b.ack(c.rank, g).Store(^uint64(0))
 	}
-	r := retiredBoard{id: c.id, host: b.host, index: b.index, written: b.written, peers: b.peers, ranks: c.ranks}
+	r := retiredBoard{id: c.id, host: b.host, index: b.index, lay: b.boardLayout, written: b.written, peers: b.peers, ranks: c.ranks}
 	b.up.Store(false)
 	b.index = -1 // b.peers stays: a call issued before Close may still look (boardPeek, rootFailed)
 	if r.read() {

@@ -12,8 +12,10 @@ import (
 // checks every member's header, as AllReduce does, so a mismatch fails
 // every rank in the call. In steady state the call is eager: the root
 // returns once its data is on its board, running up to boardSlots calls
-// ahead of a slow receiver (its next write of a slot waits for every
-// member's ack of the slot's last call), and a receiver checks only the
+// ahead of a slow receiver, or Config.BoardRing for a call of at most
+// boardRingData bytes, which takes a ring slot (its next write of a slot
+// waits for every member's ack of the slot's last call), so a receiver
+// finds many calls ready and takes them without waiting; a receiver checks only the
 // root's header and the next receiver's ((r+1) mod n, unless that is the
 // root): every two ranks are still joined by a chain of checks, so a
 // mismatch, different roots included, is seen by a receiver in the call;
@@ -21,7 +23,7 @@ import (
 // at a later call on the communicator (at the latest the one that reuses
 // the slot) or at Close (rootPending, rootSettle).
 func (c *Comm) broadcastBoard(o *operation, buf []byte, root int) error {
-	s := int(o.key.Op % boardSlots)
+	s := o.boardSlot
 	eager := o.boardSteady()
 	mine := []byte(nil)
 	if c.rank == root {
@@ -38,10 +40,13 @@ func (c *Comm) broadcastBoard(o *operation, buf []byte, root int) error {
 		copy(buf, data[:len(buf)])
 	}
 	if eager {
-		if c.rank == root {
-			c.board.rootPending[s].Store(o.key.Op + 1)
+		if b := &c.board; c.rank == root {
+			if b.rootPending[s].Swap(o.key.Op+1) == 0 { // 0: settled by boardPublish
+				b.rootN.Add(1)
+			}
 		} else if next := (c.rank + 1) % c.Size(); next != root {
-			c.board.verify[s], c.board.verifyPeer[s] = o.key.Op+1, next // checked later: boardVerify
+			b.verify[s], b.verifyPeer[s] = o.key.Op+1, next // checked later: boardVerify
+			b.verifyN++
 		}
 		c.mu.Lock()
 		c.eager.returns++
@@ -78,17 +83,37 @@ func (o *operation) boardSteady() bool {
 }
 
 // rootFailed reports a Broadcast this rank returned from as its root
-// (broadcastBoard) that a receiver then failed, from the receivers' fail
-// words; one every member has acked is settled and forgotten. Every call
-// on the communicator asks before it runs (execute): a few loads when
-// nothing is pending.
+// (broadcastBoard) that a receiver then failed: a receiver's fail word
+// that names a call still pending here. Every call on the communicator
+// asks before it runs (execute), and Close: one load when nothing is
+// pending, else one per member, however deep the ring. (A receiver that
+// failed a later call since has overwritten its fail word: the root
+// learns of the earlier one at the call that reuses its slot, rootSettle,
+// and of the later one here.)
 func (b *boardState) rootFailed(c *Comm) error {
-	for s := range b.rootPending {
-		if err := b.rootSettle(c, s); err != nil {
-			return err
+	if b.rootN.Load() == 0 {
+		return nil
+	}
+	for m, mem := range b.peers {
+		f := word(mem, boardOffFail).Load()
+		if m == c.rank || f == 0 {
+			continue
+		}
+		for _, ring := range [2]bool{false, true} {
+			if p := &b.rootPending[b.slotOf(f-1, ring)]; p.Load() == f && p.CompareAndSwap(f, 0) {
+				b.rootN.Add(-1)
+				return rootFailedErr(f, m, mem)
+			}
 		}
 	}
 	return nil
+}
+
+// rootFailedErr is the error of an eager root Broadcast (seq+1 u) that
+// member m, whose board is mem, failed.
+func rootFailedErr(u uint64, m int, mem []byte) error {
+	return fmt.Errorf("an earlier call on this communicator (operation #%d, a Broadcast this rank returned from as its root once its data was on its board) failed on rank %d: %s",
+		u-1, m, boardFailText(mem))
 }
 
 // rootSettle checks slot s's pending root Broadcast (rootFailed): its
@@ -111,14 +136,15 @@ func (b *boardState) rootSettle(c *Comm, s int) error {
 		}
 		a := b.ack(m, s).Load()
 		if word(mem, boardOffFail).Load() == u {
-			p.CompareAndSwap(u, 0)
-			return fmt.Errorf("an earlier call on this communicator (operation #%d, a Broadcast this rank returned from as its root once its data was on its board) failed on rank %d: %s",
-				u-1, m, boardFailText(mem))
+			if p.CompareAndSwap(u, 0) {
+				b.rootN.Add(-1)
+			}
+			return rootFailedErr(u, m, mem)
 		}
 		acked = acked && a >= u
 	}
-	if acked {
-		p.CompareAndSwap(u, 0)
+	if acked && p.CompareAndSwap(u, 0) {
+		b.rootN.Add(-1)
 	}
 	return nil
 }
@@ -134,21 +160,25 @@ func (b *boardState) rootSettle(c *Comm, s int) error {
 // fails the call running now, naming the earlier one.
 func (o *operation) boardVerify() error {
 	b := &o.c.board
-	cur := int(o.key.Op % boardSlots)
-	for s := range boardSlots {
+	cur := o.boardSlot
+	for s, left := 0, b.verifyN; left > 0 && s < b.nslots(); s++ {
 		v := b.verify[s]
 		if v == 0 {
 			continue
 		}
+		left--
 		done, err := b.verified(o.c, s)
 		if !done && s == cur {
-			o.bw = boardWait{kind: waitSlot, peer: b.verifyPeer[s], mem: b.slot(b.peers[b.verifyPeer[s]], s), want: v, fail: v}
+			o.bw = b.slotWait(b.verifyPeer[s], s, v-1, v)
 			if err = o.boardAwait(); err == nil {
 				done, err = b.verified(o.c, s)
 			}
 		}
 		if err != nil {
-			b.verify[s] = 0
+			if b.verify[s] != 0 {
+				b.verify[s] = 0
+				b.verifyN--
+			}
 			b.ack(o.c.rank, s).Store(v)
 			return fmt.Errorf("an earlier call on this communicator (operation #%d, a Broadcast this rank returned from once it had its data) failed: %w", v-1, err)
 		}
@@ -162,8 +192,17 @@ func (o *operation) boardVerify() error {
 func (b *boardState) verified(c *Comm, s int) (bool, error) {
 	v, peer := b.verify[s], b.verifyPeer[s]
 	theirs, mine := b.slot(b.peers[peer], s), b.slot(b.peers[c.rank], s)
+	alt := []byte(nil)
+	if a := b.otherSlot(v-1, s); a >= 0 {
+		alt = b.slot(b.peers[peer], a)
+	}
 	var err error
 	switch {
+	case alt != nil && word(alt, 0).Load() == v: // its arguments put the call in the other slot
+		hm, err1 := parseBoardHeader(mine[boardOffHeader : boardOffHeader+headerLen])
+		if err = err1; err == nil {
+			err = otherSlotErr(hm, c.rank, alt, peer)
+		}
 	case word(theirs, 0).Load() == v:
 		th, mh := theirs[boardOffHeader:boardOffHeader+headerLen], mine[boardOffHeader:boardOffHeader+headerLen]
 		if string(th) != string(mh) {
@@ -179,6 +218,7 @@ func (b *boardState) verified(c *Comm, s int) (bool, error) {
 		return false, nil
 	}
 	b.verify[s] = 0
+	b.verifyN--
 	b.ack(c.rank, s).Store(v)
 	return true, err
 }
@@ -200,7 +240,7 @@ func (c *Comm) closeVerify() error {
 	deadline := time.Now().Add(min(boardCloseWait, c.cfg.Timeout))
 	nap := 20 * time.Microsecond
 	var first error
-	for s := range boardSlots {
+	for s := range b.nslots() {
 		for v := b.verify[s]; b.verify[s] != 0; {
 			done, err := b.verified(c, s)
 			if err != nil && first == nil {
@@ -212,6 +252,7 @@ func (c *Comm) closeVerify() error {
 			peer := b.verifyPeer[s]
 			if late, down := !time.Now().Before(deadline), b.host.Down(c.ranks[peer]); late || down != nil {
 				b.verify[s] = 0
+				b.verifyN--
 				if first == nil {
 					why := fmt.Sprintf("not within %v", min(boardCloseWait, c.cfg.Timeout))
 					if down != nil {

@@ -22,14 +22,37 @@ const (
 // waiting for its turn must not touch the running call's): on word off of
 // member peer's board mem, at least want (waitTurn, waitAck) or exactly
 // want (waitSlot); it also ends when peer fails the call (fail, its fail
-// word) or the communicator is aborted.
+// word), when peer wrote the call in the other slot it could have taken
+// (alt, if not nil: its arguments differ, board.go) or the communicator
+// is aborted.
 type boardWait struct {
 	kind int
 	peer int
 	mem  []byte
+	alt  []byte
 	off  int
 	want uint64
 	fail uint64 // seq+1 of the call
+}
+
+// slotWait is the wait for member peer's slot g of call seq (want
+// seq+1), or its failure of call fail-1.
+func (b *boardState) slotWait(peer, g int, seq, fail uint64) boardWait {
+	w := boardWait{kind: waitSlot, peer: peer, mem: b.slot(b.peers[peer], g), want: seq + 1, fail: fail}
+	if a := b.otherSlot(seq, g); a >= 0 {
+		w.alt = b.slot(b.peers[peer], a)
+	}
+	return w
+}
+
+// wrote reports whether member m wrote call seq on its board, in either
+// slot the call could take.
+func (b *boardState) wrote(m int, seq uint64) bool {
+	mem := b.peers[m]
+	if word(b.slot(mem, b.slotOf(seq, false)), 0).Load() == seq+1 {
+		return true
+	}
+	return b.ring > 0 && word(b.slot(mem, b.slotOf(seq, true)), 0).Load() == seq+1
 }
 
 // ready reports whether the running wait has ended, one way or another
@@ -45,7 +68,8 @@ func (o *operation) boardReady() bool {
 	case waitAck:
 		return word(w.mem, w.off).Load() >= w.want
 	}
-	return word(w.mem, w.off).Load() >= w.want || word(w.mem, boardOffFail).Load() == w.fail
+	return word(w.mem, w.off).Load() >= w.want || word(b.peers[w.peer], boardOffFail).Load() == w.fail ||
+		(w.alt != nil && word(w.alt, 0).Load() == w.want)
 }
 
 // settle returns the error of a wait that ended (ready): nil if it got
@@ -66,10 +90,26 @@ func (o *operation) settle() error {
 	if v == w.want {
 		return nil
 	}
-	if word(w.mem, boardOffFail).Load() == w.fail {
+	if word(b.peers[w.peer], boardOffFail).Load() == w.fail {
 		return o.boardPeerFailed(w.peer)
 	}
+	if w.alt != nil && word(w.alt, 0).Load() == w.want {
+		return otherSlotErr(o.hdr, o.c.rank, w.alt, w.peer)
+	}
 	return fmt.Errorf("rank %d's board holds call %d where call %d was due: a broken board", w.peer, int64(v)-1, w.want-1)
+}
+
+// otherSlotErr is the mismatch of a call (header mine, on rank) with
+// member peer, which wrote it in slot alt, where its arguments put it.
+func otherSlotErr(mine header, rank int, alt []byte, peer int) error {
+	theirs, err := parseBoardHeader(alt[boardOffHeader : boardOffHeader+headerLen])
+	if err != nil {
+		return fmt.Errorf("from rank %d's board: %w", peer, err)
+	}
+	if err := mismatch(mine, rank, theirs, peer); err != nil {
+		return err
+	}
+	return fmt.Errorf("rank %d wrote a call of the same arguments in the other slot of its board: a broken board", peer)
 }
 
 // boardPeerFailed is the error of a call that member peer failed, with
@@ -165,14 +205,13 @@ func (o *operation) boardTick(lw *longWait) error {
 // as missing the members that have not written this call's slot.
 func (o *operation) boardLook(since time.Time) {
 	b := &o.c.board
-	s := int(o.key.Op % boardSlots)
 	var peers, missing []int
 	for m := range o.peers {
 		if m == o.c.rank {
 			continue
 		}
 		peers = append(peers, m)
-		if o.bw.kind != waitTurn && (o.bw.kind == waitSlot || m == o.bw.peer) && word(b.slot(b.peers[m], s), 0).Load() != o.key.Op+1 {
+		if o.bw.kind != waitTurn && (o.bw.kind == waitSlot || m == o.bw.peer) && !b.wrote(m, o.key.Op) {
 			missing = append(missing, m)
 		}
 	}
@@ -224,11 +263,13 @@ func (o *operation) boardEnter() (bool, error) {
 		return false, nil
 	}
 	o.onBoard = true
+	ring := o.hdr.kind == KindBroadcast && o.hdr.count*uint64(esize(o.hdr.dt)) <= boardRingData
+	o.boardSlot = b.slotOf(o.key.Op, ring)
 	b.calls.Add(1)
 	if err := o.boardVerify(); err != nil {
 		return true, err
 	}
-	b.ack(o.c.rank, int(o.key.Op%boardSlots)).Store(o.key.Op)
+	b.ack(o.c.rank, o.boardSlot).Store(o.key.Op)
 	return true, nil
 }
 
@@ -236,7 +277,7 @@ func (o *operation) boardEnter() (bool, error) {
 // whatever the outcome, and its ticket.
 func (o *operation) boardLeave() {
 	b := &o.c.board
-	if s := int(o.key.Op % boardSlots); o.onBoard && b.verify[s] != o.key.Op+1 {
+	if s := o.boardSlot; o.onBoard && b.verify[s] != o.key.Op+1 {
 		b.ack(o.c.rank, s).Store(o.key.Op + 1) // else when checked (boardVerify)
 	}
 	if o.err != nil && setUpMismatch(o.err) && b.phase != boardUntried { // found after its turn came
@@ -298,7 +339,7 @@ func (o *operation) boardPublish(s int, data []byte) error {
 			if m == o.c.rank {
 				continue
 			}
-			o.bw = boardWait{kind: waitAck, peer: m, mem: b.peers[m], off: boardOffAcks + 8*s, want: prev}
+			o.bw = boardWait{kind: waitAck, peer: m, mem: b.peers[m], off: b.ackOff(s), want: prev}
 			if err := o.boardAwait(); err != nil {
 				return err
 			}
@@ -324,7 +365,7 @@ func (o *operation) boardRead(m, s int) ([]byte, error) {
 	if m == o.c.rank && o.boardWrote {
 		return slot[boardSlotHead:], nil
 	}
-	o.bw = boardWait{kind: waitSlot, peer: m, mem: slot, want: o.key.Op + 1, fail: o.key.Op + 1}
+	o.bw = b.slotWait(m, s, o.key.Op, o.key.Op+1)
 	if err := o.boardAwait(); err != nil {
 		return nil, err
 	}
@@ -361,10 +402,9 @@ func parseBoardHeader(b []byte) (header, error) {
 // other where the call reads every slot).
 func (o *operation) boardNeverWrote() string {
 	b := &o.c.board
-	s := int(o.key.Op % boardSlots)
 	var missing []int
 	for m := range b.peers {
-		if m != o.c.rank && word(b.slot(b.peers[m], s), 0).Load() != o.key.Op+1 && (o.bw.kind == waitSlot || m == o.bw.peer) {
+		if m != o.c.rank && !b.wrote(m, o.key.Op) && (o.bw.kind == waitSlot || m == o.bw.peer) {
 			missing = append(missing, m)
 		}
 	}
@@ -386,21 +426,22 @@ func (o *operation) boardPeek() error {
 		return nil
 	}
 	peers := b.peers
-	s := int(o.key.Op % boardSlots)
 	for m, mem := range peers {
 		if m == o.c.rank || mem == nil {
 			continue
 		}
-		slot := b.slot(mem, s)
-		if word(slot, 0).Load() != o.key.Op+1 {
-			continue
-		}
-		theirs, err := parseBoardHeader(slot[boardOffHeader : boardOffHeader+headerLen])
-		if err != nil {
-			return fmt.Errorf("rank %d's board: %w", m, err)
-		}
-		if err := mismatch(o.hdr, o.c.rank, theirs, m); err != nil {
-			return err
+		for _, ring := range [2]bool{false, true} { // the slots the call could take
+			slot := b.slot(mem, b.slotOf(o.key.Op, ring))
+			if word(slot, 0).Load() != o.key.Op+1 {
+				continue
+			}
+			theirs, err := parseBoardHeader(slot[boardOffHeader : boardOffHeader+headerLen])
+			if err != nil {
+				return fmt.Errorf("rank %d's board: %w", m, err)
+			}
+			if err := mismatch(o.hdr, o.c.rank, theirs, m); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -90,6 +90,18 @@ type Config struct {
 	// call against the direct algorithm's 148-188); at most
 	// BoardBytesMax; negative: never.
 	BoardBroadcastBytes int
+	// BoardRing is how many calls ahead of its slowest receiver an eager
+	// root Broadcast of at most 64 bytes may run on the board: the
+	// board's ring of small slots (board.go), one per call, each reused
+	// once every member is done with its last call. A receiver then finds
+	// many calls ready and takes them without waiting, and a receiver's
+	// failure reaches the root at the latest at the call that reuses the
+	// slot (package doc). A larger Broadcast runs at most 4 ahead (the
+	// board's big slots). Default DefaultBoardRing (64); at most
+	// BoardRingMax; negative: no ring. Every rank must have the same (a
+	// communicator whose ranks differ does without the board, and its
+	// first board-sized call fails saying so).
+	BoardRing int
 	// BoardBlockBytes is the block (the bytes each rank sends each
 	// other) at or below which AllToAll runs on the board, in one round
 	// (as BoardBytes, where all the blocks of a rank fit a board's slot:
@@ -170,6 +182,10 @@ const (
 	DefaultBoardBroadcastBytes = 64 << 10
 	DefaultBoardBlockBytes     = 16 << 10
 	BoardBytesMax              = 16 << 20
+	// DefaultBoardRing and BoardRingMax are Config.BoardRing's default
+	// and largest value.
+	DefaultBoardRing = 64
+	BoardRingMax     = 256
 )
 
 // defaultChunkBytes is Config.ChunkBytes for transports without a
@@ -200,6 +216,9 @@ func (c Config) withDefaults(traits transport.Traits) (Config, error) {
 	if c.BoardBroadcastBytes == 0 {
 		c.BoardBroadcastBytes = DefaultBoardBroadcastBytes
 	}
+	if c.BoardRing == 0 {
+		c.BoardRing = DefaultBoardRing
+	}
 	if c.Timeout == 0 {
 		c.Timeout = 10 * time.Minute
 	}
@@ -219,6 +238,8 @@ func (c Config) withDefaults(traits transport.Traits) (Config, error) {
 		return c, fmt.Errorf("collective: BoardBroadcastBytes %d above %d", c.BoardBroadcastBytes, BoardBytesMax)
 	case c.BoardBlockBytes > BoardBytesMax:
 		return c, fmt.Errorf("collective: BoardBlockBytes %d above %d", c.BoardBlockBytes, BoardBytesMax)
+	case c.BoardRing > BoardRingMax:
+		return c, fmt.Errorf("collective: BoardRing %d above %d", c.BoardRing, BoardRingMax)
 	case c.Channels < 0 || c.Channels > ChannelsMax:
 		return c, fmt.Errorf("collective: Channels %d out of range [0, %d]", c.Channels, ChannelsMax)
 	case c.Timeout < 0:

@@ -61,6 +61,7 @@ type operation struct {
 	boardWrote   bool                            // it wrote its slot (boardPublish)
 	bw           boardWait                       // what its board wait waits for (boardAwait)
 	boardReadyFn func() bool                     // o.boardReady, made once, kept by release
+	boardSlot    int                             // its slot on the board (boardEnter, slotOf)
 
 	// Initial backing of reqs, hdrBufs and peers, enough for a small
 	// collective on a small communicator: reqs holds up to three requests

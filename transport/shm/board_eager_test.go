@@ -16,53 +16,60 @@ import (
 
 // TestBoardEagerRootLearnsSlowReceiverFailure: the eager root runs up to
 // the board's slots ahead of a slow receiver whose first call's count
-// differs; the receiver fails that call after the root returned from it
-// and from later ones. The root must learn it at a later call, at the
-// latest the one reusing the slot (its call that reuses the slot must not
-// drop the pending call unchecked), and so must every other receiver
-// (at 4 ranks, rank 1 checks neither the root's header nor rank 3's: it
-// hears of it through the root's failure of that call).
+// differs: 4 calls (the big slots) for a Broadcast above 64 bytes,
+// Config.BoardRing for a smaller one (the ring). The receiver fails that
+// call after the root returned from it and from later ones. The root must
+// learn it at a later call, at the latest the one reusing the slot (its
+// call that reuses the slot must not drop the pending call unchecked),
+// and so must every other receiver (at 4 ranks, rank 1 checks neither the
+// root's header nor rank 3's: it hears of it through the root's failure
+// of that call).
 func TestBoardEagerRootLearnsSlowReceiverFailure(t *testing.T) {
-	for _, n := range []int{2, 3, 4} {
-		comms := boardComms(t, n, shm.Config{}, collective.Config{Timeout: time.Minute})
-		for range 4 { // the set-up call, then steady state
-			broadcastAll(comms, same(n, 2), 0, 20*time.Second)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		const calls = 8
-		errs := make([][]error, n)
-		done := make(chan bool, n)
-		for r := range n {
-			go func() {
-				if r == n-1 {
-					time.Sleep(50 * time.Millisecond) // slow; its first call's count differs
-				}
-				for i := range calls {
-					k := 2
-					if r == n-1 && i == 0 {
-						k = 3
-					}
-					got := make([]int64, k)
-					errs[r] = append(errs[r], collective.Broadcast(ctx, comms[r], got, got, 0))
-				}
-				done <- true
-			}()
-		}
-		for range n {
-			<-done
-		}
-		if errs[n-1][0] == nil {
-			t.Fatalf("n=%d: the mismatched rank did not fail its call", n)
-		}
-		for r := range n - 1 {
-			failed := false
-			for _, err := range errs[r][:5] { // call 0 and the 4 after it: the slot's reuse
-				failed = failed || err != nil
+	for _, tc := range []struct {
+		words, ahead int // the Broadcast's int64s (the slow receiver's first call has one more); the slots
+		ring         int // Config.BoardRing
+	}{{2, collective.DefaultBoardRing, 0}, {2, 16, 16}, {16, 4, 0}} {
+		for _, n := range []int{2, 3, 4} {
+			comms := boardComms(t, n, shm.Config{}, collective.Config{Timeout: time.Minute, BoardRing: tc.ring})
+			for range 4 { // the set-up call, then steady state
+				broadcastAll(comms, same(n, tc.words), 0, 20*time.Second)
 			}
-			t.Logf("n=%d rank %d: %v", n, r, errs[r])
-			if !failed {
-				t.Errorf("n=%d: rank %d returned nil from calls 0 to 4 (4 reuses call 0's slot): rank %d's failure of call 0 never reached it", n, r, n-1)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			calls := tc.ahead + 4
+			errs := make([][]error, n)
+			done := make(chan bool, n)
+			for r := range n {
+				go func() {
+					if r == n-1 {
+						time.Sleep(50 * time.Millisecond) // slow; its first call's count differs
+					}
+					for i := range calls {
+						k := tc.words
+						if r == n-1 && i == 0 {
+							k++
+						}
+						got := make([]int64, k)
+						errs[r] = append(errs[r], collective.Broadcast(ctx, comms[r], got, got, 0))
+					}
+					done <- true
+				}()
+			}
+			for range n {
+				<-done
+			}
+			if errs[n-1][0] == nil {
+				t.Fatalf("%d int64s, n=%d: the mismatched rank did not fail its call", tc.words, n)
+			}
+			for r := range n - 1 {
+				failed := false
+				for _, err := range errs[r][:tc.ahead+1] { // call 0 and those after it up to the slot's reuse
+					failed = failed || err != nil
+				}
+				if !failed {
+					t.Errorf("%d int64s, n=%d: rank %d returned nil from calls 0 to %d (%d reuses call 0's slot): rank %d's failure of call 0 never reached it",
+						tc.words, n, r, tc.ahead, tc.ahead, n-1)
+				}
 			}
 		}
 	}
