@@ -190,8 +190,11 @@
 // mismatch is an error on every rank in the call. In steady state it is
 // eager: the root returns once its header and data are on its board (its
 // buffer is free at once), at most 4 calls (the board's slots) ahead of
-// its slowest receiver, since its next write of a slot waits until every
-// member is done with that slot's last call; a receiver returns once it
+// its slowest receiver, or Config.BoardRing calls (64 by default: the
+// board's ring of small slots) for a Broadcast of at most 64 bytes, since
+// its next write of a slot waits until every member is done with that
+// slot's last call (so a receiver descheduled for a while finds many
+// calls ready and takes them without waiting); a receiver returns once it
 // has checked the root's header against its own, found it matching, and
 // copied the root's data. It checks the next receiver's header (rank r+1
 // mod n, unless that is the root) at its next call on the board, before
@@ -216,14 +219,16 @@
 //     earlier call and the receiver's reason, and its failure ends that
 //     call on every rank. A receiver slower than the root has not failed
 //     it yet when the root's next calls start; the root's board call that
-//     reuses the slot (4 calls later) waits until every member is done
-//     with the call, and fails there at the latest;
+//     reuses the slot (4 calls later, or Config.BoardRing for a ring
+//     call) waits until every member is done with the call, and fails
+//     there at the latest;
 //   - at the eager root's Close, if a receiver had failed by then (Close
 //     returns the error; it does not wait for slower receivers).
 //
 // So every rank gets an error by the call that reuses the failed call's
-// slot (4 calls later) at the latest: the root's failure of that call
-// ends it on every receiver, whose checks of the earlier call matched.
+// slot (4 calls later, Config.BoardRing for a ring call) at the latest:
+// the root's failure of that call ends it on every receiver, whose checks
+// of the earlier call matched.
 //
 // [Comm.EagerReturns] counts these calls too.
 //
