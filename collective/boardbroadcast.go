@@ -192,17 +192,12 @@ func (o *operation) boardVerify() error {
 func (b *boardState) verified(c *Comm, s int) (bool, error) {
 	v, peer := b.verify[s], b.verifyPeer[s]
 	theirs, mine := b.slot(b.peers[peer], s), b.slot(b.peers[c.rank], s)
-	alt := []byte(nil)
+	alt := []byte(nil) // looked at only if theirs is not there: one cache line a check
 	if a := b.otherSlot(v-1, s); a >= 0 {
 		alt = b.slot(b.peers[peer], a)
 	}
 	var err error
 	switch {
-	case alt != nil && word(alt, 0).Load() == v: // its arguments put the call in the other slot
-		hm, err1 := parseBoardHeader(mine[boardOffHeader : boardOffHeader+headerLen])
-		if err = err1; err == nil {
-			err = otherSlotErr(hm, c.rank, alt, peer)
-		}
 	case word(theirs, 0).Load() == v:
 		th, mh := theirs[boardOffHeader:boardOffHeader+headerLen], mine[boardOffHeader:boardOffHeader+headerLen]
 		if string(th) != string(mh) {
@@ -214,6 +209,11 @@ func (b *boardState) verified(c *Comm, s int) (bool, error) {
 		}
 	case word(b.peers[peer], boardOffFail).Load() == v:
 		err = fmt.Errorf("rank %d failed: %s", peer, boardFailText(b.peers[peer]))
+	case alt != nil && word(alt, 0).Load() == v: // its arguments put the call in the other slot
+		hm, err1 := parseBoardHeader(mine[boardOffHeader : boardOffHeader+headerLen])
+		if err = err1; err == nil {
+			err = otherSlotErr(hm, c.rank, alt, peer)
+		}
 	default:
 		return false, nil
 	}
