@@ -23,7 +23,7 @@ func simdLevels() []simdLevel {
 	c := &cpuid.CPU
 	avx512 := c.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512DQ, cpuid.AVX2, cpuid.F16C)
 	return []simdLevel{
-		{"avx512fp16", avx512 && c.Supports(cpuid.AVX512FP16), avx512Block, slices.Concat(avx512Kernels, avx512fp16Kernels)},
+		{"avx512fp16", avx512 && c.Supports(cpuid.AVX512FP16, cpuid.AVX512VBMI, cpuid.GFNI), avx512Block, slices.Concat(avx512Kernels, avx512fp16Kernels)},
 		{"avx512", avx512, avx512Block, avx512Kernels},
 		{"avx2", c.Supports(cpuid.AVX2, cpuid.F16C), avx2Block, avx2Kernels},
 	}
