@@ -290,8 +290,12 @@ func (o *operation) boardSetUp() error {
 	peers := make([][]byte, n)
 	for m := range n {
 		if ring := binary.LittleEndian.Uint64(all[16*m+8:]); ring != uint64(b.ring) {
-			b.release() // every rank sees the same: none uses the board
-			return fmt.Errorf("the board's ring holds %d slots on rank %d, %d on rank %d: Config.BoardRing must be the same on every rank; the communicator does without the board", b.ring, c.rank, ring, m)
+			// Their slots lie elsewhere (Config.BoardRing differs). Every
+			// rank sees the same and does without the board, the call
+			// going on point to point: an error here would end the call
+			// on ranks still in their AllGather, which would set up again.
+			b.release()
+			return nil
 		}
 	}
 	for m := range n {

@@ -98,9 +98,10 @@ type Config struct {
 	// failure reaches the root at the latest at the call that reuses the
 	// slot (package doc). A larger Broadcast runs at most 4 ahead (the
 	// board's big slots). Default DefaultBoardRing (64); at most
-	// BoardRingMax; negative: no ring. Every rank must have the same (a
-	// communicator whose ranks differ does without the board, and its
-	// first board-sized call fails saying so).
+	// BoardRingMax; negative: no ring. Every rank must have the same: a
+	// communicator whose ranks differ (their boards' slots lie
+	// differently) does without the board, its calls going point to
+	// point (Comm.BoardCalls stays 0).
 	BoardRing int
 	// BoardBlockBytes is the block (the bytes each rank sends each
 	// other) at or below which AllToAll runs on the board, in one round

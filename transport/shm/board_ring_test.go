@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/shm"
 )
 
@@ -130,6 +131,48 @@ func TestBoardRingMismatchDeep(t *testing.T) {
 			if !failed {
 				t.Errorf("n=%d rank %d: nil from calls %d to %d: the failure of call %d never reached it: %v", n, r, badAt, badAt+ring, badAt, errs[r])
 			}
+		}
+	}
+}
+
+// TestBoardRingDiffers: ranks whose Config.BoardRing differ would place
+// the board's slots differently: every rank finds it at the set-up and
+// the communicator does without the board, every call (the set-up one
+// too) going point to point with the right result.
+func TestBoardRingDiffers(t *testing.T) {
+	const n = 3
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	eps, err := shm.NewLocalWorld(ctx, n, shm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	comms := make([]*collective.Comm, n)
+	for i, ep := range eps {
+		c, err := collective.New(transport.Endpoint(ep), 7, collective.Config{Timeout: time.Minute, BoardRing: 8 * (1 + i/2)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		comms[i] = c
+		t.Cleanup(func() { _ = c.Close(); _ = ep.Close() })
+	}
+	for i := range 4 {
+		sums, errs := allReduceAll(comms, same(n, 2), 20*time.Second)
+		for r, err := range errs {
+			if err != nil || sums[r][0] != 1+2+3 {
+				t.Fatalf("call %d rank %d: %v, %v", i, r, sums[r], err)
+			}
+		}
+		outs, errs := broadcastAll(comms, same(n, 2), 1, 20*time.Second)
+		for r, err := range errs {
+			if err != nil || outs[r][1] != 101 {
+				t.Fatalf("Broadcast %d rank %d: %v, %v", i, r, outs[r], err)
+			}
+		}
+	}
+	for r, c := range comms {
+		if c.BoardCalls() != 0 {
+			t.Errorf("rank %d ran %d calls on the board", r, c.BoardCalls())
 		}
 	}
 }
