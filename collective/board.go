@@ -132,7 +132,7 @@ func layoutFor(bytes, ring int) (boardLayout, bool) {
 // fits one (ring), else a big slot.
 func (l *boardLayout) slotOf(seq uint64, ring bool) int {
 	if ring && l.ring > 0 {
-		return boardSlots + int(seq%uint64(l.ring))
+		return boardSlots + int(seq&uint64(l.ring-1)) // a power of two (Config.BoardRing)
 	}
 	return int(seq % boardSlots)
 }

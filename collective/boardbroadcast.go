@@ -169,7 +169,7 @@ func (o *operation) boardVerify() error {
 		left--
 		done, err := b.verified(o.c, s)
 		if !done && s == cur {
-			o.bw = b.slotWait(b.verifyPeer[s], s, v-1, v)
+			o.waitSlot(b.verifyPeer[s], s, v-1, v)
 			if err = o.boardAwait(); err == nil {
 				done, err = b.verified(o.c, s)
 			}

@@ -35,14 +35,14 @@ type boardWait struct {
 	fail uint64 // seq+1 of the call
 }
 
-// slotWait is the wait for member peer's slot g of call seq (want
-// seq+1), or its failure of call fail-1.
-func (b *boardState) slotWait(peer, g int, seq, fail uint64) boardWait {
-	w := boardWait{kind: waitSlot, peer: peer, mem: b.slot(b.peers[peer], g), want: seq + 1, fail: fail}
+// waitSlot sets the call's wait (bw) to member peer's slot g of call
+// seq (want seq+1), or its failure of call fail-1.
+func (o *operation) waitSlot(peer, g int, seq, fail uint64) {
+	b, w := &o.c.board, &o.bw
+	*w = boardWait{kind: waitSlot, peer: peer, mem: b.slot(b.peers[peer], g), want: seq + 1, fail: fail}
 	if a := b.otherSlot(seq, g); a >= 0 {
 		w.alt = b.slot(b.peers[peer], a)
 	}
-	return w
 }
 
 // wrote reports whether member m wrote call seq on its board, in either
@@ -365,7 +365,7 @@ func (o *operation) boardRead(m, s int) ([]byte, error) {
 	if m == o.c.rank && o.boardWrote {
 		return slot[boardSlotHead:], nil
 	}
-	o.bw = b.slotWait(m, s, o.key.Op, o.key.Op+1)
+	o.waitSlot(m, s, o.key.Op, o.key.Op+1)
 	if err := o.boardAwait(); err != nil {
 		return nil, err
 	}

@@ -97,8 +97,8 @@ type Config struct {
 	// many calls ready and takes them without waiting, and a receiver's
 	// failure reaches the root at the latest at the call that reuses the
 	// slot (package doc). A larger Broadcast runs at most 4 ahead (the
-	// board's big slots). Default DefaultBoardRing (64); at most
-	// BoardRingMax; negative: no ring. Every rank must have the same: a
+	// board's big slots). A power of two; default DefaultBoardRing (64);
+	// at most BoardRingMax; negative: no ring. Every rank must have the same: a
 	// communicator whose ranks differ (their boards' slots lie
 	// differently) does without the board, its calls going point to
 	// point (Comm.BoardCalls stays 0).
@@ -239,8 +239,8 @@ func (c Config) withDefaults(traits transport.Traits) (Config, error) {
 		return c, fmt.Errorf("collective: BoardBroadcastBytes %d above %d", c.BoardBroadcastBytes, BoardBytesMax)
 	case c.BoardBlockBytes > BoardBytesMax:
 		return c, fmt.Errorf("collective: BoardBlockBytes %d above %d", c.BoardBlockBytes, BoardBytesMax)
-	case c.BoardRing > BoardRingMax:
-		return c, fmt.Errorf("collective: BoardRing %d above %d", c.BoardRing, BoardRingMax)
+	case c.BoardRing > BoardRingMax || c.BoardRing > 0 && c.BoardRing&(c.BoardRing-1) != 0:
+		return c, fmt.Errorf("collective: BoardRing %d: want a power of two, at most %d", c.BoardRing, BoardRingMax)
 	case c.Channels < 0 || c.Channels > ChannelsMax:
 		return c, fmt.Errorf("collective: Channels %d out of range [0, %d]", c.Channels, ChannelsMax)
 	case c.Timeout < 0:

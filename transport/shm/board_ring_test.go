@@ -79,7 +79,7 @@ func ringData(i, words int) []int64 {
 // every call's own data, though each ring slot is reused several times
 // while the slow one catches up.
 func TestBoardRingSlowReceiver(t *testing.T) {
-	const ring = 12
+	const ring = 16
 	for _, n := range []int{2, 4} {
 		comms := boardComms(t, n, shm.Config{}, collective.Config{Timeout: time.Minute, BoardRing: ring})
 		for range 4 { // the set-up call, then steady state
@@ -104,11 +104,11 @@ func TestBoardRingSlowReceiver(t *testing.T) {
 }
 
 // TestBoardRingMismatchDeep: the slow receiver's count differs at a call
-// deep in the root's run-ahead (call 5 of a 12-deep ring, after the root
-// returned from 12): every rank fails a call from that one up to the one
-// that reuses its slot (12 later) at the latest, as the package doc says.
+// deep in the root's run-ahead (call 5 of a 16-deep ring, after the root
+// returned from 16): every rank fails a call from that one up to the one
+// that reuses its slot (16 later) at the latest, as the package doc says.
 func TestBoardRingMismatchDeep(t *testing.T) {
-	const ring, badAt = 12, 5
+	const ring, badAt = 16, 5
 	for _, n := range []int{2, 3, 4} {
 		comms := boardComms(t, n, shm.Config{}, collective.Config{Timeout: time.Minute, BoardRing: ring})
 		for range 4 {

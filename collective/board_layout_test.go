@@ -1,0 +1,37 @@
+package collective
+
+import (
+	"testing"
+
+	"github.com/gocoll/gocoll/transport"
+)
+
+// TestBoardRingConfig: Config.BoardRing takes powers of two up to
+// BoardRingMax, 0 (the default) and negatives (no ring); the ring then
+// fits a board as the layout says, or is left out where it would not.
+func TestBoardRingConfig(t *testing.T) {
+	for _, ring := range []int{3, 12, BoardRingMax + 1, 2 * BoardRingMax} {
+		if _, err := (Config{BoardRing: ring}).withDefaults(transport.Traits{}); err == nil {
+			t.Errorf("BoardRing %d accepted", ring)
+		}
+	}
+	for _, ring := range []int{-1, 0, 1, 8, BoardRingMax} {
+		cfg, err := (Config{BoardRing: ring}).withDefaults(transport.Traits{})
+		if err != nil {
+			t.Errorf("BoardRing %d: %v", ring, err)
+		}
+		if ring == 0 && cfg.BoardRing != DefaultBoardRing {
+			t.Errorf("BoardRing 0 became %d, want %d", cfg.BoardRing, DefaultBoardRing)
+		}
+	}
+	l, ok := layoutFor(256<<10+12288, DefaultBoardRing)
+	if !ok || l.ring != DefaultBoardRing || l.slotBytes-boardSlotHead < 64<<10 || l.bigOff%64 != 0 || l.bigOff < l.ringAckOff+8*l.ring {
+		t.Errorf("shm's default board: %+v, %v: want the ring and 64 KiB big slots", l, ok)
+	}
+	if l, ok := layoutFor(4096, BoardRingMax); !ok || l.ring != 0 || l.bigOff != boardCtrlBytes {
+		t.Errorf("a 4 KiB board with the largest ring: %+v, %v: want no ring", l, ok)
+	}
+	if got := l.slotOf(67, true); got != boardSlots+67%DefaultBoardRing {
+		t.Errorf("call 67 in ring slot %d", got)
+	}
+}
