@@ -28,7 +28,9 @@
 #    loaded machine.
 # 2. The model's prediction for the same job: `gocoll topo --explain SIZE
 #    --topology THAT-RUN'S-FILE --chunk C`, C the chunk the job's
-#    transport uses (its INIT line "chunk=").
+#    transport uses (its INIT line "chunk="); beside it the same without
+#    the CPU term (--no-cpu: the probe's CPU figures left out) and the
+#    model's CPU per call (all ranks), against the job's measured one.
 #    `gocoll sim --topology THAT-FILE` runs the same algorithm in virtual
 #    time over a fabric of those figures (no CPU cost): model against sim
 #    checks the model's accounting of the algorithm, sim against the lab
@@ -90,10 +92,16 @@ calls() {
 fastest() { calls "$1" "$2" | head -1; }
 # median RAW BYTES: rank 0's median AllReduce of BYTES, in seconds.
 median() { calls "$1" "$2" | awk '{ v[NR] = $1 } END { if (NR) print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-# predict TOPO BYTES ALGO CHUNK: the model's time in seconds.
+# predict TOPO BYTES ALGO CHUNK [--no-cpu]: the model's time in seconds.
 predict() {
-  "$G" topo --explain "$2" --topology "$1" --coll allreduce --chunk "$4" |
+  "$G" topo --explain "$2" --topology "$1" --coll allreduce --chunk "$4" ${5:-} |
     awk -v a="$3" '$1 == a { t = $NF; if (t == "(chosen)") t = $(NF - 1); v = t + 0; if (t ~ /ms$/) v /= 1e3; else if (t ~ /µs$/) v /= 1e6; else if (t ~ /ns$/) v /= 1e9; print v; exit }'
+}
+# modelcpu TOPO BYTES ALGO CHUNK: the model's CPU seconds per call, all
+# ranks (explain's CPU column; empty where the CPU term is off).
+modelcpu() {
+  "$G" topo --explain "$2" --topology "$1" --coll allreduce --chunk "$4" |
+    awk -v a="$3" '$1 == "algorithm" { cpu = $2 == "CPU" } cpu && $1 == a { for (i = 2; i <= NF; i++) if ($i ~ /^[0-9.]+(ns|µs|ms|s)$/) { t = $i; v = t + 0; if (t ~ /ms$/) v /= 1e3; else if (t ~ /µs$/) v /= 1e6; else if (t ~ /ns$/) v /= 1e9; printf "%.3g", v; exit } }'
 }
 # simulate TOPO BYTES ALGO CHUNK: gocoll sim's time in seconds.
 simulate() {
@@ -117,7 +125,7 @@ cpu_per_call() {
 cores() { awk '$1 == "#" && $2 == "cpu" { if ($5 > 0) printf "%.2f", ($3 + $4) / $5 }' "$1"; }
 
 # 1. The runs, interleaved.
-declare -A BEST PRED SIM FAST MED RAN CORES LOADS TOOK CPU
+declare -A BEST PRED SIM FAST MED RAN CORES LOADS TOOK CPU PREDX MCPU
 for round in $(seq "$ROUNDS"); do
   for s in $SIZES; do
     b=$(bytes "$s")
@@ -133,12 +141,14 @@ for round in $(seq "$ROUNDS"); do
       t=$(usec "$raw" "$b")
       p=$(predict "${raw%.txt}.topo.json" "$b" "$a" "$(chunk "$raw")" 2>/dev/null || true)
       sim=$(simulate "${raw%.txt}.topo.json" "$b" "$a" "$(chunk "$raw")" 2>/dev/null || true)
+      px=$(predict "${raw%.txt}.topo.json" "$b" "$a" "$(chunk "$raw")" --no-cpu 2>/dev/null || true)
+      mc=$(modelcpu "${raw%.txt}.topo.json" "$b" "$a" "$(chunk "$raw")" 2>/dev/null || true)
       if [[ -n $t ]] && { [[ -z ${BEST[$a.$s]:-} ]] || awk -v t="$t" -v b="${BEST[$a.$s]}" 'BEGIN { exit !(t < b) }'; }; then
-        BEST[$a.$s]=$t PRED[$a.$s]=$p SIM[$a.$s]=$sim FAST[$a.$s]=$(fastest "$raw" "$b") MED[$a.$s]=$(median "$raw" "$b") RAN[$a.$s]=$(ran "$raw" "$b")
+        BEST[$a.$s]=$t PRED[$a.$s]=$p SIM[$a.$s]=$sim PREDX[$a.$s]=$px MCPU[$a.$s]=$mc FAST[$a.$s]=$(fastest "$raw" "$b") MED[$a.$s]=$(median "$raw" "$b") RAN[$a.$s]=$(ran "$raw" "$b")
         CORES[$a.$s]=$(cores "$raw") LOADS[$a.$s]=$load CPU[$a.$s]=$(cpu_per_call "$raw" "$b")
         TOOK[$a.$s]=$(sed -n 's/^\[rank 0\] .*msg="gocoll: link figures".* took=\([^ ]*\).*/\1/p' "$raw" | head -1)
       fi
-      echo "bench/model_lab.sh: round $round $s $a: ${t:-failed} us, predicted ${p:-?} s, $(cores "$raw") cores at load $load" >&2
+      echo "bench/model_lab.sh: round $round $s $a: ${t:-failed} us, predicted ${p:-?} s (${px:-?} s without the CPU term), $(cores "$raw") cores at load $load" >&2
     done
   done
 done
@@ -171,15 +181,15 @@ table=$OUT/table.md
   echo
   echo "Run $stamp (UTC) of bench/model_lab.sh at commit $REV, $(nproc) cores; load average (1/5/15 min) $load0 before, $load1 after. The machine was shared with other work: the measured times are upper bounds of what the code does (the run with the lowest mean of $ROUNDS interleaved rounds is kept)."
   echo
-  echo "Lab: 2 sites x $HOSTS hosts x $SLOTS ranks, $PATHS WAN paths x $RATE Mbit/s each way, $DELAY ms one way, MTU $MTU; default transport. Each run probed its links as it formed (the probe is on by default where a job spans hosts) and wrote them (GOCOLL_TOPO_DUMP, raw/STAMP.ALGO.SIZE.ROUND.topo.json); 'predicted' is \`gocoll topo --explain SIZE --topology THAT-FILE --coll allreduce --chunk C\` (C: the run's transport chunk). 'mean': \`gocoll bench allreduce --sizes SIZE --algo A\`'s time (the slowest rank's mean per call, out of place); 'fastest' and 'median': rank 0's fastest and median call (its COLL lines; the fastest is a lower bound, as rank 0 may enter after the others; the median, of the -n calls, is less sensitive to a loaded machine than the mean); 'sim': \`gocoll sim --topology THAT-FILE --algo A --chunk C allreduce SIZE\`, the same algorithm in virtual time over those figures (no CPU cost); 'cores': the CPU time of the job's processes over the run's wall time, at the 1-minute load average 'load' when it started; 'CPU/call': the job's CPU seconds (all 8 ranks, set-up included) per AllReduce of that size, so CPU/call / $(nproc) is the least time the machine allows with every core the job's. Target: mean/predicted within 0.85-1.15."
+  echo "Lab: 2 sites x $HOSTS hosts x $SLOTS ranks, $PATHS WAN paths x $RATE Mbit/s each way, $DELAY ms one way, MTU $MTU; default transport. Each run probed its links as it formed (the probe is on by default where a job spans hosts) and wrote them (GOCOLL_TOPO_DUMP, raw/STAMP.ALGO.SIZE.ROUND.topo.json); 'predicted' is \`gocoll topo --explain SIZE --topology THAT-FILE --coll allreduce --chunk C\` (C: the run's transport chunk). 'mean': \`gocoll bench allreduce --sizes SIZE --algo A\`'s time (the slowest rank's mean per call, out of place); 'fastest' and 'median': rank 0's fastest and median call (its COLL lines; the fastest is a lower bound, as rank 0 may enter after the others; the median, of the -n calls, is less sensitive to a loaded machine than the mean); 'sim': \`gocoll sim --topology THAT-FILE --algo A --chunk C allreduce SIZE\`, the same algorithm in virtual time over those figures (no CPU cost); 'cores': the CPU time of the job's processes over the run's wall time, at the 1-minute load average 'load' when it started; 'CPU/call': the job's CPU seconds (all 8 ranks, set-up included) per AllReduce of that size, so CPU/call / $(nproc) is the least time the machine allows with every core the job's; 'model CPU/call': the model's CPU for the call (the probe's CPU a byte and a message per level, collective/tune/cpu.go), without the set-up; 'no CPU term': the prediction with the probe's CPU figures left out (\`gocoll topo --no-cpu\`), the model before it had the term. Target: mean/predicted within 0.85-1.15."
   echo
-  echo "| size | algorithm | ran | mean | fastest | median | predicted | mean/predicted | fastest/predicted | median/predicted | sim/predicted | probe took | cores (load) | CPU/call |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| size | algorithm | ran | mean | fastest | median | predicted | mean/predicted | fastest/predicted | median/predicted | sim/predicted | probe took | cores (load) | CPU/call | no CPU term | mean/no CPU term | median/no CPU term | model CPU/call |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   for s in $SIZES; do
     for a in $ALGOS; do
       m=$(awk -v m="${BEST[$a.$s]:-}" 'BEGIN { if (m != "") print m * 1e-6 }')
       p=${PRED[$a.$s]:-} f=${FAST[$a.$s]:-} md=${MED[$a.$s]:-}
-      echo "| $s | $a | ${RAN[$a.$s]:-?} | $(fmt_s "$m") | $(fmt_s "$f") | $(fmt_s "$md") | $(fmt_s "$p") | $(fmt_r "$m" "$p") | $(fmt_r "$f" "$p") | $(fmt_r "$md" "$p") | $(fmt_r "${SIM[$a.$s]:-}" "$p") | ${TOOK[$a.$s]:-?} | ${CORES[$a.$s]:-?} (${LOADS[$a.$s]:-?}) | ${CPU[$a.$s]:-?} s |"
+      echo "| $s | $a | ${RAN[$a.$s]:-?} | $(fmt_s "$m") | $(fmt_s "$f") | $(fmt_s "$md") | $(fmt_s "$p") | $(fmt_r "$m" "$p") | $(fmt_r "$f" "$p") | $(fmt_r "$md" "$p") | $(fmt_r "${SIM[$a.$s]:-}" "$p") | ${TOOK[$a.$s]:-?} | ${CORES[$a.$s]:-?} (${LOADS[$a.$s]:-?}) | ${CPU[$a.$s]:-?} s | $(fmt_s "${PREDX[$a.$s]:-}") | $(fmt_r "$m" "${PREDX[$a.$s]:-}") | $(fmt_r "$md" "${PREDX[$a.$s]:-}") | ${MCPU[$a.$s]:-?} s |"
     done
   done
   if [[ -n $DET_SIZE ]]; then

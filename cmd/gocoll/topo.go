@@ -15,7 +15,7 @@ import (
 )
 
 const topoUsage = `usage: gocoll topo --explain SIZE [--topology FILE] [--coll allreduce|broadcast|reduce|all]
-                   [--chunk 512K] [--root 0] [--probe]
+                   [--chunk 512K] [--root 0] [--probe] [--no-cpu]
        gocoll topo --dump [--topology FILE] [--probe]
 
 --explain SIZE prints, for each collective, every candidate algorithm with
@@ -33,6 +33,12 @@ bulk transfer between one pair of ranks per level, the figures shared so
 that every rank has the same; GOCOLL_PROBE=0 turns it off), or assumed
 (tune.DefaultLinks). --probe (in a job only) measures every level the file
 does not give, even on one host (GOCOLL_PROBE=1).
+Where the figures give the CPU a level's byte and message cost (the probe
+measures them) and the ranks' machines their cores, the model bounds each
+phase by the CPU work of the ranks sharing a machine over its cores
+(collective/tune/cpu.go); --explain then prints the machines, the CPU
+figures and each candidate's CPU, "(binds)" where it sets a phase's time.
+--no-cpu leaves that term out, for comparison.
 `
 
 // topoMain is `gocoll topo`; it returns the exit status.
@@ -49,6 +55,7 @@ func topoMain(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 	chunk := fs.String("chunk", "512K", "chunk size")
 	root := fs.Int("root", 0, "Broadcast's and Reduce's root")
 	doProbe := fs.Bool("probe", false, "measure the job's links first")
+	noCPU := fs.Bool("no-cpu", false, "leave the CPU term out")
 	pos, err := parseLabFlags(fs, args)
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "gocoll topo: %v (see gocoll topo --help)\n", err)
@@ -94,6 +101,9 @@ func topoMain(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 	defer done()
 	if comm != nil && comm.Rank() != 0 {
 		return 0
+	}
+	if *noCPU {
+		topo = tune.WithoutCPU(topo)
 	}
 	in.Topology, in.Links = topo, tune.DefaultLinks().With(topo)
 	if *dump {

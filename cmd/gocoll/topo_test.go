@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -125,4 +126,33 @@ func TestTopoLinksCachedAcrossRestart(t *testing.T) {
 	require.NotContains(t, first, "(cache)")
 	require.Contains(t, again, "(cache)", again)
 	require.NotContains(t, again, "(probe)", again)
+}
+
+// A file whose ranks share one machine of one core and whose levels give
+// CPU costs: --explain says so and marks the candidates the CPU binds;
+// --no-cpu leaves the term out, and the predictions fall.
+func TestTopoExplainCPU(t *testing.T) {
+	var ranks []string
+	for r := range 4 {
+		ranks = append(ranks, `{"rank": `+strconv.Itoa(r)+`, "host": "h`+strconv.Itoa(r/2)+`", "local_rank": `+strconv.Itoa(r%2)+
+			`, "cpu": {"machine": "lab", "cores": 1}}`)
+	}
+	path := filepath.Join(t.TempDir(), "topo.json")
+	require.NoError(t, os.WriteFile(path, []byte(`{"version": 2, "ranks": [`+strings.Join(ranks, ",")+`], "levels": {`+
+		`"host": {"latency": "5us", "bandwidth": 4e9, "cpu_per_byte": 5e-10, "cpu_per_message": "10us"},`+
+		`"site": {"latency": "50us", "bandwidth": 1e9, "cpu_per_byte": 2e-9, "cpu_per_message": "40us"}}}`), 0o644))
+	explain := func(extra ...string) string {
+		var out, errOut bytes.Buffer
+		args := append([]string{"topo", "--explain", "4M", "--topology", path, "--coll", "allreduce"}, extra...)
+		require.Equal(t, 0, run(context.Background(), args, nil, &out, &errOut, nil), errOut.String())
+		t.Logf("\n%s", out.String())
+		return out.String()
+	}
+	with, without := explain(), explain("--no-cpu")
+	require.Contains(t, with, "# 1 machines, at most 4 ranks on one, the fewest cores 1")
+	require.Contains(t, with, "site 2 ns / 40µs")
+	require.Contains(t, with, "(binds)")
+	require.NotContains(t, without, "machines")
+	require.NotContains(t, without, "(binds)")
+	require.NotEqual(t, with, without)
 }

@@ -2,6 +2,7 @@ package tune
 
 import (
 	"math"
+	"slices"
 
 	"github.com/gocoll/gocoll/topology"
 )
@@ -169,4 +170,25 @@ func Machines(t topology.Topology) (machines, ranks, cores int) {
 		}
 	}
 	return len(c.cores), ranks, cores
+}
+
+// WithoutCPU returns t with no CPU figures in its Links (a copy): the
+// model of t without the CPU term, for comparison (gocoll topo --no-cpu).
+func WithoutCPU(t topology.Topology) topology.Topology {
+	if t.Links == nil {
+		return t
+	}
+	ls := &topology.Links{Pairs: slices.Clone(t.Links.Pairs)}
+	for _, l := range []struct{ from, to **topology.Link }{{&t.Links.Host, &ls.Host}, {&t.Links.Site, &ls.Site}, {&t.Links.WAN, &ls.WAN}} {
+		if *l.from != nil {
+			k := **l.from
+			k.CPUPerByte, k.CPUPerMessage = 0, 0
+			*l.to = &k
+		}
+	}
+	for i := range ls.Pairs {
+		ls.Pairs[i].CPUPerByte, ls.Pairs[i].CPUPerMessage = 0, 0
+	}
+	t.Links = ls
+	return t
 }
