@@ -16,14 +16,16 @@ import (
 // simdLevels lists the amd64 levels, best first. Where the CPU has AVX-512
 // FP16 (Intel's since Sapphire Rapids; no AMD CPU yet), float16 kernels on
 // half-precision lanes (VADDPH and its kin) replace the avx512 level's F16C
-// ones, and fp8 sums and products through float16 its table lookups. AVX-512 BF16's VCVTNE2PS2BF16 is not used: the bfloat16 sum and
+// ones, and fp8 sums and products through float16 its table lookups (their
+// rounding moves bits with GFNI's GF2P8AFFINEQB, which every AVX-512 FP16
+// CPU has). AVX-512 BF16's VCVTNE2PS2BF16 is not used: the bfloat16 sum and
 // product narrowed by it (with the fix-up its flushing of subnormals needs)
 // measured no faster than the integer rounding.
 func simdLevels() []simdLevel {
 	c := &cpuid.CPU
 	avx512 := c.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512DQ, cpuid.AVX2, cpuid.F16C)
 	return []simdLevel{
-		{"avx512fp16", avx512 && c.Supports(cpuid.AVX512FP16, cpuid.AVX512VBMI, cpuid.GFNI), avx512Block, slices.Concat(avx512Kernels, avx512fp16Kernels)},
+		{"avx512fp16", avx512 && c.Supports(cpuid.AVX512FP16, cpuid.GFNI), avx512Block, slices.Concat(avx512Kernels, avx512fp16Kernels)},
 		{"avx512", avx512, avx512Block, avx512Kernels},
 		{"avx2", c.Supports(cpuid.AVX2, cpuid.F16C), avx2Block, avx2Kernels},
 	}

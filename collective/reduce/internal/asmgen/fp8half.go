@@ -1,259 +1,150 @@
 package asmgen
 
 import (
-	"fmt"
-	"math"
-
 	"github.com/mmcloughlin/avo/ir"
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 )
 
-// float8Native emits an AVX-512 FP16 fp8 sum or product, 64 elements per
-// body, as the portable loops compute it: the exact float32 result rounded
-// once to nearest even (E4M3 saturating at ±448). Each element widens
-// exactly to a float16 word, the words combine with VADDPH or VMULPH
+// The AVX-512 FP16 fp8 sums and products compute as the portable loops do:
+// the exact float32 result rounded once to nearest even (E4M3 saturating
+// at ±448). Each element widens exactly to a float16 in place, in its
+// 16-bit word (no shuffles: the odd element of a word is its upper byte,
+// the even one its lower), the words combine with VADDPH or VMULPH
 // rounding toward zero, and the truncated results are rounded once more,
-// to nearest even, on bytes (narrowFloat8).
+// to nearest even, 64 bytes at once (fp8Narrower).
 //
-// Widening. An E5M2 byte is the upper byte of the float16 of its value
-// (VPUNPCKLBW/HBW with zero). An E4M3 byte s.eeee.mmm has the float16
-// s.0eeee.mmm0000000 of its value times 2^-8, E4M3's binades, subnormals
-// included, lining up with float16's: the upper byte s.0eeee.mm comes
-// from a 128-entry VPERMI2B table of the magnitude with the sign put back
-// (VPTERNLOG), the lower byte m.0000000 from the byte by a GF2P8AFFINEQB
-// bit move, and VPUNPCKL/HBW pair them. The table maps E4M3's NaN, which
-// has no float16 counterpart at this scale, to the float16 quiet NaN
-// s.11111.1110000000, so NaNs travel through the arithmetic: VADDPH and
-// VMULPH return a's NaN if a is one, else b's. A product widens b at
-// scale 1 instead (two tables, upper and lower byte: E4M3's subnormals are
-// normal float16 numbers there), so it too is the result times 2^-8.
-//
-// Arithmetic. Rounding toward zero never lands on an fp8 half-way pattern
-// unless the result is exact: a product of two fp8 values has at most 8
-// significant bits, exact in float16 when in its range; a sum is exact
-// unless the smaller addend lies wholly below float16's precision
-// relative to the larger, and then the bits at the half-way position are
-// the larger's (zero) or, after a borrow, all ones. So the second rounding
-// gives the exactly rounded result; the all-pairs test
-// (TestLevelFloat8AllPairs) checks every pair. An E5M2 overflow toward
-// zero is 65504, which rounds to Inf as dtype does (61440 and above); a
-// product below float16's range truncates to a signed zero, as its exact
-// rounding is. An E4M3 result is clamped to ±448 (VMINPH, VMAXPH: a NaN
-// passes, being their second source), which rounds to itself and is what
-// saturation gives for anything beyond.
-func float8Native(e4m3 bool, op floatOp) emitter {
+// Rounding toward zero never lands on an fp8 half-way pattern unless the
+// result is exact: a product of two fp8 values has at most 8 significant
+// bits, exact in float16 when in its range; a sum is exact unless the
+// smaller addend lies wholly below float16's precision relative to the
+// larger, and then the bits at the half-way position are the larger's
+// (zero) or, after a borrow, all ones. So the second rounding gives the
+// exactly rounded result; the all-pairs test (TestLevelFloat8AllPairs)
+// checks every pair. A product below float16's range truncates to a signed
+// zero, as its exact rounding is.
+
+// float8E5M2Native emits the E5M2 sum or product. An E5M2 byte is the
+// upper byte of the float16 of its value: the odd element is word &
+// 0xff00, the even one word << 8. NaNs need no special case: VADDPH and
+// VMULPH return a's NaN if a is one, else b's, quieted, else the default
+// NaN, all with a zero lower byte, which the rounding keeps. An overflow
+// toward zero is 65504, which rounds to Inf as dtype does (61440 and
+// above).
+func float8E5M2Native(op floatOp) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
-		n := g.newNarrow(e4m3)
+		n := g.newFP8Narrower(false)
 		rz := vaddphRZ
 		if op == opProd {
 			rz = vmulphRZ
 		}
-		if !e4m3 {
-			high := g.bcast32(0xff00ff00)
-			return g.l.Width, func(d, a, b operand.Mem) {
-				x, y := g.load(a), g.load(b)
-				// odd elements: the word's upper byte; even: its lower
-				odd := g.to(g.rawTo(rz), g.and(y, high), g.and(x, high))
-				even := g.to(g.rawTo(rz), g.to(c.VPSLLW, operand.U8(8), y), g.to(c.VPSLLW, operand.U8(8), x))
-				g.store(n.narrowWords(odd, even, high), d)
-			}
-		}
-		sign := g.bcast32(0x80808080)
-		lowBit := g.bcast64(gfMatrix([8]int{-1, -1, -1, -1, -1, -1, -1, 0})) // m.0000000
-		wa := g.newWiden(-8, sign, lowBit)
-		wb := wa
-		if op == opProd {
-			wb = g.newWiden(0, sign, lowBit)
-		}
-		lo, hi := g.bcast32(0xbf00bf00), g.bcast32(0x3f003f00) // ±448 times 2^-8
 		return g.l.Width, func(d, a, b operand.Mem) {
-			xa, xb := wa.widen(a), wb.widen(b)
-			var h [2]reg.VecVirtual
-			for j := range h {
-				r := g.to(g.rawTo(rz), xb[j], xa[j]) // a is the first source
-				h[j] = g.to(g.rawTo(vmaxph), g.to(g.rawTo(vminph), r, hi), lo)
+			x, y := g.load(a), g.load(b)
+			odd := g.to(g.rawTo(rz), g.and(y, n.high), g.and(x, n.high)) // a is the first source
+			even := g.to(g.rawTo(rz), g.to(c.VPSLLW, operand.U8(8), y), g.to(c.VPSLLW, operand.U8(8), x))
+			g.store(n.narrow(odd, even), d)
+		}
+	}
+}
+
+// float8E4M3Native emits the E4M3 sum or product. An E4M3 byte s.eeee.mmm
+// has the float16 s.0eeee.mmm0000000 of its value times 2^-8, E4M3's
+// binades, subnormals included, lining up with float16's: the odd element
+// is (word >> 1, arithmetic) & 0xbf80, the even one the same of word << 8.
+// A product scales b back up by 2^8 first (exact), so sums and products
+// are the results times 2^-8. E4M3 has no Inf; its inputs' NaNs (scaled,
+// they widen to numbers) are put back by byte compares, a's over b's.
+func float8E4M3Native(op floatOp) emitter {
+	return func(g *gen) (int, func(d, a, b operand.Mem)) {
+		c := g.c
+		n := g.newFP8Narrower(true)
+		rz := vaddphRZ
+		var scale reg.VecVirtual
+		if op == opProd {
+			rz, scale = vmulphRZ, g.bcast32(0x5c005c00) // 256.0
+		}
+		sel, nan := g.bcast32(0xbf80bf80), g.bcast32(0x7f7f7f7f)
+		widen := func(v reg.VecVirtual, scaled bool) (odd, even reg.VecVirtual) {
+			odd = g.and(g.to(c.VPSRAW, operand.U8(1), v), sel)
+			even = g.and(g.to(c.VPSRAW, operand.U8(1), g.to(c.VPSLLW, operand.U8(8), v)), sel)
+			if scaled && scale != nil {
+				odd, even = g.to(g.rawTo(vmulph), odd, scale), g.to(g.rawTo(vmulph), even, scale)
 			}
-			g.store(n.narrow(h), d)
+			return odd, even
+		}
+		return g.l.Width, func(d, a, b operand.Mem) {
+			x, y := g.load(a), g.load(b)
+			xo, xe := widen(x, false)
+			yo, ye := widen(y, true)
+			out := n.narrow(g.to(g.rawTo(rz), yo, xo), g.to(g.rawTo(rz), ye, xe))
+			ka, kb := c.K(), c.K()
+			c.VPCMPEQB(nan, g.and(x, nan), ka)
+			c.VPCMPEQB(nan, g.and(y, nan), kb)
+			c.VMOVDQU8(y, kb, out)
+			c.VMOVDQU8(x, ka, out)
+			g.store(out, d)
 		}
 	}
 }
 
-// widener widens 64 E4M3 bytes to two vectors of float16 words by a
-// table of the upper byte and, where the table says so, of the lower.
-type widener struct {
-	g            *gen
-	upper, lower [2]reg.VecVirtual // the 128-entry tables, lower unset if by lowBit
-	sign, lowBit reg.VecVirtual
-	byTable      bool
-}
-
-// e4m3Widen returns the upper and lower bytes of the float16 of each E4M3
-// magnitude (0..127) times 2^scale, the NaN (127) as the quiet NaN
-// 0x7f80.
-func e4m3Widen(scale int) (upper, lower [128]byte) {
-	for m := range 127 {
-		e, f := m>>3, m&7
-		v := math.Ldexp(float64(f), -9+scale) // subnormal
-		if e != 0 {
-			v = math.Ldexp(float64(8+f), e-10+scale)
-		}
-		h := float16Bits(v)
-		upper[m], lower[m] = byte(h>>8), byte(h)
-	}
-	upper[127], lower[127] = 0x7f, 0x80
-	return upper, lower
-}
-
-// float16Bits returns the float16 encoding of v, a positive value that is
-// exactly a float16 number.
-func float16Bits(v float64) uint16 {
-	if v < 0x1p-14 { // subnormal or zero: multiples of 2^-24
-		return uint16(v * 0x1p24)
-	}
-	frac, exp := math.Frexp(v) // v = frac * 2^exp, frac in [0.5, 1)
-	return uint16(exp-1+15)<<10 | uint16(frac*2048)&0x3ff
-}
-
-// newWiden loads the tables of e4m3Widen(scale); a lower-byte table that
-// is the byte's lowest bit moved to the top is not loaded but computed.
-func (g *gen) newWiden(scale int, sign, lowBit reg.VecVirtual) *widener {
-	upper, lower := e4m3Widen(scale)
-	w := &widener{g: g, sign: sign, lowBit: lowBit}
-	for m := range lower {
-		if lower[m] != byte(m&1)<<7 && m != 127 {
-			w.byTable = true
-		}
-	}
-	w.upper = g.table(fmt.Sprintf("fp8upper%d", -scale), upper)
-	if w.byTable {
-		w.lower = g.table(fmt.Sprintf("fp8lower%d", -scale), lower)
-	}
-	return w
-}
-
-// table loads a 128-byte VPERMI2B table into two registers.
-func (g *gen) table(name string, t [128]byte) [2]reg.VecVirtual {
-	var out [2]reg.VecVirtual
-	for h := range out {
-		var quads []uint64
-		for q := range 8 {
-			var v uint64
-			for i := range 8 {
-				v |= uint64(t[64*h+8*q+i]) << (8 * i)
-			}
-			quads = append(quads, v)
-		}
-		m := g.constant(fmt.Sprintf("%s_%d", name, h), quads)
-		out[h] = g.vec()
-		g.c.VMOVDQU64(m, out[h])
-	}
-	return out
-}
-
-// widen loads the 64 bytes at m and returns their float16 words, elements
-// 0-7 of each 128-bit lane in the first vector and 8-15 in the second.
-func (w *widener) widen(m operand.Mem) [2]reg.VecVirtual {
-	g, c := w.g, w.g.c
-	x := g.load(m)
-	up := g.load(m) // VPERMI2B overwrites its index
-	c.VPERMI2B(w.upper[1], w.upper[0], up)
-	c.VPTERNLOGD(operand.U8(ternary(func(a, b, c bool) bool { return a || b && c })), w.sign, x, up) // up | x&0x80
-	var low reg.VecVirtual
-	if w.byTable {
-		low = g.load(m)
-		c.VPERMI2B(w.lower[1], w.lower[0], low)
-	} else {
-		low = g.gf2p8affine(x, w.lowBit, 0)
-	}
-	return [2]reg.VecVirtual{g.to(c.VPUNPCKLBW, up, low), g.to(c.VPUNPCKHBW, up, low)}
-}
-
-// narrower rounds float16 words to fp8 bytes.
-type narrower struct {
+// fp8Narrower rounds the float16 results of the odd and even elements to
+// fp8 bytes, in place in their words.
+type fp8Narrower struct {
 	g                    *gen
 	e4m3                 bool
-	one, half            reg.VecVirtual // 0x01 and 0x80 in every byte
-	upperMove, lowerMove reg.VecVirtual // E4M3's GF2P8AFFINEQB matrices
-	upperIdx, lowerIdx   operand.Mem    // VPERMI2B indices
+	high                 reg.VecVirtual // 0xff00 in every word
+	one, half, top       reg.VecVirtual // 0x01, 0x80 and 0x7e in every byte
+	upperMove, lowerMove reg.VecVirtual // E4M3's GF2P8AFFINEQB bit moves
 }
 
-func (g *gen) newNarrow(e4m3 bool) *narrower {
-	n := &narrower{g: g, e4m3: e4m3, one: g.bcast32(0x01010101), half: g.bcast32(0x80808080)}
+func (g *gen) newFP8Narrower(e4m3 bool) *fp8Narrower {
+	n := &fp8Narrower{g: g, e4m3: e4m3, high: g.bcast32(0xff00ff00), one: g.bcast32(0x01010101), half: g.bcast32(0x80808080)}
 	if e4m3 {
-		// s.0eeee.mm -> s.eeee.mm0, and m.rrrrrrr -> rrrrrrr.m
-		n.upperMove = g.bcast64(gfMatrix([8]int{-1, 0, 1, 2, 3, 4, 5, 7}))
-		n.lowerMove = g.bcast64(gfMatrix([8]int{7, 0, 1, 2, 3, 4, 5, 6}))
+		n.top = g.bcast32(0x7e7e7e7e)
+		n.upperMove = g.bcast64(gfMatrix([8]int{-1, 0, 1, 2, 3, 4, 5, 6})) // s.X.eeee.mm -> X.eeee.mm0
+		n.lowerMove = g.bcast64(gfMatrix([8]int{7, 0, 1, 2, 3, 4, 5, 6}))  // m.rrrrrrr -> rrrrrrr.m
 	}
-	var up, low []uint64
-	for q := range 8 {
-		var u, l uint64
-		for i := range 8 {
-			e := 8*q + i // element: lane e/16, its (e%16)th
-			k := e % 16
-			w := 8*(e/16) + k // word of the first vector...
-			if k >= 8 {
-				w = 64/2 + 8*(e/16) + k - 8 // ...or of the second
-			}
-			u |= uint64(2*w+1) << (8 * i)
-			l |= uint64(2*w) << (8 * i)
-		}
-		up, low = append(up, u), append(low, l)
-	}
-	n.upperIdx, n.lowerIdx = g.constant("fp8upperIdx", up), g.constant("fp8lowerIdx", low)
 	return n
 }
 
-// narrowWords rounds the float16 words odd and even (the results of the
-// odd and even elements) as narrow does, taking their upper and lower
-// bytes with shifts and VPTERNLOG selections (high: 0xff00 in each word).
-func (n *narrower) narrowWords(odd, even, high reg.VecVirtual) reg.VecVirtual {
+// narrow returns the fp8 bytes of the float16 words odd and even (the
+// results of the odd and even elements), overwriting both. It takes the
+// words' upper bytes U and lower bytes L into one vector each (shifts and
+// VPTERNLOG selections), then rounds on bytes.
+//
+// E5M2: the result is U rounded up where L > 0x80, or L = 0x80 and U is
+// odd, which is L | U&1 > 0x80 unsigned (VPCMPUB, masked VPADDB).
+//
+// E4M3: the result's bits are the word's sign and bits 13-7, the lowest
+// of them the top of L. Bit moves (GF2P8AFFINEQB) make T = X.eeee.mm0 of
+// U, X being bit 14 (set from 512 up), and R = rrrrrrr.m of L; T | R&1
+// rounded up where R > 0x80 is the magnitude, which saturates at 0x7e by
+// VPMINUB (448: anything from 464 up rounds there), and the sign goes
+// back last.
+func (n *fp8Narrower) narrow(odd, even reg.VecVirtual) reg.VecVirtual {
 	g, c := n.g, n.g.c
 	pick := operand.U8(ternary(func(a, b, c bool) bool { return c && a || !c && b })) // c ? a : b
 	low := g.to(c.VPSLLW, operand.U8(8), odd)
-	c.VPTERNLOGD(pick, high, even, low) // odd's lower byte, even's
+	c.VPTERNLOGD(pick, n.high, even, low) // odd's lower byte, even's
 	up := g.to(c.VPSRLW, operand.U8(8), even)
-	c.VPTERNLOGD(pick, high, up, odd) // odd's upper byte, even's
-	return n.round(odd, low)
-}
-
-// narrow rounds the float16 words of h (in widen's order) to the fp8
-// bytes: with the upper bytes U and lower bytes L of the words, an E5M2
-// result is U rounded up where L > 0x80, or L = 0x80 and U is odd, which
-// is L | U&1 > 0x80 unsigned. An E4M3 result's bits are the word's sign
-// and bits 13-7, its lowest bit the top of L: a bit move makes T =
-// s.eeee.mm0 of U and R = rrrrrrr.m of L, and the result is T | R&1
-// rounded up where R > 0x80. The words of an E4M3 result are at most
-// 0x3f00 in magnitude (bit 14 clear) or the NaN s.11111.1110000000, which
-// narrows to s.1111111.
-func (n *narrower) narrow(h [2]reg.VecVirtual) reg.VecVirtual {
-	g, c := n.g, n.g.c
-	pick := func(idx operand.Mem) reg.VecVirtual {
-		r := g.load(idx)
-		c.VPERMI2B(h[1], h[0], r)
-		return r
-	}
-	return n.round(pick(n.upperIdx), pick(n.lowerIdx))
-}
-
-// round returns the fp8 bytes of the float16 words whose upper bytes are
-// up and lower bytes low (see narrow), overwriting both.
-func (n *narrower) round(up, low reg.VecVirtual) reg.VecVirtual {
-	g, c := n.g, n.g.c
+	c.VPTERNLOGD(pick, n.high, up, odd) // odd's upper byte, even's
+	up = odd
 	or := operand.U8(ternary(func(a, b, c bool) bool { return a || b && c })) // a | b&c
 	k := c.K()
-	if n.e4m3 {
-		t, r := g.gf2p8affine(up, n.upperMove, 0), g.gf2p8affine(low, n.lowerMove, 0)
-		c.VPCMPUB(operand.U8(6), n.half, r, k) // r > 0x80
-		c.VPTERNLOGD(or, n.one, r, t)
-		c.VPADDB(n.one, t, k, t)
-		return t
+	if !n.e4m3 {
+		c.VPTERNLOGD(or, n.one, up, low)
+		c.VPCMPUB(operand.U8(6), n.half, low, k) // > 0x80
+		c.VPADDB(n.one, up, k, up)
+		return up
 	}
-	c.VPTERNLOGD(or, n.one, up, low)
-	c.VPCMPUB(operand.U8(6), n.half, low, k)
-	c.VPADDB(n.one, up, k, up)
-	return up
+	t, r := g.gf2p8affine(up, n.upperMove, 0), g.gf2p8affine(low, n.lowerMove, 0)
+	c.VPCMPUB(operand.U8(6), n.half, r, k) // r > 0x80
+	c.VPTERNLOGD(or, n.one, r, t)
+	c.VPADDB(n.one, t, k, t)
+	t = g.to(c.VPMINUB, n.top, t)
+	c.VPTERNLOGD(or, n.half, up, t) // the sign
+	return t
 }
 
 // gf2p8affine emits VGF2P8AFFINEQB: each byte of x multiplied by the bit
