@@ -8,8 +8,9 @@ import (
 // cpuCosts fits a message's CPU and the waiting rate to the ping-pongs and
 // the bursts: 30 µs a message and a quarter of a core while waiting, over
 // 10 round trips of 4 ms and 3 bursts of 5 ms, give back 30 µs; bursts as
-// slow a message as the ping-pongs give no figure. A byte's CPU is the
-// bulk's less a round trip's each.
+// slow a message as the ping-pongs give no figure where the ping-pongs
+// mostly waited, and theirs where they kept both ends busy. A byte's CPU
+// is the bulk's less a round trip's each.
 func TestCPUCosts(t *testing.T) {
 	const msg, wait = 30e-6, 0.25
 	r := cpuRuns{pings: 10, pingTook: 0.040, burstTook: 0.015, bulkBytes: 1 << 20}
@@ -26,7 +27,13 @@ func TestCPUCosts(t *testing.T) {
 	}
 	r.burstTook = r.pingTook * burstRuns * (burstLen + 1) / 20 // as slow a message
 	if perMsg, _ := cpuCosts(r); perMsg != 0 {
-		t.Errorf("bursts as slow as ping-pongs: a message %v, want 0 (unknown)", perMsg)
+		t.Errorf("bursts as slow as ping-pongs, mostly waiting: a message %v, want 0 (unknown)", perMsg)
+	}
+	// A short link, its ping-pongs' ends busy (CPU 0.9 of their time):
+	// the message's CPU is the ping-pongs' a message.
+	r.ping = 0.9 * 2 * r.pingTook
+	if perMsg, _ := cpuCosts(r); perMsg != time.Duration(r.ping/20*1e9) {
+		t.Errorf("busy ping-pongs: a message %v, want %v", perMsg, time.Duration(r.ping/20*1e9))
 	}
 	if perMsg, perByte := cpuCosts(cpuRuns{pings: 1, bulkBytes: 1}); perMsg != 0 || perByte != 0 {
 		t.Errorf("nothing measured: %v, %v", perMsg, perByte)

@@ -183,16 +183,21 @@ type cpuRuns struct {
 // plus a waiting rate w (the transport's timers and spins over a long
 // link, the scheduler's) times their seconds; the two runs give both
 // unknowns, where the bursts' messages took less time each than the
-// ping-pongs' (at most 3/4: else the two do not tell the message from the
-// wait, and the message's CPU stays unknown, 0). A byte's CPU is the bulk
-// transfers', less a ping-pong's round trip each, over their bytes. Each
-// is clamped to topology's bounds.
+// ping-pongs' (at most 3/4). Else the two do not tell the message from
+// the wait: where the ping-pongs kept both ends busy (CPU at least 3/4 of
+// their two ends' time: a short link, whose trip is the messages' CPU),
+// the message's CPU is theirs a message; otherwise it stays unknown (0).
+// A byte's CPU is the bulk transfers', less a ping-pong's round trip
+// each, over their bytes. Each is clamped to topology's bounds.
 func cpuCosts(r cpuRuns) (time.Duration, float64) {
 	pingMsgs, burstMsgs := float64(2*max(1, r.pings)), float64(burstRuns*(burstLen+1))
 	var perMsg float64
-	if r.pingTook > 0 && r.burstTook/burstMsgs <= 0.75*r.pingTook/pingMsgs {
+	switch {
+	case r.pingTook > 0 && r.burstTook/burstMsgs <= 0.75*r.pingTook/pingMsgs:
 		k := r.burstTook / r.pingTook
 		perMsg = max(0, (r.burst-k*r.ping)/(burstMsgs-k*pingMsgs))
+	case r.pingTook > 0 && r.ping >= 0.75*2*r.pingTook:
+		perMsg = r.ping / pingMsgs
 	}
 	trip := max(0, r.ping) / float64(max(1, r.pings))
 	perByte := max(0, r.bulk-bulkRuns*trip) / float64(bulkRuns*r.bulkBytes)
