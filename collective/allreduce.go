@@ -42,6 +42,9 @@ func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataTy
 	if algo == AlgoRing && dt.Size() > 0 {
 		h.channels = uint8(len(c.ringStrides(count, dt.Size())))
 	}
+	if algo == AlgoBoard && tune.BoardSplit(len(send), c.Size(), c.cfg.BoardSplitBytes) {
+		h.channels = 1 // the board folds in shards (allReduceBoardSplit); the header says so to every peer
+	}
 	return c.launchArgs(ctx, h, sync, opArgs{send: send, recv: recv}, func(o *operation) error {
 		c, send, recv, dt, algo := o.c, o.args.send, o.args.recv, o.hdr.dt, o.hdr.algo
 		count := len(send) / esize(dt)
@@ -69,6 +72,9 @@ func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataTy
 			}
 			if !on {
 				return c.allReduceRecursiveDoubling(o, send, recv, spec)
+			}
+			if o.hdr.channels > 0 {
+				return c.allReduceBoardSplit(o, send, recv, spec)
 			}
 			return c.allReduceBoard(o, send, recv, spec)
 		case AlgoDirect:

@@ -349,6 +349,7 @@ func (o *operation) boardPublish(s int, data []byte) error {
 		return err
 	}
 	slot := b.slot(b.peers[o.c.rank], s)
+	word(slot, boardOffDone).Store(0) // no reader looks at it before this call's seq+1 (allReduceBoardSplit)
 	o.hdr.marshal(slot[boardOffHeader : boardOffHeader+headerLen])
 	copy(slot[boardSlotHead:], data)
 	word(slot, 0).Store(o.key.Op + 1)

@@ -84,6 +84,13 @@ type Config struct {
 	// folding every rank's data lost about as often as it won against
 	// the direct algorithm (bench/results/small_ops.md).
 	BoardBytes int
+	// BoardSplitBytes is the size above which an AllReduce on the board
+	// folds in shards, in two rounds (each rank folds an n-th of every
+	// member's buffer, every rank copies the folded shards out:
+	// boardreducescatter.go), rather than in one round where every rank
+	// folds every member's whole buffer. Default DefaultBoardSplitBytes;
+	// at most BoardBytesMax; negative: never.
+	BoardSplitBytes int
 	// BoardBroadcastBytes is BoardBytes for Broadcast (eager on the
 	// board: package doc). Default DefaultBoardBroadcastBytes (64 KiB,
 	// the most shm's default slot holds: there the board took 17-20 us a
@@ -179,9 +186,10 @@ const (
 	PipelineDepthMax = 64
 	// DefaultBoardBytes and BoardBytesMax are Config.BoardBytes' default
 	// and largest value.
-	DefaultBoardBytes          = 16 << 10
+	DefaultBoardBytes          = 64 << 10
 	DefaultBoardBroadcastBytes = 64 << 10
 	DefaultBoardBlockBytes     = 16 << 10
+	DefaultBoardSplitBytes     = 16 << 10
 	BoardBytesMax              = 16 << 20
 	// DefaultBoardRing and BoardRingMax are Config.BoardRing's default
 	// and largest value.
@@ -220,6 +228,9 @@ func (c Config) withDefaults(traits transport.Traits) (Config, error) {
 	if c.BoardRing == 0 {
 		c.BoardRing = DefaultBoardRing
 	}
+	if c.BoardSplitBytes == 0 {
+		c.BoardSplitBytes = DefaultBoardSplitBytes
+	}
 	if c.Timeout == 0 {
 		c.Timeout = 10 * time.Minute
 	}
@@ -241,6 +252,8 @@ func (c Config) withDefaults(traits transport.Traits) (Config, error) {
 		return c, fmt.Errorf("collective: BoardBlockBytes %d above %d", c.BoardBlockBytes, BoardBytesMax)
 	case c.BoardRing > BoardRingMax || c.BoardRing > 0 && c.BoardRing&(c.BoardRing-1) != 0:
 		return c, fmt.Errorf("collective: BoardRing %d: want a power of two, at most %d", c.BoardRing, BoardRingMax)
+	case c.BoardSplitBytes > BoardBytesMax:
+		return c, fmt.Errorf("collective: BoardSplitBytes %d above %d", c.BoardSplitBytes, BoardBytesMax)
 	case c.Channels < 0 || c.Channels > ChannelsMax:
 		return c, fmt.Errorf("collective: Channels %d out of range [0, %d]", c.Channels, ChannelsMax)
 	case c.Timeout < 0:

@@ -25,6 +25,8 @@ var algoSets = []algoSet{
 	// The shared-memory board, forced up to what its slot holds (a
 	// transport without boards runs the point-to-point algorithms).
 	{name: "board", allReduce: collective.AlgoBoard, broadcast: collective.AlgoBoard, reduce: collective.AlgoBinomial, skipReduce: true, skipRS: true},
+	// The board's AllReduce folding in shards (two rounds) from 2 bytes on.
+	{name: "board/split", allReduce: collective.AlgoBoard, boardSplit: 1, allReduceOnly: true},
 	// The algorithms that follow the topology run on an uneven, cyclic
 	// placement (unevenTopology), for a few types (their code does not
 	// depend on the type beyond its size), and skip what they do not change.
@@ -53,6 +55,7 @@ type algoSet struct {
 	allReduce, broadcast, reduce collective.Algorithm
 	reduceScatter, allGather     collective.Algorithm // AllGather runs in a set only where forced
 	channels                     int                  // Config.Channels
+	boardSplit                   int                  // Config.BoardSplitBytes
 	placed                       bool                 // Config.Topology is unevenTopology
 	dtypes                       []dtype.DataType     // nil: every type
 	skipRS                       bool                 // ReduceScatter is the same as in another set

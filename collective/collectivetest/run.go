@@ -98,6 +98,7 @@ func newWorld(t testing.TB, nw NewWorld, n int, opts Options) *world {
 		cfg.AllReduce, cfg.Broadcast, cfg.Reduce = s.allReduce, s.broadcast, s.reduce
 		cfg.ReduceScatter, cfg.AllGather = s.reduceScatter, s.allGather
 		cfg.Channels = s.channels
+		cfg.BoardSplitBytes = s.boardSplit
 		if s.placed {
 			cfg.Topology = unevenTopology(n)
 		}

@@ -37,3 +37,15 @@ func OnBoard(op BoardOp, bytes, ranks, limit, slotBytes int, forced bool) bool {
 	}
 	return bytes <= slotBytes
 }
+
+// BoardSplit reports whether an AllReduce of bytes that runs on the board
+// folds in shards, in two rounds (each of the ranks folds an n-th of every
+// member's buffer and publishes it; every rank copies the shards out),
+// rather than in one round where every rank folds every member's whole
+// buffer: above splitAbove bytes (negative: never). At 4 ranks on 2 cores
+// one round's (n-1)*n whole folds on the job's cores cost more than the
+// second hand-over from 32 KiB on (bench/results/shm_large.md). It is a
+// pure function of arguments every matching rank agrees on.
+func BoardSplit(bytes, ranks, splitAbove int) bool {
+	return ranks >= 2 && splitAbove >= 0 && bytes > splitAbove
+}

@@ -27,3 +27,21 @@ func TestOnBoard(t *testing.T) {
 		}
 	}
 }
+
+func TestBoardSplit(t *testing.T) {
+	for _, c := range []struct {
+		bytes, ranks, above int
+		want                bool
+	}{
+		{16 << 10, 4, 16 << 10, false}, // at the bound: one round
+		{16<<10 + 8, 4, 16 << 10, true},
+		{64 << 10, 4, 16 << 10, true},
+		{64 << 10, 1, 16 << 10, false}, // alone: nothing to fold
+		{64 << 10, 4, -1, false},       // never
+		{8, 4, 0, true},
+	} {
+		if got := BoardSplit(c.bytes, c.ranks, c.above); got != c.want {
+			t.Errorf("BoardSplit(%d bytes, %d ranks, above %d) = %v, want %v", c.bytes, c.ranks, c.above, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,84 @@
+//go:build linux
+
+package shm_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/transport"
+	"github.com/gocoll/gocoll/transport/shm"
+)
+
+// TestBoardSplitAllReduce: AllReduces above Config.BoardSplitBytes run on
+// the board folding in shards (two rounds), with every rank's result
+// right, at world sizes 2 to 6 and counts that the ranks do not divide,
+// up to a full slot (64 KiB).
+func TestBoardSplitAllReduce(t *testing.T) {
+	for _, n := range []int{2, 3, 4, 6} {
+		comms := boardComms(t, n, shm.Config{}, collective.Config{BoardBytes: 64 << 10, BoardSplitBytes: 8})
+		counts := []int{1, 2, 7, 1000, 8192} // 1: 8 bytes, one round; 8192: 64 KiB
+		for _, count := range counts {
+			for round := range 3 { // every call of the set-up's slot and the next ones
+				outs, errs := allReduceAll(comms, same(n, count), 20*time.Second)
+				for r := range n {
+					if errs[r] != nil {
+						t.Fatalf("n=%d count=%d round %d rank %d: %v", n, count, round, r, errs[r])
+					}
+					for i, v := range outs[r] {
+						if want := int64(n*(n+1)/2 + n*i); v != want {
+							t.Fatalf("n=%d count=%d round %d rank %d: [%d] = %d, want %d", n, count, round, r, i, v, want)
+						}
+					}
+				}
+			}
+		}
+		for r, c := range comms {
+			if got, want := c.BoardCalls(), uint64(3*len(counts)-1); got != want {
+				t.Fatalf("n=%d rank %d: %d calls on the board, want %d (all but the set-up call)", n, r, got, want)
+			}
+		}
+	}
+}
+
+// TestBoardSplitMismatch: ranks that disagree on whether a board AllReduce
+// folds in shards (Config.BoardSplitBytes differs) fail that call, every
+// one of them, promptly (the header says which way each folds), not at
+// the deadline; the communicator then works again for calls they agree on.
+func TestBoardSplitMismatch(t *testing.T) {
+	const n = 4
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	eps, err := shm.NewLocalWorld(ctx, n, shm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	comms := make([]*collective.Comm, n)
+	for r, ep := range eps {
+		cfg := collective.Config{BoardBytes: 64 << 10, BoardSplitBytes: 8, Timeout: time.Minute}
+		if r == 2 {
+			cfg.BoardSplitBytes = -1 // never: one round
+		}
+		c, err := collective.New(transport.Endpoint(ep), 7, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		comms[r] = c
+		t.Cleanup(func() { _ = c.Close(); _ = ep.Close() })
+	}
+	allReduceAll(comms, same(n, 2), 20*time.Second) // the set-up call
+	start := time.Now()
+	_, errs := allReduceAll(comms, same(n, 100), time.Minute)
+	requireAllFail(t, errs, "channels")
+	if el := time.Since(start); el > 20*time.Second {
+		t.Fatalf("the ranks failed after %v", el)
+	}
+	outs, errs := allReduceAll(comms, same(n, 1), 20*time.Second) // 8 bytes: one round on every rank
+	for r := range comms {
+		if errs[r] != nil || outs[r][0] != 10 {
+			t.Fatalf("after the mismatch, rank %d: %v %v", r, outs[r], errs[r])
+		}
+	}
+}
