@@ -80,16 +80,18 @@ type Config struct {
 	// defaults); negative: never, nor Barrier. AllReduce or Broadcast forced to
 	// AlgoBoard takes the board up to what its slot holds; else, like
 	// every call too large for it, it takes the point-to-point
-	// algorithms. At 64 KiB, 4 ranks on 2 cores, the board's one core
-	// folding every rank's data lost about as often as it won against
-	// the direct algorithm (bench/results/small_ops.md).
+	// algorithms. At 64 KiB, 4 ranks on 2 cores, the board folding in
+	// shards (BoardSplitBytes) took 39 us a call, every rank folding
+	// every buffer 55 and recursive doubling 81 (bench/results/shm_large.md);
+	// at 1 MiB slots of that size were no faster than the direct algorithm.
 	BoardBytes int
 	// BoardSplitBytes is the size above which an AllReduce on the board
 	// folds in shards, in two rounds (each rank folds an n-th of every
 	// member's buffer, every rank copies the folded shards out:
 	// boardreducescatter.go), rather than in one round where every rank
-	// folds every member's whole buffer. Default DefaultBoardSplitBytes;
-	// at most BoardBytesMax; negative: never.
+	// folds every member's whole buffer. Default DefaultBoardSplitBytes
+	// (16 KiB: at 32 KiB, 4 ranks on 2 cores, the two took 33 and 34 us a
+	// call); at most BoardBytesMax; negative: never.
 	BoardSplitBytes int
 	// BoardBroadcastBytes is BoardBytes for Broadcast (eager on the
 	// board: package doc). Default DefaultBoardBroadcastBytes (64 KiB,

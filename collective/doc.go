@@ -55,7 +55,11 @@
 // boards: each rank writes its header and data once into its own board
 // and reads every other rank's straight from that rank's memory, with no
 // message; the AllReduce folds the contributions in rank order, (((x0 op
-// x1) op x2) ...), so every rank computes the same bits. Every rank reads
+// x1) op x2) ...), so every rank computes the same bits. Above
+// Config.BoardSplitBytes the AllReduce takes a second round instead of
+// every rank folding every buffer: each rank folds its n-th of the
+// elements, in rank order, publishes it on its board, and copies the
+// others' out. Every rank reads
 // every header, so a mismatch among ranks on the board fails every one of
 // them in that call. A rank whose arguments differ enough to take the
 // point-to-point path instead (a larger count) sends its header as the
