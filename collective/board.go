@@ -29,7 +29,8 @@ import (
 //	            but a Broadcast of at most boardRingData bytes, which
 //	            takes ring slot seq mod D (D > 0): a slot is [0, 8) seq+1,
 //	            stored last; [8, 40) the call's operation header
-//	            (header.marshal); from 64 the call's data.
+//	            (header.marshal); [48, 56) done, of an AllReduce in
+//	            shards (boardreducescatter.go); from 64 the call's data.
 //
 // The ring lets an eager root Broadcast of a few bytes run up to D calls
 // ahead of its slowest receiver (boardbroadcast.go), where a larger one
