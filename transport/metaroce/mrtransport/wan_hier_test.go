@@ -35,7 +35,9 @@ import (
 // connections delivered its last byte, and their spread.
 // WAN_SIM_BALANCED=1 places every connection's paths evenly over the
 // links (SimECMP.Balanced, a diagnostic); WAN_SIM_PATHS sets Config.Paths,
-// WAN_SIM_REPICK=off turns port re-picks off.
+// WAN_SIM_REPICK=off turns port re-picks off; WAN_SIM_REPICK_FASTER,
+// _CORR, _EARLY_MS, _EARLYINT_MS and _EARLYWIN set RepickPolicy's Faster,
+// Correlation, Early, EarlyInterval and EarlyWindow (unset: defaults).
 func TestWANSimHierarchical(t *testing.T) {
 	seeds, _ := strconv.Atoi(os.Getenv("WAN_SIM_SEEDS"))
 	if seeds <= 0 {
@@ -81,6 +83,14 @@ func TestWANSimHierarchical(t *testing.T) {
 			cfg.Core.IDSeed = seed | 1
 			cfg.Paths, _ = strconv.Atoi(os.Getenv("WAN_SIM_PATHS"))
 			cfg.Repick.Off = os.Getenv("WAN_SIM_REPICK") == "off"
+			cfg.Repick.Faster, _ = strconv.ParseFloat(os.Getenv("WAN_SIM_REPICK_FASTER"), 64)
+			cfg.Repick.Correlation, _ = strconv.ParseFloat(os.Getenv("WAN_SIM_REPICK_CORR"), 64)
+			ms := func(name string) time.Duration {
+				v, _ := strconv.Atoi(os.Getenv(name))
+				return time.Duration(v) * time.Millisecond
+			}
+			cfg.Repick.Early, cfg.Repick.EarlyInterval = ms("WAN_SIM_REPICK_EARLY_MS"), ms("WAN_SIM_REPICK_EARLYINT_MS")
+			cfg.Repick.EarlyWindow, _ = strconv.Atoi(os.Getenv("WAN_SIM_REPICK_EARLYWIN"))
 			eps, net, err := NewSimWorld(ctx, n, cfg, SimConfig{Fabric: simfabric.Config{Seed: int64(seed)}, ECMP: ecmp})
 			if err != nil {
 				t.Fatal(err)
