@@ -53,6 +53,10 @@ type SimECMP struct {
 	// Links or a multiple of Links paths spreads them evenly over the
 	// links, as no hash promises, and re-picks do not move them.
 	Balanced bool
+	// Place, a diagnostic, if not nil, replaces the hash (and Balanced):
+	// a socket of rank rank and path index path takes link
+	// Place(rank, path) mod Links, whatever its port.
+	Place func(rank, path int) int
 }
 
 // site returns rank's site.
@@ -135,7 +139,10 @@ func (n *SimNet) ecmpPath(s, dst *simSocket) (simfabric.PathID, error) {
 		e.links[pair] = ls
 	}
 	link := c.ECMPLink(s.addr, dst.addr)
-	if c.Balanced {
+	switch {
+	case c.Place != nil:
+		link = (c.Place(s.rank, s.path)%c.Links + c.Links) % c.Links
+	case c.Balanced:
 		link = s.path % c.Links
 	}
 	return n.fab.AddPath(simfabric.NodeID(s.rank), simfabric.NodeID(dst.rank), ls[link])

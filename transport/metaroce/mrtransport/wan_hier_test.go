@@ -34,7 +34,9 @@ import (
 // WAN_SIM_SERIES=conns logs, per call, when each of the 8 cross-site
 // connections delivered its last byte, and their spread.
 // WAN_SIM_BALANCED=1 places every connection's paths evenly over the
-// links (SimECMP.Balanced, a diagnostic); WAN_SIM_PATHS sets Config.Paths,
+// links (SimECMP.Balanced, a diagnostic); WAN_SIM_PLACE=skew gives every
+// link the same number of paths but each connection 4, 2, 1 and 1 of its
+// 8 (SimECMP.Place); WAN_SIM_PATHS sets Config.Paths,
 // WAN_SIM_REPICK=off turns port re-picks off; WAN_SIM_REPICK_FASTER,
 // _CORR, _EARLY_MS, _EARLYINT_MS and _EARLYWIN set RepickPolicy's Faster,
 // Correlation, Early, EarlyInterval and EarlyWindow (unset: defaults).
@@ -79,6 +81,12 @@ func TestWANSimHierarchical(t *testing.T) {
 				ecmp.Priority = DefaultControlDSCP // the lab's band for the control class
 			}
 			ecmp.Balanced = os.Getenv("WAN_SIM_BALANCED") == "1"
+			if os.Getenv("WAN_SIM_PLACE") == "skew" {
+				// Every link carries 8 of the 32 paths each way, but each
+				// rank's 8 paths lie 4, 2, 1, 1 on the links (rotated by
+				// rank): equal totals per link, unequal per connection.
+				ecmp.Place = func(rank, path int) int { return []int{0, 0, 0, 0, 1, 1, 2, 3}[path%8] + rank }
+			}
 			cfg := Config{ListenAddr: netip.MustParseAddrPort("10.0.0.1:0"), MaxDatagram: 8972}
 			cfg.Core.IDSeed = seed | 1
 			cfg.Paths, _ = strconv.Atoi(os.Getenv("WAN_SIM_PATHS"))

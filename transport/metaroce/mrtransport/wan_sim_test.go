@@ -460,13 +460,17 @@ func TestControlDSCPRange(t *testing.T) {
 // TestSimECMPBalanced: with SimECMP.Balanced, a connection of 4 paths over
 // 4 links puts one path on each (every link carries some of a 1 MiB
 // message); with the hash and this seed, two paths share a link and one
-// link carries nothing, as ECMP may do.
+// link carries nothing, as ECMP may do; with SimECMP.Place putting every
+// path on link 2, only link 2 carries it.
 func TestSimECMPBalanced(t *testing.T) {
-	for _, balanced := range []bool{false, true} {
+	for _, mode := range []string{"hash", "balanced", "place"} {
 		synctest.Test(t, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			ecmp := &SimECMP{Links: 4, Link: wanSimLink, Seed: 1, Balanced: balanced}
+			ecmp := &SimECMP{Links: 4, Link: wanSimLink, Seed: 1, Balanced: mode == "balanced"}
+			if mode == "place" {
+				ecmp.Place = func(rank, path int) int { return 6 } // mod 4
+			}
 			cfg := Config{Paths: 4, ListenAddr: netip.MustParseAddrPort("10.0.0.1:0"), MaxDatagram: 8972}
 			cfg.Core.IDSeed = 5
 			cfg.Repick.Off = true
@@ -487,12 +491,19 @@ func TestSimECMPBalanced(t *testing.T) {
 			for _, ep := range eps {
 				_ = ep.Close()
 			}
-			empty := slices.Contains(links, 0)
-			if balanced && empty {
-				t.Errorf("balanced: bytes per link %v, want every link used", links)
+			unused := 0
+			for _, b := range links {
+				if b == 0 {
+					unused++
+				}
 			}
-			if !balanced && !empty {
+			switch {
+			case mode == "balanced" && unused != 0:
+				t.Errorf("balanced: bytes per link %v, want every link used", links)
+			case mode == "hash" && unused == 0:
 				t.Errorf("hashed (seed 1): bytes per link %v, want one link unused (the case Balanced is for)", links)
+			case mode == "place" && (unused != 3 || links[2] < size):
+				t.Errorf("placed on link 2: bytes per link %v, want all %d on link 2", links, size)
 			}
 		})
 	}
