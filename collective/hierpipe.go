@@ -2,7 +2,6 @@ package collective
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 
 	"github.com/gocoll/gocoll/collective/tune"
@@ -27,12 +26,14 @@ import (
 // piece span disjoint keys, so (key, piece, index) orders its messages on
 // every pair the same way at both ends: receives are posted in that order,
 // sends queued per peer in that order. A rank waits for its receives in
-// that order (blocking), and posts a send as soon as the receive it
-// depends on (the ring's previous step, or the piece's previous ring) has
-// been waited for and every send before it to the same peer is posted.
-// A send of key k depends only on receives of keys below k, so once every
-// rank has waited for its receives below k, every message of key k is
-// posted: no rank waits for one that cannot come.
+// that order within a piece, and across pieces takes whichever piece's
+// next receive arrives first (hierpiperun.go), and posts a send as soon as
+// the receive it depends on (the ring's previous step, or the piece's
+// previous ring) has been waited for and every send before it to the same
+// peer is posted. A send of key k depends only on receives of keys below
+// k, so once every rank has waited for its receives below k, every
+// message of key k is posted: no rank waits for one that cannot come (a
+// rank blocked waits for its lowest receive not yet taken, among others).
 //
 // A ring of two members' AllReduce (the shard owners of two sites), in a
 // call of at most tune.HierExchangeChunks chunks, is one exchange step instead
@@ -279,9 +280,14 @@ type hierPipe struct {
 	posted  int
 	done    int
 	queues  [][]hsend // by peer
-	heads   []int
-	peers   []int // the peers with a queue
+	qhead   []int     // by peer, its next send to post
+	peers   []int     // the peers with a queue
 	ahead   int
+	waited  []bool // by wait position: waited for (done counts the prefix)
+	// next's scratch
+	heads    []int
+	headReqs []transport.Request
+	seen     []bool // by piece
 }
 
 // allReducePipelined all-reduces buf (in place, spec a sum-like op) in
@@ -300,7 +306,8 @@ func (h *hier) allReducePipelined(buf []byte) error {
 	if len(pl.stages) == 0 {
 		return nil
 	}
-	p := &hierPipe{o: h.o, spec: h.spec, buf: buf, queues: make([][]hsend, c.Size()), heads: make([]int, c.Size())}
+	p := &hierPipe{o: h.o, spec: h.spec, buf: buf, queues: make([][]hsend, c.Size()), qhead: make([]int, c.Size()),
+		seen: make([]bool, len(regions))}
 	for _, s := range pl.stages {
 		for i := range s.total() {
 			p.recvs = append(p.recvs, hrecv{st: s, i: i, key: s.key + i/s.g.k})
@@ -345,6 +352,7 @@ func (h *hier) allReducePipelined(buf []byte) error {
 	p.ahead = 2 * nslots
 	p.pending = make([]pendingRecv, len(p.recvs))
 	p.slotOf = make([]int, len(p.recvs))
+	p.waited = make([]bool, len(p.recvs))
 	if err := p.run(); err != nil {
 		return err
 	}
@@ -356,127 +364,6 @@ func (h *hier) allReducePipelined(buf []byte) error {
 				}
 			}
 		}
-	}
-	return nil
-}
-
-func (p *hierPipe) run() error {
-	p.pump()
-	for p.done < len(p.recvs) {
-		if err := p.post(p.done+1, true); err != nil {
-			return err
-		}
-		if err := p.post(p.done+p.ahead, false); err != nil {
-			return err
-		}
-		if err := p.o.waitRecv(p.pending[p.done]); err != nil {
-			return err
-		}
-		r := p.recvs[p.done]
-		if sl := p.slotOf[p.done]; sl >= 0 {
-			_, _, seg := r.st.segs(r.i)
-			lo, hi := r.st.g.span(seg, r.i%r.st.g.k)
-			if r.st.kind == exchangeStep {
-				if err := p.exchange(r.st, r.i, p.buf[lo:hi], p.slots[sl][:hi-lo]); err != nil {
-					return err
-				}
-			} else if r.st.rsReceive(r.i) {
-				p.spec.kernel(p.buf[lo:hi], p.buf[lo:hi], p.slots[sl][:hi-lo])
-			} else {
-				if req, ok := r.st.hazard(r.i); ok {
-					if req == nil {
-						return p.o.fail(fmt.Errorf("internal error: receive %d due before the send that reads its memory", p.done))
-					}
-					if err := p.o.wait(req, r.st.right); err != nil {
-						return err
-					}
-				}
-				copy(p.buf[lo:hi], p.slots[sl][:hi-lo])
-			}
-			p.free = append(p.free, sl)
-		}
-		p.done++
-		p.pump()
-	}
-	return nil
-}
-
-// exchange combines the peer's chunk i of a two-member exchange, theirs,
-// into this rank's, mine, once this rank's send of mine is done: the lower
-// rank's value first, so that both members compute the same bits.
-func (p *hierPipe) exchange(s *hstage, i int, mine, theirs []byte) error {
-	req := s.sends[i]
-	if req == nil {
-		return p.o.fail(fmt.Errorf("internal error: exchange receive %d due before its send", i))
-	}
-	if err := p.o.wait(req, s.right); err != nil {
-		return err
-	}
-	if p.o.c.rank < s.right {
-		p.spec.kernel(mine, mine, theirs)
-	} else {
-		p.spec.kernel(mine, theirs, mine)
-	}
-	return nil
-}
-
-// pump posts every queued send whose receive has been waited for, in each
-// peer's order.
-func (p *hierPipe) pump() {
-	for _, peer := range p.peers {
-		q := p.queues[peer]
-		for p.heads[peer] < len(q) && q[p.heads[peer]].dep < p.done {
-			e := q[p.heads[peer]]
-			c, seg, _ := e.st.segs(e.i)
-			lo, hi := e.st.g.span(seg, c)
-			e.st.sends[e.i] = p.o.send(peer, p.buf[lo:hi])
-			p.heads[peer]++
-		}
-	}
-}
-
-// post posts receives in wait order up to position upTo, stopping at the
-// first whose memory is not free, unless force: then it waits for it.
-func (p *hierPipe) post(upTo int, force bool) error {
-	for p.posted < min(upTo, len(p.recvs)) {
-		r := p.recvs[p.posted]
-		c, _, seg := r.st.segs(r.i)
-		lo, hi := r.st.g.span(seg, c)
-		var buf []byte
-		p.slotOf[p.posted] = -1
-		if r.st.slotReceive(r.i) {
-			if len(p.free) == 0 {
-				if force {
-					return p.o.fail(fmt.Errorf("internal error: no chunk buffer for receive %d", p.posted))
-				}
-				return nil
-			}
-			sl := p.free[len(p.free)-1]
-			p.free = p.free[:len(p.free)-1]
-			p.slotOf[p.posted] = sl
-			buf = p.slots[sl][:hi-lo]
-		} else {
-			if req, ok := r.st.hazard(r.i); ok {
-				if req == nil {
-					if !force {
-						return nil
-					}
-					return p.o.fail(fmt.Errorf("internal error: receive %d due before the send that reads its memory", p.posted))
-				}
-				if !force {
-					select {
-					case <-req.Done():
-					default:
-						return nil
-					}
-				} else if err := p.o.wait(req, r.st.right); err != nil {
-					return err
-				}
-			}
-			buf = p.buf[lo:hi]
-		}
-		p.pending[p.posted] = p.o.recv(r.st.left, buf)
-		p.posted++
 	}
 	return nil
 }

@@ -1,0 +1,199 @@
+package collective
+
+import (
+	"fmt"
+
+	"github.com/gocoll/gocoll/transport"
+)
+
+// The hierarchical pipeline's runner (see hierpipe.go for the plan and
+// the order of its messages).
+
+// run takes every receive of the plan (next says which, when), reducing
+// or placing it, and posts each send once its receive has been taken.
+func (p *hierPipe) run() error {
+	p.pump()
+	for p.done < len(p.recvs) {
+		if err := p.post(p.done+1, true); err != nil {
+			return err
+		}
+		if err := p.post(p.done+p.ahead, false); err != nil {
+			return err
+		}
+		w, err := p.next()
+		if err != nil {
+			return err
+		}
+		if err := p.o.waitRecv(p.pending[w]); err != nil {
+			return err
+		}
+		if err := p.finishRecv(w); err != nil {
+			return err
+		}
+		p.waited[w] = true
+		for p.done < len(p.recvs) && p.waited[p.done] {
+			p.done++
+		}
+		p.pump()
+	}
+	return nil
+}
+
+// next returns the wait position of the receive to take next: of the
+// posted receives, each piece's first not yet waited for (a piece's in
+// wait order), the first that has arrived, else, once one has, the first
+// to arrive. So one piece's receive that is late (a WAN message) does not
+// hold a later piece's that is there (a LAN message another rank's WAN
+// send waits for): pieces cover disjoint parts of the buffer, and each
+// receive's own conditions (its chunk buffer, the send that read where it
+// lands) hold whatever the order. The lowest receive not waited for is
+// always among them, so the argument of the file's comment stands.
+func (p *hierPipe) next() (int, error) {
+	p.heads = p.heads[:0]
+	p.headReqs = p.headReqs[:0]
+	seen := p.seen
+	clear(seen)
+	for w, found := p.done, 0; w < p.posted && found < len(seen); w++ {
+		q := p.recvs[w].st.piece
+		if p.waited[w] || seen[q] {
+			continue
+		}
+		seen[q] = true
+		found++
+		pr := p.pending[w]
+		if pr.req == nil { // a small first message, carried by the header: take it in order
+			if w == p.done {
+				return w, nil
+			}
+			continue
+		}
+		if transport.Completed(pr.req) {
+			return w, nil
+		}
+		p.heads = append(p.heads, w)
+		p.headReqs = append(p.headReqs, pr.req)
+	}
+	if len(p.heads) <= 1 || p.heads[0] != p.done {
+		return p.done, nil
+	}
+	i, err := p.o.awaitAny(p.headReqs)
+	if err != nil {
+		return -1, p.o.fail(err)
+	}
+	return p.heads[i], nil
+}
+
+// finishRecv acts on receive w once it has arrived: reduces it, or copies
+// it into place, from its chunk buffer, and frees that.
+func (p *hierPipe) finishRecv(w int) error {
+	r := p.recvs[w]
+	sl := p.slotOf[w]
+	if sl < 0 {
+		return nil
+	}
+	_, _, seg := r.st.segs(r.i)
+	lo, hi := r.st.g.span(seg, r.i%r.st.g.k)
+	if r.st.kind == exchangeStep {
+		if err := p.exchange(r.st, r.i, p.buf[lo:hi], p.slots[sl][:hi-lo]); err != nil {
+			return err
+		}
+	} else if r.st.rsReceive(r.i) {
+		p.spec.kernel(p.buf[lo:hi], p.buf[lo:hi], p.slots[sl][:hi-lo])
+	} else {
+		if req, ok := r.st.hazard(r.i); ok {
+			if req == nil {
+				return p.o.fail(fmt.Errorf("internal error: receive %d due before the send that reads its memory", w))
+			}
+			if err := p.o.wait(req, r.st.right); err != nil {
+				return err
+			}
+		}
+		copy(p.buf[lo:hi], p.slots[sl][:hi-lo])
+	}
+	p.free = append(p.free, sl)
+	return nil
+}
+
+// exchange combines the peer's chunk i of a two-member exchange, theirs,
+// into this rank's, mine, once this rank's send of mine is done: the lower
+// rank's value first, so that both members compute the same bits.
+func (p *hierPipe) exchange(s *hstage, i int, mine, theirs []byte) error {
+	req := s.sends[i]
+	if req == nil {
+		return p.o.fail(fmt.Errorf("internal error: exchange receive %d due before its send", i))
+	}
+	if err := p.o.wait(req, s.right); err != nil {
+		return err
+	}
+	if p.o.c.rank < s.right {
+		p.spec.kernel(mine, mine, theirs)
+	} else {
+		p.spec.kernel(mine, theirs, mine)
+	}
+	return nil
+}
+
+// pump posts every queued send whose receive has been waited for, in each
+// peer's order.
+func (p *hierPipe) pump() {
+	for _, peer := range p.peers {
+		q := p.queues[peer]
+		for p.qhead[peer] < len(q) && p.depDone(q[p.qhead[peer]].dep) {
+			e := q[p.qhead[peer]]
+			c, seg, _ := e.st.segs(e.i)
+			lo, hi := e.st.g.span(seg, c)
+			e.st.sends[e.i] = p.o.send(peer, p.buf[lo:hi])
+			p.qhead[peer]++
+		}
+	}
+}
+
+// depDone reports whether the receive at wait position dep (-1: none)
+// has been waited for.
+func (p *hierPipe) depDone(dep int) bool { return dep < p.done || p.waited[dep] }
+
+// post posts receives in wait order up to position upTo, stopping at the
+// first whose memory is not free, unless force: then it waits for it.
+func (p *hierPipe) post(upTo int, force bool) error {
+	for p.posted < min(upTo, len(p.recvs)) {
+		r := p.recvs[p.posted]
+		c, _, seg := r.st.segs(r.i)
+		lo, hi := r.st.g.span(seg, c)
+		var buf []byte
+		p.slotOf[p.posted] = -1
+		if r.st.slotReceive(r.i) {
+			if len(p.free) == 0 {
+				if force {
+					return p.o.fail(fmt.Errorf("internal error: no chunk buffer for receive %d", p.posted))
+				}
+				return nil
+			}
+			sl := p.free[len(p.free)-1]
+			p.free = p.free[:len(p.free)-1]
+			p.slotOf[p.posted] = sl
+			buf = p.slots[sl][:hi-lo]
+		} else {
+			if req, ok := r.st.hazard(r.i); ok {
+				if req == nil {
+					if !force {
+						return nil
+					}
+					return p.o.fail(fmt.Errorf("internal error: receive %d due before the send that reads its memory", p.posted))
+				}
+				if !force {
+					select {
+					case <-req.Done():
+					default:
+						return nil
+					}
+				} else if err := p.o.wait(req, r.st.right); err != nil {
+					return err
+				}
+			}
+			buf = p.buf[lo:hi]
+		}
+		p.pending[p.posted] = p.o.recv(r.st.left, buf)
+		p.posted++
+	}
+	return nil
+}
