@@ -8,7 +8,9 @@
 // functions of their arguments:
 //
 //   - Detection ([DetectLocal], in detect.go) reads the local hostname,
-//     network interfaces and CPU. It is the only code that asks the machine.
+//     network interfaces and CPU, and names the machine (boot id and machine
+//     id: ranks in network namespaces of one kernel share it) and the cores
+//     the process may use. It is the only code that asks the machine.
 //   - The model ([Topology], [New], [Topology.Validate] and the lookup
 //     methods) checks and queries a topology.
 //   - Serialization ([Marshal], [Parse], [Load]) writes a topology as JSON

@@ -37,6 +37,14 @@
 // algorithms on the same links; at 256 ranks (4 sites × 8 hosts × 8) the
 // two agree within 15 % from 8 B to 256 MiB for every AllReduce, Reduce
 // and Broadcast algorithm (bench/sim.sh, bench/results/sim).
+//
+// Where the link figures also give the CPU a level's transport costs a
+// byte and a message (the probe measures them) and the ranks' machines
+// their cores, a phase takes at least the CPU work of the ranks sharing a
+// machine over its cores, and its steps pay for ranks beyond the cores
+// that receive at once (cpu.go): on a machine that the ranks of several
+// "hosts" share, as in a network-namespace lab, the CPU can bind before
+// the links do. Without those figures nothing changes.
 package tune
 
 import (
