@@ -40,14 +40,15 @@
 // the unexported override. On amd64 the replacements are generated with
 // avo (internal/asmgen writes simd_amd64.s and its Go tables; a test fails
 // if they are stale) at two levels, AVX-512 (F, BW, DQ) and AVX2, both
-// with F16C, and a third, "avx512fp16", whose float16 kernels compute on
-// half-precision lanes with AVX-512 FP16 (Go's assembler lacks those
-// instructions: the generator encodes them as bytes, and a test checks the
-// encodings against binutils' objdump); the best level the CPU has is
-// chosen at start-up with klauspost/cpuid, and [KernelLevel] names it
-// (GOCOLL_DEBUG=info logs it). Every data type and
-// operation has a vector kernel at both levels (the fp8 types' gather
-// their results from the portable kernels' table of all input pairs), and
+// with F16C, and a third, "avx512fp16" (with GFNI), whose float16 kernels
+// and fp8 sums and products compute on half-precision lanes with AVX-512
+// FP16 (Go's assembler lacks those instructions: the generator encodes
+// them as bytes, and a test checks the encodings against binutils'
+// objdump); the best level the CPU has is chosen at start-up with
+// klauspost/cpuid, and [KernelLevel] names it (GOCOLL_DEBUG=info logs it).
+// Every data type and operation has a vector kernel at both levels (there
+// the fp8 sums and products gather their results from the portable
+// kernels' table of all input pairs; fp8 min and max compute on bytes), and
 // each gives the portable result bit for bit, NaN payloads included: tests
 // force each level and compare. The fp8 types stay portable on arm64. On arm64 one level, "neon" (Advanced SIMD, which
 // every ARMv8-A CPU has), covers the same data types and operations;
