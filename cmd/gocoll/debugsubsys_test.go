@@ -12,7 +12,8 @@ import (
 )
 
 // GOCOLL_DEBUG=info: each rank prints its GOMAXPROCS change, the
-// transport to each peer with the chunk sizes and kernels, and, at a
+// transport to each peer with the chunk sizes, the board's limits (every
+// peer on shm) and kernels, and, at a
 // normal close (over shared memory and MetaRoCE), its traffic without an
 // error. GOCOLL_DEBUG_SUBSYS=COLL
 // prints one line per collective (algorithm and time) and nothing else;
@@ -26,7 +27,7 @@ func TestDebugSubsystems(t *testing.T) {
 		if _, set := os.LookupEnv("GOMAXPROCS"); !set && runtime.GOMAXPROCS(0) >= 2 {
 			require.Regexp(t, p+`"gocoll: GOMAXPROCS fitted to this host's ranks" rank=\d from=\d+ to=\d+\n`, info.stderr)
 		}
-		require.Regexp(t, p+`"gocoll: transport per peer" rank=\d peers="shm=\d" chunk=\S+ small=\S+ kernels=\w+\n`, info.stderr)
+		require.Regexp(t, p+`"gocoll: transport per peer" rank=\d peers="shm=\d" chunk=\S+ small=\S+ board="allreduce<=\S+ broadcast<=\S+ alltoall<=\S+/peer" kernels=\w+\n`, info.stderr)
 		require.Regexp(t, p+`"gocoll: traffic" rank=\d peer=\d transport=shm sent=\S+ recv=\S+\n`, info.stderr)
 	}
 	require.NotContains(t, info.stderr, "err=")
