@@ -13,7 +13,7 @@ import (
 
 // engine drives one MetaRoCE core over real sockets and the real clock. It
 // is the only part of MetaRoCE with goroutines: one reader per path socket,
-// and a timer callback. Everything that touches the core runs under mu:
+// and one that runs the timer. Everything that touches the core runs under mu:
 // a reader feeds its whole batch of datagrams to the core under one lock,
 // hands the core's events to the endpoint and polls the datagrams the core
 // has ready, all before unlocking; then it writes them out. So a datagram's
@@ -56,8 +56,12 @@ type engine struct {
 	handle     func(now time.Duration, ev metaroce.Event)
 	afterInput func(now time.Duration)
 
-	timer *time.Timer
-	armed time.Duration // deadline the timer is set for; -1: stopped
+	// timer is read by one goroutine (timerLoop) for the engine's life,
+	// not a time.AfterFunc, which starts a goroutine per firing (and
+	// grows its stack again each time: onTimer runs deep).
+	timer     *time.Timer
+	armed     time.Duration // deadline the timer is set for; -1: stopped
+	timerStop chan struct{} // closed by stop: timerLoop returns
 
 	batch, maxDatagram int
 	gatherMin          int        // PollTransmitVec's minGather: 0 unless every socket gathers
@@ -71,10 +75,10 @@ type engine struct {
 	txTurn []uint64 // by path: ticket of the batch whose turn it is to write on it
 
 	closed  bool
-	placers bool        // some reader can place payloads (canPlace)
-	placing atomic.Bool // the core's Placing, as of the last unlock; only with placers
-	readers sync.WaitGroup
-	spin    *spinner // nil: waiters cannot read the sockets themselves
+	placers bool           // some reader can place payloads (canPlace)
+	placing atomic.Bool    // the core's Placing, as of the last unlock; only with placers
+	readers sync.WaitGroup // the readers and timerLoop
+	spin    *spinner       // nil: waiters cannot read the sockets themselves
 	st      engineCounters
 }
 
@@ -123,8 +127,9 @@ func newEngine(core *metaroce.Endpoint, socks []PathSocket, batch, maxDatagram i
 	for _, s := range socks {
 		e.placers = e.placers || canPlace(s, maxDatagram)
 	}
-	e.timer = time.AfterFunc(time.Hour, e.onTimer)
+	e.timer = time.NewTimer(time.Hour)
 	e.timer.Stop()
+	e.timerStop = make(chan struct{})
 	e.spin = newSpinner(socks)
 	return e
 }
@@ -149,8 +154,10 @@ func gatherMinOf(socks []PathSocket) int {
 	return g
 }
 
-// run starts one reader goroutine per path socket.
+// run starts one reader goroutine per path socket, and the timer's.
 func (e *engine) run() {
+	e.readers.Add(1)
+	go e.timerLoop()
 	for i, s := range e.socks {
 		e.readers.Add(1)
 		go e.readLoop(i, s)
@@ -330,7 +337,20 @@ func (e *engine) isClosed() bool {
 	return e.closed
 }
 
-// onTimer runs the core's timers. It is the timer's callback. A timer
+// timerLoop runs onTimer each time the timer fires, until stop.
+func (e *engine) timerLoop() {
+	defer e.readers.Done()
+	for {
+		select {
+		case <-e.timer.C:
+			e.onTimer()
+		case <-e.timerStop:
+			return
+		}
+	}
+}
+
+// onTimer runs the core's timers, each time the timer fires. A timer
 // that would fail a connection for its peer's silence, or that runs late,
 // first reads what the sockets hold (drainBeforeTimers).
 func (e *engine) onTimer() {
@@ -494,8 +514,9 @@ func (e *engine) rearm(now time.Duration) {
 	e.timer.Reset(max(t-now, 0))
 }
 
-// stop closes every socket, stops the timer and waits for the readers to
-// end. The caller must not hold mu.
+// stop closes every socket, stops the timer and waits for the readers and
+// the timer's goroutine to end. The caller must not hold mu, nor be one
+// of them.
 func (e *engine) stop() {
 	e.mu.Lock()
 	already := e.closed
@@ -503,6 +524,7 @@ func (e *engine) stop() {
 	e.timer.Stop()
 	e.mu.Unlock()
 	if !already {
+		close(e.timerStop)
 		for i := range e.cur {
 			_ = e.sock(i).Close()
 		}
