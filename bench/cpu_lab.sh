@@ -29,6 +29,13 @@
 # context switches per DATA datagram (under perf stat, whose tracepoints add
 # to the CPU figure a little).
 #
+# Then the floor (bench/udpfloor): a bare UDP sender and receiver across the
+# WAN at the WAN connection's goodput, 8972-byte datagrams over 4 sockets
+# whose source ports the lab's ECMP hash puts on the 4 WAN paths (asked of
+# the router with ip route get), a sendmmsg per datagram, no ACKs: what
+# the processes, the kernel and the delay daemons spend per datagram
+# without any protocol.
+#
 # The machine's bound: a call cannot take less than its CPU over the cores,
 # so busbw <= S x 2(n-1)/n / (CPU per call / cores). Where that is below 90 %
 # of the hierarchical WAN bound (0.175 GB/s, see hier_lab.sh), the target
@@ -47,6 +54,7 @@ REV=${REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}
 . bench/lab_common.sh
 lab_setup cpu_lab.sh
 lab_build
+go build -o "$BIN/udpfloor" ./bench/udpfloor
 mkdir -p "$OUT/raw"
 PERF=0
 perf stat -e task-clock true >/dev/null 2>&1 && PERF=1
@@ -156,6 +164,32 @@ p2p() {
 }
 read -r wan_mib wan_cpu wan_d wan_pk wan_snd wan_rcv wan_cs <<<"$(p2p "$BIN/hosts.wan" wan)"
 read -r lan_mib lan_cpu lan_d lan_pk lan_snd lan_rcv lan_cs <<<"$(p2p "$BIN/hosts.lan" lan)"
+# floor: udpfloor from s1h1 to s2h1 at the WAN connection's goodput; "sent
+# received sender-CPU receiver-CPU delayd-CPU" (CPU in seconds).
+floor() {
+  local src dst rate sp="" i p t0 raw=$OUT/raw/$stamp.floor.txt
+  src=$(awk -v h="$LAB-s1h1" '$1 == h { for (i = 2; i <= NF; i++) if ($i ~ /^addr=/) print substr($i, 6) }' "$BIN/hosts")
+  dst=$(awk -v h="$LAB-s2h1" '$1 == h { for (i = 2; i <= NF; i++) if ($i ~ /^addr=/) print substr($i, 6) }' "$BIN/hosts")
+  rate=$(awk -v m="$wan_mib" 'BEGIN { r = m * 1048576 / 8; if (r < 1e6) r = 90e6; printf "%.0f", r }')
+  for ((i = 0; i < PATHS; i++)); do
+    for ((p = 40000 + i * 1000; p < 41000 + i * 1000; p++)); do
+      if ip netns exec "$LAB-s1r" ip route get "$dst" from "$src" iif lan ipproto udp sport $p dport $((7000 + i)) 2>/dev/null | grep -q "dev s2p$((i + 1)) "; then
+        sp+=${sp:+,}$p
+        break
+      fi
+    done
+  done
+  t0=$(delayd_ticks)
+  ip netns exec "$LAB-s2h1" "$BIN/udpfloor" -recv -listen "$dst:7000" -paths $PATHS -time 8s >"$raw.recv" 2>&1 &
+  sleep 0.5
+  ip netns exec "$LAB-s1h1" "$BIN/udpfloor" -send -to "$dst:7000" -paths $PATHS -rate "$rate" -time 8s ${sp:+-sports $sp} >"$raw" 2>&1 || true
+  wait
+  cat "$raw.recv" >>"$raw" && rm -f "$raw.recv"
+  awk -v d=$(($(delayd_ticks) - t0)) -v hz="$HZ" '
+    { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[$2, kv[1]] = kv[2] } }
+    END { printf "%d %d %s %s %s", v["send", "datagrams"], v["recv", "datagrams"], v["send", "user"] + v["send", "sys"], v["recv", "user"] + v["recv", "sys"], d / hz }' "$raw"
+}
+read -r fl_sent fl_recv fl_scpu fl_rcpu fl_d <<<"$(floor)"
 "$G" lab down --name "$LAB" >/dev/null
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 permb() { awk -v c="$1" -v m="$2" 'BEGIN { if (m > 0) printf "%.2f", c * 1000 / (m * 1.048576); else print "?" }'; }
@@ -175,5 +209,8 @@ table=$OUT/table.md
   echo "One MetaRoCE connection, \`gocoll bench p2p\` for 8 s (set-up included), CPU per MB moved:"
   echo "- across the WAN (s1h1 -> s2h1): $wan_mib MiB; ranks $(permb "$wan_cpu" "$wan_mib") CPU-ms/MB, delay daemons $(permb "$wan_d" "$wan_mib") CPU-ms/MB; per DATA datagram ($wan_pk), both ranks: sendmmsg $(perdg "$wan_snd" "$wan_pk"), recvmmsg $(perdg "$wan_rcv" "$wan_pk"), context switches $(perdg "$wan_cs" "$wan_pk")"
   echo "- within a site (s1h1 -> s1h2, no delay): $lan_mib MiB; ranks $(permb "$lan_cpu" "$lan_mib") CPU-ms/MB; per DATA datagram ($lan_pk), both ranks: sendmmsg $(perdg "$lan_snd" "$lan_pk"), recvmmsg $(perdg "$lan_rcv" "$lan_pk"), context switches $(perdg "$lan_cs" "$lan_pk")"
+  # us per datagram: CPU-seconds over datagrams.
+  usdg() { awk -v c="$1" -v p="$2" 'BEGIN { if (p > 0) printf "%.1f", c * 1e6 / p; else print "?" }'; }
+  echo "- the floor (bench/udpfloor, s1h1 -> s2h1, bare UDP at the WAN connection's goodput, no ACKs): $fl_sent datagrams sent, $fl_recv received; per datagram sender $(usdg "$fl_scpu" "$fl_sent") CPU-us, receiver $(usdg "$fl_rcpu" "$fl_recv") CPU-us, delay daemons $(usdg "$fl_d" "$fl_recv") CPU-us; against the WAN connection's ranks $(usdg "$wan_cpu" "$wan_pk") and delay daemons $(usdg "$wan_d" "$wan_pk") CPU-us per DATA datagram (its ACKs included)"
 } >"$table"
 cat "$table"
