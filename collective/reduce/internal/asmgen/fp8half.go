@@ -8,11 +8,10 @@ import (
 
 // The AVX-512 FP16 fp8 sums and products compute as the portable loops do:
 // the exact float32 result rounded once to nearest even (E4M3 saturating
-// at ±448). Each element widens exactly to a float16 in place, in its
-// 16-bit word (no shuffles: the odd element of a word is its upper byte,
-// the even one its lower), the words combine with VADDPH or VMULPH
-// rounding toward zero, and the truncated results are rounded once more,
-// to nearest even, 64 bytes at once (fp8Narrower).
+// at ±448). Each element widens exactly to a float16 word, the words
+// combine with VADDPH or VMULPH rounding toward zero, and the truncated
+// results are rounded once more, to nearest even, 64 bytes at once
+// (fp8Narrower).
 //
 // Rounding toward zero never lands on an fp8 half-way pattern unless the
 // result is exact: a product of two fp8 values has at most 8 significant
@@ -25,8 +24,9 @@ import (
 // zero, as its exact rounding is.
 
 // float8E5M2Native emits the E5M2 sum or product. An E5M2 byte is the
-// upper byte of the float16 of its value: the odd element is word &
-// 0xff00, the even one word << 8. NaNs need no special case: VADDPH and
+// upper byte of the float16 of its value, so elements widen in place, in
+// their 16-bit words, without shuffles: the odd element is word & 0xff00,
+// the even one word << 8. NaNs need no special case: VADDPH and
 // VMULPH return a's NaN if a is one, else b's, quieted, else the default
 // NaN, all with a zero lower byte, which the rounding keeps. An overflow
 // toward zero is 65504, which rounds to Inf as dtype does (61440 and
@@ -50,9 +50,13 @@ func float8E5M2Native(op floatOp) emitter {
 
 // float8E4M3Native emits the E4M3 sum or product. An E4M3 byte s.eeee.mmm
 // has the float16 s.0eeee.mmm0000000 of its value times 2^-8, E4M3's
-// binades, subnormals included, lining up with float16's: the odd element
-// is (word >> 1, arithmetic) & 0xbf80, the even one the same of word << 8.
-// A product scales b back up by 2^8 first (exact), so sums and products
+// binades, subnormals included, lining up with float16's: two bit moves
+// (GF2P8AFFINEQB) make the upper bytes s.0eeee.mm and lower bytes
+// m.0000000 of all 64, and VPUNPCKLBW/HBW pair them into words (elements
+// 0-7 of each 128-bit lane in the first vector, 8-15 in the second; in
+// place, as E5M2 does, the sign and exponent's gap costs a shift and a
+// mask per half, two more uops, and the shuffles' port is the idle one
+// here). A product scales b back up by 2^8 first (exact), so sums and products
 // are the results times 2^-8. E4M3 has no Inf; its inputs' NaNs (scaled,
 // they widen to numbers) are put back by byte compares, a's over b's.
 func float8E4M3Native(op floatOp) emitter {
@@ -64,20 +68,23 @@ func float8E4M3Native(op floatOp) emitter {
 		if op == opProd {
 			rz, scale = vmulphRZ, g.bcast32(0x5c005c00) // 256.0
 		}
-		sel, nan := g.bcast32(0xbf80bf80), g.bcast32(0x7f7f7f7f)
-		widen := func(v reg.VecVirtual, scaled bool) (odd, even reg.VecVirtual) {
-			odd = g.and(g.to(c.VPSRAW, operand.U8(1), v), sel)
-			even = g.and(g.to(c.VPSRAW, operand.U8(1), g.to(c.VPSLLW, operand.U8(8), v)), sel)
+		nan := g.bcast32(0x7f7f7f7f)
+		upperOf := g.bcast64(gfMatrix([8]int{1, 2, 3, 4, 5, 6, -1, 7})) // s.eeee.mmm -> s.0eeee.mm
+		lowerOf := g.bcast64(gfMatrix([8]int{-1, -1, -1, -1, -1, -1, -1, 0}))
+		n.loadShuffle()
+		widen := func(v reg.VecVirtual, scaled bool) (lo, hi reg.VecVirtual) {
+			up, low := g.gf2p8affine(v, upperOf, 0), g.gf2p8affine(v, lowerOf, 0)
+			lo, hi = g.to(c.VPUNPCKLBW, up, low), g.to(c.VPUNPCKHBW, up, low)
 			if scaled && scale != nil {
-				odd, even = g.to(g.rawTo(vmulph), odd, scale), g.to(g.rawTo(vmulph), even, scale)
+				lo, hi = g.to(g.rawTo(vmulph), lo, scale), g.to(g.rawTo(vmulph), hi, scale)
 			}
-			return odd, even
+			return lo, hi
 		}
 		return g.l.Width, func(d, a, b operand.Mem) {
 			x, y := g.load(a), g.load(b)
-			xo, xe := widen(x, false)
-			yo, ye := widen(y, true)
-			out := n.narrow(g.to(g.rawTo(rz), yo, xo), g.to(g.rawTo(rz), ye, xe))
+			xl, xh := widen(x, false)
+			yl, yh := widen(y, true)
+			out := n.narrowUnpacked(g.to(g.rawTo(rz), yl, xl), g.to(g.rawTo(rz), yh, xh)) // a first
 			ka, kb := c.K(), c.K()
 			c.VPCMPEQB(nan, g.and(x, nan), ka)
 			c.VPCMPEQB(nan, g.and(y, nan), kb)
@@ -88,14 +95,14 @@ func float8E4M3Native(op floatOp) emitter {
 	}
 }
 
-// fp8Narrower rounds the float16 results of the odd and even elements to
-// fp8 bytes, in place in their words.
+// fp8Narrower rounds float16 results to fp8 bytes.
 type fp8Narrower struct {
 	g                    *gen
 	e4m3                 bool
 	high                 reg.VecVirtual // 0xff00 in every word
 	one, half, top       reg.VecVirtual // 0x01, 0x80 and 0x7e in every byte
 	upperMove, lowerMove reg.VecVirtual // E4M3's GF2P8AFFINEQB bit moves
+	shuf                 reg.VecVirtual // narrowUnpacked's VPSHUFB control
 }
 
 func (g *gen) newFP8Narrower(e4m3 bool) *fp8Narrower {
@@ -109,9 +116,46 @@ func (g *gen) newFP8Narrower(e4m3 bool) *fp8Narrower {
 }
 
 // narrow returns the fp8 bytes of the float16 words odd and even (the
-// results of the odd and even elements), overwriting both. It takes the
+// results of the odd and even elements), overwriting both: it takes the
 // words' upper bytes U and lower bytes L into one vector each (shifts and
-// VPTERNLOG selections), then rounds on bytes.
+// VPTERNLOG selections) and rounds them (round).
+func (n *fp8Narrower) narrow(odd, even reg.VecVirtual) reg.VecVirtual {
+	g, c := n.g, n.g.c
+	pick := operand.U8(ternary(func(a, b, c bool) bool { return c && a || !c && b })) // c ? a : b
+	low := g.to(c.VPSLLW, operand.U8(8), odd)
+	c.VPTERNLOGD(pick, n.high, even, low) // odd's lower byte, even's
+	up := g.to(c.VPSRLW, operand.U8(8), even)
+	c.VPTERNLOGD(pick, n.high, up, odd) // odd's upper byte, even's
+	return n.round(odd, low)
+}
+
+// loadShuffle loads narrowUnpacked's VPSHUFB control: in each 128-bit
+// lane, the upper bytes of the 8 words, then their lower bytes.
+func (n *fp8Narrower) loadShuffle() {
+	var quads []uint64
+	for range 4 {
+		var up, low uint64
+		for i := range 8 {
+			up |= uint64(2*i+1) << (8 * i)
+			low |= uint64(2*i) << (8 * i)
+		}
+		quads = append(quads, up, low)
+	}
+	n.shuf = n.g.vec()
+	n.g.c.VMOVDQU64(n.g.constant("fp8bytesOfWords", quads), n.shuf)
+}
+
+// narrowUnpacked is narrow for words in VPUNPCKLBW/HBW's order, lo and
+// hi: VPSHUFB puts each lane's upper bytes in its low quadword and lower
+// bytes in its high one, and VPUNPCKLQDQ/HQDQ join the two vectors' lanes.
+func (n *fp8Narrower) narrowUnpacked(lo, hi reg.VecVirtual) reg.VecVirtual {
+	g, c := n.g, n.g.c
+	l, h := g.to(c.VPSHUFB, n.shuf, lo), g.to(c.VPSHUFB, n.shuf, hi)
+	return n.round(g.to(c.VPUNPCKLQDQ, h, l), g.to(c.VPUNPCKHQDQ, h, l))
+}
+
+// round returns the fp8 bytes of float16 words whose upper bytes are up
+// and lower bytes low, in element order, overwriting both.
 //
 // E5M2: the result is U rounded up where L > 0x80, or L = 0x80 and U is
 // odd, which is L | U&1 > 0x80 unsigned (VPCMPUB, masked VPADDB).
@@ -122,14 +166,8 @@ func (g *gen) newFP8Narrower(e4m3 bool) *fp8Narrower {
 // rounded up where R > 0x80 is the magnitude, which saturates at 0x7e by
 // VPMINUB (448: anything from 464 up rounds there), and the sign goes
 // back last.
-func (n *fp8Narrower) narrow(odd, even reg.VecVirtual) reg.VecVirtual {
+func (n *fp8Narrower) round(up, low reg.VecVirtual) reg.VecVirtual {
 	g, c := n.g, n.g.c
-	pick := operand.U8(ternary(func(a, b, c bool) bool { return c && a || !c && b })) // c ? a : b
-	low := g.to(c.VPSLLW, operand.U8(8), odd)
-	c.VPTERNLOGD(pick, n.high, even, low) // odd's lower byte, even's
-	up := g.to(c.VPSRLW, operand.U8(8), even)
-	c.VPTERNLOGD(pick, n.high, up, odd) // odd's upper byte, even's
-	up = odd
 	or := operand.U8(ternary(func(a, b, c bool) bool { return a || b && c })) // a | b&c
 	k := c.K()
 	if !n.e4m3 {
