@@ -107,50 +107,18 @@ func checkHierSum(ctx context.Context, c *collective.Comm, r, n, count int, inPl
 // exchange, not a ring's reduce-scatter and all-gather steps (two WAN
 // latencies, 4.1 ms here before). Every rank gets the exact sum.
 func TestHierarchicalTwoSitesOneCrossing(t *testing.T) {
-	const wan = 2 * time.Millisecond
-	links := tune.Links{
-		Host: tune.Link{Latency: 5 * time.Microsecond, Bandwidth: 5e9},
-		Site: tune.Link{Latency: 20 * time.Microsecond, Bandwidth: 1.25e9},
-		WAN:  tune.Link{Latency: wan, Bandwidth: 25e6},
-	}
-	tp := placedTopology(t, []int{0, 0, 1, 1, 2, 2, 3, 3}, func(h int) string { return []string{"a", "a", "b", "b"}[h] })
-	w, err := simnet.NewWorld(*tp, links)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eps := w.Endpoints()
-	n := len(eps)
-	took := make([]time.Duration, n)
-	var wg sync.WaitGroup
-	for r, ep := range eps {
-		wg.Go(func() {
-			defer ep.Close()
-			c, err := collective.New(ep, 1, collective.Config{AllReduce: collective.AlgoHierarchical, Topology: tp})
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			for range 2 { // the first one lines the ranks up
-				x := []float64{float64(r + 1)}
-				start := w.Now()
-				if err := collective.AllReduce(ctx, c, x, x, collective.Sum); err != nil {
-					t.Errorf("rank %d: %v", r, err)
-					return
-				}
-				if want := float64(n * (n + 1) / 2); x[0] != want {
-					t.Errorf("rank %d: sum %v, want %v", r, x[0], want)
-				}
-				took[r] = w.Now() - start
-			}
-		})
-	}
-	wg.Wait()
-	if t.Failed() {
-		return
-	}
-	if worst := slices.Max(took); worst < wan || worst > wan*3/2 {
+	const wan, n = 2 * time.Millisecond, 8
+	took := onLabGrid(t, wan, 25e6, 0, func(ctx context.Context, c *collective.Comm, r, call int) error {
+		x := []float64{float64(r + 1)}
+		if err := collective.AllReduce(ctx, c, x, x, collective.Sum); err != nil {
+			return err
+		}
+		if want := float64(n * (n + 1) / 2); x[0] != want {
+			return fmt.Errorf("sum %v, want %v", x[0], want)
+		}
+		return nil
+	})
+	if worst := slices.Max(took); !t.Failed() && (worst < wan || worst > wan*3/2) {
 		t.Errorf("8 B hierarchical AllReduce took %v of virtual time (slowest rank; %v each), want one WAN latency (%v) and little more", worst, took, wan)
 	}
 }
@@ -165,7 +133,35 @@ func TestHierarchicalTwoSitesOneCrossing(t *testing.T) {
 // before its LAN messages of later pieces, which the other owner in its
 // site needed before it could send on.
 func TestHierarchicalPiecesKeepTheWANBusy(t *testing.T) {
-	const wan, bw, size = 2 * time.Millisecond, 25e6, 4 << 20
+	const wan, bw, size, n = 2 * time.Millisecond, 25e6, 4 << 20, 8
+	took := onLabGrid(t, wan, bw, 64<<10, func(ctx context.Context, c *collective.Comm, r, call int) error {
+		x := make([]float32, size/4)
+		for i := range x {
+			x[i] = float32(r + i%7)
+		}
+		if err := collective.AllReduce(ctx, c, x, x, collective.Sum); err != nil {
+			return err
+		}
+		for i, v := range x {
+			if want := float32(n*(n-1)/2 + n*(i%7)); v != want {
+				return fmt.Errorf("element %d is %v, want %v", i, v, want)
+			}
+		}
+		return nil
+	})
+	bound := time.Duration(size / bw * float64(time.Second))
+	if worst := slices.Max(took); !t.Failed() && worst > bound+2*wan {
+		t.Errorf("4 MiB hierarchical AllReduce in 8 pieces took %v of virtual time (slowest rank), want at most the WAN's %v and two latencies (%v)", worst, bound, bound+2*wan)
+	}
+}
+
+// onLabGrid runs call twice (the first lines the ranks up) on every rank
+// of the lab's grid (2 sites x 2 hosts x 2 ranks) over simnet, its WAN of
+// latency wan and bw bytes/s, with the hierarchical AllReduce forced
+// (chunk: Config.ChunkBytes, 0 for the default); it returns each rank's
+// virtual time of the second call. A call's error fails the test.
+func onLabGrid(t *testing.T, wan time.Duration, bw float64, chunk int, call func(ctx context.Context, c *collective.Comm, r, call int) error) []time.Duration {
+	t.Helper()
 	links := tune.Links{
 		Host: tune.Link{Latency: 5 * time.Microsecond, Bandwidth: 5e9},
 		Site: tune.Link{Latency: 20 * time.Microsecond, Bandwidth: 1.25e9},
@@ -177,45 +173,28 @@ func TestHierarchicalPiecesKeepTheWANBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	eps := w.Endpoints()
-	n := len(eps)
-	took := make([]time.Duration, n)
+	took := make([]time.Duration, len(eps))
 	var wg sync.WaitGroup
 	for r, ep := range eps {
 		wg.Go(func() {
 			defer ep.Close()
-			c, err := collective.New(ep, 1, collective.Config{AllReduce: collective.AlgoHierarchical, Topology: tp, ChunkBytes: 64 << 10})
+			c, err := collective.New(ep, 1, collective.Config{AllReduce: collective.AlgoHierarchical, Topology: tp, ChunkBytes: chunk})
 			if err != nil {
 				t.Error(err)
 				return
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			x := make([]float32, size/4)
-			for call := range 2 { // the first one lines the ranks up
-				for i := range x {
-					x[i] = float32(r + i%7)
-				}
+			for i := range 2 {
 				start := w.Now()
-				if err := collective.AllReduce(ctx, c, x, x, collective.Sum); err != nil {
-					t.Errorf("rank %d: %v", r, err)
+				if err := call(ctx, c, r, i); err != nil {
+					t.Errorf("rank %d call %d: %v", r, i, err)
 					return
 				}
 				took[r] = w.Now() - start
-				for i, v := range x {
-					if want := float32(n*(n-1)/2 + n*(i%7)); v != want {
-						t.Errorf("rank %d call %d: element %d is %v, want %v", r, call, i, v, want)
-						return
-					}
-				}
 			}
 		})
 	}
 	wg.Wait()
-	if t.Failed() {
-		return
-	}
-	bound := time.Duration(size / bw * float64(time.Second))
-	if worst := slices.Max(took); worst > bound+2*wan {
-		t.Errorf("4 MiB hierarchical AllReduce in 8 pieces took %v of virtual time (slowest rank), want at most the WAN's %v and two latencies (%v)", worst, bound, bound+2*wan)
-	}
+	return took
 }
