@@ -252,12 +252,14 @@ func (c *Comm) track(o *operation) error {
 	return nil
 }
 
-// untrack ends o's registration and returns the error its caller gets: err,
+// untrack ends o's registration, records how it ended for the steady
+// state (noteEndLocked), and returns the error its caller gets: err,
 // made to wrap ErrAborted if the communicator was aborted. An error that
 // carries a peer's abort of this communicator aborts it here too and is
 // relayed to every rank.
 func (c *Comm) untrack(o *operation, err error) error {
 	c.mu.Lock()
+	c.noteEndLocked(o, err)
 	delete(c.abort.live, o)
 	c.eager.running-- // entered at take (eagerState.enter)
 	if len(c.abort.live) == 0 && c.abort.drained != nil {

@@ -62,10 +62,9 @@ func (e *eagerState) enter() uint64 {
 	return e.issued
 }
 
-// noteEnd records how operation o ended, for the steady state.
-func (c *Comm) noteEnd(o *operation, err error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// noteEndLocked records how operation o ended, for the steady state;
+// c.mu is held (untrack calls it).
+func (c *Comm) noteEndLocked(o *operation, err error) {
 	e := &c.eager
 	h := o.hdr
 	h.setUp = false // the board's set-up call counts as one of its calls

@@ -253,6 +253,19 @@ func (f *flightRecorder) recordLocked(id uint64) (OpRecord, bool) {
 	return r, ok
 }
 
+// clockEpoch is the process's reference instant for opNow.
+var clockEpoch = time.Now()
+
+// opNow is the time an operation's start and end are stamped with: the
+// monotonic clock's reading as an offset from clockEpoch, which is one
+// clock read where time.Now takes two (the wall clock and the monotonic
+// one). Its result carries a monotonic reading, so deadlines made from it
+// and every comparison or difference with time.Now's are exact; its wall
+// clock is clockEpoch's plus the monotonic time since, so it does not
+// follow a step of the system's wall clock after the process started (a
+// flight record's Start and End, shown as durations, are unaffected).
+func opNow() time.Time { return clockEpoch.Add(time.Since(clockEpoch)) }
+
 // record starts the operation's flight record.
 func (o *operation) record() {
 	h := o.hdr
@@ -290,7 +303,7 @@ func (o *operation) look(peer int, since time.Time) {
 // recordEnd ends the operation's flight record with err, and passes the
 // record to the OnOpEnd function if there is one.
 func (o *operation) recordEnd(err error) {
-	now := time.Now()
+	now := opNow()
 	f := o.c.flight.onEnd.Load()
 	var ended OpRecord
 	o.c.flight.update(o.flightID, func(r *OpRecord) {

@@ -137,7 +137,7 @@ func (c *Comm) newOperation(ctx context.Context, h header, key transport.OpKey, 
 	}
 	o.reqs = o.reqsInline[:0]
 	o.hdrBufs = o.hdrBufsInline[:0]
-	o.start = time.Now()
+	o.start = opNow()
 	if _, ok := ctx.Deadline(); !ok {
 		o.deadline = o.start.Add(c.cfg.Timeout)
 	}
@@ -567,7 +567,6 @@ func (o *operation) end(err error) error {
 		err = o.wrap(err)
 	}
 	o.recordEnd(err)
-	o.c.noteEnd(o, err)
 	err = o.c.untrack(o, err)
 	o.release()
 	return err
