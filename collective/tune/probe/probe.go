@@ -9,7 +9,7 @@
 // (a burst's CPU beyond a ping-pong's, both ends, over the burst's extra
 // messages: a round trip's waiting, which the transport's timers and
 // spins fill with CPU over a long link, cancels out; where the bursts are
-// no faster a message, ping-pongs answered a millisecond late give the
+// no faster a message, ping-pongs answered a round trip late give the
 // waiting's rate instead) and per byte (the
 // bulk transfers', less a round trip's each, over their bytes), which the
 // cost model charges to the cores of the ranks' machines
@@ -309,6 +309,8 @@ func measurePair(ctx context.Context, c *collective.Comm, p [2]int, opts Options
 	}
 	cpu1 := cpu()
 	out.pingCPU, out.pings = cpu1-cpu0, len(rtts)
+	slices.Sort(rtts)
+	rtt := rtts[len(rtts)/2]
 	if out.cpu { // the bursts (only for the CPU figures)
 		burstBegin := opts.Now()
 		out.pingTook = (burstBegin - begin).Seconds()
@@ -324,7 +326,7 @@ func measurePair(ctx context.Context, c *collective.Comm, p [2]int, opts Options
 					if err := collective.Recv(ctx, c, small, peer); err != nil {
 						return pairFigures{}, err
 					}
-					if err := opts.Sleep(ctx, pingDelay); err != nil {
+					if err := opts.Sleep(ctx, max(pingDelay, time.Duration(rtt*1e9))); err != nil {
 						return pairFigures{}, err
 					}
 					if err := collective.Send(ctx, c, small, peer); err != nil {
@@ -338,8 +340,6 @@ func measurePair(ctx context.Context, c *collective.Comm, p [2]int, opts Options
 			out.delayedCPU, out.delayedTook, cpu1 = cpu3-cpu1, (opts.Now() - delayedBegin).Seconds(), cpu3
 		}
 	}
-	slices.Sort(rtts)
-	rtt := rtts[len(rtts)/2]
 	bulk := make([]byte, opts.BulkBytes)
 	var tooks [bulkRuns]float64
 	for i := range tooks {
@@ -396,8 +396,11 @@ func bursts(ctx context.Context, c *collective.Comm, peer int, first bool) error
 const bulkRuns = 3
 
 // The delayed ping-pongs: delayedPings round trips of 8 bytes, p[1]
-// answering each pingDelay after it arrives: a level's waiting rate where
-// the bursts cannot tell it from a message's CPU (cpuCosts).
+// answering each pingDelay or its median round trip after it arrives,
+// the longer (so that a delayed trip is at least twice a ping-pong's: in
+// the lab, 1 ms was not 1/4 of the WAN's 4.4 ms trip in 4 of 18 runs): a
+// level's waiting rate where the bursts cannot tell it from a message's
+// CPU (cpuCosts).
 const (
 	delayedPings = 8
 	pingDelay    = time.Millisecond
