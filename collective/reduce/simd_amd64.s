@@ -6694,9 +6694,11 @@ loop:
 	VPCMPEQB       Z5, Z12, K1
 	VPANDD         Z10, Z5, Z12
 	VPCMPEQB       Z5, Z12, K2
-	VMOVDQU8       Z10, K2, Z11
-	VMOVDQU8       Z9, K1, Z11
+	KORTESTQ       K2, K1
+	JNE            nan1
 	VMOVDQU64      Z11, (AX)(SI*1)
+
+done2:
 	VMOVDQU64      64(CX)(SI*1), Z9
 	VMOVDQU64      64(DX)(SI*1), Z10
 	VGF2P8AFFINEQB $0x00, Z6, Z9, Z11
@@ -6724,9 +6726,11 @@ loop:
 	VPCMPEQB       Z5, Z12, K1
 	VPANDD         Z10, Z5, Z12
 	VPCMPEQB       Z5, Z12, K2
-	VMOVDQU8       Z10, K2, Z11
-	VMOVDQU8       Z9, K1, Z11
+	KORTESTQ       K2, K1
+	JNE            nan3
 	VMOVDQU64      Z11, 64(AX)(SI*1)
+
+done4:
 	VMOVDQU64      128(CX)(SI*1), Z9
 	VMOVDQU64      128(DX)(SI*1), Z10
 	VGF2P8AFFINEQB $0x00, Z6, Z9, Z11
@@ -6754,9 +6758,11 @@ loop:
 	VPCMPEQB       Z5, Z12, K1
 	VPANDD         Z10, Z5, Z12
 	VPCMPEQB       Z5, Z12, K2
-	VMOVDQU8       Z10, K2, Z11
-	VMOVDQU8       Z9, K1, Z11
+	KORTESTQ       K2, K1
+	JNE            nan5
 	VMOVDQU64      Z11, 128(AX)(SI*1)
+
+done6:
 	VMOVDQU64      192(CX)(SI*1), Z9
 	VMOVDQU64      192(DX)(SI*1), Z10
 	VGF2P8AFFINEQB $0x00, Z6, Z9, Z11
@@ -6784,14 +6790,40 @@ loop:
 	VPCMPEQB       Z5, Z12, K1
 	VPANDD         Z10, Z5, Z12
 	VPCMPEQB       Z5, Z12, K2
-	VMOVDQU8       Z10, K2, Z11
-	VMOVDQU8       Z9, K1, Z11
+	KORTESTQ       K2, K1
+	JNE            nan7
 	VMOVDQU64      Z11, 192(AX)(SI*1)
-	ADDQ           $0x00000100, SI
-	CMPQ           SI, BX
-	JB             loop
+
+done8:
+	ADDQ $0x00000100, SI
+	CMPQ SI, BX
+	JB   loop
 	VZEROUPPER
 	RET
+
+nan1:
+	VMOVDQU8  Z10, K2, Z11
+	VMOVDQU8  Z9, K1, Z11
+	VMOVDQU64 Z11, (AX)(SI*1)
+	JMP       done2
+
+nan3:
+	VMOVDQU8  Z10, K2, Z11
+	VMOVDQU8  Z9, K1, Z11
+	VMOVDQU64 Z11, 64(AX)(SI*1)
+	JMP       done4
+
+nan5:
+	VMOVDQU8  Z10, K2, Z11
+	VMOVDQU8  Z9, K1, Z11
+	VMOVDQU64 Z11, 128(AX)(SI*1)
+	JMP       done6
+
+nan7:
+	VMOVDQU8  Z10, K2, Z11
+	VMOVDQU8  Z9, K1, Z11
+	VMOVDQU64 Z11, 192(AX)(SI*1)
+	JMP       done8
 
 DATA fp8bytesOfWords<>+0(SB)/8, $0x0f0d0b0907050301
 DATA fp8bytesOfWords<>+8(SB)/8, $0x0e0c0a0806040200
@@ -6863,9 +6895,11 @@ loop:
 	VPCMPEQB       Z6, Z13, K1
 	VPANDD         Z11, Z6, Z13
 	VPCMPEQB       Z6, Z13, K2
-	VMOVDQU8       Z11, K2, Z12
-	VMOVDQU8       Z10, K1, Z12
+	KORTESTQ       K2, K1
+	JNE            nan1
 	VMOVDQU64      Z12, (AX)(SI*1)
+
+done2:
 	VMOVDQU64      64(CX)(SI*1), Z10
 	VMOVDQU64      64(DX)(SI*1), Z11
 	VGF2P8AFFINEQB $0x00, Z7, Z10, Z12
@@ -6895,9 +6929,11 @@ loop:
 	VPCMPEQB       Z6, Z13, K1
 	VPANDD         Z11, Z6, Z13
 	VPCMPEQB       Z6, Z13, K2
-	VMOVDQU8       Z11, K2, Z12
-	VMOVDQU8       Z10, K1, Z12
+	KORTESTQ       K2, K1
+	JNE            nan3
 	VMOVDQU64      Z12, 64(AX)(SI*1)
+
+done4:
 	VMOVDQU64      128(CX)(SI*1), Z10
 	VMOVDQU64      128(DX)(SI*1), Z11
 	VGF2P8AFFINEQB $0x00, Z7, Z10, Z12
@@ -6927,9 +6963,11 @@ loop:
 	VPCMPEQB       Z6, Z13, K1
 	VPANDD         Z11, Z6, Z13
 	VPCMPEQB       Z6, Z13, K2
-	VMOVDQU8       Z11, K2, Z12
-	VMOVDQU8       Z10, K1, Z12
+	KORTESTQ       K2, K1
+	JNE            nan5
 	VMOVDQU64      Z12, 128(AX)(SI*1)
+
+done6:
 	VMOVDQU64      192(CX)(SI*1), Z10
 	VMOVDQU64      192(DX)(SI*1), Z11
 	VGF2P8AFFINEQB $0x00, Z7, Z10, Z12
@@ -6959,14 +6997,40 @@ loop:
 	VPCMPEQB       Z6, Z13, K1
 	VPANDD         Z11, Z6, Z13
 	VPCMPEQB       Z6, Z13, K2
-	VMOVDQU8       Z11, K2, Z12
-	VMOVDQU8       Z10, K1, Z12
+	KORTESTQ       K2, K1
+	JNE            nan7
 	VMOVDQU64      Z12, 192(AX)(SI*1)
-	ADDQ           $0x00000100, SI
-	CMPQ           SI, BX
-	JB             loop
+
+done8:
+	ADDQ $0x00000100, SI
+	CMPQ SI, BX
+	JB   loop
 	VZEROUPPER
 	RET
+
+nan1:
+	VMOVDQU8  Z11, K2, Z12
+	VMOVDQU8  Z10, K1, Z12
+	VMOVDQU64 Z12, (AX)(SI*1)
+	JMP       done2
+
+nan3:
+	VMOVDQU8  Z11, K2, Z12
+	VMOVDQU8  Z10, K1, Z12
+	VMOVDQU64 Z12, 64(AX)(SI*1)
+	JMP       done4
+
+nan5:
+	VMOVDQU8  Z11, K2, Z12
+	VMOVDQU8  Z10, K1, Z12
+	VMOVDQU64 Z12, 128(AX)(SI*1)
+	JMP       done6
+
+nan7:
+	VMOVDQU8  Z11, K2, Z12
+	VMOVDQU8  Z10, K1, Z12
+	VMOVDQU64 Z12, 192(AX)(SI*1)
+	JMP       done8
 
 // func sumFloat8E5M2AVX512FP16(dst *byte, a *byte, b *byte, n int)
 // Requires: AVX, AVX512BW, AVX512F, AVX512FP16

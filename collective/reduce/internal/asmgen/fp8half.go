@@ -58,7 +58,8 @@ func float8E5M2Native(op floatOp) emitter {
 // mask per half, two more uops, and the shuffles' port is the idle one
 // here). A product scales b back up by 2^8 first (exact), so sums and products
 // are the results times 2^-8. E4M3 has no Inf; its inputs' NaNs (scaled,
-// they widen to numbers) are put back by byte compares, a's over b's.
+// they widen to numbers) are put back by byte compares, a's over b's, out
+// of line (only blocks with a NaN branch there).
 func float8E4M3Native(op floatOp) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
@@ -88,9 +89,18 @@ func float8E4M3Native(op floatOp) emitter {
 			ka, kb := c.K(), c.K()
 			c.VPCMPEQB(nan, g.and(x, nan), ka)
 			c.VPCMPEQB(nan, g.and(y, nan), kb)
-			c.VMOVDQU8(y, kb, out)
-			c.VMOVDQU8(x, ka, out)
+			c.KORTESTQ(kb, ka)
+			slow, done := g.label("nan"), g.label("done")
+			c.JNE(operand.LabelRef(slow))
 			g.store(out, d)
+			c.Label(done)
+			g.tail = append(g.tail, func() {
+				c.Label(slow)
+				c.VMOVDQU8(y, kb, out)
+				c.VMOVDQU8(x, ka, out)
+				g.store(out, d)
+				c.JMP(operand.LabelRef(done))
+			})
 		}
 	}
 }
