@@ -4,10 +4,12 @@ package shm_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/collective/collectivetest"
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/shm"
 )
@@ -79,6 +81,40 @@ func TestBoardSplitMismatch(t *testing.T) {
 	for r := range comms {
 		if errs[r] != nil || outs[r][0] != 10 {
 			t.Fatalf("after the mismatch, rank %d: %v %v", r, outs[r], errs[r])
+		}
+	}
+}
+
+// BenchmarkBoardAllReduce compares, from 4 to 64 KiB over shared memory
+// between 4 ranks in this process, the board's AllReduce folding in shards
+// (forced at every size), the board's one round where every rank folds
+// every buffer, and the point-to-point algorithm that takes the size
+// without the board: time and CPU per operation (all ranks together;
+// bench/results/shm_large.md).
+func BenchmarkBoardAllReduce(b *testing.B) {
+	for _, size := range []int{4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10} {
+		for _, v := range []struct {
+			name string
+			cfg  collective.Config
+		}{
+			{"shards", collective.Config{BoardSplitBytes: 1}},
+			{"one-round", collective.Config{BoardSplitBytes: -1}},
+			{"point-to-point", collective.Config{BoardBytes: -1}},
+		} {
+			b.Run(fmt.Sprintf("bytes=%d/%s", size, v.name), func(b *testing.B) {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				eps, err := shm.NewLocalWorld(ctx, 4, shm.Config{})
+				cancel()
+				if err != nil {
+					b.Fatal(err)
+				}
+				tes := make([]transport.Endpoint, len(eps))
+				for i, ep := range eps {
+					tes[i] = ep
+					defer func() { _ = ep.Close() }()
+				}
+				collectivetest.BenchAllReduceConfig(b, tes, size, v.cfg)
+			})
 		}
 	}
 }
