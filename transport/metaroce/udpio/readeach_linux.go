@@ -3,8 +3,6 @@ package udpio
 import (
 	"fmt"
 	"os"
-
-	"golang.org/x/sys/unix"
 )
 
 // each is ReadEach's loop: every recvmmsg and every handle run inside one
@@ -24,24 +22,19 @@ func (r *reader) each(s *Socket, ms []Message, handle func(n int) bool) error {
 		}
 	}
 	stopped := false
+	r.cnt, r.flags, r.errno = cnt, 0, 0
 	err := s.raw.Read(func(fd uintptr) bool {
 		for {
 			for i := range cnt {
 				r.set(i, ms[i].Buf, ms[i].Gather, sockaddrSlot, r.oobLen)
 			}
-			n, e := r.mmsg(unix.SYS_RECVMMSG, fd, cnt, 0)
+			got := r.recv(fd)
 			r.eachReads++
 			r.release(cnt)
-			switch e {
-			case unix.EINTR:
-				continue
-			case unix.EAGAIN:
-				return false
-			case 0:
-			default:
-				r.errno = e
-				return true
+			if !got || r.errno != 0 {
+				return got // EAGAIN: wait; an error: return it
 			}
+			n := r.n
 			for i := range n {
 				r.unpack(i, &ms[i], false)
 			}
