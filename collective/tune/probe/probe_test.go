@@ -13,6 +13,7 @@ import (
 	"github.com/gocoll/gocoll/collective/tune"
 	"github.com/gocoll/gocoll/collective/tune/probe"
 	"github.com/gocoll/gocoll/topology"
+	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/simnet"
 )
 
@@ -42,6 +43,13 @@ func measure(t *testing.T, topo topology.Topology, links tune.Links) []topology.
 // measureWith is measure with rank r's options opts(r, the world's clock).
 func measureWith(t *testing.T, topo topology.Topology, links tune.Links, opts func(r int, now func() time.Duration) probe.Options) []topology.Links {
 	t.Helper()
+	return measureOn(t, topo, links, nil, opts)
+}
+
+// measureOn is measureWith whose rank r runs over wrap(r, its endpoint)
+// where wrap is not nil.
+func measureOn(t *testing.T, topo topology.Topology, links tune.Links, wrap func(r int, ep transport.Endpoint) transport.Endpoint, opts func(r int, now func() time.Duration) probe.Options) []topology.Links {
+	t.Helper()
 	w, err := simnet.NewWorld(topo, links)
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +58,9 @@ func measureWith(t *testing.T, topo topology.Topology, links tune.Links, opts fu
 	got := make([]topology.Links, len(eps))
 	var wg sync.WaitGroup
 	for r, ep := range eps {
+		if wrap != nil {
+			ep = wrap(r, ep)
+		}
 		wg.Go(func() {
 			defer ep.Close()
 			c, err := collective.New(ep, 1, collective.Config{Topology: &topo})

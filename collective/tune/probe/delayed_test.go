@@ -1,0 +1,105 @@
+package probe_test
+
+import (
+	"context"
+	"math"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/collective/tune"
+	"github.com/gocoll/gocoll/collective/tune/probe"
+	"github.com/gocoll/gocoll/topology"
+	"github.com/gocoll/gocoll/transport"
+	"github.com/gocoll/gocoll/transport/simnet"
+)
+
+// counting is an endpoint that counts its Send calls.
+type counting struct {
+	transport.Endpoint
+	calls atomic.Int64
+}
+
+func (c *counting) Send(peer int, tag transport.Tag, buf []byte) transport.Request {
+	c.calls.Add(1)
+	return c.Endpoint.Send(peer, tag, buf)
+}
+
+// TestMeasureDelayedPings: over simnet, whose bursts are as slow a message
+// as the ping-pongs (TestMeasureCPU), a message's CPU comes from the
+// delayed ping-pongs. Each end's CPU is 30 µs a message it sends (a
+// transport Send) plus a quarter of a core all the time; the
+// answering rank's Sleep moves every rank's clock on by its d (so the
+// asking rank, waiting, sees a longer trip). The probe gives back 30 µs
+// a transport Send that one message makes (both ends), the same on both
+// ranks.
+func TestMeasureDelayedPings(t *testing.T) {
+	links := tune.DefaultLinks()
+	links.WAN = tune.Link{Latency: 3 * time.Millisecond, Bandwidth: 50e6}
+	topo := grid(t, 2, 1, 1)
+	var slept atomic.Int64
+	eps := make([]*counting, topo.Size())
+	wrap := func(r int, ep transport.Endpoint) transport.Endpoint {
+		eps[r] = &counting{Endpoint: ep}
+		return eps[r]
+	}
+	got := measureOn(t, topo, links, wrap, func(r int, worldNow func() time.Duration) probe.Options {
+		now := func() time.Duration { return worldNow() + time.Duration(slept.Load()) }
+		return probe.Options{
+			Now:     now,
+			CPUTime: func() time.Duration { return time.Duration(eps[r].calls.Load())*30*time.Microsecond + now()/4 },
+			Sleep: func(_ context.Context, d time.Duration) error {
+				slept.Add(int64(d))
+				return nil
+			},
+		}
+	})
+	if got[0].WAN == nil || got[1].WAN == nil || *got[0].WAN != *got[1].WAN {
+		t.Fatalf("WAN figures %+v and %+v, want the same on both ranks", got[0].WAN, got[1].WAN)
+	}
+	want := time.Duration(sendsPerMessage(t, topo, links)) * 30 * time.Microsecond
+	if m := got[0].WAN.CPUPerMessage; math.Abs(m.Seconds()/want.Seconds()-1) > 0.05 {
+		t.Errorf("CPU a message %v, want %v ± 5 %%", m, want)
+	}
+}
+
+// sendsPerMessage returns how many transport Sends one collective.Send of
+// 8 bytes and its Recv make on simnet, both ends together.
+func sendsPerMessage(t *testing.T, topo topology.Topology, links tune.Links) int64 {
+	w, err := simnet.NewWorld(topo, links)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eps := w.Endpoints()
+	ends := []*counting{{Endpoint: eps[0]}, {Endpoint: eps[1]}}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	for r, ep := range ends {
+		wg.Go(func() {
+			defer ep.Close()
+			c, err := collective.New(ep, 1, collective.Config{Topology: &topo})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			buf := make([]byte, 8)
+			if r == 0 {
+				err = collective.Send(ctx, c, buf, 1)
+			} else {
+				err = collective.Recv(ctx, c, buf, 0)
+			}
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	n := ends[0].calls.Load() + ends[1].calls.Load()
+	if n < 1 {
+		t.Fatal("a collective.Send made no transport Send")
+	}
+	return n
+}
