@@ -1,17 +1,12 @@
 package probe_test
 
 import (
-	"context"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/collective/tune"
 	"github.com/gocoll/gocoll/collective/tune/probe"
-	"github.com/gocoll/gocoll/topology"
-	"github.com/gocoll/gocoll/transport/simnet"
 )
 
 // Every rank gets the same figures, and so makes the same choice, even
@@ -28,31 +23,10 @@ func TestEveryRankAgreesWhenClocksDiffer(t *testing.T) {
 		WAN:  tune.Link{Latency: 7 * time.Millisecond, Bandwidth: 50e6},
 	}
 	topo := grid(t, 2, 2, 2)
-	w, err := simnet.NewWorld(topo, links)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eps := w.Endpoints()
-	got := make([]topology.Links, len(eps))
-	var wg sync.WaitGroup
-	for r, ep := range eps {
-		wg.Go(func() {
-			defer ep.Close()
-			c, err := collective.New(ep, 1, collective.Config{Topology: &topo})
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			rate := 1 + float64(r)/4
-			now := func() time.Duration { return time.Duration(float64(w.Now()) * rate) }
-			if got[r], err = probe.Measure(ctx, c, topo, probe.Options{Now: now}); err != nil {
-				t.Errorf("rank %d: %v", r, err)
-			}
-		})
-	}
-	wg.Wait()
+	got := measureWith(t, topo, links, func(r int, worldNow func() time.Duration) probe.Options {
+		rate := 1 + float64(r)/4
+		return probe.Options{Now: func() time.Duration { return time.Duration(float64(worldNow()) * rate) }}
+	})
 	if t.Failed() {
 		return
 	}

@@ -3,7 +3,6 @@ package probe_test
 import (
 	"context"
 	"math"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/gocoll/gocoll/collective/tune/probe"
 	"github.com/gocoll/gocoll/topology"
 	"github.com/gocoll/gocoll/transport"
-	"github.com/gocoll/gocoll/transport/simnet"
 )
 
 // counting is an endpoint that counts its Send calls.
@@ -68,35 +66,18 @@ func TestMeasureDelayedPings(t *testing.T) {
 // sendsPerMessage returns how many transport Sends one collective.Send of
 // 8 bytes and its Recv make on simnet, both ends together.
 func sendsPerMessage(t *testing.T, topo topology.Topology, links tune.Links) int64 {
-	w, err := simnet.NewWorld(topo, links)
-	if err != nil {
-		t.Fatal(err)
+	ends := make([]*counting, topo.Size())
+	wrap := func(r int, ep transport.Endpoint) transport.Endpoint {
+		ends[r] = &counting{Endpoint: ep}
+		return ends[r]
 	}
-	eps := w.Endpoints()
-	ends := []*counting{{Endpoint: eps[0]}, {Endpoint: eps[1]}}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var wg sync.WaitGroup
-	for r, ep := range ends {
-		wg.Go(func() {
-			defer ep.Close()
-			c, err := collective.New(ep, 1, collective.Config{Topology: &topo})
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			buf := make([]byte, 8)
-			if r == 0 {
-				err = collective.Send(ctx, c, buf, 1)
-			} else {
-				err = collective.Recv(ctx, c, buf, 0)
-			}
-			if err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	wg.Wait()
+	onWorld(t, topo, links, wrap, func(ctx context.Context, c *collective.Comm, _ func() time.Duration) error {
+		buf := make([]byte, 8)
+		if c.Rank() == 0 {
+			return collective.Send(ctx, c, buf, 1)
+		}
+		return collective.Recv(ctx, c, buf, 0)
+	})
 	n := ends[0].calls.Load() + ends[1].calls.Load()
 	if n < 1 {
 		t.Fatal("a collective.Send made no transport Send")

@@ -50,14 +50,26 @@ func measureWith(t *testing.T, topo topology.Topology, links tune.Links, opts fu
 // where wrap is not nil.
 func measureOn(t *testing.T, topo topology.Topology, links tune.Links, wrap func(r int, ep transport.Endpoint) transport.Endpoint, opts func(r int, now func() time.Duration) probe.Options) []topology.Links {
 	t.Helper()
+	got := make([]topology.Links, topo.Size())
+	onWorld(t, topo, links, wrap, func(ctx context.Context, c *collective.Comm, now func() time.Duration) error {
+		var err error
+		got[c.Rank()], err = probe.Measure(ctx, c, topo, opts(c.Rank(), now))
+		return err
+	})
+	return got
+}
+
+// onWorld runs run on every rank of a simulated world of topo and links,
+// each on a communicator over its endpoint (wrap(r, it) where wrap is not
+// nil), with the world's clock, and fails t with each rank's error.
+func onWorld(t *testing.T, topo topology.Topology, links tune.Links, wrap func(r int, ep transport.Endpoint) transport.Endpoint, run func(ctx context.Context, c *collective.Comm, now func() time.Duration) error) {
+	t.Helper()
 	w, err := simnet.NewWorld(topo, links)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eps := w.Endpoints()
-	got := make([]topology.Links, len(eps))
 	var wg sync.WaitGroup
-	for r, ep := range eps {
+	for r, ep := range w.Endpoints() {
 		if wrap != nil {
 			ep = wrap(r, ep)
 		}
@@ -70,15 +82,12 @@ func measureOn(t *testing.T, topo topology.Topology, links tune.Links, wrap func
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			ls, err := probe.Measure(ctx, c, topo, opts(r, w.Now))
-			if err != nil {
+			if err := run(ctx, c, w.Now); err != nil {
 				t.Errorf("rank %d: %v", r, err)
 			}
-			got[r] = ls
 		})
 	}
 	wg.Wait()
-	return got
 }
 
 // On the simulated fabric, the probe finds each level's latency and
