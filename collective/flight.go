@@ -262,8 +262,11 @@ var clockEpoch = time.Now()
 // one). Its result carries a monotonic reading, so deadlines made from it
 // and every comparison or difference with time.Now's are exact; its wall
 // clock is clockEpoch's plus the monotonic time since, so it does not
-// follow a step of the system's wall clock after the process started (a
-// flight record's Start and End, shown as durations, are unaffected).
+// follow a step or slew of the system's wall clock after the process
+// started: a flight record's Start and End, shown as durations in this
+// process, are exact; in another process (the launcher's diagnosis reads
+// records as JSON, without monotonic readings) a running operation's age
+// is off by the wall clock's adjustment since this process started.
 func opNow() time.Time { return clockEpoch.Add(time.Since(clockEpoch)) }
 
 // record starts the operation's flight record.
