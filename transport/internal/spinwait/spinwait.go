@@ -43,6 +43,11 @@ func UntilFunc(ctx context.Context, done func() bool, budget time.Duration, poll
 	return UntilFuncEvery(ctx, done, budget, 1, poll)
 }
 
+// monoEpoch is the origin of the waits' budgets: time.Since of it reads
+// only the monotonic clock, where time.Now reads the wall clock too (on
+// this project's VMs each clock read costs tens of nanoseconds).
+var monoEpoch = time.Now()
+
 // UntilFuncEvery is UntilFunc yielding to the other goroutines of this
 // process (runtime.Gosched) only after every goschedEvery-th poll, and to
 // the other threads and processes (sched_yield) after every poll. For a
@@ -54,7 +59,7 @@ func UntilFunc(ctx context.Context, done func() bool, budget time.Duration, poll
 // goroutine of this process still runs within goschedEvery polls.
 func UntilFuncEvery(ctx context.Context, done func() bool, budget time.Duration, goschedEvery int, poll func()) bool {
 	goschedEvery = max(goschedEvery, 1)
-	var deadline time.Time
+	var deadline time.Duration    // since monoEpoch
 	var cancelled <-chan struct{} // ctx.Done(), the same every call: asked once, not per poll
 	for i := 0; ; i++ {
 		if done() {
@@ -76,8 +81,8 @@ func UntilFuncEvery(ctx context.Context, done func() bool, budget time.Duration,
 			return false
 		}
 		if i == 1 {
-			deadline = time.Now().Add(budget)
-		} else if i > 1 && i%clockEvery == 0 && !time.Now().Before(deadline) {
+			deadline = time.Since(monoEpoch) + budget
+		} else if i > 1 && i%clockEvery == 0 && time.Since(monoEpoch) >= deadline {
 			return false
 		}
 		yieldCPU()
