@@ -5,6 +5,7 @@ package reduce
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -42,6 +43,49 @@ func TestLevelFloat8AllPairs(t *testing.T) {
 						fast(got, a[37:37+n], b[37:37+n])
 						if !bytes.Equal(got, want[37:37+n]) {
 							t.Fatalf("%s: pairs from 37, length %d: results differ from portable", what, n)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestLevelFloat8NaNAnywhere forces each supported level and puts one NaN
+// at each byte of a 1 KiB input in turn, in a or in b, the other bytes
+// random finite values, against the portable kernels bit for bit: a kernel
+// that tests a whole block for NaN at once must find it in every vector of
+// the block and every lane, and put it back there alone.
+func TestLevelFloat8NaNAnywhere(t *testing.T) {
+	const n = 1024
+	r := rand.New(rand.NewPCG(3, 4))
+	finite := func() []byte {
+		s := make([]byte, n)
+		for i := range s {
+			s[i] = byte(r.Uint32()) &^ 0x40 // no NaN or Inf in either format
+		}
+		return s
+	}
+	a, b := finite(), finite()
+	nans := map[bool][2]byte{false: {0x7f, 0xff}, true: {0x7e, 0xfd}} // by hasInf: E4M3, E5M2
+	for _, l := range supportedLevels(t) {
+		withLevel(t, l, func() {
+			for _, f := range fp8Cases {
+				for _, op := range Ops() {
+					fast, _ := Lookup(f.dt, op)
+					slow, _ := Portable(f.dt, op)
+					for p := range n {
+						for in, src := range [][]byte{a, b} {
+							x := clone(src)
+							x[p] = nans[f.hasInf][p%2]
+							xa, xb := a, x
+							if in == 0 {
+								xa, xb = x, b
+							}
+							want := runAt(slow, [3]int{}, xa, xb)
+							if got := runAt(fast, [3]int{}, xa, xb); !bytes.Equal(got, want) {
+								t.Fatalf("%s %v %v: NaN %#x at byte %d of input %d: results differ from portable", l.name, f.dt, op, x[p], p, in)
+							}
 						}
 					}
 				}

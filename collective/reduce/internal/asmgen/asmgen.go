@@ -145,6 +145,9 @@ type gen struct {
 	// (rare paths a body branches to); labels numbers them.
 	tail   []func()
 	labels int
+	// blockEnd, if a body sets it, is emitted once per loop iteration,
+	// after the block's body calls (a check over the whole block).
+	blockEnd func()
 }
 
 // label returns a new label name, unique in the function.
@@ -185,6 +188,9 @@ func (g *gen) function(k kernel) {
 			return operand.Mem{Base: base, Index: i, Scale: 1, Disp: off}
 		}
 		body(at(dst), at(a), at(b))
+	}
+	if g.blockEnd != nil {
+		g.blockEnd()
 	}
 	c.ADDQ(operand.U32(g.l.Block), i)
 	c.CMPQ(i, n)

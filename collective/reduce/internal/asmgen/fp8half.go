@@ -58,8 +58,12 @@ func float8E5M2Native(op floatOp) emitter {
 // mask per half, two more uops, and the shuffles' port is the idle one
 // here). A product scales b back up by 2^8 first (exact), so sums and products
 // are the results times 2^-8. E4M3 has no Inf; its inputs' NaNs (scaled,
-// they widen to numbers) are put back by byte compares, a's over b's, out
-// of line (only blocks with a NaN branch there).
+// they widen to numbers) are put back by byte blends, a's over b's, out of
+// line: each body only narrows a chain of masked byte compares (one
+// opmask, "no NaN so far", over a and b of the whole block) and one
+// KORTEST per block branches to the blends if a byte of the block is NaN.
+// The blends redo the block's stores from registers (the inputs stay live
+// until then), so dst may still be exactly a or b.
 func float8E4M3Native(op floatOp) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
@@ -81,26 +85,47 @@ func float8E4M3Native(op floatOp) emitter {
 			}
 			return lo, hi
 		}
+		type stored struct {
+			x, y, out reg.VecVirtual
+			d         operand.Mem
+		}
+		var block []stored
+		var clean reg.Register  // bytes of the block with no NaN in a or b
+		notNaN := operand.U8(4) // VPCMPUB's "not equal"
+		g.blockEnd = func() {
+			slow, done := g.label("nan"), g.label("done")
+			c.KORTESTQ(clean, clean)
+			c.JCC(operand.LabelRef(slow)) // CF clear: not all bytes clean
+			c.Label(done)
+			stores := block
+			g.tail = append(g.tail, func() {
+				c.Label(slow)
+				for _, s := range stores {
+					ka, kb := c.K(), c.K()
+					c.VPCMPEQB(nan, g.and(s.x, nan), ka)
+					c.VPCMPEQB(nan, g.and(s.y, nan), kb)
+					c.VMOVDQU8(s.y, kb, s.out)
+					c.VMOVDQU8(s.x, ka, s.out)
+					g.store(s.out, s.d)
+				}
+				c.JMP(operand.LabelRef(done))
+			})
+			block, clean = nil, nil
+		}
 		return g.l.Width, func(d, a, b operand.Mem) {
 			x, y := g.load(a), g.load(b)
 			xl, xh := widen(x, false)
 			yl, yh := widen(y, true)
 			out := n.narrowUnpacked(g.to(g.rawTo(rz), yl, xl), g.to(g.rawTo(rz), yh, xh)) // a first
-			ka, kb := c.K(), c.K()
-			c.VPCMPEQB(nan, g.and(x, nan), ka)
-			c.VPCMPEQB(nan, g.and(y, nan), kb)
-			c.KORTESTQ(kb, ka)
-			slow, done := g.label("nan"), g.label("done")
-			c.JNE(operand.LabelRef(slow))
 			g.store(out, d)
-			c.Label(done)
-			g.tail = append(g.tail, func() {
-				c.Label(slow)
-				c.VMOVDQU8(y, kb, out)
-				c.VMOVDQU8(x, ka, out)
-				g.store(out, d)
-				c.JMP(operand.LabelRef(done))
-			})
+			if clean == nil {
+				clean = c.K()
+				c.VPCMPUB(notNaN, nan, g.and(x, nan), clean)
+			} else {
+				c.VPCMPUB(notNaN, nan, g.and(x, nan), clean, clean)
+			}
+			c.VPCMPUB(notNaN, nan, g.and(y, nan), clean, clean)
+			block = append(block, stored{x, y, out, d})
 		}
 	}
 }
