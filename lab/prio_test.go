@@ -160,3 +160,37 @@ func TestPriorityBandFollowsRate(t *testing.T) {
 	t.Logf("%d of %d datagrams arrived; %s", n, burst, out)
 	require.Less(t, n, burst/2, "the data band kept the queue of the first rate")
 }
+
+// A Shape that leaves a rated path end's rate as it was keeps the queue of
+// its data band (only a changed rate remakes the band): 60 datagrams
+// queued forward at 2 Mbit/s all arrive across a no-op Shape of the reverse
+// direction (review B14 M2: a remake on every Shape dropped 49).
+func TestPriorityBandKeptAcrossShape(t *testing.T) {
+	const burst = 60
+	ctx := context.Background()
+	l := upLab(t, lab.Spec{Paths: 1, HostsPerSite: 1, RateMbit: 2, QueueMS: 500})
+	p, err := l.ParsePath("1")
+	require.NoError(t, err)
+	a := udpIn(t, l, "s1h1", netip.AddrPortFrom(hostAddr(t, l, "s1h1"), 0))
+	b := udpIn(t, l, "s2h1", netip.AddrPortFrom(hostAddr(t, l, "s2h1"), 5000))
+	to := b.LocalAddr().(*net.UDPAddr)
+	got := make(chan int, 1)
+	go func() {
+		n, buf := 0, make([]byte, 2048)
+		for {
+			_ = b.SetReadDeadline(time.Now().Add(2 * time.Second))
+			if _, err := b.Read(buf); err != nil {
+				got <- n
+				return
+			}
+			n++
+		}
+	}()
+	d := make([]byte, 1400)
+	for range burst {
+		_, err := a.WriteToUDP(d, to)
+		require.NoError(t, err)
+	}
+	require.NoError(t, l.Shape(ctx, p, []lab.Dir{lab.Rev}, lab.Shape{RateMbit: 2}))
+	require.Equal(t, burst, <-got, "a Shape that changed no rate dropped the forward queue")
+}

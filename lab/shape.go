@@ -12,11 +12,11 @@ import (
 
 // applyRouter applies the shaping and cuts of every path end in router r:
 // a token bucket on the egress for the rate (removed where hadRate says
-// there was one and the rate is now 0), and in the end's iptables chain a
+// there was one, its rate, and the rate is now 0), and in the end's iptables chain a
 // DROP for a silent cut, a random DROP for loss and an NFQUEUE to the
 // router's delay daemon for delay and jitter. With only set, the qdiscs
 // and chains of the other paths are left alone (and their counters kept).
-func (l *Lab) applyRouter(ctx context.Context, r Node, hadRate map[string]bool, only *Path) error {
+func (l *Lab) applyRouter(ctx context.Context, r Node, hadRate map[string]float64, only *Path) error {
 	ends, paths, dirs := l.routerEnds(r)
 	var tc, links []string
 	var ipt strings.Builder
@@ -41,14 +41,15 @@ func (l *Lab) applyRouter(ctx context.Context, r Node, hadRate map[string]bool, 
 				// pfifo_fast's bands hold txqueuelen packets each: the
 				// data band as many full packets as tbf's limit.
 				// pfifo_fast reads txqueuelen only when it is made, and a
-				// tbf that was there keeps its child: remake the band.
+				// tbf that was there keeps its child: remake the band when
+				// the rate changed (which drops its queue), only then.
 				links = append(links, fmt.Sprintf("link set dev %s txqueuelen %d", e.ifname, max(limit/l.plan.spec.MTU, 2)))
-				if hadRate[e.ifname] {
+				if old := hadRate[e.ifname]; old > 0 && old != sh.RateMbit {
 					tc = append(tc, fmt.Sprintf("qdisc del dev %s parent 1:1 handle 10:", e.ifname))
 				}
 				tc = append(tc, fmt.Sprintf("qdisc replace dev %s parent 1:1 handle 10: pfifo_fast", e.ifname))
 			}
-		case hadRate[e.ifname]:
+		case hadRate[e.ifname] > 0:
 			tc = append(tc, fmt.Sprintf("qdisc del dev %s root", e.ifname))
 			if dscp > 0 {
 				links = append(links, fmt.Sprintf("link set dev %s txqueuelen %d", e.ifname, vethTxQueueLen))
@@ -95,13 +96,14 @@ const vethTxQueueLen = 1000
 
 func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 
-// rated returns the interfaces of router r that have a token bucket now.
-func (l *Lab) rated(r Node) map[string]bool {
-	out := map[string]bool{}
+// rated returns the interfaces of router r that have a token bucket now,
+// with its rate in Mbit/s.
+func (l *Lab) rated(r Node) map[string]float64 {
+	out := map[string]float64{}
 	ends, paths, dirs := l.routerEnds(r)
 	for i, e := range ends {
-		if l.st.Paths[paths[i].String()].Shape[dirs[i]].RateMbit > 0 {
-			out[e.ifname] = true
+		if rate := l.st.Paths[paths[i].String()].Shape[dirs[i]].RateMbit; rate > 0 {
+			out[e.ifname] = rate
 		}
 	}
 	return out
@@ -117,7 +119,7 @@ func (l *Lab) update(ctx context.Context, p Path, change func(ps *pathState) err
 		return err
 	}
 	routers := []Node{l.plan.routers[p.A-1], l.plan.routers[p.B-1]}
-	had := make([]map[string]bool, len(routers))
+	had := make([]map[string]float64, len(routers))
 	for i, r := range routers {
 		had[i] = l.rated(r)
 	}
