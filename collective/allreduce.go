@@ -38,7 +38,8 @@ func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataTy
 			algo = AlgoRing
 		}
 	}
-	h := header{kind: KindAllReduce, dt: dt, op: op, root: -1, count: uint64(count), algo: algo, chunk: uint32(c.cfg.ChunkBytes)}
+	h := header{kind: KindAllReduce, dt: dt, op: op, root: -1, count: uint64(count), algo: algo, chunk: uint32(c.cfg.ChunkBytes),
+		determ: c.cfg.Deterministic}
 	if algo == AlgoRing && dt.Size() > 0 {
 		h.channels = uint8(len(c.ringStrides(count, dt.Size())))
 	}
@@ -69,6 +70,9 @@ func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataTy
 			on, err := o.boardEnter()
 			if err != nil {
 				return err
+			}
+			if !on && o.hdr.determ { // the set-up call, or no board: rank order still
+				return c.allReduceDirect(o, send, recv, count, spec)
 			}
 			if !on {
 				return c.allReduceRecursiveDoubling(o, send, recv, spec)

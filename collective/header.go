@@ -60,6 +60,7 @@ type header struct {
 	pairCount uint64 // elements this pair exchanges, where it differs per pair
 	carries   bool   // the message also carries the pair's first data message
 	setUp     bool   // a board call that sets the board up (boardEnter): see boardReset
+	determ    bool   // an AllReduce under Config.Deterministic (rank-order fold, whatever runs it)
 }
 
 const (
@@ -68,6 +69,7 @@ const (
 	headerVer   = 3 // 3: up to 4064 inline bytes (2: 512)
 	flagCarries = 1 // flags bit: the pair's first data message follows
 	flagSetUp   = 2 // flags bit: a board call that sets the board up
+	flagDeterm  = 4 // flags bit: an AllReduce under Config.Deterministic
 )
 
 // inlineBytesMax is the largest first data message of a pair that travels
@@ -93,6 +95,9 @@ func (h *header) marshal(b []byte) {
 	if h.setUp {
 		b[6] |= flagSetUp
 	}
+	if h.determ {
+		b[6] |= flagDeterm
+	}
 	binary.LittleEndian.PutUint32(b[8:], uint32(h.root))
 	binary.LittleEndian.PutUint32(b[12:], h.chunk)
 	binary.LittleEndian.PutUint64(b[16:], h.count)
@@ -108,7 +113,7 @@ func parseHeader(b []byte) (header, []byte, error) {
 	if b[1] != headerVer {
 		return header{}, nil, fmt.Errorf("operation header version %d, want %d: mixed gocoll versions", b[1], headerVer)
 	}
-	if b[6]&^(flagCarries|flagSetUp) != 0 {
+	if b[6]&^(flagCarries|flagSetUp|flagDeterm) != 0 {
 		return header{}, nil, fmt.Errorf("operation header with unknown flags %#x", b[6])
 	}
 	carries := b[6]&flagCarries != 0
@@ -122,7 +127,7 @@ func parseHeader(b []byte) (header, []byte, error) {
 	if carries {
 		inline = b[headerLen:]
 	}
-	return header{carries: carries, setUp: b[6]&flagSetUp != 0,
+	return header{carries: carries, setUp: b[6]&flagSetUp != 0, determ: b[6]&flagDeterm != 0,
 		kind:      Kind(b[2]),
 		dt:        dtype.DataType(b[3]),
 		op:        reduce.Op(b[4]),
@@ -182,6 +187,9 @@ func mismatch(mine header, myRank int, theirs header, peer int) error {
 	}
 	if mine.channels != theirs.channels {
 		add("channels (Config.Channels) or, on the board, folding in shards (Config.BoardSplitBytes)", mine.channels, theirs.channels)
+	}
+	if mine.determ != theirs.determ {
+		add("deterministic (Config.Deterministic)", mine.determ, theirs.determ)
 	}
 	if mine.setUp != theirs.setUp {
 		add("sets the board up (an earlier set-up call failed on some ranks only: every rank sets it up again)", mine.setUp, theirs.setUp)

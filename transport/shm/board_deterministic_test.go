@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/shm"
 )
 
@@ -59,4 +60,100 @@ func TestBoardDeterministic(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestBoardDeterministicEveryCall: with Config.Deterministic, every
+// AllReduce folds in rank order (the direct algorithm's bits), also the
+// board's set-up call (a communicator's first board AllReduce) and every
+// call of a communicator whose ranks could not all get a board (here
+// BoardRing differs, so the set-up ends without one), which ran recursive
+// doubling, ((x0+x1)+(x2+x3)) at 4 ranks, before (review A14 H2).
+func TestBoardDeterministicEveryCall(t *testing.T) {
+	const n, count = 4, 1001
+	inputs := make([][]float32, n)
+	for r := range inputs {
+		inputs[r] = make([]float32, count)
+		for i := range inputs[r] {
+			// x0 = 1, x1 = 2^-24, x2 = 2^-24, x3 = -1 style: order-dependent
+			inputs[r][i] = []float32{1, 0x1p-24, 0x1p-24, -1}[r] * float32(1+i%7)
+		}
+	}
+	run := func(name string, cfgOf func(r int) collective.Config) [][][]float32 {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		eps, err := shm.NewLocalWorld(ctx, n, shm.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		comms := make([]*collective.Comm, n)
+		for i, ep := range eps {
+			c, err := collective.New(transport.Endpoint(ep), 7, cfgOf(i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			comms[i] = c
+			t.Cleanup(func() { _ = c.Close(); _ = ep.Close() })
+		}
+		outs := make([][][]float32, 2) // per call, per rank
+		for call := range 2 {
+			outs[call] = make([][]float32, n)
+			errs := make(chan error, n)
+			for r, c := range comms {
+				outs[call][r] = make([]float32, count)
+				go func() {
+					errs <- collective.AllReduce(ctx, c, inputs[r], outs[call][r], collective.Sum)
+				}()
+			}
+			for range n {
+				if err := <-errs; err != nil {
+					t.Fatalf("%s call %d: %v", name, call, err)
+				}
+			}
+		}
+		t.Logf("%s: rank 0 ran %d board calls", name, comms[0].BoardCalls())
+		return outs
+	}
+	direct := run("direct", func(int) collective.Config { return collective.Config{Deterministic: true, BoardBytes: -1} })
+	board := run("board", func(int) collective.Config { return collective.Config{Deterministic: true} })
+	differs := run("rings differ", func(r int) collective.Config {
+		return collective.Config{Deterministic: true, BoardRing: 8 * (1 + r/2)}
+	})
+	check := func(name string, got [][][]float32) {
+		for call := range 2 {
+			for i := range count {
+				if math.Float32bits(got[call][0][i]) != math.Float32bits(direct[call][0][i]) {
+					t.Errorf("%s call %d element %d: %v, direct (rank order) %v", name, call, i, got[call][0][i], direct[call][0][i])
+					break
+				}
+			}
+		}
+	}
+	check("board", board)
+	check("rings differ", differs)
+}
+
+// Ranks whose Config.Deterministic differs run different algorithms where
+// the board cannot take a call (the deterministic ones the direct one, the
+// others recursive doubling): the header says which, so the call is a
+// mismatch error on every rank, not a hang to the deadline.
+func TestBoardDeterministicDiffers(t *testing.T) {
+	const n = 4
+	comms := make([]*collective.Comm, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	eps, err := shm.NewLocalWorld(ctx, n, shm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, ep := range eps {
+		// Rings that differ leave the communicator without a board.
+		c, err := collective.New(transport.Endpoint(ep), 7, collective.Config{Deterministic: r%2 == 0, BoardRing: 8 * (1 + r/2)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		comms[r] = c
+		t.Cleanup(func() { _ = c.Close(); _ = ep.Close() })
+	}
+	_, errs := allReduceAll(comms, same(n, 5), 20*time.Second)
+	requireAllFail(t, errs, "deterministic (Config.Deterministic)")
 }
