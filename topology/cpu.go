@@ -21,11 +21,18 @@ type CPUInfo struct {
 	// its machine. DetectLocal derives it from the kernel's boot id and
 	// the machine id, never from the network.
 	Machine string `json:"machine,omitempty"`
-	// Cores is how many cores the machine lets the rank's process run on
-	// (its scheduler affinity: runtime.NumCPU); 0: unknown. The cost
-	// model (collective/tune) takes a machine's cores as the most any of
-	// its ranks reports.
+	// Cores is how many CPUs (hardware threads) the machine lets the
+	// rank's process run on: the size of its scheduler affinity mask as
+	// DetectLocal reads it, after the rank's own binding (gocoll run
+	// --bind-to core); 0: unknown.
 	Cores int `json:"cores,omitempty"`
+	// CPUs lists those CPUs (the kernel's cpu list form, "0-3,8"; its
+	// size is Cores), "" unknown. The cost model (collective/tune) takes
+	// a machine's cores as the size of the union of its ranks' CPUs, so
+	// ranks bound a core each count as many cores as ranks, and unbound
+	// ones as all the cores they may use; a rank without CPUs counts its
+	// Cores.
+	CPUs string `json:"cpus,omitempty"`
 }
 
 // CPUFeatures lists the instruction set extensions a SIMD reduction kernel

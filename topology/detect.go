@@ -7,8 +7,10 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 
+	"github.com/gocoll/gocoll/internal/affinity"
 	"github.com/klauspost/cpuid/v2"
 )
 
@@ -104,38 +106,52 @@ func nicOf(iface net.Interface, addrs []net.Addr) NIC {
 	return nic
 }
 
-// Files machineID reads: the kernel's boot id (new at every boot, the same
-// in every network namespace) and the installation's machine id.
-var (
-	bootIDFile     = "/proc/sys/kernel/random/boot_id"
-	machineIDFiles = []string{"/etc/machine-id", "/var/lib/dbus/machine-id"}
-)
+// bootIDFile is the kernel's boot id: new at every boot, one for every
+// process of that kernel, whatever its network namespace or container.
+var bootIDFile = "/proc/sys/kernel/random/boot_id"
 
-// machineID names the running kernel: a hash of the boot id and the
-// machine id, "" if neither can be read (the rank's Host then stands for
-// its machine). Two processes get the same name exactly when they run on
-// one kernel of one installation, as the network namespaces of a lab do.
+// machineID names the running kernel: a hash of its boot id, "" if it
+// cannot be read (the rank's Host then stands for its machine). Two
+// processes get the same name exactly when they run on one kernel, so
+// share its cores, as the network namespaces of a lab or the containers
+// of one host do. The installation's machine id (/etc/machine-id) is left
+// out on purpose: containers of one kernel may each have their own, which
+// would split one machine's cores into several machines; the boot id is
+// random (128 bits), so two kernels do not share one.
 func machineID() string {
-	var parts []string
-	for _, f := range append([]string{bootIDFile}, machineIDFiles...) {
-		b, err := os.ReadFile(f)
-		if id := strings.TrimSpace(string(b)); err == nil && id != "" && len(id) <= 256 {
-			parts = append(parts, id)
-		}
-	}
-	if len(parts) == 0 {
+	b, err := os.ReadFile(bootIDFile)
+	id := strings.TrimSpace(string(b))
+	if err != nil || id == "" || len(id) > 256 {
 		return ""
 	}
-	sum := sha256.Sum256([]byte(strings.Join(parts, "/")))
+	sum := sha256.Sum256([]byte(id))
 	return hex.EncodeToString(sum[:8])
+}
+
+// detectCores returns the CPUs the process may run on now (its affinity
+// mask, after any binding of the rank: so a rank that binds itself as it
+// joins reports the set it will run on) as a cpu list and their count; on
+// systems whose mask cannot be read, no list and runtime.NumCPU.
+func detectCores() (string, int) {
+	var cpus []int
+	for _, core := range affinity.Cores() {
+		cpus = append(cpus, core...)
+	}
+	if len(cpus) == 0 {
+		return "", runtime.NumCPU()
+	}
+	slices.Sort(cpus)
+	return affinity.Format(cpus), len(cpus)
 }
 
 func detectCPU() CPUInfo {
 	c := cpuid.CPU
 	has := c.Supports
+	cpus, cores := detectCores()
 	return CPUInfo{
 		Machine:        machineID(),
-		Cores:          runtime.NumCPU(),
+		Cores:          cores,
+		CPUs:           cpus,
 		Arch:           runtime.GOARCH,
 		Vendor:         cpuVendor(c),
 		Brand:          strings.TrimSpace(c.BrandName),

@@ -4,8 +4,10 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"slices"
 	"testing"
 
+	"github.com/gocoll/gocoll/internal/affinity"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/cpu"
 )
@@ -88,29 +90,54 @@ func TestNICOf(t *testing.T) {
 	require.NoError(t, nic.validate())
 }
 
-// The machine's name is a function of the boot id and the machine id
-// alone: the same files give the same name (as the network namespaces of
-// a lab, which share them, do), another boot another name, and no file
-// none; the cores are the process's.
+// The machine's name is a function of the kernel's boot id alone: the
+// same boot id gives the same name (as the network namespaces of a lab,
+// or containers of one kernel, whatever their /etc/machine-id, share it),
+// another boot another name, and no file none.
 func TestMachineID(t *testing.T) {
 	dir := t.TempDir()
-	boot, mid := dir+"/boot_id", dir+"/machine-id"
+	boot := dir + "/boot_id"
 	require.NoError(t, os.WriteFile(boot, []byte("4c1d2e3f-aaaa-bbbb-cccc-000000000001\n"), 0o644))
-	require.NoError(t, os.WriteFile(mid, []byte("0123456789abcdef0123456789abcdef\n"), 0o644))
-	oldBoot, oldMid := bootIDFile, machineIDFiles
-	t.Cleanup(func() { bootIDFile, machineIDFiles = oldBoot, oldMid })
-	bootIDFile, machineIDFiles = boot, []string{mid}
+	old := bootIDFile
+	t.Cleanup(func() { bootIDFile = old })
+	bootIDFile = boot
 	first := machineID()
 	require.Len(t, first, 16)
 	require.Equal(t, first, machineID())
 	require.NoError(t, os.WriteFile(boot, []byte("4c1d2e3f-aaaa-bbbb-cccc-000000000002\n"), 0o644))
 	require.NotEqual(t, first, machineID())
-	bootIDFile, machineIDFiles = dir+"/none", []string{dir + "/none"}
+	bootIDFile = dir + "/none"
 	require.Empty(t, machineID())
 
-	bootIDFile, machineIDFiles = oldBoot, oldMid
+	bootIDFile = old
 	info, err := DetectLocal("", "")
 	require.NoError(t, err)
-	require.Equal(t, runtime.NumCPU(), info.CPU.Cores)
 	require.Equal(t, machineID(), info.CPU.Machine)
+}
+
+// The cores are the process's affinity mask when DetectLocal runs, not
+// when the process started (runtime.NumCPU): a rank that binds itself as
+// it joins (a remote rank of gocoll run --bind-to core) reports the CPUs
+// it is bound to, as one bound at fork does.
+func TestDetectCoresAfterBinding(t *testing.T) {
+	var all []int
+	for _, c := range affinity.Cores() {
+		all = append(all, c...)
+	}
+	if len(all) < 2 {
+		t.Skip("the process may run on fewer than 2 CPUs (or the mask cannot be read)")
+	}
+	slices.Sort(all)
+	info, err := DetectLocal("", "")
+	require.NoError(t, err)
+	require.Equal(t, len(all), info.CPU.Cores)
+	require.Equal(t, affinity.Format(all), info.CPU.CPUs)
+	require.NoError(t, info.CPU.validate())
+
+	require.NoError(t, affinity.Bind(all[:1]))
+	defer func() { require.NoError(t, affinity.Bind(all)) }()
+	info, err = DetectLocal("", "")
+	require.NoError(t, err)
+	require.Equal(t, 1, info.CPU.Cores, "bound to CPU %d after start-up", all[0])
+	require.Equal(t, affinity.Format(all[:1]), info.CPU.CPUs)
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/gocoll/gocoll/internal/affinity"
 )
 
 // Limits on a topology. [Topology.Validate] rejects anything larger.
@@ -221,6 +223,15 @@ func (c CPUInfo) validate() error {
 	for _, f := range counts {
 		if f.v < 0 || f.v > f.max {
 			return fmt.Errorf("%s is %d, outside [0, %d]", f.field, f.v, f.max)
+		}
+	}
+	if c.CPUs != "" {
+		cpus, err := affinity.Parse(c.CPUs)
+		if err != nil {
+			return fmt.Errorf("cpus: %v", err)
+		}
+		if len(cpus) != c.Cores {
+			return fmt.Errorf("cpus %q lists %d CPUs but cores is %d", c.CPUs, len(cpus), c.Cores)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package affinity
 import (
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -115,5 +116,22 @@ func TestBindEveryThread(t *testing.T) {
 	}
 	if err := Bind(nil); err == nil {
 		t.Error("Bind to no CPU: no error")
+	}
+}
+
+func TestParse(t *testing.T) {
+	for s, want := range map[string][]int{"0": {0}, "0-3,8": {0, 1, 2, 3, 8}, "1,3,5-6": {1, 3, 5, 6}, "1023": {1023}} {
+		got, err := Parse(s)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("Parse(%q) = %v, %v; want %v", s, got, err, want)
+		}
+		if Format(got) != s {
+			t.Errorf("Format(Parse(%q)) = %q", s, Format(got))
+		}
+	}
+	for _, s := range []string{"", "a", "-1", "1-", "3-1", "1,1", "2,1", "0-3,2", "1024", "0-1024", " 1", "1,", "+1", strings.Repeat("1", 6000)} {
+		if got, err := Parse(s); err == nil {
+			t.Errorf("Parse(%q) = %v, want an error", s, got)
+		}
 	}
 }

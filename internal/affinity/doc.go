@@ -50,3 +50,37 @@ func Format(cpus []int) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// maxListBytes bounds a cpu list Parse reads: every CPU below MaxCPUs
+// written alone, with its comma.
+const maxListBytes = 5 * MaxCPUs
+
+// Parse reads a cpu list as Format writes it ("0-3,8": CPUs and ranges of
+// them, ascending, none twice) and returns its CPUs, sorted. A CPU outside
+// [0, MaxCPUs), a range or CPU out of order or overlapping the one before,
+// an empty list or a list longer than any Format writes is an error, one
+// line, naming the part.
+func Parse(s string) ([]int, error) {
+	if s == "" || len(s) > maxListBytes {
+		return nil, fmt.Errorf("cpu list of %d bytes: want 1 to %d", len(s), maxListBytes)
+	}
+	var cpus []int
+	for part := range strings.SplitSeq(s, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err1 := strconv.Atoi(lo)
+		b, err2 := a, error(nil)
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		switch {
+		case err1 != nil || err2 != nil || a < 0 || b < a || b >= MaxCPUs || strings.HasPrefix(lo, "+") || strings.HasPrefix(hi, "+"):
+			return nil, fmt.Errorf("cpu list %q: %q is not a CPU or a range of CPUs in [0, %d]", s, part, MaxCPUs-1)
+		case len(cpus) > 0 && a <= cpus[len(cpus)-1]:
+			return nil, fmt.Errorf("cpu list %q: %q is not above the CPUs before it", s, part)
+		}
+		for c := a; c <= b; c++ {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus, nil
+}
