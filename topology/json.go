@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -15,7 +16,8 @@ import (
 
 // FileVersion is the newest version of the topology file format. Parse
 // accepts versions 1 and 2; Marshal writes 1 for a topology without Links
-// (so that older readers load it) and 2 for one with.
+// and without a rank's "machine", "cores" or "cpus" (so that older readers
+// load it) and 2 for one with any of them.
 //
 // Version 2 adds two optional top-level keys: "levels", an object with
 // optional keys "host", "site" and "wan", and "links", an array of links
@@ -29,7 +31,7 @@ import (
 // may also give the CPU its transport costs (optional, 0 or absent:
 // unknown): "cpu_per_byte", seconds of CPU per byte moved (sender and
 // receiver together, e.g. 3.5e-10), and "cpu_per_message", a Go duration of CPU
-// per message; a rank's "cpu" may give "machine" and "cores" (see
+// per message; a rank's "cpu" may give "machine", "cores" and "cpus" (see
 // [CPUInfo]). Files without them load as before. See [Links].
 const FileVersion = 2
 
@@ -68,7 +70,8 @@ type rankJSON struct {
 //
 // The file is an object {"version": 1, "ranks": [...]}, each rank an object
 // with the keys of RankInfo's JSON tags; "rank", "host" and "local_rank"
-// are required. With Links it is version 2 (see [FileVersion]).
+// are required. With Links, or a rank's CPU Machine, Cores or CPUs, it is
+// version 2 (see [FileVersion]).
 func Marshal(t Topology) ([]byte, error) {
 	links := t.Links
 	t, err := New(t.Ranks)
@@ -80,7 +83,9 @@ func Marshal(t Topology) ([]byte, error) {
 		return nil, err
 	}
 	version := 1
-	if links != nil {
+	if links != nil || slices.ContainsFunc(t.Ranks, func(ri RankInfo) bool {
+		return ri.CPU.Machine != "" || ri.CPU.Cores != 0 || ri.CPU.CPUs != ""
+	}) {
 		version = 2
 	}
 	file := fileJSON{Version: &version, Ranks: make([]rankJSON, len(t.Ranks))}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -227,5 +228,34 @@ func TestParseCorruptions(t *testing.T) {
 			continue
 		}
 		require.NoError(t, topo.Validate())
+	}
+}
+
+// A file whose ranks give their machine, cores or cpus is version 2: a
+// version-1 reader (before those keys, strict about keys) refuses them,
+// and Marshal promises version 1 only to files it can read (review B14
+// L1). Without them, and without links, the file stays version 1.
+func TestMarshalVersionOfCPUKeys(t *testing.T) {
+	base := []RankInfo{{Rank: 0, Host: "h", LocalRank: 0}}
+	for _, c := range []struct {
+		name    string
+		cpu     CPUInfo
+		version string
+	}{
+		{"none", CPUInfo{Arch: "amd64"}, `"version": 1`},
+		{"machine", CPUInfo{Machine: "m1"}, `"version": 2`},
+		{"cores", CPUInfo{Cores: 4}, `"version": 2`},
+		{"cpus", CPUInfo{Cores: 2, CPUs: "0-1"}, `"version": 2`},
+	} {
+		ranks := slices.Clone(base)
+		ranks[0].CPU = c.cpu
+		topo, err := New(ranks)
+		require.NoError(t, err, c.name)
+		out, err := Marshal(topo)
+		require.NoError(t, err, c.name)
+		require.Contains(t, string(out), c.version, c.name)
+		back, err := Parse(out)
+		require.NoError(t, err, c.name)
+		require.Equal(t, c.cpu, back.Ranks[0].CPU, c.name)
 	}
 }

@@ -100,6 +100,9 @@ func TestValidateRejects(t *testing.T) {
 		{"negative cores", func(r []RankInfo) []RankInfo { r[1].CPU.LogicalCores = -4; return r }, "logical_cores"},
 		{"negative job cores", func(r []RankInfo) []RankInfo { r[1].CPU.Cores = -1; return r }, "cpu: cores is -1"},
 		{"unprintable machine", func(r []RankInfo) []RankInfo { r[0].CPU.Machine = "m\x01"; return r }, "machine"},
+		{"bad cpu list", func(r []RankInfo) []RankInfo { r[0].CPU.CPUs, r[0].CPU.Cores = "3-1", 3; return r }, `cpus: cpu list "3-1"`},
+		{"cpu list beyond the mask", func(r []RankInfo) []RankInfo { r[0].CPU.CPUs, r[0].CPU.Cores = "1024", 1; return r }, "[0, 1023]"},
+		{"cpus not cores", func(r []RankInfo) []RankInfo { r[0].CPU.CPUs, r[0].CPU.Cores = "0-3", 2; return r }, "lists 4 CPUs but cores is 2"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

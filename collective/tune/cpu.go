@@ -4,12 +4,13 @@ import (
 	"math"
 	"slices"
 
+	"github.com/gocoll/gocoll/internal/affinity"
 	"github.com/gocoll/gocoll/topology"
 )
 
 // The CPU term. Where the link figures give the CPU a level's transport
 // costs (Link.CPUPerByte, Link.CPUPerMessage) and the ranks' machines
-// their cores (RankInfo.CPU.Machine and Cores), a phase takes at least
+// their cores (RankInfo.CPU.Machine, CPUs and Cores), a phase takes at least
 //
 //	max over machines of (CPU work of its ranks' ends) / cores   (roofline)
 //
@@ -19,19 +20,24 @@ import (
 // (R − C) / C × the CPU of one such message more (scheduling). A flow's
 // work is its bytes × CPUPerByte + its messages × CPUPerMessage, half on
 // each end's machine. Ranks whose Machine is empty stand on a machine of
-// their host; a machine of unknown cores (0) binds nothing. Without CPU
-// figures, or where the cores suffice, the term changes nothing.
+// their host. A machine's cores are the size of the union of its ranks'
+// CPU sets (RankInfo.CPU.CPUs: ranks bound a core each count as many
+// cores as ranks, unbound ones all the CPUs they may use), with the most
+// Cores reported by a rank without a set if that is more; a machine of
+// unknown cores (0) binds nothing. Without CPU figures, or where the
+// cores suffice, the term changes nothing.
 
 // cpuModel is what the model knows of the ranks' machines.
 type cpuModel struct {
 	machine []int // rank -> machine index
-	cores   []int // machine -> its cores, the most any of its ranks reports; 0 unknown
+	cores   []int // machine -> its cores (see the CPU term above); 0 unknown
 	on      bool  // some level has CPU figures and some machine its cores
 }
 
 func newCPUModel(t topology.Topology, links [3]Link) cpuModel {
 	c := cpuModel{machine: make([]int, t.Size())}
 	ids := map[string]int{}
+	var sets []map[int]bool // machine -> the union of its ranks' CPUs
 	for r := range c.machine {
 		ri, _ := t.Rank(r)
 		key := "machine:" + ri.CPU.Machine
@@ -43,10 +49,20 @@ func newCPUModel(t topology.Topology, links [3]Link) cpuModel {
 			i = len(c.cores)
 			ids[key] = i
 			c.cores = append(c.cores, 0)
+			sets = append(sets, map[int]bool{})
 		}
 		c.machine[r] = i
-		c.cores[i] = max(c.cores[i], ri.CPU.Cores)
+		if cpus, err := affinity.Parse(ri.CPU.CPUs); err == nil {
+			for _, cpu := range cpus {
+				sets[i][cpu] = true
+			}
+		} else {
+			c.cores[i] = max(c.cores[i], ri.CPU.Cores)
+		}
 		c.on = c.on || ri.CPU.Cores > 0
+	}
+	for i, set := range sets {
+		c.cores[i] = max(c.cores[i], len(set))
 	}
 	figures := false
 	for _, l := range links {

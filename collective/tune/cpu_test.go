@@ -1,9 +1,11 @@
 package tune
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
+	"github.com/gocoll/gocoll/internal/affinity"
 	"github.com/gocoll/gocoll/topology"
 )
 
@@ -120,5 +122,69 @@ func TestCPUScheduling(t *testing.T) {
 	busy := predictAll(t, in)["recursive-doubling"]
 	if want := free.Time + 3*3*time.Microsecond; busy.Time != want || !busy.CPUBound || free.CPUBound {
 		t.Errorf("recursive doubling of 8 ranks: %v on 2 cores (binds %v), want %v (%v on 8, binds %v)", busy.Time, busy.CPUBound, want, free.Time, free.CPUBound)
+	}
+}
+
+// onCPUs is onMachines with each rank's CPUs: cpus(r) is rank r's cpu list.
+func onCPUs(t *testing.T, tp topology.Topology, machine func(r int) string, cpus func(r int) string) topology.Topology {
+	t.Helper()
+	for i := range tp.Ranks {
+		c := &tp.Ranks[i].CPU
+		c.Machine, c.CPUs = machine(tp.Ranks[i].Rank), cpus(tp.Ranks[i].Rank)
+		list, err := affinity.Parse(c.CPUs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Cores = len(list)
+	}
+	if err := tp.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return tp
+}
+
+// 8 ranks a host on 2 hosts, each host a machine of 8 CPUs (review B14
+// M1). Started with gocoll run --bind-to core, each rank runs on one CPU
+// of its own (cores 1, cpus "i"); unbound, on all 8 (cores 8, cpus
+// "0-7"). The machine has the same 8 cores either way: the predictions
+// (and the choice) must not change. Bound 8 ranks to 2 CPUs
+// (oversubscribed), the machine counts 2, as unbound ranks of a machine of
+// 2 CPUs do.
+func TestCPUBoundRanksCountTheirUnion(t *testing.T) {
+	links := DefaultLinks()
+	links.Host.CPUPerByte, links.Host.CPUPerMessage = 0.4e-9, 5*time.Microsecond
+	links.Site.CPUPerByte, links.Site.CPUPerMessage = 1.5e-9, 40*time.Microsecond
+	host := func(r int) string { return fmt.Sprintf("m%d", r/8) }
+	cases := []struct {
+		name        string
+		bound, free func(r int) string
+	}{
+		{"a core each", func(r int) string { return fmt.Sprint(r % 8) }, func(int) string { return "0-7" }},
+		{"two cores shared", func(r int) string { return fmt.Sprint(2 + r%2) }, func(int) string { return "2-3" }},
+	}
+	for _, c := range cases {
+		bound := onCPUs(t, grid(t, 1, 2, 8), host, c.bound)
+		free := onCPUs(t, grid(t, 1, 2, 8), host, c.free)
+		for _, bytes := range []int{8, 64 << 10, 4 << 20, 64 << 20} {
+			in := Input{Bytes: bytes, ChunkBytes: 2 << 20, Links: links}
+			in.Topology = free
+			u := predictAll(t, in)
+			cu, _ := Choose(AllReduce, in)
+			in.Topology = bound
+			b := predictAll(t, in)
+			cb, _ := Choose(AllReduce, in)
+			for algo, p := range u {
+				if b[algo].Time != p.Time {
+					t.Errorf("%s, %d B %s: %v bound (binds %v), %v unbound", c.name, bytes, algo, b[algo].Time, b[algo].CPUBound, p.Time)
+				}
+			}
+			if cu.Algorithm != cb.Algorithm {
+				t.Errorf("%s, %d B: chooses %s bound, %s unbound", c.name, bytes, cb.Algorithm, cu.Algorithm)
+			}
+		}
+	}
+	_, _, cores := Machines(onCPUs(t, grid(t, 1, 2, 8), host, cases[0].bound))
+	if cores != 8 {
+		t.Errorf("Machines: %d cores for 8 ranks bound a core each, want 8", cores)
 	}
 }
