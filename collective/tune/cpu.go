@@ -12,9 +12,11 @@ import (
 // costs (Link.CPUPerByte, Link.CPUPerMessage) and the ranks' machines
 // their cores (RankInfo.CPU.Machine, CPUs and Cores), a phase takes at least
 //
-//	max over machines of (CPU work of its ranks' ends) / cores   (roofline)
+//	max(max over machines of (CPU work of its ranks' ends) / cores,
+//	    max over ranks of (CPU work of its ends))                (roofline)
 //
-// and, where more of a machine's ranks than it has cores receive at once
+// (a rank's transport work is serial: one core, however many its machine
+// has), and where more of a machine's ranks than it has cores receive at once
 // (the phase's slowest hops, which end together), those beyond the cores
 // wait for the others' messages: each of the phase's steps costs
 // (R − C) / C × the CPU of one such message more (scheduling). A flow's
@@ -95,32 +97,39 @@ func (m *model) messages(p phase) []float64 {
 // transport's CPU).
 func (m *model) cpuLink(a, b int) Link { return m.links[m.level(a, b)] }
 
-// cpuWork returns phase p's CPU seconds per machine and in all.
-func (m *model) cpuWork(p phase) ([]float64, float64) {
-	work := make([]float64, len(m.cpu.cores))
-	var all float64
+// cpuWork returns phase p's CPU seconds per machine, per rank and in all.
+func (m *model) cpuWork(p phase) (machines, ranks []float64, all float64) {
+	machines, ranks = make([]float64, len(m.cpu.cores)), make([]float64, len(m.cpu.machine))
 	msgs := m.messages(p)
 	for i, f := range p.flows {
 		l := m.cpuLink(f.src, f.dst)
 		w := f.bytes*l.CPUPerByte + msgs[i]*l.CPUPerMessage.Seconds()
-		work[m.cpu.machine[f.src]] += w / 2
-		work[m.cpu.machine[f.dst]] += w / 2
+		machines[m.cpu.machine[f.src]] += w / 2
+		machines[m.cpu.machine[f.dst]] += w / 2
+		ranks[f.src] += w / 2
+		ranks[f.dst] += w / 2
 		all += w
 	}
-	return work, all
+	return machines, ranks, all
 }
 
 // cpuTime returns the least seconds phase p's CPU work allows on the
-// machines' cores (the roofline) and what its steps' scheduling adds (see
-// above); both 0 where the model knows no CPU costs.
+// machines' cores (the roofline, at least the busiest rank's work on one
+// core) and what its steps' scheduling adds (see above); both 0 where the
+// model knows no CPU costs.
 func (m *model) cpuTime(p phase) (bound, sched float64) {
 	if !m.cpu.on || len(p.flows) == 0 {
 		return 0, 0
 	}
-	work, _ := m.cpuWork(p)
+	work, ranks, _ := m.cpuWork(p)
 	for i, w := range work {
 		if c := m.cpu.cores[i]; c > 0 {
 			bound = max(bound, w/float64(c))
+		}
+	}
+	for r, w := range ranks {
+		if m.cpu.cores[m.cpu.machine[r]] > 0 {
+			bound = max(bound, w)
 		}
 	}
 	// The receivers that end a step together: those of the phase's
@@ -153,7 +162,7 @@ func (m *model) cpuTime(p phase) (bound, sched float64) {
 func (m *model) cpuSeconds(phases []phase) float64 {
 	var all float64
 	for _, p := range phases {
-		_, w := m.cpuWork(p)
+		_, _, w := m.cpuWork(p)
 		all += w
 	}
 	return all

@@ -66,15 +66,17 @@ func TestCPURoofline(t *testing.T) {
 	}
 }
 
-// Where the CPU does not bind (a machine per host of many cores), the CPU
-// figures change no prediction; where it does (the lab's 2 sites × 2
-// hosts × 2 ranks on one machine of 2 cores), every algorithm takes at
-// least as long, some longer, at every size.
+// Where the CPU does not bind (a machine per host of many cores, and each
+// level's CPU a message and a byte, both ends together, below its latency
+// and its time a byte, so that no rank's own work binds either:
+// TestCPUOneRankOneCore), the CPU figures change no prediction; where it
+// does (the lab's 2 sites × 2 hosts × 2 ranks on one machine of 2 cores),
+// every algorithm takes at least as long, some longer, at every size.
 func TestCPUTermOnlyWhereItBinds(t *testing.T) {
 	plain := DefaultLinks()
 	costly := plain
-	costly.Host.CPUPerByte, costly.Host.CPUPerMessage = 0.4e-9, 5*time.Microsecond
-	costly.Site.CPUPerByte, costly.Site.CPUPerMessage = 1.5e-9, 40*time.Microsecond
+	costly.Host.CPUPerByte, costly.Host.CPUPerMessage = 0.2e-9, 1500*time.Nanosecond
+	costly.Site.CPUPerByte, costly.Site.CPUPerMessage = 0.6e-9, 20*time.Microsecond
 	costly.WAN.CPUPerByte, costly.WAN.CPUPerMessage = 4e-9, 100*time.Microsecond
 	spread := onMachines(t, grid(t, 2, 2, 2), func(int) string { return "" }, 64)
 	shared := onMachines(t, grid(t, 2, 2, 2), func(int) string { return "lab" }, 2)
@@ -186,5 +188,30 @@ func TestCPUBoundRanksCountTheirUnion(t *testing.T) {
 	_, _, cores := Machines(onCPUs(t, grid(t, 1, 2, 8), host, cases[0].bound))
 	if cores != 8 {
 		t.Errorf("Machines: %d cores for 8 ranks bound a core each, want 8", cores)
+	}
+}
+
+// One rank on each of 2 machines of 64 cores, a link of 10 GB/s whose
+// transport costs 1 ns of CPU a byte (0.5 ns on each end: 5x the link's
+// 0.1 ns a byte), 64 MiB (review B14 L2). A rank's transport work is
+// serial (one core), not spread over its machine's 64 cores: the roofline
+// is at least the busiest rank's work, one end's 33.5 ms; the machines'
+// 64 cores alone would predict about the link's 6.7 ms.
+func TestCPUOneRankOneCore(t *testing.T) {
+	links := DefaultLinks()
+	links.Site = Link{Latency: 10 * time.Microsecond, Bandwidth: 10e9, CPUPerByte: 1e-9}
+	const size = 64 << 20
+	in := Input{Bytes: size, ChunkBytes: 1 << 20, Links: links}
+	in.Topology = onMachines(t, grid(t, 1, 2, 1), func(r int) string { return fmt.Sprint("m", r) }, 64)
+	rd := predictAll(t, in)["recursive-doubling"]
+	perRank := time.Duration(float64(size) * 0.5) // 0.5 ns a byte on each end
+	if rd.Time < perRank || !rd.CPUBound {
+		t.Errorf("2 ranks, one a machine of 64 cores: predicted %v (binds %v), less than one end's CPU %v on one core", rd.Time, rd.CPUBound, perRank)
+	}
+	// Where the cores are unknown, nothing binds, the rank's own bound
+	// included.
+	in.Topology = onMachines(t, grid(t, 1, 2, 1), func(r int) string { return fmt.Sprint("m", r) }, 0)
+	if rd := predictAll(t, in)["recursive-doubling"]; rd.CPUBound {
+		t.Errorf("machines of unknown cores: %v binds", rd.Time)
 	}
 }
