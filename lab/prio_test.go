@@ -123,54 +123,10 @@ func TestMetaRoCEAcksTakeTheBand(t *testing.T) {
 	require.Less(t, fwd.PrioPackets*10, fwd.TxPackets, "DATA took the band")
 }
 
-// A rate changed by Shape resizes the priority qdisc's data band: brought
-// up at 100 Mbit/s, shaped to 10, the path's queue holds QueueMS at 10
-// Mbit/s (about 90 datagrams of 1400 bytes), not the 100 Mbit/s band's
-// ~840, so most of a burst of 400 datagrams is dropped, not delayed.
-func TestPriorityBandFollowsRate(t *testing.T) {
-	const burst = 400
-	ctx := context.Background()
-	l := upLab(t, lab.Spec{Paths: 1, HostsPerSite: 1, RateMbit: 100, QueueMS: 100})
-	p, err := l.ParsePath("1")
-	require.NoError(t, err)
-	require.NoError(t, l.Shape(ctx, p, []lab.Dir{lab.Fwd}, lab.Shape{RateMbit: 10}))
-	a := udpIn(t, l, "s1h1", netip.AddrPortFrom(hostAddr(t, l, "s1h1"), 0))
-	b := udpIn(t, l, "s2h1", netip.AddrPortFrom(hostAddr(t, l, "s2h1"), 5000))
-	to := b.LocalAddr().(*net.UDPAddr)
-	got := make(chan int, 1)
-	go func() {
-		n, buf := 0, make([]byte, 2048)
-		for {
-			_ = b.SetReadDeadline(time.Now().Add(time.Second))
-			if _, err := b.Read(buf); err != nil {
-				got <- n
-				return
-			}
-			n++
-		}
-	}()
-	d := make([]byte, 1400)
-	for range burst {
-		_, err := a.WriteToUDP(d, to)
-		require.NoError(t, err)
-	}
-	n := <-got
-	out, err := l.Exec(ctx, "s1r", "tc", "-s", "qdisc", "show", "dev", "s2p1")
-	require.NoError(t, err)
-	t.Logf("%d of %d datagrams arrived; %s", n, burst, out)
-	require.Less(t, n, burst/2, "the data band kept the queue of the first rate")
-}
-
-// A Shape that leaves a rated path end's rate as it was keeps the queue of
-// its data band (only a changed rate remakes the band): 60 datagrams
-// queued forward at 2 Mbit/s all arrive across a no-op Shape of the reverse
-// direction (review B14 M2: a remake on every Shape dropped 49).
-func TestPriorityBandKeptAcrossShape(t *testing.T) {
-	const burst = 60
-	ctx := context.Background()
-	l := upLab(t, lab.Spec{Paths: 1, HostsPerSite: 1, RateMbit: 2, QueueMS: 500})
-	p, err := l.ParsePath("1")
-	require.NoError(t, err)
+// burstAcross sends burst datagrams of 1400 bytes from s1h1 to s2h1 of a
+// one-path lab, runs between (nil: nothing) once they are sent, and
+// returns how many arrived: the receiver counts until none came for 2 s.
+func burstAcross(t *testing.T, l *lab.Lab, burst int, between func()) int {
 	a := udpIn(t, l, "s1h1", netip.AddrPortFrom(hostAddr(t, l, "s1h1"), 0))
 	b := udpIn(t, l, "s2h1", netip.AddrPortFrom(hostAddr(t, l, "s2h1"), 5000))
 	to := b.LocalAddr().(*net.UDPAddr)
@@ -191,6 +147,42 @@ func TestPriorityBandKeptAcrossShape(t *testing.T) {
 		_, err := a.WriteToUDP(d, to)
 		require.NoError(t, err)
 	}
-	require.NoError(t, l.Shape(ctx, p, []lab.Dir{lab.Rev}, lab.Shape{RateMbit: 2}))
-	require.Equal(t, burst, <-got, "a Shape that changed no rate dropped the forward queue")
+	if between != nil {
+		between()
+	}
+	return <-got
+}
+
+// A rate changed by Shape resizes the priority qdisc's data band: brought
+// up at 100 Mbit/s, shaped to 10, the path's queue holds QueueMS at 10
+// Mbit/s (about 90 datagrams of 1400 bytes), not the 100 Mbit/s band's
+// ~840, so most of a burst of 400 datagrams is dropped, not delayed.
+func TestPriorityBandFollowsRate(t *testing.T) {
+	const burst = 400
+	ctx := context.Background()
+	l := upLab(t, lab.Spec{Paths: 1, HostsPerSite: 1, RateMbit: 100, QueueMS: 100})
+	p, err := l.ParsePath("1")
+	require.NoError(t, err)
+	require.NoError(t, l.Shape(ctx, p, []lab.Dir{lab.Fwd}, lab.Shape{RateMbit: 10}))
+	n := burstAcross(t, l, burst, nil)
+	out, err := l.Exec(ctx, "s1r", "tc", "-s", "qdisc", "show", "dev", "s2p1")
+	require.NoError(t, err)
+	t.Logf("%d of %d datagrams arrived; %s", n, burst, out)
+	require.Less(t, n, burst/2, "the data band kept the queue of the first rate")
+}
+
+// A Shape that leaves a rated path end's rate as it was keeps the queue of
+// its data band (only a changed rate remakes the band): 60 datagrams
+// queued forward at 2 Mbit/s all arrive across a no-op Shape of the reverse
+// direction (review B14 M2: a remake on every Shape dropped 49).
+func TestPriorityBandKeptAcrossShape(t *testing.T) {
+	const burst = 60
+	ctx := context.Background()
+	l := upLab(t, lab.Spec{Paths: 1, HostsPerSite: 1, RateMbit: 2, QueueMS: 500})
+	p, err := l.ParsePath("1")
+	require.NoError(t, err)
+	n := burstAcross(t, l, burst, func() {
+		require.NoError(t, l.Shape(ctx, p, []lab.Dir{lab.Rev}, lab.Shape{RateMbit: 2}))
+	})
+	require.Equal(t, burst, n, "a Shape that changed no rate dropped the forward queue")
 }
