@@ -2,7 +2,9 @@ package udpio
 
 import (
 	"fmt"
+	"net"
 	"os"
+	"time"
 )
 
 // each is ReadEach's loop: every recvmmsg and every handle run inside one
@@ -14,6 +16,19 @@ import (
 // ends the wait at once. A new RawConn.Read forgets such a readiness (it
 // resets the poller's state before its first call), which is why a plain
 // ReadBatch loop must try a read, mostly EAGAIN, before each wait.
+// ended returns why a reader must stop between batches: net.ErrClosed
+// once Close began, os.ErrDeadlineExceeded once the read deadline passed,
+// else nil.
+func (s *Socket) ended() error {
+	if s.closing.Load() {
+		return fmt.Errorf("udpio: read %v: %w", s.local, net.ErrClosed)
+	}
+	if d := s.readDeadline.Load(); d != 0 && time.Now().UnixNano() >= d {
+		return fmt.Errorf("udpio: read %v: %w", s.local, os.ErrDeadlineExceeded)
+	}
+	return nil
+}
+
 func (r *reader) each(s *Socket, ms []Message, handle func(n int) bool) error {
 	cnt := min(len(ms), len(r.hs))
 	for i := range cnt {
@@ -22,6 +37,7 @@ func (r *reader) each(s *Socket, ms []Message, handle func(n int) bool) error {
 		}
 	}
 	stopped := false
+	var ended error
 	r.cnt, r.flags, r.errno = cnt, 0, 0
 	err := s.raw.Read(func(fd uintptr) bool {
 		for {
@@ -45,10 +61,19 @@ func (r *reader) each(s *Socket, ms []Message, handle func(n int) bool) error {
 			if n < cnt {
 				return false // the queue was empty: wait, not read
 			}
+			// Batches keep coming full: the poller, which sees Close and
+			// the deadline, is not asked; look here. Returning false
+			// instead would wait on a readiness already consumed.
+			if ended = s.ended(); ended != nil {
+				return true
+			}
 		}
 	})
 	if err != nil {
 		return err
+	}
+	if ended != nil {
+		return ended
 	}
 	if stopped {
 		return nil

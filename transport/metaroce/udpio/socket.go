@@ -31,6 +31,11 @@ type Socket struct {
 	// errsPending is set when errors may be queued unseen (see
 	// ErrorsPending) and cleared by DrainErrors.
 	errsPending atomic.Bool
+	// closing is set by Close, readDeadline (Unix nanoseconds, 0 none) by
+	// SetReadDeadline: ReadEach's loop checks both between full batches,
+	// where the poller, which sees them otherwise, is not asked.
+	closing      atomic.Bool
+	readDeadline atomic.Int64
 }
 
 // MaxErrorReads is the most queued errors one [Socket.DrainErrors] reads.
@@ -125,7 +130,10 @@ func (s *Socket) ReadBatch(ms []Message) (int, error) {
 // new ReadBatch must first try a read that finds nothing (see reader.each).
 // The socket's read side is held meanwhile: other ReadBatch and Peek calls
 // wait for ReadEach to return, and handle must not close the socket (Close
-// waits for handle). An empty ms is an error wrapping [ErrConfig].
+// waits for handle). Close and a read deadline end it, with the errors
+// ReadBatch would return, at the latest after the running handle, even
+// while batches keep coming full. An empty ms is an error wrapping
+// [ErrConfig].
 func (s *Socket) ReadEach(ms []Message, handle func(n int) bool) error {
 	if len(ms) == 0 {
 		return fmt.Errorf("%w: ReadEach with no messages", ErrConfig)
@@ -200,13 +208,24 @@ func (s *Socket) DrainErrors(refused []netip.AddrPort) ([]netip.AddrPort, int, e
 func (s *Socket) ErrorsPending() bool { return s.errsPending.Load() }
 
 // SetReadDeadline sets the time after which a pending or later ReadBatch
-// fails with an error wrapping os.ErrDeadlineExceeded; the zero time means
-// none.
-func (s *Socket) SetReadDeadline(t time.Time) error { return s.conn.SetReadDeadline(t) }
+// or ReadEach fails with an error wrapping os.ErrDeadlineExceeded; the
+// zero time means none.
+func (s *Socket) SetReadDeadline(t time.Time) error {
+	var ns int64
+	if !t.IsZero() {
+		ns = max(t.UnixNano(), 1)
+	}
+	s.readDeadline.Store(ns)
+	return s.conn.SetReadDeadline(t)
+}
 
 // SetWriteDeadline is SetReadDeadline for WriteBatch.
 func (s *Socket) SetWriteDeadline(t time.Time) error { return s.conn.SetWriteDeadline(t) }
 
-// Close closes the socket and wakes pending ReadBatch and WriteBatch calls.
-// Closing twice returns an error wrapping net.ErrClosed.
-func (s *Socket) Close() error { return s.conn.Close() }
+// Close closes the socket and wakes pending ReadBatch and WriteBatch calls;
+// a ReadEach ends after its running handle returns, even while batches
+// keep coming. Closing twice returns an error wrapping net.ErrClosed.
+func (s *Socket) Close() error {
+	s.closing.Store(true)
+	return s.conn.Close()
+}
