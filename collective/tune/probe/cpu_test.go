@@ -36,29 +36,55 @@ func TestCPUCosts(t *testing.T) {
 	if perMsg, _ := cpuCosts(r); perMsg != time.Duration(r.ping/20*1e9) {
 		t.Errorf("busy ping-pongs: a message %v, want %v", perMsg, time.Duration(r.ping/20*1e9))
 	}
-	// The delayed ping-pongs: each trip 1 ms longer, its CPU only the
-	// waiting's more; they give the waiting rate and so the message's
-	// CPU, where the bursts could not (ping-pongs not busy).
-	r.ping = 20*msg + wait*r.pingTook
+	// The delayed ping-pongs: each trip 1 ms longer, p[0]'s CPU (half of
+	// each message, half of the pair's waiting, which runs all the time)
+	// only the waiting's more; they give the waiting rate and so the
+	// message's CPU, where the bursts could not (ping-pongs not busy).
+	r.ping, r.ping0 = 20*msg+wait*r.pingTook, 10*msg+wait/2*r.pingTook
 	r.delayedTook = delayedPings * (r.pingTook/10 + 1e-3)
-	r.delayed = delayedPings * (2*msg + wait*r.delayedTook/delayedPings)
+	r.delayed = delayedPings * (msg + wait/2*r.delayedTook/delayedPings)
 	if perMsg, _ := cpuCosts(r); perMsg != 30*time.Microsecond {
 		t.Errorf("delayed ping-pongs: a message %v, want 30µs", perMsg)
 	}
 	// A process that burns the same share of a core whatever it does: its
 	// CPU is all waiting, the message's none.
-	r.ping, r.delayed = wait*r.pingTook, wait*r.delayedTook
+	r.ping, r.ping0, r.delayed = wait*r.pingTook, wait/2*r.pingTook, wait/2*r.delayedTook
 	if perMsg, _ := cpuCosts(r); perMsg != 0 {
 		t.Errorf("delayed ping-pongs, CPU all waiting: a message %v, want 0", perMsg)
 	}
 	// Delayed trips not 5/4 as long as the ping-pongs' (a loaded machine
 	// whose trips took longer than the delay): no figure from them.
-	r.ping, r.delayedTook = 20*msg+wait*r.pingTook, delayedPings*r.pingTook/10*1.2
-	r.delayed = delayedPings * (2*msg + wait*r.delayedTook/delayedPings)
+	r.ping, r.ping0, r.delayedTook = 20*msg+wait*r.pingTook, 10*msg+wait/2*r.pingTook, delayedPings*r.pingTook/10*1.2
+	r.delayed = delayedPings * (msg + wait/2*r.delayedTook/delayedPings)
 	if perMsg, _ := cpuCosts(r); perMsg != 0 {
 		t.Errorf("delayed trips barely longer: a message %v, want 0 (unknown)", perMsg)
 	}
 	if perMsg, perByte := cpuCosts(cpuRuns{pings: 1, bulkBytes: 1}); perMsg != 0 || perByte != 0 {
 		t.Errorf("nothing measured: %v, %v", perMsg, perByte)
+	}
+}
+
+// TestCPUCostsDelayedPerWaiter: the delayed ping-pongs' answer is held by
+// p[1]'s sleep, so through the delay only p[0] waits in the transport
+// (review B14 L4). Where the waiting's CPU is a waiter's own (a receive's
+// spin), p[1] spends none of it during the delay: the fit must still give
+// TestCPUCosts's 30 µs a message (a quarter of a core of waiting for the
+// pair, half on each end, over a ping-pong; the bursts as slow a message
+// as the ping-pongs), as it does where the waiting runs all the time
+// (TestCPUCosts).
+func TestCPUCostsDelayedPerWaiter(t *testing.T) {
+	const msg, wait = 30e-6, 0.25
+	r := cpuRuns{pings: 10, pingTook: 0.040, bulkBytes: 1 << 20}
+	r.ping, r.ping0 = 20*msg+wait*r.pingTook, 10*msg+wait/2*r.pingTook
+	r.burstTook = r.pingTook * burstRuns * (burstLen + 1) / 20 // bursts as slow a message
+	r.burst = burstRuns*(burstLen+1)*msg + wait*r.burstTook
+	r.bulk = bulkRuns * r.ping / 10
+	trip := r.pingTook / 10
+	r.delayedTook = delayedPings * (trip + 1e-3)
+	// p[0] a trip: its half of the two messages, its waiting over the
+	// trip and over the delay.
+	r.delayed = delayedPings * (msg + wait/2*trip + wait/2*1e-3)
+	if perMsg, _ := cpuCosts(r); perMsg != 30*time.Microsecond {
+		t.Errorf("waiting per waiter: a message %v, want 30µs", perMsg)
 	}
 }

@@ -174,7 +174,7 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 					ping: f[2] + f[3] - 2, burst: f[7] + f[8] - 2, bulk: f[4] + f[5] - 2,
 					pingTook: f[9], burstTook: f[10], pings: int(f[6]), bulkBytes: opts.BulkBytes}
 				if f[12] > 0 && f[13] > 0 {
-					r.delayed, r.delayedTook = f[12]+f[13]-2, f[11]
+					r.ping0, r.delayed, r.delayedTook = f[2]-1, f[12]-1, f[11]
 				}
 				link.CPUPerMessage, link.CPUPerByte = cpuCosts(r)
 			}
@@ -187,13 +187,15 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 // cpuRuns is a level's pair's CPU seconds, both ends together, over the
 // ping-pongs (pings round trips of two messages, pingTook seconds), the
 // bursts (burstRuns of burstLen messages and an answer, burstTook
-// seconds), the delayed ping-pongs (delayedPings round trips, each answer
-// pingDelay late, delayedTook seconds; 0 if not run) and the bulk
-// transfers (bulkRuns of bulkBytes and an acknowledgement each).
+// seconds) and the bulk transfers (bulkRuns of bulkBytes and an
+// acknowledgement each); and p[0]'s alone, the end that waits through
+// each delay, over the ping-pongs (ping0) and the delayed ping-pongs
+// (delayedPings round trips, each answer held by p[1]'s sleep, delayedTook
+// seconds; 0 if not run).
 type cpuRuns struct {
-	ping, burst, bulk, delayed       float64
-	pingTook, burstTook, delayedTook float64
-	pings, bulkBytes                 int
+	ping, burst, bulk, ping0, delayed float64
+	pingTook, burstTook, delayedTook  float64
+	pings, bulkBytes                  int
 }
 
 // cpuCosts derives a level's CPU figures from its pair's: the CPU of the
@@ -203,9 +205,11 @@ type cpuRuns struct {
 // unknowns, where the bursts' messages took less time each than the
 // ping-pongs' (at most 3/4). Else the delayed ping-pongs, as many
 // messages a trip as the ping-pongs but a trip at least 5/4 as long, give
-// the waiting rate (their CPU a trip beyond the ping-pongs', over the
-// extra seconds) and so the message's (a ping-pong's CPU a trip less the
-// waiting's, over its two messages): on the lab's shared-memory and LAN
+// p[0]'s waiting rate (its CPU a trip beyond its ping-pongs', over the
+// extra seconds: p[0] waits through the delay, p[1] sleeps, so its rate
+// is one end's whether the waiting is a waiter's own spin or runs all the
+// time) and so the message's (a ping-pong's CPU a trip less both ends'
+// waiting, over its two messages): on the lab's shared-memory and LAN
 // levels the bursts were no faster a message than the ping-pongs, and
 // their message's CPU stayed unknown in 34 of 36 measurements. Else, where
 // the ping-pongs kept both ends busy (CPU at least 3/4 of their two ends'
@@ -221,9 +225,9 @@ func cpuCosts(r cpuRuns) (time.Duration, float64) {
 		k := r.burstTook / r.pingTook
 		perMsg = max(0, (r.burst-k*r.ping)/(burstMsgs-k*pingMsgs))
 	case r.pingTook > 0 && r.delayedTook/delayedPings >= 1.25*r.pingTook*2/pingMsgs: // a trip's
-		trip, cpu := r.pingTook*2/pingMsgs, r.ping*2/pingMsgs
-		wait := max(0, (r.delayed/delayedPings-cpu)/(r.delayedTook/delayedPings-trip))
-		perMsg = max(0, (cpu-wait*trip)/2)
+		trip, cpu, cpu0 := r.pingTook*2/pingMsgs, r.ping*2/pingMsgs, r.ping0*2/pingMsgs
+		wait0 := max(0, (r.delayed/delayedPings-cpu0)/(r.delayedTook/delayedPings-trip))
+		perMsg = max(0, (cpu-2*wait0*trip)/2)
 	case r.pingTook > 0 && r.ping >= 0.75*2*r.pingTook:
 		perMsg = r.ping / pingMsgs
 	}
