@@ -24,6 +24,7 @@ package probe
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -293,6 +294,11 @@ func measurePair(ctx context.Context, c *collective.Comm, p [2]int, opts Options
 		}
 		return opts.CPUTime().Seconds()
 	}
+	// The bursts and the delayed ping-pongs run only as both ends agree.
+	sleeps, err := agree(swap, first, opts, &out.cpu)
+	if err != nil {
+		return pairFigures{}, err
+	}
 	cpu0 := cpu()
 	begin := opts.Now()
 	for n := 1; ; n++ {
@@ -323,7 +329,7 @@ func measurePair(ctx context.Context, c *collective.Comm, p [2]int, opts Options
 		}
 		cpu2 := cpu()
 		out.burstCPU, out.burstTook, cpu1 = cpu2-cpu1, (opts.Now() - burstBegin).Seconds(), cpu2
-		if opts.Sleep != nil {
+		if sleeps {
 			delayedBegin := opts.Now()
 			for range delayedPings {
 				if !first {
@@ -361,6 +367,37 @@ func measurePair(ctx context.Context, c *collective.Comm, p [2]int, opts Options
 	}
 	out.latency, out.bandwidth = rtt/2, float64(opts.BulkBytes)/took
 	return out, nil
+}
+
+// agree swaps the pair's settings over swap (see measurePair; first: this
+// is p[0]): both ends
+// must use the same BulkBytes (else an error naming both); the bursts run
+// only where both ends read their CPU time (*cpu becomes false on both
+// where one cannot: the level then has no CPU figures), and the delayed
+// ping-pongs (sleeps) only where both can also sleep, so that both ends
+// run the same messages.
+func agree(swap func(out, in []byte) error, first bool, opts Options, cpu *bool) (sleeps bool, err error) {
+	mine, theirs := make([]byte, 16), make([]byte, 16)
+	binary.LittleEndian.PutUint64(mine, uint64(opts.BulkBytes))
+	if *cpu {
+		mine[8] |= 1
+	}
+	if opts.Sleep != nil {
+		mine[8] |= 2
+	}
+	out, in := mine, theirs // swap sends out and receives in on p[0] (first)
+	if !first {
+		out, in = theirs, mine // and receives into out, then sends in, on p[1]
+	}
+	if err := swap(out, in); err != nil {
+		return false, err
+	}
+	if bulk := binary.LittleEndian.Uint64(theirs); bulk != uint64(opts.BulkBytes) {
+		return false, fmt.Errorf("BulkBytes %d here, %d at the peer: every rank must give the same Options", opts.BulkBytes, bulk)
+	}
+	both := mine[8] & theirs[8]
+	*cpu = both&1 != 0
+	return *cpu && both&2 != 0, nil
 }
 
 // bursts runs burstRuns bursts of burstLen small messages from p[0] (first)
