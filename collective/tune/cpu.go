@@ -39,7 +39,11 @@ type cpuModel struct {
 func newCPUModel(t topology.Topology, links [3]Link) cpuModel {
 	c := cpuModel{machine: make([]int, t.Size())}
 	ids := map[string]int{}
-	var sets []map[int]bool // machine -> the union of its ranks' CPUs
+	// Per machine, the union of its ranks' CPUs, and the lists already in
+	// it (the ranks of a machine mostly share a few lists).
+	var sets [][affinity.MaxCPUs / 64]uint64
+	var lists []map[string]bool
+	var union []int // per machine, the CPUs in its set
 	for r := range c.machine {
 		ri, _ := t.Rank(r)
 		key := "machine:" + ri.CPU.Machine
@@ -51,20 +55,29 @@ func newCPUModel(t topology.Topology, links [3]Link) cpuModel {
 			i = len(c.cores)
 			ids[key] = i
 			c.cores = append(c.cores, 0)
-			sets = append(sets, map[int]bool{})
+			sets = append(sets, [affinity.MaxCPUs / 64]uint64{})
+			lists = append(lists, map[string]bool{})
+			union = append(union, 0)
 		}
 		c.machine[r] = i
+		c.on = c.on || ri.CPU.Cores > 0
+		if lists[i][ri.CPU.CPUs] {
+			continue
+		}
 		if cpus, err := affinity.Parse(ri.CPU.CPUs); err == nil {
+			lists[i][ri.CPU.CPUs] = true
 			for _, cpu := range cpus {
-				sets[i][cpu] = true
+				if w, b := &sets[i][cpu/64], uint64(1)<<(cpu%64); *w&b == 0 {
+					*w |= b
+					union[i]++
+				}
 			}
 		} else {
 			c.cores[i] = max(c.cores[i], ri.CPU.Cores)
 		}
-		c.on = c.on || ri.CPU.Cores > 0
 	}
-	for i, set := range sets {
-		c.cores[i] = max(c.cores[i], len(set))
+	for i, n := range union {
+		c.cores[i] = max(c.cores[i], n)
 	}
 	figures := false
 	for _, l := range links {
