@@ -23,39 +23,29 @@ func TestMeasureEndsAgree(t *testing.T) {
 	links.WAN = tune.Link{Latency: 3 * time.Millisecond, Bandwidth: 50e6}
 	topo := grid(t, 2, 1, 1)
 	nap := func(context.Context, time.Duration) error { return nil }
+	// Options where rank cpu (-1: every rank) reads a CPU clock and rank
+	// sleep (-1: every rank) can sleep.
+	opts := func(cpu, sleep int) func(r int, now func() time.Duration) probe.Options {
+		return func(r int, now func() time.Duration) probe.Options {
+			o := probe.Options{Now: now}
+			if cpu < 0 || r == cpu {
+				o.CPUTime = func() time.Duration { return now() / 2 }
+			}
+			if sleep < 0 || r == sleep {
+				o.Sleep = nap
+			}
+			return o
+		}
+	}
 	for _, c := range []struct {
 		name   string
 		opts   func(r int, now func() time.Duration) probe.Options
 		hasCPU bool
 	}{
-		{"CPU time on rank 0 only", func(r int, now func() time.Duration) probe.Options {
-			o := probe.Options{Now: now}
-			if r == 0 {
-				o.CPUTime = func() time.Duration { return now() / 2 }
-			}
-			return o
-		}, false},
-		{"CPU time on rank 1 only", func(r int, now func() time.Duration) probe.Options {
-			o := probe.Options{Now: now}
-			if r == 1 {
-				o.CPUTime = func() time.Duration { return now() / 2 }
-			}
-			return o
-		}, false},
-		{"sleep on rank 0 only", func(r int, now func() time.Duration) probe.Options {
-			o := probe.Options{Now: now, CPUTime: func() time.Duration { return now() / 2 }}
-			if r == 0 {
-				o.Sleep = nap
-			}
-			return o
-		}, true},
-		{"sleep on rank 1 only", func(r int, now func() time.Duration) probe.Options {
-			o := probe.Options{Now: now, CPUTime: func() time.Duration { return now() / 2 }}
-			if r == 1 {
-				o.Sleep = nap
-			}
-			return o
-		}, true},
+		{"CPU time on rank 0 only", opts(0, -1), false},
+		{"CPU time on rank 1 only", opts(1, -1), false},
+		{"sleep on rank 0 only", opts(-1, 0), true},
+		{"sleep on rank 1 only", opts(-1, 1), true},
 	} {
 		got := measureOn(t, topo, links, nil, c.opts)
 		if !reflect.DeepEqual(got[0], got[1]) {

@@ -9,6 +9,14 @@ import (
 	"time"
 )
 
+// floodedPair returns a socket a flooded from b (flood) until stop is set,
+// which t's cleanup does, and flood's channel.
+func floodedPair(t *testing.T) (a, b *Socket, stop *atomic.Bool, flooded <-chan struct{}) {
+	a, b, stop = listen(t, loopback4, Config{}), listen(t, loopback4, Config{}), new(atomic.Bool)
+	t.Cleanup(func() { stop.Store(true) })
+	return a, b, stop, flood(a, b, stop)
+}
+
 // flood sends to a batches of 32 datagrams of 100 B every 200 µs from b
 // until stop is set or 3 s have passed; the returned channel closes when
 // it has stopped. A handler that takes 500 µs a batch of 4 keeps ReadEach's
@@ -30,28 +38,16 @@ func flood(a, b *Socket, stop *atomic.Bool) <-chan struct{} {
 	return done
 }
 
-func slotsOf(n, size int) []Message {
-	ms := make([]Message, n)
-	for i := range ms {
-		ms[i].Buf = make([]byte, size)
-	}
-	return ms
-}
-
 // Close of a socket whose ReadEach keeps getting full batches (a flood, a
 // slow handler) does not wait for the flood to end, and ReadEach returns
 // an error wrapping net.ErrClosed (review B14 M3: Close returned 6 s later,
 // when the queue had drained).
 func TestReadEachCloseUnderFlood(t *testing.T) {
-	a := listen(t, loopback4, Config{})
-	b := listen(t, loopback4, Config{})
-	var stop atomic.Bool
-	defer stop.Store(true)
-	flooded := flood(a, b, &stop)
+	a, _, stop, flooded := floodedPair(t)
 	done := make(chan error, 1)
 	var batches atomic.Int64
 	go func() {
-		done <- a.ReadEach(slotsOf(4, 256), func(n int) bool {
+		done <- a.ReadEach(readBuffers(4, 256), func(n int) bool {
 			batches.Add(1)
 			time.Sleep(500 * time.Microsecond) // a busy handler
 			return true
@@ -84,16 +80,12 @@ func TestReadEachCloseUnderFlood(t *testing.T) {
 // os.ErrDeadlineExceeded (review B14 M3: it ran 2 s past a 200 ms
 // deadline, ended by its handler).
 func TestReadEachDeadlineUnderFlood(t *testing.T) {
-	a := listen(t, loopback4, Config{})
-	b := listen(t, loopback4, Config{})
-	var stop atomic.Bool
-	defer stop.Store(true)
-	flooded := flood(a, b, &stop)
+	a, b, stop, flooded := floodedPair(t)
 	if err := a.SetReadDeadline(time.Now().Add(200 * time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
 	t0 := time.Now()
-	err := a.ReadEach(slotsOf(4, 256), func(n int) bool {
+	err := a.ReadEach(readBuffers(4, 256), func(n int) bool {
 		time.Sleep(500 * time.Microsecond)
 		return time.Since(t0) < 2*time.Second // the test's own bound
 	})
@@ -110,7 +102,7 @@ func TestReadEachDeadlineUnderFlood(t *testing.T) {
 	if _, err := b.WriteBatch([]Message{{Buf: []byte("x"), Addr: a.LocalAddr()}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.ReadEach(slotsOf(4, 256), func(int) bool { return false }); err != nil {
+	if err := a.ReadEach(readBuffers(4, 256), func(int) bool { return false }); err != nil {
 		t.Errorf("ReadEach after the deadline was cleared: %v", err)
 	}
 }
