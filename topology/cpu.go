@@ -18,8 +18,9 @@ type CPUInfo struct {
 	// rank: ranks with the same Machine share its cores, whatever their
 	// Host says (the "hosts" of a network-namespace lab are one machine,
 	// real hosts are not). Empty: unknown, and the rank's Host stands for
-	// its machine. DetectLocal derives it from the kernel's boot id and
-	// the machine id, never from the network.
+	// its machine. DetectLocal derives it from the kernel's boot id alone
+	// (containers of one kernel share its cores, whatever their
+	// /etc/machine-id), never from the network.
 	Machine string `json:"machine,omitempty"`
 	// Cores is how many CPUs (hardware threads) the machine lets the
 	// rank's process run on: the size of its scheduler affinity mask as
