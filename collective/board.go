@@ -21,6 +21,10 @@ import (
 //	[0, 8)      the communicator's id, written when it claimed the board
 //	[8, 16)     fail: seq+1 of the last call this rank failed (0: none)
 //	[16, 20)    the length of that failure's text, at [128, 512)
+//	[24, 32)    ended: x means this rank reads no slot of any call
+//	            numbered below x any more, on any member's board: its
+//	            board calls below x have ended and left no check pending
+//	            (boardVerify); an ack of every slot (storeEnded)
 //	[64, 96)    ack: per slot s, x means this rank has done reading slot s
 //	            of every call numbered below x (its own and its peers')
 //	[512, ...)  the ring: D small slots (boardRingSlot bytes each), then
@@ -46,6 +50,7 @@ const (
 	boardCtrlBytes = 512
 	boardOffFail   = 8
 	boardOffTextN  = 16
+	boardOffEnded  = 24
 	boardOffAcks   = 64
 	boardOffText   = 128
 	boardTextMax   = boardCtrlBytes - boardOffText
@@ -222,6 +227,30 @@ func (l *boardLayout) slot(m []byte, g int) []byte {
 // ack is member m's ack word of slot g.
 func (b *boardState) ack(m, g int) *atomic.Uint64 { return word(b.peers[m], b.ackOff(g)) }
 
+// acked reports whether member m, whose board is mem, has done reading
+// slot g (ack offset off) of every call below x: its ack of the slot, or
+// its ended word, which acks every slot. The slot a member's call takes
+// depends on its arguments (slotOf), so a call that took the other slot,
+// or failed before it took one, acks the slot through ended only.
+func acked(mem []byte, off int, x uint64) bool {
+	return word(mem, off).Load() >= x || word(mem, boardOffEnded).Load() >= x
+}
+
+// storeEnded sets this rank's ended word to x, held back to the oldest
+// call whose check is still pending (verify: its slot's ack waits for
+// it), by the call holding the turn: every earlier board call has ended.
+// It never lowers the word: a check is left only by the call that holds
+// the turn, for itself.
+func (b *boardState) storeEnded(rank int, x uint64) {
+	for s, left := 0, b.verifyN; left > 0 && s < b.nslots(); s++ {
+		if v := b.verify[s]; v != 0 {
+			left--
+			x = min(x, v-1)
+		}
+	}
+	word(b.peers[rank], boardOffEnded).Store(x)
+}
+
 // takeTicket gives a board call its place, under Comm.mu.
 func (b *boardState) takeTicket() uint64 {
 	b.next++
@@ -370,7 +399,7 @@ type retiredBoard struct {
 func (r *retiredBoard) read() bool {
 	for s, w := range r.written {
 		for m, p := range r.peers {
-			if w > 0 && word(p, r.lay.ackOff(s)).Load() < w && word(p, 0).Load() == r.id && r.host.Down(r.ranks[m]) == nil {
+			if w > 0 && !acked(p, r.lay.ackOff(s), w) && word(p, 0).Load() == r.id && r.host.Down(r.ranks[m]) == nil {
 				return false
 			}
 		}
@@ -430,6 +459,7 @@ func (c *Comm) retireBoard() {
 	for g := range b.nslots() {
 		b.ack(c.rank, g).Store(^uint64(0))
 	}
+	word(b.peers[c.rank], boardOffEnded).Store(^uint64(0))
 	r := retiredBoard{id: c.id, host: b.host, index: b.index, lay: b.boardLayout, written: b.written, peers: b.peers, ranks: c.ranks}
 	b.up.Store(false)
 	b.index = -1 // b.peers stays: a call issued before Close may still look (boardPeek, rootFailed)

@@ -129,21 +129,21 @@ func (b *boardState) rootSettle(c *Comm, s int) error {
 	if u == 0 {
 		return nil
 	}
-	acked := true
+	all := true
 	for m, mem := range b.peers {
 		if m == c.rank {
 			continue
 		}
-		a := b.ack(m, s).Load()
+		a := acked(mem, b.ackOff(s), u)
 		if word(mem, boardOffFail).Load() == u {
 			if p.CompareAndSwap(u, 0) {
 				b.rootN.Add(-1)
 			}
 			return rootFailedErr(u, m, mem)
 		}
-		acked = acked && a >= u
+		all = all && a
 	}
-	if acked && p.CompareAndSwap(u, 0) {
+	if all && p.CompareAndSwap(u, 0) {
 		b.rootN.Add(-1)
 	}
 	return nil

@@ -66,7 +66,7 @@ func (o *operation) boardReady() bool {
 	case waitTurn:
 		return b.serving.Load() >= w.want
 	case waitAck:
-		return word(w.mem, w.off).Load() >= w.want
+		return acked(w.mem, w.off, w.want)
 	}
 	return word(w.mem, w.off).Load() >= w.want || word(b.peers[w.peer], boardOffFail).Load() == w.fail ||
 		(w.alt != nil && word(w.alt, 0).Load() == w.want)
@@ -270,15 +270,20 @@ func (o *operation) boardEnter() (bool, error) {
 		return true, err
 	}
 	b.ack(o.c.rank, o.boardSlot).Store(o.key.Op)
+	b.storeEnded(o.c.rank, o.key.Op) // every earlier board call has ended
 	return true, nil
 }
 
 // boardLeave ends a board call on this rank (end): its ack of the slot,
-// whatever the outcome, and its ticket.
+// whatever the outcome, its ended word (an ack of every slot: a peer
+// whose call took the other slot waits on that), and its ticket.
 func (o *operation) boardLeave() {
 	b := &o.c.board
-	if s := o.boardSlot; o.onBoard && b.verify[s] != o.key.Op+1 {
-		b.ack(o.c.rank, s).Store(o.key.Op + 1) // else when checked (boardVerify)
+	if s := o.boardSlot; o.onBoard {
+		if b.verify[s] != o.key.Op+1 {
+			b.ack(o.c.rank, s).Store(o.key.Op + 1) // else when checked (boardVerify)
+		}
+		b.storeEnded(o.c.rank, o.key.Op+1) // acks the slot it did not take too
 	}
 	if o.err != nil && setUpMismatch(o.err) && b.phase != boardUntried { // found after its turn came
 		o.c.boardReset()
@@ -330,7 +335,7 @@ func (o *operation) boardFinish() error {
 
 // boardPublish writes this call's header and data into slot s of this
 // rank's board, once every member has read what this rank last wrote
-// there; an eager root Broadcast's failure found then (rootSettle) fails
+// there (its ack of s, or its ended word: acked); an eager root Broadcast's failure found then (rootSettle) fails
 // this call before it writes.
 func (o *operation) boardPublish(s int, data []byte) error {
 	b := &o.c.board

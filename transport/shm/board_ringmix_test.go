@@ -1,0 +1,105 @@
+//go:build linux
+
+package shm_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/transport/shm"
+)
+
+// ringBigMismatch runs eager root Broadcasts of 8 int64s (64 bytes: a ring
+// slot) on rank 0 of 2 against a receiver that calls with count 9 (72
+// bytes: a big slot) where bad says, once the root has run the ring's
+// depth ahead if arranged. Its slot acks then never match the root's
+// (each rank acks only the kind of slot its call took): every call must
+// still end promptly, none waiting to the deadline, and the root must get
+// the mismatch within the ring's depth of calls (review A14 H1).
+func ringBigMismatch(t *testing.T, arranged bool, bad func(i int) bool) {
+	const ring, calls = 16, 24
+	comms := boardComms(t, 2, shm.Config{}, collective.Config{Timeout: 5 * time.Second, BoardRing: ring})
+	for range 4 {
+		_, errs := broadcastAll(comms, same(2, 8), 0, 20*time.Second)
+		for r, err := range errs {
+			if err != nil {
+				t.Fatalf("warm-up rank %d: %v", r, err)
+			}
+		}
+	}
+	var rootDone atomic.Int64
+	type res struct {
+		err error
+		d   time.Duration
+	}
+	out := make([][]res, 2)
+	done := make(chan bool, 2)
+	for r := range 2 {
+		go func() {
+			defer func() { done <- true }()
+			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+			defer cancel()
+			if r == 1 && arranged { // the root runs the ring's depth ahead first
+				for end := time.Now().Add(10 * time.Second); rootDone.Load() < ring && time.Now().Before(end); {
+					time.Sleep(time.Millisecond)
+				}
+			}
+			for i := range calls {
+				k := 8
+				if r == 1 && bad(i) {
+					k = 9
+				}
+				buf := make([]int64, k)
+				start := time.Now()
+				err := collective.Broadcast(ctx, comms[r], buf, buf, 0)
+				out[r] = append(out[r], res{err, time.Since(start)})
+				if r == 0 {
+					rootDone.Add(1)
+				}
+			}
+		}()
+	}
+	for range 2 {
+		<-done
+	}
+	for r := range 2 {
+		for i, x := range out[r] {
+			if x.err != nil || x.d > time.Second {
+				t.Logf("rank %d call %d after %v: %v", r, i, x.d.Round(time.Millisecond), x.err)
+			}
+			if x.d > 2*time.Second {
+				t.Errorf("rank %d call %d took %v (%v): a wait to the deadline, not the mismatch", r, i, x.d.Round(time.Millisecond), x.err)
+			}
+		}
+	}
+	failed := false
+	for _, x := range out[0][:min(len(out[0]), 4+ring+1)] {
+		failed = failed || x.err != nil
+	}
+	if !failed {
+		t.Errorf("the root returned nil from calls 0 to %d: rank 1's failures never reached it", 4+ring)
+	}
+	if out[1][0].err == nil && bad(0) {
+		t.Errorf("rank 1's call 0 (count 9 against 8) returned nil")
+	}
+}
+
+// TestBoardRingBigMismatchEndsPromptly: the receiver calls with a count
+// that puts the call in a big slot at its calls 0 and 4, once the root is
+// the ring's depth ahead: the root's reuse of call 0's ring slot and the
+// receiver's reuse of its big slot at call 4 must not wait on each other's
+// ack of a slot the other never took.
+func TestBoardRingBigMismatchEndsPromptly(t *testing.T) {
+	ringBigMismatch(t, true, func(i int) bool { return i == 0 || i == 4 })
+}
+
+// TestBoardRingBigMismatchUnarrangedEndsPromptly: the receiver calls with
+// the big-slot count from its call 2 on, no timing arranged; the root
+// also fails calls before they reach the board (rootFailed), which ack no
+// slot at all: no call may wait for such an ack.
+func TestBoardRingBigMismatchUnarrangedEndsPromptly(t *testing.T) {
+	ringBigMismatch(t, false, func(i int) bool { return i >= 2 })
+}
