@@ -43,9 +43,6 @@ func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataTy
 	if algo == AlgoRing && dt.Size() > 0 {
 		h.channels = uint8(len(c.ringStrides(count, dt.Size())))
 	}
-	if algo == AlgoBoard && tune.BoardSplit(len(send), c.Size(), c.cfg.BoardSplitBytes) {
-		h.channels = 1 // the board folds in shards (allReduceBoardSplit); the header says so to every peer
-	}
 	return c.launchArgs(ctx, h, sync, opArgs{send: send, recv: recv}, func(o *operation) error {
 		c, send, recv, dt, algo := o.c, o.args.send, o.args.recv, o.hdr.dt, o.hdr.algo
 		count := len(send) / esize(dt)
@@ -77,7 +74,7 @@ func (c *Comm) allReduce(ctx context.Context, send, recv []byte, dt dtype.DataTy
 			if !on {
 				return c.allReduceRecursiveDoubling(o, send, recv, spec)
 			}
-			if o.hdr.channels > 0 {
+			if tune.BoardSplit(len(send), c.Size(), c.cfg.BoardSplitBytes) { // alike on every member (boardSetUp)
 				return c.allReduceBoardSplit(o, send, recv, spec)
 			}
 			return c.allReduceBoard(o, send, recv, spec)

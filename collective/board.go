@@ -204,6 +204,13 @@ func (c *Comm) onBoard(op tune.BoardOp, bytes int, forced bool) bool {
 	return c.board.host != nil && tune.OnBoard(op, bytes, c.Size(), limit, c.board.slotData(), forced)
 }
 
+// BoardSlotBytes is the most data one call of this communicator can put
+// on its shared-memory board (a big slot's, after its head), 0 where it
+// has no board: Config.BoardBytes, BoardBroadcastBytes and
+// BoardBlockBytes (times the size) take effect up to it. Config.BoardRing
+// lowers it: the ring's slots come out of the same board (board.go).
+func (c *Comm) BoardSlotBytes() int { return c.board.slotData() }
+
 // BoardCalls counts the calls of this communicator that ran on its
 // shared-memory board on this rank (see Config.BoardBytes): a diagnostic.
 func (c *Comm) BoardCalls() uint64 { return c.board.calls.Load() }
@@ -308,19 +315,21 @@ func (o *operation) boardSetUp() error {
 		}
 	}
 	n := c.Size()
-	all := make([]byte, 16*n) // per rank: its board's index, its ring's depth
-	binary.LittleEndian.PutUint64(all[16*c.rank:], uint64(int64(idx)))
-	binary.LittleEndian.PutUint64(all[16*c.rank+8:], uint64(b.ring))
+	all := make([]byte, 24*n) // per rank: its board's index, its ring's depth, its split size
+	binary.LittleEndian.PutUint64(all[24*c.rank:], uint64(int64(idx)))
+	binary.LittleEndian.PutUint64(all[24*c.rank+8:], uint64(b.ring))
+	binary.LittleEndian.PutUint64(all[24*c.rank+16:], uint64(int64(max(c.cfg.BoardSplitBytes, -1))))
 	b.index = idx
-	if err := c.allGatherRing(o, all, 16, 1); err != nil {
+	if err := c.allGatherRing(o, all, 24, 1); err != nil {
 		b.release() // the next board call tries again, on every rank: none got all indices
 		return err
 	}
 	b.phase = boardNone
 	peers := make([][]byte, n)
 	for m := range n {
-		if ring := binary.LittleEndian.Uint64(all[16*m+8:]); ring != uint64(b.ring) {
-			// Their slots lie elsewhere (Config.BoardRing differs). Every
+		if string(all[24*m+8:24*m+24]) != string(all[24*c.rank+8:24*c.rank+24]) {
+			// Their slots lie elsewhere (Config.BoardRing differs), or they
+			// fold other AllReduces in shards (BoardSplitBytes). Every
 			// rank sees the same and does without the board, the call
 			// going on point to point: an error here would end the call
 			// on ranks still in their AllGather, which would set up again.
@@ -329,7 +338,7 @@ func (o *operation) boardSetUp() error {
 		}
 	}
 	for m := range n {
-		i := int(int64(binary.LittleEndian.Uint64(all[16*m:])))
+		i := int(int64(binary.LittleEndian.Uint64(all[24*m:])))
 		if i < 0 {
 			b.release()
 			return nil

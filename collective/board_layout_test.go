@@ -35,3 +35,15 @@ func TestBoardRingConfig(t *testing.T) {
 		t.Errorf("call 67 in ring slot %d", got)
 	}
 }
+
+// TestBoardRingTakesFromBigSlots: the figures Config.BoardRing's doc
+// gives for shm's default board: a ring of 128 or 256 leaves the big
+// slots under 64 KiB of data (review A14 L1).
+func TestBoardRingTakesFromBigSlots(t *testing.T) {
+	for ring, want := range map[int]int{-1: 68416, DefaultBoardRing: 66240, 128: 64064, BoardRingMax: 59712} {
+		l, ok := layoutFor(256<<10+12288, max(ring, 0))
+		if got := l.slotBytes - boardSlotHead; !ok || got != want {
+			t.Errorf("ring %d: big slots hold %d bytes (%v), the doc says %d", ring, got, ok, want)
+		}
+	}
+}

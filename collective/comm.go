@@ -91,7 +91,10 @@ type Config struct {
 	// boardreducescatter.go), rather than in one round where every rank
 	// folds every member's whole buffer. Default DefaultBoardSplitBytes
 	// (16 KiB: at 32 KiB, 4 ranks on 2 cores, the two took 33 and 34 us a
-	// call); at most BoardBytesMax; negative: never.
+	// call); at most BoardBytesMax; negative: never. Every rank must have
+	// the same, as for BoardRing: a communicator whose ranks differ does
+	// without the board, its calls going point to point (Comm.BoardCalls
+	// stays 0).
 	BoardSplitBytes int
 	// BoardBroadcastBytes is BoardBytes for Broadcast (eager on the
 	// board: package doc). Default DefaultBoardBroadcastBytes (64 KiB,
@@ -110,7 +113,13 @@ type Config struct {
 	// at most BoardRingMax; negative: no ring. Every rank must have the same: a
 	// communicator whose ranks differ (their boards' slots lie
 	// differently) does without the board, its calls going point to
-	// point (Comm.BoardCalls stays 0).
+	// point (Comm.BoardCalls stays 0). The ring takes 136 bytes of the
+	// board per slot, from the big slots (Comm.BoardSlotBytes): on shm's
+	// default board they hold 64.7 KiB with the default ring, but 62.6
+	// KiB at 128 and 58.3 KiB at 256, so a 64 KiB Broadcast or AllReduce
+	// then goes point to point (a larger shm Config.BoardBytes gives them
+	// the room back); a board too small for the ring and a big slot of
+	// 64 bytes does without the ring.
 	BoardRing int
 	// BoardBlockBytes is the block (the bytes each rank sends each
 	// other) at or below which AllToAll runs on the board, in one round

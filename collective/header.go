@@ -55,7 +55,7 @@ type header struct {
 	algo      Algorithm
 	root      int32
 	chunk     uint32 // chunk size in bytes, where the algorithm uses one
-	channels  uint8  // rings a ring AllReduce runs on (Config.Channels' effect); 1 for a board AllReduce that folds in shards; else 0
+	channels  uint8  // rings a ring AllReduce runs on (Config.Channels' effect); else 0
 	count     uint64 // the operation's element count (as the API defines it)
 	pairCount uint64 // elements this pair exchanges, where it differs per pair
 	carries   bool   // the message also carries the pair's first data message
@@ -186,7 +186,7 @@ func mismatch(mine header, myRank int, theirs header, peer int) error {
 		add("chunk bytes", mine.chunk, theirs.chunk)
 	}
 	if mine.channels != theirs.channels {
-		add("channels (Config.Channels) or, on the board, folding in shards (Config.BoardSplitBytes)", mine.channels, theirs.channels)
+		add("channels (Config.Channels)", mine.channels, theirs.channels)
 	}
 	if mine.determ != theirs.determ {
 		add("deterministic (Config.Deterministic)", mine.determ, theirs.determ)

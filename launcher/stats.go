@@ -26,16 +26,17 @@ func (g *guardedEndpoint) TransportStats() transport.Stats { return transport.St
 
 // logTransports logs, at info, which transport reaches which peers
 // ("shm=1-3 metaroce=4-7") and the world communicator's chunk size and
-// the message size up to which it picks the small-message algorithms, and
-// the instruction set of the reduction kernels (reduce.KernelLevel), in
-// one line.
-func logTransports(log *slog.Logger, s transport.Stats, cfg collective.Config) {
+// the message size up to which it picks the small-message algorithms, the
+// sizes up to which its calls run on the shared-memory board (boardText;
+// slot: Comm.BoardSlotBytes), and the instruction set of the reduction
+// kernels (reduce.KernelLevel), in one line.
+func logTransports(log *slog.Logger, s transport.Stats, cfg collective.Config, slot int) {
 	if !log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
 	attrs := []any{"peers", transportsByPeer(s),
 		"chunk", sizeText(int64(cfg.ChunkBytes)), "small", sizeText(int64(cfg.SmallBytes))}
-	if b := boardText(s, cfg); b != "" {
+	if b := boardText(s, cfg, slot); b != "" {
 		attrs = append(attrs, "board", b)
 	}
 	log.Info("gocoll: transport per peer", append(attrs, "kernels", reduce.KernelLevel())...)
@@ -45,9 +46,12 @@ func logTransports(log *slog.Logger, s transport.Stats, cfg collective.Config) {
 // shared-memory board (collective.AlgoBoard), when every peer is reached
 // over shm (the board needs the whole communicator on one host's shared
 // memory): "allreduce<=16.0KiB broadcast<=64.0KiB alltoall<=16.0KiB/peer",
-// a limit that is off printed as "-", or "off" when all are. It is "" when
-// some peer is not on shm, or there is no peer.
-func boardText(s transport.Stats, cfg collective.Config) string {
+// each the configured limit or what a board slot holds (slot bytes:
+// Comm.BoardSlotBytes, shared by an AllToAll's blocks), the smaller; a
+// limit that is off printed as "-", or "off" when all are or there is no
+// board (slot 0). It is "" when some peer is not on shm, or there is no
+// peer.
+func boardText(s transport.Stats, cfg collective.Config, slot int) string {
 	if len(s.Peers) == 0 {
 		return ""
 	}
@@ -56,17 +60,17 @@ func boardText(s transport.Stats, cfg collective.Config) string {
 			return ""
 		}
 	}
-	limit := func(n int) string {
+	limit := func(n, room int) string {
 		if n < 0 {
 			return "-"
 		}
-		return sizeText(int64(n))
+		return sizeText(int64(min(n, room)))
 	}
-	if cfg.BoardBytes < 0 && cfg.BoardBroadcastBytes < 0 && cfg.BoardBlockBytes < 0 {
+	if slot <= 0 || cfg.BoardBytes < 0 && cfg.BoardBroadcastBytes < 0 && cfg.BoardBlockBytes < 0 {
 		return "off"
 	}
-	return "allreduce<=" + limit(cfg.BoardBytes) + " broadcast<=" + limit(cfg.BoardBroadcastBytes) +
-		" alltoall<=" + limit(cfg.BoardBlockBytes) + "/peer"
+	return "allreduce<=" + limit(cfg.BoardBytes, slot) + " broadcast<=" + limit(cfg.BoardBroadcastBytes, slot) +
+		" alltoall<=" + limit(cfg.BoardBlockBytes, slot/(len(s.Peers)+1)) + "/peer"
 }
 
 // logBoardUse logs, at close (SubsysNet at info), how many of the world

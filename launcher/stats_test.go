@@ -72,7 +72,7 @@ func TestStatsText(t *testing.T) {
 func TestLogTransports(t *testing.T) {
 	var buf bytes.Buffer
 	s := transport.Stats{Peers: []transport.PeerStats{{Rank: 1, Transport: "shm"}, {Rank: 2, Transport: "metaroce"}}}
-	logTransports(slog.New(slog.NewTextHandler(&buf, nil)), s, collective.Config{ChunkBytes: 2 << 20, SmallBytes: 64 << 10})
+	logTransports(slog.New(slog.NewTextHandler(&buf, nil)), s, collective.Config{ChunkBytes: 2 << 20, SmallBytes: 64 << 10}, 0)
 	require.Contains(t, buf.String(), `msg="gocoll: transport per peer" peers="shm=1 metaroce=2" chunk=2.0MiB small=64.0KiB`)
 }
 
@@ -110,20 +110,26 @@ func TestLogStatsPathTimeouts(t *testing.T) {
 }
 
 // The transport line says up to which sizes calls run on the board, only
-// when every peer is on shm (the board needs the whole world on one host).
+// when every peer is on shm (the board needs the whole world on one host):
+// each limit, or what a board slot holds if that is less.
 func TestLogTransportsBoard(t *testing.T) {
 	cfg := collective.Config{ChunkBytes: 2 << 20, SmallBytes: 64 << 10, BoardBytes: 16 << 10, BoardBroadcastBytes: 64 << 10, BoardBlockBytes: -1}
 	shm := transport.Stats{Peers: []transport.PeerStats{{Rank: 1, Transport: "shm"}, {Rank: 2, Transport: "shm"}}}
 	var buf bytes.Buffer
-	logTransports(slog.New(slog.NewTextHandler(&buf, nil)), shm, cfg)
+	logTransports(slog.New(slog.NewTextHandler(&buf, nil)), shm, cfg, 66240)
 	require.Contains(t, buf.String(), `board="allreduce<=16.0KiB broadcast<=64.0KiB alltoall<=-/peer" kernels=`)
+
+	// BoardRing 256 leaves big slots of 59712 bytes on shm's default board.
+	cfg.BoardBlockBytes = 64 << 10
+	require.Equal(t, "allreduce<=16.0KiB broadcast<=58.3KiB alltoall<=19.4KiB/peer", boardText(shm, cfg, 59712))
+	require.Equal(t, "off", boardText(shm, cfg, 0))
 
 	mixed := transport.Stats{Peers: []transport.PeerStats{{Rank: 1, Transport: "shm"}, {Rank: 2, Transport: "metaroce"}}}
 	buf.Reset()
-	logTransports(slog.New(slog.NewTextHandler(&buf, nil)), mixed, cfg)
+	logTransports(slog.New(slog.NewTextHandler(&buf, nil)), mixed, cfg, 66240)
 	require.NotContains(t, buf.String(), "board=")
 
-	cfg.BoardBytes, cfg.BoardBroadcastBytes = -1, -1
-	require.Equal(t, "off", boardText(shm, cfg))
-	require.Equal(t, "", boardText(transport.Stats{}, cfg))
+	cfg.BoardBytes, cfg.BoardBroadcastBytes, cfg.BoardBlockBytes = -1, -1, -1
+	require.Equal(t, "off", boardText(shm, cfg, 66240))
+	require.Equal(t, "", boardText(transport.Stats{}, cfg, 66240))
 }

@@ -97,7 +97,7 @@ func Join(ctx context.Context, job Job, cfg collective.Config) (*World, error) {
 	}
 	lc.log.Info("gocoll: world formed", "size", job.Size, "store", job.Store,
 		"transport", job.Transport, "took", time.Since(start).Round(time.Microsecond))
-	logTransports(lc.log, w.Stats(), w.Config())
+	logTransports(lc.log, w.Stats(), w.Config(), w.BoardSlotBytes())
 	return w, nil
 }
 
