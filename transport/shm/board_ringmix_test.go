@@ -12,18 +12,19 @@ import (
 	"github.com/gocoll/gocoll/transport/shm"
 )
 
-// ringBigMismatch runs eager root Broadcasts of 8 int64s (64 bytes: a ring
-// slot) on rank 0 of 2 against a receiver that calls with count 9 (72
-// bytes: a big slot) where bad says, once the root has run the ring's
-// depth ahead if arranged. Its slot acks then never match the root's
-// (each rank acks only the kind of slot its call took): every call must
-// still end promptly, none waiting to the deadline, and the root must get
-// the mismatch within the ring's depth of calls (review A14 H1).
-func ringBigMismatch(t *testing.T, arranged bool, bad func(i int) bool) {
-	const ring, calls = 16, 24
-	comms := boardComms(t, 2, shm.Config{}, collective.Config{Timeout: 5 * time.Second, BoardRing: ring})
+// ringBigMismatch runs eager Broadcasts of 8 int64s (64 bytes: a ring
+// slot) from rank 0 of n, where receiver badRank calls with count 9 (72
+// bytes: a big slot) at its calls i that bad says, once the root has run
+// the ring's depth ahead if arranged. Its slot acks then never match the
+// others' (each rank acks only the kind of slot its call took): every
+// call must still end promptly, none waiting to the deadline, badRank
+// must fail each bad call, and the root must get the mismatch within the
+// ring's depth of calls (review A14 H1).
+func ringBigMismatch(t *testing.T, n, badRank int, arranged bool, bad func(i int) bool) {
+	const ring, calls = 16, 40
+	comms := boardComms(t, n, shm.Config{}, collective.Config{Timeout: 5 * time.Second, BoardRing: ring})
 	for range 4 {
-		_, errs := broadcastAll(comms, same(2, 8), 0, 20*time.Second)
+		_, errs := broadcastAll(comms, same(n, 8), 0, 20*time.Second)
 		for r, err := range errs {
 			if err != nil {
 				t.Fatalf("warm-up rank %d: %v", r, err)
@@ -35,21 +36,21 @@ func ringBigMismatch(t *testing.T, arranged bool, bad func(i int) bool) {
 		err error
 		d   time.Duration
 	}
-	out := make([][]res, 2)
-	done := make(chan bool, 2)
-	for r := range 2 {
+	out := make([][]res, n)
+	done := make(chan bool, n)
+	for r := range n {
 		go func() {
 			defer func() { done <- true }()
 			ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
 			defer cancel()
-			if r == 1 && arranged { // the root runs the ring's depth ahead first
+			if r == badRank && arranged { // the root runs the ring's depth ahead first
 				for end := time.Now().Add(10 * time.Second); rootDone.Load() < ring && time.Now().Before(end); {
 					time.Sleep(time.Millisecond)
 				}
 			}
 			for i := range calls {
 				k := 8
-				if r == 1 && bad(i) {
+				if r == badRank && bad(i) {
 					k = 9
 				}
 				buf := make([]int64, k)
@@ -62,10 +63,10 @@ func ringBigMismatch(t *testing.T, arranged bool, bad func(i int) bool) {
 			}
 		}()
 	}
-	for range 2 {
+	for range n {
 		<-done
 	}
-	for r := range 2 {
+	for r := range n {
 		for i, x := range out[r] {
 			if x.err != nil || x.d > time.Second {
 				t.Logf("rank %d call %d after %v: %v", r, i, x.d.Round(time.Millisecond), x.err)
@@ -80,10 +81,12 @@ func ringBigMismatch(t *testing.T, arranged bool, bad func(i int) bool) {
 		failed = failed || x.err != nil
 	}
 	if !failed {
-		t.Errorf("the root returned nil from calls 0 to %d: rank 1's failures never reached it", 4+ring)
+		t.Errorf("the root returned nil from calls 0 to %d: rank %d's failures never reached it", 4+ring, badRank)
 	}
-	if out[1][0].err == nil && bad(0) {
-		t.Errorf("rank 1's call 0 (count 9 against 8) returned nil")
+	for i, x := range out[badRank] {
+		if bad(i) && x.err == nil {
+			t.Errorf("rank %d's call %d (count 9 against 8) returned nil", badRank, i)
+		}
 	}
 }
 
@@ -93,7 +96,7 @@ func ringBigMismatch(t *testing.T, arranged bool, bad func(i int) bool) {
 // receiver's reuse of its big slot at call 4 must not wait on each other's
 // ack of a slot the other never took.
 func TestBoardRingBigMismatchEndsPromptly(t *testing.T) {
-	ringBigMismatch(t, true, func(i int) bool { return i == 0 || i == 4 })
+	ringBigMismatch(t, 2, 1, true, func(i int) bool { return i == 0 || i == 4 })
 }
 
 // TestBoardRingBigMismatchUnarrangedEndsPromptly: the receiver calls with
@@ -101,5 +104,16 @@ func TestBoardRingBigMismatchEndsPromptly(t *testing.T) {
 // also fails calls before they reach the board (rootFailed), which ack no
 // slot at all: no call may wait for such an ack.
 func TestBoardRingBigMismatchUnarrangedEndsPromptly(t *testing.T) {
-	ringBigMismatch(t, false, func(i int) bool { return i >= 2 })
+	ringBigMismatch(t, 2, 1, false, func(i int) bool { return i >= 2 })
+}
+
+// TestBoardRingBigMismatchThreeRanks: at 3 ranks eager receivers leave
+// their next receiver's header to check (rank 1 checks rank 2's), which
+// holds back what they tell the others they are done with: a receiver,
+// either one, that takes a big slot at every 7th call must still not
+// leave any rank waiting to the deadline.
+func TestBoardRingBigMismatchThreeRanks(t *testing.T) {
+	for bad := 1; bad <= 2; bad++ {
+		ringBigMismatch(t, 3, bad, false, func(i int) bool { return i%7 == 2 })
+	}
 }
