@@ -96,10 +96,13 @@ type boardState struct {
 	written [boardAllSlots]uint64
 	// verify and verifyPeer: per slot, seq+1 of an eager Broadcast whose
 	// next receiver's header this rank has yet to check, and that rank
-	// (boardVerify); the slot's ack waits for it. verifyN counts them.
+	// (boardVerify); the slot's ack waits for it. verifyN counts them;
+	// verifyLow is at most the lowest of them (^0: none), exact after
+	// boardVerify (storeEnded).
 	verify     [boardAllSlots]uint64
 	verifyPeer [boardAllSlots]int
 	verifyN    int
+	verifyLow  uint64
 	// rootPending: per slot, seq+1 of a Broadcast this rank returned from
 	// as its root, until the call that reuses the slot settles it
 	// (rootSettle) or a receiver's failure of it is found (rootFailed).
@@ -166,7 +169,7 @@ func (l *boardLayout) ackOff(g int) int {
 // initBoard looks for boards shared by the communicator's ranks.
 func (c *Comm) initBoard() {
 	b := &c.board
-	b.index = -1
+	b.index, b.verifyLow = -1, ^uint64(0)
 	if len(c.ranks) < 2 {
 		return
 	}
@@ -244,16 +247,13 @@ func acked(mem []byte, off int, x uint64) bool {
 }
 
 // storeEnded sets this rank's ended word to x, held back to the oldest
-// call whose check is still pending (verify: its slot's ack waits for
+// call whose check is still pending (verifyLow: its slot's ack waits for
 // it), by the call holding the turn: every earlier board call has ended.
 // It never lowers the word: a check is left only by the call that holds
 // the turn, for itself.
 func (b *boardState) storeEnded(rank int, x uint64) {
-	for s, left := 0, b.verifyN; left > 0 && s < b.nslots(); s++ {
-		if v := b.verify[s]; v != 0 {
-			left--
-			x = min(x, v-1)
-		}
+	if b.verifyN > 0 {
+		x = min(x, b.verifyLow-1)
 	}
 	word(b.peers[rank], boardOffEnded).Store(x)
 }
@@ -364,7 +364,7 @@ func (c *Comm) boardReset() {
 	b := &c.board
 	c.retireBoard()
 	b.phase = boardUntried
-	b.written, b.verify, b.verifyN = [boardAllSlots]uint64{}, [boardAllSlots]uint64{}, 0
+	b.written, b.verify, b.verifyN, b.verifyLow = [boardAllSlots]uint64{}, [boardAllSlots]uint64{}, 0, ^uint64(0)
 	for g := range b.rootPending {
 		b.rootPending[g].Store(0)
 	}

@@ -47,6 +47,7 @@ func (c *Comm) broadcastBoard(o *operation, buf []byte, root int) error {
 		} else if next := (c.rank + 1) % c.Size(); next != root {
 			b.verify[s], b.verifyPeer[s] = o.key.Op+1, next // checked later: boardVerify
 			b.verifyN++
+			b.verifyLow = min(b.verifyLow, o.key.Op+1)
 		}
 		c.mu.Lock()
 		c.eager.returns++
@@ -157,10 +158,14 @@ func (b *boardState) rootSettle(c *Comm, s int) error {
 // start, so the wait is short); the others are taken if there. The slot's
 // ack waits for its check, so no rank rewrites a slot whose header is
 // still to be checked. A mismatch, or the peer's failure of that call,
-// fails the call running now, naming the earlier one.
+// fails the call running now, naming the earlier one. Once every check
+// is taken it sets verifyLow to the lowest left (a failed call leaves
+// the old value: never above a check still left, which is all
+// storeEnded needs).
 func (o *operation) boardVerify() error {
 	b := &o.c.board
 	cur := o.boardSlot
+	low := ^uint64(0)
 	for s, left := 0, b.verifyN; left > 0 && s < b.nslots(); s++ {
 		v := b.verify[s]
 		if v == 0 {
@@ -182,7 +187,11 @@ func (o *operation) boardVerify() error {
 			b.ack(o.c.rank, s).Store(v)
 			return fmt.Errorf("an earlier call on this communicator (operation #%d, a Broadcast this rank returned from once it had its data) failed: %w", v-1, err)
 		}
+		if !done {
+			low = min(low, v)
+		}
 	}
+	b.verifyLow = low
 	return nil
 }
 

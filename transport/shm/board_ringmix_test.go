@@ -4,6 +4,8 @@ package shm_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -115,5 +117,45 @@ func TestBoardRingBigMismatchUnarrangedEndsPromptly(t *testing.T) {
 func TestBoardRingBigMismatchThreeRanks(t *testing.T) {
 	for bad := 1; bad <= 2; bad++ {
 		ringBigMismatch(t, 3, bad, false, func(i int) bool { return i%7 == 2 })
+	}
+}
+
+// TestBoardRingVerifierPauses: rank 1 of 3 checks rank 2's header of each
+// eager call only at its own next call (boardVerify), and pauses between
+// its calls while the root and rank 2 run the ring's depth ahead: what
+// rank 1 tells the others it is done with (its ended word) must not
+// cover a call whose check is still left, or rank 2 rewrites the slot
+// under the check ("a broken board"). Every call right on every rank.
+func TestBoardRingVerifierPauses(t *testing.T) {
+	const n, ring, calls = 3, 8, 4 * 8
+	comms := boardComms(t, n, shm.Config{}, collective.Config{Timeout: 20 * time.Second, BoardRing: ring})
+	for range 4 {
+		broadcastAll(comms, same(n, 3), 0, 20*time.Second)
+	}
+	errs := make(chan error, n)
+	for r := range n {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			for i := range calls {
+				if r == 1 {
+					time.Sleep(2 * time.Millisecond)
+				}
+				buf := make([]int64, 3)
+				if r == 0 {
+					copy(buf, ringData(i, 3))
+				}
+				if err := collective.Broadcast(ctx, comms[r], buf, buf, 0); err != nil || !slices.Equal(buf, ringData(i, 3)) {
+					errs <- fmt.Errorf("rank %d call %d: %v %v", r, i, buf, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
