@@ -21,12 +21,14 @@ import (
 //	[0, 8)      the communicator's id, written when it claimed the board
 //	[8, 16)     fail: seq+1 of the last call this rank failed (0: none)
 //	[16, 20)    the length of that failure's text, at [128, 512)
-//	[24, 32)    ended: x means this rank reads no slot of any call
-//	            numbered below x any more, on any member's board: its
-//	            board calls below x have ended and left no check pending
-//	            (boardVerify); an ack of every slot (storeEnded)
 //	[64, 96)    ack: per slot s, x means this rank has done reading slot s
 //	            of every call numbered below x (its own and its peers')
+//	[96, 104)   ended: x means this rank reads no slot of any call
+//	            numbered below x any more, on any member's board: its
+//	            board calls below x have ended and left no check pending
+//	            (boardVerify); an ack of every slot (storeEnded). Stored
+//	            twice a call: in the big slots' acks' cache line, not in
+//	            the fail word's, which waiting peers poll
 //	[512, ...)  the ring: D small slots (boardRingSlot bytes each), then
 //	            their D ack words, as above
 //	then        boardSlots slots, call seq in slot seq mod boardSlots,
@@ -50,7 +52,7 @@ const (
 	boardCtrlBytes = 512
 	boardOffFail   = 8
 	boardOffTextN  = 16
-	boardOffEnded  = 24
+	boardOffEnded  = 96
 	boardOffAcks   = 64
 	boardOffText   = 128
 	boardTextMax   = boardCtrlBytes - boardOffText
