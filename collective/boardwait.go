@@ -335,8 +335,9 @@ func (o *operation) boardFinish() error {
 
 // boardPublish writes this call's header and data into slot s of this
 // rank's board, once every member has read what this rank last wrote
-// there (its ack of s, or its ended word: acked); an eager root Broadcast's failure found then (rootSettle) fails
-// this call before it writes.
+// there (its ack of s, or its ended word: acked); an eager root
+// Broadcast's failure found then (rootSettle) fails this call before it
+// writes.
 func (o *operation) boardPublish(s int, data []byte) error {
 	b := &o.c.board
 	if prev := b.written[s]; prev > 0 {

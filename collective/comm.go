@@ -118,8 +118,8 @@ type Config struct {
 	// default board they hold 64.7 KiB with the default ring, but 62.6
 	// KiB at 128 and 58.3 KiB at 256, so a 64 KiB Broadcast or AllReduce
 	// then goes point to point (a larger shm Config.BoardBytes gives them
-	// the room back); a board too small for the ring and a big slot of
-	// 64 bytes does without the ring.
+	// the room back); a board too small to hold the ring besides big
+	// slots of 64 bytes of data does without the ring.
 	BoardRing int
 	// BoardBlockBytes is the block (the bytes each rank sends each
 	// other) at or below which AllToAll runs on the board, in one round
