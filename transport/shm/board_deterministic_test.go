@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
-	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/shm"
 )
 
@@ -81,19 +80,7 @@ func TestBoardDeterministicEveryCall(t *testing.T) {
 	run := func(name string, cfgOf func(r int) collective.Config) [][][]float32 {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		eps, err := shm.NewLocalWorld(ctx, n, shm.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		comms := make([]*collective.Comm, n)
-		for i, ep := range eps {
-			c, err := collective.New(transport.Endpoint(ep), 7, cfgOf(i))
-			if err != nil {
-				t.Fatal(err)
-			}
-			comms[i] = c
-			t.Cleanup(func() { _ = c.Close(); _ = ep.Close() })
-		}
+		comms := boardCommsEach(t, n, shm.Config{}, cfgOf)
 		outs := make([][][]float32, 2) // per call, per rank
 		for call := range 2 {
 			outs[call] = make([][]float32, n)
@@ -138,22 +125,10 @@ func TestBoardDeterministicEveryCall(t *testing.T) {
 // mismatch error on every rank, not a hang to the deadline.
 func TestBoardDeterministicDiffers(t *testing.T) {
 	const n = 4
-	comms := make([]*collective.Comm, n)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	eps, err := shm.NewLocalWorld(ctx, n, shm.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for r, ep := range eps {
+	comms := boardCommsEach(t, n, shm.Config{}, func(r int) collective.Config {
 		// Rings that differ leave the communicator without a board.
-		c, err := collective.New(transport.Endpoint(ep), 7, collective.Config{Deterministic: r%2 == 0, BoardRing: 8 * (1 + r/2)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		comms[r] = c
-		t.Cleanup(func() { _ = c.Close(); _ = ep.Close() })
-	}
+		return collective.Config{Deterministic: r%2 == 0, BoardRing: 8 * (1 + r/2)}
+	})
 	_, errs := allReduceAll(comms, same(n, 5), 20*time.Second)
 	requireAllFail(t, errs, "deterministic (Config.Deterministic)")
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
-	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/shm"
 )
 
@@ -141,21 +140,9 @@ func TestBoardRingMismatchDeep(t *testing.T) {
 // too) going point to point with the right result.
 func TestBoardRingDiffers(t *testing.T) {
 	const n = 3
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	eps, err := shm.NewLocalWorld(ctx, n, shm.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	comms := make([]*collective.Comm, n)
-	for i, ep := range eps {
-		c, err := collective.New(transport.Endpoint(ep), 7, collective.Config{Timeout: time.Minute, BoardRing: 8 * (1 + i/2)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		comms[i] = c
-		t.Cleanup(func() { _ = c.Close(); _ = ep.Close() })
-	}
+	comms := boardCommsEach(t, n, shm.Config{}, func(r int) collective.Config {
+		return collective.Config{Timeout: time.Minute, BoardRing: 8 * (1 + r/2)}
+	})
 	for i := range 4 {
 		sums, errs := allReduceAll(comms, same(n, 2), 20*time.Second)
 		for r, err := range errs {

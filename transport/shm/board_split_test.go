@@ -52,25 +52,13 @@ func TestBoardSplitAllReduce(t *testing.T) {
 // between the two values failed on every rank.)
 func TestBoardSplitDiffers(t *testing.T) {
 	const n = 4
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	eps, err := shm.NewLocalWorld(ctx, n, shm.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	comms := make([]*collective.Comm, n)
-	for r, ep := range eps {
+	comms := boardCommsEach(t, n, shm.Config{}, func(r int) collective.Config {
 		cfg := collective.Config{BoardBytes: 64 << 10, BoardSplitBytes: 8, Timeout: time.Minute}
 		if r == 2 {
 			cfg.BoardSplitBytes = -1 // never: one round
 		}
-		c, err := collective.New(transport.Endpoint(ep), 7, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		comms[r] = c
-		t.Cleanup(func() { _ = c.Close(); _ = ep.Close() })
-	}
+		return cfg
+	})
 	for _, count := range []int{2, 100, 1} { // the set-up call, then sizes on both sides of the split
 		outs, errs := allReduceAll(comms, same(n, count), 20*time.Second)
 		for r := range comms {

@@ -21,6 +21,13 @@ import (
 // them with cfg.
 func boardComms(t *testing.T, n int, scfg shm.Config, cfg collective.Config) []*collective.Comm {
 	t.Helper()
+	return boardCommsEach(t, n, scfg, func(int) collective.Config { return cfg })
+}
+
+// boardCommsEach is boardComms with rank r's communicator made with
+// cfgOf(r) (ranks whose settings differ).
+func boardCommsEach(t *testing.T, n int, scfg shm.Config, cfgOf func(r int) collective.Config) []*collective.Comm {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	eps, err := shm.NewLocalWorld(ctx, n, scfg)
@@ -29,7 +36,7 @@ func boardComms(t *testing.T, n int, scfg shm.Config, cfg collective.Config) []*
 	}
 	comms := make([]*collective.Comm, n)
 	for i, ep := range eps {
-		c, err := collective.New(transport.Endpoint(ep), 7, cfg)
+		c, err := collective.New(transport.Endpoint(ep), 7, cfgOf(i))
 		if err != nil {
 			t.Fatal(err)
 		}
