@@ -111,13 +111,13 @@ func (h boardHost) Ended(op transport.OpKey) error {
 }
 
 // Spin implements transport.BoardHost: it polls done as a request's Spin
-// does, draining the rings meanwhile, for up to Config.SpinWait.
+// does, draining the rings meanwhile, for up to Config.BoardSpinWait.
 func (h boardHost) Spin(ctx context.Context, done func() bool) bool {
 	if done() {
 		return true
 	}
-	if h.e.cfg.SpinWait > 0 {
-		h.e.spin(ctx, done)
+	if h.e.cfg.BoardSpinWait > 0 {
+		h.e.spin(ctx, done, h.e.cfg.BoardSpinWait)
 	}
 	return done()
 }

@@ -35,7 +35,14 @@ const (
 	// 1042-1204 us; 1 ms was no better. A wait that outlasts it costs a
 	// doorbell and, on a VM, the wake-up of an idle virtual CPU.
 	DefaultSpinWait = 200 * time.Microsecond
-	// MaxSpinWait is the largest allowed Config.SpinWait.
+	// DefaultBoardSpinWait is Config.BoardSpinWait's default. A board wait
+	// that outlasts its spin naps (20 us doubling to 1 ms: the board has no
+	// doorbell), and with 4 ranks on 2 vCPUs those naps made single calls of
+	// 1-29 ms. 64 KiB Broadcast, 16 runs of 300 calls (bench/results/
+	// board_spin.md): at 200 us 8 runs had means of 37-438 us against
+	// 10-14; at 1 ms none (10-16 us), AllReduce and AllToAll alike.
+	DefaultBoardSpinWait = time.Millisecond
+	// MaxSpinWait is the largest allowed Config.SpinWait and BoardSpinWait.
 	MaxSpinWait = 10 * time.Millisecond
 	// LivenessInterval is how often an endpoint checks that its peers'
 	// processes are alive.
@@ -83,6 +90,11 @@ type Config struct {
 	// time of small messages. Default DefaultSpinWait; at most MaxSpinWait;
 	// negative: never poll (sleep at once).
 	SpinWait time.Duration
+	// BoardSpinWait is SpinWait for a wait on a collective's board
+	// (transport.BoardHost.Spin), which naps when it ends. Default
+	// DefaultBoardSpinWait, or SpinWait if that is longer; at most
+	// MaxSpinWait; negative, or SpinWait negative: never poll.
+	BoardSpinWait time.Duration
 	// Boards is how many boards this rank holds for the collectives'
 	// one-round small algorithms (transport.BoardHost): one per
 	// communicator that uses them; a communicator that finds none free
@@ -150,6 +162,14 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.SpinWait = 0
 	case cfg.SpinWait > MaxSpinWait:
 		return cfg, fmt.Errorf("shm: SpinWait %v: at most %v", cfg.SpinWait, MaxSpinWait)
+	}
+	switch {
+	case cfg.BoardSpinWait > MaxSpinWait:
+		return cfg, fmt.Errorf("shm: BoardSpinWait %v: at most %v", cfg.BoardSpinWait, MaxSpinWait)
+	case cfg.BoardSpinWait < 0 || cfg.SpinWait == 0:
+		cfg.BoardSpinWait = 0
+	case cfg.BoardSpinWait == 0:
+		cfg.BoardSpinWait = max(DefaultBoardSpinWait, cfg.SpinWait)
 	}
 	switch {
 	case cfg.Boards == 0:

@@ -66,11 +66,11 @@ func (e *Endpoint) run() {
 	}
 }
 
-// spin polls the rings until done reports true, ctx ends or SpinWait has
+// spin polls the rings until done reports true, ctx ends or budget has
 // passed, yielding the processor between polls. While it spins, peers do
 // not ring the doorbell; before it stops it looks once more, and wakes the
 // progress goroutine for anything that came meanwhile.
-func (e *Endpoint) spin(ctx context.Context, done func() bool) {
+func (e *Endpoint) spin(ctx context.Context, done func() bool, budget time.Duration) {
 	e.mapMu.RLock()
 	defer e.mapMu.RUnlock()
 	if e.unmapped {
@@ -78,7 +78,7 @@ func (e *Endpoint) spin(ctx context.Context, done func() bool) {
 	}
 	sp := e.seg.spinners()
 	sp.Add(1)
-	spinwait.UntilFuncEvery(ctx, done, e.cfg.SpinWait, e.goschedEvery, func() {
+	spinwait.UntilFuncEvery(ctx, done, budget, e.goschedEvery, func() {
 		if e.pollMu.TryLock() {
 			e.poll()
 			e.pollMu.Unlock()

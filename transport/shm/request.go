@@ -189,7 +189,7 @@ func (r *request) Spin(ctx context.Context) bool {
 		return true
 	}
 	if r.ep != nil && r.ep.cfg.SpinWait > 0 {
-		r.ep.spin(ctx, r.finished.Load)
+		r.ep.spin(ctx, r.finished.Load, r.ep.cfg.SpinWait)
 	}
 	return r.finished.Load()
 }
@@ -217,7 +217,7 @@ func (e *Endpoint) SpinAny(ctx context.Context, reqs []transport.Request) int {
 	e.spin(ctx, func() bool {
 		i = transport.CompletedAny(reqs)
 		return i >= 0
-	})
+	}, e.cfg.SpinWait)
 	return i
 }
 
