@@ -162,11 +162,13 @@ func (e *engine) spinRead() {
 		return
 	}
 	defer sp.mu.Unlock()
-	e.readReady(sp)
+	n, _, _ := e.readReady(sp)
+	e.st.spinBatches.Add(int64(n))
 }
 
 // readReady reads one batch from each path socket that has something
-// waiting, without waiting, and feeds it to the core as a reader would.
+// waiting, without waiting, and feeds it to the core as a reader would
+// (for a waiter, spinRead, or a late timer's drain: each counts its own).
 // It reports how many datagram batches it handled, whether some socket
 // was ready (ready with no batch means only errors were found, or only
 // skipped sockets), and how many ready sockets it skipped. The caller
@@ -199,7 +201,6 @@ func (e *engine) readReady(sp *spinner) (batches int, anyReady bool, skipped int
 			}
 			continue
 		}
-		e.st.spinBatches.Add(1)
 		batches++
 		if !e.handleBatch(path, sp.ms[:n]) {
 			return batches, false, skipped
