@@ -3,14 +3,12 @@
 package shm_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/collective/collectivetest"
-	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/shm"
 )
 
@@ -91,17 +89,7 @@ func BenchmarkBoardAllReduce(b *testing.B) {
 			{"point-to-point", collective.Config{BoardBytes: -1}},
 		} {
 			b.Run(fmt.Sprintf("bytes=%d/%s", size, v.name), func(b *testing.B) {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				eps, err := shm.NewLocalWorld(ctx, 4, shm.Config{})
-				cancel()
-				if err != nil {
-					b.Fatal(err)
-				}
-				tes := make([]transport.Endpoint, len(eps))
-				for i, ep := range eps {
-					tes[i] = ep
-					defer func() { _ = ep.Close() }()
-				}
+				_, tes := benchWorld(b, 4)
 				collectivetest.BenchAllReduceConfig(b, tes, size, v.cfg)
 			})
 		}

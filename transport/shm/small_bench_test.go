@@ -13,6 +13,24 @@ import (
 	"github.com/gocoll/gocoll/transport/shm"
 )
 
+// benchWorld builds n shm ranks in this process for a benchmark, closed
+// when it ends, as *shm.Endpoint and as transport.Endpoint.
+func benchWorld(b *testing.B, n int) ([]*shm.Endpoint, []transport.Endpoint) {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	eps, err := shm.NewLocalWorld(ctx, n, shm.Config{})
+	cancel()
+	if err != nil {
+		b.Fatal(err)
+	}
+	tes := make([]transport.Endpoint, len(eps))
+	for i, ep := range eps {
+		tes[i] = ep
+		b.Cleanup(func() { _ = ep.Close() })
+	}
+	return eps, tes
+}
+
 // BenchmarkAllReduceSmall measures a float32 AllReduce of 8 B to 8 KiB over
 // shared memory between 4 ranks in this process (bench/results/small_ops.md):
 // time and CPU per operation (all ranks together), and per operation and
@@ -20,17 +38,7 @@ import (
 func BenchmarkAllReduceSmall(b *testing.B) {
 	for _, size := range []int{8, 1 << 10, 8 << 10} {
 		b.Run(fmt.Sprintf("bytes=%d", size), func(b *testing.B) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			eps, err := shm.NewLocalWorld(ctx, 4, shm.Config{})
-			cancel()
-			if err != nil {
-				b.Fatal(err)
-			}
-			tes := make([]transport.Endpoint, len(eps))
-			for i, ep := range eps {
-				tes[i] = ep
-				defer func() { _ = ep.Close() }()
-			}
+			eps, tes := benchWorld(b, 4)
 			before := make([]shm.Stats, len(eps))
 			for i, ep := range eps {
 				before[i] = ep.Stats()
