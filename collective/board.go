@@ -105,6 +105,11 @@ type boardState struct {
 	verifyPeer [boardAllSlots]int
 	verifyN    int
 	verifyLow  uint64
+	// verifyOld is the slot of the check verifyLow names, when
+	// verify[verifyOld] == verifyLow; verifyFail, the peer's fail word as
+	// the last whole pass of boardVerify found it (its quick look: due).
+	verifyOld  int
+	verifyFail uint64
 	// rootPending: per slot, seq+1 of a Broadcast this rank returned from
 	// as its root, until the call that reuses the slot settles it
 	// (rootSettle) or a receiver's failure of it is found (rootFailed).

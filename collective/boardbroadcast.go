@@ -46,6 +46,9 @@ func (c *Comm) broadcastBoard(o *operation, buf []byte, root int) error {
 			}
 		} else if next := (c.rank + 1) % c.Size(); next != root {
 			b.verify[s], b.verifyPeer[s] = o.key.Op+1, next // checked later: boardVerify
+			if b.verifyN == 0 {
+				b.verifyLow, b.verifyOld = o.key.Op+1, s // the oldest
+			}
 			b.verifyN++
 			b.verifyLow = min(b.verifyLow, o.key.Op+1)
 		}
@@ -158,14 +161,31 @@ func (b *boardState) rootSettle(c *Comm, s int) error {
 // start, so the wait is short); the others are taken if there. The slot's
 // ack waits for its check, so no rank rewrites a slot whose header is
 // still to be checked. A mismatch, or the peer's failure of that call,
-// fails the call running now, naming the earlier one. Once every check
+// fails the call running now, naming the earlier call. Once every check
 // is taken it sets verifyLow to the lowest left (a failed call leaves
 // the old value: never above a check still left, which is all
 // storeEnded needs).
+//
+// Every check left is of the same peer, which writes its calls on its
+// board in their order, one slot each, or fails them: while it has not
+// come to the oldest check left, it has come to none of the later ones,
+// and a failure of any of them changes its fail word. So when the call
+// reuses no slot left to check and the oldest check is not due (due: a
+// few loads), nothing else is either, and it returns without looking
+// at the others: a receiver that runs the ring's depth ahead of its
+// next receiver pays one look a call, not one per call ahead.
 func (o *operation) boardVerify() error {
 	b := &o.c.board
+	if b.verifyN == 0 {
+		b.verifyLow = ^uint64(0)
+		return nil
+	}
 	cur := o.boardSlot
-	low := ^uint64(0)
+	if old := b.verifyOld; b.verify[cur] == 0 && b.verify[old] == b.verifyLow && !b.due(old) {
+		return nil
+	}
+	fail := word(b.peers[b.verifyPeer[b.verifyOld]], boardOffFail).Load() // before the checks: a later change is due
+	low, old := ^uint64(0), 0
 	for s, left := 0, b.verifyN; left > 0 && s < b.nslots(); s++ {
 		v := b.verify[s]
 		if v == 0 {
@@ -187,12 +207,25 @@ func (o *operation) boardVerify() error {
 			b.ack(o.c.rank, s).Store(v)
 			return fmt.Errorf("an earlier call on this communicator (operation #%d, a Broadcast this rank returned from once it had its data) failed: %w", v-1, err)
 		}
-		if !done {
-			low = min(low, v)
+		if !done && v < low {
+			low, old = v, s
 		}
 	}
-	b.verifyLow = low
+	b.verifyLow, b.verifyOld, b.verifyFail = low, old, fail
 	return nil
+}
+
+// due reports whether the check left in slot s may be taken now
+// (verified would be done), or the peer's fail word changed since the
+// last whole pass of boardVerify (a failure of some call left to check):
+// the peer's header of the call is there, in either slot it could take.
+func (b *boardState) due(s int) bool {
+	v, mem := b.verify[s], b.peers[b.verifyPeer[s]]
+	if word(mem, boardOffFail).Load() != b.verifyFail || word(b.slot(mem, s), 0).Load() == v {
+		return true
+	}
+	a := b.otherSlot(v-1, s)
+	return a >= 0 && word(b.slot(mem, a), 0).Load() == v
 }
 
 // verified checks the header slot s was left to check, if it has come:
