@@ -1,0 +1,143 @@
+package probe
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/topology"
+)
+
+// The contended round. A level's one measuring pair runs while the other
+// ranks wait, but a collective's phase moves bytes on every pair of a
+// level at once: on a machine whose cores the ranks share (the two-site
+// lab's 8 ranks on 2 cores) a byte then costs the transport about twice
+// the CPU an idle pair's does (bench/results/model_lab, session 14:
+// 0.154-0.217 CPU-seconds a 4 MiB AllReduce against the model's
+// 0.067-0.114), and a site's uplink carries several transfers at once,
+// which one lone transfer may undershoot (the lab's WAN: 70 MB/s in a
+// third of the lone transfers, 90-95 in the rest; a tree AllReduce of 256
+// MiB moved its 537 MB a direction at 88 MB/s). So after the pairs'
+// figures, every level runs one round in which each of its pairs
+// (LevelPairs) moves contendBytes at once, one way, and an acknowledgement
+// back; each rank of a pair reads its CPU time around it. Cost: a
+// BulkBytes through each sending group's link (a site's uplink over the
+// WAN: one more bulk transfer's time) and the CPU of pairs × that.
+
+// LevelPairs returns the pairs of level l (0 host, 1 site, 2 WAN) of topo
+// that run its contended round, by communicator rank: each rank, in rank
+// order, with the lowest unpaired rank above it that it meets at level l
+// (on its host; on its site, another host; on another site); and k, the
+// most pairs whose first ranks share the link a transfer of the level
+// leaves by (a rank's port on its host, a host's NIC, a site's uplink).
+// The same on every rank: a pure function of topo.
+func LevelPairs(topo topology.Topology, l int) (pairs [][2]int, k int) {
+	n := topo.Size()
+	host, site := make([]string, n), make([]string, n)
+	for r := range n {
+		ri, _ := topo.Rank(r)
+		host[r], site[r] = ri.Host, ri.SiteName()
+	}
+	at := func(a, b int) int {
+		switch {
+		case host[a] == host[b]:
+			return 0
+		case site[a] == site[b]:
+			return 1
+		}
+		return 2
+	}
+	paired := make([]bool, n)
+	groups := map[string]int{}
+	for a := range n {
+		if paired[a] {
+			continue
+		}
+		for b := a + 1; b < n; b++ {
+			if paired[b] || at(a, b) != l {
+				continue
+			}
+			paired[a], paired[b] = true, true
+			pairs = append(pairs, [2]int{a, b})
+			key := [3]string{"rank " + strconv.Itoa(a), "host " + host[a], "site " + site[a]}[l]
+			groups[key]++
+			k = max(k, groups[key])
+			break
+		}
+	}
+	return pairs, k
+}
+
+// contendBytes is what each pair of a level moves in its contended round:
+// BulkBytes shared by the k pairs that leave by one link, so that the
+// link carries about one bulk transfer, at least 4 KiB a pair.
+func contendBytes(bulk, k int) int { return max(4<<10, bulk/max(1, k)) }
+
+// contend runs rank c.Rank()'s part of level l's contended round over
+// pairs (LevelPairs): nothing where it is in no pair. It returns the
+// seconds the round took on the pair's first rank (from its send to the
+// acknowledgement; else 0) and this rank's CPU seconds over it (0 where
+// cpu is nil).
+func contend(ctx context.Context, c *collective.Comm, pairs [][2]int, bytes int, now func() time.Duration, cpu func() time.Duration) (took, cpuSec float64, err error) {
+	me := c.Rank()
+	for _, p := range pairs {
+		if p[0] != me && p[1] != me {
+			continue
+		}
+		buf, ack := make([]byte, bytes), make([]byte, 8)
+		var cpu0 time.Duration
+		if cpu != nil {
+			cpu0 = cpu()
+		}
+		start := now()
+		if p[0] == me {
+			if err := collective.Send(ctx, c, buf, p[1]); err != nil {
+				return 0, 0, err
+			}
+			if err := collective.Recv(ctx, c, ack, p[1]); err != nil {
+				return 0, 0, err
+			}
+			took = (now() - start).Seconds()
+		} else {
+			if err := collective.Recv(ctx, c, buf, p[0]); err != nil {
+				return 0, 0, err
+			}
+			if err := collective.Send(ctx, c, ack, p[0]); err != nil {
+				return 0, 0, err
+			}
+		}
+		if cpu != nil {
+			cpuSec = (cpu() - cpu0).Seconds()
+		}
+		return took, cpuSec, nil
+	}
+	return 0, 0, nil
+}
+
+// contendedFigures derives a level's figures from its contended round:
+// npairs pairs of bytes each, k of them through one link; took, the
+// slowest pair's seconds; cpu, the paired ranks' CPU seconds together
+// (< 0: some rank's unknown); rtt, the level's median round trip; trip,
+// a ping-pong round trip's CPU, both ends; single, the lone pair's
+// bandwidth. It returns the bandwidth the level's link showed (the
+// lone transfer's, or the round's k × bytes over its time less a round
+// trip where that is more but under 3/2 of it: the lone transfer
+// undershot; at 3/2 or more the link has lanes, which the figures do not
+// carry, and the lone transfer's rate a lane stands) and a byte's CPU (0:
+// not measured).
+func contendedFigures(npairs, k, bytes int, took, cpu, rtt, trip, single float64) (bandwidth, perByte float64) {
+	bandwidth = single
+	if took > 2*rtt {
+		took -= rtt
+	}
+	if took > 0 && k > 0 {
+		if agg := float64(k*bytes) / took; agg > single && agg < 1.5*single {
+			bandwidth = agg
+		}
+	}
+	if cpu >= 0 && npairs > 0 {
+		perByte = max(0, cpu-float64(npairs)*trip) / float64(npairs*bytes)
+	}
+	return bandwidth, min(perByte, topology.MaxCPUPerByte)
+}
