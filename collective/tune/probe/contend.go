@@ -21,9 +21,9 @@ import (
 // MiB moved its 537 MB a direction at 88 MB/s). So after the pairs'
 // figures, every level runs one round in which each of its pairs
 // (LevelPairs) moves contendBytes at once, one way, and an acknowledgement
-// back; each rank of a pair reads its CPU time around it. Cost: a
-// BulkBytes through each sending group's link (a site's uplink over the
-// WAN: one more bulk transfer's time) and the CPU of pairs × that.
+// back; each rank of a pair reads its CPU time around it. Cost: at most a
+// BulkBytes through each sending link (a site's uplink over the WAN: one
+// more bulk transfer's time) and the CPU of the pairs' bytes.
 
 // LevelPairs returns the pairs of level l (0 host, 1 site, 2 WAN) of topo
 // that run its contended round, by communicator rank: each rank, in rank
@@ -71,8 +71,13 @@ func LevelPairs(topo topology.Topology, l int) (pairs [][2]int, k int) {
 
 // contendBytes is what each pair of a level moves in its contended round:
 // BulkBytes shared by the k pairs that leave by one link, so that the
-// link carries about one bulk transfer, at least 4 KiB a pair.
-func contendBytes(bulk, k int) int { return max(4<<10, bulk/max(1, k)) }
+// link carries about one bulk transfer, and at most a contendSpread-th of
+// it (the host level's pairs each have their own ports: 4 pairs of 4 MiB
+// over shared memory on the lab's 2 cores took tens of ms for no better
+// figure), at least 4 KiB a pair.
+func contendBytes(bulk, k int) int { return max(4<<10, bulk/max(k, contendSpread)) }
+
+const contendSpread = 4
 
 // contend runs rank c.Rank()'s part of level l's contended round over
 // pairs (LevelPairs): nothing where it is in no pair. It returns the

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -86,5 +87,29 @@ func TestCPUCostsDelayedPerWaiter(t *testing.T) {
 	r.delayed = delayedPings * (msg + wait/2*trip + wait/2*1e-3)
 	if perMsg, _ := cpuCosts(r); perMsg != 30*time.Microsecond {
 		t.Errorf("waiting per waiter: a message %v, want 30µs", perMsg)
+	}
+}
+
+// contendedFigures: a round that carried more than the lone transfer but
+// under 3/2 of it gives the level its rate (the lone transfer undershot);
+// 3/2 or more (lanes) or less leave the lone transfer's; a byte's CPU is
+// the round's less a round trip's each pair, and unknown where a rank's
+// CPU is.
+func TestContendedFigures(t *testing.T) {
+	const rtt, trip = 0.004, 0.001
+	for _, c := range []struct {
+		name                string
+		took, cpu, single   float64
+		wantBW, wantPerByte float64
+	}{
+		{"undershot", 4<<20/90e6 + rtt, 0.1 + 4*trip, 70e6, 90e6, 0.1 / (4 << 20)},
+		{"slower", 4<<20/50e6 + rtt, 0.1 + 4*trip, 70e6, 70e6, 0.1 / (4 << 20)},
+		{"lanes", 4<<20/200e6 + rtt, 0.1 + 4*trip, 70e6, 70e6, 0.1 / (4 << 20)},
+		{"no CPU", 4<<20/90e6 + rtt, -1, 70e6, 90e6, 0},
+	} {
+		bw, perByte := contendedFigures(4, 4, 1<<20, c.took, c.cpu, rtt, trip, c.single)
+		if math.Abs(bw/c.wantBW-1) > 1e-9 || math.Abs(perByte-c.wantPerByte) > 1e-15 {
+			t.Errorf("%s: %.4g B/s, %.4g s a byte; want %.4g, %.4g", c.name, bw, perByte, c.wantBW, c.wantPerByte)
+		}
 	}
 }

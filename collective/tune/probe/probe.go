@@ -18,8 +18,11 @@
 // The pairs are the first two ranks of the first host that has two, the
 // first ranks of the first two hosts of the first site that has two, and
 // the first ranks of the first two sites. A level without such a pair
-// (one host, one site) gets no figures. The other ranks only join the
-// AllReduce.
+// (one host, one site) gets no figures. Then every level runs a contended
+// round (contend.go): all its pairs (LevelPairs) move a bulk transfer at
+// once, as a collective's phase does, and its CPU a byte (every paired
+// rank's CPU) is the level's, its bandwidth where it shows the lone
+// transfer undershot the shared link.
 package probe
 
 import (

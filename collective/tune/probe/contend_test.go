@@ -1,0 +1,76 @@
+package probe_test
+
+import (
+	"math"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/gocoll/gocoll/collective/tune"
+	"github.com/gocoll/gocoll/collective/tune/probe"
+)
+
+// LevelPairs pairs every rank it can at each level, lowest ranks first,
+// and counts the pairs that leave by one link: on 2 sites x 2 hosts x 2
+// ranks, a host's two ranks (a port each), the hosts of a site rank by
+// rank (two through each host's NIC) and the sites rank by rank (four
+// through site 0's uplink); a level without two ranks that meet there has
+// no pairs.
+func TestLevelPairs(t *testing.T) {
+	topo := grid(t, 2, 2, 2)
+	for l, want := range []struct {
+		pairs [][2]int
+		k     int
+	}{
+		{[][2]int{{0, 1}, {2, 3}, {4, 5}, {6, 7}}, 1},
+		{[][2]int{{0, 2}, {1, 3}, {4, 6}, {5, 7}}, 2},
+		{[][2]int{{0, 4}, {1, 5}, {2, 6}, {3, 7}}, 4},
+	} {
+		if pairs, k := probe.LevelPairs(topo, l); !reflect.DeepEqual(pairs, want.pairs) || k != want.k {
+			t.Errorf("level %d: pairs %v, %d through one link; want %v, %d", l, pairs, k, want.pairs, want.k)
+		}
+	}
+	one := grid(t, 1, 1, 3)
+	if pairs, k := probe.LevelPairs(one, 0); !reflect.DeepEqual(pairs, [][2]int{{0, 1}}) || k != 1 {
+		t.Errorf("3 ranks on a host: %v, %d; want [[0 1]], 1", pairs, k)
+	}
+	if pairs, k := probe.LevelPairs(one, 1); pairs != nil || k != 0 {
+		t.Errorf("one host: site pairs %v, %d; want none", pairs, k)
+	}
+}
+
+// The contended round sees what a phase on every pair at once sees: on 2 x
+// 2 x 2 whose sites share one uplink of 50 MB/s, with each rank's CPU time
+// half the virtual time (a process that burns half a core whatever it
+// does), the lone WAN pair's byte costs 1/50e6 s of CPU, but the four WAN
+// pairs at once take four times as long a byte through the shared uplink,
+// so the level's CPU a byte is 4/50e6; its bandwidth stays the uplink's.
+// Where the uplink has 4 lanes (each pair as fast as the lone one), the
+// round carries 4 lone transfers' worth: the bandwidth stays the lone
+// transfer's (Link.Lanes are not measured) and the CPU a byte 1/50e6.
+func TestMeasureContended(t *testing.T) {
+	links := tune.DefaultLinks()
+	for _, lanes := range []int{1, 4} {
+		links.WAN = tune.Link{Latency: 3 * time.Millisecond, Bandwidth: 50e6, Lanes: lanes}
+		got := measureWith(t, grid(t, 2, 2, 2), links, func(_ int, now func() time.Duration) probe.Options {
+			return probe.Options{Now: now, CPUTime: func() time.Duration { return now() / 2 }}
+		})
+		wan := got[0].WAN
+		if wan == nil {
+			t.Fatal("no WAN figures")
+		}
+		for r := range got {
+			if !reflect.DeepEqual(got[r], got[0]) {
+				t.Errorf("%d lanes: rank %d measured %+v, rank 0 %+v", lanes, r, got[r], got[0])
+			}
+		}
+		shared := 4.0 / float64(lanes)
+		t.Logf("%d lanes: WAN %.4g B/s, CPU a byte %.4g s", lanes, wan.Bandwidth, wan.CPUPerByte)
+		if math.Abs(wan.Bandwidth/links.WAN.Bandwidth-1) > 0.05 {
+			t.Errorf("%d lanes: WAN bandwidth %.4g, want %.4g ± 5 %%", lanes, wan.Bandwidth, links.WAN.Bandwidth)
+		}
+		if want := shared / links.WAN.Bandwidth; math.Abs(wan.CPUPerByte/want-1) > 0.05 {
+			t.Errorf("%d lanes: CPU a byte %.4g s, want %.4g ± 5 %% (4 pairs, %d lanes)", lanes, wan.CPUPerByte, want, lanes)
+		}
+	}
+}
