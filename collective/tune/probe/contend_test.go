@@ -74,3 +74,20 @@ func TestMeasureContended(t *testing.T) {
 		}
 	}
 }
+
+// In virtual time the probe, contended rounds included, is deterministic:
+// two probes of the same simulated 2 x 2 x 2 world give the very same
+// figures (without a CPU clock, as in virtual time by default: a test's
+// clock read off the world's time sees it move on by the goroutines'
+// scheduling).
+func TestMeasureDeterministic(t *testing.T) {
+	links := tune.DefaultLinks()
+	links.WAN = tune.Link{Latency: 3 * time.Millisecond, Bandwidth: 50e6}
+	first := measure(t, grid(t, 2, 2, 2), links)
+	for range 3 {
+		if again := measure(t, grid(t, 2, 2, 2), links); !reflect.DeepEqual(again, first) {
+			t.Fatalf("a second probe measured host %+v, site %+v, WAN %+v; the first %+v, %+v, %+v",
+				*again[0].Host, *again[0].Site, *again[0].WAN, *first[0].Host, *first[0].Site, *first[0].WAN)
+		}
+	}
+}
