@@ -129,13 +129,19 @@ type kernel struct {
 	types []string // the dtype constants it serves
 	emit  func(g *gen) (step int, body func(d, a, b operand.Mem))
 	// prefetch asks for software prefetches of both inputs
-	// (prefetchDistance bytes ahead): the 16-bit float kernels' arithmetic
-	// leaves the hardware prefetcher behind on data from memory.
+	// (prefetchDistance bytes ahead): the 16-bit float and fp8 kernels'
+	// arithmetic leaves the hardware prefetcher behind on data from memory
+	// (it does not cross 4 KiB pages, and the out-of-order window of a
+	// loop of ~25 uops a vector reaches only ~1 KiB ahead).
 	prefetch bool
 }
 
-// prefetchDistance is how many bytes ahead the prefetches reach.
-const prefetchDistance = 1024
+// prefetchDistance is how many bytes ahead the prefetches reach: 4096, a
+// page, against 1024 raised the fp8 kernels' 64 MiB figures by about half
+// and the 16-bit ones' a little (bench/results/kernels_fp8.md, session 15);
+// at 256 KiB, from L2, the prefetches cost nothing measurable (they use
+// load ports, which these kernels leave idle).
+const prefetchDistance = 4096
 
 // gen emits the functions of one level into c.
 type gen struct {

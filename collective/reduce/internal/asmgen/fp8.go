@@ -117,10 +117,10 @@ var constants = map[*build.Context]map[string]operand.Mem{}
 // fp8MinMax lists the AVX-512 fp8 minimums and maximums (float8MinMax),
 // which replace the table kernels of their (op, type) at that level.
 var fp8MinMax = []kernel{
-	{"minFloat8E4M3", "Min", []string{"Float8E4M3Type"}, float8MinMax(true, false), false},
-	{"maxFloat8E4M3", "Max", []string{"Float8E4M3Type"}, float8MinMax(true, true), false},
-	{"minFloat8E5M2", "Min", []string{"Float8E5M2Type"}, float8MinMax(false, false), false},
-	{"maxFloat8E5M2", "Max", []string{"Float8E5M2Type"}, float8MinMax(false, true), false},
+	{"minFloat8E4M3", "Min", []string{"Float8E4M3Type"}, float8MinMax(true, false), true},
+	{"maxFloat8E4M3", "Max", []string{"Float8E4M3Type"}, float8MinMax(true, true), true},
+	{"minFloat8E5M2", "Min", []string{"Float8E5M2Type"}, float8MinMax(false, false), true},
+	{"maxFloat8E5M2", "Max", []string{"Float8E5M2Type"}, float8MinMax(false, true), true},
 }
 
 // levelKernels returns the kernels and table kernels of level l: the fp8
