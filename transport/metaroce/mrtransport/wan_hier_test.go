@@ -72,7 +72,7 @@ func TestWANSimHierarchical(t *testing.T) {
 	for seed := range uint64(seeds) {
 		seed++
 		var took []time.Duration
-		var written, writes int64
+		var written, writes, readBatches, timerRuns, dataSent int64
 		synctest.Test(t, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 			defer cancel()
@@ -143,8 +143,15 @@ func TestWANSimHierarchical(t *testing.T) {
 				}
 			}
 			for _, ep := range eps {
-				st := ep.Stats().Engine
+				all := ep.Stats()
+				st := all.Engine
 				written, writes = written+st.DatagramsWritten, writes+st.WriteBatches
+				readBatches, timerRuns = readBatches+st.ReadBatches, timerRuns+st.TimerRuns
+				for _, ps := range all.Peers {
+					for _, pa := range ps.Paths {
+						dataSent += pa.PacketsSent
+					}
+				}
 			}
 			for _, c := range comms {
 				_ = c.Close()
@@ -159,7 +166,9 @@ func TestWANSimHierarchical(t *testing.T) {
 			line += fmt.Sprintf(" %.0f%%", 100*bound.Seconds()/d.Seconds())
 			sum += bound.Seconds() / d.Seconds()
 		}
-		t.Logf("%s; mean %.1f %%; %.2f datagrams per socket write", line, 100*sum/float64(len(took)), float64(written)/float64(max(writes, 1)))
+		perData := func(n int64) float64 { return float64(n) / float64(max(dataSent, 1)) }
+		t.Logf("%s; mean %.1f %%; %.2f datagrams per socket write; per DATA packet: %.2f datagrams written, %.2f read batches, %.2f timer runs",
+			line, 100*sum/float64(len(took)), float64(written)/float64(max(writes, 1)), perData(written), perData(readBatches), perData(timerRuns))
 	}
 }
 
