@@ -1,0 +1,28 @@
+BEGIN{RS=""}
+{ n=split($0, L, "\n"); if (L[1] !~ /gocoll/) next; s=$0; t++
+  if (s ~ /lab\.runDelayd|lab\.\(\*delayd\)/) c="delayd"
+  else if (s ~ /__x64_sys_sendmmsg/) c="k:sendmmsg"
+  else if (s ~ /__x64_sys_recvmmsg/) c="k:recvmmsg"
+  else if (s ~ /epoll_pwait|epoll_wait/) c="k:epoll"
+  else if (s ~ /sched_yield/) c="k:sched_yield"
+  else if (s ~ /futex/) c="k:futex"
+  else if (s ~ /process_vm_readv/) c="k:process_vm_readv"
+  else if (s ~ /nanosleep/) c="k:nanosleep"
+  else if (s ~ /finish_task_switch|__schedule/) c="k:sched-other"
+  else if (s ~ /asm_exc_page_fault/) c="k:pagefault"
+  else if (s ~ /HandleDatagram/) c="core:HandleDatagram"
+  else if (s ~ /PollTransmit/) c="core:PollTransmit"
+  else if (s ~ /HandleTimeout/) c="core:HandleTimeout"
+  else if (s ~ /NextTimeout/) c="core:NextTimeout"
+  else if (s ~ /metaroce\.\(\*Endpoint\)|metaroce\.\(\*conn\)/) c="core:other"
+  else if (s ~ /mrtransport\.\(\*engine\)\.handle|afterInput|mrtransport\.\(\*Endpoint\)\.handle/) c="mrt:handle"
+  else if (s ~ /spinwait/) c="spin"
+  else if (s ~ /mrtransport|udpio/) c="mrt:other"
+  else if (s ~ /reduce\.sum/) c="reduce"
+  else if (s ~ /memmove/) c="memmove"
+  else if (s ~ /findRunnable|runtime\.schedule|park_m|runtime\.mcall|gopark|goready|ready/) c="go:sched"
+  else if (s ~ /runtime\.(sysmon|gcBgMark|gcDrain|mallocgc|bgsweep|bgscavenge)/) c="go:gc/sysmon"
+  else if (s ~ /collective|shm/) c="collective/shm other"
+  else c="other"
+  k[c]++ }
+END { for (c in k) printf "%6d %5.1f%% %s\n", k[c], 100*k[c]/t, c; printf "%6d total\n", t }
