@@ -511,8 +511,18 @@ func (e *engine) rearm(now time.Duration) {
 		return
 	}
 	e.armed = t
-	e.timer.Reset(max(t-now, 0))
+	d := max(t-now, 0)
+	if g := time.Duration(timerGranularity.Load()); d > 0 && d < g {
+		d = g
+	}
+	e.timer.Reset(d)
 }
+
+// timerGranularity, set by tests only, is the least wait (ns) of a timer
+// set for later than now (0: none). It emulates Go's netpoll on Linux,
+// which rounds an idle process's timer waits under 1 ms up to 1 ms
+// (TestWANSimHierarchical's WAN_SIM_TIMER_US).
+var timerGranularity atomic.Int64
 
 // stop closes every socket, stops the timer and waits for the readers and
 // the timer's goroutine to end. The caller must not hold mu, nor be one
