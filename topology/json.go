@@ -30,7 +30,8 @@ import (
 // full bandwidth at once; a link also has "hosts": ["a", "b"]. A figure
 // may also give the CPU its transport costs (optional, 0 or absent:
 // unknown): "cpu_per_byte", seconds of CPU per byte moved (sender and
-// receiver together, e.g. 3.5e-10), and "cpu_per_message", a Go duration of CPU
+// receiver together, e.g. 3.5e-10; "cpu_per_byte_busy" the same while
+// every pair of the level moves bytes at once), and "cpu_per_message", a Go duration of CPU
 // per message; a rank's "cpu" may give "machine", "cores" and "cpus" (see
 // [CPUInfo]). Files without them load as before. See [Links].
 const FileVersion = 2

@@ -17,6 +17,14 @@ type Link struct {
 	// level's transport costs its sender and receiver together; 0:
 	// unknown. In [0, MaxCPUPerByte].
 	CPUPerByte float64
+	// CPUPerByteBusy is the CPU time, in seconds, a byte costs its sender
+	// and receiver together while every pair of the level moves bytes at
+	// once (on a machine whose cores the ranks share, more than one pair
+	// alone: the transport's spins and the scheduler under contention;
+	// the probe's contended round); 0: unknown (CPUPerByte stands). In
+	// [0, MaxCPUPerByte]. The cost model takes a byte's CPU between the
+	// two by how busy a phase keeps the machine's cores.
+	CPUPerByteBusy float64
 	// CPUPerMessage is the CPU time one message costs its sender and
 	// receiver together, apart from its bytes; 0: unknown. In [0,
 	// MaxCPUPerMessage]. The cost model (collective/tune) charges both to
@@ -71,6 +79,8 @@ func (l Link) validate(field string) error {
 		return invalidf("%s: lanes %d is negative", field, l.Lanes)
 	case !(l.CPUPerByte >= 0 && l.CPUPerByte <= MaxCPUPerByte):
 		return invalidf("%s: cpu_per_byte %v is not in [0, %g] seconds", field, l.CPUPerByte, MaxCPUPerByte)
+	case !(l.CPUPerByteBusy >= 0 && l.CPUPerByteBusy <= MaxCPUPerByte):
+		return invalidf("%s: cpu_per_byte_busy %v is not in [0, %g] seconds", field, l.CPUPerByteBusy, MaxCPUPerByte)
 	case l.CPUPerMessage < 0 || l.CPUPerMessage > MaxCPUPerMessage:
 		return invalidf("%s: cpu_per_message %v is not in [0, %v]", field, l.CPUPerMessage, MaxCPUPerMessage)
 	}
@@ -135,11 +145,12 @@ func (t Topology) Pair(a, b string) (Link, bool) {
 // the CPU figures optional, a byte's in seconds, a message's as a
 // duration.
 type linkJSON struct {
-	Latency       *string  `json:"latency"`
-	Bandwidth     *float64 `json:"bandwidth"`
-	Lanes         int      `json:"lanes,omitempty"`
-	CPUPerByte    float64  `json:"cpu_per_byte,omitempty"`
-	CPUPerMessage string   `json:"cpu_per_message,omitempty"`
+	Latency        *string  `json:"latency"`
+	Bandwidth      *float64 `json:"bandwidth"`
+	Lanes          int      `json:"lanes,omitempty"`
+	CPUPerByte     float64  `json:"cpu_per_byte,omitempty"`
+	CPUPerByteBusy float64  `json:"cpu_per_byte_busy,omitempty"`
+	CPUPerMessage  string   `json:"cpu_per_message,omitempty"`
 }
 
 // hostLinkJSON is a HostLink in a file.
@@ -162,7 +173,7 @@ func (l linkJSON) link(field string) (Link, error) {
 	if err != nil {
 		return Link{}, invalidf("%s: latency %q is not a duration such as \"25us\" or \"5ms\"", field, *l.Latency)
 	}
-	out := Link{Latency: d, Bandwidth: *l.Bandwidth, Lanes: l.Lanes, CPUPerByte: l.CPUPerByte}
+	out := Link{Latency: d, Bandwidth: *l.Bandwidth, Lanes: l.Lanes, CPUPerByte: l.CPUPerByte, CPUPerByteBusy: l.CPUPerByteBusy}
 	if l.CPUPerMessage != "" {
 		if out.CPUPerMessage, err = time.ParseDuration(l.CPUPerMessage); err != nil {
 			return Link{}, invalidf("%s: cpu_per_message %q is not a duration such as \"20us\"", field, l.CPUPerMessage)
@@ -174,7 +185,7 @@ func (l linkJSON) link(field string) (Link, error) {
 func toLinkJSON(l Link) linkJSON {
 	s := l.Latency.String()
 	b := l.Bandwidth
-	out := linkJSON{Latency: &s, Bandwidth: &b, Lanes: l.Lanes, CPUPerByte: l.CPUPerByte}
+	out := linkJSON{Latency: &s, Bandwidth: &b, Lanes: l.Lanes, CPUPerByte: l.CPUPerByte, CPUPerByteBusy: l.CPUPerByteBusy}
 	if l.CPUPerMessage != 0 {
 		out.CPUPerMessage = l.CPUPerMessage.String()
 	}

@@ -150,7 +150,7 @@ func TestTopoExplainCPU(t *testing.T) {
 	}
 	with, without := explain(), explain("--no-cpu")
 	require.Contains(t, with, "# 1 machines, at most 4 ranks on one, the fewest cores 1")
-	require.Contains(t, with, "site 2 ns / 40µs")
+	require.Contains(t, with, "site 2 ns (0) / 40µs")
 	require.Contains(t, with, "(binds)")
 	require.NotContains(t, without, "machines")
 	require.NotContains(t, without, "(binds)")

@@ -20,8 +20,10 @@ import (
 // (the phase's slowest hops, which end together), those beyond the cores
 // wait for the others' messages: each of the phase's steps costs
 // (R − C) / C × the CPU of one such message more (scheduling). A flow's
-// work is its bytes × CPUPerByte + its messages × CPUPerMessage, half on
-// each end's machine. Ranks whose Machine is empty stand on a machine of
+// work is its bytes × a byte's CPU + its messages × CPUPerMessage, half on
+// each end's machine; a byte's CPU is CPUPerByte, or towards
+// CPUPerByteBusy as far as the phase keeps the machine's cores busy
+// (cpuWork). Ranks whose Machine is empty stand on a machine of
 // their host. A machine's cores are the size of the union of its ranks'
 // CPU sets (RankInfo.CPU.CPUs: ranks bound a core each count as many
 // cores as ranks, unbound ones all the CPUs they may use), with the most
@@ -81,7 +83,7 @@ func newCPUModel(t topology.Topology, links [3]Link) cpuModel {
 	}
 	figures := false
 	for _, l := range links {
-		figures = figures || l.CPUPerByte > 0 || l.CPUPerMessage > 0
+		figures = figures || l.CPUPerByte > 0 || l.CPUPerByteBusy > 0 || l.CPUPerMessage > 0
 	}
 	c.on = c.on && figures
 	return c
@@ -111,19 +113,50 @@ func (m *model) messages(p phase) []float64 {
 func (m *model) cpuLink(a, b int) Link { return m.links[m.level(a, b)] }
 
 // cpuWork returns phase p's CPU seconds per machine, per rank and in all.
+// A byte costs between its level's CPUPerByte (one pair alone) and its
+// CPUPerByteBusy (every pair at once), by how busy the phase keeps its
+// machine at the first: u = (that work over the machine's cores) / (the
+// phase's time on its links), at most 1; the byte costs CPUPerByte + u ×
+// (CPUPerByteBusy − CPUPerByte). Contention costs only where the cores
+// are busy: in the two-site lab (8 ranks, 2 cores) the busy figure is
+// 2-3x the lone one, the ring's 4 MiB AllReduce used about that (0.15-0.17
+// CPU-s a call, model 0.08 with the lone figure), and the tree's 256 MiB,
+// which the WAN uplink paces, 10.7 CPU-s where the busy figure alone
+// gives 14.2 (bench/results/model_lab, session 15).
 func (m *model) cpuWork(p phase) (machines, ranks []float64, all float64) {
-	machines, ranks = make([]float64, len(m.cpu.cores)), make([]float64, len(m.cpu.machine))
+	n := len(m.cpu.cores)
+	lone, busy := make([]float64, n), make([]float64, n)
+	loneR, busyR := make([]float64, len(m.cpu.machine)), make([]float64, len(m.cpu.machine))
 	msgs := m.messages(p)
 	for i, f := range p.flows {
 		l := m.cpuLink(f.src, f.dst)
-		w := f.bytes*l.CPUPerByte + msgs[i]*l.CPUPerMessage.Seconds()
-		machines[m.cpu.machine[f.src]] += w / 2
-		machines[m.cpu.machine[f.dst]] += w / 2
-		ranks[f.src] += w / 2
-		ranks[f.dst] += w / 2
-		all += w
+		msg := msgs[i] * l.CPUPerMessage.Seconds()
+		w, b := f.bytes*l.CPUPerByte+msg, msg+f.bytes*max(l.CPUPerByte, l.CPUPerByteBusy)
+		for _, r := range []int{f.src, f.dst} {
+			lone[m.cpu.machine[r]] += w / 2
+			busy[m.cpu.machine[r]] += b / 2
+			loneR[r] += w / 2
+			busyR[r] += b / 2
+		}
 	}
-	return machines, ranks, all
+	var link float64
+	for i := range busy {
+		if busy[i] > lone[i] && link == 0 {
+			link = m.linkTime(p)
+		}
+	}
+	u := make([]float64, n) // per machine, how busy the lone work keeps it
+	for i := range u {
+		if c := m.cpu.cores[i]; c > 0 && busy[i] > lone[i] && link > 0 {
+			u[i] = min(1, lone[i]/float64(c)/link)
+		}
+		lone[i] += u[i] * (busy[i] - lone[i])
+		all += lone[i]
+	}
+	for r := range loneR {
+		loneR[r] += u[m.cpu.machine[r]] * (busyR[r] - loneR[r])
+	}
+	return lone, loneR, all
 }
 
 // cpuTime returns the least seconds phase p's CPU work allows on the
@@ -220,12 +253,12 @@ func WithoutCPU(t topology.Topology) topology.Topology {
 	for _, l := range []struct{ from, to **topology.Link }{{&t.Links.Host, &ls.Host}, {&t.Links.Site, &ls.Site}, {&t.Links.WAN, &ls.WAN}} {
 		if *l.from != nil {
 			k := **l.from
-			k.CPUPerByte, k.CPUPerMessage = 0, 0
+			k.CPUPerByte, k.CPUPerByteBusy, k.CPUPerMessage = 0, 0, 0
 			*l.to = &k
 		}
 	}
 	for i := range ls.Pairs {
-		ls.Pairs[i].CPUPerByte, ls.Pairs[i].CPUPerMessage = 0, 0
+		ls.Pairs[i].CPUPerByte, ls.Pairs[i].CPUPerByteBusy, ls.Pairs[i].CPUPerMessage = 0, 0, 0
 	}
 	t.Links = ls
 	return t

@@ -26,9 +26,10 @@ func Explain(w io.Writer, coll Collective, in Input) error {
 	on := newCPUModel(t, [3]Link{ls.Host, ls.Site, ls.WAN}).on
 	if on { // the CPU term's ground (cpu.go)
 		machines, ranks, cores := Machines(t)
-		fmt.Fprintf(w, "# %d machines, at most %d ranks on one, the fewest cores %d (0: unknown); CPU a byte / a message: host %.3g ns / %v, site %.3g ns / %v, wan %.3g ns / %v\n",
-			machines, ranks, cores, ls.Host.CPUPerByte*1e9, ls.Host.CPUPerMessage, ls.Site.CPUPerByte*1e9, ls.Site.CPUPerMessage,
-			ls.WAN.CPUPerByte*1e9, ls.WAN.CPUPerMessage)
+		fmt.Fprintf(w, "# %d machines, at most %d ranks on one, the fewest cores %d (0: unknown); CPU a byte (busy) / a message: host %.3g ns (%.3g) / %v, site %.3g ns (%.3g) / %v, wan %.3g ns (%.3g) / %v\n",
+			machines, ranks, cores, ls.Host.CPUPerByte*1e9, ls.Host.CPUPerByteBusy*1e9, ls.Host.CPUPerMessage,
+			ls.Site.CPUPerByte*1e9, ls.Site.CPUPerByteBusy*1e9, ls.Site.CPUPerMessage,
+			ls.WAN.CPUPerByte*1e9, ls.WAN.CPUPerByteBusy*1e9, ls.WAN.CPUPerMessage)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	cpuCol := map[bool]string{true: "\tCPU"}

@@ -21,7 +21,8 @@ import (
 // MiB moved its 537 MB a direction at 88 MB/s). So after the pairs'
 // figures, every level runs one round in which each of its pairs
 // (LevelPairs) moves contendBytes at once, one way, and an acknowledgement
-// back; each rank of a pair reads its CPU time around it. Cost: at most a
+// back; each rank of a pair reads its CPU time around it: their CPU a byte
+// is the level's CPUPerByteBusy. Cost: at most a
 // BulkBytes through each sending link (a site's uplink over the WAN: one
 // more bulk transfer's time) and the CPU of the pairs' bytes.
 

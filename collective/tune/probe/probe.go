@@ -21,8 +21,9 @@
 // (one host, one site) gets no figures. Then every level runs a contended
 // round (contend.go): all its pairs (LevelPairs) move a bulk transfer at
 // once, as a collective's phase does, and its CPU a byte (every paired
-// rank's CPU) is the level's, its bandwidth where it shows the lone
-// transfer undershot the shared link.
+// rank's CPU) is the level's busy one (topology.Link's CPUPerByteBusy),
+// its bandwidth the level's where it shows the lone transfer undershot
+// the shared link.
 package probe
 
 import (
@@ -229,7 +230,7 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 				bw, perByte := contendedFigures(len(pairs), groupK[l], bytes, figures[3*slots+l], cpu, 2*f[0], trip, link.Bandwidth)
 				link.Bandwidth = bw
 				if perByte > 0 {
-					link.CPUPerByte = perByte
+					link.CPUPerByteBusy = perByte
 				}
 			}
 			*dst = &link
