@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -146,4 +147,68 @@ func contendedFigures(npairs, k, bytes int, took, cpu, rtt, trip, single float64
 		perByte = max(0, cpu-float64(npairs)*trip) / float64(npairs*bytes)
 	}
 	return bandwidth, min(perByte, topology.MaxCPUPerByte)
+}
+
+// rounds is the contended rounds of a probe: per level its pairs and how
+// many leave by one link, and the figures every rank shares
+// (figures[l] the slowest pair's seconds at level l, figures[3+l*n+r]
+// rank r's CPU seconds + 1 over it, 0: unknown).
+type rounds struct {
+	pairs   [3][][2]int
+	k       [3]int
+	bulk, n int
+	figures []float64
+}
+
+// runRounds runs this rank's part of every measured level's contended
+// round, all ranks starting together after every lone pair's (else a
+// round's transfers would load a lone pair's measurement: an AllReduce
+// of one value stands for a barrier), and fills in its figures.
+func runRounds(ctx context.Context, c *collective.Comm, topo topology.Topology, opts Options) (rounds, error) {
+	n := c.Size()
+	rs := rounds{bulk: opts.BulkBytes, n: n, figures: make([]float64, 3+3*n)}
+	if err := collective.AllReduce(ctx, c, rs.figures[:1:1], make([]float64, 1), collective.Max); err != nil {
+		return rounds{}, fmt.Errorf("probe: before the contended rounds: %w", err)
+	}
+	for l, p := range Pairs(topo) {
+		if p[0] < 0 || opts.Skip[l] {
+			continue
+		}
+		rs.pairs[l], rs.k[l] = LevelPairs(topo, l)
+		took, cpu, err := contend(ctx, c, rs.pairs[l], contendBytes(opts.BulkBytes, rs.k[l]), opts.Now, opts.CPUTime)
+		if err != nil {
+			return rounds{}, fmt.Errorf("probe: level %d, the contended round: %w", l, err)
+		}
+		rs.figures[l] = took
+		if opts.CPUTime != nil {
+			rs.figures[3+l*rs.n+c.Rank()] = 1 + cpu
+		}
+	}
+	return rs, nil
+}
+
+// apply sets level l's link from the shared figures (rs.figures' layout)
+// of its round, where it ran: its bandwidth and CPUPerByteBusy
+// (contendedFigures; rtt the level's median round trip, trip a ping-pong's
+// CPU, both ends, < 0 unknown: then no CPU figure).
+func (rs rounds) apply(figures []float64, l int, link *topology.Link, rtt, trip float64) {
+	pairs := rs.pairs[l]
+	if len(pairs) == 0 {
+		return
+	}
+	cpu := 0.0
+	for _, p := range pairs {
+		for _, r := range p {
+			if v := figures[3+l*rs.n+r]; v > 0 && cpu >= 0 && trip >= 0 {
+				cpu += v - 1
+			} else {
+				cpu = -1
+			}
+		}
+	}
+	bw, perByte := contendedFigures(len(pairs), rs.k[l], contendBytes(rs.bulk, rs.k[l]), figures[l], cpu, rtt, max(0, trip), link.Bandwidth)
+	link.Bandwidth = bw
+	if perByte > 0 {
+		link.CPUPerByteBusy = perByte
+	}
 }

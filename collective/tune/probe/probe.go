@@ -166,33 +166,13 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 			}
 		}
 	}
-	// Then each level's contended round (contend.go): figures[3*slots+l]
-	// its slowest pair's seconds, figures[3*slots+3+l*n+r] rank r's CPU
-	// seconds (+1) over it.
-	// They start together, after every lone pair's (else a round's
-	// transfers would load a lone pair's measurement): an AllReduce of one
-	// value stands for a barrier.
-	n := c.Size()
-	figures = append(figures, make([]float64, 3+3*n)...)
-	if err := collective.AllReduce(ctx, c, figures[:1:1], make([]float64, 1), collective.Max); err != nil {
-		return topology.Links{}, fmt.Errorf("probe: before the contended rounds: %w", err)
+	// Then each level's contended round (contend.go), its figures after
+	// the pairs'.
+	rounds, err := runRounds(ctx, c, topo, opts)
+	if err != nil {
+		return topology.Links{}, err
 	}
-	var levelPairs [3][][2]int
-	var groupK [3]int
-	for l, p := range Pairs(topo) {
-		if p[0] < 0 || opts.Skip[l] {
-			continue
-		}
-		levelPairs[l], groupK[l] = LevelPairs(topo, l)
-		took, cpu, err := contend(ctx, c, levelPairs[l], contendBytes(opts.BulkBytes, groupK[l]), opts.Now, opts.CPUTime)
-		if err != nil {
-			return topology.Links{}, fmt.Errorf("probe: level %d, the contended round: %w", l, err)
-		}
-		figures[3*slots+l] = took
-		if opts.CPUTime != nil {
-			figures[3*slots+3+l*n+c.Rank()] = 1 + cpu
-		}
-	}
+	figures = append(figures, rounds.figures...)
 	if err := collective.AllReduce(ctx, c, figures, figures, collective.Max); err != nil {
 		return topology.Links{}, fmt.Errorf("probe: sharing the figures: %w", err)
 	}
@@ -210,29 +190,11 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 				}
 				link.CPUPerMessage, link.CPUPerByte = cpuCosts(r)
 			}
-			if pairs := levelPairs[l]; len(pairs) > 0 {
-				cpu, trip := 0.0, 0.0
-				for _, p := range pairs {
-					for _, r := range p {
-						if v := figures[3*slots+3+l*n+r]; v > 0 && cpu >= 0 {
-							cpu += v - 1
-						} else {
-							cpu = -1
-						}
-					}
-				}
-				if link.CPUPerByte == 0 && link.CPUPerMessage == 0 { // no lone pair's CPU figures: no trip to take off
-					cpu = -1
-				} else {
-					trip = (f[2] + f[3] - 2) / max(1, f[6])
-				}
-				bytes := contendBytes(opts.BulkBytes, groupK[l])
-				bw, perByte := contendedFigures(len(pairs), groupK[l], bytes, figures[3*slots+l], cpu, 2*f[0], trip, link.Bandwidth)
-				link.Bandwidth = bw
-				if perByte > 0 {
-					link.CPUPerByteBusy = perByte
-				}
+			trip := -1.0 // a ping-pong's CPU, both ends; unknown without the pair's CPU figures
+			if link.CPUPerByte != 0 || link.CPUPerMessage != 0 {
+				trip = (f[2] + f[3] - 2) / max(1, f[6])
 			}
+			rounds.apply(figures[3*slots:], l, &link, 2*f[0], trip)
 			*dst = &link
 		}
 	}
