@@ -239,6 +239,28 @@ const MaxRunningOps = 4096
 func (c *Comm) track(o *operation) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.trackLocked(o)
+}
+
+// trackFirst is track for a call that has no earlier eager call to
+// settle (settleDeferred): it reports false, without tracking o, if there
+// is one; else it tracks o in the same hold of the lock, one where the
+// call used to take two.
+func (c *Comm) trackFirst(o *operation) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d := c.eager.deferred; d != nil && d.order < o.order {
+		return false, nil
+	}
+	return true, c.trackLocked(o)
+}
+
+// trackLocked is track under c.mu. It also notes whether a board
+// Broadcast o may return early (boardSteady), as the communicator
+// stands now.
+func (c *Comm) trackLocked(o *operation) error {
+	e := &c.eager
+	o.steady = o.sync && c.abort.err == nil && !c.closed && e.running == 1 && e.deferred == nil && e.run >= eagerAfter && e.sig == o.hdr
 	if c.abort.err != nil {
 		return c.abort.err
 	}

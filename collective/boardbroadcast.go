@@ -52,9 +52,7 @@ func (c *Comm) broadcastBoard(o *operation, buf []byte, root int) error {
 			b.verifyN++
 			b.verifyLow = min(b.verifyLow, o.key.Op+1)
 		}
-		c.mu.Lock()
-		c.eager.returns++
-		c.mu.Unlock()
+		c.eager.returns.Add(1)
 		return nil
 	}
 	for m := range c.Size() {
@@ -71,19 +69,12 @@ func (c *Comm) broadcastBoard(o *operation, buf []byte, root int) error {
 // eager point-to-point calls do (eagerReturn: the communicator's last
 // eagerAfter calls had this header and completed matched, and this call is
 // blocking and the only one running); EagerReturns counts those that
-// return nil.
+// return nil. The communicator's state was read as the call was tracked
+// (steadyLocked), in the same hold of its lock: a call begun, or a Close,
+// since then comes after that instant, as it could have in a call that
+// looked here; an abort since then is seen here.
 func (o *operation) boardSteady() bool {
-	c := o.c
-	if !o.sync {
-		return false
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e := &c.eager
-	if c.abort.err != nil || c.closed || e.running != 1 || e.deferred != nil || e.run < eagerAfter || e.sig != o.hdr {
-		return false
-	}
-	return true
+	return o.steady && !o.c.board.aborted.Load()
 }
 
 // rootFailed reports a Broadcast this rank returned from as its root

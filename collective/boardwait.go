@@ -251,9 +251,11 @@ func (o *operation) boardScan() error {
 // some member had no board) it runs the point-to-point algorithm.
 func (o *operation) boardEnter() (bool, error) {
 	b := &o.c.board
-	o.bw = boardWait{kind: waitTurn, peer: o.c.rank, want: o.boardTicket - 1}
-	if err := o.boardAwait(); err != nil {
-		return false, err
+	if b.serving.Load() < o.boardTicket-1 || b.aborted.Load() { // else its turn has come: no wait to set
+		o.bw = boardWait{kind: waitTurn, peer: o.c.rank, want: o.boardTicket - 1}
+		if err := o.boardAwait(); err != nil {
+			return false, err
+		}
 	}
 	switch b.phase {
 	case boardUntried:
@@ -341,11 +343,12 @@ func (o *operation) boardFinish() error {
 func (o *operation) boardPublish(s int, data []byte) error {
 	b := &o.c.board
 	if prev := b.written[s]; prev > 0 {
-		for m := range b.peers {
-			if m == o.c.rank {
+		off, aborted := b.ackOff(s), b.aborted.Load()
+		for m, mem := range b.peers {
+			if m == o.c.rank || !aborted && acked(mem, off, prev) { // acked: no wait to set
 				continue
 			}
-			o.bw = boardWait{kind: waitAck, peer: m, mem: b.peers[m], off: b.ackOff(s), want: prev}
+			o.bw = boardWait{kind: waitAck, peer: m, mem: mem, off: off, want: prev}
 			if err := o.boardAwait(); err != nil {
 				return err
 			}
@@ -355,7 +358,9 @@ func (o *operation) boardPublish(s int, data []byte) error {
 		return err
 	}
 	slot := b.slot(b.peers[o.c.rank], s)
-	word(slot, boardOffDone).Store(0) // no reader looks at it before this call's seq+1 (allReduceBoardSplit)
+	if s < boardSlots { // a ring slot holds no AllReduce
+		word(slot, boardOffDone).Store(0) // no reader looks at it before this call's seq+1 (allReduceBoardSplit)
+	}
 	o.hdr.marshal(slot[boardOffHeader : boardOffHeader+headerLen])
 	copy(slot[boardSlotHead:], data)
 	word(slot, 0).Store(o.key.Op + 1)
@@ -372,9 +377,12 @@ func (o *operation) boardRead(m, s int) ([]byte, error) {
 	if m == o.c.rank && o.boardWrote {
 		return slot[boardSlotHead:], nil
 	}
-	o.waitSlot(m, s, o.key.Op, o.key.Op+1)
-	if err := o.boardAwait(); err != nil {
-		return nil, err
+	// There already (settle's checks, in its order): no wait to set.
+	if b.aborted.Load() || word(b.peers[m], 0).Load() != o.c.id || word(slot, 0).Load() != o.key.Op+1 {
+		o.waitSlot(m, s, o.key.Op, o.key.Op+1)
+		if err := o.boardAwait(); err != nil {
+			return nil, err
+		}
 	}
 	mine := b.slot(b.peers[o.c.rank], s)
 	h := slot[boardOffHeader : boardOffHeader+headerLen]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -43,12 +44,12 @@ const eagerCopyMax = 64 << 10
 // eagerState is a communicator's record of its calls for the eager path,
 // under Comm.mu.
 type eagerState struct {
-	sig      header     // the header of the last calls
-	run      int        // how many in a row completed matched with sig
-	deferred *operation // an eager call not yet settled; nobody runs it
-	returns  uint64     // eager returns so far (tests count them)
-	running  int        // calls begun and not ended, the deferred one included
-	issued   uint64     // calls begun so far: the last one's order
+	sig      header        // the header of the last calls
+	run      int           // how many in a row completed matched with sig
+	deferred *operation    // an eager call not yet settled; nobody runs it
+	returns  atomic.Uint64 // eager returns so far (tests count them); added to without mu
+	running  int           // calls begun and not ended, the deferred one included
+	issued   uint64        // calls begun so far: the last one's order
 }
 
 // enter counts a call begun (until untrack), under Comm.mu, and returns
@@ -162,7 +163,7 @@ func (c *Comm) deferOrEnd(o *operation, returned bool) error {
 	if c.abort.err == nil && !c.closed && !raced {
 		c.eager.deferred = o
 		if returned {
-			c.eager.returns++
+			c.eager.returns.Add(1)
 		}
 		c.mu.Unlock()
 		return nil
@@ -233,8 +234,4 @@ func (c *Comm) settleDeferred(ctx context.Context, caller *operation) error {
 // other rank matched (see the package documentation, "What a call
 // guarantees on return"). It is a diagnostic: how often the steady-state
 // fast path of rooted operations was taken.
-func (c *Comm) EagerReturns() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.eager.returns
-}
+func (c *Comm) EagerReturns() uint64 { return c.eager.returns.Load() }

@@ -134,9 +134,7 @@ func TestEagerAsyncBeforeDeferral(t *testing.T) {
 				if r == 0 {
 					x[0] = float32(i)
 					if i == 5 {
-						c.mu.Lock()
-						returns = c.eager.returns
-						c.mu.Unlock()
+						returns = c.eager.returns.Load()
 						armed.Store(true)
 					}
 				}
@@ -168,7 +166,7 @@ func TestEagerAsyncBeforeDeferral(t *testing.T) {
 	c := comms[0]
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	require.Equal(t, returns, c.eager.returns, "the call raced by an Async one returned early")
+	require.Equal(t, returns, c.eager.returns.Load(), "the call raced by an Async one returned early")
 	require.True(t, returns > 0, "the calls before were eager")
 	require.True(t, c.eager.deferred == nil)
 }

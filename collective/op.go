@@ -62,6 +62,7 @@ type operation struct {
 	bw           boardWait                       // what its board wait waits for (boardAwait)
 	boardReadyFn func() bool                     // o.boardReady, made once, kept by release
 	boardSlot    int                             // its slot on the board (boardEnter, slotOf)
+	steady       bool                            // a board Broadcast may return early (trackLocked, boardSteady)
 
 	// Initial backing of reqs, hdrBufs and peers, enough for a small
 	// collective on a small communicator: reqs holds up to three requests
@@ -532,11 +533,18 @@ func (o *operation) neverArrived() string {
 // communicator's deferred eager call: if that failed, so does this one,
 // before it sends anything.
 func (o *operation) execute(body func(o *operation) error) error {
-	settled := o.c.settleDeferred(o.ctx, o) // the last call, if it returned early (eager.go)
+	tracked, err := o.c.trackFirst(o) // nothing to settle: tracked at once
+	var settled error
+	if !tracked {
+		settled = o.c.settleDeferred(o.ctx, o) // the last call, which returned early (eager.go)
+	}
 	if settled == nil && o.c.board.host != nil {
 		settled = o.c.board.rootFailed(o.c) // a Broadcast it was root of, on the board
 	}
-	if err := o.c.track(o); err != nil { // aborted (abort.go)
+	if !tracked {
+		err = o.c.track(o)
+	}
+	if err != nil { // aborted (abort.go)
 		body = func(*operation) error { return err }
 	} else if settled != nil {
 		body = func(*operation) error { return settled }
