@@ -27,8 +27,10 @@ import (
 //	            numbered below x any more, on any member's board: its
 //	            board calls below x have ended and left no check pending
 //	            (boardVerify); an ack of every slot (storeEnded). Stored
-//	            twice a call: in the big slots' acks' cache line, not in
-//	            the fail word's, which waiting peers poll
+//	            at most twice a call, once where the calls follow each
+//	            other (a slot's own ack is then not stored: acked): in
+//	            the big slots' acks' cache line, not in the fail word's,
+//	            which waiting peers poll
 //	[512, ...)  the ring: D small slots (boardRingSlot bytes each), then
 //	            their D ack words, as above
 //	then        boardSlots slots, call seq in slot seq mod boardSlots,
@@ -110,6 +112,8 @@ type boardState struct {
 	// the last whole pass of boardVerify found it (its quick look: due).
 	verifyOld  int
 	verifyFail uint64
+	// endedWord is what this rank last stored in its ended word (storeEnded).
+	endedWord uint64
 	// rootPending: per slot, seq+1 of a Broadcast this rank returned from
 	// as its root, until the call that reuses the slot settles it
 	// (rootSettle) or a receiver's failure of it is found (rootFailed).
@@ -254,15 +258,26 @@ func acked(mem []byte, off int, x uint64) bool {
 }
 
 // storeEnded sets this rank's ended word to x, held back to the oldest
-// call whose check is still pending (verifyLow: its slot's ack waits for
-// it), by the call holding the turn: every earlier board call has ended.
-// It never lowers the word: a check is left only by the call that holds
-// the turn, for itself.
+// call whose check is still pending (endedAt), by the call holding the
+// turn: every earlier board call has ended. It never lowers the word: a
+// check is left only by the call that holds the turn, for itself. A word
+// that would not change is not stored again (a board call's start stores
+// what the last one's end did).
 func (b *boardState) storeEnded(rank int, x uint64) {
+	if x = b.endedAt(x); x != b.endedWord {
+		word(b.peers[rank], boardOffEnded).Store(x)
+		b.endedWord = x
+	}
+}
+
+// endedAt is what storeEnded(x) stores: x held back to the oldest call
+// whose check is still pending (verifyLow: its slot's ack waits for it).
+// A slot's ack below it says nothing acked doesn't know.
+func (b *boardState) endedAt(x uint64) uint64 {
 	if b.verifyN > 0 {
 		x = min(x, b.verifyLow-1)
 	}
-	word(b.peers[rank], boardOffEnded).Store(x)
+	return x
 }
 
 // takeTicket gives a board call its place, under Comm.mu.
@@ -321,6 +336,7 @@ func (o *operation) boardSetUp() error {
 			word(m, 0).Store(c.id)
 		}
 	}
+	b.endedWord = 0 // cleared
 	n := c.Size()
 	all := make([]byte, 24*n) // per rank: its board's index, its ring's depth, its split size
 	binary.LittleEndian.PutUint64(all[24*c.rank:], uint64(int64(idx)))
@@ -476,6 +492,7 @@ func (c *Comm) retireBoard() {
 		b.ack(c.rank, g).Store(^uint64(0))
 	}
 	word(b.peers[c.rank], boardOffEnded).Store(^uint64(0))
+	b.endedWord = ^uint64(0)
 	r := retiredBoard{id: c.id, host: b.host, index: b.index, lay: b.boardLayout, written: b.written, peers: b.peers, ranks: c.ranks}
 	b.up.Store(false)
 	b.index = -1 // b.peers stays: a call issued before Close may still look (boardPeek, rootFailed)

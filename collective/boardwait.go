@@ -271,7 +271,9 @@ func (o *operation) boardEnter() (bool, error) {
 	if err := o.boardVerify(); err != nil {
 		return true, err
 	}
-	b.ack(o.c.rank, o.boardSlot).Store(o.key.Op)
+	if b.endedAt(o.key.Op) < o.key.Op { // else the ended word acks the slot
+		b.ack(o.c.rank, o.boardSlot).Store(o.key.Op)
+	}
 	b.storeEnded(o.c.rank, o.key.Op) // every earlier board call has ended
 	return true, nil
 }
@@ -282,8 +284,8 @@ func (o *operation) boardEnter() (bool, error) {
 func (o *operation) boardLeave() {
 	b := &o.c.board
 	if s := o.boardSlot; o.onBoard {
-		if b.verify[s] != o.key.Op+1 {
-			b.ack(o.c.rank, s).Store(o.key.Op + 1) // else when checked (boardVerify)
+		if b.verify[s] != o.key.Op+1 && b.endedAt(o.key.Op+1) < o.key.Op+1 {
+			b.ack(o.c.rank, s).Store(o.key.Op + 1) // else when checked (boardVerify), or by the ended word
 		}
 		b.storeEnded(o.c.rank, o.key.Op+1) // acks the slot it did not take too
 	}
