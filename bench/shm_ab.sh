@@ -10,7 +10,10 @@
 #        broadcast,alltoall; any of allreduce,broadcast,alltoall),
 #        SIZES (bytes, default "65536 1048576 16777216"; warm-up and timed
 #        iterations as mpi_coll_bench's schedule), NICE (default 0: the
-#        niceness every run gets, e.g. -20 as root on a loaded host),
+#        niceness every run gets, e.g. -20 as root on a loaded host; with
+#        the kernel's autogroups on, as here, each run also gets a session
+#        of its own whose group has that niceness, since niceness alone
+#        only ranks the tasks of one session against each other),
 #        PEERS_DIR (default ../shared/peers next to the repository; from
 #        a git worktree, next to the main working tree).
 #
@@ -35,6 +38,15 @@ mpicc -O2 -o "$TMP/mpi_coll_bench" "$PEERS_DIR/mpi_coll_bench.c"
 build_revs "$TMP" "$@"
 max=0
 for s in $SIZES; do ((s > max)) && max=$s; done
+# niced CMD...: CMD at niceness NICE, in a session of its own whose
+# autogroup has it too when NICE is not 0 and autogroups are on.
+niced() {
+  if [[ $NICE != 0 && $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null) == 1 ]]; then
+    setsid bash -c 'n=$1; shift; echo "$n" >/proc/$$/autogroup && exec nice -n "$n" "$@"' niced "$NICE" "$@"
+  else
+    nice -n "$NICE" "$@"
+  fi
+}
 # iters BYTES: "WARMUP ITERS" as mpi_coll_bench's schedule.
 iters() {
   if (($1 <= 1024)); then echo 50 1000; elif (($1 <= 65536)); then echo 20 200
@@ -43,13 +55,13 @@ iters() {
 rows=$TMP/rows
 for round in $(seq "$ROUNDS"); do
   echo "# round $round: load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%T)"
-  GLIBC_TUNABLES=glibc.malloc.hugetlb=1 nice -n "$NICE" mpirun --allow-run-as-root --oversubscribe \
+  GLIBC_TUNABLES=glibc.malloc.hugetlb=1 niced mpirun --allow-run-as-root --oversubscribe \
     -n "$NP" -x GLIBC_TUNABLES "$TMP/mpi_coll_bench" -l mpi-shm-thp -m "$max" -c "$COLLS" 2>&1 |
     awk -v sizes=" $SIZES " '/^(allreduce|broadcast|alltoall) / && index(sizes, " " $2 " ") { print "mpi-shm-thp", $1, $2, $4 }' >>"$rows"
   for l in "${labels[@]}"; do
     for s in $SIZES; do
       read -r w i <<<"$(iters "$s")"
-      nice -n "$NICE" "$TMP/gocoll-$l" bench "$COLLS" -np "$NP" --sizes "$s" -w "$w" -n "$i" -c 1 --format peers 2>&1 |
+      niced "$TMP/gocoll-$l" bench "$COLLS" -np "$NP" --sizes "$s" -w "$w" -n "$i" -c 1 --format peers 2>&1 |
         awk -v l="$l" '/^(allreduce|broadcast|alltoall) / { print l, $1, $2, $4; next }
                        / all_correct=no/ { print "# " l ": WRONG VALUES" > "/dev/stderr" }' >>"$rows"
     done
