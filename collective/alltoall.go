@@ -68,7 +68,11 @@ func checkDisjoint(aName string, a []byte, bName string, b []byte) error {
 // Every receive is posted first (each lands in its own block): a peer that
 // runs rounds ahead then finds its receive waiting, instead of leaving its
 // block to the transport as an unexpected message (held and copied again;
-// on MetaRoCE, stalled at the unexpected-byte budget).
+// on MetaRoCE, stalled at the unexpected-byte budget). On shared memory the
+// sends go first: posting a receive whose message is there copies it at
+// once, and the peers waiting to copy this rank's blocks should not wait
+// for those copies; a block that comes before its receive is held there
+// as an announcement, not copied twice.
 func (c *Comm) pairwise(o *operation, sendBlock, recvBlock func(peer int) []byte) error {
 	n, r := c.Size(), c.rank
 	inFlight, total := 2, 0
@@ -84,13 +88,21 @@ func (c *Comm) pairwise(o *operation, sendBlock, recvBlock func(peer int) []byte
 	if n > pairwiseInline {
 		recvs, sends = make([]pendingRecv, n), make([]pendingSend, n)
 	}
+	postSends := func() {
+		for k := 1; k < n && k <= inFlight; k++ {
+			to := mod(r+k, n)
+			sends[k] = pendingSend{o.send(to, sendBlock(to)), to}
+		}
+	}
+	if c.shared {
+		postSends()
+	}
 	for k := 1; k < n; k++ {
 		from := mod(r-k, n)
 		recvs[k] = o.recv(from, recvBlock(from))
 	}
-	for k := 1; k < n && k <= inFlight; k++ {
-		to := mod(r+k, n)
-		sends[k] = pendingSend{o.send(to, sendBlock(to)), to}
+	if !c.shared {
+		postSends()
 	}
 	// This rank's own block is copied once every receive and the first
 	// sends are posted, while the peers copy theirs, not before.
