@@ -7273,3 +7273,655 @@ loop:
 	JB         loop
 	VZEROUPPER
 	RET
+
+// func minFloat8E4M3AVX512FP16(dst *byte, a *byte, b *byte, n int)
+// Requires: AVX, AVX512BW, AVX512F, GFNI, MMX+
+TEXT ·minFloat8E4M3AVX512FP16(SB), NOSPLIT, $0-32
+	MOVQ         dst+0(FP), AX
+	MOVQ         a+8(FP), CX
+	MOVQ         b+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVL         $0x7f7f7f7f, SI
+	VPBROADCASTD SI, Z0
+	MOVL         $0x7c7c7c7c, SI
+	VPBROADCASTD SI, Z1
+	MOVL         $0x7e7e7e7e, SI
+	VPBROADCASTD SI, Z1
+	MOVQ         $0x8182848890a0c080, SI
+	VPBROADCASTQ SI, Z2
+	XORQ         SI, SI
+
+loop:
+	PREFETCHT0     4096(CX)(SI*1)
+	PREFETCHT0     4096(DX)(SI*1)
+	PREFETCHT0     4160(CX)(SI*1)
+	PREFETCHT0     4160(DX)(SI*1)
+	PREFETCHT0     4224(CX)(SI*1)
+	PREFETCHT0     4224(DX)(SI*1)
+	PREFETCHT0     4288(CX)(SI*1)
+	PREFETCHT0     4288(DX)(SI*1)
+	VMOVDQU64      (CX)(SI*1), Z3
+	VMOVDQU64      (DX)(SI*1), Z4
+	VGF2P8AFFINEQB $0x00, Z2, Z4, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z3, Z6
+	VPMINSB        Z5, Z6, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z5, Z5
+	VPANDD         Z3, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K1
+	VPANDD         Z4, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K2
+	KORQ           K1, K2, K1
+	KORTESTQ       K1, K1
+	JNE            nan1
+	VMOVDQU64      Z5, (AX)(SI*1)
+
+done2:
+	VMOVDQU64      64(CX)(SI*1), Z3
+	VMOVDQU64      64(DX)(SI*1), Z4
+	VGF2P8AFFINEQB $0x00, Z2, Z4, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z3, Z6
+	VPMINSB        Z5, Z6, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z5, Z5
+	VPANDD         Z3, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K1
+	VPANDD         Z4, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K2
+	KORQ           K1, K2, K1
+	KORTESTQ       K1, K1
+	JNE            nan3
+	VMOVDQU64      Z5, 64(AX)(SI*1)
+
+done4:
+	VMOVDQU64      128(CX)(SI*1), Z3
+	VMOVDQU64      128(DX)(SI*1), Z4
+	VGF2P8AFFINEQB $0x00, Z2, Z4, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z3, Z6
+	VPMINSB        Z5, Z6, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z5, Z5
+	VPANDD         Z3, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K1
+	VPANDD         Z4, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K2
+	KORQ           K1, K2, K1
+	KORTESTQ       K1, K1
+	JNE            nan5
+	VMOVDQU64      Z5, 128(AX)(SI*1)
+
+done6:
+	VMOVDQU64      192(CX)(SI*1), Z3
+	VMOVDQU64      192(DX)(SI*1), Z4
+	VGF2P8AFFINEQB $0x00, Z2, Z4, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z3, Z6
+	VPMINSB        Z5, Z6, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z5, Z5
+	VPANDD         Z3, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K1
+	VPANDD         Z4, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K2
+	KORQ           K1, K2, K1
+	KORTESTQ       K1, K1
+	JNE            nan7
+	VMOVDQU64      Z5, 192(AX)(SI*1)
+
+done8:
+	ADDQ $0x00000100, SI
+	CMPQ SI, BX
+	JB   loop
+	VZEROUPPER
+	RET
+
+nan1:
+	VPORD        Z3, Z4, Z3
+	MOVL         $0x80808080, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z3, Z4, Z3
+	VPORD        Z3, Z0, Z3
+	VMOVDQU8     Z3, K1, Z5
+	VMOVDQU64    Z5, (AX)(SI*1)
+	JMP          done2
+
+nan3:
+	VPORD        Z3, Z4, Z3
+	MOVL         $0x80808080, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z3, Z4, Z3
+	VPORD        Z3, Z0, Z3
+	VMOVDQU8     Z3, K1, Z5
+	VMOVDQU64    Z5, 64(AX)(SI*1)
+	JMP          done4
+
+nan5:
+	VPORD        Z3, Z4, Z3
+	MOVL         $0x80808080, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z3, Z4, Z3
+	VPORD        Z3, Z0, Z3
+	VMOVDQU8     Z3, K1, Z5
+	VMOVDQU64    Z5, 128(AX)(SI*1)
+	JMP          done6
+
+nan7:
+	VPORD        Z3, Z4, Z3
+	MOVL         $0x80808080, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z3, Z4, Z3
+	VPORD        Z3, Z0, Z3
+	VMOVDQU8     Z3, K1, Z5
+	VMOVDQU64    Z5, 192(AX)(SI*1)
+	JMP          done8
+
+// func maxFloat8E4M3AVX512FP16(dst *byte, a *byte, b *byte, n int)
+// Requires: AVX, AVX512BW, AVX512F, GFNI, MMX+
+TEXT ·maxFloat8E4M3AVX512FP16(SB), NOSPLIT, $0-32
+	MOVQ         dst+0(FP), AX
+	MOVQ         a+8(FP), CX
+	MOVQ         b+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVL         $0x7f7f7f7f, SI
+	VPBROADCASTD SI, Z0
+	MOVL         $0x7c7c7c7c, SI
+	VPBROADCASTD SI, Z1
+	MOVL         $0x7e7e7e7e, SI
+	VPBROADCASTD SI, Z1
+	MOVQ         $0x8182848890a0c080, SI
+	VPBROADCASTQ SI, Z2
+	XORQ         SI, SI
+
+loop:
+	PREFETCHT0     4096(CX)(SI*1)
+	PREFETCHT0     4096(DX)(SI*1)
+	PREFETCHT0     4160(CX)(SI*1)
+	PREFETCHT0     4160(DX)(SI*1)
+	PREFETCHT0     4224(CX)(SI*1)
+	PREFETCHT0     4224(DX)(SI*1)
+	PREFETCHT0     4288(CX)(SI*1)
+	PREFETCHT0     4288(DX)(SI*1)
+	VMOVDQU64      (CX)(SI*1), Z3
+	VMOVDQU64      (DX)(SI*1), Z4
+	VGF2P8AFFINEQB $0x00, Z2, Z4, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z3, Z6
+	VPMAXSB        Z5, Z6, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z5, Z5
+	VPANDD         Z3, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K1
+	VPANDD         Z4, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K2
+	KORQ           K1, K2, K1
+	KORTESTQ       K1, K1
+	JNE            nan1
+	VMOVDQU64      Z5, (AX)(SI*1)
+
+done2:
+	VMOVDQU64      64(CX)(SI*1), Z3
+	VMOVDQU64      64(DX)(SI*1), Z4
+	VGF2P8AFFINEQB $0x00, Z2, Z4, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z3, Z6
+	VPMAXSB        Z5, Z6, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z5, Z5
+	VPANDD         Z3, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K1
+	VPANDD         Z4, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K2
+	KORQ           K1, K2, K1
+	KORTESTQ       K1, K1
+	JNE            nan3
+	VMOVDQU64      Z5, 64(AX)(SI*1)
+
+done4:
+	VMOVDQU64      128(CX)(SI*1), Z3
+	VMOVDQU64      128(DX)(SI*1), Z4
+	VGF2P8AFFINEQB $0x00, Z2, Z4, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z3, Z6
+	VPMAXSB        Z5, Z6, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z5, Z5
+	VPANDD         Z3, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K1
+	VPANDD         Z4, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K2
+	KORQ           K1, K2, K1
+	KORTESTQ       K1, K1
+	JNE            nan5
+	VMOVDQU64      Z5, 128(AX)(SI*1)
+
+done6:
+	VMOVDQU64      192(CX)(SI*1), Z3
+	VMOVDQU64      192(DX)(SI*1), Z4
+	VGF2P8AFFINEQB $0x00, Z2, Z4, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z3, Z6
+	VPMAXSB        Z5, Z6, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z5, Z5
+	VPANDD         Z3, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K1
+	VPANDD         Z4, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K2
+	KORQ           K1, K2, K1
+	KORTESTQ       K1, K1
+	JNE            nan7
+	VMOVDQU64      Z5, 192(AX)(SI*1)
+
+done8:
+	ADDQ $0x00000100, SI
+	CMPQ SI, BX
+	JB   loop
+	VZEROUPPER
+	RET
+
+nan1:
+	VPANDD       Z3, Z4, Z3
+	MOVL         $0x80808080, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z3, Z4, Z3
+	VPORD        Z3, Z0, Z3
+	VMOVDQU8     Z3, K1, Z5
+	VMOVDQU64    Z5, (AX)(SI*1)
+	JMP          done2
+
+nan3:
+	VPANDD       Z3, Z4, Z3
+	MOVL         $0x80808080, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z3, Z4, Z3
+	VPORD        Z3, Z0, Z3
+	VMOVDQU8     Z3, K1, Z5
+	VMOVDQU64    Z5, 64(AX)(SI*1)
+	JMP          done4
+
+nan5:
+	VPANDD       Z3, Z4, Z3
+	MOVL         $0x80808080, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z3, Z4, Z3
+	VPORD        Z3, Z0, Z3
+	VMOVDQU8     Z3, K1, Z5
+	VMOVDQU64    Z5, 128(AX)(SI*1)
+	JMP          done6
+
+nan7:
+	VPANDD       Z3, Z4, Z3
+	MOVL         $0x80808080, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z3, Z4, Z3
+	VPORD        Z3, Z0, Z3
+	VMOVDQU8     Z3, K1, Z5
+	VMOVDQU64    Z5, 192(AX)(SI*1)
+	JMP          done8
+
+// func minFloat8E5M2AVX512FP16(dst *byte, a *byte, b *byte, n int)
+// Requires: AVX, AVX512BW, AVX512F, GFNI, MMX+
+TEXT ·minFloat8E5M2AVX512FP16(SB), NOSPLIT, $0-32
+	MOVQ         dst+0(FP), AX
+	MOVQ         a+8(FP), CX
+	MOVQ         b+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVL         $0x7f7f7f7f, SI
+	VPBROADCASTD SI, Z0
+	MOVL         $0x7c7c7c7c, SI
+	VPBROADCASTD SI, Z1
+	MOVQ         $0x8182848890a0c080, SI
+	VPBROADCASTQ SI, Z2
+	XORQ         SI, SI
+
+loop:
+	PREFETCHT0     4096(CX)(SI*1)
+	PREFETCHT0     4096(DX)(SI*1)
+	PREFETCHT0     4160(CX)(SI*1)
+	PREFETCHT0     4160(DX)(SI*1)
+	PREFETCHT0     4224(CX)(SI*1)
+	PREFETCHT0     4224(DX)(SI*1)
+	PREFETCHT0     4288(CX)(SI*1)
+	PREFETCHT0     4288(DX)(SI*1)
+	VMOVDQU64      (CX)(SI*1), Z3
+	VMOVDQU64      (DX)(SI*1), Z4
+	VGF2P8AFFINEQB $0x00, Z2, Z4, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z3, Z6
+	VPMINSB        Z5, Z6, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z5, Z5
+	VPANDD         Z3, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K1
+	VPANDD         Z4, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K2
+	KORQ           K1, K2, K1
+	KORTESTQ       K1, K1
+	JNE            nan1
+	VMOVDQU64      Z5, (AX)(SI*1)
+
+done2:
+	VMOVDQU64      64(CX)(SI*1), Z3
+	VMOVDQU64      64(DX)(SI*1), Z4
+	VGF2P8AFFINEQB $0x00, Z2, Z4, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z3, Z6
+	VPMINSB        Z5, Z6, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z5, Z5
+	VPANDD         Z3, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K1
+	VPANDD         Z4, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K2
+	KORQ           K1, K2, K1
+	KORTESTQ       K1, K1
+	JNE            nan3
+	VMOVDQU64      Z5, 64(AX)(SI*1)
+
+done4:
+	VMOVDQU64      128(CX)(SI*1), Z3
+	VMOVDQU64      128(DX)(SI*1), Z4
+	VGF2P8AFFINEQB $0x00, Z2, Z4, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z3, Z6
+	VPMINSB        Z5, Z6, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z5, Z5
+	VPANDD         Z3, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K1
+	VPANDD         Z4, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K2
+	KORQ           K1, K2, K1
+	KORTESTQ       K1, K1
+	JNE            nan5
+	VMOVDQU64      Z5, 128(AX)(SI*1)
+
+done6:
+	VMOVDQU64      192(CX)(SI*1), Z3
+	VMOVDQU64      192(DX)(SI*1), Z4
+	VGF2P8AFFINEQB $0x00, Z2, Z4, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z3, Z6
+	VPMINSB        Z5, Z6, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z5, Z5
+	VPANDD         Z3, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K1
+	VPANDD         Z4, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K2
+	KORQ           K1, K2, K1
+	KORTESTQ       K1, K1
+	JNE            nan7
+	VMOVDQU64      Z5, 192(AX)(SI*1)
+
+done8:
+	ADDQ $0x00000100, SI
+	CMPQ SI, BX
+	JB   loop
+	VZEROUPPER
+	RET
+
+nan1:
+	VPORD        Z3, Z4, Z6
+	MOVL         $0x80808080, DI
+	VPBROADCASTD DI, Z7
+	VPANDD       Z6, Z7, Z6
+	VPORD        Z6, Z0, Z6
+	MOVL         $0x7c7c7c7c, DI
+	VPBROADCASTD DI, Z7
+	VPTESTMB     Z7, Z3, K2
+	VPTESTMB     Z7, Z4, K3
+	VMOVDQU8.Z   Z3, K2, Z3
+	VMOVDQU8.Z   Z4, K3, Z4
+	VPORD        Z3, Z4, Z3
+	MOVL         $0x01010101, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z3, Z4, Z3
+	MOVL         $0xfefefefe, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z6, Z4, Z4
+	VPORD        Z4, Z3, Z3
+	VMOVDQU8     Z3, K1, Z5
+	VMOVDQU64    Z5, (AX)(SI*1)
+	JMP          done2
+
+nan3:
+	VPORD        Z3, Z4, Z6
+	MOVL         $0x80808080, DI
+	VPBROADCASTD DI, Z7
+	VPANDD       Z6, Z7, Z6
+	VPORD        Z6, Z0, Z6
+	MOVL         $0x7c7c7c7c, DI
+	VPBROADCASTD DI, Z7
+	VPTESTMB     Z7, Z3, K2
+	VPTESTMB     Z7, Z4, K3
+	VMOVDQU8.Z   Z3, K2, Z3
+	VMOVDQU8.Z   Z4, K3, Z4
+	VPORD        Z3, Z4, Z3
+	MOVL         $0x01010101, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z3, Z4, Z3
+	MOVL         $0xfefefefe, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z6, Z4, Z4
+	VPORD        Z4, Z3, Z3
+	VMOVDQU8     Z3, K1, Z5
+	VMOVDQU64    Z5, 64(AX)(SI*1)
+	JMP          done4
+
+nan5:
+	VPORD        Z3, Z4, Z6
+	MOVL         $0x80808080, DI
+	VPBROADCASTD DI, Z7
+	VPANDD       Z6, Z7, Z6
+	VPORD        Z6, Z0, Z6
+	MOVL         $0x7c7c7c7c, DI
+	VPBROADCASTD DI, Z7
+	VPTESTMB     Z7, Z3, K2
+	VPTESTMB     Z7, Z4, K3
+	VMOVDQU8.Z   Z3, K2, Z3
+	VMOVDQU8.Z   Z4, K3, Z4
+	VPORD        Z3, Z4, Z3
+	MOVL         $0x01010101, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z3, Z4, Z3
+	MOVL         $0xfefefefe, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z6, Z4, Z4
+	VPORD        Z4, Z3, Z3
+	VMOVDQU8     Z3, K1, Z5
+	VMOVDQU64    Z5, 128(AX)(SI*1)
+	JMP          done6
+
+nan7:
+	VPORD        Z3, Z4, Z6
+	MOVL         $0x80808080, DI
+	VPBROADCASTD DI, Z7
+	VPANDD       Z6, Z7, Z6
+	VPORD        Z6, Z0, Z6
+	MOVL         $0x7c7c7c7c, DI
+	VPBROADCASTD DI, Z7
+	VPTESTMB     Z7, Z3, K2
+	VPTESTMB     Z7, Z4, K3
+	VMOVDQU8.Z   Z3, K2, Z3
+	VMOVDQU8.Z   Z4, K3, Z4
+	VPORD        Z3, Z4, Z3
+	MOVL         $0x01010101, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z3, Z4, Z3
+	MOVL         $0xfefefefe, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z6, Z4, Z4
+	VPORD        Z4, Z3, Z3
+	VMOVDQU8     Z3, K1, Z5
+	VMOVDQU64    Z5, 192(AX)(SI*1)
+	JMP          done8
+
+// func maxFloat8E5M2AVX512FP16(dst *byte, a *byte, b *byte, n int)
+// Requires: AVX, AVX512BW, AVX512F, GFNI, MMX+
+TEXT ·maxFloat8E5M2AVX512FP16(SB), NOSPLIT, $0-32
+	MOVQ         dst+0(FP), AX
+	MOVQ         a+8(FP), CX
+	MOVQ         b+16(FP), DX
+	MOVQ         n+24(FP), BX
+	MOVL         $0x7f7f7f7f, SI
+	VPBROADCASTD SI, Z0
+	MOVL         $0x7c7c7c7c, SI
+	VPBROADCASTD SI, Z1
+	MOVQ         $0x8182848890a0c080, SI
+	VPBROADCASTQ SI, Z2
+	XORQ         SI, SI
+
+loop:
+	PREFETCHT0     4096(CX)(SI*1)
+	PREFETCHT0     4096(DX)(SI*1)
+	PREFETCHT0     4160(CX)(SI*1)
+	PREFETCHT0     4160(DX)(SI*1)
+	PREFETCHT0     4224(CX)(SI*1)
+	PREFETCHT0     4224(DX)(SI*1)
+	PREFETCHT0     4288(CX)(SI*1)
+	PREFETCHT0     4288(DX)(SI*1)
+	VMOVDQU64      (CX)(SI*1), Z3
+	VMOVDQU64      (DX)(SI*1), Z4
+	VGF2P8AFFINEQB $0x00, Z2, Z4, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z3, Z6
+	VPMAXSB        Z5, Z6, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z5, Z5
+	VPANDD         Z3, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K1
+	VPANDD         Z4, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K2
+	KORQ           K1, K2, K1
+	KORTESTQ       K1, K1
+	JNE            nan1
+	VMOVDQU64      Z5, (AX)(SI*1)
+
+done2:
+	VMOVDQU64      64(CX)(SI*1), Z3
+	VMOVDQU64      64(DX)(SI*1), Z4
+	VGF2P8AFFINEQB $0x00, Z2, Z4, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z3, Z6
+	VPMAXSB        Z5, Z6, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z5, Z5
+	VPANDD         Z3, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K1
+	VPANDD         Z4, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K2
+	KORQ           K1, K2, K1
+	KORTESTQ       K1, K1
+	JNE            nan3
+	VMOVDQU64      Z5, 64(AX)(SI*1)
+
+done4:
+	VMOVDQU64      128(CX)(SI*1), Z3
+	VMOVDQU64      128(DX)(SI*1), Z4
+	VGF2P8AFFINEQB $0x00, Z2, Z4, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z3, Z6
+	VPMAXSB        Z5, Z6, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z5, Z5
+	VPANDD         Z3, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K1
+	VPANDD         Z4, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K2
+	KORQ           K1, K2, K1
+	KORTESTQ       K1, K1
+	JNE            nan5
+	VMOVDQU64      Z5, 128(AX)(SI*1)
+
+done6:
+	VMOVDQU64      192(CX)(SI*1), Z3
+	VMOVDQU64      192(DX)(SI*1), Z4
+	VGF2P8AFFINEQB $0x00, Z2, Z4, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z3, Z6
+	VPMAXSB        Z5, Z6, Z5
+	VGF2P8AFFINEQB $0x00, Z2, Z5, Z5
+	VPANDD         Z3, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K1
+	VPANDD         Z4, Z0, Z6
+	VPCMPUB        $0x06, Z1, Z6, K2
+	KORQ           K1, K2, K1
+	KORTESTQ       K1, K1
+	JNE            nan7
+	VMOVDQU64      Z5, 192(AX)(SI*1)
+
+done8:
+	ADDQ $0x00000100, SI
+	CMPQ SI, BX
+	JB   loop
+	VZEROUPPER
+	RET
+
+nan1:
+	VPANDD       Z3, Z4, Z6
+	MOVL         $0x80808080, DI
+	VPBROADCASTD DI, Z7
+	VPANDD       Z6, Z7, Z6
+	VPORD        Z6, Z0, Z6
+	MOVL         $0x7c7c7c7c, DI
+	VPBROADCASTD DI, Z7
+	VPTESTMB     Z7, Z3, K2
+	VPTESTMB     Z7, Z4, K3
+	VMOVDQU8.Z   Z3, K2, Z3
+	VMOVDQU8.Z   Z4, K3, Z4
+	VPORD        Z3, Z4, Z3
+	MOVL         $0x01010101, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z3, Z4, Z3
+	MOVL         $0xfefefefe, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z6, Z4, Z4
+	VPORD        Z4, Z3, Z3
+	VMOVDQU8     Z3, K1, Z5
+	VMOVDQU64    Z5, (AX)(SI*1)
+	JMP          done2
+
+nan3:
+	VPANDD       Z3, Z4, Z6
+	MOVL         $0x80808080, DI
+	VPBROADCASTD DI, Z7
+	VPANDD       Z6, Z7, Z6
+	VPORD        Z6, Z0, Z6
+	MOVL         $0x7c7c7c7c, DI
+	VPBROADCASTD DI, Z7
+	VPTESTMB     Z7, Z3, K2
+	VPTESTMB     Z7, Z4, K3
+	VMOVDQU8.Z   Z3, K2, Z3
+	VMOVDQU8.Z   Z4, K3, Z4
+	VPORD        Z3, Z4, Z3
+	MOVL         $0x01010101, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z3, Z4, Z3
+	MOVL         $0xfefefefe, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z6, Z4, Z4
+	VPORD        Z4, Z3, Z3
+	VMOVDQU8     Z3, K1, Z5
+	VMOVDQU64    Z5, 64(AX)(SI*1)
+	JMP          done4
+
+nan5:
+	VPANDD       Z3, Z4, Z6
+	MOVL         $0x80808080, DI
+	VPBROADCASTD DI, Z7
+	VPANDD       Z6, Z7, Z6
+	VPORD        Z6, Z0, Z6
+	MOVL         $0x7c7c7c7c, DI
+	VPBROADCASTD DI, Z7
+	VPTESTMB     Z7, Z3, K2
+	VPTESTMB     Z7, Z4, K3
+	VMOVDQU8.Z   Z3, K2, Z3
+	VMOVDQU8.Z   Z4, K3, Z4
+	VPORD        Z3, Z4, Z3
+	MOVL         $0x01010101, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z3, Z4, Z3
+	MOVL         $0xfefefefe, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z6, Z4, Z4
+	VPORD        Z4, Z3, Z3
+	VMOVDQU8     Z3, K1, Z5
+	VMOVDQU64    Z5, 128(AX)(SI*1)
+	JMP          done6
+
+nan7:
+	VPANDD       Z3, Z4, Z6
+	MOVL         $0x80808080, DI
+	VPBROADCASTD DI, Z7
+	VPANDD       Z6, Z7, Z6
+	VPORD        Z6, Z0, Z6
+	MOVL         $0x7c7c7c7c, DI
+	VPBROADCASTD DI, Z7
+	VPTESTMB     Z7, Z3, K2
+	VPTESTMB     Z7, Z4, K3
+	VMOVDQU8.Z   Z3, K2, Z3
+	VMOVDQU8.Z   Z4, K3, Z4
+	VPORD        Z3, Z4, Z3
+	MOVL         $0x01010101, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z3, Z4, Z3
+	MOVL         $0xfefefefe, DI
+	VPBROADCASTD DI, Z4
+	VPANDD       Z6, Z4, Z4
+	VPORD        Z4, Z3, Z3
+	VMOVDQU8     Z3, K1, Z5
+	VMOVDQU64    Z5, 192(AX)(SI*1)
+	JMP          done8

@@ -463,3 +463,23 @@ func sumFloat8E5M2AVX512FP16(dst *byte, a *byte, b *byte, n int)
 //
 //go:noescape
 func prodFloat8E5M2AVX512FP16(dst *byte, a *byte, b *byte, n int)
+
+// minFloat8E4M3AVX512FP16 computes dst = a Min b (Float8E4M3Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func minFloat8E4M3AVX512FP16(dst *byte, a *byte, b *byte, n int)
+
+// maxFloat8E4M3AVX512FP16 computes dst = a Max b (Float8E4M3Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func maxFloat8E4M3AVX512FP16(dst *byte, a *byte, b *byte, n int)
+
+// minFloat8E5M2AVX512FP16 computes dst = a Min b (Float8E5M2Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func minFloat8E5M2AVX512FP16(dst *byte, a *byte, b *byte, n int)
+
+// maxFloat8E5M2AVX512FP16 computes dst = a Max b (Float8E5M2Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func maxFloat8E5M2AVX512FP16(dst *byte, a *byte, b *byte, n int)

@@ -126,4 +126,8 @@ var avx512fp16Kernels = []simdKernel{
 	{dtype.Float8E4M3Type, Prod, prodFloat8E4M3AVX512FP16},
 	{dtype.Float8E5M2Type, Sum, sumFloat8E5M2AVX512FP16},
 	{dtype.Float8E5M2Type, Prod, prodFloat8E5M2AVX512FP16},
+	{dtype.Float8E4M3Type, Min, minFloat8E4M3AVX512FP16},
+	{dtype.Float8E4M3Type, Max, maxFloat8E4M3AVX512FP16},
+	{dtype.Float8E5M2Type, Min, minFloat8E5M2AVX512FP16},
+	{dtype.Float8E5M2Type, Max, maxFloat8E5M2AVX512FP16},
 }

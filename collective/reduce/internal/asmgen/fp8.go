@@ -148,7 +148,26 @@ func levelKernels(l level) ([]kernel, []struct{ op, t string }) {
 // and for E5M2 the payload bit after the quiet bit, which is the widened
 // value's bit 21: the byte's lowest bit if its exponent field is not
 // zero, else 0.
-func float8MinMax(e4m3, isMax bool) emitter {
+func float8MinMax(e4m3, isMax bool) emitter { return float8MinMaxWith(e4m3, isMax, false) }
+
+// float8MinMaxGFNI is float8MinMax for CPUs with GFNI (the AVX-512 FP16
+// level): the key is one GF2P8AFFINEQB, as x ^ (x>>7 ? 0x7f : 0) is
+// linear over GF(2) (bit i of the key is bit i xor bit 7), where the
+// AVX-512 form takes three uops (VPMOVB2M, VPXORD, VPBLENDMB); the key
+// maps back by the same matrix.
+func float8MinMaxGFNI(e4m3, isMax bool) emitter { return float8MinMaxWith(e4m3, isMax, true) }
+
+// keyMatrix is the GF2P8AFFINEQB matrix of float8MinMaxGFNI's key: row i
+// (byte 7-i) selects bits i and 7, row 7 bit 7.
+func keyMatrix() uint64 {
+	m := gfMatrix([8]int{0, 1, 2, 3, 4, 5, 6, 7})
+	for i := range 7 {
+		m |= 1 << 7 << (8 * (7 - i))
+	}
+	return m
+}
+
+func float8MinMaxWith(e4m3, isMax, gfni bool) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
 		flip := g.bcast32(0x7f7f7f7f)
@@ -159,7 +178,14 @@ func float8MinMax(e4m3, isMax bool) emitter {
 		if !g.wide() {
 			return float8MinMaxAVX2(g, flip, limit, e4m3, isMax)
 		}
+		var keyM reg.VecVirtual
+		if gfni {
+			keyM = g.bcast64(keyMatrix())
+		}
 		key := func(v reg.VecVirtual) reg.VecVirtual {
+			if gfni {
+				return g.gf2p8affine(v, keyM, 0)
+			}
 			k := c.K()
 			c.VPMOVB2M(v, k)
 			out := g.vec()

@@ -71,6 +71,10 @@ var extensions = []extension{
 		{"prodFloat8E4M3", "Prod", []string{"Float8E4M3Type"}, float8E4M3Native(opProd), true},
 		{"sumFloat8E5M2", "Sum", []string{"Float8E5M2Type"}, float8E5M2Native(opSum), true},
 		{"prodFloat8E5M2", "Prod", []string{"Float8E5M2Type"}, float8E5M2Native(opProd), true},
+		{"minFloat8E4M3", "Min", []string{"Float8E4M3Type"}, float8MinMaxGFNI(true, false), true},
+		{"maxFloat8E4M3", "Max", []string{"Float8E4M3Type"}, float8MinMaxGFNI(true, true), true},
+		{"minFloat8E5M2", "Min", []string{"Float8E5M2Type"}, float8MinMaxGFNI(false, false), true},
+		{"maxFloat8E5M2", "Max", []string{"Float8E5M2Type"}, float8MinMaxGFNI(false, true), true},
 	}},
 }
 
