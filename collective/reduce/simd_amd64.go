@@ -18,7 +18,8 @@ import (
 // half-precision lanes (VADDPH and its kin) replace the avx512 level's F16C
 // ones, and fp8 sums and products through float16 its table lookups (their
 // rounding moves bits with GFNI's GF2P8AFFINEQB, which every AVX-512 FP16
-// CPU has). AVX-512 BF16's VCVTNE2PS2BF16 is not used: the bfloat16 sum and
+// CPU has), and fp8 minimums and maximums whose order key is one
+// GF2P8AFFINEQB replace the avx512 level's. AVX-512 BF16's VCVTNE2PS2BF16 is not used: the bfloat16 sum and
 // product narrowed by it (with the fix-up its flushing of subnormals needs)
 // measured no faster than the integer rounding.
 func simdLevels() []simdLevel {
