@@ -197,46 +197,86 @@ func float8MinMaxWith(e4m3, isMax, gfni bool) emitter {
 			c.VPCMPUB(operand.U8(6), limit, g.and(v, flip), k) // magnitude > limit
 			return k
 		}
-		pick := c.VPMINSB
-		if isMax {
-			pick = c.VPMAXSB
+		// The NaN test: the keys of non-NaN bytes lie in [-1-limit, limit]
+		// (signed), so the block is NaN-free if the smaller key of each
+		// pair is at least -1-limit and the larger at most limit. One
+		// chain of masked compares (opmask clean) runs over the block and
+		// one KORTEST at its end branches to the blends out of line,
+		// which redo the block's stores from registers (x, y and out stay
+		// live until then, so dst may be exactly a or b).
+		low := g.bcast32(0x83838383) // -1-0x7c = -125
+		if e4m3 {
+			low = g.bcast32(0x81818181) // -1-0x7e = -127
+		}
+		type stored struct {
+			x, y, out reg.VecVirtual
+			d         operand.Mem
+		}
+		var block []stored
+		var clean reg.Register
+		g.blockEnd = func() {
+			slow, done := g.label("nan"), g.label("done")
+			c.KORTESTQ(clean, clean)
+			c.JCC(operand.LabelRef(slow)) // CF clear: not all bytes clean
+			c.Label(done)
+			stores := block
+			g.tail = append(g.tail, func() {
+				c.Label(slow)
+				for _, st := range stores {
+					nan := c.K()
+					c.KORQ(isNaN(st.x), isNaN(st.y), nan)
+					c.VMOVDQU8(float8NaNOf(g, st.x, st.y, flip, e4m3, isMax), nan, st.out)
+					g.store(st.out, st.d)
+				}
+				c.JMP(operand.LabelRef(done))
+			})
+			block, clean = nil, nil
 		}
 		return g.l.Width, func(d, a, b operand.Mem) {
 			x, y := g.load(a), g.load(b)
-			out := key(g.to(pick, key(y), key(x)))
-			nan := c.K()
-			c.KORQ(isNaN(x), isNaN(y), nan)
-			c.KORTESTQ(nan, nan)
-			slow, done := g.label("nan"), g.label("done")
-			c.JNE(operand.LabelRef(slow))
+			kx, ky := key(x), key(y)
+			lo, hi := g.to(c.VPMINSB, ky, kx), g.to(c.VPMAXSB, ky, kx)
+			out := lo
+			if isMax {
+				out = hi
+			}
+			out = key(out)
 			g.store(out, d)
-			c.Label(done)
-			g.tail = append(g.tail, func() {
-				c.Label(slow)
-				var s reg.VecVirtual
-				if isMax {
-					s = g.and(x, y)
-				} else {
-					s = g.or(x, y)
-				}
-				v := g.or(g.and(s, g.bcast32(0x80808080)), flip) // sign | 0x7f
-				if !e4m3 {
-					exp := g.bcast32(0x7c7c7c7c)
-					kx, ky := c.K(), c.K()
-					c.VPTESTMB(exp, x, kx)
-					c.VPTESTMB(exp, y, ky)
-					px, py := g.vec(), g.vec()
-					c.VMOVDQU8_Z(x, kx, px)
-					c.VMOVDQU8_Z(y, ky, py)
-					low := g.and(g.or(px, py), g.bcast32(0x01010101))
-					v = g.or(g.and(v, g.bcast32(0xfefefefe)), low) // sign | 0x7e | payload
-				}
-				c.VMOVDQU8(v, nan, out)
-				g.store(out, d)
-				c.JMP(operand.LabelRef(done))
-			})
+			if clean == nil {
+				clean = c.K()
+				c.VPCMPB(operand.U8(5), low, lo, clean) // lo >= low
+			} else {
+				c.VPCMPB(operand.U8(5), low, lo, clean, clean)
+			}
+			c.VPCMPB(operand.U8(2), limit, hi, clean, clean) // hi <= limit
+			block = append(block, stored{x, y, out, d})
 		}
 	}
+}
+
+// float8NaNOf returns what float8MinMax puts in NaN lanes of x and y (see
+// its comment): sign | 0x7f, for E5M2 sign | 0x7e | payload.
+func float8NaNOf(g *gen, x, y, flip reg.VecVirtual, e4m3, isMax bool) reg.VecVirtual {
+	c := g.c
+	var s reg.VecVirtual
+	if isMax {
+		s = g.and(x, y)
+	} else {
+		s = g.or(x, y)
+	}
+	v := g.or(g.and(s, g.bcast32(0x80808080)), flip) // sign | 0x7f
+	if !e4m3 {
+		exp := g.bcast32(0x7c7c7c7c)
+		kx, ky := c.K(), c.K()
+		c.VPTESTMB(exp, x, kx)
+		c.VPTESTMB(exp, y, ky)
+		px, py := g.vec(), g.vec()
+		c.VMOVDQU8_Z(x, kx, px)
+		c.VMOVDQU8_Z(y, ky, py)
+		low := g.and(g.or(px, py), g.bcast32(0x01010101))
+		v = g.or(g.and(v, g.bcast32(0xfefefefe)), low) // sign | 0x7e | payload
+	}
+	return v
 }
 
 // float8MinMaxAVX2 is float8MinMax's body on AVX2: the keys by VPBLENDVB on
