@@ -308,20 +308,39 @@ func (o *operation) look(peer int, since time.Time) {
 func (o *operation) recordEnd(err error) {
 	now := opNow()
 	f := o.c.flight.onEnd.Load()
-	var ended OpRecord
-	o.c.flight.update(o.flightID, func(r *OpRecord) {
-		r.End, r.State, r.WaitingOn, r.Missing = now, OpDone, -1, nil
-		if err != nil {
-			r.State, r.Err = OpFailed, err.Error()
-		}
-		if f != nil {
-			ended = *r
-			ended.Peers = nil
-		}
-	})
-	if f != nil && !ended.End.IsZero() {
+	if ended, ok := o.c.flight.end(o.flightID, now, err, f != nil); ok && f != nil {
 		(*f)(ended)
 	}
+}
+
+// end is update(id, ...) for an operation's end (recordEnd), without a
+// function value: the record gets now, its state by err, no wait; it
+// returns a copy of it (without Peers) if keep, and whether the record
+// was still there.
+func (f *flightRecorder) end(id uint64, now time.Time, err error, keep bool) (OpRecord, bool) {
+	f.mu.Lock()
+	var aside OpRecord
+	r := &aside
+	if f.next-id <= FlightRecords {
+		r = &f.ring[id%FlightRecords]
+	} else if a, ok := f.evicted[id]; ok {
+		aside = a
+		delete(f.evicted, id) // it ends: no longer kept aside
+	} else {
+		f.mu.Unlock()
+		return OpRecord{}, false
+	}
+	r.End, r.State, r.WaitingOn, r.Missing = now, OpDone, -1, nil
+	if err != nil {
+		r.State, r.Err = OpFailed, err.Error()
+	}
+	var ended OpRecord
+	if keep {
+		ended = *r
+		ended.Peers = nil
+	}
+	f.mu.Unlock()
+	return ended, true
 }
 
 // OnOpEnd has f receive each operation's flight record as the operation
