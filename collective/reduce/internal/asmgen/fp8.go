@@ -258,13 +258,7 @@ func float8MinMaxWith(e4m3, isMax, gfni bool) emitter {
 // its comment): sign | 0x7f, for E5M2 sign | 0x7e | payload.
 func float8NaNOf(g *gen, x, y, flip reg.VecVirtual, e4m3, isMax bool) reg.VecVirtual {
 	c := g.c
-	var s reg.VecVirtual
-	if isMax {
-		s = g.and(x, y)
-	} else {
-		s = g.or(x, y)
-	}
-	v := g.or(g.and(s, g.bcast32(0x80808080)), flip) // sign | 0x7f
+	v := float8NaNSign(g, x, y, flip, isMax)
 	if !e4m3 {
 		exp := g.bcast32(0x7c7c7c7c)
 		kx, ky := c.K(), c.K()
@@ -277,6 +271,18 @@ func float8NaNOf(g *gen, x, y, flip reg.VecVirtual, e4m3, isMax bool) reg.VecVir
 		v = g.or(g.and(v, g.bcast32(0xfefefefe)), low) // sign | 0x7e | payload
 	}
 	return v
+}
+
+// float8NaNSign returns sign | 0x7f in every byte, the sign being that of
+// x | y for min and of x & y for max (both levels).
+func float8NaNSign(g *gen, x, y, flip reg.VecVirtual, isMax bool) reg.VecVirtual {
+	var s reg.VecVirtual
+	if isMax {
+		s = g.and(x, y)
+	} else {
+		s = g.or(x, y)
+	}
+	return g.or(g.and(s, g.bcast32(0x80808080)), flip)
 }
 
 // float8MinMaxAVX2 is float8MinMax's body on AVX2: the keys by VPBLENDVB on
@@ -305,13 +311,7 @@ func float8MinMaxAVX2(g *gen, flip, limit reg.VecVirtual, e4m3, isMax bool) (int
 		c.Label(done)
 		g.tail = append(g.tail, func() {
 			c.Label(slow)
-			var s reg.VecVirtual
-			if isMax {
-				s = g.and(x, y)
-			} else {
-				s = g.or(x, y)
-			}
-			v := g.or(g.and(s, g.bcast32(0x80808080)), flip) // sign | 0x7f
+			v := float8NaNSign(g, x, y, flip, isMax) // sign | 0x7f
 			if !e4m3 {
 				exp, zero := g.bcast32(0x7c7c7c7c), g.vec()
 				c.VPXOR(zero, zero, zero)
