@@ -41,8 +41,8 @@ type abortState struct {
 	by  int   // the communicator rank that aborted
 	// released: Abort released what the communicator owns (Close must not)
 	released bool
-	live     map[*operation]struct{} // operations between track and untrack
-	drained  chan struct{}           // closed when live empties after an abort
+	live     []*operation  // operations between track and untrack, o at o.liveAt-1
+	drained  chan struct{} // closed when live empties after an abort
 }
 
 // Abort ends the communicator at once, on this rank and on every other: every
@@ -141,7 +141,7 @@ func (c *Comm) abortWith(by int, relay bool) <-chan struct{} {
 func (c *Comm) abortKeys() []transport.OpKey {
 	seen := make(map[transport.OpKey]struct{})
 	var keys []transport.OpKey
-	for o := range c.abort.live { // at most MaxRunningOps: all of them
+	for _, o := range c.abort.live { // at most MaxRunningOps: all of them
 		if _, ok := seen[o.key]; !ok {
 			seen[o.key] = struct{}{}
 			keys = append(keys, o.key)
@@ -267,10 +267,8 @@ func (c *Comm) trackLocked(o *operation) error {
 	if len(c.abort.live) >= MaxRunningOps {
 		return fmt.Errorf("%d operations already running on this communicator (the limit, MaxRunningOps): wait for some", len(c.abort.live))
 	}
-	if c.abort.live == nil {
-		c.abort.live = make(map[*operation]struct{})
-	}
-	c.abort.live[o] = struct{}{}
+	c.abort.live = append(c.abort.live, o)
+	o.liveAt = len(c.abort.live)
 	return nil
 }
 
@@ -282,7 +280,13 @@ func (c *Comm) trackLocked(o *operation) error {
 func (c *Comm) untrack(o *operation, err error) error {
 	c.mu.Lock()
 	c.noteEndLocked(o, err)
-	delete(c.abort.live, o)
+	if i := o.liveAt - 1; i >= 0 { // tracked: the last one takes its place
+		live := c.abort.live
+		last := live[len(live)-1]
+		live[i], last.liveAt = last, i+1
+		live[len(live)-1] = nil
+		c.abort.live, o.liveAt = live[:len(live)-1], 0
+	}
 	c.eager.running-- // entered at take (eagerState.enter)
 	if len(c.abort.live) == 0 && c.abort.drained != nil {
 		close(c.abort.drained)

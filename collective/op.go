@@ -63,6 +63,7 @@ type operation struct {
 	boardReadyFn func() bool                     // o.boardReady, made once, kept by release
 	boardSlot    int                             // its slot on the board (boardEnter, slotOf)
 	steady       bool                            // a board Broadcast may return early (trackLocked, boardSteady)
+	liveAt       int                             // its place in Comm.abort.live, plus 1 (0: not tracked)
 
 	// Initial backing of reqs, hdrBufs and peers, enough for a small
 	// collective on a small communicator: reqs holds up to three requests
