@@ -155,7 +155,8 @@ func (c *conn) helloPacket(ack bool, path int, now time.Duration) wire.Hello {
 // handle processes a datagram for this connection that wire.Open accepted,
 // as its header h and body. It returns a drop reason counter to bump, or
 // nil.
-func (c *conn) handle(now time.Duration, pathIdx int, ce bool, h wire.Header, body []byte) *int64 {
+// handle processes a packet handed over at now that arrived at at (<= now).
+func (c *conn) handle(now, at time.Duration, pathIdx int, ce bool, h wire.Header, body []byte) *int64 {
 	if c.phase == phaseOpen && pathIdx >= len(c.paths) {
 		return &c.ep.st.DropBadPath
 	}
@@ -163,9 +164,9 @@ func (c *conn) handle(now time.Duration, pathIdx int, ce bool, h wire.Header, bo
 	case wire.TypeHelloAck:
 		return c.handleHelloAck(now, h, body)
 	case wire.TypeData:
-		return c.handleData(now, pathIdx, ce, h, body)
+		return c.handleData(now, at, pathIdx, ce, h, body)
 	case wire.TypeAck:
-		return c.handleAck(now, h, body)
+		return c.handleAck(now, at, h, body)
 	case wire.TypeProbe:
 		return c.handleProbe(now, pathIdx, h, body)
 	case wire.TypeClose:
@@ -254,18 +255,20 @@ func (c *conn) handleHelloAck(now time.Duration, hd wire.Header, body []byte) *i
 	return nil
 }
 
-func (c *conn) handleData(now time.Duration, pathIdx int, ce bool, h wire.Header, body []byte) *int64 {
+func (c *conn) handleData(now, at time.Duration, pathIdx int, ce bool, h wire.Header, body []byte) *int64 {
 	d := &c.ep.data
 	if wire.DecodeData(h, body, d) != nil {
 		return &c.ep.st.DropMalformed
 	}
-	return c.acceptData(now, pathIdx, ce, d, wire.HeaderLen+len(body)+wire.CRCLen)
+	return c.acceptData(now, at, pathIdx, ce, d, wire.HeaderLen+len(body)+wire.CRCLen)
 }
 
 // acceptData processes DATA packet d, of size bytes on the wire, that
-// arrived on path pathIdx and parsed whole. Its payload may already lie
-// where it belongs (see Endpoint.Placement).
-func (c *conn) acceptData(now time.Duration, pathIdx int, ce bool, d *wire.Data, size int) *int64 {
+// arrived on path pathIdx at at (<= now, handed over at now) and parsed
+// whole. Its payload may already lie where it belongs (see
+// Endpoint.Placement). The arrival times its one-way delay and the hold
+// its ACK reports; everything else takes now.
+func (c *conn) acceptData(now, at time.Duration, pathIdx int, ce bool, d *wire.Data, size int) *int64 {
 	if c.phase != phaseOpen || int(d.Path) != pathIdx || pathIdx >= len(c.paths) {
 		return &c.ep.st.DropBadPath
 	}
@@ -275,7 +278,7 @@ func (c *conn) acceptData(now time.Duration, pathIdx int, ce bool, d *wire.Data,
 		if wire.DecodeAck(wire.Header{Type: wire.TypeAck, Path: d.Path, Conn: d.Conn}, d.AckBody, a) != nil {
 			panic("metaroce: a parsed DATA packet carries a malformed piggybacked ACK")
 		}
-		c.applyAck(now, a)
+		c.applyAck(now, at, a)
 	}
 	p := c.paths[pathIdx]
 	if p.recv.seen(d.Seq) {
@@ -288,8 +291,8 @@ func (c *conn) acceptData(now time.Duration, pathIdx int, ce bool, d *wire.Data,
 		return nil
 	}
 	c.ep.growBudget(now, c)
-	p.recv.receive(d.Seq, d.SentAt, now, ce)
-	c.lastData, c.owd = now, now-d.SentAt
+	p.recv.receive(d.Seq, d.SentAt, at, ce)
+	c.lastData, c.owd = now, at-d.SentAt
 	if !c.owdSeen || c.owd < c.owdMin {
 		c.owdMin, c.owdSeen = c.owd, true
 	}
@@ -342,7 +345,7 @@ func (c *conn) ackWithin(now time.Duration, pathIdx int, urgent bool, hold time.
 	}
 }
 
-func (c *conn) handleAck(now time.Duration, h wire.Header, body []byte) *int64 {
+func (c *conn) handleAck(now, at time.Duration, h wire.Header, body []byte) *int64 {
 	a := &c.ep.ack
 	if wire.DecodeAck(h, body, a) != nil {
 		return &c.ep.st.DropMalformed
@@ -351,12 +354,13 @@ func (c *conn) handleAck(now time.Duration, h wire.Header, body []byte) *int64 {
 		return &c.ep.st.DropBadPath
 	}
 	c.heard(now)
-	c.applyAck(now, a)
+	c.applyAck(now, at, a)
 	return nil
 }
 
-// applyAck acts on an ACK, sent alone or piggybacked on DATA.
-func (c *conn) applyAck(now time.Duration, a *wire.Ack) {
+// applyAck acts on an ACK, sent alone or piggybacked on DATA, handed over
+// at now, that arrived at at (<= now): the end of its RTT samples.
+func (c *conn) applyAck(now, at time.Duration, a *wire.Ack) {
 	c.peerRate = a.Rate
 	if a.Credit > c.snd.creditLimit || a.NumGrants() > 0 {
 		c.blockAt = 0
@@ -380,7 +384,7 @@ func (c *conn) applyAck(now time.Duration, a *wire.Ack) {
 			// made it compete (noteCompetitor) after the count.
 			p.win.competing = max(competing, 1)
 		}
-		p.onBlock(blk, a.SentAt, now, c.cfg, &c.snd)
+		p.onBlock(blk, a.SentAt, now, at, c.cfg, &c.snd)
 		if p.fell {
 			p.fell = false
 			c.startDrain(now)

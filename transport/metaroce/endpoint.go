@@ -324,8 +324,21 @@ func (e *Endpoint) PollEvent() (Event, bool) {
 // socket of path index path, with ecnCE set if its IP header carried
 // ECN-CE. The core does not keep b, but may change it (an encrypted
 // packet is decrypted in place). Bad datagrams are counted in Stats and
-// dropped.
+// dropped. It is HandleDatagramAt with the arrival at now.
 func (e *Endpoint) HandleDatagram(now time.Duration, path int, ecnCE bool, b []byte) {
+	e.HandleDatagramAt(now, now, path, ecnCE, b)
+}
+
+// HandleDatagramAt is HandleDatagram for a datagram handed over at now
+// that arrived earlier, at arrived (on now's clock; the kernel's receive
+// timestamp): the time it waited in the socket for the driver to read it
+// is the receiver's scheduling delay, not the network's. The arrival is
+// used only where a delay is measured (see "Arrival times" in the package
+// documentation); timers, and every state that a later input is compared
+// with, take now, so time never runs backwards. An arrival after now
+// counts as now, one before 0 as 0.
+func (e *Endpoint) HandleDatagramAt(now, arrived time.Duration, path int, ecnCE bool, b []byte) {
+	arrived = min(max(arrived, 0), now)
 	e.catchUp(now)
 	if !e.admit(path, len(b)) {
 		return
@@ -345,7 +358,7 @@ func (e *Endpoint) HandleDatagram(now time.Duration, path int, ecnCE bool, b []b
 		return
 	}
 	if c := e.connOf(h.Conn); c != nil {
-		e.count(c.handle(now, path, ecnCE, h, body))
+		e.count(c.handle(now, arrived, path, ecnCE, h, body))
 	}
 }
 

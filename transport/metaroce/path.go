@@ -67,9 +67,13 @@ type path struct {
 	state PathState
 	rtt   rttEstimator
 	owd   owdTracker
-	// held is the longest the peer held an ACK of new packets (the
-	// block's Delay, at most maxAckHold) over the last one to two
-	// minWindows: what its hold actually is, whatever RTT it judges it by.
+	// held is the longest the endpoints held an ACK of new packets over
+	// the last one to two minWindows: the block's Delay (the peer's hold,
+	// from the DATA's arrival in its socket, so with its scheduling delay)
+	// plus the time the ACK waited in our socket (now less its arrival),
+	// at most maxEndpointHold. It is what the holds actually are, whatever
+	// RTT the peer judges its own by; the RTT samples leave it out, the
+	// retransmission timeout allows for it.
 	held winMax
 	win  window
 	dlv  delivery
@@ -246,10 +250,11 @@ func (p *path) resolve(seq uint64, acked bool, sink packetSink) {
 }
 
 // onBlock processes an ACK block for this path, of an ACK the receiver
-// sent at ackSent on its clock: it takes acknowledged packets out of
-// flight, samples the RTT and the one-way delay, reacts to new CE marks
-// and rising delay, and detects losses.
-func (p *path) onBlock(blk *wire.AckBlock, ackSent, now time.Duration, cfg *Config, sink packetSink) {
+// sent at ackSent on its clock and that arrived here at at (<= now, the end
+// of the RTT sample): it takes acknowledged packets out of flight, samples
+// the RTT and the one-way delay, reacts to new CE marks and rising delay,
+// and detects losses.
+func (p *path) onBlock(blk *wire.AckBlock, ackSent, now, at time.Duration, cfg *Config, sink packetSink) {
 	p.checkUndo(blk)
 	newly, before := 0, p.inflight
 	var newestSent time.Duration = -1
@@ -281,8 +286,8 @@ func (p *path) onBlock(blk *wire.AckBlock, ackSent, now time.Duration, cfg *Conf
 	p.undo.ok = false // packets sent since the timeout, not its own
 	p.backoff = 0
 	p.heardFrom()
-	p.held.sample(min(max(blk.Delay, 0), maxAckHold), now, minWindow)
-	if s := now - blk.Echo - blk.Delay; blk.Echo <= now {
+	p.held.sample(min(max(blk.Delay, 0)+now-at, maxEndpointHold), now, minWindow)
+	if s := at - blk.Echo - blk.Delay; blk.Echo <= at {
 		p.fell = p.fell || p.fellBelow(s, cfg)
 		p.rtt.sample(s, now)
 	}
@@ -456,13 +461,14 @@ const reorderThreshold = 3
 
 // detectLoss declares lost every in-flight packet older than the largest
 // acknowledged one by reorderThreshold, or sent more than 9/8 RTT before
-// now; for the rest it arms the loss timer.
+// now, plus the endpoints' hold (path.held: the RTT samples leave it out);
+// for the rest it arms the loss timer.
 func (p *path) detectLoss(now time.Duration, cfg *Config, sink packetSink) {
 	p.lossAt = 0
 	if !p.hasLargest {
 		return
 	}
-	delay := max(p.rtt.srtt, p.rtt.latest) * 9 / 8
+	delay := max(p.rtt.srtt, p.rtt.latest)*9/8 + p.held.value()
 	for seq := p.base; seq < p.next && seq < p.largest; seq++ {
 		rec := p.slot(seq)
 		if !rec.inflight {

@@ -45,6 +45,13 @@ func (e *Endpoint) Placement(path int, head []byte) []byte {
 // Placement said) and tail (the rest of the datagram). A datagram that is
 // no well-formed DATA packet is counted and dropped like any other.
 func (e *Endpoint) HandleDatagramParts(now time.Duration, path int, ecnCE bool, head, payload, tail []byte) {
+	e.HandleDatagramPartsAt(now, now, path, ecnCE, head, payload, tail)
+}
+
+// HandleDatagramPartsAt is HandleDatagramParts for a datagram that
+// arrived at arrived, as HandleDatagramAt.
+func (e *Endpoint) HandleDatagramPartsAt(now, arrived time.Duration, path int, ecnCE bool, head, payload, tail []byte) {
+	arrived = min(max(arrived, 0), now)
 	e.catchUp(now)
 	size := len(head) + len(payload) + len(tail)
 	if !e.admit(path, size) {
@@ -73,7 +80,7 @@ func (e *Endpoint) HandleDatagramParts(now time.Duration, path int, ecnCE bool, 
 		return
 	}
 	if c := e.connOf(d.Conn); c != nil {
-		e.count(c.acceptData(now, path, ecnCE, d, size))
+		e.count(c.acceptData(now, arrived, path, ecnCE, d, size))
 	}
 }
 

@@ -34,6 +34,10 @@ type sim struct {
 	// with simfabric.LinkConfig.LossTrain, the lab's old loss of whole
 	// trains.
 	txTick time.Duration
+	// rx, if set, is a reader that wakes at times of its choosing and only
+	// then hands the endpoints what arrived (a busy host's scheduling),
+	// with or without the arrival times (arrival_test.go).
+	rx *lateReader
 }
 
 // simAgent is a node's traffic other than an endpoint's: it gets the
@@ -149,6 +153,10 @@ func (s *sim) advance(limit time.Duration, cond func() bool) bool {
 			a.deliver(d)
 			return
 		}
+		if s.rx != nil {
+			s.rx.queue = append(s.rx.queue, d)
+			return
+		}
 		s.eps[d.To].HandleDatagram(d.At, s.index[d.Path], d.CE, d.Data)
 		s.flush(int(d.To))
 	}
@@ -177,12 +185,16 @@ func (s *sim) advance(limit time.Duration, cond func() bool) bool {
 				t, ok = et, true
 			}
 		}
+		if et, eok := s.rx.next(); eok && (!ok || et < t) {
+			t, ok = et, true
+		}
 		if !ok || t > limit {
 			_ = s.fab.AdvanceTo(max(limit, s.fab.Now()), deliver)
 			return cond()
 		}
 		t = max(t, s.fab.Now())
 		require.NoError(s.t, s.fab.AdvanceTo(t, deliver))
+		s.rx.read(s, t)
 		for i, ep := range s.eps {
 			if et, eok := ep.NextTimeout(); eok && et <= t {
 				ep.HandleTimeout(t)
