@@ -2,6 +2,8 @@ package udpio
 
 import (
 	"encoding/binary"
+	"math"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,8 +25,8 @@ const (
 	writeControlLen = segmentCmsgLen + intCmsgLen
 	// readControlLen is the control buffer kept per received message: room
 	// for UDP_GRO (an int), IP_TOS (a byte) and IPV6_TCLASS (an int), each
-	// padded, with some to spare.
-	readControlLen = 4 * (cmsgHdrLen + 8)
+	// padded, with some to spare, and SCM_TIMESTAMPNS (a timespec).
+	readControlLen = 4*(cmsgHdrLen+8) + cmsgHdrLen + 16
 	// ecnCE is the ECN codepoint Congestion Experienced (both ECN bits).
 	ecnCE = 3
 	// ecnECT0 is the ECN codepoint ECT(0).
@@ -33,8 +35,9 @@ const (
 
 // control is what a received message's control data told.
 type control struct {
-	gso int  // UDP_GRO segment size, 0 if none
-	tos byte // IP_TOS or IPV6_TCLASS, 0 if none
+	gso   int   // UDP_GRO segment size, 0 if none
+	tos   byte  // IP_TOS or IPV6_TCLASS, 0 if none
+	stamp int64 // SCM_TIMESTAMPNS in ns since the Unix epoch, 0 if none
 }
 
 // class returns the DSCP of the received traffic class.
@@ -93,7 +96,29 @@ func (c *control) take(level, typ int32, data []byte) {
 		c.tos = data[0]
 	case level == unix.IPPROTO_IPV6 && typ == unix.IPV6_TCLASS:
 		c.tos = byte(nativeInt(data))
+	case level == unix.SOL_SOCKET && typ == unix.SCM_TIMESTAMPNS:
+		c.stamp = timespecNanos(data)
 	}
+}
+
+// timespecNanos reads a struct timespec in host byte order (two 64-bit
+// fields, or two 32-bit ones on a 32-bit system) as nanoseconds since the
+// epoch; 0 if data is shorter or the time is not positive, out of range
+// or has a nanosecond field outside [0, 1e9).
+func timespecNanos(data []byte) int64 {
+	var sec, nsec int64
+	switch {
+	case len(data) >= 16:
+		sec, nsec = int64(binary.NativeEndian.Uint64(data)), int64(binary.NativeEndian.Uint64(data[8:]))
+	case len(data) >= 8:
+		sec, nsec = int64(int32(binary.NativeEndian.Uint32(data))), int64(int32(binary.NativeEndian.Uint32(data[4:])))
+	default:
+		return 0
+	}
+	if sec < 0 || sec >= math.MaxInt64/int64(time.Second) || nsec < 0 || nsec >= 1e9 || sec == 0 && nsec == 0 {
+		return 0
+	}
+	return sec*1e9 + nsec
 }
 
 // nativeInt reads a C int (or, if only two bytes are there, a u16) in host

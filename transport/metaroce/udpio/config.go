@@ -49,6 +49,9 @@ type Config struct {
 	// DisableECN neither marks sent datagrams ECT(0) nor reads the ECN bits
 	// of received ones (Message.CE stays false).
 	DisableECN bool
+	// DisableTimestamps does not ask the kernel for receive timestamps
+	// (Message.Received stays 0).
+	DisableTimestamps bool
 	// Device, if not empty, is the name of the network interface the
 	// socket is bound to before its address (SO_BINDTODEVICE): it then
 	// sends and receives through that interface only, whatever the routing
@@ -109,6 +112,9 @@ type Caps struct {
 	// ErrQueue: the kernel queues the ICMP errors about sent datagrams
 	// (IP_RECVERR, IPV6_RECVERR) for [Socket.DrainErrors].
 	ErrQueue bool
+	// Timestamps: the kernel stamps each received datagram with the time
+	// it arrived (SO_TIMESTAMPNS; Message.Received). Linux only.
+	Timestamps bool
 	// Peek: [Socket.Peek] and scatter reads (a ReadBatch message with a
 	// Gather) work. Linux only; elsewhere they fail with an error
 	// wrapping errors.ErrUnsupported.

@@ -42,6 +42,15 @@
 // kept, so a batch of mixed classes is still one system call. On read,
 // Message.Class is the DSCP the datagram arrived with.
 //
+// # Receive timestamps
+//
+// Unless Config.DisableTimestamps is set, the kernel stamps each received
+// datagram with the time it arrived (SO_TIMESTAMPNS, CLOCK_REALTIME), read
+// from its control message into Message.Received without allocating: the
+// time a datagram then waited in the socket for a busy reader is the
+// reader's scheduling delay, which a delay-based congestion control must
+// not take for the network's queueing (see Caps.Timestamps).
+//
 // # ICMP errors
 //
 // On Linux a socket asks for the ICMP errors about the datagrams it sends

@@ -1,6 +1,7 @@
 package udpio
 
 import (
+	"encoding/binary"
 	"net/netip"
 	"testing"
 
@@ -27,6 +28,16 @@ func controlSeed(gso int, tos byte, v6 bool) []byte {
 	return b[:off]
 }
 
+// stampSeed builds an SCM_TIMESTAMPNS control message as the kernel
+// writes it on a 64-bit system.
+func stampSeed(sec, nsec int64) []byte {
+	b := make([]byte, cmsgHdrLen+16)
+	putCmsgHeader(b, unix.SOL_SOCKET, unix.SCM_TIMESTAMPNS, 16)
+	binary.NativeEndian.PutUint64(b[cmsgHdrLen:], uint64(sec))
+	binary.NativeEndian.PutUint64(b[cmsgHdrLen+8:], uint64(nsec))
+	return b
+}
+
 func TestParseControl(t *testing.T) {
 	tests := []struct {
 		name string
@@ -38,6 +49,12 @@ func TestParseControl(t *testing.T) {
 		{"TCLASS only", controlSeed(0, 2, true), control{tos: 2}},
 		{"cut header", controlSeed(1400, 3, false)[:cmsgHdrLen-1], control{}},
 		{"cut second message", controlSeed(1400, 3, false)[:cmsgHdrLen+4], control{gso: 1400}},
+		{"GRO, TOS and time", append(controlSeed(9000, 2, false), stampSeed(1_764_921_600, 5)...),
+			control{gso: 9000, tos: 2, stamp: 1_764_921_600_000_000_005}},
+		{"time only", stampSeed(7, 999_999_999), control{stamp: 7_999_999_999}},
+		{"nanoseconds out of range", stampSeed(7, 1e9), control{}},
+		{"negative time", stampSeed(-1, 0), control{}},
+		{"cut time", stampSeed(7, 0)[:cmsgHdrLen+4], control{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,9 +75,15 @@ func FuzzParseControl(f *testing.F) {
 	f.Add(controlSeed(9000, 2, true))
 	f.Add(controlSeed(0, 0, false))
 	f.Add([]byte{})
+	f.Add(stampSeed(1_764_921_600, 999_999_999))
+	f.Add(append(controlSeed(9000, 2, false), stampSeed(1, 0)...))
 	f.Fuzz(func(t *testing.T, oob []byte) {
-		if c := parseControl(oob); c.gso < 0 {
+		c := parseControl(oob)
+		if c.gso < 0 {
 			t.Fatalf("negative segment size %d", c.gso)
+		}
+		if c.stamp < 0 {
+			t.Fatalf("negative timestamp %d", c.stamp)
 		}
 	})
 }

@@ -56,6 +56,12 @@ type Message struct {
 	// segments share the header. Linux only (ignored elsewhere). On read
 	// (Linux, with ECN on), the DSCP the datagram arrived with.
 	Class uint8
+	// Received is, on read (Linux, with Caps.Timestamps), when the kernel
+	// received the datagram (for a GRO train, its first), in nanoseconds
+	// since the Unix epoch on CLOCK_REALTIME (SO_TIMESTAMPNS); 0 if the
+	// kernel gave no time. The time a datagram waited in the socket for a
+	// busy reader is the difference to the time it is read.
+	Received int64
 	// Truncated is set on read when the datagram or train was longer than
 	// Buf and was cut to len(Buf); its tail is lost.
 	Truncated bool

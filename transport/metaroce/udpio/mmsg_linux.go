@@ -210,4 +210,5 @@ func (r *reader) unpack(i int, m *Message, whole bool) {
 	}
 	m.CE = ctl.ce()
 	m.Class = ctl.class()
+	m.Received = ctl.stamp
 }

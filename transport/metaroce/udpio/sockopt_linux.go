@@ -59,6 +59,9 @@ func configure(fd int, cfg Config) (Caps, bool, error) {
 		caps.ECN = enableECN(fd, v6) == nil
 	}
 	caps.ErrQueue = enableRecvErr(fd, v6) == nil
+	if !cfg.DisableTimestamps {
+		caps.Timestamps = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) == nil
+	}
 	return caps, v6, nil
 }
 
