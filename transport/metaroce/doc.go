@@ -150,6 +150,25 @@
 // left). Every timer follows the path's RTT: none is shorter than srtt +
 // 4 rttvar. A connection whose every path is dead keeps probing them.
 //
+// # Arrival times
+//
+// A driver may hand a datagram over with the time it arrived as well as the
+// time it is handed over ([Endpoint.HandleDatagramAt]: the kernel's
+// receive timestamp, converted to the driver's time base); a busy host
+// leaves datagrams in the socket for hundreds of microseconds, which a
+// delay signal of 20 us must not take for the network's queueing (as
+// Swift, SIGCOMM 2020, splits fabric from endpoint delay). The arrival is
+// used only where a delay is measured: a DATA packet's arrival starts the
+// hold its ACK reports (wire.AckBlock.Delay, so the receiver's scheduling
+// delay is part of the hold, not of the RTT), times its one-way delay, and
+// an ACK's arrival ends the sender's RTT sample. The time an ACK waited in
+// the sender's socket, and the receiver's hold, are allowed for instead by
+// the retransmission timeout and the loss timer (the longest hold of the
+// last minWindow, up to 5 ms). Timers, the last time heard from the peer
+// and every other state take the time of hand-over, so time never runs
+// backwards; a datagram handed over by [Endpoint.HandleDatagram] arrived
+// when it is handed over, as before.
+//
 // # Acknowledgements and loss recovery
 //
 // The receiver acknowledges every Config.AckEvery DATA packets, at once for

@@ -45,7 +45,8 @@ type engine struct {
 	retireSeq   uint64
 	retireAfter time.Duration // how long; retireAfter but in tests
 	start       time.Time
-	last        time.Duration // latest time fed to the core; never goes back
+	last        time.Duration   // latest time fed to the core; never goes back
+	arrived     []time.Duration // latest arrival handed to the core, by path (arrival.go)
 
 	// route maps a transmit's (peer node id, path) to the peer socket's
 	// address, and nodeAt a peer socket's address back to the node id;
@@ -123,6 +124,7 @@ func newEngine(core *metaroce.Endpoint, socks []PathSocket, batch, maxDatagram i
 		e.cur[i].Store(&sockRef{s})
 	}
 	e.txNext, e.txTurn = make([]uint64, len(socks)), make([]uint64, len(socks))
+	e.arrived = make([]time.Duration, len(socks))
 	e.gatherMin = gatherMinOf(socks)
 	for _, s := range socks {
 		e.placers = e.placers || canPlace(s, maxDatagram)
@@ -221,10 +223,13 @@ func (e *engine) unlock() {
 
 // now returns the time since the engine's start, never earlier than a time
 // already given to the core. The caller holds mu.
-func (e *engine) now() time.Duration {
-	t := max(time.Since(e.start), e.last)
-	e.last = t
-	return t
+func (e *engine) now() time.Duration { return e.nowAt(time.Now()) }
+
+// nowAt is now for the wall and monotonic time t, read by the caller.
+func (e *engine) nowAt(t time.Time) time.Duration {
+	d := max(t.Sub(e.start), e.last)
+	e.last = d
+	return d
 }
 
 // readLoop reads path's socket until it closes. A socket that can peek
@@ -304,9 +309,11 @@ func (e *engine) handleBatch(path int, ms []Message) bool {
 		e.mu.Unlock()
 		return false
 	}
-	now := e.now()
+	read := time.Now()
+	now := e.nowAt(read)
 	var bytes, count int64
 	for _, m := range ms {
+		at := e.arrival(path, now, read, m.Received)
 		b := m.Buf[:min(max(m.N, 0), len(m.Buf))]
 		bytes += int64(len(b))
 		seg := m.Segment // a GRO train holds datagrams of seg bytes
@@ -314,7 +321,7 @@ func (e *engine) handleBatch(path int, ms []Message) bool {
 			seg = len(b)
 		}
 		for {
-			e.core.HandleDatagram(now, path, m.CE, b[:seg])
+			e.core.HandleDatagramAt(now, at, path, m.CE, b[:seg])
 			e.answerRefusals(path, m.Addr)
 			count++
 			b = b[seg:]

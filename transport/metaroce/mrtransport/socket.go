@@ -29,6 +29,13 @@ type Message struct {
 	// kernel merged (GRO): Buf[:N] then holds datagrams of Segment bytes
 	// back to back, the last one possibly shorter. 0 means one datagram.
 	Segment int
+	// Received is, on a read, when the kernel received the datagram (for
+	// a GRO train, its first), in nanoseconds since the Unix epoch on the
+	// wall clock (udpio.Message.Received); 0 if the socket cannot tell.
+	// The engine hands the core the arrival (arrival.go), so that the
+	// time the datagram waited for a busy reader does not count as the
+	// network's.
+	Received int64
 	// Class is, on a write, the DSCP (0 to 63) to send the datagram with:
 	// Config.ControlDSCP on control datagrams, 0 on DATA. Sockets that
 	// cannot mark a datagram send it unmarked.

@@ -75,7 +75,7 @@ func (u *udpioSocket) readEach(ms []Message, handle func(n int) bool) error {
 	defer clear(rd)
 	return u.s.ReadEach(rd, func(n int) bool {
 		for i := range n {
-			ms[i].N, ms[i].Addr, ms[i].CE, ms[i].Segment = rd[i].N, rd[i].Addr, rd[i].CE, rd[i].Segment
+			ms[i].N, ms[i].Addr, ms[i].CE, ms[i].Segment, ms[i].Received = rd[i].N, rd[i].Addr, rd[i].CE, rd[i].Segment, rd[i].Received
 		}
 		return handle(n)
 	})
@@ -90,7 +90,7 @@ func readMessages(ms []Message, rd []udpio.Message, read func([]udpio.Message) (
 	}
 	n, err := read(rd)
 	for i := range n {
-		ms[i].N, ms[i].Addr, ms[i].CE, ms[i].Segment = rd[i].N, rd[i].Addr, rd[i].CE, rd[i].Segment
+		ms[i].N, ms[i].Addr, ms[i].CE, ms[i].Segment, ms[i].Received = rd[i].N, rd[i].Addr, rd[i].CE, rd[i].Segment, rd[i].Received
 	}
 	clear(rd)
 	return n, err

@@ -43,8 +43,10 @@ type AckBlock struct {
 	// received.
 	Bitmap [BitmapBits / 64]uint64
 	// Echo is the SentAt of the packet that most recently arrived on the
-	// path, and Delay how long the receiver held it before this ACK; the
-	// sender's RTT sample is now - Echo - Delay.
+	// path, and Delay how long the receiver held it before this ACK,
+	// counted from its arrival (with kernel receive timestamps, its arrival
+	// in the receiver's socket, so its scheduling delay is in Delay); the
+	// sender's RTT sample is the ACK's arrival - Echo - Delay.
 	Echo  time.Duration
 	Delay time.Duration
 	// CE counts the ECN-CE marked packets received on the path, modulo 2^32.
