@@ -3,6 +3,7 @@ package mrtransport
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gocoll/gocoll/transport/metaroce/udpio"
 	"github.com/gocoll/gocoll/transport/metaroce/wire"
@@ -19,8 +20,9 @@ type placer interface {
 	// train (several datagrams), which cannot be placed.
 	peek(head []byte) (n int, train bool, err error)
 	// readParts reads the next datagram into head, payload and tail in
-	// turn and returns its length and ECN-CE mark.
-	readParts(head, payload, tail []byte) (n int, ce bool, err error)
+	// turn and returns its length, ECN-CE mark and kernel receive stamp
+	// (Message.Received).
+	readParts(head, payload, tail []byte) (n int, ce bool, received int64, err error)
 	// canPeek reports whether peek and readParts work on this system.
 	canPeek() bool
 	// peekLock is held by the socket's reader from a peek until it has
@@ -101,7 +103,7 @@ func (e *engine) readPlaced(path int, r *placedReader) (bool, error) {
 		pl.Unlock()
 		return false, nil
 	}
-	got, ce, err := r.p.readParts(r.head, dst, r.tail[:rest])
+	got, ce, stamp, err := r.p.readParts(r.head, dst, r.tail[:rest])
 	pl.Unlock()
 	if err != nil || got != n {
 		// Nobody read the socket between the peek and this read
@@ -113,8 +115,9 @@ func (e *engine) readPlaced(path int, r *placedReader) (bool, error) {
 		}
 		return true, err
 	}
-	now := e.now()
-	e.core.HandleDatagramParts(now, path, ce, r.head, dst, r.tail[:rest])
+	read := time.Now()
+	now := e.nowAt(read)
+	e.core.HandleDatagramPartsAt(now, e.arrival(path, now, read, stamp), path, ce, r.head, dst, r.tail[:rest])
 	e.st.readBatches.Add(1)
 	e.st.datagramsRead.Add(1)
 	e.st.bytesRead.Add(int64(n))
@@ -145,7 +148,7 @@ func (u *udpioSocket) peek(head []byte) (int, bool, error) {
 func (u *udpioSocket) canPeek() bool { return u.s.Caps().Peek }
 
 // readParts implements placer.
-func (u *udpioSocket) readParts(head, payload, tail []byte) (int, bool, error) {
+func (u *udpioSocket) readParts(head, payload, tail []byte) (int, bool, int64, error) {
 	if len(u.rd) == 0 {
 		u.rd = make([]udpio.Message, 1)
 	}
@@ -153,7 +156,7 @@ func (u *udpioSocket) readParts(head, payload, tail []byte) (int, bool, error) {
 	m := &u.rd[0]
 	*m = udpio.Message{Buf: head, Gather: u.parts[:]}
 	_, err := u.s.ReadBatch(u.rd[:1])
-	n, ce := m.N, m.CE
+	n, ce, stamp := m.N, m.CE, m.Received
 	*m, u.parts = udpio.Message{}, [2][]byte{}
-	return n, ce, err
+	return n, ce, stamp, err
 }
