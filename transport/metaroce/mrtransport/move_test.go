@@ -57,12 +57,15 @@ func TestRepickPathMovesThePort(t *testing.T) {
 		}, 10*time.Second, 10*time.Millisecond, "old sockets closed")
 	}
 	// Under load a path may lose a burst (a socket buffer overflows) and
-	// sit out one call after its timeout, so the calls repeat, boundedly,
-	// until the moved path's own packets are acknowledged.
-	acked := eps[0].Stats().Peers[0].Paths[1].PacketsAcked
+	// sit out one call after its timeout, and with every path's window
+	// open the sender fills the widest ones first (pickPath) and may leave
+	// a fresh path's unused; so the calls repeat, boundedly, until the
+	// moved socket has carried traffic: its own packets acknowledged
+	// there, or the peer's packets read there.
+	before0 := eps[0].Stats().Peers[0].Paths[1]
 	for round := 0; ; round++ {
 		allReduceSum(t, comms, 1<<20)
-		if eps[0].Stats().Peers[0].Paths[1].PacketsAcked > acked {
+		if now := eps[0].Stats().Peers[0].Paths[1]; now.PacketsAcked > before0.PacketsAcked || now.PacketsRecv > before0.PacketsRecv {
 			break
 		}
 		require.Less(t, round, 20, "the moved path carries traffic: %+v", eps[0].Stats().Peers[0].Paths[1])
