@@ -40,18 +40,7 @@ func (c *Comm) broadcastBoard(o *operation, buf []byte, root int) error {
 		copy(buf, data[:len(buf)])
 	}
 	if eager {
-		if b := &c.board; c.rank == root {
-			if b.rootPending[s].Swap(o.key.Op+1) == 0 { // 0: settled by boardPublish
-				b.rootN.Add(1)
-			}
-		} else if next := (c.rank + 1) % c.Size(); next != root {
-			b.verify[s], b.verifyPeer[s] = o.key.Op+1, next // checked later: boardVerify
-			if b.verifyN == 0 {
-				b.verifyLow, b.verifyOld = o.key.Op+1, s // the oldest
-			}
-			b.verifyN++
-			b.verifyLow = min(b.verifyLow, o.key.Op+1)
-		}
+		c.board.leftEager(c, o.key.Op, s, root)
 		c.eager.returns.Add(1)
 		return nil
 	}

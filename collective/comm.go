@@ -305,9 +305,10 @@ type Comm struct {
 	p2pSent  []uint64 // user Send count per peer
 	p2pRecvd []uint64 // user Recv count per peer
 
-	abort   abortState // Abort's (abort.go), under mu
-	eager   eagerState // the steady state and a deferred call (eager.go), under mu
-	shrinks uint64     // Shrink calls so far, under mu (shrink.go)
+	abort   abortState  // Abort's (abort.go), under mu
+	eager   eagerState  // the steady state and a deferred call (eager.go), under mu
+	shrinks uint64      // Shrink calls so far, under mu (shrink.go)
+	lean    *leanRecord // its latest lean Broadcast, under mu (boardlean.go)
 
 	scratch scratchPool
 	flight  *flightRecorder // shared with the communicators Split makes
@@ -412,6 +413,7 @@ func (c *Comm) Close() error {
 		settled = firstErr(c.board.rootFailed(c), c.closeVerify()) // eager Broadcasts on the board
 	}
 	c.closeBoard()
+	c.leanClose()
 	if c.owned != nil && !released {
 		return errors.Join(settled, c.owned.Close())
 	}

@@ -129,6 +129,10 @@ type flightRecorder struct {
 	nextV    int
 
 	onEnd atomic.Pointer[func(OpRecord)] // see Comm.OnOpEnd
+
+	// lean: the latest lean call of each communicator sharing the
+	// recorder that made one (boardlean.go), until its Close.
+	lean []*leanRecord
 }
 
 // maxVerdicts bounds the hang verdicts a recorder keeps.
@@ -143,6 +147,13 @@ type verdict struct {
 // start records a new running operation and returns its id.
 func (f *flightRecorder) start(rec OpRecord) uint64 {
 	f.mu.Lock()
+	id := f.startLocked(rec)
+	f.mu.Unlock()
+	return id
+}
+
+// startLocked is start with f.mu held.
+func (f *flightRecorder) startLocked(rec OpRecord) uint64 {
 	id := f.next
 	f.next++
 	slot := &f.ring[id%FlightRecords]
@@ -153,7 +164,6 @@ func (f *flightRecorder) start(rec OpRecord) uint64 {
 		f.evicted[id-FlightRecords] = *slot
 	}
 	*slot = rec
-	f.mu.Unlock()
 	return id
 }
 
@@ -221,6 +231,18 @@ func (f *flightRecorder) snapshot() []OpRecord {
 		r := f.ring[id%FlightRecords]
 		r.Peers, r.Missing = slices.Clone(r.Peers), slices.Clone(r.Missing)
 		out = append(out, r)
+	}
+	for _, l := range f.lean { // each in start order among the others
+		if r, ok := l.read(); ok {
+			i := len(out)
+			for i > 0 && out[i-1].Start.After(r.Start) {
+				i--
+			}
+			out = slices.Insert(out, i, r)
+		}
+	}
+	if len(out) > FlightRecords { // the most recent ones
+		out = out[len(out)-FlightRecords:]
 	}
 	return out
 }
