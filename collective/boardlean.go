@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"slices"
-	"sync/atomic"
 	"time"
 )
 
@@ -39,55 +38,32 @@ import (
 // turns the lean path off.
 
 // leanRecord is a communicator's latest lean call, for the flight
-// record: written by the call under Comm.mu, read by the recorder under
-// its lock. ver is odd while a call writes it (a reader retries).
+// record: written by the call and read by the recorder, both under
+// Comm.mu (the recorder takes it inside its own lock; a lean call takes
+// the recorder's only outside Comm.mu: leanRegister).
 type leanRecord struct {
 	c     *Comm
-	ver   atomic.Uint64
-	seq   atomic.Uint64 // seq+1 of the call, 0: none yet
-	stamp atomic.Int64  // when it ran, ns since clockEpoch
-	bytes atomic.Int64
-	root  atomic.Int64
-	algo  atomic.Uint32
+	seq   uint64 // seq+1 of the call, 0: none yet
+	stamp int64  // when it ran, ns since clockEpoch
+	hdr   header
 }
 
-// write records call seq of header h, at ns since clockEpoch.
-func (l *leanRecord) write(seq uint64, h header, ns int64) {
-	l.ver.Add(1)
-	l.seq.Store(seq + 1)
-	l.stamp.Store(ns)
-	l.bytes.Store(int64(h.count) * int64(esize(h.dt)))
-	l.root.Store(int64(h.root))
-	l.algo.Store(uint32(h.algo))
-	l.ver.Add(1)
-}
-
-// read returns the latest lean call's record, if there is one and a
-// stable read of it within a few tries.
+// read returns the latest lean call's record, if there is one.
 func (l *leanRecord) read() (OpRecord, bool) {
-	for range 8 {
-		v := l.ver.Load()
-		if v%2 != 0 {
-			continue
-		}
-		seq, ns := l.seq.Load(), l.stamp.Load()
-		r := OpRecord{Comm: l.c.id, Rank: l.c.rank, Size: l.c.Size(), Seq: seq - 1, Kind: KindBroadcast,
-			Algo: Algorithm(l.algo.Load()), Bytes: int(l.bytes.Load()), Root: int(l.root.Load()),
-			State: OpDone, WaitingOn: -1}
-		r.Start = clockEpoch.Add(time.Duration(ns))
-		r.End = r.Start
-		if l.ver.Load() == v {
-			return r, seq != 0
-		}
-	}
-	return OpRecord{}, false
+	c := l.c
+	c.mu.Lock()
+	seq, ns, h := l.seq, l.stamp, l.hdr
+	c.mu.Unlock()
+	start := clockEpoch.Add(time.Duration(ns))
+	return OpRecord{Comm: c.id, Rank: c.rank, Size: c.Size(), Seq: seq - 1, Kind: h.kind, Algo: h.algo,
+		Bytes: int(h.count) * esize(h.dt), Root: int(h.root), State: OpDone, Start: start, End: start, WaitingOn: -1}, seq != 0
 }
 
 // broadcastLean runs a Broadcast of send (the root's; recv on the others)
 // into recv, header h, the lean way if it can (see above), and reports
 // whether it did: if not, it changed nothing.
 func (c *Comm) broadcastLean(ctx context.Context, h header, send, recv []byte, root int) bool {
-	b, e := &c.board, &c.eager
+	b := &c.board
 	if len(recv) > boardRingData || b.ring == 0 || c.flight.onEnd.Load() != nil || ctx.Err() != nil ||
 		checkType(h.dt) != nil || checkRoot(root, c.Size()) != nil || checkWhole("recv", recv, h.dt) != nil {
 		return false
@@ -100,7 +76,33 @@ func (c *Comm) broadcastLean(ctx context.Context, h header, send, recv []byte, r
 		data, late = send, true
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	fresh := c.lean == nil
+	ok := c.leanLocked(h, recv, data, root, late)
+	l := c.lean
+	c.mu.Unlock()
+	if ok && fresh { // its first: made known to the recorder, outside Comm.mu
+		c.leanRegister(l)
+	}
+	return ok
+}
+
+// leanRegister makes the communicator's lean record l known to its
+// flight recorder, unless Close came since (leanClose).
+func (c *Comm) leanRegister(l *leanRecord) {
+	f := c.flight
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c.mu.Lock()
+	still := c.lean == l
+	c.mu.Unlock()
+	if still {
+		f.lean = append(f.lean, l)
+	}
+}
+
+// leanLocked is broadcastLean's part under Comm.mu.
+func (c *Comm) leanLocked(h header, recv, data []byte, root int, late bool) bool {
+	b, e := &c.board, &c.eager
 	if c.abort.err != nil || c.closed || e.running != 0 || e.run < eagerAfter || e.sig != h ||
 		!b.up.Load() || b.phase != boardReady || b.aborted.Load() || b.serving.Load() != b.next {
 		return false
@@ -110,7 +112,7 @@ func (c *Comm) broadcastLean(ctx context.Context, h header, send, recv []byte, r
 	var mine [headerLen]byte
 	h.marshal(mine[:])
 	var clean [boardAllSlots]bool
-	fail, ok := b.leanReady(c, seq, s, root, &clean)
+	fail, pass, ok := b.leanReady(c, seq, s, root, &clean)
 	if !ok || (c.rank != root && !bytes.Equal(b.slot(b.peers[root], s)[boardOffHeader:boardOffHeader+headerLen], mine[:])) {
 		return false
 	}
@@ -122,7 +124,7 @@ func (c *Comm) broadcastLean(ctx context.Context, h header, send, recv []byte, r
 	b.serving.Store(b.next) // its ticket, taken and ended
 	b.calls.Add(1)
 	b.lean.Add(1)
-	if b.verifyN > 0 { // boardVerify, the checks found clean
+	if pass { // boardVerify, the checks found clean
 		low, old := ^uint64(0), 0
 		for g := range b.nslots() {
 			if v := b.verify[g]; v != 0 && clean[g] {
@@ -132,7 +134,7 @@ func (c *Comm) broadcastLean(ctx context.Context, h header, send, recv []byte, r
 			}
 		}
 		b.verifyLow, b.verifyOld, b.verifyFail = low, old, fail
-	} else {
+	} else if b.verifyN == 0 {
 		b.verifyLow = ^uint64(0)
 	}
 	if b.endedAt(seq) < seq { // boardEnter
@@ -168,19 +170,23 @@ func (c *Comm) broadcastLean(ctx context.Context, h header, send, recv []byte, r
 // that is due now and would fail, or one left in slot s not there yet
 // (boardVerify), a member that has not acked slot s's last call or
 // failed it (boardPublish, rootSettle), the root's slot of this call
-// (boardRead). It marks in clean the checks it found done and matched;
-// it returns the fail word boardVerify would note.
-func (b *boardState) leanReady(c *Comm, seq uint64, s, root int, clean *[boardAllSlots]bool) (uint64, bool) {
+// (boardRead). Unless boardVerify's quick look finds nothing due, it
+// makes a pass over the checks left (pass), marking in clean those it
+// found done and matched, and returns the fail word boardVerify notes.
+func (b *boardState) leanReady(c *Comm, seq uint64, s, root int, clean *[boardAllSlots]bool) (fail uint64, pass, ok bool) {
 	if b.rootN.Load() != 0 {
 		for m, mem := range b.peers {
 			if f := word(mem, boardOffFail).Load(); m != c.rank && f != 0 &&
 				(b.rootPending[b.slotOf(f-1, false)].Load() == f || b.rootPending[b.slotOf(f-1, true)].Load() == f) {
-				return 0, false
+				return 0, false, false
 			}
 		}
 	}
-	var fail uint64
-	if b.verifyN > 0 {
+	pass = b.verifyN > 0
+	if pass && b.verify[s] == 0 && b.verify[b.verifyOld] == b.verifyLow && !b.due(b.verifyOld) {
+		pass = false // boardVerify's quick look: nothing due, no pass
+	}
+	if pass {
 		fail = word(b.peers[b.verifyPeer[b.verifyOld]], boardOffFail).Load() // before the looks, as boardVerify
 		for g := range b.nslots() {
 			if b.verify[g] == 0 {
@@ -188,7 +194,7 @@ func (b *boardState) leanReady(c *Comm, seq uint64, s, root int, clean *[boardAl
 			}
 			done, bad := b.checkState(c, g)
 			if bad || (!done && g == s) {
-				return 0, false
+				return 0, false, false
 			}
 			clean[g] = done
 		}
@@ -197,17 +203,17 @@ func (b *boardState) leanReady(c *Comm, seq uint64, s, root int, clean *[boardAl
 	if prev := b.written[s]; prev > 0 {
 		for m, mem := range b.peers {
 			if m != c.rank && (!acked(mem, b.ackOff(s), prev) || u != 0 && word(mem, boardOffFail).Load() == u) {
-				return 0, false
+				return 0, false, false
 			}
 		}
 	}
 	if c.rank != root {
 		rm := b.peers[root]
 		if word(rm, 0).Load() != c.id || word(b.slot(rm, s), 0).Load() != seq+1 {
-			return 0, false
+			return 0, false, false
 		}
 	}
-	return fail, true
+	return fail, pass, true
 }
 
 // checkState is what verified would find in slot g's check now, without
@@ -248,18 +254,13 @@ func (b *boardState) leftEager(c *Comm, seq uint64, s, root int) {
 	}
 }
 
-// leanNote records lean call seq of header h (under Comm.mu), and, the
-// first time, makes the communicator's record known to its flight
-// recorder.
+// leanNote records lean call seq of header h, under Comm.mu.
 func (c *Comm) leanNote(seq uint64, h header) {
 	if c.lean == nil {
-		c.lean = &leanRecord{c: c}
-		f := c.flight
-		f.mu.Lock()
-		f.lean = append(f.lean, c.lean)
-		f.mu.Unlock()
+		c.lean = &leanRecord{c: c} // made known to the recorder after (leanRegister)
 	}
-	c.lean.write(seq, h, int64(time.Since(clockEpoch)))
+	l := c.lean
+	l.seq, l.stamp, l.hdr = seq+1, int64(time.Since(clockEpoch)), h
 }
 
 // leanClose (Close) moves the communicator's latest lean call into the
