@@ -257,6 +257,18 @@
 // that a thousand stalled operations give one report, which lists the
 // oldest 16 pending operations and counts the rest.
 //
+// One kind of call is not recorded one by one: a blocking Broadcast of at
+// most 64 bytes on the board in steady state that, when called, finds
+// nothing running on its communicator and everything it needs already
+// there (it neither waits nor fails) runs without the generic operation
+// (the lean path), and the flight record holds, per communicator, only
+// the latest such call (done, its start and end one instant), placed
+// among the others by its start; it stays after Close unless a later
+// call of the communicator is there. Such a call cannot stall. A call
+// that must wait or fails takes the generic path and is recorded as
+// every other; while an OnOpEnd function is set, no call takes the lean
+// path.
+//
 // # Abort and Shrink
 //
 // [Comm.Abort] ends every pending operation of a communicator on every
