@@ -23,9 +23,12 @@ import (
 // figures, every level runs one round in which each of its pairs
 // (LevelPairs) moves contendBytes at once, one way, and an acknowledgement
 // back; each rank of a pair reads its CPU time around it: their CPU a byte
-// is the level's CPUPerByteBusy. Cost: at most a
-// BulkBytes through each sending link (a site's uplink over the WAN: one
-// more bulk transfer's time) and the CPU of the pairs' bytes.
+// is the level's CPUPerByteBusy. Cost: a barrier (an AllReduce of one
+// value) a level, about a BulkBytes through each sending link (a site's
+// uplink over the WAN: one more bulk transfer's time; more where k pairs
+// leave by one link and k × 4 KiB, contendBytes' floor, exceeds
+// BulkBytes: 4096 WAN pairs through an uplink move 16 MiB) and the CPU of
+// the pairs' bytes.
 
 // LevelPairs returns the pairs of level l (0 host, 1 site, 2 WAN) of topo
 // that run its contended round, by communicator rank: each rank, in rank
@@ -82,11 +85,22 @@ func contendBytes(bulk, k int) int { return max(4<<10, bulk/max(k, contendSpread
 const contendSpread = 4
 
 // contend runs rank c.Rank()'s part of level l's contended round over
-// pairs (LevelPairs): nothing where it is in no pair. It returns the
-// seconds the round took on the pair's first rank (from its send to the
-// acknowledgement; else 0) and this rank's CPU seconds over it (0 where
-// cpu is nil).
+// pairs (LevelPairs), every rank of c together: first a barrier (an
+// AllReduce of one value), so that no rank's round starts while another
+// rank is still in a lower level's round (a rank in no lower-level pair
+// would otherwise wait in its Recv for its partner's earlier round, and
+// that wait would count as this level's time and CPU), and the pairs
+// start together (started apart they overlap less than the round
+// assumes, and k × bytes over the slowest pair's own duration exceeds
+// what the link carried); then its pair's transfer, nothing where it is
+// in no pair. It returns the seconds from the barrier's end to the
+// acknowledgement on the pair's first rank (else 0: the round's span is
+// the most of them) and this rank's CPU seconds over its transfer (0
+// where cpu is nil).
 func contend(ctx context.Context, c *collective.Comm, pairs [][2]int, bytes int, now func() time.Duration, cpu func() time.Duration) (took, cpuSec float64, err error) {
+	if err := collective.AllReduce(ctx, c, make([]float64, 1), make([]float64, 1), collective.Max); err != nil {
+		return 0, 0, fmt.Errorf("the barrier before it: %w", err)
+	}
 	me := c.Rank()
 	for _, p := range pairs {
 		if p[0] != me && p[1] != me {
@@ -124,7 +138,7 @@ func contend(ctx context.Context, c *collective.Comm, pairs [][2]int, bytes int,
 
 // contendedFigures derives a level's figures from its contended round:
 // npairs pairs of bytes each, k of them through one link; took, the
-// slowest pair's seconds; cpu, the paired ranks' CPU seconds together
+// round's span (the slowest pair's seconds since the round's barrier); cpu, the paired ranks' CPU seconds together
 // (< 0: some rank's unknown); rtt, the level's median round trip; trip,
 // a ping-pong round trip's CPU, both ends; single, the lone pair's
 // bandwidth. It returns the bandwidth the level's link showed (the
@@ -161,15 +175,13 @@ type rounds struct {
 }
 
 // runRounds runs this rank's part of every measured level's contended
-// round, all ranks starting together after every lone pair's (else a
-// round's transfers would load a lone pair's measurement: an AllReduce
-// of one value stands for a barrier), and fills in its figures.
+// round, after every lone pair's (else a round's transfers would load a
+// lone pair's measurement) and each level's after the one below it, all
+// ranks starting each round together (contend's barrier), and fills in
+// its figures.
 func runRounds(ctx context.Context, c *collective.Comm, topo topology.Topology, opts Options) (rounds, error) {
 	n := c.Size()
 	rs := rounds{bulk: opts.BulkBytes, n: n, figures: make([]float64, 3+3*n)}
-	if err := collective.AllReduce(ctx, c, rs.figures[:1:1], make([]float64, 1), collective.Max); err != nil {
-		return rounds{}, fmt.Errorf("probe: before the contended rounds: %w", err)
-	}
 	for l, p := range Pairs(topo) {
 		if p[0] < 0 || opts.Skip[l] {
 			continue
