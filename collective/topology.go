@@ -7,18 +7,21 @@ import (
 )
 
 // Topology returns where each rank of the communicator runs (host, site,
-// local rank, ...), numbered by communicator rank, and true; or false if the
-// communicator was created without Config.Topology. A communicator made by
-// Split gets its members' part of its parent's topology, local ranks
-// renumbered among the members on each host.
+// local rank, ...), numbered by communicator rank, with the link figures
+// it chooses algorithms with (Links, nil where it has none), and true; or
+// false if the communicator was created without Config.Topology. A
+// communicator made by Split gets its members' part of its parent's
+// topology, local ranks renumbered among the members on each host, and
+// its link figures. The result is a copy the caller may change.
 func (c *Comm) Topology() (topology.Topology, bool) {
 	if c.topo == nil {
 		return topology.Topology{}, false
 	}
-	t, err := topology.New(c.topo.Ranks) // a copy the caller may change
+	t, err := topology.New(c.topo.Ranks)
 	if err != nil {
 		return topology.Topology{}, false // validated when set; unreachable
 	}
+	t.Links = c.topo.Links.Clone()
 	return t, true
 }
 

@@ -305,14 +305,18 @@ func routeToward(hostport string) (string, error) {
 }
 
 // Topology returns where every rank runs: host, site, local rank, address,
-// network interfaces and CPU. Ranks are numbered site by site when gocoll
-// run placed them; [topology.RingOrder] gives the ring that crosses sites
-// least in any case.
+// network interfaces and CPU, with the job's link figures (Links:
+// GOCOLL_TOPO_FILE's, GOCOLL_LINKS', cached or probed as the job formed;
+// what its communicators choose with), or nil Links where it has none. Ranks
+// are numbered site by site when gocoll run placed them;
+// [topology.RingOrder] gives the ring that crosses sites least in any case.
+// The result is a copy the caller may change.
 func (w *World) Topology() topology.Topology {
-	t, err := topology.New(w.topo.Ranks) // a copy the caller may change
+	t, err := topology.New(w.topo.Ranks)
 	if err != nil {
 		panic("launcher: the world's topology became invalid: " + err.Error())
 	}
+	t.Links = w.topo.Links.Clone()
 	return t
 }
 

@@ -3,6 +3,7 @@ package topology
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time" // time.Duration and its parser only: no clock
 )
@@ -67,6 +68,21 @@ type HostLink struct {
 
 // MaxLinks bounds the pairs of a topology's Links.
 const MaxLinks = 1 << 16
+
+// Clone returns a copy of ls that shares nothing with it (nil for nil).
+func (ls *Links) Clone() *Links {
+	if ls == nil {
+		return nil
+	}
+	level := func(l *Link) *Link {
+		if l == nil {
+			return nil
+		}
+		c := *l
+		return &c
+	}
+	return &Links{Host: level(ls.Host), Site: level(ls.Site), WAN: level(ls.WAN), Pairs: slices.Clone(ls.Pairs)}
+}
 
 // validate checks l's figures; field names the entry for the error.
 func (l Link) validate(field string) error {

@@ -30,9 +30,10 @@ GOCOLL_TOPO_DUMP=FILE).
 In a job, the figures are the job's: GOCOLL_TOPO_FILE's, or measured as the
 job forms where it spans hosts (collective/tune/probe: ping-pongs and bulk
 transfers between one pair of ranks per level, then one bulk transfer on
-every pair of the level at once, which gives the CPU a byte, the figures
-shared so that every rank has the same; GOCOLL_PROBE=0 turns it off), or assumed
-(tune.DefaultLinks). --probe (in a job only) measures every level the file
+every pair of the level at once, which gives the busy CPU a byte
+(cpu_per_byte_busy), the figures shared so that every rank has the same;
+GOCOLL_PROBE=0 turns it off), or GOCOLL_LINKS' (cached by gocoll run across
+restarts), or assumed (tune.DefaultLinks). --probe (in a job only) measures every level the file
 does not give, even on one host (GOCOLL_PROBE=1).
 Where the figures give the CPU a level's byte and message cost (the probe
 measures them) and the ranks' machines their cores, the model bounds each
