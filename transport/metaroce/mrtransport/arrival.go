@@ -10,8 +10,12 @@ import "time"
 // step of the wall clock shifts one batch at most, and the result is
 // clamped to [the path's previous arrival, now]: a stamp from the future
 // or the far past cannot make a delay negative or time run backwards.
-// A datagram without a stamp arrived at now. The caller holds mu.
+// A datagram without a stamp arrived at now, and so does every datagram
+// unless Config.ArrivalTimes. The caller holds mu.
 func (e *engine) arrival(path int, now time.Duration, read time.Time, stamp int64) time.Duration {
+	if !e.arrivalTimes {
+		return now
+	}
 	at := now
 	if stamp > 0 {
 		at = now - time.Duration(read.UnixNano()-stamp)

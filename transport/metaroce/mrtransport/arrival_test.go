@@ -10,7 +10,7 @@ import (
 // TestArrival converts kernel stamps into the engine's time base and
 // clamps them to [the path's previous arrival, now].
 func TestArrival(t *testing.T) {
-	e := &engine{arrived: make([]time.Duration, 2)}
+	e := &engine{arrived: make([]time.Duration, 2), arrivalTimes: true}
 	read := time.Unix(1_764_921_600, 0)
 	wall := read.UnixNano()
 	ms := time.Millisecond
@@ -32,4 +32,13 @@ func TestArrival(t *testing.T) {
 	} {
 		require.Equal(t, tt.want, e.arrival(tt.path, tt.now, read, tt.stamp), tt.name)
 	}
+}
+
+// TestArrivalOff: without Config.ArrivalTimes every datagram arrived when
+// it is handed over, whatever its stamp.
+func TestArrivalOff(t *testing.T) {
+	e := &engine{arrived: make([]time.Duration, 1)}
+	read := time.Unix(1_764_921_600, 0)
+	require.Equal(t, 20*time.Millisecond, e.arrival(0, 20*time.Millisecond, read, read.UnixNano()-int64(3*time.Millisecond)))
+	require.Zero(t, e.arrived[0], "an arrival recorded while off")
 }

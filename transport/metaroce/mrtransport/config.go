@@ -225,6 +225,22 @@ type Config struct {
 	// operation are no longer dropped on arrival. Default
 	// DefaultAbortMemory.
 	AbortMemory int
+	// ArrivalTimes hands the core each datagram's kernel receive time
+	// (Message.Received, converted by arrival.go) as its arrival
+	// (metaroce.Endpoint.HandleDatagramAt). Default off: the core gets
+	// arrival = now, as before session 15. With it, the core's single RTT ends
+	// at the arrival everywhere it is used, and a sim with reads late by up
+	// to 500 us and timers on time shows the sender worse off with it
+	// (bench/results/cpu_lab README, "Session 15, swift15": 33 messages
+	// against 176 at 100 Gbit/s, spurious timeouts while the ACKs wait in
+	// its socket; 47 against 69 at 10 Gbit/s, a window sized
+	// by the fabric's delay for a loop that includes both readers'
+	// lateness); the lab's site connection is better off (fewer spurious
+	// timeouts, fewer system calls per datagram: bench/results/cpu_lab
+	// README, "Session 15, swift15"). It stays off until the core keeps a
+	// fabric RTT for the delay signal apart from the full RTT that sizes
+	// timers and windows.
+	ArrivalTimes bool
 	// Core configures the MetaRoCE core. Its NodeID, Paths and MaxDatagram
 	// are set from Rank, Paths and MaxDatagram, ReportUnexpected is
 	// turned on, and so are PiggybackAcks and, while sends may be eager

@@ -47,6 +47,8 @@ type engine struct {
 	start       time.Time
 	last        time.Duration   // latest time fed to the core; never goes back
 	arrived     []time.Duration // latest arrival handed to the core, by path (arrival.go)
+	// arrivalTimes is Config.ArrivalTimes: without it every arrival is now.
+	arrivalTimes bool
 
 	// route maps a transmit's (peer node id, path) to the peer socket's
 	// address, and nodeAt a peer socket's address back to the node id;
@@ -115,9 +117,9 @@ type txBatch struct {
 // the socket's closing, so that a persistent error does not spin.
 const readErrorPause = time.Millisecond
 
-func newEngine(core *metaroce.Endpoint, socks []PathSocket, batch, maxDatagram int) *engine {
+func newEngine(core *metaroce.Endpoint, socks []PathSocket, batch, maxDatagram int, arrivalTimes bool) *engine {
 	e := &engine{core: core, socks: socks, start: time.Now(), armed: -1, batch: batch, maxDatagram: maxDatagram,
-		retireAfter: retireAfter}
+		retireAfter: retireAfter, arrivalTimes: arrivalTimes}
 	e.txCond = sync.NewCond(&e.txMu)
 	e.cur = make([]atomic.Pointer[sockRef], len(socks))
 	for i, s := range socks {
