@@ -80,7 +80,7 @@ type boardState struct {
 	aborted atomic.Bool   // the communicator was aborted (abortWith)
 	up      atomic.Bool   // set up and ready (phase boardReady)
 	calls   atomic.Uint64 // calls run on the board (BoardCalls)
-	lean    atomic.Uint64 // of those, lean Broadcasts (BoardLeanCalls)
+	leanN   uint64        // lean Broadcasts (BoardLeanCalls), under Comm.mu: not in calls
 
 	// Tickets: each board call takes the next at begin (under Comm.mu),
 	// and runs only once every earlier one has ended (serving).
@@ -228,12 +228,16 @@ func (c *Comm) BoardSlotBytes() int { return c.board.slotData() }
 
 // BoardCalls counts the calls of this communicator that ran on its
 // shared-memory board on this rank (see Config.BoardBytes): a diagnostic.
-func (c *Comm) BoardCalls() uint64 { return c.board.calls.Load() }
+func (c *Comm) BoardCalls() uint64 { return c.board.calls.Load() + c.BoardLeanCalls() }
 
 // BoardLeanCalls counts the calls of BoardCalls that ran the lean way
 // (a steady small Broadcast with nothing to wait for: boardlean.go), on
 // this rank: a diagnostic.
-func (c *Comm) BoardLeanCalls() uint64 { return c.board.lean.Load() }
+func (c *Comm) BoardLeanCalls() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.board.leanN
+}
 
 // word is the 8-byte word at off of board memory m, used atomically.
 func word(m []byte, off int) *atomic.Uint64 {

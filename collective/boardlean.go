@@ -13,7 +13,7 @@ import (
 // Broadcasts; most of its cost in the generic path is the machinery every
 // call pays (the operation, its flight record under the recorder's lock
 // shared by Split's communicators, its stamps, track and untrack, its
-// ticket). broadcastLean runs such a call without any of it, in one hold
+// ticket, its atomic counts). broadcastLean runs such a call without any of it, in one hold
 // of Comm.mu, when it can finish without a wait and without an error:
 // it first looks, changing nothing, at everything the generic path would
 // wait for or fail at (the root's failure reports, the checks left by
@@ -27,8 +27,8 @@ import (
 //
 // Held Comm.mu is what keeps it apart from everything else: a call begun,
 // Close, Abort and the board's set-up each take it, and it runs only
-// while no call is running (so no board call holds the turn, and its
-// ticket is taken and ended at once). It never waits, so it needs no
+// while no call is running (so no board call holds the turn, and it
+// takes no ticket: serving == next stays). It never waits, so it needs no
 // deadline; an abort or Close that comes while it runs takes effect
 // once it returns, as after a call that returned just before.
 //
@@ -120,10 +120,9 @@ func (c *Comm) leanLocked(h header, recv, data []byte, root int, late bool) bool
 	// Everything is there: the generic path's writes, in its order.
 	c.nextOp++
 	e.issued++
-	b.next++
-	b.serving.Store(b.next) // its ticket, taken and ended
-	b.calls.Add(1)
-	b.lean.Add(1)
+	b.leanN++ // counted in BoardCalls and EagerReturns (no atomic add here)
+	// No ticket: with no board call running (serving == next) its turn
+	// has come, and Comm.mu keeps the next one out until it ends.
 	if pass { // boardVerify, the checks found clean
 		low, old := ^uint64(0), 0
 		for g := range b.nslots() {
@@ -155,7 +154,6 @@ func (c *Comm) leanLocked(h header, recv, data []byte, root int, late bool) bool
 		copy(recv, data)
 	}
 	b.leftEager(c, seq, s, root)
-	e.returns.Add(1)
 	if b.verify[s] != seq+1 && b.endedAt(seq+1) < seq+1 { // boardLeave
 		b.ack(c.rank, s).Store(seq + 1)
 	}

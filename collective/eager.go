@@ -234,4 +234,4 @@ func (c *Comm) settleDeferred(ctx context.Context, caller *operation) error {
 // other rank matched (see the package documentation, "What a call
 // guarantees on return"). It is a diagnostic: how often the steady-state
 // fast path of rooted operations was taken.
-func (c *Comm) EagerReturns() uint64 { return c.eager.returns.Load() }
+func (c *Comm) EagerReturns() uint64 { return c.eager.returns.Load() + c.BoardLeanCalls() }
