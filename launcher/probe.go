@@ -324,8 +324,8 @@ func ParseLinks(s string) (topology.Links, error) {
 		if err != nil {
 			return ls, fmt.Errorf("%q: bandwidth %q is not a number of bytes per second", part, bw)
 		}
-		if d < 0 || !(b > 0) || math.IsInf(b, 0) {
-			return ls, fmt.Errorf("%q: want a latency >= 0 and a positive, finite bandwidth", part)
+		if d < 0 || d > topology.MaxLatency || !(b >= topology.MinBandwidth) || math.IsInf(b, 0) {
+			return ls, fmt.Errorf("%q: want a latency in [0, %v] and a finite bandwidth >= %g bytes per second", part, topology.MaxLatency, topology.MinBandwidth)
 		}
 		link := &topology.Link{Latency: d, Bandwidth: b}
 		if withCPU {

@@ -242,6 +242,10 @@ func TestLinksText(t *testing.T) {
 	require.Equal(t, ls, back)
 	_, err = ParseLinks("wan=2ms@1e8@4e-9@78us@-1")
 	require.ErrorContains(t, err, "BUSY-SECONDS-A-BYTE")
+	for _, bad := range []string{"wan=2ms@0.5", "wan=2ms@1e-300", "wan=2h@1e8", "wan=-1ms@1e8"} {
+		_, err = ParseLinks(bad) // the file's bounds (topology.MaxLatency, MinBandwidth)
+		require.ErrorContains(t, err, "want a latency in [0, 1h0m0s] and a finite bandwidth >= 1 bytes per second", bad)
+	}
 	got, err := ParseLinks("site=25us@1.25e9")
 	require.NoError(t, err)
 	require.Equal(t, topology.Links{Site: &topology.Link{Latency: 25 * time.Microsecond, Bandwidth: 1.25e9}}, got)

@@ -11,8 +11,8 @@ import (
 // Link is the figures of one level of links, or of one link: what the cost
 // model (collective/tune) and the simulated fabric (transport/simnet) take.
 type Link struct {
-	Latency   time.Duration // one way, per message; >= 0
-	Bandwidth float64       // bytes per second of one transfer; > 0
+	Latency   time.Duration // one way, per message; in [0, MaxLatency]
+	Bandwidth float64       // bytes per second of one transfer; finite, >= MinBandwidth
 	Lanes     int           // transfers that get the full Bandwidth at once; 0 means 1
 	// CPUPerByte is the CPU time, in seconds, one byte moved over the
 	// level's transport costs its sender and receiver together; 0:
@@ -39,6 +39,15 @@ type Link struct {
 const (
 	MaxCPUPerByte    = 1e-6
 	MaxCPUPerMessage = time.Second
+)
+
+// Bounds of a Link's latency and bandwidth: far outside any network's, they
+// catch a figure in the wrong unit (GB/s for bytes per second, an hour for
+// a millisecond) and keep the cost model's predictions of any call within
+// a Duration's range (which collective/tune saturates beyond).
+const (
+	MaxLatency   = time.Hour
+	MinBandwidth = 1.0 // bytes per second
 )
 
 // Level names of a topology file's "levels": between ranks of a host,
@@ -87,10 +96,10 @@ func (ls *Links) Clone() *Links {
 // validate checks l's figures; field names the entry for the error.
 func (l Link) validate(field string) error {
 	switch {
-	case l.Latency < 0:
-		return invalidf("%s: latency %v is negative", field, l.Latency)
-	case !(l.Bandwidth > 0) || math.IsInf(l.Bandwidth, 0):
-		return invalidf("%s: bandwidth %v is not a positive number of bytes per second", field, l.Bandwidth)
+	case l.Latency < 0 || l.Latency > MaxLatency:
+		return invalidf("%s: latency %v is not in [0, %v]", field, l.Latency, MaxLatency)
+	case !(l.Bandwidth >= MinBandwidth) || math.IsInf(l.Bandwidth, 0):
+		return invalidf("%s: bandwidth %v is not a finite number of bytes per second >= %g", field, l.Bandwidth, MinBandwidth)
 	case l.Lanes < 0:
 		return invalidf("%s: lanes %d is negative", field, l.Lanes)
 	case !(l.CPUPerByte >= 0 && l.CPUPerByte <= MaxCPUPerByte):

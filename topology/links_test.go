@@ -49,7 +49,7 @@ func TestLinksRejects(t *testing.T) {
 	cases := []struct {
 		name, extra, want string
 	}{
-		{"negative bandwidth", `"levels": {"wan": {"latency": "5ms", "bandwidth": -1}}`, "levels.wan: bandwidth -1 is not a positive"},
+		{"negative bandwidth", `"levels": {"wan": {"latency": "5ms", "bandwidth": -1}}`, "levels.wan: bandwidth -1 is not a finite number of bytes per second >= 1"},
 		{"zero bandwidth", `"links": [{"hosts": ["a", "b"], "latency": "1ms", "bandwidth": 0}]`, "links[0]: bandwidth 0"},
 		{"unknown level", `"levels": {"rack": {"latency": "5ms", "bandwidth": 1}}`, `levels: unknown level "rack"`},
 		{"level in wrong case", `"levels": {"WAN": {"latency": "5ms", "bandwidth": 1}}`, `levels: unknown level "WAN"`},
@@ -58,7 +58,11 @@ func TestLinksRejects(t *testing.T) {
 		{"one host", `"links": [{"hosts": ["a"], "latency": "1ms", "bandwidth": 1e6}]`, `links[0]: "hosts" has 1 names, want 2`},
 		{"repeated pair", `"links": [{"hosts": ["a", "b"], "latency": "1ms", "bandwidth": 1e6}, {"hosts": ["b", "a"], "latency": "1ms", "bandwidth": 1e6}]`,
 			`links[1]: hosts "b" and "a" already joined by links[0]`},
-		{"negative latency", `"levels": {"site": {"latency": "-1ms", "bandwidth": 1}}`, "levels.site: latency -1ms is negative"},
+		{"negative latency", `"levels": {"site": {"latency": "-1ms", "bandwidth": 1}}`, "levels.site: latency -1ms is not in [0, 1h0m0s]"},
+		{"latency over an hour", `"levels": {"wan": {"latency": "1000000h", "bandwidth": 1}}`, "levels.wan: latency 1000000h0m0s is not in [0, 1h0m0s]"},
+		{"bandwidth under a byte a second", `"levels": {"wan": {"latency": "5ms", "bandwidth": 1e-300}}`, "levels.wan: bandwidth 1e-300 is not a finite number of bytes per second >= 1"},
+		{"bandwidth under a byte a second in a pair", `"links": [{"hosts": ["a", "b"], "latency": "1ms", "bandwidth": 0.5}]`, "links[0]: bandwidth 0.5"},
+		{"busy CPU per byte too large", `"levels": {"wan": {"latency": "5ms", "bandwidth": 1, "cpu_per_byte_busy": 0.5}}`, "levels.wan: cpu_per_byte_busy 0.5 is not in"},
 		{"bad latency", `"levels": {"site": {"latency": "fast", "bandwidth": 1}}`, `levels.site: latency "fast" is not a duration`},
 		{"latency as a number", `"levels": {"site": {"latency": 5, "bandwidth": 1}}`, `is a JSON number, want a string`},
 		{"missing bandwidth", `"levels": {"site": {"latency": "1ms"}}`, `levels.site: missing "bandwidth"`},

@@ -48,6 +48,7 @@
 package tune
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -151,9 +152,9 @@ type Input struct {
 
 // Prediction is one candidate's predicted time.
 type Prediction struct {
-	Algorithm string // as collective.ParseAlgorithm names it
-	Time      time.Duration
-	Channels  int // the ring AllReduce's (len of RingStrides) or the tree's (TreeChannels) channels; else 0
+	Algorithm string        // as collective.ParseAlgorithm names it
+	Time      time.Duration // saturated at math.MaxInt64 (about 292 years), as CPU is
+	Channels  int           // the ring AllReduce's (len of RingStrides) or the tree's (TreeChannels) channels; else 0
 	// Chunk is the tree's chunk where it cuts its parts finer than
 	// Input.ChunkBytes (TreeChunk); else 0.
 	Chunk int
@@ -210,8 +211,7 @@ func Predict(coll Collective, in Input) ([]Prediction, error) {
 	for i, c := range cands {
 		phases := c.phases()
 		t := m.total(phases)
-		out[i] = Prediction{Algorithm: c.name, Time: time.Duration(math.Round(t * 1e9)),
-			CPU: time.Duration(math.Round(m.cpuSeconds(phases) * 1e9)), CPUBound: m.cpuBinds(phases)}
+		out[i] = Prediction{Algorithm: c.name, Time: duration(t), CPU: duration(m.cpuSeconds(phases)), CPUBound: m.cpuBinds(phases)}
 		switch {
 		case coll == AllReduce && c.name == "ring":
 			out[i].Channels = ringChannels
@@ -223,8 +223,18 @@ func Predict(coll Collective, in Input) ([]Prediction, error) {
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Prediction) int { return int(a.Time - b.Time) })
+	slices.SortStableFunc(out, func(a, b Prediction) int { return cmp.Compare(a.Time, b.Time) })
 	return out, nil
+}
+
+// duration converts seconds to a Duration, saturating at the longest one
+// (about 292 years: a prediction beyond it, which the links' bounds allow
+// only for calls of many GiB over the slowest links, reads as that).
+func duration(seconds float64) time.Duration {
+	if ns := math.Round(seconds * 1e9); ns < math.MaxInt64 {
+		return time.Duration(max(0, ns))
+	}
+	return math.MaxInt64
 }
 
 // Choose returns the fastest algorithm of coll.
@@ -263,14 +273,16 @@ func (in Input) validate() error {
 		link Link
 	}{{"Host", in.Links.Host}, {"Site", in.Links.Site}, {"WAN", in.Links.WAN}} {
 		switch {
-		case l.link.Latency < 0:
-			return fmt.Errorf("%w: Links.%s.Latency %v is negative", ErrInvalid, l.name, l.link.Latency)
-		case !(l.link.Bandwidth > 0) || math.IsInf(l.link.Bandwidth, 0):
-			return fmt.Errorf("%w: Links.%s.Bandwidth %v is not a positive number", ErrInvalid, l.name, l.link.Bandwidth)
+		case l.link.Latency < 0 || l.link.Latency > topology.MaxLatency:
+			return fmt.Errorf("%w: Links.%s.Latency %v is not in [0, %v]", ErrInvalid, l.name, l.link.Latency, topology.MaxLatency)
+		case !(l.link.Bandwidth >= topology.MinBandwidth) || math.IsInf(l.link.Bandwidth, 0):
+			return fmt.Errorf("%w: Links.%s.Bandwidth %v is not a finite number >= %g", ErrInvalid, l.name, l.link.Bandwidth, topology.MinBandwidth)
 		case l.link.Lanes < 0:
 			return fmt.Errorf("%w: Links.%s.Lanes %d is negative", ErrInvalid, l.name, l.link.Lanes)
 		case !(l.link.CPUPerByte >= 0 && l.link.CPUPerByte <= topology.MaxCPUPerByte):
 			return fmt.Errorf("%w: Links.%s.CPUPerByte %v is not in [0, %g]", ErrInvalid, l.name, l.link.CPUPerByte, topology.MaxCPUPerByte)
+		case !(l.link.CPUPerByteBusy >= 0 && l.link.CPUPerByteBusy <= topology.MaxCPUPerByte):
+			return fmt.Errorf("%w: Links.%s.CPUPerByteBusy %v is not in [0, %g]", ErrInvalid, l.name, l.link.CPUPerByteBusy, topology.MaxCPUPerByte)
 		case l.link.CPUPerMessage < 0 || l.link.CPUPerMessage > topology.MaxCPUPerMessage:
 			return fmt.Errorf("%w: Links.%s.CPUPerMessage %v is not in [0, %v]", ErrInvalid, l.name, l.link.CPUPerMessage, topology.MaxCPUPerMessage)
 		}
