@@ -168,7 +168,7 @@ func TestProbeBadSettings(t *testing.T) {
 		{EnvProbe + "=sometimes", EnvProbe},
 		{EnvLinks + "=wan=2ms", "LEVEL=LATENCY@BANDWIDTH"},
 		{EnvLinks + "=rack=2ms@1e9", `unknown level "rack"`},
-		{EnvLinks + "=wan=2ms@-1", "positive"},
+		{EnvLinks + "=wan=2ms@-1", "a finite bandwidth >= 1"},
 		{EnvLinks + "=wan=soon@1e9", "not a duration"},
 		{EnvLinks + "=wan=2ms@1e9,wan=3ms@1e9", "given twice"},
 		{EnvLinks + "=wan=2ms@1e9@-1e-9@5us", "CPU figures"},
