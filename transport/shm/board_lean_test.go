@@ -170,3 +170,63 @@ func TestBoardLeanAbortAndHooks(t *testing.T) {
 		}
 	}
 }
+
+// TestBoardLeanSplit: communicators made by Split share their parent's
+// flight recorder and endpoint; lean Broadcasts on the parent and on the
+// halves at once (each rank's goroutines on both) give right data, and
+// each rank's flight record names the latest call of each communicator.
+func TestBoardLeanSplit(t *testing.T) {
+	comms := leanComms(t)
+	subs := make([]*collective.Comm, 4)
+	_, errs := onEveryRank(comms, same(4, 0), 20*time.Second, func(ctx context.Context, r int, c *collective.Comm, _ []int64) error {
+		s, err := c.Split(ctx, r%2, r)
+		subs[r] = s
+		return err
+	})
+	if errors.Join(errs...) != nil {
+		t.Fatal(errs)
+	}
+	t.Cleanup(func() {
+		for _, s := range subs {
+			_ = s.Close()
+		}
+	})
+	const calls = 200
+	done := make(chan error, 8)
+	loop := func(c *collective.Comm, root int) {
+		var err error
+		for i := 0; i < calls && err == nil; i++ {
+			buf := []int64{0}
+			if c.Rank() == root {
+				buf[0] = int64(i)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			err = collective.Broadcast(ctx, c, buf, buf, root)
+			cancel()
+			if err == nil && buf[0] != int64(i) {
+				err = errors.New("wrong data")
+			}
+		}
+		done <- err
+	}
+	for r := range 4 {
+		go loop(comms[r], 0)
+		go loop(subs[r], 1)
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for r := range 4 {
+		last := map[uint64]uint64{}
+		for _, rec := range comms[r].FlightRecord() {
+			last[rec.Comm] = max(last[rec.Comm], rec.Seq)
+		}
+		if last[comms[r].ID()] != 5+calls-1 || last[subs[r].ID()] != calls-1 { // the parent's Split was #4
+			t.Errorf("rank %d: the flight record's latest calls %v, want #%d of %#x and #%d of %#x", r, last,
+				5+calls-1, comms[r].ID(), calls-1, subs[r].ID())
+		}
+		t.Logf("rank %d: lean calls %d of the parent's, %d of its half's", r, comms[r].BoardLeanCalls(), subs[r].BoardLeanCalls())
+	}
+}
