@@ -59,7 +59,7 @@ func (c *Comm) broadcastBoard(o *operation, buf []byte, root int) error {
 // eagerAfter calls had this header and completed matched, and this call is
 // blocking and the only one running); EagerReturns counts those that
 // return nil. The communicator's state was read as the call was tracked
-// (steadyLocked), in the same hold of its lock: a call begun, or a Close,
+// (trackLocked), in the same hold of its lock: a call begun, or a Close,
 // since then comes after that instant, as it could have in a call that
 // looked here; an abort since then is seen here.
 func (o *operation) boardSteady() bool {
@@ -196,12 +196,16 @@ func (o *operation) boardVerify() error {
 }
 
 // due reports whether the check left in slot s may be taken now
-// (verified would be done), or the peer's fail word changed since the
-// last whole pass of boardVerify (a failure of some call left to check):
-// the peer's header of the call is there, in either slot it could take.
+// (verified would be done), or the peer failed some call left to check:
+// its fail word changed since the last whole pass of boardVerify, or
+// names a call whose check is left (one added after that pass sampled
+// the word: two loads of this rank's own memory); or the peer's header
+// of the call is there, in either slot it could take.
 func (b *boardState) due(s int) bool {
 	v, mem := b.verify[s], b.peers[b.verifyPeer[s]]
-	if word(mem, boardOffFail).Load() != b.verifyFail || word(b.slot(mem, s), 0).Load() == v {
+	if f := word(mem, boardOffFail).Load(); f != b.verifyFail || word(b.slot(mem, s), 0).Load() == v {
+		return true
+	} else if f >= v && (b.verify[b.slotOf(f-1, true)] == f || b.verify[b.slotOf(f-1, false)] == f) {
 		return true
 	}
 	a := b.otherSlot(v-1, s)

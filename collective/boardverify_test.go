@@ -111,3 +111,63 @@ func TestBoardVerifyQuickLook(t *testing.T) {
 		t.Fatalf("after the failure's report: %v, %d checks left (want %d)", err, b.verifyN, r.checks-1)
 	}
 }
+
+// TestBoardVerifyQuickLookSeesFailureAfterSample (review A15, L2): rank 1
+// (the rig) checks rank 2's
+// headers of its eager Broadcasts. Rank 2 writes call 10 and fails call
+// 11 before writing it (as a call that fails at its start does: rootFailed
+// at execute, or its own boardVerify); rank 1's next call (its whole pass)
+// takes check 10 and reads rank 2's fail word, 12, before rank 1 has call
+// 11's check. Rank 1 then returns from call 11 (the root's data matched)
+// and leaves the check; rank 2 writes call 12 with another root (a
+// mismatch), and rank 1 leaves that check too. The package doc: a receiver
+// checks its next receiver's header "at its next call on the board", and
+// fails it if it differed; boardVerify's comment: the peer's failure of
+// a call fails the call running now. Before 59815b4 (a whole pass each
+// call) rank 1's call 12 failed naming call 11, and its call 13 naming
+// call 12; with the quick look every call returns nil (fail word 12 is
+// what the last whole pass saw, and rank 2's slot of call 11 never gets
+// call 11), until a call reuses call 11's slot.
+func TestBoardVerifyQuickLookSeesFailureAfterSample(t *testing.T) {
+	r := newVerifyRig(t, 10, 10)
+	b := &r.c.board
+	r.write(2, b.slotOf(10, true), 10, r.hdr) // rank 2 writes call 10, matching
+	peer := b.peers[2]
+	copy(peer[boardOffText:], "failed at its start")
+	peer[boardOffTextN] = 19
+	word(peer, boardOffFail).Store(12) // and fails call 11 before writing it
+
+	// Rank 1's call 11 starts: the whole pass takes check 10.
+	if err := r.verify(); err != nil || b.verifyN != 0 {
+		t.Fatalf("call 11's start: %v, %d checks left", err, b.verifyN)
+	}
+	// Rank 1's call 11 returns eagerly: its check is left (broadcastBoard).
+	leave := func(seq uint64) {
+		s := b.slotOf(seq, true)
+		r.write(1, s, seq, r.hdr)
+		b.verify[s], b.verifyPeer[s] = seq+1, 2
+		if b.verifyN == 0 {
+			b.verifyLow, b.verifyOld = seq+1, s
+		}
+		b.verifyN++
+		b.verifyLow = min(b.verifyLow, seq+1)
+	}
+	leave(11)
+	other := r.hdr
+	other.root = 2 // rank 2 calls call 12 as its root: a mismatch only the chain of checks sees
+	r.write(2, b.slotOf(12, true), 12, other)
+	var errs []error
+	for call := uint64(12); call < 16; call++ {
+		err := r.verify() // call's start
+		errs = append(errs, err)
+		if err == nil {
+			leave(call)
+		}
+	}
+	for i, err := range errs {
+		t.Logf("rank 1's call %d: %v", 12+i, err)
+	}
+	if errs[0] == nil {
+		t.Errorf("rank 1's call 12 returned nil although rank 2 failed call 11 (its fail word says so) and wrote call 12 with root 2; %d checks left", b.verifyN)
+	}
+}
