@@ -21,6 +21,10 @@ import (
 //	[0, 8)      the communicator's id, written when it claimed the board
 //	[8, 16)     fail: seq+1 of the last call this rank failed (0: none)
 //	[16, 20)    the length of that failure's text, at [128, 512)
+//	[24, 32)    closed: x means this rank closed the communicator after
+//	            issuing its calls below x (0: not closed; retireBoard, at
+//	            Close): it runs no call numbered x or above, so a peer's
+//	            wait for it on such a call fails at once (closedErr)
 //	[64, 96)    ack: per slot s, x means this rank has done reading slot s
 //	            of every call numbered below x (its own and its peers')
 //	[96, 104)   ended: x means this rank reads no slot of any call
@@ -54,6 +58,7 @@ const (
 	boardCtrlBytes = 512
 	boardOffFail   = 8
 	boardOffTextN  = 16
+	boardOffClosed = 24
 	boardOffEnded  = 96
 	boardOffAcks   = 64
 	boardOffText   = 128
@@ -120,6 +125,9 @@ type boardState struct {
 	// (rootSettle) or a receiver's failure of it is found (rootFailed).
 	rootPending [boardAllSlots]atomic.Uint64
 	rootN       atomic.Int64 // how many rootPending hold a call
+	// closedAt is the communicator's count of issued calls when Close came
+	// (closeBoard), 0 before: retireBoard writes it in the closed word.
+	closedAt atomic.Uint64
 }
 
 // boardLayout is where the slots lie on every member's board (the same on
@@ -263,8 +271,33 @@ func (b *boardState) ack(m, g int) *atomic.Uint64 { return word(b.peers[m], b.ac
 // its ended word, which acks every slot. The slot a member's call takes
 // depends on its arguments (slotOf), so a call that took the other slot,
 // or failed before it took one, acks the slot through ended only.
-func acked(mem []byte, off int, x uint64) bool {
-	return word(mem, off).Load() >= x || word(mem, boardOffEnded).Load() >= x
+func acked(mem []byte, off int, x uint64) bool { return ackedBy(mem, off, x) != 0 }
+
+// ackedBy is acked, returning the word that acks (0: none): ^0 is a
+// retired board's (retireBoard), whose member may have closed the
+// communicator (closedErr).
+func ackedBy(mem []byte, off int, x uint64) uint64 {
+	if a := word(mem, off).Load(); a >= x {
+		return a
+	}
+	if e := word(mem, boardOffEnded).Load(); e >= x {
+		return e
+	}
+	return 0
+}
+
+// closedErr is the error of call seq waiting on member m, whose board is
+// mem, if m will never run it: it closed the communicator before issuing
+// it (its closed word), or its board is another communicator's now (a
+// closed member's board, given back and claimed again). Else nil.
+func (b *boardState) closedErr(c *Comm, m int, mem []byte, seq uint64) error {
+	if x := word(mem, boardOffClosed).Load(); x != 0 && seq >= x {
+		return fmt.Errorf("rank %d closed this communicator after operation #%d", m, x-1)
+	}
+	if id := word(mem, 0).Load(); id != c.id {
+		return fmt.Errorf("rank %d's board is no longer this communicator's (it holds communicator %#x's): rank %d closed this communicator", m, id, m)
+	}
+	return nil
 }
 
 // storeEnded sets this rank's ended word to x, held back to the oldest
@@ -480,6 +513,7 @@ func (c *Comm) closeBoard() {
 	}
 	c.mu.Lock()
 	last := b.next
+	b.closedAt.Store(c.nextOp) // final: c.closed is set (Close), no call is issued any more
 	c.mu.Unlock()
 	b.mu.Lock()
 	if b.serving.Load() < last {
@@ -492,11 +526,16 @@ func (c *Comm) closeBoard() {
 }
 
 // retireBoard gives back or retires the board of a communicator that
-// uses it no more (closeBoard, boardReset), when no board call runs.
+// uses it no more (closeBoard, boardReset), when no board call runs. At
+// Close it first writes the closed word, then the acks: a peer that finds
+// the acks retired looks at it (boardPublish).
 func (c *Comm) retireBoard() {
 	b := &c.board
 	if b.phase != boardReady {
 		return
+	}
+	if x := b.closedAt.Load(); x != 0 {
+		word(b.peers[c.rank], boardOffClosed).Store(x)
 	}
 	for g := range b.nslots() {
 		b.ack(c.rank, g).Store(^uint64(0))

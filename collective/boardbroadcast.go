@@ -276,13 +276,16 @@ func (c *Comm) closeVerify() error {
 				break
 			}
 			peer := b.verifyPeer[s]
-			if late, down := !time.Now().Before(deadline), b.host.Down(c.ranks[peer]); late || down != nil {
+			late, down, gone := !time.Now().Before(deadline), b.host.Down(c.ranks[peer]), b.closedErr(c, peer, b.peers[peer], v-1)
+			if late || down != nil || gone != nil {
 				b.verify[s] = 0
 				b.verifyN--
 				if first == nil {
 					why := fmt.Sprintf("not within %v", min(boardCloseWait, c.cfg.Timeout))
 					if down != nil {
 						why = fmt.Sprintf("and is down: %v", down)
+					} else if gone != nil {
+						why = fmt.Sprintf("and will not: %v", gone)
 					}
 					first = fmt.Errorf("an earlier call on this communicator (operation #%d, a Broadcast this rank returned from once it had its data) is unchecked: rank %d never wrote it on the board, %s", v-1, peer, why)
 				}

@@ -66,9 +66,13 @@ func (o *operation) boardReady() bool {
 	case waitTurn:
 		return b.serving.Load() >= w.want
 	case waitAck:
-		return acked(w.mem, w.off, w.want)
+		return acked(w.mem, w.off, w.want) || word(w.mem, 0).Load() != o.c.id // its board claimed again: settle
 	}
-	return word(w.mem, w.off).Load() >= w.want || word(b.peers[w.peer], boardOffFail).Load() == w.fail ||
+	peer := b.peers[w.peer]
+	if x := word(peer, boardOffClosed).Load(); x != 0 && x < w.want { // closed before this call: settle
+		return true
+	}
+	return word(w.mem, w.off).Load() >= w.want || word(peer, boardOffFail).Load() == w.fail ||
 		(w.alt != nil && word(w.alt, 0).Load() == w.want)
 }
 
@@ -79,6 +83,9 @@ func (o *operation) settle() error {
 	w := &o.bw
 	if b.aborted.Load() {
 		return o.c.Aborted()
+	}
+	if w.kind == waitAck {
+		return b.closedErr(o.c, w.peer, w.mem, o.key.Op) // acked, unless the member closed
 	}
 	if w.kind != waitSlot {
 		return nil
@@ -95,6 +102,9 @@ func (o *operation) settle() error {
 	}
 	if w.alt != nil && word(w.alt, 0).Load() == w.want {
 		return otherSlotErr(o.hdr, o.c.rank, w.alt, w.peer)
+	}
+	if err := b.closedErr(o.c, w.peer, b.peers[w.peer], w.want-1); err != nil {
+		return err
 	}
 	return fmt.Errorf("rank %d's board holds call %d where call %d was due: a broken board", w.peer, int64(v)-1, w.want-1)
 }
@@ -347,7 +357,15 @@ func (o *operation) boardPublish(s int, data []byte) error {
 	if prev := b.written[s]; prev > 0 {
 		off, aborted := b.ackOff(s), b.aborted.Load()
 		for m, mem := range b.peers {
-			if m == o.c.rank || !aborted && acked(mem, off, prev) { // acked: no wait to set
+			if m == o.c.rank {
+				continue
+			}
+			if a := ackedBy(mem, off, prev); !aborted && a != 0 { // acked: no wait to set
+				if a == ^uint64(0) { // retired: m may have closed the communicator
+					if err := b.closedErr(o.c, m, mem, o.key.Op); err != nil {
+						return err
+					}
+				}
 				continue
 			}
 			o.bw = boardWait{kind: waitAck, peer: m, mem: mem, off: off, want: prev}

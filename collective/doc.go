@@ -241,6 +241,18 @@
 // every member it is done with every slot (board.go), whichever slot its
 // arguments put it in.
 //
+// A member that closes the communicator writes on its board how many calls
+// it issued (x: it runs none numbered x or above) before it tells the
+// others it reads their boards no more. A later call of another rank
+// fails, "rank m closed this communicator after operation #x-1", where it
+// would wait on that member: its write of a slot the member had read
+// (the root's too, whose eager calls run ahead), its wait for the
+// member's slot or header; so a root runs at most the ring's depth (4
+// calls, Config.BoardRing for a ring call) past a receiver's Close, those
+// calls returning nil as before it, and fails at the latest at the call
+// that reuses a slot; every other rank fails at its first call that
+// waits on the closed member, or on a rank that failed so.
+//
 // [Comm.EagerReturns] counts these calls too.
 //
 // # Hangs
