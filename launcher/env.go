@@ -52,7 +52,7 @@ const (
 	EnvDebugSubsys      = "GOCOLL_DEBUG_SUBSYS"      // which of GOCOLL_DEBUG's lines: INIT,NET,COLL or ALL; ^ excludes (default INIT,NET)
 	EnvHeartbeatTimeout = "GOCOLL_HEARTBEAT_TIMEOUT" // a rank silent this long is declared dead
 	EnvConnectTimeout   = "GOCOLL_CONNECT_TIMEOUT"   // bound on forming the world
-	EnvSpinWait         = "GOCOLL_SPIN_WAIT"         // shm, metaroce: how long a wait polls before it sleeps; 0 never
+	EnvSpinWait         = "GOCOLL_SPIN_WAIT"         // shm (its board waits too), metaroce: how long a wait polls before it sleeps; 0 never
 	EnvPeerTimeout      = "GOCOLL_PEER_TIMEOUT"      // metaroce: a peer silent on every path this long fails what waits on it
 	EnvUDPProbeTimeout  = "GOCOLL_UDP_PROBE_TIMEOUT" // metaroce: a pair whose handshake takes longer is blocked (auto: TCP)
 	EnvUDPPorts         = "GOCOLL_UDP_PORTS"         // metaroce: the UDP ports the path sockets bind, like 50000-50999
@@ -181,8 +181,10 @@ type Job struct {
 	Encrypt  string
 	// SpinWait is how long a wait on shared memory or MetaRoCE polls,
 	// yielding the processor, before it sleeps (shm.Config.SpinWait,
-	// mrtransport.Config.SpinWait): 0 means their defaults (200 us and 50 us),
-	// negative never (GOCOLL_SPIN_WAIT=0); at most shm.MaxSpinWait.
+	// mrtransport.Config.SpinWait): 0 means their defaults (200 us and 50 us;
+	// a wait on a collective's shared-memory board, 1 ms), negative never
+	// (GOCOLL_SPIN_WAIT=0); at most shm.MaxSpinWait. Set, it bounds the
+	// board's waits too (shm.Config.BoardSpinWait's default).
 	SpinWait time.Duration
 	// Algo forces the world communicator's algorithms where the Config
 	// given to Join leaves them auto (GOCOLL_ALGO, collective.ParseAlgoSpec's

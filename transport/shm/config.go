@@ -91,9 +91,10 @@ type Config struct {
 	// negative: never poll (sleep at once).
 	SpinWait time.Duration
 	// BoardSpinWait is SpinWait for a wait on a collective's board
-	// (transport.BoardHost.Spin), which naps when it ends. Default
-	// DefaultBoardSpinWait, or SpinWait if that is longer; at most
-	// MaxSpinWait; negative, or SpinWait negative: never poll.
+	// (transport.BoardHost.Spin), which naps when it ends. Default: SpinWait
+	// if that is set (so a SpinWait set alone bounds every wait's spin),
+	// else DefaultBoardSpinWait; at most MaxSpinWait; negative, or SpinWait
+	// negative: never poll.
 	BoardSpinWait time.Duration
 	// Boards is how many boards this rank holds for the collectives'
 	// one-round small algorithms (transport.BoardHost): one per
@@ -155,6 +156,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.MaxUnexpectedBytes < EagerMax {
 		return cfg, fmt.Errorf("shm: MaxUnexpectedBytes %d: want at least EagerMax (%d)", cfg.MaxUnexpectedBytes, EagerMax)
 	}
+	spinSet := cfg.SpinWait > 0
 	switch {
 	case cfg.SpinWait == 0:
 		cfg.SpinWait = DefaultSpinWait
@@ -168,8 +170,10 @@ func (cfg Config) withDefaults() (Config, error) {
 		return cfg, fmt.Errorf("shm: BoardSpinWait %v: at most %v", cfg.BoardSpinWait, MaxSpinWait)
 	case cfg.BoardSpinWait < 0 || cfg.SpinWait == 0:
 		cfg.BoardSpinWait = 0
+	case cfg.BoardSpinWait == 0 && spinSet:
+		cfg.BoardSpinWait = cfg.SpinWait
 	case cfg.BoardSpinWait == 0:
-		cfg.BoardSpinWait = max(DefaultBoardSpinWait, cfg.SpinWait)
+		cfg.BoardSpinWait = DefaultBoardSpinWait
 	}
 	switch {
 	case cfg.Boards == 0:

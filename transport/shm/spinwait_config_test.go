@@ -5,15 +5,18 @@ import (
 	"time"
 )
 
-// Config.BoardSpinWait: its default, never shorter than SpinWait, off with
-// SpinWait off, and its bound.
+// Config.BoardSpinWait: its default, SpinWait's when that alone is set
+// (shorter or longer: review A15 L1, GOCOLL_SPIN_WAIT=50us spun 1 ms on
+// the board), its own when set, off with SpinWait off, and its bound.
 func TestBoardSpinWaitConfig(t *testing.T) {
 	for _, tc := range []struct {
 		spin, board, want time.Duration
 		err               bool
 	}{
 		{0, 0, DefaultBoardSpinWait, false},
-		{500 * time.Microsecond, 0, DefaultBoardSpinWait, false},
+		{500 * time.Microsecond, 0, 500 * time.Microsecond, false},
+		{50 * time.Microsecond, 0, 50 * time.Microsecond, false},
+		{50 * time.Microsecond, 2 * time.Millisecond, 2 * time.Millisecond, false},
 		{5 * time.Millisecond, 0, 5 * time.Millisecond, false},
 		{0, 300 * time.Microsecond, 300 * time.Microsecond, false},
 		{-1, 0, 0, false},
