@@ -58,7 +58,8 @@
 //	                          per collective: algorithm, bytes, time) or ALL; ^ first excludes
 //	                          (default INIT,NET)
 //	GOCOLL_SPIN_WAIT          shared memory and MetaRoCE: how long a wait polls before it sleeps
-//	                          (default 200us on shared memory, 50us on MetaRoCE; 0 never)
+//	                          (default 200us on shared memory, 1ms on its collectives' boards, 50us on
+//	                          MetaRoCE; set, it bounds the boards' waits too; 0 never)
 //	GOCOLL_PEER_TIMEOUT       MetaRoCE: a peer silent on every path this long, while an operation waits
 //	                          on it, fails that operation naming it (default 2s; 100ms to 1h)
 //	GOCOLL_UDP_PROBE_TIMEOUT  MetaRoCE: a pair of ranks whose handshake is not done this long after
