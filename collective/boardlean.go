@@ -166,8 +166,9 @@ func (c *Comm) leanLocked(h header, recv, data []byte, root int, late bool) bool
 // leanReady looks, changing nothing, at what call seq (slot s) would wait
 // for or fail at: a failed root call pending (rootFailed), a check left
 // that is due now and would fail, or one left in slot s not there yet
-// (boardVerify), a member that has not acked slot s's last call or
-// failed it (boardPublish, rootSettle), the root's slot of this call
+// (boardVerify), a member that has not acked slot s's last call, or
+// acked it by retiring its board (it may have closed the communicator),
+// or failed it (boardPublish, rootSettle), the root's slot of this call
 // (boardRead). Unless boardVerify's quick look finds nothing due, it
 // makes a pass over the checks left (pass), marking in clean those it
 // found done and matched, and returns the fail word boardVerify notes.
@@ -200,7 +201,11 @@ func (b *boardState) leanReady(c *Comm, seq uint64, s, root int, clean *[boardAl
 	u := b.rootPending[s].Load()
 	if prev := b.written[s]; prev > 0 {
 		for m, mem := range b.peers {
-			if m != c.rank && (!acked(mem, b.ackOff(s), prev) || u != 0 && word(mem, boardOffFail).Load() == u) {
+			if m == c.rank {
+				continue
+			}
+			// Retired (^0): m may have closed the communicator (closedErr).
+			if a := ackedBy(mem, b.ackOff(s), prev); a == 0 || a == ^uint64(0) || u != 0 && word(mem, boardOffFail).Load() == u {
 				return 0, false, false
 			}
 		}
