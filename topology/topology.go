@@ -57,8 +57,13 @@ func (r RankInfo) SiteName() string {
 func (t Topology) Size() int { return len(t.Ranks) }
 
 // Rank returns the entry of rank r and true, or false if t has none.
-// If t lists r more than once, Rank returns the first entry.
+// If t lists r more than once (no valid topology does), Rank returns one
+// of them: the first, unless t.Ranks[r] is one. O(1) where t.Ranks[r] is
+// rank r (a topology New returns, whose ranks are 0 to n-1 in order).
 func (t Topology) Rank(r int) (RankInfo, bool) {
+	if r >= 0 && r < len(t.Ranks) && t.Ranks[r].Rank == r { // sorted, as New leaves them: O(1)
+		return t.Ranks[r], true
+	}
 	for _, ri := range t.Ranks {
 		if ri.Rank == r {
 			return ri, true
