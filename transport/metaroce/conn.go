@@ -212,6 +212,7 @@ func (c *conn) heard(now time.Duration) {
 func (c *conn) seedRTT(rtt time.Duration) {
 	for _, p := range c.paths {
 		p.rtt.seed(rtt, c.cfg.InitialRTT/2)
+		p.fab.seed(rtt, c.cfg.InitialRTT/2)
 	}
 }
 
@@ -423,6 +424,7 @@ func (c *conn) handleProbe(now time.Duration, pathIdx int, h wire.Header, body [
 	p := c.paths[pathIdx]
 	if p.probeAnswered(pr.Nonce) && pr.SentAt <= now {
 		p.rtt.sample(now-pr.SentAt, now)
+		p.fab.sample(now-pr.SentAt, now)
 		before := p.state
 		p.heardFrom()
 		c.notePath(p, before)

@@ -157,17 +157,26 @@
 // receive timestamp, converted to the driver's time base); a busy host
 // leaves datagrams in the socket for hundreds of microseconds, which a
 // delay signal of 20 us must not take for the network's queueing (as
-// Swift, SIGCOMM 2020, splits fabric from endpoint delay). The arrival is
-// used only where a delay is measured: a DATA packet's arrival starts the
-// hold its ACK reports (wire.AckBlock.Delay, so the receiver's scheduling
-// delay is part of the hold, not of the RTT), times its one-way delay, and
-// an ACK's arrival ends the sender's RTT sample. The time an ACK waited in
-// the sender's socket, and the receiver's hold, are allowed for instead by
-// the retransmission timeout and the loss timer (the longest hold of the
-// last minWindow, up to 5 ms). Timers, the last time heard from the peer
-// and every other state take the time of hand-over, so time never runs
-// backwards; a datagram handed over by [Endpoint.HandleDatagram] arrived
-// when it is handed over, as before.
+// Swift, SIGCOMM 2020, splits fabric from endpoint delay). A DATA packet's
+// arrival starts the hold its ACK reports (wire.AckBlock.Delay) and times
+// its one-way delay. A path keeps two views of its round trip. The
+// fabric's ends at the ACK's arrival and leaves out the Delay, so neither
+// endpoint's scheduling: it feeds only the delay signal (the delay cut's
+// recent minimum against the minimum, the one-way delay's queue, the loss
+// classifier's queue, the ceiling). The full one ends when the ACK is
+// handed over and leaves out only the part of the Delay a receiver holds
+// on purpose (at most max(AckDelay, 250 µs)): the loop the endpoints live,
+// which sizes the RTO, the loss timer, the window's growth, pacing and the
+// ACK hold. Where the two meet: the delay target is half the loop without
+// the fabric's queue (the full smoothed RTT less the fabric's excess over
+// its floor), a delay cut takes its share of the fabric's part of the
+// window only, and pacing lets out bursts of at most the fabric's RTT at
+// the windows' rate, so that a window whose ACKs waited in a busy host's
+// socket is spread over the loop instead of queueing in the fabric.
+// Without arrival times the two views are one, as before. Timers, the last
+// time heard from the peer and every other state take the time of
+// hand-over, so time never runs backwards; a datagram handed over by
+// [Endpoint.HandleDatagram] arrived when it is handed over.
 //
 // # Acknowledgements and loss recovery
 //

@@ -111,8 +111,8 @@ func (c *conn) draining(now time.Duration) bool {
 	return now < c.drainUntil
 }
 
-// fellBelow reports whether an RTT sample s shows the queue the path's
+// fellBelow reports whether a fabric RTT sample s (path.fab) shows the queue the path's
 // minimum stands on emptying: below the minimum by half the delay target.
 func (p *path) fellBelow(s time.Duration, cfg *Config) bool {
-	return p.rtt.has && s < p.rtt.min-p.delayTarget(cfg)/2
+	return p.fab.has && s < p.fab.min-p.delayTarget(cfg)/2
 }

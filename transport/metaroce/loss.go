@@ -70,7 +70,7 @@ func (p *path) lossCut(cfg *Config, now time.Duration) (bool, float64) {
 		}
 	}
 	if cut {
-		p.ceil.onLoss(p.rtt.srtt, now, heavy)
+		p.ceil.onLoss(p.fab.srtt, now, heavy)
 		if !heavy {
 			p.noteCompetitor(cfg, now)
 		}
@@ -249,7 +249,7 @@ const starvedBelow = 8
 // standing reports whether the path's minimum RTT stands above its floor
 // by two delay targets: a queue that did not drain for a minWindow.
 func (p *path) standing(cfg *Config) bool {
-	return p.rtt.has && p.rtt.min-p.rtt.floorRTT() > 2*p.delayTarget(cfg)
+	return p.fab.has && p.fab.min-p.fab.floorRTT() > 2*p.delayTarget(cfg)
 }
 
 // starved reports whether p's rate is under 1/starvedBelow of the median

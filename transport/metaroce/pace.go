@@ -4,10 +4,11 @@ import "time"
 
 // pace moves the pacing clock on by one datagram at the pacing rate
 // (paceRate). Under the peer's target rate it allows a burst of two
-// datagrams; under the windows' rate alone, of paceBurst at that rate, so
-// that pacing smooths only what an ACK clock at a long RTT would send in
-// bursts (and never holds a datacenter path, whose whole window is
-// shorter than paceBurst).
+// datagrams; under the windows' rate alone, of paceBurst at that rate, or
+// of the paths' longest fabric RTT if shorter (paceSpan), so that pacing
+// smooths only what an ACK clock at a long RTT, or one that a busy host
+// reads late, would send in bursts (and never holds a datacenter path
+// whose ACKs are read on time: its whole window goes out within its RTT).
 func (c *conn) pace(now time.Duration, size int) {
 	rate, peer := c.paceRate()
 	if rate <= 0 {
@@ -16,7 +17,7 @@ func (c *conn) pace(now time.Duration, size int) {
 	gap := time.Duration(float64(size) / rate * float64(time.Second))
 	burst := 2 * gap
 	if !peer {
-		burst = max(burst, paceBurst)
+		burst = max(burst, c.paceSpan())
 	}
 	c.paceAt = max(c.paceAt, now-burst) + gap
 }
@@ -50,4 +51,26 @@ func (c *conn) paceRate() (float64, bool) {
 		return float64(c.peerRate), true
 	}
 	return rate, false
+}
+
+// paceSpan is the longest burst, in time at the windows' rate, that pacing
+// lets out: paceBurst, or, where a path's full RTT exceeds its fabric RTT
+// (path.fab: its ACKs waited in a busy host's socket, which only arrival
+// times show), the longest fabric RTT of the usable paths if shorter, so
+// that a window released by a late read is spread over the loop instead of
+// queueing in the fabric, where the delay signal would see a queue of the
+// host's making. Without arrival times the two RTTs are one and it is
+// paceBurst, as before.
+func (c *conn) paceSpan() time.Duration {
+	span, late := time.Duration(0), false
+	for _, p := range c.paths {
+		if p.usable() && p.fab.has {
+			span = max(span, p.fab.srtt)
+			late = late || p.rtt.srtt > p.fab.srtt
+		}
+	}
+	if !late {
+		return paceBurst
+	}
+	return min(span, paceBurst)
 }

@@ -65,15 +65,28 @@ type path struct {
 	undo  rtoUndo // what the last retransmission timeouts changed (spurious.go)
 	idx   uint8
 	state PathState
-	rtt   rttEstimator
-	owd   owdTracker
-	// held is the longest the endpoints held an ACK of new packets over
-	// the last one to two minWindows: the block's Delay (the peer's hold,
-	// from the DATA's arrival in its socket, so with its scheduling delay)
-	// plus the time the ACK waited in our socket (now less its arrival),
-	// at most maxEndpointHold. It is what the holds actually are, whatever
-	// RTT the peer judges its own by; the RTT samples leave it out, the
-	// retransmission timeout allows for it.
+	// rtt is the full round trip, as the endpoints live it: from the
+	// packet's send to the ACK's hand-over to the core, less at most the
+	// peer's own hold (fullSample). It sizes everything that must cover
+	// the real loop: the RTO, the loss timer, the window's growth, the
+	// bandwidth-delay product, pacing, the ACK hold, the choice of path.
+	rtt rttEstimator
+	// fab is the fabric's round trip: from the packet's send to the ACK's
+	// arrival in our socket, less the peer's Delay (counted from the
+	// DATA's arrival in its socket), so without either endpoint's
+	// scheduling delay when the driver gives arrival times (see "Arrival
+	// times" in the package documentation; without them it is rtt). It
+	// feeds only the delay signal: the delay cut's recent-against-minimum
+	// comparison (its recent minimum over half the full loop), the queue
+	// the delay target is held against (loopBase), the loss classifier's
+	// queue, the ceiling. Two views, as Swift's fabric and endpoint delays: a busy
+	// host's late reads are no queue, but a window sized by the fabric's
+	// delay alone would not cover the loop, nor an RTO time it.
+	fab rttEstimator
+	owd owdTracker
+	// held is the longest the peer held an ACK of new packets (the
+	// block's Delay, at most maxAckHold) over the last one to two
+	// minWindows: what its hold actually is, whatever RTT it judges it by.
 	held winMax
 	win  window
 	dlv  delivery
@@ -121,6 +134,7 @@ func newPath(idx, n int, cfg *Config, mss int) *path {
 	return &path{
 		idx: uint8(idx),
 		rtt: newRTT(cfg.InitialRTT),
+		fab: newRTT(cfg.InitialRTT),
 		win: newWindow(mss, max(1, cfg.InitialWindow/n), maxWindowPkts, n),
 	}
 }
@@ -249,11 +263,26 @@ func (p *path) resolve(seq uint64, acked bool, sink packetSink) {
 	}
 }
 
+// fullSample is the full RTT sample of block blk of an ACK handed over at
+// now: now less the Echo, less the block's Delay up to the most a receiver
+// holds an ACK after reading the DATA (maxPeerHold). The rest of the Delay
+// is the time the DATA waited in the peer's socket (its scheduling delay,
+// with arrival times), which the loop includes; so does the time the ACK
+// waited in ours. Without arrival times and with timers on time the Delay
+// never exceeds the hold and the sample is the fabric's.
+func fullSample(blk *wire.AckBlock, now time.Duration, cfg *Config) time.Duration {
+	return now - blk.Echo - min(blk.Delay, maxPeerHold(cfg))
+}
+
+// maxPeerHold is the longest a receiver holds an ACK after reading the
+// DATA, whatever RTT it judges by (ackHold's range).
+func maxPeerHold(cfg *Config) time.Duration { return max(cfg.AckDelay, maxAckHold) }
+
 // onBlock processes an ACK block for this path, of an ACK the receiver
-// sent at ackSent on its clock and that arrived here at at (<= now, the end
-// of the RTT sample): it takes acknowledged packets out of flight, samples
-// the RTT and the one-way delay, reacts to new CE marks and rising delay,
-// and detects losses.
+// sent at ackSent on its clock and that arrived here at at (<= now: the end
+// of the fabric's RTT sample; now ends the full one): it takes
+// acknowledged packets out of flight, samples both RTTs and the one-way
+// delay, reacts to new CE marks and rising delay, and detects losses.
 func (p *path) onBlock(blk *wire.AckBlock, ackSent, now, at time.Duration, cfg *Config, sink packetSink) {
 	p.checkUndo(blk)
 	newly, before := 0, p.inflight
@@ -286,10 +315,11 @@ func (p *path) onBlock(blk *wire.AckBlock, ackSent, now, at time.Duration, cfg *
 	p.undo.ok = false // packets sent since the timeout, not its own
 	p.backoff = 0
 	p.heardFrom()
-	p.held.sample(min(max(blk.Delay, 0)+now-at, maxEndpointHold), now, minWindow)
+	p.held.sample(min(max(blk.Delay, 0), maxAckHold), now, minWindow)
 	if s := at - blk.Echo - blk.Delay; blk.Echo <= at {
 		p.fell = p.fell || p.fellBelow(s, cfg)
-		p.rtt.sample(s, now)
+		p.fab.sampleSpan(s, now, p.rtt.srtt)
+		p.rtt.sample(fullSample(blk, now, cfg), now)
 	}
 	p.owd.sample(ackSent-blk.Delay-blk.Echo, now, p.rtt.srtt)
 	p.dlv.onAck(newly, now, p.rtt.srtt)
@@ -329,7 +359,7 @@ func (p *path) congestion(blk *wire.AckBlock, sentAt, now time.Duration, cfg *Co
 	// start at a fraction of the path's bandwidth-delay product.
 	target := p.delayTarget(cfg)
 	compete := p.competingAt(now)
-	if compete && p.rtt.has && p.ceil.rtt > 0 && p.rtt.min > p.ceil.rtt-max(2*target, (p.ceil.rtt-p.rtt.floorRTT())/competeSwing) {
+	if compete && p.fab.has && p.ceil.rtt > 0 && p.fab.min > p.ceil.rtt-max(2*target, (p.ceil.rtt-p.fab.floorRTT())/competeSwing) {
 		// A loss-based competitor drains the queue after each of its
 		// losses (a sawtooth); one that stays full has many flows of a
 		// few packets, all yielding to loss (paths of an incast that
@@ -337,7 +367,7 @@ func (p *path) congestion(blk *wire.AckBlock, sentAt, now time.Duration, cfg *Co
 		p.stopCompeting(now)
 		compete = false
 	}
-	if cut := p.cutTarget(target); !compete && p.rtt.has && p.rtt.recent.value() > p.rtt.min+cut && p.owd.queue() > cut {
+	if cut := p.cutTarget(target); !compete && p.fab.has && p.fab.recent.value() > p.fab.min+cut && p.owd.queue() > cut {
 		// Above propCutRTT of base RTT, or for a deep queue (other flows'
 		// or many paths' standing in a shallow buffer), cut by what drains the queue and
 		// a twentieth of the base more, if that is less than the fixed
@@ -348,16 +378,23 @@ func (p *path) congestion(blk *wire.AckBlock, sentAt, now time.Duration, cfg *Co
 		// what the window grew meanwhile, and the windowed minimum creeps
 		// up with it (by 11 ms in 4 s at 100 ms), until the buffer
 		// overflows. A deep queue is drained at once, up to half the
-		// window.
-		recent := p.rtt.recent.value()
-		factor := float64(p.rtt.min-p.rtt.min/drainMargin) / float64(recent)
-		if p.rtt.floorRTT() >= propCutRTT || recent-p.rtt.floorRTT() > deepQueue*target {
+		// window. The queue and the margin are the fabric's (path.fab),
+		// the window they are taken from covers the full loop: the
+		// fabric's recent RTT plus the endpoints' part of the smoothed
+		// one (none without arrival times, where the factor is the
+		// fabric's minimum less the margin over its recent RTT). The
+		// fixed cut, too, takes its share only of the fabric's part of
+		// the window: the endpoints' part is no queue.
+		recent := p.fab.recent.value()
+		loop := recent + max(p.rtt.srtt-p.fab.srtt, 0)
+		factor := float64(loop-(recent-p.fab.min)-p.fab.min/drainMargin) / float64(loop)
+		if p.fab.floorRTT() >= propCutRTT || recent-p.fab.floorRTT() > deepQueue*target {
 			factor = max(factor, minDelayCut)
-		} else {
-			factor = cutFactor[signalDelay]
+		} else if factor = cutFactor[signalDelay]; loop > recent {
+			factor = 1 - (1-factor)*float64(recent)/float64(loop)
 		}
 		p.win.onSignal(signalDelay, sentAt, now, min(factor, maxDelayCut), p.bdp(now))
-	} else if !compete && p.rtt.has && (p.ceil.heavyAt(now) || p.rtt.min > p.rtt.floorRTT()+target) && p.ceil.near(p.rtt.recent.value(), target, now) {
+	} else if !compete && p.fab.has && (p.ceil.heavyAt(now) || p.fab.min > p.fab.floorRTT()+target) && p.ceil.near(p.fab.recent.value(), target, now) {
 		p.win.onSignal(signalDelay, sentAt, now, 0, p.bdp(now))
 	}
 }
@@ -382,11 +419,14 @@ const (
 // buffer leaves only loss to signal congestion.
 const maxDelayTarget = 5 * time.Millisecond
 
-// delayTarget is how far the RTT may rise above its minimum before the
-// window is cut: half the base RTT (the floor), at most maxDelayTarget,
-// and at least Config.DelayTarget.
+// delayTarget is how far the fabric's RTT may rise above its minimum
+// before the window is cut: half the base loop (loopBase: the floor without
+// arrival times; with them, the loop without the fabric's queue, so that
+// the window that keeps the link busy while the endpoints read late may
+// queue as much as it did before), at most maxDelayTarget, and at least
+// Config.DelayTarget.
 func (p *path) delayTarget(cfg *Config) time.Duration {
-	return max(cfg.DelayTarget, min(p.rtt.floorRTT()/2, maxDelayTarget))
+	return max(cfg.DelayTarget, min(p.loopBase()/2, maxDelayTarget))
 }
 
 // jitterScatter is how many times a path's scatter (the smoothed
@@ -417,10 +457,10 @@ const jitterMinRTT = time.Millisecond
 // between ours, and tolerating it yields the link to them. The judgement
 // of a loss (queueing) and of a competitor do not use it.
 func (p *path) cutTarget(target time.Duration) time.Duration {
-	if p.rtt.floorRTT() < jitterMinRTT || p.rtt.min > p.rtt.floorRTT()+target {
+	if p.fab.floorRTT() < jitterMinRTT || p.fab.min > p.fab.floorRTT()+target {
 		return target
 	}
-	return max(target, min(jitterScatter*p.rtt.scatter, maxDelayTarget))
+	return max(target, min(jitterScatter*p.fab.scatter, maxDelayTarget))
 }
 
 // queueing reports whether the path shows a queue, which makes a loss look
@@ -438,21 +478,30 @@ func (p *path) cutTarget(target time.Duration) time.Duration {
 // keep full for longer than minWindow would look like none, and every tail
 // drop like random loss (see rttEstimator.floor).
 func (p *path) queueing(cfg *Config) bool {
-	if !p.rtt.has {
+	if !p.fab.has {
 		return false
 	}
-	q, o, lo := p.rtt.srtt-p.rtt.floorRTT(), p.owd.smooth, p.delayTarget(cfg)
-	return q > max(p.rtt.peak.value()*3/4, lo) && o > max(p.owd.peak.value()*3/4, lo)
+	q, o, lo := p.fab.srtt-p.fab.floorRTT(), p.owd.smooth, p.delayTarget(cfg)
+	return q > max(p.fab.peak.value()*3/4, lo) && o > max(p.owd.peak.value()*3/4, lo)
 }
 
 // bdp returns what the path delivered in its last smoothed RTT, scaled to
-// its base RTT (the floor): its bandwidth-delay product without the queue
+// its base loop (loopBase): its bandwidth-delay product without the queue
 // when it is the bottleneck's, or 0 when unknown.
 func (p *path) bdp(now time.Duration) int {
 	if !p.rtt.has {
 		return 0
 	}
-	return int(p.dlv.rate(now, p.rtt.srtt) * p.rtt.floorRTT().Seconds())
+	return int(p.dlv.rate(now, p.rtt.srtt) * p.loopBase().Seconds())
+}
+
+// loopBase is the full loop without the fabric's queue: the smoothed full
+// RTT less the fabric's smoothed excess over its floor, at least the full
+// RTT's floor. Without arrival times the two views are one and it is that
+// floor; with them the full floor is the luckiest loop (both endpoints
+// read at once), far below what the window must cover.
+func (p *path) loopBase() time.Duration {
+	return max(p.rtt.srtt-max(p.fab.srtt-p.fab.floorRTT(), 0), p.rtt.floorRTT())
 }
 
 // reorderThreshold is how many later packets on the same path must be
@@ -461,14 +510,13 @@ const reorderThreshold = 3
 
 // detectLoss declares lost every in-flight packet older than the largest
 // acknowledged one by reorderThreshold, or sent more than 9/8 RTT before
-// now, plus the endpoints' hold (path.held: the RTT samples leave it out);
-// for the rest it arms the loss timer.
+// now; for the rest it arms the loss timer.
 func (p *path) detectLoss(now time.Duration, cfg *Config, sink packetSink) {
 	p.lossAt = 0
 	if !p.hasLargest {
 		return
 	}
-	delay := max(p.rtt.srtt, p.rtt.latest)*9/8 + p.held.value()
+	delay := max(p.rtt.srtt, p.rtt.latest) * 9 / 8
 	for seq := p.base; seq < p.next && seq < p.largest; seq++ {
 		rec := p.slot(seq)
 		if !rec.inflight {

@@ -100,12 +100,18 @@ func (r *rttEstimator) seed(s, minVar time.Duration) {
 
 // sample folds in one RTT measurement taken at now; non-positive samples
 // are ignored.
-func (r *rttEstimator) sample(s, now time.Duration) {
+func (r *rttEstimator) sample(s, now time.Duration) { r.sampleSpan(s, now, r.srtt) }
+
+// sampleSpan is sample with the recent minimum over the last half to
+// whole span instead of the estimator's own srtt: a fabric RTT's recent
+// minimum spans half the full loop (path.fab), since the ACK clock sends
+// in bursts a loop apart and a queue is one that stands longer than one.
+func (r *rttEstimator) sampleSpan(s, now, span time.Duration) {
 	if s <= 0 {
 		return
 	}
 	r.floor.sample(s, now, floorWindow)
-	r.recent.sample(s, now, r.srtt/2)
+	r.recent.sample(s, now, span/2)
 	if !r.has {
 		r.srtt, r.rttvar, r.min, r.latest, r.has = s, s/2, s, s, true
 		r.minCur, r.minPrev, r.winAt = s, s, now

@@ -6,10 +6,14 @@ import "time"
 // connection.
 type PathStats struct {
 	State        PathState
-	SRTT, RTTVar time.Duration // smoothed RTT and its mean deviation
-	MinRTT       time.Duration // lowest RTT sampled
-	Cwnd         int           // congestion window in bytes
-	Inflight     int           // datagram bytes in flight
+	SRTT, RTTVar time.Duration // smoothed full RTT and its mean deviation
+	MinRTT       time.Duration // lowest full RTT sampled
+	// FabricSRTT and FabricMinRTT are the smoothed and lowest fabric RTT,
+	// without the endpoints' scheduling delays when the driver gives
+	// arrival times (the delay signal's view; see "Arrival times").
+	FabricSRTT, FabricMinRTT time.Duration
+	Cwnd                     int // congestion window in bytes
+	Inflight                 int // datagram bytes in flight
 
 	PacketsSent  int64 // DATA packets sent, retransmissions included
 	BytesSent    int64 // payload bytes sent, retransmissions included
@@ -103,6 +107,7 @@ type EndpointStats struct {
 func (p *path) stats() PathStats {
 	s := p.st
 	s.State, s.SRTT, s.RTTVar, s.MinRTT = p.state, p.rtt.srtt, p.rtt.rttvar, p.rtt.min
+	s.FabricSRTT, s.FabricMinRTT = p.fab.srtt, p.fab.min
 	s.Cwnd, s.Inflight = p.win.cwnd, p.inflight
 	s.CutsECN, s.CutsLoss, s.CutsDelay = p.win.cuts[signalECN], p.win.cuts[signalLoss], p.win.cuts[signalDelay]
 	s.PacketsRecv, s.DupsRecv, s.ECNRecv = p.recv.received, p.recv.dups, int64(p.recv.ce)
