@@ -227,19 +227,16 @@ type Config struct {
 	AbortMemory int
 	// ArrivalTimes hands the core each datagram's kernel receive time
 	// (Message.Received, converted by arrival.go) as its arrival
-	// (metaroce.Endpoint.HandleDatagramAt). Default off: the core gets
-	// arrival = now, as before session 15. With it, the core's single RTT ends
-	// at the arrival everywhere it is used, and a sim with reads late by up
-	// to 500 us and timers on time shows the sender worse off with it
-	// (bench/results/cpu_lab README, "Session 15, swift15": 33 messages
-	// against 176 at 100 Gbit/s, spurious timeouts while the ACKs wait in
-	// its socket; 47 against 69 at 10 Gbit/s, a window sized
-	// by the fabric's delay for a loop that includes both readers'
-	// lateness); the lab's site connection is better off (fewer spurious
-	// timeouts, fewer system calls per datagram: bench/results/cpu_lab
-	// README, "Session 15, swift15"). It stays off until the core keeps a
-	// fabric RTT for the delay signal apart from the full RTT that sizes
-	// timers and windows.
+	// (metaroce.Endpoint.HandleDatagramAt); without it the sockets ask for
+	// no timestamps and the core gets arrival = now, as before session 15.
+	// Default off. The core keeps two RTTs (see "Arrival times" in its
+	// documentation): in its sim with reads late by up to 500 us it then
+	// delivers more with arrival times than without on seeds 15-19 at 100
+	// and 10 Gbit/s (TestArrivalTimesLateReadsDelivery), but not on every
+	// seed, and what stays to fix before the default turns on is in
+	// bench/results/cpu_lab README, "Session 15, swift15b": a wall-clock
+	// step between stamp and read poisons the receiver's lifetime one-way
+	// delay minimum.
 	ArrivalTimes bool
 	// Core configures the MetaRoCE core. Its NodeID, Paths and MaxDatagram
 	// are set from Rank, Paths and MaxDatagram, ReportUnexpected is
@@ -447,7 +444,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.OpenSocket == nil {
 		uc := udpio.Config{ReadBuffer: c.SocketBuffer, WriteBuffer: c.SocketBuffer,
-			BatchSize: min(c.Batch, udpio.MaxBatchSize)}
+			BatchSize: min(c.Batch, udpio.MaxBatchSize), DisableTimestamps: !c.ArrivalTimes}
 		ifs := c.Interfaces
 		c.OpenSocket = func(path int, addr netip.AddrPort) (PathSocket, error) {
 			pc := uc

@@ -326,6 +326,10 @@ func (e *engine) handleBatch(path int, ms []Message) bool {
 			e.core.HandleDatagramAt(now, at, path, m.CE, b[:seg])
 			e.answerRefusals(path, m.Addr)
 			count++
+			// The stamp is the train's first segment's: the rest arrived
+			// later, when is not known, so they count as arriving now
+			// (an RTT sample too long, never one below the path's delay).
+			at = now
 			b = b[seg:]
 			if len(b) == 0 {
 				break
