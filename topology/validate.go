@@ -88,8 +88,9 @@ func (t Topology) Validate() error {
 	if err := checkRankNumbers(t.Ranks); err != nil {
 		return err
 	}
+	cpus := map[string]int{} // each distinct cpu list's count, parsed once
 	for i, ri := range t.Ranks {
-		if err := ri.validate(); err != nil {
+		if err := ri.validateIn(cpus); err != nil {
 			return fmt.Errorf("%w: ranks[%d] (rank %d): %s", ErrInvalid, i, ri.Rank, err)
 		}
 	}
@@ -156,7 +157,11 @@ func checkHosts(ranks []RankInfo) error {
 	return nil
 }
 
-func (ri RankInfo) validate() error {
+func (ri RankInfo) validate() error { return ri.validateIn(nil) }
+
+// validateIn is validate sharing cpus (CPUInfo.validateIn's listed) across
+// ranks.
+func (ri RankInfo) validateIn(cpus map[string]int) error {
 	if ri.Host == "" {
 		return errors.New("empty host")
 	}
@@ -177,7 +182,7 @@ func (ri RankInfo) validate() error {
 			return fmt.Errorf("nics[%d]: %w", j, err)
 		}
 	}
-	if err := ri.CPU.validate(); err != nil {
+	if err := ri.CPU.validateIn(cpus); err != nil {
 		return fmt.Errorf("cpu: %w", err)
 	}
 	return nil
@@ -205,7 +210,11 @@ func (nic NIC) validate() error {
 	return nil
 }
 
-func (c CPUInfo) validate() error {
+func (c CPUInfo) validate() error { return c.validateIn(nil) }
+
+// validateIn is validate with listed, where not nil, holding the number of
+// CPUs of each cpu list already parsed (a topology's ranks share a few).
+func (c CPUInfo) validateIn(listed map[string]int) error {
 	for _, s := range []struct{ field, v string }{{"arch", c.Arch}, {"vendor", c.Vendor}, {"brand", c.Brand}, {"machine", c.Machine}} {
 		if err := checkName(s.field, s.v); err != nil {
 			return err
@@ -226,12 +235,19 @@ func (c CPUInfo) validate() error {
 		}
 	}
 	if c.CPUs != "" {
-		cpus, err := affinity.Parse(c.CPUs)
-		if err != nil {
-			return fmt.Errorf("cpus: %v", err)
+		n, ok := listed[c.CPUs]
+		if !ok {
+			cpus, err := affinity.Parse(c.CPUs)
+			if err != nil {
+				return fmt.Errorf("cpus: %v", err)
+			}
+			n = len(cpus)
+			if listed != nil {
+				listed[c.CPUs] = n
+			}
 		}
-		if len(cpus) != c.Cores {
-			return fmt.Errorf("cpus %q lists %d CPUs but cores is %d", c.CPUs, len(cpus), c.Cores)
+		if n != c.Cores {
+			return fmt.Errorf("cpus %q lists %d CPUs but cores is %d", c.CPUs, n, c.Cores)
 		}
 	}
 	return nil

@@ -287,6 +287,9 @@ func (in Input) validate() error {
 			return fmt.Errorf("%w: Links.%s.CPUPerMessage %v is not in [0, %v]", ErrInvalid, l.name, l.link.CPUPerMessage, topology.MaxCPUPerMessage)
 		}
 	}
+	if len(in.Links.Pairs) == 0 {
+		return nil // the topology validated above; no second pass for no pairs
+	}
 	t := in.Topology
 	t.Links = &topology.Links{Pairs: in.Links.Pairs}
 	if err := t.Validate(); err != nil {
