@@ -23,7 +23,10 @@ Runs gocoll's real collective algorithms, one goroutine per rank, in virtual
 time over a simulated fabric (transport/simnet): a port per rank on its host,
 a NIC per host, an uplink per site with --wan-paths lanes, each link shared
 by the transfers that cross it. Prints the virtual time, algbw, busbw and the
-cost model's prediction (collective/tune) beside it.
+cost model's prediction (collective/tune) beside it. The simulated fabric
+costs no CPU: the model here leaves its CPU term out (a file's CPU figures,
+which a job's dump carries, are ignored; gocoll topo --explain prices them),
+so the prediction, sim/model and --algo auto's choice are of the same fabric.
 
 COLLECTIVE is allreduce, broadcast or reduce (root 0); SIZE is bytes, a
 multiple of 4 (float32 elements), with K, M or G (powers of 1024): 8 64K 4M.
@@ -200,7 +203,7 @@ func parseRate(s string) (float64, error) {
 
 // fabric returns the topology and link figures the flags describe: the
 // file's, or the grid's; the file's levels win over the defaults, flags
-// given explicitly over both.
+// given explicitly over both; no CPU figures (the fabric simulates none).
 func (f simFlags) fabric() (topology.Topology, tune.Links, error) {
 	var topo topology.Topology
 	var err error
@@ -221,6 +224,7 @@ func (f simFlags) fabric() (topology.Topology, tune.Links, error) {
 			return topo, f.links, err
 		}
 	}
+	topo = tune.WithoutCPU(topo) // the fabric has no CPU cost: nor has its model
 	links := tune.DefaultLinks().With(topo)
 	flagged := map[string]func(){
 		"host-delay": func() { links.Host.Latency = f.links.Host.Latency }, "host-bw": func() { links.Host.Bandwidth = f.links.Host.Bandwidth },
