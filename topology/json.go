@@ -211,7 +211,13 @@ func describeJSONError(err error) string {
 	case errors.As(err, &typ):
 		field := "the file"
 		if typ.Field != "" {
-			field = strconv.Quote(typ.Field)
+			// encoding/json's path names an embedded struct and leaves a
+			// map's key out: "links.linkJSON.bandwidth", "levels.bandwidth".
+			f := strings.ReplaceAll(typ.Field, ".linkJSON", "")
+			if rest, ok := strings.CutPrefix(f, "levels."); ok {
+				f = "levels.LEVEL." + rest
+			}
+			field = strconv.Quote(f)
 		}
 		return fmt.Sprintf("offset %d: %s is a JSON %s, want %s", typ.Offset, field, typ.Value, jsonKind(typ.Type))
 	case errors.Is(err, io.EOF):
