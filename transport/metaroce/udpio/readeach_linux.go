@@ -7,15 +7,6 @@ import (
 	"time"
 )
 
-// each is ReadEach's loop: every recvmmsg and every handle run inside one
-// RawConn.Read. A raw read's function that returns false waits for the
-// runtime's poller, which watches the socket edge-triggered and keeps a
-// readiness that arrived while nobody waited: so after a batch shorter than
-// asked (the queue was empty when the kernel filled it), it waits at once,
-// and a datagram that came during handle, or between the read and the wait,
-// ends the wait at once. A new RawConn.Read forgets such a readiness (it
-// resets the poller's state before its first call), which is why a plain
-// ReadBatch loop must try a read, mostly EAGAIN, before each wait.
 // ended returns why a reader must stop between batches: net.ErrClosed
 // once Close began, os.ErrDeadlineExceeded once the read deadline passed,
 // else nil.
@@ -29,6 +20,15 @@ func (s *Socket) ended() error {
 	return nil
 }
 
+// each is ReadEach's loop: every recvmmsg and every handle run inside one
+// RawConn.Read. A raw read's function that returns false waits for the
+// runtime's poller, which watches the socket edge-triggered and keeps a
+// readiness that arrived while nobody waited: so after a batch shorter than
+// asked (the queue was empty when the kernel filled it), it waits at once,
+// and a datagram that came during handle, or between the read and the wait,
+// ends the wait at once. A new RawConn.Read forgets such a readiness (it
+// resets the poller's state before its first call), which is why a plain
+// ReadBatch loop must try a read, mostly EAGAIN, before each wait.
 func (r *reader) each(s *Socket, ms []Message, handle func(n int) bool) error {
 	cnt := min(len(ms), len(r.hs))
 	for i := range cnt {
