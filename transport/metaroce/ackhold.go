@@ -33,6 +33,9 @@ const (
 	// maxAckHold bounds the hold, whatever the RTT: at most an eighth of
 	// it, and never more than this.
 	maxAckHold = 250 * time.Microsecond
+	// maxEndpointHold bounds the hold a sender allows for (path.held):
+	// the peer's ACK hold and both endpoints' scheduling delays.
+	maxEndpointHold = 5 * time.Millisecond
 	// longAckEvery is the number of new DATA packets, over all paths of a
 	// long connection, after which it acknowledges at once.
 	longAckEvery = 8
