@@ -167,7 +167,10 @@
 // handed over and leaves out only the part of the Delay a receiver holds
 // on purpose (at most max(AckDelay, 250 µs)): the loop the endpoints live,
 // which sizes the RTO, the loss timer, the window's growth, pacing and the
-// ACK hold. Where the two meet: the delay target is half the loop without
+// ACK hold; the RTO and the loss timer also allow for the longest hold of
+// the endpoints seen lately (the peer's Delay plus the ACK's wait in our
+// socket, over one to two minWindows, up to 5 ms), since one sample holds
+// only one loop's lateness. Where the two meet: the delay target is half the loop without
 // the fabric's queue (the full smoothed RTT less the fabric's excess over
 // its floor), a delay cut takes its share of the fabric's part of the
 // window only, and pacing lets out bursts of at most the fabric's RTT at
