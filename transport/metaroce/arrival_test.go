@@ -123,8 +123,8 @@ func TestArrivalTimesExcludeLateReads(t *testing.T) {
 // are review C's. Not every seed gains: at 100 Gbit/s seeds 20 and 21
 // deliver 47 against 100 and 41 against 83, a spurious timeout in the
 // first millisecond (the first full RTT sample taken when both reads were
-// prompt) ending slow start; over seeds 15-24, 1927 against 865 messages at
-// 100 Gbit/s and 674 against 348 at 10 Gbit/s.
+// prompt) ending slow start; over seeds 15-24, 2126 against 865 messages at
+// 100 Gbit/s and 680 against 348 at 10 Gbit/s.
 func TestArrivalTimesLateReadsDelivery(t *testing.T) {
 	const late = 500 * time.Microsecond
 	for _, tc := range []struct {
