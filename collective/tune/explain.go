@@ -38,6 +38,9 @@ func Explain(w io.Writer, coll Collective, in Input) error {
 		mark := ""
 		if i == 0 {
 			mark = "  (chosen)"
+			if len(p) > 1 && p[1].Time < pr.Time {
+				mark = fmt.Sprintf("  (chosen: within %.0f %% of the next, with the CPU term binding; the links alone rank it first)", cpuTieMargin*100)
+			}
 		}
 		name := pr.Algorithm
 		if pr.Channels > 1 {

@@ -167,7 +167,10 @@ type Prediction struct {
 }
 
 // Predict returns every algorithm of coll with its predicted time, fastest
-// first (ties in the order the algorithms are listed: ring or chain first).
+// first (ties in the order the algorithms are listed: ring or chain first),
+// except that the second comes first where the two are within
+// cpuTieMargin, the CPU term binds either, and the links alone predict the
+// second faster (breakCPUTie).
 func Predict(coll Collective, in Input) ([]Prediction, error) {
 	in.Links = in.Links.With(in.Topology)
 	if err := in.validate(); err != nil {
@@ -224,6 +227,7 @@ func Predict(coll Collective, in Input) ([]Prediction, error) {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Prediction) int { return cmp.Compare(a.Time, b.Time) })
+	breakCPUTie(coll, in, out)
 	return out, nil
 }
 

@@ -1,0 +1,65 @@
+package tune
+
+import "github.com/gocoll/gocoll/topology"
+
+// cpuTieMargin is how close two candidates' predictions may lie, one of
+// them bound by the CPU term, before the links alone rank them.
+//
+// The CPU term rests on the probe's CPU a byte, and its busy figure (every
+// pair of a level at once) moves 2-5x with the machine's load at the
+// probe (bench/results/model_lab, session 15). Where it binds, two
+// algorithms' predictions within a few percent are a tie the figures
+// cannot break: in the two-site lab the hierarchical and the ring 16 MiB
+// AllReduce came out 326 ms against 338, and a probe that read the site's
+// busy figure at 5 ns a byte instead of 3.6 put the ring first (auto then
+// ran the ring, 0.085 GB/s, in 2 of 8 runs, where the hierarchical one
+// reaches 0.101; bench/results/quiet-20261205-1010/auto16). The links'
+// figures are measured by transfers, not CPU clocks, and do not move so.
+const cpuTieMargin = 0.10
+
+// breakCPUTie puts the second of out (sorted fastest first) first where
+// the two lie within cpuTieMargin of the first's time, either is bound by
+// the CPU term, and the links alone (the model without its CPU figures)
+// predict the second faster. It changes nothing where no CPU figure is
+// known, so a tie is only ever broken one way: the model without CPU
+// figures has no CPU-bound candidate.
+func breakCPUTie(coll Collective, in Input, out []Prediction) {
+	if len(out) < 2 || !out[0].CPUBound && !out[1].CPUBound ||
+		float64(out[1].Time) > float64(out[0].Time)*(1+cpuTieMargin) {
+		return
+	}
+	free, err := Predict(coll, withoutCPUInput(in))
+	if err != nil {
+		return
+	}
+	if timeOf(free, out[1].Algorithm) < timeOf(free, out[0].Algorithm) {
+		out[0], out[1] = out[1], out[0]
+	}
+}
+
+// timeOf is algo's predicted time in ps, or the longest Duration if ps has
+// no such candidate.
+func timeOf(ps []Prediction, algo string) float64 {
+	for _, p := range ps {
+		if p.Algorithm == algo {
+			return float64(p.Time)
+		}
+	}
+	return float64(1<<63 - 1)
+}
+
+// withoutCPUInput is in without CPU figures, in its Links and its
+// topology's (WithoutCPU).
+func withoutCPUInput(in Input) Input {
+	in.Topology = WithoutCPU(in.Topology)
+	for _, l := range []*Link{&in.Links.Host, &in.Links.Site, &in.Links.WAN} {
+		l.CPUPerByte, l.CPUPerByteBusy, l.CPUPerMessage = 0, 0, 0
+	}
+	pairs := make([]topology.HostLink, len(in.Links.Pairs))
+	copy(pairs, in.Links.Pairs)
+	for i := range pairs {
+		pairs[i].CPUPerByte, pairs[i].CPUPerByteBusy, pairs[i].CPUPerMessage = 0, 0, 0
+	}
+	in.Links.Pairs = pairs
+	return in
+}
