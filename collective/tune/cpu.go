@@ -113,50 +113,29 @@ func (m *model) messages(p phase) []float64 {
 func (m *model) cpuLink(a, b int) Link { return m.links[m.level(a, b)] }
 
 // cpuWork returns phase p's CPU seconds per machine, per rank and in all.
-// A byte costs between its level's CPUPerByte (one pair alone) and its
-// CPUPerByteBusy (every pair at once), by how busy the phase keeps its
-// machine at the first: u = (that work over the machine's cores) / (the
-// phase's time on its links), at most 1; the byte costs CPUPerByte + u ×
-// (CPUPerByteBusy − CPUPerByte). Contention costs only where the cores
-// are busy: in the two-site lab (8 ranks, 2 cores) the busy figure is
-// 2-3x the lone one, the ring's 4 MiB AllReduce used about that (0.15-0.17
-// CPU-s a call, model 0.08 with the lone figure), and the tree's 256 MiB,
-// which the WAN uplink paces, 10.7 CPU-s where the busy figure alone
-// gives 14.2 (bench/results/model_lab, session 15).
+// A byte costs its level's CPUPerByte, the figure of one pair alone; a
+// message its CPUPerMessage. The level's CPUPerByteBusy (every pair at
+// once) is measured, carried and shown (gocoll topo --explain) but not
+// priced: session 15 priced it by how busy a phase keeps the cores, and
+// in the quiet window that put the hierarchical 16 MiB AllReduce's CPU at
+// 0.50-0.61 s a call against the 0.27 the job used (cpu_lab), made it
+// CPU-bound and put the ring first on 2 of 14 of the lab's probed
+// topologies (auto then ran the ring, 20 % slower); the figure moves 2-5x
+// with the load at the probe. With the lone figure the hierarchical one
+// leads on all 14 by 8-40 % (bench/results/quiet-20261205-1010/auto16).
 func (m *model) cpuWork(p phase) (machines, ranks []float64, all float64) {
-	n := len(m.cpu.cores)
-	lone, busy := make([]float64, n), make([]float64, n)
-	loneR, busyR := make([]float64, len(m.cpu.machine)), make([]float64, len(m.cpu.machine))
+	machines, ranks = make([]float64, len(m.cpu.cores)), make([]float64, len(m.cpu.machine))
 	msgs := m.messages(p)
 	for i, f := range p.flows {
 		l := m.cpuLink(f.src, f.dst)
-		msg := msgs[i] * l.CPUPerMessage.Seconds()
-		w, b := f.bytes*l.CPUPerByte+msg, msg+f.bytes*max(l.CPUPerByte, l.CPUPerByteBusy)
+		w := f.bytes*l.CPUPerByte + msgs[i]*l.CPUPerMessage.Seconds()
 		for _, r := range []int{f.src, f.dst} {
-			lone[m.cpu.machine[r]] += w / 2
-			busy[m.cpu.machine[r]] += b / 2
-			loneR[r] += w / 2
-			busyR[r] += b / 2
+			machines[m.cpu.machine[r]] += w / 2
+			ranks[r] += w / 2
 		}
+		all += w
 	}
-	var link float64
-	for i := range busy {
-		if busy[i] > lone[i] && link == 0 {
-			link = m.linkTime(p)
-		}
-	}
-	u := make([]float64, n) // per machine, how busy the lone work keeps it
-	for i := range u {
-		if c := m.cpu.cores[i]; c > 0 && busy[i] > lone[i] && link > 0 {
-			u[i] = min(1, lone[i]/float64(c)/link)
-		}
-		lone[i] += u[i] * (busy[i] - lone[i])
-		all += lone[i]
-	}
-	for r := range loneR {
-		loneR[r] += u[m.cpu.machine[r]] * (busyR[r] - loneR[r])
-	}
-	return lone, loneR, all
+	return machines, ranks, all
 }
 
 // cpuTime returns the least seconds phase p's CPU work allows on the

@@ -225,29 +225,30 @@ func TestCPUOneRankOneCore(t *testing.T) {
 // takes 2 × 1 MiB × 2 ns. On 4 cores the lone work (2 MiB × 0.5 ns) keeps
 // them a quarter of the link time busy: a byte costs 0.5 + u × 0.5 ns, and
 // the links set the time. Without a busy figure, the lone one stands.
-func TestCPUBusyByte(t *testing.T) {
+func TestCPUBusyByteNotPriced(t *testing.T) {
 	const mib = 1 << 20
 	link := 10e-6 + mib/1e9
 	for _, tc := range []struct {
 		name           string
-		lone, busy     float64
+		lone           float64
 		cores          int
 		wantT, wantCPU float64
 		binds          bool
 	}{
-		{"one core", 1e-9, 2e-9, 1, 4 * mib * 1e-9, 4 * mib * 1e-9, true},
-		{"four cores", 0.5e-9, 1e-9, 4, link, mib*1e-9 + (mib*1e-9/4/link)*mib*1e-9, false},
-		{"no busy figure", 0.5e-9, 0, 4, link, mib * 1e-9, false},
+		{"one core", 1e-9, 1, 2 * mib * 1e-9, 2 * mib * 1e-9, true},
+		{"four cores", 0.5e-9, 4, link, mib * 1e-9, false},
 	} {
-		links := DefaultLinks()
-		links.Site = Link{Latency: 10 * time.Microsecond, Bandwidth: 1e9, CPUPerByte: tc.lone, CPUPerByteBusy: tc.busy}
-		in := Input{Bytes: mib, ChunkBytes: mib, Links: links,
-			Topology: onMachines(t, grid(t, 1, 2, 1), func(int) string { return "m" }, tc.cores)}
-		rd := predictAll(t, in)["recursive-doubling"]
-		near := func(d time.Duration, want float64) bool { return math.Abs(d.Seconds()-want) < 2e-9 }
-		if !near(rd.Time, tc.wantT) || !near(rd.CPU, tc.wantCPU) || rd.CPUBound != tc.binds {
-			t.Errorf("%s: recursive doubling %v (CPU %v, binds %v), want %.6g s (CPU %.6g s, binds %v)",
-				tc.name, rd.Time, rd.CPU, rd.CPUBound, tc.wantT, tc.wantCPU, tc.binds)
+		for _, busy := range []float64{0, 4 * tc.lone} {
+			links := DefaultLinks()
+			links.Site = Link{Latency: 10 * time.Microsecond, Bandwidth: 1e9, CPUPerByte: tc.lone, CPUPerByteBusy: busy}
+			in := Input{Bytes: mib, ChunkBytes: mib, Links: links,
+				Topology: onMachines(t, grid(t, 1, 2, 1), func(int) string { return "m" }, tc.cores)}
+			rd := predictAll(t, in)["recursive-doubling"]
+			near := func(d time.Duration, want float64) bool { return math.Abs(d.Seconds()-want) < 2e-9 }
+			if !near(rd.Time, tc.wantT) || !near(rd.CPU, tc.wantCPU) || rd.CPUBound != tc.binds {
+				t.Errorf("%s, busy %g: recursive doubling %v (CPU %v, binds %v), want %.6g s (CPU %.6g s, binds %v)",
+					tc.name, busy, rd.Time, rd.CPU, rd.CPUBound, tc.wantT, tc.wantCPU, tc.binds)
+			}
 		}
 	}
 }

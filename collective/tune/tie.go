@@ -5,16 +5,15 @@ import "github.com/gocoll/gocoll/topology"
 // cpuTieMargin is how close two candidates' predictions may lie, one of
 // them bound by the CPU term, before the links alone rank them.
 //
-// The CPU term rests on the probe's CPU a byte, and its busy figure (every
-// pair of a level at once) moves 2-5x with the machine's load at the
-// probe (bench/results/model_lab, session 15). Where it binds, two
-// algorithms' predictions within a few percent are a tie the figures
-// cannot break: in the two-site lab the hierarchical and the ring 16 MiB
-// AllReduce came out 326 ms against 338, and a probe that read the site's
-// busy figure at 5 ns a byte instead of 3.6 put the ring first (auto then
-// ran the ring, 0.085 GB/s, in 2 of 8 runs, where the hierarchical one
-// reaches 0.101; bench/results/quiet-20261205-1010/auto16). The links'
-// figures are measured by transfers, not CPU clocks, and do not move so.
+// The CPU term rests on the probe's CPU a byte and a message, measured on
+// a machine whose load moves them (bench/results/model_lab, sessions 14
+// and 15): where it binds, two algorithms' predictions within a few
+// percent are a tie the figures cannot break. In the two-site lab's quiet
+// window the hierarchical and the ring 16 MiB AllReduce came out 326 ms
+// against 338 on one run's figures, and auto ran the ring (0.085 GB/s,
+// where the hierarchical one reaches 0.101) in 2 of 8 runs
+// (bench/results/quiet-20261205-1010/auto16). The links' figures are
+// measured by transfers, not CPU clocks, and do not move so.
 const cpuTieMargin = 0.10
 
 // breakCPUTie puts the second of out (sorted fastest first) first where
