@@ -21,9 +21,8 @@ import (
 // wait for the others' messages: each of the phase's steps costs
 // (R − C) / C × the CPU of one such message more (scheduling). A flow's
 // work is its bytes × a byte's CPU + its messages × CPUPerMessage, half on
-// each end's machine; a byte's CPU is CPUPerByte, or towards
-// CPUPerByteBusy as far as the phase keeps the machine's cores busy
-// (cpuWork). Ranks whose Machine is empty stand on a machine of
+// each end's machine; a byte's CPU is CPUPerByte (CPUPerByteBusy is not
+// priced: cpuWork says why). Ranks whose Machine is empty stand on a machine of
 // their host. A machine's cores are the size of the union of its ranks'
 // CPU sets (RankInfo.CPU.CPUs: ranks bound a core each count as many
 // cores as ranks, unbound ones all the CPUs they may use), with the most
@@ -83,7 +82,7 @@ func newCPUModel(t topology.Topology, links [3]Link) cpuModel {
 	}
 	figures := false
 	for _, l := range links {
-		figures = figures || l.CPUPerByte > 0 || l.CPUPerByteBusy > 0 || l.CPUPerMessage > 0
+		figures = figures || l.CPUPerByte > 0 || l.CPUPerMessage > 0
 	}
 	c.on = c.on && figures
 	return c
@@ -232,13 +231,21 @@ func WithoutCPU(t topology.Topology) topology.Topology {
 	for _, l := range []struct{ from, to **topology.Link }{{&t.Links.Host, &ls.Host}, {&t.Links.Site, &ls.Site}, {&t.Links.WAN, &ls.WAN}} {
 		if *l.from != nil {
 			k := **l.from
-			k.CPUPerByte, k.CPUPerByteBusy, k.CPUPerMessage = 0, 0, 0
+			noCPU(&k)
 			*l.to = &k
 		}
 	}
-	for i := range ls.Pairs {
-		ls.Pairs[i].CPUPerByte, ls.Pairs[i].CPUPerByteBusy, ls.Pairs[i].CPUPerMessage = 0, 0, 0
-	}
+	noCPUPairs(ls.Pairs)
 	t.Links = ls
 	return t
+}
+
+// noCPU clears l's CPU figures.
+func noCPU(l *Link) { l.CPUPerByte, l.CPUPerByteBusy, l.CPUPerMessage = 0, 0, 0 }
+
+// noCPUPairs clears the CPU figures of every pair of ps (in place).
+func noCPUPairs(ps []topology.HostLink) {
+	for i := range ps {
+		noCPU(&ps[i].Link)
+	}
 }

@@ -1,6 +1,6 @@
 package tune
 
-import "github.com/gocoll/gocoll/topology"
+import "slices"
 
 // cpuTieMargin is how close two candidates' predictions may lie, one of
 // them bound by the CPU term, before the links alone rank them.
@@ -8,12 +8,13 @@ import "github.com/gocoll/gocoll/topology"
 // The CPU term rests on the probe's CPU a byte and a message, measured on
 // a machine whose load moves them (bench/results/model_lab, sessions 14
 // and 15): where it binds, two algorithms' predictions within a few
-// percent are a tie the figures cannot break. In the two-site lab's quiet
-// window the hierarchical and the ring 16 MiB AllReduce came out 326 ms
-// against 338 on one run's figures, and auto ran the ring (0.085 GB/s,
-// where the hierarchical one reaches 0.101) in 2 of 8 runs
-// (bench/results/quiet-20261205-1010/auto16). The links' figures are
-// measured by transfers, not CPU clocks, and do not move so.
+// percent are a tie those figures cannot break, while the links' figures
+// are measured by transfers, not CPU clocks, and do not move so. (In the
+// two-site lab's quiet window of session 15, auto ran the ring 16 MiB
+// AllReduce, 0.085 GB/s where the hierarchical one reaches 0.101, in 2 of 8
+// runs; the cause there was the busy CPU a byte's pricing, since removed
+// (cpuWork), which put the ring 14 % ahead: beyond this margin.
+// bench/results/quiet-20261205-1010/auto16.)
 const cpuTieMargin = 0.10
 
 // breakCPUTie puts the second of out (sorted fastest first) first where
@@ -52,13 +53,9 @@ func timeOf(ps []Prediction, algo string) float64 {
 func withoutCPUInput(in Input) Input {
 	in.Topology = WithoutCPU(in.Topology)
 	for _, l := range []*Link{&in.Links.Host, &in.Links.Site, &in.Links.WAN} {
-		l.CPUPerByte, l.CPUPerByteBusy, l.CPUPerMessage = 0, 0, 0
+		noCPU(l)
 	}
-	pairs := make([]topology.HostLink, len(in.Links.Pairs))
-	copy(pairs, in.Links.Pairs)
-	for i := range pairs {
-		pairs[i].CPUPerByte, pairs[i].CPUPerByteBusy, pairs[i].CPUPerMessage = 0, 0, 0
-	}
-	in.Links.Pairs = pairs
+	in.Links.Pairs = slices.Clone(in.Links.Pairs)
+	noCPUPairs(in.Links.Pairs)
 	return in
 }
