@@ -3,6 +3,7 @@ package udpio
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -101,25 +102,31 @@ func (c *control) take(level, typ int32, data []byte) {
 	}
 }
 
-// timespecNanos reads a struct timespec in host byte order (two 64-bit
-// fields, or two 32-bit ones on a 32-bit system) as nanoseconds since the
-// epoch; 0 if data is shorter or the time is not positive, out of range
-// or has a nanosecond field outside [0, 1e9).
+// timespecNanos reads a struct timespec in host byte order as nanoseconds
+// since the epoch. Its layout is the platform's (two 64-bit fields, or two
+// 32-bit ones on a 32-bit system: SO_TIMESTAMPNS is the old timespec
+// there), and data of any other length is no time: a 64-bit timespec the
+// kernel cut short (MSG_CTRUNC, cmsg_len shortened to the room left) must
+// not read as a 32-bit one. 0 also if the time is not positive, out of
+// range or has a nanosecond field outside [0, 1e9).
 func timespecNanos(data []byte) int64 {
 	var sec, nsec int64
 	switch {
-	case len(data) >= 16:
-		sec, nsec = int64(binary.NativeEndian.Uint64(data)), int64(binary.NativeEndian.Uint64(data[8:]))
-	case len(data) >= 8:
-		sec, nsec = int64(int32(binary.NativeEndian.Uint32(data))), int64(int32(binary.NativeEndian.Uint32(data[4:])))
-	default:
+	case len(data) != timespecLen:
 		return 0
+	case timespecLen == 16:
+		sec, nsec = int64(binary.NativeEndian.Uint64(data)), int64(binary.NativeEndian.Uint64(data[8:]))
+	default:
+		sec, nsec = int64(int32(binary.NativeEndian.Uint32(data))), int64(int32(binary.NativeEndian.Uint32(data[4:])))
 	}
 	if sec < 0 || sec >= math.MaxInt64/int64(time.Second) || nsec < 0 || nsec >= 1e9 || sec == 0 && nsec == 0 {
 		return 0
 	}
 	return sec*1e9 + nsec
 }
+
+// timespecLen is the size of the platform's struct timespec: two C longs.
+const timespecLen = 2 * bits.UintSize / 8
 
 // nativeInt reads a C int (or, if only two bytes are there, a u16) in host
 // byte order; 0 if data is shorter. Negative values read as 0.

@@ -29,12 +29,35 @@ func controlSeed(gso int, tos byte, v6 bool) []byte {
 }
 
 // stampSeed builds an SCM_TIMESTAMPNS control message as the kernel
-// writes it on a 64-bit system.
+// writes it on this platform (a 16-byte timespec on a 64-bit system, an
+// 8-byte one on a 32-bit system).
 func stampSeed(sec, nsec int64) []byte {
-	b := make([]byte, cmsgHdrLen+16)
-	putCmsgHeader(b, unix.SOL_SOCKET, unix.SCM_TIMESTAMPNS, 16)
-	binary.NativeEndian.PutUint64(b[cmsgHdrLen:], uint64(sec))
-	binary.NativeEndian.PutUint64(b[cmsgHdrLen+8:], uint64(nsec))
+	b := make([]byte, cmsgHdrLen+timespecLen)
+	putCmsgHeader(b, unix.SOL_SOCKET, unix.SCM_TIMESTAMPNS, timespecLen)
+	if timespecLen == 16 {
+		binary.NativeEndian.PutUint64(b[cmsgHdrLen:], uint64(sec))
+		binary.NativeEndian.PutUint64(b[cmsgHdrLen+8:], uint64(nsec))
+	} else {
+		binary.NativeEndian.PutUint32(b[cmsgHdrLen:], uint32(sec))
+		binary.NativeEndian.PutUint32(b[cmsgHdrLen+4:], uint32(nsec))
+	}
+	return b
+}
+
+// cutStamp is stampSeed(sec, nsec) as the kernel writes it into a control
+// buffer with room for only keep bytes of its data (MSG_CTRUNC): the
+// header's cmsg_len says the cut length.
+func cutStamp(sec, nsec int64, keep int) []byte {
+	b := stampSeed(sec, nsec)[:cmsgHdrLen+keep]
+	putCmsgHeader(b, unix.SOL_SOCKET, unix.SCM_TIMESTAMPNS, keep)
+	return b
+}
+
+// longStamp is stampSeed(sec, nsec) with 8 more bytes of data, which no
+// platform's timespec has.
+func longStamp(sec, nsec int64) []byte {
+	b := append(stampSeed(sec, nsec), make([]byte, 8)...)
+	putCmsgHeader(b, unix.SOL_SOCKET, unix.SCM_TIMESTAMPNS, timespecLen+8)
 	return b
 }
 
@@ -55,6 +78,10 @@ func TestParseControl(t *testing.T) {
 		{"nanoseconds out of range", stampSeed(7, 1e9), control{}},
 		{"negative time", stampSeed(-1, 0), control{}},
 		{"cut time", stampSeed(7, 0)[:cmsgHdrLen+4], control{}},
+		// Review C15 F2: the kernel's cut form, cmsg_len = header + 8 of a
+		// 16-byte timespec, read as a 32-bit one gave a plausible time.
+		{"time cut by the kernel", cutStamp(1_764_921_600, 0, timespecLen/2), control{}},
+		{"time longer than a timespec", longStamp(1_764_921_600, 0), control{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -211,4 +211,7 @@ func (r *reader) unpack(i int, m *Message, whole bool) {
 	m.CE = ctl.ce()
 	m.Class = ctl.class()
 	m.Received = ctl.stamp
+	if h.Hdr.Flags&unix.MSG_CTRUNC != 0 {
+		m.Received = 0 // the stamp may be the cut message: no time
+	}
 }
