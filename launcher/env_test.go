@@ -76,6 +76,7 @@ func TestParseEnvLaunchers(t *testing.T) {
 			require.Equal(t, DefaultUDPProbeTimeout, j.UDPProbeTimeout)
 			require.True(t, j.UDPPorts.IsZero())
 			require.Empty(t, j.PathInterfaces)
+			require.Equal(t, mrtransport.DefaultArrivalTimes, j.ArrivalTimes)
 			require.False(t, j.Logging)
 		})
 	}
@@ -86,7 +87,7 @@ func TestParseEnvSettings(t *testing.T) {
 	j, err := ParseEnv(envOf(append(base, "GOCOLL_DEBUG=trace", "GOCOLL_TRANSPORT=TCP",
 		"GOCOLL_HEARTBEAT_TIMEOUT=2s", "GOCOLL_CONNECT_TIMEOUT=1.5", "GOCOLL_WATCH_STDIN=1",
 		"GOCOLL_PEER_TIMEOUT=750ms", "GOCOLL_UDP_PROBE_TIMEOUT=2s", "GOCOLL_UDP_PORTS=50000-50999",
-		"GOCOLL_PATH_IFACES=eth0, 10.2.0.1")...))
+		"GOCOLL_PATH_IFACES=eth0, 10.2.0.1", "GOCOLL_ARRIVAL_TIMES=1")...))
 	require.NoError(t, err)
 	require.True(t, j.Logging)
 	require.Equal(t, LevelTrace, j.LogLevel)
@@ -96,6 +97,7 @@ func TestParseEnvSettings(t *testing.T) {
 	require.Equal(t, 2*time.Second, j.UDPProbeTimeout)
 	require.Equal(t, mrtransport.PortRange{Lo: 50000, Hi: 50999}, j.UDPPorts)
 	require.Equal(t, []string{"eth0", "10.2.0.1"}, j.PathInterfaces)
+	require.True(t, j.ArrivalTimes)
 	require.True(t, j.WatchStdin)
 	require.Zero(t, j.OpTimeout) // the collective package's default
 	j, err = ParseEnv(envOf(append(base, "GOCOLL_TIMEOUT=90s", "GOCOLL_STALL_TIMEOUT=2.5")...))
@@ -154,6 +156,7 @@ func TestParseEnvErrors(t *testing.T) {
 		`GOCOLL_UDP_PORTS: mrtransport`:                                        {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_UDP_PORTS=6000-5000"},
 		`GOCOLL_UDP_PORTS="5000-5003" holds 4 `:                                {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_UDP_PORTS=5000-5003"},
 		`GOCOLL_PATH_IFACES: mrtransport: inter`:                               {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_PATH_IFACES=eth0,,eth1"},
+		`GOCOLL_ARRIVAL_TIMES="on": want 1 or 0`:                               {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_ARRIVAL_TIMES=on"},
 		`GOCOLL_CONNECT_TIMEOUT="-1"`:                                          {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_CONNECT_TIMEOUT=-1"},
 		`GOCOLL_TIMEOUT="soon" is not a`:                                       {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_TIMEOUT=soon"},
 		`GOCOLL_STALL_TIMEOUT="0s" is outside`:                                 {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_STALL_TIMEOUT=0s"},

@@ -110,6 +110,10 @@ type Job struct {
 	// GOCOLL_PATH_IFACES=eth0,eth1); empty: every path binds the rank's
 	// address (GOCOLL_ADDR or the route toward the store).
 	PathInterfaces []string
+	// ArrivalTimes (GOCOLL_ARRIVAL_TIMES=1) has MetaRoCE hand its core
+	// each datagram's kernel receive time (mrtransport.Config.ArrivalTimes);
+	// unset, mrtransport.DefaultArrivalTimes.
+	ArrivalTimes bool
 	// AuthFull tags the payload of every MetaRoCE datagram and TCP frame
 	// too, not only its header (GOCOLL_AUTH=full; default header).
 	// Encrypt is where the transports encrypt with AES-GCM: "" (off, the

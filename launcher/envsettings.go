@@ -166,7 +166,7 @@ func (e envReader) behaviour(j *Job) error {
 	return nil
 }
 
-// paths applies GOCOLL_UDP_PORTS and GOCOLL_PATH_IFACES.
+// paths applies GOCOLL_UDP_PORTS, GOCOLL_PATH_IFACES and GOCOLL_ARRIVAL_TIMES.
 func (e envReader) paths(j *Job) error {
 	if v := e.get(EnvUDPPorts); v != "" {
 		r, err := mrtransport.ParsePortRange(v)
@@ -186,7 +186,9 @@ func (e envReader) paths(j *Job) error {
 		}
 		j.PathInterfaces = ifs
 	}
-	return nil
+	var err error
+	j.ArrivalTimes, err = e.flag(EnvArrivalTimes, mrtransport.DefaultArrivalTimes)
+	return err
 }
 
 // linkSettings applies GOCOLL_PROBE, GOCOLL_LINKS, GOCOLL_TOPO_FILE and

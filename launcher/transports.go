@@ -49,6 +49,8 @@ type transportSpec struct {
 	// UDPPorts and PathInterfaces are Job's (MetaRoCE's path sockets).
 	UDPPorts       mrtransport.PortRange
 	PathInterfaces []string
+	// ArrivalTimes is Job's (mrtransport.Config.ArrivalTimes).
+	ArrivalTimes bool
 	// UDPProbe bounds MetaRoCE's first connect (Job.UDPProbeTimeout); see
 	// fallback.go.
 	UDPProbe time.Duration
@@ -116,7 +118,7 @@ func listenMetaRoCE(ctx context.Context, spec transportSpec) (transportListener,
 		Rank: spec.Rank, Size: spec.Size, ListenAddr: netip.AddrPortFrom(ip.Unmap(), 0), Logger: spec.Logger,
 		SpinWait: spec.SpinWait, OpenSocket: spec.OpenSocket,
 		Core:      metaroce.Config{PeerTimeout: spec.PeerTimeout, Auth: spec.Auth.metaroce(spec.Rank)},
-		PortRange: spec.UDPPorts, Interfaces: spec.PathInterfaces,
+		PortRange: spec.UDPPorts, Interfaces: spec.PathInterfaces, ArrivalTimes: spec.ArrivalTimes,
 	})
 	if err != nil {
 		return nil, err

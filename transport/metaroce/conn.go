@@ -83,14 +83,18 @@ type conn struct {
 	lastData                         time.Duration // last DATA received, for the rate share
 	// owd and owdMin are the latest and the lowest relative one-way delay
 	// (arrival minus the sender's timestamp; the clock offset cancels in
-	// their difference, which is the queueing on the way in).
-	owd, owdMin time.Duration
-	owdSeen     bool
-	qMin        time.Duration // smallest owd-owdMin in the current share interval; -1: none
-	active      bool          // counted among the endpoint's active senders
-	cursor      int           // rotates tie-breaks among paths
-	timer       time.Duration // nextTimeout's result, while timerOK
-	timerOK     bool
+	// their difference, which is the queueing on the way in). The lowest
+	// is that of the last one to two floorWindows, not of the connection's
+	// life: one wrong arrival (a stamp read across a wall-clock step) or
+	// a drift between the hosts' clocks ages out instead of reading as a
+	// standing queue for ever.
+	owd     time.Duration
+	owdMin  winMin
+	qMin    time.Duration // smallest owd-owdMin in the current share interval; -1: none
+	active  bool          // counted among the endpoint's active senders
+	cursor  int           // rotates tie-breaks among paths
+	timer   time.Duration // nextTimeout's result, while timerOK
+	timerOK bool
 
 	st ConnStats
 }
@@ -294,10 +298,8 @@ func (c *conn) acceptData(now, at time.Duration, pathIdx int, ce bool, d *wire.D
 	c.ep.growBudget(now, c)
 	p.recv.receive(d.Seq, d.SentAt, at, ce)
 	c.lastData, c.owd = now, at-d.SentAt
-	if !c.owdSeen || c.owd < c.owdMin {
-		c.owdMin, c.owdSeen = c.owd, true
-	}
-	if q := c.owd - c.owdMin; c.qMin < 0 || q < c.qMin {
+	c.owdMin.sample(c.owd, now, floorWindow)
+	if q := c.owd - c.owdMin.value(); c.qMin < 0 || q < c.qMin {
 		c.qMin = q
 	}
 	c.ep.markActive(c, size)

@@ -29,6 +29,7 @@ func TestArrival(t *testing.T) {
 		{"another path has its own", 1, 31 * ms, wall - int64(5*ms), 26 * ms},
 		{"far past: the path's previous", 1, 40 * ms, 1, 26 * ms},
 		{"no such path: now", 5, 40 * ms, wall - int64(ms), 40 * ms},
+		{"older than maxStampAge: that", 1, 200 * ms, wall - int64(80*ms), 200*ms - maxStampAge},
 	} {
 		require.Equal(t, tt.want, e.arrival(tt.path, tt.now, read, tt.stamp), tt.name)
 	}
@@ -41,4 +42,41 @@ func TestArrivalOff(t *testing.T) {
 	read := time.Unix(1_764_921_600, 0)
 	require.Equal(t, 20*time.Millisecond, e.arrival(0, 20*time.Millisecond, read, read.UnixNano()-int64(3*time.Millisecond)))
 	require.Zero(t, e.arrived[0], "an arrival recorded while off")
+}
+
+// TestArrivalWallStep (review C15 F1): a read whose wall clock moved
+// against the monotonic one by more than a slew since the previous read
+// trusts none of its stamps, since a stamp taken before the step would
+// shift its arrival by the step; the next steady read trusts them again.
+func TestArrivalWallStep(t *testing.T) {
+	ms := time.Millisecond
+	e := &engine{arrived: make([]time.Duration, 1), arrivalTimes: true}
+	const epoch = int64(1_764_921_600_000_000_000)
+	for _, tt := range []struct {
+		name string
+		mono time.Duration // the read's monotonic time since start
+		wall int64         // and its wall clock
+		want bool
+	}{
+		{"first read", 10 * ms, epoch + int64(10*ms), true},
+		{"steady", 20 * ms, epoch + int64(20*ms), true},
+		{"slewed 500 ppm over 1 s", 1020 * ms, epoch + int64(1020*ms) + int64(500*time.Microsecond), true},
+		{"stepped 50 ms forward", 1030 * ms, epoch + int64(1080*ms) + int64(500*time.Microsecond), false},
+		{"steady after the step", 1040 * ms, epoch + int64(1090*ms) + int64(500*time.Microsecond), true},
+		{"stepped 2 ms back", 1041 * ms, epoch + int64(1089*ms) + int64(500*time.Microsecond), false},
+	} {
+		require.Equal(t, tt.want, e.wallSteady(tt.mono, tt.wall), tt.name)
+	}
+
+	// Through arrival: the first read sets the offset; a read 20 ms later
+	// whose wall clock stepped 50 ms hands its 3 ms old stamp over as now.
+	e = &engine{arrived: make([]time.Duration, 1), arrivalTimes: true}
+	e.start = time.Now()
+	read := e.start.Add(10 * ms)
+	require.Equal(t, 7*ms, e.arrival(0, 10*ms, read, read.UnixNano()-int64(3*ms)))
+	e.offset += 50 * ms // as if the previous read had seen the wall 50 ms behind
+	read = e.start.Add(30 * ms)
+	require.Equal(t, 30*ms, e.arrival(0, 30*ms, read, read.UnixNano()-int64(3*ms)), "a stamp across a step was trusted")
+	read = e.start.Add(40 * ms)
+	require.Equal(t, 37*ms, e.arrival(0, 40*ms, read, read.UnixNano()-int64(3*ms)), "a steady read after the step is not trusted")
 }

@@ -25,6 +25,9 @@ const (
 	// per path, which in the lab's incast (6 senders into one link) raised
 	// the drops from 0.27 % to 8.83 % (bench/results/ecmp_sim/t12.md).
 	DefaultPaths = 8
+	// DefaultArrivalTimes is the ArrivalTimes a job takes unless
+	// GOCOLL_ARRIVAL_TIMES says otherwise (Config.ArrivalTimes).
+	DefaultArrivalTimes = false
 	// DefaultMaxSends and DefaultMaxRecvs are Config.Core.MaxSends and
 	// MaxRecvs when they are 0: twice the core's 4096, since a collective
 	// operation of gocoll's posts up to two messages per peer (its header
@@ -229,14 +232,14 @@ type Config struct {
 	// (Message.Received, converted by arrival.go) as its arrival
 	// (metaroce.Endpoint.HandleDatagramAt); without it the sockets ask for
 	// no timestamps and the core gets arrival = now, as before session 15.
-	// Default off. The core keeps two RTTs (see "Arrival times" in its
-	// documentation): in its sim with reads late by up to 500 us it then
-	// delivers more with arrival times than without on seeds 15-19 at 100
-	// and 10 Gbit/s (TestArrivalTimesLateReadsDelivery), but not on every
-	// seed, and what stays to fix before the default turns on is in
-	// bench/results/cpu_lab README, "Session 15, swift15b": a wall-clock
-	// step between stamp and read poisons the receiver's lifetime one-way
-	// delay minimum.
+	// Default off (DefaultArrivalTimes; a job sets it with
+	// GOCOLL_ARRIVAL_TIMES). The core keeps two RTTs (see "Arrival times"
+	// in its documentation): in its sim with reads late by up to 500 us it
+	// then delivers more with arrival times than without on seeds 15-19 at
+	// 100 and 10 Gbit/s (TestArrivalTimesLateReadsDelivery), but not on
+	// every seed (bench/results/cpu_lab README, "Session 15, swift15b").
+	// A wall-clock step between a stamp and its read is detected
+	// (arrival.go), and the core's one-way delay minimum is windowed.
 	ArrivalTimes bool
 	// Core configures the MetaRoCE core. Its NodeID, Paths and MaxDatagram
 	// are set from Rank, Paths and MaxDatagram, ReportUnexpected is

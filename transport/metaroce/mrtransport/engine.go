@@ -49,6 +49,10 @@ type engine struct {
 	arrived     []time.Duration // latest arrival handed to the core, by path (arrival.go)
 	// arrivalTimes is Config.ArrivalTimes: without it every arrival is now.
 	arrivalTimes bool
+	// offset is the wall clock less the monotonic one (since start) at the
+	// read at offsetAt, to tell a step of the wall clock (arrival.go).
+	offset, offsetAt time.Duration
+	offsetSeen       bool
 
 	// route maps a transmit's (peer node id, path) to the peer socket's
 	// address, and nodeAt a peer socket's address back to the node id;
