@@ -10,11 +10,34 @@ import (
 )
 
 // choiceKey is one cached automatic choice: an operation kind, its root
-// and its size class (bits.Len of the byte count).
+// and the size the model priced (PricedBytes of the call's).
 type choiceKey struct {
 	kind  Kind
 	root  int
-	class int
+	bytes int
+}
+
+// pricedBits is how many significant bits of a call's size PricedBytes
+// keeps: 8 priced sizes an octave.
+const pricedBits = 4
+
+// PricedBytes is the size the cost model prices an automatic choice for a
+// call of bytes at: bytes rounded down to its top 4 significant bits. A
+// power of two, and any k·2^j with k < 16, is priced exactly (a 16 MiB
+// call as 16 MiB); any other size at most 1/8 below itself (the model's
+// times grow about linearly with size, so a choice seldom changes within
+// that). There are at most 8 priced sizes an octave, so the choices cached
+// per kind and root stay few; `gocoll topo --explain SIZE` prices the
+// same. Negative bytes give 0.
+func PricedBytes(bytes int) int {
+	if bytes <= 0 {
+		return 0
+	}
+	drop := bits.Len(uint(bytes)) - pricedBits
+	if drop <= 0 {
+		return bytes
+	}
+	return bytes >> drop << drop
 }
 
 // modelChoice is one answer of the cost model: the fastest algorithm, the
@@ -38,8 +61,9 @@ func (c *Comm) modelChannels(bytes int) int {
 // none) when the communicator's topology spans more than one host; else
 // AlgoAuto, and the caller chooses by size. The model runs with the link
 // figures of the topology (Config.Topology's Links: a version 2 file's, or
-// GOCOLL_PROBE's), tune.DefaultLinks for the levels it lacks, at the largest
-// size of the operation's power-of-two class, once per class: every rank
+// GOCOLL_PROBE's), tune.DefaultLinks for the levels it lacks, at
+// PricedBytes(bytes) and Config.ChunkBytes, once per priced size: the
+// answer is a pure function of kind, root and that size, so every rank
 // makes the same choice whatever order its calls fill the cache in, and
 // the operation headers check that they did.
 func (c *Comm) modelAlgorithm(kind Kind, bytes, root int) Algorithm {
@@ -54,11 +78,11 @@ func (c *Comm) modelChoose(kind Kind, bytes, root int) modelChoice {
 	if !c.spansHosts() {
 		return modelChoice{} // what predict answers, without the cache's hashing per call
 	}
-	key := choiceKey{kind: kind, root: root, class: bits.Len(uint(bytes))}
+	key := choiceKey{kind: kind, root: root, bytes: PricedBytes(bytes)}
 	if a, ok := c.choices.Load(key); ok {
 		return a.(modelChoice)
 	}
-	a := c.predict(kind, root, (1<<key.class)-1)
+	a := c.predict(kind, root, key.bytes)
 	c.choices.Store(key, a)
 	return a
 }

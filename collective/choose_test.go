@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gocoll/gocoll/collective/tune"
 	"github.com/gocoll/gocoll/topology"
 	"github.com/gocoll/gocoll/transport/inproc"
 )
@@ -27,7 +28,7 @@ func gridTopology(t *testing.T, sites, hosts, ranks int) *topology.Topology {
 }
 
 // TestModelAlgorithm checks what auto asks the cost model, and that the
-// answer for a size class does not depend on the size that filled it.
+// answer for a priced size does not depend on the size that filled it.
 func TestModelAlgorithm(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -55,12 +56,61 @@ func TestModelAlgorithm(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, b := range []int{tc.bytes, tc.bytes * 3 / 4} { // one class, filled by either size
+		for _, b := range []int{tc.bytes, tc.bytes + tc.bytes/32} { // one priced size, filled by either
 			if got := c.modelAlgorithm(tc.kind, b, tc.root); !slices.Contains(tc.want, got) {
 				t.Errorf("%s, %d B: %v, want %v", tc.name, b, got, tc.want)
 			}
 		}
 		_ = w.Close()
+	}
+}
+
+// PricedBytes keeps the top 4 significant bits: powers of two and k·2^j
+// (k < 16) exactly, any other size at most 1/8 below itself.
+func TestPricedBytes(t *testing.T) {
+	for in, want := range map[int]int{-1: 0, 0: 0, 1: 1, 15: 15, 16: 16, 17: 16, 31: 30, 1000: 960, 16 << 20: 16 << 20,
+		16<<20 + 1: 16 << 20, 32<<20 - 1: 30 << 20, 20000000: 18874368, 3 << 40: 3 << 40} {
+		if got := PricedBytes(in); got != want {
+			t.Errorf("PricedBytes(%d) = %d, want %d", in, got, want)
+		}
+	}
+	for b := 1; b < 1<<22; b += 1 + b/7 {
+		p := PricedBytes(b)
+		if p > b || 8*p < 7*b || PricedBytes(p) != p {
+			t.Fatalf("PricedBytes(%d) = %d: want in (7/8 b, b] and priced as itself", b, p)
+		}
+	}
+}
+
+// The communicator's automatic choice is the model's at PricedBytes of the
+// call's size and the communicator's chunk -- what `gocoll topo --explain`
+// prints for that size and chunk -- at every size from 8 B to 256 MiB and
+// between the priced sizes: a 16 MiB call is priced as 16 MiB, not as the
+// top of its power-of-two class.
+func TestModelChooseAgreesWithPredict(t *testing.T) {
+	topo := gridTopology(t, 2, 2, 2)
+	w, err := inproc.NewWorld(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = w.Close() }()
+	for _, chunk := range []int{512 << 10, 2 << 20} {
+		c, err := New(w.Endpoints()[0], 1, Config{Topology: topo, ChunkBytes: chunk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for b := 8; b <= 256<<20; b *= 2 {
+			for _, size := range []int{b, b + b/3} {
+				got := c.modelChoose(KindAllReduce, size, -1)
+				ps, err := tune.Predict(tune.AllReduce, tune.Input{Topology: *topo, Bytes: PricedBytes(size), ChunkBytes: chunk, Links: tune.DefaultLinks()})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.algo.String() != ps[0].Algorithm {
+					t.Errorf("chunk %d, %d B: chose %v, the model at %d B says %s", chunk, size, got.algo, PricedBytes(size), ps[0].Algorithm)
+				}
+			}
+		}
 	}
 }
 

@@ -309,7 +309,8 @@
 //   - the flight record: [FlightRecords] (128) operations per rank, shared
 //     by a world communicator and those Split makes from it
 //   - cached automatic algorithm choices: one per collective kind, root
-//     and power-of-two message size class (at most kinds x Size x 64)
+//     and priced message size (PricedBytes: 8 an octave, at most
+//     kinds x Size x 8 x 64)
 //   - an abort ends the running operations and [AbortAhead] (64) numbers
 //     ahead of each kind, at most 1024 of those, on every peer
 //   - Shrink writes a proposal (a list of ranks, at most about 8 bytes per

@@ -257,7 +257,8 @@ func gridTopology(sites, hosts, ranks int) (topology.Topology, error) {
 // simAlgos resolves --algo for one size: the algorithms to run, each with
 // the model's prediction (0 where the model has none), and the channels
 // of each (--channels, or the model's choice for the ring AllReduce and
-// the trees; 1 for the others).
+// the trees; 1 for the others). auto is the model's choice at the size a
+// job's choice prices (collective.PricedBytes).
 func simAlgos(f simFlags, topo topology.Topology, links tune.Links, size int64) ([]string, map[string]time.Duration, map[string]int, error) {
 	pred, err := tune.Predict(f.coll, tune.Input{Topology: topo, Bytes: int(size), ChunkBytes: f.chunk, Links: links, Channels: f.channels})
 	if err != nil {
@@ -274,7 +275,14 @@ func simAlgos(f simFlags, topo topology.Topology, links tune.Links, size int64) 
 		}
 	}
 	switch f.algos {
-	case "auto":
+	case "auto": // the job's choice: the model's at the size a job prices
+		if priced := collective.PricedBytes(int(size)); priced != int(size) {
+			pp, err := tune.Predict(f.coll, tune.Input{Topology: topo, Bytes: priced, ChunkBytes: f.chunk, Links: links, Channels: f.channels})
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			return []string{pp[0].Algorithm}, times, channels, nil
+		}
 		return all[:1], times, channels, nil
 	case "all":
 		return all, times, channels, nil

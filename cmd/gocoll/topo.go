@@ -15,7 +15,7 @@ import (
 )
 
 const topoUsage = `usage: gocoll topo --explain SIZE [--topology FILE] [--coll allreduce|broadcast|reduce|all]
-                   [--chunk 512K] [--root 0] [--probe] [--no-cpu]
+                   [--chunk C] [--root 0] [--probe] [--no-cpu]
        gocoll topo --dump [--topology FILE] [--probe]
 
 --explain SIZE prints, for each collective, every candidate algorithm with
@@ -23,6 +23,12 @@ the cost model's predicted time (collective/tune) and the one it chooses. The
 topology is FILE's (version 1 or 2; a version 2 file's link figures win over
 the assumed ones, tune.DefaultLinks), or, under gocoll run (or mpirun, srun,
 torchrun), the job's: every rank joins the job, rank 0 prints.
+It prices what a job's automatic choice prices: SIZE rounded down to its top
+4 significant bits (collective.PricedBytes; a line says so where that is not
+SIZE) in chunks of C, by default the job's chunk (collective.Config.ChunkBytes,
+its transport's preference: 2 MiB over MetaRoCE) in a job, else 512K; with a
+file from a job (--dump, GOCOLL_TOPO_DUMP), give --chunk the job's (its INIT
+line "chunk=").
 --dump writes the topology with the link figures the model uses as a
 version 2 topology file, which --topology, gocoll sim --topology and a
 job's GOCOLL_TOPO_FILE read (any program of a job writes the same with
@@ -78,8 +84,10 @@ func topoMain(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 		if err != nil {
 			return fail(err)
 		}
-		in.Bytes = int(b)
+		in.Bytes = collective.PricedBytes(int(b))
 	}
+	chunkSet := false
+	fs.Visit(func(f *flag.Flag) { chunkSet = chunkSet || f.Name == "chunk" })
 	c, err := bench.ParseSize(*chunk)
 	if err != nil || c < collective.ChunkBytesMin || c > collective.ChunkBytesMax {
 		return fail(usagef("--chunk %q: want a size in [%d, %d]", *chunk, collective.ChunkBytesMin, collective.ChunkBytesMax))
@@ -104,6 +112,9 @@ func topoMain(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 	if comm != nil && comm.Rank() != 0 {
 		return 0
 	}
+	if comm != nil && !chunkSet {
+		in.ChunkBytes = comm.Config().ChunkBytes // the job's, as its choices price it
+	}
 	if *noCPU {
 		topo = tune.WithoutCPU(topo)
 	}
@@ -114,6 +125,9 @@ func topoMain(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 			return 1
 		}
 		return 0
+	}
+	if b, _ := bench.ParseSize(*explain); int(b) != in.Bytes {
+		fmt.Fprintf(stdout, "# %d B priced as %d B, as a job's automatic choice prices it (its top 4 significant bits)\n", b, in.Bytes)
 	}
 	for i, cl := range colls {
 		if i > 0 {

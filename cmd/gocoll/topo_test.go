@@ -39,6 +39,13 @@ func TestTopoExplain(t *testing.T) {
 	for _, c := range []string{"# AllReduce of 1048576 B", "# Broadcast of", "# Reduce of"} {
 		require.Contains(t, out.String(), c)
 	}
+
+	// A size a job prices rounded (collective.PricedBytes) is explained at
+	// that size, and says so; --chunk sets the chunk.
+	out.Reset()
+	require.Equal(t, 0, run(context.Background(), []string{"topo", "--explain", "20000000", "--chunk", "2M", "--topology", path, "--coll", "allreduce"}, nil, &out, &errOut, nil), errOut.String())
+	require.Contains(t, out.String(), "# 20000000 B priced as 18874368 B")
+	require.Contains(t, out.String(), "# AllReduce of 18874368 B on 4 ranks (2 hosts, 2 sites), chunk 2097152 B")
 }
 
 // --dump writes a version 2 file that loads back with the same ranks and
@@ -82,11 +89,12 @@ func TestTopoUsageErrors(t *testing.T) {
 }
 
 // Under gocoll run, gocoll topo explains the job's own topology: rank 0
-// prints it once.
+// prints it once, in the job's chunk (MetaRoCE's 2 MiB, not --chunk's
+// 512K default), as the job's own choices price it.
 func TestTopoUnderRun(t *testing.T) {
-	o := gocollRun(t, 60*time.Second, "-np", "3", "--", bins.gocoll, "topo", "--explain", "64K", "--coll", "allreduce")
+	o := gocollRun(t, 60*time.Second, "-np", "3", "-x", "GOCOLL_TRANSPORT=metaroce", "--", bins.gocoll, "topo", "--explain", "64K", "--coll", "allreduce")
 	require.Equal(t, 0, o.code, "stdout:\n%s\nstderr:\n%s", o.stdout, o.stderr)
-	require.Contains(t, o.stdout, "[rank 0] # AllReduce of 65536 B on 3 ranks (1 hosts, 1 sites)")
+	require.Contains(t, o.stdout, "[rank 0] # AllReduce of 65536 B on 3 ranks (1 hosts, 1 sites), chunk 2097152 B")
 	require.Equal(t, 1, strings.Count(o.stdout, "(chosen)"), o.stdout)
 }
 
