@@ -5,7 +5,10 @@
 #
 # Usage: bench/model_lab.sh
 #   env: LAB (lab name, default probeml), OUT (default bench/results/model_lab),
-#        SIZES (default "8 64K 4M 256M"), ALGOS (default "ring tree hierarchical"),
+#        SIZES (default "8 64K 4M 256M"), ALGOS (default "ring tree hierarchical";
+#        may include recursive-doubling and auto: the model's own choice as the job
+#        makes it), ALGO_MAX (e.g. "recursive-doubling=1M": an algorithm run only
+#        at sizes up to that, to keep a sweep's time sane),
 #        ROUNDS (interleaved rounds of every algorithm at every size, default 2),
 #        DET_SIZE (default 64M) and DET_ROUNDS (default 3): the Deterministic
 #        A/B, "" skips it; REV (the code's commit, default git's HEAD here)
@@ -38,6 +41,12 @@
 # 3. The table: for the run with the lowest mean of each algorithm and
 #    size, measured, predicted, measured/predicted (target 0.85-1.15) in
 #    OUT/table.md, with the load average before and after.
+#    With auto among ALGOS: what auto ran (its COLL lines), what `gocoll
+#    topo --explain` chooses on that run's file (the same size and chunk
+#    the job priced: they should agree), and auto's mean against the best
+#    forced algorithm's at that size (target: auto/best <= 1.10), in the
+#    table's second part; auto's 'predicted' is the model's for the
+#    algorithm it ran.
 # 4. Deterministic: DET_SIZE AllReduce (auto algorithm) with and without
 #    GOCOLL_DETERMINISTIC=1, interleaved, DET_ROUNDS rounds each.
 set -euo pipefail
@@ -47,6 +56,7 @@ LAB=${LAB:-probeml}
 OUT=${OUT:-bench/results/model_lab}
 SIZES=${SIZES:-8 64K 4M 256M}
 ALGOS=${ALGOS:-ring tree hierarchical}
+ALGO_MAX=${ALGO_MAX:-}
 ROUNDS=${ROUNDS:-2}
 DET_SIZE=${DET_SIZE-64M}
 DET_ROUNDS=${DET_ROUNDS:-3}
@@ -121,15 +131,33 @@ cpu_per_call() {
   k=$(grep -c "^\[rank 0\] .*op=[Aa]ll[Rr]educe .* bytes=$2 " "$1" || true)
   awk -v k="$k" '$1 == "#" && $2 == "cpu" { if (k > 0) printf "%.3g", ($3 + $4) / k }' "$1"
 }
+# ranalgo RAW BYTES: the algorithm rank 0's AllReduces of BYTES ran most.
+ranalgo() {
+  sed -n "s/^\[rank 0\] .*msg=\"gocoll: coll\" .* op=[Aa]ll[Rr]educe algo=\([a-z/0-9-]*\) bytes=$2 .*/\1/p" "$1" |
+    sort | uniq -c | sort -rn | awk '{ print $2; exit }'
+}
+# chosen TOPO BYTES CHUNK: the algorithm `gocoll topo --explain` chooses.
+chosen() {
+  "$G" topo --explain "$2" --topology "$1" --coll allreduce --chunk "$3" | awk '/\(chosen/ { print $1; exit }'
+}
+# skipped ALGO BYTES: whether ALGO_MAX leaves ALGO out at BYTES.
+skipped() {
+  local kv
+  for kv in $ALGO_MAX; do
+    if [[ ${kv%%=*} == "$1" ]] && (($2 > $(bytes "${kv#*=}"))); then return 0; fi
+  done
+  return 1
+}
 # cores RAW: the CPU the job used over its wall time (/usr/bin/time's line).
 cores() { awk '$1 == "#" && $2 == "cpu" { if ($5 > 0) printf "%.2f", ($3 + $4) / $5 }' "$1"; }
 
 # 1. The runs, interleaved.
-declare -A BEST PRED SIM FAST MED RAN CORES LOADS TOOK CPU PREDX MCPU
+declare -A BEST PRED SIM FAST MED RAN CORES LOADS TOOK CPU PREDX MCPU CHOSE
 for round in $(seq "$ROUNDS"); do
   for s in $SIZES; do
     b=$(bytes "$s")
     for a in $ALGOS; do
+      if skipped "$a" "$b"; then continue; fi
       raw=$OUT/raw/$stamp.$a.$s.$round.txt
       load=$(cut -d' ' -f1 /proc/loadavg)
       echo "# bench/model_lab.sh $stamp: algo $a, size $s, round $round, load before: $(cut -d' ' -f1-3 /proc/loadavg)" >"$raw"
@@ -139,16 +167,19 @@ for round in $(seq "$ROUNDS"); do
         "$G" bench allreduce --sizes "$b" $(iters "$b") --algo "$a" >>"$raw" 2>&1 || echo "# run failed: $?" >>"$raw"
       { cat "$BIN/time"; echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"; } >>"$raw"
       t=$(usec "$raw" "$b")
-      p=$(predict "${raw%.txt}.topo.json" "$b" "$a" "$(chunk "$raw")" 2>/dev/null || true)
-      sim=$(simulate "${raw%.txt}.topo.json" "$b" "$a" "$(chunk "$raw")" 2>/dev/null || true)
-      px=$(predict "${raw%.txt}.topo.json" "$b" "$a" "$(chunk "$raw")" --no-cpu 2>/dev/null || true)
-      mc=$(modelcpu "${raw%.txt}.topo.json" "$b" "$a" "$(chunk "$raw")" 2>/dev/null || true)
+      m=$a # the model's algorithm: auto's is the one it ran
+      if [[ $a == auto ]]; then m=$(ranalgo "$raw" "$b"); fi
+      p=$(predict "${raw%.txt}.topo.json" "$b" "$m" "$(chunk "$raw")" 2>/dev/null || true)
+      sim=$(simulate "${raw%.txt}.topo.json" "$b" "$m" "$(chunk "$raw")" 2>/dev/null || true)
+      px=$(predict "${raw%.txt}.topo.json" "$b" "$m" "$(chunk "$raw")" --no-cpu 2>/dev/null || true)
+      mc=$(modelcpu "${raw%.txt}.topo.json" "$b" "$m" "$(chunk "$raw")" 2>/dev/null || true)
+      ch=$(chosen "${raw%.txt}.topo.json" "$b" "$(chunk "$raw")" 2>/dev/null || true)
       if [[ -n $t ]] && { [[ -z ${BEST[$a.$s]:-} ]] || awk -v t="$t" -v b="${BEST[$a.$s]}" 'BEGIN { exit !(t < b) }'; }; then
-        BEST[$a.$s]=$t PRED[$a.$s]=$p SIM[$a.$s]=$sim PREDX[$a.$s]=$px MCPU[$a.$s]=$mc FAST[$a.$s]=$(fastest "$raw" "$b") MED[$a.$s]=$(median "$raw" "$b") RAN[$a.$s]=$(ran "$raw" "$b")
+        BEST[$a.$s]=$t CHOSE[$a.$s]=$ch PRED[$a.$s]=$p SIM[$a.$s]=$sim PREDX[$a.$s]=$px MCPU[$a.$s]=$mc FAST[$a.$s]=$(fastest "$raw" "$b") MED[$a.$s]=$(median "$raw" "$b") RAN[$a.$s]=$(ran "$raw" "$b")
         CORES[$a.$s]=$(cores "$raw") LOADS[$a.$s]=$load CPU[$a.$s]=$(cpu_per_call "$raw" "$b")
         TOOK[$a.$s]=$(sed -n 's/^\[rank 0\] .*msg="gocoll: link figures".* took=\([^ ]*\).*/\1/p' "$raw" | head -1)
       fi
-      echo "bench/model_lab.sh: round $round $s $a: ${t:-failed} us, predicted ${p:-?} s (${px:-?} s without the CPU term), $(cores "$raw") cores at load $load" >&2
+      echo "bench/model_lab.sh: round $round $s $a (ran $(ran "$raw" "$b"); explain chooses ${ch:-?}): ${t:-failed} us, predicted ${p:-?} s (${px:-?} s without the CPU term), $(cores "$raw") cores at load $load" >&2
     done
   done
 done
@@ -187,11 +218,30 @@ table=$OUT/table.md
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   for s in $SIZES; do
     for a in $ALGOS; do
+      if skipped "$a" "$(bytes "$s")"; then continue; fi
       m=$(awk -v m="${BEST[$a.$s]:-}" 'BEGIN { if (m != "") print m * 1e-6 }')
       p=${PRED[$a.$s]:-} f=${FAST[$a.$s]:-} md=${MED[$a.$s]:-}
       echo "| $s | $a | ${RAN[$a.$s]:-?} | $(fmt_s "$m") | $(fmt_s "$f") | $(fmt_s "$md") | $(fmt_s "$p") | $(fmt_r "$m" "$p") | $(fmt_r "$f" "$p") | $(fmt_r "$md" "$p") | $(fmt_r "${SIM[$a.$s]:-}" "$p") | ${TOOK[$a.$s]:-?} | ${CORES[$a.$s]:-?} (${LOADS[$a.$s]:-?}) | ${CPU[$a.$s]:-?} s | $(fmt_s "${PREDX[$a.$s]:-}") | $(fmt_r "$m" "${PREDX[$a.$s]:-}") | $(fmt_r "$md" "${PREDX[$a.$s]:-}") | ${MCPU[$a.$s]:-?} s |"
     done
   done
+  if [[ " $ALGOS " == *" auto "* ]]; then
+    echo
+    echo "## Auto against the best forced algorithm"
+    echo
+    echo "Per size, the run of auto with the lowest mean: what it ran (rank 0's COLL lines), what \`gocoll topo --explain SIZE --topology THAT-RUN'S-FILE --chunk C\` chooses (the same figures, size and chunk the job priced), and its mean against the lowest mean of the forced algorithms run at that size ($(echo $ALGOS | sed 's/ *auto//')). Target: auto/best <= 1.10."
+    echo
+    echo "| size | auto ran | explain chooses | auto mean | best forced | its mean | auto/best |"
+    echo "|---|---|---|---|---|---|---|"
+    for s in $SIZES; do
+      best="" bm=""
+      for a in $ALGOS; do
+        [[ $a == auto || -z ${BEST[$a.$s]:-} ]] && continue
+        if [[ -z $bm ]] || awk -v t="${BEST[$a.$s]}" -v b="$bm" 'BEGIN { exit !(t < b) }'; then best=$a bm=${BEST[$a.$s]}; fi
+      done
+      am=${BEST[auto.$s]:-}
+      echo "| $s | ${RAN[auto.$s]:-?} | ${CHOSE[auto.$s]:-?} | $(fmt_s "$(awk -v m="$am" 'BEGIN { if (m != "") print m * 1e-6 }')") | ${best:-?} | $(fmt_s "$(awk -v m="$bm" 'BEGIN { if (m != "") print m * 1e-6 }')") | $(fmt_r "$am" "$bm") |"
+    done
+  fi
   if [[ -n $DET_SIZE ]]; then
     echo
     echo "## Config.Deterministic in the lab"
