@@ -28,8 +28,6 @@ import (
 	"os"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/gocoll/gocoll"
 	"github.com/gocoll/gocoll/collective"
 )
@@ -43,6 +41,9 @@ func main() {
 	traceDir := flag.String("trace", "", "write each rank's Go execution trace to DIR/rank<N>.trace (see go tool trace)")
 	flag.Parse()
 	err := func() error {
+		if err := rusageSupported(); err != nil {
+			return err
+		}
 		if *traceDir != "" {
 			stop, err := startTrace(*traceDir)
 			if err != nil {
@@ -68,14 +69,6 @@ type result struct {
 	Seconds     float64 `json:"seconds"`
 	PeakRSSInit float64 `json:"peak_rss_mib_before"`
 	PeakRSS     float64 `json:"peak_rss_mib"`
-}
-
-func peakMiB() float64 {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return float64(ru.Maxrss) / 1024 // KiB on Linux
 }
 
 func run(mode string, size, count, window int, hold time.Duration) error {

@@ -33,8 +33,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/gocoll/gocoll/transport/metaroce/udpio"
 )
 
@@ -49,8 +47,9 @@ func main() {
 	dur := flag.Duration("time", 8*time.Second, "how long to send (the receiver reads 2 s more)")
 	sports := flag.String("sports", "", "sender: comma-separated source ports, one per socket (default: any)")
 	flag.Parse()
-	var err error
+	err := rusageSupported()
 	switch {
+	case err != nil:
 	case *paths < 1 || *paths > 64 || *size < 1 || *size > 65507 || *rate <= 0 || *dur <= 0 || *dur > time.Hour:
 		err = fmt.Errorf("bad -paths, -size, -rate or -time")
 	case *recv && !*send:
@@ -176,10 +175,7 @@ func blast(to, sports string, paths int, rate float64, size int, dur time.Durati
 
 // report prints one side's line.
 func report(side string, n, bytes int64, el time.Duration) {
-	var ru unix.Rusage
-	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
-	usr := time.Duration(ru.Utime.Nano()).Seconds()
-	sys := time.Duration(ru.Stime.Nano()).Seconds()
+	usr, sys := cpuSeconds()
 	per := 0.0
 	if n > 0 {
 		per = (usr + sys) / float64(n) * 1e6

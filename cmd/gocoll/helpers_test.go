@@ -133,15 +133,6 @@ func requirePrefixed(t *testing.T, out string, n int) {
 	}
 }
 
-// requireGone checks that none of pids is still running.
-func requireGone(t *testing.T, pids []int) {
-	t.Helper()
-	for _, pid := range pids {
-		err := syscall.Kill(pid, 0)
-		require.ErrorIs(t, err, syscall.ESRCH, "pid %d is still running", pid)
-	}
-}
-
 // need skips the test unless cmd is installed.
 func need(t *testing.T, cmd, why string) string {
 	t.Helper()

@@ -69,7 +69,7 @@ func main() {
 	if len(args) > 0 && args[0] == "run" {
 		// gocoll run forwards these to every rank (launcher/job).
 		sigs := make(chan os.Signal, 4)
-		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
+		signal.Notify(sigs, runSignals...)
 		os.Exit(run(context.Background(), args, launcher.Environ(), os.Stdout, os.Stderr, sigs))
 	}
 	ctx, stop := stopContext()

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gocoll/gocoll/internal/affinity"
@@ -92,6 +91,9 @@ func makePlan(ctx context.Context, s Spec) (*plan, error) {
 			return nil, err
 		}
 	}
+	if err := startSupported(); err != nil {
+		return nil, err
+	}
 	if err := checkFiles(np); err != nil {
 		return nil, err
 	}
@@ -148,25 +150,6 @@ func oversubscribe(list []topology.HostSlots, maxSlots map[string]int, np int) (
 		}
 	}
 	return list, nil
-}
-
-// checkFiles makes sure the launcher may open the files np ranks need
-// (FilesPerRank each), within its RLIMIT_NOFILE.
-func checkFiles(np int) error {
-	var lim syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return nil // no limit known: the start fails on its own, with its error
-	}
-	limit := uint64(lim.Cur) // int64 on some BSDs
-	if uint64(np)*FilesPerRank+FilesReserved <= limit {
-		return nil
-	}
-	most := uint64(0)
-	if limit > FilesReserved {
-		most = (limit - FilesReserved) / FilesPerRank
-	}
-	return fmt.Errorf("-np %d: this launcher may open %d files (RLIMIT_NOFILE), enough for %d ranks at %d files each; raise the limit (ulimit -n) or use fewer ranks",
-		np, limit, most, FilesPerRank)
 }
 
 // checkRankEnv checks, once before any rank starts, the environment ranks

@@ -152,7 +152,7 @@ func (p *proc) signal(sig syscall.Signal) error {
 	if p.reaped {
 		return nil
 	}
-	return syscall.Kill(-p.cmd.Process.Pid, sig)
+	return signalGroup(p.cmd.Process.Pid, sig)
 }
 
 // stop asks the rank to end: SIGTERM to its group, and EOF on a remote
@@ -191,7 +191,7 @@ func (p *proc) describe() string {
 	case p.status.Exited():
 		return fmt.Sprintf("exit status %d", p.status.ExitStatus())
 	}
-	return "ended (" + strconv.Itoa(int(p.status)) + ")"
+	return fmt.Sprintf("ended (%v)", p.status)
 }
 
 // waitOutput waits up to d for the output copies to finish.
@@ -233,6 +233,6 @@ func (p *proc) killIfStopped() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.reaped && !p.remote && processStopped(p.cmd.Process.Pid) {
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		_ = signalGroup(p.cmd.Process.Pid, syscall.SIGKILL)
 	}
 }

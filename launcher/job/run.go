@@ -245,7 +245,7 @@ func (m *monitor) forward(sig os.Signal) {
 		m.signalAll(s)
 		m.closeAllStdin()
 		m.armKill()
-	case syscall.SIGUSR1:
+	case sigDiagnose:
 		m.diag.reportAsync(WhySignal)
 	default:
 		m.signalAll(s)
