@@ -9,7 +9,10 @@
 #        iterations of the long run, default 10), SPIN (GOCOLL_SPIN_WAIT
 #        values to run each case with, default "default 0"; "default" leaves
 #        it unset), GOCOLL (a gocoll binary to run instead of building this
-#        tree's, for A/B), REV (the code's commit for the table)
+#        tree's, for A/B), REV (the code's commit for the table), XENV
+#        (NAME=VALUE settings, space-separated, given to every job with
+#        gocoll run -x, e.g. XENV=GOCOLL_ARRIVAL_TIMES=1 for an A/B of a
+#        switch with one binary)
 #
 # The lab is hier_lab.sh's: 2 sites x 2 hosts x 2 ranks, 4 WAN paths of
 # 200 Mbit/s each way, 2 ms one way, MTU 9000, default transport (shm in a
@@ -50,6 +53,12 @@ ALGOS=${ALGOS:-auto ring}
 ITERS=${ITERS:-10}
 SPIN=${SPIN:-default 0}
 REV=${REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}
+XENV=${XENV:-}
+XARGS=()
+for kv in $XENV; do
+  [[ $kv == GOCOLL_*=* ]] || { echo "bench/cpu_lab.sh: XENV entry $kv: want GOCOLL_NAME=VALUE" >&2; exit 2; }
+  XARGS+=(-x "$kv")
+done
 
 . bench/lab_common.sh
 lab_setup cpu_lab.sh
@@ -90,7 +99,7 @@ run() {
   if [[ $PERF == 1 ]]; then wrap="perf stat -x, -e $EV -o $d/rank.\$\$"; else wrap="/usr/bin/time -f '%U %S' -o $d/rank.\$\$"; fi
   t0=$(delayd_ticks)
   "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout 900s \
-    -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL ${sp:+-x GOCOLL_SPIN_WAIT=$sp} -- \
+    -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL ${sp:+-x GOCOLL_SPIN_WAIT=$sp} ${XARGS[@]+"${XARGS[@]}"} -- \
     sh -c "exec $wrap $G bench allreduce --sizes $b -n $it -w 1 --algo $a" >"$d/out" 2>&1 || echo "# run failed: $?" >>"$d/out"
   echo $(($(delayd_ticks) - t0)) >"$d/delayd"
 }
@@ -151,7 +160,7 @@ p2p() {
   wrap="/usr/bin/time -f '# rankcpu %U %S'"
   [[ $PERF == 1 ]] && wrap="perf stat -x, -e task-clock,context-switches,syscalls:sys_enter_sendmmsg,syscalls:sys_enter_recvmmsg -o $raw.perf.\$\$"
   rm -f "$raw".perf.*
-  "$G" run --hostfile "$1" --rsh 'ip netns exec {host}' --timeout 90s -x GOCOLL_TRANSPORT=metaroce -x GOCOLL_DEBUG=info -- \
+  "$G" run --hostfile "$1" --rsh 'ip netns exec {host}' --timeout 90s -x GOCOLL_TRANSPORT=metaroce -x GOCOLL_DEBUG=info ${XARGS[@]+"${XARGS[@]}"} -- \
     sh -c "exec $wrap $G bench p2p --time 8s" >"$raw" 2>&1 || echo "# run failed: $?" >>"$raw"
   if [[ $PERF == 1 ]]; then cat "$raw".perf.* | awk -F, '$1 ~ /^[0-9.]+$/ && $3 == "task-clock" { printf "# rankcpu %s 0\n", $1 / 1000 }
     $1 ~ /^[0-9.]+$/ && $3 ~ /^(context-switches|syscalls)/ { printf "# perf %s %s\n", $3, $1 }' >>"$raw"; fi
@@ -200,7 +209,7 @@ table=$OUT/table.md
 {
   echo "# Where the two-site lab job's CPU goes"
   echo
-  echo "Run $stamp (UTC) of bench/cpu_lab.sh at commit $REV, $CORES cores, load average $load0 before, $load1 after. Lab: 2 sites x $HOSTS hosts x $SLOTS ranks, $PATHS WAN paths x $RATE Mbit/s, $DELAY ms one way, MTU $MTU, default transport. Per AllReduce call, set-up left out ((run of -n $ITERS minus run of -n 2) over the difference in calls): the job's CPU-seconds (8 ranks), the delay daemons' CPU-seconds, and the ranks' context switches, system calls and page faults (perf stat$([[ $PERF == 1 ]] || echo ': not available, CPU only')). 'spin': GOCOLL_SPIN_WAIT. 'busbw': the long run's, out of place (GB/s). 'CPU cap': the busbw the cores allow at that CPU per call, S x 2(n-1)/n / (CPU / $CORES cores), with the delay daemons' CPU and without it (real sites do not emulate their WAN on their hosts), with its share of the hierarchical WAN bound $HIER_BOUND GB/s; the target is 90 %. Raw: raw/$stamp.*."
+  echo "Run $stamp (UTC) of bench/cpu_lab.sh at commit $REV${XENV:+ with $XENV}, $CORES cores, load average $load0 before, $load1 after. Lab: 2 sites x $HOSTS hosts x $SLOTS ranks, $PATHS WAN paths x $RATE Mbit/s, $DELAY ms one way, MTU $MTU, default transport. Per AllReduce call, set-up left out ((run of -n $ITERS minus run of -n 2) over the difference in calls): the job's CPU-seconds (8 ranks), the delay daemons' CPU-seconds, and the ranks' context switches, system calls and page faults (perf stat$([[ $PERF == 1 ]] || echo ': not available, CPU only')). 'spin': GOCOLL_SPIN_WAIT. 'busbw': the long run's, out of place (GB/s). 'CPU cap': the busbw the cores allow at that CPU per call, S x 2(n-1)/n / (CPU / $CORES cores), with the delay daemons' CPU and without it (real sites do not emulate their WAN on their hosts), with its share of the hierarchical WAN bound $HIER_BOUND GB/s; the target is 90 %. Raw: raw/$stamp.*."
   echo
   echo "| size | algo | spin | busbw | job CPU-s | delayd CPU-s | ctx switches | sendmmsg | recvmmsg | epoll_pwait | sched_yield | futex | page faults | CPU cap (of $HIER_BOUND) | cap without delayd |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
