@@ -153,7 +153,9 @@ func logStats(log *slog.Logger, s transport.Stats) {
 			log.Info("gocoll: path", "peer", p.Rank, "path", pa.Index, "state", pa.State,
 				"bytes", sizeText(pa.BytesSent), "share", fmt.Sprintf("%.1f%%", 100*pa.Share),
 				"packets", pa.PacketsSent, "resent", pa.Retransmits, "lost", pa.Lost, "timeouts", pa.Timeouts, "spurious", pa.SpuriousTimeouts,
-				"srtt", pa.SRTT.Round(time.Microsecond), "window", sizeText(int64(pa.Window)), "windowRate", rateText(pa.WindowRate))
+				"srtt", pa.SRTT.Round(time.Microsecond), "window", sizeText(int64(pa.Window)), "windowRate", rateText(pa.WindowRate),
+				"fabricSrtt", pa.FabricSRTT.Round(time.Microsecond), "fabricMinRtt", pa.FabricMinRTT.Round(time.Microsecond),
+				"cutsDelay", pa.CutsDelay, "cutsLoss", pa.CutsLoss)
 		}
 	}
 }

@@ -96,6 +96,13 @@ type PathStats struct {
 	// sender starved of CPU), not losing.
 	SpuriousTimeouts int64
 	SRTT, MinRTT     time.Duration // smoothed and lowest RTT (0: no sample yet)
+	// FabricSRTT and FabricMinRTT are the smoothed and lowest RTT of the
+	// delay signal's view (MetaRoCE: without the endpoints' scheduling
+	// delays where the kernel's receive stamps are used; else SRTT and
+	// MinRTT's). CutsDelay and CutsLoss count the window's cuts for an
+	// RTT above its target and for loss.
+	FabricSRTT, FabricMinRTT time.Duration
+	CutsDelay, CutsLoss      int64
 	// Window is the congestion window and Inflight the datagram bytes in
 	// flight; WindowRate is Window/SRTT in bytes/s, the rate the window
 	// allows (0 before the first RTT sample).

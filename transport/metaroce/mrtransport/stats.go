@@ -163,7 +163,8 @@ func (e *Endpoint) TransportStats() transport.Stats {
 func commonPath(i int, p metaroce.PathStats) transport.PathStats {
 	out := transport.PathStats{Index: i, State: p.State.String(), BytesSent: p.BytesSent,
 		PacketsSent: p.PacketsSent, Retransmits: p.Retransmits, Lost: p.PacketsLost, Timeouts: p.Timeouts, SpuriousTimeouts: p.SpuriousTimeouts,
-		PacketsRecv: p.PacketsRecv, SRTT: p.SRTT, MinRTT: p.MinRTT, Window: p.Cwnd, Inflight: p.Inflight}
+		PacketsRecv: p.PacketsRecv, SRTT: p.SRTT, MinRTT: p.MinRTT, Window: p.Cwnd, Inflight: p.Inflight,
+		FabricSRTT: p.FabricSRTT, FabricMinRTT: p.FabricMinRTT, CutsDelay: p.CutsDelay, CutsLoss: p.CutsLoss}
 	if p.SRTT > 0 {
 		out.WindowRate = int64(float64(p.Cwnd) / p.SRTT.Seconds())
 	}
