@@ -9,7 +9,11 @@
 #   env: ROUNDS (default 3), NP (ranks, default 4), COLLS (default
 #        broadcast,alltoall; any of allreduce,broadcast,alltoall),
 #        SIZES (bytes, default "65536 1048576 16777216"; warm-up and timed
-#        iterations as mpi_coll_bench's schedule), NICE (default 0: the
+#        iterations as mpi_coll_bench's schedule), SCALE (default 1: the
+#        timed iterations of both sides times SCALE, as mpi_coll_bench's
+#        -s, which gets it too: its 10 timed calls at 16 MiB and 50 at
+#        1 MiB last 30 and 10 ms, within a start-up that moves either side
+#        by tens of percent on this host), NICE (default 0: the
 #        niceness every run gets, e.g. -20 as root on a loaded host; with
 #        the kernel's autogroups on, as here, each run also gets a session
 #        of its own whose group has that niceness, since niceness alone
@@ -28,7 +32,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ $# -ge 1 ]] || { echo "usage: bench/shm_ab.sh REV..." >&2; exit 2; }
 ROUNDS=${ROUNDS:-3} NP=${NP:-4} COLLS=${COLLS:-broadcast,alltoall}
-SIZES=${SIZES:-65536 1048576 16777216} NICE=${NICE:-0}
+SIZES=${SIZES:-65536 1048576 16777216} NICE=${NICE:-0} SCALE=${SCALE:-1}
 PEERS_DIR=${PEERS_DIR:-$(dirname "$(git rev-parse --path-format=absolute --git-common-dir)")/../shared/peers}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -47,16 +51,23 @@ niced() {
     nice -n "$NICE" "$@"
   fi
 }
-# iters BYTES: "WARMUP ITERS" as mpi_coll_bench's schedule.
+# iters BYTES: "WARMUP ITERS" as mpi_coll_bench's schedule at -s SCALE
+# (iterations times SCALE, rounded, at least 1; warm-ups times SCALE only
+# below 1).
 iters() {
-  if (($1 <= 1024)); then echo 50 1000; elif (($1 <= 65536)); then echo 20 200
-  elif (($1 <= 1048576)); then echo 5 50; elif (($1 <= 16777216)); then echo 2 10; else echo 2 5; fi
+  local w i
+  if (($1 <= 1024)); then w=50 i=1000; elif (($1 <= 65536)); then w=20 i=200
+  elif (($1 <= 1048576)); then w=5 i=50; elif (($1 <= 16777216)); then w=2 i=10; else w=2 i=5; fi
+  awk -v w="$w" -v i="$i" -v s="$SCALE" 'BEGIN {
+    i = int(i * s + 0.5); if (i < 1) i = 1
+    w = int(w * (s < 1 ? s : 1) + 0.5); if (w < 1) w = 1
+    print w, i }'
 }
 rows=$TMP/rows
 for round in $(seq "$ROUNDS"); do
   echo "# round $round: load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%T)"
   GLIBC_TUNABLES=glibc.malloc.hugetlb=1 niced mpirun --allow-run-as-root --oversubscribe \
-    -n "$NP" -x GLIBC_TUNABLES "$TMP/mpi_coll_bench" -l mpi-shm-thp -m "$max" -c "$COLLS" 2>&1 |
+    -n "$NP" -x GLIBC_TUNABLES "$TMP/mpi_coll_bench" -l mpi-shm-thp -m "$max" -s "$SCALE" -c "$COLLS" 2>&1 |
     awk -v sizes=" $SIZES " '/^(allreduce|broadcast|alltoall) / && index(sizes, " " $2 " ") { print "mpi-shm-thp", $1, $2, $4 }' >>"$rows"
   for l in "${labels[@]}"; do
     for s in $SIZES; do
