@@ -13,7 +13,12 @@
 #        timed iterations of both sides times SCALE, as mpi_coll_bench's
 #        -s, which gets it too: its 10 timed calls at 16 MiB and 50 at
 #        1 MiB last 30 and 10 ms, within a start-up that moves either side
-#        by tens of percent on this host), NICE (default 0: the
+#        by tens of percent on this host), BIND (default none; core: both
+#        sides bind rank i to core i mod the host's cores, OpenMPI with
+#        --bind-to core:overload-allowed, gocoll under gocoll run
+#        --bind-to core --oversubscribe: unbound, 4 ranks on 2 cores
+#        sometimes settle 3 on one core and 1 on the other for a whole
+#        run), NICE (default 0: the
 #        niceness every run gets, e.g. -20 as root on a loaded host; with
 #        the kernel's autogroups on, as here, each run also gets a session
 #        of its own whose group has that niceness, since niceness alone
@@ -32,7 +37,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ $# -ge 1 ]] || { echo "usage: bench/shm_ab.sh REV..." >&2; exit 2; }
 ROUNDS=${ROUNDS:-3} NP=${NP:-4} COLLS=${COLLS:-broadcast,alltoall}
-SIZES=${SIZES:-65536 1048576 16777216} NICE=${NICE:-0} SCALE=${SCALE:-1}
+SIZES=${SIZES:-65536 1048576 16777216} NICE=${NICE:-0} SCALE=${SCALE:-1} BIND=${BIND:-none}
+case $BIND in
+  none) mpibind=() gocollrun=() ;;
+  core) mpibind=(--bind-to core:overload-allowed) gocollrun=(run -np "$NP" --bind-to core --oversubscribe) ;;
+  *) echo "shm_ab.sh: BIND is none or core, not $BIND" >&2; exit 2 ;;
+esac
 PEERS_DIR=${PEERS_DIR:-$(dirname "$(git rev-parse --path-format=absolute --git-common-dir)")/../shared/peers}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -65,14 +75,18 @@ iters() {
 }
 rows=$TMP/rows
 for round in $(seq "$ROUNDS"); do
-  echo "# round $round: load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%T)"
-  GLIBC_TUNABLES=glibc.malloc.hugetlb=1 niced mpirun --allow-run-as-root --oversubscribe \
+  echo "# round $round: load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%T), bind $BIND, scale $SCALE"
+  GLIBC_TUNABLES=glibc.malloc.hugetlb=1 niced mpirun --allow-run-as-root --oversubscribe "${mpibind[@]}" \
     -n "$NP" -x GLIBC_TUNABLES "$TMP/mpi_coll_bench" -l mpi-shm-thp -m "$max" -s "$SCALE" -c "$COLLS" 2>&1 |
     awk -v sizes=" $SIZES " '/^(allreduce|broadcast|alltoall) / && index(sizes, " " $2 " ") { print "mpi-shm-thp", $1, $2, $4 }' >>"$rows"
   for l in "${labels[@]}"; do
     for s in $SIZES; do
       read -r w i <<<"$(iters "$s")"
-      niced "$TMP/gocoll-$l" bench "$COLLS" -np "$NP" --sizes "$s" -w "$w" -n "$i" -c 1 --format peers 2>&1 |
+      # Under gocoll run (BIND=core) the launcher starts the ranks and
+      # prefixes rank 0's lines with "[rank 0] ".
+      if ((${#gocollrun[@]})); then np=(); else np=(-np "$NP"); fi
+      niced "$TMP/gocoll-$l" "${gocollrun[@]}" "$TMP/gocoll-$l" bench "$COLLS" "${np[@]}" --sizes "$s" -w "$w" -n "$i" -c 1 --format peers 2>&1 |
+        sed 's/^\[rank 0\] //' |
         awk -v l="$l" '/^(allreduce|broadcast|alltoall) / { print l, $1, $2, $4; next }
                        / all_correct=no/ { print "# " l ": WRONG VALUES" > "/dev/stderr" }' >>"$rows"
     done
