@@ -84,8 +84,9 @@ for round in $(seq "$ROUNDS"); do
       read -r w i <<<"$(iters "$s")"
       # Under gocoll run (BIND=core) the launcher starts the ranks and
       # prefixes rank 0's lines with "[rank 0] ".
-      if ((${#gocollrun[@]})); then np=(); else np=(-np "$NP"); fi
-      niced "$TMP/gocoll-$l" "${gocollrun[@]}" "$TMP/gocoll-$l" bench "$COLLS" "${np[@]}" --sizes "$s" -w "$w" -n "$i" -c 1 --format peers 2>&1 |
+      if ((${#gocollrun[@]})); then launch=("$TMP/gocoll-$l" "${gocollrun[@]}" "$TMP/gocoll-$l") np=()
+      else launch=("$TMP/gocoll-$l") np=(-np "$NP"); fi
+      niced "${launch[@]}" bench "$COLLS" "${np[@]}" --sizes "$s" -w "$w" -n "$i" -c 1 --format peers 2>&1 |
         sed 's/^\[rank 0\] //' |
         awk -v l="$l" '/^(allreduce|broadcast|alltoall) / { print l, $1, $2, $4; next }
                        / all_correct=no/ { print "# " l ": WRONG VALUES" > "/dev/stderr" }' >>"$rows"
