@@ -12,13 +12,25 @@ import (
 	"github.com/gocoll/gocoll/transport/tcp"
 )
 
-func (e envReader) gocollJob() (Job, error) {
-	j := Job{Launcher: LauncherGocoll}
+// launcherJob starts the Job of a launcher from its variables for the
+// rank, the world size (both required; see rankSize) and the local rank
+// (optional: -1 where unset).
+func (e envReader) launcherJob(launcher, rankVar, sizeVar, localVar string) (Job, error) {
+	j := Job{Launcher: launcher}
 	var err error
-	if j.Rank, j.Size, err = e.rankSize(EnvRank, EnvWorldSize); err != nil {
+	if j.Rank, j.Size, err = e.rankSize(rankVar, sizeVar); err != nil {
 		return j, err
 	}
-	if j.LocalRank, err = e.optInt(EnvLocalRank, 0, tcp.MaxWorldSize-1, -1); err != nil {
+	j.LocalRank, err = e.optInt(localVar, 0, tcp.MaxWorldSize-1, -1)
+	return j, err
+}
+
+// gocollJob reads GOCOLL_RANK, GOCOLL_WORLD_SIZE and GOCOLL_LOCAL_RANK; the
+// job id is GOCOLL_JOB_ID, else one derived from the job key, else
+// "gocoll", and the store a loopback port derived from it.
+func (e envReader) gocollJob() (Job, error) {
+	j, err := e.launcherJob(LauncherGocoll, EnvRank, EnvWorldSize, EnvLocalRank)
+	if err != nil {
 		return j, err
 	}
 	j.JobID = e.get(EnvJobID)
@@ -36,13 +48,11 @@ func (e envReader) gocollJob() (Job, error) {
 	return j, nil
 }
 
+// openMPIJob reads Open MPI's OMPI_COMM_WORLD_* variables; a job of one
+// host has its store on loopback, one of several needs GOCOLL_STORE.
 func (e envReader) openMPIJob() (Job, error) {
-	j := Job{Launcher: LauncherOpenMPI}
-	var err error
-	if j.Rank, j.Size, err = e.rankSize("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"); err != nil {
-		return j, err
-	}
-	if j.LocalRank, err = e.optInt("OMPI_COMM_WORLD_LOCAL_RANK", 0, tcp.MaxWorldSize-1, -1); err != nil {
+	j, err := e.launcherJob(LauncherOpenMPI, "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK")
+	if err != nil {
 		return j, err
 	}
 	j.JobID = "ompi-" + firstSet(e, "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "OMPI_MCA_orte_ess_jobid")
@@ -58,13 +68,12 @@ func (e envReader) openMPIJob() (Job, error) {
 	return j, nil
 }
 
+// torchrunJob reads torchrun's RANK, WORLD_SIZE and LOCAL_RANK; the store
+// is MASTER_ADDR:MASTER_PORT, or a port derived from the job id where
+// torchrun's agent holds MASTER_PORT.
 func (e envReader) torchrunJob() (Job, error) {
-	j := Job{Launcher: LauncherTorchrun}
-	var err error
-	if j.Rank, j.Size, err = e.rankSize("RANK", "WORLD_SIZE"); err != nil {
-		return j, err
-	}
-	if j.LocalRank, err = e.optInt("LOCAL_RANK", 0, tcp.MaxWorldSize-1, -1); err != nil {
+	j, err := e.launcherJob(LauncherTorchrun, "RANK", "WORLD_SIZE", "LOCAL_RANK")
+	if err != nil {
 		return j, err
 	}
 	addr, port := e.get("MASTER_ADDR"), e.get("MASTER_PORT")
@@ -89,17 +98,16 @@ func (e envReader) torchrunJob() (Job, error) {
 	return j, nil
 }
 
+// slurmJob reads Slurm's SLURM_PROCID, task count and SLURM_LOCALID; the
+// store is on loopback for a step of one node, else on its node list's
+// first node, at a port derived from the job id.
 func (e envReader) slurmJob() (Job, error) {
-	j := Job{Launcher: LauncherSlurm}
 	sizeVar := "SLURM_STEP_NUM_TASKS"
 	if !e.has(sizeVar) {
 		sizeVar = "SLURM_NTASKS"
 	}
-	var err error
-	if j.Rank, j.Size, err = e.rankSize("SLURM_PROCID", sizeVar); err != nil {
-		return j, err
-	}
-	if j.LocalRank, err = e.optInt("SLURM_LOCALID", 0, tcp.MaxWorldSize-1, -1); err != nil {
+	j, err := e.launcherJob(LauncherSlurm, "SLURM_PROCID", sizeVar, "SLURM_LOCALID")
+	if err != nil {
 		return j, err
 	}
 	j.Host = e.get("SLURMD_NODENAME")

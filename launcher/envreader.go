@@ -56,6 +56,7 @@ func (e envReader) rankSize(rankVar, sizeVar string) (rank, size int, err error)
 	return rank, size, nil
 }
 
+// firstSet is the value of the first of names that is set, or "".
 func firstSet(e envReader, names ...string) string {
 	for _, n := range names {
 		if v := e.get(n); v != "" {
