@@ -21,17 +21,18 @@ import (
 // the rank that holds the others up. The bounds below are generous (a
 // loaded 2-core CI machine); the times measured are logged.
 
-// hangJob is a gocoll run job whose stderr lines are stamped as they come.
-type hangJob struct {
+// loopJob is a gocoll run job whose ranks loop (collcheck -mode loop),
+// its stderr lines stamped as they come.
+type loopJob struct {
 	cmd   *exec.Cmd
 	lines <-chan stampedLine
 	pids  []int
 	start time.Time // when every rank had printed its pid
 }
 
-// startHangJob starts gocoll run with args and waits for the "looping
+// startLoopJob starts gocoll run with args and waits for the "looping
 // pid=" line of each of n ranks.
-func startHangJob(t *testing.T, ctx context.Context, n int, args ...string) *hangJob {
+func startLoopJob(t *testing.T, ctx context.Context, n int, args ...string) *loopJob {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, bins.gocoll, append([]string{"run"}, args...)...)
 	stdout, err := cmd.StdoutPipe()
@@ -39,7 +40,7 @@ func startHangJob(t *testing.T, ctx context.Context, n int, args ...string) *han
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
-	j := &hangJob{cmd: cmd, lines: stampLines(stderr)}
+	j := &loopJob{cmd: cmd, lines: stampLines(stderr)}
 	j.pids, _ = readLoopingPIDs(t, stdout, n)
 	j.start = time.Now()
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
@@ -47,7 +48,7 @@ func startHangJob(t *testing.T, ctx context.Context, n int, args ...string) *han
 }
 
 // finish collects the rest of stderr and the exit status.
-func (j *hangJob) finish(t *testing.T, ctx context.Context) ([]stampedLine, string, int) {
+func (j *loopJob) finish(t *testing.T, ctx context.Context) ([]stampedLine, string, int) {
 	t.Helper()
 	var all []stampedLine
 	var text strings.Builder
@@ -100,7 +101,7 @@ func TestRunHangReportNeverArrived(t *testing.T) {
 	const stall = time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	j := startHangJob(t, ctx, 4, "-np", "4", "--timeout", "8", "-x", fmt.Sprintf("GOCOLL_STALL_TIMEOUT=%v", stall),
+	j := startLoopJob(t, ctx, 4, "-np", "4", "--timeout", "8", "-x", fmt.Sprintf("GOCOLL_STALL_TIMEOUT=%v", stall),
 		"--", bins.collcheck, "-mode", "hang", "-rank", "2", "-rounds", "3", "-count", "1024")
 	all, text, code := j.finish(t, ctx)
 	require.Equal(t, 124, code, text)
@@ -140,7 +141,7 @@ func TestRunHangReportNeverArrived(t *testing.T) {
 func TestRunNeverArrivedErrorsNameIt(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	j := startHangJob(t, ctx, 4, "-np", "4", "-x", "GOCOLL_STALL_TIMEOUT=1s", "-x", "GOCOLL_TIMEOUT=4s",
+	j := startLoopJob(t, ctx, 4, "-np", "4", "-x", "GOCOLL_STALL_TIMEOUT=1s", "-x", "GOCOLL_TIMEOUT=4s",
 		"--", bins.collcheck, "-mode", "hang", "-rank", "2", "-rounds", "3", "-count", "1024", "-deadline", "0")
 	all, text, code := j.finish(t, ctx)
 	require.Equal(t, 1, code, text)
@@ -158,7 +159,7 @@ func TestRunNeverArrivedErrorsNameIt(t *testing.T) {
 func TestRunHangReportRank0Store(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	j := startHangJob(t, ctx, 3, "-np", "3", "--store", "rank0", "--timeout", "4", "-x", "GOCOLL_STALL_TIMEOUT=60s",
+	j := startLoopJob(t, ctx, 3, "-np", "3", "--store", "rank0", "--timeout", "4", "-x", "GOCOLL_STALL_TIMEOUT=60s",
 		"--", bins.collcheck, "-mode", "hang", "-rank", "1", "-rounds", "2", "-count", "1024")
 	all, text, code := j.finish(t, ctx)
 	require.Equal(t, 124, code, text)
@@ -178,7 +179,7 @@ func TestRunHangReportStoppedRank(t *testing.T) {
 	const n, victim = 4, 2
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	j := startHangJob(t, ctx, n, "-np", fmt.Sprint(n), "-x", fmt.Sprintf("GOCOLL_STALL_TIMEOUT=%v", stall),
+	j := startLoopJob(t, ctx, n, "-np", fmt.Sprint(n), "-x", fmt.Sprintf("GOCOLL_STALL_TIMEOUT=%v", stall),
 		"-x", fmt.Sprintf("GOCOLL_HEARTBEAT_TIMEOUT=%v", heartbeat), "--", bins.collcheck, "-mode", "loop", "-count", "1024")
 	stopped := time.Now()
 	require.NoError(t, syscall.Kill(j.pids[victim], syscall.SIGSTOP))
@@ -209,7 +210,7 @@ func TestRunHangReportStoppedRank(t *testing.T) {
 func TestRunKilledRankNamedEverywhere(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	j := startHangJob(t, ctx, 3, "-np", "3", "--", bins.collcheck, "-mode", "loop", "-count", "1024")
+	j := startLoopJob(t, ctx, 3, "-np", "3", "--", bins.collcheck, "-mode", "loop", "-count", "1024")
 	killed := time.Now()
 	require.NoError(t, syscall.Kill(j.pids[1], syscall.SIGKILL))
 	all, text, code := j.finish(t, ctx)

@@ -5,9 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -32,26 +30,18 @@ func TestRunLabPathsCutNamedByPeerTimeout(t *testing.T) {
 	require.NoError(t, os.WriteFile(hostfile, []byte(l.Hostfile(2)), 0o644))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bins.gocoll, "run", "--hostfile", hostfile, "--rsh", "ip netns exec {host}",
+	j := startLoopJob(t, ctx, 4, "--hostfile", hostfile, "--rsh", "ip netns exec {host}",
 		"--", bins.collcheck, "-mode", "loop", "-count", "4096")
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	lines := stampLines(stderr)
-	readLoopingPIDs(t, stdout, 4)
 	cut := time.Now()
 	for _, p := range l.Paths() {
 		require.NoError(t, l.Cut(ctx, p, true), "cut %v", p)
 	}
 	t.Logf("both paths cut in %v", time.Since(cut).Round(time.Millisecond))
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 	var all []stampedLine
-	for line := range lines {
+	for line := range j.lines {
 		all = append(all, line)
 	}
-	err = cmd.Wait()
+	err := j.cmd.Wait()
 	require.NoError(t, ctx.Err(), "the job did not end within a minute")
 	require.Error(t, err)
 	for r := range 4 {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os/exec"
 	"regexp"
 	"strings"
 	"syscall"
@@ -36,26 +35,13 @@ func TestRunStoppedRankNamedByPeerTimeout(t *testing.T) {
 	const peerTimeout, slack = 4 * time.Second, 6 * time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bins.gocoll, "run", "-np", "3", "-x", "GOCOLL_TRANSPORT=metaroce",
+	j := startLoopJob(t, ctx, 3, "-np", "3", "-x", "GOCOLL_TRANSPORT=metaroce",
 		"-x", fmt.Sprintf("GOCOLL_PEER_TIMEOUT=%v", peerTimeout), "--", bins.collcheck, "-mode", "loop", "-count", "4096")
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	lines := stampLines(stderr)
-	pids, _ := readLoopingPIDs(t, stdout, 3)
 	const victim = 1
 	stopped := time.Now()
-	require.NoError(t, syscall.Kill(pids[victim], syscall.SIGSTOP))
-	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	var all []stampedLine
-	for l := range lines {
-		all = append(all, l)
-	}
-	err = cmd.Wait()
-	require.NoError(t, ctx.Err(), "the job did not end within a minute")
-	require.Error(t, err)
+	require.NoError(t, syscall.Kill(j.pids[victim], syscall.SIGSTOP))
+	all, _, code := j.finish(t, ctx) // every rank gone too
+	require.NotZero(t, code)
 	for _, r := range []int{0, 2} {
 		found, text := firstError(all, r, stopped)
 		require.NotNil(t, found, "rank %d printed no error:\n%s", r, text)
@@ -65,7 +51,6 @@ func TestRunStoppedRankNamedByPeerTimeout(t *testing.T) {
 		require.Greater(t, took, peerTimeout-time.Second, "rank %d named rank 1 before the timeout:\n%s", r, text)
 		t.Logf("rank %d named rank 1 %.2fs after SIGSTOP: %s", r, took.Seconds(), found.text)
 	}
-	requireGone(t, pids)
 }
 
 // stampLines reads r's lines into a channel, each stamped with when it was

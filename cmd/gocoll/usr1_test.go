@@ -20,7 +20,7 @@ import (
 func TestRunHangReportOnSIGUSR1(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	j := startHangJob(t, ctx, 4, "-np", "4", "--timeout", "8", "-x", "GOCOLL_STALL_TIMEOUT=60s",
+	j := startLoopJob(t, ctx, 4, "-np", "4", "--timeout", "8", "-x", "GOCOLL_STALL_TIMEOUT=60s",
 		"--", bins.collcheck, "-mode", "hang", "-rank", "2", "-rounds", "3", "-count", "1024")
 	// Rank 2 stops calling after its "looping" line, and the others enter
 	// AllReduce #3 soon after: ask three times, a second apart (a loaded
