@@ -30,22 +30,7 @@ func freeLoopbackPort(t *testing.T) int {
 // two nodes are two hosts of the job. Node 1 starts first: its ranks wait
 // for the store.
 func TestTwoNodesOnLoopback(t *testing.T) {
-	ep := fmt.Sprintf("127.0.0.1:%d", freeLoopbackPort(t))
-	env := []string{"GOCOLL_JOB_KEY=h9-two-nodes-shared-key-0123"}
-	outs := make([]outcome, 2)
-	var wg sync.WaitGroup
-	for node, host := range []string{"localhost", "127.0.0.1"} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if node == 0 {
-				time.Sleep(200 * time.Millisecond) // not a synchronisation: either order works
-			}
-			outs[node] = runFor(t, 2*time.Minute, env, bins.gocoll, "run", "--nnodes", "2", "--node-rank", fmt.Sprint(node),
-				"--nproc-per-node", "2", "--rdzv-endpoint", ep, "-H", host+":2", "--", bins.collcheck)
-		}()
-	}
-	wg.Wait()
+	outs := runTwoNodesEach(t, 200*time.Millisecond, [2][]string{}, bins.collcheck)
 	all := map[int]okReport{}
 	for node, o := range outs {
 		require.Equal(t, 0, o.code, "node %d\nstdout:\n%s\nstderr:\n%s", node, o.stdout, o.stderr)
@@ -76,21 +61,9 @@ func TestMaxRestartsAfterKill9(t *testing.T) {
 // only the launcher's own: node 0's, at its --timeout, names rank 2 (on
 // node 1), which never arrived at AllReduce #3.
 func TestTwoNodesHangReport(t *testing.T) {
-	ep := fmt.Sprintf("127.0.0.1:%d", freeLoopbackPort(t))
-	env := []string{"GOCOLL_JOB_KEY=h9-two-nodes-shared-key-0123"}
-	outs := make([]outcome, 2)
-	var wg sync.WaitGroup
-	for node, host := range []string{"localhost", "127.0.0.1"} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			timeout := []string{"5", "60"}[node] // node 1's ranks end when node 0's are stopped
-			outs[node] = runFor(t, 2*time.Minute, env, bins.gocoll, "run", "--timeout", timeout, "--nnodes", "2",
-				"--node-rank", fmt.Sprint(node), "--nproc-per-node", "2", "--rdzv-endpoint", ep, "-H", host+":2", "--",
-				bins.collcheck, "-mode", "hang", "-rank", "2", "-rounds", "3", "-count", "1024")
-		}()
-	}
-	wg.Wait()
+	// node 1's ranks end when node 0's are stopped
+	outs := runTwoNodesEach(t, 0, [2][]string{{"--timeout", "5"}, {"--timeout", "60"}},
+		bins.collcheck, "-mode", "hang", "-rank", "2", "-rounds", "3", "-count", "1024")
 	require.Equal(t, 124, outs[0].code, outs[0].stderr)
 	require.Contains(t, outs[0].stderr, "gocoll run: hang report (--timeout): 4 of 4 ranks answered")
 	require.Contains(t, outs[0].stderr, "gocoll: hang: rank 2 never arrived at AllReduce #3")
@@ -102,6 +75,14 @@ func TestTwoNodesHangReport(t *testing.T) {
 // returns their outcomes.
 func runTwoNodes(t *testing.T, args []string, program ...string) []outcome {
 	t.Helper()
+	return runTwoNodesEach(t, 0, [2][]string{args, args}, program...)
+}
+
+// runTwoNodesEach is runTwoNodes with each node's own args, node 0
+// starting node0Delay after node 1 (not a synchronisation: either order
+// works).
+func runTwoNodesEach(t *testing.T, node0Delay time.Duration, args [2][]string, program ...string) []outcome {
+	t.Helper()
 	ep := fmt.Sprintf("127.0.0.1:%d", freeLoopbackPort(t))
 	env := []string{"GOCOLL_JOB_KEY=t7-two-nodes-restart-key-0123"}
 	outs := make([]outcome, 2)
@@ -110,8 +91,11 @@ func runTwoNodes(t *testing.T, args []string, program ...string) []outcome {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if node == 0 {
+				time.Sleep(node0Delay)
+			}
 			argv := append([]string{bins.gocoll, "run", "--nnodes", "2", "--node-rank", fmt.Sprint(node),
-				"--nproc-per-node", "2", "--rdzv-endpoint", ep, "-H", host + ":2"}, args...)
+				"--nproc-per-node", "2", "--rdzv-endpoint", ep, "-H", host + ":2"}, args[node]...)
 			outs[node] = runFor(t, 2*time.Minute, env, append(append(argv, "--"), program...)...)
 		}()
 	}
