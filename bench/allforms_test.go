@@ -183,3 +183,25 @@ func TestProgressWithinSize(t *testing.T) {
 	var none *progress
 	none.iteration(collAllReduce, 1, 1, 1)
 }
+
+// A timed loop of short calls reads the clock for its progress lines ever
+// more rarely (progress.every doubles while reads come within
+// progressLook), as a C benchmark's loop reads none; a new loop (done 1)
+// starts again at every call.
+func TestProgressReadsClockRarely(t *testing.T) {
+	var w strings.Builder
+	start := time.Now()
+	p := &progress{w: &w, start: start, last: start}
+	reads, looked := 0, p.looked
+	for i := 1; i <= 100000; i++ {
+		p.iteration(collBroadcast, 8, i, 100000)
+		if p.looked != looked {
+			reads, looked = reads+1, p.looked
+		}
+	}
+	require.Less(t, reads, 1000, "clock reads in 100000 back-to-back iterations")
+	require.Greater(t, p.every, 1)
+	p.iteration(collBroadcast, 16, 1, 10)
+	require.Equal(t, 1, p.every, "a new loop reads the clock at its first calls")
+	require.Empty(t, w.String(), "a run younger than progressAfter prints nothing")
+}

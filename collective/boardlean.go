@@ -33,8 +33,8 @@ import (
 // once it returns, as after a call that returned just before.
 //
 // Its flight record is lean too: the communicator's latest lean call, in
-// leanRecord (one clock read a call), which FlightRecord shows in start
-// order among the others; an OnOpEnd function, which wants every call,
+// leanRecord (one clock read per leanStampEvery lean calls in a row),
+// which FlightRecord shows in start order among the others; an OnOpEnd function, which wants every call,
 // turns the lean path off.
 
 // leanRecord is a communicator's latest lean call, for the flight
@@ -42,11 +42,20 @@ import (
 // Comm.mu (the recorder takes it inside its own lock; a lean call takes
 // the recorder's only outside Comm.mu: leanRegister).
 type leanRecord struct {
-	c     *Comm
-	seq   uint64 // seq+1 of the call, 0: none yet
-	stamp int64  // when it ran, ns since clockEpoch
-	hdr   header
+	c       *Comm
+	seq     uint64 // seq+1 of the call, 0: none yet
+	stamp   int64  // when call stamped-1 ran, ns since clockEpoch
+	stamped uint64 // seq+1 of the call the stamp is of (leanStampEvery)
+	hdr     header
 }
+
+// leanStampEvery is how many lean calls in a row on a communicator share
+// one clock read: the first of a run of lean calls (the call before it on
+// the communicator was not lean) reads the clock, and then every
+// leanStampEvery-th; the others keep the stamp before theirs. A clock
+// read was about 7 % of a lean 8-byte Broadcast loop's CPU time on this
+// project's VMs (bench/results/small_ops.md, Session 16).
+const leanStampEvery = 16
 
 // read returns the latest lean call's record, if there is one.
 func (l *leanRecord) read() (OpRecord, bool) {
@@ -263,7 +272,10 @@ func (c *Comm) leanNote(seq uint64, h header) {
 		c.lean = &leanRecord{c: c} // made known to the recorder after (leanRegister)
 	}
 	l := c.lean
-	l.seq, l.stamp, l.hdr = seq+1, int64(time.Since(clockEpoch)), h
+	if l.stamped == 0 || l.seq != seq || seq+1-l.stamped >= leanStampEvery { // a run's first, or 16 since the stamp
+		l.stamp, l.stamped = int64(time.Since(clockEpoch)), seq+1
+	}
+	l.seq, l.hdr = seq+1, h
 }
 
 // leanClose (Close) moves the communicator's latest lean call into the

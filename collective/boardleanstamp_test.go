@@ -1,0 +1,36 @@
+package collective
+
+import "testing"
+
+// A lean call reads the clock when the call before it on the
+// communicator was not lean, and then once per leanStampEvery lean calls
+// in a row; the record names the latest call always, and its stamp is of
+// that call or of one of the leanStampEvery-1 before it.
+func TestLeanStampEvery(t *testing.T) {
+	c := &Comm{}
+	h := header{kind: KindBroadcast}
+	want := map[uint64]uint64{} // seq -> seq+1 of the stamped call after it
+	stamped := uint64(0)
+	seqs := []uint64{}
+	for s := uint64(0); s < 40; s++ {
+		seqs = append(seqs, s)
+	}
+	seqs = append(seqs, 45, 46, 47) // a gap: calls 40-44 were not lean
+	for i, s := range seqs {
+		if s%leanStampEvery == 0 && s < 40 || s == 45 {
+			stamped = s + 1
+		}
+		want[s] = stamped
+		c.leanNote(s, h)
+		l := c.lean
+		if l.seq != s+1 || l.stamped != want[s] {
+			t.Fatalf("call %d (%d-th noted): record of call %d, stamp of call %d; want %d, %d", s, i, l.seq-1, l.stamped-1, s, want[s]-1)
+		}
+		if s+1-l.stamped >= leanStampEvery {
+			t.Fatalf("call %d: its stamp is %d calls old", s, s+1-l.stamped)
+		}
+		if r, ok := l.read(); !ok || r.Seq != s || r.Start.IsZero() {
+			t.Fatalf("call %d: read %+v %v", s, r, ok)
+		}
+	}
+}
