@@ -32,6 +32,19 @@ import (
 // deadline; an abort or Close that comes while it runs takes effect
 // once it returns, as after a call that returned just before.
 //
+// Its stores to the words peers read (its acks, ended word and slot
+// sequence) are release stores (publish), not Go's sequentially
+// consistent atomic ones: each is of a word the peers wait on to rise,
+// and each comes after all the call's loads (leanReady's looks and the
+// root's data), so the one order they give up, that of the store before
+// this rank's later loads, matters to nobody: a peer that does not see
+// the word yet waits (or takes the generic path, which waits) until it
+// does, and decides nothing from its absence; this rank's next call
+// looks again at everything it needs. Every store that one side of a
+// failure, Close or abort decides from (fail words, retired acks, the
+// board's claim) stays on the generic path's atomic stores, and Comm.mu's
+// release after the call drains them all.
+//
 // Its flight record is lean too: the communicator's latest lean call, in
 // leanRecord (one clock read per leanStampEvery lean calls in a row),
 // which FlightRecord shows in start order among the others; an OnOpEnd function, which wants every call,
@@ -146,16 +159,16 @@ func (c *Comm) leanLocked(h header, recv, data []byte, root int, late bool) bool
 		b.verifyLow = ^uint64(0)
 	}
 	if b.endedAt(seq) < seq { // boardEnter
-		b.ack(c.rank, s).Store(seq)
+		publish(b.ack(c.rank, s), seq)
 	}
-	b.storeEnded(c.rank, seq)
+	b.leanEnded(c.rank, seq)
 	_ = b.rootSettle(c, s) // nil: leanReady looked, after the acks
 	slot := b.slot(b.peers[c.rank], s)
 	copy(slot[boardOffHeader:], mine[:])
 	if c.rank == root {
 		copy(slot[boardSlotHead:], data)
 	}
-	word(slot, 0).Store(seq + 1)
+	publish(word(slot, 0), seq+1)
 	b.written[s] = seq + 1
 	if c.rank != root {
 		copy(recv, b.slot(b.peers[root], s)[boardSlotHead:boardSlotHead+len(recv)])
@@ -164,12 +177,20 @@ func (c *Comm) leanLocked(h header, recv, data []byte, root int, late bool) bool
 	}
 	b.leftEager(c, seq, s, root)
 	if b.verify[s] != seq+1 && b.endedAt(seq+1) < seq+1 { // boardLeave
-		b.ack(c.rank, s).Store(seq + 1)
+		publish(b.ack(c.rank, s), seq+1)
 	}
-	b.storeEnded(c.rank, seq+1)
+	b.leanEnded(c.rank, seq+1)
 	e.run++ // noteEndLocked: h == e.sig
 	c.leanNote(seq, h)
 	return true
+}
+
+// leanEnded is storeEnded with a release store (publish).
+func (b *boardState) leanEnded(rank int, x uint64) {
+	if x = b.endedAt(x); x != b.endedWord {
+		publish(word(b.peers[rank], boardOffEnded), x)
+		b.endedWord = x
+	}
 }
 
 // leanReady looks, changing nothing, at what call seq (slot s) would wait

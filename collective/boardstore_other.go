@@ -1,0 +1,9 @@
+//go:build !amd64 || race
+
+package collective
+
+import "sync/atomic"
+
+// publish stores v into the board word w with release order (see
+// boardstore_amd64.go): here Go's atomic Store, which orders more.
+func publish(w *atomic.Uint64, v uint64) { w.Store(v) }
