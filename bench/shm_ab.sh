@@ -26,6 +26,19 @@
 #        PEERS_DIR (default ../shared/peers next to the repository; from
 #        a git worktree, next to the main working tree).
 #
+# Both sides time alike: warm-up calls, a barrier, the timed loop on each
+# rank's own clock, its mean per call, the slowest rank's (max over
+# ranks); neither reads the clock in the loop (gocoll's progress lines
+# read it ever more rarely while calls are short). What differs is how
+# far a root can run ahead of its receivers: OpenMPI's shared-memory
+# eager sends (per-peer fast boxes, then fragments from free lists of
+# thousands) let it run far ahead, gocoll's board Broadcast at most
+# Config.BoardRing (64) calls, so in a short loop OpenMPI's ranks can run
+# much of it alone while gocoll's take turns on the 2 cores every lap of
+# the ring, and a loop's fixed costs (the first calls after the barrier)
+# weigh more: a longer loop (SCALE=100) compares the rate of a sustained
+# loop of Broadcasts (bench/results/small_ops.md, Session 16, bcast8).
+#
 # Each commit is built from `git archive` (uncommitted work does not
 # count); mpi_coll_bench is compiled from PEERS_DIR (needs mpicc:
 # libopenmpi-dev). A round runs mpi-shm-thp, then each commit's `gocoll
