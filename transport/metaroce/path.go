@@ -338,7 +338,6 @@ func (p *path) onBlock(blk *wire.AckBlock, ackSent, now, at time.Duration, cfg *
 		// Grown only while it limits the sender (as Linux's
 		// tcp_is_cwnd_limited): a window grown while the application
 		// sent less would let out a burst the path has never carried.
-		p.win.alone = p.hostJitter()
 		p.win.onAck(newly, p.rtt.srtt)
 	}
 	p.st.BytesAcked += int64(newly)

@@ -110,33 +110,12 @@ const jitterScatter = 4
 // there is the ACKs' batching.
 const jitterMinRTT = time.Millisecond
 
-// hostScatter is the scatter above which a path of less than jitterMinRTT
-// is taken to run between busy hosts (hostJitter): successive samples
-// that differ by more than that are the hosts' scheduling, not a fabric's
-// ACK batching, which moves them by a few datagrams' serialisation.
-const hostScatter = 50 * time.Microsecond
-
-// hostJitter reports whether the path is short (a fabric floor under
-// jitterMinRTT) and its samples scatter by hostScatter or more: a path
-// within a site of the lab, 10-25 us of fabric and ~200 us of smoothed
-// RTT, the rest the hosts' CPU (a write waits for the batch's earlier
-// paths, the veth's backlog for softirq, an ACK for its own write), which
-// no receive stamp takes out. Held to the delay target alone, such a
-// path was cut every other round trip (about 2000 cuts a second) and its
-// window sat at one datagram; it then tolerates its scatter once, up to
-// jitterMinRTT, and grows on its own (window.alone).
-func (p *path) hostJitter() bool {
-	return p.fab.has && p.fab.floorRTT() < jitterMinRTT && p.fab.scatter >= hostScatter
-}
-
 // cutTarget is the rise above the minimum that cuts the window (the
 // first delay signal in congestion): the delay target, or, on a path of at
 // least jitterMinRTT whose samples scatter (per-packet jitter: the hosts'
 // scheduling, a delay line's lateness), jitterScatter times its scatter,
-// at most maxDelayTarget; on a short path between busy hosts
-// (hostJitter), its scatter once, at most jitterMinRTT. Jitter without
-// reordering holds each packet behind a late one before it, so on a busy
-// path it raises the recent
+// at most maxDelayTarget. Jitter without reordering holds each packet
+// behind a late one before it, so on a busy path it raises the recent
 // minimum as a queue would (0-4 ms each way: by 4-5 ms at 4 ms of base
 // RTT), and cuts every few round trips would keep the windows at a few
 // packets, where 5 % random loss means timeouts. A queue of the path's own
@@ -147,12 +126,7 @@ func (p *path) hostJitter() bool {
 // between ours, and tolerating it yields the link to them. The judgement
 // of a loss (queueing) and of a competitor do not use it.
 func (p *path) cutTarget(target time.Duration) time.Duration {
-	switch {
-	case p.fab.min > p.fab.floorRTT()+target:
-		return target
-	case p.hostJitter():
-		return max(target, min(p.fab.scatter, jitterMinRTT))
-	case p.fab.floorRTT() < jitterMinRTT:
+	if p.fab.floorRTT() < jitterMinRTT || p.fab.min > p.fab.floorRTT()+target {
 		return target
 	}
 	return max(target, min(jitterScatter*p.fab.scatter, maxDelayTarget))

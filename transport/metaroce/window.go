@@ -25,12 +25,7 @@ type window struct {
 	// compete with a loss-based flow, this one among them: the step is
 	// then one packet per window shared among them (see path.competingAt).
 	competing int
-	// alone, set before each onAck, lets a small window grow by its own
-	// step, not shared among the paths: a short path between busy hosts
-	// (path.hostJitter), whose window otherwise gains an eighth of a
-	// datagram a round trip and never leaves the floor.
-	alone bool
-	acked int // bytes acknowledged toward the next additive step
+	acked     int // bytes acknowledged toward the next additive step
 	// cutAt is when the window was last cut; signals about packets sent
 	// before it belong to the same episode and are ignored.
 	cutAt time.Duration
@@ -68,8 +63,7 @@ const (
 // connections of 8 paths through one shallow buffer do not keep it
 // overflowing whatever the cuts; a larger window grows on its own, so that
 // a path that lost its window (a route 10 times longer) regains it in
-// about a second. A path between busy hosts (alone) is not coupled: its
-// scatter is the hosts' CPU, not a shared buffer's queue.
+// about a second.
 func (w *window) onAck(n int, rtt time.Duration) {
 	if w.cwnd < w.ssthresh {
 		w.cwnd = min(w.cwnd+n, w.hi)
@@ -81,7 +75,7 @@ func (w *window) onAck(n int, rtt time.Duration) {
 	} else if k := min(int(rtt/aiRefRTT), aiMaxStep); k > 1 {
 		step = max(w.mss, aiRefPacket) * k
 	}
-	if w.cwnd < coupleBelow*w.mss && w.competing == 0 && !w.alone {
+	if w.cwnd < coupleBelow*w.mss && w.competing == 0 {
 		step /= w.paths
 	}
 	step = max(min(step, max(w.mss, w.cwnd/8)), 1)
