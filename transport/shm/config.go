@@ -35,6 +35,19 @@ const (
 	// 1042-1204 us; 1 ms was no better. A wait that outlasts it costs a
 	// doorbell and, on a VM, the wake-up of an idle virtual CPU.
 	DefaultSpinWait = 200 * time.Microsecond
+	// OversubscribedSpinWait is Config.SpinWait's default when this host's
+	// ranks are processes and outnumber its processors (see
+	// defaultSpinWait). A wait that sleeps leaves every P of its process
+	// idle, which puts the Go runtime's monitor thread (sysmon) into its
+	// long sleep, and the next system call restarts it at 20 us rounds,
+	// doubling only after 1 ms: with 4 ranks on 2 cores a rank whose waits
+	// slept took 1.5-5.5 monitor wake-ups and 18-151 us of monitor CPU a
+	// 1 MiB AllToAll call, each wake-up taking a core from a rank. Its
+	// waits spin instead (each poll yields the core to the rank it waits
+	// for): 3 interleaved pairs of jobs, 60 calls, load 10-20, 294, 399,
+	// 427 us a call against 776, 575, 648 at DefaultSpinWait, the monitor
+	// quiet (bench/results/shm_large.md, Session 16, a2ab).
+	OversubscribedSpinWait = 10 * time.Millisecond
 	// DefaultBoardSpinWait is Config.BoardSpinWait's default. A board wait
 	// that outlasts its spin naps (20 us doubling to 1 ms: the board has no
 	// doorbell), and with 4 ranks on 2 vCPUs those naps made single calls of
@@ -87,7 +100,9 @@ type Config struct {
 	// processor between polls, before it sleeps until the progress
 	// goroutine completes its request. Polling saves the doorbell and the
 	// wake-up of a sleeping process on every message, which dominates the
-	// time of small messages. Default DefaultSpinWait; at most MaxSpinWait;
+	// time of small messages. Default DefaultSpinWait, or
+	// OversubscribedSpinWait where Connect finds more ranks of this host,
+	// each a process of its own, than processors; at most MaxSpinWait;
 	// negative: never poll (sleep at once).
 	SpinWait time.Duration
 	// BoardSpinWait is SpinWait for a wait on a collective's board
@@ -115,6 +130,10 @@ type Config struct {
 	// rank, with a peer that cannot; the zero Key (default) means no
 	// proof, and a peer with a key refuses this one.
 	Key jobkey.Key
+
+	// spinDefault records that withDefaults chose SpinWait (Connect may
+	// then choose OversubscribedSpinWait).
+	spinDefault bool
 }
 
 // withDefaults returns cfg with defaults filled in, or an error naming the
@@ -159,7 +178,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	spinSet := cfg.SpinWait > 0
 	switch {
 	case cfg.SpinWait == 0:
-		cfg.SpinWait = DefaultSpinWait
+		cfg.SpinWait, cfg.spinDefault = DefaultSpinWait, true
 	case cfg.SpinWait < 0:
 		cfg.SpinWait = 0
 	case cfg.SpinWait > MaxSpinWait:
@@ -193,4 +212,21 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return cfg, nil
+}
+
+// defaultSpinWait is the SpinWait of an endpoint whose Config left it to
+// the default (spinDefault), once Connect knows its peers on this host:
+// localRanks ranks (this one included), inProcess when one of them is a
+// goroutine of this process (NewLocalWorld), on a host of cpus
+// processors. Ranks that are processes and outnumber the processors get
+// OversubscribedSpinWait: each of their polls yields the core to a rank
+// that needs it, so the longer spin costs little, and a wait that sleeps
+// restarts the runtime's monitor thread (OversubscribedSpinWait's note).
+// Ranks in one process keep DefaultSpinWait: their spinning goroutines
+// share the process's Ps with the ranks they wait for.
+func defaultSpinWait(localRanks int, inProcess bool, cpus int) time.Duration {
+	if !inProcess && localRanks > max(cpus, 1) {
+		return OversubscribedSpinWait
+	}
+	return DefaultSpinWait
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -139,10 +140,18 @@ func (l *Listener) Connect(ctx context.Context, addrs []string) (*Endpoint, erro
 	}
 	l.used = true
 	e.goschedEvery = spinGoschedEvery
+	local, inProcess := 1, false
 	for r, p := range e.peers {
-		if p != nil && r != e.rank && p.pid == l.addr.PID {
-			e.goschedEvery = 1
+		if p != nil && r != e.rank {
+			local++
+			inProcess = inProcess || p.pid == l.addr.PID
 		}
+	}
+	if inProcess {
+		e.goschedEvery = 1
+	}
+	if e.cfg.spinDefault {
+		e.cfg.SpinWait = defaultSpinWait(local, inProcess, runtime.NumCPU())
 	}
 	go e.run()
 	if err := e.greet(ctx); err != nil {

@@ -1,6 +1,8 @@
 package shm
 
 import (
+	"context"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -32,6 +34,62 @@ func TestBoardSpinWaitConfig(t *testing.T) {
 		}
 		if err != nil || cfg.BoardSpinWait != tc.want {
 			t.Errorf("SpinWait %v BoardSpinWait %v: %v, %v; want %v", tc.spin, tc.board, cfg.BoardSpinWait, err, tc.want)
+		}
+	}
+}
+
+// defaultSpinWait: ranks that are processes and outnumber the host's
+// processors spin OversubscribedSpinWait; ranks in one process, or no more
+// ranks than processors, DefaultSpinWait.
+func TestDefaultSpinWait(t *testing.T) {
+	for _, tc := range []struct {
+		local     int
+		inProcess bool
+		cpus      int
+		want      time.Duration
+	}{
+		{4, false, 2, OversubscribedSpinWait},
+		{3, false, 2, OversubscribedSpinWait},
+		{2, false, 2, DefaultSpinWait},
+		{1, false, 2, DefaultSpinWait},
+		{4, false, 8, DefaultSpinWait},
+		{4, true, 2, DefaultSpinWait},
+		{2, false, 0, OversubscribedSpinWait}, // an unknown count is one processor
+		{1, false, 0, DefaultSpinWait},
+	} {
+		if got := defaultSpinWait(tc.local, tc.inProcess, tc.cpus); got != tc.want {
+			t.Errorf("%d ranks, in process %v, %d processors: %v, want %v", tc.local, tc.inProcess, tc.cpus, got, tc.want)
+		}
+	}
+}
+
+// Connect chooses SpinWait only when the Config left it to the default: a
+// SpinWait the caller set (or turned off) is kept, and a world of
+// goroutines (NewLocalWorld), more ranks than processors or not, keeps
+// DefaultSpinWait.
+func TestSpinWaitChosenOnlyByDefault(t *testing.T) {
+	for _, tc := range []struct {
+		spin        time.Duration
+		wantDefault bool
+	}{{0, true}, {300 * time.Microsecond, false}, {-1, false}} {
+		cfg, err := Config{Size: 4, SpinWait: tc.spin}.withDefaults()
+		if err != nil || cfg.spinDefault != tc.wantDefault {
+			t.Errorf("SpinWait %v: spinDefault %v, %v; want %v", tc.spin, cfg.spinDefault, err, tc.wantDefault)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n := min(runtime.NumCPU()+1, 9)
+	eps, err := NewLocalWorld(ctx, n, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range eps {
+		if e.cfg.SpinWait != DefaultSpinWait {
+			t.Errorf("rank %d of %d in one process: SpinWait %v, want %v", e.rank, n, e.cfg.SpinWait, DefaultSpinWait)
+		}
+		if err := e.Close(); err != nil {
+			t.Error(err)
 		}
 	}
 }
