@@ -80,6 +80,7 @@ type conn struct {
 	// drainNext (0: not yet timed), and none starts before drainCool.
 	drainUntil, drainNext, drainCool time.Duration
 	drainWait                        bool          // the last poll was held back by a drain
+	lastSend                         time.Duration // last DATA sent (an idle spell counts as a drain)
 	lastData                         time.Duration // last DATA received, for the rate share
 	// owd and owdMin are the latest and the lowest relative one-way delay
 	// (arrival minus the sender's timestamp; the clock offset cancels in

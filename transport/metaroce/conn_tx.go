@@ -265,6 +265,7 @@ func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 		size: int32(size), flags: pc.flags,
 	}, now, c.cfg)
 	c.pace(now, size)
+	c.lastSend = now
 	return out, int(p.idx), true
 }
 

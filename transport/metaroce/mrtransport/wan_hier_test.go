@@ -77,7 +77,7 @@ func TestWANSimHierarchical(t *testing.T) {
 	for seed := range uint64(seeds) {
 		seed++
 		var took []time.Duration
-		var written, writes, readBatches, timerRuns, dataSent int64
+		var written, writes, readBatches, timerRuns, dataSent, repicks, undone int64
 		synctest.Test(t, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 			defer cancel()
@@ -125,6 +125,7 @@ func TestWANSimHierarchical(t *testing.T) {
 				bufs[r] = make([]float32, size/4)
 			}
 			var spreads []wanSpread
+			var places []string
 			for range calls {
 				start := time.Now()
 				stop := make(chan struct{})
@@ -144,14 +145,26 @@ func TestWANSimHierarchical(t *testing.T) {
 				took = append(took, time.Since(start))
 				close(stop)
 				spreads = append(spreads, <-spread)
+				places = append(places, wanPlacement(eps, ecmp))
 				time.Sleep(20 * time.Millisecond)
 			}
 			for i, sp := range spreads {
 				if os.Getenv("WAN_SIM_SERIES") == "conns" {
-					t.Logf("seed %d call %d: %s", seed, i, sp)
+					t.Logf("seed %d call %d: %s; %s", seed, i, sp, places[i])
+					if os.Getenv("WAN_SIM_SERIES5") == "1" {
+						for c := range 8 {
+							line := fmt.Sprintf("  conn %d MB/s per 5 ms:", c)
+							for _, b := range sp.per5ms[c] {
+								line += fmt.Sprintf(" %.0f", float64(b)/5e-3/1e6)
+							}
+							t.Log(line)
+						}
+					}
 				}
 			}
 			for _, ep := range eps {
+				m, u := ep.Repicks()
+				repicks, undone = repicks+m, undone+u
 				all := ep.Stats()
 				st := all.Engine
 				written, writes = written+st.DatagramsWritten, writes+st.WriteBatches
@@ -176,20 +189,25 @@ func TestWANSimHierarchical(t *testing.T) {
 			sum += bound.Seconds() / d.Seconds()
 		}
 		perData := func(n int64) float64 { return float64(n) / float64(max(dataSent, 1)) }
-		t.Logf("%s; mean %.1f %%; %.2f datagrams per socket write; per DATA packet: %.2f datagrams written, %.2f read batches, %.2f timer runs",
-			line, 100*sum/float64(len(took)), float64(written)/float64(max(writes, 1)), perData(written), perData(readBatches), perData(timerRuns))
+		t.Logf("%s; mean %.1f %%; %d port re-picks, %d undone; %.2f datagrams per socket write; per DATA packet: %.2f datagrams written, %.2f read batches, %.2f timer runs",
+			line, 100*sum/float64(len(took)), repicks, undone, float64(written)/float64(max(writes, 1)), perData(written), perData(readBatches), perData(timerRuns))
 	}
 }
 
 // wanSpread is when, in one call, each of the 8 cross-site connections
 // (site 0's rank r to r+4, then back) delivered its last byte, from the
 // call's start.
-type wanSpread [8]time.Duration
+type wanSpread struct {
+	at [8]time.Duration
+	// per5ms is each connection's bytes delivered in each 5 ms of the
+	// call.
+	per5ms [8][]int64
+}
 
 func (w wanSpread) String() string {
-	lo, hi := w[0], w[0]
+	lo, hi := w.at[0], w.at[0]
 	b := "WAN connections done at (ms, 0->4 1->5 2->6 3->7 | 4->0 ...):"
-	for i, d := range w {
+	for i, d := range w.at {
 		if i == 4 {
 			b += " |"
 		}
@@ -204,8 +222,10 @@ func (w wanSpread) String() string {
 // receiver, and returns when each last grew.
 func sampleWANFinish(eps []*Endpoint, start time.Time, stop <-chan struct{}) wanSpread {
 	var last [8]int64
+	var seen [8]bool
 	var at wanSpread
 	for {
+		slot := int(time.Since(start) / (5 * time.Millisecond))
 		for i := range 8 {
 			src, dst := i, i+4
 			if i >= 4 {
@@ -213,7 +233,16 @@ func sampleWANFinish(eps []*Endpoint, start time.Time, stop <-chan struct{}) wan
 			}
 			for _, ps := range eps[dst].Stats().Peers {
 				if ps.Rank == src && ps.Conn.BytesArrived != last[i] {
-					last[i], at[i] = ps.Conn.BytesArrived, time.Since(start)
+					for len(at.per5ms[i]) <= slot {
+						at.per5ms[i] = append(at.per5ms[i], 0)
+					}
+					if seen[i] {
+						at.per5ms[i][slot] += ps.Conn.BytesArrived - last[i]
+					}
+					last[i], at.at[i] = ps.Conn.BytesArrived, time.Since(start)
+				}
+				if ps.Rank == src {
+					seen[i] = true
 				}
 			}
 		}
@@ -223,4 +252,26 @@ func sampleWANFinish(eps []*Endpoint, start time.Time, stop <-chan struct{}) wan
 		case <-time.After(500 * time.Microsecond):
 		}
 	}
+}
+
+// wanPlacement describes where the paths from site 0 (ranks 0-3) to site 1
+// (ranks 4-7) lie on ecmp's links after a call: each link's total, then
+// each connection's paths per link.
+func wanPlacement(eps []*Endpoint, ecmp *SimECMP) string {
+	total := make([]int, ecmp.Links)
+	per := ""
+	for src := range 4 {
+		dst := src + 4
+		mine := make([]int, ecmp.Links)
+		for path := range eps[src].cfg.Paths {
+			l := ecmp.ECMPLink(eps[src].eng.sock(path).LocalAddr(), eps[dst].eng.sock(path).LocalAddr())
+			if ecmp.Place != nil || ecmp.Balanced {
+				continue
+			}
+			mine[l]++
+			total[l]++
+		}
+		per += fmt.Sprint(" ", mine)
+	}
+	return fmt.Sprintf("paths 0->1 per link %v, per connection%s", total, per)
 }
