@@ -32,7 +32,11 @@ import (
 // WAN_SIM_PRIORITY=1 serves MetaRoCE's control datagrams first
 // (SimECMP.Priority at Config.ControlDSCP), as the lab's priority band.
 // WAN_SIM_SERIES=conns logs, per call, when each of the 8 cross-site
-// connections delivered its last byte, and their spread.
+// connections delivered its last byte, their spread, and where site 0's
+// paths to site 1 lie on the links after the call (each link's total and
+// each connection's paths per link); each seed's line then counts the
+// port re-picks made and undone. WAN_SIM_SERIES5=1 adds each
+// connection's delivery rate per 5 ms of each call.
 // WAN_SIM_BALANCED=1 places every connection's paths evenly over the
 // links (SimECMP.Balanced, a diagnostic); WAN_SIM_PLACE=skew gives every
 // link the same number of paths but each connection 4, 2, 1 and 1 of its
