@@ -34,7 +34,7 @@ func peakRSS() int64 {
 	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
 		return 0
 	}
-	return ru.Maxrss << 10 // Linux reports KiB
+	return int64(ru.Maxrss) << 10 // Linux reports KiB
 }
 
 // physicalMemory is the machine's RAM in bytes, or 0 if unknown.

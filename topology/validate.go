@@ -222,12 +222,12 @@ func (c CPUInfo) validateIn(listed map[string]int) error {
 	}
 	counts := []struct {
 		field  string
-		v, max int
+		v, max int64
 	}{
-		{"physical_cores", c.PhysicalCores, maxCount}, {"logical_cores", c.LogicalCores, maxCount},
-		{"threads_per_core", c.ThreadsPerCore, maxCount}, {"cache_line_bytes", c.CacheLineBytes, maxBytes},
-		{"l1d_bytes", c.L1DBytes, maxBytes}, {"l2_bytes", c.L2Bytes, maxBytes}, {"l3_bytes", c.L3Bytes, maxBytes},
-		{"cores", c.Cores, maxCount},
+		{"physical_cores", int64(c.PhysicalCores), maxCount}, {"logical_cores", int64(c.LogicalCores), maxCount},
+		{"threads_per_core", int64(c.ThreadsPerCore), maxCount}, {"cache_line_bytes", int64(c.CacheLineBytes), maxBytes},
+		{"l1d_bytes", int64(c.L1DBytes), maxBytes}, {"l2_bytes", int64(c.L2Bytes), maxBytes}, {"l3_bytes", int64(c.L3Bytes), maxBytes},
+		{"cores", int64(c.Cores), maxCount},
 	}
 	for _, f := range counts {
 		if f.v < 0 || f.v > f.max {
