@@ -180,7 +180,11 @@
 // The first call of a header, and every call after a change of header, an
 // error or a stall, runs the confirmed protocol, so a single mismatched
 // call, or the first one of a loop, is an error on every rank in that
-// call. [Comm.EagerReturns] counts the calls that returned early. Reduce,
+// call. A Barrier that completes without error is no change of header
+// here: it has no arguments to mismatch, and calls of one header on both
+// sides of it stay one run (a loop timed after a warm-up and a Barrier is
+// eager from its first call); a mismatch in the call after it is reported
+// as in any eager call, above. [Comm.EagerReturns] counts the calls that returned early. Reduce,
 // whose non-root ranks only send in its chain and binomial forms (the
 // automatic choice sends them only above Config.SmallBytes, beyond what
 // an eager call copies), always runs the confirmed protocol.

@@ -30,7 +30,11 @@ import (
 // this call is synchronous and the only one running. The first call of a
 // header, and every call after a change of header, an error or a stall,
 // runs the confirmed protocol, so a single mismatched call fails on every
-// rank in that call. The wire traffic is the same either way: only when
+// rank in that call. A Barrier that completes matched is no change: it
+// has no arguments to mismatch and neither breaks nor extends the run of
+// the calls around it (noteEndLocked), so a loop timed after a Barrier
+// (a benchmark's: warm-up, Barrier, loop) is eager from its first call.
+// A Barrier that fails or stalls ends the run, as any call. The wire traffic is the same either way: only when
 // the root waits differs, so the ranks need not agree on it.
 const eagerAfter = 3
 
@@ -72,6 +76,7 @@ func (c *Comm) noteEndLocked(o *operation, err error) {
 	switch {
 	case err != nil || o.stalled:
 		e.sig, e.run = header{}, 0
+	case h.kind == KindBarrier: // matched, no arguments: keeps the run around it
 	case h == e.sig:
 		e.run++
 	default:

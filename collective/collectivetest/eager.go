@@ -21,12 +21,14 @@ const eagerAfter = 3
 // Scatter or direct Gather
 // (whose senders are eager), the root, and every rank of the Broadcast,
 // returns before its confirmation from the (eagerAfter+1)th call on,
-// counted by Comm.EagerReturns, and reuses its buffer at once while every
+// counted by Comm.EagerReturns, and from the first call of a loop after a
+// Barrier that followed such calls, and reuses its buffer at once while every
 // rank still gets each call's data; a mismatch in such a call (one rank's
 // count, or the roots split) is an error in that call on the rank that
 // sees it, the ranks that return nil from it returned early, and the next
 // call of each of them fails (the root's naming the earlier call's
-// mismatch), that next call failing on every rank; the path is then
+// mismatch), that next call failing on every rank, also when a Barrier
+// came just before the mismatched call; the path is then
 // confirmed again for eagerAfter calls; a rank that returned nil and makes
 // no further call gets the error from Close.
 func RunEager(t *testing.T, nw NewWorld) {
@@ -70,8 +72,26 @@ func RunEager(t *testing.T, nw NewWorld) {
 					}
 				}
 			}
+			barrier := func() {
+				t.Helper()
+				for r, err := range each(comms, 30*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
+					return c.Barrier(ctx)
+				}) {
+					if err != nil {
+						t.Fatalf("rank %d: Barrier: %v", r, err)
+					}
+				}
+			}
 			loop(0)
 			eager := []uint64{loops - eagerAfter, loops - eagerAfter, loops - eagerAfter, loops - eagerAfter}
+			requireEager(t, comms, eager)
+			// A Barrier keeps the run: every call of the loop after it
+			// returns early, none runs the confirmed protocol.
+			barrier()
+			loop(loops)
+			for r := range eager {
+				eager[r] += loops
+			}
 			requireEager(t, comms, eager)
 
 			// One rank's count differs in an eager call of the root: rank 3,
@@ -79,6 +99,9 @@ func RunEager(t *testing.T, nw NewWorld) {
 			// depends on it only through the root, so rank 1 may succeed in
 			// the call and fails in the next).
 			for _, odd := range []int{3, 2} {
+				if odd == 3 { // the mismatch is found as well in the call after a Barrier
+					barrier()
+				}
 				errs := each(comms, 30*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
 					k := count
 					if r == odd {
