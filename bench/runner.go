@@ -153,10 +153,16 @@ func (r *member) measure(ctx context.Context, k collKind, c testCase, g geometry
 			return measurement{}, err
 		}
 	}
+	// The host's CPU times are read before the Barrier, not between it
+	// and the clock: reading /proc/stat took 13-110 us a rank on this
+	// project's 2-core VM, and a rank whose first timed call waits for
+	// the root waited for the root's read too (small_ops.md, Session 16,
+	// bcast8b). Nothing but the clock read follows the Barrier, as in
+	// mpi_coll_bench.c (MPI_Barrier, MPI_Wtime).
+	cpu0, ok0 := readCPUTimes()
 	if err := r.comm.Barrier(ctx); err != nil {
 		return measurement{}, err
 	}
-	cpu0, ok0 := readCPUTimes()
 	start := time.Now()
 	for i := range p.iters {
 		if err := r.iteration(ctx, k, args); err != nil {
