@@ -197,7 +197,8 @@ func (b *boardState) leanEnded(rank int, x uint64) {
 // for or fail at: a failed root call pending (rootFailed), a check left
 // that is due now and would fail, or one left in slot s not there yet
 // (boardVerify), a member that has not acked slot s's last call, or
-// acked it by retiring its board (it may have closed the communicator),
+// acked it by retiring its board or with another communicator's board
+// claimed in its place (it may have closed the communicator),
 // or failed it (boardPublish, rootSettle), the root's slot of this call
 // (boardRead). Unless boardVerify's quick look finds nothing due, it
 // makes a pass over the checks left (pass), marking in clean those it
@@ -234,8 +235,10 @@ func (b *boardState) leanReady(c *Comm, seq uint64, s, root int, clean *[boardAl
 			if m == c.rank {
 				continue
 			}
-			// Retired (^0): m may have closed the communicator (closedErr).
-			if a := ackedBy(mem, b.ackOff(s), prev); a == 0 || a == ^uint64(0) || u != 0 && word(mem, boardOffFail).Load() == u {
+			// Retired (^0), or claimed again (its id, loaded after the ack:
+			// a claim stores it before the new owner's acks): m may have
+			// closed the communicator (closedErr).
+			if a := ackedBy(mem, b.ackOff(s), prev); a == 0 || a == ^uint64(0) || word(mem, 0).Load() != c.id || u != 0 && word(mem, boardOffFail).Load() == u {
 				return 0, false, false
 			}
 		}

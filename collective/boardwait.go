@@ -361,7 +361,10 @@ func (o *operation) boardPublish(s int, data []byte) error {
 				continue
 			}
 			if a := ackedBy(mem, off, prev); !aborted && a != 0 { // acked: no wait to set
-				if a == ^uint64(0) { // retired: m may have closed the communicator
+				// Retired, or claimed again (its id, loaded after the ack: a
+				// claim stores it before the new owner's acks, which are not
+				// m's acks of this communicator): m may have closed it.
+				if a == ^uint64(0) || word(mem, 0).Load() != o.c.id {
 					if err := b.closedErr(o.c, m, mem, o.key.Op); err != nil {
 						return err
 					}

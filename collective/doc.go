@@ -255,7 +255,9 @@
 // calls, Config.BoardRing for a ring call) past a receiver's Close, those
 // calls returning nil as before it, and fails at the latest at the call
 // that reuses a slot; every other rank fails at its first call that
-// waits on the closed member, or on a rank that failed so.
+// waits on the closed member, or on a rank that failed so. The same holds
+// once another communicator has claimed the closed member's board: an ack
+// counts only while the board holds this communicator's id.
 //
 // [Comm.EagerReturns] counts these calls too.
 //

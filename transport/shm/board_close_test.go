@@ -4,12 +4,14 @@ package shm_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/shm"
 )
 
@@ -139,5 +141,101 @@ func TestBoardCheckerFailsAfterCheckedReceiverClosed(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "rank 2 closed this communicator after operation #8") {
 			t.Errorf("rank %d: %v, want a failure naming rank 2's Close", r, err)
 		}
+	}
+}
+
+// leanOnce runs one 1-element Broadcast of v from root 0 on each rank in
+// turn (the root first, so every receiver finds its slot: each may go
+// lean).
+func leanOnce(t *testing.T, comms []*collective.Comm, v int64) {
+	t.Helper()
+	for r, c := range comms {
+		buf := []int64{0}
+		if r == 0 {
+			buf[0] = v
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		err := collective.Broadcast(ctx, c, buf, buf, 0)
+		cancel()
+		if err != nil || buf[0] != v {
+			t.Fatalf("rank %d: %d, %v", r, buf[0], err)
+		}
+	}
+}
+
+// TestBoardRootFailsAfterReceiverBoardReclaimed (review A16, M1): rank 1
+// closes communicator W (its board is given back at once: rank 0 had read
+// all it wrote), then both ranks make communicator X on the same
+// endpoints, whose board on rank 1 takes the index W's had, and run 300
+// calls on it, storing acks far past W's numbers there. Rank 0's
+// Broadcasts as W's root must then fail, naming rank 1's Close, within
+// BoardRing calls: X's acks on that board are not rank 1's acks of W.
+// Lean (the steady call's own check) and generic (OnOpEnd set turns the
+// lean path off: boardPublish's).
+func TestBoardRootFailsAfterReceiverBoardReclaimed(t *testing.T) {
+	t.Run("lean", func(t *testing.T) { rootAfterBoardReclaimed(t, false) })
+	t.Run("generic", func(t *testing.T) { rootAfterBoardReclaimed(t, true) })
+}
+
+func rootAfterBoardReclaimed(t *testing.T, generic bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	eps, err := shm.NewLocalWorld(ctx, 2, shm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := collective.Config{Timeout: 10 * time.Second, BoardRing: 16}
+	w := make([]*collective.Comm, 2)
+	for i, ep := range eps {
+		if w[i], err = collective.New(transport.Endpoint(ep), 7, cfg); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = ep.Close() })
+	}
+	for range 4 {
+		if _, errs := broadcastAll(w, same(2, 1), 0, 20*time.Second); errors.Join(errs...) != nil {
+			t.Fatal(errs)
+		}
+	}
+	leanOnce(t, w, 5)
+	leanOnce(t, w, 6)
+	if err := w[1].Close(); err != nil {
+		t.Fatalf("rank 1's Close of W: %v", err)
+	}
+	x := make([]*collective.Comm, 2)
+	for i, ep := range eps {
+		if x[i], err = collective.New(transport.Endpoint(ep), 9, cfg); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = x[i].Close() })
+	}
+	for range 300 {
+		if _, errs := allReduceAll(x, same(2, 1), 20*time.Second); errors.Join(errs...) != nil {
+			t.Fatal(errs)
+		}
+	}
+	t.Logf("X's board calls on rank 1: %d", x[1].BoardCalls())
+	if generic {
+		w[0].OnOpEnd(func(collective.OpRecord) {})
+	}
+	nils, lean0 := 0, w[0].BoardLeanCalls()
+	var first error
+	for i := range 200 {
+		c, cancel := context.WithTimeout(context.Background(), 12*time.Second)
+		err := collective.Broadcast(c, w[0], []int64{int64(i)}, []int64{int64(i)}, 0)
+		cancel()
+		if err != nil {
+			first = err
+			break
+		}
+		nils++
+	}
+	t.Logf("rank 0 as W's root after rank 1 closed W: %d calls returned nil (%d lean); then: %v", nils, w[0].BoardLeanCalls()-lean0, first)
+	_ = w[0].Close()
+	if nils > cfg.BoardRing {
+		t.Fatalf("rank 0 ran %d Broadcasts on W after its only receiver closed W, all nil: more than BoardRing (%d) ahead of it", nils, cfg.BoardRing)
+	}
+	if first == nil || !strings.Contains(first.Error(), "rank 1 closed this communicator") {
+		t.Fatalf("rank 0's Broadcast on W after rank 1 closed it: %v, want rank 1's Close named", first)
 	}
 }
