@@ -28,7 +28,14 @@ const stepSlack = 100 * time.Microsecond
 // read whose offset moved by more than a slew's 500 ppm plus stepSlack
 // trusts none of its stamps (the batch arrived at now), which the core's
 // windowed one-way delay minimum would otherwise keep for up to two of
-// its floor windows (review C15 F1).
+// its floor windows (review C15 F1). The offset is one per engine, but
+// each path has its own reader: once any read has seen a step (at
+// stepAt), a stamp that converts to before stepAt is not trusted either
+// (arrival now), on every path (review B16 F1): a stamp taken before a
+// forward step, converted with the new offset, lands before the read
+// that saw the step; one taken after it, after (or is distrusted in the
+// few ms between, a delay too long rather than too short). A step
+// backwards makes pre-step stamps late, never early.
 //
 // A datagram without a stamp arrived at now, and so does every datagram
 // unless Config.ArrivalTimes. The caller holds mu.
@@ -37,8 +44,15 @@ func (e *engine) arrival(path int, now time.Duration, read time.Time, stamp int6
 		return now
 	}
 	at := now
-	if stamp > 0 && e.wallSteady(read.Sub(e.start), read.UnixNano()) {
-		at = now - time.Duration(read.UnixNano()-stamp)
+	if stamp > 0 {
+		if e.wallSteady(read.Sub(e.start), read.UnixNano()) {
+			at = now - time.Duration(read.UnixNano()-stamp)
+			if e.stepSeen && at < e.stepAt {
+				at = now // stamped before the step another read saw
+			}
+		} else {
+			e.stepAt, e.stepSeen = now, true
+		}
 	}
 	at = min(max(at, e.arrived[path], now-maxStampAge), now)
 	e.arrived[path] = at

@@ -80,3 +80,37 @@ func TestArrivalWallStep(t *testing.T) {
 	read = e.start.Add(40 * ms)
 	require.Equal(t, 37*ms, e.arrival(0, 40*ms, read, read.UnixNano()-int64(3*ms)), "a steady read after the step is not trusted")
 }
+
+// TestArrivalStepSeenOnAnotherPath (review B16 F1): each path socket has
+// its own reader goroutine, but the wall clock's offset is one per engine.
+// A datagram stamped on path 1 before a wall-clock step, read after path
+// 0's reader has already seen (and absorbed) the step, must not be
+// trusted: its arrival would be early by the step (up to maxStampAge).
+// A stamp taken after the step, read later on path 1, is trusted again.
+func TestArrivalStepSeenOnAnotherPath(t *testing.T) {
+	ms := time.Millisecond
+	const step = 30 * time.Millisecond
+	e := &engine{arrived: make([]time.Duration, 2), arrivalTimes: true}
+	e.start = time.Now()
+	wallAt := func(mono time.Duration) int64 { return e.start.Add(mono).UnixNano() } // after the step
+	// 1000 ms: path 0 reads a datagram (stamp 1 ms old); before the step,
+	// so the wall clock then read step less than it reads now.
+	read := e.start.Add(1000 * ms)
+	e.arrival(0, 1000*ms, read, wallAt(999*ms))
+	e.offset -= step // the offset that read saw: the wall clock 30 ms behind
+	// 1005 ms: a datagram arrives on path 1; its stamp is on the old wall clock.
+	stamp1 := wallAt(1005*ms) - int64(step)
+	// 1010 ms: the wall clock steps 30 ms forward.
+	// 1020 ms: path 0's reader reads a datagram of 1019 ms: the step is seen.
+	read = e.start.Add(1020 * ms)
+	got0 := e.arrival(0, 1020*ms, read, wallAt(1019*ms))
+	require.Equal(t, 1020*ms, got0, "path 0's read across the step should not be trusted")
+	// 1021 ms: path 1's reader reads the datagram of 1005 ms.
+	read = e.start.Add(1021 * ms)
+	got1 := e.arrival(1, 1021*ms, read, stamp1)
+	t.Logf("path 1's datagram arrived at 1005 ms; handed to the core as %v", got1)
+	require.GreaterOrEqual(t, got1, 1005*ms, "a stamp taken before the step, read on another path after the step was seen, was trusted")
+	// 1030 ms: path 1 reads a datagram stamped (after the step) at 1027 ms.
+	read = e.start.Add(1030 * ms)
+	require.Equal(t, 1027*ms, e.arrival(1, 1030*ms, read, wallAt(1027*ms)), "a stamp after the step was not trusted")
+}

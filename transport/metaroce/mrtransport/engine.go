@@ -53,6 +53,11 @@ type engine struct {
 	// read at offsetAt, to tell a step of the wall clock (arrival.go).
 	offset, offsetAt time.Duration
 	offsetSeen       bool
+	// stepAt is the engine time of the latest read that saw the wall clock
+	// step (stepSeen: there was one): a stamp converted to before it was
+	// taken before the step, whichever path reads it (arrival.go).
+	stepAt   time.Duration
+	stepSeen bool
 
 	// route maps a transmit's (peer node id, path) to the peer socket's
 	// address, and nodeAt a peer socket's address back to the node id;
