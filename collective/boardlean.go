@@ -59,13 +59,18 @@ type leanRecord struct {
 	seq     uint64 // seq+1 of the call, 0: none yet
 	stamp   int64  // when call stamped-1 ran, ns since clockEpoch
 	stamped uint64 // seq+1 of the call the stamp is of (leanStampEvery)
+	starts  uint64 // the recorder's records started at the stamp (flightRecorder.started)
 	hdr     header
 }
 
 // leanStampEvery is how many lean calls in a row on a communicator share
 // one clock read: the first of a run of lean calls (the call before it on
 // the communicator was not lean) reads the clock, and then every
-// leanStampEvery-th; the others keep the stamp before theirs. A clock
+// leanStampEvery-th, and any whose recorder started a record since the
+// stamp (a call of another communicator sharing it: so the stamp never
+// sorts before a record that started before the call, and the cut to
+// the FlightRecords most recent never drops it for an older one); the
+// others keep the stamp before theirs. A clock
 // read was about 7 % of a lean 8-byte Broadcast loop's CPU time on this
 // project's VMs (bench/results/small_ops.md, Session 16).
 const leanStampEvery = 16
@@ -296,8 +301,9 @@ func (c *Comm) leanNote(seq uint64, h header) {
 		c.lean = &leanRecord{c: c} // made known to the recorder after (leanRegister)
 	}
 	l := c.lean
-	if l.stamped == 0 || l.seq != seq || seq+1-l.stamped >= leanStampEvery { // a run's first, or 16 since the stamp
-		l.stamp, l.stamped = int64(time.Since(clockEpoch)), seq+1
+	n := c.flight.started.Load()                                                              // a line a loop of lean calls alone does not write
+	if l.stamped == 0 || l.seq != seq || seq+1-l.stamped >= leanStampEvery || n != l.starts { // a run's first, 16 since the stamp, or a record started since
+		l.stamp, l.stamped, l.starts = int64(time.Since(clockEpoch)), seq+1, n
 	}
 	l.seq, l.hdr = seq+1, h
 }

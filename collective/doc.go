@@ -283,7 +283,9 @@
 // the latest such call (done, its start and end one instant), placed
 // among the others by its start; that start is read from the clock once
 // per 16 such calls in a row, so it is the call's own or that of one of
-// the at most 15 lean calls just before it on its communicator; it stays after Close unless a later
+// the at most 15 lean calls just before it on its communicator with no
+// other record started in between (so it sorts after every record that
+// started before the call); it stays after Close unless a later
 // call of the communicator is there. Such a call cannot stall. A call
 // that must wait or fails takes the generic path and is recorded as
 // every other; while an OnOpEnd function is set, no call takes the lean

@@ -123,6 +123,7 @@ type flightRecorder struct {
 	mu      sync.Mutex
 	ring    [FlightRecords]OpRecord
 	next    uint64              // operations recorded so far; the next one's id
+	started atomic.Uint64       // next, for a lean call's stamp to look at without mu (leanNote)
 	evicted map[uint64]OpRecord // running operations' records the ring dropped, by id
 
 	verdicts [maxVerdicts]verdict // see Comm.SetHangVerdict; the newest replaces the oldest
@@ -156,6 +157,7 @@ func (f *flightRecorder) start(rec OpRecord) uint64 {
 func (f *flightRecorder) startLocked(rec OpRecord) uint64 {
 	id := f.next
 	f.next++
+	f.started.Store(f.next)
 	slot := &f.ring[id%FlightRecords]
 	if id >= FlightRecords && slot.State == OpRunning { // operation id-FlightRecords runs on
 		if f.evicted == nil {

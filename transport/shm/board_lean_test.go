@@ -230,3 +230,58 @@ func TestBoardLeanSplit(t *testing.T) {
 		t.Logf("rank %d: lean calls %d of the parent's, %d of its half's", r, comms[r].BoardLeanCalls(), subs[r].BoardLeanCalls())
 	}
 }
+
+// TestBoardLeanRecordAfterSplitCalls (review A16, L1): a communicator W
+// runs a lean Broadcast, a communicator Split from it (same flight
+// recorder) runs 130 calls, then W runs one more lean Broadcast, the
+// latest call of the process. The flight record ends with it: a lean
+// record's stamp is read again once another record started since the
+// last read, so it never sorts before records that came before its call,
+// and the cut to the FlightRecords most recent keeps it.
+func TestBoardLeanRecordAfterSplitCalls(t *testing.T) {
+	comms := boardComms(t, 2, shm.Config{}, collective.Config{Timeout: time.Minute, BoardRing: 16})
+	for range 4 {
+		if _, errs := broadcastAll(comms, same(2, 1), 0, 20*time.Second); errors.Join(errs...) != nil {
+			t.Fatal(errs)
+		}
+	}
+	subs := make([]*collective.Comm, 2)
+	_, errs := onEveryRank(comms, same(2, 0), 20*time.Second, func(ctx context.Context, r int, c *collective.Comm, _ []int64) error {
+		s, err := c.Split(ctx, 0, r)
+		subs[r] = s
+		return err
+	})
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	// A non-lean call, then the 3 generic calls of a new steady state:
+	// the next lean call is the first of a run (it reads the clock).
+	if _, errs := allReduceAll(comms, same(2, 1), 20*time.Second); errors.Join(errs...) != nil {
+		t.Fatal(errs)
+	}
+	for range 3 {
+		if _, errs := broadcastAll(comms, same(2, 1), 0, 20*time.Second); errors.Join(errs...) != nil {
+			t.Fatal(errs)
+		}
+	}
+	lean0 := comms[0].BoardLeanCalls()
+	leanOnce(t, comms, 11) // the run's first: stamped
+	for range 130 {
+		if _, errs := allReduceAll(subs, same(2, 1), 20*time.Second); errors.Join(errs...) != nil {
+			t.Fatal(errs)
+		}
+	}
+	leanOnce(t, comms, 12) // the latest call of the process
+	if got := comms[0].BoardLeanCalls() - lean0; got != 2 {
+		t.Fatalf("rank 0: %d lean calls of 2", got)
+	}
+	rec := comms[0].FlightRecord()
+	last := rec[len(rec)-1]
+	t.Logf("rank 0: %d records; last %v", len(rec), last)
+	if last.Comm != 7 || last.Kind != collective.KindBroadcast { // the world's (boardComms: New's id 7)
+		t.Fatalf("rank 0's latest call was the world's lean Broadcast (after the Split's 130 calls), but the record ends with %v", last)
+	}
+	for _, s := range subs {
+		_ = s.Close()
+	}
+}
