@@ -15,7 +15,7 @@ import (
 )
 
 const topoUsage = `usage: gocoll topo --explain SIZE [--topology FILE] [--coll allreduce|broadcast|reduce|all]
-                   [--chunk C] [--root 0] [--probe] [--no-cpu]
+                   [--chunk C] [--channels N] [--root 0] [--probe] [--no-cpu]
        gocoll topo --dump [--topology FILE] [--probe]
 
 --explain SIZE prints, for each collective, every candidate algorithm with
@@ -26,9 +26,12 @@ torchrun), the job's: every rank joins the job, rank 0 prints.
 It prices what a job's automatic choice prices: SIZE rounded down to its top
 4 significant bits (collective.PricedBytes; a line says so where that is not
 SIZE) in chunks of C, by default the job's chunk (collective.Config.ChunkBytes,
-its transport's preference: 2 MiB over MetaRoCE) in a job, else 512K; with a
-file from a job (--dump, GOCOLL_TOPO_DUMP), give --chunk the job's (its INIT
-line "chunk=").
+its transport's preference: 2 MiB over MetaRoCE) in a job, else 512K, and
+with the ring AllReduce's and the trees' channels N, by default the job's
+(collective.Config.Channels: GOCOLL_CHANNELS) in a job, else 0 (the model
+chooses among 1, 2, 4, 8 and 16, as a job without GOCOLL_CHANNELS does);
+with a file from a job (--dump, GOCOLL_TOPO_DUMP), give --chunk the job's
+(its INIT line "chunk=") and --channels its GOCOLL_CHANNELS if it set one.
 --dump writes the topology with the link figures the model uses as a
 version 2 topology file, which --topology, gocoll sim --topology and a
 job's GOCOLL_TOPO_FILE read (any program of a job writes the same with
@@ -61,6 +64,7 @@ func topoMain(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 	file := fs.String("topology", "", "topology file")
 	coll := fs.String("coll", "all", "collective")
 	chunk := fs.String("chunk", "512K", "chunk size")
+	channels := fs.Int("channels", 0, "the ring AllReduce's and the trees' channels (0: the model's)")
 	root := fs.Int("root", 0, "Broadcast's and Reduce's root")
 	doProbe := fs.Bool("probe", false, "measure the job's links first")
 	noCPU := fs.Bool("no-cpu", false, "leave the CPU term out")
@@ -86,13 +90,20 @@ func topoMain(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 		}
 		in.Bytes = collective.PricedBytes(int(b))
 	}
-	chunkSet := false
-	fs.Visit(func(f *flag.Flag) { chunkSet = chunkSet || f.Name == "chunk" })
+	chunkSet, channelsSet := false, false
+	fs.Visit(func(f *flag.Flag) {
+		chunkSet = chunkSet || f.Name == "chunk"
+		channelsSet = channelsSet || f.Name == "channels"
+	})
 	c, err := bench.ParseSize(*chunk)
 	if err != nil || c < collective.ChunkBytesMin || c > collective.ChunkBytesMax {
 		return fail(usagef("--chunk %q: want a size in [%d, %d]", *chunk, collective.ChunkBytesMin, collective.ChunkBytesMax))
 	}
 	in.ChunkBytes = int(c)
+	if *channels < 0 || *channels > collective.ChannelsMax {
+		return fail(usagef("--channels %d: want 0 (the model's) to %d", *channels, collective.ChannelsMax))
+	}
+	in.Channels = *channels
 	colls, err := topoCollectives(*coll)
 	if err != nil {
 		return fail(err)
@@ -114,6 +125,9 @@ func topoMain(ctx context.Context, args, environ []string, stdout, stderr io.Wri
 	}
 	if comm != nil && !chunkSet {
 		in.ChunkBytes = comm.Config().ChunkBytes // the job's, as its choices price it
+	}
+	if comm != nil && !channelsSet {
+		in.Channels = comm.Config().Channels // GOCOLL_CHANNELS, as the job's choices price it (collective/choose.go)
 	}
 	if *noCPU {
 		topo = tune.WithoutCPU(topo)

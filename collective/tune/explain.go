@@ -20,8 +20,12 @@ func Explain(w io.Writer, coll Collective, in Input) error {
 		return err
 	}
 	t := in.Topology
-	fmt.Fprintf(w, "# %v of %d B on %d ranks (%d hosts, %d sites), chunk %d B\n",
-		coll, in.Bytes, t.Size(), len(t.Hosts()), len(t.Sites()), in.ChunkBytes)
+	fixed := ""
+	if in.Channels > 0 {
+		fixed = fmt.Sprintf(", %d channels asked", in.Channels)
+	}
+	fmt.Fprintf(w, "# %v of %d B on %d ranks (%d hosts, %d sites), chunk %d B%s\n",
+		coll, in.Bytes, t.Size(), len(t.Hosts()), len(t.Sites()), in.ChunkBytes, fixed)
 	ls := in.Links.With(t)
 	on := newCPUModel(t, [3]Link{ls.Host, ls.Site, ls.WAN}).on
 	if on { // the CPU term's ground (cpu.go)
