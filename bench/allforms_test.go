@@ -205,3 +205,31 @@ func TestProgressReadsClockRarely(t *testing.T) {
 	require.Equal(t, 1, p.every, "a new loop reads the clock at its first calls")
 	require.Empty(t, w.String(), "a run younger than progressAfter prints nothing")
 }
+
+// A timed loop whose calls were short (progress.every grew) and then
+// slow down (a stall, a peer descheduled) still prints a progress line
+// about once per progressEvery (review A16, L2): a timer makes the loop
+// read the clock when the next line is due, whatever its skip says.
+func TestProgressAfterSlowdown(t *testing.T) {
+	var w strings.Builder
+	p := &progress{w: &w, start: time.Now().Add(-3 * time.Second), last: time.Now()} // a run past progressAfter
+	const total = 1000000
+	i := 1
+	for ; i <= 200000; i++ { // short calls
+		p.iteration(collBroadcast, 8, i, total)
+	}
+	lines := strings.Count(w.String(), "\n")
+	require.Greater(t, p.every, 1, "short calls: the loop skips clock reads")
+	// As right after a look that printed a line: the next count-driven
+	// look comes every-1 calls on, whatever they take.
+	p.skip, p.last = p.every-1, time.Now()
+	slowFrom := time.Now()
+	for time.Since(slowFrom) < 1500*time.Millisecond { // then 1 ms calls
+		time.Sleep(time.Millisecond)
+		p.iteration(collBroadcast, 8, i, total)
+		i++
+	}
+	got := strings.Count(w.String(), "\n") - lines
+	t.Logf("every %d; %d calls of >= 1 ms over %v: %d progress lines", p.every, i-200001, time.Since(slowFrom).Round(time.Millisecond), got)
+	require.Positive(t, got, "progress lines in 1.5 s of slow calls after short ones (progressEvery %v)", progressEvery)
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
@@ -71,6 +72,12 @@ type progress struct {
 	// timed loop, while a loop of long ones reads it every iteration.
 	every, skip int
 	looked      time.Time
+	// due makes the next iteration read the clock whatever skip says: set
+	// by timer, armed once the loop skips reads, for when its next line
+	// is due (and re-armed at that look), so that calls that slow down
+	// after short ones still get their line about once per progressEvery.
+	due   atomic.Bool
+	timer *time.Timer
 }
 
 // progressAfter and progressEvery: a run shorter than progressAfter prints
@@ -93,7 +100,7 @@ func (p *progress) iteration(coll collKind, bytes int64, done, total int) {
 	if done <= 1 {
 		p.every, p.skip, p.looked = 1, 0, time.Time{} // a new loop: its calls may be longer
 	}
-	if p.skip > 0 {
+	if p.skip > 0 && !p.due.Load() {
 		p.skip--
 		return
 	}
@@ -102,6 +109,15 @@ func (p *progress) iteration(coll collKind, bytes int64, done, total int) {
 		p.every *= 2
 	}
 	p.looked, p.skip = now, p.every-1
+	if p.skip > 0 && (p.timer == nil || p.due.Load()) {
+		p.due.Store(false)
+		wait := max(progressLook, p.start.Add(progressAfter).Sub(now), p.last.Add(progressEvery).Sub(now))
+		if p.timer == nil {
+			p.timer = time.AfterFunc(wait, func() { p.due.Store(true) })
+		} else {
+			p.timer.Reset(wait)
+		}
+	}
 	if now.Sub(p.start) < progressAfter || now.Sub(p.last) < progressEvery {
 		return
 	}
