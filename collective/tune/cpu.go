@@ -65,6 +65,10 @@ func newCPUModel(t topology.Topology, links [3]Link) cpuModel {
 		if lists[i][ri.CPU.CPUs] {
 			continue
 		}
+		if ri.CPU.CPUs == "" { // no list: its cores, without Parse's error (an allocation a rank)
+			c.cores[i] = max(c.cores[i], ri.CPU.Cores)
+			continue
+		}
 		if cpus, err := affinity.Parse(ri.CPU.CPUs); err == nil {
 			lists[i][ri.CPU.CPUs] = true
 			for _, cpu := range cpus {

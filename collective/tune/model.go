@@ -28,6 +28,7 @@ type model struct {
 	pairs      map[[2]int]int // (host, host) either way -> index in pairLinks
 	pairLinks  []Link
 	cpu        cpuModel // the ranks' machines and cores (cpu.go)
+	scratch    loadScratch
 }
 
 func newModel(in Input) *model {
@@ -57,6 +58,7 @@ func newModel(in Input) *model {
 	}
 	m.order, _ = topology.RingOrder(in.Topology) // validated
 	m.cpu = newCPUModel(in.Topology, m.links)
+	m.scratch = newLoadScratch(n, len(hosts), len(sites), len(m.pairLinks))
 	return m
 }
 
@@ -165,34 +167,23 @@ func (m *model) time(p phase) float64 {
 
 // linkTime is the phase's seconds on its links alone.
 func (m *model) linkTime(p phase) float64 {
-	type load struct {
-		busy  float64 // seconds of transfer on one lane
-		flows int
-		lanes int
-	}
-	loads := map[resource]*load{}
+	sc := &m.scratch
 	for _, f := range p.flows {
 		m.path(f.src, f.dst, func(r resource, l Link) {
-			ld := loads[r]
-			if ld == nil {
-				ld = &load{lanes: max(1, l.Lanes)}
-				loads[r] = ld
-			}
+			ld := sc.load(r, l)
 			ld.busy += f.bytes / l.Bandwidth
 			ld.flows++
 		})
 	}
-	var bw float64
-	for _, l := range loads {
-		bw = max(bw, l.busy/float64(min(l.flows, l.lanes)))
-	}
+	bw := sc.busiest()
 	links := bw // the busiest link's load alone
 	if p.serial {
 		// A tree's edge moves one chunk at a time (its next send waits
 		// for the last to land): each chunk takes the edge's latency on
 		// top of its bytes, which several lanes do not hide; the flows
 		// of several trees between the same two ranks take turns.
-		edges := map[[2]int]float64{}
+		edges := sc.edges
+		clear(edges)
 		for _, f := range p.flows {
 			e := [2]int{f.src, f.dst}
 			edges[e] += f.bytes/m.rate(f.src, f.dst) + float64(p.chunks)*m.alpha(f.src, f.dst)
@@ -233,16 +224,25 @@ func (m *model) rate(a, b int) float64 {
 // wait (touchFarPartners), only what of its latency the phases do not
 // cover.
 func (m *model) partnerLatency(phases []phase, t float64) float64 {
-	talked := map[[2]int]bool{}
+	// talked[r]: some flow ran between r and its parent r&(r-1).
+	talked := m.scratch.talked
+	if len(talked) != m.n {
+		talked = make([]bool, m.n)
+		m.scratch.talked = talked
+	}
+	clear(talked)
 	for _, p := range phases {
 		for _, f := range p.flows {
-			talked[[2]int{min(f.src, f.dst), max(f.src, f.dst)}] = true
+			lo, hi := min(f.src, f.dst), max(f.src, f.dst)
+			if hi > 0 && lo == hi&(hi-1) {
+				talked[hi] = true
+			}
 		}
 	}
 	var lat float64
 	for r := 1; r < m.n; r++ {
 		parent := r & (r - 1)
-		if talked[[2]int{parent, r}] {
+		if talked[r] {
 			continue
 		}
 		a := m.alpha(parent, r)
