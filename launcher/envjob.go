@@ -125,6 +125,8 @@ type Job struct {
 	// SpinWait is how long a wait on shared memory or MetaRoCE polls,
 	// yielding the processor, before it sleeps (shm.Config.SpinWait,
 	// mrtransport.Config.SpinWait): 0 means their defaults (200 us and 50 us;
+	// shared memory's is 10 ms where its ranks of a host, processes,
+	// outnumber the processors they can run on: shm.OversubscribedSpinWait;
 	// a wait on a collective's shared-memory board, 1 ms), negative never
 	// (GOCOLL_SPIN_WAIT=0); at most shm.MaxSpinWait. Set, it bounds the
 	// board's waits too (shm.Config.BoardSpinWait's default).

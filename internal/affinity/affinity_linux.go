@@ -148,3 +148,21 @@ func Threads() (map[int][]int, error) {
 	}
 	return out, nil
 }
+
+// Union counts the CPUs that any of the processes pids (0: this one) may
+// run on: the union of their affinity masks (sched_getaffinity, which
+// needs no privilege). Ranks of one host bound a core each (Pick) count
+// as many CPUs as ranks, where each alone sees one.
+func Union(pids []int) (int, error) {
+	var all unix.CPUSet
+	for _, pid := range pids {
+		var set unix.CPUSet
+		if err := unix.SchedGetaffinity(pid, &set); err != nil {
+			return 0, fmt.Errorf("sched_getaffinity of process %d: %w", pid, err)
+		}
+		for i := range all {
+			all[i] |= set[i]
+		}
+	}
+	return all.Count(), nil
+}

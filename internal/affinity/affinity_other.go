@@ -17,3 +17,6 @@ func Bind([]int) error { return errUnsupported }
 
 // Threads fails: only Linux binds.
 func Threads() (map[int][]int, error) { return nil, errUnsupported }
+
+// Union fails: only Linux reads affinity masks.
+func Union([]int) (int, error) { return 0, errUnsupported }

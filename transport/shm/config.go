@@ -102,7 +102,9 @@ type Config struct {
 	// wake-up of a sleeping process on every message, which dominates the
 	// time of small messages. Default DefaultSpinWait, or
 	// OversubscribedSpinWait where Connect finds more ranks of this host,
-	// each a process of its own, than processors; at most MaxSpinWait;
+	// each a process of its own, than processors they can run on (the
+	// union of their affinity masks: ranks bound a core each are not
+	// oversubscribed); at most MaxSpinWait;
 	// negative: never poll (sleep at once).
 	SpinWait time.Duration
 	// BoardSpinWait is SpinWait for a wait on a collective's board
@@ -217,8 +219,9 @@ func (cfg Config) withDefaults() (Config, error) {
 // defaultSpinWait is the SpinWait of an endpoint whose Config left it to
 // the default (spinDefault), once Connect knows its peers on this host:
 // localRanks ranks (this one included), inProcess when one of them is a
-// goroutine of this process (NewLocalWorld), on a host of cpus
-// processors. Ranks that are processes and outnumber the processors get
+// goroutine of this process (NewLocalWorld), where they can run on cpus
+// processors together (Endpoint.localCPUs). Ranks that are processes and
+// outnumber the processors get
 // OversubscribedSpinWait: each of their polls yields the core to a rank
 // that needs it, so the longer spin costs little, and a wait that sleeps
 // restarts the runtime's monitor thread (OversubscribedSpinWait's note).

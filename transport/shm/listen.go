@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gocoll/gocoll/internal/affinity"
 	"github.com/gocoll/gocoll/transport"
 )
 
@@ -151,7 +152,7 @@ func (l *Listener) Connect(ctx context.Context, addrs []string) (*Endpoint, erro
 		e.goschedEvery = 1
 	}
 	if e.cfg.spinDefault {
-		e.cfg.SpinWait = defaultSpinWait(local, inProcess, runtime.NumCPU())
+		e.cfg.SpinWait = defaultSpinWait(local, inProcess, e.localCPUs(inProcess))
 	}
 	go e.run()
 	if err := e.greet(ctx); err != nil {
@@ -317,4 +318,25 @@ func NewLocalWorld(ctx context.Context, n int, cfg Config) ([]*Endpoint, error) 
 		return nil, err
 	}
 	return eps, nil
+}
+
+// localCPUs is how many processors the ranks of this host can run on:
+// the union of their processes' affinity masks (a rank bound to a core
+// sees one, but ranks bound a core each do not share one), or, where a
+// mask cannot be read, this process's (runtime.NumCPU). Ranks that are
+// goroutines of this process (inProcess) share its mask.
+func (e *Endpoint) localCPUs(inProcess bool) int {
+	if inProcess {
+		return runtime.NumCPU()
+	}
+	pids := []int{0}
+	for r, p := range e.peers {
+		if p != nil && r != e.rank {
+			pids = append(pids, p.pid)
+		}
+	}
+	if n, err := affinity.Union(pids); err == nil && n > 0 {
+		return n
+	}
+	return runtime.NumCPU()
 }
