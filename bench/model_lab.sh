@@ -105,7 +105,7 @@ median() { calls "$1" "$2" | awk '{ v[NR] = $1 } END { if (NR) print NR % 2 ? v[
 # predict TOPO BYTES ALGO CHUNK [--no-cpu]: the model's time in seconds.
 predict() {
   "$G" topo --explain "$2" --topology "$1" --coll allreduce --chunk "$4" ${5:-} |
-    awk -v a="$3" '$1 == a { t = $NF; if (t == "(chosen)") t = $(NF - 1); v = t + 0; if (t ~ /ms$/) v /= 1e3; else if (t ~ /µs$/) v /= 1e6; else if (t ~ /ns$/) v /= 1e9; print v; exit }'
+    awk -v a="$3" '$1 == a { sub(/ *\(chosen.*$/, ""); t = $NF; v = t + 0; if (t ~ /ms$/) v /= 1e3; else if (t ~ /µs$/) v /= 1e6; else if (t ~ /ns$/) v /= 1e9; print v; exit }'
 }
 # modelcpu TOPO BYTES ALGO CHUNK: the model's CPU seconds per call, all
 # ranks (explain's CPU column; empty where the CPU term is off).
