@@ -3,9 +3,6 @@ package probe_test
 import (
 	"testing"
 	"time"
-
-	"github.com/gocoll/gocoll/collective/tune"
-	"github.com/gocoll/gocoll/collective/tune/probe"
 )
 
 // TestMeasureBandwidthNotAboveTheLink: a link of base round trip 2 ms
@@ -19,22 +16,7 @@ import (
 func TestMeasureBandwidthNotAboveTheLink(t *testing.T) {
 	ms := time.Millisecond
 	steps := []time.Duration{0, 0, 2 * ms, 0, 8 * ms, 0, 8 * ms, 0, 2 * ms, 0, 0, 8 * ms, 0, 54 * ms, 0, 48 * ms, 0, 54 * ms}
-	var now time.Duration
-	clock := func() time.Duration {
-		if len(steps) > 0 {
-			now += steps[0]
-			steps = steps[1:]
-		} else {
-			now += ms
-		}
-		return now
-	}
-	got := measureWith(t, grid(t, 2, 1, 1), tune.DefaultLinks(), func(r int, worldNow func() time.Duration) probe.Options {
-		if r == 0 {
-			return probe.Options{Now: clock, PingBudget: -1}
-		}
-		return probe.Options{Now: worldNow, PingBudget: -1}
-	})
+	got := measureScripted(t, steps)
 	if got[0].WAN == nil {
 		t.Fatal("no WAN figures")
 	}

@@ -46,6 +46,30 @@ func measureWith(t *testing.T, topo topology.Topology, links tune.Links, opts fu
 	return measureOn(t, topo, links, nil, opts)
 }
 
+// measureScripted probes a world of two ranks on two sites in which rank
+// 0, the measuring end, reads its clock as steps script it (each call of
+// Now advances it by the next step, then by 1 ms a call once they run
+// out) and rank 1 reads the world's clock.
+func measureScripted(t *testing.T, steps []time.Duration) []topology.Links {
+	t.Helper()
+	var now time.Duration
+	clock := func() time.Duration {
+		if len(steps) > 0 {
+			now += steps[0]
+			steps = steps[1:]
+		} else {
+			now += time.Millisecond
+		}
+		return now
+	}
+	return measureWith(t, grid(t, 2, 1, 1), tune.DefaultLinks(), func(r int, worldNow func() time.Duration) probe.Options {
+		if r == 0 {
+			return probe.Options{Now: clock, PingBudget: -1}
+		}
+		return probe.Options{Now: worldNow, PingBudget: -1}
+	})
+}
+
 // measureOn is measureWith whose rank r runs over wrap(r, its endpoint)
 // where wrap is not nil.
 func measureOn(t *testing.T, topo topology.Topology, links tune.Links, wrap func(r int, ep transport.Endpoint) transport.Endpoint, opts func(r int, now func() time.Duration) probe.Options) []topology.Links {
@@ -148,22 +172,7 @@ func TestMeasureMedianLatency(t *testing.T) {
 	// (and before the fifth's start, the budget's check); the bulk's
 	// start and end.
 	steps := []time.Duration{0, 0, 2 * ms, 0, 8 * ms, 0, 8 * ms, 0, 2 * ms, 0, 0, 8 * ms, 0, 108 * ms, 0, 48 * ms, 0, 508 * ms}
-	var now time.Duration
-	clock := func() time.Duration {
-		if len(steps) > 0 {
-			now += steps[0]
-			steps = steps[1:]
-		} else {
-			now += ms
-		}
-		return now
-	}
-	got := measureWith(t, grid(t, 2, 1, 1), tune.DefaultLinks(), func(r int, worldNow func() time.Duration) probe.Options {
-		if r == 0 {
-			return probe.Options{Now: clock, PingBudget: -1}
-		}
-		return probe.Options{Now: worldNow, PingBudget: -1}
-	})
+	got := measureScripted(t, steps)
 	if got[0].WAN == nil || got[0].WAN.Latency != 4*ms {
 		t.Fatalf("WAN figures %+v, want a latency of 4ms (half the median round trip)", got[0].WAN)
 	}
