@@ -46,7 +46,9 @@ const (
 	// waits spin instead (each poll yields the core to the rank it waits
 	// for): 3 interleaved pairs of jobs, 60 calls, load 10-20, 294, 399,
 	// 427 us a call against 776, 575, 648 at DefaultSpinWait, the monitor
-	// quiet (bench/results/shm_large.md, Session 16, a2ab).
+	// quiet (bench/results/shm_large.md, Session 16, a2ab). On a quiet
+	// host the wall time showed neither gain nor loss (AllToAll 1 and
+	// 16 MiB, 15 rounds: bench/results/quiet-20261205-1303).
 	OversubscribedSpinWait = 10 * time.Millisecond
 	// DefaultBoardSpinWait is Config.BoardSpinWait's default. A board wait
 	// that outlasts its spin naps (20 us doubling to 1 ms: the board has no
