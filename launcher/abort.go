@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"errors"
 	"strconv"
 
 	"github.com/gocoll/gocoll/collective"
@@ -53,6 +54,7 @@ func (lc *lifecycle) Abort() error {
 
 func (lc *lifecycle) abortNow() error {
 	lc.publish(errAbortedHere{rank: lc.job.Rank})
+	lc.leave(errors.New("it aborted its world (Comm.Abort)")) // for ranks still forming it
 	lc.closing.Store(true)
 	lc.stopBeat()
 	<-lc.beatDone

@@ -44,6 +44,8 @@ type lifecycle struct {
 	guard        *guardedEndpoint
 	comm         atomic.Pointer[collective.Comm] // the world communicator, once made (flight.go)
 	linksFrom    [3]string                       // where each level's link figures came from (probe.go)
+	claimed      bool                            // this process holds its rank number in the store
+	setUp        *setUpWatch                     // while Join forms the world (setupwatch.go)
 
 	closing   atomic.Bool
 	storeGone atomic.Bool
@@ -179,7 +181,10 @@ func (lc *lifecycle) shutdown() error {
 	setCancel()
 	lc.stopBeat()
 	<-lc.beatDone
-	lc.awaitGoodbyes(ctx)
+	if !lc.awaitGoodbyes(ctx) {
+		// Some rank may still be forming its world: tell it (setupwatch.go).
+		lc.leave(errors.New("it closed its world without every other rank's goodbye"))
+	}
 	lc.stopWatch()
 	<-lc.watchDone
 	logStats(lc.transportLog.With("rank", lc.job.Rank), lc.guard.TransportStats())
@@ -194,8 +199,9 @@ func (lc *lifecycle) shutdown() error {
 
 // awaitGoodbyes waits until every other rank said goodbye or was declared
 // dead, or ctx ends, or the store goes away (the serving rank closes it
-// only once every goodbye is in).
-func (lc *lifecycle) awaitGoodbyes(ctx context.Context) {
+// only once every goodbye is in). It reports whether the wait ended
+// before ctx did.
+func (lc *lifecycle) awaitGoodbyes(ctx context.Context) bool {
 	for {
 		var keys []string
 		for r := range lc.job.Size {
@@ -204,7 +210,7 @@ func (lc *lifecycle) awaitGoodbyes(ctx context.Context) {
 			}
 		}
 		if len(keys) == 0 {
-			return
+			return true
 		}
 		// Wait in short rounds, to notice ranks declared dead meanwhile.
 		round, cancel := context.WithTimeout(ctx, byePoll)
@@ -213,12 +219,12 @@ func (lc *lifecycle) awaitGoodbyes(ctx context.Context) {
 		var missing *store.MissingKeysError
 		switch {
 		case err == nil:
-			return
+			return true
 		case ctx.Err() != nil:
 			lc.log.Info("gocoll: closing without every rank's goodbye", "missing", len(keys))
-			return
+			return false
 		case !errors.As(err, &missing):
-			return // the store is gone
+			return true // the store is gone
 		}
 	}
 }
@@ -244,8 +250,13 @@ func storeNotice(w io.Writer, rank int, st store.ServerStats) {
 		rank, st.RefusedKey, st.BadTags, st.Accepted, st.Authenticated)
 }
 
-// abandon releases what a failed Join had started.
-func (lc *lifecycle) abandon() {
+// abandon releases what a failed Join had started, and tells the ranks
+// still forming the world that this one left for reason, if not nil
+// (setupwatch.go).
+func (lc *lifecycle) abandon(reason error) {
+	if reason != nil {
+		lc.leave(reason)
+	}
 	lc.closing.Store(true)
 	if lc.stopBeat != nil {
 		lc.stopBeat()

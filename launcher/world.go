@@ -14,6 +14,7 @@ import (
 	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/launcher/store"
 	"github.com/gocoll/gocoll/topology"
+	"github.com/gocoll/gocoll/transport"
 )
 
 // worldCommID is the id of the world communicator on every rank.
@@ -45,8 +46,9 @@ type World struct {
 // meets the other ranks at the rendezvous store, and connects the
 // transport; see [Join]. It fails with a one-line error that says what is
 // wrong: no launcher variables, a bad variable, a store that cannot be
-// reached or refuses the job key, or ranks that did not arrive within
-// GOCOLL_CONNECT_TIMEOUT.
+// reached or refuses the job key, ranks that did not arrive within
+// GOCOLL_CONNECT_TIMEOUT, or a rank that left before the world formed
+// (see [ErrRankLeft]).
 func Init(ctx context.Context, opts Options) (*World, error) {
 	var job Job
 	var err error
@@ -65,7 +67,11 @@ func Init(ctx context.Context, opts Options) (*World, error) {
 // rank dials it, claims its rank, starts heartbeating, publishes where it
 // runs and its transport address, waits for every other rank's, and
 // connects the transport to all of them. ctx and job.ConnectTimeout bound
-// all of this.
+// all of this. A rank whose Join fails leaves a note in the store, and
+// the ranks still forming the world then fail at once with an error
+// naming it (wrapping [ErrRankLeft]); so does a rank that started
+// heartbeating and then stopped for job.HeartbeatTimeout (wrapping
+// [ErrNoHeartbeat]).
 //
 // Afterwards each rank heartbeats to the store every HeartbeatTimeout/10
 // and watches the others' heartbeats; a rank silent for HeartbeatTimeout is
@@ -90,9 +96,21 @@ func Join(ctx context.Context, job Job, cfg collective.Config) (*World, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, job.ConnectTimeout)
 	defer cancel()
-	w, err := lc.form(ctx, cfg)
+	ctx, leave := context.WithCancelCause(ctx)
+	defer leave(nil)
+	w, err := lc.form(ctx, leave, cfg)
+	lc.stopSetUpWatch()
 	if err != nil {
-		lc.abandon()
+		note := err
+		if left := setUpLeft(ctx); left != nil {
+			// The step's own error would only say its context ended; and
+			// the others see that rank leave as this one did.
+			err, note = left, nil
+		} else if job.StoreAtRank0 && !job.ServeStore && errors.Is(err, store.ErrClosed) {
+			// Rank 0 ended before it could tell, or its note was cut off.
+			err = &transport.PeerError{Rank: 0, Err: fmt.Errorf("the store it serves at %s went away before the world formed: %w", job.Store, err)}
+		}
+		lc.abandon(note)
 		return nil, fmt.Errorf("gocoll: rank %d of %d (%s): %w", job.Rank, job.Size, job.Launcher, err)
 	}
 	lc.log.Info("gocoll: world formed", "size", job.Size, "store", job.Store,
@@ -109,8 +127,10 @@ func newLogger(job Job) *slog.Logger {
 	return slog.New(h)
 }
 
-// form runs the steps of Join; on error the caller abandons lc.
-func (lc *lifecycle) form(ctx context.Context, cfg collective.Config) (*World, error) {
+// form runs the steps of Join; on error the caller abandons lc. Once
+// this rank has claimed its number, ranks that leave end ctx through
+// leave (setupwatch.go).
+func (lc *lifecycle) form(ctx context.Context, leave context.CancelCauseFunc, cfg collective.Config) (*World, error) {
 	job := lc.job
 	if err := lc.openStore(ctx); err != nil {
 		return nil, err
@@ -118,6 +138,8 @@ func (lc *lifecycle) form(ctx context.Context, cfg collective.Config) (*World, e
 	if err := lc.claimRank(ctx); err != nil {
 		return nil, err
 	}
+	lc.claimed = true
+	lc.watchSetUp(leave)
 	lc.startHeartbeat()
 	mine, ln, err := lc.listen(ctx)
 	if err != nil {

@@ -1,0 +1,127 @@
+package launcher
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/gocoll/gocoll/launcher/store"
+	"github.com/gocoll/gocoll/transport"
+)
+
+// A rank that leaves while the others still form the world (Join) tells
+// them so, and they stop at once instead of waiting for
+// GOCOLL_CONNECT_TIMEOUT:
+//
+//   - a rank whose Join fails (its context ended, as on Ctrl-C in a program
+//     that uses signal.NotifyContext, or any error of its own), which
+//     Aborts, or which Closes its world without every other rank's
+//     goodbye, writes the job's "left" key in the store (the first such
+//     rank's note stays), with its reason;
+//   - a rank forming its world waits for that key, and fails with a
+//     *transport.PeerError naming the rank that left and wrapping
+//     [ErrRankLeft] and its reason;
+//   - it also watches the heartbeats of the ranks that have started one: a
+//     rank that stopped beating for GOCOLL_HEARTBEAT_TIMEOUT (its process
+//     was killed, or exited without leaving) fails it with a
+//     *transport.PeerError wrapping [ErrNoHeartbeat]. Ranks that have not
+//     started yet are waited for until GOCOLL_CONNECT_TIMEOUT, as before.
+
+// ErrRankLeft is wrapped by the error of a Join that ended because another
+// rank left the job before the world formed.
+var ErrRankLeft = errors.New("left the job before the world formed")
+
+// leftKey is the job's key in which the first rank that left says so:
+// "<rank>\n<reason>".
+const leftKey = "left"
+
+// setUpWatch is what a rank forming its world runs to learn of ranks that
+// left; stop ends it.
+type setUpWatch struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// watchSetUp watches for ranks that leave while this one forms its world,
+// and ends the set-up through leave with the reason.
+func (lc *lifecycle) watchSetUp(leave context.CancelCauseFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &setUpWatch{cancel: cancel}
+	lc.setUp = w
+	w.wg.Go(func() {
+		v, err := lc.kv.Get(ctx, leftKey)
+		if err != nil {
+			return // ended, or the store went (the set-up's own calls see it)
+		}
+		rank, reason := parseLeft(v)
+		if rank != lc.job.Rank {
+			leave(&transport.PeerError{Rank: rank, Err: fmt.Errorf("%w: %s", ErrRankLeft, reason)})
+		}
+	})
+	w.wg.Go(func() {
+		_ = store.Watch(ctx, lc.kv, lc.job.Size, lc.job.HeartbeatTimeout, lc.heartbeatEvery(), func(stale []int) {
+			for _, r := range stale {
+				if r == lc.job.Rank {
+					continue
+				}
+				// A rank without a counter has not started yet.
+				if _, started, err := lc.kv.TryGet(ctx, store.HeartbeatKey(r)); err == nil && started {
+					leave(&transport.PeerError{Rank: r, Err: fmt.Errorf("%w for %v, before the world formed", ErrNoHeartbeat, lc.job.HeartbeatTimeout)})
+					return
+				}
+			}
+		})
+	})
+}
+
+// stopSetUpWatch ends watchSetUp's goroutines, if they run.
+func (lc *lifecycle) stopSetUpWatch() {
+	if w := lc.setUp; w != nil {
+		w.cancel()
+		w.wg.Wait()
+		lc.setUp = nil
+	}
+}
+
+// setUpLeft returns the reason a set-up ended under ctx for another
+// rank's leaving, or nil.
+func setUpLeft(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	if errors.Is(cause, ErrRankLeft) || errors.Is(cause, ErrNoHeartbeat) {
+		return cause
+	}
+	return nil
+}
+
+// leave notes in the job's store that this rank left for reason, unless
+// another rank's note is there already. It waits for the store at most
+// noteTimeout. A rank that has not claimed its number leaves no note.
+func (lc *lifecycle) leave(reason error) {
+	if !lc.claimed || lc.kv == nil || lc.storeGone.Load() {
+		return
+	}
+	text := reason.Error()
+	if len(text) > maxNoteBytes {
+		text = text[:maxNoteBytes] + "..."
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), noteTimeout)
+	defer cancel()
+	v := strconv.AppendInt(nil, int64(lc.job.Rank), 10)
+	v = append(append(v, '\n'), text...)
+	if _, _, err := lc.kv.CompareAndSet(ctx, leftKey, nil, v); err != nil {
+		lc.log.Info("gocoll: could not note in the store that this rank left", "err", err)
+	}
+}
+
+// parseLeft reads leftKey's value; a malformed one names rank -1.
+func parseLeft(v []byte) (rank int, reason string) {
+	head, tail, _ := bytes.Cut(v, []byte{'\n'})
+	r, err := strconv.Atoi(string(head))
+	if err != nil {
+		return -1, fmt.Sprintf("malformed note %q in the store", v)
+	}
+	return r, string(tail)
+}
