@@ -44,7 +44,9 @@
 // and fp8 sums and products compute on half-precision lanes with AVX-512
 // FP16 (Go's assembler lacks those instructions: the generator encodes
 // them as bytes, and a test checks the encodings against binutils'
-// objdump); the best level the CPU has is chosen at start-up with
+// objdump), and between them "avx512gfni" (AVX-512 with GFNI, no FP16:
+// AMD's Zen 4 and 5), whose fp8 sums and products do the same through
+// float32 arithmetic; the best level the CPU has is chosen at start-up with
 // klauspost/cpuid, and [KernelLevel] names it (GOCOLL_DEBUG=info logs it).
 // Every data type and operation has a vector kernel at both levels (there
 // the fp8 sums and products gather their results from the portable

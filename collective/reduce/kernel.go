@@ -49,7 +49,8 @@ var (
 
 // KernelLevel names the instruction set the kernels Lookup returns use,
 // chosen at start-up from the CPU's features: "avx512fp16" (AVX-512 with
-// its FP16 extension), "avx512" or "avx2" on amd64,
+// its FP16 extension), "avx512gfni" (AVX-512 with GFNI), "avx512" or
+// "avx2" on amd64,
 // "neon" on arm64 (data types and operations without a vector kernel stay
 // portable), else
 // "portable" (pure Go, as with the purego build tag).

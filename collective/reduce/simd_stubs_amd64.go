@@ -483,3 +483,43 @@ func minFloat8E5M2AVX512FP16(dst *byte, a *byte, b *byte, n int)
 //
 //go:noescape
 func maxFloat8E5M2AVX512FP16(dst *byte, a *byte, b *byte, n int)
+
+// sumFloat8E4M3AVX512GFNI computes dst = a Sum b (Float8E4M3Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func sumFloat8E4M3AVX512GFNI(dst *byte, a *byte, b *byte, n int)
+
+// prodFloat8E4M3AVX512GFNI computes dst = a Prod b (Float8E4M3Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func prodFloat8E4M3AVX512GFNI(dst *byte, a *byte, b *byte, n int)
+
+// sumFloat8E5M2AVX512GFNI computes dst = a Sum b (Float8E5M2Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func sumFloat8E5M2AVX512GFNI(dst *byte, a *byte, b *byte, n int)
+
+// prodFloat8E5M2AVX512GFNI computes dst = a Prod b (Float8E5M2Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func prodFloat8E5M2AVX512GFNI(dst *byte, a *byte, b *byte, n int)
+
+// minFloat8E4M3AVX512GFNI computes dst = a Min b (Float8E4M3Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func minFloat8E4M3AVX512GFNI(dst *byte, a *byte, b *byte, n int)
+
+// maxFloat8E4M3AVX512GFNI computes dst = a Max b (Float8E4M3Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func maxFloat8E4M3AVX512GFNI(dst *byte, a *byte, b *byte, n int)
+
+// minFloat8E5M2AVX512GFNI computes dst = a Min b (Float8E5M2Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func minFloat8E5M2AVX512GFNI(dst *byte, a *byte, b *byte, n int)
+
+// maxFloat8E5M2AVX512GFNI computes dst = a Max b (Float8E5M2Type) over n bytes, n a positive multiple of 256.
+//
+//go:noescape
+func maxFloat8E5M2AVX512GFNI(dst *byte, a *byte, b *byte, n int)

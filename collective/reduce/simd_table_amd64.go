@@ -131,3 +131,15 @@ var avx512fp16Kernels = []simdKernel{
 	{dtype.Float8E5M2Type, Min, minFloat8E5M2AVX512FP16},
 	{dtype.Float8E5M2Type, Max, maxFloat8E5M2AVX512FP16},
 }
+
+// avx512gfniKernels are the AVX512GFNI kernels, each for the data types and operation it serves.
+var avx512gfniKernels = []simdKernel{
+	{dtype.Float8E4M3Type, Sum, sumFloat8E4M3AVX512GFNI},
+	{dtype.Float8E4M3Type, Prod, prodFloat8E4M3AVX512GFNI},
+	{dtype.Float8E5M2Type, Sum, sumFloat8E5M2AVX512GFNI},
+	{dtype.Float8E5M2Type, Prod, prodFloat8E5M2AVX512GFNI},
+	{dtype.Float8E4M3Type, Min, minFloat8E4M3AVX512GFNI},
+	{dtype.Float8E4M3Type, Max, maxFloat8E4M3AVX512GFNI},
+	{dtype.Float8E5M2Type, Min, minFloat8E5M2AVX512GFNI},
+	{dtype.Float8E5M2Type, Max, maxFloat8E5M2AVX512GFNI},
+}

@@ -12,7 +12,7 @@ import (
 	"github.com/gocoll/gocoll/collective/dtype"
 )
 
-var kernelLevel = flag.String("kernel-level", "", "BenchmarkKernel: use this level's kernels (avx512fp16, avx512, avx2, neon; default: the start-up choice)")
+var kernelLevel = flag.String("kernel-level", "", "BenchmarkKernel: use this level's kernels (avx512fp16, avx512gfni, avx512, avx2, neon; default: the start-up choice)")
 
 func init() {
 	forceBenchLevel = func(b *testing.B) func() {

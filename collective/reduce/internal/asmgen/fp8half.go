@@ -31,18 +31,23 @@ import (
 // NaN, all with a zero lower byte, which the rounding keeps. An overflow
 // toward zero is 65504, which rounds to Inf as dtype does (61440 and
 // above).
-func float8E5M2Native(op floatOp) emitter {
+func float8E5M2Native(op floatOp) emitter { return float8E5M2With(op, true) }
+
+// float8E5M2Float32 is float8E5M2Native for AVX-512 without FP16: the
+// arithmetic goes through float32 (halfViaFloat32).
+func float8E5M2Float32(op floatOp) emitter { return float8E5M2With(op, false) }
+
+func float8E5M2With(op floatOp, native bool) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
 		n := g.newFP8Narrower(false)
-		rz := vaddphRZ
-		if op == opProd {
-			rz = vmulphRZ
-		}
+		arith := g.halfRZ(op, native, nil)
 		return g.l.Width, func(d, a, b operand.Mem) {
 			x, y := g.load(a), g.load(b)
-			odd := g.to(g.rawTo(rz), g.and(y, n.high), g.and(x, n.high)) // a is the first source
-			even := g.to(g.rawTo(rz), g.to(c.VPSLLW, operand.U8(8), y), g.to(c.VPSLLW, operand.U8(8), x))
+			yo, xo := g.and(y, n.high), g.and(x, n.high)
+			odd := arith(xo, yo)
+			ye, xe := g.to(c.VPSLLW, operand.U8(8), y), g.to(c.VPSLLW, operand.U8(8), x)
+			even := arith(xe, ye)
 			g.store(n.narrow(odd, even), d)
 		}
 	}
@@ -64,15 +69,24 @@ func float8E5M2Native(op floatOp) emitter {
 // KORTEST per block branches to the blends if a byte of the block is NaN.
 // The blends redo the block's stores from registers (the inputs stay live
 // until then), so dst may still be exactly a or b.
-func float8E4M3Native(op floatOp) emitter {
+func float8E4M3Native(op floatOp) emitter { return float8E4M3With(op, true) }
+
+// float8E4M3Float32 is float8E4M3Native for AVX-512 without FP16 (GFNI
+// still needed): the arithmetic goes through float32 (halfViaFloat32), a
+// product scaled back up by 2^8 there.
+func float8E4M3Float32(op floatOp) emitter { return float8E4M3With(op, false) }
+
+func float8E4M3With(op floatOp, native bool) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
 		n := g.newFP8Narrower(true)
-		rz := vaddphRZ
-		var scale reg.VecVirtual
-		if op == opProd {
-			rz, scale = vmulphRZ, g.bcast32(0x5c005c00) // 256.0
+		var scale, scale32 reg.VecVirtual
+		if op == opProd && native {
+			scale = g.bcast32(0x5c005c00) // 256.0
+		} else if op == opProd {
+			scale32 = g.bcast32(0x43800000) // 256.0
 		}
+		arith := g.halfRZ(op, native, scale32)
 		nan := g.bcast32(0x7f7f7f7f)
 		upperOf := g.bcast64(gfMatrix([8]int{1, 2, 3, 4, 5, 6, -1, 7})) // s.eeee.mmm -> s.0eeee.mm
 		lowerOf := g.bcast64(gfMatrix([8]int{-1, -1, -1, -1, -1, -1, -1, 0}))
@@ -116,7 +130,7 @@ func float8E4M3Native(op floatOp) emitter {
 			x, y := g.load(a), g.load(b)
 			xl, xh := widen(x, false)
 			yl, yh := widen(y, true)
-			out := n.narrowUnpacked(g.to(g.rawTo(rz), yl, xl), g.to(g.rawTo(rz), yh, xh)) // a first
+			out := n.narrowUnpacked(arith(xl, yl), arith(xh, yh))
 			g.store(out, d)
 			if clean == nil {
 				clean = c.K()
@@ -128,6 +142,66 @@ func float8E4M3Native(op floatOp) emitter {
 			block = append(block, stored{x, y, out, d})
 		}
 	}
+}
+
+// halfRZ returns the sum or product (op) of float16 words x (a's) and y
+// (b's), rounded toward zero to float16, a being the first source (which
+// NaN a sum or product of two returns): natively (VADDPH/VMULPH with RZ)
+// or through float32 (halfViaFloat32); scale32, if not nil, multiplies
+// the float32 result (a power of two: exact).
+func (g *gen) halfRZ(op floatOp, native bool, scale32 reg.VecVirtual) func(x, y reg.VecVirtual) reg.VecVirtual {
+	if native {
+		rz := vaddphRZ
+		if op == opProd {
+			rz = vmulphRZ
+		}
+		return func(x, y reg.VecVirtual) reg.VecVirtual { return g.to(g.rawTo(rz), y, x) }
+	}
+	return func(x, y reg.VecVirtual) reg.VecVirtual { return g.halfViaFloat32(op, scale32, x, y) }
+}
+
+// halfViaFloat32 is halfRZ without AVX-512 FP16: each 256-bit half of x
+// and y widens exactly to float32 (VCVTPH2PS), combines by VADDPS or
+// VMULPS (rounding to nearest even, as the portable loops' float32
+// arithmetic does), and narrows back by VCVTPS2PH rounding toward zero.
+// An fp8 sum or product is exact in float32 (package reduce, fp8.go)
+// except an E5M2 sum whose smaller addend lies far below the larger's
+// precision, which rounds as the portable loop's does; from there the
+// argument of the native kernels holds: rounding toward zero to float16
+// never lands on an fp8 half-way pattern unless the value is one. NaNs
+// and infinities follow IEEE rules in both conversions (a NaN stays the
+// quieted NaN with its upper payload bits, so E5M2's come out as
+// VADDPH's).
+func (g *gen) halfViaFloat32(op floatOp, scale32, x, y reg.VecVirtual) reg.VecVirtual {
+	c := g.c
+	widen := func(v reg.VecVirtual, upper bool) reg.VecVirtual {
+		src := v.AsY()
+		if upper {
+			t := c.YMM()
+			c.VEXTRACTI64X4(operand.U8(1), v, t)
+			src = t
+		}
+		return g.to(c.VCVTPH2PS, src)
+	}
+	var halves [2]reg.VecVirtual
+	for i, upper := range []bool{false, true} {
+		xf, yf := widen(x, upper), widen(y, upper)
+		var r reg.VecVirtual
+		if op == opProd {
+			r = g.to(c.VMULPS, yf, xf) // xf is the first source
+			if scale32 != nil {
+				r = g.to(c.VMULPS, scale32, r)
+			}
+		} else {
+			r = g.to(c.VADDPS, yf, xf)
+		}
+		h := c.YMM()
+		c.VCVTPS2PH(operand.U8(3), r, h) // rounding control 3: toward zero
+		halves[i] = h
+	}
+	out := g.vec()
+	c.VINSERTI64X4(operand.U8(1), halves[1], halves[0].AsZ(), out)
+	return out
 }
 
 // fp8Narrower rounds float16 results to fp8 bytes.

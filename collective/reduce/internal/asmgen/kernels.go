@@ -76,6 +76,19 @@ var extensions = []extension{
 		{"minFloat8E5M2", "Min", []string{"Float8E5M2Type"}, float8MinMaxGFNI(false, false), true},
 		{"maxFloat8E5M2", "Max", []string{"Float8E5M2Type"}, float8MinMaxGFNI(false, true), true},
 	}},
+	// AVX-512 with GFNI but no FP16 (AMD Zen 4 and 5, Intel Ice Lake to
+	// Raptor Lake's servers): the fp8 sums and products of the FP16
+	// level with float32 arithmetic, and its fp8 minimums and maximums.
+	{"GFNI", "gfni", []kernel{
+		{"sumFloat8E4M3", "Sum", []string{"Float8E4M3Type"}, float8E4M3Float32(opSum), true},
+		{"prodFloat8E4M3", "Prod", []string{"Float8E4M3Type"}, float8E4M3Float32(opProd), true},
+		{"sumFloat8E5M2", "Sum", []string{"Float8E5M2Type"}, float8E5M2Float32(opSum), true},
+		{"prodFloat8E5M2", "Prod", []string{"Float8E5M2Type"}, float8E5M2Float32(opProd), true},
+		{"minFloat8E4M3", "Min", []string{"Float8E4M3Type"}, float8MinMaxGFNI(true, false), true},
+		{"maxFloat8E4M3", "Max", []string{"Float8E4M3Type"}, float8MinMaxGFNI(true, true), true},
+		{"minFloat8E5M2", "Min", []string{"Float8E5M2Type"}, float8MinMaxGFNI(false, false), true},
+		{"maxFloat8E5M2", "Max", []string{"Float8E5M2Type"}, float8MinMaxGFNI(false, true), true},
+	}},
 }
 
 // fminOf emits Go's min(x, y) for floats exactly as the Go compiler lowers
