@@ -8,7 +8,7 @@
 #
 # SIZE is 64MiB (against 0.8x C reduce at 64 MiB) or 256KiB (against 0.5x
 # float32 Sum's figure in the same run). LEVEL forces a kernel level
-# (avx512fp16, avx512, avx2; default the start-up choice). KERNELS restricts
+# (avx512fp16, avx512gfni, avx512, avx2; default the start-up choice). KERNELS restricts
 # the kernels to a sub-benchmark pattern "dtype/op" (Go's -bench syntax, e.g.
 # '^(float32|float8e4m3|float8e5m2)$/.*'; float32 Sum must be among them for
 # the 256 KiB ratio). BASE=<commit> also builds that commit's kernels (in a
