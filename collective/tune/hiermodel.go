@@ -1,0 +1,168 @@
+package tune
+
+import "github.com/gocoll/gocoll/topology"
+
+// problem is an AllReduce of bytes over members, at some level.
+type problem struct {
+	members []int
+	bytes   float64
+}
+
+// Pieces of the pipelined hierarchical AllReduce (collective's
+// hierpipe.go, which calls HierPieces): at most HierPiecesMax, each of at
+// least HierPieceChunks chunks.
+const (
+	HierPiecesMax   = 8
+	HierPieceChunks = 8
+)
+
+// HierExchangeChunks is the largest hierarchical AllReduce, in chunks
+// (Config.ChunkBytes), whose levels of two members (the shard owners of
+// two sites) run as one exchange, one latency (collective's hierpipe.go);
+// a larger one runs them as a ring of two, a reduce-scatter and an
+// all-gather step. An exchange reduces a chunk into the buffer its own
+// send reads, so it waits for that send to complete: on a transport whose
+// large sends complete when acknowledged (MetaRoCE) that holds the
+// in-order pipeline a round trip per chunk, which costs more than the
+// latency saved once the call is bandwidth-bound (the lab's 2x2x2 grid
+// over MetaRoCE, chunks of 2 MiB, in virtual time, mrtransport's
+// TestWANSimHierarchical with its control class first: 1 MiB 47.7-53.6 ->
+// 55.6-60.8 % of the WAN bound with the exchange, 4 MiB 76.6-79.0 ->
+// 70.9-76.1 %, 16 MiB 88.4-91.1 -> 83.7-89.6 %). In chunks, not bytes, so
+// that gocoll sim's payload-free scaling (bytes and chunk divided alike)
+// keeps the choice.
+const HierExchangeChunks = 2
+
+// HierExchange reports whether a hierarchical AllReduce of bytes, in
+// chunks of chunkBytes, runs its levels of two members as one exchange
+// (at most HierExchangeChunks chunks).
+func HierExchange(bytes, chunkBytes int) bool {
+	return bytes <= HierExchangeChunks*max(1, chunkBytes)
+}
+
+// HierPieces is how many pieces the hierarchical AllReduce cuts a buffer
+// of bytes in, with chunks of chunkBytes.
+func HierPieces(bytes, chunkBytes int) int {
+	return max(1, min(HierPiecesMax, bytes/(HierPieceChunks*max(1, chunkBytes))))
+}
+
+// hierarchical is the pipelined hierarchical AllReduce: P pieces, each
+// through every level's phases (hierPhases of bytes/P), all pieces at
+// once. The first piece takes the sum of its phases (sum); each further
+// one its bottleneck B, the slowest phase's load (its links' time without
+// its steps' latencies, which the pieces running at once overlap: with
+// them, 4 x 4 x 4 ranks over a 5 ms WAN of 8 lanes were 2.3x gocoll sim's
+// time at 16 MiB) or, where the phases running at
+// once share a link (a host's NIC carries its site's rings and its WAN
+// traffic), that link's load of one piece of every phase, plus part of
+// the rest of a piece, B x s x (P-1)/2P with s = 1 - B/sum: the phases
+// off the bottleneck overlap with it only in part, the more so the more
+// pieces (fitted to gocoll sim on the 2x2x2 lab grid: WAN 10x slower than
+// the LAN, and uniform links, 1 to 8 pieces). A last phase adds the
+// further pieces.
+func (m *model) hierarchical() []phase {
+	p := HierPieces(int(m.bytes), int(m.chunk))
+	piece := m.hierPhases([]problem{{m.identity(), m.bytes / float64(p)}}, 0)
+	if p == 1 || len(piece) == 0 {
+		return piece
+	}
+	rest := phase{overlap: true}
+	var sum float64
+	for _, ph := range piece {
+		load := m.time(phase{flows: ph.flows, overlap: true})
+		rest.lat, sum = max(rest.lat, load), sum+m.time(ph)
+		for _, f := range ph.flows {
+			rest.flows = append(rest.flows, flow{f.src, f.dst, f.bytes})
+		}
+	}
+	b := max(rest.lat, m.time(phase{flows: rest.flows, overlap: true}))
+	f := float64(p-1) * (1 + (1-b/sum)*float64(p-1)/float64(2*p))
+	rest.lat *= f
+	for i := range rest.flows {
+		rest.flows[i].bytes *= f
+	}
+	return append(piece, rest)
+}
+
+func (m *model) identity() []int {
+	all := make([]int, m.n)
+	for i := range all {
+		all[i] = i
+	}
+	return all
+}
+
+// hierPhases mirrors collective's allReduceHierarchical for all the
+// problems that run at once: a reduce-scatter phase in every group, the
+// shard owners' problems one level up, an all-gather phase.
+func (m *model) hierPhases(probs []problem, lvl int) []phase {
+	var pre, post phase
+	var next, pairs []problem
+	for _, pr := range probs {
+		if len(pr.members) < 2 {
+			continue
+		}
+		if lvl == len(m.keys) {
+			n := len(pr.members)
+			if n == 2 && HierExchange(int(m.bytes), int(m.chunk)) { // one exchange of the whole part (hierpipe.go)
+				pairs = append(pairs, pr)
+				continue
+			}
+			m.ring(&pre, pr.members, 2*float64(n-1)/float64(n)*pr.bytes, 2*(n-1))
+			continue
+		}
+		groups := topology.GroupBy(pr.members, m.keys[lvl])
+		p := 0
+		for _, g := range groups {
+			p = max(p, len(g))
+		}
+		if len(groups) == 1 || p == 1 {
+			next = append(next, pr)
+			continue
+		}
+		for _, g := range groups {
+			share := float64(len(g)-1) / float64(len(g)) * pr.bytes
+			m.ring(&pre, g, share, len(g)-1)
+			m.ring(&post, g, share, len(g)-1)
+		}
+		for j := range p {
+			cross := make([]int, len(groups))
+			for i, g := range groups {
+				cross[i] = g[j*len(g)/p]
+			}
+			next = append(next, problem{cross, pr.bytes / float64(p)})
+		}
+	}
+	m.pairExchanges(&pre, pairs)
+	var phases []phase
+	if len(pre.flows) > 0 {
+		phases = append(phases, pre)
+	}
+	if len(next) > 0 {
+		phases = append(phases, m.hierPhases(next, lvl+1)...)
+	}
+	if len(post.flows) > 0 {
+		phases = append(phases, post)
+	}
+	return phases
+}
+
+// pairExchanges adds to ph the AllReduces of two members that run as one
+// exchange (collective's hierpipe.go): each sends its whole part to the
+// other at once, so alone they take one latency plus the busiest link's
+// load, which one step cannot hide behind each other (a ring's overlap);
+// beside rings of more members, a ring of one step each.
+func (m *model) pairExchanges(ph *phase, pairs []problem) {
+	if len(ph.flows) > 0 {
+		for _, pr := range pairs {
+			m.ring(ph, pr.members, pr.bytes, 1)
+		}
+		return
+	}
+	for _, pr := range pairs {
+		a, b := pr.members[0], pr.members[1]
+		ph.flows = append(ph.flows, flow{a, b, pr.bytes}, flow{b, a, pr.bytes})
+		ph.lat = max(ph.lat, m.alpha(a, b), m.alpha(b, a))
+		ph.steps = 1
+	}
+}
