@@ -13,7 +13,8 @@
 // The messages are checked (each one's first 8 bytes carry its sender
 // and index). Each rank prints one JSON line: its rank, the mode, the
 // transport, the bytes it sent or received, the seconds it took, and its
-// peak RSS (getrusage ru_maxrss) before the load and at the end. A
+// peak RSS (Linux's VmHWM; getrusage's ru_maxrss elsewhere) before the
+// load and at the end. A
 // sender's own buffer is one -size slice reused for every send (the
 // transports only read it), so its RSS is the runtime's and the
 // transport's, not the payload's.
