@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/require"
@@ -168,68 +169,67 @@ func requireRight(t *testing.T, r jsonRow, what string) {
 	}
 }
 
-// A size that runs long says how far its timed iterations are, at most
-// once per progressEvery; ranks without a progress (nil) print nothing.
-func TestProgressWithinSize(t *testing.T) {
-	var w strings.Builder
-	start := time.Now()
-	p := &progress{w: &w, start: start, last: start}
-	p.iteration(collAllReduce, 1<<30, 1, 20)
-	require.Empty(t, w.String(), "a run younger than progressAfter prints nothing")
-	p.start, p.last = start.Add(-progressAfter-time.Second), start.Add(-progressEvery)
-	p.iteration(collAllReduce, 1<<30, 2, 20)
-	p.iteration(collAllReduce, 1<<30, 3, 20)
-	require.Regexp(t, `^# gocoll bench: allreduce 1073741824 B: timed iteration 2 of 20, [\d.]+ s\n$`, w.String())
+// A size that runs long says how far its timed iterations are: in
+// virtual time, calls of 300 ms over 10 s print nothing in the first
+// progressAfter and then one line per progressEvery; calls that were
+// short (thousands of them in no time) and then slow down (a stall, a
+// peer descheduled) still get their lines (review A16, L2). Ranks without
+// a progress (nil) print nothing.
+func TestProgressLinesAtTheInterval(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var w strings.Builder
+		start := time.Now()
+		p := &progress{w: &w, start: start, last: start}
+		for i := 1; i <= 100000; i++ { // short calls: no time passes
+			p.iteration(collAllReduce, 8, i, 100000)
+		}
+		require.Empty(t, w.String(), "a run younger than progressAfter prints nothing")
+		var at []time.Duration
+		for i := 1; time.Since(start) < 10*time.Second; i++ {
+			time.Sleep(300 * time.Millisecond)
+			synctest.Wait() // the timer's function has run
+			lines := strings.Count(w.String(), "\n")
+			p.iteration(collAllReduce, 1<<30, i, 1000)
+			if strings.Count(w.String(), "\n") > lines {
+				at = append(at, time.Since(start))
+			}
+		}
+		// Each line at the first call at least progressEvery after the
+		// last (the first, progressAfter into the run): 2.1 s, 3.3 s, ...
+		// 9.3 s.
+		require.Len(t, at, 7, "lines at %v", at)
+		require.GreaterOrEqual(t, at[0], progressAfter)
+		require.Less(t, at[0], progressAfter+300*time.Millisecond)
+		for k := 1; k < len(at); k++ {
+			require.GreaterOrEqual(t, at[k]-at[k-1], progressEvery, "lines at %v", at)
+			require.Less(t, at[k]-at[k-1], progressEvery+300*time.Millisecond, "lines at %v", at)
+		}
+		require.Regexp(t, `^# gocoll bench: allreduce 1073741824 B: timed iteration \d+ of 1000, 2\.\d s\n`, w.String())
+		p.timer.Stop()
+	})
 	var none *progress
 	none.iteration(collAllReduce, 1, 1, 1)
 }
 
-// A timed loop of short calls reads the clock for its progress lines ever
-// more rarely (progress.every doubles while reads come within
-// progressLook), as a C benchmark's loop reads none; a new loop (done 1)
-// starts again at every call.
-func TestProgressReadsClockRarely(t *testing.T) {
-	var w strings.Builder
-	start := time.Now()
-	p := &progress{w: &w, start: start, last: start}
-	reads, looked := 0, p.looked
-	for i := 1; i <= 100000; i++ {
-		p.iteration(collBroadcast, 8, i, 100000)
-		if p.looked != looked {
-			reads, looked = reads+1, p.looked
+// The timed loop reads no clock per call: one read, at its first call,
+// arms the timer; then only the timer's firing makes it read again.
+func TestProgressReadsNoClockPerCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var w strings.Builder
+		reads := 0
+		start := time.Now()
+		p := &progress{w: &w, start: start, last: start, now: func() time.Time { reads++; return time.Now() }}
+		for i := 1; i <= 100000; i++ {
+			p.iteration(collBroadcast, 8, i, 100000)
 		}
-	}
-	require.Less(t, reads, 1000, "clock reads in 100000 back-to-back iterations")
-	require.Greater(t, p.every, 1)
-	p.iteration(collBroadcast, 16, 1, 10)
-	require.Equal(t, 1, p.every, "a new loop reads the clock at its first calls")
-	require.Empty(t, w.String(), "a run younger than progressAfter prints nothing")
-}
-
-// A timed loop whose calls were short (progress.every grew) and then
-// slow down (a stall, a peer descheduled) still prints a progress line
-// about once per progressEvery (review A16, L2): a timer makes the loop
-// read the clock when the next line is due, whatever its skip says.
-func TestProgressAfterSlowdown(t *testing.T) {
-	var w strings.Builder
-	p := &progress{w: &w, start: time.Now().Add(-3 * time.Second), last: time.Now()} // a run past progressAfter
-	const total = 1000000
-	i := 1
-	for ; i <= 200000; i++ { // short calls
-		p.iteration(collBroadcast, 8, i, total)
-	}
-	lines := strings.Count(w.String(), "\n")
-	require.Greater(t, p.every, 1, "short calls: the loop skips clock reads")
-	// As right after a look that printed a line: the next count-driven
-	// look comes every-1 calls on, whatever they take.
-	p.skip, p.last = p.every-1, time.Now()
-	slowFrom := time.Now()
-	for time.Since(slowFrom) < 1500*time.Millisecond { // then 1 ms calls
-		time.Sleep(time.Millisecond)
-		p.iteration(collBroadcast, 8, i, total)
-		i++
-	}
-	got := strings.Count(w.String(), "\n") - lines
-	t.Logf("every %d; %d calls of >= 1 ms over %v: %d progress lines", p.every, i-200001, time.Since(slowFrom).Round(time.Millisecond), got)
-	require.Positive(t, got, "progress lines in 1.5 s of slow calls after short ones (progressEvery %v)", progressEvery)
+		require.Equal(t, 1, reads, "clock reads in 100000 back-to-back calls")
+		time.Sleep(progressAfter)
+		synctest.Wait()
+		for i := 1; i <= 100000; i++ {
+			p.iteration(collBroadcast, 8, i, 100000)
+		}
+		require.Equal(t, 2, reads, "clock reads once the first line was due")
+		require.Equal(t, 1, strings.Count(w.String(), "\n"), w.String())
+		p.timer.Stop()
+	})
 }

@@ -65,30 +65,22 @@ type progress struct {
 	w           io.Writer
 	start, last time.Time
 	done, total int
-	// The timed loop's clock reads: one every `every` iterations (skip
-	// left before the next), doubled while the reads come less than
-	// progressLook apart, so that a loop of short calls reads the clock
-	// about once per progressLook, as mpi_coll_bench reads none in its
-	// timed loop, while a loop of long ones reads it every iteration.
-	every, skip int
-	looked      time.Time
-	// due makes the next iteration read the clock whatever skip says: set
-	// by timer, armed once the loop skips reads, for when its next line
-	// is due (and re-armed at that look), so that calls that slow down
-	// after short ones still get their line about once per progressEvery.
+	// due is set by timer when the next line is due (progressAfter into
+	// the run, then progressEvery after the last line). The timed loop
+	// loads it once per call and reads the clock only when it is set (and
+	// at its first call, which arms timer), as mpi_coll_bench reads none
+	// in its timed loop; however long the calls take, a line comes about
+	// once per progressEvery.
 	due   atomic.Bool
 	timer *time.Timer
+	now   func() time.Time // the clock; nil for time.Now (tests count its reads)
 }
 
 // progressAfter and progressEvery: a run shorter than progressAfter prints
 // no progress; a longer one prints at most one line per progressEvery.
-// progressLook is how often, at least, a timed loop reads the clock for
-// its progress lines (progress.every).
 const (
 	progressAfter = 2 * time.Second
 	progressEvery = time.Second
-	progressLook  = time.Millisecond
-	progressSkip  = 1 << 12 // the largest progress.every
 )
 
 // iteration notes that iteration done of total of one size of coll has
@@ -97,37 +89,35 @@ func (p *progress) iteration(coll collKind, bytes int64, done, total int) {
 	if p == nil || p.w == nil {
 		return // a rank that reports nothing reads no clock per call
 	}
-	if done <= 1 {
-		p.every, p.skip, p.looked = 1, 0, time.Time{} // a new loop: its calls may be longer
-	}
-	if p.skip > 0 && !p.due.Load() {
-		p.skip--
+	if p.timer != nil && !p.due.Load() {
 		return
 	}
-	now := time.Now()
-	if now.Sub(p.looked) < progressLook && p.every < progressSkip {
-		p.every *= 2
+	p.due.Store(false)
+	now := p.clock()
+	if now.Sub(p.start) >= progressAfter && now.Sub(p.last) >= progressEvery {
+		p.last = now
+		fmt.Fprintf(p.w, "# gocoll bench: %s %d B: timed iteration %d of %d, %.1f s\n", coll, bytes, done, total, now.Sub(p.start).Seconds())
 	}
-	p.looked, p.skip = now, p.every-1
-	if p.skip > 0 && (p.timer == nil || p.due.Load()) {
-		p.due.Store(false)
-		wait := max(progressLook, p.start.Add(progressAfter).Sub(now), p.last.Add(progressEvery).Sub(now))
-		if p.timer == nil {
-			p.timer = time.AfterFunc(wait, func() { p.due.Store(true) })
-		} else {
-			p.timer.Reset(wait)
-		}
+	// The next line is due progressAfter into the run and progressEvery
+	// after the last (step's lines count too).
+	wait := max(p.start.Add(progressAfter).Sub(now), p.last.Add(progressEvery).Sub(now))
+	if p.timer == nil {
+		p.timer = time.AfterFunc(wait, func() { p.due.Store(true) })
+	} else {
+		p.timer.Reset(wait)
 	}
-	if now.Sub(p.start) < progressAfter || now.Sub(p.last) < progressEvery {
-		return
+}
+
+func (p *progress) clock() time.Time {
+	if p.now != nil {
+		return p.now()
 	}
-	p.last = now
-	fmt.Fprintf(p.w, "# gocoll bench: %s %d B: timed iteration %d of %d, %.1f s\n", coll, bytes, done, total, now.Sub(p.start).Seconds())
+	return time.Now()
 }
 
 func (p *progress) step(r result) {
 	p.done++
-	now := time.Now()
+	now := p.clock()
 	if p.w == nil || now.Sub(p.start) < progressAfter || now.Sub(p.last) < progressEvery {
 		return
 	}
