@@ -25,6 +25,10 @@ import (
 //	            issuing its calls below x (0: not closed; retireBoard, at
 //	            Close): it runs no call numbered x or above, so a peer's
 //	            wait for it on such a call fails at once (closedErr)
+//	[32, 40)    bell: a futex word (its low 32 bits) that peers waiting
+//	            on this board sleep on (boardNap); this rank adds one to
+//	            it and wakes them when want says one sleeps (ringBell)
+//	[40, 48)    want: 1 while a peer would sleep on the bell
 //	[64, 96)    ack: per slot s, x means this rank has done reading slot s
 //	            of every call numbered below x (its own and its peers')
 //	[96, 104)   ended: x means this rank reads no slot of any call
@@ -59,6 +63,8 @@ const (
 	boardOffFail   = 8
 	boardOffTextN  = 16
 	boardOffClosed = 24
+	boardOffBell   = 32
+	boardOffWant   = 40
 	boardOffEnded  = 96
 	boardOffAcks   = 64
 	boardOffText   = 128

@@ -131,6 +131,7 @@ func (c *Comm) retireBoard() {
 	}
 	word(b.peers[c.rank], boardOffEnded).Store(^uint64(0))
 	b.endedWord = ^uint64(0)
+	b.ringBell(c.rank, ^uint64(0))
 	r := retiredBoard{id: c.id, host: b.host, index: b.index, lay: b.boardLayout, written: b.written, peers: b.peers, ranks: c.ranks}
 	b.up.Store(false)
 	b.index = -1 // b.peers stays: a call issued before Close may still look (boardPeek, rootFailed)

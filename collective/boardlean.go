@@ -185,6 +185,7 @@ func (c *Comm) leanLocked(h header, recv, data []byte, root int, late bool) bool
 		publish(b.ack(c.rank, s), seq+1)
 	}
 	b.leanEnded(c.rank, seq+1)
+	b.ringBell(c.rank, seq+1)
 	e.run++ // noteEndLocked: h == e.sig
 	c.leanNote(seq, h)
 	return true

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/gocoll/gocoll/transport"
@@ -138,15 +139,22 @@ func boardFailText(m []byte) string {
 }
 
 // boardAwait waits for what o.bw names, polling it as the transport's
-// waits do (Spin), then napping between looks (20 us growing to 1 ms: the
-// board has no doorbell). A wait that lasts looks, at the ticks of
-// await's, at the deadline, the stall, headers a peer sent that took the
-// point-to-point path for this call (its arguments differ), peers that
-// died, and the call's end by an abort (boardTick).
+// waits do (Spin, for the transport's board spin budget), then sleeping
+// on the bell of the member it waits on (boardNap) between looks (20 us
+// growing to 1 ms, the longest a look waits for a bell that was not
+// rung). A wait that lasts looks, at the ticks of await's, at the
+// deadline, the stall, headers a peer sent that took the point-to-point
+// path for this call (its arguments differ), peers that died, and the
+// call's end by an abort (boardTick). Before it waits it rings this
+// rank's own bell (ringBell): a peer asleep on this rank's board is never
+// left asleep while this rank waits too.
 func (o *operation) boardAwait() error {
 	b := &o.c.board
 	if o.boardReady() {
 		return o.settle()
+	}
+	if b.phase == boardReady {
+		b.ringBell(o.c.rank, ^uint64(0))
 	}
 	if o.boardReadyFn == nil {
 		o.boardReadyFn = o.boardReady // kept by release: one allocation per operation made
@@ -169,11 +177,69 @@ func (o *operation) boardAwait() error {
 			}
 		default:
 		}
-		time.Sleep(nap)
+		o.boardNap(nap)
 		nap = min(2*nap, time.Millisecond)
 		if o.boardReady() {
 			return o.settle()
 		}
+	}
+}
+
+// boardNap sleeps at most d on the bell of the member o.bw waits on, or
+// until that member rings it (ringBell): it marks the bell wanted, then
+// looks once more, so a write that came before the mark is seen by the
+// look, and one after it rings the bell (its bell then differs from the
+// value read first, and the sleep ends at once). A wait for an ack (a
+// root that ran a slot ring ahead of a receiver) wants the bell only once
+// the member has ended half the slots' calls more than the ack needs, at
+// most up to this call: it takes them without this rank, which then
+// writes as many at once instead of being woken to write one at a time.
+// A wait for this rank's own turn naps d.
+func (o *operation) boardNap(d time.Duration) {
+	b, w := &o.c.board, &o.bw
+	if w.kind == waitTurn || b.phase != boardReady {
+		time.Sleep(d)
+		return
+	}
+	at := uint64(1) // any call's end
+	if w.kind == waitAck {
+		ahead := uint64(boardSlots / 2)
+		if o.boardSlot >= boardSlots {
+			ahead = uint64(max(b.ring/2, 1))
+		}
+		at = max(min(w.want+ahead-1, o.key.Op), w.want)
+	}
+	m := b.peers[w.peer]
+	bell := word(m, boardOffBell)
+	v := uint32(bell.Load())
+	wantBell(word(m, boardOffWant), at)
+	if o.boardReady() {
+		return
+	}
+	futexWait(bell, v, d)
+}
+
+// wantBell lowers the want word w to at, if it is 0 or above.
+func wantBell(w *atomic.Uint64, at uint64) {
+	for {
+		if x := w.Load(); x != 0 && x <= at || w.CompareAndSwap(x, at) {
+			return
+		}
+	}
+}
+
+// ringBell wakes the peers asleep on the bell of member rank's board
+// (boardNap), if one wants it once this rank has ended the calls below
+// x (^0: whatever they want): one load where none does. A rank rings
+// its own bell once it wrote what its peers may wait for (a call's slot,
+// acks and ended word: x its calls ended; a failure, its board retired)
+// and before it waits itself (^0).
+func (b *boardState) ringBell(rank int, x uint64) {
+	m := b.peers[rank]
+	if w := word(m, boardOffWant); w.Load()-1 < x && w.Swap(0) != 0 { // 0 - 1 is ^0: none
+		bell := word(m, boardOffBell)
+		bell.Add(1)
+		futexWake(bell)
 	}
 }
 
@@ -298,6 +364,7 @@ func (o *operation) boardLeave() {
 			b.ack(o.c.rank, s).Store(o.key.Op + 1) // else when checked (boardVerify), or by the ended word
 		}
 		b.storeEnded(o.c.rank, o.key.Op+1) // acks the slot it did not take too
+		b.ringBell(o.c.rank, o.key.Op+1)
 	}
 	if o.err != nil && setUpMismatch(o.err) && b.phase != boardUntried { // found after its turn came
 		o.c.boardReset()
@@ -327,6 +394,7 @@ func (o *operation) boardFail(err error) {
 	copy(m[boardOffText:], text)
 	binary.LittleEndian.PutUint32(m[boardOffTextN:], uint32(len(text)))
 	word(m, boardOffFail).Store(o.key.Op + 1)
+	b.ringBell(o.c.rank, ^uint64(0))
 }
 
 // boardFinish ends a call that ran on the board: a header a point-to-point
@@ -389,6 +457,7 @@ func (o *operation) boardPublish(s int, data []byte) error {
 	word(slot, 0).Store(o.key.Op + 1)
 	b.written[s] = o.key.Op + 1
 	o.boardWrote = true
+	b.ringBell(o.c.rank, o.key.Op+1)
 	return nil
 }
 

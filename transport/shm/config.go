@@ -57,6 +57,19 @@ const (
 	// board_spin.md): at 200 us 8 runs had means of 37-438 us against
 	// 10-14; at 1 ms none (10-16 us), AllReduce and AllToAll alike.
 	DefaultBoardSpinWait = time.Millisecond
+	// OversubscribedBoardSpinWait is Config.BoardSpinWait's default where
+	// SpinWait's is OversubscribedSpinWait. A board wait that outlasts it
+	// sleeps on the bell of the rank it waits for, which that rank rings
+	// when it writes (collective's boardNap): with more ranks than cores,
+	// a yield of a long spin hands the core to another waiter as often as
+	// to a rank with work, and keeps the core looking busy, so the
+	// kernel moves no rank with work onto it. 8 B Broadcast, 4 ranks on
+	// 2 cores, 400000 calls, interleaved, load 21-29, the job's CPU per
+	// call: 2.05-2.48 us at 20 us against 2.69-3.65 at 1 ms (3 pairs),
+	// sched_yield 0.12-0.14 a call against 0.21-0.54; a spin cut at 8 or
+	// 32 polls, 2.3-2.7 against 1 ms's 3.0-4.0 (3 rounds)
+	// (bench/results/small_ops.md, Session 17, bcast8c).
+	OversubscribedBoardSpinWait = 20 * time.Microsecond
 	// MaxSpinWait is the largest allowed Config.SpinWait and BoardSpinWait.
 	MaxSpinWait = 10 * time.Millisecond
 	// LivenessInterval is how often an endpoint checks that its peers'
@@ -136,8 +149,9 @@ type Config struct {
 	Key jobkey.Key
 
 	// spinDefault records that withDefaults chose SpinWait (Connect may
-	// then choose OversubscribedSpinWait).
-	spinDefault bool
+	// then choose OversubscribedSpinWait), boardSpinDefault BoardSpinWait
+	// (Connect may then choose OversubscribedBoardSpinWait).
+	spinDefault, boardSpinDefault bool
 }
 
 // withDefaults returns cfg with defaults filled in, or an error naming the
@@ -196,7 +210,7 @@ func (cfg Config) withDefaults() (Config, error) {
 	case cfg.BoardSpinWait == 0 && spinSet:
 		cfg.BoardSpinWait = cfg.SpinWait
 	case cfg.BoardSpinWait == 0:
-		cfg.BoardSpinWait = DefaultBoardSpinWait
+		cfg.BoardSpinWait, cfg.boardSpinDefault = DefaultBoardSpinWait, true
 	}
 	switch {
 	case cfg.Boards == 0:
@@ -230,8 +244,14 @@ func (cfg Config) withDefaults() (Config, error) {
 // Ranks in one process keep DefaultSpinWait: their spinning goroutines
 // share the process's Ps with the ranks they wait for.
 func defaultSpinWait(localRanks int, inProcess bool, cpus int) time.Duration {
-	if !inProcess && localRanks > max(cpus, 1) {
+	if oversubscribed(localRanks, inProcess, cpus) {
 		return OversubscribedSpinWait
 	}
 	return DefaultSpinWait
+}
+
+// oversubscribed reports whether this host's ranks are processes that
+// outnumber the processors they can run on (defaultSpinWait's terms).
+func oversubscribed(localRanks int, inProcess bool, cpus int) bool {
+	return !inProcess && localRanks > max(cpus, 1)
 }

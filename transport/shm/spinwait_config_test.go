@@ -95,3 +95,36 @@ func TestSpinWaitChosenOnlyByDefault(t *testing.T) {
 		}
 	}
 }
+
+// Connect lowers BoardSpinWait to OversubscribedBoardSpinWait only when
+// the Config left both it and SpinWait to their defaults (boardSpinDefault),
+// and a world of goroutines keeps DefaultBoardSpinWait.
+func TestBoardSpinWaitChosenOnlyByDefault(t *testing.T) {
+	for _, tc := range []struct {
+		spin, board time.Duration
+		wantDefault bool
+	}{{0, 0, true}, {0, 300 * time.Microsecond, false}, {300 * time.Microsecond, 0, false}, {-1, 0, false}, {0, -1, false}} {
+		cfg, err := Config{Size: 4, SpinWait: tc.spin, BoardSpinWait: tc.board}.withDefaults()
+		if err != nil || cfg.boardSpinDefault != tc.wantDefault {
+			t.Errorf("SpinWait %v BoardSpinWait %v: boardSpinDefault %v, %v; want %v", tc.spin, tc.board, cfg.boardSpinDefault, err, tc.wantDefault)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n := min(runtime.NumCPU()+1, 9)
+	eps, err := NewLocalWorld(ctx, n, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range eps {
+		if e.cfg.BoardSpinWait != DefaultBoardSpinWait {
+			t.Errorf("rank %d of %d in one process: BoardSpinWait %v, want %v", e.rank, n, e.cfg.BoardSpinWait, DefaultBoardSpinWait)
+		}
+		if err := e.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+	if !oversubscribed(4, false, 2) || oversubscribed(4, true, 2) || oversubscribed(2, false, 2) {
+		t.Error("oversubscribed: 4 processes on 2 processors are, 4 goroutines or 2 processes are not")
+	}
+}
