@@ -45,12 +45,13 @@
 // FP16 (Go's assembler lacks those instructions: the generator encodes
 // them as bytes, and a test checks the encodings against binutils'
 // objdump), and between them "avx512gfni" (AVX-512 with GFNI, no FP16:
-// AMD's Zen 4 and 5), whose fp8 sums and products do the same through
-// float32 arithmetic; the best level the CPU has is chosen at start-up with
+// AMD's Zen 4 and 5), whose fp8 kernels move bits with GF2P8AFFINEQB;
+// the best level the CPU has is chosen at start-up with
 // klauspost/cpuid, and [KernelLevel] names it (GOCOLL_DEBUG=info logs it).
-// Every data type and operation has a vector kernel at both levels (there
-// the fp8 sums and products gather their results from the portable
-// kernels' table of all input pairs; fp8 min and max compute on bytes), and
+// Every data type and operation has a vector kernel at both levels (the
+// AVX-512 fp8 sums and products widen to float16 and compute in float32,
+// the AVX2 ones gather their results from the portable kernels' table of
+// all input pairs; fp8 min and max compute on bytes), and
 // each gives the portable result bit for bit, NaN payloads included: tests
 // force each level and compare. The fp8 types stay portable on arm64. On arm64 one level, "neon" (Advanced SIMD, which
 // every ARMv8-A CPU has), covers the same data types and operations;

@@ -19,11 +19,13 @@ import (
 // ones, and fp8 sums and products through float16 its table lookups (their
 // rounding moves bits with GFNI's GF2P8AFFINEQB, which every AVX-512 FP16
 // CPU has), and fp8 minimums and maximums whose order key is one
-// GF2P8AFFINEQB replace the avx512 level's. Where it has GFNI but not
-// FP16 (AMD Zen 4 and 5, Intel Ice Lake server to Emerald Rapids' parts
-// without it), the avx512gfni level takes the same fp8 kernels with
-// their float16 arithmetic done in float32 (VCVTPH2PS, VADDPS or VMULPS,
-// VCVTPS2PH toward zero): 3.5-4.5x the table lookups. AVX-512 BF16's VCVTNE2PS2BF16 is not used: the bfloat16 sum and
+// GF2P8AFFINEQB replace the avx512 level's. The avx512 level computes fp8
+// sums and products the same way with the float16 arithmetic done in
+// float32 (VCVTPH2PS, VADDPS or VMULPS, VCVTPS2PH toward zero) and E4M3's
+// bit moves by shifts: 3.5-5x the table gathers (which AVX2 keeps). Where
+// the CPU has GFNI but not FP16 (AMD Zen 4 and 5, Intel's servers from Ice
+// Lake without FP16), the avx512gfni level takes GF2P8AFFINEQB for those
+// bit moves and for the fp8 min/max key (fp8 min/max 1.9x). AVX-512 BF16's VCVTNE2PS2BF16 is not used: the bfloat16 sum and
 // product narrowed by it (with the fix-up its flushing of subnormals needs)
 // measured no faster than the integer rounding.
 func simdLevels() []simdLevel {

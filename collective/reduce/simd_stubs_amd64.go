@@ -404,25 +404,25 @@ func minFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int)
 //go:noescape
 func maxFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int)
 
-// lookupSumFloat8E4M3AVX512 computes dst = a Sum b (Float8E4M3Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
+// sumFloat8E4M3AVX512 computes dst = a Sum b (Float8E4M3Type) over n bytes, n a positive multiple of 256.
 //
 //go:noescape
-func lookupSumFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
+func sumFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int)
 
-// lookupProdFloat8E4M3AVX512 computes dst = a Prod b (Float8E4M3Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
+// prodFloat8E4M3AVX512 computes dst = a Prod b (Float8E4M3Type) over n bytes, n a positive multiple of 256.
 //
 //go:noescape
-func lookupProdFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
+func prodFloat8E4M3AVX512(dst *byte, a *byte, b *byte, n int)
 
-// lookupSumFloat8E5M2AVX512 computes dst = a Sum b (Float8E5M2Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
+// sumFloat8E5M2AVX512 computes dst = a Sum b (Float8E5M2Type) over n bytes, n a positive multiple of 256.
 //
 //go:noescape
-func lookupSumFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
+func sumFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int)
 
-// lookupProdFloat8E5M2AVX512 computes dst = a Prod b (Float8E5M2Type) over n bytes, n a positive multiple of 256, by lookups in tab, the table of all pairs.
+// prodFloat8E5M2AVX512 computes dst = a Prod b (Float8E5M2Type) over n bytes, n a positive multiple of 256.
 //
 //go:noescape
-func lookupProdFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int, tab *byte)
+func prodFloat8E5M2AVX512(dst *byte, a *byte, b *byte, n int)
 
 // sumFloat16AVX512FP16 computes dst = a Sum b (Float16Type) over n bytes, n a positive multiple of 256.
 //
@@ -493,16 +493,6 @@ func sumFloat8E4M3AVX512GFNI(dst *byte, a *byte, b *byte, n int)
 //
 //go:noescape
 func prodFloat8E4M3AVX512GFNI(dst *byte, a *byte, b *byte, n int)
-
-// sumFloat8E5M2AVX512GFNI computes dst = a Sum b (Float8E5M2Type) over n bytes, n a positive multiple of 256.
-//
-//go:noescape
-func sumFloat8E5M2AVX512GFNI(dst *byte, a *byte, b *byte, n int)
-
-// prodFloat8E5M2AVX512GFNI computes dst = a Prod b (Float8E5M2Type) over n bytes, n a positive multiple of 256.
-//
-//go:noescape
-func prodFloat8E5M2AVX512GFNI(dst *byte, a *byte, b *byte, n int)
 
 // minFloat8E4M3AVX512GFNI computes dst = a Min b (Float8E4M3Type) over n bytes, n a positive multiple of 256.
 //

@@ -10,10 +10,10 @@
 // Every kernel gives exactly the result of the portable Go kernel, bit for
 // bit, NaNs included (see each emitter's comment for why). The fp8 Min and
 // Max compute on bytes at both levels, the fp8 Sum and Prod through
-// float16 at the AVX-512 FP16 extension (fp8half.go) and, with the float16
-// arithmetic done in float32, at the GFNI one; elsewhere the fp8 Sum
-// and Prod take one more argument, the portable kernels' table of all
-// input pairs, and gather from it.
+// float16 at the AVX-512 FP16 extension (fp8half.go) and, with the
+// float16 arithmetic done in float32, at AVX-512 and its GFNI extension;
+// at AVX2 the fp8 Sum and Prod take one more argument, the portable
+// kernels' table of all input pairs, and gather from it.
 package asmgen
 
 import (

@@ -9,8 +9,8 @@ import (
 	"github.com/mmcloughlin/avo/reg"
 )
 
-// The fp8 Sum and Prod kernels of the AVX2 and AVX-512 levels (without
-// FP16) look results up in the portable kernels' table of all 256x256
+// The fp8 Sum and Prod kernels of the AVX2 level (AVX-512 computes them:
+// fp8Float32) look results up in the portable kernels' table of all 256x256
 // input pairs (package reduce, pairTable): for each element the
 // dword index a<<8|b, a VPGATHERDD of 4 bytes at table+index (the table
 // is padded by 3 bytes), and the low byte of each dword stored. The
@@ -123,16 +123,31 @@ var fp8MinMax = []kernel{
 	{"maxFloat8E5M2", "Max", []string{"Float8E5M2Type"}, float8MinMax(false, true), true},
 }
 
+// fp8Float32 lists the AVX-512 fp8 sums and products through float32
+// arithmetic without FP16 or GFNI (float8E4M3Float32, float8E5M2Float32),
+// which replace the table kernels at that level.
+var fp8Float32 = []kernel{
+	{"sumFloat8E4M3", "Sum", []string{"Float8E4M3Type"}, float8E4M3Float32(opSum, false), true},
+	{"prodFloat8E4M3", "Prod", []string{"Float8E4M3Type"}, float8E4M3Float32(opProd, false), true},
+	{"sumFloat8E5M2", "Sum", []string{"Float8E5M2Type"}, float8E5M2Float32(opSum), true},
+	{"prodFloat8E5M2", "Prod", []string{"Float8E5M2Type"}, float8E5M2Float32(opProd), true},
+}
+
 // levelKernels returns the kernels and table kernels of level l: the fp8
-// Min and Max compute instead of looking up.
+// Min and Max compute instead of looking up, and at AVX-512 the Sum and
+// Prod too.
 func levelKernels(l level) ([]kernel, []struct{ op, t string }) {
+	ks := append(append([]kernel(nil), kernels...), fp8MinMax...)
+	if l.Width == 64 {
+		return append(ks, fp8Float32...), nil
+	}
 	var tks []struct{ op, t string }
 	for _, k := range tableKernels {
 		if k.op != "Min" && k.op != "Max" {
 			tks = append(tks, k)
 		}
 	}
-	return append(append([]kernel(nil), kernels...), fp8MinMax...), tks
+	return ks, tks
 }
 
 // float8MinMax emits Go's min or max of the widened values, narrowed back,

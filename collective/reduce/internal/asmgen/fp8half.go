@@ -40,7 +40,7 @@ func float8E5M2Float32(op floatOp) emitter { return float8E5M2With(op, false) }
 func float8E5M2With(op floatOp, native bool) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
-		n := g.newFP8Narrower(false)
+		n := g.newFP8Narrower(false, false)
 		arith := g.halfRZ(op, native, nil)
 		return g.l.Width, func(d, a, b operand.Mem) {
 			x, y := g.load(a), g.load(b)
@@ -69,17 +69,19 @@ func float8E5M2With(op floatOp, native bool) emitter {
 // KORTEST per block branches to the blends if a byte of the block is NaN.
 // The blends redo the block's stores from registers (the inputs stay live
 // until then), so dst may still be exactly a or b.
-func float8E4M3Native(op floatOp) emitter { return float8E4M3With(op, true) }
+func float8E4M3Native(op floatOp) emitter { return float8E4M3With(op, true, true) }
 
-// float8E4M3Float32 is float8E4M3Native for AVX-512 without FP16 (GFNI
-// still needed): the arithmetic goes through float32 (halfViaFloat32), a
-// product scaled back up by 2^8 there.
-func float8E4M3Float32(op floatOp) emitter { return float8E4M3With(op, false) }
+// float8E4M3Float32 is float8E4M3Native for AVX-512 without FP16: the
+// arithmetic goes through float32 (halfViaFloat32), a product scaled back
+// up by 2^8 there; without GFNI each bit move is done by shifts and
+// masks (three uops for the upper bytes, two for the lower ones, three
+// for the narrowing's rotate, one for its shift).
+func float8E4M3Float32(op floatOp, gfni bool) emitter { return float8E4M3With(op, false, gfni) }
 
-func float8E4M3With(op floatOp, native bool) emitter {
+func float8E4M3With(op floatOp, native, gfni bool) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
-		n := g.newFP8Narrower(true)
+		n := g.newFP8Narrower(true, gfni)
 		var scale, scale32 reg.VecVirtual
 		if op == opProd && native {
 			scale = g.bcast32(0x5c005c00) // 256.0
@@ -88,11 +90,25 @@ func float8E4M3With(op floatOp, native bool) emitter {
 		}
 		arith := g.halfRZ(op, native, scale32)
 		nan := g.bcast32(0x7f7f7f7f)
-		upperOf := g.bcast64(gfMatrix([8]int{1, 2, 3, 4, 5, 6, -1, 7})) // s.eeee.mmm -> s.0eeee.mm
-		lowerOf := g.bcast64(gfMatrix([8]int{-1, -1, -1, -1, -1, -1, -1, 0}))
+		var upperOf, lowerOf, low6 reg.VecVirtual
+		if gfni {
+			upperOf = g.bcast64(gfMatrix([8]int{1, 2, 3, 4, 5, 6, -1, 7})) // s.eeee.mmm -> s.0eeee.mm
+			lowerOf = g.bcast64(gfMatrix([8]int{-1, -1, -1, -1, -1, -1, -1, 0}))
+		} else {
+			low6 = g.bcast32(0x3f3f3f3f)
+		}
 		n.loadShuffle()
+		bytesOf := func(v reg.VecVirtual) (up, low reg.VecVirtual) {
+			if gfni {
+				return g.gf2p8affine(v, upperOf, 0), g.gf2p8affine(v, lowerOf, 0)
+			}
+			up = g.and(g.to(c.VPSRLW, operand.U8(1), v), low6)
+			c.VPTERNLOGD(pickOp, nan, v, up) // bits 6-1 below the sign (nan is 0x7f)
+			low = g.and(g.to(c.VPSLLW, operand.U8(7), v), n.half)
+			return up, low
+		}
 		widen := func(v reg.VecVirtual, scaled bool) (lo, hi reg.VecVirtual) {
-			up, low := g.gf2p8affine(v, upperOf, 0), g.gf2p8affine(v, lowerOf, 0)
+			up, low := bytesOf(v)
 			lo, hi = g.to(c.VPUNPCKLBW, up, low), g.to(c.VPUNPCKHBW, up, low)
 			if scaled && scale != nil {
 				lo, hi = g.to(g.rawTo(vmulph), lo, scale), g.to(g.rawTo(vmulph), hi, scale)
@@ -208,16 +224,19 @@ func (g *gen) halfViaFloat32(op floatOp, scale32, x, y reg.VecVirtual) reg.VecVi
 type fp8Narrower struct {
 	g                    *gen
 	e4m3                 bool
+	gfni                 bool           // E4M3: bit moves by GF2P8AFFINEQB, else shifts
 	high                 reg.VecVirtual // 0xff00 in every word
 	one, half, top       reg.VecVirtual // 0x01, 0x80 and 0x7e in every byte
 	upperMove, lowerMove reg.VecVirtual // E4M3's GF2P8AFFINEQB bit moves
 	shuf                 reg.VecVirtual // narrowUnpacked's VPSHUFB control
 }
 
-func (g *gen) newFP8Narrower(e4m3 bool) *fp8Narrower {
-	n := &fp8Narrower{g: g, e4m3: e4m3, high: g.bcast32(0xff00ff00), one: g.bcast32(0x01010101), half: g.bcast32(0x80808080)}
+func (g *gen) newFP8Narrower(e4m3, gfni bool) *fp8Narrower {
+	n := &fp8Narrower{g: g, e4m3: e4m3, gfni: gfni, high: g.bcast32(0xff00ff00), one: g.bcast32(0x01010101), half: g.bcast32(0x80808080)}
 	if e4m3 {
 		n.top = g.bcast32(0x7e7e7e7e)
+	}
+	if e4m3 && gfni {
 		n.upperMove = g.bcast64(gfMatrix([8]int{-1, 0, 1, 2, 3, 4, 5, 6})) // s.X.eeee.mm -> X.eeee.mm0
 		n.lowerMove = g.bcast64(gfMatrix([8]int{7, 0, 1, 2, 3, 4, 5, 6}))  // m.rrrrrrr -> rrrrrrr.m
 	}
@@ -230,11 +249,10 @@ func (g *gen) newFP8Narrower(e4m3 bool) *fp8Narrower {
 // VPTERNLOG selections) and rounds them (round).
 func (n *fp8Narrower) narrow(odd, even reg.VecVirtual) reg.VecVirtual {
 	g, c := n.g, n.g.c
-	pick := operand.U8(ternary(func(a, b, c bool) bool { return c && a || !c && b })) // c ? a : b
 	low := g.to(c.VPSLLW, operand.U8(8), odd)
-	c.VPTERNLOGD(pick, n.high, even, low) // odd's lower byte, even's
+	c.VPTERNLOGD(pickOp, n.high, even, low) // odd's lower byte, even's
 	up := g.to(c.VPSRLW, operand.U8(8), even)
-	c.VPTERNLOGD(pick, n.high, up, odd) // odd's upper byte, even's
+	c.VPTERNLOGD(pickOp, n.high, up, odd) // odd's upper byte, even's
 	return n.round(odd, low)
 }
 
@@ -285,7 +303,14 @@ func (n *fp8Narrower) round(up, low reg.VecVirtual) reg.VecVirtual {
 		c.VPADDB(n.one, up, k, up)
 		return up
 	}
-	t, r := g.gf2p8affine(up, n.upperMove, 0), g.gf2p8affine(low, n.lowerMove, 0)
+	var t, r reg.VecVirtual
+	if n.gfni {
+		t, r = g.gf2p8affine(up, n.upperMove, 0), g.gf2p8affine(low, n.lowerMove, 0)
+	} else {
+		t = g.to(c.VPADDB, up, up) // each byte shifted left by one
+		r = g.to(c.VPADDB, low, low)
+		c.VPTERNLOGD(or, n.one, g.to(c.VPSRLW, operand.U8(7), low), r) // bit 7 to bit 0
+	}
 	c.VPCMPUB(operand.U8(6), n.half, r, k) // r > 0x80
 	c.VPTERNLOGD(or, n.one, r, t)
 	c.VPADDB(n.one, t, k, t)
@@ -322,6 +347,10 @@ func gfMatrix(from [8]int) uint64 {
 	}
 	return m
 }
+
+// pickOp is VPTERNLOGD's c ? a : b (bitwise), c its first operand in Go's
+// order and a the destination.
+var pickOp = operand.U8(ternary(func(a, b, c bool) bool { return c && a || !c && b }))
 
 // ternary returns VPTERNLOG's immediate for f(a, b, c), a the destination
 // operand (last in Go's order), c the first.
