@@ -12,7 +12,8 @@
 #        tree's, for A/B), REV (the code's commit for the table), XENV
 #        (NAME=VALUE settings, space-separated, given to every job with
 #        gocoll run -x, e.g. XENV=GOCOLL_ARRIVAL_TIMES=1 for an A/B of a
-#        switch with one binary)
+#        switch with one binary; GOMAXPROCS=N is taken too, for the Go
+#        scheduler's share: 8 ranks of 2 Ps each share the 2 cores)
 #
 # The lab is hier_lab.sh's: 2 sites x 2 hosts x 2 ranks, 4 WAN paths of
 # 200 Mbit/s each way, 2 ms one way, MTU 9000, default transport (shm in a
@@ -56,7 +57,7 @@ REV=${REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}
 XENV=${XENV:-}
 XARGS=()
 for kv in $XENV; do
-  [[ $kv == GOCOLL_*=* ]] || { echo "bench/cpu_lab.sh: XENV entry $kv: want GOCOLL_NAME=VALUE" >&2; exit 2; }
+  [[ $kv == GOCOLL_*=* || $kv == GOMAXPROCS=* ]] || { echo "bench/cpu_lab.sh: XENV entry $kv: want GOCOLL_NAME=VALUE or GOMAXPROCS=N" >&2; exit 2; }
   XARGS+=(-x "$kv")
 done
 

@@ -97,7 +97,7 @@ func TestAckPathSurvivesCut(t *testing.T) {
 
 // TestSenderAllowsThePeersHold: a receiver that only receives judges its
 // ACK hold by the handshake's RTT, which it never samples again; here the
-// handshake took 2 ms on paths of 50 µs, so it holds ACKs up to 250 µs.
+// handshake took 2 ms on paths of 50 µs, so it holds ACKs up to 500 µs (maxAckHold).
 // The sender, which measures 50 µs, must allow that hold (it learns it
 // from the ACKs' reported delay) or its timeouts fire at 1 % loss: 54 in
 // 2 s against 4 with a true handshake, before it learnt it.
