@@ -75,6 +75,8 @@ func (m *model) hierarchical() []phase {
 			rest.flows = append(rest.flows, flow{f.src, f.dst, f.bytes})
 		}
 	}
+	bw, landed := m.loads(piece[len(piece)-1])
+	rest.tail = landed - bw // the last piece ends as its last phase does
 	b := max(rest.lat, m.time(phase{flows: rest.flows, overlap: true}))
 	f := float64(p-1) * (1 + (1-b/sum)*float64(p-1)/float64(2*p))
 	rest.lat *= f

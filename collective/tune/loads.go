@@ -3,9 +3,10 @@ package tune
 // linkLoad is one resource's load in a phase (linkTime): seconds of
 // transfer on one lane, the flows that cross it and its lanes.
 type linkLoad struct {
-	busy  float64
-	flows int
-	lanes int
+	busy   float64
+	flows  int
+	lanes  int
+	flight float64 // the longest one-way latency of its flows (linkTime's ring flight)
 }
 
 // loadScratch is linkTime's and partnerLatency's memory, kept across a
@@ -59,18 +60,21 @@ func (sc *loadScratch) load(r resource, l Link) *linkLoad {
 }
 
 // busiest returns the longest of the phase's loads on one lane each
-// (busy over the lanes its flows use) and resets the scratch.
-func (sc *loadScratch) busiest() float64 {
-	var bw float64
+// (busy over the lanes its flows use), and the longest of a load plus its
+// flows' flight (linkLoad.flight: the last byte through that resource
+// lands that much after it left), and resets the scratch.
+func (sc *loadScratch) busiest() (bw, landed float64) {
 	for _, i := range sc.touched {
 		l := &sc.dense[i]
-		bw = max(bw, l.busy/float64(min(l.flows, l.lanes)))
+		t := l.busy / float64(min(l.flows, l.lanes))
+		bw, landed = max(bw, t), max(landed, t+l.flight)
 		*l = linkLoad{}
 	}
 	for _, l := range sc.conns {
-		bw = max(bw, l.busy/float64(min(l.flows, l.lanes)))
+		t := l.busy / float64(min(l.flows, l.lanes))
+		bw, landed = max(bw, t), max(landed, t+l.flight)
 	}
 	sc.touched, sc.conns = sc.touched[:0], sc.conns[:0]
 	clear(sc.connAt)
-	return bw
+	return bw, landed
 }

@@ -131,8 +131,9 @@ type flow struct {
 // chunks, the first of which takes fill seconds along the longest path:
 // it takes lat + fill + (chunks-1)/chunks of the busiest link's load. In
 // an overlapped phase (rings, whose messages are posted ahead) the
-// latencies hide behind the busiest link: max(lat, load). Else, lat +
-// load.
+// latencies hide behind the busiest link: max(lat, load), or, in the
+// operation's last phase, max(lat, load + flight) (phase.last). Else,
+// lat + load.
 type phase struct {
 	flows   []flow
 	steps   int
@@ -142,6 +143,19 @@ type phase struct {
 	overlap bool
 	serial  bool      // one chunk in flight per flow (trees)
 	rings   []ringRun // the rings of an overlapped phase, whose chunks' transfers lie on its latency path
+	// last: the operation's last phase (set by total). The operation ends
+	// when the last byte of its busiest link has landed, one latency of
+	// that link after it left: an overlapped ring phase that ends the
+	// operation takes at least the busiest link's load plus the longest
+	// latency of the flows through it (the flat ring's 4 MiB AllReduce on
+	// the lab's 2x2x2 grid and on 4x8x8 was priced 2.0 ms, one WAN
+	// latency, under gocoll sim's time, 1.024-1.028; at 1 MiB, 1.11). An
+	// earlier phase's flight overlaps the next phase's start, and the
+	// hierarchical AllReduce's further pieces (its last phase, no rings)
+	// hide its phases' flights but for the last piece's last phase's:
+	// tail, which that phase (rest) adds when it ends the operation.
+	last bool
+	tail float64
 }
 
 // ringRun is one ring of a phase: its hops, in ring order, the dependent
@@ -167,14 +181,7 @@ func (m *model) time(p phase) float64 {
 // linkTime is the phase's seconds on its links alone.
 func (m *model) linkTime(p phase) float64 {
 	sc := &m.scratch
-	for _, f := range p.flows {
-		m.path(f.src, f.dst, func(r resource, l Link) {
-			ld := sc.load(r, l)
-			ld.busy += f.bytes / l.Bandwidth
-			ld.flows++
-		})
-	}
-	bw := sc.busiest()
+	bw, landed := m.loads(p)
 	links := bw // the busiest link's load alone
 	if p.serial {
 		// A tree's edge moves one chunk at a time (its next send waits
@@ -198,12 +205,33 @@ func (m *model) linkTime(p phase) float64 {
 		lat = max(lat, chainLatency(hop, r.steps))
 	}
 	switch {
+	case p.overlap && p.last && len(p.rings) > 0:
+		return max(lat, landed)
+	case p.overlap && p.last:
+		return max(lat, bw+p.tail)
 	case p.overlap:
 		return max(lat, bw)
 	case p.chunks > 0: // at least the busiest link's load, where flows share it
 		return p.lat + max(p.fill+bw*float64(p.chunks-1)/float64(p.chunks), links)
 	}
 	return p.lat + bw
+}
+
+// loads returns the phase's busiest link's load (seconds on one lane)
+// and the latest its last byte lands: the longest of a link's load plus
+// the longest latency of the flows through it.
+func (m *model) loads(p phase) (bw, landed float64) {
+	sc := &m.scratch
+	for _, f := range p.flows {
+		a := m.alpha(f.src, f.dst)
+		m.path(f.src, f.dst, func(r resource, l Link) {
+			ld := sc.load(r, l)
+			ld.busy += f.bytes / l.Bandwidth
+			ld.flows++
+			ld.flight = max(ld.flight, a)
+		})
+	}
+	return sc.busiest()
 }
 
 // rate is the bandwidth of one transfer from a to b: its slowest link's.
@@ -256,7 +284,8 @@ func (m *model) partnerLatency(phases []phase, t float64) float64 {
 // total is the predicted seconds of phases, the partners' latency included.
 func (m *model) total(phases []phase) float64 {
 	var t float64
-	for _, p := range phases {
+	for i, p := range phases {
+		p.last = i == len(phases)-1
 		t += m.time(p)
 	}
 	return t + m.partnerLatency(phases, t)

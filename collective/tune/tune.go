@@ -11,7 +11,10 @@
 //
 //	lat + fill + (k−1)/k × load   (pipelines of k chunks: trees, chains)
 //	max(lat, load)                (rings: messages posted ahead, so the
-//	                               latencies hide behind the busiest link)
+//	                               latencies hide behind the busiest link;
+//	                               the operation's last phase takes at
+//	                               least load + flight, its busiest link's
+//	                               last byte landing one latency later)
 //	lat + load                    (exchanges of whole buffers)
 //
 // where lat sums the latencies along the critical path (in a ring, whose
