@@ -69,9 +69,14 @@ func TestModelAlgorithm(t *testing.T) {
 // (k < 16) exactly, any other size at most 1/8 below itself.
 func TestPricedBytes(t *testing.T) {
 	for in, want := range map[int]int{-1: 0, 0: 0, 1: 1, 15: 15, 16: 16, 17: 16, 31: 30, 1000: 960, 16 << 20: 16 << 20,
-		16<<20 + 1: 16 << 20, 32<<20 - 1: 30 << 20, 20000000: 18874368, 3 << 40: 3 << 40} {
+		16<<20 + 1: 16 << 20, 32<<20 - 1: 30 << 20, 20000000: 18874368} {
 		if got := PricedBytes(in); got != want {
 			t.Errorf("PricedBytes(%d) = %d, want %d", in, got, want)
+		}
+	}
+	if huge := int64(3) << 40; int64(int(huge)) == huge { // a 64-bit int
+		if got := PricedBytes(int(huge)); int64(got) != huge {
+			t.Errorf("PricedBytes(%d) = %d, want %d", huge, got, huge)
 		}
 	}
 	for b := 1; b < 1<<22; b += 1 + b/7 {

@@ -11,7 +11,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var divisors = []int{1, 2, 3, 7, 8, 100, 127, 128, 129, 255, 256, 1000, 2047, 2048, 3001, 1 << 20, 1<<24 + 1, 1 << 40, math.MaxInt64}
+var divisors = intsThatFit(1, 2, 3, 7, 8, 100, 127, 128, 129, 255, 256, 1000, 2047, 2048, 3001, 1<<20, 1<<24+1, 1<<40, math.MaxInt)
+
+// intsThatFit returns the ns that an int holds: all on 64-bit platforms,
+// those below 2^31 on 32-bit ones (GOARCH=386 go vet builds the tests).
+func intsThatFit(ns ...int64) []int {
+	var out []int
+	for _, n := range ns {
+		if int64(int(n)) == n {
+			out = append(out, int(n))
+		}
+	}
+	return out
+}
 
 // referenceDivide divides element by element: integers with big.Int's
 // truncating Quo, floats in float64 and rounded once. For the 16-bit types

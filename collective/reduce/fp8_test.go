@@ -136,7 +136,7 @@ func TestDivideByFloat8Exact(t *testing.T) {
 	for i := range all {
 		all[i] = byte(i)
 	}
-	ns := []int{3, 5, 7, 1000, 2047, 12345, 1 << 20, 1<<30 + 3, 1<<39 - 1}
+	ns := intsThatFit(3, 5, 7, 1000, 2047, 12345, 1<<20, 1<<30+3, 1<<39-1)
 	for n := 2; n <= 200; n++ {
 		ns = append(ns, n)
 	}

@@ -15,7 +15,11 @@ func TestPredictionSaturates(t *testing.T) {
 	links := DefaultLinks()
 	links.WAN = Link{Latency: 2 * time.Millisecond, Bandwidth: 2}
 	in := Input{Topology: grid(t, 2, 2, 2), ChunkBytes: 512 << 10, Links: links}
-	for _, b := range []int{16 << 30, 18 << 30, 20 << 30, 22 << 30, 24 << 30} {
+	for _, b64 := range []int64{16 << 30, 18 << 30, 20 << 30, 22 << 30, 24 << 30} {
+		b := int(b64)
+		if int64(b) != b64 {
+			t.Skip("calls of 16-24 GiB do not fit a 32-bit int")
+		}
 		in.Bytes = b
 		ps, err := Predict(AllReduce, in)
 		if err != nil {
