@@ -128,6 +128,11 @@ type Config struct {
 	// else DefaultBoardSpinWait; at most MaxSpinWait; negative, or SpinWait
 	// negative: never poll.
 	BoardSpinWait time.Duration
+	// NoBalance turns off the spreading of this host's spinning ranks
+	// over its processors (balance.go), which Connect turns on where the
+	// ranks are processes that outnumber the processors they can run on
+	// together and this one may run on more than one.
+	NoBalance bool
 	// Boards is how many boards this rank holds for the collectives'
 	// one-round small algorithms (transport.BoardHost): one per
 	// communicator that uses them; a communicator that finds none free

@@ -42,6 +42,15 @@
 // idle endpoint uses no CPU, and no OS thread is held in a blocking system
 // call.
 //
+// Where a host's ranks are processes that outnumber the processors they
+// can run on together, a waiting rank also spreads the spinning ranks over
+// those processors (Config.NoBalance turns it off): it publishes in its
+// segment the processor and thread it runs on, and where one processor
+// runs at least two more recently active ranks than another, it migrates
+// the highest of them there (binding the thread for a moment and restoring
+// its affinity mask), since the scheduler leaves such a split (3 ranks on
+// one core, 1 on the other) in place for a whole run.
+//
 // # Failure
 //
 // A peer that closes says so (a BYE slot); a peer process that dies is found

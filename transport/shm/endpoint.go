@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gocoll/gocoll/transport"
 )
@@ -54,7 +55,11 @@ type Endpoint struct {
 	// a peer rank lives in this process (NewLocalWorld), whose goroutine
 	// must run for the wait to end, else spinGoschedEvery.
 	goschedEvery int
-	gathered     [EagerMax]byte // a long inline message, put together by the poller
+	// balance spreads this host's spinning ranks over its processors
+	// (balance.go); nil unless they are processes that outnumber them.
+	// Only a spinning wait that holds pollMu uses it.
+	balance  *balancer
+	gathered [EagerMax]byte // a long inline message, put together by the poller
 
 	mu         sync.Mutex
 	closed     bool
@@ -311,6 +316,9 @@ func (e *Endpoint) copyRendezvous(peer int, s slot, r *request) {
 		err = &transport.PeerError{Rank: peer, Err: err}
 	} else {
 		e.stats.bytesCopied.Add(uint64(n))
+	}
+	if e.balance != nil {
+		e.balance.note(time.Now())
 	}
 	if ferr := p.copied(s.sendID); ferr != nil && err == nil {
 		err = ferr

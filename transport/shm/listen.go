@@ -151,14 +151,15 @@ func (l *Listener) Connect(ctx context.Context, addrs []string) (*Endpoint, erro
 	if inProcess {
 		e.goschedEvery = 1
 	}
-	if e.cfg.spinDefault || e.cfg.boardSpinDefault {
-		cpus := e.localCPUs(inProcess)
-		if e.cfg.spinDefault {
-			e.cfg.SpinWait = defaultSpinWait(local, inProcess, cpus)
-		}
-		if e.cfg.boardSpinDefault && oversubscribed(local, inProcess, cpus) {
-			e.cfg.BoardSpinWait = OversubscribedBoardSpinWait
-		}
+	cpus := e.localCPUs(inProcess)
+	if e.cfg.spinDefault {
+		e.cfg.SpinWait = defaultSpinWait(local, inProcess, cpus)
+	}
+	if e.cfg.boardSpinDefault && oversubscribed(local, inProcess, cpus) {
+		e.cfg.BoardSpinWait = OversubscribedBoardSpinWait
+	}
+	if !e.cfg.NoBalance && oversubscribed(local, inProcess, cpus) {
+		e.balance = newBalancer(e)
 	}
 	go e.run()
 	if err := e.greet(ctx); err != nil {

@@ -81,6 +81,9 @@ func (e *Endpoint) spin(ctx context.Context, done func() bool, budget time.Durat
 	spinwait.UntilFuncEvery(ctx, done, budget, e.goschedEvery, func() {
 		if e.pollMu.TryLock() {
 			e.poll()
+			if e.balance != nil {
+				e.balance.poll()
+			}
 			e.pollMu.Unlock()
 		}
 	})

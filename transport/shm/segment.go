@@ -31,6 +31,8 @@ const (
 	offSleeping  = 64
 	offSpinners  = 128
 	offCopied    = 192
+	offCPU       = 256 // balance.go
+	offTID       = 264
 )
 
 // Send word states (the low sendStateBits bits); the upper bits hold the
