@@ -33,7 +33,7 @@
 # far a root can run ahead of its receivers: OpenMPI's shared-memory
 # eager sends (per-peer fast boxes, then fragments from free lists of
 # thousands) let it run far ahead, gocoll's board Broadcast at most
-# Config.BoardRing (64) calls, so in a short loop OpenMPI's ranks can run
+# Config.BoardRing (256) calls, so in a short loop OpenMPI's ranks can run
 # much of it alone while gocoll's take turns on the 2 cores every lap of
 # the ring, and a loop's fixed costs (the first calls after the barrier)
 # weigh more: a longer loop (SCALE=100) compares the rate of a sustained

@@ -24,7 +24,7 @@ func TestBoardRingConfig(t *testing.T) {
 			t.Errorf("BoardRing 0 became %d, want %d", cfg.BoardRing, DefaultBoardRing)
 		}
 	}
-	l, ok := layoutFor(256<<10+12288, DefaultBoardRing)
+	l, ok := layoutFor(shmDefaultBoardBytes, DefaultBoardRing)
 	if !ok || l.ring != DefaultBoardRing || l.slotBytes-boardSlotHead < 64<<10 || l.bigOff%64 != 0 || l.bigOff < l.ringAckOff+8*l.ring {
 		t.Errorf("shm's default board: %+v, %v: want the ring and 64 KiB big slots", l, ok)
 	}
@@ -36,12 +36,16 @@ func TestBoardRingConfig(t *testing.T) {
 	}
 }
 
+// shmDefaultBoardBytes is shm's DefaultBoardBytes (not imported here).
+const shmDefaultBoardBytes = 256<<10 + 36864
+
 // TestBoardRingTakesFromBigSlots: the figures Config.BoardRing's doc
-// gives for shm's default board: a ring of 128 or 256 leaves the big
-// slots under 64 KiB of data (review A14 L1).
+// gives for shm's default board: with the default ring (256) the big
+// slots still hold 64 KiB of data; without a ring or with a smaller one,
+// more (review A14 L1).
 func TestBoardRingTakesFromBigSlots(t *testing.T) {
-	for ring, want := range map[int]int{-1: 68416, DefaultBoardRing: 66240, 128: 64064, BoardRingMax: 59712} {
-		l, ok := layoutFor(256<<10+12288, max(ring, 0))
+	for ring, want := range map[int]int{-1: 74560, 64: 72384, 128: 70208, DefaultBoardRing: 65856} {
+		l, ok := layoutFor(shmDefaultBoardBytes, max(ring, 0))
 		if got := l.slotBytes - boardSlotHead; !ok || got != want {
 			t.Errorf("ring %d: big slots hold %d bytes (%v), the doc says %d", ring, got, ok, want)
 		}

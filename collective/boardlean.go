@@ -138,8 +138,8 @@ func (c *Comm) leanLocked(h header, recv, data []byte, root int, late bool) bool
 	s := b.slotOf(seq, true)
 	var mine [headerLen]byte
 	h.marshal(mine[:])
-	var clean [boardAllSlots]bool
-	fail, pass, ok := b.leanReady(c, seq, s, root, &clean)
+	var lc leanChecks
+	pass, ok := b.leanReady(c, seq, s, root, &lc)
 	if !ok || (c.rank != root && !bytes.Equal(b.slot(b.peers[root], s)[boardOffHeader:boardOffHeader+headerLen], mine[:])) {
 		return false
 	}
@@ -150,16 +150,13 @@ func (c *Comm) leanLocked(h header, recv, data []byte, root int, late bool) bool
 	b.leanN++ // counted in BoardCalls and EagerReturns (no atomic add here)
 	// No ticket: with no board call running (serving == next) its turn
 	// has come, and Comm.mu keeps the next one out until it ends.
-	if pass { // boardVerify, the checks found clean
-		low, old := ^uint64(0), 0
-		for g := range b.nslots() {
-			if v := b.verify[g]; v != 0 && clean[g] {
+	if pass { // boardVerify, the checks found clean: those of the calls below lc.upto
+		for q := b.verifyLow - 1; q+1 < lc.upto; q++ {
+			if g := b.checkSlot(q); g >= 0 {
 				b.verified(c, g) // done, no error: leanReady looked
-			} else if v != 0 && v < low {
-				low, old = v, g
 			}
 		}
-		b.verifyLow, b.verifyOld, b.verifyFail = low, old, fail
+		b.verifyLow, b.verifyOld, b.verifyFail = lc.low, lc.old, lc.fail
 	} else if b.verifyN == 0 {
 		b.verifyLow = ^uint64(0)
 	}
@@ -207,14 +204,14 @@ func (b *boardState) leanEnded(rank int, x uint64) {
 // claimed in its place (it may have closed the communicator),
 // or failed it (boardPublish, rootSettle), the root's slot of this call
 // (boardRead). Unless boardVerify's quick look finds nothing due, it
-// makes a pass over the checks left (pass), marking in clean those it
-// found done and matched, and returns the fail word boardVerify notes.
-func (b *boardState) leanReady(c *Comm, seq uint64, s, root int, clean *[boardAllSlots]bool) (fail uint64, pass, ok bool) {
+// makes a pass over the checks left (pass, leanPass), noting in lc
+// those it found done and matched.
+func (b *boardState) leanReady(c *Comm, seq uint64, s, root int, lc *leanChecks) (pass, ok bool) {
 	if b.rootN.Load() != 0 {
 		for m, mem := range b.peers {
 			if f := word(mem, boardOffFail).Load(); m != c.rank && f != 0 &&
 				(b.rootPending[b.slotOf(f-1, false)].Load() == f || b.rootPending[b.slotOf(f-1, true)].Load() == f) {
-				return 0, false, false
+				return false, false
 			}
 		}
 	}
@@ -222,18 +219,8 @@ func (b *boardState) leanReady(c *Comm, seq uint64, s, root int, clean *[boardAl
 	if pass && b.verify[s] == 0 && b.verify[b.verifyOld] == b.verifyLow && !b.due(b.verifyOld) {
 		pass = false // boardVerify's quick look: nothing due, no pass
 	}
-	if pass {
-		fail = word(b.peers[b.verifyPeer[b.verifyOld]], boardOffFail).Load() // before the looks, as boardVerify
-		for g := range b.nslots() {
-			if b.verify[g] == 0 {
-				continue
-			}
-			done, bad := b.checkState(c, g)
-			if bad || (!done && g == s) {
-				return 0, false, false
-			}
-			clean[g] = done
-		}
+	if pass && !b.leanPass(c, seq, s, lc) {
+		return false, false
 	}
 	u := b.rootPending[s].Load()
 	if prev := b.written[s]; prev > 0 {
@@ -245,17 +232,81 @@ func (b *boardState) leanReady(c *Comm, seq uint64, s, root int, clean *[boardAl
 			// a claim stores it before the new owner's acks): m may have
 			// closed the communicator (closedErr).
 			if a := ackedBy(mem, b.ackOff(s), prev); a == 0 || a == ^uint64(0) || word(mem, 0).Load() != c.id || u != 0 && word(mem, boardOffFail).Load() == u {
-				return 0, false, false
+				return false, false
 			}
 		}
 	}
 	if c.rank != root {
 		rm := b.peers[root]
 		if word(rm, 0).Load() != c.id || word(b.slot(rm, s), 0).Load() != seq+1 {
-			return 0, false, false
+			return false, false
 		}
 	}
-	return fail, pass, true
+	return pass, true
+}
+
+// leanChecks is what a lean pass over the checks left found (leanPass):
+// the checks of the calls below upto are done and matched; low is the
+// lowest left after them (^0: none) and old its slot; fail the peer's
+// fail word, loaded before the looks.
+type leanChecks struct {
+	upto, low, fail uint64
+	old             int
+}
+
+// leanPass is boardVerify's whole pass for a lean call seq (slot s),
+// changing nothing: it looks at the checks left in call order, from the
+// oldest, up to the first that is not done. Every check left is of the
+// same peer, which writes its calls in order (boardVerify): while it has
+// not come to that call it has come to none of the later ones, and the
+// one way it may have ended a later one without coming to this one, its
+// failure, shows in its fail word, looked at here. So a receiver as far ahead of its next receiver as
+// the ring is deep looks at the few checks that came since its last
+// call, not at every one left, nor at every slot of the ring. It reports
+// false (the call then takes the generic path, whose boardVerify decides)
+// on a check found bad, one in slot s not done, the peer's failure of a
+// call left to check, and checks far older than the ring (verifyLow may
+// lag after a failed call).
+func (b *boardState) leanPass(c *Comm, seq uint64, s int, lc *leanChecks) bool {
+	q, left := b.verifyLow-1, b.verifyN
+	if q > seq || seq-q > uint64(2*b.nslots()) {
+		return false
+	}
+	lc.fail = word(b.peers[b.verifyPeer[b.verifyOld]], boardOffFail).Load() // before the looks, as boardVerify
+	lc.low, lc.old = ^uint64(0), 0
+	for ; left > 0 && q < seq; q++ {
+		g := b.checkSlot(q)
+		if g < 0 {
+			continue
+		}
+		left--
+		done, bad := b.checkState(c, g)
+		if bad {
+			return false
+		}
+		if !done {
+			v := q + 1
+			if b.verify[s] >= v || lc.fail > v { // in slot s, or the peer failed a later call: past this one
+				return false
+			}
+			lc.upto, lc.low, lc.old = v, v, g
+			return true
+		}
+	}
+	lc.upto = q + 1
+	return left == 0
+}
+
+// checkSlot is the slot holding the check left of call q (boardVerify),
+// or -1 if none is.
+func (b *boardState) checkSlot(q uint64) int {
+	if g := b.slotOf(q, true); b.verify[g] == q+1 {
+		return g
+	}
+	if g := b.slotOf(q, false); b.verify[g] == q+1 {
+		return g
+	}
+	return -1
 }
 
 // checkState is what verified would find in slot g's check now, without

@@ -109,17 +109,17 @@ type Config struct {
 	// many calls ready and takes them without waiting, and a receiver's
 	// failure reaches the root at the latest at the call that reuses the
 	// slot (package doc). A larger Broadcast runs at most 4 ahead (the
-	// board's big slots). A power of two; default DefaultBoardRing (64);
+	// board's big slots). A power of two; default DefaultBoardRing (256);
 	// at most BoardRingMax; negative: no ring. Every rank must have the same: a
 	// communicator whose ranks differ (their boards' slots lie
 	// differently) does without the board, its calls going point to
 	// point (Comm.BoardCalls stays 0). The ring takes 136 bytes of the
 	// board per slot, from the big slots (Comm.BoardSlotBytes): on shm's
-	// default board they hold 64.7 KiB with the default ring, but 62.6
-	// KiB at 128 and 58.3 KiB at 256, so a 64 KiB Broadcast or AllReduce
-	// then goes point to point (a larger shm Config.BoardBytes gives them
-	// the room back); a board too small to hold the ring besides big
-	// slots of 64 bytes of data does without the ring.
+	// default board they hold 64.3 KiB with the default ring, 70.7 KiB
+	// at 64 (a smaller shm Config.BoardBytes may leave them under 64 KiB,
+	// and a 64 KiB Broadcast or AllReduce then goes point to point); a
+	// board too small to hold the ring besides big slots of 64 bytes of
+	// data does without the ring.
 	BoardRing int
 	// BoardBlockBytes is the block (the bytes each rank sends each
 	// other) at or below which AllToAll runs on the board, in one round
@@ -204,7 +204,7 @@ const (
 	BoardBytesMax              = 16 << 20
 	// DefaultBoardRing and BoardRingMax are Config.BoardRing's default
 	// and largest value.
-	DefaultBoardRing = 64
+	DefaultBoardRing = 256
 	BoardRingMax     = 256
 )
 

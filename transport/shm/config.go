@@ -80,7 +80,7 @@ const (
 	// Config.BoardBytes.
 	DefaultBoards     = 8
 	MaxBoards         = 256
-	DefaultBoardBytes = 256<<10 + 12288
+	DefaultBoardBytes = 256<<10 + 36864
 	MinBoardBytes     = 4096
 	MaxBoardBytes     = 16 << 20
 )
@@ -140,9 +140,9 @@ type Config struct {
 	// most MaxBoards; negative: none. Every rank must have the same.
 	Boards int
 	// BoardBytes is the size of each board, a multiple of 4096 in
-	// [MinBoardBytes, MaxBoardBytes]. Default DefaultBoardBytes (268
+	// [MinBoardBytes, MaxBoardBytes]. Default DefaultBoardBytes (292
 	// KiB: four 64 KiB slots and their headers, and the collectives'
-	// default ring of 64 small Broadcast slots, 9 KiB). Its pages take
+	// default ring of 256 small Broadcast slots, 34 KiB). Its pages take
 	// memory only once written. Every rank must have the same.
 	BoardBytes int
 	// Logger receives debug and error records; nil discards them.
