@@ -3,7 +3,6 @@ package launcher
 import (
 	"context"
 	"errors"
-	"net"
 	"strconv"
 	"sync"
 	"testing"
@@ -116,10 +115,7 @@ func TestJoinFailsWhenARankStopsBeatingDuringSetUp(t *testing.T) {
 // When the rank that serves the store (rank 0) leaves during the set-up,
 // the others fail at once too, naming it.
 func TestJoinFailsWhenTheServingRankLeavesDuringSetUp(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
+	addr := freeAddr(t)
 	const n = 3
 	ctx0, cancel0 := context.WithCancel(context.Background())
 	defer cancel0()
@@ -129,11 +125,8 @@ func TestJoinFailsWhenTheServingRankLeavesDuringSetUp(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	var c *store.Client
-	for c == nil {
-		c, err = store.Dial(ctx, addr, store.ClientConfig{JobKey: mustKey(testJobKey)})
-		require.NoError(t, ctx.Err())
-	}
+	c, err := store.Dial(ctx, addr, store.ClientConfig{JobKey: mustKey(testJobKey)}) // retries until rank 0 serves
+	require.NoError(t, err)
 	waitClaimed(t, JobStore(c, t.Name()), 0, 1)
 	_ = c.Close()
 	cancel0()

@@ -3,7 +3,6 @@ package launcher
 import (
 	"bytes"
 	"context"
-	"net"
 	"strconv"
 	"sync"
 	"testing"
@@ -17,10 +16,7 @@ import (
 // A stranger at the store rank 0 serves is refused, the job is unaffected,
 // and rank 0 says at close how many it refused.
 func TestServedStoreRefusesStranger(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
+	addr := freeAddr(t)
 	const n = 2
 	worlds, errs := make([]*World, n), make([]error, n)
 	notices := make([]*bytes.Buffer, n)

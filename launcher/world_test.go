@@ -27,10 +27,18 @@ const testJobKey = "test-job-key-0123456789"
 
 // testStore serves a store on loopback for a test's ranks.
 func testStore(t *testing.T) string {
-	srv, err := store.Listen(context.Background(), "127.0.0.1:0", store.Config{JobKey: mustKey(testJobKey)})
+	addr, _ := setUpStore(t)
+	return addr
+}
+
+// freeAddr is a loopback address at which nothing listens (a port just
+// freed), for a store a rank is to serve, or none.
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = srv.Close() })
-	return srv.Addr().String()
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
 }
 
 // rankEnv is the environment of rank r of n, two ranks per host, hosts
@@ -130,10 +138,7 @@ func TestWorldFormsAndReduces(t *testing.T) {
 
 // Rank 0 serves the store itself, at a port the ranks agree on.
 func TestWorldRankZeroServesStore(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
+	addr := freeAddr(t)
 	const n = 3
 	worlds, errs := joinAll(t, n, func(r int) []string {
 		return rankEnv(t, addr, r, n, EnvStoreServe+"=1")
@@ -211,10 +216,7 @@ func TestSilentRankIsDeclaredDead(t *testing.T) {
 // When rank 0, which serves the store, vanishes without closing, the
 // others learn it from the lost store and fail naming rank 0.
 func TestLostStoreNamesRankZero(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
+	addr := freeAddr(t)
 	const n = 3
 	worlds, errs := joinAll(t, n, func(r int) []string {
 		return rankEnv(t, addr, r, n, EnvStoreServe+"=1", EnvHeartbeatTimeout+"=1s")
@@ -271,11 +273,8 @@ func TestJoinErrors(t *testing.T) {
 		require.Equal(t, 1, twice)
 	})
 	t.Run("no store", func(t *testing.T) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		dead := ln.Addr().String()
-		require.NoError(t, ln.Close())
-		_, err = Init(context.Background(), Options{Environ: rankEnv(t, dead, 1, 2, EnvConnectTimeout+"=200ms")})
+		dead := freeAddr(t)
+		_, err := Init(context.Background(), Options{Environ: rankEnv(t, dead, 1, 2, EnvConnectTimeout+"=200ms")})
 		require.ErrorContains(t, err, "no store answered at "+dead)
 	})
 	t.Run("no environment", func(t *testing.T) {
