@@ -165,6 +165,16 @@
 // other's heartbeat: n reads of the store per rank per
 // GOCOLL_HEARTBEAT_TIMEOUT/10.
 //
+// While the world forms, the same holds: a rank whose Init fails (its
+// context ended, as on Ctrl-C in a program using signal.NotifyContext, or
+// an error of its own), that aborts, or that closes its world before every
+// other rank's goodbye notes in the store that it left, and the ranks
+// still forming the world fail at once with an error naming it (wrapping
+// [ErrRankLeft] and its reason); one that started heartbeating and then
+// stopped (killed) fails them after GOCOLL_HEARTBEAT_TIMEOUT (wrapping
+// [ErrNoHeartbeat]). Ranks that have not started are waited for until
+// GOCOLL_CONNECT_TIMEOUT.
+//
 // # Abort and Shrink
 //
 // World.Abort (collective.Comm.Abort) ends every pending operation of the
