@@ -198,7 +198,7 @@
 // mismatch is an error on every rank in the call. In steady state it is
 // eager: the root returns once its header and data are on its board (its
 // buffer is free at once), at most 4 calls (the board's slots) ahead of
-// its slowest receiver, or Config.BoardRing calls (64 by default: the
+// its slowest receiver, or Config.BoardRing calls (256 by default: the
 // board's ring of small slots) for a Broadcast of at most 64 bytes, since
 // its next write of a slot waits until every member is done with that
 // slot's last call (so a receiver descheduled for a while finds many
