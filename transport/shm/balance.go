@@ -35,13 +35,15 @@ import (
 // processor in its word.
 type balancer struct {
 	e     *Endpoint
-	cpus  []int        // the processors this rank's thread could run on at Connect
-	polls int          // since the last clock read
-	next  int64        // next look (unix nanoseconds)
-	quiet int64        // no move before this
-	seen  [2]int       // the move the last look found (rank, processor), or -1s
-	noted atomic.Int64 // when note last published (unix nanoseconds)
-	moves atomic.Int64
+	cpus  []int  // the processors this rank's thread could run on at Connect
+	polls int    // since the last clock read
+	next  int64  // next look (unix nanoseconds)
+	quiet int64  // no move before this
+	seen  [2]int // the move the last look found (rank, processor), or -1s
+	// samples is look's, kept for the next look.
+	samples []cpuSample
+	noted   atomic.Int64 // when note last published (unix nanoseconds)
+	moves   atomic.Int64
 }
 
 const (
@@ -74,7 +76,7 @@ func newBalancer(e *Endpoint) *balancer {
 // cpuList is the processors in set, in order.
 func cpuList(set *unix.CPUSet) []int {
 	var cpus []int
-	for cpu := 0; cpu < len(set)*64; cpu++ {
+	for cpu := 0; cpu < maxCPUs; cpu++ {
 		if set.IsSet(cpu) {
 			cpus = append(cpus, cpu)
 		}
@@ -158,8 +160,7 @@ func (b *balancer) look(now time.Time) {
 		return
 	}
 	e := b.e
-	var inline [16]cpuSample
-	samples := append(inline[:0], cpuSample{rank: e.rank, cpu: cpu, valid: true})
+	samples := append(b.samples[:0], cpuSample{rank: e.rank, cpu: cpu, valid: true})
 	for r, p := range e.peers {
 		if r == e.rank || p == nil || p.gone.Load() {
 			continue
@@ -167,6 +168,7 @@ func (b *balancer) look(now time.Time) {
 		c, fresh := unpackCPU(p.seg.cpuWord().Load(), now)
 		samples = append(samples, cpuSample{rank: r, cpu: c, valid: fresh && c >= 0})
 	}
+	b.samples = samples
 	rank, target, move := balanceMove(samples, b.cpus)
 	seen := b.seen
 	b.seen = [2]int{-1, -1}
@@ -215,28 +217,31 @@ func moveThread(pid, tid, cpu int) bool {
 // pure function of its arguments, so every rank that looks at the same
 // samples picks the same move.
 func balanceMove(samples []cpuSample, allowed []int) (rank, target int, move bool) {
-	count := func(cpu int) int {
-		n := 0
-		for _, s := range samples {
-			if s.valid && s.cpu == cpu {
-				n++
-			}
-		}
-		return n
-	}
-	crowded, most := -1, 0
+	var counts [maxCPUs]uint16
 	for _, s := range samples {
-		if n := count(s.cpu); s.valid && (n > most || n == most && s.cpu < crowded) {
+		if s.valid && s.cpu < maxCPUs {
+			counts[s.cpu]++
+		}
+	}
+	crowded, most := -1, uint16(0)
+	for _, s := range samples {
+		if !s.valid || s.cpu >= maxCPUs {
+			continue
+		}
+		if n := counts[s.cpu]; n > most || n == most && s.cpu < crowded {
 			crowded, most = s.cpu, n
 		}
 	}
-	target, least := -1, 0
+	target, least := -1, uint16(0)
 	for _, cpu := range allowed {
-		if n := count(cpu); target < 0 || n < least {
+		if cpu >= maxCPUs {
+			continue
+		}
+		if n := counts[cpu]; target < 0 || n < least {
 			target, least = cpu, n
 		}
 	}
-	if crowded < 0 || target < 0 || most-least < 2 {
+	if crowded < 0 || target < 0 || most < least+2 {
 		return 0, 0, false
 	}
 	rank = -1
@@ -247,6 +252,10 @@ func balanceMove(samples []cpuSample, allowed []int) (rank, target int, move boo
 	}
 	return rank, target, true
 }
+
+// maxCPUs bounds the processor numbers a balancer counts: those of a
+// unix.CPUSet.
+const maxCPUs = len(unix.CPUSet{}) * 64
 
 // getcpu is the processor the calling thread runs on.
 func getcpu() (int, bool) {

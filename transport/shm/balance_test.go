@@ -33,9 +33,13 @@ func TestBalanceMove(t *testing.T) {
 		{"a stale rank does not move", []cpuSample{s(0, 0), s(1, 1), s(2, 0), s(3, 0), stale(4, 0)}, two, 3, 1, true},
 		{"to the emptiest allowed processor", []cpuSample{s(0, 1), s(1, 1), s(2, 0), s(3, 2), s(4, 2), s(5, 1)}, []int{0, 1, 2, 3}, 5, 3, true},
 		{"not to a processor outside the mask", []cpuSample{s(0, 0), s(1, 0), s(2, 0), s(3, 1)}, []int{0}, 0, 0, false},
+		{"processors past a CPUSet's are not counted", []cpuSample{s(0, 0), s(1, 1), s(2, maxCPUs), s(3, maxCPUs), s(4, maxCPUs)}, two, 0, 0, false},
 		{"nothing known", []cpuSample{stale(0, 0), stale(1, 0), stale(2, 0)}, two, 0, 0, false},
 	}
 	for _, c := range cases {
+		if a := testing.AllocsPerRun(10, func() { balanceMove(c.samples, c.allowed) }); a != 0 {
+			t.Errorf("%s: balanceMove allocates %v times", c.name, a)
+		}
 		rank, target, move := balanceMove(c.samples, c.allowed)
 		if move != c.move || move && (rank != c.rank || target != c.target) {
 			t.Errorf("%s: balanceMove = rank %d to %d, %v; want rank %d to %d, %v", c.name, rank, target, move, c.rank, c.target, c.move)
