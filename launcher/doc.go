@@ -170,10 +170,10 @@
 // an error of its own), that aborts, or that closes its world before every
 // other rank's goodbye notes in the store that it left, and the ranks
 // still forming the world fail at once with an error naming it (wrapping
-// [ErrRankLeft] and its reason); one that started heartbeating and then
-// stopped (killed) fails them after GOCOLL_HEARTBEAT_TIMEOUT (wrapping
-// [ErrNoHeartbeat]). Ranks that have not started are waited for until
-// GOCOLL_CONNECT_TIMEOUT.
+// [ErrRankLeft] and its reason). Ranks that have not come, or were
+// killed before they could say so, are waited for until
+// GOCOLL_CONNECT_TIMEOUT (gocoll run, mpirun and srun stop the job when a
+// rank dies).
 //
 // # Abort and Shrink
 //

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/gocoll/gocoll/launcher/store"
 	"github.com/gocoll/gocoll/transport"
 )
 
@@ -23,12 +22,14 @@ import (
 //     rank's note stays), with its reason;
 //   - a rank forming its world waits for that key, and fails with a
 //     *transport.PeerError naming the rank that left and wrapping
-//     [ErrRankLeft] and its reason;
-//   - it also watches the heartbeats of the ranks that have started one: a
-//     rank that stopped beating for GOCOLL_HEARTBEAT_TIMEOUT (its process
-//     was killed, or exited without leaving) fails it with a
-//     *transport.PeerError wrapping [ErrNoHeartbeat]. Ranks that have not
-//     started yet are waited for until GOCOLL_CONNECT_TIMEOUT, as before.
+//     [ErrRankLeft] and its reason.
+//
+// A rank killed during the set-up leaves no note: its launcher (gocoll run,
+// mpirun, srun) stops the job, or the others wait until
+// GOCOLL_CONNECT_TIMEOUT. Watching heartbeats during the set-up was tried
+// and dropped: on a loaded machine a live rank's heartbeat stood still for
+// a 1 s timeout while the world formed, failing a Join that would have
+// succeeded.
 
 // ErrRankLeft is wrapped by the error of a Join that ended because another
 // rank left the job before the world formed.
@@ -61,20 +62,6 @@ func (lc *lifecycle) watchSetUp(leave context.CancelCauseFunc) {
 			leave(&transport.PeerError{Rank: rank, Err: fmt.Errorf("%w: %s", ErrRankLeft, reason)})
 		}
 	})
-	w.wg.Go(func() {
-		_ = store.Watch(ctx, lc.kv, lc.job.Size, lc.job.HeartbeatTimeout, lc.heartbeatEvery(), func(stale []int) {
-			for _, r := range stale {
-				if r == lc.job.Rank {
-					continue
-				}
-				// A rank without a counter has not started yet.
-				if _, started, err := lc.kv.TryGet(ctx, store.HeartbeatKey(r)); err == nil && started {
-					leave(&transport.PeerError{Rank: r, Err: fmt.Errorf("%w for %v, before the world formed", ErrNoHeartbeat, lc.job.HeartbeatTimeout)})
-					return
-				}
-			}
-		})
-	})
 }
 
 // stopSetUpWatch ends watchSetUp's goroutines, if they run.
@@ -90,7 +77,7 @@ func (lc *lifecycle) stopSetUpWatch() {
 // rank's leaving, or nil.
 func setUpLeft(ctx context.Context) error {
 	cause := context.Cause(ctx)
-	if errors.Is(cause, ErrRankLeft) || errors.Is(cause, ErrNoHeartbeat) {
+	if errors.Is(cause, ErrRankLeft) {
 		return cause
 	}
 	return nil

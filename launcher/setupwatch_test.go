@@ -3,7 +3,6 @@ package launcher
 import (
 	"context"
 	"errors"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -86,29 +85,6 @@ func TestJoinFailsWhenARankLeavesDuringSetUp(t *testing.T) {
 		require.Contains(t, errs[r].Error(), "rank 3: left the job before the world formed: ", "rank %d", r)
 		require.Contains(t, errs[r].Error(), "context canceled", "rank %d: rank 3's reason", r)
 		t.Logf("rank %d: %v", r, errs[r])
-	}
-}
-
-// A rank that started heartbeating and then stopped (its process was
-// killed during the set-up; here a stand-in that claims rank 3 and beats
-// once) fails the others' Join after GOCOLL_HEARTBEAT_TIMEOUT, naming it,
-// not after GOCOLL_CONNECT_TIMEOUT.
-func TestJoinFailsWhenARankStopsBeatingDuringSetUp(t *testing.T) {
-	addr, kv := setUpStore(t)
-	const n, silent = 4, 3
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	_, err := kv.Add(ctx, "claim/"+strconv.Itoa(silent), 1)
-	require.NoError(t, err)
-	_, err = kv.Add(ctx, store.HeartbeatKey(silent), 1)
-	require.NoError(t, err)
-	bg := context.Background()
-	errs := startJoins(t, n, map[int]context.Context{0: bg, 1: bg, 2: bg}, func(r int) []string {
-		return rankEnv(t, addr, r, n, EnvConnectTimeout+"=60s", EnvHeartbeatTimeout+"=1s")
-	})()
-	for r := range 3 {
-		requireNamesRank(t, errs[r], silent, ErrNoHeartbeat)
-		require.Contains(t, errs[r].Error(), "rank 3: stopped answering: no heartbeat for 1s, before the world formed", "rank %d", r)
 	}
 }
 

@@ -69,9 +69,7 @@ func Init(ctx context.Context, opts Options) (*World, error) {
 // connects the transport to all of them. ctx and job.ConnectTimeout bound
 // all of this. A rank whose Join fails leaves a note in the store, and
 // the ranks still forming the world then fail at once with an error
-// naming it (wrapping [ErrRankLeft]); so does a rank that started
-// heartbeating and then stopped for job.HeartbeatTimeout (wrapping
-// [ErrNoHeartbeat]).
+// naming it (wrapping [ErrRankLeft]).
 //
 // Afterwards each rank heartbeats to the store every HeartbeatTimeout/10
 // and watches the others' heartbeats; a rank silent for HeartbeatTimeout is
