@@ -153,3 +153,26 @@ func TestRunSigintStopsRanks(t *testing.T) {
 		})
 	}
 }
+
+// SIGINT to gocoll run while its ranks are still forming the world (rank
+// 2 never calls gocoll.Init, so ranks 0 and 1 wait for it at the store)
+// ends every rank too, long before GOCOLL_CONNECT_TIMEOUT or --kill-after.
+func TestRunSigintDuringSetUp(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	script := `if [ "$GOCOLL_RANK" = 2 ]; then echo "rank 2 stays out"; exec sleep 100; fi; exec "$0" -mode loop`
+	cmd, rest, errOut := startUntil(t, ctx, "rank 2 stays out",
+		bins.gocoll, "run", "-np", "3", "--kill-after", "60s", "--", "sh", "-c", script, bins.collcheck)
+	ranks := descendants(t, cmd.Process.Pid)
+	require.Len(t, ranks, 3)
+	start := time.Now()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	code, took := waitExit(t, cmd, rest, start)
+	require.NoError(t, ctx.Err())
+	require.Equal(t, 130, code, errOut.String())
+	require.Less(t, took, stopLimit, errOut.String())
+	require.Contains(t, errOut.String(), "gocoll run: stopped by signal 2 (interrupt)")
+	require.NotContains(t, errOut.String(), "signal 9")
+	requireGone(t, ranks)
+	t.Logf("stopped %v after SIGINT", took.Round(time.Millisecond))
+}
