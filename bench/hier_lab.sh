@@ -9,6 +9,9 @@
 #        SIZES (default "16M 64M"), ITERS (timed iterations, default 5),
 #        ALGOS (default "auto ring hierarchical"), REV (the code's commit
 #        for the table, default git's HEAD here: set it when running a copy),
+#        GOCOLL (a gocoll binary to run instead of building this tree's, for
+#        A/B; set REV with it), XENV (NAME=VALUE settings, space-separated,
+#        GOCOLL_* or GOMAXPROCS, given to every rank with gocoll run -x),
 #        PEER_TIMEOUT (GOCOLL_PEER_TIMEOUT for the ranks, default unset: the
 #        transport's 2 s; on a machine so loaded that a rank goes unscheduled
 #        that long, a longer one keeps the run from failing)
@@ -48,6 +51,12 @@ ITERS=${ITERS:-5}
 ALGOS=${ALGOS:-auto ring hierarchical}
 PEER_TIMEOUT=${PEER_TIMEOUT:-}
 REV=${REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}
+XENV=${XENV:-}
+XARGS=()
+for kv in $XENV; do
+  [[ $kv == GOCOLL_*=* || $kv == GOMAXPROCS=* ]] || { echo "bench/hier_lab.sh: XENV entry $kv: want GOCOLL_NAME=VALUE or GOMAXPROCS=N" >&2; exit 2; }
+  XARGS+=(-x "$kv")
+done
 
 # The lab and its bounds.
 PATHS=4 RATE=200 DELAY=2 MTU=9000 HOSTS=2 SLOTS=2
@@ -58,7 +67,7 @@ RING_BOUND=$(awk -v r="$R" 'BEGIN { printf "%.3f", r / 1e9 }')
 
 . bench/lab_common.sh
 lab_setup hier_lab.sh
-go build -o "$G" ./cmd/gocoll
+lab_build
 mkdir -p "$OUT/raw"
 
 stamp=$(date -u +%Y%m%d-%H%M%S)
@@ -106,7 +115,7 @@ for a in $ALGOS; do
   "$G" lab stats --name "$LAB" >"$BIN/stats.before"
   echo "# bench/hier_lab.sh $stamp: algo $a, load before: $(cut -d' ' -f1-3 /proc/loadavg)" >"$raw"
   "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout 900s \
-    -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL ${PEER_TIMEOUT:+-x GOCOLL_PEER_TIMEOUT=$PEER_TIMEOUT} -- \
+    -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL ${PEER_TIMEOUT:+-x GOCOLL_PEER_TIMEOUT=$PEER_TIMEOUT} ${XARGS[@]+"${XARGS[@]}"} -- \
     "$G" bench allreduce --sizes "${sizes_csv%,}" -n "$ITERS" -w 1 --algo "$a" >>"$raw" 2>&1 ||
     echo "# run failed: $?" >>"$raw"
   "$G" lab stats --name "$LAB" >"$BIN/stats.after"
@@ -146,7 +155,7 @@ table=$OUT/table.md
 {
   echo "# AllReduce in the two-site lab against the hierarchical WAN bound"
   echo
-  echo "Run $stamp (UTC) of bench/hier_lab.sh at commit $REV, $(nproc) cores, kernel $(uname -r); load average (1/5/15 min) $load0 before, $load1 after. The machine was shared with other work (other helpers' builds, tests and benchmarks) while it ran: the figures are one run on a loaded 2-core machine, not the best the code does."
+  echo "Run $stamp (UTC) of bench/hier_lab.sh at commit $REV${XENV:+ with $XENV}, $(nproc) cores, kernel $(uname -r); load average (1/5/15 min) $load0 before, $load1 after. The machine was shared with other work (other helpers' builds, tests and benchmarks) while it ran: the figures are one run on a loaded 2-core machine, not the best the code does."
   echo
   echo "Lab: 2 sites x $HOSTS hosts x $SLOTS ranks ($N ranks), $PATHS WAN paths x $RATE Mbit/s each way, $DELAY ms one way, MTU $MTU; default transport (shm in a host, MetaRoCE between hosts); \`gocoll bench allreduce --sizes ... -n $ITERS -w 1 --algo A\` (time: the slowest rank's)${PEER_TIMEOUT:+, GOCOLL_PEER_TIMEOUT=$PEER_TIMEOUT}. busbw in GB/s (1e9 B/s) from the printed time, out-of-place and in-place, with its share of the hierarchical WAN bound $HIER_BOUND GB/s (each site receives S bytes per direction over ${PATHS}x$RATE Mbit/s = $(awk -v r="$R" 'BEGIN { printf "%.0f", r / 1e6 }') MB/s: algbw <= that rate, busbw bound = algbw bound x 2(n-1)/n); the ring's own bound is $RING_BOUND GB/s (1.75 S through one crossing per direction). 'ran': the algorithm rank 0's AllReduces of that size ran (GOCOLL_DEBUG_SUBSYS=COLL), with counts (warm-up, check and timed calls). 'WAN/S': the bytes the WAN's busier direction carried during the run (the lab's counters, both sizes together) over the bytes of those AllReduces: the algorithm's share is 1 (hierarchical) or 1.75 (ring), the rest is packet headers, acknowledgements and resends. Raw output and the lab's counters: raw/$stamp.*.txt."
   echo
