@@ -6,7 +6,9 @@
 # Usage: bench/hier_lab.sh
 #   env: LAB (lab name, default h15hl), LAB_UP_FLAGS (more flags of `gocoll lab up`,
 #        e.g. "--prio-dscp -1": the rate limiters one FIFO, no band for MetaRoCE's control class), OUT (default bench/results/hier_lab),
-#        SIZES (default "16M 64M"), ITERS (timed iterations, default 5),
+#        SIZES (default "16M 64M"), ITERS (timed iterations, default 5), WARMUP
+#        (warm-up iterations, default 1), RATE (each WAN path's Mbit/s, default
+#        200), DELAY (one-way WAN delay in ms, default 2),
 #        ALGOS (default "auto ring hierarchical"), REV (the code's commit
 #        for the table, default git's HEAD here: set it when running a copy),
 #        GOCOLL (a gocoll binary to run instead of building this tree's, for
@@ -48,6 +50,7 @@ LAB=${LAB:-h15hl}
 OUT=${OUT:-bench/results/hier_lab}
 SIZES=${SIZES:-16M 64M}
 ITERS=${ITERS:-5}
+WARMUP=${WARMUP:-1}
 ALGOS=${ALGOS:-auto ring hierarchical}
 PEER_TIMEOUT=${PEER_TIMEOUT:-}
 REV=${REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}
@@ -59,7 +62,7 @@ for kv in $XENV; do
 done
 
 # The lab and its bounds.
-PATHS=4 RATE=200 DELAY=2 MTU=9000 HOSTS=2 SLOTS=2
+PATHS=4 RATE=${RATE:-200} DELAY=${DELAY:-2} MTU=9000 HOSTS=2 SLOTS=2
 N=$((2 * HOSTS * SLOTS))
 R=$(awk -v p=$PATHS -v r=$RATE 'BEGIN { print p * r * 1e6 / 8 }') # WAN bytes/s one way
 HIER_BOUND=$(awk -v r="$R" -v n=$N 'BEGIN { printf "%.3f", r / 1e9 * 2 * (n - 1) / n }')
@@ -116,7 +119,7 @@ for a in $ALGOS; do
   echo "# bench/hier_lab.sh $stamp: algo $a, load before: $(cut -d' ' -f1-3 /proc/loadavg)" >"$raw"
   "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout 900s \
     -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL ${PEER_TIMEOUT:+-x GOCOLL_PEER_TIMEOUT=$PEER_TIMEOUT} ${XARGS[@]+"${XARGS[@]}"} -- \
-    "$G" bench allreduce --sizes "${sizes_csv%,}" -n "$ITERS" -w 1 --algo "$a" >>"$raw" 2>&1 ||
+    "$G" bench allreduce --sizes "${sizes_csv%,}" -n "$ITERS" -w "$WARMUP" --algo "$a" >>"$raw" 2>&1 ||
     echo "# run failed: $?" >>"$raw"
   "$G" lab stats --name "$LAB" >"$BIN/stats.after"
   { echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"; echo "# lab counters after the run (since the lab came up)"; cat "$BIN/stats.after"; } >>"$raw"
@@ -157,7 +160,7 @@ table=$OUT/table.md
   echo
   echo "Run $stamp (UTC) of bench/hier_lab.sh at commit $REV${XENV:+ with $XENV}, $(nproc) cores, kernel $(uname -r); load average (1/5/15 min) $load0 before, $load1 after. The machine was shared with other work (other helpers' builds, tests and benchmarks) while it ran: the figures are one run on a loaded 2-core machine, not the best the code does."
   echo
-  echo "Lab: 2 sites x $HOSTS hosts x $SLOTS ranks ($N ranks), $PATHS WAN paths x $RATE Mbit/s each way, $DELAY ms one way, MTU $MTU; default transport (shm in a host, MetaRoCE between hosts); \`gocoll bench allreduce --sizes ... -n $ITERS -w 1 --algo A\` (time: the slowest rank's)${PEER_TIMEOUT:+, GOCOLL_PEER_TIMEOUT=$PEER_TIMEOUT}. busbw in GB/s (1e9 B/s) from the printed time, out-of-place and in-place, with its share of the hierarchical WAN bound $HIER_BOUND GB/s (each site receives S bytes per direction over ${PATHS}x$RATE Mbit/s = $(awk -v r="$R" 'BEGIN { printf "%.0f", r / 1e6 }') MB/s: algbw <= that rate, busbw bound = algbw bound x 2(n-1)/n); the ring's own bound is $RING_BOUND GB/s (1.75 S through one crossing per direction). 'ran': the algorithm rank 0's AllReduces of that size ran (GOCOLL_DEBUG_SUBSYS=COLL), with counts (warm-up, check and timed calls). 'WAN/S': the bytes the WAN's busier direction carried during the run (the lab's counters, both sizes together) over the bytes of those AllReduces: the algorithm's share is 1 (hierarchical) or 1.75 (ring), the rest is packet headers, acknowledgements and resends. Raw output and the lab's counters: raw/$stamp.*.txt."
+  echo "Lab: 2 sites x $HOSTS hosts x $SLOTS ranks ($N ranks), $PATHS WAN paths x $RATE Mbit/s each way, $DELAY ms one way, MTU $MTU; default transport (shm in a host, MetaRoCE between hosts); \`gocoll bench allreduce --sizes ... -n $ITERS -w $WARMUP --algo A\` (time: the slowest rank's)${PEER_TIMEOUT:+, GOCOLL_PEER_TIMEOUT=$PEER_TIMEOUT}. busbw in GB/s (1e9 B/s) from the printed time, out-of-place and in-place, with its share of the hierarchical WAN bound $HIER_BOUND GB/s (each site receives S bytes per direction over ${PATHS}x$RATE Mbit/s = $(awk -v r="$R" 'BEGIN { printf "%.0f", r / 1e6 }') MB/s: algbw <= that rate, busbw bound = algbw bound x 2(n-1)/n); the ring's own bound is $RING_BOUND GB/s (1.75 S through one crossing per direction). 'ran': the algorithm rank 0's AllReduces of that size ran (GOCOLL_DEBUG_SUBSYS=COLL), with counts (warm-up, check and timed calls). 'WAN/S': the bytes the WAN's busier direction carried during the run (the lab's counters, both sizes together) over the bytes of those AllReduces: the algorithm's share is 1 (hierarchical) or 1.75 (ring), the rest is packet headers, acknowledgements and resends. Raw output and the lab's counters: raw/$stamp.*.txt."
   echo
   echo "| size | --algo | ran | busbw out-of-place (of $HIER_BOUND) | busbw in-place (of $HIER_BOUND) | ring against its own bound | WAN/S |"
   echo "|---|---|---|---|---|---|---|"
