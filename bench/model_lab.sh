@@ -11,7 +11,10 @@
 #        at sizes up to that, to keep a sweep's time sane),
 #        ROUNDS (interleaved rounds of every algorithm at every size, default 2),
 #        DET_SIZE (default 64M) and DET_ROUNDS (default 3): the Deterministic
-#        A/B, "" skips it; REV (the code's commit, default git's HEAD here)
+#        A/B, "" skips it; REV (the code's commit, default git's HEAD here);
+#        GOCOLL (a gocoll binary to run and to predict with, e.g. another
+#        commit's for an A/B: then set REV to its commit; default a build of
+#        this tree)
 #
 # The lab is the (bench/hier_lab.sh's): 2 sites x 2 hosts x 2 ranks,
 # 4 WAN paths of 200 Mbit/s each way, 2 ms one way, MTU 9000, the default
@@ -65,7 +68,7 @@ REV=${REV:-$(git rev-parse --short HEAD 2>/dev/null || echo '?')}
 PATHS=4 RATE=200 DELAY=2 MTU=9000 HOSTS=2 SLOTS=2
 . bench/lab_common.sh
 lab_setup model_lab.sh
-go build -o "$G" ./cmd/gocoll
+lab_build
 mkdir -p "$OUT/raw"
 OUT=$(cd "$OUT" && pwd) # the ranks write their topology files there
 stamp=$(date -u +%Y%m%d-%H%M%S)

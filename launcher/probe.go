@@ -27,8 +27,8 @@ import (
 //     gives a restarted round (those the first round put in the job's
 //     store under LinksKey): "cache";
 //   - the probe as the world forms (collective/tune/probe: a few
-//     ping-pongs and one bulk transfer per level, the figures shared so
-//     that every rank has the same): "probe";
+//     ping-pongs and bulk transfers per level, the WAN's on up to three
+//     pairs, the figures shared so that every rank has the same): "probe";
 //   - tune.DefaultLinks: "default".
 //
 // Rank 0's file and cache figures travel in its record of the world's

@@ -18,8 +18,11 @@
 // The pairs are the first two ranks of the first host that has two, the
 // first ranks of the first two hosts of the first site that has two, and
 // the first ranks of the first two sites. A level without such a pair
-// (one host, one site) gets no figures. Then every level runs a contended
-// round (contend.go): all its pairs (LevelPairs) move a bulk transfer at
+// (one host, one site) gets no figures. Then up to two more pairs of the
+// WAN level move bulk transfers alone, one pair after another (spread.go:
+// one connection's ports may hash onto only some of the WAN's links), and
+// the level's bandwidth is the fastest pair's. Then every level runs a
+// contended round (contend.go): all its pairs (LevelPairs) move a bulk transfer at
 // once, as a collective's phase does, and its CPU a byte (every paired
 // rank's CPU) is the level's busy one (topology.Link's CPUPerByteBusy),
 // its bandwidth the level's where it shows the lone transfer undershot
@@ -166,13 +169,19 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 			}
 		}
 	}
-	// Then each level's contended round (contend.go), its figures after
-	// the pairs'.
+	// Then the spread pairs' lone transfers (spread.go), and each level's
+	// contended round (contend.go), their figures after the pairs': the
+	// spread pairs' best bandwidth per level last.
+	spread, err := runSpread(ctx, c, topo, opts)
+	if err != nil {
+		return topology.Links{}, err
+	}
 	rounds, err := runRounds(ctx, c, topo, opts)
 	if err != nil {
 		return topology.Links{}, err
 	}
 	figures = append(figures, rounds.figures...)
+	figures = append(figures, spread[:]...)
 	if err := collective.AllReduce(ctx, c, figures, figures, collective.Max); err != nil {
 		return topology.Links{}, fmt.Errorf("probe: sharing the figures: %w", err)
 	}
@@ -180,7 +189,8 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 	for l, dst := range []**topology.Link{&ls.Host, &ls.Site, &ls.WAN} {
 		f := figures[slots*l:]
 		if f[1] > 0 {
-			link := topology.Link{Latency: time.Duration(math.Round(f[0] * 1e9)), Bandwidth: f[1]}
+			spreadBW := figures[len(figures)-3+l]
+			link := topology.Link{Latency: time.Duration(math.Round(f[0] * 1e9)), Bandwidth: max(f[1], spreadBW)}
 			if !slices.Contains([]float64{f[2], f[3], f[4], f[5], f[7], f[8]}, 0) {
 				r := cpuRuns{
 					ping: f[2] + f[3] - 2, burst: f[7] + f[8] - 2, bulk: f[4] + f[5] - 2,
@@ -291,20 +301,7 @@ func measurePair(ctx context.Context, c *collective.Comm, p [2]int, opts Options
 	if !first {
 		peer = p[0]
 	}
-	// swap sends out then receives in on p[0]; p[1] receives out's bytes,
-	// then sends in's.
-	swap := func(out, in []byte) error {
-		if !first {
-			if err := collective.Recv(ctx, c, out, peer); err != nil {
-				return err
-			}
-			return collective.Send(ctx, c, in, peer)
-		}
-		if err := collective.Send(ctx, c, out, peer); err != nil {
-			return err
-		}
-		return collective.Recv(ctx, c, in, peer)
-	}
+	swap := pairSwap(ctx, c, p, first)
 	// small[0] = 1 marks the last round trip: p[0] decides, p[1] sees it
 	// in the ping it echoes.
 	small := make([]byte, 8)
@@ -387,11 +384,7 @@ func measurePair(ctx context.Context, c *collective.Comm, p [2]int, opts Options
 	// fastest bulk is the one least delayed, so charging it the median
 	// trip's delay would take off more than its trip and put the figure
 	// above the link (TestMeasureBandwidthNotAboveTheLink).
-	took := tooks[0]
-	if fastest := rtts[0]; took > 2*fastest {
-		took -= fastest // the bulk's latency and the acknowledgement's
-	}
-	out.latency, out.bandwidth = rtt/2, float64(opts.BulkBytes)/took
+	out.latency, out.bandwidth = rtt/2, bulkBandwidth(opts.BulkBytes, tooks[0], rtts[0])
 	return out, nil
 }
 

@@ -1,0 +1,191 @@
+package probe
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/topology"
+)
+
+// The spread pairs. Between sites, one connection's bulk transfers show
+// that connection's luck, not the level's: a MetaRoCE connection's 8
+// paths (8 UDP source ports) hashed by ECMP onto the lab's 4 WAN links of
+// 25 MB/s leave a link unused in about 4 connections in 10, and the
+// transport's re-pick finds it only after the probe is done (about 1 s).
+// In the quiet sweep of 2026-12-05 (37 runs, bench/results/
+// quiet-20261205-2300/model_sweep) the one measuring pair put the WAN at
+// 96-100 MB/s in 25 runs, 73 in 9 and 49.5 in 2 (3, then 2, of the 4
+// links), while the job's connections, re-picked, ran at the full
+// uplink; every miss of the model's 15 % band at 16 MiB and above was
+// such a run. So the WAN level's bandwidth is also measured alone on up
+// to spreadPairs-1 more pairs of the level (SpreadPairs), each a
+// connection of its own with ports of its own, one pair after another:
+// a few ping-pongs (the first opens the connection; the fastest is the
+// round trip taken off) and spreadBulks bulk transfers of BulkBytes each;
+// the level's bandwidth is the fastest of every pair's (the link's rate
+// for one transfer: a transfer is only ever slowed below it). With 8
+// ports in 4 links, all 3 pairs missing a link is about 1 run in 20
+// rather than 4 in 10. The latency and the CPU figures stay the first
+// pair's. Cost: a barrier (an AllReduce of one value) and per extra pair
+// spreadPings round trips and spreadBulks bulk transfers, one pair at a
+// time: in the lab about 2 x (2 x 4.2 ms + 2 x 47 ms), 0.2 s, on a probe
+// of 0.4-0.5 s.
+const (
+	spreadPairs = 3
+	spreadPings = 2
+	spreadBulks = 2
+)
+
+// spreadLevel is the level whose bandwidth the spread pairs measure (the
+// WAN's: the one the lab shows hashing onto several links; the host's
+// shared memory has no paths, and the lab's site LAN one).
+const spreadLevel = 2
+
+// SpreadPairs returns the pairs of level l of topo besides its measuring
+// pair (Pairs) whose lone bulk transfers also count toward the level's
+// bandwidth, by communicator rank: the first of LevelPairs(topo, l) other
+// than the measuring pair, at most spreadPairs-1 of them; none for levels
+// other than the WAN's or where the level has no measuring pair. A pure
+// function of topo, the same on every rank.
+func SpreadPairs(topo topology.Topology, l int) [][2]int {
+	if l != spreadLevel {
+		return nil
+	}
+	first := Pairs(topo)[l]
+	if first[0] < 0 {
+		return nil
+	}
+	pairs, _ := LevelPairs(topo, l)
+	var out [][2]int
+	for _, p := range pairs {
+		if len(out) == spreadPairs-1 {
+			break
+		}
+		if p != first && p != [2]int{first[1], first[0]} {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// spreadItem is one spread pair's turn: its level and its ranks.
+type spreadItem struct {
+	level int
+	pair  [2]int
+}
+
+// runSpread runs this rank's part of every spread pair's turn (SpreadPairs,
+// the levels opts.Skip leaves), every rank of c together, after every
+// measuring pair's (a barrier first, so that no turn overlaps a measuring
+// pair's transfers), one turn after another: a turn's first rank starts
+// once the previous turn's first rank, done, sends it a token. It returns
+// per level the bandwidth this rank measured as a turn's first rank (0
+// where it measured none), for the figures every rank shares.
+func runSpread(ctx context.Context, c *collective.Comm, topo topology.Topology, opts Options) ([3]float64, error) {
+	var bw [3]float64
+	var items []spreadItem
+	for l := range 3 {
+		if opts.Skip[l] {
+			continue
+		}
+		for _, p := range SpreadPairs(topo, l) {
+			items = append(items, spreadItem{l, p})
+		}
+	}
+	if len(items) == 0 {
+		return bw, nil
+	}
+	if err := collective.AllReduce(ctx, c, make([]float64, 1), make([]float64, 1), collective.Max); err != nil {
+		return bw, fmt.Errorf("probe: the barrier before the spread pairs: %w", err)
+	}
+	me, token := c.Rank(), make([]byte, 1)
+	for i, it := range items {
+		if me != it.pair[0] && me != it.pair[1] {
+			continue
+		}
+		first := me == it.pair[0]
+		if first && i > 0 && items[i-1].pair[0] != me {
+			if err := collective.Recv(ctx, c, token, items[i-1].pair[0]); err != nil {
+				return bw, fmt.Errorf("probe: level %d, waiting for the spread pair before %v: %w", it.level, it.pair, err)
+			}
+		}
+		b, err := spreadPair(ctx, c, it.pair, opts)
+		if err != nil {
+			return bw, fmt.Errorf("probe: level %d, spread pair %v: %w", it.level, it.pair, err)
+		}
+		if first {
+			bw[it.level] = max(bw[it.level], b)
+			if i+1 < len(items) && items[i+1].pair[0] != me {
+				if err := collective.Send(ctx, c, token, items[i+1].pair[0]); err != nil {
+					return bw, fmt.Errorf("probe: level %d, starting the spread pair after %v: %w", it.level, it.pair, err)
+				}
+			}
+		}
+	}
+	return bw, nil
+}
+
+// spreadPair runs pair p's turn on both of its ranks (spreadPings round
+// trips of 8 bytes, then spreadBulks bulk transfers of opts.BulkBytes,
+// each acknowledged) and returns, on p[0], the bandwidth: BulkBytes over
+// the fastest transfer less the fastest round trip (as measurePair's).
+func spreadPair(ctx context.Context, c *collective.Comm, p [2]int, opts Options) (float64, error) {
+	first := c.Rank() == p[0]
+	swap := pairSwap(ctx, c, p, first)
+	small := make([]byte, 8)
+	rtts := make([]float64, 0, spreadPings)
+	for range spreadPings {
+		start := opts.Now()
+		if err := swap(small, small); err != nil {
+			return 0, err
+		}
+		rtts = append(rtts, (opts.Now() - start).Seconds())
+	}
+	bulk := make([]byte, opts.BulkBytes)
+	tooks := make([]float64, 0, spreadBulks)
+	for range spreadBulks {
+		start := opts.Now()
+		if err := swap(bulk, small); err != nil {
+			return 0, err
+		}
+		tooks = append(tooks, (opts.Now() - start).Seconds())
+	}
+	if !first {
+		return 0, nil
+	}
+	return bulkBandwidth(opts.BulkBytes, slices.Min(tooks), slices.Min(rtts)), nil
+}
+
+// bulkBandwidth is bytes over took, the fastest bulk transfer's seconds,
+// less rtt, the fastest round trip (the bulk's latency and its
+// acknowledgement's), where took is more than twice rtt.
+func bulkBandwidth(bytes int, took, rtt float64) float64 {
+	if took > 2*rtt {
+		took -= rtt
+	}
+	return float64(bytes) / took
+}
+
+// pairSwap returns pair p's exchange on this rank (first: p[0]): it sends
+// out then receives in on p[0]; p[1] receives out's bytes, then sends
+// in's.
+func pairSwap(ctx context.Context, c *collective.Comm, p [2]int, first bool) func(out, in []byte) error {
+	peer := p[1]
+	if !first {
+		peer = p[0]
+	}
+	return func(out, in []byte) error {
+		if !first {
+			if err := collective.Recv(ctx, c, out, peer); err != nil {
+				return err
+			}
+			return collective.Send(ctx, c, in, peer)
+		}
+		if err := collective.Send(ctx, c, out, peer); err != nil {
+			return err
+		}
+		return collective.Recv(ctx, c, in, peer)
+	}
+}
