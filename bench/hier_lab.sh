@@ -97,7 +97,7 @@ algo() {
 # `gocoll lab stats` outputs (the counters are cumulative since the lab came up).
 wan() {
   awk 'FNR == 1 { f++ } $1 ~ /^s[0-9]+-s[0-9]+[/]p/ { b[$2] += (f == 1 ? -$5 : $5) }
-    END { m = 0; for (d in b) if (b[d] > m) m = b[d]; printf "%d", m }' "$1" "$2"
+    END { m = 0; for (d in b) if (b[d] > m) m = b[d]; printf "%.0f", m }' "$1" "$2"
 }
 # allreduce_bytes RAW: the sum of the sizes of rank 0's AllReduces in SIZES.
 allreduce_bytes() {

@@ -8,10 +8,12 @@
 #        bench/results/wan_trace), SIZE (bytes, default 16777216), ALGO
 #        (default hierarchical), ITERS (timed calls, default 3), BIN_MS
 #        (the series' bin, default 5), GOCOLL (a gocoll binary instead of
-#        building this tree's)
+#        building this tree's), RATE (each WAN path's Mbit/s, default 200),
+#        DELAY (one-way WAN delay in ms, default 2), WARMUP (warm-up calls,
+#        default 1)
 #
 # The lab is hier_lab.sh's (2 sites x 2 hosts x 2 ranks, 4 WAN paths of
-# 200 Mbit/s, 2 ms one way, MTU 9000), brought up with the delay daemons'
+# RATE Mbit/s, DELAY ms one way, MTU 9000), brought up with the delay daemons'
 # per-packet trace (GOCOLL_DELAYD_TRACE). One job runs `gocoll bench
 # allreduce` with GOCOLL_DEBUG_SUBSYS=COLL (each call's end and length in
 # rank 0's lines); then the daemons write their traces. For the last call
@@ -33,6 +35,9 @@ SIZE=${SIZE:-16777216}
 ALGO=${ALGO:-hierarchical}
 ITERS=${ITERS:-3}
 BIN_MS=${BIN_MS:-5}
+RATE=${RATE:-200}
+DELAY=${DELAY:-2}
+WARMUP=${WARMUP:-1}
 
 . bench/lab_common.sh
 lab_setup wan_trace.sh
@@ -42,14 +47,14 @@ D=$OUT/raw/$stamp
 mkdir -p "$D"
 
 "$G" lab down --name "$LAB" >/dev/null 2>&1 || true
-GOCOLL_DELAYD_TRACE=$BIN/trace "$G" lab up --name "$LAB" ${LAB_UP_FLAGS:-} --hosts-per-site 2 --paths 4 --rate 200 --delay 2 --mtu 9000 >/dev/null
+GOCOLL_DELAYD_TRACE=$BIN/trace "$G" lab up --name "$LAB" ${LAB_UP_FLAGS:-} --hosts-per-site 2 --paths 4 --rate "$RATE" --delay "$DELAY" --mtu 9000 >/dev/null
 "$G" lab hostfile --name "$LAB" --slots 2 >"$BIN/hosts"
 head -1 /proc/stat >"$D/stat.before"
 "$G" lab stats --name "$LAB" >"$D/stats.before"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout 300s \
   -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL,NET -- \
-  "$G" bench allreduce --sizes "$SIZE" -n "$ITERS" -w 1 --algo "$ALGO" >"$D/out" 2>&1 || echo "# run failed: $?" >>"$D/out"
+  "$G" bench allreduce --sizes "$SIZE" -n "$ITERS" -w "$WARMUP" --algo "$ALGO" >"$D/out" 2>&1 || echo "# run failed: $?" >>"$D/out"
 head -1 /proc/stat >"$D/stat.after"
 "$G" lab stats --name "$LAB" >"$D/stats.after"
 for p in $(pgrep -f "lab delayd --config /run/gocoll-lab/$LAB/" || true); do kill -USR1 "$p"; done
@@ -62,14 +67,14 @@ gzip -f "$D/trace"
 read -r end took < <(sed -n 's/^\[rank 0\] time=\([^ ]*\) .*msg="gocoll: coll" .*op=AllReduce .* bytes='"$SIZE"' took=\([0-9.]*\)\(ms\|s\)$/\1 \2 \3/p' "$D/out" |
   tail -1 | awk '{ cmd = "date -d " $1 " +%s.%N"; cmd | getline e; close(cmd); t = $2; if ($3 == "s") t *= 1000; printf "%.6f %.3f\n", e, t }')
 {
-  echo "# bench/wan_trace.sh $stamp: $ALGO AllReduce of $SIZE B, last of $ITERS timed calls: ${took} ms; load before $load0"
+  echo "# bench/wan_trace.sh $stamp: $ALGO AllReduce of $SIZE B, last of $ITERS timed calls (-w $WARMUP), 4 WAN paths x $RATE Mbit/s, $DELAY ms: ${took} ms; load before $load0"
   echo "# machine CPU over the job (/proc/stat, % of all cores): $(paste "$D/stat.before" "$D/stat.after" | awk '{ n = (NF - 2) / 2; split("user nice system idle iowait irq softirq steal", k, " "); t = 0; for (i = 2; i <= n; i++) { d[i] = $(i + n + 1) - $i; t += d[i] } for (i = 2; i <= 9 && i <= n; i++) printf "%s %.0f%% ", k[i - 1], 100 * d[i] / t }')"
   # Every rank's close figures for its paths to the other site (ranks 0-3
   # are site 1: the hostfile lists s1h1, s1h2, s2h1, s2h2 with 2 slots).
   echo "# MetaRoCE's WAN paths over the job, summed over all ranks: $(sed -n 's/^\[rank \([0-9]*\)\] .*msg="gocoll: path" rank=[0-9]* peer=\([0-9]*\) .* resent=\([0-9]*\) lost=\([0-9]*\) timeouts=\([0-9]*\) spurious=\([0-9]*\) .*/\1 \2 \3 \4 \5 \6/p' "$D/out" |
     awk 'int($1 / 4) != int($2 / 4) { r += $3; l += $4; t += $5; s += $6 } END { printf "resent %d, lost %d, timeouts %d (spurious %d)", r, l, t, s }')"
   echo "# tbf drops over the job, per path and direction: $(paste "$D/stats.before" "$D/stats.after" | awk '$1 ~ /^s[0-9]/ { printf "%s/%s %d ", $1, $2, $(NF/2 + 7) - $7 }')"
-  zcat "$D/trace.gz" | awk -v end="$end" -v took="$took" -v bin="$BIN_MS" '
+  zcat "$D/trace.gz" | awk -v end="$end" -v took="$took" -v bin="$BIN_MS" -v rate="$RATE" '
     /^# start/ { start = $3 / 1e9; next } /^#/ { next }
     { t = start + $6 / 1e9; lo = end - took / 1000 - 0.005; hi = end + 0.005
       if (t < lo || t >= hi) next
@@ -78,12 +83,12 @@ read -r end took < <(sed -n 's/^\[rank 0\] time=\([^ ]*\) .*msg="gocoll: coll" .
     END {
       n = 0; for (k in q) qs[++n] = k + 0
       for (i = 2; i <= n; i++) for (j = i; j > 1 && qs[j - 1] > qs[j]; j--) { x = qs[j]; qs[j] = qs[j - 1]; qs[j - 1] = x }
-      cap = 25e6 * bin / 1000
+      cap = rate * 1e6 / 8 * bin / 1000
       printf "# %% of each path-direction queue'"'"'s rate released per %d ms (5 ms before the call to 5 after)\n  ms", bin
       for (i = 1; i <= n; i++) printf " %5s", qs[i]; print ""
       for (b = 0; b <= nb; b++) { printf "%4d", b * bin; for (i = 1; i <= n; i++) printf " %5.0f", 100 * by[qs[i], b] / cap; print "" }
       printf "# data bytes over the call as %% of the path rate x (call + 10 ms):"
-      for (i = 1; i <= n; i++) printf " %s %.0f%%", qs[i], 100 * data[qs[i]] / (25e6 * (took / 1000 + 0.01)); print ""
+      for (i = 1; i <= n; i++) printf " %s %.0f%%", qs[i], 100 * data[qs[i]] / (rate * 1e6 / 8 * (took / 1000 + 0.01)); print ""
     }'
 } >"$D/series.txt"
 cat "$D/series.txt"

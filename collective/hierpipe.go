@@ -9,7 +9,7 @@ import (
 )
 
 // The hierarchical AllReduce, pipelined: the buffer is cut in pieces
-// (hierPieces: up to 8, of at least 8 chunks), and every piece runs the
+// (hierPieces: up to 8, of at least 2 chunks, more in a large world), and every piece runs the
 // whole hierarchy of rings (reduce-scatter in each group, the shard
 // owners' AllReduce one level up, all-gather back; see
 // allReduceHierarchical), all pieces at once. So
@@ -53,9 +53,10 @@ import (
 // the ring's own first half) read, and is posted once that send is done;
 // the receive waited for next may wait for it (a send of a lower key).
 
-// hierPieces is how many pieces an AllReduce of b bytes is cut in: the
-// cost model's figure (tune.HierPieces), so that its prediction follows.
-func hierPieces(b, chunkBytes int) int { return tune.HierPieces(b, chunkBytes) }
+// hierPieces is how many pieces an AllReduce of b bytes over ranks is cut
+// in: the cost model's figure (tune.HierPieces), so that its prediction
+// follows.
+func hierPieces(b, chunkBytes, ranks int) int { return tune.HierPieces(b, chunkBytes, ranks) }
 
 // hstage is one ring this rank takes part in, for one piece.
 type hstage struct {
@@ -297,7 +298,7 @@ func (h *hier) allReducePipelined(buf []byte) error {
 	es := h.spec.dt.Size()
 	pl := h.newPlan()
 	pl.exchange = tune.HierExchange(len(buf), c.cfg.ChunkBytes)
-	pieces := regionGeometry(0, len(buf), hierPieces(len(buf), c.cfg.ChunkBytes), es)
+	pieces := regionGeometry(0, len(buf), hierPieces(len(buf), c.cfg.ChunkBytes, c.Size()), es)
 	regions := make([][2]int, len(pieces)-1)
 	for q := range regions {
 		regions[q] = [2]int{pieces[q], pieces[q+1]}

@@ -10,10 +10,14 @@ type problem struct {
 
 // Pieces of the pipelined hierarchical AllReduce (collective's
 // hierpipe.go, which calls HierPieces): at most HierPiecesMax, each of at
-// least HierPieceChunks chunks.
+// least HierPieceChunks chunks and, where the world is larger, of a
+// quarter chunk per rank (HierPieceRanksPerChunk ranks per chunk), up to
+// HierPieceChunksMax chunks.
 const (
-	HierPiecesMax   = 8
-	HierPieceChunks = 8
+	HierPiecesMax          = 8
+	HierPieceChunks        = 2
+	HierPieceRanksPerChunk = 4
+	HierPieceChunksMax     = 8
 )
 
 // HierExchangeChunks is the largest hierarchical AllReduce, in chunks
@@ -40,10 +44,23 @@ func HierExchange(bytes, chunkBytes int) bool {
 	return bytes <= HierExchangeChunks*max(1, chunkBytes)
 }
 
-// HierPieces is how many pieces the hierarchical AllReduce cuts a buffer
-// of bytes in, with chunks of chunkBytes.
-func HierPieces(bytes, chunkBytes int) int {
-	return max(1, min(HierPiecesMax, bytes/(HierPieceChunks*max(1, chunkBytes))))
+// HierPieces is how many pieces the hierarchical AllReduce of ranks cuts
+// a buffer of bytes in, with chunks of chunkBytes. A piece's levels run
+// one after another (reduce-scatters, the top level, all-gathers), so with
+// one piece the top level's links (the WAN) idle while the lower levels
+// run: in the two-site lab (8 ranks, MetaRoCE's 2 MiB chunks) 16 MiB was
+// one piece of 8 chunks, and its WAN idled for the first and last ~80 ms
+// of a ~900 ms call at 50 Mbit/s a path (bench/results/wan_share.md). So a
+// piece is as small as 2 chunks where the world is small; a larger world
+// cuts each piece in more, smaller messages (its top ring's segments are
+// a piece over the ranks), so there a piece keeps at least a quarter chunk
+// per rank, and never needs more than HierPieceChunksMax chunks (the rule
+// before: a piece of 8 chunks, which the 256-rank sim's 4 MiB call ran
+// faster with than with 4).
+func HierPieces(bytes, chunkBytes, ranks int) int {
+	chunk := max(1, chunkBytes)
+	perPiece := min(HierPieceChunksMax*chunk, max(HierPieceChunks*chunk, ranks*chunk/HierPieceRanksPerChunk))
+	return max(1, min(HierPiecesMax, bytes/perPiece))
 }
 
 // hierarchical is the pipelined hierarchical AllReduce: P pieces, each
@@ -61,7 +78,7 @@ func HierPieces(bytes, chunkBytes int) int {
 // the LAN, and uniform links, 1 to 8 pieces). A last phase adds the
 // further pieces.
 func (m *model) hierarchical() []phase {
-	p := HierPieces(int(m.bytes), int(m.chunk))
+	p := HierPieces(int(m.bytes), int(m.chunk), m.n)
 	piece := m.hierPhases([]problem{{m.identity(), m.bytes / float64(p)}}, 0)
 	if p == 1 || len(piece) == 0 {
 		return piece
