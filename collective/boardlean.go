@@ -37,10 +37,16 @@ import (
 // consistent atomic ones: each is of a word the peers wait on to rise,
 // and each comes after all the call's loads (leanReady's looks and the
 // root's data), so the one order they give up, that of the store before
-// this rank's later loads, matters to nobody: a peer that does not see
-// the word yet waits (or takes the generic path, which waits) until it
-// does, and decides nothing from its absence; this rank's next call
-// looks again at everything it needs. Every store that one side of a
+// this rank's later loads, matters to nobody but the bell: a peer that
+// does not see the word yet waits (or takes the generic path, which
+// waits) until it does, and decides nothing from its absence; this
+// rank's next call looks again at everything it needs. The one later
+// load that decides something is ringBell's of the want word, which a
+// peer marks before its last look and sleep (boardNap): a full fence
+// (storeLoadFence) comes before it, else the load could pass the stores
+// and both sides miss the other's write (a lost wake-up: the peer sleeps
+// its whole nap; TestBoardBellStoreLoadOrder). Comm.mu's release right
+// after would drain the stores anyway: the fence only drains them first. Every store that one side of a
 // failure, Close or abort decides from (fail words, retired acks, the
 // board's claim) stays on the generic path's atomic stores, and Comm.mu's
 // release after the call drains them all.
@@ -181,11 +187,20 @@ func (c *Comm) leanLocked(h header, recv, data []byte, root int, late bool) bool
 	if b.verify[s] != seq+1 && b.endedAt(seq+1) < seq+1 { // boardLeave
 		publish(b.ack(c.rank, s), seq+1)
 	}
-	b.leanEnded(c.rank, seq+1)
-	b.ringBell(c.rank, seq+1)
+	b.leanEnd(c.rank, seq+1)
 	e.run++ // noteEndLocked: h == e.sig
 	c.leanNote(seq, h)
 	return true
+}
+
+// leanEnd is a lean call's last write, its ended word x (leanEnded),
+// and then its bell (ringBell) after a full fence: the load of want must
+// not pass the call's publishes, or a peer that marked want and then
+// looked could miss the write while this rank misses the mark.
+func (b *boardState) leanEnd(rank int, x uint64) {
+	b.leanEnded(rank, x)
+	storeLoadFence()
+	b.ringBell(rank, x)
 }
 
 // leanEnded is storeEnded with a release store (publish).

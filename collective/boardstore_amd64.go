@@ -12,6 +12,11 @@ import (
 //go:noescape
 func storeRelease(p *uint64, v uint64)
 
+// storeLoadFence orders this rank's earlier stores before its later
+// loads (boardstore_amd64.s): what publish does not give, for the one
+// load after publishes that decides something, ringBell's of want.
+func storeLoadFence()
+
 // publish stores v into the board word w with release order: whatever
 // this rank stored before is visible to a peer that loads v from w. On
 // amd64 it is a plain store, where Go's atomic Store is an XCHG, a full

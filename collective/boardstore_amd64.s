@@ -12,3 +12,13 @@ TEXT ·storeRelease(SB), NOSPLIT, $0-16
 	MOVQ v+8(FP), BX
 	MOVQ BX, 0(AX)
 	RET
+
+// func storeLoadFence()
+//
+// A locked read-modify-write of this goroutine's own stack word (adding
+// nothing): a full barrier, so every earlier store is visible before any
+// later load runs.
+TEXT ·storeLoadFence(SB), NOSPLIT, $0-0
+	LOCK
+	ORQ $0, 0(SP)
+	RET
