@@ -115,47 +115,16 @@ func float8E4M3With(op floatOp, native, gfni bool) emitter {
 			}
 			return lo, hi
 		}
-		type stored struct {
-			x, y, out reg.VecVirtual
-			d         operand.Mem
-		}
-		var block []stored
-		var clean reg.Register  // bytes of the block with no NaN in a or b
-		notNaN := operand.U8(4) // VPCMPUB's "not equal"
-		g.blockEnd = func() {
-			slow, done := g.label("nan"), g.label("done")
-			c.KORTESTQ(clean, clean)
-			c.JCC(operand.LabelRef(slow)) // CF clear: not all bytes clean
-			c.Label(done)
-			stores := block
-			g.tail = append(g.tail, func() {
-				c.Label(slow)
-				for _, s := range stores {
-					ka, kb := c.K(), c.K()
-					c.VPCMPEQB(nan, g.and(s.x, nan), ka)
-					c.VPCMPEQB(nan, g.and(s.y, nan), kb)
-					c.VMOVDQU8(s.y, kb, s.out)
-					c.VMOVDQU8(s.x, ka, s.out)
-					g.store(s.out, s.d)
-				}
-				c.JMP(operand.LabelRef(done))
-			})
-			block, clean = nil, nil
-		}
+		nans := g.newE4M3NaNs(nan)
 		return g.l.Width, func(d, a, b operand.Mem) {
 			x, y := g.load(a), g.load(b)
 			xl, xh := widen(x, false)
 			yl, yh := widen(y, true)
 			out := n.narrowUnpacked(arith(xl, yl), arith(xh, yh))
 			g.store(out, d)
-			if clean == nil {
-				clean = c.K()
-				c.VPCMPUB(notNaN, nan, g.and(x, nan), clean)
-			} else {
-				c.VPCMPUB(notNaN, nan, g.and(x, nan), clean, clean)
-			}
-			c.VPCMPUB(notNaN, nan, g.and(y, nan), clean, clean)
-			block = append(block, stored{x, y, out, d})
+			nans.test(g.and(x, nan))
+			nans.test(g.and(y, nan))
+			nans.add(x, y, out, d)
 		}
 	}
 }
@@ -248,12 +217,21 @@ func (g *gen) newFP8Narrower(e4m3, gfni bool) *fp8Narrower {
 // words' upper bytes U and lower bytes L into one vector each (shifts and
 // VPTERNLOG selections) and rounds them (round).
 func (n *fp8Narrower) narrow(odd, even reg.VecVirtual) reg.VecVirtual {
+	return n.narrowSign(odd, even, nil)
+}
+
+// narrowSign is narrow with the results' signs taken from bit 7 of each
+// byte of sign (nil: from the float16 words).
+func (n *fp8Narrower) narrowSign(odd, even, sign reg.VecVirtual) reg.VecVirtual {
 	g, c := n.g, n.g.c
 	low := g.to(c.VPSLLW, operand.U8(8), odd)
 	c.VPTERNLOGD(pickOp, n.high, even, low) // odd's lower byte, even's
 	up := g.to(c.VPSRLW, operand.U8(8), even)
 	c.VPTERNLOGD(pickOp, n.high, up, odd) // odd's upper byte, even's
-	return n.round(odd, low)
+	if sign == nil {
+		sign = odd
+	}
+	return n.round(odd, low, sign)
 }
 
 // loadShuffle loads narrowUnpacked's VPSHUFB control: in each 128-bit
@@ -278,11 +256,14 @@ func (n *fp8Narrower) loadShuffle() {
 func (n *fp8Narrower) narrowUnpacked(lo, hi reg.VecVirtual) reg.VecVirtual {
 	g, c := n.g, n.g.c
 	l, h := g.to(c.VPSHUFB, n.shuf, lo), g.to(c.VPSHUFB, n.shuf, hi)
-	return n.round(g.to(c.VPUNPCKLQDQ, h, l), g.to(c.VPUNPCKHQDQ, h, l))
+	up := g.to(c.VPUNPCKLQDQ, h, l)
+	return n.round(up, g.to(c.VPUNPCKHQDQ, h, l), up)
 }
 
 // round returns the fp8 bytes of float16 words whose upper bytes are up
-// and lower bytes low, in element order, overwriting both.
+// and lower bytes low, in element order, overwriting both; E4M3 takes each
+// result's sign from bit 7 of sign's byte (up, or the signs of magnitudes'
+// products).
 //
 // E5M2: the result is U rounded up where L > 0x80, or L = 0x80 and U is
 // odd, which is L | U&1 > 0x80 unsigned (VPCMPUB, masked VPADDB).
@@ -293,7 +274,7 @@ func (n *fp8Narrower) narrowUnpacked(lo, hi reg.VecVirtual) reg.VecVirtual {
 // rounded up where R > 0x80 is the magnitude, which saturates at 0x7e by
 // VPMINUB (448: anything from 464 up rounds there), and the sign goes
 // back last.
-func (n *fp8Narrower) round(up, low reg.VecVirtual) reg.VecVirtual {
+func (n *fp8Narrower) round(up, low, sign reg.VecVirtual) reg.VecVirtual {
 	g, c := n.g, n.g.c
 	or := operand.U8(ternary(func(a, b, c bool) bool { return a || b && c })) // a | b&c
 	k := c.K()
@@ -315,7 +296,7 @@ func (n *fp8Narrower) round(up, low reg.VecVirtual) reg.VecVirtual {
 	c.VPTERNLOGD(or, n.one, r, t)
 	c.VPADDB(n.one, t, k, t)
 	t = g.to(c.VPMINUB, n.top, t)
-	c.VPTERNLOGD(or, n.half, up, t) // the sign
+	c.VPTERNLOGD(or, n.half, sign, t) // the sign
 	return t
 }
 

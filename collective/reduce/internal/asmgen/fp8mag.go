@@ -1,0 +1,114 @@
+package asmgen
+
+import (
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// float8E4M3ProdMag emits the AVX-512 FP16 E4M3 product on magnitudes:
+// the sign of a product is the XOR of its inputs' signs, so the float16
+// arithmetic needs only |a| and |b|, and a magnitude widens in place by one
+// multiply: VPMADDUBSW of the bytes m = x & 0x7f by 128 in one byte of
+// each word and 0 in the other is the word m<<7 of the even or the odd
+// element, which is the float16 of |x| times 2^-8 (float8E4M3Native's
+// scaling, subnormals included; the multiplier is VPMADDUBSW's unsigned
+// operand, m its signed one, and 128*127 does not saturate). The masked
+// bytes m also serve the NaN test (m == 0x7f), so per input one AND, one
+// compare and two multiplies replace the two bit moves, two unpacks, AND
+// and compare of float8E4M3Native, and the words come in element pairs as
+// E5M2's do (narrowSign gathers them with shifts). b's words are scaled
+// back up by 2^8 (exact) as there; VMULPH rounds toward zero and the
+// narrowing rounds once more to nearest even (fp8half.go's argument), the
+// results' signs coming from a XOR b. NaNs are put back out of line as in
+// float8E4M3Native (e4m3NaNs).
+func float8E4M3ProdMag() emitter {
+	return func(g *gen) (int, func(d, a, b operand.Mem)) {
+		c := g.c
+		n := g.newFP8Narrower(true, true)
+		scale := g.bcast32(0x5c005c00) // 256.0
+		nan := g.bcast32(0x7f7f7f7f)
+		lowBy128, highBy128 := g.bcast32(0x00800080), g.bcast32(0x80008000)
+		arith := g.halfRZ(opProd, true, nil)
+		nans := g.newE4M3NaNs(nan)
+		widen := func(m reg.VecVirtual) (odd, even reg.VecVirtual) {
+			return g.to(c.VPMADDUBSW, m, highBy128), g.to(c.VPMADDUBSW, m, lowBy128)
+		}
+		return g.l.Width, func(d, a, b operand.Mem) {
+			x, y := g.load(a), g.load(b)
+			xm, ym := g.and(x, nan), g.and(y, nan)
+			xo, xe := widen(xm)
+			yo, ye := widen(ym)
+			yo, ye = g.to(g.rawTo(vmulph), yo, scale), g.to(g.rawTo(vmulph), ye, scale)
+			out := n.narrowSign(arith(xo, yo), arith(xe, ye), g.xor(x, y))
+			g.store(out, d)
+			nans.test(xm)
+			nans.test(ym)
+			nans.add(x, y, out, d)
+		}
+	}
+}
+
+// e4m3NaNs puts E4M3 inputs' NaNs back out of line, for kernels whose
+// arithmetic turns them into numbers: each body chains masked byte
+// compares of its inputs' magnitudes (test) into one opmask, "no NaN so
+// far" over the whole block, and notes its registers (add); at the block's
+// end one KORTEST branches, if a byte of the block is NaN, to blends that
+// redo the block's stores from registers with a's NaNs over b's (the inputs
+// stay live until then, so dst may still be exactly a or b).
+type e4m3NaNs struct {
+	g     *gen
+	nan   reg.VecVirtual // 0x7f in every byte
+	block []nanStore
+	clean reg.Register // bytes of the block with no NaN in a or b
+}
+
+type nanStore struct {
+	x, y, out reg.VecVirtual
+	d         operand.Mem
+}
+
+// newE4M3NaNs returns the kernel's NaN bookkeeping and sets g.blockEnd.
+func (g *gen) newE4M3NaNs(nan reg.VecVirtual) *e4m3NaNs {
+	s := &e4m3NaNs{g: g, nan: nan}
+	g.blockEnd = s.end
+	return s
+}
+
+// test chains the compare of m (input bytes & 0x7f) with 0x7f.
+func (s *e4m3NaNs) test(m reg.VecVirtual) {
+	c := s.g.c
+	notNaN := operand.U8(4) // VPCMPUB's "not equal"
+	if s.clean == nil {
+		s.clean = c.K()
+		c.VPCMPUB(notNaN, s.nan, m, s.clean)
+		return
+	}
+	c.VPCMPUB(notNaN, s.nan, m, s.clean, s.clean)
+}
+
+// add notes a body's inputs x and y, its result out and where it went.
+func (s *e4m3NaNs) add(x, y, out reg.VecVirtual, d operand.Mem) {
+	s.block = append(s.block, nanStore{x, y, out, d})
+}
+
+func (s *e4m3NaNs) end() {
+	g, c := s.g, s.g.c
+	slow, done := g.label("nan"), g.label("done")
+	c.KORTESTQ(s.clean, s.clean)
+	c.JCC(operand.LabelRef(slow)) // CF clear: not all bytes clean
+	c.Label(done)
+	stores, nan := s.block, s.nan
+	g.tail = append(g.tail, func() {
+		c.Label(slow)
+		for _, st := range stores {
+			ka, kb := c.K(), c.K()
+			c.VPCMPEQB(nan, g.and(st.x, nan), ka)
+			c.VPCMPEQB(nan, g.and(st.y, nan), kb)
+			c.VMOVDQU8(st.y, kb, st.out)
+			c.VMOVDQU8(st.x, ka, st.out)
+			g.store(st.out, st.d)
+		}
+		c.JMP(operand.LabelRef(done))
+	})
+	s.block, s.clean = nil, nil
+}
