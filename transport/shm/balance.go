@@ -20,11 +20,12 @@ import (
 // session 17). The scheduler does not mend it: the crowded ranks are
 // cache-hot, the lone core never idle.
 //
-// So each rank publishes in its segment, while it spins and when a copy
-// ends, the processor it runs on, when, and its thread (offCPU, offTID).
+// So each rank publishes in its segment, while it spins and while it
+// copies, the processor it runs on, when, and its thread (offCPU, offTID).
 // Every balanceLook of spinning it reads its peers' and, where one
 // processor runs at least two more of the host's recently active ranks
-// than another (balanceMove) at two looks in a row, it moves the highest
+// than another, even were every rank not recently seen on the other
+// (balanceMove), at two looks in a row, it moves the highest
 // rank of the crowded one to the other: it binds that rank's thread to the
 // target processor, which migrates it (a thread that runs or waits to run;
 // a sleeping one is placed anew when it wakes), and at once restores the
@@ -44,6 +45,9 @@ type balancer struct {
 	samples []cpuSample
 	noted   atomic.Int64 // when note last published (unix nanoseconds)
 	moves   atomic.Int64
+	// noteNowFn is noteNow, made once: readRemote calls it after each
+	// system call of a copy (chunkHook).
+	noteNowFn func()
 }
 
 const (
@@ -70,7 +74,9 @@ func newBalancer(e *Endpoint) *balancer {
 	if err := unix.SchedGetaffinity(0, &set); err != nil || set.Count() < 2 {
 		return nil
 	}
-	return &balancer{e: e, cpus: cpuList(&set), seen: [2]int{-1, -1}}
+	b := &balancer{e: e, cpus: cpuList(&set), seen: [2]int{-1, -1}}
+	b.noteNowFn = b.noteNow
+	return b
 }
 
 // cpuList is the processors in set, in order.
@@ -132,13 +138,33 @@ func (b *balancer) poll() {
 }
 
 // note publishes the processor and thread this rank runs on, unless it
-// did less than balanceLook ago. A copy calls it when it ends, so that a
-// rank that copies long is seen where it is.
+// did less than balanceLook ago. A copy calls it after each of its
+// system calls and when it ends, so that a rank that copies long is
+// seen where it is.
 func (b *balancer) note(now time.Time) {
 	t := now.UnixNano()
 	if last := b.noted.Load(); t-last >= int64(balanceLook) && b.noted.CompareAndSwap(last, t) {
 		b.publish(now)
 	}
+}
+
+// noteNow is note at the present time.
+func (b *balancer) noteNow() { b.note(time.Now()) }
+
+// chunkHook is what a copy calls after each of its system calls
+// (readRemote's each): noteNow, so that a rank copying a block of many
+// megabytes (16 MiB, 2-3 ms at copy speed here, in 1 MiB calls) stays
+// fresh to its peers' looks (balanceFresh). Without it such a rank
+// published only when its block ended and counted as asleep meanwhile:
+// at 64 MiB AllToAll (16 MiB blocks) a look that saw two fresh ranks
+// on one processor and two stale ones (copying on the other) moved one
+// of the two over to the copiers, making the 3+1 it is meant to mend
+// (bench/results/shm_large.md, session 18). Nil for a nil balancer.
+func (b *balancer) chunkHook() func() {
+	if b == nil {
+		return nil
+	}
+	return b.noteNowFn
 }
 
 // publish publishes the processor and thread this rank runs on.
@@ -213,14 +239,23 @@ func moveThread(pid, tid, cpu int) bool {
 // balanceMove decides which rank of samples moves, and where: where the
 // processor with the most valid samples (the first on a tie) holds at
 // least two more than the processor of allowed with the fewest (the
-// first on a tie), the highest rank of the first moves to the second. A
-// pure function of its arguments, so every rank that looks at the same
-// samples picks the same move.
+// first on a tie), even were every rank whose sample is not valid on the
+// latter, the highest rank of the first moves to the second. A rank
+// that is not valid may sleep, but it may as well run where this rank
+// cannot see it (computing, copying its own block, or waiting for a
+// core): at 64 MiB AllToAll, moves that counted only the valid ranks
+// put a third rank on the processor where the stale ones copied
+// (bench/results/shm_large.md, session 18). A pure function of its
+// arguments, so every rank that looks at the same samples picks the
+// same move.
 func balanceMove(samples []cpuSample, allowed []int) (rank, target int, move bool) {
 	var counts [maxCPUs]uint16
+	unseen := uint16(0)
 	for _, s := range samples {
 		if s.valid && s.cpu < maxCPUs {
 			counts[s.cpu]++
+		} else if !s.valid {
+			unseen++
 		}
 	}
 	crowded, most := -1, uint16(0)
@@ -241,7 +276,7 @@ func balanceMove(samples []cpuSample, allowed []int) (rank, target int, move boo
 			target, least = cpu, n
 		}
 	}
-	if crowded < 0 || target < 0 || most < least+2 {
+	if crowded < 0 || target < 0 || most < least+2+unseen {
 		return 0, 0, false
 	}
 	rank = -1

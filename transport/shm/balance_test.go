@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,7 +31,10 @@ func TestBalanceMove(t *testing.T) {
 		{"2+1 stays", []cpuSample{s(0, 0), s(1, 1), s(2, 0)}, two, 0, 0, false},
 		{"4+0", []cpuSample{s(0, 0), s(1, 0), s(2, 0), s(3, 0)}, two, 3, 1, true},
 		{"3+1 with a stale rank is 2+1", []cpuSample{stale(0, 0), s(1, 1), s(2, 0), s(3, 0)}, two, 0, 0, false},
-		{"a stale rank does not move", []cpuSample{s(0, 0), s(1, 1), s(2, 0), s(3, 0), stale(4, 0)}, two, 3, 1, true},
+		{"a stale rank may be on the emptiest processor", []cpuSample{s(0, 0), s(1, 1), s(2, 0), s(3, 0), stale(4, 0)}, two, 0, 0, false},
+		{"two fresh on one, two stale (copying elsewhere)", []cpuSample{s(0, 1), stale(1, 0), s(2, 1), stale(3, 0)}, two, 0, 0, false},
+		{"crowded even with the stale rank on the emptiest: a stale rank does not move", []cpuSample{s(0, 0), s(1, 0), s(2, 0), s(3, 0), stale(4, 0)}, two, 3, 1, true},
+		{"ranks never seen count as stale", []cpuSample{s(0, 0), s(1, 0), s(2, 0), {rank: 3, cpu: -1}, {rank: 4, cpu: -1}}, two, 0, 0, false},
 		{"to the emptiest allowed processor", []cpuSample{s(0, 1), s(1, 1), s(2, 0), s(3, 2), s(4, 2), s(5, 1)}, []int{0, 1, 2, 3}, 5, 3, true},
 		{"not to a processor outside the mask", []cpuSample{s(0, 0), s(1, 0), s(2, 0), s(3, 1)}, []int{0}, 0, 0, false},
 		{"processors past a CPUSet's are not counted", []cpuSample{s(0, 0), s(1, 1), s(2, maxCPUs), s(3, maxCPUs), s(4, maxCPUs)}, two, 0, 0, false},
@@ -116,5 +120,43 @@ func TestMoveThread(t *testing.T) {
 	}
 	if moveThread(os.Getpid(), 1<<30, 0) || moveThread(1, id, 0) {
 		t.Error("moveThread moved a thread that is not the process's")
+	}
+}
+
+// TestBalancerNotesDuringCopy: a balancer's chunk hook, which readRemote
+// runs after each system call of a copy, publishes the processor this
+// rank runs on, so that a rank copying a block of many megabytes stays
+// fresh to its peers' looks instead of counting as asleep until the
+// block ends; a nil balancer (not oversubscribed) has no hook.
+func TestBalancerNotesDuringCopy(t *testing.T) {
+	if (*balancer)(nil).chunkHook() != nil {
+		t.Fatal("a nil balancer has a chunk hook")
+	}
+	words := make([]uint64, 64)
+	seg := &segment{mem: unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), 8*len(words))}
+	b := &balancer{e: &Endpoint{seg: seg}, seen: [2]int{-1, -1}}
+	b.noteNowFn = b.noteNow
+	hook := b.chunkHook()
+	src := make([]byte, 3*maxRemoteRead)
+	dst := make([]byte, len(src))
+	var proof [8]byte
+	calls, published := 0, 0
+	each := func() {
+		calls++
+		seg.cpuWord().Store(0)
+		b.noted.Store(0) // as if the last note was long ago
+		hook()
+		if cpu, fresh := unpackCPU(seg.cpuWord().Load(), time.Now()); fresh && cpu >= 0 &&
+			seg.tidWord().Load() == uint64(unix.Gettid()) {
+			published++
+		}
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := readRemote(os.Getpid(), dst, bufAddr(src), 0, 0, &proof, each); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 3 || published != 3 {
+		t.Fatalf("a 3-call copy ran the hook %d times and published %d times, want 3 and 3", calls, published)
 	}
 }

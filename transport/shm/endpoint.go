@@ -309,7 +309,7 @@ func (e *Endpoint) copyRendezvous(peer int, s slot, r *request) {
 	var err error
 	if n > len(r.buf) {
 		err = truncated(n, len(r.buf))
-	} else if err = readRemote(p.pid, r.buf[:n], s.addr, p.nonceAddr, p.nonce, &r.proof); err == nil &&
+	} else if err = readRemote(p.pid, r.buf[:n], s.addr, p.nonceAddr, p.nonce, &r.proof, e.balance.chunkHook()); err == nil &&
 		p.nonceAddr == 0 && p.pidfd >= 0 && exited(p.pidfd) {
 		err = &transport.PeerError{Rank: peer, Err: errExited} // its pid may name another process now
 	} else if err != nil {

@@ -81,7 +81,11 @@ func takeFD(pidfd, fd int, what string) (int, error) {
 // 2 cores that doubled the time of a 16 MiB AllToAll
 // (bench/results/shm_large.md, session 15). The P stays held instead, for
 // at most one call (about 0.2 ms at copy speed).
-func readRemote(pid int, dst []byte, addr, check, want uint64, proof *[8]byte) error {
+//
+// each, if not nil, is called after every system call that copied: a
+// balancer notes there where this rank runs (balancer.note), so that a
+// rank copying a block of many megabytes is not taken for one that sleeps.
+func readRemote(pid int, dst []byte, addr, check, want uint64, proof *[8]byte, each func()) error {
 	for len(dst) > 0 {
 		n := min(len(dst), maxRemoteRead)
 		local := [2]unix.Iovec{{Base: &dst[0]}, {Base: &proof[0]}}
@@ -108,6 +112,9 @@ func readRemote(pid int, dst []byte, addr, check, want uint64, proof *[8]byte) e
 			got = n
 		}
 		dst, addr = dst[got:], addr+uint64(got)
+		if each != nil {
+			each()
+		}
 	}
 	return nil
 }
