@@ -3,6 +3,7 @@ package launcher
 import (
 	"errors"
 	"strconv"
+	"sync"
 
 	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/launcher/store"
@@ -13,7 +14,8 @@ import (
 // World.Abort (the communicator's Abort) ends every pending operation on
 // every rank through the transports (see collective.Comm.Abort), then
 // leaves the job at once: this rank notes the abort in the store (as its
-// failure, within publishWait), stops heartbeating and watching, closes
+// failure, and in the key ranks still forming the world watch: both
+// within publishWait), stops heartbeating and watching, closes
 // its transport and its store connection (the serving rank closes the
 // store) without waiting for the others' goodbyes. Afterwards no
 // goroutine, socket or shared-memory segment of the world is left.
@@ -53,8 +55,10 @@ func (lc *lifecycle) Abort() error {
 }
 
 func (lc *lifecycle) abortNow() error {
+	var notes sync.WaitGroup                                                                    // both notes within publishWait
+	notes.Go(func() { lc.leave(errors.New("it aborted its world (Comm.Abort)"), publishWait) }) // for ranks still forming it
 	lc.publish(errAbortedHere{rank: lc.job.Rank})
-	lc.leave(errors.New("it aborted its world (Comm.Abort)")) // for ranks still forming it
+	notes.Wait()
 	lc.closing.Store(true)
 	lc.stopBeat()
 	<-lc.beatDone

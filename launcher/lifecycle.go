@@ -74,16 +74,25 @@ func (lc *lifecycle) publish(reason error) {
 	if len(text) > maxNoteBytes {
 		text = text[:maxNoteBytes] + "..."
 	}
+	noteWithin(publishWait, func(ctx context.Context) {
+		if err := lc.kv.Set(ctx, failKey(lc.job.Rank), []byte(text)); err != nil {
+			lc.log.Info("gocoll: could not record a failure in the store", "err", err)
+		}
+	})
+}
+
+// noteWithin runs write, a note to the store, on a goroutine of its own
+// with a context of noteTimeout, and waits for it at most wait: the write
+// goes on after, up to noteTimeout, unless the process ends first.
+func noteWithin(wait time.Duration, write func(ctx context.Context)) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		ctx, cancel := context.WithTimeout(context.Background(), noteTimeout)
 		defer cancel()
-		if err := lc.kv.Set(ctx, failKey(lc.job.Rank), []byte(text)); err != nil {
-			lc.log.Info("gocoll: could not record a failure in the store", "err", err)
-		}
+		write(ctx)
 	}()
-	t := time.NewTimer(publishWait)
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-done:
@@ -183,7 +192,7 @@ func (lc *lifecycle) shutdown() error {
 	<-lc.beatDone
 	if !lc.awaitGoodbyes(ctx) {
 		// Some rank may still be forming its world: tell it (setupwatch.go).
-		lc.leave(errors.New("it closed its world without every other rank's goodbye"))
+		lc.leave(errors.New("it closed its world without every other rank's goodbye"), noteTimeout)
 	}
 	lc.stopWatch()
 	<-lc.watchDone
@@ -255,7 +264,7 @@ func storeNotice(w io.Writer, rank int, st store.ServerStats) {
 // (setupwatch.go).
 func (lc *lifecycle) abandon(reason error) {
 	if reason != nil {
-		lc.leave(reason)
+		lc.leave(reason, noteTimeout)
 	}
 	lc.closing.Store(true)
 	if lc.stopBeat != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/gocoll/gocoll/transport"
 )
@@ -85,8 +86,9 @@ func setUpLeft(ctx context.Context) error {
 
 // leave notes in the job's store that this rank left for reason, unless
 // another rank's note is there already. It waits for the store at most
-// noteTimeout. A rank that has not claimed its number leaves no note.
-func (lc *lifecycle) leave(reason error) {
+// wait (the write goes on up to noteTimeout: noteWithin). A rank that has
+// not claimed its number leaves no note.
+func (lc *lifecycle) leave(reason error, wait time.Duration) {
 	if !lc.claimed || lc.kv == nil || lc.storeGone.Load() {
 		return
 	}
@@ -94,13 +96,13 @@ func (lc *lifecycle) leave(reason error) {
 	if len(text) > maxNoteBytes {
 		text = text[:maxNoteBytes] + "..."
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), noteTimeout)
-	defer cancel()
 	v := strconv.AppendInt(nil, int64(lc.job.Rank), 10)
 	v = append(append(v, '\n'), text...)
-	if _, _, err := lc.kv.CompareAndSet(ctx, leftKey, nil, v); err != nil {
-		lc.log.Info("gocoll: could not note in the store that this rank left", "err", err)
-	}
+	noteWithin(wait, func(ctx context.Context) {
+		if _, _, err := lc.kv.CompareAndSet(ctx, leftKey, nil, v); err != nil {
+			lc.log.Info("gocoll: could not note in the store that this rank left", "err", err)
+		}
+	})
 }
 
 // parseLeft reads leftKey's value; a malformed one names rank -1.
