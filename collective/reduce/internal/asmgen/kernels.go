@@ -44,12 +44,12 @@ var kernels = []kernel{
 
 	{"sumBFloat16", "Sum", []string{"BFloat16Type"}, bfloat16(opSum), true},
 	{"prodBFloat16", "Prod", []string{"BFloat16Type"}, bfloat16(opProd), true},
-	{"minBFloat16", "Min", []string{"BFloat16Type"}, bfloat16(opMin), true},
-	{"maxBFloat16", "Max", []string{"BFloat16Type"}, bfloat16(opMax), true},
+	{"minBFloat16", "Min", []string{"BFloat16Type"}, halfMinMax(true, false), true},
+	{"maxBFloat16", "Max", []string{"BFloat16Type"}, halfMinMax(true, true), true},
 	{"sumFloat16", "Sum", []string{"Float16Type"}, float16(opSum), true},
 	{"prodFloat16", "Prod", []string{"Float16Type"}, float16(opProd), true},
-	{"minFloat16", "Min", []string{"Float16Type"}, float16(opMin), true},
-	{"maxFloat16", "Max", []string{"Float16Type"}, float16(opMax), true},
+	{"minFloat16", "Min", []string{"Float16Type"}, halfMinMax(false, false), true},
+	{"maxFloat16", "Max", []string{"Float16Type"}, halfMinMax(false, true), true},
 }
 
 // extension is a set of AVX-512 kernels that need one more CPU feature;
