@@ -44,6 +44,11 @@ import (
 // WAN_SIM_REPICK=off turns port re-picks off; WAN_SIM_REPICK_FASTER,
 // _CORR, _EARLY_MS, _EARLYINT_MS and _EARLYWIN set RepickPolicy's Faster,
 // Correlation, Early, EarlyInterval and EarlyWindow (unset: defaults).
+// WAN_SIM_LOCAL_MBS gives the ranks of a site (their shared memory and
+// LAN in the lab) 4 links of that many MB/s, shared by all the site's
+// traffic, with 4 MiB of queue (unset: no rate limit): the lab's
+// shared-memory and LAN phases take time on its busy cores, where the
+// WAN idles unless pieces overlap them.
 // WAN_SIM_TIMER_US makes every engine timer set for later than now wait at
 // least that long (1000: Go's netpoll rounding, which an idle rank of the
 // lab sees; the sim's timers are otherwise exact). Each seed's line ends
@@ -86,6 +91,9 @@ func TestWANSimHierarchical(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 			defer cancel()
 			local := simfabric.LinkConfig{Delay: 20 * time.Microsecond}
+			if mb, _ := strconv.Atoi(os.Getenv("WAN_SIM_LOCAL_MBS")); mb > 0 {
+				local.Rate, local.QueueBytes = int64(mb)*1e6, 4<<20
+			}
 			ecmp := &SimECMP{Links: links, Link: wanSimLink, Seed: seed, Site: func(r int) int { return r / 4 }, Local: &local}
 			if os.Getenv("WAN_SIM_PRIORITY") == "1" {
 				ecmp.Priority = DefaultControlDSCP // the lab's band for the control class
