@@ -44,6 +44,12 @@ import (
 // WAN_SIM_REPICK=off turns port re-picks off; WAN_SIM_REPICK_FASTER,
 // _CORR, _EARLY_MS, _EARLYINT_MS and _EARLYWIN set RepickPolicy's Faster,
 // Correlation, Early, EarlyInterval and EarlyWindow (unset: defaults).
+// WAN_SIM_PATHLOG=1 logs every 50 ms of each call, for each rank's
+// connection to its WAN peer (rank r to r+4 mod 8), the message bytes
+// completed and each path's state, window and bytes in flight (KB),
+// timeouts, resends and smoothed RTT (ms).
+// WAN_SIM_MBIT sets the WAN links' rate (default 200 Mbit/s; the queue
+// 20 ms of it, as the lab's).
 // WAN_SIM_LOCAL_MBS gives the ranks of a site (their shared memory and
 // LAN in the lab) 4 links of that many MB/s, shared by all the site's
 // traffic, with 4 MiB of queue (unset: no rate limit): the lab's
@@ -52,7 +58,8 @@ import (
 // WAN_SIM_TIMER_US makes every engine timer set for later than now wait at
 // least that long (1000: Go's netpoll rounding, which an idle rank of the
 // lab sees; the sim's timers are otherwise exact). Each seed's line ends
-// with counts over all ranks: datagrams per socket write, and per DATA
+// with counts over all ranks: the WAN paths' resends and timeouts
+// (spurious ones too), datagrams per socket write, and per DATA
 // packet sent the datagrams written, read batches and timer runs.
 func TestWANSimHierarchical(t *testing.T) {
 	seeds, _ := strconv.Atoi(os.Getenv("WAN_SIM_SEEDS"))
@@ -82,11 +89,17 @@ func TestWANSimHierarchical(t *testing.T) {
 		// carrying 2(n-1)/n S = 1.75 S through one connection.
 		algo, name, crossing = collective.AlgoRing, "ring", 1.75
 	}
-	bound := time.Duration(crossing * float64(size) / float64(links*wanSimLink.Rate) * float64(time.Second))
+	wan := wanSimLink
+	if mbit, _ := strconv.Atoi(os.Getenv("WAN_SIM_MBIT")); mbit > 0 {
+		// The lab's RATE: its queue stays 20 ms of the rate (gocoll lab's --queue-ms).
+		wan.Rate = int64(mbit) * 1e6 / 8
+		wan.QueueBytes = int(wan.Rate / 50)
+	}
+	bound := time.Duration(crossing * float64(size) / float64(links*wan.Rate) * float64(time.Second))
 	for seed := range uint64(seeds) {
 		seed++
 		var took []time.Duration
-		var written, writes, readBatches, timerRuns, dataSent, repicks, undone int64
+		var written, writes, readBatches, timerRuns, dataSent, repicks, undone, wanRetx, wanTimeouts, wanSpurious int64
 		synctest.Test(t, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 			defer cancel()
@@ -94,7 +107,7 @@ func TestWANSimHierarchical(t *testing.T) {
 			if mb, _ := strconv.Atoi(os.Getenv("WAN_SIM_LOCAL_MBS")); mb > 0 {
 				local.Rate, local.QueueBytes = int64(mb)*1e6, 4<<20
 			}
-			ecmp := &SimECMP{Links: links, Link: wanSimLink, Seed: seed, Site: func(r int) int { return r / 4 }, Local: &local}
+			ecmp := &SimECMP{Links: links, Link: wan, Seed: seed, Site: func(r int) int { return r / 4 }, Local: &local}
 			if os.Getenv("WAN_SIM_PRIORITY") == "1" {
 				ecmp.Priority = DefaultControlDSCP // the lab's band for the control class
 			}
@@ -143,6 +156,29 @@ func TestWANSimHierarchical(t *testing.T) {
 				stop := make(chan struct{})
 				spread := make(chan wanSpread, 1)
 				go func() { spread <- sampleWANFinish(eps, start, stop) }()
+				if os.Getenv("WAN_SIM_PATHLOG") != "" {
+					go func() {
+						for {
+							select {
+							case <-stop:
+								return
+							case <-time.After(50 * time.Millisecond):
+							}
+							for r := range 8 {
+								for _, ps := range eps[r].Stats().Peers {
+									if ps.Rank != (r+4)%8 {
+										continue
+									}
+									line := fmt.Sprintf("t=%4.0fms %d->%d sent %d:", time.Since(start).Seconds()*1e3, r, ps.Rank, ps.Conn.BytesSent)
+									for _, pa := range ps.Paths {
+										line += fmt.Sprintf(" [%v w%d f%d to%d rx%d srtt%.1f]", pa.State, pa.Cwnd/1000, pa.Inflight/1000, pa.Timeouts, pa.Retransmits, pa.SRTT.Seconds()*1e3)
+									}
+									t.Log(line)
+								}
+							}
+						}
+					}()
+				}
 				var wg sync.WaitGroup
 				errs := make([]error, n)
 				for r, c := range comms {
@@ -184,6 +220,9 @@ func TestWANSimHierarchical(t *testing.T) {
 				for _, ps := range all.Peers {
 					for _, pa := range ps.Paths {
 						dataSent += pa.PacketsSent
+						if ps.Rank/4 != ep.Rank()/4 { // a WAN path
+							wanRetx, wanTimeouts, wanSpurious = wanRetx+pa.Retransmits, wanTimeouts+pa.Timeouts, wanSpurious+pa.SpuriousTimeouts
+						}
 					}
 				}
 			}
@@ -201,8 +240,8 @@ func TestWANSimHierarchical(t *testing.T) {
 			sum += bound.Seconds() / d.Seconds()
 		}
 		perData := func(n int64) float64 { return float64(n) / float64(max(dataSent, 1)) }
-		t.Logf("%s; mean %.1f %%; %d port re-picks, %d undone; %.2f datagrams per socket write; per DATA packet: %.2f datagrams written, %.2f read batches, %.2f timer runs",
-			line, 100*sum/float64(len(took)), repicks, undone, float64(written)/float64(max(writes, 1)), perData(written), perData(readBatches), perData(timerRuns))
+		t.Logf("%s; mean %.1f %%; %d port re-picks, %d undone; WAN paths: %d resent, %d timeouts (%d spurious); %.2f datagrams per socket write; per DATA packet: %.2f datagrams written, %.2f read batches, %.2f timer runs",
+			line, 100*sum/float64(len(took)), repicks, undone, wanRetx, wanTimeouts, wanSpurious, float64(written)/float64(max(writes, 1)), perData(written), perData(readBatches), perData(timerRuns))
 	}
 }
 
