@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync/atomic"
 	"testing"
@@ -55,5 +56,36 @@ func TestAbortDoesNotWaitForTheLeftNote(t *testing.T) {
 	<-kv.done  // and ends (noteTimeout) before the test does
 	if returned {
 		t.Errorf("Abort returned only after the left note's CompareAndSet did: it waited noteTimeout (%v) for a store that does not answer, not publishWait (%v)", noteTimeout, publishWait)
+	}
+}
+
+// Three ranks, rank 2 never comes; rank 0's connect timeout is 2 s, rank
+// 1's 4 s. Rank 0 gives up first, which is no fault of its own: rank 1
+// must not fail blaming it (a PeerError naming rank 0, ErrRankLeft) but
+// time out in turn, naming the rank missing.
+func TestSetUpTimeoutBlamesNobody(t *testing.T) {
+	if testing.Short() {
+		t.Skip("4 s of connect timeout")
+	}
+	addr, _ := setUpStore(t)
+	const n = 3
+	bg := context.Background()
+	errs := startJoins(t, n, map[int]context.Context{0: bg, 1: bg}, func(r int) []string {
+		to := "=4s"
+		if r == 0 {
+			to = "=2s"
+		}
+		return rankEnv(t, addr, r, n, EnvConnectTimeout+to)
+	})()
+	for r := range 2 {
+		t.Logf("rank %d: %v", r, errs[r])
+		var pe *transport.PeerError
+		if errors.As(errs[r], &pe) || errors.Is(errs[r], ErrRankLeft) {
+			t.Errorf("rank %d's error blames rank %d, which gave up waiting; the missing rank is 2", r, pe.Rank)
+		}
+		var missing *store.MissingRanksError
+		if !errors.As(errs[r], &missing) || len(missing.Ranks) != 1 || missing.Ranks[0] != 2 || !errors.Is(errs[r], context.DeadlineExceeded) {
+			t.Errorf("rank %d's error does not say it timed out with rank 2 missing", r)
+		}
 	}
 }

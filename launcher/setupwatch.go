@@ -16,11 +16,15 @@ import (
 // them so, and they stop at once instead of waiting for
 // GOCOLL_CONNECT_TIMEOUT:
 //
-//   - a rank whose Join fails (its context ended, as on Ctrl-C in a program
-//     that uses signal.NotifyContext, or any error of its own), which
-//     Aborts, or which Closes its world without every other rank's
+//   - a rank whose Join fails (its context cancelled, as on Ctrl-C in a
+//     program that uses signal.NotifyContext, or any error of its own),
+//     which Aborts, or which Closes its world without every other rank's
 //     goodbye, writes the job's "left" key in the store (the first such
-//     rank's note stays), with its reason;
+//     rank's note stays), with its reason. A Join that ran out of time
+//     (GOCOLL_CONNECT_TIMEOUT or its context's deadline) writes none: it
+//     gave up on what it waited for (ranks missing, a peer that does not
+//     answer), which is no fault of its own, and the others, timing out
+//     in turn, name what they miss themselves;
 //   - a rank forming its world waits for that key, and fails with a
 //     *transport.PeerError naming the rank that left and wrapping
 //     [ErrRankLeft] and its reason.

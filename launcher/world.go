@@ -69,7 +69,8 @@ func Init(ctx context.Context, opts Options) (*World, error) {
 // connects the transport to all of them. ctx and job.ConnectTimeout bound
 // all of this. A rank whose Join fails leaves a note in the store, and
 // the ranks still forming the world then fail at once with an error
-// naming it (wrapping [ErrRankLeft]).
+// naming it (wrapping [ErrRankLeft]); one that ran out of time (ctx's
+// deadline or job.ConnectTimeout) leaves none.
 //
 // Afterwards each rank heartbeats to the store every HeartbeatTimeout/10
 // and watches the others' heartbeats; a rank silent for HeartbeatTimeout is
@@ -104,6 +105,12 @@ func Join(ctx context.Context, job Job, cfg collective.Config) (*World, error) {
 			// The step's own error would only say its context ended; and
 			// the others see that rank leave as this one did.
 			err, note = left, nil
+		} else if errors.Is(err, context.DeadlineExceeded) || errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+			// It gave up waiting: no fault of its own to blame it for
+			// (setupwatch.go); the others name what they miss. (The
+			// store's answer to a wait can say the deadline passed
+			// before ctx's own timer does.)
+			note = nil
 		} else if job.StoreAtRank0 && !job.ServeStore && errors.Is(err, store.ErrClosed) {
 			// Rank 0 ended before it could tell, or its note was cut off.
 			err = &transport.PeerError{Rank: 0, Err: fmt.Errorf("the store it serves at %s went away before the world formed: %w", job.Store, err)}
