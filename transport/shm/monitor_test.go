@@ -1,0 +1,98 @@
+//go:build linux
+
+package shm
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestFindMonitor finds the runtime's monitor thread of the test process:
+// a thread other than the caller's, blocked in nanosleep at two looks in
+// a row, the one the runtime created first after the main thread (the
+// monitor is the first it starts, in runtime.main).
+func TestFindMonitor(t *testing.T) {
+	tid := findMonitor()
+	if tid <= 0 {
+		t.Fatal("no thread of this process found sleeping in nanosleep")
+	}
+	if tid == unix.Gettid() {
+		t.Fatalf("found the calling thread %d", tid)
+	}
+	if first := firstStarted(t); tid != first {
+		t.Errorf("found thread %d; the first thread started after the main one is %d", tid, first)
+	}
+}
+
+// TestCalmMonitor: on an oversubscribed host, Connect's calmMonitor gives
+// the monitor thread niceness monitorNice, and no other thread of the
+// process changes.
+func TestCalmMonitor(t *testing.T) {
+	before := nices(t)
+	tid := calmMonitor()
+	if tid <= 0 {
+		t.Fatal("calmMonitor found no monitor thread")
+	}
+	after := nices(t)
+	if after[tid] != monitorNice {
+		t.Errorf("monitor thread %d: niceness %d, want %d", tid, after[tid], monitorNice)
+	}
+	for th, n := range after {
+		if b, ok := before[th]; ok && th != tid && b != n {
+			t.Errorf("thread %d: niceness %d, was %d", th, n, b)
+		}
+	}
+	if again := calmMonitor(); again != 0 {
+		t.Errorf("a second calmMonitor in one process found thread %d again", again)
+	}
+}
+
+// nices is every thread of this process, with its niceness.
+func nices(t *testing.T) map[int]int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[int]int{}
+	for _, e := range ents {
+		tid, _ := strconv.Atoi(e.Name())
+		p, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
+		if err != nil {
+			continue // ended meanwhile
+		}
+		m[tid] = 20 - p // the system call's value: 20 - niceness
+	}
+	return m
+}
+
+// firstStarted is the thread of this process started first after the
+// main one (start time, then thread id; /proc/self/task/TID/stat).
+func firstStarted(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, bestStart := 0, uint64(0)
+	for _, e := range ents {
+		tid, _ := strconv.Atoi(e.Name())
+		if tid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile("/proc/self/task/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+		start, _ := strconv.ParseUint(f[19], 10, 64) // field 22 of stat
+		if best == 0 || start < bestStart || start == bestStart && tid < best {
+			best, bestStart = tid, start
+		}
+	}
+	return best
+}
