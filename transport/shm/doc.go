@@ -50,11 +50,11 @@
 // the highest of them there (binding the thread for a moment and restoring
 // its affinity mask), since the scheduler leaves such a split (3 ranks on
 // one core, 1 on the other) in place for a whole run. There Connect also
-// gives the Go runtime's monitor thread (sysmon) niceness 19, once per
-// process: after a pause it wakes every ~20-90 us for a few milliseconds,
-// in every rank process at once, and each wake took a core from a rank
-// that all the others then waited for; at the lowest priority it runs
-// when a rank yields.
+// puts the Go runtime's monitor thread (sysmon) in the idle scheduling
+// class (SCHED_IDLE), once per process: after a pause it wakes every
+// ~20-90 us for a few milliseconds, in every rank process at once, and
+// each wake took a core from a rank that all the others then waited for;
+// in the idle class it runs where a core has nothing else to run.
 //
 // # Failure
 //

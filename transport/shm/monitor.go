@@ -22,37 +22,41 @@ import (
 // timers at once): with 4 ranks on 2 cores, every ~90 us for the first
 // ~4.5 ms of a loop of 8-byte AllReduces that follows a pause, three
 // monitors took one core from its two ranks for 20-40 us at a time, each
-// preempting a rank that every other rank then waited for. That is where
-// a 1000-call loop after 50 warm-up calls spent 1.5-2.5 us a call more
-// than a long one (bench/results/small_ops.md, Session 18, ar18).
+// preempting a rank that every other rank then waited for. That is much
+// of why a 1000-call loop after 50 warm-up calls took 5.3 us a call in a
+// quiet window against 2.6 for a 100000-call one (bench/results/
+// small_ops.md, Session 18, ar18).
 //
 // So where this host's ranks are processes that outnumber its processors
-// (the balancer's case, Config.NoBalance), Connect gives the monitor
-// thread the lowest priority, niceness monitorNice: a monitor woken then
-// no longer preempts a running rank, and runs when a rank yields. Its
-// work (taking a processor from a thread blocked in a system call,
-// preempting a goroutine that ran 10 ms, the forced GC) waits for a core
-// the ranks give up, on a host whose cores the spinning ranks keep busy
-// anyway; a rank's waits there poll in its own goroutine.
+// (the balancer's case, Config.NoBalance), Connect puts the monitor
+// thread in the idle scheduling class (SCHED_IDLE): a monitor woken then
+// does not preempt a running rank, and runs where a core has nothing
+// else to run. Its work (taking a processor from a thread blocked in a
+// system call, preempting a goroutine that ran 10 ms, the forced GC)
+// waits for such a moment, on a host whose cores the spinning ranks keep
+// busy anyway; a rank's waits there poll in its own goroutine, and once
+// the ranks idle the monitor runs at once. Niceness 19 was tried first:
+// it halved the monitors' runs in such a loop where the idle class cut
+// them by five (bench/results/small_ops.md, Session 18, ar18).
 //
 // The monitor is the first thread the runtime starts (runtime.main): the
 // process's thread of the lowest id above its own, checked to be blocked
 // in nanosleep (the runtime's usleep, which the monitor sleeps in between
 // its rounds) at two looks in a row, a few tens of microseconds apart.
 const (
-	monitorNice   = 19
+	schedIdle     = 5  // SCHED_IDLE (linux/sched.h)
 	monitorLooks  = 40 // looks before it gives up
 	monitorLookAt = 50 * time.Microsecond
 )
 
 var monitorOnce sync.Once
 
-// calmMonitor lowers the priority of this process's runtime monitor
-// thread to monitorNice, once per process; it reports the thread, or 0
-// if it found none.
+// calmMonitor puts this process's runtime monitor thread in the idle
+// scheduling class, once per process; it reports the thread, or 0 if it
+// found none (or may not change it).
 func calmMonitor() (tid int) {
 	monitorOnce.Do(func() {
-		if t := findMonitor(); t > 0 && unix.Setpriority(unix.PRIO_PROCESS, t, monitorNice) == nil {
+		if t := findMonitor(); t > 0 && unix.SchedSetAttr(t, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: schedIdle}, 0) == nil {
 			tid = t
 		}
 	})
@@ -65,7 +69,7 @@ func calmMonitor() (tid int) {
 // as /proc/TID, never under /proc/self/task: a dentry made there is
 // flushed, when the process exits, by whoever reaps it, which then waits
 // for every thread's exit, and a reaper of high priority spun seconds in
-// the kernel waiting for a monitor of niceness 19 to run (a dentry under
+// the kernel waiting for a monitor of low priority to run (a dentry under
 // /proc/TID is flushed by the thread itself).
 func findMonitor() int {
 	tid := firstThread(os.Getpid(), monitorScan)

@@ -28,22 +28,22 @@ func TestFindMonitor(t *testing.T) {
 	}
 }
 
-// TestCalmMonitor: on an oversubscribed host, Connect's calmMonitor gives
-// the monitor thread niceness monitorNice, and no other thread of the
-// process changes.
+// TestCalmMonitor: on an oversubscribed host, Connect's calmMonitor puts
+// the monitor thread in the idle scheduling class, and no other thread of
+// the process changes.
 func TestCalmMonitor(t *testing.T) {
-	before := nices(t)
+	before := policies(t)
 	tid := calmMonitor()
 	if tid <= 0 {
 		t.Fatal("calmMonitor found no monitor thread")
 	}
-	after := nices(t)
-	if after[tid] != monitorNice {
-		t.Errorf("monitor thread %d: niceness %d, want %d", tid, after[tid], monitorNice)
+	after := policies(t)
+	if after[tid] != schedIdle {
+		t.Errorf("monitor thread %d: scheduling policy %d, want SCHED_IDLE (%d)", tid, after[tid], schedIdle)
 	}
 	for th, n := range after {
 		if b, ok := before[th]; ok && th != tid && b != n {
-			t.Errorf("thread %d: niceness %d, was %d", th, n, b)
+			t.Errorf("thread %d: scheduling policy %d, was %d", th, n, b)
 		}
 	}
 	if again := calmMonitor(); again != 0 {
@@ -51,8 +51,8 @@ func TestCalmMonitor(t *testing.T) {
 	}
 }
 
-// nices is every thread of this process, with its niceness.
-func nices(t *testing.T) map[int]int {
+// policies is every thread of this process, with its scheduling policy.
+func policies(t *testing.T) map[int]int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc/self/task")
 	if err != nil {
@@ -61,11 +61,11 @@ func nices(t *testing.T) map[int]int {
 	m := map[int]int{}
 	for _, e := range ents {
 		tid, _ := strconv.Atoi(e.Name())
-		p, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
+		a, err := unix.SchedGetAttr(tid, 0)
 		if err != nil {
 			continue // ended meanwhile
 		}
-		m[tid] = 20 - p // the system call's value: 20 - niceness
+		m[tid] = int(a.Policy)
 	}
 	return m
 }
