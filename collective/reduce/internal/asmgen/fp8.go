@@ -128,7 +128,7 @@ var fp8MinMax = []kernel{
 // which replace the table kernels at that level.
 var fp8Float32 = []kernel{
 	{"sumFloat8E4M3", "Sum", []string{"Float8E4M3Type"}, float8E4M3Float32(opSum, false), true},
-	{"prodFloat8E4M3", "Prod", []string{"Float8E4M3Type"}, float8E4M3Float32(opProd, false), true},
+	{"prodFloat8E4M3", "Prod", []string{"Float8E4M3Type"}, float8E4M3ProdMagFloat32(false), true},
 	{"sumFloat8E5M2", "Sum", []string{"Float8E5M2Type"}, float8E5M2Float32(opSum), true},
 	{"prodFloat8E5M2", "Prod", []string{"Float8E5M2Type"}, float8E5M2Float32(opProd), true},
 }

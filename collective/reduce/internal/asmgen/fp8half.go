@@ -53,7 +53,9 @@ func float8E5M2With(op floatOp, native bool) emitter {
 	}
 }
 
-// float8E4M3Native emits the E4M3 sum or product. An E4M3 byte s.eeee.mmm
+// float8E4M3Native emits the E4M3 sum or product (the products the
+// AVX-512 levels register are float8E4M3ProdMag's, fp8mag.go, which needs
+// fewer uops). An E4M3 byte s.eeee.mmm
 // has the float16 s.0eeee.mmm0000000 of its value times 2^-8, E4M3's
 // binades, subnormals included, lining up with float16's: two bit moves
 // (GF2P8AFFINEQB) make the upper bytes s.0eeee.mm and lower bytes

@@ -21,14 +21,26 @@ import (
 // narrowing rounds once more to nearest even (fp8half.go's argument), the
 // results' signs coming from a XOR b. NaNs are put back out of line as in
 // float8E4M3Native (e4m3NaNs).
-func float8E4M3ProdMag() emitter {
+func float8E4M3ProdMag() emitter { return float8E4M3ProdMagWith(true, true) }
+
+// float8E4M3ProdMagFloat32 is float8E4M3ProdMag for AVX-512 without FP16:
+// the float16 products are computed in float32 (halfViaFloat32), b's 2^8
+// there; the widening needs no GFNI, the narrowing uses it if gfni.
+func float8E4M3ProdMagFloat32(gfni bool) emitter { return float8E4M3ProdMagWith(false, gfni) }
+
+func float8E4M3ProdMagWith(native, gfni bool) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
-		n := g.newFP8Narrower(true, true)
-		scale := g.bcast32(0x5c005c00) // 256.0
+		n := g.newFP8Narrower(true, gfni)
+		var scale, scale32 reg.VecVirtual
+		if native {
+			scale = g.bcast32(0x5c005c00) // 256.0
+		} else {
+			scale32 = g.bcast32(0x43800000) // 256.0
+		}
 		nan := g.bcast32(0x7f7f7f7f)
 		lowBy128, highBy128 := g.bcast32(0x00800080), g.bcast32(0x80008000)
-		arith := g.halfRZ(opProd, true, nil)
+		arith := g.halfRZ(opProd, native, scale32)
 		nans := g.newE4M3NaNs(nan)
 		widen := func(m reg.VecVirtual) (odd, even reg.VecVirtual) {
 			return g.to(c.VPMADDUBSW, m, highBy128), g.to(c.VPMADDUBSW, m, lowBy128)
@@ -38,7 +50,9 @@ func float8E4M3ProdMag() emitter {
 			xm, ym := g.and(x, nan), g.and(y, nan)
 			xo, xe := widen(xm)
 			yo, ye := widen(ym)
-			yo, ye = g.to(g.rawTo(vmulph), yo, scale), g.to(g.rawTo(vmulph), ye, scale)
+			if native {
+				yo, ye = g.to(g.rawTo(vmulph), yo, scale), g.to(g.rawTo(vmulph), ye, scale)
+			}
 			out := n.narrowSign(arith(xo, yo), arith(xe, ye), g.xor(x, y))
 			g.store(out, d)
 			nans.test(xm)

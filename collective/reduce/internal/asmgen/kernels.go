@@ -82,7 +82,7 @@ var extensions = []extension{
 	// GF2P8AFFINEQB), and its fp8 minimums and maximums.
 	{"GFNI", "gfni", []kernel{
 		{"sumFloat8E4M3", "Sum", []string{"Float8E4M3Type"}, float8E4M3Float32(opSum, true), true},
-		{"prodFloat8E4M3", "Prod", []string{"Float8E4M3Type"}, float8E4M3Float32(opProd, true), true},
+		{"prodFloat8E4M3", "Prod", []string{"Float8E4M3Type"}, float8E4M3ProdMagFloat32(true), true},
 		{"minFloat8E4M3", "Min", []string{"Float8E4M3Type"}, float8MinMaxGFNI(true, false), true},
 		{"maxFloat8E4M3", "Max", []string{"Float8E4M3Type"}, float8MinMaxGFNI(true, true), true},
 		{"minFloat8E5M2", "Min", []string{"Float8E5M2Type"}, float8MinMaxGFNI(false, false), true},
