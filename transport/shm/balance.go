@@ -220,12 +220,17 @@ func (b *balancer) look(now time.Time) {
 // its user) to processor cpu, leaving the thread's affinity mask as it
 // was. It fails where the thread is not pid's (gone, or a word written
 // wrong), its mask does not hold cpu, or this process may not change it.
+// It also fails where the mask holds one processor only: that may be
+// another mover's (ranks that see the same crowd move the same thread,
+// balanceMove being the same on each), bound for a moment, which this
+// one would otherwise "restore" and leave the thread bound for good; a
+// thread truly bound to one processor has nowhere to move anyway.
 func moveThread(pid, tid, cpu int) bool {
 	if pid <= 0 || tid <= 0 || unix.Tgkill(pid, tid, 0) != nil {
 		return false
 	}
 	var mask, one unix.CPUSet
-	if unix.SchedGetaffinity(tid, &mask) != nil || !mask.IsSet(cpu) {
+	if unix.SchedGetaffinity(tid, &mask) != nil || mask.Count() < 2 || !mask.IsSet(cpu) {
 		return false
 	}
 	one.Set(cpu)
