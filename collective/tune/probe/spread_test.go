@@ -2,6 +2,7 @@ package probe_test
 
 import (
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 	"time"
@@ -68,5 +69,33 @@ func TestMeasureSpreadPairs(t *testing.T) {
 	}
 	if d := wan.Latency - links.WAN.Latency; d < 0 || d > 50*time.Microsecond {
 		t.Errorf("WAN latency %v, want %v", wan.Latency, links.WAN.Latency)
+	}
+}
+
+// The spread pairs' turns end on every layout: on 30 random layouts (2-12
+// ranks, up to 6 hosts on up to 3 sites, ranks not numbered site by site)
+// the probe returns on every rank (a turn waiting for a token no rank sends
+// would hold it until the test's deadline) with the same figures, and a
+// WAN level with spread pairs measures at least its uplink's bandwidth.
+func TestMeasureSpreadRandomLayouts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(18, 1))
+	links := tune.DefaultLinks()
+	links.WAN = tune.Link{Latency: time.Millisecond, Bandwidth: 50e6}
+	for i := range 30 {
+		topo := randomLayout(t, rng, 2+rng.IntN(11), 1+rng.IntN(6), 1+rng.IntN(3))
+		got := measureWith(t, topo, links, func(_ int, now func() time.Duration) probe.Options {
+			return probe.Options{Now: now, BulkBytes: 1 << 20}
+		})
+		for r := range got {
+			if !reflect.DeepEqual(got[r], got[0]) {
+				t.Fatalf("layout %d: rank %d measured %+v, rank 0 %+v", i, r, got[r], got[0])
+			}
+		}
+		// Not above: the contended round (contend.go) puts the WAN 10 % above
+		// the uplink on 2 of these layouts (15 and 28: 3 sites, two pairs
+		// leaving one), with or without the spread pairs.
+		if w := got[0].WAN; w != nil && len(probe.SpreadPairs(topo, 2)) > 0 && w.Bandwidth < 0.95*links.WAN.Bandwidth {
+			t.Errorf("layout %d (spread pairs %v): WAN %.4g B/s, want at least %.4g - 5 %%", i, probe.SpreadPairs(topo, 2), w.Bandwidth, links.WAN.Bandwidth)
+		}
 	}
 }
