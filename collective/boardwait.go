@@ -158,7 +158,7 @@ func (o *operation) boardAwait() error {
 	if o.boardReadyFn == nil {
 		o.boardReadyFn = o.boardReady // kept by release: one allocation per operation made
 	}
-	b.host.Spin(o.ctx, o.boardReadyFn)
+	o.boardSpin()
 	if o.boardReady() {
 		return o.settle()
 	}
@@ -182,6 +182,24 @@ func (o *operation) boardAwait() error {
 			return o.settle()
 		}
 	}
+}
+
+// boardSpin spins on the board host until the wait is over or the
+// host's budget is spent: its long budget (SpinLong) for a Broadcast on a
+// big slot, whose waits end with a copy of up to a slot of data by the
+// rank waited for, else its own.
+func (o *operation) boardSpin() {
+	if o.boardLongSpin() {
+		o.c.board.host.SpinLong(o.ctx, o.boardReadyFn)
+		return
+	}
+	o.c.board.host.Spin(o.ctx, o.boardReadyFn)
+}
+
+// boardLongSpin reports whether this call's board waits take the host's
+// long spin (boardSpin).
+func (o *operation) boardLongSpin() bool {
+	return o.hdr.kind == KindBroadcast && o.boardSlot < boardSlots
 }
 
 // boardNap sleeps at most d on the bell of the member o.bw waits on, or

@@ -53,4 +53,12 @@ type BoardHost interface {
 	// or the transport's spin budget is spent; it reports done's last
 	// answer.
 	Spin(ctx context.Context, done func() bool) bool
+	// SpinLong is Spin with a second budget, for a wait that another
+	// rank's copy of a board slot's data ends (a Broadcast above the
+	// ring's size): where the transport chose a short spin by default
+	// because the host's ranks outnumber its processors, SpinLong spins
+	// for the transport's longer default instead (a sleep there costs a
+	// wake-up that, on such a host, waits for a core); where the spin
+	// budget was set, or not shortened, it is Spin.
+	SpinLong(ctx context.Context, done func() bool) bool
 }

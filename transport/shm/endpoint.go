@@ -58,8 +58,11 @@ type Endpoint struct {
 	// balance spreads this host's spinning ranks over its processors
 	// (balance.go); nil unless they are processes that outnumber them.
 	// Only a spinning wait that holds pollMu uses it.
-	balance  *balancer
-	gathered [EagerMax]byte // a long inline message, put together by the poller
+	balance *balancer
+	// boardSpinShort: Connect chose OversubscribedBoardSpinWait for
+	// Config.BoardSpinWait (boardHost.SpinLong spins longer).
+	boardSpinShort bool
+	gathered       [EagerMax]byte // a long inline message, put together by the poller
 
 	mu         sync.Mutex
 	closed     bool

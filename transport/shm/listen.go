@@ -156,7 +156,7 @@ func (l *Listener) Connect(ctx context.Context, addrs []string) (*Endpoint, erro
 		e.cfg.SpinWait = defaultSpinWait(local, inProcess, cpus)
 	}
 	if e.cfg.boardSpinDefault && oversubscribed(local, inProcess, cpus) {
-		e.cfg.BoardSpinWait = OversubscribedBoardSpinWait
+		e.cfg.BoardSpinWait, e.boardSpinShort = OversubscribedBoardSpinWait, true
 	}
 	if !e.cfg.NoBalance && oversubscribed(local, inProcess, cpus) {
 		e.balance = newBalancer(e)

@@ -128,3 +128,38 @@ func TestBoardSpinWaitChosenOnlyByDefault(t *testing.T) {
 		t.Error("oversubscribed: 4 processes on 2 processors are, 4 goroutines or 2 processes are not")
 	}
 }
+
+// TestLongBoardSpin: SpinLong's budget is DefaultBoardSpinWait where
+// Connect shortened the board spin for an oversubscribed host, and the
+// board spin itself where it did not (a world of goroutines) or where it
+// was set (never shortened then).
+func TestLongBoardSpin(t *testing.T) {
+	for _, tc := range []struct {
+		board time.Duration
+		short bool
+		want  time.Duration
+	}{
+		{OversubscribedBoardSpinWait, true, DefaultBoardSpinWait},
+		{OversubscribedBoardSpinWait, false, OversubscribedBoardSpinWait},
+		{300 * time.Microsecond, false, 300 * time.Microsecond},
+		{0, false, 0},
+	} {
+		if got := longBoardSpin(tc.board, tc.short); got != tc.want {
+			t.Errorf("longBoardSpin(%v, %v) = %v, want %v", tc.board, tc.short, got, tc.want)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	eps, err := NewLocalWorld(ctx, min(runtime.NumCPU()+1, 9), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range eps {
+		if e.boardSpinShort {
+			t.Errorf("rank %d in one process: its board spin counted as shortened", e.rank)
+		}
+		if err := e.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+}
