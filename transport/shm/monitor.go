@@ -49,18 +49,21 @@ const (
 	monitorLookAt = 50 * time.Microsecond
 )
 
-var monitorOnce sync.Once
+var (
+	monitorOnce sync.Once
+	monitorTID  int
+)
 
 // calmMonitor puts this process's runtime monitor thread in the idle
-// scheduling class, once per process; it reports the thread, or 0 if it
-// found none (or may not change it).
-func calmMonitor() (tid int) {
+// scheduling class, once per process; it reports the thread (the same at
+// every call), or 0 if it found none or may not change it.
+func calmMonitor() int {
 	monitorOnce.Do(func() {
 		if t := findMonitor(); t > 0 && unix.SchedSetAttr(t, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: schedIdle}, 0) == nil {
-			tid = t
+			monitorTID = t
 		}
 	})
-	return tid
+	return monitorTID
 }
 
 // findMonitor returns the runtime's monitor thread of this process: the
