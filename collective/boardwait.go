@@ -185,9 +185,9 @@ func (o *operation) boardAwait() error {
 }
 
 // boardSpin spins on the board host until the wait is over or the
-// host's budget is spent: its long budget (SpinLong) for a Broadcast on a
-// big slot, whose waits end with a copy of up to a slot of data by the
-// rank waited for, else its own.
+// host's budget is spent: its long budget (SpinLong) for a Broadcast or
+// an AllToAll on a big slot, whose waits end with a copy of up to a slot
+// of data by the rank waited for, else its own.
 func (o *operation) boardSpin() {
 	if o.boardLongSpin() {
 		o.c.board.host.SpinLong(o.ctx, o.boardReadyFn)
@@ -199,7 +199,7 @@ func (o *operation) boardSpin() {
 // boardLongSpin reports whether this call's board waits take the host's
 // long spin (boardSpin).
 func (o *operation) boardLongSpin() bool {
-	return o.hdr.kind == KindBroadcast && o.boardSlot < boardSlots
+	return (o.hdr.kind == KindBroadcast || o.hdr.kind == KindAllToAll) && o.boardSlot < boardSlots
 }
 
 // boardNap sleeps at most d on the bell of the member o.bw waits on, or

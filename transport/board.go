@@ -55,7 +55,7 @@ type BoardHost interface {
 	Spin(ctx context.Context, done func() bool) bool
 	// SpinLong is Spin with a second budget, for a wait that another
 	// rank's copy of a board slot's data ends (a Broadcast above the
-	// ring's size): where the transport chose a short spin by default
+	// ring's size, an AllToAll): where the transport chose a short spin by default
 	// because the host's ranks outnumber its processors, SpinLong spins
 	// for the transport's longer default instead (a sleep there costs a
 	// wake-up that, on such a host, waits for a core); where the spin
