@@ -292,10 +292,12 @@ func (c *conn) acceptData(now, at time.Duration, pathIdx int, ce bool, d *wire.D
 		c.ackSoon(now, pathIdx, true)
 		return nil
 	}
+	whole := c.rcv.whole
 	if !c.rcv.piece(d, now) {
 		c.st.Discarded = c.rcv.discarded
 		return nil
 	}
+	whole = c.rcv.whole - whole
 	c.ep.growBudget(now, c)
 	p.recv.receive(d.Seq, d.SentAt, at, ce)
 	c.lastData, c.owd = now, at-d.SentAt
@@ -309,7 +311,10 @@ func (c *conn) acceptData(now, at time.Duration, pathIdx int, ce bool, d *wire.D
 	// which also waits for smallAckEvery packets rather than AckEvery (no
 	// window of a bulk transfer waits on it).
 	// On a long connection the count is over all paths and the hold is
-	// longer (ackhold.go).
+	// longer (ackhold.go), and the piece that completes a message is
+	// acknowledged at once too, last or not (its pieces cross on several
+	// paths): else the send's completion waited up to the hold, 500 µs
+	// (TestAckCompletesMessage).
 	small := c.cfg.DelaySmallAcks && d.Flags&(wire.FlagFirst|wire.FlagLast) == wire.FlagFirst|wire.FlagLast
 	rtt := c.ackRTT()
 	every, overall := c.ackEvery(rtt)
@@ -320,7 +325,7 @@ func (c *conn) acceptData(now, at time.Duration, pathIdx int, ce bool, d *wire.D
 	if overall {
 		count = c.unackedAll()
 	}
-	last := d.Flags&wire.FlagLast != 0 && !small
+	last := (d.Flags&wire.FlagLast != 0 || overall && whole > 0) && !small
 	urgent := count >= every || p.recv.gap || last ||
 		d.Flags&(wire.FlagAnnounce|wire.FlagAbort) != 0
 	c.ackWithin(now, c.ackPathFor(now, pathIdx, overall, rtt), urgent, ackHold(c.cfg, rtt))

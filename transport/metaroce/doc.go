@@ -185,7 +185,8 @@
 //
 // The receiver acknowledges every Config.AckEvery DATA packets, at once for
 // an out-of-order arrival, a message's last piece (with
-// Config.DelaySmallAcks, only of a message of more than one piece) or a
+// Config.DelaySmallAcks, only of a message of more than one piece; on a
+// long connection, also the piece that completes a message) or a
 // control piece, and otherwise within Config.AckDelay (with
 // DelaySmallAcks, one-piece messages count towards 32 packets rather than
 // AckEvery). On a connection whose RTT is 1 ms or more, ACKs are coalesced

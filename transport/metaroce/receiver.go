@@ -57,8 +57,12 @@ type receiver struct {
 
 	discarded int64
 	placed    int64 // message bytes received for the first time
-	done      func(m *inMsg, n int, err error)
-	arrived   func(m *inMsg) // reports an unexpected message; may be nil
+	// whole counts the messages whose last missing piece has arrived
+	// (matched or not): the arrival that raises it lets the sender's
+	// send complete once acknowledged (conn.acceptData).
+	whole   uint64
+	done    func(m *inMsg, n int, err error)
+	arrived func(m *inMsg) // reports an unexpected message; may be nil
 }
 
 func newReceiver(chunk int, budget, maxBudget uint64, maxRecvs, window int, done func(*inMsg, int, error)) receiver {
@@ -168,6 +172,9 @@ func (r *receiver) data(m *inMsg, d *wire.Data) bool {
 			m.held = make(map[uint64][]byte)
 		}
 		m.held[idx] = append([]byte(nil), d.Payload...)
+		if uint64(len(m.held)) == m.pieces(r.chunk) {
+			r.whole++
+		}
 		r.placed += int64(n)
 		m.heldN += n
 		r.held += n
@@ -177,6 +184,9 @@ func (r *receiver) data(m *inMsg, d *wire.Data) bool {
 	}
 	if !m.got.add(idx) {
 		return true
+	}
+	if m.got.n == m.pieces(r.chunk) {
+		r.whole++
 	}
 	r.placed += int64(n)
 	if !m.discard && !inPlace(m.buf[d.Offset:], d.Payload) {
