@@ -120,7 +120,7 @@ type Config struct {
 	AckEvery int
 	// AckDelay is the longest an ACK is held back on a connection of RTT
 	// under 1 ms; on longer ones an ACK is held up to an eighth of the RTT,
-	// at most 500µs, but never less than AckDelay (see the package
+	// at most 250µs, but never less than AckDelay (see the package
 	// documentation). Default 20µs.
 	AckDelay time.Duration
 	// DelaySmallAcks lets the receiver hold the ACK of a one-piece

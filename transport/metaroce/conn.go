@@ -313,7 +313,7 @@ func (c *conn) acceptData(now, at time.Duration, pathIdx int, ce bool, d *wire.D
 	// On a long connection the count is over all paths and the hold is
 	// longer (ackhold.go), and the piece that completes a message is
 	// acknowledged at once too, last or not (its pieces cross on several
-	// paths): else the send's completion waited up to the hold, 500 µs
+	// paths): else the send's completion waited up to the hold, 250 µs
 	// (TestAckCompletesMessage).
 	small := c.cfg.DelaySmallAcks && d.Flags&(wire.FlagFirst|wire.FlagLast) == wire.FlagFirst|wire.FlagLast
 	rtt := c.ackRTT()

@@ -165,7 +165,7 @@
 // recent minimum against the minimum, the one-way delay's queue, the loss
 // classifier's queue, the ceiling). The full one ends when the ACK is
 // handed over and leaves out only the part of the Delay a receiver holds
-// on purpose (at most max(AckDelay, 500 µs)): the loop the endpoints live,
+// on purpose (at most max(AckDelay, 250 µs)): the loop the endpoints live,
 // which sizes the RTO, the loss timer, the window's growth, pacing and the
 // ACK hold; the RTO and the loss timer also allow for the longest hold of
 // the endpoints seen lately (the peer's Delay plus the ACK's wait in our
@@ -190,8 +190,8 @@
 // control piece, and otherwise within Config.AckDelay (with
 // DelaySmallAcks, one-piece messages count towards 32 packets rather than
 // AckEvery). On a connection whose RTT is 1 ms or more, ACKs are coalesced
-// (ackhold.go): held for an eighth of the RTT (at most 500 µs, at least
-// AckDelay) or until 16 new packets over all paths, and sent on the path of
+// (ackhold.go): held for an eighth of the RTT (at most 250 µs, at least
+// AckDelay) or until 8 new packets over all paths, and sent on the path of
 // least one-way delay, so that one ACK opens the window of every path at
 // once; the sender's timeout and its window under the peer's rate allow for
 // the hold. With Config.PiggybackAcks, an ACK still waiting for its delay
