@@ -131,9 +131,7 @@ type Config struct {
 	// NoBalance turns off the spreading of this host's spinning ranks
 	// over its processors (balance.go), which Connect turns on where the
 	// ranks are processes that outnumber the processors they can run on
-	// together and this one may run on more than one, and the idle
-	// scheduling class Connect puts the Go runtime's monitor thread in
-	// where they outnumber them (monitor.go).
+	// together and this one may run on more than one.
 	NoBalance bool
 	// Boards is how many boards this rank holds for the collectives'
 	// one-round small algorithms (transport.BoardHost): one per

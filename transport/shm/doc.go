@@ -49,12 +49,11 @@
 // runs at least two more recently active ranks than another, it migrates
 // the highest of them there (binding the thread for a moment and restoring
 // its affinity mask), since the scheduler leaves such a split (3 ranks on
-// one core, 1 on the other) in place for a whole run. There Connect also
-// puts the Go runtime's monitor thread (sysmon) in the idle scheduling
-// class (SCHED_IDLE), once per process: after a pause it wakes every
-// ~20-90 us for a few milliseconds, in every rank process at once, and
-// each wake took a core from a rank that all the others then waited for;
-// in the idle class it runs where a core has nothing else to run.
+// one core, 1 on the other) in place for a whole run. Connect leaves the
+// Go runtime's threads in their scheduling class: a thread inherits its
+// creator's, and the runtime's monitor thread starts threads that run the
+// rank's goroutines, so a monitor in the idle class (SCHED_IDLE, tried in
+// session 18) put them there too.
 //
 // # Failure
 //

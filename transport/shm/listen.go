@@ -160,7 +160,6 @@ func (l *Listener) Connect(ctx context.Context, addrs []string) (*Endpoint, erro
 	}
 	if !e.cfg.NoBalance && oversubscribed(local, inProcess, cpus) {
 		e.balance = newBalancer(e)
-		calmMonitor() // monitor.go
 	}
 	go e.run()
 	if err := e.greet(ctx); err != nil {
