@@ -42,6 +42,7 @@ var flagSpecs = []flagSpec{
 	{long: "sizes", set: setSizes, help: "comma-separated sizes, instead of -b -e -f -i"},
 	{short: "n", long: "iters", set: setInt(func(o *Options) *int { return &o.Iters }), help: "timed iterations (default 20)"},
 	{short: "w", long: "warmup_iters", set: setInt(func(o *Options) *int { return &o.Warmup }), help: "warm-up iterations (default 1)"},
+	{long: "peers-schedule", set: setPeersSchedule, help: "per size, warm-up and timed iterations as ../shared/peers' mpi_coll_bench -s SCALE (50/1000 up to 1 KiB, 20/200 up to 64 KiB, 5/50 up to 1 MiB, 2/10 up to 16 MiB, 2/5 above; iterations times SCALE) instead of -w and -n (default 0: off)"},
 	{short: "c", long: "check", set: setInt(func(o *Options) *int { return &o.Check }), help: "verified iterations per measurement, 0 for none (default 1)"},
 	{short: "d", long: "datatype", set: setDataType, help: "data type: float, double, bf16, half, int8, uint8, int32, uint32, int64, uint64, f8e4m3, f8e5m2, or all (default float)"},
 	{short: "o", long: "op", set: setOp, help: "reduction: sum, prod, min, max, avg, or all (default sum)"},
@@ -193,6 +194,15 @@ func setInt(field func(*Options) *int) func(*Options, string) error {
 		*field(o) = int(n)
 		return nil
 	}
+}
+
+func setPeersSchedule(o *Options, v string) error {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return fmt.Errorf("%s is not a number", quoteArg(v))
+	}
+	o.PeersSchedule = f
+	return nil
 }
 
 func setRanks(o *Options, v string) error {

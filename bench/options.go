@@ -104,6 +104,37 @@ type Options struct {
 	// Cycles (-N, nccl-tests' run cycles, default 1) repeats the whole
 	// sweep; 0 repeats it until Ctrl-C (or --timeout) stops the run.
 	Cycles int
+	// PeersSchedule (--peers-schedule SCALE, default 0: off), when
+	// positive, sets each size's warm-up and timed iterations as
+	// ../shared/peers' mpi_coll_bench -s SCALE does (PeersLoops), in place
+	// of -w and -n: with every size in one job, as that benchmark runs,
+	// each size is measured after the same calls on both sides.
+	PeersSchedule float64
+}
+
+// PeersScheduleMax bounds Options.PeersSchedule.
+const PeersScheduleMax = 1000
+
+// PeersLoops returns the warm-up and timed iterations of mpi_coll_bench
+// (../shared/peers) for a call of the given bytes at scale: 50 and 1000 up
+// to 1 KiB, 20 and 200 up to 64 KiB, 5 and 50 up to 1 MiB, 2 and 10 up to
+// 16 MiB, 2 and 5 above; the iterations times scale, rounded, at least 1;
+// the warm-ups times scale only where scale is below 1, at least 1.
+func PeersLoops(bytes int64, scale float64) (warmup, iters int) {
+	w, i := 2, 5
+	switch {
+	case bytes <= 1<<10:
+		w, i = 50, 1000
+	case bytes <= 64<<10:
+		w, i = 20, 200
+	case bytes <= 1<<20:
+		w, i = 5, 50
+	case bytes <= 16<<20:
+		w, i = 2, 10
+	}
+	iters = max(int(float64(i)*scale+0.5), 1)
+	warmup = max(int(float64(w)*min(scale, 1)+0.5), 1)
+	return warmup, iters
 }
 
 // The values of Options.Average, nccl-tests' -a 0..3.
@@ -154,6 +185,9 @@ func (o *Options) validate() error {
 		if c.v < c.lo || c.v > c.hi {
 			return fmt.Errorf("%s %d out of range [%d, %d]", c.name, c.v, c.lo, c.hi)
 		}
+	}
+	if !(o.PeersSchedule >= 0 && o.PeersSchedule <= PeersScheduleMax) {
+		return fmt.Errorf("--peers-schedule %v out of range [0, %d]", o.PeersSchedule, PeersScheduleMax)
 	}
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--timeout %v must be positive", o.Timeout)

@@ -82,8 +82,12 @@ func (t *ncclReport) begin() error {
 	if len(o.Sizes) > 0 {
 		sizes = "sizes " + strings.Trim(fmt.Sprint(o.Sizes), "[]")
 	}
-	_, err := fmt.Fprintf(t.w, "# gocoll bench %s: %d ranks as %s, transport %s, algo %v\n# %s warmup iters: %d iters: %d agg iters: %d blocking: %d validation: %d\n#\n",
-		strings.Join(o.Colls, ","), t.info.ranks, t.info.placement, o.Transport, o.Algo, sizes, o.Warmup, o.Iters, o.AggIters, o.Blocking, o.Check)
+	loops := fmt.Sprintf("warmup iters: %d iters: %d", o.Warmup, o.Iters)
+	if o.PeersSchedule > 0 {
+		loops = fmt.Sprintf("warmup iters and iters: the peers' schedule x%g", o.PeersSchedule)
+	}
+	_, err := fmt.Fprintf(t.w, "# gocoll bench %s: %d ranks as %s, transport %s, algo %v\n# %s %s agg iters: %d blocking: %d validation: %d\n#\n",
+		strings.Join(o.Colls, ","), t.info.ranks, t.info.placement, o.Transport, o.Algo, sizes, loops, o.AggIters, o.Blocking, o.Check)
 	return err
 }
 

@@ -22,11 +22,12 @@ type plan struct {
 	blocking bool // wait for each call before the next (-z 1)
 	iters    int
 	warmup   int
-	checks   int  // checked calls per measurement (0: no check)
-	roundUp  bool // AllToAll rounds a size up to one element per block
-	peers    bool // measure only the variant the peers table shows
-	average  int  // Options.Average: how the ranks' times combine
-	cycles   int  // Options.Cycles: sweeps of every collective and size; 0 until ctx ends
+	schedule float64 // Options.PeersSchedule: iterations per size as the peers'; 0: iters and warmup
+	checks   int     // checked calls per measurement (0: no check)
+	roundUp  bool    // AllToAll rounds a size up to one element per block
+	peers    bool    // measure only the variant the peers table shows
+	average  int     // Options.Average: how the ranks' times combine
+	cycles   int     // Options.Cycles: sweeps of every collective and size; 0 until ctx ends
 }
 
 // wants reports whether the plan measures variant v of collective k.
@@ -134,8 +135,17 @@ func (r *member) measureSize(ctx context.Context, k collKind, c testCase, size i
 	return res, r.combine(ctx, &res)
 }
 
-// measure times p.iters iterations of p.agg calls each after p.warmup
-// iterations, then checks p.checks calls.
+// loops returns the warm-up and timed iterations of a size: p.warmup and
+// p.iters, or the peers' schedule for it.
+func (p *plan) loops(bytes int64) (warmup, iters int) {
+	if p.schedule > 0 {
+		return PeersLoops(bytes, p.schedule)
+	}
+	return p.warmup, p.iters
+}
+
+// measure times the size's iterations (plan.loops) of p.agg calls each
+// after its warm-up iterations, then checks p.checks calls.
 func (r *member) measure(ctx context.Context, k collKind, c testCase, g geometry, v variant) (measurement, error) {
 	p, n, me := r.plan, r.comm.Size(), r.comm.Rank()
 	args := make([]opArgs, len(r.sendBufs))
@@ -148,7 +158,8 @@ func (r *member) measure(ctx context.Context, k collKind, c testCase, g geometry
 	for _, a := range args {
 		chk.prepare(a.send, a.recv)
 	}
-	for range p.warmup {
+	warmup, iters := p.loops(g.bytes)
+	for range warmup {
 		if err := r.iteration(ctx, k, args); err != nil {
 			return measurement{}, err
 		}
@@ -164,15 +175,15 @@ func (r *member) measure(ctx context.Context, k collKind, c testCase, g geometry
 		return measurement{}, err
 	}
 	start := time.Now()
-	for i := range p.iters {
+	for i := range iters {
 		if err := r.iteration(ctx, k, args); err != nil {
 			return measurement{}, err
 		}
-		r.prog.iteration(k, g.bytes, i+1, p.iters)
+		r.prog.iteration(k, g.bytes, i+1, iters)
 	}
 	elapsed := time.Since(start)
 	cpu1, ok1 := readCPUTimes()
-	m := measurement{ran: true, timeUs: float64(elapsed.Nanoseconds()) / 1e3 / float64(p.iters*p.agg),
+	m := measurement{ran: true, timeUs: float64(elapsed.Nanoseconds()) / 1e3 / float64(iters*p.agg),
 		steal: stealOver(cpu0, cpu1, ok0 && ok1)}
 	send, recv := args[0].send, args[0].recv
 	for range p.checks {

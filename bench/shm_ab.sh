@@ -24,7 +24,14 @@
 #        of its own whose group has that niceness, since niceness alone
 #        only ranks the tasks of one session against each other),
 #        PEERS_DIR (default ../shared/peers next to the repository; from
-#        a git worktree, next to the main working tree).
+#        a git worktree, next to the main working tree), SWEEP (default 0:
+#        a gocoll job of its own for each size; 1: one gocoll job a round
+#        runs every collective over every size, SIZES and mpi_coll_bench's
+#        8 1024 65536 1048576 16777216 67108864 up to the largest, in
+#        mpi_coll_bench's order and schedule (gocoll bench
+#        --peers-schedule SCALE; commits from before that option cannot run
+#        this way), so that each size is measured after the same calls on
+#        both sides, as mpi_coll_bench measures every size in one job).
 #
 # Both sides time alike: warm-up calls, a barrier, the timed loop on each
 # rank's own clock, its mean per call, the slowest rank's (max over
@@ -50,7 +57,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ $# -ge 1 ]] || { echo "usage: bench/shm_ab.sh REV..." >&2; exit 2; }
 ROUNDS=${ROUNDS:-3} NP=${NP:-4} COLLS=${COLLS:-broadcast,alltoall}
-SIZES=${SIZES:-65536 1048576 16777216} NICE=${NICE:-0} SCALE=${SCALE:-1} BIND=${BIND:-none}
+SIZES=${SIZES:-65536 1048576 16777216} NICE=${NICE:-0} SCALE=${SCALE:-1} BIND=${BIND:-none} SWEEP=${SWEEP:-0}
+case $SWEEP in 0 | 1) ;; *) echo "shm_ab.sh: SWEEP is 0 or 1, not $SWEEP" >&2; exit 2 ;; esac
 case $BIND in
   none) mpibind=() gocollrun=() ;;
   core) mpibind=(--bind-to core:overload-allowed) gocollrun=(run -np "$NP" --bind-to core --oversubscribe) ;;
@@ -88,20 +96,26 @@ iters() {
 }
 rows=$TMP/rows
 for round in $(seq "$ROUNDS"); do
-  echo "# round $round: load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%T), bind $BIND, scale $SCALE"
+  echo "# round $round: load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%T), bind $BIND, scale $SCALE, sweep $SWEEP"
   GLIBC_TUNABLES=glibc.malloc.hugetlb=1 niced mpirun --allow-run-as-root --oversubscribe "${mpibind[@]}" \
     -n "$NP" -x GLIBC_TUNABLES "$TMP/mpi_coll_bench" -l mpi-shm-thp -m "$max" -s "$SCALE" -c "$COLLS" 2>&1 |
     awk -v sizes=" $SIZES " '/^(allreduce|broadcast|alltoall) / && index(sizes, " " $2 " ") { print "mpi-shm-thp", $1, $2, $4 }' >>"$rows"
   for l in "${labels[@]}"; do
-    for s in $SIZES; do
-      read -r w i <<<"$(iters "$s")"
+    jobs=$SIZES
+    if ((SWEEP)); then
+      all=$(for s in $SIZES 8 1024 65536 1048576 16777216 67108864; do ((s <= max)) && echo "$s"; done | sort -nu | paste -sd, -)
+      jobs=sweep
+    fi
+    for s in $jobs; do
+      if [[ $s == sweep ]]; then loops=(--sizes "$all" --peers-schedule "$SCALE")
+      else read -r w i <<<"$(iters "$s")"; loops=(--sizes "$s" -w "$w" -n "$i"); fi
       # Under gocoll run (BIND=core) the launcher starts the ranks and
       # prefixes rank 0's lines with "[rank 0] ".
       if ((${#gocollrun[@]})); then launch=("$TMP/gocoll-$l" "${gocollrun[@]}" "$TMP/gocoll-$l") np=()
       else launch=("$TMP/gocoll-$l") np=(-np "$NP"); fi
-      niced "${launch[@]}" bench "$COLLS" "${np[@]}" --sizes "$s" -w "$w" -n "$i" -c 1 --format peers 2>&1 |
+      niced "${launch[@]}" bench "$COLLS" "${np[@]}" "${loops[@]}" -c 1 --format peers 2>&1 |
         sed 's/^\[rank 0\] //' |
-        awk -v l="$l" '/^(allreduce|broadcast|alltoall) / { print l, $1, $2, $4; next }
+        awk -v l="$l" -v sizes=" $SIZES " '/^(allreduce|broadcast|alltoall) / && index(sizes, " " $2 " ") { print l, $1, $2, $4; next }
                        / all_correct=no/ { print "# " l ": WRONG VALUES" > "/dev/stderr" }' >>"$rows"
     done
   done
