@@ -103,7 +103,7 @@ for round in $(seq "$ROUNDS"); do
   for l in "${labels[@]}"; do
     jobs=$SIZES
     if ((SWEEP)); then
-      all=$(for s in $SIZES 8 1024 65536 1048576 16777216 67108864; do ((s <= max)) && echo "$s"; done | sort -nu | paste -sd, -)
+      all=$(for s in $SIZES 8 1024 65536 1048576 16777216 67108864; do if ((s <= max)); then echo "$s"; fi; done | sort -nu | paste -sd, -)
       jobs=sweep
     fi
     for s in $jobs; do
