@@ -2,11 +2,13 @@ package probe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/topology"
+	"github.com/gocoll/gocoll/transport"
 )
 
 // The spread pairs. Between sites, one connection's bulk transfers show
@@ -108,7 +110,7 @@ func runSpread(ctx context.Context, c *collective.Comm, topo topology.Topology, 
 		first := me == it.pair[0]
 		if first && i > 0 && items[i-1].pair[0] != me {
 			if err := collective.Recv(ctx, c, token, items[i-1].pair[0]); err != nil {
-				return bw, fmt.Errorf("probe: level %d, waiting for the spread pair before %v: %w", it.level, it.pair, err)
+				return bw, tokenWaitErr(ctx, items[i-1], it, err)
 			}
 		}
 		b, err := spreadPair(ctx, c, it.pair, opts)
@@ -119,12 +121,27 @@ func runSpread(ctx context.Context, c *collective.Comm, topo topology.Topology, 
 			bw[it.level] = max(bw[it.level], b)
 			if i+1 < len(items) && items[i+1].pair[0] != me {
 				if err := collective.Send(ctx, c, token, items[i+1].pair[0]); err != nil {
-					return bw, fmt.Errorf("probe: level %d, starting the spread pair after %v: %w", it.level, it.pair, err)
+					next := items[i+1]
+					return bw, fmt.Errorf("probe: level %d, spread pair %v passing the token to rank %d, the first of spread pair %v: %w", next.level, it.pair, next.pair[0], next.pair, err)
 				}
 			}
 		}
 	}
 	return bw, nil
+}
+
+// tokenWaitErr is the error of turn it's first rank whose wait for the
+// token from prev's first rank failed with err: it names that rank and the
+// turn it ends. Unless the wait ended with ctx (this rank's own deadline,
+// which says nothing of the rank's health) or this rank closed c, the
+// rank failed or its link did (a receive involves no other rank): then it
+// is a *transport.PeerError naming it, by c's rank.
+func tokenWaitErr(ctx context.Context, prev, it spreadItem, err error) error {
+	err = fmt.Errorf("probe: level %d, spread pair %v waiting for the token from rank %d, the first of spread pair %v: %w", it.level, it.pair, prev.pair[0], prev.pair, err)
+	if ctx.Err() != nil || errors.Is(err, collective.ErrClosed) {
+		return err
+	}
+	return &transport.PeerError{Rank: prev.pair[0], Err: err}
 }
 
 // spreadPair runs pair p's turn on both of its ranks (spreadPings round
