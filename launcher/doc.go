@@ -168,7 +168,9 @@
 // While the world forms, the same holds: a rank whose Init fails (its
 // context cancelled, as on Ctrl-C in a program using signal.NotifyContext,
 // or an error of its own; not one that ran out of time, which blames
-// nobody: each rank then says what it missed), that aborts, or that closes its world before every
+// nobody: each rank then says what it missed, but for rank 0 serving the
+// store, whose store goes with it: its note says what it missed), that
+// aborts, or that closes its world before every
 // other rank's goodbye notes in the store that it left, and the ranks
 // still forming the world fail at once with an error naming it (wrapping
 // [ErrRankLeft] and its reason). Ranks that have not come, or were

@@ -263,8 +263,8 @@ func storeNotice(w io.Writer, rank int, st store.ServerStats) {
 // still forming the world that this one left for reason, if not nil
 // (setupwatch.go).
 func (lc *lifecycle) abandon(reason error) {
-	if reason != nil {
-		lc.leave(reason, noteTimeout)
+	if reason != nil && lc.leave(reason, noteTimeout) && lc.job.ServeStore {
+		lc.awaitLeftSeen()
 	}
 	lc.closing.Store(true)
 	if lc.stopBeat != nil {

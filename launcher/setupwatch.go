@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gocoll/gocoll/transport"
@@ -24,7 +25,12 @@ import (
 //     (GOCOLL_CONNECT_TIMEOUT or its context's deadline) writes none: it
 //     gave up on what it waited for (ranks missing, a peer that does not
 //     answer), which is no fault of its own, and the others, timing out
-//     in turn, name what they miss themselves;
+//     in turn, name what they miss themselves. Except rank 0 serving the
+//     store (StoreAtRank0): its store goes with it, so the others would
+//     not time out but see the store go; it writes the note, its reason
+//     what it missed (the ranks that never came), and keeps the store up
+//     until every rank that claimed its number has read it, at most
+//     noteTimeout (awaitLeftSeen);
 //   - a rank forming its world waits for that key, and fails with a
 //     *transport.PeerError naming the rank that left and wrapping
 //     [ErrRankLeft] and its reason.
@@ -63,9 +69,14 @@ func (lc *lifecycle) watchSetUp(leave context.CancelCauseFunc) {
 			return // ended, or the store went (the set-up's own calls see it)
 		}
 		rank, reason := parseLeft(v)
-		if rank != lc.job.Rank {
-			leave(&transport.PeerError{Rank: rank, Err: fmt.Errorf("%w: %s", ErrRankLeft, reason)})
+		if rank == lc.job.Rank {
+			return
 		}
+		if rank == 0 && lc.job.StoreAtRank0 {
+			// Rank 0 keeps its store up until this is in (awaitLeftSeen).
+			_ = lc.kv.Set(ctx, seenKey(lc.job.Rank), nil)
+		}
+		leave(&transport.PeerError{Rank: rank, Err: fmt.Errorf("%w: %s", ErrRankLeft, reason)})
 	})
 }
 
@@ -90,11 +101,12 @@ func setUpLeft(ctx context.Context) error {
 
 // leave notes in the job's store that this rank left for reason, unless
 // another rank's note is there already. It waits for the store at most
-// wait (the write goes on up to noteTimeout: noteWithin). A rank that has
-// not claimed its number leaves no note.
-func (lc *lifecycle) leave(reason error, wait time.Duration) {
+// wait (the write goes on up to noteTimeout: noteWithin), and reports
+// whether the note is known to be written by then. A rank that has not
+// claimed its number leaves no note.
+func (lc *lifecycle) leave(reason error, wait time.Duration) bool {
 	if !lc.claimed || lc.kv == nil || lc.storeGone.Load() {
-		return
+		return false
 	}
 	text := reason.Error()
 	if len(text) > maxNoteBytes {
@@ -102,11 +114,45 @@ func (lc *lifecycle) leave(reason error, wait time.Duration) {
 	}
 	v := strconv.AppendInt(nil, int64(lc.job.Rank), 10)
 	v = append(append(v, '\n'), text...)
+	var noted atomic.Bool
 	noteWithin(wait, func(ctx context.Context) {
-		if _, _, err := lc.kv.CompareAndSet(ctx, leftKey, nil, v); err != nil {
+		_, set, err := lc.kv.CompareAndSet(ctx, leftKey, nil, v)
+		if err != nil {
 			lc.log.Info("gocoll: could not note in the store that this rank left", "err", err)
 		}
+		noted.Store(set)
 	})
+	return noted.Load()
+}
+
+// seenKey is where a rank says it has read the "left" note of rank 0,
+// which serves the store.
+func seenKey(rank int) string { return "left-seen/" + strconv.Itoa(rank) }
+
+// awaitLeftSeen keeps the store this rank serves up, after its "left"
+// note, until every other rank that claimed its number has read the note,
+// or noteTimeout passes: the store goes with this rank, and the note's
+// answer to a rank's watch would otherwise be cut off with it, leaving the
+// rank to say only that the store went away.
+func (lc *lifecycle) awaitLeftSeen() {
+	ctx, cancel := context.WithTimeout(context.Background(), noteTimeout)
+	defer cancel()
+	var keys []string
+	for r := range lc.job.Size {
+		if r == lc.job.Rank {
+			continue
+		}
+		_, claimed, err := lc.kv.TryGet(ctx, claimKey(r))
+		if err != nil {
+			return
+		}
+		if claimed {
+			keys = append(keys, seenKey(r))
+		}
+	}
+	if len(keys) > 0 {
+		_ = lc.kv.Wait(ctx, keys...)
+	}
 }
 
 // parseLeft reads leftKey's value; a malformed one names rank -1.

@@ -70,7 +70,8 @@ func Init(ctx context.Context, opts Options) (*World, error) {
 // all of this. A rank whose Join fails leaves a note in the store, and
 // the ranks still forming the world then fail at once with an error
 // naming it (wrapping [ErrRankLeft]); one that ran out of time (ctx's
-// deadline or job.ConnectTimeout) leaves none.
+// deadline or job.ConnectTimeout) leaves none, but for rank 0 serving the
+// store, whose note says what it missed (setupwatch.go).
 //
 // Afterwards each rank heartbeats to the store every HeartbeatTimeout/10
 // and watches the others' heartbeats; a rank silent for HeartbeatTimeout is
@@ -111,6 +112,11 @@ func Join(ctx context.Context, job Job, cfg collective.Config) (*World, error) {
 			// store's answer to a wait can say the deadline passed
 			// before ctx's own timer does.)
 			note = nil
+			if job.ServeStore {
+				// But its store goes with it, and the others would see
+				// only that: it tells them what it missed.
+				note = fmt.Errorf("it serves the store, and gave up forming the world: %w", err)
+			}
 		} else if job.StoreAtRank0 && !job.ServeStore && errors.Is(err, store.ErrClosed) {
 			// Rank 0 ended before it could tell, or its note was cut off.
 			err = &transport.PeerError{Rank: 0, Err: fmt.Errorf("the store it serves at %s went away before the world formed: %w", job.Store, err)}
@@ -266,8 +272,11 @@ func bindAddr(addr string) (string, error) {
 }
 
 // claimRank makes sure no other process joined as this rank.
+// claimKey is the key a rank adds 1 to when it claims its number.
+func claimKey(rank int) string { return "claim/" + strconv.Itoa(rank) }
+
 func (lc *lifecycle) claimRank(ctx context.Context) error {
-	n, err := lc.kv.Add(ctx, "claim/"+strconv.Itoa(lc.job.Rank), 1)
+	n, err := lc.kv.Add(ctx, claimKey(lc.job.Rank), 1)
 	if err != nil {
 		return fmt.Errorf("store at %s: %w", lc.job.Store, err)
 	}
