@@ -400,6 +400,7 @@ func (c *conn) applyAck(now, at time.Duration, a *wire.Ack) {
 		}
 		c.notePath(p, before)
 	}
+	c.refreshFirstRTO()
 }
 
 // blockPath decodes ACK block i of a into c.ep.block and returns the path
@@ -436,6 +437,7 @@ func (c *conn) handleProbe(now time.Duration, pathIdx int, h wire.Header, body [
 		before := p.state
 		p.heardFrom()
 		c.notePath(p, before)
+		c.refreshFirstRTO()
 	}
 	return nil
 }

@@ -120,9 +120,14 @@ type path struct {
 	hasLargest bool
 	lossAt     time.Duration // when an early-acked hole turns into a loss; 0: none
 	rtoAt      time.Duration // when the in-flight packets time out; 0: none
-	skipUntil  time.Duration
-	ceSeen     uint32 // the receiver's CE count at the last ACK
-	backoff    uint8  // the RTO doubles per timeout without an ACK between, up to 2^maxBackoff
+	rtoFrom    time.Duration // when rtoAt was armed
+	// firstRTO is the least RTO while the path has no RTT sample of its
+	// own, set by the connection from its other paths (refreshFirstRTO);
+	// 0: initialRTO (or MaxRTO if lower).
+	firstRTO  time.Duration
+	skipUntil time.Duration
+	ceSeen    uint32 // the receiver's CE count at the last ACK
+	backoff   uint8  // the RTO doubles per timeout without an ACK between, up to 2^maxBackoff
 
 	// Probing while suspect or dead.
 	probes  int           // unanswered probes
@@ -173,12 +178,18 @@ func (p *path) rto(cfg *Config) time.Duration {
 // baseRTO is the RTO before backoff: srtt + 4 rttvar + the peer's ACK
 // hold (peerHold: ackHold, AckDelay below 1 ms, or the longest seen), at least
 // MinRTO (rttEstimator.rto); before the path's own first sample, at least
-// initialRTO too (or MaxRTO if lower), since its RTT is seeded from the
-// handshake on another path, which may be far shorter.
+// firstRTO too: initialRTO (or MaxRTO if lower) until another path of the
+// connection has a sample, then a few times the longest RTO measured
+// (conn.refreshFirstRTO), since its RTT is seeded from the handshake on
+// another path, which may be far shorter.
 func (p *path) baseRTO(cfg *Config) time.Duration {
 	lo := cfg.MinRTO
 	if !p.rtt.has {
-		lo = max(lo, min(initialRTO, cfg.MaxRTO))
+		first := p.firstRTO
+		if first == 0 {
+			first = min(initialRTO, cfg.MaxRTO)
+		}
+		lo = max(lo, first)
 	}
 	return p.rtt.rto(lo, p.peerHold(cfg))
 }
@@ -237,7 +248,7 @@ func (p *path) onSent(rec sentPacket, now time.Duration, cfg *Config) uint64 {
 	p.next++
 	p.inflight += int(rec.size)
 	if p.rtoAt == 0 {
-		p.rtoAt = now + p.rto(cfg)
+		p.rtoAt, p.rtoFrom = now+p.rto(cfg), now
 	}
 	p.st.PacketsSent++
 	p.st.BytesSent += int64(rec.length)
@@ -344,6 +355,6 @@ func (p *path) onBlock(blk *wire.AckBlock, ackSent, now, at time.Duration, cfg *
 	p.detectLoss(now, cfg, sink)
 	p.rtoAt = 0
 	if p.inflight > 0 {
-		p.rtoAt = now + p.rto(cfg)
+		p.rtoAt, p.rtoFrom = now+p.rto(cfg), now
 	}
 }
