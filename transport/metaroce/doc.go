@@ -217,7 +217,9 @@
 // usable path has the most room (never a suspect one), with a new sequence
 // number. A path's retransmission timeout (srtt + 4 rttvar, at least
 // srtt/4, plus the ACK delay, at least Config.MinRTO, doubling with each
-// timeout until an ACK of new data up to MaxRTO) is the last resort. A sender held back by credit, grants or the
+// timeout until an ACK of new data up to MaxRTO) is the last resort; before
+// a path's own first sample it is at least twice the longest RTO among the
+// connection's sampled paths, or 1 s while none has one. A sender held back by credit, grants or the
 // message window with nothing in flight probes for the ACK that frees it. Duplicates, from the
 // network or from resends, are recognised by sequence number and by piece
 // and placed only once. Every datagram carries a CRC32C; damaged, truncated,
