@@ -45,69 +45,96 @@ func (g *gen) apply32(op floatOp, sign, x, y reg.VecVirtual) reg.VecVirtual {
 func bfloat16(op floatOp) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
-		hi := g.bcast32(0xffff0000)
-		r := roundBF16{quiet: g.bcast32(0x00400000), exact: op == opMin || op == opMax}
-		if !r.exact {
-			r.bias = g.bcast32(0x7fff)
-			if g.wide() {
-				r.lsb = g.bcast32(0x10000)
-			}
-			r.one = g.bcast32(1)
-		}
-		var sign reg.VecVirtual
-		if op == opMax {
-			sign = g.signMask(false)
-		}
-		var odd reg.OpmaskVirtual
-		if g.wide() {
-			m := c.GP32()
-			c.MOVL(operand.U32(0xaaaaaaaa), m)
-			odd = c.K()
-			c.KMOVD(m, odd)
-		}
+		k := newBF16Kernel(g, op)
 		return g.l.Width, func(d, a, b operand.Mem) {
-			var xe, xo, ye, yo reg.VecVirtual
-			if g.wide() { // EVEX shifts take a memory source
-				xe, xo = g.to(c.VPSLLD, operand.U8(16), a), g.and(a, hi)
-				ye, yo = g.to(c.VPSLLD, operand.U8(16), b), g.and(b, hi)
-			} else {
-				x, y := g.load(a), g.load(b)
-				xe, xo = g.to(c.VPSLLD, operand.U8(16), x), g.and(x, hi)
-				ye, yo = g.to(c.VPSLLD, operand.U8(16), y), g.and(y, hi)
-			}
-			re, ro := g.apply32(op, sign, xe, ye), g.apply32(op, sign, xo, yo)
-			combine := func(te, to reg.VecVirtual) {
-				even := g.to(c.VPSRLD, operand.U8(16), te)
-				out := g.vec()
-				if g.wide() {
-					c.VPBLENDMW(to, even, odd, out) // odd words from to
-				} else {
-					c.VPBLENDW(operand.U8(0xaa), to, even, out)
-				}
-				g.store(out, d)
-			}
+			xe, xo, ye, yo := k.widen(a, b)
+			re, ro := g.apply32(op, k.sign, xe, ye), g.apply32(op, k.sign, xo, yo)
 			// One test for a NaN in either half (one compare: unordered
 			// is true where either operand is a NaN); the NaN handling
 			// is out of line.
 			if g.wide() {
-				k := c.K()
-				c.VCMPPS(operand.U8(3), ro, re, k)
-				c.KORTESTW(k, k)
+				nk := c.K()
+				c.VCMPPS(operand.U8(3), ro, re, nk)
+				c.KORTESTW(nk, nk)
 			} else {
 				nan := g.to(c.VCMPPS, operand.U8(3), ro, re)
 				c.VPTEST(nan, nan)
 			}
 			slow, done := g.label("nan"), g.label("done")
 			c.JNE(operand.LabelRef(slow))
-			combine(r.round(g, re), r.round(g, ro))
+			k.combine(d, k.r.round(g, re), k.r.round(g, ro))
 			c.Label(done)
 			g.tail = append(g.tail, func() {
 				c.Label(slow)
-				combine(r.emit(g, re), r.emit(g, ro))
+				k.combine(d, k.r.emit(g, re), k.r.emit(g, ro))
 				c.JMP(operand.LabelRef(done))
 			})
 		}
 	}
+}
+
+// bf16Kernel holds the constants of a bfloat16 kernel's body: the upper
+// half mask, the rounding (r), the sign mask (max only) and, at AVX-512,
+// the odd words' blend mask.
+type bf16Kernel struct {
+	g    *gen
+	hi   reg.VecVirtual
+	sign reg.VecVirtual
+	odd  reg.OpmaskVirtual
+	r    roundBF16
+}
+
+// newBF16Kernel sets up the constants of a bfloat16 kernel of op.
+func newBF16Kernel(g *gen, op floatOp) bf16Kernel {
+	c := g.c
+	k := bf16Kernel{g: g, hi: g.bcast32(0xffff0000)}
+	k.r = roundBF16{quiet: g.bcast32(0x00400000), exact: op == opMin || op == opMax}
+	if !k.r.exact {
+		k.r.bias = g.bcast32(0x7fff)
+		if g.wide() {
+			k.r.lsb = g.bcast32(0x10000)
+		}
+		k.r.one = g.bcast32(1)
+	}
+	if op == opMax {
+		k.sign = g.signMask(false)
+	}
+	if g.wide() {
+		m := c.GP32()
+		c.MOVL(operand.U32(0xaaaaaaaa), m)
+		k.odd = c.K()
+		c.KMOVD(m, k.odd)
+	}
+	return k
+}
+
+// widen returns a's and b's even elements (lane<<16) and odd ones
+// (lane&0xffff0000) as float32 lanes.
+func (k bf16Kernel) widen(a, b operand.Mem) (xe, xo, ye, yo reg.VecVirtual) {
+	g, c := k.g, k.g.c
+	if g.wide() { // EVEX shifts take a memory source
+		xe, xo = g.to(c.VPSLLD, operand.U8(16), a), g.and(a, k.hi)
+		ye, yo = g.to(c.VPSLLD, operand.U8(16), b), g.and(b, k.hi)
+		return xe, xo, ye, yo
+	}
+	x, y := g.load(a), g.load(b)
+	xe, xo = g.to(c.VPSLLD, operand.U8(16), x), g.and(x, k.hi)
+	ye, yo = g.to(c.VPSLLD, operand.U8(16), y), g.and(y, k.hi)
+	return xe, xo, ye, yo
+}
+
+// combine blends the rounded even (te) and odd (to) results back into
+// 16-bit elements and stores them at d.
+func (k bf16Kernel) combine(d operand.Mem, te, to reg.VecVirtual) {
+	g, c := k.g, k.g.c
+	even := g.to(c.VPSRLD, operand.U8(16), te)
+	out := g.vec()
+	if g.wide() {
+		c.VPBLENDMW(to, even, k.odd, out) // odd words from to
+	} else {
+		c.VPBLENDW(operand.U8(0xaa), to, even, out)
+	}
+	g.store(out, d)
 }
 
 // roundBF16 holds the constants of its emit; exact says the values are

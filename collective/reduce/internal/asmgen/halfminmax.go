@@ -124,40 +124,11 @@ func halfMinMaxBlock(g *gen, inf uint32, first, second ins, slow func(d, a, b op
 // without a fast path: widen, op in float32, round with NaN handling
 // (roundBF16.emit), blend back.
 func bfloat16Exact(g *gen, op floatOp) func(d, a, b operand.Mem) {
-	c := g.c
-	hi := g.bcast32(0xffff0000)
-	r := roundBF16{quiet: g.bcast32(0x00400000), exact: op == opMin || op == opMax}
-	if !r.exact {
-		r.bias = g.bcast32(0x7fff)
-		if g.wide() {
-			r.lsb = g.bcast32(0x10000)
-		}
-		r.one = g.bcast32(1)
-	}
-	var sign reg.VecVirtual
-	if op == opMax {
-		sign = g.signMask(false)
-	}
-	var odd reg.OpmaskVirtual
-	if g.wide() {
-		m := c.GP32()
-		c.MOVL(operand.U32(0xaaaaaaaa), m)
-		odd = c.K()
-		c.KMOVD(m, odd)
-	}
+	k := newBF16Kernel(g, op)
 	return func(d, a, b operand.Mem) {
-		x, y := g.load(a), g.load(b)
-		xe, xo := g.to(c.VPSLLD, operand.U8(16), x), g.and(x, hi)
-		ye, yo := g.to(c.VPSLLD, operand.U8(16), y), g.and(y, hi)
-		te := r.emit(g, g.apply32(op, sign, xe, ye))
-		to := r.emit(g, g.apply32(op, sign, xo, yo))
-		even := g.to(c.VPSRLD, operand.U8(16), te)
-		out := g.vec()
-		if g.wide() {
-			c.VPBLENDMW(to, even, odd, out) // odd words from to
-		} else {
-			c.VPBLENDW(operand.U8(0xaa), to, even, out)
-		}
-		g.store(out, d)
+		xe, xo, ye, yo := k.widen(a, b)
+		te := k.r.emit(g, g.apply32(op, k.sign, xe, ye))
+		to := k.r.emit(g, g.apply32(op, k.sign, xo, yo))
+		k.combine(d, te, to)
 	}
 }
