@@ -79,6 +79,18 @@ func TestSpinWaitChosenOnlyByDefault(t *testing.T) {
 			t.Errorf("SpinWait %v: spinDefault %v, %v; want %v", tc.spin, cfg.spinDefault, err, tc.wantDefault)
 		}
 	}
+	forCrowdedLocalWorld(t, func(e *Endpoint, n int) {
+		if e.cfg.SpinWait != DefaultSpinWait {
+			t.Errorf("rank %d of %d in one process: SpinWait %v, want %v", e.rank, n, e.cfg.SpinWait, DefaultSpinWait)
+		}
+	})
+}
+
+// forCrowdedLocalWorld runs check on every endpoint of a world of
+// goroutines with more ranks than processors (at most 9), default Config,
+// then closes them.
+func forCrowdedLocalWorld(t *testing.T, check func(e *Endpoint, n int)) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	n := min(runtime.NumCPU()+1, 9)
@@ -87,9 +99,7 @@ func TestSpinWaitChosenOnlyByDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range eps {
-		if e.cfg.SpinWait != DefaultSpinWait {
-			t.Errorf("rank %d of %d in one process: SpinWait %v, want %v", e.rank, n, e.cfg.SpinWait, DefaultSpinWait)
-		}
+		check(e, n)
 		if err := e.Close(); err != nil {
 			t.Error(err)
 		}
@@ -109,21 +119,11 @@ func TestBoardSpinWaitChosenOnlyByDefault(t *testing.T) {
 			t.Errorf("SpinWait %v BoardSpinWait %v: boardSpinDefault %v, %v; want %v", tc.spin, tc.board, cfg.boardSpinDefault, err, tc.wantDefault)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	n := min(runtime.NumCPU()+1, 9)
-	eps, err := NewLocalWorld(ctx, n, Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range eps {
+	forCrowdedLocalWorld(t, func(e *Endpoint, n int) {
 		if e.cfg.BoardSpinWait != DefaultBoardSpinWait {
 			t.Errorf("rank %d of %d in one process: BoardSpinWait %v, want %v", e.rank, n, e.cfg.BoardSpinWait, DefaultBoardSpinWait)
 		}
-		if err := e.Close(); err != nil {
-			t.Error(err)
-		}
-	}
+	})
 	if !oversubscribed(4, false, 2) || oversubscribed(4, true, 2) || oversubscribed(2, false, 2) {
 		t.Error("oversubscribed: 4 processes on 2 processors are, 4 goroutines or 2 processes are not")
 	}
