@@ -134,22 +134,8 @@ func TestRunSigintStopsRanks(t *testing.T) {
 		"Init":  {"looping pid=", []string{bins.collcheck, "-mode", "loop"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
 			argv := append([]string{bins.gocoll, "run", "-np", "2", "--kill-after", "60s", "--"}, c.argv...)
-			cmd, rest, errOut := startUntil(t, ctx, c.want, argv...)
-			ranks := descendants(t, cmd.Process.Pid)
-			require.Len(t, ranks, 2)
-			start := time.Now()
-			require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
-			code, took := waitExit(t, cmd, rest, start)
-			require.NoError(t, ctx.Err())
-			require.Equal(t, 130, code, errOut.String())
-			require.Less(t, took, stopLimit, errOut.String())
-			require.Contains(t, errOut.String(), "gocoll run: stopped by signal 2 (interrupt)")
-			require.NotContains(t, errOut.String(), "signal 9")
-			requireGone(t, ranks)
-			t.Logf("stopped %v after SIGINT", took.Round(time.Millisecond))
+			requireSigintStops(t, c.want, 2, argv...)
 		})
 	}
 }
@@ -158,13 +144,21 @@ func TestRunSigintStopsRanks(t *testing.T) {
 // 2 never calls gocoll.Init, so ranks 0 and 1 wait for it at the store)
 // ends every rank too, long before GOCOLL_CONNECT_TIMEOUT or --kill-after.
 func TestRunSigintDuringSetUp(t *testing.T) {
+	script := `if [ "$GOCOLL_RANK" = 2 ]; then echo "rank 2 stays out"; exec sleep 100; fi; exec "$0" -mode loop`
+	requireSigintStops(t, "rank 2 stays out", 3,
+		bins.gocoll, "run", "-np", "3", "--kill-after", "60s", "--", "sh", "-c", script, bins.collcheck)
+}
+
+// requireSigintStops starts argv (a gocoll run of nranks ranks) until its
+// output shows want, sends it SIGINT and requires that it exits 130, saying
+// so, within stopLimit, with no SIGKILL and no rank left.
+func requireSigintStops(t *testing.T, want string, nranks int, argv ...string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	script := `if [ "$GOCOLL_RANK" = 2 ]; then echo "rank 2 stays out"; exec sleep 100; fi; exec "$0" -mode loop`
-	cmd, rest, errOut := startUntil(t, ctx, "rank 2 stays out",
-		bins.gocoll, "run", "-np", "3", "--kill-after", "60s", "--", "sh", "-c", script, bins.collcheck)
+	cmd, rest, errOut := startUntil(t, ctx, want, argv...)
 	ranks := descendants(t, cmd.Process.Pid)
-	require.Len(t, ranks, 3)
+	require.Len(t, ranks, nranks)
 	start := time.Now()
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	code, took := waitExit(t, cmd, rest, start)
