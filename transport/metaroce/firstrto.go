@@ -1,6 +1,9 @@
 package metaroce
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // firstRTOFactor is how many times the longest RTO among a connection's
 // sampled paths a path without a sample of its own waits before its first
@@ -23,7 +26,13 @@ const firstRTOFactor = 2
 // its RTO is its own. So the floor costs such a path at most one
 // episode, where 1 s stalled a connection whose other paths measured
 // 15 ms (bench/results/wan_share.md, section 3).
+//
+// It runs on every ACK: once every path has a sample of its own (the
+// steady state) it only looks at each path's flag.
 func (c *conn) refreshFirstRTO() {
+	if !slices.ContainsFunc(c.paths, unsampled) {
+		return
+	}
 	known := time.Duration(0)
 	for _, p := range c.paths {
 		if p.rtt.has {
@@ -45,3 +54,6 @@ func (c *conn) refreshFirstRTO() {
 		}
 	}
 }
+
+// unsampled reports whether p has no RTT sample of its own.
+func unsampled(p *path) bool { return !p.rtt.has }
