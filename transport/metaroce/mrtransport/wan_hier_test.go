@@ -48,6 +48,11 @@ import (
 // connection to its WAN peer (rank r to r+4 mod 8), the message bytes
 // completed and each path's state, window and bytes in flight (KB),
 // timeouts, resends and smoothed RTT (ms).
+// WAN_SIM_ALGO also takes any other algorithm's name (collective.ParseAlgorithm),
+// e.g. tree (against its own bound: 2 S each way on this grid) or
+// recursive-doubling; WAN_SIM_TIMES=1 adds each call's time (ms) to its
+// seed's line; WAN_SIM_TRACE=1 logs, every 2 ms of each call, the kB each
+// cross-site connection delivered (src>dst:kB).
 // WAN_SIM_MBIT sets the WAN links' rate (default 200 Mbit/s; the queue
 // 20 ms of it, as the lab's).
 // WAN_SIM_LOCAL_MBS gives the ranks of a site (their shared memory and
@@ -84,10 +89,24 @@ func TestWANSimHierarchical(t *testing.T) {
 		t.Fatal(err)
 	}
 	algo, name, crossing := collective.AlgoHierarchical, "hierarchical", 1.0
-	if os.Getenv("WAN_SIM_ALGO") == "ring" {
+	switch a := os.Getenv("WAN_SIM_ALGO"); a {
+	case "", "hierarchical":
+	case "ring":
 		// A flat ring of 8 crosses the WAN once each way (3 -> 4, 7 -> 0),
 		// carrying 2(n-1)/n S = 1.75 S through one connection.
 		algo, name, crossing = collective.AlgoRing, "ring", 1.75
+	case "tree":
+		// The double binary tree over ranks 0-7 (sites 0-3, 4-7): each
+		// tree has two cross-site edges, each carrying the tree's half
+		// up one way and down the other: 2 S each way (WAN_SIM_TRACE
+		// shows 4 connections of S/2 a direction).
+		algo, name, crossing = collective.AlgoTree, "tree", 2.0
+	default: // any other algorithm, against the hierarchical's bound
+		var err error
+		if algo, err = collective.ParseAlgorithm(a); err != nil {
+			t.Fatalf("WAN_SIM_ALGO: %v", err)
+		}
+		name = a
 	}
 	wan := wanSimLink
 	if mbit, _ := strconv.Atoi(os.Getenv("WAN_SIM_MBIT")); mbit > 0 {
@@ -179,6 +198,9 @@ func TestWANSimHierarchical(t *testing.T) {
 						}
 					}()
 				}
+				if os.Getenv("WAN_SIM_TRACE") != "" {
+					go traceWAN(t, eps, start, stop)
+				}
 				var wg sync.WaitGroup
 				errs := make([]error, n)
 				for r, c := range comms {
@@ -237,6 +259,9 @@ func TestWANSimHierarchical(t *testing.T) {
 		var sum float64
 		for _, d := range took {
 			line += fmt.Sprintf(" %.0f%%", 100*bound.Seconds()/d.Seconds())
+			if os.Getenv("WAN_SIM_TIMES") != "" {
+				line += fmt.Sprintf(" (%.3f ms)", d.Seconds()*1e3)
+			}
 			sum += bound.Seconds() / d.Seconds()
 		}
 		perData := func(n int64) float64 { return float64(n) / float64(max(dataSent, 1)) }
@@ -325,4 +350,35 @@ func wanPlacement(eps []*Endpoint, ecmp *SimECMP) string {
 		per += fmt.Sprint(" ", mine)
 	}
 	return fmt.Sprintf("paths 0->1 per link %v, per connection%s", total, per)
+}
+
+// traceWAN logs, every 2 ms until stop, the kB each cross-site connection
+// of the 8 ranks (sites of 4) delivered since the last line (WAN_SIM_TRACE).
+func traceWAN(t *testing.T, eps []*Endpoint, start time.Time, stop <-chan struct{}) {
+	last := map[[2]int]int64{}
+	sample := func(line *string) {
+		for d := range eps {
+			for _, ps := range eps[d].Stats().Peers {
+				k := [2]int{ps.Rank, d}
+				if ps.Rank/4 == d/4 {
+					continue
+				}
+				if v := ps.Conn.BytesArrived - last[k]; v > 0 && line != nil {
+					*line += fmt.Sprintf(" %d>%d:%d", ps.Rank, d, v/1000)
+				}
+				last[k] = ps.Conn.BytesArrived
+			}
+		}
+	}
+	sample(nil)
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(2 * time.Millisecond):
+		}
+		line := fmt.Sprintf("t=%4.0fms", time.Since(start).Seconds()*1e3)
+		sample(&line)
+		t.Log(line)
+	}
 }
