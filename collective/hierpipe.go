@@ -25,15 +25,17 @@ import (
 // keys any problem at level l spans; piece q adds q. A rank's rings of one
 // piece span disjoint keys, so (key, piece, index) orders its messages on
 // every pair the same way at both ends: receives are posted in that order,
-// sends queued per peer in that order. A rank waits for its receives in
-// that order within a piece, and across pieces takes whichever piece's
-// next receive arrives first (hierpiperun.go), and posts a send as soon as
-// the receive it depends on (the ring's previous step, or the piece's
-// previous ring) has been waited for and every send before it to the same
-// peer is posted. A send of key k depends only on receives of keys below
-// k, so once every rank has waited for its receives below k, every
-// message of key k is posted: no rank waits for one that cannot come (a
-// rank blocked waits for its lowest receive not yet taken, among others).
+// sends queued per peer in that order. A rank takes a receive once the
+// receives that wrote its bytes before it are taken, whichever arrives
+// first (hierpiperun.go), and posts a send as soon as the receives that
+// last wrote the bytes it reads (the ring's previous step, or the lower
+// level's receives of that chunk: hierdeps.go) have been taken and every
+// send before it to the same peer is posted. So the levels overlap chunk
+// by chunk, within a piece as well as across pieces. A send or receive of
+// key k depends only on receives of keys below k, so once every rank has
+// waited for its receives below k, every message of key k is posted: no
+// rank waits for one that cannot come (a rank blocked waits for its
+// lowest receive not yet taken, among others).
 //
 // A ring of two members' AllReduce (the shard owners of two sites), in a
 // call of at most tune.HierExchangeChunks chunks, is one exchange step instead
@@ -60,18 +62,17 @@ func hierPieces(b, chunkBytes, ranks int) int { return tune.HierPieces(b, chunkB
 
 // hstage is one ring this rank takes part in, for one piece.
 type hstage struct {
-	piece   int
-	key     int // step s's messages have key key+s
-	kind    int // allSteps, reduceScatterSteps, allGatherSteps or exchangeStep
-	n, r    int // ring size and the position its segment arithmetic uses
-	left    int
-	right   int
-	g       geometry // offsets into the whole buffer
-	steps   int
-	sends   []transport.Request // by index
-	pos     []int               // by index, the receive's place in the wait order
-	rs      *hstage             // an all-gather's reduce-scatter (same group and segments)
-	prevPos int                 // wait position of the piece's previous ring's last receive, or -1
+	piece int
+	key   int // step s's messages have key key+s
+	kind  int // allSteps, reduceScatterSteps, allGatherSteps or exchangeStep
+	n, r  int // ring size and the position its segment arithmetic uses
+	left  int
+	right int
+	g     geometry // offsets into the whole buffer
+	steps int
+	sends []transport.Request // by index
+	pos   []int               // by index, the receive's place in the wait order
+	rs    *hstage             // an all-gather's reduce-scatter (same group and segments)
 }
 
 func (s *hstage) total() int { return s.steps * s.g.k }
@@ -251,17 +252,19 @@ func (pl *hierPlan) ring(q int, members []int, kind int, off []int, key int) *hs
 }
 
 // hrecv is one receive in the wait order; hsend one queued send.
+// Each has the wait positions of the receives it depends on (hierdeps.go).
 type hrecv struct {
-	st  *hstage
-	i   int
-	key int
+	st   *hstage
+	i    int
+	key  int
+	deps []int
 }
 
 type hsend struct {
-	st  *hstage
-	i   int
-	key int
-	dep int // wait position that must be done first, or -1
+	st   *hstage
+	i    int
+	key  int
+	deps []int
 }
 
 func hevCompare(ka, pa, ia, kb, pb, ib int) int {
@@ -288,7 +291,6 @@ type hierPipe struct {
 	// next's scratch
 	heads    []int
 	headReqs []transport.Request
-	seen     []bool // by piece
 }
 
 // allReducePipelined all-reduces buf (in place, spec a sum-like op) in
@@ -307,8 +309,7 @@ func (h *hier) allReducePipelined(buf []byte) error {
 	if len(pl.stages) == 0 {
 		return nil
 	}
-	p := &hierPipe{o: h.o, spec: h.spec, buf: buf, queues: make([][]hsend, c.Size()), qhead: make([]int, c.Size()),
-		seen: make([]bool, len(regions))}
+	p := &hierPipe{o: h.o, spec: h.spec, buf: buf, queues: make([][]hsend, c.Size()), qhead: make([]int, c.Size())}
 	for _, s := range pl.stages {
 		for i := range s.total() {
 			p.recvs = append(p.recvs, hrecv{st: s, i: i, key: s.key + i/s.g.k})
@@ -322,22 +323,7 @@ func (h *hier) allReducePipelined(buf []byte) error {
 			nrs++
 		}
 	}
-	last := map[int]int{} // piece -> wait position of its previous ring's last receive
-	for _, s := range pl.stages {
-		prev, ok := last[s.piece]
-		if !ok {
-			prev = -1
-		}
-		s.prevPos = prev
-		last[s.piece] = s.pos[s.total()-1]
-		for i := range s.total() {
-			dep := prev
-			if i >= s.g.k {
-				dep = s.pos[i-s.g.k]
-			}
-			p.queues[s.right] = append(p.queues[s.right], hsend{st: s, i: i, key: s.key + i/s.g.k, dep: dep})
-		}
-	}
+	p.dependencies(pl.stages, len(regions))
 	for peer, q := range p.queues {
 		if len(q) > 0 {
 			p.peers = append(p.peers, peer)

@@ -40,26 +40,21 @@ func (p *hierPipe) run() error {
 }
 
 // next returns the wait position of the receive to take next: of the
-// posted receives, each piece's first not yet waited for (a piece's in
-// wait order), the first that has arrived, else, once one has, the first
-// to arrive. So one piece's receive that is late (a WAN message) does not
-// hold a later piece's that is there (a LAN message another rank's WAN
-// send waits for): pieces cover disjoint parts of the buffer, and each
-// receive's own conditions (its chunk buffer, the send that read where it
-// lands) hold whatever the order. The lowest receive not waited for is
-// always among them, so the argument of the file's comment stands.
+// posted receives that are ready (hierdeps.go), the first that has
+// arrived, else, once one has, the first to arrive. So a receive that is
+// late (a WAN message) does not hold one that is there and whose bytes
+// it does not touch (a LAN message of the chunk after it, which another
+// rank's WAN send waits for): each receive's own conditions (its
+// dependencies, its chunk buffer, the send that read where it lands) hold
+// whatever the order. The lowest receive not waited for is always ready,
+// so the argument of hierpipe.go's comment stands.
 func (p *hierPipe) next() (int, error) {
 	p.heads = p.heads[:0]
 	p.headReqs = p.headReqs[:0]
-	seen := p.seen
-	clear(seen)
-	for w, found := p.done, 0; w < p.posted && found < len(seen); w++ {
-		q := p.recvs[w].st.piece
-		if p.waited[w] || seen[q] {
+	for w := p.done; w < p.posted; w++ {
+		if p.waited[w] || !p.ready(w) {
 			continue
 		}
-		seen[q] = true
-		found++
 		pr := p.pending[w]
 		if pr.req == nil { // a small first message, carried by the header: take it in order
 			if w == p.done {
@@ -138,7 +133,7 @@ func (p *hierPipe) exchange(s *hstage, i int, mine, theirs []byte) error {
 func (p *hierPipe) pump() {
 	for _, peer := range p.peers {
 		q := p.queues[peer]
-		for p.qhead[peer] < len(q) && p.depDone(q[p.qhead[peer]].dep) {
+		for p.qhead[peer] < len(q) && p.depsDone(q[p.qhead[peer]].deps) {
 			e := q[p.qhead[peer]]
 			c, seg, _ := e.st.segs(e.i)
 			lo, hi := e.st.g.span(seg, c)
@@ -146,6 +141,16 @@ func (p *hierPipe) pump() {
 			p.qhead[peer]++
 		}
 	}
+}
+
+// depsDone reports whether every receive of deps has been waited for.
+func (p *hierPipe) depsDone(deps []int) bool {
+	for _, d := range deps {
+		if !p.depDone(d) {
+			return false
+		}
+	}
+	return true
 }
 
 // depDone reports whether the receive at wait position dep (-1: none)
