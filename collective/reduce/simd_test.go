@@ -115,6 +115,51 @@ func TestLevelKernelsMatchPortableBits(t *testing.T) {
 	}
 }
 
+// TestLevelKernelsLongLengths compares each level with the portable
+// kernels bit for bit at lengths of 4 KiB and more, where the AVX-512
+// kernels run two streams ([0, L) and [L, 2L) in one loop, the rest in
+// order; asmgen's twoStreams): lengths around the 4 KiB steps of L, with
+// dst a separate buffer, exactly a and exactly b.
+func TestLevelKernelsLongLengths(t *testing.T) {
+	sizes := []int{4096 - 256, 4096, 4096 + 256, 6144, 8192 - 256, 8192, 8192 + 256 + 8, 12288 + 768, 65536 + 4096 + 2048 + 56}
+	for _, l := range supportedLevels(t) {
+		withLevel(t, l, func() {
+			rng := rand.New(rand.NewPCG(19, uint64(len(l.name))))
+			for _, dt := range dtype.All() {
+				for _, op := range Ops() {
+					fast, _ := Lookup(dt, op)
+					slow, _ := Portable(dt, op)
+					for _, bytesLen := range sizes {
+						a, b := randomPair(rng, dt, bytesLen/dt.Size())
+						what := fmt.Sprintf("%s %v %v %d bytes", l.name, dt, op, len(a))
+						requireSameBytes(t, what, runAt(fast, [3]int{}, a, b), runAt(slow, [3]int{}, a, b))
+						gotA, wantA := clone(a), clone(a)
+						fast(gotA, gotA, b)
+						slow(wantA, wantA, b)
+						requireSameBytes(t, what+", dst = a", gotA, wantA)
+						gotB, wantB := clone(b), clone(b)
+						fast(gotB, a, gotB)
+						slow(wantB, a, wantB)
+						requireSameBytes(t, what+", dst = b", gotB, wantB)
+					}
+				}
+			}
+		})
+	}
+}
+
+// requireSameBytes fails t at the first byte where got and want differ,
+// showing 16 bytes of each from there.
+func requireSameBytes(t *testing.T, what string, got, want []byte) {
+	t.Helper()
+	for i := range got {
+		if got[i] != want[i] {
+			end := min(i+16, len(got))
+			t.Fatalf("%s: byte %d of %d: got %x, want %x", what, i, len(got), got[i:end], want[i:end])
+		}
+	}
+}
+
 // TestLevelKernelsSpecialPairs runs each level over every pair of float
 // special values (and their neighbours), so that each pair lands in a
 // vector lane, not only in the portable tail.

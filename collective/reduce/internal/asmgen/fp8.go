@@ -196,6 +196,10 @@ func float8MinMaxWith(e4m3, isMax, gfni bool) emitter {
 		var keyM reg.VecVirtual
 		if gfni {
 			keyM = g.bcast64(keyMatrix())
+		} else {
+			// avo's register allocation fails for this body in
+			// function's two loops (found, not analysed).
+			g.oneStream = true
 		}
 		key := func(v reg.VecVirtual) reg.VecVirtual {
 			if gfni {
