@@ -288,7 +288,11 @@ func (c *conn) acceptData(now, at time.Duration, pathIdx int, ce bool, d *wire.D
 	}
 	p := c.paths[pathIdx]
 	if p.recv.seen(d.Seq) {
-		p.recv.dups++ // a copy made by the network: acknowledge again, place nothing
+		// A copy made by the network, or a resend of what arrived:
+		// acknowledge again (the path due in the next ACKs), place
+		// nothing.
+		p.recv.dups++
+		p.recv.repeat = ackRepeats
 		c.ackSoon(now, pathIdx, true)
 		return nil
 	}

@@ -85,8 +85,9 @@ func (c *conn) ackRoute() int {
 }
 
 // buildAck writes an ACK of at most limit bytes with a block for every path
-// that received data (those with unacknowledged packets first), the grants
-// owed, the credit and this sender's rate share.
+// due (recvPath.due: those with unacknowledged packets first, then those
+// reported fewer than ackRepeats times since), the grants owed, the credit
+// and this sender's rate share.
 func (c *conn) buildAck(now time.Duration, buf []byte, limit int) []byte {
 	c.ackAt = 0
 	maxBlocks := min((limit-wire.AckLen(0, 0))/wire.AckBlockLen, len(c.paths))
@@ -94,7 +95,7 @@ func (c *conn) buildAck(now time.Duration, buf []byte, limit int) []byte {
 	for pass := range 2 {
 		for i, p := range c.paths {
 			fresh := p.recv.unacked > 0 || p.recv.gap
-			if len(blocks) < maxBlocks && p.recv.received > 0 && fresh == (pass == 0) {
+			if len(blocks) < maxBlocks && p.recv.due() && fresh == (pass == 0) {
 				blocks = append(blocks, wire.AckBlock{})
 				p.recv.block(uint8(i), now, &blocks[len(blocks)-1])
 			}

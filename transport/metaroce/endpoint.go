@@ -275,6 +275,9 @@ func (e *Endpoint) fail(now time.Duration, c *conn, err error, tellPeer bool) {
 		}
 		pc := pendingClose{peer: c.peer, conn: c.peerConn, path: uint8(c.ackRoute()), code: code, auth: c.auth}
 		if c.receivedData() {
+			for _, p := range c.paths {
+				p.recv.repeat = max(p.recv.repeat, 1) // the last word: every path
+			}
 			pc.ack = slices.Clone(c.buildAck(now, make([]byte, 0, c.datagram), c.datagram))
 		}
 		e.closes = append(e.closes, pc)

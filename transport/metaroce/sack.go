@@ -29,10 +29,12 @@ type recvPath struct {
 	// time less SentAt, so it holds the offset between the two clocks,
 	// which is the same for every path of a connection and cancels when
 	// paths are compared (see conn.ackPathFor).
-	fwd      time.Duration
-	ce       uint32 // CE-marked packets received, mod 2^32
-	unacked  int    // packets received since the last ACK
-	gap      bool   // a packet arrived out of order since the last ACK
+	fwd     time.Duration
+	ce      uint32 // CE-marked packets received, mod 2^32
+	unacked int    // packets received since the last ACK
+	gap     bool   // a packet arrived out of order since the last ACK
+	// repeat is how many more ACKs report the path (see ackRepeats).
+	repeat   int
 	received int64
 	dups     int64
 }
@@ -46,6 +48,7 @@ func (r *recvPath) receive(seq uint64, sentAt, now time.Duration, ce bool) bool 
 	}
 	if r.seen(seq) {
 		r.dups++
+		r.repeat = ackRepeats
 		return false
 	}
 	if seq-r.cum >= wire.MaxSACKSpan {
@@ -71,8 +74,21 @@ func (r *recvPath) receive(seq uint64, sentAt, now time.Duration, ce bool) bool 
 	}
 	r.unacked++
 	r.received++
+	r.repeat = ackRepeats
 	return true
 }
+
+// ackRepeats is how many ACKs report a path after it last received a
+// packet (new or a duplicate): an ACK carries the blocks of those paths
+// only, not of every path that ever received (conn.buildAck), so that at
+// a WAN's packet rates, where an ACK follows about every packet, it
+// carries two or three blocks of 61 bytes, not eight (a 531-byte ACK per
+// 8972-byte datagram was 4 % of the bytes the other way in the two-site
+// lab's simulation; bench/results/wan_overhead.md). The repeat covers a
+// lost ACK while the path's arrivals go on; a path whose last ACKs were all
+// lost is reported again once its sender's timeout resends into it (the
+// duplicate or the new packet makes the path due once more).
+const ackRepeats = 2
 
 func (r *recvPath) span() uint64 { return uint64(len(r.bits)) * 64 }
 
@@ -157,4 +173,9 @@ func (r *recvPath) block(path uint8, now time.Duration, blk *wire.AckBlock) {
 	}
 	blk.Echo, blk.Delay = r.echo, now-r.echoAt
 	r.unacked, r.gap = 0, false
+	r.repeat = max(r.repeat-1, 0)
 }
+
+// due reports whether an ACK built now reports the path: it received a
+// packet since the last ACK, or within the last ackRepeats ACKs.
+func (r *recvPath) due() bool { return r.received > 0 && (r.unacked > 0 || r.gap || r.repeat > 0) }

@@ -70,3 +70,21 @@ func TestRecvPathNeverAcksWhatDidNotArrive(t *testing.T) {
 		}
 	}
 }
+
+// TestRecvPathDueForAckRepeats: a path is reported in an ACK (due) once it
+// received, by the next ackRepeats ACKs only, and again after a duplicate.
+func TestRecvPathDueForAckRepeats(t *testing.T) {
+	var r recvPath
+	var blk wire.AckBlock
+	require.False(t, r.due(), "nothing received")
+	r.receive(0, 0, 0, false)
+	for i := range ackRepeats {
+		require.True(t, r.due(), "ACK %d after the arrival", i)
+		r.block(0, 0, &blk)
+	}
+	require.False(t, r.due(), "reported by %d ACKs already", ackRepeats)
+	require.False(t, r.receive(0, 0, 0, false))
+	require.True(t, r.due(), "a duplicate arrived")
+	r.block(0, 0, &blk)
+	require.Equal(t, uint64(1), blk.Cum)
+}

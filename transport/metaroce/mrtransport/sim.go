@@ -31,6 +31,13 @@ type SimConfig struct {
 	// not yet read (the socket's receive buffer); beyond it arrivals are
 	// dropped and counted. Default 4096, at most 1<<20.
 	QueueDatagrams int
+	// Tap, if not nil, sees every datagram a socket writes, as it enters
+	// the fabric (before any link's queue may drop it): the sending and
+	// receiving ranks and the datagram, which Tap must not keep or
+	// change. It runs with the SimNet's lock held, so it must not call
+	// the SimNet. A diagnostic: tests count the bytes each kind of
+	// datagram puts on a link.
+	Tap func(from, to int, b []byte)
 }
 
 // SimNet puts a [simfabric.Fabric] in place of the UDP network: every rank
@@ -197,6 +204,9 @@ func (n *SimNet) send(s *simSocket, to netip.AddrPort, b []byte, class uint8) er
 	dst := n.socks[to]
 	if dst == nil {
 		return nil // nobody there: the datagram is lost, as UDP's would be
+	}
+	if n.cfg.Tap != nil {
+		n.cfg.Tap(s.rank, dst.rank, b)
 	}
 	if c := n.cfg.ECMP; c != nil && (len(b) <= c.Bypass || (class != 0 && class == c.Priority)) {
 		p, err := n.bypassPath(s, dst)

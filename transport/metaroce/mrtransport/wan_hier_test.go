@@ -119,6 +119,8 @@ func TestWANSimHierarchical(t *testing.T) {
 		seed++
 		var took []time.Duration
 		var written, writes, readBatches, timerRuns, dataSent, repicks, undone, wanRetx, wanTimeouts, wanSpurious int64
+		tally := &wanBytes{site: func(r int) int { return r / 4 }}
+		var drops int64
 		synctest.Test(t, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 			defer cancel()
@@ -153,7 +155,7 @@ func TestWANSimHierarchical(t *testing.T) {
 				timerGranularity.Store(int64(time.Duration(us) * time.Microsecond))
 				defer timerGranularity.Store(0)
 			}
-			eps, net, err := NewSimWorld(ctx, n, cfg, SimConfig{Fabric: simfabric.Config{Seed: int64(seed)}, ECMP: ecmp})
+			eps, net, err := NewSimWorld(ctx, n, cfg, SimConfig{Fabric: simfabric.Config{Seed: int64(seed)}, ECMP: ecmp, Tap: tally.tap})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -248,6 +250,26 @@ func TestWANSimHierarchical(t *testing.T) {
 					}
 				}
 			}
+			fs := net.Stats()
+			for _, l := range fs.Links {
+				drops += l.DroppedQueueFull.Packets
+			}
+			for d := range 2 {
+				net.mu.Lock()
+				ls := net.ecmp.links[[2]int{d, 1 - d}]
+				net.mu.Unlock()
+				for _, id := range ls {
+					tally.dir[d].dropped += fs.Links[id].Dropped().Packets
+					tally.dir[d].droppedBytes += fs.Links[id].Dropped().Bytes
+				}
+			}
+			for r, ep := range eps {
+				for _, ps := range ep.Stats().Peers {
+					if ps.Rank/4 != r/4 {
+						tally.dir[ps.Rank/4].arrived += ps.Conn.BytesArrived
+					}
+				}
+			}
 			for _, c := range comms {
 				_ = c.Close()
 			}
@@ -267,6 +289,13 @@ func TestWANSimHierarchical(t *testing.T) {
 		perData := func(n int64) float64 { return float64(n) / float64(max(dataSent, 1)) }
 		t.Logf("%s; mean %.1f %%; %d port re-picks, %d undone; WAN paths: %d resent, %d timeouts (%d spurious); %.2f datagrams per socket write; per DATA packet: %.2f datagrams written, %.2f read batches, %.2f timer runs",
 			line, 100*sum/float64(len(took)), repicks, undone, wanRetx, wanTimeouts, wanSpurious, float64(written)/float64(max(writes, 1)), perData(written), perData(readBatches), perData(timerRuns))
+		// WAN/S as bench/hier_lab.sh prints it (the lab's router counters
+		// count IP, UDP and Ethernet headers too), split into its parts;
+		// the handshake's datagrams are in it, as the lab's are.
+		s := crossing * float64(size) * float64(calls)
+		for d := range tally.dir {
+			t.Logf("seed %d: WAN/S site %d -> %d: %s; queue drops (every link, both ways) %d", seed, d, 1-d, tally.dir[d].split(s), drops)
+		}
 	}
 }
 
