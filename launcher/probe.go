@@ -272,17 +272,22 @@ func DumpTopology(w io.Writer, topo topology.Topology) error {
 // wan=2143975ns@7.1e+07@4.75e-09@78444ns (seconds of CPU a byte, a
 // duration a message), and where it has a busy CPU a byte
 // (topology.Link.CPUPerByteBusy) that after them, like
-// ...@78444ns@9.5e-09. Pairs are left out.
+// ...@78444ns@9.5e-09, and where it has a busy latency
+// (topology.Link.LatencyBusy) that after them, like ...@9.5e-09@131000ns.
+// Pairs are left out.
 func FormatLinks(ls topology.Links) string {
 	var parts []string
 	for l, name := range levelNames {
 		if k := *level(&ls, l); k != nil {
 			part := name + "=" + strconv.FormatInt(int64(k.Latency), 10) + "ns@" + strconv.FormatFloat(k.Bandwidth, 'g', -1, 64)
-			if k.CPUPerByte != 0 || k.CPUPerMessage != 0 || k.CPUPerByteBusy != 0 {
+			if k.CPUPerByte != 0 || k.CPUPerMessage != 0 || k.CPUPerByteBusy != 0 || k.LatencyBusy != 0 {
 				part += "@" + strconv.FormatFloat(k.CPUPerByte, 'g', -1, 64) + "@" + strconv.FormatInt(int64(k.CPUPerMessage), 10) + "ns"
 			}
-			if k.CPUPerByteBusy != 0 {
+			if k.CPUPerByteBusy != 0 || k.LatencyBusy != 0 {
 				part += "@" + strconv.FormatFloat(k.CPUPerByteBusy, 'g', -1, 64)
+			}
+			if k.LatencyBusy != 0 {
+				part += "@" + strconv.FormatInt(int64(k.LatencyBusy), 10) + "ns"
 			}
 			parts = append(parts, part)
 		}
@@ -331,18 +336,23 @@ func ParseLinks(s string) (topology.Links, error) {
 		if withCPU {
 			perByte, perMsg, _ := strings.Cut(cpu, "@")
 			perMsg, busy, withBusy := strings.Cut(perMsg, "@")
+			busy, latBusy, withLatBusy := strings.Cut(busy, "@")
 			pb, err1 := strconv.ParseFloat(perByte, 64)
 			pm, err2 := time.ParseDuration(perMsg)
 			bb, err3 := 0.0, error(nil)
 			if withBusy {
 				bb, err3 = strconv.ParseFloat(busy, 64)
 			}
-			if err1 != nil || err2 != nil || err3 != nil || !(pb >= 0 && pb <= topology.MaxCPUPerByte) || pm < 0 || pm > topology.MaxCPUPerMessage ||
-				!(bb >= 0 && bb <= topology.MaxCPUPerByte) {
-				return ls, fmt.Errorf("%q: want CPU figures @SECONDS-A-BYTE@DURATION-A-MESSAGE[@BUSY-SECONDS-A-BYTE] in [0, %g] and [0, %v], like @4.7e-09@78us",
-					part, topology.MaxCPUPerByte, topology.MaxCPUPerMessage)
+			lb, err4 := time.Duration(0), error(nil)
+			if withLatBusy {
+				lb, err4 = time.ParseDuration(latBusy)
 			}
-			link.CPUPerByte, link.CPUPerMessage, link.CPUPerByteBusy = pb, pm, bb
+			if err1 != nil || err2 != nil || err3 != nil || err4 != nil || !(pb >= 0 && pb <= topology.MaxCPUPerByte) || pm < 0 || pm > topology.MaxCPUPerMessage ||
+				!(bb >= 0 && bb <= topology.MaxCPUPerByte) || lb < 0 || lb > topology.MaxLatency {
+				return ls, fmt.Errorf("%q: want CPU figures @SECONDS-A-BYTE@DURATION-A-MESSAGE[@BUSY-SECONDS-A-BYTE[@BUSY-LATENCY]] in [0, %g], [0, %v] and [0, %v], like @4.7e-09@78us",
+					part, topology.MaxCPUPerByte, topology.MaxCPUPerMessage, topology.MaxLatency)
+			}
+			link.CPUPerByte, link.CPUPerMessage, link.CPUPerByteBusy, link.LatencyBusy = pb, pm, bb, lb
 		}
 		*level(&ls, l) = link
 	}

@@ -240,8 +240,22 @@ func TestLinksText(t *testing.T) {
 	back, err = ParseLinks(s)
 	require.NoError(t, err)
 	require.Equal(t, ls, back)
+	ls.WAN.LatencyBusy = 2510 * time.Microsecond // the busy latency, after the busy CPU a byte
+	s = FormatLinks(ls)
+	require.Equal(t, "host=7157ns@1.19e+09,wan=2380632ns@7.768e+07@4.75e-09@78444ns@9.5e-09@2510000ns", s)
+	back, err = ParseLinks(s)
+	require.NoError(t, err)
+	require.Equal(t, ls, back)
+	site := topology.Links{Site: &topology.Link{Latency: 9 * time.Microsecond, Bandwidth: 1e9, LatencyBusy: 130 * time.Microsecond}}
+	s = FormatLinks(site) // a busy latency alone brings the CPU fields, zero
+	require.Equal(t, "site=9000ns@1e+09@0@0ns@0@130000ns", s)
+	back, err = ParseLinks(s)
+	require.NoError(t, err)
+	require.Equal(t, site, back)
 	_, err = ParseLinks("wan=2ms@1e8@4e-9@78us@-1")
 	require.ErrorContains(t, err, "BUSY-SECONDS-A-BYTE")
+	_, err = ParseLinks("wan=2ms@1e8@4e-9@78us@0@-3us")
+	require.ErrorContains(t, err, "BUSY-LATENCY")
 	for _, bad := range []string{"wan=2ms@0.5", "wan=2ms@1e-300", "wan=2h@1e8", "wan=-1ms@1e8"} {
 		_, err = ParseLinks(bad) // the file's bounds (topology.MaxLatency, MinBandwidth)
 		require.ErrorContains(t, err, "want a latency in [0, 1h0m0s] and a finite bandwidth >= 1 bytes per second", bad)

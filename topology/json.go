@@ -31,17 +31,20 @@ import (
 // may also give the CPU its transport costs (optional, 0 or absent:
 // unknown): "cpu_per_byte", seconds of CPU per byte moved (sender and
 // receiver together, e.g. 3.5e-10; "cpu_per_byte_busy" the same while
-// every pair of the level moves bytes at once), and "cpu_per_message", a
-// Go duration of CPU per message; a rank's "cpu" may give "machine", "cores" and "cpus" (see
+// every pair of the level moves bytes at once), "cpu_per_message", a
+// Go duration of CPU per message, and "latency_busy", a Go duration, the
+// latency one way while every pair of the level exchanges small messages
+// at once; a rank's "cpu" may give "machine", "cores" and "cpus" (see
 // [CPUInfo]). Files without them load as before. See [Links].
 //
 // Version 2 is not frozen: its optional keys grew during its life
 // ("cpu_per_byte" and "cpu_per_message", then "cpu_per_byte_busy" and a
-// rank's "machine", "cores" and "cpus"). The reader is strict (an unknown
+// rank's "machine", "cores" and "cpus", then "latency_busy"). The reader is strict (an unknown
 // key is an error naming it and its offset), so a reader older than a key
 // refuses a file that has it; it never misreads one. Figures: a latency in
 // [0, MaxLatency], a bandwidth of at least MinBandwidth bytes per second,
-// the CPU figures within MaxCPUPerByte and MaxCPUPerMessage.
+// the CPU figures within MaxCPUPerByte and MaxCPUPerMessage, a busy
+// latency in [0, MaxLatency].
 const FileVersion = 2
 
 // MaxFileBytes is the largest topology file Parse and Load accept.

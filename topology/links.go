@@ -32,6 +32,16 @@ type Link struct {
 	// the ranks' machines (RankInfo.CPU.Machine), whose cores bound a
 	// phase from below where these are known.
 	CPUPerMessage time.Duration
+	// LatencyBusy is the one-way latency of a small message while every
+	// pair of the level exchanges small messages at once (the probe's
+	// contended round): on a machine whose cores the ranks share, each
+	// message also waits for its receiver's turn on a core, which a lone
+	// pair's Latency does not see (the two-site lab's 8 ranks on 2 cores:
+	// a step of recursive doubling or of the hierarchical AllReduce at 8 B
+	// took ~130 us beyond the model's links, bench/results/model_lab/s19).
+	// 0: unknown. In [0, MaxLatency]. A CPU figure: it goes with them
+	// (collective/tune's WithoutCPU clears it).
+	LatencyBusy time.Duration
 }
 
 // Bounds of a Link's CPU figures: far above any transport (a byte costs
@@ -108,6 +118,8 @@ func (l Link) validate(field string) error {
 		return invalidf("%s: cpu_per_byte_busy %v is not in [0, %g] seconds", field, l.CPUPerByteBusy, MaxCPUPerByte)
 	case l.CPUPerMessage < 0 || l.CPUPerMessage > MaxCPUPerMessage:
 		return invalidf("%s: cpu_per_message %v is not in [0, %v]", field, l.CPUPerMessage, MaxCPUPerMessage)
+	case l.LatencyBusy < 0 || l.LatencyBusy > MaxLatency:
+		return invalidf("%s: latency_busy %v is not in [0, %v]", field, l.LatencyBusy, MaxLatency)
 	}
 	return nil
 }
@@ -176,6 +188,7 @@ type linkJSON struct {
 	CPUPerByte     float64  `json:"cpu_per_byte,omitempty"`
 	CPUPerByteBusy float64  `json:"cpu_per_byte_busy,omitempty"`
 	CPUPerMessage  string   `json:"cpu_per_message,omitempty"`
+	LatencyBusy    string   `json:"latency_busy,omitempty"`
 }
 
 // hostLinkJSON is a HostLink in a file.
@@ -204,6 +217,11 @@ func (l linkJSON) link(field string) (Link, error) {
 			return Link{}, invalidf("%s: cpu_per_message %q is not a duration such as \"20us\"", field, l.CPUPerMessage)
 		}
 	}
+	if l.LatencyBusy != "" {
+		if out.LatencyBusy, err = time.ParseDuration(l.LatencyBusy); err != nil {
+			return Link{}, invalidf("%s: latency_busy %q is not a duration such as \"120us\"", field, l.LatencyBusy)
+		}
+	}
 	return out, out.validate(field)
 }
 
@@ -213,6 +231,9 @@ func toLinkJSON(l Link) linkJSON {
 	out := linkJSON{Latency: &s, Bandwidth: &b, Lanes: l.Lanes, CPUPerByte: l.CPUPerByte, CPUPerByteBusy: l.CPUPerByteBusy}
 	if l.CPUPerMessage != 0 {
 		out.CPUPerMessage = l.CPUPerMessage.String()
+	}
+	if l.LatencyBusy != 0 {
+		out.LatencyBusy = l.LatencyBusy.String()
 	}
 	return out
 }

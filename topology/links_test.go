@@ -15,14 +15,14 @@ const twoHosts = `"ranks": [{"rank": 0, "host": "a", "site": "east", "local_rank
 // to the same topology.
 func TestLinksRoundTrip(t *testing.T) {
 	data := `{"version": 2, ` + twoHosts + `,
-	"levels": {"wan": {"latency": "5ms", "bandwidth": 1.25e8, "lanes": 8, "cpu_per_byte": 3.5e-10, "cpu_per_byte_busy": 7e-10, "cpu_per_message": "40us"},
+	"levels": {"wan": {"latency": "5ms", "bandwidth": 1.25e8, "lanes": 8, "cpu_per_byte": 3.5e-10, "cpu_per_byte_busy": 7e-10, "cpu_per_message": "40us", "latency_busy": "5.2ms"},
 		"host": {"latency": "2us", "bandwidth": 4e9}},
 	"links": [{"hosts": ["a", "b"], "latency": "7ms", "bandwidth": 5e7}]}`
 	topo, err := Parse([]byte(data))
 	require.NoError(t, err)
 	require.NotNil(t, topo.Links)
 	require.Equal(t, &Link{Latency: 5 * time.Millisecond, Bandwidth: 1.25e8, Lanes: 8,
-		CPUPerByte: 3.5e-10, CPUPerByteBusy: 7e-10, CPUPerMessage: 40 * time.Microsecond}, topo.Links.WAN)
+		CPUPerByte: 3.5e-10, CPUPerByteBusy: 7e-10, CPUPerMessage: 40 * time.Microsecond, LatencyBusy: 5200 * time.Microsecond}, topo.Links.WAN)
 	require.Equal(t, &Link{Latency: 2 * time.Microsecond, Bandwidth: 4e9}, topo.Links.Host)
 	require.Nil(t, topo.Links.Site)
 	l, ok := topo.Pair("b", "a")
@@ -33,6 +33,7 @@ func TestLinksRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(out), `"version": 2`)
 	require.Contains(t, string(out), `"cpu_per_message": "40µs"`)
+	require.Contains(t, string(out), `"latency_busy": "5.2ms"`)
 	again, err := Parse(out)
 	require.NoError(t, err)
 	require.Equal(t, topo, again)
@@ -74,6 +75,8 @@ func TestLinksRejects(t *testing.T) {
 		{"CPU per byte too large", `"links": [{"hosts": ["a", "b"], "latency": "1ms", "bandwidth": 1, "cpu_per_byte": 0.5}]`, "links[0]: cpu_per_byte 0.5 is not in"},
 		{"bad CPU per message", `"levels": {"host": {"latency": "1us", "bandwidth": 1, "cpu_per_message": "slow"}}`, `levels.host: cpu_per_message "slow" is not a duration`},
 		{"negative CPU per message", `"levels": {"host": {"latency": "1us", "bandwidth": 1, "cpu_per_message": "-2us"}}`, "levels.host: cpu_per_message -2µs is not in"},
+		{"bad busy latency", `"levels": {"site": {"latency": "1us", "bandwidth": 1, "latency_busy": "soon"}}`, `levels.site: latency_busy "soon" is not a duration`},
+		{"negative busy latency", `"levels": {"site": {"latency": "1us", "bandwidth": 1, "latency_busy": "-3us"}}`, "levels.site: latency_busy -3µs is not in"},
 		{"CPU per byte as a string", `"levels": {"host": {"latency": "1us", "bandwidth": 1, "cpu_per_byte": "1ns"}}`, "is a JSON string, want"},
 		{"unknown key in a link", `"links": [{"hosts": ["a", "b"], "latency": "1ms", "bandwidth": 1, "rate": 2}]`, `unknown key "rate"`},
 	}

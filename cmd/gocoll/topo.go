@@ -38,9 +38,10 @@ job's GOCOLL_TOPO_FILE read (any program of a job writes the same with
 GOCOLL_TOPO_DUMP=FILE).
 In a job, the figures are the job's: GOCOLL_TOPO_FILE's, or measured as the
 job forms where it spans hosts (collective/tune/probe: ping-pongs and bulk
-transfers between one pair of ranks per level, then one bulk transfer on
-every pair of the level at once, which gives the busy CPU a byte
-(cpu_per_byte_busy), the figures shared so that every rank has the same;
+transfers between one pair of ranks per level, then a few small round
+trips and one bulk transfer on every pair of the level at once, which give
+the busy latency (latency_busy) and CPU a byte (cpu_per_byte_busy), the
+figures shared so that every rank has the same;
 GOCOLL_PROBE=0 turns it off), or GOCOLL_LINKS' (cached by gocoll run across
 restarts), or assumed (tune.DefaultLinks). --probe (in a job only) measures every level the file
 does not give, even on one host (GOCOLL_PROBE=1).

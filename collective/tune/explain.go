@@ -34,6 +34,10 @@ func Explain(w io.Writer, coll Collective, in Input) error {
 			machines, ranks, cores, ls.Host.CPUPerByte*1e9, ls.Host.CPUPerByteBusy*1e9, ls.Host.CPUPerMessage,
 			ls.Site.CPUPerByte*1e9, ls.Site.CPUPerByteBusy*1e9, ls.Site.CPUPerMessage,
 			ls.WAN.CPUPerByte*1e9, ls.WAN.CPUPerByteBusy*1e9, ls.WAN.CPUPerMessage)
+		if ls.Host.LatencyBusy != 0 || ls.Site.LatencyBusy != 0 || ls.WAN.LatencyBusy != 0 {
+			fmt.Fprintf(w, "# latency one way, alone / every pair at once (0: unknown): host %v / %v, site %v / %v, wan %v / %v\n",
+				ls.Host.Latency, ls.Host.LatencyBusy, ls.Site.Latency, ls.Site.LatencyBusy, ls.WAN.Latency, ls.WAN.LatencyBusy)
+		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	cpuCol := map[bool]string{true: "\tCPU"}

@@ -292,6 +292,8 @@ func (in Input) validate() error {
 			return fmt.Errorf("%w: Links.%s.CPUPerByteBusy %v is not in [0, %g]", ErrInvalid, l.name, l.link.CPUPerByteBusy, topology.MaxCPUPerByte)
 		case l.link.CPUPerMessage < 0 || l.link.CPUPerMessage > topology.MaxCPUPerMessage:
 			return fmt.Errorf("%w: Links.%s.CPUPerMessage %v is not in [0, %v]", ErrInvalid, l.name, l.link.CPUPerMessage, topology.MaxCPUPerMessage)
+		case l.link.LatencyBusy < 0 || l.link.LatencyBusy > topology.MaxLatency:
+			return fmt.Errorf("%w: Links.%s.LatencyBusy %v is not in [0, %v]", ErrInvalid, l.name, l.link.LatencyBusy, topology.MaxLatency)
 		}
 	}
 	if len(in.Links.Pairs) == 0 {

@@ -150,6 +150,7 @@ func TestInvalid(t *testing.T) {
 		{"Links.Host.CPUPerByte", func(in *Input) { in.Links.Host.CPUPerByte = math.NaN() }},
 		{"Links.WAN.CPUPerMessage", func(in *Input) { in.Links.WAN.CPUPerMessage = -time.Microsecond }},
 		{"Links.WAN.CPUPerByteBusy", func(in *Input) { in.Links.WAN.CPUPerByteBusy = math.NaN() }},
+		{"Links.Site.LatencyBusy", func(in *Input) { in.Links.Site.LatencyBusy = -time.Microsecond }},
 		{"Links.Site.CPUPerByteBusy", func(in *Input) { in.Links.Site.CPUPerByteBusy = 1 }},
 		{"Links.Host.CPUPerByteBusy", func(in *Input) { in.Links.Host.CPUPerByteBusy = -1e-9 }},
 		{"Links.WAN.Bandwidth", func(in *Input) { in.Links.WAN.Bandwidth = 1e-300 }},

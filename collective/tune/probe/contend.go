@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -29,7 +30,9 @@ import (
 // uplink over the WAN: one more bulk transfer's time; more where k pairs
 // leave by one link and k × 4 KiB, contendBytes' floor, exceeds
 // BulkBytes: 4096 WAN pairs through an uplink move 16 MiB) and the CPU of
-// the pairs' bytes.
+// the pairs' bytes; before those, busyRoundTrips small round trips of
+// every pair at once (the level's busy latency; a WAN pair's 8 round
+// trips of the lab's 4.2 ms take ~34 ms).
 
 // LevelPairs returns the pairs of level l (0 host, 1 site, 2 WAN) of topo
 // that run its contended round, by communicator rank: each rank, in rank
@@ -173,9 +176,15 @@ const contendSpread = 4
 // acknowledgement on the pair's first rank (else 0: the round's span is
 // the most of them) and this rank's CPU seconds over its transfer (0
 // where cpu is nil).
-func contend(ctx context.Context, c *collective.Comm, pairs [][2]int, bytes int, now func() time.Duration, cpu func() time.Duration) (took, cpuSec float64, err error) {
+//
+// Before its bytes, each pair makes busyTrips round trips of 8 bytes, all
+// pairs at once: on the pair's first rank, rtt is their median (else 0),
+// the level's busy round trip (topology.Link.LatencyBusy is half the
+// pairs' slowest): what a small message's step costs while every rank of
+// the level takes part, as in a collective's step.
+func contend(ctx context.Context, c *collective.Comm, pairs [][2]int, bytes int, now func() time.Duration, cpu func() time.Duration) (took, cpuSec, rtt float64, err error) {
 	if err := collective.AllReduce(ctx, c, make([]float64, 1), make([]float64, 1), collective.Max); err != nil {
-		return 0, 0, fmt.Errorf("the barrier before it: %w", err)
+		return 0, 0, 0, fmt.Errorf("the barrier before it: %w", err)
 	}
 	me := c.Rank()
 	for _, p := range pairs {
@@ -183,6 +192,9 @@ func contend(ctx context.Context, c *collective.Comm, pairs [][2]int, bytes int,
 			continue
 		}
 		buf, ack := make([]byte, bytes), make([]byte, 8)
+		if rtt, err = busyTrips(ctx, c, p, ack, now); err != nil {
+			return 0, 0, 0, err
+		}
 		var cpu0 time.Duration
 		if cpu != nil {
 			cpu0 = cpu()
@@ -190,26 +202,57 @@ func contend(ctx context.Context, c *collective.Comm, pairs [][2]int, bytes int,
 		start := now()
 		if p[0] == me {
 			if err := collective.Send(ctx, c, buf, p[1]); err != nil {
-				return 0, 0, err
+				return 0, 0, 0, err
 			}
 			if err := collective.Recv(ctx, c, ack, p[1]); err != nil {
-				return 0, 0, err
+				return 0, 0, 0, err
 			}
 			took = (now() - start).Seconds()
 		} else {
 			if err := collective.Recv(ctx, c, buf, p[0]); err != nil {
-				return 0, 0, err
+				return 0, 0, 0, err
 			}
 			if err := collective.Send(ctx, c, ack, p[0]); err != nil {
-				return 0, 0, err
+				return 0, 0, 0, err
 			}
 		}
 		if cpu != nil {
 			cpuSec = (cpu() - cpu0).Seconds()
 		}
-		return took, cpuSec, nil
+		return took, cpuSec, rtt, nil
 	}
-	return 0, 0, nil
+	return 0, 0, 0, nil
+}
+
+// busyRoundTrips is how many round trips of 8 bytes each pair of a level
+// makes in its contended round (contend): a level's pairs all at once.
+const busyRoundTrips = 8
+
+// busyTrips runs pair p's round trips of msg (busyRoundTrips), p[0]
+// sending first, and returns their median in seconds on p[0] (0 on p[1]).
+func busyTrips(ctx context.Context, c *collective.Comm, p [2]int, msg []byte, now func() time.Duration) (float64, error) {
+	trips := make([]float64, busyRoundTrips)
+	for i := range trips {
+		if p[0] == c.Rank() {
+			start := now()
+			if err := collective.Send(ctx, c, msg, p[1]); err != nil {
+				return 0, err
+			}
+			if err := collective.Recv(ctx, c, msg, p[1]); err != nil {
+				return 0, err
+			}
+			trips[i] = (now() - start).Seconds()
+			continue
+		}
+		if err := collective.Recv(ctx, c, msg, p[0]); err != nil {
+			return 0, err
+		}
+		if err := collective.Send(ctx, c, msg, p[0]); err != nil {
+			return 0, err
+		}
+	}
+	slices.Sort(trips)
+	return trips[len(trips)/2], nil
 }
 
 // contendedFigures derives a level's figures from its contended round:
@@ -242,7 +285,8 @@ func contendedFigures(npairs, k, bytes int, took, cpu, rtt, trip, single float64
 // rounds is the contended rounds of a probe: per level its pairs and how
 // many leave by one link, and the figures every rank shares
 // (figures[l] the slowest pair's seconds at level l, figures[3+l*n+r]
-// rank r's CPU seconds + 1 over it, 0: unknown).
+// rank r's CPU seconds + 1 over it, 0: unknown; figures[3+3n+l] the
+// slowest pair's busy round trip at level l, contend's rtt).
 type rounds struct {
 	pairs   [3][][2]int
 	k       [3]int
@@ -257,17 +301,17 @@ type rounds struct {
 // its figures.
 func runRounds(ctx context.Context, c *collective.Comm, topo topology.Topology, opts Options) (rounds, error) {
 	n := c.Size()
-	rs := rounds{bulk: opts.BulkBytes, n: n, figures: make([]float64, 3+3*n)}
+	rs := rounds{bulk: opts.BulkBytes, n: n, figures: make([]float64, 6+3*n)}
 	for l, p := range Pairs(topo) {
 		if p[0] < 0 || opts.Skip[l] {
 			continue
 		}
 		rs.pairs[l], rs.k[l] = LevelPairs(topo, l)
-		took, cpu, err := contend(ctx, c, rs.pairs[l], contendBytes(opts.BulkBytes, rs.k[l]), opts.Now, opts.CPUTime)
+		took, cpu, rtt, err := contend(ctx, c, rs.pairs[l], contendBytes(opts.BulkBytes, rs.k[l]), opts.Now, opts.CPUTime)
 		if err != nil {
 			return rounds{}, fmt.Errorf("probe: level %d, the contended round: %w", l, err)
 		}
-		rs.figures[l] = took
+		rs.figures[l], rs.figures[3+3*n+l] = took, rtt
 		if opts.CPUTime != nil {
 			rs.figures[3+l*rs.n+c.Rank()] = 1 + cpu
 		}
@@ -278,11 +322,16 @@ func runRounds(ctx context.Context, c *collective.Comm, topo topology.Topology, 
 // apply sets level l's link from the shared figures (rs.figures' layout)
 // of its round, where it ran: its bandwidth and CPUPerByteBusy
 // (contendedFigures; rtt the level's median round trip, trip a ping-pong's
-// CPU, both ends, < 0 unknown: then no CPU figure).
+// CPU, both ends, < 0 unknown: then no CPU figure), and its LatencyBusy,
+// half the slowest pair's busy round trip, where the level has CPU
+// figures (trip known): a CPU figure, as the others.
 func (rs rounds) apply(figures []float64, l int, link *topology.Link, rtt, trip float64) {
 	pairs := rs.pairs[l]
 	if len(pairs) == 0 {
 		return
+	}
+	if busy := figures[3+3*rs.n+l] / 2; trip >= 0 && busy > 0 {
+		link.LatencyBusy = min(time.Duration(busy*float64(time.Second)), topology.MaxLatency)
 	}
 	cpu := 0.0
 	for _, p := range pairs {

@@ -76,6 +76,17 @@ func TestMeasureContended(t *testing.T) {
 		if want := 1 / links.WAN.Bandwidth; math.Abs(wan.CPUPerByte/want-1) > 0.05 {
 			t.Errorf("%d lanes: the lone pair's CPU a byte %.4g s, want %.4g ± 5 %%", lanes, wan.CPUPerByte, want)
 		}
+		// The round's small round trips, all pairs at once: simnet costs
+		// no CPU and 8 bytes hardly load a link, so each level's busy
+		// latency is its latency.
+		for name, l := range map[string]struct {
+			got  *tune.Link
+			want time.Duration
+		}{"host": {got[0].Host, links.Host.Latency}, "site": {got[0].Site, links.Site.Latency}, "wan": {wan, links.WAN.Latency}} {
+			if l.got == nil || math.Abs(float64(l.got.LatencyBusy)/float64(l.want)-1) > 0.05 {
+				t.Errorf("%d lanes: %s busy latency %+v, want %v ± 5 %%", lanes, name, l.got, l.want)
+			}
+		}
 	}
 }
 

@@ -22,11 +22,13 @@
 // WAN level move bulk transfers alone, one pair after another (spread.go:
 // one connection's ports may hash onto only some of the WAN's links), and
 // the level's bandwidth is the fastest pair's. Then every level runs a
-// contended round (contend.go): all its pairs (LevelPairs) move a bulk transfer at
-// once, as a collective's phase does, and its CPU a byte (every paired
-// rank's CPU) is the level's busy one (topology.Link's CPUPerByteBusy),
-// its bandwidth the level's where it shows the lone transfer undershot
-// the shared link.
+// contended round (contend.go): all its pairs (LevelPairs) make a few
+// small round trips and then move a bulk transfer at once, as a
+// collective's phase does; half the slowest pair's median round trip is
+// the level's busy latency (topology.Link's LatencyBusy), its CPU a byte
+// (every paired rank's CPU) the level's busy one (CPUPerByteBusy), its
+// bandwidth the level's where it shows the lone transfer undershot the
+// shared link.
 package probe
 
 import (
