@@ -244,11 +244,11 @@ func (g *gen) function(k kernel) {
 // CPU time, bench/kernel_probe.sh, bench/results/kernels_overlap.md: fp8
 // E4M3 Sum 4.97 -> 6.04 GB/s, bfloat16 Sum 4.98 -> 5.90, float32 Sum 5.43
 // -> 6.00, same sitting, load ~12); four streams did a little more at
-// 64 MiB but cost up to 16% at 256 KiB, from cache. L = 2 KiB modulo 4 KiB
-// keeps the two streams' addresses apart in their lowest 12 bits: loads
-// whose address matches an earlier store's there wait for it ("4K
-// aliasing"), which with L a multiple of 4 KiB cost bfloat16 Max up to 16%
-// at 256 KiB.
+// 64 MiB but cost bfloat16 up to 16% at 256 KiB, from cache. L = 2 KiB
+// modulo 4 KiB keeps the two streams' addresses apart in their lowest 12
+// bits: a load whose address matches an earlier store's there waits for
+// it ("4K aliasing"); with L a multiple of 4 KiB, two streams cost float32
+// Min 10% at 256 KiB, four a third.
 func (g *gen) twoStreams(i, n reg.Register, iteration func(idx []reg.Register, per int)) {
 	c := g.c
 	L := c.GP64()
