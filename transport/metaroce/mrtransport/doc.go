@@ -61,9 +61,11 @@
 //
 // The default path socket is [OpenUDPIO]'s (recvmmsg/sendmmsg, ECN, GRO
 // trains split on read, GSO trains for small datagrams, and DATA payloads
-// too large for a train sent straight from the message with a gathering
-// write, metaroce.Endpoint.PollTransmitVec, rather than copied into the
-// datagram buffer); [OpenUDP] is a plain one, and Config.OpenSocket takes any [PathSocket], which is how
+// too large for a train, or of a full piece (no room for a piggybacked
+// ACK), sent straight from the message with a gathering write,
+// metaroce.Endpoint.PollTransmitVec, rather than copied into the datagram
+// buffer; such a datagram next to others to the same address is copied
+// once, into a GSO train); [OpenUDP] is a plain one, and Config.OpenSocket takes any [PathSocket], which is how
 // tests interpose on the network and how [SimNet] replaces it.
 //
 // # Messages

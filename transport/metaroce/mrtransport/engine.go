@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gocoll/gocoll/transport/metaroce"
+	"github.com/gocoll/gocoll/transport/metaroce/wire"
 )
 
 // engine drives one MetaRoCE core over real sockets and the real clock. It
@@ -137,6 +138,9 @@ func newEngine(core *metaroce.Endpoint, socks []PathSocket, batch, maxDatagram i
 	e.txNext, e.txTurn = make([]uint64, len(socks)), make([]uint64, len(socks))
 	e.arrived = make([]time.Duration, len(socks))
 	e.gatherMin = gatherMinOf(socks)
+	if e.gatherMin > 0 {
+		e.gatherMin = min(e.gatherMin, fullPayloadMin(maxDatagram, len(socks)))
+	}
 	for _, s := range socks {
 		e.placers = e.placers || canPlace(s, maxDatagram)
 	}
@@ -165,6 +169,19 @@ func gatherMinOf(socks []PathSocket) int {
 		g = max(g, gs.gatherMin())
 	}
 	return g
+}
+
+// fullPayloadMin is the smallest DATA payload that leaves no room in a
+// datagram of maxDatagram bytes for an ACK of a connection over paths
+// paths (the core piggybacks an ACK on DATA only where the whole ACK
+// fits). The engine gathers payloads from this size on even where the
+// sockets would copy them: a DATA of a full piece (a bulk transfer's
+// datagrams at MTU 9000, whose payloads are below a socket's gatherMin)
+// then goes out straight from the message, not copied into the datagram
+// buffer first, and nothing that could carry an ACK is gathered (the
+// core does not piggyback on gathered DATA).
+func fullPayloadMin(maxDatagram, paths int) int {
+	return max(maxDatagram-wire.DataOverhead+wire.HeaderLen+wire.CRCLen-wire.AckLen(paths, 0)+1, 1)
 }
 
 // run starts one reader goroutine per path socket, and the timer's.

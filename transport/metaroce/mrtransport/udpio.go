@@ -28,7 +28,9 @@ type udpioSocket struct {
 }
 
 // gatherMin implements gatherer: payloads too large to coalesce are
-// gathered; smaller ones are copied, so that they can join GSO trains.
+// gathered; smaller ones are copied, so that they can join GSO trains
+// (the engine gathers full pieces below it too, see fullPayloadMin, and
+// WriteBatch copies those that can join a train: flatten).
 func (u *udpioSocket) gatherMin() int { return gsoMax }
 
 // gsoMax is the largest datagram that udpioSocket packs into GSO trains:
@@ -115,7 +117,13 @@ func (u *udpioSocket) WriteBatch(ms []Message) (int, error) {
 		}
 		small = small || m.N <= gsoMax
 	}
-	if !small || len(ms) == 1 || !u.s.Caps().GSO {
+	gso := len(ms) > 1 && u.s.Caps().GSO
+	used := 0
+	if gso {
+		used = u.flatten(wr)
+		small = small || used > 0
+	}
+	if !small || !gso {
 		n, err := u.s.WriteBatch(wr)
 		clear(wr)
 		clear(u.gat)
@@ -124,7 +132,7 @@ func (u *udpioSocket) WriteBatch(ms []Message) (int, error) {
 	if u.arena == nil {
 		u.arena = make([]byte, 4*udpio.MaxPayload)
 	}
-	trains, _ := udpio.Coalesce(u.gso[:0], wr, u.arena)
+	trains, _ := udpio.Coalesce(u.gso[:0], wr, u.arena[used:])
 	u.gso = trains
 	n, err := u.s.WriteBatch(trains)
 	// Count the datagrams the trains that went stand for.
@@ -136,4 +144,44 @@ func (u *udpioSocket) WriteBatch(ms []Message) (int, error) {
 	clear(u.gso)
 	clear(u.gat)
 	return sent, err
+}
+
+// flatten copies the gathered datagrams of wr that may join a GSO train
+// (at most gsoMax bytes, next to a datagram to the same address and of the
+// same class) whole into the arena, back to back, and makes their Buf
+// point there without Gather, so that Coalesce packs them into trains
+// without copying them again; the rest keep their Gather. A gathered
+// datagram alone is sent from where its payload lies, with no copy. It
+// returns the arena bytes used, which Coalesce must not reuse.
+func (u *udpioSocket) flatten(wr []udpio.Message) int {
+	used := 0
+	for i := range wr {
+		m := &wr[i]
+		if len(m.Gather) == 0 {
+			continue
+		}
+		n := len(m.Buf)
+		for _, g := range m.Gather {
+			n += len(g)
+		}
+		joins := func(j int) bool {
+			return j >= 0 && j < len(wr) && wr[j].Addr == m.Addr && wr[j].Class == m.Class
+		}
+		if n > gsoMax || !(joins(i-1) || joins(i+1)) {
+			continue
+		}
+		if u.arena == nil {
+			u.arena = make([]byte, 4*udpio.MaxPayload)
+		}
+		if used+n > len(u.arena) {
+			break
+		}
+		b := append(u.arena[used:used], m.Buf...)
+		for _, g := range m.Gather {
+			b = append(b, g...)
+		}
+		m.Buf, m.Gather = b, nil
+		used += n
+	}
+	return used
 }
