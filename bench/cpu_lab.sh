@@ -100,7 +100,7 @@ run() {
   if [[ $PERF == 1 ]]; then wrap="perf stat -x, -e $EV -o $d/rank.\$\$"; else wrap="/usr/bin/time -f '%U %S' -o $d/rank.\$\$"; fi
   t0=$(delayd_ticks)
   "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout 900s \
-    -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL ${sp:+-x GOCOLL_SPIN_WAIT=$sp} ${XARGS[@]+"${XARGS[@]}"} -- \
+    -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL,NET ${sp:+-x GOCOLL_SPIN_WAIT=$sp} ${XARGS[@]+"${XARGS[@]}"} -- \
     sh -c "exec $wrap $G bench allreduce --sizes $b -n $it -w 1 --algo $a" >"$d/out" 2>&1 || echo "# run failed: $?" >>"$d/out"
   echo $(($(delayd_ticks) - t0)) >"$d/delayd"
 }
@@ -114,6 +114,9 @@ totals() {
     cat "$d"/rank.* | awk '$1 ~ /^[0-9.]+$/ { s += ($1 + $2) * 1000 } END { print "task-clock", s }'
   fi
   echo "calls $(grep -c "^\[rank 0\] .*op=[Aa]ll[Rr]educe .* bytes=$b " "$d/out" || true)"
+  # The MetaRoCE engines' counters at close, summed over the ranks.
+  awk '/msg="mrtransport: engine"/ { for (i = 1; i <= NF; i++) if (split($i, kv, "=") == 2 && kv[1] ~ /^(datagramsWritten|writeBatches|readBatches|timerRuns)$/) s[kv[1]] += kv[2] }
+    END { for (k in s) print "engine:" k, s[k] }' "$d/out"
   awk -v hz="$HZ" '{ print "delayd", $1 / hz }' "$d/delayd"
 }
 
@@ -141,9 +144,11 @@ for s in $SIZES; do
           cpu = g("task-clock") / 1000; d = g("delayd")
           cap = (cpu + d > 0) ? s * 2 * (n - 1) / n / ((cpu + d) / cores) / 1e9 : 0
           capr = (cpu > 0) ? s * 2 * (n - 1) / n / (cpu / cores) / 1e9 : 0
-          printf "| %s | %s | %s | %s | %.3f | %.3f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.3f (%.0f %%) | %.3f (%.0f %%) |",
+          dg = g("engine:datagramsWritten"); wb = g("engine:writeBatches"); rb = g("engine:readBatches")
+          printf "| %s | %s | %s | %s | %.3f | %.3f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f (%.2f, %.2f) | %.0f | %.3f (%.0f %%) | %.3f (%.0f %%) |",
             size, a, sp, bw, cpu, d, g("context-switches"), g("syscalls:sys_enter_sendmmsg"), g("syscalls:sys_enter_recvmmsg"),
             g("syscalls:sys_enter_epoll_pwait"), g("syscalls:sys_enter_sched_yield"), g("syscalls:sys_enter_futex"), g("page-faults"),
+            dg, (wb > 0) ? dg / wb : 0, (rb > 0) ? dg / rb : 0, g("engine:timerRuns"),
             cap, 100 * cap / bound, capr, 100 * capr / bound
         }' "$base.percall")
       echo "bench/cpu_lab.sh: ${ROW[$s.$a.${sp:-default}]}" >&2
@@ -210,10 +215,10 @@ table=$OUT/table.md
 {
   echo "# Where the two-site lab job's CPU goes"
   echo
-  echo "Run $stamp (UTC) of bench/cpu_lab.sh at commit $REV${XENV:+ with $XENV}, $CORES cores, load average $load0 before, $load1 after. Lab: 2 sites x $HOSTS hosts x $SLOTS ranks, $PATHS WAN paths x $RATE Mbit/s, $DELAY ms one way, MTU $MTU, default transport. Per AllReduce call, set-up left out ((run of -n $ITERS minus run of -n 2) over the difference in calls): the job's CPU-seconds (8 ranks), the delay daemons' CPU-seconds, and the ranks' context switches, system calls and page faults (perf stat$([[ $PERF == 1 ]] || echo ': not available, CPU only')). 'spin': GOCOLL_SPIN_WAIT. 'busbw': the long run's, out of place (GB/s). 'CPU cap': the busbw the cores allow at that CPU per call, S x 2(n-1)/n / (CPU / $CORES cores), with the delay daemons' CPU and without it (real sites do not emulate their WAN on their hosts), with its share of the hierarchical WAN bound $HIER_BOUND GB/s; the target is 90 %. Raw: raw/$stamp.*."
+  echo "Run $stamp (UTC) of bench/cpu_lab.sh at commit $REV${XENV:+ with $XENV}, $CORES cores, load average $load0 before, $load1 after. Lab: 2 sites x $HOSTS hosts x $SLOTS ranks, $PATHS WAN paths x $RATE Mbit/s, $DELAY ms one way, MTU $MTU, default transport. Per AllReduce call, set-up left out ((run of -n $ITERS minus run of -n 2) over the difference in calls): the job's CPU-seconds (8 ranks), the delay daemons' CPU-seconds, and the ranks' context switches, system calls and page faults (perf stat$([[ $PERF == 1 ]] || echo ': not available, CPU only')); from the MetaRoCE engines' counters at close (\`mrtransport: engine\` lines), the datagrams written, with the datagrams per write (a sendmmsg, GSO trains counting as their datagrams) and per read batch (a recvmmsg, or a waiter's read), and the engine timer's runs. 'spin': GOCOLL_SPIN_WAIT. 'busbw': the long run's, out of place (GB/s). 'CPU cap': the busbw the cores allow at that CPU per call, S x 2(n-1)/n / (CPU / $CORES cores), with the delay daemons' CPU and without it (real sites do not emulate their WAN on their hosts), with its share of the hierarchical WAN bound $HIER_BOUND GB/s; the target is 90 %. Raw: raw/$stamp.*."
   echo
-  echo "| size | algo | spin | busbw | job CPU-s | delayd CPU-s | ctx switches | sendmmsg | recvmmsg | epoll_pwait | sched_yield | futex | page faults | CPU cap (of $HIER_BOUND) | cap without delayd |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| size | algo | spin | busbw | job CPU-s | delayd CPU-s | ctx switches | sendmmsg | recvmmsg | epoll_pwait | sched_yield | futex | page faults | MetaRoCE datagrams (per write, per read) | timer runs | CPU cap (of $HIER_BOUND) | cap without delayd |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   for s in $SIZES; do for a in $ALGOS; do for sp in $SPIN; do echo "${ROW[$s.$a.$sp]}"; done; done; done
   echo
   echo "One MetaRoCE connection, \`gocoll bench p2p\` for 8 s (set-up included), CPU per MB moved:"

@@ -447,6 +447,9 @@ func (e *Endpoint) Close() error {
 		e.eng.unlock()
 	}
 	e.eng.stop()
+	if first {
+		e.logEngine()
+	}
 	return nil
 }
 

@@ -170,3 +170,20 @@ func commonPath(i int, p metaroce.PathStats) transport.PathStats {
 	}
 	return out
 }
+
+// logEngine logs, at info, the engine's socket counters over the
+// endpoint's life (EngineStats): what a job's CPU per byte comes from,
+// the datagrams per system call above all (sendmmsg and recvmmsg batches,
+// GSO trains counting as their datagrams), and the timer's and the
+// spinning waiters' share. Close calls it once, after the engine stops.
+func (e *Endpoint) logEngine() {
+	if !e.log.Enabled(context.Background(), slog.LevelInfo) {
+		return
+	}
+	st := &e.eng.st
+	e.log.Info("mrtransport: engine",
+		"datagramsWritten", st.datagramsWritten.Load(), "writeBatches", st.writeBatches.Load(),
+		"datagramsRead", st.datagramsRead.Load(), "readBatches", st.readBatches.Load(),
+		"spinBatches", st.spinBatches.Load(), "timerRuns", st.timerRuns.Load(),
+		"bytesWritten", st.bytesWritten.Load(), "bytesRead", st.bytesRead.Load())
+}
