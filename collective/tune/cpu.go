@@ -19,7 +19,14 @@ import (
 // has), and where more of a machine's ranks than it has cores receive at once
 // (the phase's slowest hops, which end together), those beyond the cores
 // wait for the others' messages: each of the phase's steps costs
-// (R − C) / C × the CPU of one such message more (scheduling). A flow's
+// (R − C) / C × the CPU of one such message more (scheduling), or, where
+// the receivers' levels have a busy latency (Link.LatencyBusy: the probe's
+// small round trips of every pair of the level at once), what it adds to
+// the level's latency, the more (in the two-site lab, 8 ranks on 2 cores,
+// a step of recursive doubling or of the hierarchical AllReduce at 8 B
+// took ~130 µs beyond the links, the quiet per-message CPU gave 6-51 µs,
+// and the MetaRoCE core in virtual time, which costs no CPU, none:
+// bench/results/model_lab/s19). A flow's
 // work is its bytes × a byte's CPU + its messages × CPUPerMessage, half on
 // each end's machine; a byte's CPU is CPUPerByte (CPUPerByteBusy is not
 // priced: cpuWork says why). Ranks whose Machine is empty stand on a machine of
@@ -169,6 +176,7 @@ func (m *model) cpuTime(p phase) (bound, sched float64) {
 	recv := map[int]bool{}
 	count := make([]int, len(m.cpu.cores))
 	msgCPU := make([]float64, len(m.cpu.cores))
+	busy := make([]float64, len(m.cpu.cores))
 	for _, f := range p.flows {
 		if m.alpha(f.src, f.dst) < slowest/2 || recv[f.dst] {
 			continue
@@ -176,11 +184,16 @@ func (m *model) cpuTime(p phase) (bound, sched float64) {
 		recv[f.dst] = true
 		i := m.cpu.machine[f.dst]
 		count[i]++
-		msgCPU[i] += m.cpuLink(f.src, f.dst).CPUPerMessage.Seconds()
+		l := m.cpuLink(f.src, f.dst)
+		msgCPU[i] += l.CPUPerMessage.Seconds()
+		if l.LatencyBusy > l.Latency {
+			busy[i] += (l.LatencyBusy - l.Latency).Seconds()
+		}
 	}
 	for i, r := range count {
 		if c := m.cpu.cores[i]; c > 0 && r > c {
-			sched = max(sched, float64(p.steps)*float64(r-c)/float64(c)*msgCPU[i]/float64(r))
+			step := max(float64(r-c)/float64(c)*msgCPU[i], busy[i]) / float64(r)
+			sched = max(sched, float64(p.steps)*step)
 		}
 	}
 	return bound, sched

@@ -128,6 +128,38 @@ func TestCPUScheduling(t *testing.T) {
 	}
 }
 
+// Where the level's busy latency is known (Link.LatencyBusy: the probe's
+// round trips of every pair at once), a step of more receivers than
+// cores waits what it adds to the level's latency, where that is more
+// than the receivers' messages' CPU: 8 ranks on a machine of 2 cores,
+// recursive doubling of 8 B, 3 steps of 50 µs more each (against 3 µs of
+// CPU), nothing more on 8 cores or without the figure; gocoll topo
+// --no-cpu (WithoutCPU) leaves it out.
+func TestCPUSchedulingBusyLatency(t *testing.T) {
+	links := DefaultLinks()
+	links.Host.CPUPerMessage = time.Microsecond
+	in := Input{Bytes: 8, ChunkBytes: 1 << 20, Links: links}
+	in.Topology = onMachines(t, grid(t, 1, 1, 8), func(int) string { return "m" }, 2)
+	quiet := predictAll(t, in)["recursive-doubling"]
+	in.Links.Host.LatencyBusy = links.Host.Latency + 50*time.Microsecond
+	busy := predictAll(t, in)["recursive-doubling"]
+	if want := quiet.Time - 3*3*time.Microsecond + 3*50*time.Microsecond; busy.Time != want {
+		t.Errorf("recursive doubling of 8 ranks on 2 cores: %v with the busy latency, want %v (%v without)", busy.Time, want, quiet.Time)
+	}
+	in.Topology = onMachines(t, grid(t, 1, 1, 8), func(int) string { return "m" }, 8)
+	in.Links.Host.LatencyBusy = 0
+	free := predictAll(t, in)["recursive-doubling"]
+	in.Links.Host.LatencyBusy = links.Host.Latency + 50*time.Microsecond
+	if got := predictAll(t, in)["recursive-doubling"]; got.Time != free.Time {
+		t.Errorf("on 8 cores: %v with the busy latency, want %v as without", got.Time, free.Time)
+	}
+	tp := onMachines(t, grid(t, 1, 1, 8), func(int) string { return "m" }, 2)
+	tp.Links = &topology.Links{Host: &in.Links.Host}
+	if l := WithoutCPU(tp).Links.Host; l.LatencyBusy != 0 || tp.Links.Host.LatencyBusy == 0 {
+		t.Errorf("WithoutCPU: busy latency %v (the original's %v), want 0 in the copy", l.LatencyBusy, tp.Links.Host.LatencyBusy)
+	}
+}
+
 // onCPUs is onMachines with each rank's CPUs: cpus(r) is rank r's cpu list.
 func onCPUs(t *testing.T, tp topology.Topology, machine func(r int) string, cpus func(r int) string) topology.Topology {
 	t.Helper()
