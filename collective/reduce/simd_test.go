@@ -117,11 +117,11 @@ func TestLevelKernelsMatchPortableBits(t *testing.T) {
 
 // TestLevelKernelsLongLengths compares each level with the portable
 // kernels bit for bit at lengths of 4 KiB and more, where the AVX-512
-// kernels run two streams ([0, L) and [L, 2L) in one loop, the rest in
-// order; asmgen's twoStreams): lengths around the 4 KiB steps of L, with
-// dst a separate buffer, exactly a and exactly b.
+// kernels run two or four streams ([0, L), [L, 2L), ... in one loop, the
+// rest in order; asmgen's streamLoop): lengths around the 1 KiB steps of
+// L, with dst a separate buffer, exactly a and exactly b.
 func TestLevelKernelsLongLengths(t *testing.T) {
-	sizes := []int{4096 - 256, 4096, 4096 + 256, 6144, 8192 - 256, 8192, 8192 + 256 + 8, 12288 + 768, 65536 + 4096 + 2048 + 56}
+	sizes := []int{4096 - 256, 4096, 4096 + 256, 6144, 8192 - 256, 8192, 8192 + 256 + 8, 12288 + 768, 16384 + 1024 + 8, 65536 + 4096 + 2048 + 56}
 	for _, l := range supportedLevels(t) {
 		withLevel(t, l, func() {
 			rng := rand.New(rand.NewPCG(19, uint64(len(l.name))))

@@ -155,9 +155,10 @@ type gen struct {
 	// blockEnd, if a body sets it, is emitted once per loop iteration,
 	// after the block's body calls (a check over the whole block).
 	blockEnd func()
-	// oneStream, if the kernel's emit sets it, keeps function to one
-	// stream in order (no twoStreams loop).
-	oneStream bool
+	// streams, if the kernel's emit sets it, is the number of streams
+	// function's AVX-512 loop runs (see streamLoop): 1 (in order only) or
+	// 4; 0 means 2.
+	streams int
 }
 
 // label returns a new label name, unique in the function.
@@ -171,8 +172,8 @@ func (g *gen) label(prefix string) string {
 // storing its result, so dst may be exactly a or b (the bytes of one body
 // call are never touched by another).
 //
-// At AVX-512 the bytes are processed as two streams (twoStreams) where n
-// allows, the rest in order.
+// At AVX-512 the bytes are processed as streams (streamCount says how
+// many) where n allows, the rest in order.
 func (g *gen) function(k kernel) {
 	c := g.c
 	name := k.name + g.l.Name
@@ -216,8 +217,8 @@ func (g *gen) function(k kernel) {
 	}
 	i := c.GP64()
 	c.XORQ(i, i)
-	if g.wide() && !g.oneStream {
-		g.twoStreams(i, n, iteration)
+	if s := g.streamCount(); s > 1 {
+		g.streamLoop(s, i, n, iteration)
 	}
 	c.Label("loop")
 	iteration([]reg.Register{i}, g.l.Block)
@@ -231,11 +232,23 @@ func (g *gen) function(k kernel) {
 	}
 }
 
-// twoStreams emits a loop over two streams of the same length L, [0, L)
-// and [L, 2L), half a block of each an iteration, for n >= 4 KiB: L is the
-// largest length up to n/2 that is 2 KiB modulo 4 KiB. It leaves i = 2L
-// (0 if n is smaller), from where function's loop takes the rest in order
-// (less than 8 KiB).
+// streamCount is the number of streams of function's loop: 1 at AVX2,
+// g.streams (default 2) at AVX-512.
+func (g *gen) streamCount() int {
+	switch {
+	case !g.wide():
+		return 1
+	case g.streams == 0:
+		return 2
+	}
+	return g.streams
+}
+
+// streamLoop emits a loop over s streams (2 or 4) of the same length L,
+// [0, L), [L, 2L), ..., a block/s of each an iteration, for n >= 4 KiB: L
+// is the largest length up to n/s that is 4 KiB/s modulo 4 KiB. It leaves
+// i = sL (0 if n is smaller), from where function's loop takes the rest in
+// order (less than s times 4 KiB).
 //
 // Why: at 64 MiB (from memory) the kernels whose arithmetic takes longer
 // than memory's time alone, the 16-bit float and fp8 ones, overlapped little
@@ -244,27 +257,33 @@ func (g *gen) function(k kernel) {
 // CPU time, bench/kernel_probe.sh, bench/results/kernels_overlap.md: fp8
 // E4M3 Sum 4.97 -> 6.04 GB/s, bfloat16 Sum 4.98 -> 5.90, float32 Sum 5.43
 // -> 6.00, same sitting, load ~12); four streams did a little more at
-// 64 MiB but cost bfloat16 up to 16% at 256 KiB, from cache. L = 2 KiB
-// modulo 4 KiB keeps the two streams' addresses apart in their lowest 12
-// bits: a load whose address matches an earlier store's there waits for
-// it ("4K aliasing"); with L a multiple of 4 KiB, two streams cost float32
-// Min 10% at 256 KiB, four a third.
-func (g *gen) twoStreams(i, n reg.Register, iteration func(idx []reg.Register, per int)) {
+// 64 MiB but cost bfloat16 up to 16% at 256 KiB, from cache; only the
+// AVX-512 FP16 E4M3 sum and product, the heaviest kernels (~25 vector uops
+// per 64 B), take four: 64 MiB 10-13% above two streams in three sittings,
+// 256 KiB unchanged. L = 4 KiB/s modulo 4 KiB keeps the streams' addresses
+// apart in their lowest 12 bits: a load whose address matches an earlier
+// store's there waits for it ("4K aliasing"); with L a multiple of 4 KiB,
+// two streams cost float32 Min 10% at 256 KiB, four a third.
+func (g *gen) streamLoop(s int, i, n reg.Register, iteration func(idx []reg.Register, per int)) {
 	c := g.c
 	L := c.GP64()
 	c.MOVQ(n, L)
-	c.SHRQ(operand.U8(1), L)
-	c.SUBQ(operand.U32(2048), L)
+	c.SHRQ(operand.U8(map[int]uint8{2: 1, 4: 2}[s]), L)
+	c.SUBQ(operand.U32(4096/s), L)
 	c.ANDQ(operand.I32(-4096), L)
-	c.ADDQ(operand.U32(2048), L)
+	c.ADDQ(operand.U32(4096/s), L)
 	c.JLE(operand.LabelRef("single")) // n < 4 KiB: L <= 0
-	j := c.GP64()
-	c.LEAQ(operand.Mem{Base: i, Index: L, Scale: 1}, j)
+	idx := []reg.Register{i}
+	for range s - 1 {
+		j := c.GP64()
+		c.LEAQ(operand.Mem{Base: idx[len(idx)-1], Index: L, Scale: 1}, j)
+		idx = append(idx, j)
+	}
 	c.Label("streams")
-	iteration([]reg.Register{i, j}, g.l.Block/2)
+	iteration(idx, g.l.Block/s)
 	c.CMPQ(i, L)
 	c.JB(operand.LabelRef("streams"))
-	c.MOVQ(j, i) // 2L
+	c.MOVQ(idx[s-1], i) // sL
 	c.Label("single")
 	c.CMPQ(i, n)
 	c.JAE(operand.LabelRef("end"))

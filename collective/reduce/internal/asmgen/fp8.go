@@ -199,7 +199,7 @@ func float8MinMaxWith(e4m3, isMax, gfni bool) emitter {
 		} else {
 			// avo's register allocation fails for this body in
 			// function's two loops (found, not analysed).
-			g.oneStream = true
+			g.streams = 1
 		}
 		key := func(v reg.VecVirtual) reg.VecVirtual {
 			if gfni {

@@ -83,6 +83,9 @@ func float8E4M3Float32(op floatOp, gfni bool) emitter { return float8E4M3With(op
 func float8E4M3With(op floatOp, native, gfni bool) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
+		if native {
+			g.streams = 4 // see gen.streams
+		}
 		n := g.newFP8Narrower(true, gfni)
 		var scale, scale32 reg.VecVirtual
 		if op == opProd && native {

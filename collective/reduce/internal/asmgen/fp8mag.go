@@ -31,6 +31,9 @@ func float8E4M3ProdMagFloat32(gfni bool) emitter { return float8E4M3ProdMagWith(
 func float8E4M3ProdMagWith(native, gfni bool) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
+		if native {
+			g.streams = 4 // see gen.streams
+		}
 		n := g.newFP8Narrower(true, gfni)
 		var scale, scale32 reg.VecVirtual
 		if native {
