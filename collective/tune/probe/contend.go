@@ -177,11 +177,11 @@ const contendSpread = 4
 // the most of them) and this rank's CPU seconds over its transfer (0
 // where cpu is nil).
 //
-// Before its bytes, each pair makes busyTrips round trips of 8 bytes, all
-// pairs at once: on the pair's first rank, rtt is their median (else 0),
-// the level's busy round trip (topology.Link.LatencyBusy is half the
-// pairs' slowest): what a small message's step costs while every rank of
-// the level takes part, as in a collective's step.
+// Before its bytes, each pair makes busyRoundTrips round trips of 8
+// bytes, all pairs at once: on the pair's first rank, rtt is their median
+// (else 0), its busy round trip (busyLatency makes the level's of the
+// pairs'): what a small message's step costs while every rank of the
+// level takes part, as in a collective's step.
 func contend(ctx context.Context, c *collective.Comm, pairs [][2]int, bytes int, now func() time.Duration, cpu func() time.Duration) (took, cpuSec, rtt float64, err error) {
 	if err := collective.AllReduce(ctx, c, make([]float64, 1), make([]float64, 1), collective.Max); err != nil {
 		return 0, 0, 0, fmt.Errorf("the barrier before it: %w", err)
@@ -222,6 +222,24 @@ func contend(ctx context.Context, c *collective.Comm, pairs [][2]int, bytes int,
 		return took, cpuSec, rtt, nil
 	}
 	return 0, 0, 0, nil
+}
+
+// busyLatency is a level's busy latency from its pairs' busy round trips
+// (seconds, 0: none): half the lower median of those measured, so that
+// one pair's stall does not make the level's figure (the lab at load ~35:
+// one site pair's median round trip 14 ms, the others' 0.1-0.9 ms).
+func busyLatency(rtts []float64) time.Duration {
+	var got []float64
+	for _, v := range rtts {
+		if v > 0 {
+			got = append(got, v)
+		}
+	}
+	if len(got) == 0 {
+		return 0
+	}
+	slices.Sort(got)
+	return min(time.Duration(got[(len(got)-1)/2]/2*float64(time.Second)), topology.MaxLatency)
 }
 
 // busyRoundTrips is how many round trips of 8 bytes each pair of a level
@@ -285,8 +303,9 @@ func contendedFigures(npairs, k, bytes int, took, cpu, rtt, trip, single float64
 // rounds is the contended rounds of a probe: per level its pairs and how
 // many leave by one link, and the figures every rank shares
 // (figures[l] the slowest pair's seconds at level l, figures[3+l*n+r]
-// rank r's CPU seconds + 1 over it, 0: unknown; figures[3+3n+l] the
-// slowest pair's busy round trip at level l, contend's rtt).
+// rank r's CPU seconds + 1 over it, 0: unknown; figures[3+3n+l*n+r] the
+// busy round trip at level l of the pair whose first rank is r, contend's
+// rtt, 0 for other ranks).
 type rounds struct {
 	pairs   [3][][2]int
 	k       [3]int
@@ -301,7 +320,7 @@ type rounds struct {
 // its figures.
 func runRounds(ctx context.Context, c *collective.Comm, topo topology.Topology, opts Options) (rounds, error) {
 	n := c.Size()
-	rs := rounds{bulk: opts.BulkBytes, n: n, figures: make([]float64, 6+3*n)}
+	rs := rounds{bulk: opts.BulkBytes, n: n, figures: make([]float64, 3+6*n)}
 	for l, p := range Pairs(topo) {
 		if p[0] < 0 || opts.Skip[l] {
 			continue
@@ -311,7 +330,7 @@ func runRounds(ctx context.Context, c *collective.Comm, topo topology.Topology, 
 		if err != nil {
 			return rounds{}, fmt.Errorf("probe: level %d, the contended round: %w", l, err)
 		}
-		rs.figures[l], rs.figures[3+3*n+l] = took, rtt
+		rs.figures[l], rs.figures[3+3*n+l*n+c.Rank()] = took, rtt
 		if opts.CPUTime != nil {
 			rs.figures[3+l*rs.n+c.Rank()] = 1 + cpu
 		}
@@ -322,16 +341,20 @@ func runRounds(ctx context.Context, c *collective.Comm, topo topology.Topology, 
 // apply sets level l's link from the shared figures (rs.figures' layout)
 // of its round, where it ran: its bandwidth and CPUPerByteBusy
 // (contendedFigures; rtt the level's median round trip, trip a ping-pong's
-// CPU, both ends, < 0 unknown: then no CPU figure), and its LatencyBusy,
-// half the slowest pair's busy round trip, where the level has CPU
+// CPU, both ends, < 0 unknown: then no CPU figure), and its LatencyBusy
+// (busyLatency of the pairs' busy round trips) where the level has CPU
 // figures (trip known): a CPU figure, as the others.
 func (rs rounds) apply(figures []float64, l int, link *topology.Link, rtt, trip float64) {
 	pairs := rs.pairs[l]
 	if len(pairs) == 0 {
 		return
 	}
-	if busy := figures[3+3*rs.n+l] / 2; trip >= 0 && busy > 0 {
-		link.LatencyBusy = min(time.Duration(busy*float64(time.Second)), topology.MaxLatency)
+	if trip >= 0 {
+		rtts := make([]float64, 0, len(pairs))
+		for _, p := range pairs {
+			rtts = append(rtts, figures[3+3*rs.n+l*rs.n+p[0]])
+		}
+		link.LatencyBusy = busyLatency(rtts)
 	}
 	cpu := 0.0
 	for _, p := range pairs {

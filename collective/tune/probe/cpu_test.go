@@ -113,3 +113,23 @@ func TestContendedFigures(t *testing.T) {
 		}
 	}
 }
+
+// A level's busy latency is half its pairs' lower median busy round trip:
+// one pair's stall (14 ms against 0.1-0.2 ms) does not make it; pairs that
+// measured nothing (0) do not count; none gives 0.
+func TestBusyLatency(t *testing.T) {
+	for _, c := range []struct {
+		rtts []float64
+		want time.Duration
+	}{
+		{[]float64{200e-6, 100e-6, 14e-3, 120e-6}, 60 * time.Microsecond},
+		{[]float64{0, 300e-6, 0, 0}, 150 * time.Microsecond},
+		{[]float64{4.2e-3, 4.4e-3}, 2100 * time.Microsecond},
+		{[]float64{0, 0}, 0},
+		{nil, 0},
+	} {
+		if got := busyLatency(c.rtts); got != c.want {
+			t.Errorf("busyLatency(%v) = %v, want %v", c.rtts, got, c.want)
+		}
+	}
+}

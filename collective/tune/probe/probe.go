@@ -24,7 +24,7 @@
 // the level's bandwidth is the fastest pair's. Then every level runs a
 // contended round (contend.go): all its pairs (LevelPairs) make a few
 // small round trips and then move a bulk transfer at once, as a
-// collective's phase does; half the slowest pair's median round trip is
+// collective's phase does; half the pairs' lower median round trip is
 // the level's busy latency (topology.Link's LatencyBusy), its CPU a byte
 // (every paired rank's CPU) the level's busy one (CPUPerByteBusy), its
 // bandwidth the level's where it shows the lone transfer undershot the
