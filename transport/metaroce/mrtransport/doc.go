@@ -54,9 +54,10 @@
 // neither an answer to a datagram nor a new message waits for a hand-off to
 // another goroutine. Writes happen outside the lock but in the order they
 // were polled, since reordering within a path would look like loss. The
-// timer is a time.Timer set to the core's NextTimeout after every input, and
-// only moved earlier (a timer that fires early re-arms), so an idle
-// endpoint does not poll. The core's time is time.Since a fixed start,
+// timer is a time.Timer set to the core's NextTimeout after every input,
+// moved earlier or later as that moves (so it does not fire for a deadline
+// that has gone; one that fires early re-arms), and an idle endpoint does
+// not poll. The core's time is time.Since a fixed start,
 // never allowed to go back.
 //
 // The default path socket is [OpenUDPIO]'s (recvmmsg/sendmmsg, ECN, GRO

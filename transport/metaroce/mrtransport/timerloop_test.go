@@ -40,3 +40,29 @@ func TestTimerStartsNoGoroutines(t *testing.T) {
 	created := goroutinesCreated() - before
 	require.Less(t, created, uint64(fires/4), "goroutines started for %d timer runs", fires)
 }
+
+// TestRearmFollowsALaterDeadline checks that the engine's timer follows
+// the core's next deadline when it moves later (a paced datagram or a held
+// ACK that a reader sent first): left at the earlier one, it would fire
+// for nothing.
+func TestRearmFollowsALaterDeadline(t *testing.T) {
+	ctx := testCtx(t)
+	eps, err := NewLocalWorld(ctx, 2, Config{})
+	require.NoError(t, err)
+	defer func() {
+		for _, ep := range eps {
+			require.NoError(t, ep.Close())
+		}
+	}()
+	allReduceSum(t, newComms(t, eps), 1<<10)
+	e := eps[0].eng
+	e.lock()
+	defer e.mu.Unlock()
+	next, ok := e.core.NextTimeout()
+	require.True(t, ok, "an open connection has a deadline")
+	now := e.now()
+	e.armed = next - time.Millisecond // set for a deadline that has gone
+	e.timer.Reset(time.Hour)
+	e.rearm(now)
+	require.Equal(t, next, e.armed)
+}
