@@ -46,6 +46,7 @@ type sentPacket struct {
 	size     int32 // datagram bytes, counted in the window
 	flags    uint8 // wire.Flag* bits of the piece
 	inflight bool
+	timedOut bool // declared lost by a timeout, its late ACK not yet seen (lateack.go)
 }
 
 // maxRing bounds a path's unresolved packets: sequence numbers from the
@@ -63,6 +64,7 @@ const (
 // window and health, and the receiving side's SACK state.
 type path struct {
 	undo  rtoUndo // what the last retransmission timeouts changed (spurious.go)
+	lost  rtoLost // the packets the last timeouts declared lost (lateack.go)
 	idx   uint8
 	state PathState
 	// rtt is the full round trip, as the endpoints live it: from the
@@ -304,6 +306,9 @@ func maxPeerHold(cfg *Config) time.Duration { return max(cfg.AckDelay, maxAckHol
 // delay, reacts to new CE marks and rising delay, and detects losses.
 func (p *path) onBlock(blk *wire.AckBlock, ackSent, now, at time.Duration, cfg *Config, sink packetSink) {
 	p.checkUndo(blk)
+	if p.lateAcks(blk, sink) > 0 {
+		p.heardFrom() // it delivered: the timeout was the ACKs' lateness
+	}
 	newly, before := 0, p.inflight
 	var newestSent time.Duration = -1
 	packets := 0
@@ -331,7 +336,8 @@ func (p *path) onBlock(blk *wire.AckBlock, ackSent, now, at time.Duration, cfg *
 	if newly == 0 {
 		return
 	}
-	p.undo.ok = false // packets sent since the timeout, not its own
+	p.undo.ok = false  // packets sent since the timeout, not its own
+	p.lost = rtoLost{} // and their late ACKs came before this one
 	p.backoff = 0
 	p.heardFrom()
 	p.held.sample(min(max(blk.Delay, 0)+now-at, maxEndpointHold), now, minWindow)

@@ -210,6 +210,7 @@ func (p *path) detectLoss(now time.Duration, cfg *Config, sink packetSink) {
 func (p *path) loseAll(sink packetSink) {
 	for seq := p.base; seq < p.next; seq++ {
 		if p.slot(seq).inflight {
+			p.noteTimedOut(seq)
 			p.resolve(seq, false, sink)
 		}
 	}

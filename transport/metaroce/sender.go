@@ -34,6 +34,7 @@ type piece struct {
 	offset uint64
 	length int32
 	flags  uint8
+	gone   bool // a resend taken back: its original was acknowledged late (lateack.go)
 }
 
 // sender is the sending half of a connection's message layer: the message
@@ -107,7 +108,7 @@ func (s *sender) nextPiece() (piece, bool) {
 			s.rtx, s.rtxHead = s.rtx[:0], 0
 		}
 		m := s.msgs[pc.msgSeq]
-		if m == nil {
+		if m == nil || pc.gone {
 			continue
 		}
 		if m.aborted && pc.flags&wire.FlagAbort == 0 {
