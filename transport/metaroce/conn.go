@@ -479,7 +479,8 @@ func (c *conn) onTimeout(now time.Duration) error {
 	}
 	for i, p := range c.paths {
 		before := p.state
-		if p.onTimer(now, c.cfg, &c.snd) {
+		silent := p.rtoAt != 0 && now >= p.rtoAt && c.silentFor(p, now)
+		if p.onTimer(now, c.cfg, &c.snd, silent) {
 			c.dueProbe(i)
 		}
 		c.notePath(p, before)

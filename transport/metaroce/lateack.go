@@ -1,6 +1,10 @@
 package metaroce
 
-import "github.com/gocoll/gocoll/transport/metaroce/wire"
+import (
+	"time"
+
+	"github.com/gocoll/gocoll/transport/metaroce/wire"
+)
 
 // Late ACKs of packets a timeout gave up on. A retransmission timeout
 // declares every packet in flight on its path lost (loseAll) and queues
@@ -83,4 +87,43 @@ func (s *sender) packetLateAcked(rec *sentPacket) bool {
 		}
 	}
 	return false
+}
+
+// A silent connection. When a path times out while another path of the
+// connection also waits overdue for the ACK of a packet in flight, and no
+// path has had a packet acknowledged since the ACK of the timing-out
+// path's oldest packet was due, the silence is the connection's, not the
+// path's: the peer is not answering (not scheduled, or its ACKs held in a
+// queue) or every path failed at once; either way, resending every packet
+// of the path elsewhere does not help (no other path is heard from
+// either), and when the ACKs were only late it resends what arrived. The
+// first such timeout then declares only the oldest packet lost (resent as
+// a probe of the data's fate), keeps the others in flight and times out
+// again an RTO (backed off) later, when, the silence lasting, it declares
+// the rest lost as any timeout does. A path that times out alone (the
+// others acknowledged, or with nothing in flight) loses all its packets at
+// once, as before, so that a failed path's data moves to the paths that
+// work without waiting.
+
+// silentFor reports whether a timeout of p at now finds the connection
+// silent: no path had a packet acknowledged since the ACK of p's oldest
+// packet in flight was due (its send plus p's smoothed RTT: an ACK of an
+// earlier packet may come in that time), and another path's oldest
+// packet in flight is overdue too (sent more than its path's smoothed RTT
+// before now).
+func (c *conn) silentFor(p *path, now time.Duration) bool {
+	if p.base >= p.next {
+		return false
+	}
+	due := p.slot(p.base).sentAt + p.rtt.srtt
+	others := false
+	for _, q := range c.paths {
+		if q.ackedAt > due {
+			return false
+		}
+		if q != p && q.base < q.next && now-q.slot(q.base).sentAt > q.rtt.srtt {
+			others = true
+		}
+	}
+	return others
 }

@@ -63,10 +63,12 @@ const (
 // path is one path of a connection: the sending side's sequence space,
 // window and health, and the receiving side's SACK state.
 type path struct {
-	undo  rtoUndo // what the last retransmission timeouts changed (spurious.go)
-	lost  rtoLost // the packets the last timeouts declared lost (lateack.go)
-	idx   uint8
-	state PathState
+	undo rtoUndo // what the last retransmission timeouts changed (spurious.go)
+	lost rtoLost // the packets the last timeouts declared lost (lateack.go)
+	// ackedAt is when an ACK last acknowledged a packet of the path.
+	ackedAt time.Duration
+	idx     uint8
+	state   PathState
 	// rtt is the full round trip, as the endpoints live it: from the
 	// packet's send to the ACK's hand-over to the core, less at most the
 	// peer's own hold (fullSample). It sizes everything that must cover
@@ -338,6 +340,7 @@ func (p *path) onBlock(blk *wire.AckBlock, ackSent, now, at time.Duration, cfg *
 	}
 	p.undo.ok = false  // packets sent since the timeout, not its own
 	p.lost = rtoLost{} // and their late ACKs came before this one
+	p.ackedAt = now
 	p.backoff = 0
 	p.heardFrom()
 	p.held.sample(min(max(blk.Delay, 0)+now-at, maxEndpointHold), now, minWindow)

@@ -126,7 +126,7 @@ func TestStoryLossTimerCatchesTheLastHole(t *testing.T) {
 	s.ack(s.arrive(0, false, 0, 2)) // 1 missing, only one later packet
 	require.Empty(t, s.lost)
 	s.now = s.p.lossAt
-	s.p.onTimer(s.now, &s.cfg, s)
+	s.p.onTimer(s.now, &s.cfg, s, false)
 	require.Equal(t, []uint64{1}, s.lost)
 }
 
@@ -138,13 +138,13 @@ func TestStorySilentPathGoesSuspectThenDeadThenRevives(t *testing.T) {
 	s.send(5) // the path now drops everything
 	require.NotZero(t, s.p.rtoAt)
 	s.now = s.p.rtoAt
-	require.True(t, s.p.onTimer(s.now, &s.cfg, s), "first probe goes at once")
+	require.True(t, s.p.onTimer(s.now, &s.cfg, s, false), "first probe goes at once")
 	require.Equal(t, PathSuspect, s.p.state)
 	require.Equal(t, []uint64{1, 2, 3, 4, 5}, s.lost, "its packets move to other paths")
 	require.Equal(t, -1, s.p.room(), "no data on a suspect path")
 	for range s.cfg.DeadAfter {
 		s.now = s.p.probeAt
-		require.True(t, s.p.onTimer(s.now, &s.cfg, s))
+		require.True(t, s.p.onTimer(s.now, &s.cfg, s, false))
 	}
 	require.Equal(t, PathDead, s.p.state)
 	require.Equal(t, s.now+s.cfg.ProbeInterval, s.p.probeAt, "dead paths are probed slowly")
@@ -163,7 +163,7 @@ func TestStoryTimeoutsBackOffUntilAnAck(t *testing.T) {
 	first := s.p.rtoAt - s.now
 	require.Equal(t, base, first)
 	s.now = s.p.rtoAt
-	s.p.onTimer(s.now, &s.cfg, s)
+	s.p.onTimer(s.now, &s.cfg, s, false)
 	s.p.heardFrom() // a probe reply: the path is back, but nothing was acknowledged
 	s.send(1)
 	require.Equal(t, 2*base, s.p.rtoAt-s.now, "the second timeout in a row waits twice as long")

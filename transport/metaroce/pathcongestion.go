@@ -217,6 +217,16 @@ func (p *path) loseAll(sink packetSink) {
 	p.lossAt, p.rtoAt = 0, 0
 }
 
+// loseOldest declares the oldest in-flight packet lost, as a first
+// timeout on a silent connection (lateack.go): the others stay in flight
+// until the next timeout, due an RTO (backed off) from now.
+func (p *path) loseOldest(now time.Duration, cfg *Config, sink packetSink) {
+	p.noteTimedOut(p.base)
+	p.resolve(p.base, false, sink)
+	p.lossAt = 0
+	p.rtoAt, p.rtoFrom = now+p.rto(cfg), now
+}
+
 // heardFrom brings a suspect, dead or skipped path back on any sign of life
 // in the forward direction.
 func (p *path) heardFrom() {
@@ -254,8 +264,10 @@ func (p *path) refreshState(now time.Duration) {
 }
 
 // onTimer handles the path's loss, retransmission and probe timers due at
-// now. It reports whether a probe should be sent.
-func (p *path) onTimer(now time.Duration, cfg *Config, sink packetSink) (probe bool) {
+// now. It reports whether a probe should be sent. silent says whether a
+// timeout now would find the connection silent (conn.silentFor; see
+// lateack.go's "A silent connection").
+func (p *path) onTimer(now time.Duration, cfg *Config, sink packetSink, silent bool) (probe bool) {
 	if p.lossAt != 0 && now >= p.lossAt {
 		p.detectLoss(now, cfg, sink)
 	}
@@ -263,7 +275,11 @@ func (p *path) onTimer(now time.Duration, cfg *Config, sink packetSink) (probe b
 		p.noteTimeout()
 		p.st.Timeouts++
 		p.backoff = min(p.backoff+1, maxBackoff)
-		p.loseAll(sink)
+		if p.backoff == 1 && p.next-p.base > 1 && silent {
+			p.loseOldest(now, cfg, sink)
+		} else {
+			p.loseAll(sink)
+		}
 		p.win.onSignal(signalLoss, now, now, 0, 0)
 		p.state, p.probes, p.probeAt, p.probeLow = PathSuspect, 0, now, 0
 	}
