@@ -131,7 +131,7 @@
 // half the window: slow start hears of its queue a round trip late.
 // Queueing must show both in the RTT and in the path's relative one-way
 // delay (the receiver's arrival time, from the ACK's timestamp, less our
-// send time): an ACK carries every path's block and comes back on one of
+// send time): an ACK carries the blocks of several paths and comes back on one of
 // them, so with paths of unequal delays a path's RTT swings with the way
 // back, and the one-way delay alone would follow a drift of the clocks.
 // The minima are those of the last two 500 ms windows, so a path whose
@@ -197,14 +197,15 @@
 // the hold. With Config.PiggybackAcks, an ACK still waiting for its delay
 // rides on the next DATA to the peer that has room for it (flag
 // wire.FlagAck) instead of going alone. Posting a receive sends an ACK at
-// once only if it owes a grant or the sender may be short of credit. An ACK carries, for each path, the
+// once only if it owes a grant or the sender may be short of credit. An ACK carries, for each path
+// that received since the last two ACKs (or received a duplicate), the
 // cumulative sequence number, a 256-bit SACK bitmap (just above it, or
 // ending at the newest arrival when that lies further up), the echoed
 // send timestamp of the latest arrival with the time it was held, and the
 // count of CE marks seen; plus the target rate, the credit limit, the
 // receiver's lowest unfinished MsgSeq and any grants. A sender resolves a
-// packet when any ACK reports it (each is reported by the ACKs sent while
-// it is among the newest 256 arrivals). A sender never has more than
+// packet when any ACK reports it (each is reported by the ACKs that
+// report its path while it is among the newest 256 arrivals). A sender never has more than
 // wire.MaxSACKSpan (16384) unresolved packets on a path, enough for a
 // path's bandwidth-delay product of 23 MB at 1452-byte datagrams; the
 // receiver gives up on holes that far behind the newest arrival, which the
@@ -219,7 +220,12 @@
 // srtt/4, plus the ACK delay, at least Config.MinRTO, doubling with each
 // timeout until an ACK of new data up to MaxRTO) is the last resort; before
 // a path's own first sample it is at least twice the longest RTO among the
-// connection's sampled paths, or 1 s while none has one. A sender held back by credit, grants or the
+// connection's sampled paths, or 1 s while none has one. A timeout
+// declares the path's packets in flight lost, except the first one on a
+// silent connection (another path overdue too, none acknowledged since the
+// oldest packet's ACK was due), which declares only the oldest; an ACK
+// that then covers a packet a timeout declared lost takes its resend back
+// if it has not left (lateack.go). A sender held back by credit, grants or the
 // message window with nothing in flight probes for the ACK that frees it. Duplicates, from the
 // network or from resends, are recognised by sequence number and by piece
 // and placed only once. Every datagram carries a CRC32C; damaged, truncated,
