@@ -115,10 +115,16 @@ sizes_csv=$(for s in $SIZES; do printf '%s,' "$(bytes "$s")"; done)
 declare -A ROW WANS
 for a in $ALGOS; do
   raw=$OUT/raw/$stamp.$a.txt
+  # A forced algorithm needs no link figures: no probe as the world forms,
+  # whose bulk transfers from site 1's ranks to site 2's (~32 MiB, 2.7 %
+  # of S one way in this lab) WAN/S would count as the AllReduces' (auto
+  # keeps its probe, which its choice needs; XENV may set GOCOLL_PROBE).
+  NOPROBE=()
+  [[ $a == auto ]] || NOPROBE=(-x GOCOLL_PROBE=0)
   "$G" lab stats --name "$LAB" >"$BIN/stats.before"
   echo "# bench/hier_lab.sh $stamp: algo $a, load before: $(cut -d' ' -f1-3 /proc/loadavg)" >"$raw"
   "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout 900s \
-    -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL ${PEER_TIMEOUT:+-x GOCOLL_PEER_TIMEOUT=$PEER_TIMEOUT} ${XARGS[@]+"${XARGS[@]}"} -- \
+    -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL ${PEER_TIMEOUT:+-x GOCOLL_PEER_TIMEOUT=$PEER_TIMEOUT} ${NOPROBE[@]+"${NOPROBE[@]}"} ${XARGS[@]+"${XARGS[@]}"} -- \
     "$G" bench allreduce --sizes "${sizes_csv%,}" -n "$ITERS" -w "$WARMUP" --algo "$a" >>"$raw" 2>&1 ||
     echo "# run failed: $?" >>"$raw"
   "$G" lab stats --name "$LAB" >"$BIN/stats.after"
@@ -160,7 +166,7 @@ table=$OUT/table.md
   echo
   echo "Run $stamp (UTC) of bench/hier_lab.sh at commit $REV${XENV:+ with $XENV}, $(nproc) cores, kernel $(uname -r); load average (1/5/15 min) $load0 before, $load1 after. The machine was shared with other work (other helpers' builds, tests and benchmarks) while it ran: the figures are one run on a loaded 2-core machine, not the best the code does."
   echo
-  echo "Lab: 2 sites x $HOSTS hosts x $SLOTS ranks ($N ranks), $PATHS WAN paths x $RATE Mbit/s each way, $DELAY ms one way, MTU $MTU; default transport (shm in a host, MetaRoCE between hosts); \`gocoll bench allreduce --sizes ... -n $ITERS -w $WARMUP --algo A\` (time: the slowest rank's)${PEER_TIMEOUT:+, GOCOLL_PEER_TIMEOUT=$PEER_TIMEOUT}. busbw in GB/s (1e9 B/s) from the printed time, out-of-place and in-place, with its share of the hierarchical WAN bound $HIER_BOUND GB/s (each site receives S bytes per direction over ${PATHS}x$RATE Mbit/s = $(awk -v r="$R" 'BEGIN { printf "%.0f", r / 1e6 }') MB/s: algbw <= that rate, busbw bound = algbw bound x 2(n-1)/n); the ring's own bound is $RING_BOUND GB/s (1.75 S through one crossing per direction). 'ran': the algorithm rank 0's AllReduces of that size ran (GOCOLL_DEBUG_SUBSYS=COLL), with counts (warm-up, check and timed calls). 'WAN/S': the bytes the WAN's busier direction carried during the run (the lab's counters, both sizes together) over the bytes of those AllReduces: the algorithm's share is 1 (hierarchical) or 1.75 (ring), the rest is packet headers, acknowledgements and resends. Raw output and the lab's counters: raw/$stamp.*.txt."
+  echo "Lab: 2 sites x $HOSTS hosts x $SLOTS ranks ($N ranks), $PATHS WAN paths x $RATE Mbit/s each way, $DELAY ms one way, MTU $MTU; default transport (shm in a host, MetaRoCE between hosts); \`gocoll bench allreduce --sizes ... -n $ITERS -w $WARMUP --algo A\` (time: the slowest rank's)${PEER_TIMEOUT:+, GOCOLL_PEER_TIMEOUT=$PEER_TIMEOUT}. busbw in GB/s (1e9 B/s) from the printed time, out-of-place and in-place, with its share of the hierarchical WAN bound $HIER_BOUND GB/s (each site receives S bytes per direction over ${PATHS}x$RATE Mbit/s = $(awk -v r="$R" 'BEGIN { printf "%.0f", r / 1e6 }') MB/s: algbw <= that rate, busbw bound = algbw bound x 2(n-1)/n); the ring's own bound is $RING_BOUND GB/s (1.75 S through one crossing per direction). 'ran': the algorithm rank 0's AllReduces of that size ran (GOCOLL_DEBUG_SUBSYS=COLL), with counts (warm-up, check and timed calls). 'WAN/S': the bytes the WAN's busier direction carried during the run (the lab's counters, both sizes together) over the bytes of those AllReduces: the algorithm's share is 1 (hierarchical) or 1.75 (ring), the rest is packet headers, acknowledgements and resends (and, for auto, the probe's bulk transfers as the world forms: the forced algorithms run with GOCOLL_PROBE=0). Raw output and the lab's counters: raw/$stamp.*.txt."
   echo
   echo "| size | --algo | ran | busbw out-of-place (of $HIER_BOUND) | busbw in-place (of $HIER_BOUND) | ring against its own bound | WAN/S |"
   echo "|---|---|---|---|---|---|---|"
