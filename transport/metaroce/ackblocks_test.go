@@ -15,9 +15,10 @@ import (
 // AllReduce gets), and weighs what comes back, all ACKs, against the DATA
 // bytes. A DATA packet arrives about every 360 µs, more than the ACK hold
 // (250 µs), so about every packet brings an ACK: it carries blocks only for
-// the paths that received within the last ackRepeats ACKs (recvPath.due),
-// not for all 8 (540 bytes, 5.9 % of the data before, on these seeds;
-// 175 bytes and 1.9 % after; bench/results/wan_overhead.md). Goodput stays
+// the paths that received since the last ACK (recvPath.due; a path with a
+// recent hole for two ACKs), not for all 8 (540 bytes, 5.9 % of the data
+// on main, on these seeds; 175 bytes and 1.9 % with every arrival in two
+// ACKs; 114 bytes and 1.25 % now; bench/results/wan_overhead.md). Goodput stays
 // above half the receiver's capacity (60-70 %, before as after).
 func TestAckBytesOnALongPath(t *testing.T) {
 	for seed := int64(740); seed < 743; seed++ {
@@ -36,8 +37,8 @@ func TestAckBytesOnALongPath(t *testing.T) {
 		share := float64(back) / float64(max(data, 1))
 		t.Logf("seed %d: %d B of DATA, %d B back in %d ACKs (%.0f B each, %.2f %% of the data); goodput %.1f%% of the receiver's capacity",
 			seed, data, back, acks, float64(back)/float64(max(acks, 1)), 100*share, 100*steady/labRate)
-		if share > 0.025 {
-			t.Errorf("seed %d: the ACKs weigh %.2f %% of the DATA bytes, want at most 2.5 %%", seed, 100*share)
+		if share > 0.015 {
+			t.Errorf("seed %d: the ACKs weigh %.2f %% of the DATA bytes, want at most 1.5 %%", seed, 100*share)
 		}
 		if steady < 0.5*labRate {
 			t.Errorf("seed %d: goodput %.1f%% of the receiver's capacity, below 50%%", seed, 100*steady/labRate)

@@ -198,7 +198,8 @@
 // rides on the next DATA to the peer that has room for it (flag
 // wire.FlagAck) instead of going alone. Posting a receive sends an ACK at
 // once only if it owes a grant or the sender may be short of credit. An ACK carries, for each path
-// that received since the last two ACKs (or received a duplicate), the
+// that received since the last ACK (since the last two if it has a hole
+// among its newest 256 arrivals, or received a duplicate), the
 // cumulative sequence number, a 256-bit SACK bitmap (just above it, or
 // ending at the newest arrival when that lies further up), the echoed
 // send timestamp of the latest arrival with the time it was held, and the

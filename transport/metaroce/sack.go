@@ -34,7 +34,9 @@ type recvPath struct {
 	unacked int    // packets received since the last ACK
 	gap     bool   // a packet arrived out of order since the last ACK
 	// repeat is how many more ACKs report the path (see ackRepeats).
-	repeat   int
+	repeat int
+	// gapTop is one above the newest packet that arrived beyond a hole.
+	gapTop   uint64
 	received int64
 	dups     int64
 }
@@ -60,6 +62,9 @@ func (r *recvPath) receive(seq uint64, sentAt, now time.Duration, ce bool) bool 
 	if seq != r.top {
 		r.gap = true // a new hole below seq, or a late packet filling one
 	}
+	if seq > r.top {
+		r.gapTop = seq + 1
+	}
 	r.top = max(r.top, seq+1)
 	r.set(seq)
 	for r.has(r.cum) {
@@ -74,20 +79,31 @@ func (r *recvPath) receive(seq uint64, sentAt, now time.Duration, ce bool) bool 
 	}
 	r.unacked++
 	r.received++
-	r.repeat = ackRepeats
+	r.repeat = 1
+	if r.cum < r.top && r.top-r.gapTop < wire.BitmapBits {
+		// A hole among the newest arrivals, which the bitmap reports:
+		// its SACK news is worth a second ACK.
+		r.repeat = ackRepeats
+	}
 	return true
 }
 
 // ackRepeats is how many ACKs report a path after it last received a
-// packet (new or a duplicate): an ACK carries the blocks of those paths
-// only, not of every path that ever received (conn.buildAck), so that at
-// a WAN's packet rates, where an ACK follows about every packet, it
-// carries two or three blocks of 61 bytes, not eight (a 531-byte ACK per
-// 8972-byte datagram was 4 % of the bytes the other way in the two-site
-// lab's simulation; bench/results/wan_overhead.md). The repeat covers a
-// lost ACK while the path's arrivals go on; a path whose last ACKs were all
-// lost is reported again once its sender's timeout resends into it (the
-// duplicate or the new packet makes the path due once more).
+// packet while it has a hole among its newest wire.BitmapBits arrivals (a
+// sequence number there missing), or a duplicate; after an arrival in order, one ACK does: an
+// ACK carries the blocks of those paths only, not of every path that ever
+// received (conn.buildAck), so that at a WAN's packet rates, where an ACK
+// follows about every packet, it carries one or two blocks of 61 bytes,
+// not eight (a 531-byte ACK per 8972-byte datagram was 4 % of the bytes
+// the other way in the two-site lab's simulation;
+// bench/results/wan_overhead.md). A lost ACK's news of an in-order path
+// comes with the path's next arrival (its cumulative number covers it);
+// the SACK news of a path with a hole is repeated, as loss recovery
+// waits on it (one report only failed TestFigureJitterLoss's 5 % loss
+// row). A path whose last ACKs were all lost is reported again once its
+// sender's timeout resends into it (the duplicate makes the path due once
+// more), or, where that timeout was the connection's silence, its late
+// ACKs are taken as they come (lateack.go).
 const ackRepeats = 2
 
 func (r *recvPath) span() uint64 { return uint64(len(r.bits)) * 64 }

@@ -72,14 +72,19 @@ func TestRecvPathNeverAcksWhatDidNotArrive(t *testing.T) {
 }
 
 // TestRecvPathDueForAckRepeats: a path is reported in an ACK (due) once it
-// received, by the next ackRepeats ACKs only, and again after a duplicate.
+// received: by the next ACK after an arrival in order, by the next
+// ackRepeats ACKs while it has a hole, and again after a duplicate.
 func TestRecvPathDueForAckRepeats(t *testing.T) {
 	var r recvPath
 	var blk wire.AckBlock
 	require.False(t, r.due(), "nothing received")
 	r.receive(0, 0, 0, false)
+	require.True(t, r.due(), "an arrival in order")
+	r.block(0, 0, &blk)
+	require.False(t, r.due(), "in order, reported by one ACK")
+	r.receive(2, 0, 0, false) // 1 missing
 	for i := range ackRepeats {
-		require.True(t, r.due(), "ACK %d after the arrival", i)
+		require.True(t, r.due(), "ACK %d after an arrival above a hole", i)
 		r.block(0, 0, &blk)
 	}
 	require.False(t, r.due(), "reported by %d ACKs already", ackRepeats)
@@ -87,4 +92,5 @@ func TestRecvPathDueForAckRepeats(t *testing.T) {
 	require.True(t, r.due(), "a duplicate arrived")
 	r.block(0, 0, &blk)
 	require.Equal(t, uint64(1), blk.Cum)
+	require.True(t, blk.Has(2))
 }
