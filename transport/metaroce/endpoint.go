@@ -639,7 +639,7 @@ func (e *Endpoint) ConnStats(id ConnID, paths []PathStats) (ConnStats, []PathSta
 	s.PeerRate, s.Discarded = int64(c.peerRate), c.rcv.discarded
 	s.BytesArrived = c.rcv.placed
 	s.Credit = int64(c.snd.creditLimit - c.snd.creditUsed)
-	s.RetransmitQueue = len(c.snd.rtx) - c.snd.rtxHead
+	s.RetransmitQueue = c.snd.queuedResends()
 	s.Auth = c.authMode
 	for _, p := range c.paths {
 		paths = append(paths, p.stats())

@@ -200,6 +200,19 @@ func (s *sender) blocked() bool {
 	return false
 }
 
+// queuedResends is the number of pieces waiting to be resent: those in
+// the resend queue but the ones a late ACK took back (piece.gone), which
+// nextPiece skips.
+func (s *sender) queuedResends() int {
+	n := 0
+	for _, pc := range s.rtx[s.rtxHead:] {
+		if !pc.gone {
+			n++
+		}
+	}
+	return n
+}
+
 // hasWork reports whether nextPiece might return something.
 func (s *sender) hasWork() bool {
 	return s.rtxHead < len(s.rtx) || len(s.order) > 0
