@@ -45,18 +45,20 @@ func HierExchange(bytes, chunkBytes int) bool {
 }
 
 // HierPieces is how many pieces the hierarchical AllReduce of ranks cuts
-// a buffer of bytes in, with chunks of chunkBytes. A piece's levels run
-// one after another (reduce-scatters, the top level, all-gathers), so with
-// one piece the top level's links (the WAN) idle while the lower levels
-// run: in the two-site lab (8 ranks, MetaRoCE's 2 MiB chunks) 16 MiB was
-// one piece of 8 chunks, and its WAN idled for the first and last ~80 ms
-// of a ~900 ms call at 50 Mbit/s a path (bench/results/wan_share.md). So a
-// piece is as small as 2 chunks where the world is small; a larger world
-// cuts each piece in more, smaller messages (its top ring's segments are
-// a piece over the ranks), so there a piece keeps at least a quarter chunk
-// per rank, and never needs more than HierPieceChunksMax chunks (the rule
-// before: a piece of 8 chunks, which the 256-rank sim's 4 MiB call ran
-// faster with than with 4).
+// a buffer of bytes in, with chunks of chunkBytes. Inside a piece a level
+// sends a chunk as soon as the lower level's receives of its bytes are done
+// (collective/hierdeps.go), but a level's message is a piece over its
+// members, so with one piece of few chunks per member the top level's
+// links (the WAN) still idle while the lower levels run: in the two-site
+// lab (8 ranks, MetaRoCE's 2 MiB chunks) 16 MiB was one piece of 8 chunks,
+// and its WAN idled for the first and last ~80 ms of a ~900 ms call at
+// 50 Mbit/s a path (bench/results/wan_share.md, before the chunk-level
+// overlap). So a piece is as small as 2 chunks where the world is small;
+// a larger world cuts each piece in more, smaller messages (its top ring's
+// segments are a piece over the ranks), so there a piece keeps at least a
+// quarter chunk per rank, and never needs more than HierPieceChunksMax
+// chunks (the rule before: a piece of 8 chunks, which the 256-rank sim's
+// 4 MiB call ran faster with than with 4).
 func HierPieces(bytes, chunkBytes, ranks int) int {
 	chunk := max(1, chunkBytes)
 	perPiece := min(HierPieceChunksMax*chunk, max(HierPieceChunks*chunk, ranks*chunk/HierPieceRanksPerChunk))
