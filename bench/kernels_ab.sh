@@ -24,6 +24,7 @@ KERNELS=${KERNELS:-.*/.*}
 BASE=${BASE:-}
 PEERS=${PEERS_DIR:-/work/shared/peers}
 mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd) # absolute: the BASE build runs in another directory
 bytes=67108864 reps=20 bt=20x
 if [ "$SIZE" = 256KiB ]; then bytes=262144 reps=2000 bt=2000x; fi
 gcc -O3 -march=native "$PEERS/membw.c" -o "$OUT/membw"
