@@ -143,19 +143,16 @@ func (p *hierPipe) pump() {
 	}
 }
 
-// depsDone reports whether every receive of deps has been waited for.
+// depsDone reports whether every receive of deps (wait positions) has
+// been waited for.
 func (p *hierPipe) depsDone(deps []int) bool {
 	for _, d := range deps {
-		if !p.depDone(d) {
+		if d >= p.done && !p.waited[d] {
 			return false
 		}
 	}
 	return true
 }
-
-// depDone reports whether the receive at wait position dep (-1: none)
-// has been waited for.
-func (p *hierPipe) depDone(dep int) bool { return dep < p.done || p.waited[dep] }
 
 // post posts receives in wait order up to position upTo, stopping at the
 // first whose memory is not free, unless force: then it waits for it.

@@ -90,20 +90,20 @@ func (r *recvPath) receive(seq uint64, sentAt, now time.Duration, ce bool) bool 
 
 // ackRepeats is how many ACKs report a path after it last received a
 // packet while it has a hole among its newest wire.BitmapBits arrivals (a
-// sequence number there missing), or a duplicate; after an arrival in order, one ACK does: an
-// ACK carries the blocks of those paths only, not of every path that ever
-// received (conn.buildAck), so that at a WAN's packet rates, where an ACK
-// follows about every packet, it carries one or two blocks of 61 bytes,
-// not eight (a 531-byte ACK per 8972-byte datagram was 4 % of the bytes
-// the other way in the two-site lab's simulation;
+// sequence number there missing), or a duplicate; after an arrival in
+// order, one ACK does: an ACK carries the blocks of those paths only, not
+// of every path that ever received (conn.buildAck), so that at a WAN's
+// packet rates, where an ACK follows about every packet, it carries one or
+// two blocks of 61 bytes, not eight (a 531-byte ACK per 8972-byte datagram
+// was 4 % of the bytes the other way in the two-site lab's simulation;
 // bench/results/wan_overhead.md). A lost ACK's news of an in-order path
 // comes with the path's next arrival (its cumulative number covers it);
-// the SACK news of a path with a hole is repeated, as loss recovery
-// waits on it (one report only failed TestFigureJitterLoss's 5 % loss
-// row). A path whose last ACKs were all lost is reported again once its
-// sender's timeout resends into it (the duplicate makes the path due once
-// more), or, where that timeout was the connection's silence, its late
-// ACKs are taken as they come (lateack.go).
+// the SACK news of a path with a hole is repeated, as loss recovery waits
+// on it (one report only failed TestFigureJitterLoss's 5 % loss row). A
+// path whose last ACKs were all lost is reported again once its sender's
+// timeout resends into it (the duplicate makes the path due once more),
+// or, where that timeout was the connection's silence, its late ACKs are
+// taken as they come (lateack.go).
 const ackRepeats = 2
 
 func (r *recvPath) span() uint64 { return uint64(len(r.bits)) * 64 }
