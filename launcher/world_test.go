@@ -286,7 +286,20 @@ func TestJoinErrors(t *testing.T) {
 			return rankEnv(t, addr, r, 2, EnvTransport+"="+[]string{"tcp", "metaroce"}[r], EnvConnectTimeout+"=5s")
 		})
 		defer closeAll(t, worlds)
-		require.ErrorContains(t, errs[0], "rank 1 uses transport metaroce, this one tcp (set GOCOLL_TRANSPORT alike everywhere)")
+		// Both ranks see the mismatch; the first to see it leaves, and the
+		// other fails with either its own finding or the first one's note,
+		// whichever comes first.
+		own := []string{
+			"rank 1 uses transport metaroce, this one tcp (set GOCOLL_TRANSPORT alike everywhere)",
+			"rank 0 uses transport tcp, this one metaroce (set GOCOLL_TRANSPORT alike everywhere)",
+		}
+		for r, err := range errs {
+			require.Error(t, err, "rank %d", r)
+			other := "rank " + strconv.Itoa(1-r) + ": left the job before the world formed: " + own[1-r]
+			if !strings.Contains(err.Error(), own[r]) && !strings.Contains(err.Error(), other) {
+				t.Fatalf("rank %d: %q names neither its own finding nor rank %d's note", r, err, 1-r)
+			}
+		}
 	})
 	t.Run("ranks disagree", func(t *testing.T) {
 		worlds, errs := joinAll(t, 2, func(r int) []string {
