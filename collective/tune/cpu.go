@@ -50,7 +50,7 @@ type cpuModel struct {
 	on      bool  // some level has CPU figures and some machine its cores
 }
 
-func newCPUModel(t topology.Topology, links [3]Link) cpuModel {
+func newCPUModel(t topology.Topology, links [3]Link, reduce float64) cpuModel {
 	c := cpuModel{machine: make([]int, t.Size())}
 	ids := map[string]int{}
 	// Per machine, the union of its ranks' CPUs, and the lists already in
@@ -101,7 +101,7 @@ func newCPUModel(t topology.Topology, links [3]Link) cpuModel {
 	for _, i := range c.machine {
 		c.ranks[i]++
 	}
-	figures := false
+	figures := reduce > 0
 	for _, l := range links {
 		figures = figures || l.CPUPerByte > 0 || l.CPUPerByteBusy > 0 || l.CPUPerMessage > 0
 	}
@@ -181,7 +181,13 @@ func byteCPU(l Link, share float64) float64 {
 
 // cpuWork returns phase p's CPU seconds per machine, per rank and in all.
 // A byte costs its level's byteCPU on each end's machine (half its CPU on
-// each), a message its CPUPerMessage.
+// each), a message its CPUPerMessage, and the share of a flow's bytes its
+// receiver reduces (flow.reduce: a reduce-scatter's, a tree's way up)
+// ReducePerByte more on the receiver. The probe measures the reduction
+// alone (a kernel over a chunk's buffers), and the transport's byte CPU
+// by transfers that do not reduce; where a transport reduces as it
+// copies (shared memory's fused reduce-copy), the two overlap and this
+// is the more of it.
 func (m *model) cpuWork(p phase) (machines, ranks []float64, all float64) {
 	machines, ranks = make([]float64, len(m.cpu.cores)), make([]float64, len(m.cpu.machine))
 	msgs := m.messages(p)
@@ -191,6 +197,9 @@ func (m *model) cpuWork(p phase) (machines, ranks []float64, all float64) {
 		for _, r := range []int{f.src, f.dst} {
 			k := m.cpu.machine[r]
 			w := (f.bytes*byteCPU(l, share[k]) + msgs[i]*l.CPUPerMessage.Seconds()) / 2
+			if r == f.dst {
+				w += f.bytes * f.reduce * m.reduce
+			}
 			machines[k] += w
 			ranks[r] += w
 			all += w
@@ -275,7 +284,7 @@ func (m *model) cpuBinds(phases []phase) bool {
 // known cores (0: none known) of one of them: what `gocoll topo --explain`
 // says of the CPU term's ground.
 func Machines(t topology.Topology) (machines, ranks, cores int) {
-	c := newCPUModel(t, [3]Link{})
+	c := newCPUModel(t, [3]Link{}, 0)
 	per := make([]int, len(c.cores))
 	for _, i := range c.machine {
 		per[i]++
@@ -304,6 +313,7 @@ func WithoutCPU(t topology.Topology) topology.Topology {
 		}
 	}
 	noCPUPairs(ls.Pairs)
+	ls.ReducePerByte = 0
 	t.Links = ls
 	return t
 }

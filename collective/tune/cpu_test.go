@@ -3,6 +3,7 @@ package tune
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -309,10 +310,69 @@ func TestCPUBusyShare(t *testing.T) {
 			Topology: onMachines(t, grid(t, 1, 6, 1), func(int) string { return "m" }, tc.cores)})
 		var p phase
 		for i := 0; i < len(tc.ends); i += 2 {
-			p.flows = append(p.flows, flow{tc.ends[i], tc.ends[i+1], 1})
+			p.flows = append(p.flows, flow{tc.ends[i], tc.ends[i+1], 1, 0})
 		}
 		if got := m.busyShare(p); len(got) != 1 || math.Abs(got[0]-tc.want) > 1e-12 {
 			t.Errorf("%d cores, ends %v: share %v, want [%v]", tc.cores, tc.ends, got, tc.want)
 		}
+	}
+}
+
+// The reduction's CPU (Links.ReducePerByte, or a topology file's
+// reduce_per_byte) goes to the receiver of each byte it reduces: two
+// ranks of one machine AllReduce 1 MiB. Recursive doubling's exchange
+// moves 1 MiB each way and each end reduces all it receives; the ring's
+// two steps move 1 MiB each way, half of it reduced (the reduce-scatter's
+// step). On one core the CPU sets the time; on four, where no rank's
+// own work outlasts the links either, the links do. The
+// model without CPU figures (WithoutCPU) prices no reduction.
+func TestCPUReduction(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name         string
+		cores        int
+		inFile       bool
+		lone, reduce float64
+	}{
+		{"one core", 1, false, 1e-9, 0.5e-9},
+		{"one core, from the file", 1, true, 1e-9, 0.5e-9},
+		{"four cores", 4, false, 0.2e-9, 0.1e-9}, // a rank's own work under the links' time too
+	} {
+		lone, reduce := tc.lone, tc.reduce
+		wantRD, wantRing := 2*mib*lone+2*mib*reduce, 2*mib*lone+2*mib*reduce/2
+		links := DefaultLinks()
+		links.Site = Link{Latency: 10 * time.Microsecond, Bandwidth: 1e9, CPUPerByte: lone}
+		topo := onMachines(t, grid(t, 1, 2, 1), func(int) string { return "m" }, tc.cores)
+		if tc.inFile {
+			topo.Links = &topology.Links{ReducePerByte: reduce}
+		} else {
+			links.ReducePerByte = reduce
+		}
+		in := Input{Bytes: mib, ChunkBytes: mib, Links: links, Topology: topo}
+		all := predictAll(t, in)
+		near := func(d time.Duration, want float64) bool { return math.Abs(d.Seconds()-want) < 2e-9 }
+		rd, ring := all["recursive-doubling"], all["ring"]
+		if !near(rd.CPU, wantRD) || !near(ring.CPU, wantRing) {
+			t.Errorf("%s: CPU recursive doubling %v, ring %v; want %.6g s, %.6g s", tc.name, rd.CPU, ring.CPU, wantRD, wantRing)
+		}
+		if tc.cores == 1 && (!near(rd.Time, wantRD) || !rd.CPUBound) {
+			t.Errorf("%s: recursive doubling %v (binds %v), want its CPU %.6g s on the one core", tc.name, rd.Time, rd.CPUBound, wantRD)
+		}
+		if link := 10e-6 + mib/1e9; tc.cores == 4 && (!near(rd.Time, link) || rd.CPUBound) {
+			t.Errorf("%s: recursive doubling %v (binds %v), want the links' %.6g s", tc.name, rd.Time, rd.CPUBound, link)
+		}
+		free := withoutCPUInput(in)
+		if f := predictAll(t, free)["recursive-doubling"]; f.CPU != 0 || f.CPUBound {
+			t.Errorf("%s: without CPU figures, recursive doubling's CPU %v (binds %v)", tc.name, f.CPU, f.CPUBound)
+		}
+		if tc.inFile && WithoutCPU(topo).Links.ReducePerByte != 0 {
+			t.Errorf("WithoutCPU kept the file's reduce_per_byte")
+		}
+	}
+	// Out of range: refused, naming the field.
+	in := Input{Bytes: 8, ChunkBytes: 8, Links: DefaultLinks(), Topology: grid(t, 1, 2, 1)}
+	in.Links.ReducePerByte = -1
+	if _, err := Predict(AllReduce, in); err == nil || !strings.Contains(err.Error(), "Links.ReducePerByte -1") {
+		t.Errorf("ReducePerByte -1: %v", err)
 	}
 }

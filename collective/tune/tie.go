@@ -59,5 +59,6 @@ func withoutCPUInput(in Input) Input {
 	}
 	in.Links.Pairs = slices.Clone(in.Links.Pairs)
 	noCPUPairs(in.Links.Pairs)
+	in.Links.ReducePerByte = 0
 	return in
 }
