@@ -368,6 +368,10 @@ func TestCPUReduction(t *testing.T) {
 		if tc.inFile && WithoutCPU(topo).Links.ReducePerByte != 0 {
 			t.Errorf("WithoutCPU kept the file's reduce_per_byte")
 		}
+		var out strings.Builder
+		if err := Explain(&out, AllReduce, in); err != nil || !strings.Contains(out.String(), "# CPU a byte reduced: ") {
+			t.Errorf("%s: explain says nothing of the reduction (%v):\n%s", tc.name, err, out.String())
+		}
 	}
 	// Out of range: refused, naming the field.
 	in := Input{Bytes: 8, ChunkBytes: 8, Links: DefaultLinks(), Topology: grid(t, 1, 2, 1)}
