@@ -48,10 +48,7 @@
 #
 # Each commit is built from `git archive` (uncommitted work does not
 # count); mpi_coll_bench is compiled from PEERS_DIR (needs mpicc:
-# libopenmpi-dev), from a copy whose size table is the union of its own
-# (8 B, 1 KiB, 64 KiB, 1 MiB, 16 MiB, 64 MiB) and SIZES when SIZES has
-# others (bench/peers_build.sh; e.g. SIZES=8192 measures 8 KiB on both
-# sides, and with SWEEP=1 both jobs run it between 1 and 64 KiB). A round runs mpi-shm-thp, then each commit's `gocoll
+# libopenmpi-dev). A round runs mpi-shm-thp, then each commit's `gocoll
 # bench --format peers` (the slowest rank's mean per call). The end prints
 # one line per collective, size and label: median time_us, its ratio to
 # mpi-shm-thp's median, and every round's figure; the load average before
@@ -70,10 +67,7 @@ esac
 PEERS_DIR=${PEERS_DIR:-$(dirname "$(git rev-parse --path-format=absolute --git-common-dir)")/../shared/peers}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-# shellcheck source=bench/peers_build.sh
-. bench/peers_build.sh
-# shellcheck disable=SC2086 # SIZES is a list
-build_mpi_coll_bench "$TMP/mpi_coll_bench" "$PEERS_DIR" $SIZES
+mpicc -O2 -o "$TMP/mpi_coll_bench" "$PEERS_DIR/mpi_coll_bench.c"
 # shellcheck source=bench/build_revs.sh
 . bench/build_revs.sh
 build_revs "$TMP" "$@"

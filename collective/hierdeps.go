@@ -95,23 +95,3 @@ func (p *hierPipe) dependencies(stages []*hstage, pieces int) {
 		}
 	}
 }
-
-// ready reports whether receive w may be taken: the receives it depends
-// on have been, and the send it waits for when taken is posted (the
-// exchange's own send of the chunk, or the send that reads where a
-// receive in a chunk buffer is copied to). Taken in order, a receive finds
-// them posted (they have lower keys); taken ahead, it may not.
-func (p *hierPipe) ready(w int) bool {
-	r := p.recvs[w]
-	if !p.depsDone(r.deps) {
-		return false
-	}
-	if r.st.kind == exchangeStep {
-		return r.st.sends[r.i] != nil
-	}
-	if p.slotOf[w] >= 0 && !r.st.rsReceive(r.i) {
-		req, ok := r.st.hazard(r.i)
-		return !ok || req != nil
-	}
-	return true
-}

@@ -126,6 +126,27 @@ func (s *hstage) hazard(i int) (transport.Request, bool) {
 	return s.rs.sends[step*s.g.k+c], true
 }
 
+// sendDep reports whether receive i, taken, waits for one of this ring's
+// own sends (which must then be posted first): an exchange's receive for
+// its send of the chunk, and the all-gather half of a top-level ring,
+// landing in a chunk buffer, for the send that read where it is copied
+// to (hazard).
+func (s *hstage) sendDep(i int) bool {
+	return s.kind == exchangeStep || (s.kind == allSteps && i/s.g.k >= s.n-1)
+}
+
+// sendWaiter returns the wait position of the receive that waits for send
+// i (sendDep), or -1 if none does.
+func (s *hstage) sendWaiter(i int) int {
+	switch {
+	case s.kind == exchangeStep:
+		return s.pos[i]
+	case s.kind == allSteps && i < (s.n-1)*s.g.k:
+		return s.pos[i+(s.n-1)*s.g.k]
+	}
+	return -1
+}
+
 // hierPlan builds this rank's rings of piece q, region [lo, hi) of the
 // buffer, in program order.
 type hierPlan struct {
@@ -288,10 +309,15 @@ type hierPipe struct {
 	peers   []int     // the peers with a queue
 	ahead   int
 	waited  []bool // by wait position: waited for (done counts the prefix)
+	rdy     hready // the ready receives (hierready.go)
 	// next's scratch
 	heads    []int
 	headReqs []transport.Request
 }
+
+// hierPipeRan, set by tests only, is called with each pipeline that ran
+// to its end, on the rank's goroutine.
+var hierPipeRan func(*hierPipe)
 
 // allReducePipelined all-reduces buf (in place, spec a sum-like op) in
 // pieces pipelined through the hierarchy.
@@ -340,8 +366,13 @@ func (h *hier) allReducePipelined(buf []byte) error {
 	p.pending = make([]pendingRecv, len(p.recvs))
 	p.slotOf = make([]int, len(p.recvs))
 	p.waited = make([]bool, len(p.recvs))
+	p.rdy.init(len(p.recvs), func(w int) int { return p.recvs[w].st.left },
+		func(w int) []int { return p.recvs[w].deps }, func(w int) bool { return p.recvs[w].st.sendDep(p.recvs[w].i) })
 	if err := p.run(); err != nil {
 		return err
+	}
+	if hierPipeRan != nil {
+		hierPipeRan(p)
 	}
 	for _, s := range pl.stages { // before the caller writes where they read
 		for _, r := range s.sends {

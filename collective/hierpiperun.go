@@ -31,6 +31,7 @@ func (p *hierPipe) run() error {
 			return err
 		}
 		p.waited[w] = true
+		p.rdy.taken(w)
 		for p.done < len(p.recvs) && p.waited[p.done] {
 			p.done++
 		}
@@ -46,13 +47,19 @@ func (p *hierPipe) run() error {
 // it does not touch (a LAN message of the chunk after it, which another
 // rank's WAN send waits for): each receive's own conditions (its
 // dependencies, its chunk buffer, the send that read where it lands) hold
-// whatever the order. The lowest receive not waited for is always ready,
-// so the argument of hierpipe.go's comment stands.
+// whatever the order. It looks at each sender's first ready receive only
+// (hierready.go): a pair's messages are sent in the order they are
+// received, so the later ones of a sender mostly arrive after it, and a
+// call costs O(senders) however many receives are posted ahead. The
+// lowest receive not waited for is always ready (so it is its sender's
+// first), so the argument of hierpipe.go's comment stands.
 func (p *hierPipe) next() (int, error) {
 	p.heads = p.heads[:0]
 	p.headReqs = p.headReqs[:0]
-	for w := p.done; w < p.posted; w++ {
-		if p.waited[w] || !p.ready(w) {
+	arrived, lowest := -1, false
+	for s := range p.rdy.heaps {
+		w, ok := p.rdy.first(s)
+		if !ok {
 			continue
 		}
 		pr := p.pending[w]
@@ -63,12 +70,19 @@ func (p *hierPipe) next() (int, error) {
 			continue
 		}
 		if transport.Completed(pr.req) {
-			return w, nil
+			if arrived < 0 || w < arrived {
+				arrived = w
+			}
+			continue
 		}
+		lowest = lowest || w == p.done
 		p.heads = append(p.heads, w)
 		p.headReqs = append(p.headReqs, pr.req)
 	}
-	if len(p.heads) <= 1 || p.heads[0] != p.done {
+	if arrived >= 0 {
+		return arrived, nil
+	}
+	if len(p.heads) <= 1 || !lowest {
 		return p.done, nil
 	}
 	i, err := p.o.awaitAny(p.headReqs)
@@ -139,6 +153,9 @@ func (p *hierPipe) pump() {
 			lo, hi := e.st.g.span(seg, c)
 			e.st.sends[e.i] = p.o.send(peer, p.buf[lo:hi])
 			p.qhead[peer]++
+			if w := e.st.sendWaiter(e.i); w >= 0 {
+				p.rdy.met(w)
+			}
 		}
 	}
 }
@@ -195,6 +212,7 @@ func (p *hierPipe) post(upTo int, force bool) error {
 			buf = p.buf[lo:hi]
 		}
 		p.pending[p.posted] = p.o.recv(r.st.left, buf)
+		p.rdy.met(p.posted)
 		p.posted++
 	}
 	return nil
