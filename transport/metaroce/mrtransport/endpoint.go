@@ -383,7 +383,17 @@ func (e *Endpoint) retryBlocked(now time.Duration) {
 // cancel is Request.Cancel.
 func (e *Endpoint) cancel(r *request) {
 	e.eng.lockAPI()
-	defer e.eng.unlock()
+	e.cancelLocked(r)
+	// An eager send's buffer is its copy, not the caller's.
+	held := r.holds > 0 && !r.released
+	e.eng.unlock()
+	if held {
+		e.eng.awaitWrites(r)
+	}
+}
+
+// cancelLocked is cancel under the engine's lock.
+func (e *Endpoint) cancelLocked(r *request) {
 	if r.state == stateDone || r.released {
 		return
 	}
