@@ -122,6 +122,7 @@ type engineCounters struct {
 	// Errors read from the sockets' error queues (see peergone.go).
 	portUnreachable, errQueueOther atomic.Int64
 	peerGone, unreachableIgnored   atomic.Int64
+	heldEnds                       atomic.Int64 // EngineStats.HeldEnds
 }
 
 // txBatch is up to engine.batch datagrams polled from the core, grouped by

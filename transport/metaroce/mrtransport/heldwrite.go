@@ -49,6 +49,7 @@ func (e *engine) hold(r *request, buf []byte) bool {
 		return false
 	}
 	r.holds += n
+	e.st.heldEnds.Add(1)
 	if e.onHold != nil {
 		e.onHold()
 	}

@@ -197,6 +197,7 @@ func TestSendEndWaitsForGatheredWrite(t *testing.T) {
 			} else {
 				clear(msg) // the send failed: the caller has its buffer back
 			}
+			require.Equal(t, int64(1), eps[0].Stats().Engine.HeldEnds)
 			g.mu.Lock()
 			defer g.mu.Unlock()
 			require.NotEmpty(t, g.sent)
