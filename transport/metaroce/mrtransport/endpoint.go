@@ -147,7 +147,12 @@ func (e *Endpoint) route(node uint64, path int) (netip.AddrPort, bool) {
 
 // Send posts buf to peer under tag; see [transport.Endpoint]. Messages
 // with the same tag to the same peer go one at a time, each when the one
-// before it has been acknowledged.
+// before it has been acknowledged. The request completes (or fails) only
+// once no write in progress reads buf: datagrams may carry payloads
+// straight from it (a gathering write, outside the engine's lock), and a
+// send can end while one waits to be written (a Cancel, a failure, or a
+// resend acknowledged on another path first); the end then waits for
+// that write.
 func (e *Endpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Request {
 	return e.post(true, peer, tag, buf)
 }
