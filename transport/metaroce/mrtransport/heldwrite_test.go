@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -26,14 +27,19 @@ type writeGate struct {
 	entered chan struct{} // closed when the held write starts waiting
 	open    chan struct{} // closed by release: the held write goes on
 	once    sync.Once
-	busy    atomic.Bool // the held write has not returned yet
+	busy    atomic.Bool   // the held write has not returned yet
+	done    chan struct{} // closed when the held write has returned
+
+	// held are the gathered payloads of the held write (aliasing the
+	// messages), set before entered closes.
+	held [][]byte
 
 	mu   sync.Mutex
 	sent [][]byte // copies of the payloads the held write sent
 }
 
 func newWriteGate(ctx context.Context) *writeGate {
-	return &writeGate{ctx: ctx, entered: make(chan struct{}), open: make(chan struct{})}
+	return &writeGate{ctx: ctx, entered: make(chan struct{}), open: make(chan struct{}), done: make(chan struct{})}
 }
 
 // release lets the held write go on.
@@ -55,7 +61,13 @@ func (s *gateSocket) WriteBatch(ms []Message) (int, error) {
 	if !gathered || !g.armed.CompareAndSwap(true, false) {
 		return s.udpioSocket.WriteBatch(ms)
 	}
+	for _, m := range ms {
+		if m.gather[0] != nil {
+			g.held = append(g.held, m.gather[0])
+		}
+	}
 	g.busy.Store(true)
+	defer close(g.done)
 	defer g.busy.Store(false)
 	close(g.entered)
 	select {
@@ -73,9 +85,9 @@ func (s *gateSocket) WriteBatch(ms []Message) (int, error) {
 }
 
 // gatedWorld builds a two-rank loopback world at MTU 9000 (full pieces
-// gathered) with one path and no eager sends; rank 0's socket writes
-// through g.
-func gatedWorld(t *testing.T, g *writeGate) []*Endpoint {
+// gathered) with one path and eager sends up to eager bytes (-1: none);
+// rank 0's socket writes through g.
+func gatedWorld(t *testing.T, g *writeGate, eager int) []*Endpoint {
 	t.Helper()
 	ctx := testCtx(t)
 	open := func(path int, addr netip.AddrPort) (PathSocket, error) {
@@ -88,7 +100,7 @@ func gatedWorld(t *testing.T, g *writeGate) []*Endpoint {
 	listeners := make([]*Listener, 2)
 	addrs := make([]PeerAddr, 2)
 	for r := range 2 {
-		cfg := Config{Rank: r, Size: 2, Paths: 1, MaxDatagram: 8972, EagerBytes: -1}
+		cfg := Config{Rank: r, Size: 2, Paths: 1, MaxDatagram: 8972, EagerBytes: eager, EagerBuffer: 4 << 20}
 		if r == 0 {
 			cfg.OpenSocket = open
 		}
@@ -129,7 +141,7 @@ func TestSendEndWaitsForGatheredWrite(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			ctx := testCtx(t)
 			g := newWriteGate(ctx)
-			eps := gatedWorld(t, g)
+			eps := gatedWorld(t, g, -1)
 			held := make(chan struct{}, 1)
 			eps[0].eng.lock()
 			eps[0].eng.onHold = func() {
@@ -145,8 +157,10 @@ func TestSendEndWaitsForGatheredWrite(t *testing.T) {
 			msg := transporttest.Pattern(size, 7)
 			want := bytes.Clone(msg)
 			s := eps[0].Send(1, tag, msg)
-			// Beyond the credit, the rest of the message waits for rank
-			// 1's grant: the gathered write that follows it is a reader's.
+			// From now on the message's datagrams go from rank 0's
+			// readers (ACK clocked past the first window; past the
+			// credit, once rank 1's receive is granted): the held write
+			// is never the test goroutine's.
 			g.armed.Store(true)
 			r := eps[1].Recv(0, tag, make([]byte, size))
 			defer r.Cancel()
@@ -206,4 +220,60 @@ func TestSendEndWaitsForGatheredWrite(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEagerCopyKeptWhileWritten checks that an eager send's copy, which a
+// write batch being written reads, does not go back to the pool (where
+// the next eager send of its size would copy into it) when the send ends:
+// End fails it while the write is held, and the pool must not hold the
+// copy until the write has returned.
+func TestEagerCopyKeptWhileWritten(t *testing.T) {
+	ctx := testCtx(t)
+	g := newWriteGate(ctx)
+	eps := gatedWorld(t, g, MaxEagerBytes)
+	const size = MaxEagerBytes
+	op := transport.OpKey{Comm: 6, Op: 1}
+	// A receive of op that End fails with the send: its Done tells the
+	// test that End has done its work.
+	witness := eps[0].Recv(1, transport.Tag{OpKey: op, Seq: 9}, make([]byte, 8))
+	s := eps[0].Send(1, transport.Tag{OpKey: op}, transporttest.Pattern(size, 11))
+	_, err := s.Wait(ctx)
+	require.NoError(t, err, "an eager send completes at once")
+	g.armed.Store(true)
+	r := eps[1].Recv(0, transport.Tag{OpKey: op}, make([]byte, size))
+	defer r.Cancel()
+	select {
+	case <-g.entered:
+	case <-ctx.Done():
+		t.Fatal("no gathered write after the grant")
+	}
+	go eps[0].End(op, errors.New("ended by the test"))
+	select {
+	case <-witness.Done():
+	case <-ctx.Done():
+		t.Fatal("End did not fail the receive")
+	}
+	pooled := func() bool { // the pool holds a buffer the held write reads
+		eps[0].eng.lock()
+		defer eps[0].eng.mu.Unlock()
+		for _, bufs := range eps[0].eagerFree.free {
+			for _, b := range bufs {
+				for _, p := range g.held {
+					if overlaps(b[:cap(b)], p) {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	require.NotEmpty(t, g.held)
+	require.False(t, pooled(), "the eager copy went back to the pool while a write read it")
+	g.release()
+	select {
+	case <-g.done:
+	case <-ctx.Done():
+		t.Fatal("the held write did not return")
+	}
+	require.Eventually(t, pooled, 10*time.Second, time.Millisecond, "the copy goes back to the pool once written")
 }
