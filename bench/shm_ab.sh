@@ -48,11 +48,16 @@
 #
 # Each commit is built from `git archive` (uncommitted work does not
 # count); mpi_coll_bench is compiled from PEERS_DIR (needs mpicc:
-# libopenmpi-dev). A round runs mpi-shm-thp, then each commit's `gocoll
-# bench --format peers` (the slowest rank's mean per call). The end prints
-# one line per collective, size and label: median time_us, its ratio to
-# mpi-shm-thp's median, and every round's figure; the load average before
-# each round is printed as it starts. It is not run by the tests.
+# libopenmpi-dev), from a copy whose size table is the union of its own
+# (8 B, 1 KiB, 64 KiB, 1 MiB, 16 MiB, 64 MiB) and SIZES when SIZES has
+# others (bench/peers_build.sh; e.g. SIZES=8192 measures 8 KiB on both
+# sides, and with SWEEP=1 both jobs run it between 1 and 64 KiB). A round
+# runs mpi-shm-thp, then each commit's `gocoll bench --format peers` (the
+# slowest rank's mean per call). The end prints one line per collective,
+# size and label (an AllToAll's size as both sides print it, e.g. 16 for
+# SIZES' 8 at 4 ranks): median time_us, its ratio to mpi-shm-thp's
+# median, and every round's figure; the load average before each round is
+# printed as it starts. It is not run by the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ $# -ge 1 ]] || { echo "usage: bench/shm_ab.sh REV..." >&2; exit 2; }
@@ -67,12 +72,19 @@ esac
 PEERS_DIR=${PEERS_DIR:-$(dirname "$(git rev-parse --path-format=absolute --git-common-dir)")/../shared/peers}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-mpicc -O2 -o "$TMP/mpi_coll_bench" "$PEERS_DIR/mpi_coll_bench.c"
+# shellcheck source=bench/peers_build.sh
+. bench/peers_build.sh
+# shellcheck disable=SC2086 # SIZES is a list
+build_mpi_coll_bench "$TMP/mpi_coll_bench" "$PEERS_DIR" $SIZES
 # shellcheck source=bench/build_revs.sh
 . bench/build_revs.sh
 build_revs "$TMP" "$@"
 max=0
 for s in $SIZES; do ((s > max)) && max=$s; done
+# a2asizes: SIZES as both sides print an AllToAll's: whole floats, at
+# least one per rank, rounded up to a multiple of NP (8 B at 4 ranks is
+# 16 B), so that a size below that is paired too.
+a2asizes=$(for s in $SIZES; do echo $(((s / 4 + NP - 1) / NP * NP * 4)); done | paste -sd' ' -)
 # niced CMD...: CMD at niceness NICE, in a session of its own whose
 # autogroup has it too when NICE is not 0 and autogroups are on.
 niced() {
@@ -99,7 +111,7 @@ for round in $(seq "$ROUNDS"); do
   echo "# round $round: load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%T), bind $BIND, scale $SCALE, sweep $SWEEP"
   GLIBC_TUNABLES=glibc.malloc.hugetlb=1 niced mpirun --allow-run-as-root --oversubscribe "${mpibind[@]}" \
     -n "$NP" -x GLIBC_TUNABLES "$TMP/mpi_coll_bench" -l mpi-shm-thp -m "$max" -s "$SCALE" -c "$COLLS" 2>&1 |
-    awk -v sizes=" $SIZES " '/^(allreduce|broadcast|alltoall) / && index(sizes, " " $2 " ") { print "mpi-shm-thp", $1, $2, $4 }' >>"$rows"
+    awk -v sizes=" $SIZES " -v a2a=" $a2asizes " '/^(allreduce|broadcast|alltoall) / && index($1 == "alltoall" ? a2a : sizes, " " $2 " ") { print "mpi-shm-thp", $1, $2, $4 }' >>"$rows"
   for l in "${labels[@]}"; do
     jobs=$SIZES
     if ((SWEEP)); then
@@ -115,7 +127,7 @@ for round in $(seq "$ROUNDS"); do
       else launch=("$TMP/gocoll-$l") np=(-np "$NP"); fi
       niced "${launch[@]}" bench "$COLLS" "${np[@]}" "${loops[@]}" -c 1 --format peers 2>&1 |
         sed 's/^\[rank 0\] //' |
-        awk -v l="$l" -v sizes=" $SIZES " '/^(allreduce|broadcast|alltoall) / && index(sizes, " " $2 " ") { print l, $1, $2, $4; next }
+        awk -v l="$l" -v sizes=" $SIZES " -v a2a=" $a2asizes " '/^(allreduce|broadcast|alltoall) / && index($1 == "alltoall" ? a2a : sizes, " " $2 " ") { print l, $1, $2, $4; next }
                        / all_correct=no/ { print "# " l ": WRONG VALUES" > "/dev/stderr" }' >>"$rows"
     done
   done
