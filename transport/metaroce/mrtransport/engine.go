@@ -134,10 +134,12 @@ type txBatch struct {
 	tickets []uint64         // by path with datagrams: its turn to write there
 	refused []netip.AddrPort // peer addresses its writes found closed
 	// gathered counts its datagrams with a payload in a message
-	// (Message.gather); holds are the sends whose end waits for its write
-	// (heldwrite.go).
+	// (Message.gather); holds are the sends whose end waits for its write;
+	// written, by path, is set once the path's datagrams are written,
+	// before the writer takes mu again (heldwrite.go).
 	gathered int
 	holds    []*request
+	written  []atomic.Bool
 }
 
 // readErrorPause is how long a reader waits after a read error that is not
@@ -495,7 +497,8 @@ func (e *engine) newBatch() *txBatch {
 		e.free = e.free[:n-1]
 		return b
 	}
-	return &txBatch{byPath: make([][]Message, len(e.socks)), tickets: make([]uint64, len(e.socks))}
+	return &txBatch{byPath: make([][]Message, len(e.socks)), tickets: make([]uint64, len(e.socks)),
+		written: make([]atomic.Bool, len(e.socks))}
 }
 
 // recycle keeps b for reuse, its write over or never to happen: the
@@ -553,6 +556,9 @@ func (e *engine) write(b *txBatch) {
 				n++ // skip the datagram the error concerns
 			}
 			ms = ms[min(n, len(ms)):]
+		}
+		if b.gathered > 0 {
+			b.written[path].Store(true)
 		}
 		b.refused = e.drainIfPending(s, failed, b.refused)
 		e.txMu.Lock()

@@ -56,9 +56,16 @@ func (e *engine) hold(r *request, buf []byte) bool {
 	return true
 }
 
-// reads reports whether a datagram of b has a gathered payload in buf.
+// reads reports whether a datagram of b still to be written has a
+// gathered payload in buf. A path whose datagrams are written (its
+// writer goes on to the batch's next path, or waits for mu: an ACK of
+// what it wrote came first, on loopback most of the time) reads nothing
+// any more.
 func (b *txBatch) reads(buf []byte) bool {
-	for _, ms := range b.byPath {
+	for p, ms := range b.byPath {
+		if len(ms) == 0 || b.written[p].Load() {
+			continue
+		}
 		for i := range ms {
 			if overlaps(ms[i].gather[0], buf) {
 				return true
@@ -85,6 +92,9 @@ func (e *engine) letGo(b *txBatch) {
 		return
 	}
 	b.gathered = 0
+	for i := range b.written {
+		b.written[i].Store(false)
+	}
 	if i := slices.Index(e.writing, b); i >= 0 {
 		e.writing = slices.Delete(e.writing, i, i+1)
 	}
