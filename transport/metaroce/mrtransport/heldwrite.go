@@ -23,8 +23,15 @@ import (
 // Only batches with gathered datagrams are tracked (engine.writing), and
 // only when a send ends with some of them in progress is a batch's
 // datagrams compared with its buffer: nothing is added to the path of a
-// datagram but a count, and nothing is allocated once the slices have
-// grown.
+// datagram but a count (and a flag per path written), and nothing is
+// allocated once the slices have grown. The comparison is by path: a
+// datagram of a path whose socket write is under way counts as unwritten
+// although that write may have sent it already (the held end then waits
+// for the rest of that write). Two ranks at 4 paths on loopback (load
+// ~19, about 7,600 sends at MTU 9000 and 4,800 at the default datagram)
+// held 162 and 47 ends, all but one while the datagram's own path was
+// being written; one waited for its path's turn: a send acknowledged
+// with a datagram of its own not written yet, and no Cancel.
 
 // hold makes the end of r, a send whose buffer (the core's: the caller's,
 // or an eager send's copy) is buf, wait for the batches in progress that

@@ -143,7 +143,11 @@ func (r *request) complete(n int, err error) {
 	}
 	inCore := r.state == stateInCore
 	r.state = stateDone
-	if !r.released {
+	if r.released {
+		// The peer has the message (or it is withdrawn): it no longer
+		// counts against EagerBuffer, even while a write reads the copy.
+		r.ep.eagerHeld -= len(r.buf)
+	} else {
 		r.n, r.err = n, err
 	}
 	if inCore && r.isSend && r.ep.eng.hold(r, r.buf) {
@@ -157,7 +161,6 @@ func (r *request) complete(n int, err error) {
 // lock.
 func (r *request) end() {
 	if r.released {
-		r.ep.eagerHeld -= len(r.buf)
 		if r.pooled {
 			r.ep.eagerFree.put(r.buf) // the core is done with the copy
 		}
