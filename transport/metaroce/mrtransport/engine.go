@@ -134,12 +134,13 @@ type txBatch struct {
 	tickets []uint64         // by path with datagrams: its turn to write there
 	refused []netip.AddrPort // peer addresses its writes found closed
 	// gathered counts its datagrams with a payload in a message
-	// (Message.gather); holds are the sends whose end waits for its write;
-	// written, by path, is set once the path's datagrams are written,
-	// before the writer takes mu again (heldwrite.go).
-	gathered int
-	holds    []*request
-	written  []atomic.Bool
+	// (Message.gather); holds are the sends whose end waits for the
+	// datagrams of one of its paths to be written; by path, written is
+	// set once they are, held while some end waits for them
+	// (heldwrite.go).
+	gathered      int
+	holds         []heldOn
+	written, held []atomic.Bool
 }
 
 // readErrorPause is how long a reader waits after a read error that is not
@@ -498,7 +499,7 @@ func (e *engine) newBatch() *txBatch {
 		return b
 	}
 	return &txBatch{byPath: make([][]Message, len(e.socks)), tickets: make([]uint64, len(e.socks)),
-		written: make([]atomic.Bool, len(e.socks))}
+		written: make([]atomic.Bool, len(e.socks)), held: make([]atomic.Bool, len(e.socks))}
 }
 
 // recycle keeps b for reuse, its write over or never to happen: the
@@ -557,14 +558,12 @@ func (e *engine) write(b *txBatch) {
 			}
 			ms = ms[min(n, len(ms)):]
 		}
-		if b.gathered > 0 {
-			b.written[path].Store(true)
-		}
 		b.refused = e.drainIfPending(s, failed, b.refused)
 		e.txMu.Lock()
 		e.txTurn[path]++
 		e.txCond.Broadcast()
 		e.txMu.Unlock()
+		e.wrotePath(b, path)
 	}
 }
 
