@@ -31,7 +31,12 @@
 #        mpi_coll_bench's order and schedule (gocoll bench
 #        --peers-schedule SCALE; commits from before that option cannot run
 #        this way), so that each size is measured after the same calls on
-#        both sides, as mpi_coll_bench measures every size in one job).
+#        both sides, as mpi_coll_bench measures every size in one job),
+#        SETTLE (default empty: not passed; e.g. 20ms: gocoll bench
+#        --settle SETTLE, each rank spinning that long before its first
+#        measurement, past the Go runtime monitor's first looks after the
+#        ranks' idle set-up; a diagnosis, OpenMPI gets nothing alike;
+#        commits from before that option cannot run with it).
 #
 # Both sides time alike: warm-up calls, a barrier, the timed loop on each
 # rank's own clock, its mean per call, the slowest rank's (max over
@@ -63,6 +68,9 @@ cd "$(dirname "$0")/.."
 [[ $# -ge 1 ]] || { echo "usage: bench/shm_ab.sh REV..." >&2; exit 2; }
 ROUNDS=${ROUNDS:-3} NP=${NP:-4} COLLS=${COLLS:-broadcast,alltoall}
 SIZES=${SIZES:-65536 1048576 16777216} NICE=${NICE:-0} SCALE=${SCALE:-1} BIND=${BIND:-none} SWEEP=${SWEEP:-0}
+SETTLE=${SETTLE:-}
+settle=()
+[[ -n $SETTLE ]] && settle=(--settle "$SETTLE")
 case $SWEEP in 0 | 1) ;; *) echo "shm_ab.sh: SWEEP is 0 or 1, not $SWEEP" >&2; exit 2 ;; esac
 case $BIND in
   none) mpibind=() gocollrun=() ;;
@@ -125,7 +133,7 @@ for round in $(seq "$ROUNDS"); do
       # prefixes rank 0's lines with "[rank 0] ".
       if ((${#gocollrun[@]})); then launch=("$TMP/gocoll-$l" "${gocollrun[@]}" "$TMP/gocoll-$l") np=()
       else launch=("$TMP/gocoll-$l") np=(-np "$NP"); fi
-      niced "${launch[@]}" bench "$COLLS" "${np[@]}" "${loops[@]}" -c 1 --format peers 2>&1 |
+      niced "${launch[@]}" bench "$COLLS" "${np[@]}" "${loops[@]}" "${settle[@]}" -c 1 --format peers 2>&1 |
         sed 's/^\[rank 0\] //' |
         awk -v l="$l" -v sizes=" $SIZES " -v a2a=" $a2asizes " '/^(allreduce|broadcast|alltoall) / && index($1 == "alltoall" ? a2a : sizes, " " $2 " ") { print l, $1, $2, $4; next }
                        / all_correct=no/ { print "# " l ": WRONG VALUES" > "/dev/stderr" }' >>"$rows"
