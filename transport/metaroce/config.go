@@ -144,14 +144,19 @@ type Config struct {
 	IdleTimeout time.Duration
 	// PeerTimeout fails an open connection whose peer has answered nothing
 	// on any path (no packet at all: data, ACK, probe reply) for this long
-	// while something waits on it: a send queued or in flight, or a
-	// receive posted. Its operations and EventClosed then fail with a
-	// *PeerTimeoutError, which is ErrPeerGone and ErrPeerTimeout. While
-	// something waits, the connection probes the peer every PeerTimeout/8
-	// (every path once it has been silent for PeerTimeout/2), so a live
-	// peer, which answers probes whatever its application does, is not
-	// failed; and so the silence is seen within PeerTimeout plus one
-	// timer. A connection with nothing waiting is left to IdleTimeout.
+	// after a probe, while something waits on it: a send queued or in
+	// flight, or a receive posted. Its operations and EventClosed then
+	// fail with a *PeerTimeoutError, which is ErrPeerGone and
+	// ErrPeerTimeout. The silence counts from the first probe left
+	// unanswered, or from a tenth of PeerTimeout after the last packet
+	// heard if that is sooner. While something waits, the connection
+	// probes the peer every PeerTimeout/8 (every path once it has been
+	// silent for PeerTimeout/2), so a live peer, which answers probes
+	// whatever its application does, is not failed, nor one whose process
+	// was not running for less than PeerTimeout (a loaded host; see
+	// ask.go); and a peer that is gone is failed within PeerTimeout plus a
+	// tenth of the last packet heard from it. A connection with nothing
+	// waiting is left to IdleTimeout.
 	// Default 2s, from 1ms to 1h; it acts only if shorter than
 	// IdleTimeout. The time this endpoint comes late to its own timers
 	// (its process went unscheduled on a loaded machine, when it could

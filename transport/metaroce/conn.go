@@ -67,6 +67,7 @@ type conn struct {
 	ackPath     int
 	lastRecv    time.Duration
 	waitFrom    time.Duration // when something last began to wait on the peer (PeerTimeout)
+	askAt       time.Duration // when a probe last began the peer's silence that counts (ask.go); 0: none
 	budgetGrown uint64        // what this connection's unexpected budget grew (Endpoint.growBudget)
 	keepAt      time.Duration // next keepalive probe
 	goneAt      time.Duration // when the connection fails with ErrPeerGone; 0: never
@@ -76,10 +77,6 @@ type conn struct {
 	peerRate uint64        // the peer's target rate for us; 0: none
 	paceAt   time.Duration // earliest next DATA under pacing
 	paceWait bool          // the last poll was held back by pacing only
-	// train is the path of the DATA train being sent, with trainLeft more
-	// datagrams to come on it (train.go).
-	train     *path
-	trainLeft int
 	// A drain (drain.go) holds DATA until drainUntil; the next is due at
 	// drainNext (0: not yet timed), and none starts before drainCool.
 	drainUntil, drainNext, drainCool time.Duration
@@ -542,7 +539,7 @@ func (c *conn) peerTimeoutAt() (time.Duration, bool) {
 	if c.phase != phaseOpen || c.cfg.PeerTimeout >= c.cfg.IdleTimeout || !c.waitingOnPeer() {
 		return 0, false
 	}
-	return max(c.lastRecv, c.waitFrom) + c.cfg.PeerTimeout, true
+	return c.silentFrom() + c.cfg.PeerTimeout, true
 }
 
 // probeBest queues a probe on the best usable path (path 0 if none).

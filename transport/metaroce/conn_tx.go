@@ -34,6 +34,7 @@ func (c *conn) poll(now time.Duration, buf []byte) ([]byte, int, bool) {
 			c.probeDue[i], c.ctrlDue = false, c.ctrlDue-1
 			c.nonce++
 			c.paths[i].probeSent(c.nonce)
+			c.noteAsk(now)
 			pr := wire.Probe{Conn: c.peerConn, Path: uint8(i), Nonce: c.nonce, SentAt: now}
 			return wire.AppendProbe(buf[:0], &pr), i, true
 		}
@@ -207,10 +208,7 @@ func (c *conn) homePath(p *path) *path {
 }
 
 // pollData sends the next piece, if the window, the target rate and the
-// message layer allow. Pacing and the window under the peer's target rate
-// (windowCap) hold a train's first datagram only: the rest of the train
-// follow at once on its path, up to trainLen-1 datagrams past the cap
-// (train.go).
+// message layer allow.
 func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 	c.paceWait, c.drainWait = false, false
 	if !c.snd.hasWork() {
@@ -220,25 +218,19 @@ func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 		c.drainWait = true
 		return nil, 0, false
 	}
-	cp, inflight := c.windowCap(), c.inflight()
-	if cp > 0 && inflight >= cp+c.trainLeft*c.datagram {
+	if cp := c.windowCap(); cp > 0 && c.inflight() >= cp {
 		return nil, 0, false
 	}
-	p := c.trainPath(c.pickPath(now))
+	p := c.pickPath(now)
 	if p == nil {
 		return nil, 0, false
 	}
-	inTrain := c.train == p && c.trainLeft > 0
-	if !inTrain && cp > 0 && inflight >= cp {
-		return nil, 0, false
-	}
-	if now < c.paceAt && !inTrain {
+	if now < c.paceAt {
 		c.paceWait = true
 		return nil, 0, false
 	}
 	pc, ok := c.snd.nextPiece()
 	if !ok {
-		c.trainLeft = 0
 		if c.snd.blocked() && c.inflight() == 0 && c.blockAt == 0 {
 			c.blockAt = now + c.rto()
 		}
@@ -274,8 +266,7 @@ func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 		sentAt: now, msgSeq: pc.msgSeq, offset: pc.offset, length: pc.length,
 		size: int32(size), flags: pc.flags,
 	}, now, c.cfg)
-	rate, peer := c.pace(now, size)
-	c.trainSent(p, rate, peer, size)
+	c.pace(now, size)
 	c.lastSend = now
 	return out, int(p.idx), true
 }

@@ -20,10 +20,12 @@
 // that the network found the peer's socket closed
 // ([Endpoint.HandlePeerGone]: an ICMP port unreachable, its process died),
 // and a peer that answers nothing on any path for Config.PeerTimeout (2 s)
-// while an operation waits on it ([PeerTimeoutError]: its host vanished,
-// its process stopped, every path is cut). While something waits, the
-// connection probes the peer often enough that a live one, which answers
-// probes whatever its application does, is never failed so.
+// after a probe (at most a tenth of it after the last packet heard) while
+// an operation waits on it ([PeerTimeoutError]: its
+// host vanished, its process stopped, every path is cut). While something
+// waits, the connection probes the peer often enough that a live one,
+// which answers probes whatever its application does, is never failed so,
+// nor one whose process was not running for less than PeerTimeout.
 //
 // A connection that ends for any reason but this side's Close (the peer's
 // CLOSE, ErrPeerGone, a timeout) fails its posted receives and sends, but

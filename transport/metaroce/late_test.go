@@ -196,3 +196,73 @@ func TestLateReadsWithoutCrediting(t *testing.T) {
 	require.Equal(t, int64(1), ep.Stats().LateRuns)
 	require.Equal(t, want, ep.Stats().Late)
 }
+
+// TestNoPeerTimeoutAfterOneSidedStall: both endpoints wait on each other,
+// then endpoint 0 alone stops for 1.8 s (less than PeerTimeout), as one
+// rank of a loaded host left unscheduled: it handles nothing and sends
+// nothing. Neither fails the connection, and the receives complete once
+// their messages are sent. The stop begins at several phases of the
+// keepalive probes. When endpoint 1 counted the silence from the last
+// packet it heard, not from its first probe left unanswered (ask.go), it
+// failed the connection at the first phase (0s): it had heard nothing for
+// the keepalive period before the stop.
+func TestNoPeerTimeoutAfterOneSidedStall(t *testing.T) {
+	for k := range 10 {
+		phase := time.Duration(k) * DefaultPeerTimeout / 80
+		t.Run(phase.String(), func(t *testing.T) {
+			n := newTestNet(t, Config{Paths: 4})
+			a, b := n.connect()
+			require.NoError(t, n.eps[0].PostRecv(n.now, a, 1, 1, make([]byte, 8)))
+			require.NoError(t, n.eps[1].PostRecv(n.now, b, 2, 2, make([]byte, 8)))
+			n.runFor(time.Second + phase)
+			n.frozen[0] = n.now + 1800*time.Millisecond
+			n.runFor(1800*time.Millisecond + 3*DefaultPeerTimeout)
+			for i := range n.eps {
+				for _, ev := range n.events[i] {
+					require.NotEqual(t, EventClosed, ev.Kind, "endpoint %d: %v", i, ev.Err)
+					require.NoError(t, ev.Err, "endpoint %d %v", i, ev.Kind)
+				}
+			}
+			require.NoError(t, n.eps[1].Send(n.now, b, 1, 1, pattern(8, 1)))
+			require.NoError(t, n.eps[0].Send(n.now, a, 2, 2, pattern(8, 2)))
+			n.runUntil(func() bool {
+				_, ok0 := n.done(0, EventRecvDone, 1, 1)
+				_, ok1 := n.done(1, EventRecvDone, 2, 2)
+				return ok0 && ok1
+			}, time.Second)
+		})
+	}
+}
+
+// TestPeerTimeoutWhenStallNeverEnds: the same stop, at the same phases,
+// never ends (the process is gone with its host): endpoint 1 still fails
+// the connection with a PeerTimeoutError, within PeerTimeout plus a tenth
+// (askAfter) of the last datagram it was handed, and not before
+// PeerTimeout after it.
+func TestPeerTimeoutWhenStallNeverEnds(t *testing.T) {
+	for k := range 10 {
+		phase := time.Duration(k) * DefaultPeerTimeout / 80
+		t.Run(phase.String(), func(t *testing.T) {
+			n := newTestNet(t, Config{Paths: 4})
+			a, b := n.connect()
+			require.NoError(t, n.eps[0].PostRecv(n.now, a, 1, 1, make([]byte, 8)))
+			require.NoError(t, n.eps[1].PostRecv(n.now, b, 2, 2, make([]byte, 8)))
+			n.runFor(time.Second + phase)
+			n.frozen[0] = n.now + time.Hour
+			var at time.Duration
+			n.runUntil(func() bool {
+				for _, ev := range n.events[1] {
+					if ev.Kind == EventClosed {
+						require.ErrorIs(t, ev.Err, ErrPeerTimeout)
+						at = n.now
+						return true
+					}
+				}
+				return false
+			}, 2*DefaultPeerTimeout)
+			silent := at - n.heard[1]
+			require.GreaterOrEqual(t, silent, DefaultPeerTimeout, "failed too soon")
+			require.LessOrEqual(t, silent, DefaultPeerTimeout+DefaultPeerTimeout/10)
+		})
+	}
+}

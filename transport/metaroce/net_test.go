@@ -34,9 +34,15 @@ type testNet struct {
 	// Transmit.Control.
 	classes map[classKey]int
 	events  [2][]Event
-	buf     []byte
-	stuck   int // steps without time moving
-	steps   int
+	// frozen[i], if after now, is when endpoint i runs again: until then
+	// it handles nothing (its datagrams wait, its timers are late) and
+	// sends nothing, as a process left unscheduled.
+	frozen [2]time.Duration
+	// heard[i] is when endpoint i was last handed a datagram.
+	heard [2]time.Duration
+	buf   []byte
+	stuck int // steps without time moving
+	steps int
 }
 
 // classKey is a datagram's wire type and whether it was polled as
@@ -85,6 +91,9 @@ func (n *testNet) has(ep int, kind EventKind) bool {
 
 func (n *testNet) flush() {
 	for i, ep := range n.eps {
+		if n.now < n.frozen[i] {
+			continue
+		}
 		for {
 			tx, ok := ep.PollTransmitVec(n.now, n.buf, n.gather)
 			if !ok {
@@ -119,11 +128,17 @@ func (n *testNet) step() bool {
 	n.flush()
 	next, ok := time.Duration(0), false
 	for _, f := range n.flights {
-		if !ok || f.at < next {
-			next, ok = f.at, true
+		if at := n.arrival(f); !ok || at < next {
+			next, ok = at, true
 		}
 	}
-	for _, ep := range n.eps {
+	for i, ep := range n.eps {
+		if n.now < n.frozen[i] {
+			if !ok || n.frozen[i] < next {
+				next, ok = n.frozen[i], true
+			}
+			continue
+		}
 		if t, tok := ep.NextTimeout(); tok && (!ok || t < next) {
 			next, ok = t, true
 		}
@@ -149,22 +164,36 @@ func (n *testNet) step() bool {
 		}
 		return a.seq - b.seq
 	})
-	for len(n.flights) > 0 && n.flights[0].at <= n.now {
-		f := n.flights[0]
-		n.flights = n.flights[1:]
+	var due, kept []flight
+	for _, f := range n.flights {
+		if n.arrival(f) <= n.now {
+			due = append(due, f)
+		} else {
+			kept = append(kept, f)
+		}
+	}
+	n.flights = kept
+	for _, f := range due { // in order; an answer joins the flights
 		n.deliver(n.eps[f.to], f)
 	}
-	for _, ep := range n.eps {
-		ep.HandleTimeout(n.now)
+	for i, ep := range n.eps {
+		if n.now >= n.frozen[i] {
+			ep.HandleTimeout(n.now)
+		}
 	}
 	n.flush()
 	return true
 }
 
+// arrival is when f is handled: when it arrives, or once its endpoint
+// runs again.
+func (n *testNet) arrival(f flight) time.Duration { return max(f.at, n.frozen[f.to]) }
+
 // deliver hands f to ep: whole, or with place set the way a scatter read
 // into the slice Placement gives would (head, as much of the payload as
 // the datagram has, the rest).
 func (n *testNet) deliver(ep *Endpoint, f flight) {
+	n.heard[f.to] = n.now
 	if !n.place || len(f.data) < wire.DataHeadLen {
 		ep.HandleDatagram(n.now, f.path, false, f.data)
 		n.refusals(ep, f)
