@@ -43,6 +43,7 @@ var flagSpecs = []flagSpec{
 	{short: "n", long: "iters", set: setInt(func(o *Options) *int { return &o.Iters }), help: "timed iterations (default 20)"},
 	{short: "w", long: "warmup_iters", set: setInt(func(o *Options) *int { return &o.Warmup }), help: "warm-up iterations (default 1)"},
 	{long: "peers-schedule", set: setPeersSchedule, help: "per size, warm-up and timed iterations as ../shared/peers' mpi_coll_bench -s SCALE (50/1000 up to 1 KiB, 20/200 up to 64 KiB, 5/50 up to 1 MiB, 2/10 up to 16 MiB, 2/5 above; iterations times SCALE) instead of -w and -n (default 0: off)"},
+	{long: "settle", set: setSettle, help: "each rank spins this long (a duration, or seconds) before its first measurement, so that the Go runtime's monitor, which looks every 20 us for a while after a process was idle (as at the end of set-up), has backed off before the timed calls; for diagnosis: neither the peers nor a real job do this (default 0: off)"},
 	{short: "c", long: "check", set: setInt(func(o *Options) *int { return &o.Check }), help: "verified iterations per measurement, 0 for none (default 1)"},
 	{short: "d", long: "datatype", set: setDataType, help: "data type: float, double, bf16, half, int8, uint8, int32, uint32, int64, uint64, f8e4m3, f8e5m2, or all (default float)"},
 	{short: "o", long: "op", set: setOp, help: "reduction: sum, prod, min, max, avg, or all (default sum)"},
@@ -194,6 +195,19 @@ func setInt(field func(*Options) *int) func(*Options, string) error {
 		*field(o) = int(n)
 		return nil
 	}
+}
+
+func setSettle(o *Options, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		secs, serr := strconv.ParseFloat(v, 64)
+		if serr != nil || secs != secs || secs > SettleMax.Seconds() {
+			return fmt.Errorf("%s is not a duration such as 20ms, or a number of seconds", quoteArg(v))
+		}
+		d = time.Duration(secs * float64(time.Second))
+	}
+	o.Settle = d
+	return nil
 }
 
 func setPeersSchedule(o *Options, v string) error {

@@ -110,10 +110,25 @@ type Options struct {
 	// of -w and -n: with every size in one job, as that benchmark runs,
 	// each size is measured after the same calls on both sides.
 	PeersSchedule float64
+	// Settle (--settle, default 0: off) is how long each rank spins, with
+	// no system call, before its first measurement. A Go process whose
+	// every P was idle (a rank waiting for the others at the end of
+	// set-up) restarts the runtime's monitor at a look every 20 us for its
+	// first 50 looks; on a host whose ranks outnumber its processors each
+	// look preempts a spinning rank, and under load lets other processes
+	// in: the first milliseconds of a job's timed calls ran up to twice as
+	// long as later ones (bench/results/shm_large.md, session 20). A settle
+	// longer than those looks (20 ms) measures the calls without them; it
+	// is a diagnosis, since no real job and no peer benchmark does it.
+	Settle time.Duration
 }
 
-// PeersScheduleMax bounds Options.PeersSchedule.
-const PeersScheduleMax = 1000
+// PeersScheduleMax bounds Options.PeersSchedule; SettleMax bounds
+// Options.Settle.
+const (
+	PeersScheduleMax = 1000
+	SettleMax        = 10 * time.Second
+)
 
 // PeersLoops returns the warm-up and timed iterations of mpi_coll_bench
 // (../shared/peers) for a call of the given bytes at scale: 50 and 1000 up
@@ -188,6 +203,9 @@ func (o *Options) validate() error {
 	}
 	if !(o.PeersSchedule >= 0 && o.PeersSchedule <= PeersScheduleMax) {
 		return fmt.Errorf("--peers-schedule %v out of range [0, %d]", o.PeersSchedule, PeersScheduleMax)
+	}
+	if o.Settle < 0 || o.Settle > SettleMax {
+		return fmt.Errorf("--settle %v out of range [0, %v]", o.Settle, SettleMax)
 	}
 	if o.Timeout <= 0 {
 		return fmt.Errorf("--timeout %v must be positive", o.Timeout)

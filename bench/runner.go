@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
@@ -22,12 +23,13 @@ type plan struct {
 	blocking bool // wait for each call before the next (-z 1)
 	iters    int
 	warmup   int
-	schedule float64 // Options.PeersSchedule: iterations per size as the peers'; 0: iters and warmup
-	checks   int     // checked calls per measurement (0: no check)
-	roundUp  bool    // AllToAll rounds a size up to one element per block
-	peers    bool    // measure only the variant the peers table shows
-	average  int     // Options.Average: how the ranks' times combine
-	cycles   int     // Options.Cycles: sweeps of every collective and size; 0 until ctx ends
+	schedule float64       // Options.PeersSchedule: iterations per size as the peers'; 0: iters and warmup
+	checks   int           // checked calls per measurement (0: no check)
+	roundUp  bool          // AllToAll rounds a size up to one element per block
+	peers    bool          // measure only the variant the peers table shows
+	average  int           // Options.Average: how the ranks' times combine
+	cycles   int           // Options.Cycles: sweeps of every collective and size; 0 until ctx ends
+	settle   time.Duration // Options.Settle: spun before the first measurement
 }
 
 // wants reports whether the plan measures variant v of collective k.
@@ -97,6 +99,9 @@ type member struct {
 // (0: until ctx ends). Rank 0 passes each combined result to emit as soon
 // as it is known; other ranks pass nil.
 func (r *member) run(ctx context.Context, emit func(result) error) error {
+	if err := settle(ctx, r.plan.settle); err != nil {
+		return err
+	}
 	for cycle := 0; r.plan.cycles == 0 || cycle < r.plan.cycles; cycle++ {
 		for _, k := range r.plan.colls {
 			for _, c := range r.plan.cases(k, r.comm.Size()) {
@@ -134,6 +139,37 @@ func (r *member) measureSize(ctx context.Context, k collKind, c testCase, size i
 	}
 	return res, r.combine(ctx, &res)
 }
+
+// settleHook, when set (by tests), is called by settle with its duration
+// once its spin is over.
+var settleHook func(d time.Duration)
+
+// settle spins for d (Options.Settle), reading the clock every 4096
+// rounds of a loop that makes no system call, or until ctx ends: its
+// error then.
+func settle(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	end := time.Now().Add(d)
+	x := uint64(1)
+	for time.Now().Before(end) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for range 4096 {
+			x = x*6364136223846793005 + 1442695040888963407
+		}
+	}
+	settleSink.Store(x)
+	if settleHook != nil {
+		settleHook(d)
+	}
+	return nil
+}
+
+// settleSink keeps settle's loop from being optimized away.
+var settleSink atomic.Uint64
 
 // loops returns the warm-up and timed iterations of a size: p.warmup and
 // p.iters, or the peers' schedule for it.

@@ -31,7 +31,12 @@
 #        mpi_coll_bench's order and schedule (gocoll bench
 #        --peers-schedule SCALE; commits from before that option cannot run
 #        this way), so that each size is measured after the same calls on
-#        both sides, as mpi_coll_bench measures every size in one job).
+#        both sides, as mpi_coll_bench measures every size in one job),
+#        SETTLE (default empty: not passed; e.g. 20ms: gocoll bench
+#        --settle SETTLE, each rank spinning that long before its first
+#        measurement, past the Go runtime monitor's first looks after the
+#        ranks' idle set-up; a diagnosis, OpenMPI gets nothing alike;
+#        commits from before that option cannot run with it).
 #
 # Both sides time alike: warm-up calls, a barrier, the timed loop on each
 # rank's own clock, its mean per call, the slowest rank's (max over
@@ -48,16 +53,24 @@
 #
 # Each commit is built from `git archive` (uncommitted work does not
 # count); mpi_coll_bench is compiled from PEERS_DIR (needs mpicc:
-# libopenmpi-dev). A round runs mpi-shm-thp, then each commit's `gocoll
-# bench --format peers` (the slowest rank's mean per call). The end prints
-# one line per collective, size and label: median time_us, its ratio to
-# mpi-shm-thp's median, and every round's figure; the load average before
-# each round is printed as it starts. It is not run by the tests.
+# libopenmpi-dev), from a copy whose size table is the union of its own
+# (8 B, 1 KiB, 64 KiB, 1 MiB, 16 MiB, 64 MiB) and SIZES when SIZES has
+# others (bench/peers_build.sh; e.g. SIZES=8192 measures 8 KiB on both
+# sides, and with SWEEP=1 both jobs run it between 1 and 64 KiB). A round
+# runs mpi-shm-thp, then each commit's `gocoll bench --format peers` (the
+# slowest rank's mean per call). The end prints one line per collective,
+# size and label (an AllToAll's size as both sides print it, e.g. 16 for
+# SIZES' 8 at 4 ranks): median time_us, its ratio to mpi-shm-thp's
+# median, and every round's figure; the load average before each round is
+# printed as it starts. It is not run by the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ $# -ge 1 ]] || { echo "usage: bench/shm_ab.sh REV..." >&2; exit 2; }
 ROUNDS=${ROUNDS:-3} NP=${NP:-4} COLLS=${COLLS:-broadcast,alltoall}
 SIZES=${SIZES:-65536 1048576 16777216} NICE=${NICE:-0} SCALE=${SCALE:-1} BIND=${BIND:-none} SWEEP=${SWEEP:-0}
+SETTLE=${SETTLE:-}
+settle=()
+[[ -n $SETTLE ]] && settle=(--settle "$SETTLE")
 case $SWEEP in 0 | 1) ;; *) echo "shm_ab.sh: SWEEP is 0 or 1, not $SWEEP" >&2; exit 2 ;; esac
 case $BIND in
   none) mpibind=() gocollrun=() ;;
@@ -67,12 +80,19 @@ esac
 PEERS_DIR=${PEERS_DIR:-$(dirname "$(git rev-parse --path-format=absolute --git-common-dir)")/../shared/peers}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-mpicc -O2 -o "$TMP/mpi_coll_bench" "$PEERS_DIR/mpi_coll_bench.c"
+# shellcheck source=bench/peers_build.sh
+. bench/peers_build.sh
+# shellcheck disable=SC2086 # SIZES is a list
+build_mpi_coll_bench "$TMP/mpi_coll_bench" "$PEERS_DIR" $SIZES
 # shellcheck source=bench/build_revs.sh
 . bench/build_revs.sh
 build_revs "$TMP" "$@"
 max=0
 for s in $SIZES; do ((s > max)) && max=$s; done
+# a2asizes: SIZES as both sides print an AllToAll's: whole floats, at
+# least one per rank, rounded up to a multiple of NP (8 B at 4 ranks is
+# 16 B), so that a size below that is paired too.
+a2asizes=$(for s in $SIZES; do echo $(((s / 4 + NP - 1) / NP * NP * 4)); done | paste -sd' ' -)
 # niced CMD...: CMD at niceness NICE, in a session of its own whose
 # autogroup has it too when NICE is not 0 and autogroups are on.
 niced() {
@@ -99,7 +119,7 @@ for round in $(seq "$ROUNDS"); do
   echo "# round $round: load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%T), bind $BIND, scale $SCALE, sweep $SWEEP"
   GLIBC_TUNABLES=glibc.malloc.hugetlb=1 niced mpirun --allow-run-as-root --oversubscribe "${mpibind[@]}" \
     -n "$NP" -x GLIBC_TUNABLES "$TMP/mpi_coll_bench" -l mpi-shm-thp -m "$max" -s "$SCALE" -c "$COLLS" 2>&1 |
-    awk -v sizes=" $SIZES " '/^(allreduce|broadcast|alltoall) / && index(sizes, " " $2 " ") { print "mpi-shm-thp", $1, $2, $4 }' >>"$rows"
+    awk -v sizes=" $SIZES " -v a2a=" $a2asizes " '/^(allreduce|broadcast|alltoall) / && index($1 == "alltoall" ? a2a : sizes, " " $2 " ") { print "mpi-shm-thp", $1, $2, $4 }' >>"$rows"
   for l in "${labels[@]}"; do
     jobs=$SIZES
     if ((SWEEP)); then
@@ -113,9 +133,9 @@ for round in $(seq "$ROUNDS"); do
       # prefixes rank 0's lines with "[rank 0] ".
       if ((${#gocollrun[@]})); then launch=("$TMP/gocoll-$l" "${gocollrun[@]}" "$TMP/gocoll-$l") np=()
       else launch=("$TMP/gocoll-$l") np=(-np "$NP"); fi
-      niced "${launch[@]}" bench "$COLLS" "${np[@]}" "${loops[@]}" -c 1 --format peers 2>&1 |
+      niced "${launch[@]}" bench "$COLLS" "${np[@]}" "${loops[@]}" "${settle[@]}" -c 1 --format peers 2>&1 |
         sed 's/^\[rank 0\] //' |
-        awk -v l="$l" -v sizes=" $SIZES " '/^(allreduce|broadcast|alltoall) / && index(sizes, " " $2 " ") { print l, $1, $2, $4; next }
+        awk -v l="$l" -v sizes=" $SIZES " -v a2a=" $a2asizes " '/^(allreduce|broadcast|alltoall) / && index($1 == "alltoall" ? a2a : sizes, " " $2 " ") { print l, $1, $2, $4; next }
                        / all_correct=no/ { print "# " l ": WRONG VALUES" > "/dev/stderr" }' >>"$rows"
     done
   done

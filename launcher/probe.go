@@ -73,6 +73,10 @@ const (
 	fromDefault = "default"
 )
 
+// reduceName is GOCOLL_LINKS's key of the reduction's CPU a byte
+// (topology.Links.ReducePerByte).
+const reduceName = "reduce"
+
 // levelNames are the levels in probe.Pairs' order.
 var levelNames = [3]string{topology.LevelHost, topology.LevelSite, topology.LevelWAN}
 
@@ -86,6 +90,9 @@ func level(ls *topology.Links, l int) **topology.Link {
 type linksRecord struct {
 	Links topology.Links `json:"links"`
 	From  [3]string      `json:"from"` // host, site, wan: fromFile, fromCache or ""
+	// ReduceFrom is where Links.ReducePerByte came from: fromFile,
+	// fromCache or "".
+	ReduceFrom string `json:"reduce_from,omitempty"`
 }
 
 // givenLinks returns rank 0's figures before the world forms: those of
@@ -99,6 +106,9 @@ func givenLinks(job Job) (*linksRecord, error) {
 		}
 		if t.Links != nil {
 			rec.Links = *t.Links
+			if rec.Links.ReducePerByte != 0 {
+				rec.ReduceFrom = fromFile
+			}
 		}
 		for l := range levelNames {
 			if *level(&rec.Links, l) != nil {
@@ -112,6 +122,9 @@ func givenLinks(job Job) (*linksRecord, error) {
 			*level(&rec.Links, l), rec.From[l] = c, fromCache
 		}
 	}
+	if rec.Links.ReducePerByte == 0 && cached.ReducePerByte != 0 {
+		rec.Links.ReducePerByte, rec.ReduceFrom = cached.ReducePerByte, fromCache
+	}
 	return rec, nil
 }
 
@@ -122,9 +135,9 @@ func givenLinks(job Job) (*linksRecord, error) {
 // says it has one to write), every rank hearing how that went (saveLinks).
 func (lc *lifecycle) settleLinks(ctx context.Context, cfg collective.Config, topo *topology.Topology, given *linksRecord, dump bool) error {
 	start := time.Now()
-	ls, from := topology.Links{}, [3]string{}
+	ls, from, reduceFrom := topology.Links{}, [3]string{}, ""
 	if given != nil {
-		ls, from = given.Links, given.From
+		ls, from, reduceFrom = given.Links, given.From, given.ReduceFrom
 	}
 	pairs := probe.Pairs(*topo)
 	var skip [3]bool
@@ -143,6 +156,9 @@ func (lc *lifecycle) settleLinks(ctx context.Context, cfg collective.Config, top
 				*level(&ls, l), from[l] = m, fromProbe
 			}
 		}
+		if ls.ReducePerByte == 0 && measured.ReducePerByte != 0 {
+			ls.ReducePerByte, reduceFrom = measured.ReducePerByte, fromProbe
+		}
 	}
 	topo.Links = &ls
 	for l := range from {
@@ -160,7 +176,11 @@ func (lc *lifecycle) settleLinks(ctx context.Context, cfg collective.Config, top
 		text = append(text, levelNames[l], fmt.Sprintf("%v one way, %.4g B/s (%s)", k.Latency, k.Bandwidth, from[l]))
 	}
 	lc.log.Info("gocoll: link figures", append(text, "pairs", len(ls.Pairs), "took", time.Since(start).Round(time.Microsecond))...)
-	cache := FormatLinks(cacheable(ls, from)) // alike on every rank
+	cached := cacheable(ls, from)
+	if reduceFrom == fromProbe || reduceFrom == fromCache { // not the file's, as the levels
+		cached.ReducePerByte = ls.ReducePerByte
+	}
+	cache := FormatLinks(cached) // alike on every rank
 	if cache == "" && !dump {
 		return nil
 	}
@@ -255,7 +275,7 @@ func (lc *lifecycle) probeLinks(ctx context.Context, cfg collective.Config, topo
 // gocoll sim --topology read.
 func DumpTopology(w io.Writer, topo topology.Topology) error {
 	links := tune.DefaultLinks().With(topo)
-	topo.Links = &topology.Links{Host: &links.Host, Site: &links.Site, WAN: &links.WAN, Pairs: links.Pairs}
+	topo.Links = &topology.Links{Host: &links.Host, Site: &links.Site, WAN: &links.WAN, Pairs: links.Pairs, ReducePerByte: links.ReducePerByte}
 	data, err := topology.Marshal(topo)
 	if err != nil {
 		return err
@@ -273,8 +293,9 @@ func DumpTopology(w io.Writer, topo topology.Topology) error {
 // duration a message), and where it has a busy CPU a byte
 // (topology.Link.CPUPerByteBusy) that after them, like
 // ...@78444ns@9.5e-09, and where it has a busy latency
-// (topology.Link.LatencyBusy) that after them, like ...@9.5e-09@131000ns.
-// Pairs are left out.
+// (topology.Link.LatencyBusy) that after them, like ...@9.5e-09@131000ns;
+// then, where ls has the reduction's CPU a byte (topology.Links.ReducePerByte),
+// reduce=SECONDS, like reduce=1.2e-10. Pairs are left out.
 func FormatLinks(ls topology.Links) string {
 	var parts []string
 	for l, name := range levelNames {
@@ -292,6 +313,9 @@ func FormatLinks(ls topology.Links) string {
 			parts = append(parts, part)
 		}
 	}
+	if ls.ReducePerByte != 0 {
+		parts = append(parts, reduceName+"="+strconv.FormatFloat(ls.ReducePerByte, 'g', -1, 64))
+	}
 	return strings.Join(parts, ",")
 }
 
@@ -304,6 +328,17 @@ func ParseLinks(s string) (topology.Links, error) {
 	}
 	for part := range strings.SplitSeq(s, ",") {
 		name, figures, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if ok && name == reduceName {
+			if ls.ReducePerByte != 0 {
+				return ls, fmt.Errorf("%q given twice", reduceName)
+			}
+			v, err := strconv.ParseFloat(figures, 64)
+			if err != nil || !(v > 0 && v <= topology.MaxCPUPerByte) {
+				return ls, fmt.Errorf("%q: want %s=SECONDS-A-BYTE in (0, %g], like %s=1.2e-10", part, reduceName, topology.MaxCPUPerByte, reduceName)
+			}
+			ls.ReducePerByte = v
+			continue
+		}
 		lat, bw, ok2 := strings.Cut(figures, "@")
 		bw, cpu, withCPU := strings.Cut(bw, "@")
 		if !ok || !ok2 {

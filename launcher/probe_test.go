@@ -58,7 +58,8 @@ func TestProbeByDefaultAcrossHosts(t *testing.T) {
 		require.NotNil(t, k, "level %s not measured", levelNames[l])
 		require.Positive(t, k.Bandwidth)
 	}
-	t.Logf("measured: host %+v, site %+v, wan %+v", *ls.Host, *ls.Site, *ls.WAN)
+	t.Logf("measured: host %+v, site %+v, wan %+v, reduce %g s a byte", *ls.Host, *ls.Site, *ls.WAN, ls.ReducePerByte)
+	require.Positive(t, ls.ReducePerByte, "the reduction's CPU a byte (the process's CPU time is read here)")
 
 	cached, err := worlds[0].life.kv.Get(context.Background(), LinksKey)
 	require.NoError(t, err)
@@ -89,13 +90,13 @@ func TestProbeSkippedWhenGiven(t *testing.T) {
 	host := &topology.Link{Latency: 3 * time.Microsecond, Bandwidth: 5e9}
 	site := &topology.Link{Latency: 40 * time.Microsecond, Bandwidth: 1e9}
 	wan := &topology.Link{Latency: 2 * time.Millisecond, Bandwidth: 7.5e7}
-	cache := FormatLinks(topology.Links{Host: host, Site: site, WAN: wan})
+	cache := FormatLinks(topology.Links{Host: host, Site: site, WAN: wan, ReducePerByte: 1.5e-10})
 	t.Run("cache", func(t *testing.T) {
 		addr := testStore(t)
 		worlds := joinAllOK(t, n, func(r int) []string { return rankEnv(t, addr, r, n, EnvLinks+"="+cache) })
 		ls, from := requireSameLinks(t, worlds)
 		require.Equal(t, [3]string{fromCache, fromCache, fromCache}, from)
-		require.Equal(t, topology.Links{Host: host, Site: site, WAN: wan}, ls)
+		require.Equal(t, topology.Links{Host: host, Site: site, WAN: wan, ReducePerByte: 1.5e-10}, ls)
 		v, err := worlds[0].life.kv.Get(context.Background(), LinksKey)
 		require.NoError(t, err)
 		require.Equal(t, cache, string(v), "the cache is kept for the next round")
@@ -105,7 +106,7 @@ func TestProbeSkippedWhenGiven(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "topo.json")
 		topo, err := topology.New([]topology.RankInfo{{Rank: 0, Host: "h0", Site: "a"}, {Rank: 1, Host: "h1", Site: "b"}})
 		require.NoError(t, err)
-		topo.Links = &topology.Links{Site: site, WAN: wan, Pairs: []topology.HostLink{{A: "h0", B: "h1", Link: *wan}}}
+		topo.Links = &topology.Links{Site: site, WAN: wan, Pairs: []topology.HostLink{{A: "h0", B: "h1", Link: *wan}}, ReducePerByte: 2e-10}
 		data, err := topology.Marshal(topo)
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(file, data, 0o644))
@@ -120,6 +121,7 @@ func TestProbeSkippedWhenGiven(t *testing.T) {
 		require.Nil(t, ls.Host)
 		require.Equal(t, *wan, *ls.WAN)
 		require.Len(t, ls.Pairs, 1)
+		require.Equal(t, 2e-10, ls.ReducePerByte, "the file's reduce_per_byte")
 	})
 	t.Run("off", func(t *testing.T) {
 		addr := testStore(t)
@@ -259,6 +261,18 @@ func TestLinksText(t *testing.T) {
 	for _, bad := range []string{"wan=2ms@0.5", "wan=2ms@1e-300", "wan=2h@1e8", "wan=-1ms@1e8"} {
 		_, err = ParseLinks(bad) // the file's bounds (topology.MaxLatency, MinBandwidth)
 		require.ErrorContains(t, err, "want a latency in [0, 1h0m0s] and a finite bandwidth >= 1 bytes per second", bad)
+	}
+	ls.ReducePerByte = 1.2e-10 // the reduction's CPU a byte, after the levels
+	s = FormatLinks(ls)
+	require.Equal(t, "host=7157ns@1.19e+09,wan=2380632ns@7.768e+07@4.75e-09@78444ns@9.5e-09@2510000ns,reduce=1.2e-10", s)
+	back, err = ParseLinks(s)
+	require.NoError(t, err)
+	require.Equal(t, ls, back)
+	require.Equal(t, "reduce=3e-10", FormatLinks(topology.Links{ReducePerByte: 3e-10}))
+	for _, bad := range []string{"reduce=-1e-10", "reduce=0", "reduce=1", "reduce=fast", "reduce=1e-10,reduce=2e-10"} {
+		_, err = ParseLinks(bad)
+		require.Error(t, err, bad)
+		require.Contains(t, err.Error(), "reduce", bad)
 	}
 	got, err := ParseLinks("site=25us@1.25e9")
 	require.NoError(t, err)

@@ -25,7 +25,9 @@ type CPUInfo struct {
 	// Cores is how many CPUs (hardware threads) the machine lets the
 	// rank's process run on: the size of its scheduler affinity mask as
 	// DetectLocal reads it, after the rank's own binding (gocoll run
-	// --bind-to core); 0: unknown.
+	// --bind-to core), or, where the process's cgroups limit its CPU time
+	// to fewer (cgroup v2 cpu.max, v1 cpu.cfs_quota_us over its period,
+	// rounded up), that many, and then CPUs is empty; 0: unknown.
 	Cores int `json:"cores,omitempty"`
 	// CPUs lists those CPUs (the kernel's cpu list form, "0-3,8"; its
 	// size is Cores), "" unknown. The cost model (collective/tune) takes

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -144,10 +145,27 @@ func detectCores() (string, int) {
 	return affinity.Format(cpus), len(cpus)
 }
 
+// cgroupRoot is where the cgroup file systems are mounted.
+var cgroupRoot = "/sys/fs/cgroup"
+
+// detectCPULimit is cgroupCPULimit of this process (0 where
+// /proc/self/cgroup cannot be read).
+func detectCPULimit() float64 {
+	self, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return 0
+	}
+	return cgroupCPULimit(string(self), func(p string) (string, bool) {
+		b, err := os.ReadFile(filepath.Join(cgroupRoot, p))
+		return string(b), err == nil
+	})
+}
+
 func detectCPU() CPUInfo {
 	c := cpuid.CPU
 	has := c.Supports
 	cpus, cores := detectCores()
+	cpus, cores = limitCores(cpus, cores, detectCPULimit()) // the cgroup's CPU limit, where it allows fewer
 	return CPUInfo{
 		Machine:        machineID(),
 		Cores:          cores,

@@ -39,12 +39,14 @@ import (
 //
 // Version 2 is not frozen: its optional keys grew during its life
 // ("cpu_per_byte" and "cpu_per_message", then "cpu_per_byte_busy" and a
-// rank's "machine", "cores" and "cpus", then "latency_busy"). The reader is strict (an unknown
+// rank's "machine", "cores" and "cpus", then "latency_busy", then a
+// top-level "reduce_per_byte": seconds of CPU a rank spends reducing a
+// byte, e.g. 1.5e-10, see [Links]). The reader is strict (an unknown
 // key is an error naming it and its offset), so a reader older than a key
 // refuses a file that has it; it never misreads one. Figures: a latency in
 // [0, MaxLatency], a bandwidth of at least MinBandwidth bytes per second,
 // the CPU figures within MaxCPUPerByte and MaxCPUPerMessage, a busy
-// latency in [0, MaxLatency].
+// latency in [0, MaxLatency], a reduce_per_byte within MaxCPUPerByte.
 const FileVersion = 2
 
 // MaxFileBytes is the largest topology file Parse and Load accept.
@@ -59,8 +61,9 @@ const maxJSONDepth = 16
 type fileJSON struct {
 	Version *int                `json:"version"`
 	Ranks   []rankJSON          `json:"ranks"`
-	Levels  map[string]linkJSON `json:"levels,omitempty"` // version 2
-	Links   []hostLinkJSON      `json:"links,omitempty"`  // version 2
+	Levels  map[string]linkJSON `json:"levels,omitempty"`          // version 2
+	Links   []hostLinkJSON      `json:"links,omitempty"`           // version 2
+	Reduce  *float64            `json:"reduce_per_byte,omitempty"` // version 2
 }
 
 // rankJSON is RankInfo as stored in a file; the keys match RankInfo's tags.
@@ -101,7 +104,7 @@ func Marshal(t Topology) ([]byte, error) {
 		version = 2
 	}
 	file := fileJSON{Version: &version, Ranks: make([]rankJSON, len(t.Ranks))}
-	file.Levels, file.Links = linksToJSON(links)
+	file.Levels, file.Links, file.Reduce = linksToJSON(links)
 	for i := range t.Ranks {
 		ri := &t.Ranks[i]
 		file.Ranks[i] = rankJSON{
@@ -170,10 +173,10 @@ func Parse(data []byte) (Topology, error) {
 	if *file.Version != 1 && *file.Version != 2 {
 		return Topology{}, invalidf("file: version %d, want 1 or 2", *file.Version)
 	}
-	if *file.Version == 1 && (file.Levels != nil || file.Links != nil) {
-		return Topology{}, invalidf("file: \"levels\" and \"links\" need version 2, not 1")
+	if *file.Version == 1 && (file.Levels != nil || file.Links != nil || file.Reduce != nil) {
+		return Topology{}, invalidf("file: \"levels\", \"links\" and \"reduce_per_byte\" need version 2, not 1")
 	}
-	links, err := linksFromJSON(file.Levels, file.Links)
+	links, err := linksFromJSON(file.Levels, file.Links, file.Reduce)
 	if err != nil {
 		return Topology{}, err
 	}

@@ -70,13 +70,20 @@ const (
 
 // Links is what a version 2 topology file says about its links: figures
 // per level, each optional (nil: not given; a model uses its own), and
-// per pair of hosts.
+// per pair of hosts, and the CPU a rank's reduction costs a byte.
 type Links struct {
 	Host, Site, WAN *Link
 	// Pairs give the figures of the transfers between two hosts, either
 	// way, in place of their level's; they still share the hosts' NICs and
 	// the sites' uplinks. At most one entry per pair.
 	Pairs []HostLink
+	// ReducePerByte is the CPU time, in seconds, a rank spends reducing one
+	// byte of a received buffer into its own (the reduction kernel of a
+	// float32 sum, dst = a + b, over buffers of a pipeline chunk: the
+	// probe's measure); 0: unknown. In [0, MaxCPUPerByte]. Not a link's
+	// figure: a rank's, whatever level the bytes arrived by. A CPU figure,
+	// as Link's are (collective/tune's WithoutCPU clears it).
+	ReducePerByte float64
 }
 
 // HostLink is the link between hosts A and B.
@@ -100,7 +107,7 @@ func (ls *Links) Clone() *Links {
 		c := *l
 		return &c
 	}
-	return &Links{Host: level(ls.Host), Site: level(ls.Site), WAN: level(ls.WAN), Pairs: slices.Clone(ls.Pairs)}
+	return &Links{Host: level(ls.Host), Site: level(ls.Site), WAN: level(ls.WAN), Pairs: slices.Clone(ls.Pairs), ReducePerByte: ls.ReducePerByte}
 }
 
 // validate checks l's figures; field names the entry for the error.
@@ -127,6 +134,9 @@ func (l Link) validate(field string) error {
 // validate checks every figure of ls and that each pair joins two distinct
 // hosts of t, once.
 func (ls *Links) validate(t Topology) error {
+	if !(ls.ReducePerByte >= 0 && ls.ReducePerByte <= MaxCPUPerByte) {
+		return invalidf("reduce_per_byte: %v is not in [0, %g] seconds", ls.ReducePerByte, MaxCPUPerByte)
+	}
 	for _, lv := range []struct {
 		name string
 		l    *Link
@@ -238,12 +248,18 @@ func toLinkJSON(l Link) linkJSON {
 	return out
 }
 
-// linksFromJSON reads a file's "levels" and "links".
-func linksFromJSON(levels map[string]linkJSON, pairs []hostLinkJSON) (*Links, error) {
-	if len(levels) == 0 && len(pairs) == 0 {
+// linksFromJSON reads a file's "levels", "links" and "reduce_per_byte".
+func linksFromJSON(levels map[string]linkJSON, pairs []hostLinkJSON, reduce *float64) (*Links, error) {
+	if len(levels) == 0 && len(pairs) == 0 && reduce == nil {
 		return nil, nil // nothing given: as a version 1 file
 	}
 	ls := &Links{}
+	if reduce != nil {
+		ls.ReducePerByte = *reduce
+		if !(ls.ReducePerByte >= 0 && ls.ReducePerByte <= MaxCPUPerByte) {
+			return nil, invalidf("reduce_per_byte: %v is not in [0, %g] seconds", ls.ReducePerByte, MaxCPUPerByte)
+		}
+	}
 	for name, lj := range levels {
 		if !levelNames[name] {
 			return nil, invalidf("levels: unknown level %q (want host, site or wan)", name)
@@ -279,9 +295,13 @@ func linksFromJSON(levels map[string]linkJSON, pairs []hostLinkJSON) (*Links, er
 }
 
 // linksToJSON is the inverse of linksFromJSON.
-func linksToJSON(ls *Links) (map[string]linkJSON, []hostLinkJSON) {
+func linksToJSON(ls *Links) (map[string]linkJSON, []hostLinkJSON, *float64) {
 	if ls == nil {
-		return nil, nil
+		return nil, nil, nil
+	}
+	var reduce *float64
+	if ls.ReducePerByte != 0 {
+		reduce = &ls.ReducePerByte
 	}
 	var levels map[string]linkJSON
 	for _, lv := range []struct {
@@ -299,5 +319,5 @@ func linksToJSON(ls *Links) (map[string]linkJSON, []hostLinkJSON) {
 	for _, p := range ls.Pairs {
 		pairs = append(pairs, hostLinkJSON{Hosts: []string{p.A, p.B}, linkJSON: toLinkJSON(p.Link)})
 	}
-	return levels, pairs
+	return levels, pairs, reduce
 }

@@ -38,6 +38,21 @@ func TestLinksRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, topo, again)
 
+	// The reduction's CPU, alone or beside the levels, goes both ways, and
+	// makes the file version 2.
+	for _, ls := range []*Links{{ReducePerByte: 1.5e-10}, {ReducePerByte: 2e-10, WAN: topo.Links.WAN}} {
+		with := topo
+		with.Links = ls
+		out, err := Marshal(with)
+		require.NoError(t, err)
+		require.Contains(t, string(out), `"version": 2`)
+		require.Contains(t, string(out), `"reduce_per_byte": `)
+		again, err := Parse(out)
+		require.NoError(t, err)
+		require.Equal(t, with, again)
+		require.Equal(t, ls.ReducePerByte, again.Links.Clone().ReducePerByte)
+	}
+
 	// Without links, Marshal still writes version 1.
 	topo.Links = nil
 	out, err = Marshal(topo)
@@ -78,6 +93,10 @@ func TestLinksRejects(t *testing.T) {
 		{"bad busy latency", `"levels": {"site": {"latency": "1us", "bandwidth": 1, "latency_busy": "soon"}}`, `levels.site: latency_busy "soon" is not a duration`},
 		{"negative busy latency", `"levels": {"site": {"latency": "1us", "bandwidth": 1, "latency_busy": "-3us"}}`, "levels.site: latency_busy -3µs is not in"},
 		{"CPU per byte as a string", `"levels": {"host": {"latency": "1us", "bandwidth": 1, "cpu_per_byte": "1ns"}}`, "is a JSON string, want"},
+		{"negative reduction CPU", `"reduce_per_byte": -1e-10`, "reduce_per_byte: -1e-10 is not in [0, 1e-06] seconds"},
+		{"reduction CPU too large", `"levels": {"wan": {"latency": "1ms", "bandwidth": 1}}, "reduce_per_byte": 0.5`, "reduce_per_byte: 0.5 is not in"},
+		{"reduction CPU as a string", `"reduce_per_byte": "1ns"`, `"reduce_per_byte" is a JSON string, want`},
+		{"reduction CPU in a level", `"levels": {"host": {"latency": "1us", "bandwidth": 1, "reduce_per_byte": 1e-10}}`, `unknown field "reduce_per_byte"`},
 		{"unknown key in a link", `"links": [{"hosts": ["a", "b"], "latency": "1ms", "bandwidth": 1, "rate": 2}]`, `unknown key "rate"`},
 	}
 	for _, tc := range cases {
@@ -87,12 +106,16 @@ func TestLinksRejects(t *testing.T) {
 	}
 	_, err := Parse([]byte(`{"version": 1, ` + twoHosts + `, "levels": {}}`))
 	require.ErrorContains(t, err, `need version 2`)
+	_, err = Parse([]byte(`{"version": 1, ` + twoHosts + `, "reduce_per_byte": 1e-10}`))
+	require.ErrorContains(t, err, `need version 2`)
 
 	// Validate refuses the same on a Topology built by hand.
 	topo, err := Parse([]byte(`{"version": 1, ` + twoHosts + `}`))
 	require.NoError(t, err)
 	topo.Links = &Links{Pairs: []HostLink{{A: "a", B: "zz", Link: Link{Bandwidth: 1}}}}
 	require.ErrorContains(t, topo.Validate(), `links[0]: host "zz"`)
+	topo.Links = &Links{ReducePerByte: -1}
+	require.ErrorContains(t, topo.Validate(), "reduce_per_byte: -1 is not in")
 	topo.Links = &Links{WAN: &Link{Bandwidth: -5}}
 	err = topo.Validate()
 	require.ErrorIs(t, err, ErrInvalid)

@@ -13,7 +13,8 @@ import (
 )
 
 // gocoll sim --topology of a file with CPU figures (a job's dump: cores
-// of the ranks' machines and each level's CPU a byte and a message)
+// of the ranks' machines, each level's CPU a byte and a message, and the
+// reduction's CPU a byte)
 // predicts as for the same file without them: the simulated fabric has
 // no CPU cost, so the model beside it leaves the CPU term out (with it,
 // one core for 4 ranks at these figures binds every phase).
@@ -27,14 +28,15 @@ func TestSimIgnoresCPUFigures(t *testing.T) {
 			}
 			ranks = append(ranks, rank+`}`)
 		}
-		cpuHost, cpuSite := "", ""
+		cpuHost, cpuSite, reduce := "", "", ""
 		if cpu {
 			cpuHost, cpuSite = `, "cpu_per_byte": 5e-10, "cpu_per_byte_busy": 8e-10, "cpu_per_message": "10us"`, `, "cpu_per_byte": 2e-9, "cpu_per_message": "40us"`
+			reduce = `, "reduce_per_byte": 1e-9`
 		}
 		path := filepath.Join(t.TempDir(), "topo.json")
 		require.NoError(t, os.WriteFile(path, []byte(`{"version": 2, "ranks": [`+strings.Join(ranks, ",")+`], "levels": {`+
 			`"host": {"latency": "5us", "bandwidth": 4e9`+cpuHost+`},`+
-			`"site": {"latency": "50us", "bandwidth": 1e9`+cpuSite+`}}}`), 0o644))
+			`"site": {"latency": "50us", "bandwidth": 1e9`+cpuSite+`}}`+reduce+`}`), 0o644))
 		return path
 	}
 	sim := func(path string) []string {

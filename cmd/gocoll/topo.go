@@ -40,13 +40,17 @@ In a job, the figures are the job's: GOCOLL_TOPO_FILE's, or measured as the
 job forms where it spans hosts (collective/tune/probe: ping-pongs and bulk
 transfers between one pair of ranks per level, then a few small round
 trips and one bulk transfer on every pair of the level at once, which give
-the busy latency (latency_busy) and CPU a byte (cpu_per_byte_busy), the
-figures shared so that every rank has the same;
+the busy latency (latency_busy) and CPU a byte (cpu_per_byte_busy), and
+every rank's timing of the float32 sum kernel, whose lower median is the
+CPU a byte reduced (reduce_per_byte), the figures shared so that every
+rank has the same;
 GOCOLL_PROBE=0 turns it off), or GOCOLL_LINKS' (cached by gocoll run across
 restarts), or assumed (tune.DefaultLinks). --probe (in a job only) measures every level the file
 does not give, even on one host (GOCOLL_PROBE=1).
 Where the figures give the CPU a level's byte and message cost (the probe
-measures them) and the ranks' machines their cores, the model bounds each
+measures them; a byte's busy figure counts by how many of a machine's
+ranks beyond its cores a phase keeps busy) or a reduced byte's, and the
+ranks' machines their cores, the model bounds each
 phase by the CPU work of the ranks sharing a machine over its cores
 (collective/tune/cpu.go); --explain then prints the machines, the CPU
 figures and each candidate's CPU, "(binds)" where it sets a phase's time.

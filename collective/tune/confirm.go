@@ -22,7 +22,7 @@ func (m *model) confirm(done []float64) phase {
 		ph.steps++
 		for r := range n {
 			from := (r - d + n) % n
-			ph.flows = append(ph.flows, flow{from, r, 0})
+			ph.flows = append(ph.flows, flow{from, r, 0, 0})
 			next[r] = max(cur[r], cur[from]+m.alpha(from, r))
 		}
 		cur, next = next, cur

@@ -74,7 +74,7 @@ func TestLinkTimeAllocs(t *testing.T) {
 	for i := range members {
 		members[i] = i
 	}
-	m.ring(&ring, members, 1<<20, 2*(m.n-1))
+	m.ring(&ring, members, 1<<20, 2*(m.n-1), 0.5)
 	phases = append(phases, ring)
 	for _, p := range phases {
 		m.linkTime(p) // the scratch's first fill

@@ -9,8 +9,9 @@ import (
 )
 
 // The CPU term. Where the link figures give the CPU a level's transport
-// costs (Link.CPUPerByte, Link.CPUPerMessage) and the ranks' machines
-// their cores (RankInfo.CPU.Machine, CPUs and Cores), a phase takes at least
+// costs (Link.CPUPerByte, CPUPerByteBusy, CPUPerMessage) and the ranks'
+// machines their cores (RankInfo.CPU.Machine, CPUs and Cores), a phase
+// takes at least
 //
 //	max(max over machines of (CPU work of its ranks' ends) / cores,
 //	    max over ranks of (CPU work of its ends))                (roofline)
@@ -28,8 +29,12 @@ import (
 // and the MetaRoCE core in virtual time, which costs no CPU, none:
 // bench/results/model_lab/s19). A flow's
 // work is its bytes × a byte's CPU + its messages × CPUPerMessage, half on
-// each end's machine; a byte's CPU is CPUPerByte (CPUPerByteBusy is not
-// priced: cpuWork says why). Ranks whose Machine is empty stand on a machine of
+// each end's machine; a byte's CPU on a machine is CPUPerByte where the
+// phase keeps no more of its ranks busy than it has cores, CPUPerByteBusy
+// (the probe's contended round: every pair of the level at once, which
+// keeps every rank of the machine busy) where it keeps them all busy, and
+// in between by the busy ranks beyond the cores (busyShare). Ranks whose
+// Machine is empty stand on a machine of
 // their host. A machine's cores are the size of the union of its ranks'
 // CPU sets (RankInfo.CPU.CPUs: ranks bound a core each count as many
 // cores as ranks, unbound ones all the CPUs they may use), with the most
@@ -41,10 +46,11 @@ import (
 type cpuModel struct {
 	machine []int // rank -> machine index
 	cores   []int // machine -> its cores (see the CPU term above); 0 unknown
+	ranks   []int // machine -> its ranks
 	on      bool  // some level has CPU figures and some machine its cores
 }
 
-func newCPUModel(t topology.Topology, links [3]Link) cpuModel {
+func newCPUModel(t topology.Topology, links [3]Link, reduce float64) cpuModel {
 	c := cpuModel{machine: make([]int, t.Size())}
 	ids := map[string]int{}
 	// Per machine, the union of its ranks' CPUs, and the lists already in
@@ -91,9 +97,13 @@ func newCPUModel(t topology.Topology, links [3]Link) cpuModel {
 	for i, n := range union {
 		c.cores[i] = max(c.cores[i], n)
 	}
-	figures := false
+	c.ranks = make([]int, len(c.cores))
+	for _, i := range c.machine {
+		c.ranks[i]++
+	}
+	figures := reduce > 0
 	for _, l := range links {
-		figures = figures || l.CPUPerByte > 0 || l.CPUPerMessage > 0
+		figures = figures || l.CPUPerByte > 0 || l.CPUPerByteBusy > 0 || l.CPUPerMessage > 0
 	}
 	c.on = c.on && figures
 	return c
@@ -122,28 +132,78 @@ func (m *model) messages(p phase) []float64 {
 // transport's CPU).
 func (m *model) cpuLink(a, b int) Link { return m.links[m.level(a, b)] }
 
+// busyShare returns, per machine, how far phase p keeps its cores busy,
+// from 0 (no more of its ranks take part in p's flows than it has
+// cores, or its cores are unknown) to 1 (all its ranks do, as in the
+// probe's contended round): (R − C) / (N − C) for R of its N ranks taking
+// part and C cores. A byte's CPU on the machine is CPUPerByte plus that
+// share of CPUPerByteBusy − CPUPerByte (byteCPU).
+//
+// Session 15 priced the busy figure and found it over-priced the
+// hierarchical 16 MiB AllReduce's CPU (0.50-0.61 s a call against the
+// 0.27 s the job used then). Since then the transport's CPU a byte has
+// changed (bench/results/cpu_lab) and the lone figure has fallen short:
+// in session 19's end window (load 3-6, bench/results/quiet-20261206-0326)
+// the lab took 1.20-1.41x the model at 4 MiB and 1.05-1.26x at 256 MiB
+// for ring, tree and hierarchical, CPU-bound, the job spending 1.3-1.9x
+// the CPU the lone figure priced, while the busy figure on the same runs'
+// files put them at 0.88-1.26 (bench/results/model_lab/s20).
+func (m *model) busyShare(p phase) []float64 {
+	share := make([]float64, len(m.cpu.cores))
+	counted := map[int]bool{}
+	for _, f := range p.flows {
+		for _, r := range []int{f.src, f.dst} {
+			if !counted[r] {
+				counted[r] = true
+				share[m.cpu.machine[r]]++
+			}
+		}
+	}
+	for i, busy := range share {
+		c, n := float64(m.cpu.cores[i]), float64(m.cpu.ranks[i])
+		share[i] = 0
+		if c > 0 && busy > c && n > c {
+			share[i] = min(1, (busy-c)/(n-c))
+		}
+	}
+	return share
+}
+
+// byteCPU is a byte's CPU over l on a machine kept busy by share
+// (busyShare): CPUPerByte, or where the level has a busy figure, share of
+// the way from it to CPUPerByteBusy.
+func byteCPU(l Link, share float64) float64 {
+	if l.CPUPerByteBusy <= 0 {
+		return l.CPUPerByte
+	}
+	return l.CPUPerByte + share*(l.CPUPerByteBusy-l.CPUPerByte)
+}
+
 // cpuWork returns phase p's CPU seconds per machine, per rank and in all.
-// A byte costs its level's CPUPerByte, the figure of one pair alone; a
-// message its CPUPerMessage. The level's CPUPerByteBusy (every pair at
-// once) is measured, carried and shown (gocoll topo --explain) but not
-// priced: session 15 priced it by how busy a phase keeps the cores, and
-// in the quiet window that put the hierarchical 16 MiB AllReduce's CPU at
-// 0.50-0.61 s a call against the 0.27 the job used (cpu_lab), made it
-// CPU-bound and put the ring first on 2 of 14 of the lab's probed
-// topologies (auto then ran the ring, 20 % slower); the figure moves 2-5x
-// with the load at the probe. With the lone figure the hierarchical one
-// leads on all 14 by 8-40 % (bench/results/quiet-20261205-1010/auto16).
+// A byte costs its level's byteCPU on each end's machine (half its CPU on
+// each), a message its CPUPerMessage, and the share of a flow's bytes its
+// receiver reduces (flow.reduce: a reduce-scatter's, a tree's way up)
+// ReducePerByte more on the receiver. The probe measures the reduction
+// alone (a kernel over a chunk's buffers), and the transport's byte CPU
+// by transfers that do not reduce; where a transport reduces as it
+// copies (shared memory's fused reduce-copy), the two overlap and this
+// is the more of it.
 func (m *model) cpuWork(p phase) (machines, ranks []float64, all float64) {
 	machines, ranks = make([]float64, len(m.cpu.cores)), make([]float64, len(m.cpu.machine))
 	msgs := m.messages(p)
+	share := m.busyShare(p)
 	for i, f := range p.flows {
 		l := m.cpuLink(f.src, f.dst)
-		w := f.bytes*l.CPUPerByte + msgs[i]*l.CPUPerMessage.Seconds()
 		for _, r := range []int{f.src, f.dst} {
-			machines[m.cpu.machine[r]] += w / 2
-			ranks[r] += w / 2
+			k := m.cpu.machine[r]
+			w := (f.bytes*byteCPU(l, share[k]) + msgs[i]*l.CPUPerMessage.Seconds()) / 2
+			if r == f.dst {
+				w += f.bytes * f.reduce * m.reduce
+			}
+			machines[k] += w
+			ranks[r] += w
+			all += w
 		}
-		all += w
 	}
 	return machines, ranks, all
 }
@@ -224,7 +284,7 @@ func (m *model) cpuBinds(phases []phase) bool {
 // known cores (0: none known) of one of them: what `gocoll topo --explain`
 // says of the CPU term's ground.
 func Machines(t topology.Topology) (machines, ranks, cores int) {
-	c := newCPUModel(t, [3]Link{})
+	c := newCPUModel(t, [3]Link{}, 0)
 	per := make([]int, len(c.cores))
 	for _, i := range c.machine {
 		per[i]++
@@ -253,6 +313,7 @@ func WithoutCPU(t topology.Topology) topology.Topology {
 		}
 	}
 	noCPUPairs(ls.Pairs)
+	ls.ReducePerByte = 0
 	t.Links = ls
 	return t
 }

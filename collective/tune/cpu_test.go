@@ -3,6 +3,7 @@ package tune
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -250,37 +251,132 @@ func TestCPUOneRankOneCore(t *testing.T) {
 }
 
 // A byte's CPU lies between the lone pair's and the busy one's
-// (Link.CPUPerByteBusy) by how busy the phase keeps the cores at the lone
-// figure: two ranks of one machine exchange 1 MiB (link time 10 µs + 1 MiB
-// at 1 GB/s). On one core, the lone work (2 MiB × 1 ns) alone outlasts the
-// links: the cores are busy, a byte costs the busy 2 ns and the exchange
-// takes 2 × 1 MiB × 2 ns. On 4 cores the lone work (2 MiB × 0.5 ns) keeps
-// them a quarter of the link time busy: a byte costs 0.5 + u × 0.5 ns, and
-// the links set the time. Without a busy figure, the lone one stands.
-func TestCPUBusyByteNotPriced(t *testing.T) {
+// (Link.CPUPerByteBusy) by how many of a machine's ranks beyond its cores
+// the phase keeps busy (busyShare): two ranks of one machine exchange
+// 1 MiB (link time 10 µs + 1 MiB at 1 GB/s). On one core both ranks are
+// busy, as in the probe's contended round: a byte costs the busy figure,
+// and the exchange takes 2 × 1 MiB × that on the one core (the lone
+// figure without a busy one). On four cores the lone figure stands and
+// the links set the time.
+func TestCPUBusyByte(t *testing.T) {
 	const mib = 1 << 20
 	link := 10e-6 + mib/1e9
 	for _, tc := range []struct {
 		name           string
-		lone           float64
+		lone, busy     float64
 		cores          int
 		wantT, wantCPU float64
 		binds          bool
 	}{
-		{"one core", 1e-9, 1, 2 * mib * 1e-9, 2 * mib * 1e-9, true},
-		{"four cores", 0.5e-9, 4, link, mib * 1e-9, false},
+		{"one core, no busy figure", 1e-9, 0, 1, 2 * mib * 1e-9, 2 * mib * 1e-9, true},
+		{"one core", 1e-9, 4e-9, 1, 2 * mib * 4e-9, 2 * mib * 4e-9, true},
+		{"one core, busy under lone", 1e-9, 0.8e-9, 1, 2 * mib * 0.8e-9, 2 * mib * 0.8e-9, true},
+		{"four cores, no busy figure", 0.5e-9, 0, 4, link, mib * 1e-9, false},
+		{"four cores", 0.5e-9, 2e-9, 4, link, mib * 1e-9, false},
 	} {
-		for _, busy := range []float64{0, 4 * tc.lone} {
-			links := DefaultLinks()
-			links.Site = Link{Latency: 10 * time.Microsecond, Bandwidth: 1e9, CPUPerByte: tc.lone, CPUPerByteBusy: busy}
-			in := Input{Bytes: mib, ChunkBytes: mib, Links: links,
-				Topology: onMachines(t, grid(t, 1, 2, 1), func(int) string { return "m" }, tc.cores)}
-			rd := predictAll(t, in)["recursive-doubling"]
-			near := func(d time.Duration, want float64) bool { return math.Abs(d.Seconds()-want) < 2e-9 }
-			if !near(rd.Time, tc.wantT) || !near(rd.CPU, tc.wantCPU) || rd.CPUBound != tc.binds {
-				t.Errorf("%s, busy %g: recursive doubling %v (CPU %v, binds %v), want %.6g s (CPU %.6g s, binds %v)",
-					tc.name, busy, rd.Time, rd.CPU, rd.CPUBound, tc.wantT, tc.wantCPU, tc.binds)
-			}
+		links := DefaultLinks()
+		links.Site = Link{Latency: 10 * time.Microsecond, Bandwidth: 1e9, CPUPerByte: tc.lone, CPUPerByteBusy: tc.busy}
+		in := Input{Bytes: mib, ChunkBytes: mib, Links: links,
+			Topology: onMachines(t, grid(t, 1, 2, 1), func(int) string { return "m" }, tc.cores)}
+		rd := predictAll(t, in)["recursive-doubling"]
+		near := func(d time.Duration, want float64) bool { return math.Abs(d.Seconds()-want) < 2e-9 }
+		if !near(rd.Time, tc.wantT) || !near(rd.CPU, tc.wantCPU) || rd.CPUBound != tc.binds {
+			t.Errorf("%s: recursive doubling %v (CPU %v, binds %v), want %.6g s (CPU %.6g s, binds %v)",
+				tc.name, rd.Time, rd.CPU, rd.CPUBound, tc.wantT, tc.wantCPU, tc.binds)
 		}
+	}
+}
+
+// busyShare: of a machine's 6 ranks on 2 cores, a phase that keeps 2 busy
+// is at the lone figure (0), 4 half way (2 beyond the cores of the 4 the
+// probe's round keeps beyond them), all 6 at the busy one (1); a machine
+// of 8 cores is never busy; one of unknown cores neither.
+func TestCPUBusyShare(t *testing.T) {
+	for _, tc := range []struct {
+		cores int
+		ends  []int // ranks in the phase's flows, paired in order
+		want  float64
+	}{
+		{2, []int{0, 1}, 0},
+		{2, []int{0, 1, 2, 3}, 0.5},
+		{2, []int{0, 1, 2, 3, 4, 5}, 1},
+		{2, []int{0, 5, 5, 0, 1, 5}, 0.25},
+		{8, []int{0, 1, 2, 3, 4, 5}, 0},
+		{0, []int{0, 1, 2, 3, 4, 5}, 0},
+	} {
+		links := DefaultLinks()
+		links.Site.CPUPerByte = 1e-9
+		m := newModel(Input{Bytes: 1, ChunkBytes: 1, Links: links,
+			Topology: onMachines(t, grid(t, 1, 6, 1), func(int) string { return "m" }, tc.cores)})
+		var p phase
+		for i := 0; i < len(tc.ends); i += 2 {
+			p.flows = append(p.flows, flow{tc.ends[i], tc.ends[i+1], 1, 0})
+		}
+		if got := m.busyShare(p); len(got) != 1 || math.Abs(got[0]-tc.want) > 1e-12 {
+			t.Errorf("%d cores, ends %v: share %v, want [%v]", tc.cores, tc.ends, got, tc.want)
+		}
+	}
+}
+
+// The reduction's CPU (Links.ReducePerByte, or a topology file's
+// reduce_per_byte) goes to the receiver of each byte it reduces: two
+// ranks of one machine AllReduce 1 MiB. Recursive doubling's exchange
+// moves 1 MiB each way and each end reduces all it receives; the ring's
+// two steps move 1 MiB each way, half of it reduced (the reduce-scatter's
+// step). On one core the CPU sets the time; on four, where no rank's
+// own work outlasts the links either, the links do. The
+// model without CPU figures (WithoutCPU) prices no reduction.
+func TestCPUReduction(t *testing.T) {
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name         string
+		cores        int
+		inFile       bool
+		lone, reduce float64
+	}{
+		{"one core", 1, false, 1e-9, 0.5e-9},
+		{"one core, from the file", 1, true, 1e-9, 0.5e-9},
+		{"four cores", 4, false, 0.2e-9, 0.1e-9}, // a rank's own work under the links' time too
+	} {
+		lone, reduce := tc.lone, tc.reduce
+		wantRD, wantRing := 2*mib*lone+2*mib*reduce, 2*mib*lone+2*mib*reduce/2
+		links := DefaultLinks()
+		links.Site = Link{Latency: 10 * time.Microsecond, Bandwidth: 1e9, CPUPerByte: lone}
+		topo := onMachines(t, grid(t, 1, 2, 1), func(int) string { return "m" }, tc.cores)
+		if tc.inFile {
+			topo.Links = &topology.Links{ReducePerByte: reduce}
+		} else {
+			links.ReducePerByte = reduce
+		}
+		in := Input{Bytes: mib, ChunkBytes: mib, Links: links, Topology: topo}
+		all := predictAll(t, in)
+		near := func(d time.Duration, want float64) bool { return math.Abs(d.Seconds()-want) < 2e-9 }
+		rd, ring := all["recursive-doubling"], all["ring"]
+		if !near(rd.CPU, wantRD) || !near(ring.CPU, wantRing) {
+			t.Errorf("%s: CPU recursive doubling %v, ring %v; want %.6g s, %.6g s", tc.name, rd.CPU, ring.CPU, wantRD, wantRing)
+		}
+		if tc.cores == 1 && (!near(rd.Time, wantRD) || !rd.CPUBound) {
+			t.Errorf("%s: recursive doubling %v (binds %v), want its CPU %.6g s on the one core", tc.name, rd.Time, rd.CPUBound, wantRD)
+		}
+		if link := 10e-6 + mib/1e9; tc.cores == 4 && (!near(rd.Time, link) || rd.CPUBound) {
+			t.Errorf("%s: recursive doubling %v (binds %v), want the links' %.6g s", tc.name, rd.Time, rd.CPUBound, link)
+		}
+		free := withoutCPUInput(in)
+		if f := predictAll(t, free)["recursive-doubling"]; f.CPU != 0 || f.CPUBound {
+			t.Errorf("%s: without CPU figures, recursive doubling's CPU %v (binds %v)", tc.name, f.CPU, f.CPUBound)
+		}
+		if tc.inFile && WithoutCPU(topo).Links.ReducePerByte != 0 {
+			t.Errorf("WithoutCPU kept the file's reduce_per_byte")
+		}
+		var out strings.Builder
+		if err := Explain(&out, AllReduce, in); err != nil || !strings.Contains(out.String(), "# CPU a byte reduced: ") {
+			t.Errorf("%s: explain says nothing of the reduction (%v):\n%s", tc.name, err, out.String())
+		}
+	}
+	// Out of range: refused, naming the field.
+	in := Input{Bytes: 8, ChunkBytes: 8, Links: DefaultLinks(), Topology: grid(t, 1, 2, 1)}
+	in.Links.ReducePerByte = -1
+	if _, err := Predict(AllReduce, in); err == nil || !strings.Contains(err.Error(), "Links.ReducePerByte -1") {
+		t.Errorf("ReducePerByte -1: %v", err)
 	}
 }

@@ -27,13 +27,16 @@ func Explain(w io.Writer, coll Collective, in Input) error {
 	fmt.Fprintf(w, "# %v of %d B on %d ranks (%d hosts, %d sites), chunk %d B%s\n",
 		coll, in.Bytes, t.Size(), len(t.Hosts()), len(t.Sites()), in.ChunkBytes, fixed)
 	ls := in.Links.With(t)
-	on := newCPUModel(t, [3]Link{ls.Host, ls.Site, ls.WAN}).on
+	on := newCPUModel(t, [3]Link{ls.Host, ls.Site, ls.WAN}, ls.ReducePerByte).on
 	if on { // the CPU term's ground (cpu.go)
 		machines, ranks, cores := Machines(t)
 		fmt.Fprintf(w, "# %d machines, at most %d ranks on one, the fewest cores %d (0: unknown); CPU a byte (busy) / a message: host %.3g ns (%.3g) / %v, site %.3g ns (%.3g) / %v, wan %.3g ns (%.3g) / %v\n",
 			machines, ranks, cores, ls.Host.CPUPerByte*1e9, ls.Host.CPUPerByteBusy*1e9, ls.Host.CPUPerMessage,
 			ls.Site.CPUPerByte*1e9, ls.Site.CPUPerByteBusy*1e9, ls.Site.CPUPerMessage,
 			ls.WAN.CPUPerByte*1e9, ls.WAN.CPUPerByteBusy*1e9, ls.WAN.CPUPerMessage)
+		if ls.ReducePerByte != 0 {
+			fmt.Fprintf(w, "# CPU a byte reduced: %.3g ns\n", ls.ReducePerByte*1e9)
+		}
 		if ls.Host.LatencyBusy != 0 || ls.Site.LatencyBusy != 0 || ls.WAN.LatencyBusy != 0 {
 			fmt.Fprintf(w, "# latency one way, alone / every pair at once (0: unknown): host %v / %v, site %v / %v, wan %v / %v\n",
 				ls.Host.Latency, ls.Host.LatencyBusy, ls.Site.Latency, ls.Site.LatencyBusy, ls.WAN.Latency, ls.WAN.LatencyBusy)

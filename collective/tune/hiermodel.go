@@ -91,7 +91,7 @@ func (m *model) hierarchical() []phase {
 		load := m.time(phase{flows: ph.flows, overlap: true})
 		rest.lat, sum = max(rest.lat, load), sum+m.time(ph)
 		for _, f := range ph.flows {
-			rest.flows = append(rest.flows, flow{f.src, f.dst, f.bytes})
+			rest.flows = append(rest.flows, f)
 		}
 	}
 	bw, landed := m.loads(piece[len(piece)-1])
@@ -129,7 +129,7 @@ func (m *model) hierPhases(probs []problem, lvl int) []phase {
 				pairs = append(pairs, pr)
 				continue
 			}
-			m.ring(&pre, pr.members, 2*float64(n-1)/float64(n)*pr.bytes, 2*(n-1))
+			m.ring(&pre, pr.members, 2*float64(n-1)/float64(n)*pr.bytes, 2*(n-1), 0.5)
 			continue
 		}
 		groups := topology.GroupBy(pr.members, m.keys[lvl])
@@ -143,8 +143,8 @@ func (m *model) hierPhases(probs []problem, lvl int) []phase {
 		}
 		for _, g := range groups {
 			share := float64(len(g)-1) / float64(len(g)) * pr.bytes
-			m.ring(&pre, g, share, len(g)-1)
-			m.ring(&post, g, share, len(g)-1)
+			m.ring(&pre, g, share, len(g)-1, 1)
+			m.ring(&post, g, share, len(g)-1, 0)
 		}
 		for j := range p {
 			cross := make([]int, len(groups))
@@ -176,13 +176,13 @@ func (m *model) hierPhases(probs []problem, lvl int) []phase {
 func (m *model) pairExchanges(ph *phase, pairs []problem) {
 	if len(ph.flows) > 0 {
 		for _, pr := range pairs {
-			m.ring(ph, pr.members, pr.bytes, 1)
+			m.ring(ph, pr.members, pr.bytes, 1, 1)
 		}
 		return
 	}
 	for _, pr := range pairs {
 		a, b := pr.members[0], pr.members[1]
-		ph.flows = append(ph.flows, flow{a, b, pr.bytes}, flow{b, a, pr.bytes})
+		ph.flows = append(ph.flows, flow{a, b, pr.bytes, 1}, flow{b, a, pr.bytes, 1})
 		ph.lat = max(ph.lat, m.alpha(a, b), m.alpha(b, a))
 		ph.steps = 1
 	}

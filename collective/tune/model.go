@@ -27,6 +27,7 @@ type model struct {
 	pairs      map[[2]int]int // (host, host) either way -> index in pairLinks
 	pairLinks  []Link
 	cpu        cpuModel // the ranks' machines and cores (cpu.go)
+	reduce     float64  // CPU seconds a received byte's reduction costs (Links.ReducePerByte)
 	scratch    loadScratch
 }
 
@@ -56,7 +57,8 @@ func newModel(in Input) *model {
 		m.pairLinks = append(m.pairLinks, p.Link)
 	}
 	m.order, _ = topology.RingOrder(in.Topology) // validated
-	m.cpu = newCPUModel(in.Topology, m.links)
+	m.reduce = in.Links.ReducePerByte
+	m.cpu = newCPUModel(in.Topology, m.links, m.reduce)
 	m.scratch = newLoadScratch(n, len(hosts), len(sites), len(m.pairLinks))
 	return m
 }
@@ -121,9 +123,20 @@ func (m *model) path(src, dst int, visit func(resource, Link)) {
 	visit(resource{8, src*m.n + dst}, conn)
 }
 
+// flow is a transfer of bytes from src to dst, of which dst reduces the
+// share reduce (0-1) into its own buffer (cpuWork prices the reduction).
 type flow struct {
 	src, dst int
 	bytes    float64
+	reduce   float64
+}
+
+// reducing returns ph with every flow's reduce share set to share.
+func reducing(ph phase, share float64) phase {
+	for i := range ph.flows {
+		ph.flows[i].reduce = share
+	}
+	return ph
 }
 
 // phase is transfers that run at once: steps dependent steps whose
@@ -295,7 +308,7 @@ func (m *model) total(phases []phase) float64 {
 func (m *model) exchange(pairs [][2]int) phase {
 	ph := phase{steps: 1}
 	for _, p := range pairs {
-		ph.flows = append(ph.flows, flow{p[0], p[1], m.bytes})
+		ph.flows = append(ph.flows, flow{p[0], p[1], m.bytes, 0})
 		ph.lat = max(ph.lat, m.alpha(p[0], p[1]))
 	}
 	return ph
@@ -319,14 +332,14 @@ func (m *model) recursiveDoubling() []phase {
 	}
 	var phases []phase
 	if rem > 0 {
-		phases = append(phases, m.exchange(fold))
+		phases = append(phases, reducing(m.exchange(fold), 1))
 	}
 	for mask := 1; mask < p; mask <<= 1 {
 		var pairs [][2]int
 		for v := range p {
 			pairs = append(pairs, [2]int{real(v), real(v ^ mask)})
 		}
-		phases = append(phases, m.exchange(pairs))
+		phases = append(phases, reducing(m.exchange(pairs), 1))
 	}
 	if rem > 0 {
 		phases = append(phases, m.exchange(back))
@@ -345,7 +358,7 @@ func (m *model) chain() []phase {
 	ph := phase{steps: m.n - 1, chunks: k}
 	for i := range m.n - 1 {
 		src, dst := (m.root+i)%m.n, (m.root+i+1)%m.n
-		ph.flows = append(ph.flows, flow{src, dst, m.bytes})
+		ph.flows = append(ph.flows, flow{src, dst, m.bytes, 0})
 		ph.lat += m.alpha(src, dst)
 		ph.fill += c / m.rate(src, dst)
 	}

@@ -12,8 +12,9 @@ func (m *model) chunks(b float64) (int, float64) {
 }
 
 // ring adds to ph a ring over members, each sending perFlow bytes to the
-// next in steps dependent steps.
-func (m *model) ring(ph *phase, members []int, perFlow float64, steps int) {
+// next in steps dependent steps, of which the next reduces the share
+// reduce (a reduce-scatter's 1, an all-gather's 0, an AllReduce's 1/2).
+func (m *model) ring(ph *phase, members []int, perFlow float64, steps int, reduce float64) {
 	n := len(members)
 	if n < 2 {
 		return
@@ -26,7 +27,7 @@ func (m *model) ring(ph *phase, members []int, perFlow float64, steps int) {
 	_, run.chunk = m.chunks(perFlow / float64(steps))
 	for i, src := range members {
 		dst := members[(i+1)%n]
-		ph.flows = append(ph.flows, flow{src, dst, perFlow})
+		ph.flows = append(ph.flows, flow{src, dst, perFlow, reduce})
 		hop[i] = m.alpha(src, dst)
 		run.hops = append(run.hops, [2]int{src, dst})
 	}
@@ -72,7 +73,7 @@ func (m *model) ringAllReduce(strides []int) []phase {
 		for i := range members {
 			members[i] = i * s % n
 		}
-		m.ring(&ph, members, 2*float64(n-1)/float64(n)*m.bytes/float64(len(strides)), 2*(n-1))
+		m.ring(&ph, members, 2*float64(n-1)/float64(n)*m.bytes/float64(len(strides)), 2*(n-1), 0.5)
 	}
 	if len(strides) > 1 {
 		ph.lat = m.lockstepLatency(strides, 2*(n-1))

@@ -36,8 +36,8 @@ func (m *model) binomialDown() []phase {
 	all := phase{overlap: true}
 	for x, p := range parent {
 		if p >= 0 {
-			sends[p] = append(sends[p], flow{p, x, m.bytes})
-			all.flows = append(all.flows, flow{p, x, m.bytes})
+			sends[p] = append(sends[p], flow{p, x, m.bytes, 0})
+			all.flows = append(all.flows, flow{p, x, m.bytes, 0})
 		}
 	}
 	at := make([]float64, m.n)

@@ -12,9 +12,11 @@ import "slices"
 // are measured by transfers, not CPU clocks, and do not move so. (In the
 // two-site lab's quiet window of session 15, auto ran the ring 16 MiB
 // AllReduce, 0.085 GB/s where the hierarchical one reaches 0.101, in 2 of 8
-// runs; the cause there was the busy CPU a byte's pricing, since removed
-// (cpuWork), which put the ring 14 % ahead: beyond this margin.
-// bench/results/quiet-20261205-1010/auto16.)
+// runs; the cause there was the busy CPU a byte's pricing of then, which
+// put the ring 14 % ahead: beyond this margin.
+// bench/results/quiet-20261205-1010/auto16. The busy figure is priced
+// again since session 20, by busyShare: on that session's runs the
+// hierarchical one leads at 16 MiB.)
 const cpuTieMargin = 0.10
 
 // breakCPUTie puts the second of out (sorted fastest first) first where
@@ -57,5 +59,6 @@ func withoutCPUInput(in Input) Input {
 	}
 	in.Links.Pairs = slices.Clone(in.Links.Pairs)
 	noCPUPairs(in.Links.Pairs)
+	in.Links.ReducePerByte = 0
 	return in
 }

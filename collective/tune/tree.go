@@ -134,10 +134,10 @@ func (m *model) tree(root, channels int, up, down bool) []phase {
 				continue
 			}
 			if up {
-				ph.flows = append(ph.flows, flow{x, p, part})
+				ph.flows = append(ph.flows, flow{x, p, part, 1}) // the parent reduces what comes up
 			}
 			if down {
-				ph.flows = append(ph.flows, flow{p, x, part})
+				ph.flows = append(ph.flows, flow{p, x, part, 0})
 			}
 			hops, lat, f := 0, 0.0, 0.0 // x's path to the root
 			for y := x; parent[y] >= 0; y = parent[y] {

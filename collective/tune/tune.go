@@ -97,6 +97,9 @@ type Links struct {
 	// most the pair's Bandwidth (Lanes of them at once) and still shares
 	// the hosts' NICs and the sites' uplinks at their levels' figures.
 	Pairs []topology.HostLink
+	// ReducePerByte is the CPU seconds a rank spends reducing a byte it
+	// received (topology.Links.ReducePerByte); 0: unknown, not priced.
+	ReducePerByte float64
 }
 
 // With returns ls with the figures t.Links gives (a version 2 topology
@@ -121,6 +124,9 @@ func (ls Links) With(t topology.Topology) Links {
 			}
 		}
 		ls.Pairs = append(keep, t.Links.Pairs...)
+	}
+	if t.Links.ReducePerByte > 0 {
+		ls.ReducePerByte = t.Links.ReducePerByte
 	}
 	return ls
 }
@@ -295,6 +301,9 @@ func (in Input) validate() error {
 		case l.link.LatencyBusy < 0 || l.link.LatencyBusy > topology.MaxLatency:
 			return fmt.Errorf("%w: Links.%s.LatencyBusy %v is not in [0, %v]", ErrInvalid, l.name, l.link.LatencyBusy, topology.MaxLatency)
 		}
+	}
+	if r := in.Links.ReducePerByte; !(r >= 0 && r <= topology.MaxCPUPerByte) {
+		return fmt.Errorf("%w: Links.ReducePerByte %v is not in [0, %g]", ErrInvalid, r, topology.MaxCPUPerByte)
 	}
 	if len(in.Links.Pairs) == 0 {
 		return nil // the topology validated above; no second pass for no pairs

@@ -77,6 +77,10 @@ type conn struct {
 	peerRate uint64        // the peer's target rate for us; 0: none
 	paceAt   time.Duration // earliest next DATA under pacing
 	paceWait bool          // the last poll was held back by pacing only
+	// train is the path of the DATA train being sent, with trainLeft more
+	// datagrams to come on it (train.go).
+	train     *path
+	trainLeft int
 	// A drain (drain.go) holds DATA until drainUntil; the next is due at
 	// drainNext (0: not yet timed), and none starts before drainCool.
 	drainUntil, drainNext, drainCool time.Duration

@@ -208,7 +208,10 @@ func (c *conn) homePath(p *path) *path {
 }
 
 // pollData sends the next piece, if the window, the target rate and the
-// message layer allow.
+// message layer allow. Pacing and the window under the peer's target rate
+// (windowCap) hold a train's first datagram only: the rest of the train
+// follow at once on its path, up to trainLen-1 datagrams past the cap
+// (train.go).
 func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 	c.paceWait, c.drainWait = false, false
 	if !c.snd.hasWork() {
@@ -218,19 +221,25 @@ func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 		c.drainWait = true
 		return nil, 0, false
 	}
-	if cp := c.windowCap(); cp > 0 && c.inflight() >= cp {
+	cp, inflight := c.windowCap(), c.inflight()
+	if cp > 0 && inflight >= cp+c.trainLeft*c.datagram {
 		return nil, 0, false
 	}
-	p := c.pickPath(now)
+	p := c.trainPath(c.pickPath(now))
 	if p == nil {
 		return nil, 0, false
 	}
-	if now < c.paceAt {
+	inTrain := c.train == p && c.trainLeft > 0
+	if !inTrain && cp > 0 && inflight >= cp {
+		return nil, 0, false
+	}
+	if now < c.paceAt && !inTrain {
 		c.paceWait = true
 		return nil, 0, false
 	}
 	pc, ok := c.snd.nextPiece()
 	if !ok {
+		c.trainLeft = 0
 		if c.snd.blocked() && c.inflight() == 0 && c.blockAt == 0 {
 			c.blockAt = now + c.rto()
 		}
@@ -266,7 +275,8 @@ func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 		sentAt: now, msgSeq: pc.msgSeq, offset: pc.offset, length: pc.length,
 		size: int32(size), flags: pc.flags,
 	}, now, c.cfg)
-	c.pace(now, size)
+	rate, peer := c.pace(now, size)
+	c.trainSent(p, rate, peer, size)
 	c.lastSend = now
 	return out, int(p.idx), true
 }

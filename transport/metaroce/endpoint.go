@@ -501,7 +501,9 @@ func (e *Endpoint) PollTransmit(now time.Duration, buf []byte) (Transmit, bool) 
 // like the message itself: after the message's EventSendDone or
 // CancelSend its owner may change it, and a datagram still being written
 // then goes out damaged, which the receiver drops by its CRC (it has or
-// no longer wants that piece).
+// no longer wants that piece). So a driver that writes outside its lock
+// must not hand the buffer back to the message's owner while such a
+// write is in progress (mrtransport holds the send's end until then).
 func (e *Endpoint) PollTransmitVec(now time.Duration, buf []byte, minGather int) (Transmit, bool) {
 	e.gatherMin, e.gathered = max(minGather, 0), nil
 	defer func() { e.gatherMin, e.gathered = 0, nil }()

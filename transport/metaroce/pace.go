@@ -9,10 +9,12 @@ import "time"
 // smooths only what an ACK clock at a long RTT, or one that a busy host
 // reads late, would send in bursts (and never holds a datacenter path
 // whose ACKs are read on time: its whole window goes out within its RTT).
-func (c *conn) pace(now time.Duration, size int) {
+// It returns the pacing rate (0: none) and whether the peer's target rate
+// set it.
+func (c *conn) pace(now time.Duration, size int) (float64, bool) {
 	rate, peer := c.paceRate()
 	if rate <= 0 {
-		return
+		return 0, false
 	}
 	gap := time.Duration(float64(size) / rate * float64(time.Second))
 	burst := 2 * gap
@@ -20,6 +22,7 @@ func (c *conn) pace(now time.Duration, size int) {
 		burst = max(burst, c.paceSpan())
 	}
 	c.paceAt = max(c.paceAt, now-burst) + gap
+	return rate, peer
 }
 
 // Pacing gains over the windows' rate (cwnd/srtt): in slow start, twice,

@@ -38,6 +38,11 @@ type sim struct {
 	// then hands the endpoints what arrived (a busy host's scheduling),
 	// with or without the arrival times (arrival_test.go).
 	rx *lateReader
+	// onTx, if set, sees every datagram an endpoint transmits, with the
+	// number of the flush that polled it (the datagrams one flush polls
+	// are what a driver writes in one batch).
+	onTx    func(node int, flush int, tx metaroce.Transmit, b []byte)
+	flushes int
 }
 
 // simAgent is a node's traffic other than an endpoint's: it gets the
@@ -114,10 +119,14 @@ func (s *sim) pair(a, b int, fwd ...simfabric.LinkConfig) []simfabric.LinkID {
 func (s *sim) flush(node int) {
 	ep := s.eps[node]
 	now := s.fab.Now()
+	s.flushes++
 	for s.txTick == 0 || now%s.txTick == 0 {
 		tx, ok := ep.PollTransmit(now, s.buf)
 		if !ok {
 			break
+		}
+		if s.onTx != nil {
+			s.onTx(node, s.flushes, tx, s.buf[:tx.N])
 		}
 		p, ok := s.route[routeKey{node, int(tx.Peer), tx.Path}]
 		require.True(s.t, ok, "no route %d->%d path %d", node, tx.Peer, tx.Path)

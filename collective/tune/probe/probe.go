@@ -28,7 +28,9 @@
 // the level's busy latency (topology.Link's LatencyBusy), its CPU a byte
 // (every paired rank's CPU) the level's busy one (CPUPerByteBusy), its
 // bandwidth the level's where it shows the lone transfer undershot the
-// shared link.
+// shared link. Last, where the process's CPU time can be read, every rank
+// times the reduction kernel (reduce.go): the lower median of the ranks'
+// CPU a byte reduced is the job's topology.Links.ReducePerByte.
 package probe
 
 import (
@@ -182,7 +184,14 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 	if err != nil {
 		return topology.Links{}, err
 	}
+	mine, err := runReduce(ctx, c, opts.CPUTime)
+	if err != nil {
+		return topology.Links{}, err
+	}
+	reduced := make([]float64, c.Size()) // each rank's reduceCPU, at its rank
+	reduced[c.Rank()] = mine
 	figures = append(figures, rounds.figures...)
+	figures = append(figures, reduced...)
 	figures = append(figures, spread[:]...)
 	if err := collective.AllReduce(ctx, c, figures, figures, collective.Max); err != nil {
 		return topology.Links{}, fmt.Errorf("probe: sharing the figures: %w", err)
@@ -210,6 +219,8 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 			*dst = &link
 		}
 	}
+	at := 3*slots + len(rounds.figures)
+	ls.ReducePerByte = reducePerByte(figures[at : at+c.Size()])
 	return ls, nil
 }
 

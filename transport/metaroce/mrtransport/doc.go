@@ -67,7 +67,9 @@
 // metaroce.Endpoint.PollTransmitVec, rather than copied into the datagram
 // buffer; such a datagram next to others to the same address is copied
 // once, into a GSO train); [OpenUDP] is a plain one, and Config.OpenSocket takes any [PathSocket], which is how
-// tests interpose on the network and how [SimNet] replaces it.
+// tests interpose on the network and how [SimNet] replaces it. A send
+// whose buffer a gathering write in progress reads does not end for its
+// caller (complete, fail, or let Cancel return) before that write is over.
 //
 // # Messages
 //

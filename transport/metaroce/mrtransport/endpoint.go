@@ -147,7 +147,12 @@ func (e *Endpoint) route(node uint64, path int) (netip.AddrPort, bool) {
 
 // Send posts buf to peer under tag; see [transport.Endpoint]. Messages
 // with the same tag to the same peer go one at a time, each when the one
-// before it has been acknowledged.
+// before it has been acknowledged. The request completes (or fails) only
+// once no write in progress reads buf: datagrams may carry payloads
+// straight from it (a gathering write, outside the engine's lock), and a
+// send can end while one waits to be written (a Cancel, a failure, or a
+// resend acknowledged on another path first); the end then waits for
+// that write.
 func (e *Endpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Request {
 	return e.post(true, peer, tag, buf)
 }
@@ -383,7 +388,17 @@ func (e *Endpoint) retryBlocked(now time.Duration) {
 // cancel is Request.Cancel.
 func (e *Endpoint) cancel(r *request) {
 	e.eng.lockAPI()
-	defer e.eng.unlock()
+	e.cancelLocked(r)
+	// An eager send's buffer is its copy, not the caller's.
+	held := r.holds > 0 && !r.released
+	e.eng.unlock()
+	if held {
+		e.eng.awaitWrites(r)
+	}
+}
+
+// cancelLocked is cancel under the engine's lock.
+func (e *Endpoint) cancelLocked(r *request) {
 	if r.state == stateDone || r.released {
 		return
 	}

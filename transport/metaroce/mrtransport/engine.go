@@ -83,6 +83,14 @@ type engine struct {
 	free               []*txBatch // batches to reuse
 	txNext             []uint64   // by path: ticket of the next batch with datagrams on it
 
+	// writing are the batches with gathered datagrams being written
+	// (handed to write, mu released, not yet recycled); wrote, on mu, is
+	// broadcast when the requests they held are let go, if holdWaiters
+	// (Cancels) wait for that. heldwrite.go.
+	writing     []*txBatch
+	wrote       sync.Cond
+	holdWaiters int
+
 	txMu   sync.Mutex // guards txTurn
 	txCond *sync.Cond
 	txTurn []uint64 // by path: ticket of the batch whose turn it is to write on it
@@ -93,6 +101,9 @@ type engine struct {
 	readers sync.WaitGroup // the readers and timerLoop
 	spin    *spinner       // nil: waiters cannot read the sockets themselves
 	st      engineCounters
+	// onHold, set by tests only, runs (under mu) each time a request's
+	// end waits for a write of its payload (heldwrite.go).
+	onHold func()
 }
 
 // engineCounters are the engine's own counters, readable without mu.
@@ -111,6 +122,7 @@ type engineCounters struct {
 	// Errors read from the sockets' error queues (see peergone.go).
 	portUnreachable, errQueueOther atomic.Int64
 	peerGone, unreachableIgnored   atomic.Int64
+	heldEnds                       atomic.Int64 // EngineStats.HeldEnds
 }
 
 // txBatch is up to engine.batch datagrams polled from the core, grouped by
@@ -121,6 +133,14 @@ type txBatch struct {
 	byPath  [][]Message
 	tickets []uint64         // by path with datagrams: its turn to write there
 	refused []netip.AddrPort // peer addresses its writes found closed
+	// gathered counts its datagrams with a payload in a message
+	// (Message.gather); holds are the sends whose end waits for the
+	// datagrams of one of its paths to be written; by path, written is
+	// set once they are, held while some end waits for them
+	// (heldwrite.go).
+	gathered      int
+	holds         []heldOn
+	written, held []atomic.Bool
 }
 
 // readErrorPause is how long a reader waits after a read error that is not
@@ -131,6 +151,7 @@ func newEngine(core *metaroce.Endpoint, socks []PathSocket, batch, maxDatagram i
 	e := &engine{core: core, socks: socks, start: time.Now(), armed: -1, batch: batch, maxDatagram: maxDatagram,
 		retireAfter: retireAfter, arrivalTimes: arrivalTimes}
 	e.txCond = sync.NewCond(&e.txMu)
+	e.wrote.L = &e.mu
 	e.cur = make([]atomic.Pointer[sockRef], len(socks))
 	for i, s := range socks {
 		e.cur[i].Store(&sockRef{s})
@@ -234,6 +255,9 @@ func (e *engine) unlock() {
 			}
 		}
 		full := b.n == e.batch
+		if b.gathered > 0 {
+			e.writing = append(e.writing, b)
+		}
 		e.mu.Unlock()
 		e.write(b)
 		e.mu.Lock()
@@ -457,6 +481,7 @@ func (e *engine) poll(now time.Duration) {
 		}
 		if tx.Payload != nil {
 			m.gather = [2][]byte{tx.Payload, buf[tx.N : tx.N+tx.Tail]}
+			b.gathered++
 		}
 		b.byPath[tx.Path] = append(b.byPath[tx.Path], m)
 		b.n++
@@ -473,14 +498,17 @@ func (e *engine) newBatch() *txBatch {
 		e.free = e.free[:n-1]
 		return b
 	}
-	return &txBatch{byPath: make([][]Message, len(e.socks)), tickets: make([]uint64, len(e.socks))}
+	return &txBatch{byPath: make([][]Message, len(e.socks)), tickets: make([]uint64, len(e.socks)),
+		written: make([]atomic.Bool, len(e.socks)), held: make([]atomic.Bool, len(e.socks))}
 }
 
-// recycle keeps b for reuse. The caller holds mu.
+// recycle keeps b for reuse, its write over or never to happen: the
+// sends that waited for it end (letGo). The caller holds mu.
 func (e *engine) recycle(b *txBatch) {
 	if b == nil {
 		return
 	}
+	e.letGo(b)
 	for i := range b.byPath {
 		clear(b.byPath[i])
 		b.byPath[i] = b.byPath[i][:0]
@@ -535,6 +563,7 @@ func (e *engine) write(b *txBatch) {
 		e.txTurn[path]++
 		e.txCond.Broadcast()
 		e.txMu.Unlock()
+		e.wrotePath(b, path)
 	}
 }
 

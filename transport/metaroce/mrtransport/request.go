@@ -54,6 +54,10 @@ type request struct {
 	// its queue until the core is done with it). noReuse marks a request
 	// to this rank itself, which the self mailbox handles.
 	freed, noReuse bool
+	// holds counts the batches being written that read the buffer of this
+	// send, done in the engine (stateDone): its end waits for them
+	// (heldwrite.go). Under the engine's lock.
+	holds int
 }
 
 var (
@@ -116,7 +120,7 @@ func (r *request) Release() {
 		return
 	}
 	r.freed = true
-	if r.state == stateDone {
+	if r.state == stateDone && r.holds == 0 {
 		e.keepRequest(r)
 	}
 }
@@ -129,14 +133,34 @@ func (e *Endpoint) keepRequest(r *request) {
 	}
 }
 
-// complete ends r. The caller holds the engine's lock.
+// complete ends r in the engine with n and err, and for its caller too
+// unless a batch being written still reads its buffer: then the last of
+// those writes ends it (heldwrite.go). The caller holds the engine's
+// lock.
 func (r *request) complete(n int, err error) {
 	if r.state == stateDone {
 		return
 	}
+	inCore := r.state == stateInCore
 	r.state = stateDone
 	if r.released {
+		// The peer has the message (or it is withdrawn): it no longer
+		// counts against EagerBuffer, even while a write reads the copy.
 		r.ep.eagerHeld -= len(r.buf)
+	} else {
+		r.n, r.err = n, err
+	}
+	if inCore && r.isSend && r.ep.eng.hold(r, r.buf) {
+		return
+	}
+	r.end()
+}
+
+// end ends r, done in the engine, for its caller: it completes, or an
+// eager send's copy goes back to the pool. The caller holds the engine's
+// lock.
+func (r *request) end() {
+	if r.released {
 		if r.pooled {
 			r.ep.eagerFree.put(r.buf) // the core is done with the copy
 		}
@@ -146,7 +170,7 @@ func (r *request) complete(n int, err error) {
 		}
 		return // the caller saw it complete already
 	}
-	r.n, r.err, r.buf = n, err, nil
+	r.buf = nil
 	r.finish()
 }
 
@@ -192,7 +216,10 @@ func (r *request) Done() <-chan struct{} {
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 // Cancel implements transport.Request: it withdraws r from the core or
-// from its queue. When it returns, the core no longer touches r's buffer.
+// from its queue. When it returns, the transport no longer touches r's
+// buffer: a write of a datagram whose payload it gathered from a send's
+// buffer (full pieces at MTU 9000) that had begun is over, however the
+// send ended (cancelled here, or completed or failed just before).
 func (r *request) Cancel() {
 	if r.ep == nil {
 		return

@@ -56,6 +56,10 @@ type EngineStats struct {
 	// address of no peer, or of a peer whose connection had already
 	// ended). ErrQueueOther counts the other errors read there.
 	PortUnreachable, PeerGone, UnreachableIgnored, ErrQueueOther int64
+	// HeldEnds counts the sends whose end (completion, failure, Cancel)
+	// waited for writes in progress of datagrams that carried payloads
+	// from their buffers (heldwrite.go).
+	HeldEnds int64
 }
 
 // PeerStats are the counters of the connection to one rank.
@@ -82,6 +86,7 @@ func (e *Endpoint) Stats() Stats {
 		SilenceDrains: st.silenceDrains.Load(), LateDrains: st.lateDrains.Load(), DrainedBatches: st.drainedBatches.Load(),
 		PortUnreachable: st.portUnreachable.Load(), PeerGone: st.peerGone.Load(),
 		UnreachableIgnored: st.unreachableIgnored.Load(), ErrQueueOther: st.errQueueOther.Load(),
+		HeldEnds: st.heldEnds.Load(),
 	}}
 	e.eng.lock()
 	defer e.eng.unlock()
