@@ -54,9 +54,10 @@ type request struct {
 	// its queue until the core is done with it). noReuse marks a request
 	// to this rank itself, which the self mailbox handles.
 	freed, noReuse bool
-	// holds counts the batches being written that read the buffer of this
-	// send, done in the engine (stateDone): its end waits for them
-	// (heldwrite.go). Under the engine's lock.
+	// holds counts the paths of batches being written whose datagrams
+	// still to be written read the buffer of this send, done in the
+	// engine (stateDone): its end waits for them (heldwrite.go). Under
+	// the engine's lock.
 	holds int
 }
 
