@@ -277,3 +277,56 @@ func TestEagerCopyKeptWhileWritten(t *testing.T) {
 	}
 	require.Eventually(t, pooled, 10*time.Second, time.Millisecond, "the copy goes back to the pool once written")
 }
+
+// TestAckedSendWaitsForGatheredWrite checks the completion that needs no
+// Cancel: a send acknowledged by its peer (through another transmission
+// of its pieces: a first datagram that waits in a batch while its writer
+// is not scheduled, resent on another path) while a batch being written
+// still reads its buffer. The test puts such a batch in the engine's
+// writing list by hand (a datagram whose payload aliases the message) and
+// lets the send complete over the network as usual: the request must
+// complete only when the batch is recycled (its write over).
+func TestAckedSendWaitsForGatheredWrite(t *testing.T) {
+	ctx := testCtx(t)
+	eps := newTestWorld(t, 2, Config{EagerBytes: -1})
+	e := eps[0].eng
+	held := make(chan struct{}, 1)
+	msg := transporttest.Pattern(4096, 3)
+	e.lock()
+	b := e.newBatch()
+	b.byPath[0] = append(b.byPath[0], Message{gather: [2][]byte{msg[100:200], nil}})
+	b.gathered = 1
+	e.writing = append(e.writing, b)
+	e.onHold = func() {
+		select {
+		case held <- struct{}{}:
+		default:
+		}
+	}
+	e.mu.Unlock()
+
+	tag := transport.Tag{OpKey: transport.OpKey{Comm: 7, Op: 1}}
+	r := eps[1].Recv(0, tag, make([]byte, len(msg)))
+	s := eps[0].Send(1, tag, msg)
+	_, err := r.Wait(ctx)
+	require.NoError(t, err)
+	select {
+	case <-s.Done():
+		t.Fatal("the send completed while a batch being written read its buffer")
+	case <-held:
+	case <-ctx.Done():
+		t.Fatal("the send neither completed nor was held")
+	}
+	select {
+	case <-s.Done():
+		t.Fatal("the send completed while a batch being written read its buffer")
+	default:
+	}
+	e.lock()
+	e.recycle(b) // the write is over
+	e.mu.Unlock()
+	n, err := s.Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, len(msg), n)
+	require.Equal(t, int64(1), eps[0].Stats().Engine.HeldEnds)
+}
