@@ -32,13 +32,7 @@ func TestNoPeerTimeoutAfterOwnStall(t *testing.T) {
 		require.Positive(t, n.eps[i].Stats().LateRuns, "endpoint %d", i)
 		require.GreaterOrEqual(t, n.eps[i].Stats().Late, DefaultPeerTimeout, "endpoint %d", i)
 	}
-	require.NoError(t, n.eps[1].Send(n.now, b, 1, 1, pattern(8, 1)))
-	require.NoError(t, n.eps[0].Send(n.now, a, 2, 2, pattern(8, 2)))
-	n.runUntil(func() bool {
-		_, ok0 := n.done(0, EventRecvDone, 1, 1)
-		_, ok1 := n.done(1, EventRecvDone, 2, 2)
-		return ok0 && ok1
-	}, time.Second)
+	exchangeBothWays(t, n, a, b)
 }
 
 // TestPeerTimeoutAfterOwnStall is the same stall, after which endpoint 0
@@ -55,17 +49,7 @@ func TestPeerTimeoutAfterOwnStall(t *testing.T) {
 	n.now += DefaultPeerTimeout + 500*time.Millisecond
 	resumed := n.now
 	n.drop = func(from, path int, b []byte) bool { return from == 0 }
-	var at time.Duration
-	n.runUntil(func() bool {
-		for _, ev := range n.events[1] {
-			if ev.Kind == EventClosed {
-				require.ErrorIs(t, ev.Err, ErrPeerTimeout)
-				at = n.now
-				return true
-			}
-		}
-		return false
-	}, 2*DefaultPeerTimeout)
+	at := awaitPeerTimeout(t, n)
 	require.GreaterOrEqual(t, at-resumed, DefaultPeerTimeout/2, "failed too soon after the stall")
 	require.LessOrEqual(t, at-resumed, DefaultPeerTimeout+DefaultPeerTimeout/8)
 }
@@ -210,11 +194,7 @@ func TestNoPeerTimeoutAfterOneSidedStall(t *testing.T) {
 	for k := range 10 {
 		phase := time.Duration(k) * DefaultPeerTimeout / 80
 		t.Run(phase.String(), func(t *testing.T) {
-			n := newTestNet(t, Config{Paths: 4})
-			a, b := n.connect()
-			require.NoError(t, n.eps[0].PostRecv(n.now, a, 1, 1, make([]byte, 8)))
-			require.NoError(t, n.eps[1].PostRecv(n.now, b, 2, 2, make([]byte, 8)))
-			n.runFor(time.Second + phase)
+			n, a, b := waitingPair(t, phase)
 			n.frozen[0] = n.now + 1800*time.Millisecond
 			n.runFor(1800*time.Millisecond + 3*DefaultPeerTimeout)
 			for i := range n.eps {
@@ -223,13 +203,7 @@ func TestNoPeerTimeoutAfterOneSidedStall(t *testing.T) {
 					require.NoError(t, ev.Err, "endpoint %d %v", i, ev.Kind)
 				}
 			}
-			require.NoError(t, n.eps[1].Send(n.now, b, 1, 1, pattern(8, 1)))
-			require.NoError(t, n.eps[0].Send(n.now, a, 2, 2, pattern(8, 2)))
-			n.runUntil(func() bool {
-				_, ok0 := n.done(0, EventRecvDone, 1, 1)
-				_, ok1 := n.done(1, EventRecvDone, 2, 2)
-				return ok0 && ok1
-			}, time.Second)
+			exchangeBothWays(t, n, a, b)
 		})
 	}
 }
@@ -243,26 +217,56 @@ func TestPeerTimeoutWhenStallNeverEnds(t *testing.T) {
 	for k := range 10 {
 		phase := time.Duration(k) * DefaultPeerTimeout / 80
 		t.Run(phase.String(), func(t *testing.T) {
-			n := newTestNet(t, Config{Paths: 4})
-			a, b := n.connect()
-			require.NoError(t, n.eps[0].PostRecv(n.now, a, 1, 1, make([]byte, 8)))
-			require.NoError(t, n.eps[1].PostRecv(n.now, b, 2, 2, make([]byte, 8)))
-			n.runFor(time.Second + phase)
+			n, _, _ := waitingPair(t, phase)
 			n.frozen[0] = n.now + time.Hour
-			var at time.Duration
-			n.runUntil(func() bool {
-				for _, ev := range n.events[1] {
-					if ev.Kind == EventClosed {
-						require.ErrorIs(t, ev.Err, ErrPeerTimeout)
-						at = n.now
-						return true
-					}
-				}
-				return false
-			}, 2*DefaultPeerTimeout)
+			at := awaitPeerTimeout(t, n)
 			silent := at - n.heard[1]
 			require.GreaterOrEqual(t, silent, DefaultPeerTimeout, "failed too soon")
 			require.LessOrEqual(t, silent, DefaultPeerTimeout+DefaultPeerTimeout/10)
 		})
 	}
+}
+
+// exchangeBothWays sends 8 bytes each way over a (endpoint 0's side) and b
+// (endpoint 1's), to the receives posted with tags 1 and 2, and runs n
+// until both are done: the connection works after a stall.
+func exchangeBothWays(t *testing.T, n *testNet, a, b ConnID) {
+	t.Helper()
+	require.NoError(t, n.eps[1].Send(n.now, b, 1, 1, pattern(8, 1)))
+	require.NoError(t, n.eps[0].Send(n.now, a, 2, 2, pattern(8, 2)))
+	n.runUntil(func() bool {
+		_, ok0 := n.done(0, EventRecvDone, 1, 1)
+		_, ok1 := n.done(1, EventRecvDone, 2, 2)
+		return ok0 && ok1
+	}, time.Second)
+}
+
+// awaitPeerTimeout runs n until endpoint 1 closes its connection, which
+// must be for ErrPeerTimeout, within 2 PeerTimeouts, and returns when.
+func awaitPeerTimeout(t *testing.T, n *testNet) time.Duration {
+	t.Helper()
+	var at time.Duration
+	n.runUntil(func() bool {
+		for _, ev := range n.events[1] {
+			if ev.Kind == EventClosed {
+				require.ErrorIs(t, ev.Err, ErrPeerTimeout)
+				at = n.now
+				return true
+			}
+		}
+		return false
+	}, 2*DefaultPeerTimeout)
+	return at
+}
+
+// waitingPair connects a testNet whose endpoints each post a receive from
+// the other (tags 1 and 2, 8 bytes), and runs it 1 s plus phase (a phase
+// of the keepalive probes): both wait on a live peer.
+func waitingPair(t *testing.T, phase time.Duration) (*testNet, ConnID, ConnID) {
+	n := newTestNet(t, Config{Paths: 4})
+	a, b := n.connect()
+	require.NoError(t, n.eps[0].PostRecv(n.now, a, 1, 1, make([]byte, 8)))
+	require.NoError(t, n.eps[1].PostRecv(n.now, b, 2, 2, make([]byte, 8)))
+	n.runFor(time.Second + phase)
+	return n, a, b
 }

@@ -229,8 +229,14 @@ func contend(ctx context.Context, c *collective.Comm, pairs [][2]int, bytes int,
 // one pair's stall does not make the level's figure (the lab at load ~35:
 // one site pair's median round trip 14 ms, the others' 0.1-0.9 ms).
 func busyLatency(rtts []float64) time.Duration {
+	return min(time.Duration(lowerMedianMeasured(rtts)/2*float64(time.Second)), topology.MaxLatency)
+}
+
+// lowerMedianMeasured is the lower median of the positive values of vs
+// (those measured), 0 if none is.
+func lowerMedianMeasured(vs []float64) float64 {
 	var got []float64
-	for _, v := range rtts {
+	for _, v := range vs {
 		if v > 0 {
 			got = append(got, v)
 		}
@@ -239,7 +245,7 @@ func busyLatency(rtts []float64) time.Duration {
 		return 0
 	}
 	slices.Sort(got)
-	return min(time.Duration(got[(len(got)-1)/2]/2*float64(time.Second)), topology.MaxLatency)
+	return got[(len(got)-1)/2]
 }
 
 // busyRoundTrips is how many round trips of 8 bytes each pair of a level

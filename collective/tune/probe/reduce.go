@@ -3,7 +3,6 @@ package probe
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
@@ -66,15 +65,5 @@ func runReduce(ctx context.Context, c *collective.Comm, cpu func() time.Duration
 // reducePerByte is the job's figure from every rank's (0: not measured):
 // the lower median of those measured, within topology's bound.
 func reducePerByte(perRank []float64) float64 {
-	var got []float64
-	for _, v := range perRank {
-		if v > 0 {
-			got = append(got, v)
-		}
-	}
-	if len(got) == 0 {
-		return 0
-	}
-	slices.Sort(got)
-	return min(got[(len(got)-1)/2], topology.MaxCPUPerByte)
+	return min(lowerMedianMeasured(perRank), topology.MaxCPUPerByte)
 }
