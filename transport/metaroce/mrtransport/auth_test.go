@@ -78,16 +78,7 @@ func authWorld(t *testing.T, size int, core metaroce.Config, rec *recorder) []*E
 		require.NoError(t, err)
 		listeners[r], addrs[r] = l, l.Addr()
 	}
-	eps := make([]*Endpoint, size)
-	errs := make([]error, size)
-	var wg sync.WaitGroup
-	for r, l := range listeners {
-		wg.Go(func() { eps[r], errs[r] = l.Connect(ctx, addrs) })
-	}
-	wg.Wait()
-	for r, err := range errs {
-		require.NoError(t, err, "rank %d", r)
-	}
+	eps := connectListeners(t, ctx, listeners, addrs)
 	t.Cleanup(func() {
 		for _, ep := range eps {
 			require.NoError(t, ep.Close())

@@ -115,16 +115,7 @@ func faultyWorld(t testing.TB, size int, f faults, seed uint64, counts *faultCou
 		require.NoError(t, err)
 		listeners[r], addrs[r] = l, l.Addr()
 	}
-	eps := make([]*Endpoint, size)
-	var wg sync.WaitGroup
-	errs := make([]error, size)
-	for r, l := range listeners {
-		wg.Go(func() { eps[r], errs[r] = l.Connect(ctx, addrs) })
-	}
-	wg.Wait()
-	for r, err := range errs {
-		require.NoError(t, err, "rank %d", r)
-	}
+	eps := connectListeners(t, ctx, listeners, addrs)
 	t.Cleanup(func() {
 		for _, ep := range eps {
 			require.NoError(t, ep.Close())
@@ -182,4 +173,22 @@ func TestFaultyNetworkExact(t *testing.T) {
 	require.Positive(t, counts.corrupted.Load())
 	require.Positive(t, corrupted, "corrupted datagrams must be caught by the checksum")
 	require.Positive(t, retransmits, "dropped datagrams must be resent")
+}
+
+// connectListeners connects every listener to the world of addrs at once,
+// as the ranks of a job do, and returns their endpoints in rank order,
+// failing t if one does not connect.
+func connectListeners(t testing.TB, ctx context.Context, listeners []*Listener, addrs []PeerAddr) []*Endpoint {
+	t.Helper()
+	eps := make([]*Endpoint, len(listeners))
+	errs := make([]error, len(listeners))
+	var wg sync.WaitGroup
+	for r, l := range listeners {
+		wg.Go(func() { eps[r], errs[r] = l.Connect(ctx, addrs) })
+	}
+	wg.Wait()
+	for r, err := range errs {
+		require.NoError(t, err, "rank %d", r)
+	}
+	return eps
 }

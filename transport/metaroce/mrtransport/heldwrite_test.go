@@ -108,16 +108,7 @@ func gatedWorld(t *testing.T, g *writeGate, eager int) []*Endpoint {
 		require.NoError(t, err)
 		listeners[r], addrs[r] = l, l.Addr()
 	}
-	eps := make([]*Endpoint, 2)
-	errs := make([]error, 2)
-	var wg sync.WaitGroup
-	for r, l := range listeners {
-		wg.Go(func() { eps[r], errs[r] = l.Connect(ctx, addrs) })
-	}
-	wg.Wait()
-	for r, err := range errs {
-		require.NoError(t, err, "rank %d", r)
-	}
+	eps := connectListeners(t, ctx, listeners, addrs)
 	t.Cleanup(func() {
 		g.release()
 		for _, ep := range eps {
