@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -167,11 +168,13 @@ func (r *rounds) round(ctx context.Context, k int) (*Result, bool, error) {
 			close(stop)
 		}
 	}()
+	var arrivals sync.WaitGroup
 	if k > 0 {
-		go r.awaitArrivals(wctx, k)
+		arrivals.Go(func() { r.awaitArrivals(wctx, k) })
 	}
 	res, err := run(ctx, roundSpec(r.s, k), runOptions{served: r.srv, stop: stop})
 	cancel()
+	arrivals.Wait() // it reads r.s, which the round's result changes next
 	if res != nil {
 		r.s = withLinks(r.s, res.Links) // the next round's cache (links.go)
 	}
