@@ -71,7 +71,7 @@
 //	                          i mod their number, like eth0,eth1 (default: every path on GOCOLL_ADDR)
 //	GOCOLL_ARRIVAL_TIMES      MetaRoCE: 1 hands its core each datagram's kernel receive time stamp
 //	                          (SO_TIMESTAMPNS), so that the delay signal leaves the receiver's
-//	                          scheduling out; 0 not (default 0)
+//	                          scheduling out; 0 not (default 1)
 //	GOCOLL_AUTH               with the job key, what each MetaRoCE datagram's and TCP frame's keyed tag
 //	                          covers: header (the default: everything but the payload, with a packet
 //	                          number against replays) or full (the payload too)
