@@ -43,7 +43,7 @@ var flagSpecs = []flagSpec{
 	{short: "n", long: "iters", set: setInt(func(o *Options) *int { return &o.Iters }), help: "timed iterations (default 20)"},
 	{short: "w", long: "warmup_iters", set: setInt(func(o *Options) *int { return &o.Warmup }), help: "warm-up iterations (default 1)"},
 	{long: "peers-schedule", set: setPeersSchedule, help: "per size, warm-up and timed iterations as ../shared/peers' mpi_coll_bench -s SCALE (50/1000 up to 1 KiB, 20/200 up to 64 KiB, 5/50 up to 1 MiB, 2/10 up to 16 MiB, 2/5 above; iterations times SCALE) instead of -w and -n (default 0: off)"},
-	{long: "settle", set: setSettle, help: "each rank spins this long (a duration, or seconds) before its first measurement, so that the Go runtime's monitor, which looks every 20 us for a while after a process was idle (as at the end of set-up), has backed off before the timed calls; for diagnosis: neither the peers nor a real job do this (default 0: off)"},
+	{long: "settle", set: setDuration(func(o *Options) *time.Duration { return &o.Settle }, SettleMax, "20ms"), help: "each rank spins this long (a duration, or seconds) before its first measurement, so that the Go runtime's monitor, which looks every 20 us for a while after a process was idle (as at the end of set-up), has backed off before the timed calls; for diagnosis: neither the peers nor a real job do this (default 0: off)"},
 	{short: "c", long: "check", set: setInt(func(o *Options) *int { return &o.Check }), help: "verified iterations per measurement, 0 for none (default 1)"},
 	{short: "d", long: "datatype", set: setDataType, help: "data type: float, double, bf16, half, int8, uint8, int32, uint32, int64, uint64, f8e4m3, f8e5m2, or all (default float)"},
 	{short: "o", long: "op", set: setOp, help: "reduction: sum, prod, min, max, avg, or all (default sum)"},
@@ -59,7 +59,7 @@ var flagSpecs = []flagSpec{
 	{long: "label", set: func(o *Options, v string) error { o.Label = v; return nil }, help: "label of the peers table (default gocoll)"},
 	{short: "a", long: "average", set: setInt(func(o *Options) *int { return &o.Average }), help: "time reported: 0 rank 0's, 1 the mean, 2 the fastest rank's, 3 the slowest's (default 3; nccl-tests' 1)"},
 	{short: "N", long: "run_cycles", set: setInt(func(o *Options) *int { return &o.Cycles }), help: "run every collective and size this many times, 0 until Ctrl-C (default 1)"},
-	{short: "T", long: "timeout", set: setDuration, help: "bound on each call and on set-up, seconds or a duration (default 10m)"},
+	{short: "T", long: "timeout", set: setDuration(func(o *Options) *time.Duration { return &o.Timeout }, maxTimeout, "30s or 5m"), help: "bound on each call and on set-up, seconds or a duration (default 10m)"},
 	{short: "h", long: "help", boolean: true, set: func(*Options, string) error { return ErrHelp }, help: "print this help"},
 }
 
@@ -197,19 +197,6 @@ func setInt(field func(*Options) *int) func(*Options, string) error {
 	}
 }
 
-func setSettle(o *Options, v string) error {
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		secs, serr := strconv.ParseFloat(v, 64)
-		if serr != nil || secs != secs || secs > SettleMax.Seconds() {
-			return fmt.Errorf("%s is not a duration such as 20ms, or a number of seconds", quoteArg(v))
-		}
-		d = time.Duration(secs * float64(time.Second))
-	}
-	o.Settle = d
-	return nil
-}
-
 func setPeersSchedule(o *Options, v string) error {
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil {
@@ -313,19 +300,22 @@ func algoNames() string {
 	return strings.Join(names, ", ")
 }
 
-// setDuration reads --timeout: a duration such as 30s, or a number of
-// seconds (mpirun's and nccl-tests' form).
-func setDuration(o *Options, v string) error {
-	d, err := time.ParseDuration(v)
-	if err != nil {
-		secs, serr := strconv.ParseFloat(v, 64)
-		if serr != nil || secs != secs || secs > maxTimeout.Seconds() {
-			return fmt.Errorf("%s is not a duration such as 30s or 5m, or a number of seconds", quoteArg(v))
+// setDuration returns the setter of a duration flag (field): a duration
+// such as example, or a number of seconds (mpirun's and nccl-tests' form)
+// of at most limit; validate checks the bounds of either form.
+func setDuration(field func(*Options) *time.Duration, limit time.Duration, example string) func(*Options, string) error {
+	return func(o *Options, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			secs, serr := strconv.ParseFloat(v, 64)
+			if serr != nil || secs != secs || secs > limit.Seconds() {
+				return fmt.Errorf("%s is not a duration such as %s, or a number of seconds", quoteArg(v), example)
+			}
+			d = time.Duration(secs * float64(time.Second))
 		}
-		d = time.Duration(secs * float64(time.Second))
+		*field(o) = d
+		return nil
 	}
-	o.Timeout = d
-	return nil
 }
 
 // maxTimeout bounds --timeout given in seconds (a Duration holds 292 years).

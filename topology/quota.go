@@ -31,9 +31,10 @@ func cgroupCPULimit(procCgroup string, read func(path string) (string, bool)) fl
 			continue
 		}
 		id, controllers, cg := parts[0], parts[1], path.Clean(parts[2])
-		var dirs []string // where this hierarchy's files are, for v1
+		v2 := id == "0" && controllers == ""
+		var dirs []string // where this hierarchy's files are mounted
 		switch {
-		case id == "0" && controllers == "":
+		case v2:
 			dirs = []string{"", "unified"} // "unified": v2 beside v1 (hybrid)
 		case hasController(controllers, "cpu"):
 			dirs = []string{controllers, "cpu", "cpu,cpuacct"}
@@ -42,29 +43,12 @@ func cgroupCPULimit(procCgroup string, read func(path string) (string, bool)) fl
 		}
 		for dir := cg; ; dir = path.Dir(dir) {
 			for _, mount := range dirs {
-				// relative to the mounts
-				base := strings.TrimPrefix(path.Join(mount, dir), "/")
-				if id == "0" && controllers == "" {
-					if s, ok := read(path.Join(base, "cpu.max")); ok {
-						f := strings.Fields(s)
-						if len(f) == 2 && f[0] != "max" {
-							q, err1 := strconv.ParseFloat(f[0], 64)
-							p, err2 := strconv.ParseFloat(f[1], 64)
-							if err1 == nil && err2 == nil {
-								take(q, p)
-							}
-						}
-					}
-					continue
+				base := strings.TrimPrefix(path.Join(mount, dir), "/") // relative to the mounts
+				q, p, found := quotaAt(read, base, v2)
+				if found {
+					take(q, p)
 				}
-				qs, ok1 := read(path.Join(base, "cpu.cfs_quota_us"))
-				ps, ok2 := read(path.Join(base, "cpu.cfs_period_us"))
-				if ok1 && ok2 {
-					q, err1 := strconv.ParseFloat(strings.TrimSpace(qs), 64)
-					p, err2 := strconv.ParseFloat(strings.TrimSpace(ps), 64)
-					if err1 == nil && err2 == nil {
-						take(q, p)
-					}
+				if found && !v2 {
 					break // one mount of this hierarchy is enough
 				}
 			}
@@ -77,6 +61,36 @@ func cgroupCPULimit(procCgroup string, read func(path string) (string, bool)) fl
 		return 0
 	}
 	return limit
+}
+
+// quotaAt reads the CPU quota and period of the cgroup directory base:
+// cgroup v2's cpu.max if v2, else v1's cpu.cfs_quota_us and
+// cpu.cfs_period_us. found says whether its files are there (v1: both; a
+// v2 cpu.max of "max" or one that does not parse counts as absent); a
+// quota of -1 (v1: none) is returned as it is, for take to ignore.
+func quotaAt(read func(path string) (string, bool), base string, v2 bool) (quota, period float64, found bool) {
+	var qs, ps string
+	if v2 {
+		s, ok := read(path.Join(base, "cpu.max"))
+		f := strings.Fields(s)
+		if !ok || len(f) != 2 || f[0] == "max" {
+			return 0, 0, false
+		}
+		qs, ps = f[0], f[1]
+	} else {
+		var ok1, ok2 bool
+		qs, ok1 = read(path.Join(base, "cpu.cfs_quota_us"))
+		ps, ok2 = read(path.Join(base, "cpu.cfs_period_us"))
+		if !ok1 || !ok2 {
+			return 0, 0, false
+		}
+	}
+	q, err1 := strconv.ParseFloat(strings.TrimSpace(qs), 64)
+	p, err2 := strconv.ParseFloat(strings.TrimSpace(ps), 64)
+	if err1 != nil || err2 != nil {
+		return 0, 0, !v2 // v1's files were there: its hierarchy is read
+	}
+	return q, p, true
 }
 
 func hasController(list, name string) bool {

@@ -131,10 +131,7 @@ func (e *engine) letGoPath(b *txBatch, path int) {
 			continue
 		}
 		ended = true
-		h.r.holds--
-		if h.r.holds == 0 {
-			h.r.end()
-		}
+		unhold(h.r)
 	}
 	clear(b.holds[k:])
 	b.holds = b.holds[:k]
@@ -163,14 +160,20 @@ func (e *engine) letGo(b *txBatch) {
 	}
 	for i, h := range b.holds {
 		b.holds[i] = heldOn{}
-		h.r.holds--
-		if h.r.holds == 0 {
-			h.r.end()
-		}
+		unhold(h.r)
 	}
 	b.holds = b.holds[:0]
 	if e.holdWaiters > 0 {
 		e.wrote.Broadcast()
+	}
+}
+
+// unhold lets go one hold of r's end: the last ends it. The caller holds
+// mu.
+func unhold(r *request) {
+	r.holds--
+	if r.holds == 0 {
+		r.end()
 	}
 }
 
