@@ -17,8 +17,8 @@ import (
 // FP16 (Intel's since Sapphire Rapids; no AMD CPU yet), float16 kernels on
 // half-precision lanes (VADDPH and its kin) replace the avx512 level's F16C
 // ones, and fp8 sums and products through float16 its table lookups (their
-// rounding moves bits with GFNI's GF2P8AFFINEQB, which every AVX-512 FP16
-// CPU has), and fp8 minimums and maximums whose order key is one
+// rounding moves bits with GFNI's GF2P8AFFINEQB, or the E4M3 product's
+// VPSHLDW of AVX512_VBMI2: every AVX-512 FP16 CPU has both), and fp8 minimums and maximums whose order key is one
 // GF2P8AFFINEQB replace the avx512 level's. The avx512 level computes fp8
 // sums and products the same way with the float16 arithmetic done in
 // float32 (VCVTPH2PS, VADDPS or VMULPS, VCVTPS2PH toward zero) and E4M3's
@@ -32,7 +32,7 @@ func simdLevels() []simdLevel {
 	c := &cpuid.CPU
 	avx512 := c.Supports(cpuid.AVX512F, cpuid.AVX512BW, cpuid.AVX512DQ, cpuid.AVX2, cpuid.F16C)
 	return []simdLevel{
-		{"avx512fp16", avx512 && c.Supports(cpuid.AVX512FP16, cpuid.GFNI), avx512Block, slices.Concat(avx512Kernels, avx512fp16Kernels)},
+		{"avx512fp16", avx512 && c.Supports(cpuid.AVX512FP16, cpuid.GFNI, cpuid.AVX512VBMI2), avx512Block, slices.Concat(avx512Kernels, avx512fp16Kernels)},
 		{"avx512gfni", avx512 && c.Supports(cpuid.GFNI), avx512Block, slices.Concat(avx512Kernels, avx512gfniKernels)},
 		{"avx512", avx512, avx512Block, avx512Kernels},
 		{"avx2", c.Supports(cpuid.AVX2, cpuid.F16C), avx2Block, avx2Kernels},

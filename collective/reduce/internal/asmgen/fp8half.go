@@ -203,6 +203,7 @@ type fp8Narrower struct {
 	one, half, top       reg.VecVirtual // 0x01, 0x80 and 0x7e in every byte
 	upperMove, lowerMove reg.VecVirtual // E4M3's GF2P8AFFINEQB bit moves
 	shuf                 reg.VecVirtual // narrowUnpacked's VPSHUFB control
+	carry                reg.VecVirtual // narrowCarry's 0x007f in every word
 }
 
 func (g *gen) newFP8Narrower(e4m3, gfni bool) *fp8Narrower {
@@ -281,7 +282,7 @@ func (n *fp8Narrower) narrowUnpacked(lo, hi reg.VecVirtual) reg.VecVirtual {
 // back last.
 func (n *fp8Narrower) round(up, low, sign reg.VecVirtual) reg.VecVirtual {
 	g, c := n.g, n.g.c
-	or := operand.U8(ternary(func(a, b, c bool) bool { return a || b && c })) // a | b&c
+	or := orAnd
 	k := c.K()
 	if !n.e4m3 {
 		c.VPTERNLOGD(or, n.one, up, low)
@@ -333,6 +334,9 @@ func gfMatrix(from [8]int) uint64 {
 	}
 	return m
 }
+
+// orAnd is VPTERNLOGD's a | b&c.
+var orAnd = operand.U8(ternary(func(a, b, c bool) bool { return a || b && c }))
 
 // pickOp is VPTERNLOGD's c ? a : b (bitwise), c its first operand in Go's
 // order and a the destination.

@@ -1,6 +1,7 @@
 package asmgen
 
 import (
+	"github.com/mmcloughlin/avo/ir"
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 )
@@ -16,16 +17,18 @@ import (
 // bytes m also serve the NaN test (m == 0x7f), so per input one AND, one
 // compare and two multiplies replace the two bit moves, two unpacks, AND
 // and compare of float8E4M3Native, and the words come in element pairs as
-// E5M2's do (narrowSign gathers them with shifts). b's words are scaled
-// back up by 2^8 (exact) as there; VMULPH rounds toward zero and the
-// narrowing rounds once more to nearest even (fp8half.go's argument), the
-// results' signs coming from a XOR b. NaNs are put back out of line as in
+// E5M2's do. b's words are scaled back up by 2^8 (exact) as there; VMULPH
+// rounds toward zero and the narrowing rounds once more to nearest even
+// (fp8half.go's argument), here in each word by a carry (narrowCarry,
+// which the products' being non-negative allows), the results' signs
+// coming from a XOR b. NaNs are put back out of line as in
 // float8E4M3Native (e4m3NaNs).
 func float8E4M3ProdMag() emitter { return float8E4M3ProdMagWith(true, true) }
 
 // float8E4M3ProdMagFloat32 is float8E4M3ProdMag for AVX-512 without FP16:
 // the float16 products are computed in float32 (halfViaFloat32), b's 2^8
-// there; the widening needs no GFNI, the narrowing uses it if gfni.
+// there; the widening needs no GFNI, the narrowing (narrowSign's, as
+// these levels do not require AVX512_VBMI2) uses it if gfni.
 func float8E4M3ProdMagFloat32(gfni bool) emitter { return float8E4M3ProdMagWith(false, gfni) }
 
 func float8E4M3ProdMagWith(native, gfni bool) emitter {
@@ -34,7 +37,7 @@ func float8E4M3ProdMagWith(native, gfni bool) emitter {
 		if native {
 			g.streams = 4 // see gen.streams
 		}
-		n := g.newFP8Narrower(true, gfni)
+		n := g.newFP8Narrower(true, gfni && !native) // narrowCarry needs no bit moves
 		var scale, scale32 reg.VecVirtual
 		if native {
 			scale = g.bcast32(0x5c005c00) // 256.0
@@ -45,6 +48,9 @@ func float8E4M3ProdMagWith(native, gfni bool) emitter {
 		lowBy128, highBy128 := g.bcast32(0x00800080), g.bcast32(0x80008000)
 		arith := g.halfRZ(opProd, native, scale32)
 		nans := g.newE4M3NaNs(nan)
+		if native {
+			n.loadCarry()
+		}
 		widen := func(m reg.VecVirtual) (odd, even reg.VecVirtual) {
 			return g.to(c.VPMADDUBSW, m, highBy128), g.to(c.VPMADDUBSW, m, lowBy128)
 		}
@@ -56,13 +62,66 @@ func float8E4M3ProdMagWith(native, gfni bool) emitter {
 			if native {
 				yo, ye = g.to(g.rawTo(vmulph), yo, scale), g.to(g.rawTo(vmulph), ye, scale)
 			}
-			out := n.narrowSign(arith(xo, yo), arith(xe, ye), g.xor(x, y))
+			var out reg.VecVirtual
+			if native {
+				out = n.narrowCarry(arith(xo, yo), arith(xe, ye), g.xor(x, y))
+			} else {
+				out = n.narrowSign(arith(xo, yo), arith(xe, ye), g.xor(x, y))
+			}
 			g.store(out, d)
 			nans.test(xm)
 			nans.test(ym)
 			nans.add(x, y, out, d)
 		}
 	}
+}
+
+// loadCarry loads narrowCarry's constant.
+func (n *fp8Narrower) loadCarry() { n.carry = n.g.bcast32(0x007f007f) }
+
+// narrowCarry is narrowSign for non-negative float16 words (the products
+// of magnitudes), rounding each word in place by a carry instead of on
+// gathered bytes: VPSHLDW of the word w and w<<8 by one bit is T.R, T = bits
+// 14-7 of w (X.eeee.mmm, round's T with its last bit) and R = bits 6-0 then
+// bit 7 (rrrrrrr.m, round's R), so adding 0x7f carries into T exactly where
+// R > 0x80, which is round's rounding up. The even words' codes, shifted
+// down, and the odd words' join by one VPTERNLOG into bytes in element
+// order; VPMINUB saturates at 0x7e and the signs (bit 7 of sign's bytes) go
+// in last. The moves by a byte are VPSLLDQ/VPSRLDQ (within 128-bit lanes,
+// never across a word's two bytes), on the shuffle port, as VPSHLDW,
+// VPMINUB and the word shifts take the other one here (VPSLLW/VPSRLW in
+// their place measured 0.5% faster than narrowSign, these 6%). 10 vector
+// instructions per 64 bytes against narrowSign's 11 (no bit moves, no
+// compare); it needs AVX512_VBMI2 (VPSHLDW), which every AVX-512 FP16 CPU
+// has, and loadCarry must have been called.
+func (n *fp8Narrower) narrowCarry(odd, even, sign reg.VecVirtual) reg.VecVirtual {
+	g, c := n.g, n.g.c
+	carried := func(w reg.VecVirtual) reg.VecVirtual {
+		s8 := g.to(ins3(c.VPSLLDQ), operand.U8(1), w) // bit 15 of each word is w's bit 7
+		return g.to(c.VPADDW, n.carry, g.vpshldw(1, s8, w))
+	}
+	o, e := carried(odd), carried(even)
+	e = g.to(ins3(c.VPSRLDQ), operand.U8(1), e) // its code in the lower byte
+	c.VPTERNLOGD(pickOp, n.high, e, o)          // odd's code in the upper byte, even's in the lower
+	t := g.to(c.VPMINUB, n.top, o)
+	c.VPTERNLOGD(orAnd, n.half, sign, t) // the sign
+	return t
+}
+
+// vpshldw emits VPSHLDW: each word of hi shifted left by imm bits, its
+// vacated low bits filled with the top imm bits of lo's word. Go's
+// assembler knows it; avo v0.5.0 does not (as gf2p8affine).
+func (g *gen) vpshldw(imm uint8, lo, hi reg.VecVirtual) reg.VecVirtual {
+	r := g.vec()
+	ops := []operand.Op{operand.U8(imm), lo, hi, r}
+	g.c.Instruction(&ir.Instruction{
+		Opcode:   "VPSHLDW",
+		Operands: ops,
+		Inputs:   ops[1:3],
+		Outputs:  ops[3:],
+		ISA:      []string{"AVX512F", "AVX512VBMI2"},
+	})
+	return r
 }
 
 // e4m3NaNs puts E4M3 inputs' NaNs back out of line, for kernels whose
