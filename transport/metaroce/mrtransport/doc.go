@@ -65,8 +65,8 @@
 // too large for a train, or of a full piece (no room for a piggybacked
 // ACK), sent straight from the message with a gathering write,
 // metaroce.Endpoint.PollTransmitVec, rather than copied into the datagram
-// buffer; such a datagram next to others to the same address is copied
-// once, into a GSO train); [OpenUDP] is a plain one, and Config.OpenSocket takes any [PathSocket], which is how
+// buffer; datagrams next to each other to the same address go as one GSO
+// train, gathered ones straight from their pieces too); [OpenUDP] is a plain one, and Config.OpenSocket takes any [PathSocket], which is how
 // tests interpose on the network and how [SimNet] replaces it. A send
 // whose buffer a gathering write in progress reads does not end for its
 // caller (complete, fail, or let Cancel return) before that write is over.

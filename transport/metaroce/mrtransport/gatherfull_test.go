@@ -93,3 +93,56 @@ func TestGatheredDatagramsJoinTrains(t *testing.T) {
 	got = read()
 	require.Equal(t, want(c), got.Buf[:got.N])
 }
+
+// TestTrainsGatherWithoutCopy checks how a udpio path socket packs a batch
+// into GSO trains: gathered full pieces to one address make one train whose
+// slices are the datagrams' own (headers, payloads and tails where they
+// lie: nothing is copied together), up to a GSO send's bytes; a datagram
+// to another address, or of another class, starts a new run; a shorter
+// datagram joins a run and ends it; small datagrams join as one slice each.
+func TestTrainsGatherWithoutCopy(t *testing.T) {
+	lo := netip.MustParseAddrPort("127.0.0.1:0")
+	s, err := OpenUDPIO(lo, udpio.Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	u := s.(*udpioSocket)
+	a, b := netip.MustParseAddrPort("127.0.0.1:1001"), netip.MustParseAddrPort("127.0.0.1:1002")
+	msg := make([]byte, 10*8896)
+	full := func(i int, to netip.AddrPort) udpio.Message {
+		return udpio.Message{Buf: make([]byte, 72), Gather: [][]byte{msg[i*8896 : (i+1)*8896], make([]byte, 4)}, Addr: to}
+	}
+	var wr []udpio.Message
+	for i := range 9 { // 7 fit in one GSO send (MaxPayload), then 2 more
+		wr = append(wr, full(i, a))
+	}
+	wr = append(wr, full(9, b))
+	for range 3 {
+		wr = append(wr, udpio.Message{Buf: make([]byte, 200), Addr: b})
+	}
+	wr = append(wr, udpio.Message{Buf: make([]byte, 100), Addr: b}) // shorter: ends the run
+	wr = append(wr, udpio.Message{Buf: make([]byte, 200), Addr: b, Class: 46})
+	trains := u.trains(wr)
+	require.Len(t, trains, 5)
+	require.Equal(t, 8972, trains[0].Segment)
+	require.Equal(t, 7, trains[0].Segments())
+	require.Len(t, trains[0].Gather, 2+3*6)
+	for k := range 7 {
+		var payload []byte
+		if k == 0 {
+			payload = trains[0].Gather[0]
+		} else {
+			require.Same(t, &wr[k].Buf[0], &trains[0].Gather[3*k-1][0], "datagram %d's header", k)
+			payload = trains[0].Gather[3*k]
+		}
+		require.Same(t, &msg[k*8896], &payload[0], "datagram %d's payload is the message's", k)
+	}
+	require.Same(t, &wr[0].Buf[0], &trains[0].Buf[0])
+	require.Equal(t, 2, trains[1].Segments(), "the rest to a")
+	require.Equal(t, b, trains[2].Addr)
+	require.Equal(t, 2, trains[2].Segments(), "a full piece to b, and a shorter datagram that ends its run")
+	require.Equal(t, 8972, trains[2].Segment)
+	require.Equal(t, 200, trains[3].Segment)
+	require.Equal(t, 3, trains[3].Segments(), "two small datagrams and a shorter one that ends the run")
+	require.Equal(t, uint8(46), trains[4].Class)
+	require.Equal(t, 1, trains[4].Segments())
+}

@@ -14,23 +14,20 @@ type udpioSocket struct {
 	s   *udpio.Socket
 	rd  []udpio.Message // read scratch, used by the one reader
 	wr  []udpio.Message // write scratch, used by the one writer
-	gso []udpio.Message // coalesced trains
-	// arena holds the datagrams Coalesce copies into trains; gsoMax is the
-	// largest datagram worth coalescing (bigger ones go alone, since a
-	// train holds at most udpio.MaxPayload bytes).
-	arena []byte
-	// gat backs the Gather slices of wr, two per message.
-	gat [][]byte
+	gso []udpio.Message // trains (see trains)
+	// gat backs the Gather slices of wr, two per message; slices backs the
+	// trains' Gather.
+	gat, slices [][]byte
 	// parts backs the Gather of a scatter read (placer).
 	parts [2][]byte
 	// peeking is the placer's peekLock.
 	peeking sync.Mutex
 }
 
-// gatherMin implements gatherer: payloads too large to coalesce are
-// gathered; smaller ones are copied, so that they can join GSO trains
-// (the engine gathers full pieces below it too, see fullPayloadMin, and
-// WriteBatch copies those that can join a train: flatten).
+// gatherMin implements gatherer: payloads too large for a GSO train of
+// four are gathered, smaller ones copied into the datagram buffer (the
+// engine gathers full pieces below it too, see fullPayloadMin). Both join
+// GSO trains, gathered ones without a copy (trains).
 func (u *udpioSocket) gatherMin() int { return gsoMax }
 
 // gsoMax is the largest datagram that udpioSocket packs into GSO trains:
@@ -106,82 +103,84 @@ func (u *udpioSocket) WriteBatch(ms []Message) (int, error) {
 		u.gat = make([][]byte, 2*len(ms))
 	}
 	wr := u.wr[:len(ms)]
-	small := false
 	for i, m := range ms {
 		wr[i] = udpio.Message{Buf: m.Buf[:m.N], Addr: m.Addr, Class: m.Class}
 		if m.gather[0] != nil {
 			g := u.gat[2*i : 2*i+2]
 			g[0], g[1] = m.gather[0], m.gather[1]
 			wr[i].Gather = g
-			continue
 		}
-		small = small || m.N <= gsoMax
 	}
-	gso := len(ms) > 1 && u.s.Caps().GSO
-	used := 0
-	if gso {
-		used = u.flatten(wr)
-		small = small || used > 0
+	defer clear(u.gat[:2*len(ms)])
+	defer clear(wr)
+	if len(ms) < 2 || !u.s.Caps().GSO {
+		return u.s.WriteBatch(wr)
 	}
-	if !small || !gso {
-		n, err := u.s.WriteBatch(wr)
-		clear(wr)
-		clear(u.gat)
-		return n, err
-	}
-	if u.arena == nil {
-		u.arena = make([]byte, 4*udpio.MaxPayload)
-	}
-	trains, _ := udpio.Coalesce(u.gso[:0], wr, u.arena[used:])
-	u.gso = trains
+	trains := u.trains(wr)
+	defer clear(u.gso)
+	defer clear(u.slices)
 	n, err := u.s.WriteBatch(trains)
 	// Count the datagrams the trains that went stand for.
 	sent := 0
 	for _, t := range trains[:n] {
 		sent += t.Segments()
 	}
-	clear(wr)
-	clear(u.gso)
-	clear(u.gat)
 	return sent, err
 }
 
-// flatten copies the gathered datagrams of wr that may join a GSO train
-// (at most gsoMax bytes, next to a datagram to the same address and of the
-// same class) whole into the arena, back to back, and makes their Buf
-// point there without Gather, so that Coalesce packs them into trains
-// without copying them again; the rest keep their Gather. A gathered
-// datagram alone is sent from where its payload lies, with no copy. It
-// returns the arena bytes used, which Coalesce must not reuse.
-func (u *udpioSocket) flatten(wr []udpio.Message) int {
-	used := 0
-	for i := range wr {
-		m := &wr[i]
-		if len(m.Gather) == 0 {
+// trains packs wr into GSO trains with no copy: a run of consecutive
+// datagrams to the same address and of the same class, all of the first
+// one's length except the last, which may be shorter and then ends the
+// run, becomes one message whose Buf is the first datagram's and whose
+// Gather is every other slice of the run in turn (udpio cuts a train every
+// Segment bytes wherever its slices end). A run holds at most
+// udpio.MaxPayload bytes, udpio.MaxSegments datagrams and
+// 1+udpio.MaxTrainGather slices; a datagram over gsoMax goes alone. (Before,
+// the gathered datagrams of a train were first copied into an arena back to
+// back, and the small ones with them: a copy of every byte of a full piece
+// sent in a train.)
+func (u *udpioSocket) trains(wr []udpio.Message) []udpio.Message {
+	out, sl := u.gso[:0], u.slices[:0]
+	for i := 0; i < len(wr); {
+		m := wr[i]
+		seg := datagramSize(&m)
+		j, bytes, slices := i+1, seg, 1+len(m.Gather)
+		for seg > 0 && seg <= gsoMax && j < len(wr) && j-i < udpio.MaxSegments {
+			d := &wr[j]
+			n := datagramSize(d)
+			if d.Addr != m.Addr || d.Class != m.Class || n == 0 || n > seg ||
+				bytes+n > udpio.MaxPayload || slices+1+len(d.Gather) > 1+udpio.MaxTrainGather {
+				break
+			}
+			j, bytes, slices = j+1, bytes+n, slices+1+len(d.Gather)
+			if n < seg {
+				break
+			}
+		}
+		if j == i+1 {
+			out = append(out, m)
+			i = j
 			continue
 		}
-		n := len(m.Buf)
-		for _, g := range m.Gather {
-			n += len(g)
+		start := len(sl)
+		sl = append(sl, m.Gather...)
+		for _, d := range wr[i+1 : j] {
+			sl = append(sl, d.Buf)
+			sl = append(sl, d.Gather...)
 		}
-		joins := func(j int) bool {
-			return j >= 0 && j < len(wr) && wr[j].Addr == m.Addr && wr[j].Class == m.Class
-		}
-		if n > gsoMax || !(joins(i-1) || joins(i+1)) {
-			continue
-		}
-		if u.arena == nil {
-			u.arena = make([]byte, 4*udpio.MaxPayload)
-		}
-		if used+n > len(u.arena) {
-			break
-		}
-		b := append(u.arena[used:used], m.Buf...)
-		for _, g := range m.Gather {
-			b = append(b, g...)
-		}
-		m.Buf, m.Gather = b, nil
-		used += n
+		out = append(out, udpio.Message{Buf: m.Buf, Gather: sl[start:len(sl):len(sl)], Addr: m.Addr, Class: m.Class, Segment: seg})
+		i = j
 	}
-	return used
+	u.gso, u.slices = out, sl
+	return out
+}
+
+// datagramSize returns the bytes of one datagram to write: Buf's and its
+// Gather slices'.
+func datagramSize(m *udpio.Message) int {
+	n := len(m.Buf)
+	for _, g := range m.Gather {
+		n += len(g)
+	}
+	return n
 }

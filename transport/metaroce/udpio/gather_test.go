@@ -7,8 +7,8 @@ import (
 )
 
 // Messages that gather slices after Buf arrive as one datagram each, in a
-// batch mixed with plain messages; a gather on a train, or of too many
-// slices, is refused.
+// batch mixed with plain messages; a gather of too many slices (more than
+// MaxGather on a datagram, MaxTrainGather on a train) is refused.
 func TestGatherWrite(t *testing.T) {
 	rx := listen(t, loopback4, Config{})
 	tx := listen(t, loopback4, Config{})
@@ -27,7 +27,7 @@ func TestGatherWrite(t *testing.T) {
 	require.Equal(t, pattern(1, 100), got[1].data)
 	require.Equal(t, whole[:9], got[2].data)
 
-	_, err = tx.WriteBatch([]Message{{Buf: whole[:100], Segment: 10, Gather: [][]byte{whole[:1]}, Addr: to}})
+	_, err = tx.WriteBatch([]Message{{Buf: whole[:100], Segment: 10, Gather: make([][]byte, MaxTrainGather+1), Addr: to}})
 	require.ErrorIs(t, err, errBadGather)
 	_, err = tx.WriteBatch([]Message{{Buf: whole[:1], Gather: make([][]byte, MaxGather+1), Addr: to}})
 	require.ErrorIs(t, err, errBadGather)

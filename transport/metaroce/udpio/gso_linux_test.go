@@ -12,7 +12,11 @@ import (
 func flatten(ms []Message) [][]byte {
 	var ds [][]byte
 	for _, m := range ms {
-		SplitSegments(Message{Buf: m.Buf, N: len(m.Buf), Segment: m.Segment}, func(seg []byte) {
+		buf := append([]byte{}, m.Buf...)
+		for _, g := range m.Gather {
+			buf = append(buf, g...)
+		}
+		SplitSegments(Message{Buf: buf, N: len(buf), Segment: m.Segment}, func(seg []byte) {
 			ds = append(ds, append([]byte{}, seg...))
 		})
 	}
@@ -158,6 +162,59 @@ func TestLongTrain(t *testing.T) {
 			got := readDatagrams(t, rx, len(want))
 			for i := range want {
 				require.Equal(t, want[i], got[i].data, "datagram %d", i)
+			}
+		})
+	}
+}
+
+// A train gathered from pieces (each datagram a header, a payload and a
+// tail in three places, as MetaRoCE's DATA) arrives as the datagrams it
+// stands for, cut every Segment bytes wherever the slices end: with GSO,
+// without it, after a GSO send failed with EIO (sent datagram by
+// datagram, the cuts falling inside slices), and beyond one GSO send's
+// limits. Segments counts the gathered bytes.
+func TestGatherTrain(t *testing.T) {
+	const seg, n = 8972, 9
+	whole := pattern(5, seg*n-100) // the last datagram shorter
+	// The train's slices: each datagram's first 76 bytes, then its next
+	// 8892, then the rest, as three slices (the last one's two).
+	var slices [][]byte
+	for off := 0; off < len(whole); off += seg {
+		d := whole[off:min(off+seg, len(whole))]
+		slices = append(slices, d[:76], d[76:min(len(d), 8968)])
+		if len(d) > 8968 {
+			slices = append(slices, d[8968:])
+		}
+	}
+	for _, mode := range []string{"gso", "no gso", "eio"} {
+		t.Run(mode, func(t *testing.T) {
+			rx := listen(t, loopback4, Config{})
+			tx := listen(t, loopback4, Config{DisableGSO: mode == "no gso"})
+			if mode == "eio" {
+				if !tx.Caps().GSO {
+					t.Skip("kernel without GSO")
+				}
+				tx.failGSOWithEIO()
+			}
+			to := rx.LocalAddr()
+			ms := []Message{
+				{Buf: pattern(1, 300), Addr: to},
+				{Buf: slices[0], Gather: slices[1:], Segment: seg, Addr: to},
+				{Buf: pattern(2, 40), Gather: [][]byte{pattern(3, 20), nil, pattern(4, 40)}, Segment: 50, Addr: to},
+			}
+			require.Equal(t, n, ms[1].Segments())
+			require.Equal(t, 2, ms[2].Segments())
+			k, err := tx.WriteBatch(ms)
+			require.NoError(t, err)
+			require.Equal(t, len(ms), k)
+			want := flatten(ms)
+			require.Len(t, want, 1+n+2)
+			got := readDatagrams(t, rx, len(want))
+			for i := range want {
+				require.Equal(t, want[i], got[i].data, "datagram %d", i)
+			}
+			for i := 0; i < n; i++ {
+				require.Equal(t, whole[i*seg:min((i+1)*seg, len(whole))], got[1+i].data, "datagram %d of the train", i)
 			}
 		})
 	}

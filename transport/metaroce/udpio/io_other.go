@@ -62,24 +62,21 @@ type writer struct{}
 func (writer) write(s *Socket, ms []Message) (int, error) {
 	for i := range ms {
 		m := &ms[i]
-		if m.Segment < 0 || (m.Segment > MaxSegmentSize && len(m.Buf) > m.Segment) {
+		if m.Segment < 0 || (m.Segment > MaxSegmentSize && m.size() > m.Segment) {
 			return i, fmt.Errorf("udpio: message %d: bad segment size %d", i, m.Segment)
 		}
+		buf := m.Buf
 		if len(m.Gather) > 0 {
-			if m.Segment != 0 || len(m.Gather) > MaxGather {
+			if len(m.Gather) > maxGatherOf(m) {
 				return i, fmt.Errorf("%w: message %d has %d slices", errBadGather, i, len(m.Gather))
 			}
-			d := append([]byte(nil), m.Buf...)
+			buf = append([]byte(nil), m.Buf...)
 			for _, g := range m.Gather {
-				d = append(d, g...)
+				buf = append(buf, g...)
 			}
-			if _, err := s.conn.WriteToUDPAddrPort(d, m.Addr); err != nil {
-				return i, err
-			}
-			continue
 		}
 		var err error
-		SplitSegments(Message{Buf: m.Buf, N: len(m.Buf), Segment: m.Segment}, func(seg []byte) {
+		SplitSegments(Message{Buf: buf, N: len(buf), Segment: m.Segment}, func(seg []byte) {
 			if err == nil {
 				_, err = s.conn.WriteToUDPAddrPort(seg, m.Addr)
 			}

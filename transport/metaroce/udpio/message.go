@@ -27,6 +27,11 @@ const (
 	ReadBufferSize = 65536
 	// MaxGather is the most slices a written Message may gather after Buf.
 	MaxGather = 3
+	// MaxTrainGather is the most slices a written train (a Message with a
+	// Segment) may gather after Buf: enough for [MaxSegments] datagrams
+	// of one slice each, or for a train of MTU-sized datagrams of three
+	// slices each (a header, a payload and a tail).
+	MaxTrainGather = MaxSegments - 1
 )
 
 // Message is one datagram, or with GSO/GRO a train of segments of equal size
@@ -67,8 +72,11 @@ type Message struct {
 	Truncated bool
 	// Gather holds, on write, up to MaxGather more slices sent after Buf
 	// in the same datagram, straight from where they are (the kernel
-	// gathers them: no copy is made). A message with Gather is one
-	// datagram: its Segment must be 0. On read (Linux only), the datagram
+	// gathers them: no copy is made). On a train (Segment set), up to
+	// MaxTrainGather slices: the train's bytes are Buf and then the Gather
+	// slices, back to back, cut into Segment-sized datagrams wherever the
+	// slices end (so a train of datagrams that each lie in pieces is sent
+	// without copying them together). On read (Linux only), the datagram
 	// fills Buf and then each Gather slice in turn (a scatter read, so that
 	// its parts land where they belong), and N counts the bytes in all.
 	Gather [][]byte
@@ -78,10 +86,29 @@ type Message struct {
 // plain datagram (an empty one included), or the number of segments of a
 // train.
 func (m *Message) Segments() int {
-	if m.Segment <= 0 || len(m.Buf) <= m.Segment {
+	n := m.size()
+	if m.Segment <= 0 || n <= m.Segment {
 		return 1
 	}
-	return (len(m.Buf) + m.Segment - 1) / m.Segment
+	return (n + m.Segment - 1) / m.Segment
+}
+
+// maxGatherOf returns the most Gather slices m may have on write:
+// MaxTrainGather on a train (Segment set), else MaxGather.
+func maxGatherOf(m *Message) int {
+	if m.Segment > 0 {
+		return MaxTrainGather
+	}
+	return MaxGather
+}
+
+// size returns the bytes m sends: Buf's and its Gather slices'.
+func (m *Message) size() int {
+	n := len(m.Buf)
+	for _, g := range m.Gather {
+		n += len(g)
+	}
+	return n
 }
 
 // SplitSegments calls fn for each datagram of a received message: once with

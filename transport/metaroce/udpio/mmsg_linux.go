@@ -14,46 +14,87 @@ import (
 // received datagram; here the addresses are parsed straight into
 // netip.AddrPort values and nothing is allocated per call.
 
-// iovSlots is the number of iovecs per entry: Buf and up to MaxGather
-// more.
-const iovSlots = 1 + MaxGather
+// Iovecs per entry: a reader's, Buf and up to MaxGather more; a writer's,
+// Buf and up to MaxTrainGather more (a train gathered from its pieces).
+const (
+	readIovSlots  = 1 + MaxGather
+	writeIovSlots = 1 + MaxTrainGather
+)
 
 // headers is the reusable state of one recvmmsg or sendmmsg call: a header,
-// iovSlots iovecs, a socket address and a control buffer per entry.
+// slots iovecs, a socket address and a control buffer per entry.
 type headers struct {
 	v6     bool // the socket is AF_INET6
 	hs     []unix.Mmsghdr
 	iovs   []unix.Iovec
+	slots  int    // iovecs per entry
 	names  []byte // sockaddrSlot bytes per entry
 	oob    []byte // oobLen bytes per entry
 	oobLen int
 }
 
-func (h *headers) init(n, oobLen int, v6 bool) {
+func (h *headers) init(n, oobLen, slots int, v6 bool) {
 	h.v6 = v6
 	h.hs = make([]unix.Mmsghdr, n)
-	h.iovs = make([]unix.Iovec, n*iovSlots)
+	h.iovs = make([]unix.Iovec, n*slots)
+	h.slots = slots
 	h.names = make([]byte, n*sockaddrSlot)
 	h.oob = make([]byte, n*oobLen)
 	h.oobLen = oobLen
 }
 
 // set fills entry i to move buf followed by the gather slices (at most
-// MaxGather), with name bytes of the address buffer and ctl bytes of the
+// slots-1), with name bytes of the address buffer and ctl bytes of the
 // control buffer.
 func (h *headers) set(i int, buf []byte, gather [][]byte, name, ctl int) {
-	iovs := h.iovs[i*iovSlots : i*iovSlots+1+len(gather)]
+	iovs := h.iovs[i*h.slots : i*h.slots+1+len(gather)]
 	for k := range iovs {
 		b := buf
 		if k > 0 {
 			b = gather[k-1]
 		}
-		iovs[k].Base = nil
-		if len(b) > 0 {
-			iovs[k].Base = &b[0]
-		}
-		iovs[k].SetLen(len(b))
+		setIov(&iovs[k], b)
 	}
+	h.finish(i, iovs, name, ctl)
+}
+
+// setRange fills entry i as set does, but to move only bytes [off, off+n)
+// of buf and the gather slices taken back to back (one datagram of a
+// train, or several for GSO): the iovecs of the slices that range covers,
+// the first and last cut to it.
+func (h *headers) setRange(i int, buf []byte, gather [][]byte, off, n, name, ctl int) {
+	iovs := h.iovs[i*h.slots : i*h.slots : (i+1)*h.slots]
+	for k := -1; k < len(gather) && n > 0; k++ {
+		b := buf
+		if k >= 0 {
+			b = gather[k]
+		}
+		if off >= len(b) {
+			off -= len(b)
+			continue
+		}
+		b = b[off:min(len(b), off+n)]
+		off, n = 0, n-len(b)
+		iovs = iovs[:len(iovs)+1]
+		setIov(&iovs[len(iovs)-1], b)
+	}
+	if len(iovs) == 0 { // an empty datagram: one empty iovec, as set gives
+		iovs = iovs[:1]
+		setIov(&iovs[0], nil)
+	}
+	h.finish(i, iovs, name, ctl)
+}
+
+func setIov(iov *unix.Iovec, b []byte) {
+	iov.Base = nil
+	if len(b) > 0 {
+		iov.Base = &b[0]
+	}
+	iov.SetLen(len(b))
+}
+
+// finish fills entry i's header for iovs (its first iovecs), name and ctl.
+func (h *headers) finish(i int, iovs []unix.Iovec, name, ctl int) {
 	hdr := &h.hs[i].Hdr
 	*hdr = unix.Msghdr{Iov: &iovs[0]}
 	hdr.SetIovlen(len(iovs))
@@ -87,7 +128,7 @@ func (h *headers) mmsg(trap, fd uintptr, cnt, flags int) (int, unix.Errno) {
 	bytes := 0
 	for i := range cnt {
 		used := int(h.hs[i].Hdr.Iovlen)
-		for _, iov := range h.iovs[i*iovSlots : i*iovSlots+used] {
+		for _, iov := range h.iovs[i*h.slots : i*h.slots+used] {
 			bytes += int(iov.Len)
 		}
 	}
@@ -102,7 +143,7 @@ func (h *headers) mmsg(trap, fd uintptr, cnt, flags int) (int, unix.Errno) {
 // release drops the references to the caller's buffers held by the first n
 // entries, so that the socket does not keep them alive.
 func (h *headers) release(n int) {
-	for i := range n * iovSlots {
+	for i := range n * h.slots {
 		h.iovs[i].Base = nil
 	}
 }
@@ -121,7 +162,7 @@ type reader struct {
 }
 
 func (r *reader) init(batch int, v6 bool) {
-	r.headers.init(batch, readControlLen, v6)
+	r.headers.init(batch, readControlLen, readIovSlots, v6)
 	r.recvFn = r.recv
 }
 

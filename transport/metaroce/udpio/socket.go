@@ -157,14 +157,15 @@ func (s *Socket) Peek(m *Message) error {
 }
 
 // WriteBatch sends every message of ms: each is one datagram (Buf, then
-// any Gather slices), or a train of Segment-sized datagrams, sent by GSO if the kernel allows (a train
-// over [MaxSegments] segments or [MaxPayload] bytes as several GSO sends),
-// else one by one. It blocks while the socket's send buffer is full. It returns
+// any Gather slices), or a train of Segment-sized datagrams (Buf and any
+// Gather slices back to back, cut every Segment bytes), sent by GSO if the
+// kernel allows (a train over [MaxSegments] segments or [MaxPayload] bytes
+// as several GSO sends), else one by one. It blocks while the socket's send buffer is full. It returns
 // len(ms) and nil, or the number of leading messages sent in full and the
 // error that stopped it (a train counts as sent only when all of it went).
-// A negative Segment, a Segment above [MaxSegmentSize] on a train, a
-// Gather on a message with a Segment or of more than [MaxGather] slices, or
-// an invalid Addr is an error. After Close it returns an error wrapping
+// A negative Segment, a Segment above [MaxSegmentSize] on a train, more
+// than [MaxGather] Gather slices on a single datagram or [MaxTrainGather]
+// on a train, or an invalid Addr is an error. After Close it returns an error wrapping
 // [net.ErrClosed].
 func (s *Socket) WriteBatch(ms []Message) (int, error) {
 	if len(ms) == 0 {

@@ -35,7 +35,7 @@ type entry struct {
 type cursor struct{ msg, off int }
 
 func (w *writer) init(batch int, v6 bool) {
-	w.headers.init(batch, writeControlLen, v6)
+	w.headers.init(batch, writeControlLen, writeIovSlots, v6)
 	w.ent = make([]entry, batch)
 	w.sendFn = w.send
 }
@@ -117,8 +117,9 @@ func (w *writer) pack(s *Socket, ms []Message, at cursor) (cursor, error) {
 	for at.msg < len(ms) && k < len(w.hs) {
 		m := &ms[at.msg]
 		e := entry{msg: at.msg, off: at.off}
-		buf := m.Buf[at.off:]
-		isTrain := m.Segment > 0 && len(buf) > m.Segment
+		size := m.size()
+		n := size - at.off // the bytes of this entry: the rest of m, or less for a train
+		isTrain := m.Segment > 0 && n > m.Segment
 		nameLen, err := putSockaddr(w.names[k*sockaddrSlot:], m.Addr, w.v6)
 		if err == nil {
 			err = checkSegment(m)
@@ -132,13 +133,13 @@ func (w *writer) pack(s *Socket, ms []Message, at cursor) (cursor, error) {
 		ctl := 0
 		switch {
 		case isTrain && gso:
-			buf = buf[:min(len(buf), gsoSegments(m.Segment)*m.Segment)]
-			if len(buf) > m.Segment {
+			n = min(n, gsoSegments(m.Segment)*m.Segment)
+			if n > m.Segment {
 				e.gso = true
 				ctl = putSegmentCmsg(w.oob[k*w.oobLen:], uint16(m.Segment))
 			}
 		case isTrain:
-			buf = buf[:m.Segment]
+			n = m.Segment
 		}
 		if m.Class&63 != 0 {
 			var ecn uint8
@@ -148,11 +149,11 @@ func (w *writer) pack(s *Socket, ms []Message, at cursor) (cursor, error) {
 			v6 := w.v6 && !m.Addr.Addr().Unmap().Is4() // a v4 peer (mapped or not) of a dual-stack socket takes IP_TOS
 			ctl += putClassCmsg(w.oob[k*w.oobLen+ctl:], m.Class, ecn, v6)
 		}
-		w.set(k, buf, m.Gather, nameLen, ctl)
+		w.setRange(k, m.Buf, m.Gather, at.off, n, nameLen, ctl)
 		w.ent[k] = e
 		k++
-		at.off += len(buf)
-		if at.off >= len(m.Buf) {
+		at.off += n
+		if at.off >= size {
 			at = cursor{msg: at.msg + 1}
 		}
 	}
@@ -170,10 +171,10 @@ var errBadSegment = errors.New("udpio: bad segment size")
 
 // checkSegment checks the Segment and Gather fields of a message to send.
 func checkSegment(m *Message) error {
-	if m.Segment < 0 || (m.Segment > MaxSegmentSize && len(m.Buf) > m.Segment) {
+	if m.Segment < 0 || (m.Segment > MaxSegmentSize && m.size() > m.Segment) {
 		return fmt.Errorf("%w %d", errBadSegment, m.Segment)
 	}
-	if len(m.Gather) > 0 && (m.Segment != 0 || len(m.Gather) > MaxGather) {
+	if len(m.Gather) > maxGatherOf(m) {
 		return fmt.Errorf("%w: %d slices with segment %d", errBadGather, len(m.Gather), m.Segment)
 	}
 	return nil
