@@ -159,6 +159,9 @@ type reader struct {
 	// eachReads counts each's recvmmsg calls (tests check that a short
 	// batch is not followed by a read that finds nothing).
 	eachReads int
+	// eachSets counts the entries each set up (tests check that it does
+	// not set up the whole batch for every read).
+	eachSets int
 }
 
 func (r *reader) init(batch int, v6 bool) {

@@ -39,18 +39,28 @@ func (r *reader) each(s *Socket, ms []Message, handle func(n int) bool) error {
 	stopped := false
 	var ended error
 	r.cnt, r.flags, r.errno = cnt, 0, 0
+	// dirty is how many leading entries need their headers set before the
+	// next recvmmsg: all at first; then those the last one filled, whose
+	// lengths the kernel overwrote, and the one after (a recvmmsg that
+	// fails writes back nothing, and the iovecs, which the kernel only
+	// reads, stay). A datagram or two a read is the common case, and the
+	// batch is mostly longer (the engine's 16).
+	dirty := cnt
+	defer r.release(cnt)
 	err := s.raw.Read(func(fd uintptr) bool {
 		for {
-			for i := range cnt {
+			for i := range dirty {
 				r.set(i, ms[i].Buf, ms[i].Gather, sockaddrSlot, r.oobLen)
 			}
+			r.eachSets += dirty
+			dirty = 0
 			got := r.recv(fd)
 			r.eachReads++
-			r.release(cnt)
 			if !got || r.errno != 0 {
 				return got // EAGAIN: wait; an error: return it
 			}
 			n := r.n
+			dirty = min(n+1, cnt)
 			for i := range n {
 				r.unpack(i, &ms[i], false)
 			}

@@ -130,7 +130,8 @@ func (s *Socket) ReadBatch(ms []Message) (int, error) {
 // new ReadBatch must first try a read that finds nothing (see reader.each).
 // The socket's read side is held meanwhile: other ReadBatch and Peek calls
 // wait for ReadEach to return, and handle must not close the socket (Close
-// waits for handle). Close and a read deadline end it, with the errors
+// waits for handle), nor change ms's Buf and Gather (every batch is read
+// into the ones ms held when ReadEach was called). Close and a read deadline end it, with the errors
 // ReadBatch would return, at the latest after the running handle, even
 // while batches keep coming full. An empty ms is an error wrapping
 // [ErrConfig].
