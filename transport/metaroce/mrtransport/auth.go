@@ -1,6 +1,20 @@
 package mrtransport
 
-import "net/netip"
+import (
+	"net/netip"
+
+	"github.com/gocoll/gocoll/transport/metaroce/wire"
+)
+
+// mayRefuse reports whether the core may refuse datagram d, so that
+// answerRefusals must follow it: only a HELLO makes a refusal (one without
+// the job key, or with another). Polling for refusals after every datagram
+// cost a WAN receiver 1.2-1.7 % of its CPU samples (perf record of a p2p in
+// the two-site lab, bench/results/wan_overhead.md, session 21).
+func mayRefuse(d []byte) bool {
+	h, err := wire.PeekHeader(d)
+	return err == nil && h.Type == wire.TypeHello
+}
 
 // answerRefusals sends the core's refusals of the datagram just handled
 // (HELLOs without the job key: metaroce.Endpoint.PollRefusal) back to

@@ -219,3 +219,19 @@ func TestAuthWrongKeyRefused(t *testing.T) {
 		})
 	}
 }
+
+// Refusals are polled after a HELLO only (the only datagram the core
+// refuses), not after every DATA, ACK or probe.
+func TestMayRefuseOnlyHellos(t *testing.T) {
+	hello := &wire.Hello{Src: 5, Node: 2, Paths: 4, MaxDatagram: 1452, MsgWindow: 64}
+	require.True(t, mayRefuse(wire.AppendHello(nil, hello)))
+	ack := *hello
+	ack.Ack = true
+	require.False(t, mayRefuse(wire.AppendHello(nil, &ack)), "a HELLO-ACK")
+	require.False(t, mayRefuse(wire.AppendProbe(nil, &wire.Probe{Conn: 7, Path: 1, Nonce: 3})))
+	require.False(t, mayRefuse(wire.AppendClose(nil, &wire.Close{Conn: 7})))
+	require.False(t, mayRefuse([]byte{wire.Version}), "too short")
+	bad := wire.AppendHello(nil, hello)
+	bad[0]++
+	require.False(t, mayRefuse(bad), "another version")
+}

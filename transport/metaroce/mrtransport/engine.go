@@ -374,7 +374,9 @@ func (e *engine) handleBatch(path int, ms []Message) bool {
 		}
 		for {
 			e.core.HandleDatagramAt(now, at, path, m.CE, b[:seg])
-			e.answerRefusals(path, m.Addr)
+			if mayRefuse(b[:seg]) {
+				e.answerRefusals(path, m.Addr)
+			}
 			count++
 			// The stamp is the train's first segment's: the rest arrived
 			// later, when is not known, so they count as arriving now
