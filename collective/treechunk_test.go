@@ -21,10 +21,10 @@ func TestTreePartsPipeline(t *testing.T) {
 		count       int // float32s
 		wantLargest int
 	}{
-		{count: 2 * chunk / 4, wantLargest: chunk / 4},   // parts of 64 KiB (1 chunk): chunks of 16 KiB
-		{count: 4 * chunk / 4, wantLargest: chunk / 2},   // parts of 128 KiB (2 chunks): 32 KiB
+		{count: 2 * chunk / 4, wantLargest: chunk / 8},   // parts of 64 KiB (1 chunk): chunks of 8 KiB
+		{count: 4 * chunk / 4, wantLargest: chunk / 4},   // parts of 128 KiB (2 chunks): 16 KiB
 		{count: 32 * chunk / 4, wantLargest: chunk},      // parts of 16 chunks: the communicator's
-		{count: chunk / 4 / 16, wantLargest: chunk / 32}, // parts of 2 KiB, under the floor (an 8th of a chunk): whole
+		{count: chunk / 4 / 32, wantLargest: chunk / 64}, // parts of 1 KiB, under the floor (a 16th of a chunk): whole
 	} {
 		if got := tune.TreeChunk(tc.count*4/2, chunk); got < tc.wantLargest {
 			t.Fatalf("TreeChunk(%d, %d) = %d, below %d", tc.count*2, chunk, got, tc.wantLargest)

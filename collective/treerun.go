@@ -12,8 +12,8 @@ import (
 
 // treeRun is one rank's part of a pipelined operation on trees (two per
 // channel): part t of the buffer, in chunks (tune.TreeChunk: at least
-// tune.TreeChunksMin of them where that keeps a chunk at an 8th of
-// Config.ChunkBytes or more, so that a part of one or two of the
+// tune.TreeChunksMin of them where that keeps a chunk at a
+// tune.TreeChunkDiv-th of Config.ChunkBytes or more, so that a part of one or two of the
 // transport's chunks still pipelines), goes up tree t (reduced at
 // every inner rank) and/or down it (forwarded by every inner rank).
 //
@@ -27,18 +27,26 @@ import (
 // it, at most ahead of them beyond the first not yet waited for, and a
 // send only once every earlier send to its peer is posted.
 //
-// Each tree's events run in their order, but the trees run apart: a rank
-// runs whichever tree can go on (its next receive has arrived, or its next
-// send's turn to its peer has come), and waits for the first of the trees'
-// next receives to arrive (awaitAny). So a chunk that is late on one tree
-// (its path crossed a busy link) holds back only that tree, not the
-// forwarding of the others' chunks (gocoll sim, 256 ranks, Broadcast on 4
-// channels: a rank forwarding one tree's chunks over the WAN waited 63 ms
-// a step for two other trees' chunks, and the WAN link idled a third of
-// the time). No rank waits for a message that cannot come: the first event
-// not yet run in canonical order can always run but for a receive's
-// arrival, and such a receive, at step s, is of a message its sender posts
-// after its own steps below s; so in the end every rank runs every event.
+// A tree's events form two streams, its way up (receives from children,
+// combines, sends to the parent) and its way down (the receive from the
+// parent, sends to children); each stream's events run in their order, but
+// the streams run apart: a rank runs whichever stream can go on (its next
+// receive has arrived, or its next send's turn to its peer has come; the
+// root sends a chunk down once it has combined it), and waits for the
+// first of the streams' next receives to arrive (awaitAny). So a chunk
+// that is late on one tree (its path crossed a busy link) holds back only
+// that tree, not the forwarding of the others' chunks (gocoll sim, 256
+// ranks, Broadcast on 4 channels: a rank forwarding one tree's chunks over
+// the WAN waited 63 ms a step for two other trees' chunks, and the WAN
+// link idled a third of the time), and a chunk's way down, a round trip
+// to the root behind its way up, does not hold back the later chunks'
+// way up (the two-site lab's 4 MiB AllReduce over MetaRoCE in virtual
+// time: a rank above a leaf sent its third chunk up only once its first
+// came back down, 20 ms later). No rank waits for a message that cannot
+// come: the first event not yet run in canonical order can always run but
+// for a receive's arrival, and such a receive, at step s, is of a message
+// its sender posts after its own steps below s; so in the end every rank
+// runs every event.
 type treeRun struct {
 	o          *operation
 	x          int // this rank
@@ -54,8 +62,8 @@ type treeRun struct {
 	upSends    [][]transport.Request
 	combined   []int // chunks combined so far, per tree (in chunk order)
 	events     []treeEvent
-	byTree     [][]int       // each tree's events (indices into events), in order
-	next       []int         // per tree, its next event in byTree
+	streams    [][]int       // each stream's events (indices into events), in order
+	next       []int         // per stream, its next event in streams
 	left       int           // events not yet run
 	recvs      []int         // indices into events of the receives, in order
 	pending    []pendingRecv // by receive ordinal
@@ -72,6 +80,16 @@ type treeEvent struct {
 	up                    bool
 	ord                   int // a receive's ordinal; a send's previous send to peer (index into events), or -1
 	done                  bool
+}
+
+// stream is the run order event e belongs to: a tree's way up (its
+// receives from children, combines and sends to the parent) or its way
+// down (the receives from the parent and sends to children).
+func (e *treeEvent) stream() int {
+	if e.up {
+		return 2 * e.t
+	}
+	return 2*e.t + 1
 }
 
 const (
@@ -97,11 +115,11 @@ func newTreeRun(o *operation, trees []treeShape, send, recv []byte, count, esize
 		return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.kind, b.kind), cmp.Compare(a.t, b.t),
 			cmp.Compare(a.c, b.c), cmp.Compare(a.peer, b.peer))
 	})
-	r.byTree, r.next, r.left = make([][]int, len(trees)), make([]int, len(trees)), len(r.events)
+	r.streams, r.next, r.left = make([][]int, 2*len(trees)), make([]int, 2*len(trees)), len(r.events)
 	var last [][2]int // (peer, its last send so far)
 	for i := range r.events {
 		e := &r.events[i]
-		r.byTree[e.t] = append(r.byTree[e.t], i)
+		r.streams[e.stream()] = append(r.streams[e.stream()], i)
 		switch e.kind {
 		case evRecv:
 			e.ord = len(r.recvs)
@@ -187,16 +205,16 @@ func (r *treeRun) run() error {
 	}
 	for r.left > 0 {
 		ran := false
-		for t := range r.trees {
-			for r.next[t] < len(r.byTree[t]) {
-				ok, err := r.step(r.byTree[t][r.next[t]])
+		for s := range r.streams {
+			for r.next[s] < len(r.streams[s]) {
+				ok, err := r.step(r.streams[s][r.next[s]])
 				if err != nil {
 					return err
 				}
 				if !ok {
 					break
 				}
-				r.next[t]++
+				r.next[s]++
 				ran = true
 			}
 		}
@@ -222,6 +240,9 @@ func (r *treeRun) step(i int) (bool, error) {
 	case evSend:
 		if e.ord >= 0 && !r.events[e.ord].done {
 			return false, nil
+		}
+		if !e.up && r.up && r.trees[e.t].parent[r.x] < 0 && r.combined[e.t] <= e.c {
+			return false, nil // the root sends down what it has combined
 		}
 		r.sendEvent(e)
 	case evRecv:
@@ -283,9 +304,9 @@ func (r *treeRun) awaited(ord int) transport.Request {
 // need be.
 func (r *treeRun) block() error {
 	first := -1
-	for t := range r.trees {
-		if r.next[t] < len(r.byTree[t]) {
-			if i := r.byTree[t][r.next[t]]; first < 0 || i < first {
+	for s := range r.streams {
+		if r.next[s] < len(r.streams[s]) {
+			if i := r.streams[s][r.next[s]]; first < 0 || i < first {
 				first = i
 			}
 		}
@@ -300,11 +321,11 @@ func (r *treeRun) block() error {
 		return err
 	}
 	r.cands = r.cands[:0]
-	for t := range r.trees {
-		if r.next[t] == len(r.byTree[t]) {
+	for s := range r.streams {
+		if r.next[s] == len(r.streams[s]) {
 			continue
 		}
-		e := &r.events[r.byTree[t][r.next[t]]]
+		e := &r.events[r.streams[s][r.next[s]]]
 		if e.kind != evRecv || e.ord >= r.posted {
 			continue
 		}

@@ -33,12 +33,18 @@ func TreeChannels(c, bytes, chunkBytes int) int {
 // a 2 MiB part, which in one chunk would cross every edge whole before the
 // next edge starts. In the two-site lab (loaded, interleaved, median of
 // 12 calls) that AllReduce took 184 and 271 ms in chunks of 2 MiB, 164
-// and 143 ms in chunks of 512 KiB; gocoll sim 107.6 ms against 94.8. The
-// floor is a fraction of the chunk, not a byte count, so that gocoll
-// sim's payload-free runs (sizes and chunk scaled down alike) cut alike.
+// and 143 ms in chunks of 512 KiB; gocoll sim 107.6 ms against 94.8. Over
+// MetaRoCE in virtual time (mrtransport's TestWANSimHierarchical, 10 seeds
+// x 7 calls after the first), once a tree's way up no longer waits for its
+// way down (collective's treeRun), it took 115 ms a call in 4 chunks of
+// 512 KiB, 108 in 8 of 256 KiB, 108-110 in 12 or 16; the 1 MiB AllReduce
+// 44 -> 36 ms, 16 MiB 422 -> 394 (5 seeds). The ideal fabric (gocoll
+// sim) prices them alike. The floor is a fraction of the chunk, not a byte
+// count, so that gocoll sim's payload-free runs (sizes and chunk scaled
+// down alike) cut alike.
 const (
-	TreeChunksMin = 4
-	TreeChunkDiv  = 8
+	TreeChunksMin = 8
+	TreeChunkDiv  = 16
 )
 
 // TreeChunk is the chunk a tree moves its part of partBytes in, with the
