@@ -81,7 +81,7 @@ func (p *hierPipe) dependencies(stages []*hstage, pieces int) {
 				_, seg, _ := s.segs(i)
 				lo, hi := s.g.span(seg, c)
 				scratch = ws.query(lo, hi, scratch[:0])
-				p.queues[s.right] = append(p.queues[s.right], hsend{st: s, i: i, key: s.key + step, deps: deps()})
+				p.queues[s.right] = append(p.queues[s.right], hsend{st: s, i: i, key: s.stepKey(step), deps: deps()})
 			}
 			for c := range s.g.k {
 				i := step*s.g.k + c

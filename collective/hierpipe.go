@@ -9,7 +9,8 @@ import (
 )
 
 // The hierarchical AllReduce, pipelined: the buffer is cut in pieces
-// (hierPieces: up to 8, of at least 2 chunks, more in a large world), and every piece runs the
+// (hierPieces: up to 8, of at least 2 chunks, more in a large world; the
+// first and last cut smaller, hierPieceBounds), and every piece runs the
 // whole hierarchy of rings (reduce-scatter in each group, the shard
 // owners' AllReduce one level up, all-gather back; see
 // allReduceHierarchical), all pieces at once. So
@@ -18,7 +19,9 @@ import (
 //
 // One goroutine drives every ring of every piece. Every message gets a key
 // that both its ends compute from the structure alone: a ring of a problem
-// that starts at key b sends and receives step s's messages at key b+s; a
+// that starts at key b sends and receives step s's messages at key b+s
+// (the top level's ring, over the shard owners of every site, at
+// b+topStride*s, see there); a
 // problem at level l starting at b runs its group's reduce-scatter from b,
 // shard j's problem one level up from b+(p-1)+j*D(l+1) and the all-gather
 // from b+(p-1)+p*D(l+1), where p is its largest group and D(l) bounds the
@@ -50,7 +53,8 @@ import (
 // have lower keys.
 //
 // A receive is posted ahead while its memory is free: a reduce-scatter
-// receive takes one of a bounded set of chunk buffers, an all-gather
+// receive takes its bytes from a bounded ring of chunk buffers
+// (hierArena), an all-gather
 // receive lands where an earlier send of the group's reduce-scatter (or of
 // the ring's own first half) read, and is posted once that send is done;
 // the receive waited for next may wait for it (a send of a lower key).
@@ -60,20 +64,104 @@ import (
 // follows.
 func hierPieces(b, chunkBytes, ranks int) int { return tune.HierPieces(b, chunkBytes, ranks) }
 
+// The ramp of the pieces: the first even piece is cut in halves
+// hierRampUp times and the last hierRampDown times (1/8, 1/8, 1/4, 1/2 of
+// a piece at the start; 1/2, 1/4, 1/8, 1/16, 1/16 at the end). The WAN
+// waits for the first piece's reduce-scatters before it carries anything
+// and the call for the last piece's all-gathers after it is done, so
+// small pieces there shorten both, while the pieces between keep their
+// size. The lab's 2 x 2 x 2 grid over MetaRoCE in virtual time, with a
+// site's shared memory and LAN at 1.2 GB/s (TestWANSimHierarchical,
+// WAN_SIM_LOCAL_MBS=300, control class first): 16 MiB (4 pieces of
+// 4 MiB) 80.8-82.5 % of the WAN bound before, the WAN idle for the first
+// ~17 ms and the last ~10 ms of a ~204 ms call. Each halving doubles the
+// next piece, which its reduce-scatter must keep up with while the WAN
+// carries the piece before: with a host and site level only twice the
+// WAN's rate (TestHierarchicalChunksOverlapTheLevels) 4 halvings at the
+// start were too many (84 % of the bound against 96 %), 3 are not.
+const (
+	hierRampUp   = 3
+	hierRampDown = 4
+)
+
+// hierPieceBounds returns the byte offsets of the pieces an AllReduce of
+// bytes (elements of es bytes) is cut in: hierPieces even pieces, the
+// first and the last cut in a ramp (hierRampUp, hierRampDown) when there
+// are two or more. Every rank computes the same.
+func hierPieceBounds(bytes, chunkBytes, ranks, es int) []int {
+	p := hierPieces(bytes, chunkBytes, ranks)
+	even := regionGeometry(0, bytes, p, es)
+	if p < 2 {
+		return even
+	}
+	out := []int{0}
+	ramp := func(lo, hi, halvings int, down bool) {
+		var parts []int // in elements: halves of the rest, then the rest
+		rest := (hi - lo) / es
+		for range halvings {
+			parts = append(parts, rest/2)
+			rest -= rest / 2
+		}
+		parts = append(parts, rest)
+		if !down {
+			slices.Reverse(parts)
+		}
+		for _, x := range parts {
+			if x > 0 {
+				out = append(out, out[len(out)-1]+x*es)
+			}
+		}
+	}
+	for q := range p {
+		switch q {
+		case 0:
+			ramp(even[0], even[1], hierRampUp, false)
+		case p - 1:
+			ramp(even[q], even[q+1], hierRampDown, true)
+		default:
+			out = append(out, even[q+1])
+		}
+	}
+	return out
+}
+
+// topStride spaces the top level ring's steps: step s of piece q has key
+// b+q+topStride*s, so that piece q+1's step s comes, on each pair, between
+// piece q's steps s and s+1. A ring's step s+1 sends what its step s
+// received (the reduce-scatter half's sum, then the all-gather half), a
+// WAN latency and the left's send after its own step s: with steps one
+// key apart, piece q+1's step s, queued after that send, waited for it,
+// and every WAN connection stopped for that time between the halves of
+// every piece (5-10 ms a piece over MetaRoCE, bench/results/wan_gap.md's
+// "ring of two's halfway stall"); now the next piece's step fills it.
+const topStride = 2
+
+// hierAhead times the chunk buffers is how many receives a pipeline keeps
+// posted beyond the lowest not taken: the arena (hierArena) bounds their
+// bytes, this their count, which a ramp's small pieces would otherwise
+// reach first (the lab grid's 64 MiB over MetaRoCE in virtual time, a
+// ramp of 4 halvings at each end: 90.4 % of the WAN bound with 2, 92.4 %
+// with 8; 86.8 % with a chunk buffer a receive and 2).
+const hierAhead = 8
+
 // hstage is one ring this rank takes part in, for one piece.
 type hstage struct {
-	piece int
-	key   int // step s's messages have key key+s
-	kind  int // allSteps, reduceScatterSteps, allGatherSteps or exchangeStep
-	n, r  int // ring size and the position its segment arithmetic uses
-	left  int
-	right int
-	g     geometry // offsets into the whole buffer
-	steps int
-	sends []transport.Request // by index
-	pos   []int               // by index, the receive's place in the wait order
-	rs    *hstage             // an all-gather's reduce-scatter (same group and segments)
+	piece  int
+	key    int // step s's messages have key key+s*stride
+	stride int
+	kind   int // allSteps, reduceScatterSteps, allGatherSteps or exchangeStep
+	n, r   int // ring size and the position its segment arithmetic uses
+	left   int
+	right  int
+	g      geometry // offsets into the whole buffer
+	steps  int
+	sends  []transport.Request // by index
+	pos    []int               // by index, the receive's place in the wait order
+	rs     *hstage             // an all-gather's reduce-scatter (same group and segments)
 }
+
+// stepKey is the key of step's messages.
+func (s *hstage) stepKey(step int) int { return s.key + step*max(1, s.stride) }
 
 func (s *hstage) total() int { return s.steps * s.g.k }
 
@@ -159,7 +247,7 @@ type hierPlan struct {
 func (h *hier) newPlan() *hierPlan {
 	n := h.o.c.Size()
 	pl := &hierPlan{h: h, d: make([]int, len(h.levels)+1)}
-	pl.d[len(h.levels)] = 2 * max(1, n-1)
+	pl.d[len(h.levels)] = 2 * max(1, n-1) * topStride
 	for l := len(h.levels) - 1; l >= 0; l-- {
 		p := largestGroup(h.levels[l])
 		pl.d[l] = 2*(p-1) + p*pl.d[l+1]
@@ -259,6 +347,7 @@ func (pl *hierPlan) ring(q int, members []int, kind int, off []int, key int) *hs
 	switch kind {
 	case allSteps:
 		s.steps = 2 * (n - 1)
+		s.stride = topStride
 	case exchangeStep:
 		s.steps = 1
 	case reduceScatterSteps:
@@ -299,9 +388,9 @@ type hierPipe struct {
 	buf     []byte
 	recvs   []hrecv
 	pending []pendingRecv
-	slotOf  []int // by wait position, its chunk buffer or -1
-	slots   [][]byte
-	free    []int
+	blockOf []int    // by wait position, its arena block or -1
+	bufOf   [][]byte // by wait position, the arena's bytes it landed in
+	arena   hierArena
 	posted  int
 	done    int
 	queues  [][]hsend // by peer
@@ -326,7 +415,7 @@ func (h *hier) allReducePipelined(buf []byte) error {
 	es := h.spec.dt.Size()
 	pl := h.newPlan()
 	pl.exchange = tune.HierExchange(len(buf), c.cfg.ChunkBytes)
-	pieces := regionGeometry(0, len(buf), hierPieces(len(buf), c.cfg.ChunkBytes, c.Size()), es)
+	pieces := hierPieceBounds(len(buf), c.cfg.ChunkBytes, c.Size(), es)
 	regions := make([][2]int, len(pieces)-1)
 	for q := range regions {
 		regions[q] = [2]int{pieces[q], pieces[q+1]}
@@ -338,7 +427,7 @@ func (h *hier) allReducePipelined(buf []byte) error {
 	p := &hierPipe{o: h.o, spec: h.spec, buf: buf, queues: make([][]hsend, c.Size()), qhead: make([]int, c.Size())}
 	for _, s := range pl.stages {
 		for i := range s.total() {
-			p.recvs = append(p.recvs, hrecv{st: s, i: i, key: s.key + i/s.g.k})
+			p.recvs = append(p.recvs, hrecv{st: s, i: i, key: s.stepKey(i / s.g.k)})
 		}
 	}
 	slices.SortFunc(p.recvs, func(a, b hrecv) int { return hevCompare(a.key, a.st.piece, a.i, b.key, b.st.piece, b.i) })
@@ -357,14 +446,12 @@ func (h *hier) allReducePipelined(buf []byte) error {
 		slices.SortFunc(q, func(a, b hsend) int { return hevCompare(a.key, a.st.piece, a.i, b.key, b.st.piece, b.i) })
 	}
 	nslots := max(1, min(nrs, ringDepth(c.cfg, nrs)))
-	p.slots = c.scratch.get(nslots)
-	defer c.scratch.put(p.slots)
-	for i := range nslots {
-		p.free = append(p.free, i)
-	}
-	p.ahead = 2 * nslots
+	p.arena = hierArena{bufs: c.scratch.get(nslots), size: c.scratch.size}
+	defer c.scratch.put(p.arena.bufs)
+	p.ahead = hierAhead * nslots
 	p.pending = make([]pendingRecv, len(p.recvs))
-	p.slotOf = make([]int, len(p.recvs))
+	p.blockOf = make([]int, len(p.recvs))
+	p.bufOf = make([][]byte, len(p.recvs))
 	p.waited = make([]bool, len(p.recvs))
 	p.rdy.init(len(p.recvs), func(w int) int { return p.recvs[w].st.left },
 		func(w int) []int { return p.recvs[w].deps }, func(w int) bool { return p.recvs[w].st.sendDep(p.recvs[w].i) })

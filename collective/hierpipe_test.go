@@ -145,11 +145,14 @@ func TestHierarchicalPiecesKeepTheWANBusy(t *testing.T) {
 // in virtual time, with the lab's figures (a site's WAN 100 MB/s, 2 ms;
 // MetaRoCE's 2 MiB chunks) and a host and site level only 3x the WAN (as
 // the lab's shared memory and MetaRoCE LAN run on its busy cores), a
-// 16 MiB hierarchical AllReduce takes at most 1/0.85 of the WAN's time
+// 16 MiB hierarchical AllReduce takes at most 1/0.95 of the WAN's time
 // for the bytes each site receives, with every rank's sum exact. With
 // pieces of at least 8 chunks it ran as one piece, whose WAN idled while
 // its reduce-scatters and all-gathers ran: 239.7 ms (70 % of the bound)
-// against 187.3 (90 %) in 4 pieces.
+// against 187.3 (90 %) in 4 even pieces, whose first piece's
+// reduce-scatters and last piece's all-gathers still left the WAN idle
+// at the ends; 171.5 ms (97.8 %) with the first and last cut in a ramp
+// (hierPieceBounds).
 func TestHierarchicalPiecesOverlapTheLevels(t *testing.T) {
 	const wan, bw, lan, size, n = 2 * time.Millisecond, 100e6, 300e6, 16 << 20, 8
 	links := tune.Links{
@@ -159,8 +162,8 @@ func TestHierarchicalPiecesOverlapTheLevels(t *testing.T) {
 	}
 	took := onGrid(t, links, 2<<20, exactSumAllReduce(size, n))
 	bound := time.Duration(size / bw * float64(time.Second))
-	if worst := slices.Max(took); !t.Failed() && worst > time.Duration(float64(bound)/0.85) {
-		t.Errorf("16 MiB hierarchical AllReduce took %v of virtual time (slowest rank), %.1f %% of the WAN's %v; want at least 85 %%", worst, 100*float64(bound)/float64(worst), bound)
+	if worst := slices.Max(took); !t.Failed() && worst > time.Duration(float64(bound)/0.95) {
+		t.Errorf("16 MiB hierarchical AllReduce took %v of virtual time (slowest rank), %.1f %% of the WAN's %v; want at least 95 %%", worst, 100*float64(bound)/float64(worst), bound)
 	}
 }
 

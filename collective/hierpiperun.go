@@ -96,18 +96,18 @@ func (p *hierPipe) next() (int, error) {
 // it into place, from its chunk buffer, and frees that.
 func (p *hierPipe) finishRecv(w int) error {
 	r := p.recvs[w]
-	sl := p.slotOf[w]
+	sl := p.blockOf[w]
 	if sl < 0 {
 		return nil
 	}
 	_, _, seg := r.st.segs(r.i)
 	lo, hi := r.st.g.span(seg, r.i%r.st.g.k)
 	if r.st.kind == exchangeStep {
-		if err := p.exchange(r.st, r.i, p.buf[lo:hi], p.slots[sl][:hi-lo]); err != nil {
+		if err := p.exchange(r.st, r.i, p.buf[lo:hi], p.bufOf[w]); err != nil {
 			return err
 		}
 	} else if r.st.rsReceive(r.i) {
-		p.spec.kernel(p.buf[lo:hi], p.buf[lo:hi], p.slots[sl][:hi-lo])
+		p.spec.kernel(p.buf[lo:hi], p.buf[lo:hi], p.bufOf[w])
 	} else {
 		if req, ok := r.st.hazard(r.i); ok {
 			if req == nil {
@@ -117,9 +117,10 @@ func (p *hierPipe) finishRecv(w int) error {
 				return err
 			}
 		}
-		copy(p.buf[lo:hi], p.slots[sl][:hi-lo])
+		copy(p.buf[lo:hi], p.bufOf[w])
 	}
-	p.free = append(p.free, sl)
+	p.arena.free(sl)
+	p.bufOf[w] = nil
 	return nil
 }
 
@@ -179,18 +180,17 @@ func (p *hierPipe) post(upTo int, force bool) error {
 		c, _, seg := r.st.segs(r.i)
 		lo, hi := r.st.g.span(seg, c)
 		var buf []byte
-		p.slotOf[p.posted] = -1
+		p.blockOf[p.posted] = -1
 		if r.st.slotReceive(r.i) {
-			if len(p.free) == 0 {
+			b, id, ok := p.arena.lend(hi - lo)
+			if !ok {
 				if force {
 					return p.o.fail(fmt.Errorf("internal error: no chunk buffer for receive %d", p.posted))
 				}
 				return nil
 			}
-			sl := p.free[len(p.free)-1]
-			p.free = p.free[:len(p.free)-1]
-			p.slotOf[p.posted] = sl
-			buf = p.slots[sl][:hi-lo]
+			p.blockOf[p.posted], p.bufOf[p.posted] = id, b
+			buf = b
 		} else {
 			if req, ok := r.st.hazard(r.i); ok {
 				if req == nil {
