@@ -8,6 +8,7 @@ import (
 	"io"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -233,12 +234,20 @@ func TestRunKilledRankNamedEverywhere(t *testing.T) {
 // answer, soon, and the job's results are right (each round's sum is
 // checked on every rank) and it ends on its own with status 0.
 func TestRunDiagnoseHealthyJob(t *testing.T) {
-	const rounds = 8000
+	// The job runs at least 1 s (-min-time), 5 report periods, however
+	// fast the machine: 8000 rounds alone took under 0.2 s on a quiet one.
+	const rounds = 1000
 	o := gocollRun(t, 2*time.Minute, "-np", "8", "--diagnose", "0.2", "--", bins.collcheck, "-mode", "loop",
-		"-rounds", fmt.Sprint(rounds), "-count", "256")
+		"-rounds", fmt.Sprint(rounds), "-min-time", "1s", "-count", "256")
 	require.Equal(t, 0, o.code, o.stderr)
-	for r := range 8 {
-		require.Contains(t, o.stdout, fmt.Sprintf("[rank %d] rank %d: %d rounds ok\n", r, r, rounds))
+	ok := regexp.MustCompile(`(?m)^\[rank (\d)\] rank (\d): (\d+) rounds ok$`).FindAllStringSubmatch(o.stdout, -1)
+	require.Len(t, ok, 8, o.stdout)
+	for _, m := range ok {
+		require.Equal(t, m[1], m[2], o.stdout)
+		n, err := strconv.Atoi(m[3])
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, n, rounds, o.stdout)
+		require.Equal(t, ok[0][3], m[3], "every rank ends at the same round: %s", o.stdout)
 	}
 	reports := regexp.MustCompile(`(?m)^gocoll run: hang report \(--diagnose\): (\d+) of 8 ranks answered in (\S+)$`).FindAllStringSubmatch(o.stderr, -1)
 	require.NotEmpty(t, reports, "no report in %v:\n%s", o.took, o.stderr)

@@ -44,6 +44,7 @@ func main() {
 	exitCode := flag.Int("code", 3, "exit mode: its exit status")
 	count := flag.Int("count", 1<<18, "loop and hang modes: floats per AllReduce")
 	rounds := flag.Int("rounds", 1, "hang mode: rounds before rank -rank stops calling; loop mode: end after this many rounds if > 1")
+	minTime := flag.Duration("min-time", 0, "loop mode with -rounds > 1: go on past -rounds until this long has passed on some rank (checked together every 64 rounds)")
 	deadline := flag.Duration("deadline", 5*time.Minute, "the calls' context deadline; 0: none (GOCOLL_TIMEOUT then bounds each operation)")
 	flag.Parse()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -62,9 +63,9 @@ func main() {
 		x := []float32{1}
 		err = collective.AllReduce(ctx, world.Comm, x, x, collective.Sum)
 	case "loop":
-		err = loop(ctx, world, *count, *rounds, -1)
+		err = loop(ctx, world, *count, *rounds, -1, *minTime)
 	case "hang":
-		err = loop(ctx, world, *count, *rounds, *exitRank)
+		err = loop(ctx, world, *count, *rounds, *exitRank, 0)
 	case "affinity":
 		err = printAffinity(ctx, world)
 	case "exit":
@@ -93,8 +94,12 @@ func fail(err error) {
 // hangRank (-1: none) stops calling it after rounds rounds and sleeps
 // until ctx ends. Without a hanging rank, rounds > 1 ends the loop after
 // that many, each round's sum checked (every element the sum of the
-// ranks' numbers plus one).
-func loop(ctx context.Context, w *gocoll.World, count, rounds, hangRank int) error {
+// ranks' numbers plus one), or, with minTime > 0, after the first
+// multiple of 64 rounds from there at which some rank has run for
+// minTime: the ranks agree on it by a Max AllReduce every 64 rounds, so
+// a job lasts at least minTime whatever the machine's speed.
+func loop(ctx context.Context, w *gocoll.World, count, rounds, hangRank int, minTime time.Duration) error {
+	start := time.Now()
 	x := make([]float32, count)
 	n := w.Size()
 	want := slices.Repeat([]float32{float32(n * (n + 1) / 2)}, count)
@@ -117,11 +122,38 @@ func loop(ctx context.Context, w *gocoll.World, count, rounds, hangRank int) err
 		if i == 0 {
 			fmt.Printf("looping pid=%d\n", os.Getpid())
 		}
-		if hangRank < 0 && rounds > 1 && i+1 == rounds {
-			fmt.Printf("rank %d: %d rounds ok\n", w.Rank(), rounds)
-			return nil
+		if hangRank < 0 && rounds > 1 && i+1 >= rounds {
+			done, err := loopDone(ctx, w, i+1, rounds, minTime, start)
+			if err != nil {
+				return err
+			}
+			if done {
+				fmt.Printf("rank %d: %d rounds ok\n", w.Rank(), i+1)
+				return nil
+			}
 		}
 	}
+}
+
+// loopDone says whether a loop without a hanging rank ends after round
+// i (counted from 1), at least rounds: at once without minTime, else at a
+// multiple of 64 rounds once some rank has run for minTime (a Max
+// AllReduce, so every rank ends at the same round).
+func loopDone(ctx context.Context, w *gocoll.World, i, rounds int, minTime time.Duration, start time.Time) (bool, error) {
+	if minTime <= 0 {
+		return true, nil
+	}
+	if (i-rounds)%64 != 0 {
+		return false, nil
+	}
+	past := []int32{0}
+	if time.Since(start) >= minTime {
+		past[0] = 1
+	}
+	if err := collective.AllReduce(ctx, w.Comm, past, past, collective.Max); err != nil {
+		return false, fmt.Errorf("loop's end check after %d rounds: %w", i, err)
+	}
+	return past[0] == 1, nil
 }
 
 // checkAll runs every collective and checks each result.
