@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 	"time"
+	"unsafe"
 )
 
 // The lean board Broadcast. A blocking Broadcast of at most boardRingData
@@ -97,13 +98,16 @@ func (l *leanRecord) read() (OpRecord, bool) {
 // whether it did: if not, it changed nothing.
 func (c *Comm) broadcastLean(ctx context.Context, h header, send, recv []byte, root int) bool {
 	b := &c.board
+	// The argument checks are the generic path's (checkType, checkRoot,
+	// checkWhole, checkLen, checkAlias) as plain tests, without their
+	// calls: a call that fails one takes the generic path, which reports it.
 	if len(recv) > boardRingData || b.ring == 0 || c.flight.onEnd.Load() != nil || ctx.Err() != nil ||
-		checkType(h.dt) != nil || checkRoot(root, c.Size()) != nil || checkWhole("recv", recv, h.dt) != nil {
+		!h.dt.Valid() || uint(root) >= uint(c.Size()) || len(recv)%h.dt.Size() != 0 {
 		return false
 	}
 	data, late := recv, false // late: the root's copy into recv, out of place
 	if c.rank == root && !sameRegion(send, recv) {
-		if checkLen("send", send, len(recv), h.dt) != nil || checkAlias("send", send, "recv", recv) != nil {
+		if len(send) != len(recv) || overlaps(send, recv) {
 			return false
 		}
 		data, late = send, true
@@ -170,7 +174,9 @@ func (c *Comm) leanLocked(h header, recv, data []byte, root int, late bool) bool
 		publish(b.ack(c.rank, s), seq)
 	}
 	b.leanEnded(c.rank, seq)
-	_ = b.rootSettle(c, s) // nil: leanReady looked, after the acks
+	if c.rank != root {
+		_ = b.rootSettle(c, s) // nil: leanReady looked, after the acks
+	} // the root's: leanLeft
 	slot := b.slot(b.peers[c.rank], s)
 	copy(slot[boardOffHeader:], mine[:])
 	if c.rank == root {
@@ -183,7 +189,7 @@ func (c *Comm) leanLocked(h header, recv, data []byte, root int, late bool) bool
 	} else if late {
 		copy(recv, data)
 	}
-	b.leftEager(c, seq, s, root)
+	b.leanLeft(c, seq, s, root)
 	if b.verify[s] != seq+1 && b.endedAt(seq+1) < seq+1 { // boardLeave
 		publish(b.ack(c.rank, s), seq+1)
 	}
@@ -342,6 +348,26 @@ func (b *boardState) checkState(c *Comm, g int) (done, bad bool) {
 	return false, a >= 0 && word(b.slot(mem, a), 0).Load() == v
 }
 
+// leanLeft is leftEager for lean call seq (slot s), with the root's
+// rootSettle of slot s's earlier call, which leanLocked leaves to it: on
+// the root that call, pending u, was acked by every member and failed by
+// none (leanReady looked, after the acks), so settling it and leaving
+// this one pending is one compare-and-swap of u for seq+1, rootN
+// unchanged, where rootSettle and leftEager take four atomic
+// read-modify-writes (a compare-and-swap and an add each). If nothing
+// is pending in slot s, or the swap finds u gone (rootFailed took it),
+// it does what they do.
+func (b *boardState) leanLeft(c *Comm, seq uint64, s, root int) {
+	if c.rank == root {
+		p := &b.rootPending[s]
+		if u := p.Load(); u != 0 && p.CompareAndSwap(u, seq+1) {
+			return
+		}
+		_ = b.rootSettle(c, s) // nil, as above; 0 pending: nothing to do
+	}
+	b.leftEager(c, seq, s, root)
+}
+
 // leftEager records what an eager board Broadcast (seq, slot s) leaves
 // after it returns: the root's call, pending until settled (rootPending),
 // or a receiver's check of its next receiver's header (boardVerify).
@@ -403,4 +429,14 @@ func (c *Comm) leanClose() {
 	if ok {
 		f.startLocked(r)
 	}
+}
+
+// overlaps reports what checkAlias reports as an error, as a plain test:
+// a and b overlap without being the same region.
+func overlaps(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 || sameRegion(a, b) {
+		return false
+	}
+	pa, pb := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return pa < pb+uintptr(len(b)) && pb < pa+uintptr(len(a))
 }

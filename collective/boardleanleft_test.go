@@ -1,0 +1,58 @@
+package collective
+
+import (
+	"testing"
+)
+
+// TestLeanLeft: a lean root call leaves itself pending in its slot
+// (rootPending) in place of the slot's earlier call, settled, with rootN
+// counting the pending calls, as rootSettle then leftEager leave them;
+// with nothing pending it adds one; a receiver leaves no pending call.
+func TestLeanLeft(t *testing.T) {
+	l, ok := layoutFor(64<<10, 16)
+	if !ok {
+		t.Fatal("no layout")
+	}
+	for _, tc := range []struct {
+		name          string
+		rank          int
+		before, after uint64 // rootPending of the call's slot
+		n, wantN      int64  // rootN
+	}{
+		{name: "root, earlier call pending", rank: 0, before: 3, after: 20, n: 2, wantN: 2},
+		{name: "root, none pending", rank: 0, before: 0, after: 20, n: 1, wantN: 2},
+		{name: "receiver", rank: 1, before: 0, after: 0, n: 1, wantN: 1},
+	} {
+		c := &Comm{id: 7, rank: tc.rank, ranks: []int{0, 1, 2}}
+		b := &c.board
+		b.boardLayout, b.verifyLow = l, ^uint64(0)
+		for range 3 {
+			b.peers = append(b.peers, make([]byte, 64<<10))
+		}
+		const seq = 19
+		s := b.slotOf(seq, true)
+		b.rootPending[s].Store(tc.before)
+		b.rootN.Store(tc.n)
+		b.leanLeft(c, seq, s, 0)
+		if got, n := b.rootPending[s].Load(), b.rootN.Load(); got != tc.after || n != tc.wantN {
+			t.Errorf("%s: rootPending %d rootN %d, want %d %d", tc.name, got, n, tc.after, tc.wantN)
+		}
+	}
+}
+
+// TestOverlaps: overlaps reports exactly the buffers checkAlias fails.
+func TestOverlaps(t *testing.T) {
+	buf := make([]byte, 64)
+	for a := 0; a <= 16; a++ {
+		for al := 0; al <= 16; al++ {
+			for bo := 0; bo <= 16; bo++ {
+				for bl := 0; bl <= 16; bl++ {
+					x, y := buf[a:a+al], buf[bo:bo+bl]
+					if got, want := overlaps(x, y), checkAlias("send", x, "recv", y) != nil; got != want {
+						t.Fatalf("overlaps([%d:%d], [%d:%d]) = %v, checkAlias says %v", a, a+al, bo, bo+bl, got, want)
+					}
+				}
+			}
+		}
+	}
+}
