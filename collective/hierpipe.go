@@ -78,10 +78,11 @@ func hierPieces(b, chunkBytes, ranks int) int { return tune.HierPieces(b, chunkB
 // next piece, which its reduce-scatter must keep up with while the WAN
 // carries the piece before: with a host and site level only twice the
 // WAN's rate (TestHierarchicalChunksOverlapTheLevels) 4 halvings at the
-// start were too many (84 % of the bound against 96 %), 3 are not.
+// start were too many (84 % of the bound against 96 %), 3 are not. The
+// cost model prices the same ramp (tune.HierRampUp, tune.HierRampDown).
 const (
-	hierRampUp   = 3
-	hierRampDown = 4
+	hierRampUp   = tune.HierRampUp
+	hierRampDown = tune.HierRampDown
 )
 
 // hierPieceBounds returns the byte offsets of the pieces an AllReduce of

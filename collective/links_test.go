@@ -9,10 +9,13 @@ import (
 )
 
 // The link figures Config.Topology carries (a version 2 topology file's)
-// reach the cost model: on 2 sites x 2 hosts x 2 ranks at 64 MiB, the
+// reach the cost model: on 2 sites x 2 hosts x 2 ranks at 1 MiB, the
 // assumed WAN (12.5 times slower than the LAN) makes auto hierarchical, a
-// WAN as fast as the LAN the ring; a topology whose links name an unknown
-// host is refused.
+// WAN as fast as the LAN the ring (gocoll sim: ring 20.4 against
+// hierarchical 13.2 ms, and 1.84 against 2.22 ms); a topology whose links
+// name an unknown host is refused. (At 64 MiB the uniform links are a
+// tie, hierarchical 92.9 against ring 94.0 ms in gocoll sim, which the
+// model prices so since session 21.)
 func TestTopologyLinksReachTheChoice(t *testing.T) {
 	lan := topology.Link{Latency: 25 * time.Microsecond, Bandwidth: 1.25e9}
 	for _, tc := range []struct {
@@ -29,7 +32,7 @@ func TestTopologyLinksReachTheChoice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := c.modelAlgorithm(KindAllReduce, 64<<20, -1); got != tc.want {
+		if got := c.modelAlgorithm(KindAllReduce, 1<<20, -1); got != tc.want {
 			t.Errorf("links %+v: %v, want %v", tc.links, got, tc.want)
 		}
 		_ = c.Close()

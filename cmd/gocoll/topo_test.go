@@ -16,7 +16,9 @@ import (
 
 // gocoll topo --explain on a version 2 file: every candidate with its
 // prediction, one chosen; a slow WAN in the file makes the hierarchical
-// AllReduce the choice at 64 MiB, a fast one the ring.
+// AllReduce the choice at 1 MiB, a fast one the ring. (At 64 MiB uniform
+// links are a tie the model prices so since session 21's ramp pricing:
+// gocoll sim ran hierarchical 92.9 against ring 94.0 ms there.)
 func TestTopoExplain(t *testing.T) {
 	for _, c := range []struct{ wan, want string }{
 		{`{"latency": "5ms", "bandwidth": 1e7}`, "hierarchical"},
@@ -24,7 +26,7 @@ func TestTopoExplain(t *testing.T) {
 	} {
 		path := writeTopology(t, 8, `"levels": {"wan": `+c.wan+`, "site": {"latency": "25us", "bandwidth": 1.25e9}, "host": {"latency": "25us", "bandwidth": 1.25e9}}`)
 		var out, errOut bytes.Buffer
-		code := run(context.Background(), []string{"topo", "--explain", "64M", "--topology", path, "--coll", "allreduce"}, nil, &out, &errOut, nil)
+		code := run(context.Background(), []string{"topo", "--explain", "1M", "--topology", path, "--coll", "allreduce"}, nil, &out, &errOut, nil)
 		require.Equal(t, 0, code, errOut.String())
 		t.Logf("\n%s", out.String())
 		lines := strings.Split(strings.TrimSpace(out.String()), "\n")

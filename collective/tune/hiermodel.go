@@ -65,6 +65,17 @@ func HierPieces(bytes, chunkBytes, ranks int) int {
 	return max(1, min(HierPiecesMax, bytes/perPiece))
 }
 
+// The ramp of the hierarchical AllReduce's pieces (collective's
+// hierPieceBounds): with two pieces or more, the first is cut in halves
+// HierRampUp times and the last HierRampDown times (1/8 1/8 1/4 1/2 of an
+// even piece at the start, 1/2 1/4 1/8 1/16 1/16 at the end), so the top
+// level starts after a small piece's lower phases and the call ends a
+// small piece's lower phases after it.
+const (
+	HierRampUp   = 3
+	HierRampDown = 4
+)
+
 // hierarchical is the pipelined hierarchical AllReduce: P pieces, each
 // through every level's phases (hierPhases of bytes/P), all pieces at
 // once. The first piece takes the sum of its phases (sum); each further
@@ -78,7 +89,12 @@ func HierPieces(bytes, chunkBytes, ranks int) int {
 // off the bottleneck overlap with it only in part, the more so the more
 // pieces (fitted to gocoll sim on the 2x2x2 lab grid: WAN 10x slower than
 // the LAN, and uniform links, 1 to 8 pieces). A last phase adds the
-// further pieces.
+// further pieces. With the ramp (P > 1, HierRampUp/HierRampDown) the
+// phases before the bottleneck phase wait only for the first ramp
+// piece's (1/2^HierRampUp of a piece) and the phases after it for the
+// last's (1/2^HierRampDown): those are priced at that piece's size (fill
+// and drain), the bottleneck phase and the further pieces as before
+// (hierRamped).
 func (m *model) hierarchical() []phase {
 	p := HierPieces(int(m.bytes), int(m.chunk), m.n)
 	piece := m.hierPhases([]problem{{m.identity(), m.bytes / float64(p)}}, 0)
@@ -87,22 +103,51 @@ func (m *model) hierarchical() []phase {
 	}
 	rest := phase{overlap: true}
 	var sum float64
-	for _, ph := range piece {
+	neck, neckLoad := 0, -1.0
+	for i, ph := range piece {
 		load := m.time(phase{flows: ph.flows, overlap: true})
+		if load > neckLoad {
+			neck, neckLoad = i, load
+		}
 		rest.lat, sum = max(rest.lat, load), sum+m.time(ph)
 		for _, f := range ph.flows {
 			rest.flows = append(rest.flows, f)
 		}
 	}
-	bw, landed := m.loads(piece[len(piece)-1])
-	rest.tail = landed - bw // the last piece ends as its last phase does
 	b := max(rest.lat, m.time(phase{flows: rest.flows, overlap: true}))
 	f := float64(p-1) * (1 + (1-b/sum)*float64(p-1)/float64(2*p))
 	rest.lat *= f
 	for i := range rest.flows {
 		rest.flows[i].bytes *= f
 	}
-	return append(piece, rest)
+	out := m.hierRamped(piece, neck, m.bytes/float64(p))
+	bw, landed := m.loads(out[len(out)-1])
+	rest.tail = landed - bw // the last piece ends as its last phase does
+	return append(out, rest)
+}
+
+// hierRamped returns one even piece's phases (piece, of bytes) with those
+// before the bottleneck phase neck priced at the first ramp piece's size
+// and those after it at the last's (the fill and drain of the pipeline,
+// which only those small pieces' lower phases hold up).
+func (m *model) hierRamped(piece []phase, neck int, bytes float64) []phase {
+	first := m.hierPhases([]problem{{m.identity(), bytes / float64(int(1)<<HierRampUp)}}, 0)
+	last := m.hierPhases([]problem{{m.identity(), bytes / float64(int(1)<<HierRampDown)}}, 0)
+	if len(first) != len(piece) || len(last) != len(piece) {
+		return piece // a level's form changed with the size: price it even
+	}
+	out := make([]phase, len(piece))
+	for i := range piece {
+		switch {
+		case i < neck:
+			out[i] = first[i]
+		case i > neck:
+			out[i] = last[i]
+		default:
+			out[i] = piece[i]
+		}
+	}
+	return out
 }
 
 func (m *model) identity() []int {
