@@ -163,7 +163,7 @@ func (c *Comm) leanLocked(h header, recv, data []byte, root int, late bool) bool
 	if pass { // boardVerify, the checks found clean: those of the calls below lc.upto
 		for q := b.verifyLow - 1; q+1 < lc.upto; q++ {
 			if g := b.checkSlot(q); g >= 0 {
-				b.verified(c, g) // done, no error: leanReady looked
+				b.leanVerified(c.rank, g) // done, no error: leanReady looked
 			}
 		}
 		b.verifyLow, b.verifyOld, b.verifyFail = lc.low, lc.old, lc.fail
@@ -346,6 +346,19 @@ func (b *boardState) checkState(c *Comm, g int) (done, bad bool) {
 	}
 	a := b.otherSlot(v-1, g)
 	return false, a >= 0 && word(b.slot(mem, a), 0).Load() == v
+}
+
+// leanVerified is verified for the check left in slot g that a lean
+// pass found done and matched (leanPass), with nothing changed since
+// (Comm.mu, and the peer reuses slot g only after this rank's ack): it
+// takes the check and acks the slot, as verified does, without looking
+// again, and the ack is a release store (publish) as the lean call's
+// others, not Go's atomic Store (XCHG, a full barrier).
+func (b *boardState) leanVerified(rank, g int) {
+	v := b.verify[g]
+	b.verify[g] = 0
+	b.verifyN--
+	publish(b.ack(rank, g), v)
 }
 
 // leanLeft is leftEager for lean call seq (slot s), with the root's

@@ -56,3 +56,30 @@ func TestOverlaps(t *testing.T) {
 		}
 	}
 }
+
+// TestLeanVerified: a check a lean pass found done and matched, taken by
+// leanVerified, leaves what verified leaves: the check gone, one check
+// fewer, the slot acked with the call's seq+1.
+func TestLeanVerified(t *testing.T) {
+	var got [2]struct {
+		verify, ack uint64
+		n           int
+	}
+	for i := range got {
+		r := newVerifyRig(t, 10, 13)
+		b := &r.c.board
+		s := b.slotOf(11, true)
+		r.write(2, s, 11, r.hdr)
+		if i == 0 {
+			if done, err := b.verified(r.c, s); !done || err != nil {
+				t.Fatalf("verified: %v %v", done, err)
+			}
+		} else {
+			b.leanVerified(r.c.rank, s)
+		}
+		got[i].verify, got[i].ack, got[i].n = b.verify[s], b.ack(r.c.rank, s).Load(), b.verifyN
+	}
+	if got[0] != got[1] || got[1].ack != 12 || got[1].n != 3 {
+		t.Errorf("leanVerified left %+v, verified %+v (want ack 12, 3 checks)", got[1], got[0])
+	}
+}
