@@ -40,8 +40,8 @@ for round in $(seq "$ROUNDS"); do
       load=$(cut -d' ' -f1 /proc/loadavg)
       read -r c1 t1 <<<"$(run "$TMP/gocoll-$l" "$s" "$N1")"
       read -r c2 t2 <<<"$(run "$TMP/gocoll-$l" "$s" "$N2")"
-      awk -v l="$l" -v s="$s" -v load="$load" -v c1="$c1" -v c2="$c2" -v t1="$t1" -v t2="$t2" -v n1="$N1" -v n2="$N2" \
-        'BEGIN { printf "%s %s %s %.2f %s %s\n", l, s, load, (c2 - c1) / (n2 - n1) * 1e6, t1, t2 }'
+      awk -v l="$l" -v s="$s" -v ld="$load" -v c1="$c1" -v c2="$c2" -v t1="$t1" -v t2="$t2" -v n1="$N1" -v n2="$N2" \
+        'BEGIN { printf "%s %s %s %.2f %s %s\n", l, s, ld, (c2 - c1) / (n2 - n1) * 1e6, t1, t2 }'
     done
   done
 done
