@@ -83,3 +83,24 @@ func TestLeanVerified(t *testing.T) {
 		t.Errorf("leanVerified left %+v, verified %+v (want ack 12, 3 checks)", got[1], got[0])
 	}
 }
+
+// TestLeanAckedBy: leanAckedBy acks exactly where ackedBy does, and a
+// retired board (acks and ended ^0) is ^0 for both.
+func TestLeanAckedBy(t *testing.T) {
+	const x, off = 40, boardOffAcks
+	vals := []uint64{0, x - 1, x, x + 5, ^uint64(0)}
+	mem := make([]byte, boardCtrlBytes)
+	for _, a := range vals {
+		for _, e := range vals {
+			word(mem, off).Store(a)
+			word(mem, boardOffEnded).Store(e)
+			got, want := leanAckedBy(mem, off, x), ackedBy(mem, off, x)
+			if (got != 0) != (want != 0) || got != 0 && got < x {
+				t.Errorf("ack %d ended %d: leanAckedBy %d, ackedBy %d", a, e, got, want)
+			}
+			if a == ^uint64(0) && e == ^uint64(0) && (got != ^uint64(0) || want != ^uint64(0)) {
+				t.Errorf("retired: leanAckedBy %d, ackedBy %d", got, want)
+			}
+		}
+	}
+}
