@@ -116,6 +116,15 @@ func newTreeRun(o *operation, trees []treeShape, send, recv []byte, count, esize
 			cmp.Compare(a.c, b.c), cmp.Compare(a.peer, b.peer))
 	})
 	r.streams, r.next, r.left = make([][]int, 2*len(trees)), make([]int, 2*len(trees)), len(r.events)
+	// The streams share one backing array, each cut to its length (counted
+	// in r.next first), so listing them allocates once, not per growth.
+	for i := range r.events {
+		r.next[r.events[i].stream()]++
+	}
+	all, off := make([]int, len(r.events)), 0
+	for s, n := range r.next {
+		r.streams[s], off, r.next[s] = all[off:off:off+n], off+n, 0
+	}
 	var last [][2]int // (peer, its last send so far)
 	for i := range r.events {
 		e := &r.events[i]
