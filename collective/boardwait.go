@@ -454,10 +454,14 @@ func (o *operation) boardNeverWrote() string {
 // call's slot took the board for it, so its arguments differ (the choice
 // is a function of them): a mismatch, reported here rather than at the
 // deadline. A rank on the board hears of this one the same way
-// (boardScan).
+// (boardScan). A Send or Recv is no such call: its o.key.Op counts the
+// messages of its pair and direction, not the communicator's calls, so a
+// slot of the same number is another call altogether (the probe's
+// contended round: a pair's Recv taken for a mismatch with another
+// rank's next AllReduce, which that rank had begun).
 func (o *operation) boardPeek() error {
 	b := &o.c.board
-	if o.onBoard || !b.up.Load() {
+	if o.onBoard || o.hdr.kind == KindSendRecv || !b.up.Load() {
 		return nil
 	}
 	peers := b.peers
