@@ -88,15 +88,16 @@ const (
 // hierPieceBounds returns the byte offsets of the pieces an AllReduce of
 // bytes (elements of es bytes) is cut in: hierPieces even pieces, the
 // first and the last cut in a ramp (hierRampUp, hierRampDown) when there
-// are two or more. Every rank computes the same.
-func hierPieceBounds(bytes, chunkBytes, ranks, es int) []int {
+// are two or more and ramp is set (Comm.hierRamp). Every rank computes
+// the same.
+func hierPieceBounds(bytes, chunkBytes, ranks, es int, ramp bool) []int {
 	p := hierPieces(bytes, chunkBytes, ranks)
 	even := regionGeometry(0, bytes, p, es)
-	if p < 2 {
+	if p < 2 || !ramp {
 		return even
 	}
 	out := []int{0}
-	ramp := func(lo, hi, halvings int, down bool) {
+	cut := func(lo, hi, halvings int, down bool) {
 		var parts []int // in elements: halves of the rest, then the rest
 		rest := (hi - lo) / es
 		for range halvings {
@@ -116,14 +117,39 @@ func hierPieceBounds(bytes, chunkBytes, ranks, es int) []int {
 	for q := range p {
 		switch q {
 		case 0:
-			ramp(even[0], even[1], hierRampUp, false)
+			cut(even[0], even[1], hierRampUp, false)
 		case p - 1:
-			ramp(even[q], even[q+1], hierRampDown, true)
+			cut(even[q], even[q+1], hierRampDown, true)
 		default:
 			out = append(out, even[q+1])
 		}
 	}
 	return out
+}
+
+// hierRampKey caches Comm.hierRamp's answers in Comm.choices, by priced
+// size.
+type hierRampKey struct{ bytes int }
+
+// hierRamp reports whether the pipelined hierarchical AllReduce of bytes
+// cuts its first and last pieces in a ramp: the cost model's answer
+// (tune.HierRamp) at PricedBytes(bytes), with the topology's link figures
+// and tune.DefaultLinks for those it lacks (as modelAlgorithm), cached.
+// The ramp pays only where the lower levels take a noticeable share of
+// the top level's time a piece; elsewhere its seven more pieces cost
+// their steps (gocoll sim, the lab's 2 x 2 x 2 grid at the sim's default
+// links, 4 MiB: 44.7 ms even, 46.3 ramped). Without a topology: the ramp.
+func (c *Comm) hierRamp(bytes int) bool {
+	if c.topo == nil {
+		return true
+	}
+	key := hierRampKey{PricedBytes(bytes)}
+	if r, ok := c.choices.Load(key); ok {
+		return r.(bool)
+	}
+	r := tune.HierRamp(tune.Input{Topology: *c.topo, Bytes: key.bytes, ChunkBytes: c.cfg.ChunkBytes, Links: tune.DefaultLinks()})
+	c.choices.Store(key, r)
+	return r
 }
 
 // topStride spaces the top level ring's steps: step s of piece q has key
@@ -416,7 +442,7 @@ func (h *hier) allReducePipelined(buf []byte) error {
 	es := h.spec.dt.Size()
 	pl := h.newPlan()
 	pl.exchange = tune.HierExchange(len(buf), c.cfg.ChunkBytes)
-	pieces := hierPieceBounds(len(buf), c.cfg.ChunkBytes, c.Size(), es)
+	pieces := hierPieceBounds(len(buf), c.cfg.ChunkBytes, c.Size(), es, c.hierRamp(len(buf)))
 	regions := make([][2]int, len(pieces)-1)
 	for q := range regions {
 		regions[q] = [2]int{pieces[q], pieces[q+1]}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/collective/tune"
+	"github.com/gocoll/gocoll/topology"
 	"github.com/gocoll/gocoll/transport/simnet"
 )
 
@@ -206,6 +207,10 @@ func onLabGrid(t *testing.T, wan time.Duration, bw float64, chunk int, call func
 func onGrid(t *testing.T, links tune.Links, chunk int, call func(ctx context.Context, c *collective.Comm, r, call int) error) []time.Duration {
 	t.Helper()
 	tp := placedTopology(t, []int{0, 0, 1, 1, 2, 2, 3, 3}, func(h int) string { return []string{"a", "a", "b", "b"}[h] })
+	// The ranks know the fabric's figures, as a job's probe gives them
+	// (the pieces' ramp reads them: tune.HierRamp).
+	host, site, wan := links.Host, links.Site, links.WAN
+	tp.Links = &topology.Links{Host: &host, Site: &site, WAN: &wan}
 	w, err := simnet.NewWorld(*tp, links)
 	if err != nil {
 		t.Fatal(err)

@@ -114,7 +114,8 @@ func simulate(ctx context.Context, spec simSpec) (simResult, error) {
 		return res, err
 	}
 	defer w.Close()
-	cfg := collective.Config{Topology: &spec.topo, ChunkBytes: spec.chunk / res.scale, StallTimeout: -1, Timeout: time.Hour, Channels: spec.channels}
+	topo := scaledLinks(spec.topo, spec.links, res.scale)
+	cfg := collective.Config{Topology: &topo, ChunkBytes: spec.chunk / res.scale, StallTimeout: -1, Timeout: time.Hour, Channels: spec.channels}
 	switch spec.coll {
 	case tune.AllReduce:
 		cfg.AllReduce = spec.algo
@@ -176,4 +177,23 @@ func simRank(ctx context.Context, ep transport.Endpoint, r, n, count int, cfg co
 		return true, err
 	}
 	return x[0] == want && x[count-1] == want, nil
+}
+
+// scaledLinks returns topo carrying the fabric's link figures (links)
+// with every bandwidth divided by scale, so that the collectives' own uses
+// of the cost model (the automatic choice, the hierarchical AllReduce's
+// ramp: tune.HierRamp) see, on the buffers and chunks a payload-free run
+// divides by scale, the times the full size takes.
+func scaledLinks(topo topology.Topology, links tune.Links, scale int) topology.Topology {
+	at := func(l topology.Link) *topology.Link {
+		l.Bandwidth /= float64(max(1, scale))
+		return &l
+	}
+	ls := &topology.Links{Host: at(links.Host), Site: at(links.Site), WAN: at(links.WAN)}
+	for _, p := range links.Pairs {
+		p.Link = *at(p.Link)
+		ls.Pairs = append(ls.Pairs, p)
+	}
+	topo.Links = ls
+	return topo
 }

@@ -78,52 +78,121 @@ const (
 
 // hierarchical is the pipelined hierarchical AllReduce: P pieces, each
 // through every level's phases (hierPhases of bytes/P), all pieces at
-// once. The first piece takes the sum of its phases (sum); each further
-// one its bottleneck B, the slowest phase's load (its links' time without
-// its steps' latencies, which the pieces running at once overlap: with
-// them, 4 x 4 x 4 ranks over a 5 ms WAN of 8 lanes were 2.3x gocoll sim's
-// time at 16 MiB) or, where the phases running at
-// once share a link (a host's NIC carries its site's rings and its WAN
-// traffic), that link's load of one piece of every phase, plus part of
-// the rest of a piece, B x s x (P-1)/2P with s = 1 - B/sum: the phases
-// off the bottleneck overlap with it only in part, the more so the more
-// pieces (fitted to gocoll sim on the 2x2x2 lab grid: WAN 10x slower than
-// the LAN, and uniform links, 1 to 8 pieces). A last phase adds the
-// further pieces. With the ramp (P > 1, HierRampUp/HierRampDown) the
-// phases before the bottleneck phase wait only for the first ramp
-// piece's (1/2^HierRampUp of a piece) and the phases after it for the
-// last's (1/2^HierRampDown): those are priced at that piece's size (fill
-// and drain), the bottleneck phase and the further pieces as before
+// once. The first piece takes the sum of its phases; each further one
+// its bottleneck B, the slowest phase's load (its links' time without its
+// steps' latencies, which the pieces running at once overlap: with them,
+// 4 x 4 x 4 ranks over a 5 ms WAN of 8 lanes were 2.3x gocoll sim's time
+// at 16 MiB) or, where the phases running at once share a link (a host's
+// NIC carries its site's rings and its WAN traffic), that link's load of
+// one piece of every phase: a last phase adds the P-1 further pieces.
+// (Until session 21 a further piece also paid part of the rest of a
+// piece, B x s x (P-1)/2P with s = 1 - B/sum, fitted to gocoll sim before
+// the top ring's steps were strided and its receives took their memory by
+// bytes (collective's hierpipe.go): since, the pieces overlap fully and
+// the term over-predicted, 4 x 4 x 4 at 16 MiB sim/model 0.795 and 0.926
+// at 64 MiB, without it 0.883 and 1.118, the lab's grid at the sim's
+// defaults 0.961-0.971 -> 0.992-1.006 from 16 to 256 MiB.) With the ramp
+// (P > 1 and HierRampShare met; HierRampUp, HierRampDown) the phases
+// before the bottleneck phase wait only for the first ramp piece's
+// (1/2^HierRampUp of a piece) and the phases after it for the last's
+// (1/2^HierRampDown): those are priced at that piece's size (fill and
+// drain), the bottleneck phase and the further pieces as before
 // (hierRamped).
 func (m *model) hierarchical() []phase {
-	p := HierPieces(int(m.bytes), int(m.chunk), m.n)
-	piece := m.hierPhases([]problem{{m.identity(), m.bytes / float64(p)}}, 0)
+	p, piece, neck, ramp := m.hierPiece()
 	if p == 1 || len(piece) == 0 {
 		return piece
 	}
 	rest := phase{overlap: true}
-	var sum float64
-	neck, neckLoad := 0, -1.0
-	for i, ph := range piece {
-		load := m.time(phase{flows: ph.flows, overlap: true})
-		if load > neckLoad {
-			neck, neckLoad = i, load
-		}
-		rest.lat, sum = max(rest.lat, load), sum+m.time(ph)
-		for _, f := range ph.flows {
-			rest.flows = append(rest.flows, f)
-		}
+	for _, ph := range piece {
+		rest.lat = max(rest.lat, m.time(phase{flows: ph.flows, overlap: true}))
+		rest.flows = append(rest.flows, ph.flows...)
 	}
-	b := max(rest.lat, m.time(phase{flows: rest.flows, overlap: true}))
-	f := float64(p-1) * (1 + (1-b/sum)*float64(p-1)/float64(2*p))
+	f := float64(p - 1)
 	rest.lat *= f
 	for i := range rest.flows {
 		rest.flows[i].bytes *= f
 	}
-	out := m.hierRamped(piece, neck, m.bytes/float64(p))
+	out := piece
+	if ramp {
+		out = m.hierRamped(piece, neck, m.bytes/float64(p))
+	}
 	bw, landed := m.loads(out[len(out)-1])
 	rest.tail = landed - bw // the last piece ends as its last phase does
 	return append(out, rest)
+}
+
+// HierRampShare is how large a share of the bottleneck phase's time a
+// piece (its latencies included) the hierarchical AllReduce's other
+// phases (the lower levels' reduce-scatters and all-gathers, one piece
+// each) must take for its pieces to be cut in a ramp (HierRamp). The ramp
+// shortens the fill and the drain by 7/8 and 15/16 of those phases' time,
+// and costs seven more pieces through the top level. gocoll sim
+// (payload-free where large), ramped against even: where those phases
+// are a tenth to a third of the bottleneck's, the ramp lost: the lab's
+// 2 x 2 x 2 grid at the sim's defaults (host 4 GB/s, LAN 1.25 GB/s, WAN
+// 100 MB/s; share 0.105) 4 MiB 46.3 against 44.7 ms; 4 x 8 x 8 (0.123)
+// 16 MiB 268.5 against 263.2; 4 x 4 x 4 over a 5 ms WAN of 8 paths
+// (0.195 at 16 MiB, 0.349 at 64 MiB) 77.9 against 56.7 and 190.8 against
+// 180.2. Where they are two thirds (the lab's grid, host and LAN 300 MB/s,
+// chunks of 2 MiB; 0.667) it won: 16 MiB 190.8 -> 171.8 (before the top
+// ring's stride and arena: d4036a9 against d7b7e17). The lab's probed
+// figures, CPU included (testdata/lab16m.topo.json): 0.84, ramped.
+const HierRampShare = 0.5
+
+// hierPiece returns the hierarchical AllReduce's even pieces (p), one
+// piece's phases, the index of its bottleneck phase (the longest load)
+// and whether the pieces are cut in a ramp: p > 1 and the other phases
+// take at least HierRampShare of the bottleneck's time a piece
+// (rampShare).
+func (m *model) hierPiece() (p int, piece []phase, neck int, ramp bool) {
+	p = HierPieces(int(m.bytes), int(m.chunk), m.n)
+	piece = m.hierPhases([]problem{{m.identity(), m.bytes / float64(p)}}, 0)
+	neckLoad, off := -1.0, 0.0
+	for i, ph := range piece {
+		if load := m.time(phase{flows: ph.flows, overlap: true}); load > neckLoad {
+			neck, neckLoad = i, load
+		}
+	}
+	for i, ph := range piece {
+		if i != neck {
+			off += m.time(ph)
+		}
+	}
+	return p, piece, neck, p > 1 && m.rampShare(piece, neck)
+}
+
+// rampShare reports whether piece's phases other than neck take at least
+// HierRampShare of neck's time.
+func (m *model) rampShare(piece []phase, neck int) bool {
+	if len(piece) < 2 {
+		return false
+	}
+	var off float64
+	for i, ph := range piece {
+		if i != neck {
+			off += m.time(ph)
+		}
+	}
+	return off >= HierRampShare*m.time(piece[neck])
+}
+
+// HierRamp reports whether the hierarchical AllReduce of in.Bytes, in
+// in.ChunkBytes chunks, on in.Topology with in.Links (those the topology
+// gives win) cuts its first and last pieces in a ramp (HierRampUp,
+// HierRampDown; collective's hierPieceBounds) where it has two pieces or
+// more (HierPieces): where the lower levels' phases take at least
+// HierRampShare of the bottleneck phase's time a piece. A pure function
+// of its input, so every rank of a job answers the same. Input the model
+// refuses: true (the ramp, as before it was priced).
+func HierRamp(in Input) bool {
+	in.Links = in.Links.With(in.Topology)
+	if in.validate() != nil {
+		return true
+	}
+	m := newModel(in)
+	_, piece, neck, _ := m.hierPiece()
+	return m.rampShare(piece, neck)
 }
 
 // hierRamped returns one even piece's phases (piece, of bytes) with those

@@ -54,3 +54,34 @@ func TestHierRampPricesFillAndDrain(t *testing.T) {
 		}
 	}
 }
+
+// TestHierRampOnlyWhereItPays: the pieces are cut in a ramp where the
+// lower levels' phases take HierRampShare or more of the WAN's time a
+// piece (the lab's 2 x 2 x 2 grid with host and site links of 300 MB/s:
+// two thirds; the lab's probed file, its CPU figures included: 0.84), not
+// where they are a tenth (the assumed links, 2 x 2 x 2 and 4 x 8 x 8),
+// and the model prices the pieces even there.
+func TestHierRampOnlyWhereItPays(t *testing.T) {
+	slow := DefaultLinks()
+	slow.Host.Bandwidth, slow.Site.Bandwidth = 300e6, 300e6
+	for _, tc := range []struct {
+		name string
+		in   Input
+		want bool
+	}{
+		{"2x2x2 assumed links, 4 MiB", Input{Topology: grid(t, 2, 2, 2), Bytes: 4 << 20, ChunkBytes: 512 << 10, Links: DefaultLinks()}, false},
+		{"4x8x8 assumed links, 16 MiB", Input{Topology: grid(t, 4, 8, 8), Bytes: 16 << 20, ChunkBytes: 512 << 10, Links: DefaultLinks()}, false},
+		{"2x2x2 300 MB/s, 16 MiB", Input{Topology: grid(t, 2, 2, 2), Bytes: 16 << 20, ChunkBytes: 2 << 20, Links: slow}, true},
+	} {
+		if got := HierRamp(tc.in); got != tc.want {
+			t.Errorf("%s: HierRamp %v, want %v", tc.name, got, tc.want)
+		}
+		m := newModel(tc.in)
+		p := HierPieces(tc.in.Bytes, tc.in.ChunkBytes, m.n)
+		even := m.hierPhases([]problem{{m.identity(), float64(tc.in.Bytes) / float64(p)}}, 0)
+		got := m.hierarchical()
+		if r := phaseBytes(got[0]) / phaseBytes(even[0]); (r == 1) == tc.want {
+			t.Errorf("%s: the first phase priced at %.4f of an even piece's bytes, ramp %v", tc.name, r, tc.want)
+		}
+	}
+}
