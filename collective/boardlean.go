@@ -101,8 +101,11 @@ func (c *Comm) broadcastLean(ctx context.Context, h header, send, recv []byte, r
 	// The argument checks are the generic path's (checkType, checkRoot,
 	// checkWhole, checkLen, checkAlias) as plain tests, without their
 	// calls: a call that fails one takes the generic path, which reports it.
+	// recv is a whole number of elements where h.count (len(recv) over
+	// the element size, rounded down: broadcast) of them fill it: a
+	// multiplication, where checkWhole's remainder is a division.
 	if len(recv) > boardRingData || b.ring == 0 || c.flight.onEnd.Load() != nil || ctx.Err() != nil ||
-		!h.dt.Valid() || uint(root) >= uint(c.Size()) || len(recv)%h.dt.Size() != 0 {
+		!h.dt.Valid() || uint(root) >= uint(c.Size()) || h.count*uint64(h.dt.Size()) != uint64(len(recv)) {
 		return false
 	}
 	data, late := recv, false // late: the root's copy into recv, out of place
