@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
-	"github.com/gocoll/gocoll/transport/shm"
 )
 
 // BenchmarkBoardBroadcast measures a Broadcast on the board (root 0, in
@@ -25,19 +24,7 @@ func BenchmarkBoardBroadcast(b *testing.B) {
 		for _, data := range []string{"same", "new"} {
 			b.Run(fmt.Sprintf("bytes=%d/data=%s", bytes, data), func(b *testing.B) {
 				const n = 4
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				eps, err := shm.NewLocalWorld(ctx, n, shm.Config{})
-				cancel()
-				if err != nil {
-					b.Fatal(err)
-				}
-				comms := make([]*collective.Comm, n)
-				for r, ep := range eps {
-					b.Cleanup(func() { _ = ep.Close() })
-					if comms[r], err = collective.New(ep, 1, collective.Config{}); err != nil {
-						b.Fatal(err)
-					}
-				}
+				comms, _ := shmComms(b, n, collective.Config{})
 				var pats [2][]byte
 				for i := range pats {
 					pats[i] = make([]byte, bytes)
@@ -90,17 +77,7 @@ func TestBoardBroadcastChangedBlocks(t *testing.T) {
 	const n, bytes, calls = 4, 64<<10 - 8, 40
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	eps, err := shm.NewLocalWorld(ctx, n, shm.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	comms := make([]*collective.Comm, n)
-	for r, ep := range eps {
-		t.Cleanup(func() { _ = ep.Close() })
-		if comms[r], err = collective.New(ep, 1, collective.Config{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	comms, _ := shmComms(t, n, collective.Config{})
 	// change is call i's change of the data: none every third call, else
 	// one byte, in block i mod 17 (its start), or the last byte.
 	change := func(b []byte, i int) {

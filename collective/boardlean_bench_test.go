@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
-	"github.com/gocoll/gocoll/transport/shm"
 )
 
 // BenchmarkBoardSmall measures an 8-byte Broadcast (root 0, in place) and
@@ -33,19 +32,7 @@ func BenchmarkBoardSmall(b *testing.B) {
 		call := calls[name]
 		b.Run(name+"/bytes=8", func(b *testing.B) {
 			const n = 4
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			eps, err := shm.NewLocalWorld(ctx, n, shm.Config{})
-			cancel()
-			if err != nil {
-				b.Fatal(err)
-			}
-			comms := make([]*collective.Comm, n)
-			for r, ep := range eps {
-				b.Cleanup(func() { _ = ep.Close() })
-				if comms[r], err = collective.New(ep, 1, collective.Config{}); err != nil {
-					b.Fatal(err)
-				}
-			}
+			comms, _ := shmComms(b, n, collective.Config{})
 			run := func(iters int) {
 				var wg sync.WaitGroup
 				for r, c := range comms {

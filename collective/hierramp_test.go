@@ -1,7 +1,6 @@
 package collective
 
 import (
-	"context"
 	"slices"
 	"sync"
 	"testing"
@@ -69,34 +68,7 @@ func TestHierTopRingInterleavesPieces(t *testing.T) {
 		}
 	}
 	defer func() { hierPipeRan = nil }()
-	var wg sync.WaitGroup
-	for r, ep := range w.Endpoints() {
-		wg.Go(func() {
-			c, err := New(ep, 1, Config{AllReduce: AlgoHierarchical, Topology: topo, ChunkBytes: ChunkBytesMin})
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer c.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			buf := make([]float32, count)
-			for i := range buf {
-				buf[i] = float32(r + i%7)
-			}
-			if err := AllReduce(ctx, c, buf, buf, Sum); err != nil {
-				t.Errorf("rank %d: %v", r, err)
-				return
-			}
-			for i, v := range buf {
-				if want := float32(ranks*(ranks-1)/2 + ranks*(i%7)); v != want {
-					t.Errorf("rank %d: element %d is %v, want %v", r, i, v, want)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
+	runHierAllReduceChecked(t, w, topo, count)
 	if len(orders) != ranks {
 		t.Fatalf("%d ranks ran the pipeline, want %d", len(orders), ranks)
 	}

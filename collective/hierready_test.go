@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gocoll/gocoll/topology"
 	"github.com/gocoll/gocoll/transport/inproc"
 )
 
@@ -35,8 +36,26 @@ func TestHierNextLooksAtFewReceives(t *testing.T) {
 		pipes++
 	}
 	defer func() { hierPipeRan = nil }()
+	runHierAllReduceChecked(t, w, topo, count)
+	if pipes != ranks {
+		t.Fatalf("%d ranks ran the pipeline, want %d", pipes, ranks)
+	}
+	per := float64(looks) / float64(recvs)
+	t.Logf("%d receives in all, %d looked at: %.2f a receive", recvs, looks, per)
+	if per > 4 {
+		t.Errorf("next looked at %.1f receives per receive taken, want at most 4", per)
+	}
+}
+
+// runHierAllReduceChecked runs one hierarchical AllReduce of count
+// float32 (in chunks of ChunkBytesMin, topology topo) on every endpoint
+// of w at once, rank r's element i being r + i%7, and checks every sum.
+func runHierAllReduceChecked(t *testing.T, w *inproc.World, topo *topology.Topology, count int) {
+	t.Helper()
+	eps := w.Endpoints()
+	ranks := len(eps)
 	var wg sync.WaitGroup
-	for r, ep := range w.Endpoints() {
+	for r, ep := range eps {
 		wg.Go(func() {
 			c, err := New(ep, 1, Config{AllReduce: AlgoHierarchical, Topology: topo, ChunkBytes: ChunkBytesMin})
 			if err != nil {
@@ -63,12 +82,4 @@ func TestHierNextLooksAtFewReceives(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if pipes != ranks {
-		t.Fatalf("%d ranks ran the pipeline, want %d", pipes, ranks)
-	}
-	per := float64(looks) / float64(recvs)
-	t.Logf("%d receives in all, %d looked at: %.2f a receive", recvs, looks, per)
-	if per > 4 {
-		t.Errorf("next looked at %.1f receives per receive taken, want at most 4", per)
-	}
 }

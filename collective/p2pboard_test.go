@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
-	"github.com/gocoll/gocoll/transport/shm"
 )
 
 // TestLongRecvBesideBoardCall: a Recv that waits long (its sender sleeps)
@@ -24,17 +23,7 @@ func TestLongRecvBesideBoardCall(t *testing.T) {
 	const n, msgs = 4, 3
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	eps, err := shm.NewLocalWorld(ctx, n, shm.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	comms := make([]*collective.Comm, n)
-	for r, ep := range eps {
-		t.Cleanup(func() { _ = ep.Close() })
-		if comms[r], err = collective.New(ep, 1, collective.Config{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	comms, _ := shmComms(t, n, collective.Config{})
 	var wg sync.WaitGroup
 	for r, c := range comms {
 		wg.Go(func() {
