@@ -5,7 +5,6 @@ import (
 	"context"
 	"slices"
 	"time"
-	"unsafe"
 )
 
 // The lean board Broadcast. A blocking Broadcast of at most boardRingData
@@ -465,14 +464,4 @@ func (c *Comm) leanClose() {
 	if ok {
 		f.startLocked(r)
 	}
-}
-
-// overlaps reports what checkAlias reports as an error, as a plain test:
-// a and b overlap without being the same region.
-func overlaps(a, b []byte) bool {
-	if len(a) == 0 || len(b) == 0 || sameRegion(a, b) {
-		return false
-	}
-	pa, pb := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
-	return pa < pb+uintptr(len(b)) && pb < pa+uintptr(len(a))
 }

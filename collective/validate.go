@@ -65,17 +65,20 @@ func checkRoot(root, size int) error {
 // checkAlias reports buffers that overlap without being the same region
 // (the in-place forms pass the very same region; anything else is a bug).
 func checkAlias(aName string, a []byte, bName string, b []byte) error {
-	if len(a) == 0 || len(b) == 0 {
-		return nil
-	}
-	pa, pb := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
-	if pa == pb && len(a) == len(b) {
-		return nil
-	}
-	if pa < pb+uintptr(len(b)) && pb < pa+uintptr(len(a)) {
+	if overlaps(a, b) {
 		return fmt.Errorf("%s and %s buffers overlap without being the same region (in place means passing the same slice)", aName, bName)
 	}
 	return nil
+}
+
+// overlaps reports whether a and b overlap without being the same region
+// (what checkAlias refuses), as a plain test: the lean Broadcast's.
+func overlaps(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 || sameRegion(a, b) {
+		return false
+	}
+	pa, pb := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return pa < pb+uintptr(len(b)) && pb < pa+uintptr(len(a))
 }
 
 // sameRegion reports whether a and b are the same memory (in-place call).

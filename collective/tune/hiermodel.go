@@ -148,15 +148,10 @@ const HierRampShare = 0.5
 func (m *model) hierPiece() (p int, piece []phase, neck int, ramp bool) {
 	p = HierPieces(int(m.bytes), int(m.chunk), m.n)
 	piece = m.hierPhases([]problem{{m.identity(), m.bytes / float64(p)}}, 0)
-	neckLoad, off := -1.0, 0.0
+	neckLoad := -1.0
 	for i, ph := range piece {
 		if load := m.time(phase{flows: ph.flows, overlap: true}); load > neckLoad {
 			neck, neckLoad = i, load
-		}
-	}
-	for i, ph := range piece {
-		if i != neck {
-			off += m.time(ph)
 		}
 	}
 	return p, piece, neck, p > 1 && m.rampShare(piece, neck)
@@ -190,9 +185,8 @@ func HierRamp(in Input) bool {
 	if in.validate() != nil {
 		return true
 	}
-	m := newModel(in)
-	_, piece, neck, _ := m.hierPiece()
-	return m.rampShare(piece, neck)
+	_, _, _, ramp := newModel(in).hierPiece()
+	return ramp
 }
 
 // hierRamped returns one even piece's phases (piece, of bytes) with those

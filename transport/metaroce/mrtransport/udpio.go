@@ -143,11 +143,11 @@ func (u *udpioSocket) trains(wr []udpio.Message) []udpio.Message {
 	out, sl := u.gso[:0], u.slices[:0]
 	for i := 0; i < len(wr); {
 		m := wr[i]
-		seg := datagramSize(&m)
+		seg := m.Size()
 		j, bytes, slices := i+1, seg, 1+len(m.Gather)
 		for seg > 0 && seg <= gsoMax && j < len(wr) && j-i < udpio.MaxSegments {
 			d := &wr[j]
-			n := datagramSize(d)
+			n := d.Size()
 			if d.Addr != m.Addr || d.Class != m.Class || n == 0 || n > seg ||
 				bytes+n > udpio.MaxPayload || slices+1+len(d.Gather) > 1+udpio.MaxTrainGather {
 				break
@@ -173,14 +173,4 @@ func (u *udpioSocket) trains(wr []udpio.Message) []udpio.Message {
 	}
 	u.gso, u.slices = out, sl
 	return out
-}
-
-// datagramSize returns the bytes of one datagram to write: Buf's and its
-// Gather slices'.
-func datagramSize(m *udpio.Message) int {
-	n := len(m.Buf)
-	for _, g := range m.Gather {
-		n += len(g)
-	}
-	return n
 }

@@ -62,7 +62,7 @@ type writer struct{}
 func (writer) write(s *Socket, ms []Message) (int, error) {
 	for i := range ms {
 		m := &ms[i]
-		if m.Segment < 0 || (m.Segment > MaxSegmentSize && m.size() > m.Segment) {
+		if m.Segment < 0 || (m.Segment > MaxSegmentSize && m.Size() > m.Segment) {
 			return i, fmt.Errorf("udpio: message %d: bad segment size %d", i, m.Segment)
 		}
 		buf := m.Buf

@@ -86,7 +86,7 @@ type Message struct {
 // plain datagram (an empty one included), or the number of segments of a
 // train.
 func (m *Message) Segments() int {
-	n := m.size()
+	n := m.Size()
 	if m.Segment <= 0 || n <= m.Segment {
 		return 1
 	}
@@ -102,8 +102,8 @@ func maxGatherOf(m *Message) int {
 	return MaxGather
 }
 
-// size returns the bytes m sends: Buf's and its Gather slices'.
-func (m *Message) size() int {
+// Size returns the bytes m sends: Buf's and its Gather slices'.
+func (m *Message) Size() int {
 	n := len(m.Buf)
 	for _, g := range m.Gather {
 		n += len(g)

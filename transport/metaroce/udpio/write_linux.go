@@ -117,7 +117,7 @@ func (w *writer) pack(s *Socket, ms []Message, at cursor) (cursor, error) {
 	for at.msg < len(ms) && k < len(w.hs) {
 		m := &ms[at.msg]
 		e := entry{msg: at.msg, off: at.off}
-		size := m.size()
+		size := m.Size()
 		n := size - at.off // the bytes of this entry: the rest of m, or less for a train
 		isTrain := m.Segment > 0 && n > m.Segment
 		nameLen, err := putSockaddr(w.names[k*sockaddrSlot:], m.Addr, w.v6)
@@ -171,7 +171,7 @@ var errBadSegment = errors.New("udpio: bad segment size")
 
 // checkSegment checks the Segment and Gather fields of a message to send.
 func checkSegment(m *Message) error {
-	if m.Segment < 0 || (m.Segment > MaxSegmentSize && m.size() > m.Segment) {
+	if m.Segment < 0 || (m.Segment > MaxSegmentSize && m.Size() > m.Segment) {
 		return fmt.Errorf("%w %d", errBadSegment, m.Segment)
 	}
 	if len(m.Gather) > maxGatherOf(m) {
