@@ -22,14 +22,17 @@ import (
 // and take part in one cross-group AllReduce per shard, in shard order.
 // Groups and members are ordered by communicator rank, whatever the
 // numbering of sites. Without a topology it is a ring.
+//
+// Out of place, send is not copied to recv first: a rank's own
+// contribution is read from send where it is still unreduced
+// (hierPipe.src).
 func (c *Comm) allReduceHierarchical(o *operation, send, recv []byte, spec reduceSpec) error {
-	copy(recv, send) // the phases work in place
 	sum := spec
 	if spec.op == reduce.Avg {
 		sum.op = reduce.Sum // divided once, by the world size, at the end
 	}
 	h := c.newHier(o, sum)
-	if err := h.allReducePipelined(recv); err != nil {
+	if err := h.allReducePipelined(send, recv); err != nil {
 		return err
 	}
 	return finishAvg(spec, recv, c.Size())

@@ -40,6 +40,30 @@ func (ws writers) from(lo int) int {
 	return sort.Search(len(ws), func(i int) bool { return ws[i].hi > lo })
 }
 
+// covered returns how many bytes of [lo, hi) have a writer.
+func (ws writers) covered(lo, hi int) int {
+	n := 0
+	for i := ws.from(lo); i < len(ws) && ws[i].lo < hi; i++ {
+		n += min(hi, ws[i].hi) - max(lo, ws[i].lo)
+	}
+	return n
+}
+
+// gaps appends to dst the ranges of [lo, hi) no receive writes.
+func (ws writers) gaps(lo, hi int, dst [][2]int) [][2]int {
+	at := lo
+	for i := ws.from(lo); i < len(ws) && ws[i].lo < hi; i++ {
+		if ws[i].lo > at {
+			dst = append(dst, [2]int{at, ws[i].lo})
+		}
+		at = max(at, ws[i].hi)
+	}
+	if at < hi {
+		dst = append(dst, [2]int{at, hi})
+	}
+	return dst
+}
+
 // set records receive w as the last writer of [lo, hi).
 func (ws *writers) set(lo, hi, w int) {
 	if lo >= hi {
@@ -66,8 +90,27 @@ func (ws *writers) set(lo, hi, w int) {
 // dependencies fills in, walking each piece's rings in program order, the
 // dependencies of every receive (by wait position) and queues every send
 // with its own, per peer.
-func (p *hierPipe) dependencies(stages []*hstage, pieces int) {
-	byPiece := make([]writers, pieces)
+//
+// Out of place (src and buf differ), the same walk finds where buf still
+// lacks this rank's contribution, which the phases would otherwise have
+// needed copied in up front: a send of bytes no receive has written
+// before it reads src (hstage.srcSend), a reduction into such bytes takes
+// its own side from src (srcRecv), and the bytes of a piece no receive
+// writes at all are copied at the end (late). A send or reduction that
+// finds its bytes partly written (no plan does: each ring's segments are
+// the lower level's owned segments, written whole or not at all) makes
+// the call copy src up front after all.
+func (p *hierPipe) dependencies(stages []*hstage, regions [][2]int) {
+	byPiece := make([]writers, len(regions))
+	oop := !sameRegion(p.src, p.buf)
+	partial := false
+	// first reports whether none of [lo, hi) has been written, noting a
+	// range written in part.
+	first := func(ws writers, lo, hi int) bool {
+		cov := ws.covered(lo, hi)
+		partial = partial || (cov > 0 && cov < hi-lo)
+		return cov == 0 && hi > lo
+	}
 	var scratch, all []int
 	deps := func() []int { // a copy of scratch, in all's backing
 		all = append(all, scratch...)
@@ -75,12 +118,18 @@ func (p *hierPipe) dependencies(stages []*hstage, pieces int) {
 	}
 	for _, s := range stages {
 		ws := &byPiece[s.piece]
+		if oop {
+			s.srcSend, s.srcRecv = make([]bool, s.total()), make([]bool, s.total())
+		}
 		for step := range s.steps {
 			for c := range s.g.k {
 				i := step*s.g.k + c
 				_, seg, _ := s.segs(i)
 				lo, hi := s.g.span(seg, c)
 				scratch = ws.query(lo, hi, scratch[:0])
+				if oop {
+					s.srcSend[i] = first(*ws, lo, hi)
+				}
 				p.queues[s.right] = append(p.queues[s.right], hsend{st: s, i: i, key: s.stepKey(step), deps: deps()})
 			}
 			for c := range s.g.k {
@@ -89,9 +138,25 @@ func (p *hierPipe) dependencies(stages []*hstage, pieces int) {
 				lo, hi := s.g.span(seg, c)
 				w := s.pos[i]
 				scratch = ws.query(lo, hi, scratch[:0])
+				if oop && s.rsReceive(i) {
+					s.srcRecv[i] = first(*ws, lo, hi)
+				}
 				p.recvs[w].deps = deps()
 				ws.set(lo, hi, w)
 			}
 		}
+	}
+	if !oop {
+		return
+	}
+	if partial {
+		for _, s := range stages {
+			s.srcSend, s.srcRecv = nil, nil
+		}
+		copy(p.buf, p.src)
+		return
+	}
+	for q, r := range regions {
+		p.late = byPiece[q].gaps(r[0], r[1], p.late)
 	}
 }

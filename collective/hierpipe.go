@@ -97,7 +97,19 @@ type hstage struct {
 	sends  []transport.Request // by index
 	pos    []int               // by index, the receive's place in the wait order
 	rs     *hstage             // an all-gather's reduce-scatter (same group and segments)
+	// Out of place only (nil otherwise; hierdeps.go sets them): by index,
+	// the send reads the caller's send buffer (its bytes are this rank's
+	// own contribution, not written in buf yet), and the receive's
+	// reduction takes this rank's side from there, writing buf.
+	srcSend, srcRecv []bool
 }
+
+// sendsSrc reports whether send i reads the caller's send buffer.
+func (s *hstage) sendsSrc(i int) bool { return s.srcSend != nil && s.srcSend[i] }
+
+// reducesSrc reports whether receive i's reduction reads this rank's side
+// from the caller's send buffer.
+func (s *hstage) reducesSrc(i int) bool { return s.srcRecv != nil && s.srcRecv[i] }
 
 // stepKey is the key of step's messages.
 func (s *hstage) stepKey(step int) int { return s.key + step*max(1, s.stride) }
@@ -133,13 +145,18 @@ func (s *hstage) segs(i int) (c, sendSeg, recvSeg int) {
 }
 
 // hazard returns the send that read where receive i lands, or nil if
-// none (it lands in a chunk buffer) and whether there is one.
+// none (it lands in a chunk buffer, or that send read the caller's send
+// buffer) and whether there is one.
 func (s *hstage) hazard(i int) (transport.Request, bool) {
 	if s.rsReceive(i) {
 		return nil, false
 	}
 	if s.kind == allSteps {
-		return s.sends[i-(s.n-1)*s.g.k], true
+		j := i - (s.n-1)*s.g.k
+		if s.sendsSrc(j) {
+			return nil, false
+		}
+		return s.sends[j], true
 	}
 	if s.rs == nil {
 		return nil, false
@@ -150,7 +167,10 @@ func (s *hstage) hazard(i int) (transport.Request, bool) {
 	if step > s.n-2 {
 		return nil, false // its own segment: never sent
 	}
-	return s.rs.sends[step*s.g.k+c], true
+	if j := step*s.g.k + c; !s.rs.sendsSrc(j) {
+		return s.rs.sends[j], true
+	}
+	return nil, false
 }
 
 // sendDep reports whether receive i, taken, waits for one of this ring's
@@ -324,7 +344,9 @@ func hevCompare(ka, pa, ia, kb, pb, ib int) int {
 type hierPipe struct {
 	o       *operation
 	spec    reduceSpec
+	src     []byte // the caller's send buffer: buf when in place
 	buf     []byte
+	late    [][2]int // out of place, the byte ranges of buf no receive writes: copied from src at the end
 	recvs   []hrecv
 	pending []pendingRecv
 	blockOf []int    // by wait position, its arena block or -1
@@ -347,9 +369,15 @@ type hierPipe struct {
 // to its end, on the rank's goroutine.
 var hierPipeRan func(*hierPipe)
 
-// allReducePipelined all-reduces buf (in place, spec a sum-like op) in
-// pieces pipelined through the hierarchy.
-func (h *hier) allReducePipelined(buf []byte) error {
+// allReducePipelined all-reduces src into buf (the same memory in place,
+// or disjoint; spec a sum-like op) in pieces pipelined through the
+// hierarchy. Out of place, nothing is copied up front: a send of bytes no
+// receive has written yet reads them from src, the first reduction into
+// bytes of buf reads this rank's side from src (one pass, the same
+// operands in the same order as in place, so the same bits), and the
+// bytes no receive writes (none in a world of two or more, but the plan
+// does not rely on it) are copied at the end (hierdeps.go).
+func (h *hier) allReducePipelined(src, buf []byte) error {
 	c := h.o.c
 	es := h.spec.dt.Size()
 	pl := h.newPlan()
@@ -361,9 +389,10 @@ func (h *hier) allReducePipelined(buf []byte) error {
 	}
 	pl.add(allRanks(c.Size()), 0, regions, 0)
 	if len(pl.stages) == 0 {
+		copy(buf, src)
 		return nil
 	}
-	p := &hierPipe{o: h.o, spec: h.spec, buf: buf, queues: make([][]hsend, c.Size()), qhead: make([]int, c.Size())}
+	p := &hierPipe{o: h.o, spec: h.spec, src: src, buf: buf, queues: make([][]hsend, c.Size()), qhead: make([]int, c.Size())}
 	for _, s := range pl.stages {
 		for i := range s.total() {
 			p.recvs = append(p.recvs, hrecv{st: s, i: i, key: s.stepKey(i / s.g.k)})
@@ -377,7 +406,7 @@ func (h *hier) allReducePipelined(buf []byte) error {
 			nrs++
 		}
 	}
-	p.dependencies(pl.stages, len(regions))
+	p.dependencies(pl.stages, regions)
 	for peer, q := range p.queues {
 		if len(q) > 0 {
 			p.peers = append(p.peers, peer)
@@ -396,6 +425,9 @@ func (h *hier) allReducePipelined(buf []byte) error {
 		func(w int) []int { return p.recvs[w].deps }, func(w int) bool { return p.recvs[w].st.sendDep(p.recvs[w].i) })
 	if err := p.run(); err != nil {
 		return err
+	}
+	for _, r := range p.late {
+		copy(buf[r[0]:r[1]], src[r[0]:r[1]])
 	}
 	if hierPipeRan != nil {
 		hierPipeRan(p)

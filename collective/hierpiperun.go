@@ -102,12 +102,16 @@ func (p *hierPipe) finishRecv(w int) error {
 	}
 	_, _, seg := r.st.segs(r.i)
 	lo, hi := r.st.g.span(seg, r.i%r.st.g.k)
+	own := p.buf[lo:hi] // this rank's side of a reduction
+	if r.st.reducesSrc(r.i) {
+		own = p.src[lo:hi]
+	}
 	if r.st.kind == exchangeStep {
-		if err := p.exchange(r.st, r.i, p.buf[lo:hi], p.bufOf[w]); err != nil {
+		if err := p.exchange(r.st, r.i, p.buf[lo:hi], own, p.bufOf[w]); err != nil {
 			return err
 		}
 	} else if r.st.rsReceive(r.i) {
-		p.spec.kernel(p.buf[lo:hi], p.buf[lo:hi], p.bufOf[w])
+		p.spec.kernel(p.buf[lo:hi], own, p.bufOf[w])
 	} else {
 		if req, ok := r.st.hazard(r.i); ok {
 			if req == nil {
@@ -125,20 +129,24 @@ func (p *hierPipe) finishRecv(w int) error {
 }
 
 // exchange combines the peer's chunk i of a two-member exchange, theirs,
-// into this rank's, mine, once this rank's send of mine is done: the lower
-// rank's value first, so that both members compute the same bits.
-func (p *hierPipe) exchange(s *hstage, i int, mine, theirs []byte) error {
+// with this rank's, own (mine, or the caller's send buffer when its send
+// read that), into mine, once this rank's send of mine is done if it read
+// mine: the lower rank's value first, so that both members compute the
+// same bits.
+func (p *hierPipe) exchange(s *hstage, i int, mine, own, theirs []byte) error {
 	req := s.sends[i]
 	if req == nil {
 		return p.o.fail(fmt.Errorf("internal error: exchange receive %d due before its send", i))
 	}
-	if err := p.o.wait(req, s.right); err != nil {
-		return err
+	if !s.sendsSrc(i) {
+		if err := p.o.wait(req, s.right); err != nil {
+			return err
+		}
 	}
 	if p.o.c.rank < s.right {
-		p.spec.kernel(mine, mine, theirs)
+		p.spec.kernel(mine, own, theirs)
 	} else {
-		p.spec.kernel(mine, theirs, mine)
+		p.spec.kernel(mine, theirs, own)
 	}
 	return nil
 }
@@ -152,7 +160,11 @@ func (p *hierPipe) pump() {
 			e := q[p.qhead[peer]]
 			c, seg, _ := e.st.segs(e.i)
 			lo, hi := e.st.g.span(seg, c)
-			e.st.sends[e.i] = p.o.send(peer, p.buf[lo:hi])
+			from := p.buf
+			if e.st.sendsSrc(e.i) {
+				from = p.src
+			}
+			e.st.sends[e.i] = p.o.send(peer, from[lo:hi])
 			p.qhead[peer]++
 			if w := e.st.sendWaiter(e.i); w >= 0 {
 				p.rdy.met(w)

@@ -1,0 +1,174 @@
+package collective_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/topology"
+	"github.com/gocoll/gocoll/transport"
+)
+
+// readCheckEndpoint checks, as each send is posted, the bytes it reads
+// when they lie in watch (a rank's receive buffer): bad reports an element
+// there that is still this rank's own contribution alone, or the sentinel
+// the buffer was filled with, i.e. a send that reads recv before any
+// reduction wrote it.
+type readCheckEndpoint struct {
+	transport.Endpoint
+	mu    sync.Mutex
+	watch []int32
+	own   int32
+	fill  int32
+	bad   error
+}
+
+func (e *readCheckEndpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Request {
+	e.mu.Lock()
+	if e.bad == nil && len(buf) > 0 && len(e.watch) > 0 {
+		lo := uintptr(unsafe.Pointer(&e.watch[0]))
+		hi := lo + uintptr(4*len(e.watch))
+		if p := uintptr(unsafe.Pointer(&buf[0])); p >= lo && p < hi {
+			vals := unsafe.Slice((*int32)(unsafe.Pointer(&buf[0])), len(buf)/4)
+			for i, v := range vals {
+				if v == e.own || v == e.fill {
+					e.bad = fmt.Errorf("a send to %d of %d bytes at recv+%d reads element %d = %d, unreduced", peer, len(buf), p-lo, i, v)
+					break
+				}
+			}
+		}
+	}
+	e.mu.Unlock()
+	return e.Endpoint.Send(peer, tag, buf)
+}
+
+// TestHierarchicalOutOfPlaceReadsSend runs the hierarchical AllReduce out
+// of place and checks that no send reads the receive buffer where it holds
+// only the rank's own contribution (or nothing yet): those sends read the
+// send buffer, so nothing needs copying to recv before the first message
+// moves. The up-front copy the AllReduce used to make (recv = send, then
+// every phase in place) fails it at the first step. Each rank adds 1<<r,
+// so any element summed with another rank's differs from every single
+// contribution. The results, and the send buffer left unchanged, are
+// checked too, for the lab's grid (many pieces and chunks), uneven and
+// cyclic placements, two ranks on two sites (the top ring of two as one
+// exchange) and no topology (one ring).
+func TestHierarchicalOutOfPlaceReadsSend(t *testing.T) {
+	bySite := func(sites ...string) func(int) string { return func(h int) string { return sites[h%len(sites)] } }
+	placements := []struct {
+		name   string
+		hostOf []int
+		siteOf func(int) string
+	}{
+		{"lab grid 2x2x2", []int{0, 0, 1, 1, 2, 2, 3, 3}, func(h int) string { return []string{"e", "e", "w", "w"}[h] }},
+		{"cyclic 3+2+2+1 on two sites", []int{0, 1, 2, 0, 1, 2, 0, 3}, bySite("e", "w")},
+		{"3 and 1 on one site", []int{0, 0, 1, 0}, bySite("s")},
+		{"two sites of one rank", []int{0, 1}, bySite("e", "w")},
+		{"one rank per host, three sites", []int{0, 1, 2, 3, 4}, bySite("a", "b", "c")},
+		{"no topology, 3 ranks", []int{0, 0, 0}, nil},
+	}
+	const fill = -1
+	for _, pc := range placements {
+		for _, count := range []int{7, 300000} {
+			t.Run(fmt.Sprintf("%s/%d", pc.name, count), func(t *testing.T) {
+				n := len(pc.hostOf)
+				var tp *topology.Topology
+				if pc.siteOf != nil {
+					tp = placedTopology(t, pc.hostOf, pc.siteOf)
+				}
+				eps := inprocWorld(t, n)
+				var wg sync.WaitGroup
+				for r, ep := range eps {
+					wg.Go(func() {
+						own := int32(1) << r
+						we := &readCheckEndpoint{Endpoint: ep, own: own, fill: fill}
+						c, err := collective.New(we, 1, collective.Config{AllReduce: collective.AlgoHierarchical, Topology: tp, ChunkBytes: collective.ChunkBytesMin})
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+						defer cancel()
+						send, recv := make([]int32, count), make([]int32, count)
+						for i := range send {
+							send[i], recv[i] = own, fill
+						}
+						we.mu.Lock()
+						we.watch = recv
+						we.mu.Unlock()
+						if err := collective.AllReduce(ctx, c, send, recv, collective.Sum); err != nil {
+							t.Errorf("rank %d: %v", r, err)
+							return
+						}
+						we.mu.Lock()
+						bad := we.bad
+						we.mu.Unlock()
+						if bad != nil {
+							t.Errorf("rank %d: %v", r, bad)
+						}
+						for i := range recv {
+							if recv[i] != int32(1)<<n-1 || send[i] != own {
+								t.Errorf("rank %d: element %d: recv %d (want %d), send %d (want %d)", r, i, recv[i], int32(1)<<n-1, send[i], own)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+			})
+		}
+	}
+}
+
+// TestHierarchicalOutOfPlaceSameBits checks that the out-of-place
+// hierarchical AllReduce, whose first reductions read the send buffer,
+// gives the very bits of the in-place one (the same operands in the same
+// order), for Sum and Avg on float32 values whose sums round.
+func TestHierarchicalOutOfPlaceSameBits(t *testing.T) {
+	hostOf := []int{0, 1, 2, 0, 1, 2, 0, 3}
+	tp := placedTopology(t, hostOf, func(h int) string { return []string{"e", "w"}[h%2] })
+	n, count := len(hostOf), 100003
+	for _, op := range []collective.Op{collective.Sum, collective.Avg} {
+		eps := inprocWorld(t, n)
+		var wg sync.WaitGroup
+		for r, ep := range eps {
+			wg.Go(func() {
+				c, err := collective.New(ep, 1, collective.Config{AllReduce: collective.AlgoHierarchical, Topology: tp, ChunkBytes: collective.ChunkBytesMin})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+				defer cancel()
+				rng := rand.New(rand.NewPCG(uint64(r), 7))
+				send := make([]float32, count)
+				for i := range send {
+					send[i] = float32(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(6))))
+				}
+				inPlace := append([]float32(nil), send...)
+				out := make([]float32, count)
+				if err := collective.AllReduce(ctx, c, send, out, op); err != nil {
+					t.Error(err)
+					return
+				}
+				if err := collective.AllReduce(ctx, c, inPlace, inPlace, op); err != nil {
+					t.Error(err)
+					return
+				}
+				for i := range out {
+					if math.Float32bits(out[i]) != math.Float32bits(inPlace[i]) {
+						t.Errorf("%v rank %d: element %d: out of place %v, in place %v", op, r, i, out[i], inPlace[i])
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+	}
+}
