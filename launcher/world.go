@@ -224,6 +224,7 @@ func (lc *lifecycle) form(ctx context.Context, leave context.CancelCauseFunc, cf
 	lc.startWatch()
 	lc.answerDiagnoses(comm)
 	logCollectives(comm, subsysLogger(lc.baseLog(), job, SubsysColl).With("rank", job.Rank))
+	settleMonitor(ctx, topo, job.Rank, lc.log) // procs.go
 	return &World{Comm: comm, job: job, topo: topo, life: lc}, nil
 }
 

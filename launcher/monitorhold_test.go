@@ -1,0 +1,100 @@
+package launcher
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gocoll/gocoll/topology"
+)
+
+func TestHoldsMonitor(t *testing.T) {
+	for _, tc := range []struct {
+		local, cpus int
+		want        bool
+	}{
+		{4, 2, true}, {3, 2, true}, {2, 2, false}, {1, 2, false}, {1, 1, false}, {2, 1, true}, {2, 0, true}, {8, 16, false},
+	} {
+		require.Equal(t, tc.want, holdsMonitor(tc.local, tc.cpus), "%+v", tc)
+	}
+}
+
+// holdMonitor never parks: sampled from another P, its goroutine is
+// always running or runnable (its naps are raw system calls, unseen by
+// the runtime), never asleep, in a system call or waiting on a channel,
+// which would leave its P idle or to be taken (the monitor's restart).
+func TestHoldMonitorKeepsItsP(t *testing.T) {
+	if !rawNapWorks {
+		t.Skip("no raw nap on " + runtime.GOOS)
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	done := make(chan time.Duration)
+	go func() { done <- holdMonitor(context.Background(), 60*time.Millisecond) }()
+	buf := make([]byte, 1<<20)
+	seen := 0
+	for {
+		select {
+		case held := <-done:
+			require.GreaterOrEqual(t, held, 60*time.Millisecond)
+			require.Positive(t, seen, "holdMonitor's goroutine never sampled")
+			return
+		default:
+		}
+		dump := string(buf[:runtime.Stack(buf, true)])
+		for _, g := range strings.Split(dump, "\n\n") {
+			if !strings.Contains(g, "launcher.holdMonitor(") {
+				continue
+			}
+			seen++
+			state := g[strings.Index(g, "[")+1 : strings.Index(g, "]")]
+			require.Contains(t, []string{"running", "runnable"}, state, "holdMonitor's goroutine:\n%s", g)
+		}
+	}
+}
+
+// A hold whose ctx has ended returns without napping.
+func TestHoldMonitorEndsWithCtx(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.Less(t, holdMonitor(ctx, time.Hour), time.Hour)
+}
+
+// settleMonitor holds where the rank's host has more ranks than this
+// process's processors, and only there.
+func TestSettleMonitorWhere(t *testing.T) {
+	if !rawNapWorks {
+		t.Skip("no raw nap on " + runtime.GOOS)
+	}
+	hosts := func(perHost ...int) topology.Topology {
+		var t topology.Topology
+		for h, n := range perHost {
+			for l := range n {
+				t.Ranks = append(t.Ranks, topology.RankInfo{Rank: len(t.Ranks), Host: fmt.Sprint("h", h), LocalRank: l})
+			}
+		}
+		return t
+	}
+	cpus := runtime.NumCPU()
+	for _, tc := range []struct {
+		topo topology.Topology
+		rank int
+		held bool
+	}{
+		{hosts(cpus + 1), 0, true},
+		{hosts(cpus), 0, false},
+		{hosts(1, cpus+1), 0, false},
+		{hosts(1, cpus+1), 1, true},
+	} {
+		var out bytes.Buffer
+		log := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		settleMonitor(context.Background(), tc.topo, tc.rank, log)
+		require.Equal(t, tc.held, strings.Contains(out.String(), "held the processor"), "%d ranks, rank %d: %s", len(tc.topo.Ranks), tc.rank, out.String())
+	}
+}
