@@ -78,7 +78,9 @@ const (
 
 // hierarchical is the pipelined hierarchical AllReduce: P pieces, each
 // through every level's phases (hierPhases of bytes/P), all pieces at
-// once. The first piece takes the sum of its phases; each further one
+// once. Even pieces (no ramp) are priced as their messages' key order
+// runs them (hierKeyed). Ramped pieces: the first piece takes the sum of
+// its phases; each further one
 // its bottleneck B, the slowest phase's load (its links' time without its
 // steps' latencies, which the pieces running at once overlap: with them,
 // 4 x 4 x 4 ranks over a 5 ms WAN of 8 lanes were 2.3x gocoll sim's time
@@ -103,6 +105,9 @@ func (m *model) hierarchical() []phase {
 	if p == 1 || len(piece) == 0 {
 		return piece
 	}
+	if !ramp {
+		return m.hierKeyed(piece, neck, p)
+	}
 	rest := phase{overlap: true}
 	for _, ph := range piece {
 		rest.lat = max(rest.lat, m.time(phase{flows: ph.flows, overlap: true}))
@@ -113,10 +118,7 @@ func (m *model) hierarchical() []phase {
 	for i := range rest.flows {
 		rest.flows[i].bytes *= f
 	}
-	out := piece
-	if ramp {
-		out = m.hierRamped(piece, neck, m.bytes/float64(p))
-	}
+	out := m.hierRamped(piece, neck, m.bytes/float64(p))
 	bw, landed := m.loads(out[len(out)-1])
 	rest.tail = landed - bw // the last piece ends as its last phase does
 	return append(out, rest)

@@ -60,7 +60,8 @@ func TestHierRampPricesFillAndDrain(t *testing.T) {
 // piece (the lab's 2 x 2 x 2 grid with host and site links of 300 MB/s:
 // two thirds; the lab's probed file, its CPU figures included: 0.84), not
 // where they are a tenth (the assumed links, 2 x 2 x 2 and 4 x 8 x 8),
-// and the model prices the pieces even there.
+// and the model prices the pieces even there (hierKeyed: the first phase
+// carries every piece's phases below the WAN's).
 func TestHierRampOnlyWhereItPays(t *testing.T) {
 	slow := DefaultLinks()
 	slow.Host.Bandwidth, slow.Site.Bandwidth = 300e6, 300e6
@@ -80,8 +81,12 @@ func TestHierRampOnlyWhereItPays(t *testing.T) {
 		p := HierPieces(tc.in.Bytes, tc.in.ChunkBytes, m.n)
 		even := m.hierPhases([]problem{{m.identity(), float64(tc.in.Bytes) / float64(p)}}, 0)
 		got := m.hierarchical()
-		if r := phaseBytes(got[0]) / phaseBytes(even[0]); (r == 1) == tc.want {
-			t.Errorf("%s: the first phase priced at %.4f of an even piece's bytes, ramp %v", tc.name, r, tc.want)
+		want := 1.0 / 8 // the first ramp piece's
+		if !tc.want {
+			want = float64(p) * (phaseBytes(even[0]) + phaseBytes(even[1])) / phaseBytes(even[0]) // every piece's (hierKeyed)
+		}
+		if r := phaseBytes(got[0]) / phaseBytes(even[0]); math.Abs(r-want) > 1e-9 {
+			t.Errorf("%s: the first phase priced at %.4f of an even piece's bytes, want %.4f (ramp %v)", tc.name, r, want, tc.want)
 		}
 	}
 }
