@@ -10,7 +10,12 @@
 # locally; a shared-memory barrier (spinning with sched_yield, as both
 # runtimes' waits do on an oversubscribed host) ends each call. Nothing
 # else: no headers, no protocol, no balancer. The time is the slowest
-# rank's mean per call, in microseconds, the median of ROUNDS rounds.
+# rank's mean per call, in microseconds, the median of ROUNDS rounds. It
+# is a floor for the copies, not for a loop of calls: the barrier keeps
+# every rank from starting call i+1 before all have ended call i, which
+# gocoll's ranks do not wait for (with GOCOLL set below, gocoll read 0.68
+# and 1.29 ms at 4 and 8 MiB against 0.78-0.99 and 1.48-1.77 for the
+# variants, load 7-10, bench/results/shm_large.md, session 22).
 #
 # Beside it, the CPU time of the copies themselves, summed over the ranks,
 # in microseconds a call (each rank's thread CPU clock around its
