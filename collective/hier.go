@@ -89,6 +89,12 @@ func (h *hier) ringOver(members []int, off []int, buf []byte, phase int) error {
 // out-of-place reduction needs no copy of src first. The all-gather
 // steps take src == buf.
 func (h *hier) ringOverFrom(members []int, off []int, src, buf []byte, phase int) error {
+	return h.ringOverWith(members, off, src, buf, phase, nil)
+}
+
+// ringOverWith is ringOverFrom with the reducing phases' schedule given by
+// wrap (nil: the ring's own), which takes it and returns the one to run.
+func (h *hier) ringOverWith(members []int, off []int, src, buf []byte, phase int, wrap func(*allReduceRing) ringSchedule) error {
 	n := len(members)
 	if n == 1 {
 		return nil
@@ -112,7 +118,11 @@ func (h *hier) ringOverFrom(members []int, off []int, src, buf []byte, phase int
 		bufs := h.o.c.scratch.get(rg.depth)
 		defer h.o.c.scratch.put(bufs)
 		a.tmp = bufs
-		err = rg.run(a)
+		var s ringSchedule = a
+		if wrap != nil {
+			s = wrap(a)
+		}
+		err = rg.run(s)
 	}
 	if err != nil {
 		return err

@@ -1,6 +1,8 @@
 package collective
 
 import (
+	"sort"
+
 	"github.com/gocoll/gocoll/collective/dtype"
 	"github.com/gocoll/gocoll/collective/reduce"
 	"github.com/gocoll/gocoll/transport"
@@ -32,6 +34,23 @@ type blockPlan struct {
 	place  []int   // per member (as in members), its block's offset in packed
 	offset []int   // per member, its block's offset in the caller's data
 	size   []int   // per member, its block's bytes
+	order  []packedBlock
+}
+
+// packedBlock is a member's block in packed order: at in packed, from in
+// the caller's data.
+type packedBlock struct{ at, from, size int }
+
+// spans calls f with each part of [lo, hi) in packed that lies in one
+// block, and that part's offset in the caller's data.
+func (pl *blockPlan) spans(lo, hi int, f func(lo, hi, from int)) {
+	i := sort.Search(len(pl.order), func(i int) bool { return pl.order[i].at+pl.order[i].size > lo })
+	for ; i < len(pl.order) && pl.order[i].at < hi; i++ {
+		b := pl.order[i]
+		if x, y := max(lo, b.at), min(hi, b.at+b.size); x < y {
+			f(x, y, b.from+x-b.at)
+		}
+	}
 }
 
 // plan regroups the blocks of members (of sizes bytes each, in member
@@ -58,6 +77,7 @@ func (h *hier) plan(members, sizes []int, lvl int) *blockPlan {
 			if sp.firstShard(i, len(g)) == j {
 				s = sizes[pos[x]]
 				pl.place[pos[x]] = at
+				pl.order = append(pl.order, packedBlock{at: at, from: pl.offset[pos[x]], size: s})
 				at += s
 			}
 			cross, sz = append(cross, x), append(sz, s)
@@ -124,8 +144,11 @@ func (h *hier) reduceScatter(members, sizes []int, lvl int, data []byte, keep bo
 	lent := h.o.c.tempBuffer(len(data))
 	defer lent.release()
 	packed := lent.buf[:len(data)]
-	pl.pack(packed, data)
-	if err := h.ringOver(pl.mine, pl.segs, packed, reduceScatterSteps); err != nil {
+	if len(pl.mine) == 1 { // no ring here: the levels above take every slot
+		pl.pack(packed, data)
+	} else if err := h.ringOverWith(pl.mine, pl.segs, nil, packed, reduceScatterSteps, func(a *allReduceRing) ringSchedule {
+		return &packedReduceScatter{allReduceRing: a, pl: pl, data: data}
+	}); err != nil {
 		return err
 	}
 	for _, j := range pl.owned {
@@ -136,6 +159,53 @@ func (h *hier) reduceScatter(members, sizes []int, lvl int, data []byte, keep bo
 		if err := h.reduceScatter(pl.cross[j], pl.sizes[j], lvl, packed[pl.slot[j]:pl.slot[j+1]], false, dst); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// packedReduceScatter is a level's reduce-scatter ring over the packed
+// blocks (blockPlan, the ring's recv) that reads this rank's own blocks
+// where they lie in the caller's data instead of from a packed copy made
+// up front: its first step sends a chunk straight from data when the chunk
+// lies in one block (else packs just that chunk, into a segment this ring
+// never receives into), and each reduction takes this rank's side from
+// data, block part by part (the same operands in the same order: the same
+// bits). The packed segments it reduces into are written whole.
+type packedReduceScatter struct {
+	*allReduceRing
+	pl   *blockPlan
+	data []byte
+}
+
+func (a *packedReduceScatter) sendBuf(i int) []byte {
+	step, c, seg, _ := a.segs(i)
+	lo, hi := a.g.span(seg, c)
+	if step > 0 || lo == hi {
+		return a.recv[lo:hi]
+	}
+	var whole []byte
+	a.pl.spans(lo, hi, func(x, y, from int) {
+		if x == lo && y == hi {
+			whole = a.data[from : from+hi-lo]
+			return
+		}
+		copy(a.recv[x:y], a.data[from:from+y-x])
+	})
+	if whole != nil {
+		return whole
+	}
+	return a.recv[lo:hi]
+}
+
+func (a *packedReduceScatter) afterRecv(i int) error {
+	step, c, _, seg := a.segs(i)
+	lo, hi := a.g.span(seg, c)
+	t := a.tmp[i%len(a.tmp)][:hi-lo]
+	a.pl.spans(lo, hi, func(x, y, from int) {
+		a.spec.kernel(a.recv[x:y], a.data[from:from+y-x], t[x-lo:y-lo])
+	})
+	if step == a.n-2 && a.spec.op == reduce.Avg {
+		return reduce.DivideBy(a.spec.dt, a.recv[lo:hi], a.n)
 	}
 	return nil
 }

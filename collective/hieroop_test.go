@@ -15,30 +15,32 @@ import (
 	"github.com/gocoll/gocoll/transport"
 )
 
-// readCheckEndpoint checks, as each send is posted, the bytes it reads
-// when they lie in watch (a rank's receive buffer): bad reports an element
-// there that is still this rank's own contribution alone, or the sentinel
-// the buffer was filled with, i.e. a send that reads recv before any
-// reduction wrote it.
+// readCheckEndpoint checks, as each send of 64 bytes or more is posted,
+// except an operation header (its first byte 0xC0: it may carry a pair's
+// small first message, copied into it), the bytes it reads when they lie
+// outside mine (the rank's send buffer): bad reports an
+// element there that is still this rank's own contribution alone, or the
+// sentinel the receive buffer was filled with, i.e. a send of a copy of
+// this rank's data that was made before any reduction (or of nothing).
 type readCheckEndpoint struct {
 	transport.Endpoint
-	mu    sync.Mutex
-	watch []int32
-	own   int32
-	fill  int32
-	bad   error
+	mu   sync.Mutex
+	mine []int32
+	own  int32
+	fill int32
+	bad  error
 }
 
 func (e *readCheckEndpoint) Send(peer int, tag transport.Tag, buf []byte) transport.Request {
 	e.mu.Lock()
-	if e.bad == nil && len(buf) > 0 && len(e.watch) > 0 {
-		lo := uintptr(unsafe.Pointer(&e.watch[0]))
-		hi := lo + uintptr(4*len(e.watch))
-		if p := uintptr(unsafe.Pointer(&buf[0])); p >= lo && p < hi {
+	if e.bad == nil && len(buf) >= 64 && buf[0] != 0xC0 && len(e.mine) > 0 {
+		lo := uintptr(unsafe.Pointer(&e.mine[0]))
+		hi := lo + uintptr(4*len(e.mine))
+		if p := uintptr(unsafe.Pointer(&buf[0])); p < lo || p >= hi {
 			vals := unsafe.Slice((*int32)(unsafe.Pointer(&buf[0])), len(buf)/4)
 			for i, v := range vals {
 				if v == e.own || v == e.fill {
-					e.bad = fmt.Errorf("a send to %d of %d bytes at recv+%d reads element %d = %d, unreduced", peer, len(buf), p-lo, i, v)
+					e.bad = fmt.Errorf("a send to %d of %d bytes outside send reads element %d = %d, unreduced", peer, len(buf), i, v)
 					break
 				}
 			}
@@ -46,6 +48,14 @@ func (e *readCheckEndpoint) Send(peer int, tag transport.Tag, buf []byte) transp
 	}
 	e.mu.Unlock()
 	return e.Endpoint.Send(peer, tag, buf)
+}
+
+// check returns the first bad send seen and stops watching.
+func (e *readCheckEndpoint) check() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.mine = nil
+	return e.bad
 }
 
 // TestHierarchicalOutOfPlaceReadsSend runs the hierarchical AllReduce out
@@ -73,9 +83,9 @@ func TestHierarchicalOutOfPlaceReadsSend(t *testing.T) {
 		{"one rank per host, three sites", []int{0, 1, 2, 3, 4}, bySite("a", "b", "c")},
 		{"no topology, 3 ranks", []int{0, 0, 0}, nil},
 	}
-	const fill = -1
+	const fill = 0x5a5a5a5a
 	for _, pc := range placements {
-		for _, count := range []int{7, 300000} {
+		for _, count := range []int{1000, 300000} {
 			t.Run(fmt.Sprintf("%s/%d", pc.name, count), func(t *testing.T) {
 				n := len(pc.hostOf)
 				var tp *topology.Topology
@@ -100,16 +110,13 @@ func TestHierarchicalOutOfPlaceReadsSend(t *testing.T) {
 							send[i], recv[i] = own, fill
 						}
 						we.mu.Lock()
-						we.watch = recv
+						we.mine = send
 						we.mu.Unlock()
 						if err := collective.AllReduce(ctx, c, send, recv, collective.Sum); err != nil {
 							t.Errorf("rank %d: %v", r, err)
 							return
 						}
-						we.mu.Lock()
-						bad := we.bad
-						we.mu.Unlock()
-						if bad != nil {
+						if bad := we.check(); bad != nil {
 							t.Errorf("rank %d: %v", r, bad)
 						}
 						for i := range recv {
@@ -124,6 +131,55 @@ func TestHierarchicalOutOfPlaceReadsSend(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestHierarchicalReduceScatterReadsSend checks the hierarchical
+// ReduceScatter the same way: at a level whose groups differ, the group's
+// ring runs over the blocks regrouped by slot (packed), and no send may
+// read a packed copy of this rank's own blocks: they go from send, where
+// a chunk lies in one block (blocks of two chunks here: chunks that span
+// blocks are packed just before they go). Packing send whole before the
+// ring, as the ReduceScatter used to, fails it at the ring's first step.
+func TestHierarchicalReduceScatterReadsSend(t *testing.T) {
+	hostOf := []int{0, 0, 1, 1, 2, 2, 3, 3}
+	tp := placedTopology(t, hostOf, func(h int) string { return []string{"e", "e", "w", "w"}[h] })
+	n, count := len(hostOf), 2*collective.ChunkBytesMin/4
+	eps := inprocWorld(t, n)
+	var wg sync.WaitGroup
+	for r, ep := range eps {
+		wg.Go(func() {
+			own := int32(1) << r
+			we := &readCheckEndpoint{Endpoint: ep, own: own, fill: 0x5a5a5a5a}
+			c, err := collective.New(we, 1, collective.Config{ReduceScatter: collective.AlgoHierarchical, Topology: tp, ChunkBytes: collective.ChunkBytesMin})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			send, recv := make([]int32, n*count), make([]int32, count)
+			for i := range send {
+				send[i] = own
+			}
+			we.mu.Lock()
+			we.mine = send
+			we.mu.Unlock()
+			if err := collective.ReduceScatter(ctx, c, send, recv, collective.Sum); err != nil {
+				t.Errorf("rank %d: %v", r, err)
+				return
+			}
+			if bad := we.check(); bad != nil {
+				t.Errorf("rank %d: %v", r, bad)
+			}
+			for i, v := range recv {
+				if v != int32(1)<<n-1 {
+					t.Errorf("rank %d: element %d is %d, want %d", r, i, v, int32(1)<<n-1)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // TestHierarchicalOutOfPlaceSameBits checks that the out-of-place
