@@ -53,47 +53,36 @@ func float8E5M2With(op floatOp, native bool) emitter {
 	}
 }
 
-// float8E4M3Native emits the E4M3 sum or product (the products the
-// AVX-512 levels register are float8E4M3ProdMag's, fp8mag.go, which needs
-// fewer uops). An E4M3 byte s.eeee.mmm
-// has the float16 s.0eeee.mmm0000000 of its value times 2^-8, E4M3's
-// binades, subnormals included, lining up with float16's: two bit moves
-// (GF2P8AFFINEQB) make the upper bytes s.0eeee.mm and lower bytes
-// m.0000000 of all 64, and VPUNPCKLBW/HBW pair them into words (elements
-// 0-7 of each 128-bit lane in the first vector, 8-15 in the second; in
-// place, as E5M2 does, the sign and exponent's gap costs a shift and a
-// mask per half, two more uops, and the shuffles' port is the idle one
-// here). A product scales b back up by 2^8 first (exact), so sums and products
-// are the results times 2^-8. E4M3 has no Inf; its inputs' NaNs (scaled,
-// they widen to numbers) are put back by byte blends, a's over b's, out of
-// line: each body only narrows a chain of masked byte compares (one
-// opmask, "no NaN so far", over a and b of the whole block) and one
-// KORTEST per block branches to the blends if a byte of the block is NaN.
-// The blends redo the block's stores from registers (the inputs stay live
-// until then), so dst may still be exactly a or b.
-func float8E4M3Native(op floatOp) emitter { return float8E4M3With(op, true, true) }
+// float8E4M3Float32 emits the E4M3 sum or product for AVX-512 without
+// FP16 (the AVX-512 FP16 level registers float8E4M3SumWords, fp8sum.go,
+// and float8E4M3ProdMag, fp8mag.go, whose products the levels without FP16
+// also use). An E4M3 byte s.eeee.mmm has the float16 s.0eeee.mmm0000000 of
+// its value times 2^-8, E4M3's binades, subnormals included, lining up with
+// float16's: two bit moves (GF2P8AFFINEQB; without GFNI shifts and masks:
+// three uops for the upper bytes, two for the lower ones, three for the
+// narrowing's rotate, one for its shift) make the upper bytes s.0eeee.mm
+// and lower bytes m.0000000 of all 64, and VPUNPCKLBW/HBW pair them into
+// words (elements 0-7 of each 128-bit lane in the first vector, 8-15 in the
+// second). The float16 arithmetic goes through float32 (halfViaFloat32), a
+// product scaled back up by 2^8 there, so sums and products are the results
+// times 2^-8. E4M3 has no Inf; its inputs' NaNs (scaled, they widen to
+// numbers) are put back by byte blends, a's over b's, out of line
+// (e4m3NaNs): each body only narrows a chain of masked byte compares (one
+// opmask, "no NaN so far", over a and b of the whole block) and one KORTEST
+// per block branches to the blends if a byte of the block is NaN. The
+// blends redo the block's stores from registers (the inputs stay live until
+// then), so dst may still be exactly a or b.
+func float8E4M3Float32(op floatOp, gfni bool) emitter { return float8E4M3With(op, gfni) }
 
-// float8E4M3Float32 is float8E4M3Native for AVX-512 without FP16: the
-// arithmetic goes through float32 (halfViaFloat32), a product scaled back
-// up by 2^8 there; without GFNI each bit move is done by shifts and
-// masks (three uops for the upper bytes, two for the lower ones, three
-// for the narrowing's rotate, one for its shift).
-func float8E4M3Float32(op floatOp, gfni bool) emitter { return float8E4M3With(op, false, gfni) }
-
-func float8E4M3With(op floatOp, native, gfni bool) emitter {
+func float8E4M3With(op floatOp, gfni bool) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
-		if native {
-			g.streams = 4 // see gen.streams
-		}
 		n := g.newFP8Narrower(true, gfni)
-		var scale, scale32 reg.VecVirtual
-		if op == opProd && native {
-			scale = g.bcast32(0x5c005c00) // 256.0
-		} else if op == opProd {
+		var scale32 reg.VecVirtual
+		if op == opProd {
 			scale32 = g.bcast32(0x43800000) // 256.0
 		}
-		arith := g.halfRZ(op, native, scale32)
+		arith := g.halfRZ(op, false, scale32)
 		nan := g.bcast32(0x7f7f7f7f)
 		var upperOf, lowerOf, low6 reg.VecVirtual
 		if gfni {
@@ -112,19 +101,15 @@ func float8E4M3With(op floatOp, native, gfni bool) emitter {
 			low = g.and(g.to(c.VPSLLW, operand.U8(7), v), n.half)
 			return up, low
 		}
-		widen := func(v reg.VecVirtual, scaled bool) (lo, hi reg.VecVirtual) {
+		widen := func(v reg.VecVirtual) (lo, hi reg.VecVirtual) {
 			up, low := bytesOf(v)
-			lo, hi = g.to(c.VPUNPCKLBW, up, low), g.to(c.VPUNPCKHBW, up, low)
-			if scaled && scale != nil {
-				lo, hi = g.to(g.rawTo(vmulph), lo, scale), g.to(g.rawTo(vmulph), hi, scale)
-			}
-			return lo, hi
+			return g.to(c.VPUNPCKLBW, up, low), g.to(c.VPUNPCKHBW, up, low)
 		}
 		nans := g.newE4M3NaNs(nan)
 		return g.l.Width, func(d, a, b operand.Mem) {
 			x, y := g.load(a), g.load(b)
-			xl, xh := widen(x, false)
-			yl, yh := widen(y, true)
+			xl, xh := widen(x)
+			yl, yh := widen(y)
 			out := n.narrowUnpacked(arith(xl, yl), arith(xh, yh))
 			g.store(out, d)
 			nans.test(g.and(x, nan))

@@ -11,18 +11,18 @@ import (
 // arithmetic needs only |a| and |b|, and a magnitude widens in place by one
 // multiply: VPMADDUBSW of the bytes m = x & 0x7f by 128 in one byte of
 // each word and 0 in the other is the word m<<7 of the even or the odd
-// element, which is the float16 of |x| times 2^-8 (float8E4M3Native's
+// element, which is the float16 of |x| times 2^-8 (float8E4M3Float32's
 // scaling, subnormals included; the multiplier is VPMADDUBSW's unsigned
 // operand, m its signed one, and 128*127 does not saturate). The masked
 // bytes m also serve the NaN test (m == 0x7f), so per input one AND, one
 // compare and two multiplies replace the two bit moves, two unpacks, AND
-// and compare of float8E4M3Native, and the words come in element pairs as
+// and compare of float8E4M3Float32, and the words come in element pairs as
 // E5M2's do. b's words are scaled back up by 2^8 (exact) as there; VMULPH
 // rounds toward zero and the narrowing rounds once more to nearest even
 // (fp8half.go's argument), here in each word by a carry (narrowCarry,
 // which the products' being non-negative allows), the results' signs
 // coming from a XOR b. NaNs are put back out of line as in
-// float8E4M3Native (e4m3NaNs).
+// float8E4M3Float32 (e4m3NaNs).
 func float8E4M3ProdMag() emitter { return float8E4M3ProdMagWith(true, true) }
 
 // float8E4M3ProdMagFloat32 is float8E4M3ProdMag for AVX-512 without FP16:
@@ -162,7 +162,8 @@ func (s *e4m3NaNs) test(m reg.VecVirtual) {
 	c.VPCMPUB(notNaN, s.nan, m, s.clean, s.clean)
 }
 
-// add notes a body's inputs x and y, its result out and where it went.
+// add notes a body's inputs x and y, its result out and where it went
+// (out nil: the result is read back from d, where the body stored it).
 func (s *e4m3NaNs) add(x, y, out reg.VecVirtual, d operand.Mem) {
 	s.block = append(s.block, nanStore{x, y, out, d})
 }
@@ -177,6 +178,9 @@ func (s *e4m3NaNs) end() {
 	g.tail = append(g.tail, func() {
 		c.Label(slow)
 		for _, st := range stores {
+			if st.out == nil {
+				st.out = g.load(st.d)
+			}
 			ka, kb := c.K(), c.K()
 			c.VPCMPEQB(nan, g.and(st.x, nan), ka)
 			c.VPCMPEQB(nan, g.and(st.y, nan), kb)

@@ -67,7 +67,7 @@ var extensions = []extension{
 		{"prodFloat16", "Prod", []string{"Float16Type"}, float16Native(opProd), true},
 		{"minFloat16", "Min", []string{"Float16Type"}, float16Native(opMin), true},
 		{"maxFloat16", "Max", []string{"Float16Type"}, float16Native(opMax), true},
-		{"sumFloat8E4M3", "Sum", []string{"Float8E4M3Type"}, float8E4M3Native(opSum), true},
+		{"sumFloat8E4M3", "Sum", []string{"Float8E4M3Type"}, float8E4M3SumWords(), true},
 		{"prodFloat8E4M3", "Prod", []string{"Float8E4M3Type"}, float8E4M3ProdMag(), true},
 		{"sumFloat8E5M2", "Sum", []string{"Float8E5M2Type"}, float8E5M2Native(opSum), true},
 		{"prodFloat8E5M2", "Prod", []string{"Float8E5M2Type"}, float8E5M2Native(opProd), true},
