@@ -92,9 +92,10 @@ func (h *hier) ringOverFrom(members []int, off []int, src, buf []byte, phase int
 	return h.ringOverWith(members, off, src, buf, phase, nil)
 }
 
-// ringOverWith is ringOverFrom with the reducing phases' schedule given by
-// wrap (nil: the ring's own), which takes it and returns the one to run.
-func (h *hier) ringOverWith(members []int, off []int, src, buf []byte, phase int, wrap func(*allReduceRing) ringSchedule) error {
+// ringOverWith is ringOverFrom with the schedule given by wrap (nil: the
+// ring's own: an *allGatherRing for the all-gather steps, else an
+// *allReduceRing), which takes it and returns the one to run.
+func (h *hier) ringOverWith(members []int, off []int, src, buf []byte, phase int, wrap func(ringSchedule) ringSchedule) error {
 	n := len(members)
 	if n == 1 {
 		return nil
@@ -107,7 +108,11 @@ func (h *hier) ringOverWith(members []int, off []int, src, buf []byte, phase int
 	var err error
 	switch phase {
 	case allGatherSteps:
-		err = rg.run(&allGatherRing{g: g, n: n, r: me, recv: buf})
+		var s ringSchedule = &allGatherRing{g: g, n: n, r: me, recv: buf}
+		if wrap != nil {
+			s = wrap(s)
+		}
+		err = rg.run(s)
 	default:
 		r := me
 		if phase == reduceScatterSteps {

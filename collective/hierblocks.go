@@ -146,8 +146,8 @@ func (h *hier) reduceScatter(members, sizes []int, lvl int, data []byte, keep bo
 	packed := lent.buf[:len(data)]
 	if len(pl.mine) == 1 { // no ring here: the levels above take every slot
 		pl.pack(packed, data)
-	} else if err := h.ringOverWith(pl.mine, pl.segs, nil, packed, reduceScatterSteps, func(a *allReduceRing) ringSchedule {
-		return &packedReduceScatter{allReduceRing: a, pl: pl, data: data}
+	} else if err := h.ringOverWith(pl.mine, pl.segs, nil, packed, reduceScatterSteps, func(s ringSchedule) ringSchedule {
+		return &packedReduceScatter{allReduceRing: s.(*allReduceRing), pl: pl, data: data}
 	}); err != nil {
 		return err
 	}
@@ -233,10 +233,76 @@ func (h *hier) allGather(members, sizes []int, lvl int, data []byte) error {
 			return err
 		}
 	}
-	if err := h.ringOver(pl.mine, pl.segs, packed, allGatherSteps); err != nil {
-		return err
+	if len(pl.mine) == 1 { // no ring here: every slot came from the levels above
+		pl.unpack(data, packed)
+		return nil
 	}
-	pl.unpack(data, packed)
+	return h.ringOverWith(pl.mine, pl.segs, packed, packed, allGatherSteps, func(s ringSchedule) ringSchedule {
+		return &packedAllGather{allGatherRing: s.(*allGatherRing), pl: pl, data: data}
+	})
+}
+
+// packedAllGather is a level's all-gather ring over the packed blocks
+// (blockPlan, the ring's recv) that leaves every block in its place in the
+// caller's data as it goes instead of copying packed back whole at the
+// end: a chunk that lies in one block is received straight into data (and
+// forwarded from there), one that spans blocks lands in packed and is
+// copied out once it has arrived, and this rank's own segment (from the
+// levels above, in packed) is copied out chunk by chunk as the first
+// step's messages arrive.
+type packedAllGather struct {
+	*allGatherRing
+	pl   *blockPlan
+	data []byte
+}
+
+// inData returns where [lo, hi) of packed lies in data when it lies in
+// one block.
+func (a *packedAllGather) inData(lo, hi int) ([]byte, bool) {
+	var whole []byte
+	a.pl.spans(lo, hi, func(x, y, from int) {
+		if x == lo && y == hi {
+			whole = a.data[from : from+hi-lo]
+		}
+	})
+	return whole, whole != nil
+}
+
+// unpack copies [lo, hi) of packed to its places in data.
+func (a *packedAllGather) unpack(lo, hi int) {
+	a.pl.spans(lo, hi, func(x, y, from int) { copy(a.data[from:from+y-x], a.recv[x:y]) })
+}
+
+func (a *packedAllGather) sendBuf(i int) []byte {
+	c, seg, _ := a.segs(i)
+	lo, hi := a.g.span(seg, c)
+	if i >= a.g.k { // forwards what arrived a step earlier, where it landed
+		if d, ok := a.inData(lo, hi); ok {
+			return d
+		}
+	}
+	return a.recv[lo:hi]
+}
+
+func (a *packedAllGather) recvBuf(i int) ([]byte, error) {
+	c, _, seg := a.segs(i)
+	lo, hi := a.g.span(seg, c)
+	if d, ok := a.inData(lo, hi); ok {
+		return d, nil
+	}
+	return a.recv[lo:hi], nil
+}
+
+func (a *packedAllGather) afterRecv(i int) error {
+	c, _, seg := a.segs(i)
+	lo, hi := a.g.span(seg, c)
+	if _, ok := a.inData(lo, hi); !ok {
+		a.unpack(lo, hi)
+	}
+	if i < a.g.k { // this rank's own chunk c, sent at the first step
+		_, own, _ := a.segs(i)
+		a.unpack(a.g.span(own, c))
+	}
 	return nil
 }
 

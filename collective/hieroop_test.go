@@ -228,3 +228,77 @@ func TestHierarchicalOutOfPlaceSameBits(t *testing.T) {
 		wg.Wait()
 	}
 }
+
+// recvCountEndpoint counts the bytes of the receives of 64 bytes or more
+// posted into watch.
+type recvCountEndpoint struct {
+	transport.Endpoint
+	mu    sync.Mutex
+	watch []int32
+	bytes int
+}
+
+func (e *recvCountEndpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Request {
+	e.mu.Lock()
+	if len(buf) >= 64 && len(e.watch) > 0 {
+		lo := uintptr(unsafe.Pointer(&e.watch[0]))
+		if p := uintptr(unsafe.Pointer(&buf[0])); p >= lo && p < lo+uintptr(4*len(e.watch)) {
+			e.bytes += len(buf)
+		}
+	}
+	e.mu.Unlock()
+	return e.Endpoint.Recv(peer, tag, buf)
+}
+
+// TestHierarchicalAllGatherLandsInPlace checks that the hierarchical
+// AllGather's host-level ring, which runs over the blocks regrouped by
+// slot (packed), receives the other member's blocks straight into the
+// caller's buffer (blocks of two chunks here: a chunk spanning blocks
+// lands in packed and is copied out as it arrives) instead of into packed
+// and copying packed back whole at the end, as it used to (then nothing
+// lands in the caller's buffer). On the lab's grid that ring receives half
+// the buffer.
+func TestHierarchicalAllGatherLandsInPlace(t *testing.T) {
+	hostOf := []int{0, 0, 1, 1, 2, 2, 3, 3}
+	tp := placedTopology(t, hostOf, func(h int) string { return []string{"e", "e", "w", "w"}[h] })
+	n, count := len(hostOf), 2*collective.ChunkBytesMin/4
+	eps := inprocWorld(t, n)
+	var wg sync.WaitGroup
+	for r, ep := range eps {
+		wg.Go(func() {
+			we := &recvCountEndpoint{Endpoint: ep}
+			c, err := collective.New(we, 1, collective.Config{AllGather: collective.AlgoHierarchical, Topology: tp, ChunkBytes: collective.ChunkBytesMin})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			send, recv := make([]int32, count), make([]int32, n*count)
+			for i := range send {
+				send[i] = int32(r*count + i)
+			}
+			we.mu.Lock()
+			we.watch = recv
+			we.mu.Unlock()
+			if err := collective.AllGather(ctx, c, send, recv); err != nil {
+				t.Errorf("rank %d: %v", r, err)
+				return
+			}
+			we.mu.Lock()
+			landed := we.bytes
+			we.watch = nil
+			we.mu.Unlock()
+			if landed < 4*len(recv)/2 {
+				t.Errorf("rank %d: %d bytes received into recv, want at least %d", r, landed, 4*len(recv)/2)
+			}
+			for i, v := range recv {
+				if v != int32(i) {
+					t.Errorf("rank %d: element %d is %d", r, i, v)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
