@@ -71,7 +71,12 @@ func Init(ctx context.Context, opts Options) (*World, error) {
 // the ranks still forming the world then fail at once with an error
 // naming it (wrapping [ErrRankLeft]); one that ran out of time (ctx's
 // deadline or job.ConnectTimeout) leaves none, but for rank 0 serving the
-// store, whose note says what it missed (setupwatch.go).
+// store, whose note says what it missed (setupwatch.go). Where this
+// rank's host runs more ranks than the processors the rank may run on,
+// Join's last step holds the rank's goroutine on its P for 20 ms without
+// using a processor (monitorHold: the Go runtime's monitor thread backs off
+// before the first call instead of waking every 20-70 us through it), or
+// until ctx ends.
 //
 // Afterwards each rank heartbeats to the store every HeartbeatTimeout/10
 // and watches the others' heartbeats; a rank silent for HeartbeatTimeout is
