@@ -254,7 +254,8 @@ func (a *connAuth) nonceOf(dir byte, path int, pn uint64) []byte {
 // seal appends the trailer to packet p (a whole packet, CRC included),
 // sent on path, encrypting it in place with AuthEncrypt; p must have room
 // for wire.TrailerLen more bytes. gathered says that p is a DATA packet's
-// head and CRC, its payload sent from elsewhere (AuthHeader only).
+// head, piggybacked ACK body (if any) and CRC, its payload sent from
+// elsewhere (AuthHeader only; wire.AppendDataSplit).
 func (a *connAuth) seal(path int, p []byte, gathered bool) []byte {
 	a.sendPN[path]++
 	pn := a.sendPN[path]

@@ -137,6 +137,20 @@ type Config struct {
 	// ways, most ACKs then cost no datagram. Both sides must run a version
 	// that reads it (every version with wire.FlagAck). Default off.
 	PiggybackAcks bool
+	// AckRoom asks the peer, in the handshake, to cut the connection's
+	// DATA pieces wire.AckRoomLen bytes (158) short of the datagram, so
+	// that a full piece too can carry the ACK its sender owes
+	// (PiggybackAcks) when that ACK reports at most two paths. It takes
+	// effect where both sides ask (wire.FlagAckRoom in HELLO and
+	// HELLO-ACK) and the connection's datagram is at least
+	// wire.AckRoomMinDatagram; the pieces are then 1.8 % shorter at a
+	// 9000-byte datagram. On a connection with DATA both ways, such as a
+	// hierarchical AllReduce's WAN connections, most ACKs then ride on
+	// DATA instead of costing a datagram, a write and a wake-up each. A
+	// peer of a version before wire.FlagAckRoom rejects a HELLO that asks
+	// (its parser took no HELLO flag): mixed versions must leave it off.
+	// Default off.
+	AckRoom bool
 	// IdleTimeout fails a connection that has received nothing valid for
 	// this long (keepalive probes are sent at a quarter of it, at a
 	// sixteenth, or PeerTimeout/8 if shorter, while a send or a receive

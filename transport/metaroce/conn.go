@@ -43,6 +43,7 @@ type conn struct {
 	probeDue []bool       // per path
 	ctrlDue  int          // replies and probes due, over all paths
 	datagram int
+	ackRoom  bool // DATA pieces leave wire.AckRoomLen bytes for an ACK (Config.AckRoom)
 	snd      sender
 	rcv      receiver
 
@@ -124,7 +125,13 @@ func (c *conn) open(h *wire.Hello, now time.Duration) {
 	if c.auth != nil {
 		c.datagram -= wire.TrailerLen // what the core builds; the trailer fills the rest
 	}
+	// Both sides compute the same: the agreed datagram, and AckRoom set in
+	// the HELLO-ACK exactly when both asked.
+	c.ackRoom = c.cfg.AckRoom && h.AckRoom && c.datagram >= wire.AckRoomMinDatagram
 	chunk := c.datagram - wire.DataOverhead
+	if c.ackRoom {
+		chunk -= wire.AckRoomLen
+	}
 	c.paths = make([]*path, n)
 	for i := range c.paths {
 		c.paths[i] = newPath(i, n, c.cfg, c.datagram)
@@ -151,6 +158,8 @@ func (c *conn) helloPacket(ack bool, path int, now time.Duration) wire.Hello {
 		Paths: uint16(c.cfg.Paths), MaxDatagram: uint32(datagram),
 		MsgWindow: uint32(c.cfg.MsgWindow), Budget: uint64(c.cfg.UnexpectedBytes),
 		SentAt: now, Auth: uint8(c.authMode), Nonce: c.nonce0,
+		// A HELLO asks; a HELLO-ACK answers for both.
+		AckRoom: c.cfg.AckRoom && (!ack || c.ackRoom),
 	}
 	if c.ep.keyed() {
 		var echo []byte

@@ -261,15 +261,14 @@ func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 		d.Flags |= wire.FlagPayloadUnchecked
 	}
 	d.Seq = p.next
+	c.piggyback(now, d)
 	var out []byte
-	size := wire.DataOverhead + len(d.Payload)
+	size := wire.DataOverhead + len(d.Payload) + len(d.AckBody)
 	if g := c.ep.gatherMin; g > 0 && len(d.Payload) >= g {
 		out = wire.AppendDataSplit(buf[:0], d)
 		c.ep.gathered = d.Payload
 	} else {
-		c.piggyback(now, d)
 		out = wire.AppendData(buf[:0], d)
-		size = len(out)
 	}
 	p.onSent(sentPacket{
 		sentAt: now, msgSeq: pc.msgSeq, offset: pc.offset, length: pc.length,
@@ -283,13 +282,24 @@ func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 
 // piggyback attaches the ACK this side owes, if one waits for its delay and
 // Config.PiggybackAcks is on, to DATA d when the whole ACK fits in the
-// datagram.
+// datagram: a block for every path due (recvPath.due) and every grant
+// owed (an ACK cut shorter would leave them unreported until the next
+// one). A full piece has room for two blocks where Config.AckRoom holds.
 func (c *conn) piggyback(now time.Duration, d *wire.Data) {
 	if !c.cfg.PiggybackAcks || c.ackAt == 0 {
 		return
 	}
 	limit := c.datagram - wire.DataOverhead - len(d.Payload) + wire.HeaderLen + wire.CRCLen
-	if limit < wire.AckLen(len(c.paths), 0) {
+	due, grants := 0, 0
+	for _, p := range c.paths {
+		if p.recv.due() {
+			due++
+		}
+	}
+	if c.rcv.owesGrants() {
+		grants = len(c.rcv.grants)
+	}
+	if limit < wire.AckLen(due, grants) {
 		return
 	}
 	if cap(c.ep.ackBuf) < limit {

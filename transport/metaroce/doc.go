@@ -198,7 +198,10 @@
 // once; the sender's timeout and its window under the peer's rate allow for
 // the hold. With Config.PiggybackAcks, an ACK still waiting for its delay
 // rides on the next DATA to the peer that has room for it (flag
-// wire.FlagAck) instead of going alone. Posting a receive sends an ACK at
+// wire.FlagAck: a block for every path due and every grant owed) instead
+// of going alone; with Config.AckRoom on both sides, every piece leaves
+// room for an ACK of two blocks, so a connection with DATA both ways sends
+// few ACKs of its own. Posting a receive sends an ACK at
 // once only if it owes a grant or the sender may be short of credit. An ACK carries, for each path
 // that received since the last ACK (since the last two if it has a hole
 // among its newest 256 arrivals, or received a duplicate), the

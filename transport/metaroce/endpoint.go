@@ -90,8 +90,8 @@ type Transmit struct {
 	N    int // datagram length, at the start of the buffer
 	// Payload, set only by PollTransmitVec, is a DATA payload left out of
 	// the buffer: the datagram is then buf[:N], Payload, and buf[N:N+Tail]
-	// (the CRC and, on an authenticated connection, the trailer). It
-	// aliases the message being sent.
+	// (a piggybacked ACK body if any, the CRC and, on an authenticated
+	// connection, the trailer). It aliases the message being sent.
 	Payload []byte
 	Tail    int
 	// Control reports a control datagram (ACK, probe, HELLO, HELLO-ACK,
@@ -495,8 +495,9 @@ func (e *Endpoint) PollTransmit(now time.Duration, buf []byte) (Transmit, bool) 
 // PollTransmitVec is PollTransmit for a driver that sends a datagram in
 // parts (a gathering write): a DATA payload of at least minGather bytes is
 // not copied into buf but returned as Transmit.Payload, a slice of the
-// message being sent; the datagram is buf[:N], then Payload, then the CRC
-// in buf[N:N+wire.CRCLen]. minGather 0 or less means never (PollTransmit).
+// message being sent; the datagram is buf[:N], then Payload, then
+// buf[N:N+Tail] (see Transmit.Payload). minGather 0 or less means never
+// (PollTransmit).
 // The core never writes Payload. It is borrowed from the message's sender
 // like the message itself: after the message's EventSendDone or
 // CancelSend its owner may change it, and a datagram still being written
@@ -542,15 +543,15 @@ func (e *Endpoint) PollTransmitVec(now time.Duration, buf []byte, minGather int)
 		e.gatherMin = max(minGather, 0)
 		if ok {
 			e.cursor = (e.cursor + k + 1) % n
-			tail := wire.CRCLen
 			control := wire.Type(out[1]) != wire.TypeData
 			if c.auth != nil && wire.Type(out[1]) != wire.TypeHelloAck {
 				out = c.auth.seal(path, out, e.gathered != nil)
-				tail += wire.TrailerLen
 			}
 			tx := Transmit{Conn: c.id, Peer: c.peer, Path: path, N: len(out), Control: control}
 			if e.gathered != nil {
-				tx.N, tx.Payload, tx.Tail = len(out)-tail, e.gathered, tail
+				// wire.AppendDataSplit: the head, then (left out) the
+				// payload, then the rest.
+				tx.N, tx.Payload, tx.Tail = wire.DataHeadLen, e.gathered, len(out)-wire.DataHeadLen
 			}
 			return tx, true
 		}

@@ -62,8 +62,8 @@
 //
 // The default path socket is [OpenUDPIO]'s (recvmmsg/sendmmsg, ECN, GRO
 // trains split on read, GSO trains for small datagrams, and DATA payloads
-// too large for a train, or of a full piece (no room for a piggybacked
-// ACK), sent straight from the message with a gathering write,
+// too large for a train, or of a full piece (with a piggybacked ACK, if
+// any, after it), sent straight from the message with a gathering write,
 // metaroce.Endpoint.PollTransmitVec, rather than copied into the datagram
 // buffer; datagrams next to each other to the same address go as one GSO
 // train, gathered ones straight from their pieces too); [OpenUDP] is a plain one, and Config.OpenSocket takes any [PathSocket], which is how

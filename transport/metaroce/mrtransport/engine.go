@@ -147,7 +147,7 @@ type txBatch struct {
 // the socket's closing, so that a persistent error does not spin.
 const readErrorPause = time.Millisecond
 
-func newEngine(core *metaroce.Endpoint, socks []PathSocket, batch, maxDatagram int, arrivalTimes bool) *engine {
+func newEngine(core *metaroce.Endpoint, socks []PathSocket, batch, maxDatagram int, arrivalTimes, ackRoom bool) *engine {
 	e := &engine{core: core, socks: socks, start: time.Now(), armed: -1, batch: batch, maxDatagram: maxDatagram,
 		retireAfter: retireAfter, arrivalTimes: arrivalTimes}
 	e.txCond = sync.NewCond(&e.txMu)
@@ -160,7 +160,7 @@ func newEngine(core *metaroce.Endpoint, socks []PathSocket, batch, maxDatagram i
 	e.arrived = make([]time.Duration, len(socks))
 	e.gatherMin = gatherMinOf(socks)
 	if e.gatherMin > 0 {
-		e.gatherMin = min(e.gatherMin, fullPayloadMin(maxDatagram, len(socks)))
+		e.gatherMin = min(e.gatherMin, fullPayloadMin(maxDatagram, ackRoom))
 	}
 	for _, s := range socks {
 		e.placers = e.placers || canPlace(s, maxDatagram)
@@ -192,17 +192,24 @@ func gatherMinOf(socks []PathSocket) int {
 	return g
 }
 
-// fullPayloadMin is the smallest DATA payload that leaves no room in a
-// datagram of maxDatagram bytes for an ACK of a connection over paths
-// paths (the core piggybacks an ACK on DATA only where the whole ACK
-// fits). The engine gathers payloads from this size on even where the
-// sockets would copy them: a DATA of a full piece (a bulk transfer's
-// datagrams at MTU 9000, whose payloads are below a socket's gatherMin)
-// then goes out straight from the message, not copied into the datagram
-// buffer first, and nothing that could carry an ACK is gathered (the
-// core does not piggyback on gathered DATA).
-func fullPayloadMin(maxDatagram, paths int) int {
-	return max(maxDatagram-wire.DataOverhead+wire.HeaderLen+wire.CRCLen-wire.AckLen(paths, 0)+1, 1)
+// fullPayloadMin is the payload of a full piece in a datagram of
+// maxDatagram bytes, on an authenticated connection (whose trailer takes
+// wire.TrailerLen of it) and, with ackRoom (Core.AckRoom), cut
+// wire.AckRoomLen short for a piggybacked ACK. The engine gathers payloads
+// from this size on even where the sockets would copy them: a DATA of a
+// full piece (a bulk transfer's datagrams at MTU 9000, whose payloads are
+// below a socket's gatherMin) then goes out straight from the message,
+// not copied into the datagram buffer first. A gathered DATA carries a
+// piggybacked ACK as a copied one does (after the payload, in the
+// datagram's tail: metaroce.Transmit.Payload). (Before session 22 the
+// core piggybacked on copied DATA only, and this was the least payload
+// that left no room for an ACK of every path.)
+func fullPayloadMin(maxDatagram int, ackRoom bool) int {
+	n := maxDatagram - wire.DataOverhead - wire.TrailerLen
+	if ackRoom && maxDatagram-wire.TrailerLen >= wire.AckRoomMinDatagram {
+		n -= wire.AckRoomLen
+	}
+	return max(n, 1)
 }
 
 // run starts one reader goroutine per path socket, and the timer's.

@@ -14,27 +14,31 @@ import (
 
 // TestFullPiecesGatheredAt9000 checks that at MTU 9000 (datagrams of 8972
 // bytes, below the udpio socket's gatherMin) the engine gathers a full
-// piece's payload instead of copying it into the datagram buffer, and
-// still copies a payload short enough to carry a piggybacked ACK; and
-// that an AllReduce over it is exact.
+// piece's payload instead of copying it into the datagram buffer, with
+// and without AckRoom's shorter pieces (at 1 path, where the gather
+// threshold of sessions 21 and before, no room for an ACK of every path,
+// lay above AckRoom's full piece); and that an AllReduce over it is exact.
 func TestFullPiecesGatheredAt9000(t *testing.T) {
-	ctx := testCtx(t)
-	const datagram, paths = 8972, 4
-	eps, err := NewLocalWorld(ctx, 2, Config{Paths: paths, MaxDatagram: datagram})
-	require.NoError(t, err)
-	defer func() {
-		for _, ep := range eps {
-			require.NoError(t, ep.Close())
+	const datagram = 8972
+	for _, paths := range []int{1, 4} {
+		for _, noRoom := range []bool{false, true} {
+			ctx := testCtx(t)
+			eps, err := NewLocalWorld(ctx, 2, Config{Paths: paths, MaxDatagram: datagram, NoAckRoom: noRoom})
+			require.NoError(t, err)
+			g := eps[0].eng.gatherMin
+			full := datagram - wire.DataOverhead
+			if !noRoom {
+				full -= wire.AckRoomLen
+			}
+			require.Positive(t, g)
+			require.LessOrEqual(t, g, full, "a full piece's payload is gathered (paths %d, no room %v)", paths, noRoom)
+			require.Greater(t, g, full-wire.TrailerLen-1, "paths %d, no room %v", paths, noRoom)
+			allReduceSum(t, newComms(t, eps), 1<<20)
+			for _, ep := range eps {
+				require.NoError(t, ep.Close())
+			}
 		}
-	}()
-	g := eps[0].eng.gatherMin
-	full := datagram - wire.DataOverhead
-	require.Positive(t, g)
-	require.LessOrEqual(t, g, full, "a full piece's payload is gathered")
-	// The largest payload on which the core can piggyback an ACK is copied.
-	ackFits := datagram - wire.DataOverhead + wire.HeaderLen + wire.CRCLen - wire.AckLen(paths, 0)
-	require.Greater(t, g, ackFits)
-	allReduceSum(t, newComms(t, eps), 1<<20)
+	}
 }
 
 // TestGatheredDatagramsJoinTrains writes two gathered datagrams of equal

@@ -85,7 +85,7 @@ func Listen(ctx context.Context, cfg Config) (*Listener, error) {
 		closeSockets(socks)
 		return nil, fmt.Errorf("mrtransport: %w", err)
 	}
-	eng := newEngine(core, socks, cfg.Batch, cfg.MaxDatagram, cfg.ArrivalTimes)
+	eng := newEngine(core, socks, cfg.Batch, cfg.MaxDatagram, cfg.ArrivalTimes, cfg.Core.AckRoom)
 	eng.controlClass = uint8(cfg.ControlDSCP)
 	ep := newEndpoint(cfg, eng)
 	ep.binds = binds

@@ -34,7 +34,31 @@ type Hello struct {
 	// Auth 0 they are not sent (and parse as zero).
 	Auth         uint8
 	Nonce, Proof [NonceLen]byte
+	// AckRoom (flag FlagAckRoom) asks, in a HELLO, that the connection's
+	// DATA pieces leave AckRoomLen bytes free for a piggybacked ACK; a
+	// HELLO-ACK sets it if the connection does (both sides asked). See
+	// AckRoomLen.
+	AckRoom bool
 }
+
+// FlagAckRoom is the HELLO and HELLO-ACK flag of Hello.AckRoom. A parser
+// older than it rejects a HELLO that carries it (it rejected every HELLO
+// flag), so a peer of such a version does not connect to one that sets it.
+const FlagAckRoom = 1
+
+// AckRoomLen is the room a DATA piece leaves for a piggybacked ACK body on
+// a connection whose HELLO and HELLO-ACK both carry FlagAckRoom, and whose
+// datagram is at least AckRoomMinDatagram: the body of an ACK of two
+// blocks and no grant. Both ends cut the pieces of every message that
+// much shorter than the datagram allows (a receiver places a piece by
+// its index, so the two must agree), and a full piece then has room for
+// the ACK its sender owes when the ACK reports at most two paths.
+const AckRoomLen = ackFixedLen + 2*AckBlockLen
+
+// AckRoomMinDatagram is the least connection datagram at which
+// FlagAckRoom takes effect: below it the room would cost more than 4 %
+// of each piece.
+const AckRoomMinDatagram = 4096
 
 // NonceLen is the size of a HELLO's nonce and proof.
 const NonceLen = 16
@@ -62,7 +86,11 @@ func AppendHello(b []byte, h *Hello) []byte {
 	if h.Ack {
 		t = TypeHelloAck
 	}
-	b = appendHeader(b, Header{Type: t, Path: h.Path, Conn: h.Conn})
+	var flags uint8
+	if h.AckRoom {
+		flags = FlagAckRoom
+	}
+	b = appendHeader(b, Header{Type: t, Flags: flags, Path: h.Path, Conn: h.Conn})
 	b = binary.BigEndian.AppendUint64(b, h.Src)
 	b = binary.BigEndian.AppendUint64(b, h.Node)
 	b = binary.BigEndian.AppendUint16(b, h.Paths)
@@ -78,7 +106,8 @@ func AppendHello(b []byte, h *Hello) []byte {
 	return appendCRC(b, start)
 }
 
-// ParseHello parses a HELLO or HELLO-ACK packet. It rejects flags, a zero
+// ParseHello parses a HELLO or HELLO-ACK packet. It rejects flags other
+// than FlagAckRoom, a zero
 // Src, Paths outside 1..256, MaxDatagram outside MinDatagram..MaxDatagram,
 // a zero MsgWindow, authentication fields with an Auth of 0 or above
 // MaxAuth, a HELLO whose Conn is not 0 and a HELLO-ACK whose Conn is 0.
@@ -97,7 +126,7 @@ func DecodeHello(hd Header, body []byte, h *Hello) error {
 		return ErrType
 	}
 	r := reader{b: body}
-	*h = Hello{Ack: hd.Type == TypeHelloAck, Conn: hd.Conn, Path: hd.Path}
+	*h = Hello{Ack: hd.Type == TypeHelloAck, Conn: hd.Conn, Path: hd.Path, AckRoom: hd.Flags&FlagAckRoom != 0}
 	h.Src, h.Node = r.u64(), r.u64()
 	h.Paths, h.MaxDatagram, h.MsgWindow, h.Budget = r.u16(), r.u32(), r.u32(), r.u64()
 	h.SentAt = time.Duration(r.u64())
@@ -113,7 +142,7 @@ func DecodeHello(hd Header, body []byte, h *Hello) error {
 		return err
 	}
 	switch {
-	case hd.Flags != 0, h.Src == 0, h.Paths == 0, h.Paths > 256, h.MsgWindow == 0,
+	case hd.Flags&^FlagAckRoom != 0, h.Src == 0, h.Paths == 0, h.Paths > 256, h.MsgWindow == 0,
 		h.MaxDatagram < MinDatagram, h.MaxDatagram > MaxDatagram, h.Auth > MaxAuth,
 		!h.Ack && h.Conn != 0, h.Ack && h.Conn == 0:
 		return ErrMalformed

@@ -83,11 +83,11 @@ func AppendData(b []byte, d *Data) []byte {
 func AckBody(packet []byte) []byte { return packet[HeaderLen : len(packet)-CRCLen] }
 
 // AppendDataSplit is AppendData for a sender that gathers the payload from
-// where it is instead of copying it: it appends d's header and fields and
-// then the packet's CRC32C (over those and d.Payload), but not the payload.
-// d must not carry FlagAck.
-// The packet is out[:len(out)-CRCLen], then d.Payload, then the last CRCLen
-// bytes of out.
+// where it is instead of copying it: it appends d's header and fields, then
+// d.AckBody if d carries FlagAck, then the packet's CRC32C (over all of
+// those and d.Payload), but not the payload. Of the bytes it appends, the
+// first DataHeadLen are the packet's start; d.Payload follows them in the
+// packet, then the rest (the ACK body, if any, and the CRC).
 func AppendDataSplit(b []byte, d *Data) []byte {
 	start := len(b)
 	b = appendHeader(b, Header{Type: TypeData, Flags: d.Flags, Path: d.Path, Conn: d.Conn})
@@ -99,11 +99,15 @@ func AppendDataSplit(b []byte, d *Data) []byte {
 	b = binary.BigEndian.AppendUint64(b, d.Total)
 	b = binary.BigEndian.AppendUint64(b, d.Offset)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(d.Payload)))
-	var payload []byte
+	var payload, tail []byte
 	if d.Flags&FlagPayloadUnchecked == 0 {
 		payload = d.Payload
 	}
-	return binary.BigEndian.AppendUint32(b, partsCRC(b[start:], payload, nil))
+	if d.Flags&FlagAck != 0 {
+		b = append(b, d.AckBody...)
+		tail = b[start+DataHeadLen:]
+	}
+	return binary.BigEndian.AppendUint32(b, partsCRC(b[start:start+DataHeadLen], payload, tail))
 }
 
 // ParseData parses a DATA packet into d without allocating; d.Payload and

@@ -64,21 +64,34 @@ func TestDecodeAfterOpen(t *testing.T) {
 	}
 }
 
-// AppendDataSplit's header and CRC around the payload make the packet that
-// AppendData makes.
+// AppendDataSplit's head, then the payload, then its rest (a piggybacked
+// ACK body, if any, and the CRC) make the packet that AppendData makes,
+// with or without an ACK and a checked payload.
 func TestAppendDataSplit(t *testing.T) {
+	a, blocks, grants := sampleAck()
+	body := AckBody(AppendAck(nil, &a, blocks, grants))
 	for _, n := range []int{0, 1, 5, 3000} {
-		d := sampleData()
-		d.Payload = make([]byte, n)
-		for i := range d.Payload {
-			d.Payload[i] = byte(i * 7)
+		for _, flags := range []uint8{0, FlagAck, FlagPayloadUnchecked, FlagAck | FlagPayloadUnchecked} {
+			d := sampleData()
+			d.Payload = make([]byte, n)
+			for i := range d.Payload {
+				d.Payload[i] = byte(i * 7)
+			}
+			d.Total = 95 + uint64(n)
+			d.Offset = d.Total - uint64(n)
+			d.Flags |= flags
+			if flags&FlagAck != 0 {
+				d.AckBody = body
+			}
+			whole := AppendData([]byte{0xee}, &d)
+			split := AppendDataSplit([]byte{0xee}, &d)
+			head, rest := split[:1+DataHeadLen], split[1+DataHeadLen:]
+			joined := append(append(append([]byte(nil), head...), d.Payload...), rest...)
+			require.Equal(t, whole, joined, "payload of %d bytes, flags %#x", n, flags)
+			var got Data
+			require.NoError(t, ParseData(joined[1:], &got))
+			require.Equal(t, d, got)
 		}
-		d.Offset = d.Total - uint64(n)
-		whole := AppendData([]byte{0xee}, &d)
-		split := AppendDataSplit([]byte{0xee}, &d)
-		head, crc := split[:len(split)-CRCLen], split[len(split)-CRCLen:]
-		joined := append(append(append([]byte(nil), head...), d.Payload...), crc...)
-		require.Equal(t, whole, joined, "payload of %d bytes", n)
 	}
 }
 

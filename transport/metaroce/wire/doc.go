@@ -40,7 +40,8 @@
 //	           8 echoed timestamp, 4 ack delay (ns), 4 ECN-CE count
 //	per grant: 8 message sequence number
 //
-// HELLO and HELLO-ACK (no flags), 42 bytes, or 75 with a key:
+// HELLO and HELLO-ACK (flag 0x01 ACK room: DATA pieces leave room for a
+// piggybacked ACK, see AckRoomLen), 42 bytes, or 75 with a key:
 //
 //	8 sender's connection id   8 sender's node id   2 paths offered
 //	4 max datagram             4 message window     8 unexpected byte budget

@@ -16,7 +16,9 @@ func seedAll(f *testing.F) {
 	d.Flags |= FlagAck
 	d.AckBody = AckBody(AppendAck(nil, &a, blocks, grants))
 	f.Add(AppendData(nil, &d))
+	f.Add(splitDataPacket(&d))
 	f.Add(AppendHello(nil, &Hello{Src: 5, Paths: 4, MaxDatagram: 9000, MsgWindow: 64}))
+	f.Add(AppendHello(nil, &Hello{Ack: true, Conn: 3, Src: 5, Paths: 8, MaxDatagram: 8972, MsgWindow: 64, AckRoom: true}))
 	f.Add(AppendProbe(nil, &Probe{Conn: 1, Nonce: 2}))
 	f.Add(AppendClose(nil, &Close{Conn: 1}))
 	f.Add([]byte{})

@@ -32,12 +32,12 @@ func TestUncheckedPayloadRoundTrip(t *testing.T) {
 }
 
 // splitDataPacket builds d the way a gathering sender does: AppendDataSplit's
-// head and CRC around the payload.
+// head, the payload, then its rest (ACK body, CRC).
 func splitDataPacket(d *Data) []byte {
 	out := AppendDataSplit(nil, d)
-	b := append([]byte(nil), out[:len(out)-CRCLen]...)
+	b := append([]byte(nil), out[:DataHeadLen]...)
 	b = append(b, d.Payload...)
-	return append(b, out[len(out)-CRCLen:]...)
+	return append(b, out[DataHeadLen:]...)
 }
 
 func TestUncheckedPayloadCoversAllButPayload(t *testing.T) {

@@ -121,6 +121,8 @@ func TestHelloProbeCloseRoundTrip(t *testing.T) {
 	for _, h := range []Hello{
 		{Src: 5, Node: 3, Paths: 4, MaxDatagram: 9000, MsgWindow: 4096, Budget: 1 << 22, SentAt: 123 * time.Millisecond},
 		{Ack: true, Conn: 5, Path: 2, Src: 6, Node: 4, Paths: 256, MaxDatagram: 1452, MsgWindow: 1, Budget: 0, SentAt: 7},
+		{Src: 5, Node: 3, Paths: 8, MaxDatagram: 8972, MsgWindow: 64, AckRoom: true},
+		{Ack: true, Conn: 5, Src: 6, Paths: 8, MaxDatagram: 8972, MsgWindow: 64, AckRoom: true},
 	} {
 		var got Hello
 		require.NoError(t, ParseHello(AppendHello(nil, &h), &got))
@@ -153,6 +155,18 @@ func TestHelloRejectsBadFields(t *testing.T) {
 		h := ok
 		mutate(&h)
 		require.ErrorIs(t, ParseHello(AppendHello(nil, &h), &got), ErrMalformed, name)
+	}
+	// FlagAckRoom is the one HELLO flag; any other is rejected.
+	b := AppendHello(nil, &ok)
+	for bit := range 8 {
+		b[2] = 1 << bit
+		err := ParseHello(fixCRC(b), &got)
+		if b[2] == FlagAckRoom {
+			require.NoError(t, err)
+			require.True(t, got.AckRoom)
+		} else {
+			require.ErrorIs(t, err, ErrMalformed, "flag %#x", b[2])
+		}
 	}
 }
 
