@@ -37,10 +37,11 @@ func procsPerRank(procs, local int) int {
 // call; it backs off only after 50 rounds that found nothing to do, and
 // doubles its sleep from there up to 10 ms: some 4 ms of wake-ups at 20-70 us
 // and about 10 ms more of sparser ones. With 4 ranks on 2 cores each of
-// those wake-ups takes a core from a rank, and a fresh job's first
-// thousand 8-byte AllReduces ran at about twice the time of the calls after
-// them (bench/results/small_ops.md, Session 22, first22). Held for
-// monitorHold the monitor has backed off before the job's first call.
+// those wake-ups takes a core from a rank: a fresh job's first 300-900
+// 8-byte AllReduces ran at 5-22 us a call, those after them at 2.5-3
+// (bench/results/small_ops.md, Session 22, first22). Held for monitorHold
+// (8 ms was not enough), the monitor has backed off before the job's
+// first call.
 const monitorHold = 20 * time.Millisecond
 
 // monitorNap is the longest single nap of holdMonitor: how long the
