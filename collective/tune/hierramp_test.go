@@ -3,6 +3,7 @@ package tune
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 // phaseBytes is the bytes of all of a phase's flows.
@@ -59,12 +60,15 @@ func TestHierRampPricesFillAndDrain(t *testing.T) {
 // lower levels' phases take HierRampShare or more of the WAN's time a
 // piece (the lab's 2 x 2 x 2 grid with host and site links of 300 MB/s:
 // two thirds; the lab's probed file, its CPU figures included: 0.84), not
-// where they are a tenth (the assumed links, 2 x 2 x 2 and 4 x 8 x 8),
+// where they are a tenth (the assumed links, 2 x 2 x 2 and 4 x 8 x 8) nor
+// where the lower levels' rings take more than one step (oneStep),
 // and the model prices the pieces even there (hierKeyed: the first phase
 // carries every piece's phases below the WAN's).
 func TestHierRampOnlyWhereItPays(t *testing.T) {
 	slow := DefaultLinks()
 	slow.Host.Bandwidth, slow.Site.Bandwidth = 300e6, 300e6
+	wan8 := DefaultLinks()
+	wan8.WAN.Latency, wan8.WAN.Lanes = 5*time.Millisecond, 8
 	for _, tc := range []struct {
 		name string
 		in   Input
@@ -73,6 +77,10 @@ func TestHierRampOnlyWhereItPays(t *testing.T) {
 		{"2x2x2 assumed links, 4 MiB", Input{Topology: grid(t, 2, 2, 2), Bytes: 4 << 20, ChunkBytes: 512 << 10, Links: DefaultLinks()}, false},
 		{"4x8x8 assumed links, 16 MiB", Input{Topology: grid(t, 4, 8, 8), Bytes: 16 << 20, ChunkBytes: 512 << 10, Links: DefaultLinks()}, false},
 		{"2x2x2 300 MB/s, 16 MiB", Input{Topology: grid(t, 2, 2, 2), Bytes: 16 << 20, ChunkBytes: 2 << 20, Links: slow}, true},
+		// The lower phases take 0.54 of the WAN's time a piece, but the
+		// site rings have 31 steps (oneStep): gocoll sim 255.4 ms ramped,
+		// 242.7 even.
+		{"4x32x8 5 ms WAN of 8 paths, 64 MiB", Input{Topology: grid(t, 4, 32, 8), Bytes: 64 << 20, ChunkBytes: 512 << 10, Links: wan8}, false},
 	} {
 		if got := HierRamp(tc.in); got != tc.want {
 			t.Errorf("%s: HierRamp %v, want %v", tc.name, got, tc.want)
