@@ -52,7 +52,10 @@ const monitorNap = time.Millisecond
 // holdsMonitor reports whether Join holds its processor (holdMonitor) for a
 // rank among local ranks of its host (processes: one rank each) that may
 // run on cpus processors: where they outnumber the processors, a monitor
-// thread's wake-up takes a processor from a rank.
+// thread's wake-up takes a processor from a rank. settleMonitor passes
+// runtime.NumCPU, the processors of the process's affinity at start: a
+// rank bound to one core, whose monitor shares that core with it, holds
+// wherever its host has other ranks.
 func holdsMonitor(local, cpus int) bool {
 	return local > max(cpus, 1)
 }
