@@ -119,6 +119,7 @@ type engineCounters struct {
 	silenceDrains, lateDrains, drainedBatches atomic.Int64
 	readErrors, writeErrors                   atomic.Int64
 	noRoute, timerRuns                        atomic.Int64
+	dataPolled, acksOnData, acksPolled        atomic.Int64 // EngineStats.DataPolled and so on
 	// Errors read from the sockets' error queues (see peergone.go).
 	portUnreachable, errQueueOther atomic.Int64
 	peerGone, unreachableIgnored   atomic.Int64
@@ -479,6 +480,7 @@ func (e *engine) poll(now time.Duration) {
 		if !ok {
 			break
 		}
+		e.countPolled(buf)
 		addr, ok := e.route(tx.Peer, tx.Path)
 		if !ok || tx.Path < 0 || tx.Path >= len(e.socks) {
 			e.st.noRoute.Add(1)
@@ -498,6 +500,20 @@ func (e *engine) poll(now time.Duration) {
 	if b.n == 0 {
 		e.recycle(b)
 		e.pending = nil
+	}
+}
+
+// countPolled counts datagram b, just polled, by kind: DATA, and of it
+// those carrying an ACK, or an ACK alone.
+func (e *engine) countPolled(b []byte) {
+	switch wire.Type(b[1]) {
+	case wire.TypeData:
+		e.st.dataPolled.Add(1)
+		if b[2]&wire.FlagAck != 0 {
+			e.st.acksOnData.Add(1)
+		}
+	case wire.TypeAck:
+		e.st.acksPolled.Add(1)
 	}
 }
 

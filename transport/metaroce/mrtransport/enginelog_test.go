@@ -31,7 +31,8 @@ func (l *lockedBuffer) String() string {
 
 // TestCloseLogsEngineCounters checks that Close logs, at info, one
 // "mrtransport: engine" line per endpoint with its socket counters, which
-// agree with Stats: datagrams and the system calls that moved them.
+// agree with Stats: datagrams and the system calls that moved them, and
+// the DATA and ACK datagrams among them.
 func TestCloseLogsEngineCounters(t *testing.T) {
 	ctx := testCtx(t)
 	var buf lockedBuffer
@@ -41,9 +42,14 @@ func TestCloseLogsEngineCounters(t *testing.T) {
 	var want []int64
 	for _, ep := range eps {
 		require.NoError(t, ep.Close())
-		want = append(want, ep.Stats().Engine.DatagramsWritten)
+		st := ep.Stats().Engine
+		want = append(want, st.DatagramsWritten)
+		require.Positive(t, st.DataPolled)
+		require.LessOrEqual(t, st.AcksOnData, st.DataPolled)
+		require.LessOrEqual(t, st.DataPolled+st.AcksPolled, st.DatagramsWritten)
 		require.NoError(t, ep.Close()) // idempotent: no second line
 	}
+	require.Regexp(t, ` data=\d+ acksOnData=\d+ acks=\d+`, buf.String())
 	lines := regexp.MustCompile(`msg="mrtransport: engine" rank=(\d) datagramsWritten=(\d+) writeBatches=(\d+) datagramsRead=\d+ readBatches=(\d+)`).
 		FindAllStringSubmatch(buf.String(), -1)
 	require.Len(t, lines, 2, buf.String())

@@ -60,6 +60,11 @@ type EngineStats struct {
 	// waited for writes in progress of datagrams that carried payloads
 	// from their buffers (heldwrite.go).
 	HeldEnds int64
+	// DataPolled counts the DATA datagrams the core gave to send, AcksOnData
+	// those of them that carried an ACK (metaroce.Config.PiggybackAcks,
+	// AckRoom), and AcksPolled the ACK datagrams: on a connection with
+	// DATA both ways, how many ACKs went alone for each DATA.
+	DataPolled, AcksOnData, AcksPolled int64
 }
 
 // PeerStats are the counters of the connection to one rank.
@@ -86,7 +91,8 @@ func (e *Endpoint) Stats() Stats {
 		SilenceDrains: st.silenceDrains.Load(), LateDrains: st.lateDrains.Load(), DrainedBatches: st.drainedBatches.Load(),
 		PortUnreachable: st.portUnreachable.Load(), PeerGone: st.peerGone.Load(),
 		UnreachableIgnored: st.unreachableIgnored.Load(), ErrQueueOther: st.errQueueOther.Load(),
-		HeldEnds: st.heldEnds.Load(),
+		HeldEnds:   st.heldEnds.Load(),
+		DataPolled: st.dataPolled.Load(), AcksOnData: st.acksOnData.Load(), AcksPolled: st.acksPolled.Load(),
 	}}
 	e.eng.lock()
 	defer e.eng.unlock()
@@ -190,5 +196,6 @@ func (e *Endpoint) logEngine() {
 		"datagramsWritten", st.datagramsWritten.Load(), "writeBatches", st.writeBatches.Load(),
 		"datagramsRead", st.datagramsRead.Load(), "readBatches", st.readBatches.Load(),
 		"spinBatches", st.spinBatches.Load(), "timerRuns", st.timerRuns.Load(),
-		"bytesWritten", st.bytesWritten.Load(), "bytesRead", st.bytesRead.Load())
+		"bytesWritten", st.bytesWritten.Load(), "bytesRead", st.bytesRead.Load(),
+		"data", st.dataPolled.Load(), "acksOnData", st.acksOnData.Load(), "acks", st.acksPolled.Load())
 }
