@@ -3,7 +3,6 @@ package launcher
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
 	"runtime"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gocoll/gocoll/internal/affinity"
 	"github.com/gocoll/gocoll/topology"
 )
 
@@ -72,29 +72,43 @@ func TestSettleMonitorWhere(t *testing.T) {
 	if !rawNapWorks {
 		t.Skip("no raw nap on " + runtime.GOOS)
 	}
-	hosts := func(perHost ...int) topology.Topology {
-		var t topology.Topology
-		for h, n := range perHost {
-			for l := range n {
-				t.Ranks = append(t.Ranks, topology.RankInfo{Rank: len(t.Ranks), Host: fmt.Sprint("h", h), LocalRank: l})
-			}
-		}
-		return t
-	}
 	cpus := runtime.NumCPU()
 	for _, tc := range []struct {
 		topo topology.Topology
 		rank int
 		held bool
 	}{
-		{hosts(cpus + 1), 0, true},
-		{hosts(cpus), 0, false},
-		{hosts(1, cpus+1), 0, false},
-		{hosts(1, cpus+1), 1, true},
+		{hostsOf(cpus + 1), 0, true},
+		{hostsOf(cpus), 0, false},
+		{hostsOf(1, cpus+1), 0, false},
+		{hostsOf(1, cpus+1), 1, true},
 	} {
 		var out bytes.Buffer
 		log := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		settleMonitor(context.Background(), tc.topo, tc.rank, log)
 		require.Equal(t, tc.held, strings.Contains(out.String(), "held the processor"), "%d ranks, rank %d: %s", len(tc.topo.Ranks), tc.rank, out.String())
 	}
+}
+
+// settleMonitor counts the processors the process may run on as Join
+// ends, not as it started (runtime.NumCPU): a rank that Join bound to one
+// core (GOCOLL_BIND_CORE) shares that core with its monitor thread, and
+// holds where its host has another rank, as a rank started bound does.
+func TestSettleMonitorAfterBind(t *testing.T) {
+	if !rawNapWorks {
+		t.Skip("no raw nap on " + runtime.GOOS)
+	}
+	var all []int
+	for _, core := range affinity.Cores() {
+		all = append(all, core...)
+	}
+	if len(all) < 2 {
+		t.Skip("fewer than 2 CPUs to bind among")
+	}
+	require.NoError(t, affinity.Bind(all[:1]))
+	t.Cleanup(func() { require.NoError(t, affinity.Bind(all)) })
+	var out bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	settleMonitor(context.Background(), hostsOf(2), 0, log)
+	require.Contains(t, out.String(), "held the processor", "bound to CPU %d of %v", all[0], all)
 }

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/gocoll/gocoll/internal/affinity"
 	"github.com/gocoll/gocoll/topology"
 )
 
@@ -53,9 +54,10 @@ const monitorNap = time.Millisecond
 // rank among local ranks of its host (processes: one rank each) that may
 // run on cpus processors: where they outnumber the processors, a monitor
 // thread's wake-up takes a processor from a rank. settleMonitor passes
-// runtime.NumCPU, the processors of the process's affinity at start: a
-// rank bound to one core, whose monitor shares that core with it, holds
-// wherever its host has other ranks.
+// processorsNow, the processors of the process's affinity as Join ends: a
+// rank bound to one core (at start, or by Join: GOCOLL_BIND_CORE), whose
+// monitor shares that core with it, holds wherever its host has other
+// ranks.
 func holdsMonitor(local, cpus int) bool {
 	return local > max(cpus, 1)
 }
@@ -91,12 +93,24 @@ func holdMonitor(ctx context.Context, d time.Duration) time.Duration {
 
 // settleMonitor is Join's last step: holdMonitor for monitorHold where this
 // rank's host in topo holds more ranks than the processors this process
-// may run on (holdsMonitor).
+// may run on now (holdsMonitor, processorsNow), and it can hold
+// (rawNapWorks).
 func settleMonitor(ctx context.Context, topo topology.Topology, rank int, log *slog.Logger) {
 	ri, ok := topo.Rank(rank)
-	if !ok || !holdsMonitor(len(topo.RanksOnHost(ri.Host)), runtime.NumCPU()) {
+	if !ok || !rawNapWorks || !holdsMonitor(len(topo.RanksOnHost(ri.Host)), processorsNow()) {
 		return
 	}
 	held := holdMonitor(ctx, monitorHold)
 	log.Debug("gocoll: held the processor for the runtime's monitor to back off", "held", held)
+}
+
+// processorsNow is how many processors this process may run on now: its
+// affinity mask's (which a bind at Join narrows, where runtime.NumCPU
+// keeps the mask the process started with), or runtime.NumCPU where the
+// mask cannot be read.
+func processorsNow() int {
+	if n, err := affinity.Union([]int{0}); err == nil && n > 0 {
+		return n
+	}
+	return runtime.NumCPU()
 }

@@ -11,6 +11,18 @@ import (
 	"github.com/gocoll/gocoll/topology"
 )
 
+// hostsOf places ranks on hosts h0, h1, ... perHost[i] of them on host i,
+// numbered host by host.
+func hostsOf(perHost ...int) topology.Topology {
+	var t topology.Topology
+	for h, n := range perHost {
+		for l := range n {
+			t.Ranks = append(t.Ranks, topology.RankInfo{Rank: len(t.Ranks), Host: fmt.Sprint("h", h), LocalRank: l})
+		}
+	}
+	return t
+}
+
 func TestProcsPerRank(t *testing.T) {
 	for _, tc := range []struct{ procs, local, want int }{
 		{2, 4, 1}, {8, 4, 2}, {2, 1, 2}, {3, 2, 1}, {1, 8, 1}, {16, 0, 16}, {64, 3, 21},
@@ -24,26 +36,17 @@ func TestProcsPerRank(t *testing.T) {
 func TestFitGoMaxProcs(t *testing.T) {
 	before := runtime.GOMAXPROCS(0)
 	t.Cleanup(func() { runtime.GOMAXPROCS(before) })
-	hosts := func(perHost ...int) topology.Topology {
-		var t topology.Topology
-		for h, n := range perHost {
-			for l := range n {
-				t.Ranks = append(t.Ranks, topology.RankInfo{Rank: len(t.Ranks), Host: fmt.Sprint("h", h), LocalRank: l})
-			}
-		}
-		return t
-	}
 	log := slog.New(slog.DiscardHandler)
 	for _, tc := range []struct {
 		topo      topology.Topology
 		rank      int
 		from, got int
 	}{
-		{hosts(4), 0, 8, 2},
-		{hosts(2, 6), 0, 8, 4},
-		{hosts(2, 6), 3, 8, 1},
-		{hosts(1, 1), 1, 8, 8},
-		{hosts(4), 2, 1, 1},
+		{hostsOf(4), 0, 8, 2},
+		{hostsOf(2, 6), 0, 8, 4},
+		{hostsOf(2, 6), 3, 8, 1},
+		{hostsOf(1, 1), 1, 8, 8},
+		{hostsOf(4), 2, 1, 1},
 	} {
 		runtime.GOMAXPROCS(tc.from)
 		fitGoMaxProcs(tc.topo, tc.rank, log)
