@@ -5,11 +5,10 @@ package collective_test
 import (
 	"context"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/collective/collectivetest"
 )
 
 // BenchmarkBoardSmall measures an 8-byte Broadcast (root 0, in place) and
@@ -48,13 +47,7 @@ func BenchmarkBoardSmall(b *testing.B) {
 				}
 				wg.Wait()
 			}
-			cpu := func() time.Duration {
-				var u syscall.Rusage
-				if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-					b.Fatal(err)
-				}
-				return time.Duration(u.Utime.Nano() + u.Stime.Nano())
-			}
+			cpu := collectivetest.CPUTime
 			lean := func() (l uint64) {
 				for _, c := range comms {
 					l += c.BoardLeanCalls()

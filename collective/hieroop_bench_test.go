@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gocoll/gocoll/collective"
+	"github.com/gocoll/gocoll/collective/collectivetest"
 )
 
 // BenchmarkHierLabCPU runs the hierarchical AllReduce, ReduceScatter and
@@ -84,13 +84,7 @@ func BenchmarkHierLabCPU(b *testing.B) {
 						}
 						wg.Wait()
 					}
-					cpu := func() time.Duration {
-						var u syscall.Rusage
-						if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-							b.Fatal(err)
-						}
-						return time.Duration(u.Utime.Nano() + u.Stime.Nano())
-					}
+					cpu := collectivetest.CPUTime
 					run(2)
 					c0 := cpu()
 					b.ResetTimer()
