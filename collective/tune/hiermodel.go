@@ -146,7 +146,7 @@ const HierRampShare = 0.5
 // piece's phases, the index of its bottleneck phase (the longest load)
 // and whether the pieces are cut in a ramp: p > 1, the other phases
 // take at least HierRampShare of the bottleneck's time a piece
-// (rampShare) and each of them is one step (oneStep).
+// (rampShare) and each of the lower levels' is one step (oneStep).
 func (m *model) hierPiece() (p int, piece []phase, neck int, ramp bool) {
 	p = HierPieces(int(m.bytes), int(m.chunk), m.n)
 	piece = m.hierPhases([]problem{{m.identity(), m.bytes / float64(p)}}, 0)
@@ -159,21 +159,21 @@ func (m *model) hierPiece() (p int, piece []phase, neck int, ramp bool) {
 	return p, piece, neck, p > 1 && m.rampShare(piece, neck) && oneStep(piece, neck)
 }
 
-// oneStep reports whether piece's phases other than neck take one step
-// each (their rings are of two members, or exchanges). Only there does a
+// oneStep reports whether piece's phases below the top level, but neck,
+// take one step each (their rings are of two members). Only there does a
 // small first piece start the top level early: a lower phase of one step
 // sends piece q's message at key q, so the pieces' lower phases run one
 // after the other, in piece order; with S steps, piece 0's last one (key
-// S-1) comes after the lower-key steps of the S-1 pieces after it, and
-// the top level's queue waits for every piece's lower phases whatever
-// their sizes (hierKeyed), so the ramp only adds pieces. gocoll sim,
-// ramped against even: 4 x 32 x 8 (site rings of 32 hosts, 31 steps)
-// over a 5 ms WAN of 8 paths, 64 MiB, rampShare 0.54: 255.4 against 242.7
-// ms; the lab's 2 x 2 x 2 grid with host and LAN links of 300 MB/s (one
-// step a level), 16 MiB: 171.8 against 190.8.
+// S-1) comes after the lower-key steps of the S-1 pieces after it
+// (hierShared), larger ones in a ramp. gocoll sim, ramped against even:
+// 4 x 32 x 8 (site rings of 32 hosts, 31 steps) over a 5 ms WAN of 8
+// paths, 64 MiB, rampShare 0.54: 255.4 against 242.7 ms (payload-free at
+// scale 64, both); the lab's 2 x 2 x 2 grid with host and LAN links of
+// 300 MB/s (one step a level), 16 MiB: 171.8 against 190.8.
 func oneStep(piece []phase, neck int) bool {
+	top := len(piece) / 2 // reduce-scatters, the top level's ring, all-gathers
 	for i, ph := range piece {
-		if i != neck && ph.steps > 1 {
+		if i != neck && i != top && ph.steps > 1 {
 			return false
 		}
 	}

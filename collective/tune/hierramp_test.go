@@ -62,8 +62,8 @@ func TestHierRampPricesFillAndDrain(t *testing.T) {
 // two thirds; the lab's probed file, its CPU figures included: 0.84), not
 // where they are a tenth (the assumed links, 2 x 2 x 2 and 4 x 8 x 8) nor
 // where the lower levels' rings take more than one step (oneStep),
-// and the model prices the pieces even there (hierKeyed: the first phase
-// carries every piece's phases below the WAN's).
+// and the model prices the pieces even there (hierShared: the first phase
+// beside the other pieces' steps of lower keys).
 func TestHierRampOnlyWhereItPays(t *testing.T) {
 	slow := DefaultLinks()
 	slow.Host.Bandwidth, slow.Site.Bandwidth = 300e6, 300e6
@@ -90,8 +90,12 @@ func TestHierRampOnlyWhereItPays(t *testing.T) {
 		even := m.hierPhases([]problem{{m.identity(), float64(tc.in.Bytes) / float64(p)}}, 0)
 		got := m.hierarchical()
 		want := 1.0 / 8 // the first ramp piece's
-		if !tc.want {
-			want = float64(p) * (phaseBytes(even[0]) + phaseBytes(even[1])) / phaseBytes(even[0]) // every piece's (hierKeyed)
+		if !tc.want {   // beside the other pieces' steps of lower keys (hierShared)
+			var n int
+			for k := range even[0].steps {
+				n += min(k+1, p)
+			}
+			want = float64(n) / float64(max(1, even[0].steps))
 		}
 		if r := phaseBytes(got[0]) / phaseBytes(even[0]); math.Abs(r-want) > 1e-9 {
 			t.Errorf("%s: the first phase priced at %.4f of an even piece's bytes, want %.4f (ramp %v)", tc.name, r, want, tc.want)

@@ -169,6 +169,10 @@ type phase struct {
 	// tail, which that phase (rest) adds when it ends the operation.
 	last bool
 	tail float64
+	// hide is the seconds of the phase that run inside an earlier phase's
+	// latency (the hierarchical AllReduce's further pieces inside the
+	// first piece's WAN latency chain, hierKeyed): time subtracts it.
+	hide float64
 }
 
 // ringRun is one ring of a phase: its hops, in ring order, the dependent
@@ -188,7 +192,7 @@ type ringRun struct {
 // on the machines' cores, the longer (cpu.go).
 func (m *model) time(p phase) float64 {
 	bound, sched := m.cpuTime(p)
-	return max(m.linkTime(p)+sched, bound)
+	return max(m.linkTime(p)+sched, bound) - p.hide
 }
 
 // linkTime is the phase's seconds on its links alone.
