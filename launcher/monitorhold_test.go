@@ -66,6 +66,29 @@ func TestHoldMonitorEndsWithCtx(t *testing.T) {
 	require.Less(t, holdMonitor(ctx, time.Hour), time.Hour)
 }
 
+// A hold whose ctx ends while it holds returns then (within a nap), not
+// at the end of its hour: the ctx is checked between naps, not only before
+// the first. The cancel comes 5 ms into the hold (had the goroutine not
+// started by then, the test would only check less, never fail wrongly);
+// the minute's wait only bounds the test.
+func TestHoldMonitorEndsWithCtxWhileHeld(t *testing.T) {
+	if !rawNapWorks {
+		t.Skip("no raw nap on " + runtime.GOOS)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan time.Duration, 1)
+	go func() { done <- holdMonitor(ctx, time.Hour) }()
+	time.Sleep(5 * time.Millisecond)
+	cancel()
+	select {
+	case held := <-done:
+		require.Less(t, held, time.Hour)
+	case <-time.After(time.Minute):
+		t.Fatal("holdMonitor still holding a minute after its ctx ended")
+	}
+}
+
 // settleMonitor holds where the rank's host has more ranks than this
 // process's processors, and only there.
 func TestSettleMonitorWhere(t *testing.T) {
