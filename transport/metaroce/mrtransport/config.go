@@ -249,15 +249,19 @@ type Config struct {
 	// A wall-clock step between a stamp and its read is detected
 	// (arrival.go), and the core's one-way delay minimum is windowed.
 	ArrivalTimes bool
-	// NoAckRoom leaves Core.AckRoom off: DATA pieces fill the datagram
-	// and a full piece carries no ACK. Default: AckRoom on, so that on a
-	// connection with DATA both ways most ACKs ride on DATA (bench/results/
-	// wan_overhead.md, "Session 22, wake22"); a peer of a version before
-	// it does not connect to it (see metaroce.Config.AckRoom).
-	NoAckRoom bool
+	// AckRoom turns Core.AckRoom on: DATA pieces leave room for an ACK,
+	// so that on a connection with DATA both ways most ACKs ride on DATA
+	// (bench/results/wan_overhead.md, "Session 22, wake22"). Default off:
+	// in the two-site lab it changed nothing measurable (bench/results/
+	// quiet-20261206-1121: 16 and 64 MiB within a point of it off), and in
+	// virtual time it traded 3-4x the spurious timeouts (a piggybacked ACK
+	// waits behind DATA where a lone one takes the control class) for a
+	// point within the seeds' spread; a peer of a version before it does
+	// not connect to a rank that asks for it (see metaroce.Config.AckRoom).
+	AckRoom bool
 	// Core configures the MetaRoCE core. Its NodeID, Paths and MaxDatagram
 	// are set from Rank, Paths and MaxDatagram, ReportUnexpected is
-	// turned on, and so are PiggybackAcks, AckRoom (unless NoAckRoom) and, while sends may be eager
+	// turned on, and so are PiggybackAcks, AckRoom (if AckRoom) and, while sends may be eager
 	// (their requests do not wait for the ACK), DelaySmallAcks; a MinRTO of 0 on a loopback
 	// ListenAddr is DefaultLoopbackMinRTO (at most MaxRTO), an
 	// AckDelay of 0 there is DefaultLoopbackAckDelay and a DelayTarget of 0
@@ -443,7 +447,7 @@ func (c Config) withDefaults() (Config, error) {
 	c.Core.ReportUnexpected = true
 	c.Core.DelaySmallAcks = c.Core.DelaySmallAcks || c.EagerBytes > 0
 	c.Core.PiggybackAcks = true
-	c.Core.AckRoom = !c.NoAckRoom
+	c.Core.AckRoom = c.AckRoom
 	switch c.PayloadCRC {
 	case PayloadCRCAuto:
 		c.Core.PayloadUnchecked = c.loopback() && c.OpenSocket == nil

@@ -23,7 +23,7 @@ func TestFullPiecesGatheredAt9000(t *testing.T) {
 	for _, paths := range []int{1, 4} {
 		for _, noRoom := range []bool{false, true} {
 			ctx := testCtx(t)
-			eps, err := NewLocalWorld(ctx, 2, Config{Paths: paths, MaxDatagram: datagram, NoAckRoom: noRoom})
+			eps, err := NewLocalWorld(ctx, 2, Config{Paths: paths, MaxDatagram: datagram, AckRoom: !noRoom})
 			require.NoError(t, err)
 			g := eps[0].eng.gatherMin
 			full := datagram - wire.DataOverhead

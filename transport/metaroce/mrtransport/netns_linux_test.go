@@ -220,10 +220,9 @@ func TestJumboMTUDatagrams(t *testing.T) {
 	for _, ep := range eps {
 		per, packets := payloadPerPacket(ep)
 		t.Logf("rank %d: %d DATA packets, %d payload bytes each on average", ep.Rank(), packets, per)
-		// Full pieces leave wire.AckRoomLen for a piggybacked ACK
-		// (Core.AckRoom, on by default).
-		require.Greater(t, per, int64(8972-wire.DataOverhead-wire.AckRoomLen-96), "rank %d sends small datagrams", ep.Rank())
-		require.LessOrEqual(t, per, int64(8972-wire.DataOverhead-wire.AckRoomLen))
+		// Full pieces fill the datagram (Config.AckRoom off by default).
+		require.Greater(t, per, int64(8972-wire.DataOverhead-96), "rank %d sends small datagrams", ep.Rank())
+		require.LessOrEqual(t, per, int64(8972-wire.DataOverhead))
 	}
 	for _, ep := range eps {
 		require.NoError(t, ep.Close())

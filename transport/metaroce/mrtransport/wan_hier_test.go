@@ -41,8 +41,8 @@ import (
 // links (SimECMP.Balanced, a diagnostic); WAN_SIM_PLACE=skew gives every
 // link the same number of paths but each connection 4, 2, 1 and 1 of its
 // 8 (SimECMP.Place); WAN_SIM_PATHS sets Config.Paths,
-// WAN_SIM_REPICK=off turns port re-picks off; WAN_SIM_ACKROOM=off sets
-// Config.NoAckRoom (full pieces, no ACK on them); WAN_SIM_REPICK_FASTER,
+// WAN_SIM_REPICK=off turns port re-picks off; WAN_SIM_ACKROOM=on sets
+// Config.AckRoom (pieces leave room for an ACK); WAN_SIM_REPICK_FASTER,
 // _CORR, _EARLY_MS, _EARLYINT_MS and _EARLYWIN set RepickPolicy's Faster,
 // Correlation, Early, EarlyInterval and EarlyWindow (unset: defaults).
 // WAN_SIM_PATHLOG=1 logs every 50 ms of each call, for each rank's
@@ -151,7 +151,7 @@ func TestWANSimHierarchical(t *testing.T) {
 			cfg.Core.IDSeed = seed | 1
 			cfg.Paths, _ = strconv.Atoi(os.Getenv("WAN_SIM_PATHS"))
 			cfg.Repick.Off = os.Getenv("WAN_SIM_REPICK") == "off"
-			cfg.NoAckRoom = os.Getenv("WAN_SIM_ACKROOM") == "off" // full pieces carry no ACK (before session 22)
+			cfg.AckRoom = os.Getenv("WAN_SIM_ACKROOM") == "on" // pieces leave room for an ACK
 			cfg.Repick.Faster, _ = strconv.ParseFloat(os.Getenv("WAN_SIM_REPICK_FASTER"), 64)
 			cfg.Repick.Correlation, _ = strconv.ParseFloat(os.Getenv("WAN_SIM_REPICK_CORR"), 64)
 			ms := func(name string) time.Duration {
