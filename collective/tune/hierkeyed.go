@@ -31,16 +31,8 @@ package tune
 // 0.835 -> 1.048, 64 MiB 0.955 -> 1.012.
 func (m *model) hierKeyed(piece []phase, neck, p int) []phase {
 	out := hierShared(piece, neck, p)
-	rest := phase{overlap: true}
-	for _, ph := range piece {
-		rest.lat = max(rest.lat, m.time(phase{flows: ph.flows, overlap: true}))
-		rest.flows = append(rest.flows, ph.flows...)
-	}
+	rest := m.furtherPieces(piece, p)
 	f := float64(p - 1)
-	rest.lat *= f
-	for i := range rest.flows {
-		rest.flows[i].bytes *= f
-	}
 	top := piece[neck]
 	load, _ := m.loads(phase{flows: top.flows})
 	lag := f * load / float64(max(1, top.steps))

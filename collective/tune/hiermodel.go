@@ -108,6 +108,17 @@ func (m *model) hierarchical() []phase {
 	if !ramp {
 		return m.hierKeyed(piece, neck, p)
 	}
+	rest := m.furtherPieces(piece, p)
+	out := m.hierRamped(piece, neck, m.bytes/float64(p))
+	bw, landed := m.loads(out[len(out)-1])
+	rest.tail = landed - bw // the last piece ends as its last phase does
+	return append(out, rest)
+}
+
+// furtherPieces returns the phase of the p-1 pieces after the first, each
+// of piece's phases: every flow of them at once (overlapping), p-1 times
+// the bytes, and p-1 times the longest phase's latency.
+func (m *model) furtherPieces(piece []phase, p int) phase {
 	rest := phase{overlap: true}
 	for _, ph := range piece {
 		rest.lat = max(rest.lat, m.time(phase{flows: ph.flows, overlap: true}))
@@ -118,10 +129,7 @@ func (m *model) hierarchical() []phase {
 	for i := range rest.flows {
 		rest.flows[i].bytes *= f
 	}
-	out := m.hierRamped(piece, neck, m.bytes/float64(p))
-	bw, landed := m.loads(out[len(out)-1])
-	rest.tail = landed - bw // the last piece ends as its last phase does
-	return append(out, rest)
+	return rest
 }
 
 // HierRampShare is how large a share of the bottleneck phase's time a
