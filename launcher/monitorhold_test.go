@@ -90,12 +90,13 @@ func TestHoldMonitorEndsWithCtxWhileHeld(t *testing.T) {
 }
 
 // settleMonitor holds where the rank's host has more ranks than this
-// process's processors, and only there.
+// process's processors (processorsNow: its mask, capped by a cgroup
+// quota), and only there.
 func TestSettleMonitorWhere(t *testing.T) {
 	if !rawNapWorks {
 		t.Skip("no raw nap on " + runtime.GOOS)
 	}
-	cpus := runtime.NumCPU()
+	cpus := processorsNow()
 	for _, tc := range []struct {
 		topo topology.Topology
 		rank int

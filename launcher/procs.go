@@ -54,10 +54,12 @@ const monitorNap = time.Millisecond
 // rank among local ranks of its host (processes: one rank each) that may
 // run on cpus processors: where they outnumber the processors, a monitor
 // thread's wake-up takes a processor from a rank. settleMonitor passes
-// processorsNow, the processors of the process's affinity as Join ends: a
-// rank bound to one core (at start, or by Join: GOCOLL_BIND_CORE), whose
-// monitor shares that core with it, holds wherever its host has other
-// ranks.
+// processorsNow, the processors of the process's affinity as Join ends,
+// capped by its cgroup CPU quota (usableProcessors): a rank bound to one
+// core (at start, or by Join: GOCOLL_BIND_CORE), whose monitor shares that
+// core with it, holds wherever its host has other ranks, and so do ranks
+// in a container whose quota allows fewer CPUs than its ranks, however
+// wide its cpuset.
 func holdsMonitor(local, cpus int) bool {
 	return local > max(cpus, 1)
 }
@@ -104,13 +106,16 @@ func settleMonitor(ctx context.Context, topo topology.Topology, rank int, log *s
 	log.Debug("gocoll: held the processor for the runtime's monitor to back off", "held", held)
 }
 
-// processorsNow is how many processors this process may run on now: its
-// affinity mask's (which a bind at Join narrows, where runtime.NumCPU
-// keeps the mask the process started with), or runtime.NumCPU where the
-// mask cannot be read.
+// processorsNow is how many processors this process may run on now
+// (usableProcessors): its affinity mask's (which a bind at Join narrows,
+// where runtime.NumCPU keeps the mask the process started with), or
+// runtime.NumCPU where the mask cannot be read, capped by its cgroup CPU
+// quota (cpuQuota). FitGoMaxProcs has changed GOMAXPROCS by
+// then, so the runtime's own reading of the quota is not at hand.
 func processorsNow() int {
-	if n, err := affinity.Union([]int{0}); err == nil && n > 0 {
-		return n
+	cpus, err := affinity.Union([]int{0})
+	if err != nil || cpus <= 0 {
+		cpus = runtime.NumCPU()
 	}
-	return runtime.NumCPU()
+	return usableProcessors(cpus, cpuQuota())
 }

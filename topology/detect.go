@@ -151,14 +151,39 @@ var cgroupRoot = "/sys/fs/cgroup"
 // detectCPULimit is cgroupCPULimit of this process (0 where
 // /proc/self/cgroup cannot be read).
 func detectCPULimit() float64 {
-	self, err := os.ReadFile("/proc/self/cgroup")
+	return cpuLimitAt("/proc/self/cgroup", cgroupRoot)
+}
+
+// cpuLimitAt is cgroupCPULimit of the process whose cgroup list is the
+// file self (as /proc/self/cgroup), with the cgroup file systems mounted
+// at root; 0 where self cannot be read.
+func cpuLimitAt(self, root string) float64 {
+	list, err := os.ReadFile(self)
 	if err != nil {
 		return 0
 	}
-	return cgroupCPULimit(string(self), func(p string) (string, bool) {
-		b, err := os.ReadFile(filepath.Join(cgroupRoot, p))
+	return cgroupCPULimit(string(list), func(p string) (string, bool) {
+		b, err := os.ReadFile(filepath.Join(root, p))
 		return string(b), err == nil
 	})
+}
+
+// CPUQuota returns how many processors the cgroup CPU limit of this
+// process (cgroup v2 cpu.max, v1 cpu.cfs_quota_us over cpu.cfs_period_us,
+// of its cgroup and those above it) keeps busy: the limit rounded up to
+// whole CPUs, at least 1. 0: no limit, or none that can be read (no
+// cgroups, not Linux, a file that does not parse): never an error.
+// A limit says nothing of which CPUs: it caps how many the affinity mask
+// allows.
+func CPUQuota() int {
+	return CPUQuotaAt("/proc/self/cgroup", cgroupRoot)
+}
+
+// CPUQuotaAt is CPUQuota read from the cgroup list self (a file as
+// /proc/self/cgroup) and the cgroup file systems mounted at root (as
+// /sys/fs/cgroup): a test's fake tree.
+func CPUQuotaAt(self, root string) int {
+	return quotaCPUs(cpuLimitAt(self, root))
 }
 
 func detectCPU() CPUInfo {

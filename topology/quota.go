@@ -104,15 +104,26 @@ func hasController(list, name string) bool {
 
 // limitCores applies a cgroup CPU limit (cgroupCPULimit: 0 none) to the
 // CPUs a process may run on (cpus, a cpu list, of cores CPUs): where the
-// limit, rounded up to whole CPUs, is fewer, that many cores and no list
+// limit in whole CPUs (quotaCPUs) is fewer, that many cores and no list
 // (the list no longer says how many the process gets); else both as they
 // are.
 func limitCores(cpus string, cores int, limit float64) (string, int) {
-	if limit <= 0 {
-		return cpus, cores
-	}
-	if n := int(math.Ceil(limit - 1e-9)); n < cores || cores == 0 {
-		return "", max(1, n)
+	if n := quotaCPUs(limit); n > 0 && (n < cores || cores == 0) {
+		return "", n
 	}
 	return cpus, cores
+}
+
+// maxQuotaCPUs is the largest CPU limit quotaCPUs counts; one above it
+// (a quota far over its period) is no limit.
+const maxQuotaCPUs = 1 << 20
+
+// quotaCPUs is a cgroup CPU limit (cgroupCPULimit: 0 none) in whole CPUs:
+// rounded up (1.5 CPUs of time keep 2 CPUs busy), at least 1; 0 for no
+// limit, or for one above maxQuotaCPUs.
+func quotaCPUs(limit float64) int {
+	if !(limit > 0) || limit > maxQuotaCPUs {
+		return 0
+	}
+	return max(1, int(math.Ceil(limit-1e-9)))
 }

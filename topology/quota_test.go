@@ -2,7 +2,12 @@ package topology
 
 import (
 	"math"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // cgroupCPULimit reads cgroup v2's cpu.max and v1's CFS quota over its
@@ -53,9 +58,92 @@ func TestLimitCores(t *testing.T) {
 		{"0-1", 2, 2, "0-1", 2},
 		{"0-3", 4, 0, "0-3", 4},
 		{"", 0, 3, "", 3},
+		{"0-3", 4, 1e300, "0-3", 4}, // a quota far over its period: no limit (it once made the cores 1)
 	} {
 		if cpus, cores := limitCores(tc.cpus, tc.cores, tc.limit); cpus != tc.wantCPUs || cores != tc.wantCores {
 			t.Errorf("limitCores(%q, %d, %v) = %q, %d; want %q, %d", tc.cpus, tc.cores, tc.limit, cpus, cores, tc.wantCPUs, tc.wantCores)
 		}
 	}
+}
+
+// quotaCPUs rounds a limit up to whole CPUs, at least 1; none (0, or not
+// a number) and one too large to count are 0.
+func TestQuotaCPUs(t *testing.T) {
+	for _, tc := range []struct {
+		limit float64
+		want  int
+	}{
+		{0, 0}, {-1, 0}, {math.NaN(), 0}, {math.Inf(1), 0}, {1e300, 0}, {maxQuotaCPUs + 1, 0},
+		{0.01, 1}, {0.5, 1}, {1, 1}, {1.0000000001, 1}, {1.5, 2}, {2, 2}, {2.5, 3}, {maxQuotaCPUs, maxQuotaCPUs},
+	} {
+		require.Equal(t, tc.want, quotaCPUs(tc.limit), "%v", tc.limit)
+	}
+}
+
+// CPUQuotaAt reads a fake cgroup tree: the process's cgroup list and the
+// files under a root of the test's own, not the machine's.
+func TestCPUQuotaAt(t *testing.T) {
+	root := t.TempDir()
+	write := func(rel, content string) {
+		p := filepath.Join(root, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+	}
+	self := filepath.Join(root, "self-cgroup")
+	write("self-cgroup", "0::/job/rank1\n")
+	write("sys/cpu.max", "max 100000\n")
+	write("sys/job/cpu.max", "150000 100000\n")
+	write("sys/job/rank1/cpu.max", "max 100000\n")
+	require.Equal(t, 2, CPUQuotaAt(self, filepath.Join(root, "sys")), "1.5 CPUs of time above the rank's cgroup")
+
+	write("sys/job/cpu.max", "max 100000\n")
+	require.Equal(t, 0, CPUQuotaAt(self, filepath.Join(root, "sys")), "no quota")
+
+	write("sys/job/rank1/cpu.max", "50000 100000\n")
+	require.Equal(t, 1, CPUQuotaAt(self, filepath.Join(root, "sys")), "half a CPU")
+
+	write("v1-cgroup", "3:cpu,cpuacct:/docker/c1\n0::/\n")
+	write("sys/cpu,cpuacct/docker/c1/cpu.cfs_quota_us", "300000\n")
+	write("sys/cpu,cpuacct/docker/c1/cpu.cfs_period_us", "100000\n")
+	require.Equal(t, 3, CPUQuotaAt(filepath.Join(root, "v1-cgroup"), filepath.Join(root, "sys")), "v1's quota over its period")
+
+	require.Equal(t, 0, CPUQuotaAt(filepath.Join(root, "absent"), filepath.Join(root, "sys")), "no cgroup list")
+	require.Equal(t, 0, CPUQuotaAt(self, filepath.Join(root, "absent")), "no cgroup files")
+}
+
+// FuzzCgroupCPULimit: whatever the cgroup list and files say, the limit is
+// a number of CPUs or 0 (never negative, NaN nor infinite, never a panic),
+// and quotaCPUs makes it whole CPUs no fewer than it, nor one more.
+func FuzzCgroupCPULimit(f *testing.F) {
+	f.Add("0::/\n", "150000 100000", "")
+	f.Add("0::/a/b\n", "max 100000\n", "")
+	f.Add("4:cpu,cpuacct:/docker/abc\n", "200000\n", "100000\n")
+	f.Add("1:cpu:/\n0::/\n", "-1", "100000")
+	f.Add("0::/\n", "1e300 1", "")
+	f.Add("0::/\n", "NaN 1", "")
+	f.Add("2:cpuacct,cpu:/../x\n", "0x1p3", "1e-300")
+	f.Fuzz(func(t *testing.T, self, quota, period string) {
+		read := func(p string) (string, bool) {
+			switch {
+			case strings.HasSuffix(p, "cpu.max"), strings.HasSuffix(p, "cpu.cfs_quota_us"):
+				return quota, true
+			case strings.HasSuffix(p, "cpu.cfs_period_us"):
+				return period, true
+			}
+			return "", false
+		}
+		limit := cgroupCPULimit(self, read)
+		if limit < 0 || math.IsNaN(limit) || math.IsInf(limit, 0) {
+			t.Fatalf("limit %v from %q, %q, %q", limit, self, quota, period)
+		}
+		n := quotaCPUs(limit)
+		switch {
+		case limit == 0 || limit > maxQuotaCPUs:
+			if n != 0 {
+				t.Fatalf("limit %v: %d CPUs, want 0", limit, n)
+			}
+		case n < 1 || float64(n) < limit-1e-9 || float64(n) >= limit+1:
+			t.Fatalf("limit %v: %d CPUs", limit, n)
+		}
+	})
 }
