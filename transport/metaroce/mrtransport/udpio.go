@@ -28,11 +28,7 @@ type udpioSocket struct {
 // four are gathered, smaller ones copied into the datagram buffer (the
 // engine gathers full pieces below it too, see fullPayloadMin). Both join
 // GSO trains, gathered ones without a copy (trains).
-func (u *udpioSocket) gatherMin() int { return gsoMax }
-
-// gsoMax is the largest datagram that udpioSocket packs into GSO trains:
-// at least four fit in one.
-const gsoMax = udpio.MaxPayload / 4
+func (u *udpioSocket) gatherMin() int { return udpio.MaxTrainDatagram }
 
 // OpenUDPIO opens a path socket with udpio, bound to addr, with cfg.
 func OpenUDPIO(addr netip.AddrPort, cfg udpio.Config) (PathSocket, error) {
@@ -128,49 +124,9 @@ func (u *udpioSocket) WriteBatch(ms []Message) (int, error) {
 	return sent, err
 }
 
-// trains packs wr into GSO trains with no copy: a run of consecutive
-// datagrams to the same address and of the same class, all of the first
-// one's length except the last, which may be shorter and then ends the
-// run, becomes one message whose Buf is the first datagram's and whose
-// Gather is every other slice of the run in turn (udpio cuts a train every
-// Segment bytes wherever its slices end). A run holds at most
-// udpio.MaxPayload bytes, udpio.MaxSegments datagrams and
-// 1+udpio.MaxTrainGather slices; a datagram over gsoMax goes alone. (Before,
-// the gathered datagrams of a train were first copied into an arena back to
-// back, and the small ones with them: a copy of every byte of a full piece
-// sent in a train.)
+// trains packs wr into GSO trains with no copy (udpio.GatherTrains), in
+// u.gso and u.slices.
 func (u *udpioSocket) trains(wr []udpio.Message) []udpio.Message {
-	out, sl := u.gso[:0], u.slices[:0]
-	for i := 0; i < len(wr); {
-		m := wr[i]
-		seg := m.Size()
-		j, bytes, slices := i+1, seg, 1+len(m.Gather)
-		for seg > 0 && seg <= gsoMax && j < len(wr) && j-i < udpio.MaxSegments {
-			d := &wr[j]
-			n := d.Size()
-			if d.Addr != m.Addr || d.Class != m.Class || n == 0 || n > seg ||
-				bytes+n > udpio.MaxPayload || slices+1+len(d.Gather) > 1+udpio.MaxTrainGather {
-				break
-			}
-			j, bytes, slices = j+1, bytes+n, slices+1+len(d.Gather)
-			if n < seg {
-				break
-			}
-		}
-		if j == i+1 {
-			out = append(out, m)
-			i = j
-			continue
-		}
-		start := len(sl)
-		sl = append(sl, m.Gather...)
-		for _, d := range wr[i+1 : j] {
-			sl = append(sl, d.Buf)
-			sl = append(sl, d.Gather...)
-		}
-		out = append(out, udpio.Message{Buf: m.Buf, Gather: sl[start:len(sl):len(sl)], Addr: m.Addr, Class: m.Class, Segment: seg})
-		i = j
-	}
-	u.gso, u.slices = out, sl
-	return out
+	u.gso, u.slices = udpio.GatherTrains(u.gso[:0], wr, u.slices[:0])
+	return u.gso
 }

@@ -67,13 +67,13 @@ func TestClassPerDatagram(t *testing.T) {
 	}
 }
 
-// TestCoalesceKeepsClasses: datagrams of different classes to one address
+// TestGatherTrainsKeepsClasses: datagrams of different classes to one address
 // are not packed into one train (a train has one IP header class).
-func TestCoalesceKeepsClasses(t *testing.T) {
+func TestGatherTrainsKeepsClasses(t *testing.T) {
 	to := netip.MustParseAddrPort("127.0.0.1:9")
 	src := []Message{{Buf: []byte("aa"), Addr: to, Class: 48}, {Buf: []byte("bb"), Addr: to, Class: 48},
 		{Buf: []byte("cc"), Addr: to}, {Buf: []byte("dd"), Addr: to}}
-	out, _ := Coalesce(nil, src, make([]byte, 64))
+	out, _ := GatherTrains(nil, src, nil)
 	require.Len(t, out, 2)
 	require.Equal(t, []int{2, 2}, []int{out[0].Segments(), out[1].Segments()})
 	require.Equal(t, []uint8{48, 0}, []uint8{out[0].Class, out[1].Class})

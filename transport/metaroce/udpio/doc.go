@@ -24,9 +24,10 @@
 //     [SplitSegments] walks the datagrams. Readers must handle both trains
 //     and single datagrams, since either may arrive.
 //
-// [Coalesce] is a pure function that packs runs of datagrams to the same
-// address into trains, within the kernel's limits ([MaxSegments] segments,
-// [MaxPayload] bytes).
+// [GatherTrains] is a pure function that packs runs of datagrams to the same
+// address into trains of the datagrams' own slices (no copy), within the
+// kernel's limits ([MaxSegments] segments, [MaxPayload] bytes) and
+// [MaxTrainGather].
 //
 // # ECN
 //

@@ -7,8 +7,7 @@ import (
 	"github.com/gocoll/gocoll/transport/metaroce/udpio"
 )
 
-// Three datagrams built back to back in one buffer become one GSO train
-// without a copy; the receiver walks whatever arrives (one GRO train, or
+// Three datagrams become one GSO train without a copy (GatherTrains); the receiver walks whatever arrives (one GRO train, or
 // three datagrams) with SplitSegments.
 func Example() {
 	loopback := netip.MustParseAddrPort("127.0.0.1:0")
@@ -30,7 +29,7 @@ func Example() {
 	for i := 0; i < len(buf); i += 4 {
 		datagrams = append(datagrams, udpio.Message{Buf: buf[i : i+4], Addr: rx.LocalAddr()})
 	}
-	out, _ := udpio.Coalesce(nil, datagrams, nil)
+	out, _ := udpio.GatherTrains(nil, datagrams, nil)
 	fmt.Printf("%d message, segment %d, %d datagrams\n", len(out), out[0].Segment, out[0].Segments())
 	if _, err := tx.WriteBatch(out); err != nil {
 		fmt.Println(err)

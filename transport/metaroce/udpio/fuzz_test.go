@@ -31,23 +31,28 @@ func FuzzSplitSegments(f *testing.F) {
 	})
 }
 
-// FuzzCoalesce packs datagrams described by the fuzzer's bytes (a size and
-// an address per three bytes) and checks the kernel's limits and that the
-// datagrams come out unchanged and in order.
-func FuzzCoalesce(f *testing.F) {
-	f.Add([]byte{0, 100, 0, 0, 100, 0, 0, 50, 1}, uint16(1000), false)
-	f.Add([]byte{35, 40, 0, 35, 40, 0, 35, 40, 0}, uint16(0), true)
-	f.Fuzz(func(t *testing.T, spec []byte, arena uint16, contiguous bool) {
+// FuzzGatherTrains packs messages described by the fuzzer's bytes (per four
+// bytes: a size; an address, a class and whether the message is already a
+// train; the slices it lies in) and checks that every output message keeps
+// to the kernel's limits and is made of src's own slices, and that the
+// output splits back into src's datagrams, in order, bytes equal.
+func FuzzGatherTrains(f *testing.F) {
+	f.Add([]byte{0, 100, 0, 0, 0, 100, 0, 0, 0, 50, 1, 0})
+	f.Add([]byte{35, 40, 0, 2, 35, 40, 0, 2, 35, 40, 0, 1})
+	f.Add([]byte{0, 30, 0, 2, 0, 30, 2, 2, 0, 90, 4, 0, 0, 30, 2, 2})
+	f.Fuzz(func(t *testing.T, spec []byte) {
 		addrs := []netip.AddrPort{addrA, addrB}
 		var ds []dgram
-		for i := 0; i+3 <= len(spec) && len(ds) < 200; i += 3 {
-			ds = append(ds, dgram{size: int(binary.BigEndian.Uint16(spec[i:])) % 20000, addr: addrs[spec[i+2]%2]})
+		for i := 0; i+4 <= len(spec) && len(ds) < 300; i += 4 {
+			size, flags := int(binary.BigEndian.Uint16(spec[i:]))%20000, spec[i+2]
+			d := dgram{size: size, addr: addrs[flags&1], class: flags >> 1 & 1 * 46, pieces: int(spec[i+3])%4 + 1}
+			if flags&4 != 0 {
+				d.segment = max(size/3, 1)
+			}
+			ds = append(ds, d)
 		}
-		src := buildSrc(ds, contiguous)
-		out, used := Coalesce(nil, src, make([]byte, arena))
-		if used < 0 || used > int(arena) {
-			t.Fatalf("used %d of an arena of %d", used, arena)
-		}
-		checkCoalesced(t, src, out)
+		src := buildSrc(ds)
+		out, _ := GatherTrains(nil, src, nil)
+		checkTrains(t, src, out)
 	})
 }

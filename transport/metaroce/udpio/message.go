@@ -11,13 +11,13 @@ var errBadGather = errors.New("udpio: bad gather")
 // Limits of the kernel's UDP segmentation offload and of UDP itself.
 const (
 	// MaxSegments is the largest number of segments in one GSO train that
-	// this package builds ([Coalesce], and WriteBatch when it cuts a longer
+	// this package builds ([GatherTrains], and WriteBatch when it cuts a longer
 	// train). Older kernels accept at most 64 segments per send, newer ones
 	// more; 64 works everywhere.
 	MaxSegments = 64
 	// MaxPayload is the largest UDP payload over IPv4 (65535 bytes of IP
 	// packet less 20 bytes of IP header and 8 of UDP header), and the largest
-	// train that [Coalesce] builds.
+	// train that [GatherTrains] builds.
 	MaxPayload = 65507
 	// MaxSegmentSize is the largest segment size a UDP_SEGMENT control
 	// message can carry (a 16-bit field).
