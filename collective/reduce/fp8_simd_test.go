@@ -18,37 +18,28 @@ func TestLevelFloat8AllPairs(t *testing.T) {
 	for i := range a {
 		a[i], b[i] = byte(i), byte(i>>8)
 	}
-	for _, l := range supportedLevels(t) {
-		withLevel(t, l, func() {
-			for _, f := range fp8Cases {
-				for _, op := range Ops() {
-					fast, _ := Lookup(f.dt, op)
-					slow, _ := Portable(f.dt, op)
-					what := fmt.Sprintf("%s %v %v", l.name, f.dt, op)
-					want := runAt(slow, [3]int{}, a, b)
-					for _, off := range [][3]int{{}, {1, 3, 2}} {
-						if got := runAt(fast, off, a, b); !bytes.Equal(got, want) {
-							t.Fatalf("%s offsets %v: results differ from portable", what, off)
-						}
-					}
-					in := clone(b)
-					fast(in, a, in)
-					if !bytes.Equal(in, want) {
-						t.Fatalf("%s: dst = b differs from portable", what)
-					}
-					// Every pair again, shifted by 37 lanes against the
-					// blocks and ending in a tail the blocks do not cover.
-					for _, n := range []int{1<<16 - 37, 255} {
-						got := make([]byte, n)
-						fast(got, a[37:37+n], b[37:37+n])
-						if !bytes.Equal(got, want[37:37+n]) {
-							t.Fatalf("%s: pairs from 37, length %d: results differ from portable", what, n)
-						}
-					}
-				}
+	eachFP8Kernel(t, func(what string, f fp8Case, op Op, fast, slow Kernel) {
+		want := runAt(slow, [3]int{}, a, b)
+		for _, off := range [][3]int{{}, {1, 3, 2}} {
+			if got := runAt(fast, off, a, b); !bytes.Equal(got, want) {
+				t.Fatalf("%s offsets %v: results differ from portable", what, off)
 			}
-		})
-	}
+		}
+		in := clone(b)
+		fast(in, a, in)
+		if !bytes.Equal(in, want) {
+			t.Fatalf("%s: dst = b differs from portable", what)
+		}
+		// Every pair again, shifted by 37 lanes against the
+		// blocks and ending in a tail the blocks do not cover.
+		for _, n := range []int{1<<16 - 37, 255} {
+			got := make([]byte, n)
+			fast(got, a[37:37+n], b[37:37+n])
+			if !bytes.Equal(got, want[37:37+n]) {
+				t.Fatalf("%s: pairs from 37, length %d: results differ from portable", what, n)
+			}
+		}
+	})
 }
 
 // TestLevelFloat8NaNAnywhere forces each supported level and puts one NaN
@@ -68,26 +59,35 @@ func TestLevelFloat8NaNAnywhere(t *testing.T) {
 	}
 	a, b := finite(), finite()
 	nans := map[bool][2]byte{false: {0x7f, 0xff}, true: {0x7e, 0xfd}} // by hasInf: E4M3, E5M2
+	eachFP8Kernel(t, func(what string, f fp8Case, op Op, fast, slow Kernel) {
+		for p := range n {
+			for in, src := range [][]byte{a, b} {
+				x := clone(src)
+				x[p] = nans[f.hasInf][p%2]
+				xa, xb := a, x
+				if in == 0 {
+					xa, xb = x, b
+				}
+				want := runAt(slow, [3]int{}, xa, xb)
+				if got := runAt(fast, [3]int{}, xa, xb); !bytes.Equal(got, want) {
+					t.Fatalf("%s: NaN %#x at byte %d of input %d: results differ from portable", what, x[p], p, in)
+				}
+			}
+		}
+	})
+}
+
+// eachFP8Kernel forces each supported level in turn and calls f with every
+// fp8 case and op's kernel at that level (fast) and its portable one
+// (slow), what naming the three.
+func eachFP8Kernel(t *testing.T, f func(what string, c fp8Case, op Op, fast, slow Kernel)) {
 	for _, l := range supportedLevels(t) {
 		withLevel(t, l, func() {
-			for _, f := range fp8Cases {
+			for _, c := range fp8Cases {
 				for _, op := range Ops() {
-					fast, _ := Lookup(f.dt, op)
-					slow, _ := Portable(f.dt, op)
-					for p := range n {
-						for in, src := range [][]byte{a, b} {
-							x := clone(src)
-							x[p] = nans[f.hasInf][p%2]
-							xa, xb := a, x
-							if in == 0 {
-								xa, xb = x, b
-							}
-							want := runAt(slow, [3]int{}, xa, xb)
-							if got := runAt(fast, [3]int{}, xa, xb); !bytes.Equal(got, want) {
-								t.Fatalf("%s %v %v: NaN %#x at byte %d of input %d: results differ from portable", l.name, f.dt, op, x[p], p, in)
-							}
-						}
-					}
+					fast, _ := Lookup(c.dt, op)
+					slow, _ := Portable(c.dt, op)
+					f(fmt.Sprintf("%s %v %v", l.name, c.dt, op), c, op, fast, slow)
 				}
 			}
 		})

@@ -4,7 +4,6 @@ package reduce
 
 import (
 	"bytes"
-	"fmt"
 	"math/rand/v2"
 	"syscall"
 	"testing"
@@ -41,26 +40,17 @@ func TestLevelFloat8GuardPages(t *testing.T) {
 	for i := range a {
 		a[i], b[i] = byte(r.Uint32()), byte(r.Uint32())
 	}
-	for _, l := range supportedLevels(t) {
-		withLevel(t, l, func() {
-			for _, f := range fp8Cases {
-				for _, op := range Ops() {
-					fast, _ := Lookup(f.dt, op)
-					slow, _ := Portable(f.dt, op)
-					what := fmt.Sprintf("%s %v %v", l.name, f.dt, op)
-					want := make([]byte, n)
-					slow(want, a, b)
-					fast(dst, a, b)
-					if !bytes.Equal(dst, want) {
-						t.Fatalf("%s: results differ from portable", what)
-					}
-					copy(dst, a)
-					fast(dst, dst, b)
-					if !bytes.Equal(dst, want) {
-						t.Fatalf("%s: dst = a differs from portable", what)
-					}
-				}
-			}
-		})
-	}
+	eachFP8Kernel(t, func(what string, f fp8Case, op Op, fast, slow Kernel) {
+		want := make([]byte, n)
+		slow(want, a, b)
+		fast(dst, a, b)
+		if !bytes.Equal(dst, want) {
+			t.Fatalf("%s: results differ from portable", what)
+		}
+		copy(dst, a)
+		fast(dst, dst, b)
+		if !bytes.Equal(dst, want) {
+			t.Fatalf("%s: dst = a differs from portable", what)
+		}
+	})
 }
