@@ -58,6 +58,42 @@ func (e *readCheckEndpoint) check() error {
 	return e.bad
 }
 
+// runReadChecked runs body on every rank of eps at once, each over a
+// readCheckEndpoint (own = 1<<rank, fill) with a communicator of cfg:
+// body builds the rank's send buffer, hands it to watch (the checker's
+// mine) before the call, makes the call and checks its results; a failed
+// call or a bad send fails t, naming the rank.
+func runReadChecked(t *testing.T, eps []transport.Endpoint, cfg collective.Config, fill int32,
+	body func(ctx context.Context, c *collective.Comm, r int, own int32, watch func([]int32)) error) {
+	var wg sync.WaitGroup
+	for r, ep := range eps {
+		wg.Go(func() {
+			own := int32(1) << r
+			we := &readCheckEndpoint{Endpoint: ep, own: own, fill: fill}
+			c, err := collective.New(we, 1, cfg)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			watch := func(send []int32) {
+				we.mu.Lock()
+				we.mine = send
+				we.mu.Unlock()
+			}
+			if err := body(ctx, c, r, own, watch); err != nil {
+				t.Errorf("rank %d: %v", r, err)
+				return
+			}
+			if bad := we.check(); bad != nil {
+				t.Errorf("rank %d: %v", r, bad)
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // TestHierarchicalOutOfPlaceReadsSend runs the hierarchical AllReduce out
 // of place and checks that no send reads the receive buffer where it holds
 // only the rank's own contribution (or nothing yet): those sends read the
@@ -92,42 +128,24 @@ func TestHierarchicalOutOfPlaceReadsSend(t *testing.T) {
 				if pc.siteOf != nil {
 					tp = placedTopology(t, pc.hostOf, pc.siteOf)
 				}
-				eps := inprocWorld(t, n)
-				var wg sync.WaitGroup
-				for r, ep := range eps {
-					wg.Go(func() {
-						own := int32(1) << r
-						we := &readCheckEndpoint{Endpoint: ep, own: own, fill: fill}
-						c, err := collective.New(we, 1, collective.Config{AllReduce: collective.AlgoHierarchical, Topology: tp, ChunkBytes: collective.ChunkBytesMin})
-						if err != nil {
-							t.Error(err)
-							return
+				cfg := collective.Config{AllReduce: collective.AlgoHierarchical, Topology: tp, ChunkBytes: collective.ChunkBytesMin}
+				runReadChecked(t, inprocWorld(t, n), cfg, fill, func(ctx context.Context, c *collective.Comm, r int, own int32, watch func([]int32)) error {
+					send, recv := make([]int32, count), make([]int32, count)
+					for i := range send {
+						send[i], recv[i] = own, fill
+					}
+					watch(send)
+					if err := collective.AllReduce(ctx, c, send, recv, collective.Sum); err != nil {
+						return err
+					}
+					for i := range recv {
+						if recv[i] != int32(1)<<n-1 || send[i] != own {
+							t.Errorf("rank %d: element %d: recv %d (want %d), send %d (want %d)", r, i, recv[i], int32(1)<<n-1, send[i], own)
+							break
 						}
-						ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-						defer cancel()
-						send, recv := make([]int32, count), make([]int32, count)
-						for i := range send {
-							send[i], recv[i] = own, fill
-						}
-						we.mu.Lock()
-						we.mine = send
-						we.mu.Unlock()
-						if err := collective.AllReduce(ctx, c, send, recv, collective.Sum); err != nil {
-							t.Errorf("rank %d: %v", r, err)
-							return
-						}
-						if bad := we.check(); bad != nil {
-							t.Errorf("rank %d: %v", r, bad)
-						}
-						for i := range recv {
-							if recv[i] != int32(1)<<n-1 || send[i] != own {
-								t.Errorf("rank %d: element %d: recv %d (want %d), send %d (want %d)", r, i, recv[i], int32(1)<<n-1, send[i], own)
-								return
-							}
-						}
-					})
-				}
-				wg.Wait()
+					}
+					return nil
+				})
 			})
 		}
 	}
@@ -144,42 +162,24 @@ func TestHierarchicalReduceScatterReadsSend(t *testing.T) {
 	hostOf := []int{0, 0, 1, 1, 2, 2, 3, 3}
 	tp := placedTopology(t, hostOf, func(h int) string { return []string{"e", "e", "w", "w"}[h] })
 	n, count := len(hostOf), 2*collective.ChunkBytesMin/4
-	eps := inprocWorld(t, n)
-	var wg sync.WaitGroup
-	for r, ep := range eps {
-		wg.Go(func() {
-			own := int32(1) << r
-			we := &readCheckEndpoint{Endpoint: ep, own: own, fill: 0x5a5a5a5a}
-			c, err := collective.New(we, 1, collective.Config{ReduceScatter: collective.AlgoHierarchical, Topology: tp, ChunkBytes: collective.ChunkBytesMin})
-			if err != nil {
-				t.Error(err)
-				return
+	cfg := collective.Config{ReduceScatter: collective.AlgoHierarchical, Topology: tp, ChunkBytes: collective.ChunkBytesMin}
+	runReadChecked(t, inprocWorld(t, n), cfg, 0x5a5a5a5a, func(ctx context.Context, c *collective.Comm, r int, own int32, watch func([]int32)) error {
+		send, recv := make([]int32, n*count), make([]int32, count)
+		for i := range send {
+			send[i] = own
+		}
+		watch(send)
+		if err := collective.ReduceScatter(ctx, c, send, recv, collective.Sum); err != nil {
+			return err
+		}
+		for i, v := range recv {
+			if v != int32(1)<<n-1 {
+				t.Errorf("rank %d: element %d is %d, want %d", r, i, v, int32(1)<<n-1)
+				break
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			send, recv := make([]int32, n*count), make([]int32, count)
-			for i := range send {
-				send[i] = own
-			}
-			we.mu.Lock()
-			we.mine = send
-			we.mu.Unlock()
-			if err := collective.ReduceScatter(ctx, c, send, recv, collective.Sum); err != nil {
-				t.Errorf("rank %d: %v", r, err)
-				return
-			}
-			if bad := we.check(); bad != nil {
-				t.Errorf("rank %d: %v", r, bad)
-			}
-			for i, v := range recv {
-				if v != int32(1)<<n-1 {
-					t.Errorf("rank %d: element %d is %d, want %d", r, i, v, int32(1)<<n-1)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
+		}
+		return nil
+	})
 }
 
 // TestHierarchicalOutOfPlaceSameBits checks that the out-of-place
