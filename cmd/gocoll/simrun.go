@@ -66,9 +66,15 @@ func simTreeScale(bytes int64, chunk, channels int) int {
 		channels = tune.ChannelsMax
 	}
 	part := int(bytes / int64(2*channels))
-	msg := min(part, tune.TreeChunk(part, chunk))
+	return scaleKeeping(int64(min(part, tune.TreeChunk(part, chunk))), simnet.MaxScale)
+}
+
+// scaleKeeping is the largest power of two up to most that keeps a
+// message of msg bytes at least collective.ChunkBytesMin (above
+// inlineBytesMax) once scaled down by it.
+func scaleKeeping(msg int64, most int) int {
 	s := 1
-	for msg/(2*s) >= collective.ChunkBytesMin && s < simnet.MaxScale {
+	for msg/int64(2*s) >= collective.ChunkBytesMin && s < most {
 		s *= 2
 	}
 	return s
@@ -85,11 +91,7 @@ func simTreeScale(bytes int64, chunk, channels int) int {
 // 16, 70.0 in data mode; the model 70.7.
 func simHierScale(scale int, bytes int64, chunk, ranks int) int {
 	p := tune.HierPieces(int(bytes), chunk, ranks)
-	msg := min(int64(chunk), bytes/int64(p*ranks))
-	s := 1
-	for msg/int64(2*s) >= collective.ChunkBytesMin && s < scale {
-		s *= 2
-	}
+	s := scaleKeeping(min(int64(chunk), bytes/int64(p*ranks)), scale)
 	if int64(ranks)*bytes/int64(s) > simHierBufferBytes {
 		return scale
 	}
