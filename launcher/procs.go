@@ -99,7 +99,11 @@ func holdMonitor(ctx context.Context, d time.Duration) time.Duration {
 // (rawNapWorks).
 func settleMonitor(ctx context.Context, topo topology.Topology, rank int, log *slog.Logger) {
 	ri, ok := topo.Rank(rank)
-	if !ok || !rawNapWorks || !holdsMonitor(len(topo.RanksOnHost(ri.Host)), processorsNow()) {
+	if !ok || !rawNapWorks {
+		return
+	}
+	local := len(topo.RanksOnHost(ri.Host))
+	if local <= 1 || !holdsMonitor(local, processorsNow()) { // a lone rank reads no affinity or cgroup
 		return
 	}
 	held := holdMonitor(ctx, monitorHold)
