@@ -32,6 +32,14 @@
 # within a site (s1h1 -> s1h2), with both ranks' sendmmsg, recvmmsg and
 # context switches per DATA datagram (under perf stat, whose tracepoints add
 # to the CPU figure a little).
+# The p2p ranks are alone on their hosts, so the launcher leaves them all
+# the cores (GOMAXPROCS 2 here), where each of the job's ranks, one of
+# SLOTS on its host, gets its share (1): with 2 Ps the Go scheduler wakes a
+# second thread for much of what one P does in turn (a timer reset, a
+# reader woken beside another, a spinning waiter's Gosched; session 23,
+# cpu23: context switches per DATA datagram 1.26 against 0.49 at the
+# receiver, load 1-4), so the WAN connection is run again at the job ranks'
+# GOMAXPROCS ('as a job rank'), and so is the floor.
 #
 # Then the floor (bench/udpfloor): a bare UDP sender and receiver across the
 # WAN at the WAN connection's goodput, 8972-byte datagrams over 4 sockets
@@ -156,17 +164,19 @@ for s in $SIZES; do
   done
 done
 
-# p2p HOSTFILE NAME: one MetaRoCE connection for 8 s; "MiB ranks-CPU
-# delayd-CPU DATA-datagrams sendmmsg recvmmsg context-switches", the last
-# three summed over both ranks (0 without perf) and the datagrams those of
-# the sender's paths (GOCOLL_DEBUG=info's close figures, resends included).
+# p2p HOSTFILE NAME [NAME=VALUE...]: one MetaRoCE connection for 8 s, the
+# settings given to both ranks (gocoll run -x); "MiB ranks-CPU delayd-CPU
+# DATA-datagrams sendmmsg recvmmsg context-switches", the last three summed
+# over both ranks (0 without perf) and the datagrams those of the sender's
+# paths (GOCOLL_DEBUG=info's close figures, resends included).
 p2p() {
-  local raw=$OUT/raw/$stamp.p2p.$2.txt t0 wrap
+  local raw=$OUT/raw/$stamp.p2p.$2.txt t0 wrap kv px=()
+  for kv in "${@:3}"; do px+=(-x "$kv"); done
   t0=$(delayd_ticks)
   wrap="/usr/bin/time -f '# rankcpu %U %S'"
   [[ $PERF == 1 ]] && wrap="perf stat -x, -e task-clock,context-switches,syscalls:sys_enter_sendmmsg,syscalls:sys_enter_recvmmsg -o $raw.perf.\$\$"
   rm -f "$raw".perf.*
-  "$G" run --hostfile "$1" --rsh 'ip netns exec {host}' --timeout 90s -x GOCOLL_TRANSPORT=metaroce -x GOCOLL_DEBUG=info ${XARGS[@]+"${XARGS[@]}"} -- \
+  "$G" run --hostfile "$1" --rsh 'ip netns exec {host}' --timeout 90s -x GOCOLL_TRANSPORT=metaroce -x GOCOLL_DEBUG=info ${XARGS[@]+"${XARGS[@]}"} ${px[@]+"${px[@]}"} -- \
     sh -c "exec $wrap $G bench p2p --time 8s" >"$raw" 2>&1 || echo "# run failed: $?" >>"$raw"
   if [[ $PERF == 1 ]]; then cat "$raw".perf.* | awk -F, '$1 ~ /^[0-9.]+$/ && $3 == "task-clock" { printf "# rankcpu %s 0\n", $1 / 1000 }
     $1 ~ /^[0-9.]+$/ && $3 ~ /^(context-switches|syscalls)/ { printf "# perf %s %s\n", $3, $1 }' >>"$raw"; fi
@@ -179,13 +189,17 @@ p2p() {
 }
 read -r wan_mib wan_cpu wan_d wan_pk wan_snd wan_rcv wan_cs <<<"$(p2p "$BIN/hosts.wan" wan)"
 read -r lan_mib lan_cpu lan_d lan_pk lan_snd lan_rcv lan_cs <<<"$(p2p "$BIN/hosts.lan" lan)"
+# JOBPROCS: the GOMAXPROCS each of the job's ranks runs with (launcher's
+# fitGoMaxProcs: the cores over the ranks of its host).
+JOBPROCS=$((CORES / SLOTS > 0 ? CORES / SLOTS : 1))
+read -r wj_mib wj_cpu wj_d wj_pk wj_snd wj_rcv wj_cs <<<"$(p2p "$BIN/hosts.wan" wanjob GOMAXPROCS=$JOBPROCS)"
 # floor: udpfloor from s1h1 to s2h1 at the WAN connection's goodput; "sent
 # received sender-CPU receiver-CPU delayd-CPU" (CPU in seconds).
-floor() {
-  local src dst rate sp="" i p t0 raw=$OUT/raw/$stamp.floor.txt
+floor() { # floor [GOMAXPROCS [MIB]]: MIB, the goodput to match (default the WAN p2p's)
+  local src dst rate sp="" i p t0 raw=$OUT/raw/$stamp.floor${1:+.procs$1}.txt gm=${1:+GOMAXPROCS=$1}
   src=$(awk -v h="$LAB-s1h1" '$1 == h { for (i = 2; i <= NF; i++) if ($i ~ /^addr=/) print substr($i, 6) }' "$BIN/hosts")
   dst=$(awk -v h="$LAB-s2h1" '$1 == h { for (i = 2; i <= NF; i++) if ($i ~ /^addr=/) print substr($i, 6) }' "$BIN/hosts")
-  rate=$(awk -v m="$wan_mib" 'BEGIN { r = m * 1048576 / 8; if (r < 1e6) r = 90e6; printf "%.0f", r }')
+  rate=$(awk -v m="${2:-$wan_mib}" 'BEGIN { r = m * 1048576 / 8; if (r < 1e6) r = 90e6; printf "%.0f", r }')
   for ((i = 0; i < PATHS; i++)); do
     for ((p = 40000 + i * 1000; p < 41000 + i * 1000; p++)); do
       if ip netns exec "$LAB-s1r" ip route get "$dst" from "$src" iif lan ipproto udp sport $p dport $((7000 + i)) 2>/dev/null | grep -q "dev s2p$((i + 1)) "; then
@@ -195,9 +209,9 @@ floor() {
     done
   done
   t0=$(delayd_ticks)
-  ip netns exec "$LAB-s2h1" "$BIN/udpfloor" -recv -listen "$dst:7000" -paths $PATHS -time 8s >"$raw.recv" 2>&1 &
+  ip netns exec "$LAB-s2h1" env $gm "$BIN/udpfloor" -recv -listen "$dst:7000" -paths $PATHS -time 8s >"$raw.recv" 2>&1 &
   sleep 0.5
-  ip netns exec "$LAB-s1h1" "$BIN/udpfloor" -send -to "$dst:7000" -paths $PATHS -rate "$rate" -time 8s ${sp:+-sports $sp} >"$raw" 2>&1 || true
+  ip netns exec "$LAB-s1h1" env $gm "$BIN/udpfloor" -send -to "$dst:7000" -paths $PATHS -rate "$rate" -time 8s ${sp:+-sports $sp} >"$raw" 2>&1 || true
   wait
   cat "$raw.recv" >>"$raw" && rm -f "$raw.recv"
   awk -v d=$(($(delayd_ticks) - t0)) -v hz="$HZ" '
@@ -205,6 +219,7 @@ floor() {
     END { printf "%d %d %s %s %s", v["send", "datagrams"], v["recv", "datagrams"], v["send", "user"] + v["send", "sys"], v["recv", "user"] + v["recv", "sys"], d / hz }' "$raw"
 }
 read -r fl_sent fl_recv fl_scpu fl_rcpu fl_d <<<"$(floor)"
+read -r fj_sent fj_recv fj_scpu fj_rcpu fj_d <<<"$(floor "$JOBPROCS" "$wj_mib")"
 "$G" lab down --name "$LAB" >/dev/null
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 permb() { awk -v c="$1" -v m="$2" 'BEGIN { if (m > 0) printf "%.2f", c * 1000 / (m * 1.048576); else print "?" }'; }
@@ -227,5 +242,6 @@ table=$OUT/table.md
   # us per datagram: CPU-seconds over datagrams.
   usdg() { awk -v c="$1" -v p="$2" 'BEGIN { if (p > 0) printf "%.1f", c * 1e6 / p; else print "?" }'; }
   echo "- the floor (bench/udpfloor, s1h1 -> s2h1, bare UDP at the WAN connection's goodput, no ACKs): $fl_sent datagrams sent, $fl_recv received; per datagram sender $(usdg "$fl_scpu" "$fl_sent") CPU-us, receiver $(usdg "$fl_rcpu" "$fl_recv") CPU-us, delay daemons $(usdg "$fl_d" "$fl_recv") CPU-us; against the WAN connection's ranks $(usdg "$wan_cpu" "$wan_pk") and delay daemons $(usdg "$wan_d" "$wan_pk") CPU-us per DATA datagram (its ACKs included)"
+  echo "- as a job rank (GOMAXPROCS=$JOBPROCS, both ranks and both udpfloor processes): WAN $wj_mib MiB; ranks $(permb "$wj_cpu" "$wj_mib") CPU-ms/MB; per DATA datagram ($wj_pk), both ranks: sendmmsg $(perdg "$wj_snd" "$wj_pk"), recvmmsg $(perdg "$wj_rcv" "$wj_pk"), context switches $(perdg "$wj_cs" "$wj_pk"); ranks $(usdg "$wj_cpu" "$wj_pk") CPU-us per DATA datagram against the floor's sender $(usdg "$fj_scpu" "$fj_sent") and receiver $(usdg "$fj_rcpu" "$fj_recv") CPU-us per datagram ($fj_sent sent, $fj_recv received)"
 } >"$table"
 cat "$table"
