@@ -6,26 +6,35 @@ import (
 	"github.com/gocoll/gocoll/transport"
 )
 
-// Close fails every pending receive with transport.ErrClosed, and every
-// pending send but those queued behind an eager send that completed (the
-// core carries one message per key at a time): those go in turn, each
-// completing only once the peer has acknowledged it, while Close waits up
-// to Config.CloseLinger for the peers to acknowledge what was already sent
-// (eager sends whose requests completed, control messages, and these);
-// any still queued or unacknowledged then fails with transport.ErrClosed.
+// Close fails every pending receive with transport.ErrClosed, lets the
+// pending sends already under way drain, and fails the other pending
+// sends with transport.ErrClosed. A send is under way if its message is
+// in the core (one message per key at a time: the head of its key's
+// queue, an eager send included); the sends queued behind it with its
+// key go to the core in turn, in order, each completing only once the
+// peer has acknowledged it (none is eager any more). Close waits up to
+// Config.CloseLinger for the peers to acknowledge what was sent: these
+// sends, the eager sends whose requests completed before Close, and
+// control messages; it returns sooner when everything is acknowledged or
+// a peer's connection ends (a peer gone fails its draining sends with an
+// error that is transport.ErrClosed and names the cause). Whatever is
+// left when the linger ends fails with transport.ErrClosed. With a
+// negative CloseLinger nothing drains: every pending send fails at once.
 // So a send completes without error only if its message was delivered,
-// and the sends of one key that the caller saw complete before Close are
-// not followed by failures of the ones it posted after them, as over the
-// other transports (see transport.Endpoint.Close). Close then tells every
-// peer (their requests with this rank fail with a *transport.PeerError,
-// except sends this rank received in full, which the core's final ACK
-// completes), closes the sockets and waits for the engine's goroutines to
-// end. It is idempotent.
+// and the sends of one key that completed before Close are not followed
+// by failures of the ones posted after them unless the linger ends first
+// (see transport.Endpoint.Close). With nothing pending or unacknowledged,
+// Close does not wait. Close then tells every peer (their requests with
+// this rank fail with a *transport.PeerError, except sends this rank
+// received in full, which the core's final ACK completes), closes the
+// sockets and waits for the engine's goroutines to end; so it returns
+// at most CloseLinger after it began, plus the time the engine takes to
+// stop. It is idempotent: a later Close waits for the first to end.
 func (e *Endpoint) Close() error {
 	e.eng.lock()
 	first := !e.closed
 	if first {
-		e.closed, e.draining = true, true
+		e.closed, e.draining = true, e.cfg.CloseLinger >= 0
 		close(e.closing)
 		now := e.eng.now()
 		for _, p := range e.peers {
@@ -38,41 +47,42 @@ func (e *Endpoint) Close() error {
 		e.eng.process(now)
 	}
 	e.eng.unlock()
-	if first {
-		e.linger()
-		e.eng.lock()
-		e.draining = false // what the core still holds, and what follows it, fails
-		now := e.eng.now()
-		for _, p := range e.peers {
-			if p != nil && p.conn != 0 {
-				_ = e.eng.core.Close(now, p.conn)
-			}
-		}
-		e.eng.process(now) // fails what is left and sends the final ACKs and CLOSEs
-		for _, p := range e.peers {
-			if p != nil {
-				e.failQueued(now, p, transport.ErrClosed)
-			}
-		}
-		e.eng.unlock()
+	if !first {
+		<-e.closeDone
+		return nil
 	}
+	e.linger()
+	e.eng.lock()
+	e.draining = false // what the core still holds, and what follows it, fails
+	now := e.eng.now()
+	for _, p := range e.peers {
+		if p != nil && p.conn != 0 {
+			_ = e.eng.core.Close(now, p.conn)
+		}
+	}
+	e.eng.process(now) // fails what is left and sends the final ACKs and CLOSEs
+	for _, p := range e.peers {
+		if p != nil {
+			e.failQueued(now, p, transport.ErrClosed)
+		}
+	}
+	e.eng.unlock()
 	e.eng.stop()
-	if first {
-		e.logEngine()
-	}
+	e.logEngine()
+	close(e.closeDone)
 	return nil
 }
 
 // withdrawPending fails with err every request with p whose caller still
-// waits, but for the send queues headed by an eager send already released
-// while the connection is up: those it marks draining (see Close). Each
+// waits, but for the send queues whose head is in the core while Close
+// drains and the connection is up: those it marks draining. Each
 // queue is withdrawn from its tail, so that no request behind a withdrawn
 // head is handed to the core on the way. The caller holds eng.mu.
 func (e *Endpoint) withdrawPending(now time.Duration, p *peer, err error) {
 	var pending []*request
 	for _, qs := range []map[msgKey]*queue{p.sends, p.recvs} {
 		for _, q := range qs {
-			if h := q.head(); e.draining && p.up && h != nil && h.isSend && h.released {
+			if h := q.head(); e.draining && p.up && h != nil && h.isSend && h.state == stateInCore {
 				q.draining = true
 				continue
 			}

@@ -203,8 +203,10 @@ type Config struct {
 	EagerBuffer int
 	// CloseLinger bounds how long Close waits for the peers to
 	// acknowledge the messages already sent (eager sends, control
-	// messages) before it closes the connections, up to MaxCloseLinger;
-	// negative means no wait. Default DefaultCloseLinger.
+	// messages) and the sends it lets drain (those under way and those
+	// queued behind them with their tags) before it closes the
+	// connections, up to MaxCloseLinger; negative means no wait (and no
+	// send drains). Default DefaultCloseLinger.
 	CloseLinger time.Duration
 	// SpinWait is how long a waiting request (Wait, and the collectives'
 	// wait through transport.Spinner) reads the path sockets itself,

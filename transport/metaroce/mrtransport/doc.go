@@ -130,15 +130,18 @@
 // ICMP port unreachable that the next datagram there draws (a keepalive
 // probe at the latest) and the connection fails with metaroce.ErrPeerGone
 // within metaroce.PeerGoneGrace, rather than at the idle timeout
-// (EngineStats.PortUnreachable and PeerGone count them). Close fails pending requests with
-// transport.ErrClosed, but for the sends queued behind an eager send that
-// completed (one message per tag is in the core at a time): those go in
-// turn, each completing only when acknowledged. Close then lingers, up to
-// Config.CloseLinger, until the peers have acknowledged every message
-// already sent (eager sends, these queued sends, aborts; what is left then
-// fails with transport.ErrClosed),
-// so that a rank closing right after its last collective does not fail a
-// peer's operation; then the core sends every peer a final ACK (which
+// (EngineStats.PortUnreachable and PeerGone count them). Close fails
+// pending receives with transport.ErrClosed, and the pending sends but
+// those under way: the send of a tag whose message is in the core (it
+// carries one message per tag at a time; an eager send stays there
+// until acknowledged) goes on, and the sends queued behind it follow in
+// turn, each completing only when acknowledged. Close then lingers, up
+// to Config.CloseLinger, until the peers have acknowledged every message
+// already sent (eager sends, these draining sends, aborts) or their
+// connections end; what is left then fails with transport.ErrClosed. So
+// a rank closing right after its last collective does not fail a peer's
+// operation, and a send completes without error only if the peer has
+// it. Then the core sends every peer a final ACK (which
 // completes the peer's sends that arrived whole) and a CLOSE, and Close
 // closes the sockets and waits for the readers.
 //

@@ -36,7 +36,8 @@ type Endpoint struct {
 	// fails at once rather than dialling again.
 	refused   chan struct{}
 	authErr   error
-	closing   chan struct{} // closed by Close
+	closing   chan struct{} // closed by Close as it begins
+	closeDone chan struct{} // closed by Close once it has ended (a later Close waits for it)
 	nBlocked  int           // receives waiting for a truncated message to drain
 	eagerHeld int           // bytes of eager sends' copies held (Config.EagerBuffer)
 	eagerFree eagerPool     // copies of completed eager sends, for reuse
@@ -88,7 +89,7 @@ func newEndpoint(cfg Config, eng *engine) *Endpoint {
 	e := &Endpoint{cfg: cfg, eng: eng, log: cfg.Logger.With("rank", cfg.Rank), eagerFree: eagerPool{limit: cfg.EagerBuffer},
 		peers: make([]*peer, cfg.Size), byConn: make(map[metaroce.ConnID]*peer),
 		self: newSelfBox(), ended: newEndedOps(cfg.AbortMemory), connected: make(chan struct{}),
-		refused: make(chan struct{}), closing: make(chan struct{})}
+		refused: make(chan struct{}), closing: make(chan struct{}), closeDone: make(chan struct{})}
 	for r := range e.peers {
 		if r != cfg.Rank {
 			e.peers[r] = &peer{rank: r, sends: make(map[msgKey]*queue), recvs: make(map[msgKey]*queue),

@@ -179,14 +179,16 @@ func (e *Endpoint) dial(now time.Duration, p *peer) {
 }
 
 // peerError maps a core error that ended an operation with p to the
-// transport's error.
+// transport's error. Once this endpoint is closed (a send that Close let
+// drain, failed by the connection's end), every such error is
+// transport.ErrClosed, naming its cause.
 func (e *Endpoint) peerError(p *peer, err error) error {
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, metaroce.ErrClosed):
 		return transport.ErrClosed
-	case errors.Is(err, metaroce.ErrPeerClosed):
+	case e.closed, errors.Is(err, metaroce.ErrPeerClosed):
 		return &transport.PeerError{Rank: p.rank, Err: fmt.Errorf("%w (%w)", transport.ErrClosed, err)}
 	case errors.Is(err, metaroce.ErrIdleTimeout), errors.Is(err, metaroce.ErrPeerGone):
 		return &transport.PeerError{Rank: p.rank, Err: err}
