@@ -26,7 +26,10 @@ by the transfers that cross it. Prints the virtual time, algbw, busbw and the
 cost model's prediction (collective/tune) beside it. The simulated fabric
 costs no CPU: the model here leaves its CPU term out (a file's CPU figures,
 which a job's dump carries, are ignored; gocoll topo --explain prices them),
-so the prediction, sim/model and --algo auto's choice are of the same fabric.
+and it opens every transfer at its link's rate: the model leaves out the
+round trip a real transport's window takes to open (tune.Input's
+IdealTransport; gocoll topo --explain prices it), so the prediction,
+sim/model and --algo auto's choice are of the same fabric.
 
 COLLECTIVE is allreduce, broadcast or reduce (root 0); SIZE is bytes, a
 multiple of 4 (float32 elements), with K, M or G (powers of 1024): 8 64K 4M.
@@ -260,7 +263,7 @@ func gridTopology(sites, hosts, ranks int) (topology.Topology, error) {
 // the trees; 1 for the others). auto is the model's choice at the size a
 // job's choice prices (collective.PricedBytes).
 func simAlgos(f simFlags, topo topology.Topology, links tune.Links, size int64) ([]string, map[string]time.Duration, map[string]int, error) {
-	pred, err := tune.Predict(f.coll, tune.Input{Topology: topo, Bytes: int(size), ChunkBytes: f.chunk, Links: links, Channels: f.channels})
+	pred, err := tune.Predict(f.coll, tune.Input{Topology: topo, Bytes: int(size), ChunkBytes: f.chunk, Links: links, Channels: f.channels, IdealTransport: true})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -277,7 +280,7 @@ func simAlgos(f simFlags, topo topology.Topology, links tune.Links, size int64) 
 	switch f.algos {
 	case "auto": // the job's choice: the model's at the size a job prices
 		if priced := collective.PricedBytes(int(size)); priced != int(size) {
-			pp, err := tune.Predict(f.coll, tune.Input{Topology: topo, Bytes: priced, ChunkBytes: f.chunk, Links: links, Channels: f.channels})
+			pp, err := tune.Predict(f.coll, tune.Input{Topology: topo, Bytes: priced, ChunkBytes: f.chunk, Links: links, Channels: f.channels, IdealTransport: true})
 			if err != nil {
 				return nil, nil, nil, err
 			}

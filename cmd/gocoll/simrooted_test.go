@@ -24,7 +24,7 @@ func TestRootedAgainstModel(t *testing.T) {
 	const chunk = 512 << 10
 	for _, coll := range []tune.Collective{tune.Broadcast, tune.Reduce} {
 		for _, size := range []int{8, 64 << 10, 4 << 20, 16 << 20} {
-			pred, err := tune.Predict(coll, tune.Input{Topology: topo, Bytes: size, ChunkBytes: chunk, Links: links, Channels: 1})
+			pred, err := tune.Predict(coll, tune.Input{Topology: topo, Bytes: size, ChunkBytes: chunk, Links: links, Channels: 1, IdealTransport: true})
 			require.NoError(t, err)
 			for _, p := range pred {
 				if p.Algorithm != "tree" && size > 4<<20 {

@@ -45,7 +45,8 @@ func TestCPURoofline(t *testing.T) {
 	links := DefaultLinks()
 	links.Site = Link{Latency: 10 * time.Microsecond, Bandwidth: 1e9, CPUPerByte: 1e-9}
 	const mib = 1 << 20
-	in := Input{Bytes: mib, ChunkBytes: mib, Links: links}
+	// The links' and the CPU's terms alone: no opening round trip.
+	in := Input{Bytes: mib, ChunkBytes: mib, Links: links, IdealTransport: true}
 	linkTime := 10*time.Microsecond + time.Duration(mib) // 1 ns a byte at 1 GB/s
 	for _, tc := range []struct {
 		name    string
@@ -276,7 +277,7 @@ func TestCPUBusyByte(t *testing.T) {
 	} {
 		links := DefaultLinks()
 		links.Site = Link{Latency: 10 * time.Microsecond, Bandwidth: 1e9, CPUPerByte: tc.lone, CPUPerByteBusy: tc.busy}
-		in := Input{Bytes: mib, ChunkBytes: mib, Links: links,
+		in := Input{Bytes: mib, ChunkBytes: mib, Links: links, IdealTransport: true,
 			Topology: onMachines(t, grid(t, 1, 2, 1), func(int) string { return "m" }, tc.cores)}
 		rd := predictAll(t, in)["recursive-doubling"]
 		near := func(d time.Duration, want float64) bool { return math.Abs(d.Seconds()-want) < 2e-9 }
@@ -348,7 +349,7 @@ func TestCPUReduction(t *testing.T) {
 		} else {
 			links.ReducePerByte = reduce
 		}
-		in := Input{Bytes: mib, ChunkBytes: mib, Links: links, Topology: topo}
+		in := Input{Bytes: mib, ChunkBytes: mib, Links: links, Topology: topo, IdealTransport: true}
 		all := predictAll(t, in)
 		near := func(d time.Duration, want float64) bool { return math.Abs(d.Seconds()-want) < 2e-9 }
 		rd, ring := all["recursive-doubling"], all["ring"]

@@ -30,7 +30,7 @@ func TestHierKeyedAgainstSim(t *testing.T) {
 		{"4x4x4 64M", 4, 4, 4, wan, 64 << 20, 153998 * time.Microsecond},
 		{"4x8x8 16M", 4, 8, 8, DefaultLinks(), 16 << 20, 266948 * time.Microsecond},
 	} {
-		in := Input{Topology: grid(t, tc.sites, tc.hosts, tc.ranks), Bytes: tc.bytes, ChunkBytes: 512 << 10, Links: tc.links}
+		in := Input{Topology: grid(t, tc.sites, tc.hosts, tc.ranks), Bytes: tc.bytes, ChunkBytes: 512 << 10, Links: tc.links, IdealTransport: true}
 		if HierRamp(in) {
 			t.Fatalf("%s: ramped; the case is the even pieces'", tc.name)
 		}

@@ -24,6 +24,7 @@ type loadScratch struct {
 	conns   []linkLoad
 	edges   map[[2]int]float64
 	talked  []bool
+	open    map[[2]int]bool // total's connections opened (opening.go)
 }
 
 // newLoadScratch sizes the scratch for n ranks, hosts, sites and pair
@@ -34,7 +35,7 @@ func newLoadScratch(n, hosts, sites, pairs int) loadScratch {
 	for k, size := range [8]int{n, n, hosts, hosts, sites, sites, pairs, pairs} {
 		sc.base[k], at = at, at+size
 	}
-	sc.dense, sc.connAt, sc.edges = make([]linkLoad, at), map[int]int{}, map[[2]int]float64{}
+	sc.dense, sc.connAt, sc.edges, sc.open = make([]linkLoad, at), map[int]int{}, map[[2]int]float64{}, map[[2]int]bool{}
 	return sc
 }
 

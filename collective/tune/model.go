@@ -28,13 +28,15 @@ type model struct {
 	pairLinks  []Link
 	cpu        cpuModel // the ranks' machines and cores (cpu.go)
 	reduce     float64  // CPU seconds a received byte's reduction costs (Links.ReducePerByte)
+	ideal      bool     // Input.IdealTransport: no opening round trips (opening.go)
 	scratch    loadScratch
 }
 
 func newModel(in Input) *model {
 	n := in.Topology.Size()
 	m := &model{n: n, host: make([]int, n), site: make([]int, n), bytes: float64(in.Bytes),
-		chunk: float64(in.ChunkBytes), root: in.Root, links: [3]Link{in.Links.Host, in.Links.Site, in.Links.WAN}}
+		chunk: float64(in.ChunkBytes), root: in.Root, links: [3]Link{in.Links.Host, in.Links.Site, in.Links.WAN},
+		ideal: in.IdealTransport}
 	hosts, sites := map[string]int{}, map[string]int{}
 	index := func(ids map[string]int, name string) int {
 		if i, ok := ids[name]; ok {
@@ -173,6 +175,10 @@ type phase struct {
 	// latency (the hierarchical AllReduce's further pieces inside the
 	// first piece's WAN latency chain, hierKeyed): time subtracts it.
 	hide float64
+	// opening is the round trips the transport takes to open the
+	// phase's connections (opening.go): a tree's own (tree), another
+	// phase's set by total.
+	opening float64
 }
 
 // ringRun is one ring of a phase: its hops, in ring order, the dependent
@@ -188,11 +194,11 @@ type ringRun struct {
 }
 
 // time is the phase's predicted seconds (see the package comment): its
-// links' time and its steps' scheduling cost, or what its CPU work allows
-// on the machines' cores, the longer (cpu.go).
+// links' time, its connections' opening and its steps' scheduling cost,
+// or what its CPU work allows on the machines' cores, the longer (cpu.go).
 func (m *model) time(p phase) float64 {
 	bound, sched := m.cpuTime(p)
-	return max(m.linkTime(p)+sched, bound) - p.hide
+	return max(m.linkTime(p)+p.opening+sched, bound) - p.hide
 }
 
 // linkTime is the phase's seconds on its links alone.
@@ -298,11 +304,15 @@ func (m *model) partnerLatency(phases []phase, t float64) float64 {
 	return lat
 }
 
-// total is the predicted seconds of phases, the partners' latency included.
+// total is the predicted seconds of phases, the partners' latency and the
+// connections' opening (opening.go) included.
 func (m *model) total(phases []phase) float64 {
+	open := m.scratch.open
+	clear(open)
 	var t float64
 	for i, p := range phases {
 		p.last = i == len(phases)-1
+		p.opening = m.opening(p, open)
 		t += m.time(p)
 	}
 	return t + m.partnerLatency(phases, t)

@@ -14,7 +14,7 @@ import (
 func TestFlatRingEndsWhenItsLastByteLands(t *testing.T) {
 	const size = 4 << 20
 	links := DefaultLinks()
-	ps, err := Predict(AllReduce, Input{Topology: grid(t, 2, 2, 2), Bytes: size, ChunkBytes: 512 << 10, Channels: 1, Links: links})
+	ps, err := Predict(AllReduce, Input{Topology: grid(t, 2, 2, 2), Bytes: size, ChunkBytes: 512 << 10, Channels: 1, Links: links, IdealTransport: true})
 	if err != nil {
 		t.Fatal(err)
 	}

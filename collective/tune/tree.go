@@ -132,7 +132,7 @@ func (m *model) tree(root, channels int, up, down bool) []phase {
 	k := max(1, int(math.Ceil(part/float64(TreeChunk(int(part), int(m.chunk))))))
 	c := part / float64(k)
 	ph := phase{chunks: k, serial: true}
-	height, path, fill := 0, 0.0, 0.0
+	height, path, fill, opening := 0, 0.0, 0.0, 0.0
 	for _, parent := range m.treeParents(root, channels) {
 		for x := range m.n {
 			p := parent[x]
@@ -145,13 +145,14 @@ func (m *model) tree(root, channels int, up, down bool) []phase {
 			if down {
 				ph.flows = append(ph.flows, flow{p, x, part, 0})
 			}
-			hops, lat, f := 0, 0.0, 0.0 // x's path to the root
+			hops, lat, f, o := 0, 0.0, 0.0, 0.0 // x's path to the root
 			for y := x; parent[y] >= 0; y = parent[y] {
 				hops++
 				lat += m.alpha(y, parent[y])
 				f += c / m.rate(y, parent[y])
+				o += m.open(y, parent[y], part) // its edges open one after another (opening.go)
 			}
-			height, path, fill = max(height, hops), max(path, lat), max(fill, f)
+			height, path, fill, opening = max(height, hops), max(path, lat), max(fill, f), max(opening, o)
 		}
 	}
 	ways := 0
@@ -162,5 +163,6 @@ func (m *model) tree(root, channels int, up, down bool) []phase {
 	}
 	ph.steps, ph.lat = ways*height, float64(ways)*path
 	ph.fill = float64(ways) * fill // the first chunk up the longest path and down
+	ph.opening = float64(ways) * opening
 	return []phase{ph}
 }

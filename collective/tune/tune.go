@@ -41,6 +41,13 @@
 // two agree within 15 % from 8 B to 256 MiB for every AllReduce, Reduce
 // and Broadcast algorithm (bench/sim.sh, bench/results/sim).
 //
+// A real transport between hosts also takes a round trip to open a
+// connection's window: the first phase in which a connection moves more
+// than its path's bandwidth-delay product takes that round trip more, and
+// a tree the round trips of the edges its longest path opens one after
+// another (opening.go; Input.IdealTransport, gocoll sim's fabric, leaves
+// them out).
+//
 // Where the link figures also give the CPU a level's transport costs a
 // byte and a message (the probe measures them) and the ranks' machines
 // their cores, a phase takes at least the CPU work of the ranks sharing a
@@ -157,6 +164,11 @@ type Input struct {
 	// Links are the link figures; those Topology.Links gives win (see
 	// Links.With).
 	Links Links
+	// IdealTransport says the transport opens every transfer at its
+	// link's rate (transport/simnet's fabric, gocoll sim): the model
+	// leaves out the round trip a real transport's window takes to open
+	// (opening.go).
+	IdealTransport bool
 }
 
 // Prediction is one candidate's predicted time.

@@ -87,7 +87,7 @@ func TestChoice(t *testing.T) {
 func TestPipeline(t *testing.T) {
 	links := DefaultLinks()
 	const chunk = 1 << 20
-	p, err := Predict(Broadcast, Input{Topology: grid(t, 1, 4, 1), Bytes: 8 * chunk, ChunkBytes: chunk, Links: links})
+	p, err := Predict(Broadcast, Input{Topology: grid(t, 1, 4, 1), Bytes: 8 * chunk, ChunkBytes: chunk, Links: links, IdealTransport: true})
 	if err != nil {
 		t.Fatal(err)
 	}

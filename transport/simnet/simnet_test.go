@@ -128,7 +128,7 @@ func TestAgainstModel(t *testing.T) {
 	for _, g := range [][3]int{{2, 2, 2}, {3, 2, 2}} {
 		topo := grid(t, g[0], g[1], g[2])
 		for _, size := range []int{8, 64 << 10, 4 << 20} {
-			pred, err := tune.Predict(tune.AllReduce, tune.Input{Topology: topo, Bytes: size, ChunkBytes: chunk, Links: links})
+			pred, err := tune.Predict(tune.AllReduce, tune.Input{Topology: topo, Bytes: size, ChunkBytes: chunk, Links: links, IdealTransport: true})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -55,7 +55,8 @@ import (
 // seed's line; WAN_SIM_TRACE=1 logs, every 2 ms of each call, the kB each
 // cross-site connection delivered (src>dst:kB).
 // WAN_SIM_MBIT sets the WAN links' rate (default 200 Mbit/s; the queue
-// 20 ms of it, as the lab's).
+// 20 ms of it, as the lab's); WAN_SIM_DELAY_US their one-way delay
+// (default 2 ms).
 // WAN_SIM_LOCAL_MBS gives the ranks of a site (their shared memory and
 // LAN in the lab) 4 links of that many MB/s, shared by all the site's
 // traffic, with 4 MiB of queue (unset: no rate limit): the lab's
@@ -114,6 +115,9 @@ func TestWANSimHierarchical(t *testing.T) {
 		// The lab's RATE: its queue stays 20 ms of the rate (gocoll lab's --queue-ms).
 		wan.Rate = int64(mbit) * 1e6 / 8
 		wan.QueueBytes = int(wan.Rate / 50)
+	}
+	if us, _ := strconv.Atoi(os.Getenv("WAN_SIM_DELAY_US")); us > 0 {
+		wan.Delay = time.Duration(us) * time.Microsecond
 	}
 	bound := time.Duration(crossing * float64(size) / float64(links*wan.Rate) * float64(time.Second))
 	if mb, _ := strconv.Atoi(os.Getenv("WAN_SIM_LOCAL_MBS")); mb > 0 {
