@@ -20,17 +20,18 @@ package tune
 // In virtual time over MetaRoCE (mrtransport's TestWANSimHierarchical,
 // the two-site lab's fabric: 4 links of 25 MB/s, 2 ms one way, 3-4
 // seeds of 6-8 calls), against the ideal fabric (gocoll sim) of the same
-// figures, the 4 MiB tree took 105-108 ms against 85.9 (the model, ideal:
-// 92.0; its longest path opens 4 WAN edges: 108.0), 95-105 against 84.9
-// at 1 ms one way (88.0; 96.0) and 120-145 against 87.9 at 4 ms (100.0;
-// 132.0); at 1 MiB ~35.5 against 23.0 (29.0; 34.0), at 16 MiB ~395
-// against 337.6 (343.6; 359.7). The ring (one WAN connection each way,
-// open at once), where its paths spread over the links, 78.6 against
-// 75.4 (75.4; 79.4) and 301-306 at 16 MiB (295.6; 299.6); the
-// hierarchical 48-50 at 4 MiB (44.1; 48.1) and ~188 at 16 MiB (167.9;
-// 171.9). At 1 MiB the ring (28-41 ms against 20.4) and the hierarchical
-// (17-20 against 12.6) lose more than an opening: each step's message
-// meets a connection idle since the step before (bench/results/tree_lab.md).
+// figures, the 4 MiB tree took ~106 ms (101-148, first calls included)
+// against 85.9 (the model, ideal: 92.0; its longest path opens 4 WAN
+// edges: 108.0), ~103 (98-115) against 84.9 at 1 ms one way (88.0; 96.0)
+// and ~130 (119-191) against 87.9 at 4 ms (100.0; 132.0); at 1 MiB ~35.5
+// against 23.0 (29.0; 34.0), at 16 MiB ~395 against 337.6 (343.6;
+// 359.7). The ring (one WAN connection each way, open at once), where its
+// paths spread over the links, 78.6 against 75.4 (75.4; 79.4) and 301-306
+// at 16 MiB (295.6; 299.6); the hierarchical 48-58 at 4 MiB from its third
+// call on (44.1; 48.1) and ~188 at 16 MiB (167.9; 171.9). At 1 MiB the
+// ring (28-41 ms against 20.4) and the hierarchical (16.5-20.6 against
+// 12.6) lose more than an opening: each step's message meets a connection
+// idle since the step before (bench/results/tree_lab.md).
 
 // open returns the seconds a flow of bytes from a to b loses to its
 // connection's opening (see above): between hosts, its time at its rate
