@@ -56,7 +56,8 @@ import (
 // cross-site connection delivered (src>dst:kB).
 // WAN_SIM_MBIT sets the WAN links' rate (default 200 Mbit/s; the queue
 // 20 ms of it, as the lab's); WAN_SIM_DELAY_US their one-way delay
-// (default 2 ms).
+// (default 2 ms). WAN_SIM_CHANNELS sets Config.Channels (the ring's and
+// the trees'; unset: the model's choice).
 // WAN_SIM_LOCAL_MBS gives the ranks of a site (their shared memory and
 // LAN in the lab) 4 links of that many MB/s, shared by all the site's
 // traffic, with 4 MiB of queue (unset: no rate limit): the lab's
@@ -175,7 +176,8 @@ func TestWANSimHierarchical(t *testing.T) {
 			defer net.Close()
 			comms := make([]*collective.Comm, n)
 			for r, ep := range eps {
-				if comms[r], err = collective.New(ep, 1, collective.Config{AllReduce: algo, Topology: &tp}); err != nil {
+				channels, _ := strconv.Atoi(os.Getenv("WAN_SIM_CHANNELS"))
+				if comms[r], err = collective.New(ep, 1, collective.Config{AllReduce: algo, Topology: &tp, Channels: channels}); err != nil {
 					t.Fatal(err)
 				}
 			}
