@@ -55,9 +55,22 @@ func (e *Endpoint) OnRemoteAbort(f func(*transport.RemoteAbortError)) { e.onAbor
 // end ends op on this rank: its requests fail with err (in the core they
 // are cancelled first), later ones are refused, and its messages that the
 // core holds or that arrive later are discarded. An operation that has
-// already ended keeps its first error. The caller holds eng.mu.
+// already ended keeps its first error. Once Close has begun, only the
+// sends it lets drain are left (a remote abort during the linger): those
+// of op fail with transport.ErrClosed and err, and nothing is recorded.
+// The caller holds eng.mu.
 func (e *Endpoint) end(now time.Duration, op transport.OpKey, err error) {
-	if e.closed || e.ended.get(op) != nil {
+	if e.ended.get(op) != nil {
+		return
+	}
+	if e.closed {
+		if e.draining {
+			for _, p := range e.peers {
+				if p != nil {
+					e.withdrawOp(now, p, op, fmt.Errorf("%w (%w)", transport.ErrClosed, err))
+				}
+			}
+		}
 		return
 	}
 	e.ended.add(op, err)
@@ -66,22 +79,7 @@ func (e *Endpoint) end(now time.Duration, op transport.OpKey, err error) {
 		if p == nil {
 			continue
 		}
-		var mine []*request
-		for _, qs := range []map[msgKey]*queue{p.sends, p.recvs} {
-			for k, q := range qs {
-				if k.opOf() != low {
-					continue
-				}
-				for _, r := range q.reqs {
-					if r.tag.OpKey == op {
-						mine = append(mine, r)
-					}
-				}
-			}
-		}
-		for _, r := range mine {
-			e.withdraw(now, p, r, err)
-		}
+		e.withdrawOp(now, p, op, err)
 		var held []msgKey
 		for k, n := range p.unexpected {
 			if k.opOf() == low {
@@ -95,6 +93,31 @@ func (e *Endpoint) end(now time.Duration, op transport.OpKey, err error) {
 		}
 	}
 	e.self.fail(func(r *request) bool { return r.tag.OpKey == op }, err)
+}
+
+// withdrawOp fails with err the requests of op with p. Each queue is
+// withdrawn from its tail, so that no request behind a withdrawn head is
+// handed to the core on the way (where a send could go eager and complete
+// for its caller before its turn to be withdrawn). The caller holds
+// eng.mu.
+func (e *Endpoint) withdrawOp(now time.Duration, p *peer, op transport.OpKey, err error) {
+	low := lowOf(op)
+	var mine []*request
+	for _, qs := range []map[msgKey]*queue{p.sends, p.recvs} {
+		for k, q := range qs {
+			if k.opOf() != low {
+				continue
+			}
+			for i := len(q.reqs) - 1; i >= 0; i-- {
+				if r := q.reqs[i]; r.tag.OpKey == op {
+					mine = append(mine, r)
+				}
+			}
+		}
+	}
+	for _, r := range mine {
+		e.withdraw(now, p, r, err)
+	}
 }
 
 // sink posts a receive that discards one message with key k, which belongs

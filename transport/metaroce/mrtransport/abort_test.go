@@ -58,3 +58,20 @@ func TestLateMessagesOfEndedOpDiscarded(t *testing.T) {
 	require.Equal(t, int64(window/2+2*window), st.Sinks, "every message of the ended operation discarded")
 	require.Zero(t, st.Peers[0].Conn.UnexpectedBytes)
 }
+
+// An operation that ends while a send of it is in the core and another
+// with its tag is queued behind it fails both: withdrawing the first must
+// not hand the second to the core, where it would go eager and complete
+// for its caller, only to be cancelled as one of the operation's.
+func TestEndFailsQueuedSendBehindInCore(t *testing.T) {
+	eps := newTestWorld(t, 2, Config{Core: metaroce.Config{UnexpectedBytes: smallBudget}})
+	tag := transport.Tag{OpKey: transport.OpKey{Comm: 5, Op: 3}}
+	big := eps[1].Send(0, tag, make([]byte, 256<<10)) // beyond the budget: stays in the core
+	small := eps[1].Send(0, tag, []byte{1, 2, 3})
+	reason := errors.New("gave up")
+	eps[1].Abort(tag.OpKey, nil, reason)
+	for what, s := range map[string]transport.Request{"the send in the core": big, "the send queued behind it": small} {
+		_, err := s.Wait(testCtx(t))
+		require.ErrorIs(t, err, reason, what)
+	}
+}

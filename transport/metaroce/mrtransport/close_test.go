@@ -162,3 +162,23 @@ func TestCloseDrainPeerGone(t *testing.T) {
 	require.ErrorIs(t, err, transport.ErrClosed, "the draining send to a dead peer")
 	require.True(t, errors.Is(err, metaroce.ErrPeerGone), "the cause: %v", err)
 }
+
+// A peer that aborts the operation of a send draining at its sender's
+// Close fails that send: with an error that is ErrClosed, as every send a
+// Close does not deliver, and the peer's *transport.RemoteAbortError.
+// Rank 2 aborts and tells only rank 1, so that rank 0, which does not
+// receive the send, does not discard it either: the send cannot complete
+// (before the fix it drained for the whole linger and failed with
+// ErrClosed alone).
+func TestCloseDrainEndsWithRemoteAbort(t *testing.T) {
+	eps := newTestWorld(t, 3, Config{CloseLinger: 10 * time.Second, Core: metaroce.Config{UnexpectedBytes: smallBudget}})
+	sends := sendCloseSizes(t, eps)
+	closed := startClose(eps)
+	eps[2].Abort(closeTag.OpKey, []int{1}, errors.New("rank 2 gave up"))
+	waitClosed(t, closed)
+	_, err := sends[2].Wait(testCtx(t))
+	require.ErrorIs(t, err, transport.ErrClosed, "the draining send of the aborted operation")
+	var ra *transport.RemoteAbortError
+	require.ErrorAs(t, err, &ra)
+	require.Equal(t, 2, ra.Rank)
+}
