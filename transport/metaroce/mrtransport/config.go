@@ -316,7 +316,13 @@ type Config struct {
 	// first Repick.Early (default 2 s; longer where the path is sampled less often than Repick.EarlySample, by their ratio: up to 5 times with the defaults, at long RTTs) of data, at most one re-pick per
 	// Repick.EarlyInterval (default 200 ms); then at most one per
 	// Repick.Interval (default 1 s), doubling after each that did not
-	// raise the endpoint's send rate.
+	// raise the endpoint's send rate. Besides, a path whose rates (both
+	// ways) run Repick.Crowded (default 1.5) times below another path's
+	// of its connection is re-picked as soon as the last move is judged,
+	// and the move undone unless the path's rates, as a share of the
+	// other paths', rose (crowded.go): this evens out the links' path
+	// totals where several connections share ECMP links. Only the
+	// lower-ranked end of a connection re-picks its paths.
 	Repick RepickPolicy
 
 	// autoDatagram: MaxDatagram was left 0 on a non-loopback address, so

@@ -33,6 +33,12 @@ import (
 // undone (the old socket is still open, so the path returns to its old
 // port): paths on separate links can look alike (one sender's scheduling
 // moves both RTTs), and a move may land on a busier link.
+//
+// Only the lower-ranked end of a connection re-picks its paths: a port
+// names a path both ways (a router hashes the reversed addresses too), so
+// both ends moving paths for their own sending would shuffle each other's
+// placement. crowded.go adds a second rule, for links that several
+// connections share.
 
 // RepickPolicy configures port re-picking; see Config.Repick. A zero field
 // takes its default.
@@ -80,6 +86,15 @@ type RepickPolicy struct {
 	// EarlyInterval is the least time between two re-picks in the early
 	// phase, at least EarlySample × EarlyWindow. Default 200 ms.
 	EarlyInterval time.Duration
+	// Crowded is how much faster than a connection's slowest path the
+	// median of its other paths must run for the slowest to count as on
+	// the most crowded link and be re-picked (see pickCrowded), above
+	// 1; negative: off. Default 1.5.
+	Crowded float64
+	// CrowdedWindow is the samples a crowded decision, and the judgement
+	// of its move, look at (the newest of the phase's window), 4 to
+	// EarlyWindow. Default 5.
+	CrowdedWindow int
 }
 
 // withDefaults fills in p's zero fields and clamps the others.
@@ -108,6 +123,12 @@ func (p RepickPolicy) withDefaults() RepickPolicy {
 	if p.Gain <= 1 {
 		p.Gain = 1.05
 	}
+	if p.Crowded >= 0 && p.Crowded <= 1 {
+		p.Crowded = 1.5
+	}
+	if p.CrowdedWindow <= 0 {
+		p.CrowdedWindow = 5
+	}
 	switch {
 	case p.Early < 0:
 		p.Early = 0
@@ -122,6 +143,7 @@ func (p RepickPolicy) withDefaults() RepickPolicy {
 	p.EarlyWindow = min(max(p.EarlyWindow, 4), p.Window)
 	def(&p.EarlyInterval, 200*time.Millisecond)
 	p.EarlyInterval = max(p.EarlyInterval, p.EarlySample*time.Duration(p.EarlyWindow))
+	p.CrowdedWindow = min(max(p.CrowdedWindow, 4), p.EarlyWindow)
 	return p
 }
 
@@ -136,6 +158,7 @@ func (p RepickPolicy) early() RepickPolicy {
 // from metaroce.PathStats).
 type pathSample struct {
 	BytesAcked int64
+	Recv       int64 // DATA packets received new on the path (the other direction)
 	Lost, ECN  int64
 	Queue      time.Duration // SRTT - MinRTT
 }
@@ -275,6 +298,9 @@ type repickPacer struct {
 	pendingTry        bool          // it was a try
 	rateBefore        float64       // the connection's rate before it
 	flats             int           // re-picks on evidence judged flat in a row
+	// byPath is set while the last re-pick waits for a judgement of its
+	// own path's figures (a crowded path's move: settle), not the rate's.
+	byPath bool
 }
 
 // flatRuns is how many re-picks on evidence in a row may change nothing
@@ -298,7 +324,7 @@ func newRepickPacer(p RepickPolicy, now time.Duration) repickPacer {
 // judge judges the last re-pick at now, rate being the connection's rate
 // now, once Interval has passed since it.
 func (r *repickPacer) judge(now time.Duration, rate float64) repickOutcome {
-	if !r.pending || now < r.last+r.p.Interval {
+	if !r.pending || r.byPath || now < r.last+r.p.Interval {
 		return repickPending
 	}
 	r.pending = false
@@ -322,6 +348,22 @@ func (r *repickPacer) judge(now time.Duration, rate float64) repickOutcome {
 	}
 	*iv = min(2**iv, r.p.MaxInterval)
 	return repickFlat
+}
+
+// settle records the judgement of a re-pick judged by its path (byPath):
+// kept returns the interval to Interval; undone counts as flat, and
+// doubles the interval after flatRuns in a row (where moving finds nothing
+// better, as on one bottleneck, the tries become rare).
+func (r *repickPacer) settle(kept bool) {
+	r.pending, r.byPath = false, false
+	if kept {
+		r.interval, r.flats = r.p.Interval, 0
+		return
+	}
+	if r.flats++; r.flats >= flatRuns {
+		r.flats = 0
+		r.interval = min(2*r.interval, r.p.MaxInterval)
+	}
 }
 
 // allow reports whether a re-pick (a try, if try) may be made at now: the

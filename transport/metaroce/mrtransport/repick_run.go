@@ -39,6 +39,14 @@ type repicker struct {
 	// socket, for an undo; lastOld is nil once it cannot be.
 	lastPath int
 	lastOld  PathSocket
+	// crowd is the last re-pick of a crowded path (pickCrowded) while
+	// it waits for its judgement; crowdNext is when the next may be made,
+	// crowdBackoff the wait after an undo (0 until flatRuns in a row),
+	// crowdUndos the undos in a row.
+	crowd        crowdMove
+	crowdNext    time.Duration
+	crowdBackoff time.Duration
+	crowdUndos   int
 	// respin is a socket an undo restored, for spinAdd outside eng.mu.
 	respin     PathSocket
 	respinPath int
@@ -108,6 +116,7 @@ func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinP
 	}()
 	e.repickPhase(e.eng.now())
 	pick, picked, try := -1, false, false
+	crowdPeer, crowdPath, crowdScore := -1, 0, 0.0
 	total, allFull := 0.0, true
 	for _, p := range e.peers {
 		if p == nil || !p.up || p.conn == 0 {
@@ -124,7 +133,7 @@ func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinP
 		}
 		full := true
 		for i, ps := range rp.stats {
-			w[i] = append(w[i], pathSample{BytesAcked: ps.BytesAcked, Lost: ps.PacketsLost, ECN: ps.ECNEchoed, Queue: max(ps.SRTT-ps.MinRTT, 0)})
+			w[i] = append(w[i], pathSample{BytesAcked: ps.BytesAcked, Recv: ps.PacketsRecv, Lost: ps.PacketsLost, ECN: ps.ECNEchoed, Queue: max(ps.SRTT-ps.MinRTT, 0)})
 			minRTT = max(minRTT, ps.MinRTT)
 			if len(w[i]) > rp.p.Window {
 				w[i] = append(w[i][:0], w[i][len(w[i])-rp.p.Window:]...)
@@ -136,6 +145,11 @@ func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinP
 			total += summarise(w[i]).rate
 		}
 		rp.windows[p.rank] = w
+		if e.cfg.Rank < p.rank && !rp.crowd.on {
+			if c, score, ok := pickCrowded(w, rp.p); ok && (crowdPeer < 0 || score < crowdScore) {
+				crowdPeer, crowdPath, crowdScore = p.rank, c, score
+			}
+		}
 		if !full {
 			continue
 		}
@@ -144,7 +158,7 @@ func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinP
 			fastest = max(fastest, summarise(w[i]).rate)
 		}
 		rp.peaks[p.rank] = max(rp.peaks[p.rank]*peakDecay(rp.p.Sample), fastest)
-		if !picked {
+		if !picked && e.cfg.Rank < p.rank {
 			if pick, try, picked = pickRepick(w, rp.peaks[p.rank], rp.p); picked && rp.pacer.allow(e.eng.now(), try) {
 				rates := make([]float64, len(w))
 				for i := range w {
@@ -155,6 +169,16 @@ func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinP
 		}
 	}
 	now := e.eng.now()
+	if e.judgeCrowded(now) {
+		return 0, false, nil, 0, 0
+	}
+	if crowdPeer >= 0 && !rp.pacer.pending && now >= rp.crowdNext {
+		rp.pacer.made(now, total, false)
+		rp.pacer.byPath = true
+		rp.crowd = crowdMove{on: true, peer: crowdPeer, path: crowdPath, before: crowdScore, at: now}
+		e.log.Info("mrtransport: path on the most crowded link", "peer", crowdPeer, "path", crowdPath, "score", crowdScore)
+		return crowdPath, true, nil, 0, 0
+	}
 	if allFull {
 		switch rp.pacer.judge(now, total) {
 		case repickLoss:
@@ -170,6 +194,49 @@ func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinP
 	}
 	rp.pacer.made(now, total, try)
 	return pick, true, nil, 0, 0
+}
+
+// crowdWait bounds, in the phase's intervals, how long a crowded path's
+// move waits for its window of samples to fill again (the connection may
+// carry nothing meanwhile): it is then kept.
+const crowdWait = 4
+
+// judgeCrowded judges the last crowded path's move (rp.crowd) once the
+// path's window of samples is full again, undoing it if the path's share
+// of the connection's median rate fell (crowdJudge), and reports whether
+// it undid it. The caller holds eng.mu.
+func (e *Endpoint) judgeCrowded(now time.Duration) (undone bool) {
+	rp := e.repick
+	c := &rp.crowd
+	if !c.on {
+		return false
+	}
+	w := rp.windows[c.peer]
+	full := c.path < len(w) && len(w[c.path]) >= rp.p.CrowdedWindow
+	if !full && now < c.at+crowdWait*rp.p.Interval {
+		return false
+	}
+	after := 0.0
+	if full {
+		after = crowdScore(newest(w, rp.p.CrowdedWindow), c.path)
+	}
+	keep := crowdJudge(c.before, after)
+	c.on = false
+	rp.pacer.settle(keep)
+	rp.crowdNext = now
+	if keep {
+		rp.lastOld, rp.crowdUndos, rp.crowdBackoff = nil, 0, 0
+		return false
+	}
+	// Moves undone flatRuns times in a row (as on one bottleneck, where
+	// every path runs alike and noise names one) wait, doubling, from a
+	// window's time up to MaxInterval.
+	if rp.crowdUndos++; rp.crowdUndos >= flatRuns {
+		rp.crowdUndos = 0
+		rp.crowdBackoff = min(max(2*rp.crowdBackoff, time.Duration(rp.p.CrowdedWindow)*rp.p.Sample), rp.p.MaxInterval)
+	}
+	rp.crowdNext = now + rp.crowdBackoff
+	return rp.lastOld != nil && e.undoRepick()
 }
 
 // repickPhase starts the early phase at the first data acknowledged on
@@ -204,6 +271,7 @@ func (e *Endpoint) repickPhase(now time.Duration) {
 		rp.p, rp.early = rp.base, false
 		rp.pacer = newRepickPacer(rp.p, now)
 		rp.lastOld = nil
+		rp.crowd = crowdMove{}
 		clear(rp.windows)
 		clear(rp.peaks)
 	}

@@ -57,6 +57,10 @@ type SimECMP struct {
 	// a socket of rank rank and path index path takes link
 	// Place(rank, path) mod Links, whatever its port.
 	Place func(rank, path int) int
+	// HashLocal, a diagnostic, keeps the hash between two ranks of one
+	// site whatever Balanced and Place say (they then place the paths
+	// between sites only).
+	HashLocal bool
 }
 
 // site returns rank's site.
@@ -140,6 +144,7 @@ func (n *SimNet) ecmpPath(s, dst *simSocket) (simfabric.PathID, error) {
 	}
 	link := c.ECMPLink(s.addr, dst.addr)
 	switch {
+	case c.HashLocal && pair[0] == pair[1]:
 	case c.Place != nil:
 		link = (c.Place(s.rank, s.path)%c.Links + c.Links) % c.Links
 	case c.Balanced:

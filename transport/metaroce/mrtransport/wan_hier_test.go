@@ -146,6 +146,18 @@ func TestWANSimHierarchical(t *testing.T) {
 				ecmp.Priority = DefaultControlDSCP // the lab's band for the control class
 			}
 			ecmp.Balanced = os.Getenv("WAN_SIM_BALANCED") == "1"
+			ecmp.HashLocal = os.Getenv("WAN_SIM_HASHLOCAL") == "1"
+			if os.Getenv("WAN_SIM_PLACE") == "near" {
+				// Totals 9 8 8 7 per link each way: rank 0 and 4 put
+				// their last path on link 0 instead of 3, the others 2
+				// per link.
+				ecmp.Place = func(rank, path int) int {
+					if rank%4 == 0 && path == 7 {
+						return 0
+					}
+					return path
+				}
+			}
 			if os.Getenv("WAN_SIM_PLACE") == "skew" {
 				// Every link carries 8 of the 32 paths each way, but each
 				// rank's 8 paths lie 4, 2, 1, 1 on the links (rotated by
@@ -159,6 +171,7 @@ func TestWANSimHierarchical(t *testing.T) {
 			cfg.AckRoom = os.Getenv("WAN_SIM_ACKROOM") == "on" // pieces leave room for an ACK
 			cfg.Repick.Faster, _ = strconv.ParseFloat(os.Getenv("WAN_SIM_REPICK_FASTER"), 64)
 			cfg.Repick.Correlation, _ = strconv.ParseFloat(os.Getenv("WAN_SIM_REPICK_CORR"), 64)
+			cfg.Repick.Crowded, _ = strconv.ParseFloat(os.Getenv("WAN_SIM_REPICK_CROWDED"), 64)
 			ms := func(name string) time.Duration {
 				v, _ := strconv.Atoi(os.Getenv(name))
 				return time.Duration(v) * time.Millisecond
@@ -186,6 +199,7 @@ func TestWANSimHierarchical(t *testing.T) {
 				bufs[r] = make([]float32, size/4)
 			}
 			var spreads []wanSpread
+			acked := make(map[[2]int]int64)
 			var places []string
 			for range calls {
 				start := time.Now()
@@ -233,6 +247,9 @@ func TestWANSimHierarchical(t *testing.T) {
 				close(stop)
 				spreads = append(spreads, <-spread)
 				places = append(places, wanPlacement(eps, ecmp))
+				if os.Getenv("WAN_SIM_SERIES") == "paths" {
+					t.Logf("seed %d call %d: %s", seed, len(places)-1, wanPathRates(eps, ecmp, acked))
+				}
 				time.Sleep(20 * time.Millisecond)
 			}
 			for i, sp := range spreads {
@@ -393,7 +410,45 @@ func wanPlacement(eps []*Endpoint, ecmp *SimECMP) string {
 		}
 		per += fmt.Sprint(" ", mine)
 	}
-	return fmt.Sprintf("paths 0->1 per link %v, per connection%s", total, per)
+	back := make([]int, ecmp.Links)
+	for src := 4; src < 8 && ecmp.Place == nil && !ecmp.Balanced; src++ {
+		for path := range eps[src].cfg.Paths {
+			back[ecmp.ECMPLink(eps[src].eng.sock(path).LocalAddr(), eps[src-4].eng.sock(path).LocalAddr())]++
+		}
+	}
+	return fmt.Sprintf("paths 0->1 per link %v, per connection%s; 1->0 per link %v", total, per, back)
+}
+
+// wanPathRates describes, for each connection from site 0 (ranks 0-3) to
+// site 1, each path's link, the paths on that link in all, and the bytes
+// the path had acknowledged since the last call (kB; acked holds the
+// counts by rank and path between calls).
+func wanPathRates(eps []*Endpoint, ecmp *SimECMP, acked map[[2]int]int64) string {
+	links := make([][]int, 4)
+	total := make([]int, ecmp.Links)
+	for src := range 4 {
+		for path := range eps[src].cfg.Paths {
+			l := ecmp.ECMPLink(eps[src].eng.sock(path).LocalAddr(), eps[src+4].eng.sock(path).LocalAddr())
+			links[src] = append(links[src], l)
+			total[l]++
+		}
+	}
+	out := fmt.Sprint("links ", total, ", per path link/on link/kB:")
+	for src := range 4 {
+		out += fmt.Sprintf(" |%d>%d", src, src+4)
+		for _, ps := range eps[src].Stats().Peers {
+			if ps.Rank != src+4 {
+				continue
+			}
+			for path, pa := range ps.Paths {
+				k := [2]int{src, path}
+				l := links[src][path]
+				out += fmt.Sprintf(" %d/%d/%d", l, total[l], (pa.BytesAcked-acked[k])/1000)
+				acked[k] = pa.BytesAcked
+			}
+		}
+	}
+	return out
 }
 
 // traceWAN logs, every 2 ms until stop, the kB each cross-site connection

@@ -1,0 +1,164 @@
+package mrtransport
+
+import (
+	"slices"
+	"time"
+)
+
+// Re-picking the paths of the most crowded links (RepickPolicy.Crowded).
+//
+// Where several connections share a set of ECMP links (the sites' WAN
+// links, carrying every shard owner's connection), each link is shared
+// per path, about equally: a path's rate is its link's rate over the
+// paths on the link, from all the connections. The hash puts the paths on
+// the links unevenly (32 paths on 4 links: 8 ± 2.4 each), so a connection
+// whose paths lie on the emptier links runs faster, and the collective
+// waits for the slowest. No connection sees the others' paths, but each
+// sees its own paths' rates, both ways (bytes acknowledged, packets
+// received): a path whose rates, as shares of the median of the
+// connection's other paths, are the lowest is, most likely, on the most
+// crowded links. pickCrowded names it when another path of the connection
+// scores Crowded times higher; the path is moved to a fresh port, and
+// judged by its own score once its window of samples is full again: kept
+// if the score did not fall, else undone (crowdJudge). Repeated over the
+// connections, this takes paths off the most crowded links and keeps them
+// off: the links' totals even out, whatever the hash. On links of unequal
+// rates the paths' rates even out instead (a slower link keeps fewer
+// paths), which is what each link can carry; on one bottleneck every
+// path runs alike and nothing is named.
+//
+// A port names a path both ways (a router hashes the reversed addresses
+// too), so a move by either end moves both directions: if both ends moved
+// paths for their own sending, each would shuffle the other's placement.
+// Only the lower-ranked end of a connection moves paths for this rule,
+// scoring each path by both directions.
+
+// medianOthers returns the median of the values other than skip that are
+// positive, or 0 when fewer than two are.
+func medianOthers(v []float64, skip int) float64 {
+	var r []float64
+	for i, x := range v {
+		if i != skip && x > 0 {
+			r = append(r, x)
+		}
+	}
+	if len(r) < 2 {
+		return 0
+	}
+	slices.Sort(r)
+	if len(r)%2 == 1 {
+		return r[len(r)/2]
+	}
+	return (r[len(r)/2-1] + r[len(r)/2]) / 2
+}
+
+// crowdScores scores each path of one connection (windows[i]: path i's
+// samples, oldest first): the mean, over the directions that carried
+// data on at least three paths, of the path's rate over its window as a
+// share of the median of the other paths'. ok is false when a window
+// holds fewer than two samples or neither direction carried data.
+func crowdScores(windows [][]pathSample) (scores []float64, ok bool) {
+	if len(windows) < 3 {
+		return nil, false
+	}
+	sent := make([]float64, len(windows))
+	recv := make([]float64, len(windows))
+	for i, w := range windows {
+		if len(w) < 2 {
+			return nil, false
+		}
+		a, b := w[0], w[len(w)-1]
+		sent[i], recv[i] = float64(b.BytesAcked-a.BytesAcked), float64(b.Recv-a.Recv)
+	}
+	scores = make([]float64, len(windows))
+	dirs := 0
+	for _, rates := range [][]float64{sent, recv} {
+		busy := 0
+		for _, r := range rates {
+			if r > 0 {
+				busy++
+			}
+		}
+		if busy < 3 {
+			continue
+		}
+		dirs++
+		for i, r := range rates {
+			if m := medianOthers(rates, i); m > 0 {
+				scores[i] += r / m
+			}
+		}
+	}
+	if dirs == 0 {
+		return nil, false
+	}
+	for i := range scores {
+		scores[i] /= float64(dirs)
+	}
+	return scores, true
+}
+
+// pickCrowded names the path of one connection to move off the most
+// crowded links: the lowest-scoring path (crowdScores over the newest
+// p.CrowdedWindow samples, which every path's window must hold), if
+// another path scores at least p.Crowded times higher. score is the
+// path's score. It names nothing when p.Crowded is negative.
+func pickCrowded(windows [][]pathSample, p RepickPolicy) (path int, score float64, ok bool) {
+	if p.Crowded < 0 {
+		return 0, 0, false
+	}
+	for _, w := range windows {
+		if len(w) < p.CrowdedWindow {
+			return 0, 0, false
+		}
+	}
+	scores, ok := crowdScores(newest(windows, p.CrowdedWindow))
+	if !ok {
+		return 0, 0, false
+	}
+	k := 0
+	for i, s := range scores {
+		if s < scores[k] {
+			k = i
+		}
+	}
+	if slices.Max(scores) < p.Crowded*scores[k] {
+		return 0, 0, false
+	}
+	return k, scores[k], true
+}
+
+// crowdScore returns path's score (crowdScores), or 0 when unknown.
+func crowdScore(windows [][]pathSample, path int) float64 {
+	scores, ok := crowdScores(windows)
+	if !ok || path < 0 || path >= len(scores) {
+		return 0
+	}
+	return scores[path]
+}
+
+// newest returns the newest n samples of each path's window (all of a
+// window that holds fewer).
+func newest(windows [][]pathSample, n int) [][]pathSample {
+	out := make([][]pathSample, len(windows))
+	for i, w := range windows {
+		out[i] = w[max(len(w)-n, 0):]
+	}
+	return out
+}
+
+// crowdMove is a re-pick made by pickCrowded, waiting for its judgement.
+type crowdMove struct {
+	on     bool
+	peer   int           // the connection's peer rank
+	path   int           // the path moved
+	before float64       // its score before
+	at     time.Duration // when it was made
+}
+
+// crowdJudge judges a crowded path's move: keep it when the path's score
+// after the move (after) is at least its score before; an after of 0
+// (unknown) keeps it.
+func crowdJudge(before, after float64) (keep bool) {
+	return after <= 0 || after >= before
+}

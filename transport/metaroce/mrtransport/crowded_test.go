@@ -1,0 +1,146 @@
+package mrtransport
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// crowdedWindows models one connection's paths on links shared per path
+// with other connections: link l carries total[l] paths in all, so a path
+// on it sends at rate/total[l] bytes per sample, each sample within ±20 %
+// at random (seeded), with 2 ms of queue. sent[i] is path i's link for
+// its sending; recv[i], if not nil, its link for the other direction
+// (packets of 9000 bytes received), whose links carry recvTotal[l] paths.
+func crowdedWindows(seed uint64, rate float64, sent []int, total []int, recv []int, recvTotal []int, n int) [][]pathSample {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	noisy := func(r float64) float64 { return r * (0.8 + 0.4*rng.Float64()) }
+	w := make([][]pathSample, len(sent))
+	cum := make([]pathSample, len(sent))
+	for range n {
+		for i := range sent {
+			cum[i].BytesAcked += int64(noisy(rate / float64(total[sent[i]])))
+			if recv != nil {
+				cum[i].Recv += int64(noisy(rate/float64(recvTotal[recv[i]])) / 9000)
+			}
+			cum[i].Queue = 2 * time.Millisecond
+			w[i] = append(w[i], cum[i])
+		}
+	}
+	return w
+}
+
+// The 32 paths of 4 connections lie 12, 8, 6, 6 on 4 links: a connection
+// with paths on every link names one of the paths on the first (each of
+// those runs at half the rate of one on the emptiest links); with 8 per
+// link, or all on one link, it names none.
+func TestPickCrowdedNamesTheMostCrowdedLink(t *testing.T) {
+	p := RepickPolicy{}.withDefaults()
+	const rate = 2.5e6 // bytes per sample: 25 MB/s links sampled every 100 ms
+	mine := []int{0, 0, 0, 1, 1, 2, 2, 3}
+	for _, c := range []struct {
+		name  string
+		total []int
+		paths []int
+		want  []int // nil: none
+	}{
+		{"totals 12 8 6 6", []int{12, 8, 6, 6}, mine, []int{0, 1, 2}},
+		{"totals 6 6 12 8", []int{6, 6, 12, 8}, mine, []int{5, 6}},
+		{"totals 8 8 8 8", []int{8, 8, 8, 8}, mine, nil},
+		{"one bottleneck", []int{8}, []int{0, 0, 0, 0, 0, 0, 0, 0}, nil},
+	} {
+		for seed := range uint64(50) {
+			t.Run(fmt.Sprintf("%s/seed=%d", c.name, seed), func(t *testing.T) {
+				got, score, ok := pickCrowded(crowdedWindows(seed, rate, c.paths, c.total, nil, nil, p.CrowdedWindow), p)
+				if c.want == nil {
+					require.False(t, ok, "named path %d (score %.2f)", got, score)
+					return
+				}
+				require.True(t, ok, "named none")
+				require.Contains(t, c.want, got)
+				require.Less(t, score, 1.0)
+			})
+		}
+	}
+}
+
+// A path whose link is crowded only in the other direction (what the
+// connection receives on it) is named: a port names a path both ways.
+func TestPickCrowdedScoresBothWays(t *testing.T) {
+	p := RepickPolicy{}.withDefaults()
+	sent := []int{0, 1, 2, 3, 0, 1, 2, 3}
+	for seed := range uint64(50) {
+		w := crowdedWindows(seed, 2.5e6, sent, []int{8, 8, 8, 8}, sent, []int{6, 6, 24, 6}, p.CrowdedWindow)
+		got, _, ok := pickCrowded(w, p)
+		require.True(t, ok, "seed %d: named none", seed)
+		require.Contains(t, []int{2, 6}, got, "seed %d", seed)
+		_, _, ok = pickCrowded(crowdedWindows(seed, 2.5e6, sent, []int{8, 8, 8, 8}, sent, []int{8, 8, 8, 8}, p.CrowdedWindow), p)
+		require.False(t, ok, "seed %d: even both ways", seed)
+	}
+}
+
+// Nothing is named when the rule is off, before every path's window
+// holds CrowdedWindow samples, or with fewer than 3 paths carrying data.
+func TestPickCrowdedNeeds(t *testing.T) {
+	p := RepickPolicy{}.withDefaults()
+	mine, total := []int{0, 0, 0, 1, 1, 2, 2, 3}, []int{12, 8, 6, 6}
+	_, _, ok := pickCrowded(crowdedWindows(1, 2.5e6, mine, total, nil, nil, p.CrowdedWindow), p)
+	require.True(t, ok)
+	off := RepickPolicy{Crowded: -1}.withDefaults()
+	_, _, ok = pickCrowded(crowdedWindows(1, 2.5e6, mine, total, nil, nil, off.CrowdedWindow), off)
+	require.False(t, ok, "off")
+	_, _, ok = pickCrowded(crowdedWindows(1, 2.5e6, mine, total, nil, nil, p.CrowdedWindow-1), p)
+	require.False(t, ok, "a window short")
+	w := crowdedWindows(1, 2.5e6, mine, total, nil, nil, p.CrowdedWindow)
+	for i := 2; i < len(w); i++ {
+		for k := range w[i] {
+			w[i][k].BytesAcked = 0
+		}
+	}
+	_, _, ok = pickCrowded(w, p)
+	require.False(t, ok, "2 paths with data")
+}
+
+func TestCrowdJudge(t *testing.T) {
+	require.True(t, crowdJudge(0.5, 0.9), "gained")
+	require.True(t, crowdJudge(0.5, 0.5), "the same")
+	require.False(t, crowdJudge(0.5, 0.4), "lost")
+	require.True(t, crowdJudge(0.5, 0), "unknown")
+}
+
+func TestRepickPolicyCrowdedDefaults(t *testing.T) {
+	p := RepickPolicy{}.withDefaults()
+	require.Equal(t, 1.5, p.Crowded)
+	require.Equal(t, 5, p.CrowdedWindow)
+	require.Equal(t, -1.0, RepickPolicy{Crowded: -1}.withDefaults().Crowded)
+	require.Equal(t, 1.5, RepickPolicy{Crowded: 0.5}.withDefaults().Crowded)
+	require.Equal(t, 2.0, RepickPolicy{Crowded: 2}.withDefaults().Crowded)
+	require.Equal(t, 4, RepickPolicy{CrowdedWindow: 1}.withDefaults().CrowdedWindow)
+	require.Equal(t, 6, RepickPolicy{CrowdedWindow: 50, EarlyWindow: 6}.withDefaults().CrowdedWindow, "at most EarlyWindow")
+}
+
+// A re-pick judged by its path waits for settle, not for the rate; undone
+// ones double the interval only after flatRuns in a row.
+func TestRepickPacerByPath(t *testing.T) {
+	p := RepickPolicy{}.withDefaults()
+	s := time.Second
+	r := newRepickPacer(p, 0)
+	r.made(s, 100, false)
+	r.byPath = true
+	require.Equal(t, repickPending, r.judge(10*s, 1), "judged by its path")
+	require.False(t, r.allow(10*s, false))
+	r.settle(true)
+	require.True(t, r.allow(2*s, false))
+	for i := range flatRuns {
+		r.made(s, 100, false)
+		r.byPath = true
+		r.settle(false)
+		if i < flatRuns-1 {
+			require.Equal(t, p.Interval, r.interval, "undo %d", i)
+		}
+	}
+	require.Equal(t, 2*p.Interval, r.interval)
+}
