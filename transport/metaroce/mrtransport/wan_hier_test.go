@@ -35,16 +35,22 @@ import (
 // connections delivered its last byte, their spread, and where site 0's
 // paths to site 1 lie on the links after the call (each link's total and
 // each connection's paths per link); each seed's line then counts the
-// port re-picks made and undone. WAN_SIM_SERIES5=1 adds each
+// port re-picks made and undone, and the line ends with the totals per
+// link from site 1 to 0; WAN_SIM_SERIES=paths logs instead, per call, each
+// of site 0's WAN paths' link, the paths on that link in all and the kB
+// the path carried. WAN_SIM_SERIES5=1 adds each
 // connection's delivery rate per 5 ms of each call.
 // WAN_SIM_BALANCED=1 places every connection's paths evenly over the
 // links (SimECMP.Balanced, a diagnostic); WAN_SIM_PLACE=skew gives every
 // link the same number of paths but each connection 4, 2, 1 and 1 of its
-// 8 (SimECMP.Place); WAN_SIM_PATHS sets Config.Paths,
+// 8 (SimECMP.Place); WAN_SIM_PLACE=near puts 9, 8, 8, 7 paths on the
+// links each way (ranks 0 and 4 put one path of link 3 on link 0);
+// WAN_SIM_HASHLOCAL=1 keeps the hash within a site under either
+// (SimECMP.HashLocal); WAN_SIM_PATHS sets Config.Paths,
 // WAN_SIM_REPICK=off turns port re-picks off; WAN_SIM_ACKROOM=on sets
 // Config.AckRoom (pieces leave room for an ACK); WAN_SIM_REPICK_FASTER,
-// _CORR, _EARLY_MS, _EARLYINT_MS and _EARLYWIN set RepickPolicy's Faster,
-// Correlation, Early, EarlyInterval and EarlyWindow (unset: defaults).
+// _CORR, _CROWDED, _EARLY_MS, _EARLYINT_MS and _EARLYWIN set RepickPolicy's Faster,
+// Correlation, Crowded, Early, EarlyInterval and EarlyWindow (unset: defaults).
 // WAN_SIM_PATHLOG=1 logs every 50 ms of each call, for each rank's
 // connection to its WAN peer (rank r to r+4 mod 8), the message bytes
 // completed and each path's state, window and bytes in flight (KB),
