@@ -182,3 +182,24 @@ func TestCloseDrainEndsWithRemoteAbort(t *testing.T) {
 	require.ErrorAs(t, err, &ra)
 	require.Equal(t, 2, ra.Rank)
 }
+
+// Close with nothing pending, its sends acknowledged, does not wait for
+// its linger (a minute here, beyond the test's deadline): nor does it
+// with an eager send whose request completed but whose acknowledgement
+// may still be on its way.
+func TestCloseIdleDoesNotLinger(t *testing.T) {
+	eps := newTestWorld(t, 2, Config{CloseLinger: MaxCloseLinger})
+	ctx := testCtx(t)
+	buf := make([]byte, 8)
+	recv := eps[0].Recv(1, closeTag, buf)
+	_, err := eps[1].Send(0, closeTag, []byte("last one")).Wait(ctx)
+	require.NoError(t, err)
+	closed := make(chan error, 1)
+	go func() { closed <- eps[1].Close() }()
+	waitClosed(t, closed)
+	_, err = recv.Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "last one", string(buf))
+	go func() { closed <- eps[0].Close() }()
+	waitClosed(t, closed)
+}
