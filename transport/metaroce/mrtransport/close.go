@@ -17,7 +17,9 @@ import (
 // sends, the eager sends whose requests completed before Close, and
 // control messages; it returns sooner when everything is acknowledged or
 // a peer's connection ends (a peer gone fails its draining sends with an
-// error that is transport.ErrClosed and names the cause). Whatever is
+// error that is transport.ErrClosed and names the cause; a peer's abort
+// of an operation fails that operation's draining sends with one that is
+// transport.ErrClosed and the *transport.RemoteAbortError). Whatever is
 // left when the linger ends fails with transport.ErrClosed. With a
 // negative CloseLinger nothing drains: every pending send fails at once.
 // So a send completes without error only if its message was delivered,
@@ -28,8 +30,9 @@ import (
 // this rank fail with a *transport.PeerError, except sends this rank
 // received in full, which the core's final ACK completes), closes the
 // sockets and waits for the engine's goroutines to end; so it returns
-// at most CloseLinger after it began, plus the time the engine takes to
-// stop. It is idempotent: a later Close waits for the first to end.
+// about CloseLinger after it began at the latest, plus the time the
+// engine takes to stop. It is idempotent: a later Close waits for the
+// first to end.
 func (e *Endpoint) Close() error {
 	e.eng.lock()
 	first := !e.closed
