@@ -49,8 +49,8 @@ import (
 // (SimECMP.HashLocal); WAN_SIM_PATHS sets Config.Paths,
 // WAN_SIM_REPICK=off turns port re-picks off; WAN_SIM_ACKROOM=on sets
 // Config.AckRoom (pieces leave room for an ACK); WAN_SIM_REPICK_FASTER,
-// _CORR, _CROWDED, _EARLY_MS, _EARLYINT_MS and _EARLYWIN set RepickPolicy's Faster,
-// Correlation, Crowded, Early, EarlyInterval and EarlyWindow (unset: defaults).
+// _CORR, _CROWDED, _CROWDWIN, _EARLY_MS, _EARLYINT_MS and _EARLYWIN set RepickPolicy's Faster,
+// Correlation, Crowded, CrowdedWindow, Early, EarlyInterval and EarlyWindow (unset: defaults).
 // WAN_SIM_PATHLOG=1 logs every 50 ms of each call, for each rank's
 // connection to its WAN peer (rank r to r+4 mod 8), the message bytes
 // completed and each path's state, window and bytes in flight (KB),
@@ -178,6 +178,7 @@ func TestWANSimHierarchical(t *testing.T) {
 			cfg.Repick.Faster, _ = strconv.ParseFloat(os.Getenv("WAN_SIM_REPICK_FASTER"), 64)
 			cfg.Repick.Correlation, _ = strconv.ParseFloat(os.Getenv("WAN_SIM_REPICK_CORR"), 64)
 			cfg.Repick.Crowded, _ = strconv.ParseFloat(os.Getenv("WAN_SIM_REPICK_CROWDED"), 64)
+			cfg.Repick.CrowdedWindow, _ = strconv.Atoi(os.Getenv("WAN_SIM_REPICK_CROWDWIN"))
 			ms := func(name string) time.Duration {
 				v, _ := strconv.Atoi(os.Getenv(name))
 				return time.Duration(v) * time.Millisecond
