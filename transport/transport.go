@@ -153,6 +153,26 @@ type AnySpinner interface {
 	SpinAny(ctx context.Context, reqs []Request) int
 }
 
+// JointSpinner is implemented by an AnySpinner whose spin can poll the
+// other transports joined with it in a route (transport/route installs
+// them with SetSpinAlso). A spin on one transport's requests holds the
+// processor while it yields: at GOMAXPROCS 1 the Go scheduler hands it back
+// to the spinning goroutine without polling the network (runtime.Gosched
+// puts it on the global run queue, which is served before the poller), so
+// another transport's datagrams, and the completions and acknowledgements
+// they carry, wait unread until the spin's budget has run out.
+type JointSpinner interface {
+	AnySpinner
+	// SpinStep polls once, as one round of the endpoint's spin does:
+	// it handles whatever has arrived, without waiting and without
+	// yielding, and returns at once where another goroutine polls.
+	SpinStep()
+	// SetSpinAlso makes every round of the endpoint's spinning waits
+	// (Spin, SpinAny) call also after its own poll; nil removes it. Call
+	// it before any request is made.
+	SetSpinAlso(also func())
+}
+
 // Unwrapper is implemented by a request that wraps a transport's, as those
 // of an endpoint that wraps the transport's endpoint (the launcher's
 // health guard): Unwrap returns the wrapped request, so that the

@@ -87,6 +87,7 @@ func New(byPeer []transport.Endpoint, also ...transport.Endpoint) (*Endpoint, er
 			return nil, err
 		}
 	}
+	e.joinSpins()
 	if len(e.all) == 1 {
 		if en, ok := e.all[0].(transport.Ender); ok {
 			en.OnRemoteAbort(e.onAbort.Call)
@@ -112,6 +113,34 @@ func New(byPeer []transport.Endpoint, also ...transport.Endpoint) (*Endpoint, er
 		})
 	}
 	return e, nil
+}
+
+// joinSpins makes the spin of each joined transport that can poll others
+// (transport.JointSpinner) poll the other ones too, once a round: a waiter
+// on requests of several transports (the hierarchical AllReduce's waits
+// on a host's peer and on the network at once) then finds the one that
+// completes first, whichever transport it is on, instead of spinning out
+// the first transport's budget while the other's messages wait.
+func (e *Endpoint) joinSpins() {
+	var js []transport.JointSpinner
+	for _, ep := range e.all {
+		if j, ok := ep.(transport.JointSpinner); ok {
+			js = append(js, j)
+		}
+	}
+	if len(js) < 2 {
+		return
+	}
+	for i, j := range js {
+		others := make([]transport.JointSpinner, 0, len(js)-1)
+		others = append(others, js[:i]...)
+		others = append(others, js[i+1:]...)
+		j.SetSpinAlso(func() {
+			for _, o := range others {
+				o.SpinStep()
+			}
+		})
+	}
 }
 
 // Rank implements transport.Endpoint.
@@ -221,6 +250,11 @@ func (e *Endpoint) OnRemoteAbort(f func(*transport.RemoteAbortError)) { e.onAbor
 // Close implements transport.Endpoint: it closes every joined transport.
 func (e *Endpoint) Close() error {
 	e.onAbort.Set(nil)
+	for _, ep := range e.all {
+		if j, ok := ep.(transport.JointSpinner); ok {
+			j.SetSpinAlso(nil)
+		}
+	}
 	var errs []error
 	for _, ep := range e.all {
 		if en, ok := ep.(transport.Ender); ok {

@@ -83,7 +83,10 @@ type Endpoint struct {
 	helloErr   []error  // per peer: its hello did not prove the job key (auth.go)
 	hellos     chan int // the ranks whose hello came, for greet to count
 
-	pollMu     sync.Mutex          // held by whoever drains the rings
+	pollMu sync.Mutex // held by whoever drains the rings
+	// spinAlso, set by SetSpinAlso, is called in every round of a
+	// spinning wait, after this endpoint's own poll.
+	spinAlso   atomic.Pointer[func()]
 	mapMu      sync.RWMutex        // read-held by spin, which outlives no mapping
 	unmapped   bool                // Close released the mappings; under mapMu
 	copying    sync.WaitGroup      // copies into this rank's buffers under way

@@ -86,11 +86,40 @@ func (e *Endpoint) spin(ctx context.Context, done func() bool, budget time.Durat
 			}
 			e.pollMu.Unlock()
 		}
+		if also := e.spinAlso.Load(); also != nil {
+			(*also)()
+		}
 	})
 	sp.Add(-1)
 	if e.anyInbound() {
 		ringDoorbell(e.bell.fd)
 	}
+}
+
+// SpinStep implements transport.JointSpinner: it polls the rings once,
+// as a round of spin does, unless another goroutine polls them now. Unlike
+// spin it does not tell the peers that this rank spins: they ring the
+// doorbell as for a sleeping rank, and whatever SpinStep does not take
+// the progress goroutine does.
+func (e *Endpoint) SpinStep() {
+	e.mapMu.RLock()
+	defer e.mapMu.RUnlock()
+	if e.unmapped || !e.pollMu.TryLock() {
+		return
+	}
+	e.poll()
+	e.pollMu.Unlock()
+}
+
+// SetSpinAlso implements transport.JointSpinner: every round of a
+// spinning wait (Spin, SpinAny, a board's spin is not one) calls also
+// after its own poll.
+func (e *Endpoint) SetSpinAlso(also func()) {
+	if also == nil {
+		e.spinAlso.Store(nil)
+		return
+	}
+	e.spinAlso.Store(&also)
 }
 
 // wakeSelf wakes this endpoint's own progress goroutine if it sleeps.

@@ -52,11 +52,12 @@ type request struct {
 }
 
 var (
-	_ transport.Request    = (*request)(nil)
-	_ transport.Spinner    = (*request)(nil)
-	_ transport.Releaser   = (*request)(nil)
-	_ transport.Completer  = (*request)(nil)
-	_ transport.AnySpinner = (*Endpoint)(nil)
+	_ transport.Request      = (*request)(nil)
+	_ transport.Spinner      = (*request)(nil)
+	_ transport.Releaser     = (*request)(nil)
+	_ transport.Completer    = (*request)(nil)
+	_ transport.AnySpinner   = (*Endpoint)(nil)
+	_ transport.JointSpinner = (*Endpoint)(nil)
 )
 
 // reqFreeMax is how many released requests an endpoint keeps for reuse.

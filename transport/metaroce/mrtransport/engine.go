@@ -100,7 +100,10 @@ type engine struct {
 	placing atomic.Bool    // the core's Placing, as of the last unlock; only with placers
 	readers sync.WaitGroup // the readers and timerLoop
 	spin    *spinner       // nil: waiters cannot read the sockets themselves
-	st      engineCounters
+	// spinAlso, set by Endpoint.SetSpinAlso, is called in every round of
+	// a waiter's spin, after its own read (spinPoll).
+	spinAlso atomic.Pointer[func()]
+	st       engineCounters
 	// onHold, set by tests only, runs (under mu) each time a request's
 	// end waits for a write of its payload (heldwrite.go).
 	onHold func()

@@ -43,9 +43,10 @@ type spinner struct {
 }
 
 var (
-	_ transport.Spinner    = (*request)(nil)
-	_ transport.Completer  = (*request)(nil)
-	_ transport.AnySpinner = (*Endpoint)(nil)
+	_ transport.Spinner      = (*request)(nil)
+	_ transport.Completer    = (*request)(nil)
+	_ transport.AnySpinner   = (*Endpoint)(nil)
+	_ transport.JointSpinner = (*Endpoint)(nil)
 )
 
 // newSpinner returns a spinner over socks, or nil where a waiter cannot
@@ -95,11 +96,11 @@ func (r *request) Spin(ctx context.Context) bool {
 	}
 	e := r.ep.eng
 	if r.smallRecv {
-		return spinwait.UntilFunc(ctx, r.fin.Load, r.ep.cfg.SpinWait*smallSpinFactor, e.spinRead)
+		return spinwait.UntilFunc(ctx, r.fin.Load, r.ep.cfg.SpinWait*smallSpinFactor, e.spinPoll)
 	}
 	g := &e.spin.bulk
 	budget, spare := g.Budget(r.ep.cfg.SpinWait)
-	if spinwait.UntilFunc(ctx, r.fin.Load, budget, e.spinRead) {
+	if spinwait.UntilFunc(ctx, r.fin.Load, budget, e.spinPoll) {
 		g.Paid()
 		e.st.spinsPaid.Add(1)
 		return true
@@ -164,6 +165,34 @@ func (e *engine) spinRead() {
 	defer sp.mu.Unlock()
 	n, _, _ := e.readReady(sp)
 	e.st.spinBatches.Add(int64(n))
+}
+
+// spinPoll is one round of a waiter's spin: spinRead, then the other
+// transports of a route (spinAlso, transport.JointSpinner).
+func (e *engine) spinPoll() {
+	e.spinRead()
+	if also := e.spinAlso.Load(); also != nil {
+		(*also)()
+	}
+}
+
+// SpinStep implements transport.JointSpinner: it reads the path sockets
+// once, as a round of a waiter's spin does (spinRead), where waiters can
+// read them.
+func (ep *Endpoint) SpinStep() {
+	if ep.eng.spin != nil {
+		ep.eng.spinRead()
+	}
+}
+
+// SetSpinAlso implements transport.JointSpinner: every round of a
+// waiter's spin (Spin, SpinAny) calls also after reading the sockets.
+func (ep *Endpoint) SetSpinAlso(also func()) {
+	if also == nil {
+		ep.eng.spinAlso.Store(nil)
+		return
+	}
+	ep.eng.spinAlso.Store(&also)
 }
 
 // readReady reads one batch from each path socket that has something
@@ -239,12 +268,12 @@ func (ep *Endpoint) SpinAny(ctx context.Context, reqs []transport.Request) int {
 		return i >= 0
 	}
 	if small {
-		spinwait.UntilFunc(ctx, done, ep.cfg.SpinWait*smallSpinFactor, e.spinRead)
+		spinwait.UntilFunc(ctx, done, ep.cfg.SpinWait*smallSpinFactor, e.spinPoll)
 		return i
 	}
 	g := &e.spin.bulk
 	budget, spare := g.Budget(ep.cfg.SpinWait)
-	if spinwait.UntilFunc(ctx, done, budget, e.spinRead) {
+	if spinwait.UntilFunc(ctx, done, budget, e.spinPoll) {
 		g.Paid()
 		e.st.spinsPaid.Add(1)
 		return i

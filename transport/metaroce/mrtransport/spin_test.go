@@ -206,3 +206,36 @@ func TestGiveUpWhileLearning(t *testing.T) {
 		t.Fatalf("%d spin outcomes counted over %d learns after a give-up, want one each", learnt, n)
 	}
 }
+
+// A waiter's spin calls the function SetSpinAlso gave (a route's other
+// transports, transport.JointSpinner) once in every round, Spin and
+// SpinAny alike, and none once it is removed.
+func TestSpinCallsSpinAlso(t *testing.T) {
+	linuxOnly(t, "a waiter reading the sockets (epoll)")
+	eps := newTestWorld(t, 2, Config{SpinWait: time.Millisecond})
+	ctx := context.Background()
+	rounds := 0
+	eps[0].SetSpinAlso(func() { rounds++ })
+	tag := transport.Tag{OpKey: transport.OpKey{Comm: 9, Op: 1}}
+	r := eps[0].Recv(1, tag, make([]byte, 64)) // nothing is sent: every spin runs out
+	if r.(*request).Spin(ctx) {
+		t.Fatal("a receive nobody sent to completed")
+	}
+	if rounds == 0 {
+		t.Fatal("Spin made no call of the SpinAlso function")
+	}
+	before := rounds
+	if i := eps[0].SpinAny(ctx, []transport.Request{r}); i >= 0 {
+		t.Fatalf("SpinAny returned %d for a receive nobody sent to", i)
+	}
+	if rounds == before {
+		t.Fatal("SpinAny made no call of the SpinAlso function")
+	}
+	eps[0].SetSpinAlso(nil)
+	before = rounds
+	r.(*request).Spin(ctx)
+	if rounds != before {
+		t.Fatalf("%d calls of a removed SpinAlso function", rounds-before)
+	}
+	r.Cancel()
+}
