@@ -5,9 +5,13 @@ package route_test
 import (
 	"context"
 	"testing"
+	"time"
 
+	"github.com/gocoll/gocoll/collective/collectivetest"
+	"github.com/gocoll/gocoll/collective/dtype"
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/inproc"
+	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
 	"github.com/gocoll/gocoll/transport/route"
 )
 
@@ -74,4 +78,33 @@ func TestJoinedSpinsPollEachOther(t *testing.T) {
 	if alone.also != nil {
 		t.Fatal("a spinner joined with no other was given a SpinAlso function")
 	}
+}
+
+// TestCollectiveTableJointSpin runs the collectives over hosts of two
+// ranks joined by MetaRoCE (on loopback), whose spins and shared memory's
+// poll each other (transport.JointSpinner).
+func TestCollectiveTableJointSpin(t *testing.T) {
+	world := func(t testing.TB, size int) []transport.Endpoint {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		far, err := mrtransport.NewLocalWorld(ctx, size, mrtransport.Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			for _, e := range far {
+				_ = e.Close()
+			}
+		})
+		return newSplitWorldOver(t, size, func(r int) transport.Endpoint { return far[r] })
+	}
+	opts := collectivetest.Options{
+		Sizes:  []int{3, 4},
+		Counts: []int{7, 1023, 65539},
+		DTypes: []dtype.DataType{dtype.Float32},
+	}
+	if testing.Short() {
+		opts.Sizes, opts.Counts = []int{4}, []int{1023, 65539}
+	}
+	collectivetest.Run(t, world, opts)
 }

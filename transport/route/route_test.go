@@ -27,6 +27,13 @@ func newSplitWorld(t testing.TB, size int) []transport.Endpoint {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newSplitWorldOver(t, size, func(r int) transport.Endpoint { return net.Endpoint(r) })
+}
+
+// newSplitWorldOver is newSplitWorld with far(r), rank r's endpoint of
+// another transport, between hosts.
+func newSplitWorldOver(t testing.TB, size int, far func(r int) transport.Endpoint) []transport.Endpoint {
+	t.Helper()
 	host := func(r int) int { return r / 2 }
 	listeners := make([]*shm.Listener, size)
 	for r := range size {
@@ -57,7 +64,7 @@ func newSplitWorld(t testing.TB, size int) []transport.Endpoint {
 		}
 		byPeer := make([]transport.Endpoint, size)
 		for p := range size {
-			byPeer[p] = net.Endpoint(r)
+			byPeer[p] = far(r)
 			if host(p) == host(r) {
 				byPeer[p] = local
 			}
