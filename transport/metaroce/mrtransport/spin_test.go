@@ -8,6 +8,7 @@ import (
 
 	"github.com/gocoll/gocoll/transport"
 	"github.com/gocoll/gocoll/transport/internal/spinwait"
+	"github.com/gocoll/gocoll/transport/transporttest"
 )
 
 // pingPong sends n small messages from rank 0 to rank 1 and back, each
@@ -213,29 +214,5 @@ func TestGiveUpWhileLearning(t *testing.T) {
 func TestSpinCallsSpinAlso(t *testing.T) {
 	linuxOnly(t, "a waiter reading the sockets (epoll)")
 	eps := newTestWorld(t, 2, Config{SpinWait: time.Millisecond})
-	ctx := context.Background()
-	rounds := 0
-	eps[0].SetSpinAlso(func() { rounds++ })
-	tag := transport.Tag{OpKey: transport.OpKey{Comm: 9, Op: 1}}
-	r := eps[0].Recv(1, tag, make([]byte, 64)) // nothing is sent: every spin runs out
-	if r.(*request).Spin(ctx) {
-		t.Fatal("a receive nobody sent to completed")
-	}
-	if rounds == 0 {
-		t.Fatal("Spin made no call of the SpinAlso function")
-	}
-	before := rounds
-	if i := eps[0].SpinAny(ctx, []transport.Request{r}); i >= 0 {
-		t.Fatalf("SpinAny returned %d for a receive nobody sent to", i)
-	}
-	if rounds == before {
-		t.Fatal("SpinAny made no call of the SpinAlso function")
-	}
-	eps[0].SetSpinAlso(nil)
-	before = rounds
-	r.(*request).Spin(ctx)
-	if rounds != before {
-		t.Fatalf("%d calls of a removed SpinAlso function", rounds-before)
-	}
-	r.Cancel()
+	transporttest.SpinAlso(t, eps[0])
 }
