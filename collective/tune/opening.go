@@ -1,13 +1,16 @@
 package tune
 
 // The transport's opening round trip. gocoll's transports between hosts
-// (MetaRoCE, TCP) pace a connection by its window and round trip: a
-// connection that starts a transfer after it idled (a new call, or a
-// tree's edge whose first chunk has only now come) does not move at the
-// link's rate at once, and a transfer that lasts beyond its first round
-// trip at that rate ends later than on an ideal fabric that opens every
-// transfer at full rate (transport/simnet, gocoll sim): by what it would
-// move beyond that round trip, up to one more round trip (open). A
+// (MetaRoCE, TCP) pace a connection by its windows and round trip: a
+// connection that starts a transfer (a new call, or a tree's edge whose
+// first chunk has only now come) does not move at the links' rate at
+// once where its windows are still sized for links it shared with other
+// connections (a lone connection after an idle spell opens at about the
+// links' rate: metaroce's TestIdleRestartAlone), and a transfer that
+// lasts beyond its first round trip ends later than on an ideal fabric
+// that opens every transfer at full rate (transport/simnet, gocoll sim):
+// by what it would move beyond that round trip, up to one more round
+// trip (open). The figures below are what the term was fitted against. A
 // transfer of no more than its path's bandwidth-delay product (rate × 2 ×
 // latency) costs nothing more. The model prices it for every algorithm
 // alike: the first phase in which a connection between two hosts moves a

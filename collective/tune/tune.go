@@ -41,12 +41,12 @@
 // two agree within 15 % from 8 B to 256 MiB for every AllReduce, Reduce
 // and Broadcast algorithm (bench/sim.sh, bench/results/sim).
 //
-// A real transport between hosts also takes a round trip to open a
-// connection's window: the first phase in which a connection moves more
-// than its path's bandwidth-delay product takes that round trip more, and
-// a tree the round trips of the edges its longest path opens one after
-// another (opening.go; Input.IdealTransport, gocoll sim's fabric, leaves
-// them out).
+// A real transport between hosts also loses up to a round trip as a
+// connection opens: the first phase in which a connection moves more than
+// its path's bandwidth-delay product takes up to that round trip more,
+// and a tree the round trips of the edges its longest path opens one
+// after another (opening.go; Input.IdealTransport, gocoll sim's fabric,
+// leaves them out).
 //
 // Where the link figures also give the CPU a level's transport costs a
 // byte and a message (the probe measures them) and the ranks' machines

@@ -86,10 +86,11 @@ type RepickPolicy struct {
 	// EarlyInterval is the least time between two re-picks in the early
 	// phase, at least EarlySample × EarlyWindow. Default 200 ms.
 	EarlyInterval time.Duration
-	// Crowded is how much faster than a connection's slowest path the
-	// median of its other paths must run for the slowest to count as on
-	// the most crowded link and be re-picked (see pickCrowded), above
-	// 1; negative: off. Default 1.5.
+	// Crowded is how much higher than the lowest path's score (its rates
+	// as shares of the median of the connection's other paths') another
+	// path's must be for the lowest to count as on the most crowded link
+	// and be re-picked (see pickCrowded), above 1; negative: off.
+	// Default 1.5.
 	Crowded float64
 	// CrowdedWindow is the samples a crowded decision, and the judgement
 	// of its move, look at (the newest of the phase's window), 4 to
