@@ -3,7 +3,8 @@ package wire
 import (
 	"encoding/binary"
 	"errors"
-	"hash/crc32"
+
+	"github.com/gocoll/gocoll/transport/metaroce/internal/crc32c"
 )
 
 // Version is the only protocol version this package reads and writes. A
@@ -65,8 +66,6 @@ var (
 	ErrMalformed = errors.New("wire: malformed packet")
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 // Header is the common prefix of every packet.
 type Header struct {
 	Type  Type
@@ -83,7 +82,7 @@ func appendHeader(b []byte, h Header) []byte {
 
 // appendCRC appends the CRC32C of b[start:].
 func appendCRC(b []byte, start int) []byte {
-	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
+	return binary.BigEndian.AppendUint32(b, crc32c.Checksum(b[start:]))
 }
 
 // Open checks a packet's length, version and CRC32C and returns its header
@@ -111,7 +110,7 @@ func crcMatches(b []byte) bool {
 	n := len(b) - CRCLen
 	want := binary.BigEndian.Uint32(b[n:])
 	if Type(b[1]) != TypeData || b[2]&FlagPayloadUnchecked == 0 || n < DataHeadLen {
-		return crc32.Checksum(b[:n], castagnoli) == want
+		return crc32c.Checksum(b[:n]) == want
 	}
 	plen := uint64(binary.BigEndian.Uint32(b[DataHeadLen-4:]))
 	if plen > uint64(n-DataHeadLen) {
@@ -122,9 +121,9 @@ func crcMatches(b []byte) bool {
 
 // partsCRC is the CRC32C of a, b and c in turn.
 func partsCRC(a, b, c []byte) uint32 {
-	crc := crc32.Checksum(a, castagnoli)
-	crc = crc32.Update(crc, castagnoli, b)
-	return crc32.Update(crc, castagnoli, c)
+	crc := crc32c.Checksum(a)
+	crc = crc32c.Update(crc, b)
+	return crc32c.Update(crc, c)
 }
 
 // reader decodes big-endian fields from a body and remembers the first
