@@ -12,8 +12,9 @@ import (
 // BenchmarkSendPath moves msgs messages of size bytes from rank 0 to rank
 // 1 per iteration on loopback, all posted at once (receives first), at
 // MTU 9000 (datagrams of 8972 bytes: full pieces gathered from the
-// message) and at the default datagram size (payloads above 16 KiB
-// gathered). MB/s is goodput; cpu-s/GB both ranks' CPU seconds per GB
+// message), the same with payloads under the CRC as off loopback
+// ("mtu9000crc": on loopback PayloadCRCAuto leaves them out), and at the
+// default datagram size (payloads above 16 KiB gathered). MB/s is goodput; cpu-s/GB both ranks' CPU seconds per GB
 // moved, the figure to compare on a loaded host. It measures the send
 // path's cost of the bookkeeping of gathered writes (heldwrite.go) by
 // A/B against a build without it.
@@ -21,10 +22,11 @@ func BenchmarkSendPath(b *testing.B) {
 	for _, mtu := range []struct {
 		name     string
 		datagram int
-	}{{"mtu9000", 8972}, {"default", 0}} {
+		crc      PayloadCRC
+	}{{"mtu9000", 8972, PayloadCRCAuto}, {"mtu9000crc", 8972, PayloadCRCOn}, {"default", 0, PayloadCRCAuto}} {
 		for _, c := range []struct{ size, msgs int }{{1 << 20, 8}, {64 << 10, 64}} {
 			b.Run(fmt.Sprintf("%s/%dx%d", mtu.name, c.msgs, c.size), func(b *testing.B) {
-				eps := newTestWorld(b, 2, Config{MaxDatagram: mtu.datagram})
+				eps := newTestWorld(b, 2, Config{MaxDatagram: mtu.datagram, PayloadCRC: mtu.crc})
 				benchSendPath(b, eps, c.size, c.msgs)
 			})
 		}

@@ -30,7 +30,8 @@ const poly = 0x1EDC6F41
 // bytes at a time (foldLane).
 const foldBlock = 256
 
-// foldLane is the size of the state left after the folding: one register.
+// foldLane is the size of the state left after the folding: one
+// register.
 const foldLane = 64
 
 // foldMin is the shortest input Update folds: the state and at least one
@@ -97,12 +98,3 @@ var foldConsts = func() (k [16]uint64) {
 	}
 	return k
 }()
-
-// finish returns the CRC of a message whose folded state is state (the
-// register of its CRC, init and all, already folded in) followed by tail:
-// the folds left the CRC of state||tail, from a zero register, equal to
-// the message's.
-func finish(state []byte, tail []byte) uint32 {
-	c := crc32.Update(^uint32(0), table, state) // from a zero register
-	return crc32.Update(c, table, tail)
-}

@@ -1,18 +1,19 @@
 #include "textflag.h"
 
-// func fold(state *[64]byte, crc uint32, p []byte, k *[16]uint64)
+// func fold(crc uint32, p []byte, k *[16]uint64) uint32
 //
 // Z0-Z3 hold the state, 4 x 64 bytes (16 lanes of 16 bytes); Z8 and Z9
 // the multipliers for 256 and 64 bytes, the same pair in each 128-bit
 // lane: qword 0 for a lane's first 8 bytes, qword 1 for its last 8. A
 // fold replaces a lane by the XOR of its two halves' products and the
-// lane that far on.
-TEXT ·fold(SB), NOSPLIT, $0-48
-	MOVQ state+0(FP), DI
-	MOVL crc+8(FP), AX
-	MOVQ p_base+16(FP), SI
-	MOVQ p_len+24(FP), CX
-	MOVQ k+40(FP), DX
+// lane that far on. The 64 bytes left in Z3 and the last under 64 bytes
+// of p then go through the CRC32 instruction from a zero register, by
+// way of the frame.
+TEXT ·fold(SB), NOSPLIT, $64-44
+	MOVL crc+0(FP), AX
+	MOVQ p_base+8(FP), SI
+	MOVQ p_len+16(FP), CX
+	MOVQ k+32(FP), DX
 
 	VMOVDQU64 (DX), Z8
 	VMOVDQU64 64(DX), Z9
@@ -73,6 +74,34 @@ loop64:
 	JMP        loop64
 
 done:
-	VMOVDQU64 Z3, (DI)
+	VMOVDQU64 Z3, (SP)
 	VZEROUPPER
+	XORL      AX, AX
+	CRC32Q    (SP), AX
+	CRC32Q    8(SP), AX
+	CRC32Q    16(SP), AX
+	CRC32Q    24(SP), AX
+	CRC32Q    32(SP), AX
+	CRC32Q    40(SP), AX
+	CRC32Q    48(SP), AX
+	CRC32Q    56(SP), AX
+
+tail8:
+	CMPQ   CX, $8
+	JB     tail1
+	CRC32Q (SI), AX
+	ADDQ   $8, SI
+	SUBQ   $8, CX
+	JMP    tail8
+
+tail1:
+	TESTQ  CX, CX
+	JZ     ret
+	CRC32B (SI), AX
+	INCQ   SI
+	DECQ   CX
+	JMP    tail1
+
+ret:
+	MOVL AX, ret+40(FP)
 	RET

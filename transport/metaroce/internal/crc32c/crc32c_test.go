@@ -98,3 +98,14 @@ func FuzzUpdate(f *testing.F) {
 		}
 	})
 }
+
+// Update allocates nothing, folded or not (a datagram's CRC is on every
+// packet's path).
+func TestNoAllocations(t *testing.T) {
+	p := make([]byte, 9000)
+	for _, n := range []int{100, foldMin, 9000} {
+		if a := testing.AllocsPerRun(100, func() { sink += Update(1, p[:n]) }); a != 0 {
+			t.Errorf("Update of %d bytes: %v allocations", n, a)
+		}
+	}
+}
