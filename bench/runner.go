@@ -82,6 +82,11 @@ type result struct {
 	rssPeak int64 // the largest peak resident set of any rank so far, bytes
 }
 
+// endHook, when set (by tests), is called by each rank as its timed calls
+// end (allEnded false) and again once every rank's have (allEnded true),
+// before anything else it does after them.
+var endHook func(rank int, allEnded bool)
+
 // corruptHook, when set (by tests), may damage a checked call's output
 // before it is verified, to prove that wrong values are counted.
 var corruptHook func(k collKind, rank int, recv []byte)
@@ -218,6 +223,25 @@ func (r *member) measure(ctx context.Context, k collKind, c testCase, g geometry
 		r.prog.iteration(k, g.bytes, i+1, iters)
 	}
 	elapsed := time.Since(start)
+	if endHook != nil {
+		endHook(me, false)
+	}
+	// Every rank waits here for the others to end their timed calls, as
+	// mpi_coll_bench.c's ranks do in the collective after its loop. A rank
+	// that ended first would otherwise read the CPU times and refill its
+	// buffers for the checked calls (tens of microseconds to milliseconds
+	// of computing that yields nowhere) on a core a slower rank needs for
+	// its last timed call: with 4 ranks on 2 cores that call took 1-2 ms
+	// against 185 us for the others, a 1 MiB AllToAll's mean over 50 calls
+	// 231-244 us against 200-204 with this wait (bench/results/
+	// shm_large.md, session 24). Its clock was read above: the wait is not
+	// timed.
+	if err := r.comm.Barrier(ctx); err != nil {
+		return measurement{}, err
+	}
+	if endHook != nil {
+		endHook(me, true)
+	}
 	cpu1, ok1 := readCPUTimes()
 	m := measurement{ran: true, timeUs: float64(elapsed.Nanoseconds()) / 1e3 / float64(iters*p.agg),
 		steal: stealOver(cpu0, cpu1, ok0 && ok1)}
