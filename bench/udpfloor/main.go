@@ -7,19 +7,29 @@
 // this machine; bench/cpu_lab.sh sets it against one MetaRoCE connection.
 //
 //	udpfloor -recv -listen 10.2.0.11:7000 -paths 4 -time 8s
-//	udpfloor -send -to 10.2.0.11:7000 -paths 4 -rate 90e6 -size 8972 -time 8s [-sports 40001,40004,...]
+//	udpfloor -send -to 10.2.0.11:7000 -paths 4 -rate 90e6 -size 8972 -time 8s [-sports 40001,40004,...] [-tick 100us]
+//	udpfloor -recv -listen 10.2.0.11:7000 -paths 4 -time 8s -batchwait 1ms
 //
 // The receiver listens on -paths consecutive ports from -listen's and reads
 // each with batched recvmmsg (udpio.Socket.ReadBatch, one goroutine per
 // socket) for -time plus 2 s. The sender keeps a token bucket of -rate
-// bytes/s: every millisecond (time.Sleep: the Go timer's resolution) it
-// sends the datagrams due, round robin over its sockets to the matching
-// ports, each with its own sendmmsg (as MetaRoCE sends a datagram per path
-// per batch), for -time; -sports binds its sockets to those source ports
-// (bench/cpu_lab.sh picks ports that the lab's ECMP hash puts on distinct
-// WAN paths, as MetaRoCE's re-picks do). Each prints one line: the datagrams and bytes it
-// moved, the seconds, its CPU-seconds (user and system, getrusage) and
-// its CPU-us per datagram.
+// bytes/s: every -tick (default 1 ms, by time.Sleep, an idle Go timer's
+// resolution; a shorter -tick sleeps in nanosleep) it sends the datagrams
+// due, round robin over its sockets to the matching ports, each with its
+// own sendmmsg (as MetaRoCE sends a datagram per path per batch), for
+// -time; -sports binds its sockets to those source ports (bench/cpu_lab.sh
+// picks ports that the lab's ECMP hash puts on distinct WAN paths, as
+// MetaRoCE's re-picks do). Each prints one line: the datagrams and bytes
+// it moved, the seconds, its CPU-seconds (user and system, getrusage), its
+// CPU-us per datagram and its context switches (getrusage's voluntary and
+// involuntary, all its threads).
+//
+// The tick shapes the arrivals: the lab's links (tbf, 25 KB bursts) pass
+// a 1 ms tick's datagrams as bursts, which the receiver reads a few per
+// wake-up, while a 100 us tick spreads them as MetaRoCE's pacing does
+// (about one wake-up per datagram: bench/results/cpu_lab/wake24.md).
+// -batchwait D (Linux) reads instead with the sockets kept out of Go's
+// poller, every socket once per D, for what a wake-up per arrival costs.
 package main
 
 import (
@@ -46,16 +56,20 @@ func main() {
 	size := flag.Int("size", 8972, "sender: datagram bytes, 1 to 65507")
 	dur := flag.Duration("time", 8*time.Second, "how long to send (the receiver reads 2 s more)")
 	sports := flag.String("sports", "", "sender: comma-separated source ports, one per socket (default: any)")
+	tick := flag.Duration("tick", time.Millisecond, "sender: how often it sends the datagrams due (below 1ms: by nanosleep, finer than an idle Go timer)")
+	batchWait := flag.Duration("batchwait", 0, "receiver: read every socket once per this wait, the sockets outside Go's poller (Linux; 0: a goroutine per socket, woken by the poller)")
 	flag.Parse()
 	err := rusageSupported()
 	switch {
 	case err != nil:
-	case *paths < 1 || *paths > 64 || *size < 1 || *size > 65507 || *rate <= 0 || *dur <= 0 || *dur > time.Hour:
-		err = fmt.Errorf("bad -paths, -size, -rate or -time")
+	case *paths < 1 || *paths > 64 || *size < 1 || *size > 65507 || *rate <= 0 || *dur <= 0 || *dur > time.Hour || *tick <= 0 || *tick > time.Second:
+		err = fmt.Errorf("bad -paths, -size, -rate -time or -tick")
+	case *recv && !*send && *batchWait > 0:
+		err = receiveBatched(*listen, *paths, *dur+2*time.Second, *batchWait)
 	case *recv && !*send:
 		err = receive(*listen, *paths, *dur+2*time.Second)
 	case *send && !*recv:
-		err = blast(*to, *sports, *paths, *rate, *size, *dur)
+		err = blast(*to, *sports, *paths, *rate, *size, *dur, *tick)
 	default:
 		err = fmt.Errorf("give one of -recv and -send")
 	}
@@ -121,7 +135,7 @@ func receive(listen string, paths int, dur time.Duration) error {
 	return nil
 }
 
-func blast(to, sports string, paths int, rate float64, size int, dur time.Duration) error {
+func blast(to, sports string, paths int, rate float64, size int, dur, tick time.Duration) error {
 	base, err := netip.ParseAddrPort(to)
 	if err != nil {
 		return err
@@ -167,7 +181,11 @@ func blast(to, sports string, paths int, rate float64, size int, dur time.Durati
 				bytes += int64(size)
 			}
 		}
-		time.Sleep(time.Millisecond)
+		if tick < time.Millisecond {
+			nap(tick)
+		} else {
+			time.Sleep(tick)
+		}
 	}
 	report("send", n, bytes, time.Since(start))
 	return nil
@@ -180,6 +198,7 @@ func report(side string, n, bytes int64, el time.Duration) {
 	if n > 0 {
 		per = (usr + sys) / float64(n) * 1e6
 	}
-	fmt.Printf("udpfloor %s datagrams=%d bytes=%d seconds=%.3f user=%.3f sys=%.3f cpu_us_per_datagram=%.2f\n",
-		side, n, bytes, el.Seconds(), usr, sys, per)
+	vol, invol := switches()
+	fmt.Printf("udpfloor %s datagrams=%d bytes=%d seconds=%.3f user=%.3f sys=%.3f cpu_us_per_datagram=%.2f vcsw=%d ivcsw=%d\n",
+		side, n, bytes, el.Seconds(), usr, sys, per, vol, invol)
 }

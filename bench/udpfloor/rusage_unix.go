@@ -21,3 +21,11 @@ func cpuSeconds() (usr, sys float64) {
 	sys = time.Duration(ru.Stime.Nano()).Seconds()
 	return usr, sys
 }
+
+// switches is the process's voluntary and involuntary context switches
+// (getrusage).
+func switches() (vol, invol int64) {
+	var ru unix.Rusage
+	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
+	return ru.Nvcsw, ru.Nivcsw
+}
