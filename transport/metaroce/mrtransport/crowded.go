@@ -104,17 +104,33 @@ func crowdScores(windows [][]pathSample) (scores []float64, ok bool) {
 // another path scores at least p.Crowded times higher. score is the
 // path's score. It names nothing when p.Crowded is negative.
 func pickCrowded(windows [][]pathSample, p RepickPolicy) (path int, score float64, ok bool) {
+	path, score, v := judgeCrowd(windows, p)
+	return path, score, v == crowdNamed
+}
+
+// crowdVerdict is what judgeCrowd found on one connection.
+type crowdVerdict int
+
+const (
+	crowdUnknown crowdVerdict = iota // too few samples, or too few paths carried data
+	crowdEven                        // scored: no path Crowded times below another
+	crowdNamed                       // scored: a path named
+)
+
+// judgeCrowd is pickCrowded, telling a connection scored and found even
+// (crowdEven) from one not scored (crowdUnknown).
+func judgeCrowd(windows [][]pathSample, p RepickPolicy) (path int, score float64, v crowdVerdict) {
 	if p.Crowded < 0 {
-		return 0, 0, false
+		return 0, 0, crowdUnknown
 	}
 	for _, w := range windows {
 		if len(w) < p.CrowdedWindow {
-			return 0, 0, false
+			return 0, 0, crowdUnknown
 		}
 	}
 	scores, ok := crowdScores(newest(windows, p.CrowdedWindow))
 	if !ok {
-		return 0, 0, false
+		return 0, 0, crowdUnknown
 	}
 	k := 0
 	for i, s := range scores {
@@ -123,9 +139,71 @@ func pickCrowded(windows [][]pathSample, p RepickPolicy) (path int, score float6
 		}
 	}
 	if slices.Max(scores) < p.Crowded*scores[k] {
-		return 0, 0, false
+		return 0, 0, crowdEven
 	}
-	return k, scores[k], true
+	return k, scores[k], crowdNamed
+}
+
+// crowdPacer paces pickCrowded's moves per connection. A move ends the
+// churn it is for only where the connection's paths lie on links of
+// unequal loads: there, moving its lowest paths off the most crowded
+// links evens its paths' rates within a few moves, and the connection is
+// then found even. Where they cannot be evened (a connection over one
+// link, whose paths keep unequal shares of it, as the lab's connections
+// between a site's hosts do: 20 namings a deciding rank in 10 s, session
+// 23's ring_repicks), a new port changes nothing but costs the path its
+// window. So each connection's moves are paced apart, the wait doubling
+// with every move, from a window's time (p.CrowdedWindow samples) up to
+// p.MaxInterval; it returns to nothing once the connection is found even
+// on p.CrowdedWindow decisions in a row (a window of samples not
+// overlapping the move's). The first move of a connection, and the
+// second, are not delayed (each waits for its judgement, a window, anyway).
+type crowdPacer struct {
+	conns map[int]*crowdConn // by peer rank
+}
+
+// crowdConn is one connection's pacing.
+type crowdConn struct {
+	wait  time.Duration // before the move after the next
+	next  time.Duration // the next move's earliest time
+	evens int           // decisions in a row that found it even
+}
+
+// pick is pickCrowded on peer's connection at now, paced: it names the
+// path only once the connection's wait since its last move has passed.
+func (c *crowdPacer) pick(peer int, now time.Duration, windows [][]pathSample, p RepickPolicy) (path int, score float64, ok bool) {
+	cc := c.conn(peer)
+	path, score, v := judgeCrowd(windows, p)
+	switch v {
+	case crowdEven:
+		if cc.evens++; cc.evens >= p.CrowdedWindow {
+			cc.wait, cc.next = 0, 0
+		}
+		return 0, 0, false
+	case crowdNamed:
+		cc.evens = 0
+		return path, score, now >= cc.next
+	}
+	return 0, 0, false
+}
+
+// moved records a move on peer's connection at now.
+func (c *crowdPacer) moved(peer int, now time.Duration, p RepickPolicy) {
+	cc := c.conn(peer)
+	cc.next = now + cc.wait
+	cc.wait = min(max(2*cc.wait, time.Duration(p.CrowdedWindow)*p.Sample), p.MaxInterval)
+}
+
+func (c *crowdPacer) conn(peer int) *crowdConn {
+	if c.conns == nil {
+		c.conns = make(map[int]*crowdConn)
+	}
+	cc := c.conns[peer]
+	if cc == nil {
+		cc = &crowdConn{}
+		c.conns[peer] = cc
+	}
+	return cc
 }
 
 // crowdScore returns path's score (crowdScores), or 0 when unknown.

@@ -144,3 +144,73 @@ func TestRepickPacerByPath(t *testing.T) {
 	}
 	require.Equal(t, 2*p.Interval, r.interval)
 }
+
+// shareWindows models one connection's paths on one link, path i taking
+// shares[i] of rate bytes per sample, each sample within ±20 % at random
+// (seeded), with 2 ms of queue.
+func shareWindows(seed uint64, rate float64, shares []float64, n int) [][]pathSample {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	w := make([][]pathSample, len(shares))
+	cum := make([]pathSample, len(shares))
+	for range n {
+		for i, s := range shares {
+			cum[i].BytesAcked += int64(rate * s * (0.8 + 0.4*rng.Float64()))
+			cum[i].Queue = 2 * time.Millisecond
+			w[i] = append(w[i], cum[i])
+		}
+	}
+	return w
+}
+
+// crowdMoves runs a connection's crowded decisions for d at the steady
+// policy, a decision every Sample on fresh windows (from shares(k) at
+// decision k), each move waiting a window (its judgement) before the next
+// decision, and returns the times of the moves.
+func crowdMoves(c *crowdPacer, from, d time.Duration, shares func(k int) []float64) []time.Duration {
+	p := RepickPolicy{}.withDefaults()
+	var moves []time.Duration
+	k := 0
+	for now := from; now < from+d; now += p.Sample {
+		k++
+		if _, _, ok := c.pick(1, now, shareWindows(uint64(k), 2.5e6, shares(k), p.CrowdedWindow), p); ok {
+			moves = append(moves, now)
+			c.moved(1, now, p)
+			now += time.Duration(p.CrowdedWindow-1) * p.Sample
+		}
+	}
+	return moves
+}
+
+// A connection over one link whose paths keep unequal shares of it (path
+// 0 half the others': pickCrowded names it in every window) is moved a
+// 6 times in 10 s (at 0, 0.5, 1, 2, 4 and 8 s), not every window (20
+// times); once found even for a window, its next named path is moved at
+// once.
+func TestCrowdPacerBacksOffWhereMovesCannotHelp(t *testing.T) {
+	p := RepickPolicy{}.withDefaults()
+	unequal := func(int) []float64 { return []float64{0.5, 1, 1, 1, 1, 1, 1, 1} }
+	_, _, ok := pickCrowded(shareWindows(1, 2.5e6, unequal(0), p.CrowdedWindow), p)
+	require.True(t, ok, "named")
+	var c crowdPacer
+	moves := crowdMoves(&c, 0, 10*time.Second, unequal)
+	require.LessOrEqual(t, len(moves), 6, "moves at %v", moves)
+	require.GreaterOrEqual(t, len(moves), 2, "moves at %v", moves)
+	require.Zero(t, moves[0])
+	require.Equal(t, time.Duration(p.CrowdedWindow)*p.Sample, moves[1], "the second move not delayed")
+
+	// Found even on CrowdedWindow decisions in a row: the wait is gone.
+	even := func(int) []float64 { return []float64{1, 1, 1, 1, 1, 1, 1, 1} }
+	at := 10 * time.Second
+	require.Empty(t, crowdMoves(&c, at, time.Duration(p.CrowdedWindow)*p.Sample, even))
+	at += time.Duration(p.CrowdedWindow) * p.Sample
+	moves = crowdMoves(&c, at, p.Sample, unequal)
+	require.Equal(t, []time.Duration{at}, moves)
+
+	// Found even on fewer decisions in a row: it still waits.
+	var c2 crowdPacer
+	moves = crowdMoves(&c2, 0, 2*time.Second-p.Sample, unequal)
+	require.Equal(t, []time.Duration{0, 500 * time.Millisecond, time.Second}, moves)
+	require.Empty(t, crowdMoves(&c2, 1100*time.Millisecond, time.Duration(p.CrowdedWindow-1)*p.Sample, even))
+	require.Empty(t, crowdMoves(&c2, 1500*time.Millisecond, 500*time.Millisecond, unequal), "before 2 s")
+	require.Equal(t, []time.Duration{2 * time.Second}, crowdMoves(&c2, 2*time.Second, p.Sample, unequal))
+}

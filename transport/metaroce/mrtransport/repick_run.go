@@ -47,6 +47,7 @@ type repicker struct {
 	crowdNext    time.Duration
 	crowdBackoff time.Duration
 	crowdUndos   int
+	crowdConns   crowdPacer // paces the crowded moves per connection
 	// respin is a socket an undo restored, for spinAdd outside eng.mu.
 	respin     PathSocket
 	respinPath int
@@ -146,7 +147,7 @@ func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinP
 		}
 		rp.windows[p.rank] = w
 		if e.cfg.Rank < p.rank && !rp.crowd.on {
-			if c, score, ok := pickCrowded(w, rp.p); ok && (crowdPeer < 0 || score < crowdScore) {
+			if c, score, ok := rp.crowdConns.pick(p.rank, e.eng.now(), w, rp.p); ok && (crowdPeer < 0 || score < crowdScore) {
 				crowdPeer, crowdPath, crowdScore = p.rank, c, score
 			}
 		}
@@ -176,6 +177,7 @@ func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinP
 		rp.pacer.made(now, total, false)
 		rp.pacer.byPath = true
 		rp.crowd = crowdMove{on: true, peer: crowdPeer, path: crowdPath, before: crowdScore, at: now}
+		rp.crowdConns.moved(crowdPeer, now, rp.p)
 		e.log.Info("mrtransport: path on the most crowded link", "peer", crowdPeer, "path", crowdPath, "score", crowdScore)
 		return crowdPath, true, nil, 0, 0
 	}
