@@ -39,3 +39,25 @@ func TestDataCRCIsCastagnoli(t *testing.T) {
 		}
 	}
 }
+
+// Making and checking a jumbo DATA packet, whole or split, allocates
+// nothing (the CRC's folding included: TestNoAllocations's packets are too
+// short to be folded).
+func TestJumboDataNoAllocations(t *testing.T) {
+	d := sampleData()
+	d.Payload = make([]byte, 8900)
+	d.Total = 95 + uint64(len(d.Payload))
+	d.Offset = 95
+	buf := make([]byte, 0, 9100)
+	p := AppendData(nil, &d)
+	n := len(d.Payload)
+	var got Data
+	allocs := testing.AllocsPerRun(100, func() {
+		buf = AppendData(buf[:0], &d)
+		buf = AppendDataSplit(buf[:0], &d)
+		if ParseData(p, &got) != nil || ParseDataParts(p[:DataHeadLen], p[DataHeadLen:DataHeadLen+n], p[DataHeadLen+n:], &got) != nil {
+			panic("parse failed")
+		}
+	})
+	require.Zero(t, allocs)
+}
