@@ -64,9 +64,13 @@
 //	                          on it, fails that operation naming it (default 2s; 100ms to 1h)
 //	GOCOLL_UDP_PROBE_TIMEOUT  MetaRoCE: a pair of ranks whose handshake is not done this long after
 //	                          connecting starts has UDP blocked between them (default 5s; 100ms to 10m)
+//	GOCOLL_PATHS              MetaRoCE: the paths (UDP sockets, each its own source port for the
+//	                          fabric's ECMP hash) every connection of a rank sprays over, 1 to 256
+//	                          (default 8); a connection takes the smaller of its two ranks' numbers,
+//	                          so set it alike on every rank
 //	GOCOLL_UDP_PORTS          MetaRoCE: the UDP ports its path sockets bind, for firewalls, like
-//	                          50000-50999: at least 8 (one per path) for each rank of a host (default:
-//	                          ephemeral ports)
+//	                          50000-50999: at least GOCOLL_PATHS (8, one per path) for each rank of a
+//	                          host (default: ephemeral ports)
 //	GOCOLL_PATH_IFACES        MetaRoCE: each path's interface or local IP address, path i taking entry
 //	                          i mod their number, like eth0,eth1 (default: every path on GOCOLL_ADDR)
 //	GOCOLL_ARRIVAL_TIMES      MetaRoCE: 1 hands its core each datagram's kernel receive time stamp

@@ -45,6 +45,7 @@ const (
 	EnvUDPProbeTimeout  = "GOCOLL_UDP_PROBE_TIMEOUT" // metaroce: a pair whose handshake takes longer is blocked (auto: TCP)
 	EnvUDPPorts         = "GOCOLL_UDP_PORTS"         // metaroce: the UDP ports the path sockets bind, like 50000-50999
 	EnvPathIfaces       = "GOCOLL_PATH_IFACES"       // metaroce: each path's interface or local IP, like eth0,eth1
+	EnvPaths            = "GOCOLL_PATHS"             // metaroce: UDP paths (source ports) per rank, 1 to metaroce.MaxPaths (default mrtransport.DefaultPaths)
 	EnvArrivalTimes     = "GOCOLL_ARRIVAL_TIMES"     // metaroce: 1 hands the core the kernel's receive time stamps (mrtransport.Config.ArrivalTimes), 0 not
 	EnvAuth             = "GOCOLL_AUTH"              // header (default: a keyed tag over each packet's and frame's header) or full (over the payload too)
 	EnvEncrypt          = "GOCOLL_ENCRYPT"           // off (default), sites (AES-GCM between sites) or all (everywhere)

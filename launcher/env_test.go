@@ -77,6 +77,7 @@ func TestParseEnvLaunchers(t *testing.T) {
 			require.True(t, j.UDPPorts.IsZero())
 			require.Empty(t, j.PathInterfaces)
 			require.Equal(t, mrtransport.DefaultArrivalTimes, j.ArrivalTimes)
+			require.Zero(t, j.Paths) // mrtransport.DefaultPaths
 			require.False(t, j.Logging)
 		})
 	}
@@ -129,6 +130,23 @@ func TestParseEnvSettings(t *testing.T) {
 	require.ErrorContains(t, err, "GOCOLL_ALGO")
 }
 
+// GOCOLL_PATHS sets Job.Paths over its whole range, and GOCOLL_UDP_PORTS
+// then needs that many ports, not DefaultPaths.
+func TestParseEnvPaths(t *testing.T) {
+	base := []string{"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_INSECURE=1"}
+	for _, n := range []string{"1", "16", "256"} {
+		j, err := ParseEnv(envOf(append(base, "GOCOLL_PATHS="+n)...))
+		require.NoError(t, err, n)
+		require.Equal(t, n, strconv.Itoa(j.Paths))
+	}
+	j, err := ParseEnv(envOf(append(base, "GOCOLL_PATHS=4", "GOCOLL_UDP_PORTS=5000-5003")...))
+	require.NoError(t, err)
+	require.Equal(t, 4, j.Paths)
+	require.Equal(t, 4, j.UDPPorts.Len())
+	_, err = ParseEnv(envOf(append(base, "GOCOLL_UDP_PORTS=5000-5003")...))
+	require.ErrorContains(t, err, "each rank needs 8")
+}
+
 func TestParseEnvErrors(t *testing.T) {
 	cases := map[string][]string{
 		"no launcher environment":                                              {"PATH=/bin", "HOME=/root"},
@@ -155,6 +173,10 @@ func TestParseEnvErrors(t *testing.T) {
 		`GOCOLL_UDP_PORTS: mrtransport: port ra`:                               {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_UDP_PORTS=5000-x"},
 		`GOCOLL_UDP_PORTS: mrtransport`:                                        {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_UDP_PORTS=6000-5000"},
 		`GOCOLL_UDP_PORTS="5000-5003" holds 4 `:                                {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_UDP_PORTS=5000-5003"},
+		`GOCOLL_PATHS="0" is not a whole number from 1 to 256`:                 {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_PATHS=0"},
+		`GOCOLL_PATHS="257" is not a whole number from 1 to 256`:               {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_PATHS=257"},
+		`GOCOLL_PATHS="many" is not a whole number`:                            {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_PATHS=many"},
+		`GOCOLL_UDP_PORTS="5000-5011" holds 12 ports: each rank needs 16`:      {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_PATHS=16", "GOCOLL_UDP_PORTS=5000-5011"},
 		`GOCOLL_PATH_IFACES: mrtransport: inter`:                               {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_PATH_IFACES=eth0,,eth1"},
 		`GOCOLL_ARRIVAL_TIMES="on": want 1 or 0`:                               {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_ARRIVAL_TIMES=on"},
 		`GOCOLL_CONNECT_TIMEOUT="-1"`:                                          {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_CONNECT_TIMEOUT=-1"},

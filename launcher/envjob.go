@@ -103,8 +103,15 @@ type Job struct {
 	UDPProbeTimeout time.Duration
 	// UDPPorts is the range of UDP ports MetaRoCE's path sockets bind
 	// (mrtransport.Config.PortRange; GOCOLL_UDP_PORTS=50000-50999), at
-	// least mrtransport.DefaultPaths ports; zero: ephemeral ports.
+	// least Paths ports (mrtransport.DefaultPaths where Paths is 0); zero:
+	// ephemeral ports.
 	UDPPorts mrtransport.PortRange
+	// Paths is the number of MetaRoCE paths, one UDP socket and source port
+	// each, over which every connection of this rank sprays
+	// (mrtransport.Config.Paths; GOCOLL_PATHS=16), 1 to metaroce.MaxPaths;
+	// 0: mrtransport.DefaultPaths. A connection uses the smaller of its two
+	// ranks' numbers (the core's HELLO), so set it alike on every rank.
+	Paths int
 	// PathInterfaces chooses each MetaRoCE path's interface or local IP
 	// address, path i taking entry i mod len (mrtransport.Config.Interfaces;
 	// GOCOLL_PATH_IFACES=eth0,eth1); empty: every path binds the rank's

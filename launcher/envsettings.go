@@ -10,6 +10,7 @@ import (
 
 	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/launcher/hosts"
+	"github.com/gocoll/gocoll/transport/metaroce"
 	"github.com/gocoll/gocoll/transport/metaroce/mrtransport"
 	"github.com/gocoll/gocoll/transport/shm"
 )
@@ -166,16 +167,25 @@ func (e envReader) behaviour(j *Job) error {
 	return nil
 }
 
-// paths applies GOCOLL_UDP_PORTS, GOCOLL_PATH_IFACES and GOCOLL_ARRIVAL_TIMES.
+// paths applies GOCOLL_PATHS, GOCOLL_UDP_PORTS, GOCOLL_PATH_IFACES and
+// GOCOLL_ARRIVAL_TIMES.
 func (e envReader) paths(j *Job) error {
+	var err error
+	if j.Paths, err = e.optInt(EnvPaths, 1, metaroce.MaxPaths, 0); err != nil {
+		return err
+	}
 	if v := e.get(EnvUDPPorts); v != "" {
 		r, err := mrtransport.ParsePortRange(v)
 		if err != nil {
 			return fmt.Errorf("gocoll: %s: %v (want a range like 50000-50999)", EnvUDPPorts, err)
 		}
-		if r.Len() < mrtransport.DefaultPaths {
-			return fmt.Errorf("gocoll: %s=%q holds %d ports: each rank needs %d (one per path), so give every rank of a host room",
-				EnvUDPPorts, v, r.Len(), mrtransport.DefaultPaths)
+		need := j.Paths
+		if need == 0 {
+			need = mrtransport.DefaultPaths
+		}
+		if r.Len() < need {
+			return fmt.Errorf("gocoll: %s=%q holds %d ports: each rank needs %d (one per path, %s), so give every rank of a host room",
+				EnvUDPPorts, v, r.Len(), need, EnvPaths)
 		}
 		j.UDPPorts = r
 	}
@@ -186,7 +196,6 @@ func (e envReader) paths(j *Job) error {
 		}
 		j.PathInterfaces = ifs
 	}
-	var err error
 	j.ArrivalTimes, err = e.flag(EnvArrivalTimes, mrtransport.DefaultArrivalTimes)
 	return err
 }

@@ -51,6 +51,8 @@ type transportSpec struct {
 	PathInterfaces []string
 	// ArrivalTimes is Job's (mrtransport.Config.ArrivalTimes).
 	ArrivalTimes bool
+	// Paths is Job's (mrtransport.Config.Paths; 0: its default).
+	Paths int
 	// UDPProbe bounds MetaRoCE's first connect (Job.UDPProbeTimeout); see
 	// fallback.go.
 	UDPProbe time.Duration
@@ -118,7 +120,7 @@ func listenMetaRoCE(ctx context.Context, spec transportSpec) (transportListener,
 		Rank: spec.Rank, Size: spec.Size, ListenAddr: netip.AddrPortFrom(ip.Unmap(), 0), Logger: spec.Logger,
 		SpinWait: spec.SpinWait, OpenSocket: spec.OpenSocket,
 		Core:      metaroce.Config{PeerTimeout: spec.PeerTimeout, Auth: spec.Auth.metaroce(spec.Rank)},
-		PortRange: spec.UDPPorts, Interfaces: spec.PathInterfaces, ArrivalTimes: spec.ArrivalTimes,
+		PortRange: spec.UDPPorts, Interfaces: spec.PathInterfaces, ArrivalTimes: spec.ArrivalTimes, Paths: spec.Paths,
 	})
 	if err != nil {
 		return nil, err

@@ -510,3 +510,23 @@ func TestWorldUDPPortsAndInterfaces(t *testing.T) {
 		}
 	}
 }
+
+// GOCOLL_PATHS reaches MetaRoCE: every rank opens that many path sockets,
+// and each connection sprays over them.
+func TestWorldPaths(t *testing.T) {
+	addr := testStore(t)
+	const n, paths = 2, 3
+	worlds := joinAllOK(t, n, func(r int) []string {
+		return rankEnv(t, addr, r, n, EnvTransport+"="+TransportMetaRoCE, EnvPaths+"=3")
+	})
+	sumRanks(t, worlds)
+	for r, w := range worlds {
+		ep, ok := w.life.guard.inner.(*mrtransport.Endpoint)
+		require.True(t, ok, "rank %d: %T", r, w.life.guard.inner)
+		require.Len(t, ep.Addr().Paths, paths, "rank %d", r)
+		st := ep.Stats()
+		require.Len(t, st.Peers, n-1, "rank %d", r) // no connection to itself
+		require.Equal(t, 1-r, st.Peers[0].Rank)
+		require.Len(t, st.Peers[0].Paths, paths, "rank %d", r)
+	}
+}
