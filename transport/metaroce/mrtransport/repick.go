@@ -65,9 +65,10 @@ type RepickPolicy struct {
 	// Gain is the rise of the connection's rate that counts a re-pick as
 	// successful, above 1. Default 1.05.
 	Gain float64
-	// Early is how long the early phase lasts, from the first data the
-	// endpoint's connections carry; negative for none (withDefaults
-	// makes it 0). Default 2 s; longer in proportion on paths whose
+	// Early is how long the early phase lasts, counted from the first
+	// data the endpoint's connections carry (either way) in the time
+	// they carry data: a pause does not count (earlyClock); negative for
+	// none (withDefaults makes it 0). Default 2 s; longer in proportion on paths whose
 	// round trips make the phase sample slower than EarlySample (it
 	// samples no faster than every two round trips), at most Early ×
 	// Sample / EarlySample (see earlyLength). In

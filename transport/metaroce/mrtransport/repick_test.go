@@ -196,3 +196,33 @@ func TestRepickEarlyPhaseScalesWithRTT(t *testing.T) {
 		require.Equal(t, c.length, earlyLength(p, c.rtt), "phase at %v RTT", c.rtt)
 	}
 }
+
+// TestEarlyClockCountsBusyTime: the early phase's clock starts with the
+// first sample that sees data and then counts only the intervals over
+// which the data counters moved.
+func TestEarlyClockCountsBusyTime(t *testing.T) {
+	var c earlyClock
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	steps := []struct {
+		at      int
+		carried int64
+		started bool
+		busy    int
+	}{
+		{0, 0, false, 0},
+		{20, 0, false, 0},       // no data yet
+		{40, 5, true, 0},        // the first data: the clock starts
+		{60, 9, true, 20},       // busy
+		{80, 9, true, 20},       // idle: not counted
+		{3000, 9, true, 20},     // a long pause: not counted
+		{3020, 100, true, 40},   // busy again
+		{3040, 10000, true, 60}, // busy
+		{3060, 10000, true, 60}, // idle
+	}
+	for _, s := range steps {
+		busy := c.tick(ms(s.at), s.carried)
+		if c.started != s.started || busy != ms(s.busy) {
+			t.Fatalf("at %d ms, carried %d: started %v, busy %v; want %v, %d ms", s.at, s.carried, c.started, busy, s.started, s.busy)
+		}
+	}
+}
