@@ -288,10 +288,11 @@ func (e *Endpoint) repickPhase(now time.Duration) {
 // does not count: a job's first bulk data often follows a few small
 // messages (a world's set-up) and a pause, and the phase is for the
 // paths' placement under load, which the small messages do not show.
-// In virtual time, a connection whose bulk data came 2.5 s after such
-// messages kept one of its 4 links unused for 4.4 to 5.6 s in 5 of 8
-// seeds (the steady policy's pace) before the clock counted busy time
-// only (TestRepickEarlyPhaseWaitsForData).
+// In virtual time, a receiving connection whose bulk data came 2.5 s
+// after such messages, starting on 3 of its 4 links, still left one
+// unused 2.8 s into the bulk data in 5 of 8 seeds (the steady policy's
+// pace) before the clock counted busy time only; 1 of 8 since
+// (TestRepickEarlyPhaseWaitsForData).
 type earlyClock struct {
 	started bool          // some sample has seen data
 	busy    time.Duration // busy time since
