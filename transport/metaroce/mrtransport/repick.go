@@ -198,6 +198,51 @@ func summarise(w []pathSample) pathFigures {
 	return f
 }
 
+// steadyLoad reports whether one connection's windows of samples
+// (windows[i]: path i's, oldest first) show it loaded throughout: each
+// direction that carried data in the window (bytes acknowledged, packets
+// received; summed over the paths) carried at least a quarter of its mean
+// per sampling interval in every interval. A window with a pause in it
+// (between a job's calls, a rank not scheduled) shows the paths' shares
+// of the pause's edges, not of their links: in the lab, the crowded rule
+// named a path that had carried nothing in such a window, the only one on
+// its link, and moved it off, leaving the link unused (a ring job's
+// crossing 7 -> 0, session 24). It is false for windows of unequal
+// lengths, of fewer than two samples, or without data.
+func steadyLoad(windows [][]pathSample) bool {
+	if len(windows) == 0 || len(windows[0]) < 2 {
+		return false
+	}
+	n := len(windows[0])
+	sent, recv := make([]int64, n-1), make([]int64, n-1)
+	for _, w := range windows {
+		if len(w) != n {
+			return false
+		}
+		for k := 1; k < n; k++ {
+			sent[k-1] += w[k].BytesAcked - w[k-1].BytesAcked
+			recv[k-1] += w[k].Recv - w[k-1].Recv
+		}
+	}
+	carried := false
+	for _, d := range [][]int64{sent, recv} {
+		var sum int64
+		for _, x := range d {
+			sum += x
+		}
+		if sum <= 0 {
+			continue
+		}
+		carried = true
+		for _, x := range d {
+			if 4*x*int64(len(d)) < sum {
+				return false
+			}
+		}
+	}
+	return carried
+}
+
 // pickRepick decides which path to re-pick from the windows of samples of
 // one connection's paths (windows[i]: path i's, oldest first, equal
 // lengths), or returns false. Two paths behave as one when both carry

@@ -145,7 +145,7 @@ func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinP
 			total += summarise(w[i]).rate
 		}
 		rp.windows[p.rank] = w
-		if e.cfg.Rank < p.rank && !rp.crowd.on {
+		if e.cfg.Rank < p.rank && !rp.crowd.on && steadyLoad(newest(w, rp.p.CrowdedWindow)) {
 			if c, score, ok := rp.crowdConns.pick(p.rank, e.eng.now(), w, rp.p); ok && (crowdPeer < 0 || score < crowdScore) {
 				crowdPeer, crowdPath, crowdScore = p.rank, c, score
 			}

@@ -226,3 +226,46 @@ func TestEarlyClockCountsBusyTime(t *testing.T) {
 		}
 	}
 }
+
+// TestSteadyLoad: a window counts as evidence for the crowded rule only
+// when the connection carried data, either way, in every interval of it.
+func TestSteadyLoad(t *testing.T) {
+	mk := func(sent, recv [][]int64) [][]pathSample { // per path, per interval
+		w := make([][]pathSample, len(sent))
+		for i := range sent {
+			var c pathSample
+			w[i] = append(w[i], c)
+			for k := range sent[i] {
+				c.BytesAcked += sent[i][k]
+				c.Recv += recv[i][k]
+				w[i] = append(w[i], c)
+			}
+		}
+		return w
+	}
+	zero := []int64{0, 0, 0, 0}
+	steady := []int64{90, 110, 100, 95}
+	lull := []int64{200, 180, 0, 0}   // a pause at the window's end
+	dip := []int64{100, 100, 10, 100} // one interval under a quarter of the mean
+	for _, c := range []struct {
+		name       string
+		sent, recv [][]int64
+		want       bool
+	}{
+		{"received steadily", [][]int64{zero, zero, zero}, [][]int64{steady, steady, lull}, true},
+		{"sent steadily", [][]int64{steady, steady, steady}, [][]int64{zero, zero, zero}, true},
+		{"a pause", [][]int64{zero, zero, zero}, [][]int64{lull, lull, lull}, false},
+		{"a dip", [][]int64{zero, zero, zero}, [][]int64{dip, dip, dip}, false},
+		{"sent steadily, received with a pause", [][]int64{steady, steady, steady}, [][]int64{lull, zero, zero}, false},
+		{"nothing", [][]int64{zero, zero, zero}, [][]int64{zero, zero, zero}, false},
+	} {
+		if got := steadyLoad(mk(c.sent, c.recv)); got != c.want {
+			t.Errorf("%s: steadyLoad %v, want %v", c.name, got, c.want)
+		}
+	}
+	w := mk([][]int64{steady, steady}, [][]int64{zero, zero})
+	w[1] = w[1][:3]
+	if steadyLoad(w) {
+		t.Error("unequal windows: steadyLoad true")
+	}
+}
