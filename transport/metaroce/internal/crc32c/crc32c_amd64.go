@@ -1,11 +1,12 @@
 package crc32c
 
-import "golang.org/x/sys/cpu"
+import "github.com/klauspost/cpuid/v2"
 
 // useFold says whether Update folds long inputs: AVX-512 (F) with
 // VPCLMULQDQ on 512-bit registers, enabled by the OS, and SSE 4.2's CRC32
-// for the end.
-var useFold = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VPCLMULQDQ && cpu.X86.HasSSE42
+// for the end. klauspost/cpuid, as the reduction kernels' choice
+// (collective/reduce), reports AVX-512 only where the OS saves its state.
+var useFold = cpuid.CPU.Supports(cpuid.AVX512F, cpuid.VPCLMULQDQ, cpuid.SSE42)
 
 // fold returns the CRC register (not inverted) of p (at least 512
 // bytes) from register crc. The first 256 bytes, with crc XORed into the
