@@ -70,6 +70,7 @@ func (p *path) lossCut(cfg *Config, now time.Duration) (bool, float64) {
 		}
 	}
 	if cut {
+		p.congestedAt = now
 		p.ceil.onLoss(p.fab.srtt, now, heavy)
 		if !heavy {
 			p.noteCompetitor(cfg, now)

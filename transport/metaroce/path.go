@@ -131,7 +131,10 @@ type path struct {
 	firstRTO  time.Duration
 	skipUntil time.Duration
 	ceSeen    uint32 // the receiver's CE count at the last ACK
-	backoff   uint8  // the RTO doubles per timeout without an ACK between, up to 2^maxBackoff
+	// congestedAt is when the path last took an ECN mark or a loss for
+	// congestion (0: never); see path.congested.
+	congestedAt time.Duration
+	backoff     uint8 // the RTO doubles per timeout without an ACK between, up to 2^maxBackoff
 
 	// Probing while suspect or dead.
 	probes  int           // unanswered probes
@@ -358,6 +361,7 @@ func (p *path) onBlock(blk *wire.AckBlock, ackSent, now, at time.Duration, cfg *
 		// Grown only while it limits the sender (as Linux's
 		// tcp_is_cwnd_limited): a window grown while the application
 		// sent less would let out a burst the path has never carried.
+		p.win.free = !p.congested(now)
 		p.win.onAck(newly, p.rtt.srtt)
 	}
 	p.st.BytesAcked += int64(newly)

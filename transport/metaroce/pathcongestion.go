@@ -13,6 +13,7 @@ import (
 func (p *path) congestion(blk *wire.AckBlock, sentAt, now time.Duration, cfg *Config) {
 	if ce := blk.CE - p.ceSeen; ce != 0 && ce < 1<<31 {
 		p.ceSeen = blk.CE
+		p.congestedAt = now
 		p.st.ECNEchoed += int64(ce)
 		if p.win.onSignal(signalECN, sentAt, now, 0, p.bdp(now)) {
 			p.skipUntil = now + p.rtt.srtt

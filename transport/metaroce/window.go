@@ -25,7 +25,10 @@ type window struct {
 	// compete with a loss-based flow, this one among them: the step is
 	// then one packet per window shared among them (see path.competingAt).
 	competing int
-	acked     int // bytes acknowledged toward the next additive step
+	// free says the path took no congestion signal lately (path.congested):
+	// a small window's step is then shared among fewer paths (freeShare).
+	free  bool
+	acked int // bytes acknowledged toward the next additive step
 	// cutAt is when the window was last cut; signals about packets sent
 	// before it belong to the same episode and are ignored.
 	cutAt time.Duration
@@ -63,7 +66,9 @@ const (
 // connections of 8 paths through one shallow buffer do not keep it
 // overflowing whatever the cuts; a larger window grows on its own, so that
 // a path that lost its window (a route 10 times longer) regains it in
-// about a second.
+// about a second. A path that took no ECN mark or congestion loss lately
+// (window.free) shares its step among freeShare paths of the connection
+// only, not all of them (see freeShare).
 func (w *window) onAck(n int, rtt time.Duration) {
 	if w.cwnd < w.ssthresh {
 		w.cwnd = min(w.cwnd+n, w.hi)
@@ -76,7 +81,11 @@ func (w *window) onAck(n int, rtt time.Duration) {
 		step = max(w.mss, aiRefPacket) * k
 	}
 	if w.cwnd < coupleBelow*w.mss && w.competing == 0 {
-		step /= w.paths
+		if w.free {
+			step = step * min(freeShare, w.paths) / w.paths
+		} else {
+			step /= w.paths
+		}
 	}
 	step = max(min(step, max(w.mss, w.cwnd/8)), 1)
 	w.acked += n
