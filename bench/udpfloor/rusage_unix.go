@@ -27,5 +27,5 @@ func cpuSeconds() (usr, sys float64) {
 func switches() (vol, invol int64) {
 	var ru unix.Rusage
 	_ = unix.Getrusage(unix.RUSAGE_SELF, &ru)
-	return ru.Nvcsw, ru.Nivcsw
+	return int64(ru.Nvcsw), int64(ru.Nivcsw)
 }
