@@ -9,9 +9,10 @@
 // same bytes reaches 10 (session 24, cpu24: a sender's CRC reads the
 // user's payload cold before the kernel's copy). Update here folds a long
 // input 256 bytes at a time with carry-less multiplications (4 x 512-bit
-// lanes), then hands the 256-byte remainder and the tail to hash/crc32.
-// Shorter inputs, and processors without the instructions, go to
-// hash/crc32 directly.
+// registers), then the rest 64 bytes at a time into one register, and
+// ends with SSE 4.2's CRC32 instruction over that register and the last
+// under 64 bytes (fold, in assembly). Shorter inputs, and processors
+// without the instructions, go to hash/crc32.
 package crc32c
 
 import "hash/crc32"
