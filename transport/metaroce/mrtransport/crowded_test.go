@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gocoll/gocoll/transport/metaroce"
 )
 
 // crowdedWindows models one connection's paths on links shared per path
@@ -174,7 +176,7 @@ func crowdMoves(c *crowdPacer, from, d time.Duration, shares func(k int) []float
 		k++
 		if _, _, ok := c.pick(1, now, shareWindows(uint64(k), 2.5e6, shares(k), p.CrowdedWindow), p); ok {
 			moves = append(moves, now)
-			c.moved(1, now, p)
+			c.moved(1, now, p, p.MaxInterval)
 			now += time.Duration(p.CrowdedWindow-1) * p.Sample
 		}
 	}
@@ -213,4 +215,46 @@ func TestCrowdPacerBacksOffWhereMovesCannotHelp(t *testing.T) {
 	require.Empty(t, crowdMoves(&c2, 1100*time.Millisecond, time.Duration(p.CrowdedWindow-1)*p.Sample, even))
 	require.Empty(t, crowdMoves(&c2, 1500*time.Millisecond, 500*time.Millisecond, unequal), "before 2 s")
 	require.Equal(t, []time.Duration{2 * time.Second}, crowdMoves(&c2, 2*time.Second, p.Sample, unequal))
+}
+
+// A path that carried nothing either way while the others ran alike is
+// named only if it is cut (PathSuspect, PathDead), not if it was idle
+// (PathGood, PathSkip: the scheduler gave it nothing).
+func TestPickCrowdedSkipsIdlePaths(t *testing.T) {
+	p := RepickPolicy{}.withDefaults()
+	for _, c := range []struct {
+		state metaroce.PathState
+		named bool
+	}{{metaroce.PathGood, false}, {metaroce.PathSkip, false}, {metaroce.PathSuspect, true}, {metaroce.PathDead, true}} {
+		for seed := range uint64(20) {
+			w := crowdedWindows(seed, 2.5e6, []int{0, 1, 2, 3, 0, 1, 2, 3}, []int{8, 8, 8, 8}, nil, nil, p.CrowdedWindow)
+			for k := range w[3] {
+				w[3][k].BytesAcked = 0
+				w[3][k].State = c.state
+			}
+			got, _, ok := pickCrowded(w, p)
+			require.Equal(t, c.named, ok, "state %v seed %d: named %d", c.state, seed, got)
+			if ok {
+				require.Equal(t, 3, got)
+			}
+		}
+	}
+}
+
+// In the early phase the wait doubles past the phase's own MaxInterval
+// (4 × EarlyInterval), up to the steady one's: 8 moves of a connection,
+// from a window of 5 early samples (100 ms), make it wait 12.8 s.
+func TestCrowdPacerEarlyWaitBound(t *testing.T) {
+	p := RepickPolicy{}.withDefaults()
+	e := p.early()
+	var c crowdPacer
+	for range 8 {
+		c.moved(1, 0, e, p.MaxInterval)
+	}
+	require.Equal(t, 12800*time.Millisecond, c.conns[1].wait)
+	require.Greater(t, c.conns[1].wait, e.MaxInterval)
+	for range 20 {
+		c.moved(1, 0, e, p.MaxInterval)
+	}
+	require.Equal(t, p.MaxInterval, c.conns[1].wait)
 }

@@ -3,6 +3,8 @@ package mrtransport
 import (
 	"math"
 	"time"
+
+	"github.com/gocoll/gocoll/transport/metaroce"
 )
 
 // Re-picking a path's port (see Config.Repick).
@@ -162,7 +164,8 @@ type pathSample struct {
 	BytesAcked int64
 	Recv       int64 // DATA packets received new on the path (the other direction)
 	Lost, ECN  int64
-	Queue      time.Duration // SRTT - MinRTT
+	Queue      time.Duration      // SRTT - MinRTT
+	State      metaroce.PathState // the path's state (a cut path's is PathSuspect or PathDead)
 }
 
 // pathFigures summarises one path over a window of samples.

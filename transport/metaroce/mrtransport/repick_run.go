@@ -133,7 +133,7 @@ func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinP
 		}
 		full := true
 		for i, ps := range rp.stats {
-			w[i] = append(w[i], pathSample{BytesAcked: ps.BytesAcked, Recv: ps.PacketsRecv, Lost: ps.PacketsLost, ECN: ps.ECNEchoed, Queue: max(ps.SRTT-ps.MinRTT, 0)})
+			w[i] = append(w[i], pathSample{BytesAcked: ps.BytesAcked, Recv: ps.PacketsRecv, Lost: ps.PacketsLost, ECN: ps.ECNEchoed, Queue: max(ps.SRTT-ps.MinRTT, 0), State: ps.State})
 			minRTT = max(minRTT, ps.MinRTT)
 			if len(w[i]) > rp.p.Window {
 				w[i] = append(w[i][:0], w[i][len(w[i])-rp.p.Window:]...)
@@ -176,7 +176,7 @@ func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinP
 		rp.pacer.made(now, total, false)
 		rp.pacer.byPath = true
 		rp.crowd = crowdMove{on: true, peer: crowdPeer, path: crowdPath, before: crowdScore, at: now}
-		rp.crowdConns.moved(crowdPeer, now, rp.p)
+		rp.crowdConns.moved(crowdPeer, now, rp.p, rp.base.MaxInterval)
 		e.log.Info("mrtransport: path on the most crowded link", "peer", crowdPeer, "path", crowdPath, "score", crowdScore)
 		return crowdPath, true, nil, 0, 0
 	}
