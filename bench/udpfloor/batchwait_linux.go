@@ -9,11 +9,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mmsghdr is struct mmsghdr of recvmmsg(2).
+// mmsghdr is struct mmsghdr of recvmmsg(2); Go pads it to its
+// alignment as C does (64 bytes on amd64, 32 on 386).
 type mmsghdr struct {
 	hdr unix.Msghdr
 	n   uint32
-	_   [4]byte
 }
 
 // receiveBatched is the receiver of -batchwait: its sockets are opened
