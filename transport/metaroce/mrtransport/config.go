@@ -24,11 +24,12 @@ const (
 	// 1 MiB of read buffers per path, and a least window of one datagram
 	// per path, which in the lab's incast (6 senders into one link) raised
 	// the drops from 0.27 % to 8.83 % (bench/results/ecmp_sim/t12.md).
-	// In the two-site lab job (session 24, bench/results/paths_ab) 16
-	// gained 2 to 3 points of the hierarchical WAN bound in virtual time
-	// but cost 8 to 14 % more CPU per MB on one connection and twice the
-	// page faults per call, and the CPU-bound lab ran no faster: a job
-	// that has the CPU takes 16 with GOCOLL_PATHS (launcher).
+	// For the two-site lab job (session 24, bench/results/paths_ab) 16
+	// gained 2 to 3 points of the hierarchical WAN bound in virtual time;
+	// in the lab it cost 8 to 14 % more CPU per MB on one connection,
+	// twice the page faults per call and about 9 % more job CPU per call,
+	// for no gain its busbw could show under load: a job that has the CPU
+	// takes 16 with GOCOLL_PATHS (launcher).
 	DefaultPaths = 8
 	// DefaultArrivalTimes is the ArrivalTimes a job takes unless
 	// GOCOLL_ARRIVAL_TIMES says otherwise (Config.ArrivalTimes): on since
