@@ -176,7 +176,7 @@ func crowdMoves(c *crowdPacer, from, d time.Duration, shares func(k int) []float
 		k++
 		if _, _, ok := c.pick(1, now, shareWindows(uint64(k), 2.5e6, shares(k), p.CrowdedWindow), p); ok {
 			moves = append(moves, now)
-			c.moved(1, now, p, p.MaxInterval)
+			c.moved(1, now, p)
 			now += time.Duration(p.CrowdedWindow-1) * p.Sample
 		}
 	}
@@ -239,22 +239,4 @@ func TestPickCrowdedSkipsIdlePaths(t *testing.T) {
 			}
 		}
 	}
-}
-
-// In the early phase the wait doubles past the phase's own MaxInterval
-// (4 × EarlyInterval), up to the steady one's: 8 moves of a connection,
-// from a window of 5 early samples (100 ms), make it wait 12.8 s.
-func TestCrowdPacerEarlyWaitBound(t *testing.T) {
-	p := RepickPolicy{}.withDefaults()
-	e := p.early()
-	var c crowdPacer
-	for range 8 {
-		c.moved(1, 0, e, p.MaxInterval)
-	}
-	require.Equal(t, 12800*time.Millisecond, c.conns[1].wait)
-	require.Greater(t, c.conns[1].wait, e.MaxInterval)
-	for range 20 {
-		c.moved(1, 0, e, p.MaxInterval)
-	}
-	require.Equal(t, p.MaxInterval, c.conns[1].wait)
 }

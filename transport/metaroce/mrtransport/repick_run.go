@@ -176,7 +176,7 @@ func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinP
 		rp.pacer.made(now, total, false)
 		rp.pacer.byPath = true
 		rp.crowd = crowdMove{on: true, peer: crowdPeer, path: crowdPath, before: crowdScore, at: now}
-		rp.crowdConns.moved(crowdPeer, now, rp.p, rp.base.MaxInterval)
+		rp.crowdConns.moved(crowdPeer, now, rp.p)
 		e.log.Info("mrtransport: path on the most crowded link", "peer", crowdPeer, "path", crowdPath, "score", crowdScore)
 		return crowdPath, true, nil, 0, 0
 	}
