@@ -205,45 +205,48 @@ func summarise(w []pathSample) pathFigures {
 // (windows[i]: path i's, oldest first) show it loaded throughout: each
 // direction that carried data in the window (bytes acknowledged, packets
 // received; summed over the paths) carried at least a quarter of its mean
-// per sampling interval in every interval. A window with a pause in it
+// per sampling interval in every interval. A direction that carried under
+// a sixteenth of the other's bytes is a trickle (a barrier's or a header's
+// messages beside a bulk transfer) and is not judged: it would otherwise
+// turn the rule off for one-way bulk connections whenever a message comes
+// back. A window with a pause in it
 // (between a job's calls, a rank not scheduled) shows the paths' shares
 // of the pause's edges, not of their links: in the lab, the crowded rule
 // named a path that had carried nothing in such a window, the only one on
 // its link, and moved it off, leaving the link unused (a ring job's
 // crossing 7 -> 0, session 24). It is false for windows of unequal
-// lengths, of fewer than two samples, or without data.
+// lengths, of fewer than two samples, or without data. It allocates
+// nothing.
 func steadyLoad(windows [][]pathSample) bool {
 	if len(windows) == 0 || len(windows[0]) < 2 {
 		return false
 	}
 	n := len(windows[0])
-	sent, recv := make([]int64, n-1), make([]int64, n-1)
+	var sentSum, recvSum int64
 	for _, w := range windows {
 		if len(w) != n {
 			return false
 		}
-		for k := 1; k < n; k++ {
-			sent[k-1] += w[k].BytesAcked - w[k-1].BytesAcked
-			recv[k-1] += w[k].Recv - w[k-1].Recv
+		sentSum += w[n-1].BytesAcked - w[0].BytesAcked
+		recvSum += w[n-1].Recv - w[0].Recv
+	}
+	judgeSent := sentSum > 0 && 16*sentSum >= recvSum
+	judgeRecv := recvSum > 0 && 16*recvSum >= sentSum
+	if !judgeSent && !judgeRecv {
+		return false
+	}
+	intervals := int64(n - 1)
+	for k := 1; k < n; k++ {
+		var sent, recv int64
+		for _, w := range windows {
+			sent += w[k].BytesAcked - w[k-1].BytesAcked
+			recv += w[k].Recv - w[k-1].Recv
+		}
+		if judgeSent && 4*sent*intervals < sentSum || judgeRecv && 4*recv*intervals < recvSum {
+			return false
 		}
 	}
-	carried := false
-	for _, d := range [][]int64{sent, recv} {
-		var sum int64
-		for _, x := range d {
-			sum += x
-		}
-		if sum <= 0 {
-			continue
-		}
-		carried = true
-		for _, x := range d {
-			if 4*x*int64(len(d)) < sum {
-				return false
-			}
-		}
-	}
-	return carried
+	return true
 }
 
 // pickRepick decides which path to re-pick from the windows of samples of

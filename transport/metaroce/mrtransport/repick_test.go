@@ -258,6 +258,9 @@ func TestSteadyLoad(t *testing.T) {
 		{"a dip", [][]int64{zero, zero, zero}, [][]int64{dip, dip, dip}, false},
 		{"sent steadily, received with a pause", [][]int64{steady, steady, steady}, [][]int64{lull, zero, zero}, false},
 		{"nothing", [][]int64{zero, zero, zero}, [][]int64{zero, zero, zero}, false},
+		{"sent steadily, a trickle back", [][]int64{steady, steady, steady}, [][]int64{{0, 1, 0, 0}, zero, zero}, true},
+		{"received steadily, a trickle sent", [][]int64{{0, 0, 3, 0}, zero, zero}, [][]int64{steady, steady, steady}, true},
+		{"a trickle alone, with a pause", [][]int64{{0, 1, 0, 0}, zero, zero}, [][]int64{zero, zero, zero}, false},
 	} {
 		if got := steadyLoad(mk(c.sent, c.recv)); got != c.want {
 			t.Errorf("%s: steadyLoad %v, want %v", c.name, got, c.want)
