@@ -117,19 +117,8 @@ func ecmpSimBubble(t testing.TB, seed uint64, links int, link simfabric.LinkConf
 	for at := ecmpSimWindow; at <= dur; at += ecmpSimWindow {
 		time.Sleep(time.Until(start.Add(at)))
 		now := net.ECMPLinkBytes(0, 1)
-		var total int64
-		d := make([]int64, links)
-		for l := range now {
-			d[l] = now[l] - prev[l]
-			total += d[l]
-		}
+		n := linksCarrying(prev, now)
 		prev = now
-		n := 0
-		for l := range d {
-			if total > 0 && d[l]*20 >= total {
-				n++
-			}
-		}
 		run.coverAt = append(run.coverAt, n)
 		if n == links && run.firstAll < 0 {
 			run.firstAll = at
@@ -151,6 +140,24 @@ func ecmpSimBubble(t testing.TB, seed uint64, links int, link simfabric.LinkConf
 }
 
 // coverAt returns the links used in the window ending at d.
+// linksCarrying counts the links that carried at least a twentieth of
+// the bytes between two readings of the links' byte counters (prev and
+// now, one entry a link): the links a connection's paths use, not those
+// a stray datagram crossed. It is 0 when nothing was carried.
+func linksCarrying(prev, now []int64) int {
+	var total int64
+	for l := range now {
+		total += now[l] - prev[l]
+	}
+	n := 0
+	for l := range now {
+		if total > 0 && (now[l]-prev[l])*20 >= total {
+			n++
+		}
+	}
+	return n
+}
+
 func (r ecmpSimRun) cover(d time.Duration) int {
 	i := int(d/ecmpSimWindow) - 1
 	if i < 0 || i >= len(r.coverAt) {

@@ -104,19 +104,8 @@ func recvSim(t *testing.T, seed uint64, o recvSimOpts) (run recvSimRun, ok bool)
 		for at := ecmpSimWindow; at <= o.dur; at += ecmpSimWindow {
 			time.Sleep(time.Until(begin.Add(at)))
 			now := net.ECMPLinkBytes(1, 0)
-			var total int64
-			d := make([]int64, len(now))
-			for l := range now {
-				d[l], total = now[l]-prev[l], total+now[l]-prev[l]
-			}
+			run.cover = append(run.cover, linksCarrying(prev, now))
 			prev = now
-			n := 0
-			for l := range d {
-				if total > 0 && d[l]*20 >= total {
-					n++
-				}
-			}
-			run.cover = append(run.cover, n)
 		}
 		<-done
 		run.repicks, _ = eps[0].Repicks()
