@@ -1,6 +1,7 @@
 package mrtransport
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/netip"
@@ -42,6 +43,10 @@ type recvSimOpts struct {
 	// for one that is not.
 	want func(start []int) bool
 	log  *logLines // if not nil, receives the endpoints' re-pick lines
+	// links is the number of ECMP links (0: 4).
+	links int
+	// gap, if positive, is a pause after each message of the stream.
+	gap time.Duration
 }
 
 // recvSim runs one seed of recvSimOpts in a synctest bubble of its own.
@@ -57,7 +62,7 @@ func recvSim(t *testing.T, seed uint64, o recvSimOpts) (run recvSimRun, ok bool)
 		if o.log != nil {
 			cfg.Logger = slog.New(slog.NewTextHandler(o.log, nil))
 		}
-		ecmp := &SimECMP{Links: 4, Link: ecmpSimLink, Seed: seed}
+		ecmp := &SimECMP{Links: cmp.Or(o.links, 4), Link: ecmpSimLink, Seed: seed}
 		eps, net, err := NewSimWorld(ctx, 2, cfg, SimConfig{Fabric: simfabric.Config{Seed: int64(seed)}, ECMP: ecmp})
 		if err != nil {
 			t.Fatal(err)
@@ -98,6 +103,7 @@ func recvSim(t *testing.T, seed uint64, o recvSimOpts) (run recvSimRun, ok bool)
 			defer close(done)
 			for i := uint32(0); time.Since(begin) < o.dur && !t.Failed(); i++ {
 				xfer(1, 0, benchTag(9, i), 4<<20)
+				time.Sleep(o.gap)
 			}
 		}()
 		prev := make([]int64, ecmp.Links)
@@ -208,4 +214,46 @@ func (l *logLines) Write(p []byte) (int, error) {
 		l.b.Write(p)
 	}
 	return len(p), nil
+}
+
+// crowdedMoves runs recvSim for seeds 1 to 3 on one ECMP link, where no
+// port move can change a path's link, and returns each seed's count of
+// crowded-rule moves (rank 0's "most crowded link" lines) in 10 s.
+func crowdedMoves(t *testing.T, gap time.Duration) []int {
+	var moves []int
+	for seed := uint64(1); seed <= 3; seed++ {
+		o := recvSimOpts{dur: 10 * time.Second, links: 1, gap: gap, log: &logLines{}}
+		if _, ok := recvSim(t, seed, o); !ok {
+			t.Fatalf("seed %d: no run", seed)
+		}
+		moves = append(moves, strings.Count(o.log.b.String(), "most crowded"))
+	}
+	return moves
+}
+
+// TestCrowdedMovesPacedOnOneLink checks the crowded rule's pacing
+// (crowdPacer) as repickSample applies it: on one link the paths' shares
+// stay unequal whatever their ports, and each move must double the wait
+// before the next. Paced, each seed makes 8 moves in 10 s; with the pacer
+// left out of repickSample, 15.
+func TestCrowdedMovesPacedOnOneLink(t *testing.T) {
+	const most = 11
+	for i, n := range crowdedMoves(t, 0) {
+		if n > most {
+			t.Errorf("seed %d: %d crowded moves in 10 s on one link, want at most %d (is repickSample's crowdPacer bypassed?)", i+1, n, most)
+		}
+	}
+}
+
+// TestCrowdedRuleSkipsPausedWindows checks that repickSample judges only
+// windows in which the connection carried data throughout (steadyLoad): a
+// stream of 4 MiB messages 500 ms apart on one link leads to 9 moves in
+// 10 s a seed with the gate, 14 without it.
+func TestCrowdedRuleSkipsPausedWindows(t *testing.T) {
+	const most = 11
+	for i, n := range crowdedMoves(t, 500*time.Millisecond) {
+		if n > most {
+			t.Errorf("seed %d: %d crowded moves in 10 s with pauses, want at most %d (is repickSample's steadyLoad gate bypassed?)", i+1, n, most)
+		}
+	}
 }
