@@ -162,6 +162,7 @@ func (p RepickPolicy) early() RepickPolicy {
 // from metaroce.PathStats).
 type pathSample struct {
 	BytesAcked int64
+	Acked      int64 // DATA packets acknowledged (this direction)
 	Recv       int64 // DATA packets received new on the path (the other direction)
 	Lost, ECN  int64
 	Queue      time.Duration      // SRTT - MinRTT
@@ -203,13 +204,13 @@ func summarise(w []pathSample) pathFigures {
 
 // steadyLoad reports whether one connection's windows of samples
 // (windows[i]: path i's, oldest first) show it loaded throughout: each
-// direction that carried data in the window (bytes acknowledged, packets
-// received; summed over the paths) carried at least a quarter of its mean
-// per sampling interval in every interval. A direction that carried under
-// a sixteenth of the other's bytes is a trickle (a barrier's or a header's
-// messages beside a bulk transfer) and is not judged: it would otherwise
-// turn the rule off for one-way bulk connections whenever a message comes
-// back. A window with a pause in it
+// direction that carried data in the window (DATA packets acknowledged
+// and received, summed over the paths: one unit both ways) carried at
+// least a quarter of its mean per sampling interval in every interval. A
+// direction that carried under a sixteenth of the other's packets is a
+// trickle (a barrier's or a header's messages beside a bulk transfer) and
+// is not judged: it would otherwise turn the rule off for one-way bulk
+// connections whenever a message comes back. A window with a pause in it
 // (between a job's calls, a rank not scheduled) shows the paths' shares
 // of the pause's edges, not of their links: in the lab, the crowded rule
 // named a path that had carried nothing in such a window, the only one on
@@ -227,7 +228,7 @@ func steadyLoad(windows [][]pathSample) bool {
 		if len(w) != n {
 			return false
 		}
-		sentSum += w[n-1].BytesAcked - w[0].BytesAcked
+		sentSum += w[n-1].Acked - w[0].Acked
 		recvSum += w[n-1].Recv - w[0].Recv
 	}
 	judgeSent := sentSum > 0 && 16*sentSum >= recvSum
@@ -239,7 +240,7 @@ func steadyLoad(windows [][]pathSample) bool {
 	for k := 1; k < n; k++ {
 		var sent, recv int64
 		for _, w := range windows {
-			sent += w[k].BytesAcked - w[k-1].BytesAcked
+			sent += w[k].Acked - w[k-1].Acked
 			recv += w[k].Recv - w[k-1].Recv
 		}
 		if judgeSent && 4*sent*intervals < sentSum || judgeRecv && 4*recv*intervals < recvSum {

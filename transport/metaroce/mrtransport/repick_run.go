@@ -133,7 +133,7 @@ func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinP
 		}
 		full := true
 		for i, ps := range rp.stats {
-			w[i] = append(w[i], pathSample{BytesAcked: ps.BytesAcked, Recv: ps.PacketsRecv, Lost: ps.PacketsLost, ECN: ps.ECNEchoed, Queue: max(ps.SRTT-ps.MinRTT, 0), State: ps.State})
+			w[i] = append(w[i], pathSample{BytesAcked: ps.BytesAcked, Acked: ps.PacketsAcked, Recv: ps.PacketsRecv, Lost: ps.PacketsLost, ECN: ps.ECNEchoed, Queue: max(ps.SRTT-ps.MinRTT, 0), State: ps.State})
 			minRTT = max(minRTT, ps.MinRTT)
 			if len(w[i]) > rp.p.Window {
 				w[i] = append(w[i][:0], w[i][len(w[i])-rp.p.Window:]...)

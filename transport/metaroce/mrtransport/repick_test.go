@@ -236,7 +236,7 @@ func TestSteadyLoad(t *testing.T) {
 			var c pathSample
 			w[i] = append(w[i], c)
 			for k := range sent[i] {
-				c.BytesAcked += sent[i][k]
+				c.Acked += sent[i][k]
 				c.Recv += recv[i][k]
 				w[i] = append(w[i], c)
 			}
@@ -266,7 +266,14 @@ func TestSteadyLoad(t *testing.T) {
 			t.Errorf("%s: steadyLoad %v, want %v", c.name, got, c.want)
 		}
 	}
-	w := mk([][]int64{steady, steady}, [][]int64{zero, zero})
+	// One 9000-byte packet sent back beside a steady receive: a trickle in
+	// packets, though its bytes outnumber the packets received.
+	w := mk([][]int64{{0, 1, 0, 0}, zero, zero}, [][]int64{steady, steady, steady})
+	w[0][2].BytesAcked, w[0][3].BytesAcked, w[0][4].BytesAcked = 9000, 9000, 9000
+	if !steadyLoad(w) {
+		t.Error("a 9000-byte packet back beside a steady receive: steadyLoad false, want true")
+	}
+	w = mk([][]int64{steady, steady}, [][]int64{zero, zero})
 	w[1] = w[1][:3]
 	if steadyLoad(w) {
 		t.Error("unequal windows: steadyLoad true")
