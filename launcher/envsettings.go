@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"net"
@@ -179,10 +180,7 @@ func (e envReader) paths(j *Job) error {
 		if err != nil {
 			return fmt.Errorf("gocoll: %s: %v (want a range like 50000-50999)", EnvUDPPorts, err)
 		}
-		need := j.Paths
-		if need == 0 {
-			need = mrtransport.DefaultPaths
-		}
+		need := cmp.Or(j.Paths, mrtransport.DefaultPaths)
 		if r.Len() < need {
 			return fmt.Errorf("gocoll: %s=%q holds %d ports: each rank needs %d (one per path, %s), so give every rank of a host room",
 				EnvUDPPorts, v, r.Len(), need, EnvPaths)

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A small window of a path that took no congestion signal (window.free)
+// A small window of a path that took no congestion signal (onAck's free)
 // shares its additive step among freeShare of the connection's paths, not
 // all of them: with 8 paths of 8 packets, half a packet per window instead
 // of an eighth. A connection of 4 paths or fewer grows each path by a
@@ -21,8 +21,7 @@ func TestFreeWindowSharesStepAmongFewerPaths(t *testing.T) {
 	}{{8, false, 8_125}, {8, true, 8_500}, {4, true, 9_000}, {1, true, 9_000}} {
 		w := newWindow(1000, 8, maxWindowPkts, c.paths)
 		w.ssthresh = w.cwnd // congestion avoidance
-		w.free = c.free
-		w.onAck(w.cwnd, time.Millisecond)
+		w.onAck(w.cwnd, time.Millisecond, c.free)
 		require.Equal(t, c.want, w.cwnd, "paths %d free %v", c.paths, c.free)
 	}
 }

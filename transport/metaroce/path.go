@@ -361,8 +361,7 @@ func (p *path) onBlock(blk *wire.AckBlock, ackSent, now, at time.Duration, cfg *
 		// Grown only while it limits the sender (as Linux's
 		// tcp_is_cwnd_limited): a window grown while the application
 		// sent less would let out a burst the path has never carried.
-		p.win.free = !p.congested(now)
-		p.win.onAck(newly, p.rtt.srtt)
+		p.win.onAck(newly, p.rtt.srtt, !p.congested(now))
 	}
 	p.st.BytesAcked += int64(newly)
 	p.detectLoss(now, cfg, sink)

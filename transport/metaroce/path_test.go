@@ -271,15 +271,15 @@ func TestWindowAdditiveIncreaseScalesWithRTT(t *testing.T) {
 		{time.Second, aiMaxStep * aiRefPacket}} {
 		w := newWindow(1000, 2000, maxWindowPkts, 1)
 		w.ssthresh = w.cwnd // congestion avoidance
-		w.onAck(w.cwnd, c.srtt)
+		w.onAck(w.cwnd, c.srtt, false)
 		require.Equal(t, 2000*1000+c.step, w.cwnd, "srtt %v", c.srtt)
 	}
 	w := newWindow(1000, 40, maxWindowPkts, 1)
 	w.ssthresh = w.cwnd
-	w.onAck(w.cwnd, time.Second)
+	w.onAck(w.cwnd, time.Second, false)
 	require.Equal(t, 45_000, w.cwnd, "at most an eighth of the window")
 	w = newWindow(1000, 8, maxWindowPkts, 4)
 	w.ssthresh = w.cwnd
-	w.onAck(w.cwnd, time.Millisecond)
+	w.onAck(w.cwnd, time.Millisecond, false)
 	require.Equal(t, 8_250, w.cwnd, "a small window shares the step among the connection's 4 paths")
 }

@@ -25,10 +25,7 @@ type window struct {
 	// compete with a loss-based flow, this one among them: the step is
 	// then one packet per window shared among them (see path.competingAt).
 	competing int
-	// free says the path took no congestion signal lately (path.congested):
-	// a small window's step is then shared among fewer paths (freeShare).
-	free  bool
-	acked int // bytes acknowledged toward the next additive step
+	acked     int // bytes acknowledged toward the next additive step
 	// cutAt is when the window was last cut; signals about packets sent
 	// before it belong to the same episode and are ignored.
 	cutAt time.Duration
@@ -67,9 +64,9 @@ const (
 // overflowing whatever the cuts; a larger window grows on its own, so that
 // a path that lost its window (a route 10 times longer) regains it in
 // about a second. A path that took no ECN mark or congestion loss lately
-// (window.free) shares its step among freeShare paths of the connection
-// only, not all of them (see freeShare).
-func (w *window) onAck(n int, rtt time.Duration) {
+// (free, path.congested) shares its step among freeShare paths of the
+// connection only, not all of them (see freeShare).
+func (w *window) onAck(n int, rtt time.Duration, free bool) {
 	if w.cwnd < w.ssthresh {
 		w.cwnd = min(w.cwnd+n, w.hi)
 		return
@@ -81,7 +78,7 @@ func (w *window) onAck(n int, rtt time.Duration) {
 		step = max(w.mss, aiRefPacket) * k
 	}
 	if w.cwnd < coupleBelow*w.mss && w.competing == 0 {
-		if w.free {
+		if free {
 			step = step * min(freeShare, w.paths) / w.paths
 		} else {
 			step /= w.paths
