@@ -25,8 +25,8 @@ func TestBoardRingConfig(t *testing.T) {
 		}
 	}
 	l, ok := layoutFor(shmDefaultBoardBytes, DefaultBoardRing)
-	if !ok || l.ring != DefaultBoardRing || l.slotBytes-boardSlotHead < 64<<10 || l.bigOff%64 != 0 || l.bigOff < l.ringAckOff+8*l.ring {
-		t.Errorf("shm's default board: %+v, %v: want the ring and 64 KiB big slots", l, ok)
+	if !ok || l.ring != DefaultBoardRing || l.slotBytes-boardSlotHead < DefaultBoardBroadcastBytes || l.bigOff%64 != 0 || l.bigOff < l.ringAckOff+8*l.ring {
+		t.Errorf("shm's default board: %+v, %v: want the ring and big slots that hold DefaultBoardBroadcastBytes", l, ok)
 	}
 	if l, ok := layoutFor(4096, BoardRingMax); !ok || l.ring != 0 || l.bigOff != boardCtrlBytes {
 		t.Errorf("a 4 KiB board with the largest ring: %+v, %v: want no ring", l, ok)
@@ -37,14 +37,14 @@ func TestBoardRingConfig(t *testing.T) {
 }
 
 // shmDefaultBoardBytes is shm's DefaultBoardBytes (not imported here).
-const shmDefaultBoardBytes = 256<<10 + 36864
+const shmDefaultBoardBytes = 1<<20 + 36864
 
 // TestBoardRingTakesFromBigSlots: the figures Config.BoardRing's doc
 // gives for shm's default board: with the default ring (256) the big
-// slots still hold 64 KiB of data; without a ring or with a smaller one,
+// slots still hold 256 KiB of data; without a ring or with a smaller one,
 // more (review A14 L1).
 func TestBoardRingTakesFromBigSlots(t *testing.T) {
-	for ring, want := range map[int]int{-1: 74560, 64: 72384, 128: 70208, DefaultBoardRing: 65856} {
+	for ring, want := range map[int]int{-1: 271168, 64: 268992, 128: 266816, DefaultBoardRing: 262464} {
 		l, ok := layoutFor(shmDefaultBoardBytes, max(ring, 0))
 		if got := l.slotBytes - boardSlotHead; !ok || got != want {
 			t.Errorf("ring %d: big slots hold %d bytes (%v), the doc says %d", ring, got, ok, want)

@@ -76,7 +76,7 @@ type Config struct {
 	// transport has a board free for it (shm: Config.Boards), in one
 	// round, each rank writing its data once and reading every other's
 	// straight from its memory. Default DefaultBoardBytes; at most
-	// BoardBytesMax (and what a board's slot holds: 64 KiB with shm's
+	// BoardBytesMax (and what a board's slot holds: 256 KiB with shm's
 	// defaults); negative: never, nor Barrier. AllReduce or Broadcast forced to
 	// AlgoBoard takes the board up to what its slot holds; else, like
 	// every call too large for it, it takes the point-to-point
@@ -97,10 +97,12 @@ type Config struct {
 	// stays 0).
 	BoardSplitBytes int
 	// BoardBroadcastBytes is BoardBytes for Broadcast (eager on the
-	// board: package doc). Default DefaultBoardBroadcastBytes (64 KiB,
-	// the most shm's default slot holds: there the board took 17-20 us a
-	// call against the direct algorithm's 148-188); at most
-	// BoardBytesMax; negative: never.
+	// board: package doc). Default DefaultBoardBroadcastBytes (256 KiB,
+	// the most shm's default slot holds; at 64 KiB the board took 17-20
+	// us a call against the direct algorithm's 148-188; at 256 KiB, 4
+	// ranks on 2 cores, 14-18 us against 24-27, and 28 against 26 where
+	// every call's data differs: bench/results/shm_large.md, session 25,
+	// bcast256); at most BoardBytesMax; negative: never.
 	BoardBroadcastBytes int
 	// BoardRing is how many calls ahead of its slowest receiver an eager
 	// root Broadcast of at most 64 bytes may run on the board: the
@@ -115,16 +117,16 @@ type Config struct {
 	// differently) does without the board, its calls going point to
 	// point (Comm.BoardCalls stays 0). The ring takes 136 bytes of the
 	// board per slot, from the big slots (Comm.BoardSlotBytes): on shm's
-	// default board they hold 64.3 KiB with the default ring, 70.7 KiB
-	// at 64 (a smaller shm Config.BoardBytes may leave them under 64 KiB,
-	// and a 64 KiB Broadcast or AllReduce then goes point to point); a
+	// default board they hold 256.3 KiB with the default ring, 262.7 KiB
+	// at 64 (a smaller shm Config.BoardBytes may leave them under 256 KiB,
+	// and a Broadcast too large for them then goes point to point); a
 	// board too small to hold the ring besides big slots of 64 bytes of
 	// data does without the ring.
 	BoardRing int
 	// BoardBlockBytes is the block (the bytes each rank sends each
 	// other) at or below which AllToAll runs on the board, in one round
 	// (as BoardBytes, where all the blocks of a rank fit a board's slot:
-	// 16 KiB blocks at 4 ranks with shm's defaults). Default
+	// up to 64 KiB blocks at 4 ranks with shm's defaults). Default
 	// DefaultBoardBlockBytes (16 KiB: an AllToAll of 64 KiB at 4 ranks
 	// took 33-37 us a call on the board, 65-72 us pairwise); at most
 	// BoardBytesMax; negative: never.
@@ -198,7 +200,7 @@ const (
 	// DefaultBoardBytes and BoardBytesMax are Config.BoardBytes' default
 	// and largest value.
 	DefaultBoardBytes          = 64 << 10
-	DefaultBoardBroadcastBytes = 64 << 10
+	DefaultBoardBroadcastBytes = 256 << 10
 	DefaultBoardBlockBytes     = 16 << 10
 	DefaultBoardSplitBytes     = 16 << 10
 	BoardBytesMax              = 16 << 20

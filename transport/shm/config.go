@@ -80,7 +80,7 @@ const (
 	// Config.BoardBytes.
 	DefaultBoards     = 8
 	MaxBoards         = 256
-	DefaultBoardBytes = 256<<10 + 36864
+	DefaultBoardBytes = 1<<20 + 36864
 	MinBoardBytes     = 4096
 	MaxBoardBytes     = 16 << 20
 )
@@ -140,10 +140,13 @@ type Config struct {
 	// most MaxBoards; negative: none. Every rank must have the same.
 	Boards int
 	// BoardBytes is the size of each board, a multiple of 4096 in
-	// [MinBoardBytes, MaxBoardBytes]. Default DefaultBoardBytes (292
-	// KiB: four 64 KiB slots and their headers, and the collectives'
-	// default ring of 256 small Broadcast slots, 34 KiB). Its pages take
-	// memory only once written. Every rank must have the same.
+	// [MinBoardBytes, MaxBoardBytes]. Default DefaultBoardBytes (1060
+	// KiB: four 256 KiB slots and their headers, and the collectives'
+	// default ring of 256 small Broadcast slots, 34 KiB; a Broadcast of
+	// up to 256 KiB runs on it: collective's DefaultBoardBroadcastBytes).
+	// Its pages take memory only once written: a communicator whose
+	// calls stay at or below 64 KiB touches about 292 KiB of it, as
+	// before it grew. Every rank must have the same.
 	BoardBytes int
 	// Logger receives debug and error records; nil discards them.
 	Logger *slog.Logger
