@@ -16,6 +16,7 @@ import (
 	"github.com/gocoll/gocoll/collective/tune/probe"
 	"github.com/gocoll/gocoll/launcher/store"
 	"github.com/gocoll/gocoll/topology"
+	"github.com/gocoll/gocoll/transport"
 )
 
 // The link figures of a job, for the cost model's choice (collective/tune),
@@ -28,7 +29,9 @@ import (
 //     store under LinksKey): "cache";
 //   - the probe as the world forms (collective/tune/probe: a few
 //     ping-pongs and bulk transfers per level, the WAN's on up to three
-//     pairs, the figures shared so that every rank has the same): "probe";
+//     pairs, then every pair of a level at once, whose aggregate counts
+//     where every rank reaches the level over MetaRoCE, multipathLevels;
+//     the figures shared so that every rank has the same): "probe";
 //   - tune.DefaultLinks: "default".
 //
 // Rank 0's file and cache figures travel in its record of the world's
@@ -262,11 +265,56 @@ func (lc *lifecycle) probeLinks(ctx context.Context, cfg collective.Config, topo
 		return topology.Links{}, fmt.Errorf("probing the links: %w", err)
 	}
 	defer c.Close()
-	ls, err := probe.Measure(ctx, c, topo, probe.Options{Skip: skip})
+	observe := func(d probe.Detail) {
+		lc.log.Info("gocoll: probe bandwidth", "level", levelNames[d.Level], "lone", fmt.Sprintf("%.4g", d.Lone), "spread", fmt.Sprintf("%.4g", d.Spread),
+			"contended", fmt.Sprintf("%.4g", d.Contended), "pairs", d.Pairs, "a_link", d.K, "bytes", d.Bytes, "multipath", d.Multipath,
+			"bandwidth", fmt.Sprintf("%.4g", d.Bandwidth))
+	}
+	opts := probe.Options{Skip: skip, Observe: observe, Multipath: multipathLevels(topo, lc.job.Rank, lc.guard.TransportStats(), lc.job.Paths)}
+	ls, err := probe.Measure(ctx, c, topo, opts)
 	if err != nil {
 		return topology.Links{}, fmt.Errorf("probing the links (%s=0 turns the probe off): %w", EnvProbe, err)
 	}
 	return ls, nil
+}
+
+// multipathLevels returns, per level of topo (probe.Pairs' order), whether
+// rank reaches every peer of that level (on its host; on its site, on
+// another host; on another site) over a connection that spreads its
+// bytes over several paths: MetaRoCE's (s, the rank's transport
+// statistics, say which transport reaches a peer), unless it has one
+// path (the connection's Paths, or the job's GOCOLL_PATHS, paths, where
+// the connection lists none; 0: the default, several). A level without
+// such a peer says yes, leaving the choice to the ranks that have one
+// (probe.Options.Multipath: a level is multipath where every rank says
+// so).
+func multipathLevels(topo topology.Topology, rank int, s transport.Stats, paths int) [3]bool {
+	out := [3]bool{true, true, true}
+	me, ok := topo.Rank(rank)
+	if !ok {
+		return [3]bool{}
+	}
+	for _, p := range s.Peers {
+		them, ok := topo.Rank(p.Rank)
+		if !ok || p.Rank == rank {
+			continue
+		}
+		l := 2
+		switch {
+		case them.Host == me.Host:
+			l = 0
+		case them.SiteName() == me.SiteName():
+			l = 1
+		}
+		n := len(p.Paths)
+		if n == 0 {
+			n = paths
+		}
+		if p.Transport != transport.StatsMetaRoCE || n == 1 {
+			out[l] = false
+		}
+	}
+	return out
 }
 
 // DumpTopology writes topo with every level's link figures, those

@@ -25,12 +25,14 @@ import (
 // figures, every level runs one round in which each of its pairs
 // (LevelPairs) moves contendBytes at once, one way, and an acknowledgement
 // back; each rank of a pair reads its CPU time around it: their CPU a byte
-// is the level's CPUPerByteBusy. Cost: a barrier (an AllReduce of one
-// value) a level, about a BulkBytes through each sending link (a site's
-// uplink over the WAN: one more bulk transfer's time; more where k pairs
-// leave by one link and k × 4 KiB, contendBytes' floor, exceeds
-// BulkBytes: 4096 WAN pairs through an uplink move 16 MiB) and the CPU of
-// the pairs' bytes; before those, busyRoundTrips small round trips of
+// is the level's CPUPerByteBusy, and on a multipath level (Options.
+// Multipath) the round's aggregate its bandwidth where it beats the lone
+// transfers'. Cost: a barrier (an AllReduce of one value) a level, about a
+// BulkBytes through each sending link (a site's uplink over the WAN: one
+// more bulk transfer's time; contendSpread of them on a multipath level,
+// in the lab ~0.13 s more; more where k pairs leave by one link and k × 4
+// KiB, contendBytes' floor, exceeds that: 4096 WAN pairs through an
+// uplink move 16 MiB) and the CPU of the pairs' bytes; before those, busyRoundTrips small round trips of
 // every pair at once (the level's busy latency; a WAN pair's 8 round
 // trips of the lab's 4.2 ms take ~34 ms).
 
@@ -158,42 +160,70 @@ func (h *partHeap) Pop() any {
 // link carries about one bulk transfer, and at most a contendSpread-th of
 // it (the host level's pairs each have their own ports: 4 pairs of 4 MiB
 // over shared memory on the lab's 2 cores took tens of ms for no better
-// figure), at least 4 KiB a pair.
-func contendBytes(bulk, k int) int { return max(4<<10, bulk/max(k, contendSpread)) }
+// figure), at least 4 KiB a pair. On a multipath level (Options.Multipath)
+// the round's aggregate is the level's bandwidth where it beats the lone
+// transfers (contendedFigures), so the link carries contendSpread bulk
+// transfers (each pair at most one): in the two-site lab, 1 MiB a pair
+// put the 4 WAN pairs' aggregate at 34-79 MB/s of the uplink's ~97 in 17
+// of 18 probes (load 11-14; the pairs took 26-103 ms for 1 MiB, 42 ms
+// at a fair share: they start apart and the slowest pair's time makes the
+// figure); 4 MiB a pair 73-96 in 12 of 14 (session 25, probe25).
+func contendBytes(bulk, k int, multipath bool) int {
+	if multipath {
+		return max(4<<10, bulk*contendSpread/max(k, contendSpread))
+	}
+	return max(4<<10, bulk/max(k, contendSpread))
+}
 
 const contendSpread = 4
 
+// contended is one rank's result of a level's contended round (contend).
+type contended struct {
+	took, cpu, rtt float64
+	multipath      bool // every rank said the level is (the barrier's)
+	bytes          int  // each pair's (size's)
+}
+
 // contend runs rank c.Rank()'s part of level l's contended round over
 // pairs (LevelPairs), every rank of c together: first a barrier (an
-// AllReduce of one value), so that no rank's round starts while another
-// rank is still in a lower level's round (a rank in no lower-level pair
-// would otherwise wait in its Recv for its partner's earlier round, and
-// that wait would count as this level's time and CPU), and the pairs
-// start together (started apart they overlap less than the round
-// assumes, and k × bytes over the slowest pair's own duration exceeds
-// what the link carried); then its pair's transfer, nothing where it is
-// in no pair. It returns the seconds from the barrier's end to the
-// acknowledgement on the pair's first rank (else 0: the round's span is
-// the most of them) and this rank's CPU seconds over its transfer (0
-// where cpu is nil).
+// AllReduce of one value: whether some rank said the level is not
+// multipath, mine this rank's Options.Multipath), so that no rank's round
+// starts while another rank is still in a lower level's round (a rank in
+// no lower-level pair would otherwise wait in its Recv for its partner's
+// earlier round, and that wait would count as this level's time and CPU),
+// and the pairs start together (started apart they overlap less than the
+// round assumes, and k × bytes over the slowest pair's own duration
+// exceeds what the link carried); then its pair's transfer of size(the
+// level is multipath on every rank) bytes, nothing where it is in no
+// pair. Its result (the same multipath and bytes on every rank): the
+// seconds of the pair's transfer to the acknowledgement on the pair's
+// first rank (else 0: the round's span is the most of them) and this
+// rank's CPU seconds over its transfer (0 where cpu is nil).
 //
 // Before its bytes, each pair makes busyRoundTrips round trips of 8
 // bytes, all pairs at once: on the pair's first rank, rtt is their median
 // (else 0), its busy round trip (busyLatency makes the level's of the
 // pairs'): what a small message's step costs while every rank of the
 // level takes part, as in a collective's step.
-func contend(ctx context.Context, c *collective.Comm, pairs [][2]int, bytes int, now func() time.Duration, cpu func() time.Duration) (took, cpuSec, rtt float64, err error) {
-	if err := collective.AllReduce(ctx, c, make([]float64, 1), make([]float64, 1), collective.Max); err != nil {
-		return 0, 0, 0, fmt.Errorf("the barrier before it: %w", err)
+func contend(ctx context.Context, c *collective.Comm, pairs [][2]int, mine bool, size func(multipath bool) int, now func() time.Duration, cpu func() time.Duration) (contended, error) {
+	not := make([]float64, 1)
+	if !mine {
+		not[0] = 1
 	}
+	if err := collective.AllReduce(ctx, c, not, not, collective.Max); err != nil {
+		return contended{}, fmt.Errorf("the barrier before it: %w", err)
+	}
+	out := contended{multipath: not[0] == 0}
+	out.bytes = size(out.multipath)
 	me := c.Rank()
 	for _, p := range pairs {
 		if p[0] != me && p[1] != me {
 			continue
 		}
-		buf, ack := make([]byte, bytes), make([]byte, 8)
-		if rtt, err = busyTrips(ctx, c, p, ack, now); err != nil {
-			return 0, 0, 0, err
+		buf, ack := make([]byte, out.bytes), make([]byte, 8)
+		var err error
+		if out.rtt, err = busyTrips(ctx, c, p, ack, now); err != nil {
+			return contended{}, err
 		}
 		var cpu0 time.Duration
 		if cpu != nil {
@@ -202,26 +232,26 @@ func contend(ctx context.Context, c *collective.Comm, pairs [][2]int, bytes int,
 		start := now()
 		if p[0] == me {
 			if err := collective.Send(ctx, c, buf, p[1]); err != nil {
-				return 0, 0, 0, err
+				return contended{}, err
 			}
 			if err := collective.Recv(ctx, c, ack, p[1]); err != nil {
-				return 0, 0, 0, err
+				return contended{}, err
 			}
-			took = (now() - start).Seconds()
+			out.took = (now() - start).Seconds()
 		} else {
 			if err := collective.Recv(ctx, c, buf, p[0]); err != nil {
-				return 0, 0, 0, err
+				return contended{}, err
 			}
 			if err := collective.Send(ctx, c, ack, p[0]); err != nil {
-				return 0, 0, 0, err
+				return contended{}, err
 			}
 		}
 		if cpu != nil {
-			cpuSec = (cpu() - cpu0).Seconds()
+			out.cpu = (cpu() - cpu0).Seconds()
 		}
-		return took, cpuSec, rtt, nil
+		return out, nil
 	}
-	return 0, 0, 0, nil
+	return out, nil
 }
 
 // busyLatency is a level's busy latency from its pairs' busy round trips
@@ -281,29 +311,48 @@ func busyTrips(ctx context.Context, c *collective.Comm, p [2]int, msg []byte, no
 
 // contendedFigures derives a level's figures from its contended round:
 // npairs pairs of bytes each, k of them through one link; took, the
-// round's span (the slowest pair's seconds since the round's barrier); cpu, the paired ranks' CPU seconds together
-// (< 0: some rank's unknown); rtt, the level's median round trip; trip,
-// a ping-pong round trip's CPU, both ends; single, the lone pair's
-// bandwidth. It returns the bandwidth the level's link showed (the
-// lone transfer's, or the round's k × bytes over its time less a round
-// trip where that is more but under 3/2 of it: the lone transfer
-// undershot; at 3/2 or more the link has lanes, which the figures do not
-// carry, and the lone transfer's rate a lane stands) and a byte's CPU (0:
-// not measured).
-func contendedFigures(npairs, k, bytes int, took, cpu, rtt, trip, single float64) (bandwidth, perByte float64) {
+// round's span (the slowest pair's seconds); cpu, the paired ranks' CPU
+// seconds together (< 0: some rank's unknown); rtt, the level's median
+// round trip; trip, a ping-pong round trip's CPU, both ends; single, the
+// lone pairs' bandwidth (the best of them); multipath, whether one
+// connection of the level spreads its bytes over every path
+// (Options.Multipath). It returns the level's bandwidth and a byte's CPU
+// (0: not measured).
+//
+// The bandwidth: on a multipath level, the round's k × bytes over its
+// time less a round trip, where that is more than single: a connection
+// re-picks its paths onto every link within seconds (MetaRoCE), so a
+// long transfer sees the links' total, which the round, every link busy,
+// shows, while a lone connection may sit on some of the links only (the
+// lab's 4 WAN links: 3 of them in about 4 connections in 10; in the quiet
+// sweep of 2026-12-06 16:38 all 3 lone pairs did, 71.9 MB/s, and the job's
+// ring then ran at the 4 links' rate, 0.75 of the prediction). Elsewhere
+// single: a connection is one path (TCP: one ECMP link), so the lone
+// transfer is what a transfer gets, and the round's aggregate, more
+// lanes than one, is not one transfer's (Link.Lanes are not measured).
+func contendedFigures(npairs, k, bytes int, took, cpu, rtt, trip, single float64, multipath bool) (bandwidth, perByte float64) {
 	bandwidth = single
-	if took > 2*rtt {
-		took -= rtt
-	}
-	if took > 0 && k > 0 {
-		if agg := float64(k*bytes) / took; agg > single && agg < 1.5*single {
-			bandwidth = agg
-		}
+	if multipath {
+		bandwidth = max(single, aggregate(k, bytes, took, rtt))
 	}
 	if cpu >= 0 && npairs > 0 {
 		perByte = max(0, cpu-float64(npairs)*trip) / float64(npairs*bytes)
 	}
 	return bandwidth, min(perByte, topology.MaxCPUPerByte)
+}
+
+// aggregate is a contended round's rate through its busiest link: k
+// pairs' bytes over took, the slowest pair's seconds, less rtt, a round
+// trip (the first byte's way and the acknowledgement's), where took is
+// more than twice it; 0 where took is not positive.
+func aggregate(k, bytes int, took, rtt float64) float64 {
+	if took <= 0 || k <= 0 {
+		return 0
+	}
+	if took > 2*rtt {
+		took -= rtt
+	}
+	return float64(k*bytes) / took
 }
 
 // rounds is the contended rounds of a probe: per level its pairs and how
@@ -313,10 +362,12 @@ func contendedFigures(npairs, k, bytes int, took, cpu, rtt, trip, single float64
 // busy round trip at level l of the pair whose first rank is r, contend's
 // rtt, 0 for other ranks).
 type rounds struct {
-	pairs   [3][][2]int
-	k       [3]int
-	bulk, n int
-	figures []float64
+	pairs     [3][][2]int
+	k         [3]int
+	multipath [3]bool // every rank said so (contend's barrier)
+	bytes     [3]int  // each pair's in the round
+	n         int
+	figures   []float64
 }
 
 // runRounds runs this rank's part of every measured level's contended
@@ -326,19 +377,21 @@ type rounds struct {
 // its figures.
 func runRounds(ctx context.Context, c *collective.Comm, topo topology.Topology, opts Options) (rounds, error) {
 	n := c.Size()
-	rs := rounds{bulk: opts.BulkBytes, n: n, figures: make([]float64, 3+6*n)}
+	rs := rounds{n: n, figures: make([]float64, 3+6*n)}
 	for l, p := range Pairs(topo) {
 		if p[0] < 0 || opts.Skip[l] {
 			continue
 		}
 		rs.pairs[l], rs.k[l] = LevelPairs(topo, l)
-		took, cpu, rtt, err := contend(ctx, c, rs.pairs[l], contendBytes(opts.BulkBytes, rs.k[l]), opts.Now, opts.CPUTime)
+		k := rs.k[l]
+		r, err := contend(ctx, c, rs.pairs[l], opts.Multipath[l], func(m bool) int { return contendBytes(opts.BulkBytes, k, m) }, opts.Now, opts.CPUTime)
 		if err != nil {
 			return rounds{}, fmt.Errorf("probe: level %d, the contended round: %w", l, err)
 		}
-		rs.figures[l], rs.figures[3+3*n+l*n+c.Rank()] = took, rtt
+		rs.multipath[l], rs.bytes[l] = r.multipath, r.bytes
+		rs.figures[l], rs.figures[3+3*n+l*n+c.Rank()] = r.took, r.rtt
 		if opts.CPUTime != nil {
-			rs.figures[3+l*rs.n+c.Rank()] = 1 + cpu
+			rs.figures[3+l*rs.n+c.Rank()] = 1 + r.cpu
 		}
 	}
 	return rs, nil
@@ -349,11 +402,12 @@ func runRounds(ctx context.Context, c *collective.Comm, topo topology.Topology, 
 // (contendedFigures; rtt the level's median round trip, trip a ping-pong's
 // CPU, both ends, < 0 unknown: then no CPU figure), and its LatencyBusy
 // (busyLatency of the pairs' busy round trips) where the level has CPU
-// figures (trip known): a CPU figure, as the others.
-func (rs rounds) apply(figures []float64, l int, link *topology.Link, rtt, trip float64) {
+// figures (trip known): a CPU figure, as the others. It returns the
+// round's part of the level's Detail.
+func (rs rounds) apply(figures []float64, l int, link *topology.Link, rtt, trip float64) Detail {
 	pairs := rs.pairs[l]
 	if len(pairs) == 0 {
-		return
+		return Detail{}
 	}
 	if trip >= 0 {
 		rtts := make([]float64, 0, len(pairs))
@@ -372,9 +426,11 @@ func (rs rounds) apply(figures []float64, l int, link *topology.Link, rtt, trip 
 			}
 		}
 	}
-	bw, perByte := contendedFigures(len(pairs), rs.k[l], contendBytes(rs.bulk, rs.k[l]), figures[l], cpu, rtt, max(0, trip), link.Bandwidth)
+	bytes := rs.bytes[l]
+	bw, perByte := contendedFigures(len(pairs), rs.k[l], bytes, figures[l], cpu, rtt, max(0, trip), link.Bandwidth, rs.multipath[l])
 	link.Bandwidth = bw
 	if perByte > 0 {
 		link.CPUPerByteBusy = perByte
 	}
+	return Detail{Pairs: len(pairs), K: rs.k[l], Bytes: bytes, Multipath: rs.multipath[l], Contended: aggregate(rs.k[l], bytes, figures[l], rtt)}
 }

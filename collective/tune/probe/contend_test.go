@@ -3,11 +3,13 @@ package probe_test
 import (
 	"math"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/gocoll/gocoll/collective/tune"
 	"github.com/gocoll/gocoll/collective/tune/probe"
+	"github.com/gocoll/gocoll/topology"
 )
 
 // LevelPairs pairs every rank it can at each level, lowest ranks first,
@@ -103,6 +105,80 @@ func TestMeasureDeterministic(t *testing.T) {
 		if again := measure(t, grid(t, 2, 2, 2), links); !reflect.DeepEqual(again, first) {
 			t.Fatalf("a second probe measured host %+v, site %+v, WAN %+v; the first %+v, %+v, %+v",
 				*again[0].Host, *again[0].Site, *again[0].WAN, *first[0].Host, *first[0].Site, *first[0].WAN)
+		}
+	}
+}
+
+// The unlucky probe (bench/results/quiet-20261206-1638/model_sweep: all
+// three lone WAN pairs on 3 of the lab's 4 links, 71.9 MB/s, and the job
+// then ran at the 4 links' rate): on the lab's 2 x 2 x 2 whose uplink
+// carries 100 MB/s but every pair of hosts across it only 75 (or 50, 2 of
+// 4 links), as connections whose ports missed some links, every lone pair
+// measures 75 (50) while the contended round, every link busy, carries
+// the uplink's 100. Where every rank says the WAN is multipath (MetaRoCE,
+// whose connections re-pick onto every link) the level gets the uplink's
+// figure; where one rank says it is not (a TCP connection is one link)
+// it keeps the lone transfers', on every rank alike. Options.Observe sees
+// the round's bytes (a bulk transfer a pair on the multipath WAN, a
+// quarter of one elsewhere) and the figures the level came from.
+func TestMeasureMultipathUnlucky(t *testing.T) {
+	const uplink = 100e6
+	for _, pair := range []float64{75e6, 50e6} {
+		links := tune.DefaultLinks()
+		links.WAN = tune.Link{Latency: 2 * time.Millisecond, Bandwidth: uplink}
+		for _, a := range []string{"s0h0", "s0h1"} {
+			for _, b := range []string{"s1h0", "s1h1"} {
+				links.Pairs = append(links.Pairs, topology.HostLink{A: a, B: b, Link: topology.Link{Latency: 2 * time.Millisecond, Bandwidth: pair}})
+			}
+		}
+		for _, c := range []struct {
+			name      string
+			says      func(r int) bool // whether rank r says the WAN is multipath
+			multipath bool
+			wantBW    float64
+		}{
+			{"multipath", func(int) bool { return true }, true, uplink},
+			{"one rank on one path", func(r int) bool { return r != 3 }, false, pair},
+			{"no rank multipath", func(int) bool { return false }, false, pair},
+		} {
+			var mu sync.Mutex
+			seen := map[int]probe.Detail{}
+			got := measureWith(t, grid(t, 2, 2, 2), links, func(r int, now func() time.Duration) probe.Options {
+				o := probe.Options{Now: now, Multipath: [3]bool{false, true, c.says(r)}}
+				o.Observe = func(d probe.Detail) {
+					if d.Level == 2 {
+						mu.Lock()
+						seen[r] = d
+						mu.Unlock()
+					}
+				}
+				return o
+			})
+			wan := got[0].WAN
+			if wan == nil {
+				t.Fatalf("%s, pairs at %.3g: no WAN figures", c.name, pair)
+			}
+			for r := range got {
+				if !reflect.DeepEqual(got[r], got[0]) || seen[r] != seen[0] {
+					t.Errorf("%s: rank %d measured %+v (%+v), rank 0 %+v (%+v)", c.name, r, got[r], seen[r], got[0], seen[0])
+				}
+			}
+			d := seen[0]
+			t.Logf("%s, pairs at %.3g: WAN %.4g B/s; %+v", c.name, pair, wan.Bandwidth, d)
+			if math.Abs(wan.Bandwidth/c.wantBW-1) > 0.05 {
+				t.Errorf("%s, pairs at %.3g: WAN bandwidth %.4g, want %.4g ± 5 %%", c.name, pair, wan.Bandwidth, c.wantBW)
+			}
+			multipath := c.multipath
+			wantBytes := 1 << 20
+			if multipath {
+				wantBytes = 4 << 20
+			}
+			if d.Multipath != multipath || d.Bytes != wantBytes || d.K != 4 || d.Pairs != 4 || d.Bandwidth != wan.Bandwidth {
+				t.Errorf("%s, pairs at %.3g: detail %+v; want multipath %v, 4 pairs of %d bytes, 4 a link, bandwidth %.4g", c.name, pair, d, multipath, wantBytes, wan.Bandwidth)
+			}
+			if math.Abs(d.Lone/pair-1) > 0.05 || math.Abs(d.Spread/pair-1) > 0.05 || math.Abs(d.Contended/uplink-1) > 0.05 {
+				t.Errorf("%s, pairs at %.3g: lone %.4g, spread %.4g, contended %.4g; want %.3g, %.3g, %.3g ± 5 %%", c.name, pair, d.Lone, d.Spread, d.Contended, pair, pair, uplink)
+			}
 		}
 	}
 }

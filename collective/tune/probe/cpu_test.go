@@ -90,26 +90,57 @@ func TestCPUCostsDelayedPerWaiter(t *testing.T) {
 	}
 }
 
-// contendedFigures: a round that carried more than the lone transfer but
-// under 3/2 of it gives the level its rate (the lone transfer undershot);
-// 3/2 or more (lanes) or less leave the lone transfer's; a byte's CPU is
-// the round's less a round trip's each pair, and unknown where a rank's
-// CPU is.
+// contendedFigures: on a multipath level, a round that carried more than
+// the lone transfers gives the level its rate, however much more (a lone
+// connection on 3 or 2 of 4 links: 70 or 50 against the round's 90 or
+// 100; the links' total 200); less leaves the lone transfers'. Elsewhere
+// (a connection is one path) the lone transfers' rate stands. A byte's
+// CPU is the round's less a round trip's each pair, and unknown where a
+// rank's CPU is.
 func TestContendedFigures(t *testing.T) {
 	const rtt, trip = 0.004, 0.001
 	for _, c := range []struct {
 		name                string
 		took, cpu, single   float64
+		multipath           bool
 		wantBW, wantPerByte float64
 	}{
-		{"undershot", 4<<20/90e6 + rtt, 0.1 + 4*trip, 70e6, 90e6, 0.1 / (4 << 20)},
-		{"slower", 4<<20/50e6 + rtt, 0.1 + 4*trip, 70e6, 70e6, 0.1 / (4 << 20)},
-		{"lanes", 4<<20/200e6 + rtt, 0.1 + 4*trip, 70e6, 70e6, 0.1 / (4 << 20)},
-		{"no CPU", 4<<20/90e6 + rtt, -1, 70e6, 90e6, 0},
+		{"undershot, multipath", 4<<20/90e6 + rtt, 0.1 + 4*trip, 70e6, true, 90e6, 0.1 / (4 << 20)},
+		{"undershot, one path", 4<<20/90e6 + rtt, 0.1 + 4*trip, 70e6, false, 70e6, 0.1 / (4 << 20)},
+		{"half the links, multipath", 4<<20/100e6 + rtt, 0.1 + 4*trip, 50e6, true, 100e6, 0.1 / (4 << 20)},
+		{"half the links, one path", 4<<20/100e6 + rtt, 0.1 + 4*trip, 50e6, false, 50e6, 0.1 / (4 << 20)},
+		{"links' total, multipath", 4<<20/200e6 + rtt, 0.1 + 4*trip, 70e6, true, 200e6, 0.1 / (4 << 20)},
+		{"lanes, one path", 4<<20/200e6 + rtt, 0.1 + 4*trip, 70e6, false, 70e6, 0.1 / (4 << 20)},
+		{"slower, multipath", 4<<20/50e6 + rtt, 0.1 + 4*trip, 70e6, true, 70e6, 0.1 / (4 << 20)},
+		{"no CPU", 4<<20/90e6 + rtt, -1, 70e6, true, 90e6, 0},
+		{"no round", 0, -1, 70e6, true, 70e6, 0},
 	} {
-		bw, perByte := contendedFigures(4, 4, 1<<20, c.took, c.cpu, rtt, trip, c.single)
+		bw, perByte := contendedFigures(4, 4, 1<<20, c.took, c.cpu, rtt, trip, c.single, c.multipath)
 		if math.Abs(bw/c.wantBW-1) > 1e-9 || math.Abs(perByte-c.wantPerByte) > 1e-15 {
 			t.Errorf("%s: %.4g B/s, %.4g s a byte; want %.4g, %.4g", c.name, bw, perByte, c.wantBW, c.wantPerByte)
+		}
+	}
+}
+
+// A multipath level's contended round carries contendSpread bulk
+// transfers through its busiest link (each pair at most one), other
+// levels' one; at least 4 KiB a pair.
+func TestContendBytes(t *testing.T) {
+	for _, c := range []struct {
+		bulk, k   int
+		multipath bool
+		want      int
+	}{
+		{4 << 20, 4, false, 1 << 20},
+		{4 << 20, 4, true, 4 << 20},
+		{4 << 20, 1, false, 1 << 20},
+		{4 << 20, 1, true, 4 << 20},
+		{4 << 20, 16, false, 256 << 10},
+		{4 << 20, 16, true, 1 << 20},
+		{4 << 20, 4096, true, 4 << 10},
+	} {
+		if got := contendBytes(c.bulk, c.k, c.multipath); got != c.want {
+			t.Errorf("contendBytes(%d, %d, %v) = %d, want %d", c.bulk, c.k, c.multipath, got, c.want)
 		}
 	}
 }

@@ -26,9 +26,10 @@
 // small round trips and then move a bulk transfer at once, as a
 // collective's phase does; half the pairs' lower median round trip is
 // the level's busy latency (topology.Link's LatencyBusy), its CPU a byte
-// (every paired rank's CPU) the level's busy one (CPUPerByteBusy), its
-// bandwidth the level's where it shows the lone transfer undershot the
-// shared link. Last, where the process's CPU time can be read, every rank
+// (every paired rank's CPU) the level's busy one (CPUPerByteBusy), and
+// on a level whose connections are multipath (Options.Multipath) its
+// aggregate the level's bandwidth where it beats the lone transfers'
+// (a connection there reaches every link once re-picked). Last, where the process's CPU time can be read, every rank
 // times the reduction kernel (reduce.go): the lower median of the ranks'
 // CPU a byte reduced is the job's topology.Links.ReducePerByte.
 package probe
@@ -76,6 +77,32 @@ type Options struct {
 	// given; none where it is, and then a level whose bursts cannot tell a
 	// message's CPU from the waiting's has no delayed ping-pongs to.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Multipath, per level, says whether this rank's connections to its
+	// peers of that level each spread their bytes over every path between
+	// the hosts (MetaRoCE: a connection's ports re-picked onto every ECMP
+	// link), not one (TCP, shared memory). A level counts as multipath
+	// only where every rank says so (shared in its contended round's
+	// barrier); there the round's aggregate, every link busy, may raise
+	// the level's bandwidth above its lone transfers' (contendedFigures).
+	Multipath [3]bool
+	// Observe, where not nil, is given each measured level's bandwidth
+	// figures before Measure returns (the same on every rank): the
+	// evidence behind the level's Bandwidth, for a log.
+	Observe func(Detail)
+}
+
+// Detail is how a level's bandwidth came about (Options.Observe): the
+// measuring pair's lone transfers (Lone), the best of the spread pairs'
+// (Spread, 0: none ran), the contended round's aggregate (Contended: K
+// pairs' Bytes each through one link over the slowest pair's time, less
+// a round trip; 0: no round), whether the level counted as multipath,
+// and the Bandwidth the level got from them.
+type Detail struct {
+	Level                   int // Pairs' order: 0 host, 1 site, 2 WAN
+	Lone, Spread, Contended float64
+	Pairs, K, Bytes         int
+	Multipath               bool
+	Bandwidth               float64
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -215,7 +242,11 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 			if link.CPUPerByte != 0 || link.CPUPerMessage != 0 {
 				trip = (f[2] + f[3] - 2) / max(1, f[6])
 			}
-			rounds.apply(figures[3*slots:], l, &link, 2*f[0], trip)
+			d := rounds.apply(figures[3*slots:], l, &link, 2*f[0], trip)
+			if opts.Observe != nil {
+				d.Level, d.Lone, d.Spread, d.Bandwidth = l, f[1], spreadBW, link.Bandwidth
+				opts.Observe(d)
+			}
 			*dst = &link
 		}
 	}
