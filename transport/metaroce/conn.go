@@ -187,7 +187,7 @@ func (c *conn) handle(now, at time.Duration, pathIdx int, ce bool, h wire.Header
 	case wire.TypeAck:
 		return c.handleAck(now, at, h, body)
 	case wire.TypeProbe:
-		return c.handleProbe(now, pathIdx, h, body)
+		return c.handleProbe(now, at, pathIdx, h, body)
 	case wire.TypeClose:
 		var cl wire.Close
 		if wire.DecodeClose(h, body, &cl) != nil {
@@ -398,6 +398,7 @@ func (c *conn) applyAck(now, at time.Duration, a *wire.Ack) {
 		c.snd.grant(a.Grant(i))
 	}
 	competing := c.competingPaths(a, now)
+	end := now - c.ep.ownWait(at, now)
 	blk := &c.ep.block
 	for i := range a.NumBlocks() {
 		p := c.blockPath(a, i)
@@ -411,7 +412,7 @@ func (c *conn) applyAck(now, at time.Duration, a *wire.Ack) {
 			// made it compete (noteCompetitor) after the count.
 			p.win.competing = max(competing, 1)
 		}
-		p.onBlock(blk, a.SentAt, now, at, c.cfg, &c.snd)
+		p.onBlock(blk, a.SentAt, now, at, end, c.cfg, &c.snd)
 		if p.fell {
 			p.fell = false
 			c.startDrain(now)
@@ -431,7 +432,7 @@ func (c *conn) blockPath(a *wire.Ack, i int) *path {
 	return c.paths[c.ep.block.Path]
 }
 
-func (c *conn) handleProbe(now time.Duration, pathIdx int, h wire.Header, body []byte) *int64 {
+func (c *conn) handleProbe(now, at time.Duration, pathIdx int, h wire.Header, body []byte) *int64 {
 	var pr wire.Probe
 	if wire.DecodeProbe(h, body, &pr) != nil {
 		return &c.ep.st.DropMalformed
@@ -449,9 +450,9 @@ func (c *conn) handleProbe(now time.Duration, pathIdx int, h wire.Header, body [
 		return nil
 	}
 	p := c.paths[pathIdx]
-	if p.probeAnswered(pr.Nonce) && pr.SentAt <= now {
-		p.rtt.sample(now-pr.SentAt, now)
-		p.fab.sample(now-pr.SentAt, now)
+	if end := now - c.ep.ownWait(at, now); p.probeAnswered(pr.Nonce) && pr.SentAt <= end {
+		p.rtt.sample(end-pr.SentAt, now)
+		p.fab.sample(end-pr.SentAt, now)
 		before := p.state
 		p.heardFrom()
 		c.notePath(p, before)

@@ -8,6 +8,10 @@ import "time"
 type lateTimer struct {
 	due time.Duration
 	ok  bool // due is set and not yet caught up with
+	// from and to bound the last stall catchUp credited: the endpoint
+	// was not running from its earliest timer (plus lateSlack) to the
+	// input that came late (see ownWait).
+	from, to time.Duration
 }
 
 // Lateness an endpoint takes as ordinary timer jitter, not as time it was
@@ -48,6 +52,7 @@ func (e *Endpoint) catchUp(now time.Duration) {
 	if d <= 0 {
 		return
 	}
+	e.late.from, e.late.to = now-d, now
 	e.st.LateRuns++
 	e.st.Late += d
 	for _, c := range e.order {
@@ -74,7 +79,24 @@ func (e *Endpoint) Late(now time.Duration) time.Duration {
 
 // noteDue records the earliest timer NextTimeout returns.
 func (e *Endpoint) noteDue(t time.Duration, ok bool) {
-	e.late = lateTimer{due: t, ok: ok}
+	e.late.due, e.late.ok = t, ok
+}
+
+// ownWait returns how much of the time from at (a datagram's arrival) to
+// now (its input) falls in the last stall catchUp credited: time the
+// datagram waited in a socket because this endpoint was not running. It
+// is no part of the path's round trip: an ACK read after a stall of a
+// second would otherwise be sampled as an RTT of a second, and the
+// smoothed RTT and its deviation (the RTO, the pacing rate cwnd/srtt)
+// would take many round trips to forget it, so that the sender, running
+// again, sent at a small fraction of its window for as long (in virtual
+// time, a 16 MiB transfer over 4 paths of 100 Mbit/s whose sender
+// stopped for 1 s took 300 ms longer than the stall; freeze_test.go).
+// Lateness within lateSlack, which credits nothing, stays in the sample:
+// reads late by a scheduler's jitter are part of the loop a timer must
+// cover (arrival_test.go).
+func (e *Endpoint) ownWait(at, now time.Duration) time.Duration {
+	return max(0, min(now, e.late.to)-max(at, e.late.from))
 }
 
 // SilenceDue reports whether HandleTimeout at now would fail a connection

@@ -290,14 +290,17 @@ func (p *path) resolve(seq uint64, acked bool, sink packetSink) {
 }
 
 // fullSample is the full RTT sample of block blk of an ACK handed over at
-// now: now less the Echo, less the block's Delay up to the most a receiver
-// holds an ACK after reading the DATA (maxPeerHold). The rest of the Delay
-// is the time the DATA waited in the peer's socket (its scheduling delay,
-// with arrival times), which the loop includes; so does the time the ACK
-// waited in ours. Without arrival times and with timers on time the Delay
-// never exceeds the hold and the sample is the fabric's.
-func fullSample(blk *wire.AckBlock, now time.Duration, cfg *Config) time.Duration {
-	return now - blk.Echo - min(blk.Delay, maxPeerHold(cfg))
+// now (end: now less the time the ACK waited while this endpoint was not
+// running, Endpoint.ownWait): end less the Echo, less the block's Delay up
+// to the most a receiver holds an ACK after reading the DATA
+// (maxPeerHold). The rest of the Delay is the time the DATA waited in the
+// peer's socket (its scheduling delay, with arrival times), which the loop
+// includes; so does the time the ACK waited in ours while this endpoint
+// ran (a reader's lateness), but not a stall of its own. Without arrival
+// times and with timers on time the Delay never exceeds the hold and the
+// sample is the fabric's.
+func fullSample(blk *wire.AckBlock, end time.Duration, cfg *Config) time.Duration {
+	return end - blk.Echo - min(blk.Delay, maxPeerHold(cfg))
 }
 
 // maxPeerHold is the longest a receiver holds an ACK after reading the
@@ -306,10 +309,12 @@ func maxPeerHold(cfg *Config) time.Duration { return max(cfg.AckDelay, maxAckHol
 
 // onBlock processes an ACK block for this path, of an ACK the receiver
 // sent at ackSent on its clock and that arrived here at at (<= now: the end
-// of the fabric's RTT sample; now ends the full one): it takes
+// of the fabric's RTT sample; end, between at and now, ends the full one
+// and the endpoint's hold: now less the time this endpoint was not running
+// since at, Endpoint.ownWait): it takes
 // acknowledged packets out of flight, samples both RTTs and the one-way
 // delay, reacts to new CE marks and rising delay, and detects losses.
-func (p *path) onBlock(blk *wire.AckBlock, ackSent, now, at time.Duration, cfg *Config, sink packetSink) {
+func (p *path) onBlock(blk *wire.AckBlock, ackSent, now, at, end time.Duration, cfg *Config, sink packetSink) {
 	p.checkUndo(blk)
 	if p.lateAcks(blk, sink) > 0 {
 		p.heardFrom() // it delivered: the timeout was the ACKs' lateness
@@ -346,11 +351,11 @@ func (p *path) onBlock(blk *wire.AckBlock, ackSent, now, at time.Duration, cfg *
 	p.ackedAt = now
 	p.backoff = 0
 	p.heardFrom()
-	p.held.sample(min(max(blk.Delay, 0)+now-at, maxEndpointHold), now, minWindow)
+	p.held.sample(min(max(blk.Delay, 0)+end-at, maxEndpointHold), now, minWindow)
 	if s := at - blk.Echo - blk.Delay; blk.Echo <= at {
 		p.fell = p.fell || p.fellBelow(s, cfg)
 		p.fab.sampleSpan(s, now, p.rtt.srtt)
-		p.rtt.sample(fullSample(blk, now, cfg), now)
+		p.rtt.sample(fullSample(blk, end, cfg), now)
 	}
 	p.owd.sample(ackSent-blk.Delay-blk.Echo, now, p.rtt.srtt)
 	p.dlv.onAck(newly, now, p.rtt.srtt)

@@ -48,7 +48,7 @@ func (s *pathStory) arrive(sentAt time.Duration, ce bool, seqs ...uint64) *wire.
 	return &blk
 }
 
-func (s *pathStory) ack(blk *wire.AckBlock) { s.p.onBlock(blk, s.now, s.now, s.now, &s.cfg, s) }
+func (s *pathStory) ack(blk *wire.AckBlock) { s.p.onBlock(blk, s.now, s.now, s.now, s.now, &s.cfg, s) }
 
 func TestStorySlowStartThenAdditiveIncrease(t *testing.T) {
 	s := newPathStory(t)

@@ -43,6 +43,13 @@ type sim struct {
 	// are what a driver writes in one batch).
 	onTx    func(node int, flush int, tx metaroce.Transmit, b []byte)
 	flushes int
+	// frozen, if set, holds each node's end of a stall (sim.freeze,
+	// freeze_test.go): until then the node's endpoint runs nothing (no
+	// timer, no read, no send) as a process left unscheduled, and what
+	// arrives for it waits in held, handed over with its arrival time
+	// when it runs again.
+	frozen map[int]time.Duration
+	held   map[int][]simfabric.Delivery
 }
 
 // simAgent is a node's traffic other than an endpoint's: it gets the
@@ -119,6 +126,9 @@ func (s *sim) pair(a, b int, fwd ...simfabric.LinkConfig) []simfabric.LinkID {
 func (s *sim) flush(node int) {
 	ep := s.eps[node]
 	now := s.fab.Now()
+	if now < s.frozen[node] {
+		return
+	}
 	s.flushes++
 	for s.txTick == 0 || now%s.txTick == 0 {
 		tx, ok := ep.PollTransmit(now, s.buf)
@@ -166,6 +176,10 @@ func (s *sim) advance(limit time.Duration, cond func() bool) bool {
 			s.rx.queue = append(s.rx.queue, d)
 			return
 		}
+		if d.At < s.frozen[int(d.To)] {
+			s.held[int(d.To)] = append(s.held[int(d.To)], d)
+			return
+		}
 		s.eps[d.To].HandleDatagram(d.At, s.index[d.Path], d.CE, d.Data)
 		s.flush(int(d.To))
 	}
@@ -174,8 +188,11 @@ func (s *sim) advance(limit time.Duration, cond func() bool) bool {
 	}
 	for !cond() {
 		t, ok := s.fab.NextEventTime()
-		for _, ep := range s.eps {
+		for i, ep := range s.eps {
 			et, eok := ep.NextTimeout()
+			if f := s.frozen[i]; f > s.fab.Now() {
+				et, eok = max(et, f), true // it runs again then
+			}
 			if s.txTick > 0 && eok && et <= s.fab.Now() {
 				// Due now but handled: it waits to transmit, at the next tick.
 				et = (s.fab.Now()/s.txTick + 1) * s.txTick
@@ -205,6 +222,10 @@ func (s *sim) advance(limit time.Duration, cond func() bool) bool {
 		require.NoError(s.t, s.fab.AdvanceTo(t, deliver))
 		s.rx.read(s, t)
 		for i, ep := range s.eps {
+			if t < s.frozen[i] {
+				continue
+			}
+			s.thaw(i, t)
 			if et, eok := ep.NextTimeout(); eok && et <= t {
 				ep.HandleTimeout(t)
 			}
@@ -329,4 +350,27 @@ func (p *pump) post(now time.Duration, slot int) {
 	p.rounds[slot]++
 	require.NoError(p.s.t, p.s.eps[1].PostRecv(now, p.cb, pumpStream, id, p.bufs[slot]))
 	require.NoError(p.s.t, p.s.eps[0].Send(now, p.ca, pumpStream, id, p.srcs[slot]))
+}
+
+// freeze stops node's endpoint from now until now+d (see sim.frozen).
+func (s *sim) freeze(node int, d time.Duration) {
+	if s.frozen == nil {
+		s.frozen, s.held = map[int]time.Duration{}, map[int][]simfabric.Delivery{}
+	}
+	s.frozen[node] = s.fab.Now() + d
+}
+
+// thaw hands a node that runs again at now what arrived for it while it
+// was stopped, with the arrival times, as a driver that reads its sockets
+// before its late timers (mrtransport's drainBeforeTimers).
+func (s *sim) thaw(node int, now time.Duration) {
+	held := s.held[node]
+	if len(held) == 0 {
+		return
+	}
+	delete(s.held, node)
+	for _, d := range held {
+		s.eps[node].HandleDatagramAt(now, d.At, s.index[d.Path], d.CE, d.Data)
+	}
+	s.flush(node)
 }
