@@ -10,7 +10,8 @@
 #        (the series' bin, default 5), GOCOLL (a gocoll binary instead of
 #        building this tree's), RATE (each WAN path's Mbit/s, default 200),
 #        DELAY (one-way WAN delay in ms, default 2), WARMUP (warm-up calls,
-#        default 1)
+#        default 1), CHECK (bench -c: checked calls after each
+#        measurement, default 0, so that the last call is a timed one)
 #
 # The lab is hier_lab.sh's (2 sites x 2 hosts x 2 ranks, 4 WAN paths of
 # RATE Mbit/s, DELAY ms one way, MTU 9000), brought up with the delay daemons'
@@ -26,6 +27,8 @@
 # lost, timeouts and spurious ones, from GOCOLL_DEBUG_SUBSYS=NET's close
 # figures) go beside it. A link below 100 % while the call runs
 # is a link idle while data waits to cross (or a call not yet on the WAN).
+# Then bench/wan_split.sh splits every call (before the first WAN byte,
+# start, middle, tail, after) and gives the timed calls' means.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,7 +57,7 @@ head -1 /proc/stat >"$D/stat.before"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout 300s \
   -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL,NET -- \
-  "$G" bench allreduce --sizes "$SIZE" -n "$ITERS" -w "$WARMUP" --algo "$ALGO" >"$D/out" 2>&1 || echo "# run failed: $?" >>"$D/out"
+  "$G" bench allreduce --sizes "$SIZE" -n "$ITERS" -w "$WARMUP" -c "${CHECK:-0}" --algo "$ALGO" >"$D/out" 2>&1 || echo "# run failed: $?" >>"$D/out"
 head -1 /proc/stat >"$D/stat.after"
 "$G" lab stats --name "$LAB" >"$D/stats.after"
 for p in $(pgrep -f "lab delayd --config /run/gocoll-lab/$LAB/" || true); do kill -USR1 "$p"; done
@@ -92,3 +95,4 @@ read -r end took < <(sed -n 's/^\[rank 0\] time=\([^ ]*\) .*msg="gocoll: coll" .
     }'
 } >"$D/series.txt"
 cat "$D/series.txt"
+SIZE=$SIZE RATE=$RATE BIN_MS=$BIN_MS ITERS=$ITERS bash bench/wan_split.sh "$D" | tee "$D/split.txt"

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# bench/wan_split.sh: the split of each lab AllReduce call into the parts
+# bench/results/wan_gap.md uses for virtual time (before the first WAN
+# byte, ramp, middle, tail, after), from a bench/wan_trace.sh run's raw
+# directory (its out, the ranks' log, and trace.gz, the delay daemons'
+# per-packet trace).
+#
+# Usage: bench/wan_split.sh RAWDIR
+#   env: SIZE (bytes, default 16777216), RATE (each WAN path's Mbit/s,
+#        default 200), BIN_MS (default 2), ITERS (timed calls per
+#        measurement, default 3: a run of ITERS calls of SIZE between two
+#        barriers is timed, other calls are warm-up or checks)
+#
+# A call lasts from the first rank's start to the last rank's end (each
+# rank's GOCOLL_DEBUG_SUBSYS=COLL line: its end, ms resolution, and took).
+# The trace gives each packet's release into its path's rate limiter; the
+# limiter (tbf) is replayed as a FIFO at RATE (IP length + 14 bytes a
+# packet), so a link is busy from a packet's start of service to its end.
+# Per direction (the 4 queues below 512, then those above), in ms:
+#   before: call start -> the first data packet (over 1000 bytes) released;
+#   start:  idle link time (averaged over the 4 links) from the call's
+#           start to the first BIN_MS bin with the 4 links >= 85 % busy (its
+#           length in brackets): before and the ramp together, as a data
+#           packet of the call before can come first;
+#   middle: idle link time from there to the last such bin;
+#   tail:   idle link time after it, to the last data packet's end of
+#           service (its length in brackets);
+#   after:  that end -> the call's end (negative: a rank's log is late);
+#   rate:   the data packets' bytes at the 4 links' rate;
+#   late:   packets the daemon released over 1 ms after due, and the worst.
+# The parts of the calls that overlap (a rank starts the next call while
+# another ends this one) are counted in both. The last lines are the
+# timed calls' means.
+set -euo pipefail
+D=${1:?usage: bench/wan_split.sh RAWDIR}
+SIZE=${SIZE:-16777216}
+RATE=${RATE:-200}
+BIN_MS=${BIN_MS:-2}
+ITERS=${ITERS:-3}
+[[ -f $D/out && -f $D/trace.gz ]] || { echo "bench/wan_split.sh: $D has no out and trace.gz" >&2; exit 2; }
+
+# Every rank's collective lines: seq op bytes end(unix s) took(ms); then
+# per AllReduce of SIZE: seq, end, length (ms), timed (0/1).
+calls=$(sed -n 's/^\[rank [0-9]*\] time=\([^ ]*\) .*msg="gocoll: coll" .*seq=\([0-9]*\) op=\([A-Za-z]*\) .* bytes=\([0-9]*\) took=\([0-9.]*\)\(ms\|s\)$/\1 \2 \3 \4 \5 \6/p' "$D/out" |
+  while read -r e seq op b t u; do echo "$seq $op $b $(date -d "$e" +%s.%N) $t $u"; done |
+  awk -v size="$SIZE" -v iters="$ITERS" '
+    { t = ($6 == "s" ? $5 * 1000 : $5); e = $4; b = e - t / 1000; op[$1] = $2 " " $3
+      if (!($1 in lo) || b < lo[$1]) lo[$1] = b; if (!($1 in hi) || e > hi[$1]) hi[$1] = e; if ($1 > n) n = $1 }
+    END {
+      for (s = 0; s <= n; s++) {
+        if (op[s] != "AllReduce " size) continue
+        r = 0; for (k = s; op[k] == "AllReduce " size; k--) r++
+        f = 0; for (k = s; op[k] == "AllReduce " size; k++) f++
+        timed = (op[s - r] ~ /^Barrier/ && op[s + f] ~ /^Barrier/ && r + f - 1 == iters)
+        printf "%d %.6f %.6f %d\n", s, lo[s], hi[s], timed
+      }
+    }')
+[[ -n $calls ]] || { echo "bench/wan_split.sh: no AllReduce of $SIZE B in $D/out" >&2; exit 1; }
+
+zcat "$D/trace.gz" | awk -v rate="$RATE" -v bin="$BIN_MS" -v calls="$calls" '
+  BEGIN { nc = split(calls, l, "\n"); for (c = 1; c <= nc; c++) { split(l[c], f, " "); cs[c] = f[1]; lo[c] = f[2]; hi[c] = f[3]; timed[c] = f[4] }
+    bps = rate * 1e6 / 8; w = bin / 1000 }
+  /^# start/ { start = $3 / 1e9; next } /^#/ { next }
+  { q = $1; rel = start + $6 / 1e9; s = (rel > free[q] ? rel : free[q]); free[q] = s + ($2 + 14) / bps
+    n++; Q[n] = int(q / 256); S[n] = s; E[n] = free[q]; L[n] = $2; LATE[n] = ($6 - $5) / 1e6 }
+  END {
+    for (c = 1; c <= nc; c++) for (dir = 1; dir <= 2; dir++) split1(c, dir)
+    if (nt == 0) { print "# no timed call"; exit }
+    for (dir = 1; dir <= 2; dir++)
+      printf "mean of %d timed calls, dir %d: call %.1f | before %.1f | start %.1f [%.1f] | middle %.1f | tail %.1f [%.1f] | after %.1f | rate %.1f\n",
+        nt / 2, dir, m["call"] * 2 / nt, m[dir, "before"] * 2 / nt, m[dir, "ramp"] * 2 / nt, m[dir, "rampLen"] * 2 / nt, m[dir, "mid"] * 2 / nt,
+        m[dir, "tail"] * 2 / nt, m[dir, "tailLen"] * 2 / nt, m[dir, "after"] * 2 / nt, m[dir, "rate"] * 2 / nt
+  }
+  function split1(c, dir,    i, a, b, k, x, first, last, bytes, late, maxl, k0, k1, re, ts, u, idle, len, r, mi, t) {
+    delete busy; first = 1e18; last = 0; bytes = 0; late = 0; maxl = 0
+    for (i = 1; i <= n; i++) {
+      if (Q[i] != dir || S[i] < lo[c] || S[i] > hi[c] + 0.005) continue
+      if (L[i] > 1000) { if (S[i] < first) first = S[i]; if (E[i] > last) last = E[i]; bytes += L[i] }
+      if (LATE[i] > 1) late++; if (LATE[i] > maxl) maxl = LATE[i]
+      a = S[i]; b = E[i]; k = int((a - lo[c]) / w)
+      while (a < b) { x = lo[c] + (k + 1) * w; if (x > b) x = b; if (x > a) busy[k] += x - a; a = x; k++ }
+    }
+    if (last == 0) { printf "seq %d dir %d: no data\n", cs[c], dir; return }
+    k0 = 0; k1 = int((last - lo[c]) / w); re = -1; ts = -1
+    for (k = k0; k <= k1; k++) if (busy[k] / (4 * w) >= 0.85) { if (re < 0) re = k; ts = k + 1 }
+    if (re < 0) { re = k1 + 1; ts = k1 + 1 }
+    r = 0; mi = 0; t = 0
+    for (k = k0; k <= k1; k++) {
+      len = w; if (k == k1) len = last - (lo[c] + k * w)
+      idle = len - busy[k] / 4; if (idle < 0) idle = 0
+      if (k < re) r += idle; else if (k >= ts) t += idle; else mi += idle
+    }
+    v["call"] = (hi[c] - lo[c]) * 1000; v["before"] = (first - lo[c]) * 1000; v["ramp"] = r * 1000
+    v["rampLen"] = re * w * 1000
+    v["mid"] = mi * 1000; v["tail"] = t * 1000; v["tailLen"] = (last - (lo[c] + ts * w)) * 1000; if (v["tailLen"] < 0) v["tailLen"] = 0
+    v["after"] = (hi[c] - last) * 1000; v["rate"] = bytes / (4 * bps) * 1000
+    printf "seq %d%s dir %d: call %.1f | before %.1f | start %.1f [%.1f] | middle %.1f | tail %.1f [%.1f] | after %.1f | rate %.1f | late %d, max %.1f\n",
+      cs[c], (timed[c] ? " (timed)" : ""), dir, v["call"], v["before"], v["ramp"], v["rampLen"], v["mid"], v["tail"], v["tailLen"], v["after"], v["rate"], late, maxl
+    if (timed[c]) { nt++; if (dir == 1) m["call"] += v["call"]; for (x in v) if (x != "call") m[dir, x] += v[x] }
+  }'
