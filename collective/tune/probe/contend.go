@@ -195,7 +195,8 @@ type contended struct {
 // round assumes, and k × bytes over the slowest pair's own duration
 // exceeds what the link carried); then its pair's transfer of size(the
 // level is multipath on every rank) bytes, nothing where it is in no
-// pair. Its result (the same multipath and bytes on every rank): the
+// pair, on a multipath level after a second barrier that every rank
+// joins once its pair's round trips (below) are done. Its result (the same multipath and bytes on every rank): the
 // seconds of the pair's transfer to the acknowledgement on the pair's
 // first rank (else 0: the round's span is the most of them) and this
 // rank's CPU seconds over its transfer (0 where cpu is nil).
@@ -216,40 +217,57 @@ func contend(ctx context.Context, c *collective.Comm, pairs [][2]int, mine bool,
 	out := contended{multipath: not[0] == 0}
 	out.bytes = size(out.multipath)
 	me := c.Rank()
+	var ours [2]int
+	in := false
 	for _, p := range pairs {
-		if p[0] != me && p[1] != me {
-			continue
+		if p[0] == me || p[1] == me {
+			ours, in = p, true
+			break
 		}
-		buf, ack := make([]byte, out.bytes), make([]byte, 8)
+	}
+	ack := make([]byte, 8)
+	if in {
 		var err error
-		if out.rtt, err = busyTrips(ctx, c, p, ack, now); err != nil {
+		if out.rtt, err = busyTrips(ctx, c, ours, ack, now); err != nil {
 			return contended{}, err
 		}
-		var cpu0 time.Duration
-		if cpu != nil {
-			cpu0 = cpu()
+	}
+	if out.multipath {
+		// The aggregate counts here: the pairs' transfers start together,
+		// not as each pair's round trips end (in the lab they ended tens of
+		// ms apart, and a pair that started late ran partly alone: 120 MB/s
+		// over 4 links of 25).
+		if err := collective.AllReduce(ctx, c, make([]float64, 1), make([]float64, 1), collective.Max); err != nil {
+			return contended{}, fmt.Errorf("the barrier after the round trips: %w", err)
 		}
-		start := now()
-		if p[0] == me {
-			if err := collective.Send(ctx, c, buf, p[1]); err != nil {
-				return contended{}, err
-			}
-			if err := collective.Recv(ctx, c, ack, p[1]); err != nil {
-				return contended{}, err
-			}
-			out.took = (now() - start).Seconds()
-		} else {
-			if err := collective.Recv(ctx, c, buf, p[0]); err != nil {
-				return contended{}, err
-			}
-			if err := collective.Send(ctx, c, ack, p[0]); err != nil {
-				return contended{}, err
-			}
-		}
-		if cpu != nil {
-			out.cpu = (cpu() - cpu0).Seconds()
-		}
+	}
+	if !in {
 		return out, nil
+	}
+	p, buf := ours, make([]byte, out.bytes)
+	var cpu0 time.Duration
+	if cpu != nil {
+		cpu0 = cpu()
+	}
+	start := now()
+	if p[0] == me {
+		if err := collective.Send(ctx, c, buf, p[1]); err != nil {
+			return contended{}, err
+		}
+		if err := collective.Recv(ctx, c, ack, p[1]); err != nil {
+			return contended{}, err
+		}
+		out.took = (now() - start).Seconds()
+	} else {
+		if err := collective.Recv(ctx, c, buf, p[0]); err != nil {
+			return contended{}, err
+		}
+		if err := collective.Send(ctx, c, ack, p[0]); err != nil {
+			return contended{}, err
+		}
+	}
+	if cpu != nil {
+		out.cpu = (cpu() - cpu0).Seconds()
 	}
 	return out, nil
 }

@@ -182,3 +182,34 @@ func TestMeasureMultipathUnlucky(t *testing.T) {
 		}
 	}
 }
+
+// A multipath level's contended round starts its transfers together: on
+// the lab's 2 x 2 x 2 with an uplink of 100 MB/s, the WAN pairs of the
+// second hosts (2, 6) and (3, 7) have a round trip three times the first
+// hosts' (12 ms against 4), so their busy round trips end ~64 ms later.
+// Started as each pair's round trips end, the first hosts' pairs would
+// move their bytes mostly alone and the slowest pair's time would put
+// the round's aggregate near twice the uplink (the lab: 120 MB/s over 4
+// links of 25); after the second barrier the round carries the uplink's
+// 100 (less the slow pairs' longer acknowledgement: within 15 %).
+func TestMeasureContendedStartsTogether(t *testing.T) {
+	const uplink = 100e6
+	links := tune.DefaultLinks()
+	links.WAN = tune.Link{Latency: 2 * time.Millisecond, Bandwidth: uplink}
+	links.Pairs = []topology.HostLink{{A: "s0h1", B: "s1h1", Link: topology.Link{Latency: 6 * time.Millisecond, Bandwidth: uplink}}}
+	var mu sync.Mutex
+	var d probe.Detail
+	measureWith(t, grid(t, 2, 2, 2), links, func(r int, now func() time.Duration) probe.Options {
+		return probe.Options{Now: now, Multipath: [3]bool{false, true, true}, Observe: func(got probe.Detail) {
+			if got.Level == 2 && r == 0 {
+				mu.Lock()
+				d = got
+				mu.Unlock()
+			}
+		}}
+	})
+	t.Logf("%+v", d)
+	if d.Contended > 1.15*uplink || d.Contended < 0.85*uplink {
+		t.Errorf("the round's aggregate %.4g B/s, want the uplink's %.4g ± 15 %%", d.Contended, uplink)
+	}
+}
