@@ -43,13 +43,18 @@
 #    the transport and the machine.
 # 3. The table: for the run with the lowest mean of each algorithm and
 #    size, measured, predicted, measured/predicted (target 0.85-1.15) in
-#    OUT/table.md, with the load average before and after.
+#    OUT/table.md, with the load average before and after; beside it the
+#    round that run was (its probe's WAN bandwidth, which its prediction
+#    priced) and every round's mean/predicted, each over its own probe:
+#    runs are picked by their time, never by their probe, and a cell
+#    whose rounds disagree shows it.
 #    With auto among ALGOS: what auto ran (its COLL lines), what `gocoll
 #    topo --explain` chooses on that run's file (the same size and chunk
 #    the job priced: they should agree), and auto's mean against the best
 #    forced algorithm's at that size (target: auto/best <= 1.10), in the
 #    table's second part; auto's 'predicted' is the model's for the
-#    algorithm it ran.
+#    algorithm it ran. The same by median (each algorithm's lowest median
+#    call of its rounds): short jobs' means carry their slowest calls.
 # 4. Deterministic: DET_SIZE AllReduce (auto algorithm) with and without
 #    GOCOLL_DETERMINISTIC=1, interleaved, DET_ROUNDS rounds each.
 set -euo pipefail
@@ -151,11 +156,13 @@ skipped() {
   done
   return 1
 }
+# wanbw TOPO: the WAN level's bandwidth (B/s) in a run's topology dump.
+wanbw() { awk '/"wan": *[{]/ { w = 1 } w && /"bandwidth"/ { gsub(/[^0-9.e+-]/, "", $2); print $2; exit }' "$1" 2>/dev/null; }
 # cores RAW: the CPU the job used over its wall time (/usr/bin/time's line).
 cores() { awk '$1 == "#" && $2 == "cpu" { if ($5 > 0) printf "%.2f", ($3 + $4) / $5 }' "$1"; }
 
 # 1. The runs, interleaved.
-declare -A BEST PRED SIM FAST MED RAN CORES LOADS TOOK CPU PREDX MCPU CHOSE
+declare -A BEST PRED SIM FAST MED RAN CORES LOADS TOOK CPU PREDX MCPU CHOSE ROUND WANBW RATIOS MEDBEST
 for round in $(seq "$ROUNDS"); do
   for s in $SIZES; do
     b=$(bytes "$s")
@@ -177,8 +184,14 @@ for round in $(seq "$ROUNDS"); do
       px=$(predict "${raw%.txt}.topo.json" "$b" "$m" "$(chunk "$raw")" --no-cpu 2>/dev/null || true)
       mc=$(modelcpu "${raw%.txt}.topo.json" "$b" "$m" "$(chunk "$raw")" 2>/dev/null || true)
       ch=$(chosen "${raw%.txt}.topo.json" "$b" "$(chunk "$raw")" 2>/dev/null || true)
+      w=$(wanbw "${raw%.txt}.topo.json")
+      RATIOS[$a.$s]="${RATIOS[$a.$s]:+${RATIOS[$a.$s]}, }$(awk -v m="$t" -v p="$p" -v w="$w" 'BEGIN { if (m == "" || p == "") printf "?"; else printf "%.2f", m * 1e-6 / p; if (w != "") printf " (%.1f)", w / 1e6 }')"
+      md=$(median "$raw" "$b")
+      if [[ -n $md ]] && { [[ -z ${MEDBEST[$a.$s]:-} ]] || awk -v t="$md" -v b="${MEDBEST[$a.$s]}" 'BEGIN { exit !(t < b) }'; }; then
+        MEDBEST[$a.$s]=$md
+      fi
       if [[ -n $t ]] && { [[ -z ${BEST[$a.$s]:-} ]] || awk -v t="$t" -v b="${BEST[$a.$s]}" 'BEGIN { exit !(t < b) }'; }; then
-        BEST[$a.$s]=$t CHOSE[$a.$s]=$ch PRED[$a.$s]=$p SIM[$a.$s]=$sim PREDX[$a.$s]=$px MCPU[$a.$s]=$mc FAST[$a.$s]=$(fastest "$raw" "$b") MED[$a.$s]=$(median "$raw" "$b") RAN[$a.$s]=$(ran "$raw" "$b")
+        BEST[$a.$s]=$t CHOSE[$a.$s]=$ch ROUND[$a.$s]=$round WANBW[$a.$s]=$w PRED[$a.$s]=$p SIM[$a.$s]=$sim PREDX[$a.$s]=$px MCPU[$a.$s]=$mc FAST[$a.$s]=$(fastest "$raw" "$b") MED[$a.$s]=$(median "$raw" "$b") RAN[$a.$s]=$(ran "$raw" "$b")
         CORES[$a.$s]=$(cores "$raw") LOADS[$a.$s]=$load CPU[$a.$s]=$(cpu_per_call "$raw" "$b")
         TOOK[$a.$s]=$(sed -n 's/^\[rank 0\] .*msg="gocoll: link figures".* took=\([^ ]*\).*/\1/p' "$raw" | head -1)
       fi
@@ -215,16 +228,16 @@ table=$OUT/table.md
   echo
   echo "Run $stamp (UTC) of bench/model_lab.sh at commit $REV, $(nproc) cores; load average (1/5/15 min) $load0 before, $load1 after. The machine was shared with other work: the measured times are upper bounds of what the code does (the run with the lowest mean of $ROUNDS interleaved rounds is kept)."
   echo
-  echo "Lab: 2 sites x $HOSTS hosts x $SLOTS ranks, $PATHS WAN paths x $RATE Mbit/s each way, $DELAY ms one way, MTU $MTU; default transport. Each run probed its links as it formed (the probe is on by default where a job spans hosts) and wrote them (GOCOLL_TOPO_DUMP, raw/STAMP.ALGO.SIZE.ROUND.topo.json); 'predicted' is \`gocoll topo --explain SIZE --topology THAT-FILE --coll allreduce --chunk C\` (C: the run's transport chunk). 'mean': \`gocoll bench allreduce --sizes SIZE --algo A\`'s time (the slowest rank's mean per call, out of place); 'fastest' and 'median': rank 0's fastest and median call (its COLL lines; the fastest is a lower bound, as rank 0 may enter after the others; the median, of the -n calls, is less sensitive to a loaded machine than the mean); 'sim': \`gocoll sim --topology THAT-FILE --algo A --chunk C allreduce SIZE\`, the same algorithm in virtual time over those figures (no CPU cost, and an ideal transport: no opening round trips, which 'predicted' prices, collective/tune/opening.go); 'cores': the CPU time of the job's processes over the run's wall time, at the 1-minute load average 'load' when it started; 'CPU/call': the job's CPU seconds (all 8 ranks, set-up included) per AllReduce of that size, so CPU/call / $(nproc) is the least time the machine allows with every core the job's; 'model CPU/call': the model's CPU for the call (the probe's CPU a byte, alone and with every pair of the level busy, and a message per level, collective/tune/cpu.go), without the set-up; 'no CPU term': the prediction with the probe's CPU figures left out (\`gocoll topo --no-cpu\`), the model before it had the term. Target: mean/predicted within 0.85-1.15."
+  echo "Lab: 2 sites x $HOSTS hosts x $SLOTS ranks, $PATHS WAN paths x $RATE Mbit/s each way, $DELAY ms one way, MTU $MTU; default transport. Each run probed its links as it formed (the probe is on by default where a job spans hosts) and wrote them (GOCOLL_TOPO_DUMP, raw/STAMP.ALGO.SIZE.ROUND.topo.json); 'predicted' is \`gocoll topo --explain SIZE --topology THAT-FILE --coll allreduce --chunk C\` (C: the run's transport chunk). 'mean': \`gocoll bench allreduce --sizes SIZE --algo A\`'s time (the slowest rank's mean per call, out of place); 'fastest' and 'median': rank 0's fastest and median call (its COLL lines; the fastest is a lower bound, as rank 0 may enter after the others; the median, of the -n calls, is less sensitive to a loaded machine than the mean); 'sim': \`gocoll sim --topology THAT-FILE --algo A --chunk C allreduce SIZE\`, the same algorithm in virtual time over those figures (no CPU cost, and an ideal transport: no opening round trips, which 'predicted' prices, collective/tune/opening.go); 'cores': the CPU time of the job's processes over the run's wall time, at the 1-minute load average 'load' when it started; 'CPU/call': the job's CPU seconds (all 8 ranks, set-up included) per AllReduce of that size, so CPU/call / $(nproc) is the least time the machine allows with every core the job's; 'model CPU/call': the model's CPU for the call (the probe's CPU a byte, alone and with every pair of the level busy, and a message per level, collective/tune/cpu.go), without the set-up; 'no CPU term': the prediction with the probe's CPU figures left out (\`gocoll topo --no-cpu\`), the model before it had the term. Target: mean/predicted within 0.85-1.15. 'round (WAN)': the round whose run the row is (the one with the lowest mean; runs are picked by their time, not their probe) and the WAN bandwidth its probe measured, in MB/s; 'every round': each round's mean/predicted, each over its own probe (its WAN figure in brackets), in round order."
   echo
-  echo "| size | algorithm | ran | mean | fastest | median | predicted | mean/predicted | fastest/predicted | median/predicted | sim/predicted | probe took | cores (load) | CPU/call | no CPU term | mean/no CPU term | median/no CPU term | model CPU/call |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| size | algorithm | ran | mean | fastest | median | predicted | mean/predicted | fastest/predicted | median/predicted | sim/predicted | round (WAN) | every round | probe took | cores (load) | CPU/call | no CPU term | mean/no CPU term | median/no CPU term | model CPU/call |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   for s in $SIZES; do
     for a in $ALGOS; do
       if skipped "$a" "$(bytes "$s")"; then continue; fi
       m=$(awk -v m="${BEST[$a.$s]:-}" 'BEGIN { if (m != "") print m * 1e-6 }')
       p=${PRED[$a.$s]:-} f=${FAST[$a.$s]:-} md=${MED[$a.$s]:-}
-      echo "| $s | $a | ${RAN[$a.$s]:-?} | $(fmt_s "$m") | $(fmt_s "$f") | $(fmt_s "$md") | $(fmt_s "$p") | $(fmt_r "$m" "$p") | $(fmt_r "$f" "$p") | $(fmt_r "$md" "$p") | $(fmt_r "${SIM[$a.$s]:-}" "$p") | ${TOOK[$a.$s]:-?} | ${CORES[$a.$s]:-?} (${LOADS[$a.$s]:-?}) | ${CPU[$a.$s]:-?} s | $(fmt_s "${PREDX[$a.$s]:-}") | $(fmt_r "$m" "${PREDX[$a.$s]:-}") | $(fmt_r "$md" "${PREDX[$a.$s]:-}") | ${MCPU[$a.$s]:-?} s |"
+      echo "| $s | $a | ${RAN[$a.$s]:-?} | $(fmt_s "$m") | $(fmt_s "$f") | $(fmt_s "$md") | $(fmt_s "$p") | $(fmt_r "$m" "$p") | $(fmt_r "$f" "$p") | $(fmt_r "$md" "$p") | $(fmt_r "${SIM[$a.$s]:-}" "$p") | ${ROUND[$a.$s]:-?} ($(awk -v w="${WANBW[$a.$s]:-}" 'BEGIN { if (w == "") printf "?"; else printf "%.1f", w / 1e6 }')) | ${RATIOS[$a.$s]:-?} | ${TOOK[$a.$s]:-?} | ${CORES[$a.$s]:-?} (${LOADS[$a.$s]:-?}) | ${CPU[$a.$s]:-?} s | $(fmt_s "${PREDX[$a.$s]:-}") | $(fmt_r "$m" "${PREDX[$a.$s]:-}") | $(fmt_r "$md" "${PREDX[$a.$s]:-}") | ${MCPU[$a.$s]:-?} s |"
     done
   done
   if [[ " $ALGOS " == *" auto "* ]]; then
@@ -233,16 +246,19 @@ table=$OUT/table.md
     echo
     echo "Per size, the run of auto with the lowest mean: what it ran (rank 0's COLL lines), what \`gocoll topo --explain SIZE --topology THAT-RUN'S-FILE --chunk C\` chooses (the same figures, size and chunk the job priced), and its mean against the lowest mean of the forced algorithms run at that size ($(echo $ALGOS | sed 's/ *auto//')). Target: auto/best <= 1.10."
     echo
-    echo "| size | auto ran | explain chooses | auto mean | best forced | its mean | auto/best |"
-    echo "|---|---|---|---|---|---|---|"
+    echo "By median: each algorithm's lowest median call (rank 0's, over its rounds) against the lowest of the forced algorithms'; short jobs' means carry their slowest calls. Target as by mean."
+    echo
+    echo "| size | auto ran | explain chooses | auto mean | best forced | its mean | auto/best | auto median | best forced by median | its median | auto/best by median |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
     for s in $SIZES; do
-      best="" bm=""
+      best="" bm="" mbest="" mbm=""
       for a in $ALGOS; do
-        [[ $a == auto || -z ${BEST[$a.$s]:-} ]] && continue
-        if [[ -z $bm ]] || awk -v t="${BEST[$a.$s]}" -v b="$bm" 'BEGIN { exit !(t < b) }'; then best=$a bm=${BEST[$a.$s]}; fi
+        [[ $a == auto ]] && continue
+        if [[ -n ${BEST[$a.$s]:-} ]] && { [[ -z $bm ]] || awk -v t="${BEST[$a.$s]}" -v b="$bm" 'BEGIN { exit !(t < b) }'; }; then best=$a bm=${BEST[$a.$s]}; fi
+        if [[ -n ${MEDBEST[$a.$s]:-} ]] && { [[ -z $mbm ]] || awk -v t="${MEDBEST[$a.$s]}" -v b="$mbm" 'BEGIN { exit !(t < b) }'; }; then mbest=$a mbm=${MEDBEST[$a.$s]}; fi
       done
-      am=${BEST[auto.$s]:-}
-      echo "| $s | ${RAN[auto.$s]:-?} | ${CHOSE[auto.$s]:-?} | $(fmt_s "$(awk -v m="$am" 'BEGIN { if (m != "") print m * 1e-6 }')") | ${best:-?} | $(fmt_s "$(awk -v m="$bm" 'BEGIN { if (m != "") print m * 1e-6 }')") | $(fmt_r "$am" "$bm") |"
+      am=${BEST[auto.$s]:-} amd=${MEDBEST[auto.$s]:-}
+      echo "| $s | ${RAN[auto.$s]:-?} | ${CHOSE[auto.$s]:-?} | $(fmt_s "$(awk -v m="$am" 'BEGIN { if (m != "") print m * 1e-6 }')") | ${best:-?} | $(fmt_s "$(awk -v m="$bm" 'BEGIN { if (m != "") print m * 1e-6 }')") | $(fmt_r "$am" "$bm") | $(fmt_s "$amd") | ${mbest:-?} | $(fmt_s "$mbm") | $(fmt_r "$amd" "$mbm") |"
     done
   fi
   if [[ -n $DET_SIZE ]]; then
