@@ -72,7 +72,10 @@ func checkDisjoint(aName string, a []byte, bName string, b []byte) error {
 // sends go first: posting a receive whose message is there copies it at
 // once, and the peers waiting to copy this rank's blocks should not wait
 // for those copies; a block that comes before its receive is held there
-// as an announcement, not copied twice.
+// as an announcement, not copied twice. There the receive of each peer's
+// header waits for the receive of its block (o.lateHeaders), so that a
+// transport that can takes both in one request (recvWithHeader): one
+// receive a pair instead of two, matched, completed and released once.
 func (c *Comm) pairwise(o *operation, sendBlock, recvBlock func(peer int) []byte) error {
 	n, r := c.Size(), c.rank
 	inFlight, total := 2, 0
@@ -95,12 +98,14 @@ func (c *Comm) pairwise(o *operation, sendBlock, recvBlock func(peer int) []byte
 		}
 	}
 	if c.shared {
+		o.lateHeaders = true // each header's receive goes with the pair's data receive
 		postSends()
 	}
 	for k := 1; k < n; k++ {
 		from := mod(r-k, n)
 		recvs[k] = o.recv(from, recvBlock(from))
 	}
+	o.endLateHeaders()
 	if !c.shared {
 		postSends()
 	}

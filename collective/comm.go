@@ -299,6 +299,9 @@ type Comm struct {
 	// shared: the endpoint reports shared memory (transport.Traits), so
 	// auto picks the direct algorithms for large messages.
 	shared bool
+	// headRecv is ep where it takes a message and the one sent with it in
+	// one request (transport.HeadReceiver; see operation.recv), else nil.
+	headRecv transport.HeadReceiver
 
 	mu       sync.Mutex
 	closed   bool
@@ -378,6 +381,7 @@ func newComm(ep transport.Endpoint, id uint64, ranks []int, rank int, cfg Config
 	}
 	c := &Comm{ep: ep, id: id, ranks: ranks, rank: rank, cfg: cfg, shared: traits.SharedMemory,
 		p2pSent: make([]uint64, len(ranks)), p2pRecvd: make([]uint64, len(ranks))}
+	c.headRecv, _ = ep.(transport.HeadReceiver)
 	c.scratch.size = cfg.ChunkBytes
 	c.flight = new(flightRecorder)
 	c.initBoard()

@@ -17,6 +17,14 @@ type peerState struct {
 	sendSeq, recvSeq uint32
 	hdrIn            []byte // the peer's header message, headerMsgMax bytes
 	hdrReq           transport.Request
+	// lateHeader: touched while o.lateHeaders held, the header's receive
+	// not yet posted (postHeader).
+	lateHeader bool
+	// tailOpen: hdrReq is a receive of the header with the pair's first
+	// data message (transport.HeadReceiver), whose receive recv has not
+	// posted on its own; settled by settleTail.
+	tailOpen bool
+	tailBuf  []byte
 
 	// Set by checkHeader: whether the peer's header carried the pair's
 	// first data message, and that message (aliasing hdrIn).
@@ -59,7 +67,8 @@ func (o *operation) releaseHeaderBufs() {
 }
 
 // touch posts the receive of peer's header, the first time the operation
-// talks to peer. This rank's own header goes later (announce).
+// talks to peer. This rank's own header goes later (announce). While
+// o.lateHeaders holds, the receive waits for recv or postHeader.
 func (o *operation) touch(peer int) *peerState {
 	p := &o.peers[peer]
 	if p.touched {
@@ -68,8 +77,57 @@ func (o *operation) touch(peer int) *peerState {
 	p.touched = true
 	o.unannounced++
 	p.hdrIn = o.headerBuf()
+	if o.lateHeaders {
+		p.lateHeader = true
+		return p
+	}
 	p.hdrReq = o.c.ep.Recv(o.c.ranks[peer], transport.Tag{OpKey: o.key}, p.hdrIn)
 	return p
+}
+
+// postHeader posts the receive of peer's header if touch left it to
+// later.
+func (o *operation) postHeader(p *peerState, peer int) {
+	if p.lateHeader {
+		p.lateHeader = false
+		p.hdrReq = o.c.ep.Recv(o.c.ranks[peer], transport.Tag{OpKey: o.key}, p.hdrIn)
+	}
+}
+
+// recvWithHeader posts, where touch left the header's receive to later
+// and the endpoint can (transport.HeadReceiver), one receive of peer's
+// header and of the pair's first data message, buf, which the sender's
+// announceWith sends in one transfer; it reports whether it did. The data
+// receive is settled once the header is checked (settleTail).
+func (o *operation) recvWithHeader(p *peerState, peer int, buf []byte) bool {
+	if !p.lateHeader || o.c.headRecv == nil {
+		return false
+	}
+	r := o.c.headRecv.RecvHead(o.c.ranks[peer], transport.Tag{OpKey: o.key}, p.hdrIn,
+		transport.Tag{OpKey: o.key, Seq: 1}, buf)
+	if r == nil {
+		return false
+	}
+	p.lateHeader, p.hdrReq, p.tailOpen, p.tailBuf = false, r, true, buf
+	return true
+}
+
+// settleTail settles, once peer's header has been checked, the pair's
+// first data receive that recvWithHeader posted with it: it returns the
+// bytes received if the message came with the header, else it posts the
+// message's own receive and returns its request.
+func (o *operation) settleTail(peer int) (n int, r transport.Request) {
+	p := &o.peers[peer]
+	if !p.tailOpen || !p.checked {
+		panic("collective: data receive settled twice or before its header")
+	}
+	p.tailOpen = false
+	buf := p.tailBuf
+	p.tailBuf = nil
+	if n, ok := transport.TailOf(p.hdrReq); ok {
+		return n, nil
+	}
+	return 0, o.postRecv(peer, 1, buf)
 }
 
 // announce sends this rank's header to the touched peer, as message 0 of
@@ -185,6 +243,7 @@ func (o *operation) scanHeaders() error {
 		if !p.touched || p.checked {
 			continue
 		}
+		o.postHeader(p, peer)
 		select {
 		case <-p.hdrReq.Done():
 			if err := o.checkHeader(peer); err != nil {
@@ -208,6 +267,7 @@ func (o *operation) checkHeader(peer int) error {
 	if p.checking {
 		return nil // scanHeaders called from the wait below
 	}
+	o.postHeader(p, peer)
 	p.checking = true
 	n, err := o.await(p.hdrReq, peer)
 	p.checking = false
@@ -272,6 +332,20 @@ func (o *operation) finishFirst(peer int) error {
 	}
 	if p.carried && !p.taken {
 		return o.fail(fmt.Errorf("rank %d sent a %d-byte message this rank did not expect", peer, len(p.inline)))
+	}
+	return nil
+}
+
+// finishTail settles, at finish, a data receive posted with the header's
+// (recvWithHeader) that nobody waited for.
+func (o *operation) finishTail(peer int) error {
+	p := &o.peers[peer]
+	if !p.tailOpen {
+		return nil
+	}
+	want := len(p.tailBuf)
+	if n, r := o.settleTail(peer); r == nil && n != want {
+		return o.fail(fmt.Errorf("rank %d sent %d bytes where %d were expected", peer, n, want))
 	}
 	return nil
 }

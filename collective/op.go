@@ -16,7 +16,11 @@ import (
 //
 // Headers. Message 0 of every pair, in each direction, is the sender's
 // header (exchange.go). The first time the operation talks to a peer it
-// posts the receive of the peer's header (touch). Its own header goes with
+// posts the receive of the peer's header (touch); where an algorithm sends
+// before it receives (pairwise over shared memory) the receive waits for
+// the pair's first data receive, and where the endpoint can
+// (transport.HeadReceiver) one request takes the header and the data
+// message sent in its transfer (recvWithHeader). Its own header goes with
 // the first data message it sends to the peer, in the same message when
 // that one is small, or else before this rank next blocks: no rank waits
 // while a peer it talks to lacks its header. Every collective also
@@ -47,6 +51,7 @@ type operation struct {
 	treeTouched  bool                            // touchPartners has run
 	farTouched   bool                            // touchFarPartners has run
 	unannounced  int                             // touched peers that lack this rank's header
+	lateHeaders  bool                            // touch leaves header receives to recv (pairwise)
 	hdrBufs      []*[headerMsgMax]byte           // header buffers lent by headerBufs
 	start        time.Time                       // when the operation began
 	flightID     uint64                          // its flight record (flight.go)
@@ -175,6 +180,7 @@ type pendingRecv struct {
 	buf   []byte
 	seq   uint32
 	first bool
+	tail  bool // posted with the header's receive (recvWithHeader); req nil until settled
 	req   transport.Request
 }
 
@@ -184,6 +190,11 @@ func (o *operation) recv(peer int, buf []byte) pendingRecv {
 	p := o.touch(peer)
 	p.recvSeq++
 	pr := pendingRecv{peer: peer, buf: buf, seq: p.recvSeq}
+	if pr.seq == 1 && peer != o.c.rank && !o.inlines(peer, buf) && o.recvWithHeader(p, peer, buf) {
+		pr.tail = true
+		return pr
+	}
+	o.postHeader(p, peer)
 	if pr.seq == 1 && o.inlines(peer, buf) {
 		pr.first = true
 		p.firstOpen, p.firstBuf = true, buf
@@ -191,6 +202,15 @@ func (o *operation) recv(peer int, buf []byte) pendingRecv {
 	}
 	pr.req = o.postRecv(peer, pr.seq, buf)
 	return pr
+}
+
+// endLateHeaders ends o.lateHeaders: it posts the header receives that
+// touch left to recv and recv did not post.
+func (o *operation) endLateHeaders() {
+	o.lateHeaders = false
+	for peer := range o.peers {
+		o.postHeader(&o.peers[peer], peer)
+	}
 }
 
 // inlines reports whether buf, as the first message of a pair, travels
@@ -403,6 +423,16 @@ func (o *operation) waitRecv(pr pendingRecv) error {
 		}
 		pr.req = p.firstReq
 	}
+	if pr.tail {
+		n, r := o.settleTail(pr.peer)
+		if r == nil {
+			if n != len(pr.buf) {
+				return o.fail(fmt.Errorf("rank %d sent %d bytes where %d were expected", pr.peer, n, len(pr.buf)))
+			}
+			return nil
+		}
+		pr.req = r
+	}
 	n, err := o.await(pr.req, pr.peer)
 	if err != nil {
 		return o.fail(o.peerErr(pr.peer, err))
@@ -441,6 +471,9 @@ func (o *operation) finish() error {
 			return err
 		}
 		if err := o.finishFirst(peer); err != nil {
+			return err
+		}
+		if err := o.finishTail(peer); err != nil {
 			return err
 		}
 	}

@@ -52,12 +52,13 @@ type guardedEndpoint struct {
 const explainedFreeMax = 256
 
 var (
-	_ transport.Endpoint   = (*guardedEndpoint)(nil)
-	_ transport.AnySpinner = (*guardedEndpoint)(nil)
-	_ transport.Boards     = (*guardedEndpoint)(nil)
-	_ transport.Completer  = (*explainedRequest)(nil)
-	_ transport.Unwrapper  = (*explainedRequest)(nil)
-	_ transport.Completer  = (*doneRequest)(nil)
+	_ transport.Endpoint     = (*guardedEndpoint)(nil)
+	_ transport.AnySpinner   = (*guardedEndpoint)(nil)
+	_ transport.HeadReceiver = (*guardedEndpoint)(nil)
+	_ transport.Boards       = (*guardedEndpoint)(nil)
+	_ transport.Completer    = (*explainedRequest)(nil)
+	_ transport.Unwrapper    = (*explainedRequest)(nil)
+	_ transport.Completer    = (*doneRequest)(nil)
 )
 
 func newGuardedEndpoint(inner transport.Endpoint) *guardedEndpoint {
@@ -159,6 +160,38 @@ func (g *guardedEndpoint) Recv(peer int, tag transport.Tag, buf []byte) transpor
 		return failedRequest(err)
 	}
 	return g.explained(x, g.inner.Recv(peer, tag, buf))
+}
+
+// RecvHead forwards to the transport's (transport.HeadReceiver), as Recv
+// is forwarded; nil, posting nothing, where the transport has none or
+// takes no message of buf's size with a head.
+func (g *guardedEndpoint) RecvHead(peer int, headTag transport.Tag, head []byte, tag transport.Tag, buf []byte) transport.Request {
+	hr, ok := g.inner.(transport.HeadReceiver)
+	if !ok {
+		return nil
+	}
+	x, err := g.admit(peer, tag.OpKey)
+	if err != nil {
+		return failedRequest(err)
+	}
+	r := hr.RecvHead(peer, headTag, head, tag, buf)
+	if r == nil {
+		g.unused(x)
+		return nil
+	}
+	return g.explained(x, r)
+}
+
+// unused gives back a wrapper admit took for a request that was not made.
+func (g *guardedEndpoint) unused(x *explainedRequest) {
+	if x == nil {
+		return
+	}
+	g.mu.Lock()
+	if len(g.free) < explainedFreeMax {
+		g.free = append(g.free, x)
+	}
+	g.mu.Unlock()
 }
 
 // Abort records why this rank gave up on op where its peers can read it

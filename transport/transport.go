@@ -127,6 +127,36 @@ func SendWithHead(ep Endpoint, peer int, headTag Tag, head []byte, tag Tag, buf 
 	return ep.Send(peer, headTag, head), ep.Send(peer, tag, buf)
 }
 
+// HeadReceiver is implemented by endpoints whose receives can take a
+// message and the one sent with it (HeadSender) in one request. RecvHead
+// posts the receive of the message headTag into head, as Recv does, and
+// returns its request, which completes when that message has come. If
+// the message tag (of the same operation) came in the same transfer and
+// fits buf, the request has received it into buf too before it completes,
+// and Tail (TailReceiver) reports its length; else that message is left
+// for a later Recv of tag. RecvHead returns nil and posts nothing where no
+// message of len(buf) bytes travels with a head (then post two Recvs).
+type HeadReceiver interface {
+	RecvHead(peer int, headTag Tag, head []byte, tag Tag, buf []byte) Request
+}
+
+// TailReceiver is implemented by the requests of RecvHead (HeadReceiver),
+// or wraps one (Unwrap). Once the request has completed without error,
+// Tail reports whether it received the message sent with the head, and
+// its length.
+type TailReceiver interface {
+	Tail() (n int, ok bool)
+}
+
+// TailOf is r's Tail (TailReceiver), seen through wrappers (Unwrap); false
+// for a request that received no tail or cannot.
+func TailOf(r Request) (n int, ok bool) {
+	if t, is := Unwrap(r).(TailReceiver); is {
+		return t.Tail()
+	}
+	return 0, false
+}
+
 // AnyWaiter is implemented by endpoints whose waits must go through the
 // transport, as a simulated fabric's, whose clock moves only while every
 // rank waits (transport/simnet): WaitAny blocks until one of reqs has

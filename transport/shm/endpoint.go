@@ -102,15 +102,16 @@ type Endpoint struct {
 }
 
 var (
-	_ transport.Endpoint   = (*Endpoint)(nil)
-	_ transport.Ender      = (*Endpoint)(nil)
-	_ transport.Boards     = (*Endpoint)(nil)
-	_ transport.HeadSender = (*Endpoint)(nil)
+	_ transport.Endpoint     = (*Endpoint)(nil)
+	_ transport.Ender        = (*Endpoint)(nil)
+	_ transport.Boards       = (*Endpoint)(nil)
+	_ transport.HeadSender   = (*Endpoint)(nil)
+	_ transport.HeadReceiver = (*Endpoint)(nil)
 )
 
 // counters are the endpoint's statistics; see Stats.
 type counters struct {
-	inlineSent, rendezvousSent, bytesCopied, backlogged, wakes, boardsClaimed atomic.Uint64
+	inlineSent, rendezvousSent, bytesCopied, backlogged, wakes, boardsClaimed, receives atomic.Uint64
 }
 
 // Stats are an endpoint's counters since Connect.
@@ -121,12 +122,13 @@ type Stats struct {
 	Backlogged     uint64 // slots that waited for space in a full ring
 	Wakes          uint64 // doorbells this rank rang
 	BoardsClaimed  uint64 // boards claimed by communicators (transport.BoardHost)
+	Receives       uint64 // receives posted (Recv, RecvHead): one request each
 }
 
 // Stats returns the endpoint's counters.
 func (e *Endpoint) Stats() Stats {
 	c := &e.stats
-	return Stats{c.inlineSent.Load(), c.rendezvousSent.Load(), c.bytesCopied.Load(), c.backlogged.Load(), c.wakes.Load(), c.boardsClaimed.Load()}
+	return Stats{c.inlineSent.Load(), c.rendezvousSent.Load(), c.bytesCopied.Load(), c.backlogged.Load(), c.wakes.Load(), c.boardsClaimed.Load(), c.receives.Load()}
 }
 
 // Traits reports shared memory (see transport.Traits).
@@ -233,6 +235,26 @@ func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Reque
 	if peer < 0 || peer >= e.size || e.peers[peer] == nil {
 		return failed(fmt.Errorf("shm: receive from rank %d of %d: %w", peer, e.size, transport.ErrBadRank))
 	}
+	return e.recv(peer, tag, buf, nil, transport.Tag{})
+}
+
+// RecvHead implements transport.HeadReceiver. A message larger than the
+// ring carries (len(buf) > EagerMax, less with small rings) may come with
+// a head, in the slot that announces its rendezvous (SendWithHead): the
+// receive of the head then copies it too, when it fits buf and no receive
+// of tag waits before this one, and completes once it has. A head that
+// comes alone completes the request at once, and tag's message is left
+// for a later Recv.
+func (e *Endpoint) RecvHead(peer int, headTag transport.Tag, head []byte, tag transport.Tag, buf []byte) transport.Request {
+	if peer < 0 || peer >= e.size || e.peers[peer] == nil || len(buf) <= e.eagerMax || headTag.OpKey != tag.OpKey || headTag == tag {
+		return nil
+	}
+	return e.recv(peer, headTag, head, buf, tag)
+}
+
+// recv posts the receive of tag from peer into buf, and, with tail, of
+// the message tailTag that may come with it (RecvHead).
+func (e *Endpoint) recv(peer int, tag transport.Tag, buf, tail []byte, tailTag transport.Tag) transport.Request {
 	k := keyOf(peer, tag)
 	e.mu.Lock()
 	if err := e.usable(peer, tag.OpKey); err != nil && err != e.down[peer] {
@@ -240,12 +262,24 @@ func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Reque
 		return failed(err) // a peer that is down may have sent this before: look (usable is asked again below)
 	}
 	r := newRequest(e, false, buf, k)
+	if tail != nil {
+		r.tail, r.tailKey = tail, keyOf(peer, tailTag)
+	}
+	e.stats.receives.Add(1)
 	for q := e.unexpected[k]; len(q) > 0; q = e.unexpected[k] {
 		a := q[0]
 		popFront(e.unexpected, k, q, &e.unexFree)
 		if !a.rdv {
 			e.held--
 			e.heldBytes -= len(a.inline)
+			if t, ok := e.heldTail(r, len(a.inline)); ok {
+				n := copy(r.buf, a.inline)
+				e.releaseHeld(a.inline)
+				e.mu.Unlock()
+				e.unstall()
+				e.copyTail(peer, t, r, n)
+				return r
+			}
 			deliverInline(r, a.inline) // r is nobody else's yet
 			e.releaseHeld(a.inline)
 			e.mu.Unlock()
@@ -269,6 +303,36 @@ func (e *Endpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Reque
 	e.mu.Unlock()
 	e.unstall()
 	return r
+}
+
+// heldTail takes for r, a RecvHead whose head of headLen bytes came before
+// it, the rendezvous of its tail if that came too (held in unexpected
+// behind the head) and fits: it claims it and counts r's copy (state
+// copying), which copyTail then makes. The caller holds e.mu.
+func (e *Endpoint) heldTail(r *request, headLen int) (slot, bool) {
+	if r.tail == nil || headLen > len(r.buf) {
+		return slot{}, false
+	}
+	q := e.unexpected[r.tailKey]
+	if len(q) == 0 || !q[0].rdv || !e.tailFits(r, q[0].s) {
+		return slot{}, false
+	}
+	s := q[0].s
+	popFront(e.unexpected, r.tailKey, q, &e.unexFree)
+	if !e.claim(int(r.tailKey.peer), s) {
+		return slot{}, false // withdrawn by its sender: as if never sent
+	}
+	r.state.Store(stateCopying)
+	e.copying.Add(1)
+	return s, true
+}
+
+// tailFits reports whether the rendezvous s may be taken by r's RecvHead
+// with its head: it is r's tail message, fits r's tail buffer, and no
+// receive of it was posted before r. The caller holds e.mu.
+func (e *Endpoint) tailFits(r *request, s slot) bool {
+	return r.tail != nil && s.kind == kindRendezvous && s.length <= uint64(len(r.tail)) &&
+		keyOf(int(r.tailKey.peer), s.tag) == r.tailKey && len(e.recvs[r.tailKey]) == 0
 }
 
 // unstall lets the progress goroutine read the rings again after a receive
@@ -310,12 +374,32 @@ func (e *Endpoint) claim(peer int, s slot) bool {
 // completes r.
 func (e *Endpoint) copyRendezvous(peer int, s slot, r *request) {
 	defer e.copying.Done()
+	n, err := e.readRendezvous(peer, s, r, r.buf)
+	r.complete(n, err)
+}
+
+// copyTail is copyRendezvous for the tail of RecvHead r, whose head of
+// headN bytes is in r.buf: it copies s into r.tail and completes r with
+// the head's length.
+func (e *Endpoint) copyTail(peer int, s slot, r *request, headN int) {
+	defer e.copying.Done()
+	n, err := e.readRendezvous(peer, s, r, r.tail)
+	if err == nil {
+		r.tailN, r.tailOK = n, true
+		e.peers[peer].count.Count(false, n)
+	}
+	r.complete(headN, err)
+}
+
+// readRendezvous copies the claimed message s of peer into dst, a buffer
+// of r, and tells the sender (peer.copied); it returns the bytes copied.
+func (e *Endpoint) readRendezvous(peer int, s slot, r *request, dst []byte) (int, error) {
 	p := e.peers[peer]
 	n := int(s.length)
 	var err error
-	if n > len(r.buf) {
-		err = truncated(n, len(r.buf))
-	} else if err = readRemote(p.pid, r.buf[:n], s.addr, p.nonceAddr, p.nonce, &r.proof, e.balance.chunkHook()); err == nil &&
+	if n > len(dst) {
+		err = truncated(n, len(dst))
+	} else if err = readRemote(p.pid, dst[:n], s.addr, p.nonceAddr, p.nonce, &r.proof, e.balance.chunkHook()); err == nil &&
 		p.nonceAddr == 0 && p.pidfd >= 0 && exited(p.pidfd) {
 		err = &transport.PeerError{Rank: peer, Err: errExited} // its pid may name another process now
 	} else if err != nil {
@@ -330,10 +414,9 @@ func (e *Endpoint) copyRendezvous(peer int, s slot, r *request) {
 		err = ferr
 	}
 	if err != nil {
-		r.complete(0, err)
-		return
+		return 0, err
 	}
-	r.complete(n, nil)
+	return n, nil
 }
 
 // popFront removes the first element of queue q, which is m[k], and the

@@ -212,8 +212,12 @@ func (e *Endpoint) handle(src int, s slot) bool {
 		if len(s.inline) > 0 { // a head (SendWithHead): its message comes first
 			head := slot{kind: kindInline, tag: transport.Tag{OpKey: s.tag.OpKey, Seq: s.headSeq},
 				length: uint64(len(s.inline)), inline: s.inline}
-			if !e.arrive(src, head) {
+			ok, tookTail := e.arriveWith(src, head, &s)
+			if !ok {
 				return false // nothing taken: the slot is read again
+			}
+			if tookTail {
+				return true
 			}
 			s.inline = nil
 		}
@@ -233,38 +237,54 @@ func (e *Endpoint) handle(src int, s slot) bool {
 
 // arrive matches a message from src with a posted receive, or holds it.
 func (e *Endpoint) arrive(src int, s slot) bool {
+	ok, _ := e.arriveWith(src, s, nil)
+	return ok
+}
+
+// arriveWith is arrive for s, the head that came in the slot of the
+// rendezvous with: when s matches a RecvHead that takes with as its tail
+// (tailFits), it copies both and reports tookTail.
+func (e *Endpoint) arriveWith(src int, s slot, with *slot) (ok, tookTail bool) {
 	k := keyOf(src, s.tag)
 	e.mu.Lock()
 	if e.closed || e.down[src] != nil || e.aborted[s.tag.OpKey] != nil {
 		e.drop(src, s)
 		e.mu.Unlock()
-		return true
+		return true, false
 	}
 	if q := e.recvs[k]; len(q) > 0 {
 		r := q[0]
 		if s.kind == kindInline {
 			popFront(e.recvs, k, q, &e.recvsFree)
+			if with != nil && len(s.inline) <= len(r.buf) && e.tailFits(r, *with) && len(e.unexpected[r.tailKey]) == 0 && e.claim(src, *with) {
+				n := copy(r.buf, s.inline)
+				r.state.Store(stateCopying)
+				e.copying.Add(1)
+				e.mu.Unlock()
+				e.copyTail(src, *with, r, n)
+				return true, true
+			}
 			e.mu.Unlock()
 			deliverInline(r, s.inline)
-			return true
+			return true, false
 		}
 		if !e.claim(src, s) {
 			e.mu.Unlock() // withdrawn by its sender: as if never sent
-			return true
+			return true, false
 		}
 		popFront(e.recvs, k, q, &e.recvsFree)
 		r.state.Store(stateCopying)
 		e.copying.Add(1)
 		e.mu.Unlock()
 		e.copyRendezvous(src, s, r)
-		return true
+		return true, false
 	}
 	a := arrival{s: s, rdv: s.kind == kindRendezvous}
 	if !a.rdv {
 		if e.held >= e.cfg.MaxUnexpected || e.heldBytes+len(s.inline) > e.cfg.MaxUnexpectedBytes {
 			e.stalled.Store(true)
 			e.mu.Unlock()
-			return false
+			return false, false
 		}
 		e.held++
 		e.heldBytes += len(s.inline)
@@ -273,7 +293,7 @@ func (e *Endpoint) arrive(src int, s slot) bool {
 	}
 	pushBack(e.unexpected, k, a, &e.unexFree)
 	e.mu.Unlock()
-	return true
+	return true, false
 }
 
 // drop discards a message nobody will receive. A rendezvous sender is told

@@ -39,6 +39,14 @@ type request struct {
 	// (readRemote).
 	proof [8]byte
 
+	// A receive of RecvHead: tail is the buffer for the message that may
+	// come with the head, tailKey its match key; tailN and tailOK, set
+	// before the request completes, say what came (Tail).
+	tail    []byte
+	tailKey matchKey
+	tailN   int
+	tailOK  bool
+
 	state atomic.Int32
 	n     int
 	err   error
@@ -56,6 +64,7 @@ var (
 	_ transport.Spinner      = (*request)(nil)
 	_ transport.Releaser     = (*request)(nil)
 	_ transport.Completer    = (*request)(nil)
+	_ transport.TailReceiver = (*request)(nil)
 	_ transport.AnySpinner   = (*Endpoint)(nil)
 	_ transport.JointSpinner = (*Endpoint)(nil)
 )
@@ -76,6 +85,7 @@ func newRequest(e *Endpoint, isSend bool, buf []byte, key matchKey) *request {
 	e.reqFree = e.reqFree[:n-1]
 	r.ep, r.isSend, r.buf, r.key, r.index, r.gen, r.endErr = e, isSend, buf, key, -1, 0, nil
 	r.n, r.err, r.done = 0, nil, nil
+	r.tail, r.tailKey, r.tailN, r.tailOK = nil, matchKey{}, 0, false
 	r.state.Store(statePending)
 	r.finished.Store(false)
 	return r
@@ -98,7 +108,7 @@ func (r *request) Release() {
 	if !fin || !r.state.CompareAndSwap(stateDone, stateFree) {
 		return // not completed, or released already: kept at most once
 	}
-	r.buf, r.endErr, r.err = nil, nil, nil // no references kept while free
+	r.buf, r.tail, r.endErr, r.err = nil, nil, nil, nil // no references kept while free
 	e.mu.Lock()
 	if !e.closed && len(e.reqFree) < reqFreeMax {
 		e.reqFree = append(e.reqFree, r)
@@ -204,6 +214,10 @@ func (r *request) Cancel() {
 
 // Completed implements transport.Completer.
 func (r *request) Completed() bool { return r.finished.Load() }
+
+// Tail implements transport.TailReceiver: the length of the message a
+// RecvHead took with its head, if it took one.
+func (r *request) Tail() (n int, ok bool) { return r.tailN, r.tailOK }
 
 // Completed implements transport.Completer.
 func (s *sentReq) Completed() bool { return true }

@@ -18,8 +18,10 @@ import (
 // AllReduce ("AllReduce 2 KiB": more than one shm slot, with the header in
 // one message), an 8 KiB Broadcast ("Broadcast 8 KiB": beyond shm's
 // EagerMax, copied by the receiver), an 8 KiB AllToAll ("AllToAll 8
-// KiB", 8 KiB / n a pair) and a 64 KiB AllReduce and AllToAll (each
-// message a shm rendezvous), the allocations per
+// KiB", 8 KiB / n a pair), a 64 KiB AllReduce and AllToAll (each
+// message a shm rendezvous) and a 256 KiB AllToAll ("AllToAll 256 KiB":
+// 64 KiB a pair over 4 ranks, blocks pairwise, each taken with its
+// header on shm: RecvHead), the allocations per
 // call over the n ranks world returns, all ranks together
 // (testing.AllocsPerRun counts the whole process), after a warm-up, and
 // fails t above perRank*n for the collectives listed in max (by name; the
@@ -102,6 +104,7 @@ func allocsCases(n int) []allocsCase {
 	arS64, arR64 := mk(16384), mk(16384)
 	bc64 := mk(16384)
 	aaS64, aaR64 := mk(16384), mk(16384)
+	aaS256, aaR256 := mk(65536), mk(65536)
 	rdS, rdR := mk(2), mk(2)
 	agS, agR := mk(1), mk(n)
 	aaS, aaR := mk(n), mk(n)
@@ -115,6 +118,7 @@ func allocsCases(n int) []allocsCase {
 			aaS[r][j] = float32(10*r + j)
 			aaS8[r][j*2048/n] = float32(10*r + j) // the first element of block j
 			aaS64[r][j*16384/n] = float32(10*r + j)
+			aaS256[r][j*65536/n] = float32(10*r + j)
 		}
 	}
 	const root = 1
@@ -158,6 +162,15 @@ func allocsCases(n int) []allocsCase {
 			got, w := make([]float32, n), make([]float32, n)
 			for j := range n {
 				got[j], w[j] = aaR64[r][j*16384/n], float32(10*j+r)
+			}
+			return want(got, w...)
+		}},
+		{"AllToAll 256 KiB", func(ctx context.Context, c *collective.Comm, r int) error {
+			return collective.AllToAll(ctx, c, aaS256[r], aaR256[r])
+		}, func(r int) error {
+			got, w := make([]float32, n), make([]float32, n)
+			for j := range n {
+				got[j], w[j] = aaR256[r][j*65536/n], float32(10*j+r)
 			}
 			return want(got, w...)
 		}},

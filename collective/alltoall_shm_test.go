@@ -1,0 +1,98 @@
+//go:build linux
+
+package collective_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gocoll/gocoll/collective"
+)
+
+// TestAllToAllShmOneReceivePerPair: an AllToAll over shared memory whose
+// blocks travel by rendezvous (64 KiB a pair) posts one receive a peer on
+// each rank: the peer's header and its block come in one transfer
+// (SendWithHead) and are taken by one request (RecvHead), where a header
+// receive and a data receive made two. Every block arrives.
+func TestAllToAllShmOneReceivePerPair(t *testing.T) {
+	const n, block, calls = 4, 64 << 10, 20
+	comms, eps := shmComms(t, n, collective.Config{})
+	run := func(calls int) {
+		errs := onAll(t, comms, 20*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
+			send, recv := make([]byte, n*block), make([]byte, n*block)
+			for i := range calls {
+				for p := range n {
+					for j := range block {
+						send[p*block+j] = byte(r*7 + p*3 + i + j)
+					}
+				}
+				if err := collective.AllToAll(ctx, c, send, recv); err != nil {
+					return err
+				}
+				for p := range n {
+					for j := range block {
+						if want := byte(p*7 + r*3 + i + j); recv[p*block+j] != want {
+							return fmt.Errorf("call %d: block from rank %d byte %d is %d, want %d", i, p, j, recv[p*block+j], want)
+						}
+					}
+				}
+			}
+			return nil
+		})
+		for r, err := range errs {
+			require.NoError(t, err, "rank %d", r)
+		}
+	}
+	run(2) // connections and pools warm
+	before := make([]uint64, n)
+	for r, ep := range eps {
+		before[r] = ep.Stats().Receives
+	}
+	run(calls)
+	for r, ep := range eps {
+		got := ep.Stats().Receives - before[r]
+		require.Equal(t, uint64(calls*(n-1)), got, "rank %d: receives in %d calls, want one a peer a call", r, calls)
+	}
+}
+
+// TestAllToAllShmMismatch: over shared memory, with blocks that travel
+// with the header (RecvHead), one rank calling AllToAll with larger or
+// smaller blocks, or AllGather of the same bytes, is an error naming a
+// mismatch on every rank, promptly, and the communicator works after:
+// the header taken with a block is checked before the block counts.
+func TestAllToAllShmMismatch(t *testing.T) {
+	const n, block = 4, 64 << 10
+	comms, _ := shmComms(t, n, collective.Config{})
+	cases := map[string]func(ctx context.Context, c *collective.Comm) error{
+		"larger blocks": func(ctx context.Context, c *collective.Comm) error {
+			b := make([]byte, n*(block+4096))
+			return collective.AllToAll(ctx, c, b, make([]byte, len(b)))
+		},
+		"smaller blocks": func(ctx context.Context, c *collective.Comm) error {
+			b := make([]byte, n*(block-4096))
+			return collective.AllToAll(ctx, c, b, make([]byte, len(b)))
+		},
+		"AllGather": func(ctx context.Context, c *collective.Comm) error {
+			return collective.AllGather(ctx, c, make([]byte, block), make([]byte, n*block))
+		},
+	}
+	for name, odd := range cases {
+		for _, oddRank := range []int{0, 3} {
+			t.Run(fmt.Sprintf("%s/rank%d", name, oddRank), func(t *testing.T) {
+				errs := onAll(t, comms, 10*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
+					if r == oddRank {
+						return odd(ctx, c)
+					}
+					b := make([]byte, n*block)
+					return collective.AllToAll(ctx, c, b, make([]byte, len(b)))
+				})
+				requireAllFail(t, errs, "mismatch")
+				requireHealthy(t, comms)
+			})
+		}
+	}
+}
