@@ -17,6 +17,7 @@ const freezeSeed = 1
 // paths 5 ms after the stall ended (0 without a stall).
 type freezeResult struct {
 	took, srtt time.Duration
+	late       []time.Duration // each node's EndpointStats.Late at the end
 }
 
 // freezeRun sends 16 MiB from node 0 to node 1 over 4 paths of 100 Mbit/s
@@ -55,6 +56,9 @@ func freezeRun(t *testing.T, stall time.Duration, who ...int) freezeResult {
 	s.runUntil(start+time.Minute, done)
 	e, _ := s.find(1, metaroce.EventRecvDone, 1, 1)
 	r.took = e.at - start
+	for _, ep := range s.eps {
+		r.late = append(r.late, ep.Stats().Late)
+	}
 	return r
 }
 
@@ -89,4 +93,19 @@ func TestOwnStallNotSampled(t *testing.T) {
 			require.Less(t, r.srtt, 50*time.Millisecond, "the sender's own stall sampled as RTT")
 		}
 	}
+}
+
+// TestStallCreditedOnce: a stall is credited (EndpointStats.Late, and
+// the peers' silence it forgives) once, from the endpoint's earliest
+// timer or its last input, whichever is later, to the input that comes
+// late. Before, a timer found due but not yet run when the endpoint ran
+// again (NextTimeout after the first input of the thaw) was credited a
+// second time from its due time: a sender stopped for 1 s counted 1.82 s.
+func TestStallCreditedOnce(t *testing.T) {
+	const stall = time.Second
+	r := freezeRun(t, stall, 0)
+	t.Logf("sender stopped %v: Late %v (receiver %v)", stall, r.late[0], r.late[1])
+	require.LessOrEqual(t, r.late[0], stall, "the stall credited more than once")
+	require.Greater(t, r.late[0], stall*9/10, "the stall not credited")
+	require.Zero(t, r.late[1], "the receiver, which ran, credited a stall")
 }

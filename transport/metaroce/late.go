@@ -8,9 +8,12 @@ import "time"
 type lateTimer struct {
 	due time.Duration
 	ok  bool // due is set and not yet caught up with
+	// ran is the time of the last input: the endpoint ran then, and a
+	// stall begins no earlier.
+	ran time.Duration
 	// from and to bound the last stall catchUp credited: the endpoint
-	// was not running from its earliest timer (plus lateSlack) to the
-	// input that came late (see ownWait).
+	// was not running from its earliest timer (plus lateSlack), or its
+	// last input if later, to the input that came late (see ownWait).
 	from, to time.Duration
 }
 
@@ -42,13 +45,19 @@ func (e *Endpoint) lateSlack() time.Duration {
 // dead peer's timeout), at most to now, so PeerTimeout and IdleTimeout
 // measure only time this endpoint was there to listen. A peer that is
 // really gone is still found, later by as much as this endpoint was late.
-// EndpointStats.LateRuns and Late count the credited runs and time.
+// The lateness counts from the timer's due time or from the last input,
+// whichever is later: the endpoint ran at that input, so a timer still
+// due when it ran again (NextTimeout between two inputs of the same thaw)
+// is not a second stall (a sender stopped for 1 s had 1.82 s credited;
+// TestStallCreditedOnce). EndpointStats.LateRuns and Late count the
+// credited runs and time.
 func (e *Endpoint) catchUp(now time.Duration) {
+	d := e.Late(now)
+	e.late.ran = max(e.late.ran, now)
 	if !e.late.ok || now <= e.late.due {
 		return
 	}
 	e.late.ok = false
-	d := now - e.late.due - e.lateSlack()
 	if d <= 0 {
 		return
 	}
@@ -64,7 +73,8 @@ func (e *Endpoint) catchUp(now time.Duration) {
 
 // Late returns how much later than its earliest timer (the one
 // NextTimeout last returned) now is, beyond the lateness taken as jitter
-// (lateSlack), or 0: the time the endpoint was not running. It changes
+// (lateSlack), and than its last input, or 0: the time the endpoint was
+// not running. It changes
 // nothing (the next input credits it, see catchUp). A driver that finds
 // itself late reads what its sockets hold before HandleTimeout: the ACKs
 // and probes its peers sent while it was not running wait there, and a
@@ -74,7 +84,7 @@ func (e *Endpoint) Late(now time.Duration) time.Duration {
 	if !e.late.ok || now <= e.late.due {
 		return 0
 	}
-	return max(now-e.late.due-e.lateSlack(), 0)
+	return max(now-max(e.late.due+e.lateSlack(), e.late.ran), 0)
 }
 
 // noteDue records the earliest timer NextTimeout returns.
