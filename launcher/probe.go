@@ -29,7 +29,7 @@ import (
 //     store under LinksKey): "cache";
 //   - the probe as the world forms (collective/tune/probe: a few
 //     ping-pongs and bulk transfers per level, the WAN's on up to three
-//     pairs, then every pair of a level at once, whose aggregate counts
+//     pairs (two over MetaRoCE), then every pair of a level at once, whose aggregate counts
 //     where every rank reaches the level over MetaRoCE, multipathLevels;
 //     the figures shared so that every rank has the same): "probe";
 //   - tune.DefaultLinks: "default".

@@ -120,7 +120,8 @@ func TestMeasureDeterministic(t *testing.T) {
 // figure; where one rank says it is not (a TCP connection is one link)
 // it keeps the lone transfers', on every rank alike. Options.Observe sees
 // the round's bytes (a bulk transfer a pair on the multipath WAN, a
-// quarter of one elsewhere) and the figures the level came from.
+// quarter of one elsewhere), the spread pairs that ran (one on the
+// multipath WAN, two elsewhere) and the figures the level came from.
 func TestMeasureMultipathUnlucky(t *testing.T) {
 	const uplink = 100e6
 	for _, pair := range []float64{75e6, 50e6} {
@@ -169,12 +170,13 @@ func TestMeasureMultipathUnlucky(t *testing.T) {
 				t.Errorf("%s, pairs at %.3g: WAN bandwidth %.4g, want %.4g ± 5 %%", c.name, pair, wan.Bandwidth, c.wantBW)
 			}
 			multipath := c.multipath
-			wantBytes := 1 << 20
+			wantBytes, wantSpread := 1<<20, 2
 			if multipath {
-				wantBytes = 4 << 20
+				wantBytes, wantSpread = 4<<20, 1
 			}
-			if d.Multipath != multipath || d.Bytes != wantBytes || d.K != 4 || d.Pairs != 4 || d.Bandwidth != wan.Bandwidth {
-				t.Errorf("%s, pairs at %.3g: detail %+v; want multipath %v, 4 pairs of %d bytes, 4 a link, bandwidth %.4g", c.name, pair, d, multipath, wantBytes, wan.Bandwidth)
+			if d.Multipath != multipath || d.Bytes != wantBytes || d.K != 4 || d.Pairs != 4 || d.SpreadPairs != wantSpread || d.Bandwidth != wan.Bandwidth {
+				t.Errorf("%s, pairs at %.3g: detail %+v; want multipath %v, %d spread pairs, 4 pairs of %d bytes in the round, 4 a link, bandwidth %.4g",
+					c.name, pair, d, multipath, wantSpread, wantBytes, wan.Bandwidth)
 			}
 			if math.Abs(d.Lone/pair-1) > 0.05 || math.Abs(d.Spread/pair-1) > 0.05 || math.Abs(d.Contended/uplink-1) > 0.05 {
 				t.Errorf("%s, pairs at %.3g: lone %.4g, spread %.4g, contended %.4g; want %.3g, %.3g, %.3g ± 5 %%", c.name, pair, d.Lone, d.Spread, d.Contended, pair, pair, uplink)

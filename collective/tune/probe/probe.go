@@ -19,7 +19,8 @@
 // first ranks of the first two hosts of the first site that has two, and
 // the first ranks of the first two sites. A level without such a pair
 // (one host, one site) gets no figures. Then up to two more pairs of the
-// WAN level move bulk transfers alone, one pair after another (spread.go:
+// WAN level (one where it is multipath, Options.Multipath) move bulk
+// transfers alone, one pair after another (spread.go:
 // one connection's ports may hash onto only some of the WAN's links), and
 // the level's bandwidth is the fastest pair's. Then every level runs a
 // contended round (contend.go): all its pairs (LevelPairs) make a few
@@ -93,13 +94,14 @@ type Options struct {
 
 // Detail is how a level's bandwidth came about (Options.Observe): the
 // measuring pair's lone transfers (Lone), the best of the spread pairs'
-// (Spread, 0: none ran), the contended round's aggregate (Contended: K
+// (Spread, 0: none ran; SpreadPairs of them ran), the contended round's aggregate (Contended: K
 // pairs' Bytes each through one link over the slowest pair's time, less
 // a round trip; 0: no round), whether the level counted as multipath,
 // and the Bandwidth the level got from them.
 type Detail struct {
 	Level                   int // Pairs' order: 0 host, 1 site, 2 WAN
 	Lone, Spread, Contended float64
+	SpreadPairs             int
 	Pairs, K, Bytes         int
 	Multipath               bool
 	Bandwidth               float64
@@ -203,7 +205,7 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 	// Then the spread pairs' lone transfers (spread.go), and each level's
 	// contended round (contend.go), their figures after the pairs': the
 	// spread pairs' best bandwidth per level last.
-	spread, err := runSpread(ctx, c, topo, opts)
+	spread, spreadRan, err := runSpread(ctx, c, topo, opts)
 	if err != nil {
 		return topology.Links{}, err
 	}
@@ -244,7 +246,7 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 			}
 			d := rounds.apply(figures[3*slots:], l, &link, 2*f[0], trip)
 			if opts.Observe != nil {
-				d.Level, d.Lone, d.Spread, d.Bandwidth = l, f[1], spreadBW, link.Bandwidth
+				d.Level, d.Lone, d.Spread, d.SpreadPairs, d.Bandwidth = l, f[1], spreadBW, spreadRan[l], link.Bandwidth
 				opts.Observe(d)
 			}
 			*dst = &link

@@ -29,15 +29,17 @@ import (
 // the level's bandwidth is the fastest of every pair's (the link's rate
 // for one transfer: a transfer is only ever slowed below it). With 8
 // ports in 4 links, all 3 pairs missing a link is about 1 run in 20
-// rather than 4 in 10. The latency and the CPU figures stay the first
-// pair's. Cost: a barrier (an AllReduce of one value) and per extra pair
+// rather than 4 in 10 (where every rank says the level is multipath, one
+// more pair, the contended round taking the third's place: runSpread).
+// The latency and the CPU figures stay the first pair's. Cost: a barrier (an AllReduce of one value) and per extra pair
 // spreadPings round trips and spreadBulks bulk transfers, one pair at a
 // time: in the lab about 2 x (2 x 4.2 ms + 2 x 47 ms), 0.2 s, on a probe
 // of 0.4-0.5 s.
 const (
-	spreadPairs = 3
-	spreadPings = 2
-	spreadBulks = 2
+	spreadPairs          = 3
+	spreadPairsMultipath = 2 // on a multipath level (runSpread)
+	spreadPings          = 2
+	spreadBulks          = 2
 )
 
 // spreadLevel is the level whose bandwidth the spread pairs measure (the
@@ -82,11 +84,19 @@ type spreadItem struct {
 // the levels opts.Skip leaves), every rank of c together, after every
 // measuring pair's (a barrier first, so that no turn overlaps a measuring
 // pair's transfers), one turn after another: a turn's first rank starts
-// once the previous turn's first rank, done, sends it a token. It returns
-// per level the bandwidth this rank measured as a turn's first rank (0
-// where it measured none), for the figures every rank shares.
-func runSpread(ctx context.Context, c *collective.Comm, topo topology.Topology, opts Options) ([3]float64, error) {
+// once the previous turn's first rank, done, sends it a token. On a level
+// that every rank says is multipath (the barrier's value: Options.
+// Multipath) only the first spreadPairsMultipath-1 of its spread pairs
+// run: its contended round, all of its pairs at once and contendSpread
+// times the bytes there (contendBytes), shows the links' total, which
+// such a connection reaches once re-picked, and the turn left out (in
+// the lab ~0.1 s: 2 round trips, 2 bulk transfers of 4 MiB) pays for
+// most of that round's extra ~0.13 s. It returns per level the bandwidth
+// this rank measured as a turn's first rank (0 where it measured none)
+// and the spread pairs that ran (the same on every rank).
+func runSpread(ctx context.Context, c *collective.Comm, topo topology.Topology, opts Options) ([3]float64, [3]int, error) {
 	var bw [3]float64
+	var ran [3]int
 	var items []spreadItem
 	for l := range 3 {
 		if opts.Skip[l] {
@@ -97,11 +107,26 @@ func runSpread(ctx context.Context, c *collective.Comm, topo topology.Topology, 
 		}
 	}
 	if len(items) == 0 {
-		return bw, nil
+		return bw, ran, nil
 	}
-	if err := collective.AllReduce(ctx, c, make([]float64, 1), make([]float64, 1), collective.Max); err != nil {
-		return bw, fmt.Errorf("probe: the barrier before the spread pairs: %w", err)
+	not := make([]float64, 3) // per level, whether some rank says it is not multipath
+	for l := range not {
+		if !opts.Multipath[l] {
+			not[l] = 1
+		}
 	}
+	if err := collective.AllReduce(ctx, c, not, not, collective.Max); err != nil {
+		return bw, ran, fmt.Errorf("probe: the barrier before the spread pairs: %w", err)
+	}
+	kept := items[:0]
+	for _, it := range items {
+		if not[it.level] == 0 && ran[it.level] == spreadPairsMultipath-1 {
+			continue
+		}
+		ran[it.level]++
+		kept = append(kept, it)
+	}
+	items = kept
 	me, token := c.Rank(), make([]byte, 1)
 	for i, it := range items {
 		if me != it.pair[0] && me != it.pair[1] {
@@ -110,24 +135,24 @@ func runSpread(ctx context.Context, c *collective.Comm, topo topology.Topology, 
 		first := me == it.pair[0]
 		if first && i > 0 && items[i-1].pair[0] != me {
 			if err := collective.Recv(ctx, c, token, items[i-1].pair[0]); err != nil {
-				return bw, tokenWaitErr(ctx, items[i-1], it, err)
+				return bw, ran, tokenWaitErr(ctx, items[i-1], it, err)
 			}
 		}
 		b, err := spreadPair(ctx, c, it.pair, opts)
 		if err != nil {
-			return bw, fmt.Errorf("probe: level %d, spread pair %v: %w", it.level, it.pair, err)
+			return bw, ran, fmt.Errorf("probe: level %d, spread pair %v: %w", it.level, it.pair, err)
 		}
 		if first {
 			bw[it.level] = max(bw[it.level], b)
 			if i+1 < len(items) && items[i+1].pair[0] != me {
 				if err := collective.Send(ctx, c, token, items[i+1].pair[0]); err != nil {
 					next := items[i+1]
-					return bw, fmt.Errorf("probe: level %d, spread pair %v passing the token to rank %d, the first of spread pair %v: %w", next.level, it.pair, next.pair[0], next.pair, err)
+					return bw, ran, fmt.Errorf("probe: level %d, spread pair %v passing the token to rank %d, the first of spread pair %v: %w", next.level, it.pair, next.pair[0], next.pair, err)
 				}
 			}
 		}
 	}
-	return bw, nil
+	return bw, ran, nil
 }
 
 // tokenWaitErr is the error of turn it's first rank whose wait for the
