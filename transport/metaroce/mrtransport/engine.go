@@ -104,6 +104,7 @@ type engine struct {
 	// a waiter's spin, after its own read (spinPoll).
 	spinAlso atomic.Pointer[func()]
 	st       engineCounters
+	stall    stallNote // what the timer said of the core's stalls (stallnote.go)
 	// onHold, set by tests only, runs (under mu) each time a request's
 	// end waits for a write of its payload (heldwrite.go).
 	onHold func()
@@ -440,6 +441,7 @@ func (e *engine) onTimer() {
 	e.st.timerRuns.Add(1)
 	now := e.now()
 	e.core.HandleTimeout(now)
+	e.noteStall(now)
 	e.process(now)
 }
 
