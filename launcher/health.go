@@ -140,18 +140,47 @@ func (g *guardedEndpoint) Send(peer int, tag transport.Tag, buf []byte) transpor
 }
 
 // SendWithHead forwards to the transport's (transport.HeadSender), as two
-// Sends would be forwarded.
+// Sends would be forwarded, but for one admission (both messages are of
+// one operation, to one peer) and a head request that has completed
+// without error (shared memory's, written into the ring): that one is
+// returned as it is, with nothing to explain and nothing to release.
 func (g *guardedEndpoint) SendWithHead(peer int, headTag transport.Tag, head []byte, tag transport.Tag, buf []byte) (transport.Request, transport.Request) {
 	x, err := g.admit(peer, tag.OpKey)
 	if err != nil {
 		return failedRequest(err), failedRequest(err)
 	}
-	y, err := g.admit(peer, tag.OpKey)
-	if err != nil {
-		return g.explained(x, failedRequest(err)), failedRequest(err)
-	}
 	hr, r := transport.SendWithHead(g.inner, peer, headTag, head, tag, buf)
-	return g.explained(x, hr), g.explained(y, r)
+	if !sentOK(hr) {
+		hr = g.explained(g.spare(), hr)
+	}
+	return hr, g.explained(x, r)
+}
+
+// sentOK reports whether r has completed without error.
+func sentOK(r transport.Request) bool {
+	if !transport.Completed(r) {
+		return false
+	}
+	_, err := r.Wait(context.Background()) // completed: returns at once
+	return err == nil
+}
+
+// spare takes a released wrapper, as admit does, or nil if none is kept
+// or the guard has no notes.
+func (g *guardedEndpoint) spare() *explainedRequest {
+	if g.notes == nil {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := len(g.free)
+	if n == 0 {
+		return nil
+	}
+	x := g.free[n-1]
+	g.free[n-1] = nil
+	g.free = g.free[:n-1]
+	return x
 }
 
 func (g *guardedEndpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Request {

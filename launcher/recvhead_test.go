@@ -20,6 +20,9 @@ import (
 // and the block sent with it in one request: the head and the body
 // arrive, and Tail is seen through the wrapper. It posts nothing for a
 // body the ring carries, nor over a transport without RecvHead (inproc).
+// A head that SendWithHead wrote into the ring (complete at once) comes
+// back as the transport's own request, unwrapped; a pending one (inproc)
+// is wrapped, as every other request.
 func TestGuardedRecvHead(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -46,6 +49,10 @@ func TestGuardedRecvHead(t *testing.T) {
 		_, err := s.Wait(ctx)
 		require.NoError(t, err)
 	}
+	_, wrapped := hs.(*explainedRequest)
+	require.False(t, wrapped, "a head sent in the ring came back wrapped")
+	_, wrapped = bs.(*explainedRequest)
+	require.True(t, wrapped, "the body's send was not wrapped")
 	require.Nil(t, g1.RecvHead(0, ht, hbuf, bt, make([]byte, 100)), "a body the ring carries")
 
 	w, err := inproc.NewWorld(2)
@@ -53,4 +60,12 @@ func TestGuardedRecvHead(t *testing.T) {
 	defer w.Close()
 	gi := newGuardedEndpoint(w.Endpoint(1))
 	require.Nil(t, gi.RecvHead(0, ht, hbuf, bt, bbuf), "over inproc")
+	// inproc's send completes once received: the pending head is wrapped.
+	gs := newGuardedEndpoint(w.Endpoint(0))
+	gs.notes = &storeNotes{}
+	hs, bs = gs.SendWithHead(1, ht, head, bt, body)
+	_, wrapped = hs.(*explainedRequest)
+	require.True(t, wrapped, "a pending head over inproc was not wrapped")
+	hs.Cancel()
+	bs.Cancel()
 }
