@@ -28,6 +28,11 @@
 #   after:  that end -> the call's end (negative: a rank's log is late);
 #   rate:   the data packets' bytes at the 4 links' rate;
 #   late:   packets the daemon released over 1 ms after due, and the worst.
+# With RAWDIR/sched (bench/schedsample's samples, wan_trace.sh's SCHED=1),
+# a second line per call and direction gives, for its start, middle and
+# tail, the cores the job's processes ran on and how many of their
+# threads waited for a core on average, and the cores the delay daemons
+# ran on (job run/waiting, daemons run).
 # The parts of the calls that overlap (a rank starts the next call while
 # another ends this one) are counted in both. The last lines are the
 # timed calls' means.
@@ -57,9 +62,12 @@ calls=$(sed -n 's/^\[rank [0-9]*\] time=\([^ ]*\) .*msg="gocoll: coll" .*seq=\([
     }')
 [[ -n $calls ]] || { echo "bench/wan_split.sh: no AllReduce of $SIZE B in $D/out" >&2; exit 1; }
 
-zcat "$D/trace.gz" | awk -v rate="$RATE" -v bin="$BIN_MS" -v calls="$calls" '
+sched=/dev/null
+[[ -f $D/sched ]] && sched=$D/sched
+zcat "$D/trace.gz" | awk -v rate="$RATE" -v bin="$BIN_MS" -v calls="$calls" -v sched="$sched" '
   BEGIN { nc = split(calls, l, "\n"); for (c = 1; c <= nc; c++) { split(l[c], f, " "); cs[c] = f[1]; lo[c] = f[2]; hi[c] = f[3]; timed[c] = f[4] }
-    bps = rate * 1e6 / 8; w = bin / 1000 }
+    bps = rate * 1e6 / 8; w = bin / 1000
+    while ((getline x < sched) > 0) { split(x, f, " "); ns++; ST[ns] = f[1] / 1e9; SG[ns] = f[2]; SR[ns] = f[3] / 1e9; SW[ns] = f[4] / 1e9 } }
   /^# start/ { start = $3 / 1e9; next } /^#/ { next }
   { q = $1; rel = start + $6 / 1e9; s = (rel > free[q] ? rel : free[q]); free[q] = s + ($2 + 14) / bps
     n++; Q[n] = int(q / 256); S[n] = s; E[n] = free[q]; L[n] = $2; LATE[n] = ($6 - $5) / 1e6 }
@@ -70,6 +78,10 @@ zcat "$D/trace.gz" | awk -v rate="$RATE" -v bin="$BIN_MS" -v calls="$calls" '
       printf "mean of %d timed calls, dir %d: call %.1f | before %.1f | start %.1f [%.1f] | middle %.1f | tail %.1f [%.1f] | after %.1f | rate %.1f\n",
         nt / 2, dir, m["call"] * 2 / nt, m[dir, "before"] * 2 / nt, m[dir, "ramp"] * 2 / nt, m[dir, "rampLen"] * 2 / nt, m[dir, "mid"] * 2 / nt,
         m[dir, "tail"] * 2 / nt, m[dir, "tailLen"] * 2 / nt, m[dir, "after"] * 2 / nt, m[dir, "rate"] * 2 / nt
+    if (ns > 0) for (dir = 1; dir <= 2; dir++)
+      printf "mean of %d timed calls, dir %d cpu (job run/waiting, daemons run): start %.2f/%.1f %.2f | middle %.2f/%.1f %.2f | tail %.2f/%.1f %.2f\n", nt / 2, dir,
+        mc[dir, "start", "job"] * 2 / nt, mc[dir, "start", "wait"] * 2 / nt, mc[dir, "start", "daemons"] * 2 / nt, mc[dir, "middle", "job"] * 2 / nt, mc[dir, "middle", "wait"] * 2 / nt,
+        mc[dir, "middle", "daemons"] * 2 / nt, mc[dir, "tail", "job"] * 2 / nt, mc[dir, "tail", "wait"] * 2 / nt, mc[dir, "tail", "daemons"] * 2 / nt
   }
   function split1(c, dir,    i, a, b, k, x, first, last, bytes, late, maxl, k0, k1, re, ts, u, idle, len, r, mi, t) {
     delete busy; first = 1e18; last = 0; bytes = 0; late = 0; maxl = 0
@@ -97,4 +109,17 @@ zcat "$D/trace.gz" | awk -v rate="$RATE" -v bin="$BIN_MS" -v calls="$calls" '
     printf "seq %d%s dir %d: call %.1f | before %.1f | start %.1f [%.1f] | middle %.1f | tail %.1f [%.1f] | after %.1f | rate %.1f | late %d, max %.1f\n",
       cs[c], (timed[c] ? " (timed)" : ""), dir, v["call"], v["before"], v["ramp"], v["rampLen"], v["mid"], v["tail"], v["tailLen"], v["after"], v["rate"], late, maxl
     if (timed[c]) { nt++; if (dir == 1) m["call"] += v["call"]; for (x in v) if (x != "call") m[dir, x] += v[x] }
+    if (ns == 0) return
+    cpu(lo[c], lo[c] + re * w, "start"); cpu(lo[c] + re * w, lo[c] + ts * w, "middle"); cpu(lo[c] + ts * w, last, "tail")
+    printf "seq %d%s dir %d cpu (job run/waiting, daemons run): start %.2f/%.1f %.2f | middle %.2f/%.1f %.2f | tail %.2f/%.1f %.2f\n", cs[c], (timed[c] ? " (timed)" : ""), dir,
+      C["start", "job"], C["start", "wait"], C["start", "daemons"], C["middle", "job"], C["middle", "wait"], C["middle", "daemons"], C["tail", "job"], C["tail", "wait"], C["tail", "daemons"]
+    if (timed[c]) for (x in C) mc[dir, x] += C[x]
+  }
+  # cpu sets C[part, "job"|"wait"|"daemons"]: the run and wait of the
+  # samples taken in (a, b] over b - a (a sample covers the -every before it).
+  function cpu(a, b, part,    i, r, q, d, span) {
+    r = 0; q = 0; d = 0; span = b - a
+    for (i = 1; i <= ns; i++) { if (ST[i] <= a || ST[i] > b) continue
+      if (SG[i] == "job") { r += SR[i]; q += SW[i] } else if (SG[i] == "daemons") d += SR[i] }
+    C[part, "job"] = (span > 0 ? r / span : 0); C[part, "wait"] = (span > 0 ? q / span : 0); C[part, "daemons"] = (span > 0 ? d / span : 0)
   }'

@@ -11,7 +11,10 @@
 #        building this tree's), RATE (each WAN path's Mbit/s, default 200),
 #        DELAY (one-way WAN delay in ms, default 2), WARMUP (warm-up calls,
 #        default 1), CHECK (bench -c: checked calls after each
-#        measurement, default 0, so that the last call is a timed one)
+#        measurement, default 0, so that the last call is a timed one),
+#        SCHED (1: bench/schedsample samples the job's and the daemons'
+#        threads every 5 ms into RAWDIR/sched, and the split gives each
+#        part's CPU; the sampler itself takes a few % of a core)
 #
 # The lab is hier_lab.sh's (2 sites x 2 hosts x 2 ranks, 4 WAN paths of
 # RATE Mbit/s, DELAY ms one way, MTU 9000), brought up with the delay daemons'
@@ -55,9 +58,16 @@ GOCOLL_DELAYD_TRACE=$BIN/trace "$G" lab up --name "$LAB" ${LAB_UP_FLAGS:-} --hos
 head -1 /proc/stat >"$D/stat.before"
 "$G" lab stats --name "$LAB" >"$D/stats.before"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
+sched=
+if [[ ${SCHED:-0} == 1 ]]; then
+  go build -o "$BIN/schedsample" ./bench/schedsample
+  "$BIN/schedsample" -group "job=bench allreduce --sizes" -group "daemons=lab delayd --config /run/gocoll-lab/$LAB/" >"$D/sched" &
+  sched=$!
+fi
 "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout 300s \
   -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL,NET -- \
   "$G" bench allreduce --sizes "$SIZE" -n "$ITERS" -w "$WARMUP" -c "${CHECK:-0}" --algo "$ALGO" >"$D/out" 2>&1 || echo "# run failed: $?" >>"$D/out"
+if [[ -n $sched ]]; then kill "$sched"; wait "$sched" || true; fi
 head -1 /proc/stat >"$D/stat.after"
 "$G" lab stats --name "$LAB" >"$D/stats.after"
 for p in $(pgrep -f "lab delayd --config /run/gocoll-lab/$LAB/" || true); do kill -USR1 "$p"; done

@@ -66,11 +66,43 @@ func wanSplitRun(t *testing.T, busyFrom, busyTo, gapFrom, gapTo float64) string 
 	require.NoError(t, z.Close())
 	require.NoError(t, f.Close())
 
+	// bench/schedsample's lines every 5 ms: the job ran 1.5 cores with 2
+	// threads waiting through the first 10 ms, 0.5 cores after; the
+	// daemons 0.1 cores throughout.
+	var sched bytes.Buffer
+	for at := 5; at <= 100; at += 5 {
+		run, wait := 7.5, 10.0
+		if at > 10 {
+			run, wait = 2.5, 0
+		}
+		ns := start.Add(time.Duration(at) * ms).UnixNano()
+		fmt.Fprintf(&sched, "%d job %d %d 12\n%d daemons %d 0 4\n", ns, int64(run*1e6), int64(wait*1e6), ns, int64(0.5e6))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sched"), sched.Bytes(), 0o644))
+
 	cmd := exec.Command("bash", "wan_split.sh", dir)
 	cmd.Env = append(os.Environ(), "ITERS=1", "SIZE=16777216", "RATE=200", "BIN_MS=2")
 	b, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", b)
 	return string(b)
+}
+
+// wanSplitCPU reads the start, middle and tail CPU figures (job run,
+// job waiting, daemons run) of a mean cpu line of wan_split.sh.
+func wanSplitCPU(t *testing.T, out string, dir int) [9]float64 {
+	t.Helper()
+	num := `([-0-9.]+)`
+	part := num + `/` + num + ` ` + num
+	re := regexp.MustCompile(fmt.Sprintf(`(?m)^mean of 1 timed calls, dir %d cpu .*: start %s \| middle %s \| tail %s$`, dir, part, part, part))
+	m := re.FindStringSubmatch(out)
+	require.NotNil(t, m, "no cpu line for dir %d in:\n%s", dir, out)
+	var v [9]float64
+	for i := range v {
+		f, err := strconv.ParseFloat(m[i+1], 64)
+		require.NoError(t, err)
+		v[i] = f
+	}
+	return v
 }
 
 // wanSplitField reads one figure of a mean line of wan_split.sh.
@@ -107,4 +139,8 @@ func TestWANSplitParts(t *testing.T) {
 	} {
 		require.InDelta(t, c.want, wanSplitField(t, out, c.dir, c.name), c.tol, "dir %d %s:\n%s", c.dir, c.name, out)
 	}
+	// The start (0-10 ms) had the job's busy samples, the middle and the
+	// tail the quiet ones.
+	cpu := wanSplitCPU(t, out, 1)
+	require.InDeltaSlice(t, []float64{1.5, 2, 0.1, 0.5, 0, 0.1}, cpu[:6], 0.06, "%v\n%s", cpu, out)
 }
