@@ -42,7 +42,7 @@ func TestStallSaid(t *testing.T) {
 	require.NotEmpty(t, said, "the stall was not said:\n%s", buf.String())
 	require.Contains(t, said, "level=INFO")
 	require.Contains(t, said, "rank=1")
-	require.Regexp(t, `longest=[0-9.]+m?s late=[0-9.]+m?s runs=[0-9]+`, said)
+	require.Regexp(t, `peak=[0-9.]+m?s late=[0-9.]+m?s runs=[0-9]+`, said)
 	ctx := testCtx(t)
 	_, err := eps[0].Send(1, tag, make([]byte, 64)).Wait(ctx)
 	require.NoError(t, err)
@@ -83,7 +83,7 @@ func TestStallNoteLimits(t *testing.T) {
 	step(3500*time.Millisecond, 1500*time.Millisecond)
 	require.Len(t, lines(), 2)
 	require.Contains(t, lines()[1], "level=WARN")
-	require.Contains(t, lines()[1], "longest=1.5s late=1.9s runs=2")
+	require.Contains(t, lines()[1], "peak=1.5s late=1.9s runs=2")
 	step(5*time.Second, 2*time.Second) // a warning a minute at most
 	require.Len(t, lines(), 3)
 	require.Contains(t, lines()[2], "level=INFO")
