@@ -184,22 +184,24 @@ type contended struct {
 	bytes          int  // each pair's (size's)
 }
 
-// contend runs rank c.Rank()'s part of level l's contended round over
+// contend runs rank c.Rank()'s part of a level's contended round over
 // pairs (LevelPairs), every rank of c together: first a barrier (an
-// AllReduce of one value: whether some rank said the level is not
+// AllReduce of one value: whether some rank says the level is not
 // multipath, mine this rank's Options.Multipath), so that no rank's round
 // starts while another rank is still in a lower level's round (a rank in
 // no lower-level pair would otherwise wait in its Recv for its partner's
 // earlier round, and that wait would count as this level's time and CPU),
 // and the pairs start together (started apart they overlap less than the
 // round assumes, and k × bytes over the slowest pair's own duration
-// exceeds what the link carried); then its pair's transfer of size(the
-// level is multipath on every rank) bytes, nothing where it is in no
-// pair, on a multipath level after a second barrier that every rank
-// joins once its pair's round trips (below) are done. Its result (the same multipath and bytes on every rank): the
-// seconds of the pair's transfer to the acknowledgement on the pair's
-// first rank (else 0: the round's span is the most of them) and this
-// rank's CPU seconds over its transfer (0 where cpu is nil).
+// exceeds what the link carried); then its pair's transfer of
+// size(multipath) bytes, multipath whether every rank said the level is,
+// nothing where it is in no pair; on a multipath level, whose bandwidth
+// the round's aggregate may set, after a second barrier that every rank
+// joins once its pair's round trips (below) are done. Its result, the
+// same multipath and bytes on every rank: the seconds of the pair's
+// transfer to the acknowledgement on the pair's first rank (else 0: the
+// round's span is the most of them) and this rank's CPU seconds over its
+// transfer (0 where cpu is nil).
 //
 // Before its bytes, each pair makes busyRoundTrips round trips of 8
 // bytes, all pairs at once: on the pair's first rank, rtt is their median
