@@ -84,7 +84,10 @@ type Options struct {
 	// link), not one (TCP, shared memory). A level counts as multipath
 	// only where every rank says so (shared in its contended round's
 	// barrier); there the round's aggregate, every link busy, may raise
-	// the level's bandwidth above its lone transfers' (contendedFigures).
+	// the level's bandwidth above its lone transfers' (contendedFigures),
+	// which assumes a connection has at least as many paths as the level
+	// has links (MetaRoCE's default 8 against the lab's 4): one of P paths
+	// reaches P links at most, however it re-picks.
 	Multipath [3]bool
 	// Observe, where not nil, is given each measured level's bandwidth
 	// figures before Measure returns (the same on every rank): the
