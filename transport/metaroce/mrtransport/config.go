@@ -327,8 +327,9 @@ type Config struct {
 	// of its connection is re-picked as soon as the last move is judged,
 	// and the move undone unless the path's rates, as a share of the
 	// other paths', rose (crowded.go): this evens out the links' path
-	// totals where several connections share ECMP links. Only the
-	// lower-ranked end of a connection re-picks its paths.
+	// totals where several connections share ECMP links. Only one end of
+	// a connection re-picks its paths: the lower-ranked one, unless it
+	// only receives there (then the sending end; see decides).
 	Repick RepickPolicy
 
 	// autoDatagram: MaxDatagram was left 0 on a non-loopback address, so

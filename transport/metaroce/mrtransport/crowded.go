@@ -32,8 +32,9 @@ import (
 // A port names a path both ways (a router hashes the reversed addresses
 // too), so a move by either end moves both directions: if both ends moved
 // paths for their own sending, each would shuffle the other's placement.
-// Only the lower-ranked end of a connection moves paths for this rule,
-// scoring each path by both directions.
+// Only one end of a connection moves paths for this rule (decides: the
+// lower-ranked end, unless it only receives), scoring each path by both
+// directions.
 
 // medianOthers returns the median of the values other than skip that are
 // positive, or 0 when fewer than two are.

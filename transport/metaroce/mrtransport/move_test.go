@@ -31,8 +31,8 @@ func TestRepickPathMovesThePort(t *testing.T) {
 		defer close(done)
 		allReduceSum(t, comms, 1<<20)
 	}()
-	require.NoError(t, eps[0].repickPath(1))
-	require.NoError(t, eps[1].repickPath(2))
+	require.NoError(t, eps[0].repickPath(1, false))
+	require.NoError(t, eps[1].repickPath(2, false))
 	<-done
 	after := []netip.AddrPort{eps[0].Addr().Paths[1], eps[1].Addr().Paths[2]}
 	for i := range after {

@@ -3,9 +3,11 @@ package mrtransport
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,11 +25,13 @@ import (
 // crowded rule (the paths' received rates) can move its paths.
 
 // recvSimRun is one simulated connection's run: rank 1 streams 4 MiB
-// messages to rank 0 over 4 links like ecmpSimLink.
+// messages to rank 0 (rank 0 to rank 1 with recvSimOpts.send) over 4
+// links like ecmpSimLink.
 type recvSimRun struct {
-	start   []int // rank 1's paths to rank 0 per link at the start
-	cover   []int // links carrying >= 5 % of each ecmpSimWindow's bytes from 1 to 0
-	repicks int64 // rank 0's
+	start   []int    // the streaming rank's paths per link at the start
+	cover   []int    // links carrying >= 5 % of each ecmpSimWindow's bytes of the stream
+	repicks int64    // both ranks'
+	byRank  [2]int64 // each rank's
 }
 
 // recvSimOpts configures recvSim.
@@ -47,6 +51,9 @@ type recvSimOpts struct {
 	links int
 	// gap, if positive, is a pause after each message of the stream.
 	gap time.Duration
+	// send, if set, reverses the stream: rank 0 (the deciding end)
+	// streams to rank 1, so it sends what it decides on.
+	send bool
 }
 
 // recvSim runs one seed of recvSimOpts in a synctest bubble of its own.
@@ -73,7 +80,11 @@ func recvSim(t *testing.T, seed uint64, o recvSimOpts) (run recvSimRun, ok bool)
 				_ = ep.Close()
 			}
 		}()
-		from, to := eps[1].Addr().Paths, eps[0].Addr().Paths
+		src, dst := 1, 0
+		if o.send {
+			src, dst = 0, 1
+		}
+		from, to := eps[src].Addr().Paths, eps[dst].Addr().Paths
 		run.start = make([]int, ecmp.Links)
 		for i := range from {
 			run.start[ecmp.ECMPLink(from[i], to[i])]++
@@ -102,19 +113,22 @@ func recvSim(t *testing.T, seed uint64, o recvSimOpts) (run recvSimRun, ok bool)
 		go func() {
 			defer close(done)
 			for i := uint32(0); time.Since(begin) < o.dur && !t.Failed(); i++ {
-				xfer(1, 0, benchTag(9, i), 4<<20)
+				xfer(src, dst, benchTag(9, i), 4<<20)
 				time.Sleep(o.gap)
 			}
 		}()
 		prev := make([]int64, ecmp.Links)
 		for at := ecmpSimWindow; at <= o.dur; at += ecmpSimWindow {
 			time.Sleep(time.Until(begin.Add(at)))
-			now := net.ECMPLinkBytes(1, 0)
+			now := net.ECMPLinkBytes(src, dst)
 			run.cover = append(run.cover, linksCarrying(prev, now))
 			prev = now
 		}
 		<-done
-		run.repicks, _ = eps[0].Repicks()
+		for i, ep := range eps {
+			run.byRank[i], _ = ep.Repicks()
+			run.repicks += run.byRank[i]
+		}
 	})
 	return run, ok
 }
@@ -255,5 +269,117 @@ func TestCrowdedRuleSkipsPausedWindows(t *testing.T) {
 		if n > most {
 			t.Errorf("seed %d: %d crowded moves in 10 s with pauses, want at most %d (is repickSample's steadyLoad gate bypassed?)", i+1, n, most)
 		}
+	}
+}
+
+// coverTimes reads a run's cover (links used per ecmpSimWindow, of
+// links): first is the end of the first window that used every link, -1
+// if none did; settled is the end of the last window that did not (0 if
+// every window used every link), -1 if the last one did not.
+func coverTimes(cover []int, links int) (first, settled time.Duration) {
+	first = -1
+	for i, n := range cover {
+		at := time.Duration(i+1) * ecmpSimWindow
+		if n >= links {
+			if first < 0 {
+				first = at
+			}
+			continue
+		}
+		settled = at
+	}
+	if len(cover) > 0 && cover[len(cover)-1] < links {
+		settled = -1
+	}
+	return first, settled
+}
+
+// TestRecvSimDistribution prints, for RECV_SIM_DIST seeds (unset:
+// skipped) that start on 3 of 4 links, when the stream first used all 4
+// links and when it last left one unused, from the first bulk byte, with
+// the median, the largest and the runs that never used all 4 within 3 s:
+// with the deciding end receiving (rank 1 streams to rank 0, the ring's
+// 7 -> 0 crossing) and sending (RECV_SIM_SEND=1). RECV_SIM_PRELUDE_MS
+// and RECV_SIM_SECONDS (default 5) as in TestRecvSimTable.
+func TestRecvSimDistribution(t *testing.T) {
+	seeds, _ := strconv.Atoi(os.Getenv("RECV_SIM_DIST"))
+	if seeds <= 0 {
+		t.Skip("RECV_SIM_DIST unset: a table of figures, not a check")
+	}
+	o := recvSimOpts{dur: 5 * time.Second, want: oneLinkUnused, send: os.Getenv("RECV_SIM_SEND") == "1"}
+	if s, _ := strconv.Atoi(os.Getenv("RECV_SIM_SECONDS")); s > 0 {
+		o.dur = time.Duration(s) * time.Second
+	}
+	ms, _ := strconv.Atoi(os.Getenv("RECV_SIM_PRELUDE_MS"))
+	o.prelude = time.Duration(ms) * time.Millisecond
+	var firsts []time.Duration
+	never3, late1 := 0, 0
+	found := 0
+	for seed := uint64(1); found < seeds && seed < 1000; seed++ {
+		if os.Getenv("RECV_SIM_LOG") != "" {
+			o.log = &logLines{}
+		}
+		r, ok := recvSim(t, seed, o)
+		if !ok {
+			continue
+		}
+		found++
+		if o.log != nil {
+			t.Log(o.log.b.String())
+		}
+		first, settled := coverTimes(r.cover, 4)
+		if first < 0 || first > 3*time.Second {
+			never3++
+			first = o.dur + ecmpSimWindow // sorts last
+		}
+		if settled < 0 || settled > time.Second {
+			late1++
+		}
+		firsts = append(firsts, first)
+		t.Logf("seed %d: start %v, all 4 first at %v, last short at %v, %d re-picks, cover %v", seed, r.start, first, settled, r.repicks, r.cover)
+	}
+	slices.Sort(firsts)
+	t.Logf("send=%v prelude=%v: %d seeds, all 4 links first: median %v, max %v; never within 3 s: %d; a link unused after 1 s: %d",
+		o.send, o.prelude, found, firsts[len(firsts)/2], firsts[len(firsts)-1], never3, late1)
+}
+
+// TestRepickShortJobFindsLinks streams one way over a connection that
+// starts on 3 of 4 links, 2.5 s after a first small message each way (a
+// job's set-up), for 16 such seeds with the deciding end receiving (the
+// ring's 7 -> 0 crossing) and 16 with it sending, and fails if more than
+// shortJobLate of the 32 still leave a link unused in the window ending
+// 1.2 s into the bulk data (a short job's life), or if the receiving
+// lower-ranked end moves a path itself: the sending end decides there
+// (decides). Before the hand-off and the early phase's moves of several
+// paths at once (pickMore), 7 of 32 left a link unused then (4 receiving,
+// 3 sending; the receiving rank 0 made 8 or 9 re-picks a seed, the
+// sender none); since, 2 (TestRecvSimDistribution shows the whole
+// distribution).
+func TestRepickShortJobFindsLinks(t *testing.T) {
+	const seeds, shortJobLate, bound = 16, 3, 1200 * time.Millisecond
+	by := int(bound/ecmpSimWindow) - 1
+	var late []string
+	for _, send := range []bool{false, true} {
+		found := 0
+		for seed := uint64(1); found < seeds; seed++ {
+			if seed > 200 {
+				t.Fatalf("send=%v: only %d of 200 seeds start with one link unused", send, found)
+			}
+			r, ok := recvSim(t, seed, recvSimOpts{prelude: 2500 * time.Millisecond, dur: bound, want: oneLinkUnused, send: send})
+			if !ok {
+				continue
+			}
+			found++
+			if len(r.cover) <= by || r.cover[by] < 4 {
+				late = append(late, fmt.Sprintf("send=%v seed %d", send, seed))
+			}
+			if !send && r.byRank[0] != 0 {
+				t.Errorf("seed %d: the receiving end (rank 0) re-picked %d paths, the sending end %d; want only the sending end to", seed, r.byRank[0], r.byRank[1])
+			}
+			t.Logf("send=%v seed %d: paths per link at the start %v, links used per %v %v, re-picks by rank %v", send, seed, r.start, ecmpSimWindow, r.cover, r.byRank)
+		}
+	}
+	if len(late) > shortJobLate {
+		t.Fatalf("%d of %d runs still left a link unused %v into the bulk data (%v); want at most %d", len(late), 2*seeds, bound, late, shortJobLate)
 	}
 }

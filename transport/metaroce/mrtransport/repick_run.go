@@ -35,9 +35,15 @@ type repicker struct {
 	count      int64                  // re-picks made
 	undone     int64                  // of those, undone
 	// lastPath and lastOld are the last re-pick's path and replaced
-	// socket, for an undo; lastOld is nil once it cannot be.
+	// socket, for an undo; lastOld is nil once it cannot be. lastMore
+	// are the paths moved with it (pickMore) and their replaced sockets,
+	// undone with it.
 	lastPath int
 	lastOld  PathSocket
+	lastMore []movedSock
+	// multis counts, by peer rank, the re-picks that moved more than one
+	// path (pickMore) in this early phase.
+	multis map[int]int
 	// crowd is the last re-pick of a crowded path (pickCrowded) while
 	// it waits for its judgement; crowdNext is when the next may be made,
 	// crowdBackoff the wait after an undo (0 until flatRuns in a row),
@@ -47,9 +53,14 @@ type repicker struct {
 	crowdBackoff time.Duration
 	crowdUndos   int
 	crowdConns   crowdPacer // paces the crowded moves per connection
-	// respin is a socket an undo restored, for spinAdd outside eng.mu.
-	respin     PathSocket
-	respinPath int
+	// respin are the sockets an undo restored, for spinAdd outside eng.mu.
+	respin []movedSock
+}
+
+// movedSock is a path and a socket of it.
+type movedSock struct {
+	path int
+	s    PathSocket
 }
 
 // repickOn reports whether cfg re-picks ports: not with Repick.Off, on
@@ -62,7 +73,7 @@ func repickOn(cfg Config) bool {
 // closes. It is called once, by Listen.
 func (e *Endpoint) startRepick() {
 	p := e.cfg.Repick.withDefaults()
-	rp := &repicker{p: p, base: p, windows: make(map[int][][]pathSample), peaks: make(map[int]float64)}
+	rp := &repicker{p: p, base: p, windows: make(map[int][][]pathSample), peaks: make(map[int]float64), multis: make(map[int]int)}
 	if p.Early > 0 {
 		rp.p, rp.early = p.early(), true
 	}
@@ -78,13 +89,13 @@ func (e *Endpoint) startRepick() {
 			case <-e.closing:
 				return
 			case <-t.C:
-				path, ok, respin, respinPath, next := e.repickSample()
+				paths, respin, next := e.repickSample()
 				t.Reset(next)
-				if respin != nil {
-					e.eng.spinAdd(respinPath, respin)
+				for _, r := range respin {
+					e.eng.spinAdd(r.path, r.s)
 				}
-				if ok {
-					if err := e.repickPath(path); err != nil {
+				for i, path := range paths {
+					if err := e.repickPath(path, i > 0); err != nil {
 						e.log.Warn("mrtransport: path port not re-picked", "path", path, "err", err)
 					}
 				}
@@ -94,30 +105,32 @@ func (e *Endpoint) startRepick() {
 }
 
 // repickSample takes one sample of every connection's paths and returns
-// the path to re-pick, if the policy names one and the pacer allows it;
-// it undoes the last re-pick if the pacer judges it a loss, and then
-// returns the socket restored (and its path) for spinAdd. next is when to
+// the paths to re-pick, if the policy names one and the pacer allows it
+// (more than one in the early phase, pickMore); it undoes the last
+// re-pick if the pacer judges it a loss, and then returns the sockets
+// restored (and their paths) for spinAdd. next is when to
 // sample again: the sampling period of the phase now, in the early phase
 // at least twice the largest of the paths' least RTTs (up to Sample).
-func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinPath int, next time.Duration) {
+func (e *Endpoint) repickSample() (paths []int, respin []movedSock, next time.Duration) {
 	e.eng.lock()
 	defer e.eng.unlock()
 	rp := e.repick
 	if e.closed || rp == nil {
-		return 0, false, nil, 0, time.Second
+		return nil, nil, time.Second
 	}
 	var minRTT time.Duration // the largest of the paths' least RTTs
 	defer func() {
-		respin, respinPath, rp.respin = rp.respin, rp.respinPath, nil
+		respin, rp.respin = rp.respin, nil
 		next, rp.rtt = rp.p.Sample, minRTT
 		if rp.early {
 			next = earlySample(rp.base, minRTT)
 		}
 	}()
 	e.repickPhase(e.eng.now())
-	pick, picked, try := -1, false, false
+	pick, picked, try, pickPeer := -1, false, false, -1
 	crowdPeer, crowdPath, crowdScore := -1, 0, 0.0
 	total, allFull := 0.0, true
+	busy := 0 // connections that carried data in their newest CrowdedWindow samples
 	for _, p := range e.peers {
 		if p == nil || !p.up || p.conn == 0 {
 			continue
@@ -145,7 +158,11 @@ func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinP
 			total += summarise(w[i]).rate
 		}
 		rp.windows[p.rank] = w
-		if e.cfg.Rank < p.rank && !rp.crowd.on && steadyLoad(newest(w, rp.p.CrowdedWindow)) {
+		if carried(newest(w, rp.p.CrowdedWindow)) {
+			busy++
+		}
+		decide := decides(e.cfg.Rank, p.rank, newest(w, rp.p.CrowdedWindow))
+		if decide && !rp.crowd.on && steadyLoad(newest(w, rp.p.CrowdedWindow)) {
 			if c, score, ok := rp.crowdConns.pick(p.rank, e.eng.now(), w, rp.p); ok && (crowdPeer < 0 || score < crowdScore) {
 				crowdPeer, crowdPath, crowdScore = p.rank, c, score
 			}
@@ -158,43 +175,64 @@ func (e *Endpoint) repickSample() (path int, ok bool, respin PathSocket, respinP
 			fastest = max(fastest, summarise(w[i]).rate)
 		}
 		rp.peaks[p.rank] = max(rp.peaks[p.rank]*peakDecay(rp.p.Sample), fastest)
-		if !picked && e.cfg.Rank < p.rank {
-			if pick, try, picked = pickRepick(w, rp.peaks[p.rank], rp.p); picked && rp.pacer.allow(e.eng.now(), try) {
-				rates := make([]float64, len(w))
-				for i := range w {
-					rates[i] = summarise(w[i]).rate / rp.p.Sample.Seconds()
-				}
-				e.log.Info("mrtransport: paths behave as one", "peer", p.rank, "path", pick, "try", try, "bytesPerSecond", rates)
-			}
+		if !picked && decide {
+			pick, try, picked = pickRepick(w, rp.peaks[p.rank], rp.p)
+			pickPeer = p.rank
 		}
 	}
 	now := e.eng.now()
 	if e.judgeCrowded(now) {
-		return 0, false, nil, 0, 0
+		return nil, nil, 0
 	}
-	if crowdPeer >= 0 && !rp.pacer.pending && now >= rp.crowdNext {
+	// In the early phase, a re-pick on evidence (which moves several
+	// paths, pickMore) goes before a crowded path's (one path).
+	evidence := rp.early && picked && !try && rp.pacer.allow(now, try)
+	if crowdPeer >= 0 && !evidence && !rp.pacer.pending && now >= rp.crowdNext {
 		rp.pacer.made(now, total, false)
 		rp.pacer.byPath = true
 		rp.crowd = crowdMove{on: true, peer: crowdPeer, path: crowdPath, before: crowdScore, at: now}
 		rp.crowdConns.moved(crowdPeer, now, rp.p)
 		e.log.Info("mrtransport: path on the most crowded link", "peer", crowdPeer, "path", crowdPath, "score", crowdScore)
-		return crowdPath, true, nil, 0, 0
+		return []int{crowdPath}, nil, 0
 	}
 	if allFull {
 		switch rp.pacer.judge(now, total) {
 		case repickLoss:
 			if rp.lastOld != nil && e.undoRepick() {
-				return 0, false, nil, 0, 0
+				return nil, nil, 0
 			}
 		case repickGain, repickFlat:
-			rp.lastOld = nil
+			rp.lastOld, rp.lastMore = nil, nil
 		}
 	}
 	if !picked || !rp.pacer.allow(now, try) {
-		return 0, false, nil, 0, 0
+		return nil, nil, 0
 	}
+	w := rp.windows[pickPeer]
+	var more []int // moved with pick
+	if rp.early && !try && busy == 1 && rp.multis[pickPeer] < earlyMulti {
+		if more = pickMore(w, rp.peaks[pickPeer], rp.p, pick, earlyMoves); len(more) > 0 {
+			rp.multis[pickPeer]++
+		}
+	}
+	rates := make([]float64, len(w))
+	for i := range w {
+		rates[i] = summarise(w[i]).rate / rp.p.Sample.Seconds()
+	}
+	e.log.Info("mrtransport: paths behave as one", "peer", pickPeer, "path", pick, "try", try, "more", more, "bytesPerSecond", rates)
 	rp.pacer.made(now, total, try)
-	return pick, true, nil, 0, 0
+	return append([]int{pick}, more...), nil, 0
+}
+
+// carried reports whether a connection's windows (windows[i]: path i's,
+// oldest first) show data carried either way.
+func carried(windows [][]pathSample) bool {
+	for _, w := range windows {
+		if len(w) >= 2 && (w[len(w)-1].Acked != w[0].Acked || w[len(w)-1].Recv != w[0].Recv) {
+			return true
+		}
+	}
+	return false
 }
 
 // crowdWait bounds, in the phase's intervals, how long a crowded path's
@@ -226,7 +264,7 @@ func (e *Endpoint) judgeCrowded(now time.Duration) (undone bool) {
 	rp.pacer.settle(keep)
 	rp.crowdNext = now
 	if keep {
-		rp.lastOld, rp.crowdUndos, rp.crowdBackoff = nil, 0, 0
+		rp.lastOld, rp.lastMore, rp.crowdUndos, rp.crowdBackoff = nil, nil, 0, 0
 		return false
 	}
 	// Moves undone flatRuns times in a row (as on one bottleneck, where
@@ -276,7 +314,7 @@ func (e *Endpoint) repickPhase(now time.Duration) {
 	}
 	rp.p, rp.early = rp.base, false
 	rp.pacer = newRepickPacer(rp.p, now)
-	rp.lastOld = nil
+	rp.lastOld, rp.lastMore = nil, nil
 	rp.crowd = crowdMove{}
 	clear(rp.windows)
 	clear(rp.peaks)
@@ -345,28 +383,36 @@ func peakDecay(sample time.Duration) float64 {
 	return math.Exp2(-sample.Seconds() / peakHalfLife.Seconds())
 }
 
-// undoRepick returns the last re-picked path to its old socket, if that
-// is still open. The caller holds eng.mu.
+// undoRepick returns the last re-picked path, and those moved with it, to
+// their old sockets, where these are still open, and reports whether it
+// returned the first. The caller holds eng.mu.
 func (e *Endpoint) undoRepick() bool {
 	eng, rp := e.eng, e.repick
-	old := rp.lastOld
-	rp.lastOld = nil
+	old, more := rp.lastOld, rp.lastMore
+	rp.lastOld, rp.lastMore = nil, nil
+	for _, m := range more {
+		if eng.unretire(m.s) {
+			e.movePath(m.path, m.s, false)
+			rp.respin = append(rp.respin, m)
+		}
+	}
 	if !eng.unretire(old) {
 		return false
 	}
 	e.movePath(rp.lastPath, old, false)
 	rp.undone++
-	rp.respin, rp.respinPath = old, rp.lastPath
-	e.log.Info("mrtransport: path port re-pick undone: the send rate fell", "path", rp.lastPath, "to", old.LocalAddr())
+	rp.respin = append(rp.respin, movedSock{rp.lastPath, old})
+	e.log.Info("mrtransport: path port re-pick undone: the send rate fell", "path", rp.lastPath, "more", len(more), "to", old.LocalAddr())
 	return true
 }
 
 // repickPath re-opens path's socket on another port: from PortRange if
-// set, else an ephemeral one. The new socket takes the path's writes at
+// set, else an ephemeral one; with the last re-pick (pickMore) if more,
+// else as a re-pick of its own. The new socket takes the path's writes at
 // once and gets a reader; the peers are told the new port (a path move);
 // the old socket is read until retireAfter, then closed. The samples of
 // the path start again.
-func (e *Endpoint) repickPath(path int) error {
+func (e *Endpoint) repickPath(path int, more bool) error {
 	eng := e.eng
 	bind := e.binds[path]
 	var s PathSocket
@@ -391,7 +437,11 @@ func (e *Endpoint) repickPath(path int) error {
 	}
 	old := e.movePath(path, s, true)
 	if rp := e.repick; rp != nil {
-		rp.lastPath, rp.lastOld = path, old
+		if more {
+			rp.lastMore = append(rp.lastMore, movedSock{path, old})
+		} else {
+			rp.lastPath, rp.lastOld, rp.lastMore = path, old, nil
+		}
 		rp.count++
 	}
 	e.log.Info("mrtransport: path port re-picked", "path", path, "from", old.LocalAddr(), "to", s.LocalAddr())

@@ -279,3 +279,85 @@ func TestSteadyLoad(t *testing.T) {
 		t.Error("unequal windows: steadyLoad true")
 	}
 }
+
+// pickMore moves, with the path pickRepick named on evidence, only paths
+// whose link keeps a path that stays, on the most crowded links: over 50
+// seeds of each placement, no link that carried a path is left without
+// one, the paths moved lie on the links of from, and where those links
+// hold spare pairs, some are moved with the first.
+func TestPickMoreKeepsEveryLinkUsed(t *testing.T) {
+	p := RepickPolicy{}.withDefaults()
+	eq4 := []float64{25e6, 25e6, 25e6, 25e6}
+	for _, c := range []struct {
+		name   string
+		onLink []int
+		from   []int // the links paths may be moved from
+		more   bool  // some path is moved with the first
+	}{
+		{"4 3 1 0", []int{0, 0, 0, 0, 1, 1, 1, 2}, []int{0}, true},
+		{"3 3 2 0", []int{0, 0, 0, 1, 1, 1, 2, 2}, []int{0, 1}, true},
+		{"5 2 1 0", []int{0, 0, 0, 0, 0, 1, 1, 2}, []int{0}, true},
+		{"3 2 2 1", []int{0, 0, 0, 1, 1, 2, 2, 3}, []int{0}, true},
+		{"2 1 1 0: one pair", []int{0, 0, 1, 2}, []int{0}, false},
+	} {
+		for seed := range uint64(50) {
+			t.Run(fmt.Sprintf("%s/seed=%d", c.name, seed), func(t *testing.T) {
+				w := ecmpWindows(seed, eq4, c.onLink, false, p.Window)
+				first, try, ok := pickRepick(w, 0, p)
+				require.True(t, ok, "picked none")
+				require.False(t, try, "a try")
+				more := pickMore(w, 0, p, first, earlyMoves)
+				require.Less(t, len(more), earlyMoves)
+				moved := map[int]bool{first: true}
+				for _, m := range append([]int{first}, more...) {
+					require.Contains(t, c.from, c.onLink[m], "path %d moved: %d %v", m, first, more)
+				}
+				for _, m := range more {
+					require.False(t, moved[m], "path %d moved twice: %d %v", m, first, more)
+					moved[m] = true
+				}
+				for l := range eq4 {
+					had, kept := false, false
+					for i, pl := range c.onLink {
+						had = had || pl == l
+						kept = kept || pl == l && !moved[i]
+					}
+					require.Equal(t, had, kept, "link %d left without a path: moved %d %v", l, first, more)
+				}
+				if c.more {
+					require.NotEmpty(t, more, "moved only %d", first)
+				} else {
+					require.Empty(t, more, "moved %v with %d", more, first)
+				}
+			})
+		}
+	}
+}
+
+// decides hands a connection to its sending end where the lower-ranked
+// end only receives, and to no end between the two thresholds.
+func TestDecides(t *testing.T) {
+	win := func(sent, recv int64) [][]pathSample {
+		return [][]pathSample{{{}, {Acked: sent, Recv: recv}}}
+	}
+	for _, c := range []struct {
+		name                string
+		lowSent, lowRecv    int64 // the lower end's counters (the higher's are the mirror)
+		lowDecides, highDec bool
+	}{
+		{"no data", 0, 0, true, false},
+		{"both ways", 1000, 1000, true, false},
+		{"the lower end sends", 1000, 0, true, false},
+		{"the lower end only receives", 0, 1000, false, true},
+		{"a trickle back", 10, 1000, false, true},
+		{"between the thresholds", 50, 1000, false, false},
+		{"a sixteenth back", 63, 1000, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			require.Equal(t, c.lowDecides, decides(0, 7, win(c.lowSent, c.lowRecv)), "lower end")
+			require.Equal(t, c.highDec, decides(7, 0, win(c.lowRecv, c.lowSent)), "higher end")
+		})
+	}
+	require.True(t, decides(0, 7, [][]pathSample{{{Recv: 5}}}), "one sample: the lower end")
+	require.False(t, decides(7, 0, [][]pathSample{{{Acked: 5}}}), "one sample: not the higher end")
+}
