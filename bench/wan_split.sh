@@ -67,7 +67,8 @@ sched=/dev/null
 zcat "$D/trace.gz" | awk -v rate="$RATE" -v bin="$BIN_MS" -v calls="$calls" -v sched="$sched" '
   BEGIN { nc = split(calls, l, "\n"); for (c = 1; c <= nc; c++) { split(l[c], f, " "); cs[c] = f[1]; lo[c] = f[2]; hi[c] = f[3]; timed[c] = f[4] }
     bps = rate * 1e6 / 8; w = bin / 1000
-    while ((getline x < sched) > 0) { split(x, f, " "); ns++; ST[ns] = f[1] / 1e9; SG[ns] = f[2]; SR[ns] = f[3] / 1e9; SW[ns] = f[4] / 1e9 } }
+    while ((getline x < sched) > 0) { split(x, f, " "); ns++; ST[ns] = f[1] / 1e9; SG[ns] = f[2]; SR[ns] = f[3] / 1e9; SW[ns] = f[4] / 1e9
+      SD[ns] = (f[2] in prev ? ST[ns] - prev[f[2]] : 0); prev[f[2]] = ST[ns] } }
   /^# start/ { start = $3 / 1e9; next } /^#/ { next }
   { q = $1; rel = start + $6 / 1e9; s = (rel > free[q] ? rel : free[q]); free[q] = s + ($2 + 14) / bps
     n++; Q[n] = int(q / 256); S[n] = s; E[n] = free[q]; L[n] = $2; LATE[n] = ($6 - $5) / 1e6 }
@@ -115,11 +116,13 @@ zcat "$D/trace.gz" | awk -v rate="$RATE" -v bin="$BIN_MS" -v calls="$calls" -v s
       C["start", "job"], C["start", "wait"], C["start", "daemons"], C["middle", "job"], C["middle", "wait"], C["middle", "daemons"], C["tail", "job"], C["tail", "wait"], C["tail", "daemons"]
     if (timed[c]) for (x in C) mc[dir, x] += C[x]
   }
-  # cpu sets C[part, "job"|"wait"|"daemons"]: the run and wait of the
-  # samples taken in (a, b] over b - a (a sample covers the -every before it).
-  function cpu(a, b, part,    i, r, q, d, span) {
-    r = 0; q = 0; d = 0; span = b - a
-    for (i = 1; i <= ns; i++) { if (ST[i] <= a || ST[i] > b) continue
-      if (SG[i] == "job") { r += SR[i]; q += SW[i] } else if (SG[i] == "daemons") d += SR[i] }
-    C[part, "job"] = (span > 0 ? r / span : 0); C[part, "wait"] = (span > 0 ? q / span : 0); C[part, "daemons"] = (span > 0 ? d / span : 0)
+  # cpu sets C[part, "job"|"wait"|"daemons"]: the run and wait of a
+  # group of samples taken in (a, b] over the time they cover (a sample
+  # covers the time since the sample of its group before it, longer than
+  # -every where the sampler ran late; the first sample of a group is left out).
+  function cpu(a, b, part,    i, r, q, d, sj, sd) {
+    r = 0; q = 0; d = 0; sj = 0; sd = 0
+    for (i = 1; i <= ns; i++) { if (ST[i] <= a || ST[i] > b || SD[i] <= 0) continue
+      if (SG[i] == "job") { r += SR[i]; q += SW[i]; sj += SD[i] } else if (SG[i] == "daemons") { d += SR[i]; sd += SD[i] } }
+    C[part, "job"] = (sj > 0 ? r / sj : 0); C[part, "wait"] = (sj > 0 ? q / sj : 0); C[part, "daemons"] = (sd > 0 ? d / sd : 0)
   }'

@@ -14,7 +14,9 @@
 #        measurement, default 0, so that the last call is a timed one),
 #        SCHED (1: bench/schedsample samples the job's and the daemons'
 #        threads every 5 ms into RAWDIR/sched, and the split gives each
-#        part's CPU; the sampler itself takes a few % of a core)
+#        part's CPU; the sampler itself takes a few % of a core), XENV
+#        (NAME=VALUE settings, space-separated, given to every rank with
+#        gocoll run -x, as hier_lab.sh's: e.g. GOMAXPROCS=2)
 #
 # The lab is hier_lab.sh's (2 sites x 2 hosts x 2 ranks, 4 WAN paths of
 # RATE Mbit/s, DELAY ms one way, MTU 9000), brought up with the delay daemons'
@@ -58,6 +60,11 @@ GOCOLL_DELAYD_TRACE=$BIN/trace "$G" lab up --name "$LAB" ${LAB_UP_FLAGS:-} --hos
 head -1 /proc/stat >"$D/stat.before"
 "$G" lab stats --name "$LAB" >"$D/stats.before"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
+xenv=()
+for x in ${XENV:-}; do
+  [[ $x == [A-Z]*=* ]] || { echo "bench/wan_trace.sh: XENV entry $x: want NAME=VALUE" >&2; exit 2; }
+  xenv+=(-x "$x")
+done
 sched=
 if [[ ${SCHED:-0} == 1 ]]; then
   go build -o "$BIN/schedsample" ./bench/schedsample
@@ -65,7 +72,7 @@ if [[ ${SCHED:-0} == 1 ]]; then
   sched=$!
 fi
 "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout 300s \
-  -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL,NET -- \
+  -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL,NET "${xenv[@]}" -- \
   "$G" bench allreduce --sizes "$SIZE" -n "$ITERS" -w "$WARMUP" -c "${CHECK:-0}" --algo "$ALGO" >"$D/out" 2>&1 || echo "# run failed: $?" >>"$D/out"
 if [[ -n $sched ]]; then kill "$sched"; wait "$sched" || true; fi
 head -1 /proc/stat >"$D/stat.after"
