@@ -25,7 +25,7 @@ func newPlan(o Options, n int) (*plan, error) {
 	dts, ops, roots := planChoices(o)
 	return &plan{colls: kinds, sizes: o.sweep(), dts: dts, ops: ops, roots: roots, allRoots: o.AllRoots,
 		agg: o.AggIters, blocking: o.Blocking == 1, iters: o.Iters, warmup: o.Warmup, schedule: o.PeersSchedule, checks: o.Check, roundUp: peers, peers: peers, average: o.Average,
-		cycles: o.Cycles, settle: o.Settle}, nil
+		cycles: o.Cycles, settle: o.Settle, fresh: o.Fresh}, nil
 }
 
 // checkMemory refuses a plan whose buffers (two per rank, of the largest

@@ -121,6 +121,16 @@ type Options struct {
 	// longer than those looks (20 ms) measures the calls without them; it
 	// is a diagnosis, since no real job and no peer benchmark does it.
 	Settle time.Duration
+	// Fresh (--fresh, default off): before each call every rank changes
+	// one byte in each 4 KiB page of its send buffer (bit 0 of the page's
+	// first byte), so that no call's data equals the previous call's, as
+	// a training step's new tensors; the checked calls still see the
+	// pattern. Without it the timed calls resend the same bytes, as
+	// nccl-tests and ../shared/peers' mpi_coll_bench do, and a root
+	// Broadcast on the shared-memory board skips the pages it wrote last
+	// time (collective's copyChanged), a saving new data does not get.
+	// The writes are timed: one a page.
+	Fresh bool
 }
 
 // PeersScheduleMax bounds Options.PeersSchedule; SettleMax bounds

@@ -30,6 +30,7 @@ type plan struct {
 	average  int           // Options.Average: how the ranks' times combine
 	cycles   int           // Options.Cycles: sweeps of every collective and size; 0 until ctx ends
 	settle   time.Duration // Options.Settle: spun before the first measurement
+	fresh    bool          // Options.Fresh: each call's send data differs from the last's
 }
 
 // wants reports whether the plan measures variant v of collective k.
@@ -265,6 +266,7 @@ func (r *member) measure(ctx context.Context, k collKind, c testCase, g geometry
 func (r *member) iteration(ctx context.Context, k collKind, args []opArgs) error {
 	if len(args) == 1 {
 		for range r.plan.agg {
+			r.beforeCall(k, args[0].send)
 			if err := k.call(ctx, args[0]); err != nil {
 				return err
 			}
@@ -273,6 +275,7 @@ func (r *member) iteration(ctx context.Context, k collKind, args []opArgs) error
 	}
 	var handles []*collective.Handle
 	for _, a := range args {
+		r.beforeCall(k, a.send)
 		handles = append(handles, k.start(ctx, a)...)
 	}
 	var first error
@@ -283,6 +286,30 @@ func (r *member) iteration(ctx context.Context, k collKind, args []opArgs) error
 	}
 	return first
 }
+
+// beforeCall prepares send for a timed or warm-up call of k: with
+// Options.Fresh it changes bit 0 of the first byte of each freshPage
+// bytes, so that the call's data differs from the previous call's on
+// every page. The pattern's elements are small non-negative integers
+// (pattern.go), whose low bit flips without making a NaN or an Inf.
+func (r *member) beforeCall(k collKind, send []byte) {
+	if r.plan.fresh {
+		for i := 0; i < len(send); i += freshPage {
+			send[i] ^= 1
+		}
+	}
+	if callHook != nil {
+		callHook(r.comm.Rank(), k, send)
+	}
+}
+
+// freshPage is the stride of Options.Fresh's writes: a page, the block of
+// collective's copyChanged.
+const freshPage = 4096
+
+// callHook, when set (by tests), sees each timed and warm-up call's rank
+// and send buffer just before the call.
+var callHook func(rank int, k collKind, send []byte)
 
 // combine replaces this rank's figures in res by the time -a chooses
 // (Options.Average: by default the maximum), the maximum steal

@@ -36,7 +36,11 @@
 #        --settle SETTLE, each rank spinning that long before its first
 #        measurement, past the Go runtime monitor's first looks after the
 #        ranks' idle set-up; a diagnosis, OpenMPI gets nothing alike;
-#        commits from before that option cannot run with it).
+#        commits from before that option cannot run with it),
+#        FRESH (default 0; 1: gocoll bench --fresh, each call's send data
+#        changed on every page, as new tensors are, where the peer resends
+#        the same bytes, which it does not exploit; commits from before
+#        that option cannot run with it).
 #
 # Both sides time alike: warm-up calls, a barrier, the timed loop on each
 # rank's own clock, its mean per call, the slowest rank's (max over
@@ -71,6 +75,7 @@ SIZES=${SIZES:-65536 1048576 16777216} NICE=${NICE:-0} SCALE=${SCALE:-1} BIND=${
 SETTLE=${SETTLE:-}
 settle=()
 [[ -n $SETTLE ]] && settle=(--settle "$SETTLE")
+[[ ${FRESH:-0} == 1 ]] && settle+=(--fresh)
 case $SWEEP in 0 | 1) ;; *) echo "shm_ab.sh: SWEEP is 0 or 1, not $SWEEP" >&2; exit 2 ;; esac
 case $BIND in
   none) mpibind=() gocollrun=() ;;
