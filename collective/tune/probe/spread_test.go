@@ -73,23 +73,31 @@ func TestMeasureSpreadPairs(t *testing.T) {
 }
 
 // The spread pairs' turns end on every layout: on 30 random layouts (2-12
-// ranks, up to 6 hosts on up to 3 sites, ranks not numbered site by site)
+// ranks, up to 6 hosts on up to 3 sites, ranks not numbered site by site;
+// every other one multipath, so one spread pair and the second barrier)
 // the probe returns on every rank (a turn waiting for a token no rank sends
 // would hold it until the test's deadline) with the same figures, and a
-// WAN level with spread pairs measures at least its uplink's bandwidth.
+// WAN level with spread pairs measures at least its uplink's bandwidth and
+// at most 15 % above it.
 func TestMeasureSpreadRandomLayouts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(18, 1))
 	links := tune.DefaultLinks()
 	links.WAN = tune.Link{Latency: time.Millisecond, Bandwidth: 50e6}
 	for i := range 30 {
 		topo := randomLayout(t, rng, 2+rng.IntN(11), 1+rng.IntN(6), 1+rng.IntN(3))
+		multipath := i%2 == 1
 		got := measureWith(t, topo, links, func(_ int, now func() time.Duration) probe.Options {
-			return probe.Options{Now: now, BulkBytes: 1 << 20}
+			return probe.Options{Now: now, BulkBytes: 1 << 20, Multipath: [3]bool{false, multipath, multipath}}
 		})
 		for r := range got {
 			if !reflect.DeepEqual(got[r], got[0]) {
-				t.Fatalf("layout %d: rank %d measured %+v, rank 0 %+v", i, r, got[r], got[0])
+				t.Fatalf("layout %d (multipath %v): rank %d measured %+v, rank 0 %+v", i, multipath, r, got[r], got[0])
 			}
+		}
+		// A multipath level takes the round's aggregate however far above
+		// the lone transfers: never far above the uplink.
+		if w := got[0].WAN; w != nil && w.Bandwidth > 1.15*links.WAN.Bandwidth {
+			t.Errorf("layout %d (multipath %v): WAN %.4g B/s, want at most %.4g + 15 %%", i, multipath, w.Bandwidth, links.WAN.Bandwidth)
 		}
 		// Not above: the contended round (contend.go) puts the WAN 10 % above
 		// the uplink on 2 of these layouts (15 and 28: 3 sites, two pairs
