@@ -164,10 +164,10 @@ func (h *partHeap) Pop() any {
 // the round's aggregate is the level's bandwidth where it beats the lone
 // transfers (contendedFigures), so the link carries contendSpread bulk
 // transfers (each pair at most one): in the two-site lab, 1 MiB a pair
-// put the 4 WAN pairs' aggregate at 34-79 MB/s of the uplink's ~97 in 17
-// of 18 probes (load 11-14; the pairs took 26-103 ms for 1 MiB, 42 ms
-// at a fair share: they start apart and the slowest pair's time makes the
-// figure); 4 MiB a pair 73-96 in 12 of 14 (session 25, probe25).
+// put the 4 WAN pairs' aggregate at 4.3-84.4 MB/s of the uplink's ~97 in
+// 17 of 18 probes (load 11-14; the pairs took 26-103 ms for 1 MiB, 42 ms
+// at a fair share: they started apart and the slowest pair's time made
+// the figure); 4 MiB a pair 73-96 in 12 of 14 (session 25, probe25).
 func contendBytes(bulk, k int, multipath bool) int {
 	if multipath {
 		return max(4<<10, bulk*contendSpread/max(k, contendSpread))
