@@ -88,8 +88,9 @@
 //	GOCOLL_PROBE              the link figures of the cost model's choice: unset, where the job spans
 //	                          hosts, measure as the world forms each level (host, site, wan) that
 //	                          GOCOLL_TOPO_FILE or GOCOLL_LINKS does not give (a few ping-pongs and
-//	                          one 4 MiB transfer per level, the same figures on every rank; about
-//	                          0.2 s on a two-site lab of 2 ms); 0 never (assumed figures); 1 even on
+//	                          4 MiB transfers per level, the WAN's on a second pair and then on all
+//	                          its pairs at once; the same figures on every rank; about 0.8 s on the
+//	                          two-site lab of 2 ms); 0 never (assumed figures); 1 even on
 //	                          one host. Alike on every rank
 //	GOCOLL_TOPO_FILE          a topology file (version 2: "levels" and "links") whose link figures the
 //	                          job takes; rank 0 reads it
