@@ -11,7 +11,7 @@
 #        slow when it took more than SLOW times the median of its size in
 #        the run)
 #
-# While hier_lab.sh runs, bench/rankstat reads the ranks' schedstat
+# While hier_lab.sh runs, bench/schedsample reads the ranks' schedstat
 # every 100 ms (the ranks are told apart from other jobs' by a variable
 # of their environment, STALL_LAB_TAG, which they inherit). For every
 # AllReduce of 1 MiB or more but the first (which also waits for the ranks
@@ -24,7 +24,8 @@
 # the others' CPU per second and waited longer in the run queue was
 # starved; one that used little CPU and waited little was idle, waiting on
 # the transport. OUT/raw keeps hier_lab.sh's files and the samples
-# (STAMP.sched: unix ms, rank, CPU ms, wait ms).
+# (STAMP.sched: schedsample's lines, unix ns, "job", the 8 ranks' CPU ns
+# and run-queue wait ns since the previous sample, threads).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,11 +35,11 @@ mkdir -p "$OUT/raw"
 tmp=$(mktemp -d)
 sp=
 trap '[[ -n $sp ]] && kill "$sp" 2>/dev/null; rm -rf "$tmp"' EXIT
-go build -o "$tmp/rankstat" ./bench/rankstat
+go build -o "$tmp/schedsample" ./bench/schedsample
 tag="stall-lab-$$-$(date +%s%N)"
 stamp=$(date -u +%Y%m%d-%H%M%S)
 touch "$tmp/start"
-"$tmp/rankstat" -env "STALL_LAB_TAG=$tag" >"$OUT/raw/$stamp.sched" &
+"$tmp/schedsample" -group "job=env:STALL_LAB_TAG=$tag" -every 100ms -for 24h >"$OUT/raw/$stamp.sched" &
 sp=$!
 STALL_LAB_TAG=$tag OUT=$OUT bash bench/hier_lab.sh
 kill "$sp"
@@ -70,7 +71,7 @@ for raw in $(find "$OUT/raw" -newer "$tmp/start" -name '*.txt' ! -name '*.sim.tx
       size[s] = b
       next
     }
-    { t = $1 / 1e3; for (k = 1; k <= n; k++) { s = seqs[k]; if (t > lo[s] && t <= hi[s] + 0.05) { cpu[s] += $3; wt[s] += $4 } } }
+    { t = $1 / 1e9; for (k = 1; k <= n; k++) { s = seqs[k]; if (t > lo[s] && t <= hi[s] + 0.05) { cpu[s] += $3 / 1e6; wt[s] += $4 / 1e6 } } }
     END {
       for (k = 1; k <= n; k++) { s = seqs[k]; m[size[s]]++; w[size[s], m[size[s]]] = wall[s] }
       for (b in m) { c = m[b]; for (i = 1; i <= c; i++) a[i] = w[b, i]; asort(a); med[b] = a[int((c + 1) / 2)]; delete a }

@@ -11,10 +11,16 @@
 // sample (a thread first seen counts from its first sample) and how many
 // threads it has. RUN_NS over the interval is the cores the group kept
 // busy; WAIT_NS over it is how many of its threads waited for a core on
-// average. Processes are looked for again every 50 samples. It stops at
-// SIGINT or SIGTERM, or after -for.
+// average. A group's text env:NAME=VALUE takes the processes whose
+// environment holds that entry instead (a variable the script that starts
+// a job sets, which its ranks inherit: one job's ranks told apart from
+// another's running the same command, as bench/stall_lab.sh does).
+// Processes are looked for again every 50 samples. It stops at SIGINT or
+// SIGTERM, or after -for.
 //
 // Usage: schedsample -group job='bench allreduce' -group daemons='lab delayd' [-every 5ms] [-for 10m]
+//
+//	schedsample -group job=env:STALL_LAB_TAG=x -every 100ms -for 2h
 package main
 
 import (
@@ -47,7 +53,7 @@ func (g *groupFlags) Set(s string) error {
 
 func main() {
 	var groups groupFlags
-	flag.Var(&groups, "group", "NAME=TEXT: the processes whose command line contains TEXT, reported as NAME (repeatable)")
+	flag.Var(&groups, "group", "NAME=TEXT: the processes whose command line contains TEXT (or, for TEXT env:VAR=VALUE, whose environment holds VAR=VALUE), reported as NAME (repeatable)")
 	every := flag.Duration("every", 5*time.Millisecond, "sampling interval")
 	limit := flag.Duration("for", 10*time.Minute, "stop after this long")
 	flag.Parse()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -60,8 +61,8 @@ func (d *deltas) add(sample []threadStat) (run, wait int64, threads int) {
 // procFS reads /proc.
 type procFS struct{}
 
-// find returns, per group, the pids whose command line (NULs read as
-// blanks) contains the group's text, this process excluded.
+// find returns, per group, the pids that match the group (matches), this
+// process excluded.
 func (procFS) find(groups []group) [][]string {
 	out := make([][]string, len(groups))
 	ents, err := os.ReadDir("/proc")
@@ -78,15 +79,43 @@ func (procFS) find(groups []group) [][]string {
 		if err != nil || len(c) == 0 {
 			continue
 		}
-		c = bytes.ReplaceAll(c, []byte{0}, []byte{' '})
+		var env []byte // read once, for the first group that asks
 		for i, g := range groups {
-			if bytes.Contains(c, []byte(g.text)) {
+			if _, ok := g.envEntry(); ok && env == nil {
+				if env, err = os.ReadFile(filepath.Join("/proc", pid, "environ")); err != nil {
+					env = []byte{}
+				}
+			}
+			if g.matches(c, env) {
 				out[i] = append(out[i], pid)
 				break
 			}
 		}
 	}
 	return out
+}
+
+// envPrefix starts a group's text that names an environment entry
+// (env:NAME=VALUE) instead of text of the command line: the processes
+// started with it, which their children inherit, told apart from other
+// jobs' running the same command.
+const envPrefix = "env:"
+
+// envEntry returns the NAME=VALUE of an env: group.
+func (g group) envEntry() ([]byte, bool) {
+	e, ok := strings.CutPrefix(g.text, envPrefix)
+	return []byte(e), ok
+}
+
+// matches reports whether a process with this command line and
+// environment (both as /proc gives them: NUL-separated) belongs to g: its
+// environment holds g's entry (env:NAME=VALUE), or else its command line,
+// NULs read as blanks, contains g's text.
+func (g group) matches(cmdline, environ []byte) bool {
+	if e, ok := g.envEntry(); ok {
+		return slices.ContainsFunc(bytes.Split(environ, []byte{0}), func(kv []byte) bool { return bytes.Equal(kv, e) })
+	}
+	return bytes.Contains(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '}), []byte(g.text))
 }
 
 // threads reads every thread's counters of pids (threads that end while

@@ -40,3 +40,17 @@ func TestGroupFlag(t *testing.T) {
 		require.Error(t, g.Set(bad), "%q", bad)
 	}
 }
+
+// TestGroupMatches: a group's text matches the command line, NULs read as
+// blanks; an env: group matches a whole entry of the environment only.
+func TestGroupMatches(t *testing.T) {
+	cmd := []byte("gocoll\x00bench\x00allreduce\x00")
+	env := []byte("PATH=/bin\x00STALL_LAB_TAG=t1\x00GOCOLL_RANK=3\x00")
+	require.True(t, group{"job", "bench allreduce"}.matches(cmd, env))
+	require.False(t, group{"job", "bench broadcast"}.matches(cmd, env))
+	require.True(t, group{"job", "env:STALL_LAB_TAG=t1"}.matches(cmd, env))
+	for _, other := range []string{"env:STALL_LAB_TAG=t", "env:STALL_LAB_TAG=t10", "env:TAG=t1", "env:bench"} {
+		require.False(t, group{"job", other}.matches(cmd, env), other)
+	}
+	require.False(t, group{"job", "env:STALL_LAB_TAG=t1"}.matches(cmd, nil))
+}
