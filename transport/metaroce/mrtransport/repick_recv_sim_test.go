@@ -353,10 +353,12 @@ func TestRecvSimDistribution(t *testing.T) {
 // (decides). Before the hand-off and the early phase's moves of several
 // paths at once (pickMore), 7 of 32 left a link unused then (4 receiving,
 // 3 sending; the receiving rank 0 made 8 or 9 re-picks a seed, the
-// sender none); since, 2 (TestRecvSimDistribution shows the whole
-// distribution).
+// sender none; 7 in each of 3 runs); since, 2 to 4 (2, 2, 2, 3 and, in a
+// CI run under load, 4: the bubble's goroutines are not run in one fixed
+// order, so a seed's run is not the same bits every time). The bound sits
+// between the two (TestRecvSimDistribution shows the whole distribution).
 func TestRepickShortJobFindsLinks(t *testing.T) {
-	const seeds, shortJobLate, bound = 16, 3, 1200 * time.Millisecond
+	const seeds, shortJobLate, bound = 16, 5, 1200 * time.Millisecond
 	by := int(bound/ecmpSimWindow) - 1
 	var late []string
 	for _, send := range []bool{false, true} {
