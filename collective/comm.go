@@ -84,6 +84,10 @@ type Config struct {
 	// shards (BoardSplitBytes) took 39 us a call, every rank folding
 	// every buffer 55 and recursive doubling 81 (bench/results/shm_large.md);
 	// at 1 MiB slots of that size were no faster than the direct algorithm.
+	// Default 256 KiB (session 25, ar256): at 128 and 256 KiB the board
+	// took 146-149 and 292-311 CPU-us a call over the 4 ranks against
+	// the point-to-point path's 294-324 and 455-481 (perf stat, load 4),
+	// and 38.6 / 79.2 us a call against 77.2 / 121.8 with --fresh.
 	BoardBytes int
 	// BoardSplitBytes is the size above which an AllReduce on the board
 	// folds in shards, in two rounds (each rank folds an n-th of every
@@ -199,7 +203,7 @@ const (
 	PipelineDepthMax = 64
 	// DefaultBoardBytes and BoardBytesMax are Config.BoardBytes' default
 	// and largest value.
-	DefaultBoardBytes          = 64 << 10
+	DefaultBoardBytes          = 256 << 10
 	DefaultBoardBroadcastBytes = 256 << 10
 	DefaultBoardBlockBytes     = 16 << 10
 	DefaultBoardSplitBytes     = 16 << 10
