@@ -9,7 +9,8 @@
 #   env: SIZE (bytes, default 16777216), RATE (each WAN path's Mbit/s,
 #        default 200), BIN_MS (default 2), ITERS (timed calls per
 #        measurement, default 3: a run of ITERS calls of SIZE between two
-#        barriers is timed, other calls are warm-up or checks)
+#        barriers is timed, other calls are warm-up or checks), SETTLE_MS
+#        (default 20, see settle)
 #
 # A call lasts from the first rank's start to the last rank's end (each
 # rank's GOCOLL_DEBUG_SUBSYS=COLL line: its end, ms resolution, and took).
@@ -27,7 +28,13 @@
 #           service (its length in brackets);
 #   after:  that end -> the call's end (negative: a rank's log is late);
 #   rate:   the data packets' bytes at the 4 links' rate;
-#   late:   packets the daemon released over 1 ms after due, and the worst.
+#   late:   packets the daemon released over 1 ms after due, and the worst;
+#   settle: the part of middle before the links settle: idle link time
+#           from the first full bin to the first of SETTLE_MS (default 20)
+#           of bins all full (its length in brackets; the whole middle if
+#           no such run). A first piece that fills the links for a few ms
+#           and leaves them idle until the next pieces come counts in the
+#           middle; settle tells that ramp from gaps in the steady state.
 # With RAWDIR/sched (bench/schedsample's samples, wan_trace.sh's SCHED=1),
 # a second line per call and direction gives, for its start, middle and
 # tail, the cores the job's processes ran on and how many of their
@@ -42,6 +49,8 @@ SIZE=${SIZE:-16777216}
 RATE=${RATE:-200}
 BIN_MS=${BIN_MS:-2}
 ITERS=${ITERS:-3}
+SETTLE_MS=${SETTLE_MS:-20}
+[[ $SETTLE_MS =~ ^[0-9]+$ && $SETTLE_MS -gt 0 ]] || { echo "bench/wan_split.sh: SETTLE_MS=$SETTLE_MS: want a whole number of ms above 0" >&2; exit 2; }
 [[ -f $D/out && -f $D/trace.gz ]] || { echo "bench/wan_split.sh: $D has no out and trace.gz" >&2; exit 2; }
 
 # Every rank's collective lines: seq op bytes end(unix s) took(ms); then
@@ -64,9 +73,9 @@ calls=$(sed -n 's/^\[rank [0-9]*\] time=\([^ ]*\) .*msg="gocoll: coll" .*seq=\([
 
 sched=/dev/null
 [[ -f $D/sched ]] && sched=$D/sched
-zcat "$D/trace.gz" | awk -v rate="$RATE" -v bin="$BIN_MS" -v calls="$calls" -v sched="$sched" '
+zcat "$D/trace.gz" | awk -v rate="$RATE" -v bin="$BIN_MS" -v settle="$SETTLE_MS" -v calls="$calls" -v sched="$sched" '
   BEGIN { nc = split(calls, l, "\n"); for (c = 1; c <= nc; c++) { split(l[c], f, " "); cs[c] = f[1]; lo[c] = f[2]; hi[c] = f[3]; timed[c] = f[4] }
-    bps = rate * 1e6 / 8; w = bin / 1000
+    bps = rate * 1e6 / 8; w = bin / 1000; nset = int((settle + bin - 1) / bin)
     while ((getline x < sched) > 0) { split(x, f, " "); ns++; ST[ns] = f[1] / 1e9; SG[ns] = f[2]; SR[ns] = f[3] / 1e9; SW[ns] = f[4] / 1e9
       SD[ns] = (f[2] in prev ? ST[ns] - prev[f[2]] : 0); prev[f[2]] = ST[ns] } }
   /^# start/ { start = $3 / 1e9; next } /^#/ { next }
@@ -76,15 +85,15 @@ zcat "$D/trace.gz" | awk -v rate="$RATE" -v bin="$BIN_MS" -v calls="$calls" -v s
     for (c = 1; c <= nc; c++) for (dir = 1; dir <= 2; dir++) split1(c, dir)
     if (nt == 0) { print "# no timed call"; exit }
     for (dir = 1; dir <= 2; dir++)
-      printf "mean of %d timed calls, dir %d: call %.1f | before %.1f | start %.1f [%.1f] | middle %.1f | tail %.1f [%.1f] | after %.1f | rate %.1f\n",
+      printf "mean of %d timed calls, dir %d: call %.1f | before %.1f | start %.1f [%.1f] | middle %.1f | tail %.1f [%.1f] | after %.1f | rate %.1f | settle %.1f [%.1f]\n",
         nt / 2, dir, m["call"] * 2 / nt, m[dir, "before"] * 2 / nt, m[dir, "ramp"] * 2 / nt, m[dir, "rampLen"] * 2 / nt, m[dir, "mid"] * 2 / nt,
-        m[dir, "tail"] * 2 / nt, m[dir, "tailLen"] * 2 / nt, m[dir, "after"] * 2 / nt, m[dir, "rate"] * 2 / nt
+        m[dir, "tail"] * 2 / nt, m[dir, "tailLen"] * 2 / nt, m[dir, "after"] * 2 / nt, m[dir, "rate"] * 2 / nt, m[dir, "settle"] * 2 / nt, m[dir, "settleLen"] * 2 / nt
     if (ns > 0) for (dir = 1; dir <= 2; dir++)
       printf "mean of %d timed calls, dir %d cpu (job run/waiting, daemons run): start %.2f/%.1f %.2f | middle %.2f/%.1f %.2f | tail %.2f/%.1f %.2f\n", nt / 2, dir,
         mc[dir, "start", "job"] * 2 / nt, mc[dir, "start", "wait"] * 2 / nt, mc[dir, "start", "daemons"] * 2 / nt, mc[dir, "middle", "job"] * 2 / nt, mc[dir, "middle", "wait"] * 2 / nt,
         mc[dir, "middle", "daemons"] * 2 / nt, mc[dir, "tail", "job"] * 2 / nt, mc[dir, "tail", "wait"] * 2 / nt, mc[dir, "tail", "daemons"] * 2 / nt
   }
-  function split1(c, dir,    i, a, b, k, x, first, last, bytes, late, maxl, k0, k1, re, ts, u, idle, len, r, mi, t) {
+  function split1(c, dir,    i, a, b, k, x, first, last, bytes, late, maxl, k0, k1, re, ts, u, idle, len, r, mi, t, st, se, j, ok) {
     delete busy; first = 1e18; last = 0; bytes = 0; late = 0; maxl = 0
     for (i = 1; i <= n; i++) {
       if (Q[i] != dir || S[i] < lo[c] || S[i] > hi[c] + 0.005) continue
@@ -97,18 +106,22 @@ zcat "$D/trace.gz" | awk -v rate="$RATE" -v bin="$BIN_MS" -v calls="$calls" -v s
     k0 = 0; k1 = int((last - lo[c]) / w); re = -1; ts = -1
     for (k = k0; k <= k1; k++) if (busy[k] / (4 * w) >= 0.85) { if (re < 0) re = k; ts = k + 1 }
     if (re < 0) { re = k1 + 1; ts = k1 + 1 }
-    r = 0; mi = 0; t = 0
+    st = ts # the first bin of nset full ones, within the middle
+    for (k = re; k < ts; k++) { ok = 1; for (j = k; j < k + nset; j++) if (j >= ts || busy[j] / (4 * w) < 0.85) { ok = 0; break }; if (ok) { st = k; break } }
+    r = 0; mi = 0; t = 0; se = 0
     for (k = k0; k <= k1; k++) {
       len = w; if (k == k1) len = last - (lo[c] + k * w)
       idle = len - busy[k] / 4; if (idle < 0) idle = 0
       if (k < re) r += idle; else if (k >= ts) t += idle; else mi += idle
+      if (k >= re && k < st) se += idle
     }
     v["call"] = (hi[c] - lo[c]) * 1000; v["before"] = (first - lo[c]) * 1000; v["ramp"] = r * 1000
     v["rampLen"] = re * w * 1000
     v["mid"] = mi * 1000; v["tail"] = t * 1000; v["tailLen"] = (last - (lo[c] + ts * w)) * 1000; if (v["tailLen"] < 0) v["tailLen"] = 0
     v["after"] = (hi[c] - last) * 1000; v["rate"] = bytes / (4 * bps) * 1000
-    printf "seq %d%s dir %d: call %.1f | before %.1f | start %.1f [%.1f] | middle %.1f | tail %.1f [%.1f] | after %.1f | rate %.1f | late %d, max %.1f\n",
-      cs[c], (timed[c] ? " (timed)" : ""), dir, v["call"], v["before"], v["ramp"], v["rampLen"], v["mid"], v["tail"], v["tailLen"], v["after"], v["rate"], late, maxl
+    v["settle"] = se * 1000; v["settleLen"] = (st - re) * w * 1000
+    printf "seq %d%s dir %d: call %.1f | before %.1f | start %.1f [%.1f] | middle %.1f | tail %.1f [%.1f] | after %.1f | rate %.1f | late %d, max %.1f | settle %.1f [%.1f]\n",
+      cs[c], (timed[c] ? " (timed)" : ""), dir, v["call"], v["before"], v["ramp"], v["rampLen"], v["mid"], v["tail"], v["tailLen"], v["after"], v["rate"], late, maxl, v["settle"], v["settleLen"]
     if (timed[c]) { nt++; if (dir == 1) m["call"] += v["call"]; for (x in v) if (x != "call") m[dir, x] += v[x] }
     if (ns == 0) return
     cpu(lo[c], lo[c] + re * w, "start"); cpu(lo[c] + re * w, lo[c] + ts * w, "middle"); cpu(lo[c] + ts * w, last, "tail")

@@ -144,3 +144,30 @@ func TestWANSplitParts(t *testing.T) {
 	cpu := wanSplitCPU(t, out, 1)
 	require.InDeltaSlice(t, []float64{1.5, 2, 0.1, 0.5, 0, 0.1}, cpu[:6], 0.06, "%v\n%s", cpu, out)
 }
+
+// TestWANSplitSettle checks settle, the part of the middle before the
+// links settle: a first burst of 4 ms (10-14 ms) and a gap to 24 ms
+// count in the middle and, the burst being under SETTLE_MS's 20 ms of
+// full bins, in settle too, which lasts from 10 ms to the full run's
+// first bin at 24 ms; a gap after 30 ms of full links (40-50 ms) counts
+// in the middle only.
+func TestWANSplitSettle(t *testing.T) {
+	settleLen := func(out string, dir int) float64 {
+		m := regexp.MustCompile(fmt.Sprintf(`(?m)^mean of 1 timed calls, dir %d: .*\bsettle [-0-9.]+ \[([-0-9.]+)\]`, dir)).FindStringSubmatch(out)
+		require.NotNil(t, m, "no settle length for dir %d in:\n%s", dir, out)
+		v, err := strconv.ParseFloat(m[1], 64)
+		require.NoError(t, err)
+		return v
+	}
+	early := wanSplitRun(t, 10, 90, 14, 24)
+	require.InDelta(t, 10, wanSplitField(t, early, 2, "middle"), 0.8, early)
+	require.InDelta(t, 10, wanSplitField(t, early, 2, "settle"), 0.8, early)
+	require.InDelta(t, 14, settleLen(early, 2), 0.01, early)
+	require.InDelta(t, 0, wanSplitField(t, early, 1, "settle"), 0.01, early)
+	require.InDelta(t, 0, settleLen(early, 1), 0.01, early)
+
+	late := wanSplitRun(t, 10, 90, 40, 50)
+	require.InDelta(t, 10, wanSplitField(t, late, 2, "middle"), 0.8, late)
+	require.InDelta(t, 0, wanSplitField(t, late, 2, "settle"), 0.01, late)
+	require.InDelta(t, 0, settleLen(late, 2), 0.01, late)
+}
