@@ -8,11 +8,12 @@
 #
 # Usage: bench/wan_floor.sh
 #   env: LAB (default floor), OUT (default bench/results/wan_floor),
-#        MODES (default "p2p udp burst"), ROUNDS (default 2), TIME (seconds
+#        MODES (default "p2p udp ring8 burst"), ROUNDS (default 2), TIME (seconds
 #        each p2p/udp run sends, default 10), UDPRATES (bytes/s each udpfloor
 #        pair offers, space-separated, default "25e6 27e6": the bound's
 #        share and above it), BURSTS (sendrecv sizes per rank, default "8M 32M":
-#        a 16 and a 64 MiB AllReduce's WAN bytes a direction),
+#        a 16 and a 64 MiB AllReduce's WAN bytes a direction), RING8
+#        (ring8's sizes a hop, default "4M 16M": the same),
 #        ITERS (burst timed calls, default 20), RATE (Mbit/s a path, default
 #        200), DELAY (ms one way, default 2), WIN (s, default 3), NICE (default -20), GOCOLL (a
 #        gocoll binary instead of a build of this tree)
@@ -38,7 +39,19 @@
 #          sender, their source ports picked onto the 4 WAN paths, no ACKs)
 #          offering UDPRATE bytes/s each: received bytes over the sender's
 #          seconds, summed per direction.
-#   burst: the time-shaped version: one 4-rank `gocoll bench sendrecv`
+#   ring8: the time-shaped version: one 8-rank `gocoll bench sendrecv`
+#          job (MetaRoCE, GOMAXPROCS=1, no probe) whose ranks alternate
+#          sites in the order s1h1 s2h1 s1h1 s2h1 s1h2 s2h2 s1h2 s2h2 (a
+#          host's namespace listed twice under two names, an rsh wrapper
+#          mapping them back), so that every hop of its ring crosses the
+#          WAN: site 1 -> 2 exactly the owner pairs (s1h1 -> s2h1 twice,
+#          s1h2 -> s2h2 twice), site 2 -> 1 the same WAN paths from other
+#          hosts (s2h1 -> s1h1, s2h1 -> s1h2, s2h2 -> s1h2, s2h2 -> s1h1).
+#          A call moves 4 x SIZE a direction (4M: a 16 MiB AllReduce's WAN
+#          bytes, as its 4 owner pairs of 4 MiB each way) and ends, then the
+#          next starts. Figure: 4 x SIZE / the call's time (slowest rank's)
+#          against R.
+#   burst: the same with 2 connections a direction: one 4-rank `gocoll bench sendrecv`
 #          job (MetaRoCE), a rank a host, whose ranks alternate sites
 #          (hostfile order s1h1 s2h1 s1h2 s2h2, no site= fields), so that
 #          every hop of its ring crosses the WAN, 2 per direction, BURST
@@ -55,11 +68,12 @@ cd "$(dirname "$0")/.."
 
 LAB=${LAB:-floor}
 OUT=${OUT:-bench/results/wan_floor}
-MODES=${MODES:-p2p udp burst}
+MODES=${MODES:-p2p udp ring8 burst}
 ROUNDS=${ROUNDS:-2}
 TIME=${TIME:-10}
 UDPRATES=${UDPRATES:-25e6 27e6}
 BURSTS=${BURSTS:-8M 32M}
+RING8=${RING8:-4M 16M}
 ITERS=${ITERS:-20}
 RATE=${RATE:-200}
 DELAY=${DELAY:-2}
@@ -220,6 +234,26 @@ run_burst() { # run_burst ROUND BURST
   echo "bench/wan_floor.sh: ${TABLE[-1]}" >&2
 }
 
+run_ring8() { # run_ring8 ROUND SIZE
+  local raw=$OUT/raw/$stamp.ring8.$2.$1.txt b0 i0 d0 h bb
+  # Each namespace listed twice (NAME and NAME.b, the rsh wrapper drops
+  # the .b), no site= fields: the ranks go in this order, one a line.
+  printf '#!/bin/sh\nh=$1; shift; exec ip netns exec "${h%%.b}" "$@"\n' >"$BIN/nsexec"
+  chmod +x "$BIN/nsexec"
+  for h in s1h1 s2h1 s1h1.b s2h1.b s1h2 s2h2 s1h2.b s2h2.b; do line "${h%.b}" | sed "s/ site=[^ ]*//; s/^$LAB-${h%.b} /$LAB-$h /"; done >"$BIN/h.ring8"
+  bb=$(awk -v s="$2" 'BEGIN { m = 1; u = substr(s, length(s)); if (u == "K") m = 2^10; else if (u == "M") m = 2^20; if (m > 1) s = substr(s, 1, length(s) - 1); printf "%d", s * m }')
+  read -r b0 i0 <<<"$(busy)"
+  d0=$(delayd_ticks)
+  nice -n "$NICE" "$G" run --hostfile "$BIN/h.ring8" --rsh "$BIN/nsexec {host}" --timeout 300s -x GOCOLL_TRANSPORT=metaroce -x GOCOLL_PROBE=0 -x GOMAXPROCS=1 -- \
+    sh -c "exec /usr/bin/time -f '# rankcpu %U %S' $G bench sendrecv --sizes $bb -n $ITERS -w 2" >"$raw" 2>&1 || echo "# run failed: $?" >>"$raw"
+  local u; u=$(usage "$b0" "$i0" "$d0")
+  local t g
+  t=$(awk -v s="$bb" '$1 == "[rank" && $2 == "0]" && $3 == s { print $8 }' "$raw" | tail -1)
+  g=$(awk -v s="$bb" -v t="${t:-0}" 'BEGIN { if (t > 0) printf "%.0f", 4 * s / (t * 1e-6) }')
+  TABLE+=("| sendrecv 8 ranks, the owner pairs, $2 a hop (4 x $2 a direction a call) | $1 | $(pct "${g:-0}") (call ${t:-?} us) | - | $u, ranks $(rankcpu "$raw") CPU-s | $(cut -d' ' -f1 /proc/loadavg) |")
+  echo "bench/wan_floor.sh: ${TABLE[-1]}" >&2
+}
+
 stamp=$(date -u +%Y%m%d-%H%M%S)
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((rd = 1; rd <= ROUNDS; rd++)); do
@@ -228,6 +262,7 @@ for ((rd = 1; rd <= ROUNDS; rd++)); do
     p2p) run_p2p $rd ;;
     udp) for ur in $UDPRATES; do run_udp $rd "$ur"; done ;;
     burst) for b in $BURSTS; do run_burst $rd "$b"; done ;;
+    ring8) for b in $RING8; do run_ring8 $rd "$b"; done ;;
     *) echo "bench/wan_floor.sh: unknown mode $m" >&2; exit 2 ;;
     esac
   done
@@ -237,7 +272,7 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 {
   echo "# The floor of the two-site lab: the hierarchical AllReduce's WAN traffic with no host-level work"
   echo
-  echo "Run $stamp (UTC) of bench/wan_floor.sh at commit $REV, $(nproc) cores, load average $load0 before, $load1 after; nice $NICE. Lab: 2 sites x 2 hosts, $PATHS WAN paths x $RATE Mbit/s, $DELAY ms one way, MTU 9000; bound R = $(awk -v r="$R" 'BEGIN { printf "%.0f", r / 1e6 }') MB/s a direction. 'goodput': payload per direction (site 1 -> 2 / 2 -> 1) as % of R (p2p: the sum of the 8 jobs' own totals, each over its own $TIME s, and the sum of their interval rows' goodput from 2 s to $((TIME - 1)) s, each job's mean; udpfloor: received bytes over the senders' seconds; sendrecv: 2 x the size over the call's time). 'WAN / other': p2p: the WAN paths' bytes a second per direction (the lab's counters sampled every 0.5 s, headers, ACKs and resends in) over the best $WIN s, as % of R (timed by the middle of each sample's read: a few % of jitter, hence readings above 100 %); udpfloor: the datagrams received of those sent. CPU: the delay daemons' CPU-seconds and the machine's busy share of its cores over the run. Raw: raw/$stamp.*."
+  echo "Run $stamp (UTC) of bench/wan_floor.sh at commit $REV, $(nproc) cores, load average $load0 before, $load1 after; nice $NICE. Lab: 2 sites x 2 hosts, $PATHS WAN paths x $RATE Mbit/s, $DELAY ms one way, MTU 9000; bound R = $(awk -v r="$R" 'BEGIN { printf "%.0f", r / 1e6 }') MB/s a direction. 'goodput': payload per direction (site 1 -> 2 / 2 -> 1) as % of R (p2p: the sum of the 8 jobs' own totals, each over its own $TIME s, and the sum of their interval rows' goodput from 2 s to $((TIME - 1)) s, each job's mean; udpfloor: received bytes over the senders' seconds; sendrecv: 4 (8 ranks) or 2 (4 ranks) x the size over the call's time). 'WAN / other': p2p: the WAN paths' bytes a second per direction (the lab's counters sampled every 0.5 s, headers, ACKs and resends in) over the best $WIN s, as % of R (timed by the middle of each sample's read: a few % of jitter, hence readings above 100 %); udpfloor: the datagrams received of those sent. CPU: the delay daemons' CPU-seconds and the machine's busy share of its cores over the run. Raw: raw/$stamp.*."
   echo
   echo "| traffic | round | goodput up / down | WAN / other | CPU | load after |"
   echo "|---|---|---|---|---|---|"
