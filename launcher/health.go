@@ -168,19 +168,31 @@ func sentOK(r transport.Request) bool {
 // spare takes a released wrapper, as admit does, or nil if none is kept
 // or the guard has no notes.
 func (g *guardedEndpoint) spare() *explainedRequest {
-	if g.notes == nil {
-		return nil
-	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	return g.popFree()
+}
+
+// popFree takes a released wrapper, or nil if none is kept or the guard
+// has no notes (then no wrapper explains anything). The caller holds g.mu.
+func (g *guardedEndpoint) popFree() *explainedRequest {
 	n := len(g.free)
-	if n == 0 {
+	if n == 0 || g.notes == nil {
 		return nil
 	}
 	x := g.free[n-1]
 	g.free[n-1] = nil
 	g.free = g.free[:n-1]
 	return x
+}
+
+// pushFree keeps x for a later request, up to explainedFreeMax wrappers.
+func (g *guardedEndpoint) pushFree(x *explainedRequest) {
+	g.mu.Lock()
+	if len(g.free) < explainedFreeMax {
+		g.free = append(g.free, x)
+	}
+	g.mu.Unlock()
 }
 
 func (g *guardedEndpoint) Recv(peer int, tag transport.Tag, buf []byte) transport.Request {
@@ -213,14 +225,9 @@ func (g *guardedEndpoint) RecvHead(peer int, headTag transport.Tag, head []byte,
 
 // unused gives back a wrapper admit took for a request that was not made.
 func (g *guardedEndpoint) unused(x *explainedRequest) {
-	if x == nil {
-		return
+	if x != nil {
+		g.pushFree(x)
 	}
-	g.mu.Lock()
-	if len(g.free) < explainedFreeMax {
-		g.free = append(g.free, x)
-	}
-	g.mu.Unlock()
 }
 
 // Abort records why this rank gave up on op where its peers can read it
@@ -275,12 +282,7 @@ func (g *guardedEndpoint) admit(peer int, op transport.OpKey) (*explainedRequest
 		return nil, err
 	}
 	g.recent.add(op)
-	var x *explainedRequest
-	if n := len(g.free); n > 0 && g.notes != nil {
-		x = g.free[n-1]
-		g.free[n-1] = nil
-		g.free = g.free[:n-1]
-	}
+	x := g.popFree()
 	g.mu.Unlock()
 	return x, nil
 }
@@ -429,11 +431,7 @@ func (r *explainedRequest) Release() {
 	transport.Release(r.Request)
 	g := r.g
 	r.Request, r.once, r.err = nil, sync.Once{}, nil
-	g.mu.Lock()
-	if len(g.free) < explainedFreeMax {
-		g.free = append(g.free, r)
-	}
-	g.mu.Unlock()
+	g.pushFree(r)
 }
 
 func (r *explainedRequest) Wait(ctx context.Context) (int, error) {
