@@ -189,15 +189,30 @@ func TestRecvSimTable(t *testing.T) {
 	if seeds <= 0 {
 		t.Skip("RECV_SIM_SEEDS unset: a table of figures, not a check")
 	}
-	o := recvSimOpts{dur: 8 * time.Second, want: oneLinkUnused}
+	o := recvSimEnv(recvSimOpts{dur: 8 * time.Second, want: oneLinkUnused})
+	if os.Getenv("RECV_SIM_EARLY") == "off" {
+		o.cfg.Repick.Early = -1
+	}
+	recvSimSeeds(t, o, seeds, func(seed uint64, r recvSimRun) {
+		t.Logf("seed %d: paths per link at the start %v, links used per %v %v, %d re-picks", seed, r.start, ecmpSimWindow, r.cover, r.repicks)
+	})
+}
+
+// recvSimEnv returns o with the diagnostic tables' settings: dur from
+// RECV_SIM_SECONDS (if set), prelude from RECV_SIM_PRELUDE_MS.
+func recvSimEnv(o recvSimOpts) recvSimOpts {
 	if s, _ := strconv.Atoi(os.Getenv("RECV_SIM_SECONDS")); s > 0 {
 		o.dur = time.Duration(s) * time.Second
 	}
 	ms, _ := strconv.Atoi(os.Getenv("RECV_SIM_PRELUDE_MS"))
 	o.prelude = time.Duration(ms) * time.Millisecond
-	if os.Getenv("RECV_SIM_EARLY") == "off" {
-		o.cfg.Repick.Early = -1
-	}
+	return o
+}
+
+// recvSimSeeds runs recvSim for the first seeds seeds whose runs o wants
+// and hands each run to each, the diagnostic tables' loop; with
+// RECV_SIM_LOG set each run's re-pick lines are logged.
+func recvSimSeeds(t *testing.T, o recvSimOpts, seeds int, each func(seed uint64, r recvSimRun)) {
 	found := 0
 	for seed := uint64(1); found < seeds && seed < 1000; seed++ {
 		if os.Getenv("RECV_SIM_LOG") != "" {
@@ -211,7 +226,7 @@ func TestRecvSimTable(t *testing.T) {
 		if o.log != nil {
 			t.Log(o.log.b.String())
 		}
-		t.Logf("seed %d: paths per link at the start %v, links used per %v %v, %d re-picks", seed, r.start, ecmpSimWindow, r.cover, r.repicks)
+		each(seed, r)
 	}
 }
 
@@ -306,27 +321,10 @@ func TestRecvSimDistribution(t *testing.T) {
 	if seeds <= 0 {
 		t.Skip("RECV_SIM_DIST unset: a table of figures, not a check")
 	}
-	o := recvSimOpts{dur: 5 * time.Second, want: oneLinkUnused, send: os.Getenv("RECV_SIM_SEND") == "1"}
-	if s, _ := strconv.Atoi(os.Getenv("RECV_SIM_SECONDS")); s > 0 {
-		o.dur = time.Duration(s) * time.Second
-	}
-	ms, _ := strconv.Atoi(os.Getenv("RECV_SIM_PRELUDE_MS"))
-	o.prelude = time.Duration(ms) * time.Millisecond
+	o := recvSimEnv(recvSimOpts{dur: 5 * time.Second, want: oneLinkUnused, send: os.Getenv("RECV_SIM_SEND") == "1"})
 	var firsts []time.Duration
 	never3, late1 := 0, 0
-	found := 0
-	for seed := uint64(1); found < seeds && seed < 1000; seed++ {
-		if os.Getenv("RECV_SIM_LOG") != "" {
-			o.log = &logLines{}
-		}
-		r, ok := recvSim(t, seed, o)
-		if !ok {
-			continue
-		}
-		found++
-		if o.log != nil {
-			t.Log(o.log.b.String())
-		}
+	recvSimSeeds(t, o, seeds, func(seed uint64, r recvSimRun) {
 		first, settled := coverTimes(r.cover, 4)
 		if first < 0 || first > 3*time.Second {
 			never3++
@@ -337,10 +335,10 @@ func TestRecvSimDistribution(t *testing.T) {
 		}
 		firsts = append(firsts, first)
 		t.Logf("seed %d: start %v, all 4 first at %v, last short at %v, %d re-picks, cover %v", seed, r.start, first, settled, r.repicks, r.cover)
-	}
+	})
 	slices.Sort(firsts)
 	t.Logf("send=%v prelude=%v: %d seeds, all 4 links first: median %v, max %v; never within 3 s: %d; a link unused after 1 s: %d",
-		o.send, o.prelude, found, firsts[len(firsts)/2], firsts[len(firsts)-1], never3, late1)
+		o.send, o.prelude, len(firsts), firsts[len(firsts)/2], firsts[len(firsts)-1], never3, late1)
 }
 
 // TestRepickShortJobFindsLinks streams one way over a connection that
