@@ -31,10 +31,12 @@ import (
 // ports in 4 links, all 3 pairs missing a link is about 1 run in 20
 // rather than 4 in 10 (where every rank says the level is multipath, one
 // more pair, the contended round taking the third's place: runSpread).
-// The latency and the CPU figures stay the first pair's. Cost: a barrier (an AllReduce of one value) and per extra pair
-// spreadPings round trips and spreadBulks bulk transfers, one pair at a
-// time: in the lab about 2 x (2 x 4.2 ms + 2 x 47 ms), 0.2 s, on a probe
-// of 0.4-0.5 s.
+// The latency and the CPU figures stay the first pair's. Cost: a barrier
+// (an AllReduce of one value) and per extra pair spreadPings round trips
+// and spreadBulks bulk transfers, one pair at a time: in the lab about
+// 2 x 4.2 ms + 2 x 47 ms, 0.1 s a pair (the probe as a whole took 0.4-0.5
+// s when this was written, 0.7-0.8 s with session 25's larger contended
+// round).
 const (
 	spreadPairs          = 3
 	spreadPairsMultipath = 2 // on a multipath level (runSpread)
