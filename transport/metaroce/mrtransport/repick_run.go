@@ -158,11 +158,12 @@ func (e *Endpoint) repickSample() (paths []int, respin []movedSock, next time.Du
 			total += summarise(w[i]).rate
 		}
 		rp.windows[p.rank] = w
-		if carried(newest(w, rp.p.CrowdedWindow)) {
+		recent := newest(w, rp.p.CrowdedWindow)
+		if carried(recent) {
 			busy++
 		}
-		decide := decides(e.cfg.Rank, p.rank, newest(w, rp.p.CrowdedWindow))
-		if decide && !rp.crowd.on && steadyLoad(newest(w, rp.p.CrowdedWindow)) {
+		decide := decides(e.cfg.Rank, p.rank, recent)
+		if decide && !rp.crowd.on && steadyLoad(recent) {
 			if c, score, ok := rp.crowdConns.pick(p.rank, e.eng.now(), w, rp.p); ok && (crowdPeer < 0 || score < crowdScore) {
 				crowdPeer, crowdPath, crowdScore = p.rank, c, score
 			}
