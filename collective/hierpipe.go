@@ -91,11 +91,15 @@ const hierAhead = 8
 // key is below the send's (with 1: the first ring's first step of piece
 // q-1). Without it every piece's first step was ready at once at a call's
 // start, and its copies and reductions took the cores the first piece's
-// way to the WAN needed: in the lab (2 x 2 x 2 ranks, 4 x 200 Mbit/s,
-// 2 ms, 16 MiB, load 2-3, bench/wan_trace.sh and wan_split.sh, 3 rounds
-// interleaved) the WAN's idle time before it was full fell from 28-34 ms
-// to 9-19 ms, the call 218-231 ms against 214-218. The condition is on
-// receives of lower keys only, so the argument above stands.
+// way to the WAN needed. In the lab (2 x 2 x 2 ranks, 4 x 200 Mbit/s,
+// 2 ms, 16 MiB, load 1.4-4.6, bench/wan_trace.sh and wan_split.sh, 7
+// rounds interleaved; bench/results/wan_gap.md, session 25) the WAN's idle
+// time before it was first full fell from 27.6-34.6 ms to 9.2-23.0, but
+// the idle after that grew about as much (2.2-10.3 ms to 10.0-27.0: the
+// posted data then waits on the transport), so the call (221.5 against
+// 216.0 ms on average) and the busbw of session 25's measuring window did
+// not move beyond their spread. The condition is on receives of lower
+// keys only, so the argument above stands.
 const hierLead = 1
 
 // hstage is one ring this rank takes part in, for one piece.
