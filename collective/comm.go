@@ -104,9 +104,11 @@ type Config struct {
 	// board: package doc). Default DefaultBoardBroadcastBytes (256 KiB,
 	// the most shm's default slot holds; at 64 KiB the board took 17-20
 	// us a call against the direct algorithm's 148-188; at 256 KiB, 4
-	// ranks on 2 cores, 14-18 us against 24-27, and 28 against 26 where
-	// every call's data differs: bench/results/shm_large.md, session 25,
-	// bcast256); at most BoardBytesMax; negative: never.
+	// ranks on 2 cores, 14-18 us against 24-27, and, where every call's
+	// data differs, 28 against 26 at load 13-30 (bench/results/
+	// shm_large.md, session 25, bcast256) but 18.7 against 25.8 in a quiet
+	// run (bench/results/quiet-20261206-1853, gocoll bench --fresh); at
+	// most BoardBytesMax; negative: never.
 	BoardBroadcastBytes int
 	// BoardRing is how many calls ahead of its slowest receiver an eager
 	// root Broadcast of at most 64 bytes may run on the board: the
