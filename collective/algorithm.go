@@ -1,8 +1,6 @@
 package collective
 
-import (
-	"fmt"
-)
+import "fmt"
 
 // Algorithm selects how an operation moves data.
 type Algorithm uint8
