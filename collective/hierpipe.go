@@ -83,25 +83,6 @@ const topStride = 2
 // with 8; 86.8 % with a chunk buffer a receive and 2).
 const hierAhead = 8
 
-// hierLead bounds how far a rank's inner reduce-scatter runs ahead of
-// itself: a send with no dependencies (hierdeps.go: one that reads bytes
-// no receive of its piece has written, the first step of the rank's first
-// ring of a piece) of piece q >= hierLead, below the top level, is posted
-// only once this rank has taken every receive of piece q-hierLead whose
-// key is below the send's (with 1: the first ring's first step of piece
-// q-1). Without it every piece's first step was ready at once at a call's
-// start, and its copies and reductions took the cores the first piece's
-// way to the WAN needed. In the lab (2 x 2 x 2 ranks, 4 x 200 Mbit/s,
-// 2 ms, 16 MiB, load 1.4-4.6, bench/wan_trace.sh and wan_split.sh, 7
-// rounds interleaved; bench/results/wan_gap.md, session 25) the WAN's idle
-// time before it was first full fell from 27.6-34.6 ms to 9.2-23.0, but
-// the idle after that grew about as much (2.2-10.3 ms to 10.0-27.0: the
-// posted data then waits on the transport), so the call (221.5 against
-// 216.0 ms on average) and the busbw of session 25's measuring window did
-// not move beyond their spread. The condition is on receives of lower
-// keys only, so the argument above stands.
-const hierLead = 1
-
 // hstage is one ring this rank takes part in, for one piece.
 type hstage struct {
 	piece  int
@@ -377,10 +358,8 @@ type hierPipe struct {
 	qhead   []int     // by peer, its next send to post
 	peers   []int     // the peers with a queue
 	ahead   int
-	waited  []bool  // by wait position: waited for (done counts the prefix)
-	byPiece [][]int // by piece: its receives' wait positions, in wait order
-	pieceAt []int   // by piece: how many of byPiece's prefix have been waited for
-	rdy     hready  // the ready receives (hierready.go)
+	waited  []bool // by wait position: waited for (done counts the prefix)
+	rdy     hready // the ready receives (hierready.go)
 	// next's scratch
 	heads    []int
 	headReqs []transport.Request
@@ -442,11 +421,6 @@ func (h *hier) allReducePipelined(src, buf []byte) error {
 	p.blockOf = make([]int, len(p.recvs))
 	p.bufOf = make([][]byte, len(p.recvs))
 	p.waited = make([]bool, len(p.recvs))
-	p.byPiece = make([][]int, len(regions))
-	p.pieceAt = make([]int, len(regions))
-	for w, r := range p.recvs {
-		p.byPiece[r.st.piece] = append(p.byPiece[r.st.piece], w)
-	}
 	p.rdy.init(len(p.recvs), func(w int) int { return p.recvs[w].st.left },
 		func(w int) []int { return p.recvs[w].deps }, func(w int) bool { return p.recvs[w].st.sendDep(p.recvs[w].i) })
 	if err := p.run(); err != nil {

@@ -2,7 +2,6 @@ package collective
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/gocoll/gocoll/transport"
 )
@@ -33,7 +32,6 @@ func (p *hierPipe) run() error {
 		}
 		p.waited[w] = true
 		p.rdy.taken(w)
-		p.pieceTaken(p.recvs[w].st.piece)
 		for p.done < len(p.recvs) && p.waited[p.done] {
 			p.done++
 		}
@@ -158,7 +156,7 @@ func (p *hierPipe) exchange(s *hstage, i int, mine, own, theirs []byte) error {
 func (p *hierPipe) pump() {
 	for _, peer := range p.peers {
 		q := p.queues[peer]
-		for p.qhead[peer] < len(q) && p.depsDone(q[p.qhead[peer]].deps) && p.leads(q[p.qhead[peer]]) {
+		for p.qhead[peer] < len(q) && p.depsDone(q[p.qhead[peer]].deps) {
 			e := q[p.qhead[peer]]
 			c, seg, _ := e.st.segs(e.i)
 			lo, hi := e.st.g.span(seg, c)
@@ -167,9 +165,6 @@ func (p *hierPipe) pump() {
 				from = p.src
 			}
 			e.st.sends[e.i] = p.o.send(peer, from[lo:hi])
-			if hierSendPosted != nil {
-				hierSendPosted(p, e)
-			}
 			p.qhead[peer]++
 			if w := e.st.sendWaiter(e.i); w >= 0 {
 				p.rdy.met(w)
@@ -233,38 +228,4 @@ func (p *hierPipe) post(upTo int, force bool) error {
 		p.posted++
 	}
 	return nil
-}
-
-// hierSendPosted, set by tests only, is called with each send a pipeline
-// posts, on the rank's goroutine, once posted.
-var hierSendPosted func(*hierPipe, hsend)
-
-// leads reports whether send e may be posted as far as hierLead goes: it
-// has dependencies, is of the top level or of one of the first hierLead
-// pieces, or every receive of piece e's - hierLead with a key below e's
-// has been taken.
-func (p *hierPipe) leads(e hsend) bool {
-	if len(e.deps) > 0 || e.st.piece < hierLead || e.st.kind == allSteps || e.st.kind == exchangeStep {
-		return true
-	}
-	return p.pieceKey(e.st.piece-hierLead) >= e.key
-}
-
-// pieceKey returns the lowest key of piece q's receives not taken yet, or
-// math.MaxInt if every one has been.
-func (p *hierPipe) pieceKey(q int) int {
-	ws := p.byPiece[q]
-	if p.pieceAt[q] == len(ws) {
-		return math.MaxInt
-	}
-	return p.recvs[ws[p.pieceAt[q]]].key
-}
-
-// pieceTaken advances piece q's count of receives waited for, in wait
-// order, after one of them was.
-func (p *hierPipe) pieceTaken(q int) {
-	ws := p.byPiece[q]
-	for p.pieceAt[q] < len(ws) && p.waited[ws[p.pieceAt[q]]] {
-		p.pieceAt[q]++
-	}
 }
