@@ -76,6 +76,10 @@
 //	GOCOLL_ARRIVAL_TIMES      MetaRoCE: 1 hands its core each datagram's kernel receive time stamp
 //	                          (SO_TIMESTAMPNS), so that the delay signal leaves the receiver's
 //	                          scheduling out; 0 not (default 1)
+//	GOCOLL_MR_SAMPLES         MetaRoCE, a diagnostic: a file name; every millisecond each rank records
+//	                          what holds each busy connection's posted data back (credit, window,
+//	                          pacing, the peer's rate, a late driver) and writes it at close to that
+//	                          name, a dot and its rank appended (default: off)
 //	GOCOLL_AUTH               with the job key, what each MetaRoCE datagram's and TCP frame's keyed tag
 //	                          covers: header (the default: everything but the payload, with a packet
 //	                          number against replays) or full (the payload too)

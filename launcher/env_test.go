@@ -88,7 +88,7 @@ func TestParseEnvSettings(t *testing.T) {
 	j, err := ParseEnv(envOf(append(base, "GOCOLL_DEBUG=trace", "GOCOLL_TRANSPORT=TCP",
 		"GOCOLL_HEARTBEAT_TIMEOUT=2s", "GOCOLL_CONNECT_TIMEOUT=1.5", "GOCOLL_WATCH_STDIN=1",
 		"GOCOLL_PEER_TIMEOUT=750ms", "GOCOLL_UDP_PROBE_TIMEOUT=2s", "GOCOLL_UDP_PORTS=50000-50999",
-		"GOCOLL_PATH_IFACES=eth0, 10.2.0.1", "GOCOLL_ARRIVAL_TIMES=1")...))
+		"GOCOLL_PATH_IFACES=eth0, 10.2.0.1", "GOCOLL_ARRIVAL_TIMES=1", "GOCOLL_MR_SAMPLES=/tmp/s")...))
 	require.NoError(t, err)
 	require.True(t, j.Logging)
 	require.Equal(t, LevelTrace, j.LogLevel)
@@ -99,6 +99,7 @@ func TestParseEnvSettings(t *testing.T) {
 	require.Equal(t, mrtransport.PortRange{Lo: 50000, Hi: 50999}, j.UDPPorts)
 	require.Equal(t, []string{"eth0", "10.2.0.1"}, j.PathInterfaces)
 	require.True(t, j.ArrivalTimes)
+	require.Equal(t, "/tmp/s", j.SendSamples)
 	require.True(t, j.WatchStdin)
 	require.Zero(t, j.OpTimeout) // the collective package's default
 	j, err = ParseEnv(envOf(append(base, "GOCOLL_TIMEOUT=90s", "GOCOLL_STALL_TIMEOUT=2.5")...))

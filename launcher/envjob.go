@@ -121,6 +121,11 @@ type Job struct {
 	// each datagram's kernel receive time (mrtransport.Config.ArrivalTimes);
 	// unset, mrtransport.DefaultArrivalTimes.
 	ArrivalTimes bool
+	// SendSamples (GOCOLL_MR_SAMPLES) turns MetaRoCE's send sampler on
+	// (mrtransport.Config.SendSamples): the file each rank writes what
+	// held its connections' data back to, a dot and the rank appended; ""
+	// off.
+	SendSamples string
 	// AuthFull tags the payload of every MetaRoCE datagram and TCP frame
 	// too, not only its header (GOCOLL_AUTH=full; default header).
 	// Encrypt is where the transports encrypt with AES-GCM: "" (off, the

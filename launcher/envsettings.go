@@ -195,6 +195,7 @@ func (e envReader) paths(j *Job) error {
 		j.PathInterfaces = ifs
 	}
 	j.ArrivalTimes, err = e.flag(EnvArrivalTimes, mrtransport.DefaultArrivalTimes)
+	j.SendSamples = strings.TrimSpace(e.get(EnvMRSamples))
 	return err
 }
 

@@ -34,6 +34,7 @@ import (
 // engine takes to stop. It is idempotent: a later Close waits for the
 // first to end.
 func (e *Endpoint) Close() error {
+	e.stopSampler()
 	e.eng.lock()
 	first := !e.closed
 	if first {
@@ -72,6 +73,9 @@ func (e *Endpoint) Close() error {
 	e.eng.unlock()
 	e.eng.stop()
 	e.logEngine()
+	if err := e.writeSamples(); err != nil {
+		e.log.Warn(err.Error())
+	}
 	close(e.closeDone)
 	return nil
 }

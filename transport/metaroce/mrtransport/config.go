@@ -267,6 +267,16 @@ type Config struct {
 	// point within the seeds' spread; a peer of a version before it does
 	// not connect to a rank that asks for it (see metaroce.Config.AckRoom).
 	AckRoom bool
+	// SendSamples, if not "", turns the send sampler on (sampler.go): a
+	// diagnostic that records, every millisecond, what holds each busy
+	// connection's posted data back (metaroce.SendState: credit, window,
+	// pacing, the peer's rate, or nothing but a late driver) beside how
+	// late the sampler and the engine's timer ran, and that Close writes
+	// to the file of this name followed by a dot and the rank (so ranks
+	// may share the name). Each sample costs a pass through the engine's
+	// lock.
+	// Default off; a job sets it with GOCOLL_MR_SAMPLES (launcher).
+	SendSamples string
 	// Core configures the MetaRoCE core. Its NodeID, Paths and MaxDatagram
 	// are set from Rank, Paths and MaxDatagram, ReportUnexpected is
 	// turned on, and so are PiggybackAcks, AckRoom (if AckRoom) and, while sends may be eager

@@ -21,6 +21,9 @@ type Endpoint struct {
 	log    *slog.Logger
 	binds  []pathBind // where each path socket is bound (nil: not by Listen)
 	repick *repicker  // nil: ports are not re-picked; guarded by eng.mu
+	// sampler is the send sampler (Config.SendSamples; sampler.go), nil
+	// when off.
+	sampler *sampler
 
 	// Everything below is guarded by eng.mu.
 	peers     []*peer // by rank; nil at this rank

@@ -90,6 +90,7 @@ func Listen(ctx context.Context, cfg Config) (*Listener, error) {
 	ep := newEndpoint(cfg, eng)
 	ep.binds = binds
 	eng.run()
+	ep.startSampler()
 	if repickOn(cfg) {
 		ep.startRepick()
 	}
