@@ -17,8 +17,8 @@ import (
 // limit, the unsent and in-flight bytes, the windows, pacing, the peer's
 // target rate and credit) beside the sampler's own lateness: how long
 // after its tick it held the lock (a descheduled process, or a driver
-// holding the lock), and by how much the engine's timer was overdue (a
-// timer goroutine not run: the CPU). Close writes the samples to the
+// holding the lock), and when the engine's timer is due (overdue: a
+// timer goroutine not run, the CPU). Close writes the samples to the
 // file. Off (SendSamples ""), nothing runs and nothing is kept.
 
 // sampleEvery is the sampler's period.
@@ -38,9 +38,13 @@ type SendSample struct {
 	// resends included.
 	Sent int64
 	// Lag is how long after its tick the sampler held the engine's lock;
-	// TimerLate how far past the deadline the engine's timer was set for
-	// the sample came (0: not due). Both read CPU starvation.
-	Lag, TimerLate time.Duration
+	// Timer how long until the deadline the engine's timer is set for
+	// (negative: overdue, the timer's goroutine not yet run), Armed false
+	// if none is set. A late sampler and an overdue timer read CPU
+	// starvation; a connection ready to send with no timer armed and no
+	// input coming would be a stall of the engine's.
+	Lag, Timer time.Duration
+	Armed      bool
 }
 
 // sampler runs the send sampler.
@@ -85,10 +89,7 @@ func (e *Endpoint) runSampler(s *sampler) {
 // sampleOnce records each busy connection's state at now. The caller
 // holds eng.mu.
 func (e *Endpoint) sampleOnce(s *sampler, now, lag time.Duration) {
-	var late time.Duration
-	if a := e.eng.armed; a >= 0 && a < now {
-		late = now - a
-	}
+	a := e.eng.armed
 	for _, p := range e.peers {
 		if p == nil || p.conn == 0 {
 			continue
@@ -106,7 +107,8 @@ func (e *Endpoint) sampleOnce(s *sampler, now, lag time.Duration) {
 		for _, ps := range s.paths {
 			sent += ps.BytesSent
 		}
-		s.samples = append(s.samples, SendSample{At: now, Peer: p.rank, SendState: st, Sent: sent, Lag: lag, TimerLate: late})
+		s.samples = append(s.samples, SendSample{At: now, Peer: p.rank, SendState: st, Sent: sent, Lag: lag,
+			Timer: a - now, Armed: a >= 0})
 	}
 }
 
@@ -133,7 +135,7 @@ func (e *Endpoint) stopSampler() {
 // sampleHeader names writeSamples' columns: times in microseconds (at_us
 // since the engine's start, which the second line gives in Unix
 // nanoseconds), rates in bytes/s, sizes in bytes.
-const sampleHeader = "# rank at_us peer limit unsent resends inflight cwnd slowstart wincap pacerate pacewait_us peerrate credit sent lag_us timerlate_us"
+const sampleHeader = "# rank at_us peer limit unsent resends inflight cwnd slowstart wincap pacerate pacewait_us peerrate credit sent lag_us timer_us armed"
 
 // writeSamples writes the sampler's samples to its file, one line per
 // sample (sampleHeader). Close calls it after the engine stopped.
@@ -151,9 +153,9 @@ func (e *Endpoint) writeSamples() error {
 		sampleEvery.Microseconds())
 	us := func(d time.Duration) int64 { return d.Microseconds() }
 	for _, x := range s.samples {
-		fmt.Fprintf(w, "%d %d %d %s %d %d %d %d %d %d %.0f %d %d %d %d %d %d\n", e.cfg.Rank, us(x.At), x.Peer, x.Limit,
+		fmt.Fprintf(w, "%d %d %d %s %d %d %d %d %d %d %.0f %d %d %d %d %d %d %d\n", e.cfg.Rank, us(x.At), x.Peer, x.Limit,
 			x.Unsent, x.Resends, x.Inflight, x.Cwnd, x.SlowStart, x.WindowCap, x.PaceRate, us(x.PaceWait),
-			x.PeerRate, x.Credit, x.Sent, us(x.Lag), us(x.TimerLate))
+			x.PeerRate, x.Credit, x.Sent, us(x.Lag), us(x.Timer), b2i(x.Armed))
 	}
 	if err := w.Flush(); err != nil {
 		_ = f.Close()
@@ -163,4 +165,11 @@ func (e *Endpoint) writeSamples() error {
 		return fmt.Errorf("mrtransport: send samples: %w", err)
 	}
 	return nil
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -64,6 +64,9 @@ import (
 // 20 ms of it, as the lab's); WAN_SIM_DELAY_US their one-way delay
 // (default 2 ms). WAN_SIM_CHANNELS sets Config.Channels (the ring's and
 // the trees'; unset: the model's choice).
+// WAN_SIM_SAMPLES=PREFIX turns the send sampler on (Config.SendSamples):
+// each rank writes PREFIX.SEED.RANK, and each call's start is logged in
+// virtual Unix ns (bench/results/mr_samples/classify.py --sim reads them).
 // WAN_SIM_LOCAL_MBS gives the ranks of a site (their shared memory and
 // LAN in the lab) 4 links of that many MB/s, shared by all the site's
 // traffic, with 4 MiB of queue (unset: no rate limit): the lab's
@@ -185,6 +188,9 @@ func TestWANSimHierarchical(t *testing.T) {
 			}
 			cfg.Repick.Early, cfg.Repick.EarlyInterval = ms("WAN_SIM_REPICK_EARLY_MS"), ms("WAN_SIM_REPICK_EARLYINT_MS")
 			cfg.Repick.EarlyWindow, _ = strconv.Atoi(os.Getenv("WAN_SIM_REPICK_EARLYWIN"))
+			if p := os.Getenv("WAN_SIM_SAMPLES"); p != "" { // the send sampler's files: p.SEED.RANK
+				cfg.SendSamples = fmt.Sprintf("%s.%d", p, seed)
+			}
 			if us, _ := strconv.Atoi(os.Getenv("WAN_SIM_TIMER_US")); us > 0 {
 				timerGranularity.Store(int64(time.Duration(us) * time.Microsecond))
 				defer timerGranularity.Store(0)
@@ -210,6 +216,9 @@ func TestWANSimHierarchical(t *testing.T) {
 			var places []string
 			for range calls {
 				start := time.Now()
+				if cfg.SendSamples != "" {
+					t.Logf("seed %d call %d starts at %d (Unix ns, virtual)", seed, len(took), start.UnixNano())
+				}
 				stop := make(chan struct{})
 				spread := make(chan wanSpread, 1)
 				go func() { spread <- sampleWANFinish(eps, start, stop) }()
