@@ -96,11 +96,11 @@ func (e *Endpoint) failLocked(match func(matchKey) bool, err error, keepArrived 
 			e.unexpected[k] = kept
 		}
 	}
-	for _, r := range e.sends {
+	e.sends.each(func(r *request) {
 		if match(r.key) && !e.cancelSend(r, err) && r.endErr == nil {
 			r.endErr = err
 		}
-	}
+	})
 }
 
 // peerDown makes rank peer unreachable with err: its requests fail, and
@@ -115,11 +115,11 @@ func (e *Endpoint) peerDown(peer int, err error) {
 	e.down[peer] = err
 	e.peers[peer].gone.Store(true)
 	e.peers[peer].dropBacklog()
-	for _, r := range e.sends { // before failLocked, which would fail copied ones
+	e.sends.each(func(r *request) { // before failLocked, which would fail copied ones
 		if int(r.key.peer) == peer {
 			e.completeCopied(r, err)
 		}
-	}
+	})
 	e.failLocked(func(k matchKey) bool { return int(k.peer) == peer }, err, true)
 	closed := e.closed
 	e.mu.Unlock()
@@ -154,10 +154,7 @@ func (e *Endpoint) Close() error {
 	e.closed = true
 	e.reqFree = nil // released requests are not reused after Close
 	e.failLocked(func(matchKey) bool { return true }, transport.ErrClosed, false)
-	var claimed []*request
-	for _, r := range e.sends {
-		claimed = append(claimed, r)
-	}
+	claimed := e.sends.all()
 	e.mu.Unlock()
 	deadline := time.Now().Add(copyWait) // one bound for all, not one each
 	for _, r := range claimed {
@@ -174,10 +171,9 @@ func (e *Endpoint) Close() error {
 	ringDoorbell(e.bell.fd)
 	<-e.stopped
 	e.mu.Lock()
-	for _, r := range e.sends { // a copy that never ended: give up on it
+	e.sends.each(func(r *request) { // a copy that never ended: give up on it
 		e.completeCopied(r, transport.ErrClosed)
-	}
-	e.sends = map[int]*request{}
+	})
 	e.mu.Unlock()
 	e.mapMu.Lock()
 	e.unmapped = true

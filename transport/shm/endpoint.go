@@ -74,8 +74,7 @@ type Endpoint struct {
 	heldFree   [][]byte                  // buffers for held inline messages (holdCopy)
 	held       int                       // inline arrivals held in unexpected
 	heldBytes  int                       // and their bytes
-	sends      map[int]*request          // rendezvous sends in flight, by word
-	free       []int                     // unused words of the send table
+	sends      sendTable                 // rendezvous sends in flight and the unused words
 	aborted    map[transport.OpKey]error // ended operations
 	abortOrder []transport.OpKey
 	down       []error  // per peer: why it can no longer be reached; nil if it can
@@ -207,18 +206,16 @@ func (e *Endpoint) SendWithHead(peer int, headTag transport.Tag, head []byte, ta
 // written, the error it failed with. The caller holds e.mu, which
 // rendezvous releases.
 func (e *Endpoint) rendezvous(peer int, tag transport.Tag, buf, head []byte, headSeq uint32) (*request, error) {
-	if len(e.free) == 0 {
+	if e.sends.full() {
 		e.mu.Unlock()
 		err := fmt.Errorf("shm: %d rendezvous sends in flight (Config.MaxPendingSends)", e.cfg.MaxPendingSends)
 		return failed(err), err
 	}
 	r := newRequest(e, true, buf, keyOf(peer, tag))
-	r.index = e.free[len(e.free)-1]
-	e.free = e.free[:len(e.free)-1]
+	e.sends.take(r)
 	w := e.seg.sendWord(r.index)
 	r.gen = w.Load() >> sendStateBits
 	w.Store(sendWordValue(r.gen, sendPosted))
-	e.sends[r.index] = r
 	e.mu.Unlock()
 	s := slot{kind: kindRendezvous, tag: tag, length: uint64(len(buf)), headSeq: headSeq,
 		sendID: sendIDOf(r.index, r.gen), addr: bufAddr(buf), inline: head}
@@ -505,12 +502,11 @@ func (e *Endpoint) releaseHeld(b []byte) {
 // releaseSend returns the send word of r to the free list with a new
 // generation. The caller holds e.mu.
 func (e *Endpoint) releaseSend(r *request) {
-	if e.sends[r.index] != r {
+	if !e.sends.has(r) {
 		return
 	}
-	delete(e.sends, r.index)
 	e.seg.sendWord(r.index).Store(sendWordValue((r.gen+1)&0xffffffff, sendFree))
-	e.free = append(e.free, r.index)
+	e.sends.drop(r)
 }
 
 // withdraw fails r with err if it has not completed. For a send whose copy
@@ -546,7 +542,7 @@ func (e *Endpoint) withdraw(r *request, err error) {
 // cancelSend withdraws the rendezvous send r if its receiver has not
 // claimed it, completing it with err. The caller holds e.mu.
 func (e *Endpoint) cancelSend(r *request, err error) bool {
-	if e.sends[r.index] != r {
+	if !e.sends.has(r) {
 		return false
 	}
 	w := e.seg.sendWord(r.index)

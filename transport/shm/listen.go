@@ -104,8 +104,7 @@ func (l *Listener) Connect(ctx context.Context, addrs []string) (*Endpoint, erro
 		peers:      make([]*peer, l.cfg.Size),
 		recvs:      make(map[matchKey][]*request),
 		unexpected: make(map[matchKey][]arrival),
-		sends:      make(map[int]*request),
-		free:       make([]int, l.cfg.MaxPendingSends),
+		sends:      newSendTable(l.cfg.MaxPendingSends),
 		aborted:    make(map[transport.OpKey]error),
 		down:       make([]error, l.cfg.Size),
 		eagerMax:   min(EagerMax, InlineMax+(l.cfg.RingSlots/2-1)*SlotBytes),
@@ -117,9 +116,6 @@ func (l *Listener) Connect(ctx context.Context, addrs []string) (*Endpoint, erro
 		boardsUsed: make([]bool, l.cfg.Boards),
 	}
 	e.boardHost = boardHost{e}
-	for i := range e.free {
-		e.free[i] = len(e.free) - 1 - i
-	}
 	for r, a := range addrs {
 		if err := ctx.Err(); err != nil {
 			e.releasePeers()

@@ -320,9 +320,7 @@ func (e *Endpoint) reapCopied() bool {
 	e.copiedSeen.Store(c)
 	acquired()
 	e.mu.Lock()
-	for _, r := range e.sends {
-		e.completeCopied(r, nil)
-	}
+	e.sends.each(func(r *request) { e.completeCopied(r, nil) })
 	e.mu.Unlock()
 	return true
 }
@@ -330,7 +328,7 @@ func (e *Endpoint) reapCopied() bool {
 // completeCopied completes the rendezvous send r if its receiver copied
 // it: with r.endErr, else nil. If it did not, a non-nil err completes r
 // (its receiver will copy nothing more); nil leaves it. The caller holds
-// e.mu, and r is in e.sends.
+// e.mu, and r is in e.sends (which completeCopied may drop it from).
 func (e *Endpoint) completeCopied(r *request, err error) {
 	if e.seg.sendWord(r.index).Load() == sendWordValue(r.gen, sendCopied) {
 		e.releaseSend(r)

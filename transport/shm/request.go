@@ -31,6 +31,9 @@ type request struct {
 	// generation it was posted under; index -1 for other requests.
 	index int
 	gen   uint64
+	// live is a rendezvous send's place among the endpoint's sends in
+	// flight (sendTable), -1 when it is not there.
+	live int
 	// endErr, set under the endpoint's lock, is the error a claimed send
 	// completes with when its copy ends: its operation ended meanwhile.
 	endErr error
@@ -78,12 +81,12 @@ const reqFreeMax = 256
 func newRequest(e *Endpoint, isSend bool, buf []byte, key matchKey) *request {
 	n := len(e.reqFree)
 	if n == 0 {
-		return &request{ep: e, isSend: isSend, buf: buf, key: key, index: -1}
+		return &request{ep: e, isSend: isSend, buf: buf, key: key, index: -1, live: -1}
 	}
 	r := e.reqFree[n-1]
 	e.reqFree[n-1] = nil
 	e.reqFree = e.reqFree[:n-1]
-	r.ep, r.isSend, r.buf, r.key, r.index, r.gen, r.endErr = e, isSend, buf, key, -1, 0, nil
+	r.ep, r.isSend, r.buf, r.key, r.index, r.live, r.gen, r.endErr = e, isSend, buf, key, -1, -1, 0, nil
 	r.n, r.err, r.done = 0, nil, nil
 	r.tail, r.tailKey, r.tailN, r.tailOK = nil, matchKey{}, 0, false
 	r.state.Store(statePending)
@@ -143,7 +146,7 @@ func (s *sentReq) Spin(context.Context) bool         { return true }
 
 // failed returns a request that has already failed with err.
 func failed(err error) *request {
-	r := &request{index: -1}
+	r := &request{index: -1, live: -1}
 	r.complete(0, err)
 	return r
 }
