@@ -29,6 +29,8 @@ import (
 //	            on this board sleep on (boardNap); this rank adds one to
 //	            it and wakes them when want says one sleeps (ringBell)
 //	[40, 48)    want: 1 while a peer would sleep on the bell
+//	[48, 56)    fail before: what fail held before its last store, the
+//	            failure before the last (stored before fail: failedAt)
 //	[64, 96)    ack: per slot s, x means this rank has done reading slot s
 //	            of every call numbered below x (its own and its peers')
 //	[96, 104)   ended: x means this rank reads no slot of any call
@@ -65,6 +67,7 @@ const (
 	boardOffClosed = 24
 	boardOffBell   = 32
 	boardOffWant   = 40
+	boardOffFailB4 = 48
 	boardOffEnded  = 96
 	boardOffAcks   = 64
 	boardOffText   = 128

@@ -67,13 +67,14 @@ func (o *operation) boardSteady() bool {
 }
 
 // rootFailed reports a Broadcast this rank returned from as its root
-// (broadcastBoard) that a receiver then failed: a receiver's fail word
-// that names a call still pending here. Every call on the communicator
-// asks before it runs (execute), and Close: one load when nothing is
-// pending, else one per member, however deep the ring. (A receiver that
-// failed a later call since has overwritten its fail word: the root
-// learns of the earlier one at the call that reuses its slot, rootSettle,
-// and of the later one here.)
+// (broadcastBoard) that a receiver then failed: a receiver's fail word,
+// or its fail-before word (the failure before the last: failedAt), that
+// names a call still pending here, the older first. Every call on the
+// communicator asks before it runs (execute), and Close: one load when
+// nothing is pending, else two per member, however deep the ring. (A
+// receiver that failed two later calls since has overwritten both: the
+// root learns of the earlier one at the call that reuses its slot,
+// rootSettle, and of the later ones here.)
 func (b *boardState) rootFailed(c *Comm) error {
 	if b.rootN.Load() == 0 {
 		return nil
@@ -83,10 +84,12 @@ func (b *boardState) rootFailed(c *Comm) error {
 		if m == c.rank || f == 0 {
 			continue
 		}
-		for _, ring := range [2]bool{false, true} {
-			if p := &b.rootPending[b.slotOf(f-1, ring)]; p.Load() == f && p.CompareAndSwap(f, 0) {
-				b.rootN.Add(-1)
-				return rootFailedErr(f, m, mem)
+		for _, u := range [2]uint64{word(mem, boardOffFailB4).Load(), f} { // each a call m failed
+			for _, ring := range [2]bool{false, true} {
+				if p := &b.rootPending[b.slotOf(u-1, ring)]; u != 0 && p.Load() == u && p.CompareAndSwap(u, 0) {
+					b.rootN.Add(-1)
+					return rootFailedErr(u, f, m, mem)
+				}
 			}
 		}
 	}
@@ -94,18 +97,48 @@ func (b *boardState) rootFailed(c *Comm) error {
 }
 
 // rootFailedErr is the error of an eager root Broadcast (seq+1 u) that
-// member m, whose board is mem, failed.
-func rootFailedErr(u uint64, m int, mem []byte) error {
-	return fmt.Errorf("an earlier call on this communicator (operation #%d, a Broadcast this rank returned from as its root once its data was on its board) failed on rank %d: %s",
-		u-1, m, boardFailText(mem))
+// member m, whose board is mem and fail word f, failed.
+func rootFailedErr(u, f uint64, m int, mem []byte) error {
+	later := ""
+	if f != u { // its text is of that later failure
+		later = fmt.Sprintf(" (what it wrote is of its later failure, of operation #%d)", f-1)
+	}
+	return fmt.Errorf("an earlier call on this communicator (operation #%d, a Broadcast this rank returned from as its root once its data was on its board) failed on rank %d%s: %s",
+		u-1, m, later, boardFailText(mem))
+}
+
+// failedAt reports whether member mem's board says it failed call seq+1
+// u: its fail word or its fail-before word holds u (boardFail stores the
+// old fail word in fail-before, then the new one: loaded here in the
+// other order, a fail-before below the fail word seen is the failure
+// just before it). sure is false where the board no longer tells: both
+// are of calls after u (it failed two since, or is storing a third). A
+// member's calls fail in their order, so a fail word below u, or a
+// fail-before below u under a fail word above it, says it did not fail
+// u (as of these loads: a caller that needs the final word loads the
+// member's ack of u first, rootSettle).
+func failedAt(mem []byte, u uint64) (failed, sure bool) {
+	f := word(mem, boardOffFail).Load()
+	if f == u || f < u {
+		return f == u, true
+	}
+	p := word(mem, boardOffFailB4).Load()
+	return p == u, p <= u
 }
 
 // rootSettle checks slot s's pending root Broadcast (rootFailed): its
 // error if a receiver failed it; forgotten once every member acked it.
 // A receiver writes its failure before its ack (fail, then end), so the
-// ack is loaded first: an ack that passed means the fail word seen after
-// it is final for that call. boardPublish runs it, after its wait for the
-// slot's acks, before a call reuses the slot: so the pending call is
+// ack is loaded first: an ack that passed means the fail words seen
+// after it hold that call's failure, unless the receiver failed later
+// calls since (failedAt): its fail-before word keeps the one before the
+// last (so a slow receiver's failure of the call, followed by its failure
+// of a later one relayed from the receiver that checks it, is not lost:
+// TestBoardEagerRootLearnsOverwrittenFailure). Where even that is
+// overwritten (it failed two calls since) it is an error too, unless this
+// rank failed a call since the pending one (its own fail word): that
+// error told the caller already. boardPublish runs it, after its wait for
+// the slot's acks, before a call reuses the slot: so the pending call is
 // never overwritten unchecked.
 func (b *boardState) rootSettle(c *Comm, s int) error {
 	p := &b.rootPending[s]
@@ -119,11 +152,15 @@ func (b *boardState) rootSettle(c *Comm, s int) error {
 			continue
 		}
 		a := acked(mem, b.ackOff(s), u)
-		if word(mem, boardOffFail).Load() == u {
+		if failed, sure := failedAt(mem, u); failed || a && !sure && b.unheard(c, u) { // settleFails
 			if p.CompareAndSwap(u, 0) {
 				b.rootN.Add(-1)
 			}
-			return rootFailedErr(u, m, mem)
+			if !failed {
+				return fmt.Errorf("an earlier call on this communicator (operation #%d, a Broadcast this rank returned from as its root once its data was on its board) may have failed on rank %d: it has failed two calls since, the last operation #%d (%s), and its board keeps no older failure",
+					u-1, m, word(mem, boardOffFail).Load()-1, boardFailText(mem))
+			}
+			return rootFailedErr(u, word(mem, boardOffFail).Load(), m, mem)
 		}
 		all = all && a
 	}
@@ -131,6 +168,13 @@ func (b *boardState) rootSettle(c *Comm, s int) error {
 		b.rootN.Add(-1)
 	}
 	return nil
+}
+
+// unheard reports whether this rank has failed no call since its pending
+// root Broadcast seq+1 u (its own fail word): an unsure settle of u
+// (failedAt) is then an error (rootSettle).
+func (b *boardState) unheard(c *Comm, u uint64) bool {
+	return word(b.peers[c.rank], boardOffFail).Load() < u
 }
 
 // boardVerify checks the headers a receiver's eager Broadcasts left to

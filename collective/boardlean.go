@@ -232,8 +232,7 @@ func (b *boardState) leanEnded(rank int, x uint64) {
 func (b *boardState) leanReady(c *Comm, seq uint64, s, root int, lc *leanChecks) (pass, ok bool) {
 	if b.rootN.Load() != 0 {
 		for m, mem := range b.peers {
-			if f := word(mem, boardOffFail).Load(); m != c.rank && f != 0 &&
-				(b.rootPending[b.slotOf(f-1, false)].Load() == f || b.rootPending[b.slotOf(f-1, true)].Load() == f) {
+			if f := word(mem, boardOffFail).Load(); m != c.rank && f != 0 && (b.pendingRoot(f) || b.pendingRoot(word(mem, boardOffFailB4).Load())) {
 				return false, false
 			}
 		}
@@ -254,7 +253,7 @@ func (b *boardState) leanReady(c *Comm, seq uint64, s, root int, lc *leanChecks)
 			// Retired (^0), or claimed again (its id, loaded after the ack:
 			// a claim stores it before the new owner's acks): m may have
 			// closed the communicator (closedErr).
-			if a := leanAckedBy(mem, b.ackOff(s), prev); a == 0 || a == ^uint64(0) || word(mem, 0).Load() != c.id || u != 0 && word(mem, boardOffFail).Load() == u {
+			if a := leanAckedBy(mem, b.ackOff(s), prev); a == 0 || a == ^uint64(0) || word(mem, 0).Load() != c.id || u != 0 && b.settleFails(c, mem, u) {
 				return false, false
 			}
 		}
@@ -266,6 +265,19 @@ func (b *boardState) leanReady(c *Comm, seq uint64, s, root int, lc *leanChecks)
 		}
 	}
 	return pass, true
+}
+
+// pendingRoot reports whether u (seq+1, 0: none) is a root Broadcast
+// pending here (rootFailed), in either slot it could take.
+func (b *boardState) pendingRoot(u uint64) bool {
+	return u != 0 && (b.rootPending[b.slotOf(u-1, false)].Load() == u || b.rootPending[b.slotOf(u-1, true)].Load() == u)
+}
+
+// settleFails reports whether rootSettle, member mem having acked the
+// pending root call u, would fail the call settling it (failedAt).
+func (b *boardState) settleFails(c *Comm, mem []byte, u uint64) bool {
+	failed, sure := failedAt(mem, u)
+	return failed || !sure && b.unheard(c, u)
 }
 
 // leanAckedBy is ackedBy with the ended word loaded first: where calls

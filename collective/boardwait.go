@@ -400,7 +400,9 @@ func setUpMismatch(err error) bool {
 }
 
 // boardFail writes the failure of a board call on this rank's board,
-// where the peers that wait on it look (ready).
+// where the peers that wait on it look (ready), keeping the failure
+// before it in the fail-before word (an eager root settling an older
+// call looks there too: failedAt).
 func (o *operation) boardFail(err error) {
 	b := &o.c.board
 	m := b.peers[o.c.rank]
@@ -410,6 +412,9 @@ func (o *operation) boardFail(err error) {
 	}
 	copy(m[boardOffText:], text)
 	binary.LittleEndian.PutUint32(m[boardOffTextN:], uint32(len(text)))
+	if f := word(m, boardOffFail).Load(); f != o.key.Op+1 {
+		word(m, boardOffFailB4).Store(f) // first: failedAt
+	}
 	word(m, boardOffFail).Store(o.key.Op + 1)
 	b.ringBell(o.c.rank, ^uint64(0))
 }
