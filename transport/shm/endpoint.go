@@ -53,7 +53,8 @@ type Endpoint struct {
 	// goschedEvery is how many polls a spinning wait makes between yields
 	// to this process's other goroutines (spinwait.UntilFuncEvery): 1 when
 	// a peer rank lives in this process (NewLocalWorld), whose goroutine
-	// must run for the wait to end, else spinGoschedEvery.
+	// must run for the wait to end, else spinGoschedEveryAlone or
+	// spinGoschedEvery (goschedEveryFor).
 	goschedEvery int
 	// balance spreads this host's spinning ranks over its processors
 	// (balance.go); nil unless they are processes that outnumber them.

@@ -136,7 +136,6 @@ func (l *Listener) Connect(ctx context.Context, addrs []string) (*Endpoint, erro
 		e.peers[r] = p
 	}
 	l.used = true
-	e.goschedEvery = spinGoschedEvery
 	local, inProcess := 1, false
 	for r, p := range e.peers {
 		if p != nil && r != e.rank {
@@ -144,9 +143,7 @@ func (l *Listener) Connect(ctx context.Context, addrs []string) (*Endpoint, erro
 			inProcess = inProcess || p.pid == l.addr.PID
 		}
 	}
-	if inProcess {
-		e.goschedEvery = 1
-	}
+	e.goschedEvery = goschedEveryFor(inProcess, local == e.size)
 	cpus := e.localCPUs(inProcess)
 	if e.cfg.spinDefault {
 		e.cfg.SpinWait = defaultSpinWait(local, inProcess, cpus)

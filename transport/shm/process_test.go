@@ -255,6 +255,9 @@ func TestCrossProcessEcho(t *testing.T) {
 	defer cancel()
 	child := startChild(ctx, t, childEcho)
 	ep := connectParent(ctx, t, child)
+	if g := shm.GoschedEvery(ep); g != shm.SpinGoschedEveryAlone {
+		t.Errorf("a world of two processes on this host: a spin hands over the P every %d polls, want %d", g, shm.SpinGoschedEveryAlone)
+	}
 
 	rng := rand.New(rand.NewPCG(1, 2))
 	big := make([]byte, bigLen)
