@@ -73,7 +73,7 @@ for f in sorted(glob.glob(prefix + ".*")):
             late = max(-timer, 0) if armed else 0
         if lim == "ready" and len(x) >= 18:  # the engine's timer: overdue (or due now), set for later, or not set
             lim = "ready-due" if armed and timer <= 0 else "ready-later" if armed else "ready-none"
-        rows.append((start + at / 1e6, rank, peer, lim, int(x[4]), int(x[6]), int(x[7]), int(x[15]), late, int(x[8]), float(x[10])))
+        rows.append((start + at / 1e6, rank, peer, lim, int(x[4]), int(x[6]), int(x[7]), int(x[15]), late, int(x[8]), float(x[10]), int(x[18]) if len(x) > 18 else -1))
 
 sentrows.sort()
 lastsent = {}
@@ -85,7 +85,7 @@ for seq in order:
     lag = collections.defaultdict(list)
     tl = collections.defaultdict(list)
     win = collections.defaultdict(list)
-    for t, rank, peer, lim, unsent, infl, cwnd, lg, late, ss, pr in rows:
+    for t, rank, peer, lim, unsent, infl, cwnd, lg, late, ss, pr, unw in rows:
         if s <= t < e:
             b = int((t - s) * 1000 // binms)
             by[b][lim] += 1
@@ -191,7 +191,7 @@ wins = collections.defaultdict(list)
 rtts = collections.defaultdict(list)
 for seq in timed:
     s, e = calls[seq]
-    for t, rank, peer, lim, unsent, infl, cwnd, lg, late, ss, pr in rows:
+    for t, rank, peer, lim, unsent, infl, cwnd, lg, late, ss, pr, unw in rows:
         if not s <= t < e:
             continue
         d = 1 if rank >= 4 else 2
@@ -203,7 +203,7 @@ for seq in timed:
             # the windows' RTT: pacing is 1.25 cwnd/srtt summed over the paths (2 in slow start)
             rtts[phase, state].append(1.25 * cwnd / pr * 1000)
         if lim == "window":
-            wins[phase, state].append((cwnd, infl))
+            wins[phase, state].append((cwnd, infl, unw))
         if state == "idle":
             idlew[phase, lim] += 1 - b
             lagsum[phase].append(lg)
@@ -214,7 +214,9 @@ for k in sorted(tab):
 for k in sorted(wins):
     w = wins[k]
     print(f"# window-held samples, {k[0]} {k[1]}: cwnd median {statistics.median(v[0] for v in w) / 1e3:.0f} kB "
-          f"(p10 {sorted(v[0] for v in w)[len(w) // 10] / 1e3:.0f}), in flight median {statistics.median(v[1] for v in w) / 1e3:.0f} kB")
+          f"(p10 {sorted(v[0] for v in w)[len(w) // 10] / 1e3:.0f}), in flight median {statistics.median(v[1] for v in w) / 1e3:.0f} kB"
+          + (f"; the rank's datagrams polled and not written: median {statistics.median(v[2] for v in w):.0f}, "
+             f"p90 {sorted(v[2] for v in w)[9 * len(w) // 10]}" if w[0][2] >= 0 else ""))
 for k in sorted(rtts):
     v = sorted(rtts[k])
     print(f"# window- or pace-held samples, {k[0]} {k[1]}: the windows' RTT (1.25 cwnd / pace rate) median {v[len(v) // 2]:.1f} ms, p10 {v[len(v) // 10]:.1f}, p90 {v[9 * len(v) // 10]:.1f}")

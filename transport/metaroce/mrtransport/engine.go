@@ -123,6 +123,10 @@ type engineCounters struct {
 	readErrors, writeErrors                   atomic.Int64
 	noRoute, timerRuns                        atomic.Int64
 	dataPolled, acksOnData, acksPolled        atomic.Int64 // EngineStats.DataPolled and so on
+	// otherPolled counts the other datagrams polled (probes, HELLOs,
+	// CLOSEs): with the two above, every datagram polled (the send
+	// sampler's Unwritten).
+	otherPolled atomic.Int64
 	// Errors read from the sockets' error queues (see peergone.go).
 	portUnreachable, errQueueOther atomic.Int64
 	peerGone, unreachableIgnored   atomic.Int64

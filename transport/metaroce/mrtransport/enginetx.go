@@ -114,6 +114,8 @@ func (e *engine) countPolled(b []byte) {
 		}
 	case wire.TypeAck:
 		e.st.acksPolled.Add(1)
+	default:
+		e.st.otherPolled.Add(1)
 	}
 }
 

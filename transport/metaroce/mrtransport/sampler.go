@@ -45,6 +45,10 @@ type SendSample struct {
 	// input coming would be a stall of the engine's.
 	Lag, Timer time.Duration
 	Armed      bool
+	// Unwritten is the endpoint's datagrams polled from the core and not
+	// yet written (a writer between its poll and its system call, or
+	// descheduled there): in flight for the core, still in this host.
+	Unwritten int64
 }
 
 // sampler runs the send sampler.
@@ -90,6 +94,9 @@ func (e *Endpoint) runSampler(s *sampler) {
 // holds eng.mu.
 func (e *Endpoint) sampleOnce(s *sampler, now, lag time.Duration) {
 	a := e.eng.armed
+	st := &e.eng.st
+	unwritten := st.dataPolled.Load() + st.acksPolled.Load() + st.otherPolled.Load() -
+		st.noRoute.Load() - st.datagramsWritten.Load() - st.writeErrors.Load()
 	for _, p := range e.peers {
 		if p == nil || p.conn == 0 {
 			continue
@@ -108,7 +115,7 @@ func (e *Endpoint) sampleOnce(s *sampler, now, lag time.Duration) {
 			sent += ps.BytesSent
 		}
 		s.samples = append(s.samples, SendSample{At: now, Peer: p.rank, SendState: st, Sent: sent, Lag: lag,
-			Timer: a - now, Armed: a >= 0})
+			Timer: a - now, Armed: a >= 0, Unwritten: max(unwritten, 0)})
 	}
 }
 
@@ -135,7 +142,7 @@ func (e *Endpoint) stopSampler() {
 // sampleHeader names writeSamples' columns: times in microseconds (at_us
 // since the engine's start, which the second line gives in Unix
 // nanoseconds), rates in bytes/s, sizes in bytes.
-const sampleHeader = "# rank at_us peer limit unsent resends inflight cwnd slowstart wincap pacerate pacewait_us peerrate credit sent lag_us timer_us armed"
+const sampleHeader = "# rank at_us peer limit unsent resends inflight cwnd slowstart wincap pacerate pacewait_us peerrate credit sent lag_us timer_us armed unwritten"
 
 // writeSamples writes the sampler's samples to its file, one line per
 // sample (sampleHeader). Close calls it after the engine stopped.
@@ -153,9 +160,9 @@ func (e *Endpoint) writeSamples() error {
 		sampleEvery.Microseconds())
 	us := func(d time.Duration) int64 { return d.Microseconds() }
 	for _, x := range s.samples {
-		fmt.Fprintf(w, "%d %d %d %s %d %d %d %d %d %d %.0f %d %d %d %d %d %d %d\n", e.cfg.Rank, us(x.At), x.Peer, x.Limit,
+		fmt.Fprintf(w, "%d %d %d %s %d %d %d %d %d %d %.0f %d %d %d %d %d %d %d %d\n", e.cfg.Rank, us(x.At), x.Peer, x.Limit,
 			x.Unsent, x.Resends, x.Inflight, x.Cwnd, x.SlowStart, x.WindowCap, x.PaceRate, us(x.PaceWait),
-			x.PeerRate, x.Credit, x.Sent, us(x.Lag), us(x.Timer), b2i(x.Armed))
+			x.PeerRate, x.Credit, x.Sent, us(x.Lag), us(x.Timer), b2i(x.Armed), x.Unwritten)
 	}
 	if err := w.Flush(); err != nil {
 		_ = f.Close()

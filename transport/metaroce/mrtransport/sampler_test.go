@@ -22,7 +22,8 @@ import (
 // samples of the first 30 ms must name the credit (data posted, unsent,
 // held by the receiver), those after it the windows or pacing, and the
 // file Close writes must hold them all, one line each. Rank 1 sends
-// nothing, so it keeps no sample; a sampler that is off keeps none.
+// nothing, so it keeps no sample; a sampler that is off keeps none. Every
+// sample's Unwritten lies within a batch (the engine's counters agree).
 func TestSendSamplerNamesTheLimit(t *testing.T) {
 	const size = 4 << 20
 	file := filepath.Join(t.TempDir(), "samples")
@@ -79,6 +80,9 @@ func TestSendSamplerNamesTheLimit(t *testing.T) {
 			t.Fatalf("sample of peer %d", s.Peer)
 		}
 		count[s.Limit]++
+		if s.Unwritten < 0 || s.Unwritten > 256 {
+			t.Fatalf("sample at %v: %d datagrams polled and not written (the counters drift)", s.At, s.Unwritten)
+		}
 		if s.Limit == metaroce.LimitCredit && s.Unsent > size/2 {
 			early++
 		}
