@@ -73,7 +73,8 @@ for f in sorted(glob.glob(prefix + ".*")):
             late = max(-timer, 0) if armed else 0
         if lim == "ready" and len(x) >= 18:  # the engine's timer: overdue (or due now), set for later, or not set
             lim = "ready-due" if armed and timer <= 0 else "ready-later" if armed else "ready-none"
-        rows.append((start + at / 1e6, rank, peer, lim, int(x[4]), int(x[6]), int(x[7]), int(x[15]), late, int(x[8]), float(x[10]), int(x[18]) if len(x) > 18 else -1))
+        rows.append((start + at / 1e6, rank, peer, lim, int(x[4]), int(x[6]), int(x[7]), int(x[15]), late, int(x[8]), float(x[10]), int(x[18]) if len(x) > 18 else -1,
+                     (int(x[19]), int(x[20])) if len(x) > 20 else None))
 
 sentrows.sort()
 lastsent = {}
@@ -85,7 +86,7 @@ for seq in order:
     lag = collections.defaultdict(list)
     tl = collections.defaultdict(list)
     win = collections.defaultdict(list)
-    for t, rank, peer, lim, unsent, infl, cwnd, lg, late, ss, pr, unw in rows:
+    for t, rank, peer, lim, unsent, infl, cwnd, lg, late, ss, pr, unw, rtt in rows:
         if s <= t < e:
             b = int((t - s) * 1000 // binms)
             by[b][lim] += 1
@@ -189,9 +190,10 @@ idlew = collections.defaultdict(float)
 lagsum = collections.defaultdict(list)
 wins = collections.defaultdict(list)
 rtts = collections.defaultdict(list)
+rttpair = collections.defaultdict(list)
 for seq in timed:
     s, e = calls[seq]
-    for t, rank, peer, lim, unsent, infl, cwnd, lg, late, ss, pr, unw in rows:
+    for t, rank, peer, lim, unsent, infl, cwnd, lg, late, ss, pr, unw, rtt in rows:
         if not s <= t < e:
             continue
         d = 1 if rank >= 4 else 2
@@ -204,6 +206,8 @@ for seq in timed:
             rtts[phase, state].append(1.25 * cwnd / pr * 1000)
         if lim == "window":
             wins[phase, state].append((cwnd, infl, unw))
+        if rtt and lim in ("window", "pace"):
+            rttpair[phase, state].append(rtt)
         if state == "idle":
             idlew[phase, lim] += 1 - b
             lagsum[phase].append(lg)
@@ -220,6 +224,12 @@ for k in sorted(wins):
 for k in sorted(rtts):
     v = sorted(rtts[k])
     print(f"# window- or pace-held samples, {k[0]} {k[1]}: the windows' RTT (1.25 cwnd / pace rate) median {v[len(v) // 2]:.1f} ms, p10 {v[len(v) // 10]:.1f}, p90 {v[9 * len(v) // 10]:.1f}")
+for k in sorted(rttpair):
+    v = rttpair[k]
+    f = sorted(a for a, b in v)
+    g = sorted(b for a, b in v)
+    print(f"# window- or pace-held samples, {k[0]} {k[1]}: the paths' smoothed RTT median {f[len(f) // 2] / 1e3:.1f} ms "
+          f"(p90 {f[9 * len(f) // 10] / 1e3:.1f}), fabric RTT (no host delays) median {g[len(g) // 2] / 1e3:.1f} ms (p90 {g[9 * len(g) // 10] / 1e3:.1f})")
 for ph in ("early", "later"):
     tot_i = sum(v for (p, l), v in idlew.items() if p == ph)
     if tot_i:

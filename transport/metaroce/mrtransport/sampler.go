@@ -45,6 +45,11 @@ type SendSample struct {
 	// input coming would be a stall of the engine's.
 	Lag, Timer time.Duration
 	Armed      bool
+	// SRTT and FabricSRTT are the connection's paths' smoothed full and
+	// fabric RTTs, averaged over the paths that have them: the full one
+	// less the fabric one is what the hosts' scheduling (the peer's
+	// socket reads above all) adds to the loop (metaroce.PathStats).
+	SRTT, FabricSRTT time.Duration
 	// Unwritten is the endpoint's datagrams polled from the core and not
 	// yet written (a writer between its poll and its system call, or
 	// descheduled there): in flight for the core, still in this host.
@@ -110,12 +115,23 @@ func (e *Endpoint) sampleOnce(s *sampler, now, lag time.Duration) {
 			continue
 		}
 		var sent int64
+		var srtt, fab time.Duration
+		n, nf := 0, 0
 		_, s.paths, _ = e.eng.core.ConnStats(p.conn, s.paths[:0])
 		for _, ps := range s.paths {
 			sent += ps.BytesSent
+			if ps.SRTT > 0 {
+				srtt, n = srtt+ps.SRTT, n+1
+			}
+			if ps.FabricSRTT > 0 {
+				fab, nf = fab+ps.FabricSRTT, nf+1
+			}
 		}
+		srtt /= time.Duration(max(n, 1))
+		fab /= time.Duration(max(nf, 1))
 		s.samples = append(s.samples, SendSample{At: now, Peer: p.rank, SendState: st, Sent: sent, Lag: lag,
-			Timer: a - now, Armed: a >= 0, Unwritten: max(unwritten, 0)})
+			Timer: a - now, Armed: a >= 0, Unwritten: max(unwritten, 0),
+			SRTT: srtt, FabricSRTT: fab})
 	}
 }
 
@@ -142,7 +158,7 @@ func (e *Endpoint) stopSampler() {
 // sampleHeader names writeSamples' columns: times in microseconds (at_us
 // since the engine's start, which the second line gives in Unix
 // nanoseconds), rates in bytes/s, sizes in bytes.
-const sampleHeader = "# rank at_us peer limit unsent resends inflight cwnd slowstart wincap pacerate pacewait_us peerrate credit sent lag_us timer_us armed unwritten"
+const sampleHeader = "# rank at_us peer limit unsent resends inflight cwnd slowstart wincap pacerate pacewait_us peerrate credit sent lag_us timer_us armed unwritten srtt_us fabsrtt_us"
 
 // writeSamples writes the sampler's samples to its file, one line per
 // sample (sampleHeader). Close calls it after the engine stopped.
@@ -160,9 +176,10 @@ func (e *Endpoint) writeSamples() error {
 		sampleEvery.Microseconds())
 	us := func(d time.Duration) int64 { return d.Microseconds() }
 	for _, x := range s.samples {
-		fmt.Fprintf(w, "%d %d %d %s %d %d %d %d %d %d %.0f %d %d %d %d %d %d %d %d\n", e.cfg.Rank, us(x.At), x.Peer, x.Limit,
+		fmt.Fprintf(w, "%d %d %d %s %d %d %d %d %d %d %.0f %d %d %d %d %d %d %d %d %d %d\n", e.cfg.Rank, us(x.At), x.Peer, x.Limit,
 			x.Unsent, x.Resends, x.Inflight, x.Cwnd, x.SlowStart, x.WindowCap, x.PaceRate, us(x.PaceWait),
-			x.PeerRate, x.Credit, x.Sent, us(x.Lag), us(x.Timer), b2i(x.Armed), x.Unwritten)
+			x.PeerRate, x.Credit, x.Sent, us(x.Lag), us(x.Timer), b2i(x.Armed), x.Unwritten, us(x.SRTT),
+			us(x.FabricSRTT))
 	}
 	if err := w.Flush(); err != nil {
 		_ = f.Close()

@@ -23,7 +23,8 @@ import (
 // held by the receiver), those after it the windows or pacing, and the
 // file Close writes must hold them all, one line each. Rank 1 sends
 // nothing, so it keeps no sample; a sampler that is off keeps none. Every
-// sample's Unwritten lies within a batch (the engine's counters agree).
+// sample's Unwritten lies within a batch (the engine's counters agree),
+// and the last one's RTTs cover the 4 ms loop.
 func TestSendSamplerNamesTheLimit(t *testing.T) {
 	const size = 4 << 20
 	file := filepath.Join(t.TempDir(), "samples")
@@ -89,6 +90,9 @@ func TestSendSamplerNamesTheLimit(t *testing.T) {
 		if s.Limit == metaroce.LimitWindow || s.Limit == metaroce.LimitPace {
 			late++
 		}
+	}
+	if last := samples[len(samples)-1]; last.SRTT < 4*time.Millisecond || last.FabricSRTT < 4*time.Millisecond {
+		t.Fatalf("last sample's RTTs %v (fabric %v), want >= the 4 ms loop", last.SRTT, last.FabricSRTT)
 	}
 	t.Logf("limits: %v", count)
 	if early < 20 || late < 5 {
