@@ -88,7 +88,7 @@ func (b *boardState) rootFailed(c *Comm) error {
 			for _, ring := range [2]bool{false, true} {
 				if p := &b.rootPending[b.slotOf(u-1, ring)]; u != 0 && p.Load() == u && p.CompareAndSwap(u, 0) {
 					b.rootN.Add(-1)
-					return rootFailedErr(u, f, m, mem)
+					return rootFailedErr(u, m, mem)
 				}
 			}
 		}
@@ -97,14 +97,10 @@ func (b *boardState) rootFailed(c *Comm) error {
 }
 
 // rootFailedErr is the error of an eager root Broadcast (seq+1 u) that
-// member m, whose board is mem and fail word f, failed.
-func rootFailedErr(u, f uint64, m int, mem []byte) error {
-	later := ""
-	if f != u { // its text is of that later failure
-		later = fmt.Sprintf(" (what it wrote is of its later failure, of operation #%d)", f-1)
-	}
-	return fmt.Errorf("an earlier call on this communicator (operation #%d, a Broadcast this rank returned from as its root once its data was on its board) failed on rank %d%s: %s",
-		u-1, m, later, boardFailText(mem))
+// member m, whose board is mem, failed.
+func rootFailedErr(u uint64, m int, mem []byte) error {
+	return fmt.Errorf("an earlier call on this communicator (operation #%d, a Broadcast this rank returned from as its root once its data was on its board) failed on rank %d: %s",
+		u-1, m, failReason(mem, u))
 }
 
 // failedAt reports whether member mem's board says it failed call seq+1
@@ -160,7 +156,7 @@ func (b *boardState) rootSettle(c *Comm, s int) error {
 				return fmt.Errorf("an earlier call on this communicator (operation #%d, a Broadcast this rank returned from as its root once its data was on its board) may have failed on rank %d: it has failed two calls since, the last operation #%d (%s), and its board keeps no older failure",
 					u-1, m, word(mem, boardOffFail).Load()-1, boardFailText(mem))
 			}
-			return rootFailedErr(u, word(mem, boardOffFail).Load(), m, mem)
+			return rootFailedErr(u, m, mem)
 		}
 		all = all && a
 	}
@@ -277,8 +273,8 @@ func (b *boardState) verified(c *Comm, s int) (bool, error) {
 				err = mismatch(hm, c.rank, ht, peer)
 			}
 		}
-	case word(b.peers[peer], boardOffFail).Load() == v:
-		err = fmt.Errorf("rank %d failed: %s", peer, boardFailText(b.peers[peer]))
+	case failedCall(b.peers[peer], v):
+		err = fmt.Errorf("rank %d failed: %s", peer, failReason(b.peers[peer], v))
 	case alt != nil && word(alt, 0).Load() == v: // its arguments put the call in the other slot
 		hm, err1 := parseBoardHeader(mine[boardOffHeader : boardOffHeader+headerLen])
 		if err = err1; err == nil {

@@ -375,7 +375,7 @@ func (b *boardState) checkState(c *Comm, g int) (done, bad bool) {
 		ok := bytes.Equal(theirs[boardOffHeader:boardOffHeader+headerLen], mine[boardOffHeader:boardOffHeader+headerLen])
 		return ok, !ok
 	}
-	if word(mem, boardOffFail).Load() == v {
+	if failedCall(mem, v) {
 		return false, true
 	}
 	a := b.otherSlot(v-1, g)

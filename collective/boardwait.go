@@ -72,7 +72,7 @@ func (o *operation) boardReady() bool {
 	if x := word(peer, boardOffClosed).Load(); x != 0 && x < w.want { // closed before this call: settle
 		return true
 	}
-	return word(w.mem, w.off).Load() >= w.want || word(peer, boardOffFail).Load() == w.fail ||
+	return word(w.mem, w.off).Load() >= w.want || failedCall(peer, w.fail) ||
 		(w.alt != nil && word(w.alt, 0).Load() == w.want)
 }
 
@@ -97,8 +97,8 @@ func (o *operation) settle() error {
 	if v == w.want {
 		return nil
 	}
-	if word(b.peers[w.peer], boardOffFail).Load() == w.fail {
-		return o.boardPeerFailed(w.peer)
+	if failedCall(b.peers[w.peer], w.fail) {
+		return o.boardPeerFailed(w.peer, w.fail)
 	}
 	if w.alt != nil && word(w.alt, 0).Load() == w.want {
 		return otherSlotErr(o.hdr, o.c.rank, w.alt, w.peer)
@@ -125,9 +125,19 @@ func otherSlotErr(mine header, rank int, alt []byte, peer int) error {
 // boardPeerFailed is the error of a call that member peer failed, with
 // the reason it wrote on its board; a communicator abort in it is relayed
 // (untrack) as from any other peer.
-func (o *operation) boardPeerFailed(peer int) error {
-	text := boardFailText(o.c.board.peers[peer])
+func (o *operation) boardPeerFailed(peer int, u uint64) error {
+	text := failReason(o.c.board.peers[peer], u)
 	return o.peerErr(peer, &transport.RemoteAbortError{Rank: o.c.ranks[peer], Op: o.key, Reason: text})
+}
+
+// failReason is the reason member mem wrote for its failure of call
+// seq+1 u (failedCall), saying so where the text is of a later failure
+// (u in its fail-before word: the text is the last failure's).
+func failReason(mem []byte, u uint64) string {
+	if f := word(mem, boardOffFail).Load(); f != u {
+		return fmt.Sprintf("(the reason it wrote is of its later failure, of operation #%d) %s", f-1, boardFailText(mem))
+	}
+	return boardFailText(mem)
 }
 
 // boardFailText is the reason a member wrote on its board m when it last
@@ -417,6 +427,17 @@ func (o *operation) boardFail(err error) {
 	}
 	word(m, boardOffFail).Store(o.key.Op + 1)
 	b.ringBell(o.c.rank, ^uint64(0))
+}
+
+// failedCall reports whether member mem failed call seq+1 u, by its fail
+// word or its fail-before word (boardFail): a later failure of the member
+// moves the earlier one there, so a peer that looks late (a check of a
+// call the member failed without writing it, then failed a later one
+// after writing that in the same slot) still finds it, not a slot
+// holding a later call (a broken board) or no word at all (a wait to the
+// deadline): TestBoardEagerCheckSeesOverwrittenFailure.
+func failedCall(mem []byte, u uint64) bool {
+	return word(mem, boardOffFail).Load() == u || word(mem, boardOffFailB4).Load() == u
 }
 
 // boardFinish ends a call that ran on the board: a header a point-to-point
