@@ -231,16 +231,17 @@
 //     call) waits until every member is done with the call (also a
 //     member whose arguments put it in the other kind of slot, or that
 //     failed it before it reached the board), and fails there at the
-//     latest. A rank's board keeps only its last failure: if the
-//     receiver has failed a later call by then, the root reports that
-//     one instead, at that call or its next;
+//     latest. A rank's board keeps its last two failures: if the
+//     receiver has failed a later call by then, the root still finds
+//     this one; if two, it reports that it cannot tell, unless it has
+//     failed a call since itself;
 //   - at the eager root's Close, if a receiver had failed by then (Close
 //     returns the error; it does not wait for slower receivers).
 //
 // So every rank gets an error by the call that reuses the failed call's
-// slot (4 calls later, Config.BoardRing for a ring call), or the root's
-// next call after it, at the latest: the root's failure of that call ends
-// it on every receiver, whose checks of the earlier call matched. No wait
+// slot (4 calls later, Config.BoardRing for a ring call) at the latest:
+// the root's failure of that call ends it on every receiver, whose checks
+// of the earlier call matched. No wait
 // of one rank on another outlasts that: a call's end on the board tells
 // every member it is done with every slot (board.go), whichever slot its
 // arguments put it in.
