@@ -105,10 +105,11 @@
 // not taken for a queue), by what drains
 // that queue (0.85 below 1 ms of RTT; from 0.5 to 0.95 above, so that a
 // 100 ms path with a 5 ms queue loses a few per cent, not 15); and by 0.7
-// for a loss while the path shows a queue: RTT and one-way delay above
-// their floors by the delay target and by 3/4 of the deepest queue of the
-// last 5-10 s. A tail drop comes when the buffer is full; a random loss at
-// any depth, which the delay signal keeps within the target. A loss on a
+// for a loss while the path shows a queue: RTT (under jitter, its recent
+// minimum too: jitter lets some packets through fast, a queue none) and
+// one-way delay above their floors by the delay target and by 3/4 of the
+// deepest queue of the last 5-10 s. A tail drop comes when the buffer is
+// full; a random loss at any depth, which the delay signal keeps within the target. A loss on a
 // path without such a queue is taken as corruption or random drop and
 // repaired without a cut, which is what keeps goodput at 1-5% random
 // loss, unless it is heavy (4 or more packets and a third of those resolved

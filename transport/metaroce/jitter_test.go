@@ -2,6 +2,7 @@ package metaroce_test
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -39,9 +40,10 @@ func runJitterLoss(t *testing.T, seed int64, loss float64, jitter time.Duration,
 // fast in every round trip is no queue, and must not cut the windows to a
 // few packets, where 5 % loss means timeouts. Also judged: jitter alone,
 // loss alone, and loss with a sender that transmits in bursts once a tick;
-// printed only: the lab's old loss of whole GSO trains. Under -short, seed
-// 1 of the jitter and loss row and of the 1 ms tick row (5-10 s); all
-// rows (~100 s): go test -run TestFigureJitterLoss -v ./transport/metaroce/
+// printed only: the lab's old loss of whole GSO trains. Under -short, seeds
+// 1 and 10 of the jitter and loss row and seed 1 of the 1 ms tick row
+// (5-10 s); all rows (~100 s): go test -run TestFigureJitterLoss -v
+// ./transport/metaroce/
 func TestFigureJitterLoss(t *testing.T) {
 	type row struct {
 		loss   float64
@@ -49,13 +51,16 @@ func TestFigureJitterLoss(t *testing.T) {
 		floor  float64
 		train  int
 		tick   time.Duration
+		more   []int64 // seeds judged beyond the common ones
 	}
 	ms := time.Millisecond
-	rows := []row{{0.05, 4 * ms, 0.85, 0, 0}, {0, 4 * ms, 0.85, 0, 0}, {0.05, 0, 0.85, 0, 0},
+	// Seeds 10 and 41 of the first row collapsed to 82 % when the loss
+	// classifier took the jitter's mean for a queue (see path.queueing).
+	rows := []row{{0.05, 4 * ms, 0.85, 0, 0, []int64{10, 41}}, {0, 4 * ms, 0.85, 0, 0, nil}, {0.05, 0, 0.85, 0, 0, nil},
 		// A sender that transmits once a ms or 0.5 ms (a loaded host's
 		// wake-ups: each path's datagrams leave in bursts) with random loss
 		// per datagram, as a wire after a NIC's segmentation loses them.
-		{0.05, 0, 0.85, 1, ms}, {0.05, 0, 0.85, 1, ms / 2},
+		{0.05, 0, 0.85, 1, ms, nil}, {0.05, 0, 0.85, 1, ms / 2, nil},
 		// The same with whole trains of up to 7 datagrams lost at once,
 		// as the lab lost them before its hosts segmented under loss
 		// (see bench/results/lab/loss5/README.md): printed, not judged.
@@ -63,13 +68,14 @@ func TestFigureJitterLoss(t *testing.T) {
 		// more packets of a window of a few, which lossRounds takes for
 		// heavy loss (a buffer overflowed unseen), and the loss ceiling
 		// it sets then cuts by delay for floorWindow.
-		{0.05, 0, 0, 7, ms}, {0.05, 0, 0, 7, ms / 2}}
+		{0.05, 0, 0, 7, ms, nil}, {0.05, 0, 0, 7, ms / 2, nil}}
 	seeds := []int64{1, 2, 3}
 	if testing.Short() {
 		rows, seeds = []row{rows[0], rows[3]}, seeds[:1]
+		rows[0].more = rows[0].more[:1]
 	}
 	for _, r := range rows {
-		for _, seed := range seeds {
+		for _, seed := range append(slices.Clip(seeds), r.more...) {
 			g, per := runJitterLoss(t, seed, r.loss, r.jitter, r.train, r.tick)
 			what := fmt.Sprintf("loss %.0f%% jitter 0-%v", 100*r.loss, r.jitter)
 			if r.tick > 0 {
