@@ -436,8 +436,11 @@ func (o *operation) boardFail(err error) {
 // after writing that in the same slot) still finds it, not a slot
 // holding a later call (a broken board) or no word at all (a wait to the
 // deadline): TestBoardEagerCheckSeesOverwrittenFailure.
+// A member that never failed (fail word 0) has no fail-before either:
+// one load, as before the word was kept.
 func failedCall(mem []byte, u uint64) bool {
-	return word(mem, boardOffFail).Load() == u || word(mem, boardOffFailB4).Load() == u
+	f := word(mem, boardOffFail).Load()
+	return f == u || f != 0 && word(mem, boardOffFailB4).Load() == u
 }
 
 // boardFinish ends a call that ran on the board: a header a point-to-point
