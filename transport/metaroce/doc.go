@@ -118,7 +118,10 @@
 // is cut by half (in slow start by 0.7), so that the queue drains and the
 // base is seen again. The RTT of congestion losses is the path's ceiling
 // for 5 s: after heavy loss, or under a standing queue (the minimum above
-// the floor), an RTT within an eighth of the ceiling is a delay signal.
+// the floor), an RTT within an eighth of the ceiling is a delay signal;
+// a heavy loss ceiling so near the floor that no RTT escapes it only
+// within 64 RTTs of the path's last congestion loss (random losses that
+// look heavy at a small window must not pin the path at one packet).
 //
 // A path competes with a loss-based flow (TCP) that keeps its buffer full:
 // under a standing queue, after two congestion losses or when it starves

@@ -119,6 +119,30 @@ func (c *lossCeiling) near(rtt, target, now time.Duration) bool {
 
 const ceilingMargin = 8
 
+// heavyCeiling reports whether the path's heavy loss ceiling (see
+// lossCeiling.heavyAt) is to cut by delay at now. One that lies within the
+// delay target and its margin of the floor cannot tell a queue: its delay
+// rule holds at every RTT the path sees, the floor's own too, so it cuts
+// every round trip. For a wrong floor (a latecomer's) that is right while the
+// buffer keeps overflowing, and congestion losses keep coming; random
+// losses that looked heavy (a few in two rounds of a small window, 5 %
+// loss) pinned a path at one packet with it for floorWindow. So such a
+// ceiling cuts only within heavyCeilingRTTs smoothed RTTs of the path's last
+// congestion loss.
+func (p *path) heavyCeiling(target, now time.Duration) bool {
+	c := &p.ceil
+	if !c.heavyAt(now) {
+		return false
+	}
+	return c.rtt-max(target, c.rtt/ceilingMargin) > p.fab.floorRTT()+target || now-c.at < heavyCeilingRTTs*p.rtt.srtt
+}
+
+// heavyCeilingRTTs is how many smoothed RTTs after its last congestion loss a
+// heavy loss ceiling near the floor still cuts (see path.heavyCeiling): 32
+// kept the lab's LAN share with a loss-based flow (TestLANShareWithLossBased),
+// 16 did not.
+const heavyCeilingRTTs = 64
+
 // competeHold is the least time a path stays competing (see
 // path.competingAt) after the congestion loss that last showed a
 // loss-based competitor, and competeRTTs the same in smoothed RTTs, if

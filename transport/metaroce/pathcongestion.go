@@ -64,7 +64,7 @@ func (p *path) congestion(blk *wire.AckBlock, sentAt, now time.Duration, cfg *Co
 			factor = 1 - (1-factor)*float64(recent)/float64(loop)
 		}
 		p.win.onSignal(signalDelay, sentAt, now, min(factor, maxDelayCut), p.bdp(now))
-	} else if !compete && p.fab.has && (p.ceil.heavyAt(now) || p.fab.min > p.fab.floorRTT()+target) && p.ceil.near(p.fab.recent.value(), target, now) {
+	} else if !compete && p.fab.has && (p.heavyCeiling(target, now) || p.fab.min > p.fab.floorRTT()+target) && p.ceil.near(p.fab.recent.value(), target, now) {
 		p.win.onSignal(signalDelay, sentAt, now, 0, p.bdp(now))
 	}
 }
