@@ -120,7 +120,7 @@
 // for 5 s: after heavy loss, or under a standing queue (the minimum above
 // the floor), an RTT within an eighth of the ceiling is a delay signal;
 // a heavy loss ceiling so near the floor that no RTT escapes it only
-// within 64 RTTs of the path's last congestion loss (random losses that
+// within 128 RTTs of the path's last congestion loss (random losses that
 // look heavy at a small window must not pin the path at one packet).
 //
 // A path competes with a loss-based flow (TCP) that keeps its buffer full:

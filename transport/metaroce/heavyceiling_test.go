@@ -13,9 +13,10 @@ import (
 // loss, and a heavy loss ceiling is set at the path's floor-level RTT.
 // Such a ceiling cannot tell a queue (its delay rule holds at every RTT
 // the path sees), so it may cut only while congestion losses keep coming
-// (heavyCeilingRTTs): with no more loss the path must grow again, not be cut every round trip for
-// floorWindow (it was: 150 delay cuts in 300 round trips, the window held
-// at 12 packets; in the simulated fabric at 5 % loss, one packet).
+// (heavyCeilingRTTs): with no more loss the path must grow again, not be
+// cut every other round trip for floorWindow (it was: 300 delay cuts in
+// 600 round trips, the window held at 12 packets; in the simulated fabric
+// at 5 % loss, one packet).
 func TestStoryRandomLossesJudgedHeavyDoNotPinThePath(t *testing.T) {
 	s := newPathStory(t)
 	const rtt = time.Millisecond
@@ -46,11 +47,11 @@ func TestStoryRandomLossesJudgedHeavyDoNotPinThePath(t *testing.T) {
 	round(nil)
 	require.True(t, s.p.ceil.heavyAt(s.now), "4 of 6 lost in a round: heavy loss, a heavy ceiling")
 	delay0 := s.p.win.cuts[signalDelay]
-	for range 300 {
+	for range 600 {
 		round(nil)
 	}
 	cuts := s.p.win.cuts[signalDelay] - delay0
-	t.Logf("after 300 round trips without loss: %d delay cuts, window %d packets", cuts, s.p.win.cwnd/1000)
-	require.Less(t, cuts, int64(heavyCeilingRTTs+10), "the heavy ceiling at the floor cut beyond its hold")
+	t.Logf("after 600 round trips without loss: %d delay cuts, window %d packets", cuts, s.p.win.cwnd/1000)
+	require.LessOrEqual(t, cuts, int64(heavyCeilingRTTs), "the heavy ceiling at the floor cut beyond its hold")
 	require.Greater(t, s.p.win.cwnd, 20_000, "the window grows again")
 }
