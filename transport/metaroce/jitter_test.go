@@ -68,7 +68,7 @@ func TestFigureJitterLoss(t *testing.T) {
 		// which lossRounds takes for heavy loss (a buffer overflowed
 		// unseen); the loss ceiling it set cut by delay for floorWindow
 		// (1 ms: 41 % over 60 seeds, min 27) until path.heavyCeiling
-		// held such a ceiling near the floor to 64 RTTs (70 %, min 58).
+		// held such a ceiling near the floor to 128 RTTs (61 %, min 48).
 		{0.05, 0, 0, 7, ms, nil}, {0.05, 0, 0, 7, ms / 2, nil}}
 	seeds := []int64{1, 2, 3}
 	if testing.Short() {
