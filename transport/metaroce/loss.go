@@ -141,7 +141,7 @@ func (p *path) heavyCeiling(target, now time.Duration) bool {
 // heavy loss ceiling near the floor still cuts (see path.heavyCeiling): 32
 // kept the lab's LAN share with a loss-based flow (TestLANShareWithLossBased),
 // 16 did not; 64 made the staggered incast's fragile gaps worse (160-170 ms:
-// Jain 0.82-0.88), 128 leaves it as it was (drops and Jain within 0.15 %
+// Jain 0.82-0.88), 128 leaves it as it was (drops and Jain within 0.2 %
 // and 0.01 at gaps of 100-200 ms).
 const heavyCeilingRTTs = 128
 
