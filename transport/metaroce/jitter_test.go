@@ -2,7 +2,9 @@ package metaroce_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -15,12 +17,13 @@ import (
 // one way, queues of 20 ms of the rate, loss and a uniform per-packet
 // jitter of [0, jitter] (no reordering) on every link in both directions,
 // 4 messages of 4 MiB kept in flight. It returns the goodput from 1 s to
-// 8 s as a fraction of capacity and the per-path counters.
-func runJitterLoss(t *testing.T, seed int64, loss float64, jitter time.Duration, train int, tick time.Duration) (float64, string) {
+// 8 s as a fraction of capacity and the per-path counters. extraDelay
+// lengthens every link's delay (a timing change only: bench/jitterloss_sweep.sh).
+func runJitterLoss(t *testing.T, seed int64, r jitterLossRow, extraDelay time.Duration) (float64, string) {
 	s := newSim(t, seed, 2, metaroce.Config{Paths: 8, MaxDatagram: 9000})
-	s.txTick = tick
-	cfg := simfabric.LinkConfig{Rate: labRate, Delay: 2 * time.Millisecond, Jitter: jitter, Loss: loss,
-		LossTrain: train, QueueBytes: queueOf(labRate, shallowQueue)}
+	s.txTick = r.tick
+	cfg := simfabric.LinkConfig{Rate: labRate, Delay: 2*time.Millisecond + extraDelay, Jitter: r.jitter, Loss: r.loss,
+		LossTrain: r.train, QueueBytes: queueOf(labRate, shallowQueue)}
 	s.labLinks(cfg)
 	ca, cb := s.connect(0, 1)
 	t0 := s.fab.Now()
@@ -45,18 +48,47 @@ func runJitterLoss(t *testing.T, seed int64, loss float64, jitter time.Duration,
 // (5-10 s); all rows (~100 s): go test -run TestFigureJitterLoss -v
 // ./transport/metaroce/
 func TestFigureJitterLoss(t *testing.T) {
-	type row struct {
-		loss   float64
-		jitter time.Duration
-		floor  float64
-		train  int
-		tick   time.Duration
-		more   []int64 // seeds judged beyond the common ones
+	rows := jitterLossRows()
+	seeds := []int64{1, 2, 3}
+	if testing.Short() {
+		rows, seeds = []jitterLossRow{rows[0], rows[3]}, seeds[:1]
+		rows[0].more = rows[0].more[:1]
 	}
+	for _, r := range rows {
+		for _, seed := range append(slices.Clip(seeds), r.more...) {
+			g, per := runJitterLoss(t, seed, r, 0)
+			what := fmt.Sprintf("loss %.0f%% jitter 0-%v", 100*r.loss, r.jitter)
+			if r.tick > 0 {
+				what += fmt.Sprintf(" tick %v trains of %d", r.tick, max(r.train, 1))
+			}
+			t.Logf("%s seed %d: goodput %.1f%% of capacity;%s", what, seed, 100*g, per)
+			if g < r.floor {
+				t.Errorf("%s: goodput %.1f%% of capacity, want >= %.0f%% (seed %d)", what, 100*g, 100*r.floor, seed)
+			}
+		}
+	}
+}
+
+// jitterLossRow is one row of TestFigureJitterLoss: random loss, jitter, the
+// goodput floor judged (0: printed only), lost trains of up to train
+// datagrams, a sender that transmits once a tick (0: at once), and seeds
+// judged beyond the common ones.
+type jitterLossRow struct {
+	loss   float64
+	jitter time.Duration
+	floor  float64
+	train  int
+	tick   time.Duration
+	more   []int64
+}
+
+// jitterLossRows is TestFigureJitterLoss's rows (and
+// TestJitterLossSweep's, by index).
+func jitterLossRows() []jitterLossRow {
 	ms := time.Millisecond
 	// Seeds 10 and 41 of the first row collapsed to 82 % when the loss
 	// classifier took the jitter's mean for a queue (see path.queueing).
-	rows := []row{{0.05, 4 * ms, 0.85, 0, 0, []int64{10, 41}}, {0, 4 * ms, 0.85, 0, 0, nil}, {0.05, 0, 0.85, 0, 0, nil},
+	return []jitterLossRow{{0.05, 4 * ms, 0.85, 0, 0, []int64{10, 41}}, {0, 4 * ms, 0.85, 0, 0, nil}, {0.05, 0, 0.85, 0, 0, nil},
 		// A sender that transmits once a ms or 0.5 ms (a loaded host's
 		// wake-ups: each path's datagrams leave in bursts) with random loss
 		// per datagram, as a wire after a NIC's segmentation loses them.
@@ -70,22 +102,44 @@ func TestFigureJitterLoss(t *testing.T) {
 		// (1 ms: 41 % over 60 seeds, min 27) until path.heavyCeiling
 		// held such a ceiling near the floor to 128 RTTs (61 %, min 48).
 		{0.05, 0, 0, 7, ms, nil}, {0.05, 0, 0, 7, ms / 2, nil}}
-	seeds := []int64{1, 2, 3}
-	if testing.Short() {
-		rows, seeds = []row{rows[0], rows[3]}, seeds[:1]
-		rows[0].more = rows[0].more[:1]
+}
+
+// TestJitterLossSweep runs one row of TestFigureJitterLoss over a range of
+// seeds and prints each seed's goodput ("jitterloss seed S +Xus G", % of
+// capacity) for bench/jitterloss_sweep.sh; it judges nothing and is
+// skipped unless JITTERLOSS_SEEDS (FIRST-LAST) is set. JITTERLOSS_ROW is
+// the row's index (default 0), JITTERLOSS_EXTRA_US lengthens every link's
+// delay by that many µs (default 0).
+func TestJitterLossSweep(t *testing.T) {
+	span := os.Getenv("JITTERLOSS_SEEDS")
+	if span == "" {
+		t.Skip("JITTERLOSS_SEEDS (FIRST-LAST) unset: a sweep for bench/jitterloss_sweep.sh")
 	}
-	for _, r := range rows {
-		for _, seed := range append(slices.Clip(seeds), r.more...) {
-			g, per := runJitterLoss(t, seed, r.loss, r.jitter, r.train, r.tick)
-			what := fmt.Sprintf("loss %.0f%% jitter 0-%v", 100*r.loss, r.jitter)
-			if r.tick > 0 {
-				what += fmt.Sprintf(" tick %v trains of %d", r.tick, max(r.train, 1))
-			}
-			t.Logf("%s seed %d: goodput %.1f%% of capacity;%s", what, seed, 100*g, per)
-			if g < r.floor {
-				t.Errorf("%s: goodput %.1f%% of capacity, want >= %.0f%% (seed %d)", what, 100*g, 100*r.floor, seed)
-			}
-		}
+	var first, last int64
+	if _, err := fmt.Sscanf(span, "%d-%d", &first, &last); err != nil || first > last {
+		t.Fatalf("JITTERLOSS_SEEDS=%q: want FIRST-LAST, FIRST <= LAST", span)
 	}
+	rows := jitterLossRows()
+	row, extra := envInt(t, "JITTERLOSS_ROW", 0), envInt(t, "JITTERLOSS_EXTRA_US", 0)
+	if row < 0 || row >= len(rows) || extra < 0 {
+		t.Fatalf("JITTERLOSS_ROW=%d (0 to %d) or JITTERLOSS_EXTRA_US=%d (>= 0) out of range", row, len(rows)-1, extra)
+	}
+	for seed := first; seed <= last; seed++ {
+		g, _ := runJitterLoss(t, seed, rows[row], time.Duration(extra)*time.Microsecond)
+		fmt.Printf("jitterloss seed %d +%dus %.1f\n", seed, extra, 100*g)
+	}
+}
+
+// envInt is the integer in environment variable name, def where it is
+// unset; the test fails where it is not an integer.
+func envInt(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		t.Fatalf("%s=%q: not an integer", name, v)
+	}
+	return n
 }
