@@ -115,7 +115,7 @@ func rootFailedErr(u uint64, m int, mem []byte) error {
 // member's ack of u first, rootSettle).
 func failedAt(mem []byte, u uint64) (failed, sure bool) {
 	f := word(mem, boardOffFail).Load()
-	if f == u || f < u {
+	if f <= u {
 		return f == u, true
 	}
 	p := word(mem, boardOffFailB4).Load()

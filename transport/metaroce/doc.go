@@ -109,8 +109,9 @@
 // minimum too: jitter lets some packets through fast, a queue none) and
 // one-way delay above their floors by the delay target and by 3/4 of the
 // deepest queue of the last 5-10 s. A tail drop comes when the buffer is
-// full; a random loss at any depth, which the delay signal keeps within the target. A loss on a
-// path without such a queue is taken as corruption or random drop and
+// full; a random loss at any depth, which the delay signal keeps within
+// the target. A loss on a path without such a queue is taken as
+// corruption or random drop and
 // repaired without a cut, which is what keeps goodput at 1-5% random
 // loss, unless it is heavy (4 or more packets and a third of those resolved
 // in two round trips): then the path's base RTT is wrong (measured through
