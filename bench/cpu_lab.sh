@@ -91,14 +91,10 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 "$G" lab hostfile --name "$LAB" --slots $SLOTS >"$BIN/hosts"
 grep -E "^$LAB-(s1h1|s2h1) " "$BIN/hosts" | sed 's/slots=[0-9]*/slots=1/' >"$BIN/hosts.wan"
 grep -E "^$LAB-(s1h1|s1h2) " "$BIN/hosts" | sed 's/slots=[0-9]*/slots=1/' >"$BIN/hosts.lan"
-DPIDS=$(pgrep -f "lab delayd --config /run/gocoll-lab/$LAB/" || true)
+DPIDS=$(delayd_pids)
 # delayd_ticks: the delay daemons' CPU so far, in clock ticks.
-delayd_ticks() { local t=0 p; for p in $DPIDS; do t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat"))); done; echo $t; }
 HZ=$(getconf CLK_TCK)
 
-bytes() { # bytes 16M -> 16777216
-  awk -v s="$1" 'BEGIN { m = 1; u = substr(s, length(s)); if (u == "K") m = 2^10; else if (u == "M") m = 2^20; if (m > 1) s = substr(s, 1, length(s) - 1); printf "%d", s * m }'
-}
 
 # run DIR ITERS SIZE ALGO SPIN: one job; DIR gets out, one counts file per
 # rank (perf stat -x, or /usr/bin/time) and delayd (the daemons' ticks).

@@ -79,9 +79,6 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 "$G" lab up --name "$LAB" ${LAB_UP_FLAGS:-} --hosts-per-site $HOSTS --paths $PATHS --rate $RATE --delay $DELAY --mtu $MTU >/dev/null
 "$G" lab hostfile --name "$LAB" --slots $SLOTS >"$BIN/hosts"
 
-bytes() { # bytes 16M -> 16777216
-  awk -v s="$1" 'BEGIN { m = 1; u = substr(s, length(s)); if (u == "K") m = 2^10; else if (u == "M") m = 2^20; else if (u == "G") m = 2^30; if (m > 1) s = substr(s, 1, length(s) - 1); printf "%d", s * m }'
-}
 # busbw RAW SIZE FIELD: busbw (GB/s, 3 digits) from the time (us) in awk
 # field FIELD (8 out-of-place, 12 in-place: "[rank" and "0]" are fields 1
 # and 2) of rank 0's row for SIZE bytes.

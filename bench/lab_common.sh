@@ -19,3 +19,20 @@ lab_setup() {
 lab_build() {
 	if [[ -n ${GOCOLL:-} ]]; then cp "$GOCOLL" "$G"; else go build -o "$G" ./cmd/gocoll; fi
 }
+
+# bytes SIZE prints SIZE in bytes, SIZE a number with an optional K, M or G
+# (powers of 2): bytes 16M -> 16777216.
+bytes() {
+	awk -v s="$1" 'BEGIN { m = 1; u = substr(s, length(s)); if (u == "K") m = 2^10; else if (u == "M") m = 2^20; else if (u == "G") m = 2^30; if (m > 1) s = substr(s, 1, length(s) - 1); printf "%d", s * m }'
+}
+
+# delayd_pids prints the pids of lab LAB's delay daemons (after lab up).
+delayd_pids() { pgrep -f "lab delayd --config /run/gocoll-lab/$LAB/" || true; }
+
+# delayd_ticks prints the CPU ticks (user + system) the delay daemons of
+# DPIDS (delayd_pids) have used so far.
+delayd_ticks() {
+	local t=0 p
+	for p in $DPIDS; do t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat"))); done
+	echo $t
+}

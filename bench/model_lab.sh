@@ -84,9 +84,6 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 # grun ARGS...: a job in the lab.
 grun() { "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout 900s "$@"; }
 
-bytes() { # bytes 64K -> 65536
-  awk -v s="$1" 'BEGIN { m = 1; u = substr(s, length(s)); if (u == "K") m = 2^10; else if (u == "M") m = 2^20; else if (u == "G") m = 2^30; if (m > 1) s = substr(s, 1, length(s) - 1); printf "%d", s * m }'
-}
 # iters BYTES: timed iterations, warm-ups and checks for a size: a few
 # seconds per run at most.
 iters() {

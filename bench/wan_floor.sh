@@ -93,9 +93,8 @@ mkdir -p "$OUT/raw"
 "$G" lab hostfile --name "$LAB" --slots 1 >"$BIN/hosts"
 line() { grep -E "^$LAB-$1 " "$BIN/hosts"; }
 addr() { line "$1" | sed -n 's/.* addr=\([0-9.]*\).*/\1/p'; }
-DPIDS=$(pgrep -f "lab delayd --config /run/gocoll-lab/$LAB/" || true)
+DPIDS=$(delayd_pids)
 HZ=$(getconf CLK_TCK)
-delayd_ticks() { local t=0 p; for p in $DPIDS; do t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat"))); done; echo $t; }
 busy() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat; } # busy idle (ticks)
 # usage T0_BUSY T0_IDLE D0: "delayd CPU-s, cores busy %" since those.
 usage() {
@@ -216,42 +215,45 @@ run_udp() { # run_udp ROUND RATE
   echo "bench/wan_floor.sh: ${TABLE[-1]}" >&2
 }
 
-run_burst() { # run_burst ROUND BURST
-  local raw=$OUT/raw/$stamp.burst.$2.$1.txt b0 i0 d0 h bb BURST=$2
-  # No site= fields: the ranks go in the hostfile's order, so the ring
-  # 0 -> 1 -> 2 -> 3 -> 0 alternates the sites.
-  for h in s1h1 s2h1 s1h2 s2h2; do line "$h" | sed 's/ site=[^ ]*//'; done >"$BIN/h.burst"
-  bb=$(awk -v s="$BURST" 'BEGIN { m = 1; u = substr(s, length(s)); if (u == "K") m = 2^10; else if (u == "M") m = 2^20; if (m > 1) s = substr(s, 1, length(s) - 1); printf "%d", s * m }')
+# run_sendrecv ROUND SIZE HOSTFILE RSH HOPS LABEL [RUN-FLAGS...]: one
+# `gocoll bench sendrecv` job of SIZE a hop (K/M suffix) over the ranks of
+# HOSTFILE (rsh RSH), HOPS of the ring's hops crossing the WAN each way;
+# its row (goodput: HOPS x SIZE a direction over the call's time) goes
+# into TABLE, LABEL naming it. RUN-FLAGS go to gocoll run.
+run_sendrecv() {
+  local round=$1 size=$2 hosts=$3 rsh=$4 hops=$5 label=$6 bb b0 i0 d0 u t g
+  shift 6
+  local raw=$OUT/raw/$stamp.$(basename "$hosts" | sed 's/^h\.//').$size.$round.txt
+  bb=$(bytes "$size")
   read -r b0 i0 <<<"$(busy)"
   d0=$(delayd_ticks)
-  nice -n "$NICE" "$G" run --hostfile "$BIN/h.burst" --rsh 'ip netns exec {host}' --timeout 300s -x GOCOLL_TRANSPORT=metaroce -- \
+  nice -n "$NICE" "$G" run --hostfile "$hosts" --rsh "$rsh" --timeout 300s -x GOCOLL_TRANSPORT=metaroce "$@" -- \
     sh -c "exec /usr/bin/time -f '# rankcpu %U %S' $G bench sendrecv --sizes $bb -n $ITERS -w 2" >"$raw" 2>&1 || echo "# run failed: $?" >>"$raw"
-  local u; u=$(usage "$b0" "$i0" "$d0")
-  local t g
+  u=$(usage "$b0" "$i0" "$d0")
   t=$(awk -v s="$bb" '$1 == "[rank" && $2 == "0]" && $3 == s { print $8 }' "$raw" | tail -1)
-  g=$(awk -v s="$bb" -v t="${t:-0}" 'BEGIN { if (t > 0) printf "%.0f", 2 * s / (t * 1e-6) }')
-  TABLE+=("| sendrecv 4 ranks, sites alternating, $BURST a hop (2 x $BURST a direction a call) | $1 | $(pct "${g:-0}") (call ${t:-?} us) | - | $u, ranks $(rankcpu "$raw") CPU-s | $(cut -d' ' -f1 /proc/loadavg) |")
+  g=$(awk -v s="$bb" -v h="$hops" -v t="${t:-0}" 'BEGIN { if (t > 0) printf "%.0f", h * s / (t * 1e-6) }')
+  TABLE+=("| $label | $round | $(pct "${g:-0}") (call ${t:-?} us) | - | $u, ranks $(rankcpu "$raw") CPU-s | $(cut -d' ' -f1 /proc/loadavg) |")
   echo "bench/wan_floor.sh: ${TABLE[-1]}" >&2
 }
 
+run_burst() { # run_burst ROUND BURST
+  local h
+  # No site= fields: the ranks go in the hostfile's order, so the ring
+  # 0 -> 1 -> 2 -> 3 -> 0 alternates the sites.
+  for h in s1h1 s2h1 s1h2 s2h2; do line "$h" | sed 's/ site=[^ ]*//'; done >"$BIN/h.burst"
+  run_sendrecv "$1" "$2" "$BIN/h.burst" 'ip netns exec {host}' 2 \
+    "sendrecv 4 ranks, sites alternating, $2 a hop (2 x $2 a direction a call)"
+}
+
 run_ring8() { # run_ring8 ROUND SIZE
-  local raw=$OUT/raw/$stamp.ring8.$2.$1.txt b0 i0 d0 h bb
+  local h
   # Each namespace listed twice (NAME and NAME.b, the rsh wrapper drops
   # the .b), no site= fields: the ranks go in this order, one a line.
   printf '#!/bin/sh\nh=$1; shift; exec ip netns exec "${h%%.b}" "$@"\n' >"$BIN/nsexec"
   chmod +x "$BIN/nsexec"
   for h in s1h1 s2h1 s1h1.b s2h1.b s1h2 s2h2 s1h2.b s2h2.b; do line "${h%.b}" | sed "s/ site=[^ ]*//; s/^$LAB-${h%.b} /$LAB-$h /"; done >"$BIN/h.ring8"
-  bb=$(awk -v s="$2" 'BEGIN { m = 1; u = substr(s, length(s)); if (u == "K") m = 2^10; else if (u == "M") m = 2^20; if (m > 1) s = substr(s, 1, length(s) - 1); printf "%d", s * m }')
-  read -r b0 i0 <<<"$(busy)"
-  d0=$(delayd_ticks)
-  nice -n "$NICE" "$G" run --hostfile "$BIN/h.ring8" --rsh "$BIN/nsexec {host}" --timeout 300s -x GOCOLL_TRANSPORT=metaroce -x GOCOLL_PROBE=0 -x GOMAXPROCS=1 -- \
-    sh -c "exec /usr/bin/time -f '# rankcpu %U %S' $G bench sendrecv --sizes $bb -n $ITERS -w 2" >"$raw" 2>&1 || echo "# run failed: $?" >>"$raw"
-  local u; u=$(usage "$b0" "$i0" "$d0")
-  local t g
-  t=$(awk -v s="$bb" '$1 == "[rank" && $2 == "0]" && $3 == s { print $8 }' "$raw" | tail -1)
-  g=$(awk -v s="$bb" -v t="${t:-0}" 'BEGIN { if (t > 0) printf "%.0f", 4 * s / (t * 1e-6) }')
-  TABLE+=("| sendrecv 8 ranks, the owner pairs, $2 a hop (4 x $2 a direction a call) | $1 | $(pct "${g:-0}") (call ${t:-?} us) | - | $u, ranks $(rankcpu "$raw") CPU-s | $(cut -d' ' -f1 /proc/loadavg) |")
-  echo "bench/wan_floor.sh: ${TABLE[-1]}" >&2
+  run_sendrecv "$1" "$2" "$BIN/h.ring8" "$BIN/nsexec {host}" 4 \
+    "sendrecv 8 ranks, the owner pairs, $2 a hop (4 x $2 a direction a call)" -x GOCOLL_PROBE=0 -x GOMAXPROCS=1
 }
 
 stamp=$(date -u +%Y%m%d-%H%M%S)
