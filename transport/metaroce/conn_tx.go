@@ -207,11 +207,8 @@ func (c *conn) homePath(p *path) *path {
 	return p
 }
 
-// pollData sends the next piece, if the window, the target rate and the
-// message layer allow. Pacing and the window under the peer's target rate
-// (windowCap) hold a train's first datagram only: the rest of the train
-// follow at once on its path, up to trainLen-1 datagrams past the cap
-// (train.go).
+// pollData sends the next piece, if the transmit rules (dataHold) and the
+// message layer allow.
 func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 	c.paceWait, c.drainWait = false, false
 	if !c.snd.hasWork() {
@@ -221,20 +218,9 @@ func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 		c.drainWait = true
 		return nil, 0, false
 	}
-	cp, inflight := c.windowCap(), c.inflight()
-	if cp > 0 && inflight >= cp+c.trainLeft*c.datagram {
-		return nil, 0, false
-	}
-	p := c.trainPath(c.pickPath(now))
-	if p == nil {
-		return nil, 0, false
-	}
-	inTrain := c.train == p && c.trainLeft > 0
-	if !inTrain && cp > 0 && inflight >= cp {
-		return nil, 0, false
-	}
-	if now < c.paceAt && !inTrain {
-		c.paceWait = true
+	hold, p := c.dataHold(now, false)
+	if hold != LimitReady {
+		c.paceWait = hold == LimitPace
 		return nil, 0, false
 	}
 	pc, ok := c.snd.nextPiece()
@@ -309,4 +295,59 @@ func (c *conn) piggyback(now time.Duration, d *wire.Data) {
 	d.Flags |= wire.FlagAck
 	d.AckBody = wire.AckBody(ack)
 	c.st.AcksPiggybacked++
+}
+
+// dataHold returns the first transmit rule that holds the connection's
+// next DATA datagram back at now (LimitRate, LimitPaths, LimitWindow,
+// LimitPace; LimitReady: none) and the path the datagram takes (nil if
+// none has room). It is the one statement of those rules: pollData sends
+// by it and SendState reports it. Pacing and the window under the peer's
+// target rate (windowCap) hold a train's first datagram only: the rest of
+// the train follow at once on its path, up to trainLen-1 datagrams past
+// the cap (train.go). With look the path is found without moving the
+// scheduler (SendState: the running train's if it has room, else any with
+// room), else it is the scheduler's choice (pickPath, trainPath). The
+// handshake, the drain and the message layer are the callers' to ask.
+func (c *conn) dataHold(now time.Duration, look bool) (SendLimit, *path) {
+	cp, inflight := c.windowCap(), c.inflight()
+	if cp > 0 && inflight >= cp+c.trainLeft*c.datagram {
+		return LimitRate, nil
+	}
+	var p *path
+	if look {
+		p = c.roomyPath()
+	} else {
+		p = c.trainPath(c.pickPath(now))
+	}
+	if p == nil {
+		for _, q := range c.paths {
+			if q.usable() {
+				return LimitWindow, nil
+			}
+		}
+		return LimitPaths, nil
+	}
+	inTrain := c.train == p && c.trainLeft > 0
+	switch {
+	case !inTrain && cp > 0 && inflight >= cp:
+		return LimitRate, p
+	case !inTrain && now < c.paceAt:
+		return LimitPace, p
+	}
+	return LimitReady, p
+}
+
+// roomyPath returns, changing nothing, the running train's path if the
+// train has datagrams left and its path room, else the first path with
+// room, or nil.
+func (c *conn) roomyPath() *path {
+	if t := c.train; t != nil && c.trainLeft > 0 && t.room() > 0 {
+		return t
+	}
+	for _, p := range c.paths {
+		if p.room() > 0 {
+			return p
+		}
+	}
+	return nil
 }

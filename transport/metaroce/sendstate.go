@@ -116,26 +116,8 @@ func (c *conn) sendLimit(now time.Duration, resend bool, held SendLimit) SendLim
 	case now < c.drainUntil:
 		return LimitDrain
 	}
-	inTrain := c.train != nil && c.trainLeft > 0 && c.train.room() > 0
-	cp, inflight := c.windowCap(), c.inflight()
-	if cp > 0 && inflight >= cp+c.trainLeft*c.datagram {
-		return LimitRate
-	}
-	room, usable := false, false
-	for _, p := range c.paths {
-		room, usable = room || p.room() > 0, usable || p.usable()
-	}
-	switch {
-	case !usable:
-		return LimitPaths
-	case !room:
-		return LimitWindow
-	case !inTrain && cp > 0 && inflight >= cp:
-		return LimitRate
-	case !inTrain && now < c.paceAt:
-		return LimitPace
-	}
-	return LimitReady
+	hold, _ := c.dataHold(now, true)
+	return hold
 }
 
 // peek returns the message bytes posted and not yet sent once, and
