@@ -20,7 +20,8 @@
 # moved, DATA datagrams (rank 0's engine counters at close), then for the
 # sender (s) and the receiver (r): CPU-us, context switches, epoll_pwait,
 # sched_yield, futex, recvmmsg and sendmmsg per DATA datagram, and the
-# engine's read batches, spin batches and timer runs per DATA datagram.
+# engine's read batches, spin batches and timer runs per DATA datagram;
+# last, the DATA packets the sender resent (p2p's total line).
 # Wall-clock goodput (MiB) is noise on a loaded machine; the counts per
 # datagram are the figures to compare. It is not run by the tests.
 set -euo pipefail
@@ -46,7 +47,7 @@ for s in epoll_pwait sched_yield futex recvmmsg sendmmsg; do EV+=,syscalls:sys_e
 "$G" lab down --name "$LAB" >/dev/null 2>&1 || true
 "$G" lab up --name "$LAB" --hosts-per-site 2 --paths 4 --rate 200 --delay 2 --mtu 9000 >/dev/null
 "$G" lab hostfile --name "$LAB" --slots 1 | grep -E "^$LAB-(s1h1|s2h1) " >"$BIN/hosts"
-echo "# commit round load MiB DATA | per DATA datagram, sender s and receiver r: cpu_us ctx_switches epoll_pwait sched_yield futex recvmmsg sendmmsg read_batches spin_batches timer_runs (GOMAXPROCS $PROCS)"
+echo "# commit round load MiB DATA | per DATA datagram, sender s and receiver r: cpu_us ctx_switches epoll_pwait sched_yield futex recvmmsg sendmmsg read_batches spin_batches timer_runs; DATA resent (GOMAXPROCS $PROCS)"
 for round in $(seq "$ROUNDS"); do
   for l in "${labels[@]}"; do
     b=$BIN/gocoll-$l d=$BIN/run
@@ -61,12 +62,12 @@ for round in $(seq "$ROUNDS"); do
     done >"$d/counts"
     awk '/msg="mrtransport: engine"/ { r = ""; for (i = 1; i <= NF; i++) if ($i ~ /^rank=/) r = substr($i, 6)
         for (i = 1; i <= NF; i++) if (split($i, kv, "=") == 2 && kv[1] ~ /^(data|readBatches|spinBatches|timerRuns)$/) print "eng" r, kv[1], kv[2] }
-      /# total:/ { for (i = 1; i <= NF; i++) if ($i == "MiB") print "mib", "mib", $(i - 1) }' "$d/out" >>"$d/counts"
+      /# total:/ { for (i = 1; i <= NF; i++) { if ($i == "MiB") print "mib", "mib", $(i - 1); if ($i == "resent") print "mib", "resent", $(i - 2) } }' "$d/out" >>"$d/counts"
     awk -v l="$l" -v rd="$round" -v ld="$load0-$load1" '{ v[$1, $2] = $3 }
       function side(k, dg) { return sprintf("%.1f %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f", v["perf" k, "task-clock"] * 1000 / dg,
           v["perf" k, "context-switches"] / dg, v["perf" k, "epoll_pwait"] / dg, v["perf" k, "sched_yield"] / dg, v["perf" k, "futex"] / dg,
           v["perf" k, "recvmmsg"] / dg, v["perf" k, "sendmmsg"] / dg, v["eng" k, "readBatches"] / dg, v["eng" k, "spinBatches"] / dg, v["eng" k, "timerRuns"] / dg) }
       END { dg = v["eng0", "data"]; if (dg <= 0) { print l, rd, ld, "failed"; exit }
-        print l, rd, ld, v["mib", "mib"] + 0, dg, "| s", side(0, dg), "| r", side(1, dg) }' "$d/counts"
+        print l, rd, ld, v["mib", "mib"] + 0, dg, "| s", side(0, dg), "| r", side(1, dg), "| resent", v["mib", "resent"] + 0 }' "$d/counts"
   done
 done
