@@ -111,6 +111,9 @@ type boardState struct {
 	phase int
 	index int      // this rank's board, -1 if none
 	peers [][]byte // the members' boards, by communicator rank
+	// seenEnded: by member, the highest ended word below ^0 a lean call
+	// saw it store (leanAcked), 0 before: set up with peers.
+	seenEnded []uint64
 	// By slot index (slotOf: boardSlots big ones, then the ring's).
 	written [boardAllSlots]uint64
 	// verify and verifyPeer: per slot, seq+1 of an eager Broadcast whose
@@ -424,7 +427,7 @@ func (o *operation) boardSetUp() error {
 			return fmt.Errorf("rank %d's board %d is not this communicator's", m, i)
 		}
 	}
-	b.peers, b.phase = peers, boardReady
+	b.peers, b.phase, b.seenEnded = peers, boardReady, make([]uint64, n)
 	b.up.Store(true)
 	return nil
 }
