@@ -297,18 +297,17 @@ func leanAckedBy(mem []byte, off int, x uint64) uint64 {
 	return 0
 }
 
-// leanAcked reports whether member m, whose board is mem, has done
-// reading the slot (ack offset off) of every call below prev, as
-// leanAckedBy says, and is still in the communicator: its board neither
-// retired (^0), nor claimed again (its id, loaded after the ack: a claim
-// stores it before the new owner's acks), nor closed (its closed word,
-// which Close stores before it retires the acks); else the generic path
+// leanAcked reports whether member m (board mem) has done reading the
+// slot (ack offset off) of every call below prev, as leanAckedBy says,
+// and is still in the communicator: its board not retired (^0), not
+// claimed again (its id, loaded after the ack), not closed (its closed
+// word, stored before Close retires the acks); else the generic path
 // decides (closedErr). An ended word only rises while its board is this
 // communicator's, so one seen at or above prev (seenEnded) is not loaded
 // again: a member stores it every call of a loop, and its load was a
 // cache miss a member a call (8 B Broadcast loop, perf record: 82 % of
-// leanReady's samples), where the id and closed word lie in a line a
-// member writes only as it closes, fails or sleeps.
+// leanReady's samples); the id and closed word lie in a line a member
+// writes only as it closes, fails or sleeps.
 func (b *boardState) leanAcked(c *Comm, m int, mem []byte, off int, prev uint64) bool {
 	if m >= len(b.seenEnded) || b.seenEnded[m] < prev {
 		a := leanAckedBy(mem, off, prev)

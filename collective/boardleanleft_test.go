@@ -104,3 +104,42 @@ func TestLeanAckedBy(t *testing.T) {
 		}
 	}
 }
+
+// TestLeanAckedSeenEnded: a member's ended word seen at or above a slot's
+// previous call acks it from then on without being loaded again (a lower
+// ended word stored meanwhile, which a live board never stores, does not
+// undo it), but the member's close (closed word) or its board claimed by
+// another communicator still sends the call to the generic path; one seen
+// below prev is loaded again.
+func TestLeanAckedSeenEnded(t *testing.T) {
+	const prev, off = 40, boardOffAcks
+	c := &Comm{id: 7, rank: 0, ranks: []int{0, 1}}
+	b := &c.board
+	mem := make([]byte, boardCtrlBytes)
+	b.peers, b.seenEnded = [][]byte{make([]byte, boardCtrlBytes), mem}, make([]uint64, 2)
+	word(mem, 0).Store(c.id)
+	word(mem, boardOffEnded).Store(prev - 1)
+	if b.leanAcked(c, 1, mem, off, prev) {
+		t.Fatal("acked by an ended word below prev")
+	}
+	word(mem, boardOffEnded).Store(prev + 3)
+	if !b.leanAcked(c, 1, mem, off, prev) || b.seenEnded[1] != prev+3 {
+		t.Fatalf("not acked by ended %d, or not kept (seenEnded %d)", prev+3, b.seenEnded[1])
+	}
+	word(mem, boardOffEnded).Store(0) // not loaded again
+	if !b.leanAcked(c, 1, mem, off, prev) {
+		t.Fatal("ended seen at prev+3 no longer acks")
+	}
+	if b.leanAcked(c, 1, mem, off, prev+4) {
+		t.Fatal("acked a later call by an ended word not loaded again")
+	}
+	word(mem, boardOffClosed).Store(prev)
+	if b.leanAcked(c, 1, mem, off, prev) {
+		t.Fatal("acked by a member that closed the communicator")
+	}
+	word(mem, boardOffClosed).Store(0)
+	word(mem, 0).Store(c.id + 1)
+	if b.leanAcked(c, 1, mem, off, prev) {
+		t.Fatal("acked by a board claimed by another communicator")
+	}
+}
