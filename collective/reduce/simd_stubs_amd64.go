@@ -194,25 +194,25 @@ func minFloat8E5M2AVX2(dst *byte, a *byte, b *byte, n int)
 //go:noescape
 func maxFloat8E5M2AVX2(dst *byte, a *byte, b *byte, n int)
 
-// lookupSumFloat8E4M3AVX2 computes dst = a Sum b (Float8E4M3Type) over n bytes, n a positive multiple of 128, by lookups in tab, the table of all pairs.
+// sumFloat8E4M3AVX2 computes dst = a Sum b (Float8E4M3Type) over n bytes, n a positive multiple of 128.
 //
 //go:noescape
-func lookupSumFloat8E4M3AVX2(dst *byte, a *byte, b *byte, n int, tab *byte)
+func sumFloat8E4M3AVX2(dst *byte, a *byte, b *byte, n int)
 
-// lookupProdFloat8E4M3AVX2 computes dst = a Prod b (Float8E4M3Type) over n bytes, n a positive multiple of 128, by lookups in tab, the table of all pairs.
+// prodFloat8E4M3AVX2 computes dst = a Prod b (Float8E4M3Type) over n bytes, n a positive multiple of 128.
 //
 //go:noescape
-func lookupProdFloat8E4M3AVX2(dst *byte, a *byte, b *byte, n int, tab *byte)
+func prodFloat8E4M3AVX2(dst *byte, a *byte, b *byte, n int)
 
-// lookupSumFloat8E5M2AVX2 computes dst = a Sum b (Float8E5M2Type) over n bytes, n a positive multiple of 128, by lookups in tab, the table of all pairs.
+// sumFloat8E5M2AVX2 computes dst = a Sum b (Float8E5M2Type) over n bytes, n a positive multiple of 128.
 //
 //go:noescape
-func lookupSumFloat8E5M2AVX2(dst *byte, a *byte, b *byte, n int, tab *byte)
+func sumFloat8E5M2AVX2(dst *byte, a *byte, b *byte, n int)
 
-// lookupProdFloat8E5M2AVX2 computes dst = a Prod b (Float8E5M2Type) over n bytes, n a positive multiple of 128, by lookups in tab, the table of all pairs.
+// prodFloat8E5M2AVX2 computes dst = a Prod b (Float8E5M2Type) over n bytes, n a positive multiple of 128.
 //
 //go:noescape
-func lookupProdFloat8E5M2AVX2(dst *byte, a *byte, b *byte, n int, tab *byte)
+func prodFloat8E5M2AVX2(dst *byte, a *byte, b *byte, n int)
 
 // sumFloat32AVX512 computes dst = a Sum b (Float32) over n bytes, n a positive multiple of 256.
 //

@@ -52,10 +52,10 @@ var avx2Kernels = []simdKernel{
 	{dtype.Float8E4M3Type, Max, maxFloat8E4M3AVX2},
 	{dtype.Float8E5M2Type, Min, minFloat8E5M2AVX2},
 	{dtype.Float8E5M2Type, Max, maxFloat8E5M2AVX2},
-	{dtype.Float8E4M3Type, Sum, pairTableVec(dtype.Float8E4M3Type, Sum, lookupSumFloat8E4M3AVX2)},
-	{dtype.Float8E4M3Type, Prod, pairTableVec(dtype.Float8E4M3Type, Prod, lookupProdFloat8E4M3AVX2)},
-	{dtype.Float8E5M2Type, Sum, pairTableVec(dtype.Float8E5M2Type, Sum, lookupSumFloat8E5M2AVX2)},
-	{dtype.Float8E5M2Type, Prod, pairTableVec(dtype.Float8E5M2Type, Prod, lookupProdFloat8E5M2AVX2)},
+	{dtype.Float8E4M3Type, Sum, sumFloat8E4M3AVX2},
+	{dtype.Float8E4M3Type, Prod, prodFloat8E4M3AVX2},
+	{dtype.Float8E5M2Type, Sum, sumFloat8E5M2AVX2},
+	{dtype.Float8E5M2Type, Prod, prodFloat8E5M2AVX2},
 }
 
 // avx2Block is the byte multiple the AVX2 kernels take.

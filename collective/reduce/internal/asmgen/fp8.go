@@ -141,13 +141,7 @@ func levelKernels(l level) ([]kernel, []struct{ op, t string }) {
 	if l.Width == 64 {
 		return append(ks, fp8Float32...), nil
 	}
-	var tks []struct{ op, t string }
-	for _, k := range tableKernels {
-		if k.op != "Min" && k.op != "Max" {
-			tks = append(tks, k)
-		}
-	}
-	return ks, tks
+	return append(ks, fp8AVX2...), nil
 }
 
 // float8MinMax emits Go's min or max of the widened values, narrowed back,

@@ -41,6 +41,9 @@ func float8E5M2With(op floatOp, native bool) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
 		n := g.newFP8Narrower(false, false)
+		if !g.wide() {
+			n.loadCarry()
+		}
 		arith := g.halfRZ(op, native, nil)
 		return g.l.Width, func(d, a, b operand.Mem) {
 			x, y := g.load(a), g.load(b)
@@ -48,6 +51,10 @@ func float8E5M2With(op floatOp, native bool) emitter {
 			odd := arith(xo, yo)
 			ye, xe := g.to(c.VPSLLW, operand.U8(8), y), g.to(c.VPSLLW, operand.U8(8), x)
 			even := arith(xe, ye)
+			if !g.wide() {
+				g.store(n.narrowE5M2AVX2(odd, even), d)
+				return
+			}
 			g.store(n.narrow(odd, even), d)
 		}
 	}
@@ -124,7 +131,7 @@ func float8E4M3With(op floatOp, gfni bool) emitter {
 // NaN a sum or product of two returns): natively (VADDPH/VMULPH with RZ)
 // or through float32 (halfViaFloat32); scale32, if not nil, multiplies
 // the float32 result (a power of two: exact).
-func (g *gen) halfRZ(op floatOp, native bool, scale32 reg.VecVirtual) func(x, y reg.VecVirtual) reg.VecVirtual {
+func (g *gen) halfRZ(op floatOp, native bool, scale32 operand.Op) func(x, y reg.VecVirtual) reg.VecVirtual {
 	if native {
 		rz := vaddphRZ
 		if op == opProd {
@@ -135,8 +142,8 @@ func (g *gen) halfRZ(op floatOp, native bool, scale32 reg.VecVirtual) func(x, y 
 	return func(x, y reg.VecVirtual) reg.VecVirtual { return g.halfViaFloat32(op, scale32, x, y) }
 }
 
-// halfViaFloat32 is halfRZ without AVX-512 FP16: each 256-bit half of x
-// and y widens exactly to float32 (VCVTPH2PS), combines by VADDPS or
+// halfViaFloat32 is halfRZ without AVX-512 FP16: each half of x and y
+// (256 bits at AVX-512, 128 at AVX2) widens exactly to float32 (VCVTPH2PS), combines by VADDPS or
 // VMULPS (rounding to nearest even, as the portable loops' float32
 // arithmetic does), and narrows back by VCVTPS2PH rounding toward zero.
 // An fp8 sum or product is exact in float32 (package reduce, fp8.go)
@@ -147,13 +154,22 @@ func (g *gen) halfRZ(op floatOp, native bool, scale32 reg.VecVirtual) func(x, y 
 // and infinities follow IEEE rules in both conversions (a NaN stays the
 // quieted NaN with its upper payload bits, so E5M2's come out as
 // VADDPH's).
-func (g *gen) halfViaFloat32(op floatOp, scale32, x, y reg.VecVirtual) reg.VecVirtual {
+func (g *gen) halfViaFloat32(op floatOp, scale32 operand.Op, x, y reg.VecVirtual) reg.VecVirtual {
 	c := g.c
+	// half is a new register of half a vector; extract and insert move
+	// the upper half out and in (VEXTRACTI128/VINSERTI128 at AVX2).
+	half, extract, insert := c.YMM, ins(c.VEXTRACTI64X4), ins(c.VINSERTI64X4)
+	if !g.wide() {
+		half, extract, insert = c.XMM, ins3(c.VEXTRACTI128), ins4(c.VINSERTI128)
+	}
 	widen := func(v reg.VecVirtual, upper bool) reg.VecVirtual {
 		src := v.AsY()
+		if !g.wide() {
+			src = v.AsX()
+		}
 		if upper {
-			t := c.YMM()
-			c.VEXTRACTI64X4(operand.U8(1), v, t)
+			t := half()
+			extract(operand.U8(1), v, t)
 			src = t
 		}
 		return g.to(c.VCVTPH2PS, src)
@@ -170,12 +186,15 @@ func (g *gen) halfViaFloat32(op floatOp, scale32, x, y reg.VecVirtual) reg.VecVi
 		} else {
 			r = g.to(c.VADDPS, yf, xf)
 		}
-		h := c.YMM()
+		h := half()
 		c.VCVTPS2PH(operand.U8(3), r, h) // rounding control 3: toward zero
 		halves[i] = h
 	}
-	out := g.vec()
-	c.VINSERTI64X4(operand.U8(1), halves[1], halves[0].AsZ(), out)
+	out, low := g.vec(), halves[0].AsZ()
+	if !g.wide() {
+		low = halves[0].AsY()
+	}
+	insert(operand.U8(1), halves[1], low, out)
 	return out
 }
 
@@ -189,6 +208,7 @@ type fp8Narrower struct {
 	upperMove, lowerMove reg.VecVirtual // E4M3's GF2P8AFFINEQB bit moves
 	shuf                 reg.VecVirtual // narrowUnpacked's VPSHUFB control
 	carry                reg.VecVirtual // narrowCarry's 0x007f in every word
+	sign16, sign8        reg.VecVirtual // narrowE4M3AVX2's 0x8000 and 0x0080 in every word
 }
 
 func (g *gen) newFP8Narrower(e4m3, gfni bool) *fp8Narrower {

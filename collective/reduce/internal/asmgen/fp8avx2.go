@@ -1,0 +1,111 @@
+package asmgen
+
+import (
+	"fmt"
+
+	"github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// fp8AVX2 lists the AVX2 fp8 sums and products. They compute as the
+// AVX-512 ones without FP16 do (fp8half.go): each element widens exactly
+// to a float16 word in its own 16-bit lane, pairs of halves combine in
+// float32 (halfViaFloat32: VCVTPH2PS, VADDPS or VMULPS, VCVTPS2PH toward
+// zero) and each truncated word rounds once more to nearest even by a
+// carry in place, so the results need no shuffle back into bytes.
+var fp8AVX2 = []kernel{
+	{"sumFloat8E4M3", "Sum", []string{"Float8E4M3Type"}, float8E4M3AVX2(opSum), true},
+	{"prodFloat8E4M3", "Prod", []string{"Float8E4M3Type"}, float8E4M3AVX2(opProd), true},
+	{"sumFloat8E5M2", "Sum", []string{"Float8E5M2Type"}, float8E5M2Float32(opSum), true},
+	{"prodFloat8E5M2", "Prod", []string{"Float8E5M2Type"}, float8E5M2Float32(opProd), true},
+}
+
+// narrowE5M2AVX2 is narrow at AVX2: each word w rounds in place to its
+// upper byte, w + 0x7f + (w>>8 & 1) (a carry into the upper byte where the
+// lower one is above 0x80, or 0x80 with the upper byte odd: to nearest
+// even); the odd words keep their upper bytes, the even ones' move down.
+// NaN words have a zero lower byte (see float8E5M2Native), which the carry
+// keeps; an overflow truncated to 65504 (0x7bff) carries to Inf (0x7c).
+func (n *fp8Narrower) narrowE5M2AVX2(odd, even reg.VecVirtual) reg.VecVirtual {
+	g, c := n.g, n.g.c
+	carried := func(w reg.VecVirtual) reg.VecVirtual {
+		lsb := g.and(g.to(c.VPSRLW, operand.U8(8), w), n.one)
+		return g.to(c.VPADDW, lsb, g.to(c.VPADDW, n.carry, w))
+	}
+	o := g.and(carried(odd), n.high)
+	e := g.to(c.VPSRLW, operand.U8(8), carried(even))
+	return g.or(o, e)
+}
+
+// narrowE4M3AVX2 is narrowCarry at AVX2 for signed words: 2w + (w>>7 & 1)
+// is narrowCarry's T.R (the sign shifted out), and adding 0x7f carries into
+// T where R > 0x80; the odd words' T stays in their upper bytes, the even
+// ones' moves down, VPMINUB saturates the codes at 0x7e and the words'
+// signs go in last. word1, high, top and carry hold 0x0001, 0xff00,
+// 0x7e7e and 0x007f in every word (AVX2's 16 registers do not hold all the
+// kernel's constants: some are memory operands).
+func (n *fp8Narrower) narrowE4M3AVX2(odd, even reg.VecVirtual, word1, high, top, carry operand.Op) reg.VecVirtual {
+	g, c := n.g, n.g.c
+	carried := func(w reg.VecVirtual) reg.VecVirtual {
+		m := g.and(word1, g.to(c.VPSRLW, operand.U8(7), w))
+		return g.to(c.VPADDW, carry, g.or(g.to(c.VPADDW, w, w), m))
+	}
+	o := g.and(high, carried(odd))
+	e := g.to(c.VPSRLW, operand.U8(8), carried(even))
+	t := g.to(c.VPMINUB, top, g.or(o, e))
+	signs := g.or(g.and(odd, n.sign16), g.and(g.to(c.VPSRLW, operand.U8(8), even), n.sign8))
+	return g.or(t, signs)
+}
+
+// float8E4M3AVX2 emits the E4M3 sum or product at AVX2: the words widen as
+// float8E4M3SumWords's do (VPMADDUBSW of the signed bytes by 128, bit 14
+// cleared: the float16 of the value times 2^-8), a product is scaled back
+// up by 2^8 in float32 (exact), and narrowE4M3AVX2 rounds. An E4M3 NaN
+// input widens to a number, so each body tests its inputs for NaN bytes
+// and, out of line, puts a's NaNs over b's over the result (dst may be
+// exactly a or b: the inputs stay in registers).
+func float8E4M3AVX2(op floatOp) emitter {
+	return func(g *gen) (int, func(d, a, b operand.Mem)) {
+		c := g.c
+		n := &fp8Narrower{g: g, e4m3: true}
+		n.sign16, n.sign8 = g.bcast32(0x80008000), g.bcast32(0x00800080)
+		word1, high, top, carry := g.splat32(0x00010001), g.splat32(0xff00ff00), g.splat32(0x7e7e7e7e), g.splat32(0x007f007f)
+		var scale32 operand.Op
+		if op == opProd {
+			scale32 = g.splat32(0x43800000) // 256.0
+		}
+		arith := g.halfRZ(op, false, scale32)
+		nan := g.bcast32(0x7f7f7f7f)
+		clear14 := g.bcast32(0xbfffbfff)
+		widen := func(x reg.VecVirtual) (o, e reg.VecVirtual) {
+			return g.and(g.to(c.VPMADDUBSW, x, n.sign16), clear14), g.and(g.to(c.VPMADDUBSW, x, n.sign8), clear14)
+		}
+		isNaN := func(x reg.VecVirtual) reg.VecVirtual { return g.to(c.VPCMPEQB, nan, g.and(x, nan)) }
+		return g.l.Width, func(d, a, b operand.Mem) {
+			x, y := g.load(a), g.load(b)
+			xo, xe := widen(x)
+			yo, ye := widen(y)
+			out := n.narrowE4M3AVX2(arith(xo, yo), arith(xe, ye), word1, high, top, carry)
+			any := g.to(c.VPMAXUB, g.and(y, nan), g.and(x, nan))
+			any = g.to(c.VPCMPEQB, nan, any)
+			c.VPTEST(any, any)
+			slow, done := g.label("nan"), g.label("done")
+			c.JNE(operand.LabelRef(slow))
+			g.store(out, d)
+			c.Label(done)
+			g.tail = append(g.tail, func() {
+				c.Label(slow)
+				r := g.to(ins4(c.VPBLENDVB), isNaN(y), y, out)
+				g.store(g.to(ins4(c.VPBLENDVB), isNaN(x), x, r), d)
+				c.JMP(operand.LabelRef(done))
+			})
+		}
+	}
+}
+
+// splat32 returns a 32-byte memory constant with x in every 32-bit lane
+// (AVX2 only).
+func (g *gen) splat32(x uint32) operand.Mem {
+	q := uint64(x)<<32 | uint64(x)
+	return g.constant(fmt.Sprintf("splat%08x", x), []uint64{q, q, q, q})
+}
