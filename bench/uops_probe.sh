@@ -10,11 +10,43 @@
 #   bash bench/uops_probe.sh [FILTER]
 #
 # Used for bench/results/kernels_fp8.md (session 17). Go's assembler lacks
-# AVX-512 BF16 and FP16, so they are not listed.
+# AVX-512 BF16 and FP16, so they are not listed. ISA=avx2 measures AVX2
+# instructions on ymm registers instead (CPUs without AVX-512; the unit is
+# then VPADDD ymm's latency, one cycle on Intel and AMD Zen 3).
 set -euo pipefail
+ISA=${ISA:-avx512}
 dir=$(mktemp -d /tmp/uopsprobe.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
-cat >"$dir/list.txt" <<'L'
+if [ "$ISA" = avx2 ]; then
+	cat >"$dir/list.txt" <<'L'
+paddd|VPADDD Y0, Y1, %D
+paddw|VPADDW Y0, Y1, %D
+pand|VPAND Y0, Y1, %D
+psrlw|VPSRLW $3, Y0, %D
+pslld|VPSLLD $3, Y0, %D
+pshufb|VPSHUFB Y0, Y1, %D
+pblendw|VPBLENDW $0xaa, Y0, Y1, %D
+pblendvb|VPBLENDVB Y0, Y1, Y0, %D
+pminub|VPMINUB Y0, Y1, %D
+pcmpeqb|VPCMPEQB Y0, Y1, %D
+pmaddubsw|VPMADDUBSW Y0, Y1, %D
+pmullw|VPMULLW Y0, Y1, %D
+pmulld|VPMULLD Y0, Y1, %D
+pmuludq|VPMULUDQ Y0, Y1, %D
+addps|VADDPS Y0, Y1, %D
+mulps|VMULPS Y0, Y1, %D
+minps|VMINPS Y0, Y1, %D
+cmpps|VCMPPS $3, Y0, Y1, %D
+cvtph2ps|VCVTPH2PS X0, %D
+cvtps2ph|VCVTPS2PH $3, Y0, X@
+extracti128|VEXTRACTI128 $1, Y0, X@
+inserti128|VINSERTI128 $1, X0, Y1, %D
+permq|VPERMQ $0xd8, Y0, %D
+packuswb|VPACKUSWB Y0, Y1, %D
+ptest|VPTEST Y0, Y1
+L
+else
+	cat >"$dir/list.txt" <<'L'
 paddd|VPADDD Z0, Z1, %D
 permb|VPERMB Z0, Z1, %D
 permi2b|VPERMI2B Z0, Z1, %D
@@ -54,6 +86,7 @@ scalefps|VSCALEFPS Z0, Z1, %D
 addpsrn|VADDPS.RZ_SAE Z0, Z1, %D
 gathdd|VPGATHERDD (AX)(Z0*1), K@, %D
 L
+fi
 cd "$dir"
 echo '#include "textflag.h"' >p_amd64.s
 echo 'package main' >fns.go
@@ -65,14 +98,21 @@ while IFS='|' read -r name ins; do
 			echo "TEXT ·$f(SB), NOSPLIT, \$0-16"
 			echo "  MOVQ n+0(FP), CX"
 			echo "  MOVQ p+8(FP), AX"
-			echo "  VPXORD Z0, Z0, Z0"
-			echo "  VPXORD Z1, Z1, Z1"
-			echo "  KXNORQ K1, K1, K1"
+			if [ "$ISA" = avx2 ]; then
+				echo "  VPXOR Y0, Y0, Y0"
+				echo "  VPXOR Y1, Y1, Y1"
+			else
+				echo "  VPXORD Z0, Z0, Z0"
+				echo "  VPXORD Z1, Z1, Z1"
+				echo "  KXNORQ K1, K1, K1"
+			fi
 			echo "loop:"
 			for i in $(seq 2 13); do
-				if [ $mode = tp ]; then d="Z$i"; x=$i; else d="Z2"; x=2; fi
+				r=Z
+				if [ "$ISA" = avx2 ]; then r=Y; fi
+				if [ $mode = tp ]; then d="$r$i"; x=$i; else d="${r}2"; x=2; fi
 				line=${ins//%D/$d}
-				if [ $mode = lat ]; then line=${line//Z1,/Z2,}; line=${line//Z0,/Z2,}; line=${line//X0,/X2,}; line=${line//Y0,/Y2,}; fi
+				if [ $mode = lat ]; then line=${line//Z1,/Z2,}; line=${line//Z0,/Z2,}; line=${line//X0,/X2,}; line=${line//Y0,/Y2,}; line=${line//Y1,/Y2,}; fi
 				line=${line//X@/X$x}
 				line=${line//Y@/Y$x}
 				if [[ $ins == *K@* ]]; then line=${line//K@/K$(((i % 6) + 2))}; fi

@@ -50,9 +50,8 @@
 // klauspost/cpuid, and [KernelLevel] names it (GOCOLL_DEBUG=info logs it).
 // Every data type and operation has a vector kernel at every amd64 level
 // (the fp8 sums and products compute on float16 lanes at avx512fp16 and
-// widen to float16 and compute in float32 at avx512gfni and avx512; the
-// AVX2 ones gather their results from the portable kernels' table of all
-// input pairs; fp8 min and max compute on bytes; bfloat16 and float16 min
+// widen to float16 and compute in float32 at avx512gfni, avx512 and avx2;
+// fp8 min and max compute on bytes; bfloat16 and float16 min
 // and max at AVX2 and AVX-512 compare 16-bit integers, NaNs out of line), and
 // each gives the portable result bit for bit, NaN payloads included: tests
 // force each level and compare. The fp8 types stay portable on arm64. On arm64 one level, "neon" (Advanced SIMD, which

@@ -41,9 +41,8 @@ func pairTableKernels(t dtype.DataType) [numOps]Kernel {
 	return out
 }
 
-// pairTab holds x op y at x<<8|y, and 3 bytes of padding so that the
-// vector kernels' 4-byte gathers stay inside it.
-type pairTab = [1<<16 + 3]uint8
+// pairTab holds x op y at x<<8|y.
+type pairTab = [1 << 16]uint8
 
 var pairTables [2][numOps]struct {
 	once sync.Once
@@ -69,7 +68,7 @@ func pairTable(loop Kernel) *pairTab {
 		x[i], y[i] = uint8(i>>8), uint8(i)
 	}
 	tab := new(pairTab)
-	loop(tab[:1<<16], x[:], y[:])
+	loop(tab[:], x[:], y[:])
 	return tab
 }
 

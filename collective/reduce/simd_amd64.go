@@ -22,7 +22,9 @@ import (
 // GF2P8AFFINEQB replace the avx512 level's. The avx512 level computes fp8
 // sums and products the same way with the float16 arithmetic done in
 // float32 (VCVTPH2PS, VADDPS or VMULPS, VCVTPS2PH toward zero) and E4M3's
-// bit moves by shifts: 3.5-5x the table gathers (which AVX2 keeps). Where
+// bit moves by shifts: 3.5-5x the table gathers (which AVX2 kept until
+// session 27; its fp8 sums and products now compute the same way, with
+// 128-bit conversions: 1.6-2.3x the gathers on AMD Zen 3). Where
 // the CPU has GFNI but not FP16 (AMD Zen 4 and 5, Intel's servers from Ice
 // Lake without FP16), the avx512gfni level takes GF2P8AFFINEQB for those
 // bit moves and for the fp8 min/max key (fp8 min/max 1.9x). AVX-512 BF16's VCVTNE2PS2BF16 is not used: the bfloat16 sum and
