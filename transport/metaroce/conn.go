@@ -87,16 +87,17 @@ type conn struct {
 	drainWait                        bool          // the last poll was held back by a drain
 	lastSend                         time.Duration // last DATA sent (an idle spell counts as a drain)
 	lastData                         time.Duration // last DATA received, for the rate share
-	// owd and owdMin are the latest and the lowest relative one-way delay
-	// (arrival minus the sender's timestamp; the clock offset cancels in
-	// their difference, which is the queueing on the way in). The lowest
-	// is that of the last one to two floorWindows, not of the connection's
-	// life: one wrong arrival (a stamp read across a wall-clock step) or
-	// a drift between the hosts' clocks ages out instead of reading as a
-	// standing queue for ever.
-	owd     time.Duration
+	// owdMin is the lowest relative one-way delay (arrival minus the
+	// sender's timestamp; the clock offset cancels in a difference with
+	// it, which is the queueing on the way in) of DATA datagrams of rxBig
+	// bytes or nearly (inboundDelay). The lowest is that of the last one
+	// to two floorWindows, not of the connection's life: one wrong arrival
+	// (a stamp read across a wall-clock step) or a drift between the
+	// hosts' clocks ages out instead of reading as a standing queue for
+	// ever.
 	owdMin  winMin
-	qMin    time.Duration // smallest owd-owdMin in the current share interval; -1: none
+	rxBig   int           // the largest DATA datagram received, in bytes
+	qMin    queueSpan     // the smallest delay over owdMin over spans of the rate share (recvshare.go)
 	active  bool          // counted among the endpoint's active senders
 	cursor  int           // rotates tie-breaks among paths
 	timer   time.Duration // nextTimeout's result, while timerOK
@@ -108,7 +109,7 @@ type conn struct {
 func newConn(ep *Endpoint, id ConnID, peer uint64, initiator bool, now time.Duration) *conn {
 	c := &conn{
 		ep: ep, cfg: &ep.cfg, id: id, peer: peer, initiator: initiator, confirmed: initiator,
-		createdAt: now, lastRecv: now, helloAt: now, datagram: ep.cfg.MaxDatagram, qMin: -1,
+		createdAt: now, lastRecv: now, helloAt: now, datagram: ep.cfg.MaxDatagram, qMin: queueSpan{cur: -1, last: -1},
 	}
 	c.snd = newSender(0, ep.cfg.MaxSends, 0, 0, c.sendDone)
 	c.rcv = newReceiver(1, uint64(ep.cfg.UnexpectedBytes), uint64(ep.cfg.UnexpectedMax), ep.cfg.MaxRecvs, ep.cfg.MsgWindow, c.recvDone)
@@ -317,11 +318,8 @@ func (c *conn) acceptData(now, at time.Duration, pathIdx int, ce bool, d *wire.D
 	whole = c.rcv.whole - whole
 	c.ep.growBudget(now, c)
 	p.recv.receive(d.Seq, d.SentAt, at, ce)
-	c.lastData, c.owd = now, at-d.SentAt
-	c.owdMin.sample(c.owd, now, floorWindow)
-	if q := c.owd - c.owdMin.value(); c.qMin < 0 || q < c.qMin {
-		c.qMin = q
-	}
+	c.lastData = now
+	c.inboundDelay(at-d.SentAt, size, now)
 	c.ep.markActive(c, size)
 	// The last piece of a message is acknowledged at once, so that its
 	// send completes, except with DelaySmallAcks for a one-piece message,

@@ -42,21 +42,27 @@ func countWrites(s *sim, sender int) *writeCounter {
 // connections of the lab's hierarchical AllReduce gets), and counts the
 // writes a driver makes of the DATA: the datagrams one poll of the
 // endpoint lets out on one path. Pacing and the window cap let out a
-// train (train.go) on one path at a time, so a write carries two or more
-// datagrams (2.11 and 2.14 on these seeds); before trains they released
-// one or two at a time, each on the next path (1.83 and 1.01 datagrams a
-// write). Goodput stays what it was (58-70 % before, 61-63 % with
-// trains).
+// train (train.go) on one path at a time, of 2 datagrams at this rate
+// (trainLen: 1 ms of 25 MB/s), so nearly every write carries a whole
+// train: 1.98-1.99 datagrams a write on these seeds (1.00 without
+// trains), and goodput 99 % of the target rate. Before the receiver's
+// share judged its standing queue over a round trip (queueSpan) and among
+// datagrams of one size (inboundDelay), the links' jitter and the
+// serialisation of a full datagram against a message's short last piece
+// read as a queue: the target rate swung between 25 and 12.5-17 MB/s,
+// trains fell to one datagram, goodput was 60-67 % of the target and the
+// test (then at least 2 a write, which only several trains on one path
+// in one poll gave) failed on 21 of seeds 740-769; 741-744 among them.
 func TestTrainsOnALongPath(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		capacity int64
 		minRate  float64 // goodput, of the receiver's capacity or the links'
 	}{
-		{"target rate", labRate, 0.5},
+		{"target rate", labRate, 0.9},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for seed := int64(750); seed < 752; seed++ {
+			for _, seed := range []int64{741, 742, 743, 744, 750, 751} {
 				s := newSim(t, seed, 2, metaroce.Config{Paths: 8, MaxDatagram: 9000, RecvCapacity: tc.capacity})
 				s.labLinks(simfabric.LinkConfig{Rate: labRate, Delay: 2 * time.Millisecond, Jitter: 50 * time.Microsecond, QueueBytes: 4 << 20})
 				ca, cb := s.connect(0, 1)
@@ -69,8 +75,8 @@ func TestTrainsOnALongPath(t *testing.T) {
 				per := float64(w.data) / float64(max(w.writes, 1))
 				t.Logf("seed %d: %d DATA datagrams in %d writes (%.2f a write), %d ACKs (%.2f a datagram); goodput %.1f %% of %.0f MB/s",
 					seed, w.data, w.writes, per, w.acks, float64(w.acks)/float64(max(w.data, 1)), 100*steady/cap, cap/1e6)
-				if per < 2 {
-					t.Errorf("seed %d: %.2f DATA datagrams a write, want at least 2", seed, per)
+				if per < minPerWrite {
+					t.Errorf("seed %d: %.2f DATA datagrams a write, want at least %.1f", seed, per, minPerWrite)
 				}
 				if steady < tc.minRate*cap {
 					t.Errorf("seed %d: goodput %.1f %% of %.0f MB/s, want at least %.0f %%", seed, 100*steady/cap, cap/1e6, 100*tc.minRate)
@@ -79,3 +85,8 @@ func TestTrainsOnALongPath(t *testing.T) {
 		})
 	}
 }
+
+// minPerWrite is the least mean of DATA datagrams a write
+// TestTrainsOnALongPath takes for whole trains of 2: a message's first
+// and last pieces may go alone.
+const minPerWrite = 1.9
