@@ -106,7 +106,7 @@ func TestIncastLatecomer(t *testing.T) {
 	}
 }
 
-// TestIncastStaggered: the lab's incast as its launcher starts it, the 6
+// TestIncastStaggered: the lab's incast as its launcher starts it, the
 // senders 150 ms apart, so that each one's slow start and first samples
 // meet the queue the earlier ones built, and most take part of it for
 // their base RTT: without a drain (drain.go) they kept the 20 ms buffer
@@ -117,16 +117,49 @@ func TestIncastLatecomer(t *testing.T) {
 // queue the earlier senders built still overflow it before the first
 // drain: from the last start, without the settling second, this seed
 // drops 1.08 %, nearly all in that second; 1.62 % without drains.)
+//
+// Also at gaps of 160-200 ms (staggeredGaps; under -short 160 and 170
+// only), where the drops are judged together: none at 2 % or more, and
+// (all gaps) a mean under 1 %. The outcome at one
+// gap turns on the timing of drains and losses (over gaps of 100-250 ms
+// by 5, 12 of 31 dropped 1 % or more on main as of session 27, 11 with
+// the steady heavy loss of lossRounds); what the gaps show together is
+// the latecomer that took the full queue for its base RTT and grew into
+// the buffer while losing 15-25 % of its packets, which two rounds' third
+// (heavyLossDen) missed: at 160 ms it dropped 3.39 % (gaps 150-200 by 10:
+// mean 1.47 %, max 3.39), with the steady rule 1.33 % (mean 0.79, max
+// 1.33).
 func TestIncastStaggered(t *testing.T) {
 	const seed = 1510
-	gap := 150 * time.Millisecond
-	r := runIncastShallow(t, seed, 6, gap, gap, time.Second, 8*time.Second)
-	t.Logf("seed %d: %v", seed, r)
 	capacity := float64(2 * labRate)
-	if r.total < 0.9*capacity || r.jain < 0.9 || r.drops >= 0.01 {
-		t.Errorf("staggered incast: total %.1f%% (want >= 90%%), Jain %.3f (want >= 0.9), drops %.2f%% (want < 1%%) (seed %d)",
-			100*r.total/capacity, r.jain, 100*r.drops, seed)
+	var sum float64
+	gaps := staggeredGaps()
+	for _, ms := range gaps {
+		gap := time.Duration(ms) * time.Millisecond
+		r := runIncastShallow(t, seed, 6, gap, gap, time.Second, 8*time.Second)
+		t.Logf("gap %v seed %d: %v", gap, seed, r)
+		sum += r.drops
+		limit := 0.02
+		if ms == 150 {
+			limit = 0.01
+		}
+		if r.total < 0.9*capacity || r.jain < 0.9 || r.drops >= limit {
+			t.Errorf("staggered incast, gap %v: total %.1f%% (want >= 90%%), Jain %.3f (want >= 0.9), drops %.2f%% (want < %.0f%%) (seed %d)",
+				gap, 100*r.total/capacity, r.jain, 100*r.drops, 100*limit, seed)
+		}
 	}
+	if mean := sum / float64(len(gaps)); !testing.Short() && mean >= 0.01 {
+		t.Errorf("staggered incast: drops %.2f%% on average over gaps %v ms, want < 1%% (seed %d)", 100*mean, gaps, seed)
+	}
+}
+
+// staggeredGaps is TestIncastStaggered's gaps in ms: the launcher's 150,
+// and 160-200 by 10 (160 and 170 under -short: each ~1 s of CPU).
+func staggeredGaps() []int {
+	if testing.Short() {
+		return []int{150, 160, 170}
+	}
+	return []int{150, 160, 170, 180, 190, 200}
 }
 
 // shareResult is what a MetaRoCE connection and a loss-based flow sharing
