@@ -924,11 +924,11 @@ TEXT ·sumBFloat16AVX2(SB), NOSPLIT, $0-32
 	VMOVD        SI, X1
 	VPBROADCASTD X1, Y1
 	MOVL         $0x00007fff, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00000001, SI
 	VMOVD        SI, X2
 	VPBROADCASTD X2, Y2
-	MOVL         $0x00000001, SI
-	VMOVD        SI, X3
-	VPBROADCASTD X3, Y3
 	XORQ         SI, SI
 
 loop:
@@ -936,187 +936,87 @@ loop:
 	PREFETCHT0 4096(DX)(SI*1)
 	PREFETCHT0 4160(CX)(SI*1)
 	PREFETCHT0 4160(DX)(SI*1)
-	VMOVDQU    (CX)(SI*1), Y4
-	VMOVDQU    (DX)(SI*1), Y5
+	VMOVDQU    (CX)(SI*1), Y3
+	VMOVDQU    (DX)(SI*1), Y4
+	VPSLLD     $0x10, Y3, Y5
+	VPAND      Y3, Y0, Y3
 	VPSLLD     $0x10, Y4, Y6
 	VPAND      Y4, Y0, Y4
-	VPSLLD     $0x10, Y5, Y7
-	VPAND      Y5, Y0, Y5
-	VADDPS     Y7, Y6, Y6
-	VADDPS     Y5, Y4, Y4
-	VCMPPS     $0x03, Y4, Y6, Y5
-	VPTEST     Y5, Y5
-	JNE        nan1
-	VPSRLD     $0x10, Y6, Y5
-	VPAND      Y5, Y3, Y5
-	VPADDD     Y5, Y6, Y5
-	VPADDD     Y2, Y5, Y5
-	VPSRLD     $0x10, Y4, Y6
-	VPAND      Y6, Y3, Y6
-	VPADDD     Y6, Y4, Y4
-	VPADDD     Y2, Y4, Y4
-	VPSRLD     $0x10, Y5, Y5
-	VPBLENDW   $0xaa, Y4, Y5, Y4
-	VMOVDQU    Y4, (AX)(SI*1)
-
-done2:
-	VMOVDQU  32(CX)(SI*1), Y4
-	VMOVDQU  32(DX)(SI*1), Y5
-	VPSLLD   $0x10, Y4, Y6
-	VPAND    Y4, Y0, Y4
-	VPSLLD   $0x10, Y5, Y7
-	VPAND    Y5, Y0, Y5
-	VADDPS   Y7, Y6, Y6
-	VADDPS   Y5, Y4, Y4
-	VCMPPS   $0x03, Y4, Y6, Y5
-	VPTEST   Y5, Y5
-	JNE      nan3
-	VPSRLD   $0x10, Y6, Y5
-	VPAND    Y5, Y3, Y5
-	VPADDD   Y5, Y6, Y5
-	VPADDD   Y2, Y5, Y5
-	VPSRLD   $0x10, Y4, Y6
-	VPAND    Y6, Y3, Y6
-	VPADDD   Y6, Y4, Y4
-	VPADDD   Y2, Y4, Y4
-	VPSRLD   $0x10, Y5, Y5
-	VPBLENDW $0xaa, Y4, Y5, Y4
-	VMOVDQU  Y4, 32(AX)(SI*1)
-
-done4:
-	VMOVDQU  64(CX)(SI*1), Y4
-	VMOVDQU  64(DX)(SI*1), Y5
-	VPSLLD   $0x10, Y4, Y6
-	VPAND    Y4, Y0, Y4
-	VPSLLD   $0x10, Y5, Y7
-	VPAND    Y5, Y0, Y5
-	VADDPS   Y7, Y6, Y6
-	VADDPS   Y5, Y4, Y4
-	VCMPPS   $0x03, Y4, Y6, Y5
-	VPTEST   Y5, Y5
-	JNE      nan5
-	VPSRLD   $0x10, Y6, Y5
-	VPAND    Y5, Y3, Y5
-	VPADDD   Y5, Y6, Y5
-	VPADDD   Y2, Y5, Y5
-	VPSRLD   $0x10, Y4, Y6
-	VPAND    Y6, Y3, Y6
-	VPADDD   Y6, Y4, Y4
-	VPADDD   Y2, Y4, Y4
-	VPSRLD   $0x10, Y5, Y5
-	VPBLENDW $0xaa, Y4, Y5, Y4
-	VMOVDQU  Y4, 64(AX)(SI*1)
-
-done6:
-	VMOVDQU  96(CX)(SI*1), Y4
-	VMOVDQU  96(DX)(SI*1), Y5
-	VPSLLD   $0x10, Y4, Y6
-	VPAND    Y4, Y0, Y4
-	VPSLLD   $0x10, Y5, Y7
-	VPAND    Y5, Y0, Y5
-	VADDPS   Y7, Y6, Y6
-	VADDPS   Y5, Y4, Y4
-	VCMPPS   $0x03, Y4, Y6, Y5
-	VPTEST   Y5, Y5
-	JNE      nan7
-	VPSRLD   $0x10, Y6, Y5
-	VPAND    Y5, Y3, Y5
-	VPADDD   Y5, Y6, Y5
-	VPADDD   Y2, Y5, Y5
-	VPSRLD   $0x10, Y4, Y6
-	VPAND    Y6, Y3, Y6
-	VPADDD   Y6, Y4, Y4
-	VPADDD   Y2, Y4, Y4
-	VPSRLD   $0x10, Y5, Y5
-	VPBLENDW $0xaa, Y4, Y5, Y4
-	VMOVDQU  Y4, 96(AX)(SI*1)
-
-done8:
-	ADDQ $0x00000080, SI
-	CMPQ SI, BX
-	JB   loop
+	VADDPS     Y6, Y5, Y5
+	VADDPS     Y4, Y3, Y3
+	VPSRLD     $0x10, Y5, Y4
+	VPAND      Y4, Y2, Y4
+	VPADDD     Y4, Y5, Y4
+	VPADDD     Y1, Y4, Y4
+	VPSRLD     $0x10, Y3, Y5
+	VPAND      Y5, Y2, Y5
+	VPADDD     Y5, Y3, Y3
+	VPADDD     Y1, Y3, Y3
+	VPSRLD     $0x10, Y4, Y4
+	VPBLENDW   $0xaa, Y3, Y4, Y3
+	VMOVDQU    Y3, (AX)(SI*1)
+	VMOVDQU    32(CX)(SI*1), Y3
+	VMOVDQU    32(DX)(SI*1), Y4
+	VPSLLD     $0x10, Y3, Y5
+	VPAND      Y3, Y0, Y3
+	VPSLLD     $0x10, Y4, Y6
+	VPAND      Y4, Y0, Y4
+	VADDPS     Y6, Y5, Y5
+	VADDPS     Y4, Y3, Y3
+	VPSRLD     $0x10, Y5, Y4
+	VPAND      Y4, Y2, Y4
+	VPADDD     Y4, Y5, Y4
+	VPADDD     Y1, Y4, Y4
+	VPSRLD     $0x10, Y3, Y5
+	VPAND      Y5, Y2, Y5
+	VPADDD     Y5, Y3, Y3
+	VPADDD     Y1, Y3, Y3
+	VPSRLD     $0x10, Y4, Y4
+	VPBLENDW   $0xaa, Y3, Y4, Y3
+	VMOVDQU    Y3, 32(AX)(SI*1)
+	VMOVDQU    64(CX)(SI*1), Y3
+	VMOVDQU    64(DX)(SI*1), Y4
+	VPSLLD     $0x10, Y3, Y5
+	VPAND      Y3, Y0, Y3
+	VPSLLD     $0x10, Y4, Y6
+	VPAND      Y4, Y0, Y4
+	VADDPS     Y6, Y5, Y5
+	VADDPS     Y4, Y3, Y3
+	VPSRLD     $0x10, Y5, Y4
+	VPAND      Y4, Y2, Y4
+	VPADDD     Y4, Y5, Y4
+	VPADDD     Y1, Y4, Y4
+	VPSRLD     $0x10, Y3, Y5
+	VPAND      Y5, Y2, Y5
+	VPADDD     Y5, Y3, Y3
+	VPADDD     Y1, Y3, Y3
+	VPSRLD     $0x10, Y4, Y4
+	VPBLENDW   $0xaa, Y3, Y4, Y3
+	VMOVDQU    Y3, 64(AX)(SI*1)
+	VMOVDQU    96(CX)(SI*1), Y3
+	VMOVDQU    96(DX)(SI*1), Y4
+	VPSLLD     $0x10, Y3, Y5
+	VPAND      Y3, Y0, Y3
+	VPSLLD     $0x10, Y4, Y6
+	VPAND      Y4, Y0, Y4
+	VADDPS     Y6, Y5, Y5
+	VADDPS     Y4, Y3, Y3
+	VPSRLD     $0x10, Y5, Y4
+	VPAND      Y4, Y2, Y4
+	VPADDD     Y4, Y5, Y4
+	VPADDD     Y1, Y4, Y4
+	VPSRLD     $0x10, Y3, Y5
+	VPAND      Y5, Y2, Y5
+	VPADDD     Y5, Y3, Y3
+	VPADDD     Y1, Y3, Y3
+	VPSRLD     $0x10, Y4, Y4
+	VPBLENDW   $0xaa, Y3, Y4, Y3
+	VMOVDQU    Y3, 96(AX)(SI*1)
+	ADDQ       $0x00000080, SI
+	CMPQ       SI, BX
+	JB         loop
 	VZEROUPPER
 	RET
-
-nan1:
-	VPSRLD    $0x10, Y6, Y5
-	VPAND     Y5, Y3, Y5
-	VPADDD    Y5, Y6, Y5
-	VPADDD    Y2, Y5, Y5
-	VCMPPS    $0x03, Y6, Y6, Y7
-	VPOR      Y6, Y1, Y6
-	VPBLENDVB Y7, Y6, Y5, Y5
-	VPSRLD    $0x10, Y4, Y6
-	VPAND     Y6, Y3, Y6
-	VPADDD    Y6, Y4, Y6
-	VPADDD    Y2, Y6, Y6
-	VCMPPS    $0x03, Y4, Y4, Y7
-	VPOR      Y4, Y1, Y4
-	VPBLENDVB Y7, Y4, Y6, Y4
-	VPSRLD    $0x10, Y5, Y5
-	VPBLENDW  $0xaa, Y4, Y5, Y4
-	VMOVDQU   Y4, (AX)(SI*1)
-	JMP       done2
-
-nan3:
-	VPSRLD    $0x10, Y6, Y5
-	VPAND     Y5, Y3, Y5
-	VPADDD    Y5, Y6, Y5
-	VPADDD    Y2, Y5, Y5
-	VCMPPS    $0x03, Y6, Y6, Y7
-	VPOR      Y6, Y1, Y6
-	VPBLENDVB Y7, Y6, Y5, Y5
-	VPSRLD    $0x10, Y4, Y6
-	VPAND     Y6, Y3, Y6
-	VPADDD    Y6, Y4, Y6
-	VPADDD    Y2, Y6, Y6
-	VCMPPS    $0x03, Y4, Y4, Y7
-	VPOR      Y4, Y1, Y4
-	VPBLENDVB Y7, Y4, Y6, Y4
-	VPSRLD    $0x10, Y5, Y5
-	VPBLENDW  $0xaa, Y4, Y5, Y4
-	VMOVDQU   Y4, 32(AX)(SI*1)
-	JMP       done4
-
-nan5:
-	VPSRLD    $0x10, Y6, Y5
-	VPAND     Y5, Y3, Y5
-	VPADDD    Y5, Y6, Y5
-	VPADDD    Y2, Y5, Y5
-	VCMPPS    $0x03, Y6, Y6, Y7
-	VPOR      Y6, Y1, Y6
-	VPBLENDVB Y7, Y6, Y5, Y5
-	VPSRLD    $0x10, Y4, Y6
-	VPAND     Y6, Y3, Y6
-	VPADDD    Y6, Y4, Y6
-	VPADDD    Y2, Y6, Y6
-	VCMPPS    $0x03, Y4, Y4, Y7
-	VPOR      Y4, Y1, Y4
-	VPBLENDVB Y7, Y4, Y6, Y4
-	VPSRLD    $0x10, Y5, Y5
-	VPBLENDW  $0xaa, Y4, Y5, Y4
-	VMOVDQU   Y4, 64(AX)(SI*1)
-	JMP       done6
-
-nan7:
-	VPSRLD    $0x10, Y6, Y5
-	VPAND     Y5, Y3, Y5
-	VPADDD    Y5, Y6, Y5
-	VPADDD    Y2, Y5, Y5
-	VCMPPS    $0x03, Y6, Y6, Y7
-	VPOR      Y6, Y1, Y6
-	VPBLENDVB Y7, Y6, Y5, Y5
-	VPSRLD    $0x10, Y4, Y6
-	VPAND     Y6, Y3, Y6
-	VPADDD    Y6, Y4, Y6
-	VPADDD    Y2, Y6, Y6
-	VCMPPS    $0x03, Y4, Y4, Y7
-	VPOR      Y4, Y1, Y4
-	VPBLENDVB Y7, Y4, Y6, Y4
-	VPSRLD    $0x10, Y5, Y5
-	VPBLENDW  $0xaa, Y4, Y5, Y4
-	VMOVDQU   Y4, 96(AX)(SI*1)
-	JMP       done8
 
 // func prodBFloat16AVX2(dst *byte, a *byte, b *byte, n int)
 // Requires: AVX, AVX2, MMX+
@@ -1132,11 +1032,11 @@ TEXT ·prodBFloat16AVX2(SB), NOSPLIT, $0-32
 	VMOVD        SI, X1
 	VPBROADCASTD X1, Y1
 	MOVL         $0x00007fff, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00000001, SI
 	VMOVD        SI, X2
 	VPBROADCASTD X2, Y2
-	MOVL         $0x00000001, SI
-	VMOVD        SI, X3
-	VPBROADCASTD X3, Y3
 	XORQ         SI, SI
 
 loop:
@@ -1144,187 +1044,87 @@ loop:
 	PREFETCHT0 4096(DX)(SI*1)
 	PREFETCHT0 4160(CX)(SI*1)
 	PREFETCHT0 4160(DX)(SI*1)
-	VMOVDQU    (CX)(SI*1), Y4
-	VMOVDQU    (DX)(SI*1), Y5
+	VMOVDQU    (CX)(SI*1), Y3
+	VMOVDQU    (DX)(SI*1), Y4
+	VPSLLD     $0x10, Y3, Y5
+	VPAND      Y3, Y0, Y3
 	VPSLLD     $0x10, Y4, Y6
 	VPAND      Y4, Y0, Y4
-	VPSLLD     $0x10, Y5, Y7
-	VPAND      Y5, Y0, Y5
-	VMULPS     Y7, Y6, Y6
-	VMULPS     Y5, Y4, Y4
-	VCMPPS     $0x03, Y4, Y6, Y5
-	VPTEST     Y5, Y5
-	JNE        nan1
-	VPSRLD     $0x10, Y6, Y5
-	VPAND      Y5, Y3, Y5
-	VPADDD     Y5, Y6, Y5
-	VPADDD     Y2, Y5, Y5
-	VPSRLD     $0x10, Y4, Y6
-	VPAND      Y6, Y3, Y6
-	VPADDD     Y6, Y4, Y4
-	VPADDD     Y2, Y4, Y4
-	VPSRLD     $0x10, Y5, Y5
-	VPBLENDW   $0xaa, Y4, Y5, Y4
-	VMOVDQU    Y4, (AX)(SI*1)
-
-done2:
-	VMOVDQU  32(CX)(SI*1), Y4
-	VMOVDQU  32(DX)(SI*1), Y5
-	VPSLLD   $0x10, Y4, Y6
-	VPAND    Y4, Y0, Y4
-	VPSLLD   $0x10, Y5, Y7
-	VPAND    Y5, Y0, Y5
-	VMULPS   Y7, Y6, Y6
-	VMULPS   Y5, Y4, Y4
-	VCMPPS   $0x03, Y4, Y6, Y5
-	VPTEST   Y5, Y5
-	JNE      nan3
-	VPSRLD   $0x10, Y6, Y5
-	VPAND    Y5, Y3, Y5
-	VPADDD   Y5, Y6, Y5
-	VPADDD   Y2, Y5, Y5
-	VPSRLD   $0x10, Y4, Y6
-	VPAND    Y6, Y3, Y6
-	VPADDD   Y6, Y4, Y4
-	VPADDD   Y2, Y4, Y4
-	VPSRLD   $0x10, Y5, Y5
-	VPBLENDW $0xaa, Y4, Y5, Y4
-	VMOVDQU  Y4, 32(AX)(SI*1)
-
-done4:
-	VMOVDQU  64(CX)(SI*1), Y4
-	VMOVDQU  64(DX)(SI*1), Y5
-	VPSLLD   $0x10, Y4, Y6
-	VPAND    Y4, Y0, Y4
-	VPSLLD   $0x10, Y5, Y7
-	VPAND    Y5, Y0, Y5
-	VMULPS   Y7, Y6, Y6
-	VMULPS   Y5, Y4, Y4
-	VCMPPS   $0x03, Y4, Y6, Y5
-	VPTEST   Y5, Y5
-	JNE      nan5
-	VPSRLD   $0x10, Y6, Y5
-	VPAND    Y5, Y3, Y5
-	VPADDD   Y5, Y6, Y5
-	VPADDD   Y2, Y5, Y5
-	VPSRLD   $0x10, Y4, Y6
-	VPAND    Y6, Y3, Y6
-	VPADDD   Y6, Y4, Y4
-	VPADDD   Y2, Y4, Y4
-	VPSRLD   $0x10, Y5, Y5
-	VPBLENDW $0xaa, Y4, Y5, Y4
-	VMOVDQU  Y4, 64(AX)(SI*1)
-
-done6:
-	VMOVDQU  96(CX)(SI*1), Y4
-	VMOVDQU  96(DX)(SI*1), Y5
-	VPSLLD   $0x10, Y4, Y6
-	VPAND    Y4, Y0, Y4
-	VPSLLD   $0x10, Y5, Y7
-	VPAND    Y5, Y0, Y5
-	VMULPS   Y7, Y6, Y6
-	VMULPS   Y5, Y4, Y4
-	VCMPPS   $0x03, Y4, Y6, Y5
-	VPTEST   Y5, Y5
-	JNE      nan7
-	VPSRLD   $0x10, Y6, Y5
-	VPAND    Y5, Y3, Y5
-	VPADDD   Y5, Y6, Y5
-	VPADDD   Y2, Y5, Y5
-	VPSRLD   $0x10, Y4, Y6
-	VPAND    Y6, Y3, Y6
-	VPADDD   Y6, Y4, Y4
-	VPADDD   Y2, Y4, Y4
-	VPSRLD   $0x10, Y5, Y5
-	VPBLENDW $0xaa, Y4, Y5, Y4
-	VMOVDQU  Y4, 96(AX)(SI*1)
-
-done8:
-	ADDQ $0x00000080, SI
-	CMPQ SI, BX
-	JB   loop
+	VMULPS     Y6, Y5, Y5
+	VMULPS     Y4, Y3, Y3
+	VPSRLD     $0x10, Y5, Y4
+	VPAND      Y4, Y2, Y4
+	VPADDD     Y4, Y5, Y4
+	VPADDD     Y1, Y4, Y4
+	VPSRLD     $0x10, Y3, Y5
+	VPAND      Y5, Y2, Y5
+	VPADDD     Y5, Y3, Y3
+	VPADDD     Y1, Y3, Y3
+	VPSRLD     $0x10, Y4, Y4
+	VPBLENDW   $0xaa, Y3, Y4, Y3
+	VMOVDQU    Y3, (AX)(SI*1)
+	VMOVDQU    32(CX)(SI*1), Y3
+	VMOVDQU    32(DX)(SI*1), Y4
+	VPSLLD     $0x10, Y3, Y5
+	VPAND      Y3, Y0, Y3
+	VPSLLD     $0x10, Y4, Y6
+	VPAND      Y4, Y0, Y4
+	VMULPS     Y6, Y5, Y5
+	VMULPS     Y4, Y3, Y3
+	VPSRLD     $0x10, Y5, Y4
+	VPAND      Y4, Y2, Y4
+	VPADDD     Y4, Y5, Y4
+	VPADDD     Y1, Y4, Y4
+	VPSRLD     $0x10, Y3, Y5
+	VPAND      Y5, Y2, Y5
+	VPADDD     Y5, Y3, Y3
+	VPADDD     Y1, Y3, Y3
+	VPSRLD     $0x10, Y4, Y4
+	VPBLENDW   $0xaa, Y3, Y4, Y3
+	VMOVDQU    Y3, 32(AX)(SI*1)
+	VMOVDQU    64(CX)(SI*1), Y3
+	VMOVDQU    64(DX)(SI*1), Y4
+	VPSLLD     $0x10, Y3, Y5
+	VPAND      Y3, Y0, Y3
+	VPSLLD     $0x10, Y4, Y6
+	VPAND      Y4, Y0, Y4
+	VMULPS     Y6, Y5, Y5
+	VMULPS     Y4, Y3, Y3
+	VPSRLD     $0x10, Y5, Y4
+	VPAND      Y4, Y2, Y4
+	VPADDD     Y4, Y5, Y4
+	VPADDD     Y1, Y4, Y4
+	VPSRLD     $0x10, Y3, Y5
+	VPAND      Y5, Y2, Y5
+	VPADDD     Y5, Y3, Y3
+	VPADDD     Y1, Y3, Y3
+	VPSRLD     $0x10, Y4, Y4
+	VPBLENDW   $0xaa, Y3, Y4, Y3
+	VMOVDQU    Y3, 64(AX)(SI*1)
+	VMOVDQU    96(CX)(SI*1), Y3
+	VMOVDQU    96(DX)(SI*1), Y4
+	VPSLLD     $0x10, Y3, Y5
+	VPAND      Y3, Y0, Y3
+	VPSLLD     $0x10, Y4, Y6
+	VPAND      Y4, Y0, Y4
+	VMULPS     Y6, Y5, Y5
+	VMULPS     Y4, Y3, Y3
+	VPSRLD     $0x10, Y5, Y4
+	VPAND      Y4, Y2, Y4
+	VPADDD     Y4, Y5, Y4
+	VPADDD     Y1, Y4, Y4
+	VPSRLD     $0x10, Y3, Y5
+	VPAND      Y5, Y2, Y5
+	VPADDD     Y5, Y3, Y3
+	VPADDD     Y1, Y3, Y3
+	VPSRLD     $0x10, Y4, Y4
+	VPBLENDW   $0xaa, Y3, Y4, Y3
+	VMOVDQU    Y3, 96(AX)(SI*1)
+	ADDQ       $0x00000080, SI
+	CMPQ       SI, BX
+	JB         loop
 	VZEROUPPER
 	RET
-
-nan1:
-	VPSRLD    $0x10, Y6, Y5
-	VPAND     Y5, Y3, Y5
-	VPADDD    Y5, Y6, Y5
-	VPADDD    Y2, Y5, Y5
-	VCMPPS    $0x03, Y6, Y6, Y7
-	VPOR      Y6, Y1, Y6
-	VPBLENDVB Y7, Y6, Y5, Y5
-	VPSRLD    $0x10, Y4, Y6
-	VPAND     Y6, Y3, Y6
-	VPADDD    Y6, Y4, Y6
-	VPADDD    Y2, Y6, Y6
-	VCMPPS    $0x03, Y4, Y4, Y7
-	VPOR      Y4, Y1, Y4
-	VPBLENDVB Y7, Y4, Y6, Y4
-	VPSRLD    $0x10, Y5, Y5
-	VPBLENDW  $0xaa, Y4, Y5, Y4
-	VMOVDQU   Y4, (AX)(SI*1)
-	JMP       done2
-
-nan3:
-	VPSRLD    $0x10, Y6, Y5
-	VPAND     Y5, Y3, Y5
-	VPADDD    Y5, Y6, Y5
-	VPADDD    Y2, Y5, Y5
-	VCMPPS    $0x03, Y6, Y6, Y7
-	VPOR      Y6, Y1, Y6
-	VPBLENDVB Y7, Y6, Y5, Y5
-	VPSRLD    $0x10, Y4, Y6
-	VPAND     Y6, Y3, Y6
-	VPADDD    Y6, Y4, Y6
-	VPADDD    Y2, Y6, Y6
-	VCMPPS    $0x03, Y4, Y4, Y7
-	VPOR      Y4, Y1, Y4
-	VPBLENDVB Y7, Y4, Y6, Y4
-	VPSRLD    $0x10, Y5, Y5
-	VPBLENDW  $0xaa, Y4, Y5, Y4
-	VMOVDQU   Y4, 32(AX)(SI*1)
-	JMP       done4
-
-nan5:
-	VPSRLD    $0x10, Y6, Y5
-	VPAND     Y5, Y3, Y5
-	VPADDD    Y5, Y6, Y5
-	VPADDD    Y2, Y5, Y5
-	VCMPPS    $0x03, Y6, Y6, Y7
-	VPOR      Y6, Y1, Y6
-	VPBLENDVB Y7, Y6, Y5, Y5
-	VPSRLD    $0x10, Y4, Y6
-	VPAND     Y6, Y3, Y6
-	VPADDD    Y6, Y4, Y6
-	VPADDD    Y2, Y6, Y6
-	VCMPPS    $0x03, Y4, Y4, Y7
-	VPOR      Y4, Y1, Y4
-	VPBLENDVB Y7, Y4, Y6, Y4
-	VPSRLD    $0x10, Y5, Y5
-	VPBLENDW  $0xaa, Y4, Y5, Y4
-	VMOVDQU   Y4, 64(AX)(SI*1)
-	JMP       done6
-
-nan7:
-	VPSRLD    $0x10, Y6, Y5
-	VPAND     Y5, Y3, Y5
-	VPADDD    Y5, Y6, Y5
-	VPADDD    Y2, Y5, Y5
-	VCMPPS    $0x03, Y6, Y6, Y7
-	VPOR      Y6, Y1, Y6
-	VPBLENDVB Y7, Y6, Y5, Y5
-	VPSRLD    $0x10, Y4, Y6
-	VPAND     Y6, Y3, Y6
-	VPADDD    Y6, Y4, Y6
-	VPADDD    Y2, Y6, Y6
-	VCMPPS    $0x03, Y4, Y4, Y7
-	VPOR      Y4, Y1, Y4
-	VPBLENDVB Y7, Y4, Y6, Y4
-	VPSRLD    $0x10, Y5, Y5
-	VPBLENDW  $0xaa, Y4, Y5, Y4
-	VMOVDQU   Y4, 96(AX)(SI*1)
-	JMP       done8
 
 // func minBFloat16AVX2(dst *byte, a *byte, b *byte, n int)
 // Requires: AVX, AVX2, MMX+
