@@ -268,7 +268,7 @@ func (lc *lifecycle) probeLinks(ctx context.Context, cfg collective.Config, topo
 	observe := func(d probe.Detail) {
 		lc.log.Info("gocoll: probe bandwidth", "level", levelNames[d.Level], "lone", fmt.Sprintf("%.4g", d.Lone), "spread", fmt.Sprintf("%.4g", d.Spread),
 			"contended", fmt.Sprintf("%.4g", d.Contended), "pairs", d.Pairs, "a_link", d.K, "bytes", d.Bytes, "multipath", d.Multipath,
-			"bandwidth", fmt.Sprintf("%.4g", d.Bandwidth))
+			"bandwidth", fmt.Sprintf("%.4g", d.Bandwidth), "again", fmt.Sprintf("%.4g", d.Again), "spread_pairs", d.SpreadPairs)
 	}
 	opts := probe.Options{Skip: skip, Observe: observe, Multipath: multipathLevels(topo, lc.job.Rank, lc.guard.TransportStats(), lc.job.Paths)}
 	ls, err := probe.Measure(ctx, c, topo, opts)

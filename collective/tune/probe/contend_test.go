@@ -120,8 +120,10 @@ func TestMeasureDeterministic(t *testing.T) {
 // figure; where one rank says it is not (a TCP connection is one link)
 // it keeps the lone transfers', on every rank alike. Options.Observe sees
 // the round's bytes (a bulk transfer a pair on the multipath WAN, a
-// quarter of one elsewhere), the spread pairs that ran (one on the
-// multipath WAN, two elsewhere) and the figures the level came from.
+// quarter of one elsewhere), the spread pairs that ran (on the multipath
+// WAN one, then, as the round read well above the lone pairs, two more
+// for the second look, spreadmore.go, which read what theirs did; two
+// elsewhere) and the figures the level came from.
 func TestMeasureMultipathUnlucky(t *testing.T) {
 	const uplink = 100e6
 	for _, pair := range []float64{75e6, 50e6} {
@@ -171,8 +173,8 @@ func TestMeasureMultipathUnlucky(t *testing.T) {
 			}
 			multipath := c.multipath
 			wantBytes, wantSpread := 1<<20, 2
-			if multipath {
-				wantBytes, wantSpread = 4<<20, 1
+			if multipath { // 1, and spreadMore for the second look (the round read 4/3 or 2 of them)
+				wantBytes, wantSpread = 4<<20, 3
 			}
 			if d.Multipath != multipath || d.Bytes != wantBytes || d.K != 4 || d.Pairs != 4 || d.SpreadPairs != wantSpread || d.Bandwidth != wan.Bandwidth {
 				t.Errorf("%s, pairs at %.3g: detail %+v; want multipath %v, %d spread pairs, 4 pairs of %d bytes in the round, 4 a link, bandwidth %.4g",

@@ -22,7 +22,9 @@
 // WAN level (one where it is multipath, Options.Multipath) move bulk
 // transfers alone, one pair after another (spread.go:
 // one connection's ports may hash onto only some of the WAN's links), and
-// the level's bandwidth is the fastest pair's. Then every level runs a
+// the level's bandwidth is the fastest pair's (and where the contended
+// round below reads well above them, up to spreadMore more: spreadmore.go).
+// Then every level runs a
 // contended round (contend.go): all its pairs (LevelPairs) make a few
 // small round trips and then move a bulk transfer at once, as a
 // collective's phase does; half the pairs' lower median round trip is
@@ -96,13 +98,15 @@ type Options struct {
 
 // Detail is how a level's bandwidth came about (Options.Observe): the
 // measuring pair's lone transfers (Lone), the best of the spread pairs'
-// (Spread, 0: none ran; SpreadPairs of them ran), the contended round's aggregate (Contended: K
+// (Spread, 0: none ran), the best of the second look's (Again, 0: none
+// ran; spreadmore.go), SpreadPairs of them in all, the contended round's aggregate (Contended: K
 // pairs' Bytes each through one link over the slowest pair's time, less
 // a round trip; 0: no round), whether the level counted as multipath,
 // and the Bandwidth the level got from them.
 type Detail struct {
 	Level                   int // Pairs' order: 0 host, 1 site, 2 WAN
 	Lone, Spread, Contended float64
+	Again                   float64
 	SpreadPairs             int
 	Pairs, K, Bytes         int
 	Multipath               bool
@@ -227,12 +231,16 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 	if err := collective.AllReduce(ctx, c, figures, figures, collective.Max); err != nil {
 		return topology.Links{}, fmt.Errorf("probe: sharing the figures: %w", err)
 	}
+	again, err := secondLook(ctx, c, topo, opts, figures, slots, rounds, &spreadRan)
+	if err != nil {
+		return topology.Links{}, err
+	}
 	var ls topology.Links
 	for l, dst := range []**topology.Link{&ls.Host, &ls.Site, &ls.WAN} {
 		f := figures[slots*l:]
 		if f[1] > 0 {
 			spreadBW := figures[len(figures)-3+l]
-			link := topology.Link{Latency: time.Duration(math.Round(f[0] * 1e9)), Bandwidth: max(f[1], spreadBW)}
+			link := topology.Link{Latency: time.Duration(math.Round(f[0] * 1e9)), Bandwidth: max(f[1], spreadBW, again[l])}
 			if !slices.Contains([]float64{f[2], f[3], f[4], f[5], f[7], f[8]}, 0) {
 				r := cpuRuns{
 					ping: f[2] + f[3] - 2, burst: f[7] + f[8] - 2, bulk: f[4] + f[5] - 2,
@@ -248,7 +256,7 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 			}
 			d := rounds.apply(figures[3*slots:], l, &link, 2*f[0], trip)
 			if opts.Observe != nil {
-				d.Level, d.Lone, d.Spread, d.SpreadPairs, d.Bandwidth = l, f[1], spreadBW, spreadRan[l], link.Bandwidth
+				d.Level, d.Lone, d.Spread, d.Again, d.SpreadPairs, d.Bandwidth = l, f[1], spreadBW, again[l], spreadRan[l], link.Bandwidth
 				opts.Observe(d)
 			}
 			*dst = &link
@@ -257,4 +265,23 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 	at := 3*slots + len(rounds.figures)
 	ls.ReducePerByte = reducePerByte(figures[at : at+c.Size()])
 	return ls, nil
+}
+
+// secondLook runs lookAgain over Measure's shared figures (each level's
+// slots figures first, then rs's, the spread pairs' best per level last),
+// adds the pairs it ran to *ran and returns per level their best
+// bandwidth (0: none ran), the same on every rank.
+func secondLook(ctx context.Context, c *collective.Comm, topo topology.Topology, opts Options, figures []float64, slots int, rs rounds, ran *[3]int) ([3]float64, error) {
+	var lone, spread, round [3]float64
+	at := len(figures) - 3
+	for l := range 3 {
+		f := figures[slots*l:]
+		lone[l], spread[l] = f[1], figures[at+l]
+		round[l] = aggregate(rs.k[l], rs.bytes[l], figures[3*slots+l], 2*f[0])
+	}
+	again, more, err := lookAgain(ctx, c, topo, opts, lone, spread, round, rs.multipath, *ran)
+	for l := range 3 {
+		ran[l] += more[l]
+	}
+	return again, err
 }

@@ -56,6 +56,13 @@ const spreadLevel = 2
 // other than the WAN's or where the level has no measuring pair. A pure
 // function of topo, the same on every rank.
 func SpreadPairs(topo topology.Topology, l int) [][2]int {
+	return spreadCandidates(topo, l, spreadPairs-1)
+}
+
+// spreadCandidates returns the first n pairs of LevelPairs(topo, l) other
+// than the level's measuring pair (Pairs), by communicator rank; none for
+// levels other than spreadLevel or where the level has no measuring pair.
+func spreadCandidates(topo topology.Topology, l, n int) [][2]int {
 	if l != spreadLevel {
 		return nil
 	}
@@ -66,7 +73,7 @@ func SpreadPairs(topo topology.Topology, l int) [][2]int {
 	pairs, _ := LevelPairs(topo, l)
 	var out [][2]int
 	for _, p := range pairs {
-		if len(out) == spreadPairs-1 {
+		if len(out) == n {
 			break
 		}
 		if p != first && p != [2]int{first[1], first[0]} {
@@ -128,7 +135,17 @@ func runSpread(ctx context.Context, c *collective.Comm, topo topology.Topology, 
 		ran[it.level]++
 		kept = append(kept, it)
 	}
-	items = kept
+	b, err := runTurns(ctx, c, kept, opts)
+	return b, ran, err
+}
+
+// runTurns runs this rank's part of the spread pairs' turns items, every
+// rank of c together, one turn after another (a turn's first rank starts
+// once the previous turn's first rank, done, sends it a token), and
+// returns per level the bandwidth this rank measured as a turn's first
+// rank (0 where it measured none).
+func runTurns(ctx context.Context, c *collective.Comm, items []spreadItem, opts Options) ([3]float64, error) {
+	var bw [3]float64
 	me, token := c.Rank(), make([]byte, 1)
 	for i, it := range items {
 		if me != it.pair[0] && me != it.pair[1] {
@@ -137,24 +154,24 @@ func runSpread(ctx context.Context, c *collective.Comm, topo topology.Topology, 
 		first := me == it.pair[0]
 		if first && i > 0 && items[i-1].pair[0] != me {
 			if err := collective.Recv(ctx, c, token, items[i-1].pair[0]); err != nil {
-				return bw, ran, tokenWaitErr(ctx, items[i-1], it, err)
+				return bw, tokenWaitErr(ctx, items[i-1], it, err)
 			}
 		}
 		b, err := spreadPair(ctx, c, it.pair, opts)
 		if err != nil {
-			return bw, ran, fmt.Errorf("probe: level %d, spread pair %v: %w", it.level, it.pair, err)
+			return bw, fmt.Errorf("probe: level %d, spread pair %v: %w", it.level, it.pair, err)
 		}
 		if first {
 			bw[it.level] = max(bw[it.level], b)
 			if i+1 < len(items) && items[i+1].pair[0] != me {
 				if err := collective.Send(ctx, c, token, items[i+1].pair[0]); err != nil {
 					next := items[i+1]
-					return bw, ran, fmt.Errorf("probe: level %d, spread pair %v passing the token to rank %d, the first of spread pair %v: %w", next.level, it.pair, next.pair[0], next.pair, err)
+					return bw, fmt.Errorf("probe: level %d, spread pair %v passing the token to rank %d, the first of spread pair %v: %w", next.level, it.pair, next.pair[0], next.pair, err)
 				}
 			}
 		}
 	}
-	return bw, ran, nil
+	return bw, nil
 }
 
 // tokenWaitErr is the error of turn it's first rank whose wait for the
