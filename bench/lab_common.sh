@@ -36,3 +36,14 @@ delayd_ticks() {
 	for p in $DPIDS; do t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat"))); done
 	echo $t
 }
+
+# wanfrom RAW: where rank 0's WAN figure came from (its "probe bandwidth"
+# line): the lone pair's, the best spread pair's and the contended
+# round's, and the second look's where it ran (collective/tune/probe/
+# spreadmore.go), in MB/s; empty where the run logged none.
+wanfrom() {
+  local again
+  again=$(sed -n 's/^\[rank 0\] .*msg="gocoll: probe bandwidth".* level=wan .* again=\([^ ]*\).*/\1/p' "$1" | head -1)
+  sed -n 's/^\[rank 0\] .*msg="gocoll: probe bandwidth".* level=wan lone=\([^ ]*\) spread=\([^ ]*\) contended=\([^ ]*\) .*/\1 \2 \3/p' "$1" |
+    head -1 | awk -v again="$again" '{ printf "lone %.1f, spread %.1f, round %.1f", $1 / 1e6, $2 / 1e6, $3 / 1e6; if (again > 0) printf ", again %.1f", again / 1e6 }'
+}

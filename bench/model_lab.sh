@@ -155,16 +155,6 @@ skipped() {
 }
 # wanbw TOPO: the WAN level's bandwidth (B/s) in a run's topology dump.
 wanbw() { awk '/"wan": *[{]/ { w = 1 } w && /"bandwidth"/ { gsub(/[^0-9.e+-]/, "", $2); print $2; exit }' "$1" 2>/dev/null; }
-# wanfrom RAW: where rank 0's WAN figure came from (its "probe bandwidth"
-# line): the lone pair's, the best spread pair's and the contended
-# round's, and the second look's where it ran (collective/tune/probe/
-# spreadmore.go), in MB/s; empty where the run logged none.
-wanfrom() {
-  local again
-  again=$(sed -n 's/^\[rank 0\] .*msg="gocoll: probe bandwidth".* level=wan .* again=\([^ ]*\).*/\1/p' "$1" | head -1)
-  sed -n 's/^\[rank 0\] .*msg="gocoll: probe bandwidth".* level=wan lone=\([^ ]*\) spread=\([^ ]*\) contended=\([^ ]*\) .*/\1 \2 \3/p' "$1" |
-    head -1 | awk -v again="$again" '{ printf "lone %.1f, spread %.1f, round %.1f", $1 / 1e6, $2 / 1e6, $3 / 1e6; if (again > 0) printf ", again %.1f", again / 1e6 }'
-}
 # cores RAW: the CPU the job used over its wall time (/usr/bin/time's line).
 cores() { awk '$1 == "#" && $2 == "cpu" { if ($5 > 0) printf "%.2f", ($3 + $4) / $5 }' "$1"; }
 
