@@ -29,7 +29,8 @@ import (
 //     store under LinksKey): "cache";
 //   - the probe as the world forms (collective/tune/probe: a few
 //     ping-pongs and bulk transfers per level, the WAN's on up to three
-//     pairs (two over MetaRoCE), then every pair of a level at once, whose aggregate counts
+//     pairs (two over MetaRoCE, and two more where the next round reads
+//     well above them), then every pair of a level at once, whose aggregate counts
 //     where every rank reaches the level over MetaRoCE, multipathLevels;
 //     the figures shared so that every rank has the same): "probe";
 //   - tune.DefaultLinks: "default".
