@@ -10,7 +10,7 @@
 #        a figure under it counts as low), OUT (a directory for each job's
 #        output; default a temporary one, removed)
 #
-# Each commit is built from `git archive`. Each round runs OLD then NEW:
+# Each commit is built from `git archive` (bench/build_revs.sh). Each round runs OLD then NEW:
 # a job of 8 ranks (2 sites x 2 hosts x 2 ranks, 4 WAN paths x 200
 # Mbit/s, 2 ms, MTU 9000) doing one 8-byte AllReduce, which probes the
 # links as it forms (GOCOLL_DEBUG=info: its "link figures" and "probe
@@ -22,14 +22,11 @@ cd "$(dirname "$0")/.."
 [[ $# -eq 2 ]] || { echo "usage: bench/probe_ab.sh OLD NEW" >&2; exit 2; }
 LAB=${LAB:-probeab} ROUNDS=${ROUNDS:-10} LOW=${LOW:-85}
 . bench/lab_common.sh
+. bench/build_revs.sh
 lab_setup probe_ab.sh
-for v in old new; do
-  rev=$1
-  [[ $v == new ]] && rev=$2
-  mkdir "$BIN/src-$v"
-  git archive "$rev" | tar -x -C "$BIN/src-$v"
-  (cd "$BIN/src-$v" && go build -o "$BIN/$v" ./cmd/gocoll)
-done
+build_revs "$BIN" "$1" "$2"
+ln -s "gocoll-${labels[0]}" "$BIN/old"
+ln -s "gocoll-${labels[1]}" "$BIN/new"
 cp "$BIN/new" "$G"
 OUT=${OUT:-$BIN/out}
 mkdir -p "$OUT"

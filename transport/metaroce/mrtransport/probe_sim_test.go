@@ -17,6 +17,21 @@ import (
 	"github.com/gocoll/gocoll/transport/metaroce/simfabric"
 )
 
+// labTopology is issue 14's lab of 8 ranks: 2 sites (ranks 0-3, 4-7) x 2
+// hosts x 2 ranks, in rank order.
+func labTopology(t testing.TB) topology.Topology {
+	t.Helper()
+	ranks := make([]topology.RankInfo, 8)
+	for r := range ranks {
+		ranks[r] = topology.RankInfo{Rank: r, Host: fmt.Sprintf("h%d", r/2), Site: fmt.Sprintf("s%d", r/4), LocalRank: r % 2}
+	}
+	tp, err := topology.New(ranks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tp
+}
+
 // probeSim runs the link probe (collective/tune/probe) in virtual time on
 // issue 14's lab, every rank a MetaRoCE endpoint: 2 sites x 2 hosts x 2
 // ranks, the sites joined by 4 shared ECMP links of 200 Mbit/s, 2 ms (the
@@ -29,14 +44,7 @@ import (
 func probeSim(t *testing.T, seed uint64, place func(rank, path int) int) (probe.Detail, *topology.Link, time.Duration) {
 	t.Helper()
 	const n, links = 8, 4
-	ranks := make([]topology.RankInfo, n)
-	for r := range n {
-		ranks[r] = topology.RankInfo{Rank: r, Host: fmt.Sprintf("h%d", r/2), Site: fmt.Sprintf("s%d", r/4), LocalRank: r % 2}
-	}
-	tp, err := topology.New(ranks)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tp := labTopology(t)
 	details := make([]probe.Detail, n)
 	got := make([]topology.Links, n)
 	var took time.Duration

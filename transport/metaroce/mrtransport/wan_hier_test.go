@@ -92,14 +92,7 @@ func TestWANSimHierarchical(t *testing.T) {
 		calls = 6
 	}
 	const n, links = 8, 4
-	ranks := make([]topology.RankInfo, n)
-	for r := range n {
-		ranks[r] = topology.RankInfo{Rank: r, Host: fmt.Sprintf("h%d", r/2), Site: fmt.Sprintf("s%d", r/4), LocalRank: r % 2}
-	}
-	tp, err := topology.New(ranks)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tp := labTopology(t)
 	algo, name, crossing := collective.AlgoHierarchical, "hierarchical", 1.0
 	switch a := os.Getenv("WAN_SIM_ALGO"); a {
 	case "", "hierarchical":
