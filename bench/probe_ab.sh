@@ -34,7 +34,10 @@ mkdir -p "$OUT"
 "$G" lab up --name "$LAB" --hosts-per-site 2 --paths 4 --rate 200 --delay 2 --mtu 9000 >/dev/null
 "$G" lab hostfile --name "$LAB" --slots 2 >"$BIN/hosts"
 # secs DURATION: a Go duration (rank 0's "took") in seconds.
-secs() { awk -v t="$1" 'BEGIN { v = t + 0; if (t ~ /ms$/) v /= 1e3; else if (t ~ /µs$/) v /= 1e6; printf "%.3f", v }'; }
+secs() {
+  awk -v t="$1" 'BEGIN { m = 0; if (t ~ /^[0-9]+m[0-9]/) { m = 60 * substr(t, 1, index(t, "m") - 1); t = substr(t, index(t, "m") + 1) }
+    v = t + 0; if (t ~ /ms$/) v /= 1e3; else if (t ~ /µs$/) v /= 1e6; printf "%.3f", m + v }'
+}
 for round in $(seq "$ROUNDS"); do
   for v in old new; do
     raw=$OUT/$round.$v.txt
