@@ -32,6 +32,12 @@ const (
 	paceGainSlowStart = 2.0
 	paceGainAvoidance = 1.25
 	// paceBurst is the longest burst pacing lets out at the windows' rate.
+	// A pacing quantum (2 datagrams a release of the clock on long
+	// connections, session 27's pace27) halved the lab sender's timer
+	// runs, a sixth of its wake-ups (most come with ACKs), cut no CPU,
+	// raised resends and failed TestIncastStaggered,
+	// TestLateAcksTakeBackResends and TestRepickShortJobFindsLinks; 3
+	// datagrams failed TestTCPShare (bench/results/cpu_lab/pace27.md).
 	paceBurst = time.Millisecond
 )
 
