@@ -927,6 +927,12 @@ TEXT ·sumBFloat16AVX2(SB), NOSPLIT, $0-32
 	VMOVD        SI, X1
 	VPBROADCASTD X1, Y1
 	MOVL         $0x00000001, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00010001, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x80018001, SI
 	VMOVD        SI, X2
 	VPBROADCASTD X2, Y2
 	XORQ         SI, SI
@@ -945,15 +951,14 @@ loop:
 	VADDPS     Y6, Y5, Y5
 	VADDPS     Y4, Y3, Y3
 	VPSRLD     $0x10, Y5, Y4
-	VPAND      Y4, Y2, Y4
-	VPADDD     Y4, Y5, Y4
-	VPADDD     Y1, Y4, Y4
-	VPSRLD     $0x10, Y3, Y5
-	VPAND      Y5, Y2, Y5
-	VPADDD     Y5, Y3, Y3
-	VPADDD     Y1, Y3, Y3
-	VPSRLD     $0x10, Y4, Y4
-	VPBLENDW   $0xaa, Y3, Y4, Y3
+	VPBLENDW   $0xaa, Y3, Y4, Y4
+	VPSLLD     $0x10, Y3, Y3
+	VPBLENDW   $0xaa, Y3, Y5, Y3
+	VPAND      Y4, Y1, Y5
+	VPOR       Y3, Y5, Y3
+	VPMAXUW    Y2, Y3, Y5
+	VPCMPEQW   Y3, Y5, Y3
+	VPSUBW     Y3, Y4, Y3
 	VMOVDQU    Y3, (AX)(SI*1)
 	VMOVDQU    32(CX)(SI*1), Y3
 	VMOVDQU    32(DX)(SI*1), Y4
@@ -964,15 +969,14 @@ loop:
 	VADDPS     Y6, Y5, Y5
 	VADDPS     Y4, Y3, Y3
 	VPSRLD     $0x10, Y5, Y4
-	VPAND      Y4, Y2, Y4
-	VPADDD     Y4, Y5, Y4
-	VPADDD     Y1, Y4, Y4
-	VPSRLD     $0x10, Y3, Y5
-	VPAND      Y5, Y2, Y5
-	VPADDD     Y5, Y3, Y3
-	VPADDD     Y1, Y3, Y3
-	VPSRLD     $0x10, Y4, Y4
-	VPBLENDW   $0xaa, Y3, Y4, Y3
+	VPBLENDW   $0xaa, Y3, Y4, Y4
+	VPSLLD     $0x10, Y3, Y3
+	VPBLENDW   $0xaa, Y3, Y5, Y3
+	VPAND      Y4, Y1, Y5
+	VPOR       Y3, Y5, Y3
+	VPMAXUW    Y2, Y3, Y5
+	VPCMPEQW   Y3, Y5, Y3
+	VPSUBW     Y3, Y4, Y3
 	VMOVDQU    Y3, 32(AX)(SI*1)
 	VMOVDQU    64(CX)(SI*1), Y3
 	VMOVDQU    64(DX)(SI*1), Y4
@@ -983,15 +987,14 @@ loop:
 	VADDPS     Y6, Y5, Y5
 	VADDPS     Y4, Y3, Y3
 	VPSRLD     $0x10, Y5, Y4
-	VPAND      Y4, Y2, Y4
-	VPADDD     Y4, Y5, Y4
-	VPADDD     Y1, Y4, Y4
-	VPSRLD     $0x10, Y3, Y5
-	VPAND      Y5, Y2, Y5
-	VPADDD     Y5, Y3, Y3
-	VPADDD     Y1, Y3, Y3
-	VPSRLD     $0x10, Y4, Y4
-	VPBLENDW   $0xaa, Y3, Y4, Y3
+	VPBLENDW   $0xaa, Y3, Y4, Y4
+	VPSLLD     $0x10, Y3, Y3
+	VPBLENDW   $0xaa, Y3, Y5, Y3
+	VPAND      Y4, Y1, Y5
+	VPOR       Y3, Y5, Y3
+	VPMAXUW    Y2, Y3, Y5
+	VPCMPEQW   Y3, Y5, Y3
+	VPSUBW     Y3, Y4, Y3
 	VMOVDQU    Y3, 64(AX)(SI*1)
 	VMOVDQU    96(CX)(SI*1), Y3
 	VMOVDQU    96(DX)(SI*1), Y4
@@ -1002,15 +1005,14 @@ loop:
 	VADDPS     Y6, Y5, Y5
 	VADDPS     Y4, Y3, Y3
 	VPSRLD     $0x10, Y5, Y4
-	VPAND      Y4, Y2, Y4
-	VPADDD     Y4, Y5, Y4
-	VPADDD     Y1, Y4, Y4
-	VPSRLD     $0x10, Y3, Y5
-	VPAND      Y5, Y2, Y5
-	VPADDD     Y5, Y3, Y3
-	VPADDD     Y1, Y3, Y3
-	VPSRLD     $0x10, Y4, Y4
-	VPBLENDW   $0xaa, Y3, Y4, Y3
+	VPBLENDW   $0xaa, Y3, Y4, Y4
+	VPSLLD     $0x10, Y3, Y3
+	VPBLENDW   $0xaa, Y3, Y5, Y3
+	VPAND      Y4, Y1, Y5
+	VPOR       Y3, Y5, Y3
+	VPMAXUW    Y2, Y3, Y5
+	VPCMPEQW   Y3, Y5, Y3
+	VPSUBW     Y3, Y4, Y3
 	VMOVDQU    Y3, 96(AX)(SI*1)
 	ADDQ       $0x00000080, SI
 	CMPQ       SI, BX
@@ -1035,6 +1037,12 @@ TEXT ·prodBFloat16AVX2(SB), NOSPLIT, $0-32
 	VMOVD        SI, X1
 	VPBROADCASTD X1, Y1
 	MOVL         $0x00000001, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x00010001, SI
+	VMOVD        SI, X1
+	VPBROADCASTD X1, Y1
+	MOVL         $0x80018001, SI
 	VMOVD        SI, X2
 	VPBROADCASTD X2, Y2
 	XORQ         SI, SI
@@ -1053,15 +1061,14 @@ loop:
 	VMULPS     Y6, Y5, Y5
 	VMULPS     Y4, Y3, Y3
 	VPSRLD     $0x10, Y5, Y4
-	VPAND      Y4, Y2, Y4
-	VPADDD     Y4, Y5, Y4
-	VPADDD     Y1, Y4, Y4
-	VPSRLD     $0x10, Y3, Y5
-	VPAND      Y5, Y2, Y5
-	VPADDD     Y5, Y3, Y3
-	VPADDD     Y1, Y3, Y3
-	VPSRLD     $0x10, Y4, Y4
-	VPBLENDW   $0xaa, Y3, Y4, Y3
+	VPBLENDW   $0xaa, Y3, Y4, Y4
+	VPSLLD     $0x10, Y3, Y3
+	VPBLENDW   $0xaa, Y3, Y5, Y3
+	VPAND      Y4, Y1, Y5
+	VPOR       Y3, Y5, Y3
+	VPMAXUW    Y2, Y3, Y5
+	VPCMPEQW   Y3, Y5, Y3
+	VPSUBW     Y3, Y4, Y3
 	VMOVDQU    Y3, (AX)(SI*1)
 	VMOVDQU    32(CX)(SI*1), Y3
 	VMOVDQU    32(DX)(SI*1), Y4
@@ -1072,15 +1079,14 @@ loop:
 	VMULPS     Y6, Y5, Y5
 	VMULPS     Y4, Y3, Y3
 	VPSRLD     $0x10, Y5, Y4
-	VPAND      Y4, Y2, Y4
-	VPADDD     Y4, Y5, Y4
-	VPADDD     Y1, Y4, Y4
-	VPSRLD     $0x10, Y3, Y5
-	VPAND      Y5, Y2, Y5
-	VPADDD     Y5, Y3, Y3
-	VPADDD     Y1, Y3, Y3
-	VPSRLD     $0x10, Y4, Y4
-	VPBLENDW   $0xaa, Y3, Y4, Y3
+	VPBLENDW   $0xaa, Y3, Y4, Y4
+	VPSLLD     $0x10, Y3, Y3
+	VPBLENDW   $0xaa, Y3, Y5, Y3
+	VPAND      Y4, Y1, Y5
+	VPOR       Y3, Y5, Y3
+	VPMAXUW    Y2, Y3, Y5
+	VPCMPEQW   Y3, Y5, Y3
+	VPSUBW     Y3, Y4, Y3
 	VMOVDQU    Y3, 32(AX)(SI*1)
 	VMOVDQU    64(CX)(SI*1), Y3
 	VMOVDQU    64(DX)(SI*1), Y4
@@ -1091,15 +1097,14 @@ loop:
 	VMULPS     Y6, Y5, Y5
 	VMULPS     Y4, Y3, Y3
 	VPSRLD     $0x10, Y5, Y4
-	VPAND      Y4, Y2, Y4
-	VPADDD     Y4, Y5, Y4
-	VPADDD     Y1, Y4, Y4
-	VPSRLD     $0x10, Y3, Y5
-	VPAND      Y5, Y2, Y5
-	VPADDD     Y5, Y3, Y3
-	VPADDD     Y1, Y3, Y3
-	VPSRLD     $0x10, Y4, Y4
-	VPBLENDW   $0xaa, Y3, Y4, Y3
+	VPBLENDW   $0xaa, Y3, Y4, Y4
+	VPSLLD     $0x10, Y3, Y3
+	VPBLENDW   $0xaa, Y3, Y5, Y3
+	VPAND      Y4, Y1, Y5
+	VPOR       Y3, Y5, Y3
+	VPMAXUW    Y2, Y3, Y5
+	VPCMPEQW   Y3, Y5, Y3
+	VPSUBW     Y3, Y4, Y3
 	VMOVDQU    Y3, 64(AX)(SI*1)
 	VMOVDQU    96(CX)(SI*1), Y3
 	VMOVDQU    96(DX)(SI*1), Y4
@@ -1110,15 +1115,14 @@ loop:
 	VMULPS     Y6, Y5, Y5
 	VMULPS     Y4, Y3, Y3
 	VPSRLD     $0x10, Y5, Y4
-	VPAND      Y4, Y2, Y4
-	VPADDD     Y4, Y5, Y4
-	VPADDD     Y1, Y4, Y4
-	VPSRLD     $0x10, Y3, Y5
-	VPAND      Y5, Y2, Y5
-	VPADDD     Y5, Y3, Y3
-	VPADDD     Y1, Y3, Y3
-	VPSRLD     $0x10, Y4, Y4
-	VPBLENDW   $0xaa, Y3, Y4, Y3
+	VPBLENDW   $0xaa, Y3, Y4, Y4
+	VPSLLD     $0x10, Y3, Y3
+	VPBLENDW   $0xaa, Y3, Y5, Y3
+	VPAND      Y4, Y1, Y5
+	VPOR       Y3, Y5, Y3
+	VPMAXUW    Y2, Y3, Y5
+	VPCMPEQW   Y3, Y5, Y3
+	VPSUBW     Y3, Y4, Y3
 	VMOVDQU    Y3, 96(AX)(SI*1)
 	ADDQ       $0x00000080, SI
 	CMPQ       SI, BX

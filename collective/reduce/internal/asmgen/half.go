@@ -56,12 +56,16 @@ func bfloat16(op floatOp) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
 		k := newBF16Kernel(g, op)
+		var one16, lim reg.VecVirtual
+		if !g.wide() && (op == opSum || op == opProd) {
+			one16, lim = g.bcast32(0x00010001), g.bcast32(0x80018001)
+		}
 		return g.l.Width, func(d, a, b operand.Mem) {
 			xe, xo, ye, yo := k.widen(a, b)
 			re, ro := g.apply32(op, k.sign, xe, ye), g.apply32(op, k.sign, xo, yo)
 			if !g.wide() && (op == opSum || op == opProd) {
 				// No NaN test: see bfloat16's comment.
-				k.combine(d, k.r.round(g, re), k.r.round(g, ro))
+				g.store(k.roundWords(re, ro, one16, lim), d)
 				return
 			}
 			// One test for a NaN in either half (one compare: unordered
@@ -150,6 +154,23 @@ func (k bf16Kernel) combine(d operand.Mem, te, to reg.VecVirtual) {
 		c.VPBLENDW(operand.U8(0xaa), to, even, out)
 	}
 	g.store(out, d)
+}
+
+// roundWords is combine(round(te), round(to)) for NaN-free or NaN-exact
+// results (a NaN with zero low 16 bits) at AVX2, in 16-bit words: the
+// words U of the results' upper halves (the truncated bfloat16s) and L of
+// their lower halves, each by one shift and one VPBLENDW, and U + 1 where
+// L | U&1 > 0x8000 unsigned (VPMAXUW with 0x8001 and VPCMPEQW: L above
+// half, or at half with U odd), which is round's v + 0x7fff + (v>>16 & 1).
+// 9 instructions a vector against 10, 2 of them shifts against 3. one16
+// and lim hold 0x0001 and 0x8001 in every word.
+func (k bf16Kernel) roundWords(te, to, one16, lim reg.VecVirtual) reg.VecVirtual {
+	g, c := k.g, k.g.c
+	u := g.to(ins4(c.VPBLENDW), operand.U8(0xaa), to, g.to(c.VPSRLD, operand.U8(16), te))
+	l := g.to(ins4(c.VPBLENDW), operand.U8(0xaa), g.to(c.VPSLLD, operand.U8(16), to), te)
+	t := g.or(l, g.and(u, one16))
+	carry := g.to(c.VPCMPEQW, t, g.to(c.VPMAXUW, lim, t)) // all ones where t >= 0x8001
+	return g.to(c.VPSUBW, carry, u)
 }
 
 // roundBF16 holds the constants of its emit; exact says the values are
