@@ -59,6 +59,17 @@ type Config struct {
 	// where the kernel refuses it (before Linux 5.7 it needs CAP_NET_RAW),
 	// Listen fails.
 	Device string
+	// Unpolled leaves the socket out of the Go runtime's poller (Linux
+	// only; elsewhere it is ignored): an arriving datagram then wakes
+	// nobody unless a [Poller] that watches the socket is being waited on
+	// ([Poller.Wait]), so that one goroutine can wait for all of a set of
+	// sockets and, between waits, read them at its own pace, many
+	// datagrams a wake-up. Every call still works: reads and writes that
+	// must wait (ReadBatch, ReadEach, Peek, a full send buffer) wait in
+	// poll(2) slices of at most unpolledSlice, a blocked system call
+	// rather than a parked goroutine, so read such a socket through a
+	// Poller and [TryReader] instead.
+	Unpolled bool
 }
 
 // MaxDeviceName is the longest Config.Device (IFNAMSIZ less its NUL).

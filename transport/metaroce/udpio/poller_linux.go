@@ -1,8 +1,13 @@
 package udpio
 
 import (
+	"errors"
 	"fmt"
+	"net"
+	"os"
 	"sync"
+	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -18,6 +23,12 @@ type Poller struct {
 	epfd   int        // -1 once closed
 	evs    []unix.EpollEvent
 	closed bool
+	// outer, made by the first Wait, is an epoll set that holds epfd
+	// alone, one-shot, and that the runtime's poller watches (an
+	// os.File); outerRaw is its RawConn. See Wait.
+	outer    *os.File
+	outerRaw syscall.RawConn
+	outerEv  [1]unix.EpollEvent // Wait's scratch (one waiter at a time)
 }
 
 // NewPoller watches socks; Ready names them by their index in socks.
@@ -98,7 +109,95 @@ func (p *Poller) Add(i int, s *Socket) error {
 	return nil
 }
 
-// Close releases the poller. It does not close the sockets.
+// Wait parks the calling goroutine in the runtime's poller until one of
+// the sockets has something to read or an error (Ready would name it),
+// timeout has passed (then it returns nil all the same), or the poller is
+// closed (an error wrapping net.ErrClosed). One goroutine may Wait at a
+// time. It is the wait of a goroutine that reads all the sockets
+// (unpolled ones: Config.Unpolled) for a whole set: between two Waits a
+// datagram wakes nobody, so the goroutine can sleep a while after a wake
+// and read what several sockets received meanwhile in one go.
+//
+// The runtime watches an outer epoll set that holds the poller's own
+// one-shot: the first readiness of any socket wakes the waiter, and
+// disarms the outer set until the next Wait re-arms it (one epoll_ctl),
+// so that the datagrams that arrive between Waits do not wake the
+// process at all (a nested set otherwise passes every arrival up).
+func (p *Poller) Wait(timeout time.Duration) error {
+	if err := p.arm(); err != nil {
+		return err
+	}
+	if err := p.outer.SetReadDeadline(time.Now().Add(timeout)); err != nil {
+		return p.closedErr(err)
+	}
+	err := p.outerRaw.Read(func(fd uintptr) bool {
+		for {
+			n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, fd,
+				uintptr(unsafe.Pointer(&p.outerEv[0])), 1, 0, 0, 0)
+			if e == unix.EINTR {
+				continue
+			}
+			return e != 0 || n > 0 // an error: Ready will tell
+		}
+	})
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return nil
+	}
+	return p.closedErr(err)
+}
+
+// arm makes the outer epoll set of Wait (the first time) or re-arms it.
+func (p *Poller) arm() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return fmt.Errorf("udpio: poller: %w", net.ErrClosed)
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLONESHOT}
+	if p.outer != nil {
+		var merr error
+		cerr := p.outerRaw.Control(func(fd uintptr) {
+			merr = unix.EpollCtl(int(fd), unix.EPOLL_CTL_MOD, p.epfd, &ev)
+		})
+		if err := firstError(cerr, merr); err != nil {
+			return fmt.Errorf("udpio: poller: re-arm: %w", err)
+		}
+		return nil
+	}
+	ofd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("udpio: poller: %w", err)
+	}
+	if err := firstError(unix.SetNonblock(ofd, true), unix.EpollCtl(ofd, unix.EPOLL_CTL_ADD, p.epfd, &ev)); err != nil {
+		_ = unix.Close(ofd)
+		return fmt.Errorf("udpio: poller: %w", err)
+	}
+	f := os.NewFile(uintptr(ofd), "udpio-poller")
+	raw, err := f.SyscallConn()
+	if err != nil {
+		_ = f.Close()
+		return fmt.Errorf("udpio: poller: %w", err)
+	}
+	p.outer, p.outerRaw = f, raw
+	return nil
+}
+
+// closedErr returns err, as wrapping net.ErrClosed if the poller is closed.
+func (p *Poller) closedErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed || errors.Is(err, os.ErrClosed) {
+		return fmt.Errorf("udpio: poller: %w", net.ErrClosed)
+	}
+	return fmt.Errorf("udpio: poller: %w", err)
+}
+
+// Close releases the poller and ends a Wait. It does not close the
+// sockets.
 func (p *Poller) Close() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -106,5 +205,8 @@ func (p *Poller) Close() error {
 		return nil
 	}
 	p.closed = true
+	if p.outer != nil {
+		_ = p.outer.Close()
+	}
 	return unix.Close(p.epfd)
 }

@@ -5,6 +5,7 @@ package udpio
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Poller needs Linux's epoll.
@@ -17,6 +18,11 @@ func NewPoller([]*Socket) (*Poller, error) {
 
 // Ready returns dst.
 func (*Poller) Ready(dst []int) ([]int, error) { return dst, nil }
+
+// Wait fails with an error wrapping errors.ErrUnsupported.
+func (*Poller) Wait(time.Duration) error {
+	return fmt.Errorf("udpio: poller: %w", errors.ErrUnsupported)
+}
 
 // Close does nothing.
 func (*Poller) Close() error { return nil }

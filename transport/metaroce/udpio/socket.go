@@ -36,6 +36,9 @@ type Socket struct {
 	// where the poller, which sees them otherwise, is not asked.
 	closing      atomic.Bool
 	readDeadline atomic.Int64
+	// unpolled is raw where Config.Unpolled took the socket out of the
+	// runtime's poller (conn is then closed); nil otherwise.
+	unpolled *fdConn
 }
 
 // MaxErrorReads is the most queued errors one [Socket.DrainErrors] reads.
@@ -74,6 +77,12 @@ func Listen(addr netip.AddrPort, cfg Config) (*Socket, error) {
 	if err := s.setup(cfg); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("udpio: listen %s: %w", addr, err)
+	}
+	if cfg.Unpolled {
+		if err := s.unpoll(); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("udpio: listen %s: %w", addr, err)
+		}
 	}
 	return s, nil
 }
@@ -218,16 +227,32 @@ func (s *Socket) SetReadDeadline(t time.Time) error {
 		ns = max(t.UnixNano(), 1)
 	}
 	s.readDeadline.Store(ns)
+	if s.unpolled != nil {
+		return s.unpolled.alive()
+	}
 	return s.conn.SetReadDeadline(t)
 }
 
 // SetWriteDeadline is SetReadDeadline for WriteBatch.
-func (s *Socket) SetWriteDeadline(t time.Time) error { return s.conn.SetWriteDeadline(t) }
+func (s *Socket) SetWriteDeadline(t time.Time) error {
+	if s.unpolled != nil {
+		var ns int64
+		if !t.IsZero() {
+			ns = max(t.UnixNano(), 1)
+		}
+		s.unpolled.writeDeadline.Store(ns)
+		return s.unpolled.alive()
+	}
+	return s.conn.SetWriteDeadline(t)
+}
 
 // Close closes the socket and wakes pending ReadBatch and WriteBatch calls;
 // a ReadEach ends after its running handle returns, even while batches
 // keep coming. Closing twice returns an error wrapping net.ErrClosed.
 func (s *Socket) Close() error {
 	s.closing.Store(true)
+	if s.unpolled != nil {
+		return s.unpolled.close(s.local)
+	}
 	return s.conn.Close()
 }
