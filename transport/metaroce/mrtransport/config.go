@@ -124,6 +124,10 @@ const (
 	DefaultSpinWait = 50 * time.Microsecond
 	// MaxSpinWait is the longest Config.SpinWait.
 	MaxSpinWait = 10 * time.Millisecond
+	// DefaultCoalesceWait is Config.CoalesceWait when it is 0.
+	DefaultCoalesceWait = time.Millisecond
+	// MaxCoalesceWait is the longest Config.CoalesceWait.
+	MaxCoalesceWait = 10 * time.Millisecond
 	// DefaultControlDSCP is Config.ControlDSCP when it is 0: CS6
 	// (network control, RFC 4594), the class DiffServ networks serve
 	// ahead of bulk data, as UEC and MRC give their control packets (ACK,
@@ -253,6 +257,24 @@ type Config struct {
 	// A wall-clock step between a stamp and its read is detected
 	// (arrival.go), and the core's one-way delay minimum is windowed.
 	ArrivalTimes bool
+	// CoalesceWait turns on the endpoint reader (coalesce.go), up to
+	// MaxCoalesceWait, negative for off; default DefaultCoalesceWait. With
+	// it the path sockets are left out of the runtime's poller
+	// (udpio.Config.Unpolled) and one goroutine reads them all: it waits
+	// for the first datagram on any of them, and after a read that heard
+	// only far peers (a connection whose lowest RTT is at least
+	// coalesceRTTFactor times CoalesceWait) it sleeps CoalesceWait before
+	// it reads again, so that one wake-up reads what several paths
+	// received meanwhile instead of one per datagram (a WAN's paced
+	// datagrams come ~90 us apart on 4 paths and found a reader asleep
+	// each time). A near peer's datagrams are read as before, at once.
+	// An idle process's sleep lasts at least a millisecond (Go's timers);
+	// the kernel's receive stamps (ArrivalTimes) keep the delay signal
+	// exact despite the late read. Only the default sockets on Linux, and
+	// only where MaxDatagram is sized from the MTU or below 16 KiB
+	// (loopback's 64 KB datagrams are read into place instead: not
+	// coalesced); a job sets it with GOCOLL_MR_COALESCE (launcher).
+	CoalesceWait time.Duration
 	// AckRoom turns Core.AckRoom on: DATA pieces leave room for an ACK,
 	// so that on a connection with DATA both ways most ACKs ride on DATA
 	// (bench/results/wan_overhead.md, "Session 22, wake22"). Default off:

@@ -82,6 +82,14 @@ func (c Config) withDefaults() (Config, error) {
 		return bad("SpinWait=%v above %v", c.SpinWait, MaxSpinWait)
 	}
 	switch {
+	case c.CoalesceWait == 0:
+		c.CoalesceWait = DefaultCoalesceWait
+	case c.CoalesceWait < 0:
+		c.CoalesceWait = 0
+	case c.CoalesceWait > MaxCoalesceWait:
+		return bad("CoalesceWait=%v above %v", c.CoalesceWait, MaxCoalesceWait)
+	}
+	switch {
 	case c.ControlDSCP == 0:
 		c.ControlDSCP = DefaultControlDSCP
 	case c.ControlDSCP < 0:
@@ -155,7 +163,8 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.OpenSocket == nil {
 		uc := udpio.Config{ReadBuffer: c.SocketBuffer, WriteBuffer: c.SocketBuffer,
-			BatchSize: min(c.Batch, udpio.MaxBatchSize), DisableTimestamps: !c.ArrivalTimes}
+			BatchSize: min(c.Batch, udpio.MaxBatchSize), DisableTimestamps: !c.ArrivalTimes,
+			Unpolled: c.coalesced()}
 		ifs := c.Interfaces
 		c.OpenSocket = func(path int, addr netip.AddrPort) (PathSocket, error) {
 			pc := uc

@@ -74,7 +74,7 @@ func (e *engine) drainBeforeTimers() {
 			}
 			runtime.Gosched() // let the readers read into place
 		} else {
-			n, ready, skipped := e.readReady(sp)
+			n, ready, skipped, _ := e.readReady(sp, sp.ms)
 			e.st.drainedBatches.Add(int64(n))
 			if !ready {
 				return

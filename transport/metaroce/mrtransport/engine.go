@@ -95,10 +95,19 @@ type engine struct {
 	txTurn []uint64 // by path: ticket of the batch whose turn it is to write on it
 
 	closed  bool
-	placers bool           // some reader can place payloads (canPlace)
-	placing atomic.Bool    // the core's Placing, as of the last unlock; only with placers
-	readers sync.WaitGroup // the readers and timerLoop
-	spin    *spinner       // nil: waiters cannot read the sockets themselves
+	placers bool // some reader can place payloads (canPlace)
+	// coalesce is Config.CoalesceWait where the endpoint reader runs
+	// (setCoalesce), else 0; farAddr (peer socket address: far), farAt
+	// and farOf (Endpoint.farPeers) tell it far peers, under mu, and
+	// heardNear is set when a read heard a near one (coalesce.go).
+	coalesce  time.Duration
+	farAddr   map[netip.AddrPort]bool
+	farAt     time.Duration
+	farOf     func(minRTT time.Duration, far map[netip.AddrPort]bool)
+	heardNear atomic.Bool
+	placing   atomic.Bool    // the core's Placing, as of the last unlock; only with placers
+	readers   sync.WaitGroup // the readers and timerLoop
+	spin      *spinner       // nil: waiters cannot read the sockets themselves
 	// spinAlso, set by Endpoint.SetSpinAlso, is called in every round of
 	// a waiter's spin, after its own read (spinPoll).
 	spinAlso atomic.Pointer[func()]
@@ -131,6 +140,7 @@ type engineCounters struct {
 	portUnreachable, errQueueOther atomic.Int64
 	peerGone, unreachableIgnored   atomic.Int64
 	heldEnds                       atomic.Int64 // EngineStats.HeldEnds
+	naps                           atomic.Int64 // EngineStats.Naps
 }
 
 // readErrorPause is how long a reader waits after a read error that is not
@@ -158,7 +168,7 @@ func newEngine(core *metaroce.Endpoint, socks []PathSocket, batch, maxDatagram i
 	e.timer = time.NewTimer(time.Hour)
 	e.timer.Stop()
 	e.timerStop = make(chan struct{})
-	e.spin = newSpinner(socks)
+	e.spin = newSpinner(socks, batch)
 	return e
 }
 
@@ -168,10 +178,16 @@ type sockRef struct{ s PathSocket }
 // sock returns path's socket now.
 func (e *engine) sock(path int) PathSocket { return e.cur[path].Load().s }
 
-// run starts one reader goroutine per path socket, and the timer's.
+// run starts one reader goroutine per path socket, or the endpoint
+// reader (coalesce.go), and the timer's.
 func (e *engine) run() {
 	e.readers.Add(1)
 	go e.timerLoop()
+	if e.coalesce > 0 {
+		e.readers.Add(1)
+		go e.coalesceLoop()
+		return
+	}
 	for i, s := range e.socks {
 		e.readers.Add(1)
 		go e.readLoop(i, s)
@@ -326,6 +342,7 @@ func (e *engine) handleBatch(path int, ms []Message) bool {
 	}
 	read := time.Now()
 	now := e.nowAt(read)
+	e.noteSources(now, ms)
 	var bytes, count int64
 	for _, m := range ms {
 		at := e.arrival(path, now, read, m.Received)

@@ -87,6 +87,7 @@ func Listen(ctx context.Context, cfg Config) (*Listener, error) {
 	}
 	eng := newEngine(core, socks, cfg.Batch, cfg.MaxDatagram, cfg.ArrivalTimes, cfg.Core.AckRoom)
 	eng.controlClass = uint8(cfg.ControlDSCP)
+	eng.setCoalesce(cfg.CoalesceWait)
 	ep := newEndpoint(cfg, eng)
 	ep.binds = binds
 	eng.run()

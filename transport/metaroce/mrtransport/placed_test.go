@@ -69,7 +69,7 @@ func TestSpinReadLeavesPeekedDatagram(t *testing.T) {
 		}
 		calls++
 		e.spin.mu.Lock()
-		b, r, sk := e.readReady(e.spin)
+		b, r, sk, _ := e.readReady(e.spin, e.spin.ms)
 		e.spin.mu.Unlock()
 		batches, skipped = b, sk
 		if r {

@@ -91,7 +91,7 @@ func (e *Endpoint) movePath(path int, s PathSocket, read bool) PathSocket {
 	old := eng.sock(path)
 	eng.cur[path].Store(&sockRef{s})
 	eng.retireLater(old)
-	if read {
+	if read && eng.coalesce == 0 { // else the endpoint reader reads it (spinAdd)
 		eng.readers.Add(1)
 		go eng.readLoop(path, s)
 	}
@@ -166,7 +166,9 @@ func (e *engine) spinAdd(path int, s PathSocket) {
 	}
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	_ = sp.poller.Add(path, u.s) // fails once closed, or for a socket it has (an undo's)
-	sp.readers[path] = udpio.NewTryReader(u.s, spinBatch)
-	sp.socks[path] = u
+	// Add fails once closed, or for a socket it has (an undo's, whose
+	// slot stays).
+	if sp.poller.Add(len(sp.slots), u.s) == nil {
+		sp.slots = append(sp.slots, spinSlot{path, udpio.NewTryReader(u.s, len(sp.rd)), u})
+	}
 }

@@ -33,13 +33,23 @@ type spinner struct {
 	// under mu.
 	bulk spinwait.Gauge
 
-	mu      sync.Mutex // one waiter reads at a time; guards the fields below
-	poller  *udpio.Poller
-	readers []*udpio.TryReader // by path
-	socks   []*udpioSocket     // by path: the sockets readers read
-	ready   []int
-	rd      []udpio.Message
-	ms      []Message
+	mu     sync.Mutex // one waiter reads at a time; guards the fields below
+	poller *udpio.Poller
+	// slots are the sockets poller watches, by its index: a path's
+	// first socket at the path's index, each later one (a re-pick's, in
+	// spinAdd) at a new index, so that a replaced socket, read until it
+	// retires, is read by its own reader.
+	slots []spinSlot
+	ready []int
+	rd    []udpio.Message // scratch for readers' batches (the engine's batch)
+	ms    []Message       // a waiter's batch (spinBatch)
+}
+
+// spinSlot is a socket the spinner reads, on a path.
+type spinSlot struct {
+	path int
+	r    *udpio.TryReader
+	s    *udpioSocket
 }
 
 var (
@@ -52,7 +62,7 @@ var (
 // newSpinner returns a spinner over socks, or nil where a waiter cannot
 // read them itself: some socket is not a udpio socket (simulated or
 // interposed sockets), or the system has no Poller.
-func newSpinner(socks []PathSocket) *spinner {
+func newSpinner(socks []PathSocket, batch int) *spinner {
 	us := make([]*udpio.Socket, len(socks))
 	for i, s := range socks {
 		u, ok := s.(*udpioSocket)
@@ -65,10 +75,10 @@ func newSpinner(socks []PathSocket) *spinner {
 	if err != nil {
 		return nil
 	}
-	sp := &spinner{poller: p, rd: make([]udpio.Message, spinBatch), ms: make([]Message, spinBatch)}
+	batch = max(batch, spinBatch)
+	sp := &spinner{poller: p, rd: make([]udpio.Message, batch), ms: make([]Message, spinBatch)}
 	for i, u := range us {
-		sp.readers = append(sp.readers, udpio.NewTryReader(u, spinBatch))
-		sp.socks = append(sp.socks, socks[i].(*udpioSocket))
+		sp.slots = append(sp.slots, spinSlot{i, udpio.NewTryReader(u, batch), socks[i].(*udpioSocket)})
 	}
 	for i := range sp.ms {
 		sp.ms[i].Buf = make([]byte, ReadBufferSize)
@@ -163,7 +173,7 @@ func (e *engine) spinRead() {
 		return
 	}
 	defer sp.mu.Unlock()
-	n, _, _ := e.readReady(sp)
+	n, _, _, _ := e.readReady(sp, sp.ms)
 	e.st.spinBatches.Add(int64(n))
 }
 
@@ -195,47 +205,53 @@ func (ep *Endpoint) SetSpinAlso(also func()) {
 	ep.eng.spinAlso.Store(&also)
 }
 
-// readReady reads one batch from each path socket that has something
-// waiting, without waiting, and feeds it to the core as a reader would
-// (for a waiter, spinRead, or a late timer's drain: each counts its own).
-// It reports how many datagram batches it handled, whether some socket
-// was ready (ready with no batch means only errors were found, or only
-// skipped sockets), and how many ready sockets it skipped. The caller
-// holds sp.mu. It skips a socket whose reader holds its peekLock: that
-// reader may have peeked at the datagram it is about to read into place,
-// and another read between would take it; a caller that loops must yield
-// to that reader (it needs the processor to read). (The caller's check
-// that the core is not placing is not enough: placing may begin while it
-// reads.)
-func (e *engine) readReady(sp *spinner) (batches int, anyReady bool, skipped int) {
+// readReady reads one batch (up to len(ms) datagrams, into ms) from each
+// socket that has something waiting, without waiting, and feeds it to the
+// core as a reader would (for a waiter, spinRead; a late timer's drain;
+// the endpoint reader: each counts its own). It reports how many datagram
+// batches it handled, whether some socket was ready (ready with no batch
+// means only errors were found, or only skipped sockets), how many ready
+// sockets it skipped, and whether some batch was full (more may wait).
+// The caller holds sp.mu. It skips a socket whose reader holds its
+// peekLock: that reader may have peeked at the datagram it is about to
+// read into place, and another read between would take it; a caller that
+// loops must yield to that reader (it needs the processor to read). (The
+// caller's check that the core is not placing is not enough: placing may
+// begin while it reads.)
+func (e *engine) readReady(sp *spinner, ms []Message) (batches int, anyReady bool, skipped int, full bool) {
 	ready, err := sp.poller.Ready(sp.ready[:0])
 	sp.ready = ready
 	if err != nil {
-		return 0, false, 0
+		return 0, false, 0, false
 	}
-	for _, path := range ready {
-		pl := sp.socks[path].peekLock()
+	for _, slot := range ready {
+		if slot < 0 || slot >= len(sp.slots) {
+			continue
+		}
+		sl := sp.slots[slot]
+		pl := sl.s.peekLock()
 		if !pl.TryLock() {
 			skipped++
 			continue
 		}
-		n, err := readMessages(sp.ms, sp.rd, sp.readers[path].ReadBatch)
+		n, err := readMessages(ms, sp.rd, sl.r.ReadBatch)
 		pl.Unlock()
 		if err != nil || n == 0 {
 			// An error, or a socket ready with nothing to read: a port
 			// unreachable may wait in its error queue (its pending
 			// error is reported once, to whichever call comes first).
 			if !errors.Is(err, net.ErrClosed) {
-				e.handleRefused(e.drainIfPending(e.sock(path), err != nil, nil))
+				e.handleRefused(e.drainIfPending(sl.s, err != nil, nil))
 			}
 			continue
 		}
 		batches++
-		if !e.handleBatch(path, sp.ms[:n]) {
-			return batches, false, skipped
+		full = full || n == len(ms)
+		if !e.handleBatch(sl.path, ms[:n]) {
+			return batches, false, skipped, full
 		}
 	}
-	return batches, len(ready) > 0, skipped
+	return batches, len(ready) > 0, skipped, full
 }
 
 // Completed implements transport.Completer.

@@ -65,6 +65,9 @@ type EngineStats struct {
 	// AckRoom), and AcksPolled the ACK datagrams: on a connection with
 	// DATA both ways, how many ACKs went alone for each DATA.
 	DataPolled, AcksOnData, AcksPolled int64
+	// Naps counts the endpoint reader's naps (Config.CoalesceWait): reads
+	// that heard only far peers and slept before reading again.
+	Naps int64
 }
 
 // PeerStats are the counters of the connection to one rank.
@@ -93,6 +96,7 @@ func (e *Endpoint) Stats() Stats {
 		UnreachableIgnored: st.unreachableIgnored.Load(), ErrQueueOther: st.errQueueOther.Load(),
 		HeldEnds:   st.heldEnds.Load(),
 		DataPolled: st.dataPolled.Load(), AcksOnData: st.acksOnData.Load(), AcksPolled: st.acksPolled.Load(),
+		Naps: st.naps.Load(),
 	}}
 	e.eng.lock()
 	defer e.eng.unlock()

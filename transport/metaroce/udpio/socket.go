@@ -101,6 +101,10 @@ func listenNetwork(addr netip.AddrPort) (string, netip.AddrPort, error) {
 	return "udp6", addr, nil
 }
 
+// Unpolled reports whether the runtime's poller leaves the socket alone
+// (Config.Unpolled, on Linux).
+func (s *Socket) Unpolled() bool { return s.unpolled != nil }
+
 // LocalAddr returns the address the socket is bound to.
 func (s *Socket) LocalAddr() netip.AddrPort { return s.local }
 

@@ -1,0 +1,150 @@
+package mrtransport
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/gocoll/gocoll/transport/metaroce"
+)
+
+// The endpoint reader (Config.CoalesceWait). With a reader goroutine per
+// path socket, each parked in the runtime's poller, a WAN's paced datagrams
+// (200 Mbit/s paths space them ~360 us apart, ~90 us on 4 paths) each find
+// the process asleep and wake it: ~8.5 CPU-us a datagram of epoll, Go
+// scheduler and interrupt (bench/results/cpu_lab/cpu26.md), a third of a
+// WAN datagram's cost. A reader that naps after a read does not help while
+// the sockets stay in the runtime's poller: any arrival on any of them
+// wakes the process anyway. So with CoalesceWait the sockets are unpolled
+// (udpio.Config.Unpolled) and one goroutine, coalesceLoop, reads them all
+// through the spinner's Poller: it parks (Poller.Wait) until any socket
+// has something, reads every ready socket, and, while what it reads comes
+// from far peers only, sleeps CoalesceWait before reading again: the
+// datagrams that arrive meanwhile wake nobody. A near peer's datagram (a
+// LAN's, whose round trip is shorter than coalesceRTTFactor naps) ends
+// the naps, so a LAN's ACKs are not held.
+const (
+	// coalesceRTTFactor: a peer is far, and its datagrams may wait for a
+	// nap, when its connection's lowest RTT is at least this many
+	// CoalesceWaits: a nap then holds an ACK for at most a quarter of the
+	// round trip the windows are sized from.
+	coalesceRTTFactor = 4
+	// farRefresh is how often (engine time) the far peers are worked out
+	// again from the core's RTT samples.
+	farRefresh = 20 * time.Millisecond
+	// coalescePark bounds one Wait of the endpoint reader (it waits again).
+	coalescePark = time.Second
+)
+
+// coalesced reports whether c's default sockets are opened unpolled for
+// the endpoint reader: CoalesceWait is on and datagrams are not read into
+// place (placeMinDatagram; an MTU-sized MaxDatagram counts as below it,
+// and where it is not, placement is given up: setCoalesce).
+func (c *Config) coalesced() bool {
+	return c.CoalesceWait > 0 && (c.autoDatagram || c.MaxDatagram < placeMinDatagram)
+}
+
+// setCoalesce turns the endpoint reader on, with naps of wait, if every
+// path socket is an unpolled udpio socket that the spinner's Poller can
+// wait for; otherwise each socket keeps its own reader (an unpolled
+// socket's then waits in poll(2) slices: slower, still correct). Called
+// before run.
+func (e *engine) setCoalesce(wait time.Duration) {
+	if wait <= 0 || e.spin == nil {
+		return
+	}
+	for _, s := range e.socks {
+		if u, ok := s.(*udpioSocket); !ok || !u.s.Unpolled() {
+			return
+		}
+	}
+	e.coalesce = wait
+	e.placers = false // nobody peeks: the endpoint reader reads whole batches
+	e.farAddr = make(map[netip.AddrPort]bool)
+}
+
+// coalesceLoop is the endpoint reader: it reads every ready path socket
+// (readReady, under the spinner's lock, as a spinning waiter would), then
+// reads again at once if some socket filled a batch or a near peer was
+// heard, after a nap of e.coalesce if only far peers were, and parks in
+// the Poller when nothing was ready, until the engine stops.
+func (e *engine) coalesceLoop() {
+	defer e.readers.Done()
+	sp := e.spin
+	ms := make([]Message, e.batch)
+	for i := range ms {
+		ms[i].Buf = make([]byte, ReadBufferSize)
+	}
+	for {
+		e.heardNear.Store(false)
+		sp.mu.Lock()
+		n, ready, _, full := e.readReady(sp, ms)
+		sp.mu.Unlock()
+		switch {
+		case n > 0 && !full && !e.heardNear.Load():
+			e.st.naps.Add(1)
+			time.Sleep(e.coalesce)
+		case n > 0:
+		case ready: // only errors, which readReady has read
+			time.Sleep(readErrorPause)
+		default:
+			if err := sp.poller.Wait(coalescePark); err != nil && !errors.Is(err, net.ErrClosed) {
+				e.st.readErrors.Add(1)
+				time.Sleep(readErrorPause)
+			}
+		}
+		if e.isClosed() {
+			return
+		}
+	}
+}
+
+// noteSources marks, for the endpoint reader, whether ms came from a near
+// peer (heardNear), refreshing the far peers every farRefresh. The caller
+// holds mu.
+func (e *engine) noteSources(now time.Duration, ms []Message) {
+	if e.coalesce == 0 || e.heardNear.Load() {
+		return
+	}
+	if e.farOf != nil && (e.farAt == 0 || now-e.farAt >= farRefresh) {
+		e.farAt = max(now, 1)
+		e.farOf(coalesceRTTFactor*e.coalesce, e.farAddr)
+	}
+	for _, m := range ms {
+		if !e.farAddr[unmapped(m.Addr)] {
+			e.heardNear.Store(true)
+			return
+		}
+	}
+}
+
+// farPeers sets far to say, for every path socket address of a connected
+// peer, whether the peer is far: its connection's lowest RTT over the
+// paths sampled (the fabric's where the core has it) is at least minRTT.
+// A peer with no sample yet is near. The caller holds eng.mu.
+func (e *Endpoint) farPeers(minRTT time.Duration, far map[netip.AddrPort]bool) {
+	clear(far)
+	var paths []metaroce.PathStats
+	for _, p := range e.peers {
+		if p == nil || p.conn == 0 {
+			continue
+		}
+		var ok bool
+		_, paths, ok = e.eng.core.ConnStats(p.conn, paths[:0])
+		low := time.Duration(0)
+		for _, ps := range paths {
+			rtt := ps.FabricMinRTT
+			if rtt <= 0 {
+				rtt = ps.MinRTT
+			}
+			if rtt > 0 && (low == 0 || rtt < low) {
+				low = rtt
+			}
+		}
+		isFar := ok && low >= minRTT
+		for _, a := range p.addrs {
+			far[unmapped(a)] = isFar
+		}
+	}
+}
