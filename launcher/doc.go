@@ -76,6 +76,9 @@
 //	GOCOLL_ARRIVAL_TIMES      MetaRoCE: 1 hands its core each datagram's kernel receive time stamp
 //	                          (SO_TIMESTAMPNS), so that the delay signal leaves the receiver's
 //	                          scheduling out; 0 not (default 1)
+//	GOCOLL_MR_COALESCE        MetaRoCE: after a read that heard only far peers (lowest RTT at least 4
+//	                          times it), the endpoint reader sleeps this long before it reads again,
+//	                          one wake-up for many WAN datagrams (default 1ms; up to 10ms; 0 off)
 //	GOCOLL_MR_SAMPLES         MetaRoCE, a diagnostic: a file name; every millisecond each rank records
 //	                          what holds each busy connection's posted data back (credit, window,
 //	                          pacing, the peer's rate, a late driver) and writes it at close to that

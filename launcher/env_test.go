@@ -122,6 +122,13 @@ func TestParseEnvSettings(t *testing.T) {
 	j, err = ParseEnv(envOf(append(base, "GOCOLL_SPIN_WAIT=0")...))
 	require.NoError(t, err)
 	require.Negative(t, j.SpinWait) // never
+	require.Zero(t, j.CoalesceWait) // the transport's default
+	j, err = ParseEnv(envOf(append(base, "GOCOLL_MR_COALESCE=2ms")...))
+	require.NoError(t, err)
+	require.Equal(t, 2*time.Millisecond, j.CoalesceWait)
+	j, err = ParseEnv(envOf(append(base, "GOCOLL_MR_COALESCE=0")...))
+	require.NoError(t, err)
+	require.Negative(t, j.CoalesceWait) // off
 
 	require.Zero(t, j.Algo) // auto
 	j, err = ParseEnv(envOf(append(base, "GOCOLL_ALGO=tree,allreduce:hierarchical")...))
@@ -162,6 +169,7 @@ func TestParseEnvErrors(t *testing.T) {
 		`GOCOLL_TRANSPORT="udp": want tcp`:                                     {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_TRANSPORT=udp"},
 		`GOCOLL_SPIN_WAIT="soon": want a duration`:                             {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_SPIN_WAIT=soon"},
 		`GOCOLL_SPIN_WAIT="1s": want a duration`:                               {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_SPIN_WAIT=1s"},
+		`GOCOLL_MR_COALESCE="1s": want a duration`:                             {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_MR_COALESCE=1s"},
 		`GOCOLL_SPIN_WAIT="-5us"`:                                              {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_SPIN_WAIT=-5us"},
 		`GOCOLL_DEBUG="loud"`:                                                  {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_DEBUG=loud"},
 		`GOCOLL_HEARTBEAT_TIMEOUT="soon"`:                                      {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_HEARTBEAT_TIMEOUT=soon"},

@@ -121,6 +121,10 @@ type Job struct {
 	// each datagram's kernel receive time (mrtransport.Config.ArrivalTimes);
 	// unset, mrtransport.DefaultArrivalTimes.
 	ArrivalTimes bool
+	// CoalesceWait (GOCOLL_MR_COALESCE=1ms) is MetaRoCE's endpoint
+	// reader's nap (mrtransport.Config.CoalesceWait): 0 unset (its
+	// default), negative off (GOCOLL_MR_COALESCE=0).
+	CoalesceWait time.Duration
 	// SendSamples (GOCOLL_MR_SAMPLES) turns MetaRoCE's send sampler on
 	// (mrtransport.Config.SendSamples): the file each rank writes what
 	// held its connections' data back to, a dot and the rank appended; ""

@@ -168,8 +168,8 @@ func (e envReader) behaviour(j *Job) error {
 	return nil
 }
 
-// paths applies GOCOLL_PATHS, GOCOLL_UDP_PORTS, GOCOLL_PATH_IFACES and
-// GOCOLL_ARRIVAL_TIMES.
+// paths applies GOCOLL_PATHS, GOCOLL_UDP_PORTS, GOCOLL_PATH_IFACES,
+// GOCOLL_ARRIVAL_TIMES, GOCOLL_MR_SAMPLES and GOCOLL_MR_COALESCE.
 func (e envReader) paths(j *Job) error {
 	var err error
 	if j.Paths, err = e.optInt(EnvPaths, 1, metaroce.MaxPaths, 0); err != nil {
@@ -196,7 +196,31 @@ func (e envReader) paths(j *Job) error {
 	}
 	j.ArrivalTimes, err = e.flag(EnvArrivalTimes, mrtransport.DefaultArrivalTimes)
 	j.SendSamples = strings.TrimSpace(e.get(EnvMRSamples))
-	return err
+	if err != nil {
+		return err
+	}
+	return e.coalesce(j)
+}
+
+// coalesce applies GOCOLL_MR_COALESCE: a duration up to
+// mrtransport.MaxCoalesceWait, 0 for off.
+func (e envReader) coalesce(j *Job) error {
+	v := e.get(EnvMRCoalesce)
+	if v == "" {
+		return nil
+	}
+	d, err := time.ParseDuration(v)
+	if v == "0" {
+		d, err = 0, nil
+	}
+	if err != nil || d < 0 || d > mrtransport.MaxCoalesceWait {
+		return fmt.Errorf("gocoll: %s=%q: want a duration (like 1ms) in [0, %v]", EnvMRCoalesce, v, mrtransport.MaxCoalesceWait)
+	}
+	j.CoalesceWait = d
+	if d == 0 {
+		j.CoalesceWait = -1 // off
+	}
+	return nil
 }
 
 // linkSettings applies GOCOLL_PROBE, GOCOLL_LINKS, GOCOLL_TOPO_FILE and

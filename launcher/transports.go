@@ -51,6 +51,8 @@ type transportSpec struct {
 	PathInterfaces []string
 	// ArrivalTimes is Job's (mrtransport.Config.ArrivalTimes).
 	ArrivalTimes bool
+	// CoalesceWait is Job's (mrtransport.Config.CoalesceWait; 0: its default).
+	CoalesceWait time.Duration
 	// SendSamples is Job's (mrtransport.Config.SendSamples; "" off).
 	SendSamples string
 	// Paths is Job's (mrtransport.Config.Paths; 0: its default).
@@ -123,7 +125,7 @@ func listenMetaRoCE(ctx context.Context, spec transportSpec) (transportListener,
 		SpinWait: spec.SpinWait, OpenSocket: spec.OpenSocket,
 		Core:      metaroce.Config{PeerTimeout: spec.PeerTimeout, Auth: spec.Auth.metaroce(spec.Rank)},
 		PortRange: spec.UDPPorts, Interfaces: spec.PathInterfaces, ArrivalTimes: spec.ArrivalTimes, Paths: spec.Paths,
-		SendSamples: spec.SendSamples,
+		SendSamples: spec.SendSamples, CoalesceWait: spec.CoalesceWait,
 	})
 	if err != nil {
 		return nil, err

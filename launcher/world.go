@@ -310,7 +310,7 @@ func (lc *lifecycle) listen(ctx context.Context) (rankRecord, transportListener,
 		Rank: job.Rank, Size: job.Size, JobID: hash64(job.JobID), Host: ip, HostName: host.Host,
 		Logger: lc.transportLog, SpinWait: job.SpinWait, PeerTimeout: job.PeerTimeout, UDPProbe: job.UDPProbeTimeout,
 		UDPPorts: job.UDPPorts, PathInterfaces: job.PathInterfaces, ArrivalTimes: job.ArrivalTimes, Paths: job.Paths,
-		SendSamples: job.SendSamples,
+		SendSamples: job.SendSamples, CoalesceWait: job.CoalesceWait,
 		Exchange: func(ctx context.Context, name string, value []byte) ([][]byte, error) {
 			return store.AllGather(ctx, lc.kv, job.Rank, job.Size, name, value)
 		},
