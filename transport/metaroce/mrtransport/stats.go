@@ -127,7 +127,7 @@ func (e *Endpoint) LogStats(ctx context.Context, level slog.Level) {
 	e.log.Log(ctx, level, "mrtransport: endpoint",
 		"read", en.DatagramsRead, "readBytes", en.BytesRead, "placed", en.DatagramsPlaced, "written", en.DatagramsWritten,
 		"writtenBytes", en.BytesWritten, "spinBatches", en.SpinBatches, "spinsPaid", en.SpinsPaid, "spinsWasted", en.SpinsWasted, "readErrors", en.ReadErrors, "writeErrors", en.WriteErrors,
-		"noRoute", en.NoRoute, "silenceDrains", en.SilenceDrains, "lateDrains", en.LateDrains, "drainedBatches", en.DrainedBatches,
+		"noRoute", en.NoRoute, "naps", en.Naps, "silenceDrains", en.SilenceDrains, "lateDrains", en.LateDrains, "drainedBatches", en.DrainedBatches,
 		"late", s.Core.Late, "lateRuns", s.Core.LateRuns, "portUnreachable", en.PortUnreachable, "peerGone", en.PeerGone,
 		"unreachableIgnored", en.UnreachableIgnored, "errQueueOther", en.ErrQueueOther,
 		"dropChecksum", s.Core.DropChecksum, "dropShort", s.Core.DropShort,
