@@ -66,9 +66,9 @@ func (e *engine) setCoalesce(wait time.Duration) {
 
 // coalesceLoop is the endpoint reader: it reads every ready path socket
 // (readReady, under the spinner's lock, as a spinning waiter would), then
-// reads again at once if some socket filled a batch or a near peer was
-// heard, after a nap of e.coalesce if only far peers were, and parks in
-// the Poller when nothing was ready, until the engine stops.
+// reads again at once if some socket filled a batch, after a nap of
+// e.coalesce if only far peers were heard, and otherwise parks in the
+// Poller, until the engine stops.
 func (e *engine) coalesceLoop() {
 	defer e.readers.Done()
 	sp := e.spin
@@ -82,13 +82,16 @@ func (e *engine) coalesceLoop() {
 		n, ready, _, full := e.readReady(sp, ms)
 		sp.mu.Unlock()
 		switch {
-		case n > 0 && !full && !e.heardNear.Load():
+		case full: // more may wait: read again at once
+		case n > 0 && !e.heardNear.Load():
 			e.st.naps.Add(1)
 			time.Sleep(e.coalesce)
-		case n > 0:
-		case ready: // only errors, which readReady has read
+		case n == 0 && ready: // only errors, which readReady has read
 			time.Sleep(readErrorPause)
 		default:
+			// Nothing was ready, or a near peer's datagrams were read:
+			// wait for more. (Wait re-arms first: what arrived since the
+			// read ends it at once, without a read that finds nothing.)
 			if err := sp.poller.Wait(coalescePark); err != nil && !errors.Is(err, net.ErrClosed) {
 				e.st.readErrors.Add(1)
 				time.Sleep(readErrorPause)
@@ -125,13 +128,14 @@ func (e *engine) noteSources(now time.Duration, ms []Message) {
 // A peer with no sample yet is near. The caller holds eng.mu.
 func (e *Endpoint) farPeers(minRTT time.Duration, far map[netip.AddrPort]bool) {
 	clear(far)
-	var paths []metaroce.PathStats
 	for _, p := range e.peers {
 		if p == nil || p.conn == 0 {
 			continue
 		}
 		var ok bool
-		_, paths, ok = e.eng.core.ConnStats(p.conn, paths[:0])
+		var paths []metaroce.PathStats
+		_, paths, ok = e.eng.core.ConnStats(p.conn, e.farScratch[:0])
+		e.farScratch = paths
 		low := time.Duration(0)
 		for _, ps := range paths {
 			rtt := ps.FabricMinRTT

@@ -51,6 +51,8 @@ type Endpoint struct {
 	freeQueues []*queue
 
 	onAbort transport.AbortHook // see OnRemoteAbort
+	// farScratch is farPeers' (coalesce.go) buffer of path stats.
+	farScratch []metaroce.PathStats
 }
 
 var (
