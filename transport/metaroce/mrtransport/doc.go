@@ -60,6 +60,14 @@
 // not poll. The core's time is time.Since a fixed start,
 // never allowed to go back.
 //
+// With MTU-sized datagrams (not loopback's) the default sockets are read
+// instead by one endpoint reader (Config.CoalesceWait, coalesce.go): the
+// sockets are left out of the runtime's poller and one goroutine waits for
+// any of them; after a read that heard only far peers (a WAN's: lowest
+// RTT at least four naps) it naps before reading again, so that one
+// wake-up reads several paths' paced datagrams instead of one wake-up per
+// datagram; near peers' datagrams are read at once.
+//
 // The default path socket is [OpenUDPIO]'s (recvmmsg/sendmmsg, ECN, GRO
 // trains split on read, GSO trains for small datagrams, and DATA payloads
 // too large for a train, or of a full piece (with a piggybacked ACK, if
@@ -179,7 +187,7 @@
 // # Limits
 //
 // Per endpoint: Paths sockets, each with a reader holding Batch buffers of
-// 64 KiB; one batch of Batch datagram buffers per goroutine writing at
+// 64 KiB (or one endpoint reader's Batch buffers for all); one batch of Batch datagram buffers per goroutine writing at
 // once; the core's limits per connection (MaxSends queued sends and
 // MaxRecvs posted receives, beyond which requests fail with an error
 // wrapping metaroce.ErrLimit, MsgWindow messages, UnexpectedBytes held

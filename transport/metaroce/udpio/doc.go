@@ -6,7 +6,10 @@
 // messages, made with raw system calls on the socket's file descriptor
 // through the runtime poller (so a blocked read parks its goroutine, and
 // [Socket.Close] wakes it). On other systems the same API moves one datagram
-// per system call.
+// per system call. An unpolled socket (Config.Unpolled, Linux) is left out
+// of the runtime poller, so that its arrivals wake nobody: a goroutine
+// waits for a whole set of them with [Poller.Wait] and reads them with
+// [TryReader], at its own pace.
 //
 // # Segmentation offload
 //
