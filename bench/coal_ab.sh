@@ -41,9 +41,9 @@ run() {
     sh -c "exec perf stat -x, -e $EV -o $raw.perf.\$\$ $G bench p2p --time 8s" >"$raw" 2>&1 || echo "# run failed: $?" >>"$raw"
   cat "$raw".perf.* | awk -F, '$1 ~ /^[0-9.]+$/ { printf "# perf %s %s\n", $3, $1 }' >>"$raw"
   awk -v link="$1" -v set="$2" -v load="$(cut -d' ' -f1 /proc/loadavg)" '
-    /# total:/ { for (i = 1; i <= NF; i++) if ($i == "Mbit/s") m = $(i - 1) }
+    /# total:/ { for (i = 1; i <= NF; i++) if ($i ~ /^Mbit\/s/) m = $(i - 1) }
     /msg="gocoll: path" rank=0 / { for (i = 1; i <= NF; i++) if ($i ~ /^packets=/) p += substr($i, 9) }
-    /msg="mrtransport: endpoint"/ { for (i = 1; i <= NF; i++) if ($i ~ /^naps=/) naps += substr($i, 6) }
+    /msg="mrtransport: engine"/ { for (i = 1; i <= NF; i++) if ($i ~ /^naps=/) naps += substr($i, 6) }
     $1 == "#" && $2 == "perf" { v[$3] += $4 }
     END { if (p == 0) { printf "| %s | %s | failed | | | | | | %s |\n", link, set, load; exit }
       printf "| %s | %s | %.1f | %d | %.2f | %.3f | %.3f | %.3f | %.3f | %s |\n", link, set, m, p,

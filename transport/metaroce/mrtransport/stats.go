@@ -201,5 +201,6 @@ func (e *Endpoint) logEngine() {
 		"datagramsRead", st.datagramsRead.Load(), "readBatches", st.readBatches.Load(),
 		"spinBatches", st.spinBatches.Load(), "timerRuns", st.timerRuns.Load(),
 		"bytesWritten", st.bytesWritten.Load(), "bytesRead", st.bytesRead.Load(),
-		"data", st.dataPolled.Load(), "acksOnData", st.acksOnData.Load(), "acks", st.acksPolled.Load())
+		"data", st.dataPolled.Load(), "acksOnData", st.acksOnData.Load(), "acks", st.acksPolled.Load(),
+		"naps", st.naps.Load())
 }
