@@ -169,7 +169,7 @@ func TestParseEnvErrors(t *testing.T) {
 		`GOCOLL_TRANSPORT="udp": want tcp`:                                     {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_TRANSPORT=udp"},
 		`GOCOLL_SPIN_WAIT="soon": want a duration`:                             {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_SPIN_WAIT=soon"},
 		`GOCOLL_SPIN_WAIT="1s": want a duration`:                               {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_SPIN_WAIT=1s"},
-		`GOCOLL_MR_COALESCE="1s": want a duration`:                             {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_MR_COALESCE=1s"},
+		`GOCOLL_MR_COALESCE="1s" is outside`:                                   {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_MR_COALESCE=1s"},
 		`GOCOLL_SPIN_WAIT="-5us"`:                                              {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_SPIN_WAIT=-5us"},
 		`GOCOLL_DEBUG="loud"`:                                                  {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_DEBUG=loud"},
 		`GOCOLL_HEARTBEAT_TIMEOUT="soon"`:                                      {"GOCOLL_RANK=0", "GOCOLL_WORLD_SIZE=1", "GOCOLL_HEARTBEAT_TIMEOUT=soon"},

@@ -205,22 +205,12 @@ func (e envReader) paths(j *Job) error {
 // coalesce applies GOCOLL_MR_COALESCE: a duration up to
 // mrtransport.MaxCoalesceWait, 0 for off.
 func (e envReader) coalesce(j *Job) error {
-	v := e.get(EnvMRCoalesce)
-	if v == "" {
-		return nil
-	}
-	d, err := time.ParseDuration(v)
-	if v == "0" {
-		d, err = 0, nil
-	}
-	if err != nil || d < 0 || d > mrtransport.MaxCoalesceWait {
-		return fmt.Errorf("gocoll: %s=%q: want a duration (like 1ms) in [0, %v]", EnvMRCoalesce, v, mrtransport.MaxCoalesceWait)
+	d, err := e.durationIn(EnvMRCoalesce, 0, 0, mrtransport.MaxCoalesceWait)
+	if err == nil && d == 0 && e.has(EnvMRCoalesce) {
+		d = -1 // off
 	}
 	j.CoalesceWait = d
-	if d == 0 {
-		j.CoalesceWait = -1 // off
-	}
-	return nil
+	return err
 }
 
 // linkSettings applies GOCOLL_PROBE, GOCOLL_LINKS, GOCOLL_TOPO_FILE and

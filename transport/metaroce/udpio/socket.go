@@ -226,25 +226,25 @@ func (s *Socket) ErrorsPending() bool { return s.errsPending.Load() }
 // or ReadEach fails with an error wrapping os.ErrDeadlineExceeded; the
 // zero time means none.
 func (s *Socket) SetReadDeadline(t time.Time) error {
-	var ns int64
-	if !t.IsZero() {
-		ns = max(t.UnixNano(), 1)
-	}
-	s.readDeadline.Store(ns)
+	s.readDeadline.Store(deadlineNs(t))
 	if s.unpolled != nil {
 		return s.unpolled.alive()
 	}
 	return s.conn.SetReadDeadline(t)
 }
 
+// deadlineNs is t in Unix nanoseconds, 0 for the zero time (no deadline).
+func deadlineNs(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return max(t.UnixNano(), 1)
+}
+
 // SetWriteDeadline is SetReadDeadline for WriteBatch.
 func (s *Socket) SetWriteDeadline(t time.Time) error {
 	if s.unpolled != nil {
-		var ns int64
-		if !t.IsZero() {
-			ns = max(t.UnixNano(), 1)
-		}
-		s.unpolled.writeDeadline.Store(ns)
+		s.unpolled.writeDeadline.Store(deadlineNs(t))
 		return s.unpolled.alive()
 	}
 	return s.conn.SetWriteDeadline(t)
