@@ -122,8 +122,7 @@ type Job struct {
 	// unset, mrtransport.DefaultArrivalTimes.
 	ArrivalTimes bool
 	// CoalesceWait (GOCOLL_MR_COALESCE=1ms) is MetaRoCE's endpoint
-	// reader's nap (mrtransport.Config.CoalesceWait): 0 unset (its
-	// default), negative off (GOCOLL_MR_COALESCE=0).
+	// reader's nap (mrtransport.Config.CoalesceWait); 0 (unset) off.
 	CoalesceWait time.Duration
 	// SendSamples (GOCOLL_MR_SAMPLES) turns MetaRoCE's send sampler on
 	// (mrtransport.Config.SendSamples): the file each rank writes what

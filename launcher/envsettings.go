@@ -203,13 +203,9 @@ func (e envReader) paths(j *Job) error {
 }
 
 // coalesce applies GOCOLL_MR_COALESCE: a duration up to
-// mrtransport.MaxCoalesceWait, 0 for off.
-func (e envReader) coalesce(j *Job) error {
-	d, err := e.durationIn(EnvMRCoalesce, 0, 0, mrtransport.MaxCoalesceWait)
-	if err == nil && d == 0 && e.has(EnvMRCoalesce) {
-		d = -1 // off
-	}
-	j.CoalesceWait = d
+// mrtransport.MaxCoalesceWait, 0 (the default) for off.
+func (e envReader) coalesce(j *Job) (err error) {
+	j.CoalesceWait, err = e.durationIn(EnvMRCoalesce, 0, 0, mrtransport.MaxCoalesceWait)
 	return err
 }
 

@@ -124,8 +124,6 @@ const (
 	DefaultSpinWait = 50 * time.Microsecond
 	// MaxSpinWait is the longest Config.SpinWait.
 	MaxSpinWait = 10 * time.Millisecond
-	// DefaultCoalesceWait is Config.CoalesceWait when it is 0.
-	DefaultCoalesceWait = time.Millisecond
 	// MaxCoalesceWait is the longest Config.CoalesceWait.
 	MaxCoalesceWait = 10 * time.Millisecond
 	// DefaultControlDSCP is Config.ControlDSCP when it is 0: CS6
@@ -257,8 +255,8 @@ type Config struct {
 	// A wall-clock step between a stamp and its read is detected
 	// (arrival.go), and the core's one-way delay minimum is windowed.
 	ArrivalTimes bool
-	// CoalesceWait turns on the endpoint reader (coalesce.go), up to
-	// MaxCoalesceWait, negative for off; default DefaultCoalesceWait. With
+	// CoalesceWait, if positive, turns on the endpoint reader
+	// (coalesce.go), up to MaxCoalesceWait; default 0, off. With
 	// it the path sockets are left out of the runtime's poller
 	// (udpio.Config.Unpolled) and one goroutine reads them all: it waits
 	// for the first datagram on any of them, and after a read that heard
@@ -274,6 +272,15 @@ type Config struct {
 	// only where MaxDatagram is sized from the MTU or below 16 KiB
 	// (loopback's 64 KB datagrams are read into place instead: not
 	// coalesced); a job sets it with GOCOLL_MR_COALESCE (launcher).
+	//
+	// Off by default: it is for processes that run with GOMAXPROCS 1 (a
+	// job's ranks where they outnumber the cores, as in the two-site lab).
+	// With more Ps, per-socket readers read a LAN's paths in parallel and
+	// one endpoint reader cut a LAN connection's goodput (session 27,
+	// coal27: 2.7-4.0 against 0.9-1.6 Gbit/s at GOMAXPROCS 2, 4 rounds; at
+	// GOMAXPROCS 1 within the rounds' spread), while across the WAN, as a
+	// job rank, it cut the CPU per DATA datagram by a fifth to a third
+	// (bench/results/cpu_lab/coal27.md).
 	CoalesceWait time.Duration
 	// AckRoom turns Core.AckRoom on: DATA pieces leave room for an ACK,
 	// so that on a connection with DATA both ways most ACKs ride on DATA

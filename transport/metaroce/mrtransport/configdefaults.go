@@ -82,8 +82,6 @@ func (c Config) withDefaults() (Config, error) {
 		return bad("SpinWait=%v above %v", c.SpinWait, MaxSpinWait)
 	}
 	switch {
-	case c.CoalesceWait == 0:
-		c.CoalesceWait = DefaultCoalesceWait
 	case c.CoalesceWait < 0:
 		c.CoalesceWait = 0
 	case c.CoalesceWait > MaxCoalesceWait:
