@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/gocoll/gocoll/transport/metaroce"
@@ -37,6 +38,17 @@ const (
 	coalescePark = time.Second
 )
 
+// farState is what the endpoint reader knows of the peers: addr maps a
+// peer socket's address to whether the peer is far, as of at (engine
+// time), from of (Endpoint.farPeers); heardNear is set when a read heard
+// a near peer. All but heardNear are guarded by the engine's mu.
+type farState struct {
+	addr      map[netip.AddrPort]bool
+	at        time.Duration
+	of        func(minRTT time.Duration, far map[netip.AddrPort]bool)
+	heardNear atomic.Bool
+}
+
 // coalesced reports whether c's default sockets are opened unpolled for
 // the endpoint reader: CoalesceWait is on and datagrams are not read into
 // place (placeMinDatagram; an MTU-sized MaxDatagram counts as below it,
@@ -61,7 +73,7 @@ func (e *engine) setCoalesce(wait time.Duration) {
 	}
 	e.coalesce = wait
 	e.placers = false // nobody peeks: the endpoint reader reads whole batches
-	e.farAddr = make(map[netip.AddrPort]bool)
+	e.far.addr = make(map[netip.AddrPort]bool)
 }
 
 // coalesceLoop is the endpoint reader: it reads every ready path socket
@@ -77,13 +89,13 @@ func (e *engine) coalesceLoop() {
 		ms[i].Buf = make([]byte, ReadBufferSize)
 	}
 	for {
-		e.heardNear.Store(false)
+		e.far.heardNear.Store(false)
 		sp.mu.Lock()
 		n, ready, _, full := e.readReady(sp, ms)
 		sp.mu.Unlock()
 		switch {
 		case full: // more may wait: read again at once
-		case n > 0 && !e.heardNear.Load():
+		case n > 0 && !e.far.heardNear.Load():
 			e.st.naps.Add(1)
 			time.Sleep(e.coalesce)
 		case n == 0 && ready: // only errors, which readReady has read
@@ -107,16 +119,17 @@ func (e *engine) coalesceLoop() {
 // peer (heardNear), refreshing the far peers every farRefresh. The caller
 // holds mu.
 func (e *engine) noteSources(now time.Duration, ms []Message) {
-	if e.coalesce == 0 || e.heardNear.Load() {
+	if e.coalesce == 0 || e.far.heardNear.Load() {
 		return
 	}
-	if e.farOf != nil && (e.farAt == 0 || now-e.farAt >= farRefresh) {
-		e.farAt = max(now, 1)
-		e.farOf(coalesceRTTFactor*e.coalesce, e.farAddr)
+	f := &e.far
+	if f.of != nil && (f.at == 0 || now-f.at >= farRefresh) {
+		f.at = max(now, 1)
+		f.of(coalesceRTTFactor*e.coalesce, f.addr)
 	}
 	for _, m := range ms {
-		if !e.farAddr[unmapped(m.Addr)] {
-			e.heardNear.Store(true)
+		if !f.addr[unmapped(m.Addr)] {
+			e.far.heardNear.Store(true)
 			return
 		}
 	}

@@ -22,10 +22,10 @@ func coalescedWorld(t *testing.T, size int, allFar bool) []*Endpoint {
 		require.Equal(t, time.Millisecond, e.coalesce, "endpoint reader off")
 		if allFar {
 			e.lock()
-			e.farOf = func(_ time.Duration, far map[netip.AddrPort]bool) {
+			e.far.of = func(_ time.Duration, far map[netip.AddrPort]bool) {
 				ep.farPeers(0, far) // every connected peer's addresses, far
 			}
-			e.farAt = 0
+			e.far.at = 0
 			e.mu.Unlock()
 		}
 	}

@@ -105,7 +105,7 @@ func newEndpoint(cfg Config, eng *engine) *Endpoint {
 		close(e.connected)
 	}
 	eng.route, eng.nodeAt, eng.handle, eng.afterInput = e.route, e.nodeAt, e.handle, e.retryBlocked
-	eng.farOf = e.farPeers
+	eng.far.of = e.farPeers
 	eng.stall.log = e.log
 	return e
 }

@@ -97,14 +97,9 @@ type engine struct {
 	closed  bool
 	placers bool // some reader can place payloads (canPlace)
 	// coalesce is Config.CoalesceWait where the endpoint reader runs
-	// (setCoalesce), else 0; farAddr (peer socket address: far), farAt
-	// and farOf (Endpoint.farPeers) tell it far peers, under mu, and
-	// heardNear is set when a read heard a near one (coalesce.go).
-	coalesce  time.Duration
-	farAddr   map[netip.AddrPort]bool
-	farAt     time.Duration
-	farOf     func(minRTT time.Duration, far map[netip.AddrPort]bool)
-	heardNear atomic.Bool
+	// (setCoalesce), else 0; far tells it far peers (coalesce.go).
+	coalesce time.Duration
+	far      farState
 	placing   atomic.Bool    // the core's Placing, as of the last unlock; only with placers
 	readers   sync.WaitGroup // the readers and timerLoop
 	spin      *spinner       // nil: waiters cannot read the sockets themselves
