@@ -100,9 +100,9 @@ type engine struct {
 	// (setCoalesce), else 0; far tells it far peers (coalesce.go).
 	coalesce time.Duration
 	far      farState
-	placing   atomic.Bool    // the core's Placing, as of the last unlock; only with placers
-	readers   sync.WaitGroup // the readers and timerLoop
-	spin      *spinner       // nil: waiters cannot read the sockets themselves
+	placing  atomic.Bool    // the core's Placing, as of the last unlock; only with placers
+	readers  sync.WaitGroup // the readers and timerLoop
+	spin     *spinner       // nil: waiters cannot read the sockets themselves
 	// spinAlso, set by Endpoint.SetSpinAlso, is called in every round of
 	// a waiter's spin, after its own read (spinPoll).
 	spinAlso atomic.Pointer[func()]
