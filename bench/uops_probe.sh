@@ -39,6 +39,8 @@ minps|VMINPS Y0, Y1, %D
 cmpps|VCMPPS $3, Y0, Y1, %D
 cvtph2ps|VCVTPH2PS X0, %D
 cvtps2ph|VCVTPS2PH $3, Y0, X@
+cvtps2phm|VCVTPS2PH $3, Y0, (AX)
+cvtph2psm|VCVTPH2PS (AX), %D
 extracti128|VEXTRACTI128 $1, Y0, X@
 inserti128|VINSERTI128 $1, X0, Y1, %D
 permq|VPERMQ $0xd8, Y0, %D
