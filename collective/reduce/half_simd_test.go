@@ -11,13 +11,13 @@ import (
 	"github.com/gocoll/gocoll/collective/dtype"
 )
 
-// TestLevelHalfMinMaxAllValues forces each supported level and runs the
-// 16-bit float Min and Max with every bit pattern as a, against b its
+// TestLevelHalfAllValues forces each supported level and runs the
+// 16-bit float kernels (every op) with every bit pattern as a, against b its
 // neighbour, its negation, itself and strided permutations, with NaNs as
 // they are (most vectors then take the out-of-line NaN path) and with
 // every NaN replaced by an infinity (every vector on the integer fast
 // path), against the portable kernels bit for bit.
-func TestLevelHalfMinMaxAllValues(t *testing.T) {
+func TestLevelHalfAllValues(t *testing.T) {
 	const n = 1 << 16
 	type pattern struct {
 		name string
@@ -52,7 +52,7 @@ func TestLevelHalfMinMaxAllValues(t *testing.T) {
 							binary.LittleEndian.PutUint16(a[2*i:], fix(i))
 							binary.LittleEndian.PutUint16(b[2*i:], fix(p.of(i)))
 						}
-						for _, op := range []Op{Min, Max} {
+						for _, op := range Ops() {
 							fast, _ := Lookup(dt, op)
 							slow, _ := Portable(dt, op)
 							what := fmt.Sprintf("%s %v %v b %s (NaNs %v)", l.name, dt, op, p.name, nans)
