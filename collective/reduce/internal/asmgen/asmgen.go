@@ -338,6 +338,23 @@ func (g *gen) bcast64(x uint64) reg.VecVirtual {
 	return v
 }
 
+// storeUnless emits a body's end at AVX2: if any bit of flag is set (a
+// NaN the fast path does not handle), a jump out of line to fix, which
+// stores the body's result itself; else out stored at d.
+func (g *gen) storeUnless(flag, out reg.VecVirtual, d operand.Mem, fix func()) {
+	c := g.c
+	c.VPTEST(flag, flag)
+	slow, done := g.label("nan"), g.label("done")
+	c.JNE(operand.LabelRef(slow))
+	g.store(out, d)
+	c.Label(done)
+	g.tail = append(g.tail, func() {
+		c.Label(slow)
+		fix()
+		c.JMP(operand.LabelRef(done))
+	})
+}
+
 // ins is an instruction in Go operand order: sources first, destination
 // last.
 type ins func(ops ...operand.Op)

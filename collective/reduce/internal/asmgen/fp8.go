@@ -232,13 +232,7 @@ func float8MinMaxAVX2(g *gen, flip, limit reg.VecVirtual, e4m3, isMax bool) (int
 		x, y := g.load(a), g.load(b)
 		out := key(g.to(pick, key(y), key(x)))
 		nan := g.or(isNaN(x), isNaN(y))
-		c.VPTEST(nan, nan)
-		slow, done := g.label("nan"), g.label("done")
-		c.JNE(operand.LabelRef(slow))
-		g.store(out, d)
-		c.Label(done)
-		g.tail = append(g.tail, func() {
-			c.Label(slow)
+		g.storeUnless(nan, out, d, func() {
 			v := float8NaNSign(g, x, y, flip, isMax) // sign | 0x7f
 			if !e4m3 {
 				exp, zero := g.bcast32(0x7c7c7c7c), g.vec()
@@ -251,7 +245,6 @@ func float8MinMaxAVX2(g *gen, flip, limit reg.VecVirtual, e4m3, isMax bool) (int
 				v = g.or(g.and(v, g.bcast32(0xfefefefe)), low) // sign | 0x7e | payload
 			}
 			g.store(g.to(ins4(c.VPBLENDVB), nan, v, out), d)
-			c.JMP(operand.LabelRef(done))
 		})
 	}
 }

@@ -96,17 +96,9 @@ func float8E4M3AVX2(op floatOp) emitter {
 			yo, ye := widen(y)
 			out := n.narrowE4M3AVX2(arith(xo, yo), arith(xe, ye), word1, high, top, carry)
 			any := g.to(c.VPMAXUB, g.and(y, nan), g.and(x, nan))
-			any = g.to(c.VPCMPEQB, nan, any)
-			c.VPTEST(any, any)
-			slow, done := g.label("nan"), g.label("done")
-			c.JNE(operand.LabelRef(slow))
-			g.store(out, d)
-			c.Label(done)
-			g.tail = append(g.tail, func() {
-				c.Label(slow)
+			g.storeUnless(g.to(c.VPCMPEQB, nan, any), out, d, func() {
 				r := g.to(ins4(c.VPBLENDVB), isNaN(y), y, out)
 				g.store(g.to(ins4(c.VPBLENDVB), isNaN(x), x, r), d)
-				c.JMP(operand.LabelRef(done))
 			})
 		}
 	}
