@@ -53,7 +53,10 @@ func (n *fp8Narrower) narrowE5M2AVX2(odd, even reg.VecVirtual) reg.VecVirtual {
 // signs go in last. word1, high, top and carry hold 0x0001, 0xff00,
 // 0x7e7e and 0x007f in every word (AVX2's 16 registers do not hold all the
 // kernel's constants: some are memory operands).
-func (n *fp8Narrower) narrowE4M3AVX2(odd, even reg.VecVirtual, word1, high, top, carry operand.Op) reg.VecVirtual {
+//
+// signs, if not nil, holds the results' signs in bit 7 of each byte (and
+// nothing else), for words that are magnitudes.
+func (n *fp8Narrower) narrowE4M3AVX2(odd, even, signs reg.VecVirtual, word1, high, top, carry operand.Op) reg.VecVirtual {
 	g, c := n.g, n.g.c
 	carried := func(w reg.VecVirtual) reg.VecVirtual {
 		m := g.and(word1, g.to(c.VPSRLW, operand.U8(7), w))
@@ -62,14 +65,18 @@ func (n *fp8Narrower) narrowE4M3AVX2(odd, even reg.VecVirtual, word1, high, top,
 	o := g.and(high, carried(odd))
 	e := g.to(c.VPSRLW, operand.U8(8), carried(even))
 	t := g.to(c.VPMINUB, top, g.or(o, e))
-	signs := g.or(g.and(odd, n.sign16), g.and(g.to(c.VPSRLW, operand.U8(8), even), n.sign8))
+	if signs == nil {
+		signs = g.or(g.and(odd, n.sign16), g.and(g.to(c.VPSRLW, operand.U8(8), even), n.sign8))
+	}
 	return g.or(t, signs)
 }
 
 // float8E4M3AVX2 emits the E4M3 sum or product at AVX2: the words widen as
 // float8E4M3SumWords's do (VPMADDUBSW of the signed bytes by 128, bit 14
-// cleared: the float16 of the value times 2^-8), a product is scaled back
-// up by 2^8 in float32 (exact), and narrowE4M3AVX2 rounds. An E4M3 NaN
+// cleared: the float16 of the value times 2^-8), a product's from the
+// magnitudes as float8E4M3ProdMag's (3.42 -> 3.77 GB/s at 256 KiB on AMD
+// Zen 3) and scaled back up by 2^8 in float32 (exact), and narrowE4M3AVX2
+// rounds. An E4M3 NaN
 // input widens to a number, so each body tests its inputs for NaN bytes
 // and, out of line, puts a's NaNs over b's over the result (dst may be
 // exactly a or b: the inputs stay in registers).
@@ -80,8 +87,10 @@ func float8E4M3AVX2(op floatOp) emitter {
 		n.sign16, n.sign8 = g.bcast32(0x80008000), g.bcast32(0x00800080)
 		word1, high, top, carry := g.splat32(0x00010001), g.splat32(0xff00ff00), g.splat32(0x7e7e7e7e), g.splat32(0x007f007f)
 		var scale32 operand.Op
+		var sign80 operand.Op
 		if op == opProd {
 			scale32 = g.splat32(0x43800000) // 256.0
+			sign80 = g.splat32(0x80808080)
 		}
 		arith := g.halfRZ(op, false, scale32)
 		nan := g.bcast32(0x7f7f7f7f)
@@ -92,10 +101,25 @@ func float8E4M3AVX2(op floatOp) emitter {
 		isNaN := func(x reg.VecVirtual) reg.VecVirtual { return g.to(c.VPCMPEQB, nan, g.and(x, nan)) }
 		return g.l.Width, func(d, a, b operand.Mem) {
 			x, y := g.load(a), g.load(b)
-			xo, xe := widen(x)
-			yo, ye := widen(y)
-			out := n.narrowE4M3AVX2(arith(xo, yo), arith(xe, ye), word1, high, top, carry)
-			any := g.to(c.VPMAXUB, g.and(y, nan), g.and(x, nan))
+			xm, ym := g.and(x, nan), g.and(y, nan)
+			var out reg.VecVirtual
+			if op == opProd {
+				// On magnitudes, as float8E4M3ProdMag: the words of
+				// xm and ym need no bit 14 cleared, and the sign
+				// is a's XOR b's.
+				w := func(m reg.VecVirtual) (o, e reg.VecVirtual) {
+					return g.to(c.VPMADDUBSW, m, n.sign16), g.to(c.VPMADDUBSW, m, n.sign8)
+				}
+				xo, xe := w(xm)
+				yo, ye := w(ym)
+				signs := g.and(sign80, g.xor(x, y))
+				out = n.narrowE4M3AVX2(arith(xo, yo), arith(xe, ye), signs, word1, high, top, carry)
+			} else {
+				xo, xe := widen(x)
+				yo, ye := widen(y)
+				out = n.narrowE4M3AVX2(arith(xo, yo), arith(xe, ye), nil, word1, high, top, carry)
+			}
+			any := g.to(c.VPMAXUB, ym, xm)
 			g.storeUnless(g.to(c.VPCMPEQB, nan, any), out, d, func() {
 				r := g.to(ins4(c.VPBLENDVB), isNaN(y), y, out)
 				g.store(g.to(ins4(c.VPBLENDVB), isNaN(x), x, r), d)
