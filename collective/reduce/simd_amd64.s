@@ -929,12 +929,15 @@ TEXT ·sumBFloat16AVX2(SB), NOSPLIT, $0-32
 	MOVL         $0x00000001, SI
 	VMOVD        SI, X1
 	VPBROADCASTD X1, Y1
-	MOVL         $0x00010001, SI
+	MOVL         $0x00010000, SI
 	VMOVD        SI, X1
 	VPBROADCASTD X1, Y1
-	MOVL         $0x80018001, SI
+	MOVL         $0x00010001, SI
 	VMOVD        SI, X2
 	VPBROADCASTD X2, Y2
+	MOVL         $0x80018001, SI
+	VMOVD        SI, X3
+	VPBROADCASTD X3, Y3
 	XORQ         SI, SI
 
 loop:
@@ -942,78 +945,70 @@ loop:
 	PREFETCHT0 4096(DX)(SI*1)
 	PREFETCHT0 4160(CX)(SI*1)
 	PREFETCHT0 4160(DX)(SI*1)
-	VMOVDQU    (CX)(SI*1), Y3
-	VMOVDQU    (DX)(SI*1), Y4
-	VPSLLD     $0x10, Y3, Y5
-	VPAND      Y3, Y0, Y3
-	VPSLLD     $0x10, Y4, Y6
-	VPAND      Y4, Y0, Y4
-	VADDPS     Y6, Y5, Y5
-	VADDPS     Y4, Y3, Y3
-	VPSRLD     $0x10, Y5, Y4
-	VPBLENDW   $0xaa, Y3, Y4, Y4
-	VPSLLD     $0x10, Y3, Y3
-	VPBLENDW   $0xaa, Y3, Y5, Y3
-	VPAND      Y4, Y1, Y5
-	VPOR       Y3, Y5, Y3
-	VPMAXUW    Y2, Y3, Y5
-	VPCMPEQW   Y3, Y5, Y3
-	VPSUBW     Y3, Y4, Y3
-	VMOVDQU    Y3, (AX)(SI*1)
-	VMOVDQU    32(CX)(SI*1), Y3
-	VMOVDQU    32(DX)(SI*1), Y4
-	VPSLLD     $0x10, Y3, Y5
-	VPAND      Y3, Y0, Y3
-	VPSLLD     $0x10, Y4, Y6
-	VPAND      Y4, Y0, Y4
-	VADDPS     Y6, Y5, Y5
-	VADDPS     Y4, Y3, Y3
-	VPSRLD     $0x10, Y5, Y4
-	VPBLENDW   $0xaa, Y3, Y4, Y4
-	VPSLLD     $0x10, Y3, Y3
-	VPBLENDW   $0xaa, Y3, Y5, Y3
-	VPAND      Y4, Y1, Y5
-	VPOR       Y3, Y5, Y3
-	VPMAXUW    Y2, Y3, Y5
-	VPCMPEQW   Y3, Y5, Y3
-	VPSUBW     Y3, Y4, Y3
-	VMOVDQU    Y3, 32(AX)(SI*1)
-	VMOVDQU    64(CX)(SI*1), Y3
-	VMOVDQU    64(DX)(SI*1), Y4
-	VPSLLD     $0x10, Y3, Y5
-	VPAND      Y3, Y0, Y3
-	VPSLLD     $0x10, Y4, Y6
-	VPAND      Y4, Y0, Y4
-	VADDPS     Y6, Y5, Y5
-	VADDPS     Y4, Y3, Y3
-	VPSRLD     $0x10, Y5, Y4
-	VPBLENDW   $0xaa, Y3, Y4, Y4
-	VPSLLD     $0x10, Y3, Y3
-	VPBLENDW   $0xaa, Y3, Y5, Y3
-	VPAND      Y4, Y1, Y5
-	VPOR       Y3, Y5, Y3
-	VPMAXUW    Y2, Y3, Y5
-	VPCMPEQW   Y3, Y5, Y3
-	VPSUBW     Y3, Y4, Y3
-	VMOVDQU    Y3, 64(AX)(SI*1)
-	VMOVDQU    96(CX)(SI*1), Y3
-	VMOVDQU    96(DX)(SI*1), Y4
-	VPSLLD     $0x10, Y3, Y5
-	VPAND      Y3, Y0, Y3
-	VPSLLD     $0x10, Y4, Y6
-	VPAND      Y4, Y0, Y4
-	VADDPS     Y6, Y5, Y5
-	VADDPS     Y4, Y3, Y3
-	VPSRLD     $0x10, Y5, Y4
-	VPBLENDW   $0xaa, Y3, Y4, Y4
-	VPSLLD     $0x10, Y3, Y3
-	VPBLENDW   $0xaa, Y3, Y5, Y3
-	VPAND      Y4, Y1, Y5
-	VPOR       Y3, Y5, Y3
-	VPMAXUW    Y2, Y3, Y5
-	VPCMPEQW   Y3, Y5, Y3
-	VPSUBW     Y3, Y4, Y3
-	VMOVDQU    Y3, 96(AX)(SI*1)
+	VPMULLD    (CX)(SI*1), Y1, Y4
+	VPMULLD    32(CX)(SI*1), Y1, Y5
+	VPAND      (CX)(SI*1), Y0, Y6
+	VPAND      32(CX)(SI*1), Y0, Y7
+	VPMULLD    (DX)(SI*1), Y1, Y8
+	VPMULLD    32(DX)(SI*1), Y1, Y9
+	VPAND      (DX)(SI*1), Y0, Y10
+	VPAND      32(DX)(SI*1), Y0, Y11
+	VADDPS     Y8, Y4, Y4
+	VADDPS     Y9, Y5, Y5
+	VADDPS     Y10, Y6, Y6
+	VADDPS     Y11, Y7, Y7
+	VPSRLD     $0x10, Y4, Y8
+	VPSRLD     $0x10, Y5, Y9
+	VPBLENDW   $0xaa, Y6, Y8, Y8
+	VPBLENDW   $0xaa, Y7, Y9, Y9
+	VPSLLD     $0x10, Y6, Y6
+	VPSLLD     $0x10, Y7, Y7
+	VPBLENDW   $0xaa, Y6, Y4, Y4
+	VPBLENDW   $0xaa, Y7, Y5, Y5
+	VPAND      Y8, Y2, Y6
+	VPAND      Y9, Y2, Y7
+	VPOR       Y4, Y6, Y4
+	VPOR       Y5, Y7, Y5
+	VPMAXUW    Y3, Y4, Y6
+	VPMAXUW    Y3, Y5, Y7
+	VPCMPEQW   Y4, Y6, Y4
+	VPCMPEQW   Y5, Y7, Y5
+	VPSUBW     Y4, Y8, Y4
+	VPSUBW     Y5, Y9, Y5
+	VMOVDQU    Y4, (AX)(SI*1)
+	VMOVDQU    Y5, 32(AX)(SI*1)
+	VPMULLD    64(CX)(SI*1), Y1, Y4
+	VPMULLD    96(CX)(SI*1), Y1, Y5
+	VPAND      64(CX)(SI*1), Y0, Y6
+	VPAND      96(CX)(SI*1), Y0, Y7
+	VPMULLD    64(DX)(SI*1), Y1, Y8
+	VPMULLD    96(DX)(SI*1), Y1, Y9
+	VPAND      64(DX)(SI*1), Y0, Y10
+	VPAND      96(DX)(SI*1), Y0, Y11
+	VADDPS     Y8, Y4, Y4
+	VADDPS     Y9, Y5, Y5
+	VADDPS     Y10, Y6, Y6
+	VADDPS     Y11, Y7, Y7
+	VPSRLD     $0x10, Y4, Y8
+	VPSRLD     $0x10, Y5, Y9
+	VPBLENDW   $0xaa, Y6, Y8, Y8
+	VPBLENDW   $0xaa, Y7, Y9, Y9
+	VPSLLD     $0x10, Y6, Y6
+	VPSLLD     $0x10, Y7, Y7
+	VPBLENDW   $0xaa, Y6, Y4, Y4
+	VPBLENDW   $0xaa, Y7, Y5, Y5
+	VPAND      Y8, Y2, Y6
+	VPAND      Y9, Y2, Y7
+	VPOR       Y4, Y6, Y4
+	VPOR       Y5, Y7, Y5
+	VPMAXUW    Y3, Y4, Y6
+	VPMAXUW    Y3, Y5, Y7
+	VPCMPEQW   Y4, Y6, Y4
+	VPCMPEQW   Y5, Y7, Y5
+	VPSUBW     Y4, Y8, Y4
+	VPSUBW     Y5, Y9, Y5
+	VMOVDQU    Y4, 64(AX)(SI*1)
+	VMOVDQU    Y5, 96(AX)(SI*1)
 	ADDQ       $0x00000080, SI
 	CMPQ       SI, BX
 	JB         loop
@@ -1039,12 +1034,15 @@ TEXT ·prodBFloat16AVX2(SB), NOSPLIT, $0-32
 	MOVL         $0x00000001, SI
 	VMOVD        SI, X1
 	VPBROADCASTD X1, Y1
-	MOVL         $0x00010001, SI
+	MOVL         $0x00010000, SI
 	VMOVD        SI, X1
 	VPBROADCASTD X1, Y1
-	MOVL         $0x80018001, SI
+	MOVL         $0x00010001, SI
 	VMOVD        SI, X2
 	VPBROADCASTD X2, Y2
+	MOVL         $0x80018001, SI
+	VMOVD        SI, X3
+	VPBROADCASTD X3, Y3
 	XORQ         SI, SI
 
 loop:
@@ -1052,78 +1050,70 @@ loop:
 	PREFETCHT0 4096(DX)(SI*1)
 	PREFETCHT0 4160(CX)(SI*1)
 	PREFETCHT0 4160(DX)(SI*1)
-	VMOVDQU    (CX)(SI*1), Y3
-	VMOVDQU    (DX)(SI*1), Y4
-	VPSLLD     $0x10, Y3, Y5
-	VPAND      Y3, Y0, Y3
-	VPSLLD     $0x10, Y4, Y6
-	VPAND      Y4, Y0, Y4
-	VMULPS     Y6, Y5, Y5
-	VMULPS     Y4, Y3, Y3
-	VPSRLD     $0x10, Y5, Y4
-	VPBLENDW   $0xaa, Y3, Y4, Y4
-	VPSLLD     $0x10, Y3, Y3
-	VPBLENDW   $0xaa, Y3, Y5, Y3
-	VPAND      Y4, Y1, Y5
-	VPOR       Y3, Y5, Y3
-	VPMAXUW    Y2, Y3, Y5
-	VPCMPEQW   Y3, Y5, Y3
-	VPSUBW     Y3, Y4, Y3
-	VMOVDQU    Y3, (AX)(SI*1)
-	VMOVDQU    32(CX)(SI*1), Y3
-	VMOVDQU    32(DX)(SI*1), Y4
-	VPSLLD     $0x10, Y3, Y5
-	VPAND      Y3, Y0, Y3
-	VPSLLD     $0x10, Y4, Y6
-	VPAND      Y4, Y0, Y4
-	VMULPS     Y6, Y5, Y5
-	VMULPS     Y4, Y3, Y3
-	VPSRLD     $0x10, Y5, Y4
-	VPBLENDW   $0xaa, Y3, Y4, Y4
-	VPSLLD     $0x10, Y3, Y3
-	VPBLENDW   $0xaa, Y3, Y5, Y3
-	VPAND      Y4, Y1, Y5
-	VPOR       Y3, Y5, Y3
-	VPMAXUW    Y2, Y3, Y5
-	VPCMPEQW   Y3, Y5, Y3
-	VPSUBW     Y3, Y4, Y3
-	VMOVDQU    Y3, 32(AX)(SI*1)
-	VMOVDQU    64(CX)(SI*1), Y3
-	VMOVDQU    64(DX)(SI*1), Y4
-	VPSLLD     $0x10, Y3, Y5
-	VPAND      Y3, Y0, Y3
-	VPSLLD     $0x10, Y4, Y6
-	VPAND      Y4, Y0, Y4
-	VMULPS     Y6, Y5, Y5
-	VMULPS     Y4, Y3, Y3
-	VPSRLD     $0x10, Y5, Y4
-	VPBLENDW   $0xaa, Y3, Y4, Y4
-	VPSLLD     $0x10, Y3, Y3
-	VPBLENDW   $0xaa, Y3, Y5, Y3
-	VPAND      Y4, Y1, Y5
-	VPOR       Y3, Y5, Y3
-	VPMAXUW    Y2, Y3, Y5
-	VPCMPEQW   Y3, Y5, Y3
-	VPSUBW     Y3, Y4, Y3
-	VMOVDQU    Y3, 64(AX)(SI*1)
-	VMOVDQU    96(CX)(SI*1), Y3
-	VMOVDQU    96(DX)(SI*1), Y4
-	VPSLLD     $0x10, Y3, Y5
-	VPAND      Y3, Y0, Y3
-	VPSLLD     $0x10, Y4, Y6
-	VPAND      Y4, Y0, Y4
-	VMULPS     Y6, Y5, Y5
-	VMULPS     Y4, Y3, Y3
-	VPSRLD     $0x10, Y5, Y4
-	VPBLENDW   $0xaa, Y3, Y4, Y4
-	VPSLLD     $0x10, Y3, Y3
-	VPBLENDW   $0xaa, Y3, Y5, Y3
-	VPAND      Y4, Y1, Y5
-	VPOR       Y3, Y5, Y3
-	VPMAXUW    Y2, Y3, Y5
-	VPCMPEQW   Y3, Y5, Y3
-	VPSUBW     Y3, Y4, Y3
-	VMOVDQU    Y3, 96(AX)(SI*1)
+	VPMULLD    (CX)(SI*1), Y1, Y4
+	VPMULLD    32(CX)(SI*1), Y1, Y5
+	VPAND      (CX)(SI*1), Y0, Y6
+	VPAND      32(CX)(SI*1), Y0, Y7
+	VPMULLD    (DX)(SI*1), Y1, Y8
+	VPMULLD    32(DX)(SI*1), Y1, Y9
+	VPAND      (DX)(SI*1), Y0, Y10
+	VPAND      32(DX)(SI*1), Y0, Y11
+	VMULPS     Y8, Y4, Y4
+	VMULPS     Y9, Y5, Y5
+	VMULPS     Y10, Y6, Y6
+	VMULPS     Y11, Y7, Y7
+	VPSRLD     $0x10, Y4, Y8
+	VPSRLD     $0x10, Y5, Y9
+	VPBLENDW   $0xaa, Y6, Y8, Y8
+	VPBLENDW   $0xaa, Y7, Y9, Y9
+	VPSLLD     $0x10, Y6, Y6
+	VPSLLD     $0x10, Y7, Y7
+	VPBLENDW   $0xaa, Y6, Y4, Y4
+	VPBLENDW   $0xaa, Y7, Y5, Y5
+	VPAND      Y8, Y2, Y6
+	VPAND      Y9, Y2, Y7
+	VPOR       Y4, Y6, Y4
+	VPOR       Y5, Y7, Y5
+	VPMAXUW    Y3, Y4, Y6
+	VPMAXUW    Y3, Y5, Y7
+	VPCMPEQW   Y4, Y6, Y4
+	VPCMPEQW   Y5, Y7, Y5
+	VPSUBW     Y4, Y8, Y4
+	VPSUBW     Y5, Y9, Y5
+	VMOVDQU    Y4, (AX)(SI*1)
+	VMOVDQU    Y5, 32(AX)(SI*1)
+	VPMULLD    64(CX)(SI*1), Y1, Y4
+	VPMULLD    96(CX)(SI*1), Y1, Y5
+	VPAND      64(CX)(SI*1), Y0, Y6
+	VPAND      96(CX)(SI*1), Y0, Y7
+	VPMULLD    64(DX)(SI*1), Y1, Y8
+	VPMULLD    96(DX)(SI*1), Y1, Y9
+	VPAND      64(DX)(SI*1), Y0, Y10
+	VPAND      96(DX)(SI*1), Y0, Y11
+	VMULPS     Y8, Y4, Y4
+	VMULPS     Y9, Y5, Y5
+	VMULPS     Y10, Y6, Y6
+	VMULPS     Y11, Y7, Y7
+	VPSRLD     $0x10, Y4, Y8
+	VPSRLD     $0x10, Y5, Y9
+	VPBLENDW   $0xaa, Y6, Y8, Y8
+	VPBLENDW   $0xaa, Y7, Y9, Y9
+	VPSLLD     $0x10, Y6, Y6
+	VPSLLD     $0x10, Y7, Y7
+	VPBLENDW   $0xaa, Y6, Y4, Y4
+	VPBLENDW   $0xaa, Y7, Y5, Y5
+	VPAND      Y8, Y2, Y6
+	VPAND      Y9, Y2, Y7
+	VPOR       Y4, Y6, Y4
+	VPOR       Y5, Y7, Y5
+	VPMAXUW    Y3, Y4, Y6
+	VPMAXUW    Y3, Y5, Y7
+	VPCMPEQW   Y4, Y6, Y4
+	VPCMPEQW   Y5, Y7, Y5
+	VPSUBW     Y4, Y8, Y4
+	VPSUBW     Y5, Y9, Y5
+	VMOVDQU    Y4, 64(AX)(SI*1)
+	VMOVDQU    Y5, 96(AX)(SI*1)
 	ADDQ       $0x00000080, SI
 	CMPQ       SI, BX
 	JB         loop

@@ -43,31 +43,19 @@ func (g *gen) apply32(op floatOp, sign, x, y reg.VecVirtual) reg.VecVirtual {
 // of two, whose low 16 bits are zero: rounding leaves it as it is, so only
 // NaNs need their quiet bit.
 //
-// At AVX2 a sum or product takes no NaN test: its NaN is an
-// operand's quieted (VADDPS and VMULPS return the first NaN source, as
-// the portable kernel's firstNaN does) or the default NaN, both with zero
-// low 16 bits, which the rounding keeps (0x7fff + 1 does not carry), and
-// quiet, as dtype.BFloat16FromFloat32 makes them. On AMD Zen 3 dropping
-// the test (VCMPPS, VPTEST, a branch a vector) took the sum and product
-// from 17.4 to 19.1 GB/s at 256 KiB (session 27). The AVX-512 bodies
-// keep theirs: that session's machine, without AVX-512, could not test a
-// change there.
+// At AVX2 a sum or product takes no NaN test (see bfloat16PairAVX2).
+// The AVX-512 bodies keep theirs: session 27's machine, without AVX-512,
+// could not test a change there.
 func bfloat16(op floatOp) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
 		k := newBF16Kernel(g, op)
-		var one16, lim reg.VecVirtual
 		if !g.wide() && (op == opSum || op == opProd) {
-			one16, lim = g.bcast32(0x00010001), g.bcast32(0x80018001)
+			return bfloat16PairAVX2(g, op, k)
 		}
 		return g.l.Width, func(d, a, b operand.Mem) {
 			xe, xo, ye, yo := k.widen(a, b)
 			re, ro := g.apply32(op, k.sign, xe, ye), g.apply32(op, k.sign, xo, yo)
-			if !g.wide() && (op == opSum || op == opProd) {
-				// No NaN test: see bfloat16's comment.
-				g.store(k.roundWords(re, ro, one16, lim), d)
-				return
-			}
 			// One test for a NaN in either half (one compare: unordered
 			// is true where either operand is a NaN); the NaN handling
 			// is out of line.
@@ -156,21 +144,92 @@ func (k bf16Kernel) combine(d operand.Mem, te, to reg.VecVirtual) {
 	g.store(out, d)
 }
 
-// roundWords is combine(round(te), round(to)) for NaN-free or NaN-exact
-// results (a NaN with zero low 16 bits) at AVX2, in 16-bit words: the
-// words U of the results' upper halves (the truncated bfloat16s) and L of
-// their lower halves, each by one shift and one VPBLENDW, and U + 1 where
-// L | U&1 > 0x8000 unsigned (VPMAXUW with 0x8001 and VPCMPEQW: L above
-// half, or at half with U odd), which is round's v + 0x7fff + (v>>16 & 1).
-// 9 instructions a vector against 10, 2 of them shifts against 3. one16
-// and lim hold 0x0001 and 0x8001 in every word.
-func (k bf16Kernel) roundWords(te, to, one16, lim reg.VecVirtual) reg.VecVirtual {
+// bfloat16PairAVX2 returns the AVX2 sum and product body, which takes two
+// vectors of each input (64 bytes) and emits each of its instructions for
+// both before the next: the two chains interleaved.
+//
+// No NaN test: the NaN of a sum or product is an operand's quieted
+// (VADDPS and VMULPS return the first NaN source, as the portable
+// kernel's firstNaN does) or the default NaN, both with zero low 16 bits,
+// which the rounding keeps (0x7fff + 1 does not carry), and quiet, as
+// dtype.BFloat16FromFloat32 makes them. On AMD Zen 3 dropping the test
+// (VCMPPS, VPTEST, a branch a vector) took the sum and product from 17.4
+// to 19.1 GB/s at 256 KiB (session 27).
+//
+// The inputs are read as memory operands, the even elements widened by
+// VPMULLD by 0x10000 (lane<<16), the odd ones by VPAND: in a loop from L1
+// on Zen 3 the one-vector body with loads and VPSLLD ran at 4.8 cycles a
+// vector for 15 vector instructions, which independent copies of the same
+// instructions issue in 3.9; memory operands and the interleaving bring
+// it to 4.35 (session 28, bench/results/kernels_bf16.md).
+func bfloat16PairAVX2(g *gen, op floatOp, k bf16Kernel) (int, func(d, a, b operand.Mem)) {
+	c := g.c
+	up := g.bcast32(0x00010000)
+	one16, lim := g.bcast32(0x00010001), g.bcast32(0x80018001)
+	two := func(m operand.Mem) []operand.Mem { return []operand.Mem{m, shifted(m, g.l.Width)} }
+	even := func(m operand.Mem) reg.VecVirtual { return g.to(c.VPMULLD, m, up) }
+	odd := func(m operand.Mem) reg.VecVirtual { return g.and(m, k.hi) }
+	apply := func(x, y reg.VecVirtual) reg.VecVirtual { return g.apply32(op, k.sign, x, y) }
+	return 2 * g.l.Width, func(d, a, b operand.Mem) {
+		xe, xo := eachMem(even, two(a)), eachMem(odd, two(a))
+		ye, yo := eachMem(even, two(b)), eachMem(odd, two(b))
+		out := k.roundWords(pairwise(apply, xe, ye), pairwise(apply, xo, yo), one16, lim)
+		for i, m := range two(d) {
+			g.store(out[i], m)
+		}
+	}
+}
+
+// eachMem, each and pairwise return f of each element (of each pair of
+// elements), emitted in order: one instruction for every vector of a
+// multi-vector body before the next.
+func eachMem(f func(operand.Mem) reg.VecVirtual, ms []operand.Mem) []reg.VecVirtual {
+	r := make([]reg.VecVirtual, len(ms))
+	for i, m := range ms {
+		r[i] = f(m)
+	}
+	return r
+}
+
+func each(f func(reg.VecVirtual) reg.VecVirtual, xs []reg.VecVirtual) []reg.VecVirtual {
+	r := make([]reg.VecVirtual, len(xs))
+	for i, x := range xs {
+		r[i] = f(x)
+	}
+	return r
+}
+
+func pairwise(f func(x, y reg.VecVirtual) reg.VecVirtual, x, y []reg.VecVirtual) []reg.VecVirtual {
+	r := make([]reg.VecVirtual, len(x))
+	for i := range x {
+		r[i] = f(x[i], y[i])
+	}
+	return r
+}
+
+// roundWords is combine(round(te[i]), round(to[i])) for each i, for
+// NaN-free or NaN-exact results (a NaN with zero low 16 bits) at AVX2, in
+// 16-bit words (each instruction emitted for every i before the next):
+// the words U of the results' upper halves (the truncated bfloat16s) and
+// L of their lower halves, each by one shift and one VPBLENDW, and U + 1
+// where L | U&1 > 0x8000 unsigned (VPMAXUW with 0x8001 and VPCMPEQW: L
+// above half, or at half with U odd), which is round's v + 0x7fff +
+// (v>>16 & 1). 9 instructions a vector against 10, 2 of them shifts
+// against 3. one16 and lim hold 0x0001 and 0x8001 in every word.
+func (k bf16Kernel) roundWords(te, to []reg.VecVirtual, one16, lim reg.VecVirtual) []reg.VecVirtual {
 	g, c := k.g, k.g.c
-	u := g.to(ins4(c.VPBLENDW), operand.U8(0xaa), to, g.to(c.VPSRLD, operand.U8(16), te))
-	l := g.to(ins4(c.VPBLENDW), operand.U8(0xaa), g.to(c.VPSLLD, operand.U8(16), to), te)
-	t := g.or(l, g.and(u, one16))
-	carry := g.to(c.VPCMPEQW, t, g.to(c.VPMAXUW, lim, t)) // all ones where t >= 0x8001
-	return g.to(c.VPSUBW, carry, u)
+	blend := func(odd, even reg.VecVirtual) reg.VecVirtual {
+		return g.to(ins4(c.VPBLENDW), operand.U8(0xaa), odd, even)
+	}
+	shr := func(v reg.VecVirtual) reg.VecVirtual { return g.to(c.VPSRLD, operand.U8(16), v) }
+	shl := func(v reg.VecVirtual) reg.VecVirtual { return g.to(c.VPSLLD, operand.U8(16), v) }
+	u := pairwise(blend, to, each(shr, te))
+	l := pairwise(blend, each(shl, to), te)
+	lsb := each(func(u reg.VecVirtual) reg.VecVirtual { return g.and(u, one16) }, u)
+	t := pairwise(func(l, b reg.VecVirtual) reg.VecVirtual { return g.or(l, b) }, l, lsb)
+	m := each(func(t reg.VecVirtual) reg.VecVirtual { return g.to(c.VPMAXUW, lim, t) }, t)
+	carry := pairwise(func(t, m reg.VecVirtual) reg.VecVirtual { return g.to(c.VPCMPEQW, t, m) }, t, m) // all ones where t >= 0x8001
+	return pairwise(func(carry, u reg.VecVirtual) reg.VecVirtual { return g.to(c.VPSUBW, carry, u) }, carry, u)
 }
 
 // roundBF16 holds the constants of its emit; exact says the values are
