@@ -939,6 +939,8 @@ TEXT ·sumBFloat16AVX2(SB), NOSPLIT, $0-32
 	VMOVD        SI, X3
 	VPBROADCASTD X3, Y3
 	XORQ         SI, SI
+	CMPQ         BX, $0x00100000
+	JB           near
 
 loop:
 	PREFETCHT0 4096(CX)(SI*1)
@@ -1012,6 +1014,78 @@ loop:
 	ADDQ       $0x00000080, SI
 	CMPQ       SI, BX
 	JB         loop
+	JMP        end
+
+near:
+	VPMULLD  (CX)(SI*1), Y1, Y4
+	VPMULLD  32(CX)(SI*1), Y1, Y5
+	VPAND    (CX)(SI*1), Y0, Y6
+	VPAND    32(CX)(SI*1), Y0, Y7
+	VPMULLD  (DX)(SI*1), Y1, Y8
+	VPMULLD  32(DX)(SI*1), Y1, Y9
+	VPAND    (DX)(SI*1), Y0, Y10
+	VPAND    32(DX)(SI*1), Y0, Y11
+	VADDPS   Y8, Y4, Y4
+	VADDPS   Y9, Y5, Y5
+	VADDPS   Y10, Y6, Y6
+	VADDPS   Y11, Y7, Y7
+	VPSRLD   $0x10, Y4, Y8
+	VPSRLD   $0x10, Y5, Y9
+	VPBLENDW $0xaa, Y6, Y8, Y8
+	VPBLENDW $0xaa, Y7, Y9, Y9
+	VPSLLD   $0x10, Y6, Y6
+	VPSLLD   $0x10, Y7, Y7
+	VPBLENDW $0xaa, Y6, Y4, Y4
+	VPBLENDW $0xaa, Y7, Y5, Y5
+	VPAND    Y8, Y2, Y6
+	VPAND    Y9, Y2, Y7
+	VPOR     Y4, Y6, Y4
+	VPOR     Y5, Y7, Y5
+	VPMAXUW  Y3, Y4, Y6
+	VPMAXUW  Y3, Y5, Y7
+	VPCMPEQW Y4, Y6, Y4
+	VPCMPEQW Y5, Y7, Y5
+	VPSUBW   Y4, Y8, Y4
+	VPSUBW   Y5, Y9, Y5
+	VMOVDQU  Y4, (AX)(SI*1)
+	VMOVDQU  Y5, 32(AX)(SI*1)
+	VPMULLD  64(CX)(SI*1), Y1, Y4
+	VPMULLD  96(CX)(SI*1), Y1, Y5
+	VPAND    64(CX)(SI*1), Y0, Y6
+	VPAND    96(CX)(SI*1), Y0, Y7
+	VPMULLD  64(DX)(SI*1), Y1, Y8
+	VPMULLD  96(DX)(SI*1), Y1, Y9
+	VPAND    64(DX)(SI*1), Y0, Y10
+	VPAND    96(DX)(SI*1), Y0, Y11
+	VADDPS   Y8, Y4, Y4
+	VADDPS   Y9, Y5, Y5
+	VADDPS   Y10, Y6, Y6
+	VADDPS   Y11, Y7, Y7
+	VPSRLD   $0x10, Y4, Y8
+	VPSRLD   $0x10, Y5, Y9
+	VPBLENDW $0xaa, Y6, Y8, Y8
+	VPBLENDW $0xaa, Y7, Y9, Y9
+	VPSLLD   $0x10, Y6, Y6
+	VPSLLD   $0x10, Y7, Y7
+	VPBLENDW $0xaa, Y6, Y4, Y4
+	VPBLENDW $0xaa, Y7, Y5, Y5
+	VPAND    Y8, Y2, Y6
+	VPAND    Y9, Y2, Y7
+	VPOR     Y4, Y6, Y4
+	VPOR     Y5, Y7, Y5
+	VPMAXUW  Y3, Y4, Y6
+	VPMAXUW  Y3, Y5, Y7
+	VPCMPEQW Y4, Y6, Y4
+	VPCMPEQW Y5, Y7, Y5
+	VPSUBW   Y4, Y8, Y4
+	VPSUBW   Y5, Y9, Y5
+	VMOVDQU  Y4, 64(AX)(SI*1)
+	VMOVDQU  Y5, 96(AX)(SI*1)
+	ADDQ     $0x00000080, SI
+	CMPQ     SI, BX
+	JB       near
+
+end:
 	VZEROUPPER
 	RET
 
@@ -1044,6 +1118,8 @@ TEXT ·prodBFloat16AVX2(SB), NOSPLIT, $0-32
 	VMOVD        SI, X3
 	VPBROADCASTD X3, Y3
 	XORQ         SI, SI
+	CMPQ         BX, $0x00100000
+	JB           near
 
 loop:
 	PREFETCHT0 4096(CX)(SI*1)
@@ -1117,6 +1193,78 @@ loop:
 	ADDQ       $0x00000080, SI
 	CMPQ       SI, BX
 	JB         loop
+	JMP        end
+
+near:
+	VPMULLD  (CX)(SI*1), Y1, Y4
+	VPMULLD  32(CX)(SI*1), Y1, Y5
+	VPAND    (CX)(SI*1), Y0, Y6
+	VPAND    32(CX)(SI*1), Y0, Y7
+	VPMULLD  (DX)(SI*1), Y1, Y8
+	VPMULLD  32(DX)(SI*1), Y1, Y9
+	VPAND    (DX)(SI*1), Y0, Y10
+	VPAND    32(DX)(SI*1), Y0, Y11
+	VMULPS   Y8, Y4, Y4
+	VMULPS   Y9, Y5, Y5
+	VMULPS   Y10, Y6, Y6
+	VMULPS   Y11, Y7, Y7
+	VPSRLD   $0x10, Y4, Y8
+	VPSRLD   $0x10, Y5, Y9
+	VPBLENDW $0xaa, Y6, Y8, Y8
+	VPBLENDW $0xaa, Y7, Y9, Y9
+	VPSLLD   $0x10, Y6, Y6
+	VPSLLD   $0x10, Y7, Y7
+	VPBLENDW $0xaa, Y6, Y4, Y4
+	VPBLENDW $0xaa, Y7, Y5, Y5
+	VPAND    Y8, Y2, Y6
+	VPAND    Y9, Y2, Y7
+	VPOR     Y4, Y6, Y4
+	VPOR     Y5, Y7, Y5
+	VPMAXUW  Y3, Y4, Y6
+	VPMAXUW  Y3, Y5, Y7
+	VPCMPEQW Y4, Y6, Y4
+	VPCMPEQW Y5, Y7, Y5
+	VPSUBW   Y4, Y8, Y4
+	VPSUBW   Y5, Y9, Y5
+	VMOVDQU  Y4, (AX)(SI*1)
+	VMOVDQU  Y5, 32(AX)(SI*1)
+	VPMULLD  64(CX)(SI*1), Y1, Y4
+	VPMULLD  96(CX)(SI*1), Y1, Y5
+	VPAND    64(CX)(SI*1), Y0, Y6
+	VPAND    96(CX)(SI*1), Y0, Y7
+	VPMULLD  64(DX)(SI*1), Y1, Y8
+	VPMULLD  96(DX)(SI*1), Y1, Y9
+	VPAND    64(DX)(SI*1), Y0, Y10
+	VPAND    96(DX)(SI*1), Y0, Y11
+	VMULPS   Y8, Y4, Y4
+	VMULPS   Y9, Y5, Y5
+	VMULPS   Y10, Y6, Y6
+	VMULPS   Y11, Y7, Y7
+	VPSRLD   $0x10, Y4, Y8
+	VPSRLD   $0x10, Y5, Y9
+	VPBLENDW $0xaa, Y6, Y8, Y8
+	VPBLENDW $0xaa, Y7, Y9, Y9
+	VPSLLD   $0x10, Y6, Y6
+	VPSLLD   $0x10, Y7, Y7
+	VPBLENDW $0xaa, Y6, Y4, Y4
+	VPBLENDW $0xaa, Y7, Y5, Y5
+	VPAND    Y8, Y2, Y6
+	VPAND    Y9, Y2, Y7
+	VPOR     Y4, Y6, Y4
+	VPOR     Y5, Y7, Y5
+	VPMAXUW  Y3, Y4, Y6
+	VPMAXUW  Y3, Y5, Y7
+	VPCMPEQW Y4, Y6, Y4
+	VPCMPEQW Y5, Y7, Y5
+	VPSUBW   Y4, Y8, Y4
+	VPSUBW   Y5, Y9, Y5
+	VMOVDQU  Y4, 64(AX)(SI*1)
+	VMOVDQU  Y5, 96(AX)(SI*1)
+	ADDQ     $0x00000080, SI
+	CMPQ     SI, BX
+	JB       near
+
+end:
 	VZEROUPPER
 	RET
 
@@ -1140,6 +1288,8 @@ TEXT ·minBFloat16AVX2(SB), NOSPLIT, $0-32
 	VMOVD        SI, X3
 	VPBROADCASTD X3, Y3
 	XORQ         SI, SI
+	CMPQ         BX, $0x00100000
+	JB           near
 
 loop:
 	PREFETCHT0 4096(CX)(SI*1)
@@ -1213,6 +1363,78 @@ done8:
 	ADDQ $0x00000080, SI
 	CMPQ SI, BX
 	JB   loop
+	JMP  end
+
+near:
+	VMOVDQU   (CX)(SI*1), Y4
+	VMOVDQU   (DX)(SI*1), Y5
+	VPAND     Y5, Y2, Y6
+	VPAND     Y4, Y2, Y7
+	VPMAXSW   Y6, Y7, Y6
+	VPCMPGTW  Y3, Y6, Y6
+	VPTEST    Y6, Y6
+	JNE       nan9
+	VPAND     Y5, Y4, Y6
+	VPSRAW    $0x0f, Y6, Y6
+	VPMAXSW   Y5, Y4, Y7
+	VPMINSW   Y5, Y4, Y4
+	VPBLENDVB Y6, Y7, Y4, Y4
+	VMOVDQU   Y4, (AX)(SI*1)
+
+done10:
+	VMOVDQU   32(CX)(SI*1), Y4
+	VMOVDQU   32(DX)(SI*1), Y5
+	VPAND     Y5, Y2, Y6
+	VPAND     Y4, Y2, Y7
+	VPMAXSW   Y6, Y7, Y6
+	VPCMPGTW  Y3, Y6, Y6
+	VPTEST    Y6, Y6
+	JNE       nan11
+	VPAND     Y5, Y4, Y6
+	VPSRAW    $0x0f, Y6, Y6
+	VPMAXSW   Y5, Y4, Y7
+	VPMINSW   Y5, Y4, Y4
+	VPBLENDVB Y6, Y7, Y4, Y4
+	VMOVDQU   Y4, 32(AX)(SI*1)
+
+done12:
+	VMOVDQU   64(CX)(SI*1), Y4
+	VMOVDQU   64(DX)(SI*1), Y5
+	VPAND     Y5, Y2, Y6
+	VPAND     Y4, Y2, Y7
+	VPMAXSW   Y6, Y7, Y6
+	VPCMPGTW  Y3, Y6, Y6
+	VPTEST    Y6, Y6
+	JNE       nan13
+	VPAND     Y5, Y4, Y6
+	VPSRAW    $0x0f, Y6, Y6
+	VPMAXSW   Y5, Y4, Y7
+	VPMINSW   Y5, Y4, Y4
+	VPBLENDVB Y6, Y7, Y4, Y4
+	VMOVDQU   Y4, 64(AX)(SI*1)
+
+done14:
+	VMOVDQU   96(CX)(SI*1), Y4
+	VMOVDQU   96(DX)(SI*1), Y5
+	VPAND     Y5, Y2, Y6
+	VPAND     Y4, Y2, Y7
+	VPMAXSW   Y6, Y7, Y6
+	VPCMPGTW  Y3, Y6, Y6
+	VPTEST    Y6, Y6
+	JNE       nan15
+	VPAND     Y5, Y4, Y6
+	VPSRAW    $0x0f, Y6, Y6
+	VPMAXSW   Y5, Y4, Y7
+	VPMINSW   Y5, Y4, Y4
+	VPBLENDVB Y6, Y7, Y4, Y4
+	VMOVDQU   Y4, 96(AX)(SI*1)
+
+done16:
+	ADDQ $0x00000080, SI
+	CMPQ SI, BX
+	JB   near
+
+end:
 	VZEROUPPER
 	RET
 
@@ -1312,6 +1534,102 @@ nan7:
 	VMOVDQU   Y4, 96(AX)(SI*1)
 	JMP       done8
 
+nan9:
+	VMOVDQU   (CX)(SI*1), Y4
+	VMOVDQU   (DX)(SI*1), Y5
+	VPSLLD    $0x10, Y4, Y6
+	VPAND     Y4, Y0, Y4
+	VPSLLD    $0x10, Y5, Y7
+	VPAND     Y5, Y0, Y5
+	VMINPS    Y7, Y6, Y7
+	VMINPS    Y6, Y7, Y6
+	VPOR      Y7, Y6, Y6
+	VCMPPS    $0x03, Y6, Y6, Y7
+	VPOR      Y6, Y1, Y8
+	VPBLENDVB Y7, Y8, Y6, Y6
+	VMINPS    Y5, Y4, Y5
+	VMINPS    Y4, Y5, Y4
+	VPOR      Y5, Y4, Y4
+	VCMPPS    $0x03, Y4, Y4, Y5
+	VPOR      Y4, Y1, Y7
+	VPBLENDVB Y5, Y7, Y4, Y4
+	VPSRLD    $0x10, Y6, Y5
+	VPBLENDW  $0xaa, Y4, Y5, Y4
+	VMOVDQU   Y4, (AX)(SI*1)
+	JMP       done10
+
+nan11:
+	VMOVDQU   32(CX)(SI*1), Y4
+	VMOVDQU   32(DX)(SI*1), Y5
+	VPSLLD    $0x10, Y4, Y6
+	VPAND     Y4, Y0, Y4
+	VPSLLD    $0x10, Y5, Y7
+	VPAND     Y5, Y0, Y5
+	VMINPS    Y7, Y6, Y7
+	VMINPS    Y6, Y7, Y6
+	VPOR      Y7, Y6, Y6
+	VCMPPS    $0x03, Y6, Y6, Y7
+	VPOR      Y6, Y1, Y8
+	VPBLENDVB Y7, Y8, Y6, Y6
+	VMINPS    Y5, Y4, Y5
+	VMINPS    Y4, Y5, Y4
+	VPOR      Y5, Y4, Y4
+	VCMPPS    $0x03, Y4, Y4, Y5
+	VPOR      Y4, Y1, Y7
+	VPBLENDVB Y5, Y7, Y4, Y4
+	VPSRLD    $0x10, Y6, Y5
+	VPBLENDW  $0xaa, Y4, Y5, Y4
+	VMOVDQU   Y4, 32(AX)(SI*1)
+	JMP       done12
+
+nan13:
+	VMOVDQU   64(CX)(SI*1), Y4
+	VMOVDQU   64(DX)(SI*1), Y5
+	VPSLLD    $0x10, Y4, Y6
+	VPAND     Y4, Y0, Y4
+	VPSLLD    $0x10, Y5, Y7
+	VPAND     Y5, Y0, Y5
+	VMINPS    Y7, Y6, Y7
+	VMINPS    Y6, Y7, Y6
+	VPOR      Y7, Y6, Y6
+	VCMPPS    $0x03, Y6, Y6, Y7
+	VPOR      Y6, Y1, Y8
+	VPBLENDVB Y7, Y8, Y6, Y6
+	VMINPS    Y5, Y4, Y5
+	VMINPS    Y4, Y5, Y4
+	VPOR      Y5, Y4, Y4
+	VCMPPS    $0x03, Y4, Y4, Y5
+	VPOR      Y4, Y1, Y7
+	VPBLENDVB Y5, Y7, Y4, Y4
+	VPSRLD    $0x10, Y6, Y5
+	VPBLENDW  $0xaa, Y4, Y5, Y4
+	VMOVDQU   Y4, 64(AX)(SI*1)
+	JMP       done14
+
+nan15:
+	VMOVDQU   96(CX)(SI*1), Y4
+	VMOVDQU   96(DX)(SI*1), Y5
+	VPSLLD    $0x10, Y4, Y6
+	VPAND     Y4, Y0, Y4
+	VPSLLD    $0x10, Y5, Y7
+	VPAND     Y5, Y0, Y5
+	VMINPS    Y7, Y6, Y7
+	VMINPS    Y6, Y7, Y6
+	VPOR      Y7, Y6, Y6
+	VCMPPS    $0x03, Y6, Y6, Y7
+	VPOR      Y6, Y1, Y8
+	VPBLENDVB Y7, Y8, Y6, Y6
+	VMINPS    Y5, Y4, Y5
+	VMINPS    Y4, Y5, Y4
+	VPOR      Y5, Y4, Y4
+	VCMPPS    $0x03, Y4, Y4, Y5
+	VPOR      Y4, Y1, Y7
+	VPBLENDVB Y5, Y7, Y4, Y4
+	VPSRLD    $0x10, Y6, Y5
+	VPBLENDW  $0xaa, Y4, Y5, Y4
+	VMOVDQU   Y4, 96(AX)(SI*1)
+	JMP       done16
+
 // func maxBFloat16AVX2(dst *byte, a *byte, b *byte, n int)
 // Requires: AVX, AVX2, MMX+
 TEXT ·maxBFloat16AVX2(SB), NOSPLIT, $0-32
@@ -1335,6 +1653,8 @@ TEXT ·maxBFloat16AVX2(SB), NOSPLIT, $0-32
 	VMOVD        SI, X4
 	VPBROADCASTD X4, Y4
 	XORQ         SI, SI
+	CMPQ         BX, $0x00100000
+	JB           near
 
 loop:
 	PREFETCHT0 4096(CX)(SI*1)
@@ -1408,6 +1728,78 @@ done8:
 	ADDQ $0x00000080, SI
 	CMPQ SI, BX
 	JB   loop
+	JMP  end
+
+near:
+	VMOVDQU   (CX)(SI*1), Y5
+	VMOVDQU   (DX)(SI*1), Y6
+	VPAND     Y6, Y3, Y7
+	VPAND     Y5, Y3, Y8
+	VPMAXSW   Y7, Y8, Y7
+	VPCMPGTW  Y4, Y7, Y7
+	VPTEST    Y7, Y7
+	JNE       nan9
+	VPAND     Y6, Y5, Y7
+	VPSRAW    $0x0f, Y7, Y7
+	VPMINSW   Y6, Y5, Y8
+	VPMAXSW   Y6, Y5, Y5
+	VPBLENDVB Y7, Y8, Y5, Y5
+	VMOVDQU   Y5, (AX)(SI*1)
+
+done10:
+	VMOVDQU   32(CX)(SI*1), Y5
+	VMOVDQU   32(DX)(SI*1), Y6
+	VPAND     Y6, Y3, Y7
+	VPAND     Y5, Y3, Y8
+	VPMAXSW   Y7, Y8, Y7
+	VPCMPGTW  Y4, Y7, Y7
+	VPTEST    Y7, Y7
+	JNE       nan11
+	VPAND     Y6, Y5, Y7
+	VPSRAW    $0x0f, Y7, Y7
+	VPMINSW   Y6, Y5, Y8
+	VPMAXSW   Y6, Y5, Y5
+	VPBLENDVB Y7, Y8, Y5, Y5
+	VMOVDQU   Y5, 32(AX)(SI*1)
+
+done12:
+	VMOVDQU   64(CX)(SI*1), Y5
+	VMOVDQU   64(DX)(SI*1), Y6
+	VPAND     Y6, Y3, Y7
+	VPAND     Y5, Y3, Y8
+	VPMAXSW   Y7, Y8, Y7
+	VPCMPGTW  Y4, Y7, Y7
+	VPTEST    Y7, Y7
+	JNE       nan13
+	VPAND     Y6, Y5, Y7
+	VPSRAW    $0x0f, Y7, Y7
+	VPMINSW   Y6, Y5, Y8
+	VPMAXSW   Y6, Y5, Y5
+	VPBLENDVB Y7, Y8, Y5, Y5
+	VMOVDQU   Y5, 64(AX)(SI*1)
+
+done14:
+	VMOVDQU   96(CX)(SI*1), Y5
+	VMOVDQU   96(DX)(SI*1), Y6
+	VPAND     Y6, Y3, Y7
+	VPAND     Y5, Y3, Y8
+	VPMAXSW   Y7, Y8, Y7
+	VPCMPGTW  Y4, Y7, Y7
+	VPTEST    Y7, Y7
+	JNE       nan15
+	VPAND     Y6, Y5, Y7
+	VPSRAW    $0x0f, Y7, Y7
+	VPMINSW   Y6, Y5, Y8
+	VPMAXSW   Y6, Y5, Y5
+	VPBLENDVB Y7, Y8, Y5, Y5
+	VMOVDQU   Y5, 96(AX)(SI*1)
+
+done16:
+	ADDQ $0x00000080, SI
+	CMPQ SI, BX
+	JB   near
+
+end:
 	VZEROUPPER
 	RET
 
@@ -1531,6 +1923,126 @@ nan7:
 	VMOVDQU   Y5, 96(AX)(SI*1)
 	JMP       done8
 
+nan9:
+	VMOVDQU   (CX)(SI*1), Y5
+	VMOVDQU   (DX)(SI*1), Y6
+	VPSLLD    $0x10, Y5, Y7
+	VPAND     Y5, Y0, Y5
+	VPSLLD    $0x10, Y6, Y8
+	VPAND     Y6, Y0, Y6
+	VPXOR     Y7, Y2, Y7
+	VPXOR     Y8, Y2, Y8
+	VMINPS    Y8, Y7, Y8
+	VMINPS    Y7, Y8, Y7
+	VPOR      Y8, Y7, Y7
+	VPXOR     Y7, Y2, Y7
+	VCMPPS    $0x03, Y7, Y7, Y8
+	VPOR      Y7, Y1, Y9
+	VPBLENDVB Y8, Y9, Y7, Y7
+	VPXOR     Y5, Y2, Y5
+	VPXOR     Y6, Y2, Y6
+	VMINPS    Y6, Y5, Y6
+	VMINPS    Y5, Y6, Y5
+	VPOR      Y6, Y5, Y5
+	VPXOR     Y5, Y2, Y5
+	VCMPPS    $0x03, Y5, Y5, Y6
+	VPOR      Y5, Y1, Y8
+	VPBLENDVB Y6, Y8, Y5, Y5
+	VPSRLD    $0x10, Y7, Y6
+	VPBLENDW  $0xaa, Y5, Y6, Y5
+	VMOVDQU   Y5, (AX)(SI*1)
+	JMP       done10
+
+nan11:
+	VMOVDQU   32(CX)(SI*1), Y5
+	VMOVDQU   32(DX)(SI*1), Y6
+	VPSLLD    $0x10, Y5, Y7
+	VPAND     Y5, Y0, Y5
+	VPSLLD    $0x10, Y6, Y8
+	VPAND     Y6, Y0, Y6
+	VPXOR     Y7, Y2, Y7
+	VPXOR     Y8, Y2, Y8
+	VMINPS    Y8, Y7, Y8
+	VMINPS    Y7, Y8, Y7
+	VPOR      Y8, Y7, Y7
+	VPXOR     Y7, Y2, Y7
+	VCMPPS    $0x03, Y7, Y7, Y8
+	VPOR      Y7, Y1, Y9
+	VPBLENDVB Y8, Y9, Y7, Y7
+	VPXOR     Y5, Y2, Y5
+	VPXOR     Y6, Y2, Y6
+	VMINPS    Y6, Y5, Y6
+	VMINPS    Y5, Y6, Y5
+	VPOR      Y6, Y5, Y5
+	VPXOR     Y5, Y2, Y5
+	VCMPPS    $0x03, Y5, Y5, Y6
+	VPOR      Y5, Y1, Y8
+	VPBLENDVB Y6, Y8, Y5, Y5
+	VPSRLD    $0x10, Y7, Y6
+	VPBLENDW  $0xaa, Y5, Y6, Y5
+	VMOVDQU   Y5, 32(AX)(SI*1)
+	JMP       done12
+
+nan13:
+	VMOVDQU   64(CX)(SI*1), Y5
+	VMOVDQU   64(DX)(SI*1), Y6
+	VPSLLD    $0x10, Y5, Y7
+	VPAND     Y5, Y0, Y5
+	VPSLLD    $0x10, Y6, Y8
+	VPAND     Y6, Y0, Y6
+	VPXOR     Y7, Y2, Y7
+	VPXOR     Y8, Y2, Y8
+	VMINPS    Y8, Y7, Y8
+	VMINPS    Y7, Y8, Y7
+	VPOR      Y8, Y7, Y7
+	VPXOR     Y7, Y2, Y7
+	VCMPPS    $0x03, Y7, Y7, Y8
+	VPOR      Y7, Y1, Y9
+	VPBLENDVB Y8, Y9, Y7, Y7
+	VPXOR     Y5, Y2, Y5
+	VPXOR     Y6, Y2, Y6
+	VMINPS    Y6, Y5, Y6
+	VMINPS    Y5, Y6, Y5
+	VPOR      Y6, Y5, Y5
+	VPXOR     Y5, Y2, Y5
+	VCMPPS    $0x03, Y5, Y5, Y6
+	VPOR      Y5, Y1, Y8
+	VPBLENDVB Y6, Y8, Y5, Y5
+	VPSRLD    $0x10, Y7, Y6
+	VPBLENDW  $0xaa, Y5, Y6, Y5
+	VMOVDQU   Y5, 64(AX)(SI*1)
+	JMP       done14
+
+nan15:
+	VMOVDQU   96(CX)(SI*1), Y5
+	VMOVDQU   96(DX)(SI*1), Y6
+	VPSLLD    $0x10, Y5, Y7
+	VPAND     Y5, Y0, Y5
+	VPSLLD    $0x10, Y6, Y8
+	VPAND     Y6, Y0, Y6
+	VPXOR     Y7, Y2, Y7
+	VPXOR     Y8, Y2, Y8
+	VMINPS    Y8, Y7, Y8
+	VMINPS    Y7, Y8, Y7
+	VPOR      Y8, Y7, Y7
+	VPXOR     Y7, Y2, Y7
+	VCMPPS    $0x03, Y7, Y7, Y8
+	VPOR      Y7, Y1, Y9
+	VPBLENDVB Y8, Y9, Y7, Y7
+	VPXOR     Y5, Y2, Y5
+	VPXOR     Y6, Y2, Y6
+	VMINPS    Y6, Y5, Y6
+	VMINPS    Y5, Y6, Y5
+	VPOR      Y6, Y5, Y5
+	VPXOR     Y5, Y2, Y5
+	VCMPPS    $0x03, Y5, Y5, Y6
+	VPOR      Y5, Y1, Y8
+	VPBLENDVB Y6, Y8, Y5, Y5
+	VPSRLD    $0x10, Y7, Y6
+	VPBLENDW  $0xaa, Y5, Y6, Y5
+	VMOVDQU   Y5, 96(AX)(SI*1)
+	JMP       done16
+
 // func sumFloat16AVX2(dst *byte, a *byte, b *byte, n int)
 // Requires: AVX, F16C, MMX+
 TEXT ·sumFloat16AVX2(SB), NOSPLIT, $0-32
@@ -1539,6 +2051,8 @@ TEXT ·sumFloat16AVX2(SB), NOSPLIT, $0-32
 	MOVQ b+16(FP), DX
 	MOVQ n+24(FP), BX
 	XORQ SI, SI
+	CMPQ BX, $0x00100000
+	JB   near
 
 loop:
 	PREFETCHT0 4096(CX)(SI*1)
@@ -1588,6 +2102,54 @@ loop:
 	ADDQ       $0x00000080, SI
 	CMPQ       SI, BX
 	JB         loop
+	JMP        end
+
+near:
+	VCVTPH2PS (CX)(SI*1), Y0
+	VCVTPH2PS (DX)(SI*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, (AX)(SI*1)
+	VCVTPH2PS 16(CX)(SI*1), Y0
+	VCVTPH2PS 16(DX)(SI*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, 16(AX)(SI*1)
+	VCVTPH2PS 32(CX)(SI*1), Y0
+	VCVTPH2PS 32(DX)(SI*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, 32(AX)(SI*1)
+	VCVTPH2PS 48(CX)(SI*1), Y0
+	VCVTPH2PS 48(DX)(SI*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, 48(AX)(SI*1)
+	VCVTPH2PS 64(CX)(SI*1), Y0
+	VCVTPH2PS 64(DX)(SI*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, 64(AX)(SI*1)
+	VCVTPH2PS 80(CX)(SI*1), Y0
+	VCVTPH2PS 80(DX)(SI*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, 80(AX)(SI*1)
+	VCVTPH2PS 96(CX)(SI*1), Y0
+	VCVTPH2PS 96(DX)(SI*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, 96(AX)(SI*1)
+	VCVTPH2PS 112(CX)(SI*1), Y0
+	VCVTPH2PS 112(DX)(SI*1), Y1
+	VADDPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, 112(AX)(SI*1)
+	ADDQ      $0x00000080, SI
+	CMPQ      SI, BX
+	JB        near
+
+end:
 	VZEROUPPER
 	RET
 
@@ -1599,6 +2161,8 @@ TEXT ·prodFloat16AVX2(SB), NOSPLIT, $0-32
 	MOVQ b+16(FP), DX
 	MOVQ n+24(FP), BX
 	XORQ SI, SI
+	CMPQ BX, $0x00100000
+	JB   near
 
 loop:
 	PREFETCHT0 4096(CX)(SI*1)
@@ -1648,6 +2212,54 @@ loop:
 	ADDQ       $0x00000080, SI
 	CMPQ       SI, BX
 	JB         loop
+	JMP        end
+
+near:
+	VCVTPH2PS (CX)(SI*1), Y0
+	VCVTPH2PS (DX)(SI*1), Y1
+	VMULPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, (AX)(SI*1)
+	VCVTPH2PS 16(CX)(SI*1), Y0
+	VCVTPH2PS 16(DX)(SI*1), Y1
+	VMULPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, 16(AX)(SI*1)
+	VCVTPH2PS 32(CX)(SI*1), Y0
+	VCVTPH2PS 32(DX)(SI*1), Y1
+	VMULPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, 32(AX)(SI*1)
+	VCVTPH2PS 48(CX)(SI*1), Y0
+	VCVTPH2PS 48(DX)(SI*1), Y1
+	VMULPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, 48(AX)(SI*1)
+	VCVTPH2PS 64(CX)(SI*1), Y0
+	VCVTPH2PS 64(DX)(SI*1), Y1
+	VMULPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, 64(AX)(SI*1)
+	VCVTPH2PS 80(CX)(SI*1), Y0
+	VCVTPH2PS 80(DX)(SI*1), Y1
+	VMULPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, 80(AX)(SI*1)
+	VCVTPH2PS 96(CX)(SI*1), Y0
+	VCVTPH2PS 96(DX)(SI*1), Y1
+	VMULPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, 96(AX)(SI*1)
+	VCVTPH2PS 112(CX)(SI*1), Y0
+	VCVTPH2PS 112(DX)(SI*1), Y1
+	VMULPS    Y1, Y0, Y0
+	VCVTPS2PH $0x00, Y0, X0
+	VMOVDQU   X0, 112(AX)(SI*1)
+	ADDQ      $0x00000080, SI
+	CMPQ      SI, BX
+	JB        near
+
+end:
 	VZEROUPPER
 	RET
 
@@ -1665,6 +2277,8 @@ TEXT ·minFloat16AVX2(SB), NOSPLIT, $0-32
 	VMOVD        SI, X1
 	VPBROADCASTD X1, Y1
 	XORQ         SI, SI
+	CMPQ         BX, $0x00100000
+	JB           near
 
 loop:
 	PREFETCHT0 4096(CX)(SI*1)
@@ -1738,6 +2352,78 @@ done8:
 	ADDQ $0x00000080, SI
 	CMPQ SI, BX
 	JB   loop
+	JMP  end
+
+near:
+	VMOVDQU   (CX)(SI*1), Y2
+	VMOVDQU   (DX)(SI*1), Y3
+	VPAND     Y3, Y0, Y4
+	VPAND     Y2, Y0, Y5
+	VPMAXSW   Y4, Y5, Y4
+	VPCMPGTW  Y1, Y4, Y4
+	VPTEST    Y4, Y4
+	JNE       nan9
+	VPAND     Y3, Y2, Y4
+	VPSRAW    $0x0f, Y4, Y4
+	VPMAXSW   Y3, Y2, Y5
+	VPMINSW   Y3, Y2, Y2
+	VPBLENDVB Y4, Y5, Y2, Y2
+	VMOVDQU   Y2, (AX)(SI*1)
+
+done10:
+	VMOVDQU   32(CX)(SI*1), Y2
+	VMOVDQU   32(DX)(SI*1), Y3
+	VPAND     Y3, Y0, Y4
+	VPAND     Y2, Y0, Y5
+	VPMAXSW   Y4, Y5, Y4
+	VPCMPGTW  Y1, Y4, Y4
+	VPTEST    Y4, Y4
+	JNE       nan11
+	VPAND     Y3, Y2, Y4
+	VPSRAW    $0x0f, Y4, Y4
+	VPMAXSW   Y3, Y2, Y5
+	VPMINSW   Y3, Y2, Y2
+	VPBLENDVB Y4, Y5, Y2, Y2
+	VMOVDQU   Y2, 32(AX)(SI*1)
+
+done12:
+	VMOVDQU   64(CX)(SI*1), Y2
+	VMOVDQU   64(DX)(SI*1), Y3
+	VPAND     Y3, Y0, Y4
+	VPAND     Y2, Y0, Y5
+	VPMAXSW   Y4, Y5, Y4
+	VPCMPGTW  Y1, Y4, Y4
+	VPTEST    Y4, Y4
+	JNE       nan13
+	VPAND     Y3, Y2, Y4
+	VPSRAW    $0x0f, Y4, Y4
+	VPMAXSW   Y3, Y2, Y5
+	VPMINSW   Y3, Y2, Y2
+	VPBLENDVB Y4, Y5, Y2, Y2
+	VMOVDQU   Y2, 64(AX)(SI*1)
+
+done14:
+	VMOVDQU   96(CX)(SI*1), Y2
+	VMOVDQU   96(DX)(SI*1), Y3
+	VPAND     Y3, Y0, Y4
+	VPAND     Y2, Y0, Y5
+	VPMAXSW   Y4, Y5, Y4
+	VPCMPGTW  Y1, Y4, Y4
+	VPTEST    Y4, Y4
+	JNE       nan15
+	VPAND     Y3, Y2, Y4
+	VPSRAW    $0x0f, Y4, Y4
+	VPMAXSW   Y3, Y2, Y5
+	VPMINSW   Y3, Y2, Y2
+	VPBLENDVB Y4, Y5, Y2, Y2
+	VMOVDQU   Y2, 96(AX)(SI*1)
+
+done16:
+	ADDQ $0x00000080, SI
+	CMPQ SI, BX
+	JB   near
+
+end:
 	VZEROUPPER
 	RET
 
@@ -1809,6 +2495,74 @@ nan7:
 	VMOVDQU   X2, 112(AX)(SI*1)
 	JMP       done8
 
+nan9:
+	VCVTPH2PS (CX)(SI*1), Y2
+	VCVTPH2PS (DX)(SI*1), Y3
+	VMINPS    Y3, Y2, Y3
+	VMINPS    Y2, Y3, Y2
+	VPOR      Y3, Y2, Y2
+	VCVTPS2PH $0x00, Y2, X2
+	VMOVDQU   X2, (AX)(SI*1)
+	VCVTPH2PS 16(CX)(SI*1), Y2
+	VCVTPH2PS 16(DX)(SI*1), Y3
+	VMINPS    Y3, Y2, Y3
+	VMINPS    Y2, Y3, Y2
+	VPOR      Y3, Y2, Y2
+	VCVTPS2PH $0x00, Y2, X2
+	VMOVDQU   X2, 16(AX)(SI*1)
+	JMP       done10
+
+nan11:
+	VCVTPH2PS 32(CX)(SI*1), Y2
+	VCVTPH2PS 32(DX)(SI*1), Y3
+	VMINPS    Y3, Y2, Y3
+	VMINPS    Y2, Y3, Y2
+	VPOR      Y3, Y2, Y2
+	VCVTPS2PH $0x00, Y2, X2
+	VMOVDQU   X2, 32(AX)(SI*1)
+	VCVTPH2PS 48(CX)(SI*1), Y2
+	VCVTPH2PS 48(DX)(SI*1), Y3
+	VMINPS    Y3, Y2, Y3
+	VMINPS    Y2, Y3, Y2
+	VPOR      Y3, Y2, Y2
+	VCVTPS2PH $0x00, Y2, X2
+	VMOVDQU   X2, 48(AX)(SI*1)
+	JMP       done12
+
+nan13:
+	VCVTPH2PS 64(CX)(SI*1), Y2
+	VCVTPH2PS 64(DX)(SI*1), Y3
+	VMINPS    Y3, Y2, Y3
+	VMINPS    Y2, Y3, Y2
+	VPOR      Y3, Y2, Y2
+	VCVTPS2PH $0x00, Y2, X2
+	VMOVDQU   X2, 64(AX)(SI*1)
+	VCVTPH2PS 80(CX)(SI*1), Y2
+	VCVTPH2PS 80(DX)(SI*1), Y3
+	VMINPS    Y3, Y2, Y3
+	VMINPS    Y2, Y3, Y2
+	VPOR      Y3, Y2, Y2
+	VCVTPS2PH $0x00, Y2, X2
+	VMOVDQU   X2, 80(AX)(SI*1)
+	JMP       done14
+
+nan15:
+	VCVTPH2PS 96(CX)(SI*1), Y2
+	VCVTPH2PS 96(DX)(SI*1), Y3
+	VMINPS    Y3, Y2, Y3
+	VMINPS    Y2, Y3, Y2
+	VPOR      Y3, Y2, Y2
+	VCVTPS2PH $0x00, Y2, X2
+	VMOVDQU   X2, 96(AX)(SI*1)
+	VCVTPH2PS 112(CX)(SI*1), Y2
+	VCVTPH2PS 112(DX)(SI*1), Y3
+	VMINPS    Y3, Y2, Y3
+	VMINPS    Y2, Y3, Y2
+	VPOR      Y3, Y2, Y2
+	VCVTPS2PH $0x00, Y2, X2
+	VMOVDQU   X2, 112(AX)(SI*1)
+	JMP       done16
+
 // func maxFloat16AVX2(dst *byte, a *byte, b *byte, n int)
 // Requires: AVX, AVX2, F16C, MMX+
 TEXT ·maxFloat16AVX2(SB), NOSPLIT, $0-32
@@ -1826,6 +2580,8 @@ TEXT ·maxFloat16AVX2(SB), NOSPLIT, $0-32
 	VMOVD        SI, X2
 	VPBROADCASTD X2, Y2
 	XORQ         SI, SI
+	CMPQ         BX, $0x00100000
+	JB           near
 
 loop:
 	PREFETCHT0 4096(CX)(SI*1)
@@ -1899,6 +2655,78 @@ done8:
 	ADDQ $0x00000080, SI
 	CMPQ SI, BX
 	JB   loop
+	JMP  end
+
+near:
+	VMOVDQU   (CX)(SI*1), Y3
+	VMOVDQU   (DX)(SI*1), Y4
+	VPAND     Y4, Y1, Y5
+	VPAND     Y3, Y1, Y6
+	VPMAXSW   Y5, Y6, Y5
+	VPCMPGTW  Y2, Y5, Y5
+	VPTEST    Y5, Y5
+	JNE       nan9
+	VPAND     Y4, Y3, Y5
+	VPSRAW    $0x0f, Y5, Y5
+	VPMINSW   Y4, Y3, Y6
+	VPMAXSW   Y4, Y3, Y3
+	VPBLENDVB Y5, Y6, Y3, Y3
+	VMOVDQU   Y3, (AX)(SI*1)
+
+done10:
+	VMOVDQU   32(CX)(SI*1), Y3
+	VMOVDQU   32(DX)(SI*1), Y4
+	VPAND     Y4, Y1, Y5
+	VPAND     Y3, Y1, Y6
+	VPMAXSW   Y5, Y6, Y5
+	VPCMPGTW  Y2, Y5, Y5
+	VPTEST    Y5, Y5
+	JNE       nan11
+	VPAND     Y4, Y3, Y5
+	VPSRAW    $0x0f, Y5, Y5
+	VPMINSW   Y4, Y3, Y6
+	VPMAXSW   Y4, Y3, Y3
+	VPBLENDVB Y5, Y6, Y3, Y3
+	VMOVDQU   Y3, 32(AX)(SI*1)
+
+done12:
+	VMOVDQU   64(CX)(SI*1), Y3
+	VMOVDQU   64(DX)(SI*1), Y4
+	VPAND     Y4, Y1, Y5
+	VPAND     Y3, Y1, Y6
+	VPMAXSW   Y5, Y6, Y5
+	VPCMPGTW  Y2, Y5, Y5
+	VPTEST    Y5, Y5
+	JNE       nan13
+	VPAND     Y4, Y3, Y5
+	VPSRAW    $0x0f, Y5, Y5
+	VPMINSW   Y4, Y3, Y6
+	VPMAXSW   Y4, Y3, Y3
+	VPBLENDVB Y5, Y6, Y3, Y3
+	VMOVDQU   Y3, 64(AX)(SI*1)
+
+done14:
+	VMOVDQU   96(CX)(SI*1), Y3
+	VMOVDQU   96(DX)(SI*1), Y4
+	VPAND     Y4, Y1, Y5
+	VPAND     Y3, Y1, Y6
+	VPMAXSW   Y5, Y6, Y5
+	VPCMPGTW  Y2, Y5, Y5
+	VPTEST    Y5, Y5
+	JNE       nan15
+	VPAND     Y4, Y3, Y5
+	VPSRAW    $0x0f, Y5, Y5
+	VPMINSW   Y4, Y3, Y6
+	VPMAXSW   Y4, Y3, Y3
+	VPBLENDVB Y5, Y6, Y3, Y3
+	VMOVDQU   Y3, 96(AX)(SI*1)
+
+done16:
+	ADDQ $0x00000080, SI
+	CMPQ SI, BX
+	JB   near
+
+end:
 	VZEROUPPER
 	RET
 
@@ -1994,6 +2822,98 @@ nan7:
 	VMOVDQU   X3, 112(AX)(SI*1)
 	JMP       done8
 
+nan9:
+	VCVTPH2PS (CX)(SI*1), Y3
+	VCVTPH2PS (DX)(SI*1), Y4
+	VPXOR     Y3, Y0, Y3
+	VPXOR     Y4, Y0, Y4
+	VMINPS    Y4, Y3, Y4
+	VMINPS    Y3, Y4, Y3
+	VPOR      Y4, Y3, Y3
+	VPXOR     Y3, Y0, Y3
+	VCVTPS2PH $0x00, Y3, X3
+	VMOVDQU   X3, (AX)(SI*1)
+	VCVTPH2PS 16(CX)(SI*1), Y3
+	VCVTPH2PS 16(DX)(SI*1), Y4
+	VPXOR     Y3, Y0, Y3
+	VPXOR     Y4, Y0, Y4
+	VMINPS    Y4, Y3, Y4
+	VMINPS    Y3, Y4, Y3
+	VPOR      Y4, Y3, Y3
+	VPXOR     Y3, Y0, Y3
+	VCVTPS2PH $0x00, Y3, X3
+	VMOVDQU   X3, 16(AX)(SI*1)
+	JMP       done10
+
+nan11:
+	VCVTPH2PS 32(CX)(SI*1), Y3
+	VCVTPH2PS 32(DX)(SI*1), Y4
+	VPXOR     Y3, Y0, Y3
+	VPXOR     Y4, Y0, Y4
+	VMINPS    Y4, Y3, Y4
+	VMINPS    Y3, Y4, Y3
+	VPOR      Y4, Y3, Y3
+	VPXOR     Y3, Y0, Y3
+	VCVTPS2PH $0x00, Y3, X3
+	VMOVDQU   X3, 32(AX)(SI*1)
+	VCVTPH2PS 48(CX)(SI*1), Y3
+	VCVTPH2PS 48(DX)(SI*1), Y4
+	VPXOR     Y3, Y0, Y3
+	VPXOR     Y4, Y0, Y4
+	VMINPS    Y4, Y3, Y4
+	VMINPS    Y3, Y4, Y3
+	VPOR      Y4, Y3, Y3
+	VPXOR     Y3, Y0, Y3
+	VCVTPS2PH $0x00, Y3, X3
+	VMOVDQU   X3, 48(AX)(SI*1)
+	JMP       done12
+
+nan13:
+	VCVTPH2PS 64(CX)(SI*1), Y3
+	VCVTPH2PS 64(DX)(SI*1), Y4
+	VPXOR     Y3, Y0, Y3
+	VPXOR     Y4, Y0, Y4
+	VMINPS    Y4, Y3, Y4
+	VMINPS    Y3, Y4, Y3
+	VPOR      Y4, Y3, Y3
+	VPXOR     Y3, Y0, Y3
+	VCVTPS2PH $0x00, Y3, X3
+	VMOVDQU   X3, 64(AX)(SI*1)
+	VCVTPH2PS 80(CX)(SI*1), Y3
+	VCVTPH2PS 80(DX)(SI*1), Y4
+	VPXOR     Y3, Y0, Y3
+	VPXOR     Y4, Y0, Y4
+	VMINPS    Y4, Y3, Y4
+	VMINPS    Y3, Y4, Y3
+	VPOR      Y4, Y3, Y3
+	VPXOR     Y3, Y0, Y3
+	VCVTPS2PH $0x00, Y3, X3
+	VMOVDQU   X3, 80(AX)(SI*1)
+	JMP       done14
+
+nan15:
+	VCVTPH2PS 96(CX)(SI*1), Y3
+	VCVTPH2PS 96(DX)(SI*1), Y4
+	VPXOR     Y3, Y0, Y3
+	VPXOR     Y4, Y0, Y4
+	VMINPS    Y4, Y3, Y4
+	VMINPS    Y3, Y4, Y3
+	VPOR      Y4, Y3, Y3
+	VPXOR     Y3, Y0, Y3
+	VCVTPS2PH $0x00, Y3, X3
+	VMOVDQU   X3, 96(AX)(SI*1)
+	VCVTPH2PS 112(CX)(SI*1), Y3
+	VCVTPH2PS 112(DX)(SI*1), Y4
+	VPXOR     Y3, Y0, Y3
+	VPXOR     Y4, Y0, Y4
+	VMINPS    Y4, Y3, Y4
+	VMINPS    Y3, Y4, Y3
+	VPOR      Y4, Y3, Y3
+	VPXOR     Y3, Y0, Y3
+	VCVTPS2PH $0x00, Y3, X3
+	VMOVDQU   X3, 112(AX)(SI*1)
+	JMP       done16
+
 // func minFloat8E4M3AVX2(dst *byte, a *byte, b *byte, n int)
 // Requires: AVX, AVX2, MMX+
 TEXT ·minFloat8E4M3AVX2(SB), NOSPLIT, $0-32
@@ -2011,6 +2931,8 @@ TEXT ·minFloat8E4M3AVX2(SB), NOSPLIT, $0-32
 	VMOVD        SI, X1
 	VPBROADCASTD X1, Y1
 	XORQ         SI, SI
+	CMPQ         BX, $0x00100000
+	JB           near
 
 loop:
 	PREFETCHT0 4096(CX)(SI*1)
@@ -2096,6 +3018,90 @@ done8:
 	ADDQ $0x00000080, SI
 	CMPQ SI, BX
 	JB   loop
+	JMP  end
+
+near:
+	VMOVDQU   (CX)(SI*1), Y2
+	VMOVDQU   (DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMINSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan9
+	VMOVDQU   Y4, (AX)(SI*1)
+
+done10:
+	VMOVDQU   32(CX)(SI*1), Y2
+	VMOVDQU   32(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMINSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan11
+	VMOVDQU   Y4, 32(AX)(SI*1)
+
+done12:
+	VMOVDQU   64(CX)(SI*1), Y2
+	VMOVDQU   64(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMINSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan13
+	VMOVDQU   Y4, 64(AX)(SI*1)
+
+done14:
+	VMOVDQU   96(CX)(SI*1), Y2
+	VMOVDQU   96(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMINSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan15
+	VMOVDQU   Y4, 96(AX)(SI*1)
+
+done16:
+	ADDQ $0x00000080, SI
+	CMPQ SI, BX
+	JB   near
+
+end:
 	VZEROUPPER
 	RET
 
@@ -2142,6 +3148,50 @@ nan7:
 	VPBLENDVB    Y5, Y2, Y4, Y2
 	VMOVDQU      Y2, 96(AX)(SI*1)
 	JMP          done8
+
+nan9:
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	VPOR         Y2, Y0, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, (AX)(SI*1)
+	JMP          done10
+
+nan11:
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	VPOR         Y2, Y0, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 32(AX)(SI*1)
+	JMP          done12
+
+nan13:
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	VPOR         Y2, Y0, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 64(AX)(SI*1)
+	JMP          done14
+
+nan15:
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	VPOR         Y2, Y0, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 96(AX)(SI*1)
+	JMP          done16
 
 // func maxFloat8E4M3AVX2(dst *byte, a *byte, b *byte, n int)
 // Requires: AVX, AVX2, MMX+
@@ -2160,6 +3210,8 @@ TEXT ·maxFloat8E4M3AVX2(SB), NOSPLIT, $0-32
 	VMOVD        SI, X1
 	VPBROADCASTD X1, Y1
 	XORQ         SI, SI
+	CMPQ         BX, $0x00100000
+	JB           near
 
 loop:
 	PREFETCHT0 4096(CX)(SI*1)
@@ -2245,6 +3297,90 @@ done8:
 	ADDQ $0x00000080, SI
 	CMPQ SI, BX
 	JB   loop
+	JMP  end
+
+near:
+	VMOVDQU   (CX)(SI*1), Y2
+	VMOVDQU   (DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMAXSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan9
+	VMOVDQU   Y4, (AX)(SI*1)
+
+done10:
+	VMOVDQU   32(CX)(SI*1), Y2
+	VMOVDQU   32(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMAXSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan11
+	VMOVDQU   Y4, 32(AX)(SI*1)
+
+done12:
+	VMOVDQU   64(CX)(SI*1), Y2
+	VMOVDQU   64(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMAXSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan13
+	VMOVDQU   Y4, 64(AX)(SI*1)
+
+done14:
+	VMOVDQU   96(CX)(SI*1), Y2
+	VMOVDQU   96(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMAXSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan15
+	VMOVDQU   Y4, 96(AX)(SI*1)
+
+done16:
+	ADDQ $0x00000080, SI
+	CMPQ SI, BX
+	JB   near
+
+end:
 	VZEROUPPER
 	RET
 
@@ -2292,6 +3428,50 @@ nan7:
 	VMOVDQU      Y2, 96(AX)(SI*1)
 	JMP          done8
 
+nan9:
+	VPAND        Y2, Y3, Y2
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	VPOR         Y2, Y0, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, (AX)(SI*1)
+	JMP          done10
+
+nan11:
+	VPAND        Y2, Y3, Y2
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	VPOR         Y2, Y0, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 32(AX)(SI*1)
+	JMP          done12
+
+nan13:
+	VPAND        Y2, Y3, Y2
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	VPOR         Y2, Y0, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 64(AX)(SI*1)
+	JMP          done14
+
+nan15:
+	VPAND        Y2, Y3, Y2
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	VPOR         Y2, Y0, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 96(AX)(SI*1)
+	JMP          done16
+
 // func minFloat8E5M2AVX2(dst *byte, a *byte, b *byte, n int)
 // Requires: AVX, AVX2, MMX+
 TEXT ·minFloat8E5M2AVX2(SB), NOSPLIT, $0-32
@@ -2306,6 +3486,8 @@ TEXT ·minFloat8E5M2AVX2(SB), NOSPLIT, $0-32
 	VMOVD        SI, X1
 	VPBROADCASTD X1, Y1
 	XORQ         SI, SI
+	CMPQ         BX, $0x00100000
+	JB           near
 
 loop:
 	PREFETCHT0 4096(CX)(SI*1)
@@ -2391,6 +3573,90 @@ done8:
 	ADDQ $0x00000080, SI
 	CMPQ SI, BX
 	JB   loop
+	JMP  end
+
+near:
+	VMOVDQU   (CX)(SI*1), Y2
+	VMOVDQU   (DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMINSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan9
+	VMOVDQU   Y4, (AX)(SI*1)
+
+done10:
+	VMOVDQU   32(CX)(SI*1), Y2
+	VMOVDQU   32(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMINSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan11
+	VMOVDQU   Y4, 32(AX)(SI*1)
+
+done12:
+	VMOVDQU   64(CX)(SI*1), Y2
+	VMOVDQU   64(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMINSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan13
+	VMOVDQU   Y4, 64(AX)(SI*1)
+
+done14:
+	VMOVDQU   96(CX)(SI*1), Y2
+	VMOVDQU   96(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMINSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan15
+	VMOVDQU   Y4, 96(AX)(SI*1)
+
+done16:
+	ADDQ $0x00000080, SI
+	CMPQ SI, BX
+	JB   near
+
+end:
 	VZEROUPPER
 	RET
 
@@ -2518,6 +3784,130 @@ nan7:
 	VMOVDQU      Y2, 96(AX)(SI*1)
 	JMP          done8
 
+nan9:
+	VPOR         Y2, Y3, Y6
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPAND        Y6, Y7, Y6
+	VPOR         Y6, Y0, Y6
+	MOVL         $0x7c7c7c7c, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPXOR        Y8, Y8, Y8
+	VPAND        Y2, Y7, Y9
+	VPCMPEQB     Y8, Y9, Y9
+	VPAND        Y3, Y7, Y7
+	VPCMPEQB     Y8, Y7, Y7
+	VPANDN       Y2, Y9, Y2
+	VPANDN       Y3, Y7, Y3
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x01010101, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	MOVL         $0xfefefefe, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y6, Y3, Y3
+	VPOR         Y3, Y2, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, (AX)(SI*1)
+	JMP          done10
+
+nan11:
+	VPOR         Y2, Y3, Y6
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPAND        Y6, Y7, Y6
+	VPOR         Y6, Y0, Y6
+	MOVL         $0x7c7c7c7c, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPXOR        Y8, Y8, Y8
+	VPAND        Y2, Y7, Y9
+	VPCMPEQB     Y8, Y9, Y9
+	VPAND        Y3, Y7, Y7
+	VPCMPEQB     Y8, Y7, Y7
+	VPANDN       Y2, Y9, Y2
+	VPANDN       Y3, Y7, Y3
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x01010101, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	MOVL         $0xfefefefe, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y6, Y3, Y3
+	VPOR         Y3, Y2, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 32(AX)(SI*1)
+	JMP          done12
+
+nan13:
+	VPOR         Y2, Y3, Y6
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPAND        Y6, Y7, Y6
+	VPOR         Y6, Y0, Y6
+	MOVL         $0x7c7c7c7c, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPXOR        Y8, Y8, Y8
+	VPAND        Y2, Y7, Y9
+	VPCMPEQB     Y8, Y9, Y9
+	VPAND        Y3, Y7, Y7
+	VPCMPEQB     Y8, Y7, Y7
+	VPANDN       Y2, Y9, Y2
+	VPANDN       Y3, Y7, Y3
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x01010101, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	MOVL         $0xfefefefe, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y6, Y3, Y3
+	VPOR         Y3, Y2, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 64(AX)(SI*1)
+	JMP          done14
+
+nan15:
+	VPOR         Y2, Y3, Y6
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPAND        Y6, Y7, Y6
+	VPOR         Y6, Y0, Y6
+	MOVL         $0x7c7c7c7c, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPXOR        Y8, Y8, Y8
+	VPAND        Y2, Y7, Y9
+	VPCMPEQB     Y8, Y9, Y9
+	VPAND        Y3, Y7, Y7
+	VPCMPEQB     Y8, Y7, Y7
+	VPANDN       Y2, Y9, Y2
+	VPANDN       Y3, Y7, Y3
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x01010101, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	MOVL         $0xfefefefe, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y6, Y3, Y3
+	VPOR         Y3, Y2, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 96(AX)(SI*1)
+	JMP          done16
+
 // func maxFloat8E5M2AVX2(dst *byte, a *byte, b *byte, n int)
 // Requires: AVX, AVX2, MMX+
 TEXT ·maxFloat8E5M2AVX2(SB), NOSPLIT, $0-32
@@ -2532,6 +3922,8 @@ TEXT ·maxFloat8E5M2AVX2(SB), NOSPLIT, $0-32
 	VMOVD        SI, X1
 	VPBROADCASTD X1, Y1
 	XORQ         SI, SI
+	CMPQ         BX, $0x00100000
+	JB           near
 
 loop:
 	PREFETCHT0 4096(CX)(SI*1)
@@ -2617,6 +4009,90 @@ done8:
 	ADDQ $0x00000080, SI
 	CMPQ SI, BX
 	JB   loop
+	JMP  end
+
+near:
+	VMOVDQU   (CX)(SI*1), Y2
+	VMOVDQU   (DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMAXSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan9
+	VMOVDQU   Y4, (AX)(SI*1)
+
+done10:
+	VMOVDQU   32(CX)(SI*1), Y2
+	VMOVDQU   32(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMAXSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan11
+	VMOVDQU   Y4, 32(AX)(SI*1)
+
+done12:
+	VMOVDQU   64(CX)(SI*1), Y2
+	VMOVDQU   64(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMAXSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan13
+	VMOVDQU   Y4, 64(AX)(SI*1)
+
+done14:
+	VMOVDQU   96(CX)(SI*1), Y2
+	VMOVDQU   96(DX)(SI*1), Y3
+	VPXOR     Y3, Y0, Y4
+	VPBLENDVB Y3, Y4, Y3, Y4
+	VPXOR     Y2, Y0, Y5
+	VPBLENDVB Y2, Y5, Y2, Y5
+	VPMAXSB   Y4, Y5, Y4
+	VPXOR     Y4, Y0, Y5
+	VPBLENDVB Y4, Y5, Y4, Y4
+	VPAND     Y2, Y0, Y5
+	VPCMPGTB  Y1, Y5, Y5
+	VPAND     Y3, Y0, Y6
+	VPCMPGTB  Y1, Y6, Y6
+	VPOR      Y5, Y6, Y5
+	VPTEST    Y5, Y5
+	JNE       nan15
+	VMOVDQU   Y4, 96(AX)(SI*1)
+
+done16:
+	ADDQ $0x00000080, SI
+	CMPQ SI, BX
+	JB   near
+
+end:
 	VZEROUPPER
 	RET
 
@@ -2743,6 +4219,130 @@ nan7:
 	VPBLENDVB    Y5, Y2, Y4, Y2
 	VMOVDQU      Y2, 96(AX)(SI*1)
 	JMP          done8
+
+nan9:
+	VPAND        Y2, Y3, Y6
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPAND        Y6, Y7, Y6
+	VPOR         Y6, Y0, Y6
+	MOVL         $0x7c7c7c7c, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPXOR        Y8, Y8, Y8
+	VPAND        Y2, Y7, Y9
+	VPCMPEQB     Y8, Y9, Y9
+	VPAND        Y3, Y7, Y7
+	VPCMPEQB     Y8, Y7, Y7
+	VPANDN       Y2, Y9, Y2
+	VPANDN       Y3, Y7, Y3
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x01010101, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	MOVL         $0xfefefefe, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y6, Y3, Y3
+	VPOR         Y3, Y2, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, (AX)(SI*1)
+	JMP          done10
+
+nan11:
+	VPAND        Y2, Y3, Y6
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPAND        Y6, Y7, Y6
+	VPOR         Y6, Y0, Y6
+	MOVL         $0x7c7c7c7c, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPXOR        Y8, Y8, Y8
+	VPAND        Y2, Y7, Y9
+	VPCMPEQB     Y8, Y9, Y9
+	VPAND        Y3, Y7, Y7
+	VPCMPEQB     Y8, Y7, Y7
+	VPANDN       Y2, Y9, Y2
+	VPANDN       Y3, Y7, Y3
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x01010101, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	MOVL         $0xfefefefe, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y6, Y3, Y3
+	VPOR         Y3, Y2, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 32(AX)(SI*1)
+	JMP          done12
+
+nan13:
+	VPAND        Y2, Y3, Y6
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPAND        Y6, Y7, Y6
+	VPOR         Y6, Y0, Y6
+	MOVL         $0x7c7c7c7c, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPXOR        Y8, Y8, Y8
+	VPAND        Y2, Y7, Y9
+	VPCMPEQB     Y8, Y9, Y9
+	VPAND        Y3, Y7, Y7
+	VPCMPEQB     Y8, Y7, Y7
+	VPANDN       Y2, Y9, Y2
+	VPANDN       Y3, Y7, Y3
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x01010101, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	MOVL         $0xfefefefe, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y6, Y3, Y3
+	VPOR         Y3, Y2, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 64(AX)(SI*1)
+	JMP          done14
+
+nan15:
+	VPAND        Y2, Y3, Y6
+	MOVL         $0x80808080, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPAND        Y6, Y7, Y6
+	VPOR         Y6, Y0, Y6
+	MOVL         $0x7c7c7c7c, DI
+	VMOVD        DI, X7
+	VPBROADCASTD X7, Y7
+	VPXOR        Y8, Y8, Y8
+	VPAND        Y2, Y7, Y9
+	VPCMPEQB     Y8, Y9, Y9
+	VPAND        Y3, Y7, Y7
+	VPCMPEQB     Y8, Y7, Y7
+	VPANDN       Y2, Y9, Y2
+	VPANDN       Y3, Y7, Y3
+	VPOR         Y2, Y3, Y2
+	MOVL         $0x01010101, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y2, Y3, Y2
+	MOVL         $0xfefefefe, DI
+	VMOVD        DI, X3
+	VPBROADCASTD X3, Y3
+	VPAND        Y6, Y3, Y3
+	VPOR         Y3, Y2, Y2
+	VPBLENDVB    Y5, Y2, Y4, Y2
+	VMOVDQU      Y2, 96(AX)(SI*1)
+	JMP          done16
 
 // func sumFloat8E4M3AVX2(dst *byte, a *byte, b *byte, n int)
 // Requires: AVX, AVX2, F16C, MMX+
@@ -2764,6 +4364,8 @@ TEXT ·sumFloat8E4M3AVX2(SB), NOSPLIT, $0-32
 	VMOVD        SI, X3
 	VPBROADCASTD X3, Y3
 	XORQ         SI, SI
+	CMPQ         BX, $0x00100000
+	JB           near
 
 loop:
 	PREFETCHT0   4096(CX)(SI*1)
@@ -3013,6 +4615,254 @@ done8:
 	ADDQ $0x00000080, SI
 	CMPQ SI, BX
 	JB   loop
+	JMP  end
+
+near:
+	VMOVDQU      (CX)(SI*1), Y4
+	VMOVDQU      (DX)(SI*1), Y5
+	VPAND        Y4, Y2, Y6
+	VPAND        Y5, Y2, Y7
+	VPMADDUBSW   Y4, Y0, Y8
+	VPAND        Y8, Y3, Y8
+	VPMADDUBSW   Y4, Y1, Y10
+	VPAND        Y10, Y3, Y10
+	VPMADDUBSW   Y5, Y0, Y11
+	VPAND        Y11, Y3, Y11
+	VPMADDUBSW   Y5, Y1, Y12
+	VPAND        Y12, Y3, Y12
+	VCVTPH2PS    X8, Y13
+	VCVTPH2PS    X11, Y14
+	VADDPS       Y14, Y13, Y13
+	VCVTPS2PH    $0x03, Y13, X9
+	VEXTRACTI128 $0x01, Y8, X8
+	VCVTPH2PS    X8, Y8
+	VEXTRACTI128 $0x01, Y11, X11
+	VCVTPH2PS    X11, Y11
+	VADDPS       Y11, Y8, Y8
+	VCVTPS2PH    $0x03, Y8, X8
+	VINSERTI128  $0x01, X8, Y9, Y8
+	VCVTPH2PS    X10, Y11
+	VCVTPH2PS    X12, Y13
+	VADDPS       Y13, Y11, Y11
+	VCVTPS2PH    $0x03, Y11, X9
+	VEXTRACTI128 $0x01, Y10, X10
+	VCVTPH2PS    X10, Y10
+	VEXTRACTI128 $0x01, Y12, X11
+	VCVTPH2PS    X11, Y11
+	VADDPS       Y11, Y10, Y10
+	VCVTPS2PH    $0x03, Y10, X10
+	VINSERTI128  $0x01, X10, Y9, Y10
+	VPSRLW       $0x07, Y8, Y11
+	VPAND        splat00010001<>+0(SB), Y11, Y11
+	VPADDW       Y8, Y8, Y12
+	VPOR         Y12, Y11, Y11
+	VPADDW       splat007f007f<>+0(SB), Y11, Y11
+	VPAND        splatff00ff00<>+0(SB), Y11, Y11
+	VPSRLW       $0x07, Y10, Y12
+	VPAND        splat00010001<>+0(SB), Y12, Y12
+	VPADDW       Y10, Y10, Y13
+	VPOR         Y13, Y12, Y12
+	VPADDW       splat007f007f<>+0(SB), Y12, Y12
+	VPSRLW       $0x08, Y12, Y12
+	VPOR         Y11, Y12, Y11
+	VPMINUB      splat7e7e7e7e<>+0(SB), Y11, Y11
+	VPAND        Y8, Y0, Y8
+	VPSRLW       $0x08, Y10, Y10
+	VPAND        Y10, Y1, Y10
+	VPOR         Y8, Y10, Y8
+	VPOR         Y11, Y8, Y8
+	VPMAXUB      Y7, Y6, Y6
+	VPCMPEQB     Y2, Y6, Y6
+	VPTEST       Y6, Y6
+	JNE          nan9
+	VMOVDQU      Y8, (AX)(SI*1)
+
+done10:
+	VMOVDQU      32(CX)(SI*1), Y4
+	VMOVDQU      32(DX)(SI*1), Y5
+	VPAND        Y4, Y2, Y6
+	VPAND        Y5, Y2, Y7
+	VPMADDUBSW   Y4, Y0, Y8
+	VPAND        Y8, Y3, Y8
+	VPMADDUBSW   Y4, Y1, Y10
+	VPAND        Y10, Y3, Y10
+	VPMADDUBSW   Y5, Y0, Y11
+	VPAND        Y11, Y3, Y11
+	VPMADDUBSW   Y5, Y1, Y12
+	VPAND        Y12, Y3, Y12
+	VCVTPH2PS    X8, Y13
+	VCVTPH2PS    X11, Y14
+	VADDPS       Y14, Y13, Y13
+	VCVTPS2PH    $0x03, Y13, X9
+	VEXTRACTI128 $0x01, Y8, X8
+	VCVTPH2PS    X8, Y8
+	VEXTRACTI128 $0x01, Y11, X11
+	VCVTPH2PS    X11, Y11
+	VADDPS       Y11, Y8, Y8
+	VCVTPS2PH    $0x03, Y8, X8
+	VINSERTI128  $0x01, X8, Y9, Y8
+	VCVTPH2PS    X10, Y11
+	VCVTPH2PS    X12, Y13
+	VADDPS       Y13, Y11, Y11
+	VCVTPS2PH    $0x03, Y11, X9
+	VEXTRACTI128 $0x01, Y10, X10
+	VCVTPH2PS    X10, Y10
+	VEXTRACTI128 $0x01, Y12, X11
+	VCVTPH2PS    X11, Y11
+	VADDPS       Y11, Y10, Y10
+	VCVTPS2PH    $0x03, Y10, X10
+	VINSERTI128  $0x01, X10, Y9, Y10
+	VPSRLW       $0x07, Y8, Y11
+	VPAND        splat00010001<>+0(SB), Y11, Y11
+	VPADDW       Y8, Y8, Y12
+	VPOR         Y12, Y11, Y11
+	VPADDW       splat007f007f<>+0(SB), Y11, Y11
+	VPAND        splatff00ff00<>+0(SB), Y11, Y11
+	VPSRLW       $0x07, Y10, Y12
+	VPAND        splat00010001<>+0(SB), Y12, Y12
+	VPADDW       Y10, Y10, Y13
+	VPOR         Y13, Y12, Y12
+	VPADDW       splat007f007f<>+0(SB), Y12, Y12
+	VPSRLW       $0x08, Y12, Y12
+	VPOR         Y11, Y12, Y11
+	VPMINUB      splat7e7e7e7e<>+0(SB), Y11, Y11
+	VPAND        Y8, Y0, Y8
+	VPSRLW       $0x08, Y10, Y10
+	VPAND        Y10, Y1, Y10
+	VPOR         Y8, Y10, Y8
+	VPOR         Y11, Y8, Y8
+	VPMAXUB      Y7, Y6, Y6
+	VPCMPEQB     Y2, Y6, Y6
+	VPTEST       Y6, Y6
+	JNE          nan11
+	VMOVDQU      Y8, 32(AX)(SI*1)
+
+done12:
+	VMOVDQU      64(CX)(SI*1), Y4
+	VMOVDQU      64(DX)(SI*1), Y5
+	VPAND        Y4, Y2, Y6
+	VPAND        Y5, Y2, Y7
+	VPMADDUBSW   Y4, Y0, Y8
+	VPAND        Y8, Y3, Y8
+	VPMADDUBSW   Y4, Y1, Y10
+	VPAND        Y10, Y3, Y10
+	VPMADDUBSW   Y5, Y0, Y11
+	VPAND        Y11, Y3, Y11
+	VPMADDUBSW   Y5, Y1, Y12
+	VPAND        Y12, Y3, Y12
+	VCVTPH2PS    X8, Y13
+	VCVTPH2PS    X11, Y14
+	VADDPS       Y14, Y13, Y13
+	VCVTPS2PH    $0x03, Y13, X9
+	VEXTRACTI128 $0x01, Y8, X8
+	VCVTPH2PS    X8, Y8
+	VEXTRACTI128 $0x01, Y11, X11
+	VCVTPH2PS    X11, Y11
+	VADDPS       Y11, Y8, Y8
+	VCVTPS2PH    $0x03, Y8, X8
+	VINSERTI128  $0x01, X8, Y9, Y8
+	VCVTPH2PS    X10, Y11
+	VCVTPH2PS    X12, Y13
+	VADDPS       Y13, Y11, Y11
+	VCVTPS2PH    $0x03, Y11, X9
+	VEXTRACTI128 $0x01, Y10, X10
+	VCVTPH2PS    X10, Y10
+	VEXTRACTI128 $0x01, Y12, X11
+	VCVTPH2PS    X11, Y11
+	VADDPS       Y11, Y10, Y10
+	VCVTPS2PH    $0x03, Y10, X10
+	VINSERTI128  $0x01, X10, Y9, Y10
+	VPSRLW       $0x07, Y8, Y11
+	VPAND        splat00010001<>+0(SB), Y11, Y11
+	VPADDW       Y8, Y8, Y12
+	VPOR         Y12, Y11, Y11
+	VPADDW       splat007f007f<>+0(SB), Y11, Y11
+	VPAND        splatff00ff00<>+0(SB), Y11, Y11
+	VPSRLW       $0x07, Y10, Y12
+	VPAND        splat00010001<>+0(SB), Y12, Y12
+	VPADDW       Y10, Y10, Y13
+	VPOR         Y13, Y12, Y12
+	VPADDW       splat007f007f<>+0(SB), Y12, Y12
+	VPSRLW       $0x08, Y12, Y12
+	VPOR         Y11, Y12, Y11
+	VPMINUB      splat7e7e7e7e<>+0(SB), Y11, Y11
+	VPAND        Y8, Y0, Y8
+	VPSRLW       $0x08, Y10, Y10
+	VPAND        Y10, Y1, Y10
+	VPOR         Y8, Y10, Y8
+	VPOR         Y11, Y8, Y8
+	VPMAXUB      Y7, Y6, Y6
+	VPCMPEQB     Y2, Y6, Y6
+	VPTEST       Y6, Y6
+	JNE          nan13
+	VMOVDQU      Y8, 64(AX)(SI*1)
+
+done14:
+	VMOVDQU      96(CX)(SI*1), Y4
+	VMOVDQU      96(DX)(SI*1), Y5
+	VPAND        Y4, Y2, Y6
+	VPAND        Y5, Y2, Y7
+	VPMADDUBSW   Y4, Y0, Y8
+	VPAND        Y8, Y3, Y8
+	VPMADDUBSW   Y4, Y1, Y10
+	VPAND        Y10, Y3, Y10
+	VPMADDUBSW   Y5, Y0, Y11
+	VPAND        Y11, Y3, Y11
+	VPMADDUBSW   Y5, Y1, Y12
+	VPAND        Y12, Y3, Y12
+	VCVTPH2PS    X8, Y13
+	VCVTPH2PS    X11, Y14
+	VADDPS       Y14, Y13, Y13
+	VCVTPS2PH    $0x03, Y13, X9
+	VEXTRACTI128 $0x01, Y8, X8
+	VCVTPH2PS    X8, Y8
+	VEXTRACTI128 $0x01, Y11, X11
+	VCVTPH2PS    X11, Y11
+	VADDPS       Y11, Y8, Y8
+	VCVTPS2PH    $0x03, Y8, X8
+	VINSERTI128  $0x01, X8, Y9, Y8
+	VCVTPH2PS    X10, Y11
+	VCVTPH2PS    X12, Y13
+	VADDPS       Y13, Y11, Y11
+	VCVTPS2PH    $0x03, Y11, X9
+	VEXTRACTI128 $0x01, Y10, X10
+	VCVTPH2PS    X10, Y10
+	VEXTRACTI128 $0x01, Y12, X11
+	VCVTPH2PS    X11, Y11
+	VADDPS       Y11, Y10, Y10
+	VCVTPS2PH    $0x03, Y10, X10
+	VINSERTI128  $0x01, X10, Y9, Y10
+	VPSRLW       $0x07, Y8, Y11
+	VPAND        splat00010001<>+0(SB), Y11, Y11
+	VPADDW       Y8, Y8, Y12
+	VPOR         Y12, Y11, Y11
+	VPADDW       splat007f007f<>+0(SB), Y11, Y11
+	VPAND        splatff00ff00<>+0(SB), Y11, Y11
+	VPSRLW       $0x07, Y10, Y12
+	VPAND        splat00010001<>+0(SB), Y12, Y12
+	VPADDW       Y10, Y10, Y13
+	VPOR         Y13, Y12, Y12
+	VPADDW       splat007f007f<>+0(SB), Y12, Y12
+	VPSRLW       $0x08, Y12, Y12
+	VPOR         Y11, Y12, Y11
+	VPMINUB      splat7e7e7e7e<>+0(SB), Y11, Y11
+	VPAND        Y8, Y0, Y8
+	VPSRLW       $0x08, Y10, Y10
+	VPAND        Y10, Y1, Y10
+	VPOR         Y8, Y10, Y8
+	VPOR         Y11, Y8, Y8
+	VPMAXUB      Y7, Y6, Y6
+	VPCMPEQB     Y2, Y6, Y6
+	VPTEST       Y6, Y6
+	JNE          nan15
+	VMOVDQU      Y8, 96(AX)(SI*1)
+
+done16:
+	ADDQ $0x00000080, SI
+	CMPQ SI, BX
+	JB   near
+
+end:
 	VZEROUPPER
 	RET
 
@@ -3055,6 +4905,46 @@ nan7:
 	VPBLENDVB Y6, Y4, Y5, Y4
 	VMOVDQU   Y4, 96(AX)(SI*1)
 	JMP       done8
+
+nan9:
+	VPAND     Y5, Y2, Y6
+	VPCMPEQB  Y2, Y6, Y6
+	VPBLENDVB Y6, Y5, Y8, Y5
+	VPAND     Y4, Y2, Y6
+	VPCMPEQB  Y2, Y6, Y6
+	VPBLENDVB Y6, Y4, Y5, Y4
+	VMOVDQU   Y4, (AX)(SI*1)
+	JMP       done10
+
+nan11:
+	VPAND     Y5, Y2, Y6
+	VPCMPEQB  Y2, Y6, Y6
+	VPBLENDVB Y6, Y5, Y8, Y5
+	VPAND     Y4, Y2, Y6
+	VPCMPEQB  Y2, Y6, Y6
+	VPBLENDVB Y6, Y4, Y5, Y4
+	VMOVDQU   Y4, 32(AX)(SI*1)
+	JMP       done12
+
+nan13:
+	VPAND     Y5, Y2, Y6
+	VPCMPEQB  Y2, Y6, Y6
+	VPBLENDVB Y6, Y5, Y8, Y5
+	VPAND     Y4, Y2, Y6
+	VPCMPEQB  Y2, Y6, Y6
+	VPBLENDVB Y6, Y4, Y5, Y4
+	VMOVDQU   Y4, 64(AX)(SI*1)
+	JMP       done14
+
+nan15:
+	VPAND     Y5, Y2, Y6
+	VPCMPEQB  Y2, Y6, Y6
+	VPBLENDVB Y6, Y5, Y8, Y5
+	VPAND     Y4, Y2, Y6
+	VPCMPEQB  Y2, Y6, Y6
+	VPBLENDVB Y6, Y4, Y5, Y4
+	VMOVDQU   Y4, 96(AX)(SI*1)
+	JMP       done16
 
 DATA splat00010001<>+0(SB)/8, $0x0001000100010001
 DATA splat00010001<>+8(SB)/8, $0x0001000100010001
@@ -3100,6 +4990,8 @@ TEXT ·prodFloat8E4M3AVX2(SB), NOSPLIT, $0-32
 	VMOVD        SI, X3
 	VPBROADCASTD X3, Y3
 	XORQ         SI, SI
+	CMPQ         BX, $0x00100000
+	JB           near
 
 loop:
 	PREFETCHT0   4096(CX)(SI*1)
@@ -3341,6 +5233,246 @@ done8:
 	ADDQ $0x00000080, SI
 	CMPQ SI, BX
 	JB   loop
+	JMP  end
+
+near:
+	VMOVDQU      (CX)(SI*1), Y3
+	VMOVDQU      (DX)(SI*1), Y5
+	VPAND        Y3, Y2, Y6
+	VPAND        Y5, Y2, Y7
+	VPMADDUBSW   Y6, Y0, Y8
+	VPMADDUBSW   Y6, Y1, Y9
+	VPMADDUBSW   Y7, Y0, Y10
+	VPMADDUBSW   Y7, Y1, Y11
+	VPXOR        Y3, Y5, Y12
+	VPAND        splat80808080<>+0(SB), Y12, Y12
+	VCVTPH2PS    X8, Y13
+	VCVTPH2PS    X10, Y14
+	VMULPS       Y14, Y13, Y13
+	VMULPS       splat43800000<>+0(SB), Y13, Y13
+	VCVTPS2PH    $0x03, Y13, X4
+	VEXTRACTI128 $0x01, Y8, X8
+	VCVTPH2PS    X8, Y8
+	VEXTRACTI128 $0x01, Y10, X10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y10, Y8, Y8
+	VMULPS       splat43800000<>+0(SB), Y8, Y8
+	VCVTPS2PH    $0x03, Y8, X8
+	VINSERTI128  $0x01, X8, Y4, Y8
+	VCVTPH2PS    X9, Y10
+	VCVTPH2PS    X11, Y13
+	VMULPS       Y13, Y10, Y10
+	VMULPS       splat43800000<>+0(SB), Y10, Y10
+	VCVTPS2PH    $0x03, Y10, X4
+	VEXTRACTI128 $0x01, Y9, X9
+	VCVTPH2PS    X9, Y9
+	VEXTRACTI128 $0x01, Y11, X10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y10, Y9, Y9
+	VMULPS       splat43800000<>+0(SB), Y9, Y9
+	VCVTPS2PH    $0x03, Y9, X9
+	VINSERTI128  $0x01, X9, Y4, Y9
+	VPSRLW       $0x07, Y8, Y10
+	VPAND        splat00010001<>+0(SB), Y10, Y10
+	VPADDW       Y8, Y8, Y8
+	VPOR         Y8, Y10, Y8
+	VPADDW       splat007f007f<>+0(SB), Y8, Y8
+	VPAND        splatff00ff00<>+0(SB), Y8, Y8
+	VPSRLW       $0x07, Y9, Y10
+	VPAND        splat00010001<>+0(SB), Y10, Y10
+	VPADDW       Y9, Y9, Y9
+	VPOR         Y9, Y10, Y9
+	VPADDW       splat007f007f<>+0(SB), Y9, Y9
+	VPSRLW       $0x08, Y9, Y9
+	VPOR         Y8, Y9, Y8
+	VPMINUB      splat7e7e7e7e<>+0(SB), Y8, Y8
+	VPOR         Y8, Y12, Y8
+	VPMAXUB      Y7, Y6, Y6
+	VPCMPEQB     Y2, Y6, Y6
+	VPTEST       Y6, Y6
+	JNE          nan9
+	VMOVDQU      Y8, (AX)(SI*1)
+
+done10:
+	VMOVDQU      32(CX)(SI*1), Y3
+	VMOVDQU      32(DX)(SI*1), Y5
+	VPAND        Y3, Y2, Y6
+	VPAND        Y5, Y2, Y7
+	VPMADDUBSW   Y6, Y0, Y8
+	VPMADDUBSW   Y6, Y1, Y9
+	VPMADDUBSW   Y7, Y0, Y10
+	VPMADDUBSW   Y7, Y1, Y11
+	VPXOR        Y3, Y5, Y12
+	VPAND        splat80808080<>+0(SB), Y12, Y12
+	VCVTPH2PS    X8, Y13
+	VCVTPH2PS    X10, Y14
+	VMULPS       Y14, Y13, Y13
+	VMULPS       splat43800000<>+0(SB), Y13, Y13
+	VCVTPS2PH    $0x03, Y13, X4
+	VEXTRACTI128 $0x01, Y8, X8
+	VCVTPH2PS    X8, Y8
+	VEXTRACTI128 $0x01, Y10, X10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y10, Y8, Y8
+	VMULPS       splat43800000<>+0(SB), Y8, Y8
+	VCVTPS2PH    $0x03, Y8, X8
+	VINSERTI128  $0x01, X8, Y4, Y8
+	VCVTPH2PS    X9, Y10
+	VCVTPH2PS    X11, Y13
+	VMULPS       Y13, Y10, Y10
+	VMULPS       splat43800000<>+0(SB), Y10, Y10
+	VCVTPS2PH    $0x03, Y10, X4
+	VEXTRACTI128 $0x01, Y9, X9
+	VCVTPH2PS    X9, Y9
+	VEXTRACTI128 $0x01, Y11, X10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y10, Y9, Y9
+	VMULPS       splat43800000<>+0(SB), Y9, Y9
+	VCVTPS2PH    $0x03, Y9, X9
+	VINSERTI128  $0x01, X9, Y4, Y9
+	VPSRLW       $0x07, Y8, Y10
+	VPAND        splat00010001<>+0(SB), Y10, Y10
+	VPADDW       Y8, Y8, Y8
+	VPOR         Y8, Y10, Y8
+	VPADDW       splat007f007f<>+0(SB), Y8, Y8
+	VPAND        splatff00ff00<>+0(SB), Y8, Y8
+	VPSRLW       $0x07, Y9, Y10
+	VPAND        splat00010001<>+0(SB), Y10, Y10
+	VPADDW       Y9, Y9, Y9
+	VPOR         Y9, Y10, Y9
+	VPADDW       splat007f007f<>+0(SB), Y9, Y9
+	VPSRLW       $0x08, Y9, Y9
+	VPOR         Y8, Y9, Y8
+	VPMINUB      splat7e7e7e7e<>+0(SB), Y8, Y8
+	VPOR         Y8, Y12, Y8
+	VPMAXUB      Y7, Y6, Y6
+	VPCMPEQB     Y2, Y6, Y6
+	VPTEST       Y6, Y6
+	JNE          nan11
+	VMOVDQU      Y8, 32(AX)(SI*1)
+
+done12:
+	VMOVDQU      64(CX)(SI*1), Y3
+	VMOVDQU      64(DX)(SI*1), Y5
+	VPAND        Y3, Y2, Y6
+	VPAND        Y5, Y2, Y7
+	VPMADDUBSW   Y6, Y0, Y8
+	VPMADDUBSW   Y6, Y1, Y9
+	VPMADDUBSW   Y7, Y0, Y10
+	VPMADDUBSW   Y7, Y1, Y11
+	VPXOR        Y3, Y5, Y12
+	VPAND        splat80808080<>+0(SB), Y12, Y12
+	VCVTPH2PS    X8, Y13
+	VCVTPH2PS    X10, Y14
+	VMULPS       Y14, Y13, Y13
+	VMULPS       splat43800000<>+0(SB), Y13, Y13
+	VCVTPS2PH    $0x03, Y13, X4
+	VEXTRACTI128 $0x01, Y8, X8
+	VCVTPH2PS    X8, Y8
+	VEXTRACTI128 $0x01, Y10, X10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y10, Y8, Y8
+	VMULPS       splat43800000<>+0(SB), Y8, Y8
+	VCVTPS2PH    $0x03, Y8, X8
+	VINSERTI128  $0x01, X8, Y4, Y8
+	VCVTPH2PS    X9, Y10
+	VCVTPH2PS    X11, Y13
+	VMULPS       Y13, Y10, Y10
+	VMULPS       splat43800000<>+0(SB), Y10, Y10
+	VCVTPS2PH    $0x03, Y10, X4
+	VEXTRACTI128 $0x01, Y9, X9
+	VCVTPH2PS    X9, Y9
+	VEXTRACTI128 $0x01, Y11, X10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y10, Y9, Y9
+	VMULPS       splat43800000<>+0(SB), Y9, Y9
+	VCVTPS2PH    $0x03, Y9, X9
+	VINSERTI128  $0x01, X9, Y4, Y9
+	VPSRLW       $0x07, Y8, Y10
+	VPAND        splat00010001<>+0(SB), Y10, Y10
+	VPADDW       Y8, Y8, Y8
+	VPOR         Y8, Y10, Y8
+	VPADDW       splat007f007f<>+0(SB), Y8, Y8
+	VPAND        splatff00ff00<>+0(SB), Y8, Y8
+	VPSRLW       $0x07, Y9, Y10
+	VPAND        splat00010001<>+0(SB), Y10, Y10
+	VPADDW       Y9, Y9, Y9
+	VPOR         Y9, Y10, Y9
+	VPADDW       splat007f007f<>+0(SB), Y9, Y9
+	VPSRLW       $0x08, Y9, Y9
+	VPOR         Y8, Y9, Y8
+	VPMINUB      splat7e7e7e7e<>+0(SB), Y8, Y8
+	VPOR         Y8, Y12, Y8
+	VPMAXUB      Y7, Y6, Y6
+	VPCMPEQB     Y2, Y6, Y6
+	VPTEST       Y6, Y6
+	JNE          nan13
+	VMOVDQU      Y8, 64(AX)(SI*1)
+
+done14:
+	VMOVDQU      96(CX)(SI*1), Y3
+	VMOVDQU      96(DX)(SI*1), Y5
+	VPAND        Y3, Y2, Y6
+	VPAND        Y5, Y2, Y7
+	VPMADDUBSW   Y6, Y0, Y8
+	VPMADDUBSW   Y6, Y1, Y9
+	VPMADDUBSW   Y7, Y0, Y10
+	VPMADDUBSW   Y7, Y1, Y11
+	VPXOR        Y3, Y5, Y12
+	VPAND        splat80808080<>+0(SB), Y12, Y12
+	VCVTPH2PS    X8, Y13
+	VCVTPH2PS    X10, Y14
+	VMULPS       Y14, Y13, Y13
+	VMULPS       splat43800000<>+0(SB), Y13, Y13
+	VCVTPS2PH    $0x03, Y13, X4
+	VEXTRACTI128 $0x01, Y8, X8
+	VCVTPH2PS    X8, Y8
+	VEXTRACTI128 $0x01, Y10, X10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y10, Y8, Y8
+	VMULPS       splat43800000<>+0(SB), Y8, Y8
+	VCVTPS2PH    $0x03, Y8, X8
+	VINSERTI128  $0x01, X8, Y4, Y8
+	VCVTPH2PS    X9, Y10
+	VCVTPH2PS    X11, Y13
+	VMULPS       Y13, Y10, Y10
+	VMULPS       splat43800000<>+0(SB), Y10, Y10
+	VCVTPS2PH    $0x03, Y10, X4
+	VEXTRACTI128 $0x01, Y9, X9
+	VCVTPH2PS    X9, Y9
+	VEXTRACTI128 $0x01, Y11, X10
+	VCVTPH2PS    X10, Y10
+	VMULPS       Y10, Y9, Y9
+	VMULPS       splat43800000<>+0(SB), Y9, Y9
+	VCVTPS2PH    $0x03, Y9, X9
+	VINSERTI128  $0x01, X9, Y4, Y9
+	VPSRLW       $0x07, Y8, Y10
+	VPAND        splat00010001<>+0(SB), Y10, Y10
+	VPADDW       Y8, Y8, Y8
+	VPOR         Y8, Y10, Y8
+	VPADDW       splat007f007f<>+0(SB), Y8, Y8
+	VPAND        splatff00ff00<>+0(SB), Y8, Y8
+	VPSRLW       $0x07, Y9, Y10
+	VPAND        splat00010001<>+0(SB), Y10, Y10
+	VPADDW       Y9, Y9, Y9
+	VPOR         Y9, Y10, Y9
+	VPADDW       splat007f007f<>+0(SB), Y9, Y9
+	VPSRLW       $0x08, Y9, Y9
+	VPOR         Y8, Y9, Y8
+	VPMINUB      splat7e7e7e7e<>+0(SB), Y8, Y8
+	VPOR         Y8, Y12, Y8
+	VPMAXUB      Y7, Y6, Y6
+	VPCMPEQB     Y2, Y6, Y6
+	VPTEST       Y6, Y6
+	JNE          nan15
+	VMOVDQU      Y8, 96(AX)(SI*1)
+
+done16:
+	ADDQ $0x00000080, SI
+	CMPQ SI, BX
+	JB   near
+
+end:
 	VZEROUPPER
 	RET
 
@@ -3384,6 +5516,46 @@ nan7:
 	VMOVDQU   Y3, 96(AX)(SI*1)
 	JMP       done8
 
+nan9:
+	VPAND     Y5, Y2, Y6
+	VPCMPEQB  Y2, Y6, Y6
+	VPBLENDVB Y6, Y5, Y8, Y5
+	VPAND     Y3, Y2, Y6
+	VPCMPEQB  Y2, Y6, Y6
+	VPBLENDVB Y6, Y3, Y5, Y3
+	VMOVDQU   Y3, (AX)(SI*1)
+	JMP       done10
+
+nan11:
+	VPAND     Y5, Y2, Y6
+	VPCMPEQB  Y2, Y6, Y6
+	VPBLENDVB Y6, Y5, Y8, Y5
+	VPAND     Y3, Y2, Y6
+	VPCMPEQB  Y2, Y6, Y6
+	VPBLENDVB Y6, Y3, Y5, Y3
+	VMOVDQU   Y3, 32(AX)(SI*1)
+	JMP       done12
+
+nan13:
+	VPAND     Y5, Y2, Y6
+	VPCMPEQB  Y2, Y6, Y6
+	VPBLENDVB Y6, Y5, Y8, Y5
+	VPAND     Y3, Y2, Y6
+	VPCMPEQB  Y2, Y6, Y6
+	VPBLENDVB Y6, Y3, Y5, Y3
+	VMOVDQU   Y3, 64(AX)(SI*1)
+	JMP       done14
+
+nan15:
+	VPAND     Y5, Y2, Y6
+	VPCMPEQB  Y2, Y6, Y6
+	VPBLENDVB Y6, Y5, Y8, Y5
+	VPAND     Y3, Y2, Y6
+	VPCMPEQB  Y2, Y6, Y6
+	VPBLENDVB Y6, Y3, Y5, Y3
+	VMOVDQU   Y3, 96(AX)(SI*1)
+	JMP       done16
+
 DATA splat43800000<>+0(SB)/8, $0x4380000043800000
 DATA splat43800000<>+8(SB)/8, $0x4380000043800000
 DATA splat43800000<>+16(SB)/8, $0x4380000043800000
@@ -3416,6 +5588,8 @@ TEXT ·sumFloat8E5M2AVX2(SB), NOSPLIT, $0-32
 	VMOVD        SI, X2
 	VPBROADCASTD X2, Y2
 	XORQ         SI, SI
+	CMPQ         BX, $0x00100000
+	JB           near
 
 loop:
 	PREFETCHT0   4096(CX)(SI*1)
@@ -3585,6 +5759,174 @@ loop:
 	ADDQ         $0x00000080, SI
 	CMPQ         SI, BX
 	JB           loop
+	JMP          end
+
+near:
+	VMOVDQU      (CX)(SI*1), Y3
+	VMOVDQU      (DX)(SI*1), Y4
+	VPAND        Y4, Y0, Y5
+	VPAND        Y3, Y0, Y6
+	VCVTPH2PS    X6, Y7
+	VCVTPH2PS    X5, Y8
+	VADDPS       Y8, Y7, Y7
+	VCVTPS2PH    $0x03, Y7, X9
+	VEXTRACTI128 $0x01, Y6, X6
+	VCVTPH2PS    X6, Y6
+	VEXTRACTI128 $0x01, Y5, X5
+	VCVTPH2PS    X5, Y5
+	VADDPS       Y5, Y6, Y5
+	VCVTPS2PH    $0x03, Y5, X5
+	VINSERTI128  $0x01, X5, Y9, Y5
+	VPSLLW       $0x08, Y4, Y4
+	VPSLLW       $0x08, Y3, Y3
+	VCVTPH2PS    X3, Y6
+	VCVTPH2PS    X4, Y7
+	VADDPS       Y7, Y6, Y6
+	VCVTPS2PH    $0x03, Y6, X9
+	VEXTRACTI128 $0x01, Y3, X3
+	VCVTPH2PS    X3, Y3
+	VEXTRACTI128 $0x01, Y4, X4
+	VCVTPH2PS    X4, Y4
+	VADDPS       Y4, Y3, Y3
+	VCVTPS2PH    $0x03, Y3, X3
+	VINSERTI128  $0x01, X3, Y9, Y3
+	VPSRLW       $0x08, Y5, Y4
+	VPAND        Y4, Y1, Y4
+	VPADDW       Y2, Y5, Y5
+	VPADDW       Y4, Y5, Y4
+	VPAND        Y4, Y0, Y4
+	VPSRLW       $0x08, Y3, Y5
+	VPAND        Y5, Y1, Y5
+	VPADDW       Y2, Y3, Y3
+	VPADDW       Y5, Y3, Y3
+	VPSRLW       $0x08, Y3, Y3
+	VPOR         Y4, Y3, Y3
+	VMOVDQU      Y3, (AX)(SI*1)
+	VMOVDQU      32(CX)(SI*1), Y3
+	VMOVDQU      32(DX)(SI*1), Y4
+	VPAND        Y4, Y0, Y5
+	VPAND        Y3, Y0, Y6
+	VCVTPH2PS    X6, Y7
+	VCVTPH2PS    X5, Y8
+	VADDPS       Y8, Y7, Y7
+	VCVTPS2PH    $0x03, Y7, X9
+	VEXTRACTI128 $0x01, Y6, X6
+	VCVTPH2PS    X6, Y6
+	VEXTRACTI128 $0x01, Y5, X5
+	VCVTPH2PS    X5, Y5
+	VADDPS       Y5, Y6, Y5
+	VCVTPS2PH    $0x03, Y5, X5
+	VINSERTI128  $0x01, X5, Y9, Y5
+	VPSLLW       $0x08, Y4, Y4
+	VPSLLW       $0x08, Y3, Y3
+	VCVTPH2PS    X3, Y6
+	VCVTPH2PS    X4, Y7
+	VADDPS       Y7, Y6, Y6
+	VCVTPS2PH    $0x03, Y6, X9
+	VEXTRACTI128 $0x01, Y3, X3
+	VCVTPH2PS    X3, Y3
+	VEXTRACTI128 $0x01, Y4, X4
+	VCVTPH2PS    X4, Y4
+	VADDPS       Y4, Y3, Y3
+	VCVTPS2PH    $0x03, Y3, X3
+	VINSERTI128  $0x01, X3, Y9, Y3
+	VPSRLW       $0x08, Y5, Y4
+	VPAND        Y4, Y1, Y4
+	VPADDW       Y2, Y5, Y5
+	VPADDW       Y4, Y5, Y4
+	VPAND        Y4, Y0, Y4
+	VPSRLW       $0x08, Y3, Y5
+	VPAND        Y5, Y1, Y5
+	VPADDW       Y2, Y3, Y3
+	VPADDW       Y5, Y3, Y3
+	VPSRLW       $0x08, Y3, Y3
+	VPOR         Y4, Y3, Y3
+	VMOVDQU      Y3, 32(AX)(SI*1)
+	VMOVDQU      64(CX)(SI*1), Y3
+	VMOVDQU      64(DX)(SI*1), Y4
+	VPAND        Y4, Y0, Y5
+	VPAND        Y3, Y0, Y6
+	VCVTPH2PS    X6, Y7
+	VCVTPH2PS    X5, Y8
+	VADDPS       Y8, Y7, Y7
+	VCVTPS2PH    $0x03, Y7, X9
+	VEXTRACTI128 $0x01, Y6, X6
+	VCVTPH2PS    X6, Y6
+	VEXTRACTI128 $0x01, Y5, X5
+	VCVTPH2PS    X5, Y5
+	VADDPS       Y5, Y6, Y5
+	VCVTPS2PH    $0x03, Y5, X5
+	VINSERTI128  $0x01, X5, Y9, Y5
+	VPSLLW       $0x08, Y4, Y4
+	VPSLLW       $0x08, Y3, Y3
+	VCVTPH2PS    X3, Y6
+	VCVTPH2PS    X4, Y7
+	VADDPS       Y7, Y6, Y6
+	VCVTPS2PH    $0x03, Y6, X9
+	VEXTRACTI128 $0x01, Y3, X3
+	VCVTPH2PS    X3, Y3
+	VEXTRACTI128 $0x01, Y4, X4
+	VCVTPH2PS    X4, Y4
+	VADDPS       Y4, Y3, Y3
+	VCVTPS2PH    $0x03, Y3, X3
+	VINSERTI128  $0x01, X3, Y9, Y3
+	VPSRLW       $0x08, Y5, Y4
+	VPAND        Y4, Y1, Y4
+	VPADDW       Y2, Y5, Y5
+	VPADDW       Y4, Y5, Y4
+	VPAND        Y4, Y0, Y4
+	VPSRLW       $0x08, Y3, Y5
+	VPAND        Y5, Y1, Y5
+	VPADDW       Y2, Y3, Y3
+	VPADDW       Y5, Y3, Y3
+	VPSRLW       $0x08, Y3, Y3
+	VPOR         Y4, Y3, Y3
+	VMOVDQU      Y3, 64(AX)(SI*1)
+	VMOVDQU      96(CX)(SI*1), Y3
+	VMOVDQU      96(DX)(SI*1), Y4
+	VPAND        Y4, Y0, Y5
+	VPAND        Y3, Y0, Y6
+	VCVTPH2PS    X6, Y7
+	VCVTPH2PS    X5, Y8
+	VADDPS       Y8, Y7, Y7
+	VCVTPS2PH    $0x03, Y7, X9
+	VEXTRACTI128 $0x01, Y6, X6
+	VCVTPH2PS    X6, Y6
+	VEXTRACTI128 $0x01, Y5, X5
+	VCVTPH2PS    X5, Y5
+	VADDPS       Y5, Y6, Y5
+	VCVTPS2PH    $0x03, Y5, X5
+	VINSERTI128  $0x01, X5, Y9, Y5
+	VPSLLW       $0x08, Y4, Y4
+	VPSLLW       $0x08, Y3, Y3
+	VCVTPH2PS    X3, Y6
+	VCVTPH2PS    X4, Y7
+	VADDPS       Y7, Y6, Y6
+	VCVTPS2PH    $0x03, Y6, X9
+	VEXTRACTI128 $0x01, Y3, X3
+	VCVTPH2PS    X3, Y3
+	VEXTRACTI128 $0x01, Y4, X4
+	VCVTPH2PS    X4, Y4
+	VADDPS       Y4, Y3, Y3
+	VCVTPS2PH    $0x03, Y3, X3
+	VINSERTI128  $0x01, X3, Y9, Y3
+	VPSRLW       $0x08, Y5, Y4
+	VPAND        Y4, Y1, Y4
+	VPADDW       Y2, Y5, Y5
+	VPADDW       Y4, Y5, Y4
+	VPAND        Y4, Y0, Y4
+	VPSRLW       $0x08, Y3, Y5
+	VPAND        Y5, Y1, Y5
+	VPADDW       Y2, Y3, Y3
+	VPADDW       Y5, Y3, Y3
+	VPSRLW       $0x08, Y3, Y3
+	VPOR         Y4, Y3, Y3
+	VMOVDQU      Y3, 96(AX)(SI*1)
+	ADDQ         $0x00000080, SI
+	CMPQ         SI, BX
+	JB           near
+
+end:
 	VZEROUPPER
 	RET
 
@@ -3608,6 +5950,8 @@ TEXT ·prodFloat8E5M2AVX2(SB), NOSPLIT, $0-32
 	VMOVD        SI, X2
 	VPBROADCASTD X2, Y2
 	XORQ         SI, SI
+	CMPQ         BX, $0x00100000
+	JB           near
 
 loop:
 	PREFETCHT0   4096(CX)(SI*1)
@@ -3777,6 +6121,174 @@ loop:
 	ADDQ         $0x00000080, SI
 	CMPQ         SI, BX
 	JB           loop
+	JMP          end
+
+near:
+	VMOVDQU      (CX)(SI*1), Y3
+	VMOVDQU      (DX)(SI*1), Y4
+	VPAND        Y4, Y0, Y5
+	VPAND        Y3, Y0, Y6
+	VCVTPH2PS    X6, Y7
+	VCVTPH2PS    X5, Y8
+	VMULPS       Y8, Y7, Y7
+	VCVTPS2PH    $0x03, Y7, X9
+	VEXTRACTI128 $0x01, Y6, X6
+	VCVTPH2PS    X6, Y6
+	VEXTRACTI128 $0x01, Y5, X5
+	VCVTPH2PS    X5, Y5
+	VMULPS       Y5, Y6, Y5
+	VCVTPS2PH    $0x03, Y5, X5
+	VINSERTI128  $0x01, X5, Y9, Y5
+	VPSLLW       $0x08, Y4, Y4
+	VPSLLW       $0x08, Y3, Y3
+	VCVTPH2PS    X3, Y6
+	VCVTPH2PS    X4, Y7
+	VMULPS       Y7, Y6, Y6
+	VCVTPS2PH    $0x03, Y6, X9
+	VEXTRACTI128 $0x01, Y3, X3
+	VCVTPH2PS    X3, Y3
+	VEXTRACTI128 $0x01, Y4, X4
+	VCVTPH2PS    X4, Y4
+	VMULPS       Y4, Y3, Y3
+	VCVTPS2PH    $0x03, Y3, X3
+	VINSERTI128  $0x01, X3, Y9, Y3
+	VPSRLW       $0x08, Y5, Y4
+	VPAND        Y4, Y1, Y4
+	VPADDW       Y2, Y5, Y5
+	VPADDW       Y4, Y5, Y4
+	VPAND        Y4, Y0, Y4
+	VPSRLW       $0x08, Y3, Y5
+	VPAND        Y5, Y1, Y5
+	VPADDW       Y2, Y3, Y3
+	VPADDW       Y5, Y3, Y3
+	VPSRLW       $0x08, Y3, Y3
+	VPOR         Y4, Y3, Y3
+	VMOVDQU      Y3, (AX)(SI*1)
+	VMOVDQU      32(CX)(SI*1), Y3
+	VMOVDQU      32(DX)(SI*1), Y4
+	VPAND        Y4, Y0, Y5
+	VPAND        Y3, Y0, Y6
+	VCVTPH2PS    X6, Y7
+	VCVTPH2PS    X5, Y8
+	VMULPS       Y8, Y7, Y7
+	VCVTPS2PH    $0x03, Y7, X9
+	VEXTRACTI128 $0x01, Y6, X6
+	VCVTPH2PS    X6, Y6
+	VEXTRACTI128 $0x01, Y5, X5
+	VCVTPH2PS    X5, Y5
+	VMULPS       Y5, Y6, Y5
+	VCVTPS2PH    $0x03, Y5, X5
+	VINSERTI128  $0x01, X5, Y9, Y5
+	VPSLLW       $0x08, Y4, Y4
+	VPSLLW       $0x08, Y3, Y3
+	VCVTPH2PS    X3, Y6
+	VCVTPH2PS    X4, Y7
+	VMULPS       Y7, Y6, Y6
+	VCVTPS2PH    $0x03, Y6, X9
+	VEXTRACTI128 $0x01, Y3, X3
+	VCVTPH2PS    X3, Y3
+	VEXTRACTI128 $0x01, Y4, X4
+	VCVTPH2PS    X4, Y4
+	VMULPS       Y4, Y3, Y3
+	VCVTPS2PH    $0x03, Y3, X3
+	VINSERTI128  $0x01, X3, Y9, Y3
+	VPSRLW       $0x08, Y5, Y4
+	VPAND        Y4, Y1, Y4
+	VPADDW       Y2, Y5, Y5
+	VPADDW       Y4, Y5, Y4
+	VPAND        Y4, Y0, Y4
+	VPSRLW       $0x08, Y3, Y5
+	VPAND        Y5, Y1, Y5
+	VPADDW       Y2, Y3, Y3
+	VPADDW       Y5, Y3, Y3
+	VPSRLW       $0x08, Y3, Y3
+	VPOR         Y4, Y3, Y3
+	VMOVDQU      Y3, 32(AX)(SI*1)
+	VMOVDQU      64(CX)(SI*1), Y3
+	VMOVDQU      64(DX)(SI*1), Y4
+	VPAND        Y4, Y0, Y5
+	VPAND        Y3, Y0, Y6
+	VCVTPH2PS    X6, Y7
+	VCVTPH2PS    X5, Y8
+	VMULPS       Y8, Y7, Y7
+	VCVTPS2PH    $0x03, Y7, X9
+	VEXTRACTI128 $0x01, Y6, X6
+	VCVTPH2PS    X6, Y6
+	VEXTRACTI128 $0x01, Y5, X5
+	VCVTPH2PS    X5, Y5
+	VMULPS       Y5, Y6, Y5
+	VCVTPS2PH    $0x03, Y5, X5
+	VINSERTI128  $0x01, X5, Y9, Y5
+	VPSLLW       $0x08, Y4, Y4
+	VPSLLW       $0x08, Y3, Y3
+	VCVTPH2PS    X3, Y6
+	VCVTPH2PS    X4, Y7
+	VMULPS       Y7, Y6, Y6
+	VCVTPS2PH    $0x03, Y6, X9
+	VEXTRACTI128 $0x01, Y3, X3
+	VCVTPH2PS    X3, Y3
+	VEXTRACTI128 $0x01, Y4, X4
+	VCVTPH2PS    X4, Y4
+	VMULPS       Y4, Y3, Y3
+	VCVTPS2PH    $0x03, Y3, X3
+	VINSERTI128  $0x01, X3, Y9, Y3
+	VPSRLW       $0x08, Y5, Y4
+	VPAND        Y4, Y1, Y4
+	VPADDW       Y2, Y5, Y5
+	VPADDW       Y4, Y5, Y4
+	VPAND        Y4, Y0, Y4
+	VPSRLW       $0x08, Y3, Y5
+	VPAND        Y5, Y1, Y5
+	VPADDW       Y2, Y3, Y3
+	VPADDW       Y5, Y3, Y3
+	VPSRLW       $0x08, Y3, Y3
+	VPOR         Y4, Y3, Y3
+	VMOVDQU      Y3, 64(AX)(SI*1)
+	VMOVDQU      96(CX)(SI*1), Y3
+	VMOVDQU      96(DX)(SI*1), Y4
+	VPAND        Y4, Y0, Y5
+	VPAND        Y3, Y0, Y6
+	VCVTPH2PS    X6, Y7
+	VCVTPH2PS    X5, Y8
+	VMULPS       Y8, Y7, Y7
+	VCVTPS2PH    $0x03, Y7, X9
+	VEXTRACTI128 $0x01, Y6, X6
+	VCVTPH2PS    X6, Y6
+	VEXTRACTI128 $0x01, Y5, X5
+	VCVTPH2PS    X5, Y5
+	VMULPS       Y5, Y6, Y5
+	VCVTPS2PH    $0x03, Y5, X5
+	VINSERTI128  $0x01, X5, Y9, Y5
+	VPSLLW       $0x08, Y4, Y4
+	VPSLLW       $0x08, Y3, Y3
+	VCVTPH2PS    X3, Y6
+	VCVTPH2PS    X4, Y7
+	VMULPS       Y7, Y6, Y6
+	VCVTPS2PH    $0x03, Y6, X9
+	VEXTRACTI128 $0x01, Y3, X3
+	VCVTPH2PS    X3, Y3
+	VEXTRACTI128 $0x01, Y4, X4
+	VCVTPH2PS    X4, Y4
+	VMULPS       Y4, Y3, Y3
+	VCVTPS2PH    $0x03, Y3, X3
+	VINSERTI128  $0x01, X3, Y9, Y3
+	VPSRLW       $0x08, Y5, Y4
+	VPAND        Y4, Y1, Y4
+	VPADDW       Y2, Y5, Y5
+	VPADDW       Y4, Y5, Y4
+	VPAND        Y4, Y0, Y4
+	VPSRLW       $0x08, Y3, Y5
+	VPAND        Y5, Y1, Y5
+	VPADDW       Y2, Y3, Y3
+	VPADDW       Y5, Y3, Y3
+	VPSRLW       $0x08, Y3, Y3
+	VPOR         Y4, Y3, Y3
+	VMOVDQU      Y3, 96(AX)(SI*1)
+	ADDQ         $0x00000080, SI
+	CMPQ         SI, BX
+	JB           near
+
+end:
 	VZEROUPPER
 	RET
 

@@ -148,6 +148,29 @@ func TestLevelKernelsLongLengths(t *testing.T) {
 	}
 }
 
+// TestLevelKernelsPrefetchLoop compares the kernels that prefetch (the
+// 16-bit floats and fp8) with the portable ones at an input of 1 MiB and
+// a little more: the AVX2 ones run a loop without prefetches below 1 MiB
+// (asmgen's prefetchMin), which the other tests cover, and the loop with
+// them from there.
+func TestLevelKernelsPrefetchLoop(t *testing.T) {
+	const bytesLen = 1<<20 + 128 + 8
+	for _, l := range supportedLevels(t) {
+		withLevel(t, l, func() {
+			rng := rand.New(rand.NewPCG(23, uint64(len(l.name))))
+			for _, dt := range []dtype.DataType{dtype.BFloat16Type, dtype.Float16Type, dtype.Float8E4M3Type, dtype.Float8E5M2Type} {
+				a, b := randomPair(rng, dt, bytesLen/dt.Size())
+				for _, op := range Ops() {
+					fast, _ := Lookup(dt, op)
+					slow, _ := Portable(dt, op)
+					what := fmt.Sprintf("%s %v %v %d bytes", l.name, dt, op, len(a))
+					requireSameBytes(t, what, runAt(fast, [3]int{}, a, b), runAt(slow, [3]int{}, a, b))
+				}
+			}
+		})
+	}
+}
+
 // requireSameBytes fails t at the first byte where got and want differ,
 // showing 16 bytes of each from there.
 func requireSameBytes(t *testing.T, what string, got, want []byte) {

@@ -137,6 +137,14 @@ type kernel struct {
 // load ports, which these kernels leave idle).
 const prefetchDistance = 4096
 
+// prefetchMin is the input length below which an AVX2 kernel that
+// prefetches runs a loop without the prefetches: such inputs (with the
+// accumulator, three times as many bytes) come from L2 or L3, which the
+// hardware prefetcher keeps up with, and the prefetches' load slots cost
+// the bfloat16 sum about 5% at 256 KiB on AMD Zen 3 (session 28,
+// bench/results/kernels_bf16.md); at 1 MiB they made no difference there.
+const prefetchMin = 1 << 20
+
 // gen emits the functions of one level into c.
 type gen struct {
 	c *build.Context
@@ -182,9 +190,10 @@ func (g *gen) function(k kernel) {
 	n := c.Load(c.Param("n"), c.GP64())
 	step, body := k.emit(g)
 	// iteration emits one loop iteration: per bytes at each index of idx
-	// (prefetches first, then the bodies), then advances the indexes.
-	iteration := func(idx []reg.Register, per int) {
-		if k.prefetch {
+	// (prefetches first, if asked, then the bodies), then advances the
+	// indexes.
+	iteration := func(idx []reg.Register, per int, prefetch bool) {
+		if prefetch {
 			for off := 0; off < per; off += 64 {
 				for _, ix := range idx {
 					for _, base := range []reg.Register{a, b} {
@@ -211,12 +220,24 @@ func (g *gen) function(k kernel) {
 	i := c.GP64()
 	c.XORQ(i, i)
 	if s := g.streamCount(); s > 1 {
-		g.streamLoop(s, i, n, iteration)
+		g.streamLoop(s, i, n, func(idx []reg.Register, per int) { iteration(idx, per, k.prefetch) })
+	}
+	near := k.prefetch && !g.wide() // see prefetchMin
+	if near {
+		c.CMPQ(n, operand.U32(prefetchMin))
+		c.JB(operand.LabelRef("near"))
 	}
 	c.Label("loop")
-	iteration([]reg.Register{i}, g.l.Block)
+	iteration([]reg.Register{i}, g.l.Block, k.prefetch)
 	c.CMPQ(i, n)
 	c.JB(operand.LabelRef("loop"))
+	if near {
+		c.JMP(operand.LabelRef("end"))
+		c.Label("near")
+		iteration([]reg.Register{i}, g.l.Block, false)
+		c.CMPQ(i, n)
+		c.JB(operand.LabelRef("near"))
+	}
 	c.Label("end")
 	c.VZEROUPPER()
 	c.RET()
