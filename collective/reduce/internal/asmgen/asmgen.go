@@ -156,10 +156,42 @@ type gen struct {
 	// blockEnd, if a body sets it, is emitted once per loop iteration,
 	// after the block's body calls (a check over the whole block).
 	blockEnd func()
+	// scratch, if a kernel's emit asked for it (scratchBuffer), points
+	// to scratchSlots 32-byte slots on the stack, 32-byte aligned; spill
+	// takes them in turn.
+	scratch *operand.Mem
+	spills  int
 	// streams, if the kernel's emit sets it, is the number of streams
 	// function's AVX-512 loop runs (see streamLoop): 1 (in order only) or
 	// 4; 0 means 2.
 	streams int
+}
+
+// scratchSlots is the number of 32-byte slots of the scratch buffer.
+const scratchSlots = 4
+
+// scratchBuffer allocates the scratch buffer (see gen.scratch) in the
+// function's frame, once, and points a register at it (emitted where it is
+// called: in a kernel's emit, before the loop).
+func (g *gen) scratchBuffer() {
+	if g.scratch != nil {
+		return
+	}
+	c := g.c
+	p := c.GP64()
+	c.LEAQ(c.AllocLocal(32*scratchSlots+32), p)
+	c.ADDQ(operand.U32(31), p)
+	c.ANDQ(operand.I32(-32), p)
+	g.scratch = &operand.Mem{Base: p}
+}
+
+// spill stores v to the next slot of the scratch buffer and returns the
+// slot.
+func (g *gen) spill(v reg.VecVirtual) operand.Mem {
+	m := shifted(*g.scratch, 32*(g.spills%scratchSlots))
+	g.spills++
+	g.store(v, m)
+	return m
 }
 
 // label returns a new label name, unique in the function.

@@ -14,14 +14,20 @@ import (
 // zero) and each truncated word rounds once more to nearest even by a
 // carry in place, so the results need no shuffle back into bytes.
 //
-// On AMD Zen 3 (session 27) they run at 3.5-4.9 GB/s from L2 against 2.15
-// for the gathers from the table of all pairs they replaced. Their bound
-// there is the conversions: 12 a 32 bytes, at most one a cycle
-// (bench/uops_probe.sh with ISA=avx2), and the integer work does not
-// overlap them fully (a loop of one E5M2 body from L1 takes 20 cycles, 10
-// without the conversions, 13 with only them). Working on 128-bit halves
-// (no VEXTRACTI128/VINSERTI128) or ordering each stage over all halves
-// measured within 7% of this form either way.
+// On AMD Zen 3 (session 27) they ran at 3.5-4.9 GB/s from L2 against 2.15
+// for the gathers from the table of all pairs they replaced, bound by the
+// conversions: 12 a 32 bytes, VCVTPH2PS and VCVTPS2PH from and into
+// registers one a cycle (bench/uops_probe.sh with ISA=avx2; a loop of one
+// E5M2 body from L1 took 20 cycles, 10 without the conversions, 13 with
+// only them). Working on 128-bit halves (no VEXTRACTI128/VINSERTI128) or
+// ordering each stage over all halves measured within 7% of that form
+// either way. Since session 28 the words go through a scratch buffer on
+// the stack (halfViaFloat32): VCVTPH2PS from memory takes half a cycle
+// there, and the upper halves need no VEXTRACTI128; E5M2 sum 4.84 -> 6.54
+// GB/s, product 4.73 -> 6.55, E4M3 sum 3.83 -> 4.44, product 3.74 -> 4.49
+// (bench/kernel_probe.sh, 256 KiB, wall medians, load 36). The routes'
+// floors on that CPU (bench/fp8_bound.sh ISA=avx2) are all below issue
+// 17's 22 GB/s.
 var fp8AVX2 = []kernel{
 	{"sumFloat8E4M3", "Sum", []string{"Float8E4M3Type"}, float8E4M3AVX2(opSum), true},
 	{"prodFloat8E4M3", "Prod", []string{"Float8E4M3Type"}, float8E4M3AVX2(opProd), true},
