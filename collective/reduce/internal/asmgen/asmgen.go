@@ -142,7 +142,7 @@ const prefetchDistance = 4096
 // accumulator, three times as many bytes) come from L2 or L3, which the
 // hardware prefetcher keeps up with, and the prefetches' load slots cost
 // the bfloat16 sum about 5% at 256 KiB on AMD Zen 3 (session 28,
-// bench/results/kernels_bf16.md); at 1 MiB they made no difference there.
+// bench/results/kernels_fp8.md, session 28); at 1 MiB they made no difference there.
 const prefetchMin = 1 << 20
 
 // gen emits the functions of one level into c.

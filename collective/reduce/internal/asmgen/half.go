@@ -158,10 +158,12 @@ func (k bf16Kernel) combine(d operand.Mem, te, to reg.VecVirtual) {
 //
 // The inputs are read as memory operands, the even elements widened by
 // VPMULLD by 0x10000 (lane<<16), the odd ones by VPAND: in a loop from L1
-// on Zen 3 the one-vector body with loads and VPSLLD ran at 4.8 cycles a
-// vector for 15 vector instructions, which independent copies of the same
-// instructions issue in 3.9; memory operands and the interleaving bring
-// it to 4.35 (session 28, bench/results/kernels_bf16.md).
+// on AMD Zen 3 the one-vector body with loads and VPSLLD ran at 4.8
+// cycles a vector (best) for 15 vector instructions, which independent
+// copies of the same instructions issue in 3.9; with memory operands and
+// two vectors interleaved, 4.4 (bench/results/kernels_fp8.md, session
+// 28; the shifts' pipes were not the limit: VPMULLD in their place alone
+// gained nothing).
 func bfloat16PairAVX2(g *gen, op floatOp, k bf16Kernel) (int, func(d, a, b operand.Mem)) {
 	c := g.c
 	up := g.bcast32(0x00010000)
