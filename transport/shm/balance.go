@@ -139,8 +139,8 @@ func (b *balancer) poll() {
 
 // note publishes the processor and thread this rank runs on, unless it
 // did less than balanceLook ago. A copy calls it after each of its
-// system calls and when it ends, so that a rank that copies long is
-// seen where it is.
+// system calls (chunkHook), so that a rank that copies long is seen
+// where it is.
 func (b *balancer) note(now time.Time) {
 	t := now.UnixNano()
 	if last := b.noted.Load(); t-last >= int64(balanceLook) && b.noted.CompareAndSwap(last, t) {

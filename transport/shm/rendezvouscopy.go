@@ -2,7 +2,6 @@ package shm
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/gocoll/gocoll/transport"
 )
@@ -82,6 +81,8 @@ func (e *Endpoint) copyTail(peer int, s slot, r *request, headN int) {
 
 // readRendezvous copies the claimed message s of peer into dst, a buffer
 // of r, and tells the sender (peer.copied); it returns the bytes copied.
+// The balancer notes where this rank runs after each system call of the
+// copy, the last one included (chunkHook), and not again after it.
 func (e *Endpoint) readRendezvous(peer int, s slot, r *request, dst []byte) (int, error) {
 	p := e.peers[peer]
 	n := int(s.length)
@@ -95,9 +96,6 @@ func (e *Endpoint) readRendezvous(peer int, s slot, r *request, dst []byte) (int
 		err = &transport.PeerError{Rank: peer, Err: err}
 	} else {
 		e.stats.bytesCopied.Add(uint64(n))
-	}
-	if e.balance != nil {
-		e.balance.note(time.Now())
 	}
 	if ferr := p.copied(s.sendID); ferr != nil && err == nil {
 		err = ferr
