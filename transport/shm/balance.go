@@ -5,7 +5,6 @@ package shm
 import (
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -52,9 +51,10 @@ type balancer struct {
 
 const (
 	// balanceLook is the time between two looks of a spinning rank, and
-	// between two notes (a note is a getcpu and a gettid system call, 1-5
-	// us each in the virtual machine this was measured on; a look is a
-	// note and two words per peer).
+	// between two notes (a note is a gettid system call, 1-5 us in the
+	// virtual machine this was measured on, and a getcpu, a system call
+	// too where the processor does not tell it, getcpu_linux.go; a look
+	// is a note and two words per peer).
 	balanceLook = 250 * time.Microsecond
 	// balanceClockEvery is how many polls pass between two clock reads.
 	balanceClockEvery = 8
@@ -296,10 +296,3 @@ func balanceMove(samples []cpuSample, allowed []int) (rank, target int, move boo
 // maxCPUs bounds the processor numbers a balancer counts: those of a
 // unix.CPUSet.
 const maxCPUs = len(unix.CPUSet{}) * 64
-
-// getcpu is the processor the calling thread runs on.
-func getcpu() (int, bool) {
-	var cpu uint32
-	_, _, errno := unix.RawSyscall(unix.SYS_GETCPU, uintptr(unsafe.Pointer(&cpu)), 0, 0)
-	return int(cpu), errno == 0
-}
