@@ -23,8 +23,9 @@ type Link struct {
 	// once (on a machine whose cores the ranks share, more than one pair
 	// alone: the transport's spins and the scheduler under contention;
 	// the probe's contended round); 0: unknown (CPUPerByte stands). In
-	// [0, MaxCPUPerByte]. The cost model takes a byte's CPU between the
-	// two by how busy a phase keeps the machine's cores.
+	// [0, MaxCPUPerByte]. The cost model takes the CPU a phase spends a
+	// byte between the two by how busy it keeps the machine's cores, and
+	// the least of the two where the cores bound the phase's time.
 	CPUPerByteBusy float64
 	// CPUPerMessage is the CPU time one message costs its sender and
 	// receiver together, apart from its bytes; 0: unknown. In [0,

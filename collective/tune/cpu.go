@@ -29,11 +29,27 @@ import (
 // and the MetaRoCE core in virtual time, which costs no CPU, none:
 // bench/results/model_lab/s19). A flow's
 // work is its bytes × a byte's CPU + its messages × CPUPerMessage, half on
-// each end's machine; a byte's CPU on a machine is CPUPerByte where the
-// phase keeps no more of its ranks busy than it has cores, CPUPerByteBusy
-// (the probe's contended round: every pair of the level at once, which
-// keeps every rank of the machine busy) where it keeps them all busy, and
-// in between by the busy ranks beyond the cores (busyShare). Ranks whose
+// each end's machine. The roofline prices a byte at its level's least
+// measured CPU (boundByte: CPUPerByte, or CPUPerByteBusy where that is
+// less); the CPU the phase spends (Prediction.CPU) prices it at
+// CPUPerByte where the phase keeps no more of a machine's ranks busy than
+// it has cores, CPUPerByteBusy (the probe's contended round: every pair
+// of the level at once) where it keeps them all busy, and in between by
+// the busy ranks beyond the cores (busyShare), but the excess over the
+// roofline's price only as far as the machine's cores would otherwise
+// idle through the phase (cpuSpent). A byte's CPU is mostly its
+// datagrams' wake-ups (bench/results/cpu_lab/coal27.md: 40 CPU-µs and
+// 0.6 context switches a 9000 B datagram over the WAN at GOMAXPROCS 1),
+// and a receiver woken less often reads more datagrams a wake-up: the
+// contended round's sparser arrivals (k pairs through one link) cost
+// 1.5-2x the lone pair's a byte, while where the cores set the pace the
+// datagrams wait for a core and batch. On this session's AMD machine the
+// lab's calls at 4 and 256 MiB ran faster than the busy price allows
+// on its 2 cores (the 256 MiB ring: 17.6 CPU-s priced, 5.43 s a call)
+// and within the lone one (10.5), the figures of runs at load 25-35 were
+// 15-25 % under the quiet window's, and turning the transports' spinning
+// off left the busy excess as it was (bench/results/model_lab/model28).
+// Ranks whose
 // Machine is empty stand on a machine of
 // their host. A machine's cores are the size of the union of its ranks'
 // CPU sets (RankInfo.CPU.CPUs: ranks bound a core each count as many
@@ -171,16 +187,31 @@ func (m *model) busyShare(p phase) []float64 {
 
 // byteCPU is a byte's CPU over l on a machine kept busy by share
 // (busyShare): CPUPerByte, or where the level has a busy figure, share of
-// the way from it to CPUPerByteBusy.
-func byteCPU(l Link, share float64) float64 {
-	if l.CPUPerByteBusy <= 0 {
+// the way from it to CPUPerByteBusy. A nil share (cpuWork's) prices
+// boundByte.
+func byteCPU(l Link, share []float64, machine int) float64 {
+	switch {
+	case l.CPUPerByteBusy <= 0:
 		return l.CPUPerByte
+	case share == nil:
+		return boundByte(l)
 	}
-	return l.CPUPerByte + share*(l.CPUPerByteBusy-l.CPUPerByte)
+	return l.CPUPerByte + share[machine]*(l.CPUPerByteBusy-l.CPUPerByte)
 }
 
-// cpuWork returns phase p's CPU seconds per machine, per rank and in all.
-// A byte costs its level's byteCPU on each end's machine (half its CPU on
+// boundByte is a byte's CPU over l where the cores set the pace: the
+// least of the probe's figures (CPUPerByte, CPUPerByteBusy where known),
+// the one with the fewest wake-ups a datagram (see the CPU term above).
+func boundByte(l Link) float64 {
+	if l.CPUPerByteBusy > 0 {
+		return min(l.CPUPerByte, l.CPUPerByteBusy)
+	}
+	return l.CPUPerByte
+}
+
+// cpuWork returns phase p's CPU seconds per machine, per rank and in all,
+// a byte priced by share (per machine, busyShare; nil: the roofline's
+// boundByte). A byte costs its level's byteCPU on each end's machine (half its CPU on
 // each), a message its CPUPerMessage, and the share of a flow's bytes its
 // receiver reduces (flow.reduce: a reduce-scatter's, a tree's way up)
 // ReducePerByte more on the receiver. The probe measures the reduction
@@ -188,15 +219,14 @@ func byteCPU(l Link, share float64) float64 {
 // by transfers that do not reduce; where a transport reduces as it
 // copies (shared memory's fused reduce-copy), the two overlap and this
 // is the more of it.
-func (m *model) cpuWork(p phase) (machines, ranks []float64, all float64) {
+func (m *model) cpuWork(p phase, share []float64) (machines, ranks []float64, all float64) {
 	machines, ranks = make([]float64, len(m.cpu.cores)), make([]float64, len(m.cpu.machine))
 	msgs := m.messages(p)
-	share := m.busyShare(p)
 	for i, f := range p.flows {
 		l := m.cpuLink(f.src, f.dst)
 		for _, r := range []int{f.src, f.dst} {
 			k := m.cpu.machine[r]
-			w := (f.bytes*byteCPU(l, share[k]) + msgs[i]*l.CPUPerMessage.Seconds()) / 2
+			w := (f.bytes*byteCPU(l, share, k) + msgs[i]*l.CPUPerMessage.Seconds()) / 2
 			if r == f.dst {
 				w += f.bytes * f.reduce * m.reduce
 			}
@@ -216,7 +246,7 @@ func (m *model) cpuTime(p phase) (bound, sched float64) {
 	if !m.cpu.on || len(p.flows) == 0 {
 		return 0, 0
 	}
-	work, ranks, _ := m.cpuWork(p)
+	work, ranks, _ := m.cpuWork(p, nil)
 	for i, w := range work {
 		if c := m.cpu.cores[i]; c > 0 {
 			bound = max(bound, w/float64(c))
@@ -259,11 +289,35 @@ func (m *model) cpuTime(p phase) (bound, sched float64) {
 	return bound, sched
 }
 
-// cpuSeconds is the CPU seconds of phases, all ranks together.
+// cpuSeconds is the CPU seconds of phases, all ranks together (cpuSpent).
 func (m *model) cpuSeconds(phases []phase) float64 {
 	var all float64
 	for _, p := range phases {
-		_, _, w := m.cpuWork(p)
+		all += m.cpuSpent(p)
+	}
+	return all
+}
+
+// cpuSpent is the CPU seconds phase p spends, all ranks together: on each
+// machine its work at the busy share's price (busyShare), but no more
+// than its work at the roofline's price (boundByte) or, where that is
+// more, its cores' time over the phase's links and roofline: the excess
+// a byte costs over the roofline's price is the wake-ups of a receiver
+// that would otherwise idle, which a busy core does not take (see the CPU
+// term above). A machine of unknown cores spends the busy price.
+func (m *model) cpuSpent(p phase) float64 {
+	if len(p.flows) == 0 {
+		return 0
+	}
+	busy, _, _ := m.cpuWork(p, m.busyShare(p))
+	least, _, _ := m.cpuWork(p, nil)
+	bound, _ := m.cpuTime(p)
+	t := max(m.linkTime(p), bound)
+	var all float64
+	for i, w := range busy {
+		if c := m.cpu.cores[i]; c > 0 {
+			w = min(w, max(least[i], float64(c)*t))
+		}
 		all += w
 	}
 	return all

@@ -251,14 +251,15 @@ func TestCPUOneRankOneCore(t *testing.T) {
 	}
 }
 
-// A byte's CPU lies between the lone pair's and the busy one's
-// (Link.CPUPerByteBusy) by how many of a machine's ranks beyond its cores
-// the phase keeps busy (busyShare): two ranks of one machine exchange
-// 1 MiB (link time 10 µs + 1 MiB at 1 GB/s). On one core both ranks are
-// busy, as in the probe's contended round: a byte costs the busy figure,
-// and the exchange takes 2 × 1 MiB × that on the one core (the lone
-// figure without a busy one). On four cores the lone figure stands and
-// the links set the time.
+// The roofline prices a byte at the least of the lone pair's and the busy
+// figure (Link.CPUPerByteBusy, boundByte); the CPU spent lies between
+// them by how many of a machine's ranks beyond its cores the phase keeps
+// busy (busyShare), its excess capped by the cores' time (cpuSpent): two
+// ranks of one machine exchange 1 MiB (link time 10 µs + 1 MiB at
+// 1 GB/s). On one core both ranks are busy, as in the probe's contended
+// round, but the core sets the pace: the exchange takes 2 × 1 MiB × the
+// least figure on it, and spends no more. On four cores the lone figure
+// stands and the links set the time.
 func TestCPUBusyByte(t *testing.T) {
 	const mib = 1 << 20
 	link := 10e-6 + mib/1e9
@@ -270,7 +271,7 @@ func TestCPUBusyByte(t *testing.T) {
 		binds          bool
 	}{
 		{"one core, no busy figure", 1e-9, 0, 1, 2 * mib * 1e-9, 2 * mib * 1e-9, true},
-		{"one core", 1e-9, 4e-9, 1, 2 * mib * 4e-9, 2 * mib * 4e-9, true},
+		{"one core", 1e-9, 4e-9, 1, 2 * mib * 1e-9, 2 * mib * 1e-9, true},
 		{"one core, busy under lone", 1e-9, 0.8e-9, 1, 2 * mib * 0.8e-9, 2 * mib * 0.8e-9, true},
 		{"four cores, no busy figure", 0.5e-9, 0, 4, link, mib * 1e-9, false},
 		{"four cores", 0.5e-9, 2e-9, 4, link, mib * 1e-9, false},
@@ -284,6 +285,34 @@ func TestCPUBusyByte(t *testing.T) {
 		if !near(rd.Time, tc.wantT) || !near(rd.CPU, tc.wantCPU) || rd.CPUBound != tc.binds {
 			t.Errorf("%s: recursive doubling %v (CPU %v, binds %v), want %.6g s (CPU %.6g s, binds %v)",
 				tc.name, rd.Time, rd.CPU, rd.CPUBound, tc.wantT, tc.wantCPU, tc.binds)
+		}
+	}
+}
+
+// The CPU a phase spends (cpuSpent) prices the busy figure where the links
+// set the pace, its excess over the roofline's price capped by the cores'
+// time over the phase: four ranks of one machine AllReduce 1 MiB by
+// recursive doubling over links of 100 MB/s (each step's exchange ~10.5
+// ms; all four ranks busy, the busy figure 3 ns a byte, the lone 1 ns).
+// On two cores the step's busy CPU (4 MiB × 3 ns, 12.6 ms) fits in the
+// cores' 21 ms and is spent whole; on one core it is capped at the
+// core's ~10.5 ms a step, and the links still set the time (the
+// roofline's 4.2 ms a step).
+func TestCPUSpentCapped(t *testing.T) {
+	const mib = 1 << 20
+	for _, cores := range []int{2, 1} {
+		links := DefaultLinks()
+		links.Site = Link{Latency: 10 * time.Microsecond, Bandwidth: 1e8, CPUPerByte: 1e-9, CPUPerByteBusy: 3e-9}
+		in := Input{Bytes: mib, ChunkBytes: mib, Links: links, IdealTransport: true,
+			Topology: onMachines(t, grid(t, 1, 4, 1), func(int) string { return "m" }, cores)}
+		rd := predictAll(t, in)["recursive-doubling"]
+		want := 2 * 4 * mib * 3e-9
+		if cores == 1 {
+			want = rd.Time.Seconds()
+		}
+		if rd.CPUBound || math.Abs(rd.CPU.Seconds()-want) > 0.01*want {
+			t.Errorf("%d cores: recursive doubling %v, CPU %v (binds %v), want CPU %.4g s, links binding",
+				cores, rd.Time, rd.CPU, rd.CPUBound, want)
 		}
 	}
 }

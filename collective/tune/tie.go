@@ -15,8 +15,10 @@ import "slices"
 // runs; the cause there was the busy CPU a byte's pricing of then, which
 // put the ring 14 % ahead: beyond this margin.
 // bench/results/quiet-20261205-1010/auto16. The busy figure is priced
-// again since session 20, by busyShare: on that session's runs the
-// hierarchical one leads at 16 MiB.)
+// again since session 20, by busyShare, in the CPU a call spends; since
+// session 28 the roofline prices a byte at the least of the probe's
+// figures, boundByte: on those sessions' runs the hierarchical one leads
+// at 16 MiB.)
 const cpuTieMargin = 0.10
 
 // breakCPUTie puts the second of out (sorted fastest first) first where
