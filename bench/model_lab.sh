@@ -154,7 +154,7 @@ skipped() {
   return 1
 }
 # wanbw TOPO: the WAN level's bandwidth (B/s) in a run's topology dump.
-wanbw() { awk '/"wan": *[{]/ { w = 1 } w && /"bandwidth"/ { gsub(/[^0-9.e+-]/, "", $2); print $2; exit }' "$1" 2>/dev/null; }
+wanbw() { awk '/"wan": *[{]/ { w = 1 } w && /"bandwidth"/ { gsub(/[^0-9.e+-]/, "", $2); print $2; exit }' "$1" 2>/dev/null || true; }
 # cores RAW: the CPU the job used over its wall time (/usr/bin/time's line).
 cores() { awk '$1 == "#" && $2 == "cpu" { if ($5 > 0) printf "%.2f", ($3 + $4) / $5 }' "$1"; }
 
