@@ -155,7 +155,11 @@ loop:
 EOF
 }
 
-avx2_bounds() { cat bench/testdata/fp8_bound_avx2.s; }
+avx2_bounds() {
+	cat bench/testdata/fp8_bound_avx2.s
+	awk '/^TEXT ·boundF32\(SB\)/, /^\tRET$/' bench/testdata/fp8_bound_avx2.s |
+		sed -e 's/boundF32(SB)/boundF32Mul(SB)/' -e 's/f32loop/f32mloop/g' -e 's/VPSLLD \$21, \(Y[0-9]\),/VPMULLD Y13, \1,/'
+}
 
 {
 	echo '#include "textflag.h"'

@@ -114,7 +114,10 @@ f16mloop:
 // times 2^-112, exact, subnormals included, so a sum needs no rescaling;
 // 4 VADDPS; back by VPSRAD 21 (sign in the upper bits), 2 VPACKSSDW, one
 // VPACKSSWB, one VPERMD. 36 vector instructions, no rounding, no
-// saturation, no NaN; E4M3 needs as many.
+// saturation, no NaN; E4M3 needs as many. bench/fp8_bound.sh derives
+// boundF32Mul from it: the shifts left as VPMULLD by 2^21 (Y13), which
+// run on other pipes than VPMOVSXBD and the shifts on AMD Zen 3 (the
+// cheaper of the two is the floor).
 TEXT ·boundF32(SB), NOSPLIT, $0-32
 	MOVQ dst+0(FP), AX
 	MOVQ a+8(FP), CX
@@ -123,6 +126,9 @@ TEXT ·boundF32(SB), NOSPLIT, $0-32
 	MOVL $0x8fffffff, SI
 	VMOVD SI, X15
 	VPBROADCASTD X15, Y15
+	MOVL $0x00200000, SI
+	VMOVD SI, X13
+	VPBROADCASTD X13, Y13
 	VPXOR Y14, Y14, Y14
 	XORQ DI, DI
 f32loop:
@@ -166,67 +172,6 @@ f32loop:
 	ADDQ $32, DI
 	CMPQ DI, BX
 	JB f32loop
-	VZEROUPPER
-	RET
-
-// func boundF32Mul(dst, a, b *byte, n int)
-// boundF32 with the shift left as VPMULLD by 2^21, which runs on other
-// pipes than VPMOVSXBD and the shifts on Zen 3 (the cheaper of the two is
-// the floor).
-TEXT ·boundF32Mul(SB), NOSPLIT, $0-32
-	MOVQ dst+0(FP), AX
-	MOVQ a+8(FP), CX
-	MOVQ b+16(FP), DX
-	MOVQ n+24(FP), BX
-	MOVL $0x8fffffff, SI
-	VMOVD SI, X15
-	VPBROADCASTD X15, Y15
-	MOVL $0x00200000, SI
-	VMOVD SI, X13
-	VPBROADCASTD X13, Y13
-	VPXOR Y14, Y14, Y14
-	XORQ DI, DI
-f32mloop:
-	VPMOVSXBD (CX)(DI*1), Y0
-	VPMOVSXBD 8(CX)(DI*1), Y1
-	VPMOVSXBD 16(CX)(DI*1), Y2
-	VPMOVSXBD 24(CX)(DI*1), Y3
-	VPMOVSXBD (DX)(DI*1), Y4
-	VPMOVSXBD 8(DX)(DI*1), Y5
-	VPMOVSXBD 16(DX)(DI*1), Y6
-	VPMOVSXBD 24(DX)(DI*1), Y7
-	VPMULLD Y13, Y0, Y0
-	VPMULLD Y13, Y1, Y1
-	VPMULLD Y13, Y2, Y2
-	VPMULLD Y13, Y3, Y3
-	VPMULLD Y13, Y4, Y4
-	VPMULLD Y13, Y5, Y5
-	VPMULLD Y13, Y6, Y6
-	VPMULLD Y13, Y7, Y7
-	VPAND Y15, Y0, Y0
-	VPAND Y15, Y1, Y1
-	VPAND Y15, Y2, Y2
-	VPAND Y15, Y3, Y3
-	VPAND Y15, Y4, Y4
-	VPAND Y15, Y5, Y5
-	VPAND Y15, Y6, Y6
-	VPAND Y15, Y7, Y7
-	VADDPS Y4, Y0, Y0
-	VADDPS Y5, Y1, Y1
-	VADDPS Y6, Y2, Y2
-	VADDPS Y7, Y3, Y3
-	VPSRAD $21, Y0, Y0
-	VPSRAD $21, Y1, Y1
-	VPSRAD $21, Y2, Y2
-	VPSRAD $21, Y3, Y3
-	VPACKSSDW Y1, Y0, Y0
-	VPACKSSDW Y3, Y2, Y2
-	VPACKSSWB Y2, Y0, Y0
-	VPERMD Y0, Y14, Y0
-	VMOVDQU Y0, (AX)(DI*1)
-	ADDQ $32, DI
-	CMPQ DI, BX
-	JB f32mloop
 	VZEROUPPER
 	RET
 
