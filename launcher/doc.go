@@ -78,8 +78,8 @@
 //	                          scheduling out; 0 not (default 1)
 //	GOCOLL_MR_COALESCE        MetaRoCE: after a read that heard only far peers (lowest RTT at least 4
 //	                          times it), the endpoint reader sleeps this long before it reads again,
-//	                          one wake-up for many WAN datagrams, for ranks with GOMAXPROCS 1 (like
-//	                          1ms; up to 10ms; default 0, off)
+//	                          one wake-up for many WAN datagrams (like 1ms; up to 10ms; 0 off;
+//	                          default: 1ms where a rank runs with GOMAXPROCS 1 once fitted, else off)
 //	GOCOLL_MR_SAMPLES         MetaRoCE, a diagnostic: a file name; every millisecond each rank records
 //	                          what holds each busy connection's posted data back (credit, window,
 //	                          pacing, the peer's rate, a late driver) and writes it at close to that

@@ -47,7 +47,7 @@ const (
 	EnvPathIfaces       = "GOCOLL_PATH_IFACES"       // metaroce: each path's interface or local IP, like eth0,eth1
 	EnvPaths            = "GOCOLL_PATHS"             // metaroce: UDP paths (source ports) per rank, 1 to metaroce.MaxPaths (default mrtransport.DefaultPaths)
 	EnvArrivalTimes     = "GOCOLL_ARRIVAL_TIMES"     // metaroce: 1 hands the core the kernel's receive time stamps (mrtransport.Config.ArrivalTimes), 0 not
-	EnvMRCoalesce       = "GOCOLL_MR_COALESCE"       // metaroce: the endpoint reader's nap after a read of far peers' datagrams (mrtransport.Config.CoalesceWait); unset or 0 off
+	EnvMRCoalesce       = "GOCOLL_MR_COALESCE"       // metaroce: the endpoint reader's nap after a read of far peers' datagrams (mrtransport.Config.CoalesceWait); 0 off; unset: on where a rank runs with one processor
 	EnvMRSamples        = "GOCOLL_MR_SAMPLES"        // metaroce: a file name; each rank writes its send samples to it, a dot and the rank appended (mrtransport.Config.SendSamples)
 	EnvAuth             = "GOCOLL_AUTH"              // header (default: a keyed tag over each packet's and frame's header) or full (over the payload too)
 	EnvEncrypt          = "GOCOLL_ENCRYPT"           // off (default), sites (AES-GCM between sites) or all (everywhere)

@@ -122,13 +122,13 @@ func TestParseEnvSettings(t *testing.T) {
 	j, err = ParseEnv(envOf(append(base, "GOCOLL_SPIN_WAIT=0")...))
 	require.NoError(t, err)
 	require.Negative(t, j.SpinWait) // never
-	require.Zero(t, j.CoalesceWait) // off
+	require.Zero(t, j.CoalesceWait) // mrtransport's default rule
 	j, err = ParseEnv(envOf(append(base, "GOCOLL_MR_COALESCE=2ms")...))
 	require.NoError(t, err)
 	require.Equal(t, 2*time.Millisecond, j.CoalesceWait)
 	j, err = ParseEnv(envOf(append(base, "GOCOLL_MR_COALESCE=0")...))
 	require.NoError(t, err)
-	require.Zero(t, j.CoalesceWait) // off
+	require.Negative(t, j.CoalesceWait) // off
 
 	require.Zero(t, j.Algo) // auto
 	j, err = ParseEnv(envOf(append(base, "GOCOLL_ALGO=tree,allreduce:hierarchical")...))

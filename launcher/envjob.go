@@ -122,7 +122,9 @@ type Job struct {
 	// unset, mrtransport.DefaultArrivalTimes.
 	ArrivalTimes bool
 	// CoalesceWait (GOCOLL_MR_COALESCE=1ms) is MetaRoCE's endpoint
-	// reader's nap (mrtransport.Config.CoalesceWait); 0 (unset) off.
+	// reader's nap (mrtransport.Config.CoalesceWait); -1 (=0) off; 0
+	// (unset) mrtransport's default: on where the rank runs with one
+	// processor.
 	CoalesceWait time.Duration
 	// SendSamples (GOCOLL_MR_SAMPLES) turns MetaRoCE's send sampler on
 	// (mrtransport.Config.SendSamples): the file each rank writes what

@@ -203,9 +203,13 @@ func (e envReader) paths(j *Job) error {
 }
 
 // coalesce applies GOCOLL_MR_COALESCE: a duration up to
-// mrtransport.MaxCoalesceWait, 0 (the default) for off.
+// mrtransport.MaxCoalesceWait; 0 is off (-1, mrtransport's off); unset
+// leaves mrtransport's default rule (0).
 func (e envReader) coalesce(j *Job) (err error) {
 	j.CoalesceWait, err = e.durationIn(EnvMRCoalesce, 0, 0, mrtransport.MaxCoalesceWait)
+	if err == nil && j.CoalesceWait == 0 && e.get(EnvMRCoalesce) != "" {
+		j.CoalesceWait = -1
+	}
 	return err
 }
 

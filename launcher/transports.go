@@ -51,7 +51,8 @@ type transportSpec struct {
 	PathInterfaces []string
 	// ArrivalTimes is Job's (mrtransport.Config.ArrivalTimes).
 	ArrivalTimes bool
-	// CoalesceWait is Job's (mrtransport.Config.CoalesceWait; 0: off).
+	// CoalesceWait is Job's (mrtransport.Config.CoalesceWait; -1 off, 0
+	// its default).
 	CoalesceWait time.Duration
 	// SendSamples is Job's (mrtransport.Config.SendSamples; "" off).
 	SendSamples string

@@ -1,13 +1,17 @@
 package mrtransport
 
 import (
+	"cmp"
 	"errors"
 	"net"
 	"net/netip"
+	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 
 	"github.com/gocoll/gocoll/transport/metaroce"
+	"github.com/gocoll/gocoll/transport/metaroce/udpio"
 )
 
 // The endpoint reader (Config.CoalesceWait). With a reader goroutine per
@@ -74,6 +78,102 @@ func (e *engine) setCoalesce(wait time.Duration) {
 	e.coalesce = wait
 	e.placers = false // nobody peeks: the endpoint reader reads whole batches
 	e.far.addr = make(map[netip.AddrPort]bool)
+}
+
+// autoCoalesce applies the default of Config.CoalesceWait (left 0) at the
+// first Connect: the endpoint reader takes over the path sockets, with
+// naps of DefaultCoalesceWait, where the process runs with one processor
+// (runtime.GOMAXPROCS; the launcher fits it to the host's ranks after
+// Listen, before Connect) and datagrams are MTU-sized (MaxDatagram below
+// placeMinDatagram: not read into place), on Linux. Measured (session
+// 28, bench/results/cpu_lab/coal28.md): with one processor it costs less
+// CPU per WAN datagram and loses no LAN goodput; with two, one reader
+// where per-socket readers read in parallel cut a LAN's goodput 2-4x
+// (coal27.md).
+func (ep *Endpoint) autoCoalesce() {
+	ep.autoOnce.Do(func() {
+		if ep.cfg.CoalesceWait == 0 && ep.cfg.MaxDatagram < placeMinDatagram &&
+			runtime.GOOS == "linux" && runtime.GOMAXPROCS(0) == 1 {
+			ep.eng.takeOver(DefaultCoalesceWait)
+		}
+	})
+}
+
+// runSocketReaders starts a reader for each path socket.
+func (e *engine) runSocketReaders() {
+	for i, s := range e.socks {
+		e.readers.Add(1)
+		e.sockReaders.Add(1)
+		go func() {
+			defer e.sockReaders.Done()
+			e.readLoop(i, s)
+		}()
+	}
+}
+
+// takeOver hands the path sockets from their readers (runSocketReaders)
+// to the endpoint reader, with naps of wait, and reports whether it did.
+// The readers end at a read deadline set now (handingOver); then, holding
+// the spinner's lock and mu, with no write in progress (writesDone), the
+// sockets leave the runtime's poller (udpio.Socket.Unpoll), the spinner's
+// Poller is made anew over them and the endpoint reader starts. Where
+// that cannot be (a socket that is not a udpio one, no spinner, a failed
+// call) the socket readers start again. It must run before a re-pick
+// (which moves sockets: the first Connect) and not under mu.
+func (e *engine) takeOver(wait time.Duration) bool {
+	us := make([]*udpio.Socket, len(e.socks))
+	for i, s := range e.socks {
+		u, ok := s.(*udpioSocket)
+		if !ok || e.spin == nil || e.coalesce > 0 {
+			return false
+		}
+		us[i] = u.s
+	}
+	e.handingOver.Store(true)
+	for _, u := range us {
+		_ = u.SetReadDeadline(time.Now())
+	}
+	e.sockReaders.Wait()
+	sp := e.spin
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.handingOver.Store(false)
+	if e.closed {
+		return false
+	}
+	e.writesDone()
+	err := error(nil)
+	for _, u := range us {
+		err = cmp.Or(err, u.Unpoll(), u.SetReadDeadline(time.Time{}))
+	}
+	if err == nil {
+		var p *udpio.Poller
+		if p, err = udpio.NewPoller(us); err == nil {
+			_ = sp.poller.Close()
+			sp.poller = p
+			e.setCoalesce(wait)
+		}
+	}
+	if e.coalesce == 0 {
+		e.runSocketReaders()
+		return false
+	}
+	e.readers.Add(1)
+	go e.coalesceLoop()
+	return true
+}
+
+// writesDone waits until every batch polled has been written (each
+// path's turn has come to its next ticket). The caller holds mu, so no
+// batch is polled meanwhile.
+func (e *engine) writesDone() {
+	e.txMu.Lock()
+	defer e.txMu.Unlock()
+	for !slices.Equal(e.txTurn, e.txNext) {
+		e.txCond.Wait()
+	}
 }
 
 // coalesceLoop is the endpoint reader: it reads every ready path socket

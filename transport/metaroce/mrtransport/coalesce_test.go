@@ -2,6 +2,7 @@ package mrtransport
 
 import (
 	"net/netip"
+	"runtime"
 	"testing"
 	"time"
 
@@ -12,14 +13,24 @@ import (
 
 // coalescedWorld is a loopback world whose endpoints run the endpoint
 // reader (MTU-sized datagrams, so not read into place); with allFar every
-// peer counts as far, so that the reader naps after every read.
-func coalescedWorld(t *testing.T, size int, allFar bool) []*Endpoint {
+// peer counts as far, so that the reader naps after every read. With
+// byDefault the reader is CoalesceWait's default (left 0), which Connect
+// turns on at GOMAXPROCS 1 (takeOver: the socket readers hand over).
+func coalescedWorld(t *testing.T, size int, allFar, byDefault bool) []*Endpoint {
 	t.Helper()
 	linuxOnly(t, "the endpoint reader")
-	eps := newTestWorld(t, size, Config{MaxDatagram: 1452, CoalesceWait: time.Millisecond})
+	cfg := Config{MaxDatagram: 1452, CoalesceWait: time.Millisecond}
+	if byDefault {
+		cfg.CoalesceWait = 0
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	}
+	eps := newTestWorld(t, size, cfg)
 	for _, ep := range eps {
 		e := ep.eng
 		require.Equal(t, time.Millisecond, e.coalesce, "endpoint reader off")
+		for _, s := range e.socks {
+			require.True(t, s.(*udpioSocket).s.Unpolled(), "a socket left in the runtime's poller")
+		}
 		if allFar {
 			e.lock()
 			e.far.of = func(_ time.Duration, far map[netip.AddrPort]bool) {
@@ -34,13 +45,54 @@ func coalescedWorld(t *testing.T, size int, allFar bool) []*Endpoint {
 
 // TestConformanceCoalesced runs the conformance suite over the endpoint
 // reader, with the loopback's near peers (no naps) and with every peer
-// taken for far (a nap after every read).
+// taken for far (a nap after every read), and over the reader that the
+// default turned on at Connect (near peers).
 func TestConformanceCoalesced(t *testing.T) {
 	for _, allFar := range []bool{false, true} {
 		t.Run(map[bool]string{false: "near", true: "far"}[allFar], func(t *testing.T) {
 			transporttest.Run(t, func(t *testing.T, size int) []transport.Endpoint {
-				return asTransport(coalescedWorld(t, size, allFar))
+				return asTransport(coalescedWorld(t, size, allFar, false))
 			})
+		})
+	}
+	t.Run("default", func(t *testing.T) {
+		transporttest.Run(t, func(t *testing.T, size int) []transport.Endpoint {
+			return asTransport(coalescedWorld(t, size, false, true))
+		})
+	})
+}
+
+// TestCoalesceDefault: CoalesceWait left 0 turns the endpoint reader on at
+// Connect with GOMAXPROCS 1 and MTU-sized datagrams only; negative is off.
+func TestCoalesceDefault(t *testing.T) {
+	linuxOnly(t, "the endpoint reader")
+	cases := []struct {
+		name  string
+		procs int
+		cfg   Config
+		on    bool
+	}{
+		{"one processor", 1, Config{MaxDatagram: 1452}, true},
+		{"two processors", 2, Config{MaxDatagram: 1452}, false},
+		{"off", 1, Config{MaxDatagram: 1452, CoalesceWait: -1}, false},
+		{"loopback datagrams", 1, Config{}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			old := runtime.GOMAXPROCS(c.procs)
+			eps := newTestWorld(t, 2, c.cfg)
+			runtime.GOMAXPROCS(old)
+			for _, ep := range eps {
+				want := time.Duration(0)
+				if c.on {
+					want = DefaultCoalesceWait
+				}
+				require.Equal(t, want, ep.eng.coalesce)
+				for _, s := range ep.eng.socks {
+					require.Equal(t, c.on, s.(*udpioSocket).s.Unpolled())
+				}
+			}
+			sendRecvCheck(t, eps)
 		})
 	}
 }
@@ -49,28 +101,35 @@ func TestConformanceCoalesced(t *testing.T) {
 // only.
 func TestCoalescedNaps(t *testing.T) {
 	for _, allFar := range []bool{false, true} {
-		eps := coalescedWorld(t, 2, allFar)
-		ctx := t.Context()
-		buf := make([]byte, 1<<20)
-		got := make([]byte, len(buf))
-		for i := range buf {
-			buf[i] = byte(i * 7)
-		}
-		for i := range 5 {
-			tag := transport.Tag{OpKey: transport.OpKey{Comm: 7, Op: uint64(i)}}
-			r := eps[1].Recv(0, tag, got)
-			s := eps[0].Send(1, tag, buf)
-			_, err := s.Wait(ctx)
-			require.NoError(t, err)
-			_, err = r.Wait(ctx)
-			require.NoError(t, err)
-			require.Equal(t, buf, got)
-		}
+		eps := coalescedWorld(t, 2, allFar, false)
+		sendRecvCheck(t, eps)
 		naps := eps[0].Stats().Engine.Naps + eps[1].Stats().Engine.Naps
 		if allFar {
 			require.Positive(t, naps, "no nap with far peers")
 		} else {
 			require.Zero(t, naps, "naps with near (loopback) peers")
 		}
+	}
+}
+
+// sendRecvCheck sends five 1 MiB messages from eps[0] to eps[1] and checks
+// what arrives.
+func sendRecvCheck(t *testing.T, eps []*Endpoint) {
+	t.Helper()
+	ctx := t.Context()
+	buf := make([]byte, 1<<20)
+	got := make([]byte, len(buf))
+	for i := range buf {
+		buf[i] = byte(i * 7)
+	}
+	for i := range 5 {
+		tag := transport.Tag{OpKey: transport.OpKey{Comm: 7, Op: uint64(i)}}
+		r := eps[1].Recv(0, tag, got)
+		s := eps[0].Send(1, tag, buf)
+		_, err := s.Wait(ctx)
+		require.NoError(t, err)
+		_, err = r.Wait(ctx)
+		require.NoError(t, err)
+		require.Equal(t, buf, got)
 	}
 }

@@ -124,6 +124,10 @@ const (
 	DefaultSpinWait = 50 * time.Microsecond
 	// MaxSpinWait is the longest Config.SpinWait.
 	MaxSpinWait = 10 * time.Millisecond
+	// DefaultCoalesceWait is the endpoint reader's nap where
+	// Config.CoalesceWait is left 0 and the default's rule turns it on
+	// (Endpoint.autoCoalesce).
+	DefaultCoalesceWait = time.Millisecond
 	// MaxCoalesceWait is the longest Config.CoalesceWait.
 	MaxCoalesceWait = 10 * time.Millisecond
 	// DefaultControlDSCP is Config.ControlDSCP when it is 0: CS6
@@ -256,7 +260,9 @@ type Config struct {
 	// (arrival.go), and the core's one-way delay minimum is windowed.
 	ArrivalTimes bool
 	// CoalesceWait, if positive, turns on the endpoint reader
-	// (coalesce.go), up to MaxCoalesceWait; default 0, off. With
+	// (coalesce.go), up to MaxCoalesceWait; negative turns it off; 0, the
+	// default, turns it on with DefaultCoalesceWait at the first Connect
+	// where the process then runs with one processor (see below). With
 	// it the path sockets are left out of the runtime's poller
 	// (udpio.Config.Unpolled) and one goroutine reads them all: it waits
 	// for the first datagram on any of them, and after a read that heard
@@ -273,14 +279,19 @@ type Config struct {
 	// (loopback's 64 KB datagrams are read into place instead: not
 	// coalesced); a job sets it with GOCOLL_MR_COALESCE (launcher).
 	//
-	// Off by default: it is for processes that run with GOMAXPROCS 1 (a
-	// job's ranks where they outnumber the cores, as in the two-site lab).
-	// With more Ps, per-socket readers read a LAN's paths in parallel and
-	// one endpoint reader cut a LAN connection's goodput (session 27,
-	// coal27: 2.7-4.0 against 0.9-1.6 Gbit/s at GOMAXPROCS 2, 4 rounds; at
-	// GOMAXPROCS 1 within the rounds' spread), while across the WAN, as a
-	// job rank, it cut the CPU per DATA datagram by a fifth to a third
-	// (bench/results/cpu_lab/coal27.md).
+	// The default's rule (Endpoint.autoCoalesce): on where, at the first
+	// Connect, runtime.GOMAXPROCS is 1 (a job's ranks where they
+	// outnumber the cores, as in the two-site lab: the launcher fits
+	// GOMAXPROCS after Listen, before Connect, so Connect then moves the
+	// sockets from their readers to the endpoint reader) and MaxDatagram
+	// is below placeMinDatagram; otherwise off. Why: with one processor,
+	// across the WAN, it cut the CPU per DATA datagram by a fifth to a
+	// third and a job's CPU per 16 MiB AllReduce (coal27.md), and lost no
+	// LAN goodput (coal27: within the rounds' spread; coal28.md); with
+	// more, per-socket readers read a LAN's paths in parallel and one
+	// endpoint reader cut a LAN connection's goodput (session 27, coal27:
+	// 2.7-4.0 against 0.9-1.6 Gbit/s at GOMAXPROCS 2, 4 rounds;
+	// bench/results/cpu_lab/coal27.md, coal28.md).
 	CoalesceWait time.Duration
 	// AckRoom turns Core.AckRoom on: DATA pieces leave room for an ACK,
 	// so that on a connection with DATA both ways most ACKs ride on DATA

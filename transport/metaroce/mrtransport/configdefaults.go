@@ -83,7 +83,7 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	switch {
 	case c.CoalesceWait < 0:
-		c.CoalesceWait = 0
+		c.CoalesceWait = -1 // off; 0 stays the default's rule (autoCoalesce)
 	case c.CoalesceWait > MaxCoalesceWait:
 		return bad("CoalesceWait=%v above %v", c.CoalesceWait, MaxCoalesceWait)
 	}

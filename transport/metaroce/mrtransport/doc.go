@@ -60,9 +60,9 @@
 // not poll. The core's time is time.Since a fixed start,
 // never allowed to go back.
 //
-// With Config.CoalesceWait (off by default) and MTU-sized datagrams (not
-// loopback's) the default sockets are read instead by one endpoint reader
-// (coalesce.go): the
+// With Config.CoalesceWait (by default on where the process runs with one
+// processor at Connect) and MTU-sized datagrams (not loopback's) the
+// default sockets are read instead by one endpoint reader (coalesce.go): the
 // sockets are left out of the runtime's poller and one goroutine waits for
 // any of them; after a read that heard only far peers (a WAN's: lowest
 // RTT at least four naps) it naps before reading again, so that one

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"sync"
 	"time"
 
 	"github.com/gocoll/gocoll/transport"
@@ -53,6 +54,7 @@ type Endpoint struct {
 	onAbort transport.AbortHook // see OnRemoteAbort
 	// farScratch is farPeers' (coalesce.go) buffer of path stats.
 	farScratch []metaroce.PathStats
+	autoOnce   sync.Once // autoCoalesce, at the first Connect
 }
 
 var (

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -102,6 +103,10 @@ type engine struct {
 	far      farState
 	placing  atomic.Bool    // the core's Placing, as of the last unlock; only with placers
 	readers  sync.WaitGroup // the readers and timerLoop
+	// sockReaders are the socket readers run started, which takeOver
+	// stops (handingOver) for the endpoint reader.
+	sockReaders sync.WaitGroup
+	handingOver atomic.Bool
 	spin     *spinner       // nil: waiters cannot read the sockets themselves
 	// spinAlso, set by Endpoint.SetSpinAlso, is called in every round of
 	// a waiter's spin, after its own read (spinPoll).
@@ -183,10 +188,7 @@ func (e *engine) run() {
 		go e.coalesceLoop()
 		return
 	}
-	for i, s := range e.socks {
-		e.readers.Add(1)
-		go e.readLoop(i, s)
-	}
+	e.runSocketReaders()
 }
 
 // lock enters the engine's critical section.
@@ -308,12 +310,14 @@ func (e *engine) readLoop(path int, s PathSocket) {
 }
 
 // readFailed deals with a read error on a path socket s: it reports true if
-// the socket is closed (the reader ends). Otherwise it reads the socket's
+// the socket is closed or its read deadline passed while takeOver hands
+// it to the endpoint reader (the reader ends). Otherwise it reads the socket's
 // error queue and tells the core about the peers found gone; an error the
 // queue explains (ECONNREFUSED is a port unreachable's) is no failure of
 // the socket, any other is counted and pauses the reader.
 func (e *engine) readFailed(s PathSocket, err error) bool {
-	if errors.Is(err, net.ErrClosed) || e.isClosed() {
+	if errors.Is(err, net.ErrClosed) || e.isClosed() ||
+		(e.handingOver.Load() && errors.Is(err, os.ErrDeadlineExceeded)) {
 		return true
 	}
 	refused, read := e.drainErrors(s, nil)

@@ -165,6 +165,7 @@ func (l *Listener) Connect(ctx context.Context, peers []PeerAddr) (*Endpoint, er
 		}
 	}
 	limits := e.datagramLimits(peers)
+	e.autoCoalesce()
 	e.eng.lock()
 	if e.closed {
 		e.eng.unlock()

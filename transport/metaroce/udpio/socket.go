@@ -105,6 +105,18 @@ func listenNetwork(addr netip.AddrPort) (string, netip.AddrPort, error) {
 // (Config.Unpolled, on Linux).
 func (s *Socket) Unpolled() bool { return s.unpolled != nil }
 
+// Unpoll takes a socket opened without Config.Unpolled out of the
+// runtime's poller now, as Listen does with Config.Unpolled; it does
+// nothing to a socket already unpolled, nor off Linux (Unpolled tells).
+// It replaces the socket's descriptor with a duplicate, so no other call
+// may use s meanwhile, and a [Poller] made before it should be made anew.
+func (s *Socket) Unpoll() error {
+	if s.unpolled != nil {
+		return nil
+	}
+	return s.unpoll()
+}
+
 // LocalAddr returns the address the socket is bound to.
 func (s *Socket) LocalAddr() netip.AddrPort { return s.local }
 
