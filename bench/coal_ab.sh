@@ -7,7 +7,9 @@
 # Usage: bench/coal_ab.sh
 #   env: LAB (default coal), OUT (default bench/results/cpu_lab),
 #        ROUNDS (default 3), SETTINGS (GOCOLL_MR_COALESCE values, each
-#        round runs them in turn; default "0 1ms", 0 = off), LINKS (default
+#        round runs them in turn; default "0 1ms", 0 = off; "default"
+#        leaves it unset; "base" leaves it unset and runs BASE, a gocoll
+#        binary, say main's before a change), LINKS (default
 #        "wan lan": s1h1 -> s2h1 across the WAN, s1h1 -> s1h2 within a
 #        site), PROCS (the ranks' GOMAXPROCS, default 1: a job rank's, see
 #        cpu_lab.sh), GOCOLL (a gocoll binary instead of this tree's)
@@ -32,13 +34,23 @@ grep -E "^$LAB-(s1h1|s2h1) " "$BIN/hosts" >"$BIN/hosts.wan"
 grep -E "^$LAB-(s1h1|s1h2) " "$BIN/hosts" >"$BIN/hosts.lan"
 EV=task-clock,context-switches,syscalls:sys_enter_recvmmsg,syscalls:sys_enter_sendmmsg,syscalls:sys_enter_epoll_pwait
 
+if [[ " $SETTINGS " == *" base "* ]]; then
+  [[ -n ${BASE:-} ]] || { echo "bench/coal_ab.sh: SETTINGS has base: set BASE to a gocoll binary" >&2; exit 2; }
+  cp "$BASE" "$BIN/gocoll.base"
+fi
+
 # run LINK SETTING: one p2p run; prints its row.
 run() {
-  local raw=$OUT/raw/$stamp.coal.$1.$2.r$round.txt
+  local raw=$OUT/raw/$stamp.coal.$1.$2.r$round.txt g=$G
+  local x=(-x GOCOLL_MR_COALESCE="$2")
+  case $2 in
+  default) x=() ;;
+  base) x=() g=$BIN/gocoll.base ;;
+  esac
   rm -f "$raw".perf.*
-  "$G" run --hostfile "$BIN/hosts.$1" --rsh 'ip netns exec {host}' --timeout 90s -x GOCOLL_TRANSPORT=metaroce \
-    -x GOCOLL_DEBUG=info -x GOMAXPROCS="$PROCS" -x GOCOLL_MR_COALESCE="$2" -- \
-    sh -c "exec perf stat -x, -e $EV -o $raw.perf.\$\$ $G bench p2p --time 8s" >"$raw" 2>&1 || echo "# run failed: $?" >>"$raw"
+  "$g" run --hostfile "$BIN/hosts.$1" --rsh 'ip netns exec {host}' --timeout 90s -x GOCOLL_TRANSPORT=metaroce \
+    -x GOCOLL_DEBUG=info -x GOMAXPROCS="$PROCS" "${x[@]}" -- \
+    sh -c "exec perf stat -x, -e $EV -o $raw.perf.\$\$ $g bench p2p --time 8s" >"$raw" 2>&1 || echo "# run failed: $?" >>"$raw"
   cat "$raw".perf.* | awk -F, '$1 ~ /^[0-9.]+$/ { printf "# perf %s %s\n", $3, $1 }' >>"$raw"
   awk -v link="$1" -v set="$2" -v load="$(cut -d' ' -f1 /proc/loadavg)" '
     /# total:/ { for (i = 1; i <= NF; i++) if ($i ~ /^Mbit\/s/) m = $(i - 1) }

@@ -93,8 +93,8 @@ func (e *engine) setCoalesce(wait time.Duration) {
 func (ep *Endpoint) autoCoalesce() {
 	ep.autoOnce.Do(func() {
 		if ep.cfg.CoalesceWait == 0 && ep.cfg.MaxDatagram < placeMinDatagram &&
-			runtime.GOOS == "linux" && runtime.GOMAXPROCS(0) == 1 {
-			ep.eng.takeOver(DefaultCoalesceWait)
+			runtime.GOOS == "linux" && runtime.GOMAXPROCS(0) == 1 && ep.eng.takeOver(DefaultCoalesceWait) {
+			ep.log.Info("mrtransport: endpoint reader on (GOMAXPROCS 1)", "nap", DefaultCoalesceWait)
 		}
 	})
 }
@@ -188,11 +188,17 @@ func (e *engine) coalesceLoop() {
 	for i := range ms {
 		ms[i].Buf = make([]byte, ReadBufferSize)
 	}
+	rd := make([]udpio.Message, e.batch)
+	var readyBuf []int
 	for {
 		e.far.heardNear.Store(false)
+		// The spinner's lock only to copy its sockets: a spinning waiter
+		// reads and handles other sockets while this reader handles its
+		// batches (and writes what they answer).
 		sp.mu.Lock()
-		n, ready, _, full := e.readReady(sp, ms)
+		poller, slots := sp.poller, sp.slots
 		sp.mu.Unlock()
+		n, ready, _, full := e.readSlots(poller, slots, &readyBuf, rd, ms)
 		switch {
 		case full: // more may wait: read again at once
 		case n > 0 && !e.far.heardNear.Load():

@@ -107,7 +107,7 @@ type engine struct {
 	// stops (handingOver) for the endpoint reader.
 	sockReaders sync.WaitGroup
 	handingOver atomic.Bool
-	spin     *spinner       // nil: waiters cannot read the sockets themselves
+	spin        *spinner // nil: waiters cannot read the sockets themselves
 	// spinAlso, set by Endpoint.SetSpinAlso, is called in every round of
 	// a waiter's spin, after its own read (spinPoll).
 	spinAlso atomic.Pointer[func()]

@@ -219,22 +219,29 @@ func (ep *Endpoint) SetSpinAlso(also func()) {
 // caller's check that the core is not placing is not enough: placing may
 // begin while it reads.)
 func (e *engine) readReady(sp *spinner, ms []Message) (batches int, anyReady bool, skipped int, full bool) {
-	ready, err := sp.poller.Ready(sp.ready[:0])
-	sp.ready = ready
+	return e.readSlots(sp.poller, sp.slots, &sp.ready, sp.rd, ms)
+}
+
+// readSlots is readReady over poller's sockets slots (sp's, or a copy
+// of their slice taken under sp.mu), with the scratch ready and rd, which
+// the caller owns: the endpoint reader reads so without sp.mu.
+func (e *engine) readSlots(poller *udpio.Poller, slots []spinSlot, readyBuf *[]int, rd []udpio.Message, ms []Message) (batches int, anyReady bool, skipped int, full bool) {
+	ready, err := poller.Ready((*readyBuf)[:0])
+	*readyBuf = ready
 	if err != nil {
 		return 0, false, 0, false
 	}
 	for _, slot := range ready {
-		if slot < 0 || slot >= len(sp.slots) {
+		if slot < 0 || slot >= len(slots) {
 			continue
 		}
-		sl := sp.slots[slot]
+		sl := slots[slot]
 		pl := sl.s.peekLock()
 		if !pl.TryLock() {
 			skipped++
 			continue
 		}
-		n, err := readMessages(ms, sp.rd, sl.r.ReadBatch)
+		n, err := readMessages(ms, rd, sl.r.ReadBatch)
 		pl.Unlock()
 		if err != nil || n == 0 {
 			// An error, or a socket ready with nothing to read: a port
