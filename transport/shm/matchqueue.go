@@ -1,3 +1,5 @@
+//go:build linux
+
 package shm
 
 // popFront removes the first element of queue q, which is m[k], and the

@@ -1,3 +1,5 @@
+//go:build linux
+
 package shm
 
 // heldBufBytes is the size of the buffers that hold unexpected inline
