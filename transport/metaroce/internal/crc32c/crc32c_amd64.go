@@ -2,11 +2,18 @@ package crc32c
 
 import "github.com/klauspost/cpuid/v2"
 
-// useFold says whether Update folds long inputs: AVX-512 (F) with
-// VPCLMULQDQ on 512-bit registers, enabled by the OS, and SSE 4.2's CRC32
-// for the end. klauspost/cpuid, as the reduction kernels' choice
-// (collective/reduce), reports AVX-512 only where the OS saves its state.
-var useFold = cpuid.CPU.Supports(cpuid.AVX512F, cpuid.VPCLMULQDQ, cpuid.SSE42)
+// has512 and has256 say which folding code the processor runs: AVX-512
+// (F) with VPCLMULQDQ on 512-bit registers (fold), or else AVX2 with
+// VPCLMULQDQ on 256-bit ones (foldAVX2: AMD Zen 3, Intel Ice Lake
+// clients without AVX-512 enabled); both with SSE 4.2's CRC32 for the
+// end. klauspost/cpuid, as the reduction kernels' choice
+// (collective/reduce), reports AVX-512 and AVX2 only where the OS saves
+// their state. useFold says whether Update folds long inputs at all.
+var (
+	has512  = cpuid.CPU.Supports(cpuid.AVX512F, cpuid.VPCLMULQDQ, cpuid.SSE42)
+	has256  = cpuid.CPU.Supports(cpuid.AVX2, cpuid.VPCLMULQDQ, cpuid.SSE42)
+	useFold = has512 || has256
+)
 
 // fold returns the CRC register (not inverted) of p (at least 512
 // bytes) from register crc. The first 256 bytes, with crc XORed into the
@@ -21,8 +28,17 @@ var useFold = cpuid.CPU.Supports(cpuid.AVX512F, cpuid.VPCLMULQDQ, cpuid.SSE42)
 //go:noescape
 func fold(crc uint32, p []byte, k *[16]uint64) uint32
 
+// foldAVX2 is fold in 256-bit registers, for processors with AVX2 and
+// VPCLMULQDQ but no AVX-512: the same state, multipliers and result.
+//
+//go:noescape
+func foldAVX2(crc uint32, p []byte, k *[16]uint64) uint32
+
 // updateFold is Update for an input of at least foldMin bytes on a
 // processor with the instructions.
 func updateFold(crc uint32, p []byte) uint32 {
-	return ^fold(^crc, p, &foldConsts)
+	if has512 {
+		return ^fold(^crc, p, &foldConsts)
+	}
+	return ^foldAVX2(^crc, p, &foldConsts)
 }
