@@ -25,3 +25,18 @@ func TestCollectiveAllocs(t *testing.T) {
 		return asTransport(newTestWorld(t, n, Config{}))
 	}, allocsPerRank)
 }
+
+// windowRate is summarise's rate, allocation-free: the sampler takes it
+// for every path of every connection at each sample.
+func TestWindowRate(t *testing.T) {
+	w := []pathSample{{BytesAcked: 100}, {BytesAcked: 900, Lost: 1}, {BytesAcked: 1300}}
+	if got, want := windowRate(w), summarise(w).rate; got != want || got != 600 {
+		t.Errorf("windowRate = %v, summarise's rate %v, want 600", got, want)
+	}
+	if got := windowRate(w[:1]); got != 0 {
+		t.Errorf("windowRate of one sample = %v, want 0", got)
+	}
+	if a := testing.AllocsPerRun(100, func() { _ = windowRate(w) }); a != 0 {
+		t.Errorf("windowRate: %v allocations", a)
+	}
+}

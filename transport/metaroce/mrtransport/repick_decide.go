@@ -38,7 +38,7 @@ func summarise(w []pathSample) pathFigures {
 	if len(w) < 2 {
 		return f
 	}
-	f.rate = float64(w[len(w)-1].BytesAcked-w[0].BytesAcked) / float64(len(w)-1)
+	f.rate = windowRate(w)
 	var qsum float64
 	marks := false
 	for i := 1; i < len(w); i++ {
@@ -51,6 +51,17 @@ func summarise(w []pathSample) pathFigures {
 	}
 	f.congested = marks || qsum/float64(len(f.queue)) >= minQueue.Seconds()
 	return f
+}
+
+// windowRate is summarise's rate alone, without its allocations: the
+// bytes acknowledged per sample interval over a path's window of samples
+// (oldest first), 0 for fewer than two. The sampler takes it for every
+// path of every connection at each sample.
+func windowRate(w []pathSample) float64 {
+	if len(w) < 2 {
+		return 0
+	}
+	return float64(w[len(w)-1].BytesAcked-w[0].BytesAcked) / float64(len(w)-1)
 }
 
 // steadyLoad reports whether one connection's windows of samples

@@ -145,7 +145,7 @@ func (e *Endpoint) repickSample() (paths []int, respin []movedSock, next time.Du
 				full, allFull = false, false
 				continue
 			}
-			total += summarise(w[i]).rate
+			total += windowRate(w[i])
 		}
 		rp.windows[p.rank] = w
 		recent := newest(w, rp.p.CrowdedWindow)
@@ -163,7 +163,7 @@ func (e *Endpoint) repickSample() (paths []int, respin []movedSock, next time.Du
 		}
 		fastest := 0.0
 		for i := range w {
-			fastest = max(fastest, summarise(w[i]).rate)
+			fastest = max(fastest, windowRate(w[i]))
 		}
 		rp.peaks[p.rank] = max(rp.peaks[p.rank]*peakDecay(rp.p.Sample), fastest)
 		if !picked && decide {
@@ -208,7 +208,7 @@ func (e *Endpoint) repickSample() (paths []int, respin []movedSock, next time.Du
 	}
 	rates := make([]float64, len(w))
 	for i := range w {
-		rates[i] = summarise(w[i]).rate / rp.p.Sample.Seconds()
+		rates[i] = windowRate(w[i]) / rp.p.Sample.Seconds()
 	}
 	e.log.Info("mrtransport: paths behave as one", "peer", pickPeer, "path", pick, "try", try, "more", more, "bytesPerSecond", rates)
 	rp.pacer.made(now, total, try)
