@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """symdiff.py SHORT LONG CALLS: per-symbol self and inclusive CPU-ms a call (long - short)/CALLS, from perf.* files."""
 import sys, glob, collections, importlib.util, os
-spec = importlib.util.spec_from_file_location("cl", os.path.join(os.path.dirname(os.path.abspath(__file__)), "classify.py")); cl = importlib.util.module_from_spec(spec); spec.loader.exec_module(cl)
+spec = importlib.util.spec_from_file_location("cl", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "job23", "classify.py")); cl = importlib.util.module_from_spec(spec); spec.loader.exec_module(cl)
 def agg(d):
     s, inc = collections.Counter(), collections.Counter()
     for f in sorted(glob.glob(d + "/perf.*")):

@@ -101,4 +101,5 @@ def main():
         for (c, l), v in leaves.most_common(60):
             print(f"{c}\t{l}\t{v:.1f}", file=w)
 
-main()
+if __name__ == "__main__":
+    main()

@@ -3,9 +3,9 @@ package crc32c
 import "github.com/klauspost/cpuid/v2"
 
 // has512 and has256 say which folding code the processor runs: AVX-512
-// (F) with VPCLMULQDQ on 512-bit registers (fold), or else AVX2 with
-// VPCLMULQDQ on 256-bit ones (foldAVX2: AMD Zen 3, Intel Ice Lake
-// clients without AVX-512 enabled); both with SSE 4.2's CRC32 for the
+// (F) with VPCLMULQDQ on 512-bit registers (fold's wide code), or else
+// AVX2 with VPCLMULQDQ on 256-bit ones (AMD Zen 3, or Intel processors
+// with AVX-512 off); both with SSE 4.2's CRC32 for the
 // end. klauspost/cpuid, as the reduction kernels' choice
 // (collective/reduce), reports AVX-512 and AVX2 only where the OS saves
 // their state. useFold says whether Update folds long inputs at all.
@@ -16,7 +16,8 @@ var (
 )
 
 // fold returns the CRC register (not inverted) of p (at least 512
-// bytes) from register crc. The first 256 bytes, with crc XORed into the
+// bytes) from register crc, in 512-bit registers if wide (has512), else
+// in 256-bit ones (has256), with the same steps and result. The first 256 bytes, with crc XORed into the
 // first 4, are the state at first: 4 x 64 bytes; each following 256 bytes
 // are XORed with the state moved 256 bytes ahead by the multipliers
 // k[0:8] (foldConsts); then the state's 4 x 64 bytes are folded into
@@ -26,19 +27,10 @@ var (
 // instruction. Nothing of p is kept.
 //
 //go:noescape
-func fold(crc uint32, p []byte, k *[16]uint64) uint32
-
-// foldAVX2 is fold in 256-bit registers, for processors with AVX2 and
-// VPCLMULQDQ but no AVX-512: the same state, multipliers and result.
-//
-//go:noescape
-func foldAVX2(crc uint32, p []byte, k *[16]uint64) uint32
+func fold(crc uint32, p []byte, k *[16]uint64, wide bool) uint32
 
 // updateFold is Update for an input of at least foldMin bytes on a
 // processor with the instructions.
 func updateFold(crc uint32, p []byte) uint32 {
-	if has512 {
-		return ^fold(^crc, p, &foldConsts)
-	}
-	return ^foldAVX2(^crc, p, &foldConsts)
+	return ^fold(^crc, p, &foldConsts, has512)
 }

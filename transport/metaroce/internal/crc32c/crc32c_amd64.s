@@ -1,19 +1,21 @@
 #include "textflag.h"
 
-// func fold(crc uint32, p []byte, k *[16]uint64) uint32
+// func fold(crc uint32, p []byte, k *[16]uint64, wide bool) uint32
 //
-// Z0-Z3 hold the state, 4 x 64 bytes (16 lanes of 16 bytes); Z8 and Z9
+// wide (AVX-512): Z0-Z3 hold the state, 4 x 64 bytes (16 lanes of 16 bytes); Z8 and Z9
 // the multipliers for 256 and 64 bytes, the same pair in each 128-bit
 // lane: qword 0 for a lane's first 8 bytes, qword 1 for its last 8. A
 // fold replaces a lane by the XOR of its two halves' products and the
 // lane that far on. The 64 bytes left in Z3 and the last under 64 bytes
 // of p then go through the CRC32 instruction from a zero register, by
 // way of the frame.
-TEXT ·fold(SB), NOSPLIT, $64-44
+TEXT ·fold(SB), NOSPLIT, $64-52
 	MOVL crc+0(FP), AX
 	MOVQ p_base+8(FP), SI
 	MOVQ p_len+16(FP), CX
 	MOVQ k+32(FP), DX
+	CMPB wide+40(FP), $0
+	JEQ  avx2
 
 	VMOVDQU64 (DX), Z8
 	VMOVDQU64 64(DX), Z9
@@ -75,52 +77,16 @@ loop64:
 
 done:
 	VMOVDQU64 Z3, (SP)
-	VZEROUPPER
-	XORL      AX, AX
-	CRC32Q    (SP), AX
-	CRC32Q    8(SP), AX
-	CRC32Q    16(SP), AX
-	CRC32Q    24(SP), AX
-	CRC32Q    32(SP), AX
-	CRC32Q    40(SP), AX
-	CRC32Q    48(SP), AX
-	CRC32Q    56(SP), AX
+	JMP       end
 
-tail8:
-	CMPQ   CX, $8
-	JB     tail1
-	CRC32Q (SI), AX
-	ADDQ   $8, SI
-	SUBQ   $8, CX
-	JMP    tail8
-
-tail1:
-	TESTQ  CX, CX
-	JZ     ret
-	CRC32B (SI), AX
-	INCQ   SI
-	DECQ   CX
-	JMP    tail1
-
-ret:
-	MOVL AX, ret+40(FP)
-	RET
-
-// func foldAVX2(crc uint32, p []byte, k *[16]uint64) uint32
-//
-// fold with 256-bit registers (AVX2 and VPCLMULQDQ, no AVX-512): Y0-Y7
-// hold the state, 8 x 32 bytes, the same 256 bytes as fold's Z0-Z3; Y8
-// and Y9 the multipliers for 256 and 64 bytes (k[0:4] and k[8:12], the
+// Not wide (AVX2 and VPCLMULQDQ, no AVX-512): the same in 256-bit
+// registers. Y0-Y7 hold the state, 8 x 32 bytes, the same 256 bytes as
+// Z0-Z3; Y8 and Y9 the multipliers for 256 and 64 bytes (k[0:4] and k[8:12], the
 // pair for each 128-bit lane). The state is folded into 64 bytes, Y6 and
 // Y7 (each register 64 bytes on: Y0 into Y2, Y1 into Y3, and so on), as
 // is each 64 bytes left of p; those and the last under 64 bytes go
-// through the CRC32 instruction as in fold.
-TEXT ·foldAVX2(SB), NOSPLIT, $64-44
-	MOVL crc+0(FP), AX
-	MOVQ p_base+8(FP), SI
-	MOVQ p_len+16(FP), CX
-	MOVQ k+32(FP), DX
-
+// through the CRC32 instruction as Z3's do (end).
+avx2:
 	VMOVDQU (DX), Y8
 	VMOVDQU 64(DX), Y9
 	VMOVDQU (SI), Y0
@@ -221,33 +187,35 @@ avx2loop64:
 avx2done:
 	VMOVDQU Y6, (SP)
 	VMOVDQU Y7, 32(SP)
-	VZEROUPPER
-	XORL    AX, AX
-	CRC32Q  (SP), AX
-	CRC32Q  8(SP), AX
-	CRC32Q  16(SP), AX
-	CRC32Q  24(SP), AX
-	CRC32Q  32(SP), AX
-	CRC32Q  40(SP), AX
-	CRC32Q  48(SP), AX
-	CRC32Q  56(SP), AX
 
-avx2tail8:
+end:
+	VZEROUPPER
+	XORL      AX, AX
+	CRC32Q    (SP), AX
+	CRC32Q    8(SP), AX
+	CRC32Q    16(SP), AX
+	CRC32Q    24(SP), AX
+	CRC32Q    32(SP), AX
+	CRC32Q    40(SP), AX
+	CRC32Q    48(SP), AX
+	CRC32Q    56(SP), AX
+
+tail8:
 	CMPQ   CX, $8
-	JB     avx2tail1
+	JB     tail1
 	CRC32Q (SI), AX
 	ADDQ   $8, SI
 	SUBQ   $8, CX
-	JMP    avx2tail8
+	JMP    tail8
 
-avx2tail1:
+tail1:
 	TESTQ  CX, CX
-	JZ     avx2ret
+	JZ     ret
 	CRC32B (SI), AX
 	INCQ   SI
 	DECQ   CX
-	JMP    avx2tail1
+	JMP    tail1
 
-avx2ret:
-	MOVL AX, ret+40(FP)
+ret:
+	MOVL AX, ret+48(FP)
 	RET
