@@ -26,7 +26,12 @@ import (
 // through the spinner's Poller: it parks (Poller.Wait) until any socket
 // has something, reads every ready socket, and, while what it reads comes
 // from far peers only, sleeps CoalesceWait before reading again: the
-// datagrams that arrive meanwhile wake nobody. A near peer's datagram (a
+// datagrams that arrive meanwhile wake nobody. It naps only while the far
+// peers' bytes come densely enough for a nap to gather a few datagrams
+// (farStream): naps held every small message's next read (and a near
+// peer's reply during it) for up to CoalesceWait, which in the two-site
+// lab cost an 8-byte AllReduce 7-20 % and a 64 KiB one 10-35 %
+// (bench/results/session28/). A near peer's datagram (a
 // LAN's, whose round trip is shorter than coalesceRTTFactor naps) ends
 // the naps, so a LAN's ACKs are not held.
 const (
@@ -40,6 +45,16 @@ const (
 	farRefresh = 20 * time.Millisecond
 	// coalescePark bounds one Wait of the endpoint reader (it waits again).
 	coalescePark = time.Second
+	// farStreamNaps is the window, in CoalesceWaits, over which the reader
+	// weighs far peers' bytes, and farStreamBatch the datagrams (of the
+	// engine's largest size) a nap must expect to gather on average for the
+	// reader to nap at all: a nap that gathers fewer saves little CPU and
+	// only delays what arrives during it. A stream of small messages (an
+	// 8-byte or 64 KiB AllReduce's steps across the two-site lab) stays
+	// below it and is read at once; a bulk transfer (16 MiB, ~25 MB/s a
+	// rank there: ~2.8 datagrams a nap) is above it.
+	farStreamNaps  = 8
+	farStreamBatch = 2
 )
 
 // farState is what the endpoint reader knows of the peers: addr maps a
@@ -51,6 +66,33 @@ type farState struct {
 	at        time.Duration
 	of        func(minRTT time.Duration, far map[netip.AddrPort]bool)
 	heardNear atomic.Bool
+	// bytes counts the bytes read from far peers (noteSources), for the
+	// reader's farStream.
+	bytes atomic.Int64
+}
+
+// farStream is the endpoint reader's judgement of whether far peers are
+// sending a stream dense enough for naps to pay: from each window of
+// farStreamNaps CoalesceWaits to the next, the far bytes read in the
+// last whole window, against farStreamBatch datagrams of the engine's
+// largest size a nap.
+type farStream struct {
+	start time.Time // the current window's
+	mark  int64     // farState.bytes at start
+	dense bool      // the last whole window was dense
+}
+
+// note updates s at now from the far bytes read so far (total), for naps
+// of wait and datagrams of up to size bytes, and reports whether the
+// reader should nap.
+func (s *farStream) note(now time.Time, total int64, wait time.Duration, size int) bool {
+	window := farStreamNaps * wait
+	if el := now.Sub(s.start); el >= window {
+		need := int64(farStreamNaps * farStreamBatch * max(size, 1))
+		s.dense = el < 2*window && total-s.mark >= need
+		s.start, s.mark = now, total
+	}
+	return s.dense
 }
 
 // coalesced reports whether c's default sockets are opened unpolled for
@@ -179,8 +221,8 @@ func (e *engine) writesDone() {
 // coalesceLoop is the endpoint reader: it reads every ready path socket
 // (readReady, under the spinner's lock, as a spinning waiter would), then
 // reads again at once if some socket filled a batch, after a nap of
-// e.coalesce if only far peers were heard, and otherwise parks in the
-// Poller, until the engine stops.
+// e.coalesce if only far peers were heard and their stream is dense
+// (farStream), and otherwise parks in the Poller, until the engine stops.
 func (e *engine) coalesceLoop() {
 	defer e.readers.Done()
 	sp := e.spin
@@ -190,6 +232,7 @@ func (e *engine) coalesceLoop() {
 	}
 	rd := make([]udpio.Message, e.batch)
 	var readyBuf []int
+	var stream farStream
 	for {
 		e.far.heardNear.Store(false)
 		// The spinner's lock only to copy its sockets: a spinning waiter
@@ -199,9 +242,10 @@ func (e *engine) coalesceLoop() {
 		poller, slots := sp.poller, sp.slots
 		sp.mu.Unlock()
 		n, ready, _, full := e.readSlots(poller, slots, &readyBuf, rd, ms)
+		dense := stream.note(time.Now(), e.far.bytes.Load(), e.coalesce, e.maxDatagram)
 		switch {
 		case full: // more may wait: read again at once
-		case n > 0 && !e.far.heardNear.Load():
+		case n > 0 && !e.far.heardNear.Load() && dense:
 			e.st.naps.Add(1)
 			time.Sleep(e.coalesce)
 		case n == 0 && ready: // only errors, which readReady has read
@@ -222,10 +266,10 @@ func (e *engine) coalesceLoop() {
 }
 
 // noteSources marks, for the endpoint reader, whether ms came from a near
-// peer (heardNear), refreshing the far peers every farRefresh. The caller
-// holds mu.
+// peer (heardNear) and counts the bytes that came from far ones (bytes),
+// refreshing the far peers every farRefresh. The caller holds mu.
 func (e *engine) noteSources(now time.Duration, ms []Message) {
-	if e.coalesce == 0 || e.far.heardNear.Load() {
+	if e.coalesce == 0 {
 		return
 	}
 	f := &e.far
@@ -233,12 +277,15 @@ func (e *engine) noteSources(now time.Duration, ms []Message) {
 		f.at = max(now, 1)
 		f.of(coalesceRTTFactor*e.coalesce, f.addr)
 	}
+	var far int64
 	for _, m := range ms {
-		if !f.addr[unmapped(m.Addr)] {
-			e.far.heardNear.Store(true)
-			return
+		if f.addr[unmapped(m.Addr)] {
+			far += int64(m.N)
+		} else if !f.heardNear.Load() {
+			f.heardNear.Store(true)
 		}
 	}
+	f.bytes.Add(far)
 }
 
 // farPeers sets far to say, for every path socket address of a connected

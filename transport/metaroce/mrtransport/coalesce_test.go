@@ -133,3 +133,30 @@ func sendRecvCheck(t *testing.T, eps []*Endpoint) {
 		require.Equal(t, buf, got)
 	}
 }
+
+// TestFarStream: the reader naps only after a whole window in which far
+// peers sent at least farStreamBatch datagrams a nap, and stops after a
+// window below it or a silence of two windows.
+func TestFarStream(t *testing.T) {
+	const wait, size = time.Millisecond, 9000
+	window := farStreamNaps * wait
+	need := int64(farStreamNaps * farStreamBatch * size)
+	t0 := time.Unix(1000, 0)
+	var s farStream
+	require.False(t, s.note(t0, 0, wait, size), "no window yet")
+	require.False(t, s.note(t0.Add(wait), need, wait, size), "the window is not over")
+	require.True(t, s.note(t0.Add(window), need, wait, size), "a dense window")
+	require.True(t, s.note(t0.Add(window+wait), need, wait, size), "dense until the next window ends")
+	require.False(t, s.note(t0.Add(2*window), need+need/2, wait, size), "half the bytes: sparse")
+	require.True(t, s.note(t0.Add(3*window), 3*need, wait, size), "dense again")
+	require.False(t, s.note(t0.Add(6*window), 10*need, wait, size), "after a silence of two windows")
+	// A small-message stream: 64 KiB every 4 ms is sparse.
+	var m farStream
+	total := int64(0)
+	dense := false
+	for i := range 100 {
+		total += 64 << 10
+		dense = dense || m.note(t0.Add(time.Duration(i)*4*wait), total, wait, size)
+	}
+	require.False(t, dense, "64 KiB every 4 ms took for a stream")
+}
