@@ -163,10 +163,13 @@ func (e *engine) runSocketReaders() {
 // call) the socket readers start again. It must run before a re-pick
 // (which moves sockets: the first Connect) and not under mu.
 func (e *engine) takeOver(wait time.Duration) bool {
+	if e.spin == nil || e.coalesce > 0 {
+		return false
+	}
 	us := make([]*udpio.Socket, len(e.socks))
 	for i, s := range e.socks {
 		u, ok := s.(*udpioSocket)
-		if !ok || e.spin == nil || e.coalesce > 0 {
+		if !ok {
 			return false
 		}
 		us[i] = u.s
@@ -186,7 +189,7 @@ func (e *engine) takeOver(wait time.Duration) bool {
 		return false
 	}
 	e.writesDone()
-	err := error(nil)
+	var err error
 	for _, u := range us {
 		err = cmp.Or(err, u.Unpoll(), u.SetReadDeadline(time.Time{}))
 	}
