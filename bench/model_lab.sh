@@ -29,7 +29,9 @@
 #    say how long the probe took. Measured: the slowest rank's mean time
 #    per call (-a 3), out of place; also rank 0's fastest call (from its
 #    COLL lines: a lower bound of the operation's time, as rank 0 may enter
-#    after the others) and the CPU the job's processes used over the run's
+#    after the others), its first timed call (all ranks start it at about
+#    once, after the bench's barrier, as the model prices a call; the
+#    others run back to back) and the CPU the job's processes used over the run's
 #    wall time (cores), against the load average: the evidence of a
 #    loaded machine.
 # 2. The model's prediction for the same job: `gocoll topo --explain SIZE
@@ -98,15 +100,24 @@ ran() {
 }
 
 # calls RAW BYTES: rank 0's AllReduces of BYTES (its COLL lines), in
-# seconds, sorted.
+# seconds, in the order they ran.
 calls() {
   sed -n "s/^\[rank 0\] .*op=[Aa]ll[Rr]educe algo=[^ ]* bytes=$2 took=\([^ ]*\).*/\1/p" "$1" |
-    awk '{ t = $1; v = t + 0; if (t ~ /ms$/) v /= 1e3; else if (t ~ /µs$/) v /= 1e6; else if (t ~ /ns$/) v /= 1e9; print v }' | sort -g
+    awk '{ t = $1; v = t + 0; if (t ~ /ms$/) v /= 1e3; else if (t ~ /µs$/) v /= 1e6; else if (t ~ /ns$/) v /= 1e9; print v }'
+}
+# first RAW BYTES: rank 0's first timed AllReduce of BYTES (after the
+# warm-ups, iters' -w, and the bench's barrier: every rank starts it at
+# about once, as the model prices a call, give or take the barrier's
+# own spread, up to a WAN latency), in seconds.
+first() {
+  local w
+  w=$(iters "$2" | awk '{ for (i = 1; i < NF; i++) if ($i == "-w") print $(i + 1) }')
+  calls "$1" "$2" | sed -n "$((w + 1))p"
 }
 # fastest RAW BYTES: rank 0's fastest AllReduce of BYTES, in seconds.
-fastest() { calls "$1" "$2" | head -1; }
+fastest() { calls "$1" "$2" | sort -g | head -1; }
 # median RAW BYTES: rank 0's median AllReduce of BYTES, in seconds.
-median() { calls "$1" "$2" | awk '{ v[NR] = $1 } END { if (NR) print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+median() { calls "$1" "$2" | sort -g | awk '{ v[NR] = $1 } END { if (NR) print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # predict TOPO BYTES ALGO CHUNK [--no-cpu]: the model's time in seconds.
 predict() {
   "$G" topo --explain "$2" --topology "$1" --coll allreduce --chunk "$4" ${5:-} |
@@ -159,7 +170,7 @@ wanbw() { awk '/"wan": *[{]/ { w = 1 } w && /"bandwidth"/ { gsub(/[^0-9.e+-]/, "
 cores() { awk '$1 == "#" && $2 == "cpu" { if ($5 > 0) printf "%.2f", ($3 + $4) / $5 }' "$1"; }
 
 # 1. The runs, interleaved.
-declare -A BEST PRED SIM FAST MED RAN CORES LOADS TOOK CPU PREDX MCPU CHOSE ROUND WANBW RATIOS MEDBEST WANFROM
+declare -A BEST PRED SIM FAST FIRST MED RAN CORES LOADS TOOK CPU PREDX MCPU CHOSE ROUND WANBW RATIOS MEDBEST WANFROM
 for round in $(seq "$ROUNDS"); do
   for s in $SIZES; do
     b=$(bytes "$s")
@@ -188,7 +199,7 @@ for round in $(seq "$ROUNDS"); do
         MEDBEST[$a.$s]=$md
       fi
       if [[ -n $t ]] && { [[ -z ${BEST[$a.$s]:-} ]] || awk -v t="$t" -v b="${BEST[$a.$s]}" 'BEGIN { exit !(t < b) }'; }; then
-        BEST[$a.$s]=$t CHOSE[$a.$s]=$ch ROUND[$a.$s]=$round WANBW[$a.$s]=$w WANFROM[$a.$s]=$(wanfrom "$raw") PRED[$a.$s]=$p SIM[$a.$s]=$sim PREDX[$a.$s]=$px MCPU[$a.$s]=$mc FAST[$a.$s]=$(fastest "$raw" "$b") MED[$a.$s]=$(median "$raw" "$b") RAN[$a.$s]=$(ran "$raw" "$b")
+        BEST[$a.$s]=$t CHOSE[$a.$s]=$ch ROUND[$a.$s]=$round WANBW[$a.$s]=$w WANFROM[$a.$s]=$(wanfrom "$raw") PRED[$a.$s]=$p SIM[$a.$s]=$sim PREDX[$a.$s]=$px MCPU[$a.$s]=$mc FAST[$a.$s]=$(fastest "$raw" "$b") FIRST[$a.$s]=$(first "$raw" "$b") MED[$a.$s]=$(median "$raw" "$b") RAN[$a.$s]=$(ran "$raw" "$b")
         CORES[$a.$s]=$(cores "$raw") LOADS[$a.$s]=$load CPU[$a.$s]=$(cpu_per_call "$raw" "$b")
         TOOK[$a.$s]=$(sed -n 's/^\[rank 0\] .*msg="gocoll: link figures".* took=\([^ ]*\).*/\1/p' "$raw" | head -1)
       fi
@@ -225,16 +236,16 @@ table=$OUT/table.md
   echo
   echo "Run $stamp (UTC) of bench/model_lab.sh at commit $REV, $(nproc) cores; load average (1/5/15 min) $load0 before, $load1 after. The machine was shared with other work: the measured times are upper bounds of what the code does (the run with the lowest mean of $ROUNDS interleaved rounds is kept)."
   echo
-  echo "Lab: 2 sites x $HOSTS hosts x $SLOTS ranks, $PATHS WAN paths x $RATE Mbit/s each way, $DELAY ms one way, MTU $MTU; default transport. Each run probed its links as it formed (the probe is on by default where a job spans hosts) and wrote them (GOCOLL_TOPO_DUMP, raw/STAMP.ALGO.SIZE.ROUND.topo.json); 'predicted' is \`gocoll topo --explain SIZE --topology THAT-FILE --coll allreduce --chunk C\` (C: the run's transport chunk). 'mean': \`gocoll bench allreduce --sizes SIZE --algo A\`'s time (the slowest rank's mean per call, out of place); 'fastest' and 'median': rank 0's fastest and median call (its COLL lines; the fastest is a lower bound, as rank 0 may enter after the others; the median, of the -n calls, is less sensitive to a loaded machine than the mean); 'sim': \`gocoll sim --topology THAT-FILE --algo A --chunk C allreduce SIZE\`, the same algorithm in virtual time over those figures (no CPU cost, and an ideal transport: no opening round trips, which 'predicted' prices, collective/tune/opening.go); 'cores': the CPU time of the job's processes over the run's wall time, at the 1-minute load average 'load' when it started; 'CPU/call': the job's CPU seconds (all 8 ranks, set-up included) per AllReduce of that size, so CPU/call / $(nproc) is the least time the machine allows with every core the job's; 'model CPU/call': the model's CPU for the call (the probe's CPU a byte, alone and with every pair of the level busy, and a message per level, collective/tune/cpu.go), without the set-up; 'no CPU term': the prediction with the probe's CPU figures left out (\`gocoll topo --no-cpu\`), the model before it had the term. Target: mean/predicted within 0.85-1.15. 'round (WAN)': the round whose run the row is (the one with the lowest mean; runs are picked by their time, not their probe) and the WAN bandwidth its probe measured, in MB/s (and, where the run logged it, the figures it came from: the lone measuring pair's, the best spread pair's and the contended round's aggregate); 'every round': each round's mean/predicted, each over its own probe (its WAN figure in brackets), in round order."
+  echo "Lab: 2 sites x $HOSTS hosts x $SLOTS ranks, $PATHS WAN paths x $RATE Mbit/s each way, $DELAY ms one way, MTU $MTU; default transport. Each run probed its links as it formed (the probe is on by default where a job spans hosts) and wrote them (GOCOLL_TOPO_DUMP, raw/STAMP.ALGO.SIZE.ROUND.topo.json); 'predicted' is \`gocoll topo --explain SIZE --topology THAT-FILE --coll allreduce --chunk C\` (C: the run's transport chunk). 'mean': \`gocoll bench allreduce --sizes SIZE --algo A\`'s time (the slowest rank's mean per call, out of place); 'fastest' and 'median': rank 0's fastest and median call (its COLL lines; the fastest is a lower bound, as rank 0 may enter after the others; the median, of the -n calls, is less sensitive to a loaded machine than the mean); 'first': rank 0's first timed call, which every rank starts at about once (after the bench's barrier), as the model prices a call, where the others follow one another and a rank starts its next call while others end theirs (rank 0 may leave the barrier up to a WAN latency after the others: read it where a call takes many WAN latencies, 4 MiB and up; bench/results/model_lab/model29.md); 'sim': \`gocoll sim --topology THAT-FILE --algo A --chunk C allreduce SIZE\`, the same algorithm in virtual time over those figures (no CPU cost, and an ideal transport: no opening round trips, which 'predicted' prices, collective/tune/opening.go); 'cores': the CPU time of the job's processes over the run's wall time, at the 1-minute load average 'load' when it started; 'CPU/call': the job's CPU seconds (all 8 ranks, set-up included) per AllReduce of that size, so CPU/call / $(nproc) is the least time the machine allows with every core the job's; 'model CPU/call': the model's CPU for the call (the probe's CPU a byte, alone and with every pair of the level busy, and a message per level, collective/tune/cpu.go), without the set-up; 'no CPU term': the prediction with the probe's CPU figures left out (\`gocoll topo --no-cpu\`), the model before it had the term. Target: mean/predicted within 0.85-1.15. 'round (WAN)': the round whose run the row is (the one with the lowest mean; runs are picked by their time, not their probe) and the WAN bandwidth its probe measured, in MB/s (and, where the run logged it, the figures it came from: the lone measuring pair's, the best spread pair's and the contended round's aggregate); 'every round': each round's mean/predicted, each over its own probe (its WAN figure in brackets), in round order."
   echo
-  echo "| size | algorithm | ran | mean | fastest | median | predicted | mean/predicted | fastest/predicted | median/predicted | sim/predicted | round (WAN) | every round | probe took | cores (load) | CPU/call | no CPU term | mean/no CPU term | median/no CPU term | model CPU/call |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| size | algorithm | ran | mean | fastest | median | first | predicted | mean/predicted | fastest/predicted | median/predicted | first/predicted | sim/predicted | round (WAN) | every round | probe took | cores (load) | CPU/call | no CPU term | mean/no CPU term | median/no CPU term | model CPU/call |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   for s in $SIZES; do
     for a in $ALGOS; do
       if skipped "$a" "$(bytes "$s")"; then continue; fi
       m=$(awk -v m="${BEST[$a.$s]:-}" 'BEGIN { if (m != "") print m * 1e-6 }')
-      p=${PRED[$a.$s]:-} f=${FAST[$a.$s]:-} md=${MED[$a.$s]:-}
-      echo "| $s | $a | ${RAN[$a.$s]:-?} | $(fmt_s "$m") | $(fmt_s "$f") | $(fmt_s "$md") | $(fmt_s "$p") | $(fmt_r "$m" "$p") | $(fmt_r "$f" "$p") | $(fmt_r "$md" "$p") | $(fmt_r "${SIM[$a.$s]:-}" "$p") | ${ROUND[$a.$s]:-?} ($(awk -v w="${WANBW[$a.$s]:-}" 'BEGIN { if (w == "") printf "?"; else printf "%.1f", w / 1e6 }')${WANFROM[$a.$s]:+: ${WANFROM[$a.$s]}}) | ${RATIOS[$a.$s]:-?} | ${TOOK[$a.$s]:-?} | ${CORES[$a.$s]:-?} (${LOADS[$a.$s]:-?}) | ${CPU[$a.$s]:-?} s | $(fmt_s "${PREDX[$a.$s]:-}") | $(fmt_r "$m" "${PREDX[$a.$s]:-}") | $(fmt_r "$md" "${PREDX[$a.$s]:-}") | ${MCPU[$a.$s]:-?} s |"
+      p=${PRED[$a.$s]:-} f=${FAST[$a.$s]:-} md=${MED[$a.$s]:-} f1=${FIRST[$a.$s]:-}
+      echo "| $s | $a | ${RAN[$a.$s]:-?} | $(fmt_s "$m") | $(fmt_s "$f") | $(fmt_s "$md") | $(fmt_s "$f1") | $(fmt_s "$p") | $(fmt_r "$m" "$p") | $(fmt_r "$f" "$p") | $(fmt_r "$md" "$p") | $(fmt_r "$f1" "$p") | $(fmt_r "${SIM[$a.$s]:-}" "$p") | ${ROUND[$a.$s]:-?} ($(awk -v w="${WANBW[$a.$s]:-}" 'BEGIN { if (w == "") printf "?"; else printf "%.1f", w / 1e6 }')${WANFROM[$a.$s]:+: ${WANFROM[$a.$s]}}) | ${RATIOS[$a.$s]:-?} | ${TOOK[$a.$s]:-?} | ${CORES[$a.$s]:-?} (${LOADS[$a.$s]:-?}) | ${CPU[$a.$s]:-?} s | $(fmt_s "${PREDX[$a.$s]:-}") | $(fmt_r "$m" "${PREDX[$a.$s]:-}") | $(fmt_r "$md" "${PREDX[$a.$s]:-}") | ${MCPU[$a.$s]:-?} s |"
     done
   done
   if [[ " $ALGOS " == *" auto "* ]]; then
