@@ -65,7 +65,7 @@ func (r *recorder) opener() SocketOpener {
 // record what they write into rec (if not nil).
 func authWorld(t *testing.T, size int, core metaroce.Config, rec *recorder) []*Endpoint {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testWait)
 	defer cancel()
 	listeners := make([]*Listener, size)
 	addrs := make([]PeerAddr, size)

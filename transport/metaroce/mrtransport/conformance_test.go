@@ -4,7 +4,6 @@ import (
 	"context"
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -15,7 +14,7 @@ import (
 // newTestWorld builds a loopback world with cfg and closes it when t ends.
 func newTestWorld(t testing.TB, size int, cfg Config) []*Endpoint {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testWait)
 	defer cancel()
 	eps, err := NewLocalWorld(ctx, size, cfg)
 	require.NoError(t, err)

@@ -113,7 +113,7 @@ func testRepickSpreads(t *testing.T, links, paths int) {
 	// The traffic runs until the links are all used, up to spreadLimit: its
 	// context must outlast that (testCtx's 20 s ended it first under load,
 	// and the links then carried only keepalives until the limit).
-	ctx, cancel := context.WithTimeout(context.Background(), spreadLimit+20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), spreadLimit+testWait)
 	defer cancel()
 	cfg := Config{Logger: slog.New(slog.NewTextHandler(testWriter{t}, nil)), Paths: paths,
 		Repick: RepickPolicy{Sample: 30 * time.Millisecond, Window: 8, Interval: 300 * time.Millisecond, MaxInterval: 1200 * time.Millisecond}}

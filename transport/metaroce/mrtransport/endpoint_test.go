@@ -19,8 +19,14 @@ import (
 	"github.com/gocoll/gocoll/transport/transporttest"
 )
 
+// testWait bounds the tests' waits (testCtx, newTestWorld's set-up): 20 s,
+// three times that under the race detector. It bounds a failure only: a
+// test that passes waits as long as its calls take.
+const testWait = 20 * time.Second * raceSlowdown
+
+// testCtx is a context that ends testWait from now, or when t ends.
 func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testWait)
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -101,7 +101,7 @@ func TestConnectExcept(t *testing.T) {
 		except := make([]bool, n)
 		except[3-r] = true
 		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), testWait)
 			defer cancel()
 			eps[r], errs[r] = listeners[r].ConnectExcept(ctx, addrs, except)
 		})
@@ -111,7 +111,7 @@ func TestConnectExcept(t *testing.T) {
 		require.NoError(t, errs[r], "rank %d", r)
 		defer eps[r].Close()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testWait)
 	defer cancel()
 	tag := transport.Tag{OpKey: transport.OpKey{Comm: 9, Op: 1}}
 	for _, pair := range [][2]int{{0, 1}, {0, 2}, {2, 0}} {

@@ -106,7 +106,7 @@ func (s *faultySocket) WriteBatch(ms []Message) (int, error) {
 // faultyWorld builds a loopback world whose sockets interpose with f.
 func faultyWorld(t testing.TB, size int, f faults, seed uint64, counts *faultCounts) []*Endpoint {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testWait)
 	defer cancel()
 	listeners := make([]*Listener, size)
 	addrs := make([]PeerAddr, size)
