@@ -87,9 +87,17 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 grun() { "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout 900s "$@"; }
 
 # iters BYTES: timed iterations, warm-ups and checks for a size: a few
-# seconds per run at most.
+# seconds per run at most. Up to 16 MiB, 2 warm-ups: the timed calls start
+# at the job's third, as the model's opening term prices a call
+# (collective/tune/opening.go): a job's first MetaRoCE calls between the
+# sites still size their windows. In virtual time (mrtransport's
+# TestWANSimHierarchical, the lab's fabric with its priority band, 4 seeds)
+# the hierarchical 4 MiB AllReduce took 101 ms on its first call,
+# 52-82 on its second and 51-64 after; in the quiet windows' lab runs its
+# first timed call after one warm-up was 1.24-1.33x its run's median (ring
+# 0.97, tree 1.05; bench/results/model_lab/model29.md).
 iters() {
-  if (($1 <= 65536)); then echo "-n 50 -w 5 -c 1"; elif (($1 <= 16 << 20)); then echo "-n 5 -w 1 -c 1"; else echo "-n 2 -w 1 -c 0"; fi
+  if (($1 <= 65536)); then echo "-n 50 -w 5 -c 1"; elif (($1 <= 16 << 20)); then echo "-n 5 -w 2 -c 1"; else echo "-n 2 -w 1 -c 0"; fi
 }
 # usec RAW BYTES: the out-of-place time (us) of rank 0's row for BYTES.
 usec() { awk -v s="$2" '$1 == "[rank" && $2 == "0]" && $3 == s { print $8 }' "$1" | tail -1; }
