@@ -93,7 +93,7 @@ grun() { "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout
 # sites still size their windows. In virtual time (mrtransport's
 # TestWANSimHierarchical, the lab's fabric with its priority band, 4 seeds)
 # the hierarchical 4 MiB AllReduce took 101 ms on its first call,
-# 52-82 on its second and 51-64 after; in the quiet windows' lab runs its
+# 52-82 on its second and 49-64 after; in the quiet windows' lab runs its
 # first timed call after one warm-up was 1.24-1.33x its run's median (ring
 # 0.97, tree 1.05; bench/results/model_lab/model29.md).
 iters() {
