@@ -64,6 +64,7 @@ type conn struct {
 	authBad           bool
 
 	ackAt       time.Duration // when an ACK is due; 0: none
+	ackWhy      AckReason     // what made it due
 	ackPath     int
 	lastRecv    time.Duration
 	waitFrom    time.Duration // when something last began to wait on the peer (PeerTimeout)
@@ -271,7 +272,7 @@ func (c *conn) handleHelloAck(now time.Duration, hd wire.Header, body []byte) *i
 		}
 		c.ep.emit(Event{Kind: EventConnected, Conn: c.id, Peer: c.peer})
 	}
-	c.ackAt = now // confirms to the acceptor that we are set up
+	c.ackAt, c.ackWhy = now, AckControl // confirms to the acceptor that we are set up
 	return nil
 }
 
@@ -307,7 +308,7 @@ func (c *conn) acceptData(now, at time.Duration, pathIdx int, ce bool, d *wire.D
 		// nothing.
 		p.recv.dups++
 		p.recv.repeat = ackRepeats
-		c.ackSoon(now, pathIdx, true)
+		c.ackSoon(now, pathIdx, AckDup)
 		return nil
 	}
 	whole := c.rcv.whole
@@ -341,9 +342,18 @@ func (c *conn) acceptData(now, at time.Duration, pathIdx int, ce bool, d *wire.D
 		count = c.unackedAll()
 	}
 	last := (d.Flags&wire.FlagLast != 0 || overall && whole > 0) && !small
-	urgent := count >= every || p.recv.gap || last ||
-		d.Flags&(wire.FlagAnnounce|wire.FlagAbort) != 0
-	c.ackWithin(now, c.ackPathFor(now, pathIdx, overall, rtt), urgent, ackHold(c.cfg, rtt))
+	why := AckHeld
+	switch {
+	case p.recv.gap:
+		why = AckGap
+	case d.Flags&(wire.FlagAnnounce|wire.FlagAbort) != 0:
+		why = AckControl
+	case last:
+		why = AckLast
+	case count >= every:
+		why = AckEvery
+	}
+	c.ackWithin(now, c.ackPathFor(now, pathIdx, overall, rtt), why, ackHold(c.cfg, rtt))
 	return nil
 }
 
@@ -361,7 +371,7 @@ func (c *conn) handleProbe(now, at time.Duration, pathIdx int, h wire.Header, bo
 			c.ctrlDue++
 		}
 		c.replies[pathIdx] = probeReply{due: true, nonce: pr.Nonce, sentAt: pr.SentAt}
-		c.ackSoon(now, pathIdx, true) // a prober may wait for credit or grants
+		c.ackSoon(now, pathIdx, AckControl) // a prober may wait for credit or grants
 		return nil
 	}
 	p := c.paths[pathIdx]

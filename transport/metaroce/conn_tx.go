@@ -40,6 +40,7 @@ func (c *conn) poll(now time.Duration, buf []byte) ([]byte, int, bool) {
 		}
 	}
 	if c.ackAt != 0 && now >= c.ackAt {
+		c.countAck()
 		return c.buildAck(now, buf, c.datagram), c.ackRoute(), true
 	}
 	if !c.confirmed {

@@ -11,20 +11,34 @@ import (
 // the packets one ACK's bitmap reports.
 const smallAckEvery = wire.BitmapBits / 8
 
-// ackSoon schedules an ACK, at once if urgent, else within AckDelay.
-func (c *conn) ackSoon(now time.Duration, pathIdx int, urgent bool) {
-	c.ackWithin(now, pathIdx, urgent, c.cfg.AckDelay)
+// ackSoon schedules an ACK at once, for reason why.
+func (c *conn) ackSoon(now time.Duration, pathIdx int, why AckReason) {
+	c.ackWithin(now, pathIdx, why, c.cfg.AckDelay)
 }
 
-// ackWithin schedules an ACK, at once if urgent, else within hold (unless
-// one is due sooner already).
-func (c *conn) ackWithin(now time.Duration, pathIdx int, urgent bool, hold time.Duration) {
+// ackWithin schedules an ACK, at once for reason why, or within hold if
+// why is AckHeld (unless one is due sooner already). The reason the ACK
+// became due is kept for its count (AckCounts).
+func (c *conn) ackWithin(now time.Duration, pathIdx int, why AckReason, hold time.Duration) {
 	c.ackPath = pathIdx
 	switch {
-	case urgent:
+	case why != AckHeld:
+		if c.ackAt == 0 || c.ackAt > now {
+			c.ackWhy = why
+		}
 		c.ackAt = now
 	case c.ackAt == 0:
-		c.ackAt = now + hold
+		c.ackAt, c.ackWhy = now+hold, AckHeld
+	}
+}
+
+// countAck counts an ACK about to be sent alone (EndpointStats.Acks).
+func (c *conn) countAck() {
+	a := &c.ep.st.Acks
+	if c.ackRTT() < longAckRTT {
+		a.Short[c.ackWhy]++
+	} else {
+		a.Long[c.ackWhy]++
 	}
 }
 

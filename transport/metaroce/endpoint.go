@@ -201,7 +201,7 @@ func (e *Endpoint) PostRecv(now time.Duration, id ConnID, stream, msg uint64, bu
 		return nil
 	}
 	if c.rcv.creditLow() || c.rcv.owesGrants() {
-		c.ackSoon(now, c.ackPath, true) // tell the sender about credit and grants
+		c.ackSoon(now, c.ackPath, AckCredit) // tell the sender about credit and grants
 	}
 	c.keepAt = min(c.keepAt, now+c.keepaliveEvery()) // probe a silent peer sooner
 	return nil

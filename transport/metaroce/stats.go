@@ -1,6 +1,9 @@
 package metaroce
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // PathStats are the counters and congestion state of one path of a
 // connection.
@@ -102,6 +105,8 @@ type EndpointStats struct {
 	// connections now; RemnantDropped those forgotten for
 	// Config.RemnantBytes.
 	RemnantBytes, RemnantDropped int64
+	// Acks counts the ACKs sent alone, by kind of connection and reason.
+	Acks AckCounts
 }
 
 func (p *path) stats() PathStats {
@@ -112,4 +117,65 @@ func (p *path) stats() PathStats {
 	s.CutsECN, s.CutsLoss, s.CutsDelay = p.win.cuts[signalECN], p.win.cuts[signalLoss], p.win.cuts[signalDelay]
 	s.PacketsRecv, s.DupsRecv, s.ECNRecv = p.recv.received, p.recv.dups, int64(p.recv.ce)
 	return s
+}
+
+// AckReason is why a receiver sent an ACK: what made it due.
+type AckReason uint8
+
+const (
+	AckHeld    AckReason = iota // its hold (Config.AckDelay, ackHold) ran out
+	AckEvery                    // Config.AckEvery (or the long count) new packets
+	AckGap                      // a gap: loss or reordering
+	AckLast                     // a message's last piece, or the one completing it
+	AckDup                      // a duplicate arrived
+	AckControl                  // a control piece, a probe, the handshake
+	AckCredit                   // a posted receive: credit or grants owed
+	numAckReasons
+)
+
+// AckCounts counts the ACKs sent alone (not on DATA) by the reason they
+// became due, on short connections (RTT under longAckRTT: Config.AckEvery
+// and AckDelay apply) and long ones (coalesced, ackhold.go).
+type AckCounts struct {
+	Short, Long [numAckReasons]int64
+}
+
+// Text returns the short (long false) or long connections' counts as
+// "held:N,every:N,...", every reason in order.
+func (a *AckCounts) Text(long bool) string {
+	n := &a.Short
+	if long {
+		n = &a.Long
+	}
+	b := make([]byte, 0, 96)
+	for r := range numAckReasons {
+		if r > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, r.String()...)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, n[r], 10)
+	}
+	return string(b)
+}
+
+// String names the reason, as the counters' logs print it.
+func (r AckReason) String() string {
+	switch r {
+	case AckHeld:
+		return "held"
+	case AckEvery:
+		return "every"
+	case AckGap:
+		return "gap"
+	case AckLast:
+		return "last"
+	case AckDup:
+		return "dup"
+	case AckControl:
+		return "control"
+	case AckCredit:
+		return "credit"
+	}
+	return "?"
 }

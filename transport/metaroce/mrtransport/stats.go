@@ -190,17 +190,22 @@ func commonPath(i int, p metaroce.PathStats) transport.PathStats {
 // endpoint's life (EngineStats): what a job's CPU per byte comes from,
 // the datagrams per system call above all (sendmmsg and recvmmsg batches,
 // GSO trains counting as their datagrams), and the timer's and the
-// spinning waiters' share. Close calls it once, after the engine stops.
+// spinning waiters' share, and the ACKs the core sent alone by kind of
+// connection and reason (metaroce.AckCounts). Close calls it once, after
+// the engine stops.
 func (e *Endpoint) logEngine() {
 	if !e.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
 	st := &e.eng.st
+	e.eng.lock()
+	acks := e.eng.core.Stats().Acks
+	e.eng.unlock()
 	e.log.Info("mrtransport: engine",
 		"datagramsWritten", st.datagramsWritten.Load(), "writeBatches", st.writeBatches.Load(),
 		"datagramsRead", st.datagramsRead.Load(), "readBatches", st.readBatches.Load(),
 		"spinBatches", st.spinBatches.Load(), "timerRuns", st.timerRuns.Load(),
 		"bytesWritten", st.bytesWritten.Load(), "bytesRead", st.bytesRead.Load(),
 		"data", st.dataPolled.Load(), "acksOnData", st.acksOnData.Load(), "acks", st.acksPolled.Load(),
-		"naps", st.naps.Load())
+		"naps", st.naps.Load(), "acksShort", acks.Text(false), "acksLong", acks.Text(true))
 }
