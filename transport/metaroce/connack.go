@@ -37,8 +37,10 @@ func (c *conn) countAck() {
 	a := &c.ep.st.Acks
 	if c.ackRTT() < longAckRTT {
 		a.Short[c.ackWhy]++
+		a.ShortPackets += int64(c.unackedAll())
 	} else {
 		a.Long[c.ackWhy]++
+		a.LongPackets += int64(c.unackedAll())
 	}
 }
 

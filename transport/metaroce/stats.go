@@ -138,16 +138,19 @@ const (
 // and AckDelay apply) and long ones (coalesced, ackhold.go).
 type AckCounts struct {
 	Short, Long [numAckReasons]int64
+	// ShortPackets and LongPackets count the new DATA packets those ACKs
+	// reported.
+	ShortPackets, LongPackets int64
 }
 
 // Text returns the short (long false) or long connections' counts as
-// "held:N,every:N,...", every reason in order.
+// "held:N,every:N,...,packets:N", every reason in order, then the packets.
 func (a *AckCounts) Text(long bool) string {
-	n := &a.Short
+	n, pk := &a.Short, a.ShortPackets
 	if long {
-		n = &a.Long
+		n, pk = &a.Long, a.LongPackets
 	}
-	b := make([]byte, 0, 96)
+	b := make([]byte, 0, 112)
 	for r := range numAckReasons {
 		if r > 0 {
 			b = append(b, ',')
@@ -156,6 +159,8 @@ func (a *AckCounts) Text(long bool) string {
 		b = append(b, ':')
 		b = strconv.AppendInt(b, n[r], 10)
 	}
+	b = append(b, ",packets:"...)
+	b = strconv.AppendInt(b, pk, 10)
 	return string(b)
 }
 
