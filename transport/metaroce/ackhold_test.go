@@ -47,7 +47,39 @@ func TestAckCoalescing(t *testing.T) {
 			if steady < 0.85*4*labRate {
 				t.Errorf("goodput %.1f%% of capacity, below 85%% (seed %d)", 100*steady/(4*labRate), s.seed)
 			}
+			checkAckCounts(t, s, cb, c.rtt >= time.Millisecond)
 		})
+	}
+}
+
+// checkAckCounts checks the receiver's (node 1's) EndpointStats.Acks after
+// a transfer on connection cb, long or not: the ACKs counted under the
+// connection's kind only, and the packets they reported all those it
+// received (nothing rides on DATA here: PiggybackAcks is off).
+func checkAckCounts(t *testing.T, s *sim, cb metaroce.ConnID, long bool) {
+	t.Helper()
+	s.runTo(s.fab.Now() + 100*time.Millisecond) // the last ACKs' holds over
+	a := s.eps[1].Stats().Acks
+	_, ps := s.pathStats(1, cb)
+	var recv int64
+	for _, p := range ps {
+		recv += p.PacketsRecv
+	}
+	t.Logf("receiver's ACKs: short %s; long %s; %d DATA packets received", a.Text(false), a.Text(true), recv)
+	mine, other := a.Short, a.Long
+	pk, otherPk := a.ShortPackets, a.LongPackets
+	if long {
+		mine, other, pk, otherPk = a.Long, a.Short, a.LongPackets, a.ShortPackets
+	}
+	var n int64
+	for r := range mine {
+		n += mine[r]
+		if other[r] != 0 {
+			t.Errorf("%d ACKs (%v) counted for the other kind of connection (long %v)", other[r], metaroce.AckReason(r), long)
+		}
+	}
+	if n == 0 || otherPk != 0 || pk != recv {
+		t.Errorf("%d ACKs reported %d packets (the other kind %d), want > 0 reporting the %d received", n, pk, otherPk, recv)
 	}
 }
 
