@@ -32,7 +32,8 @@ func (l *lockedBuffer) String() string {
 // TestCloseLogsEngineCounters checks that Close logs, at info, one
 // "mrtransport: engine" line per endpoint with its socket counters, which
 // agree with Stats: datagrams and the system calls that moved them, and
-// the DATA and ACK datagrams among them.
+// the DATA and ACK datagrams among them, and the core's ACKs by kind of
+// connection and reason (metaroce.AckCounts).
 func TestCloseLogsEngineCounters(t *testing.T) {
 	ctx := testCtx(t)
 	var buf lockedBuffer
@@ -50,6 +51,7 @@ func TestCloseLogsEngineCounters(t *testing.T) {
 		require.NoError(t, ep.Close()) // idempotent: no second line
 	}
 	require.Regexp(t, ` data=\d+ acksOnData=\d+ acks=\d+`, buf.String())
+	require.Regexp(t, ` acksShort=held:\d+,every:\d+,gap:\d+,last:\d+,dup:\d+,control:\d+,credit:\d+,packets:\d+ acksLong=held:\d+,`, buf.String())
 	lines := regexp.MustCompile(`msg="mrtransport: engine" rank=(\d) datagramsWritten=(\d+) writeBatches=(\d+) datagramsRead=\d+ readBatches=(\d+)`).
 		FindAllStringSubmatch(buf.String(), -1)
 	require.Len(t, lines, 2, buf.String())
