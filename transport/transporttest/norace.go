@@ -3,3 +3,6 @@
 package transporttest
 
 const raceOn = false
+
+// raceSlowdown is 1 without the race detector (see race.go).
+const raceSlowdown = 1

@@ -52,13 +52,13 @@ func testStats(t *testing.T, newWorld WorldFactory) {
 	}
 }
 
-// awaitTraffic waits, for up to 10 s, until both ranks count want[r] of
+// awaitTraffic waits, for up to waitTimeout, until both ranks count want[r] of
 // traffic with each other since before: a send that completed before its
 // acknowledgement (an eager send) is counted when the acknowledgement
 // comes (see transport.Traffic). The caller then checks the figures.
 func awaitTraffic(t *testing.T, eps []transport.Endpoint, before [2]transport.Stats, want [2]transport.Traffic) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(waitTimeout)
 	for time.Now().Before(deadline) {
 		done := true
 		for r := range 2 {

@@ -38,14 +38,18 @@ import (
 	"github.com/gocoll/gocoll/transport"
 )
 
-// WaitTimeout bounds every single wait of the suite. A request that has not
-// completed by then fails the subtest.
+// WaitTimeout bounds every single wait of the suite (three times it under
+// the race detector). A request that has not completed by then fails the
+// subtest.
 const WaitTimeout = 10 * time.Second
 
-// waitTimeout is the deadline the suite uses: WaitTimeout, shortened only
+// waitTimeout is the deadline the suite uses: WaitTimeout, times
+// raceSlowdown under the race detector (which runs a transport several
+// times slower: an 8 MiB message in 1452-byte datagrams over MetaRoCE's
+// endpoint reader outlived 10 s under -race at load 30-40), shortened only
 // by the suite's own tests of broken transports, which are expected to
 // get stuck.
-var waitTimeout = WaitTimeout
+var waitTimeout = WaitTimeout * raceSlowdown
 
 // LargeBytes is the size of the suite's large messages (8 MiB).
 const LargeBytes = 8 << 20
