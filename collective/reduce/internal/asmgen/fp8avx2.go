@@ -31,8 +31,57 @@ import (
 var fp8AVX2 = []kernel{
 	{"sumFloat8E4M3", "Sum", []string{"Float8E4M3Type"}, float8E4M3AVX2(opSum), true},
 	{"prodFloat8E4M3", "Prod", []string{"Float8E4M3Type"}, float8E4M3AVX2(opProd), true},
-	{"sumFloat8E5M2", "Sum", []string{"Float8E5M2Type"}, float8E5M2Float32(opSum), true},
-	{"prodFloat8E5M2", "Prod", []string{"Float8E5M2Type"}, float8E5M2Float32(opProd), true},
+	{"sumFloat8E5M2", "Sum", []string{"Float8E5M2Type"}, float8E5M2AVX2(opSum), true},
+	{"prodFloat8E5M2", "Prod", []string{"Float8E5M2Type"}, float8E5M2AVX2(opProd), true},
+}
+
+// halfLater is halfRZ at AVX2, in two phases: the returned function
+// stores x and y to the scratch buffer at once (spill) and returns their
+// sum or product as halfFromSpills computes it, to call in the body's
+// second phase (gen.later).
+func (g *gen) halfLater(op floatOp, scale32 operand.Op) func(x, y reg.VecVirtual) func() reg.VecVirtual {
+	g.scratchBuffer()
+	return func(x, y reg.VecVirtual) func() reg.VecVirtual {
+		mx, my := g.spill(x), g.spill(y)
+		return func() reg.VecVirtual { return g.halfFromSpills(op, scale32, mx, my) }
+	}
+}
+
+// halfFromSpills is halfViaFloat32 at AVX2 for words x and y stored at mx
+// and my: each 128-bit half widens by VCVTPH2PS from memory, which takes
+// half the time of one from a register on AMD Zen 3 and needs no
+// VEXTRACTI128 for the upper half (session 28), and the halves of the
+// result join by VINSERTI128.
+func (g *gen) halfFromSpills(op floatOp, scale32 operand.Op, mx, my operand.Mem) reg.VecVirtual {
+	c := g.c
+	var halves [2]reg.VecVirtual
+	for i := range halves {
+		xf := g.to(c.VCVTPH2PS, shifted(mx, 16*i))
+		halves[i] = g.combineRZ(op, scale32, xf, g.to(c.VCVTPH2PS, shifted(my, 16*i)), c.XMM())
+	}
+	out := g.vec()
+	c.VINSERTI128(operand.U8(1), halves[1], halves[0].AsY(), out)
+	return out
+}
+
+// float8E5M2AVX2 emits the E5M2 sum or product at AVX2 as
+// float8E5M2Float32 does at AVX-512, its words through the scratch buffer
+// (halfLater) and rounded by narrowE5M2AVX2.
+func float8E5M2AVX2(op floatOp) emitter {
+	return func(g *gen) (int, func(d, a, b operand.Mem)) {
+		c := g.c
+		n := g.newFP8Narrower(false, false)
+		n.loadCarry()
+		arith := g.halfLater(op, nil)
+		return g.l.Width, func(d, a, b operand.Mem) {
+			x, y := g.load(a), g.load(b)
+			yo, xo := g.and(y, n.high), g.and(x, n.high)
+			odd := arith(xo, yo)
+			ye, xe := g.to(c.VPSLLW, operand.U8(8), y), g.to(c.VPSLLW, operand.U8(8), x)
+			even := arith(xe, ye)
+			g.later(func() { g.store(n.narrowE5M2AVX2(odd(), even()), d) })
+		}
+	}
 }
 
 // narrowE5M2AVX2 is narrow at AVX2: each word w rounds in place to its
@@ -98,17 +147,17 @@ func float8E4M3AVX2(op floatOp) emitter {
 			scale32 = g.splat32(0x43800000) // 256.0
 			sign80 = g.splat32(0x80808080)
 		}
-		arith := g.halfRZ(op, false, scale32)
+		arith := g.halfLater(op, scale32)
 		nan := g.bcast32(0x7f7f7f7f)
 		clear14 := g.bcast32(0xbfffbfff)
-		widen := func(x reg.VecVirtual) (o, e reg.VecVirtual) {
+		// widen takes x as VPMADDUBSW's memory operand (for the sum)
+		// or a register.
+		widen := func(x operand.Op) (o, e reg.VecVirtual) {
 			return g.and(g.to(c.VPMADDUBSW, x, n.sign16), clear14), g.and(g.to(c.VPMADDUBSW, x, n.sign8), clear14)
 		}
 		isNaN := func(x reg.VecVirtual) reg.VecVirtual { return g.to(c.VPCMPEQB, nan, g.and(x, nan)) }
 		return g.l.Width, func(d, a, b operand.Mem) {
-			x, y := g.load(a), g.load(b)
-			xm, ym := g.and(x, nan), g.and(y, nan)
-			var out reg.VecVirtual
+			var odd, even func() reg.VecVirtual
 			if op == opProd {
 				// On magnitudes, as float8E4M3ProdMag: the words of
 				// xm and ym need no bit 14 cleared, and the sign
@@ -116,19 +165,30 @@ func float8E4M3AVX2(op floatOp) emitter {
 				w := func(m reg.VecVirtual) (o, e reg.VecVirtual) {
 					return g.to(c.VPMADDUBSW, m, n.sign16), g.to(c.VPMADDUBSW, m, n.sign8)
 				}
-				xo, xe := w(xm)
-				yo, ye := w(ym)
-				signs := g.and(sign80, g.xor(x, y))
-				out = n.narrowE4M3AVX2(arith(xo, yo), arith(xe, ye), signs, word1, high, top, carry)
+				xo, xe := w(g.and(g.load(a), nan))
+				yo, ye := w(g.and(g.load(b), nan))
+				odd, even = arith(xo, yo), arith(xe, ye)
 			} else {
-				xo, xe := widen(x)
-				yo, ye := widen(y)
-				out = n.narrowE4M3AVX2(arith(xo, yo), arith(xe, ye), nil, word1, high, top, carry)
+				xo, xe := widen(a)
+				yo, ye := widen(b)
+				odd, even = arith(xo, yo), arith(xe, ye)
 			}
-			any := g.to(c.VPMAXUB, ym, xm)
-			g.storeUnless(g.to(c.VPCMPEQB, nan, any), out, d, func() {
-				r := g.to(ins4(c.VPBLENDVB), isNaN(y), y, out)
-				g.store(g.to(ins4(c.VPBLENDVB), isNaN(x), x, r), d)
+			// The second phase loads a and b again for the NaN test,
+			// the product's signs and the NaN fix (the block's
+			// bodies before have stored only their own bytes).
+			g.later(func() {
+				x, y := g.load(a), g.load(b)
+				xm, ym := g.and(x, nan), g.and(y, nan)
+				var signs reg.VecVirtual
+				if op == opProd {
+					signs = g.and(sign80, g.xor(x, y))
+				}
+				out := n.narrowE4M3AVX2(odd(), even(), signs, word1, high, top, carry)
+				any := g.to(c.VPMAXUB, ym, xm)
+				g.storeUnless(g.to(c.VPCMPEQB, nan, any), out, d, func() {
+					r := g.to(ins4(c.VPBLENDVB), isNaN(y), y, out)
+					g.store(g.to(ins4(c.VPBLENDVB), isNaN(x), x, r), d)
+				})
 			})
 		}
 	}

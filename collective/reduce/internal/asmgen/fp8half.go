@@ -41,9 +41,6 @@ func float8E5M2With(op floatOp, native bool) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
 		n := g.newFP8Narrower(false, false)
-		if !g.wide() {
-			n.loadCarry()
-		}
 		arith := g.halfRZ(op, native, nil)
 		return g.l.Width, func(d, a, b operand.Mem) {
 			x, y := g.load(a), g.load(b)
@@ -51,10 +48,6 @@ func float8E5M2With(op floatOp, native bool) emitter {
 			odd := arith(xo, yo)
 			ye, xe := g.to(c.VPSLLW, operand.U8(8), y), g.to(c.VPSLLW, operand.U8(8), x)
 			even := arith(xe, ye)
-			if !g.wide() {
-				g.store(n.narrowE5M2AVX2(odd, even), d)
-				return
-			}
 			g.store(n.narrow(odd, even), d)
 		}
 	}
@@ -129,8 +122,8 @@ func float8E4M3With(op floatOp, gfni bool) emitter {
 // halfRZ returns the sum or product (op) of float16 words x (a's) and y
 // (b's), rounded toward zero to float16, a being the first source (which
 // NaN a sum or product of two returns): natively (VADDPH/VMULPH with RZ)
-// or through float32 (halfViaFloat32); scale32, if not nil, multiplies
-// the float32 result (a power of two: exact).
+// or through float32 (halfViaFloat32; AVX2 has halfLater); scale32, if
+// not nil, multiplies the float32 result (a power of two: exact).
 func (g *gen) halfRZ(op floatOp, native bool, scale32 operand.Op) func(x, y reg.VecVirtual) reg.VecVirtual {
 	if native {
 		rz := vaddphRZ
@@ -139,16 +132,12 @@ func (g *gen) halfRZ(op floatOp, native bool, scale32 operand.Op) func(x, y reg.
 		}
 		return func(x, y reg.VecVirtual) reg.VecVirtual { return g.to(g.rawTo(rz), y, x) }
 	}
-	if !g.wide() {
-		g.scratchBuffer()
-	}
 	return func(x, y reg.VecVirtual) reg.VecVirtual { return g.halfViaFloat32(op, scale32, x, y) }
 }
 
-// halfViaFloat32 is halfRZ without AVX-512 FP16: each half of x and y
-// (256 bits at AVX-512, 128 at AVX2) widens exactly to float32 (VCVTPH2PS), combines by VADDPS or
-// VMULPS (rounding to nearest even, as the portable loops' float32
-// arithmetic does), and narrows back by VCVTPS2PH rounding toward zero.
+// halfViaFloat32 is halfRZ without AVX-512 FP16: each 256-bit half of x
+// and y widens exactly to float32 (VCVTPH2PS), combines (combineRZ) and
+// narrows back toward zero.
 // An fp8 sum or product is exact in float32 (package reduce, fp8.go)
 // except an E5M2 sum whose smaller addend lies far below the larger's
 // precision, which rounds as the portable loop's does; from there the
@@ -159,60 +148,41 @@ func (g *gen) halfRZ(op floatOp, native bool, scale32 operand.Op) func(x, y reg.
 // VADDPH's).
 func (g *gen) halfViaFloat32(op floatOp, scale32 operand.Op, x, y reg.VecVirtual) reg.VecVirtual {
 	c := g.c
-	// half is a new register of half a vector; extract and insert move
-	// the upper half out and in (VEXTRACTI128/VINSERTI128 at AVX2).
-	half, extract, insert := c.YMM, ins(c.VEXTRACTI64X4), ins(c.VINSERTI64X4)
-	if !g.wide() {
-		half, extract, insert = c.XMM, ins3(c.VEXTRACTI128), ins4(c.VINSERTI128)
-	}
-	// At AVX2 x and y go through the scratch buffer: VCVTPH2PS from
-	// memory takes half the time of one from a register on AMD Zen 3 (and
-	// needs no VEXTRACTI128 for the upper half).
-	var spilled [2]operand.Mem
-	if !g.wide() {
-		spilled = [2]operand.Mem{g.spill(x), g.spill(y)}
-	}
-	widen := func(v reg.VecVirtual, upper bool) reg.VecVirtual {
-		if !g.wide() {
-			m := spilled[0]
-			if v == y {
-				m = spilled[1]
-			}
-			if upper {
-				m = shifted(m, 16)
-			}
-			return g.to(c.VCVTPH2PS, m)
-		}
-		src := v.AsY()
-		if upper {
-			t := half()
-			extract(operand.U8(1), v, t)
-			src = t
-		}
-		return g.to(c.VCVTPH2PS, src)
-	}
 	var halves [2]reg.VecVirtual
-	for i, upper := range []bool{false, true} {
-		xf, yf := widen(x, upper), widen(y, upper)
-		var r reg.VecVirtual
-		if op == opProd {
-			r = g.to(c.VMULPS, yf, xf) // xf is the first source
-			if scale32 != nil {
-				r = g.to(c.VMULPS, scale32, r)
+	for i := range halves {
+		widen := func(v reg.VecVirtual) reg.VecVirtual {
+			src := v.AsY()
+			if i == 1 {
+				src = c.YMM()
+				c.VEXTRACTI64X4(operand.U8(1), v, src)
 			}
-		} else {
-			r = g.to(c.VADDPS, yf, xf)
+			return g.to(c.VCVTPH2PS, src)
 		}
-		h := half()
-		c.VCVTPS2PH(operand.U8(3), r, h) // rounding control 3: toward zero
-		halves[i] = h
+		xf := widen(x)
+		halves[i] = g.combineRZ(op, scale32, xf, widen(y), c.YMM())
 	}
-	out, low := g.vec(), halves[0].AsZ()
-	if !g.wide() {
-		low = halves[0].AsY()
-	}
-	insert(operand.U8(1), halves[1], low, out)
+	out := g.vec()
+	c.VINSERTI64X4(operand.U8(1), halves[1], halves[0].AsZ(), out)
 	return out
+}
+
+// combineRZ returns h, holding xf op yf (float32, xf the first source:
+// VADDPS or VMULPS, rounding to nearest even as the portable loops'
+// float32 arithmetic does), times scale32 if not nil, narrowed to float16
+// by VCVTPS2PH toward zero.
+func (g *gen) combineRZ(op floatOp, scale32 operand.Op, xf, yf, h reg.VecVirtual) reg.VecVirtual {
+	c := g.c
+	var r reg.VecVirtual
+	if op == opProd {
+		r = g.to(c.VMULPS, yf, xf)
+		if scale32 != nil {
+			r = g.to(c.VMULPS, scale32, r)
+		}
+	} else {
+		r = g.to(c.VADDPS, yf, xf)
+	}
+	c.VCVTPS2PH(operand.U8(3), r, h) // rounding control 3: toward zero
+	return h
 }
 
 // fp8Narrower rounds float16 results to fp8 bytes.
