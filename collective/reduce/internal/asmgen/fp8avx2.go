@@ -131,10 +131,12 @@ func (n *fp8Narrower) narrowE4M3AVX2(odd, even, signs reg.VecVirtual, word1, hig
 // cleared: the float16 of the value times 2^-8), a product's from the
 // magnitudes as float8E4M3ProdMag's (3.42 -> 3.77 GB/s at 256 KiB on AMD
 // Zen 3) and scaled back up by 2^8 in float32 (exact), and narrowE4M3AVX2
-// rounds. An E4M3 NaN
-// input widens to a number, so each body tests its inputs for NaN bytes
-// and, out of line, puts a's NaNs over b's over the result (dst may be
-// exactly a or b: the inputs stay in registers).
+// rounds. An E4M3 NaN input widens to a number, so the first phases test
+// the block's inputs for NaN bytes (one VPTEST a block, before any of its
+// stores), and a block with one runs its second phases out of line, each
+// putting a's NaNs over b's over its result. The second phases load a and
+// b again (for the product's signs and the NaNs): a body's bytes are not
+// touched by the block's other bodies, so dst may be exactly a or b.
 func float8E4M3AVX2(op floatOp) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
@@ -150,48 +152,78 @@ func float8E4M3AVX2(op floatOp) emitter {
 		arith := g.halfLater(op, scale32)
 		nan := g.bcast32(0x7f7f7f7f)
 		clear14 := g.bcast32(0xbfffbfff)
-		// widen takes x as VPMADDUBSW's memory operand (for the sum)
-		// or a register.
-		widen := func(x operand.Op) (o, e reg.VecVirtual) {
-			return g.and(g.to(c.VPMADDUBSW, x, n.sign16), clear14), g.and(g.to(c.VPMADDUBSW, x, n.sign8), clear14)
-		}
 		isNaN := func(x reg.VecVirtual) reg.VecVirtual { return g.to(c.VPCMPEQB, nan, g.and(x, nan)) }
+		// block holds the second phases of the block's bodies so far,
+		// most the largest masked byte of their inputs (0x7f: a NaN).
+		var block []func(fix bool)
+		var most reg.VecVirtual
 		return g.l.Width, func(d, a, b operand.Mem) {
-			var odd, even func() reg.VecVirtual
+			var xo, xe, yo, ye, xm, ym reg.VecVirtual
 			if op == opProd {
 				// On magnitudes, as float8E4M3ProdMag: the words of
 				// xm and ym need no bit 14 cleared, and the sign
 				// is a's XOR b's.
-				w := func(m reg.VecVirtual) (o, e reg.VecVirtual) {
-					return g.to(c.VPMADDUBSW, m, n.sign16), g.to(c.VPMADDUBSW, m, n.sign8)
-				}
-				xo, xe := w(g.and(g.load(a), nan))
-				yo, ye := w(g.and(g.load(b), nan))
-				odd, even = arith(xo, yo), arith(xe, ye)
+				xm, ym = g.and(a, nan), g.and(b, nan)
+				xo, xe = g.to(c.VPMADDUBSW, xm, n.sign16), g.to(c.VPMADDUBSW, xm, n.sign8)
+				yo, ye = g.to(c.VPMADDUBSW, ym, n.sign16), g.to(c.VPMADDUBSW, ym, n.sign8)
 			} else {
-				xo, xe := widen(a)
-				yo, ye := widen(b)
-				odd, even = arith(xo, yo), arith(xe, ye)
+				widen := func(x operand.Mem) (o, e reg.VecVirtual) {
+					return g.and(g.to(c.VPMADDUBSW, x, n.sign16), clear14), g.and(g.to(c.VPMADDUBSW, x, n.sign8), clear14)
+				}
+				xo, xe = widen(a)
+				yo, ye = widen(b)
+				xm, ym = g.and(a, nan), g.and(b, nan)
 			}
-			// The second phase loads a and b again for the NaN test,
-			// the product's signs and the NaN fix (the block's
-			// bodies before have stored only their own bytes).
-			g.later(func() {
-				x, y := g.load(a), g.load(b)
-				xm, ym := g.and(x, nan), g.and(y, nan)
-				var signs reg.VecVirtual
+			odd, even := arith(xo, yo), arith(xe, ye)
+			m := g.to(c.VPMAXUB, ym, xm)
+			if len(block) > 0 {
+				m = g.to(c.VPMAXUB, most, m)
+			}
+			most = m
+			block = append(block, func(fix bool) {
+				var x, y, signs reg.VecVirtual
+				if op == opProd || fix {
+					x, y = g.load(a), g.load(b)
+				}
 				if op == opProd {
 					signs = g.and(sign80, g.xor(x, y))
 				}
 				out := n.narrowE4M3AVX2(odd(), even(), signs, word1, high, top, carry)
-				any := g.to(c.VPMAXUB, ym, xm)
-				g.storeUnless(g.to(c.VPCMPEQB, nan, any), out, d, func() {
-					r := g.to(ins4(c.VPBLENDVB), isNaN(y), y, out)
-					g.store(g.to(ins4(c.VPBLENDVB), isNaN(x), x, r), d)
-				})
+				if fix {
+					out = g.to(ins4(c.VPBLENDVB), isNaN(y), y, out)
+					out = g.to(ins4(c.VPBLENDVB), isNaN(x), x, out)
+				}
+				g.store(out, d)
 			})
+			if len(block) == g.l.Block/g.l.Width {
+				g.laterBlock(g.to(c.VPCMPEQB, nan, most), block)
+				block = nil
+			}
 		}
 	}
+}
+
+// laterBlock emits the block's second phases, each called with false, as
+// one later phase if no bit of flag is set; else, out of line, each called
+// with true.
+func (g *gen) laterBlock(flag reg.VecVirtual, phases []func(fix bool)) {
+	g.later(func() {
+		c := g.c
+		c.VPTEST(flag, flag)
+		slow, done := g.label("nan"), g.label("done")
+		c.JNE(operand.LabelRef(slow))
+		for _, f := range phases {
+			f(false)
+		}
+		c.Label(done)
+		g.tail = append(g.tail, func() {
+			c.Label(slow)
+			for _, f := range phases {
+				f(true)
+			}
+			c.JMP(operand.LabelRef(done))
+		})
+	})
 }
 
 // splat32 returns a 32-byte memory constant with x in every 32-bit lane
