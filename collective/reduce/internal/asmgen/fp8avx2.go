@@ -25,9 +25,11 @@ import (
 // the stack (halfViaFloat32): VCVTPH2PS from memory takes half a cycle
 // there, and the upper halves need no VEXTRACTI128; E5M2 sum 4.84 -> 6.54
 // GB/s, product 4.73 -> 6.55, E4M3 sum 3.83 -> 4.44, product 3.74 -> 4.49
-// (bench/kernel_probe.sh, 256 KiB, wall medians, load 36). The routes'
-// floors on that CPU (bench/fp8_bound.sh ISA=avx2) are all below issue
-// 17's 22 GB/s.
+// (bench/kernel_probe.sh, 256 KiB, wall medians, load 36). Since session
+// 29 each body stores its words a block before converting them (later):
+// E5M2 sum 6.54 -> 7.47, E4M3 sum 4.42 -> 5.35 (with the block-wide NaN
+// test). The routes' floors on that CPU (bench/fp8_bound.sh ISA=avx2) are
+// all below issue 17's 22 GB/s.
 var fp8AVX2 = []kernel{
 	{"sumFloat8E4M3", "Sum", []string{"Float8E4M3Type"}, float8E4M3AVX2(opSum), true},
 	{"prodFloat8E4M3", "Prod", []string{"Float8E4M3Type"}, float8E4M3AVX2(opProd), true},
