@@ -85,8 +85,13 @@ type Config struct {
 	// other) at or below which AllToAll runs on the board, in one round
 	// (as BoardBytes, where all the blocks of a rank fit a board's slot:
 	// up to 64 KiB blocks at 4 ranks with shm's defaults). Default
-	// DefaultBoardBlockBytes (16 KiB: an AllToAll of 64 KiB at 4 ranks
-	// took 33-37 us a call on the board, 65-72 us pairwise); at most
+	// DefaultBoardBlockBytes (32 KiB: an AllToAll of 64 KiB at 4 ranks
+	// took 33-37 us a call on the board, 65-72 us pairwise; of 128 KiB,
+	// 32 KiB blocks, 4 processes on 2 cores, medians of 5-7 interleaved
+	// rounds, 47.7-63.1 us on the board against 59.7-74.4 pairwise, whose
+	// three process_vm_readv a rank, each a few microseconds of fixed
+	// cost here, outweigh the board's second copy of every block; of 256
+	// KiB the board was slower (bench/results/shm29)); at most
 	// BoardBytesMax; negative: never.
 	BoardBlockBytes int
 	// SmallBytes is the message size at or below which AllReduce uses
@@ -159,7 +164,7 @@ const (
 	// and largest value.
 	DefaultBoardBytes          = 256 << 10
 	DefaultBoardBroadcastBytes = 256 << 10
-	DefaultBoardBlockBytes     = 16 << 10
+	DefaultBoardBlockBytes     = 32 << 10
 	DefaultBoardSplitBytes     = 16 << 10
 	BoardBytesMax              = 16 << 20
 	// DefaultBoardRing and BoardRingMax are Config.BoardRing's default
