@@ -184,3 +184,38 @@ func (r AckReason) String() string {
 	}
 	return "?"
 }
+
+// ConnMinRTT returns the lowest round trip over a connection's paths
+// that have a sample: each path's FabricMinRTT, or its MinRTT where it
+// has no fabric sample, as ConnStats's PathStats give them; 0 if no path
+// has one. It reports false for a connection ConnStats does not know.
+// It reads the figures in place, without ConnStats's copies of every
+// path's counters (the endpoint reader asks it of every peer every
+// 20 ms: mrtransport's farPeers).
+func (e *Endpoint) ConnMinRTT(id ConnID) (time.Duration, bool) {
+	low := time.Duration(0)
+	note := func(fabric, full time.Duration) {
+		rtt := fabric
+		if rtt <= 0 {
+			rtt = full
+		}
+		if rtt > 0 && (low == 0 || rtt < low) {
+			low = rtt
+		}
+	}
+	c := e.conns[id]
+	if c == nil {
+		rm := e.remnants[id]
+		if rm == nil {
+			return 0, false
+		}
+		for _, ps := range rm.paths {
+			note(ps.FabricMinRTT, ps.MinRTT)
+		}
+		return low, true
+	}
+	for _, p := range c.paths {
+		note(p.fab.min, p.rtt.min)
+	}
+	return low, true
+}

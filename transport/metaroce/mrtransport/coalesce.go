@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gocoll/gocoll/transport/metaroce"
 	"github.com/gocoll/gocoll/transport/metaroce/udpio"
 )
 
@@ -293,28 +292,16 @@ func (e *engine) noteSources(now time.Duration, ms []Message) {
 
 // farPeers sets far to say, for every path socket address of a connected
 // peer, whether the peer is far: its connection's lowest RTT over the
-// paths sampled (the fabric's where the core has it) is at least minRTT.
-// A peer with no sample yet is near. The caller holds eng.mu.
+// paths sampled (the fabric's where the core has it:
+// metaroce.Endpoint.ConnMinRTT) is at least minRTT. A peer with no sample
+// yet is near. The caller holds eng.mu.
 func (e *Endpoint) farPeers(minRTT time.Duration, far map[netip.AddrPort]bool) {
 	clear(far)
 	for _, p := range e.peers {
 		if p == nil || p.conn == 0 {
 			continue
 		}
-		var ok bool
-		var paths []metaroce.PathStats
-		_, paths, ok = e.eng.core.ConnStats(p.conn, e.farScratch[:0])
-		e.farScratch = paths
-		low := time.Duration(0)
-		for _, ps := range paths {
-			rtt := ps.FabricMinRTT
-			if rtt <= 0 {
-				rtt = ps.MinRTT
-			}
-			if rtt > 0 && (low == 0 || rtt < low) {
-				low = rtt
-			}
-		}
+		low, ok := e.eng.core.ConnMinRTT(p.conn)
 		isFar := ok && low >= minRTT
 		for _, a := range p.addrs {
 			far[unmapped(a)] = isFar

@@ -51,10 +51,8 @@ type Endpoint struct {
 	// backing arrays, for the next key's (enqueue): at most freeQueuesMax.
 	freeQueues []*queue
 
-	onAbort transport.AbortHook // see OnRemoteAbort
-	// farScratch is farPeers' (coalesce.go) buffer of path stats.
-	farScratch []metaroce.PathStats
-	autoOnce   sync.Once // autoCoalesce, at the first Connect
+	onAbort  transport.AbortHook // see OnRemoteAbort
+	autoOnce sync.Once           // autoCoalesce, at the first Connect
 }
 
 var (

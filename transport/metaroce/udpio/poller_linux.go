@@ -29,6 +29,14 @@ type Poller struct {
 	outer    *os.File
 	outerRaw syscall.RawConn
 	outerEv  [1]unix.EpollEvent // Wait's scratch (one waiter at a time)
+	// rearmFn and waitFn are rearm and waitOuter bound once, and armEv
+	// and armErr rearm's event and outcome (under mu), so that a Wait
+	// allocates nothing (a closure per call, and the event it captured,
+	// were one of the endpoint reader's few allocations).
+	rearmFn func(fd uintptr)
+	waitFn  func(fd uintptr) bool
+	armEv   unix.EpollEvent
+	armErr  error
 }
 
 // NewPoller watches socks; Ready names them by their index in socks.
@@ -130,20 +138,31 @@ func (p *Poller) Wait(timeout time.Duration) error {
 	if err := p.outer.SetReadDeadline(time.Now().Add(timeout)); err != nil {
 		return p.closedErr(err)
 	}
-	err := p.outerRaw.Read(func(fd uintptr) bool {
-		for {
-			n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, fd,
-				uintptr(unsafe.Pointer(&p.outerEv[0])), 1, 0, 0, 0)
-			if e == unix.EINTR {
-				continue
-			}
-			return e != 0 || n > 0 // an error: Ready will tell
-		}
-	})
+	err := p.outerRaw.Read(p.waitFn)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return nil
 	}
 	return p.closedErr(err)
+}
+
+// waitOuter is Wait's read of the outer set (outerRaw.Read's function):
+// it reports whether the set was ready.
+func (p *Poller) waitOuter(fd uintptr) bool {
+	for {
+		n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, fd,
+			uintptr(unsafe.Pointer(&p.outerEv[0])), 1, 0, 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		return e != 0 || n > 0 // an error: Ready will tell
+	}
+}
+
+// rearm re-arms the outer set fd (outerRaw.Control's function), setting
+// armErr. The caller holds mu.
+func (p *Poller) rearm(fd uintptr) {
+	p.armEv = unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLONESHOT}
+	p.armErr = unix.EpollCtl(int(fd), unix.EPOLL_CTL_MOD, p.epfd, &p.armEv)
 }
 
 // arm makes the outer epoll set of Wait (the first time) or re-arms it.
@@ -153,17 +172,15 @@ func (p *Poller) arm() error {
 	if p.closed {
 		return fmt.Errorf("udpio: poller: %w", net.ErrClosed)
 	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLONESHOT}
 	if p.outer != nil {
-		var merr error
-		cerr := p.outerRaw.Control(func(fd uintptr) {
-			merr = unix.EpollCtl(int(fd), unix.EPOLL_CTL_MOD, p.epfd, &ev)
-		})
-		if err := firstError(cerr, merr); err != nil {
+		p.armErr = nil
+		cerr := p.outerRaw.Control(p.rearmFn)
+		if err := firstError(cerr, p.armErr); err != nil {
 			return fmt.Errorf("udpio: poller: re-arm: %w", err)
 		}
 		return nil
 	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLONESHOT}
 	ofd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("udpio: poller: %w", err)
@@ -179,6 +196,7 @@ func (p *Poller) arm() error {
 		return fmt.Errorf("udpio: poller: %w", err)
 	}
 	p.outer, p.outerRaw = f, raw
+	p.rearmFn, p.waitFn = p.rearm, p.waitOuter
 	return nil
 }
 

@@ -57,6 +57,33 @@ func TestPollerWaitUnpolled(t *testing.T) {
 	}
 }
 
+// TestPollerWaitNoAllocations: once a Wait has made the outer set, a
+// Wait (here one that returns at once: a datagram stays queued) allocates
+// nothing.
+func TestPollerWaitNoAllocations(t *testing.T) {
+	rx := listen(t, loopback4, Config{Unpolled: true})
+	p, err := NewPoller([]*Socket{rx})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	tx := listen(t, loopback4, Config{})
+	if _, err := tx.WriteBatch([]Message{{Buf: []byte("x"), Addr: rx.LocalAddr()}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Wait(time.Minute); err != nil { // waits for the datagram, makes the outer set
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(50, func() {
+		if err := p.Wait(time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("Wait allocated %v times a call; want 0", allocs)
+	}
+}
+
 // TestUnpolledSocketCalls: an unpolled socket's blocking calls still work
 // (in poll slices): ReadBatch gets a datagram, a read deadline and Close
 // end a waiting ReadBatch, and a second Close fails with net.ErrClosed.
