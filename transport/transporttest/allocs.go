@@ -6,6 +6,7 @@ import (
 	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,14 +44,12 @@ func CollectiveAllocs(t *testing.T, n int, world func(t *testing.T, n int) []tra
 	}
 	for _, tc := range allocsCases(n) {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
 			most, bounded := perRank[tc.name]
 			runs := logRuns
 			if bounded {
 				runs = boundRuns
 			}
-			allocs := measureAllocs(ctx, t, world(t, n), tc, runs)
+			allocs := measureAllocs(t, world(t, n), tc, runs)
 			if bounded && allocs > float64(most*n) {
 				t.Errorf("%.2f allocations per %s (8 bytes unless said) over %d ranks, want at most %d (%d a rank)", allocs, tc.name, n, most*n, most)
 			}
@@ -235,12 +234,16 @@ func allocsCases(n int) []allocsCase {
 // own goroutine, and returns testing.AllocsPerRun's figure for rank 0's
 // runs calls after runs/10 to warm up (the other ranks' allocations in that time count
 // too); it fails t on a call's error or a wrong result.
-func measureAllocs(ctx context.Context, t *testing.T, eps []transport.Endpoint, tc allocsCase, runs int) float64 {
+func measureAllocs(t *testing.T, eps []transport.Endpoint, tc allocsCase, runs int) float64 {
 	t.Helper()
 	warm := runs / 10
 	n := len(eps)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	var calls atomic.Int64 // calls finished, on all ranks
+	stop := make(chan struct{})
+	defer close(stop)
+	go watchProgress(&calls, cancel, stop)
 	comms := make([]*collective.Comm, n)
 	for i, ep := range eps {
 		var err error
@@ -256,9 +259,10 @@ func measureAllocs(ctx context.Context, t *testing.T, eps []transport.Endpoint, 
 			defer wg.Done()
 			for range warm + runs + 1 { // AllocsPerRun calls once more to warm up
 				if errs[r] = tc.call(ctx, comms[r], r); errs[r] != nil {
-					cancel()
+					cancel(nil)
 					return
 				}
+				calls.Add(1)
 			}
 		}()
 	}
@@ -266,20 +270,22 @@ func measureAllocs(ctx context.Context, t *testing.T, eps []transport.Endpoint, 
 		if errs[0] = tc.call(ctx, comms[0], 0); errs[0] != nil {
 			break
 		}
+		calls.Add(1)
 	}
 	allocs := 0.0
 	if errs[0] == nil {
 		allocs = testing.AllocsPerRun(runs, func() {
 			if err := tc.call(ctx, comms[0], 0); err != nil && errs[0] == nil {
 				errs[0] = err
-				cancel()
+				cancel(nil)
 			}
+			calls.Add(1)
 		})
 	}
 	wg.Wait()
 	for r, err := range errs {
 		if err != nil {
-			t.Fatalf("rank %d: %v", r, err)
+			t.Fatalf("rank %d: %v (%v)", r, err, context.Cause(ctx))
 		}
 	}
 	for r := range n {
@@ -289,4 +295,35 @@ func measureAllocs(ctx context.Context, t *testing.T, eps []transport.Endpoint, 
 	}
 	t.Logf("%.2f allocations per %s (8 bytes unless said) over %d ranks", allocs, tc.name, n)
 	return allocs
+}
+
+// allocsStall bounds how long a case may go without any rank finishing a
+// call: a stuck call fails the case then. The case as a whole has no
+// bound, since its time is that of ~2200 calls a rank one after another,
+// which a loaded machine stretches (a fixed 2 minutes failed MetaRoCE's
+// 8-byte Reduce at load 25-30 with two spinning processes beside it).
+const allocsStall = 30 * time.Second
+
+// errStalled is the cause watchProgress cancels a case's context with.
+var errStalled = fmt.Errorf("no call finished on any rank for %v", allocsStall)
+
+// watchProgress cancels with errStalled once calls has not moved for
+// allocsStall (checked every second), or returns when stop is closed.
+func watchProgress(calls *atomic.Int64, cancel context.CancelCauseFunc, stop <-chan struct{}) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	last, since := calls.Load(), time.Now()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		if c := calls.Load(); c != last {
+			last, since = c, time.Now()
+		} else if time.Since(since) >= allocsStall {
+			cancel(errStalled)
+			return
+		}
+	}
 }
