@@ -71,16 +71,13 @@ func (g *gen) halfFromSpills(op floatOp, scale32 operand.Op, mx, my operand.Mem)
 // (halfLater) and rounded by narrowE5M2AVX2.
 func float8E5M2AVX2(op floatOp) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
-		c := g.c
 		n := g.newFP8Narrower(false, false)
 		n.loadCarry()
 		arith := g.halfLater(op, nil)
 		return g.l.Width, func(d, a, b operand.Mem) {
 			x, y := g.load(a), g.load(b)
-			yo, xo := g.and(y, n.high), g.and(x, n.high)
-			odd := arith(xo, yo)
-			ye, xe := g.to(c.VPSLLW, operand.U8(8), y), g.to(c.VPSLLW, operand.U8(8), x)
-			even := arith(xe, ye)
+			odd := arith(n.e5m2Odd(x, y))
+			even := arith(n.e5m2Even(x, y))
 			g.later(func() { g.store(n.narrowE5M2AVX2(odd(), even()), d) })
 		}
 	}

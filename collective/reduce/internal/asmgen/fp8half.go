@@ -39,18 +39,28 @@ func float8E5M2Float32(op floatOp) emitter { return float8E5M2With(op, false) }
 
 func float8E5M2With(op floatOp, native bool) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
-		c := g.c
 		n := g.newFP8Narrower(false, false)
 		arith := g.halfRZ(op, native, nil)
 		return g.l.Width, func(d, a, b operand.Mem) {
 			x, y := g.load(a), g.load(b)
-			yo, xo := g.and(y, n.high), g.and(x, n.high)
-			odd := arith(xo, yo)
-			ye, xe := g.to(c.VPSLLW, operand.U8(8), y), g.to(c.VPSLLW, operand.U8(8), x)
-			even := arith(xe, ye)
+			odd := arith(n.e5m2Odd(x, y))
+			even := arith(n.e5m2Even(x, y))
 			g.store(n.narrow(odd, even), d)
 		}
 	}
+}
+
+// e5m2Odd returns the float16 words of the odd elements of x and y (each
+// word & 0xff00), e5m2Even those of the even ones (each word << 8).
+func (n *fp8Narrower) e5m2Odd(x, y reg.VecVirtual) (xo, yo reg.VecVirtual) {
+	yo, xo = n.g.and(y, n.high), n.g.and(x, n.high)
+	return xo, yo
+}
+
+func (n *fp8Narrower) e5m2Even(x, y reg.VecVirtual) (xe, ye reg.VecVirtual) {
+	c := n.g.c
+	ye, xe = n.g.to(c.VPSLLW, operand.U8(8), y), n.g.to(c.VPSLLW, operand.U8(8), x)
+	return xe, ye
 }
 
 // float8E4M3Float32 emits the E4M3 sum or product for AVX-512 without
