@@ -333,12 +333,21 @@ func (e *engine) readFailed(s PathSocket, err error) bool {
 // handleBatch feeds datagrams read from path's socket to the core and
 // processes the outcome. It reports false once the engine is closed.
 func (e *engine) handleBatch(path int, ms []Message) bool {
-	e.st.readBatches.Add(1)
 	e.lock()
 	if e.closed {
 		e.mu.Unlock()
 		return false
 	}
+	e.process(e.feed(path, ms))
+	e.unlock()
+	return true
+}
+
+// feed hands datagrams read from path's socket to the core, at the time
+// it returns, without processing the outcome: the caller processes it,
+// once for all the batches it fed (readSlots). The caller holds mu.
+func (e *engine) feed(path int, ms []Message) time.Duration {
+	e.st.readBatches.Add(1)
 	read := time.Now()
 	now := e.nowAt(read)
 	e.noteSources(now, ms)
@@ -370,9 +379,7 @@ func (e *engine) handleBatch(path int, ms []Message) bool {
 	}
 	e.st.datagramsRead.Add(count)
 	e.st.bytesRead.Add(bytes)
-	e.process(now)
-	e.unlock()
-	return true
+	return now
 }
 
 func (e *engine) isClosed() bool {

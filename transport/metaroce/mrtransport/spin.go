@@ -224,13 +224,29 @@ func (e *engine) readReady(sp *spinner, ms []Message) (batches int, anyReady boo
 
 // readSlots is readReady over poller's sockets slots (sp's, or a copy
 // of their slice taken under sp.mu), with the scratch ready and rd, which
-// the caller owns: the endpoint reader reads so without sp.mu.
+// the caller owns: the endpoint reader reads so without sp.mu. The batches
+// of one pass are fed to the core under one lock and processed once
+// (engine.feed), so that what they call for is polled and written
+// together: one write per path for the pass, not one per batch and path
+// (the endpoint reader found 2.4 sockets with a batch a pass in the
+// two-site lab, bench/results/cpu_lab/cpu29.md). The sockets after the
+// first are read under mu.
 func (e *engine) readSlots(poller *udpio.Poller, slots []spinSlot, readyBuf *[]int, rd []udpio.Message, ms []Message) (batches int, anyReady bool, skipped int, full bool) {
 	ready, err := poller.Ready((*readyBuf)[:0])
 	*readyBuf = ready
 	if err != nil {
 		return 0, false, 0, false
 	}
+	locked := false
+	var now time.Duration
+	flush := func() { // process what was fed, write what it calls for
+		if locked {
+			e.process(now)
+			e.unlock()
+			locked = false
+		}
+	}
+	defer flush()
 	for _, slot := range ready {
 		if slot < 0 || slot >= len(slots) {
 			continue
@@ -248,15 +264,22 @@ func (e *engine) readSlots(poller *udpio.Poller, slots []spinSlot, readyBuf *[]i
 			// unreachable may wait in its error queue (its pending
 			// error is reported once, to whichever call comes first).
 			if !errors.Is(err, net.ErrClosed) {
+				flush() // handleRefused takes mu
 				e.handleRefused(e.drainIfPending(sl.s, err != nil, nil))
 			}
 			continue
 		}
 		batches++
 		full = full || n == len(ms)
-		if !e.handleBatch(sl.path, ms[:n]) {
-			return batches, false, skipped, full
+		if !locked {
+			e.lock()
+			if e.closed {
+				e.mu.Unlock()
+				return batches, false, skipped, full
+			}
+			locked = true
 		}
+		now = e.feed(sl.path, ms[:n])
 	}
 	return batches, len(ready) > 0, skipped, full
 }
