@@ -93,6 +93,12 @@ read -r end took < <(sed -n 's/^\[rank 0\] time=\([^ ]*\) .*msg="gocoll: coll" .
   # are site 1: the hostfile lists s1h1, s1h2, s2h1, s2h2 with 2 slots).
   echo "# MetaRoCE's WAN paths over the job, summed over all ranks: $(sed -n 's/^\[rank \([0-9]*\)\] .*msg="gocoll: path" rank=[0-9]* peer=\([0-9]*\) .* resent=\([0-9]*\) lost=\([0-9]*\) timeouts=\([0-9]*\) spurious=\([0-9]*\) .*/\1 \2 \3 \4 \5 \6/p' "$D/out" |
     awk 'int($1 / 4) != int($2 / 4) { r += $3; l += $4; t += $5; s += $6 } END { printf "resent %d, lost %d, timeouts %d (spurious %d)", r, l, t, s }')"
+  # The same for the paths within a site (the LAN: no rate limiter, so a
+  # loss there is a socket buffer that overflowed or a late ACK taken
+  # for one, and a timeout a rank not scheduled in time), with their
+  # packets and mean smoothed RTT (the fabric's is tens of us).
+  echo "# MetaRoCE's LAN paths (within a site) over the job: $(sed -n 's/^\[rank \([0-9]*\)\] .*msg="gocoll: path" rank=[0-9]* peer=\([0-9]*\) .* packets=\([0-9]*\) resent=\([0-9]*\) lost=\([0-9]*\) timeouts=\([0-9]*\) spurious=\([0-9]*\) srtt=\([0-9.]*\)\(m\|µ\)s.*/\1 \2 \3 \4 \5 \6 \7 \8 \9/p' "$D/out" |
+    awk 'int($1 / 4) == int($2 / 4) { n++; p += $3; r += $4; l += $5; t += $6; s += $7; v += ($9 == "m") ? $8 : $8 / 1000 } END { printf "packets %d, resent %d, lost %d, timeouts %d (spurious %d), mean srtt %.1f ms over %d paths", p, r, l, t, s, (n ? v / n : 0), n }')"
   echo "# tbf drops over the job, per path and direction: $(paste "$D/stats.before" "$D/stats.after" | awk '$1 ~ /^s[0-9]/ { printf "%s/%s %d ", $1, $2, $(NF/2 + 7) - $7 }')"
   zcat "$D/trace.gz" | awk -v end="$end" -v took="$took" -v bin="$BIN_MS" -v rate="$RATE" '
     /^# start/ { start = $3 / 1e9; next } /^#/ { next }
