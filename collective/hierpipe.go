@@ -91,10 +91,12 @@ const hierAhead = 8
 // reduce-scatters must be done: with the ring's 32 MiB a 64 MiB call (64
 // MiB of such receives a rank) ran out of it, and the WAN waited for the
 // lower levels. The lab's 2 x 2 x 2 grid over MetaRoCE in virtual time,
-// 64 MiB, 3 seeds x 2 calls (TestWANSimHierarchical, WAN_SIM_LOCAL_MBS 150:
-// a site's shared memory and LAN at 600 MB/s, busy about as long as the
-// WAN): 77.2 / 79.7 / 78.1 % of the WAN bound with 1, 84.3 / 83.3 / 83.3 %
-// with 2 (at 300 MB/s: 83.2 / 83.4 / 82.6 against 80.9 / 86.7 / 86.3).
+// 64 MiB, seeds of 2 calls in four sittings (TestWANSimHierarchical,
+// WAN_SIM_LOCAL_MBS 150: a site's shared memory and LAN at 600 MB/s, busy
+// about as long as the WAN): 78.5 % of the WAN bound with 1 (11 seeds,
+// 76.7-80.8), 82.0 % with 2 (14 seeds, 76.5-84.3), no better with 4 (at
+// 300 MB/s, 3 seeds: 83.2 / 83.4 / 82.6 against 80.9 / 86.7 / 86.3;
+// bench/results/wan_gap29.md).
 // At 16 MiB the ring's lookahead already holds every such receive. The
 // buffers come from, and go back to, the communicator's scratch pool
 // (scratchKeepMax).
