@@ -35,13 +35,12 @@ func (c *conn) ackWithin(now time.Duration, pathIdx int, why AckReason, hold tim
 // countAck counts an ACK about to be sent alone (EndpointStats.Acks).
 func (c *conn) countAck() {
 	a := &c.ep.st.Acks
-	if c.ackRTT() < longAckRTT {
-		a.Short[c.ackWhy]++
-		a.ShortPackets += int64(c.unackedAll())
-	} else {
-		a.Long[c.ackWhy]++
-		a.LongPackets += int64(c.unackedAll())
+	n, packets := &a.Short, &a.ShortPackets
+	if c.ackRTT() >= longAckRTT {
+		n, packets = &a.Long, &a.LongPackets
 	}
+	n[c.ackWhy]++
+	*packets += int64(c.unackedAll())
 }
 
 func (c *conn) handleAck(now, at time.Duration, h wire.Header, body []byte) *int64 {

@@ -4,5 +4,5 @@ package transporttest
 
 const raceOn = false
 
-// raceSlowdown is 1 without the race detector (see race.go).
-const raceSlowdown = 1
+// RaceSlowdown is 1 without the race detector (see race.go).
+const RaceSlowdown = 1

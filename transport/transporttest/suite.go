@@ -44,12 +44,9 @@ import (
 const WaitTimeout = 10 * time.Second
 
 // waitTimeout is the deadline the suite uses: WaitTimeout, times
-// raceSlowdown under the race detector (which runs a transport several
-// times slower: an 8 MiB message in 1452-byte datagrams over MetaRoCE's
-// endpoint reader outlived 10 s under -race at load 30-40), shortened only
-// by the suite's own tests of broken transports, which are expected to
-// get stuck.
-var waitTimeout = WaitTimeout * raceSlowdown
+// RaceSlowdown, shortened only by the suite's own tests of broken
+// transports, which are expected to get stuck.
+var waitTimeout = WaitTimeout * RaceSlowdown
 
 // LargeBytes is the size of the suite's large messages (8 MiB).
 const LargeBytes = 8 << 20

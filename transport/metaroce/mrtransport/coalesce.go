@@ -64,6 +64,7 @@ type farState struct {
 	addr      map[netip.AddrPort]bool
 	at        time.Duration
 	of        func(minRTT time.Duration, far map[netip.AddrPort]bool)
+	anyFar    bool // some address in addr is far
 	heardNear atomic.Bool
 	// bytes counts the bytes read from far peers (noteSources), for the
 	// reader's farStream.
@@ -278,6 +279,16 @@ func (e *engine) noteSources(now time.Duration, ms []Message) {
 	if f.of != nil && (f.at == 0 || now-f.at >= farRefresh) {
 		f.at = max(now, 1)
 		f.of(coalesceRTTFactor*e.coalesce, f.addr)
+		f.anyFar = false
+		for _, isFar := range f.addr {
+			f.anyFar = f.anyFar || isFar
+		}
+	}
+	if !f.anyFar { // every datagram is a near peer's: no lookup each
+		if len(ms) > 0 && !f.heardNear.Load() {
+			f.heardNear.Store(true)
+		}
+		return
 	}
 	var far int64
 	for _, m := range ms {
