@@ -37,6 +37,18 @@ import "time"
 // TestLANShareWithLossBased; on long connections only and of at most 3
 // datagrams they still failed TestTCPShare (147 %). A train queues behind
 // itself, and its later datagrams' RTT samples read that as congestion.
+// Nor does a window-paced burst keep to one path (session 30, lan30,
+// bench/results/cpu_lab/lan30.md): sending the DATA that one poll lets
+// out at one instant on one path, up to one GSO write, with pacing and
+// the windows as before, cut the lab's sendmmsg calls by a third and its
+// CPU by about 6 %, but a short connection counts its ACKs per path
+// (ackEvery), so a path's burst clocks more of them (the lab's LAN ACKs
+// at the count +20-40 %), and where paths take different links it moves
+// load between them: TestTCPShare (the loss-based flow at 146 % of its
+// share) and TestLANShareWithLossBased (70/29 %) failed, and so did the
+// latter, late reads (99/0 %), with the burst kept on short connections
+// without congestion signals only, and both with it kept only on a path
+// of as much room as the scheduler's choice.
 const (
 	// trainSpan is how long a train lasts at the pacing rate, at most.
 	// Trains of 2 ms (5 datagrams at the lab's 25 MB/s share) put the
