@@ -323,10 +323,12 @@ func (m *model) cpuSpent(p phase) float64 {
 	return all
 }
 
-// cpuBinds reports whether the CPU term sets the time of some of phases.
+// cpuBinds reports whether the CPU term sets the time of some of phases,
+// or lengthens it (overlapTime).
 func (m *model) cpuBinds(phases []phase) bool {
 	for _, p := range phases {
-		if bound, sched := m.cpuTime(p); sched > 0 || bound > m.linkTime(p) {
+		bound, sched := m.cpuTime(p)
+		if lt := m.linkTime(p); sched > 0 || bound > lt || overlapTime(lt, bound, m.feeders(p)) > lt {
 			return true
 		}
 	}

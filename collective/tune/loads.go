@@ -25,6 +25,7 @@ type loadScratch struct {
 	edges   map[[2]int]float64
 	talked  []bool
 	open    map[[2]int]bool // total's connections opened (opening.go)
+	neck    int             // the flows through the busiest load (busiest)
 }
 
 // newLoadScratch sizes the scratch for n ranks, hosts, sites and pair
@@ -63,17 +64,23 @@ func (sc *loadScratch) load(r resource, l Link) *linkLoad {
 // busiest returns the longest of the phase's loads on one lane each
 // (busy over the lanes its flows use), and the longest of a load plus its
 // flows' flight (linkLoad.flight: the last byte through that resource
-// lands that much after it left), and resets the scratch.
+// lands that much after it left), and resets the scratch; neck is left
+// the flows through the busiest.
 func (sc *loadScratch) busiest() (bw, landed float64) {
-	for _, i := range sc.touched {
-		l := &sc.dense[i]
+	sc.neck = 0
+	take := func(l *linkLoad) {
 		t := l.busy / float64(min(l.flows, l.lanes))
-		bw, landed = max(bw, t), max(landed, t+l.flight)
-		*l = linkLoad{}
+		if t > bw {
+			bw, sc.neck = t, l.flows
+		}
+		landed = max(landed, t+l.flight)
 	}
-	for _, l := range sc.conns {
-		t := l.busy / float64(min(l.flows, l.lanes))
-		bw, landed = max(bw, t), max(landed, t+l.flight)
+	for _, i := range sc.touched {
+		take(&sc.dense[i])
+		sc.dense[i] = linkLoad{}
+	}
+	for i := range sc.conns {
+		take(&sc.conns[i])
 	}
 	sc.touched, sc.conns = sc.touched[:0], sc.conns[:0]
 	clear(sc.connAt)

@@ -2,6 +2,7 @@ package tune
 
 import (
 	"math"
+	"slices"
 
 	"github.com/gocoll/gocoll/topology"
 )
@@ -195,10 +196,25 @@ type ringRun struct {
 
 // time is the phase's predicted seconds (see the package comment): its
 // links' time, its connections' opening and its steps' scheduling cost,
-// or what its CPU work allows on the machines' cores, the longer (cpu.go).
+// or what its CPU work allows on the machines' cores, the longer (cpu.go),
+// or more where the two are close and few chunks feed the links
+// (overlapTime).
 func (m *model) time(p phase) float64 {
 	bound, sched := m.cpuTime(p)
-	return max(m.linkTime(p)+p.opening+sched, bound) - p.hide
+	return overlapTime(m.linkTime(p)+p.opening+sched, bound, m.feeders(p)) - p.hide
+}
+
+// feeders is how many chunks in flight feed phase p's busiest link, for
+// overlapTime: a tree's (serial) flows through it, one chunk each; 0
+// (perfect overlap) for other phases, which keep many posted ahead, and
+// where no machine has more of the phase's ranks than cores (busyShare):
+// then no rank waits for a core, and the cores are no shared station.
+func (m *model) feeders(p phase) int {
+	if !p.serial || !m.cpu.on || !slices.ContainsFunc(m.busyShare(p), func(s float64) bool { return s > 0 }) {
+		return 0
+	}
+	m.loads(p)
+	return m.scratch.neck
 }
 
 // linkTime is the phase's seconds on its links alone.
