@@ -7,6 +7,7 @@ type linkLoad struct {
 	flows  int
 	lanes  int
 	flight float64 // the longest one-way latency of its flows (linkTime's ring flight)
+	res    resource
 }
 
 // loadScratch is linkTime's and partnerLatency's memory, kept across a
@@ -25,7 +26,7 @@ type loadScratch struct {
 	edges   map[[2]int]float64
 	talked  []bool
 	open    map[[2]int]bool // total's connections opened (opening.go)
-	neck    int             // the flows through the busiest load (busiest)
+	neck    resource        // the busiest load's resource (busiest)
 }
 
 // newLoadScratch sizes the scratch for n ranks, hosts, sites and pair
@@ -48,14 +49,14 @@ func (sc *loadScratch) load(r resource, l Link) *linkLoad {
 		if !ok {
 			i = len(sc.conns)
 			sc.connAt[r.idx] = i
-			sc.conns = append(sc.conns, linkLoad{lanes: max(1, l.Lanes)})
+			sc.conns = append(sc.conns, linkLoad{lanes: max(1, l.Lanes), res: r})
 		}
 		return &sc.conns[i]
 	}
 	i := sc.base[r.kind] + r.idx
 	ld := &sc.dense[i]
 	if ld.flows == 0 {
-		ld.lanes = max(1, l.Lanes)
+		ld.lanes, ld.res = max(1, l.Lanes), r
 		sc.touched = append(sc.touched, i)
 	}
 	return ld
@@ -65,13 +66,13 @@ func (sc *loadScratch) load(r resource, l Link) *linkLoad {
 // (busy over the lanes its flows use), and the longest of a load plus its
 // flows' flight (linkLoad.flight: the last byte through that resource
 // lands that much after it left), and resets the scratch; neck is left
-// the flows through the busiest.
+// the busiest's resource.
 func (sc *loadScratch) busiest() (bw, landed float64) {
-	sc.neck = 0
+	sc.neck = resource{-1, -1}
 	take := func(l *linkLoad) {
 		t := l.busy / float64(min(l.flows, l.lanes))
 		if t > bw {
-			bw, sc.neck = t, l.flows
+			bw, sc.neck = t, l.res
 		}
 		landed = max(landed, t+l.flight)
 	}

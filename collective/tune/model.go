@@ -30,6 +30,7 @@ type model struct {
 	cpu        cpuModel // the ranks' machines and cores (cpu.go)
 	reduce     float64  // CPU seconds a received byte's reduction costs (Links.ReducePerByte)
 	ideal      bool     // Input.IdealTransport: no opening round trips (opening.go)
+	flat       bool     // phases take max(links, roofline), no overlapTime (treeChannels)
 	scratch    loadScratch
 }
 
@@ -206,15 +207,24 @@ func (m *model) time(p phase) float64 {
 
 // feeders is how many chunks in flight feed phase p's busiest link, for
 // overlapTime: a tree's (serial) flows through it, one chunk each; 0
-// (perfect overlap) for other phases, which keep many posted ahead, and
-// where no machine has more of the phase's ranks than cores (busyShare):
-// then no rank waits for a core, and the cores are no shared station.
+// (perfect overlap) for other phases, which keep many posted ahead, where
+// no machine has more of the phase's ranks than cores (busyShare: then no
+// rank waits for a core, and the cores are no shared station), and while
+// treeChannels compares channel counts (model.flat).
 func (m *model) feeders(p phase) int {
-	if !p.serial || !m.cpu.on || !slices.ContainsFunc(m.busyShare(p), func(s float64) bool { return s > 0 }) {
+	if !p.serial || !m.cpu.on || m.flat || !slices.ContainsFunc(m.busyShare(p), func(s float64) bool { return s > 0 }) {
 		return 0
 	}
 	m.loads(p)
-	return m.scratch.neck
+	flows := 0
+	for _, f := range p.flows {
+		m.path(f.src, f.dst, func(r resource, _ Link) {
+			if r == m.scratch.neck {
+				flows++
+			}
+		})
+	}
+	return flows
 }
 
 // linkTime is the phase's seconds on its links alone.

@@ -43,7 +43,8 @@ func TestOverlapTime(t *testing.T) {
 // ranks) with the AMD machine's CPU figures (a 256 MiB run's probe, the
 // quiet window of session 29). On one machine of 2 cores the tree's links
 // and roofline are close, and its time is more than either; on a machine
-// of 64 cores a host, as without CPU figures.
+// of 64 cores a host, as without CPU figures. The term does not move the
+// tree's channels.
 func TestTreeOverlapOnSharedCores(t *testing.T) {
 	links := DefaultLinks()
 	links.Host.CPUPerByte, links.Host.CPUPerByteBusy, links.Host.CPUPerMessage = 0.671e-9, 0.357e-9, 9266*time.Nanosecond
@@ -68,7 +69,13 @@ func TestTreeOverlapOnSharedCores(t *testing.T) {
 	if got := lab.Time.Seconds(); got < 1.05*lt || !lab.CPUBound {
 		t.Errorf("tree on 2 shared cores: %v (CPU bound %v), want over 1.05 × links %v", lab.Time, lab.CPUBound, lt)
 	}
-	in.Topology = spread
+	// Channels are chosen on the links and roofline alone (treeChannels):
+	// one here, as before the overlap term, which would gain on two.
+	in.Channels = 0
+	if c := predictAll(t, in)["tree"].Channels; c != 1 {
+		t.Errorf("tree on 2 shared cores chooses %d channels, want 1", c)
+	}
+	in.Topology, in.Channels = spread, 1
 	free := predictAll(t, in)["tree"]
 	in.Links = withoutCPUInput(in).Links
 	none := predictAll(t, in)["tree"]

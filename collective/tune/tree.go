@@ -99,7 +99,12 @@ func (m *model) treeParents(root, channels int) [][]int {
 // part keeps two chunks: a tree of one chunk does not pipeline, and its
 // fan-in, which the fill prices per hop, makes it slower than predicted;
 // gocoll sim, 64 ranks of 8 hosts, 2 MiB: 1.27x the model on one channel,
-// 1.87x on two) and that count.
+// 1.87x on two) and that count. The counts are compared on the links and
+// the roofline alone (model.flat): the overlap term (overlapTime) gains
+// with the flows that feed the busiest link, so it would put a tree on
+// more channels, which the lab has not shown faster (in one loaded A/B,
+// 16 MiB at load 35-45, 2 channels took 1.5-2.3x the time of 1 in the
+// calmest round; bench/results/model_lab/model30.md).
 func (m *model) treeChannels(asked, root int, up, down bool) ([]phase, int) {
 	bytes, chunk := int(m.bytes), int(m.chunk)
 	if asked > 0 {
@@ -114,7 +119,9 @@ func (m *model) treeChannels(asked, root int, up, down bool) ([]phase, int) {
 			continue
 		}
 		ph := m.tree(root, c, up, down)
+		m.flat = true
 		t := m.total(ph)
+		m.flat = false
 		if best == nil || t < bestT*(1-channelsGain) {
 			best, bestT, bestC = ph, t, c
 		}
