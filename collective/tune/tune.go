@@ -54,7 +54,10 @@
 // machine over its cores, and its steps pay for ranks beyond the cores
 // that receive at once (cpu.go): on a machine that the ranks of several
 // "hosts" share, as in a network-namespace lab, the CPU can bind before
-// the links do. Without those figures nothing changes.
+// the links do. Where the two are close and a tree's few chunks in flight
+// feed its busiest link, neither stays busy all the time, and the phase
+// takes longer than either (overlap.go). Without those figures nothing
+// changes.
 package tune
 
 import (
