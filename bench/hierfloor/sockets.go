@@ -1,0 +1,108 @@
+package main
+
+import (
+	"net/netip"
+
+	"github.com/gocoll/gocoll/collective/dtype"
+	"github.com/gocoll/gocoll/collective/reduce"
+	"github.com/gocoll/gocoll/transport/metaroce/udpio"
+)
+
+// Datagram sizes: MTU 9000 less the IPv4 and UDP headers, less ours.
+const (
+	datagramLen = 9000 - 20 - 8
+	payloadLen  = datagramLen - HeaderLen
+	trainLen    = udpio.MaxPayload / datagramLen // datagrams a GSO train: 7
+)
+
+// newRank opens the rank's sockets (LAN: one, to and from its LAN peer;
+// WAN: -paths to receive on and -paths to send from), starts a reader on
+// each socket it receives on, and makes its buffers.
+func newRank(o opts, phases []Phase) (*rank, error) {
+	addrs, err := rankAddrs(o.hosts)
+	if err != nil {
+		return nil, err
+	}
+	sports, err := parsePorts(o.sports, o.paths)
+	if err != nil {
+		return nil, err
+	}
+	sum, err := reduce.Lookup(dtype.Float32, reduce.Sum)
+	if err != nil {
+		return nil, err
+	}
+	half := o.size / RanksPerHost
+	r := &rank{o: o, phases: phases, sum: sum, out: map[int]*outlet{},
+		buf: make([]byte, o.size), shm: make([]byte, half), peer: make([]byte, half)}
+	r.in = newInbox(phases, o.warmup+o.calls, o.pieces, r.buf, sum)
+	cfg := udpio.Config{ReadBuffer: o.rbuf, WriteBuffer: o.rbuf, DisableGSO: !o.gso, DisableGRO: !o.gso,
+		DisableECN: true, DisableTimestamps: true}
+	me, local := addrs[o.rank], o.rank%RanksPerHost
+	lanPort := uint16(o.port + 10*local)
+	wanPort := func(j int) uint16 { return uint16(o.port + 100 + 10*local + j) }
+	train := 1
+	if o.gso {
+		train = trainLen
+	}
+	open := func(port uint16) (*udpio.Socket, error) {
+		s, err := udpio.Listen(netip.AddrPortFrom(me, port), cfg)
+		if err == nil {
+			r.closed = append(r.closed, s)
+		}
+		return s, err
+	}
+	type link struct {
+		socks []*udpio.Socket
+		dsts  []netip.AddrPort
+		rate  float64
+	}
+	links := map[int]link{} // by peer
+	for i, p := range phases {
+		if p.Kind == KindMem {
+			continue
+		}
+		if l, ok := links[p.Peer]; ok { // an outlet of its own (its scratch), the same sockets
+			r.out[i] = newOutlet(l.socks, l.dsts, payloadLen, train, l.rate, train*datagramLen)
+			continue
+		}
+		var socks []*udpio.Socket
+		var dsts []netip.AddrPort
+		rate := o.lanRate
+		if p.Kind == KindLAN {
+			s, err := open(lanPort)
+			if err != nil {
+				r.close()
+				return nil, err
+			}
+			go r.in.read(s)
+			socks, dsts = []*udpio.Socket{s}, []netip.AddrPort{netip.AddrPortFrom(addrs[p.Peer], lanPort)}
+		} else {
+			rate = o.wanRate
+			for j := range o.paths {
+				rs, err := open(wanPort(j))
+				if err != nil {
+					r.close()
+					return nil, err
+				}
+				go r.in.read(rs)
+				s, err := open(sports[j])
+				if err != nil {
+					r.close()
+					return nil, err
+				}
+				socks, dsts = append(socks, s), append(dsts, netip.AddrPortFrom(addrs[p.Peer], wanPort(j)))
+			}
+		}
+		links[p.Peer] = link{socks, dsts, rate}
+		r.out[i] = newOutlet(socks, dsts, payloadLen, train, rate, train*datagramLen)
+	}
+	return r, nil
+}
+
+// close closes every socket (ending the readers).
+func (r *rank) close() {
+	for _, s := range r.closed {
+		_ = s.Close()
+	}
+	r.closed = nil
+}
