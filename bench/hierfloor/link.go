@@ -122,6 +122,7 @@ type outlet struct {
 	rate    float64          // bytes/s over all sockets; 0: as fast as the sockets take them
 	burst   int              // bytes sendable at once when paced
 	tat     time.Time        // paced: when the bytes sent so far are due
+	next    int              // units sent so far: the next goes to socket next%len(socks)
 	hdrs    []byte
 	batches [][]udpio.Message // one a socket
 	gather  [][]byte
@@ -145,7 +146,7 @@ func newOutlet(socks []*udpio.Socket, dsts []netip.AddrPort, payload, train int,
 func (o *outlet) send(call, phase, off int, data []byte) error {
 	unit := o.payload * o.train
 	ahead := time.Duration(float64(o.burst) / max(o.rate, 1) * 1e9)
-	sent, hi, next := 0, 0, 0
+	sent, hi := 0, 0
 	for sent < len(data) {
 		now := time.Now()
 		if o.rate > 0 {
@@ -162,14 +163,14 @@ func (o *outlet) send(call, phase, off int, data []byte) error {
 			if o.rate > 0 && o.tat.Sub(now) > ahead {
 				break
 			}
-			j := next % len(o.socks)
+			j := o.next % len(o.socks)
 			if len(o.batches[j]) == unitMax {
 				break
 			}
 			n := min(unit, len(data)-sent)
 			o.batches[j] = append(o.batches[j], o.message(call, phase, j, &hi, off+sent, data[sent:sent+n]))
 			sent += n
-			next++
+			o.next++
 			if o.rate > 0 {
 				o.tat = o.tat.Add(time.Duration(float64(n) / o.rate * 1e9))
 			}
