@@ -30,7 +30,10 @@
 # calls, summed), and over the whole run (the first call's wait and the
 # warm-up included) divided by CALLS + WARMUP: the delay daemons' (/proc),
 # ksoftirqd's, the machine's softirq time and its busy time (/proc/stat:
-# every process on the machine, other helpers' too). Drops: the UDP
+# every process on the machine, other helpers' too). The ranks' figure
+# takes in the kernel's work done in their system calls: with veth, a
+# send's forwarding through the lab's router (up to the delay daemon's
+# queue) runs in the sender's context. Drops: the UDP
 # receive-buffer errors of the 4 hosts (/proc/net/snmp) and the lab's
 # shaper and delay drops (gocoll lab stats); a run with a drop, a lost
 # phase or a bad datagram is not a floor.
@@ -110,7 +113,7 @@ run_one() {
   local gso=()
   [[ $mode == gso ]] && gso=(-gso)
   a=$(snap)
-  st=$(($(date +%s%3N) + 1500))
+  st=$(($(date +%s%3N) + 3000))
   for r in 0 1 2 3 4 5 6 7; do
     ip netns exec "$LAB-${H[r / 2]}" nice -n "$NICE" "$BIN/hierfloor" -rank $r -hosts "$HOSTS" -size "$b" -calls "$CALLS" \
       -warmup "$WARMUP" -start $st -pieces "$PIECES" -wanrate "$WANRATE" -lanrate "$LANRATE" -only "$only" -sports "${SP[r]}" \
@@ -123,10 +126,10 @@ run_one() {
   local row
   row=$(cat "$OUT"/raw/$tag.r*.txt | awk -v a="$a" -v z="$z" -v hz="$HZ" -v n=$((CALLS + WARMUP)) -v bms="$(awk -v s="$b" -v r=$R 'BEGIN { print s / r * 1e3 }')" -v failed=$failed '
     /^hierfloor rank=/ { k++; for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-      if (v["call_ms"] > t) t = v["call_ms"]; c += v["cpu_s_call"]; bad += v["bad"] }
+      if (v["call_ms"] > t) t = v["call_ms"]; c += v["cpu_s_call"]; bad += v["bad"]; ref += v["refused"]; if (v["late_ms"] > late) late = v["late_ms"] }
     END { split(a, x, " "); split(z, y, " ")
-      printf "| %.1f | %.1f %% | %.4f | %.4f | %.4f | %.4f | %.4f | %d / %d | %d | %d of 8 |", t, (t > 0) ? 100 * bms / t : 0, c,
-        (y[3] - x[3]) / hz / n, (y[4] - x[4]) / hz / n, (y[2] - x[2]) / hz / n, (y[1] - x[1]) / hz / n, y[5] - x[5], y[6] - x[6], bad, k - failed }')
+      printf "| %.1f | %.1f %% | %.4f | %.4f | %.4f | %.4f | %.4f | %d / %d | %d / %d / %d | %d of 8 |", t, (t > 0) ? 100 * bms / t : 0, c,
+        (y[3] - x[3]) / hz / n, (y[4] - x[4]) / hz / n, (y[2] - x[2]) / hz / n, (y[1] - x[1]) / hz / n, y[5] - x[5], y[6] - x[6], bad, ref, late, k - failed }')
   TABLE+=("| $size | $mode | $only | $round $row $(cut -d' ' -f1 /proc/loadavg) |")
   echo "bench/hier_floor.sh: ${TABLE[-1]}" >&2
 }
@@ -142,9 +145,9 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 {
   echo "# bench/hier_floor.sh $stamp (UTC), commit $REV"
   echo
-  echo "$(nproc) cores, load average $load0 before, $load1 after; nice $NICE; CALLS=$CALLS WARMUP=$WARMUP PIECES=$PIECES WANRATE=$WANRATE LANRATE=$LANRATE. Time: the slowest rank's mean call (ms) and the bound (S / 100 MB/s) over it. CPU-s a call: ranks (getrusage over the timed calls, 8 summed); over the whole run / $((CALLS + WARMUP)) calls: the delay daemons, ksoftirqd, the machine's softirq and busy time (/proc/stat: all processes, other helpers' too). Drops: UDP receive-buffer errors (4 hosts) / the lab's shaper+delay drops. bad: datagrams not counted. Raw: raw/$stamp.*."
+  echo "$(nproc) cores, load average $load0 before, $load1 after; nice $NICE; CALLS=$CALLS WARMUP=$WARMUP PIECES=$PIECES WANRATE=$WANRATE LANRATE=$LANRATE. Time: the slowest rank's mean call (ms) and the bound (S / 100 MB/s) over it. CPU-s a call: ranks (getrusage over the timed calls, 8 summed); over the whole run / $((CALLS + WARMUP)) calls: the delay daemons, ksoftirqd, the machine's softirq and busy time (/proc/stat: all processes, other helpers' too). Drops: UDP receive-buffer errors (4 hosts) / the lab's shaper+delay drops. bad / refused / late: datagrams not counted, port unreachables met (a peer not listening yet: its datagram lost), the latest rank's ms past the common start (all its sockets open 3 s ahead else). Raw: raw/$stamp.*."
   echo
-  echo "| size | mode | phases | round | call ms | of bound | ranks | daemons | ksoftirqd | softirq | machine busy | drops | bad | ranks ok | load |"
+  echo "| size | mode | phases | round | call ms | of bound | ranks | daemons | ksoftirqd | softirq | machine busy | drops | bad / refused / late | ranks ok | load |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${TABLE[@]}"
 } >"$OUT/table.$stamp.md"

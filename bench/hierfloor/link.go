@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gocoll/gocoll/collective/reduce"
@@ -23,6 +25,9 @@ type inbox struct {
 	got    []atomic.Int64 // by index
 	done   []chan struct{}
 	bad    atomic.Int64 // datagrams not ours, out of range or truncated
+	// refused counts the port unreachables (a peer not yet listening, or
+	// gone) reported to reads and writes; the datagram refused is lost.
+	refused atomic.Int64
 }
 
 func newInbox(phases []Phase, calls, pieces int, buf []byte, sum reduce.Kernel) *inbox {
@@ -81,6 +86,11 @@ func (in *inbox) read(s *udpio.Socket) {
 	}
 	for {
 		k, err := s.ReadBatch(ms)
+		if errors.Is(err, syscall.ECONNREFUSED) { // a port unreachable for one of our sends: not this read's
+			_, _, _ = s.DrainErrors(nil)
+			in.refused.Add(1)
+			continue
+		}
 		if err != nil {
 			return
 		}
@@ -123,6 +133,7 @@ type outlet struct {
 	burst   int              // bytes sendable at once when paced
 	tat     time.Time        // paced: when the bytes sent so far are due
 	next    int              // units sent so far: the next goes to socket next%len(socks)
+	refused *atomic.Int64    // port unreachables met (the inbox's count)
 	hdrs    []byte
 	batches [][]udpio.Message // one a socket
 	gather  [][]byte
@@ -131,8 +142,8 @@ type outlet struct {
 // unitMax is the most units (datagrams or trains) one socket's batch holds.
 const unitMax = 64
 
-func newOutlet(socks []*udpio.Socket, dsts []netip.AddrPort, payload, train int, rate float64, burst int) *outlet {
-	o := &outlet{socks: socks, dsts: dsts, payload: payload, train: train, rate: rate, burst: burst,
+func newOutlet(socks []*udpio.Socket, dsts []netip.AddrPort, payload, train int, rate float64, burst int, refused *atomic.Int64) *outlet {
+	o := &outlet{socks: socks, dsts: dsts, payload: payload, train: train, rate: rate, burst: burst, refused: refused,
 		hdrs: make([]byte, len(socks)*unitMax*train*HeaderLen), batches: make([][]udpio.Message, len(socks)),
 		gather: make([][]byte, 0, len(socks)*unitMax*2*train)}
 	return o
@@ -201,16 +212,29 @@ func (o *outlet) message(call, phase, j int, hi *int, off int, chunk []byte) udp
 	return m
 }
 
-// flush writes every socket's batch.
+// flush writes every socket's batch. A port unreachable reported to a
+// write (for an earlier datagram: the kernel reports it to the next call)
+// is counted in refused and the rest of the batch written again, up to
+// maxRefused times a batch.
 func (o *outlet) flush() error {
 	for j, b := range o.batches {
-		if len(b) == 0 {
-			continue
-		}
-		if _, err := o.socks[j].WriteBatch(b); err != nil {
-			return fmt.Errorf("send to %v: %w", o.dsts[j], err)
+		for k, tries := 0, 0; k < len(b); {
+			n, err := o.socks[j].WriteBatch(b[k:])
+			k += n
+			if errors.Is(err, syscall.ECONNREFUSED) && tries < maxRefused {
+				_, _, _ = o.socks[j].DrainErrors(nil)
+				o.refused.Add(1)
+				tries++
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("send to %v: %w", o.dsts[j], err)
+			}
 		}
 		o.batches[j] = b[:0]
 	}
 	return nil
 }
+
+// maxRefused is the most port unreachables one batch's writes go past.
+const maxRefused = 100

@@ -130,6 +130,7 @@ type rank struct {
 	peer   []byte          // stands for the host peer's data in it (S/2)
 	sum    reduce.Kernel
 	closed []*udpio.Socket
+	late   time.Duration // how long after -start the rank was ready
 }
 
 func run(o opts) error {
@@ -153,7 +154,9 @@ func run(o opts) error {
 		}
 	}
 	if o.start > 0 {
-		time.Sleep(time.Until(time.UnixMilli(o.start)))
+		d := time.Until(time.UnixMilli(o.start))
+		r.late = max(-d, 0) // started after the others may have sent to us
+		time.Sleep(d)
 	}
 	return r.calls()
 }
@@ -204,6 +207,6 @@ func (r *rank) calls() error {
 			fmt.Printf(" %s_cpu_s_call=%.4f %s_ms_call=%.2f", k, cpu[k]/n, k, wall[k].Seconds()*1e3/n)
 		}
 	}
-	fmt.Printf(" bad=%d\n", r.in.bad.Load())
+	fmt.Printf(" bad=%d refused=%d late_ms=%d\n", r.in.bad.Load(), r.in.refused.Load(), r.late.Milliseconds())
 	return nil
 }
