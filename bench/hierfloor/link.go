@@ -94,13 +94,18 @@ func (in *inbox) read(s *udpio.Socket) {
 		if err != nil {
 			return
 		}
-		for _, m := range ms[:k] {
-			if m.Truncated {
-				in.bad.Add(1)
-				continue
-			}
-			udpio.SplitSegments(m, in.take)
+		in.takeAll(ms[:k])
+	}
+}
+
+// takeAll takes every datagram of ms.
+func (in *inbox) takeAll(ms []udpio.Message) {
+	for _, m := range ms {
+		if m.Truncated {
+			in.bad.Add(1)
+			continue
 		}
+		udpio.SplitSegments(m, in.take)
 	}
 }
 

@@ -54,7 +54,7 @@ type opts struct {
 	gso                                                  bool
 	wanRate, lanRate                                     float64
 	start                                                int64
-	timeout                                              time.Duration
+	timeout, rxWait                                      time.Duration
 }
 
 func main() {
@@ -74,6 +74,7 @@ func main() {
 	flag.Float64Var(&o.wanRate, "wanrate", 25e6, "WAN pacing, bytes/s for the rank pair over all its paths")
 	flag.Float64Var(&o.lanRate, "lanrate", 0, "LAN pacing, bytes/s (0: unpaced)")
 	flag.Int64Var(&o.start, "start", 0, "Unix ms at which the first call starts (0: now)")
+	flag.DurationVar(&o.rxWait, "rxwait", 0, "read all sockets in one goroutine, sleeping this long after the first arrival (0: a reader a socket, woken by Go's poller)")
 	flag.DurationVar(&o.timeout, "timeout", 20*time.Second, "the longest wait for a phase's bytes")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -131,12 +132,13 @@ type rank struct {
 	sum    reduce.Kernel
 	closed []*udpio.Socket
 	late   time.Duration // how long after -start the rank was ready
+	poller *udpio.Poller // -rxwait's
 }
 
 func run(o opts) error {
 	if o.rank < 0 || o.rank >= World || o.calls < 1 || o.warmup < 0 || o.calls+o.warmup > 1000 ||
 		o.paths < 1 || o.paths > 8 || o.pieces < 1 || o.pieces > 64 || o.port < 1 || o.port+200 > 65535 || o.rbuf < 1<<16 || o.rbuf > udpio.MaxSocketBuffer ||
-		o.wanRate < 0 || o.lanRate < 0 || o.timeout <= 0 || o.size > 1<<30 {
+		o.wanRate < 0 || o.lanRate < 0 || o.timeout <= 0 || o.rxWait < 0 || o.rxWait > time.Second || o.size > 1<<30 {
 		return fmt.Errorf("bad -rank, -calls, -warmup, -paths, -pieces, -port, -rbuf, -size, -timeout or a rate")
 	}
 	phases, err := Plan(o.rank, o.size)
@@ -199,6 +201,9 @@ func (r *rank) calls() error {
 	mode := "plain"
 	if r.o.gso {
 		mode = "gso"
+	}
+	if r.o.rxWait > 0 {
+		mode += "+rxwait" + r.o.rxWait.String()
 	}
 	fmt.Printf("hierfloor rank=%d mode=%s only=%s pieces=%d size=%d calls=%d call_ms=%.2f call_ms_max=%.2f cpu_s_call=%.4f",
 		r.o.rank, mode, r.o.only, r.o.pieces, r.o.size, r.o.calls, total.Seconds()*1e3/n, worst.Seconds()*1e3, (cpuSeconds()-cpu0)/n)

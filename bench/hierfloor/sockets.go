@@ -44,8 +44,11 @@ func newRank(o opts, phases []Phase) (*rank, error) {
 	if o.gso {
 		train = trainLen
 	}
-	open := func(port uint16) (*udpio.Socket, error) {
-		s, err := udpio.Listen(netip.AddrPortFrom(me, port), cfg)
+	var rx []*udpio.Socket // the sockets received on
+	open := func(port uint16, receives bool) (*udpio.Socket, error) {
+		c := cfg
+		c.Unpolled = o.rxWait > 0 && receives
+		s, err := udpio.Listen(netip.AddrPortFrom(me, port), c)
 		if err == nil {
 			r.closed = append(r.closed, s)
 		}
@@ -69,23 +72,23 @@ func newRank(o opts, phases []Phase) (*rank, error) {
 		var dsts []netip.AddrPort
 		rate := o.lanRate
 		if p.Kind == KindLAN {
-			s, err := open(lanPort)
+			s, err := open(lanPort, true)
 			if err != nil {
 				r.close()
 				return nil, err
 			}
-			go r.in.read(s)
+			rx = append(rx, s)
 			socks, dsts = []*udpio.Socket{s}, []netip.AddrPort{netip.AddrPortFrom(addrs[p.Peer], lanPort)}
 		} else {
 			rate = o.wanRate
 			for j := range o.paths {
-				rs, err := open(wanPort(j))
+				rs, err := open(wanPort(j), true)
 				if err != nil {
 					r.close()
 					return nil, err
 				}
-				go r.in.read(rs)
-				s, err := open(sports[j])
+				rx = append(rx, rs)
+				s, err := open(sports[j], false)
 				if err != nil {
 					r.close()
 					return nil, err
@@ -96,11 +99,36 @@ func newRank(o opts, phases []Phase) (*rank, error) {
 		links[p.Peer] = link{socks, dsts, rate}
 		r.out[i] = newOutlet(socks, dsts, payloadLen, train, rate, train*datagramLen, &r.in.refused)
 	}
+	if err := r.startReaders(rx); err != nil {
+		r.close()
+		return nil, err
+	}
 	return r, nil
 }
 
-// close closes every socket (ending the readers).
+// startReaders starts a reader on each socket of rx, or with -rxwait one
+// coalescing reader for all of them.
+func (r *rank) startReaders(rx []*udpio.Socket) error {
+	if r.o.rxWait <= 0 {
+		for _, s := range rx {
+			go r.in.read(s)
+		}
+		return nil
+	}
+	p, err := udpio.NewPoller(rx)
+	if err != nil {
+		return err
+	}
+	r.poller = p
+	go r.in.readCoalesced(p, rx, r.o.rxWait)
+	return nil
+}
+
+// close closes every socket and the poller (ending the readers).
 func (r *rank) close() {
+	if r.poller != nil {
+		_ = r.poller.Close()
+	}
 	for _, s := range r.closed {
 		_ = s.Close()
 	}
