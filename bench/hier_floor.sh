@@ -8,7 +8,9 @@
 # Usage: bench/hier_floor.sh
 #   env: LAB (default bound30hf), OUT (default bench/results/hier_floor),
 #        SIZES (default "16M 64M"), MODES (default "gso plain": GSO trains
-#        read with GRO, or single 8972-byte datagrams), ONLYS (the phase
+#        read with GRO, or single 8972-byte datagrams; gso-rx and plain-rx
+#        the same read by one coalescing reader, hierfloor -rxwait RXWAIT,
+#        default 1ms), ONLYS (the phase
 #        kinds of each run, space-separated sets, default
 #        "mem,lan,wan wan lan mem": the whole call, then each kind alone
 #        for the CPU split), ROUNDS (default 3), CALLS (timed calls a run,
@@ -52,6 +54,7 @@ PIECES=${PIECES:-8}
 WANRATE=${WANRATE:-24.8e6}
 LANRATE=${LANRATE:-0}
 NICE=${NICE:-0}
+RXWAIT=${RXWAIT:-1ms}
 PATHS=4 PORT=7100
 R=100000000 # the WAN's bytes/s one way: 4 x 200 Mbit/s
 REV=$(git rev-parse --short HEAD 2>/dev/null || echo '?')
@@ -111,7 +114,8 @@ run_one() {
   local mode=$1 size=$2 only=$3 round=$4 b tag st r pids=() a z
   b=$(bytes "$size") tag=$stamp.$mode.$size.${only//,/+}.$round
   local gso=()
-  [[ $mode == gso ]] && gso=(-gso)
+  [[ $mode == gso* ]] && gso=(-gso)
+  [[ $mode == *-rx ]] && gso+=(-rxwait "$RXWAIT")
   a=$(snap)
   st=$(($(date +%s%3N) + 3000))
   for r in 0 1 2 3 4 5 6 7; do
@@ -145,7 +149,7 @@ load1=$(cut -d' ' -f1-3 /proc/loadavg)
 {
   echo "# bench/hier_floor.sh $stamp (UTC), commit $REV"
   echo
-  echo "$(nproc) cores, load average $load0 before, $load1 after; nice $NICE; CALLS=$CALLS WARMUP=$WARMUP PIECES=$PIECES WANRATE=$WANRATE LANRATE=$LANRATE. Time: the slowest rank's mean call (ms) and the bound (S / 100 MB/s) over it. CPU-s a call: ranks (getrusage over the timed calls, 8 summed); over the whole run / $((CALLS + WARMUP)) calls: the delay daemons, ksoftirqd, the machine's softirq and busy time (/proc/stat: all processes, other helpers' too). Drops: UDP receive-buffer errors (4 hosts) / the lab's shaper+delay drops. bad / refused / late: datagrams not counted, port unreachables met (a peer not listening yet: its datagram lost), the latest rank's ms past the common start (all its sockets open 3 s ahead else). Raw: raw/$stamp.*."
+  echo "$(nproc) cores, load average $load0 before, $load1 after; nice $NICE; CALLS=$CALLS WARMUP=$WARMUP PIECES=$PIECES WANRATE=$WANRATE LANRATE=$LANRATE RXWAIT=$RXWAIT (the -rx modes). Time: the slowest rank's mean call (ms) and the bound (S / 100 MB/s) over it. CPU-s a call: ranks (getrusage over the timed calls, 8 summed); over the whole run / $((CALLS + WARMUP)) calls: the delay daemons, ksoftirqd, the machine's softirq and busy time (/proc/stat: all processes, other helpers' too). Drops: UDP receive-buffer errors (4 hosts) / the lab's shaper+delay drops. bad / refused / late: datagrams not counted, port unreachables met (a peer not listening yet: its datagram lost), the latest rank's ms past the common start (all its sockets open 3 s ahead else). Raw: raw/$stamp.*."
   echo
   echo "| size | mode | phases | round | call ms | of bound | ranks | daemons | ksoftirqd | softirq | machine busy | drops | bad / refused / late | ranks ok | load |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
