@@ -23,6 +23,9 @@
 // picked onto distinct WAN paths by the script) to as many consecutive
 // ports of the peer, paced at -wanrate bytes/s for the pair; the LAN phase
 // over one socket, paced at -lanrate (0: as fast as the socket takes it).
+// Paced, a sender goes ahead by up to 7 datagrams' bytes (a train, or 7
+// single datagrams in one sendmmsg) and then sleeps until they are due,
+// so that single datagrams pay no more wake-ups than trains.
 // All ranks start their first call at -start (Unix ms, one clock: the
 // lab's namespaces share the host's). A phase whose bytes have not all
 // come within -timeout is a loss: the rank prints it and exits 1.

@@ -65,7 +65,7 @@ func newRank(o opts, phases []Phase) (*rank, error) {
 			continue
 		}
 		if l, ok := links[p.Peer]; ok { // an outlet of its own (its scratch), the same sockets
-			r.out[i] = newOutlet(l.socks, l.dsts, payloadLen, train, l.rate, train*datagramLen, &r.in.refused)
+			r.out[i] = newOutlet(l.socks, l.dsts, payloadLen, train, l.rate, trainLen*datagramLen, &r.in.refused)
 			continue
 		}
 		var socks []*udpio.Socket
@@ -97,7 +97,7 @@ func newRank(o opts, phases []Phase) (*rank, error) {
 			}
 		}
 		links[p.Peer] = link{socks, dsts, rate}
-		r.out[i] = newOutlet(socks, dsts, payloadLen, train, rate, train*datagramLen, &r.in.refused)
+		r.out[i] = newOutlet(socks, dsts, payloadLen, train, rate, trainLen*datagramLen, &r.in.refused)
 	}
 	if err := r.startReaders(rx); err != nil {
 		r.close()
