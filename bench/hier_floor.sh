@@ -74,26 +74,9 @@ DPIDS=$(delayd_pids)
 KPIDS=$(pgrep '^ksoftirqd/' || true)
 HZ=$(getconf CLK_TCK)
 
-# sports SRC DST DPORT0 BASE: a source port (from BASE on) for each WAN
-# path from host SRC to host DST's ports DPORT0.. (the route the lab's ECMP
-# hash gives, as bench/wan_floor.sh picks them).
-sports() {
-  local sa da r i p sp="" dev
-  sa=$(addr "$1") da=$(addr "$2") r=$LAB-${1:0:2}r
-  for ((i = 0; i < PATHS; i++)); do
-    dev=s${2:1:1}p$((i + 1))
-    for ((p = $4 + i * 500; p < $4 + i * 500 + 500; p++)); do
-      if ip netns exec "$r" ip route get "$da" from "$sa" iif lan ipproto udp sport $p dport $(($3 + i)) 2>/dev/null | grep -q "dev $dev "; then
-        sp+=${sp:+,}$p
-        break
-      fi
-    done
-  done
-  echo "$sp"
-}
 SP=()
 for r in 0 1 2 3 4 5 6 7; do
-  SP[r]=$(sports "${H[r / 2]}" "${H[(r ^ 4) / 2]}" $((PORT + 100 + 10 * (r % 2))) $((40000 + 2000 * (r % 2))))
+  SP[r]=$(sports "${H[r / 2]}" "${H[(r ^ 4) / 2]}" $((PORT + 100 + 10 * (r % 2))) $((40000 + 2000 * (r % 2))) 500)
   [[ $(tr ',' '\n' <<<"${SP[r]}" | wc -l) -eq $PATHS ]] || { echo "bench/hier_floor.sh: no source port for every path (rank $r: ${SP[r]})" >&2; exit 1; }
 done
 

@@ -47,3 +47,24 @@ wanfrom() {
   sed -n 's/^\[rank 0\] .*msg="gocoll: probe bandwidth".* level=wan lone=\([^ ]*\) spread=\([^ ]*\) contended=\([^ ]*\) .*/\1 \2 \3/p' "$1" |
     head -1 | awk -v again="$again" '{ printf "lone %.1f, spread %.1f, round %.1f", $1 / 1e6, $2 / 1e6, $3 / 1e6; if (again > 0) printf ", again %.1f", again / 1e6 }'
 }
+
+# sports SRC DST DPORT0 BASE [SPAN]: a source port for each of the PATHS WAN
+# paths from host SRC to host DST (names such as s1h1; addr NAME prints a
+# host's address), comma-separated: the first from BASE + i*SPAN (SPAN
+# default 200) that the lab's ECMP hash, asked of SRC's site router with ip
+# route get, puts on path i for UDP to DST's port DPORT0 + i.
+sports() {
+  local r sa da i p sp="" dev span=${5:-200}
+  sa=$(addr "$1") da=$(addr "$2")
+  r=$LAB-${1:0:2}r
+  for ((i = 0; i < PATHS; i++)); do
+    dev=s${2:1:1}p$((i + 1))
+    for ((p = $4 + i * span; p < $4 + i * span + span; p++)); do
+      if ip netns exec "$r" ip route get "$da" from "$sa" iif lan ipproto udp sport $p dport $(($3 + i)) 2>/dev/null | grep -q "dev $dev "; then
+        sp+=${sp:+,}$p
+        break
+      fi
+    done
+  done
+  echo "$sp"
+}

@@ -157,23 +157,6 @@ run_p2p() { # run_p2p ROUND
   echo "bench/wan_floor.sh: ${TABLE[-1]}" >&2
 }
 
-# sports SRC DST DPORT0 BASE: source ports one per WAN path (the lab's ECMP hash, as bench/cpu_lab.sh picks them).
-sports() {
-  local r sa da i p sp="" dev
-  sa=$(addr "$1") da=$(addr "$2")
-  r=$LAB-${1:0:2}r
-  for ((i = 0; i < PATHS; i++)); do
-    dev=s${2:1:1}p$((i + 1))
-    for ((p = $4 + i * 200; p < $4 + i * 200 + 200; p++)); do
-      if ip netns exec "$r" ip route get "$da" from "$sa" iif lan ipproto udp sport $p dport $(($3 + i)) 2>/dev/null | grep -q "dev $dev "; then
-        sp+=${sp:+,}$p
-        break
-      fi
-    done
-  done
-  echo "$sp"
-}
-
 run_udp() { # run_udp ROUND RATE
   local raw=$OUT/raw/$stamp.udp.$2.$1 k=0 pr s d b0 i0 d0 sp dp
   mkdir -p "$raw"
