@@ -17,10 +17,11 @@ import (
 // blocks travel by rendezvous (64 KiB a pair) posts one receive a peer on
 // each rank: the peer's header and its block come in one transfer
 // (SendWithHead) and are taken by one request (RecvHead), where a header
-// receive and a data receive made two. Every block arrives.
+// receive and a data receive made two. Every block arrives. The board is
+// off (BoardBlockBytes -1): 64 KiB blocks would run on it.
 func TestAllToAllShmOneReceivePerPair(t *testing.T) {
 	const n, block, calls = 4, 64 << 10, 20
-	comms, eps := shmComms(t, n, collective.Config{})
+	comms, eps := shmComms(t, n, collective.Config{BoardBlockBytes: -1})
 	run := func(calls int) {
 		errs := onAll(t, comms, 20*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
 			send, recv := make([]byte, n*block), make([]byte, n*block)
@@ -63,10 +64,11 @@ func TestAllToAllShmOneReceivePerPair(t *testing.T) {
 // with the header (RecvHead), one rank calling AllToAll with larger or
 // smaller blocks, or AllGather of the same bytes, is an error naming a
 // mismatch on every rank, promptly, and the communicator works after:
-// the header taken with a block is checked before the block counts.
+// the header taken with a block is checked before the block counts. The
+// board is off, as in TestAllToAllShmOneReceivePerPair.
 func TestAllToAllShmMismatch(t *testing.T) {
 	const n, block = 4, 64 << 10
-	comms, _ := shmComms(t, n, collective.Config{})
+	comms, _ := shmComms(t, n, collective.Config{BoardBlockBytes: -1})
 	cases := map[string]func(ctx context.Context, c *collective.Comm) error{
 		"larger blocks": func(ctx context.Context, c *collective.Comm) error {
 			b := make([]byte, n*(block+4096))

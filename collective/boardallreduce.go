@@ -46,23 +46,46 @@ func (c *Comm) barrierBoard(o *operation) error {
 // allToAllBoard is AllToAll in one round on the board: this rank writes
 // its whole send buffer into its slot of the call, then reads its block
 // from every member's slot, checking each header against its own; its
-// own block it copies from send.
+// own block it copies from send. It reads the members whose slots hold
+// the call already first, from rank+1 on, and waits only when none does,
+// for the first it has not read: a member late to the call (descheduled,
+// with more ranks than cores) then holds up none of the copies that are
+// ready.
 func (c *Comm) allToAllBoard(o *operation, send, recv []byte) error {
 	s := int(o.key.Op % boardSlots)
 	if err := o.boardPublish(s, send); err != nil {
 		return err
 	}
-	b := len(send) / c.Size()
-	for m := range c.Size() {
-		if m == c.rank {
-			copy(recv[m*b:(m+1)*b], send[m*b:(m+1)*b])
-			continue
-		}
+	n, b := c.Size(), len(send)/c.Size()
+	copy(recv[c.rank*b:(c.rank+1)*b], send[c.rank*b:(c.rank+1)*b])
+	var leftInline [pairwiseInline]int
+	left := leftInline[:0] // members not read yet, from rank+1 on
+	for k := 1; k < n; k++ {
+		left = append(left, mod(c.rank+k, n))
+	}
+	read := func(m int) error {
 		data, err := o.boardRead(m, s)
-		if err != nil {
-			return err
+		if err == nil {
+			copy(recv[m*b:(m+1)*b], data[c.rank*b:(c.rank+1)*b])
 		}
-		copy(recv[m*b:(m+1)*b], data[c.rank*b:(c.rank+1)*b])
+		return err
+	}
+	for len(left) > 0 {
+		kept := left[:0]
+		for _, m := range left {
+			if !o.boardHas(m, s) {
+				kept = append(kept, m)
+			} else if err := read(m); err != nil {
+				return err
+			}
+		}
+		if len(kept) == len(left) { // none there yet: wait for the first
+			if err := read(kept[0]); err != nil {
+				return err
+			}
+			kept = kept[1:]
+		}
+		left = kept
 	}
 	return nil
 }

@@ -47,9 +47,14 @@ func (o *operation) boardPublish(s int, data []byte) error {
 		word(slot, boardOffDone).Store(0) // no reader looks at it before this call's seq+1 (allReduceBoardSplit)
 	}
 	o.hdr.marshal(slot[boardOffHeader : boardOffHeader+headerLen])
-	if o.hdr.kind == KindBroadcast {
+	switch o.hdr.kind {
+	case KindBroadcast:
 		copyChanged(slot[boardSlotHead:], data)
-	} else {
+	case KindAllToAll: // its own block nobody reads
+		b, r := len(data)/o.c.Size(), o.c.rank
+		copy(slot[boardSlotHead:], data[:r*b])
+		copy(slot[boardSlotHead+(r+1)*b:], data[(r+1)*b:])
+	default:
 		copy(slot[boardSlotHead:], data)
 	}
 	word(slot, 0).Store(o.key.Op + 1)
@@ -93,8 +98,7 @@ func (o *operation) boardRead(m, s int) ([]byte, error) {
 	if m == o.c.rank && o.boardWrote {
 		return slot[boardSlotHead:], nil
 	}
-	// There already (settle's checks, in its order): no wait to set.
-	if b.aborted.Load() || word(b.peers[m], 0).Load() != o.c.id || word(slot, 0).Load() != o.key.Op+1 {
+	if !o.boardHas(m, s) {
 		o.waitSlot(m, s, o.key.Op, o.key.Op+1)
 		if err := o.boardAwait(); err != nil {
 			return nil, err
@@ -113,6 +117,13 @@ func (o *operation) boardRead(m, s int) ([]byte, error) {
 		return nil, err
 	}
 	return slot[boardSlotHead:], nil
+}
+
+// boardHas reports whether member m's slot s holds this call already
+// (settle's checks, in its order): boardRead then sets no wait.
+func (o *operation) boardHas(m, s int) bool {
+	b := &o.c.board
+	return !b.aborted.Load() && word(b.peers[m], 0).Load() == o.c.id && word(b.slot(b.peers[m], s), 0).Load() == o.key.Op+1
 }
 
 // parseBoardHeader decodes the operation header in a board slot (bytes

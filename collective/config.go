@@ -91,7 +91,9 @@ type Config struct {
 	// rounds, 47.7-63.1 us on the board against 59.7-74.4 pairwise, whose
 	// three process_vm_readv a rank, each a few microseconds of fixed
 	// cost here, outweigh the board's second copy of every block; of 256
-	// KiB the board was slower (bench/results/shm29)); at most
+	// KiB the board was slower (bench/results/shm29), or, in session 30,
+	// 0.57x pairwise in some sittings and 1.2-1.3x in others, when its
+	// copies ran 2.5x slower (bench/results/shm30)); at most
 	// BoardBytesMax; negative: never.
 	BoardBlockBytes int
 	// SmallBytes is the message size at or below which AllReduce uses
