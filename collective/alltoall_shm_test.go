@@ -98,3 +98,52 @@ func TestAllToAllShmMismatch(t *testing.T) {
 		}
 	}
 }
+
+// TestAllToAllBoardLateMember: an AllToAll on the board (32 KiB blocks)
+// where each call one rank comes late, so that the others find the slots
+// of the rest there first and read those before waiting for it: every
+// block arrives where it belongs, and every call ran on the board.
+func TestAllToAllBoardLateMember(t *testing.T) {
+	const n, block, calls = 4, 32 << 10, 12
+	comms, _ := shmComms(t, n, collective.Config{})
+	warm := onAll(t, comms, 30*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
+		return collective.AllToAll(ctx, c, make([]byte, n*block), make([]byte, n*block)) // the board comes up
+	})
+	for r, err := range warm {
+		require.NoError(t, err, "rank %d", r)
+	}
+	before := make([]uint64, n)
+	for r, c := range comms {
+		before[r] = c.BoardCalls()
+	}
+	errs := onAll(t, comms, 30*time.Second, func(ctx context.Context, r int, c *collective.Comm) error {
+		send, recv := make([]byte, n*block), make([]byte, n*block)
+		for i := range calls {
+			for p := range n {
+				for j := 0; j < block; j += 512 {
+					send[p*block+j] = byte(r*7 + p*3 + i + j)
+				}
+			}
+			if i%n == r {
+				time.Sleep(2 * time.Millisecond) // late: the others read the ready slots first
+			}
+			if err := collective.AllToAll(ctx, c, send, recv); err != nil {
+				return err
+			}
+			for p := range n {
+				for j := 0; j < block; j += 512 {
+					if want := byte(p*7 + r*3 + i + j); recv[p*block+j] != want {
+						return fmt.Errorf("call %d: block from rank %d byte %d is %d, want %d", i, p, j, recv[p*block+j], want)
+					}
+				}
+			}
+		}
+		return nil
+	})
+	for r, err := range errs {
+		require.NoError(t, err, "rank %d", r)
+	}
+	for r, c := range comms {
+		require.Equal(t, uint64(calls), c.BoardCalls()-before[r], "rank %d: board calls", r)
+	}
+}
