@@ -271,13 +271,13 @@ func (g *gen) function(k kernel) {
 	}
 	i := c.GP64()
 	c.XORQ(i, i)
-	if s := g.streamCount(); s > 1 {
-		g.streamLoop(s, i, n, func(idx []reg.Register, per int) { iteration(idx, per, k.prefetch) })
-	}
 	near := k.prefetch && !g.wide() // see prefetchMin
 	if near {
 		c.CMPQ(n, operand.U32(prefetchMin))
 		c.JB(operand.LabelRef("near"))
+	}
+	if s := g.streamCount(k); s > 1 {
+		g.streamLoop(s, i, n, func(idx []reg.Register, per int) { iteration(idx, per, k.prefetch) })
 	}
 	c.Label("loop")
 	iteration([]reg.Register{i}, g.l.Block, k.prefetch)
@@ -298,10 +298,17 @@ func (g *gen) function(k kernel) {
 	}
 }
 
-// streamCount is the number of streams of function's loop: 1 at AVX2,
-// g.streams (default 2) at AVX-512.
-func (g *gen) streamCount() int {
+// streamCount is the number of streams of function's loop for kernel k:
+// g.streams (default 2) at AVX-512; at AVX2 2 for the kernels that
+// prefetch, which take the streams only from prefetchMin bytes up (below,
+// the near loop, in order), else 1.
+//
+// AVX2's two streams, measured on AMD Zen 3 (session 30,
+// bench/results/kern30.md): see there for the 64 MiB figures.
+func (g *gen) streamCount(k kernel) int {
 	switch {
+	case !g.wide() && k.prefetch:
+		return 2
 	case !g.wide():
 		return 1
 	case g.streams == 0:
