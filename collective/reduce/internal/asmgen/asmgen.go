@@ -165,8 +165,8 @@ type gen struct {
 	scratch *operand.Mem
 	spills  int
 	// streams, if the kernel's emit sets it, is the number of streams
-	// function's AVX-512 loop runs (see streamLoop): 1 (in order only) or
-	// 4; 0 means 2.
+	// function's loop runs (see streamLoop, streamCount): 1 (in order
+	// only) or 4; 0 means 2 (at AVX2 only for the kernels that prefetch).
 	streams int
 }
 
@@ -299,17 +299,18 @@ func (g *gen) function(k kernel) {
 }
 
 // streamCount is the number of streams of function's loop for kernel k:
-// g.streams (default 2) at AVX-512; at AVX2 2 for the kernels that
-// prefetch, which take the streams only from prefetchMin bytes up (below,
-// the near loop, in order), else 1.
+// g.streams (default 2), at AVX2 only for the kernels that prefetch (else
+// 1), and there only from prefetchMin bytes up (below, the near loop runs
+// in order).
 //
-// AVX2's two streams, measured on AMD Zen 3 (session 30,
-// bench/results/kern30.md): see there for the 64 MiB figures.
+// AVX2 with two streams on AMD Zen 3 at 64 MiB (session 30, thread CPU
+// medians, bench/kernel_probe.sh, bench/results/kern30.md): bfloat16 Sum
+// +13-20% in four sittings, most 16-bit and fp8 Min/Max +3-26% (two of
+// eleven fell 8-10%); the fp8 Sums and Products (halfLater), whose
+// arithmetic bounds them, lost up to 14%, so they keep one stream.
 func (g *gen) streamCount(k kernel) int {
 	switch {
-	case !g.wide() && k.prefetch:
-		return 2
-	case !g.wide():
+	case g.streams == 1, !g.wide() && !k.prefetch:
 		return 1
 	case g.streams == 0:
 		return 2

@@ -40,9 +40,10 @@ var fp8AVX2 = []kernel{
 // halfLater is halfRZ at AVX2, in two phases: the returned function
 // stores x and y to the scratch buffer at once (spill) and returns their
 // sum or product as halfFromSpills computes it, to call in the body's
-// second phase (gen.later).
+// second phase (gen.later). Its kernels run one stream (see streamCount).
 func (g *gen) halfLater(op floatOp, scale32 operand.Op) func(x, y reg.VecVirtual) func() reg.VecVirtual {
 	g.scratchBuffer()
+	g.streams = 1
 	return func(x, y reg.VecVirtual) func() reg.VecVirtual {
 		mx, my := g.spill(x), g.spill(y)
 		return func() reg.VecVirtual { return g.halfFromSpills(op, scale32, mx, my) }
