@@ -941,6 +941,8 @@ TEXT ·sumBFloat16AVX2(SB), NOSPLIT, $0-32
 	XORQ         SI, SI
 	CMPQ         BX, $0x00100000
 	JB           near
+	CMPQ         BX, $0x01000000
+	JB           loop
 	MOVQ         BX, DI
 	SHRQ         $0x01, DI
 	SUBQ         $0x00000800, DI
@@ -1206,6 +1208,8 @@ TEXT ·prodBFloat16AVX2(SB), NOSPLIT, $0-32
 	XORQ         SI, SI
 	CMPQ         BX, $0x00100000
 	JB           near
+	CMPQ         BX, $0x01000000
+	JB           loop
 	MOVQ         BX, DI
 	SHRQ         $0x01, DI
 	SUBQ         $0x00000800, DI
@@ -1462,6 +1466,8 @@ TEXT ·minBFloat16AVX2(SB), NOSPLIT, $0-32
 	XORQ         SI, SI
 	CMPQ         BX, $0x00100000
 	JB           near
+	CMPQ         BX, $0x01000000
+	JB           loop
 	MOVQ         BX, DI
 	SHRQ         $0x01, DI
 	SUBQ         $0x00000800, DI
@@ -2009,6 +2015,8 @@ TEXT ·maxBFloat16AVX2(SB), NOSPLIT, $0-32
 	XORQ         SI, SI
 	CMPQ         BX, $0x00100000
 	JB           near
+	CMPQ         BX, $0x01000000
+	JB           loop
 	MOVQ         BX, DI
 	SHRQ         $0x01, DI
 	SUBQ         $0x00000800, DI
@@ -2613,6 +2621,8 @@ TEXT ·sumFloat16AVX2(SB), NOSPLIT, $0-32
 	XORQ SI, SI
 	CMPQ BX, $0x00100000
 	JB   near
+	CMPQ BX, $0x01000000
+	JB   loop
 	MOVQ BX, DI
 	SHRQ $0x01, DI
 	SUBQ $0x00000800, DI
@@ -2785,6 +2795,8 @@ TEXT ·prodFloat16AVX2(SB), NOSPLIT, $0-32
 	XORQ SI, SI
 	CMPQ BX, $0x00100000
 	JB   near
+	CMPQ BX, $0x01000000
+	JB   loop
 	MOVQ BX, DI
 	SHRQ $0x01, DI
 	SUBQ $0x00000800, DI
@@ -2963,6 +2975,8 @@ TEXT ·minFloat16AVX2(SB), NOSPLIT, $0-32
 	XORQ         SI, SI
 	CMPQ         BX, $0x00100000
 	JB           near
+	CMPQ         BX, $0x01000000
+	JB           loop
 	MOVQ         BX, DI
 	SHRQ         $0x01, DI
 	SUBQ         $0x00000800, DI
@@ -3420,6 +3434,8 @@ TEXT ·maxFloat16AVX2(SB), NOSPLIT, $0-32
 	XORQ         SI, SI
 	CMPQ         BX, $0x00100000
 	JB           near
+	CMPQ         BX, $0x01000000
+	JB           loop
 	MOVQ         BX, DI
 	SHRQ         $0x01, DI
 	SUBQ         $0x00000800, DI
@@ -3949,6 +3965,8 @@ TEXT ·minFloat8E4M3AVX2(SB), NOSPLIT, $0-32
 	XORQ         SI, SI
 	CMPQ         BX, $0x00100000
 	JB           near
+	CMPQ         BX, $0x01000000
+	JB           loop
 	MOVQ         BX, DI
 	SHRQ         $0x01, DI
 	SUBQ         $0x00000800, DI
@@ -4370,6 +4388,8 @@ TEXT ·maxFloat8E4M3AVX2(SB), NOSPLIT, $0-32
 	XORQ         SI, SI
 	CMPQ         BX, $0x00100000
 	JB           near
+	CMPQ         BX, $0x01000000
+	JB           loop
 	MOVQ         BX, DI
 	SHRQ         $0x01, DI
 	SUBQ         $0x00000800, DI
@@ -4788,6 +4808,8 @@ TEXT ·minFloat8E5M2AVX2(SB), NOSPLIT, $0-32
 	XORQ         SI, SI
 	CMPQ         BX, $0x00100000
 	JB           near
+	CMPQ         BX, $0x01000000
+	JB           loop
 	MOVQ         BX, DI
 	SHRQ         $0x01, DI
 	SUBQ         $0x00000800, DI
@@ -5446,6 +5468,8 @@ TEXT ·maxFloat8E5M2AVX2(SB), NOSPLIT, $0-32
 	XORQ         SI, SI
 	CMPQ         BX, $0x00100000
 	JB           near
+	CMPQ         BX, $0x01000000
+	JB           loop
 	MOVQ         BX, DI
 	SHRQ         $0x01, DI
 	SUBQ         $0x00000800, DI

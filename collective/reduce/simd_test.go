@@ -152,13 +152,17 @@ func TestLevelKernelsLongLengths(t *testing.T) {
 // 16-bit floats and fp8) with the portable ones at an input of 1 MiB and
 // a little more: the AVX2 ones run a loop without prefetches below 1 MiB
 // (asmgen's prefetchMin), which the other tests cover, and the loop with
-// them from there.
+// them from there. From 16 MiB (asmgen's streamMin) the AVX2 ones but the
+// fp8 sums and products run two streams: at 16 MiB and a little more each
+// kernel's result is compared with its own over 256 KiB pieces (the loop
+// in order, checked here against the portable kernels), which is faster
+// than the portable kernels.
 func TestLevelKernelsPrefetchLoop(t *testing.T) {
-	const bytesLen = 1<<20 + 128 + 8
 	for _, l := range supportedLevels(t) {
 		withLevel(t, l, func() {
 			rng := rand.New(rand.NewPCG(23, uint64(len(l.name))))
 			for _, dt := range []dtype.DataType{dtype.BFloat16Type, dtype.Float16Type, dtype.Float8E4M3Type, dtype.Float8E5M2Type} {
+				const bytesLen = 1<<20 + 128 + 8
 				a, b := randomPair(rng, dt, bytesLen/dt.Size())
 				for _, op := range Ops() {
 					fast, _ := Lookup(dt, op)
@@ -166,8 +170,36 @@ func TestLevelKernelsPrefetchLoop(t *testing.T) {
 					what := fmt.Sprintf("%s %v %v %d bytes", l.name, dt, op, len(a))
 					requireSameBytes(t, what, runAt(fast, [3]int{}, a, b), runAt(slow, [3]int{}, a, b))
 				}
+				const streamLen = 16<<20 + 128 + 8
+				a, b = tiled(a, streamLen), tiled(b, streamLen)
+				for _, op := range []Op{Sum, Prod, Min, Max} {
+					fast, _ := Lookup(dt, op)
+					what := fmt.Sprintf("%s %v %v %d bytes against 256 KiB pieces", l.name, dt, op, len(a))
+					requireSameBytes(t, what, runAt(fast, [3]int{}, a, b), runAt(inPieces(fast, 256<<10), [3]int{}, a, b))
+				}
 			}
 		})
+	}
+}
+
+// tiled returns n bytes of copies of x, each copy rotated 37 bytes further
+// than the one before, so that no two stretches of a kernel's input far
+// apart are the same.
+func tiled(x []byte, n int) []byte {
+	out := make([]byte, n)
+	for i := range out {
+		out[i] = x[(i+37*(i/len(x)))%len(x)]
+	}
+	return out
+}
+
+// inPieces returns k run over pieces of at most n bytes in turn.
+func inPieces(k Kernel, n int) Kernel {
+	return func(dst, a, b []byte) {
+		for i := 0; i < len(dst); i += n {
+			j := min(i+n, len(dst))
+			k(dst[i:j], a[i:j], b[i:j])
+		}
 	}
 }
 

@@ -145,6 +145,13 @@ const prefetchDistance = 4096
 // bench/results/kernels_fp8.md, session 28); at 1 MiB they made no difference there.
 const prefetchMin = 1 << 20
 
+// streamMin is the input length from which an AVX2 kernel that prefetches
+// runs two streams (see streamCount); below it, from prefetchMin, it runs
+// in order. On AMD Zen 3 (session 30, bench/results/kern30.md) two streams
+// cost 3-16% at 4 MiB, where the three buffers fit in the 32 MiB L3, and
+// were mixed at 1 MiB; from 16 MiB up they gained.
+const streamMin = 16 << 20
+
 // gen emits the functions of one level into c.
 type gen struct {
 	c *build.Context
@@ -277,6 +284,10 @@ func (g *gen) function(k kernel) {
 		c.JB(operand.LabelRef("near"))
 	}
 	if s := g.streamCount(k); s > 1 {
+		if near { // see streamMin
+			c.CMPQ(n, operand.U32(streamMin))
+			c.JB(operand.LabelRef("loop"))
+		}
 		g.streamLoop(s, i, n, func(idx []reg.Register, per int) { iteration(idx, per, k.prefetch) })
 	}
 	c.Label("loop")
@@ -300,14 +311,14 @@ func (g *gen) function(k kernel) {
 
 // streamCount is the number of streams of function's loop for kernel k:
 // g.streams (default 2), at AVX2 only for the kernels that prefetch (else
-// 1), and there only from prefetchMin bytes up (below, the near loop runs
-// in order).
+// 1), and there only from streamMin bytes up (below, in order).
 //
 // AVX2 with two streams on AMD Zen 3 at 64 MiB (session 30, thread CPU
 // medians, bench/kernel_probe.sh, bench/results/kern30.md): bfloat16 Sum
-// +13-20% in four sittings, most 16-bit and fp8 Min/Max +3-26% (two of
-// eleven fell 8-10%); the fp8 Sums and Products (halfLater), whose
-// arithmetic bounds them, lost up to 14%, so they keep one stream.
+// +13-20% in five sittings, the other 16-bit kernels and the fp8 Min/Max
+// mostly +7-18% (a few sittings -2% to -10%); the fp8 Sums and Products
+// (halfLater), which their arithmetic bounds, lost up to 14%, so they
+// keep one stream.
 func (g *gen) streamCount(k kernel) int {
 	switch {
 	case g.streams == 1, !g.wide() && !k.prefetch:
