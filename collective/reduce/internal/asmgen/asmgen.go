@@ -315,10 +315,10 @@ func (g *gen) function(k kernel) {
 //
 // AVX2 with two streams on AMD Zen 3 at 64 MiB (session 30, thread CPU
 // medians, bench/kernel_probe.sh, bench/results/kern30.md): bfloat16 Sum
-// +13-20% in five sittings, the other 16-bit kernels and the fp8 Min/Max
-// mostly +7-18% (a few sittings -2% to -10%); the fp8 Sums and Products
-// (halfLater), which their arithmetic bounds, lost up to 14%, so they
-// keep one stream.
+// +13-20% in six sittings, the other 16-bit kernels and the fp8 Min/Max
+// mostly +5-22% (a few sittings -5% to -10%); the fp8 Sums and Products
+// (halfLater), which their arithmetic bounds, lost up to 14%, and the
+// bfloat16 Product 2-4%, so they keep one stream.
 func (g *gen) streamCount(k kernel) int {
 	switch {
 	case g.streams == 1, !g.wide() && !k.prefetch:
