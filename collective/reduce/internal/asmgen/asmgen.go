@@ -145,9 +145,8 @@ const prefetchDistance = 4096
 // bench/results/kernels_fp8.md, session 28); at 1 MiB they made no difference there.
 const prefetchMin = 1 << 20
 
-// streamMin is the input length from which an AVX2 kernel that prefetches
-// runs two streams (see streamCount); below it, from prefetchMin, it runs
-// in order. On AMD Zen 3 (session 30, bench/results/kern30.md) two streams
+// streamMin is the input length from which an AVX2 kernel runs its two
+// streams (see streamCount); below it, it runs in order. On AMD Zen 3 (session 30, bench/results/kern30.md) two streams
 // cost 3-16% at 4 MiB, where the three buffers fit in the 32 MiB L3, and
 // were mixed at 1 MiB; from 16 MiB up they gained.
 const streamMin = 16 << 20
@@ -284,7 +283,7 @@ func (g *gen) function(k kernel) {
 		c.JB(operand.LabelRef("near"))
 	}
 	if s := g.streamCount(k); s > 1 {
-		if near { // see streamMin
+		if !g.wide() { // see streamMin
 			c.CMPQ(n, operand.U32(streamMin))
 			c.JB(operand.LabelRef("loop"))
 		}
@@ -310,8 +309,8 @@ func (g *gen) function(k kernel) {
 }
 
 // streamCount is the number of streams of function's loop for kernel k:
-// g.streams (default 2), at AVX2 only for the kernels that prefetch (else
-// 1), and there only from streamMin bytes up (below, in order).
+// g.streams (default 2; at AVX2 the default is 2 only for the kernels that
+// prefetch, else 1), at AVX2 only from streamMin bytes up (below, in order).
 //
 // AVX2 with two streams on AMD Zen 3 at 64 MiB (session 30, thread CPU
 // medians, bench/kernel_probe.sh, bench/results/kern30.md): bfloat16 Sum
@@ -321,7 +320,7 @@ func (g *gen) function(k kernel) {
 // bfloat16 Product 2-4%, so they keep one stream.
 func (g *gen) streamCount(k kernel) int {
 	switch {
-	case g.streams == 1, !g.wide() && !k.prefetch:
+	case g.streams == 1, !g.wide() && !k.prefetch && g.streams == 0:
 		return 1
 	case g.streams == 0:
 		return 2

@@ -181,11 +181,16 @@ func prodInt8(g *gen) (int, func(d, a, b operand.Mem)) {
 }
 
 // prodInt64 is VPMULLQ on AVX-512; on AVX2 the low 64 bits of the product
-// from 32-bit halves: lo(x)lo(y) + (hi(x)lo(y) + lo(x)hi(y)) << 32.
+// from 32-bit halves: lo(x)lo(y) + (hi(x)lo(y) + lo(x)hi(y)) << 32. At AVX2
+// it runs two streams from streamMin up: at 64 MiB on AMD Zen 3 it read
+// 10-14% below int64 Sum in one stream (it keeps fewer loads in flight),
+// and two raised it 17-22% (session 30, bench/results/kern30.md); software
+// prefetches instead made it slower.
 func prodInt64(g *gen) (int, func(d, a, b operand.Mem)) {
 	if g.wide() {
 		return binary(func(c *build.Context) ins { return c.VPMULLQ })(g)
 	}
+	g.streams = 2 // see streamCount
 	return g.l.Width, func(d, a, b operand.Mem) {
 		c := g.c
 		x, y := g.load(a), g.load(b)
