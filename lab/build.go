@@ -38,7 +38,14 @@ func (l *Lab) build(ctx context.Context) error {
 		return err
 	}
 	for _, r := range p.routers {
-		g.Go(func() error { return inNetns(r.NS, func() error { return setSysctls(l.routerSysctls()) }) })
+		g.Go(func() error {
+			return inNetns(r.NS, func() error {
+				if err := setSysctls(l.routerSysctls()); err != nil {
+					return err
+				}
+				return setSysctls(bridgeSysctls())
+			})
+		})
 	}
 	if err := g.Wait(); err != nil {
 		return err
@@ -114,6 +121,26 @@ func (l *Lab) segmentHosts(ctx context.Context) error {
 
 // gsoMaxSegs is a veth's default gso_max_segs (the kernel's GSO_MAX_SEGS).
 const gsoMaxSegs = 65535
+
+// bridgeSysctls keeps the router's firewall off the frames its site bridge
+// switches between hosts, as a site's switch does: where br_netfilter is
+// loaded (the machine's, e.g. by a container runtime), every bridged frame
+// in a new namespace would pass iptables' hooks, which cost the hosts' CPU
+// per LAN packet (~14 CPU-ms a 16 MiB hierarchical AllReduce in issue 14's
+// lab, from bench/results/cpu_lab/cpu29's profile: br_nf_pre_routing) and
+// which no rule of the lab needs (its emulation chains match the WAN
+// paths' egress, routed, not bridged). None where the module is absent:
+// then bridged frames skip iptables anyway.
+func bridgeSysctls() [][2]string {
+	if _, err := os.Stat("/proc/sys/net/bridge"); err != nil {
+		return nil
+	}
+	var kv [][2]string
+	for _, k := range []string{"iptables", "ip6tables", "arptables"} {
+		kv = append(kv, [2]string{"net/bridge/bridge-nf-call-" + k, "0"})
+	}
+	return kv
+}
 
 // routerSysctls: forwarding, ECMP hashed on the 5-tuple, routes over a
 // link that is down skipped, no reverse-path filter (paths are

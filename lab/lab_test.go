@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -170,6 +171,33 @@ func TestFourSites(t *testing.T) {
 		}
 	}
 	require.GreaterOrEqual(t, fromS1, uint64(150)) // the 3 x 50 datagrams from s1h1
+	requireBridgesSkipFirewall(t, l)
+}
+
+// requireBridgesSkipFirewall checks that no router passes the frames its
+// site bridge switches through iptables (bridge-nf-call-*, present where
+// the machine has br_netfilter loaded).
+func requireBridgesSkipFirewall(t *testing.T, l *lab.Lab) {
+	t.Helper()
+	for _, r := range l.Routers() {
+		got := map[string]string{}
+		require.NoError(t, l.Do(r.Name, func() error {
+			for _, k := range []string{"iptables", "ip6tables", "arptables"} {
+				b, err := os.ReadFile("/proc/sys/net/bridge/bridge-nf-call-" + k)
+				if errors.Is(err, os.ErrNotExist) {
+					continue // no br_netfilter: bridged frames skip iptables
+				}
+				if err != nil {
+					return err
+				}
+				got[k] = strings.TrimSpace(string(b))
+			}
+			return nil
+		}))
+		for k, v := range got {
+			require.Equal(t, "0", v, "%s: bridge-nf-call-%s", r.Name, k)
+		}
+	}
 }
 
 // A silent cut drops every packet of the path, and the emulation's
