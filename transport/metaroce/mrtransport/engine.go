@@ -126,6 +126,7 @@ type engineCounters struct {
 	readBatches, writeBatches      atomic.Int64
 	spinBatches                    atomic.Int64
 	spinsPaid, spinsWasted         atomic.Int64 // spin outcomes (spinwait.Gauge)
+	spinsSkipped                   atomic.Int64 // waits that did not spin (spinAdmit)
 	// Drains before a silence or a late timer run (drain.go), and the
 	// batches they read.
 	silenceDrains, lateDrains, drainedBatches atomic.Int64

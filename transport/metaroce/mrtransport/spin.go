@@ -33,6 +33,9 @@ type spinner struct {
 	// under mu.
 	bulk spinwait.Gauge
 
+	// admit decides which waiters spin (spinAdmit.enter); not under mu.
+	admit spinAdmit
+
 	mu     sync.Mutex // one waiter reads at a time; guards the fields below
 	poller *udpio.Poller
 	// slots are the sockets poller watches, by its index: a path's
@@ -105,12 +108,20 @@ func (r *request) Spin(ctx context.Context) bool {
 		return false
 	}
 	e := r.ep.eng
+	if !e.spin.admit.enter() {
+		e.st.spinsSkipped.Add(1)
+		return r.fin.Load()
+	}
 	if r.smallRecv {
-		return spinwait.UntilFunc(ctx, r.fin.Load, r.ep.cfg.SpinWait*smallSpinFactor, e.spinPoll)
+		paid := spinwait.UntilFunc(ctx, r.fin.Load, r.ep.cfg.SpinWait*smallSpinFactor, e.spinPoll)
+		e.spin.admit.leave(paid)
+		return paid
 	}
 	g := &e.spin.bulk
 	budget, spare := g.Budget(r.ep.cfg.SpinWait)
-	if spinwait.UntilFunc(ctx, r.fin.Load, budget, e.spinPoll) {
+	paid := spinwait.UntilFunc(ctx, r.fin.Load, budget, e.spinPoll)
+	e.spin.admit.leave(paid)
+	if paid {
 		g.Paid()
 		e.st.spinsPaid.Add(1)
 		return true
@@ -309,17 +320,23 @@ func (ep *Endpoint) SpinAny(ctx context.Context, reqs []transport.Request) int {
 		return -1
 	}
 	e, i := ep.eng, -1
+	if !e.spin.admit.enter() {
+		e.st.spinsSkipped.Add(1)
+		return -1
+	}
 	done := func() bool {
 		i = transport.CompletedAny(reqs)
 		return i >= 0
 	}
 	if small {
-		spinwait.UntilFunc(ctx, done, ep.cfg.SpinWait*smallSpinFactor, e.spinPoll)
+		e.spin.admit.leave(spinwait.UntilFunc(ctx, done, ep.cfg.SpinWait*smallSpinFactor, e.spinPoll))
 		return i
 	}
 	g := &e.spin.bulk
 	budget, spare := g.Budget(ep.cfg.SpinWait)
-	if spinwait.UntilFunc(ctx, done, budget, e.spinPoll) {
+	paid := spinwait.UntilFunc(ctx, done, budget, e.spinPoll)
+	e.spin.admit.leave(paid)
+	if paid {
 		g.Paid()
 		e.st.spinsPaid.Add(1)
 		return i

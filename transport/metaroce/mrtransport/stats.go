@@ -37,7 +37,10 @@ type EngineStats struct {
 	// complete, or was cut short (spinwait.Gauge) while a spin of the whole
 	// budget would have caught it; SpinsWasted those whose request came
 	// after the whole budget.
-	SpinsPaid, SpinsWasted  int64
+	SpinsPaid, SpinsWasted int64
+	// SpinsSkipped counts the waits that did not spin: too many waiters
+	// spinning, or spins lately wasted (spinadmit.go).
+	SpinsSkipped            int64
 	ReadErrors, WriteErrors int64
 	NoRoute                 int64 // datagrams dropped for lack of a peer address
 	TimerRuns               int64
@@ -88,7 +91,7 @@ func (e *Endpoint) Stats() Stats {
 		DatagramsPlaced:  st.datagramsPlaced.Load(),
 		DatagramsWritten: st.datagramsWritten.Load(), BytesWritten: st.bytesWritten.Load(),
 		ReadBatches: st.readBatches.Load(), WriteBatches: st.writeBatches.Load(), SpinBatches: st.spinBatches.Load(),
-		SpinsPaid: st.spinsPaid.Load(), SpinsWasted: st.spinsWasted.Load(),
+		SpinsPaid: st.spinsPaid.Load(), SpinsWasted: st.spinsWasted.Load(), SpinsSkipped: st.spinsSkipped.Load(),
 		ReadErrors: st.readErrors.Load(), WriteErrors: st.writeErrors.Load(),
 		NoRoute: st.noRoute.Load(), TimerRuns: st.timerRuns.Load(),
 		SilenceDrains: st.silenceDrains.Load(), LateDrains: st.lateDrains.Load(), DrainedBatches: st.drainedBatches.Load(),
@@ -126,7 +129,7 @@ func (e *Endpoint) LogStats(ctx context.Context, level slog.Level) {
 	en := s.Engine
 	e.log.Log(ctx, level, "mrtransport: endpoint",
 		"read", en.DatagramsRead, "readBytes", en.BytesRead, "placed", en.DatagramsPlaced, "written", en.DatagramsWritten,
-		"writtenBytes", en.BytesWritten, "spinBatches", en.SpinBatches, "spinsPaid", en.SpinsPaid, "spinsWasted", en.SpinsWasted, "readErrors", en.ReadErrors, "writeErrors", en.WriteErrors,
+		"writtenBytes", en.BytesWritten, "spinBatches", en.SpinBatches, "spinsPaid", en.SpinsPaid, "spinsWasted", en.SpinsWasted, "spinsSkipped", en.SpinsSkipped, "readErrors", en.ReadErrors, "writeErrors", en.WriteErrors,
 		"noRoute", en.NoRoute, "naps", en.Naps, "silenceDrains", en.SilenceDrains, "lateDrains", en.LateDrains, "drainedBatches", en.DrainedBatches,
 		"late", s.Core.Late, "lateRuns", s.Core.LateRuns, "portUnreachable", en.PortUnreachable, "peerGone", en.PeerGone,
 		"unreachableIgnored", en.UnreachableIgnored, "errQueueOther", en.ErrQueueOther,
