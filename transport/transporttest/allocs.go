@@ -243,7 +243,7 @@ func measureAllocs(t *testing.T, eps []transport.Endpoint, tc allocsCase, runs i
 	var calls atomic.Int64 // calls finished, on all ranks
 	stop := make(chan struct{})
 	defer close(stop)
-	go watchProgress(&calls, cancel, stop)
+	go WatchProgress(&calls, cancel, stop)
 	comms := make([]*collective.Comm, n)
 	for i, ep := range eps {
 		var err error
@@ -304,12 +304,14 @@ func measureAllocs(t *testing.T, eps []transport.Endpoint, tc allocsCase, runs i
 // 8-byte Reduce at load 25-30 with two spinning processes beside it).
 const allocsStall = 30 * time.Second
 
-// errStalled is the cause watchProgress cancels a case's context with.
+// errStalled is the cause WatchProgress cancels a context with.
 var errStalled = fmt.Errorf("no call finished on any rank for %v", allocsStall)
 
-// watchProgress cancels with errStalled once calls has not moved for
-// allocsStall (checked every second), or returns when stop is closed.
-func watchProgress(calls *atomic.Int64, cancel context.CancelCauseFunc, stop <-chan struct{}) {
+// WatchProgress cancels with an error saying so once calls (a count of
+// finished calls that the caller raises) has not moved for 30 s (checked
+// every second), or returns when stop is closed: a test of many calls on
+// a loaded machine bounds each call's wait, not the sum of them.
+func WatchProgress(calls *atomic.Int64, cancel context.CancelCauseFunc, stop <-chan struct{}) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	last, since := calls.Load(), time.Now()
