@@ -108,19 +108,19 @@ func (r *request) Spin(ctx context.Context) bool {
 		return false
 	}
 	e := r.ep.eng
-	if !e.spin.admit.enter() {
+	if !e.spin.admit.enter(r.smallRecv) {
 		e.st.spinsSkipped.Add(1)
 		return r.fin.Load()
 	}
 	if r.smallRecv {
 		paid := spinwait.UntilFunc(ctx, r.fin.Load, r.ep.cfg.SpinWait*smallSpinFactor, e.spinPoll)
-		e.spin.admit.leave(paid)
+		e.spin.admit.leave(true, paid)
 		return paid
 	}
 	g := &e.spin.bulk
 	budget, spare := g.Budget(r.ep.cfg.SpinWait)
 	paid := spinwait.UntilFunc(ctx, r.fin.Load, budget, e.spinPoll)
-	e.spin.admit.leave(paid)
+	e.spin.admit.leave(false, paid)
 	if paid {
 		g.Paid()
 		e.st.spinsPaid.Add(1)
@@ -320,7 +320,7 @@ func (ep *Endpoint) SpinAny(ctx context.Context, reqs []transport.Request) int {
 		return -1
 	}
 	e, i := ep.eng, -1
-	if !e.spin.admit.enter() {
+	if !e.spin.admit.enter(small) {
 		e.st.spinsSkipped.Add(1)
 		return -1
 	}
@@ -329,13 +329,13 @@ func (ep *Endpoint) SpinAny(ctx context.Context, reqs []transport.Request) int {
 		return i >= 0
 	}
 	if small {
-		e.spin.admit.leave(spinwait.UntilFunc(ctx, done, ep.cfg.SpinWait*smallSpinFactor, e.spinPoll))
+		e.spin.admit.leave(true, spinwait.UntilFunc(ctx, done, ep.cfg.SpinWait*smallSpinFactor, e.spinPoll))
 		return i
 	}
 	g := &e.spin.bulk
 	budget, spare := g.Budget(ep.cfg.SpinWait)
 	paid := spinwait.UntilFunc(ctx, done, budget, e.spinPoll)
-	e.spin.admit.leave(paid)
+	e.spin.admit.leave(false, paid)
 	if paid {
 		g.Paid()
 		e.st.spinsPaid.Add(1)

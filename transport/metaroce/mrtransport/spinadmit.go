@@ -14,12 +14,14 @@ import "sync/atomic"
 // one run failed early with a false peer timeout ("connection closed by
 // peer"), and with spinning off the same binary took 5-6 s
 // (bench/results/storm30.md). So at most maxSpinners waiters of an
-// endpoint spin at once, and after wastedRun spins in a row that ended
-// without their request, only every probeEvery-th waiter spins until one
-// pays again: waiters whose messages are far off (a storm's, a slow
-// peer's) sleep at once and are woken by a reader, while waits that a
-// spin serves (a small message from a rank that runs within the budget)
-// keep spinning as before.
+// endpoint spin at once, and after wastedRun spins of small receives in a
+// row that ended without their message, only every probeEvery-th such
+// waiter spins until one pays again: waiters whose small messages are far
+// off (a storm's headers, a slow peer's) sleep at once and are woken by a
+// reader, while waits that a spin serves (a small message from a rank
+// that runs within the budget) keep spinning as before. Bulk waits keep
+// to the bulk gauge (spinwait.Gauge), which already cuts their spins
+// while they are wasted; their outcomes do not move the run.
 const (
 	// maxSpinners is ChannelsMax: a collective's concurrent waits, one
 	// per channel, all spin.
@@ -37,15 +39,16 @@ const (
 // engine's lock.
 type spinAdmit struct {
 	spinning atomic.Int32 // waiters spinning now
-	wasted   atomic.Int32 // spins in a row that ended without their request (at most wastedRun)
+	wasted   atomic.Int32 // small receives' spins in a row that ended without their message (at most wastedRun)
 	skipped  atomic.Uint32
 }
 
-// enter reports whether a waiter may spin, counting it among the spinners
-// until leave if so: not while maxSpinners spin, and, after wastedRun
-// wasted spins in a row, only every probeEvery-th waiter.
-func (a *spinAdmit) enter() bool {
-	if a.wasted.Load() >= wastedRun && a.skipped.Add(1)%probeEvery != 0 {
+// enter reports whether a waiter (for a small receive if small) may
+// spin, counting it among the spinners until leave if so: not while
+// maxSpinners spin, and, for a small receive after wastedRun wasted spins
+// of small receives in a row, only every probeEvery-th waiter.
+func (a *spinAdmit) enter(small bool) bool {
+	if small && a.wasted.Load() >= wastedRun && a.skipped.Add(1)%probeEvery != 0 {
 		return false
 	}
 	for {
@@ -59,11 +62,12 @@ func (a *spinAdmit) enter() bool {
 	}
 }
 
-// leave ends a spin that enter admitted; paid reports whether its request
-// completed during it.
-func (a *spinAdmit) leave(paid bool) {
+// leave ends a spin that enter admitted (small as given to it); paid
+// reports whether its request completed during it.
+func (a *spinAdmit) leave(small, paid bool) {
 	a.spinning.Add(-1)
 	switch {
+	case !small:
 	case paid:
 		a.wasted.Store(0)
 	case a.wasted.Load() < wastedRun:

@@ -11,38 +11,46 @@ import (
 )
 
 // TestSpinAdmitBounds checks spinAdmit's two rules: at most maxSpinners
-// spin at once, and after wastedRun wasted spins in a row only every
-// probeEvery-th waiter spins, until a spin pays.
+// spin at once, and after wastedRun wasted spins of small receives in a
+// row only every probeEvery-th such waiter spins, until a spin pays; bulk
+// waits neither count in the run nor are held by it.
 func TestSpinAdmitBounds(t *testing.T) {
 	var a spinAdmit
 	for i := range maxSpinners {
-		require.True(t, a.enter(), "spinner %d", i)
+		require.True(t, a.enter(i%2 == 0), "spinner %d", i)
 	}
-	require.False(t, a.enter(), "one more than maxSpinners")
-	a.leave(true)
-	require.True(t, a.enter(), "a place freed")
+	require.False(t, a.enter(true), "one more than maxSpinners")
+	require.False(t, a.enter(false), "one more than maxSpinners")
+	a.leave(true, true)
+	require.True(t, a.enter(false), "a place freed")
 	for range maxSpinners {
-		a.leave(true)
+		a.leave(false, true)
 	}
 
+	for range 2 * wastedRun {
+		require.True(t, a.enter(false), "bulk waits do not move the run")
+		a.leave(false, false)
+	}
 	for range wastedRun {
-		require.True(t, a.enter())
-		a.leave(false)
+		require.True(t, a.enter(true))
+		a.leave(true, false)
 	}
 	admitted := 0
 	for range 2 * probeEvery {
-		if a.enter() {
+		require.True(t, a.enter(false), "a bulk wait spins whatever the run")
+		a.leave(false, false)
+		if a.enter(true) {
 			admitted++
-			a.leave(false)
+			a.leave(true, false)
 		}
 	}
-	require.Equal(t, 2, admitted, "after %d wasted spins, waiters spinning of %d", wastedRun, 2*probeEvery)
-	for !a.enter() {
+	require.Equal(t, 2, admitted, "after %d wasted spins, small waiters spinning of %d", wastedRun, 2*probeEvery)
+	for !a.enter(true) {
 	}
-	a.leave(true) // a probe paid: every waiter spins again
+	a.leave(true, true) // a probe paid: every waiter spins again
 	for range probeEvery {
-		require.True(t, a.enter())
-		a.leave(true)
+		require.True(t, a.enter(true))
+		a.leave(true, true)
 	}
 }
 
