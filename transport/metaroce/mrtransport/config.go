@@ -224,7 +224,11 @@ type Config struct {
 	// DefaultSpinWait. Reading saves the wake-up of a
 	// sleeping process on every message, which dominates a small
 	// message's time where ranks outnumber cores. Only the default udpio
-	// sockets on Linux can be read this way.
+	// sockets on Linux can be read this way. At most 16 of an endpoint's
+	// waiters spin at once, and after 8 small receives' spins in a row
+	// that ended without their message only every 16th small receive
+	// spins until one pays (spinadmit.go; EngineStats.SpinsSkipped counts
+	// the waits that did not spin).
 	SpinWait time.Duration
 	// PayloadCRC says whether the CRC32C of the DATA packets this
 	// endpoint sends covers their payload; it sets Core.PayloadUnchecked.
