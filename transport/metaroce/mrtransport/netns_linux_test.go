@@ -52,7 +52,8 @@ func newNSPair(t testing.TB) *jumboPair {
 		t.Skip("needs the ip command (iproute2) to create network namespaces")
 	}
 	p := &jumboPair{t: t}
-	p.teardown() // left by a killed run
+	p.teardown()         // left by a killed run of this pid
+	removeStaleJumboNS() // and by killed runs of others
 	t.Cleanup(p.teardown)
 	if out, err := exec.Command("ip", "netns", "add", jumboNS[0]).CombinedOutput(); err != nil {
 		t.Skipf("this machine cannot create network namespaces: %v: %s", err, out)
@@ -68,6 +69,26 @@ func (p *jumboPair) ip(args ...string) {
 	p.t.Helper()
 	out, err := exec.Command("ip", args...).CombinedOutput()
 	require.NoError(p.t, err, "ip %s: %s", strings.Join(args, " "), out)
+}
+
+// removeStaleJumboNS deletes the h3-a-PID and h3-b-PID namespaces of test
+// processes that are gone (killed before their cleanup ran), which would
+// otherwise stay on the machine.
+func removeStaleJumboNS() {
+	names, err := os.ReadDir("/run/netns")
+	if err != nil {
+		return
+	}
+	for _, n := range names {
+		var side byte
+		var pid int
+		if k, err := fmt.Sscanf(n.Name(), "h3-%c-%d", &side, &pid); err != nil || k != 2 || (side != 'a' && side != 'b') || fmt.Sprintf("h3-%c-%d", side, pid) != n.Name() {
+			continue
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); errors.Is(err, os.ErrNotExist) {
+			_ = exec.Command("ip", "netns", "del", n.Name()).Run()
+		}
+	}
 }
 
 func (p *jumboPair) teardown() {
