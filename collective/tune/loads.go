@@ -7,7 +7,6 @@ type linkLoad struct {
 	flows  int
 	lanes  int
 	flight float64 // the longest one-way latency of its flows (linkTime's ring flight)
-	res    resource
 }
 
 // loadScratch is linkTime's and partnerLatency's memory, kept across a
@@ -18,15 +17,15 @@ type linkLoad struct {
 // 8, by src×n+dst through connAt), touched the dense entries to reset;
 // talked is partnerLatency's.
 type loadScratch struct {
-	base    [8]int
-	dense   []linkLoad
-	touched []int
-	connAt  map[int]int
-	conns   []linkLoad
-	edges   map[[2]int]float64
-	talked  []bool
-	open    map[[2]int]bool // total's connections opened (opening.go)
-	neck    resource        // the busiest load's resource (busiest)
+	base      [8]int
+	dense     []linkLoad
+	touched   []int
+	connAt    map[int]int
+	conns     []linkLoad
+	edges     map[[2]int]float64
+	talked    []bool
+	open      map[[2]int]bool // total's connections opened (opening.go)
+	neckFlows int             // the flows through the busiest load (busiest)
 }
 
 // newLoadScratch sizes the scratch for n ranks, hosts, sites and pair
@@ -49,14 +48,14 @@ func (sc *loadScratch) load(r resource, l Link) *linkLoad {
 		if !ok {
 			i = len(sc.conns)
 			sc.connAt[r.idx] = i
-			sc.conns = append(sc.conns, linkLoad{lanes: max(1, l.Lanes), res: r})
+			sc.conns = append(sc.conns, linkLoad{lanes: max(1, l.Lanes)})
 		}
 		return &sc.conns[i]
 	}
 	i := sc.base[r.kind] + r.idx
 	ld := &sc.dense[i]
 	if ld.flows == 0 {
-		ld.lanes, ld.res = max(1, l.Lanes), r
+		ld.lanes = max(1, l.Lanes)
 		sc.touched = append(sc.touched, i)
 	}
 	return ld
@@ -65,14 +64,14 @@ func (sc *loadScratch) load(r resource, l Link) *linkLoad {
 // busiest returns the longest of the phase's loads on one lane each
 // (busy over the lanes its flows use), and the longest of a load plus its
 // flows' flight (linkLoad.flight: the last byte through that resource
-// lands that much after it left), and resets the scratch; neck is left
-// the busiest's resource.
+// lands that much after it left), and resets the scratch; neckFlows is
+// left the number of flows through the busiest.
 func (sc *loadScratch) busiest() (bw, landed float64) {
-	sc.neck = resource{-1, -1}
+	sc.neckFlows = 0
 	take := func(l *linkLoad) {
 		t := l.busy / float64(min(l.flows, l.lanes))
 		if t > bw {
-			bw, sc.neck = t, l.res
+			bw, sc.neckFlows = t, l.flows
 		}
 		landed = max(landed, t+l.flight)
 	}

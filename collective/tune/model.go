@@ -216,15 +216,7 @@ func (m *model) feeders(p phase) int {
 		return 0
 	}
 	m.loads(p)
-	flows := 0
-	for _, f := range p.flows {
-		m.path(f.src, f.dst, func(r resource, _ Link) {
-			if r == m.scratch.neck {
-				flows++
-			}
-		})
-	}
-	return flows
+	return m.scratch.neckFlows
 }
 
 // linkTime is the phase's seconds on its links alone.
