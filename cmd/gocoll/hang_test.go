@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/gocoll/gocoll/launcher"
 )
 
 // Hang reports under gocoll run (issue 15): the launcher asks every rank
@@ -232,7 +234,13 @@ func TestRunKilledRankNamedEverywhere(t *testing.T) {
 
 // --diagnose on a healthy 8-rank job: every report has every rank's
 // answer, soon, and the job's results are right (each round's sum is
-// checked on every rank) and it ends on its own with status 0.
+// checked on every rank) and it ends on its own with status 0. A report
+// may miss ranks only where it waited the launcher's whole bound for
+// their answers (launcher.DefaultDiagnoseWait, 1 s): on a loaded 2-core
+// machine 8 polling ranks can leave one unscheduled that long (seen at
+// load ~9: "6 of 8 ranks answered in 1.139s"), which is the report's
+// documented answer for a silent rank, not a fault; at least one report
+// must still have all 8.
 func TestRunDiagnoseHealthyJob(t *testing.T) {
 	// The job runs at least 1 s (-min-time), 5 report periods, however
 	// fast the machine: 8000 rounds alone took under 0.2 s on a quiet one.
@@ -253,13 +261,19 @@ func TestRunDiagnoseHealthyJob(t *testing.T) {
 	require.NotEmpty(t, reports, "no report in %v:\n%s", o.took, o.stderr)
 	// (A report asked for as the ranks end may miss them: the launcher
 	// does not print one whose missing ranks have all ended.)
+	complete := 0
 	for _, m := range reports {
-		require.Equal(t, "8", m[1], o.stderr)
 		took, err := time.ParseDuration(m[2])
 		require.NoError(t, err)
 		require.Less(t, took, 5*time.Second, o.stderr)
-		t.Logf("report: 8 of 8 answered in %v", took)
+		t.Logf("report: %s of 8 answered in %v", m[1], took)
+		if m[1] == "8" {
+			complete++
+			continue
+		}
+		require.GreaterOrEqual(t, took, launcher.DefaultDiagnoseWait, "ranks missing before the wait ran out:\n%s", o.stderr)
 	}
+	require.Positive(t, complete, "no report with every rank's answer:\n%s", o.stderr)
 	require.NotContains(t, o.stderr, "collcheck:")
 }
 
