@@ -40,8 +40,18 @@ bounds=(boundF32 boundBytes)
 if [ "$ISA" = avx2 ]; then
 	default=(sumFloat32AVX2 sumFloat8E4M3AVX2 sumFloat8E5M2AVX2)
 	bounds=(boundF16C boundF16CMem boundF32 boundF32Mul boundGather boundInt16)
+	# the complete floors (complete below): format, op, widening
+	completes=("E4M3 Sum shift" "E4M3 Sum mul" "E4M3 Prod shift" "E4M3 Prod mul" "E5M2 Sum shift" "E5M2 Sum mul" "E5M2 Prod shift" "E5M2 Prod mul")
+	for c in "${completes[@]}"; do
+		read -r fmt op widen <<<"$c"
+		n="c$fmt$op"
+		if [ "$widen" = mul ]; then n=${n}Mul; fi
+		bounds+=("$n")
+	done
+	bounds+=(cE5M2SumF16C cE5M2ProdF16C)
 fi
 kernels=${KERNELS:-${default[*]}}
+if [ -n "${BOUNDS:-}" ]; then read -r -a bounds <<<"$BOUNDS"; fi # a subset, e.g. at 64 MiB
 dir=$(mktemp -d /tmp/fp8bound.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 # avx512_bounds and avx2_bounds print the floor loops (Go assembly).
@@ -157,8 +167,113 @@ EOF
 
 avx2_bounds() {
 	cat bench/testdata/fp8_bound_avx2.s
+	for c in "${completes[@]}"; do
+		read -r fmt op widen <<<"$c"
+		complete "$fmt" "$op" "$widen"
+	done
+	completeF16C Sum
+	completeF16C Prod
 	awk '/^TEXT ·boundF32\(SB\)/, /^\tRET$/' bench/testdata/fp8_bound_avx2.s |
 		sed -e 's/boundF32(SB)/boundF32Mul(SB)/' -e 's/f32loop/f32mloop/g' -e 's/VPSLLD \$21, \(Y[0-9]\),/VPMULLD Y13, \1,/'
+}
+
+# complete FMT OP WIDEN prints the complete floor loop of the float32 route
+# at AVX2 (name cFMTOP, cFMTOPMul with WIDEN=mul): an fp8 sum or product
+# that is correct for inputs without NaN (E4M3) or NaN/Inf (E5M2), 64
+# bytes an iteration in two 32-byte bodies. Each byte widens exactly to
+# float32 scaled by 2^-120 (E4M3) or 2^-112 (E5M2): VPMOVSXBD from memory,
+# VPSLLD 20 or 21 (or VPMULLD by 2^20/2^21), VPAND clearing the exponent's
+# upper bits (subnormals become float32 denormals, exact). Sums are exact
+# in float32 (VADDPS); a product scales a by 2^120 or 2^112 first (VMULPS)
+# and is exact too. Narrowing: the signs by 2 VPACKSSDW and one VPACKSSWB
+# of the results' bits (0x80 where negative, -0 included); the magnitudes
+# doubled (VPADDD: sign out) and rounded to nearest even at the code's
+# last bit (VPSRLD, VPAND 1, two VPADDD), VPSRLD to the code, 2 VPACKUSDW
+# and one VPACKUSWB, VPMINUB saturating (E4M3 at 0x7e, E5M2 to Inf 0x7c),
+# VPAND/VPOR the signs in, VPERMD into element order. The NaN test as a
+# kernel's (per 64 bytes: VPAND a and b by 0x7f, VPMAXUB, a compare,
+# VPTEST/JNE to an out-of-line stub that only jumps back: a floor, the
+# fix-ups are not done; an E5M2 block holding an Inf (the probe's sums
+# reach Inf) costs one taken branch more than it would). 66-70 vector
+# instructions per 32 bytes.
+complete() {
+	local fmt=$1 op=$2 widen=$3 name="c$1$2" sh=20 wm=0 rc=160 sat=224 mul=352 scale=416
+	if [ "$widen" = mul ]; then name=${name}Mul; fi
+	if [ "$fmt" = E5M2 ]; then sh=21 wm=32 rc=192 sat=256 mul=384 scale=448; fi
+	local dsh=$((sh + 1)) lbl=$name
+	printf '\n// func %s(dst, a, b *byte, n int)\nTEXT ·%s(SB), NOSPLIT, $0-32\n' "$name" "$name"
+	printf '\tMOVQ dst+0(FP), AX\n\tMOVQ a+8(FP), CX\n\tMOVQ b+16(FP), DX\n\tMOVQ n+24(FP), BX\n'
+	printf '\tMOVQ $·cons(SB), SI\n\tVMOVDQU %d(SI), Y15\n\tVMOVDQU 64(SI), Y14\n\tVMOVDQU 96(SI), Y13\n\tVMOVDQU 128(SI), Y12\n\tXORQ DI, DI\n' "$wm"
+	printf '%sloop:\n' "$lbl"
+	for o in 0 32; do
+		printf '\tVPAND %d(CX)(DI*1), Y13, Y9\n\tVPAND %d(DX)(DI*1), Y13, Y10\n\tVPMAXUB Y10, Y9, Y9\n' $o $o
+		if [ $o = 0 ]; then printf '\tVMOVDQA Y9, Y11\n'; else printf '\tVPMAXUB Y9, Y11, Y11\n'; fi
+	done
+	if [ "$fmt" = E4M3 ]; then printf '\tVPCMPEQB Y13, Y11, Y11\n'; else printf '\tVPCMPGTB 320(SI), Y11, Y11\n'; fi
+	printf '\tVPTEST Y11, Y11\n\tJNE %snan\n%sgo:\n' "$lbl" "$lbl"
+	for o in 0 32; do
+		for i in 0 1 2 3; do printf '\tVPMOVSXBD %d(CX)(DI*1), Y%d\n' $((o + 8 * i)) $i; done
+		for i in 0 1 2 3; do printf '\tVPMOVSXBD %d(DX)(DI*1), Y%d\n' $((o + 8 * i)) $((i + 4)); done
+		for i in 0 1 2 3 4 5 6 7; do
+			if [ "$widen" = mul ]; then printf '\tVPMULLD %d(SI), Y%d, Y%d\n' $mul $i $i; else printf '\tVPSLLD $%d, Y%d, Y%d\n' $sh $i $i; fi
+		done
+		for i in 0 1 2 3 4 5 6 7; do printf '\tVPAND Y15, Y%d, Y%d\n' $i $i; done
+		for i in 0 1 2 3; do
+			if [ "$op" = Prod ]; then
+				printf '\tVMULPS %d(SI), Y%d, Y%d\n\tVMULPS Y%d, Y%d, Y%d\n' $scale $i $i $((i + 4)) $i $i
+			else
+				printf '\tVADDPS Y%d, Y%d, Y%d\n' $((i + 4)) $i $i
+			fi
+		done
+		printf '\tVPACKSSDW Y1, Y0, Y4\n\tVPACKSSDW Y3, Y2, Y5\n\tVPACKSSWB Y5, Y4, Y4\n'
+		for i in 0 1 2 3; do
+			t=$((i + 5))
+			printf '\tVPADDD Y%d, Y%d, Y%d\n\tVPSRLD $%d, Y%d, Y%d\n\tVPAND Y12, Y%d, Y%d\n' $i $i $i $dsh $i $t $t $t
+			printf '\tVPADDD Y%d, Y%d, Y%d\n\tVPADDD %d(SI), Y%d, Y%d\n\tVPSRLD $%d, Y%d, Y%d\n' $t $i $i $rc $i $i $dsh $i $i
+		done
+		printf '\tVPACKUSDW Y1, Y0, Y0\n\tVPACKUSDW Y3, Y2, Y2\n\tVPACKUSWB Y2, Y0, Y0\n\tVPMINUB %d(SI), Y0, Y0\n' $sat
+		printf '\tVPAND 288(SI), Y4, Y4\n\tVPOR Y4, Y0, Y0\n\tVPERMD Y0, Y14, Y0\n\tVMOVDQU Y0, %d(AX)(DI*1)\n' $o
+	done
+	printf '\tADDQ $64, DI\n\tCMPQ DI, BX\n\tJB %sloop\n\tVZEROUPPER\n\tRET\n%snan:\n\tJMP %sgo\n' "$lbl" "$lbl" "$lbl"
+}
+
+# completeF16C OP prints the complete floor of the F16C route for E5M2
+# (cE5M2SumF16C, cE5M2ProdF16C), correct for every input (E5M2 is the
+# upper byte of a float16, so NaN and Inf go through the arithmetic), in
+# the fastest form measured so far (session 29): a 128-byte block in two
+# phases, first each 32-byte body's words (VPUNPCKL/HBW with zero, inputs
+# as memory operands) stored to a scratch buffer, then each body's 8
+# VCVTPH2PS from there, 4 VADDPS or VMULPS, 4 VCVTPS2PH toward zero, 2
+# VINSERTI128, the carry rounding to nearest even on words (VPSRLW,
+# VPAND, 2 VPADDW: 4 per 16 elements), VPSRLW 8 and one VPACKUSWB (the
+# unpacks' order undone, no permute), store: 37 vector instructions and 4
+# scratch stores per 32 bytes, against 41 in today's kernel.
+completeF16C() {
+	local op=VADDPS name=cE5M2SumF16C
+	if [ "$1" = Prod ]; then op=VMULPS name=cE5M2ProdF16C; fi
+	printf '\n// func %s(dst, a, b *byte, n int)\nTEXT ·%s(SB), NOSPLIT, $0-32\n' "$name" "$name"
+	printf '\tMOVQ dst+0(FP), AX\n\tMOVQ a+8(FP), CX\n\tMOVQ b+16(FP), DX\n\tMOVQ n+24(FP), BX\n'
+	printf '\tMOVQ $·scratch16(SB), SI\n\tMOVQ $·cons(SB), R8\n\tVPXOR Y15, Y15, Y15\n\tVMOVDQU 480(R8), Y14\n\tVMOVDQU 512(R8), Y13\n\tXORQ DI, DI\n'
+	printf '%sloop:\n' "$name"
+	for k in 0 1 2 3; do
+		o=$((32 * k)) s=$((128 * k))
+		printf '\tVPUNPCKLBW %d(CX)(DI*1), Y15, Y0\n\tVPUNPCKHBW %d(CX)(DI*1), Y15, Y1\n' $o $o
+		printf '\tVPUNPCKLBW %d(DX)(DI*1), Y15, Y2\n\tVPUNPCKHBW %d(DX)(DI*1), Y15, Y3\n' $o $o
+		printf '\tVMOVDQU Y0, %d(SI)\n\tVMOVDQU Y1, %d(SI)\n\tVMOVDQU Y2, %d(SI)\n\tVMOVDQU Y3, %d(SI)\n' $s $((s + 32)) $((s + 64)) $((s + 96))
+	done
+	for k in 0 1 2 3; do
+		o=$((32 * k))
+		for h in 0 1; do
+			x=$((128 * k + 32 * h)) w=$((8 + h))
+			y=$((x + 64))
+			printf '\tVCVTPH2PS %d(SI), Y4\n\tVCVTPH2PS %d(SI), Y5\n\tVCVTPH2PS %d(SI), Y6\n\tVCVTPH2PS %d(SI), Y7\n' $x $((x + 16)) $y $((y + 16))
+			printf '\t%s Y6, Y4, Y4\n\t%s Y7, Y5, Y5\n\tVCVTPS2PH $3, Y4, X4\n\tVCVTPS2PH $3, Y5, X5\n' $op $op
+			printf '\tVINSERTI128 $1, X5, Y4, Y%d\n\tVPSRLW $8, Y%d, Y10\n\tVPAND Y14, Y10, Y10\n' $w $w
+			printf '\tVPADDW Y10, Y%d, Y%d\n\tVPADDW Y13, Y%d, Y%d\n\tVPSRLW $8, Y%d, Y%d\n' $w $w $w $w $w $w
+		done
+		printf '\tVPACKUSWB Y9, Y8, Y8\n\tVMOVDQU Y8, %d(AX)(DI*1)\n' $o
+	done
+	printf '\tADDQ $128, DI\n\tCMPQ DI, BX\n\tJB %sloop\n\tVZEROUPPER\n\tRET\n' "$name"
 }
 
 {
@@ -168,8 +283,151 @@ avx2_bounds() {
 	done
 	grep -h '^DATA\|^GLOBL' collective/reduce/simd_amd64.s
 	if [ "$ISA" = avx2 ]; then avx2_bounds; else avx512_bounds; fi
-} >"$dir/k_amd64.s"
+} | awk -v keep=" ${bounds[*]} $kernels " '# only the functions timed (go vet wants each declared)
+	/^TEXT / { n = $2; sub(/^·/, "", n); sub(/\(SB\),?$/, "", n); on = index(keep, " " n " ") > 0 }
+	/^\/\/ func / { next } # the declarations are in k.go
+	on || /^#include|^(DATA|GLOBL)/' >"$dir/k_amd64.s"
 
+# The complete floors' constants (offsets in complete) and their check:
+# CHECK=1 runs every complete floor over all pairs of inputs without NaN
+# (and Inf) and compares each result with the nearest-even code a
+# brute-force search over the format's codes finds.
+cat >"$dir/cons.go" <<'EOF'
+package probe
+
+import "encoding/binary"
+
+var (
+	cons      [544]byte
+	scratch16 [512]byte
+)
+
+func init() {
+	d := func(off int, v uint32) {
+		for i := range 8 {
+			binary.LittleEndian.PutUint32(cons[off+4*i:], v)
+		}
+	}
+	b := func(off int, v byte) {
+		for i := range 32 {
+			cons[off+i] = v
+		}
+	}
+	d(0, 0x87ffffff) // E4M3 widening mask
+	d(32, 0x8fffffff) // E5M2
+	for i, v := range []uint32{0, 4, 1, 5, 2, 6, 3, 7} {
+		binary.LittleEndian.PutUint32(cons[64+4*i:], v)
+	}
+	b(96, 0x7f)
+	d(128, 1)
+	d(160, 0xfffff)  // E4M3 rounding (doubled magnitude)
+	d(192, 0x1fffff) // E5M2
+	b(224, 0x7e)
+	b(256, 0x7c)
+	b(288, 0x80)
+	b(320, 0x7b)
+	d(352, 1<<20)
+	d(384, 1<<21)
+	d(416, 0x7b800000) // 2^120
+	d(448, 0x77800000) // 2^112
+	d(480, 0x00010001) // completeF16C: word 1
+	d(512, 0x007f007f) // word 0x7f
+}
+EOF
+cat >"$dir/check_test.go" <<'EOF'
+package probe
+
+import (
+	"math"
+	"os"
+	"strings"
+	"testing"
+)
+
+// value decodes an fp8 code (e4m3: 3 significand bits, bias 7; e5m2: 2, 15).
+func value(e5 bool, c byte) float64 {
+	mb, bias := 3, 7
+	if e5 {
+		mb, bias = 2, 15
+	}
+	m := int(c & 0x7f)
+	e, f := m>>mb, float64(m&(1<<mb-1))
+	v := math.Ldexp(f, 1-bias-mb)
+	if e > 0 {
+		v = math.Ldexp(f+float64(int(1)<<mb), e-bias-mb)
+	}
+	if c&0x80 != 0 {
+		return -v
+	}
+	return v
+}
+
+// nearest is v rounded to nearest even by search (E4M3 saturating at 448,
+// E5M2 to Inf from 61440).
+func nearest(e5 bool, v float64) byte {
+	top, s := byte(0x7e), byte(0)
+	if e5 {
+		top = 0x7b
+	}
+	if math.Signbit(v) {
+		s, v = 0x80, -v
+	}
+	if e5 && v >= 61440 {
+		return s | 0x7c
+	}
+	best := byte(0)
+	for c := byte(1); c <= top; c++ {
+		d, db := math.Abs(value(e5, c)-v), math.Abs(value(e5, best)-v)
+		if d < db || d == db && c&1 == 0 {
+			best = c
+		}
+	}
+	return s | best
+}
+
+func TestCheck(t *testing.T) {
+	if os.Getenv("CHECK") == "" {
+		t.Skip("CHECK unset")
+	}
+	for _, f := range funcs {
+		if !strings.HasPrefix(f.name, "c") {
+			continue
+		}
+		e5 := strings.Contains(f.name, "E5M2")
+		prod := strings.Contains(f.name, "Prod")
+		bad := func(c byte) bool { return e5 && c&0x7c == 0x7c || !e5 && c&0x7f == 0x7f }
+		var a, b, want []byte
+		for x := range 256 {
+			for y := range 256 {
+				if bad(byte(x)) || bad(byte(y)) {
+					continue
+				}
+				vx, vy := value(e5, byte(x)), value(e5, byte(y))
+				r := vx + vy
+				if prod {
+					r = vx * vy
+				}
+				a, b, want = append(a, byte(x)), append(b, byte(y)), append(want, nearest(e5, r))
+			}
+		}
+		for len(a)%64 != 0 {
+			a, b, want = append(a, 0), append(b, 0), append(want, 0)
+		}
+		got := make([]byte, len(a))
+		f.f(&got[0], &a[0], &b[0], len(a))
+		n := 0
+		for i := range got {
+			if got[i] != want[i] {
+				if n < 5 {
+					t.Errorf("%s: %#02x, %#02x: got %#02x, want %#02x", f.name, a[i], b[i], got[i], want[i])
+				}
+				n++
+			}
+		}
+		t.Logf("%s: %d pairs, %d wrong", f.name, len(a), n)
+	}
+}
+EOF
 printf 'module probe\n\ngo 1.26\n' >"$dir/go.mod"
 {
 	echo 'package probe'
@@ -195,8 +453,12 @@ printf 'module probe\n\ngo 1.26\n' >"$dir/go.mod"
 	echo '}'
 } >"$dir/k.go"
 # The timing loop of bench/kernel_probe.sh.
-sed -n '/^cat >"$dir\/k_test.go" <<.EOF.$/,/^EOF$/p' bench/kernel_probe.sh | sed '1d;$d' >"$dir/k_test.go"
+# NOSUB=1: inputs without subnormals of either format (exponent field 0).
+sed -n '/^cat >"$dir\/k_test.go" <<.EOF.$/,/^EOF$/p' bench/kernel_probe.sh | sed '1d;$d' |
+	sed 's|if x\&0x7f >= 0x7c {|if x\&0x7f >= 0x7c \|\| os.Getenv("NOSUB") != "" \&\& x\&0x78 == 0 {|' >"$dir/k_test.go"
+grep -q NOSUB "$dir/k_test.go"
 (cd "$dir" && gofmt -w . && go vet . && go test -c -o probe.test .)
 echo "# fp8 bound, work tree; load $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -n "${CHECK:-}" ]; then CHECK=1 "$dir/probe.test" -test.run Check -test.v | grep -v '^=== RUN'; fi
 "$dir/probe.test" -test.run Probe | grep GB/s
 echo "# load $(cut -d' ' -f1-3 /proc/loadavg)"
