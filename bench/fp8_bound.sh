@@ -48,7 +48,7 @@ if [ "$ISA" = avx2 ]; then
 		if [ "$widen" = mul ]; then n=${n}Mul; fi
 		bounds+=("$n")
 	done
-	bounds+=(cE5M2SumF16C cE5M2ProdF16C)
+	bounds+=(cE5M2SumF16C cE5M2ProdF16C cE5M2SumF16CPipe cE5M2ProdF16CPipe)
 fi
 kernels=${KERNELS:-${default[*]}}
 if [ -n "${BOUNDS:-}" ]; then read -r -a bounds <<<"$BOUNDS"; fi # a subset, e.g. at 64 MiB
@@ -173,6 +173,8 @@ avx2_bounds() {
 	done
 	completeF16C Sum
 	completeF16C Prod
+	completeF16C Sum pipe
+	completeF16C Prod pipe
 	awk '/^TEXT ·boundF32\(SB\)/, /^\tRET$/' bench/testdata/fp8_bound_avx2.s |
 		sed -e 's/boundF32(SB)/boundF32Mul(SB)/' -e 's/f32loop/f32mloop/g' -e 's/VPSLLD \$21, \(Y[0-9]\),/VPMULLD Y13, \1,/'
 }
@@ -251,29 +253,50 @@ complete() {
 completeF16C() {
 	local op=VADDPS name=cE5M2SumF16C
 	if [ "$1" = Prod ]; then op=VMULPS name=cE5M2ProdF16C; fi
+	if [ "${2:-}" = pipe ]; then name=${name}Pipe; fi
 	printf '\n// func %s(dst, a, b *byte, n int)\nTEXT ·%s(SB), NOSPLIT, $0-32\n' "$name" "$name"
 	printf '\tMOVQ dst+0(FP), AX\n\tMOVQ a+8(FP), CX\n\tMOVQ b+16(FP), DX\n\tMOVQ n+24(FP), BX\n'
-	printf '\tMOVQ $·scratch16(SB), SI\n\tMOVQ $·cons(SB), R8\n\tVPXOR Y15, Y15, Y15\n\tVMOVDQU 480(R8), Y14\n\tVMOVDQU 512(R8), Y13\n\tXORQ DI, DI\n'
+	printf '\tMOVQ $·scratch16(SB), SI\n\tLEAQ 512(SI), R9\n\tMOVQ $·cons(SB), R8\n\tVPXOR Y15, Y15, Y15\n\tVMOVDQU 480(R8), Y14\n\tVMOVDQU 512(R8), Y13\n\tXORQ DI, DI\n'
+	if [ "${2:-}" = pipe ]; then
+		# pipe: each iteration stores the next block's words (to the
+		# other buffer, R9) while it converts this block's (SI), each
+		# next body's stores emitted before this one's conversions.
+		for k in 0 1 2 3; do f16cWiden $k 0 SI; done
+		printf '\tSUBQ $128, BX\n\tJZ %slast\n' "$name"
+		printf '%sloop:\n' "$name"
+		for k in 0 1 2 3; do f16cWiden $k 128 R9; f16cNarrow $k; done
+		printf '\tXCHGQ SI, R9\n\tADDQ $128, DI\n\tCMPQ DI, BX\n\tJB %sloop\n%slast:\n' "$name" "$name"
+		for k in 0 1 2 3; do f16cNarrow $k; done
+		printf '\tVZEROUPPER\n\tRET\n'
+		return
+	fi
 	printf '%sloop:\n' "$name"
-	for k in 0 1 2 3; do
-		o=$((32 * k)) s=$((128 * k))
-		printf '\tVPUNPCKLBW %d(CX)(DI*1), Y15, Y0\n\tVPUNPCKHBW %d(CX)(DI*1), Y15, Y1\n' $o $o
-		printf '\tVPUNPCKLBW %d(DX)(DI*1), Y15, Y2\n\tVPUNPCKHBW %d(DX)(DI*1), Y15, Y3\n' $o $o
-		printf '\tVMOVDQU Y0, %d(SI)\n\tVMOVDQU Y1, %d(SI)\n\tVMOVDQU Y2, %d(SI)\n\tVMOVDQU Y3, %d(SI)\n' $s $((s + 32)) $((s + 64)) $((s + 96))
-	done
-	for k in 0 1 2 3; do
-		o=$((32 * k))
-		for h in 0 1; do
-			x=$((128 * k + 32 * h)) w=$((8 + h))
-			y=$((x + 64))
-			printf '\tVCVTPH2PS %d(SI), Y4\n\tVCVTPH2PS %d(SI), Y5\n\tVCVTPH2PS %d(SI), Y6\n\tVCVTPH2PS %d(SI), Y7\n' $x $((x + 16)) $y $((y + 16))
-			printf '\t%s Y6, Y4, Y4\n\t%s Y7, Y5, Y5\n\tVCVTPS2PH $3, Y4, X4\n\tVCVTPS2PH $3, Y5, X5\n' $op $op
-			printf '\tVINSERTI128 $1, X5, Y4, Y%d\n\tVPSRLW $8, Y%d, Y10\n\tVPAND Y14, Y10, Y10\n' $w $w
-			printf '\tVPADDW Y10, Y%d, Y%d\n\tVPADDW Y13, Y%d, Y%d\n\tVPSRLW $8, Y%d, Y%d\n' $w $w $w $w $w $w
-		done
-		printf '\tVPACKUSWB Y9, Y8, Y8\n\tVMOVDQU Y8, %d(AX)(DI*1)\n' $o
-	done
+	for k in 0 1 2 3; do f16cWiden $k 0 SI; done
+	for k in 0 1 2 3; do f16cNarrow $k; done
 	printf '\tADDQ $128, DI\n\tCMPQ DI, BX\n\tJB %sloop\n\tVZEROUPPER\n\tRET\n' "$name"
+}
+
+# f16cWiden K AHEAD BUF: body K's words, AHEAD bytes on, to buffer BUF.
+f16cWiden() {
+	local o=$((32 * $1 + $2)) s=$((128 * $1))
+	printf '\tVPUNPCKLBW %d(CX)(DI*1), Y15, Y0\n\tVPUNPCKHBW %d(CX)(DI*1), Y15, Y1\n' $o $o
+	printf '\tVPUNPCKLBW %d(DX)(DI*1), Y15, Y2\n\tVPUNPCKHBW %d(DX)(DI*1), Y15, Y3\n' $o $o
+	printf '\tVMOVDQU Y0, %d(%s)\n\tVMOVDQU Y1, %d(%s)\n\tVMOVDQU Y2, %d(%s)\n\tVMOVDQU Y3, %d(%s)\n' $s $3 $((s + 32)) $3 $((s + 64)) $3 $((s + 96)) $3
+}
+
+# f16cNarrow K: body K's conversions (from SI), op, rounding and store
+# (op is completeF16C's).
+f16cNarrow() {
+	local h x y w
+	for h in 0 1; do
+		x=$((128 * $1 + 32 * h)) w=$((8 + h))
+		y=$((x + 64))
+		printf '\tVCVTPH2PS %d(SI), Y4\n\tVCVTPH2PS %d(SI), Y5\n\tVCVTPH2PS %d(SI), Y6\n\tVCVTPH2PS %d(SI), Y7\n' $x $((x + 16)) $y $((y + 16))
+		printf '\t%s Y6, Y4, Y4\n\t%s Y7, Y5, Y5\n\tVCVTPS2PH $3, Y4, X4\n\tVCVTPS2PH $3, Y5, X5\n' $op $op
+		printf '\tVINSERTI128 $1, X5, Y4, Y%d\n\tVPSRLW $8, Y%d, Y10\n\tVPAND Y14, Y10, Y10\n' $w $w
+		printf '\tVPADDW Y10, Y%d, Y%d\n\tVPADDW Y13, Y%d, Y%d\n\tVPSRLW $8, Y%d, Y%d\n' $w $w $w $w $w $w
+	done
+	printf '\tVPACKUSWB Y9, Y8, Y8\n\tVMOVDQU Y8, %d(AX)(DI*1)\n' $((32 * $1))
 }
 
 {
@@ -299,7 +322,7 @@ import "encoding/binary"
 
 var (
 	cons      [544]byte
-	scratch16 [512]byte
+	scratch16 [1024]byte
 )
 
 func init() {
