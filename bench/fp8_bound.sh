@@ -48,7 +48,7 @@ if [ "$ISA" = avx2 ]; then
 		if [ "$widen" = mul ]; then n=${n}Mul; fi
 		bounds+=("$n")
 	done
-	bounds+=(cE5M2SumF16C cE5M2ProdF16C cE5M2SumF16CPipe cE5M2ProdF16CPipe)
+	bounds+=(cE5M2SumF16C cE5M2ProdF16C cE5M2SumF16CPipe cE5M2ProdF16CPipe cE4M3SumF16CPipe)
 fi
 kernels=${KERNELS:-${default[*]}}
 if [ -n "${BOUNDS:-}" ]; then read -r -a bounds <<<"$BOUNDS"; fi # a subset, e.g. at 64 MiB
@@ -175,6 +175,7 @@ avx2_bounds() {
 	completeF16C Prod
 	completeF16C Sum pipe
 	completeF16C Prod pipe
+	completeE4M3F16CPipe
 	awk '/^TEXT ·boundF32\(SB\)/, /^\tRET$/' bench/testdata/fp8_bound_avx2.s |
 		sed -e 's/boundF32(SB)/boundF32Mul(SB)/' -e 's/f32loop/f32mloop/g' -e 's/VPSLLD \$21, \(Y[0-9]\),/VPMULLD Y13, \1,/'
 }
@@ -297,6 +298,67 @@ f16cNarrow() {
 		printf '\tVPADDW Y10, Y%d, Y%d\n\tVPADDW Y13, Y%d, Y%d\n\tVPSRLW $8, Y%d, Y%d\n' $w $w $w $w $w $w
 	done
 	printf '\tVPACKUSWB Y9, Y8, Y8\n\tVMOVDQU Y8, %d(AX)(DI*1)\n' $((32 * $1))
+}
+
+# completeE4M3F16CPipe prints cE4M3SumF16CPipe: today's AVX2 E4M3 sum
+# (sumFloat8E4M3AVX2: words by VPMADDUBSW of the signed bytes by 128 and
+# bit 14 cleared, float16 of the value times 2^-8; VCVTPH2PS/VADDPS/
+# VCVTPS2PH toward zero; narrowE4M3AVX2's carry rounding, saturation and
+# signs; the NaN test a block) in completeF16C's pipe form: the next
+# block's words and NaN test while this block converts and narrows.
+completeE4M3F16CPipe() {
+	local name=cE4M3SumF16CPipe k
+	printf '\n// func %s(dst, a, b *byte, n int)\nTEXT ·%s(SB), NOSPLIT, $0-32\n' "$name" "$name"
+	printf '\tMOVQ dst+0(FP), AX\n\tMOVQ a+8(FP), CX\n\tMOVQ b+16(FP), DX\n\tMOVQ n+24(FP), BX\n'
+	printf '\tMOVQ $·scratch16(SB), SI\n\tLEAQ 512(SI), R9\n\tMOVQ $·cons(SB), R8\n'
+	printf '\tVMOVDQU 576(R8), Y13\n\tVMOVDQU 608(R8), Y14\n\tVMOVDQU 96(R8), Y15\n\tXORQ DI, DI\n'
+	for k in 0 1 2 3; do e4m3Widen $k 0 SI; done
+	e4m3Test 0
+	printf '\tSUBQ $128, BX\n\tJZ %slast\n%sloop:\n' "$name" "$name"
+	for k in 0 1 2 3; do e4m3Widen $k 128 R9; e4m3Narrow $k; done
+	e4m3Test 1
+	printf '\tXCHGQ SI, R9\n\tADDQ $128, DI\n\tCMPQ DI, BX\n\tJB %sloop\n%slast:\n' "$name" "$name"
+	for k in 0 1 2 3; do e4m3Narrow $k; done
+	printf '\tVZEROUPPER\n\tRET\n'
+	for k in 0 1; do printf '%snan%d:\n\tJMP %sgo%d\n' "$name" $k "$name" $k; done
+}
+
+# e4m3Widen K AHEAD BUF: body K's four word vectors to BUF, its NaN test
+# into Y11.
+e4m3Widen() {
+	local o=$((32 * $1 + $2)) s=$((128 * $1)) i r
+	i=0
+	for m in CX DX; do
+		for r in 13 14; do
+			printf '\tVPMADDUBSW %d(%s)(DI*1), Y%d, Y%d\n\tVPAND 640(R8), Y%d, Y%d\n' $o $m $r $i $i $i
+			printf '\tVMOVDQU Y%d, %d(%s)\n' $i $((s + 32 * i)) $3
+			i=$((i + 1))
+		done
+	done
+	printf '\tVPAND %d(CX)(DI*1), Y15, Y0\n\tVPAND %d(DX)(DI*1), Y15, Y1\n' $o $o
+	if [ "$1" = 0 ]; then printf '\tVPMAXUB Y1, Y0, Y11\n'; else printf '\tVPMAXUB Y1, Y0, Y0\n\tVPMAXUB Y0, Y11, Y11\n'; fi
+}
+
+# e4m3Test N: the NaN test of the block widened last (its stub nanN only
+# jumps back: a floor).
+e4m3Test() {
+	printf '\tVPCMPEQB Y15, Y11, Y11\n\tVPTEST Y11, Y11\n\tJNE %snan%d\n%sgo%d:\n' "$name" $1 "$name" $1
+}
+
+# e4m3Narrow K: body K's arithmetic from SI, narrowing and store.
+e4m3Narrow() {
+	local h x y w
+	for h in 0 1; do
+		x=$((128 * $1 + 32 * h)) w=$((8 + h))
+		y=$((x + 64))
+		printf '\tVCVTPH2PS %d(SI), Y4\n\tVCVTPH2PS %d(SI), Y5\n\tVCVTPH2PS %d(SI), Y6\n\tVCVTPH2PS %d(SI), Y7\n' $x $((x + 16)) $y $((y + 16))
+		printf '\tVADDPS Y6, Y4, Y4\n\tVADDPS Y7, Y5, Y5\n\tVCVTPS2PH $3, Y4, X4\n\tVCVTPS2PH $3, Y5, X5\n\tVINSERTI128 $1, X5, Y4, Y%d\n' $w
+	done
+	printf '\tVPSRLW $7, Y8, Y10\n\tVPAND 480(R8), Y10, Y10\n\tVPADDW Y8, Y8, Y12\n\tVPOR Y10, Y12, Y12\n\tVPADDW 512(R8), Y12, Y12\n\tVPAND 544(R8), Y12, Y12\n'
+	printf '\tVPSRLW $7, Y9, Y10\n\tVPAND 480(R8), Y10, Y10\n\tVPADDW Y9, Y9, Y4\n\tVPOR Y10, Y4, Y4\n\tVPADDW 512(R8), Y4, Y4\n\tVPSRLW $8, Y4, Y4\n'
+	printf '\tVPOR Y4, Y12, Y12\n\tVPMINUB 224(R8), Y12, Y12\n'
+	printf '\tVPAND Y13, Y8, Y8\n\tVPSRLW $8, Y9, Y9\n\tVPAND Y14, Y9, Y9\n\tVPOR Y9, Y8, Y8\n\tVPOR Y8, Y12, Y12\n'
+	printf '\tVMOVDQU Y12, %d(AX)(DI*1)\n' $((32 * $1))
 }
 
 {

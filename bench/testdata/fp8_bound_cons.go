@@ -6,7 +6,7 @@ package probe
 import "encoding/binary"
 
 var (
-	cons      [544]byte
+	cons      [672]byte
 	scratch16 [1024]byte
 )
 
@@ -40,4 +40,8 @@ func init() {
 	d(448, 0x77800000) // 2^112
 	d(480, 0x00010001) // completeF16C: word 1
 	d(512, 0x007f007f) // word 0x7f
+	d(544, 0xff00ff00) // completeE4M3F16CPipe: upper bytes
+	d(576, 0x80008000) // sign16: VPMADDUBSW's 128 in the odd bytes
+	d(608, 0x00800080) // sign8: in the even bytes
+	d(640, 0xbfffbfff) // bit 14 cleared
 }
