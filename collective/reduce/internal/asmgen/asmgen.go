@@ -170,6 +170,11 @@ type gen struct {
 	// takes them in turn.
 	scratch *operand.Mem
 	spills  int
+	// pipe, if a kernel's emit sets it before scratchBuffer, runs its
+	// loops in the pipe form (pipeLoop); other is then the scratch
+	// buffer's second half.
+	pipe  bool
+	other operand.Mem
 	// streams, if the kernel's emit sets it, is the number of streams
 	// function's loop runs (see streamLoop, streamCount): 1 (in order
 	// only) or 4; 0 means 2 (at AVX2 only for the kernels that prefetch).
@@ -188,11 +193,15 @@ func (g *gen) scratchBuffer() {
 		return
 	}
 	c := g.c
-	p := c.GP64()
-	c.LEAQ(c.AllocLocal(32*scratchSlots+32), p)
+	p, halves := c.GP64(), map[bool]int{false: 1, true: 2}[g.pipe]
+	c.LEAQ(c.AllocLocal(32*scratchSlots*halves+32), p)
 	c.ADDQ(operand.U32(31), p)
 	c.ANDQ(operand.I32(-32), p)
 	g.scratch = &operand.Mem{Base: p}
+	if g.pipe {
+		g.other = operand.Mem{Base: c.GP64()}
+		c.LEAQ(shifted(*g.scratch, 32*scratchSlots), g.other.Base)
+	}
 }
 
 // spill stores v to the next slot of the scratch buffer and returns the
@@ -243,27 +252,34 @@ func (g *gen) function(k kernel) {
 	b := c.Load(c.Param("b"), c.GP64())
 	n := c.Load(c.Param("n"), c.GP64())
 	step, body := k.emit(g)
-	// iteration emits one loop iteration: per bytes at each index of idx
-	// (prefetches first, if asked, then the bodies), then advances the
-	// indexes.
-	iteration := func(idx []reg.Register, per int, prefetch bool) {
+	if g.pipe { // its two scratch halves pass NOSPLIT's frame limit
+		c.Attributes(0)
+	}
+	// bodies emits per bytes at each index of idx, ahead bytes on:
+	// prefetches first, if asked, then the body calls.
+	bodies := func(idx []reg.Register, per, ahead int, prefetch bool) {
 		if prefetch {
 			for off := 0; off < per; off += 64 {
 				for _, ix := range idx {
 					for _, base := range []reg.Register{a, b} {
-						c.PREFETCHT0(operand.Mem{Base: base, Index: ix, Scale: 1, Disp: prefetchDistance + off})
+						c.PREFETCHT0(operand.Mem{Base: base, Index: ix, Scale: 1, Disp: prefetchDistance + ahead + off})
 					}
 				}
 			}
 		}
 		for _, ix := range idx {
-			for off := 0; off < per; off += step {
+			for off := ahead; off < ahead+per; off += step {
 				at := func(base reg.Register) operand.Mem {
 					return operand.Mem{Base: base, Index: ix, Scale: 1, Disp: off}
 				}
 				body(at(dst), at(a), at(b))
 			}
 		}
+	}
+	// iteration emits one loop iteration (bodies, their second phases),
+	// then advances the indexes.
+	iteration := func(idx []reg.Register, per int, prefetch bool) {
+		bodies(idx, per, 0, prefetch)
 		for _, f := range g.second {
 			f()
 		}
@@ -289,16 +305,21 @@ func (g *gen) function(k kernel) {
 		}
 		g.streamLoop(s, i, n, func(idx []reg.Register, per int) { iteration(idx, per, k.prefetch) })
 	}
-	c.Label("loop")
-	iteration([]reg.Register{i}, g.l.Block, k.prefetch)
-	c.CMPQ(i, n)
-	c.JB(operand.LabelRef("loop"))
+	// loop emits the in-order loop named label.
+	loop := func(label string, prefetch bool) {
+		c.Label(label)
+		if g.pipe {
+			g.pipeLoop(label, i, n, func(ahead int) { bodies([]reg.Register{i}, g.l.Block, ahead, prefetch) })
+			return
+		}
+		iteration([]reg.Register{i}, g.l.Block, prefetch)
+		c.CMPQ(i, n)
+		c.JB(operand.LabelRef(label))
+	}
+	loop("loop", k.prefetch)
 	if near {
 		c.JMP(operand.LabelRef("end"))
-		c.Label("near")
-		iteration([]reg.Register{i}, g.l.Block, false)
-		c.CMPQ(i, n)
-		c.JB(operand.LabelRef("near"))
+		loop("near", false)
 	}
 	c.Label("end")
 	c.VZEROUPPER()
