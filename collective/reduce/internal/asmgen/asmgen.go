@@ -181,38 +181,6 @@ type gen struct {
 	streams int
 }
 
-// scratchSlots is the number of 32-byte slots of the scratch buffer: 4
-// spills a body, 4 bodies a block (see later).
-const scratchSlots = 16
-
-// scratchBuffer allocates the scratch buffer (see gen.scratch) in the
-// function's frame, once, and points a register at it (emitted where it is
-// called: in a kernel's emit, before the loop).
-func (g *gen) scratchBuffer() {
-	if g.scratch != nil {
-		return
-	}
-	c := g.c
-	p, halves := c.GP64(), map[bool]int{false: 1, true: 2}[g.pipe]
-	c.LEAQ(c.AllocLocal(32*scratchSlots*halves+32), p)
-	c.ADDQ(operand.U32(31), p)
-	c.ANDQ(operand.I32(-32), p)
-	g.scratch = &operand.Mem{Base: p}
-	if g.pipe {
-		g.other = operand.Mem{Base: c.GP64()}
-		c.LEAQ(shifted(*g.scratch, 32*scratchSlots), g.other.Base)
-	}
-}
-
-// spill stores v to the next slot of the scratch buffer and returns the
-// slot.
-func (g *gen) spill(v reg.VecVirtual) operand.Mem {
-	m := shifted(*g.scratch, 32*(g.spills%scratchSlots))
-	g.spills++
-	g.store(v, m)
-	return m
-}
-
 // later defers a body's second phase, f, to after all the block's body
 // calls (function emits them in order): the bodies' loads from the scratch
 // buffer then come a block after their stores there. Store-to-load

@@ -28,8 +28,13 @@ import (
 // (bench/kernel_probe.sh, 256 KiB, wall medians, load 36). Since session
 // 29 each body stores its words a block before converting them (later),
 // and E4M3 tests a block for NaNs once: E5M2 sum 6.65 -> 7.61 GB/s, E4M3
-// sum 4.46 -> 5.41 (bench/kernels_ab.sh, 256 KiB, load 15). The routes' floors on that CPU (bench/fp8_bound.sh ISA=avx2) are
-// all below issue 17's 22 GB/s.
+// sum 4.46 -> 5.41 (bench/kernels_ab.sh, 256 KiB, load 15). Since session
+// 31 the E5M2 ones run in the pipe form (pipeLoop): sum 7.51 -> 7.92 GB/s,
+// product 7.59 -> 8.12 at 256 KiB (bench/kernel_probe.sh, wall medians,
+// load 22); at 64 MiB thread-CPU best +1-4% (sum, medians -11..+7%) and
+// +5-7% (product) in four to six sittings at load 20-27. The routes'
+// complete floors on that CPU (bench/fp8_bound.sh ISA=avx2) are all below
+// issue 17's targets (bench/results/kernels_fp8.md, session 31).
 var fp8AVX2 = []kernel{
 	{"sumFloat8E4M3", "Sum", []string{"Float8E4M3Type"}, float8E4M3AVX2(opSum), true},
 	{"prodFloat8E4M3", "Prod", []string{"Float8E4M3Type"}, float8E4M3AVX2(opProd), true},
@@ -277,4 +282,36 @@ func (g *gen) pipeLoop(label string, i, n reg.Register, first func(ahead int)) {
 		f()
 	}
 	c.ADDQ(operand.U32(g.l.Block), i)
+}
+
+// scratchSlots is the number of 32-byte slots of the scratch buffer: 4
+// spills a body, 4 bodies a block (see later).
+const scratchSlots = 16
+
+// scratchBuffer allocates the scratch buffer (see gen.scratch) in the
+// function's frame, once, and points a register at it (emitted where it is
+// called: in a kernel's emit, before the loop).
+func (g *gen) scratchBuffer() {
+	if g.scratch != nil {
+		return
+	}
+	c := g.c
+	p, halves := c.GP64(), map[bool]int{false: 1, true: 2}[g.pipe]
+	c.LEAQ(c.AllocLocal(32*scratchSlots*halves+32), p)
+	c.ADDQ(operand.U32(31), p)
+	c.ANDQ(operand.I32(-32), p)
+	g.scratch = &operand.Mem{Base: p}
+	if g.pipe {
+		g.other = operand.Mem{Base: c.GP64()}
+		c.LEAQ(shifted(*g.scratch, 32*scratchSlots), g.other.Base)
+	}
+}
+
+// spill stores v to the next slot of the scratch buffer and returns the
+// slot.
+func (g *gen) spill(v reg.VecVirtual) operand.Mem {
+	m := shifted(*g.scratch, 32*(g.spills%scratchSlots))
+	g.spills++
+	g.store(v, m)
+	return m
 }
