@@ -175,6 +175,9 @@ type gen struct {
 	// buffer's second half.
 	pipe  bool
 	other operand.Mem
+	// carried collects the registers a block's first phases leave to
+	// its second phases (laterBlock's flag), for pipeLoop.
+	carried []reg.VecVirtual
 	// streams, if the kernel's emit sets it, is the number of streams
 	// function's loop runs (see streamLoop, streamCount): 1 (in order
 	// only) or 4; 0 means 2 (at AVX2 only for the kernels that prefetch).

@@ -155,6 +155,7 @@ func float8E4M3AVX2(op floatOp) emitter {
 			scale32 = g.splat32(0x43800000) // 256.0
 			sign80 = g.splat32(0x80808080)
 		}
+		g.pipe = true
 		arith := g.halfLater(op, scale32)
 		nan := g.bcast32(0x7f7f7f7f)
 		clear14 := g.bcast32(0xbfffbfff)
@@ -213,6 +214,7 @@ func float8E4M3AVX2(op floatOp) emitter {
 // one later phase if no bit of flag is set; else, out of line, each called
 // with true.
 func (g *gen) laterBlock(flag reg.VecVirtual, phases []func(fix bool)) {
+	g.carried = append(g.carried, flag)
 	g.later(func() {
 		c := g.c
 		c.VPTEST(flag, flag)
@@ -248,7 +250,9 @@ func (g *gen) splat32(x uint32) operand.Mem {
 // end; after it, the last block's second phases. first(ahead) emits the
 // block's body calls ahead bytes on from i. The next block's inputs are
 // read before this block's stores, and no body's bytes are another's, so
-// dst may still be exactly a or b.
+// dst may still be exactly a or b. Registers the first phases leave to the
+// second (gen.carried) are moved, at the iteration's end, to those of the
+// first phases before the loop, which the second phases read.
 //
 // Why: with a block's second phases right after its own first phases, the
 // scratch buffer's store-to-load forwarding was still on their path; with
@@ -258,20 +262,23 @@ func (g *gen) splat32(x uint32) operand.Mem {
 // pipe 7.95 (E4M3 sum 5.39 -> 5.71), session 31.
 func (g *gen) pipeLoop(label string, i, n reg.Register, first func(ahead int)) {
 	c, cur := g.c, *g.scratch
-	g.spills = 0
+	g.spills, g.carried = 0, nil
 	first(0)
-	second := g.second
+	second, carried := g.second, g.carried
 	last := c.GP64()
 	c.MOVQ(n, last)
 	c.SUBQ(operand.U32(g.l.Block), last) // the last block's index
 	c.CMPQ(i, last)
 	c.JAE(operand.LabelRef(label + "last"))
 	c.Label(label + "body")
-	*g.scratch, g.spills = g.other, 0
+	*g.scratch, g.spills, g.carried = g.other, 0, nil
 	first(g.l.Block)
 	*g.scratch, g.second = cur, nil // the same second phases as before the loop
 	for _, f := range second {
 		f()
+	}
+	for j, r := range g.carried { // the next block's, where second reads them
+		c.VMOVDQU(r, carried[j])
 	}
 	c.XCHGQ(cur.Base, g.other.Base)
 	c.ADDQ(operand.U32(g.l.Block), i)
