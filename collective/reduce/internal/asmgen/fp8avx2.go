@@ -29,10 +29,11 @@ import (
 // 29 each body stores its words a block before converting them (later),
 // and E4M3 tests a block for NaNs once: E5M2 sum 6.65 -> 7.61 GB/s, E4M3
 // sum 4.46 -> 5.41 (bench/kernels_ab.sh, 256 KiB, load 15). Since session
-// 31 the E5M2 ones run in the pipe form (pipeLoop): sum 7.51 -> 7.92 GB/s,
-// product 7.59 -> 8.12 at 256 KiB (bench/kernel_probe.sh, wall medians,
-// load 22); at 64 MiB thread-CPU best +1-4% (sum, medians -11..+7%) and
-// +5-7% (product) in four to six sittings at load 20-27. The routes'
+// 31 they run in the pipe form (pipeLoop): E5M2 sum 7.51 -> 7.92 GB/s,
+// product 7.59 -> 8.12, E4M3 sum 5.36 -> 5.56, product 5.10 -> 5.45 at 256
+// KiB (bench/kernel_probe.sh, wall medians, load 17-22); at 64 MiB
+// thread-CPU best +1-4% (sums; medians -11..+7%) and +3-7% (products) in
+// four to six sittings at load 17-27. The routes'
 // complete floors on that CPU (bench/fp8_bound.sh ISA=avx2) are all below
 // issue 17's targets (bench/results/kernels_fp8.md, session 31).
 var fp8AVX2 = []kernel{
@@ -142,7 +143,8 @@ func (n *fp8Narrower) narrowE4M3AVX2(odd, even, signs reg.VecVirtual, word1, hig
 // stores), and a block with one runs its second phases out of line, each
 // putting a's NaNs over b's over its result. The second phases load a and
 // b again (for the product's signs and the NaNs): a body's bytes are not
-// touched by the block's other bodies, so dst may be exactly a or b.
+// touched by the block's other bodies, so dst may be exactly a or b. Its
+// loops run in the pipe form (pipeLoop; the NaN flag is carried).
 func float8E4M3AVX2(op floatOp) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
