@@ -34,19 +34,20 @@ import (
 // every pair of the level moves bytes at once), "cpu_per_message", a
 // Go duration of CPU per message, and "latency_busy", a Go duration, the
 // latency one way while every pair of the level exchanges small messages
-// at once; a rank's "cpu" may give "machine", "cores" and "cpus" (see
+// at once, and "latency_cold", a Go duration, the latency one way of a
+// message whose receiver has slept; a rank's "cpu" may give "machine", "cores" and "cpus" (see
 // [CPUInfo]). Files without them load as before. See [Links].
 //
 // Version 2 is not frozen: its optional keys grew during its life
 // ("cpu_per_byte" and "cpu_per_message", then "cpu_per_byte_busy" and a
 // rank's "machine", "cores" and "cpus", then "latency_busy", then a
 // top-level "reduce_per_byte": seconds of CPU a rank spends reducing a
-// byte, e.g. 1.5e-10, see [Links]). The reader is strict (an unknown
+// byte, e.g. 1.5e-10, see [Links], then "latency_cold"). The reader is strict (an unknown
 // key is an error naming it and its offset), so a reader older than a key
 // refuses a file that has it; it never misreads one. Figures: a latency in
 // [0, MaxLatency], a bandwidth of at least MinBandwidth bytes per second,
 // the CPU figures within MaxCPUPerByte and MaxCPUPerMessage, a busy
-// latency in [0, MaxLatency], a reduce_per_byte within MaxCPUPerByte.
+// and a cold latency in [0, MaxLatency], a reduce_per_byte within MaxCPUPerByte.
 const FileVersion = 2
 
 // MaxFileBytes is the largest topology file Parse and Load accept.

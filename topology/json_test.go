@@ -190,7 +190,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"version":2,"ranks":[{"rank":0,"host":"h","local_rank":0,"cpu":{"machine":"m1","cores":2}},{"rank":1,"host":"g","local_rank":0,"cpu":{"machine":"m1","cores":2}}],` +
 		`"levels":{"site":{"latency":"50us","bandwidth":1e9,"cpu_per_byte":2e-9,"cpu_per_message":"30us"}}}`))
 	f.Add([]byte(`{"version":2,"ranks":[{"rank":0,"host":"h","local_rank":0},{"rank":1,"host":"g","local_rank":0}],` +
-		`"levels":{"host":{"latency":"3us","bandwidth":4e9,"cpu_per_byte_busy":7e-10,"latency_busy":"98us"}}}`))
+		`"levels":{"host":{"latency":"3us","bandwidth":4e9,"cpu_per_byte_busy":7e-10,"latency_busy":"98us","latency_cold":"61us"}}}`))
 	f.Add([]byte(`{"version":2,"ranks":[{"rank":0,"host":"h","local_rank":0},{"rank":1,"host":"g","local_rank":0}],` +
 		`"levels":{"wan":{"latency":"2ms","bandwidth":1e8}},"reduce_per_byte":1.5e-10}`))
 	f.Add([]byte(`{"version":2,"ranks":[{"rank":0,"host":"h","local_rank":0}],"reduce_per_byte":2e-10}`))

@@ -43,6 +43,18 @@ type Link struct {
 	// 0: unknown. In [0, MaxLatency]. A CPU figure: it goes with them
 	// (collective/tune's WithoutCPU clears it).
 	LatencyBusy time.Duration
+	// LatencyCold is the one-way latency of a small message whose
+	// receiver has slept (waited past its transport's spin, so the
+	// message must wake it and it must get a core again): the probe's
+	// delayed ping-pongs, whose answer comes a millisecond or more after
+	// the question, its trip less the answerer's hold and a hot trip
+	// (probe/pair.go). The cost model prices a hop whose receiver has
+	// waited longer than it spins at this figure instead of Latency
+	// (collective/tune's cold phases: the hierarchical AllReduce's
+	// all-gathers at one piece, bench/results/model_lab/model31.md).
+	// 0: unknown (Latency stands). In [0, MaxLatency]. A CPU figure, as
+	// LatencyBusy is (collective/tune's WithoutCPU clears it).
+	LatencyCold time.Duration
 }
 
 // Bounds of a Link's CPU figures: far above any transport (a byte costs
@@ -128,6 +140,8 @@ func (l Link) validate(field string) error {
 		return invalidf("%s: cpu_per_message %v is not in [0, %v]", field, l.CPUPerMessage, MaxCPUPerMessage)
 	case l.LatencyBusy < 0 || l.LatencyBusy > MaxLatency:
 		return invalidf("%s: latency_busy %v is not in [0, %v]", field, l.LatencyBusy, MaxLatency)
+	case l.LatencyCold < 0 || l.LatencyCold > MaxLatency:
+		return invalidf("%s: latency_cold %v is not in [0, %v]", field, l.LatencyCold, MaxLatency)
 	}
 	return nil
 }
@@ -200,6 +214,7 @@ type linkJSON struct {
 	CPUPerByteBusy float64  `json:"cpu_per_byte_busy,omitempty"`
 	CPUPerMessage  string   `json:"cpu_per_message,omitempty"`
 	LatencyBusy    string   `json:"latency_busy,omitempty"`
+	LatencyCold    string   `json:"latency_cold,omitempty"`
 }
 
 // hostLinkJSON is a HostLink in a file.
@@ -233,6 +248,11 @@ func (l linkJSON) link(field string) (Link, error) {
 			return Link{}, invalidf("%s: latency_busy %q is not a duration such as \"120us\"", field, l.LatencyBusy)
 		}
 	}
+	if l.LatencyCold != "" {
+		if out.LatencyCold, err = time.ParseDuration(l.LatencyCold); err != nil {
+			return Link{}, invalidf("%s: latency_cold %q is not a duration such as \"80us\"", field, l.LatencyCold)
+		}
+	}
 	return out, out.validate(field)
 }
 
@@ -245,6 +265,9 @@ func toLinkJSON(l Link) linkJSON {
 	}
 	if l.LatencyBusy != 0 {
 		out.LatencyBusy = l.LatencyBusy.String()
+	}
+	if l.LatencyCold != 0 {
+		out.LatencyCold = l.LatencyCold.String()
 	}
 	return out
 }

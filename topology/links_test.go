@@ -15,14 +15,15 @@ const twoHosts = `"ranks": [{"rank": 0, "host": "a", "site": "east", "local_rank
 // to the same topology.
 func TestLinksRoundTrip(t *testing.T) {
 	data := `{"version": 2, ` + twoHosts + `,
-	"levels": {"wan": {"latency": "5ms", "bandwidth": 1.25e8, "lanes": 8, "cpu_per_byte": 3.5e-10, "cpu_per_byte_busy": 7e-10, "cpu_per_message": "40us", "latency_busy": "5.2ms"},
+	"levels": {"wan": {"latency": "5ms", "bandwidth": 1.25e8, "lanes": 8, "cpu_per_byte": 3.5e-10, "cpu_per_byte_busy": 7e-10, "cpu_per_message": "40us", "latency_busy": "5.2ms", "latency_cold": "5.09ms"},
 		"host": {"latency": "2us", "bandwidth": 4e9}},
 	"links": [{"hosts": ["a", "b"], "latency": "7ms", "bandwidth": 5e7}]}`
 	topo, err := Parse([]byte(data))
 	require.NoError(t, err)
 	require.NotNil(t, topo.Links)
 	require.Equal(t, &Link{Latency: 5 * time.Millisecond, Bandwidth: 1.25e8, Lanes: 8,
-		CPUPerByte: 3.5e-10, CPUPerByteBusy: 7e-10, CPUPerMessage: 40 * time.Microsecond, LatencyBusy: 5200 * time.Microsecond}, topo.Links.WAN)
+		CPUPerByte: 3.5e-10, CPUPerByteBusy: 7e-10, CPUPerMessage: 40 * time.Microsecond, LatencyBusy: 5200 * time.Microsecond, LatencyCold: 5090 * time.Microsecond}, topo.Links.WAN)
+	// A level without "latency_cold" (every file before it) loads with none.
 	require.Equal(t, &Link{Latency: 2 * time.Microsecond, Bandwidth: 4e9}, topo.Links.Host)
 	require.Nil(t, topo.Links.Site)
 	l, ok := topo.Pair("b", "a")
@@ -34,6 +35,8 @@ func TestLinksRoundTrip(t *testing.T) {
 	require.Contains(t, string(out), `"version": 2`)
 	require.Contains(t, string(out), `"cpu_per_message": "40µs"`)
 	require.Contains(t, string(out), `"latency_busy": "5.2ms"`)
+	require.Contains(t, string(out), `"latency_cold": "5.09ms"`)
+	require.Equal(t, 1, strings.Count(string(out), "latency_cold"), "written only where known")
 	again, err := Parse(out)
 	require.NoError(t, err)
 	require.Equal(t, topo, again)
@@ -92,6 +95,10 @@ func TestLinksRejects(t *testing.T) {
 		{"negative CPU per message", `"levels": {"host": {"latency": "1us", "bandwidth": 1, "cpu_per_message": "-2us"}}`, "levels.host: cpu_per_message -2µs is not in"},
 		{"bad busy latency", `"levels": {"site": {"latency": "1us", "bandwidth": 1, "latency_busy": "soon"}}`, `levels.site: latency_busy "soon" is not a duration`},
 		{"negative busy latency", `"levels": {"site": {"latency": "1us", "bandwidth": 1, "latency_busy": "-3us"}}`, "levels.site: latency_busy -3µs is not in"},
+		{"bad cold latency", `"levels": {"host": {"latency": "1us", "bandwidth": 1, "latency_cold": "later"}}`, `levels.host: latency_cold "later" is not a duration`},
+		{"negative cold latency", `"levels": {"wan": {"latency": "1ms", "bandwidth": 1, "latency_cold": "-80us"}}`, "levels.wan: latency_cold -80µs is not in"},
+		{"negative cold latency in a pair", `"links": [{"hosts": ["a", "b"], "latency": "1ms", "bandwidth": 1, "latency_cold": "-1ms"}]`, "links[0]: latency_cold -1ms is not in"},
+		{"cold latency as a number", `"levels": {"host": {"latency": "1us", "bandwidth": 1, "latency_cold": 5}}`, `"levels.LEVEL.latency_cold" is a JSON number, want a string`},
 		{"CPU per byte as a string", `"levels": {"host": {"latency": "1us", "bandwidth": 1, "cpu_per_byte": "1ns"}}`, "is a JSON string, want"},
 		{"negative reduction CPU", `"reduce_per_byte": -1e-10`, "reduce_per_byte: -1e-10 is not in [0, 1e-06] seconds"},
 		{"reduction CPU too large", `"levels": {"wan": {"latency": "1ms", "bandwidth": 1}}, "reduce_per_byte": 0.5`, "reduce_per_byte: 0.5 is not in"},
