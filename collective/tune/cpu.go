@@ -374,8 +374,10 @@ func WithoutCPU(t topology.Topology) topology.Topology {
 	return t
 }
 
-// noCPU clears l's CPU figures, the busy latency among them.
-func noCPU(l *Link) { l.CPUPerByte, l.CPUPerByteBusy, l.CPUPerMessage, l.LatencyBusy = 0, 0, 0, 0 }
+// noCPU clears l's CPU figures, the busy and the cold latency among them.
+func noCPU(l *Link) {
+	l.CPUPerByte, l.CPUPerByteBusy, l.CPUPerMessage, l.LatencyBusy, l.LatencyCold = 0, 0, 0, 0, 0
+}
 
 // noCPUPairs clears the CPU figures of every pair of ps (in place).
 func noCPUPairs(ps []topology.HostLink) {

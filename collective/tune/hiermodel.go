@@ -99,11 +99,12 @@ const (
 // (1/2^HierRampUp of a piece) and the phases after it for the last's
 // (1/2^HierRampDown): those are priced at that piece's size (fill and
 // drain), the bottleneck phase and the further pieces as before
-// (hierRamped).
+// (hierRamped). One piece: its phases after the top level's are cold
+// where the top level waits long (coldAfterTop, cold.go).
 func (m *model) hierarchical() []phase {
 	p, piece, neck, ramp := m.hierPiece()
 	if p == 1 || len(piece) == 0 {
-		return piece
+		return m.coldAfterTop(piece)
 	}
 	if !ramp {
 		return m.hierKeyed(piece, neck, p)

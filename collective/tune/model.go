@@ -159,6 +159,7 @@ type phase struct {
 	chunks  int
 	overlap bool
 	serial  bool      // one chunk in flight per flow (trees)
+	cold    bool      // its receivers slept: hops at their cold latency (cold.go)
 	rings   []ringRun // the rings of an overlapped phase, whose chunks' transfers lie on its latency path
 	// last: the operation's last phase (set by total). The operation ends
 	// when the last byte of its busiest link has landed, one latency of
@@ -241,7 +242,7 @@ func (m *model) linkTime(p phase) float64 {
 	for _, r := range p.rings {
 		hop := make([]float64, len(r.hops))
 		for i, h := range r.hops {
-			hop[i] = m.alpha(h[0], h[1]) + r.chunk/m.rate(h[0], h[1])
+			hop[i] = m.hopAlpha(p, h[0], h[1]) + r.chunk/m.rate(h[0], h[1])
 		}
 		lat = max(lat, chainLatency(hop, r.steps))
 	}

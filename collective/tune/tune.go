@@ -315,6 +315,8 @@ func (in Input) validate() error {
 			return fmt.Errorf("%w: Links.%s.CPUPerMessage %v is not in [0, %v]", ErrInvalid, l.name, l.link.CPUPerMessage, topology.MaxCPUPerMessage)
 		case l.link.LatencyBusy < 0 || l.link.LatencyBusy > topology.MaxLatency:
 			return fmt.Errorf("%w: Links.%s.LatencyBusy %v is not in [0, %v]", ErrInvalid, l.name, l.link.LatencyBusy, topology.MaxLatency)
+		case l.link.LatencyCold < 0 || l.link.LatencyCold > topology.MaxLatency:
+			return fmt.Errorf("%w: Links.%s.LatencyCold %v is not in [0, %v]", ErrInvalid, l.name, l.link.LatencyCold, topology.MaxLatency)
 		}
 	}
 	if r := in.Links.ReducePerByte; !(r >= 0 && r <= topology.MaxCPUPerByte) {

@@ -164,3 +164,21 @@ func TestBusyLatency(t *testing.T) {
 		}
 	}
 }
+
+// coldLatency is the median delayed trip less the hot one way, at least
+// the hot one way; none without trips.
+func TestColdLatencyFigure(t *testing.T) {
+	for _, c := range []struct {
+		trips     []float64
+		hot, want float64
+	}{
+		{nil, 5e-6, 0},
+		{[]float64{90e-6, 60e-6, 70e-6}, 5e-6, 65e-6},
+		{[]float64{4e-6, 6e-6, 8e-6}, 5e-6, 5e-6}, // never under the hot figure
+		{[]float64{4.3e-3, 4.4e-3, 9e-3, 4.2e-3}, 2.15e-3, 2.25e-3},
+	} {
+		if got := coldLatency(c.trips, c.hot); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("coldLatency(%v, %g) = %g, want %g", c.trips, c.hot, got, c.want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package probe_test
 import (
 	"context"
 	"math"
+	"reflect"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -83,4 +84,67 @@ func sendsPerMessage(t *testing.T, topo topology.Topology, links tune.Links) int
 		t.Fatal("a collective.Send made no transport Send")
 	}
 	return n
+}
+
+// TestMeasureColdLatency: the delayed ping-pongs give each level a cold
+// latency, the answer's trip less the answering rank's hold (its sleep,
+// late by a rank's oversleep, included): over simnet, where a sleeping
+// receiver costs nothing more, the level's latency, however late the
+// answer. Where the ranks' clocks disagree (rank r's runs 1 + r/4 times
+// as fast, so each answering rank times its hold differently), every rank
+// still gets the same figures, the pairs' first ranks', and makes the
+// same choice from them.
+func TestMeasureColdLatency(t *testing.T) {
+	links := tune.Links{
+		Host: tune.Link{Latency: 3 * time.Microsecond, Bandwidth: 5e9},
+		Site: tune.Link{Latency: 40 * time.Microsecond, Bandwidth: 1.25e9},
+		WAN:  tune.Link{Latency: 2 * time.Millisecond, Bandwidth: 50e6},
+	}
+	topo := grid(t, 2, 2, 2)
+	run := func(rate func(r int) float64) []topology.Links {
+		var slept atomic.Int64
+		return measureWith(t, topo, links, func(r int, worldNow func() time.Duration) probe.Options {
+			now := func() time.Duration { return time.Duration(float64(worldNow()+time.Duration(slept.Load())) * rate(r)) }
+			return probe.Options{
+				Now:     now,
+				CPUTime: func() time.Duration { return now() / 4 },
+				Sleep: func(_ context.Context, d time.Duration) error {
+					slept.Add(int64(d) + int64(r)*100_000) // rank r oversleeps r × 100 µs
+					return nil
+				},
+			}
+		})
+	}
+	got := run(func(int) float64 { return 1 })
+	for i, l := range []*topology.Link{got[0].Host, got[0].Site, got[0].WAN} {
+		want := []tune.Link{links.Host, links.Site, links.WAN}[i].Latency
+		if l == nil {
+			t.Fatalf("level %d not measured", i)
+		}
+		if l.LatencyCold < l.Latency || l.LatencyCold-want > 5*time.Microsecond || want-l.LatencyCold > 5*time.Microsecond {
+			t.Errorf("level %d: cold latency %v (latency %v), want the link's %v", i, l.LatencyCold, l.Latency, want)
+		}
+	}
+	skewed := run(func(r int) float64 { return 1 + float64(r)/4 })
+	for r := range skewed {
+		if !reflect.DeepEqual(skewed[r], skewed[0]) {
+			t.Errorf("rank %d measured %+v, rank 0 %+v", r, skewed[r], skewed[0])
+		}
+	}
+	for _, bytes := range []int{8, 64 << 10} {
+		var first string
+		for r := range skewed {
+			tp := topo
+			tp.Links = &skewed[r]
+			p, err := tune.Choose(tune.AllReduce, tune.Input{Topology: tp, Bytes: bytes, ChunkBytes: 1 << 19, Links: tune.DefaultLinks()})
+			if err != nil {
+				t.Fatalf("rank %d, %d B: %v", r, bytes, err)
+			}
+			if r == 0 {
+				first = p.Algorithm
+			} else if p.Algorithm != first {
+				t.Errorf("%d B: rank %d chose %s, rank 0 %s", bytes, r, p.Algorithm, first)
+			}
+		}
+	}
 }

@@ -23,6 +23,7 @@ type pairFigures struct {
 	pingTook           float64 // seconds, on p[0]
 	burstTook          float64
 	delayedTook        float64 // -1: not run
+	coldLatency        float64 // seconds, on p[0]; 0: not run (coldLatency)
 }
 
 // maxPings bounds the round trips of one level past PingPongs.
@@ -96,23 +97,15 @@ func measurePair(ctx context.Context, c *collective.Comm, p [2]int, opts Options
 		out.burstCPU, out.burstTook, cpu1 = cpu2-cpu1, (opts.Now() - burstBegin).Seconds(), cpu2
 		if sleeps {
 			delayedBegin := opts.Now()
-			for range delayedPings {
-				if !first {
-					if err := collective.Recv(ctx, c, small, peer); err != nil {
-						return pairFigures{}, err
-					}
-					if err := opts.Sleep(ctx, max(pingDelay, time.Duration(rtt*1e9))); err != nil {
-						return pairFigures{}, err
-					}
-					if err := collective.Send(ctx, c, small, peer); err != nil {
-						return pairFigures{}, err
-					}
-				} else if err := swap(small, small); err != nil {
-					return pairFigures{}, err
-				}
+			trips, err := delayed(ctx, c, swap, small, peer, first, opts, max(pingDelay, time.Duration(rtt*1e9)))
+			if err != nil {
+				return pairFigures{}, err
 			}
 			cpu3 := cpu()
 			out.delayedCPU, out.delayedTook, cpu1 = cpu3-cpu1, (opts.Now() - delayedBegin).Seconds(), cpu3
+			if first {
+				out.coldLatency = coldLatency(trips, rtt/2)
+			}
 		}
 	}
 	bulk := make([]byte, opts.BulkBytes)
@@ -211,6 +204,61 @@ const (
 	delayedPings = 8
 	pingDelay    = time.Millisecond
 )
+
+// delayed runs the delayed ping-pongs over swap (p[0], first) and peer
+// (p[1]) with small's 8 bytes: p[1] answers each ping delay after it
+// arrives, and puts in its answer how long it held the ping (from its
+// receive's return to its send, its sleep's wake-up included), in
+// nanoseconds. It returns on p[0] each round trip less that hold, in
+// seconds: a ping's trip and an answer's trip, the answer's receiver
+// (p[0]) having waited through the delay.
+func delayed(ctx context.Context, c *collective.Comm, swap func(out, in []byte) error, small []byte, peer int, first bool, opts Options, delay time.Duration) ([]float64, error) {
+	var trips []float64
+	if first {
+		trips = make([]float64, 0, delayedPings)
+	}
+	for range delayedPings {
+		if first {
+			start := opts.Now()
+			if err := swap(small, small); err != nil {
+				return nil, err
+			}
+			hold := time.Duration(binary.LittleEndian.Uint64(small))
+			trips = append(trips, (opts.Now() - start - hold).Seconds())
+			continue
+		}
+		if err := collective.Recv(ctx, c, small, peer); err != nil {
+			return nil, err
+		}
+		got := opts.Now()
+		if err := opts.Sleep(ctx, delay); err != nil {
+			return nil, err
+		}
+		binary.LittleEndian.PutUint64(small, uint64(opts.Now()-got))
+		if err := collective.Send(ctx, c, small, peer); err != nil {
+			return nil, err
+		}
+	}
+	return trips, nil
+}
+
+// coldLatency is a level's cold latency (topology.Link.LatencyCold) from
+// its delayed ping-pongs' trips (delayed): the median trip less a hot
+// ping's one way (hot, the ping-pongs' latency), the answer's one way
+// trip to a receiver that slept; at least hot, 0 without trips. The
+// ping's receiver (p[1]) has waited only since its last answer, a trip
+// (its spin may cover it); where it too sleeps (a long link, whose trip
+// outlasts any spin) the figure also holds that wake-up, which the
+// level's hot latency, measured by receivers that wait as long, already
+// holds: there the two are about equal.
+func coldLatency(trips []float64, hot float64) float64 {
+	if len(trips) == 0 {
+		return 0
+	}
+	trips = slices.Clone(trips)
+	slices.Sort(trips)
+	return max(hot, trips[len(trips)/2]-hot)
+}
 
 // sleep waits d or until ctx ends.
 func sleep(ctx context.Context, d time.Duration) error {

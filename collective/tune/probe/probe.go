@@ -184,8 +184,9 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 	// bursts took, filled in by the pair's first rank, and each end's CPU
 	// seconds (+1, so that 0 says "not measured") over the ping-pongs,
 	// the bulk transfers and the bursts, by that end; then the delayed
-	// ping-pongs' seconds (p[0]) and each end's CPU seconds (+1) over them.
-	const slots = 14
+	// ping-pongs' seconds (p[0]) and each end's CPU seconds (+1) over them,
+	// and their cold latency (p[0]; 0: not run).
+	const slots = 15
 	figures := make([]float64, 3*slots)
 	for l, p := range Pairs(topo) {
 		if p[0] < 0 || opts.Skip[l] || (c.Rank() != p[0] && c.Rank() != p[1]) {
@@ -197,7 +198,7 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 		}
 		f, end := figures[slots*l:], 0
 		if c.Rank() == p[0] {
-			f[0], f[1], f[6], f[9], f[10], f[11] = m.latency, m.bandwidth, float64(m.pings), m.pingTook, m.burstTook, m.delayedTook
+			f[0], f[1], f[6], f[9], f[10], f[11], f[14] = m.latency, m.bandwidth, float64(m.pings), m.pingTook, m.burstTook, m.delayedTook, m.coldLatency
 		} else {
 			end = 1
 		}
@@ -250,6 +251,7 @@ func Measure(ctx context.Context, c *collective.Comm, topo topology.Topology, op
 				}
 				link.CPUPerMessage, link.CPUPerByte = cpuCosts(r)
 			}
+			link.LatencyCold = time.Duration(math.Round(min(f[14], topology.MaxLatency.Seconds()) * 1e9))
 			trip := -1.0 // a ping-pong's CPU, both ends; unknown without the pair's CPU figures
 			if link.CPUPerByte != 0 || link.CPUPerMessage != 0 {
 				trip = (f[2] + f[3] - 2) / max(1, f[6])
