@@ -342,22 +342,26 @@ func DumpTopology(w io.Writer, topo topology.Topology) error {
 // duration a message), and where it has a busy CPU a byte
 // (topology.Link.CPUPerByteBusy) that after them, like
 // ...@78444ns@9.5e-09, and where it has a busy latency
-// (topology.Link.LatencyBusy) that after them, like ...@9.5e-09@131000ns;
-// then, where ls has the reduction's CPU a byte (topology.Links.ReducePerByte),
+// (topology.Link.LatencyBusy) that after them, like ...@9.5e-09@131000ns,
+// and where it has a cold latency (topology.Link.LatencyCold) that after
+// them, like ...@131000ns@61000ns; then, where ls has the reduction's CPU a byte (topology.Links.ReducePerByte),
 // reduce=SECONDS, like reduce=1.2e-10. Pairs are left out.
 func FormatLinks(ls topology.Links) string {
 	var parts []string
 	for l, name := range levelNames {
 		if k := *level(&ls, l); k != nil {
 			part := name + "=" + strconv.FormatInt(int64(k.Latency), 10) + "ns@" + strconv.FormatFloat(k.Bandwidth, 'g', -1, 64)
-			if k.CPUPerByte != 0 || k.CPUPerMessage != 0 || k.CPUPerByteBusy != 0 || k.LatencyBusy != 0 {
+			if k.CPUPerByte != 0 || k.CPUPerMessage != 0 || k.CPUPerByteBusy != 0 || k.LatencyBusy != 0 || k.LatencyCold != 0 {
 				part += "@" + strconv.FormatFloat(k.CPUPerByte, 'g', -1, 64) + "@" + strconv.FormatInt(int64(k.CPUPerMessage), 10) + "ns"
 			}
-			if k.CPUPerByteBusy != 0 || k.LatencyBusy != 0 {
+			if k.CPUPerByteBusy != 0 || k.LatencyBusy != 0 || k.LatencyCold != 0 {
 				part += "@" + strconv.FormatFloat(k.CPUPerByteBusy, 'g', -1, 64)
 			}
-			if k.LatencyBusy != 0 {
+			if k.LatencyBusy != 0 || k.LatencyCold != 0 {
 				part += "@" + strconv.FormatInt(int64(k.LatencyBusy), 10) + "ns"
+			}
+			if k.LatencyCold != 0 {
+				part += "@" + strconv.FormatInt(int64(k.LatencyCold), 10) + "ns"
 			}
 			parts = append(parts, part)
 		}
@@ -421,6 +425,7 @@ func ParseLinks(s string) (topology.Links, error) {
 			perByte, perMsg, _ := strings.Cut(cpu, "@")
 			perMsg, busy, withBusy := strings.Cut(perMsg, "@")
 			busy, latBusy, withLatBusy := strings.Cut(busy, "@")
+			latBusy, latCold, withLatCold := strings.Cut(latBusy, "@")
 			pb, err1 := strconv.ParseFloat(perByte, 64)
 			pm, err2 := time.ParseDuration(perMsg)
 			bb, err3 := 0.0, error(nil)
@@ -431,12 +436,16 @@ func ParseLinks(s string) (topology.Links, error) {
 			if withLatBusy {
 				lb, err4 = time.ParseDuration(latBusy)
 			}
-			if err1 != nil || err2 != nil || err3 != nil || err4 != nil || !(pb >= 0 && pb <= topology.MaxCPUPerByte) || pm < 0 || pm > topology.MaxCPUPerMessage ||
-				!(bb >= 0 && bb <= topology.MaxCPUPerByte) || lb < 0 || lb > topology.MaxLatency {
-				return ls, fmt.Errorf("%q: want CPU figures @SECONDS-A-BYTE@DURATION-A-MESSAGE[@BUSY-SECONDS-A-BYTE[@BUSY-LATENCY]] in [0, %g], [0, %v] and [0, %v], like @4.7e-09@78us",
+			lc, err5 := time.Duration(0), error(nil)
+			if withLatCold {
+				lc, err5 = time.ParseDuration(latCold)
+			}
+			if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil || !(pb >= 0 && pb <= topology.MaxCPUPerByte) || pm < 0 || pm > topology.MaxCPUPerMessage ||
+				!(bb >= 0 && bb <= topology.MaxCPUPerByte) || lb < 0 || lb > topology.MaxLatency || lc < 0 || lc > topology.MaxLatency {
+				return ls, fmt.Errorf("%q: want CPU figures @SECONDS-A-BYTE@DURATION-A-MESSAGE[@BUSY-SECONDS-A-BYTE[@BUSY-LATENCY[@COLD-LATENCY]]] in [0, %g], [0, %v] and [0, %v], like @4.7e-09@78us",
 					part, topology.MaxCPUPerByte, topology.MaxCPUPerMessage, topology.MaxLatency)
 			}
-			link.CPUPerByte, link.CPUPerMessage, link.CPUPerByteBusy, link.LatencyBusy = pb, pm, bb, lb
+			link.CPUPerByte, link.CPUPerMessage, link.CPUPerByteBusy, link.LatencyBusy, link.LatencyCold = pb, pm, bb, lb, lc
 		}
 		*level(&ls, l) = link
 	}

@@ -254,6 +254,21 @@ func TestLinksText(t *testing.T) {
 	back, err = ParseLinks(s)
 	require.NoError(t, err)
 	require.Equal(t, site, back)
+	ls.WAN.LatencyCold = 2440 * time.Microsecond // the cold latency, after the busy one
+	s = FormatLinks(ls)
+	require.Equal(t, "host=7157ns@1.19e+09,wan=2380632ns@7.768e+07@4.75e-09@78444ns@9.5e-09@2510000ns@2440000ns", s)
+	back, err = ParseLinks(s)
+	require.NoError(t, err)
+	require.Equal(t, ls, back)
+	cold := topology.Links{Host: &topology.Link{Latency: 6 * time.Microsecond, Bandwidth: 1e10, LatencyCold: 61 * time.Microsecond}}
+	s = FormatLinks(cold) // a cold latency alone brings the fields before it, zero
+	require.Equal(t, "host=6000ns@1e+10@0@0ns@0@0ns@61000ns", s)
+	back, err = ParseLinks(s)
+	require.NoError(t, err)
+	require.Equal(t, cold, back)
+	_, err = ParseLinks("host=6us@1e10@0@0ns@0@0ns@-61us")
+	require.ErrorContains(t, err, "COLD-LATENCY")
+	ls.WAN.LatencyCold = 0
 	_, err = ParseLinks("wan=2ms@1e8@4e-9@78us@-1")
 	require.ErrorContains(t, err, "BUSY-SECONDS-A-BYTE")
 	_, err = ParseLinks("wan=2ms@1e8@4e-9@78us@0@-3us")
