@@ -42,7 +42,7 @@ func Explain(w io.Writer, coll Collective, in Input) error {
 				ls.Host.Latency, ls.Host.LatencyBusy, ls.Site.Latency, ls.Site.LatencyBusy, ls.WAN.Latency, ls.WAN.LatencyBusy)
 		}
 		if ls.Host.LatencyCold != 0 || ls.Site.LatencyCold != 0 || ls.WAN.LatencyCold != 0 {
-			fmt.Fprintf(w, "# latency one way, its receiver asleep (0: unknown; cold.go): host %v, site %v, wan %v\n",
+			fmt.Fprintf(w, "# latency one way, its receiver asleep (0: unknown): host %v, site %v, wan %v\n",
 				ls.Host.LatencyCold, ls.Site.LatencyCold, ls.WAN.LatencyCold)
 		}
 	}
