@@ -38,7 +38,10 @@
 #    --topology THAT-RUN'S-FILE --chunk C`, C the chunk the job's
 #    transport uses (its INIT line "chunk="); beside it the same without
 #    the CPU term (--no-cpu: the probe's CPU figures left out) and the
-#    model's CPU per call (all ranks), against the job's measured one.
+#    model's CPU per call (all ranks), against the job's measured one,
+#    and the prediction without the levels' cold latency (the file's
+#    "latency_cold" taken out: the model before it had the figure,
+#    collective/tune/cold.go; the same where the probe measured none).
 #    `gocoll sim --topology THAT-FILE` runs the same algorithm in virtual
 #    time over a fabric of those figures (no CPU cost): model against sim
 #    checks the model's accounting of the algorithm, sim against the lab
@@ -131,6 +134,12 @@ predict() {
   "$G" topo --explain "$2" --topology "$1" --coll allreduce --chunk "$4" ${5:-} |
     awk -v a="$3" '$1 == a { sub(/ *\(chosen.*$/, ""); t = $NF; v = t + 0; if (t ~ /ms$/) v /= 1e3; else if (t ~ /µs$/) v /= 1e6; else if (t ~ /ns$/) v /= 1e9; print v; exit }'
 }
+# hot TOPO: a copy of TOPO without its levels' "latency_cold" (the last
+# key of a level, so its line and the comma before it go), in $BIN.
+hot() {
+  sed -z 's/,\n *"latency_cold": "[^"]*"//g' "$1" >"$BIN/hot.topo.json"
+  echo "$BIN/hot.topo.json"
+}
 # modelcpu TOPO BYTES ALGO CHUNK: the model's CPU seconds per call, all
 # ranks (explain's CPU column; empty where the CPU term is off).
 modelcpu() {
@@ -178,7 +187,7 @@ wanbw() { awk '/"wan": *[{]/ { w = 1 } w && /"bandwidth"/ { gsub(/[^0-9.e+-]/, "
 cores() { awk '$1 == "#" && $2 == "cpu" { if ($5 > 0) printf "%.2f", ($3 + $4) / $5 }' "$1"; }
 
 # 1. The runs, interleaved.
-declare -A BEST PRED SIM FAST FIRST MED RAN CORES LOADS TOOK CPU PREDX MCPU CHOSE ROUND WANBW RATIOS MEDBEST WANFROM
+declare -A BEST PRED SIM FAST FIRST MED RAN CORES LOADS TOOK CPU PREDX PREDH MCPU CHOSE ROUND WANBW RATIOS MEDBEST WANFROM
 for round in $(seq "$ROUNDS"); do
   for s in $SIZES; do
     b=$(bytes "$s")
@@ -199,6 +208,7 @@ for round in $(seq "$ROUNDS"); do
       sim=$(simulate "${raw%.txt}.topo.json" "$b" "$m" "$(chunk "$raw")" 2>/dev/null || true)
       px=$(predict "${raw%.txt}.topo.json" "$b" "$m" "$(chunk "$raw")" --no-cpu 2>/dev/null || true)
       mc=$(modelcpu "${raw%.txt}.topo.json" "$b" "$m" "$(chunk "$raw")" 2>/dev/null || true)
+      ph=$(predict "$(hot "${raw%.txt}.topo.json")" "$b" "$m" "$(chunk "$raw")" 2>/dev/null || true)
       ch=$(chosen "${raw%.txt}.topo.json" "$b" "$(chunk "$raw")" 2>/dev/null || true)
       w=$(wanbw "${raw%.txt}.topo.json")
       RATIOS[$a.$s]="${RATIOS[$a.$s]:+${RATIOS[$a.$s]}, }$(awk -v m="$t" -v p="$p" -v w="$w" 'BEGIN { if (m == "" || p == "") printf "?"; else printf "%.2f", m * 1e-6 / p; if (w != "") printf " (%.1f)", w / 1e6 }')"
@@ -207,7 +217,7 @@ for round in $(seq "$ROUNDS"); do
         MEDBEST[$a.$s]=$md
       fi
       if [[ -n $t ]] && { [[ -z ${BEST[$a.$s]:-} ]] || awk -v t="$t" -v b="${BEST[$a.$s]}" 'BEGIN { exit !(t < b) }'; }; then
-        BEST[$a.$s]=$t CHOSE[$a.$s]=$ch ROUND[$a.$s]=$round WANBW[$a.$s]=$w WANFROM[$a.$s]=$(wanfrom "$raw") PRED[$a.$s]=$p SIM[$a.$s]=$sim PREDX[$a.$s]=$px MCPU[$a.$s]=$mc FAST[$a.$s]=$(fastest "$raw" "$b") FIRST[$a.$s]=$(first "$raw" "$b") MED[$a.$s]=$(median "$raw" "$b") RAN[$a.$s]=$(ran "$raw" "$b")
+        BEST[$a.$s]=$t CHOSE[$a.$s]=$ch ROUND[$a.$s]=$round WANBW[$a.$s]=$w WANFROM[$a.$s]=$(wanfrom "$raw") PRED[$a.$s]=$p SIM[$a.$s]=$sim PREDX[$a.$s]=$px PREDH[$a.$s]=$ph MCPU[$a.$s]=$mc FAST[$a.$s]=$(fastest "$raw" "$b") FIRST[$a.$s]=$(first "$raw" "$b") MED[$a.$s]=$(median "$raw" "$b") RAN[$a.$s]=$(ran "$raw" "$b")
         CORES[$a.$s]=$(cores "$raw") LOADS[$a.$s]=$load CPU[$a.$s]=$(cpu_per_call "$raw" "$b")
         TOOK[$a.$s]=$(sed -n 's/^\[rank 0\] .*msg="gocoll: link figures".* took=\([^ ]*\).*/\1/p' "$raw" | head -1)
       fi
@@ -244,16 +254,16 @@ table=$OUT/table.md
   echo
   echo "Run $stamp (UTC) of bench/model_lab.sh at commit $REV, $(nproc) cores; load average (1/5/15 min) $load0 before, $load1 after. The machine was shared with other work: the measured times are upper bounds of what the code does (the run with the lowest mean of $ROUNDS interleaved rounds is kept)."
   echo
-  echo "Lab: 2 sites x $HOSTS hosts x $SLOTS ranks, $PATHS WAN paths x $RATE Mbit/s each way, $DELAY ms one way, MTU $MTU; default transport. Each run probed its links as it formed (the probe is on by default where a job spans hosts) and wrote them (GOCOLL_TOPO_DUMP, raw/STAMP.ALGO.SIZE.ROUND.topo.json); 'predicted' is \`gocoll topo --explain SIZE --topology THAT-FILE --coll allreduce --chunk C\` (C: the run's transport chunk). 'mean': \`gocoll bench allreduce --sizes SIZE --algo A\`'s time (the slowest rank's mean per call, out of place); 'fastest' and 'median': rank 0's fastest and median call (its COLL lines; the fastest is a lower bound, as rank 0 may enter after the others; the median, of the -n calls, is less sensitive to a loaded machine than the mean); 'first': rank 0's first timed call, which every rank starts at about once (after the bench's barrier), as the model prices a call, where the others follow one another and a rank starts its next call while others end theirs (rank 0 may leave the barrier up to a WAN latency after the others: read it where a call takes many WAN latencies, 4 MiB and up; bench/results/model_lab/model29.md); 'sim': \`gocoll sim --topology THAT-FILE --algo A --chunk C allreduce SIZE\`, the same algorithm in virtual time over those figures (no CPU cost, and an ideal transport: no opening round trips, which 'predicted' prices, collective/tune/opening.go); 'cores': the CPU time of the job's processes over the run's wall time, at the 1-minute load average 'load' when it started; 'CPU/call': the job's CPU seconds (all 8 ranks, set-up included) per AllReduce of that size, so CPU/call / $(nproc) is the least time the machine allows with every core the job's; 'model CPU/call': the model's CPU for the call (the probe's CPU a byte, alone and with every pair of the level busy, and a message per level, collective/tune/cpu.go), without the set-up; 'no CPU term': the prediction with the probe's CPU figures left out (\`gocoll topo --no-cpu\`), the model before it had the term. Target: mean/predicted within 0.85-1.15. 'round (WAN)': the round whose run the row is (the one with the lowest mean; runs are picked by their time, not their probe) and the WAN bandwidth its probe measured, in MB/s (and, where the run logged it, the figures it came from: the lone measuring pair's, the best spread pair's and the contended round's aggregate); 'every round': each round's mean/predicted, each over its own probe (its WAN figure in brackets), in round order."
+  echo "Lab: 2 sites x $HOSTS hosts x $SLOTS ranks, $PATHS WAN paths x $RATE Mbit/s each way, $DELAY ms one way, MTU $MTU; default transport. Each run probed its links as it formed (the probe is on by default where a job spans hosts) and wrote them (GOCOLL_TOPO_DUMP, raw/STAMP.ALGO.SIZE.ROUND.topo.json); 'predicted' is \`gocoll topo --explain SIZE --topology THAT-FILE --coll allreduce --chunk C\` (C: the run's transport chunk). 'mean': \`gocoll bench allreduce --sizes SIZE --algo A\`'s time (the slowest rank's mean per call, out of place); 'fastest' and 'median': rank 0's fastest and median call (its COLL lines; the fastest is a lower bound, as rank 0 may enter after the others; the median, of the -n calls, is less sensitive to a loaded machine than the mean); 'first': rank 0's first timed call, which every rank starts at about once (after the bench's barrier), as the model prices a call, where the others follow one another and a rank starts its next call while others end theirs (rank 0 may leave the barrier up to a WAN latency after the others: read it where a call takes many WAN latencies, 4 MiB and up; bench/results/model_lab/model29.md); 'sim': \`gocoll sim --topology THAT-FILE --algo A --chunk C allreduce SIZE\`, the same algorithm in virtual time over those figures (no CPU cost, and an ideal transport: no opening round trips, which 'predicted' prices, collective/tune/opening.go); 'cores': the CPU time of the job's processes over the run's wall time, at the 1-minute load average 'load' when it started; 'CPU/call': the job's CPU seconds (all 8 ranks, set-up included) per AllReduce of that size, so CPU/call / $(nproc) is the least time the machine allows with every core the job's; 'model CPU/call': the model's CPU for the call (the probe's CPU a byte, alone and with every pair of the level busy, and a message per level, collective/tune/cpu.go), without the set-up; 'no CPU term': the prediction with the probe's CPU figures left out (\`gocoll topo --no-cpu\`), the model before it had the term; 'no cold': the prediction without the levels' cold latency (the file's \"latency_cold\" taken out: the model before it had that figure, collective/tune/cold.go). Target: mean/predicted within 0.85-1.15. 'round (WAN)': the round whose run the row is (the one with the lowest mean; runs are picked by their time, not their probe) and the WAN bandwidth its probe measured, in MB/s (and, where the run logged it, the figures it came from: the lone measuring pair's, the best spread pair's and the contended round's aggregate); 'every round': each round's mean/predicted, each over its own probe (its WAN figure in brackets), in round order."
   echo
-  echo "| size | algorithm | ran | mean | fastest | median | first | predicted | mean/predicted | fastest/predicted | median/predicted | first/predicted | sim/predicted | round (WAN) | every round | probe took | cores (load) | CPU/call | no CPU term | mean/no CPU term | median/no CPU term | model CPU/call |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| size | algorithm | ran | mean | fastest | median | first | predicted | mean/predicted | fastest/predicted | median/predicted | first/predicted | sim/predicted | round (WAN) | every round | probe took | cores (load) | CPU/call | no CPU term | mean/no CPU term | median/no CPU term | model CPU/call | no cold | mean/no cold |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
   for s in $SIZES; do
     for a in $ALGOS; do
       if skipped "$a" "$(bytes "$s")"; then continue; fi
       m=$(awk -v m="${BEST[$a.$s]:-}" 'BEGIN { if (m != "") print m * 1e-6 }')
       p=${PRED[$a.$s]:-} f=${FAST[$a.$s]:-} md=${MED[$a.$s]:-} f1=${FIRST[$a.$s]:-}
-      echo "| $s | $a | ${RAN[$a.$s]:-?} | $(fmt_s "$m") | $(fmt_s "$f") | $(fmt_s "$md") | $(fmt_s "$f1") | $(fmt_s "$p") | $(fmt_r "$m" "$p") | $(fmt_r "$f" "$p") | $(fmt_r "$md" "$p") | $(fmt_r "$f1" "$p") | $(fmt_r "${SIM[$a.$s]:-}" "$p") | ${ROUND[$a.$s]:-?} ($(awk -v w="${WANBW[$a.$s]:-}" 'BEGIN { if (w == "") printf "?"; else printf "%.1f", w / 1e6 }')${WANFROM[$a.$s]:+: ${WANFROM[$a.$s]}}) | ${RATIOS[$a.$s]:-?} | ${TOOK[$a.$s]:-?} | ${CORES[$a.$s]:-?} (${LOADS[$a.$s]:-?}) | ${CPU[$a.$s]:-?} s | $(fmt_s "${PREDX[$a.$s]:-}") | $(fmt_r "$m" "${PREDX[$a.$s]:-}") | $(fmt_r "$md" "${PREDX[$a.$s]:-}") | ${MCPU[$a.$s]:-?} s |"
+      echo "| $s | $a | ${RAN[$a.$s]:-?} | $(fmt_s "$m") | $(fmt_s "$f") | $(fmt_s "$md") | $(fmt_s "$f1") | $(fmt_s "$p") | $(fmt_r "$m" "$p") | $(fmt_r "$f" "$p") | $(fmt_r "$md" "$p") | $(fmt_r "$f1" "$p") | $(fmt_r "${SIM[$a.$s]:-}" "$p") | ${ROUND[$a.$s]:-?} ($(awk -v w="${WANBW[$a.$s]:-}" 'BEGIN { if (w == "") printf "?"; else printf "%.1f", w / 1e6 }')${WANFROM[$a.$s]:+: ${WANFROM[$a.$s]}}) | ${RATIOS[$a.$s]:-?} | ${TOOK[$a.$s]:-?} | ${CORES[$a.$s]:-?} (${LOADS[$a.$s]:-?}) | ${CPU[$a.$s]:-?} s | $(fmt_s "${PREDX[$a.$s]:-}") | $(fmt_r "$m" "${PREDX[$a.$s]:-}") | $(fmt_r "$md" "${PREDX[$a.$s]:-}") | ${MCPU[$a.$s]:-?} s | $(fmt_s "${PREDH[$a.$s]:-}") | $(fmt_r "$m" "${PREDH[$a.$s]:-}") |"
     done
   done
   if [[ " $ALGOS " == *" auto "* ]]; then
