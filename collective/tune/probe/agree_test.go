@@ -7,6 +7,7 @@ import (
 
 	"github.com/gocoll/gocoll/collective/tune"
 	"github.com/gocoll/gocoll/collective/tune/probe"
+	"github.com/gocoll/gocoll/topology"
 )
 
 // Every rank gets the same figures, and so makes the same choice, even
@@ -41,7 +42,14 @@ func TestEveryRankAgreesWhenClocksDiffer(t *testing.T) {
 			t.Errorf("rank %d measured %+v, rank 0 %+v", r, got[r], got[0])
 		}
 	}
-	for _, bytes := range []int{8, 4 << 20, 64 << 20} {
+	requireSameChoice(t, topo, got, 8, 4<<20, 64<<20)
+}
+
+// requireSameChoice checks that each rank's figures (got, by rank) give
+// the same AllReduce choice at each of sizes.
+func requireSameChoice(t *testing.T, topo topology.Topology, got []topology.Links, sizes ...int) {
+	t.Helper()
+	for _, bytes := range sizes {
 		var first string
 		for r := range got {
 			tp := topo

@@ -131,20 +131,5 @@ func TestMeasureColdLatency(t *testing.T) {
 			t.Errorf("rank %d measured %+v, rank 0 %+v", r, skewed[r], skewed[0])
 		}
 	}
-	for _, bytes := range []int{8, 64 << 10} {
-		var first string
-		for r := range skewed {
-			tp := topo
-			tp.Links = &skewed[r]
-			p, err := tune.Choose(tune.AllReduce, tune.Input{Topology: tp, Bytes: bytes, ChunkBytes: 1 << 19, Links: tune.DefaultLinks()})
-			if err != nil {
-				t.Fatalf("rank %d, %d B: %v", r, bytes, err)
-			}
-			if r == 0 {
-				first = p.Algorithm
-			} else if p.Algorithm != first {
-				t.Errorf("%d B: rank %d chose %s, rank 0 %s", bytes, r, p.Algorithm, first)
-			}
-		}
-	}
+	requireSameChoice(t, topo, skewed, 8, 64<<10)
 }
