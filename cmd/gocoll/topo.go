@@ -38,7 +38,10 @@ job's GOCOLL_TOPO_FILE read (any program of a job writes the same with
 GOCOLL_TOPO_DUMP=FILE).
 In a job, the figures are the job's: GOCOLL_TOPO_FILE's, or measured as the
 job forms where it spans hosts (collective/tune/probe: ping-pongs and bulk
-transfers between one pair of ranks per level, then a few small round
+transfers between one pair of ranks per level, and ping-pongs answered a
+millisecond late, which give the cold latency (latency_cold: the
+hierarchical AllReduce's all-gathers, whose receivers have slept through
+the top level, are priced at it), then a few small round
 trips and one bulk transfer on every pair of the level at once, which give
 the busy latency (latency_busy) and CPU a byte (cpu_per_byte_busy), and
 every rank's timing of the float32 sum kernel, whose lower median is the
