@@ -85,16 +85,17 @@ type Config struct {
 	// other) at or below which AllToAll runs on the board, in one round
 	// (as BoardBytes, where all the blocks of a rank fit a board's slot:
 	// up to 64 KiB blocks at 4 ranks with shm's defaults). Default
-	// DefaultBoardBlockBytes (32 KiB: an AllToAll of 64 KiB at 4 ranks
+	// DefaultBoardBlockBytes (64 KiB: an AllToAll of 64 KiB at 4 ranks
 	// took 33-37 us a call on the board, 65-72 us pairwise; of 128 KiB,
 	// 32 KiB blocks, 4 processes on 2 cores, medians of 5-7 interleaved
 	// rounds, 47.7-63.1 us on the board against 59.7-74.4 pairwise, whose
 	// three process_vm_readv a rank, each a few microseconds of fixed
 	// cost here, outweigh the board's second copy of every block; of 256
-	// KiB the board was slower (bench/results/shm29), or, in session 30,
-	// 0.57x pairwise in some sittings and 1.2-1.3x in others, when its
-	// copies ran 2.5x slower (bench/results/shm30)); at most
-	// BoardBytesMax; negative: never.
+	// KiB, 64 KiB blocks, the board with plain copies was 0.57x pairwise
+	// in some sittings and 1.2-1.3x in others, when its copies ran 2.5x
+	// slower (bench/results/shm30), and with blocks above 32 KiB written
+	// past the caches (boardStreamBlock) 0.8x when slow and 1.0x when
+	// fast (bench/results/shm31)); at most BoardBytesMax; negative: never.
 	BoardBlockBytes int
 	// SmallBytes is the message size at or below which AllReduce uses
 	// recursive doubling and Broadcast/Reduce a binomial tree. Default 64 KiB.
@@ -166,7 +167,7 @@ const (
 	// and largest value.
 	DefaultBoardBytes          = 256 << 10
 	DefaultBoardBroadcastBytes = 256 << 10
-	DefaultBoardBlockBytes     = 32 << 10
+	DefaultBoardBlockBytes     = 64 << 10
 	DefaultBoardSplitBytes     = 16 << 10
 	BoardBytesMax              = 16 << 20
 	// DefaultBoardRing and BoardRingMax are Config.BoardRing's default
