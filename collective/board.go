@@ -116,6 +116,8 @@ type boardState struct {
 	seenEnded []uint64
 	// By slot index (slotOf: boardSlots big ones, then the ring's).
 	written [boardAllSlots]uint64
+	// stream: how this rank writes big AllToAll blocks (boardstream.go).
+	stream streamPick
 	// verify and verifyPeer: per slot, seq+1 of an eager Broadcast whose
 	// next receiver's header this rank has yet to check, and that rank
 	// (boardVerify); the slot's ack waits for it. verifyN counts them;

@@ -52,11 +52,12 @@ func (c *Comm) barrierBoard(o *operation) error {
 // with more ranks than cores) then holds up none of the copies that are
 // ready.
 func (c *Comm) allToAllBoard(o *operation, send, recv []byte) error {
+	n, b := c.Size(), len(send)/c.Size()
 	s := int(o.key.Op % boardSlots)
+	t := c.board.stream.begin(b) // how boardPublish writes the blocks
 	if err := o.boardPublish(s, send); err != nil {
 		return err
 	}
-	n, b := c.Size(), len(send)/c.Size()
 	copy(recv[c.rank*b:(c.rank+1)*b], send[c.rank*b:(c.rank+1)*b])
 	var leftInline [pairwiseInline]int
 	left := leftInline[:0] // members not read yet, from rank+1 on
@@ -87,5 +88,6 @@ func (c *Comm) allToAllBoard(o *operation, send, recv []byte) error {
 		}
 		left = kept
 	}
+	c.board.stream.end(t)
 	return nil
 }

@@ -52,10 +52,7 @@ func (o *operation) boardPublish(s int, data []byte) error {
 		copyChanged(slot[boardSlotHead:], data)
 	case KindAllToAll: // its own block nobody reads
 		b, r := len(data)/o.c.Size(), o.c.rank
-		cp := copyPlain
-		if b > boardStreamBlock {
-			cp = streamCopy
-		}
+		cp := o.c.board.stream.copier()
 		cp(slot[boardSlotHead:], data[:r*b])
 		cp(slot[boardSlotHead+(r+1)*b:], data[(r+1)*b:])
 	default:
@@ -67,26 +64,6 @@ func (o *operation) boardPublish(s int, data []byte) error {
 	b.ringBell(o.c.rank, o.key.Op+1)
 	return nil
 }
-
-// boardStreamBlock is the AllToAll block above which a rank writes its
-// blocks into its slot with non-temporal stores (streamCopy), past its
-// own caches, where below it it copies them plainly. Whether written lines
-// are cheap for the peers to read from the writer's cache depends on
-// where the host placed the two vCPUs of this project's VMs (session 30,
-// bench/results/shm30): when they share a cache, 64 KiB handed over in
-// about 4 us; when they do not, in about 15, and a slot rewritten every
-// call then also has its lines taken back from the readers' caches
-// first. Streamed, the hand-over took 7-9 us in both placements
-// (bench/results/shm31). AllToAll of 256 KiB at 4 ranks (64 KiB blocks),
-// 2000 calls, interleaved with a placement probe: streamed 57-67 us
-// against pairwise's 72-83 when far apart, 65-66 against 66-69 when
-// close; the board with plain copies took 90-94 when far. At 32 KiB
-// blocks (128 KiB) the plain board stays: 24-25 us close against
-// streamed's 36-37 (32-36 against 47-50 far).
-const boardStreamBlock = 32 << 10
-
-// copyPlain is Go's copy, as a function value beside streamCopy.
-func copyPlain(dst, src []byte) { copy(dst, src) }
 
 // copyChanged copies src into dst (at least as long), leaving alone each
 // block of changedBlock bytes (from the start) that dst holds already: a
