@@ -93,9 +93,10 @@ type Config struct {
 	// cost here, outweigh the board's second copy of every block; of 256
 	// KiB, 64 KiB blocks, the board with plain copies was 0.57x pairwise
 	// in some sittings and 1.2-1.3x in others, when its copies ran 2.5x
-	// slower (bench/results/shm30), and with blocks above 32 KiB written
-	// past the caches (boardStreamBlock) 0.8x when slow and 1.0x when
-	// fast (bench/results/shm31)); at most BoardBytesMax; negative: never.
+	// slower (bench/results/shm30); with each rank choosing by timing
+	// whether it writes blocks above 32 KiB past its caches
+	// (boardStreamBlock), 0.85x pairwise when slow and 0.53x when fast
+	// (bench/results/shm31)); at most BoardBytesMax; negative: never.
 	BoardBlockBytes int
 	// SmallBytes is the message size at or below which AllReduce uses
 	// recursive doubling and Broadcast/Reduce a binomial tree. Default 64 KiB.
