@@ -180,6 +180,13 @@ avx2_bounds() {
 		sed -e 's/boundF32(SB)/boundF32Mul(SB)/' -e 's/f32loop/f32mloop/g' -e 's/VPSLLD \$21, \(Y[0-9]\),/VPMULLD Y13, \1,/'
 }
 
+# floorHeader NAME prints a floor loop's TEXT line and its arguments' loads
+# (dst AX, a CX, b DX, n BX).
+floorHeader() {
+	printf '\n// func %s(dst, a, b *byte, n int)\nTEXT ·%s(SB), NOSPLIT, $0-32\n' "$1" "$1"
+	printf '\tMOVQ dst+0(FP), AX\n\tMOVQ a+8(FP), CX\n\tMOVQ b+16(FP), DX\n\tMOVQ n+24(FP), BX\n'
+}
+
 # complete FMT OP WIDEN prints the complete floor loop of the float32 route
 # at AVX2 (name cFMTOP, cFMTOPMul with WIDEN=mul): an fp8 sum or product
 # that is correct for inputs without NaN (E4M3) or NaN/Inf (E5M2), 64
@@ -204,8 +211,7 @@ complete() {
 	if [ "$widen" = mul ]; then name=${name}Mul; fi
 	if [ "$fmt" = E5M2 ]; then sh=21 wm=32 rc=192 sat=256 mul=384 scale=448; fi
 	local dsh=$((sh + 1)) lbl=$name
-	printf '\n// func %s(dst, a, b *byte, n int)\nTEXT ·%s(SB), NOSPLIT, $0-32\n' "$name" "$name"
-	printf '\tMOVQ dst+0(FP), AX\n\tMOVQ a+8(FP), CX\n\tMOVQ b+16(FP), DX\n\tMOVQ n+24(FP), BX\n'
+	floorHeader "$name"
 	printf '\tMOVQ $·cons(SB), SI\n\tVMOVDQU %d(SI), Y15\n\tVMOVDQU 64(SI), Y14\n\tVMOVDQU 96(SI), Y13\n\tVMOVDQU 128(SI), Y12\n\tXORQ DI, DI\n' "$wm"
 	printf '%sloop:\n' "$lbl"
 	for o in 0 32; do
@@ -255,8 +261,7 @@ completeF16C() {
 	local op=VADDPS name=cE5M2SumF16C
 	if [ "$1" = Prod ]; then op=VMULPS name=cE5M2ProdF16C; fi
 	if [ "${2:-}" = pipe ]; then name=${name}Pipe; fi
-	printf '\n// func %s(dst, a, b *byte, n int)\nTEXT ·%s(SB), NOSPLIT, $0-32\n' "$name" "$name"
-	printf '\tMOVQ dst+0(FP), AX\n\tMOVQ a+8(FP), CX\n\tMOVQ b+16(FP), DX\n\tMOVQ n+24(FP), BX\n'
+	floorHeader "$name"
 	printf '\tMOVQ $·scratch16(SB), SI\n\tLEAQ 512(SI), R9\n\tMOVQ $·cons(SB), R8\n\tVPXOR Y15, Y15, Y15\n\tVMOVDQU 480(R8), Y14\n\tVMOVDQU 512(R8), Y13\n\tXORQ DI, DI\n'
 	if [ "${2:-}" = pipe ]; then
 		# pipe: each iteration stores the next block's words (to the
@@ -308,8 +313,7 @@ f16cNarrow() {
 # block's words and NaN test while this block converts and narrows.
 completeE4M3F16CPipe() {
 	local name=cE4M3SumF16CPipe k
-	printf '\n// func %s(dst, a, b *byte, n int)\nTEXT ·%s(SB), NOSPLIT, $0-32\n' "$name" "$name"
-	printf '\tMOVQ dst+0(FP), AX\n\tMOVQ a+8(FP), CX\n\tMOVQ b+16(FP), DX\n\tMOVQ n+24(FP), BX\n'
+	floorHeader "$name"
 	printf '\tMOVQ $·scratch16(SB), SI\n\tLEAQ 512(SI), R9\n\tMOVQ $·cons(SB), R8\n'
 	printf '\tVMOVDQU 576(R8), Y13\n\tVMOVDQU 608(R8), Y14\n\tVMOVDQU 96(R8), Y15\n\tXORQ DI, DI\n'
 	for k in 0 1 2 3; do e4m3Widen $k 0 SI; done
