@@ -290,16 +290,26 @@ f16cWiden() {
 	printf '\tVMOVDQU Y0, %d(%s)\n\tVMOVDQU Y1, %d(%s)\n\tVMOVDQU Y2, %d(%s)\n\tVMOVDQU Y3, %d(%s)\n' $s $3 $((s + 32)) $3 $((s + 64)) $3 $((s + 96)) $3
 }
 
-# f16cNarrow K: body K's conversions (from SI), op, rounding and store
-# (op is completeF16C's).
-f16cNarrow() {
-	local h x y w
+# f16cHalves K OP: body K's two word vectors' arithmetic from SI (4
+# VCVTPH2PS, 2 OP, 2 VCVTPS2PH toward zero, VINSERTI128 each): odd or
+# low words in Y8, the others in Y9.
+f16cHalves() {
+	local h x y
 	for h in 0 1; do
-		x=$((128 * $1 + 32 * h)) w=$((8 + h))
+		x=$((128 * $1 + 32 * h))
 		y=$((x + 64))
 		printf '\tVCVTPH2PS %d(SI), Y4\n\tVCVTPH2PS %d(SI), Y5\n\tVCVTPH2PS %d(SI), Y6\n\tVCVTPH2PS %d(SI), Y7\n' $x $((x + 16)) $y $((y + 16))
-		printf '\t%s Y6, Y4, Y4\n\t%s Y7, Y5, Y5\n\tVCVTPS2PH $3, Y4, X4\n\tVCVTPS2PH $3, Y5, X5\n' $op $op
-		printf '\tVINSERTI128 $1, X5, Y4, Y%d\n\tVPSRLW $8, Y%d, Y10\n\tVPAND Y14, Y10, Y10\n' $w $w
+		printf '\t%s Y6, Y4, Y4\n\t%s Y7, Y5, Y5\n\tVCVTPS2PH $3, Y4, X4\n\tVCVTPS2PH $3, Y5, X5\n\tVINSERTI128 $1, X5, Y4, Y%d\n' $2 $2 $((8 + h))
+	done
+}
+
+# f16cNarrow K: body K's arithmetic (op is completeF16C's), rounding and
+# store.
+f16cNarrow() {
+	local w
+	f16cHalves $1 $op
+	for w in 8 9; do
+		printf '\tVPSRLW $8, Y%d, Y10\n\tVPAND Y14, Y10, Y10\n' $w
 		printf '\tVPADDW Y10, Y%d, Y%d\n\tVPADDW Y13, Y%d, Y%d\n\tVPSRLW $8, Y%d, Y%d\n' $w $w $w $w $w $w
 	done
 	printf '\tVPACKUSWB Y9, Y8, Y8\n\tVMOVDQU Y8, %d(AX)(DI*1)\n' $((32 * $1))
@@ -351,13 +361,7 @@ e4m3Test() {
 
 # e4m3Narrow K: body K's arithmetic from SI, narrowing and store.
 e4m3Narrow() {
-	local h x y w
-	for h in 0 1; do
-		x=$((128 * $1 + 32 * h)) w=$((8 + h))
-		y=$((x + 64))
-		printf '\tVCVTPH2PS %d(SI), Y4\n\tVCVTPH2PS %d(SI), Y5\n\tVCVTPH2PS %d(SI), Y6\n\tVCVTPH2PS %d(SI), Y7\n' $x $((x + 16)) $y $((y + 16))
-		printf '\tVADDPS Y6, Y4, Y4\n\tVADDPS Y7, Y5, Y5\n\tVCVTPS2PH $3, Y4, X4\n\tVCVTPS2PH $3, Y5, X5\n\tVINSERTI128 $1, X5, Y4, Y%d\n' $w
-	done
+	f16cHalves $1 VADDPS
 	printf '\tVPSRLW $7, Y8, Y10\n\tVPAND 480(R8), Y10, Y10\n\tVPADDW Y8, Y8, Y12\n\tVPOR Y10, Y12, Y12\n\tVPADDW 512(R8), Y12, Y12\n\tVPAND 544(R8), Y12, Y12\n'
 	printf '\tVPSRLW $7, Y9, Y10\n\tVPAND 480(R8), Y10, Y10\n\tVPADDW Y9, Y9, Y4\n\tVPOR Y10, Y4, Y4\n\tVPADDW 512(R8), Y4, Y4\n\tVPSRLW $8, Y4, Y4\n'
 	printf '\tVPOR Y4, Y12, Y12\n\tVPMINUB 224(R8), Y12, Y12\n'
