@@ -337,7 +337,7 @@ func (c *conn) acceptData(now, at time.Duration, pathIdx int, ce bool, d *wire.D
 	if small {
 		every = max(every, smallAckEvery)
 	}
-	count := p.recv.unacked
+	count := p.recv.bursts // a train counts once (recvPath.burstEcho)
 	if overall {
 		count = c.unackedAll()
 	}

@@ -236,9 +236,10 @@ func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 	if m.total() <= homeMaxPieces*uint64(c.snd.chunk) {
 		p = c.homePath(p)
 	}
+	sentAt := c.sentAtFor(p, now)
 	d := &c.ep.data
 	*d = wire.Data{
-		Conn: c.peerConn, Path: p.idx, Flags: pc.flags, SentAt: now,
+		Conn: c.peerConn, Path: p.idx, Flags: pc.flags, SentAt: sentAt,
 		Stream: m.key.stream, Msg: m.key.msg, MsgSeq: m.seq, Total: m.total(), Offset: pc.offset,
 	}
 	if pc.flags&(wire.FlagAnnounce|wire.FlagAbort) == 0 {
@@ -258,7 +259,7 @@ func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 		out = wire.AppendData(buf[:0], d)
 	}
 	p.onSent(sentPacket{
-		sentAt: now, msgSeq: pc.msgSeq, offset: pc.offset, length: pc.length,
+		sentAt: sentAt, msgSeq: pc.msgSeq, offset: pc.offset, length: pc.length,
 		size: int32(size), flags: pc.flags,
 	}, now, c.cfg)
 	rate, peer := c.pace(now, size)

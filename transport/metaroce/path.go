@@ -125,6 +125,7 @@ type path struct {
 	lossAt     time.Duration // when an early-acked hole turns into a loss; 0: none
 	rtoAt      time.Duration // when the in-flight packets time out; 0: none
 	rtoFrom    time.Duration // when rtoAt was armed
+	lastSentAt time.Duration // the SentAt of the last DATA packet (conn.sentAtFor)
 	// firstRTO is the least RTO while the path has no RTT sample of its
 	// own, set by the connection from its other paths (refreshFirstRTO);
 	// 0: initialRTO (or MaxRTO if lower).

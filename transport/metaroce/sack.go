@@ -23,8 +23,13 @@ type recvPath struct {
 	// the ring bits is set; every bit of a number below cum is clear.
 	cum, top uint64
 	bits     []uint64
-	// echo is the SentAt of the packet that arrived last, at echoAt.
+	// echo is the SentAt of the packet that arrived last, at echoAt, moved
+	// on by how long it arrived after its burst's head (see burstEcho).
 	echo, echoAt time.Duration
+	// burst is the SentAt of the burst the last arrival belongs to: the
+	// packets that left the sender at one instant (a train, train.go),
+	// whose first arrival, the head, came at headAt.
+	burst, headAt time.Duration
 	// fwd is the smoothed (gain 1/8) one-way delay of arrivals: arrival
 	// time less SentAt, so it holds the offset between the two clocks,
 	// which is the same for every path of a connection and cancels when
@@ -32,6 +37,7 @@ type recvPath struct {
 	fwd     time.Duration
 	ce      uint32 // CE-marked packets received, mod 2^32
 	unacked int    // packets received since the last ACK
+	bursts  int    // bursts whose head was received since the last ACK
 	gap     bool   // a packet arrived out of order since the last ACK
 	// repeat is how many more ACKs report the path (see ackRepeats).
 	repeat int
@@ -71,11 +77,11 @@ func (r *recvPath) receive(seq uint64, sentAt, now time.Duration, ce bool) bool 
 		r.clear(r.cum)
 		r.cum++
 	}
-	r.echo, r.echoAt = sentAt, now
+	r.echo, r.echoAt = r.burstEcho(sentAt, now), now
 	if r.received == 0 {
-		r.fwd = now - sentAt
+		r.fwd = now - r.echo
 	} else {
-		r.fwd += (now - sentAt - r.fwd) / 8
+		r.fwd += (now - r.echo - r.fwd) / 8
 	}
 	r.unacked++
 	r.received++
@@ -86,6 +92,24 @@ func (r *recvPath) receive(seq uint64, sentAt, now time.Duration, ce bool) bool 
 		r.repeat = ackRepeats
 	}
 	return true
+}
+
+// burstEcho returns the SentAt an ACK echoes for a new packet sent at
+// sentAt that arrived at now: sentAt moved on by the time since its
+// burst's head arrived, if it left with the packet before it (the same
+// SentAt: a train, or what one poll let out at one instant), else sentAt,
+// the packet being a new burst's head. A burst queues behind itself, its
+// k-th packet behind k-1 of its own serialisations at the bottleneck; so
+// every RTT and one-way delay sample (path.onBlock) reads the head's
+// delay, and a train of any length shows the queue others keep, not the
+// one it makes of itself for an instant. It also counts the bursts.
+func (r *recvPath) burstEcho(sentAt, now time.Duration) time.Duration {
+	if r.received > 0 && sentAt == r.burst {
+		return sentAt + now - r.headAt
+	}
+	r.burst, r.headAt = sentAt, now
+	r.bursts++
+	return sentAt
 }
 
 // ackRepeats is how many ACKs report a path after it last received a
@@ -188,7 +212,7 @@ func (r *recvPath) block(path uint8, now time.Duration, blk *wire.AckBlock) {
 		}
 	}
 	blk.Echo, blk.Delay = r.echo, now-r.echoAt
-	r.unacked, r.gap = 0, false
+	r.unacked, r.bursts, r.gap = 0, 0, false
 	r.repeat = max(r.repeat-1, 0)
 }
 

@@ -106,3 +106,21 @@ func (c *conn) trainSent(p *path, rate float64, peer bool, size int) {
 		c.trainLeft = trainLen(rate, c.ackRTT(), size) - 1
 	}
 }
+
+// sentAtFor returns the SentAt of a DATA datagram about to leave on p at
+// now, and notes it as the path's last: a train follower's is its head's,
+// any other datagram's now, or a nanosecond after the path's last if that
+// was at now or later. So the packets of one SentAt on a path are one
+// train, and a receiver reads them as one burst (recvPath.burstEcho),
+// whatever else one poll lets out at the same instant.
+func (c *conn) sentAtFor(p *path, now time.Duration) time.Duration {
+	at := now
+	switch {
+	case c.train == p && c.trainLeft > 0:
+		at = p.lastSentAt
+	case p.st.PacketsSent > 0 && at <= p.lastSentAt:
+		at = p.lastSentAt + 1
+	}
+	p.lastSentAt = at
+	return at
+}
