@@ -305,8 +305,9 @@ func (c *conn) piggyback(now time.Duration, d *wire.Data) {
 // none has room). It is the one statement of those rules: pollData sends
 // by it and SendState reports it. Pacing and the window under the peer's
 // target rate (windowCap) hold a train's first datagram only: the rest of
-// the train follow at once on its path, up to trainLen-1 datagrams past
-// the cap (train.go). With look the path is found without moving the
+// the train follow at once on its path (train.go), up to trainLen-1
+// datagrams past the cap (a window-paced train stays within its path's
+// window). With look the path is found without moving the
 // scheduler (SendState: the running train's if it has room, else any with
 // room), else it is the scheduler's choice (pickPath, trainPath). The
 // handshake, the drain and the message layer are the callers' to ask.

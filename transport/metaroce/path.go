@@ -126,6 +126,7 @@ type path struct {
 	rtoAt      time.Duration // when the in-flight packets time out; 0: none
 	rtoFrom    time.Duration // when rtoAt was armed
 	lastSentAt time.Duration // the SentAt of the last DATA packet (conn.sentAtFor)
+	lostTrain  time.Duration // the SentAt of the last packet detectLoss declared lost
 	// firstRTO is the least RTO while the path has no RTT sample of its
 	// own, set by the connection from its other paths (refreshFirstRTO);
 	// 0: initialRTO (or MaxRTO if lower).

@@ -219,7 +219,10 @@ func (p *path) detectLoss(now time.Duration, cfg *Config, sink packetSink) {
 		}
 		if p.largest-seq >= reorderThreshold || now-rec.sentAt >= delay {
 			p.lr.count(0, 1, now, p.rtt.srtt)
-			p.countCompeting(0, 1, now)
+			if rec.sentAt != p.lostTrain {
+				p.countCompeting(0, 1, now) // a train's losses once
+			}
+			p.lostTrain = rec.sentAt
 			if cut, factor := p.lossCut(cfg, now); cut && p.win.onSignal(signalLoss, rec.sentAt, now, factor, 0) {
 				p.skipUntil = now + p.rtt.srtt
 			}
