@@ -104,7 +104,7 @@ func TestRunHangReportNeverArrived(t *testing.T) {
 	const stall = time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	j := startLoopJob(t, ctx, 4, "-np", "4", "--timeout", "8", "-x", fmt.Sprintf("GOCOLL_STALL_TIMEOUT=%v", stall),
+	j := startLoopJob(t, ctx, 4, "-np", "4", "--timeout", "8", "--diagnose-wait", "20", "-x", fmt.Sprintf("GOCOLL_STALL_TIMEOUT=%v", stall),
 		"--", bins.collcheck, "-mode", "hang", "-rank", "2", "-rounds", "3", "-count", "1024")
 	all, text, code := j.finish(t, ctx)
 	require.Equal(t, 124, code, text)
@@ -162,7 +162,7 @@ func TestRunNeverArrivedErrorsNameIt(t *testing.T) {
 func TestRunHangReportRank0Store(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	j := startLoopJob(t, ctx, 3, "-np", "3", "--store", "rank0", "--timeout", "4", "-x", "GOCOLL_STALL_TIMEOUT=60s",
+	j := startLoopJob(t, ctx, 3, "-np", "3", "--store", "rank0", "--timeout", "4", "--diagnose-wait", "20", "-x", "GOCOLL_STALL_TIMEOUT=60s",
 		"--", bins.collcheck, "-mode", "hang", "-rank", "1", "-rounds", "2", "-count", "1024")
 	all, text, code := j.finish(t, ctx)
 	require.Equal(t, 124, code, text)

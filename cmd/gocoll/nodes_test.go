@@ -62,7 +62,7 @@ func TestMaxRestartsAfterKill9(t *testing.T) {
 // node 1), which never arrived at AllReduce #3.
 func TestTwoNodesHangReport(t *testing.T) {
 	// node 1's ranks end when node 0's are stopped
-	outs := runTwoNodesEach(t, 0, [2][]string{{"--timeout", "5"}, {"--timeout", "60"}},
+	outs := runTwoNodesEach(t, 0, [2][]string{{"--timeout", "5", "--diagnose-wait", "20"}, {"--timeout", "60"}},
 		bins.collcheck, "-mode", "hang", "-rank", "2", "-rounds", "3", "-count", "1024")
 	require.Equal(t, 124, outs[0].code, outs[0].stderr)
 	require.Contains(t, outs[0].stderr, "gocoll run: hang report (--timeout): 4 of 4 ranks answered")

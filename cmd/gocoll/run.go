@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gocoll/gocoll/launcher"
 	"github.com/gocoll/gocoll/launcher/hosts"
 	"github.com/gocoll/gocoll/launcher/job"
 	"github.com/gocoll/gocoll/topology"
@@ -96,6 +97,7 @@ var runFlags = []runFlag{
 	{[]string{"x"}, "VAR[=value]", "pass VAR, with its value here or the one given, to every rank; repeatable", ""},
 	{[]string{"timeout"}, "SECONDS", "stop the job after this long (exit status 124), printing its hang report first", "none"},
 	{[]string{"diagnose"}, "SECONDS", "print the running job's hang report every SECONDS (kill -USR1 on gocoll run prints one at any time)", "never"},
+	{[]string{"diagnose-wait"}, "SECONDS", "how long a hang report waits for the ranks' answers (it ends as soon as all have answered); a rank that has not answered by then is reported as not answering (at most 60)", launcher.DefaultDiagnoseWait.String()},
 	{[]string{"tag-output"}, "", "prefix each line of text with [rank N]; --tag-output=false drops it (JSON lines never get it)", "true"},
 	{[]string{"no-prefix"}, "", "same as --tag-output=false", ""},
 	{[]string{"output-dir"}, "DIR", "write rank N's output to DIR/rank.N.stdout and DIR/rank.N.stderr instead", ""},
@@ -183,7 +185,7 @@ func parseRun(args, environ []string) (job.Spec, error) {
 		outDir, storeMode            string
 		tagOutput, noPrefix, oversub bool
 		timeout, grace, killAfter    seconds
-		diagnose                     seconds
+		diagnose, diagnoseWait       seconds
 		exports                      repeated
 		onFailure                    string
 		mapBy, bindTo                string
@@ -194,6 +196,7 @@ func parseRun(args, environ []string) (job.Spec, error) {
 	)
 	grace, killAfter = seconds(job.DefaultGrace), seconds(job.DefaultKillAfter)
 	rdzvTimeout = seconds(job.DefaultRdzvTimeout)
+	diagnoseWait = seconds(launcher.DefaultDiagnoseWait)
 	for _, f := range runFlags {
 		for _, n := range f.names {
 			switch f.names[0] {
@@ -231,6 +234,8 @@ func parseRun(args, environ []string) (job.Spec, error) {
 				fs.Var(&timeout, n, f.help)
 			case "diagnose":
 				fs.Var(&diagnose, n, f.help)
+			case "diagnose-wait":
+				fs.Var(&diagnoseWait, n, f.help)
 			case "tag-output":
 				fs.BoolVar(&tagOutput, n, true, f.help)
 			case "no-prefix":
@@ -260,11 +265,14 @@ func parseRun(args, environ []string) (job.Spec, error) {
 	if rdzvTimeout == 0 { // job.Spec takes 0 for its default; the flag's default is set
 		return job.Spec{}, errors.New("--rdzv-timeout 0: want a positive time (the nodes would never wait for each other)")
 	}
+	if diagnoseWait == 0 || time.Duration(diagnoseWait) > job.MaxDiagnoseWait { // job.Spec takes 0 for its default; the flag's default is set
+		return job.Spec{}, fmt.Errorf("--diagnose-wait %v: want more than 0 (a hang report would hear from no rank) and at most %v", time.Duration(diagnoseWait), job.MaxDiagnoseWait)
+	}
 	spec := job.Spec{
 		Program: program(fs.Arg(0)), Args: fs.Args()[1:], Rsh: rsh, Timeout: time.Duration(timeout),
 		OutputDir: outDir, Store: storeMode, Grace: time.Duration(grace), KillAfter: time.Duration(killAfter),
 		Export: exports, Environ: environ, LocalNames: localNames(), Untagged: !tagOutput || noPrefix,
-		Oversubscribe: oversub, DiagnoseEvery: time.Duration(diagnose),
+		Oversubscribe: oversub, DiagnoseEvery: time.Duration(diagnose), DiagnoseWait: time.Duration(diagnoseWait),
 	}
 	spec.OnFailure = onFailure
 	spec.MapBy, spec.BindTo = mapBy, bindTo

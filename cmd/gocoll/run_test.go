@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/gocoll/gocoll/launcher"
 	"github.com/gocoll/gocoll/launcher/job"
 )
 
@@ -53,4 +54,20 @@ func TestParseRunRdzvTimeout(t *testing.T) {
 	require.Equal(t, job.DefaultRdzvTimeout, spec.RdzvTimeout)
 	_, err = parseRun([]string{"-np", "2", "--rdzv-timeout", "0", "prog"}, nil)
 	require.ErrorContains(t, err, "--rdzv-timeout 0")
+}
+
+// --diagnose-wait takes seconds into Spec.DiagnoseWait; none means
+// launcher.DefaultDiagnoseWait; 0 and more than job.MaxDiagnoseWait are
+// refused, naming the flag.
+func TestParseRunDiagnoseWait(t *testing.T) {
+	spec, err := parseRun([]string{"-np", "2", "--diagnose-wait", "2.5", "prog"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, 2500*time.Millisecond, spec.DiagnoseWait)
+	spec, err = parseRun([]string{"-np", "2", "prog"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, launcher.DefaultDiagnoseWait, spec.DiagnoseWait)
+	for _, bad := range []string{"0", "61", "-1", "soon"} {
+		_, err = parseRun([]string{"-np", "2", "--diagnose-wait", bad, "prog"}, nil)
+		require.ErrorContains(t, err, "diagnose-wait", bad)
+	}
 }

@@ -131,8 +131,9 @@ type Spec struct {
 	DiagnoseEvery time.Duration
 	// DiagnoseWait bounds how long a hang report waits for the ranks'
 	// answers; a rank silent that long (stopped, gone) is reported as not
-	// answering. Default launcher.DefaultDiagnoseWait, at most
-	// MaxDiagnoseWait.
+	// answering (gocoll run --diagnose-wait). A report ends as soon as
+	// every rank has answered. Default launcher.DefaultDiagnoseWait, at
+	// most MaxDiagnoseWait.
 	DiagnoseWait time.Duration
 	// JobID names the job; default a random one (for NNodes, one derived
 	// from the job key, the same on every node).
