@@ -893,6 +893,54 @@ TEXT ·minUint64AVX2(SB), NOSPLIT, $0-32
 	VMOVQ        SI, X0
 	VPBROADCASTQ X0, Y0
 	XORQ         SI, SI
+	CMPQ         BX, $0x01000000
+	JB           loop
+	MOVQ         BX, DI
+	SHRQ         $0x01, DI
+	SUBQ         $0x00000800, DI
+	ANDQ         $-4096, DI
+	ADDQ         $0x00000800, DI
+	JLE          single
+	LEAQ         (SI)(DI*1), R8
+
+streams:
+	VMOVDQU   (CX)(SI*1), Y1
+	VMOVDQU   (DX)(SI*1), Y2
+	VPXOR     Y1, Y0, Y3
+	VPXOR     Y2, Y0, Y4
+	VPCMPGTQ  Y4, Y3, Y3
+	VPBLENDVB Y3, Y2, Y1, Y1
+	VMOVDQU   Y1, (AX)(SI*1)
+	VMOVDQU   32(CX)(SI*1), Y1
+	VMOVDQU   32(DX)(SI*1), Y2
+	VPXOR     Y1, Y0, Y3
+	VPXOR     Y2, Y0, Y4
+	VPCMPGTQ  Y4, Y3, Y3
+	VPBLENDVB Y3, Y2, Y1, Y1
+	VMOVDQU   Y1, 32(AX)(SI*1)
+	VMOVDQU   (CX)(R8*1), Y1
+	VMOVDQU   (DX)(R8*1), Y2
+	VPXOR     Y1, Y0, Y3
+	VPXOR     Y2, Y0, Y4
+	VPCMPGTQ  Y4, Y3, Y3
+	VPBLENDVB Y3, Y2, Y1, Y1
+	VMOVDQU   Y1, (AX)(R8*1)
+	VMOVDQU   32(CX)(R8*1), Y1
+	VMOVDQU   32(DX)(R8*1), Y2
+	VPXOR     Y1, Y0, Y3
+	VPXOR     Y2, Y0, Y4
+	VPCMPGTQ  Y4, Y3, Y3
+	VPBLENDVB Y3, Y2, Y1, Y1
+	VMOVDQU   Y1, 32(AX)(R8*1)
+	ADDQ      $0x00000040, R8
+	ADDQ      $0x00000040, SI
+	CMPQ      SI, DI
+	JB        streams
+	MOVQ      R8, SI
+
+single:
+	CMPQ SI, BX
+	JAE  end
 
 loop:
 	VMOVDQU   (CX)(SI*1), Y1
@@ -926,6 +974,8 @@ loop:
 	ADDQ      $0x00000080, SI
 	CMPQ      SI, BX
 	JB        loop
+
+end:
 	VZEROUPPER
 	RET
 
@@ -940,6 +990,54 @@ TEXT ·maxUint64AVX2(SB), NOSPLIT, $0-32
 	VMOVQ        SI, X0
 	VPBROADCASTQ X0, Y0
 	XORQ         SI, SI
+	CMPQ         BX, $0x01000000
+	JB           loop
+	MOVQ         BX, DI
+	SHRQ         $0x01, DI
+	SUBQ         $0x00000800, DI
+	ANDQ         $-4096, DI
+	ADDQ         $0x00000800, DI
+	JLE          single
+	LEAQ         (SI)(DI*1), R8
+
+streams:
+	VMOVDQU   (CX)(SI*1), Y1
+	VMOVDQU   (DX)(SI*1), Y2
+	VPXOR     Y1, Y0, Y3
+	VPXOR     Y2, Y0, Y4
+	VPCMPGTQ  Y4, Y3, Y3
+	VPBLENDVB Y3, Y1, Y2, Y1
+	VMOVDQU   Y1, (AX)(SI*1)
+	VMOVDQU   32(CX)(SI*1), Y1
+	VMOVDQU   32(DX)(SI*1), Y2
+	VPXOR     Y1, Y0, Y3
+	VPXOR     Y2, Y0, Y4
+	VPCMPGTQ  Y4, Y3, Y3
+	VPBLENDVB Y3, Y1, Y2, Y1
+	VMOVDQU   Y1, 32(AX)(SI*1)
+	VMOVDQU   (CX)(R8*1), Y1
+	VMOVDQU   (DX)(R8*1), Y2
+	VPXOR     Y1, Y0, Y3
+	VPXOR     Y2, Y0, Y4
+	VPCMPGTQ  Y4, Y3, Y3
+	VPBLENDVB Y3, Y1, Y2, Y1
+	VMOVDQU   Y1, (AX)(R8*1)
+	VMOVDQU   32(CX)(R8*1), Y1
+	VMOVDQU   32(DX)(R8*1), Y2
+	VPXOR     Y1, Y0, Y3
+	VPXOR     Y2, Y0, Y4
+	VPCMPGTQ  Y4, Y3, Y3
+	VPBLENDVB Y3, Y1, Y2, Y1
+	VMOVDQU   Y1, 32(AX)(R8*1)
+	ADDQ      $0x00000040, R8
+	ADDQ      $0x00000040, SI
+	CMPQ      SI, DI
+	JB        streams
+	MOVQ      R8, SI
+
+single:
+	CMPQ SI, BX
+	JAE  end
 
 loop:
 	VMOVDQU   (CX)(SI*1), Y1
@@ -973,6 +1071,8 @@ loop:
 	ADDQ      $0x00000080, SI
 	CMPQ      SI, BX
 	JB        loop
+
+end:
 	VZEROUPPER
 	RET
 

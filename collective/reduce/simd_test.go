@@ -153,8 +153,9 @@ func TestLevelKernelsLongLengths(t *testing.T) {
 // a little more: the AVX2 ones run a loop without prefetches below 1 MiB
 // (asmgen's prefetchMin), which the other tests cover, and the loop with
 // them from there. From 16 MiB (asmgen's streamMin) the AVX2 ones but the
-// fp8 sums and products and the bfloat16 product run two streams, as does
-// the int64 product (included here for that): at 16 MiB and a little more each
+// fp8 sums and products and the bfloat16 product run two streams, as do
+// the int64 product and the uint64 Min and Max (Int64 and Uint64 are
+// included here for those): at 16 MiB and a little more each
 // kernel's result is compared with its own over 256 KiB pieces (the loop
 // in order, checked here against the portable kernels), which is faster
 // than the portable kernels.
@@ -162,7 +163,7 @@ func TestLevelKernelsPrefetchLoop(t *testing.T) {
 	for _, l := range supportedLevels(t) {
 		withLevel(t, l, func() {
 			rng := rand.New(rand.NewPCG(23, uint64(len(l.name))))
-			for _, dt := range []dtype.DataType{dtype.BFloat16Type, dtype.Float16Type, dtype.Float8E4M3Type, dtype.Float8E5M2Type, dtype.Int64} {
+			for _, dt := range []dtype.DataType{dtype.BFloat16Type, dtype.Float16Type, dtype.Float8E4M3Type, dtype.Float8E5M2Type, dtype.Int64, dtype.Uint64} {
 				const bytesLen = 1<<20 + 128 + 8
 				a, b := randomPair(rng, dt, bytesLen/dt.Size())
 				for _, op := range Ops() {

@@ -204,7 +204,15 @@ func prodInt64(g *gen) (int, func(d, a, b operand.Mem)) {
 
 // minMax64 is VPMIN/VPMAX[SU]Q on AVX-512; AVX2 has only the signed
 // compare VPCMPGTQ, so unsigned values are compared with their sign bits
-// flipped, and the result is blended from the original inputs.
+// flipped, and the result is blended from the original inputs. At AVX2 the
+// unsigned ones (two more XORs a vector) run two streams from streamMin
+// up: at 64 MiB on AMD Zen 3 (bench/kernel_probe.sh, three sittings of
+// 8-12 interleaved rounds, load 0.2-2.8, best / median GB/s) uint64 Max
+// one stream 8.72 / 7.47, 8.12 / 6.80, 8.74 / 7.03 (0.79x C reduce in
+// session 31's quiet window), two 9.98 / 8.16, 8.66 / 7.22, 9.69 / 7.89;
+// uint64 Min 8.82 -> 10.31, 8.36 -> 9.51, 8.73 -> 9.73 (best); int64 Sum,
+// the same code in both arms, moved -8..+7 %. int64 Max with two streams
+// read +17, -12 and -2 % (best), so the signed ones keep one.
 func minMax64(unsigned, isMax bool) emitter {
 	return func(g *gen) (int, func(d, a, b operand.Mem)) {
 		c := g.c
@@ -217,6 +225,7 @@ func minMax64(unsigned, isMax bool) emitter {
 		}
 		var sign reg.VecVirtual
 		if unsigned {
+			g.streams = 2 // see streamCount and above
 			sign = g.bcast64(1 << 63)
 		}
 		return g.l.Width, func(d, a, b operand.Mem) {
