@@ -24,7 +24,9 @@ const boardStreamBlock = 32 << 10
 // Trials of streamPick: every streamPeriod calls of big blocks, it runs
 // streamTrial calls streamed and then streamTrial plainly, times each
 // but the first of a trial (the change's own cost), and keeps for the
-// rest of the period the way whose median call was shorter. Every rank
+// rest of the period the way whose fastest timed call was shorter (the
+// median of 6 picked the slower way on some ranks when the vCPUs were
+// far apart, bench/results/shm31). Every rank
 // counts the same calls (every rank runs every call of its communicator,
 // of the same size), so the ranks try each way together; each decides by
 // its own clock, and ranks that decide differently are still correct:
