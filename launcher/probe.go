@@ -351,17 +351,13 @@ func FormatLinks(ls topology.Links) string {
 	for l, name := range levelNames {
 		if k := *level(&ls, l); k != nil {
 			part := name + "=" + strconv.FormatInt(int64(k.Latency), 10) + "ns@" + strconv.FormatFloat(k.Bandwidth, 'g', -1, 64)
-			if k.CPUPerByte != 0 || k.CPUPerMessage != 0 || k.CPUPerByteBusy != 0 || k.LatencyBusy != 0 || k.LatencyCold != 0 {
-				part += "@" + strconv.FormatFloat(k.CPUPerByte, 'g', -1, 64) + "@" + strconv.FormatInt(int64(k.CPUPerMessage), 10) + "ns"
-			}
-			if k.CPUPerByteBusy != 0 || k.LatencyBusy != 0 || k.LatencyCold != 0 {
-				part += "@" + strconv.FormatFloat(k.CPUPerByteBusy, 'g', -1, 64)
-			}
-			if k.LatencyBusy != 0 || k.LatencyCold != 0 {
-				part += "@" + strconv.FormatInt(int64(k.LatencyBusy), 10) + "ns"
-			}
-			if k.LatencyCold != 0 {
-				part += "@" + strconv.FormatInt(int64(k.LatencyCold), 10) + "ns"
+			if n := cpuFields(*k); n > 0 {
+				cpu := []string{
+					strconv.FormatFloat(k.CPUPerByte, 'g', -1, 64), strconv.FormatInt(int64(k.CPUPerMessage), 10) + "ns",
+					strconv.FormatFloat(k.CPUPerByteBusy, 'g', -1, 64), strconv.FormatInt(int64(k.LatencyBusy), 10) + "ns",
+					strconv.FormatInt(int64(k.LatencyCold), 10) + "ns",
+				}
+				part += "@" + strings.Join(cpu[:n], "@")
 			}
 			parts = append(parts, part)
 		}
@@ -370,6 +366,23 @@ func FormatLinks(ls topology.Links) string {
 		parts = append(parts, reduceName+"="+strconv.FormatFloat(ls.ReducePerByte, 'g', -1, 64))
 	}
 	return strings.Join(parts, ",")
+}
+
+// cpuFields is how many of a level's CPU figures FormatLinks writes, in
+// their order (CPU a byte, a message, busy CPU a byte, busy latency, cold
+// latency): up to the last one set, and then at least the first two; 0
+// where none is set.
+func cpuFields(k topology.Link) int {
+	n := 0
+	for i, set := range []bool{k.CPUPerByte != 0, k.CPUPerMessage != 0, k.CPUPerByteBusy != 0, k.LatencyBusy != 0, k.LatencyCold != 0} {
+		if set {
+			n = i + 1
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return max(n, 2)
 }
 
 // ParseLinks reads GOCOLL_LINKS's form (see FormatLinks; any Go duration
@@ -422,23 +435,14 @@ func ParseLinks(s string) (topology.Links, error) {
 		}
 		link := &topology.Link{Latency: d, Bandwidth: b}
 		if withCPU {
-			perByte, perMsg, _ := strings.Cut(cpu, "@")
-			perMsg, busy, withBusy := strings.Cut(perMsg, "@")
-			busy, latBusy, withLatBusy := strings.Cut(busy, "@")
-			latBusy, latCold, withLatCold := strings.Cut(latBusy, "@")
-			pb, err1 := strconv.ParseFloat(perByte, 64)
-			pm, err2 := time.ParseDuration(perMsg)
-			bb, err3 := 0.0, error(nil)
-			if withBusy {
-				bb, err3 = strconv.ParseFloat(busy, 64)
-			}
-			lb, err4 := time.Duration(0), error(nil)
-			if withLatBusy {
-				lb, err4 = time.ParseDuration(latBusy)
-			}
-			lc, err5 := time.Duration(0), error(nil)
-			if withLatCold {
-				lc, err5 = time.ParseDuration(latCold)
+			f := strings.Split(cpu, "@")
+			pb, err1 := parseFigure(f, 0, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) })
+			pm, err2 := parseFigure(f, 1, time.ParseDuration)
+			bb, err3 := parseFigure(f, 2, func(v string) (float64, error) { return strconv.ParseFloat(v, 64) })
+			lb, err4 := parseFigure(f, 3, time.ParseDuration)
+			lc, err5 := parseFigure(f, 4, time.ParseDuration)
+			if len(f) < 2 || len(f) > 5 {
+				err1 = strconv.ErrSyntax
 			}
 			if err1 != nil || err2 != nil || err3 != nil || err4 != nil || err5 != nil || !(pb >= 0 && pb <= topology.MaxCPUPerByte) || pm < 0 || pm > topology.MaxCPUPerMessage ||
 				!(bb >= 0 && bb <= topology.MaxCPUPerByte) || lb < 0 || lb > topology.MaxLatency || lc < 0 || lc > topology.MaxLatency {
@@ -450,4 +454,15 @@ func ParseLinks(s string) (topology.Links, error) {
 		*level(&ls, l) = link
 	}
 	return ls, nil
+}
+
+// parseFigure parses f[i], one of a level's CPU figures in GOCOLL_LINKS,
+// with parse; the zero value where f has no i-th figure (an optional one
+// left out).
+func parseFigure[T any](f []string, i int, parse func(string) (T, error)) (T, error) {
+	if i >= len(f) {
+		var zero T
+		return zero, nil
+	}
+	return parse(f[i])
 }
