@@ -8,7 +8,8 @@
 # Usage: bench/hier_floor.sh
 #   env: LAB (default bound30hf), OUT (default bench/results/hier_floor),
 #        SIZES (default "16M 64M"), MODES (default "gso plain": GSO trains
-#        read with GRO, or single 8972-byte datagrams; gso-rx and plain-rx
+#        of 7 read with GRO, or single 8972-byte datagrams; gso-lNwM: LAN
+#        trains of N, WAN trains of M, read with GRO; gso-rx and plain-rx
 #        the same read by one coalescing reader, hierfloor -rxwait RXWAIT,
 #        default 1ms), ONLYS (the phase
 #        kinds of each run, space-separated sets, default
@@ -98,6 +99,7 @@ run_one() {
   b=$(bytes "$size") tag=$stamp.$mode.$size.${only//,/+}.$round
   local gso=()
   [[ $mode == gso* ]] && gso=(-gso)
+  [[ $mode =~ ^gso-l([1-7])w([1-7]) ]] && gso+=(-lantrain "${BASH_REMATCH[1]}" -wantrain "${BASH_REMATCH[2]}")
   [[ $mode == *-rx ]] && gso+=(-rxwait "$RXWAIT")
   a=$(snap)
   st=$(($(date +%s%3N) + 3000))

@@ -53,6 +53,7 @@ import (
 // opts are the command's flags.
 type opts struct {
 	rank, size, calls, warmup, paths, port, rbuf, pieces int
+	lanTrain, wanTrain                                   int
 	hosts, sports, only                                  string
 	gso                                                  bool
 	wanRate, lanRate                                     float64
@@ -74,6 +75,8 @@ func main() {
 	flag.StringVar(&o.sports, "sports", "", "WAN source ports, one a path (default: any)")
 	flag.StringVar(&o.only, "only", "mem,lan,wan", "kinds of phases to run (the others are skipped by every rank)")
 	flag.BoolVar(&o.gso, "gso", false, "send GSO trains and read with GRO (default: single datagrams, GRO off)")
+	flag.IntVar(&o.lanTrain, "lantrain", 0, "with -gso, datagrams a LAN train, 1 to 7 (0: 7)")
+	flag.IntVar(&o.wanTrain, "wantrain", 0, "with -gso, datagrams a WAN train, 1 to 7 (0: 7)")
 	flag.Float64Var(&o.wanRate, "wanrate", 25e6, "WAN pacing, bytes/s for the rank pair over all its paths")
 	flag.Float64Var(&o.lanRate, "lanrate", 0, "LAN pacing, bytes/s (0: unpaced)")
 	flag.Int64Var(&o.start, "start", 0, "Unix ms at which the first call starts (0: now)")
@@ -144,6 +147,9 @@ func run(o opts) error {
 		o.wanRate < 0 || o.lanRate < 0 || o.timeout <= 0 || o.rxWait < 0 || o.rxWait > time.Second || o.size > 1<<30 {
 		return fmt.Errorf("bad -rank, -calls, -warmup, -paths, -pieces, -port, -rbuf, -size, -timeout or a rate")
 	}
+	if o.lanTrain < 0 || o.lanTrain > trainLen || o.wanTrain < 0 || o.wanTrain > trainLen {
+		return fmt.Errorf("bad -lantrain or -wantrain: 0 to %d", trainLen)
+	}
 	phases, err := Plan(o.rank, o.size)
 	if err != nil {
 		return err
@@ -203,7 +209,7 @@ func (r *rank) calls() error {
 	n := float64(r.o.calls)
 	mode := "plain"
 	if r.o.gso {
-		mode = "gso"
+		mode = fmt.Sprintf("gso(lan %d, wan %d)", r.o.trainOf(KindLAN), r.o.trainOf(KindWAN))
 	}
 	if r.o.rxWait > 0 {
 		mode += "+rxwait" + r.o.rxWait.String()
@@ -217,4 +223,20 @@ func (r *rank) calls() error {
 	}
 	fmt.Printf(" bad=%d refused=%d late_ms=%d\n", r.in.bad.Load(), r.in.refused.Load(), r.late.Milliseconds())
 	return nil
+}
+
+// trainOf is the datagrams a train of a link of kind (KindLAN or KindWAN):
+// 1 without -gso, else -lantrain or -wantrain, trainLen where unset.
+func (o *opts) trainOf(kind string) int {
+	n := o.wanTrain
+	if kind == KindLAN {
+		n = o.lanTrain
+	}
+	switch {
+	case !o.gso:
+		return 1
+	case n == 0:
+		return trainLen
+	}
+	return n
 }

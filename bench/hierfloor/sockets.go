@@ -40,10 +40,6 @@ func newRank(o opts, phases []Phase) (*rank, error) {
 	me, local := addrs[o.rank], o.rank%RanksPerHost
 	lanPort := uint16(o.port + 10*local)
 	wanPort := func(j int) uint16 { return uint16(o.port + 100 + 10*local + j) }
-	train := 1
-	if o.gso {
-		train = trainLen
-	}
 	var rx []*udpio.Socket // the sockets received on
 	open := func(port uint16, receives bool) (*udpio.Socket, error) {
 		c := cfg
@@ -65,7 +61,7 @@ func newRank(o opts, phases []Phase) (*rank, error) {
 			continue
 		}
 		if l, ok := links[p.Peer]; ok { // an outlet of its own (its scratch), the same sockets
-			r.out[i] = newOutlet(l.socks, l.dsts, payloadLen, train, l.rate, trainLen*datagramLen, &r.in.refused)
+			r.out[i] = newOutlet(l.socks, l.dsts, payloadLen, o.trainOf(p.Kind), l.rate, trainLen*datagramLen, &r.in.refused)
 			continue
 		}
 		var socks []*udpio.Socket
@@ -97,7 +93,7 @@ func newRank(o opts, phases []Phase) (*rank, error) {
 			}
 		}
 		links[p.Peer] = link{socks, dsts, rate}
-		r.out[i] = newOutlet(socks, dsts, payloadLen, train, rate, trainLen*datagramLen, &r.in.refused)
+		r.out[i] = newOutlet(socks, dsts, payloadLen, o.trainOf(p.Kind), rate, trainLen*datagramLen, &r.in.refused)
 	}
 	if err := r.startReaders(rx); err != nil {
 		r.close()
