@@ -16,7 +16,15 @@
 #        threads every 5 ms into RAWDIR/sched, and the split gives each
 #        part's CPU; the sampler itself takes a few % of a core), XENV
 #        (NAME=VALUE settings, space-separated, given to every rank with
-#        gocoll run -x, as hier_lab.sh's: e.g. GOMAXPROCS=2)
+#        gocoll run -x, as hier_lab.sh's: e.g. GOMAXPROCS=2), PERF (1: perf
+#        records every context switch and wake-up of the machine over the
+#        job (CLOCK_MONOTONIC; RAWDIR/clocks: that clock and the wall clock
+#        read together, in ns) into RAWDIR/perf.data, and RAWDIR/pids the
+#        pids in each of the lab's namespaces 3 s into the job, for
+#        bench/wan_stops.py: what ran while every WAN path stopped; PERF=2:
+#        samples of the CPUs' stacks at 1999 Hz instead; PERF=3: as 1,
+#        and each packet's hand-over from a WAN link's qdisc to its veth,
+#        the emulated wire: net:net_dev_xmit)
 #
 # The lab is hier_lab.sh's (2 sites x 2 hosts x 2 ranks, 4 WAN paths of
 # RATE Mbit/s, DELAY ms one way, MTU 9000), brought up with the delay daemons'
@@ -71,10 +79,22 @@ if [[ ${SCHED:-0} == 1 ]]; then
   "$BIN/schedsample" -group "job=bench allreduce --sizes" -group "daemons=lab delayd --config /run/gocoll-lab/$LAB/" >"$D/sched" &
   sched=$!
 fi
+perf=
+if [[ ${PERF:-0} == [123] ]]; then
+  python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC), time.time_ns())' >"$D/clocks"
+  pev=(-e sched:sched_switch -e sched:sched_wakeup)
+  [[ ${PERF:-0} == 2 ]] && pev=(-F 1999 -g)
+  [[ ${PERF:-0} == 3 ]] && pev=(-e net:net_dev_xmit --filter 'name ~ "s[1-4]p*"' "${pev[@]}")
+  perf record -q -a -k CLOCK_MONOTONIC "${pev[@]}" -o "$D/perf.data" 2>"$D/perf.log" &
+  perf=$!
+  (sleep 3; for n in $(ip netns list | cut -d' ' -f1 | grep "^$LAB-"); do echo "$n" $(ip netns pids "$n"); done >"$D/pids") &
+  sleep 1
+fi
 "$G" run --hostfile "$BIN/hosts" --rsh 'ip netns exec {host}' --timeout 300s \
   -x GOCOLL_DEBUG=info -x GOCOLL_DEBUG_SUBSYS=COLL,NET "${xenv[@]}" -- \
   "$G" bench allreduce --sizes "$SIZE" -n "$ITERS" -w "$WARMUP" -c "${CHECK:-0}" --algo "$ALGO" >"$D/out" 2>&1 || echo "# run failed: $?" >>"$D/out"
 if [[ -n $sched ]]; then kill "$sched"; wait "$sched" || true; fi
+if [[ -n $perf ]]; then kill -INT "$perf"; wait "$perf" || true; fi
 head -1 /proc/stat >"$D/stat.after"
 "$G" lab stats --name "$LAB" >"$D/stats.after"
 for p in $(pgrep -f "lab delayd --config /run/gocoll-lab/$LAB/" || true); do kill -USR1 "$p"; done
