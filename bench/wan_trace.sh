@@ -41,7 +41,9 @@
 # figures) go beside it. A link below 100 % while the call runs
 # is a link idle while data waits to cross (or a call not yet on the WAN).
 # Then bench/wan_split.sh splits every call (before the first WAN byte,
-# start, middle, tail, after) and gives the timed calls' means.
+# start, middle, tail, after) and gives the timed calls' means; with PERF=1
+# or 3, bench/wan_stops.py last says what the cores ran while every WAN
+# path stopped (RAWDIR/stops.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -139,3 +141,6 @@ read -r end took < <(sed -n 's/^\[rank 0\] time=\([^ ]*\) .*msg="gocoll: coll" .
 } >"$D/series.txt"
 cat "$D/series.txt"
 SIZE=$SIZE RATE=$RATE BIN_MS=$BIN_MS ITERS=$ITERS bash bench/wan_split.sh "$D" | tee "$D/split.txt"
+if [[ ${PERF:-0} == [13] ]]; then
+  SIZE=$SIZE python3 bench/wan_stops.py "$D" | tee "$D/stops.txt"
+fi
