@@ -82,6 +82,9 @@ type conn struct {
 	// datagrams to come on it (train.go).
 	train     *path
 	trainLeft int
+	// trainOver is whether the running train may go past its path's
+	// window (a short connection's, within the connection's: lanTrains).
+	trainOver bool
 	// A drain (drain.go) holds DATA until drainUntil; the next is due at
 	// drainNext (0: not yet timed), and none starts before drainCool.
 	drainUntil, drainNext, drainCool time.Duration

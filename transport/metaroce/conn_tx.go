@@ -263,7 +263,7 @@ func (c *conn) pollData(now time.Duration, buf []byte) ([]byte, int, bool) {
 		size: int32(size), flags: pc.flags,
 	}, now, c.cfg)
 	rate, peer := c.pace(now, size)
-	c.trainSent(p, rate, peer, size)
+	c.trainSent(p, rate, peer, size, now)
 	c.lastSend = now
 	return out, int(p.idx), true
 }

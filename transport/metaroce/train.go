@@ -110,7 +110,7 @@ func trainLen(rate float64, rtt time.Duration, size int) int {
 // good; else best.
 func (c *conn) trainPath(best *path) *path {
 	t := c.train
-	if t == nil || best == nil || t == best || c.trainLeft <= 0 || t.room() <= 0 {
+	if t == nil || best == nil || t == best || c.trainLeft <= 0 || !t.takes(c.trainOver) {
 		return best
 	}
 	if t.state != PathGood && t.state != best.state {
@@ -126,19 +126,41 @@ func (c *conn) trainPath(best *path) *path {
 // a new train on p: of trainLen datagrams if peer; else, on a connection
 // of fabric floor RTT at least windowTrainRTT, of at most maxWindowTrain
 // and what p's window still holds; else of one.
-func (c *conn) trainSent(p *path, rate float64, peer bool, size int) {
+func (c *conn) trainSent(p *path, rate float64, peer bool, size int, now time.Duration) {
 	if c.train == p && c.trainLeft > 0 {
 		c.trainLeft--
 		return
 	}
-	c.train, c.trainLeft = p, 0
+	c.train, c.trainLeft, c.trainOver = p, 0, false
 	switch {
 	case peer:
 		c.trainLeft = trainLen(rate, c.ackRTT(), size) - 1
 	case c.fabRTT() >= windowTrainRTT:
 		// Within the path's window: no follower overshoots it.
 		c.trainLeft = min(trainLen(rate, c.ackRTT(), size)-1, maxWindowTrain-1, max(p.room(), 0)/max(size, 1))
+	case c.lanTrains(now) && (!dbgSS || p.win.cwnd >= p.win.ssthresh):
+		room := max(p.room(), 0)
+		if dbgOver {
+			room = c.connRoom()
+		}
+		c.trainLeft = min(dbgLanMax-1, trainBytes/max(size, 1)-1, room/max(size, 1))
+		c.trainOver = dbgOver
 	}
+}
+
+// lanTrains reports whether a short connection sends trains at now: it
+// has a fabric sample and none of its paths took a congestion signal
+// within floorWindow (path.congested) or competes with a loss-based flow.
+func (c *conn) lanTrains(now time.Duration) bool {
+	if c.fabRTT() <= 0 {
+		return false
+	}
+	for _, p := range c.paths {
+		if p.congested(now) || p.competingAt(now) {
+			return false
+		}
+	}
+	return true
 }
 
 // sentAtFor returns the SentAt of a DATA datagram about to leave on p at
@@ -170,4 +192,22 @@ func (c *conn) fabRTT() time.Duration {
 		}
 	}
 	return max(t, 0)
+}
+
+var dbgSS, dbgLanMax, dbgOver = true, 4, true
+
+// connRoom returns the datagram bytes the windows of the connection's
+// paths still allow together.
+func (c *conn) connRoom() int {
+	n := 0
+	for _, p := range c.paths {
+		n += max(p.room(), 0)
+	}
+	return n
+}
+
+// takes reports whether the path may take another datagram of a train:
+// it has room, or over and it is usable with its ring not full.
+func (p *path) takes(over bool) bool {
+	return p.room() > 0 || over && p.usable() && p.next-p.base < maxRing
 }
