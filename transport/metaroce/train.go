@@ -194,7 +194,7 @@ func (c *conn) fabRTT() time.Duration {
 	return max(t, 0)
 }
 
-var dbgSS, dbgLanMax, dbgOver = true, 4, true
+var dbgSS, dbgLanMax, dbgOver = true, 8, true
 
 // connRoom returns the datagram bytes the windows of the connection's
 // paths still allow together.
