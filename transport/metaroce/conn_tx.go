@@ -341,10 +341,10 @@ func (c *conn) dataHold(now time.Duration, look bool) (SendLimit, *path) {
 }
 
 // roomyPath returns, changing nothing, the running train's path if the
-// train has datagrams left and its path room, else the first path with
-// room, or nil.
+// train has datagrams left and its path takes one (path.takes), else the
+// first path with room, or nil.
 func (c *conn) roomyPath() *path {
-	if t := c.train; t != nil && c.trainLeft > 0 && t.room() > 0 {
+	if t := c.train; t != nil && c.trainLeft > 0 && t.takes(c.trainOver) {
 		return t
 	}
 	for _, p := range c.paths {

@@ -84,7 +84,7 @@ import "time"
 // loss-based 1 %; on main too, other seeds of its late reader leave the
 // loss-based flow 0 %: 16 of seeds 9-40, 10 with these trains), and none of the connection's paths with an ECN mark or
 // a loss for congestion within floorWindow, or competing. Up to 7 of
-// 9000 B (trainBytes) in the two-site lab: 29 % fewer sendmmsg, 8 % less
+// 9000 B (trainBytes) in the two-site lab: 29 % fewer sendmmsg, 4-8 % less
 // job CPU.
 const (
 	// trainSpan is how long a train lasts at the pacing rate, at most.
