@@ -16,7 +16,10 @@ import (
 // bytes only, not for the whole lower ring: the levels overlap chunk by
 // chunk without more messages. Every dependency is a receive of a lower
 // key than the send or receive that has it (a ring's keys follow its
-// piece's program order), so the argument of hierpipe.go holds.
+// piece's program order), and of class 0 where that one is (hstage.class:
+// a reduce-scatter or the top level's first step reads and writes only
+// bytes that the piece's reduce-scatters wrote before it), so the argument
+// of hierpipe.go holds.
 
 // writers maps the bytes of a piece written so far to the wait position
 // of the receive that last wrote them: sorted, disjoint ranges.

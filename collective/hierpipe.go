@@ -26,19 +26,25 @@ import (
 // shard j's problem one level up from b+(p-1)+j*D(l+1) and the all-gather
 // from b+(p-1)+p*D(l+1), where p is its largest group and D(l) bounds the
 // keys any problem at level l spans; piece q adds q. A rank's rings of one
-// piece span disjoint keys, so (key, piece, index) orders its messages on
-// every pair the same way at both ends: receives are posted in that order,
-// sends queued per peer in that order. A rank takes a receive once the
-// receives that wrote its bytes before it are taken, whichever arrives
-// first (hierpiperun.go), and posts a send as soon as the receives that
-// last wrote the bytes it reads (the ring's previous step, or the lower
-// level's receives of that chunk: hierdeps.go) have been taken and every
-// send before it to the same peer is posted. So the levels overlap chunk
-// by chunk, within a piece as well as across pieces. A send or receive of
-// key k depends only on receives of keys below k, so once every rank has
-// waited for its receives below k, every message of key k is posted: no
-// rank waits for one that cannot come (a rank blocked waits for its
-// lowest receive not yet taken, among others).
+// piece span disjoint keys, so (class, key, piece, index) orders its
+// messages on every pair the same way at both ends (the class, 0 for the
+// start and 1 for the rest, depends on the piece, the ring and the step:
+// hstage.class): receives are posted in that order, sends queued per peer
+// in that order. A rank takes a receive once the receives that wrote its
+// bytes before it are taken, whichever arrives first (hierpiperun.go), and
+// posts a send as soon as the receives that last wrote the bytes it reads
+// (the ring's previous step, or the lower level's receives of that chunk:
+// hierdeps.go) have been taken and every send before it to the same peer
+// is posted; a lower level's send of class 1 also waits until this rank's
+// class 0 sends of the top level are posted (the start: hierStartPieces).
+// So the levels overlap chunk by chunk, within a piece as well as across
+// pieces, once the first piece has reached the top level. A send or
+// receive depends only on receives before it in that order (within its
+// piece, of lower keys, and a class 1 message's dependencies of class 0 or
+// of a lower key) and a held send on sends of class 0 before it, so once
+// every rank has waited for its receives before a message, the message is
+// posted: no rank waits for one that cannot come (a rank blocked waits for
+// its lowest receive not yet taken, among others).
 //
 // A ring of two members' AllReduce (the shard owners of two sites), in a
 // call of at most tune.HierExchangeChunks chunks, is one exchange step instead
@@ -355,8 +361,10 @@ type hsend struct {
 	deps []int
 }
 
-func hevCompare(ka, pa, ia, kb, pb, ib int) int {
-	return cmp.Or(cmp.Compare(ka, kb), cmp.Compare(pa, pb), cmp.Compare(ia, ib))
+// hevCompare orders message i of stage a, of key ka, against message j of
+// stage b, of key kb: by class, key, piece and index.
+func hevCompare(a *hstage, i, ka int, b *hstage, j, kb int) int {
+	return cmp.Or(cmp.Compare(a.class(i), b.class(j)), cmp.Compare(ka, kb), cmp.Compare(a.piece, b.piece), cmp.Compare(i, j))
 }
 
 // hierPipe runs the rings of a plan.
@@ -377,8 +385,11 @@ type hierPipe struct {
 	qhead   []int     // by peer, its next send to post
 	peers   []int     // the peers with a queue
 	ahead   int
-	waited  []bool // by wait position: waited for (done counts the prefix)
-	rdy     hready // the ready receives (hierready.go)
+	// startLeft counts this rank's start-class sends of the top level not
+	// posted yet: until none, its held sends (hstage.held) wait.
+	startLeft int
+	waited    []bool // by wait position: waited for (done counts the prefix)
+	rdy       hready // the ready receives (hierready.go)
 	// next's scratch
 	heads    []int
 	headReqs []transport.Request
@@ -417,7 +428,7 @@ func (h *hier) allReducePipelined(src, buf []byte) error {
 			p.recvs = append(p.recvs, hrecv{st: s, i: i, key: s.stepKey(i / s.g.k)})
 		}
 	}
-	slices.SortFunc(p.recvs, func(a, b hrecv) int { return hevCompare(a.key, a.st.piece, a.i, b.key, b.st.piece, b.i) })
+	slices.SortFunc(p.recvs, func(a, b hrecv) int { return hevCompare(a.st, a.i, a.key, b.st, b.i, b.key) })
 	nrs := 0
 	for w, r := range p.recvs {
 		r.st.pos[r.i] = w
@@ -430,7 +441,12 @@ func (h *hier) allReducePipelined(src, buf []byte) error {
 		if len(q) > 0 {
 			p.peers = append(p.peers, peer)
 		}
-		slices.SortFunc(q, func(a, b hsend) int { return hevCompare(a.key, a.st.piece, a.i, b.key, b.st.piece, b.i) })
+		slices.SortFunc(q, func(a, b hsend) int { return hevCompare(a.st, a.i, a.key, b.st, b.i, b.key) })
+		for _, e := range q {
+			if e.st.opens(e.i) {
+				p.startLeft++
+			}
+		}
 	}
 	nslots := max(1, min(nrs, hierArenaRings*ringDepth(c.cfg, nrs)))
 	p.arena = hierArena{bufs: c.scratch.get(nslots), size: c.scratch.size}

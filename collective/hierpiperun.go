@@ -151,13 +151,29 @@ func (p *hierPipe) exchange(s *hstage, i int, mine, own, theirs []byte) error {
 	return nil
 }
 
-// pump posts every queued send whose receive has been waited for, in each
-// peer's order.
+// pump posts every queued send whose receives have been waited for, in
+// each peer's order, holding the lower levels' sends of class 1 until the
+// start's sends of the top level are posted (hierStartPieces).
 func (p *hierPipe) pump() {
+	for again := true; again; {
+		again = p.pumpOnce()
+	}
+}
+
+// pumpOnce is one pass of pump over the peers; it reports whether the
+// start ended during it (a peer passed over may have a held send to post).
+func (p *hierPipe) pumpOnce() bool {
+	started := p.startLeft == 0
 	for _, peer := range p.peers {
 		q := p.queues[peer]
 		for p.qhead[peer] < len(q) && p.depsDone(q[p.qhead[peer]].deps) {
 			e := q[p.qhead[peer]]
+			if p.startLeft > 0 && e.st.held(e.i) {
+				break
+			}
+			if e.st.opens(e.i) {
+				p.startLeft--
+			}
 			c, seg, _ := e.st.segs(e.i)
 			lo, hi := e.st.g.span(seg, c)
 			from := p.buf
@@ -171,6 +187,7 @@ func (p *hierPipe) pump() {
 			}
 		}
 	}
+	return !started && p.startLeft == 0
 }
 
 // depsDone reports whether every receive of deps (wait positions) has
