@@ -307,7 +307,8 @@ func (c *conn) piggyback(now time.Duration, d *wire.Data) {
 // target rate (windowCap) hold a train's first datagram only: the rest of
 // the train follow at once on its path (train.go), up to trainLen-1
 // datagrams past the cap (a window-paced train stays within its path's
-// window, a short connection's within the connection's: train.go). With look the path is found without moving the
+// window; a short connection's may pass it by the other paths' room:
+// train.go). With look the path is found without moving the
 // scheduler (SendState: the running train's if it has room, else any with
 // room), else it is the scheduler's choice (pickPath, trainPath). The
 // handshake, the drain and the message layer are the callers' to ask.

@@ -74,10 +74,15 @@ import "time"
 // window barely grow on a LAN (the room an ACK frees on a path is one or
 // two datagrams: 1.40 -> 1.44 DATA a write in a LAN sim), so there a train
 // is bounded by the room of all the connection's paths together: its
-// followers may pass its path's window, the connection's in flight stays
-// within the sum of its windows, and the paths that follow catch up on
-// their own room. It is sent only where that sum is the connection's
-// share of one link and nothing contends for it (lanTrains): a fabric
+// followers may pass its path's window, and the other paths keep their
+// own room, so the connection's in flight may pass the sum of its
+// windows by what its trains took past their paths' (a train starts only
+// on a path with room: at most maxTrain-1 datagrams, within trainBytes, a
+// path). That excess is what makes the trains: connRoom counting a path
+// past its window against the others (the connection held within the
+// sum) left the LAN sim at 1.40 DATA a write, as without trains
+// (TestTrainsOnALANPath, session 32's read-over). It is sent only where
+// that sum is the connection's share of one link and nothing contends for it (lanTrains): a fabric
 // sample under windowTrainRTT, the path out of slow start (trains in slow
 // start, into a link a loss-based flow was starting on, cost that flow its
 // first RTO: TestLANShareWithLossBased with late reads, MetaRoCE 94 %,
@@ -185,7 +190,8 @@ func (c *conn) lanTrains(p *path, now time.Duration) bool {
 }
 
 // connRoom returns the datagram bytes the windows of the connection's
-// paths still allow together.
+// paths with room still allow together (a path past its window counts
+// 0, not against the others: see the comment at the top).
 func (c *conn) connRoom() int {
 	n := 0
 	for _, p := range c.paths {
