@@ -104,6 +104,50 @@ func TestPickRepickNeedsCongestion(t *testing.T) {
 	require.False(t, ok)
 }
 
+// A connection of two paths, both congested, at rates more than a quarter
+// apart (one link split 2:1 by their windows, or two links of unequal
+// rates) tries the slower; not when either path is uncongested, or the
+// rates are within a quarter on separate links. With three paths the
+// crowded rule scores such cases, and pickRepick names none.
+func TestPickRepickTwoPathsUneven(t *testing.T) {
+	p := RepickPolicy{}.withDefaults()
+	split := func(rates [2]float64, queue [2]time.Duration) [][]pathSample {
+		w := make([][]pathSample, 2)
+		for i := range w {
+			for k := range p.Window {
+				w[i] = append(w[i], pathSample{BytesAcked: int64(float64(k) * rates[i]), Queue: queue[i]})
+			}
+		}
+		return w
+	}
+	ms := time.Millisecond
+	for _, c := range []struct {
+		name string
+		w    [][]pathSample
+		want int // -1: none
+	}{
+		{"one link split 2:1", split([2]float64{2e6, 1e6}, [2]time.Duration{ms, ms}), 1},
+		{"one link split 1:2", split([2]float64{1e6, 2e6}, [2]time.Duration{ms, 2 * ms}), 0},
+		{"the slower uncongested", split([2]float64{2e6, 1e6}, [2]time.Duration{ms, 0}), -1},
+		{"within a quarter", split([2]float64{2e6, 1.7e6}, [2]time.Duration{ms, ms}), -1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, try, ok := pickRepick(c.w, 0, p)
+			if c.want < 0 {
+				require.False(t, ok, "picked path %d", got)
+				return
+			}
+			require.True(t, ok, "picked none")
+			require.Equal(t, c.want, got)
+			require.True(t, try, "a try")
+		})
+	}
+	for seed := range uint64(50) {
+		got, try, ok := pickRepick(ecmpWindows(seed, []float64{10e6, 40e6}, []int{0, 1}, false, p.Window), 0, p)
+		require.True(t, ok && try && got == 0, "seed %d: two links of unequal rates: got %d try %v ok %v", seed, got, try, ok)
+	}
+}
+
 // Two paths sharing a link while the peak rate (seen before, on a path
 // alone) is higher: the pick is on evidence, not a try.
 func TestPickRepickPeakIsEvidence(t *testing.T) {
