@@ -35,12 +35,13 @@
 // a third of the time). Use more paths than links: moving one of two paths
 // that share a link never loses that link. The endpoint watches its
 // per-path figures and, when two paths behave as one (a shared bottleneck:
-// correlated queueing delay or losses, equal rates), re-opens one of them
-// on a new port (Config.Repick, [RepickPolicy]; the peers are told, and the
-// old socket is read for 10 s more), judges the move by the send rate and
-// undoes it if the rate fell; moves are paced, at most one a second and
-// rarer while they bring nothing. On loopback, and with fixed ports, ports
-// are not re-picked.
+// correlated queueing delay or losses, equal rates; on a connection of two
+// paths, also both congested at rates more than a quarter apart), re-opens
+// one of them on a new port (Config.Repick, [RepickPolicy]; the peers are
+// told, and the old socket is read for 10 s more), judges the move by the
+// send rate and undoes it if the rate fell; moves are paced, at most one a
+// second and rarer while they bring nothing. On loopback, and with fixed
+// ports, ports are not re-picked.
 //
 // # Engine
 //
