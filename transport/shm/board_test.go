@@ -534,17 +534,31 @@ func TestBoardStallReport(t *testing.T) {
 		}
 	}}
 	comms := boardComms(t, 4, shm.Config{}, cfg)
-	allReduceAll(comms, same(4, 2), 20*time.Second)
-	allReduceAll(comms[:3], same(3, 2), 500*time.Millisecond)
-	select {
-	case r := <-reports:
-		if r.Culprit() != 3 || !strings.Contains(r.String(), "3 never arrived") && !slices.Contains(r.Op.Missing, 3) {
-			t.Fatalf("stall report names rank %d (missing %v), want rank 3:\n%s", r.Culprit(), r.Op.Missing, r)
-		}
-		t.Log(r)
-	default:
-		t.Fatal("no stall report")
+	allReduceAll(comms, same(4, 2), 20*time.Second) // the board's set-up
+	// On a loaded machine a rank can reach that first call over 100 ms
+	// after the others, which then report it, rightly (CI once got
+	// "rank 3 of 4 has run AllReduce #0 for 134ms; rank 1 never
+	// arrived" first). Those reports are not this test's, and a
+	// communicator reports at most once a second: so the test lets that
+	// interval pass, drops them, and looks only at the second call's.
+	time.Sleep(1100 * time.Millisecond)
+	for len(reports) > 0 {
+		<-reports
 	}
+	allReduceAll(comms[:3], same(3, 2), 2*time.Second)
+	var seen []string
+	for len(reports) > 0 {
+		r := <-reports
+		if r.Op.Seq == 0 {
+			continue // the first call's, reported late
+		}
+		if slices.Contains(r.Op.Missing, 3) { // the first missing, or after another late one
+			t.Log(r)
+			return
+		}
+		seen = append(seen, r.String())
+	}
+	t.Fatalf("no stall report of the second call names rank 3 as missing; reports: %q", seen)
 }
 
 // TestBoardBroadcastMismatchWithPointToPoint: a Broadcast whose count is
