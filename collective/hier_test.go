@@ -10,6 +10,7 @@ import (
 	"github.com/gocoll/gocoll/collective"
 	"github.com/gocoll/gocoll/topology"
 	"github.com/gocoll/gocoll/transport"
+	"github.com/gocoll/gocoll/transport/transporttest"
 )
 
 // placedTopology puts rank r on host hostOf[r], of site siteOf(host).
@@ -173,10 +174,13 @@ func TestPlacedLargeWorlds(t *testing.T) {
 }
 
 // callCtx runs call with a context of its own that ends a minute from
-// now: a bound on one collective call, which a loaded machine stretches
-// less than a sequence of them.
+// now (three under the race detector: transporttest.RaceSlowdown): a
+// bound on one collective call, which a loaded machine stretches less
+// than a sequence of them. Under -race at load ~25 (session 33), the
+// 64-rank tree AllReduce of TestPlacedLargeWorlds (800 kB in 4 KiB
+// chunks, 64 goroutine ranks on 2 cores) outlived one minute, running.
 func callCtx(call func(ctx context.Context) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), transporttest.RaceSlowdown*time.Minute)
 	defer cancel()
 	return call(ctx)
 }
