@@ -83,7 +83,11 @@ func (c *conn) applyAck(now, at time.Duration, a *wire.Ack) {
 			// made it compete (noteCompetitor) after the count.
 			p.win.competing = max(competing, 1)
 		}
+		spurious := p.st.SpuriousTimeouts
 		p.onBlock(blk, a.SentAt, now, at, end, c.cfg, &c.snd)
+		if p.st.SpuriousTimeouts > spurious {
+			c.shareLate(p, now)
+		}
 		if p.fell {
 			p.fell = false
 			c.startDrain(now)

@@ -185,7 +185,8 @@ func (p *path) rto(cfg *Config) time.Duration {
 }
 
 // baseRTO is the RTO before backoff: srtt + 4 rttvar + the peer's ACK
-// hold (peerHold: ackHold, AckDelay below 1 ms, or the longest seen), at least
+// hold (peerHold: ackHold, AckDelay below 1 ms, or the longest seen) + the
+// lateness spurious timeouts showed lately (path.lateness), at least
 // MinRTO (rttEstimator.rto); before the path's own first sample, at least
 // firstRTO too: initialRTO (or MaxRTO if lower) until another path of the
 // connection has a sample, then a few times the longest RTO measured
@@ -200,7 +201,7 @@ func (p *path) baseRTO(cfg *Config) time.Duration {
 		}
 		lo = max(lo, first)
 	}
-	return p.rtt.rto(lo, p.peerHold(cfg))
+	return p.rtt.rto(lo, p.peerHold(cfg)+p.lateness())
 }
 
 // peerHold is how long the peer may hold an ACK of this path's packets:
@@ -317,7 +318,7 @@ func maxPeerHold(cfg *Config) time.Duration { return max(cfg.AckDelay, maxAckHol
 // acknowledged packets out of flight, samples both RTTs and the one-way
 // delay, reacts to new CE marks and rising delay, and detects losses.
 func (p *path) onBlock(blk *wire.AckBlock, ackSent, now, at, end time.Duration, cfg *Config, sink packetSink) {
-	p.checkUndo(blk)
+	p.checkUndo(blk, end)
 	if p.lateAcks(blk, sink) > 0 {
 		p.heardFrom() // it delivered: the timeout was the ACKs' lateness
 	}

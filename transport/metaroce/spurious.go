@@ -1,6 +1,10 @@
 package metaroce
 
-import "github.com/gocoll/gocoll/transport/metaroce/wire"
+import (
+	"time"
+
+	"github.com/gocoll/gocoll/transport/metaroce/wire"
+)
 
 // rtoUndo is what a path knows of its last retransmission timeout until
 // an ACK tells whether it was right. A path's sequence numbers are never
@@ -12,16 +16,39 @@ import "github.com/gocoll/gocoll/transport/metaroce/wire"
 // detection of Eifel, RFC 3522, by sequence number instead of timestamp)
 // and is counted in PathStats.SpuriousTimeouts.
 //
-// It is detection only: the timeout's response (window cut, packets moved,
-// path suspect) stands. Restoring the window and the path's state on
+// The timeout's response (window cut, packets moved, path suspect) stands
+// (see below for what was tried); what the detection changes is the RTO
+// that follows: a late ACK proves the ACKs can come that late without a
+// loss, so the RTO allows for it a while (see lateWindow). Restoring the window and the path's state on
 // detection (Eifel's response) was tried: the figure tests TestTCPShare
 // (loss-based flow 105 -> 184 % of its fair share, seed 1600) and, with
 // the backoff reset too, TestFigureDelayRaisedMidRun (74 % of capacity
 // after the RTT rise) then fail; see bench/results/spurious.md.
 type rtoUndo struct {
 	ok  bool
-	seq uint64 // the oldest packet in flight at the first timeout
+	seq uint64        // the oldest packet in flight at the first timeout
+	due time.Duration // when the first timeout was due
+	// late is how long after their timeouts were due the ACKs that proved
+	// them spurious came, the longest over the last one to two
+	// lateWindows, at most maxLate; the RTO adds it (path.baseRTO).
+	late winMax
 }
+
+// How long a spurious timeout's lateness counts in the RTO, and its bound.
+// The ACKs of a path come late when the peer's process or this one's
+// reader was not scheduled (a loaded host: 8 ranks on 2 cores in the
+// two-site lab, whose LAN paths, 18 us of fabric RTT, timed out after
+// srtt + 4 rttvar + the hold, about 2-5 ms, 2-3 times a path in a 16 MiB
+// job, nearly all of it spurious), and a stall of a process stalls every
+// path of its connections: the lateness one path learns counts for its
+// connection's other paths too (conn.shareLate). A timeout that was right
+// (the packet lost) teaches nothing, so a path that really loses keeps
+// its RTO; the bound keeps the longest wait for a tail loss after a
+// stall to the stall it follows, at most maxLate.
+const (
+	lateWindow = time.Second
+	maxLate    = 20 * time.Millisecond
+)
 
 // noteTimeout records, before a timeout, the packet whose timer fired.
 // Timeouts that follow one another with no ACK between them keep the
@@ -30,15 +57,18 @@ func (p *path) noteTimeout() {
 	if p.undo.ok || p.base >= p.next {
 		return
 	}
-	p.undo = rtoUndo{ok: true, seq: p.base}
+	p.undo.ok, p.undo.seq, p.undo.due = true, p.base, p.rtoAt
 }
 
-// checkUndo is run for each ACK block before it is applied: if the block
-// covers the packet the timeouts declared lost first (it was in flight,
-// never acknowledged before), they were spurious: it counts them and
-// reports true. onBlock drops the record once an ACK acknowledges packets
-// sent since without it (the loss was real).
-func (p *path) checkUndo(blk *wire.AckBlock) bool {
+// checkUndo is run for each ACK block before it is applied, with end the
+// ACK's arrival (less this endpoint's own stall since, Endpoint.ownWait):
+// if the block covers the packet the timeouts declared lost first (it was
+// in flight, never acknowledged before), they were spurious: it counts
+// them, notes how late after the first timeout was due the ACK came
+// (noteLate) and reports true. onBlock drops the record once an ACK
+// acknowledges packets sent since without it (the loss was real).
+func (p *path) checkUndo(blk *wire.AckBlock, end time.Duration) bool {
+	p.noteLate(0, end) // the lateness ages with every ACK
 	if !p.undo.ok || p.next-p.undo.seq >= wire.MaxSACKSpan {
 		// A receiver gives up on a hole once it lies MaxSACKSpan below
 		// the highest sequence number received: then an ACK beyond the
@@ -51,5 +81,30 @@ func (p *path) checkUndo(blk *wire.AckBlock) bool {
 	}
 	p.st.SpuriousTimeouts++
 	p.undo.ok = false
+	p.noteLate(end-p.undo.due, end)
 	return true
+}
+
+// noteLate folds in, at now, that ACKs of the path came d after their
+// timeout was due, at most maxLate (0 if d <= 0: this endpoint's own
+// stall, which catchUp credits, made the timeout late, not the ACKs). A
+// sample of 0 only ages what is known: a lateness is forgotten once
+// samples have come two lateWindows after it.
+func (p *path) noteLate(d, now time.Duration) {
+	p.undo.late.sample(min(max(d, 0), maxLate), now, lateWindow)
+}
+
+// lateness is what the RTO allows for ACKs that came late without a loss
+// (rtoUndo.late).
+func (p *path) lateness() time.Duration { return p.undo.late.value() }
+
+// shareLate gives the lateness path from learnt at now to the
+// connection's other paths: their ACKs wait on the same processes.
+func (c *conn) shareLate(from *path, now time.Duration) {
+	d := from.lateness()
+	for _, p := range c.paths {
+		if p != from {
+			p.noteLate(d, now)
+		}
+	}
 }
