@@ -16,14 +16,15 @@ import (
 // detection of Eifel, RFC 3522, by sequence number instead of timestamp)
 // and is counted in PathStats.SpuriousTimeouts.
 //
-// The timeout's response (window cut, packets moved, path suspect) stands
-// (see below for what was tried); what the detection changes is the RTO
-// that follows: a late ACK proves the ACKs can come that late without a
-// loss, so the RTO allows for it a while (see lateWindow). Restoring the window and the path's state on
-// detection (Eifel's response) was tried: the figure tests TestTCPShare
-// (loss-based flow 105 -> 184 % of its fair share, seed 1600) and, with
-// the backoff reset too, TestFigureDelayRaisedMidRun (74 % of capacity
-// after the RTT rise) then fail; see bench/results/spurious.md.
+// The timeout's response (window cut, packets moved, path suspect)
+// stands; what the detection changes is the RTO that follows: on a short
+// path the ACKs are known to come that late without a loss, and the RTO
+// allows for it a while (see lateWindow). Restoring the window and the
+// path's state on detection (Eifel's response) was tried: the figure
+// tests TestTCPShare (loss-based flow 105 -> 184 % of its fair share,
+// seed 1600) and, with the backoff reset too, TestFigureDelayRaisedMidRun
+// (74 % of capacity after the RTT rise) then fail; see
+// bench/results/spurious.md.
 type rtoUndo struct {
 	ok  bool
 	seq uint64        // the oldest packet in flight at the first timeout
@@ -36,15 +37,14 @@ type rtoUndo struct {
 
 // How long a spurious timeout's lateness counts in the RTO, and its bound.
 // The ACKs of a path come late when the peer's process or this one's
-// reader was not scheduled (a loaded host: 8 ranks on 2 cores in the
-// two-site lab, whose LAN paths, 18 us of fabric RTT, timed out after
-// srtt + 4 rttvar + the hold, about 2-5 ms, 2-3 times a path in a 16 MiB
-// job, nearly all of it spurious), and a stall of a process stalls every
-// path of its connections: the lateness one path learns counts for its
-// connection's other paths too (conn.shareLate). A timeout that was right
-// (the packet lost) teaches nothing, so a path that really loses keeps
-// its RTO; the bound keeps the longest wait for a tail loss after a
-// stall to the stall it follows, at most maxLate. Only a short path (base
+// reader was not scheduled: in the two-site lab (8 ranks on 2 cores), the
+// LAN paths, of 18-900 us of fabric RTT, timed out 2-4 times a path in a
+// 16 MiB job of 10 calls, 93-100 % of the timeouts spurious. A stall of a
+// process stalls every path of its connections, so the lateness one path
+// learns counts for its connection's other paths too (conn.shareLate). A
+// timeout that was right (the packet lost) teaches nothing, so a path that
+// really loses keeps its RTO; the bound keeps the wait for a tail loss
+// after a stall within maxLate of what it was. Only a short path (base
 // RTT under longAckRTT) learns it: there milliseconds of lateness are the
 // hosts' scheduling, where on a long path a spurious timeout is also what
 // a queue growing faster than the RTO gives (a loss-based flow filling
