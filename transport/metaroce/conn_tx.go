@@ -299,19 +299,19 @@ func (c *conn) piggyback(now time.Duration, d *wire.Data) {
 	c.st.AcksPiggybacked++
 }
 
-// dataHold returns the first transmit rule that holds the connection's
-// next DATA datagram back at now (LimitRate, LimitPaths, LimitWindow,
-// LimitPace; LimitReady: none) and the path the datagram takes (nil if
-// none has room). It is the one statement of those rules: pollData sends
-// by it and SendState reports it. Pacing and the window under the peer's
-// target rate (windowCap) hold a train's first datagram only: the rest of
-// the train follow at once on its path (train.go), up to trainLen-1
-// datagrams past the cap (a window-paced train stays within its path's
-// window; a short connection's may pass it by the other paths' room:
-// train.go). With look the path is found without moving the
-// scheduler (SendState: the running train's if it has room, else any with
-// room), else it is the scheduler's choice (pickPath, trainPath). The
-// handshake, the drain and the message layer are the callers' to ask.
+// dataHold returns the first transmit rule that holds the connection's next
+// DATA datagram back at now (LimitRate, LimitPaths, LimitWindow, LimitPace;
+// LimitReady: none) and the path the datagram takes (nil if none has room).
+// It is the one statement of those rules: pollData sends by it and
+// SendState reports it. Pacing and the window under the peer's target rate
+// (windowCap) hold a train's first datagram only: the rest of the train
+// follow at once on its path (train.go), up to trainLen-1 datagrams past
+// the cap (a window-paced train stays within its path's window; a short
+// connection's may pass it by the other paths' room: train.go). With look
+// the path is found without moving the scheduler (SendState: the running
+// train's if it has room, else any with room), else it is the scheduler's
+// choice (pickPath, trainPath). The handshake, the drain and the message
+// layer are the callers' to ask.
 func (c *conn) dataHold(now time.Duration, look bool) (SendLimit, *path) {
 	cp, inflight := c.windowCap(), c.inflight()
 	if cp > 0 && inflight >= cp+c.trainLeft*c.datagram {

@@ -74,23 +74,23 @@ import "time"
 // window barely grow on a LAN (the room an ACK frees on a path is one or
 // two datagrams: 1.40 -> 1.44 DATA a write in a LAN sim), so there a train
 // is bounded by the room of all the connection's paths together: its
-// followers may pass its path's window, and the other paths keep their
-// own room, so the connection's in flight may pass the sum of its
-// windows by what its trains took past their paths' (a train starts only
-// on a path with room: at most maxTrain-1 datagrams, within trainBytes, a
-// path). That excess is what makes the trains: connRoom counting a path
-// past its window against the others (the connection held within the
-// sum) left the LAN sim at 1.40 DATA a write, as without trains
-// (TestTrainsOnALANPath, session 32's read-over). It is sent only where
-// that sum is the connection's share of one link and nothing contends for it (lanTrains): a fabric
-// sample under windowTrainRTT, the path out of slow start (trains in slow
-// start, into a link a loss-based flow was starting on, cost that flow its
-// first RTO: TestLANShareWithLossBased with late reads, MetaRoCE 94 %,
-// loss-based 1 %; on main too, other seeds of its late reader leave the
-// loss-based flow 0 %: 16 of seeds 9-40, 10 with these trains), and none of the connection's paths with an ECN mark or
-// a loss for congestion within floorWindow, or competing. Up to 7 of
-// 9000 B (trainBytes) in the two-site lab: 29 % fewer sendmmsg, 4-8 % less
-// job CPU.
+// followers may pass its path's window, and the other paths keep their own
+// room, so the connection's in flight may pass the sum of its windows by
+// what its trains took past their paths' (a train starts only on a path
+// with room: at most maxTrain-1 datagrams, within trainBytes, a path). That
+// excess is what makes the trains: connRoom counting a path past its window
+// against the others (the connection held within the sum) left the LAN sim
+// at 1.40 DATA a write, as without trains (TestTrainsOnALANPath, session
+// 32's read-over). It is sent only where that sum is the connection's share
+// of one link and nothing contends for it (lanTrains): a fabric sample
+// under windowTrainRTT, the path out of slow start (trains in slow start,
+// into a link a loss-based flow was starting on, cost that flow its first
+// RTO: TestLANShareWithLossBased with late reads, MetaRoCE 94 %, loss-based
+// 1 %; on main too, other seeds of its late reader leave the loss-based
+// flow 0 %: 16 of seeds 9-40, 10 with these trains), and none of the
+// connection's paths with an ECN mark or a loss for congestion within
+// floorWindow, or competing. Up to 7 of 9000 B (trainBytes) in the two-site
+// lab: 29 % fewer sendmmsg, 4-8 % less job CPU.
 const (
 	// trainSpan is how long a train lasts at the pacing rate, at most.
 	// Trains of 2 ms (5 datagrams at the lab's 25 MB/s share) put the

@@ -199,17 +199,15 @@ func pickRepick(windows [][]pathSample, peak float64, p RepickPolicy) (path int,
 // apart, and then names the slower (1 for b). The crowded rule cannot
 // score two paths (it has no median of others), and two paths sharing a
 // link need not split it evenly: under the race detector on 2 busy cores,
-// one pair ran 2:1 on one link for 30 s (their queueing delays 0.8 and
-// 1.2 ms, the loss of a MinRTT sample), so they never behaved as one and
-// a link stayed unused. The slower path is tried elsewhere; the pacer
-// judges the try by the connection's rate, undoing it if the rate fell
-// (two paths on separate links of unequal rates: the move may land the
-// slower on the faster's link) and making tries that change nothing rare.
+// one pair ran 2:1 on one link for 30 s (their queueing delays read 0.8
+// and 1.2 ms on the same queue; why their windows kept that split was not
+// found), so they never behaved as one and a link stayed unused. The
+// slower path is tried elsewhere; the pacer judges the try by the
+// connection's rate, undoing it if the rate fell (two paths on separate
+// links of unequal rates: the move may land the slower on the faster's
+// link) and making tries that change nothing rare.
 func unevenPair(a, b pathFigures) (slower int, ok bool) {
-	if a.rate <= 0 || b.rate <= 0 || !a.congested || !b.congested {
-		return 0, false
-	}
-	if math.Abs(a.rate-b.rate) <= 0.25*max(a.rate, b.rate) {
+	if !bothCongested(a, b) || ratesAlike(a, b) {
 		return 0, false
 	}
 	if b.rate < a.rate {
@@ -300,13 +298,22 @@ func pickMore(windows [][]pathSample, peak float64, p RepickPolicy, first, most 
 
 // behaveAsOne reports whether two paths' figures show one bottleneck.
 func behaveAsOne(a, b pathFigures, minCorr float64) bool {
-	if a.rate <= 0 || b.rate <= 0 || !a.congested || !b.congested {
-		return false
-	}
-	if math.Abs(a.rate-b.rate) > 0.25*max(a.rate, b.rate) {
+	if !bothCongested(a, b) || !ratesAlike(a, b) {
 		return false
 	}
 	return correlation(a.queue, b.queue) >= minCorr || correlation(a.loss, b.loss) >= minCorr
+}
+
+// bothCongested reports whether both paths carried data and were
+// congested.
+func bothCongested(a, b pathFigures) bool {
+	return a.rate > 0 && b.rate > 0 && a.congested && b.congested
+}
+
+// ratesAlike reports whether two paths' rates lie within a quarter of the
+// faster's.
+func ratesAlike(a, b pathFigures) bool {
+	return math.Abs(a.rate-b.rate) <= 0.25*max(a.rate, b.rate)
 }
 
 // correlation is the Pearson correlation of x and y (equal lengths), or 0
