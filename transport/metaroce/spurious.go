@@ -87,18 +87,20 @@ func (p *path) checkUndo(blk *wire.AckBlock, end time.Duration) bool {
 	}
 	p.st.SpuriousTimeouts++
 	p.undo.ok = false
-	if p.rtt.base() < longAckRTT {
-		p.noteLate(end-p.undo.due, end)
-	}
+	p.noteLate(end-p.undo.due, end)
 	return true
 }
 
 // noteLate folds in, at now, that ACKs of the path came d after their
 // timeout was due, at most maxLate (0 if d <= 0: this endpoint's own
-// stall, which catchUp credits, made the timeout late, not the ACKs). A
-// sample of 0 only ages what is known: a lateness is forgotten once
-// samples have come two lateWindows after it.
+// stall, which catchUp credits, made the timeout late, not the ACKs; 0 on
+// a long path, which learns no lateness: see lateWindow). A sample of 0
+// only ages what is known: a lateness is forgotten once samples have come
+// two lateWindows after it.
 func (p *path) noteLate(d, now time.Duration) {
+	if p.rtt.base() >= longAckRTT {
+		d = 0
+	}
 	p.undo.late.sample(min(max(d, 0), maxLate), now, lateWindow)
 }
 
@@ -107,7 +109,8 @@ func (p *path) noteLate(d, now time.Duration) {
 func (p *path) lateness() time.Duration { return p.undo.late.value() }
 
 // shareLate gives the lateness path from learnt at now to the
-// connection's other paths: their ACKs wait on the same processes.
+// connection's other short paths (noteLate): their ACKs wait on the same
+// processes.
 func (c *conn) shareLate(from *path, now time.Duration) {
 	d := from.lateness()
 	for _, p := range c.paths {

@@ -90,3 +90,22 @@ func TestLatenessSharedAndForgotten(t *testing.T) {
 	c.paths[1].noteLate(0, now+2*lateWindow)
 	require.Zero(t, c.paths[1].lateness(), "kept after two windows")
 }
+
+// TestLatenessNotOnLongPaths: a long path (base RTT of longAckRTT or
+// more) learns no lateness, neither its own nor one its connection's short
+// path shares.
+func TestLatenessNotOnLongPaths(t *testing.T) {
+	c := &conn{paths: []*path{{}, {}}}
+	for i, p := range c.paths {
+		p.rtt.seed(time.Millisecond, 0)
+		p.rtt.has = true
+		p.rtt.min = time.Duration(i) * 4 * longAckRTT // path 0 short, path 1 long
+	}
+	now := time.Second
+	c.paths[0].noteLate(3*time.Millisecond, now)
+	c.shareLate(c.paths[0], now)
+	require.Equal(t, 3*time.Millisecond, c.paths[0].lateness())
+	require.Zero(t, c.paths[1].lateness(), "shared with a long path")
+	c.paths[1].noteLate(3*time.Millisecond, now)
+	require.Zero(t, c.paths[1].lateness(), "a long path learnt its own")
+}
