@@ -39,6 +39,8 @@ type wanSim struct {
 	bypass                    int    // SimECMP.Bypass
 	priority                  uint8  // SimECMP.Priority
 	series                    string // "links" or "conns": log the last call's link use per 2 ms, or each connection's rate and the paths' events per 5 ms
+	balanced                  bool   // SimECMP.Balanced: every connection's paths spread evenly over the links
+	ends                      bool   // log each call's ranks' completion times
 }
 
 // wanSimResult is what a wanSim run measured.
@@ -73,7 +75,7 @@ func (s wanSim) bubble(t *testing.T) wanSimResult {
 	}
 	cfg.Core.IDSeed = s.seed | 1
 	ecmp := &SimECMP{Links: s.links, Link: s.link, Seed: s.seed, Site: func(r int) int { return r / s.pairs }, Bypass: s.bypass,
-		Priority: s.priority}
+		Priority: s.priority, Balanced: s.balanced}
 	eps, net, err := NewSimWorld(ctx, 2*s.pairs, cfg, SimConfig{Fabric: simfabric.Config{Seed: int64(s.seed)}, ECMP: ecmp})
 	if err != nil {
 		t.Fatalf("seed %d: %v", s.seed, err)
@@ -135,6 +137,9 @@ func (s wanSim) bubble(t *testing.T) wanSimResult {
 		}
 		res.calls = append(res.calls, time.Since(start))
 		res.spread = append(res.spread, slices.Max(ends)-slices.Min(ends))
+		if s.ends {
+			t.Logf("seed %d call %d: each rank's last completion %v", s.seed, c, ends)
+		}
 	}
 	res.linkB = net.ECMPLinkBytes(0, s.pairs)
 	for _, l := range net.Stats().Links {
@@ -214,6 +219,11 @@ func (s wanSim) logSeries(t *testing.T, net *SimNet, wg *sync.WaitGroup) {
 // WAN_SIM_PRIORITY=1 has the links serve the control datagrams' DSCP
 // (Config.ControlDSCP) first (SimECMP.Priority), as the lab's prio band
 // does: the figure with the control class served first and without.
+// WAN_SIM_ENDS=1 logs each call's ranks' completion times (which pair is
+// last, and whether it stays last from call to call); WAN_SIM_BALANCED=1
+// places every connection's paths evenly over the links (SimECMP.Balanced)
+// instead of by hash, so that what stays unequal is the congestion
+// control's doing, not the paths' placement.
 func TestWANSimTable(t *testing.T) {
 	seeds, _ := strconv.Atoi(os.Getenv("WAN_SIM_SEEDS"))
 	if seeds <= 0 {
@@ -231,6 +241,7 @@ func TestWANSimTable(t *testing.T) {
 			link: wanSimLink, seed: seed + 1, oneWay: os.Getenv("WAN_SIM_ONEWAY") != "", series: os.Getenv("WAN_SIM_SERIES")}
 		s.cfg.Paths = env("WAN_SIM_PATHS", 0)
 		s.bypass = env("WAN_SIM_BYPASS", 0)
+		s.balanced, s.ends = os.Getenv("WAN_SIM_BALANCED") == "1", os.Getenv("WAN_SIM_ENDS") == "1"
 		if os.Getenv("WAN_SIM_PRIORITY") == "1" {
 			s.priority = DefaultControlDSCP
 		}
