@@ -117,7 +117,10 @@ run_one() {
     /^hierfloor rank=/ { k++; for (i = 2; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
       if (v["call_ms"] > t) t = v["call_ms"]; c += v["cpu_s_call"]; bad += v["bad"]; ref += v["refused"]; if (v["late_ms"] > late) late = v["late_ms"] }
     END { split(a, x, " "); split(z, y, " ")
-      printf "| %.1f | %.1f %% | %.4f | %.4f | %.4f | %.4f | %.4f | %d / %d | %d / %d / %d | %d of 8 |", t, (t > 0) ? 100 * bms / t : 0, c,
+      # A run in which any rank lost data or failed has no figure: the
+      # ranks that finished had the links to fewer peers.
+      if (k - failed < 8) printf "| - | - |"; else printf "| %.1f | %.1f %% |", t, (t > 0) ? 100 * bms / t : 0
+      printf " %.4f | %.4f | %.4f | %.4f | %.4f | %d / %d | %d / %d / %d | %d of 8 |", c,
         (y[3] - x[3]) / hz / n, (y[4] - x[4]) / hz / n, (y[2] - x[2]) / hz / n, (y[1] - x[1]) / hz / n, y[5] - x[5], y[6] - x[6], bad, ref, late, k - failed }')
   TABLE+=("| $size | $mode | $only | $round $row $(cut -d' ' -f1 /proc/loadavg) |")
   echo "bench/hier_floor.sh: ${TABLE[-1]}" >&2
