@@ -246,7 +246,7 @@ func contend(ctx context.Context, c *collective.Comm, pairs [][2]int, mine bool,
 	if !in {
 		return out, nil
 	}
-	p, buf := ours, make([]byte, out.bytes)
+	p, buf := ours, touchedBuffer(out.bytes)
 	var cpu0 time.Duration
 	if cpu != nil {
 		cpu0 = cpu()
