@@ -6,7 +6,9 @@
 // compiling the standard library and every dependency for 386 (125 CPU-s
 // with a cold build cache; this takes about 6).
 //
-// Usage: GOARCH=386 go run ./internal/typecheck ./...
+// Usage: go build -o typecheck ./internal/typecheck && GOARCH=386 ./typecheck ./...
+// (built for this machine: `GOARCH=386 go run` would build a 386 binary,
+// which a kernel without 32-bit emulation cannot run).
 //
 // It lists the packages with `go list -e -test -deps`, type-checks them in
 // that order (dependencies first) with the target's sizes, function bodies
