@@ -145,8 +145,16 @@ func TestBalancerNotesDuringCopy(t *testing.T) {
 		calls++
 		seg.cpuWord().Store(0)
 		b.noted.Store(0) // as if the last note was long ago
+		start := time.Now()
 		hook()
-		if cpu, fresh := unpackCPU(seg.cpuWord().Load(), time.Now()); fresh && cpu >= 0 &&
+		// Published by this call: stamped at start or after (not fresh by
+		// time.Now(): a thread preempted for over balanceFresh between the
+		// hook and the check, as in a loaded CI run of session 35, would
+		// read as stale).
+		w := seg.cpuWord().Load()
+		cpu, _ := unpackCPU(w, start)
+		since := (w>>16 - uint64(start.UnixMicro())) & stampMask
+		if w != 0 && cpu >= 0 && since < uint64(time.Minute/time.Microsecond) &&
 			seg.tidWord().Load() == uint64(unix.Gettid()) {
 			published++
 		}
