@@ -174,9 +174,10 @@ func TestLevelKernelsPrefetchLoop(t *testing.T) {
 				}
 				if testing.Short() {
 					// test.sh's race run: at 16 MiB the race detector's
-					// checks on tiled's and the pieces' loops took 180 of
-					// the package's 317 s on session 35's machine, and
-					// the full run above it covers the streams.
+					// checks on tiled's and the pieces' loops took 180 s
+					// of the package's 240 in a lone -race -short run on
+					// session 35's machine (317 s in CI), and the full
+					// run covers the streams.
 					continue
 				}
 				const streamLen = 16<<20 + 128 + 8
